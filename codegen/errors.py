@@ -1,0 +1,50 @@
+"""Spec problems, reported all at once as ``path:line: $.json.path: message``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SpecProblem:
+    """One problem in one spec file."""
+
+    path: str
+    line: int
+    json_path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.json_path}: {self.message}"
+
+
+class SpecErrors(Exception):
+    """Every problem found in a spec set; raised once, after all files were checked."""
+
+    def __init__(self, problems: list[SpecProblem]) -> None:
+        self.problems = sorted(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+@dataclass(slots=True)
+class ProblemLog:
+    """Collects problems while a stage runs over many files."""
+
+    problems: list[SpecProblem] = field(default_factory=list)
+
+    def add(self, path: Path | str, line: int, json_path: str, message: str) -> None:
+        self.problems.append(SpecProblem(display_path(path), line, json_path, message))
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise SpecErrors(self.problems)
+
+
+def display_path(path: Path | str) -> str:
+    """A path relative to the working directory when it lies below it."""
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)

@@ -1,0 +1,208 @@
+"""Stage 1: spec files to a typed raw model, checked against the shipped JSON Schema.
+
+Only structure is checked here (types of values, unknown keys, required keys). The
+meaning of the values (version rules, tags, defaults, ...) is checked when the IR is
+built, in :mod:`codegen.ir`. Values keep Kafka's coercions: scalar defaults become
+strings, a JSON-null default means "no default", a single listener becomes a list.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from codegen.errors import ProblemLog
+from codegen.specfile import SpecSyntaxError, SpecText, read_spec_file
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    name: str
+    type: str
+    versions: str | None
+    fields: tuple[FieldSpec, ...] | None
+    nullable_versions: str | None
+    default: str | None
+    ignorable: bool
+    entity_type: str | None
+    about: str
+    tagged_versions: str | None
+    tag: int | None
+    map_key: bool
+    flexible_versions: str | None
+    zero_copy: bool
+    json_path: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class StructSpec:
+    name: str
+    versions: str
+    fields: tuple[FieldSpec, ...]
+    json_path: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSpec:
+    name: str
+    type: str
+    api_key: int | None
+    valid_versions: str
+    flexible_versions: str | None
+    deprecated_versions: str | None
+    latest_version_unstable: bool
+    listeners: tuple[str, ...]
+    common_structs: tuple[StructSpec, ...]
+    fields: tuple[FieldSpec, ...]
+    source: SpecText
+
+    @property
+    def path(self) -> Path:
+        return self.source.path
+
+
+@cache
+def message_spec_schema() -> dict[str, Any]:
+    text = resources.files("codegen").joinpath("schema/message_spec.schema.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def _versions(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _flag(value: object) -> bool:
+    # Jackson coerces the strings "true"/"false" into booleans.
+    return value is True or value == "true"
+
+
+def _tag(value: object) -> int | None:
+    return None if value is None else int(str(value))
+
+
+def _default(value: object) -> str | None:
+    # Kafka reads defaults into a Java String: numbers and booleans are coerced,
+    # a JSON null means no default at all (unlike the string "null").
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _field(raw: dict[str, Any], path: str, text: SpecText) -> FieldSpec:
+    children = raw.get("fields")
+    return FieldSpec(
+        name=raw["name"],
+        type=raw["type"],
+        versions=_versions(raw.get("versions")),
+        fields=None
+        if children is None
+        else tuple(_field(c, f"{path}.fields[{i}]", text) for i, c in enumerate(children)),
+        nullable_versions=_versions(raw.get("nullableVersions")),
+        default=_default(raw.get("default")),
+        ignorable=_flag(raw.get("ignorable")),
+        entity_type=raw.get("entityType"),
+        about=raw.get("about", ""),
+        tagged_versions=_versions(raw.get("taggedVersions")),
+        tag=_tag(raw.get("tag")),
+        map_key=_flag(raw.get("mapKey")),
+        flexible_versions=_versions(raw.get("flexibleVersions")),
+        zero_copy=_flag(raw.get("zeroCopy")),
+        json_path=path,
+        line=text.line_of(path),
+    )
+
+
+def _struct(raw: dict[str, Any], path: str, text: SpecText) -> StructSpec:
+    return StructSpec(
+        name=raw["name"],
+        versions=str(raw["versions"]),
+        fields=tuple(
+            _field(c, f"{path}.fields[{i}]", text) for i, c in enumerate(raw["fields"])
+        ),
+        json_path=path,
+        line=text.line_of(path),
+    )
+
+
+def _json_path(error: jsonschema.ValidationError) -> str:
+    path = "$"
+    for part in error.absolute_path:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def _schema_message(error: jsonschema.ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        return f"unknown key: {error.message.split('(')[-1].rstrip(')')}"
+    if error.validator == "pattern" and str(error.schema.get("description", "")):
+        return f"{error.instance!r} is not a version range ({error.schema['description']})"
+    return error.message
+
+
+def spec_from_text(text: SpecText, log: ProblemLog) -> MessageSpec | None:
+    """Check ``text`` against the schema; on success return the raw model."""
+    validator = jsonschema.Draft202012Validator(message_spec_schema())
+    errors = sorted(validator.iter_errors(text.value), key=lambda e: list(e.absolute_path))
+    for error in errors:
+        where = _json_path(error)
+        log.add(text.path, text.line_of(where), where, _schema_message(error))
+    if errors:
+        return None
+    raw: dict[str, Any] = text.value
+    listeners = raw.get("listeners", [])
+    return MessageSpec(
+        name=raw["name"],
+        type=raw["type"],
+        api_key=raw.get("apiKey"),
+        valid_versions=str(raw["validVersions"]),
+        flexible_versions=_versions(raw.get("flexibleVersions")),
+        deprecated_versions=_versions(raw.get("deprecatedVersions")),
+        latest_version_unstable=_flag(raw.get("latestVersionUnstable")),
+        listeners=(listeners,) if isinstance(listeners, str) else tuple(listeners),
+        common_structs=tuple(
+            _struct(s, f"$.commonStructs[{i}]", text)
+            for i, s in enumerate(raw.get("commonStructs", []))
+        ),
+        fields=tuple(_field(f, f"$.fields[{i}]", text) for i, f in enumerate(raw["fields"])),
+        source=text,
+    )
+
+
+def load_spec(path: Path, log: ProblemLog) -> MessageSpec | None:
+    try:
+        text = read_spec_file(path)
+    except SpecSyntaxError as exc:
+        log.add(path, exc.line, "$", f"invalid JSON: {exc.message}")
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        log.add(path, 1, "$", f"cannot read the file: {exc}")
+        return None
+    return spec_from_text(text, log)
+
+
+def find_spec_files(root: Path) -> list[Path]:
+    """Every ``*.json`` spec below ``root`` (or ``root`` itself), sorted for determinism."""
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*.json") if p.is_file())
+
+
+def load_specs(roots: list[Path], log: ProblemLog) -> list[MessageSpec]:
+    specs: list[MessageSpec] = []
+    for root in roots:
+        for path in find_spec_files(root):
+            spec = load_spec(path, log)
+            if spec is not None:
+                specs.append(spec)
+    return specs

@@ -1,0 +1,205 @@
+"""Read a spec file the way Kafka's generator does, keeping line numbers.
+
+Kafka parses specs with Jackson's ALLOW_COMMENTS and FAIL_ON_TRAILING_TOKENS. We blank
+``//`` and ``/* */`` comments out in place (so every character keeps its line) and parse
+the rest as strict JSON with a small positional parser that records the line of every
+value by its JSON path (``$.fields[3].name``), so any later stage can say where a
+problem is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from pathlib import Path
+from typing import Any
+
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_WHITESPACE = " \t\n\r"
+
+
+class SpecSyntaxError(ValueError):
+    """The file is not JSON with comments."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class SpecText:
+    """A parsed spec file: its JSON value and the line of every JSON path in it."""
+
+    path: Path
+    text: str
+    value: Any
+    lines: dict[str, int]
+
+    def line_of(self, json_path: str) -> int:
+        """The line of ``json_path``, or of its nearest ancestor that has one."""
+        probe = json_path
+        while probe:
+            if probe in self.lines:
+                return self.lines[probe]
+            probe = _parent(probe)
+        return 1
+
+
+def _parent(json_path: str) -> str:
+    if json_path == "$":
+        return ""
+    cut = max(json_path.rfind("."), json_path.rfind("["))
+    return json_path[:cut] if cut > 0 else "$"
+
+
+def blank_comments(text: str) -> str:
+    """Replace comments outside strings with spaces, keeping newlines."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_string = False
+    while i < n:
+        c = text[i]
+        if in_string:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            in_string = c != '"'
+            i += 1
+        elif c == '"':
+            in_string = True
+            out.append(c)
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(" " * (end - i))
+            i = end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise SpecSyntaxError("unterminated /* comment", text.count("\n", 0, i) + 1)
+            end += 2
+            out.append(re.sub(r"[^\n]", " ", text[i:end]))
+            i = end
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.lines: dict[str, int] = {}
+
+    def line(self, pos: int | None = None) -> int:
+        return self.text.count("\n", 0, self.pos if pos is None else pos) + 1
+
+    def fail(self, message: str) -> SpecSyntaxError:
+        return SpecSyntaxError(message, self.line())
+
+    def skip(self) -> None:
+        text, pos = self.text, self.pos
+        while pos < len(text) and text[pos] in _WHITESPACE:
+            pos += 1
+        self.pos = pos
+
+    def parse_document(self) -> Any:
+        self.skip()
+        value = self.value("$")
+        self.skip()
+        if self.pos != len(self.text):
+            raise self.fail("unexpected text after the JSON document")
+        return value
+
+    def value(self, path: str) -> Any:
+        self.skip()
+        self.lines[path] = self.line()
+        if self.pos >= len(self.text):
+            raise self.fail("unexpected end of file")
+        c = self.text[self.pos]
+        if c == "{":
+            return self.obj(path)
+        if c == "[":
+            return self.array(path)
+        if c == '"':
+            s, self.pos = scanstring(self.text, self.pos + 1, True)
+            return s
+        for word, val in (("true", True), ("false", False), ("null", None)):
+            if self.text.startswith(word, self.pos):
+                self.pos += len(word)
+                return val
+        m = _NUMBER.match(self.text, self.pos)
+        if m is None:
+            raise self.fail(f"unexpected character {c!r}")
+        self.pos = m.end()
+        return json.loads(m.group())
+
+    def expect(self, char: str) -> None:
+        self.skip()
+        if self.text[self.pos : self.pos + 1] != char:
+            raise self.fail(f"expected {char!r}")
+        self.pos += 1
+
+    def obj(self, path: str) -> dict[str, Any]:
+        self.pos += 1
+        result: dict[str, Any] = {}
+        self.skip()
+        if self.text[self.pos : self.pos + 1] == "}":
+            self.pos += 1
+            return result
+        while True:
+            self.skip()
+            if self.text[self.pos : self.pos + 1] != '"':
+                raise self.fail("expected a quoted key")
+            key_line = self.line()
+            key, self.pos = scanstring(self.text, self.pos + 1, True)
+            # A repeated key keeps its last value, as Jackson does.
+            self.expect(":")
+            child = f"{path}.{key}"
+            result[key] = self.value(child)
+            self.lines[child] = key_line
+            self.skip()
+            if self.text[self.pos : self.pos + 1] == ",":
+                self.pos += 1
+                continue
+            self.expect("}")
+            return result
+
+    def array(self, path: str) -> list[Any]:
+        self.pos += 1
+        result: list[Any] = []
+        self.skip()
+        if self.text[self.pos : self.pos + 1] == "]":
+            self.pos += 1
+            return result
+        while True:
+            result.append(self.value(f"{path}[{len(result)}]"))
+            self.skip()
+            if self.text[self.pos : self.pos + 1] == ",":
+                self.pos += 1
+                continue
+            self.expect("]")
+            return result
+
+
+def parse_spec_text(text: str, path: Path) -> SpecText:
+    """Parse spec text; raise SpecSyntaxError with the line of the problem."""
+    parser = _Parser(blank_comments(text))
+    try:
+        value = parser.parse_document()
+    except json.JSONDecodeError as exc:
+        raise SpecSyntaxError(exc.msg, parser.line(exc.pos)) from exc
+    except IndexError as exc:
+        raise parser.fail("unexpected end of file") from exc
+    return SpecText(path=path, text=text, value=value, lines=parser.lines)
+
+
+def read_spec_file(path: Path) -> SpecText:
+    return parse_spec_text(path.read_text(encoding="utf-8"), path)
