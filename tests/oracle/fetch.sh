@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Fetch the reference Apache Kafka release for the oracle tests and build the harness.
+#
+#   tests/oracle/fetch.sh
+#
+# Produces, under <project>/.cache/kafka-<version>/:
+#   jars/      every runtime jar of tests/oracle/pom.xml (transitive), copied by Maven
+#   specs/     the message spec JSON files found inside those jars, as
+#              specs/<artifactId>/<path inside the jar>, plus specs/COUNTS.tsv
+#   harness/   tests/oracle/src/OracleHarness.java compiled against jars/
+#
+# Idempotent: each step is skipped when its inputs (pom, jar list, harness source) did not
+# change. Quiet on success; on failure it prints the failing tool's output and exits non-zero.
+set -euo pipefail
+
+ORACLE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PROJECT="$(cd "$ORACLE_DIR/../.." && pwd)"
+KAFKA_VERSION="4.4.0"
+CACHE="$PROJECT/.cache/kafka-$KAFKA_VERSION"
+M2="$PROJECT/.cache/m2"
+POM="$ORACLE_DIR/pom.xml"
+SRC="$ORACLE_DIR/src/OracleHarness.java"
+
+die() {
+  echo "fetch.sh: $*" >&2
+  exit 1
+}
+
+for tool in mvn java javac sha256sum; do
+  command -v "$tool" >/dev/null 2>&1 || die "'$tool' is required but not on PATH"
+done
+PYTHON=""
+for candidate in "$PROJECT/.venv/bin/python" python3 python; do
+  if command -v "$candidate" >/dev/null 2>&1; then
+    PYTHON="$candidate"
+    break
+  fi
+done
+[[ -n "$PYTHON" ]] || die "a Python 3 interpreter is required to extract the specs"
+
+grep -q "<kafka.version>$KAFKA_VERSION</kafka.version>" "$POM" ||
+  die "$POM does not pin kafka.version $KAFKA_VERSION (update KAFKA_VERSION here too)"
+
+mkdir -p "$CACHE" "$M2"
+
+# One fetch at a time (e.g. parallel CI jobs sharing a checkout).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$CACHE/.fetch.lock"
+  flock 9
+fi
+
+LOG="$(mktemp)"
+trap 'rm -f "$LOG"' EXIT
+
+run_quiet() {
+  # Run a command, show its output only when it fails.
+  if ! "$@" >"$LOG" 2>&1; then
+    cat "$LOG" >&2
+    die "command failed: $*"
+  fi
+}
+
+hash_of() {
+  cat "$@" | sha256sum | cut -d' ' -f1
+}
+
+# 1. Jars ------------------------------------------------------------------------------------
+POM_HASH="$(hash_of "$POM")"
+if [[ ! -f "$CACHE/jars/.pom.sha256" || "$(cat "$CACHE/jars/.pom.sha256")" != "$POM_HASH" ]]; then
+  rm -rf "$CACHE/jars.tmp"
+  run_quiet mvn -B -q -f "$POM" \
+    "-Dmaven.repo.local=$M2" \
+    -DincludeScope=runtime \
+    -DoutputDirectory="$CACHE/jars.tmp" \
+    dependency:copy-dependencies
+  ls "$CACHE/jars.tmp"/kafka-clients-"$KAFKA_VERSION".jar >/dev/null 2>&1 ||
+    die "Maven did not produce kafka-clients-$KAFKA_VERSION.jar"
+  echo "$POM_HASH" >"$CACHE/jars.tmp/.pom.sha256"
+  rm -rf "$CACHE/jars"
+  mv "$CACHE/jars.tmp" "$CACHE/jars"
+fi
+
+JARS_HASH="$( (cd "$CACHE/jars" && ls -l --time-style=+%s -- *.jar) | sha256sum | cut -d' ' -f1)"
+
+# 2. Specs -----------------------------------------------------------------------------------
+if [[ ! -f "$CACHE/specs/.jars.sha256" || "$(cat "$CACHE/specs/.jars.sha256")" != "$JARS_HASH" ]]; then
+  rm -rf "$CACHE/specs.tmp"
+  mkdir -p "$CACHE/specs.tmp"
+  run_quiet "$PYTHON" - "$CACHE/jars" "$CACHE/specs.tmp" <<'PY'
+"""Copy every message spec JSON out of the jars: specs/<artifactId>/<path inside the jar>."""
+import pathlib
+import re
+import sys
+import zipfile
+
+jars, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+counts = {}
+for jar in sorted(jars.glob("*.jar")):
+    artifact = re.sub(r"-\d[^-]*(-[A-Za-z0-9]+)?\.jar$", "", jar.name)
+    with zipfile.ZipFile(jar) as zf:
+        for name in zf.namelist():
+            if not name.endswith(".json") or name.startswith("META-INF/"):
+                continue
+            text = zf.read(name)
+            # A message spec always declares its versions; anything else is not ours.
+            if b'"validVersions"' not in text or b'"name"' not in text:
+                continue
+            target = out / artifact / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(text)
+            counts[(artifact, jar.name)] = counts.get((artifact, jar.name), 0) + 1
+if not counts:
+    sys.exit("no message specs found in " + str(jars))
+with open(out / "COUNTS.tsv", "w") as f:
+    f.write("artifact\tjar\tspecs\n")
+    for (artifact, jar_name), n in sorted(counts.items()):
+        f.write(f"{artifact}\t{jar_name}\t{n}\n")
+PY
+  echo "$JARS_HASH" >"$CACHE/specs.tmp/.jars.sha256"
+  rm -rf "$CACHE/specs"
+  mv "$CACHE/specs.tmp" "$CACHE/specs"
+fi
+
+# 3. Harness ---------------------------------------------------------------------------------
+HARNESS_HASH="$( (sha256sum "$SRC" | cut -d' ' -f1; echo "$JARS_HASH"; javac -version 2>&1) | sha256sum | cut -d' ' -f1)"
+if [[ ! -f "$CACHE/harness/.source.sha256" || "$(cat "$CACHE/harness/.source.sha256")" != "$HARNESS_HASH" ]]; then
+  rm -rf "$CACHE/harness.tmp"
+  mkdir -p "$CACHE/harness.tmp/classes"
+  run_quiet javac --release 17 -encoding UTF-8 -Xlint:-options -nowarn \
+    -cp "$CACHE/jars/*" -d "$CACHE/harness.tmp/classes" "$SRC"
+  echo "$HARNESS_HASH" >"$CACHE/harness.tmp/.source.sha256"
+  rm -rf "$CACHE/harness"
+  mv "$CACHE/harness.tmp" "$CACHE/harness"
+fi
