@@ -1,0 +1,847 @@
+"""Decoding of one log entry: a v2 record batch or a legacy v0/v1 message (or wrapper).
+
+The entry is given as the bytes from its 12-byte log header (``int64 offset``, ``int32 size``)
+to its end. Decoding never raises on bad data: the result is a :class:`RecordBatch` or a
+:class:`SegmentError` saying why not.
+
+The record loops are written out by hand for speed (one-byte varints are decoded inline, two-byte
+record lengths too); :func:`_parse_v2` and :func:`_parse_v2_raw` differ only in what they build.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from typing import Final
+
+import crc32c
+
+from codegen.dumps.compression import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    Codec,
+    CompressionError,
+    decompress,
+)
+from codegen.dumps.model import (
+    NO_HEADERS,
+    ControlRecord,
+    ControlType,
+    ErrorKind,
+    Header,
+    RawRecord,
+    Record,
+    RecordBatch,
+    SegmentError,
+    TimestampType,
+)
+
+__all__ = [
+    "LOG_OVERHEAD",
+    "MIN_LEGACY_SIZE",
+    "RECORD_BATCH_OVERHEAD",
+    "decode_entry",
+    "decode_entry_raw",
+    "decode_legacy_message",
+    "parse_control_key",
+    "parse_end_txn_marker",
+]
+
+LOG_OVERHEAD: Final = 12
+"""``int64 offset`` + ``int32 size`` in front of every entry."""
+RECORD_BATCH_OVERHEAD: Final = 61
+"""Size of a v2 batch header, log overhead included."""
+MIN_LEGACY_SIZE: Final = 14
+"""Smallest legacy v0 message (crc, magic, attributes, key and value lengths)."""
+_MIN_V1_SIZE: Final = 22
+_MIN_RECORD_BODY: Final = 6
+"""attributes, timestampDelta, offsetDelta, keyLength, valueLength, headerCount: 1 byte each."""
+
+_V2_HEADER: Final = struct.Struct(">qiiBIhiqqqhii")
+_LEGACY_HEADER: Final = struct.Struct(">qiIBB")
+_ENTRY_HEADER: Final = struct.Struct(">qi")
+_I32: Final = struct.Struct(">i")
+_U32: Final = struct.Struct(">I")
+_I64: Final = struct.Struct(">q")
+_CONTROL_KEY: Final = struct.Struct(">hh")
+_END_TXN: Final = struct.Struct(">hi")
+
+_CODECS: Final = tuple(Codec)
+_TS_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+
+
+class _Corrupt(Exception):
+    """Internal: the bytes being parsed are malformed (message = reason)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# varints (slow paths; the loops inline the one-byte case)
+
+
+def _zz32(data: bytes, pos: int) -> tuple[int, int]:
+    """Zig-zag varint of at most 5 bytes at ``pos``; returns (value, next position)."""
+    result = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 28:
+            raise _Corrupt("varint is longer than 5 bytes")
+    result &= 0xFFFFFFFF
+    return (result >> 1) ^ -(result & 1), pos
+
+
+def _zz64(data: bytes, pos: int) -> tuple[int, int]:
+    """Zig-zag varlong of at most 10 bytes at ``pos``; returns (value, next position)."""
+    result = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise _Corrupt("varlong is longer than 10 bytes")
+    result &= 0xFFFFFFFFFFFFFFFF
+    return (result >> 1) ^ -(result & 1), pos
+
+
+def _headers(data: bytes, pos: int, end: int) -> tuple[tuple[Header, ...], int]:
+    count, pos = _zz32(data, pos)
+    if count < 0:
+        raise _Corrupt(f"invalid negative header count {count}")
+    if count > (end - pos) // 2:
+        raise _Corrupt(f"header count {count} does not fit in the record")
+    out: list[Header] = []
+    for _ in range(count):
+        n, pos = _zz32(data, pos)
+        if n < 0:
+            raise _Corrupt(f"invalid negative header key size {n}")
+        key = data[pos : pos + n]
+        pos += n
+        n, pos = _zz32(data, pos)
+        value: bytes | None
+        if n >= 0:
+            value = data[pos : pos + n]
+            pos += n
+        elif n == -1:
+            value = None
+        else:
+            raise _Corrupt(f"invalid header value size {n}")
+        if pos > end:
+            raise _Corrupt("header runs past the end of the record")
+        out.append(Header(key, value))
+    return tuple(out), pos
+
+
+def _record_size_error(size: int, start: int, pos: int) -> _Corrupt:
+    return _Corrupt(
+        f"invalid record size: expected {size} bytes in record payload, read {pos - start}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# record loops
+
+
+def _parse_v2(
+    data: bytes,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_ts: int,
+    log_append: bool,
+    append_ts: int,
+    base_seq: int,
+) -> list[Record]:
+    out: list[Record] = []
+    add = out.append
+    for _ in range(count):
+        b = data[pos]
+        if b < 0x80:
+            size = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            b2 = data[pos + 1]
+            if b2 < 0x80:
+                u = (b & 0x7F) | (b2 << 7)
+                size = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                size, pos = _zz32(data, pos)
+        start = pos
+        rec_end = pos + size
+        if size < _MIN_RECORD_BODY or rec_end > end:
+            raise _Corrupt(f"invalid record size {size} at byte {pos}")
+        attrs = data[pos]
+        b = data[pos + 1]
+        if b < 0x80:
+            ts_delta = (b >> 1) ^ -(b & 1)
+            pos += 2
+        else:
+            ts_delta, pos = _zz64(data, pos + 1)
+        b = data[pos]
+        if b < 0x80:
+            off_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            off_delta, pos = _zz32(data, pos)
+        b = data[pos]
+        if b < 0x80:
+            n = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            n, pos = _zz32(data, pos)
+        key: bytes | None
+        if n >= 0:
+            key = data[pos : pos + n]
+            pos += n
+        elif n == -1:
+            key = None
+        else:
+            raise _Corrupt(f"invalid key size {n}")
+        b = data[pos]
+        if b < 0x80:
+            n = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            n, pos = _zz32(data, pos)
+        value: bytes | None
+        if n >= 0:
+            value = data[pos : pos + n]
+            pos += n
+        elif n == -1:
+            value = None
+        else:
+            raise _Corrupt(f"invalid value size {n}")
+        if data[pos] == 0:
+            headers = NO_HEADERS
+            pos += 1
+        else:
+            headers, pos = _headers(data, pos, rec_end)
+        if pos != rec_end:
+            raise _record_size_error(size, start, pos)
+        if base_seq < 0:
+            seq = -1
+        else:
+            seq = base_seq + off_delta
+            if seq > 0x7FFFFFFF:
+                seq -= 0x80000000
+        add(
+            Record(
+                base_offset + off_delta,
+                append_ts if log_append else base_ts + ts_delta,
+                key,
+                value,
+                headers,
+                seq,
+                attrs,
+            )
+        )
+    if pos != end:
+        raise _Corrupt(f"{end - pos} bytes left after the last of {count} records")
+    return out
+
+
+def _parse_v2_raw(
+    data: bytes,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_ts: int,
+    log_append: bool,
+    append_ts: int,
+) -> list[RawRecord]:
+    out: list[RawRecord] = []
+    add = out.append
+    for _ in range(count):
+        b = data[pos]
+        if b < 0x80:
+            size = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            b2 = data[pos + 1]
+            if b2 < 0x80:
+                u = (b & 0x7F) | (b2 << 7)
+                size = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                size, pos = _zz32(data, pos)
+        start = pos
+        rec_end = pos + size
+        if size < _MIN_RECORD_BODY or rec_end > end:
+            raise _Corrupt(f"invalid record size {size} at byte {pos}")
+        b = data[pos + 1]
+        if b < 0x80:
+            ts_delta = (b >> 1) ^ -(b & 1)
+            pos += 2
+        else:
+            ts_delta, pos = _zz64(data, pos + 1)
+        b = data[pos]
+        if b < 0x80:
+            off_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            off_delta, pos = _zz32(data, pos)
+        b = data[pos]
+        if b < 0x80:
+            n = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            n, pos = _zz32(data, pos)
+        key: bytes | None
+        if n >= 0:
+            key = data[pos : pos + n]
+            pos += n
+        elif n == -1:
+            key = None
+        else:
+            raise _Corrupt(f"invalid key size {n}")
+        b = data[pos]
+        if b < 0x80:
+            n = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            n, pos = _zz32(data, pos)
+        value: bytes | None
+        if n >= 0:
+            value = data[pos : pos + n]
+            pos += n
+        elif n == -1:
+            value = None
+        else:
+            raise _Corrupt(f"invalid value size {n}")
+        if data[pos] == 0:
+            pos += 1
+        else:
+            pos = _headers(data, pos, rec_end)[1]
+        if pos != rec_end:
+            raise _record_size_error(size, start, pos)
+        add(
+            (
+                base_offset + off_delta,
+                append_ts if log_append else base_ts + ts_delta,
+                key,
+                value,
+            )
+        )
+    if pos != end:
+        raise _Corrupt(f"{end - pos} bytes left after the last of {count} records")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# control records
+
+
+def parse_control_key(key: bytes | None) -> tuple[int, int]:
+    """``(version, type)`` of a control record key; ValueError if it is malformed.
+
+    As in Kafka's ``ControlRecordType.parse``, a key shorter than 4 bytes or with a negative
+    version is invalid; a version above 0 is read as version 0; an unknown type is not an error.
+    """
+    if key is None or len(key) < _CONTROL_KEY.size:
+        size = -1 if key is None else len(key)
+        raise ValueError(f"invalid value size found for control record key: {size}")
+    version, ctype = _CONTROL_KEY.unpack_from(key)
+    if version < 0:
+        raise ValueError(f"invalid version found for control record: {version}")
+    return version, ctype
+
+
+def parse_end_txn_marker(value: bytes | None) -> tuple[int, int]:
+    """``(version, coordinatorEpoch)`` of an ABORT/COMMIT marker value; ValueError if malformed.
+
+    Versions above 0 are read as version 0, as Kafka's ``EndTransactionMarker`` does.
+    """
+    if value is None or len(value) < _END_TXN.size:
+        size = -1 if value is None else len(value)
+        raise ValueError(f"invalid value size found for end transaction marker: {size}")
+    version, epoch = _END_TXN.unpack_from(value)
+    if version < 0:
+        raise ValueError(f"invalid version found for end transaction marker: {version}")
+    return version, epoch
+
+
+def _to_control(records: list[Record]) -> list[Record]:
+    out: list[Record] = []
+    for r in records:
+        try:
+            version, ctype = parse_control_key(r.key)
+            marker_version: int | None = None
+            epoch: int | None = None
+            if ctype in (ControlType.ABORT, ControlType.COMMIT):
+                marker_version, epoch = parse_end_txn_marker(r.value)
+        except ValueError as exc:
+            raise _Corrupt(f"control record at offset {r.offset}: {exc}") from None
+        out.append(
+            ControlRecord(
+                r.offset,
+                r.timestamp,
+                r.key,
+                r.value,
+                r.headers,
+                r.sequence,
+                r.attributes,
+                version,
+                ctype,
+                marker_version,
+                epoch,
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# v2 batches
+
+
+def _error(
+    kind: ErrorKind, file: str, position: int, size: int, base_offset: int | None, reason: str
+) -> SegmentError:
+    return SegmentError(kind, file, position, size, base_offset, reason)
+
+
+def _open_v2(
+    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool
+) -> tuple[RecordBatch, bytes, int, int] | SegmentError:
+    """Check a v2 batch and return it without records, plus where its records are."""
+    total = len(buf)
+    (
+        base_offset,
+        _length,
+        leader_epoch,
+        magic,
+        crc,
+        attrs,
+        last_delta,
+        base_ts,
+        max_ts,
+        producer_id,
+        producer_epoch,
+        base_seq,
+        count,
+    ) = _V2_HEADER.unpack_from(buf)
+    computed = crc32c.crc32c(memoryview(buf)[21:])
+    if verify_crc and computed != crc:
+        return _error(
+            ErrorKind.CRC_MISMATCH,
+            file,
+            position,
+            total,
+            base_offset,
+            f"record batch is corrupt (stored crc = {crc}, computed crc = {computed})",
+        )
+    codec_id = attrs & 0x07
+    if codec_id > 4:
+        return _error(
+            ErrorKind.BAD_HEADER,
+            file,
+            position,
+            total,
+            base_offset,
+            f"unknown compression type id {codec_id}",
+        )
+    if count < 0:
+        return _error(
+            ErrorKind.BAD_HEADER,
+            file,
+            position,
+            total,
+            base_offset,
+            f"invalid record count {count}",
+        )
+    batch = RecordBatch(
+        file,
+        position,
+        total,
+        magic,
+        base_offset,
+        base_offset + last_delta,
+        leader_epoch,
+        crc,
+        computed == crc,
+        attrs,
+        _CODECS[codec_id],
+        _TS_TYPES[(attrs >> 3) & 1],
+        base_ts,
+        max_ts,
+        producer_id,
+        producer_epoch,
+        base_seq,
+        count,
+    )
+    if codec_id == 0:
+        data, start, end = buf, RECORD_BATCH_OVERHEAD, total
+    else:
+        try:
+            data = decompress(codec_id, memoryview(buf)[RECORD_BATCH_OVERHEAD:], max_size)
+        except CompressionError as exc:
+            kind = ErrorKind.TOO_LARGE if exc.too_large else ErrorKind.COMPRESSION
+            return _error(kind, file, position, total, base_offset, exc.message)
+        start, end = 0, len(data)
+    if count > (end - start) // (_MIN_RECORD_BODY + 1):
+        return _error(
+            ErrorKind.CORRUPT_RECORDS,
+            file,
+            position,
+            total,
+            base_offset,
+            f"record count {count} cannot fit in {end - start} bytes of records",
+        )
+    return batch, data, start, end
+
+
+def _decode_v2(
+    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool
+) -> RecordBatch | SegmentError:
+    opened = _open_v2(buf, file, position, max_size, verify_crc)
+    if isinstance(opened, SegmentError):
+        return opened
+    batch, data, start, end = opened
+    log_append = bool(batch.attributes & 0x08)
+    try:
+        records = _parse_v2(
+            data,
+            start,
+            end,
+            batch.record_count,
+            batch.base_offset,
+            batch.base_timestamp,
+            log_append,
+            batch.max_timestamp,
+            batch.base_sequence,
+        )
+        if batch.attributes & 0x20:
+            records = _to_control(records)
+    except _Corrupt as exc:
+        kind = (
+            ErrorKind.CORRUPT_CONTROL if "control record" in str(exc) else ErrorKind.CORRUPT_RECORDS
+        )
+        return _error(kind, file, position, len(buf), batch.base_offset, str(exc))
+    except IndexError:
+        return _error(
+            ErrorKind.CORRUPT_RECORDS,
+            file,
+            position,
+            len(buf),
+            batch.base_offset,
+            "records run past the end of the batch",
+        )
+    batch.records = records
+    return batch
+
+
+# ---------------------------------------------------------------------------------------------
+# legacy v0/v1
+
+
+def _parse_legacy_message(
+    data: bytes, start: int, end: int
+) -> tuple[int, int, int, bytes | None, bytes | None]:
+    """(magic, attributes, timestamp, key, value) of the message in ``data[start:end]``."""
+    if end - start < MIN_LEGACY_SIZE:
+        raise _Corrupt(f"message of {end - start} bytes is shorter than the minimum")
+    magic = data[start + 4]
+    attrs = data[start + 5]
+    pos = start + 6
+    if magic == 1:
+        if end - start < _MIN_V1_SIZE:
+            raise _Corrupt(f"v1 message of {end - start} bytes is shorter than the minimum")
+        timestamp = _I64.unpack_from(data, pos)[0]
+        pos += 8
+    elif magic == 0:
+        timestamp = -1
+    else:
+        raise _Corrupt(f"unknown magic byte ({magic})")
+    n = _I32.unpack_from(data, pos)[0]
+    pos += 4
+    key: bytes | None = None
+    if n >= 0:
+        if pos + n + 4 > end:
+            raise _Corrupt(f"key size {n} runs past the end of the message")
+        key = data[pos : pos + n]
+        pos += n
+    elif n != -1:
+        raise _Corrupt(f"invalid key size {n}")
+    n = _I32.unpack_from(data, pos)[0]
+    pos += 4
+    value: bytes | None = None
+    if n >= 0:
+        if pos + n > end:
+            raise _Corrupt(f"value size {n} runs past the end of the message")
+        value = data[pos : pos + n]
+        pos += n
+    elif n != -1:
+        raise _Corrupt(f"invalid value size {n}")
+    if pos != end:
+        raise _Corrupt(f"{end - pos} bytes left after the message value")
+    return magic, attrs, timestamp, key, value
+
+
+def _inner_messages(
+    inner: bytes,
+    wrapper_offset: int,
+    wrapper_magic: int,
+    wrapper_ts: int,
+    log_append: bool,
+    verify_crc: bool,
+) -> list[Record]:
+    items: list[tuple[int, int, int, bytes | None, bytes | None]] = []
+    n = len(inner)
+    p = 0
+    while p < n:
+        if p + LOG_OVERHEAD > n:
+            raise _Corrupt(f"inner message set ends with {n - p} stray bytes")
+        ioff, isize = _ENTRY_HEADER.unpack_from(inner, p)
+        if isize < MIN_LEGACY_SIZE or p + LOG_OVERHEAD + isize > n:
+            raise _Corrupt(f"inner message at byte {p} has invalid size {isize}")
+        mstart = p + LOG_OVERHEAD
+        mend = mstart + isize
+        if verify_crc:
+            stored = _U32.unpack_from(inner, mstart)[0]
+            computed = zlib.crc32(memoryview(inner)[mstart + 4 : mend])
+            if stored != computed:
+                raise _Corrupt(
+                    f"inner message at offset {ioff} is corrupt "
+                    f"(stored crc = {stored}, computed crc = {computed})"
+                )
+        _, iattrs, its, ikey, ivalue = _parse_legacy_message(inner, mstart, mend)
+        if iattrs & 0x07:
+            raise _Corrupt(f"inner message at offset {ioff} is itself compressed")
+        items.append((ioff, iattrs, its, ikey, ivalue))
+        p = mend
+    if not items:
+        return []
+    shift = wrapper_offset - items[-1][0] if wrapper_magic > 0 else 0
+    out: list[Record] = []
+    for ioff, iattrs, its, ikey, ivalue in items:
+        ts = wrapper_ts if log_append else its
+        out.append(Record(ioff + shift, ts, ikey, ivalue, NO_HEADERS, -1, iattrs))
+    return out
+
+
+def _decode_legacy(
+    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool
+) -> RecordBatch | SegmentError:
+    total = len(buf)
+    offset, _size, crc, magic, attrs = _LEGACY_HEADER.unpack_from(buf)
+    computed = zlib.crc32(memoryview(buf)[16:])
+    if verify_crc and computed != crc:
+        return _error(
+            ErrorKind.CRC_MISMATCH,
+            file,
+            position,
+            total,
+            offset,
+            f"message is corrupt (stored crc = {crc}, computed crc = {computed})",
+        )
+    try:
+        _, _, timestamp, key, value = _parse_legacy_message(buf, LOG_OVERHEAD, total)
+    except (_Corrupt, struct.error) as exc:
+        kind = ErrorKind.BAD_MAGIC if "magic" in str(exc) else ErrorKind.CORRUPT_RECORDS
+        return _error(kind, file, position, total, offset, str(exc))
+    codec_id = attrs & 0x07
+    ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else _TS_TYPES[(attrs >> 3) & 1]
+    if codec_id > 4:
+        return _error(
+            ErrorKind.BAD_HEADER,
+            file,
+            position,
+            total,
+            offset,
+            f"unknown compression type id {codec_id}",
+        )
+    if codec_id == 0:
+        records = [Record(offset, timestamp, key, value, NO_HEADERS, -1, attrs)]
+    else:
+        if value is None:
+            return _error(
+                ErrorKind.CORRUPT_RECORDS,
+                file,
+                position,
+                total,
+                offset,
+                "found invalid compressed record set with null value",
+            )
+        try:
+            inner = decompress(codec_id, value, max_size)
+        except CompressionError as exc:
+            kind = ErrorKind.TOO_LARGE if exc.too_large else ErrorKind.COMPRESSION
+            return _error(kind, file, position, total, offset, exc.message)
+        try:
+            records = _inner_messages(
+                inner,
+                offset,
+                magic,
+                timestamp,
+                ts_type == TimestampType.LOG_APPEND_TIME,
+                verify_crc,
+            )
+        except (_Corrupt, struct.error) as exc:
+            return _error(ErrorKind.CORRUPT_RECORDS, file, position, total, offset, str(exc))
+    return RecordBatch(
+        file,
+        position,
+        total,
+        magic,
+        records[0].offset if records else offset,
+        offset,
+        -1,
+        crc,
+        computed == crc,
+        attrs,
+        _CODECS[codec_id],
+        ts_type,
+        timestamp,
+        timestamp,
+        -1,
+        -1,
+        -1,
+        len(records),
+        records,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# entry points
+
+
+def decode_entry(
+    buf: bytes,
+    *,
+    file: str = "<bytes>",
+    position: int = 0,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    verify_crc: bool = True,
+) -> RecordBatch | SegmentError:
+    """Decode one complete log entry (log header included; ``len(buf)`` = 12 + size field).
+
+    The caller has checked that the size field matches ``len(buf)``. ``verify_crc=False`` decodes
+    batches whose checksum is wrong (``crc_valid`` tells).
+    """
+    try:
+        if len(buf) < LOG_OVERHEAD + 5:
+            return _error(ErrorKind.BAD_LENGTH, file, position, len(buf), None, "entry too short")
+        magic = buf[16]
+        if magic == 2:
+            if len(buf) < RECORD_BATCH_OVERHEAD:
+                return _error(
+                    ErrorKind.BAD_LENGTH,
+                    file,
+                    position,
+                    len(buf),
+                    _I64.unpack_from(buf)[0],
+                    f"record batch size {len(buf) - LOG_OVERHEAD} is smaller than the "
+                    f"minimum {RECORD_BATCH_OVERHEAD - LOG_OVERHEAD}",
+                )
+            return _decode_v2(buf, file, position, max_size, verify_crc)
+        if magic < 2:
+            return _decode_legacy(buf, file, position, max_size, verify_crc)
+        return _error(
+            ErrorKind.BAD_MAGIC,
+            file,
+            position,
+            len(buf),
+            _I64.unpack_from(buf)[0],
+            f"unknown magic byte ({magic})",
+        )
+    except Exception as exc:  # a safety net: bad data must never escape as an exception
+        return _error(
+            ErrorKind.CORRUPT_RECORDS,
+            file,
+            position,
+            len(buf),
+            None,
+            f"unexpected {type(exc).__name__}: {exc}",
+        )
+
+
+def decode_entry_raw(
+    buf: bytes,
+    *,
+    file: str = "<bytes>",
+    position: int = 0,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    verify_crc: bool = True,
+) -> tuple[RecordBatch, list[RawRecord]] | SegmentError:
+    """Like :func:`decode_entry`, but records come as ``(offset, timestamp, key, value)`` tuples.
+
+    The returned batch has an empty ``records`` list. Control records are returned as tuples
+    too (with their raw key and value) after their keys have been checked.
+    """
+    # Legacy entries, control batches and anything odd take the full path (attribute bit 5,
+    # isControl, is in the low byte of the int16 at 21).
+    if len(buf) < RECORD_BATCH_OVERHEAD or buf[16] != 2 or buf[22] & 0x20:
+        decoded = decode_entry(
+            buf, file=file, position=position, max_size=max_size, verify_crc=verify_crc
+        )
+        if isinstance(decoded, SegmentError):
+            return decoded
+        rows = [(r.offset, r.timestamp, r.key, r.value) for r in decoded.records]
+        decoded.records = []
+        return decoded, rows
+    base_offset: int | None = None
+    try:
+        opened = _open_v2(buf, file, position, max_size, verify_crc)
+        if isinstance(opened, SegmentError):
+            return opened
+        batch, data, start, end = opened
+        base_offset = batch.base_offset
+        log_append = bool(batch.attributes & 0x08)
+        rows = _parse_v2_raw(
+            data,
+            start,
+            end,
+            batch.record_count,
+            base_offset,
+            batch.base_timestamp,
+            log_append,
+            batch.max_timestamp,
+        )
+    except _Corrupt as exc:
+        reason = str(exc)
+    except IndexError:
+        reason = "records run past the end of the batch"
+    except Exception as exc:  # a safety net, as in decode_entry
+        reason = f"unexpected {type(exc).__name__}: {exc}"
+    else:
+        return batch, rows
+    return _error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), base_offset, reason)
+
+
+def decode_legacy_message(
+    message: bytes,
+    *,
+    offset: int = 0,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    verify_crc: bool = True,
+) -> RecordBatch | SegmentError:
+    """Decode a bare legacy message (starting at its CRC, without the 12-byte log header)."""
+    if len(message) < MIN_LEGACY_SIZE:
+        return _error(
+            ErrorKind.BAD_LENGTH,
+            "<message>",
+            0,
+            len(message),
+            offset,
+            f"message of {len(message)} bytes is shorter than the minimum",
+        )
+    if message[4] > 1:
+        return _error(
+            ErrorKind.BAD_MAGIC,
+            "<message>",
+            0,
+            len(message),
+            offset,
+            f"unknown magic byte ({message[4]})",
+        )
+    buf = _I64.pack(offset) + _I32.pack(len(message)) + message
+    return decode_entry(buf, file="<message>", max_size=max_size, verify_crc=verify_crc)

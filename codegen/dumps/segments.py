@@ -1,0 +1,306 @@
+"""Reading whole log segments (``.log``) and KRaft snapshots (``.checkpoint``).
+
+Both are back-to-back log entries (v2 batches, or legacy v0/v1 messages in old segments, possibly
+mixed). :class:`SegmentReader` walks them in file order and yields a :class:`RecordBatch` or a
+:class:`SegmentError` for every stretch of the file: nothing is skipped without being reported,
+and the positions and sizes of the items cover the file exactly.
+
+Framing rules:
+
+- An entry whose size field fits in the file is decoded; if decoding fails (bad CRC, bad magic,
+  decompression failure, records that do not parse) the error covers that entry and reading goes
+  on right after it.
+- An entry whose size is impossible (smaller than any message) ends the walk: the rest of the
+  file is reported, as ``zero-padding`` when it is all zero bytes, as ``bad-length`` otherwise.
+- An entry that runs past the end of the file is a ``truncated-tail`` (or ``zero-padding``).
+- An entry larger than ``max_batch_size`` is reported as ``too-large`` and skipped; the same cap
+  bounds the decompressed size of one batch.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Final
+
+from codegen.dumps.batches import LOG_OVERHEAD, MIN_LEGACY_SIZE, decode_entry, decode_entry_raw
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.model import (
+    ErrorKind,
+    RawRecord,
+    RecordBatch,
+    SegmentError,
+    SegmentSummary,
+)
+
+__all__ = [
+    "SegmentReader",
+    "Source",
+    "iter_raw_records",
+    "read_segment",
+    "summarize",
+]
+
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview
+"""A file path, or the bytes of a file."""
+
+_ENTRY: Final = struct.Struct(">qi")
+_ZERO_SCAN: Final = 1 << 20
+
+_Buffer = bytes | mmap.mmap
+
+
+def _all_zero(data: _Buffer, start: int, end: int) -> bool:
+    pos = start
+    while pos < end:
+        stop = min(end, pos + _ZERO_SCAN)
+        if data[pos:stop].count(0) != stop - pos:
+            return False
+        pos = stop
+    return True
+
+
+def _frames(data: _Buffer, file: str, max_size: int) -> Iterator[tuple[int, int] | SegmentError]:
+    """Yield ``(position, size)`` of every complete entry, or the framing errors."""
+    n = len(data)
+    pos = 0
+    while pos < n:
+        rem = n - pos
+        if rem < LOG_OVERHEAD:
+            if _all_zero(data, pos, n):
+                yield SegmentError(
+                    ErrorKind.ZERO_PADDING, file, pos, rem, None, f"{rem} zero bytes at the end"
+                )
+            else:
+                yield SegmentError(
+                    ErrorKind.TRUNCATED_TAIL,
+                    file,
+                    pos,
+                    rem,
+                    None,
+                    f"{rem} bytes at the end are too few for an entry header",
+                )
+            return
+        offset, size = _ENTRY.unpack_from(data, pos)
+        if size < MIN_LEGACY_SIZE or size > rem - LOG_OVERHEAD:
+            if _all_zero(data, pos, n):
+                yield SegmentError(
+                    ErrorKind.ZERO_PADDING, file, pos, rem, None, f"{rem} zero bytes at the end"
+                )
+            elif size >= MIN_LEGACY_SIZE:
+                yield SegmentError(
+                    ErrorKind.TRUNCATED_TAIL,
+                    file,
+                    pos,
+                    rem,
+                    offset,
+                    f"entry of {size} bytes is cut short: only {rem - LOG_OVERHEAD} bytes remain",
+                )
+            else:
+                yield SegmentError(
+                    ErrorKind.BAD_LENGTH,
+                    file,
+                    pos,
+                    rem,
+                    offset,
+                    f"invalid entry size {size}; the remaining {rem} bytes cannot be framed",
+                )
+            return
+        total = LOG_OVERHEAD + size
+        if size > max_size:
+            yield SegmentError(
+                ErrorKind.TOO_LARGE,
+                file,
+                pos,
+                total,
+                offset,
+                f"entry of {size} bytes is larger than the limit of {max_size} bytes",
+            )
+        else:
+            yield pos, total
+        pos += total
+
+
+class SegmentReader:
+    """Decode one segment or snapshot file, from a path or from bytes.
+
+    Iterating yields :class:`RecordBatch` and :class:`SegmentError` items in file order.
+    :meth:`raw_records` is the cheap mode: ``(offset, timestamp, key, value)`` tuples, with the
+    errors collected in :attr:`errors` (and passed to ``on_error`` when given). :attr:`summary`
+    counts what has been read so far. Each iteration reads the source again from the start.
+    """
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        name: str | None = None,
+        max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+        verify_crc: bool = True,
+        on_error: Callable[[SegmentError], None] | None = None,
+    ) -> None:
+        self._source = source
+        if name is None:
+            name = "<bytes>" if isinstance(source, bytes | bytearray | memoryview) else str(source)
+        self.name = name
+        self.max_batch_size = max_batch_size
+        self.verify_crc = verify_crc
+        self.on_error = on_error
+        self.errors: list[SegmentError] = []
+        self.summary = SegmentSummary(name)
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _reset(self, size: int) -> None:
+        self.errors = []
+        self.summary = SegmentSummary(self.name, size=size)
+
+    def _note_error(self, err: SegmentError) -> None:
+        self.errors.append(err)
+        s = self.summary
+        s.errors += 1
+        s.error_bytes += err.size
+        if self.on_error is not None:
+            self.on_error(err)
+
+    def _note_batch(self, batch: RecordBatch, records: int) -> None:
+        s = self.summary
+        s.batches += 1
+        s.records += records
+        if batch.is_control:
+            s.control_batches += 1
+            s.control_records += records
+        if s.first_offset is None:
+            s.first_offset = batch.base_offset
+        s.last_offset = batch.last_offset
+
+    @contextmanager
+    def _open(self) -> Iterator[_Buffer]:
+        """Yield the source's bytes once (a read-only map for a file), closing it afterwards."""
+        src = self._source
+        if isinstance(src, bytes):
+            yield src
+            return
+        if isinstance(src, bytearray | memoryview):
+            yield bytes(src)
+            return
+        with open(src, "rb") as fh:
+            try:
+                mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            except ValueError:  # an empty file cannot be mapped
+                yield fh.read()
+                return
+            try:
+                yield mapped
+            finally:
+                mapped.close()
+
+    # -- modes ----------------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[RecordBatch | SegmentError]:
+        with self._open() as data:
+            self._reset(len(data))
+            for frame in _frames(data, self.name, self.max_batch_size):
+                if isinstance(frame, SegmentError):
+                    self._note_error(frame)
+                    yield frame
+                    continue
+                pos, total = frame
+                item = decode_entry(
+                    data[pos : pos + total],
+                    file=self.name,
+                    position=pos,
+                    max_size=self.max_batch_size,
+                    verify_crc=self.verify_crc,
+                )
+                if isinstance(item, SegmentError):
+                    self._note_error(item)
+                else:
+                    self._note_batch(item, len(item.records))
+                yield item
+
+    def raw_batches(self) -> Iterator[tuple[RecordBatch, list[RawRecord]] | SegmentError]:
+        """Batches (with empty ``records``) and their records as tuples, or errors."""
+        with self._open() as data:
+            self._reset(len(data))
+            for frame in _frames(data, self.name, self.max_batch_size):
+                if isinstance(frame, SegmentError):
+                    self._note_error(frame)
+                    yield frame
+                    continue
+                pos, total = frame
+                item = decode_entry_raw(
+                    data[pos : pos + total],
+                    file=self.name,
+                    position=pos,
+                    max_size=self.max_batch_size,
+                    verify_crc=self.verify_crc,
+                )
+                if isinstance(item, SegmentError):
+                    self._note_error(item)
+                else:
+                    self._note_batch(item[0], len(item[1]))
+                yield item
+
+    def raw_records(self, *, include_control: bool = False) -> Iterator[RawRecord]:
+        """``(offset, timestamp, key, value)`` per record; control records only if asked."""
+        for item in self.raw_batches():
+            if isinstance(item, SegmentError):
+                continue  # recorded in self.errors and the summary
+            batch, rows = item
+            if include_control or not batch.is_control:
+                yield from rows
+
+    def read_all(self) -> SegmentSummary:
+        """Read the whole source (records as tuples) and return the summary."""
+        for _ in self.raw_batches():
+            pass
+        return self.summary
+
+
+def read_segment(
+    source: Source,
+    *,
+    name: str | None = None,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    verify_crc: bool = True,
+) -> Iterator[RecordBatch | SegmentError]:
+    """Batches and errors of a segment or snapshot, in file order."""
+    return iter(
+        SegmentReader(source, name=name, max_batch_size=max_batch_size, verify_crc=verify_crc)
+    )
+
+
+def iter_raw_records(
+    source: Source,
+    *,
+    name: str | None = None,
+    errors: list[SegmentError] | None = None,
+    include_control: bool = False,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    verify_crc: bool = True,
+) -> Iterator[RawRecord]:
+    """``(offset, timestamp, key, value)`` per record; errors are appended to ``errors``."""
+    reader = SegmentReader(
+        source,
+        name=name,
+        max_batch_size=max_batch_size,
+        verify_crc=verify_crc,
+        on_error=None if errors is None else errors.append,
+    )
+    return reader.raw_records(include_control=include_control)
+
+
+def summarize(
+    source: Source,
+    *,
+    name: str | None = None,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    verify_crc: bool = True,
+) -> SegmentSummary:
+    """Read a whole segment and count batches, records and errors."""
+    reader = SegmentReader(source, name=name, max_batch_size=max_batch_size, verify_crc=verify_crc)
+    return reader.read_all()
