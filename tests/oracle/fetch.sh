@@ -5,6 +5,8 @@
 #
 # Produces, under <project>/.cache/kafka-<version>/:
 #   jars/      every runtime jar of tests/oracle/pom.xml (transitive), copied by Maven
+#   dumplog-jars/  the class path of DumpLogSegments (tests/oracle/dumplog/pom.xml; 4.3.1, as
+#              kafka-tools 4.4.0 is not on Maven Central)
 #   specs/     the message spec JSON files found inside those jars, as
 #              specs/<artifactId>/<path inside the jar>, plus specs/COUNTS.tsv
 #   harness/   tests/oracle/src/OracleHarness.java compiled against jars/
@@ -19,6 +21,7 @@ KAFKA_VERSION="4.4.0"
 CACHE="$PROJECT/.cache/kafka-$KAFKA_VERSION"
 M2="$PROJECT/.cache/m2"
 POM="$ORACLE_DIR/pom.xml"
+DUMPLOG_POM="$ORACLE_DIR/dumplog/pom.xml"
 SRC="$ORACLE_DIR/src/OracleHarness.java"
 
 die() {
@@ -80,6 +83,23 @@ if [[ ! -f "$CACHE/jars/.pom.sha256" || "$(cat "$CACHE/jars/.pom.sha256")" != "$
   mv "$CACHE/jars.tmp" "$CACHE/jars"
 fi
 
+# 1b. DumpLogSegments' own class path ---------------------------------------------------------
+DUMPLOG_POM_HASH="$(hash_of "$DUMPLOG_POM")"
+if [[ ! -f "$CACHE/dumplog-jars/.pom.sha256" ||
+  "$(cat "$CACHE/dumplog-jars/.pom.sha256")" != "$DUMPLOG_POM_HASH" ]]; then
+  rm -rf "$CACHE/dumplog-jars.tmp"
+  run_quiet mvn -B -q -f "$DUMPLOG_POM" \
+    "-Dmaven.repo.local=$M2" \
+    -DincludeScope=runtime \
+    -DoutputDirectory="$CACHE/dumplog-jars.tmp" \
+    dependency:copy-dependencies
+  ls "$CACHE/dumplog-jars.tmp"/kafka-tools-*.jar >/dev/null 2>&1 ||
+    die "Maven did not produce the kafka-tools jar"
+  echo "$DUMPLOG_POM_HASH" >"$CACHE/dumplog-jars.tmp/.pom.sha256"
+  rm -rf "$CACHE/dumplog-jars"
+  mv "$CACHE/dumplog-jars.tmp" "$CACHE/dumplog-jars"
+fi
+
 JARS_HASH="$( (cd "$CACHE/jars" && ls -l --time-style=+%s -- *.jar) | sha256sum | cut -d' ' -f1)"
 
 # 2. Specs -----------------------------------------------------------------------------------
@@ -123,12 +143,15 @@ fi
 
 # 3. Harness ---------------------------------------------------------------------------------
 HARNESS_HASH="$( (sha256sum "$SRC" | cut -d' ' -f1; echo "$JARS_HASH"; javac -version 2>&1) | sha256sum | cut -d' ' -f1)"
-if [[ ! -f "$CACHE/harness/.source.sha256" || "$(cat "$CACHE/harness/.source.sha256")" != "$HARNESS_HASH" ]]; then
+if [[ ! -f "$CACHE/harness/OracleHarness.java.sha256" || ! -f "$CACHE/harness/.source.sha256" ||
+  "$(cat "$CACHE/harness/.source.sha256")" != "$HARNESS_HASH" ]]; then
   rm -rf "$CACHE/harness.tmp"
   mkdir -p "$CACHE/harness.tmp/classes"
   run_quiet javac --release 17 -encoding UTF-8 -Xlint:-options -nowarn \
     -cp "$CACHE/jars/*" -d "$CACHE/harness.tmp/classes" "$SRC"
   echo "$HARNESS_HASH" >"$CACHE/harness.tmp/.source.sha256"
+  # The Python client compares this with the source to spot a stale build.
+  sha256sum "$SRC" | cut -d' ' -f1 >"$CACHE/harness.tmp/OracleHarness.java.sha256"
   rm -rf "$CACHE/harness"
   mv "$CACHE/harness.tmp" "$CACHE/harness"
 fi

@@ -13,7 +13,7 @@
  *   {"op":"roundtrip","class":C,"version":V,"hex":H}
  *   {"op":"coordinator","serde":"group"|"share"|"transaction","key":H,"value":H|null}
  *   {"op":"metadata","hex":H}
- *   {"op":"dumplog","args":[...]}
+ *   {"op":"dumplog","args":[...]}   (DumpLogSegments from -Doracle.dumplog.jars=<dir>)
  *
  * stdin is drained by its own thread into an unbounded queue, so a client may write any number
  * of requests before it reads a single response without either side blocking. Responses are
@@ -460,6 +460,72 @@ public final class OracleHarness {
 
     // ------------------------------------------------------------------------------ dumplog
 
+    /**
+     * DumpLogSegments comes from kafka-tools, which is not published for the reference release;
+     * it runs from its own class path (the "oracle.dumplog.jars" directory) in a separate class
+     * loader, so its Kafka classes never mix with the reference jars.
+     */
+    private ClassLoader dumpLogLoader;
+    private MethodHandle dumpLogMain;
+
+    private MethodHandle dumpLogMain() throws Exception {
+        if (dumpLogMain != null) {
+            return dumpLogMain;
+        }
+        String dir = System.getProperty("oracle.dumplog.jars");
+        if (dir == null) {
+            throw new HarnessException("system property oracle.dumplog.jars is not set");
+        }
+        File[] jars = new File(dir).listFiles((d, name) -> name.endsWith(".jar"));
+        if (jars == null || jars.length == 0) {
+            throw new HarnessException("no jars in " + dir + " (run tests/oracle/fetch.sh)");
+        }
+        java.util.Arrays.sort(jars);
+        java.net.URL[] urls = new java.net.URL[jars.length];
+        for (int i = 0; i < jars.length; i++) {
+            urls[i] = jars[i].toURI().toURL();
+        }
+        ClassLoader loader = new java.net.URLClassLoader(
+            "dumplog", urls, ClassLoader.getPlatformClassLoader());
+        // That class path has its own Exit class (the package moved over releases): make its
+        // exit and halt throw, too.
+        Class<?> exit = null;
+        for (String name : new String[] {
+                "org.apache.kafka.common.utils.internals.Exit", "org.apache.kafka.common.utils.Exit"}) {
+            try {
+                exit = Class.forName(name, true, loader);
+                break;
+            } catch (ClassNotFoundException e) {
+                // try the next location
+            }
+        }
+        if (exit == null) {
+            throw new HarnessException("no Kafka Exit class in " + dir);
+        }
+        Class<?> procedure = Class.forName(exit.getName() + "$Procedure", true, loader);
+        Object thrower = java.lang.reflect.Proxy.newProxyInstance(loader, new Class<?>[] {procedure},
+            (proxy, method, args) -> {
+                if (method.getDeclaringClass() == Object.class) {
+                    switch (method.getName()) {
+                        case "hashCode":
+                            return System.identityHashCode(proxy);
+                        case "equals":
+                            return proxy == args[0];
+                        default:
+                            return "exit procedure of the oracle harness";
+                    }
+                }
+                throw new ExitCalled((Integer) args[0], (String) args[1]);
+            });
+        exit.getMethod("setExitProcedure", procedure).invoke(null, thrower);
+        exit.getMethod("setHaltProcedure", procedure).invoke(null, thrower);
+        Class<?> tool = Class.forName("org.apache.kafka.tools.DumpLogSegments", true, loader);
+        dumpLogLoader = loader;
+        dumpLogMain = MethodHandles.publicLookup().findStatic(
+            tool, "main", MethodType.methodType(void.class, String[].class));
+        return dumpLogMain;
+    }
+
     private synchronized ObjectNode dumpLog(JsonNode request) throws Throwable {
         JsonNode argsNode = request.get("args");
         if (argsNode == null || !argsNode.isArray()) {
@@ -469,25 +535,28 @@ public final class OracleHarness {
         for (int i = 0; i < args.length; i++) {
             args[i] = argsNode.get(i).asText();
         }
+        MethodHandle main = dumpLogMain();
         ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
         ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
         PrintStream savedOut = System.out;
         PrintStream savedErr = System.err;
+        Thread thread = Thread.currentThread();
+        ClassLoader savedContext = thread.getContextClassLoader();
         Integer exitStatus = null;
         Throwable failure = null;
         try (PrintStream out = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
              PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8)) {
             System.setOut(out);
             System.setErr(err);
+            thread.setContextClassLoader(dumpLogLoader);
             try {
-                Class<?> tool = Class.forName("org.apache.kafka.tools.DumpLogSegments");
-                LOOKUP.findStatic(tool, "main", MethodType.methodType(void.class, String[].class))
-                    .invoke((Object) args);
+                main.invoke(args);
             } catch (ExitCalled e) {
                 exitStatus = e.status;
             } catch (Throwable t) {
                 failure = t;
             } finally {
+                thread.setContextClassLoader(savedContext);
                 out.flush();
                 err.flush();
                 System.setOut(savedOut);
