@@ -218,7 +218,7 @@ def _wanted(path: Path, spec: dict[str, Any]) -> bool:
     return artifact == "kafka-clients" and spec.get("name") in SHIPPED_DATA_SPECS
 
 
-SHIPPED = sorted(SHIPPED_DIR.glob("*.json"))
+SHIPPED = sorted(SHIPPED_DIR.rglob("*.json"))
 
 
 def test_specs_are_shipped() -> None:

@@ -1,0 +1,509 @@
+"""The small runtime that generated codecs call. Stdlib only.
+
+Generated modules hold straight-line per-version code; what they share lives here:
+the base classes with the public API, unsigned varints, tagged-field sections,
+JSON value conversions, and the construction of precise errors (only on failure paths).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import struct
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any, ClassVar, Self
+
+from codegen.runtime.errors import (
+    BufferUnderflow,
+    DecodeError,
+    EncodeError,
+    FieldTypeError,
+    InvalidLength,
+    InvalidTaggedField,
+    InvalidUtf8,
+    JsonFormatError,
+    KafkaCodecError,
+    NullValueError,
+    TrailingBytes,
+    UnexpectedNull,
+    UnsupportedFieldError,
+    UnsupportedVersionError,
+    ValueRangeError,
+)
+from codegen.versions import VersionRange
+
+__all__ = [
+    "BufferUnderflow",
+    "DecodeError",
+    "EncodeError",
+    "FieldTypeError",
+    "InvalidLength",
+    "InvalidTaggedField",
+    "InvalidUtf8",
+    "JsonFormatError",
+    "KafkaCodecError",
+    "KafkaMessage",
+    "KafkaStruct",
+    "NullValueError",
+    "TrailingBytes",
+    "UnexpectedNull",
+    "UnsupportedFieldError",
+    "UnsupportedVersionError",
+    "ValueRangeError",
+    "VersionRange",
+]
+
+new = object.__new__
+StructError = struct.error
+MAX_STRING_LENGTH = 0x7FFF
+ZERO_UUID = uuid.UUID(int=0)
+
+Reader = Callable[[bytes, int], tuple[Any, int]]
+Writer = Callable[[Any, list[bytes]], None]
+
+# ----------------------------------------------------------------------------- varints
+
+UVARINT_1 = tuple(bytes((i,)) for i in range(128))
+
+
+def uvarint(value: int) -> bytes:
+    """Unsigned LEB128, at most 5 bytes (Kafka's 32-bit unsigned varint)."""
+    if value < 0x80:
+        return UVARINT_1[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def read_uvarint(buf: bytes, offset: int, field: str) -> tuple[int, int]:
+    """Read an unsigned varint at ``offset``; return (value, next offset)."""
+    value = 0
+    shift = 0
+    start = offset
+    end = len(buf)
+    while True:
+        if offset >= end:
+            raise BufferUnderflow("the bytes end inside an unsigned varint", field=field, offset=start)
+        b = buf[offset]
+        offset += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, offset
+        shift += 7
+        if shift > 28:
+            raise InvalidLength("unsigned varint longer than 5 bytes", field=field, offset=start)
+
+
+# ----------------------------------------------------------------------------- decode errors
+
+
+def short_read(buf: bytes, offset: int, sizes: tuple[tuple[str, int], ...]) -> BufferUnderflow:
+    """The error for a fixed-width run that ran past the end: name the field that did."""
+    have = len(buf) - offset
+    at = offset
+    for name, size in sizes:
+        if at + size > len(buf):
+            return BufferUnderflow(
+                f"needs {size} bytes, only {max(len(buf) - at, 0)} left", field=name, offset=at
+            )
+        at += size
+    return BufferUnderflow(f"needs more than the {have} bytes left", field=sizes[0][0], offset=offset)
+
+
+def underflow(field: str, offset: int, length: int, buf: bytes) -> BufferUnderflow:
+    return BufferUnderflow(
+        f"length {length} runs past the end ({len(buf) - offset} bytes left)",
+        field=field,
+        offset=offset,
+    )
+
+
+def end_of_buffer(field: str, offset: int) -> BufferUnderflow:
+    return BufferUnderflow("the bytes end here", field=field, offset=offset)
+
+
+def unexpected_null(field: str, offset: int) -> UnexpectedNull:
+    return UnexpectedNull("null in a field that is not nullable at this version", field=field, offset=offset)
+
+
+def string_too_long(field: str, offset: int, length: int) -> InvalidLength:
+    return InvalidLength(f"string length {length} is above {MAX_STRING_LENGTH}", field=field, offset=offset)
+
+
+def too_many(field: str, offset: int, count: int, buf: bytes) -> InvalidLength:
+    return InvalidLength(
+        f"array of {count} elements cannot fit in the {len(buf) - offset} bytes left",
+        field=field,
+        offset=offset,
+    )
+
+
+def bad_utf8(field: str, offset: int, exc: UnicodeDecodeError) -> InvalidUtf8:
+    return InvalidUtf8(f"invalid UTF-8 ({exc.reason} at byte {offset + exc.start})", field=field, offset=offset)
+
+
+def bad_tag(field: str, offset: int, reason: str) -> InvalidTaggedField:
+    return InvalidTaggedField(reason, field=field, offset=offset)
+
+
+def tag_size_mismatch(field: str, offset: int, size: int, used: int) -> InvalidTaggedField:
+    return InvalidTaggedField(
+        f"tagged field declares {size} bytes but its value takes {used}", field=field, offset=offset
+    )
+
+
+def trailing(message: str, version: int, offset: int, total: int) -> TrailingBytes:
+    return TrailingBytes(
+        f"{total - offset} bytes left after the message",
+        field="",
+        offset=offset,
+        message=message,
+        version=version,
+    )
+
+
+def read_uuid(raw: bytes) -> uuid.UUID:
+    return uuid.UUID(bytes=raw)
+
+
+def read_unknown_tag(
+    buf: bytes, offset: int, end: int, tag: int, unknown: dict[int, bytes]
+) -> dict[int, bytes]:
+    """Keep an unknown tagged field's raw bytes (creating the dict on first use)."""
+    unknown[tag] = bytes(buf[offset:end])
+    return unknown
+
+
+# ----------------------------------------------------------------------------- encoding
+
+
+def encode_tagged(out: list[bytes], known: list[tuple[int, bytes]], unknown: Mapping[int, bytes]) -> None:
+    """Write a tagged-field section: known and unknown tags interleaved in ascending order."""
+    if unknown:
+        entries = sorted([*known, *unknown.items()], key=lambda e: e[0])
+    else:
+        entries = known
+    out.append(uvarint(len(entries)))
+    for tag, payload in entries:
+        out.append(uvarint(tag))
+        out.append(uvarint(len(payload)))
+        out.append(payload)
+
+
+def check_unknown_tags(unknown: Mapping[int, bytes], known_tags: tuple[int, ...]) -> None:
+    for tag in unknown:
+        if tag in known_tags:
+            raise EncodeError(f"tag {tag} is a known tag and cannot also be an unknown tag")
+
+
+def compact_bytes(data: bytes) -> bytes:
+    return uvarint(len(data) + 1) + data
+
+
+def encode_string(value: str, field: str) -> bytes:
+    data = value.encode("utf-8")
+    if len(data) > MAX_STRING_LENGTH:
+        raise ValueRangeError(
+            f"string of {len(data)} UTF-8 bytes is too long to write (at most {MAX_STRING_LENGTH})",
+            field=field,
+        )
+    return data
+
+
+def unsupported_field(field: str) -> UnsupportedFieldError:
+    return UnsupportedFieldError(
+        "a non-default value cannot be written at this version, which lacks the field",
+        field=field,
+    )
+
+
+def tagged_in_rigid_version() -> UnsupportedFieldError:
+    return UnsupportedFieldError(
+        "unknown tagged fields are set, but this version has no tagged fields"
+    )
+
+
+def too_long_to_write(field: str, length: int) -> ValueRangeError:
+    return ValueRangeError(
+        f"string of {length} UTF-8 bytes is too long to write (at most {MAX_STRING_LENGTH})",
+        field=field,
+    )
+
+
+# ----------------------------------------------------------------------------- JSON values
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def uuid_json(value: uuid.UUID) -> str:
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+
+
+def json_missing(cls: str, key: str, version: int) -> JsonFormatError:
+    return JsonFormatError(f"{cls}: unable to locate field '{key}', which is mandatory in version {version}")
+
+
+def json_int(node: object, cls: str, key: str, low: int, high: int) -> int:
+    if isinstance(node, bool) or not isinstance(node, int):
+        if isinstance(node, float) and node.is_integer():
+            node = int(node)
+        else:
+            raise JsonFormatError(f"{cls}: field '{key}' expected an integer, got {type(node).__name__}")
+    if not low <= node <= high:
+        raise JsonFormatError(f"{cls}: field '{key}' value {node} is out of range {low}..{high}")
+    return node
+
+
+def json_float(node: object, cls: str, key: str) -> float:
+    if isinstance(node, bool) or not isinstance(node, (int, float)):
+        raise JsonFormatError(f"{cls}: field '{key}' expected a number, got {type(node).__name__}")
+    return float(node)
+
+
+def json_bool(node: object, cls: str, key: str) -> bool:
+    if not isinstance(node, bool):
+        raise JsonFormatError(f"{cls}: field '{key}' expected a boolean, got {type(node).__name__}")
+    return node
+
+
+def json_str(node: object, cls: str, key: str) -> str:
+    if not isinstance(node, str):
+        raise JsonFormatError(f"{cls}: field '{key}' expected a string, got {type(node).__name__}")
+    return node
+
+
+def json_bytes(node: object, cls: str, key: str) -> bytes:
+    if not isinstance(node, str):
+        raise JsonFormatError(f"{cls}: field '{key}' expected a base64 string, got {type(node).__name__}")
+    try:
+        return base64.b64decode(node, validate=True)
+    except binascii.Error as exc:
+        raise JsonFormatError(f"{cls}: field '{key}' is not valid base64: {exc}") from exc
+
+
+def json_uuid(node: object, cls: str, key: str) -> uuid.UUID:
+    text = json_str(node, cls, key)
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError) as exc:
+        raise JsonFormatError(f"{cls}: field '{key}' is not a base64url uuid: {exc}") from exc
+    if len(raw) != 16:
+        raise JsonFormatError(f"{cls}: field '{key}' is not a 16-byte uuid")
+    return uuid.UUID(bytes=raw)
+
+
+def json_list(node: object, cls: str, key: str) -> list[Any]:
+    if not isinstance(node, list):
+        raise JsonFormatError(f"{cls}: field '{key}' expected a JSON array, got {type(node).__name__}")
+    return node
+
+
+def json_object(node: object, cls: str) -> dict[str, Any]:
+    if not isinstance(node, dict):
+        raise JsonFormatError(f"{cls}: expected a JSON object, got {type(node).__name__}")
+    return node
+
+
+# ----------------------------------------------------------------------------- classes
+
+
+@dataclass(frozen=True, slots=True)
+class FieldInfo:
+    """What the write-error diagnosis needs to know about a field (not used on hot paths)."""
+
+    attr: str
+    kind: str
+    element: str  # element kind of an array, "" otherwise
+    versions: VersionRange
+    nullable: VersionRange
+    struct: str  # struct class name for struct fields and struct arrays, "" otherwise
+
+
+_INT_RANGES = {
+    "int8": (-(2**7), 2**7 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+}
+_PY_TYPES: dict[str, type | tuple[type, ...]] = {
+    "bool": bool,
+    "float64": (float, int),
+    "string": str,
+    "bytes": (bytes, bytearray, memoryview),
+    "records": (bytes, bytearray, memoryview),
+    "uuid": uuid.UUID,
+    "array": list,
+}
+
+
+class KafkaStruct:
+    """Base of every generated class: JSON conversion and write-error diagnosis."""
+
+    __slots__ = ()
+    _FIELDS: ClassVar[tuple[FieldInfo, ...]] = ()
+    _STRUCTS: ClassVar[Mapping[str, type[KafkaStruct]]] = {}
+
+    def to_json(self, version: int) -> dict[str, Any]:
+        """Kafka's JsonConverter form of this object at ``version``."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, obj: object, version: int) -> Self:
+        """Read Kafka's JsonConverter form at ``version``."""
+        raise NotImplementedError
+
+    def _diagnose(self, version: int, path: str) -> EncodeError | None:
+        for info in self._FIELDS:
+            if version not in info.versions:
+                continue
+            value = getattr(self, info.attr)
+            where = f"{path}{info.attr}"
+            problem = _check_value(self, value, info.kind, info, version, where)
+            if problem is not None:
+                return problem
+        return None
+
+
+def _check_value(
+    owner: KafkaStruct, value: object, kind: str, info: FieldInfo, version: int, where: str
+) -> EncodeError | None:
+    if value is None:
+        if version in info.nullable or kind == "records":
+            return None
+        return NullValueError("None in a field that is not nullable at this version", field=where)
+    if kind in _INT_RANGES:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return FieldTypeError(f"expected an int for {kind}, got {type(value).__name__}", field=where)
+        low, high = _INT_RANGES[kind]
+        if not low <= value <= high:
+            return ValueRangeError(f"{value} is outside the {kind} range {low}..{high}", field=where)
+        return None
+    if kind == "struct":
+        child_cls = owner._STRUCTS.get(info.struct)
+        if child_cls is None or not isinstance(value, child_cls):
+            return FieldTypeError(f"expected a {info.struct}, got {type(value).__name__}", field=where)
+        return value._diagnose(version, f"{where}.")
+    expected = _PY_TYPES.get(kind)
+    if expected is not None and not isinstance(value, expected):
+        return FieldTypeError(f"expected {kind}, got {type(value).__name__}", field=where)
+    if kind == "string":
+        assert isinstance(value, str)
+        try:
+            data = value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return FieldTypeError(f"string is not encodable as UTF-8: {exc.reason}", field=where)
+        if len(data) > MAX_STRING_LENGTH:
+            return ValueRangeError(f"string of {len(data)} UTF-8 bytes is too long", field=where)
+    if kind == "array":
+        assert isinstance(value, list)
+        element_info = FieldInfo(info.attr, info.element, "", info.versions, VersionRange.NONE, info.struct)
+        for i, item in enumerate(value):
+            problem = _check_value(owner, item, info.element, element_info, version, f"{where}[{i}]")
+            if problem is not None:
+                return problem
+    return None
+
+
+class KafkaMessage(KafkaStruct):
+    """Base of every generated top-level message: the public codec API."""
+
+    __slots__ = ()
+    SPEC_NAME: ClassVar[str]
+    SPEC_TYPE: ClassVar[str]
+    API_KEY: ClassVar[int | None]
+    LOWEST_VERSION: ClassVar[int]
+    HIGHEST_VERSION: ClassVar[int]
+    VALID_VERSIONS: ClassVar[VersionRange]
+    FLEXIBLE_VERSIONS: ClassVar[VersionRange]
+    _READERS: ClassVar[Mapping[int, Reader]]
+    _WRITERS: ClassVar[Mapping[int, Writer]]
+
+    @classmethod
+    def decode(cls, data: bytes, version: int) -> Self:
+        """Decode ``data`` at ``version``; every byte must belong to the message."""
+        reader = cls._READERS.get(version)
+        if reader is None:
+            raise cls._no_version(version)
+        if type(data) is not bytes:
+            data = bytes(data)
+        try:
+            obj, end = reader(data, 0)
+        except DecodeError as exc:
+            raise exc.located(cls.SPEC_NAME, version) from None
+        if end != len(data):
+            raise trailing(cls.SPEC_NAME, version, end, len(data))
+        result: Self = obj
+        return result
+
+    @classmethod
+    def read(cls, buf: bytes, offset: int, version: int) -> tuple[Self, int]:
+        """Decode one message at ``offset``; return it and the offset after it."""
+        reader = cls._READERS.get(version)
+        if reader is None:
+            raise cls._no_version(version)
+        if type(buf) is not bytes:
+            buf = bytes(buf)
+        try:
+            result: tuple[Self, int] = reader(buf, offset)
+        except DecodeError as exc:
+            raise exc.located(cls.SPEC_NAME, version) from None
+        return result
+
+    def encode(self, version: int) -> bytes:
+        """The message's bytes at ``version``, exactly as Kafka writes them."""
+        writer = self._WRITERS.get(version)
+        if writer is None:
+            raise self._no_version(version)
+        out: list[bytes] = []
+        try:
+            writer(self, out)
+        except EncodeError as exc:
+            exc.message, exc.version = self.SPEC_NAME, version
+            raise
+        except (StructError, AttributeError, TypeError, OverflowError, UnicodeEncodeError, ValueError) as exc:
+            problem = self._diagnose(version, "") or EncodeError(f"cannot encode: {exc}")
+            problem.message, problem.version = self.SPEC_NAME, version
+            raise problem from exc
+        return b"".join(out)
+
+    @classmethod
+    def _no_version(cls, version: int) -> UnsupportedVersionError:
+        return UnsupportedVersionError(
+            f"{cls.SPEC_NAME} has no version {version} (valid versions: {cls.VALID_VERSIONS})"
+        )
+
+
+# ----------------------------------------------------------------------------- the index
+
+
+class MessageIndex(Mapping[str, type[KafkaMessage]]):
+    """Spec name -> generated class, importing each module on first use."""
+
+    def __init__(self, package: str, modules: Mapping[str, str]) -> None:
+        self._package = package
+        self._modules = dict(modules)
+        self._loaded: dict[str, type[KafkaMessage]] = {}
+
+    def __getitem__(self, name: str) -> type[KafkaMessage]:
+        cls = self._loaded.get(name)
+        if cls is None:
+            module = import_module(f"{self._package}.{self._modules[name]}")
+            cls = getattr(module, name)
+            self._loaded[name] = cls
+        return cls
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
