@@ -4,8 +4,8 @@ The entry is given as the bytes from its 12-byte log header (``int64 offset``, `
 to its end. Decoding never raises on bad data: the result is a :class:`RecordBatch` or a
 :class:`SegmentError` saying why not.
 
-The record loops are written out by hand for speed (one-byte varints are decoded inline, two-byte
-record lengths too); :func:`_parse_v2` and :func:`_parse_v2_raw` differ only in what they build.
+The record loops are written out by hand for speed (one- and two-byte varints are decoded inline
+through lookup tables); :func:`_parse_v2` and :func:`_parse_v2_raw` differ only in what they build.
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ MIN_LEGACY_SIZE: Final = 14
 _MIN_V1_SIZE: Final = 22
 _MIN_RECORD_BODY: Final = 6
 """attributes, timestampDelta, offsetDelta, keyLength, valueLength, headerCount: 1 byte each."""
+# The record loops do not check a record's length up front: every read either stays inside the
+# (de)compressed records or raises IndexError, slices never allocate past the end of the data,
+# and the position must land exactly on the record's end, so a wrong length is always caught.
 
 _V2_HEADER: Final = struct.Struct(">qiiBIhiqqqhii")
 _LEGACY_HEADER: Final = struct.Struct(">qiIBB")
@@ -67,6 +70,12 @@ _END_TXN: Final = struct.Struct(">hi")
 
 _CODECS: Final = tuple(Codec)
 _TS_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+
+
+_ZZ1: Final = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 7))
+"""Zig-zag decoding of one-byte varints."""
+_ZZ2: Final = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
+"""Zig-zag decoding of the 14 payload bits of two-byte varints."""
 
 
 class _Corrupt(Exception):
@@ -162,39 +171,43 @@ def _parse_v2(
 ) -> list[Record]:
     out: list[Record] = []
     add = out.append
+    zz = _ZZ1
+    zz2 = _ZZ2
     for _ in range(count):
         b = data[pos]
         if b < 0x80:
-            size = (b >> 1) ^ -(b & 1)
+            size = zz[b]
             pos += 1
         else:
             b2 = data[pos + 1]
             if b2 < 0x80:
-                u = (b & 0x7F) | (b2 << 7)
-                size = (u >> 1) ^ -(u & 1)
+                size = zz2[(b - 0x80) | (b2 << 7)]
                 pos += 2
             else:
                 size, pos = _zz32(data, pos)
         start = pos
         rec_end = pos + size
-        if size < _MIN_RECORD_BODY or rec_end > end:
-            raise _Corrupt(f"invalid record size {size} at byte {pos}")
         attrs = data[pos]
         b = data[pos + 1]
         if b < 0x80:
-            ts_delta = (b >> 1) ^ -(b & 1)
+            ts_delta = zz[b]
             pos += 2
         else:
             ts_delta, pos = _zz64(data, pos + 1)
         b = data[pos]
         if b < 0x80:
-            off_delta = (b >> 1) ^ -(b & 1)
+            off_delta = zz[b]
             pos += 1
         else:
-            off_delta, pos = _zz32(data, pos)
+            b2 = data[pos + 1]
+            if b2 < 0x80:
+                off_delta = zz2[(b - 0x80) | (b2 << 7)]
+                pos += 2
+            else:
+                off_delta, pos = _zz32(data, pos)
         b = data[pos]
         if b < 0x80:
-            n = (b >> 1) ^ -(b & 1)
+            n = zz[b]
             pos += 1
         else:
             n, pos = _zz32(data, pos)
@@ -208,7 +221,7 @@ def _parse_v2(
             raise _Corrupt(f"invalid key size {n}")
         b = data[pos]
         if b < 0x80:
-            n = (b >> 1) ^ -(b & 1)
+            n = zz[b]
             pos += 1
         else:
             n, pos = _zz32(data, pos)
@@ -261,38 +274,42 @@ def _parse_v2_raw(
 ) -> list[RawRecord]:
     out: list[RawRecord] = []
     add = out.append
+    zz = _ZZ1
+    zz2 = _ZZ2
     for _ in range(count):
         b = data[pos]
         if b < 0x80:
-            size = (b >> 1) ^ -(b & 1)
+            size = zz[b]
             pos += 1
         else:
             b2 = data[pos + 1]
             if b2 < 0x80:
-                u = (b & 0x7F) | (b2 << 7)
-                size = (u >> 1) ^ -(u & 1)
+                size = zz2[(b - 0x80) | (b2 << 7)]
                 pos += 2
             else:
                 size, pos = _zz32(data, pos)
         start = pos
         rec_end = pos + size
-        if size < _MIN_RECORD_BODY or rec_end > end:
-            raise _Corrupt(f"invalid record size {size} at byte {pos}")
         b = data[pos + 1]
         if b < 0x80:
-            ts_delta = (b >> 1) ^ -(b & 1)
+            ts_delta = zz[b]
             pos += 2
         else:
             ts_delta, pos = _zz64(data, pos + 1)
         b = data[pos]
         if b < 0x80:
-            off_delta = (b >> 1) ^ -(b & 1)
+            off_delta = zz[b]
             pos += 1
         else:
-            off_delta, pos = _zz32(data, pos)
+            b2 = data[pos + 1]
+            if b2 < 0x80:
+                off_delta = zz2[(b - 0x80) | (b2 << 7)]
+                pos += 2
+            else:
+                off_delta, pos = _zz32(data, pos)
         b = data[pos]
         if b < 0x80:
-            n = (b >> 1) ^ -(b & 1)
+            n = zz[b]
             pos += 1
         else:
             n, pos = _zz32(data, pos)
@@ -306,7 +323,7 @@ def _parse_v2_raw(
             raise _Corrupt(f"invalid key size {n}")
         b = data[pos]
         if b < 0x80:
-            n = (b >> 1) ^ -(b & 1)
+            n = zz[b]
             pos += 1
         else:
             n, pos = _zz32(data, pos)
