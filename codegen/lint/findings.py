@@ -1,0 +1,38 @@
+"""A finding: one rule broken at one place, with what to do instead."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from codegen.lint.rules import RULES, Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    message: str
+    path: str
+    line: int
+    json_path: str
+    spec: str
+    suppressed: str | None = None  # the reason, when the finding is suppressed
+    suppressed_by: str | None = None  # "allow" (command line) or "inline" (spec comment)
+
+    @property
+    def severity(self) -> Severity:
+        return RULES[self.rule].severity
+
+    @property
+    def counts(self) -> bool:
+        """True when the finding makes the lint fail."""
+        return self.severity is Severity.BREAKING and self.suppressed is None
+
+    def suppress(self, reason: str, by: str) -> Finding:
+        return replace(self, suppressed=reason, suppressed_by=by)
+
+    def sort_key(self) -> tuple[str, int, str, str, str]:
+        return (self.path, self.line, self.json_path, self.rule, self.message)
+
+    def __str__(self) -> str:
+        return (f"{self.path}:{self.line}: {self.json_path}: {self.severity.value} "
+                f"[{self.rule}] {self.message}")
