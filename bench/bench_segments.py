@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codegen.dumps import Codec, SegmentReader, SegmentWriter  # noqa: E402
+from codegen.dumps import Codec, SegmentReader, SegmentWriter
 
 _KEY = struct.Struct(">hh")
 _VALUE_HEAD = struct.Struct(">hqi")
