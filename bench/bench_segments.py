@@ -76,12 +76,12 @@ def write_segment(path: str, records: int, codec: Codec) -> float:
     return time.perf_counter() - start
 
 
-def _best(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
+def _best(fn: Callable[[str], int], path: str, repeat: int) -> tuple[float, int]:
     best = float("inf")
     count = 0
     for _ in range(repeat):
         start = time.perf_counter()
-        count = fn()
+        count = fn(path)
         best = min(best, time.perf_counter() - start)
     return best, count
 
@@ -120,8 +120,8 @@ def main() -> None:
             path = os.path.join(tmp, f"{codec.name.lower()}.log")
             wtime = write_segment(path, args.records, codec)
             size = os.path.getsize(path) / (1 << 20)
-            t_obj, n_obj = _best(lambda p=path: _read_objects(p), args.repeat)
-            t_raw, n_raw = _best(lambda p=path: _read_raw(p), args.repeat)
+            t_obj, n_obj = _best(_read_objects, path, args.repeat)
+            t_raw, n_raw = _best(_read_raw, path, args.repeat)
             assert n_obj == n_raw == args.records, (n_obj, n_raw)
             print(
                 f"{codec.name.lower():<6} {size:>7.1f} {wtime:>8.2f} "
