@@ -1,0 +1,79 @@
+"""``--allow RULE`` and ``// lint: allow RULE -- reason`` comments in the new spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.lint.helpers import found, run
+
+OLD = """{
+  "name": "Sample", "type": "data", "validVersions": "0-2", "flexibleVersions": "none",
+  "fields": [
+    { "name": "A", "type": "int32", "versions": "0+" }
+  ]
+}
+"""
+
+
+def _new(comment: str) -> str:
+    return f"""{{
+  "name": "Sample", "type": "data", "validVersions": "0-2", "flexibleVersions": "none",
+  "fields": [
+    {comment}
+    {{ "name": "Alpha", "type": "int32", "versions": "0+" }}
+  ]
+}}
+"""
+
+
+def test_inline_suppression_with_reason(tmp_path: Path) -> None:
+    result = run(tmp_path, OLD, _new("// lint: allow field-renamed -- the JSON form is unused"))
+    assert found(result) == []
+    (finding,) = result.findings
+    assert (finding.rule, finding.suppressed, finding.suppressed_by) == (
+        "field-renamed", "the JSON form is unused", "inline")
+    assert result.exit_code == 0
+
+
+def test_inline_suppression_on_the_same_line(tmp_path: Path) -> None:
+    new = _new("").replace('"versions": "0+" }',
+                           '"versions": "0+" } // lint: allow field-renamed -- fine')
+    assert found(run(tmp_path, OLD, new)) == []
+
+
+def test_suppression_without_reason_is_a_finding_and_ignored(tmp_path: Path) -> None:
+    result = run(tmp_path, OLD, _new("// lint: allow field-renamed"))
+    assert [(r, p) for r, p, _ in found(result)] == [
+        ("suppression-without-reason", "$"), ("field-renamed", "$.fields[0].name")]
+    assert found(result)[0][2] == (
+        "the suppression of field-renamed gives no reason, so it is ignored; write "
+        "`// lint: allow RULE -- why this is fine`")
+    assert result.exit_code == 1
+
+
+def test_suppression_of_unknown_rule(tmp_path: Path) -> None:
+    result = run(tmp_path, OLD, _new("// lint: allow field-renamed, no-such-rule -- reason"))
+    assert found(result) == [
+        ("suppression-unknown-rule", "$",
+         "the suppression names no-such-rule, which is not a lint rule; see docs/lint.md for "
+         "the rule ids"),
+    ]
+    assert result.findings[0].line == 4
+
+
+def test_suppression_two_lines_above_does_not_apply(tmp_path: Path) -> None:
+    new = _new("// lint: allow field-renamed -- reason\n")
+    assert [r for r, _, _ in found(run(tmp_path, OLD, new))] == ["field-renamed"]
+
+
+def test_allow_on_the_command_line(tmp_path: Path) -> None:
+    result = run(tmp_path, OLD, _new(""), allow=("field-renamed",))
+    assert found(result) == []
+    assert result.findings[0].suppressed_by == "allow"
+    assert result.exit_code == 0
+
+
+def test_comment_text_inside_a_string_is_not_a_suppression(tmp_path: Path) -> None:
+    new = _new("").replace('"name": "Alpha"',
+                           '"about": "// lint: allow field-renamed -- x", "name": "Alpha"')
+    assert [r for r, _, _ in found(run(tmp_path, OLD, new))] == ["field-renamed"]
