@@ -62,6 +62,12 @@ _SNAPPY_FRAMED_MAGIC: Final = b"\xff\x06\x00\x00sNaPpY"
 _LZ4_MAGIC: Final = b"\x04\x22\x4d\x18"
 
 
+def _library_error(codec: str, exc: Exception) -> CompressionError:
+    text = str(exc)
+    prefix = f"{codec}: "
+    return CompressionError(text if text.startswith(prefix) else prefix + text)
+
+
 def _too_large(codec: str, max_size: int) -> CompressionError:
     return CompressionError(
         f"{codec}: decompressed size exceeds the limit of {max_size} bytes", too_large=True
@@ -111,13 +117,13 @@ def _snappy_raw(data: bytes | memoryview, max_size: int) -> bytes:
     try:
         size = cramjam.snappy.decompress_raw_len(data)
     except Exception as exc:
-        raise CompressionError(f"snappy: {exc}") from None
+        raise _library_error("snappy", exc) from None
     if size > max_size:
         raise _too_large("snappy", max_size)
     try:
         return bytes(cramjam.snappy.decompress_raw(data))
     except Exception as exc:
-        raise CompressionError(f"snappy: {exc}") from None
+        raise _library_error("snappy", exc) from None
 
 
 def _snappy_xerial(data: bytes | memoryview, max_size: int) -> bytes:
@@ -146,7 +152,7 @@ def _snappy_framed(data: bytes | memoryview, max_size: int) -> bytes:
         d.decompress(data)
         out = d.flush()
     except Exception as exc:
-        raise CompressionError(f"snappy: {exc}") from None
+        raise _library_error("snappy", exc) from None
     if len(out) > max_size:
         raise _too_large("snappy", max_size)
     return bytes(out)
@@ -283,7 +289,7 @@ def _unzstd(data: bytes | memoryview, max_size: int) -> bytes:
     try:
         size = zstandard.frame_content_size(data)
     except zstandard.ZstdError as exc:
-        raise CompressionError(f"zstd: {exc}") from None
+        raise _library_error("zstd", exc) from None
     if size > max_size:
         raise _too_large("zstd", max_size)
     if size >= 0:
@@ -314,7 +320,7 @@ def _unzstd(data: bytes | memoryview, max_size: int) -> bytes:
                 raise CompressionError("zstd: truncated frame")
             pos -= len(dobj.unused_data)
     except zstandard.ZstdError as exc:
-        raise CompressionError(f"zstd: {exc}") from None
+        raise _library_error("zstd", exc) from None
     return b"".join(parts)
 
 
