@@ -665,7 +665,9 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
         problem("$.name", f"the message name {spec.name} is also a common struct name")
 
     ctx = _Context(spec, log, flexible, common, {}, {}, [])
-    fields = _build_fields(ctx, spec.fields, valid or VersionRange.NONE, spec.name, top=True)
+    # With unusable validVersions, check fields against all versions: one problem, not many.
+    usable = valid if valid is not None and not valid.empty else VersionRange.ALL
+    fields = _build_fields(ctx, spec.fields, usable, spec.name, top=True)
     for name in common:
         if name not in ctx.built:
             _build_common(ctx, name)  # unused common structs are still checked and emitted

@@ -1,0 +1,216 @@
+"""One test per spec rule: the exact ``path:line: $.json.path: message`` a user sees."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen.emit import load_messages
+from codegen.errors import SpecErrors
+
+
+def field(name: str = "A", type_: str = "int32", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "type": type_, "versions": "0+", **extra}
+
+
+def spec(*fields: dict[str, Any], **top: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "name": "Demo",
+        "type": "data",
+        "validVersions": "0-3",
+        "flexibleVersions": "2+",
+        "fields": list(fields),
+    }
+    base.update(top)
+    return base
+
+
+def problems(tmp_path: Path, *specs: dict[str, Any] | str) -> list[str]:
+    """Write each spec (pretty-printed, one key per line) and return every problem found."""
+    for i, s in enumerate(specs):
+        text = s if isinstance(s, str) else json.dumps(s, indent=2)
+        (tmp_path / f"Spec{i}.json").write_text(text)
+    try:
+        load_messages([tmp_path])
+    except SpecErrors as exc:
+        return [str(p).replace(str(tmp_path) + "/", "") for p in exc.problems]
+    return []
+
+
+def one(tmp_path: Path, *specs: dict[str, Any] | str) -> str:
+    found = problems(tmp_path, *specs)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def after_path(problem: str) -> str:
+    """The ``$.json.path: message`` part."""
+    return problem.split(": ", 1)[1]
+
+
+def test_valid_spec_has_no_problems(tmp_path: Path) -> None:
+    assert problems(tmp_path, spec(field())) == []
+
+
+def test_line_numbers_survive_comments(tmp_path: Path) -> None:
+    text = '// header\n/* block\n comment */\n{\n  "name": "Demo",\n  "type": "data",\n' \
+        '  "validVersions": "0",\n  "flexibleVersions": "none",\n  "fields": [\n' \
+        '    { "name": "A", "type": "int99", "versions": "0+" }\n  ]\n}\n'
+    assert one(tmp_path, text) == "Spec0.json:10: $.fields[0].type: unknown type 'int99'"
+
+
+def test_syntax_error_reports_line(tmp_path: Path) -> None:
+    assert one(tmp_path, '{\n  "name": "Demo",\n  oops\n}') == (
+        "Spec0.json:3: $: invalid JSON: expected a quoted key"
+    )
+
+
+def test_unknown_key(tmp_path: Path) -> None:
+    assert after_path(one(tmp_path, spec(field(bogus=1)))) == (
+        "$.fields[0]: unknown key: 'bogus' was unexpected"
+    )
+
+
+def test_all_problems_reported_at_once(tmp_path: Path) -> None:
+    found = problems(
+        tmp_path,
+        spec(field("A", "int99"), field("B", "uuid", nullableVersions="0+")),
+        spec(field(tag=-1, taggedVersions="2+"), name="Other"),
+    )
+    assert len(found) == 3, found
+
+
+RULES: list[tuple[str, dict[str, Any], str]] = [
+    ("open-ended validVersions", spec(field(), validVersions="0+"),
+     "$.validVersions: validVersions 0+ is open-ended; a message must name its highest version"),
+    ("empty validVersions", spec(field(), validVersions="none"),
+     "$.validVersions: validVersions is none; a message needs at least one version"),
+    ("missing flexibleVersions", {k: v for k, v in spec(field()).items() if k != "flexibleVersions"},
+     "$: flexibleVersions is missing; use 0+ for new messages, or none"),
+    ("closed flexibleVersions", spec(field(), flexibleVersions="1-2"),
+     "$.flexibleVersions: flexibleVersions 1-2 is not open-ended; use none or a range ending in +"),
+    ("latestVersionUnstable on data", spec(field(), latestVersionUnstable=True),
+     "$.latestVersionUnstable: latestVersionUnstable is only valid for requests"),
+    ("listeners on data", spec(field(), listeners=["broker"]),
+     "$.listeners: listeners are only valid for requests"),
+    ("request without apiKey", spec(field(), type="request"),
+     "$: a request spec needs an apiKey"),
+    ("coordinator-key versions", spec(field(), type="coordinator-key", apiKey=1, flexibleVersions="none"),
+     "$.validVersions: a coordinator-key must have validVersions 0"),
+    ("coordinator-key flexible", spec(field(), type="coordinator-key", apiKey=1, validVersions="0", flexibleVersions="0+"),
+     "$.flexibleVersions: a coordinator-key must have flexibleVersions none"),
+    ("unknown type", spec(field("A", "int99")), "$.fields[0].type: unknown type 'int99'"),
+    ("array of arrays", spec(field("A", "[][]int32")),
+     "$.fields[0].type: cannot parse [][]int32: arrays of arrays are not allowed"),
+    ("array without element", spec(field("A", "[]")),
+     "$.fields[0].type: cannot parse the array type []: no element type"),
+    ("duplicate field", spec(field("A"), field("A")),
+     "$.fields[1].name: in Demo, field A has a duplicate name; field names must be unique"),
+    ("python name collision", spec(field("TopicId"), field("TopicID")),
+     "$.fields[1].name: in Demo, fields TopicId and TopicID both become the Python attribute topic_id"),
+    ("reserved python name", spec(field("Encode")),
+     "$.fields[0].name: field Encode would become the attribute encode, which generated classes use for their own API; rename the field"),
+    ("no versions", spec({"name": "A", "type": "int32"}),
+     "$.fields[0]: field A has no versions; give versions (or taggedVersions)"),
+    ("field outside message", spec(field("A", versions="5+")),
+     "$.fields[0].versions: field A has versions 5+, but its struct exists only in versions 0-3"),
+    ("nullable int", spec(field("A", nullableVersions="0+")),
+     "$.fields[0].nullableVersions: type int32 cannot be nullable"),
+    ("nullable uuid", spec(field("A", "uuid", nullableVersions="0+")),
+     "$.fields[0].nullableVersions: type uuid cannot be nullable (Kafka's UUID type has no null)"),
+    ("negative tag", spec(field(tag=-1, taggedVersions="2+")),
+     "$.fields[0].tag: tags cannot be negative"),
+    ("tag without taggedVersions", spec(field(tag=0)),
+     "$.fields[0].tag: a tag is given, so taggedVersions must be given as well"),
+    ("taggedVersions without tag", spec(field(taggedVersions="2+")),
+     "$.fields[0].taggedVersions: taggedVersions is given, but no tag"),
+    ("closed taggedVersions", spec(field(tag=0, taggedVersions="2-3")),
+     "$.fields[0].taggedVersions: taggedVersions 2-3 is not open-ended; use none or a range ending in +"),
+    ("taggedVersions outside versions", spec(field(versions="3+", tag=0, taggedVersions="2+")),
+     "$.fields[0].taggedVersions: taggedVersions 2+ must be a subset of versions 3+"),
+    ("taggedVersions outside flexible", spec(field(tag=0, taggedVersions="1+")),
+     "$.fields[0].taggedVersions: taggedVersions 1+ must be inside the message's flexibleVersions 2+"),
+    ("tagged map key", spec(field("Items", "[]Item", fields=[field("K", mapKey=True, tag=0, taggedVersions="2+")])),
+     "$.fields[0].fields[0].mapKey: a tagged field cannot be a map key"),
+    ("tagged records", spec(field("R", "records", tag=0, taggedVersions="2+", nullableVersions="0+")),
+     "$.fields[0].tag: a records field cannot be tagged"),
+    ("partly nullable tagged", spec(field("S", "string", tag=0, taggedVersions="2+", nullableVersions="3+")),
+     "$.fields[0].nullableVersions: nullableVersions 3+ covers only part of taggedVersions 2+; either all tagged versions are nullable or none"),
+    ("duplicate tag", spec(field("A", tag=0, taggedVersions="2+"), field("B", tag=0, taggedVersions="2+")),
+     "$.fields[1].tag: in Demo, field B has a duplicate tag 0 (also used by A); tags must be unique"),
+    ("tags not contiguous", spec(field("A", tag=0, taggedVersions="2+"), field("B", tag=2, taggedVersions="2+")),
+     "$.fields[1].tag: in Demo, the tags are not contiguous: use tag 1 before any higher tag"),
+    ("top-level mapKey", spec(field(mapKey=True)),
+     "$.fields[0].mapKey: mapKey cannot be set on top-level fields"),
+    ("flexibleVersions override on int", spec(field(flexibleVersions="none")),
+     "$.fields[0].flexibleVersions: only string and bytes fields can override flexibleVersions"),
+    ("flexibleVersions override outside", spec(field("S", "string", flexibleVersions="1+")),
+     "$.fields[0].flexibleVersions: flexibleVersions 1+ must be inside the message's flexibleVersions 2+"),
+    ("zeroCopy on string", spec(field("S", "string", zeroCopy=True)),
+     "$.fields[0].zeroCopy: only bytes fields can use zeroCopy"),
+    ("entityType mismatch", spec(field("A", entityType="topicName")),
+     "$.fields[0].entityType: entityType topicName needs type string, not int32"),
+    ("bad int default", spec(field(default="x")), "$.fields[0].default: invalid default 'x' for int32"),
+    ("int default out of range", spec(field("A", "int8", default="300")),
+     "$.fields[0].default: invalid default '300' for int8: out of range -128..127"),
+    ("leading zero default", spec(field(default="010")),
+     "$.fields[0].default: invalid default '010' for int32: leading zeros are ambiguous"),
+    ("bool default", spec(field("A", "bool", default="yes")),
+     "$.fields[0].default: invalid default 'yes' for bool: use true or false"),
+    ("uuid default", spec(field("A", "uuid", default="abc")),
+     "$.fields[0].default: invalid default 'abc' for uuid: expected 22 base64url characters"),
+    ("float default", spec(field("A", "float64", default="fast")),
+     "$.fields[0].default: invalid default 'fast' for float64"),
+    ("bytes default", spec(field("A", "bytes", default="00")),
+     "$.fields[0].default: the only valid default for a bytes field is empty or null"),
+    ("array default", spec(field("A", "[]int32", default="1")),
+     "$.fields[0].default: the only valid default for a array field is the empty array or null"),
+    ("null default not nullable", spec(field("S", "string", default="null", nullableVersions="1+")),
+     "$.fields[0].default: null cannot be the default of S: it is not nullable in all of its versions 0+"),
+    ("fields on int", spec(field(fields=[field("B")])),
+     "$.fields[0].fields: field A of type int32 cannot have fields"),
+    ("unknown struct", spec(field("A", "Missing")),
+     "$.fields[0].type: no struct named Missing: define its fields inline or in commonStructs"),
+    ("inline struct twice", spec(field("A", "S", fields=[field("X")]), field("B", "S", fields=[field("Y")])),
+     "$.fields[1].type: struct S is specified twice (first at $.fields[0])"),
+    ("common struct redefined inline",
+     spec(field("A", "C", fields=[field("X")]), commonStructs=[{"name": "C", "versions": "0+", "fields": [field("X")]}]),
+     "$.fields[0].type: C is a common struct and cannot be specified again inline"),
+    ("common struct twice",
+     spec(field("A", "C"), commonStructs=[{"name": "C", "versions": "0+", "fields": [field("X")]}] * 2),
+     "$.commonStructs[1].name: common struct C is specified twice"),
+    ("struct named like message", spec(field("A", "Demo", fields=[field("X")])),
+     "$.fields[0].type: struct Demo has the same name as its message"),
+]
+
+
+@pytest.mark.parametrize(("rule", "bad", "expected"), RULES, ids=[r[0] for r in RULES])
+def test_rule(tmp_path: Path, rule: str, bad: dict[str, Any], expected: str) -> None:
+    assert after_path(one(tmp_path, bad)) == expected
+
+
+def test_duplicate_spec_name(tmp_path: Path) -> None:
+    found = problems(tmp_path, spec(field()), spec(field()))
+    assert [after_path(p) for p in found] == [
+        "$.name: spec name Demo is already used by Spec0.json"
+    ]
+
+
+def test_duplicate_api_key_in_one_folder(tmp_path: Path) -> None:
+    a = spec(field(), name="A", type="metadata", apiKey=3)
+    b = spec(field(), name="B", type="metadata", apiKey=3)
+    assert [after_path(p) for p in problems(tmp_path, a, b)] == [
+        "$.apiKey: apiKey 3 is already used by the metadata A"
+    ]
+
+
+def test_same_api_key_in_two_folders_is_fine(tmp_path: Path) -> None:
+    for sub, name in (("x", "A"), ("y", "B")):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / f"{name}.json").write_text(
+            json.dumps(spec(field(), name=name, type="metadata", apiKey=3))
+        )
+    assert len(load_messages([tmp_path])) == 2
