@@ -26,6 +26,7 @@ from codegen.dumps import (
     encode_record_batch,
     parse_control_key,
     parse_end_txn_marker,
+    segment_file_info,
     summarize,
 )
 from codegen.dumps.writer import NewRecord
@@ -568,3 +569,19 @@ def test_fetch_response_records_vector(vector: dict[str, Any]) -> None:
     offsets = [r.offset for b in batches for r in b.records]
     assert offsets == list(range(len(offsets)))
     assert offsets[-1] + 1 == inferred["highWatermark"]
+
+
+@needs_data
+def test_file_names() -> None:
+    info = segment_file_info(
+        DATA_DIR / "aibulb/__cluster_metadata-0/00000000000000007259-0000000001.checkpoint"
+    )
+    assert (info.kind, info.snapshot_end_offset, info.snapshot_epoch) == ("snapshot", 7259, 1)
+    assert segment_file_info(DATA_DIR / "ldi-poc/bootstrap.checkpoint").kind == "snapshot"
+    for rel in MANIFEST:
+        info = segment_file_info(DATA_DIR / rel)
+        if info.kind == "log":
+            assert info.base_offset == 0
+            first = _batches(_items(DATA_DIR / rel))[0]
+            assert first.base_offset >= info.base_offset
+    assert segment_file_info("00000000000000000013.snapshot").kind == "other"

@@ -31,10 +31,12 @@ from codegen.dumps.model import (
     TimestampType,
 )
 from codegen.dumps.segments import (
+    SegmentFileInfo,
     SegmentReader,
     Source,
     iter_raw_records,
     read_segment,
+    segment_file_info,
     summarize,
 )
 from codegen.dumps.writer import (
@@ -58,6 +60,7 @@ __all__ = [
     "Record",
     "RecordBatch",
     "SegmentError",
+    "SegmentFileInfo",
     "SegmentReader",
     "SegmentSummary",
     "SegmentWriter",
@@ -75,5 +78,6 @@ __all__ = [
     "parse_control_key",
     "parse_end_txn_marker",
     "read_segment",
+    "segment_file_info",
     "summarize",
 ]

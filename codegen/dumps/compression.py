@@ -4,8 +4,7 @@ Every codec goes through a maintained library (``zlib``, ``cramjam`` for snappy,
 LZ4 frame format, ``zstandard``). What is Kafka-specific lives here:
 
 - snappy: Kafka's Java client writes the *xerial* framing (a 16-byte header followed by
-  ``int32 length`` + raw snappy chunks); other clients write raw snappy. Both are detected, and so
-  is the official snappy framing format.
+  ``int32 length`` + raw snappy chunks); other clients write raw snappy. Both are detected.
 - lz4: Kafka writes the standard LZ4 frame, but Kafka 0.8/0.9 computed the frame-descriptor
   checksum over the magic number too (KAFKA-3160). Such frames are accepted by recomputing that
   one checksum byte.
@@ -58,7 +57,6 @@ class CompressionError(Exception):
 XERIAL_MAGIC: Final = b"\x82SNAPPY\x00"
 _XERIAL_HEADER_SIZE: Final = 16
 _XERIAL_CHUNK: Final = 32 * 1024
-_SNAPPY_FRAMED_MAGIC: Final = b"\xff\x06\x00\x00sNaPpY"
 _LZ4_MAGIC: Final = b"\x04\x22\x4d\x18"
 
 
@@ -146,24 +144,10 @@ def _snappy_xerial(data: bytes | memoryview, max_size: int) -> bytes:
     return b"".join(parts)
 
 
-def _snappy_framed(data: bytes | memoryview, max_size: int) -> bytes:
-    try:
-        d = cramjam.snappy.Decompressor()
-        d.decompress(data)
-        out = d.flush()
-    except Exception as exc:
-        raise _library_error("snappy", exc) from None
-    if len(out) > max_size:
-        raise _too_large("snappy", max_size)
-    return bytes(out)
-
-
 def _unsnappy(data: bytes | memoryview, max_size: int) -> bytes:
     head = bytes(data[:16])
     if head.startswith(XERIAL_MAGIC) and len(head) == _XERIAL_HEADER_SIZE:
         return _snappy_xerial(data, max_size)
-    if head.startswith(_SNAPPY_FRAMED_MAGIC):
-        return _snappy_framed(data, max_size)
     return _snappy_raw(data, max_size)
 
 

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Final
 
 from codegen.dumps.batches import LOG_OVERHEAD, MIN_LEGACY_SIZE, decode_entry, decode_entry_raw
@@ -37,10 +39,12 @@ from codegen.dumps.model import (
 )
 
 __all__ = [
+    "SegmentFileInfo",
     "SegmentReader",
     "Source",
     "iter_raw_records",
     "read_segment",
+    "segment_file_info",
     "summarize",
 ]
 
@@ -51,6 +55,38 @@ _ENTRY: Final = struct.Struct(">qi")
 _ZERO_SCAN: Final = 1 << 20
 
 _Buffer = bytes | mmap.mmap
+
+_LOG_NAME: Final = re.compile(r"(\d{20})\.log")
+_SNAPSHOT_NAME: Final = re.compile(r"(\d{20})-(\d{10})\.checkpoint")
+
+
+@dataclass(slots=True, frozen=True)
+class SegmentFileInfo:
+    """What a data file's name says (``kafka-dump-log`` prints it before the batches)."""
+
+    kind: str
+    """``"log"`` for ``*.log``, ``"snapshot"`` for ``*.checkpoint``, else ``"other"``."""
+    base_offset: int | None = None
+    """First offset of a segment named ``<20 digits>.log``."""
+    snapshot_end_offset: int | None = None
+    """End offset of a KRaft snapshot named ``<20 digits>-<10 digits>.checkpoint``."""
+    snapshot_epoch: int | None = None
+
+
+def segment_file_info(path: str | os.PathLike[str]) -> SegmentFileInfo:
+    """Classify a segment or snapshot file by its name."""
+    name = os.path.basename(os.fspath(path))
+    if m := _LOG_NAME.fullmatch(name):
+        return SegmentFileInfo("log", base_offset=int(m.group(1)))
+    if m := _SNAPSHOT_NAME.fullmatch(name):
+        return SegmentFileInfo(
+            "snapshot", snapshot_end_offset=int(m.group(1)), snapshot_epoch=int(m.group(2))
+        )
+    if name.endswith(".log"):
+        return SegmentFileInfo("log")
+    if name.endswith(".checkpoint"):
+        return SegmentFileInfo("snapshot")
+    return SegmentFileInfo("other")
 
 
 def _all_zero(data: _Buffer, start: int, end: int) -> bool:
