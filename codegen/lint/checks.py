@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from codegen.ir import FieldType
 from codegen.lint.findings import Finding
-from codegen.lint.layout import mandatory_names, message_layout
+from codegen.lint.layout import mandatory_names, message_layout, same_fields
 from codegen.lint.model import LField, LStruct, SpecSet, SpecView
 from codegen.lint.pairing import Domain, FieldPair, PairedBy, effective_range, pair_fields
 from codegen.lint.records import RecordType, Role, key_layout_changed, record_types, roles
@@ -130,7 +130,7 @@ def _check_coordinator_value(ctx: PairContext) -> None:
     old_layout = message_layout(old, highest)
     for version in added:
         layout = message_layout(new, version)
-        if layout.fields == old_layout.fields and not (not old_flexible and layout.tagged):
+        if same_fields(layout, old_layout) and (old_flexible or not layout.tagged):
             continue
         names = mandatory_names(new, version)
         change = _name_change(old_names, names)
@@ -458,7 +458,7 @@ def compare_records(old_set: SpecSet, new_set: SpecSet) -> list[Finding]:
         holder = new_names.get(old.key.name, old.key)
         findings.append(_spec_finding(
             "record-type-removed", holder,
-            f"{old.label} in {old.namespace} is gone; stored records of this type can no "
+            f"{old.label} is gone; stored records of this type can no "
             "longer be read: keep its key and value specs", _type_location(holder)))
     for ident, new in sorted(new_types.items()):
         previous: RecordType | None = old_types.get(ident)

@@ -75,13 +75,13 @@ def unreadable_reason(
     written = message_layout(writer, version)
     read = message_layout(reader, as_version)
     if written.flexible != read.flexible:
-        return (f"version {version} is {'flexible' if written.flexible else 'not flexible'} "
-                f"but the reader's version {as_version} is "
-                f"{'flexible' if read.flexible else 'not flexible'}")
+        if written.flexible:
+            return "the writer's version is flexible and the reader's is not"
+        return "the writer's version is not flexible and the reader's is"
     if written.fields != read.fields:
-        return f"the non-tagged fields of version {version} differ from the reader's {as_version}"
+        return "the non-tagged fields differ"
     if not _layouts_tags_ok(written, read):
-        return f"a tagged field of version {version} has another type in the reader's spec"
+        return "a tagged field has another type in the reader's spec"
     return None
 
 
@@ -94,6 +94,20 @@ def _layouts_tags_ok(written: StructLayout, read: StructLayout) -> bool:
         if not _layouts_tags_ok(w.struct, r.struct):
             return False
     return True
+
+
+def _plain(layout: StructLayout) -> StructLayout:
+    fields = tuple(
+        FieldLayout(f.kind, f.element, f.nullable, False,
+                    None if f.struct is None else _plain(f.struct))
+        for f in layout.fields
+    )
+    return StructLayout(False, fields, ())
+
+
+def same_fields(a: StructLayout, b: StructLayout) -> bool:
+    """The same non-tagged fields, whether or not either version is flexible."""
+    return _plain(a) == _plain(b)
 
 
 def same_wire(a: StructLayout, b: StructLayout) -> bool:

@@ -5,7 +5,7 @@ passes and a tagged field added in the middle is compared with an unrelated fiel
 fields are paired in three passes, each only among fields the earlier passes left over:
 
 1. by name (the same field, whatever else changed);
-2. tagged fields by tag number (a renamed tagged field);
+2. tagged fields by tag number, when the type is the same (a renamed tagged field);
 3. non-tagged fields by position among the non-tagged fields, when their versions
    overlap (a renamed field).
 
@@ -79,7 +79,9 @@ def pair_fields(old: LStruct, new: LStruct) -> list[FieldPair]:
         if f.index in taken_old or not f.ir.is_tagged:
             continue
         match = new_by_tag.get(f.ir.tag)
-        if match is not None and match.index not in partner:
+        # A tag on a field of another type is a reused tag, not a renamed field.
+        if (match is not None and match.index not in partner
+                and match.ir.type.spec_text == f.ir.type.spec_text):
             partner[match.index] = (f, PairedBy.TAG)
             taken_old.add(f.index)
 

@@ -56,7 +56,8 @@ class RecordType:
 
     @property
     def label(self) -> str:
-        return f"record type {self.type_id} ({self.key.name})"
+        where = "" if self.namespace == "." else f" of {self.namespace}"
+        return f"record type {self.type_id}{where} ({self.key.name})"
 
 
 def record_types(specs: SpecSet) -> dict[tuple[str, int], RecordType]:
