@@ -24,6 +24,7 @@ from codegen import __version__
 from codegen.errors import ProblemLog
 from codegen.ir import INTEGER_RANGES, EmptyArray, EmptyStruct, Message, Struct, build_messages
 from codegen.layout import message_layouts
+from codegen.spark_schema import SPARK_MODULE, render_spark_module
 from codegen.spec import load_specs
 
 INDEX_MODULE = "__init__.py"
@@ -133,6 +134,7 @@ def render_package(messages: list[Message], spec_roots: list[Path]) -> list[Rend
         messages=messages, spec_count=len(messages), generator_version=__version__
     )
     modules.append(RenderedModule(INDEX_MODULE, index))
+    modules.append(RenderedModule(SPARK_MODULE, render_spark_module(env, messages)))
     return modules
 
 
