@@ -35,7 +35,9 @@ def _downgrade_text(report: tuple[RecordDowngrade, ...]) -> list[str]:
         lines.append(f"  {record.namespace} record type {record.type_id}: {record.key} / {value}")
         for verdict in record.verdicts:
             mark = "readable" if verdict.readable else "NOT readable"
-            lines.append(f"    versions {verdict.versions}: {mark}: {verdict.reason}")
+            span = verdict.versions
+            word = "version" if span.lowest == span.highest else "versions"
+            lines.append(f"    {word} {span}: {mark}: {verdict.reason}")
     return lines
 
 
