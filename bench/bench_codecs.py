@@ -1,0 +1,330 @@
+"""Codec speed, side by side in one run: our generated codecs, kafka-python 3.x and kio.
+
+    .venv/bin/python bench/bench_codecs.py [--quick]
+
+Every message is built once, encoded by us, and checked to be decoded and re-encoded
+byte-identically by the peers before anything is timed. Each figure is the median of
+several timed runs (µs per message); ratios are peer time / our time, so above 1 means we
+are faster. The `__consumer_offsets` pair is also compared with a hand-written `struct`
+decoder, the floor a generated decoder is measured against.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import struct
+import sys
+import timeit
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CORPUS = ROOT.parent / "shared" / "kafka-specs"
+CACHE = ROOT / ".cache" / "bench"
+
+
+def corpus_package() -> Any:
+    """Requests and responses come from Kafka's corpus, generated once into .cache/bench."""
+    from codegen.emit import write_package
+
+    out = CACHE / "bench_corpus"
+    if not (out / "__init__.py").exists():
+        write_package([CORPUS], out)
+    sys.path.insert(0, str(CACHE))
+    import bench_corpus
+
+    return bench_corpus
+
+
+def time_us(fn: Callable[[], object], runs: int) -> float:
+    timer = timeit.Timer(fn)
+    number, _ = timer.autorange()
+    number = max(number // 2, 1)
+    return statistics.median(t / number * 1e6 for t in timer.repeat(runs, number))
+
+
+# ------------------------------------------------------------------------------- messages
+
+
+def metadata_response() -> dict[str, Any]:
+    return {
+        "throttleTimeMs": 0,
+        "brokers": [
+            {"nodeId": i, "host": f"broker-{i}.kafka.internal", "port": 9092, "rack": f"rack-{i % 3}"}
+            for i in range(5)
+        ],
+        "clusterId": "q1w2e3r4t5y6u7i8o9p0aa",
+        "controllerId": 1,
+        "topics": [
+            {
+                "errorCode": 0,
+                "name": f"orders-events-{t:03d}",
+                "topicId": "AAAAAAAAAAAAAAAAAAAAAQ",
+                "isInternal": False,
+                "partitions": [
+                    {
+                        "errorCode": 0,
+                        "partitionIndex": p,
+                        "leaderId": p % 5,
+                        "leaderEpoch": 7,
+                        "replicaNodes": [p % 5, (p + 1) % 5, (p + 2) % 5],
+                        "isrNodes": [p % 5, (p + 1) % 5, (p + 2) % 5],
+                        "offlineReplicas": [],
+                    }
+                    for p in range(10)
+                ],
+                "topicAuthorizedOperations": -2147483648,
+            }
+            for t in range(100)
+        ],
+    }
+
+
+def offset_commit_request() -> dict[str, Any]:
+    return {
+        "groupId": "payments-consumer",
+        "generationIdOrMemberEpoch": 12,
+        "memberId": "consumer-1-6f1c0b7e-3c2a-4a8e-9d7e-1f2a3b4c5d6e",
+        "groupInstanceId": None,
+        "topics": [
+            {
+                "name": f"payments-{t}",
+                "partitions": [
+                    {
+                        "partitionIndex": p,
+                        "committedOffset": 1_000_000 + p,
+                        "committedLeaderEpoch": 3,
+                        "committedMetadata": "",
+                    }
+                    for p in range(8)
+                ],
+            }
+            for t in range(3)
+        ],
+    }
+
+
+def fetch_response() -> dict[str, Any]:
+    return {
+        "throttleTimeMs": 0,
+        "errorCode": 0,
+        "sessionId": 12345,
+        "responses": [
+            {
+                "topicId": "AAAAAAAAAAAAAAAAAAAAAg",
+                "partitions": [
+                    {
+                        "partitionIndex": p,
+                        "errorCode": 0,
+                        "highWatermark": 500_000 + p,
+                        "lastStableOffset": 499_990 + p,
+                        "logStartOffset": 0,
+                        "currentLeader": {"leaderId": p % 3, "leaderEpoch": 9},
+                        "abortedTransactions": [],
+                        "preferredReadReplica": -1,
+                        "records": None,
+                    }
+                    for p in range(10)
+                ],
+            }
+            for _ in range(5)
+        ],
+        "nodeEndpoints": [],
+    }
+
+
+def consumer_subscription() -> dict[str, Any]:
+    return {
+        "topics": [f"clickstream-{i}" for i in range(6)],
+        "userData": "AAECAwQFBgcICQ==",
+        "ownedPartitions": [
+            {"topic": f"clickstream-{i}", "partitions": [0, 1, 2, 3]} for i in range(6)
+        ],
+        "generationId": 42,
+        "rackId": "use1-az1",
+    }
+
+
+@dataclass
+class Case:
+    label: str
+    spec: str
+    version: int
+    json: dict[str, Any]
+    kafka_python: tuple[Any, dict[str, Any]] | None  # class, decode/encode kwargs
+    kio: Any | None  # kio class or None
+
+
+def kafka_python_classes() -> dict[str, Any]:
+    from kafka.protocol.consumer.fetch import FetchResponse
+    from kafka.protocol.consumer.group import OffsetCommitRequest
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+    from kafka.protocol.metadata.metadata import MetadataResponse
+
+    return {
+        "MetadataResponse": MetadataResponse,
+        "OffsetCommitRequest": OffsetCommitRequest,
+        "FetchResponse": FetchResponse,
+        "ConsumerProtocolSubscription": ConsumerProtocolSubscription,
+    }
+
+
+def kio_classes() -> dict[str, Any]:
+    from kio.index import load_entity_schema, load_request_schema, load_response_schema
+    from kio.static.constants import EntityType
+
+    return {
+        "MetadataResponse": load_response_schema(3, 12),
+        "OffsetCommitRequest": load_request_schema(8, 9),
+        "FetchResponse": load_response_schema(1, 16),
+        "ConsumerProtocolSubscription": load_entity_schema(
+            "consumer_protocol_subscription", 3, EntityType.data
+        ),
+    }
+
+
+def run_case(case: Case, ours: Any, runs: int) -> dict[str, float | None]:
+    cls = ours.MESSAGES[case.spec]
+    obj = cls.from_json(case.json, case.version)
+    data = obj.encode(case.version)
+    assert cls.decode(data, case.version) == obj
+    row: dict[str, float | None] = {
+        "bytes": len(data),
+        "ours_dec": time_us(lambda: cls.decode(data, case.version), runs),
+        "ours_enc": time_us(lambda: obj.encode(case.version), runs),
+        "kp_dec": None,
+        "kp_enc": None,
+        "kio_dec": None,
+        "kio_enc": None,
+    }
+    kp = kafka_python_classes().get(case.spec)
+    if kp is not None:
+        header = {"header": False} if case.spec == "ConsumerProtocolSubscription" else {}
+        kp_obj = kp.decode(data, version=case.version, **header)
+        if hasattr(type(kp_obj), "_header"):
+            # kafka-python's fast decode path skips __init__, which encode() relies on.
+            object.__setattr__(kp_obj, "_header", None)
+        kp_bytes = kp_obj.encode(version=case.version, **header)
+        assert bytes(kp_bytes) == data, f"kafka-python re-encodes {case.label} differently"
+        row["kp_dec"] = time_us(lambda: kp.decode(data, version=case.version, **header), runs)
+        row["kp_enc"] = time_us(lambda: kp_obj.encode(version=case.version, **header), runs)
+    kio_cls = kio_classes().get(case.spec)
+    if kio_cls is not None:
+        from kio.serial import entity_reader, entity_writer
+
+        reader, writer = entity_reader(kio_cls), entity_writer(kio_cls)
+        kio_obj, _ = reader(data, 0)
+
+        def kio_encode() -> bytes:
+            buf = io.BytesIO()
+            writer(buf, kio_obj)
+            return buf.getvalue()
+
+        assert kio_encode() == data, f"kio re-encodes {case.label} differently"
+        row["kio_dec"] = time_us(lambda: reader(data, 0), runs)
+        row["kio_enc"] = time_us(kio_encode, runs)
+    return row
+
+
+# ------------------------------------------------------------------------ offsets pair
+
+_H = struct.Struct(">h")
+_I = struct.Struct(">i")
+_QIH = struct.Struct(">qih")
+_Q = struct.Struct(">q")
+
+
+def hand_written_pair(key: bytes, value: bytes) -> tuple[tuple[str, str, int], tuple[int, ...]]:
+    """The floor: a hand-written struct decoder of key v1 + value v3 (no checks)."""
+    (n,) = _H.unpack_from(key, 2)
+    group = key[4 : 4 + n].decode()
+    o = 4 + n
+    (n,) = _H.unpack_from(key, o)
+    topic = key[o + 2 : o + 2 + n].decode()
+    o += 2 + n
+    (partition,) = _I.unpack_from(key, o)
+    offset, epoch, n = _QIH.unpack_from(value, 2)
+    metadata = value[16 : 16 + n].decode()
+    (ts,) = _Q.unpack_from(value, 16 + n)
+    return (group, topic, partition), (offset, epoch, len(metadata), ts)
+
+
+def offsets_pair(runs: int) -> dict[str, float]:
+    from generated.offset_commit_key import OffsetCommitKey
+    from generated.offset_commit_value import OffsetCommitValue
+
+    key_obj = OffsetCommitKey(group="payments-consumer", topic="payments-events", partition=7)
+    value_obj = OffsetCommitValue(
+        offset=1_234_567, leader_epoch=5, metadata="", commit_timestamp=1_700_000_000_000
+    )
+    key = _H.pack(1) + key_obj.encode(0)
+    value = _H.pack(3) + value_obj.encode(3)
+
+    def ours() -> tuple[object, object]:
+        k, kend = OffsetCommitKey.read(key, 2, 0)
+        v, vend = OffsetCommitValue.read(value, 2, 3)
+        return k, v
+
+    k, v = ours()
+    assert (k, v) == (key_obj, value_obj)
+    assert hand_written_pair(key, value)[0] == ("payments-consumer", "payments-events", 7)
+    return {
+        "ours": time_us(ours, runs),
+        "hand": time_us(lambda: hand_written_pair(key, value), runs),
+    }
+
+
+def fmt(x: float | None) -> str:
+    return "-" if x is None else (f"{x:,.2f}" if x < 10 else f"{x:,.1f}")
+
+
+def ratio(peer: float | None, ours: float | None) -> str:
+    return "-" if peer is None or not ours else f"{peer / ours:.2f}x"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer timed runs")
+    args = parser.parse_args()
+    runs = 3 if args.quick else 7
+    corpus = corpus_package()
+    cases = [
+        Case("MetadataResponse v12 (100 topics x 10 partitions)", "MetadataResponse", 12,
+             metadata_response(), None, None),
+        Case("OffsetCommitRequest v9 (3 x 8 partitions)", "OffsetCommitRequest", 9,
+             offset_commit_request(), None, None),
+        Case("FetchResponse v16 (50 partitions, 1 tag each)", "FetchResponse", 16,
+             fetch_response(), None, None),
+        Case("ConsumerProtocolSubscription v3", "ConsumerProtocolSubscription", 3,
+             consumer_subscription(), None, None),
+    ]
+    print(f"Python {sys.version.split()[0]}; median of {runs} runs; µs per message\n")
+    header = (
+        "| message | bytes | ours dec | ours enc | kafka-python dec | kafka-python enc "
+        "| kio dec | kio enc | vs kafka-python dec | vs kafka-python enc | vs kio dec | vs kio enc |"
+    )
+    print(header)
+    print("|" + "---|" * 12)
+    for case in cases:
+        r = run_case(case, corpus, runs)
+        print(
+            f"| {case.label} | {r['bytes']:.0f} | {fmt(r['ours_dec'])} | {fmt(r['ours_enc'])} "
+            f"| {fmt(r['kp_dec'])} | {fmt(r['kp_enc'])} | {fmt(r['kio_dec'])} | {fmt(r['kio_enc'])} "
+            f"| {ratio(r['kp_dec'], r['ours_dec'])} | {ratio(r['kp_enc'], r['ours_enc'])} "
+            f"| {ratio(r['kio_dec'], r['ours_dec'])} | {ratio(r['kio_enc'], r['ours_enc'])} |"
+        )
+    pair = offsets_pair(runs)
+    print(
+        f"\n__consumer_offsets OffsetCommitKey v1 + OffsetCommitValue v3 pair: ours "
+        f"{pair['ours']:.2f} µs, hand-written struct decoder {pair['hand']:.2f} µs "
+        f"(ours / hand-written = {pair['ours'] / pair['hand']:.2f}; target 0.8 µs)"
+    )
+
+
+if __name__ == "__main__":
+    main()
