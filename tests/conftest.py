@@ -1,0 +1,97 @@
+"""Shared fixtures: codec packages generated into the session's tmp dir, and the coverage line
+of the Kafka oracle tests (printed in the terminal summary, merged across xdist workers)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+CodecPackage = Callable[[str, Sequence[Path]], ModuleType]
+
+
+@pytest.fixture(scope="session")
+def codec_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodecPackage]:
+    """``make(package, spec_roots)``: generate the specs into ``<tmp>/<package>`` (once per
+    worker) and import the package. Give each spec corpus its own package name: spec names
+    repeat between corpora."""
+    from codegen.emit import write_package
+
+    root = tmp_path_factory.mktemp("codecs")
+    sys.path.insert(0, str(root))
+    made: dict[str, ModuleType] = {}
+
+    def make(package: str, spec_roots: Sequence[Path]) -> ModuleType:
+        if package not in made:
+            write_package(list(spec_roots), root / package)
+            made[package] = importlib.import_module(package)
+        return made[package]
+
+    yield make
+    sys.path.remove(str(root))
+
+
+class OracleCoverage:
+    """What the Kafka differential tests compared."""
+
+    def __init__(self) -> None:
+        self.messages: set[str] = set()
+        self.pairs: set[tuple[str, int]] = set()
+        self.cases = 0
+        self.mismatches = 0
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "messages": sorted(self.messages),
+            "pairs": sorted([list(p) for p in self.pairs]),
+            "cases": self.cases,
+            "mismatches": self.mismatches,
+        }
+
+    def merge(self, data: dict[str, Any]) -> None:
+        self.messages.update(data["messages"])
+        self.pairs.update((str(n), int(v)) for n, v in data["pairs"])
+        self.cases += int(data["cases"])
+        self.mismatches += int(data["mismatches"])
+
+    def line(self) -> str:
+        return (
+            f"Kafka oracle coverage: {len(self.messages)} messages, "
+            f"{len(self.pairs)} (message, version) pairs, {self.cases} cases, "
+            f"{self.mismatches} mismatches"
+        )
+
+
+_COVERAGE = pytest.StashKey[OracleCoverage]()
+
+
+def _coverage(config: pytest.Config) -> OracleCoverage:
+    return config.stash.setdefault(_COVERAGE, OracleCoverage())
+
+
+@pytest.fixture(scope="session")
+def oracle_coverage(request: pytest.FixtureRequest) -> OracleCoverage:
+    return _coverage(request.config)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output = getattr(session.config, "workeroutput", None)  # set on xdist workers
+    if output is not None and _COVERAGE in session.config.stash:
+        output["oracle_coverage"] = session.config.stash[_COVERAGE].dump()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    data = getattr(node, "workeroutput", {}).get("oracle_coverage")
+    if data is not None:
+        _coverage(node.config).merge(data)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if _COVERAGE in config.stash:
+        terminalreporter.write_line(config.stash[_COVERAGE].line())

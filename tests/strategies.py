@@ -1,0 +1,236 @@
+"""Hypothesis strategies for instances of generated classes, built from the generator's IR.
+
+``instances(message, module, version)`` draws valid objects of a generated top-level class at
+one version:
+
+- only fields present at that version get values; the others keep their defaults;
+- ``None`` only where the field is nullable at that version;
+- tagged fields are sometimes left at their default (so they are not written) and sometimes not;
+- in flexible versions, every struct sometimes carries unknown tagged fields, with tags above
+  every tag the struct knows (at any version);
+- empty, small and (for fixed-width elements) longer-than-127 arrays; ASCII, non-ASCII and
+  maximum-length (32767 UTF-8 bytes) strings; type minimum/maximum integers; uuids; bytes;
+- string and bytes values come partly from a small pool, so map-key arrays get duplicates.
+
+``records`` fields are raw bytes. Kafka's JSON form cannot carry record bytes (it writes ``""``,
+see the oracle tests), so ``records_json_safe=True`` limits them to empty (or null) records.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from hypothesis import strategies as st
+
+from codegen.ir import INTEGER_RANGES, Field, FieldType, Message, Struct
+
+MAX_STRING_BYTES = 0x7FFF
+# 16383 two-byte characters and one ASCII letter: exactly the 32767-byte limit.
+LONGEST_STRING = "\u00e9" * 16383 + "a"
+STRING_POOL = ("", "a", "topic", "\u00e9t\u00e9", "\u20ac\U0001d11e", "\u65e5\u672c")
+BYTES_POOL = (b"", b"\x00", b"\xff\xfe", bytes(range(16)))
+EXTREME_UUIDS = (uuid.UUID(int=0), uuid.UUID(int=(1 << 128) - 1), uuid.UUID(int=1))
+MAX_UNKNOWN_TAG = (1 << 31) - 1
+
+
+@dataclass(frozen=True)
+class Options:
+    """Knobs of the generated instances."""
+
+    unknown_tags: bool = True
+    records_json_safe: bool = False
+    allow_infinity: bool = True
+    small_arrays: int = 3  # most arrays have at most this many elements
+    large_strings: bool = True
+
+
+def integers(kind: str) -> st.SearchStrategy[int]:
+    low, high = INTEGER_RANGES[kind]
+    edges = sorted({low, high, 0, 1, -1 if low < 0 else 2, low + 1, high - 1})
+    return st.one_of(st.sampled_from(edges), st.integers(low, high))
+
+
+def floats(options: Options) -> st.SearchStrategy[float]:
+    return st.one_of(
+        st.sampled_from([0.0, -0.0, 1.0, -1.5, 1e300, 5e-324]),
+        st.floats(allow_nan=False, allow_infinity=options.allow_infinity),
+    )
+
+
+def strings(options: Options) -> st.SearchStrategy[str]:
+    parts: list[st.SearchStrategy[str]] = [
+        st.sampled_from(STRING_POOL),
+        st.text(max_size=6),
+        st.text(max_size=6),
+    ]
+    if options.large_strings:
+        # Rare: a string long enough for multi-byte length prefixes, and the longest one.
+        parts.append(
+            st.integers(0, 15).flatmap(
+                lambda k: (
+                    st.just(LONGEST_STRING if k == 0 else "x" * (120 + k))
+                    if k < 3
+                    else st.text(max_size=3)
+                )
+            )
+        )
+    return st.one_of(parts)
+
+
+def binaries() -> st.SearchStrategy[bytes]:
+    return st.one_of(
+        st.sampled_from(BYTES_POOL),
+        st.binary(max_size=12),
+        st.integers(0, 7).flatmap(
+            lambda k: st.binary(min_size=126, max_size=130) if k == 0 else st.binary(max_size=4)
+        ),
+    )
+
+
+def uuids() -> st.SearchStrategy[uuid.UUID]:
+    return st.one_of(
+        st.sampled_from(EXTREME_UUIDS),
+        st.binary(min_size=16, max_size=16).map(lambda b: uuid.UUID(bytes=b)),
+    )
+
+
+class InstanceBuilder:
+    """Strategies for the classes of one generated module, built from its message's IR."""
+
+    def __init__(self, message: Message, module: ModuleType, options: Options | None = None):
+        self.message = message
+        self.module = module
+        self.options = options or Options()
+        self._cache: dict[tuple[str, int], st.SearchStrategy[Any]] = {}
+
+    def cls(self, struct: Struct) -> type[Any]:
+        cls: type[Any] = getattr(self.module, struct.name)
+        return cls
+
+    def struct(self, struct: Struct, version: int) -> st.SearchStrategy[Any]:
+        key = (struct.name, version)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        # Self-reference cannot happen in Kafka specs; deferred keeps construction lazy anyway.
+        self._cache[key] = st.deferred(lambda: self._cache[key])
+        cls = self.cls(struct)
+        fields: dict[str, st.SearchStrategy[Any]] = {}
+        for f in struct.fields:
+            if version in f.versions:
+                fields[f.attr] = self.field(f, version, cls)
+        if self.options.unknown_tags and version in self.message.flexible_versions:
+            fields["unknown_tags"] = unknown_tags(struct)
+        strategy = st.fixed_dictionaries(fields).map(lambda kw: cls(**kw))
+        self._cache[key] = strategy
+        return strategy
+
+    def field(self, f: Field, version: int, owner: type[Any]) -> st.SearchStrategy[Any]:
+        value = self.value(f.type, f, version)
+        if f.nullable_in(version):
+            value = st.one_of(st.none(), value, value)
+        if f.tagged_in(version):
+            attr = f.attr
+            default = st.builds(lambda: getattr(owner(), attr))  # a fresh default each time
+            value = st.one_of(default, value)
+        return value
+
+    def value(self, t: FieldType, f: Field, version: int) -> st.SearchStrategy[Any]:
+        kind = t.kind
+        if kind in INTEGER_RANGES:
+            return integers(kind)
+        if kind == "bool":
+            return st.booleans()
+        if kind == "float64":
+            return floats(self.options)
+        if kind == "uuid":
+            return uuids()
+        if kind == "string":
+            return strings(self.options)
+        if kind == "bytes":
+            return binaries()
+        if kind == "records":
+            if self.options.records_json_safe:
+                return st.just(b"")
+            return binaries()
+        if kind == "struct":
+            assert f.struct is not None
+            return self.struct(f.struct, version)
+        assert kind == "array" and t.element is not None
+        element = self.value(t.element, f, version)
+        small = st.lists(element, max_size=self.options.small_arrays)
+        if t.element.is_fixed:
+            # Sometimes more than 127 elements: a two-byte compact length prefix.
+            large = st.lists(element, min_size=127, max_size=129)
+            return st.integers(0, 9).flatmap(lambda k: large if k == 0 else small)
+        return small
+
+
+def unknown_tags(struct: Struct) -> st.SearchStrategy[dict[int, bytes]]:
+    known = [f.tag for f in struct.fields if f.tag is not None]
+    first = max(known) + 1 if known else 0
+    tags = st.one_of(st.integers(first, first + 4), st.sampled_from([first + 127, MAX_UNKNOWN_TAG]))
+    payload = st.one_of(st.binary(max_size=5), st.binary(min_size=127, max_size=129))
+    return st.one_of(st.just({}), st.dictionaries(tags, payload, min_size=1, max_size=3))
+
+
+def instances(
+    message: Message, module: ModuleType, version: int, options: Options | None = None
+) -> st.SearchStrategy[Any]:
+    """Valid instances of the message's top-level class at ``version``."""
+    return InstanceBuilder(message, module, options).struct(message.root, version)
+
+
+# --------------------------------------------------------------------------- views of instances
+
+
+def _walk(obj: Any, struct: Struct, version: int, visit: Any) -> None:
+    visit(obj, struct)
+    for f in struct.fields:
+        if f.struct is None or version not in f.versions:
+            continue
+        value = getattr(obj, f.attr)
+        if value is None:
+            continue
+        children = value if f.type.kind == "array" else [value]
+        for child in children:
+            _walk(child, f.struct, version, visit)
+
+
+def without_unknown_tags(obj: Any, message: Message, version: int) -> Any:
+    """A deep copy with every struct's unknown tags dropped."""
+    out = copy.deepcopy(obj)
+
+    def visit(o: Any, _s: Struct) -> None:
+        o.unknown_tags = {}
+
+    _walk(out, message.root, version, visit)
+    return out
+
+
+def json_view(obj: Any, message: Message, version: int) -> Any:
+    """What survives Kafka's JSON form: no unknown tags, and record bytes become empty."""
+    out = without_unknown_tags(obj, message, version)
+
+    def visit(o: Any, s: Struct) -> None:
+        for f in s.fields:
+            if f.type.kind == "records" and getattr(o, f.attr) is not None:
+                setattr(o, f.attr, b"")
+
+    _walk(out, message.root, version, visit)
+    return out
+
+
+def has_unknown_tags(obj: Any, message: Message, version: int) -> bool:
+    found = False
+
+    def visit(o: Any, _s: Struct) -> None:
+        nonlocal found
+        found = found or bool(o.unknown_tags)
+
+    _walk(obj, message.root, version, visit)
+    return found
