@@ -1,0 +1,282 @@
+"""The latest state a ``__consumer_offsets`` dump implies, with log-compaction semantics.
+
+The last value per key wins, a tombstone deletes its key, and records of transactional batches
+(transactional offset commits) count only once their producer's COMMIT marker is read; an ABORT
+marker drops them. Two views come out: the committed offset per (group, topic, partition) and
+per group its type (classic, consumer, share, streams), state, protocol, generation or epoch and
+members.
+
+Group states are derived from what the log holds: a classic group with no members is ``Empty``,
+otherwise ``Stable``; a consumer, share or streams group is ``Empty`` without members,
+``Reconciling`` while a member's epoch is behind the group epoch, otherwise ``Stable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from codegen.dumps.coordinator import (
+    KIND_CONTROL,
+    RECORD,
+    TOMBSTONE,
+    DecodedBatch,
+    DecodedRecord,
+    EndTxnMarker,
+)
+from codegen.dumps.model import SegmentError
+
+__all__ = ["CommittedOffset", "CompactedView", "GroupMember", "GroupState", "compact"]
+
+_GROUP_KINDS = {
+    "ConsumerGroup": "consumer",
+    "ShareGroup": "share",
+    "StreamsGroup": "streams",
+}
+
+
+@dataclass(slots=True)
+class CommittedOffset:
+    group: str
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+    expire_timestamp: int
+    record_offset: int
+    """Offset of the log record the commit came from."""
+
+
+@dataclass(slots=True)
+class GroupMember:
+    member_id: str
+    client_id: str = ""
+    client_host: str = ""
+    instance_id: str | None = None
+    rack_id: str | None = None
+    assignors: list[str] = field(default_factory=list)
+    subscribed_topics: list[str] = field(default_factory=list)
+    assignment: dict[str, list[int]] = field(default_factory=dict)
+    """Topic (name for classic groups, topic id for the others) -> partitions; for streams
+    groups subtopology -> active task partitions."""
+    member_epoch: int | None = None
+
+
+@dataclass(slots=True)
+class GroupState:
+    group: str
+    type: str
+    """``classic``, ``consumer``, ``share`` or ``streams``."""
+    state: str = "Empty"
+    protocol_type: str | None = None
+    protocol: str | None = None
+    leader: str | None = None
+    generation: int | None = None
+    """Generation of a classic group."""
+    epoch: int | None = None
+    """Group epoch of a consumer, share or streams group."""
+    members: dict[str, GroupMember] = field(default_factory=dict)
+    record_offset: int = -1
+
+
+def _kind_of(name: str) -> tuple[str, str] | None:
+    """('consumer'|'share'|'streams', rest of the record name) for group sub-records."""
+    for prefix, kind in _GROUP_KINDS.items():
+        if name.startswith(prefix):
+            return kind, name[len(prefix) :]
+    return None
+
+
+def _topic_partitions(items: Iterable[Any]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for tp in items:
+        topic = getattr(tp, "topic_id", None)
+        key = str(topic) if topic is not None else str(getattr(tp, "topic", ""))
+        out[key] = list(getattr(tp, "partitions", ()))
+    return out
+
+
+class CompactedView:
+    """Feed records or batches in log order; read :attr:`offsets` and :attr:`groups`."""
+
+    def __init__(self) -> None:
+        self.offsets: dict[tuple[str, str, int], CommittedOffset] = {}
+        self.groups: dict[str, GroupState] = {}
+        self.pending: dict[int, list[DecodedRecord]] = {}
+        """Records of open transactions, by producer id."""
+        self.records = 0
+        self.errors = 0
+        self.unknown = 0
+
+    # -- feeding -------------------------------------------------------------------------
+
+    def add_batches(self, items: Iterable[DecodedBatch | SegmentError]) -> CompactedView:
+        for item in items:
+            if isinstance(item, SegmentError):
+                continue
+            self.add_batch(item)
+        return self
+
+    def add_batch(self, item: DecodedBatch) -> None:
+        batch = item.batch
+        if batch.is_control:
+            for rec in item.records:
+                if rec.kind == KIND_CONTROL and isinstance(rec.value, EndTxnMarker):
+                    self.end_transaction(batch.producer_id, rec.value.committed)
+            return
+        if batch.is_transactional:
+            self.pending.setdefault(batch.producer_id, []).extend(item.records)
+            return
+        for rec in item.records:
+            self.add(rec)
+
+    def end_transaction(self, producer_id: int, committed: bool) -> None:
+        records = self.pending.pop(producer_id, [])
+        if committed:
+            for rec in records:
+                self.add(rec)
+
+    def add(self, rec: DecodedRecord) -> None:
+        """Apply one (committed) record."""
+        self.records += 1
+        if rec.kind not in (RECORD, TOMBSTONE):
+            if rec.kind == "unknown":
+                self.unknown += 1
+            elif rec.kind == "error":
+                self.errors += 1
+            return
+        name = rec.name
+        key: Any = rec.key
+        value: Any = rec.value
+        if name in ("OffsetCommit", "LegacyOffsetCommit"):
+            k = (key.group, key.topic, key.partition)
+            if value is None:
+                self.offsets.pop(k, None)
+            else:
+                self.offsets[k] = CommittedOffset(
+                    key.group,
+                    key.topic,
+                    key.partition,
+                    value.offset,
+                    getattr(value, "leader_epoch", -1),
+                    value.metadata,
+                    value.commit_timestamp,
+                    getattr(value, "expire_timestamp", -1),
+                    rec.offset,
+                )
+            return
+        if name == "GroupMetadata":
+            self._classic(rec, key.group, value)
+            return
+        kind = _kind_of(name)
+        if kind is None:
+            return
+        group_type, part = kind
+        group_id = key.group_id
+        if part == "Metadata":
+            if value is None:
+                self.groups.pop(group_id, None)
+                return
+            g = self._group(group_id, group_type)
+            g.epoch = value.epoch
+            g.record_offset = rec.offset
+        elif part == "MemberMetadata":
+            g = self._group(group_id, group_type)
+            if value is None:
+                g.members.pop(key.member_id, None)
+            else:
+                m = g.members.setdefault(key.member_id, GroupMember(key.member_id))
+                m.client_id = value.client_id
+                m.client_host = value.client_host
+                m.instance_id = getattr(value, "instance_id", None)
+                m.rack_id = value.rack_id
+                m.subscribed_topics = list(getattr(value, "subscribed_topic_names", ()) or ())
+                assignor = getattr(value, "server_assignor", None)
+                m.assignors = [assignor] if assignor else []
+        elif part == "CurrentMemberAssignment":
+            g = self._group(group_id, group_type)
+            if value is None:
+                member = g.members.get(key.member_id)
+                if member is not None:
+                    member.assignment = {}
+                    member.member_epoch = None
+            else:
+                m = g.members.setdefault(key.member_id, GroupMember(key.member_id))
+                m.member_epoch = value.member_epoch
+                if group_type == "streams":
+                    m.assignment = {
+                        t.subtopology_id: list(t.partitions) for t in value.active_tasks
+                    }
+                else:
+                    m.assignment = _topic_partitions(value.assigned_partitions)
+        else:
+            return
+        current = self.groups.get(group_id)
+        if current is not None:
+            current.state = self._derived_state(current)
+
+    def _group(self, group_id: str, group_type: str) -> GroupState:
+        g = self.groups.get(group_id)
+        if g is None or g.type != group_type:
+            g = GroupState(group_id, group_type)
+            self.groups[group_id] = g
+        return g
+
+    @staticmethod
+    def _derived_state(g: GroupState) -> str:
+        if not g.members:
+            return "Empty"
+        if g.epoch is not None and any(
+            m.member_epoch is not None and m.member_epoch < g.epoch for m in g.members.values()
+        ):
+            return "Reconciling"
+        return "Stable"
+
+    def _classic(self, rec: DecodedRecord, group: str, value: Any) -> None:
+        if value is None:
+            self.groups.pop(group, None)
+            return
+        g = GroupState(
+            group,
+            "classic",
+            "Empty" if not value.members else "Stable",
+            value.protocol_type,
+            value.protocol,
+            value.leader,
+            value.generation,
+            None,
+            {},
+            rec.offset,
+        )
+        decoded = {m.member_id: m for m in rec.members or ()}
+        for m in value.members:
+            member = GroupMember(
+                m.member_id,
+                m.client_id,
+                m.client_host,
+                m.group_instance_id,
+                assignors=[value.protocol] if value.protocol else [],
+            )
+            d = decoded.get(m.member_id)
+            if d is not None:
+                member.assignment = d.assignment.partitions
+                member.subscribed_topics = d.subscription.topics
+                member.rack_id = d.subscription.rack_id
+            g.members[m.member_id] = member
+        self.groups[group] = g
+
+    # -- reading -------------------------------------------------------------------------
+
+    def offset_rows(self) -> list[CommittedOffset]:
+        return [self.offsets[k] for k in sorted(self.offsets)]
+
+    def group_rows(self) -> list[GroupState]:
+        return [self.groups[k] for k in sorted(self.groups)]
+
+
+def compact(items: Iterable[DecodedBatch | SegmentError]) -> CompactedView:
+    """The compacted view of decoded ``__consumer_offsets`` batches, in log order."""
+    return CompactedView().add_batches(items)

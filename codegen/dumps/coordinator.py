@@ -1,0 +1,508 @@
+"""Coordinator records: ``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``.
+
+A coordinator record has an ``int16`` record type in front of the key and an ``int16`` value
+version in front of the value; a null value is a tombstone. The record-type tables are built once
+from the generated classes (``SPEC_TYPE`` ``coordinator-key``/``coordinator-value`` and their
+``API_KEY``), grouped by the spec folder each class was generated from. The only things written
+out by hand here are what Kafka itself hard-codes: which folder belongs to which topic.
+
+Decoding never raises on bad data (KIP-915):
+
+- an unknown record type gives an ``unknown`` record keeping the type id and the raw bytes;
+- a value version above the newest known one is read with the newest known version when the spec
+  is flexible there (a newer version must then be flexible too); unknown tagged fields are kept in
+  ``unknown_tags`` and the record is flagged ``newer_than_spec``;
+- any other problem (an unknown non-flexible version, malformed bytes) gives an ``error`` record
+  with the reason. Bytes left over after a key or value are ignored, as Kafka does, and noted.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final
+
+from codegen.dumps.batches import parse_control_key, parse_end_txn_marker
+from codegen.dumps.model import ControlType, RawRecord, RecordBatch, SegmentError
+from codegen.dumps.segments import SegmentReader, Source
+from codegen.runtime import KafkaMessage
+
+if TYPE_CHECKING:
+    from codegen.dumps.consumer_protocol import ConsumerMember
+    from codegen.dumps.metadata import MetadataFrame
+
+__all__ = [
+    "CONSUMER_OFFSETS",
+    "COORDINATOR_TOPICS",
+    "ERROR",
+    "KIND_CONTROL",
+    "RECORD",
+    "SHARE_GROUP_STATE",
+    "TOMBSTONE",
+    "TRANSACTION_STATE",
+    "UNKNOWN",
+    "CoordinatorDecoder",
+    "DecodedBatch",
+    "DecodedRecord",
+    "EndTxnMarker",
+    "RecordType",
+    "coordinator_decoder",
+    "decode_batches",
+    "decode_records",
+    "record_types",
+]
+
+CONSUMER_OFFSETS: Final = "__consumer_offsets"
+TRANSACTION_STATE: Final = "__transaction_state"
+SHARE_GROUP_STATE: Final = "__share_group_state"
+
+COORDINATOR_TOPICS: Final[Mapping[str, str]] = {
+    CONSUMER_OFFSETS: "consumer_offsets",
+    TRANSACTION_STATE: "transaction_state",
+    SHARE_GROUP_STATE: "share_group_state",
+}
+"""Topic -> the spec folder holding its coordinator's records (Kafka: one coordinator module
+per topic, each with its own record-type enum)."""
+
+# Record kinds (``DecodedRecord.kind``).
+RECORD: Final = "record"
+TOMBSTONE: Final = "tombstone"
+UNKNOWN: Final = "unknown"
+ERROR: Final = "error"
+KIND_CONTROL: Final = "control"
+
+Reader = Callable[[bytes, int], tuple[Any, int]]
+
+_HEADER_SPEC_PATH: Final = re.compile(r"([A-Za-z0-9_.-]+)[/\\][^/\\\s]+\.json")
+
+
+@dataclass(slots=True)
+class EndTxnMarker:
+    """The value of a COMMIT/ABORT control record."""
+
+    committed: bool
+    coordinator_epoch: int
+    version: int = 0
+
+    @property
+    def name(self) -> str:
+        return "COMMIT" if self.committed else "ABORT"
+
+
+@dataclass(slots=True)
+class DecodedRecord:
+    """One record of an internal topic, decoded.
+
+    ``kind`` is ``record``, ``tombstone`` (``value`` is None), ``unknown`` (record type not in
+    our specs), ``error`` (see ``error``) or ``control`` (``record_type`` is the control type,
+    ``value`` an :class:`EndTxnMarker` or the decoded KRaft control message).
+
+    ``key`` is the key message (for ``__cluster_metadata``, whose keys are null, the record frame
+    header). ``value_version`` is the version in front of the value (-1 when there is none);
+    ``newer_than_spec`` says it is above the newest version we know and was read with that one.
+    ``key_bytes``/``value_bytes`` are the raw record key and value. ``note`` says something
+    worth knowing about a record that still decoded (bytes left over, a lenient fallback).
+    ``members`` holds the decoded consumer-protocol payloads of a ``GroupMetadataValue`` of
+    protocol type ``consumer``.
+    """
+
+    offset: int
+    timestamp: int
+    kind: str
+    record_type: int
+    name: str
+    key: KafkaMessage | MetadataFrame | None
+    value: Any
+    value_version: int
+    key_bytes: bytes | None
+    value_bytes: bytes | None
+    newer_than_spec: bool = False
+    error: str | None = None
+    note: str | None = None
+    members: list[ConsumerMember] | None = None
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.kind == TOMBSTONE
+
+
+@dataclass(slots=True)
+class DecodedBatch:
+    """A batch and its decoded records (control records included, as ``control`` records)."""
+
+    batch: RecordBatch
+    records: list[DecodedRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordType:
+    """One coordinator record type: its id, name and key/value classes."""
+
+    id: int
+    name: str
+    key_class: type[KafkaMessage]
+    value_class: type[KafkaMessage]
+    key_reader: Reader
+    value_readers: Mapping[int, Reader]
+    newest_flexible: int | None
+    """The newest value version when the value spec is flexible there (so a newer version can
+    be read with it), else None."""
+
+    def value_reader(self, version: int) -> tuple[Reader | None, bool]:
+        """The reader for a value version and whether it is a newer-than-spec fallback."""
+        reader = self.value_readers.get(version)
+        if reader is not None:
+            return reader, False
+        if self.newest_flexible is not None and version > self.newest_flexible:
+            return self.value_readers[self.newest_flexible], True
+        return None, False
+
+    def unreadable_version(self, version: int) -> str:
+        vc = self.value_class
+        if version > vc.HIGHEST_VERSION:
+            return (
+                f"value version {version} of {vc.SPEC_NAME} is newer than the newest known "
+                f"({vc.HIGHEST_VERSION}), which is not flexible, so it cannot be read"
+            )
+        return f"unknown value version {version} of {vc.SPEC_NAME} (valid: {vc.VALID_VERSIONS})"
+
+
+def _spec_folder(cls: type[KafkaMessage]) -> str | None:
+    """The folder the class's spec came from, read from the generated module's header."""
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if not path:
+        return None
+    with open(path, encoding="utf-8") as fh:
+        head = fh.read(600)
+    m = _HEADER_SPEC_PATH.search(head)
+    return m.group(1) if m else None
+
+
+def _strip_suffix(name: str, suffix: str) -> str:
+    return name[: -len(suffix)] if name.endswith(suffix) else name
+
+
+@cache
+def _all_record_types() -> Mapping[str, Mapping[int, RecordType]]:
+    from generated import MESSAGES
+
+    keys: dict[tuple[str, int], type[KafkaMessage]] = {}
+    values: dict[tuple[str, int], type[KafkaMessage]] = {}
+    for spec in MESSAGES:
+        cls = MESSAGES[spec]
+        if cls.SPEC_TYPE not in ("coordinator-key", "coordinator-value") or cls.API_KEY is None:
+            continue
+        folder = _spec_folder(cls)
+        if folder is None:
+            continue
+        target = keys if cls.SPEC_TYPE == "coordinator-key" else values
+        target[(folder, cls.API_KEY)] = cls
+    tables: dict[str, dict[int, RecordType]] = {}
+    for (folder, api_key), kcls in sorted(keys.items()):
+        vcls = values.get((folder, api_key))
+        if vcls is None:
+            continue
+        newest = vcls.HIGHEST_VERSION
+        flexible = newest if newest in vcls.FLEXIBLE_VERSIONS else None
+        tables.setdefault(folder, {})[api_key] = RecordType(
+            id=api_key,
+            name=_strip_suffix(kcls.SPEC_NAME, "Key"),
+            key_class=kcls,
+            value_class=vcls,
+            key_reader=kcls._READERS[kcls.LOWEST_VERSION],
+            value_readers=dict(vcls._READERS),
+            newest_flexible=flexible,
+        )
+    return tables
+
+
+def record_types(topic: str) -> Mapping[int, RecordType]:
+    """Record type id -> :class:`RecordType` for a coordinator topic (KeyError if not one)."""
+    folder = COORDINATOR_TOPICS[topic]
+    return _all_record_types().get(folder, {})
+
+
+def _int16(data: bytes) -> int:
+    v = (data[0] << 8) | data[1]
+    return v - 0x10000 if v & 0x8000 else v
+
+
+def _located(exc: Exception, what: str, version: int, cls: type[KafkaMessage]) -> str:
+    text = str(exc) or type(exc).__name__
+    if hasattr(exc, "located"):
+        text = str(exc.located(cls.SPEC_NAME, version))
+    return f"Could not read record with version {version} from {what}'s buffer due to: {text}."
+
+
+class CoordinatorDecoder:
+    """Decodes the records of one coordinator topic; build it once and reuse it."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.types = record_types(topic)
+        self._names = {t.id: t.name for t in self.types.values()}
+        if topic == CONSUMER_OFFSETS:
+            gm = self.types.get(2)
+            self._group_metadata = gm.value_class if gm is not None else None
+        else:
+            self._group_metadata = None
+
+    # -- one record ------------------------------------------------------------------------
+
+    def decode(
+        self, key: bytes | None, value: bytes | None, offset: int = -1, timestamp: int = -1
+    ) -> DecodedRecord:
+        """Decode one record (type-prefixed key, version-prefixed value or None)."""
+        if key is None or len(key) < 2:
+            reason = (
+                "record has no key" if key is None else "Could not read version from key's buffer."
+            )
+            return DecodedRecord(
+                offset, timestamp, ERROR, -1, "", None, None, -1, key, value, error=reason
+            )
+        rtype = _int16(key)
+        rt = self.types.get(rtype)
+        if rt is None:
+            return DecodedRecord(
+                offset,
+                timestamp,
+                UNKNOWN,
+                rtype,
+                "",
+                None,
+                None,
+                -1,
+                key,
+                value,
+                error=f"Found an unknown record type {rtype}",
+            )
+        try:
+            key_obj, end = rt.key_reader(key, 2)
+        except Exception as exc:
+            return DecodedRecord(
+                offset,
+                timestamp,
+                ERROR,
+                rtype,
+                rt.name,
+                None,
+                None,
+                -1,
+                key,
+                value,
+                error=_located(exc, "key", rtype, rt.key_class),
+            )
+        note = None
+        if end != len(key):
+            note = f"{len(key) - end} byte(s) left over after the key"
+        if value is None:
+            return DecodedRecord(
+                offset,
+                timestamp,
+                TOMBSTONE,
+                rtype,
+                rt.name,
+                key_obj,
+                None,
+                -1,
+                key,
+                None,
+                note=note,
+            )
+        if len(value) < 2:
+            return DecodedRecord(
+                offset,
+                timestamp,
+                ERROR,
+                rtype,
+                rt.name,
+                key_obj,
+                None,
+                -1,
+                key,
+                value,
+                error="Could not read version from value's buffer.",
+            )
+        version = _int16(value)
+        reader, newer = rt.value_reader(version)
+        if reader is None:
+            return DecodedRecord(
+                offset,
+                timestamp,
+                ERROR,
+                rtype,
+                rt.name,
+                key_obj,
+                None,
+                version,
+                key,
+                value,
+                error=rt.unreadable_version(version),
+            )
+        try:
+            value_obj, end = reader(value, 2)
+        except Exception as exc:
+            return DecodedRecord(
+                offset,
+                timestamp,
+                ERROR,
+                rtype,
+                rt.name,
+                key_obj,
+                None,
+                version,
+                key,
+                value,
+                newer_than_spec=newer,
+                error=_located(exc, "value", version, rt.value_class),
+            )
+        if end != len(value):
+            extra = f"{len(value) - end} byte(s) left over after the value"
+            note = extra if note is None else f"{note}; {extra}"
+        rec = DecodedRecord(
+            offset,
+            timestamp,
+            RECORD,
+            rtype,
+            rt.name,
+            key_obj,
+            value_obj,
+            version,
+            key,
+            value,
+            newer_than_spec=newer,
+            note=note,
+        )
+        if type(value_obj) is self._group_metadata:
+            self._attach_members(rec)
+        return rec
+
+    def _attach_members(self, rec: DecodedRecord) -> None:
+        from codegen.dumps.consumer_protocol import group_members
+
+        rec.members = group_members(rec.value)
+
+    # -- many records ----------------------------------------------------------------------
+
+    def decode_raw(self, rows: Iterable[RawRecord]) -> list[DecodedRecord]:
+        """Decode ``(offset, timestamp, key, value)`` rows (the segment layer's raw mode).
+
+        The common case (known type, known value version, bytes that decode exactly) is inlined;
+        everything else goes through :meth:`decode`.
+        """
+        out: list[DecodedRecord] = []
+        add = out.append
+        types = self.types
+        slow = self.decode
+        gm = self._group_metadata
+        rec_cls = DecodedRecord
+        for offset, ts, key, value in rows:
+            try:
+                # Inline int16 decoding: record types and versions are small non-negative numbers.
+                rt = types.get((key[0] << 8) | key[1])  # type: ignore[index]
+                if rt is None:
+                    raise LookupError
+                key_obj, end = rt.key_reader(key, 2)  # type: ignore[arg-type]
+                if end != len(key):  # type: ignore[arg-type]
+                    raise LookupError
+                if value is None:
+                    add(
+                        rec_cls(offset, ts, TOMBSTONE, rt.id, rt.name, key_obj, None, -1, key, None)
+                    )
+                    continue
+                version = (value[0] << 8) | value[1]
+                value_obj, end = rt.value_readers[version](value, 2)
+                if end != len(value) or type(value_obj) is gm:
+                    raise LookupError
+                add(
+                    rec_cls(
+                        offset, ts, RECORD, rt.id, rt.name, key_obj, value_obj, version, key, value
+                    )
+                )
+            except Exception:
+                add(slow(key, value, offset, ts))
+        return out
+
+    def decode_control(self, batch: RecordBatch, rows: list[RawRecord]) -> list[DecodedRecord]:
+        """Control records of a coordinator topic (transaction markers)."""
+        return [control_record(row) for row in rows]
+
+
+def control_record(row: RawRecord) -> DecodedRecord:
+    """A control record: COMMIT/ABORT markers decoded, other types kept raw."""
+    offset, ts, key, value = row
+    try:
+        version, ctype = parse_control_key(key)
+    except ValueError as exc:
+        return DecodedRecord(offset, ts, ERROR, -1, "", None, None, -1, key, value, error=str(exc))
+    try:
+        name = ControlType(ctype).name
+    except ValueError:
+        name = "UNKNOWN"
+    if ctype in (ControlType.ABORT, ControlType.COMMIT):
+        try:
+            mversion, epoch = parse_end_txn_marker(value)
+        except ValueError as exc:
+            return DecodedRecord(
+                offset, ts, ERROR, ctype, name, None, None, version, key, value, error=str(exc)
+            )
+        marker = EndTxnMarker(ctype == ControlType.COMMIT, epoch, mversion)
+        return DecodedRecord(
+            offset, ts, KIND_CONTROL, ctype, name, None, marker, version, key, value
+        )
+    return DecodedRecord(offset, ts, KIND_CONTROL, ctype, name, None, None, version, key, value)
+
+
+@cache
+def coordinator_decoder(topic: str) -> CoordinatorDecoder:
+    """The shared decoder of a coordinator topic."""
+    return CoordinatorDecoder(topic)
+
+
+def decode_batches(
+    source: Source,
+    topic: str = CONSUMER_OFFSETS,
+    *,
+    name: str | None = None,
+    verify_crc: bool = True,
+    errors: list[SegmentError] | None = None,
+) -> Iterator[DecodedBatch | SegmentError]:
+    """Batches of a coordinator-topic segment with their records decoded, and segment errors."""
+    decoder = coordinator_decoder(topic)
+    reader = SegmentReader(source, name=name, verify_crc=verify_crc)
+    for item in reader.raw_batches():
+        if isinstance(item, SegmentError):
+            if errors is not None:
+                errors.append(item)
+            yield item
+            continue
+        batch, rows = item
+        if batch.is_control:
+            yield DecodedBatch(batch, decoder.decode_control(batch, rows))
+        else:
+            yield DecodedBatch(batch, decoder.decode_raw(rows))
+
+
+def decode_records(
+    source: Source,
+    topic: str = CONSUMER_OFFSETS,
+    *,
+    name: str | None = None,
+    include_control: bool = False,
+    verify_crc: bool = True,
+    errors: list[SegmentError] | None = None,
+) -> Iterator[DecodedRecord]:
+    """Every decoded record of a coordinator-topic segment, in log order.
+
+    Segment-level problems (bad CRC, torn tail) are appended to ``errors`` when given.
+    """
+    for item in decode_batches(source, topic, name=name, verify_crc=verify_crc, errors=errors):
+        if isinstance(item, SegmentError):
+            continue
+        if item.batch.is_control and not include_control:
+            continue
+        yield from item.records

@@ -1,0 +1,258 @@
+"""The text ``kafka-dump-log`` (``DumpLogSegments``) prints, from decoded records.
+
+:func:`jackson_json` writes JSON the way Jackson's ``JsonNode.toString`` does. :func:`parse_record`
+gives the ``key:``/``payload:`` strings of one record as the ``--offsets-decoder``,
+``--transaction-log-decoder``, ``--share-group-state-decoder`` and ``--cluster-metadata-decoder``
+print them; :func:`dump_log_lines` renders a whole file like the tool (batch lines, record lines,
+control records, trailing bytes).
+
+This is an emulation of Kafka's tool, so it follows Kafka where our decoders are more lenient: a
+value version above the newest known one is an error for coordinator topics (Kafka checks the
+range there), and consumer-protocol payloads that do not decode strictly stay base64.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from typing import Any, Final
+
+from codegen.dumps.coordinator import (
+    CONSUMER_OFFSETS,
+    ERROR,
+    KIND_CONTROL,
+    RECORD,
+    SHARE_GROUP_STATE,
+    TOMBSTONE,
+    TRANSACTION_STATE,
+    UNKNOWN,
+    DecodedRecord,
+    coordinator_decoder,
+)
+from codegen.dumps.metadata import CLUSTER_METADATA, decode_control, metadata_decoder
+from codegen.dumps.model import ControlType, Record, RecordBatch, SegmentError, TimestampType
+from codegen.dumps.segments import SegmentReader
+
+__all__ = [
+    "DECODER_OPTIONS",
+    "dump_log_lines",
+    "jackson_json",
+    "parse_record",
+    "record_json",
+]
+
+DECODER_OPTIONS: Final = {
+    CONSUMER_OFFSETS: "--offsets-decoder",
+    TRANSACTION_STATE: "--transaction-log-decoder",
+    SHARE_GROUP_STATE: "--share-group-state-decoder",
+    CLUSTER_METADATA: "--cluster-metadata-decoder",
+}
+"""Topic -> the ``kafka-dump-log`` option that decodes it."""
+
+_LOWER_ESCAPE: Final = re.compile(r"(\\+)u00([0-9a-f]{2})")
+_TS_NAMES: Final = {
+    TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
+    TimestampType.CREATE_TIME: "CreateTime",
+    TimestampType.LOG_APPEND_TIME: "LogAppendTime",
+}
+_CONTROL_LABELS: Final[dict[int, str]] = {
+    ControlType.LEADER_CHANGE: " LeaderChange: ",
+    ControlType.SNAPSHOT_HEADER: " SnapshotHeader ",
+    ControlType.SNAPSHOT_FOOTER: " SnapshotFooter ",
+    ControlType.KRAFT_VERSION: " KRaftVersion ",
+    ControlType.KRAFT_VOTERS: " KRaftVoters ",
+}
+
+
+def _upper_escape(m: re.Match[str]) -> str:
+    slashes = m.group(1)
+    if len(slashes) % 2 == 0:  # an escaped backslash followed by the text "u00.."
+        return m.group(0)
+    return f"{slashes}u00{m.group(2).upper()}"
+
+
+def jackson_json(obj: Any) -> str:
+    """Compact JSON as Jackson prints it (UTF-8 text, ``\\u00XX`` with upper-case hex)."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    if "\\u00" in text:
+        text = _LOWER_ESCAPE.sub(_upper_escape, text)
+    return text
+
+
+def _value_json(rec: DecodedRecord) -> dict[str, Any]:
+    """The value's JSON; GroupMetadataValue consumer payloads decoded in place, as Kafka does."""
+    version = rec.value_version
+    data: dict[str, Any] = rec.value.to_json(version)
+    if rec.record_type == 2 and rec.members is not None and rec.name == "GroupMetadata":
+        from codegen.dumps.consumer_protocol import kafka_payload_json
+
+        for member_json, member in zip(data["members"], rec.value.members, strict=True):
+            for field, assignment in (("subscription", False), ("assignment", True)):
+                raw = member.assignment if assignment else member.subscription
+                decoded = kafka_payload_json(raw, assignment)
+                if decoded is not None:
+                    member_json[field] = decoded
+    return data
+
+
+def record_json(rec: DecodedRecord, topic: str) -> tuple[dict[str, Any] | None, Any]:
+    """(key object, value object) as Kafka's decoder builds them before printing.
+
+    For coordinator topics the key is ``{"type": "<id>", "data": ...}`` and the value
+    ``{"version": "<v>", "data": ...}`` (None for a tombstone); for ``__cluster_metadata`` the key
+    is None and the value ``{"type": "<ENUM>", "version": <v>, "data": ...}``.
+    """
+    if topic == CLUSTER_METADATA:
+        frame = rec.key
+        name = getattr(frame, "type_name", rec.name)
+        return None, {
+            "type": name,
+            "version": rec.value_version,
+            "data": rec.value.to_json(rec.value_version),
+        }
+    assert rec.key is not None and not isinstance(rec.key, tuple)
+    key = {"type": str(rec.record_type), "data": rec.key.to_json(0)}  # type: ignore[union-attr]
+    if rec.kind == TOMBSTONE:
+        return key, None
+    return key, {"version": str(rec.value_version), "data": _value_json(rec)}
+
+
+def parse_record(rec: DecodedRecord, topic: str) -> tuple[str | None, str | None]:
+    """The ``key:`` and ``payload:`` texts ``kafka-dump-log`` prints for a data record."""
+    if topic == CLUSTER_METADATA:
+        if rec.kind == RECORD:
+            return None, jackson_json(record_json(rec, topic)[1])
+        return None, f"Error at {rec.offset}, skipping. {rec.error}"
+    if rec.key_bytes is None:
+        return (
+            f"Failed to decode message at offset {rec.offset} using the specified decoder "
+            "(message had a missing key)",
+            None,
+        )
+    if rec.kind == UNKNOWN:
+        return f"Unknown record type {rec.record_type} at offset {rec.offset}, skipping.", None
+    if rec.newer_than_spec:
+        reason = f"Found an unknown record version {rec.value_version} for {rec.record_type} type"
+        return f"Error at offset {rec.offset}, skipping. {reason}", None
+    if rec.kind == ERROR:
+        reason = rec.error or ""
+        if rec.value_version >= 0 and rec.key is not None and "cannot be read" in reason:
+            reason = (
+                f"Found an unknown record version {rec.value_version} for {rec.record_type} type"
+            )
+        return f"Error at offset {rec.offset}, skipping. {reason}", None
+    key, value = record_json(rec, topic)
+    return jackson_json(key), "<DELETE>" if value is None else jackson_json(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# whole files
+
+
+def _file_intro(path: str) -> list[str]:
+    name = os.path.basename(path)
+    lines = [f"Dumping {path}"]
+    if name.endswith(".log"):
+        stem = name[: -len(".log")]
+        lines.append(f"Log starting offset: {int(stem) if stem.isdigit() else 0}")
+    elif name == "bootstrap.checkpoint":
+        lines.append("KRaft bootstrap snapshot")
+    elif name.endswith(".checkpoint"):
+        stem = name[: -len(".checkpoint")]
+        offset, _, epoch = stem.partition("-")
+        if offset.isdigit() and epoch.isdigit():
+            lines.append(f"Snapshot end offset: {int(offset)}, epoch: {int(epoch)}")
+    return lines
+
+
+def _batch_line(b: RecordBatch) -> str:
+    ts = _TS_NAMES.get(b.timestamp_type, "NoTimestampType")
+    codec = b.codec.name.lower()
+    if b.magic >= 2:
+        horizon = (
+            "OptionalLong.empty"
+            if b.delete_horizon_ms is None
+            else f"OptionalLong[{b.delete_horizon_ms}]"
+        )
+        head = (
+            f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.record_count} "
+            f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
+            f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
+            f"partitionLeaderEpoch: {b.partition_leader_epoch} "
+            f"isTransactional: {str(b.is_transactional).lower()} "
+            f"isControl: {str(b.is_control).lower()} deleteHorizonMs: {horizon}"
+        )
+    else:
+        head = f"offset: {b.last_offset}"
+    return (
+        f"{head} position: {b.position} {ts}: {b.max_timestamp} size: {b.size} "
+        f"magic: {b.magic} compresscodec: {codec} crc: {b.crc} "
+        f"isvalid: {str(b.crc_valid).lower()}"
+    )
+
+
+def _control_text(batch: RecordBatch, r: Record) -> str:
+    row = (r.offset, r.timestamp, r.key, r.value)
+    ctype = getattr(r, "control_type", -1)
+    if ctype in (ControlType.ABORT, ControlType.COMMIT):
+        return (
+            f" endTxnMarker: {ControlType(ctype).name} "
+            f"coordinatorEpoch: {getattr(r, 'coordinator_epoch', 0)}"
+        )
+    label = _CONTROL_LABELS.get(ctype)
+    if label is not None:
+        dec = decode_control(row)
+        if dec.kind == KIND_CONTROL and dec.value is not None:
+            version = getattr(dec.value, "version", 0)
+            return f"{label}{jackson_json(dec.value.to_json(version))}"
+    try:
+        name = ControlType(ctype).name
+    except ValueError:
+        name = "UNKNOWN"
+    return f" controlType: {name}({ctype})"
+
+
+def dump_log_lines(path: str, topic: str, *, print_data: bool = True) -> Iterator[str]:
+    """Lines like ``kafka-dump-log --files PATH <decoder>`` prints for one file."""
+    yield from _file_intro(path)
+    if topic == CLUSTER_METADATA:
+        mdec = metadata_decoder()
+
+        def decode(r: Record) -> DecodedRecord:
+            return mdec.decode(r.value, r.offset, r.timestamp, r.key)
+    else:
+        cdec = coordinator_decoder(topic)
+
+        def decode(r: Record) -> DecodedRecord:
+            return cdec.decode(r.key, r.value, r.offset, r.timestamp)
+
+    valid_end = 0
+    size = os.path.getsize(path)
+    for item in SegmentReader(path):
+        if isinstance(item, SegmentError):
+            break
+        valid_end = item.position + item.size
+        yield _batch_line(item)
+        for r in item.records:
+            key_size = -1 if r.key is None else len(r.key)
+            value_size = -1 if r.value is None else len(r.value)
+            parts = [
+                f"| offset: {r.offset} {_TS_NAMES.get(item.timestamp_type, 'NoTimestampType')}: "
+                f"{r.timestamp} keySize: {key_size} valueSize: {value_size}"
+            ]
+            if item.magic >= 2:
+                keys = ",".join(h.name for h in r.headers)
+                parts.append(f" sequence: {r.sequence} headerKeys: [{keys}]")
+            if item.is_control:
+                parts.append(_control_text(item, r))
+            elif print_data:
+                key, payload = parse_record(decode(r), topic)
+                if key is not None:
+                    parts.append(f" key: {key}")
+                if payload is not None:
+                    parts.append(f" payload: {payload}")
+            yield "".join(parts)
+    if size > valid_end:
+        yield f"Found {size - valid_end} invalid bytes at the end of {os.path.basename(path)}"

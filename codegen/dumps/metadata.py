@@ -1,0 +1,328 @@
+"""``__cluster_metadata`` records and KRaft snapshots (``.checkpoint`` files).
+
+A metadata record has a null key; its value is a frame: ``uvarint frameVersion`` (1),
+``uvarint apiKey``, ``uvarint version``, then the record body. The apiKey -> class table is built
+once from the generated classes of ``SPEC_TYPE`` ``metadata``. Control batches carry KRaft control
+records (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters), decoded at version 0 with
+the control type -> class mapping Kafka hard-codes.
+
+Errors use Kafka's wording (``MetadataRecordSerde``); as in Kafka, a version above the newest
+known one is read as the newest (metadata specs are flexible from version 0) and flagged, and
+bytes left after the body are an error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Final
+
+from codegen.dumps.batches import parse_control_key
+from codegen.dumps.coordinator import (
+    ERROR,
+    KIND_CONTROL,
+    RECORD,
+    UNKNOWN,
+    DecodedBatch,
+    DecodedRecord,
+    control_record,
+)
+from codegen.dumps.model import ControlType, RawRecord, SegmentError
+from codegen.dumps.segments import SegmentReader, Source
+from codegen.runtime import KafkaMessage
+
+__all__ = [
+    "CLUSTER_METADATA",
+    "CONTROL_CLASSES",
+    "MetadataDecoder",
+    "MetadataFrame",
+    "decode_control",
+    "decode_metadata_batches",
+    "decode_metadata_records",
+    "metadata_decoder",
+    "metadata_types",
+    "record_type_name",
+]
+
+CLUSTER_METADATA: Final = "__cluster_metadata"
+
+CONTROL_CLASSES: Final[Mapping[int, str]] = {
+    ControlType.LEADER_CHANGE: "LeaderChangeMessage",
+    ControlType.SNAPSHOT_HEADER: "SnapshotHeaderRecord",
+    ControlType.SNAPSHOT_FOOTER: "SnapshotFooterRecord",
+    ControlType.KRAFT_VERSION: "KRaftVersionRecord",
+    ControlType.KRAFT_VOTERS: "VotersRecord",
+}
+"""KRaft control type -> spec name (Kafka's ``ControlRecordUtils``)."""
+
+_WORD: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def record_type_name(spec_name: str) -> str:
+    """Kafka's ``MetadataRecordType`` name: ``TopicRecord`` -> ``TOPIC_RECORD``."""
+    return _WORD.sub("_", spec_name).upper()
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataFrame:
+    """The frame header in front of a metadata record body."""
+
+    frame_version: int
+    api_key: int
+    version: int
+    type_name: str
+    """``MetadataRecordType`` enum name (``TOPIC_RECORD``), or "" for an unknown apiKey."""
+
+
+class _FrameError(Exception):
+    pass
+
+
+def _uvarint(data: bytes, pos: int, what: str) -> tuple[int, int]:
+    value = 0
+    shift = 0
+    n = len(data)
+    for i in range(5):
+        if pos >= n:
+            raise _FrameError(f"Error while reading {what}")
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+        if i == 4:
+            break
+    raise _FrameError(f"Error while reading {what}")
+
+
+@cache
+def metadata_types() -> Mapping[int, type[KafkaMessage]]:
+    """apiKey -> generated class of every ``metadata`` spec."""
+    from generated import MESSAGES
+
+    out: dict[int, type[KafkaMessage]] = {}
+    for spec in MESSAGES:
+        cls = MESSAGES[spec]
+        if cls.SPEC_TYPE == "metadata" and cls.API_KEY is not None:
+            out[cls.API_KEY] = cls
+    return out
+
+
+class MetadataDecoder:
+    """Decodes ``__cluster_metadata`` record values; build once, reuse."""
+
+    def __init__(self) -> None:
+        types = metadata_types()
+        self.types = types
+        self._names = {k: record_type_name(c.SPEC_NAME) for k, c in types.items()}
+
+    def decode(
+        self, value: bytes | None, offset: int = -1, timestamp: int = -1, key: bytes | None = None
+    ) -> DecodedRecord:
+        """Decode one metadata record value (a frame); never raises."""
+        if value is None:
+            return DecodedRecord(
+                offset,
+                timestamp,
+                ERROR,
+                -1,
+                "",
+                None,
+                None,
+                -1,
+                key,
+                None,
+                error="metadata record has a null value",
+            )
+        try:
+            frame_version, pos = _uvarint(value, 0, "frame version")
+            if frame_version == 0:
+                raise _FrameError(
+                    "Could not deserialize metadata record with frame version 0. Note that "
+                    "upgrades from the preview release of KRaft in 2.8 to newer versions are "
+                    "not supported."
+                )
+            if frame_version != 1:
+                raise _FrameError(
+                    "Could not deserialize metadata record due to unknown frame version "
+                    f"{frame_version}(only frame version 1 is supported)"
+                )
+            api_key, pos = _uvarint(value, pos, "type")
+            if api_key > 0x7FFF:
+                raise _FrameError("Value for type was too large.")
+            version, pos = _uvarint(value, pos, "version")
+            if version > 0x7FFF:
+                raise _FrameError("Value for version was too large.")
+        except _FrameError as exc:
+            return DecodedRecord(
+                offset, timestamp, ERROR, -1, "", None, None, -1, key, value, error=str(exc)
+            )
+        cls = self.types.get(api_key)
+        if cls is None:
+            frame = MetadataFrame(frame_version, api_key, version, "")
+            return DecodedRecord(
+                offset,
+                timestamp,
+                UNKNOWN,
+                api_key,
+                "",
+                frame,
+                None,
+                version,
+                key,
+                value,
+                error=(
+                    "org.apache.kafka.common.errors.UnsupportedVersionException: "
+                    f"Unknown metadata id {api_key}"
+                ),
+            )
+        name = self._names[api_key]
+        frame = MetadataFrame(frame_version, api_key, version, name)
+        newer = version > cls.HIGHEST_VERSION
+        reader = cls._READERS.get(cls.HIGHEST_VERSION if newer else version)
+        if reader is None or (newer and cls.HIGHEST_VERSION not in cls.FLEXIBLE_VERSIONS):
+            return DecodedRecord(
+                offset,
+                timestamp,
+                ERROR,
+                api_key,
+                name,
+                frame,
+                None,
+                version,
+                key,
+                value,
+                error=f"unknown version {version} of {cls.SPEC_NAME} (valid: {cls.VALID_VERSIONS})",
+            )
+        try:
+            obj, end = reader(value, pos)
+        except Exception as exc:
+            return DecodedRecord(
+                offset,
+                timestamp,
+                ERROR,
+                api_key,
+                name,
+                frame,
+                None,
+                version,
+                key,
+                value,
+                newer_than_spec=newer,
+                error=f"Failed to deserialize record with type {api_key}: {exc}",
+            )
+        if end != len(value):
+            return DecodedRecord(
+                offset,
+                timestamp,
+                ERROR,
+                api_key,
+                name,
+                frame,
+                None,
+                version,
+                key,
+                value,
+                newer_than_spec=newer,
+                error=f"Found {len(value) - end} byte(s) of garbage after {api_key}",
+            )
+        return DecodedRecord(
+            offset,
+            timestamp,
+            RECORD,
+            api_key,
+            name,
+            frame,
+            obj,
+            version,
+            key,
+            value,
+            newer_than_spec=newer,
+        )
+
+    def decode_raw(self, rows: list[RawRecord]) -> list[DecodedRecord]:
+        dec = self.decode
+        return [dec(value, offset, ts, key) for offset, ts, key, value in rows]
+
+
+def decode_control(row: RawRecord) -> DecodedRecord:
+    """A control record of the metadata log or a snapshot, KRaft control values decoded at v0."""
+    offset, ts, key, value = row
+    try:
+        _, ctype = parse_control_key(key)
+    except ValueError:
+        return control_record(row)
+    spec = CONTROL_CLASSES.get(ctype)
+    if spec is None:
+        return control_record(row)
+    from generated import MESSAGES
+
+    cls = MESSAGES[spec]
+    name = ControlType(ctype).name
+    try:
+        if value is None:
+            raise ValueError("control record has a null value")
+        obj = cls.decode(value, 0)
+    except Exception as exc:
+        return DecodedRecord(
+            offset,
+            ts,
+            ERROR,
+            ctype,
+            name,
+            None,
+            None,
+            0,
+            key,
+            value,
+            error=f"{cls.SPEC_NAME}: {exc}",
+        )
+    return DecodedRecord(offset, ts, KIND_CONTROL, ctype, name, None, obj, 0, key, value)
+
+
+@cache
+def metadata_decoder() -> MetadataDecoder:
+    return MetadataDecoder()
+
+
+def decode_metadata_batches(
+    source: Source,
+    *,
+    name: str | None = None,
+    verify_crc: bool = True,
+    errors: list[SegmentError] | None = None,
+) -> Iterator[DecodedBatch | SegmentError]:
+    """Batches of a ``__cluster_metadata`` segment or snapshot with decoded records."""
+    decoder = metadata_decoder()
+    reader = SegmentReader(source, name=name, verify_crc=verify_crc)
+    for item in reader.raw_batches():
+        if isinstance(item, SegmentError):
+            if errors is not None:
+                errors.append(item)
+            yield item
+            continue
+        batch, rows = item
+        if batch.is_control:
+            yield DecodedBatch(batch, [decode_control(r) for r in rows])
+        else:
+            yield DecodedBatch(batch, decoder.decode_raw(rows))
+
+
+def decode_metadata_records(
+    source: Source,
+    *,
+    name: str | None = None,
+    include_control: bool = True,
+    verify_crc: bool = True,
+    errors: list[SegmentError] | None = None,
+) -> Iterator[DecodedRecord]:
+    """Every decoded record of a metadata segment or snapshot, control records included."""
+    for item in decode_metadata_batches(source, name=name, verify_crc=verify_crc, errors=errors):
+        if isinstance(item, SegmentError):
+            continue
+        if item.batch.is_control and not include_control:
+            continue
+        yield from item.records
