@@ -82,6 +82,10 @@ class _Corrupt(Exception):
     """Internal: the bytes being parsed are malformed (message = reason)."""
 
 
+class _CorruptControl(_Corrupt):
+    """Internal: a control record key or marker value is malformed."""
+
+
 # ---------------------------------------------------------------------------------------------
 # varints (slow paths; the loops inline the one-byte case)
 
@@ -397,7 +401,7 @@ def _to_control(records: list[Record]) -> list[Record]:
             if ctype in (ControlType.ABORT, ControlType.COMMIT):
                 marker_version, epoch = parse_end_txn_marker(r.value)
         except ValueError as exc:
-            raise _Corrupt(f"control record at offset {r.offset}: {exc}") from None
+            raise _CorruptControl(f"control record at offset {r.offset}: {exc}") from None
         out.append(
             ControlRecord(
                 r.offset,
@@ -540,7 +544,9 @@ def _decode_v2(
             records = _to_control(records)
     except _Corrupt as exc:
         kind = (
-            ErrorKind.CORRUPT_CONTROL if "control record" in str(exc) else ErrorKind.CORRUPT_RECORDS
+            ErrorKind.CORRUPT_CONTROL
+            if isinstance(exc, _CorruptControl)
+            else ErrorKind.CORRUPT_RECORDS
         )
         return _error(kind, file, position, len(buf), batch.base_offset, str(exc))
     except IndexError:
