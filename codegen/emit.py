@@ -73,6 +73,18 @@ def class_order(message: Message) -> list[Struct]:
     return list(done.values())
 
 
+def array_formats(layouts: Any) -> list[tuple[str, str, str]]:
+    """(unpackers name, packers name, format) of every fixed-element array."""
+    found: dict[str, tuple[str, str, str]] = {}
+    for groups in layouts.by_struct.values():
+        for layout in groups:
+            for step in (*layout.steps, *(t.step for t in layout.tagged)):
+                el = step.element
+                if el is not None and el.fmt and el.type.kind != "uuid":
+                    found[el.fmt] = (el.unpackers, el.packers, el.fmt)
+    return sorted(found.values())
+
+
 def struct_formats(layouts: Any) -> list[tuple[str, str]]:
     formats: dict[str, str] = {"_S_h": "h", "_S_i": "i"}  # lone length prefixes
     for groups in layouts.by_struct.values():
@@ -97,6 +109,7 @@ def render_message(env: jinja2.Environment, message: Message, source_path: str) 
         classes=class_order(message),
         layouts=layouts,
         struct_formats=struct_formats(layouts),
+        array_formats=array_formats(layouts),
         source_path=source_path,
         generator_version=__version__,
     )

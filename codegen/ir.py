@@ -192,6 +192,13 @@ class Message:
     def class_name(self) -> str:
         return self.name
 
+    @property
+    def has_struct_arrays(self) -> bool:
+        """True when decoding may build many objects (an array of structs anywhere)."""
+        return any(
+            f.type.kind == "array" and f.struct is not None for s in self.structs for f in s.fields
+        )
+
     def struct_named(self, name: str) -> Struct:
         for s in self.structs:
             if s.name == name:

@@ -78,6 +78,15 @@ class ElementLayout:
     struct: Struct | None
     child: str = ""  # suffix of the element struct's codec functions
 
+    @property
+    def unpackers(self) -> str:
+        """Module constant: unpack functions of fixed-element arrays, indexed by count."""
+        return "_AU_" + {"?": "z", "16s": "u"}.get(self.fmt, self.fmt)
+
+    @property
+    def packers(self) -> str:
+        return "_AP_" + {"?": "z", "16s": "u"}.get(self.fmt, self.fmt)
+
 
 @dataclass(frozen=True, slots=True)
 class TaggedLayout:

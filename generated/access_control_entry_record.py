@@ -39,7 +39,7 @@ class AccessControlEntryRecord(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
 
-    id: _UUID = _UUID(int=0)
+    id: _UUID = _rt.ZERO_UUID
     """Uuid the controller gave this ACL. Versions 0+."""
 
     resource_type: int = 0
@@ -235,7 +235,8 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -75,7 +75,8 @@ def _read_BeginTransactionRecord_v0(buf: bytes, o: int) -> tuple[BeginTransactio
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.name = None
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -160,7 +160,8 @@ def _read_BrokerRegistrationChangeRecord_v0(
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.fenced = 0
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -237,7 +238,8 @@ def _read_BrokerRegistrationChangeRecord_v1(
     unknown: dict[int, bytes] = {}
     self.fenced = 0
     self.in_controlled_shutdown = 0
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -333,7 +335,8 @@ def _read_BrokerRegistrationChangeRecord_v2(
     self.fenced = 0
     self.in_controlled_shutdown = 0
     self.log_dirs = []
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -476,7 +479,8 @@ def _read_BrokerRegistrationChangeRecord_v3(
     self.in_controlled_shutdown = 0
     self.log_dirs = []
     self.cordoned_log_dirs = None
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

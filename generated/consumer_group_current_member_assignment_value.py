@@ -25,13 +25,15 @@ _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
 _S_iib = _struct.Struct(">iib")
 _S_u = _struct.Struct(">16s")
+_AU_i = _rt.array_unpackers("i")
+_AP_i = _rt.array_packers("i")
 
 
 @_dataclass(slots=True, kw_only=True)
 class TopicPartitions(_rt.KafkaStruct):
     """TopicPartitions (common struct): versions 0+."""
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid of the topic. Versions 0+."""
 
     partitions: list[int] = _field(default_factory=list)
@@ -97,6 +99,7 @@ class ConsumerGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     member_epoch: int = 0
     """Epoch the member has to send in its next heartbeat. Versions 0+."""
@@ -219,7 +222,7 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partitions", o, n, buf)
-        self.partitions = list(_unpack_from(">%di" % n, buf, o))
+        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -232,7 +235,8 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.assignment_epochs = []
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -255,7 +259,9 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("assignment_epochs", o, n, buf)
-                    self.assignment_epochs = list(_unpack_from(">%di" % n, buf, o))
+                    self.assignment_epochs = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -281,7 +287,11 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.partitions) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.partitions), *self.partitions))
+    out.append(
+        _AP_i[len(self.partitions)](*self.partitions)
+        if len(self.partitions) < 64
+        else _pack(">%di" % len(self.partitions), *self.partitions)
+    )
 
     tagged: list[tuple[int, bytes]] = []
     if self.assignment_epochs is None or len(self.assignment_epochs) != 0:
@@ -296,7 +306,9 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
             )
 
             p_assignment_epochs.append(
-                _pack(">%di" % len(self.assignment_epochs), *self.assignment_epochs)
+                _AP_i[len(self.assignment_epochs)](*self.assignment_epochs)
+                if len(self.assignment_epochs) < 64
+                else _pack(">%di" % len(self.assignment_epochs), *self.assignment_epochs)
             )
 
         tagged.append((0, b"".join(p_assignment_epochs)))
@@ -378,7 +390,8 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -72,7 +72,7 @@ class PartitionMetadata(_rt.KafkaStruct):
 class TopicMetadata(_rt.KafkaStruct):
     """TopicMetadata: versions 0+."""
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid of the topic. Versions 0+."""
 
     topic_name: str = ""
@@ -139,6 +139,7 @@ class ConsumerGroupPartitionMetadataValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     topics: list[TopicMetadata] = _field(default_factory=list)
     """Metadata of each subscribed topic as the coordinator last saw it. Versions 0+."""
@@ -231,7 +232,8 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -339,7 +341,8 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -422,7 +425,8 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -21,6 +21,8 @@ _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
+_AU_i = _rt.array_unpackers("i")
+_AP_i = _rt.array_packers("i")
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -74,6 +76,7 @@ class ConsumerProtocolAssignment(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 3
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-3")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("none")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     assigned_partitions: list[TopicPartition] = _field(default_factory=list)
     """Partitions given to the member, by topic. Versions 0+."""
@@ -145,7 +148,7 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partitions", o, n, buf)
-        self.partitions = list(_unpack_from(">%di" % n, buf, o))
+        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     self.unknown_tags = {}
@@ -163,7 +166,11 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
 
     out.append(_S_i.pack(len(self.partitions)))
 
-    out.append(_pack(">%di" % len(self.partitions), *self.partitions))
+    out.append(
+        _AP_i[len(self.partitions)](*self.partitions)
+        if len(self.partitions) < 64
+        else _pack(">%di" % len(self.partitions), *self.partitions)
+    )
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()

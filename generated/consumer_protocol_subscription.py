@@ -21,6 +21,8 @@ _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
+_AU_i = _rt.array_unpackers("i")
+_AP_i = _rt.array_packers("i")
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -80,6 +82,7 @@ class ConsumerProtocolSubscription(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 3
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-3")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("none")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     topics: list[str] = _field(default_factory=list)
     """Topics the member subscribes to. Versions 0+."""
@@ -194,7 +197,7 @@ def _read_TopicPartition_v1(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partitions", o, n, buf)
-        self.partitions = list(_unpack_from(">%di" % n, buf, o))
+        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     self.unknown_tags = {}
@@ -212,7 +215,11 @@ def _write_TopicPartition_v1(self: TopicPartition, out: list[bytes]) -> None:
 
     out.append(_S_i.pack(len(self.partitions)))
 
-    out.append(_pack(">%di" % len(self.partitions), *self.partitions))
+    out.append(
+        _AP_i[len(self.partitions)](*self.partitions)
+        if len(self.partitions) < 64
+        else _pack(">%di" % len(self.partitions), *self.partitions)
+    )
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()

@@ -144,6 +144,7 @@ class GroupMetadataValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 4
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-4")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("4+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     protocol_type: str = ""
     """What kind of group this is, e.g. \"consumer\" or \"connect\". Versions 0+."""
@@ -797,7 +798,8 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -1513,7 +1515,8 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

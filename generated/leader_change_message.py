@@ -34,7 +34,7 @@ class Voter(_rt.KafkaStruct):
     voter_id: int = 0
     """Replica id of a quorum member. Versions 0+."""
 
-    voter_directory_id: _UUID = _UUID(int=0)
+    voter_directory_id: _UUID = _rt.ZERO_UUID
     """Uuid of the voter's metadata log directory. Versions 1+."""
 
     unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
@@ -60,7 +60,7 @@ class Voter(_rt.KafkaStruct):
         if value is _MISSING:
             if version >= 1:
                 raise _rt.json_missing("Voter", "voterDirectoryId", version)
-            self.voter_directory_id = _UUID(int=0)
+            self.voter_directory_id = _rt.ZERO_UUID
         else:
             self.voter_directory_id = _rt.json_uuid(value, "Voter", "voterDirectoryId")
         self.unknown_tags = {}
@@ -78,6 +78,7 @@ class LeaderChangeMessage(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 1
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-1")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     version: int = 0
     """Layout version of this body, repeated inside the body itself. Versions 0+."""
@@ -147,7 +148,7 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
     o += 4
 
-    self.voter_directory_id = _UUID(int=0)
+    self.voter_directory_id = _rt.ZERO_UUID
     try:
         n = buf[o]
     except IndexError:
@@ -157,7 +158,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -171,7 +173,7 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
 
 def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 0."""
-    if self.voter_directory_id != _UUID(int=0):
+    if self.voter_directory_id != _rt.ZERO_UUID:
         raise _rt.unsupported_field("voter_directory_id")
     out.append(_S_i.pack(self.voter_id))
 
@@ -200,7 +202,8 @@ def _read_Voter_v1(buf: bytes, o: int) -> tuple[Voter, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -290,7 +293,8 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -396,7 +400,8 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -58,7 +58,7 @@ class OffsetCommitValue(_rt.KafkaMessage):
     expire_timestamp: int = -1
     """Expiry time (ms) requested by an old OffsetCommit request; only stored in version 1, -1 when not set. Versions 1."""
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid of the committed partition's topic; the zero uuid when not recorded. Versions 4+, tag 0 in 4+."""
 
     unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
@@ -73,7 +73,7 @@ class OffsetCommitValue(_rt.KafkaMessage):
         obj["commitTimestamp"] = self.commit_timestamp
         if version == 1:
             obj["expireTimestamp"] = self.expire_timestamp
-        if (version >= 4) and self.topic_id != _UUID(int=0):
+        if (version >= 4) and self.topic_id != _rt.ZERO_UUID:
             obj["topicId"] = _rt.uuid_json(self.topic_id)
         return obj
 
@@ -128,7 +128,7 @@ class OffsetCommitValue(_rt.KafkaMessage):
             )
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
-            self.topic_id = _UUID(int=0)
+            self.topic_id = _rt.ZERO_UUID
         else:
             self.topic_id = _rt.json_uuid(value, "OffsetCommitValue", "topicId")
         self.unknown_tags = {}
@@ -164,7 +164,7 @@ def _read_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
 
     self.leader_epoch = -1
     self.expire_timestamp = -1
-    self.topic_id = _UUID(int=0)
+    self.topic_id = _rt.ZERO_UUID
     self.unknown_tags = {}
     return self, o
 
@@ -212,7 +212,7 @@ def _read_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     o += 16
 
     self.leader_epoch = -1
-    self.topic_id = _UUID(int=0)
+    self.topic_id = _rt.ZERO_UUID
     self.unknown_tags = {}
     return self, o
 
@@ -262,7 +262,7 @@ def _read_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     o += 8
 
     self.expire_timestamp = -1
-    self.topic_id = _UUID(int=0)
+    self.topic_id = _rt.ZERO_UUID
     self.unknown_tags = {}
     return self, o
 
@@ -331,8 +331,9 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    self.topic_id = _UUID(int=0)
-    for _ in range(n):
+    self.topic_id = _rt.ZERO_UUID
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -376,7 +377,7 @@ def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> No
     out.append(_S_q.pack(self.commit_timestamp))
 
     tagged: list[tuple[int, bytes]] = []
-    if self.topic_id != _UUID(int=0):
+    if self.topic_id != _rt.ZERO_UUID:
         p_topic_id: list[bytes] = []
         p_topic_id.append(_S_u.pack(self.topic_id.bytes))
 

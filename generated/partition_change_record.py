@@ -25,6 +25,8 @@ _S_b = _struct.Struct(">b")
 _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
 _S_iu = _struct.Struct(">i16s")
+_AU_i = _rt.array_unpackers("i")
+_AP_i = _rt.array_packers("i")
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -42,7 +44,7 @@ class PartitionChangeRecord(_rt.KafkaMessage):
     partition_id: int = -1
     """Index of the partition. Versions 0+."""
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid of the partition's topic. Versions 0+."""
 
     isr: list[int] | None = None
@@ -253,7 +255,8 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
     self.removing_replicas = None
     self.adding_replicas = None
     self.leader_recovery_state = -1
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -276,7 +279,9 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("isr", o, n, buf)
-                    self.isr = list(_unpack_from(">%di" % n, buf, o))
+                    self.isr = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -316,7 +321,9 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("replicas", o, n, buf)
-                    self.replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -342,7 +349,9 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("removing_replicas", o, n, buf)
-                    self.removing_replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.removing_replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -368,7 +377,9 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("adding_replicas", o, n, buf)
-                    self.adding_replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.adding_replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -422,7 +433,11 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
                 _UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1)
             )
 
-            p_isr.append(_pack(">%di" % len(self.isr), *self.isr))
+            p_isr.append(
+                _AP_i[len(self.isr)](*self.isr)
+                if len(self.isr) < 64
+                else _pack(">%di" % len(self.isr), *self.isr)
+            )
 
         tagged.append((0, b"".join(p_isr)))
     if self.leader != -2:
@@ -441,7 +456,11 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
                 else _rt.uvarint(len(self.replicas) + 1)
             )
 
-            p_replicas.append(_pack(">%di" % len(self.replicas), *self.replicas))
+            p_replicas.append(
+                _AP_i[len(self.replicas)](*self.replicas)
+                if len(self.replicas) < 64
+                else _pack(">%di" % len(self.replicas), *self.replicas)
+            )
 
         tagged.append((2, b"".join(p_replicas)))
     if self.removing_replicas is not None:
@@ -456,7 +475,9 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             )
 
             p_removing_replicas.append(
-                _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+                _AP_i[len(self.removing_replicas)](*self.removing_replicas)
+                if len(self.removing_replicas) < 64
+                else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
@@ -472,7 +493,9 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             )
 
             p_adding_replicas.append(
-                _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+                _AP_i[len(self.adding_replicas)](*self.adding_replicas)
+                if len(self.adding_replicas) < 64
+                else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
             )
 
         tagged.append((4, b"".join(p_adding_replicas)))
@@ -515,7 +538,8 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
     self.adding_replicas = None
     self.leader_recovery_state = -1
     self.directories = None
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -538,7 +562,9 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("isr", o, n, buf)
-                    self.isr = list(_unpack_from(">%di" % n, buf, o))
+                    self.isr = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -578,7 +604,9 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("replicas", o, n, buf)
-                    self.replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -604,7 +632,9 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("removing_replicas", o, n, buf)
-                    self.removing_replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.removing_replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -630,7 +660,9 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("adding_replicas", o, n, buf)
-                    self.adding_replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.adding_replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -719,7 +751,11 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
                 _UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1)
             )
 
-            p_isr.append(_pack(">%di" % len(self.isr), *self.isr))
+            p_isr.append(
+                _AP_i[len(self.isr)](*self.isr)
+                if len(self.isr) < 64
+                else _pack(">%di" % len(self.isr), *self.isr)
+            )
 
         tagged.append((0, b"".join(p_isr)))
     if self.leader != -2:
@@ -738,7 +774,11 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
                 else _rt.uvarint(len(self.replicas) + 1)
             )
 
-            p_replicas.append(_pack(">%di" % len(self.replicas), *self.replicas))
+            p_replicas.append(
+                _AP_i[len(self.replicas)](*self.replicas)
+                if len(self.replicas) < 64
+                else _pack(">%di" % len(self.replicas), *self.replicas)
+            )
 
         tagged.append((2, b"".join(p_replicas)))
     if self.removing_replicas is not None:
@@ -753,7 +793,9 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             )
 
             p_removing_replicas.append(
-                _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+                _AP_i[len(self.removing_replicas)](*self.removing_replicas)
+                if len(self.removing_replicas) < 64
+                else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
@@ -769,7 +811,9 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             )
 
             p_adding_replicas.append(
-                _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+                _AP_i[len(self.adding_replicas)](*self.adding_replicas)
+                if len(self.adding_replicas) < 64
+                else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
             )
 
         tagged.append((4, b"".join(p_adding_replicas)))
@@ -827,7 +871,8 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
     self.eligible_leader_replicas = None
     self.last_known_elr = None
     self.directories = None
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -850,7 +895,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("isr", o, n, buf)
-                    self.isr = list(_unpack_from(">%di" % n, buf, o))
+                    self.isr = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -890,7 +937,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("replicas", o, n, buf)
-                    self.replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -916,7 +965,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("removing_replicas", o, n, buf)
-                    self.removing_replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.removing_replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -942,7 +993,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("adding_replicas", o, n, buf)
-                    self.adding_replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.adding_replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -984,7 +1037,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("eligible_leader_replicas", o, n, buf)
-                    self.eligible_leader_replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.eligible_leader_replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -1012,7 +1067,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("last_known_elr", o, n, buf)
-                    self.last_known_elr = list(_unpack_from(">%di" % n, buf, o))
+                    self.last_known_elr = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -1079,7 +1136,11 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
                 _UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1)
             )
 
-            p_isr.append(_pack(">%di" % len(self.isr), *self.isr))
+            p_isr.append(
+                _AP_i[len(self.isr)](*self.isr)
+                if len(self.isr) < 64
+                else _pack(">%di" % len(self.isr), *self.isr)
+            )
 
         tagged.append((0, b"".join(p_isr)))
     if self.leader != -2:
@@ -1098,7 +1159,11 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
                 else _rt.uvarint(len(self.replicas) + 1)
             )
 
-            p_replicas.append(_pack(">%di" % len(self.replicas), *self.replicas))
+            p_replicas.append(
+                _AP_i[len(self.replicas)](*self.replicas)
+                if len(self.replicas) < 64
+                else _pack(">%di" % len(self.replicas), *self.replicas)
+            )
 
         tagged.append((2, b"".join(p_replicas)))
     if self.removing_replicas is not None:
@@ -1113,7 +1178,9 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
             p_removing_replicas.append(
-                _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+                _AP_i[len(self.removing_replicas)](*self.removing_replicas)
+                if len(self.removing_replicas) < 64
+                else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
@@ -1129,7 +1196,9 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
             p_adding_replicas.append(
-                _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+                _AP_i[len(self.adding_replicas)](*self.adding_replicas)
+                if len(self.adding_replicas) < 64
+                else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
             )
 
         tagged.append((4, b"".join(p_adding_replicas)))
@@ -1150,7 +1219,11 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
             p_eligible_leader_replicas.append(
-                _pack(">%di" % len(self.eligible_leader_replicas), *self.eligible_leader_replicas)
+                _AP_i[len(self.eligible_leader_replicas)](*self.eligible_leader_replicas)
+                if len(self.eligible_leader_replicas) < 64
+                else _pack(
+                    ">%di" % len(self.eligible_leader_replicas), *self.eligible_leader_replicas
+                )
             )
 
         tagged.append((6, b"".join(p_eligible_leader_replicas)))
@@ -1165,7 +1238,11 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
                 else _rt.uvarint(len(self.last_known_elr) + 1)
             )
 
-            p_last_known_elr.append(_pack(">%di" % len(self.last_known_elr), *self.last_known_elr))
+            p_last_known_elr.append(
+                _AP_i[len(self.last_known_elr)](*self.last_known_elr)
+                if len(self.last_known_elr) < 64
+                else _pack(">%di" % len(self.last_known_elr), *self.last_known_elr)
+            )
 
         tagged.append((7, b"".join(p_last_known_elr)))
     if self.directories is not None:

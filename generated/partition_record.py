@@ -26,6 +26,8 @@ _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
 _S_iii = _struct.Struct(">iii")
 _S_iu = _struct.Struct(">i16s")
+_AU_i = _rt.array_unpackers("i")
+_AP_i = _rt.array_packers("i")
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -43,7 +45,7 @@ class PartitionRecord(_rt.KafkaMessage):
     partition_id: int = -1
     """Index of the partition. Versions 0+."""
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid of the partition's topic. Versions 0+."""
 
     replicas: list[int] = _field(default_factory=list)
@@ -244,7 +246,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("replicas", o, n, buf)
-        self.replicas = list(_unpack_from(">%di" % n, buf, o))
+        self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -262,7 +264,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("isr", o, n, buf)
-        self.isr = list(_unpack_from(">%di" % n, buf, o))
+        self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -280,7 +282,9 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("removing_replicas", o, n, buf)
-        self.removing_replicas = list(_unpack_from(">%di" % n, buf, o))
+        self.removing_replicas = list(
+            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+        )
         o += n * 4
 
     try:
@@ -298,7 +302,9 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("adding_replicas", o, n, buf)
-        self.adding_replicas = list(_unpack_from(">%di" % n, buf, o))
+        self.adding_replicas = list(
+            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+        )
         o += n * 4
 
     try:
@@ -322,7 +328,8 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.leader_recovery_state = 0
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -369,11 +376,19 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.replicas) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.replicas), *self.replicas))
+    out.append(
+        _AP_i[len(self.replicas)](*self.replicas)
+        if len(self.replicas) < 64
+        else _pack(">%di" % len(self.replicas), *self.replicas)
+    )
 
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
 
-    out.append(_pack(">%di" % len(self.isr), *self.isr))
+    out.append(
+        _AP_i[len(self.isr)](*self.isr)
+        if len(self.isr) < 64
+        else _pack(">%di" % len(self.isr), *self.isr)
+    )
 
     out.append(
         _UV1[len(self.removing_replicas) + 1]
@@ -381,7 +396,11 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.removing_replicas) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.removing_replicas), *self.removing_replicas))
+    out.append(
+        _AP_i[len(self.removing_replicas)](*self.removing_replicas)
+        if len(self.removing_replicas) < 64
+        else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+    )
 
     out.append(
         _UV1[len(self.adding_replicas) + 1]
@@ -389,7 +408,11 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.adding_replicas) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.adding_replicas), *self.adding_replicas))
+    out.append(
+        _AP_i[len(self.adding_replicas)](*self.adding_replicas)
+        if len(self.adding_replicas) < 64
+        else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+    )
 
     out.append(_S_iii.pack(self.leader, self.leader_epoch, self.partition_epoch))
 
@@ -430,7 +453,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("replicas", o, n, buf)
-        self.replicas = list(_unpack_from(">%di" % n, buf, o))
+        self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -448,7 +471,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("isr", o, n, buf)
-        self.isr = list(_unpack_from(">%di" % n, buf, o))
+        self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -466,7 +489,9 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("removing_replicas", o, n, buf)
-        self.removing_replicas = list(_unpack_from(">%di" % n, buf, o))
+        self.removing_replicas = list(
+            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+        )
         o += n * 4
 
     try:
@@ -484,7 +509,9 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("adding_replicas", o, n, buf)
-        self.adding_replicas = list(_unpack_from(">%di" % n, buf, o))
+        self.adding_replicas = list(
+            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+        )
         o += n * 4
 
     try:
@@ -536,7 +563,8 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.leader_recovery_state = 0
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -581,11 +609,19 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.replicas) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.replicas), *self.replicas))
+    out.append(
+        _AP_i[len(self.replicas)](*self.replicas)
+        if len(self.replicas) < 64
+        else _pack(">%di" % len(self.replicas), *self.replicas)
+    )
 
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
 
-    out.append(_pack(">%di" % len(self.isr), *self.isr))
+    out.append(
+        _AP_i[len(self.isr)](*self.isr)
+        if len(self.isr) < 64
+        else _pack(">%di" % len(self.isr), *self.isr)
+    )
 
     out.append(
         _UV1[len(self.removing_replicas) + 1]
@@ -593,7 +629,11 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.removing_replicas) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.removing_replicas), *self.removing_replicas))
+    out.append(
+        _AP_i[len(self.removing_replicas)](*self.removing_replicas)
+        if len(self.removing_replicas) < 64
+        else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+    )
 
     out.append(
         _UV1[len(self.adding_replicas) + 1]
@@ -601,7 +641,11 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.adding_replicas) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.adding_replicas), *self.adding_replicas))
+    out.append(
+        _AP_i[len(self.adding_replicas)](*self.adding_replicas)
+        if len(self.adding_replicas) < 64
+        else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+    )
 
     out.append(_S_iii.pack(self.leader, self.leader_epoch, self.partition_epoch))
 
@@ -651,7 +695,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("replicas", o, n, buf)
-        self.replicas = list(_unpack_from(">%di" % n, buf, o))
+        self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -669,7 +713,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("isr", o, n, buf)
-        self.isr = list(_unpack_from(">%di" % n, buf, o))
+        self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -687,7 +731,9 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("removing_replicas", o, n, buf)
-        self.removing_replicas = list(_unpack_from(">%di" % n, buf, o))
+        self.removing_replicas = list(
+            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+        )
         o += n * 4
 
     try:
@@ -705,7 +751,9 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("adding_replicas", o, n, buf)
-        self.adding_replicas = list(_unpack_from(">%di" % n, buf, o))
+        self.adding_replicas = list(
+            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+        )
         o += n * 4
 
     try:
@@ -757,7 +805,8 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     self.leader_recovery_state = 0
     self.eligible_leader_replicas = None
     self.last_known_elr = None
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -796,7 +845,9 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("eligible_leader_replicas", o, n, buf)
-                    self.eligible_leader_replicas = list(_unpack_from(">%di" % n, buf, o))
+                    self.eligible_leader_replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -824,7 +875,9 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("last_known_elr", o, n, buf)
-                    self.last_known_elr = list(_unpack_from(">%di" % n, buf, o))
+                    self.last_known_elr = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                    )
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -850,11 +903,19 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.replicas) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.replicas), *self.replicas))
+    out.append(
+        _AP_i[len(self.replicas)](*self.replicas)
+        if len(self.replicas) < 64
+        else _pack(">%di" % len(self.replicas), *self.replicas)
+    )
 
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
 
-    out.append(_pack(">%di" % len(self.isr), *self.isr))
+    out.append(
+        _AP_i[len(self.isr)](*self.isr)
+        if len(self.isr) < 64
+        else _pack(">%di" % len(self.isr), *self.isr)
+    )
 
     out.append(
         _UV1[len(self.removing_replicas) + 1]
@@ -862,7 +923,11 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.removing_replicas) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.removing_replicas), *self.removing_replicas))
+    out.append(
+        _AP_i[len(self.removing_replicas)](*self.removing_replicas)
+        if len(self.removing_replicas) < 64
+        else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+    )
 
     out.append(
         _UV1[len(self.adding_replicas) + 1]
@@ -870,7 +935,11 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.adding_replicas) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.adding_replicas), *self.adding_replicas))
+    out.append(
+        _AP_i[len(self.adding_replicas)](*self.adding_replicas)
+        if len(self.adding_replicas) < 64
+        else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+    )
 
     out.append(_S_iii.pack(self.leader, self.leader_epoch, self.partition_epoch))
 
@@ -901,7 +970,11 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
             )
 
             p_eligible_leader_replicas.append(
-                _pack(">%di" % len(self.eligible_leader_replicas), *self.eligible_leader_replicas)
+                _AP_i[len(self.eligible_leader_replicas)](*self.eligible_leader_replicas)
+                if len(self.eligible_leader_replicas) < 64
+                else _pack(
+                    ">%di" % len(self.eligible_leader_replicas), *self.eligible_leader_replicas
+                )
             )
 
         tagged.append((1, b"".join(p_eligible_leader_replicas)))
@@ -916,7 +989,11 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
                 else _rt.uvarint(len(self.last_known_elr) + 1)
             )
 
-            p_last_known_elr.append(_pack(">%di" % len(self.last_known_elr), *self.last_known_elr))
+            p_last_known_elr.append(
+                _AP_i[len(self.last_known_elr)](*self.last_known_elr)
+                if len(self.last_known_elr) < 64
+                else _pack(">%di" % len(self.last_known_elr), *self.last_known_elr)
+            )
 
         tagged.append((2, b"".join(p_last_known_elr)))
     if tagged or self.unknown_tags:

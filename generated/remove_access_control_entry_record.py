@@ -36,7 +36,7 @@ class RemoveAccessControlEntryRecord(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
 
-    id: _UUID = _UUID(int=0)
+    id: _UUID = _rt.ZERO_UUID
     """Uuid of the deleted ACL. Versions 0+."""
 
     unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
@@ -81,7 +81,8 @@ def _read_RemoveAccessControlEntryRecord_v0(
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

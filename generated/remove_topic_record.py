@@ -36,7 +36,7 @@ class RemoveTopicRecord(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid of the deleted topic; its partitions go with it. Versions 0+."""
 
     unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
@@ -79,7 +79,8 @@ def _read_RemoveTopicRecord_v0(buf: bytes, o: int) -> tuple[RemoveTopicRecord, i
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

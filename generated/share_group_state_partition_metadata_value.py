@@ -24,13 +24,15 @@ _pack = _struct.pack
 _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
 _S_u = _struct.Struct(">16s")
+_AU_i = _rt.array_unpackers("i")
+_AP_i = _rt.array_packers("i")
 
 
 @_dataclass(slots=True, kw_only=True)
 class TopicInfo(_rt.KafkaStruct):
     """TopicInfo (common struct): versions 0+."""
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid of the topic. Versions 0+."""
 
     topic_name: str = ""
@@ -67,7 +69,7 @@ class TopicInfo(_rt.KafkaStruct):
 class TopicPartitionsInfo(_rt.KafkaStruct):
     """TopicPartitionsInfo (common struct): versions 0+."""
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid of the topic. Versions 0+."""
 
     topic_name: str = ""
@@ -123,6 +125,7 @@ class ShareGroupStatePartitionMetadataValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     initializing_topics: list[TopicPartitionsInfo] = _field(default_factory=list)
     """Partitions whose share state the share coordinator is still creating. Versions 0+."""
@@ -230,7 +233,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -312,7 +316,7 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partitions", o, n, buf)
-        self.partitions = list(_unpack_from(">%di" % n, buf, o))
+        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -324,7 +328,8 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -357,7 +362,11 @@ def _write_TopicPartitionsInfo_v0(self: TopicPartitionsInfo, out: list[bytes]) -
         else _rt.uvarint(len(self.partitions) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.partitions), *self.partitions))
+    out.append(
+        _AP_i[len(self.partitions)](*self.partitions)
+        if len(self.partitions) < 64
+        else _pack(">%di" % len(self.partitions), *self.partitions)
+    )
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -454,7 +463,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -39,7 +39,7 @@ class ShareSnapshotKey(_rt.KafkaMessage):
     group_id: str = ""
     """Share group the state belongs to. Versions 0."""
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid of the share partition's topic. Versions 0."""
 
     partition: int = 0
@@ -73,7 +73,7 @@ class ShareSnapshotKey(_rt.KafkaMessage):
         if value is _MISSING:
             if version == 0:
                 raise _rt.json_missing("ShareSnapshotKey", "topicId", version)
-            self.topic_id = _UUID(int=0)
+            self.topic_id = _rt.ZERO_UUID
         else:
             self.topic_id = _rt.json_uuid(value, "ShareSnapshotKey", "topicId")
         value = node.get("partition", _MISSING)

@@ -96,6 +96,7 @@ class ShareSnapshotValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     snapshot_epoch: int = 0
     """Sequence number of this snapshot, raised with every new snapshot. Versions 0+."""
@@ -238,7 +239,8 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -324,7 +326,8 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.delivery_complete_count = -1
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

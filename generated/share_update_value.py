@@ -96,6 +96,7 @@ class ShareUpdateValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     snapshot_epoch: int = 0
     """Epoch of the snapshot this update applies on top of. Versions 0+."""
@@ -193,7 +194,8 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -263,7 +265,8 @@ def _read_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[ShareUpdateValue, int
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.delivery_complete_count = -1
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -21,6 +21,8 @@ _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
+_AU_i = _rt.array_unpackers("i")
+_AP_i = _rt.array_packers("i")
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -74,6 +76,7 @@ class StreamsGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     active_tasks: list[TaskIds] = _field(default_factory=list)
     """Active tasks the assignor wants this member to run, by subtopology. Versions 0+."""
@@ -180,7 +183,7 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partitions", o, n, buf)
-        self.partitions = list(_unpack_from(">%di" % n, buf, o))
+        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -192,7 +195,8 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -223,7 +227,11 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.partitions) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.partitions), *self.partitions))
+    out.append(
+        _AP_i[len(self.partitions)](*self.partitions)
+        if len(self.partitions) < 64
+        else _pack(">%di" % len(self.partitions), *self.partitions)
+    )
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -320,7 +328,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -23,6 +23,8 @@ _pack = _struct.pack
 _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
 _S_ih = _struct.Struct(">ih")
+_AU_h = _rt.array_unpackers("h")
+_AP_h = _rt.array_packers("h")
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -294,6 +296,7 @@ class StreamsGroupTopologyValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     epoch: int = 0
     """Topology epoch this description belongs to. Versions 0+."""
@@ -351,7 +354,7 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     else:
         if n * 2 > len(buf) - o:
             raise _rt.too_many("source_topics", o, n, buf)
-        self.source_topics = list(_unpack_from(">%dh" % n, buf, o))
+        self.source_topics = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(">%dh" % n, buf, o))
         o += n * 2
 
     try:
@@ -369,7 +372,9 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     else:
         if n * 2 > len(buf) - o:
             raise _rt.too_many("source_topic_regex", o, n, buf)
-        self.source_topic_regex = list(_unpack_from(">%dh" % n, buf, o))
+        self.source_topic_regex = list(
+            _AU_h[n](buf, o) if n < 64 else _unpack_from(">%dh" % n, buf, o)
+        )
         o += n * 2
 
     try:
@@ -387,7 +392,9 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     else:
         if n * 2 > len(buf) - o:
             raise _rt.too_many("repartition_source_topics", o, n, buf)
-        self.repartition_source_topics = list(_unpack_from(">%dh" % n, buf, o))
+        self.repartition_source_topics = list(
+            _AU_h[n](buf, o) if n < 64 else _unpack_from(">%dh" % n, buf, o)
+        )
         o += n * 2
 
     try:
@@ -399,7 +406,8 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -419,7 +427,11 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
         else _rt.uvarint(len(self.source_topics) + 1)
     )
 
-    out.append(_pack(">%dh" % len(self.source_topics), *self.source_topics))
+    out.append(
+        _AP_h[len(self.source_topics)](*self.source_topics)
+        if len(self.source_topics) < 64
+        else _pack(">%dh" % len(self.source_topics), *self.source_topics)
+    )
 
     out.append(
         _UV1[len(self.source_topic_regex) + 1]
@@ -427,7 +439,11 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
         else _rt.uvarint(len(self.source_topic_regex) + 1)
     )
 
-    out.append(_pack(">%dh" % len(self.source_topic_regex), *self.source_topic_regex))
+    out.append(
+        _AP_h[len(self.source_topic_regex)](*self.source_topic_regex)
+        if len(self.source_topic_regex) < 64
+        else _pack(">%dh" % len(self.source_topic_regex), *self.source_topic_regex)
+    )
 
     out.append(
         _UV1[len(self.repartition_source_topics) + 1]
@@ -435,7 +451,11 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
         else _rt.uvarint(len(self.repartition_source_topics) + 1)
     )
 
-    out.append(_pack(">%dh" % len(self.repartition_source_topics), *self.repartition_source_topics))
+    out.append(
+        _AP_h[len(self.repartition_source_topics)](*self.repartition_source_topics)
+        if len(self.repartition_source_topics) < 64
+        else _pack(">%dh" % len(self.repartition_source_topics), *self.repartition_source_topics)
+    )
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -503,7 +523,8 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -604,7 +625,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -891,7 +913,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -1034,7 +1057,8 @@ def _read_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -40,7 +40,7 @@ class TopicRecord(_rt.KafkaMessage):
     name: str = ""
     """Name of the new topic. Versions 0+."""
 
-    topic_id: _UUID = _UUID(int=0)
+    topic_id: _UUID = _rt.ZERO_UUID
     """Uuid given to the topic. Versions 0+."""
 
     unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
@@ -113,7 +113,8 @@ def _read_TopicRecord_v0(buf: bytes, o: int) -> tuple[TopicRecord, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -25,6 +25,8 @@ _S_i = _struct.Struct(">i")
 _S_q = _struct.Struct(">q")
 _S_qhib = _struct.Struct(">qhib")
 _S_qq = _struct.Struct(">qq")
+_AU_i = _rt.array_unpackers("i")
+_AP_i = _rt.array_packers("i")
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -78,6 +80,7 @@ class TransactionLogValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 1
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-1")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("1+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     producer_id: int = 0
     """Producer id the coordinator has bound to this transactional id right now. Versions 0+."""
@@ -280,7 +283,7 @@ def _read_PartitionsSchema_v0(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partition_ids", o, n, buf)
-        self.partition_ids = list(_unpack_from(">%di" % n, buf, o))
+        self.partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     self.unknown_tags = {}
@@ -298,7 +301,11 @@ def _write_PartitionsSchema_v0(self: PartitionsSchema, out: list[bytes]) -> None
 
     out.append(_S_i.pack(len(self.partition_ids)))
 
-    out.append(_pack(">%di" % len(self.partition_ids), *self.partition_ids))
+    out.append(
+        _AP_i[len(self.partition_ids)](*self.partition_ids)
+        if len(self.partition_ids) < 64
+        else _pack(">%di" % len(self.partition_ids), *self.partition_ids)
+    )
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -346,7 +353,7 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partition_ids", o, n, buf)
-        self.partition_ids = list(_unpack_from(">%di" % n, buf, o))
+        self.partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
         o += n * 4
 
     try:
@@ -358,7 +365,8 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -385,7 +393,11 @@ def _write_PartitionsSchema_v1(self: PartitionsSchema, out: list[bytes]) -> None
         else _rt.uvarint(len(self.partition_ids) + 1)
     )
 
-    out.append(_pack(">%di" % len(self.partition_ids), *self.partition_ids))
+    out.append(
+        _AP_i[len(self.partition_ids)](*self.partition_ids)
+        if len(self.partition_ids) < 64
+        else _pack(">%di" % len(self.partition_ids), *self.partition_ids)
+    )
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -565,7 +577,8 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
     self.next_producer_id = -1
     self.client_transaction_version = 0
     self.next_producer_epoch = -1
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -88,7 +88,8 @@ def _read_UnfenceBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnfenceBrokerRecor
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -122,7 +122,7 @@ class Voter(_rt.KafkaStruct):
     voter_id: int = 0
     """Node id of the voter. Versions 0+."""
 
-    voter_directory_id: _UUID = _UUID(int=0)
+    voter_directory_id: _UUID = _rt.ZERO_UUID
     """Uuid of the voter's metadata log directory. Versions 0+."""
 
     endpoints: list[Endpoint] = _field(default_factory=list)
@@ -184,6 +184,7 @@ class VotersRecord(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+    _MANY_OBJECTS: ClassVar[bool] = True
 
     version: int = 0
     """Layout version of this body, repeated inside the body itself. Versions 0+."""
@@ -241,7 +242,8 @@ def _read_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[KRaftVersionFeatur
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -329,7 +331,8 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -414,7 +417,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -490,7 +494,8 @@ def _read_VotersRecord_v0(buf: bytes, o: int) -> tuple[VotersRecord, int]:
     else:
         n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    for _ in range(n):
+    while n:
+        n -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

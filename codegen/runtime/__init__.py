@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import struct
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -63,6 +64,28 @@ ZERO_UUID = uuid.UUID(int=0)
 
 Reader = Callable[[bytes, int], tuple[Any, int]]
 Writer = Callable[[Any, list[bytes]], None]
+
+# ----------------------------------------------------------------------------- fixed arrays
+
+_ARRAY_STRUCTS: dict[str, tuple[struct.Struct, ...]] = {}
+
+
+def _array_structs(fmt: str) -> tuple[struct.Struct, ...]:
+    structs = _ARRAY_STRUCTS.get(fmt)
+    if structs is None:
+        structs = tuple(struct.Struct(f">{n}{fmt}") for n in range(64))
+        _ARRAY_STRUCTS[fmt] = structs
+    return structs
+
+
+def array_unpackers(fmt: str) -> tuple[Callable[[bytes, int], tuple[Any, ...]], ...]:
+    """``unpack_from`` of 0..63 values of ``fmt``: arrays of fixed-width values by count."""
+    return tuple(s.unpack_from for s in _array_structs(fmt))
+
+
+def array_packers(fmt: str) -> tuple[Callable[..., bytes], ...]:
+    return tuple(s.pack for s in _array_structs(fmt))
+
 
 # ----------------------------------------------------------------------------- varints
 
@@ -168,8 +191,18 @@ def trailing(message: str, version: int, offset: int, total: int) -> TrailingByt
     )
 
 
+_set = object.__setattr__
+_UUID_SAFE_UNKNOWN = uuid.SafeUUID.unknown
+
+
 def read_uuid(raw: bytes) -> uuid.UUID:
-    return uuid.UUID(bytes=raw)
+    """A UUID from 16 big-endian bytes, without the checks of ``UUID(bytes=...)`` (5x faster)."""
+    if len(raw) != 16:
+        raise ValueError("a uuid needs 16 bytes")
+    value = new(uuid.UUID)
+    _set(value, "int", int.from_bytes(raw))
+    _set(value, "is_safe", _UUID_SAFE_UNKNOWN)
+    return value
 
 
 def read_unknown_tag(
@@ -427,6 +460,7 @@ class KafkaMessage(KafkaStruct):
     FLEXIBLE_VERSIONS: ClassVar[VersionRange]
     _READERS: ClassVar[Mapping[int, Reader]]
     _WRITERS: ClassVar[Mapping[int, Writer]]
+    _MANY_OBJECTS: ClassVar[bool] = False  # has arrays of structs: decode pauses the GC
 
     @classmethod
     def decode(cls, data: bytes, version: int) -> Self:
@@ -436,14 +470,35 @@ class KafkaMessage(KafkaStruct):
             raise cls._no_version(version)
         if type(data) is not bytes:
             data = bytes(data)
+        # Decoding arrays of structs allocates many objects and no cycles: pausing the cyclic
+        # garbage collector meanwhile saves it from scanning them again and again.
+        pause = cls._MANY_OBJECTS and gc.isenabled()
+        if pause:
+            gc.disable()
         try:
             obj, end = reader(data, 0)
         except DecodeError as exc:
             raise exc.located(cls.SPEC_NAME, version) from None
+        finally:
+            if pause:
+                gc.enable()
         if end != len(data):
             raise trailing(cls.SPEC_NAME, version, end, len(data))
         result: Self = obj
         return result
+
+    @classmethod
+    def reader(cls, version: int) -> Callable[[bytes, int], tuple[Self, int]]:
+        """The generated reader of ``version``, for hot loops: ``reader(buf, offset)``.
+
+        It returns ``(message, next_offset)`` like :meth:`read`, without the per-call version
+        lookup. Its DecodeErrors carry the field path and byte offset; the message name and
+        version are filled in by ``error.located(...)`` (as ``read`` and ``decode`` do).
+        """
+        reader = cls._READERS.get(version)
+        if reader is None:
+            raise cls._no_version(version)
+        return reader
 
     @classmethod
     def read(cls, buf: bytes, offset: int, version: int) -> tuple[Self, int]:
