@@ -1,0 +1,477 @@
+"""Internal-topic record decoding: real data files, vectors, KIP-915 cases, consumer protocol,
+compacted views and the dump command."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from codegen.dumps import Codec, SegmentWriter
+from codegen.dumps.command import dump_command
+from codegen.dumps.compacted import compact
+from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
+from codegen.dumps.coordinator import (
+    CONSUMER_OFFSETS,
+    ERROR,
+    RECORD,
+    SHARE_GROUP_STATE,
+    TOMBSTONE,
+    TRANSACTION_STATE,
+    UNKNOWN,
+    coordinator_decoder,
+    decode_batches,
+    decode_records,
+    record_types,
+)
+from codegen.dumps.dumplog_json import parse_record
+from codegen.dumps.metadata import decode_metadata_records, metadata_decoder
+from codegen.dumps.model import ControlType
+from generated.offset_commit_key import OffsetCommitKey
+from generated.offset_commit_value import OffsetCommitValue
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "kafka-data"
+VECTORS = Path(__file__).resolve().parents[2] / "shared" / "kafka-vectors" / "vectors.json"
+
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared kafka-data not present")
+
+# (file, records per MANIFEST, kinds)
+OFFSETS_FILES = [
+    (
+        "aibulb/__consumer_offsets-0/00000000000000000000.log",
+        28,
+        {"GroupMetadata": 15, "OffsetCommit": 13},
+    ),
+    ("aibulb/__consumer_offsets-28/00000000000000000000.log", 4, {"GroupMetadata": 4}),
+    (
+        "ldi-poc/__consumer_offsets-6/00000000000000000000.log",
+        13,
+        {"OffsetCommit": 7, "GroupMetadata": 6},
+    ),
+    ("mscaldas-spooldir/__consumer_offsets-0/00000000000000000000.log", 6, {"OffsetCommit": 6}),
+    (
+        "mscaldas-spooldir/__consumer_offsets-13/00000000000000000000.log",
+        5,
+        {"GroupMetadata": 3, "OffsetCommit": 2},
+    ),
+]
+METADATA_FILES = [
+    ("ldi-poc/bootstrap.checkpoint", 3),
+    ("ldi-poc/__cluster_metadata-0/00000000000000000000.log", 4929),
+    ("aibulb/__cluster_metadata-0/00000000000000000000.log", 11372),
+    ("aibulb/__cluster_metadata-0/00000000000000007259-0000000001.checkpoint", 60),
+]
+
+
+def _vectors(*categories: str) -> list[dict[str, Any]]:
+    if not VECTORS.is_file():
+        return []
+    data = json.loads(VECTORS.read_text())
+    return [v for v in data["vectors"] if v["category"] in categories]
+
+
+def _key(t: int, body: bytes) -> bytes:
+    return t.to_bytes(2, "big", signed=True) + body
+
+
+OC_KEY = _key(1, OffsetCommitKey(group="g", topic="t", partition=7).encode(0))
+
+
+def _oc_value(offset: int, version: int = 3) -> bytes:
+    v = OffsetCommitValue(offset=offset, leader_epoch=1, metadata="m", commit_timestamp=5)
+    return version.to_bytes(2, "big") + v.encode(version)
+
+
+# -- real files ------------------------------------------------------------------------------
+
+
+@needs_data
+@pytest.mark.parametrize(("path", "count", "names"), OFFSETS_FILES)
+def test_offsets_files_decode_fully(path: str, count: int, names: dict[str, int]) -> None:
+    errors: list[Any] = []
+    recs = list(decode_records(DATA / path, errors=errors))
+    assert not errors
+    assert len(recs) == count
+    assert all(r.kind in (RECORD, TOMBSTONE) for r in recs)
+    assert Counter(r.name for r in recs) == names
+
+
+@needs_data
+@pytest.mark.parametrize(("path", "count"), METADATA_FILES)
+def test_metadata_files_decode_fully(path: str, count: int) -> None:
+    errors: list[Any] = []
+    recs = list(decode_metadata_records(DATA / path, errors=errors))
+    assert not errors
+    assert len(recs) == count
+    assert all(r.kind in (RECORD, "control") for r in recs), [r.error for r in recs if r.error][:3]
+
+
+# -- vectors ---------------------------------------------------------------------------------
+
+PREFIXED = "int16 version prefix + body"
+
+
+@pytest.mark.parametrize(
+    "vec",
+    _vectors("consumer_offsets", "transaction_state", "consumer_offsets_kip848"),
+    ids=lambda v: v["id"],
+)
+def test_coordinator_vectors(vec: dict[str, Any]) -> None:
+    from generated import MESSAGES
+
+    data = bytes.fromhex(vec["hex"])
+    name = vec["message"]
+    expect = vec.get("expect") or {}
+    if "." in name:  # a struct inside a message: decode through the message class
+        pytest.skip("struct-level vector")
+    cls = MESSAGES[name]
+    body = data[2:] if vec["encoding"] == PREFIXED else data
+    version = 0 if cls.SPEC_TYPE == "coordinator-key" else vec["version"]
+    if "PARTIAL" in (vec.get("notes") or "") or "no-tagged-fields" in vec["id"]:
+        with pytest.raises(Exception):  # noqa: B017
+            cls.decode(body, version)
+        return
+    obj, _ = cls.read(body, 0, version)
+    got = obj.to_json(version)
+    want = expect.get("formatter_json", {}).get("data")
+    if isinstance(want, dict):
+        assert got == want
+    for k, v in expect.items():
+        lower = k[:1].lower() + k[1:]
+        if lower in got and not isinstance(v, dict):
+            assert got[lower] == v
+
+
+@pytest.mark.parametrize("vec", _vectors("consumer_offsets_error"), ids=lambda v: v["id"])
+def test_coordinator_error_vectors(vec: dict[str, Any]) -> None:
+    from generated import MESSAGES
+
+    data = bytes.fromhex(vec["hex"])
+    dec = coordinator_decoder(CONSUMER_OFFSETS)
+    name = vec["message"]
+    if name.startswith("("):  # a raw record key
+        rec = dec.decode(data, bytes(64) if data == b"" else None)
+        expect = vec["expect"]
+        if "unknownType" in expect:
+            assert rec.kind == UNKNOWN and rec.record_type == expect["unknownType"]
+        elif "error" in expect and "Could not read version" in expect["error"]:
+            assert rec.kind == ERROR and rec.error == expect["error"]
+        elif "error_prefix" in expect:
+            assert rec.kind == ERROR and rec.error.startswith(expect["error_prefix"])
+        elif data[:2] == b"\x00\x03":  # KIP-848 type 3 over an OffsetCommit body
+            assert rec.kind == TOMBSTONE and rec.note and "left over" in rec.note
+        else:
+            assert rec.kind == ERROR
+        return
+    if name == "ConsumerGroupMetadataValue":
+        key = _key(3, b"\x00\x03foo")
+        rec = dec.decode(key, data)
+        assert rec.kind == ERROR
+        assert rec.error.startswith(vec["expect"]["error_prefix"])
+        return
+    base = name.split(".")[0]
+    cls = MESSAGES[base]
+    body = data[2:] if vec["encoding"] == PREFIXED else data
+    version = vec["version"]
+    if "." in name:
+        from generated.group_metadata_value import MemberMetadata
+
+        reader = cls._STRUCTS  # noqa: F841
+        with pytest.raises(Exception):  # noqa: B017
+            _read_member(MemberMetadata, body, version)
+        return
+    with pytest.raises(Exception):  # noqa: B017
+        cls.decode(body, version)
+
+
+def _read_member(struct: Any, body: bytes, version: int) -> Any:
+    from generated import group_metadata_value as mod
+
+    reader = getattr(mod, f"_read_MemberMetadata_v{min(version, 3)}", None)
+    if reader is None:
+        reader = next(getattr(mod, n) for n in dir(mod) if n.startswith("_read_MemberMetadata"))
+    obj, end = reader(body, 0)
+    if end != len(body):
+        raise ValueError("trailing")
+    from codegen.dumps.consumer_protocol import decode_assignment
+
+    if obj.assignment and decode_assignment(obj.assignment).error:
+        raise ValueError(decode_assignment(obj.assignment).error)
+    return obj
+
+
+@pytest.mark.parametrize(
+    "vec",
+    _vectors("consumer_offsets_unknown_version", "transaction_state_unknown_version"),
+    ids=lambda v: v["id"],
+)
+def test_unknown_version_vectors(vec: dict[str, Any]) -> None:
+    """Kafka's formatter prints "unknown"; we never raise and say what happened."""
+    data = bytes.fromhex(vec["hex"])
+    topic = TRANSACTION_STATE if vec["category"].startswith("transaction") else CONSUMER_OFFSETS
+    dec = coordinator_decoder(topic)
+    if vec["message"].endswith("Key"):
+        rec = dec.decode(data, None)
+        # In the coordinator model the int16 is the record type, not a version.
+        assert rec.kind in (UNKNOWN, ERROR, TOMBSTONE)
+        if rec.kind == TOMBSTONE:
+            assert rec.record_type == vec["version"]
+    else:
+        key = _key(0, b"\x00\x05TXNID") if topic == TRANSACTION_STATE else OC_KEY
+        if vec["message"] == "GroupMetadataValue":
+            key = _key(2, b"\x00\x01g")
+        rec = dec.decode(key, data)
+        assert rec.kind == RECORD and rec.newer_than_spec
+        assert rec.value_version == vec["version"]
+
+
+@pytest.mark.parametrize("vec", _vectors("consumer_offsets_from_segment"), ids=lambda v: v["id"])
+def test_segment_vectors(vec: dict[str, Any]) -> None:
+    key = bytes.fromhex(vec["hex"])
+    value = None if vec.get("value_hex") is None else bytes.fromhex(vec["value_hex"])
+    rec = coordinator_decoder(CONSUMER_OFFSETS).decode(key, value)
+    inferred = vec["inferred"]
+    assert rec.key is not None and rec.key.to_json(0) == inferred["key"]
+    if value is None:
+        assert rec.kind == TOMBSTONE
+        return
+    assert rec.kind == RECORD and rec.value_version == inferred["valueVersion"]
+    if rec.members:
+        for m, want in zip(rec.members, inferred["value"]["members"], strict=True):
+            assert m.subscription.topics == want["subscriptionDecoded"]["data"]["Topics"]
+            parts = want["assignmentDecoded"]["data"]["AssignedPartitions"]
+            assert m.assignment.partitions == {p["Topic"]: p["Partitions"] for p in parts}
+
+
+def test_redpanda_quirk_is_an_error_record() -> None:
+    for vec in _vectors("consumer_offsets_redpanda_quirk"):
+        rec = coordinator_decoder(CONSUMER_OFFSETS).decode(
+            _key(2, b"\x00\x01g"), bytes.fromhex(vec["hex"])
+        )
+        assert rec.kind == ERROR and rec.error
+
+
+@pytest.mark.parametrize("vec", _vectors("consumer_protocol"), ids=lambda v: v["id"])
+def test_consumer_protocol_vectors(vec: dict[str, Any]) -> None:
+    data = bytes.fromhex(vec["hex"])
+    if vec["encoding"].startswith("body after"):
+        data = vec["version"].to_bytes(2, "big") + data
+    if vec["message"] == "ConsumerProtocolSubscription":
+        sub = decode_subscription(data)
+        assert sub.message is not None, sub.error
+        info = vec.get("expect") or vec.get("inferred") or {}
+        if "topics" in info:
+            assert sub.topics == info["topics"]
+        if "rackId" in (vec.get("inferred") or {}):
+            assert sub.rack_id == vec["inferred"]["rackId"]
+    else:
+        asg = decode_assignment(data)
+        assert asg.message is not None, asg.error
+        info = (vec.get("expect") or {}).get("assignedPartitions") or (
+            vec.get("inferred") or {}
+        ).get("assignedPartitions")
+        if info:
+            assert asg.partitions == info
+
+
+@pytest.mark.parametrize("vec", _vectors("consumer_protocol_error"), ids=lambda v: v["id"])
+def test_consumer_protocol_error_vectors(vec: dict[str, Any]) -> None:
+    data = vec["version"].to_bytes(2, "big") + bytes.fromhex(vec["hex"])
+    asg = decode_assignment(data)
+    assert asg.message is None and asg.error and asg.raw == data
+
+
+@pytest.mark.parametrize(
+    "vec",
+    _vectors("cluster_metadata_from_segment", "cluster_metadata_error"),
+    ids=lambda v: v["id"],
+)
+def test_metadata_vectors(vec: dict[str, Any]) -> None:
+    rec = metadata_decoder().decode(bytes.fromhex(vec["hex"]))
+    if vec["category"] == "cluster_metadata_error":
+        prefix = vec["expect"]["error_message_prefix"]
+        assert rec.kind in (ERROR, UNKNOWN)
+        if "Unknown metadata id" in prefix:
+            assert "Unknown metadata id" in (rec.error or "")
+        else:
+            assert (rec.error or "").startswith(prefix)
+        return
+    assert rec.kind == RECORD, rec.error
+    assert rec.key.api_key == vec["inferred"]["apiKey"]  # type: ignore[union-attr]
+    assert rec.value_version == vec["inferred"]["version"]
+
+
+# -- KIP-915 ---------------------------------------------------------------------------------
+
+
+def test_unknown_record_type_keeps_bytes() -> None:
+    key, value = _key(99, b"\x00\x01g"), b"\x00\x00abc"
+    rec = coordinator_decoder(CONSUMER_OFFSETS).decode(key, value, offset=5)
+    assert (rec.kind, rec.record_type, rec.key_bytes, rec.value_bytes) == (
+        UNKNOWN,
+        99,
+        key,
+        value,
+    )
+    assert parse_record(rec, CONSUMER_OFFSETS) == (
+        "Unknown record type 99 at offset 5, skipping.",
+        None,
+    )
+
+
+def test_newer_flexible_version_keeps_unknown_tags() -> None:
+    v4 = _oc_value(9, 4)
+    # Replace the empty tag section with one unknown tag 7 of 2 bytes.
+    newer = b"\x00\x07" + v4[2:-1] + b"\x01\x07\x02\xab\xcd"
+    rec = coordinator_decoder(CONSUMER_OFFSETS).decode(OC_KEY, newer)
+    assert rec.kind == RECORD and rec.newer_than_spec and rec.value_version == 7
+    assert rec.value.offset == 9
+    assert rec.value.unknown_tags == {7: b"\xab\xcd"}
+
+
+def test_unknown_non_flexible_version_is_an_error_record() -> None:
+    rec = coordinator_decoder(CONSUMER_OFFSETS).decode(_key(0, OC_KEY[2:]), _oc_value(1, 3))
+    assert rec.kind == ERROR and "not flexible" in (rec.error or "")
+    assert rec.key is not None
+
+
+def test_all_consumer_offsets_types_known() -> None:
+    types = record_types(CONSUMER_OFFSETS)
+    assert types[0].name == "LegacyOffsetCommit" and types[1].name == "OffsetCommit"
+    assert types[2].name == "GroupMetadata"
+    assert {3, 5, 8, 10, 11, 16, 17, 23} <= set(types)
+    assert set(record_types(SHARE_GROUP_STATE)) == {0, 1}
+    assert set(record_types(TRANSACTION_STATE)) == {0}
+
+
+# -- compacted view and CLI --------------------------------------------------------------------
+
+
+def _offset_record(group: str, topic: str, part: int, offset: int | None) -> tuple[bytes, Any]:
+    key = _key(1, OffsetCommitKey(group=group, topic=topic, partition=part).encode(0))
+    if offset is None:
+        return key, None
+    value = OffsetCommitValue(offset=offset, metadata="x", commit_timestamp=offset)
+    return key, b"\x00\x03" + value.encode(3)
+
+
+def _synth_segment(path: Path, codec: Codec = Codec.NONE) -> None:
+    from generated.consumer_group_member_metadata_key import ConsumerGroupMemberMetadataKey
+    from generated.consumer_group_member_metadata_value import ConsumerGroupMemberMetadataValue
+    from generated.consumer_group_metadata_key import ConsumerGroupMetadataKey
+    from generated.consumer_group_metadata_value import ConsumerGroupMetadataValue
+    from generated.group_metadata_key import GroupMetadataKey
+    from generated.group_metadata_value import GroupMetadataValue, MemberMetadata
+
+    sub = b"\x00\x00" + bytes.fromhex("00000001000174ffffffff")
+    asg = (
+        b"\x00\x00"
+        + bytes.fromhex("000000010001740000000200000000000000010000ffffffff")[:-4]
+        + (b"\xff\xff\xff\xff")
+    )
+    gm = GroupMetadataValue(
+        protocol_type="consumer",
+        generation=4,
+        protocol="range",
+        leader="m1",
+        current_state_timestamp=1,
+        members=[
+            MemberMetadata(
+                member_id="m1",
+                client_id="c1",
+                client_host="/h",
+                rebalance_timeout=1,
+                session_timeout=2,
+                subscription=sub,
+                assignment=asg,
+            )
+        ],
+    )
+    with SegmentWriter(path) as w:
+        w.write_batch(
+            [_offset_record("g", "t", 0, 10), _offset_record("g", "t", 1, 11)], codec=codec
+        )
+        w.write_batch(
+            [(_key(2, GroupMetadataKey(group="g").encode(0)), b"\x00\x03" + gm.encode(3))],
+            codec=codec,
+        )
+        w.write_batch([_offset_record("g", "t", 1, None)], codec=codec)  # tombstone
+        w.write_batch(
+            [_offset_record("g", "t", 0, 20)],
+            producer_id=7,
+            producer_epoch=0,
+            transactional=True,
+            codec=codec,
+        )
+        w.write_batch(
+            [_offset_record("g", "t", 2, 30)],
+            producer_id=8,
+            producer_epoch=0,
+            transactional=True,
+            codec=codec,
+        )
+        w.write_control(ControlType.COMMIT, producer_id=7, producer_epoch=0)
+        w.write_control(ControlType.ABORT, producer_id=8, producer_epoch=0)
+        w.write_batch(
+            [
+                (
+                    _key(3, ConsumerGroupMetadataKey(group_id="cg").encode(0)),
+                    b"\x00\x00" + ConsumerGroupMetadataValue(epoch=5).encode(0),
+                ),
+                (
+                    _key(5, ConsumerGroupMemberMetadataKey(group_id="cg", member_id="x").encode(0)),
+                    b"\x00\x00"
+                    + ConsumerGroupMemberMetadataValue(
+                        client_id="cx",
+                        client_host="/hx",
+                        subscribed_topic_names=["t"],
+                        server_assignor="uniform",
+                    ).encode(0),
+                ),
+            ],
+            codec=codec,
+        )
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4, Codec.ZSTD])
+def test_compacted_view(tmp_path: Path, codec: Codec) -> None:
+    path = tmp_path / "00000000000000000000.log"
+    _synth_segment(path, codec)
+    view = compact(decode_batches(path))
+    assert {k: o.offset for k, o in view.offsets.items()} == {("g", "t", 0): 20}
+    classic = view.groups["g"]
+    assert (classic.type, classic.state, classic.generation) == ("classic", "Stable", 4)
+    assert classic.members["m1"].client_id == "c1"
+    assert classic.members["m1"].assignors == ["range"]
+    assert classic.members["m1"].subscribed_topics == ["t"]
+    consumer = view.groups["cg"]
+    assert (consumer.type, consumer.epoch, consumer.state) == ("consumer", 5, "Stable")
+    assert consumer.members["x"].assignors == ["uniform"]
+
+
+def test_cli_jsonl_table_compacted(tmp_path: Path) -> None:
+    folder = tmp_path / "__consumer_offsets-3"
+    folder.mkdir()
+    _synth_segment(folder / "00000000000000000000.log")
+    runner = CliRunner()
+    res = runner.invoke(dump_command, [str(folder)])
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert lines[0]["key"] == {"type": "1", "data": {"group": "g", "topic": "t", "partition": 0}}
+    assert "records" in res.stderr
+    res = runner.invoke(dump_command, [str(folder), "--compacted", "--format", "table"])
+    assert res.exit_code == 0 and "committed offsets" in res.stdout
+    res = runner.invoke(dump_command, [str(folder), "--compacted"])
+    rows = [json.loads(x) for x in res.stdout.splitlines()]
+    assert {r["view"] for r in rows} == {"offset", "group"}
+    res = runner.invoke(dump_command, ["--help"])
+    assert "Examples" in res.stdout
+    res = runner.invoke(
+        dump_command,
+        [str(folder / "00000000000000000000.log"), "--topic", "offsets", "--format", "dump-log"],
+    )
+    assert res.exit_code == 0 and "endTxnMarker: COMMIT" in res.stdout
