@@ -310,7 +310,12 @@ class SegmentWriter:
             self._fh = target
             self._owned = False
         self.next_offset = base_offset
-        self.position = self._fh.tell() if append or not self._owned else 0
+        self.position = 0
+        if append or not self._owned:
+            try:
+                self.position = self._fh.tell()
+            except OSError:  # a pipe: positions count from here
+                self.position = 0
         self.batches = 0
         self.records = 0
 
