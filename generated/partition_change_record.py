@@ -241,13 +241,13 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
     self.eligible_leader_replicas = None
     self.last_known_elr = None
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.isr = None
     self.leader = -2
@@ -255,8 +255,8 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
     self.removing_replicas = None
     self.adding_replicas = None
     self.leader_recovery_state = -1
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -523,13 +523,13 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
     self.eligible_leader_replicas = None
     self.last_known_elr = None
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.isr = None
     self.leader = -2
@@ -538,8 +538,8 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
     self.adding_replicas = None
     self.leader_recovery_state = -1
     self.directories = None
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -854,13 +854,13 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
     self.topic_id = _rt.read_uuid(u_topic_id)
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.isr = None
     self.leader = -2
@@ -871,8 +871,8 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
     self.eligible_leader_replicas = None
     self.last_known_elr = None
     self.directories = None
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -319,17 +319,17 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     self.eligible_leader_replicas = None
     self.last_known_elr = None
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.leader_recovery_state = 0
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -554,17 +554,17 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     self.eligible_leader_replicas = None
     self.last_known_elr = None
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.leader_recovery_state = 0
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -794,19 +794,19 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         self.directories = items_directories
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.leader_recovery_state = 0
     self.eligible_leader_replicas = None
     self.last_known_elr = None
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

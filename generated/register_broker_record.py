@@ -341,16 +341,16 @@ def _read_BrokerFeature_v0(buf: bytes, o: int) -> tuple[BrokerFeature, int]:
     o += 4
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -437,16 +437,16 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
     o += 4
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -579,16 +579,16 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     self.log_dirs = []
     self.cordoned_log_dirs = None
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -747,16 +747,16 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     self.log_dirs = []
     self.cordoned_log_dirs = None
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -921,16 +921,16 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     self.log_dirs = []
     self.cordoned_log_dirs = None
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -1099,17 +1099,17 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
 
     self.cordoned_log_dirs = None
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.log_dirs = []
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -1325,18 +1325,18 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     o += 2
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
     self.log_dirs = []
     self.cordoned_log_dirs = None
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

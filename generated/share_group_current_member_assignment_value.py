@@ -185,16 +185,16 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
         o += n * 4
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -267,16 +267,16 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
         self.assigned_partitions = items_assigned_partitions
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -225,16 +225,16 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         o = e
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -320,16 +320,16 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
         o += n * 4
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size
@@ -455,16 +455,16 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         self.deleting_topics = items_deleting_topics
 
     try:
-        n = buf[o]
+        tags_left = buf[o]
     except IndexError:
         raise _rt.end_of_buffer("<tagged fields>", o) from None
-    if n < 0x80:
+    if tags_left < 0x80:
         o += 1
     else:
-        n, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    while n:
-        n -= 1
+    while tags_left:
+        tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
         end = o + size

@@ -92,13 +92,7 @@ NOT_CANONICAL: dict[str, str] = {
 }
 
 # Our bugs, run as xfail(strict=True) until the generator is fixed.
-CODEC_BUGS: dict[str, str] = {
-    "kafka-python/api-versions-response-v4-supported-features": (
-        "generated readers count the tagged-field loop down in `n` and the inline reader of a "
-        "known tagged array (SupportedFeatures, tag 0) reuses `n` for its element count, so after "
-        "tag 0 the loop expects more tags than the section's count (3) and underflows at the end"
-    ),
-}
+CODEC_BUGS: dict[str, str] = {}
 
 # Burrow's `errorAt` names -> the field path our codecs report.
 BURROW_FIELDS = {
