@@ -54,7 +54,12 @@ def metadata_response() -> dict[str, Any]:
     return {
         "throttleTimeMs": 0,
         "brokers": [
-            {"nodeId": i, "host": f"broker-{i}.kafka.internal", "port": 9092, "rack": f"rack-{i % 3}"}
+            {
+                "nodeId": i,
+                "host": f"broker-{i}.kafka.internal",
+                "port": 9092,
+                "rack": f"rack-{i % 3}",
+            }
             for i in range(5)
         ],
         "clusterId": "q1w2e3r4t5y6u7i8o9p0aa",
@@ -244,8 +249,8 @@ def hand_written_pair(key: bytes, value: bytes) -> tuple[tuple[str, str, int], t
     Like any topic decoder (and ours below) it reads the two int16 prefixes that say which
     layout follows, then the bodies.
     """
-    (key_type,) = _H.unpack_from(key)
-    (value_version,) = _H.unpack_from(value)
+    (_key_type,) = _H.unpack_from(key)
+    (_value_version,) = _H.unpack_from(value)
     (n,) = _H.unpack_from(key, 2)
     group = key[4 : 4 + n].decode()
     o = 4 + n
@@ -274,8 +279,8 @@ def offsets_pair(runs: int) -> dict[str, float]:
 
     def ours() -> tuple[object, object]:
         # The hot-loop form a topic decoder uses: the int16 prefixes pick the readers.
-        (key_type,) = _H.unpack_from(key)
-        (value_version,) = _H.unpack_from(value)
+        (_key_type,) = _H.unpack_from(key)
+        (_value_version,) = _H.unpack_from(value)
         k, _ = read_key(key, 2)
         v, _ = read_value(value, 2)
         return k, v
@@ -309,14 +314,38 @@ def main() -> None:
     runs = 3 if args.quick else 7
     corpus = corpus_package()
     cases = [
-        Case("MetadataResponse v12 (100 topics x 10 partitions)", "MetadataResponse", 12,
-             metadata_response(), None, None),
-        Case("OffsetCommitRequest v9 (3 x 8 partitions)", "OffsetCommitRequest", 9,
-             offset_commit_request(), None, None),
-        Case("FetchResponse v16 (50 partitions, 1 tag each)", "FetchResponse", 16,
-             fetch_response(), None, None),
-        Case("ConsumerProtocolSubscription v3", "ConsumerProtocolSubscription", 3,
-             consumer_subscription(), None, None),
+        Case(
+            "MetadataResponse v12 (100 topics x 10 partitions)",
+            "MetadataResponse",
+            12,
+            metadata_response(),
+            None,
+            None,
+        ),
+        Case(
+            "OffsetCommitRequest v9 (3 x 8 partitions)",
+            "OffsetCommitRequest",
+            9,
+            offset_commit_request(),
+            None,
+            None,
+        ),
+        Case(
+            "FetchResponse v16 (50 partitions, 1 tag each)",
+            "FetchResponse",
+            16,
+            fetch_response(),
+            None,
+            None,
+        ),
+        Case(
+            "ConsumerProtocolSubscription v3",
+            "ConsumerProtocolSubscription",
+            3,
+            consumer_subscription(),
+            None,
+            None,
+        ),
     ]
     print(f"Python {sys.version.split()[0]}; best of {runs} runs; µs per message\n")
     header = (

@@ -301,7 +301,12 @@ def parse_default(text: str | None, ftype: FieldType) -> DefaultValue | str:
         return _Problem(f"the only valid default for a {names[kind]} field is {empty} or null")
     if text == "null":
         return None
-    return {"bytes": b"", "array": EmptyArray(), "struct": EmptyStruct()}[kind]
+    empties: dict[str, DefaultValue] = {
+        "bytes": b"",
+        "array": EmptyArray(),
+        "struct": EmptyStruct(),
+    }
+    return empties[kind]
 
 
 class _Problem(str):
@@ -376,7 +381,9 @@ def _build_field(ctx: _Context, spec: FieldSpec, parent: VersionRange, top: bool
     nullable = VersionRange.NONE if nullable is None else nullable
     if not nullable.empty:
         if ftype.kind == "uuid":
-            problem("type uuid cannot be nullable (Kafka's UUID type has no null)", "nullableVersions")
+            problem(
+                "type uuid cannot be nullable (Kafka's UUID type has no null)", "nullableVersions"
+            )
             ok = False
         elif not ftype.can_be_nullable:
             problem(f"type {ftype.spec_text} cannot be nullable", "nullableVersions")
@@ -444,9 +451,7 @@ def _build_field(ctx: _Context, spec: FieldSpec, parent: VersionRange, top: bool
             ok = False
         elif override is not None:
             if not override.empty and not override.open_ended:
-                problem(
-                    f"flexibleVersions {override} is not open-ended", "flexibleVersions"
-                )
+                problem(f"flexibleVersions {override} is not open-ended", "flexibleVersions")
                 ok = False
             elif not ctx.flexible.contains(override):
                 problem(
@@ -525,13 +530,23 @@ def _struct_for_field(
     if spec.fields is None:
         if name in ctx.common:
             return _build_common(ctx, name)
-        ctx.problem(where, spec.line, f"no struct named {name}: define its fields inline or in commonStructs")
+        ctx.problem(
+            where,
+            spec.line,
+            f"no struct named {name}: define its fields inline or in commonStructs",
+        )
         return None
     if name in ctx.common:
-        ctx.problem(where, spec.line, f"{name} is a common struct and cannot be specified again inline")
+        ctx.problem(
+            where, spec.line, f"{name} is a common struct and cannot be specified again inline"
+        )
         return None
     if name in ctx.inline_names:
-        ctx.problem(where, spec.line, f"struct {name} is specified twice (first at {ctx.inline_names[name]})")
+        ctx.problem(
+            where,
+            spec.line,
+            f"struct {name} is specified twice (first at {ctx.inline_names[name]})",
+        )
         return None
     ctx.inline_names[name] = spec.json_path
     ctx.order.append(name)
@@ -574,28 +589,40 @@ def _build_fields(
     tags: dict[int, FieldSpec] = {}
     for spec in specs:
         if spec.name in names:
-            ctx.problem(f"{spec.json_path}.name", spec.line,
-                        f"in {owner}, field {spec.name} has a duplicate name; field names must be unique")
+            ctx.problem(
+                f"{spec.json_path}.name",
+                spec.line,
+                f"in {owner}, field {spec.name} has a duplicate name; field names must be unique",
+            )
             ok = False
             continue
         names[spec.name] = spec
         attr = attribute_name(spec.name)
         if attr in attrs:
-            ctx.problem(f"{spec.json_path}.name", spec.line,
-                        f"in {owner}, fields {attrs[attr].name} and {spec.name} both become the "
-                        f"Python attribute {attr}")
+            ctx.problem(
+                f"{spec.json_path}.name",
+                spec.line,
+                f"in {owner}, fields {attrs[attr].name} and {spec.name} both become the "
+                f"Python attribute {attr}",
+            )
             ok = False
         attrs[attr] = spec
         if attr in RESERVED_ATTRIBUTES:
-            ctx.problem(f"{spec.json_path}.name", spec.line,
-                        f"field {spec.name} would become the attribute {attr}, which generated "
-                        "classes use for their own API; rename the field")
+            ctx.problem(
+                f"{spec.json_path}.name",
+                spec.line,
+                f"field {spec.name} would become the attribute {attr}, which generated "
+                "classes use for their own API; rename the field",
+            )
             ok = False
         if spec.tag is not None and spec.tag >= 0:
             if spec.tag in tags:
-                ctx.problem(f"{spec.json_path}.tag", spec.line,
-                            f"in {owner}, field {spec.name} has a duplicate tag {spec.tag} "
-                            f"(also used by {tags[spec.tag].name}); tags must be unique")
+                ctx.problem(
+                    f"{spec.json_path}.tag",
+                    spec.line,
+                    f"in {owner}, field {spec.name} has a duplicate tag {spec.tag} "
+                    f"(also used by {tags[spec.tag].name}); tags must be unique",
+                )
                 ok = False
             tags[spec.tag] = spec
         built = _build_field(ctx, spec, versions, top)
@@ -608,9 +635,11 @@ def _build_fields(
         if sorted(tags) != expected:
             missing = min(set(expected) - set(tags))
             spec = tags[max(tags)]
-            ctx.problem(f"{spec.json_path}.tag", spec.line,
-                        f"in {owner}, the tags are not contiguous: use tag {missing} before any "
-                        "higher tag")
+            ctx.problem(
+                f"{spec.json_path}.tag",
+                spec.line,
+                f"in {owner}, the tags are not contiguous: use tag {missing} before any higher tag",
+            )
             ok = False
     return tuple(fields) if ok else None
 
@@ -629,8 +658,10 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
     except VersionRangeError as exc:
         problem("$.validVersions", f"validVersions: {exc}")
     if valid is not None and valid.open_ended:
-        problem("$.validVersions",
-                f"validVersions {valid} is open-ended; a message must name its highest version")
+        problem(
+            "$.validVersions",
+            f"validVersions {valid} is open-ended; a message must name its highest version",
+        )
     if valid is not None and valid.empty:
         problem("$.validVersions", "validVersions is none; a message needs at least one version")
 
@@ -643,8 +674,10 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
         except VersionRangeError as exc:
             problem("$.flexibleVersions", f"flexibleVersions: {exc}")
         if not flexible.empty and not flexible.open_ended:
-            problem("$.flexibleVersions",
-                    f"flexibleVersions {flexible} is not open-ended; use none or a range ending in +")
+            problem(
+                "$.flexibleVersions",
+                f"flexibleVersions {flexible} is not open-ended; use none or a range ending in +",
+            )
 
     if spec.latest_version_unstable and spec.type != "request":
         problem("$.latestVersionUnstable", "latestVersionUnstable is only valid for requests")
@@ -663,8 +696,10 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
     common: dict[str, StructSpec] = {}
     for struct in spec.common_structs:
         if not _STRUCT_NAME.match(struct.name):
-            problem(f"{struct.json_path}.name",
-                    f"struct name {struct.name} must start with a capital letter")
+            problem(
+                f"{struct.json_path}.name",
+                f"struct name {struct.name} must start with a capital letter",
+            )
         if struct.name in common:
             problem(f"{struct.json_path}.name", f"common struct {struct.name} is specified twice")
         common[struct.name] = struct
@@ -679,8 +714,10 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
         if name not in ctx.built:
             _build_common(ctx, name)  # unused common structs are still checked and emitted
     if spec.name in ctx.inline_names:
-        problem(f"{ctx.inline_names[spec.name]}.type",
-                f"struct {spec.name} has the same name as its message")
+        problem(
+            f"{ctx.inline_names[spec.name]}.type",
+            f"struct {spec.name} has the same name as its message",
+        )
     if len(log.problems) > before or fields is None or valid is None:
         return None
     root = Struct(name=spec.name, versions=valid, fields=fields, is_root=True, is_common=False)
@@ -710,20 +747,31 @@ def build_messages(specs: list[MessageSpec], log: ProblemLog) -> list[Message]:
     for spec in specs:
         text = spec.source
         if spec.name in names:
-            log.add(spec.path, text.line_of("$.name"), "$.name",
-                    f"spec name {spec.name} is already used by {names[spec.name].path}")
+            log.add(
+                spec.path,
+                text.line_of("$.name"),
+                "$.name",
+                f"spec name {spec.name} is already used by {names[spec.name].path}",
+            )
         names[spec.name] = spec
         mod = module_name(spec.name)
         if mod in modules and modules[mod].name != spec.name:
-            log.add(spec.path, text.line_of("$.name"), "$.name",
-                    f"spec {spec.name} and {modules[mod].name} would both become module {mod}")
+            log.add(
+                spec.path,
+                text.line_of("$.name"),
+                "$.name",
+                f"spec {spec.name} and {modules[mod].name} would both become module {mod}",
+            )
         modules[mod] = spec
         if spec.api_key is not None and spec.type in KEYED_TYPES:
             key = (spec.path.parent, spec.type, spec.api_key)
             if key in keys:
-                log.add(spec.path, text.line_of("$.apiKey"), "$.apiKey",
-                        f"apiKey {spec.api_key} is already used by the {spec.type} "
-                        f"{keys[key].name}")
+                log.add(
+                    spec.path,
+                    text.line_of("$.apiKey"),
+                    "$.apiKey",
+                    f"apiKey {spec.api_key} is already used by the {spec.type} {keys[key].name}",
+                )
             keys[key] = spec
         message = build_message(spec, log)
         if message is not None:

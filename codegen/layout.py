@@ -162,7 +162,9 @@ def _value_step(f: Field, version: int, compact: bool, child_of: ChildLookup) ->
     return Step(kind, field=f, compact=compact, nullable=nullable, element=element, child=child)
 
 
-def struct_layout(struct: Struct, version: int, message: Message, child_of: ChildLookup) -> StructLayout:
+def struct_layout(
+    struct: Struct, version: int, message: Message, child_of: ChildLookup
+) -> StructLayout:
     flexible = version in message.flexible_versions
     steps: list[Step] = []
     run: list[RunItem] = []

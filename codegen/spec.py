@@ -127,9 +127,7 @@ def _struct(raw: dict[str, Any], path: str, text: SpecText) -> StructSpec:
     return StructSpec(
         name=raw["name"],
         versions=str(raw["versions"]),
-        fields=tuple(
-            _field(c, f"{path}.fields[{i}]", text) for i, c in enumerate(raw["fields"])
-        ),
+        fields=tuple(_field(c, f"{path}.fields[{i}]", text) for i, c in enumerate(raw["fields"])),
         json_path=path,
         line=text.line_of(path),
     )
@@ -145,9 +143,10 @@ def _json_path(error: jsonschema.ValidationError) -> str:
 def _schema_message(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         return f"unknown key: {error.message.split('(')[-1].rstrip(')')}"
-    if error.validator == "pattern" and str(error.schema.get("description", "")):
-        return f"{error.instance!r} is not a version range ({error.schema['description']})"
-    return error.message
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "pattern" and schema.get("description"):
+        return f"{error.instance!r} is not a version range ({schema['description']})"
+    return str(error.message)
 
 
 def spec_from_text(text: SpecText, log: ProblemLog) -> MessageSpec | None:

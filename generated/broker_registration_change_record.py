@@ -393,14 +393,14 @@ def _read_BrokerRegistrationChangeRecord_v2(
                     for i in range(n):
                         try:
                             try:
-                                item = _rt.read_uuid(buf[o : o + 16])
+                                v_log_dirs = _rt.read_uuid(buf[o : o + 16])
                             except ValueError:
                                 raise _rt.short_read(buf, o, (("log_dirs", 16),)) from None
                             o += 16
 
                         except _DecodeError as exc:
                             raise exc.within("log_dirs", i) from None
-                        items_log_dirs.append(item)
+                        items_log_dirs.append(v_log_dirs)
                     self.log_dirs = items_log_dirs
 
             except (IndexError, _DecodeError) as exc:
@@ -445,8 +445,8 @@ def _write_BrokerRegistrationChangeRecord_v2(
             else _rt.uvarint(len(self.log_dirs) + 1)
         )
 
-        for item in self.log_dirs:
-            p_log_dirs.append(item.bytes)
+        for v_log_dirs in self.log_dirs:
+            p_log_dirs.append(v_log_dirs.bytes)
 
         tagged.append((2, b"".join(p_log_dirs)))
     if tagged or self.unknown_tags:
@@ -537,14 +537,14 @@ def _read_BrokerRegistrationChangeRecord_v3(
                     for i in range(n):
                         try:
                             try:
-                                item = _rt.read_uuid(buf[o : o + 16])
+                                v_log_dirs = _rt.read_uuid(buf[o : o + 16])
                             except ValueError:
                                 raise _rt.short_read(buf, o, (("log_dirs", 16),)) from None
                             o += 16
 
                         except _DecodeError as exc:
                             raise exc.within("log_dirs", i) from None
-                        items_log_dirs.append(item)
+                        items_log_dirs.append(v_log_dirs)
                     self.log_dirs = items_log_dirs
 
             except (IndexError, _DecodeError) as exc:
@@ -574,14 +574,14 @@ def _read_BrokerRegistrationChangeRecord_v3(
                     for i in range(n):
                         try:
                             try:
-                                item = _rt.read_uuid(buf[o : o + 16])
+                                v_cordoned_log_dirs = _rt.read_uuid(buf[o : o + 16])
                             except ValueError:
                                 raise _rt.short_read(buf, o, (("cordoned_log_dirs", 16),)) from None
                             o += 16
 
                         except _DecodeError as exc:
                             raise exc.within("cordoned_log_dirs", i) from None
-                        items_cordoned_log_dirs.append(item)
+                        items_cordoned_log_dirs.append(v_cordoned_log_dirs)
                     self.cordoned_log_dirs = items_cordoned_log_dirs
 
             except (IndexError, _DecodeError) as exc:
@@ -622,8 +622,8 @@ def _write_BrokerRegistrationChangeRecord_v3(
             else _rt.uvarint(len(self.log_dirs) + 1)
         )
 
-        for item in self.log_dirs:
-            p_log_dirs.append(item.bytes)
+        for v_log_dirs in self.log_dirs:
+            p_log_dirs.append(v_log_dirs.bytes)
 
         tagged.append((2, b"".join(p_log_dirs)))
     if self.cordoned_log_dirs is not None:
@@ -637,8 +637,8 @@ def _write_BrokerRegistrationChangeRecord_v3(
                 else _rt.uvarint(len(self.cordoned_log_dirs) + 1)
             )
 
-            for item in self.cordoned_log_dirs:
-                p_cordoned_log_dirs.append(item.bytes)
+            for v_cordoned_log_dirs in self.cordoned_log_dirs:
+                p_cordoned_log_dirs.append(v_cordoned_log_dirs.bytes)
 
         tagged.append((3, b"".join(p_cordoned_log_dirs)))
     if tagged or self.unknown_tags:

@@ -96,7 +96,7 @@ class ClientQuotaRecord(_rt.KafkaMessage):
         obj: dict[str, Any] = {}
         obj["entity"] = [item.to_json(version) for item in self.entity]
         obj["key"] = self.key
-        obj["value"] = self.value
+        obj["value"] = _rt.float_json(self.value)
         obj["remove"] = self.remove
         return obj
 
@@ -258,11 +258,11 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
         items_entity: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_EntityData_v0(buf, o)
+                v_entity, o = _read_EntityData_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("entity", i) from None
-            items_entity.append(item)
+            items_entity.append(v_entity)
         self.entity = items_entity
 
     try:
@@ -323,8 +323,8 @@ def _write_ClientQuotaRecord_v0(self: ClientQuotaRecord, out: list[bytes]) -> No
         _UV1[len(self.entity) + 1] if len(self.entity) < 127 else _rt.uvarint(len(self.entity) + 1)
     )
 
-    for item in self.entity:
-        _write_EntityData_v0(item, out)
+    for v_entity in self.entity:
+        _write_EntityData_v0(v_entity, out)
 
     b_key = self.key.encode()
     if len(b_key) > 0x7FFF:

@@ -349,11 +349,11 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
         items_assigned_partitions: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartitions_v0(buf, o)
+                v_assigned_partitions, o = _read_TopicPartitions_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("assigned_partitions", i) from None
-            items_assigned_partitions.append(item)
+            items_assigned_partitions.append(v_assigned_partitions)
         self.assigned_partitions = items_assigned_partitions
 
     try:
@@ -374,11 +374,11 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
         items_partitions_pending_revocation: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartitions_v0(buf, o)
+                v_partitions_pending_revocation, o = _read_TopicPartitions_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("partitions_pending_revocation", i) from None
-            items_partitions_pending_revocation.append(item)
+            items_partitions_pending_revocation.append(v_partitions_pending_revocation)
         self.partitions_pending_revocation = items_partitions_pending_revocation
 
     try:
@@ -415,8 +415,8 @@ def _write_ConsumerGroupCurrentMemberAssignmentValue_v0(
         else _rt.uvarint(len(self.assigned_partitions) + 1)
     )
 
-    for item in self.assigned_partitions:
-        _write_TopicPartitions_v0(item, out)
+    for v_assigned_partitions in self.assigned_partitions:
+        _write_TopicPartitions_v0(v_assigned_partitions, out)
 
     out.append(
         _UV1[len(self.partitions_pending_revocation) + 1]
@@ -424,8 +424,8 @@ def _write_ConsumerGroupCurrentMemberAssignmentValue_v0(
         else _rt.uvarint(len(self.partitions_pending_revocation) + 1)
     )
 
-    for item in self.partitions_pending_revocation:
-        _write_TopicPartitions_v0(item, out)
+    for v_partitions_pending_revocation in self.partitions_pending_revocation:
+        _write_TopicPartitions_v0(v_partitions_pending_revocation, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

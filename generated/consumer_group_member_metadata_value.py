@@ -370,11 +370,11 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
         items_supported_protocols: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_ClassicProtocol_v0(buf, o)
+                v_supported_protocols, o = _read_ClassicProtocol_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("supported_protocols", i) from None
-            items_supported_protocols.append(item)
+            items_supported_protocols.append(v_supported_protocols)
         self.supported_protocols = items_supported_protocols
 
     try:
@@ -409,8 +409,8 @@ def _write_ClassicMemberMetadata_v0(self: ClassicMemberMetadata, out: list[bytes
         else _rt.uvarint(len(self.supported_protocols) + 1)
     )
 
-    for item in self.supported_protocols:
-        _write_ClassicProtocol_v0(item, out)
+    for v_supported_protocols in self.supported_protocols:
+        _write_ClassicProtocol_v0(v_supported_protocols, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -555,14 +555,14 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
                 if e > len(buf):
                     raise _rt.underflow("subscribed_topic_names", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_subscribed_topic_names = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("subscribed_topic_names", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("subscribed_topic_names", i) from None
-            items_subscribed_topic_names.append(item)
+            items_subscribed_topic_names.append(v_subscribed_topic_names)
         self.subscribed_topic_names = items_subscribed_topic_names
 
     try:
@@ -716,13 +716,17 @@ def _write_ConsumerGroupMemberMetadataValue_v0(
         else _rt.uvarint(len(self.subscribed_topic_names) + 1)
     )
 
-    for item in self.subscribed_topic_names:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_UV1[len(b_item) + 1] if len(b_item) < 127 else _rt.uvarint(len(b_item) + 1))
+    for v_subscribed_topic_names in self.subscribed_topic_names:
+        b_v_subscribed_topic_names = v_subscribed_topic_names.encode()
+        if len(b_v_subscribed_topic_names) > 0x7FFF:
+            raise _rt.too_long_to_write("v_subscribed_topic_names", len(b_v_subscribed_topic_names))
+        out.append(
+            _UV1[len(b_v_subscribed_topic_names) + 1]
+            if len(b_v_subscribed_topic_names) < 127
+            else _rt.uvarint(len(b_v_subscribed_topic_names) + 1)
+        )
 
-        out.append(b_item)
+        out.append(b_v_subscribed_topic_names)
 
     if self.subscribed_topic_regex is None:
         out.append(b"\x00")

@@ -213,14 +213,14 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
                 if e > len(buf):
                     raise _rt.underflow("racks", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_racks = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("racks", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("racks", i) from None
-            items_racks.append(item)
+            items_racks.append(v_racks)
         self.racks = items_racks
 
     try:
@@ -253,13 +253,15 @@ def _write_PartitionMetadata_v0(self: PartitionMetadata, out: list[bytes]) -> No
         _UV1[len(self.racks) + 1] if len(self.racks) < 127 else _rt.uvarint(len(self.racks) + 1)
     )
 
-    for item in self.racks:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_UV1[len(b_item) + 1] if len(b_item) < 127 else _rt.uvarint(len(b_item) + 1))
+    for v_racks in self.racks:
+        b_v_racks = v_racks.encode()
+        if len(b_v_racks) > 0x7FFF:
+            raise _rt.too_long_to_write("v_racks", len(b_v_racks))
+        out.append(
+            _UV1[len(b_v_racks) + 1] if len(b_v_racks) < 127 else _rt.uvarint(len(b_v_racks) + 1)
+        )
 
-        out.append(b_item)
+        out.append(b_v_racks)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -325,11 +327,11 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
         items_partition_metadata: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_PartitionMetadata_v0(buf, o)
+                v_partition_metadata, o = _read_PartitionMetadata_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("partition_metadata", i) from None
-            items_partition_metadata.append(item)
+            items_partition_metadata.append(v_partition_metadata)
         self.partition_metadata = items_partition_metadata
 
     try:
@@ -377,8 +379,8 @@ def _write_TopicMetadata_v0(self: TopicMetadata, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.partition_metadata) + 1)
     )
 
-    for item in self.partition_metadata:
-        _write_PartitionMetadata_v0(item, out)
+    for v_partition_metadata in self.partition_metadata:
+        _write_PartitionMetadata_v0(v_partition_metadata, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -409,11 +411,11 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
         items_topics: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicMetadata_v0(buf, o)
+                v_topics, o = _read_TopicMetadata_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("topics", i) from None
-            items_topics.append(item)
+            items_topics.append(v_topics)
         self.topics = items_topics
 
     try:
@@ -446,8 +448,8 @@ def _write_ConsumerGroupPartitionMetadataValue_v0(
         _UV1[len(self.topics) + 1] if len(self.topics) < 127 else _rt.uvarint(len(self.topics) + 1)
     )
 
-    for item in self.topics:
-        _write_TopicMetadata_v0(item, out)
+    for v_topics in self.topics:
+        _write_TopicMetadata_v0(v_topics, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -135,14 +135,14 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_topics = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("topics", i) from None
-            items_topics.append(item)
+            items_topics.append(v_topics)
         self.topics = items_topics
 
     try:
@@ -181,13 +181,15 @@ def _write_ConsumerGroupRegularExpressionValue_v0(
         _UV1[len(self.topics) + 1] if len(self.topics) < 127 else _rt.uvarint(len(self.topics) + 1)
     )
 
-    for item in self.topics:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_UV1[len(b_item) + 1] if len(b_item) < 127 else _rt.uvarint(len(b_item) + 1))
+    for v_topics in self.topics:
+        b_v_topics = v_topics.encode()
+        if len(b_v_topics) > 0x7FFF:
+            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
+        out.append(
+            _UV1[len(b_v_topics) + 1] if len(b_v_topics) < 127 else _rt.uvarint(len(b_v_topics) + 1)
+        )
 
-        out.append(b_item)
+        out.append(b_v_topics)
 
     out.append(_S_qq.pack(self.version, self.timestamp))
 

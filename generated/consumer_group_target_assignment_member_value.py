@@ -207,11 +207,11 @@ def _read_ConsumerGroupTargetAssignmentMemberValue_v0(
         items_topic_partitions: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartition_v0(buf, o)
+                v_topic_partitions, o = _read_TopicPartition_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("topic_partitions", i) from None
-            items_topic_partitions.append(item)
+            items_topic_partitions.append(v_topic_partitions)
         self.topic_partitions = items_topic_partitions
 
     try:
@@ -246,8 +246,8 @@ def _write_ConsumerGroupTargetAssignmentMemberValue_v0(
         else _rt.uvarint(len(self.topic_partitions) + 1)
     )
 
-    for item in self.topic_partitions:
-        _write_TopicPartition_v0(item, out)
+    for v_topic_partitions in self.topic_partitions:
+        _write_TopicPartition_v0(v_topic_partitions, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -195,11 +195,11 @@ def _read_ConsumerProtocolAssignment_v0(
         items_assigned_partitions: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartition_v0(buf, o)
+                v_assigned_partitions, o = _read_TopicPartition_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("assigned_partitions", i) from None
-            items_assigned_partitions.append(item)
+            items_assigned_partitions.append(v_assigned_partitions)
         self.assigned_partitions = items_assigned_partitions
 
     try:
@@ -227,8 +227,8 @@ def _write_ConsumerProtocolAssignment_v0(
     """Write ConsumerProtocolAssignment at versions 0, 1, 2, 3."""
     out.append(_S_i.pack(len(self.assigned_partitions)))
 
-    for item in self.assigned_partitions:
-        _write_TopicPartition_v0(item, out)
+    for v_assigned_partitions in self.assigned_partitions:
+        _write_TopicPartition_v0(v_assigned_partitions, out)
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")

@@ -48,6 +48,10 @@ class TopicPartition(_rt.KafkaStruct):
 
     @classmethod
     def from_json(cls, obj: object, version: int) -> Self:
+        if not (version >= 1):
+            # Like Kafka's converters: an inline struct is only read at its own versions, even
+            # as the value of a field the version lacks.
+            raise _rt.json_struct_version("TopicPartition", version)
         node = _rt.json_object(obj, "TopicPartition")
         self = _new(cls)
         value = node.get("topic", _MISSING)
@@ -256,14 +260,14 @@ def _read_ConsumerProtocolSubscription_v0(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_topics = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("topics", i) from None
-            items_topics.append(item)
+            items_topics.append(v_topics)
         self.topics = items_topics
 
     try:
@@ -294,13 +298,13 @@ def _write_ConsumerProtocolSubscription_v0(
     """Write ConsumerProtocolSubscription at version 0."""
     out.append(_S_i.pack(len(self.topics)))
 
-    for item in self.topics:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_S_h.pack(len(b_item)))
+    for v_topics in self.topics:
+        b_v_topics = v_topics.encode()
+        if len(b_v_topics) > 0x7FFF:
+            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
+        out.append(_S_h.pack(len(b_v_topics)))
 
-        out.append(b_item)
+        out.append(b_v_topics)
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
@@ -344,14 +348,14 @@ def _read_ConsumerProtocolSubscription_v1(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_topics = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("topics", i) from None
-            items_topics.append(item)
+            items_topics.append(v_topics)
         self.topics = items_topics
 
     try:
@@ -383,11 +387,11 @@ def _read_ConsumerProtocolSubscription_v1(
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartition_v1(buf, o)
+                v_owned_partitions, o = _read_TopicPartition_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("owned_partitions", i) from None
-            items_owned_partitions.append(item)
+            items_owned_partitions.append(v_owned_partitions)
         self.owned_partitions = items_owned_partitions
 
     self.generation_id = -1
@@ -402,13 +406,13 @@ def _write_ConsumerProtocolSubscription_v1(
     """Write ConsumerProtocolSubscription at version 1."""
     out.append(_S_i.pack(len(self.topics)))
 
-    for item in self.topics:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_S_h.pack(len(b_item)))
+    for v_topics in self.topics:
+        b_v_topics = v_topics.encode()
+        if len(b_v_topics) > 0x7FFF:
+            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
+        out.append(_S_h.pack(len(b_v_topics)))
 
-        out.append(b_item)
+        out.append(b_v_topics)
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
@@ -419,8 +423,8 @@ def _write_ConsumerProtocolSubscription_v1(
 
     out.append(_S_i.pack(len(self.owned_partitions)))
 
-    for item in self.owned_partitions:
-        _write_TopicPartition_v1(item, out)
+    for v_owned_partitions in self.owned_partitions:
+        _write_TopicPartition_v1(v_owned_partitions, out)
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -457,14 +461,14 @@ def _read_ConsumerProtocolSubscription_v2(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_topics = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("topics", i) from None
-            items_topics.append(item)
+            items_topics.append(v_topics)
         self.topics = items_topics
 
     try:
@@ -496,11 +500,11 @@ def _read_ConsumerProtocolSubscription_v2(
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartition_v1(buf, o)
+                v_owned_partitions, o = _read_TopicPartition_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("owned_partitions", i) from None
-            items_owned_partitions.append(item)
+            items_owned_partitions.append(v_owned_partitions)
         self.owned_partitions = items_owned_partitions
 
     try:
@@ -520,13 +524,13 @@ def _write_ConsumerProtocolSubscription_v2(
     """Write ConsumerProtocolSubscription at version 2."""
     out.append(_S_i.pack(len(self.topics)))
 
-    for item in self.topics:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_S_h.pack(len(b_item)))
+    for v_topics in self.topics:
+        b_v_topics = v_topics.encode()
+        if len(b_v_topics) > 0x7FFF:
+            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
+        out.append(_S_h.pack(len(b_v_topics)))
 
-        out.append(b_item)
+        out.append(b_v_topics)
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
@@ -537,8 +541,8 @@ def _write_ConsumerProtocolSubscription_v2(
 
     out.append(_S_i.pack(len(self.owned_partitions)))
 
-    for item in self.owned_partitions:
-        _write_TopicPartition_v1(item, out)
+    for v_owned_partitions in self.owned_partitions:
+        _write_TopicPartition_v1(v_owned_partitions, out)
 
     out.append(_S_i.pack(self.generation_id))
 
@@ -577,14 +581,14 @@ def _read_ConsumerProtocolSubscription_v3(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_topics = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("topics", i) from None
-            items_topics.append(item)
+            items_topics.append(v_topics)
         self.topics = items_topics
 
     try:
@@ -616,11 +620,11 @@ def _read_ConsumerProtocolSubscription_v3(
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartition_v1(buf, o)
+                v_owned_partitions, o = _read_TopicPartition_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("owned_partitions", i) from None
-            items_owned_partitions.append(item)
+            items_owned_partitions.append(v_owned_partitions)
         self.owned_partitions = items_owned_partitions
 
     try:
@@ -657,13 +661,13 @@ def _write_ConsumerProtocolSubscription_v3(
     """Write ConsumerProtocolSubscription at version 3."""
     out.append(_S_i.pack(len(self.topics)))
 
-    for item in self.topics:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_S_h.pack(len(b_item)))
+    for v_topics in self.topics:
+        b_v_topics = v_topics.encode()
+        if len(b_v_topics) > 0x7FFF:
+            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
+        out.append(_S_h.pack(len(b_v_topics)))
 
-        out.append(b_item)
+        out.append(b_v_topics)
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
@@ -674,8 +678,8 @@ def _write_ConsumerProtocolSubscription_v3(
 
     out.append(_S_i.pack(len(self.owned_partitions)))
 
-    for item in self.owned_partitions:
-        _write_TopicPartition_v1(item, out)
+    for v_owned_partitions in self.owned_partitions:
+        _write_TopicPartition_v1(v_owned_partitions, out)
 
     out.append(_S_i.pack(self.generation_id))
 

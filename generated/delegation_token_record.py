@@ -223,14 +223,14 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
                 if e > len(buf):
                     raise _rt.underflow("renewers", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_renewers = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("renewers", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("renewers", i) from None
-            items_renewers.append(item)
+            items_renewers.append(v_renewers)
         self.renewers = items_renewers
 
     try:
@@ -313,13 +313,17 @@ def _write_DelegationTokenRecord_v0(self: DelegationTokenRecord, out: list[bytes
         else _rt.uvarint(len(self.renewers) + 1)
     )
 
-    for item in self.renewers:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_UV1[len(b_item) + 1] if len(b_item) < 127 else _rt.uvarint(len(b_item) + 1))
+    for v_renewers in self.renewers:
+        b_v_renewers = v_renewers.encode()
+        if len(b_v_renewers) > 0x7FFF:
+            raise _rt.too_long_to_write("v_renewers", len(b_v_renewers))
+        out.append(
+            _UV1[len(b_v_renewers) + 1]
+            if len(b_v_renewers) < 127
+            else _rt.uvarint(len(b_v_renewers) + 1)
+        )
 
-        out.append(b_item)
+        out.append(b_v_renewers)
 
     out.append(_S_qqq.pack(self.issue_timestamp, self.max_timestamp, self.expiration_timestamp))
 

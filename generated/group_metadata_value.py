@@ -957,11 +957,11 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_MemberMetadata_v0(buf, o)
+                v_members, o = _read_MemberMetadata_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
-            items_members.append(item)
+            items_members.append(v_members)
         self.members = items_members
 
     self.current_state_timestamp = -1
@@ -1002,8 +1002,8 @@ def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(_S_i.pack(len(self.members)))
 
-    for item in self.members:
-        _write_MemberMetadata_v0(item, out)
+    for v_members in self.members:
+        _write_MemberMetadata_v0(v_members, out)
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -1086,11 +1086,11 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_MemberMetadata_v1(buf, o)
+                v_members, o = _read_MemberMetadata_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
-            items_members.append(item)
+            items_members.append(v_members)
         self.members = items_members
 
     self.current_state_timestamp = -1
@@ -1131,8 +1131,8 @@ def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(_S_i.pack(len(self.members)))
 
-    for item in self.members:
-        _write_MemberMetadata_v1(item, out)
+    for v_members in self.members:
+        _write_MemberMetadata_v1(v_members, out)
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -1215,11 +1215,11 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_MemberMetadata_v1(buf, o)
+                v_members, o = _read_MemberMetadata_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
-            items_members.append(item)
+            items_members.append(v_members)
         self.members = items_members
 
     self.unknown_tags = {}
@@ -1259,8 +1259,8 @@ def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(_S_qi.pack(self.current_state_timestamp, len(self.members)))
 
-    for item in self.members:
-        _write_MemberMetadata_v1(item, out)
+    for v_members in self.members:
+        _write_MemberMetadata_v1(v_members, out)
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -1343,11 +1343,11 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_MemberMetadata_v3(buf, o)
+                v_members, o = _read_MemberMetadata_v3(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
-            items_members.append(item)
+            items_members.append(v_members)
         self.members = items_members
 
     self.unknown_tags = {}
@@ -1387,8 +1387,8 @@ def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(_S_qi.pack(self.current_state_timestamp, len(self.members)))
 
-    for item in self.members:
-        _write_MemberMetadata_v3(item, out)
+    for v_members in self.members:
+        _write_MemberMetadata_v3(v_members, out)
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -1499,11 +1499,11 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_MemberMetadata_v4(buf, o)
+                v_members, o = _read_MemberMetadata_v4(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
-            items_members.append(item)
+            items_members.append(v_members)
         self.members = items_members
 
     try:
@@ -1575,8 +1575,8 @@ def _write_GroupMetadataValue_v4(self: GroupMetadataValue, out: list[bytes]) -> 
         else _rt.uvarint(len(self.members) + 1)
     )
 
-    for item in self.members:
-        _write_MemberMetadata_v4(item, out)
+    for v_members in self.members:
+        _write_MemberMetadata_v4(v_members, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

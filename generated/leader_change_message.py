@@ -252,11 +252,11 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         items_voters: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Voter_v0(buf, o)
+                v_voters, o = _read_Voter_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("voters", i) from None
-            items_voters.append(item)
+            items_voters.append(v_voters)
         self.voters = items_voters
 
     try:
@@ -277,11 +277,11 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Voter_v0(buf, o)
+                v_granting_voters, o = _read_Voter_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("granting_voters", i) from None
-            items_granting_voters.append(item)
+            items_granting_voters.append(v_granting_voters)
         self.granting_voters = items_granting_voters
 
     try:
@@ -314,8 +314,8 @@ def _write_LeaderChangeMessage_v0(self: LeaderChangeMessage, out: list[bytes]) -
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
     )
 
-    for item in self.voters:
-        _write_Voter_v0(item, out)
+    for v_voters in self.voters:
+        _write_Voter_v0(v_voters, out)
 
     out.append(
         _UV1[len(self.granting_voters) + 1]
@@ -323,8 +323,8 @@ def _write_LeaderChangeMessage_v0(self: LeaderChangeMessage, out: list[bytes]) -
         else _rt.uvarint(len(self.granting_voters) + 1)
     )
 
-    for item in self.granting_voters:
-        _write_Voter_v0(item, out)
+    for v_granting_voters in self.granting_voters:
+        _write_Voter_v0(v_granting_voters, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -359,11 +359,11 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         items_voters: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Voter_v1(buf, o)
+                v_voters, o = _read_Voter_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("voters", i) from None
-            items_voters.append(item)
+            items_voters.append(v_voters)
         self.voters = items_voters
 
     try:
@@ -384,11 +384,11 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Voter_v1(buf, o)
+                v_granting_voters, o = _read_Voter_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("granting_voters", i) from None
-            items_granting_voters.append(item)
+            items_granting_voters.append(v_granting_voters)
         self.granting_voters = items_granting_voters
 
     try:
@@ -421,8 +421,8 @@ def _write_LeaderChangeMessage_v1(self: LeaderChangeMessage, out: list[bytes]) -
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
     )
 
-    for item in self.voters:
-        _write_Voter_v1(item, out)
+    for v_voters in self.voters:
+        _write_Voter_v1(v_voters, out)
 
     out.append(
         _UV1[len(self.granting_voters) + 1]
@@ -430,8 +430,8 @@ def _write_LeaderChangeMessage_v1(self: LeaderChangeMessage, out: list[bytes]) -
         else _rt.uvarint(len(self.granting_voters) + 1)
     )
 
-    for item in self.granting_voters:
-        _write_Voter_v1(item, out)
+    for v_granting_voters in self.granting_voters:
+        _write_Voter_v1(v_granting_voters, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -708,14 +708,14 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
                     for i in range(n):
                         try:
                             try:
-                                item = _rt.read_uuid(buf[o : o + 16])
+                                v_directories = _rt.read_uuid(buf[o : o + 16])
                             except ValueError:
                                 raise _rt.short_read(buf, o, (("directories", 16),)) from None
                             o += 16
 
                         except _DecodeError as exc:
                             raise exc.within("directories", i) from None
-                        items_directories.append(item)
+                        items_directories.append(v_directories)
                     self.directories = items_directories
 
             except (IndexError, _DecodeError) as exc:
@@ -833,8 +833,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
                 else _rt.uvarint(len(self.directories) + 1)
             )
 
-            for item in self.directories:
-                p_directories.append(item.bytes)
+            for v_directories in self.directories:
+                p_directories.append(v_directories.bytes)
 
         tagged.append((8, b"".join(p_directories)))
     if tagged or self.unknown_tags:
@@ -1099,14 +1099,14 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                     for i in range(n):
                         try:
                             try:
-                                item = _rt.read_uuid(buf[o : o + 16])
+                                v_directories = _rt.read_uuid(buf[o : o + 16])
                             except ValueError:
                                 raise _rt.short_read(buf, o, (("directories", 16),)) from None
                             o += 16
 
                         except _DecodeError as exc:
                             raise exc.within("directories", i) from None
-                        items_directories.append(item)
+                        items_directories.append(v_directories)
                     self.directories = items_directories
 
             except (IndexError, _DecodeError) as exc:
@@ -1256,8 +1256,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
                 else _rt.uvarint(len(self.directories) + 1)
             )
 
-            for item in self.directories:
-                p_directories.append(item.bytes)
+            for v_directories in self.directories:
+                p_directories.append(v_directories.bytes)
 
         tagged.append((8, b"".join(p_directories)))
     if tagged or self.unknown_tags:

@@ -541,14 +541,14 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         for i in range(n):
             try:
                 try:
-                    item = _rt.read_uuid(buf[o : o + 16])
+                    v_directories = _rt.read_uuid(buf[o : o + 16])
                 except ValueError:
                     raise _rt.short_read(buf, o, (("directories", 16),)) from None
                 o += 16
 
             except _DecodeError as exc:
                 raise exc.within("directories", i) from None
-            items_directories.append(item)
+            items_directories.append(v_directories)
         self.directories = items_directories
 
     self.eligible_leader_replicas = None
@@ -655,8 +655,8 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.directories) + 1)
     )
 
-    for item in self.directories:
-        out.append(item.bytes)
+    for v_directories in self.directories:
+        out.append(v_directories.bytes)
 
     tagged: list[tuple[int, bytes]] = []
     if self.leader_recovery_state != 0:
@@ -783,14 +783,14 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         for i in range(n):
             try:
                 try:
-                    item = _rt.read_uuid(buf[o : o + 16])
+                    v_directories = _rt.read_uuid(buf[o : o + 16])
                 except ValueError:
                     raise _rt.short_read(buf, o, (("directories", 16),)) from None
                 o += 16
 
             except _DecodeError as exc:
                 raise exc.within("directories", i) from None
-            items_directories.append(item)
+            items_directories.append(v_directories)
         self.directories = items_directories
 
     try:
@@ -949,8 +949,8 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.directories) + 1)
     )
 
-    for item in self.directories:
-        out.append(item.bytes)
+    for v_directories in self.directories:
+        out.append(v_directories.bytes)
 
     tagged: list[tuple[int, bytes]] = []
     if self.leader_recovery_state != 0:

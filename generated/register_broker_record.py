@@ -512,11 +512,11 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_end_points: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerEndpoint_v0(buf, o)
+                v_end_points, o = _read_BrokerEndpoint_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
-            items_end_points.append(item)
+            items_end_points.append(v_end_points)
         self.end_points = items_end_points
 
     try:
@@ -537,11 +537,11 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_features: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerFeature_v0(buf, o)
+                v_features, o = _read_BrokerFeature_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
-            items_features.append(item)
+            items_features.append(v_features)
         self.features = items_features
 
     try:
@@ -621,8 +621,8 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for item in self.end_points:
-        _write_BrokerEndpoint_v0(item, out)
+    for v_end_points in self.end_points:
+        _write_BrokerEndpoint_v0(v_end_points, out)
 
     out.append(
         _UV1[len(self.features) + 1]
@@ -630,8 +630,8 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for item in self.features:
-        _write_BrokerFeature_v0(item, out)
+    for v_features in self.features:
+        _write_BrokerFeature_v0(v_features, out)
 
     if self.rack is None:
         out.append(b"\x00")
@@ -681,11 +681,11 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_end_points: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerEndpoint_v0(buf, o)
+                v_end_points, o = _read_BrokerEndpoint_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
-            items_end_points.append(item)
+            items_end_points.append(v_end_points)
         self.end_points = items_end_points
 
     try:
@@ -706,11 +706,11 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_features: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerFeature_v0(buf, o)
+                v_features, o = _read_BrokerFeature_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
-            items_features.append(item)
+            items_features.append(v_features)
         self.features = items_features
 
     try:
@@ -787,8 +787,8 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for item in self.end_points:
-        _write_BrokerEndpoint_v0(item, out)
+    for v_end_points in self.end_points:
+        _write_BrokerEndpoint_v0(v_end_points, out)
 
     out.append(
         _UV1[len(self.features) + 1]
@@ -796,8 +796,8 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for item in self.features:
-        _write_BrokerFeature_v0(item, out)
+    for v_features in self.features:
+        _write_BrokerFeature_v0(v_features, out)
 
     if self.rack is None:
         out.append(b"\x00")
@@ -856,11 +856,11 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_end_points: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerEndpoint_v0(buf, o)
+                v_end_points, o = _read_BrokerEndpoint_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
-            items_end_points.append(item)
+            items_end_points.append(v_end_points)
         self.end_points = items_end_points
 
     try:
@@ -881,11 +881,11 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_features: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerFeature_v0(buf, o)
+                v_features, o = _read_BrokerFeature_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
-            items_features.append(item)
+            items_features.append(v_features)
         self.features = items_features
 
     try:
@@ -966,8 +966,8 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for item in self.end_points:
-        _write_BrokerEndpoint_v0(item, out)
+    for v_end_points in self.end_points:
+        _write_BrokerEndpoint_v0(v_end_points, out)
 
     out.append(
         _UV1[len(self.features) + 1]
@@ -975,8 +975,8 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for item in self.features:
-        _write_BrokerFeature_v0(item, out)
+    for v_features in self.features:
+        _write_BrokerFeature_v0(v_features, out)
 
     if self.rack is None:
         out.append(b"\x00")
@@ -1035,11 +1035,11 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_end_points: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerEndpoint_v0(buf, o)
+                v_end_points, o = _read_BrokerEndpoint_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
-            items_end_points.append(item)
+            items_end_points.append(v_end_points)
         self.end_points = items_end_points
 
     try:
@@ -1060,11 +1060,11 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_features: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerFeature_v0(buf, o)
+                v_features, o = _read_BrokerFeature_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
-            items_features.append(item)
+            items_features.append(v_features)
         self.features = items_features
 
     try:
@@ -1136,14 +1136,14 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     for i in range(n):
                         try:
                             try:
-                                item = _rt.read_uuid(buf[o : o + 16])
+                                v_log_dirs = _rt.read_uuid(buf[o : o + 16])
                             except ValueError:
                                 raise _rt.short_read(buf, o, (("log_dirs", 16),)) from None
                             o += 16
 
                         except _DecodeError as exc:
                             raise exc.within("log_dirs", i) from None
-                        items_log_dirs.append(item)
+                        items_log_dirs.append(v_log_dirs)
                     self.log_dirs = items_log_dirs
 
             except (IndexError, _DecodeError) as exc:
@@ -1180,8 +1180,8 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for item in self.end_points:
-        _write_BrokerEndpoint_v0(item, out)
+    for v_end_points in self.end_points:
+        _write_BrokerEndpoint_v0(v_end_points, out)
 
     out.append(
         _UV1[len(self.features) + 1]
@@ -1189,8 +1189,8 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for item in self.features:
-        _write_BrokerFeature_v0(item, out)
+    for v_features in self.features:
+        _write_BrokerFeature_v0(v_features, out)
 
     if self.rack is None:
         out.append(b"\x00")
@@ -1213,8 +1213,8 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
             else _rt.uvarint(len(self.log_dirs) + 1)
         )
 
-        for item in self.log_dirs:
-            p_log_dirs.append(item.bytes)
+        for v_log_dirs in self.log_dirs:
+            p_log_dirs.append(v_log_dirs.bytes)
 
         tagged.append((0, b"".join(p_log_dirs)))
     if tagged or self.unknown_tags:
@@ -1262,11 +1262,11 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_end_points: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerEndpoint_v0(buf, o)
+                v_end_points, o = _read_BrokerEndpoint_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
-            items_end_points.append(item)
+            items_end_points.append(v_end_points)
         self.end_points = items_end_points
 
     try:
@@ -1287,11 +1287,11 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         items_features: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_BrokerFeature_v0(buf, o)
+                v_features, o = _read_BrokerFeature_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
-            items_features.append(item)
+            items_features.append(v_features)
         self.features = items_features
 
     try:
@@ -1363,14 +1363,14 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     for i in range(n):
                         try:
                             try:
-                                item = _rt.read_uuid(buf[o : o + 16])
+                                v_log_dirs = _rt.read_uuid(buf[o : o + 16])
                             except ValueError:
                                 raise _rt.short_read(buf, o, (("log_dirs", 16),)) from None
                             o += 16
 
                         except _DecodeError as exc:
                             raise exc.within("log_dirs", i) from None
-                        items_log_dirs.append(item)
+                        items_log_dirs.append(v_log_dirs)
                     self.log_dirs = items_log_dirs
 
             except (IndexError, _DecodeError) as exc:
@@ -1400,14 +1400,14 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     for i in range(n):
                         try:
                             try:
-                                item = _rt.read_uuid(buf[o : o + 16])
+                                v_cordoned_log_dirs = _rt.read_uuid(buf[o : o + 16])
                             except ValueError:
                                 raise _rt.short_read(buf, o, (("cordoned_log_dirs", 16),)) from None
                             o += 16
 
                         except _DecodeError as exc:
                             raise exc.within("cordoned_log_dirs", i) from None
-                        items_cordoned_log_dirs.append(item)
+                        items_cordoned_log_dirs.append(v_cordoned_log_dirs)
                     self.cordoned_log_dirs = items_cordoned_log_dirs
 
             except (IndexError, _DecodeError) as exc:
@@ -1440,8 +1440,8 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for item in self.end_points:
-        _write_BrokerEndpoint_v0(item, out)
+    for v_end_points in self.end_points:
+        _write_BrokerEndpoint_v0(v_end_points, out)
 
     out.append(
         _UV1[len(self.features) + 1]
@@ -1449,8 +1449,8 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for item in self.features:
-        _write_BrokerFeature_v0(item, out)
+    for v_features in self.features:
+        _write_BrokerFeature_v0(v_features, out)
 
     if self.rack is None:
         out.append(b"\x00")
@@ -1473,8 +1473,8 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
             else _rt.uvarint(len(self.log_dirs) + 1)
         )
 
-        for item in self.log_dirs:
-            p_log_dirs.append(item.bytes)
+        for v_log_dirs in self.log_dirs:
+            p_log_dirs.append(v_log_dirs.bytes)
 
         tagged.append((0, b"".join(p_log_dirs)))
     if self.cordoned_log_dirs is not None:
@@ -1488,8 +1488,8 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
                 else _rt.uvarint(len(self.cordoned_log_dirs) + 1)
             )
 
-            for item in self.cordoned_log_dirs:
-                p_cordoned_log_dirs.append(item.bytes)
+            for v_cordoned_log_dirs in self.cordoned_log_dirs:
+                p_cordoned_log_dirs.append(v_cordoned_log_dirs.bytes)
 
         tagged.append((1, b"".join(p_cordoned_log_dirs)))
     if tagged or self.unknown_tags:

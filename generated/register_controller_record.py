@@ -425,11 +425,11 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
         items_end_points: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_ControllerEndpoint_v0(buf, o)
+                v_end_points, o = _read_ControllerEndpoint_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
-            items_end_points.append(item)
+            items_end_points.append(v_end_points)
         self.end_points = items_end_points
 
     try:
@@ -450,11 +450,11 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
         items_features: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_ControllerFeature_v0(buf, o)
+                v_features, o = _read_ControllerFeature_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
-            items_features.append(item)
+            items_features.append(v_features)
         self.features = items_features
 
     try:
@@ -489,8 +489,8 @@ def _write_RegisterControllerRecord_v0(self: RegisterControllerRecord, out: list
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for item in self.end_points:
-        _write_ControllerEndpoint_v0(item, out)
+    for v_end_points in self.end_points:
+        _write_ControllerEndpoint_v0(v_end_points, out)
 
     out.append(
         _UV1[len(self.features) + 1]
@@ -498,8 +498,8 @@ def _write_RegisterControllerRecord_v0(self: RegisterControllerRecord, out: list
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for item in self.features:
-        _write_ControllerFeature_v0(item, out)
+    for v_features in self.features:
+        _write_ControllerFeature_v0(v_features, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

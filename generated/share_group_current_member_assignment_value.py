@@ -259,11 +259,11 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
         items_assigned_partitions: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartitions_v0(buf, o)
+                v_assigned_partitions, o = _read_TopicPartitions_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("assigned_partitions", i) from None
-            items_assigned_partitions.append(item)
+            items_assigned_partitions.append(v_assigned_partitions)
         self.assigned_partitions = items_assigned_partitions
 
     try:
@@ -300,8 +300,8 @@ def _write_ShareGroupCurrentMemberAssignmentValue_v0(
         else _rt.uvarint(len(self.assigned_partitions) + 1)
     )
 
-    for item in self.assigned_partitions:
-        _write_TopicPartitions_v0(item, out)
+    for v_assigned_partitions in self.assigned_partitions:
+        _write_TopicPartitions_v0(v_assigned_partitions, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -206,14 +206,14 @@ def _read_ShareGroupMemberMetadataValue_v0(
                 if e > len(buf):
                     raise _rt.underflow("subscribed_topic_names", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_subscribed_topic_names = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("subscribed_topic_names", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("subscribed_topic_names", i) from None
-            items_subscribed_topic_names.append(item)
+            items_subscribed_topic_names.append(v_subscribed_topic_names)
         self.subscribed_topic_names = items_subscribed_topic_names
 
     try:
@@ -280,13 +280,17 @@ def _write_ShareGroupMemberMetadataValue_v0(
         else _rt.uvarint(len(self.subscribed_topic_names) + 1)
     )
 
-    for item in self.subscribed_topic_names:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_UV1[len(b_item) + 1] if len(b_item) < 127 else _rt.uvarint(len(b_item) + 1))
+    for v_subscribed_topic_names in self.subscribed_topic_names:
+        b_v_subscribed_topic_names = v_subscribed_topic_names.encode()
+        if len(b_v_subscribed_topic_names) > 0x7FFF:
+            raise _rt.too_long_to_write("v_subscribed_topic_names", len(b_v_subscribed_topic_names))
+        out.append(
+            _UV1[len(b_v_subscribed_topic_names) + 1]
+            if len(b_v_subscribed_topic_names) < 127
+            else _rt.uvarint(len(b_v_subscribed_topic_names) + 1)
+        )
 
-        out.append(b_item)
+        out.append(b_v_subscribed_topic_names)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

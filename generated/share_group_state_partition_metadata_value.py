@@ -397,11 +397,11 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         items_initializing_topics: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartitionsInfo_v0(buf, o)
+                v_initializing_topics, o = _read_TopicPartitionsInfo_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("initializing_topics", i) from None
-            items_initializing_topics.append(item)
+            items_initializing_topics.append(v_initializing_topics)
         self.initializing_topics = items_initializing_topics
 
     try:
@@ -422,11 +422,11 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         items_initialized_topics: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicPartitionsInfo_v0(buf, o)
+                v_initialized_topics, o = _read_TopicPartitionsInfo_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("initialized_topics", i) from None
-            items_initialized_topics.append(item)
+            items_initialized_topics.append(v_initialized_topics)
         self.initialized_topics = items_initialized_topics
 
     try:
@@ -447,11 +447,11 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         items_deleting_topics: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicInfo_v0(buf, o)
+                v_deleting_topics, o = _read_TopicInfo_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("deleting_topics", i) from None
-            items_deleting_topics.append(item)
+            items_deleting_topics.append(v_deleting_topics)
         self.deleting_topics = items_deleting_topics
 
     try:
@@ -486,8 +486,8 @@ def _write_ShareGroupStatePartitionMetadataValue_v0(
         else _rt.uvarint(len(self.initializing_topics) + 1)
     )
 
-    for item in self.initializing_topics:
-        _write_TopicPartitionsInfo_v0(item, out)
+    for v_initializing_topics in self.initializing_topics:
+        _write_TopicPartitionsInfo_v0(v_initializing_topics, out)
 
     out.append(
         _UV1[len(self.initialized_topics) + 1]
@@ -495,8 +495,8 @@ def _write_ShareGroupStatePartitionMetadataValue_v0(
         else _rt.uvarint(len(self.initialized_topics) + 1)
     )
 
-    for item in self.initialized_topics:
-        _write_TopicPartitionsInfo_v0(item, out)
+    for v_initialized_topics in self.initialized_topics:
+        _write_TopicPartitionsInfo_v0(v_initialized_topics, out)
 
     out.append(
         _UV1[len(self.deleting_topics) + 1]
@@ -504,8 +504,8 @@ def _write_ShareGroupStatePartitionMetadataValue_v0(
         else _rt.uvarint(len(self.deleting_topics) + 1)
     )
 
-    for item in self.deleting_topics:
-        _write_TopicInfo_v0(item, out)
+    for v_deleting_topics in self.deleting_topics:
+        _write_TopicInfo_v0(v_deleting_topics, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -248,11 +248,11 @@ def _read_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[ShareUpdateValue, int
         items_state_batches: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_StateBatch_v0(buf, o)
+                v_state_batches, o = _read_StateBatch_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("state_batches", i) from None
-            items_state_batches.append(item)
+            items_state_batches.append(v_state_batches)
         self.state_batches = items_state_batches
 
     try:
@@ -305,8 +305,8 @@ def _write_ShareUpdateValue_v0(self: ShareUpdateValue, out: list[bytes]) -> None
         else _rt.uvarint(len(self.state_batches) + 1)
     )
 
-    for item in self.state_batches:
-        _write_StateBatch_v0(item, out)
+    for v_state_batches in self.state_batches:
+        _write_StateBatch_v0(v_state_batches, out)
 
     tagged: list[tuple[int, bytes]] = []
     if self.delivery_complete_count != -1:

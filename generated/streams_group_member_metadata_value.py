@@ -559,11 +559,11 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         items_client_tags: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_KeyValue_v0(buf, o)
+                v_client_tags, o = _read_KeyValue_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("client_tags", i) from None
-            items_client_tags.append(item)
+            items_client_tags.append(v_client_tags)
         self.client_tags = items_client_tags
 
     try:
@@ -662,8 +662,8 @@ def _write_StreamsGroupMemberMetadataValue_v0(
         else _rt.uvarint(len(self.client_tags) + 1)
     )
 
-    for item in self.client_tags:
-        _write_KeyValue_v0(item, out)
+    for v_client_tags in self.client_tags:
+        _write_KeyValue_v0(v_client_tags, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -347,11 +347,11 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
                     items_last_assignment_configs: list[Any] = []
                     for i in range(n):
                         try:
-                            item, o = _read_LastAssignmentConfig_v0(buf, o)
+                            v_last_assignment_configs, o = _read_LastAssignmentConfig_v0(buf, o)
 
                         except _DecodeError as exc:
                             raise exc.within("last_assignment_configs", i) from None
-                        items_last_assignment_configs.append(item)
+                        items_last_assignment_configs.append(v_last_assignment_configs)
                     self.last_assignment_configs = items_last_assignment_configs
 
             except (IndexError, _DecodeError) as exc:
@@ -430,8 +430,8 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
                 else _rt.uvarint(len(self.last_assignment_configs) + 1)
             )
 
-            for item in self.last_assignment_configs:
-                _write_LastAssignmentConfig_v0(item, p_last_assignment_configs)
+            for v_last_assignment_configs in self.last_assignment_configs:
+                _write_LastAssignmentConfig_v0(v_last_assignment_configs, p_last_assignment_configs)
 
         tagged.append((1, b"".join(p_last_assignment_configs)))
     if self.stored_description_topology_epoch != -1:

@@ -262,11 +262,11 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
         items_active_tasks: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TaskIds_v0(buf, o)
+                v_active_tasks, o = _read_TaskIds_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("active_tasks", i) from None
-            items_active_tasks.append(item)
+            items_active_tasks.append(v_active_tasks)
         self.active_tasks = items_active_tasks
 
     try:
@@ -287,11 +287,11 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
         items_standby_tasks: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TaskIds_v0(buf, o)
+                v_standby_tasks, o = _read_TaskIds_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("standby_tasks", i) from None
-            items_standby_tasks.append(item)
+            items_standby_tasks.append(v_standby_tasks)
         self.standby_tasks = items_standby_tasks
 
     try:
@@ -312,11 +312,11 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
         items_warmup_tasks: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TaskIds_v0(buf, o)
+                v_warmup_tasks, o = _read_TaskIds_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("warmup_tasks", i) from None
-            items_warmup_tasks.append(item)
+            items_warmup_tasks.append(v_warmup_tasks)
         self.warmup_tasks = items_warmup_tasks
 
     try:
@@ -351,8 +351,8 @@ def _write_StreamsGroupTargetAssignmentMemberValue_v0(
         else _rt.uvarint(len(self.active_tasks) + 1)
     )
 
-    for item in self.active_tasks:
-        _write_TaskIds_v0(item, out)
+    for v_active_tasks in self.active_tasks:
+        _write_TaskIds_v0(v_active_tasks, out)
 
     out.append(
         _UV1[len(self.standby_tasks) + 1]
@@ -360,8 +360,8 @@ def _write_StreamsGroupTargetAssignmentMemberValue_v0(
         else _rt.uvarint(len(self.standby_tasks) + 1)
     )
 
-    for item in self.standby_tasks:
-        _write_TaskIds_v0(item, out)
+    for v_standby_tasks in self.standby_tasks:
+        _write_TaskIds_v0(v_standby_tasks, out)
 
     out.append(
         _UV1[len(self.warmup_tasks) + 1]
@@ -369,8 +369,8 @@ def _write_StreamsGroupTargetAssignmentMemberValue_v0(
         else _rt.uvarint(len(self.warmup_tasks) + 1)
     )
 
-    for item in self.warmup_tasks:
-        _write_TaskIds_v0(item, out)
+    for v_warmup_tasks in self.warmup_tasks:
+        _write_TaskIds_v0(v_warmup_tasks, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

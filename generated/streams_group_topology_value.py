@@ -609,11 +609,11 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         items_topic_configs: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicConfig_v0(buf, o)
+                v_topic_configs, o = _read_TopicConfig_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("topic_configs", i) from None
-            items_topic_configs.append(item)
+            items_topic_configs.append(v_topic_configs)
         self.topic_configs = items_topic_configs
 
     try:
@@ -655,8 +655,8 @@ def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.topic_configs) + 1)
     )
 
-    for item in self.topic_configs:
-        _write_TopicConfig_v0(item, out)
+    for v_topic_configs in self.topic_configs:
+        _write_TopicConfig_v0(v_topic_configs, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -727,14 +727,14 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
                 if e > len(buf):
                     raise _rt.underflow("source_topics", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_source_topics = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("source_topics", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("source_topics", i) from None
-            items_source_topics.append(item)
+            items_source_topics.append(v_source_topics)
         self.source_topics = items_source_topics
 
     try:
@@ -773,14 +773,14 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
                 if e > len(buf):
                     raise _rt.underflow("source_topic_regex", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_source_topic_regex = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("source_topic_regex", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("source_topic_regex", i) from None
-            items_source_topic_regex.append(item)
+            items_source_topic_regex.append(v_source_topic_regex)
         self.source_topic_regex = items_source_topic_regex
 
     try:
@@ -801,11 +801,11 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
         items_state_changelog_topics: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicInfo_v0(buf, o)
+                v_state_changelog_topics, o = _read_TopicInfo_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("state_changelog_topics", i) from None
-            items_state_changelog_topics.append(item)
+            items_state_changelog_topics.append(v_state_changelog_topics)
         self.state_changelog_topics = items_state_changelog_topics
 
     try:
@@ -844,14 +844,14 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
                 if e > len(buf):
                     raise _rt.underflow("repartition_sink_topics", o, n, buf)
                 try:
-                    item = buf[o:e].decode()
+                    v_repartition_sink_topics = buf[o:e].decode()
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("repartition_sink_topics", o, exc) from None
                 o = e
 
             except _DecodeError as exc:
                 raise exc.within("repartition_sink_topics", i) from None
-            items_repartition_sink_topics.append(item)
+            items_repartition_sink_topics.append(v_repartition_sink_topics)
         self.repartition_sink_topics = items_repartition_sink_topics
 
     try:
@@ -872,11 +872,11 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
         items_repartition_source_topics: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_TopicInfo_v0(buf, o)
+                v_repartition_source_topics, o = _read_TopicInfo_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("repartition_source_topics", i) from None
-            items_repartition_source_topics.append(item)
+            items_repartition_source_topics.append(v_repartition_source_topics)
         self.repartition_source_topics = items_repartition_source_topics
 
     try:
@@ -897,11 +897,11 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
         items_copartition_groups: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_CopartitionGroup_v0(buf, o)
+                v_copartition_groups, o = _read_CopartitionGroup_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("copartition_groups", i) from None
-            items_copartition_groups.append(item)
+            items_copartition_groups.append(v_copartition_groups)
         self.copartition_groups = items_copartition_groups
 
     try:
@@ -945,13 +945,17 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.source_topics) + 1)
     )
 
-    for item in self.source_topics:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_UV1[len(b_item) + 1] if len(b_item) < 127 else _rt.uvarint(len(b_item) + 1))
+    for v_source_topics in self.source_topics:
+        b_v_source_topics = v_source_topics.encode()
+        if len(b_v_source_topics) > 0x7FFF:
+            raise _rt.too_long_to_write("v_source_topics", len(b_v_source_topics))
+        out.append(
+            _UV1[len(b_v_source_topics) + 1]
+            if len(b_v_source_topics) < 127
+            else _rt.uvarint(len(b_v_source_topics) + 1)
+        )
 
-        out.append(b_item)
+        out.append(b_v_source_topics)
 
     out.append(
         _UV1[len(self.source_topic_regex) + 1]
@@ -959,13 +963,17 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.source_topic_regex) + 1)
     )
 
-    for item in self.source_topic_regex:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_UV1[len(b_item) + 1] if len(b_item) < 127 else _rt.uvarint(len(b_item) + 1))
+    for v_source_topic_regex in self.source_topic_regex:
+        b_v_source_topic_regex = v_source_topic_regex.encode()
+        if len(b_v_source_topic_regex) > 0x7FFF:
+            raise _rt.too_long_to_write("v_source_topic_regex", len(b_v_source_topic_regex))
+        out.append(
+            _UV1[len(b_v_source_topic_regex) + 1]
+            if len(b_v_source_topic_regex) < 127
+            else _rt.uvarint(len(b_v_source_topic_regex) + 1)
+        )
 
-        out.append(b_item)
+        out.append(b_v_source_topic_regex)
 
     out.append(
         _UV1[len(self.state_changelog_topics) + 1]
@@ -973,8 +981,8 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.state_changelog_topics) + 1)
     )
 
-    for item in self.state_changelog_topics:
-        _write_TopicInfo_v0(item, out)
+    for v_state_changelog_topics in self.state_changelog_topics:
+        _write_TopicInfo_v0(v_state_changelog_topics, out)
 
     out.append(
         _UV1[len(self.repartition_sink_topics) + 1]
@@ -982,13 +990,19 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.repartition_sink_topics) + 1)
     )
 
-    for item in self.repartition_sink_topics:
-        b_item = item.encode()
-        if len(b_item) > 0x7FFF:
-            raise _rt.too_long_to_write("item", len(b_item))
-        out.append(_UV1[len(b_item) + 1] if len(b_item) < 127 else _rt.uvarint(len(b_item) + 1))
+    for v_repartition_sink_topics in self.repartition_sink_topics:
+        b_v_repartition_sink_topics = v_repartition_sink_topics.encode()
+        if len(b_v_repartition_sink_topics) > 0x7FFF:
+            raise _rt.too_long_to_write(
+                "v_repartition_sink_topics", len(b_v_repartition_sink_topics)
+            )
+        out.append(
+            _UV1[len(b_v_repartition_sink_topics) + 1]
+            if len(b_v_repartition_sink_topics) < 127
+            else _rt.uvarint(len(b_v_repartition_sink_topics) + 1)
+        )
 
-        out.append(b_item)
+        out.append(b_v_repartition_sink_topics)
 
     out.append(
         _UV1[len(self.repartition_source_topics) + 1]
@@ -996,8 +1010,8 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.repartition_source_topics) + 1)
     )
 
-    for item in self.repartition_source_topics:
-        _write_TopicInfo_v0(item, out)
+    for v_repartition_source_topics in self.repartition_source_topics:
+        _write_TopicInfo_v0(v_repartition_source_topics, out)
 
     out.append(
         _UV1[len(self.copartition_groups) + 1]
@@ -1005,8 +1019,8 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.copartition_groups) + 1)
     )
 
-    for item in self.copartition_groups:
-        _write_CopartitionGroup_v0(item, out)
+    for v_copartition_groups in self.copartition_groups:
+        _write_CopartitionGroup_v0(v_copartition_groups, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -1041,11 +1055,11 @@ def _read_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
         items_subtopologies: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Subtopology_v0(buf, o)
+                v_subtopologies, o = _read_Subtopology_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("subtopologies", i) from None
-            items_subtopologies.append(item)
+            items_subtopologies.append(v_subtopologies)
         self.subtopologies = items_subtopologies
 
     try:
@@ -1080,8 +1094,8 @@ def _write_StreamsGroupTopologyValue_v0(self: StreamsGroupTopologyValue, out: li
         else _rt.uvarint(len(self.subtopologies) + 1)
     )
 
-    for item in self.subtopologies:
-        _write_Subtopology_v0(item, out)
+    for v_subtopologies in self.subtopologies:
+        _write_Subtopology_v0(v_subtopologies, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -442,11 +442,11 @@ def _read_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[TransactionLogValu
         items_transaction_partitions: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_PartitionsSchema_v0(buf, o)
+                v_transaction_partitions, o = _read_PartitionsSchema_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("transaction_partitions", i) from None
-            items_transaction_partitions.append(item)
+            items_transaction_partitions.append(v_transaction_partitions)
         self.transaction_partitions = items_transaction_partitions
 
     try:
@@ -493,8 +493,8 @@ def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -
     else:
         out.append(_S_i.pack(len(self.transaction_partitions)))
 
-        for item in self.transaction_partitions:
-            _write_PartitionsSchema_v0(item, out)
+        for v_transaction_partitions in self.transaction_partitions:
+            _write_PartitionsSchema_v0(v_transaction_partitions, out)
 
     out.append(
         _S_qq.pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)
@@ -545,11 +545,11 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
         items_transaction_partitions: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_PartitionsSchema_v1(buf, o)
+                v_transaction_partitions, o = _read_PartitionsSchema_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("transaction_partitions", i) from None
-            items_transaction_partitions.append(item)
+            items_transaction_partitions.append(v_transaction_partitions)
         self.transaction_partitions = items_transaction_partitions
 
     try:
@@ -671,8 +671,8 @@ def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -
             else _rt.uvarint(len(self.transaction_partitions) + 1)
         )
 
-        for item in self.transaction_partitions:
-            _write_PartitionsSchema_v1(item, out)
+        for v_transaction_partitions in self.transaction_partitions:
+            _write_PartitionsSchema_v1(v_transaction_partitions, out)
 
     out.append(
         _S_qq.pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)

@@ -396,11 +396,11 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         items_endpoints: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Endpoint_v0(buf, o)
+                v_endpoints, o = _read_Endpoint_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("endpoints", i) from None
-            items_endpoints.append(item)
+            items_endpoints.append(v_endpoints)
         self.endpoints = items_endpoints
 
     try:
@@ -440,8 +440,8 @@ def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.endpoints) + 1)
     )
 
-    for item in self.endpoints:
-        _write_Endpoint_v0(item, out)
+    for v_endpoints in self.endpoints:
+        _write_Endpoint_v0(v_endpoints, out)
 
     _write_KRaftVersionFeature_v0(self.k_raft_version_feature, out)
 
@@ -478,11 +478,11 @@ def _read_VotersRecord_v0(buf: bytes, o: int) -> tuple[VotersRecord, int]:
         items_voters: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Voter_v0(buf, o)
+                v_voters, o = _read_Voter_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("voters", i) from None
-            items_voters.append(item)
+            items_voters.append(v_voters)
         self.voters = items_voters
 
     try:
@@ -515,8 +515,8 @@ def _write_VotersRecord_v0(self: VotersRecord, out: list[bytes]) -> None:
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
     )
 
-    for item in self.voters:
-        _write_Voter_v0(item, out)
+    for v_voters in self.voters:
+        _write_Voter_v0(v_voters, out)
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

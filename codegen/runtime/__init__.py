@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import gc
+import math
 import struct
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -112,7 +113,9 @@ def read_uvarint(buf: bytes, offset: int, field: str) -> tuple[int, int]:
     end = len(buf)
     while True:
         if offset >= end:
-            raise BufferUnderflow("the bytes end inside an unsigned varint", field=field, offset=start)
+            raise BufferUnderflow(
+                "the bytes end inside an unsigned varint", field=field, offset=start
+            )
         b = buf[offset]
         offset += 1
         value |= (b & 0x7F) << shift
@@ -136,7 +139,9 @@ def short_read(buf: bytes, offset: int, sizes: tuple[tuple[str, int], ...]) -> B
                 f"needs {size} bytes, only {max(len(buf) - at, 0)} left", field=name, offset=at
             )
         at += size
-    return BufferUnderflow(f"needs more than the {have} bytes left", field=sizes[0][0], offset=offset)
+    return BufferUnderflow(
+        f"needs more than the {have} bytes left", field=sizes[0][0], offset=offset
+    )
 
 
 def underflow(field: str, offset: int, length: int, buf: bytes) -> BufferUnderflow:
@@ -152,11 +157,15 @@ def end_of_buffer(field: str, offset: int) -> BufferUnderflow:
 
 
 def unexpected_null(field: str, offset: int) -> UnexpectedNull:
-    return UnexpectedNull("null in a field that is not nullable at this version", field=field, offset=offset)
+    return UnexpectedNull(
+        "null in a field that is not nullable at this version", field=field, offset=offset
+    )
 
 
 def string_too_long(field: str, offset: int, length: int) -> InvalidLength:
-    return InvalidLength(f"string length {length} is above {MAX_STRING_LENGTH}", field=field, offset=offset)
+    return InvalidLength(
+        f"string length {length} is above {MAX_STRING_LENGTH}", field=field, offset=offset
+    )
 
 
 def too_many(field: str, offset: int, count: int, buf: bytes) -> InvalidLength:
@@ -168,7 +177,9 @@ def too_many(field: str, offset: int, count: int, buf: bytes) -> InvalidLength:
 
 
 def bad_utf8(field: str, offset: int, exc: UnicodeDecodeError) -> InvalidUtf8:
-    return InvalidUtf8(f"invalid UTF-8 ({exc.reason} at byte {offset + exc.start})", field=field, offset=offset)
+    return InvalidUtf8(
+        f"invalid UTF-8 ({exc.reason} at byte {offset + exc.start})", field=field, offset=offset
+    )
 
 
 def bad_tag(field: str, offset: int, reason: str) -> InvalidTaggedField:
@@ -216,12 +227,11 @@ def read_unknown_tag(
 # ----------------------------------------------------------------------------- encoding
 
 
-def encode_tagged(out: list[bytes], known: list[tuple[int, bytes]], unknown: Mapping[int, bytes]) -> None:
+def encode_tagged(
+    out: list[bytes], known: list[tuple[int, bytes]], unknown: Mapping[int, bytes]
+) -> None:
     """Write a tagged-field section: known and unknown tags interleaved in ascending order."""
-    if unknown:
-        entries = sorted([*known, *unknown.items()], key=lambda e: e[0])
-    else:
-        entries = known
+    entries = sorted([*known, *unknown.items()], key=lambda e: e[0]) if unknown else known
     out.append(uvarint(len(entries)))
     for tag, payload in entries:
         out.append(uvarint(tag))
@@ -281,7 +291,9 @@ def uuid_json(value: uuid.UUID) -> str:
 
 
 def json_missing(cls: str, key: str, version: int) -> JsonFormatError:
-    return JsonFormatError(f"{cls}: unable to locate field '{key}', which is mandatory in version {version}")
+    return JsonFormatError(
+        f"{cls}: unable to locate field '{key}', which is mandatory in version {version}"
+    )
 
 
 def json_int(node: object, cls: str, key: str, low: int, high: int) -> int:
@@ -289,16 +301,37 @@ def json_int(node: object, cls: str, key: str, low: int, high: int) -> int:
         if isinstance(node, float) and node.is_integer():
             node = int(node)
         else:
-            raise JsonFormatError(f"{cls}: field '{key}' expected an integer, got {type(node).__name__}")
+            raise JsonFormatError(
+                f"{cls}: field '{key}' expected an integer, got {type(node).__name__}"
+            )
     if not low <= node <= high:
         raise JsonFormatError(f"{cls}: field '{key}' value {node} is out of range {low}..{high}")
     return node
 
 
+_NON_FINITE_JSON = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def float_json(value: float) -> float | str:
+    """A float64 as Kafka's JsonConverter prints it: non-finite values become the strings
+    ``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` (Jackson's default)."""
+    if math.isfinite(value):
+        return value
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
 def json_float(node: object, cls: str, key: str) -> float:
+    """A float64 from JSON. Unlike Kafka's reader, this also takes JSON integers and the
+    non-finite strings Kafka's writer prints, so every to_json output reads back."""
+    if isinstance(node, str) and node in _NON_FINITE_JSON:
+        return _NON_FINITE_JSON[node]
     if isinstance(node, bool) or not isinstance(node, (int, float)):
         raise JsonFormatError(f"{cls}: field '{key}' expected a number, got {type(node).__name__}")
     return float(node)
+
+
+def json_struct_version(cls: str, version: int) -> UnsupportedVersionError:
+    return UnsupportedVersionError(f"Can't read version {version} of {cls}")
 
 
 def json_bool(node: object, cls: str, key: str) -> bool:
@@ -315,7 +348,9 @@ def json_str(node: object, cls: str, key: str) -> str:
 
 def json_bytes(node: object, cls: str, key: str) -> bytes:
     if not isinstance(node, str):
-        raise JsonFormatError(f"{cls}: field '{key}' expected a base64 string, got {type(node).__name__}")
+        raise JsonFormatError(
+            f"{cls}: field '{key}' expected a base64 string, got {type(node).__name__}"
+        )
     try:
         return base64.b64decode(node, validate=True)
     except binascii.Error as exc:
@@ -335,7 +370,9 @@ def json_uuid(node: object, cls: str, key: str) -> uuid.UUID:
 
 def json_list(node: object, cls: str, key: str) -> list[Any]:
     if not isinstance(node, list):
-        raise JsonFormatError(f"{cls}: field '{key}' expected a JSON array, got {type(node).__name__}")
+        raise JsonFormatError(
+            f"{cls}: field '{key}' expected a JSON array, got {type(node).__name__}"
+        )
     return node
 
 
@@ -416,15 +453,21 @@ def _check_value(
         return NullValueError("None in a field that is not nullable at this version", field=where)
     if kind in _INT_RANGES:
         if isinstance(value, bool) or not isinstance(value, int):
-            return FieldTypeError(f"expected an int for {kind}, got {type(value).__name__}", field=where)
+            return FieldTypeError(
+                f"expected an int for {kind}, got {type(value).__name__}", field=where
+            )
         low, high = _INT_RANGES[kind]
         if not low <= value <= high:
-            return ValueRangeError(f"{value} is outside the {kind} range {low}..{high}", field=where)
+            return ValueRangeError(
+                f"{value} is outside the {kind} range {low}..{high}", field=where
+            )
         return None
     if kind == "struct":
         child_cls = owner._STRUCTS.get(info.struct)
         if child_cls is None or not isinstance(value, child_cls):
-            return FieldTypeError(f"expected a {info.struct}, got {type(value).__name__}", field=where)
+            return FieldTypeError(
+                f"expected a {info.struct}, got {type(value).__name__}", field=where
+            )
         return value._diagnose(version, f"{where}.")
     expected = _PY_TYPES.get(kind)
     if expected is not None and not isinstance(value, expected):
@@ -439,9 +482,13 @@ def _check_value(
             return ValueRangeError(f"string of {len(data)} UTF-8 bytes is too long", field=where)
     if kind == "array":
         assert isinstance(value, list)
-        element_info = FieldInfo(info.attr, info.element, "", info.versions, VersionRange.NONE, info.struct)
+        element_info = FieldInfo(
+            info.attr, info.element, "", info.versions, VersionRange.NONE, info.struct
+        )
         for i, item in enumerate(value):
-            problem = _check_value(owner, item, info.element, element_info, version, f"{where}[{i}]")
+            problem = _check_value(
+                owner, item, info.element, element_info, version, f"{where}[{i}]"
+            )
             if problem is not None:
                 return problem
     return None
@@ -525,7 +572,14 @@ class KafkaMessage(KafkaStruct):
         except EncodeError as exc:
             exc.message, exc.version = self.SPEC_NAME, version
             raise
-        except (StructError, AttributeError, TypeError, OverflowError, UnicodeEncodeError, ValueError) as exc:
+        except (
+            StructError,
+            AttributeError,
+            TypeError,
+            OverflowError,
+            UnicodeEncodeError,
+            ValueError,
+        ) as exc:
             problem = self._diagnose(version, "") or EncodeError(f"cannot encode: {exc}")
             problem.message, problem.version = self.SPEC_NAME, version
             raise problem from exc

@@ -364,11 +364,11 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         items_members: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Party_v0(buf, o)
+                v_members, o = _read_Party_v0(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
-            items_members.append(item)
+            items_members.append(v_members)
         self.members = items_members
 
     try:
@@ -421,8 +421,8 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
 
     out.append(_S_i.pack(len(self.members)))
 
-    for item in self.members:
-        _write_Party_v0(item, out)
+    for v_members in self.members:
+        _write_Party_v0(v_members, out)
 
     out.append(_S_i.pack(len(self.blob)))
 
@@ -501,11 +501,11 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         items_members: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Party_v1(buf, o)
+                v_members, o = _read_Party_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
-            items_members.append(item)
+            items_members.append(v_members)
         self.members = items_members
 
     try:
@@ -630,8 +630,8 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.members) + 1)
     )
 
-    for item in self.members:
-        _write_Party_v1(item, out)
+    for v_members in self.members:
+        _write_Party_v1(v_members, out)
 
     out.append(_S_u.pack(self.topic_id.bytes))
 
@@ -746,11 +746,11 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         items_members: list[Any] = []
         for i in range(n):
             try:
-                item, o = _read_Party_v1(buf, o)
+                v_members, o = _read_Party_v1(buf, o)
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
-            items_members.append(item)
+            items_members.append(v_members)
         self.members = items_members
 
     try:
@@ -887,8 +887,8 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
         else _rt.uvarint(len(self.members) + 1)
     )
 
-    for item in self.members:
-        _write_Party_v1(item, out)
+    for v_members in self.members:
+        _write_Party_v1(v_members, out)
 
     out.append(_S_u.pack(self.topic_id.bytes))
 
