@@ -1,0 +1,240 @@
+"""Whole-topic decoding of coordinator and metadata topics, on Arrow arrays. No pyspark here.
+
+A coordinator record is ``key = int16 record type || key``, ``value = int16 version || value``
+(null value = tombstone). The record type picks the key and value specs (the specs' ``apiKey``).
+``__cluster_metadata`` values are frames (``uvarint frame version, api key, version``) and keys
+are null. Control records (transaction markers, KRaft control) are not decoded. A record type the
+specs do not know is not an error (Kafka skips it, KIP-915): its decoded columns are null.
+
+Decoded keys and values are unions, represented as a struct with one field per spec of the
+topic, named after the spec; exactly one is set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import pyarrow as pa
+
+from generated import MESSAGES
+from generated._spark_schemas import FOLDERS
+from spark_udfs.arrow import (
+    I64,
+    BoolArr,
+    Rows,
+    _assemble,
+    clamp_versions,
+    decode_rows,
+    parse_frames,
+)
+from spark_udfs.schema import message_arrow_type
+
+__all__ = ["TOPICS", "Topic", "TopicDecoded", "decode_topic_arrays", "topic_arrow_type"]
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """A topic family: its spec folder and how records are framed."""
+
+    name: str  # Kafka topic name
+    folder: str  # spec folder
+    framing: str  # "coordinator" or "metadata"
+
+    @property
+    def keys(self) -> dict[int, str]:
+        return _specs(self.folder, "coordinator-key")
+
+    @property
+    def values(self) -> dict[int, str]:
+        kind = "metadata" if self.framing == "metadata" else "coordinator-value"
+        return _specs(self.folder, kind)
+
+    def record_name(self, record_type: int) -> str | None:
+        spec = (self.values if self.framing == "metadata" else self.keys).get(record_type)
+        if spec is None:
+            return None
+        return spec[: -len("Key")] if spec.endswith("Key") else spec
+
+
+TOPICS: dict[str, Topic] = {
+    "consumer_offsets": Topic("__consumer_offsets", "consumer_offsets", "coordinator"),
+    "transaction_state": Topic("__transaction_state", "transaction_state", "coordinator"),
+    "share_group_state": Topic("__share_group_state", "share_group_state", "coordinator"),
+    "cluster_metadata": Topic("__cluster_metadata", "cluster_metadata", "metadata"),
+}
+
+
+@cache
+def _specs(folder: str, spec_type: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for name, f in sorted(FOLDERS.items()):
+        if f != folder:
+            continue
+        cls = MESSAGES[name]
+        if spec_type == cls.SPEC_TYPE and cls.API_KEY is not None:
+            out[cls.API_KEY] = name
+    return out
+
+
+@cache
+def union_type(folder: str, spec_type: str) -> pa.StructType:
+    specs = _specs(folder, spec_type)
+    return pa.struct([pa.field(n, message_arrow_type(n)) for _, n in sorted(specs.items())])
+
+
+@cache
+def topic_arrow_type(family: str, permissive: bool) -> pa.StructType:
+    """The struct a topic decoder returns (field order is the output column order)."""
+    topic = TOPICS[family]
+    fields = [pa.field("recordType", pa.int16()), pa.field("recordName", pa.string())]
+    if topic.framing == "coordinator":
+        fields.append(pa.field("decodedKey", union_type(topic.folder, "coordinator-key")))
+        fields.append(pa.field("decodedValue", union_type(topic.folder, "coordinator-value")))
+    else:
+        fields.append(pa.field("decodedValue", union_type(topic.folder, "metadata")))
+    fields += [
+        pa.field("valueVersion", pa.int16()),
+        pa.field("isTombstone", pa.bool_()),
+        pa.field("isNewerVersion", pa.bool_()),
+    ]
+    if permissive:
+        fields.append(pa.field("_decode_error", pa.string()))
+    return pa.struct(fields)
+
+
+@dataclass(slots=True)
+class TopicDecoded:
+    columns: dict[str, pa.Array]
+    errors: dict[int, str]
+
+
+def _union(parts: dict[str, tuple[I64, pa.Array]], typ: pa.StructType, n: int) -> pa.StructArray:
+    present = np.zeros(n, np.bool_)
+    children = []
+    for field in typ:
+        if field.name in parts:
+            idx, arr = parts[field.name]
+            present[idx] = True
+            children.append(_assemble([(idx, arr)], n, field.type))
+        else:
+            children.append(pa.nulls(n, field.type))
+    mask = pa.array(~present) if not present.all() else None
+    return pa.StructArray.from_arrays(children, fields=list(typ), mask=mask)
+
+
+def _value_side(
+    spec: str,
+    rows: Rows,
+    sel: I64,
+    errors: dict[int, str],
+    versions_out: I64,
+    newer_out: BoolArr,
+) -> tuple[I64, pa.Array]:
+    """Decode version-prefixed values of rows ``sel`` (non-null) as ``spec``."""
+    starts, ends = rows.starts[sel], rows.ends[sel]
+    prefix, have = rows.int16_at(starts, ends)
+    for j in np.nonzero(~have)[0].tolist():
+        errors[int(sel[j])] = "could not read the int16 value version prefix"
+    versions_out[sel[have]] = prefix[have]
+    eff, newer, ok = clamp_versions(spec, prefix, have, errors, sel)
+    newer_out[sel] = newer
+    structs, errs = decode_rows(spec, rows, starts[ok] + 2, ends[ok], eff[ok])
+    good = sel[ok]
+    for j, reason in errs.items():
+        errors[int(good[j])] = reason
+    return good, structs
+
+
+def decode_topic_arrays(
+    family: str, key: pa.Array, value: pa.Array, control: pa.Array | None = None
+) -> TopicDecoded:
+    """Decode one batch of (key, value) pairs of a topic family; see the module docstring."""
+    topic = TOPICS[family]
+    vrows = Rows(value)
+    n = vrows.n
+    errors: dict[int, str] = {}
+    is_control = np.zeros(n, np.bool_)
+    if control is not None:
+        is_control = np.asarray(control.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
+    rtype = np.full(n, -1, np.int64)
+    versions = np.full(n, -1, np.int64)
+    newer = np.zeros(n, np.bool_)
+    key_parts: dict[str, tuple[I64, pa.Array]] = {}
+    value_parts: dict[str, tuple[I64, pa.Array]] = {}
+    tombstone = np.zeros(n, np.bool_)
+    if topic.framing == "coordinator":
+        krows = Rows(key)
+        cand = np.nonzero(krows.valid & ~is_control)[0].astype(np.int64)
+        prefix, have = krows.int16_at(krows.starts[cand], krows.ends[cand])
+        for j in np.nonzero(~have)[0].tolist():
+            errors[int(cand[j])] = "could not read the int16 record type of the key"
+        cand, prefix = cand[have], prefix[have]
+        rtype[cand] = prefix
+        keys, values = topic.keys, topic.values
+        for t in np.unique(prefix).tolist():
+            sel = cand[prefix == t]
+            kspec, vspec = keys.get(t), values.get(t)
+            if kspec is None:
+                continue  # an unknown record type: skipped, as Kafka does
+            structs, errs = decode_rows(
+                kspec, krows, krows.starts[sel] + 2, krows.ends[sel], np.zeros(len(sel), np.int64)
+            )
+            ok = np.ones(len(sel), np.bool_)
+            for j, reason in errs.items():
+                errors[int(sel[j])] = reason
+                ok[j] = False
+            key_parts[kspec] = (sel[ok], structs.filter(pa.array(ok)))
+            has_value = vrows.valid[sel]
+            tombstone[sel[~has_value]] = True
+            if vspec is not None and has_value.any():
+                vsel = sel[has_value & ok]
+                value_parts[vspec] = _value_side(vspec, vrows, vsel, errors, versions, newer)
+    else:
+        cand = np.nonzero(vrows.valid & ~is_control)[0].astype(np.int64)
+        api, ver, starts, frame_errors = parse_frames(vrows, cand)
+        errors.update(frame_errors)
+        ok = api >= 0
+        rtype[cand[ok]] = api[ok]
+        versions[cand[ok]] = ver[ok]
+        for a in np.unique(api[ok]).tolist():
+            spec = topic.values.get(a)
+            if spec is None:
+                continue
+            m = ok & (api == a)
+            sel = cand[m]
+            eff, nw, vok = clamp_versions(spec, ver[m], np.ones(len(sel), np.bool_), errors, sel)
+            newer[sel] = nw
+            structs, errs = decode_rows(spec, vrows, starts[m][vok], vrows.ends[sel][vok], eff[vok])
+            good = sel[vok]
+            for j, reason in errs.items():
+                errors[int(good[j])] = reason
+            value_parts[spec] = (good, structs)
+    if errors:  # a record that failed has no decoded key or value
+        failed = np.zeros(n, np.bool_)
+        failed[list(errors)] = True
+        for parts in (key_parts, value_parts):
+            for name, (idx, arr) in list(parts.items()):
+                keep = ~failed[idx]
+                if not keep.all():
+                    parts[name] = (idx[keep], arr.filter(pa.array(keep)))
+    known = rtype >= 0
+    names = [topic.record_name(t) if t >= 0 else None for t in rtype.tolist()]
+    columns: dict[str, pa.Array] = {
+        "recordType": pa.array(np.where(known, rtype, 0).astype(np.int16), mask=~known),
+        "recordName": pa.array(names, pa.string()),
+    }
+    if topic.framing == "coordinator":
+        columns["decodedKey"] = _union(key_parts, union_type(topic.folder, "coordinator-key"), n)
+        vtype = union_type(topic.folder, "coordinator-value")
+    else:
+        vtype = union_type(topic.folder, "metadata")
+    columns["decodedValue"] = _union(value_parts, vtype, n)
+    has_version = versions >= 0
+    columns["valueVersion"] = pa.array(
+        np.where(has_version, versions, 0).astype(np.int16), mask=~has_version
+    )
+    columns["isTombstone"] = pa.array(tombstone)
+    columns["isNewerVersion"] = pa.array(newer)
+    return TopicDecoded(columns, errors)
