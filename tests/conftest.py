@@ -43,27 +43,27 @@ class OracleCoverage:
         self.messages: set[str] = set()
         self.pairs: set[tuple[str, int]] = set()
         self.cases = 0
-        self.mismatches = 0
+        self.mismatches: set[str] = set()  # what differed (shrinking reruns counted once)
 
     def dump(self) -> dict[str, Any]:
         return {
             "messages": sorted(self.messages),
             "pairs": sorted([list(p) for p in self.pairs]),
             "cases": self.cases,
-            "mismatches": self.mismatches,
+            "mismatches": sorted(self.mismatches),
         }
 
     def merge(self, data: dict[str, Any]) -> None:
         self.messages.update(data["messages"])
         self.pairs.update((str(n), int(v)) for n, v in data["pairs"])
         self.cases += int(data["cases"])
-        self.mismatches += int(data["mismatches"])
+        self.mismatches.update(data["mismatches"])
 
     def line(self) -> str:
         return (
             f"Kafka oracle coverage: {len(self.messages)} messages, "
             f"{len(self.pairs)} (message, version) pairs, {self.cases} cases, "
-            f"{self.mismatches} mismatches"
+            f"{len(self.mismatches)} mismatches"
         )
 
 

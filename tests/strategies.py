@@ -34,7 +34,8 @@ LONGEST_STRING = "\u00e9" * 16383 + "a"
 STRING_POOL = ("", "a", "topic", "\u00e9t\u00e9", "\u20ac\U0001d11e", "\u65e5\u672c")
 BYTES_POOL = (b"", b"\x00", b"\xff\xfe", bytes(range(16)))
 EXTREME_UUIDS = (uuid.UUID(int=0), uuid.UUID(int=(1 << 128) - 1), uuid.UUID(int=1))
-MAX_UNKNOWN_TAG = (1 << 31) - 1
+# Kafka's RawTaggedFieldWriter cannot write tag 2**31-1 (it is its end-of-tags sentinel).
+MAX_UNKNOWN_TAG = (1 << 31) - 2
 
 
 @dataclass(frozen=True)
