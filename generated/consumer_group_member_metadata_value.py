@@ -638,11 +638,14 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
             raise _rt.underflow("<tagged fields>", o, size, buf)
         if tag == 0:
             try:
-                if buf[o] == 0:
-                    self.classic_member_metadata = None
+                m = buf[o]
+                if m < 0x80:
                     o += 1
                 else:
-                    o += 1
+                    m, o = _rt.read_uvarint(buf, o, "classic_member_metadata")
+                if not 0 < (m & 0xFFFFFFFF) < 0x80000000:
+                    self.classic_member_metadata = None
+                else:
                     self.classic_member_metadata, o = _read_ClassicMemberMetadata_v0(buf, o)
 
             except (IndexError, _DecodeError) as exc:

@@ -414,3 +414,32 @@ def test_metadata_frame(
         assert cls.decode(frame[len(header) :], version) == obj
 
     check()
+
+
+# --------------------------------------------------------------------------- tagged nullable struct
+
+
+@pytest.mark.skipif("kafka-group-coordinator" not in ARTIFACTS, reason="no group specs")
+@pytest.mark.parametrize(
+    "marker",
+    ["01", "02", "8101", "00", "8000", "8080808008"],
+    ids=["one", "two", "long-one", "null", "long-null", "negative-int32"],
+)
+def test_tagged_nullable_struct_marker(
+    marker: str, codec_package: Any, oracle: KafkaOracle
+) -> None:
+    """Kafka reads the presence marker of a tagged nullable struct as an unsigned varint (as a
+    Java int: not positive means null), not as one byte; non-canonical markers included."""
+    messages = {m.name: m for m in ARTIFACTS["kafka-group-coordinator"]}
+    module = _module(
+        codec_package, "kafka-group-coordinator", messages["ConsumerGroupMemberMetadataValue"]
+    )
+    cls, member = module.ConsumerGroupMemberMetadataValue, module.ClassicMemberMetadata
+    body = cls(classic_member_metadata=member()).encode(0)[:-1]  # all but the empty tag count
+    struct_bytes = b"\x00\x00\x00\x05\x01\x00"  # sessionTimeoutMs 5, no protocols, no tags
+    payload = bytes.fromhex(marker) + struct_bytes
+    data = body + b"\x01\x00" + uvarint(len(payload)) + payload
+    if marker in ("00", "8000", "8080808008"):
+        data = body + b"\x01\x00" + uvarint(len(marker) // 2) + bytes.fromhex(marker)
+    kafka = oracle.decode("ConsumerGroupMemberMetadataValue", 0, data)
+    assert canonical(cls.decode(data, 0).to_json(0)) == canonical(kafka)
