@@ -147,8 +147,5 @@ def _register_subcommands() -> None:
 
 
 def main() -> None:
-    try:
-        _register_subcommands()
-    except ImportError as exc:  # e.g. a checkout without the dump extras: still generate
-        click.echo(f"warning: a subcommand is unavailable: {exc}", err=True)
+    _register_subcommands()
     cli()
