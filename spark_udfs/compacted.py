@@ -1,0 +1,190 @@
+"""Compacted views of ``__consumer_offsets`` as distributed DataFrame operations.
+
+The same semantics as ``codegen.dumps.compacted`` (the pure-Python core), without collecting
+anything to the driver:
+
+- a record of a transactional batch counts only when its producer's next end-transaction marker
+  in the same partition is a COMMIT, and it takes effect at the marker's offset; records of
+  aborted or still open transactions are dropped (a window over (topic, partition, producer id));
+- the last record per key in that order wins, and a tombstone deletes the key (``max_by``).
+
+Input: the output of :func:`spark_udfs.functions.decode_consumer_offsets` over rows of the
+``kafka-log`` source (it needs ``topic, partition, offset, producerId, isTransactional,
+isControl`` and the control key in ``key``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["committed_offsets", "effective_records", "group_states"]
+
+
+def effective_records(decoded: DataFrame) -> DataFrame:
+    """Data records that take effect, with ``applyOffset`` (their position in apply order)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    data = decoded.filter(~F.col("isControl") & F.col("_error").isNull())
+    plain = data.filter(~F.col("isTransactional")).withColumn("applyOffset", F.col("offset"))
+    control_type = F.substring(F.col("key"), 3, 2)
+    markers = decoded.filter(
+        F.col("isControl") & F.col("isTransactional") & (F.length("key") >= 4)
+    ).select(
+        "topic",
+        "partition",
+        "producerId",
+        "offset",
+        F.struct(
+            F.col("offset").alias("markerOffset"),
+            (control_type == F.lit(b"\x00\x01")).alias("committed"),
+        ).alias("marker"),
+    )
+    txn = data.filter(F.col("isTransactional"))
+    both = txn.unionByName(markers, allowMissingColumns=True)
+    window = (
+        Window.partitionBy("topic", "partition", "producerId")
+        .orderBy("offset")
+        .rowsBetween(Window.currentRow, Window.unboundedFollowing)
+    )
+    resolved = both.withColumn("_next", F.first("marker", ignorenulls=True).over(window))
+    committed = (
+        resolved.filter(F.col("recordType").isNotNull() & F.col("_next.committed"))
+        .withColumn("applyOffset", F.col("_next.markerOffset"))
+        .drop("_next", "marker")
+    )
+    return plain.unionByName(committed.select(*plain.columns))
+
+
+def _latest(df: DataFrame, keys: dict[str, Column], payload: Column) -> DataFrame:
+    """Per key, the payload of the last record in apply order (null payload = deleted)."""
+    from pyspark.sql import functions as F
+
+    order = F.struct("applyOffset", "offset")
+    return (
+        df.select(
+            *(c.alias(n) for n, c in keys.items()), order.alias("_order"), payload.alias("_p")
+        )
+        .groupBy(*keys)
+        .agg(F.max_by("_p", "_order").alias("_p"))
+    )
+
+
+def committed_offsets(decoded: DataFrame) -> DataFrame:
+    """The committed offset per (group, topic, partition): the compacted offsets view.
+
+    Columns: ``group, topic, partition, offset, leaderEpoch, metadata, commitTimestamp,
+    expireTimestamp, recordOffset`` (the log offset the commit came from), sorted by key.
+    """
+    from pyspark.sql import functions as F
+
+    rec = effective_records(decoded).filter(
+        F.col("recordName").isin("OffsetCommit", "LegacyOffsetCommit")
+    )
+    k = F.coalesce(F.col("decodedKey.OffsetCommitKey"), F.col("decodedKey.LegacyOffsetCommitKey"))
+    v_new = F.col("decodedValue.OffsetCommitValue")
+    v_old = F.col("decodedValue.LegacyOffsetCommitValue")
+    value = F.when(F.col("isTombstone"), F.lit(None)).otherwise(
+        F.struct(
+            F.coalesce(v_new.offset, v_old.offset).alias("offset"),
+            F.coalesce(v_new.leaderEpoch, F.lit(-1)).alias("leaderEpoch"),
+            F.coalesce(v_new.metadata, v_old.metadata).alias("metadata"),
+            F.coalesce(v_new.commitTimestamp, v_old.commitTimestamp).alias("commitTimestamp"),
+            F.coalesce(v_new.expireTimestamp, F.lit(-1).cast("long")).alias("expireTimestamp"),
+            F.col("offset").alias("recordOffset"),
+        )
+    )
+    latest = _latest(
+        rec,
+        {"group": k.group, "topic": k.topic, "partition": k.partition},
+        value,
+    )
+    return (
+        latest.filter(F.col("_p").isNotNull())
+        .select("group", "topic", "partition", "_p.*")
+        .orderBy("group", "topic", "partition")
+    )
+
+
+def group_states(decoded: DataFrame) -> DataFrame:
+    """Per group: ``group, type, state, protocolType, protocol, leader, generation, epoch,
+    members``, from the latest group and member records (classic and consumer groups).
+
+    States as the pure-Python view derives them: no members is ``Empty``; a consumer group is
+    ``Reconciling`` while a member's epoch is behind the group epoch; otherwise ``Stable``.
+    """
+    from pyspark.sql import functions as F
+
+    rec = effective_records(decoded)
+    classic = (
+        _latest(
+            rec.filter(F.col("recordName") == "GroupMetadata"),
+            {"group": F.col("decodedKey.GroupMetadataKey.group")},
+            F.when(F.col("isTombstone"), F.lit(None)).otherwise(
+                F.col("decodedValue.GroupMetadataValue")
+            ),
+        )
+        .filter(F.col("_p").isNotNull())
+        .select(
+            "group",
+            F.lit("classic").alias("type"),
+            F.when(F.size("_p.members") == 0, "Empty").otherwise("Stable").alias("state"),
+            F.col("_p.protocolType").alias("protocolType"),
+            F.col("_p.protocol").alias("protocol"),
+            F.col("_p.leader").alias("leader"),
+            F.col("_p.generation").alias("generation"),
+            F.lit(None).cast("int").alias("epoch"),
+            F.size("_p.members").alias("members"),
+        )
+    )
+    meta = (
+        _latest(
+            rec.filter(F.col("recordName") == "ConsumerGroupMetadata"),
+            {"group": F.col("decodedKey.ConsumerGroupMetadataKey.GroupId")},
+            F.when(F.col("isTombstone"), F.lit(None)).otherwise(
+                F.col("decodedValue.ConsumerGroupMetadataValue.Epoch")
+            ),
+        )
+        .filter(F.col("_p").isNotNull())
+        .select("group", F.col("_p").alias("epoch"))
+    )
+    members = _latest(
+        rec.filter(F.col("recordName") == "ConsumerGroupMemberMetadata"),
+        {
+            "group": F.col("decodedKey.ConsumerGroupMemberMetadataKey.GroupId"),
+            "member": F.col("decodedKey.ConsumerGroupMemberMetadataKey.MemberId"),
+        },
+        F.when(F.col("isTombstone"), F.lit(None)).otherwise(F.lit(True)),
+    ).filter(F.col("_p").isNotNull())
+    assignments = _latest(
+        rec.filter(F.col("recordName") == "ConsumerGroupCurrentMemberAssignment"),
+        {
+            "group": F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.GroupId"),
+            "member": F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.MemberId"),
+        },
+        F.when(F.col("isTombstone"), F.lit(None)).otherwise(
+            F.col("decodedValue.ConsumerGroupCurrentMemberAssignmentValue.MemberEpoch")
+        ),
+    ).select("group", "member", F.col("_p").alias("memberEpoch"))
+    per_member = members.join(assignments, ["group", "member"], "left")
+    counts = per_member.groupBy("group").agg(
+        F.count("*").alias("members"), F.min("memberEpoch").alias("_minEpoch")
+    )
+    consumer = meta.join(counts, "group", "left").select(
+        "group",
+        F.lit("consumer").alias("type"),
+        F.when(F.coalesce(F.col("members"), F.lit(0)) == 0, "Empty")
+        .when(F.col("_minEpoch") < F.col("epoch"), "Reconciling")
+        .otherwise("Stable")
+        .alias("state"),
+        F.lit("consumer").alias("protocolType"),
+        F.lit(None).cast("string").alias("protocol"),
+        F.lit(None).cast("string").alias("leader"),
+        F.lit(None).cast("int").alias("generation"),
+        "epoch",
+        F.coalesce(F.col("members"), F.lit(0)).alias("members"),
+    )
+    return classic.unionByName(consumer).orderBy("group")
