@@ -21,6 +21,8 @@ from typing import Any
 
 from codegen.dumps import Codec, ControlType, SegmentWriter
 from generated import MESSAGES
+from generated.group_metadata_value import MemberMetadata
+from generated.offset_commit_value import OffsetCommitValue
 
 __all__ = ["DumpStats", "write_consumer_offsets"]
 
@@ -104,7 +106,7 @@ def _group_records(
     if not consumer:
         n = rnd.randrange(0, 4)
         members = [
-            MESSAGES["GroupMetadataValue"]._STRUCTS["MemberMetadata"](
+            MemberMetadata(
                 member_id=f"{group}-m{i}",
                 client_id=f"client-{i}",
                 client_host="/10.0.0.1",
@@ -161,7 +163,7 @@ def _group_records(
     return out
 
 
-def write_consumer_offsets(  # noqa: C901
+def write_consumer_offsets(
     out: Path,
     records: int = 1_000_000,
     partitions: int = 4,
