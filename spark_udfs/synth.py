@@ -82,7 +82,7 @@ def _commit_value(rnd: random.Random, stats: DumpStats, offset: int, ts: int) ->
         )
     if r < 0.18:
         stats.newer += 1
-        v = MESSAGES["OffsetCommitValue"](
+        v = OffsetCommitValue(
             offset=offset,
             leader_epoch=3,
             metadata=meta,
