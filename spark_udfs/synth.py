@@ -127,7 +127,7 @@ def _group_records(
         )
         return [(_key("GroupMetadataKey", group=group), value)]
     epoch = rnd.randrange(1, 20)
-    out = [
+    out: list[tuple[bytes, bytes | None]] = [
         (
             _key("ConsumerGroupMetadataKey", group_id=group),
             _value("ConsumerGroupMetadataValue", 0, epoch=epoch),
