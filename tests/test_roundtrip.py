@@ -119,8 +119,11 @@ def test_roundtrip(corpus: str, message: Message, version: int, codec_package: A
         tree = obj.to_json(version)
         text = json.dumps(tree)  # real JSON text, as a tool would print it
         back = cls.from_json(json.loads(text), version)
-        assert back == json_view(obj, message, version)
-        assert _canonical(back.to_json(version)) == _canonical(tree)
+        view = json_view(obj, message, version)
+        assert back == view
+        # Not always ``tree``: like Kafka, a tagged struct holding unknown tags is not default,
+        # so it is printed, but its unknown tags do not survive JSON.
+        assert _canonical(back.to_json(version)) == _canonical(view.to_json(version))
 
     check()
 
