@@ -1,0 +1,312 @@
+"""Spark decode benchmark (not a test): our arrow_udf decoders vs a pickled @udf vs a JVM UDF.
+
+    .venv/bin/python bench/bench_spark.py [--rows 2000000] [--runs 3] [--scale 1,4,16]
+        [--work DIR] [--skip-scale] [--skip-source]
+
+One run, ``local[2]``:
+
+1. UDFs: decode 2 M OffsetCommit key/value pairs (record type 1 keys, value v3) from Parquet
+   with ``decode_offset_commit_key``/``decode_offset_commit_value``, with a pickled
+   ``@udf(useArrow=False)`` baseline (``struct.unpack_from``) and with a Java ``UDF1`` reference
+   (``bench/jvm/DecodeOffsetCommit.java``, compiled here with ``javac`` against pyspark's jars).
+2. Data source: the same records as log segments through ``kafka-log`` vs from Parquet (raw read,
+   and read + ``decode_consumer_offsets``).
+3. Scale: 1 M, 4 M, 16 M records (Parquet files repeated) through our UDFs: time per record, and
+   the driver's memory (Python RSS and JVM heap used) after each size.
+
+Each timed job writes to the ``noop`` sink after one warm-up run; the median of ``--runs`` is
+reported. Results are printed and written to ``<work>/results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+JVM_SRC = ROOT / "bench" / "jvm" / "DecodeOffsetCommit.java"
+JVM_BUILD = ROOT / "bench" / "jvm" / "build"
+KEY_DDL = "struct<group:string,topic:string,partition:int>"
+VALUE_DDL = (
+    "struct<offset:bigint,leaderEpoch:int,metadata:string,commitTimestamp:bigint,"
+    "expireTimestamp:bigint>"
+)
+
+
+def say(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+def compile_jvm() -> Path:
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    JVM_BUILD.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["javac", "-cp", f"{jars}/*", "-d", str(JVM_BUILD / "classes"), str(JVM_SRC)], check=True
+    )
+    jar = JVM_BUILD / "decode_offset_commit.jar"
+    subprocess.run(["jar", "cf", str(jar), "-C", str(JVM_BUILD / "classes"), "."], check=True)
+    return jar
+
+
+def records(n: int, seed: int = 42) -> tuple[list[bytes], list[bytes | None]]:
+    """OffsetCommit keys (type 1) and values (v3): 1 % tombstones, varied metadata."""
+    import random
+
+    rnd = random.Random(seed)
+    h, qih, q, i32 = (
+        struct.Struct(">h"),
+        struct.Struct(">qih"),
+        struct.Struct(">q"),
+        struct.Struct(">i"),
+    )
+    groups = [f"group-{g:04d}".encode() for g in range(500)]
+    topics = [f"topic-{t:02d}".encode() for t in range(40)]
+    metas = [b""] * 85 + [b"checkpoint-%d" % k for k in range(10)] + ["mëta-ü".encode()] * 5
+    keys: list[bytes] = []
+    values: list[bytes | None] = []
+    for k in range(n):
+        g, t = groups[k % 500], topics[(k // 500) % 40]
+        keys.append(h.pack(1) + h.pack(len(g)) + g + h.pack(len(t)) + t + i32.pack(k % 64))
+        if rnd.random() < 0.01:
+            values.append(None)
+            continue
+        meta = metas[rnd.randrange(100)]
+        epoch = -1 if rnd.random() < 0.3 else k % 100
+        values.append(
+            h.pack(3) + qih.pack(k, epoch, len(meta)) + meta + q.pack(1_700_000_000_000 + k)
+        )
+    return keys, values
+
+
+def write_parquet(path: Path, n: int, files: int = 4) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    keys, values = records(n)
+    path.mkdir(parents=True, exist_ok=True)
+    step = n // files
+    for f in range(files):
+        lo, hi = f * step, n if f == files - 1 else (f + 1) * step
+        table = pa.table(
+            {
+                "partition": pa.array([f] * (hi - lo), pa.int32()),
+                "offset": pa.array(range(lo, hi), pa.int64()),
+                "key": pa.array(keys[lo:hi], pa.binary()),
+                "value": pa.array(values[lo:hi], pa.binary()),
+            }
+        )
+        pq.write_table(table, path / f"part-{f}.parquet", row_group_size=hi - lo)
+
+
+def write_segments(path: Path, n: int, files: int = 4) -> None:
+    from codegen.dumps import SegmentWriter
+
+    keys, values = records(n)
+    step = n // files
+    for f in range(files):
+        seg = path / f"__consumer_offsets-{f}" / "00000000000000000000.log"
+        seg.parent.mkdir(parents=True, exist_ok=True)
+        lo, hi = f * step, n if f == files - 1 else (f + 1) * step
+        with SegmentWriter(seg) as w:
+            for b in range(lo, hi, 200):
+                w.write_batch(
+                    list(
+                        zip(keys[b : min(b + 200, hi)], values[b : min(b + 200, hi)], strict=True)
+                    ),
+                    timestamp=1_700_000_000_000,
+                )
+
+
+def plain_udfs() -> tuple[Any, Any]:
+    from pyspark.sql.functions import udf
+
+    def decode_key(b: bytes | None) -> Any:
+        if b is None:
+            return None
+        n = struct.unpack_from(">h", b, 2)[0]
+        group = b[4 : 4 + n].decode()
+        o = 4 + n
+        m = struct.unpack_from(">h", b, o)[0]
+        topic = b[o + 2 : o + 2 + m].decode()
+        return (group, topic, struct.unpack_from(">i", b, o + 2 + m)[0])
+
+    def decode_value(b: bytes | None) -> Any:
+        if b is None:
+            return None
+        offset, epoch, n = struct.unpack_from(">qih", b, 2)
+        meta = b[16 : 16 + n].decode()
+        return (offset, epoch, meta, struct.unpack_from(">q", b, 16 + n)[0], -1)
+
+    return (udf(decode_key, KEY_DDL, useArrow=False), udf(decode_value, VALUE_DDL, useArrow=False))
+
+
+def timed(job: Callable[[], None], runs: int) -> dict[str, Any]:
+    job()  # warm-up
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        job()
+        times.append(time.perf_counter() - t)
+    return {"median_s": statistics.median(times), "runs_s": times}
+
+
+def noop(df: Any) -> Callable[[], None]:
+    return lambda: df.write.format("noop").mode("overwrite").save()
+
+
+def driver_memory(spark: Any) -> dict[str, float]:
+    rt = spark._jvm.java.lang.Runtime.getRuntime()
+    spark._jvm.java.lang.System.gc()
+    return {
+        "python_max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "jvm_heap_used_mb": (rt.totalMemory() - rt.freeMemory()) / 2**20,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--scale", default="1,4,16")
+    ap.add_argument("--work", type=Path, default=ROOT / "bench" / "jvm" / "build" / "data")
+    ap.add_argument("--skip-scale", action="store_true")
+    ap.add_argument("--skip-source", action="store_true")
+    args = ap.parse_args()
+    work: Path = args.work
+    results: dict[str, Any] = {"rows": args.rows}
+
+    say("compiling the JVM reference UDF")
+    jar = compile_jvm()
+    parquet = work / f"ocv-{args.rows}.parquet"
+    if not parquet.exists():
+        say(f"writing {args.rows:,} records to Parquet")
+        write_parquet(parquet, args.rows)
+
+    from pyspark.sql import functions as F
+
+    from spark_udfs import functions as K
+    from spark_udfs.session import get_session
+
+    spark = get_session(
+        "local[2]",
+        app_name="bench-spark",
+        driver_memory="6g",
+        shuffle_partitions=2,
+        ship=False,
+        extra_conf={"spark.jars": str(jar)},
+    )
+    spark.udf.registerJavaFunction("jvm_key", "DecodeOffsetCommit$Key", KEY_DDL)
+    spark.udf.registerJavaFunction("jvm_value", "DecodeOffsetCommit$Value", VALUE_DDL)
+    df = spark.read.parquet(str(parquet))
+    say(f"input partitions: {df.rdd.getNumPartitions()}")
+    pk, pv = plain_udfs()
+    variants = {
+        "read_only": df.select("key", "value"),
+        "arrow_udf (ours)": df.select(
+            K.decode_offset_commit_key("key").alias("k"),
+            K.decode_offset_commit_value("value").alias("v"),
+        ),
+        "plain @udf pickled": df.select(pk("key").alias("k"), pv("value").alias("v")),
+        "JVM UDF": df.select(
+            F.expr("jvm_key(key)").alias("k"), F.expr("jvm_value(value)").alias("v")
+        ),
+    }
+    # correctness: all three decoders agree on sums
+    check = {}
+    for name in ("arrow_udf (ours)", "plain @udf pickled", "JVM UDF"):
+        row = (
+            variants[name]
+            .agg(
+                F.count("v").alias("n"),
+                F.sum("v.offset").alias("s"),
+                F.sum(F.length("v.metadata")).alias("m"),
+                F.sum("k.partition").alias("p"),
+            )
+            .first()
+        )
+        check[name] = row.asDict() if row else {}
+    results["checksums"] = check
+    say(f"checksums: {check}")
+    assert len({json.dumps(v, sort_keys=True) for v in check.values()}) == 1, check
+    results["udf"] = {}
+    for name, frame in variants.items():
+        say(f"timing {name}")
+        results["udf"][name] = timed(noop(frame), args.runs)
+        say(f"  {name}: {results['udf'][name]['median_s']:.2f} s")
+    u = results["udf"]
+    results["ratios"] = {
+        "ours_vs_plain_udf_speedup": u["plain @udf pickled"]["median_s"]
+        / u["arrow_udf (ours)"]["median_s"],
+        "ours_vs_jvm_slowdown": u["arrow_udf (ours)"]["median_s"] / u["JVM UDF"]["median_s"],
+    }
+    say(f"ratios: {results['ratios']}")
+
+    if not args.skip_source:
+        segments = work / f"segments-{args.rows}"
+        if not segments.exists():
+            say(f"writing {args.rows:,} records as log segments")
+            write_segments(segments, args.rows)
+        raw = spark.read.format("kafka-log").option("includeHeaders", "false").load(str(segments))
+        raw_h = spark.read.format("kafka-log").load(str(segments))
+        src = {
+            "kafka-log raw": raw,
+            "kafka-log raw with headers": raw_h,
+            "parquet raw": df,
+            "kafka-log + decode_consumer_offsets": K.decode_consumer_offsets(raw),
+            "parquet + decode_consumer_offsets": K.decode_consumer_offsets(df),
+        }
+        results["source"] = {}
+        for name, frame in src.items():
+            say(f"timing {name}")
+            results["source"][name] = timed(noop(frame), args.runs)
+            say(f"  {name}: {results['source'][name]['median_s']:.2f} s")
+
+    if not args.skip_scale:
+        results["scale"] = {}
+        base = args.rows
+        for mult in [int(x) for x in args.scale.split(",")]:
+            folder = work / f"scale-{mult}M"
+            if not folder.exists():
+                folder.mkdir(parents=True)
+                files = sorted(parquet.glob("*.parquet"))
+                per = max(1, (mult * 1_000_000) // (base // len(files)))
+                for k in range(per):
+                    shutil.copyfile(files[k % len(files)], folder / f"part-{k}.parquet")
+            frame = spark.read.parquet(str(folder))
+            n = frame.count()
+            job = frame.select(
+                K.decode_offset_commit_key("key").alias("k"),
+                K.decode_offset_commit_value("value").alias("v"),
+            )
+            say(f"timing scale {n:,} rows")
+            res = timed(noop(job), 1 if mult >= 16 else args.runs)
+            res["rows"] = n
+            res["ns_per_row"] = res["median_s"] / n * 1e9
+            res["driver"] = driver_memory(spark)
+            results["scale"][f"{mult}M"] = res
+            say(f"  {n:,}: {res['ns_per_row']:.0f} ns/row, driver {res['driver']}")
+    out = work / "results.json"
+    out.write_text(json.dumps(results, indent=2))
+    print(json.dumps(results, indent=2))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

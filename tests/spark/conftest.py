@@ -1,0 +1,41 @@
+"""Spark tests: one shared local[2] session per test run."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+REAL_DATA = Path("/work/shared/kafka-data")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from spark_udfs.session import get_session
+
+    session = get_session(
+        "local[2]",
+        app_name="kafka-specgen-tests",
+        driver_memory="2g",
+        shuffle_partitions=2,
+        extra_conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "1000"},
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def dump(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from spark_udfs.synth import write_consumer_offsets
+
+    out = tmp_path_factory.mktemp("dump")
+    return write_consumer_offsets(out, records=20_000, partitions=3, groups=30, seed=7)
