@@ -62,6 +62,7 @@ class MessageSpec:
     listeners: tuple[str, ...]
     common_structs: tuple[StructSpec, ...]
     fields: tuple[FieldSpec, ...]
+    has_fields: bool
     source: SpecText
 
     @property
@@ -173,7 +174,10 @@ def spec_from_text(text: SpecText, log: ProblemLog) -> MessageSpec | None:
             _struct(s, f"$.commonStructs[{i}]", text)
             for i, s in enumerate(raw.get("commonStructs", []))
         ),
-        fields=tuple(_field(f, f"$.fields[{i}]", text) for i, f in enumerate(raw["fields"])),
+        fields=tuple(
+            _field(f, f"$.fields[{i}]", text) for i, f in enumerate(raw.get("fields", []))
+        ),
+        has_fields="fields" in raw,
         source=text,
     )
 

@@ -92,9 +92,9 @@ RULES: list[tuple[str, dict[str, Any], str]] = [
         "$.validVersions: validVersions 0+ is open-ended; a message must name its highest version",
     ),
     (
-        "empty validVersions",
-        spec(field(), validVersions="none"),
-        "$.validVersions: validVersions is none; a message needs at least one version",
+        "missing fields",
+        {k: v for k, v in spec(field()).items() if k != "fields"},
+        "$: fields is missing; a message with versions needs a list of fields",
     ),
     (
         "missing flexibleVersions",
@@ -342,6 +342,13 @@ RULES: list[tuple[str, dict[str, Any], str]] = [
 @pytest.mark.parametrize(("rule", "bad", "expected"), RULES, ids=[r[0] for r in RULES])
 def test_rule(tmp_path: Path, rule: str, bad: dict[str, Any], expected: str) -> None:
     assert after_path(one(tmp_path, bad)) == expected
+
+
+def test_spec_without_versions_is_skipped_like_kafka(tmp_path: Path) -> None:
+    removed = {k: v for k, v in spec().items() if k != "fields"}
+    removed["validVersions"] = "none"
+    (tmp_path / "Removed.json").write_text(json.dumps(removed))
+    assert load_messages([tmp_path]) == []
 
 
 def test_duplicate_spec_name(tmp_path: Path) -> None:
