@@ -136,7 +136,7 @@ def message_udf(
     name: str, version: int | None, mode: Mode, position_names: tuple[str, ...] = ()
 ) -> Any:
     """An ``arrow_udf`` decoding message ``name``; arguments: value, then position columns."""
-    from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
+    from pyspark.sql.pandas.functions import arrow_udf
 
     message_arrow_type(name)  # fail early on an unknown name
     token = uuid.uuid4().hex
@@ -146,16 +146,12 @@ def message_udf(
         return run_message(name, version, mode_text, token, position_names, cols)
 
     decode_message.__name__ = f"decode_{name}"
-    return arrow_udf(
-        decode_message,
-        returnType=message_return_type(name, mode),
-        functionType=ArrowUDFType.SCALAR,
-    )
+    return arrow_udf(decode_message, returnType=message_return_type(name, mode))  # type: ignore[call-overload]
 
 
 def topic_udf(family: str, mode: Mode, position_names: tuple[str, ...] = ()) -> Any:
     """An ``arrow_udf`` decoding a topic family; arguments: key, value, isControl, positions."""
-    from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
+    from pyspark.sql.pandas.functions import arrow_udf
 
     token = uuid.uuid4().hex
     mode_text = str(mode)
@@ -164,6 +160,4 @@ def topic_udf(family: str, mode: Mode, position_names: tuple[str, ...] = ()) -> 
         return run_topic(family, mode_text, token, position_names, cols)
 
     decode_topic.__name__ = f"decode_{family}"
-    return arrow_udf(
-        decode_topic, returnType=topic_return_type(family, mode), functionType=ArrowUDFType.SCALAR
-    )
+    return arrow_udf(decode_topic, returnType=topic_return_type(family, mode))  # type: ignore[call-overload]
