@@ -20,11 +20,16 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_b = _struct.Struct(">b")
-_S_bb = _struct.Struct(">bb")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_ub = _struct.Struct(">16sb")
+_S_b_unpack = _struct.Struct(">b").unpack_from
+_S_b_pack = _struct.Struct(">b").pack
+_S_bb_unpack = _struct.Struct(">bb").unpack_from
+_S_bb_pack = _struct.Struct(">bb").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_ub_unpack = _struct.Struct(">16sb").unpack_from
+_S_ub_pack = _struct.Struct(">16sb").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -136,7 +141,7 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
     """Read AccessControlEntryRecord at version 0."""
     self = _new(AccessControlEntryRecord)
     try:
-        (u_id, self.resource_type) = _S_ub.unpack_from(buf, o)
+        (u_id, self.resource_type) = _S_ub_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("id", 16), ("resource_type", 1))) from None
     o += 17
@@ -152,22 +157,19 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
         n, o = _rt.read_uvarint(buf, o, "resource_name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("resource_name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("resource_name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("resource_name", o, n, buf)
-        try:
-            self.resource_name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("resource_name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("resource_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("resource_name", o, n, buf)
+    try:
+        self.resource_name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("resource_name", o, exc) from None
+    o = e
 
     try:
-        (self.pattern_type,) = _S_b.unpack_from(buf, o)
+        (self.pattern_type,) = _S_b_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("pattern_type", 1),)) from None
     o += 1
@@ -182,19 +184,16 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
         n, o = _rt.read_uvarint(buf, o, "principal")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("principal", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("principal", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("principal", o, n, buf)
-        try:
-            self.principal = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("principal", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("principal", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("principal", o, n, buf)
+    try:
+        self.principal = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("principal", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -206,22 +205,19 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
         n, o = _rt.read_uvarint(buf, o, "host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("host", o, n, buf)
-        try:
-            self.host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        self.host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
 
     try:
-        (self.operation, self.permission_type) = _S_bb.unpack_from(buf, o)
+        (self.operation, self.permission_type) = _S_bb_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("operation", 1), ("permission_type", 1))) from None
     o += 2
@@ -250,7 +246,7 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
 
 def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list[bytes]) -> None:
     """Write AccessControlEntryRecord at version 0."""
-    out.append(_S_ub.pack(self.id.bytes, self.resource_type))
+    out.append(_S_ub_pack(self.id.bytes, self.resource_type))
 
     b_resource_name = self.resource_name.encode()
     if len(b_resource_name) > 0x7FFF:
@@ -263,7 +259,7 @@ def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list
 
     out.append(b_resource_name)
 
-    out.append(_S_b.pack(self.pattern_type))
+    out.append(_S_b_pack(self.pattern_type))
 
     b_principal = self.principal.encode()
     if len(b_principal) > 0x7FFF:
@@ -281,7 +277,7 @@ def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list
 
     out.append(b_host)
 
-    out.append(_S_bb.pack(self.operation, self.permission_type))
+    out.append(_S_bb_pack(self.operation, self.permission_type))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

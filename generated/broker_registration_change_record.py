@@ -21,10 +21,14 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_b = _struct.Struct(">b")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iq = _struct.Struct(">iq")
+_S_b_unpack = _struct.Struct(">b").unpack_from
+_S_b_pack = _struct.Struct(">b").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iq_unpack = _struct.Struct(">iq").unpack_from
+_S_iq_pack = _struct.Struct(">iq").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -142,7 +146,7 @@ def _read_BrokerRegistrationChangeRecord_v0(
     """Read BrokerRegistrationChangeRecord at version 0."""
     self = _new(BrokerRegistrationChangeRecord)
     try:
-        (self.broker_id, self.broker_epoch) = _S_iq.unpack_from(buf, o)
+        (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
     o += 12
@@ -170,7 +174,7 @@ def _read_BrokerRegistrationChangeRecord_v0(
         if tag == 0:
             try:
                 try:
-                    (self.fenced,) = _S_b.unpack_from(buf, o)
+                    (self.fenced,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("fenced", 1),)) from None
                 o += 1
@@ -200,12 +204,12 @@ def _write_BrokerRegistrationChangeRecord_v0(
         raise _rt.unsupported_field("log_dirs")
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
-    out.append(_S_iq.pack(self.broker_id, self.broker_epoch))
+    out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.fenced != 0:
         p_fenced: list[bytes] = []
-        p_fenced.append(_S_b.pack(self.fenced))
+        p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
     if tagged or self.unknown_tags:
@@ -220,7 +224,7 @@ def _read_BrokerRegistrationChangeRecord_v1(
     """Read BrokerRegistrationChangeRecord at version 1."""
     self = _new(BrokerRegistrationChangeRecord)
     try:
-        (self.broker_id, self.broker_epoch) = _S_iq.unpack_from(buf, o)
+        (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
     o += 12
@@ -248,7 +252,7 @@ def _read_BrokerRegistrationChangeRecord_v1(
         if tag == 0:
             try:
                 try:
-                    (self.fenced,) = _S_b.unpack_from(buf, o)
+                    (self.fenced,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("fenced", 1),)) from None
                 o += 1
@@ -262,7 +266,7 @@ def _read_BrokerRegistrationChangeRecord_v1(
         elif tag == 1:
             try:
                 try:
-                    (self.in_controlled_shutdown,) = _S_b.unpack_from(buf, o)
+                    (self.in_controlled_shutdown,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("in_controlled_shutdown", 1),)) from None
                 o += 1
@@ -292,17 +296,17 @@ def _write_BrokerRegistrationChangeRecord_v1(
         raise _rt.unsupported_field("log_dirs")
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
-    out.append(_S_iq.pack(self.broker_id, self.broker_epoch))
+    out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.fenced != 0:
         p_fenced: list[bytes] = []
-        p_fenced.append(_S_b.pack(self.fenced))
+        p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
     if self.in_controlled_shutdown != 0:
         p_in_controlled_shutdown: list[bytes] = []
-        p_in_controlled_shutdown.append(_S_b.pack(self.in_controlled_shutdown))
+        p_in_controlled_shutdown.append(_S_b_pack(self.in_controlled_shutdown))
 
         tagged.append((1, b"".join(p_in_controlled_shutdown)))
     if tagged or self.unknown_tags:
@@ -317,7 +321,7 @@ def _read_BrokerRegistrationChangeRecord_v2(
     """Read BrokerRegistrationChangeRecord at version 2."""
     self = _new(BrokerRegistrationChangeRecord)
     try:
-        (self.broker_id, self.broker_epoch) = _S_iq.unpack_from(buf, o)
+        (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
     o += 12
@@ -345,7 +349,7 @@ def _read_BrokerRegistrationChangeRecord_v2(
         if tag == 0:
             try:
                 try:
-                    (self.fenced,) = _S_b.unpack_from(buf, o)
+                    (self.fenced,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("fenced", 1),)) from None
                 o += 1
@@ -359,7 +363,7 @@ def _read_BrokerRegistrationChangeRecord_v2(
         elif tag == 1:
             try:
                 try:
-                    (self.in_controlled_shutdown,) = _S_b.unpack_from(buf, o)
+                    (self.in_controlled_shutdown,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("in_controlled_shutdown", 1),)) from None
                 o += 1
@@ -424,17 +428,17 @@ def _write_BrokerRegistrationChangeRecord_v2(
     """Write BrokerRegistrationChangeRecord at version 2."""
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
-    out.append(_S_iq.pack(self.broker_id, self.broker_epoch))
+    out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.fenced != 0:
         p_fenced: list[bytes] = []
-        p_fenced.append(_S_b.pack(self.fenced))
+        p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
     if self.in_controlled_shutdown != 0:
         p_in_controlled_shutdown: list[bytes] = []
-        p_in_controlled_shutdown.append(_S_b.pack(self.in_controlled_shutdown))
+        p_in_controlled_shutdown.append(_S_b_pack(self.in_controlled_shutdown))
 
         tagged.append((1, b"".join(p_in_controlled_shutdown)))
     if self.log_dirs is None or len(self.log_dirs) != 0:
@@ -461,7 +465,7 @@ def _read_BrokerRegistrationChangeRecord_v3(
     """Read BrokerRegistrationChangeRecord at version 3."""
     self = _new(BrokerRegistrationChangeRecord)
     try:
-        (self.broker_id, self.broker_epoch) = _S_iq.unpack_from(buf, o)
+        (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
     o += 12
@@ -489,7 +493,7 @@ def _read_BrokerRegistrationChangeRecord_v3(
         if tag == 0:
             try:
                 try:
-                    (self.fenced,) = _S_b.unpack_from(buf, o)
+                    (self.fenced,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("fenced", 1),)) from None
                 o += 1
@@ -503,7 +507,7 @@ def _read_BrokerRegistrationChangeRecord_v3(
         elif tag == 1:
             try:
                 try:
-                    (self.in_controlled_shutdown,) = _S_b.unpack_from(buf, o)
+                    (self.in_controlled_shutdown,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("in_controlled_shutdown", 1),)) from None
                 o += 1
@@ -601,17 +605,17 @@ def _write_BrokerRegistrationChangeRecord_v3(
     self: BrokerRegistrationChangeRecord, out: list[bytes]
 ) -> None:
     """Write BrokerRegistrationChangeRecord at version 3."""
-    out.append(_S_iq.pack(self.broker_id, self.broker_epoch))
+    out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.fenced != 0:
         p_fenced: list[bytes] = []
-        p_fenced.append(_S_b.pack(self.fenced))
+        p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
     if self.in_controlled_shutdown != 0:
         p_in_controlled_shutdown: list[bytes] = []
-        p_in_controlled_shutdown.append(_S_b.pack(self.in_controlled_shutdown))
+        p_in_controlled_shutdown.append(_S_b_pack(self.in_controlled_shutdown))
 
         tagged.append((1, b"".join(p_in_controlled_shutdown)))
     if self.log_dirs is None or len(self.log_dirs) != 0:

@@ -18,8 +18,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -71,19 +73,16 @@ def _read_ClearElrRecord_v0(buf: bytes, o: int) -> tuple[ClearElrRecord, int]:
         n, o = _rt.read_uvarint(buf, o, "topic_name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("topic_name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("topic_name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("topic_name", o, n, buf)
-        try:
-            self.topic_name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("topic_name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic_name", o, n, buf)
+    try:
+        self.topic_name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic_name", o, exc) from None
+    o = e
 
     try:
         tags_left = buf[o]

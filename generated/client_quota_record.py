@@ -20,9 +20,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_dz = _struct.Struct(">d?")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_dz_unpack = _struct.Struct(">d?").unpack_from
+_S_dz_pack = _struct.Struct(">d?").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -144,19 +147,16 @@ def _read_EntityData_v0(buf: bytes, o: int) -> tuple[EntityData, int]:
         n, o = _rt.read_uvarint(buf, o, "entity_type")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("entity_type", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("entity_type", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("entity_type", o, n, buf)
-        try:
-            self.entity_type = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("entity_type", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("entity_type", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("entity_type", o, n, buf)
+    try:
+        self.entity_type = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("entity_type", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -275,22 +275,19 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
         n, o = _rt.read_uvarint(buf, o, "key")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("key", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("key", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("key", o, n, buf)
-        try:
-            self.key = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("key", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("key", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("key", o, n, buf)
+    try:
+        self.key = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("key", o, exc) from None
+    o = e
 
     try:
-        (self.value, self.remove) = _S_dz.unpack_from(buf, o)
+        (self.value, self.remove) = _S_dz_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("value", 8), ("remove", 1))) from None
     o += 9
@@ -333,7 +330,7 @@ def _write_ClientQuotaRecord_v0(self: ClientQuotaRecord, out: list[bytes]) -> No
 
     out.append(b_key)
 
-    out.append(_S_dz.pack(self.value, self.remove))
+    out.append(_S_dz_pack(self.value, self.remove))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

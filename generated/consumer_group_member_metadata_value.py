@@ -20,8 +20,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -265,19 +267,16 @@ def _read_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[ClassicProtocol, int]:
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -289,14 +288,11 @@ def _read_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[ClassicProtocol, int]:
         n, o = _rt.read_uvarint(buf, o, "metadata")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("metadata", o - 1)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("metadata", o, n, buf)
-        self.metadata = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    self.metadata = buf[o:e]
+    o = e
 
     try:
         tags_left = buf[o]
@@ -347,7 +343,7 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
     """Read ClassicMemberMetadata at version 0."""
     self = _new(ClassicMemberMetadata)
     try:
-        (self.session_timeout_ms,) = _S_i.unpack_from(buf, o)
+        (self.session_timeout_ms,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("session_timeout_ms", 4),)) from None
     o += 4
@@ -401,7 +397,7 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
 
 def _write_ClassicMemberMetadata_v0(self: ClassicMemberMetadata, out: list[bytes]) -> None:
     """Write ClassicMemberMetadata at version 0."""
-    out.append(_S_i.pack(self.session_timeout_ms))
+    out.append(_S_i_pack(self.session_timeout_ms))
 
     out.append(
         _UV1[len(self.supported_protocols) + 1]
@@ -481,19 +477,16 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         n, o = _rt.read_uvarint(buf, o, "client_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("client_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("client_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_id", o, n, buf)
-        try:
-            self.client_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        self.client_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -505,19 +498,16 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         n, o = _rt.read_uvarint(buf, o, "client_host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("client_host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("client_host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_host", o, n, buf)
-        try:
-            self.client_host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        self.client_host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -590,7 +580,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         o = e
 
     try:
-        (self.rebalance_timeout_ms,) = _S_i.unpack_from(buf, o)
+        (self.rebalance_timeout_ms,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("rebalance_timeout_ms", 4),)) from None
     o += 4
@@ -745,7 +735,7 @@ def _write_ConsumerGroupMemberMetadataValue_v0(
 
         out.append(b_subscribed_topic_regex)
 
-    out.append(_S_i.pack(self.rebalance_timeout_ms))
+    out.append(_S_i_pack(self.rebalance_timeout_ms))
 
     if self.server_assignor is None:
         out.append(b"\x00")

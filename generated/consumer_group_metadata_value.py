@@ -19,9 +19,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_q = _struct.Struct(">q")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_q_unpack = _struct.Struct(">q").unpack_from
+_S_q_pack = _struct.Struct(">q").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -84,7 +87,7 @@ def _read_ConsumerGroupMetadataValue_v0(
     """Read ConsumerGroupMetadataValue at version 0."""
     self = _new(ConsumerGroupMetadataValue)
     try:
-        (self.epoch,) = _S_i.unpack_from(buf, o)
+        (self.epoch,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("epoch", 4),)) from None
     o += 4
@@ -109,7 +112,7 @@ def _read_ConsumerGroupMetadataValue_v0(
         if tag == 0:
             try:
                 try:
-                    (self.metadata_hash,) = _S_q.unpack_from(buf, o)
+                    (self.metadata_hash,) = _S_q_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("metadata_hash", 8),)) from None
                 o += 8
@@ -131,12 +134,12 @@ def _write_ConsumerGroupMetadataValue_v0(
     self: ConsumerGroupMetadataValue, out: list[bytes]
 ) -> None:
     """Write ConsumerGroupMetadataValue at version 0."""
-    out.append(_S_i.pack(self.epoch))
+    out.append(_S_i_pack(self.epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.metadata_hash != 0:
         p_metadata_hash: list[bytes] = []
-        p_metadata_hash.append(_S_q.pack(self.metadata_hash))
+        p_metadata_hash.append(_S_q_pack(self.metadata_hash))
 
         tagged.append((0, b"".join(p_metadata_hash)))
     if tagged or self.unknown_tags:

@@ -21,9 +21,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_u = _struct.Struct(">16s")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_u_unpack = _struct.Struct(">16s").unpack_from
+_S_u_pack = _struct.Struct(">16s").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -172,7 +175,7 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
     """Read PartitionMetadata at version 0."""
     self = _new(PartitionMetadata)
     try:
-        (self.partition,) = _S_i.unpack_from(buf, o)
+        (self.partition,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partition", 4),)) from None
     o += 4
@@ -247,7 +250,7 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
 
 def _write_PartitionMetadata_v0(self: PartitionMetadata, out: list[bytes]) -> None:
     """Write PartitionMetadata at version 0."""
-    out.append(_S_i.pack(self.partition))
+    out.append(_S_i_pack(self.partition))
 
     out.append(
         _UV1[len(self.racks) + 1] if len(self.racks) < 127 else _rt.uvarint(len(self.racks) + 1)
@@ -273,7 +276,7 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
     """Read TopicMetadata at version 0."""
     self = _new(TopicMetadata)
     try:
-        (u_topic_id,) = _S_u.unpack_from(buf, o)
+        (u_topic_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
     o += 16
@@ -289,22 +292,19 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
         n, o = _rt.read_uvarint(buf, o, "topic_name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("topic_name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("topic_name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("topic_name", o, n, buf)
-        try:
-            self.topic_name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("topic_name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic_name", o, n, buf)
+    try:
+        self.topic_name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic_name", o, exc) from None
+    o = e
 
     try:
-        (self.num_partitions,) = _S_i.unpack_from(buf, o)
+        (self.num_partitions,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("num_partitions", 4),)) from None
     o += 4
@@ -358,7 +358,7 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
 
 def _write_TopicMetadata_v0(self: TopicMetadata, out: list[bytes]) -> None:
     """Write TopicMetadata at version 0."""
-    out.append(_S_u.pack(self.topic_id.bytes))
+    out.append(_S_u_pack(self.topic_id.bytes))
 
     b_topic_name = self.topic_name.encode()
     if len(b_topic_name) > 0x7FFF:
@@ -371,7 +371,7 @@ def _write_TopicMetadata_v0(self: TopicMetadata, out: list[bytes]) -> None:
 
     out.append(b_topic_name)
 
-    out.append(_S_i.pack(self.num_partitions))
+    out.append(_S_i_pack(self.num_partitions))
 
     out.append(
         _UV1[len(self.partition_metadata) + 1]

@@ -20,9 +20,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_qq = _struct.Struct(">qq")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_qq_unpack = _struct.Struct(">qq").unpack_from
+_S_qq_pack = _struct.Struct(">qq").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -146,7 +149,7 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
         self.topics = items_topics
 
     try:
-        (self.version, self.timestamp) = _S_qq.unpack_from(buf, o)
+        (self.version, self.timestamp) = _S_qq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("version", 8), ("timestamp", 8))) from None
     o += 16
@@ -191,7 +194,7 @@ def _write_ConsumerGroupRegularExpressionValue_v0(
 
         out.append(b_v_topics)
 
-    out.append(_S_qq.pack(self.version, self.timestamp))
+    out.append(_S_qq_pack(self.version, self.timestamp))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

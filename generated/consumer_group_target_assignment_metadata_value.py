@@ -19,9 +19,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_q = _struct.Struct(">q")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_q_unpack = _struct.Struct(">q").unpack_from
+_S_q_pack = _struct.Struct(">q").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -90,7 +93,7 @@ def _read_ConsumerGroupTargetAssignmentMetadataValue_v0(
     """Read ConsumerGroupTargetAssignmentMetadataValue at version 0."""
     self = _new(ConsumerGroupTargetAssignmentMetadataValue)
     try:
-        (self.assignment_epoch,) = _S_i.unpack_from(buf, o)
+        (self.assignment_epoch,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("assignment_epoch", 4),)) from None
     o += 4
@@ -115,7 +118,7 @@ def _read_ConsumerGroupTargetAssignmentMetadataValue_v0(
         if tag == 0:
             try:
                 try:
-                    (self.assignment_timestamp,) = _S_q.unpack_from(buf, o)
+                    (self.assignment_timestamp,) = _S_q_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("assignment_timestamp", 8),)) from None
                 o += 8
@@ -139,12 +142,12 @@ def _write_ConsumerGroupTargetAssignmentMetadataValue_v0(
     self: ConsumerGroupTargetAssignmentMetadataValue, out: list[bytes]
 ) -> None:
     """Write ConsumerGroupTargetAssignmentMetadataValue at version 0."""
-    out.append(_S_i.pack(self.assignment_epoch))
+    out.append(_S_i_pack(self.assignment_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.assignment_timestamp != 0:
         p_assignment_timestamp: list[bytes] = []
-        p_assignment_timestamp.append(_S_q.pack(self.assignment_timestamp))
+        p_assignment_timestamp.append(_S_q_pack(self.assignment_timestamp))
 
         tagged.append((0, b"".join(p_assignment_timestamp)))
     if tagged or self.unknown_tags:

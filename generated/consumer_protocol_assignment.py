@@ -19,8 +19,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -120,25 +122,22 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     """Read TopicPartition at versions 0, 1, 2, 3."""
     self = _new(TopicPartition)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("topic", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("topic", o, n, buf)
-        try:
-            self.topic = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("topic", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic", o, n, buf)
+    try:
+        self.topic = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partitions", 4),)) from None
     o += 4
@@ -160,11 +159,11 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
     b_topic = self.topic.encode()
     if len(b_topic) > 0x7FFF:
         raise _rt.too_long_to_write("topic", len(b_topic))
-    out.append(_S_h.pack(len(b_topic)))
+    out.append(_S_h_pack(len(b_topic)))
 
     out.append(b_topic)
 
-    out.append(_S_i.pack(len(self.partitions)))
+    out.append(_S_i_pack(len(self.partitions)))
 
     out.append(
         _AP_i[len(self.partitions)](*self.partitions)
@@ -182,7 +181,7 @@ def _read_ConsumerProtocolAssignment_v0(
     """Read ConsumerProtocolAssignment at versions 0, 1, 2, 3."""
     self = _new(ConsumerProtocolAssignment)
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("assigned_partitions", 4),)) from None
     o += 4
@@ -203,7 +202,7 @@ def _read_ConsumerProtocolAssignment_v0(
         self.assigned_partitions = items_assigned_partitions
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("user_data", 4),)) from None
     o += 4
@@ -225,7 +224,7 @@ def _write_ConsumerProtocolAssignment_v0(
     self: ConsumerProtocolAssignment, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolAssignment at versions 0, 1, 2, 3."""
-    out.append(_S_i.pack(len(self.assigned_partitions)))
+    out.append(_S_i_pack(len(self.assigned_partitions)))
 
     for v_assigned_partitions in self.assigned_partitions:
         _write_TopicPartition_v0(v_assigned_partitions, out)
@@ -233,7 +232,7 @@ def _write_ConsumerProtocolAssignment_v0(
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
     else:
-        out.append(_S_i.pack(len(self.user_data)))
+        out.append(_S_i_pack(len(self.user_data)))
 
         out.append(self.user_data)
 

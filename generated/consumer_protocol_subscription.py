@@ -19,8 +19,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -173,25 +175,22 @@ def _read_TopicPartition_v1(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     """Read TopicPartition at versions 1, 2, 3."""
     self = _new(TopicPartition)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("topic", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("topic", o, n, buf)
-        try:
-            self.topic = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("topic", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic", o, n, buf)
+    try:
+        self.topic = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partitions", 4),)) from None
     o += 4
@@ -213,11 +212,11 @@ def _write_TopicPartition_v1(self: TopicPartition, out: list[bytes]) -> None:
     b_topic = self.topic.encode()
     if len(b_topic) > 0x7FFF:
         raise _rt.too_long_to_write("topic", len(b_topic))
-    out.append(_S_h.pack(len(b_topic)))
+    out.append(_S_h_pack(len(b_topic)))
 
     out.append(b_topic)
 
-    out.append(_S_i.pack(len(self.partitions)))
+    out.append(_S_i_pack(len(self.partitions)))
 
     out.append(
         _AP_i[len(self.partitions)](*self.partitions)
@@ -235,7 +234,7 @@ def _read_ConsumerProtocolSubscription_v0(
     """Read ConsumerProtocolSubscription at version 0."""
     self = _new(ConsumerProtocolSubscription)
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topics", 4),)) from None
     o += 4
@@ -249,7 +248,7 @@ def _read_ConsumerProtocolSubscription_v0(
         for i in range(n):
             try:
                 try:
-                    (n,) = _S_h.unpack_from(buf, o)
+                    (n,) = _S_h_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("topics", 2),)) from None
                 o += 2
@@ -271,7 +270,7 @@ def _read_ConsumerProtocolSubscription_v0(
         self.topics = items_topics
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("user_data", 4),)) from None
     o += 4
@@ -296,20 +295,20 @@ def _write_ConsumerProtocolSubscription_v0(
     self: ConsumerProtocolSubscription, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolSubscription at version 0."""
-    out.append(_S_i.pack(len(self.topics)))
+    out.append(_S_i_pack(len(self.topics)))
 
     for v_topics in self.topics:
         b_v_topics = v_topics.encode()
         if len(b_v_topics) > 0x7FFF:
             raise _rt.too_long_to_write("v_topics", len(b_v_topics))
-        out.append(_S_h.pack(len(b_v_topics)))
+        out.append(_S_h_pack(len(b_v_topics)))
 
         out.append(b_v_topics)
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
     else:
-        out.append(_S_i.pack(len(self.user_data)))
+        out.append(_S_i_pack(len(self.user_data)))
 
         out.append(self.user_data)
 
@@ -323,7 +322,7 @@ def _read_ConsumerProtocolSubscription_v1(
     """Read ConsumerProtocolSubscription at version 1."""
     self = _new(ConsumerProtocolSubscription)
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topics", 4),)) from None
     o += 4
@@ -337,7 +336,7 @@ def _read_ConsumerProtocolSubscription_v1(
         for i in range(n):
             try:
                 try:
-                    (n,) = _S_h.unpack_from(buf, o)
+                    (n,) = _S_h_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("topics", 2),)) from None
                 o += 2
@@ -359,7 +358,7 @@ def _read_ConsumerProtocolSubscription_v1(
         self.topics = items_topics
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("user_data", 4),)) from None
     o += 4
@@ -374,7 +373,7 @@ def _read_ConsumerProtocolSubscription_v1(
         o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("owned_partitions", 4),)) from None
     o += 4
@@ -404,24 +403,24 @@ def _write_ConsumerProtocolSubscription_v1(
     self: ConsumerProtocolSubscription, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolSubscription at version 1."""
-    out.append(_S_i.pack(len(self.topics)))
+    out.append(_S_i_pack(len(self.topics)))
 
     for v_topics in self.topics:
         b_v_topics = v_topics.encode()
         if len(b_v_topics) > 0x7FFF:
             raise _rt.too_long_to_write("v_topics", len(b_v_topics))
-        out.append(_S_h.pack(len(b_v_topics)))
+        out.append(_S_h_pack(len(b_v_topics)))
 
         out.append(b_v_topics)
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
     else:
-        out.append(_S_i.pack(len(self.user_data)))
+        out.append(_S_i_pack(len(self.user_data)))
 
         out.append(self.user_data)
 
-    out.append(_S_i.pack(len(self.owned_partitions)))
+    out.append(_S_i_pack(len(self.owned_partitions)))
 
     for v_owned_partitions in self.owned_partitions:
         _write_TopicPartition_v1(v_owned_partitions, out)
@@ -436,7 +435,7 @@ def _read_ConsumerProtocolSubscription_v2(
     """Read ConsumerProtocolSubscription at version 2."""
     self = _new(ConsumerProtocolSubscription)
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topics", 4),)) from None
     o += 4
@@ -450,7 +449,7 @@ def _read_ConsumerProtocolSubscription_v2(
         for i in range(n):
             try:
                 try:
-                    (n,) = _S_h.unpack_from(buf, o)
+                    (n,) = _S_h_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("topics", 2),)) from None
                 o += 2
@@ -472,7 +471,7 @@ def _read_ConsumerProtocolSubscription_v2(
         self.topics = items_topics
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("user_data", 4),)) from None
     o += 4
@@ -487,7 +486,7 @@ def _read_ConsumerProtocolSubscription_v2(
         o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("owned_partitions", 4),)) from None
     o += 4
@@ -508,7 +507,7 @@ def _read_ConsumerProtocolSubscription_v2(
         self.owned_partitions = items_owned_partitions
 
     try:
-        (self.generation_id,) = _S_i.unpack_from(buf, o)
+        (self.generation_id,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("generation_id", 4),)) from None
     o += 4
@@ -522,29 +521,29 @@ def _write_ConsumerProtocolSubscription_v2(
     self: ConsumerProtocolSubscription, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolSubscription at version 2."""
-    out.append(_S_i.pack(len(self.topics)))
+    out.append(_S_i_pack(len(self.topics)))
 
     for v_topics in self.topics:
         b_v_topics = v_topics.encode()
         if len(b_v_topics) > 0x7FFF:
             raise _rt.too_long_to_write("v_topics", len(b_v_topics))
-        out.append(_S_h.pack(len(b_v_topics)))
+        out.append(_S_h_pack(len(b_v_topics)))
 
         out.append(b_v_topics)
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
     else:
-        out.append(_S_i.pack(len(self.user_data)))
+        out.append(_S_i_pack(len(self.user_data)))
 
         out.append(self.user_data)
 
-    out.append(_S_i.pack(len(self.owned_partitions)))
+    out.append(_S_i_pack(len(self.owned_partitions)))
 
     for v_owned_partitions in self.owned_partitions:
         _write_TopicPartition_v1(v_owned_partitions, out)
 
-    out.append(_S_i.pack(self.generation_id))
+    out.append(_S_i_pack(self.generation_id))
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -556,7 +555,7 @@ def _read_ConsumerProtocolSubscription_v3(
     """Read ConsumerProtocolSubscription at version 3."""
     self = _new(ConsumerProtocolSubscription)
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topics", 4),)) from None
     o += 4
@@ -570,7 +569,7 @@ def _read_ConsumerProtocolSubscription_v3(
         for i in range(n):
             try:
                 try:
-                    (n,) = _S_h.unpack_from(buf, o)
+                    (n,) = _S_h_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("topics", 2),)) from None
                 o += 2
@@ -592,7 +591,7 @@ def _read_ConsumerProtocolSubscription_v3(
         self.topics = items_topics
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("user_data", 4),)) from None
     o += 4
@@ -607,7 +606,7 @@ def _read_ConsumerProtocolSubscription_v3(
         o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("owned_partitions", 4),)) from None
     o += 4
@@ -628,13 +627,13 @@ def _read_ConsumerProtocolSubscription_v3(
         self.owned_partitions = items_owned_partitions
 
     try:
-        (self.generation_id,) = _S_i.unpack_from(buf, o)
+        (self.generation_id,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("generation_id", 4),)) from None
     o += 4
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("rack_id", 2),)) from None
     o += 2
@@ -659,29 +658,29 @@ def _write_ConsumerProtocolSubscription_v3(
     self: ConsumerProtocolSubscription, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolSubscription at version 3."""
-    out.append(_S_i.pack(len(self.topics)))
+    out.append(_S_i_pack(len(self.topics)))
 
     for v_topics in self.topics:
         b_v_topics = v_topics.encode()
         if len(b_v_topics) > 0x7FFF:
             raise _rt.too_long_to_write("v_topics", len(b_v_topics))
-        out.append(_S_h.pack(len(b_v_topics)))
+        out.append(_S_h_pack(len(b_v_topics)))
 
         out.append(b_v_topics)
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
     else:
-        out.append(_S_i.pack(len(self.user_data)))
+        out.append(_S_i_pack(len(self.user_data)))
 
         out.append(self.user_data)
 
-    out.append(_S_i.pack(len(self.owned_partitions)))
+    out.append(_S_i_pack(len(self.owned_partitions)))
 
     for v_owned_partitions in self.owned_partitions:
         _write_TopicPartition_v1(v_owned_partitions, out)
 
-    out.append(_S_i.pack(self.generation_id))
+    out.append(_S_i_pack(self.generation_id))
 
     if self.rack_id is None:
         out.append(b"\xff\xff")
@@ -689,7 +688,7 @@ def _write_ConsumerProtocolSubscription_v3(
         b_rack_id = self.rack_id.encode()
         if len(b_rack_id) > 0x7FFF:
             raise _rt.too_long_to_write("rack_id", len(b_rack_id))
-        out.append(_S_h.pack(len(b_rack_id)))
+        out.append(_S_h_pack(len(b_rack_id)))
 
         out.append(b_rack_id)
 

@@ -20,9 +20,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_qqq = _struct.Struct(">qqq")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_qqq_unpack = _struct.Struct(">qqq").unpack_from
+_S_qqq_pack = _struct.Struct(">qqq").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -149,19 +152,16 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
         n, o = _rt.read_uvarint(buf, o, "owner")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("owner", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("owner", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("owner", o, n, buf)
-        try:
-            self.owner = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("owner", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("owner", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("owner", o, n, buf)
+    try:
+        self.owner = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("owner", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -173,19 +173,16 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
         n, o = _rt.read_uvarint(buf, o, "requester")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("requester", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("requester", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("requester", o, n, buf)
-        try:
-            self.requester = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("requester", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("requester", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("requester", o, n, buf)
+    try:
+        self.requester = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("requester", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -234,7 +231,7 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
         self.renewers = items_renewers
 
     try:
-        (self.issue_timestamp, self.max_timestamp, self.expiration_timestamp) = _S_qqq.unpack_from(
+        (self.issue_timestamp, self.max_timestamp, self.expiration_timestamp) = _S_qqq_unpack(
             buf, o
         )
     except _StructError:
@@ -253,19 +250,16 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
         n, o = _rt.read_uvarint(buf, o, "token_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("token_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("token_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("token_id", o, n, buf)
-        try:
-            self.token_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("token_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("token_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("token_id", o, n, buf)
+    try:
+        self.token_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("token_id", o, exc) from None
+    o = e
 
     try:
         tags_left = buf[o]
@@ -325,7 +319,7 @@ def _write_DelegationTokenRecord_v0(self: DelegationTokenRecord, out: list[bytes
 
         out.append(b_v_renewers)
 
-    out.append(_S_qqq.pack(self.issue_timestamp, self.max_timestamp, self.expiration_timestamp))
+    out.append(_S_qqq_pack(self.issue_timestamp, self.max_timestamp, self.expiration_timestamp))
 
     b_token_id = self.token_id.encode()
     if len(b_token_id) > 0x7FFF:

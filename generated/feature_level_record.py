@@ -19,8 +19,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -83,22 +85,19 @@ def _read_FeatureLevelRecord_v0(buf: bytes, o: int) -> tuple[FeatureLevelRecord,
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
-        (self.feature_level,) = _S_h.unpack_from(buf, o)
+        (self.feature_level,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("feature_level", 2),)) from None
     o += 2
@@ -134,7 +133,7 @@ def _write_FeatureLevelRecord_v0(self: FeatureLevelRecord, out: list[bytes]) -> 
 
     out.append(b_name)
 
-    out.append(_S_h.pack(self.feature_level))
+    out.append(_S_h_pack(self.feature_level))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -18,8 +18,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -65,22 +67,19 @@ def _read_GroupMetadataKey_v0(buf: bytes, o: int) -> tuple[GroupMetadataKey, int
     """Read GroupMetadataKey at version 0."""
     self = _new(GroupMetadataKey)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("group", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("group", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("group", o, n, buf)
-        try:
-            self.group = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("group", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("group", o, n, buf)
+    try:
+        self.group = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("group", o, exc) from None
+    o = e
 
     self.unknown_tags = {}
     return self, o
@@ -91,7 +90,7 @@ def _write_GroupMetadataKey_v0(self: GroupMetadataKey, out: list[bytes]) -> None
     b_group = self.group.encode()
     if len(b_group) > 0x7FFF:
         raise _rt.too_long_to_write("group", len(b_group))
-    out.append(_S_h.pack(len(b_group)))
+    out.append(_S_h_pack(len(b_group)))
 
     out.append(b_group)
 

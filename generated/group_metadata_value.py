@@ -20,12 +20,18 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_ii = _struct.Struct(">ii")
-_S_iii = _struct.Struct(">iii")
-_S_q = _struct.Struct(">q")
-_S_qi = _struct.Struct(">qi")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_ii_unpack = _struct.Struct(">ii").unpack_from
+_S_ii_pack = _struct.Struct(">ii").pack
+_S_iii_unpack = _struct.Struct(">iii").unpack_from
+_S_iii_pack = _struct.Struct(">iii").pack
+_S_q_unpack = _struct.Struct(">q").unpack_from
+_S_q_pack = _struct.Struct(">q").pack
+_S_qi_unpack = _struct.Struct(">qi").unpack_from
+_S_qi_pack = _struct.Struct(">qi").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -237,88 +243,73 @@ def _read_MemberMetadata_v0(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     """Read MemberMetadata at version 0."""
     self = _new(MemberMetadata)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("member_id", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("member_id", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("member_id", o, n, buf)
-        try:
-            self.member_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("member_id", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("member_id", o, n, buf)
+    try:
+        self.member_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("member_id", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("client_id", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("client_id", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_id", o, n, buf)
-        try:
-            self.client_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_id", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        self.client_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("client_host", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("client_host", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_host", o, n, buf)
-        try:
-            self.client_host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_host", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        self.client_host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
 
     try:
-        (self.session_timeout, n) = _S_ii.unpack_from(buf, o)
+        (self.session_timeout, n) = _S_ii_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("session_timeout", 4), ("subscription", 4))) from None
     o += 8
 
-    if n < 0:
-        raise _rt.unexpected_null("subscription", o - 4)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("subscription", o, n, buf)
-        self.subscription = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subscription", o, n, buf)
+    self.subscription = buf[o:e]
+    o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("assignment", 4),)) from None
     o += 4
 
-    if n < 0:
-        raise _rt.unexpected_null("assignment", o - 4)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("assignment", o, n, buf)
-        self.assignment = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("assignment", o, n, buf)
+    self.assignment = buf[o:e]
+    o = e
 
     self.group_instance_id = None
     self.rebalance_timeout = -1
@@ -331,29 +322,29 @@ def _write_MemberMetadata_v0(self: MemberMetadata, out: list[bytes]) -> None:
     b_member_id = self.member_id.encode()
     if len(b_member_id) > 0x7FFF:
         raise _rt.too_long_to_write("member_id", len(b_member_id))
-    out.append(_S_h.pack(len(b_member_id)))
+    out.append(_S_h_pack(len(b_member_id)))
 
     out.append(b_member_id)
 
     b_client_id = self.client_id.encode()
     if len(b_client_id) > 0x7FFF:
         raise _rt.too_long_to_write("client_id", len(b_client_id))
-    out.append(_S_h.pack(len(b_client_id)))
+    out.append(_S_h_pack(len(b_client_id)))
 
     out.append(b_client_id)
 
     b_client_host = self.client_host.encode()
     if len(b_client_host) > 0x7FFF:
         raise _rt.too_long_to_write("client_host", len(b_client_host))
-    out.append(_S_h.pack(len(b_client_host)))
+    out.append(_S_h_pack(len(b_client_host)))
 
     out.append(b_client_host)
 
-    out.append(_S_ii.pack(self.session_timeout, len(self.subscription)))
+    out.append(_S_ii_pack(self.session_timeout, len(self.subscription)))
 
     out.append(self.subscription)
 
-    out.append(_S_i.pack(len(self.assignment)))
+    out.append(_S_i_pack(len(self.assignment)))
 
     out.append(self.assignment)
 
@@ -365,90 +356,75 @@ def _read_MemberMetadata_v1(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     """Read MemberMetadata at versions 1, 2."""
     self = _new(MemberMetadata)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("member_id", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("member_id", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("member_id", o, n, buf)
-        try:
-            self.member_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("member_id", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("member_id", o, n, buf)
+    try:
+        self.member_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("member_id", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("client_id", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("client_id", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_id", o, n, buf)
-        try:
-            self.client_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_id", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        self.client_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("client_host", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("client_host", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_host", o, n, buf)
-        try:
-            self.client_host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_host", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        self.client_host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
 
     try:
-        (self.rebalance_timeout, self.session_timeout, n) = _S_iii.unpack_from(buf, o)
+        (self.rebalance_timeout, self.session_timeout, n) = _S_iii_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4))
         ) from None
     o += 12
 
-    if n < 0:
-        raise _rt.unexpected_null("subscription", o - 4)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("subscription", o, n, buf)
-        self.subscription = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subscription", o, n, buf)
+    self.subscription = buf[o:e]
+    o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("assignment", 4),)) from None
     o += 4
 
-    if n < 0:
-        raise _rt.unexpected_null("assignment", o - 4)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("assignment", o, n, buf)
-        self.assignment = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("assignment", o, n, buf)
+    self.assignment = buf[o:e]
+    o = e
 
     self.group_instance_id = None
     self.unknown_tags = {}
@@ -460,29 +436,29 @@ def _write_MemberMetadata_v1(self: MemberMetadata, out: list[bytes]) -> None:
     b_member_id = self.member_id.encode()
     if len(b_member_id) > 0x7FFF:
         raise _rt.too_long_to_write("member_id", len(b_member_id))
-    out.append(_S_h.pack(len(b_member_id)))
+    out.append(_S_h_pack(len(b_member_id)))
 
     out.append(b_member_id)
 
     b_client_id = self.client_id.encode()
     if len(b_client_id) > 0x7FFF:
         raise _rt.too_long_to_write("client_id", len(b_client_id))
-    out.append(_S_h.pack(len(b_client_id)))
+    out.append(_S_h_pack(len(b_client_id)))
 
     out.append(b_client_id)
 
     b_client_host = self.client_host.encode()
     if len(b_client_host) > 0x7FFF:
         raise _rt.too_long_to_write("client_host", len(b_client_host))
-    out.append(_S_h.pack(len(b_client_host)))
+    out.append(_S_h_pack(len(b_client_host)))
 
     out.append(b_client_host)
 
-    out.append(_S_iii.pack(self.rebalance_timeout, self.session_timeout, len(self.subscription)))
+    out.append(_S_iii_pack(self.rebalance_timeout, self.session_timeout, len(self.subscription)))
 
     out.append(self.subscription)
 
-    out.append(_S_i.pack(len(self.assignment)))
+    out.append(_S_i_pack(len(self.assignment)))
 
     out.append(self.assignment)
 
@@ -494,25 +470,22 @@ def _read_MemberMetadata_v3(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     """Read MemberMetadata at version 3."""
     self = _new(MemberMetadata)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("member_id", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("member_id", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("member_id", o, n, buf)
-        try:
-            self.member_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("member_id", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("member_id", o, n, buf)
+    try:
+        self.member_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("member_id", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("group_instance_id", 2),)) from None
     o += 2
@@ -530,72 +503,60 @@ def _read_MemberMetadata_v3(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("client_id", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("client_id", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_id", o, n, buf)
-        try:
-            self.client_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_id", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        self.client_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("client_host", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("client_host", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_host", o, n, buf)
-        try:
-            self.client_host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_host", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        self.client_host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
 
     try:
-        (self.rebalance_timeout, self.session_timeout, n) = _S_iii.unpack_from(buf, o)
+        (self.rebalance_timeout, self.session_timeout, n) = _S_iii_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4))
         ) from None
     o += 12
 
-    if n < 0:
-        raise _rt.unexpected_null("subscription", o - 4)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("subscription", o, n, buf)
-        self.subscription = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subscription", o, n, buf)
+    self.subscription = buf[o:e]
+    o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("assignment", 4),)) from None
     o += 4
 
-    if n < 0:
-        raise _rt.unexpected_null("assignment", o - 4)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("assignment", o, n, buf)
-        self.assignment = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("assignment", o, n, buf)
+    self.assignment = buf[o:e]
+    o = e
 
     self.unknown_tags = {}
     return self, o
@@ -606,7 +567,7 @@ def _write_MemberMetadata_v3(self: MemberMetadata, out: list[bytes]) -> None:
     b_member_id = self.member_id.encode()
     if len(b_member_id) > 0x7FFF:
         raise _rt.too_long_to_write("member_id", len(b_member_id))
-    out.append(_S_h.pack(len(b_member_id)))
+    out.append(_S_h_pack(len(b_member_id)))
 
     out.append(b_member_id)
 
@@ -616,29 +577,29 @@ def _write_MemberMetadata_v3(self: MemberMetadata, out: list[bytes]) -> None:
         b_group_instance_id = self.group_instance_id.encode()
         if len(b_group_instance_id) > 0x7FFF:
             raise _rt.too_long_to_write("group_instance_id", len(b_group_instance_id))
-        out.append(_S_h.pack(len(b_group_instance_id)))
+        out.append(_S_h_pack(len(b_group_instance_id)))
 
         out.append(b_group_instance_id)
 
     b_client_id = self.client_id.encode()
     if len(b_client_id) > 0x7FFF:
         raise _rt.too_long_to_write("client_id", len(b_client_id))
-    out.append(_S_h.pack(len(b_client_id)))
+    out.append(_S_h_pack(len(b_client_id)))
 
     out.append(b_client_id)
 
     b_client_host = self.client_host.encode()
     if len(b_client_host) > 0x7FFF:
         raise _rt.too_long_to_write("client_host", len(b_client_host))
-    out.append(_S_h.pack(len(b_client_host)))
+    out.append(_S_h_pack(len(b_client_host)))
 
     out.append(b_client_host)
 
-    out.append(_S_iii.pack(self.rebalance_timeout, self.session_timeout, len(self.subscription)))
+    out.append(_S_iii_pack(self.rebalance_timeout, self.session_timeout, len(self.subscription)))
 
     out.append(self.subscription)
 
-    out.append(_S_i.pack(len(self.assignment)))
+    out.append(_S_i_pack(len(self.assignment)))
 
     out.append(self.assignment)
 
@@ -659,19 +620,16 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         n, o = _rt.read_uvarint(buf, o, "member_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("member_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("member_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("member_id", o, n, buf)
-        try:
-            self.member_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("member_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("member_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("member_id", o, n, buf)
+    try:
+        self.member_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("member_id", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -707,19 +665,16 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         n, o = _rt.read_uvarint(buf, o, "client_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("client_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("client_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_id", o, n, buf)
-        try:
-            self.client_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        self.client_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -731,22 +686,19 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         n, o = _rt.read_uvarint(buf, o, "client_host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("client_host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("client_host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_host", o, n, buf)
-        try:
-            self.client_host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        self.client_host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
 
     try:
-        (self.rebalance_timeout, self.session_timeout) = _S_ii.unpack_from(buf, o)
+        (self.rebalance_timeout, self.session_timeout) = _S_ii_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("rebalance_timeout", 4), ("session_timeout", 4))) from None
     o += 8
@@ -761,14 +713,11 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         n, o = _rt.read_uvarint(buf, o, "subscription")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("subscription", o - 1)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("subscription", o, n, buf)
-        self.subscription = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subscription", o, n, buf)
+    self.subscription = buf[o:e]
+    o = e
 
     try:
         n = buf[o]
@@ -780,14 +729,11 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         n, o = _rt.read_uvarint(buf, o, "assignment")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("assignment", o - 1)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("assignment", o, n, buf)
-        self.assignment = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("assignment", o, n, buf)
+    self.assignment = buf[o:e]
+    o = e
 
     try:
         tags_left = buf[o]
@@ -856,7 +802,7 @@ def _write_MemberMetadata_v4(self: MemberMetadata, out: list[bytes]) -> None:
 
     out.append(b_client_host)
 
-    out.append(_S_ii.pack(self.rebalance_timeout, self.session_timeout))
+    out.append(_S_ii_pack(self.rebalance_timeout, self.session_timeout))
 
     out.append(
         _UV1[len(self.subscription) + 1]
@@ -884,31 +830,28 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     """Read GroupMetadataValue at version 0."""
     self = _new(GroupMetadataValue)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("protocol_type", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("protocol_type", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("protocol_type", o, n, buf)
-        try:
-            self.protocol_type = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("protocol_type", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        self.protocol_type = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
 
     try:
-        (self.generation,) = _S_i.unpack_from(buf, o)
+        (self.generation,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("generation", 4),)) from None
     o += 4
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("protocol", 2),)) from None
     o += 2
@@ -926,7 +869,7 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("leader", 2),)) from None
     o += 2
@@ -944,7 +887,7 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("members", 4),)) from None
     o += 4
@@ -974,11 +917,11 @@ def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> 
     b_protocol_type = self.protocol_type.encode()
     if len(b_protocol_type) > 0x7FFF:
         raise _rt.too_long_to_write("protocol_type", len(b_protocol_type))
-    out.append(_S_h.pack(len(b_protocol_type)))
+    out.append(_S_h_pack(len(b_protocol_type)))
 
     out.append(b_protocol_type)
 
-    out.append(_S_i.pack(self.generation))
+    out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
         out.append(b"\xff\xff")
@@ -986,7 +929,7 @@ def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> 
         b_protocol = self.protocol.encode()
         if len(b_protocol) > 0x7FFF:
             raise _rt.too_long_to_write("protocol", len(b_protocol))
-        out.append(_S_h.pack(len(b_protocol)))
+        out.append(_S_h_pack(len(b_protocol)))
 
         out.append(b_protocol)
 
@@ -996,11 +939,11 @@ def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> 
         b_leader = self.leader.encode()
         if len(b_leader) > 0x7FFF:
             raise _rt.too_long_to_write("leader", len(b_leader))
-        out.append(_S_h.pack(len(b_leader)))
+        out.append(_S_h_pack(len(b_leader)))
 
         out.append(b_leader)
 
-    out.append(_S_i.pack(len(self.members)))
+    out.append(_S_i_pack(len(self.members)))
 
     for v_members in self.members:
         _write_MemberMetadata_v0(v_members, out)
@@ -1013,31 +956,28 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     """Read GroupMetadataValue at version 1."""
     self = _new(GroupMetadataValue)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("protocol_type", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("protocol_type", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("protocol_type", o, n, buf)
-        try:
-            self.protocol_type = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("protocol_type", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        self.protocol_type = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
 
     try:
-        (self.generation,) = _S_i.unpack_from(buf, o)
+        (self.generation,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("generation", 4),)) from None
     o += 4
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("protocol", 2),)) from None
     o += 2
@@ -1055,7 +995,7 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("leader", 2),)) from None
     o += 2
@@ -1073,7 +1013,7 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("members", 4),)) from None
     o += 4
@@ -1103,11 +1043,11 @@ def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> 
     b_protocol_type = self.protocol_type.encode()
     if len(b_protocol_type) > 0x7FFF:
         raise _rt.too_long_to_write("protocol_type", len(b_protocol_type))
-    out.append(_S_h.pack(len(b_protocol_type)))
+    out.append(_S_h_pack(len(b_protocol_type)))
 
     out.append(b_protocol_type)
 
-    out.append(_S_i.pack(self.generation))
+    out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
         out.append(b"\xff\xff")
@@ -1115,7 +1055,7 @@ def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> 
         b_protocol = self.protocol.encode()
         if len(b_protocol) > 0x7FFF:
             raise _rt.too_long_to_write("protocol", len(b_protocol))
-        out.append(_S_h.pack(len(b_protocol)))
+        out.append(_S_h_pack(len(b_protocol)))
 
         out.append(b_protocol)
 
@@ -1125,11 +1065,11 @@ def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> 
         b_leader = self.leader.encode()
         if len(b_leader) > 0x7FFF:
             raise _rt.too_long_to_write("leader", len(b_leader))
-        out.append(_S_h.pack(len(b_leader)))
+        out.append(_S_h_pack(len(b_leader)))
 
         out.append(b_leader)
 
-    out.append(_S_i.pack(len(self.members)))
+    out.append(_S_i_pack(len(self.members)))
 
     for v_members in self.members:
         _write_MemberMetadata_v1(v_members, out)
@@ -1142,31 +1082,28 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     """Read GroupMetadataValue at version 2."""
     self = _new(GroupMetadataValue)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("protocol_type", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("protocol_type", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("protocol_type", o, n, buf)
-        try:
-            self.protocol_type = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("protocol_type", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        self.protocol_type = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
 
     try:
-        (self.generation,) = _S_i.unpack_from(buf, o)
+        (self.generation,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("generation", 4),)) from None
     o += 4
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("protocol", 2),)) from None
     o += 2
@@ -1184,7 +1121,7 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("leader", 2),)) from None
     o += 2
@@ -1202,7 +1139,7 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o = e
 
     try:
-        (self.current_state_timestamp, n) = _S_qi.unpack_from(buf, o)
+        (self.current_state_timestamp, n) = _S_qi_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("current_state_timestamp", 8), ("members", 4))) from None
     o += 12
@@ -1231,11 +1168,11 @@ def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> 
     b_protocol_type = self.protocol_type.encode()
     if len(b_protocol_type) > 0x7FFF:
         raise _rt.too_long_to_write("protocol_type", len(b_protocol_type))
-    out.append(_S_h.pack(len(b_protocol_type)))
+    out.append(_S_h_pack(len(b_protocol_type)))
 
     out.append(b_protocol_type)
 
-    out.append(_S_i.pack(self.generation))
+    out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
         out.append(b"\xff\xff")
@@ -1243,7 +1180,7 @@ def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> 
         b_protocol = self.protocol.encode()
         if len(b_protocol) > 0x7FFF:
             raise _rt.too_long_to_write("protocol", len(b_protocol))
-        out.append(_S_h.pack(len(b_protocol)))
+        out.append(_S_h_pack(len(b_protocol)))
 
         out.append(b_protocol)
 
@@ -1253,11 +1190,11 @@ def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> 
         b_leader = self.leader.encode()
         if len(b_leader) > 0x7FFF:
             raise _rt.too_long_to_write("leader", len(b_leader))
-        out.append(_S_h.pack(len(b_leader)))
+        out.append(_S_h_pack(len(b_leader)))
 
         out.append(b_leader)
 
-    out.append(_S_qi.pack(self.current_state_timestamp, len(self.members)))
+    out.append(_S_qi_pack(self.current_state_timestamp, len(self.members)))
 
     for v_members in self.members:
         _write_MemberMetadata_v1(v_members, out)
@@ -1270,31 +1207,28 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     """Read GroupMetadataValue at version 3."""
     self = _new(GroupMetadataValue)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("protocol_type", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("protocol_type", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("protocol_type", o, n, buf)
-        try:
-            self.protocol_type = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("protocol_type", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        self.protocol_type = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
 
     try:
-        (self.generation,) = _S_i.unpack_from(buf, o)
+        (self.generation,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("generation", 4),)) from None
     o += 4
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("protocol", 2),)) from None
     o += 2
@@ -1312,7 +1246,7 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o = e
 
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("leader", 2),)) from None
     o += 2
@@ -1330,7 +1264,7 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o = e
 
     try:
-        (self.current_state_timestamp, n) = _S_qi.unpack_from(buf, o)
+        (self.current_state_timestamp, n) = _S_qi_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("current_state_timestamp", 8), ("members", 4))) from None
     o += 12
@@ -1359,11 +1293,11 @@ def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> 
     b_protocol_type = self.protocol_type.encode()
     if len(b_protocol_type) > 0x7FFF:
         raise _rt.too_long_to_write("protocol_type", len(b_protocol_type))
-    out.append(_S_h.pack(len(b_protocol_type)))
+    out.append(_S_h_pack(len(b_protocol_type)))
 
     out.append(b_protocol_type)
 
-    out.append(_S_i.pack(self.generation))
+    out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
         out.append(b"\xff\xff")
@@ -1371,7 +1305,7 @@ def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> 
         b_protocol = self.protocol.encode()
         if len(b_protocol) > 0x7FFF:
             raise _rt.too_long_to_write("protocol", len(b_protocol))
-        out.append(_S_h.pack(len(b_protocol)))
+        out.append(_S_h_pack(len(b_protocol)))
 
         out.append(b_protocol)
 
@@ -1381,11 +1315,11 @@ def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> 
         b_leader = self.leader.encode()
         if len(b_leader) > 0x7FFF:
             raise _rt.too_long_to_write("leader", len(b_leader))
-        out.append(_S_h.pack(len(b_leader)))
+        out.append(_S_h_pack(len(b_leader)))
 
         out.append(b_leader)
 
-    out.append(_S_qi.pack(self.current_state_timestamp, len(self.members)))
+    out.append(_S_qi_pack(self.current_state_timestamp, len(self.members)))
 
     for v_members in self.members:
         _write_MemberMetadata_v3(v_members, out)
@@ -1407,22 +1341,19 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         n, o = _rt.read_uvarint(buf, o, "protocol_type")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("protocol_type", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("protocol_type", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("protocol_type", o, n, buf)
-        try:
-            self.protocol_type = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("protocol_type", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("protocol_type", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        self.protocol_type = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
 
     try:
-        (self.generation,) = _S_i.unpack_from(buf, o)
+        (self.generation,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("generation", 4),)) from None
     o += 4
@@ -1476,7 +1407,7 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o = e
 
     try:
-        (self.current_state_timestamp,) = _S_q.unpack_from(buf, o)
+        (self.current_state_timestamp,) = _S_q_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("current_state_timestamp", 8),)) from None
     o += 8
@@ -1541,7 +1472,7 @@ def _write_GroupMetadataValue_v4(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(b_protocol_type)
 
-    out.append(_S_i.pack(self.generation))
+    out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
         out.append(b"\x00")
@@ -1567,7 +1498,7 @@ def _write_GroupMetadataValue_v4(self: GroupMetadataValue, out: list[bytes]) -> 
 
         out.append(b_leader)
 
-    out.append(_S_q.pack(self.current_state_timestamp))
+    out.append(_S_q_pack(self.current_state_timestamp))
 
     out.append(
         _UV1[len(self.members) + 1]

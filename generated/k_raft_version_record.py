@@ -18,9 +18,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_hh = _struct.Struct(">hh")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_hh_unpack = _struct.Struct(">hh").unpack_from
+_S_hh_pack = _struct.Struct(">hh").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -74,7 +77,7 @@ def _read_KRaftVersionRecord_v0(buf: bytes, o: int) -> tuple[KRaftVersionRecord,
     """Read KRaftVersionRecord at version 0."""
     self = _new(KRaftVersionRecord)
     try:
-        (self.version, self.k_raft_version) = _S_hh.unpack_from(buf, o)
+        (self.version, self.k_raft_version) = _S_hh_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("version", 2), ("k_raft_version", 2))) from None
     o += 4
@@ -103,7 +106,7 @@ def _read_KRaftVersionRecord_v0(buf: bytes, o: int) -> tuple[KRaftVersionRecord,
 
 def _write_KRaftVersionRecord_v0(self: KRaftVersionRecord, out: list[bytes]) -> None:
     """Write KRaftVersionRecord at version 0."""
-    out.append(_S_hh.pack(self.version, self.k_raft_version))
+    out.append(_S_hh_pack(self.version, self.k_raft_version))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

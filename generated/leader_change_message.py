@@ -21,10 +21,14 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_hi = _struct.Struct(">hi")
-_S_i = _struct.Struct(">i")
-_S_iu = _struct.Struct(">i16s")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_hi_unpack = _struct.Struct(">hi").unpack_from
+_S_hi_pack = _struct.Struct(">hi").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iu_unpack = _struct.Struct(">i16s").unpack_from
+_S_iu_pack = _struct.Struct(">i16s").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -143,7 +147,7 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
     """Read Voter at version 0."""
     self = _new(Voter)
     try:
-        (self.voter_id,) = _S_i.unpack_from(buf, o)
+        (self.voter_id,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
     o += 4
@@ -175,7 +179,7 @@ def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 0."""
     if self.voter_directory_id != _rt.ZERO_UUID:
         raise _rt.unsupported_field("voter_directory_id")
-    out.append(_S_i.pack(self.voter_id))
+    out.append(_S_i_pack(self.voter_id))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -187,7 +191,7 @@ def _read_Voter_v1(buf: bytes, o: int) -> tuple[Voter, int]:
     """Read Voter at version 1."""
     self = _new(Voter)
     try:
-        (self.voter_id, u_voter_directory_id) = _S_iu.unpack_from(buf, o)
+        (self.voter_id, u_voter_directory_id) = _S_iu_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("voter_id", 4), ("voter_directory_id", 16))) from None
     o += 20
@@ -217,7 +221,7 @@ def _read_Voter_v1(buf: bytes, o: int) -> tuple[Voter, int]:
 
 def _write_Voter_v1(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 1."""
-    out.append(_S_iu.pack(self.voter_id, self.voter_directory_id.bytes))
+    out.append(_S_iu_pack(self.voter_id, self.voter_directory_id.bytes))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -229,7 +233,7 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
     """Read LeaderChangeMessage at version 0."""
     self = _new(LeaderChangeMessage)
     try:
-        (self.version, self.leader_id) = _S_hi.unpack_from(buf, o)
+        (self.version, self.leader_id) = _S_hi_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("version", 2), ("leader_id", 4))) from None
     o += 6
@@ -308,7 +312,7 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
 
 def _write_LeaderChangeMessage_v0(self: LeaderChangeMessage, out: list[bytes]) -> None:
     """Write LeaderChangeMessage at version 0."""
-    out.append(_S_hi.pack(self.version, self.leader_id))
+    out.append(_S_hi_pack(self.version, self.leader_id))
 
     out.append(
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
@@ -336,7 +340,7 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
     """Read LeaderChangeMessage at version 1."""
     self = _new(LeaderChangeMessage)
     try:
-        (self.version, self.leader_id) = _S_hi.unpack_from(buf, o)
+        (self.version, self.leader_id) = _S_hi_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("version", 2), ("leader_id", 4))) from None
     o += 6
@@ -415,7 +419,7 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
 
 def _write_LeaderChangeMessage_v1(self: LeaderChangeMessage, out: list[bytes]) -> None:
     """Write LeaderChangeMessage at version 1."""
-    out.append(_S_hi.pack(self.version, self.leader_id))
+    out.append(_S_hi_pack(self.version, self.leader_id))
 
     out.append(
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)

@@ -18,10 +18,14 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_q = _struct.Struct(">q")
-_S_qh = _struct.Struct(">qh")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_q_unpack = _struct.Struct(">q").unpack_from
+_S_q_pack = _struct.Struct(">q").pack
+_S_qh_unpack = _struct.Struct(">qh").unpack_from
+_S_qh_pack = _struct.Struct(">qh").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -103,25 +107,22 @@ def _read_LegacyOffsetCommitValue_v0(buf: bytes, o: int) -> tuple[LegacyOffsetCo
     """Read LegacyOffsetCommitValue at version 0."""
     self = _new(LegacyOffsetCommitValue)
     try:
-        (self.offset, n) = _S_qh.unpack_from(buf, o)
+        (self.offset, n) = _S_qh_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("offset", 8), ("metadata", 2))) from None
     o += 10
 
-    if n < 0:
-        raise _rt.unexpected_null("metadata", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("metadata", o, n, buf)
-        try:
-            self.metadata = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("metadata", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        self.metadata = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
 
     try:
-        (self.commit_timestamp,) = _S_q.unpack_from(buf, o)
+        (self.commit_timestamp,) = _S_q_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
     o += 8
@@ -135,11 +136,11 @@ def _write_LegacyOffsetCommitValue_v0(self: LegacyOffsetCommitValue, out: list[b
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
-    out.append(_S_qh.pack(self.offset, len(b_metadata)))
+    out.append(_S_qh_pack(self.offset, len(b_metadata)))
 
     out.append(b_metadata)
 
-    out.append(_S_q.pack(self.commit_timestamp))
+    out.append(_S_q_pack(self.commit_timestamp))
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()

@@ -21,14 +21,22 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_q = _struct.Struct(">q")
-_S_qh = _struct.Struct(">qh")
-_S_qi = _struct.Struct(">qi")
-_S_qih = _struct.Struct(">qih")
-_S_qq = _struct.Struct(">qq")
-_S_u = _struct.Struct(">16s")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_q_unpack = _struct.Struct(">q").unpack_from
+_S_q_pack = _struct.Struct(">q").pack
+_S_qh_unpack = _struct.Struct(">qh").unpack_from
+_S_qh_pack = _struct.Struct(">qh").pack
+_S_qi_unpack = _struct.Struct(">qi").unpack_from
+_S_qi_pack = _struct.Struct(">qi").pack
+_S_qih_unpack = _struct.Struct(">qih").unpack_from
+_S_qih_pack = _struct.Struct(">qih").pack
+_S_qq_unpack = _struct.Struct(">qq").unpack_from
+_S_qq_pack = _struct.Struct(">qq").pack
+_S_u_unpack = _struct.Struct(">16s").unpack_from
+_S_u_pack = _struct.Struct(">16s").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -139,25 +147,22 @@ def _read_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     """Read OffsetCommitValue at versions 0, 2."""
     self = _new(OffsetCommitValue)
     try:
-        (self.offset, n) = _S_qh.unpack_from(buf, o)
+        (self.offset, n) = _S_qh_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("offset", 8), ("metadata", 2))) from None
     o += 10
 
-    if n < 0:
-        raise _rt.unexpected_null("metadata", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("metadata", o, n, buf)
-        try:
-            self.metadata = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("metadata", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        self.metadata = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
 
     try:
-        (self.commit_timestamp,) = _S_q.unpack_from(buf, o)
+        (self.commit_timestamp,) = _S_q_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
     o += 8
@@ -174,11 +179,11 @@ def _write_OffsetCommitValue_v0(self: OffsetCommitValue, out: list[bytes]) -> No
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
-    out.append(_S_qh.pack(self.offset, len(b_metadata)))
+    out.append(_S_qh_pack(self.offset, len(b_metadata)))
 
     out.append(b_metadata)
 
-    out.append(_S_q.pack(self.commit_timestamp))
+    out.append(_S_q_pack(self.commit_timestamp))
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -188,25 +193,22 @@ def _read_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     """Read OffsetCommitValue at version 1."""
     self = _new(OffsetCommitValue)
     try:
-        (self.offset, n) = _S_qh.unpack_from(buf, o)
+        (self.offset, n) = _S_qh_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("offset", 8), ("metadata", 2))) from None
     o += 10
 
-    if n < 0:
-        raise _rt.unexpected_null("metadata", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("metadata", o, n, buf)
-        try:
-            self.metadata = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("metadata", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        self.metadata = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
 
     try:
-        (self.commit_timestamp, self.expire_timestamp) = _S_qq.unpack_from(buf, o)
+        (self.commit_timestamp, self.expire_timestamp) = _S_qq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("commit_timestamp", 8), ("expire_timestamp", 8))) from None
     o += 16
@@ -222,11 +224,11 @@ def _write_OffsetCommitValue_v1(self: OffsetCommitValue, out: list[bytes]) -> No
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
-    out.append(_S_qh.pack(self.offset, len(b_metadata)))
+    out.append(_S_qh_pack(self.offset, len(b_metadata)))
 
     out.append(b_metadata)
 
-    out.append(_S_qq.pack(self.commit_timestamp, self.expire_timestamp))
+    out.append(_S_qq_pack(self.commit_timestamp, self.expire_timestamp))
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -236,27 +238,24 @@ def _read_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     """Read OffsetCommitValue at version 3."""
     self = _new(OffsetCommitValue)
     try:
-        (self.offset, self.leader_epoch, n) = _S_qih.unpack_from(buf, o)
+        (self.offset, self.leader_epoch, n) = _S_qih_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("offset", 8), ("leader_epoch", 4), ("metadata", 2))
         ) from None
     o += 14
 
-    if n < 0:
-        raise _rt.unexpected_null("metadata", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("metadata", o, n, buf)
-        try:
-            self.metadata = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("metadata", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        self.metadata = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
 
     try:
-        (self.commit_timestamp,) = _S_q.unpack_from(buf, o)
+        (self.commit_timestamp,) = _S_q_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
     o += 8
@@ -272,11 +271,11 @@ def _write_OffsetCommitValue_v3(self: OffsetCommitValue, out: list[bytes]) -> No
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
-    out.append(_S_qih.pack(self.offset, self.leader_epoch, len(b_metadata)))
+    out.append(_S_qih_pack(self.offset, self.leader_epoch, len(b_metadata)))
 
     out.append(b_metadata)
 
-    out.append(_S_q.pack(self.commit_timestamp))
+    out.append(_S_q_pack(self.commit_timestamp))
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -286,7 +285,7 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     """Read OffsetCommitValue at version 4."""
     self = _new(OffsetCommitValue)
     try:
-        (self.offset, self.leader_epoch) = _S_qi.unpack_from(buf, o)
+        (self.offset, self.leader_epoch) = _S_qi_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("offset", 8), ("leader_epoch", 4))) from None
     o += 12
@@ -301,22 +300,19 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
         n, o = _rt.read_uvarint(buf, o, "metadata")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("metadata", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("metadata", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("metadata", o, n, buf)
-        try:
-            self.metadata = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("metadata", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("metadata", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        self.metadata = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
 
     try:
-        (self.commit_timestamp,) = _S_q.unpack_from(buf, o)
+        (self.commit_timestamp,) = _S_q_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
     o += 8
@@ -342,7 +338,7 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
         if tag == 0:
             try:
                 try:
-                    (u_topic_id,) = _S_u.unpack_from(buf, o)
+                    (u_topic_id,) = _S_u_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
                 o += 16
@@ -363,7 +359,7 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
 
 def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> None:
     """Write OffsetCommitValue at version 4."""
-    out.append(_S_qi.pack(self.offset, self.leader_epoch))
+    out.append(_S_qi_pack(self.offset, self.leader_epoch))
 
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
@@ -374,12 +370,12 @@ def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> No
 
     out.append(b_metadata)
 
-    out.append(_S_q.pack(self.commit_timestamp))
+    out.append(_S_q_pack(self.commit_timestamp))
 
     tagged: list[tuple[int, bytes]] = []
     if self.topic_id != _rt.ZERO_UUID:
         p_topic_id: list[bytes] = []
-        p_topic_id.append(_S_u.pack(self.topic_id.bytes))
+        p_topic_id.append(_S_u_pack(self.topic_id.bytes))
 
         tagged.append((0, b"".join(p_topic_id)))
     if tagged or self.unknown_tags:

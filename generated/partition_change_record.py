@@ -21,10 +21,14 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_b = _struct.Struct(">b")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iu = _struct.Struct(">i16s")
+_S_b_unpack = _struct.Struct(">b").unpack_from
+_S_b_pack = _struct.Struct(">b").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iu_unpack = _struct.Struct(">i16s").unpack_from
+_S_iu_pack = _struct.Struct(">i16s").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -231,7 +235,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
     """Read PartitionChangeRecord at version 0."""
     self = _new(PartitionChangeRecord)
     try:
-        (self.partition_id, u_topic_id) = _S_iu.unpack_from(buf, o)
+        (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partition_id", 4), ("topic_id", 16))) from None
     o += 20
@@ -293,7 +297,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
         elif tag == 1:
             try:
                 try:
-                    (self.leader,) = _S_i.unpack_from(buf, o)
+                    (self.leader,) = _S_i_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("leader", 4),)) from None
                 o += 4
@@ -391,7 +395,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
         elif tag == 5:
             try:
                 try:
-                    (self.leader_recovery_state,) = _S_b.unpack_from(buf, o)
+                    (self.leader_recovery_state,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("leader_recovery_state", 1),)) from None
                 o += 1
@@ -421,7 +425,7 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         raise _rt.unsupported_field("eligible_leader_replicas")
     if self.last_known_elr is not None:
         raise _rt.unsupported_field("last_known_elr")
-    out.append(_S_iu.pack(self.partition_id, self.topic_id.bytes))
+    out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
     if self.isr is not None:
@@ -442,7 +446,7 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         tagged.append((0, b"".join(p_isr)))
     if self.leader != -2:
         p_leader: list[bytes] = []
-        p_leader.append(_S_i.pack(self.leader))
+        p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
     if self.replicas is not None:
@@ -501,7 +505,7 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         tagged.append((4, b"".join(p_adding_replicas)))
     if self.leader_recovery_state != -1:
         p_leader_recovery_state: list[bytes] = []
-        p_leader_recovery_state.append(_S_b.pack(self.leader_recovery_state))
+        p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
     if tagged or self.unknown_tags:
@@ -514,7 +518,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
     """Read PartitionChangeRecord at version 1."""
     self = _new(PartitionChangeRecord)
     try:
-        (self.partition_id, u_topic_id) = _S_iu.unpack_from(buf, o)
+        (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partition_id", 4), ("topic_id", 16))) from None
     o += 20
@@ -576,7 +580,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
         elif tag == 1:
             try:
                 try:
-                    (self.leader,) = _S_i.unpack_from(buf, o)
+                    (self.leader,) = _S_i_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("leader", 4),)) from None
                 o += 4
@@ -674,7 +678,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
         elif tag == 5:
             try:
                 try:
-                    (self.leader_recovery_state,) = _S_b.unpack_from(buf, o)
+                    (self.leader_recovery_state,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("leader_recovery_state", 1),)) from None
                 o += 1
@@ -739,7 +743,7 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         raise _rt.unsupported_field("eligible_leader_replicas")
     if self.last_known_elr is not None:
         raise _rt.unsupported_field("last_known_elr")
-    out.append(_S_iu.pack(self.partition_id, self.topic_id.bytes))
+    out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
     if self.isr is not None:
@@ -760,7 +764,7 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         tagged.append((0, b"".join(p_isr)))
     if self.leader != -2:
         p_leader: list[bytes] = []
-        p_leader.append(_S_i.pack(self.leader))
+        p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
     if self.replicas is not None:
@@ -819,7 +823,7 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         tagged.append((4, b"".join(p_adding_replicas)))
     if self.leader_recovery_state != -1:
         p_leader_recovery_state: list[bytes] = []
-        p_leader_recovery_state.append(_S_b.pack(self.leader_recovery_state))
+        p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
     if self.directories is not None:
@@ -847,7 +851,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
     """Read PartitionChangeRecord at version 2."""
     self = _new(PartitionChangeRecord)
     try:
-        (self.partition_id, u_topic_id) = _S_iu.unpack_from(buf, o)
+        (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partition_id", 4), ("topic_id", 16))) from None
     o += 20
@@ -909,7 +913,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
         elif tag == 1:
             try:
                 try:
-                    (self.leader,) = _S_i.unpack_from(buf, o)
+                    (self.leader,) = _S_i_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("leader", 4),)) from None
                 o += 4
@@ -1007,7 +1011,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
         elif tag == 5:
             try:
                 try:
-                    (self.leader_recovery_state,) = _S_b.unpack_from(buf, o)
+                    (self.leader_recovery_state,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("leader_recovery_state", 1),)) from None
                 o += 1
@@ -1124,7 +1128,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
 
 def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes]) -> None:
     """Write PartitionChangeRecord at version 2."""
-    out.append(_S_iu.pack(self.partition_id, self.topic_id.bytes))
+    out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
     if self.isr is not None:
@@ -1145,7 +1149,7 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         tagged.append((0, b"".join(p_isr)))
     if self.leader != -2:
         p_leader: list[bytes] = []
-        p_leader.append(_S_i.pack(self.leader))
+        p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
     if self.replicas is not None:
@@ -1204,7 +1208,7 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         tagged.append((4, b"".join(p_adding_replicas)))
     if self.leader_recovery_state != -1:
         p_leader_recovery_state: list[bytes] = []
-        p_leader_recovery_state.append(_S_b.pack(self.leader_recovery_state))
+        p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
     if self.eligible_leader_replicas is not None:

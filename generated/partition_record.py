@@ -21,11 +21,16 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_b = _struct.Struct(">b")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iii = _struct.Struct(">iii")
-_S_iu = _struct.Struct(">i16s")
+_S_b_unpack = _struct.Struct(">b").unpack_from
+_S_b_pack = _struct.Struct(">b").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iii_unpack = _struct.Struct(">iii").unpack_from
+_S_iii_pack = _struct.Struct(">iii").pack
+_S_iu_unpack = _struct.Struct(">i16s").unpack_from
+_S_iu_pack = _struct.Struct(">i16s").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -225,7 +230,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     """Read PartitionRecord at version 0."""
     self = _new(PartitionRecord)
     try:
-        (self.partition_id, u_topic_id) = _S_iu.unpack_from(buf, o)
+        (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partition_id", 4), ("topic_id", 16))) from None
     o += 20
@@ -308,7 +313,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         o += n * 4
 
     try:
-        (self.leader, self.leader_epoch, self.partition_epoch) = _S_iii.unpack_from(buf, o)
+        (self.leader, self.leader_epoch, self.partition_epoch) = _S_iii_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("leader", 4), ("leader_epoch", 4), ("partition_epoch", 4))
@@ -338,7 +343,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         if tag == 0:
             try:
                 try:
-                    (self.leader_recovery_state,) = _S_b.unpack_from(buf, o)
+                    (self.leader_recovery_state,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("leader_recovery_state", 1),)) from None
                 o += 1
@@ -368,7 +373,7 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         raise _rt.unsupported_field("eligible_leader_replicas")
     if self.last_known_elr is not None:
         raise _rt.unsupported_field("last_known_elr")
-    out.append(_S_iu.pack(self.partition_id, self.topic_id.bytes))
+    out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     out.append(
         _UV1[len(self.replicas) + 1]
@@ -414,12 +419,12 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
     )
 
-    out.append(_S_iii.pack(self.leader, self.leader_epoch, self.partition_epoch))
+    out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.leader_recovery_state != 0:
         p_leader_recovery_state: list[bytes] = []
-        p_leader_recovery_state.append(_S_b.pack(self.leader_recovery_state))
+        p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
     if tagged or self.unknown_tags:
@@ -432,7 +437,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     """Read PartitionRecord at version 1."""
     self = _new(PartitionRecord)
     try:
-        (self.partition_id, u_topic_id) = _S_iu.unpack_from(buf, o)
+        (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partition_id", 4), ("topic_id", 16))) from None
     o += 20
@@ -515,7 +520,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         o += n * 4
 
     try:
-        (self.leader, self.leader_epoch, self.partition_epoch) = _S_iii.unpack_from(buf, o)
+        (self.leader, self.leader_epoch, self.partition_epoch) = _S_iii_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("leader", 4), ("leader_epoch", 4), ("partition_epoch", 4))
@@ -573,7 +578,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         if tag == 0:
             try:
                 try:
-                    (self.leader_recovery_state,) = _S_b.unpack_from(buf, o)
+                    (self.leader_recovery_state,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("leader_recovery_state", 1),)) from None
                 o += 1
@@ -601,7 +606,7 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         raise _rt.unsupported_field("eligible_leader_replicas")
     if self.last_known_elr is not None:
         raise _rt.unsupported_field("last_known_elr")
-    out.append(_S_iu.pack(self.partition_id, self.topic_id.bytes))
+    out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     out.append(
         _UV1[len(self.replicas) + 1]
@@ -647,7 +652,7 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
     )
 
-    out.append(_S_iii.pack(self.leader, self.leader_epoch, self.partition_epoch))
+    out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
 
     out.append(
         _UV1[len(self.directories) + 1]
@@ -661,7 +666,7 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
     tagged: list[tuple[int, bytes]] = []
     if self.leader_recovery_state != 0:
         p_leader_recovery_state: list[bytes] = []
-        p_leader_recovery_state.append(_S_b.pack(self.leader_recovery_state))
+        p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
     if tagged or self.unknown_tags:
@@ -674,7 +679,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     """Read PartitionRecord at version 2."""
     self = _new(PartitionRecord)
     try:
-        (self.partition_id, u_topic_id) = _S_iu.unpack_from(buf, o)
+        (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partition_id", 4), ("topic_id", 16))) from None
     o += 20
@@ -757,7 +762,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         o += n * 4
 
     try:
-        (self.leader, self.leader_epoch, self.partition_epoch) = _S_iii.unpack_from(buf, o)
+        (self.leader, self.leader_epoch, self.partition_epoch) = _S_iii_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("leader", 4), ("leader_epoch", 4), ("partition_epoch", 4))
@@ -815,7 +820,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         if tag == 0:
             try:
                 try:
-                    (self.leader_recovery_state,) = _S_b.unpack_from(buf, o)
+                    (self.leader_recovery_state,) = _S_b_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("leader_recovery_state", 1),)) from None
                 o += 1
@@ -895,7 +900,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
 
 def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
     """Write PartitionRecord at version 2."""
-    out.append(_S_iu.pack(self.partition_id, self.topic_id.bytes))
+    out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     out.append(
         _UV1[len(self.replicas) + 1]
@@ -941,7 +946,7 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
     )
 
-    out.append(_S_iii.pack(self.leader, self.leader_epoch, self.partition_epoch))
+    out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
 
     out.append(
         _UV1[len(self.directories) + 1]
@@ -955,7 +960,7 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
     tagged: list[tuple[int, bytes]] = []
     if self.leader_recovery_state != 0:
         p_leader_recovery_state: list[bytes] = []
-        p_leader_recovery_state.append(_S_b.pack(self.leader_recovery_state))
+        p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
     if self.eligible_leader_replicas is not None:

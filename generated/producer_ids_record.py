@@ -18,9 +18,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iqq = _struct.Struct(">iqq")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iqq_unpack = _struct.Struct(">iqq").unpack_from
+_S_iqq_pack = _struct.Struct(">iqq").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -91,7 +94,7 @@ def _read_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[ProducerIdsRecord, i
     """Read ProducerIdsRecord at version 0."""
     self = _new(ProducerIdsRecord)
     try:
-        (self.broker_id, self.broker_epoch, self.next_producer_id) = _S_iqq.unpack_from(buf, o)
+        (self.broker_id, self.broker_epoch, self.next_producer_id) = _S_iqq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("broker_id", 4), ("broker_epoch", 8), ("next_producer_id", 8))
@@ -122,7 +125,7 @@ def _read_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[ProducerIdsRecord, i
 
 def _write_ProducerIdsRecord_v0(self: ProducerIdsRecord, out: list[bytes]) -> None:
     """Write ProducerIdsRecord at version 0."""
-    out.append(_S_iqq.pack(self.broker_id, self.broker_epoch, self.next_producer_id))
+    out.append(_S_iqq_pack(self.broker_id, self.broker_epoch, self.next_producer_id))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

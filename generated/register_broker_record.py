@@ -21,14 +21,22 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_Hh = _struct.Struct(">Hh")
-_S_h = _struct.Struct(">h")
-_S_hh = _struct.Struct(">hh")
-_S_i = _struct.Struct(">i")
-_S_iuq = _struct.Struct(">i16sq")
-_S_izuq = _struct.Struct(">i?16sq")
-_S_z = _struct.Struct(">?")
-_S_zz = _struct.Struct(">??")
+_S_Hh_unpack = _struct.Struct(">Hh").unpack_from
+_S_Hh_pack = _struct.Struct(">Hh").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_hh_unpack = _struct.Struct(">hh").unpack_from
+_S_hh_pack = _struct.Struct(">hh").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iuq_unpack = _struct.Struct(">i16sq").unpack_from
+_S_iuq_pack = _struct.Struct(">i16sq").pack
+_S_izuq_unpack = _struct.Struct(">i?16sq").unpack_from
+_S_izuq_pack = _struct.Struct(">i?16sq").pack
+_S_z_unpack = _struct.Struct(">?").unpack_from
+_S_z_pack = _struct.Struct(">?").pack
+_S_zz_unpack = _struct.Struct(">??").unpack_from
+_S_zz_pack = _struct.Struct(">??").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -318,22 +326,19 @@ def _read_BrokerFeature_v0(buf: bytes, o: int) -> tuple[BrokerFeature, int]:
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
-        (self.min_supported_version, self.max_supported_version) = _S_hh.unpack_from(buf, o)
+        (self.min_supported_version, self.max_supported_version) = _S_hh_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("min_supported_version", 2), ("max_supported_version", 2))
@@ -371,7 +376,7 @@ def _write_BrokerFeature_v0(self: BrokerFeature, out: list[bytes]) -> None:
 
     out.append(b_name)
 
-    out.append(_S_hh.pack(self.min_supported_version, self.max_supported_version))
+    out.append(_S_hh_pack(self.min_supported_version, self.max_supported_version))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -392,19 +397,16 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -416,22 +418,19 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
         n, o = _rt.read_uvarint(buf, o, "host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("host", o, n, buf)
-        try:
-            self.host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        self.host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
 
     try:
-        (self.port, self.security_protocol) = _S_Hh.unpack_from(buf, o)
+        (self.port, self.security_protocol) = _S_Hh_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("port", 2), ("security_protocol", 2))) from None
     o += 4
@@ -474,7 +473,7 @@ def _write_BrokerEndpoint_v0(self: BrokerEndpoint, out: list[bytes]) -> None:
 
     out.append(b_host)
 
-    out.append(_S_Hh.pack(self.port, self.security_protocol))
+    out.append(_S_Hh_pack(self.port, self.security_protocol))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -486,7 +485,7 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     """Read RegisterBrokerRecord at version 0."""
     self = _new(RegisterBrokerRecord)
     try:
-        (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq.unpack_from(buf, o)
+        (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("broker_id", 4), ("incarnation_id", 16), ("broker_epoch", 8))
@@ -569,7 +568,7 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o = e
 
     try:
-        (self.fenced,) = _S_z.unpack_from(buf, o)
+        (self.fenced,) = _S_z_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("fenced", 1),)) from None
     o += 1
@@ -613,7 +612,7 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
         raise _rt.unsupported_field("log_dirs")
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
-    out.append(_S_iuq.pack(self.broker_id, self.incarnation_id.bytes, self.broker_epoch))
+    out.append(_S_iuq_pack(self.broker_id, self.incarnation_id.bytes, self.broker_epoch))
 
     out.append(
         _UV1[len(self.end_points) + 1]
@@ -643,7 +642,7 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
-    out.append(_S_z.pack(self.fenced))
+    out.append(_S_z_pack(self.fenced))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -655,7 +654,7 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     """Read RegisterBrokerRecord at version 1."""
     self = _new(RegisterBrokerRecord)
     try:
-        (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq.unpack_from(buf, o)
+        (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("broker_id", 4), ("incarnation_id", 16), ("broker_epoch", 8))
@@ -738,7 +737,7 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o = e
 
     try:
-        (self.fenced, self.in_controlled_shutdown) = _S_zz.unpack_from(buf, o)
+        (self.fenced, self.in_controlled_shutdown) = _S_zz_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("fenced", 1), ("in_controlled_shutdown", 1))) from None
     o += 2
@@ -779,7 +778,7 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
         raise _rt.unsupported_field("log_dirs")
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
-    out.append(_S_iuq.pack(self.broker_id, self.incarnation_id.bytes, self.broker_epoch))
+    out.append(_S_iuq_pack(self.broker_id, self.incarnation_id.bytes, self.broker_epoch))
 
     out.append(
         _UV1[len(self.end_points) + 1]
@@ -809,7 +808,7 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
-    out.append(_S_zz.pack(self.fenced, self.in_controlled_shutdown))
+    out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -822,7 +821,7 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
-            _S_izuq.unpack_from(buf, o)
+            _S_izuq_unpack(buf, o)
         )
     except _StructError:
         raise _rt.short_read(
@@ -913,7 +912,7 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o = e
 
     try:
-        (self.fenced, self.in_controlled_shutdown) = _S_zz.unpack_from(buf, o)
+        (self.fenced, self.in_controlled_shutdown) = _S_zz_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("fenced", 1), ("in_controlled_shutdown", 1))) from None
     o += 2
@@ -952,7 +951,7 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
     out.append(
-        _S_izuq.pack(
+        _S_izuq_pack(
             self.broker_id,
             self.is_migrating_zk_broker,
             self.incarnation_id.bytes,
@@ -988,7 +987,7 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
-    out.append(_S_zz.pack(self.fenced, self.in_controlled_shutdown))
+    out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -1001,7 +1000,7 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
-            _S_izuq.unpack_from(buf, o)
+            _S_izuq_unpack(buf, o)
         )
     except _StructError:
         raise _rt.short_read(
@@ -1092,7 +1091,7 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o = e
 
     try:
-        (self.fenced, self.in_controlled_shutdown) = _S_zz.unpack_from(buf, o)
+        (self.fenced, self.in_controlled_shutdown) = _S_zz_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("fenced", 1), ("in_controlled_shutdown", 1))) from None
     o += 2
@@ -1166,7 +1165,7 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
     out.append(
-        _S_izuq.pack(
+        _S_izuq_pack(
             self.broker_id,
             self.is_migrating_zk_broker,
             self.incarnation_id.bytes,
@@ -1202,7 +1201,7 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
-    out.append(_S_zz.pack(self.fenced, self.in_controlled_shutdown))
+    out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     tagged: list[tuple[int, bytes]] = []
     if self.log_dirs is None or len(self.log_dirs) != 0:
@@ -1228,7 +1227,7 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
-            _S_izuq.unpack_from(buf, o)
+            _S_izuq_unpack(buf, o)
         )
     except _StructError:
         raise _rt.short_read(
@@ -1319,7 +1318,7 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o = e
 
     try:
-        (self.fenced, self.in_controlled_shutdown) = _S_zz.unpack_from(buf, o)
+        (self.fenced, self.in_controlled_shutdown) = _S_zz_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("fenced", 1), ("in_controlled_shutdown", 1))) from None
     o += 2
@@ -1426,7 +1425,7 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
 def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes]) -> None:
     """Write RegisterBrokerRecord at version 4."""
     out.append(
-        _S_izuq.pack(
+        _S_izuq_pack(
             self.broker_id,
             self.is_migrating_zk_broker,
             self.incarnation_id.bytes,
@@ -1462,7 +1461,7 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
-    out.append(_S_zz.pack(self.fenced, self.in_controlled_shutdown))
+    out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     tagged: list[tuple[int, bytes]] = []
     if self.log_dirs is None or len(self.log_dirs) != 0:

@@ -21,11 +21,16 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_Hh = _struct.Struct(">Hh")
-_S_h = _struct.Struct(">h")
-_S_hh = _struct.Struct(">hh")
-_S_i = _struct.Struct(">i")
-_S_iuz = _struct.Struct(">i16s?")
+_S_Hh_unpack = _struct.Struct(">Hh").unpack_from
+_S_Hh_pack = _struct.Struct(">Hh").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_hh_unpack = _struct.Struct(">hh").unpack_from
+_S_hh_pack = _struct.Struct(">hh").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iuz_unpack = _struct.Struct(">i16s?").unpack_from
+_S_iuz_pack = _struct.Struct(">i16s?").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -231,22 +236,19 @@ def _read_ControllerFeature_v0(buf: bytes, o: int) -> tuple[ControllerFeature, i
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
-        (self.min_supported_version, self.max_supported_version) = _S_hh.unpack_from(buf, o)
+        (self.min_supported_version, self.max_supported_version) = _S_hh_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("min_supported_version", 2), ("max_supported_version", 2))
@@ -284,7 +286,7 @@ def _write_ControllerFeature_v0(self: ControllerFeature, out: list[bytes]) -> No
 
     out.append(b_name)
 
-    out.append(_S_hh.pack(self.min_supported_version, self.max_supported_version))
+    out.append(_S_hh_pack(self.min_supported_version, self.max_supported_version))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -305,19 +307,16 @@ def _read_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[ControllerEndpoint,
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -329,22 +328,19 @@ def _read_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[ControllerEndpoint,
         n, o = _rt.read_uvarint(buf, o, "host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("host", o, n, buf)
-        try:
-            self.host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        self.host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
 
     try:
-        (self.port, self.security_protocol) = _S_Hh.unpack_from(buf, o)
+        (self.port, self.security_protocol) = _S_Hh_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("port", 2), ("security_protocol", 2))) from None
     o += 4
@@ -387,7 +383,7 @@ def _write_ControllerEndpoint_v0(self: ControllerEndpoint, out: list[bytes]) -> 
 
     out.append(b_host)
 
-    out.append(_S_Hh.pack(self.port, self.security_protocol))
+    out.append(_S_Hh_pack(self.port, self.security_protocol))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -399,7 +395,7 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
     """Read RegisterControllerRecord at version 0."""
     self = _new(RegisterControllerRecord)
     try:
-        (self.controller_id, u_incarnation_id, self.zk_migration_ready) = _S_iuz.unpack_from(buf, o)
+        (self.controller_id, u_incarnation_id, self.zk_migration_ready) = _S_iuz_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("controller_id", 4), ("incarnation_id", 16), ("zk_migration_ready", 1))
@@ -481,7 +477,7 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
 
 def _write_RegisterControllerRecord_v0(self: RegisterControllerRecord, out: list[bytes]) -> None:
     """Write RegisterControllerRecord at version 0."""
-    out.append(_S_iuz.pack(self.controller_id, self.incarnation_id.bytes, self.zk_migration_ready))
+    out.append(_S_iuz_pack(self.controller_id, self.incarnation_id.bytes, self.zk_migration_ready))
 
     out.append(
         _UV1[len(self.end_points) + 1]

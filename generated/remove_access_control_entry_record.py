@@ -19,9 +19,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_u = _struct.Struct(">16s")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_u_unpack = _struct.Struct(">16s").unpack_from
+_S_u_pack = _struct.Struct(">16s").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -66,7 +69,7 @@ def _read_RemoveAccessControlEntryRecord_v0(
     """Read RemoveAccessControlEntryRecord at version 0."""
     self = _new(RemoveAccessControlEntryRecord)
     try:
-        (u_id,) = _S_u.unpack_from(buf, o)
+        (u_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("id", 16),)) from None
     o += 16
@@ -98,7 +101,7 @@ def _write_RemoveAccessControlEntryRecord_v0(
     self: RemoveAccessControlEntryRecord, out: list[bytes]
 ) -> None:
     """Write RemoveAccessControlEntryRecord at version 0."""
-    out.append(_S_u.pack(self.id.bytes))
+    out.append(_S_u_pack(self.id.bytes))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

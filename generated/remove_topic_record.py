@@ -19,9 +19,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_u = _struct.Struct(">16s")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_u_unpack = _struct.Struct(">16s").unpack_from
+_S_u_pack = _struct.Struct(">16s").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -64,7 +67,7 @@ def _read_RemoveTopicRecord_v0(buf: bytes, o: int) -> tuple[RemoveTopicRecord, i
     """Read RemoveTopicRecord at version 0."""
     self = _new(RemoveTopicRecord)
     try:
-        (u_topic_id,) = _S_u.unpack_from(buf, o)
+        (u_topic_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
     o += 16
@@ -94,7 +97,7 @@ def _read_RemoveTopicRecord_v0(buf: bytes, o: int) -> tuple[RemoveTopicRecord, i
 
 def _write_RemoveTopicRecord_v0(self: RemoveTopicRecord, out: list[bytes]) -> None:
     """Write RemoveTopicRecord at version 0."""
-    out.append(_S_u.pack(self.topic_id.bytes))
+    out.append(_S_u_pack(self.topic_id.bytes))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

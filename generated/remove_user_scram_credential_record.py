@@ -19,9 +19,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_b = _struct.Struct(">b")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_b_unpack = _struct.Struct(">b").unpack_from
+_S_b_pack = _struct.Struct(">b").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -86,22 +89,19 @@ def _read_RemoveUserScramCredentialRecord_v0(
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
-        (self.mechanism,) = _S_b.unpack_from(buf, o)
+        (self.mechanism,) = _S_b_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("mechanism", 1),)) from None
     o += 1
@@ -139,7 +139,7 @@ def _write_RemoveUserScramCredentialRecord_v0(
 
     out.append(b_name)
 
-    out.append(_S_b.pack(self.mechanism))
+    out.append(_S_b_pack(self.mechanism))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -21,10 +21,14 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iib = _struct.Struct(">iib")
-_S_u = _struct.Struct(">16s")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iib_unpack = _struct.Struct(">iib").unpack_from
+_S_iib_pack = _struct.Struct(">iib").pack
+_S_u_unpack = _struct.Struct(">16s").unpack_from
+_S_u_pack = _struct.Struct(">16s").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -160,7 +164,7 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
     """Read TopicPartitions at version 0."""
     self = _new(TopicPartitions)
     try:
-        (u_topic_id,) = _S_u.unpack_from(buf, o)
+        (u_topic_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
     o += 16
@@ -208,7 +212,7 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
 
 def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
     """Write TopicPartitions at version 0."""
-    out.append(_S_u.pack(self.topic_id.bytes))
+    out.append(_S_u_pack(self.topic_id.bytes))
 
     out.append(
         _UV1[len(self.partitions) + 1]
@@ -234,7 +238,7 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
     """Read ShareGroupCurrentMemberAssignmentValue at version 0."""
     self = _new(ShareGroupCurrentMemberAssignmentValue)
     try:
-        (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib.unpack_from(buf, o)
+        (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("member_epoch", 4), ("previous_member_epoch", 4), ("state", 1))
@@ -292,7 +296,7 @@ def _write_ShareGroupCurrentMemberAssignmentValue_v0(
     self: ShareGroupCurrentMemberAssignmentValue, out: list[bytes]
 ) -> None:
     """Write ShareGroupCurrentMemberAssignmentValue at version 0."""
-    out.append(_S_iib.pack(self.member_epoch, self.previous_member_epoch, self.state))
+    out.append(_S_iib_pack(self.member_epoch, self.previous_member_epoch, self.state))
 
     out.append(
         _UV1[len(self.assigned_partitions) + 1]

@@ -19,8 +19,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -132,19 +134,16 @@ def _read_ShareGroupMemberMetadataValue_v0(
         n, o = _rt.read_uvarint(buf, o, "client_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("client_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("client_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_id", o, n, buf)
-        try:
-            self.client_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        self.client_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -156,19 +155,16 @@ def _read_ShareGroupMemberMetadataValue_v0(
         n, o = _rt.read_uvarint(buf, o, "client_host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("client_host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("client_host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_host", o, n, buf)
-        try:
-            self.client_host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        self.client_host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
 
     try:
         n = buf[o]

@@ -18,9 +18,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iq = _struct.Struct(">iq")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iq_unpack = _struct.Struct(">iq").unpack_from
+_S_iq_pack = _struct.Struct(">iq").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -80,7 +83,7 @@ def _read_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[ShareGroupMeta
     """Read ShareGroupMetadataValue at version 0."""
     self = _new(ShareGroupMetadataValue)
     try:
-        (self.epoch, self.metadata_hash) = _S_iq.unpack_from(buf, o)
+        (self.epoch, self.metadata_hash) = _S_iq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("epoch", 4), ("metadata_hash", 8))) from None
     o += 12
@@ -109,7 +112,7 @@ def _read_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[ShareGroupMeta
 
 def _write_ShareGroupMetadataValue_v0(self: ShareGroupMetadataValue, out: list[bytes]) -> None:
     """Write ShareGroupMetadataValue at version 0."""
-    out.append(_S_iq.pack(self.epoch, self.metadata_hash))
+    out.append(_S_iq_pack(self.epoch, self.metadata_hash))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

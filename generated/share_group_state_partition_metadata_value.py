@@ -21,9 +21,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_u = _struct.Struct(">16s")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_u_unpack = _struct.Struct(">16s").unpack_from
+_S_u_pack = _struct.Struct(">16s").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -194,7 +197,7 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
     """Read TopicInfo at version 0."""
     self = _new(TopicInfo)
     try:
-        (u_topic_id,) = _S_u.unpack_from(buf, o)
+        (u_topic_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
     o += 16
@@ -210,19 +213,16 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         n, o = _rt.read_uvarint(buf, o, "topic_name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("topic_name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("topic_name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("topic_name", o, n, buf)
-        try:
-            self.topic_name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("topic_name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic_name", o, n, buf)
+    try:
+        self.topic_name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic_name", o, exc) from None
+    o = e
 
     try:
         tags_left = buf[o]
@@ -248,7 +248,7 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
 
 def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
     """Write TopicInfo at version 0."""
-    out.append(_S_u.pack(self.topic_id.bytes))
+    out.append(_S_u_pack(self.topic_id.bytes))
 
     b_topic_name = self.topic_name.encode()
     if len(b_topic_name) > 0x7FFF:
@@ -271,7 +271,7 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
     """Read TopicPartitionsInfo at version 0."""
     self = _new(TopicPartitionsInfo)
     try:
-        (u_topic_id,) = _S_u.unpack_from(buf, o)
+        (u_topic_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
     o += 16
@@ -287,19 +287,16 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
         n, o = _rt.read_uvarint(buf, o, "topic_name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("topic_name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("topic_name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("topic_name", o, n, buf)
-        try:
-            self.topic_name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("topic_name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic_name", o, n, buf)
+    try:
+        self.topic_name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic_name", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -343,7 +340,7 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
 
 def _write_TopicPartitionsInfo_v0(self: TopicPartitionsInfo, out: list[bytes]) -> None:
     """Write TopicPartitionsInfo at version 0."""
-    out.append(_S_u.pack(self.topic_id.bytes))
+    out.append(_S_u_pack(self.topic_id.bytes))
 
     b_topic_name = self.topic_name.encode()
     if len(b_topic_name) > 0x7FFF:

@@ -21,9 +21,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_u = _struct.Struct(">16s")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_u_unpack = _struct.Struct(">16s").unpack_from
+_S_u_pack = _struct.Struct(">16s").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -116,7 +119,7 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     """Read TopicPartition at version 0."""
     self = _new(TopicPartition)
     try:
-        (u_topic_id,) = _S_u.unpack_from(buf, o)
+        (u_topic_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
     o += 16
@@ -164,7 +167,7 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
 
 def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
     """Write TopicPartition at version 0."""
-    out.append(_S_u.pack(self.topic_id.bytes))
+    out.append(_S_u_pack(self.topic_id.bytes))
 
     out.append(
         _UV1[len(self.partitions) + 1]

@@ -18,8 +18,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -67,22 +69,19 @@ def _read_ShareGroupTargetAssignmentMetadataKey_v0(
     """Read ShareGroupTargetAssignmentMetadataKey at version 0."""
     self = _new(ShareGroupTargetAssignmentMetadataKey)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("group_id", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("group_id", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("group_id", o, n, buf)
-        try:
-            self.group_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("group_id", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("group_id", o, n, buf)
+    try:
+        self.group_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("group_id", o, exc) from None
+    o = e
 
     self.unknown_tags = {}
     return self, o
@@ -95,7 +94,7 @@ def _write_ShareGroupTargetAssignmentMetadataKey_v0(
     b_group_id = self.group_id.encode()
     if len(b_group_id) > 0x7FFF:
         raise _rt.too_long_to_write("group_id", len(b_group_id))
-    out.append(_S_h.pack(len(b_group_id)))
+    out.append(_S_h_pack(len(b_group_id)))
 
     out.append(b_group_id)
 

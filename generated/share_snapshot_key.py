@@ -19,9 +19,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_ui = _struct.Struct(">16si")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_ui_unpack = _struct.Struct(">16si").unpack_from
+_S_ui_pack = _struct.Struct(">16si").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -93,25 +96,22 @@ def _read_ShareSnapshotKey_v0(buf: bytes, o: int) -> tuple[ShareSnapshotKey, int
     """Read ShareSnapshotKey at version 0."""
     self = _new(ShareSnapshotKey)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("group_id", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("group_id", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("group_id", o, n, buf)
-        try:
-            self.group_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("group_id", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("group_id", o, n, buf)
+    try:
+        self.group_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("group_id", o, exc) from None
+    o = e
 
     try:
-        (u_topic_id, self.partition) = _S_ui.unpack_from(buf, o)
+        (u_topic_id, self.partition) = _S_ui_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16), ("partition", 4))) from None
     o += 20
@@ -126,11 +126,11 @@ def _write_ShareSnapshotKey_v0(self: ShareSnapshotKey, out: list[bytes]) -> None
     b_group_id = self.group_id.encode()
     if len(b_group_id) > 0x7FFF:
         raise _rt.too_long_to_write("group_id", len(b_group_id))
-    out.append(_S_h.pack(len(b_group_id)))
+    out.append(_S_h_pack(len(b_group_id)))
 
     out.append(b_group_id)
 
-    out.append(_S_ui.pack(self.topic_id.bytes, self.partition))
+    out.append(_S_ui_pack(self.topic_id.bytes, self.partition))
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()

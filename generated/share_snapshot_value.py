@@ -20,10 +20,14 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iiiqqq = _struct.Struct(">iiiqqq")
-_S_qqbh = _struct.Struct(">qqbh")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iiiqqq_unpack = _struct.Struct(">iiiqqq").unpack_from
+_S_iiiqqq_pack = _struct.Struct(">iiiqqq").pack
+_S_qqbh_unpack = _struct.Struct(">qqbh").unpack_from
+_S_qqbh_pack = _struct.Struct(">qqbh").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -220,7 +224,7 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
     self = _new(StateBatch)
     try:
         (self.first_offset, self.last_offset, self.delivery_state, self.delivery_count) = (
-            _S_qqbh.unpack_from(buf, o)
+            _S_qqbh_unpack(buf, o)
         )
     except _StructError:
         raise _rt.short_read(
@@ -255,7 +259,7 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
 def _write_StateBatch_v0(self: StateBatch, out: list[bytes]) -> None:
     """Write StateBatch at version 0."""
     out.append(
-        _S_qqbh.pack(self.first_offset, self.last_offset, self.delivery_state, self.delivery_count)
+        _S_qqbh_pack(self.first_offset, self.last_offset, self.delivery_state, self.delivery_count)
     )
 
     if self.unknown_tags:
@@ -275,7 +279,7 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
             self.start_offset,
             self.create_timestamp,
             self.write_timestamp,
-        ) = _S_iiiqqq.unpack_from(buf, o)
+        ) = _S_iiiqqq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf,
@@ -336,7 +340,7 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
         if tag == 0:
             try:
                 try:
-                    (self.delivery_complete_count,) = _S_i.unpack_from(buf, o)
+                    (self.delivery_complete_count,) = _S_i_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("delivery_complete_count", 4),)) from None
                 o += 4
@@ -359,7 +363,7 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
 def _write_ShareSnapshotValue_v0(self: ShareSnapshotValue, out: list[bytes]) -> None:
     """Write ShareSnapshotValue at version 0."""
     out.append(
-        _S_iiiqqq.pack(
+        _S_iiiqqq_pack(
             self.snapshot_epoch,
             self.state_epoch,
             self.leader_epoch,
@@ -381,7 +385,7 @@ def _write_ShareSnapshotValue_v0(self: ShareSnapshotValue, out: list[bytes]) -> 
     tagged: list[tuple[int, bytes]] = []
     if self.delivery_complete_count != -1:
         p_delivery_complete_count: list[bytes] = []
-        p_delivery_complete_count.append(_S_i.pack(self.delivery_complete_count))
+        p_delivery_complete_count.append(_S_i_pack(self.delivery_complete_count))
 
         tagged.append((0, b"".join(p_delivery_complete_count)))
     if tagged or self.unknown_tags:

@@ -20,10 +20,14 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iiq = _struct.Struct(">iiq")
-_S_qqbh = _struct.Struct(">qqbh")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iiq_unpack = _struct.Struct(">iiq").unpack_from
+_S_iiq_pack = _struct.Struct(">iiq").pack
+_S_qqbh_unpack = _struct.Struct(">qqbh").unpack_from
+_S_qqbh_pack = _struct.Struct(">qqbh").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -175,7 +179,7 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
     self = _new(StateBatch)
     try:
         (self.first_offset, self.last_offset, self.delivery_state, self.delivery_count) = (
-            _S_qqbh.unpack_from(buf, o)
+            _S_qqbh_unpack(buf, o)
         )
     except _StructError:
         raise _rt.short_read(
@@ -210,7 +214,7 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
 def _write_StateBatch_v0(self: StateBatch, out: list[bytes]) -> None:
     """Write StateBatch at version 0."""
     out.append(
-        _S_qqbh.pack(self.first_offset, self.last_offset, self.delivery_state, self.delivery_count)
+        _S_qqbh_pack(self.first_offset, self.last_offset, self.delivery_state, self.delivery_count)
     )
 
     if self.unknown_tags:
@@ -223,7 +227,7 @@ def _read_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[ShareUpdateValue, int
     """Read ShareUpdateValue at version 0."""
     self = _new(ShareUpdateValue)
     try:
-        (self.snapshot_epoch, self.leader_epoch, self.start_offset) = _S_iiq.unpack_from(buf, o)
+        (self.snapshot_epoch, self.leader_epoch, self.start_offset) = _S_iiq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("snapshot_epoch", 4), ("leader_epoch", 4), ("start_offset", 8))
@@ -275,7 +279,7 @@ def _read_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[ShareUpdateValue, int
         if tag == 0:
             try:
                 try:
-                    (self.delivery_complete_count,) = _S_i.unpack_from(buf, o)
+                    (self.delivery_complete_count,) = _S_i_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("delivery_complete_count", 4),)) from None
                 o += 4
@@ -297,7 +301,7 @@ def _read_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[ShareUpdateValue, int
 
 def _write_ShareUpdateValue_v0(self: ShareUpdateValue, out: list[bytes]) -> None:
     """Write ShareUpdateValue at version 0."""
-    out.append(_S_iiq.pack(self.snapshot_epoch, self.leader_epoch, self.start_offset))
+    out.append(_S_iiq_pack(self.snapshot_epoch, self.leader_epoch, self.start_offset))
 
     out.append(
         _UV1[len(self.state_batches) + 1]
@@ -311,7 +315,7 @@ def _write_ShareUpdateValue_v0(self: ShareUpdateValue, out: list[bytes]) -> None
     tagged: list[tuple[int, bytes]] = []
     if self.delivery_complete_count != -1:
         p_delivery_complete_count: list[bytes] = []
-        p_delivery_complete_count.append(_S_i.pack(self.delivery_complete_count))
+        p_delivery_complete_count.append(_S_i_pack(self.delivery_complete_count))
 
         tagged.append((0, b"".join(p_delivery_complete_count)))
     if tagged or self.unknown_tags:

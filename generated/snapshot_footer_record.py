@@ -18,8 +18,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -62,7 +64,7 @@ def _read_SnapshotFooterRecord_v0(buf: bytes, o: int) -> tuple[SnapshotFooterRec
     """Read SnapshotFooterRecord at version 0."""
     self = _new(SnapshotFooterRecord)
     try:
-        (self.version,) = _S_h.unpack_from(buf, o)
+        (self.version,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("version", 2),)) from None
     o += 2
@@ -91,7 +93,7 @@ def _read_SnapshotFooterRecord_v0(buf: bytes, o: int) -> tuple[SnapshotFooterRec
 
 def _write_SnapshotFooterRecord_v0(self: SnapshotFooterRecord, out: list[bytes]) -> None:
     """Write SnapshotFooterRecord at version 0."""
-    out.append(_S_h.pack(self.version))
+    out.append(_S_h_pack(self.version))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

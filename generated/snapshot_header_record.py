@@ -18,9 +18,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_hq = _struct.Struct(">hq")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_hq_unpack = _struct.Struct(">hq").unpack_from
+_S_hq_pack = _struct.Struct(">hq").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -78,7 +81,7 @@ def _read_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[SnapshotHeaderRec
     """Read SnapshotHeaderRecord at version 0."""
     self = _new(SnapshotHeaderRecord)
     try:
-        (self.version, self.last_contained_log_timestamp) = _S_hq.unpack_from(buf, o)
+        (self.version, self.last_contained_log_timestamp) = _S_hq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("version", 2), ("last_contained_log_timestamp", 8))
@@ -109,7 +112,7 @@ def _read_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[SnapshotHeaderRec
 
 def _write_SnapshotHeaderRecord_v0(self: SnapshotHeaderRecord, out: list[bytes]) -> None:
     """Write SnapshotHeaderRecord at version 0."""
-    out.append(_S_hq.pack(self.version, self.last_contained_log_timestamp))
+    out.append(_S_hq_pack(self.version, self.last_contained_log_timestamp))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

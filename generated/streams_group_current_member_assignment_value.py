@@ -20,9 +20,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iib = _struct.Struct(">iib")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iib_unpack = _struct.Struct(">iib").unpack_from
+_S_iib_pack = _struct.Struct(">iib").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -280,19 +283,16 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
         n, o = _rt.read_uvarint(buf, o, "subtopology_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("subtopology_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("subtopology_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("subtopology_id", o, n, buf)
-        try:
-            self.subtopology_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("subtopology_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("subtopology_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subtopology_id", o, n, buf)
+    try:
+        self.subtopology_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("subtopology_id", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -420,7 +420,7 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
     """Read StreamsGroupCurrentMemberAssignmentValue at version 0."""
     self = _new(StreamsGroupCurrentMemberAssignmentValue)
     try:
-        (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib.unpack_from(buf, o)
+        (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("member_epoch", 4), ("previous_member_epoch", 4), ("state", 1))
@@ -603,7 +603,7 @@ def _write_StreamsGroupCurrentMemberAssignmentValue_v0(
     self: StreamsGroupCurrentMemberAssignmentValue, out: list[bytes]
 ) -> None:
     """Write StreamsGroupCurrentMemberAssignmentValue at version 0."""
-    out.append(_S_iib.pack(self.member_epoch, self.previous_member_epoch, self.state))
+    out.append(_S_iib_pack(self.member_epoch, self.previous_member_epoch, self.state))
 
     out.append(
         _UV1[len(self.active_tasks) + 1]

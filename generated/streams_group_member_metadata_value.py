@@ -20,11 +20,16 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_H = _struct.Struct(">H")
-_S_b = _struct.Struct(">b")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_ii = _struct.Struct(">ii")
+_S_H_unpack = _struct.Struct(">H").unpack_from
+_S_H_pack = _struct.Struct(">H").pack
+_S_b_unpack = _struct.Struct(">b").unpack_from
+_S_b_pack = _struct.Struct(">b").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_ii_unpack = _struct.Struct(">ii").unpack_from
+_S_ii_pack = _struct.Struct(">ii").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -242,19 +247,16 @@ def _read_KeyValue_v0(buf: bytes, o: int) -> tuple[KeyValue, int]:
         n, o = _rt.read_uvarint(buf, o, "key")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("key", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("key", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("key", o, n, buf)
-        try:
-            self.key = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("key", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("key", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("key", o, n, buf)
+    try:
+        self.key = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("key", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -266,19 +268,16 @@ def _read_KeyValue_v0(buf: bytes, o: int) -> tuple[KeyValue, int]:
         n, o = _rt.read_uvarint(buf, o, "value")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("value", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("value", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("value", o, n, buf)
-        try:
-            self.value = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("value", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("value", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("value", o, n, buf)
+    try:
+        self.value = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("value", o, exc) from None
+    o = e
 
     try:
         tags_left = buf[o]
@@ -337,22 +336,19 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         n, o = _rt.read_uvarint(buf, o, "host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("host", o, n, buf)
-        try:
-            self.host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        self.host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
 
     try:
-        (self.port,) = _S_H.unpack_from(buf, o)
+        (self.port,) = _S_H_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("port", 2),)) from None
     o += 2
@@ -388,7 +384,7 @@ def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
 
     out.append(b_host)
 
-    out.append(_S_H.pack(self.port))
+    out.append(_S_H_pack(self.port))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -459,19 +455,16 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         n, o = _rt.read_uvarint(buf, o, "client_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("client_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("client_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_id", o, n, buf)
-        try:
-            self.client_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        self.client_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -483,22 +476,19 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         n, o = _rt.read_uvarint(buf, o, "client_host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("client_host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("client_host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("client_host", o, n, buf)
-        try:
-            self.client_host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("client_host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        self.client_host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
 
     try:
-        (self.rebalance_timeout_ms, self.topology_epoch) = _S_ii.unpack_from(buf, o)
+        (self.rebalance_timeout_ms, self.topology_epoch) = _S_ii_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("rebalance_timeout_ms", 4), ("topology_epoch", 4))) from None
     o += 8
@@ -513,22 +503,19 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         n, o = _rt.read_uvarint(buf, o, "process_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("process_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("process_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("process_id", o, n, buf)
-        try:
-            self.process_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("process_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("process_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("process_id", o, n, buf)
+    try:
+        self.process_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("process_id", o, exc) from None
+    o = e
 
     try:
-        (m_user_endpoint,) = _S_b.unpack_from(buf, o)
+        (m_user_endpoint,) = _S_b_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("user_endpoint", 1),)) from None
     o += 1
@@ -638,7 +625,7 @@ def _write_StreamsGroupMemberMetadataValue_v0(
 
     out.append(b_client_host)
 
-    out.append(_S_ii.pack(self.rebalance_timeout_ms, self.topology_epoch))
+    out.append(_S_ii_pack(self.rebalance_timeout_ms, self.topology_epoch))
 
     b_process_id = self.process_id.encode()
     if len(b_process_id) > 0x7FFF:
@@ -651,7 +638,7 @@ def _write_StreamsGroupMemberMetadataValue_v0(
 
     out.append(b_process_id)
 
-    out.append(_S_b.pack(-1 if self.user_endpoint is None else 1))
+    out.append(_S_b_pack(-1 if self.user_endpoint is None else 1))
 
     if self.user_endpoint is not None:
         _write_Endpoint_v0(self.user_endpoint, out)

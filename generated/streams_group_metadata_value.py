@@ -20,9 +20,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iq = _struct.Struct(">iq")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iq_unpack = _struct.Struct(">iq").unpack_from
+_S_iq_pack = _struct.Struct(">iq").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -200,19 +203,16 @@ def _read_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[LastAssignmentCon
         n, o = _rt.read_uvarint(buf, o, "key")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("key", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("key", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("key", o, n, buf)
-        try:
-            self.key = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("key", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("key", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("key", o, n, buf)
+    try:
+        self.key = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("key", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -224,19 +224,16 @@ def _read_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[LastAssignmentCon
         n, o = _rt.read_uvarint(buf, o, "value")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("value", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("value", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("value", o, n, buf)
-        try:
-            self.value = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("value", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("value", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("value", o, n, buf)
+    try:
+        self.value = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("value", o, exc) from None
+    o = e
 
     try:
         tags_left = buf[o]
@@ -286,7 +283,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
     """Read StreamsGroupMetadataValue at version 0."""
     self = _new(StreamsGroupMetadataValue)
     try:
-        (self.epoch, self.metadata_hash) = _S_iq.unpack_from(buf, o)
+        (self.epoch, self.metadata_hash) = _S_iq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("epoch", 4), ("metadata_hash", 8))) from None
     o += 12
@@ -314,7 +311,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
         if tag == 0:
             try:
                 try:
-                    (self.validated_topology_epoch,) = _S_i.unpack_from(buf, o)
+                    (self.validated_topology_epoch,) = _S_i_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("validated_topology_epoch", 4),)) from None
                 o += 4
@@ -365,7 +362,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
         elif tag == 2:
             try:
                 try:
-                    (self.stored_description_topology_epoch,) = _S_i.unpack_from(buf, o)
+                    (self.stored_description_topology_epoch,) = _S_i_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(
                         buf, o, (("stored_description_topology_epoch", 4),)
@@ -385,7 +382,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
         elif tag == 3:
             try:
                 try:
-                    (self.failed_description_topology_epoch,) = _S_i.unpack_from(buf, o)
+                    (self.failed_description_topology_epoch,) = _S_i_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(
                         buf, o, (("failed_description_topology_epoch", 4),)
@@ -411,12 +408,12 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
 
 def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: list[bytes]) -> None:
     """Write StreamsGroupMetadataValue at version 0."""
-    out.append(_S_iq.pack(self.epoch, self.metadata_hash))
+    out.append(_S_iq_pack(self.epoch, self.metadata_hash))
 
     tagged: list[tuple[int, bytes]] = []
     if self.validated_topology_epoch != -1:
         p_validated_topology_epoch: list[bytes] = []
-        p_validated_topology_epoch.append(_S_i.pack(self.validated_topology_epoch))
+        p_validated_topology_epoch.append(_S_i_pack(self.validated_topology_epoch))
 
         tagged.append((0, b"".join(p_validated_topology_epoch)))
     if self.last_assignment_configs is None or len(self.last_assignment_configs) != 0:
@@ -437,14 +434,14 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
     if self.stored_description_topology_epoch != -1:
         p_stored_description_topology_epoch: list[bytes] = []
         p_stored_description_topology_epoch.append(
-            _S_i.pack(self.stored_description_topology_epoch)
+            _S_i_pack(self.stored_description_topology_epoch)
         )
 
         tagged.append((2, b"".join(p_stored_description_topology_epoch)))
     if self.failed_description_topology_epoch != -1:
         p_failed_description_topology_epoch: list[bytes] = []
         p_failed_description_topology_epoch.append(
-            _S_i.pack(self.failed_description_topology_epoch)
+            _S_i_pack(self.failed_description_topology_epoch)
         )
 
         tagged.append((3, b"".join(p_failed_description_topology_epoch)))

@@ -19,8 +19,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -154,19 +156,16 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
         n, o = _rt.read_uvarint(buf, o, "subtopology_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("subtopology_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("subtopology_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("subtopology_id", o, n, buf)
-        try:
-            self.subtopology_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("subtopology_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("subtopology_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subtopology_id", o, n, buf)
+    try:
+        self.subtopology_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("subtopology_id", o, exc) from None
+    o = e
 
     try:
         n = buf[o]

@@ -20,9 +20,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_ih = _struct.Struct(">ih")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_ih_unpack = _struct.Struct(">ih").unpack_from
+_S_ih_pack = _struct.Struct(">ih").pack
 _AU_h = _rt.array_unpackers("h")
 _AP_h = _rt.array_packers("h")
 
@@ -476,19 +479,16 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
         n, o = _rt.read_uvarint(buf, o, "key")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("key", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("key", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("key", o, n, buf)
-        try:
-            self.key = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("key", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("key", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("key", o, n, buf)
+    try:
+        self.key = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("key", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -500,19 +500,16 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
         n, o = _rt.read_uvarint(buf, o, "value")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("value", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("value", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("value", o, n, buf)
-        try:
-            self.value = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("value", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("value", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("value", o, n, buf)
+    try:
+        self.value = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("value", o, exc) from None
+    o = e
 
     try:
         tags_left = buf[o]
@@ -571,22 +568,19 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
-        (self.partitions, self.replication_factor) = _S_ih.unpack_from(buf, o)
+        (self.partitions, self.replication_factor) = _S_ih_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partitions", 4), ("replication_factor", 2))) from None
     o += 6
@@ -647,7 +641,7 @@ def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
 
     out.append(b_name)
 
-    out.append(_S_ih.pack(self.partitions, self.replication_factor))
+    out.append(_S_ih_pack(self.partitions, self.replication_factor))
 
     out.append(
         _UV1[len(self.topic_configs) + 1]
@@ -677,19 +671,16 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
         n, o = _rt.read_uvarint(buf, o, "subtopology_id")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("subtopology_id", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("subtopology_id", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("subtopology_id", o, n, buf)
-        try:
-            self.subtopology_id = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("subtopology_id", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("subtopology_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subtopology_id", o, n, buf)
+    try:
+        self.subtopology_id = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("subtopology_id", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -1032,7 +1023,7 @@ def _read_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
     """Read StreamsGroupTopologyValue at version 0."""
     self = _new(StreamsGroupTopologyValue)
     try:
-        (self.epoch,) = _S_i.unpack_from(buf, o)
+        (self.epoch,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("epoch", 4),)) from None
     o += 4
@@ -1086,7 +1077,7 @@ def _read_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
 
 def _write_StreamsGroupTopologyValue_v0(self: StreamsGroupTopologyValue, out: list[bytes]) -> None:
     """Write StreamsGroupTopologyValue at version 0."""
-    out.append(_S_i.pack(self.epoch))
+    out.append(_S_i_pack(self.epoch))
 
     out.append(
         _UV1[len(self.subtopologies) + 1]

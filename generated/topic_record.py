@@ -20,9 +20,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_u = _struct.Struct(">16s")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_u_unpack = _struct.Struct(">16s").unpack_from
+_S_u_pack = _struct.Struct(">16s").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -83,22 +86,19 @@ def _read_TopicRecord_v0(buf: bytes, o: int) -> tuple[TopicRecord, int]:
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
-        (u_topic_id,) = _S_u.unpack_from(buf, o)
+        (u_topic_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
     o += 16
@@ -135,7 +135,7 @@ def _write_TopicRecord_v0(self: TopicRecord, out: list[bytes]) -> None:
 
     out.append(b_name)
 
-    out.append(_S_u.pack(self.topic_id.bytes))
+    out.append(_S_u_pack(self.topic_id.bytes))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

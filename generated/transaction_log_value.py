@@ -20,11 +20,16 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_q = _struct.Struct(">q")
-_S_qhib = _struct.Struct(">qhib")
-_S_qq = _struct.Struct(">qq")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_q_unpack = _struct.Struct(">q").unpack_from
+_S_q_pack = _struct.Struct(">q").pack
+_S_qhib_unpack = _struct.Struct(">qhib").unpack_from
+_S_qhib_pack = _struct.Struct(">qhib").pack
+_S_qq_unpack = _struct.Struct(">qq").unpack_from
+_S_qq_pack = _struct.Struct(">qq").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
@@ -255,25 +260,22 @@ def _read_PartitionsSchema_v0(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     """Read PartitionsSchema at version 0."""
     self = _new(PartitionsSchema)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("topic", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("topic", o, n, buf)
-        try:
-            self.topic = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("topic", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic", o, n, buf)
+    try:
+        self.topic = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("partition_ids", 4),)) from None
     o += 4
@@ -295,11 +297,11 @@ def _write_PartitionsSchema_v0(self: PartitionsSchema, out: list[bytes]) -> None
     b_topic = self.topic.encode()
     if len(b_topic) > 0x7FFF:
         raise _rt.too_long_to_write("topic", len(b_topic))
-    out.append(_S_h.pack(len(b_topic)))
+    out.append(_S_h_pack(len(b_topic)))
 
     out.append(b_topic)
 
-    out.append(_S_i.pack(len(self.partition_ids)))
+    out.append(_S_i_pack(len(self.partition_ids)))
 
     out.append(
         _AP_i[len(self.partition_ids)](*self.partition_ids)
@@ -324,19 +326,16 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
         n, o = _rt.read_uvarint(buf, o, "topic")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("topic", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("topic", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("topic", o, n, buf)
-        try:
-            self.topic = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("topic", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic", o, n, buf)
+    try:
+        self.topic = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -414,7 +413,7 @@ def _read_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[TransactionLogValu
             self.producer_epoch,
             self.transaction_timeout_ms,
             self.transaction_status,
-        ) = _S_qhib.unpack_from(buf, o)
+        ) = _S_qhib_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf,
@@ -429,7 +428,7 @@ def _read_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[TransactionLogValu
     o += 15
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("transaction_partitions", 4),)) from None
     o += 4
@@ -451,7 +450,7 @@ def _read_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[TransactionLogValu
 
     try:
         (self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms) = (
-            _S_qq.unpack_from(buf, o)
+            _S_qq_unpack(buf, o)
         )
     except _StructError:
         raise _rt.short_read(
@@ -480,7 +479,7 @@ def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -
     if self.client_transaction_version != 0:
         raise _rt.unsupported_field("client_transaction_version")
     out.append(
-        _S_qhib.pack(
+        _S_qhib_pack(
             self.producer_id,
             self.producer_epoch,
             self.transaction_timeout_ms,
@@ -491,13 +490,13 @@ def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -
     if self.transaction_partitions is None:
         out.append(b"\xff\xff\xff\xff")
     else:
-        out.append(_S_i.pack(len(self.transaction_partitions)))
+        out.append(_S_i_pack(len(self.transaction_partitions)))
 
         for v_transaction_partitions in self.transaction_partitions:
             _write_PartitionsSchema_v0(v_transaction_partitions, out)
 
     out.append(
-        _S_qq.pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)
+        _S_qq_pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)
     )
 
     if self.unknown_tags:
@@ -513,7 +512,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
             self.producer_epoch,
             self.transaction_timeout_ms,
             self.transaction_status,
-        ) = _S_qhib.unpack_from(buf, o)
+        ) = _S_qhib_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf,
@@ -554,7 +553,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
 
     try:
         (self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms) = (
-            _S_qq.unpack_from(buf, o)
+            _S_qq_unpack(buf, o)
         )
     except _StructError:
         raise _rt.short_read(
@@ -587,7 +586,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
         if tag == 0:
             try:
                 try:
-                    (self.previous_producer_id,) = _S_q.unpack_from(buf, o)
+                    (self.previous_producer_id,) = _S_q_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("previous_producer_id", 8),)) from None
                 o += 8
@@ -603,7 +602,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
         elif tag == 1:
             try:
                 try:
-                    (self.next_producer_id,) = _S_q.unpack_from(buf, o)
+                    (self.next_producer_id,) = _S_q_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("next_producer_id", 8),)) from None
                 o += 8
@@ -617,7 +616,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
         elif tag == 2:
             try:
                 try:
-                    (self.client_transaction_version,) = _S_h.unpack_from(buf, o)
+                    (self.client_transaction_version,) = _S_h_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("client_transaction_version", 2),)) from None
                 o += 2
@@ -633,7 +632,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
         elif tag == 3:
             try:
                 try:
-                    (self.next_producer_epoch,) = _S_h.unpack_from(buf, o)
+                    (self.next_producer_epoch,) = _S_h_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("next_producer_epoch", 2),)) from None
                 o += 2
@@ -654,7 +653,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
 def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -> None:
     """Write TransactionLogValue at version 1."""
     out.append(
-        _S_qhib.pack(
+        _S_qhib_pack(
             self.producer_id,
             self.producer_epoch,
             self.transaction_timeout_ms,
@@ -675,28 +674,28 @@ def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -
             _write_PartitionsSchema_v1(v_transaction_partitions, out)
 
     out.append(
-        _S_qq.pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)
+        _S_qq_pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)
     )
 
     tagged: list[tuple[int, bytes]] = []
     if self.previous_producer_id != -1:
         p_previous_producer_id: list[bytes] = []
-        p_previous_producer_id.append(_S_q.pack(self.previous_producer_id))
+        p_previous_producer_id.append(_S_q_pack(self.previous_producer_id))
 
         tagged.append((0, b"".join(p_previous_producer_id)))
     if self.next_producer_id != -1:
         p_next_producer_id: list[bytes] = []
-        p_next_producer_id.append(_S_q.pack(self.next_producer_id))
+        p_next_producer_id.append(_S_q_pack(self.next_producer_id))
 
         tagged.append((1, b"".join(p_next_producer_id)))
     if self.client_transaction_version != 0:
         p_client_transaction_version: list[bytes] = []
-        p_client_transaction_version.append(_S_h.pack(self.client_transaction_version))
+        p_client_transaction_version.append(_S_h_pack(self.client_transaction_version))
 
         tagged.append((2, b"".join(p_client_transaction_version)))
     if self.next_producer_epoch != -1:
         p_next_producer_epoch: list[bytes] = []
-        p_next_producer_epoch.append(_S_h.pack(self.next_producer_epoch))
+        p_next_producer_epoch.append(_S_h_pack(self.next_producer_epoch))
 
         tagged.append((3, b"".join(p_next_producer_epoch)))
     if tagged or self.unknown_tags:

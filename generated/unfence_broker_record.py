@@ -18,9 +18,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iq = _struct.Struct(">iq")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iq_unpack = _struct.Struct(">iq").unpack_from
+_S_iq_pack = _struct.Struct(">iq").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -74,7 +77,7 @@ def _read_UnfenceBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnfenceBrokerRecor
     """Read UnfenceBrokerRecord at version 0."""
     self = _new(UnfenceBrokerRecord)
     try:
-        (self.id, self.epoch) = _S_iq.unpack_from(buf, o)
+        (self.id, self.epoch) = _S_iq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("id", 4), ("epoch", 8))) from None
     o += 12
@@ -103,7 +106,7 @@ def _read_UnfenceBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnfenceBrokerRecor
 
 def _write_UnfenceBrokerRecord_v0(self: UnfenceBrokerRecord, out: list[bytes]) -> None:
     """Write UnfenceBrokerRecord at version 0."""
-    out.append(_S_iq.pack(self.id, self.epoch))
+    out.append(_S_iq_pack(self.id, self.epoch))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

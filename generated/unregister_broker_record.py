@@ -18,9 +18,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_iq = _struct.Struct(">iq")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iq_unpack = _struct.Struct(">iq").unpack_from
+_S_iq_pack = _struct.Struct(">iq").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -80,7 +83,7 @@ def _read_UnregisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnregisterBroke
     """Read UnregisterBrokerRecord at version 0."""
     self = _new(UnregisterBrokerRecord)
     try:
-        (self.broker_id, self.broker_epoch) = _S_iq.unpack_from(buf, o)
+        (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
     o += 12
@@ -109,7 +112,7 @@ def _read_UnregisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnregisterBroke
 
 def _write_UnregisterBrokerRecord_v0(self: UnregisterBrokerRecord, out: list[bytes]) -> None:
     """Write UnregisterBrokerRecord at version 0."""
-    out.append(_S_iq.pack(self.broker_id, self.broker_epoch))
+    out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

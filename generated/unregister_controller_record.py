@@ -18,8 +18,10 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -66,7 +68,7 @@ def _read_UnregisterControllerRecord_v0(
     """Read UnregisterControllerRecord at version 0."""
     self = _new(UnregisterControllerRecord)
     try:
-        (self.controller_id,) = _S_i.unpack_from(buf, o)
+        (self.controller_id,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("controller_id", 4),)) from None
     o += 4
@@ -97,7 +99,7 @@ def _write_UnregisterControllerRecord_v0(
     self: UnregisterControllerRecord, out: list[bytes]
 ) -> None:
     """Write UnregisterControllerRecord at version 0."""
-    out.append(_S_i.pack(self.controller_id))
+    out.append(_S_i_pack(self.controller_id))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

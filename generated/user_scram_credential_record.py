@@ -19,9 +19,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_b = _struct.Struct(">b")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_b_unpack = _struct.Struct(">b").unpack_from
+_S_b_pack = _struct.Struct(">b").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -122,22 +125,19 @@ def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCre
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
-        (self.mechanism,) = _S_b.unpack_from(buf, o)
+        (self.mechanism,) = _S_b_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("mechanism", 1),)) from None
     o += 1
@@ -152,14 +152,11 @@ def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCre
         n, o = _rt.read_uvarint(buf, o, "salt")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("salt", o - 1)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("salt", o, n, buf)
-        self.salt = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("salt", o, n, buf)
+    self.salt = buf[o:e]
+    o = e
 
     try:
         n = buf[o]
@@ -171,14 +168,11 @@ def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCre
         n, o = _rt.read_uvarint(buf, o, "stored_key")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("stored_key", o - 1)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("stored_key", o, n, buf)
-        self.stored_key = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("stored_key", o, n, buf)
+    self.stored_key = buf[o:e]
+    o = e
 
     try:
         n = buf[o]
@@ -190,17 +184,14 @@ def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCre
         n, o = _rt.read_uvarint(buf, o, "server_key")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("server_key", o - 1)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("server_key", o, n, buf)
-        self.server_key = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("server_key", o, n, buf)
+    self.server_key = buf[o:e]
+    o = e
 
     try:
-        (self.iterations,) = _S_i.unpack_from(buf, o)
+        (self.iterations,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("iterations", 4),)) from None
     o += 4
@@ -236,7 +227,7 @@ def _write_UserScramCredentialRecord_v0(self: UserScramCredentialRecord, out: li
 
     out.append(b_name)
 
-    out.append(_S_b.pack(self.mechanism))
+    out.append(_S_b_pack(self.mechanism))
 
     out.append(
         _UV1[len(self.salt) + 1] if len(self.salt) < 127 else _rt.uvarint(len(self.salt) + 1)
@@ -260,7 +251,7 @@ def _write_UserScramCredentialRecord_v0(self: UserScramCredentialRecord, out: li
 
     out.append(self.server_key)
 
-    out.append(_S_i.pack(self.iterations))
+    out.append(_S_i_pack(self.iterations))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

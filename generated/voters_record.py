@@ -21,11 +21,16 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_H = _struct.Struct(">H")
-_S_h = _struct.Struct(">h")
-_S_hh = _struct.Struct(">hh")
-_S_i = _struct.Struct(">i")
-_S_iu = _struct.Struct(">i16s")
+_S_H_unpack = _struct.Struct(">H").unpack_from
+_S_H_pack = _struct.Struct(">H").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_hh_unpack = _struct.Struct(">hh").unpack_from
+_S_hh_pack = _struct.Struct(">hh").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_iu_unpack = _struct.Struct(">i16s").unpack_from
+_S_iu_pack = _struct.Struct(">i16s").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -226,7 +231,7 @@ def _read_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[KRaftVersionFeatur
     """Read KRaftVersionFeature at version 0."""
     self = _new(KRaftVersionFeature)
     try:
-        (self.min_supported_version, self.max_supported_version) = _S_hh.unpack_from(buf, o)
+        (self.min_supported_version, self.max_supported_version) = _S_hh_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(
             buf, o, (("min_supported_version", 2), ("max_supported_version", 2))
@@ -257,7 +262,7 @@ def _read_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[KRaftVersionFeatur
 
 def _write_KRaftVersionFeature_v0(self: KRaftVersionFeature, out: list[bytes]) -> None:
     """Write KRaftVersionFeature at version 0."""
-    out.append(_S_hh.pack(self.min_supported_version, self.max_supported_version))
+    out.append(_S_hh_pack(self.min_supported_version, self.max_supported_version))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -278,19 +283,16 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         n, o = _rt.read_uvarint(buf, o, "name")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("name", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
         n = buf[o]
@@ -302,22 +304,19 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         n, o = _rt.read_uvarint(buf, o, "host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("host", o, n, buf)
-        try:
-            self.host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        self.host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
 
     try:
-        (self.port,) = _S_H.unpack_from(buf, o)
+        (self.port,) = _S_H_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("port", 2),)) from None
     o += 2
@@ -360,7 +359,7 @@ def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
 
     out.append(b_host)
 
-    out.append(_S_H.pack(self.port))
+    out.append(_S_H_pack(self.port))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -372,7 +371,7 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
     """Read Voter at version 0."""
     self = _new(Voter)
     try:
-        (self.voter_id, u_voter_directory_id) = _S_iu.unpack_from(buf, o)
+        (self.voter_id, u_voter_directory_id) = _S_iu_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("voter_id", 4), ("voter_directory_id", 16))) from None
     o += 20
@@ -432,7 +431,7 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
 
 def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 0."""
-    out.append(_S_iu.pack(self.voter_id, self.voter_directory_id.bytes))
+    out.append(_S_iu_pack(self.voter_id, self.voter_directory_id.bytes))
 
     out.append(
         _UV1[len(self.endpoints) + 1]
@@ -455,7 +454,7 @@ def _read_VotersRecord_v0(buf: bytes, o: int) -> tuple[VotersRecord, int]:
     """Read VotersRecord at version 0."""
     self = _new(VotersRecord)
     try:
-        (self.version,) = _S_h.unpack_from(buf, o)
+        (self.version,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("version", 2),)) from None
     o += 2
@@ -509,7 +508,7 @@ def _read_VotersRecord_v0(buf: bytes, o: int) -> tuple[VotersRecord, int]:
 
 def _write_VotersRecord_v0(self: VotersRecord, out: list[bytes]) -> None:
     """Write VotersRecord at version 0."""
-    out.append(_S_h.pack(self.version))
+    out.append(_S_h_pack(self.version))
 
     out.append(
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)

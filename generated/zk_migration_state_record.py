@@ -18,9 +18,12 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_b = _struct.Struct(">b")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
+_S_b_unpack = _struct.Struct(">b").unpack_from
+_S_b_pack = _struct.Struct(">b").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -65,7 +68,7 @@ def _read_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[ZkMigrationStat
     """Read ZkMigrationStateRecord at version 0."""
     self = _new(ZkMigrationStateRecord)
     try:
-        (self.zk_migration_state,) = _S_b.unpack_from(buf, o)
+        (self.zk_migration_state,) = _S_b_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("zk_migration_state", 1),)) from None
     o += 1
@@ -94,7 +97,7 @@ def _read_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[ZkMigrationStat
 
 def _write_ZkMigrationStateRecord_v0(self: ZkMigrationStateRecord, out: list[bytes]) -> None:
     """Write ZkMigrationStateRecord at version 0."""
-    out.append(_S_b.pack(self.zk_migration_state))
+    out.append(_S_b_pack(self.zk_migration_state))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)

@@ -152,6 +152,15 @@ def underflow(field: str, offset: int, length: int, buf: bytes) -> BufferUnderfl
     )
 
 
+def bad_length(field: str, offset: int, length: int, buf: bytes) -> DecodeError:
+    """A length prefix that is negative (null where null is not allowed) or runs past the end."""
+    if length < 0:
+        return UnexpectedNull(
+            "null in a field that is not nullable at this version", field=field, offset=offset
+        )
+    return underflow(field, offset, length, buf)
+
+
 def end_of_buffer(field: str, offset: int) -> BufferUnderflow:
     return BufferUnderflow("the bytes end here", field=field, offset=offset)
 

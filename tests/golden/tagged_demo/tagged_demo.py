@@ -21,12 +21,18 @@ from codegen.runtime import new as _new
 _MISSING: Any = object()
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
-_S_H = _struct.Struct(">H")
-_S_b = _struct.Struct(">b")
-_S_h = _struct.Struct(">h")
-_S_i = _struct.Struct(">i")
-_S_ih = _struct.Struct(">ih")
-_S_u = _struct.Struct(">16s")
+_S_H_unpack = _struct.Struct(">H").unpack_from
+_S_H_pack = _struct.Struct(">H").pack
+_S_b_unpack = _struct.Struct(">b").unpack_from
+_S_b_pack = _struct.Struct(">b").pack
+_S_h_unpack = _struct.Struct(">h").unpack_from
+_S_h_pack = _struct.Struct(">h").pack
+_S_i_unpack = _struct.Struct(">i").unpack_from
+_S_i_pack = _struct.Struct(">i").pack
+_S_ih_unpack = _struct.Struct(">ih").unpack_from
+_S_ih_pack = _struct.Struct(">ih").pack
+_S_u_unpack = _struct.Struct(">16s").unpack_from
+_S_u_pack = _struct.Struct(">16s").pack
 _AU_h = _rt.array_unpackers("h")
 _AP_h = _rt.array_packers("h")
 
@@ -201,25 +207,22 @@ def _read_Party_v0(buf: bytes, o: int) -> tuple[Party, int]:
     """Read Party at version 0."""
     self = _new(Party)
     try:
-        (n,) = _S_h.unpack_from(buf, o)
+        (n,) = _S_h_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("host", 2),)) from None
     o += 2
 
-    if n < 0:
-        raise _rt.unexpected_null("host", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("host", o, n, buf)
-        try:
-            self.host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("host", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        self.host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
 
     try:
-        (self.port,) = _S_H.unpack_from(buf, o)
+        (self.port,) = _S_H_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("port", 2),)) from None
     o += 2
@@ -233,11 +236,11 @@ def _write_Party_v0(self: Party, out: list[bytes]) -> None:
     b_host = self.host.encode()
     if len(b_host) > 0x7FFF:
         raise _rt.too_long_to_write("host", len(b_host))
-    out.append(_S_h.pack(len(b_host)))
+    out.append(_S_h_pack(len(b_host)))
 
     out.append(b_host)
 
-    out.append(_S_H.pack(self.port))
+    out.append(_S_H_pack(self.port))
 
     if self.unknown_tags:
         raise _rt.tagged_in_rigid_version()
@@ -256,22 +259,19 @@ def _read_Party_v1(buf: bytes, o: int) -> tuple[Party, int]:
         n, o = _rt.read_uvarint(buf, o, "host")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("host", o - 1)
-    else:
-        if n > 0x7FFF:
-            raise _rt.string_too_long("host", o, n)
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("host", o, n, buf)
-        try:
-            self.host = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("host", o, exc) from None
-        o = e
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        self.host = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
 
     try:
-        (self.port,) = _S_H.unpack_from(buf, o)
+        (self.port,) = _S_H_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("port", 2),)) from None
     o += 2
@@ -307,7 +307,7 @@ def _write_Party_v1(self: Party, out: list[bytes]) -> None:
 
     out.append(b_host)
 
-    out.append(_S_H.pack(self.port))
+    out.append(_S_H_pack(self.port))
 
     if self.unknown_tags:
         _rt.encode_tagged(out, [], self.unknown_tags)
@@ -319,25 +319,22 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 0."""
     self = _new(TaggedDemo)
     try:
-        (self.id, n) = _S_ih.unpack_from(buf, o)
+        (self.id, n) = _S_ih_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("id", 4), ("name", 2))) from None
     o += 6
 
-    if n < 0:
-        raise _rt.unexpected_null("name", o - 2)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("name", o, n, buf)
-        try:
-            self.name = buf[o:e].decode()
-        except UnicodeDecodeError as exc:
-            raise _rt.bad_utf8("name", o, exc) from None
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        self.name = buf[o:e].decode()
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("weights", 4),)) from None
     o += 4
@@ -351,7 +348,7 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         o += n * 2
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("members", 4),)) from None
     o += 4
@@ -372,19 +369,16 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         self.members = items_members
 
     try:
-        (n,) = _S_i.unpack_from(buf, o)
+        (n,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("blob", 4),)) from None
     o += 4
 
-    if n < 0:
-        raise _rt.unexpected_null("blob", o - 4)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("blob", o, n, buf)
-        self.blob = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("blob", o, n, buf)
+    self.blob = buf[o:e]
+    o = e
 
     self.owner = None
     self.topic_id = _rt.ZERO_UUID
@@ -407,11 +401,11 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
     b_name = self.name.encode()
     if len(b_name) > 0x7FFF:
         raise _rt.too_long_to_write("name", len(b_name))
-    out.append(_S_ih.pack(self.id, len(b_name)))
+    out.append(_S_ih_pack(self.id, len(b_name)))
 
     out.append(b_name)
 
-    out.append(_S_i.pack(len(self.weights)))
+    out.append(_S_i_pack(len(self.weights)))
 
     out.append(
         _AP_h[len(self.weights)](*self.weights)
@@ -419,12 +413,12 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
         else _pack(">%dh" % len(self.weights), *self.weights)
     )
 
-    out.append(_S_i.pack(len(self.members)))
+    out.append(_S_i_pack(len(self.members)))
 
     for v_members in self.members:
         _write_Party_v0(v_members, out)
 
-    out.append(_S_i.pack(len(self.blob)))
+    out.append(_S_i_pack(len(self.blob)))
 
     out.append(self.blob)
 
@@ -436,7 +430,7 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 1."""
     self = _new(TaggedDemo)
     try:
-        (self.id,) = _S_i.unpack_from(buf, o)
+        (self.id,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("id", 4),)) from None
     o += 4
@@ -509,7 +503,7 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         self.members = items_members
 
     try:
-        (u_topic_id,) = _S_u.unpack_from(buf, o)
+        (u_topic_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
     o += 16
@@ -525,14 +519,11 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         n, o = _rt.read_uvarint(buf, o, "blob")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("blob", o - 1)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("blob", o, n, buf)
-        self.blob = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("blob", o, n, buf)
+    self.blob = buf[o:e]
+    o = e
 
     self.owner = None
     self.epoch = -1
@@ -600,7 +591,7 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
         raise _rt.unsupported_field("owner")
     if self.epoch != -1:
         raise _rt.unsupported_field("epoch")
-    out.append(_S_i.pack(self.id))
+    out.append(_S_i_pack(self.id))
 
     if self.name is None:
         out.append(b"\x00")
@@ -633,7 +624,7 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
     for v_members in self.members:
         _write_Party_v1(v_members, out)
 
-    out.append(_S_u.pack(self.topic_id.bytes))
+    out.append(_S_u_pack(self.topic_id.bytes))
 
     out.append(
         _UV1[len(self.blob) + 1] if len(self.blob) < 127 else _rt.uvarint(len(self.blob) + 1)
@@ -667,7 +658,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 2."""
     self = _new(TaggedDemo)
     try:
-        (self.id,) = _S_i.unpack_from(buf, o)
+        (self.id,) = _S_i_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("id", 4),)) from None
     o += 4
@@ -715,7 +706,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         o += n * 2
 
     try:
-        (m_owner,) = _S_b.unpack_from(buf, o)
+        (m_owner,) = _S_b_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("owner", 1),)) from None
     o += 1
@@ -754,7 +745,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         self.members = items_members
 
     try:
-        (u_topic_id,) = _S_u.unpack_from(buf, o)
+        (u_topic_id,) = _S_u_unpack(buf, o)
     except _StructError:
         raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
     o += 16
@@ -770,14 +761,11 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         n, o = _rt.read_uvarint(buf, o, "blob")
     n -= 1
 
-    if n < 0:
-        raise _rt.unexpected_null("blob", o - 1)
-    else:
-        e = o + n
-        if e > len(buf):
-            raise _rt.underflow("blob", o, n, buf)
-        self.blob = buf[o:e]
-        o = e
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("blob", o, n, buf)
+    self.blob = buf[o:e]
+    o = e
 
     try:
         tags_left = buf[o]
@@ -832,7 +820,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         elif tag == 1:
             try:
                 try:
-                    (self.epoch,) = _S_i.unpack_from(buf, o)
+                    (self.epoch,) = _S_i_unpack(buf, o)
                 except _StructError:
                     raise _rt.short_read(buf, o, (("epoch", 4),)) from None
                 o += 4
@@ -852,7 +840,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
 
 def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
     """Write TaggedDemo at version 2."""
-    out.append(_S_i.pack(self.id))
+    out.append(_S_i_pack(self.id))
 
     if self.name is None:
         out.append(b"\x00")
@@ -876,7 +864,7 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
         else _pack(">%dh" % len(self.weights), *self.weights)
     )
 
-    out.append(_S_b.pack(-1 if self.owner is None else 1))
+    out.append(_S_b_pack(-1 if self.owner is None else 1))
 
     if self.owner is not None:
         _write_Party_v1(self.owner, out)
@@ -890,7 +878,7 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
     for v_members in self.members:
         _write_Party_v1(v_members, out)
 
-    out.append(_S_u.pack(self.topic_id.bytes))
+    out.append(_S_u_pack(self.topic_id.bytes))
 
     out.append(
         _UV1[len(self.blob) + 1] if len(self.blob) < 127 else _rt.uvarint(len(self.blob) + 1)
@@ -916,7 +904,7 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
         tagged.append((0, b"".join(p_note)))
     if self.epoch != -1:
         p_epoch: list[bytes] = []
-        p_epoch.append(_S_i.pack(self.epoch))
+        p_epoch.append(_S_i_pack(self.epoch))
 
         tagged.append((1, b"".join(p_epoch)))
     if tagged or self.unknown_tags:
