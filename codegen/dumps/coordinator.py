@@ -19,7 +19,6 @@ Decoding never raises on bad data (KIP-915):
 from __future__ import annotations
 
 import gc
-
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
