@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from codegen import __version__
+from codegen.errors import SpecErrors
 
 DEFAULT_SPECS = Path("message_specs")
 DEFAULT_OUT = Path("generated")
@@ -48,15 +50,11 @@ def _roots(spec_dirs: tuple[Path, ...]) -> list[Path]:
 
 def _load_or_exit(roots: list[Path]) -> int:
     from codegen.emit import load_messages
-    from codegen.errors import SpecErrors
 
     try:
         return len(load_messages(roots))
     except SpecErrors as exc:
-        for problem in exc.problems:
-            click.echo(str(problem), err=True)
-        click.echo(f"{len(exc.problems)} problem(s) in the specs", err=True)
-        sys.exit(1)
+        _report(exc, "")
 
 
 @cli.command()
@@ -70,23 +68,35 @@ def validate(spec_dirs: tuple[Path, ...]) -> None:
     click.echo(f"{count} spec(s) valid")
 
 
-@cli.command()
-@specs_option
-@click.option(
+out_option = click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_OUT,
     show_default=True,
     help="Folder of the generated package (or its parent when --package is given).",
 )
-@click.option("--package", help="Dotted package name; modules go to OUT/<package path>.")
+package_option = click.option(
+    "--package", help="Dotted package name; modules go to OUT/<package path>."
+)
+
+
+def _report(exc: SpecErrors, what: str) -> NoReturn:
+    for problem in exc.problems:
+        click.echo(str(problem), err=True)
+    click.echo(f"{len(exc.problems)} problem(s) in the specs{what}", err=True)
+    sys.exit(1)
+
+
+@cli.command()
+@specs_option
+@out_option
+@package_option
 def generate(spec_dirs: tuple[Path, ...], out: Path, package: str | None) -> None:
     """Generate one codec module per spec, plus the MESSAGES index.
 
     The output folder is owned by the generator: .py files it did not write are removed.
     """
     from codegen.emit import write_package
-    from codegen.errors import SpecErrors
 
     roots = _roots(spec_dirs)
     target = _out_dir(out, package)
@@ -94,39 +104,27 @@ def generate(spec_dirs: tuple[Path, ...], out: Path, package: str | None) -> Non
     try:
         files = write_package(roots, target)
     except SpecErrors as exc:
-        for problem in exc.problems:
-            click.echo(str(problem), err=True)
-        click.echo(f"{len(exc.problems)} problem(s) in the specs; nothing written", err=True)
-        sys.exit(1)
+        _report(exc, "; nothing written")
     took = time.perf_counter() - started
     click.echo(f"wrote {len(files)} module(s) to {target} in {took:.1f}s")
 
 
 @cli.command()
 @specs_option
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_OUT,
-    show_default=True,
-    help="Folder of the generated package to compare.",
-)
-@click.option("--package", help="Dotted package name, as given to generate.")
+@out_option
+@package_option
 def check(spec_dirs: tuple[Path, ...], out: Path, package: str | None) -> None:
     """Fail when the generated package differs from what generate would write.
 
     Changed, missing and extra files are all reported; run generate to fix them.
     """
     from codegen.emit import check_package
-    from codegen.errors import SpecErrors
 
     target = _out_dir(out, package)
     try:
         drift = check_package(_roots(spec_dirs), target)
     except SpecErrors as exc:
-        for problem in exc.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(1)
+        _report(exc, "")
     if drift.clean:
         click.echo(f"{target} is up to date")
         return
