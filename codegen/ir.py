@@ -170,6 +170,15 @@ class Struct:
     is_root: bool
     is_common: bool
 
+    @property
+    def children(self) -> tuple[Struct, ...]:
+        """The structs its fields use, each once, in field order."""
+        seen: dict[str, Struct] = {}
+        for f in self.fields:
+            if f.struct is not None:
+                seen.setdefault(f.struct.name, f.struct)
+        return tuple(seen.values())
+
     def tagged_fields(self) -> tuple[Field, ...]:
         return tuple(sorted((f for f in self.fields if f.is_tagged), key=lambda f: f.tag or 0))
 
@@ -662,10 +671,9 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
             "$.validVersions",
             f"validVersions {valid} is open-ended; a message must name its highest version",
         )
-    if valid is not None and valid.empty:
+    if valid is not None and valid.empty and len(log.problems) == before:
         # Kafka keeps specs of removed APIs with validVersions "none" and generates nothing.
-        if len(log.problems) == before:
-            return None
+        return None
     if not spec.has_fields:
         problem("$", "fields is missing; a message with versions needs a list of fields")
 

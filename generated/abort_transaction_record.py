@@ -54,9 +54,7 @@ class AbortTransactionRecord(_rt.KafkaMessage):
         node = _rt.json_object(obj, "AbortTransactionRecord")
         self = _new(cls)
         value = node.get("reason", _MISSING)
-        if value is _MISSING:
-            self.reason = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.reason = None
         else:
             self.reason = _rt.json_str(value, "AbortTransactionRecord", "reason")

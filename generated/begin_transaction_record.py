@@ -54,9 +54,7 @@ class BeginTransactionRecord(_rt.KafkaMessage):
         node = _rt.json_object(obj, "BeginTransactionRecord")
         self = _new(cls)
         value = node.get("name", _MISSING)
-        if value is _MISSING:
-            self.name = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.name = None
         else:
             self.name = _rt.json_str(value, "BeginTransactionRecord", "name")

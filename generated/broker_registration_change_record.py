@@ -125,9 +125,7 @@ class BrokerRegistrationChangeRecord(_rt.KafkaMessage):
                 for item in _rt.json_list(value, "BrokerRegistrationChangeRecord", "logDirs")
             ]
         value = node.get("cordonedLogDirs", _MISSING)
-        if value is _MISSING:
-            self.cordoned_log_dirs = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.cordoned_log_dirs = None
         else:
             self.cordoned_log_dirs = [

@@ -226,7 +226,7 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partitions", o, n, buf)
-        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -264,7 +264,7 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("assignment_epochs", o, n, buf)
                     self.assignment_epochs = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -294,7 +294,7 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.partitions)](*self.partitions)
         if len(self.partitions) < 64
-        else _pack(">%di" % len(self.partitions), *self.partitions)
+        else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
     tagged: list[tuple[int, bytes]] = []
@@ -312,7 +312,7 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
             p_assignment_epochs.append(
                 _AP_i[len(self.assignment_epochs)](*self.assignment_epochs)
                 if len(self.assignment_epochs) < 64
-                else _pack(">%di" % len(self.assignment_epochs), *self.assignment_epochs)
+                else _pack(f">{len(self.assignment_epochs)}i", *self.assignment_epochs)
             )
 
         tagged.append((0, b"".join(p_assignment_epochs)))
@@ -486,10 +486,7 @@ ConsumerGroupCurrentMemberAssignmentValue._FIELDS = (
         "TopicPartitions",
     ),
 )
-ConsumerGroupCurrentMemberAssignmentValue._STRUCTS = {
-    "TopicPartitions": TopicPartitions,
-    "TopicPartitions": TopicPartitions,
-}
+ConsumerGroupCurrentMemberAssignmentValue._STRUCTS = {"TopicPartitions": TopicPartitions}
 ConsumerGroupCurrentMemberAssignmentValue._READERS = {
     0: _read_ConsumerGroupCurrentMemberAssignmentValue_v0
 }

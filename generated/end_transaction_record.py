@@ -44,7 +44,7 @@ class EndTransactionRecord(_rt.KafkaMessage):
 
     @classmethod
     def from_json(cls, obj: object, version: int) -> Self:
-        node = _rt.json_object(obj, "EndTransactionRecord")
+        _rt.json_object(obj, "EndTransactionRecord")
         self = _new(cls)
         self.unknown_tags = {}
         return self

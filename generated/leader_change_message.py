@@ -473,6 +473,6 @@ LeaderChangeMessage._FIELDS = (
         "Voter",
     ),
 )
-LeaderChangeMessage._STRUCTS = {"Voter": Voter, "Voter": Voter}
+LeaderChangeMessage._STRUCTS = {"Voter": Voter}
 LeaderChangeMessage._READERS = {0: _read_LeaderChangeMessage_v0, 1: _read_LeaderChangeMessage_v1}
 LeaderChangeMessage._WRITERS = {0: _write_LeaderChangeMessage_v0, 1: _write_LeaderChangeMessage_v1}

@@ -44,7 +44,7 @@ class NoOpRecord(_rt.KafkaMessage):
 
     @classmethod
     def from_json(cls, obj: object, version: int) -> Self:
-        node = _rt.json_object(obj, "NoOpRecord")
+        _rt.json_object(obj, "NoOpRecord")
         self = _new(cls)
         self.unknown_tags = {}
         return self

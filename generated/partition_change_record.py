@@ -138,9 +138,7 @@ class PartitionChangeRecord(_rt.KafkaMessage):
         else:
             self.topic_id = _rt.json_uuid(value, "PartitionChangeRecord", "topicId")
         value = node.get("isr", _MISSING)
-        if value is _MISSING:
-            self.isr = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.isr = None
         else:
             self.isr = [
@@ -155,9 +153,7 @@ class PartitionChangeRecord(_rt.KafkaMessage):
                 value, "PartitionChangeRecord", "leader", -2147483648, 2147483647
             )
         value = node.get("replicas", _MISSING)
-        if value is _MISSING:
-            self.replicas = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.replicas = None
         else:
             self.replicas = [
@@ -165,9 +161,7 @@ class PartitionChangeRecord(_rt.KafkaMessage):
                 for item in _rt.json_list(value, "PartitionChangeRecord", "replicas")
             ]
         value = node.get("removingReplicas", _MISSING)
-        if value is _MISSING:
-            self.removing_replicas = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.removing_replicas = None
         else:
             self.removing_replicas = [
@@ -177,9 +171,7 @@ class PartitionChangeRecord(_rt.KafkaMessage):
                 for item in _rt.json_list(value, "PartitionChangeRecord", "removingReplicas")
             ]
         value = node.get("addingReplicas", _MISSING)
-        if value is _MISSING:
-            self.adding_replicas = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.adding_replicas = None
         else:
             self.adding_replicas = [
@@ -196,9 +188,7 @@ class PartitionChangeRecord(_rt.KafkaMessage):
                 value, "PartitionChangeRecord", "leaderRecoveryState", -128, 127
             )
         value = node.get("directories", _MISSING)
-        if value is _MISSING:
-            self.directories = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.directories = None
         else:
             self.directories = [
@@ -206,9 +196,7 @@ class PartitionChangeRecord(_rt.KafkaMessage):
                 for item in _rt.json_list(value, "PartitionChangeRecord", "directories")
             ]
         value = node.get("eligibleLeaderReplicas", _MISSING)
-        if value is _MISSING:
-            self.eligible_leader_replicas = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.eligible_leader_replicas = None
         else:
             self.eligible_leader_replicas = [
@@ -218,9 +206,7 @@ class PartitionChangeRecord(_rt.KafkaMessage):
                 for item in _rt.json_list(value, "PartitionChangeRecord", "eligibleLeaderReplicas")
             ]
         value = node.get("lastKnownElr", _MISSING)
-        if value is _MISSING:
-            self.last_known_elr = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.last_known_elr = None
         else:
             self.last_known_elr = [
@@ -283,9 +269,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("isr", o, n, buf)
-                    self.isr = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
-                    )
+                    self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -326,7 +310,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("replicas", o, n, buf)
                     self.replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -354,7 +338,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("removing_replicas", o, n, buf)
                     self.removing_replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -382,7 +366,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("adding_replicas", o, n, buf)
                     self.adding_replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -440,7 +424,7 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             p_isr.append(
                 _AP_i[len(self.isr)](*self.isr)
                 if len(self.isr) < 64
-                else _pack(">%di" % len(self.isr), *self.isr)
+                else _pack(f">{len(self.isr)}i", *self.isr)
             )
 
         tagged.append((0, b"".join(p_isr)))
@@ -463,7 +447,7 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             p_replicas.append(
                 _AP_i[len(self.replicas)](*self.replicas)
                 if len(self.replicas) < 64
-                else _pack(">%di" % len(self.replicas), *self.replicas)
+                else _pack(f">{len(self.replicas)}i", *self.replicas)
             )
 
         tagged.append((2, b"".join(p_replicas)))
@@ -481,7 +465,7 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             p_removing_replicas.append(
                 _AP_i[len(self.removing_replicas)](*self.removing_replicas)
                 if len(self.removing_replicas) < 64
-                else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+                else _pack(f">{len(self.removing_replicas)}i", *self.removing_replicas)
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
@@ -499,7 +483,7 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             p_adding_replicas.append(
                 _AP_i[len(self.adding_replicas)](*self.adding_replicas)
                 if len(self.adding_replicas) < 64
-                else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+                else _pack(f">{len(self.adding_replicas)}i", *self.adding_replicas)
             )
 
         tagged.append((4, b"".join(p_adding_replicas)))
@@ -566,9 +550,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("isr", o, n, buf)
-                    self.isr = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
-                    )
+                    self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -609,7 +591,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("replicas", o, n, buf)
                     self.replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -637,7 +619,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("removing_replicas", o, n, buf)
                     self.removing_replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -665,7 +647,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("adding_replicas", o, n, buf)
                     self.adding_replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -758,7 +740,7 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             p_isr.append(
                 _AP_i[len(self.isr)](*self.isr)
                 if len(self.isr) < 64
-                else _pack(">%di" % len(self.isr), *self.isr)
+                else _pack(f">{len(self.isr)}i", *self.isr)
             )
 
         tagged.append((0, b"".join(p_isr)))
@@ -781,7 +763,7 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             p_replicas.append(
                 _AP_i[len(self.replicas)](*self.replicas)
                 if len(self.replicas) < 64
-                else _pack(">%di" % len(self.replicas), *self.replicas)
+                else _pack(f">{len(self.replicas)}i", *self.replicas)
             )
 
         tagged.append((2, b"".join(p_replicas)))
@@ -799,7 +781,7 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             p_removing_replicas.append(
                 _AP_i[len(self.removing_replicas)](*self.removing_replicas)
                 if len(self.removing_replicas) < 64
-                else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+                else _pack(f">{len(self.removing_replicas)}i", *self.removing_replicas)
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
@@ -817,7 +799,7 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             p_adding_replicas.append(
                 _AP_i[len(self.adding_replicas)](*self.adding_replicas)
                 if len(self.adding_replicas) < 64
-                else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+                else _pack(f">{len(self.adding_replicas)}i", *self.adding_replicas)
             )
 
         tagged.append((4, b"".join(p_adding_replicas)))
@@ -899,9 +881,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                 else:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("isr", o, n, buf)
-                    self.isr = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
-                    )
+                    self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
             except (IndexError, _DecodeError) as exc:
@@ -942,7 +922,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("replicas", o, n, buf)
                     self.replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -970,7 +950,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("removing_replicas", o, n, buf)
                     self.removing_replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -998,7 +978,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("adding_replicas", o, n, buf)
                     self.adding_replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -1042,7 +1022,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("eligible_leader_replicas", o, n, buf)
                     self.eligible_leader_replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -1072,7 +1052,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("last_known_elr", o, n, buf)
                     self.last_known_elr = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -1143,7 +1123,7 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             p_isr.append(
                 _AP_i[len(self.isr)](*self.isr)
                 if len(self.isr) < 64
-                else _pack(">%di" % len(self.isr), *self.isr)
+                else _pack(f">{len(self.isr)}i", *self.isr)
             )
 
         tagged.append((0, b"".join(p_isr)))
@@ -1166,7 +1146,7 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             p_replicas.append(
                 _AP_i[len(self.replicas)](*self.replicas)
                 if len(self.replicas) < 64
-                else _pack(">%di" % len(self.replicas), *self.replicas)
+                else _pack(f">{len(self.replicas)}i", *self.replicas)
             )
 
         tagged.append((2, b"".join(p_replicas)))
@@ -1184,7 +1164,7 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             p_removing_replicas.append(
                 _AP_i[len(self.removing_replicas)](*self.removing_replicas)
                 if len(self.removing_replicas) < 64
-                else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+                else _pack(f">{len(self.removing_replicas)}i", *self.removing_replicas)
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
@@ -1202,7 +1182,7 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             p_adding_replicas.append(
                 _AP_i[len(self.adding_replicas)](*self.adding_replicas)
                 if len(self.adding_replicas) < 64
-                else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+                else _pack(f">{len(self.adding_replicas)}i", *self.adding_replicas)
             )
 
         tagged.append((4, b"".join(p_adding_replicas)))
@@ -1226,7 +1206,7 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
                 _AP_i[len(self.eligible_leader_replicas)](*self.eligible_leader_replicas)
                 if len(self.eligible_leader_replicas) < 64
                 else _pack(
-                    ">%di" % len(self.eligible_leader_replicas), *self.eligible_leader_replicas
+                    f">{len(self.eligible_leader_replicas)}i", *self.eligible_leader_replicas
                 )
             )
 
@@ -1245,7 +1225,7 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             p_last_known_elr.append(
                 _AP_i[len(self.last_known_elr)](*self.last_known_elr)
                 if len(self.last_known_elr) < 64
-                else _pack(">%di" % len(self.last_known_elr), *self.last_known_elr)
+                else _pack(f">{len(self.last_known_elr)}i", *self.last_known_elr)
             )
 
         tagged.append((7, b"".join(p_last_known_elr)))

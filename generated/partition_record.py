@@ -201,9 +201,7 @@ class PartitionRecord(_rt.KafkaMessage):
                 for item in _rt.json_list(value, "PartitionRecord", "directories")
             ]
         value = node.get("eligibleLeaderReplicas", _MISSING)
-        if value is _MISSING:
-            self.eligible_leader_replicas = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.eligible_leader_replicas = None
         else:
             self.eligible_leader_replicas = [
@@ -213,9 +211,7 @@ class PartitionRecord(_rt.KafkaMessage):
                 for item in _rt.json_list(value, "PartitionRecord", "eligibleLeaderReplicas")
             ]
         value = node.get("lastKnownElr", _MISSING)
-        if value is _MISSING:
-            self.last_known_elr = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.last_known_elr = None
         else:
             self.last_known_elr = [
@@ -251,7 +247,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("replicas", o, n, buf)
-        self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -269,7 +265,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("isr", o, n, buf)
-        self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -288,7 +284,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("removing_replicas", o, n, buf)
         self.removing_replicas = list(
-            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+            _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
         )
         o += n * 4
 
@@ -307,9 +303,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("adding_replicas", o, n, buf)
-        self.adding_replicas = list(
-            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
-        )
+        self.adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -384,7 +378,7 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.replicas)](*self.replicas)
         if len(self.replicas) < 64
-        else _pack(">%di" % len(self.replicas), *self.replicas)
+        else _pack(f">{len(self.replicas)}i", *self.replicas)
     )
 
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
@@ -392,7 +386,7 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.isr)](*self.isr)
         if len(self.isr) < 64
-        else _pack(">%di" % len(self.isr), *self.isr)
+        else _pack(f">{len(self.isr)}i", *self.isr)
     )
 
     out.append(
@@ -404,7 +398,7 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.removing_replicas)](*self.removing_replicas)
         if len(self.removing_replicas) < 64
-        else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+        else _pack(f">{len(self.removing_replicas)}i", *self.removing_replicas)
     )
 
     out.append(
@@ -416,7 +410,7 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.adding_replicas)](*self.adding_replicas)
         if len(self.adding_replicas) < 64
-        else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+        else _pack(f">{len(self.adding_replicas)}i", *self.adding_replicas)
     )
 
     out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
@@ -458,7 +452,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("replicas", o, n, buf)
-        self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -476,7 +470,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("isr", o, n, buf)
-        self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -495,7 +489,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("removing_replicas", o, n, buf)
         self.removing_replicas = list(
-            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+            _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
         )
         o += n * 4
 
@@ -514,9 +508,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("adding_replicas", o, n, buf)
-        self.adding_replicas = list(
-            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
-        )
+        self.adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -617,7 +609,7 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.replicas)](*self.replicas)
         if len(self.replicas) < 64
-        else _pack(">%di" % len(self.replicas), *self.replicas)
+        else _pack(f">{len(self.replicas)}i", *self.replicas)
     )
 
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
@@ -625,7 +617,7 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.isr)](*self.isr)
         if len(self.isr) < 64
-        else _pack(">%di" % len(self.isr), *self.isr)
+        else _pack(f">{len(self.isr)}i", *self.isr)
     )
 
     out.append(
@@ -637,7 +629,7 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.removing_replicas)](*self.removing_replicas)
         if len(self.removing_replicas) < 64
-        else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+        else _pack(f">{len(self.removing_replicas)}i", *self.removing_replicas)
     )
 
     out.append(
@@ -649,7 +641,7 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.adding_replicas)](*self.adding_replicas)
         if len(self.adding_replicas) < 64
-        else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+        else _pack(f">{len(self.adding_replicas)}i", *self.adding_replicas)
     )
 
     out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
@@ -700,7 +692,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("replicas", o, n, buf)
-        self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -718,7 +710,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("isr", o, n, buf)
-        self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -737,7 +729,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("removing_replicas", o, n, buf)
         self.removing_replicas = list(
-            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+            _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
         )
         o += n * 4
 
@@ -756,9 +748,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("adding_replicas", o, n, buf)
-        self.adding_replicas = list(
-            _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
-        )
+        self.adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -851,7 +841,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("eligible_leader_replicas", o, n, buf)
                     self.eligible_leader_replicas = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -881,7 +871,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("last_known_elr", o, n, buf)
                     self.last_known_elr = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -911,7 +901,7 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.replicas)](*self.replicas)
         if len(self.replicas) < 64
-        else _pack(">%di" % len(self.replicas), *self.replicas)
+        else _pack(f">{len(self.replicas)}i", *self.replicas)
     )
 
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
@@ -919,7 +909,7 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.isr)](*self.isr)
         if len(self.isr) < 64
-        else _pack(">%di" % len(self.isr), *self.isr)
+        else _pack(f">{len(self.isr)}i", *self.isr)
     )
 
     out.append(
@@ -931,7 +921,7 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.removing_replicas)](*self.removing_replicas)
         if len(self.removing_replicas) < 64
-        else _pack(">%di" % len(self.removing_replicas), *self.removing_replicas)
+        else _pack(f">{len(self.removing_replicas)}i", *self.removing_replicas)
     )
 
     out.append(
@@ -943,7 +933,7 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.adding_replicas)](*self.adding_replicas)
         if len(self.adding_replicas) < 64
-        else _pack(">%di" % len(self.adding_replicas), *self.adding_replicas)
+        else _pack(f">{len(self.adding_replicas)}i", *self.adding_replicas)
     )
 
     out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
@@ -978,7 +968,7 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
                 _AP_i[len(self.eligible_leader_replicas)](*self.eligible_leader_replicas)
                 if len(self.eligible_leader_replicas) < 64
                 else _pack(
-                    ">%di" % len(self.eligible_leader_replicas), *self.eligible_leader_replicas
+                    f">{len(self.eligible_leader_replicas)}i", *self.eligible_leader_replicas
                 )
             )
 
@@ -997,7 +987,7 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
             p_last_known_elr.append(
                 _AP_i[len(self.last_known_elr)](*self.last_known_elr)
                 if len(self.last_known_elr) < 64
-                else _pack(">%di" % len(self.last_known_elr), *self.last_known_elr)
+                else _pack(f">{len(self.last_known_elr)}i", *self.last_known_elr)
             )
 
         tagged.append((2, b"".join(p_last_known_elr)))

@@ -300,9 +300,7 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
                 for item in _rt.json_list(value, "RegisterBrokerRecord", "logDirs")
             ]
         value = node.get("cordonedLogDirs", _MISSING)
-        if value is _MISSING:
-            self.cordoned_log_dirs = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.cordoned_log_dirs = None
         else:
             self.cordoned_log_dirs = [
@@ -604,9 +602,9 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
 
 def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes]) -> None:
     """Write RegisterBrokerRecord at version 0."""
-    if self.is_migrating_zk_broker != False:
+    if self.is_migrating_zk_broker:
         raise _rt.unsupported_field("is_migrating_zk_broker")
-    if self.in_controlled_shutdown != False:
+    if self.in_controlled_shutdown:
         raise _rt.unsupported_field("in_controlled_shutdown")
     if self.log_dirs is None or len(self.log_dirs) != 0:
         raise _rt.unsupported_field("log_dirs")
@@ -772,7 +770,7 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
 
 def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes]) -> None:
     """Write RegisterBrokerRecord at version 1."""
-    if self.is_migrating_zk_broker != False:
+    if self.is_migrating_zk_broker:
         raise _rt.unsupported_field("is_migrating_zk_broker")
     if self.log_dirs is None or len(self.log_dirs) != 0:
         raise _rt.unsupported_field("log_dirs")

@@ -185,7 +185,7 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partitions", o, n, buf)
-        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -223,7 +223,7 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.partitions)](*self.partitions)
         if len(self.partitions) < 64
-        else _pack(">%di" % len(self.partitions), *self.partitions)
+        else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
     if self.unknown_tags:

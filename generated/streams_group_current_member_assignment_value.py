@@ -309,7 +309,7 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partitions", o, n, buf)
-        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -347,7 +347,7 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
                     if n * 4 > len(buf) - o:
                         raise _rt.too_many("assignment_epochs", o, n, buf)
                     self.assignment_epochs = list(
-                        _AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o)
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
                     o += n * 4
 
@@ -386,7 +386,7 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.partitions)](*self.partitions)
         if len(self.partitions) < 64
-        else _pack(">%di" % len(self.partitions), *self.partitions)
+        else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
     tagged: list[tuple[int, bytes]] = []
@@ -404,7 +404,7 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
             p_assignment_epochs.append(
                 _AP_i[len(self.assignment_epochs)](*self.assignment_epochs)
                 if len(self.assignment_epochs) < 64
-                else _pack(">%di" % len(self.assignment_epochs), *self.assignment_epochs)
+                else _pack(f">{len(self.assignment_epochs)}i", *self.assignment_epochs)
             )
 
         tagged.append((0, b"".join(p_assignment_epochs)))
@@ -746,14 +746,7 @@ StreamsGroupCurrentMemberAssignmentValue._FIELDS = (
         "TaskIds",
     ),
 )
-StreamsGroupCurrentMemberAssignmentValue._STRUCTS = {
-    "TaskIds": TaskIds,
-    "TaskIds": TaskIds,
-    "TaskIds": TaskIds,
-    "TaskIds": TaskIds,
-    "TaskIds": TaskIds,
-    "TaskIds": TaskIds,
-}
+StreamsGroupCurrentMemberAssignmentValue._STRUCTS = {"TaskIds": TaskIds}
 StreamsGroupCurrentMemberAssignmentValue._READERS = {
     0: _read_StreamsGroupCurrentMemberAssignmentValue_v0
 }

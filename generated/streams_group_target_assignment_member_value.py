@@ -182,7 +182,7 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partitions", o, n, buf)
-        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -229,7 +229,7 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
     out.append(
         _AP_i[len(self.partitions)](*self.partitions)
         if len(self.partitions) < 64
-        else _pack(">%di" % len(self.partitions), *self.partitions)
+        else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
     if self.unknown_tags:
@@ -414,11 +414,7 @@ StreamsGroupTargetAssignmentMemberValue._FIELDS = (
         "TaskIds",
     ),
 )
-StreamsGroupTargetAssignmentMemberValue._STRUCTS = {
-    "TaskIds": TaskIds,
-    "TaskIds": TaskIds,
-    "TaskIds": TaskIds,
-}
+StreamsGroupTargetAssignmentMemberValue._STRUCTS = {"TaskIds": TaskIds}
 StreamsGroupTargetAssignmentMemberValue._READERS = {
     0: _read_StreamsGroupTargetAssignmentMemberValue_v0
 }

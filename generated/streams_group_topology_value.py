@@ -357,7 +357,7 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     else:
         if n * 2 > len(buf) - o:
             raise _rt.too_many("source_topics", o, n, buf)
-        self.source_topics = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(">%dh" % n, buf, o))
+        self.source_topics = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
     try:
@@ -376,7 +376,7 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
         if n * 2 > len(buf) - o:
             raise _rt.too_many("source_topic_regex", o, n, buf)
         self.source_topic_regex = list(
-            _AU_h[n](buf, o) if n < 64 else _unpack_from(">%dh" % n, buf, o)
+            _AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o)
         )
         o += n * 2
 
@@ -396,7 +396,7 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
         if n * 2 > len(buf) - o:
             raise _rt.too_many("repartition_source_topics", o, n, buf)
         self.repartition_source_topics = list(
-            _AU_h[n](buf, o) if n < 64 else _unpack_from(">%dh" % n, buf, o)
+            _AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o)
         )
         o += n * 2
 
@@ -433,7 +433,7 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
     out.append(
         _AP_h[len(self.source_topics)](*self.source_topics)
         if len(self.source_topics) < 64
-        else _pack(">%dh" % len(self.source_topics), *self.source_topics)
+        else _pack(f">{len(self.source_topics)}h", *self.source_topics)
     )
 
     out.append(
@@ -445,7 +445,7 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
     out.append(
         _AP_h[len(self.source_topic_regex)](*self.source_topic_regex)
         if len(self.source_topic_regex) < 64
-        else _pack(">%dh" % len(self.source_topic_regex), *self.source_topic_regex)
+        else _pack(f">{len(self.source_topic_regex)}h", *self.source_topic_regex)
     )
 
     out.append(
@@ -457,7 +457,7 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
     out.append(
         _AP_h[len(self.repartition_source_topics)](*self.repartition_source_topics)
         if len(self.repartition_source_topics) < 64
-        else _pack(">%dh" % len(self.repartition_source_topics), *self.repartition_source_topics)
+        else _pack(f">{len(self.repartition_source_topics)}h", *self.repartition_source_topics)
     )
 
     if self.unknown_tags:
@@ -1210,11 +1210,7 @@ Subtopology._FIELDS = (
         "CopartitionGroup",
     ),
 )
-Subtopology._STRUCTS = {
-    "TopicInfo": TopicInfo,
-    "TopicInfo": TopicInfo,
-    "CopartitionGroup": CopartitionGroup,
-}
+Subtopology._STRUCTS = {"TopicInfo": TopicInfo, "CopartitionGroup": CopartitionGroup}
 
 
 StreamsGroupTopologyValue._FIELDS = (

@@ -285,7 +285,7 @@ def _read_PartitionsSchema_v0(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partition_ids", o, n, buf)
-        self.partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     self.unknown_tags = {}
@@ -306,7 +306,7 @@ def _write_PartitionsSchema_v0(self: PartitionsSchema, out: list[bytes]) -> None
     out.append(
         _AP_i[len(self.partition_ids)](*self.partition_ids)
         if len(self.partition_ids) < 64
-        else _pack(">%di" % len(self.partition_ids), *self.partition_ids)
+        else _pack(f">{len(self.partition_ids)}i", *self.partition_ids)
     )
 
     if self.unknown_tags:
@@ -352,7 +352,7 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     else:
         if n * 4 > len(buf) - o:
             raise _rt.too_many("partition_ids", o, n, buf)
-        self.partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(">%di" % n, buf, o))
+        self.partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
     try:
@@ -395,7 +395,7 @@ def _write_PartitionsSchema_v1(self: PartitionsSchema, out: list[bytes]) -> None
     out.append(
         _AP_i[len(self.partition_ids)](*self.partition_ids)
         if len(self.partition_ids) < 64
-        else _pack(">%di" % len(self.partition_ids), *self.partition_ids)
+        else _pack(f">{len(self.partition_ids)}i", *self.partition_ids)
     )
 
     if self.unknown_tags:

@@ -50,8 +50,9 @@ class PairContext:
 
     def add(self, rule_id: str, message: str, json_path: str, line: int | None = None) -> None:
         where = self.new.line_of(json_path) if line is None else line
-        self.findings.append(Finding(rule_id, message, self.new.path, where, json_path,
-                                     self.new.name))
+        self.findings.append(
+            Finding(rule_id, message, self.new.path, where, json_path, self.new.name)
+        )
 
 
 # --------------------------------------------------------------------------- message level
@@ -61,55 +62,78 @@ def _check_identity(ctx: PairContext) -> None:
     old, new = ctx.old.message, ctx.new.message
     if old.spec_type != new.spec_type:
         if ctx.cross_model:
-            ctx.add("coordinator-model-changed",
-                    f"{new.name} moved from type {old.spec_type} to {new.spec_type}; the wire "
-                    "layout is compared record type by record type", "$.type")
+            ctx.add(
+                "coordinator-model-changed",
+                f"{new.name} moved from type {old.spec_type} to {new.spec_type}; the wire "
+                "layout is compared record type by record type",
+                "$.type",
+            )
         else:
-            ctx.add("spec-type-changed",
-                    f"type changed from {old.spec_type} to {new.spec_type}; keep "
-                    f"{old.spec_type} and add a new spec for the new kind of message", "$.type")
+            ctx.add(
+                "spec-type-changed",
+                f"type changed from {old.spec_type} to {new.spec_type}; keep "
+                f"{old.spec_type} and add a new spec for the new kind of message",
+                "$.type",
+            )
     elif old.api_key != new.api_key:
         what = "record type id" if ctx.role is not Role.NONE else "apiKey"
-        ctx.add("api-key-changed",
-                f"apiKey changed from {old.api_key} to {new.api_key}; the {what} is on the "
-                f"wire, keep {old.api_key}", "$.apiKey")
+        ctx.add(
+            "api-key-changed",
+            f"apiKey changed from {old.api_key} to {new.api_key}; the {what} is on the "
+            f"wire, keep {old.api_key}",
+            "$.apiKey",
+        )
 
 
 def _check_valid_versions(ctx: PairContext) -> None:
     old, new = ctx.old.message.valid_versions, ctx.new.message.valid_versions
     where = "$.validVersions"
     if new.highest < old.highest:
-        ctx.add("highest-version-lowered",
-                f"the highest version was lowered from {old.highest} to {new.highest} "
-                f"(validVersions {old} -> {new}); writers may already use version "
-                f"{old.highest}, keep it", where)
+        ctx.add(
+            "highest-version-lowered",
+            f"the highest version was lowered from {old.highest} to {new.highest} "
+            f"(validVersions {old} -> {new}); writers may already use version "
+            f"{old.highest}, keep it",
+            where,
+        )
     if new.lowest < old.lowest:
-        ctx.add("lowest-version-lowered",
-                f"the lowest version was lowered from {old.lowest} to {new.lowest} "
-                f"(validVersions {old} -> {new}); retired version numbers may have had another "
-                "layout, do not bring them back", where)
+        ctx.add(
+            "lowest-version-lowered",
+            f"the lowest version was lowered from {old.lowest} to {new.lowest} "
+            f"(validVersions {old} -> {new}); retired version numbers may have had another "
+            "layout, do not bring them back",
+            where,
+        )
     if new.lowest > old.lowest:
         gone = VersionRange(old.lowest, min(new.lowest - 1, old.highest))
-        ctx.add("versions-removed",
-                f"versions {gone} were removed (validVersions {old} -> {new}); old writers and "
-                "stored data may use them: keep them until nothing does", where)
+        ctx.add(
+            "versions-removed",
+            f"versions {gone} were removed (validVersions {old} -> {new}); old writers and "
+            "stored data may use them: keep them until nothing does",
+            where,
+        )
 
 
 def _check_flexible(ctx: PairContext) -> None:
     old, new = ctx.old.message.flexible_versions, ctx.new.message.flexible_versions
     if ctx.role is Role.KEY:
         if old.empty and not new.empty:
-            ctx.add("coordinator-key-flexible",
-                    f"the record key {ctx.new.name} became flexible (flexibleVersions none -> "
-                    f"{new}); key bytes identify the record for compaction, keep none",
-                    "$.flexibleVersions")
+            ctx.add(
+                "coordinator-key-flexible",
+                f"the record key {ctx.new.name} became flexible (flexibleVersions none -> "
+                f"{new}); key bytes identify the record for compaction, keep none",
+                "$.flexibleVersions",
+            )
         return
     changed = [v for v in ctx.shared.versions() if (v in old) != (v in new)]
     if changed:
-        ctx.add("flexible-versions-changed",
-                f"flexibleVersions changed from {old} to {new}, so existing versions "
-                f"{versions_text(changed)} change their wire format; keep {old} for existing "
-                "versions", "$.flexibleVersions")
+        ctx.add(
+            "flexible-versions-changed",
+            f"flexibleVersions changed from {old} to {new}, so existing versions "
+            f"{versions_text(changed)} change their wire format; keep {old} for existing "
+            "versions",
+            "$.flexibleVersions",
+        )
 
 
 def _check_coordinator_value(ctx: PairContext) -> None:
@@ -121,11 +145,13 @@ def _check_coordinator_value(ctx: PairContext) -> None:
     old_flexible = highest in old.message.flexible_versions
     if not old_flexible and any(v in new.message.flexible_versions for v in added):
         first = min(v for v in added if v in new.message.flexible_versions)
-        ctx.add("coordinator-value-made-flexible",
-                f"version {first} of {new.name} is its first flexible version; readers older "
-                f"than KIP-915 (Kafka 3.5) cannot read it, so keep writing version {highest} "
-                "until a tagged field is needed and a downgrade below this release is ruled out",
-                "$.flexibleVersions")
+        ctx.add(
+            "coordinator-value-made-flexible",
+            f"version {first} of {new.name} is its first flexible version; readers older "
+            f"than KIP-915 (Kafka 3.5) cannot read it, so keep writing version {highest} "
+            "until a tagged field is needed and a downgrade below this release is ruled out",
+            "$.flexibleVersions",
+        )
     old_names = mandatory_names(old, highest)
     old_layout = message_layout(old, highest)
     for version in added:
@@ -135,16 +161,21 @@ def _check_coordinator_value(ctx: PairContext) -> None:
         names = mandatory_names(new, version)
         change = _name_change(old_names, names)
         if not old_flexible:
-            ctx.add("coordinator-value-not-flexible",
-                    f"version {version} of {new.name} changes its fields{change}, but version "
-                    f"{highest} is not flexible; first release a flexible version with the same "
-                    "fields, then add tagged fields", "$.validVersions")
+            ctx.add(
+                "coordinator-value-not-flexible",
+                f"version {version} of {new.name} changes its fields{change}, but version "
+                f"{highest} is not flexible; first release a flexible version with the same "
+                "fields, then add tagged fields",
+                "$.validVersions",
+            )
         else:
-            ctx.add("coordinator-value-untagged-change",
-                    f"version {version} of {new.name} changes the non-tagged fields of version "
-                    f"{highest}{change}; KIP-915 readers parse newer versions as version "
-                    f"{highest} and would misread it: add tagged fields instead",
-                    "$.validVersions")
+            ctx.add(
+                "coordinator-value-untagged-change",
+                f"version {version} of {new.name} changes the non-tagged fields of version "
+                f"{highest}{change}; KIP-915 readers parse newer versions as version "
+                f"{highest} and would misread it: add tagged fields instead",
+                "$.validVersions",
+            )
         return
 
 
@@ -174,61 +205,92 @@ def _struct_name(t: FieldType) -> str | None:
     return t.element.struct_name if t.element is not None else t.struct_name
 
 
-def _check_removed(ctx: PairContext, old_f: LField, new_struct: LStruct,
-                   old_scope: VersionRange, shared: VersionRange) -> None:
+def _check_removed(
+    ctx: PairContext,
+    old_f: LField,
+    new_struct: LStruct,
+    old_scope: VersionRange,
+    shared: VersionRange,
+) -> None:
     where = new_struct.fields_json_path()
     line = ctx.new.line_of(where) if new_struct.json_path == "$" else new_struct.line
     mandatory = effective_range(old_f.ir.mandatory_versions, old_scope).intersect(shared)
     if not mandatory.empty:
         if ctx.role is Role.KEY:
-            ctx.add("coordinator-key-changed",
-                    f"field {old_f.name} was removed from the record key {ctx.new.name}; the key "
-                    "bytes change, so old and new records no longer compact together: add a new "
-                    "record type instead", where, line)
+            ctx.add(
+                "coordinator-key-changed",
+                f"field {old_f.name} was removed from the record key {ctx.new.name}; the key "
+                "bytes change, so old and new records no longer compact together: add a new "
+                "record type instead",
+                where,
+                line,
+            )
         else:
-            ctx.add("field-removed-from-existing-version",
-                    f"field {old_f.name} ({old_f.ir.type.spec_text}, versions "
-                    f"{old_f.ir.versions}) was removed, but versions {mandatory} still exist; "
-                    f"keep it and end its versions before a new version instead", where, line)
+            ctx.add(
+                "field-removed-from-existing-version",
+                f"field {old_f.name} ({old_f.ir.type.spec_text}, versions "
+                f"{old_f.ir.versions}) was removed, but versions {mandatory} still exist; "
+                f"keep it and end its versions before a new version instead",
+                where,
+                line,
+            )
     tagged = effective_range(old_f.ir.tagged_versions, old_scope)
     if not tagged.empty:
-        ctx.add("tagged-field-removed",
-                f"tagged field {old_f.name} (tag {old_f.ir.tag}) was removed; old writers still "
-                f"write tag {old_f.ir.tag}, so never use it again: leave a comment reserving it",
-                where, line)
+        ctx.add(
+            "tagged-field-removed",
+            f"tagged field {old_f.name} (tag {old_f.ir.tag}) was removed; old writers still "
+            f"write tag {old_f.ir.tag}, so never use it again: leave a comment reserving it",
+            where,
+            line,
+        )
 
 
-def _check_added(ctx: PairContext, new_f: LField, new_scope: VersionRange,
-                 shared: VersionRange) -> None:
+def _check_added(
+    ctx: PairContext, new_f: LField, new_scope: VersionRange, shared: VersionRange
+) -> None:
     mandatory = effective_range(new_f.ir.mandatory_versions, new_scope).intersect(shared)
     if mandatory.empty:
         return
     if ctx.role is Role.KEY:
-        ctx.add("coordinator-key-changed",
-                f"field {new_f.name} was added to the record key {ctx.new.name}; the key bytes "
-                "change, so old and new records no longer compact together: add a new record "
-                "type instead", new_f.json_path, new_f.line)
+        ctx.add(
+            "coordinator-key-changed",
+            f"field {new_f.name} was added to the record key {ctx.new.name}; the key bytes "
+            "change, so old and new records no longer compact together: add a new record "
+            "type instead",
+            new_f.json_path,
+            new_f.line,
+        )
     else:
-        ctx.add("field-added-to-existing-version",
-                f"non-tagged field {new_f.name} was added to existing versions {mandatory}; "
-                "add it in a new version, or as a tagged field in a flexible version",
-                new_f.json_path, new_f.line)
+        ctx.add(
+            "field-added-to-existing-version",
+            f"non-tagged field {new_f.name} was added to existing versions {mandatory}; "
+            "add it in a new version, or as a tagged field in a flexible version",
+            new_f.json_path,
+            new_f.line,
+        )
 
 
 def _check_rename(ctx: PairContext, pair: FieldPair) -> None:
     old_f, new_f = pair.old, pair.new
     assert old_f is not None and new_f is not None
-    how = (f"tag {new_f.ir.tag}" if pair.paired_by is PairedBy.TAG
-           else f"position {new_f.index}")
-    ctx.add("field-renamed",
-            f"field {old_f.name} was renamed to {new_f.name} (paired by {how}); the wire "
-            f"format is the same, but the JSON key changes from {old_f.ir.json_key} to "
-            f"{new_f.ir.json_key} and the attribute from {old_f.ir.attr} to {new_f.ir.attr}: "
-            f"keep the name {old_f.name}", f"{new_f.json_path}.name", new_f.line)
+    how = f"tag {new_f.ir.tag}" if pair.paired_by is PairedBy.TAG else f"position {new_f.index}"
+    ctx.add(
+        "field-renamed",
+        f"field {old_f.name} was renamed to {new_f.name} (paired by {how}); the wire "
+        f"format is the same, but the JSON key changes from {old_f.ir.json_key} to "
+        f"{new_f.ir.json_key} and the attribute from {old_f.ir.attr} to {new_f.ir.attr}: "
+        f"keep the name {old_f.name}",
+        f"{new_f.json_path}.name",
+        new_f.line,
+    )
 
 
-def _check_field_versions(ctx: PairContext, old_f: LField, new_f: LField,
-                          scopes: tuple[VersionRange, VersionRange, VersionRange]) -> None:
+def _check_field_versions(
+    ctx: PairContext,
+    old_f: LField,
+    new_f: LField,
+    scopes: tuple[VersionRange, VersionRange, VersionRange],
+) -> None:
     old_scope, new_scope, shared = scopes
     old_m = _members(effective_range(old_f.ir.mandatory_versions, old_scope).intersect(shared))
     new_m = _members(effective_range(new_f.ir.mandatory_versions, new_scope).intersect(shared))
@@ -238,42 +300,60 @@ def _check_field_versions(ctx: PairContext, old_f: LField, new_f: LField,
         return
     switched = (old_m & new_t) | (new_m & old_t)
     if switched:
-        ctx.add("field-tagging-changed",
-                f"field {new_f.name} changed between tagged and non-tagged in existing versions "
-                f"{versions_text(list(switched))}; make it tagged only from a new version on",
-                f"{new_f.json_path}.taggedVersions" if new_f.ir.is_tagged
-                else f"{new_f.json_path}.versions", new_f.line)
+        ctx.add(
+            "field-tagging-changed",
+            f"field {new_f.name} changed between tagged and non-tagged in existing versions "
+            f"{versions_text(list(switched))}; make it tagged only from a new version on",
+            f"{new_f.json_path}.taggedVersions"
+            if new_f.ir.is_tagged
+            else f"{new_f.json_path}.versions",
+            new_f.line,
+        )
     elif ctx.role is Role.KEY:
-        ctx.add("coordinator-key-changed",
-                f"field {new_f.name} of the record key {ctx.new.name} changed versions from "
-                f"{old_f.ir.versions} to {new_f.ir.versions}; key bytes change: add a new record "
-                "type instead", f"{new_f.json_path}.versions", new_f.line)
+        ctx.add(
+            "coordinator-key-changed",
+            f"field {new_f.name} of the record key {ctx.new.name} changed versions from "
+            f"{old_f.ir.versions} to {new_f.ir.versions}; key bytes change: add a new record "
+            "type instead",
+            f"{new_f.json_path}.versions",
+            new_f.line,
+        )
     else:
-        ctx.add("field-versions-changed",
-                f"field {new_f.name} versions changed from {old_f.ir.versions} to "
-                f"{new_f.ir.versions}, which changes existing versions "
-                f"{versions_text(list(old_m ^ new_m))}; only extend a field into new versions "
-                "or end it before a new version", f"{new_f.json_path}.versions", new_f.line)
+        ctx.add(
+            "field-versions-changed",
+            f"field {new_f.name} versions changed from {old_f.ir.versions} to "
+            f"{new_f.ir.versions}, which changes existing versions "
+            f"{versions_text(list(old_m ^ new_m))}; only extend a field into new versions "
+            "or end it before a new version",
+            f"{new_f.json_path}.versions",
+            new_f.line,
+        )
 
 
-def _check_nullability(ctx: PairContext, old_f: LField, new_f: LField,
-                       both: VersionRange) -> None:
+def _check_nullability(ctx: PairContext, old_f: LField, new_f: LField, both: VersionRange) -> None:
     old_n = _members(old_f.ir.nullable_versions.intersect(both))
     new_n = _members(new_f.ir.nullable_versions.intersect(both))
     where = f"{new_f.json_path}.nullableVersions"
     if old_n - new_n:
-        ctx.add("nullability-narrowed",
-                f"field {new_f.name} is no longer nullable in versions "
-                f"{versions_text(list(old_n - new_n))} (nullableVersions "
-                f"{old_f.ir.nullable_versions} -> {new_f.ir.nullable_versions}); old writers may "
-                "send null and new readers reject it: keep it nullable in existing versions",
-                where, new_f.line)
+        ctx.add(
+            "nullability-narrowed",
+            f"field {new_f.name} is no longer nullable in versions "
+            f"{versions_text(list(old_n - new_n))} (nullableVersions "
+            f"{old_f.ir.nullable_versions} -> {new_f.ir.nullable_versions}); old writers may "
+            "send null and new readers reject it: keep it nullable in existing versions",
+            where,
+            new_f.line,
+        )
     if new_n - old_n:
-        ctx.add("nullability-widened",
-                f"field {new_f.name} became nullable in existing versions "
-                f"{versions_text(list(new_n - old_n))} (nullableVersions "
-                f"{old_f.ir.nullable_versions} -> {new_f.ir.nullable_versions}); old readers "
-                "reject a null: make it nullable only from a new version on", where, new_f.line)
+        ctx.add(
+            "nullability-widened",
+            f"field {new_f.name} became nullable in existing versions "
+            f"{versions_text(list(new_n - old_n))} (nullableVersions "
+            f"{old_f.ir.nullable_versions} -> {new_f.ir.nullable_versions}); old readers "
+            "reject a null: make it nullable only from a new version on",
+            where,
+            new_f.line,
+        )
 
 
 def _check_default(ctx: PairContext, old_f: LField, new_f: LField) -> None:
@@ -283,52 +363,78 @@ def _check_default(ctx: PairContext, old_f: LField, new_f: LField) -> None:
     new_d = "none" if new_f.ir.default_text is None else repr(new_f.ir.default_text)
     where = f"{new_f.json_path}.default"
     if new_f.ir.is_tagged or old_f.ir.is_tagged:
-        ctx.add("tagged-default-changed",
-                f"tagged field {new_f.name} default changed from {old_d} to {new_d}; a tagged "
-                "field equal to its default is not written, so omitted values now read "
-                f"differently: keep {old_d}", where, new_f.line)
+        ctx.add(
+            "tagged-default-changed",
+            f"tagged field {new_f.name} default changed from {old_d} to {new_d}; a tagged "
+            "field equal to its default is not written, so omitted values now read "
+            f"differently: keep {old_d}",
+            where,
+            new_f.line,
+        )
     else:
-        ctx.add("default-changed",
-                f"field {new_f.name} default changed from {old_d} to {new_d}; readers fill in the "
-                f"default for versions without the field: keep {old_d}", where, new_f.line)
+        ctx.add(
+            "default-changed",
+            f"field {new_f.name} default changed from {old_d} to {new_d}; readers fill in the "
+            f"default for versions without the field: keep {old_d}",
+            where,
+            new_f.line,
+        )
 
 
 def _check_flags(ctx: PairContext, old_f: LField, new_f: LField) -> None:
     o, n = old_f.ir, new_f.ir
     if o.ignorable != n.ignorable:
-        effect = ("writers now reject non-default values in versions without the field"
-                  if o.ignorable else "writers now silently drop values in versions without it")
-        ctx.add("ignorable-changed",
-                f"field {n.name} ignorable changed from {str(o.ignorable).lower()} to "
-                f"{str(n.ignorable).lower()}; {effect}", f"{new_f.json_path}.ignorable",
-                new_f.line)
+        effect = (
+            "writers now reject non-default values in versions without the field"
+            if o.ignorable
+            else "writers now silently drop values in versions without it"
+        )
+        ctx.add(
+            "ignorable-changed",
+            f"field {n.name} ignorable changed from {str(o.ignorable).lower()} to "
+            f"{str(n.ignorable).lower()}; {effect}",
+            f"{new_f.json_path}.ignorable",
+            new_f.line,
+        )
     if o.map_key != n.map_key:
-        ctx.add("map-key-changed",
-                f"field {n.name} mapKey changed from {str(o.map_key).lower()} to "
-                f"{str(n.map_key).lower()}; the generated collection API and equality change",
-                f"{new_f.json_path}.mapKey", new_f.line)
+        ctx.add(
+            "map-key-changed",
+            f"field {n.name} mapKey changed from {str(o.map_key).lower()} to "
+            f"{str(n.map_key).lower()}; the generated collection API and equality change",
+            f"{new_f.json_path}.mapKey",
+            new_f.line,
+        )
     if (o.entity_type or "unknown") != (n.entity_type or "unknown"):
-        ctx.add("entity-type-changed",
-                f"field {n.name} entityType changed from {o.entity_type or 'unknown'} to "
-                f"{n.entity_type or 'unknown'}; keep it, tools rely on it",
-                f"{new_f.json_path}.entityType", new_f.line)
+        ctx.add(
+            "entity-type-changed",
+            f"field {n.name} entityType changed from {o.entity_type or 'unknown'} to "
+            f"{n.entity_type or 'unknown'}; keep it, tools rely on it",
+            f"{new_f.json_path}.entityType",
+            new_f.line,
+        )
 
 
-def _check_field_flexible(ctx: PairContext, old_f: LField, new_f: LField,
-                          both: VersionRange) -> None:
+def _check_field_flexible(
+    ctx: PairContext, old_f: LField, new_f: LField, both: VersionRange
+) -> None:
     old_flex = old_f.ir.flexible_versions.intersect(both)
     new_flex = new_f.ir.flexible_versions.intersect(both)
     message_old = ctx.old.message.flexible_versions.intersect(both)
     message_new = ctx.new.message.flexible_versions.intersect(both)
     if old_flex != new_flex and message_old == message_new:
-        ctx.add("field-flexible-versions-changed",
-                f"field {new_f.name} flexibleVersions changed from {old_f.ir.flexible_versions} "
-                f"to {new_f.ir.flexible_versions} in existing versions; its encoding changes: "
-                "keep the override", f"{new_f.json_path}.flexibleVersions", new_f.line)
+        ctx.add(
+            "field-flexible-versions-changed",
+            f"field {new_f.name} flexibleVersions changed from {old_f.ir.flexible_versions} "
+            f"to {new_f.ir.flexible_versions} in existing versions; its encoding changes: "
+            "keep the override",
+            f"{new_f.json_path}.flexibleVersions",
+            new_f.line,
+        )
 
 
-def _check_both(ctx: PairContext, pair: FieldPair, old_scope: VersionRange,
-                new_scope: VersionRange) -> None:
+def _check_both(
+    ctx: PairContext, pair: FieldPair, old_scope: VersionRange, new_scope: VersionRange
+) -> None:
     old_f, new_f = pair.old, pair.new
     assert old_f is not None and new_f is not None
     shared = old_scope.intersect(new_scope)
@@ -341,20 +447,35 @@ def _check_both(ctx: PairContext, pair: FieldPair, old_scope: VersionRange,
     type_changed = _type_changed(old_f.ir.type, new_f.ir.type)
     if type_changed and (tagged or not both.empty):
         rule_id = "tagged-field-type-changed" if tagged else "field-type-changed"
-        tail = ("never change a tag's type, use a new tag" if tagged
-                else "keep the type and add a new field in a new version instead")
-        ctx.add(rule_id,
-                f"field {new_f.name} type changed from {old_f.ir.type.spec_text} to "
-                f"{new_f.ir.type.spec_text}; {tail}", f"{new_f.json_path}.type", new_f.line)
+        tail = (
+            "never change a tag's type, use a new tag"
+            if tagged
+            else "keep the type and add a new field in a new version instead"
+        )
+        ctx.add(
+            rule_id,
+            f"field {new_f.name} type changed from {old_f.ir.type.spec_text} to "
+            f"{new_f.ir.type.spec_text}; {tail}",
+            f"{new_f.json_path}.type",
+            new_f.line,
+        )
     elif _struct_name(old_f.ir.type) != _struct_name(new_f.ir.type):
-        ctx.add("struct-renamed",
-                f"struct {_struct_name(old_f.ir.type)} of field {new_f.name} was renamed to "
-                f"{_struct_name(new_f.ir.type)}; the generated class name changes: keep "
-                f"{_struct_name(old_f.ir.type)}", f"{new_f.json_path}.type", new_f.line)
+        ctx.add(
+            "struct-renamed",
+            f"struct {_struct_name(old_f.ir.type)} of field {new_f.name} was renamed to "
+            f"{_struct_name(new_f.ir.type)}; the generated class name changes: keep "
+            f"{_struct_name(old_f.ir.type)}",
+            f"{new_f.json_path}.type",
+            new_f.line,
+        )
     if old_f.ir.is_tagged and new_f.ir.is_tagged and old_f.ir.tag != new_f.ir.tag:
-        ctx.add("tag-changed",
-                f"field {new_f.name} tag changed from {old_f.ir.tag} to {new_f.ir.tag}; the tag "
-                f"is on the wire, keep {old_f.ir.tag}", f"{new_f.json_path}.tag", new_f.line)
+        ctx.add(
+            "tag-changed",
+            f"field {new_f.name} tag changed from {old_f.ir.tag} to {new_f.ir.tag}; the tag "
+            f"is on the wire, keep {old_f.ir.tag}",
+            f"{new_f.json_path}.tag",
+            new_f.line,
+        )
     _check_field_versions(ctx, old_f, new_f, (old_scope, new_scope, shared))
     _check_nullability(ctx, old_f, new_f, both)
     if not type_changed:
@@ -366,19 +487,28 @@ def _check_both(ctx: PairContext, pair: FieldPair, old_scope: VersionRange,
 
 
 def _check_order(ctx: PairContext, pairs: list[FieldPair], shared: VersionRange) -> None:
-    kept = [p for p in pairs if p.domain is Domain.BOTH and p.old is not None
-            and p.new is not None
-            and p.old.ir.mandatory_versions.overlaps(shared)
-            and p.new.ir.mandatory_versions.overlaps(shared)]
+    kept = [
+        p
+        for p in pairs
+        if p.domain is Domain.BOTH
+        and p.old is not None
+        and p.new is not None
+        and p.old.ir.mandatory_versions.overlaps(shared)
+        and p.new.ir.mandatory_versions.overlaps(shared)
+    ]
     kept.sort(key=lambda p: p.old.index if p.old is not None else 0)
     for i, first in enumerate(kept):
-        for later in kept[i + 1:]:
+        for later in kept[i + 1 :]:
             assert first.new is not None and later.new is not None
             if later.new.index < first.new.index:
-                ctx.add("fields-reordered",
-                        f"field {later.new.name} now comes before {first.new.name}; the order of "
-                        "non-tagged fields is the wire order of existing versions "
-                        f"{shared}: keep the old order", later.new.json_path, later.new.line)
+                ctx.add(
+                    "fields-reordered",
+                    f"field {later.new.name} now comes before {first.new.name}; the order of "
+                    "non-tagged fields is the wire order of existing versions "
+                    f"{shared}: keep the old order",
+                    later.new.json_path,
+                    later.new.line,
+                )
                 return
 
 
@@ -392,16 +522,20 @@ def _check_tags(ctx: PairContext, pairs: list[FieldPair], old: LStruct, new: LSt
             continue
         previous = old_tags.get(new_f.ir.tag)
         if previous is not None and pair.old is not previous:
-            ctx.add("tag-reused",
-                    f"tag {new_f.ir.tag} belonged to field {previous.name} "
-                    f"({previous.ir.type.spec_text}) and now belongs to {new_f.name} "
-                    f"({new_f.ir.type.spec_text}); old writers still write it with the old "
-                    f"meaning: never reuse a tag, use tag {next_free}",
-                    f"{new_f.json_path}.tag", new_f.line)
+            ctx.add(
+                "tag-reused",
+                f"tag {new_f.ir.tag} belonged to field {previous.name} "
+                f"({previous.ir.type.spec_text}) and now belongs to {new_f.name} "
+                f"({new_f.ir.type.spec_text}); old writers still write it with the old "
+                f"meaning: never reuse a tag, use tag {next_free}",
+                f"{new_f.json_path}.tag",
+                new_f.line,
+            )
 
 
-def compare_structs(ctx: PairContext, old: LStruct, new: LStruct, old_scope: VersionRange,
-                    new_scope: VersionRange) -> None:
+def compare_structs(
+    ctx: PairContext, old: LStruct, new: LStruct, old_scope: VersionRange, new_scope: VersionRange
+) -> None:
     """Compare two structs' fields; the scopes are the versions each struct exists in."""
     shared = old_scope.intersect(new_scope)
     pairs = pair_fields(old, new)
@@ -420,13 +554,19 @@ def compare_structs(ctx: PairContext, old: LStruct, new: LStruct, old_scope: Ver
 
 
 def compare_specs(old: SpecView, new: SpecView, role: Role) -> list[Finding]:
-    cross = (old.message.spec_type != new.message.spec_type and role is not Role.NONE
-             and {old.message.spec_type, new.message.spec_type} <= _RECORD_TYPES)
+    cross = (
+        old.message.spec_type != new.message.spec_type
+        and role is not Role.NONE
+        and {old.message.spec_type, new.message.spec_type} <= _RECORD_TYPES
+    )
     ctx = PairContext(old, new, role, cross)
     if old.name != new.name:
-        ctx.add("spec-renamed",
-                f"spec {old.name} was renamed to {new.name}; the generated class and module "
-                f"names change: keep {old.name}", "$.name")
+        ctx.add(
+            "spec-renamed",
+            f"spec {old.name} was renamed to {new.name}; the generated class and module "
+            f"names change: keep {old.name}",
+            "$.name",
+        )
     _check_identity(ctx)
     if cross and role is Role.KEY:
         return ctx.findings  # the key layout is compared per record type
@@ -435,8 +575,7 @@ def compare_specs(old: SpecView, new: SpecView, role: Role) -> list[Finding]:
     _check_flexible(ctx)
     if role is Role.VALUE:
         _check_coordinator_value(ctx)
-    compare_structs(ctx, old.root, new.root, old.message.valid_versions,
-                    new.message.valid_versions)
+    compare_structs(ctx, old.root, new.root, old.message.valid_versions, new.message.valid_versions)
     return ctx.findings
 
 
@@ -456,27 +595,44 @@ def compare_records(old_set: SpecSet, new_set: SpecSet) -> list[Finding]:
         if ident in new_types:
             continue
         holder = new_names.get(old.key.name, old.key)
-        findings.append(_spec_finding(
-            "record-type-removed", holder,
-            f"{old.label} is gone; stored records of this type can no "
-            "longer be read: keep its key and value specs", _type_location(holder)))
+        findings.append(
+            _spec_finding(
+                "record-type-removed",
+                holder,
+                f"{old.label} is gone; stored records of this type can no "
+                "longer be read: keep its key and value specs",
+                _type_location(holder),
+            )
+        )
     for ident, new in sorted(new_types.items()):
         previous: RecordType | None = old_types.get(ident)
         if previous is None:
-            findings.append(_spec_finding(
-                "record-type-added", new.key,
-                f"new {new.label}: readers older than KIP-915 (Kafka 3.5) fail on it and newer "
-                "readers skip it, so a downgrade loses these records; write them only once a "
-                "downgrade below this release is ruled out", _type_location(new.key)))
+            findings.append(
+                _spec_finding(
+                    "record-type-added",
+                    new.key,
+                    f"new {new.label}: readers older than KIP-915 (Kafka 3.5) fail on it and newer "
+                    "readers skip it, so a downgrade loses these records; write them only once a "
+                    "downgrade below this release is ruled out",
+                    _type_location(new.key),
+                )
+            )
             continue
-        same_spec = (previous.key.name == new.key.name
-                     and previous.key.message.spec_type == new.key.message.spec_type)
+        same_spec = (
+            previous.key.name == new.key.name
+            and previous.key.message.spec_type == new.key.message.spec_type
+        )
         if not same_spec and key_layout_changed(previous, new):
-            findings.append(_spec_finding(
-                "coordinator-key-changed", new.key,
-                f"the key of {new.label} no longer has the layout of {previous.key.name} "
-                f"version {previous.key_version}; key bytes identify the record, so old and new "
-                "records no longer compact together: keep the key fields", "$.fields"))
+            findings.append(
+                _spec_finding(
+                    "coordinator-key-changed",
+                    new.key,
+                    f"the key of {new.label} no longer has the layout of {previous.key.name} "
+                    f"version {previous.key_version}; key bytes identify the record, so old and "
+                    "new records no longer compact together: keep the key fields",
+                    "$.fields",
+                )
+            )
     return findings
 
 
@@ -491,14 +647,19 @@ def compare_sets(old_set: SpecSet, new_set: SpecSet) -> list[Finding]:
         pairs = [(old_by[n], new_by[n]) for n in sorted(old_by.keys() & new_by.keys())]
         for name in sorted(old_by.keys() - new_by.keys()):
             view = old_by[name]
-            findings.append(_spec_finding(
-                "spec-removed", view,
-                f"spec {name} ({view.message.spec_type}) is missing from the new specs; keep it "
-                "and retire its versions over releases instead"))
+            findings.append(
+                _spec_finding(
+                    "spec-removed",
+                    view,
+                    f"spec {name} ({view.message.spec_type}) is missing from the new specs; keep "
+                    "it and retire its versions over releases instead",
+                )
+            )
         for name in sorted(new_by.keys() - old_by.keys()):
             view = new_by[name]
-            findings.append(_spec_finding(
-                "spec-added", view, f"new spec {name} ({view.message.spec_type})"))
+            findings.append(
+                _spec_finding("spec-added", view, f"new spec {name} ({view.message.spec_type})")
+            )
     for old, new in pairs:
         role = new_roles.get(new.name, Role.NONE)
         if role is Role.NONE:

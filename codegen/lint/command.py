@@ -46,20 +46,49 @@ def _load(old: str | None, new: str | None, git_ref: str | None) -> tuple[SpecSe
 @click.command("lint", epilog=_EPILOG)
 @click.argument("old", required=False, metavar="OLD")
 @click.argument("new", required=False, metavar="NEW")
-@click.option("--git", "git_ref", metavar="REF",
-              help="Compare the working tree with git REF; OLD is then the PATH to compare "
-                   f"(default {DEFAULT_SPEC_PATH}).")
-@click.option("--format", "output_format", type=click.Choice(sorted(RENDERERS)), default="text",
-              show_default=True, help="Output format; github prints workflow annotations.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-              help="Write the report to FILE instead of standard output.")
-@click.option("--allow", "allow", multiple=True, metavar="RULE",
-              help="Suppress every finding of RULE (repeatable).")
-@click.option("--downgrade-report", is_flag=True,
-              help="Also report, per coordinator record type, which writer versions a reader "
-                   "of the old specs can read, and why.")
-def lint_command(old: str | None, new: str | None, git_ref: str | None, output_format: str,
-                 output: str | None, allow: tuple[str, ...], downgrade_report: bool) -> None:
+@click.option(
+    "--git",
+    "git_ref",
+    metavar="REF",
+    help="Compare the working tree with git REF; OLD is then the PATH to compare "
+    f"(default {DEFAULT_SPEC_PATH}).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(sorted(RENDERERS)),
+    default="text",
+    show_default=True,
+    help="Output format; github prints workflow annotations.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the report to FILE instead of standard output.",
+)
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="RULE",
+    help="Suppress every finding of RULE (repeatable).",
+)
+@click.option(
+    "--downgrade-report",
+    is_flag=True,
+    help="Also report, per coordinator record type, which writer versions a reader "
+    "of the old specs can read, and why.",
+)
+def lint_command(
+    old: str | None,
+    new: str | None,
+    git_ref: str | None,
+    output_format: str,
+    output: str | None,
+    allow: tuple[str, ...],
+    downgrade_report: bool,
+) -> None:
     """Check that the specs NEW are compatible with the specs OLD.
 
     OLD and NEW are spec files or directories; directories are compared spec by spec
@@ -69,8 +98,9 @@ def lint_command(old: str | None, new: str | None, git_ref: str | None, output_f
     """
     unknown = [rule for rule in allow if rule not in RULES]
     if unknown:
-        raise click.BadParameter(f"unknown rule {', '.join(unknown)}; see docs/lint.md",
-                                 param_hint="--allow")
+        raise click.BadParameter(
+            f"unknown rule {', '.join(unknown)}; see docs/lint.md", param_hint="--allow"
+        )
     try:
         old_set, new_set = _load(old, new, git_ref)
     except InvalidSpecs as exc:

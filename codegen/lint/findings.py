@@ -34,5 +34,7 @@ class Finding:
         return (self.path, self.line, self.json_path, self.rule, self.message)
 
     def __str__(self) -> str:
-        return (f"{self.path}:{self.line}: {self.json_path}: {self.severity.value} "
-                f"[{self.rule}] {self.message}")
+        return (
+            f"{self.path}:{self.line}: {self.json_path}: {self.severity.value} "
+            f"[{self.rule}] {self.message}"
+        )

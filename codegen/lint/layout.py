@@ -43,10 +43,18 @@ def _field_layout(lfield: LField, version: int, flexible: bool) -> FieldLayout:
 
 
 def struct_layout(struct: LStruct, version: int, flexible: bool) -> StructLayout:
-    fields = tuple(_field_layout(f, version, flexible) for f in struct.fields
-                   if version in f.ir.mandatory_versions)
-    tagged = tuple(sorted((f.ir.tag or 0, _field_layout(f, version, flexible))
-                          for f in struct.fields if version in f.ir.tagged_versions))
+    fields = tuple(
+        _field_layout(f, version, flexible)
+        for f in struct.fields
+        if version in f.ir.mandatory_versions
+    )
+    tagged = tuple(
+        sorted(
+            (f.ir.tag or 0, _field_layout(f, version, flexible))
+            for f in struct.fields
+            if version in f.ir.tagged_versions
+        )
+    )
     return StructLayout(flexible, fields, tagged)
 
 
@@ -98,8 +106,9 @@ def _layouts_tags_ok(written: StructLayout, read: StructLayout) -> bool:
 
 def _plain(layout: StructLayout) -> StructLayout:
     fields = tuple(
-        FieldLayout(f.kind, f.element, f.nullable, False,
-                    None if f.struct is None else _plain(f.struct))
+        FieldLayout(
+            f.kind, f.element, f.nullable, False, None if f.struct is None else _plain(f.struct)
+        )
         for f in layout.fields
     )
     return StructLayout(False, fields, ())

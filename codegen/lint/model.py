@@ -117,35 +117,66 @@ def _located_struct(
 
 
 def _child_struct(
-    message: Message, spec: MessageSpec, ir_field: Field, raw: FieldSpec,
+    message: Message,
+    spec: MessageSpec,
+    ir_field: Field,
+    raw: FieldSpec,
     cache: dict[str, LStruct],
 ) -> LStruct:
     struct = ir_field.struct
     assert struct is not None
     if raw.fields is not None:
-        return _located_struct(message, spec, struct.name, struct.versions, struct.fields,
-                               raw.fields, raw.json_path, raw.line, cache)
+        return _located_struct(
+            message,
+            spec,
+            struct.name,
+            struct.versions,
+            struct.fields,
+            raw.fields,
+            raw.json_path,
+            raw.line,
+            cache,
+        )
     if struct.name in cache:
         return cache[struct.name]
     common = next(s for s in spec.common_structs if s.name == struct.name)
     built = message.struct_named(struct.name)
-    located = _located_struct(message, spec, built.name, built.versions, built.fields,
-                              common.fields, common.json_path, common.line, cache)
+    located = _located_struct(
+        message,
+        spec,
+        built.name,
+        built.versions,
+        built.fields,
+        common.fields,
+        common.json_path,
+        common.line,
+        cache,
+    )
     cache[struct.name] = located
     return located
 
 
 def view_of(spec: MessageSpec, message: Message, path: str, rel: str) -> SpecView:
-    root = _located_struct(message, spec, message.name, message.valid_versions,
-                           message.root.fields, spec.fields, "$", 1, {})
+    root = _located_struct(
+        message,
+        spec,
+        message.name,
+        message.valid_versions,
+        message.root.fields,
+        spec.fields,
+        "$",
+        1,
+        {},
+    )
     return SpecView(spec, message, root, path, rel)
 
 
 # --------------------------------------------------------------------------- loading
 
 
-def _build(label: str, specs: list[tuple[MessageSpec, str, str]], log: ProblemLog,
-           single_file: bool) -> SpecSet:
+def _build(
+    label: str, specs: list[tuple[MessageSpec, str, str]], log: ProblemLog, single_file: bool
+) -> SpecSet:
     messages = build_messages([s for s, _, _ in specs], log)
     if log.problems:
         raise InvalidSpecs([str(p) for p in log.problems])
@@ -180,8 +211,7 @@ def load_set(root: Path) -> SpecSet:
 
 def _git(args: list[str], cwd: Path) -> str:
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              check=False)
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     except OSError as exc:
         raise InvalidSpecs([f"cannot run git: {exc}"]) from exc
     if done.returncode != 0:

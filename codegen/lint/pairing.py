@@ -80,8 +80,11 @@ def pair_fields(old: LStruct, new: LStruct) -> list[FieldPair]:
             continue
         match = new_by_tag.get(f.ir.tag)
         # A tag on a field of another type is a reused tag, not a renamed field.
-        if (match is not None and match.index not in partner
-                and match.ir.type.spec_text == f.ir.type.spec_text):
+        if (
+            match is not None
+            and match.index not in partner
+            and match.ir.type.spec_text == f.ir.type.spec_text
+        ):
             partner[match.index] = (f, PairedBy.TAG)
             taken_old.add(f.index)
 
@@ -101,6 +104,7 @@ def pair_fields(old: LStruct, new: LStruct) -> list[FieldPair]:
             pairs.append(FieldPair(old_field, f, how))
         else:
             pairs.append(FieldPair(None, f, PairedBy.NOTHING))
-    pairs.extend(FieldPair(f, None, PairedBy.NOTHING) for f in old.fields
-                 if f.index not in taken_old)
+    pairs.extend(
+        FieldPair(f, None, PairedBy.NOTHING) for f in old.fields if f.index not in taken_old
+    )
     return pairs

@@ -63,8 +63,11 @@ class RecordType:
 def record_types(specs: SpecSet) -> dict[tuple[str, int], RecordType]:
     role = roles(specs)
     by_name = {(v.namespace, v.name): v for v in specs.specs}
-    values_by_key = {(v.namespace, v.message.api_key): v for v in specs.specs
-                     if v.message.spec_type == "coordinator-value"}
+    values_by_key = {
+        (v.namespace, v.message.api_key): v
+        for v in specs.specs
+        if v.message.spec_type == "coordinator-value"
+    }
     table: dict[tuple[str, int], RecordType] = {}
     for view in specs.specs:
         if role[view.name] is not Role.KEY:
@@ -83,8 +86,9 @@ def record_types(specs: SpecSet) -> dict[tuple[str, int], RecordType]:
 
 
 def key_layout_changed(old: RecordType, new: RecordType) -> bool:
-    return not same_wire(message_layout(old.key, old.key_version),
-                         message_layout(new.key, new.key_version))
+    return not same_wire(
+        message_layout(old.key, old.key_version), message_layout(new.key, new.key_version)
+    )
 
 
 # --------------------------------------------------------------------------- downgrade report
@@ -124,12 +128,16 @@ def _value_verdict(old: RecordType, new: RecordType, version: int) -> tuple[bool
         return False, f"old readers know only versions {old_valid}"
     highest = old_valid.highest
     if highest not in old.value.message.flexible_versions:
-        return False, (f"old readers parse version {version} as their highest version {highest}, "
-                       "which is not flexible, so they cannot skip new fields")
+        return False, (
+            f"old readers parse version {version} as their highest version {highest}, "
+            "which is not flexible, so they cannot skip new fields"
+        )
     reason = unreadable_reason(new.value, version, old.value, highest)
     if reason is None:
-        return True, (f"KIP-915: old readers parse it as version {highest}; new tagged fields "
-                      "are kept as unknown tags")
+        return True, (
+            f"KIP-915: old readers parse it as version {highest}; new tagged fields "
+            "are kept as unknown tags"
+        )
     return False, f"old readers parse it as version {highest}, but {reason}"
 
 
@@ -137,23 +145,36 @@ def _group(verdicts: list[tuple[int, bool, str]]) -> tuple[VersionVerdict, ...]:
     grouped: list[VersionVerdict] = []
     for version, readable, reason in verdicts:
         last = grouped[-1] if grouped else None
-        if (last is not None and last.readable == readable and last.reason == reason
-                and last.versions.highest == version - 1):
-            grouped[-1] = VersionVerdict(VersionRange(last.versions.lowest, version), readable,
-                                         reason)
+        if (
+            last is not None
+            and last.readable == readable
+            and last.reason == reason
+            and last.versions.highest == version - 1
+        ):
+            grouped[-1] = VersionVerdict(
+                VersionRange(last.versions.lowest, version), readable, reason
+            )
         else:
             grouped.append(VersionVerdict(VersionRange.single(version), readable, reason))
     return tuple(grouped)
 
 
 def _downgrade_one(old: RecordType | None, new: RecordType) -> tuple[VersionVerdict, ...]:
-    valid = (new.value.message.valid_versions if new.value is not None
-             else VersionRange.single(new.key_version))
+    valid = (
+        new.value.message.valid_versions
+        if new.value is not None
+        else VersionRange.single(new.key_version)
+    )
     if old is None:
-        return (VersionVerdict(valid, False,
-                               "unknown record type for old readers: KIP-915 readers (3.5+) "
-                               "skip it, older readers fail; the records are lost on "
-                               "downgrade"),)
+        return (
+            VersionVerdict(
+                valid,
+                False,
+                "unknown record type for old readers: KIP-915 readers (3.5+) "
+                "skip it, older readers fail; the records are lost on "
+                "downgrade",
+            ),
+        )
     if key_layout_changed(old, new):
         return (VersionVerdict(valid, False, "the key layout changed"),)
     if old.value is None or new.value is None:
@@ -168,11 +189,13 @@ def downgrade_report(old_set: SpecSet, new_set: SpecSet) -> list[RecordDowngrade
     for ident in sorted(new_types):
         new = new_types[ident]
         old = old_types.get(ident)
-        report.append(RecordDowngrade(
-            namespace=new.namespace,
-            type_id=new.type_id,
-            key=new.key.name,
-            value=None if new.value is None else new.value.name,
-            verdicts=_downgrade_one(old, new),
-        ))
+        report.append(
+            RecordDowngrade(
+                namespace=new.namespace,
+                type_id=new.type_id,
+                key=new.key.name,
+                value=None if new.value is None else new.value.name,
+                verdicts=_downgrade_one(old, new),
+            )
+        )
     return report

@@ -21,9 +21,11 @@ _GITHUB_LEVEL = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severi
 def _summary(result: LintResult) -> str:
     suppressed = sum(1 for f in result.findings if f.suppressed is not None)
     verdict = "breaking changes found" if result.breaking else "compatible"
-    return (f"{result.old_label} -> {result.new_label}: {verdict} "
-            f"({result.count(Severity.BREAKING)} breaking, {result.count(Severity.WARNING)} "
-            f"warning, {result.count(Severity.INFO)} info, {suppressed} suppressed)")
+    return (
+        f"{result.old_label} -> {result.new_label}: {verdict} "
+        f"({result.count(Severity.BREAKING)} breaking, {result.count(Severity.WARNING)} "
+        f"warning, {result.count(Severity.INFO)} info, {suppressed} suppressed)"
+    )
 
 
 def _downgrade_text(report: tuple[RecordDowngrade, ...]) -> list[str]:
@@ -43,8 +45,9 @@ def _downgrade_text(report: tuple[RecordDowngrade, ...]) -> list[str]:
 
 def render_text(result: LintResult, downgrade: bool = False) -> str:
     lines = [str(f) for f in result.active()]
-    lines += [f"{f}  (suppressed: {f.suppressed})" for f in result.findings
-              if f.suppressed is not None]
+    lines += [
+        f"{f}  (suppressed: {f.suppressed})" for f in result.findings if f.suppressed is not None
+    ]
     lines.append(_summary(result))
     if downgrade:
         lines += _downgrade_text(result.downgrade)
@@ -73,8 +76,10 @@ def _downgrade_json(record: RecordDowngrade) -> dict[str, Any]:
         "key": record.key,
         "value": record.value,
         "readableVersions": [str(v) for v in record.readable_versions],
-        "verdicts": [{"versions": str(v.versions), "readable": v.readable, "reason": v.reason}
-                     for v in record.verdicts],
+        "verdicts": [
+            {"versions": str(v.versions), "readable": v.readable, "reason": v.reason}
+            for v in record.verdicts
+        ],
     }
 
 
@@ -104,10 +109,13 @@ def render_github(result: LintResult, downgrade: bool = False) -> str:
     """GitHub Actions workflow commands (``::error file=...,line=...,title=...::message``)."""
     lines = []
     for f in result.active():
-        props = (f"file={_escape_property(_artifact_path(f.path))},line={f.line},"
-                 f"title={_escape_property(f'{f.rule} ({f.severity.value})')}")
-        lines.append(f"::{_GITHUB_LEVEL[f.severity]} {props}::"
-                     f"{_escape_data(f'{f.json_path}: {f.message}')}")
+        props = (
+            f"file={_escape_property(_artifact_path(f.path))},line={f.line},"
+            f"title={_escape_property(f'{f.rule} ({f.severity.value})')}"
+        )
+        lines.append(
+            f"::{_GITHUB_LEVEL[f.severity]} {props}::{_escape_data(f'{f.json_path}: {f.message}')}"
+        )
     lines.append(_summary(result))
     if downgrade:
         lines += _downgrade_text(result.downgrade)
@@ -128,8 +136,10 @@ def _sarif_rules() -> list[dict[str, Any]]:
             "name": "".join(part.capitalize() for part in rule.id.split("-")),
             "shortDescription": {"text": rule.summary},
             "fullDescription": {"text": f"{rule.summary} Instead: {rule.instead}"},
-            "help": {"text": rule.instead,
-                     "markdown": f"{rule.instead}\n\nSee `{DOCS}#{rule.id}`."},
+            "help": {
+                "text": rule.instead,
+                "markdown": f"{rule.instead}\n\nSee `{DOCS}#{rule.id}`.",
+            },
             "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
             "properties": {"severity": rule.severity.value},
         }
@@ -143,33 +153,40 @@ def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
         "ruleIndex": index[f.rule],
         "level": _SARIF_LEVEL[f.severity],
         "message": {"text": f.message},
-        "locations": [{
-            "physicalLocation": {
-                "artifactLocation": {"uri": _artifact_path(f.path)},
-                "region": {"startLine": max(f.line, 1)},
-            },
-            "logicalLocations": [{"fullyQualifiedName": f"{f.spec}{f.json_path[1:]}",
-                                  "kind": "member"}],
-        }],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _artifact_path(f.path)},
+                    "region": {"startLine": max(f.line, 1)},
+                },
+                "logicalLocations": [
+                    {"fullyQualifiedName": f"{f.spec}{f.json_path[1:]}", "kind": "member"}
+                ],
+            }
+        ],
         "properties": {"jsonPath": f.json_path, "severity": f.severity.value},
     }
     if f.suppressed is not None:
-        item["suppressions"] = [{
-            "kind": "inSource" if f.suppressed_by == "inline" else "external",
-            "justification": f.suppressed,
-        }]
+        item["suppressions"] = [
+            {
+                "kind": "inSource" if f.suppressed_by == "inline" else "external",
+                "justification": f.suppressed,
+            }
+        ]
     return item
 
 
 def render_sarif(result: LintResult, downgrade: bool = False) -> str:
     index = {rule_id: i for i, rule_id in enumerate(RULES)}
     run: dict[str, Any] = {
-        "tool": {"driver": {
-            "name": "kafka-specgen-lint",
-            "version": __version__,
-            "informationUri": "https://kafka.apache.org/protocol",
-            "rules": _sarif_rules(),
-        }},
+        "tool": {
+            "driver": {
+                "name": "kafka-specgen-lint",
+                "version": __version__,
+                "informationUri": "https://kafka.apache.org/protocol",
+                "rules": _sarif_rules(),
+            }
+        },
         "results": [_sarif_result(f, index) for f in result.findings],
     }
     if downgrade:

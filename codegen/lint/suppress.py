@@ -49,17 +49,30 @@ def inline_suppressions(view: SpecView) -> tuple[list[InlineSuppression], list[F
         names = tuple(n.strip() for n in re.split(r"[\s,]+", match["rules"]) if n.strip())
         unknown = [n for n in names if n not in RULES]
         for name in unknown:
-            problems.append(Finding(
-                "suppression-unknown-rule",
-                f"the suppression names {name}, which is not a lint rule; see docs/lint.md "
-                "for the rule ids", view.path, line, "$", view.name))
+            problems.append(
+                Finding(
+                    "suppression-unknown-rule",
+                    f"the suppression names {name}, which is not a lint rule; see docs/lint.md "
+                    "for the rule ids",
+                    view.path,
+                    line,
+                    "$",
+                    view.name,
+                )
+            )
         reason = (match["reason"] or "").strip()
         if not reason:
-            problems.append(Finding(
-                "suppression-without-reason",
-                f"the suppression of {', '.join(names)} gives no reason, so it is ignored; "
-                "write `// lint: allow RULE -- why this is fine`", view.path, line, "$",
-                view.name))
+            problems.append(
+                Finding(
+                    "suppression-without-reason",
+                    f"the suppression of {', '.join(names)} gives no reason, so it is ignored; "
+                    "write `// lint: allow RULE -- why this is fine`",
+                    view.path,
+                    line,
+                    "$",
+                    view.name,
+                )
+            )
             continue
         known = tuple(n for n in names if n in RULES)
         if known:
@@ -67,8 +80,9 @@ def inline_suppressions(view: SpecView) -> tuple[list[InlineSuppression], list[F
     return valid, problems
 
 
-def apply_suppressions(findings: list[Finding], new_set: SpecSet,
-                       allow: Iterable[str]) -> list[Finding]:
+def apply_suppressions(
+    findings: list[Finding], new_set: SpecSet, allow: Iterable[str]
+) -> list[Finding]:
     allowed = set(allow)
     by_path: dict[str, list[InlineSuppression]] = {}
     extra: list[Finding] = []
@@ -81,8 +95,13 @@ def apply_suppressions(findings: list[Finding], new_set: SpecSet,
         if finding.rule in allowed:
             result.append(finding.suppress("allowed on the command line", "allow"))
             continue
-        match = next((s for s in by_path.get(finding.path, [])
-                      if finding.rule in s.rules and s.line in (finding.line, finding.line - 1)),
-                     None)
+        match = next(
+            (
+                s
+                for s in by_path.get(finding.path, [])
+                if finding.rule in s.rules and s.line in (finding.line, finding.line - 1)
+            ),
+            None,
+        )
         result.append(finding if match is None else finding.suppress(match.reason, "inline"))
     return sorted(result, key=Finding.sort_key)

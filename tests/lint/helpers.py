@@ -39,8 +39,12 @@ def write(root: Path, specs: dict[str, str]) -> Path:
     return root
 
 
-def run(tmp_path: Path, old: dict[str, str] | str, new: dict[str, str] | str,
-        allow: tuple[str, ...] = ()) -> LintResult:
+def run(
+    tmp_path: Path,
+    old: dict[str, str] | str,
+    new: dict[str, str] | str,
+    allow: tuple[str, ...] = (),
+) -> LintResult:
     """Lint two single specs (str) or two folders of specs (dict of file name -> text)."""
     if isinstance(old, str) and isinstance(new, str):
         old_path = write(tmp_path / "old", {"Sample.json": old}) / "Sample.json"

@@ -67,8 +67,7 @@ def test_missing_arguments_exit_2() -> None:
 
 def test_output_file_and_format(tmp_path: Path) -> None:
     target = tmp_path / "report.sarif"
-    code, out, _ = _invoke("--format", "sarif", "--output", str(target),
-                           *_pair(tmp_path, BREAKING))
+    code, out, _ = _invoke("--format", "sarif", "--output", str(target), *_pair(tmp_path, BREAKING))
     assert code == 1
     assert out == ""
     assert json.loads(target.read_text())["version"] == "2.1.0"
@@ -92,8 +91,7 @@ def _git(cwd: Path, *args: str) -> None:
 
 
 @pytest.mark.parametrize(("new", "expected"), [(COMPATIBLE, 0), (BREAKING, 1)])
-def test_git_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new: str,
-                  expected: int) -> None:
+def test_git_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new: str, expected: int) -> None:
     repo = tmp_path / "repo"
     specs = write(repo / "message_specs", {"Sample.json": OLD})
     _git(repo, "init", "-q")

@@ -79,38 +79,49 @@ def test_offset_commit_value_becomes_flexible(tmp_path: Path) -> None:
     result = lint(load_set(old), load_set(new))
     assert result.exit_code == 0
     assert found(result) == [
-        ("coordinator-value-made-flexible", "$.flexibleVersions",
-         "version 4 of OffsetCommitValue is its first flexible version; readers older than "
-         "KIP-915 (Kafka 3.5) cannot read it, so keep writing version 3 until a tagged field "
-         "is needed and a downgrade below this release is ruled out"),
+        (
+            "coordinator-value-made-flexible",
+            "$.flexibleVersions",
+            "version 4 of OffsetCommitValue is its first flexible version; readers older than "
+            "KIP-915 (Kafka 3.5) cannot read it, so keep writing version 3 until a tagged field "
+            "is needed and a downgrade below this release is ruled out",
+        ),
     ]
     report = _downgrade(result, 1)
-    assert [(str(v.versions), v.readable) for v in report.verdicts] == [
-        ("0-3", True), ("4", False)]
+    assert [(str(v.versions), v.readable) for v in report.verdicts] == [("0-3", True), ("4", False)]
 
 
 def test_offset_commit_value_breaking_variants(tmp_path: Path) -> None:
     old = _copy(["OffsetCommitKey", "OffsetCommitValue"], CORPUS, tmp_path / "old")
     variants = {
-        "field-type-changed": ('"name": "offset", "type": "int64"',
-                               '"name": "offset", "type": "int32"'),
+        "field-type-changed": (
+            '"name": "offset", "type": "int64"',
+            '"name": "offset", "type": "int32"',
+        ),
         "field-removed-from-existing-version": (
-            '{ "name": "commitTimestamp", "type": "int64", "versions": "0+" },', ""),
-        "coordinator-value-untagged-change": (
-            '"validVersions": "0-4"', '"validVersions": "0-5"'),
-        "fields-reordered": ('"name": "offset", "type": "int64"',
-                             '"name": "metadata", "type": "int64"'),
+            '{ "name": "commitTimestamp", "type": "int64", "versions": "0+" },',
+            "",
+        ),
+        "coordinator-value-untagged-change": ('"validVersions": "0-4"', '"validVersions": "0-5"'),
+        "fields-reordered": (
+            '"name": "offset", "type": "int64"',
+            '"name": "metadata", "type": "int64"',
+        ),
     }
     base = (CORPUS / GROUP / "OffsetCommitValue.json").read_text()
     for rule, (before, after) in variants.items():
         new = _copy(["OffsetCommitKey"], CORPUS, tmp_path / rule)
         text = base.replace(before, after)
         if rule == "coordinator-value-untagged-change":
-            text = text.replace('"versions": "0+" },', '"versions": "0+" },\n'
-                                '    { "name": "extra", "type": "int32", "versions": "5+" },', 1)
+            text = text.replace(
+                '"versions": "0+" },',
+                '"versions": "0+" },\n    { "name": "extra", "type": "int32", "versions": "5+" },',
+                1,
+            )
         if rule == "fields-reordered":
-            text = text.replace('{ "name": "metadata", "type": "string"',
-                                '{ "name": "offset", "type": "string"')
+            text = text.replace(
+                '{ "name": "metadata", "type": "string"', '{ "name": "offset", "type": "string"'
+            )
         (new / "OffsetCommitValue.json").write_text(text)
         result = lint(load_set(old), load_set(new))
         assert result.exit_code == 1, rule
@@ -128,7 +139,8 @@ def test_tagged_field_added_to_flexible_coordinator_value(tmp_path: Path) -> Non
     assert {f.rule for f in result.findings} == {"coordinator-model-changed"}
     report = _downgrade(result, 8)
     assert [(str(v.versions), v.readable, v.reason) for v in report.verdicts] == [
-        ("0", True, "same layout in both specs")]
+        ("0", True, "same layout in both specs")
+    ]
 
 
 def test_tagged_field_added_in_the_same_model(tmp_path: Path) -> None:
@@ -136,11 +148,14 @@ def test_tagged_field_added_in_the_same_model(tmp_path: Path) -> None:
     old = _copy(names, CORPUS, tmp_path / "old")
     new = _copy(names, CORPUS, tmp_path / "new")
     value = new / "ConsumerGroupCurrentMemberAssignmentValue.json"
-    value.write_text(value.read_text().replace(
-        '"about": "The partition Ids." }',
-        '"about": "The partition Ids." },\n      { "name": "AssignmentEpochs", "type": "[]int32",'
-        ' "versions": "0+", "nullableVersions": "0+", "taggedVersions": "0+", "tag": 0,'
-        ' "default": "null", "about": "Epochs." }'))
+    value.write_text(
+        value.read_text().replace(
+            '"about": "The partition Ids." }',
+            '"about": "The partition Ids." },\n      { "name": "AssignmentEpochs", "type": "[]int32",'
+            ' "versions": "0+", "nullableVersions": "0+", "taggedVersions": "0+", "tag": 0,'
+            ' "default": "null", "about": "Epochs." }',
+        )
+    )
     result = lint(load_set(old), load_set(new))
     assert result.findings == ()
 
@@ -151,14 +166,22 @@ def test_new_value_version_with_tagged_field_is_readable_after_downgrade(tmp_pat
     new = _copy(names, CORPUS, tmp_path / "new")
     value = new / "ConsumerGroupMetadataValue.json"
     text = value.read_text().replace('"validVersions": "0"', '"validVersions": "0-1"')
-    text = text.replace('"fields": [', '"fields": [\n    { "name": "Note", "type": "string", '
-                        '"versions": "1+", "taggedVersions": "1+", "tag": 0 },', 1)
+    text = text.replace(
+        '"fields": [',
+        '"fields": [\n    { "name": "Note", "type": "string", '
+        '"versions": "1+", "taggedVersions": "1+", "tag": 0 },',
+        1,
+    )
     value.write_text(text)
     result = lint(load_set(old), load_set(new))
     assert result.exit_code == 0
     report = _downgrade(result, 3)
     assert [(str(v.versions), v.readable, v.reason) for v in report.verdicts] == [
         ("0", True, "same layout in both specs"),
-        ("1", True, "KIP-915: old readers parse it as version 0; new tagged fields are kept as "
-                    "unknown tags"),
+        (
+            "1",
+            True,
+            "KIP-915: old readers parse it as version 0; new tagged fields are kept as "
+            "unknown tags",
+        ),
     ]

@@ -20,13 +20,21 @@ SCHEMA = Path(__file__).with_name("sarif-2.1.0-subset.schema.json")
 @pytest.fixture
 def result(tmp_path: Path) -> LintResult:
     key = message([field("Id", "string", "3")], name="GroupKey", valid="3")
-    old = {"GroupKey.json": key,
-           "GroupValue.json": message([field("A"), field("B", "string")], name="GroupValue",
-                                      valid="0-1")}
-    new = {"GroupKey.json": key,
-           "GroupValue.json": message([field("A", "int64"), field("B", "string"),
-                                       field("C", "int32", "2+")], name="GroupValue",
-                                      valid="0-2", flexible="2+")}
+    old = {
+        "GroupKey.json": key,
+        "GroupValue.json": message(
+            [field("A"), field("B", "string")], name="GroupValue", valid="0-1"
+        ),
+    }
+    new = {
+        "GroupKey.json": key,
+        "GroupValue.json": message(
+            [field("A", "int64"), field("B", "string"), field("C", "int32", "2+")],
+            name="GroupValue",
+            valid="0-2",
+            flexible="2+",
+        ),
+    }
     return run(tmp_path, old, new, allow=("coordinator-value-made-flexible",))
 
 
@@ -56,7 +64,8 @@ def test_sarif_content(result: LintResult) -> None:
     assert location["artifactLocation"]["uri"].endswith("new/GroupValue.json")
     assert location["region"]["startLine"] == 7
     assert by_rule["coordinator-value-made-flexible"]["suppressions"] == [
-        {"kind": "external", "justification": "allowed on the command line"}]
+        {"kind": "external", "justification": "allowed on the command line"}
+    ]
     assert by_rule["coordinator-value-made-flexible"]["level"] == "note"
 
 
@@ -65,8 +74,18 @@ def test_json(result: LintResult) -> None:
     assert doc["compatible"] is False
     assert doc["summary"] == {"breaking": 2, "warning": 0, "info": 0, "suppressed": 1}
     first = doc["findings"][0]
-    assert set(first) == {"rule", "severity", "message", "path", "line", "jsonPath", "spec",
-                          "suppressed", "suppressionReason", "suppressedBy"}
+    assert set(first) == {
+        "rule",
+        "severity",
+        "message",
+        "path",
+        "line",
+        "jsonPath",
+        "spec",
+        "suppressed",
+        "suppressionReason",
+        "suppressedBy",
+    }
     assert [(f["rule"], f["jsonPath"]) for f in doc["findings"]] == [
         ("coordinator-value-not-flexible", "$.validVersions"),
         ("coordinator-value-made-flexible", "$.flexibleVersions"),
@@ -80,8 +99,9 @@ def test_json(result: LintResult) -> None:
 def test_github(result: LintResult) -> None:
     lines = render_github(result).splitlines()
     assert lines[0].startswith("::error file=")
-    assert ",line=7,title=field-type-changed (breaking)::$.fields[0].type: field A type " in (
-        lines[1])
+    assert (
+        ",line=7,title=field-type-changed (breaking)::$.fields[0].type: field A type " in (lines[1])
+    )
     assert len([line for line in lines if line.startswith("::")]) == 2
     assert "breaking changes found (2 breaking, 0 warning, 0 info, 1 suppressed)" in lines[-1]
 
@@ -98,7 +118,8 @@ def test_text(result: LintResult) -> None:
     lines = text.splitlines()
     assert lines[1].endswith(
         "GroupValue.json:7: $.fields[0].type: breaking [field-type-changed] field A type changed "
-        "from int32 to int64; keep the type and add a new field in a new version instead")
+        "from int32 to int64; keep the type and add a new field in a new version instead"
+    )
     assert "(suppressed: allowed on the command line)" in text
     assert "Downgrade report" in text
     assert "    versions 0-1: NOT readable: the non-tagged fields differ" in text

@@ -43,8 +43,7 @@ def test_a_widening_change_fails_backwards(tmp_path: Path) -> None:
 
 def test_new_field_in_new_version_and_field_ended_before_new_version_pass(tmp_path: Path) -> None:
     old = message([field("A"), field("B", "string")], valid="0-2")
-    new = message([field("A"), field("B", "string", "0-2"), field("C", "int64", "3+")],
-                  valid="0-3")
+    new = message([field("A"), field("B", "string", "0-2"), field("C", "int64", "3+")], valid="0-3")
     assert found(run(tmp_path, old, new)) == []
 
 
@@ -79,9 +78,12 @@ def test_common_struct_fields_are_checked(tmp_path: Path) -> None:
     fields = [field("Members", "[]Member")]
     result = run(tmp_path, message(fields, common=common), message(fields, common=changed))
     assert found(result) == [
-        ("field-type-changed", "$.commonStructs[0].fields[0].type",
-         "field Id type changed from string to int32; keep the type and add a new field in a "
-         "new version instead"),
+        (
+            "field-type-changed",
+            "$.commonStructs[0].fields[0].type",
+            "field Id type changed from string to int32; keep the type and add a new field in a "
+            "new version instead",
+        ),
     ]
 
 
@@ -89,9 +91,12 @@ def test_inline_struct_field_added_to_existing_version(tmp_path: Path) -> None:
     old = message([field("Topics", "[]Topic", fields=[field("Name", "string")])])
     new = message([field("Topics", "[]Topic", fields=[field("Name", "string"), field("Id")])])
     assert found(run(tmp_path, old, new)) == [
-        ("field-added-to-existing-version", "$.fields[0].fields[1]",
-         "non-tagged field Id was added to existing versions 0-2; add it in a new version, or "
-         "as a tagged field in a flexible version"),
+        (
+            "field-added-to-existing-version",
+            "$.fields[0].fields[1]",
+            "non-tagged field Id was added to existing versions 0-2; add it in a new version, or "
+            "as a tagged field in a flexible version",
+        ),
     ]
 
 
@@ -112,4 +117,5 @@ def test_findings_carry_path_and_line(tmp_path: Path) -> None:
     assert new.splitlines()[finding.line].strip() == '"name": "A",'
     assert str(finding).endswith(
         "$.fields[0].type: breaking [field-type-changed] field A type changed from int32 to "
-        "int64; keep the type and add a new field in a new version instead")
+        "int64; keep the type and add a new field in a new version instead"
+    )

@@ -31,32 +31,42 @@ def test_inline_suppression_with_reason(tmp_path: Path) -> None:
     assert found(result) == []
     (finding,) = result.findings
     assert (finding.rule, finding.suppressed, finding.suppressed_by) == (
-        "field-renamed", "the JSON form is unused", "inline")
+        "field-renamed",
+        "the JSON form is unused",
+        "inline",
+    )
     assert result.exit_code == 0
 
 
 def test_inline_suppression_on_the_same_line(tmp_path: Path) -> None:
-    new = _new("").replace('"versions": "0+" }',
-                           '"versions": "0+" } // lint: allow field-renamed -- fine')
+    new = _new("").replace(
+        '"versions": "0+" }', '"versions": "0+" } // lint: allow field-renamed -- fine'
+    )
     assert found(run(tmp_path, OLD, new)) == []
 
 
 def test_suppression_without_reason_is_a_finding_and_ignored(tmp_path: Path) -> None:
     result = run(tmp_path, OLD, _new("// lint: allow field-renamed"))
     assert [(r, p) for r, p, _ in found(result)] == [
-        ("suppression-without-reason", "$"), ("field-renamed", "$.fields[0].name")]
+        ("suppression-without-reason", "$"),
+        ("field-renamed", "$.fields[0].name"),
+    ]
     assert found(result)[0][2] == (
         "the suppression of field-renamed gives no reason, so it is ignored; write "
-        "`// lint: allow RULE -- why this is fine`")
+        "`// lint: allow RULE -- why this is fine`"
+    )
     assert result.exit_code == 1
 
 
 def test_suppression_of_unknown_rule(tmp_path: Path) -> None:
     result = run(tmp_path, OLD, _new("// lint: allow field-renamed, no-such-rule -- reason"))
     assert found(result) == [
-        ("suppression-unknown-rule", "$",
-         "the suppression names no-such-rule, which is not a lint rule; see docs/lint.md for "
-         "the rule ids"),
+        (
+            "suppression-unknown-rule",
+            "$",
+            "the suppression names no-such-rule, which is not a lint rule; see docs/lint.md for "
+            "the rule ids",
+        ),
     ]
     assert result.findings[0].line == 4
 
@@ -74,6 +84,7 @@ def test_allow_on_the_command_line(tmp_path: Path) -> None:
 
 
 def test_comment_text_inside_a_string_is_not_a_suppression(tmp_path: Path) -> None:
-    new = _new("").replace('"name": "Alpha"',
-                           '"about": "// lint: allow field-renamed -- x", "name": "Alpha"')
+    new = _new("").replace(
+        '"name": "Alpha"', '"about": "// lint: allow field-renamed -- x", "name": "Alpha"'
+    )
     assert [r for r, _, _ in found(run(tmp_path, OLD, new))] == ["field-renamed"]

@@ -183,9 +183,7 @@ class TaggedDemo(_rt.KafkaMessage):
         else:
             self.topic_id = _rt.json_uuid(value, "TaggedDemo", "topicId")
         value = node.get("note", _MISSING)
-        if value is _MISSING:
-            self.note = None
-        elif value is None:
+        if value is _MISSING or value is None:
             self.note = None
         else:
             self.note = _rt.json_str(value, "TaggedDemo", "note")
@@ -344,7 +342,7 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     else:
         if n * 2 > len(buf) - o:
             raise _rt.too_many("weights", o, n, buf)
-        self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(">%dh" % n, buf, o))
+        self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
     try:
@@ -410,7 +408,7 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
     out.append(
         _AP_h[len(self.weights)](*self.weights)
         if len(self.weights) < 64
-        else _pack(">%dh" % len(self.weights), *self.weights)
+        else _pack(f">{len(self.weights)}h", *self.weights)
     )
 
     out.append(_S_i_pack(len(self.members)))
@@ -474,7 +472,7 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     else:
         if n * 2 > len(buf) - o:
             raise _rt.too_many("weights", o, n, buf)
-        self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(">%dh" % n, buf, o))
+        self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
     try:
@@ -612,7 +610,7 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
     out.append(
         _AP_h[len(self.weights)](*self.weights)
         if len(self.weights) < 64
-        else _pack(">%dh" % len(self.weights), *self.weights)
+        else _pack(f">{len(self.weights)}h", *self.weights)
     )
 
     out.append(
@@ -702,7 +700,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     else:
         if n * 2 > len(buf) - o:
             raise _rt.too_many("weights", o, n, buf)
-        self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(">%dh" % n, buf, o))
+        self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
     try:
@@ -861,7 +859,7 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
     out.append(
         _AP_h[len(self.weights)](*self.weights)
         if len(self.weights) < 64
-        else _pack(">%dh" % len(self.weights), *self.weights)
+        else _pack(f">{len(self.weights)}h", *self.weights)
     )
 
     out.append(_S_b_pack(-1 if self.owner is None else 1))
@@ -944,6 +942,6 @@ TaggedDemo._FIELDS = (
     _rt.FieldInfo("epoch", "int32", "", _VersionRange.parse("2+"), _VersionRange.parse("none"), ""),
     _rt.FieldInfo("blob", "bytes", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
 )
-TaggedDemo._STRUCTS = {"Party": Party, "Party": Party}
+TaggedDemo._STRUCTS = {"Party": Party}
 TaggedDemo._READERS = {0: _read_TaggedDemo_v0, 1: _read_TaggedDemo_v1, 2: _read_TaggedDemo_v2}
 TaggedDemo._WRITERS = {0: _write_TaggedDemo_v0, 1: _write_TaggedDemo_v1, 2: _write_TaggedDemo_v2}
