@@ -20,9 +20,10 @@ setup: $(STAMP)
 demo: setup
 	$(PY) -m spark_udfs.demo
 
-## test: every test (codecs, Kafka oracle, dumps, lint, Spark)
+## test: generated code up to date, style and types, then every test
 test: setup
 	$(PY) -m codegen check
+	$(MAKE) --no-print-directory lint typecheck
 	$(PY) -m pytest -n 2 --dist loadgroup -q
 
 ## test-fast: the tests that need neither Spark nor the Kafka jars
@@ -36,7 +37,7 @@ check: $(STAMP)
 	$(PY) -m codegen check
 
 lint: $(STAMP)
-	$(PY) -m ruff check codegen spark_udfs tests bench
+	$(PY) -m ruff check codegen spark_udfs tests bench generated
 	$(PY) -m ruff format --check codegen spark_udfs tests bench
 	$(VENV)/bin/lint-imports
 
