@@ -13,7 +13,6 @@ import hashlib
 import math
 import re
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,15 +71,15 @@ class FieldType:
         return self.struct_name if self.kind == "struct" and self.struct_name else self.kind
 
     @property
-    def is_fixed(self) -> bool:
-        return self.kind in FIXED_TYPES
-
-    @property
     def is_struct_like(self) -> bool:
         """A struct or an array of structs."""
         return self.kind == "struct" or (
             self.kind == "array" and self.element is not None and self.element.kind == "struct"
         )
+
+    @property
+    def is_fixed(self) -> bool:
+        return self.kind in FIXED_TYPES
 
     @property
     def can_be_nullable(self) -> bool:
@@ -146,9 +145,6 @@ class Field:
     @property
     def is_tagged(self) -> bool:
         return self.tag is not None
-
-    def present_in(self, version: int) -> bool:
-        return version in self.versions
 
     def tagged_in(self, version: int) -> bool:
         return version in self.tagged_versions
@@ -702,8 +698,6 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
             problem("$.validVersions", "a coordinator-key must have validVersions 0")
         if spec.flexible_versions not in (None, "none"):
             problem("$.flexibleVersions", "a coordinator-key must have flexibleVersions none")
-    if spec.type == "coordinator-value" and spec.api_key is None:
-        pass  # reported above
 
     common: dict[str, StructSpec] = {}
     for struct in spec.common_structs:
@@ -789,8 +783,3 @@ def build_messages(specs: list[MessageSpec], log: ProblemLog) -> list[Message]:
         if message is not None:
             messages.append(message)
     return sorted(messages, key=lambda m: m.name)
-
-
-def walk_fields(struct: Struct) -> Iterator[tuple[Struct, Field]]:
-    for f in struct.fields:
-        yield struct, f

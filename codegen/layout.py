@@ -58,14 +58,6 @@ class Step:
         letters = {"16s": "u", "?": "z"}
         return "_S_" + "".join(letters.get(i.fmt, i.fmt) for i in self.items)
 
-    @property
-    def value_items(self) -> tuple[RunItem, ...]:
-        return tuple(i for i in self.items if i.role == "value")
-
-    @property
-    def min_size(self) -> int:
-        return self.size
-
 
 @dataclass(frozen=True, slots=True)
 class ElementLayout:
@@ -117,18 +109,6 @@ class StructLayout:
     @property
     def suffix(self) -> str:
         return f"{self.struct.name}_v{self.version}"
-
-    @property
-    def min_size(self) -> int:
-        total = 0
-        for step in self.steps:
-            if step.kind == "run":
-                total += step.size
-            elif step.kind == "struct":
-                total += 1 if step.nullable else 0
-            elif not step.length_in_run:
-                total += 1 if step.compact else _LENGTH_PREFIX[step.kind][1]
-        return total + (1 if self.flexible else 0)
 
 
 ChildLookup = Callable[[Struct, int], str]

@@ -225,14 +225,6 @@ def read_uuid(raw: bytes) -> uuid.UUID:
     return value
 
 
-def read_unknown_tag(
-    buf: bytes, offset: int, end: int, tag: int, unknown: dict[int, bytes]
-) -> dict[int, bytes]:
-    """Keep an unknown tagged field's raw bytes (creating the dict on first use)."""
-    unknown[tag] = bytes(buf[offset:end])
-    return unknown
-
-
 # ----------------------------------------------------------------------------- encoding
 
 
@@ -246,26 +238,6 @@ def encode_tagged(
         out.append(uvarint(tag))
         out.append(uvarint(len(payload)))
         out.append(payload)
-
-
-def check_unknown_tags(unknown: Mapping[int, bytes], known_tags: tuple[int, ...]) -> None:
-    for tag in unknown:
-        if tag in known_tags:
-            raise EncodeError(f"tag {tag} is a known tag and cannot also be an unknown tag")
-
-
-def compact_bytes(data: bytes) -> bytes:
-    return uvarint(len(data) + 1) + data
-
-
-def encode_string(value: str, field: str) -> bytes:
-    data = value.encode("utf-8")
-    if len(data) > MAX_STRING_LENGTH:
-        raise ValueRangeError(
-            f"string of {len(data)} UTF-8 bytes is too long to write (at most {MAX_STRING_LENGTH})",
-            field=field,
-        )
-    return data
 
 
 def unsupported_field(field: str) -> UnsupportedFieldError:
