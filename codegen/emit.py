@@ -8,7 +8,6 @@ file that differs, is missing or is extra.
 from __future__ import annotations
 
 import filecmp
-import os
 import shutil
 import subprocess
 import sys
@@ -172,12 +171,15 @@ def write_package(spec_roots: list[Path], out: Path) -> list[Path]:
     messages = load_messages(spec_roots)
     with tempfile.TemporaryDirectory(prefix="kafka-specgen-") as tmp:
         scratch = Path(tmp)
-        if keep_scratch := os.environ.get("KAFKA_SPECGEN_KEEP_SCRATCH"):
-            scratch = Path(keep_scratch)
-            scratch.mkdir(parents=True, exist_ok=True)
         for module in render_package(messages, spec_roots):
             (scratch / module.name).write_text(module.text, encoding="utf-8")
-        format_folder(scratch)
+        try:
+            format_folder(scratch)
+        except RuntimeError as exc:
+            # A template emitted invalid Python: keep the rendered files to look at.
+            kept = Path(tempfile.mkdtemp(prefix="kafka-specgen-unformatted-"))
+            shutil.copytree(scratch, kept, dirs_exist_ok=True)
+            raise RuntimeError(f"{exc}\nthe rendered modules are kept in {kept}") from None
         out.mkdir(parents=True, exist_ok=True)
         written = sorted(scratch.glob("*.py"))
         keep = {p.name for p in written}
