@@ -197,9 +197,15 @@ class MetadataDecoder:
                 value,
                 error=f"unknown version {version} of {cls.SPEC_NAME} (valid: {cls.VALID_VERSIONS})",
             )
+        error = None
         try:
             obj, end = reader(value, pos)
         except Exception as exc:
+            error = f"Failed to deserialize record with type {api_key}: {exc}"
+        else:
+            if end != len(value):
+                error = f"Found {len(value) - end} byte(s) of garbage after {api_key}"
+        if error is not None:
             return DecodedRecord(
                 offset,
                 timestamp,
@@ -212,22 +218,7 @@ class MetadataDecoder:
                 key,
                 value,
                 newer_than_spec=newer,
-                error=f"Failed to deserialize record with type {api_key}: {exc}",
-            )
-        if end != len(value):
-            return DecodedRecord(
-                offset,
-                timestamp,
-                ERROR,
-                api_key,
-                name,
-                frame,
-                None,
-                version,
-                key,
-                value,
-                newer_than_spec=newer,
-                error=f"Found {len(value) - end} byte(s) of garbage after {api_key}",
+                error=error,
             )
         return DecodedRecord(
             offset,
