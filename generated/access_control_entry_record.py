@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_b_unpack = _struct.Struct(">b").unpack_from
@@ -163,7 +164,7 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
     if n < 0 or e > len(buf):
         raise _rt.bad_length("resource_name", o, n, buf)
     try:
-        self.resource_name = buf[o:e].decode()
+        self.resource_name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("resource_name", o, exc) from None
     o = e
@@ -190,7 +191,7 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
     if n < 0 or e > len(buf):
         raise _rt.bad_length("principal", o, n, buf)
     try:
-        self.principal = buf[o:e].decode()
+        self.principal = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("principal", o, exc) from None
     o = e
@@ -211,7 +212,7 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
     if n < 0 or e > len(buf):
         raise _rt.bad_length("host", o, n, buf)
     try:
-        self.host = buf[o:e].decode()
+        self.host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("host", o, exc) from None
     o = e
@@ -241,7 +242,132 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read AccessControlEntryRecord at version 0 as a row."""
+    r_id: Any
+    r_resource_type: Any
+    r_resource_name: Any
+    r_pattern_type: Any
+    r_principal: Any
+    r_host: Any
+    r_operation: Any
+    r_permission_type: Any
+    try:
+        (u_id, r_resource_type) = _S_ub_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("id", 16), ("resource_type", 1))) from None
+    o += 17
+    r_id = _rt.read_uuid(u_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("resource_name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "resource_name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("resource_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("resource_name", o, n, buf)
+    try:
+        r_resource_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("resource_name", o, exc) from None
+    o = e
+
+    try:
+        (r_pattern_type,) = _S_b_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("pattern_type", 1),)) from None
+    o += 1
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("principal", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "principal")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("principal", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("principal", o, n, buf)
+    try:
+        r_principal = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("principal", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        r_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
+
+    try:
+        (r_operation, r_permission_type) = _S_bb_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("operation", 1), ("permission_type", 1))) from None
+    o += 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_id,
+        r_resource_type,
+        r_resource_name,
+        r_pattern_type,
+        r_principal,
+        r_host,
+        r_operation,
+        r_permission_type,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list[bytes]) -> None:
@@ -307,6 +433,18 @@ AccessControlEntryRecord._FIELDS = (
         "permission_type", "int8", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+AccessControlEntryRecord.ROW_FIELDS = (
+    "id",
+    "resource_type",
+    "resource_name",
+    "pattern_type",
+    "principal",
+    "host",
+    "operation",
+    "permission_type",
+    "unknown_tags",
+)
 AccessControlEntryRecord._STRUCTS = {}
 AccessControlEntryRecord._READERS = {0: _read_AccessControlEntryRecord_v0}
+AccessControlEntryRecord._ROW_READERS = {0: _row_AccessControlEntryRecord_v0}
 AccessControlEntryRecord._WRITERS = {0: _write_AccessControlEntryRecord_v0}

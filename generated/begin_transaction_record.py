@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -103,7 +104,7 @@ def _read_BeginTransactionRecord_v0(buf: bytes, o: int) -> tuple[BeginTransactio
                     if e > len(buf):
                         raise _rt.underflow("name", o, n, buf)
                     try:
-                        self.name = buf[o:e].decode()
+                        self.name = buf[o:e].decode() if n else ""
                     except UnicodeDecodeError as exc:
                         raise _rt.bad_utf8("name", o, exc) from None
                     o = e
@@ -118,7 +119,67 @@ def _read_BeginTransactionRecord_v0(buf: bytes, o: int) -> tuple[BeginTransactio
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_BeginTransactionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read BeginTransactionRecord at version 0 as a row."""
+    r_name: Any
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_name = None
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "name")
+                n -= 1
+
+                if n < 0:
+                    r_name = None
+                else:
+                    if n > 0x7FFF:
+                        raise _rt.string_too_long("name", o, n)
+                    e = o + n
+                    if e > len(buf):
+                        raise _rt.underflow("name", o, n, buf)
+                    try:
+                        r_name = buf[o:e].decode() if n else ""
+                    except UnicodeDecodeError as exc:
+                        raise _rt.bad_utf8("name", o, exc) from None
+                    o = e
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "name", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("name", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, unknown or _NO_TAGS), o
 
 
 def _write_BeginTransactionRecord_v0(self: BeginTransactionRecord, out: list[bytes]) -> None:
@@ -148,6 +209,8 @@ def _write_BeginTransactionRecord_v0(self: BeginTransactionRecord, out: list[byt
 BeginTransactionRecord._FIELDS = (
     _rt.FieldInfo("name", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("0+"), ""),
 )
+BeginTransactionRecord.ROW_FIELDS = ("name", "unknown_tags")
 BeginTransactionRecord._STRUCTS = {}
 BeginTransactionRecord._READERS = {0: _read_BeginTransactionRecord_v0}
+BeginTransactionRecord._ROW_READERS = {0: _row_BeginTransactionRecord_v0}
 BeginTransactionRecord._WRITERS = {0: _write_BeginTransactionRecord_v0}

@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_b_unpack = _struct.Struct(">b").unpack_from
@@ -189,7 +190,59 @@ def _read_BrokerRegistrationChangeRecord_v0(
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_BrokerRegistrationChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read BrokerRegistrationChangeRecord at version 0 as a row."""
+    r_broker_id: Any
+    r_broker_epoch: Any
+    r_fenced: Any
+    try:
+        (r_broker_id, r_broker_epoch) = _S_iq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
+    o += 12
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_fenced = 0
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_fenced,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("fenced", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
+        elif tag in [1, 2, 3]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_broker_id, r_broker_epoch, r_fenced, 0, [], None, unknown or _NO_TAGS), o
 
 
 def _write_BrokerRegistrationChangeRecord_v0(
@@ -283,7 +336,85 @@ def _read_BrokerRegistrationChangeRecord_v1(
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_BrokerRegistrationChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read BrokerRegistrationChangeRecord at version 1 as a row."""
+    r_broker_id: Any
+    r_broker_epoch: Any
+    r_fenced: Any
+    r_in_controlled_shutdown: Any
+    try:
+        (r_broker_id, r_broker_epoch) = _S_iq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
+    o += 12
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_fenced = 0
+    r_in_controlled_shutdown = 0
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_fenced,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("fenced", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
+        elif tag == 1:
+            try:
+                try:
+                    (r_in_controlled_shutdown,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("in_controlled_shutdown", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "in_controlled_shutdown",
+                    o,
+                    f"tagged field 1 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("in_controlled_shutdown", o, size, size - (end - o))
+        elif tag in [2, 3]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_broker_id,
+        r_broker_epoch,
+        r_fenced,
+        r_in_controlled_shutdown,
+        [],
+        None,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_BrokerRegistrationChangeRecord_v1(
@@ -417,7 +548,124 @@ def _read_BrokerRegistrationChangeRecord_v2(
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_BrokerRegistrationChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read BrokerRegistrationChangeRecord at version 2 as a row."""
+    r_broker_id: Any
+    r_broker_epoch: Any
+    r_fenced: Any
+    r_in_controlled_shutdown: Any
+    r_log_dirs: Any
+    try:
+        (r_broker_id, r_broker_epoch) = _S_iq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
+    o += 12
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_fenced = 0
+    r_in_controlled_shutdown = 0
+    r_log_dirs = []
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_fenced,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("fenced", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
+        elif tag == 1:
+            try:
+                try:
+                    (r_in_controlled_shutdown,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("in_controlled_shutdown", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "in_controlled_shutdown",
+                    o,
+                    f"tagged field 1 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("in_controlled_shutdown", o, size, size - (end - o))
+        elif tag == 2:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("log_dirs", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "log_dirs")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("log_dirs", o - 1)
+                else:
+                    if n * 16 > len(buf) - o:
+                        raise _rt.too_many("log_dirs", o, n, buf)
+                    items_log_dirs: list[Any] = []
+                    for i in range(n):
+                        try:
+                            try:
+                                v_log_dirs = _rt.read_uuid(buf[o : o + 16])
+                            except ValueError:
+                                raise _rt.short_read(buf, o, (("log_dirs", 16),)) from None
+                            o += 16
+
+                        except _DecodeError as exc:
+                            raise exc.within("log_dirs", i) from None
+                        items_log_dirs.append(v_log_dirs)
+                    r_log_dirs = items_log_dirs
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "log_dirs", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("log_dirs", o, size, size - (end - o))
+        elif tag in [3]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_broker_id,
+        r_broker_epoch,
+        r_fenced,
+        r_in_controlled_shutdown,
+        r_log_dirs,
+        None,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_BrokerRegistrationChangeRecord_v2(
@@ -596,7 +844,161 @@ def _read_BrokerRegistrationChangeRecord_v3(
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_BrokerRegistrationChangeRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read BrokerRegistrationChangeRecord at version 3 as a row."""
+    r_broker_id: Any
+    r_broker_epoch: Any
+    r_fenced: Any
+    r_in_controlled_shutdown: Any
+    r_log_dirs: Any
+    r_cordoned_log_dirs: Any
+    try:
+        (r_broker_id, r_broker_epoch) = _S_iq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
+    o += 12
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_fenced = 0
+    r_in_controlled_shutdown = 0
+    r_log_dirs = []
+    r_cordoned_log_dirs = None
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_fenced,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("fenced", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
+        elif tag == 1:
+            try:
+                try:
+                    (r_in_controlled_shutdown,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("in_controlled_shutdown", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "in_controlled_shutdown",
+                    o,
+                    f"tagged field 1 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("in_controlled_shutdown", o, size, size - (end - o))
+        elif tag == 2:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("log_dirs", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "log_dirs")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("log_dirs", o - 1)
+                else:
+                    if n * 16 > len(buf) - o:
+                        raise _rt.too_many("log_dirs", o, n, buf)
+                    items_log_dirs: list[Any] = []
+                    for i in range(n):
+                        try:
+                            try:
+                                v_log_dirs = _rt.read_uuid(buf[o : o + 16])
+                            except ValueError:
+                                raise _rt.short_read(buf, o, (("log_dirs", 16),)) from None
+                            o += 16
+
+                        except _DecodeError as exc:
+                            raise exc.within("log_dirs", i) from None
+                        items_log_dirs.append(v_log_dirs)
+                    r_log_dirs = items_log_dirs
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "log_dirs", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("log_dirs", o, size, size - (end - o))
+        elif tag == 3:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("cordoned_log_dirs", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "cordoned_log_dirs")
+                n -= 1
+
+                if n < 0:
+                    r_cordoned_log_dirs = None
+                else:
+                    if n * 16 > len(buf) - o:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    items_cordoned_log_dirs: list[Any] = []
+                    for i in range(n):
+                        try:
+                            try:
+                                v_cordoned_log_dirs = _rt.read_uuid(buf[o : o + 16])
+                            except ValueError:
+                                raise _rt.short_read(buf, o, (("cordoned_log_dirs", 16),)) from None
+                            o += 16
+
+                        except _DecodeError as exc:
+                            raise exc.within("cordoned_log_dirs", i) from None
+                        items_cordoned_log_dirs.append(v_cordoned_log_dirs)
+                    r_cordoned_log_dirs = items_cordoned_log_dirs
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "cordoned_log_dirs", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("cordoned_log_dirs", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_broker_id,
+        r_broker_epoch,
+        r_fenced,
+        r_in_controlled_shutdown,
+        r_log_dirs,
+        r_cordoned_log_dirs,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_BrokerRegistrationChangeRecord_v3(
@@ -677,12 +1079,27 @@ BrokerRegistrationChangeRecord._FIELDS = (
         "",
     ),
 )
+BrokerRegistrationChangeRecord.ROW_FIELDS = (
+    "broker_id",
+    "broker_epoch",
+    "fenced",
+    "in_controlled_shutdown",
+    "log_dirs",
+    "cordoned_log_dirs",
+    "unknown_tags",
+)
 BrokerRegistrationChangeRecord._STRUCTS = {}
 BrokerRegistrationChangeRecord._READERS = {
     0: _read_BrokerRegistrationChangeRecord_v0,
     1: _read_BrokerRegistrationChangeRecord_v1,
     2: _read_BrokerRegistrationChangeRecord_v2,
     3: _read_BrokerRegistrationChangeRecord_v3,
+}
+BrokerRegistrationChangeRecord._ROW_READERS = {
+    0: _row_BrokerRegistrationChangeRecord_v0,
+    1: _row_BrokerRegistrationChangeRecord_v1,
+    2: _row_BrokerRegistrationChangeRecord_v2,
+    3: _row_BrokerRegistrationChangeRecord_v3,
 }
 BrokerRegistrationChangeRecord._WRITERS = {
     0: _write_BrokerRegistrationChangeRecord_v0,

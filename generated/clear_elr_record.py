@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -79,7 +80,7 @@ def _read_ClearElrRecord_v0(buf: bytes, o: int) -> tuple[ClearElrRecord, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("topic_name", o, n, buf)
     try:
-        self.topic_name = buf[o:e].decode()
+        self.topic_name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("topic_name", o, exc) from None
     o = e
@@ -103,7 +104,54 @@ def _read_ClearElrRecord_v0(buf: bytes, o: int) -> tuple[ClearElrRecord, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ClearElrRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ClearElrRecord at version 0 as a row."""
+    r_topic_name: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("topic_name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "topic_name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic_name", o, n, buf)
+    try:
+        r_topic_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic_name", o, exc) from None
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_topic_name, unknown or _NO_TAGS), o
 
 
 def _write_ClearElrRecord_v0(self: ClearElrRecord, out: list[bytes]) -> None:
@@ -130,6 +178,8 @@ ClearElrRecord._FIELDS = (
         "topic_name", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+ClearElrRecord.ROW_FIELDS = ("topic_name", "unknown_tags")
 ClearElrRecord._STRUCTS = {}
 ClearElrRecord._READERS = {0: _read_ClearElrRecord_v0}
+ClearElrRecord._ROW_READERS = {0: _row_ClearElrRecord_v0}
 ClearElrRecord._WRITERS = {0: _write_ClearElrRecord_v0}

@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_dz_unpack = _struct.Struct(">d?").unpack_from
@@ -153,7 +154,7 @@ def _read_EntityData_v0(buf: bytes, o: int) -> tuple[EntityData, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("entity_type", o, n, buf)
     try:
-        self.entity_type = buf[o:e].decode()
+        self.entity_type = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("entity_type", o, exc) from None
     o = e
@@ -177,7 +178,7 @@ def _read_EntityData_v0(buf: bytes, o: int) -> tuple[EntityData, int]:
         if e > len(buf):
             raise _rt.underflow("entity_name", o, n, buf)
         try:
-            self.entity_name = buf[o:e].decode()
+            self.entity_name = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("entity_name", o, exc) from None
         o = e
@@ -201,7 +202,79 @@ def _read_EntityData_v0(buf: bytes, o: int) -> tuple[EntityData, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_EntityData_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read EntityData at version 0 as a row."""
+    r_entity_type: Any
+    r_entity_name: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("entity_type", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "entity_type")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("entity_type", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("entity_type", o, n, buf)
+    try:
+        r_entity_type = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("entity_type", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("entity_name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "entity_name")
+    n -= 1
+
+    if n < 0:
+        r_entity_name = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("entity_name", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("entity_name", o, n, buf)
+        try:
+            r_entity_name = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("entity_name", o, exc) from None
+        o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_entity_type, r_entity_name, unknown or _NO_TAGS), o
 
 
 def _write_EntityData_v0(self: EntityData, out: list[bytes]) -> None:
@@ -281,7 +354,7 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
     if n < 0 or e > len(buf):
         raise _rt.bad_length("key", o, n, buf)
     try:
-        self.key = buf[o:e].decode()
+        self.key = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("key", o, exc) from None
     o = e
@@ -311,7 +384,88 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ClientQuotaRecord at version 0 as a row."""
+    r_entity: Any
+    r_key: Any
+    r_value: Any
+    r_remove: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("entity", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "entity")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("entity", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("entity", o, n, buf)
+        items_entity: list[Any] = []
+        for i in range(n):
+            try:
+                v_entity, o = _row_EntityData_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("entity", i) from None
+            items_entity.append(v_entity)
+        r_entity = items_entity
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("key", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "key")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("key", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("key", o, n, buf)
+    try:
+        r_key = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("key", o, exc) from None
+    o = e
+
+    try:
+        (r_value, r_remove) = _S_dz_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("value", 8), ("remove", 1))) from None
+    o += 9
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_entity, r_key, r_value, r_remove, unknown or _NO_TAGS), o
 
 
 def _write_ClientQuotaRecord_v0(self: ClientQuotaRecord, out: list[bytes]) -> None:
@@ -346,6 +500,7 @@ EntityData._FIELDS = (
         "entity_name", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("0+"), ""
     ),
 )
+EntityData.ROW_FIELDS = ("entity_type", "entity_name", "unknown_tags")
 EntityData._STRUCTS = {}
 
 
@@ -364,6 +519,8 @@ ClientQuotaRecord._FIELDS = (
     ),
     _rt.FieldInfo("remove", "bool", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
 )
+ClientQuotaRecord.ROW_FIELDS = ("entity", "key", "value", "remove", "unknown_tags")
 ClientQuotaRecord._STRUCTS = {"EntityData": EntityData}
 ClientQuotaRecord._READERS = {0: _read_ClientQuotaRecord_v0}
+ClientQuotaRecord._ROW_READERS = {0: _row_ClientQuotaRecord_v0}
 ClientQuotaRecord._WRITERS = {0: _write_ClientQuotaRecord_v0}

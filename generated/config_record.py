@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_b_unpack = _struct.Struct(">b").unpack_from
@@ -117,7 +118,7 @@ def _read_ConfigRecord_v0(buf: bytes, o: int) -> tuple[ConfigRecord, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("resource_name", o, n, buf)
     try:
-        self.resource_name = buf[o:e].decode()
+        self.resource_name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("resource_name", o, exc) from None
     o = e
@@ -138,7 +139,7 @@ def _read_ConfigRecord_v0(buf: bytes, o: int) -> tuple[ConfigRecord, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -162,7 +163,7 @@ def _read_ConfigRecord_v0(buf: bytes, o: int) -> tuple[ConfigRecord, int]:
         if e > len(buf):
             raise _rt.underflow("value", o, n, buf)
         try:
-            self.value = buf[o:e].decode()
+            self.value = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("value", o, exc) from None
         o = e
@@ -186,7 +187,108 @@ def _read_ConfigRecord_v0(buf: bytes, o: int) -> tuple[ConfigRecord, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ConfigRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConfigRecord at version 0 as a row."""
+    r_resource_type: Any
+    r_resource_name: Any
+    r_name: Any
+    r_value: Any
+    try:
+        (r_resource_type,) = _S_b_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("resource_type", 1),)) from None
+    o += 1
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("resource_name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "resource_name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("resource_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("resource_name", o, n, buf)
+    try:
+        r_resource_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("resource_name", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("value", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "value")
+    n -= 1
+
+    if n < 0:
+        r_value = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("value", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("value", o, n, buf)
+        try:
+            r_value = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("value", o, exc) from None
+        o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_resource_type, r_resource_name, r_name, r_value, unknown or _NO_TAGS), o
 
 
 def _write_ConfigRecord_v0(self: ConfigRecord, out: list[bytes]) -> None:
@@ -237,6 +339,8 @@ ConfigRecord._FIELDS = (
     _rt.FieldInfo("name", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
     _rt.FieldInfo("value", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("0+"), ""),
 )
+ConfigRecord.ROW_FIELDS = ("resource_type", "resource_name", "name", "value", "unknown_tags")
 ConfigRecord._STRUCTS = {}
 ConfigRecord._READERS = {0: _read_ConfigRecord_v0}
+ConfigRecord._ROW_READERS = {0: _row_ConfigRecord_v0}
 ConfigRecord._WRITERS = {0: _write_ConfigRecord_v0}

@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -273,7 +274,7 @@ def _read_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[ClassicProtocol, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -313,7 +314,71 @@ def _read_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[ClassicProtocol, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ClassicProtocol at version 0 as a row."""
+    r_name: Any
+    r_metadata: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("metadata", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "metadata")
+    n -= 1
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    r_metadata = buf[o:e]
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, r_metadata, unknown or _NO_TAGS), o
 
 
 def _write_ClassicProtocol_v0(self: ClassicProtocol, out: list[bytes]) -> None:
@@ -392,7 +457,65 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ClassicMemberMetadata at version 0 as a row."""
+    r_session_timeout_ms: Any
+    r_supported_protocols: Any
+    try:
+        (r_session_timeout_ms,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("session_timeout_ms", 4),)) from None
+    o += 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("supported_protocols", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "supported_protocols")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("supported_protocols", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("supported_protocols", o, n, buf)
+        items_supported_protocols: list[Any] = []
+        for i in range(n):
+            try:
+                v_supported_protocols, o = _row_ClassicProtocol_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("supported_protocols", i) from None
+            items_supported_protocols.append(v_supported_protocols)
+        r_supported_protocols = items_supported_protocols
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_session_timeout_ms, r_supported_protocols, unknown or _NO_TAGS), o
 
 
 def _write_ClassicMemberMetadata_v0(self: ClassicMemberMetadata, out: list[bytes]) -> None:
@@ -438,7 +561,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         if e > len(buf):
             raise _rt.underflow("instance_id", o, n, buf)
         try:
-            self.instance_id = buf[o:e].decode()
+            self.instance_id = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("instance_id", o, exc) from None
         o = e
@@ -462,7 +585,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         if e > len(buf):
             raise _rt.underflow("rack_id", o, n, buf)
         try:
-            self.rack_id = buf[o:e].decode()
+            self.rack_id = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("rack_id", o, exc) from None
         o = e
@@ -483,7 +606,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_id", o, n, buf)
     try:
-        self.client_id = buf[o:e].decode()
+        self.client_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_id", o, exc) from None
     o = e
@@ -504,7 +627,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_host", o, n, buf)
     try:
-        self.client_host = buf[o:e].decode()
+        self.client_host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_host", o, exc) from None
     o = e
@@ -545,7 +668,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
                 if e > len(buf):
                     raise _rt.underflow("subscribed_topic_names", o, n, buf)
                 try:
-                    v_subscribed_topic_names = buf[o:e].decode()
+                    v_subscribed_topic_names = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("subscribed_topic_names", o, exc) from None
                 o = e
@@ -574,7 +697,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         if e > len(buf):
             raise _rt.underflow("subscribed_topic_regex", o, n, buf)
         try:
-            self.subscribed_topic_regex = buf[o:e].decode()
+            self.subscribed_topic_regex = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("subscribed_topic_regex", o, exc) from None
         o = e
@@ -604,7 +727,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         if e > len(buf):
             raise _rt.underflow("server_assignor", o, n, buf)
         try:
-            self.server_assignor = buf[o:e].decode()
+            self.server_assignor = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("server_assignor", o, exc) from None
         o = e
@@ -650,7 +773,264 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ConsumerGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerGroupMemberMetadataValue at version 0 as a row."""
+    r_instance_id: Any
+    r_rack_id: Any
+    r_client_id: Any
+    r_client_host: Any
+    r_subscribed_topic_names: Any
+    r_subscribed_topic_regex: Any
+    r_rebalance_timeout_ms: Any
+    r_server_assignor: Any
+    r_classic_member_metadata: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("instance_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "instance_id")
+    n -= 1
+
+    if n < 0:
+        r_instance_id = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("instance_id", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("instance_id", o, n, buf)
+        try:
+            r_instance_id = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("instance_id", o, exc) from None
+        o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("rack_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "rack_id")
+    n -= 1
+
+    if n < 0:
+        r_rack_id = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("rack_id", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("rack_id", o, n, buf)
+        try:
+            r_rack_id = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("rack_id", o, exc) from None
+        o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("client_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "client_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        r_client_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("client_host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "client_host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        r_client_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("subscribed_topic_names", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "subscribed_topic_names")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("subscribed_topic_names", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("subscribed_topic_names", o, n, buf)
+        items_subscribed_topic_names: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("subscribed_topic_names", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "subscribed_topic_names")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("subscribed_topic_names", o)
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("subscribed_topic_names", o, n)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("subscribed_topic_names", o, n, buf)
+                try:
+                    v_subscribed_topic_names = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("subscribed_topic_names", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("subscribed_topic_names", i) from None
+            items_subscribed_topic_names.append(v_subscribed_topic_names)
+        r_subscribed_topic_names = items_subscribed_topic_names
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("subscribed_topic_regex", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "subscribed_topic_regex")
+    n -= 1
+
+    if n < 0:
+        r_subscribed_topic_regex = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("subscribed_topic_regex", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("subscribed_topic_regex", o, n, buf)
+        try:
+            r_subscribed_topic_regex = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("subscribed_topic_regex", o, exc) from None
+        o = e
+
+    try:
+        (r_rebalance_timeout_ms,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("rebalance_timeout_ms", 4),)) from None
+    o += 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("server_assignor", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "server_assignor")
+    n -= 1
+
+    if n < 0:
+        r_server_assignor = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("server_assignor", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("server_assignor", o, n, buf)
+        try:
+            r_server_assignor = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("server_assignor", o, exc) from None
+        o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_classic_member_metadata = (0, [], _NO_TAGS)
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                m = buf[o]
+                if m < 0x80:
+                    o += 1
+                else:
+                    m, o = _rt.read_uvarint(buf, o, "classic_member_metadata")
+                if not 0 < (m & 0xFFFFFFFF) < 0x80000000:
+                    r_classic_member_metadata = None
+                else:
+                    r_classic_member_metadata, o = _row_ClassicMemberMetadata_v0(buf, o)
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "classic_member_metadata",
+                    o,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("classic_member_metadata", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_instance_id,
+        r_rack_id,
+        r_client_id,
+        r_client_host,
+        r_subscribed_topic_names,
+        r_subscribed_topic_regex,
+        r_rebalance_timeout_ms,
+        r_server_assignor,
+        r_classic_member_metadata,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_ConsumerGroupMemberMetadataValue_v0(
@@ -773,6 +1153,7 @@ ClassicProtocol._FIELDS = (
         "metadata", "bytes", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+ClassicProtocol.ROW_FIELDS = ("name", "metadata", "unknown_tags")
 ClassicProtocol._STRUCTS = {}
 
 
@@ -794,6 +1175,7 @@ ClassicMemberMetadata._FIELDS = (
         "ClassicProtocol",
     ),
 )
+ClassicMemberMetadata.ROW_FIELDS = ("session_timeout_ms", "supported_protocols", "unknown_tags")
 ClassicMemberMetadata._STRUCTS = {"ClassicProtocol": ClassicProtocol}
 
 
@@ -846,6 +1228,19 @@ ConsumerGroupMemberMetadataValue._FIELDS = (
         "ClassicMemberMetadata",
     ),
 )
+ConsumerGroupMemberMetadataValue.ROW_FIELDS = (
+    "instance_id",
+    "rack_id",
+    "client_id",
+    "client_host",
+    "subscribed_topic_names",
+    "subscribed_topic_regex",
+    "rebalance_timeout_ms",
+    "server_assignor",
+    "classic_member_metadata",
+    "unknown_tags",
+)
 ConsumerGroupMemberMetadataValue._STRUCTS = {"ClassicMemberMetadata": ClassicMemberMetadata}
 ConsumerGroupMemberMetadataValue._READERS = {0: _read_ConsumerGroupMemberMetadataValue_v0}
+ConsumerGroupMemberMetadataValue._ROW_READERS = {0: _row_ConsumerGroupMemberMetadataValue_v0}
 ConsumerGroupMemberMetadataValue._WRITERS = {0: _write_ConsumerGroupMemberMetadataValue_v0}

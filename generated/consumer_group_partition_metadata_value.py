@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -216,7 +217,7 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
                 if e > len(buf):
                     raise _rt.underflow("racks", o, n, buf)
                 try:
-                    v_racks = buf[o:e].decode()
+                    v_racks = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("racks", o, exc) from None
                 o = e
@@ -245,7 +246,86 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read PartitionMetadata at version 0 as a row."""
+    r_partition: Any
+    r_racks: Any
+    try:
+        (r_partition,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("partition", 4),)) from None
+    o += 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("racks", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "racks")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("racks", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("racks", o, n, buf)
+        items_racks: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("racks", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "racks")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("racks", o)
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("racks", o, n)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("racks", o, n, buf)
+                try:
+                    v_racks = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("racks", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("racks", i) from None
+            items_racks.append(v_racks)
+        r_racks = items_racks
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_partition, r_racks, unknown or _NO_TAGS), o
 
 
 def _write_PartitionMetadata_v0(self: PartitionMetadata, out: list[bytes]) -> None:
@@ -298,7 +378,7 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("topic_name", o, n, buf)
     try:
-        self.topic_name = buf[o:e].decode()
+        self.topic_name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("topic_name", o, exc) from None
     o = e
@@ -353,7 +433,101 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TopicMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicMetadata at version 0 as a row."""
+    r_topic_id: Any
+    r_topic_name: Any
+    r_num_partitions: Any
+    r_partition_metadata: Any
+    try:
+        (u_topic_id,) = _S_u_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+    o += 16
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("topic_name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "topic_name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic_name", o, n, buf)
+    try:
+        r_topic_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic_name", o, exc) from None
+    o = e
+
+    try:
+        (r_num_partitions,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("num_partitions", 4),)) from None
+    o += 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("partition_metadata", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "partition_metadata")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("partition_metadata", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("partition_metadata", o, n, buf)
+        items_partition_metadata: list[Any] = []
+        for i in range(n):
+            try:
+                v_partition_metadata, o = _row_PartitionMetadata_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("partition_metadata", i) from None
+            items_partition_metadata.append(v_partition_metadata)
+        r_partition_metadata = items_partition_metadata
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_topic_id,
+        r_topic_name,
+        r_num_partitions,
+        r_partition_metadata,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_TopicMetadata_v0(self: TopicMetadata, out: list[bytes]) -> None:
@@ -437,7 +611,58 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ConsumerGroupPartitionMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerGroupPartitionMetadataValue at version 0 as a row."""
+    r_topics: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("topics", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("topics", o, n, buf)
+        items_topics: list[Any] = []
+        for i in range(n):
+            try:
+                v_topics, o = _row_TopicMetadata_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("topics", i) from None
+            items_topics.append(v_topics)
+        r_topics = items_topics
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_topics, unknown or _NO_TAGS), o
 
 
 def _write_ConsumerGroupPartitionMetadataValue_v0(
@@ -465,6 +690,7 @@ PartitionMetadata._FIELDS = (
         "racks", "array", "string", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+PartitionMetadata.ROW_FIELDS = ("partition", "racks", "unknown_tags")
 PartitionMetadata._STRUCTS = {}
 
 
@@ -487,6 +713,13 @@ TopicMetadata._FIELDS = (
         "PartitionMetadata",
     ),
 )
+TopicMetadata.ROW_FIELDS = (
+    "topic_id",
+    "topic_name",
+    "num_partitions",
+    "partition_metadata",
+    "unknown_tags",
+)
 TopicMetadata._STRUCTS = {"PartitionMetadata": PartitionMetadata}
 
 
@@ -500,6 +733,8 @@ ConsumerGroupPartitionMetadataValue._FIELDS = (
         "TopicMetadata",
     ),
 )
+ConsumerGroupPartitionMetadataValue.ROW_FIELDS = ("topics", "unknown_tags")
 ConsumerGroupPartitionMetadataValue._STRUCTS = {"TopicMetadata": TopicMetadata}
 ConsumerGroupPartitionMetadataValue._READERS = {0: _read_ConsumerGroupPartitionMetadataValue_v0}
+ConsumerGroupPartitionMetadataValue._ROW_READERS = {0: _row_ConsumerGroupPartitionMetadataValue_v0}
 ConsumerGroupPartitionMetadataValue._WRITERS = {0: _write_ConsumerGroupPartitionMetadataValue_v0}

@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -94,7 +95,7 @@ def _read_ConsumerGroupRegularExpressionKey_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("group_id", o, n, buf)
     try:
-        self.group_id = buf[o:e].decode()
+        self.group_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("group_id", o, exc) from None
     o = e
@@ -109,13 +110,50 @@ def _read_ConsumerGroupRegularExpressionKey_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("regular_expression", o, n, buf)
     try:
-        self.regular_expression = buf[o:e].decode()
+        self.regular_expression = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("regular_expression", o, exc) from None
     o = e
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_ConsumerGroupRegularExpressionKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerGroupRegularExpressionKey at version 0 as a row."""
+    r_group_id: Any
+    r_regular_expression: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("group_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("group_id", o, n, buf)
+    try:
+        r_group_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("group_id", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("regular_expression", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("regular_expression", o, n, buf)
+    try:
+        r_regular_expression = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("regular_expression", o, exc) from None
+    o = e
+
+    return (r_group_id, r_regular_expression, _NO_TAGS), o
 
 
 def _write_ConsumerGroupRegularExpressionKey_v0(
@@ -153,6 +191,8 @@ ConsumerGroupRegularExpressionKey._FIELDS = (
         "",
     ),
 )
+ConsumerGroupRegularExpressionKey.ROW_FIELDS = ("group_id", "regular_expression", "unknown_tags")
 ConsumerGroupRegularExpressionKey._STRUCTS = {}
 ConsumerGroupRegularExpressionKey._READERS = {0: _read_ConsumerGroupRegularExpressionKey_v0}
+ConsumerGroupRegularExpressionKey._ROW_READERS = {0: _row_ConsumerGroupRegularExpressionKey_v0}
 ConsumerGroupRegularExpressionKey._WRITERS = {0: _write_ConsumerGroupRegularExpressionKey_v0}

@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -138,7 +139,7 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    v_topics = buf[o:e].decode()
+                    v_topics = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
@@ -173,7 +174,87 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ConsumerGroupRegularExpressionValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerGroupRegularExpressionValue at version 0 as a row."""
+    r_topics: Any
+    r_version: Any
+    r_timestamp: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("topics", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("topics", o, n, buf)
+        items_topics: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("topics", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "topics")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("topics", o)
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("topics", o, n)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("topics", o, n, buf)
+                try:
+                    v_topics = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("topics", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("topics", i) from None
+            items_topics.append(v_topics)
+        r_topics = items_topics
+
+    try:
+        (r_version, r_timestamp) = _S_qq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("version", 8), ("timestamp", 8))) from None
+    o += 16
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_topics, r_version, r_timestamp, unknown or _NO_TAGS), o
 
 
 def _write_ConsumerGroupRegularExpressionValue_v0(
@@ -213,6 +294,8 @@ ConsumerGroupRegularExpressionValue._FIELDS = (
         "timestamp", "int64", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+ConsumerGroupRegularExpressionValue.ROW_FIELDS = ("topics", "version", "timestamp", "unknown_tags")
 ConsumerGroupRegularExpressionValue._STRUCTS = {}
 ConsumerGroupRegularExpressionValue._READERS = {0: _read_ConsumerGroupRegularExpressionValue_v0}
+ConsumerGroupRegularExpressionValue._ROW_READERS = {0: _row_ConsumerGroupRegularExpressionValue_v0}
 ConsumerGroupRegularExpressionValue._WRITERS = {0: _write_ConsumerGroupRegularExpressionValue_v0}

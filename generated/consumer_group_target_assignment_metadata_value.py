@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -135,7 +136,60 @@ def _read_ConsumerGroupTargetAssignmentMetadataValue_v0(
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ConsumerGroupTargetAssignmentMetadataValue_v0(
+    buf: bytes, o: int
+) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerGroupTargetAssignmentMetadataValue at version 0 as a row."""
+    r_assignment_epoch: Any
+    r_assignment_timestamp: Any
+    try:
+        (r_assignment_epoch,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("assignment_epoch", 4),)) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_assignment_timestamp = 0
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_assignment_timestamp,) = _S_q_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("assignment_timestamp", 8),)) from None
+                o += 8
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "assignment_timestamp",
+                    o,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("assignment_timestamp", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_assignment_epoch, r_assignment_timestamp, unknown or _NO_TAGS), o
 
 
 def _write_ConsumerGroupTargetAssignmentMetadataValue_v0(
@@ -169,9 +223,17 @@ ConsumerGroupTargetAssignmentMetadataValue._FIELDS = (
         "",
     ),
 )
+ConsumerGroupTargetAssignmentMetadataValue.ROW_FIELDS = (
+    "assignment_epoch",
+    "assignment_timestamp",
+    "unknown_tags",
+)
 ConsumerGroupTargetAssignmentMetadataValue._STRUCTS = {}
 ConsumerGroupTargetAssignmentMetadataValue._READERS = {
     0: _read_ConsumerGroupTargetAssignmentMetadataValue_v0
+}
+ConsumerGroupTargetAssignmentMetadataValue._ROW_READERS = {
+    0: _row_ConsumerGroupTargetAssignmentMetadataValue_v0
 }
 ConsumerGroupTargetAssignmentMetadataValue._WRITERS = {
     0: _write_ConsumerGroupTargetAssignmentMetadataValue_v0

@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -131,7 +132,7 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("topic", o, n, buf)
     try:
-        self.topic = buf[o:e].decode()
+        self.topic = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("topic", o, exc) from None
     o = e
@@ -152,6 +153,42 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_TopicPartition_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicPartition at versions 0, 1, 2, 3 as a row."""
+    r_topic: Any
+    r_partitions: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic", o, n, buf)
+    try:
+        r_topic = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("partitions", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("partitions", o - 4)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("partitions", o, n, buf)
+        r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    return (r_topic, r_partitions, _NO_TAGS), o
 
 
 def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
@@ -220,6 +257,49 @@ def _read_ConsumerProtocolAssignment_v0(
     return self, o
 
 
+def _row_ConsumerProtocolAssignment_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerProtocolAssignment at versions 0, 1, 2, 3 as a row."""
+    r_assigned_partitions: Any
+    r_user_data: Any
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("assigned_partitions", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("assigned_partitions", o - 4)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("assigned_partitions", o, n, buf)
+        items_assigned_partitions: list[Any] = []
+        for i in range(n):
+            try:
+                v_assigned_partitions, o = _row_TopicPartition_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("assigned_partitions", i) from None
+            items_assigned_partitions.append(v_assigned_partitions)
+        r_assigned_partitions = items_assigned_partitions
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("user_data", 4),)) from None
+    o += 4
+
+    if n < 0:
+        r_user_data = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("user_data", o, n, buf)
+        r_user_data = buf[o:e]
+        o = e
+
+    return (r_assigned_partitions, r_user_data, _NO_TAGS), o
+
+
 def _write_ConsumerProtocolAssignment_v0(
     self: ConsumerProtocolAssignment, out: list[bytes]
 ) -> None:
@@ -248,6 +328,7 @@ TopicPartition._FIELDS = (
         "partitions", "array", "int32", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+TopicPartition.ROW_FIELDS = ("topic", "partitions", "unknown_tags")
 TopicPartition._STRUCTS = {}
 
 
@@ -264,12 +345,19 @@ ConsumerProtocolAssignment._FIELDS = (
         "user_data", "bytes", "", _VersionRange.parse("0+"), _VersionRange.parse("0+"), ""
     ),
 )
+ConsumerProtocolAssignment.ROW_FIELDS = ("assigned_partitions", "user_data", "unknown_tags")
 ConsumerProtocolAssignment._STRUCTS = {"TopicPartition": TopicPartition}
 ConsumerProtocolAssignment._READERS = {
     0: _read_ConsumerProtocolAssignment_v0,
     1: _read_ConsumerProtocolAssignment_v0,
     2: _read_ConsumerProtocolAssignment_v0,
     3: _read_ConsumerProtocolAssignment_v0,
+}
+ConsumerProtocolAssignment._ROW_READERS = {
+    0: _row_ConsumerProtocolAssignment_v0,
+    1: _row_ConsumerProtocolAssignment_v0,
+    2: _row_ConsumerProtocolAssignment_v0,
+    3: _row_ConsumerProtocolAssignment_v0,
 }
 ConsumerProtocolAssignment._WRITERS = {
     0: _write_ConsumerProtocolAssignment_v0,

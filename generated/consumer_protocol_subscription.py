@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -184,7 +185,7 @@ def _read_TopicPartition_v1(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("topic", o, n, buf)
     try:
-        self.topic = buf[o:e].decode()
+        self.topic = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("topic", o, exc) from None
     o = e
@@ -205,6 +206,42 @@ def _read_TopicPartition_v1(buf: bytes, o: int) -> tuple[TopicPartition, int]:
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_TopicPartition_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicPartition at versions 1, 2, 3 as a row."""
+    r_topic: Any
+    r_partitions: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic", o, n, buf)
+    try:
+        r_topic = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("partitions", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("partitions", o - 4)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("partitions", o, n, buf)
+        r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    return (r_topic, r_partitions, _NO_TAGS), o
 
 
 def _write_TopicPartition_v1(self: TopicPartition, out: list[bytes]) -> None:
@@ -259,7 +296,7 @@ def _read_ConsumerProtocolSubscription_v0(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    v_topics = buf[o:e].decode()
+                    v_topics = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
@@ -289,6 +326,64 @@ def _read_ConsumerProtocolSubscription_v0(
     self.rack_id = None
     self.unknown_tags = {}
     return self, o
+
+
+def _row_ConsumerProtocolSubscription_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerProtocolSubscription at version 0 as a row."""
+    r_topics: Any
+    r_user_data: Any
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topics", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("topics", o - 4)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("topics", o, n, buf)
+        items_topics: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("topics", 2),)) from None
+                o += 2
+
+                if n < 0:
+                    raise _rt.unexpected_null("topics", o)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("topics", o, n, buf)
+                try:
+                    v_topics = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("topics", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("topics", i) from None
+            items_topics.append(v_topics)
+        r_topics = items_topics
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("user_data", 4),)) from None
+    o += 4
+
+    if n < 0:
+        r_user_data = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("user_data", o, n, buf)
+        r_user_data = buf[o:e]
+        o = e
+
+    return (r_topics, r_user_data, [], -1, None, _NO_TAGS), o
 
 
 def _write_ConsumerProtocolSubscription_v0(
@@ -347,7 +442,7 @@ def _read_ConsumerProtocolSubscription_v1(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    v_topics = buf[o:e].decode()
+                    v_topics = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
@@ -397,6 +492,86 @@ def _read_ConsumerProtocolSubscription_v1(
     self.rack_id = None
     self.unknown_tags = {}
     return self, o
+
+
+def _row_ConsumerProtocolSubscription_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerProtocolSubscription at version 1 as a row."""
+    r_topics: Any
+    r_user_data: Any
+    r_owned_partitions: Any
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topics", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("topics", o - 4)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("topics", o, n, buf)
+        items_topics: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("topics", 2),)) from None
+                o += 2
+
+                if n < 0:
+                    raise _rt.unexpected_null("topics", o)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("topics", o, n, buf)
+                try:
+                    v_topics = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("topics", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("topics", i) from None
+            items_topics.append(v_topics)
+        r_topics = items_topics
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("user_data", 4),)) from None
+    o += 4
+
+    if n < 0:
+        r_user_data = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("user_data", o, n, buf)
+        r_user_data = buf[o:e]
+        o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("owned_partitions", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("owned_partitions", o - 4)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("owned_partitions", o, n, buf)
+        items_owned_partitions: list[Any] = []
+        for i in range(n):
+            try:
+                v_owned_partitions, o = _row_TopicPartition_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("owned_partitions", i) from None
+            items_owned_partitions.append(v_owned_partitions)
+        r_owned_partitions = items_owned_partitions
+
+    return (r_topics, r_user_data, r_owned_partitions, -1, None, _NO_TAGS), o
 
 
 def _write_ConsumerProtocolSubscription_v1(
@@ -460,7 +635,7 @@ def _read_ConsumerProtocolSubscription_v2(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    v_topics = buf[o:e].decode()
+                    v_topics = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
@@ -515,6 +690,93 @@ def _read_ConsumerProtocolSubscription_v2(
     self.rack_id = None
     self.unknown_tags = {}
     return self, o
+
+
+def _row_ConsumerProtocolSubscription_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerProtocolSubscription at version 2 as a row."""
+    r_topics: Any
+    r_user_data: Any
+    r_owned_partitions: Any
+    r_generation_id: Any
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topics", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("topics", o - 4)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("topics", o, n, buf)
+        items_topics: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("topics", 2),)) from None
+                o += 2
+
+                if n < 0:
+                    raise _rt.unexpected_null("topics", o)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("topics", o, n, buf)
+                try:
+                    v_topics = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("topics", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("topics", i) from None
+            items_topics.append(v_topics)
+        r_topics = items_topics
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("user_data", 4),)) from None
+    o += 4
+
+    if n < 0:
+        r_user_data = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("user_data", o, n, buf)
+        r_user_data = buf[o:e]
+        o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("owned_partitions", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("owned_partitions", o - 4)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("owned_partitions", o, n, buf)
+        items_owned_partitions: list[Any] = []
+        for i in range(n):
+            try:
+                v_owned_partitions, o = _row_TopicPartition_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("owned_partitions", i) from None
+            items_owned_partitions.append(v_owned_partitions)
+        r_owned_partitions = items_owned_partitions
+
+    try:
+        (r_generation_id,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("generation_id", 4),)) from None
+    o += 4
+
+    return (r_topics, r_user_data, r_owned_partitions, r_generation_id, None, _NO_TAGS), o
 
 
 def _write_ConsumerProtocolSubscription_v2(
@@ -580,7 +842,7 @@ def _read_ConsumerProtocolSubscription_v3(
                 if e > len(buf):
                     raise _rt.underflow("topics", o, n, buf)
                 try:
-                    v_topics = buf[o:e].decode()
+                    v_topics = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("topics", o, exc) from None
                 o = e
@@ -645,13 +907,119 @@ def _read_ConsumerProtocolSubscription_v3(
         if e > len(buf):
             raise _rt.underflow("rack_id", o, n, buf)
         try:
-            self.rack_id = buf[o:e].decode()
+            self.rack_id = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("rack_id", o, exc) from None
         o = e
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_ConsumerProtocolSubscription_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ConsumerProtocolSubscription at version 3 as a row."""
+    r_topics: Any
+    r_user_data: Any
+    r_owned_partitions: Any
+    r_generation_id: Any
+    r_rack_id: Any
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topics", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("topics", o - 4)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("topics", o, n, buf)
+        items_topics: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("topics", 2),)) from None
+                o += 2
+
+                if n < 0:
+                    raise _rt.unexpected_null("topics", o)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("topics", o, n, buf)
+                try:
+                    v_topics = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("topics", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("topics", i) from None
+            items_topics.append(v_topics)
+        r_topics = items_topics
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("user_data", 4),)) from None
+    o += 4
+
+    if n < 0:
+        r_user_data = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("user_data", o, n, buf)
+        r_user_data = buf[o:e]
+        o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("owned_partitions", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("owned_partitions", o - 4)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("owned_partitions", o, n, buf)
+        items_owned_partitions: list[Any] = []
+        for i in range(n):
+            try:
+                v_owned_partitions, o = _row_TopicPartition_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("owned_partitions", i) from None
+            items_owned_partitions.append(v_owned_partitions)
+        r_owned_partitions = items_owned_partitions
+
+    try:
+        (r_generation_id,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("generation_id", 4),)) from None
+    o += 4
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("rack_id", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_rack_id = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("rack_id", o, n, buf)
+        try:
+            r_rack_id = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("rack_id", o, exc) from None
+        o = e
+
+    return (r_topics, r_user_data, r_owned_partitions, r_generation_id, r_rack_id, _NO_TAGS), o
 
 
 def _write_ConsumerProtocolSubscription_v3(
@@ -704,6 +1072,7 @@ TopicPartition._FIELDS = (
         "partitions", "array", "int32", _VersionRange.parse("1+"), _VersionRange.parse("none"), ""
     ),
 )
+TopicPartition.ROW_FIELDS = ("topic", "partitions", "unknown_tags")
 TopicPartition._STRUCTS = {}
 
 
@@ -729,12 +1098,26 @@ ConsumerProtocolSubscription._FIELDS = (
         "rack_id", "string", "", _VersionRange.parse("3+"), _VersionRange.parse("3+"), ""
     ),
 )
+ConsumerProtocolSubscription.ROW_FIELDS = (
+    "topics",
+    "user_data",
+    "owned_partitions",
+    "generation_id",
+    "rack_id",
+    "unknown_tags",
+)
 ConsumerProtocolSubscription._STRUCTS = {"TopicPartition": TopicPartition}
 ConsumerProtocolSubscription._READERS = {
     0: _read_ConsumerProtocolSubscription_v0,
     1: _read_ConsumerProtocolSubscription_v1,
     2: _read_ConsumerProtocolSubscription_v2,
     3: _read_ConsumerProtocolSubscription_v3,
+}
+ConsumerProtocolSubscription._ROW_READERS = {
+    0: _row_ConsumerProtocolSubscription_v0,
+    1: _row_ConsumerProtocolSubscription_v1,
+    2: _row_ConsumerProtocolSubscription_v2,
+    3: _row_ConsumerProtocolSubscription_v3,
 }
 ConsumerProtocolSubscription._WRITERS = {
     0: _write_ConsumerProtocolSubscription_v0,

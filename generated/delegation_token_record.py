@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -158,7 +159,7 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
     if n < 0 or e > len(buf):
         raise _rt.bad_length("owner", o, n, buf)
     try:
-        self.owner = buf[o:e].decode()
+        self.owner = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("owner", o, exc) from None
     o = e
@@ -179,7 +180,7 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
     if n < 0 or e > len(buf):
         raise _rt.bad_length("requester", o, n, buf)
     try:
-        self.requester = buf[o:e].decode()
+        self.requester = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("requester", o, exc) from None
     o = e
@@ -220,7 +221,7 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
                 if e > len(buf):
                     raise _rt.underflow("renewers", o, n, buf)
                 try:
-                    v_renewers = buf[o:e].decode()
+                    v_renewers = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("renewers", o, exc) from None
                 o = e
@@ -256,7 +257,7 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
     if n < 0 or e > len(buf):
         raise _rt.bad_length("token_id", o, n, buf)
     try:
-        self.token_id = buf[o:e].decode()
+        self.token_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("token_id", o, exc) from None
     o = e
@@ -280,7 +281,165 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read DelegationTokenRecord at version 0 as a row."""
+    r_owner: Any
+    r_requester: Any
+    r_renewers: Any
+    r_issue_timestamp: Any
+    r_max_timestamp: Any
+    r_expiration_timestamp: Any
+    r_token_id: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("owner", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "owner")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("owner", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("owner", o, n, buf)
+    try:
+        r_owner = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("owner", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("requester", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "requester")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("requester", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("requester", o, n, buf)
+    try:
+        r_requester = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("requester", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("renewers", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "renewers")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("renewers", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("renewers", o, n, buf)
+        items_renewers: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("renewers", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "renewers")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("renewers", o)
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("renewers", o, n)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("renewers", o, n, buf)
+                try:
+                    v_renewers = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("renewers", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("renewers", i) from None
+            items_renewers.append(v_renewers)
+        r_renewers = items_renewers
+
+    try:
+        (r_issue_timestamp, r_max_timestamp, r_expiration_timestamp) = _S_qqq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("issue_timestamp", 8), ("max_timestamp", 8), ("expiration_timestamp", 8))
+        ) from None
+    o += 24
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("token_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "token_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("token_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("token_id", o, n, buf)
+    try:
+        r_token_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("token_id", o, exc) from None
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_owner,
+        r_requester,
+        r_renewers,
+        r_issue_timestamp,
+        r_max_timestamp,
+        r_expiration_timestamp,
+        r_token_id,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_DelegationTokenRecord_v0(self: DelegationTokenRecord, out: list[bytes]) -> None:
@@ -364,6 +523,17 @@ DelegationTokenRecord._FIELDS = (
         "token_id", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+DelegationTokenRecord.ROW_FIELDS = (
+    "owner",
+    "requester",
+    "renewers",
+    "issue_timestamp",
+    "max_timestamp",
+    "expiration_timestamp",
+    "token_id",
+    "unknown_tags",
+)
 DelegationTokenRecord._STRUCTS = {}
 DelegationTokenRecord._READERS = {0: _read_DelegationTokenRecord_v0}
+DelegationTokenRecord._ROW_READERS = {0: _row_DelegationTokenRecord_v0}
 DelegationTokenRecord._WRITERS = {0: _write_DelegationTokenRecord_v0}

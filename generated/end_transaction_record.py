@@ -15,6 +15,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -72,7 +73,32 @@ def _read_EndTransactionRecord_v0(buf: bytes, o: int) -> tuple[EndTransactionRec
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_EndTransactionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read EndTransactionRecord at version 0 as a row."""
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (unknown or _NO_TAGS,), o
 
 
 def _write_EndTransactionRecord_v0(self: EndTransactionRecord, out: list[bytes]) -> None:
@@ -84,6 +110,8 @@ def _write_EndTransactionRecord_v0(self: EndTransactionRecord, out: list[bytes])
 
 
 EndTransactionRecord._FIELDS = ()
+EndTransactionRecord.ROW_FIELDS = ("unknown_tags",)
 EndTransactionRecord._STRUCTS = {}
 EndTransactionRecord._READERS = {0: _read_EndTransactionRecord_v0}
+EndTransactionRecord._ROW_READERS = {0: _row_EndTransactionRecord_v0}
 EndTransactionRecord._WRITERS = {0: _write_EndTransactionRecord_v0}

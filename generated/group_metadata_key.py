@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -76,13 +77,34 @@ def _read_GroupMetadataKey_v0(buf: bytes, o: int) -> tuple[GroupMetadataKey, int
     if n < 0 or e > len(buf):
         raise _rt.bad_length("group", o, n, buf)
     try:
-        self.group = buf[o:e].decode()
+        self.group = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("group", o, exc) from None
     o = e
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_GroupMetadataKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read GroupMetadataKey at version 0 as a row."""
+    r_group: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("group", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("group", o, n, buf)
+    try:
+        r_group = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("group", o, exc) from None
+    o = e
+
+    return (r_group, _NO_TAGS), o
 
 
 def _write_GroupMetadataKey_v0(self: GroupMetadataKey, out: list[bytes]) -> None:
@@ -101,6 +123,8 @@ def _write_GroupMetadataKey_v0(self: GroupMetadataKey, out: list[bytes]) -> None
 GroupMetadataKey._FIELDS = (
     _rt.FieldInfo("group", "string", "", _VersionRange.parse("0"), _VersionRange.parse("none"), ""),
 )
+GroupMetadataKey.ROW_FIELDS = ("group", "unknown_tags")
 GroupMetadataKey._STRUCTS = {}
 GroupMetadataKey._READERS = {0: _read_GroupMetadataKey_v0}
+GroupMetadataKey._ROW_READERS = {0: _row_GroupMetadataKey_v0}
 GroupMetadataKey._WRITERS = {0: _write_GroupMetadataKey_v0}

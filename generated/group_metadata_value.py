@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -252,7 +253,7 @@ def _read_MemberMetadata_v0(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("member_id", o, n, buf)
     try:
-        self.member_id = buf[o:e].decode()
+        self.member_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("member_id", o, exc) from None
     o = e
@@ -267,7 +268,7 @@ def _read_MemberMetadata_v0(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_id", o, n, buf)
     try:
-        self.client_id = buf[o:e].decode()
+        self.client_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_id", o, exc) from None
     o = e
@@ -282,7 +283,7 @@ def _read_MemberMetadata_v0(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_host", o, n, buf)
     try:
-        self.client_host = buf[o:e].decode()
+        self.client_host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_host", o, exc) from None
     o = e
@@ -315,6 +316,96 @@ def _read_MemberMetadata_v0(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     self.rebalance_timeout = -1
     self.unknown_tags = {}
     return self, o
+
+
+def _row_MemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read MemberMetadata at version 0 as a row."""
+    r_member_id: Any
+    r_client_id: Any
+    r_client_host: Any
+    r_session_timeout: Any
+    r_subscription: Any
+    r_assignment: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("member_id", o, n, buf)
+    try:
+        r_member_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("member_id", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        r_client_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        r_client_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
+
+    try:
+        (r_session_timeout, n) = _S_ii_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("session_timeout", 4), ("subscription", 4))) from None
+    o += 8
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subscription", o, n, buf)
+    r_subscription = buf[o:e]
+    o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+    o += 4
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("assignment", o, n, buf)
+    r_assignment = buf[o:e]
+    o = e
+
+    return (
+        r_member_id,
+        None,
+        r_client_id,
+        r_client_host,
+        -1,
+        r_session_timeout,
+        r_subscription,
+        r_assignment,
+        _NO_TAGS,
+    ), o
 
 
 def _write_MemberMetadata_v0(self: MemberMetadata, out: list[bytes]) -> None:
@@ -365,7 +456,7 @@ def _read_MemberMetadata_v1(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("member_id", o, n, buf)
     try:
-        self.member_id = buf[o:e].decode()
+        self.member_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("member_id", o, exc) from None
     o = e
@@ -380,7 +471,7 @@ def _read_MemberMetadata_v1(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_id", o, n, buf)
     try:
-        self.client_id = buf[o:e].decode()
+        self.client_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_id", o, exc) from None
     o = e
@@ -395,7 +486,7 @@ def _read_MemberMetadata_v1(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_host", o, n, buf)
     try:
-        self.client_host = buf[o:e].decode()
+        self.client_host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_host", o, exc) from None
     o = e
@@ -429,6 +520,99 @@ def _read_MemberMetadata_v1(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     self.group_instance_id = None
     self.unknown_tags = {}
     return self, o
+
+
+def _row_MemberMetadata_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read MemberMetadata at versions 1, 2 as a row."""
+    r_member_id: Any
+    r_client_id: Any
+    r_client_host: Any
+    r_rebalance_timeout: Any
+    r_session_timeout: Any
+    r_subscription: Any
+    r_assignment: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("member_id", o, n, buf)
+    try:
+        r_member_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("member_id", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        r_client_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        r_client_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
+
+    try:
+        (r_rebalance_timeout, r_session_timeout, n) = _S_iii_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4))
+        ) from None
+    o += 12
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subscription", o, n, buf)
+    r_subscription = buf[o:e]
+    o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+    o += 4
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("assignment", o, n, buf)
+    r_assignment = buf[o:e]
+    o = e
+
+    return (
+        r_member_id,
+        None,
+        r_client_id,
+        r_client_host,
+        r_rebalance_timeout,
+        r_session_timeout,
+        r_subscription,
+        r_assignment,
+        _NO_TAGS,
+    ), o
 
 
 def _write_MemberMetadata_v1(self: MemberMetadata, out: list[bytes]) -> None:
@@ -479,7 +663,7 @@ def _read_MemberMetadata_v3(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("member_id", o, n, buf)
     try:
-        self.member_id = buf[o:e].decode()
+        self.member_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("member_id", o, exc) from None
     o = e
@@ -497,7 +681,7 @@ def _read_MemberMetadata_v3(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         if e > len(buf):
             raise _rt.underflow("group_instance_id", o, n, buf)
         try:
-            self.group_instance_id = buf[o:e].decode()
+            self.group_instance_id = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("group_instance_id", o, exc) from None
         o = e
@@ -512,7 +696,7 @@ def _read_MemberMetadata_v3(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_id", o, n, buf)
     try:
-        self.client_id = buf[o:e].decode()
+        self.client_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_id", o, exc) from None
     o = e
@@ -527,7 +711,7 @@ def _read_MemberMetadata_v3(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_host", o, n, buf)
     try:
-        self.client_host = buf[o:e].decode()
+        self.client_host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_host", o, exc) from None
     o = e
@@ -560,6 +744,118 @@ def _read_MemberMetadata_v3(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_MemberMetadata_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read MemberMetadata at version 3 as a row."""
+    r_member_id: Any
+    r_group_instance_id: Any
+    r_client_id: Any
+    r_client_host: Any
+    r_rebalance_timeout: Any
+    r_session_timeout: Any
+    r_subscription: Any
+    r_assignment: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("member_id", o, n, buf)
+    try:
+        r_member_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("member_id", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("group_instance_id", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_group_instance_id = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("group_instance_id", o, n, buf)
+        try:
+            r_group_instance_id = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("group_instance_id", o, exc) from None
+        o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        r_client_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        r_client_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
+
+    try:
+        (r_rebalance_timeout, r_session_timeout, n) = _S_iii_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4))
+        ) from None
+    o += 12
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subscription", o, n, buf)
+    r_subscription = buf[o:e]
+    o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+    o += 4
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("assignment", o, n, buf)
+    r_assignment = buf[o:e]
+    o = e
+
+    return (
+        r_member_id,
+        r_group_instance_id,
+        r_client_id,
+        r_client_host,
+        r_rebalance_timeout,
+        r_session_timeout,
+        r_subscription,
+        r_assignment,
+        _NO_TAGS,
+    ), o
 
 
 def _write_MemberMetadata_v3(self: MemberMetadata, out: list[bytes]) -> None:
@@ -626,7 +922,7 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("member_id", o, n, buf)
     try:
-        self.member_id = buf[o:e].decode()
+        self.member_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("member_id", o, exc) from None
     o = e
@@ -650,7 +946,7 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         if e > len(buf):
             raise _rt.underflow("group_instance_id", o, n, buf)
         try:
-            self.group_instance_id = buf[o:e].decode()
+            self.group_instance_id = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("group_instance_id", o, exc) from None
         o = e
@@ -671,7 +967,7 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_id", o, n, buf)
     try:
-        self.client_id = buf[o:e].decode()
+        self.client_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_id", o, exc) from None
     o = e
@@ -692,7 +988,7 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_host", o, n, buf)
     try:
-        self.client_host = buf[o:e].decode()
+        self.client_host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_host", o, exc) from None
     o = e
@@ -754,7 +1050,175 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_MemberMetadata_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read MemberMetadata at version 4 as a row."""
+    r_member_id: Any
+    r_group_instance_id: Any
+    r_client_id: Any
+    r_client_host: Any
+    r_rebalance_timeout: Any
+    r_session_timeout: Any
+    r_subscription: Any
+    r_assignment: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("member_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "member_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("member_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("member_id", o, n, buf)
+    try:
+        r_member_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("member_id", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("group_instance_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "group_instance_id")
+    n -= 1
+
+    if n < 0:
+        r_group_instance_id = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("group_instance_id", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("group_instance_id", o, n, buf)
+        try:
+            r_group_instance_id = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("group_instance_id", o, exc) from None
+        o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("client_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "client_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        r_client_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("client_host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "client_host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        r_client_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
+
+    try:
+        (r_rebalance_timeout, r_session_timeout) = _S_ii_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("rebalance_timeout", 4), ("session_timeout", 4))) from None
+    o += 8
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("subscription", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "subscription")
+    n -= 1
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subscription", o, n, buf)
+    r_subscription = buf[o:e]
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("assignment", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "assignment")
+    n -= 1
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("assignment", o, n, buf)
+    r_assignment = buf[o:e]
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_member_id,
+        r_group_instance_id,
+        r_client_id,
+        r_client_host,
+        r_rebalance_timeout,
+        r_session_timeout,
+        r_subscription,
+        r_assignment,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_MemberMetadata_v4(self: MemberMetadata, out: list[bytes]) -> None:
@@ -839,7 +1303,7 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     if n < 0 or e > len(buf):
         raise _rt.bad_length("protocol_type", o, n, buf)
     try:
-        self.protocol_type = buf[o:e].decode()
+        self.protocol_type = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("protocol_type", o, exc) from None
     o = e
@@ -863,7 +1327,7 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("protocol", o, n, buf)
         try:
-            self.protocol = buf[o:e].decode()
+            self.protocol = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("protocol", o, exc) from None
         o = e
@@ -881,7 +1345,7 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("leader", o, n, buf)
         try:
-            self.leader = buf[o:e].decode()
+            self.leader = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("leader", o, exc) from None
         o = e
@@ -910,6 +1374,94 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     self.current_state_timestamp = -1
     self.unknown_tags = {}
     return self, o
+
+
+def _row_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read GroupMetadataValue at version 0 as a row."""
+    r_protocol_type: Any
+    r_generation: Any
+    r_protocol: Any
+    r_leader: Any
+    r_members: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("protocol_type", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        r_protocol_type = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
+
+    try:
+        (r_generation,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("generation", 4),)) from None
+    o += 4
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("protocol", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_protocol = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("protocol", o, n, buf)
+        try:
+            r_protocol = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("protocol", o, exc) from None
+        o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("leader", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_leader = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("leader", o, n, buf)
+        try:
+            r_leader = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("leader", o, exc) from None
+        o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("members", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("members", o - 4)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("members", o, n, buf)
+        items_members: list[Any] = []
+        for i in range(n):
+            try:
+                v_members, o = _row_MemberMetadata_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("members", i) from None
+            items_members.append(v_members)
+        r_members = items_members
+
+    return (r_protocol_type, r_generation, r_protocol, r_leader, -1, r_members, _NO_TAGS), o
 
 
 def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> None:
@@ -965,7 +1517,7 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     if n < 0 or e > len(buf):
         raise _rt.bad_length("protocol_type", o, n, buf)
     try:
-        self.protocol_type = buf[o:e].decode()
+        self.protocol_type = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("protocol_type", o, exc) from None
     o = e
@@ -989,7 +1541,7 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("protocol", o, n, buf)
         try:
-            self.protocol = buf[o:e].decode()
+            self.protocol = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("protocol", o, exc) from None
         o = e
@@ -1007,7 +1559,7 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("leader", o, n, buf)
         try:
-            self.leader = buf[o:e].decode()
+            self.leader = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("leader", o, exc) from None
         o = e
@@ -1036,6 +1588,94 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     self.current_state_timestamp = -1
     self.unknown_tags = {}
     return self, o
+
+
+def _row_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read GroupMetadataValue at version 1 as a row."""
+    r_protocol_type: Any
+    r_generation: Any
+    r_protocol: Any
+    r_leader: Any
+    r_members: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("protocol_type", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        r_protocol_type = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
+
+    try:
+        (r_generation,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("generation", 4),)) from None
+    o += 4
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("protocol", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_protocol = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("protocol", o, n, buf)
+        try:
+            r_protocol = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("protocol", o, exc) from None
+        o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("leader", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_leader = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("leader", o, n, buf)
+        try:
+            r_leader = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("leader", o, exc) from None
+        o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("members", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("members", o - 4)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("members", o, n, buf)
+        items_members: list[Any] = []
+        for i in range(n):
+            try:
+                v_members, o = _row_MemberMetadata_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("members", i) from None
+            items_members.append(v_members)
+        r_members = items_members
+
+    return (r_protocol_type, r_generation, r_protocol, r_leader, -1, r_members, _NO_TAGS), o
 
 
 def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> None:
@@ -1091,7 +1731,7 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     if n < 0 or e > len(buf):
         raise _rt.bad_length("protocol_type", o, n, buf)
     try:
-        self.protocol_type = buf[o:e].decode()
+        self.protocol_type = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("protocol_type", o, exc) from None
     o = e
@@ -1115,7 +1755,7 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("protocol", o, n, buf)
         try:
-            self.protocol = buf[o:e].decode()
+            self.protocol = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("protocol", o, exc) from None
         o = e
@@ -1133,7 +1773,7 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("leader", o, n, buf)
         try:
-            self.leader = buf[o:e].decode()
+            self.leader = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("leader", o, exc) from None
         o = e
@@ -1161,6 +1801,103 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read GroupMetadataValue at version 2 as a row."""
+    r_protocol_type: Any
+    r_generation: Any
+    r_protocol: Any
+    r_leader: Any
+    r_current_state_timestamp: Any
+    r_members: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("protocol_type", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        r_protocol_type = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
+
+    try:
+        (r_generation,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("generation", 4),)) from None
+    o += 4
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("protocol", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_protocol = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("protocol", o, n, buf)
+        try:
+            r_protocol = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("protocol", o, exc) from None
+        o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("leader", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_leader = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("leader", o, n, buf)
+        try:
+            r_leader = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("leader", o, exc) from None
+        o = e
+
+    try:
+        (r_current_state_timestamp, n) = _S_qi_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("current_state_timestamp", 8), ("members", 4))) from None
+    o += 12
+
+    if n < 0:
+        raise _rt.unexpected_null("members", o - 4)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("members", o, n, buf)
+        items_members: list[Any] = []
+        for i in range(n):
+            try:
+                v_members, o = _row_MemberMetadata_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("members", i) from None
+            items_members.append(v_members)
+        r_members = items_members
+
+    return (
+        r_protocol_type,
+        r_generation,
+        r_protocol,
+        r_leader,
+        r_current_state_timestamp,
+        r_members,
+        _NO_TAGS,
+    ), o
 
 
 def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> None:
@@ -1216,7 +1953,7 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     if n < 0 or e > len(buf):
         raise _rt.bad_length("protocol_type", o, n, buf)
     try:
-        self.protocol_type = buf[o:e].decode()
+        self.protocol_type = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("protocol_type", o, exc) from None
     o = e
@@ -1240,7 +1977,7 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("protocol", o, n, buf)
         try:
-            self.protocol = buf[o:e].decode()
+            self.protocol = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("protocol", o, exc) from None
         o = e
@@ -1258,7 +1995,7 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("leader", o, n, buf)
         try:
-            self.leader = buf[o:e].decode()
+            self.leader = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("leader", o, exc) from None
         o = e
@@ -1286,6 +2023,103 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read GroupMetadataValue at version 3 as a row."""
+    r_protocol_type: Any
+    r_generation: Any
+    r_protocol: Any
+    r_leader: Any
+    r_current_state_timestamp: Any
+    r_members: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("protocol_type", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        r_protocol_type = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
+
+    try:
+        (r_generation,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("generation", 4),)) from None
+    o += 4
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("protocol", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_protocol = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("protocol", o, n, buf)
+        try:
+            r_protocol = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("protocol", o, exc) from None
+        o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("leader", 2),)) from None
+    o += 2
+
+    if n < 0:
+        r_leader = None
+    else:
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("leader", o, n, buf)
+        try:
+            r_leader = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("leader", o, exc) from None
+        o = e
+
+    try:
+        (r_current_state_timestamp, n) = _S_qi_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("current_state_timestamp", 8), ("members", 4))) from None
+    o += 12
+
+    if n < 0:
+        raise _rt.unexpected_null("members", o - 4)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("members", o, n, buf)
+        items_members: list[Any] = []
+        for i in range(n):
+            try:
+                v_members, o = _row_MemberMetadata_v3(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("members", i) from None
+            items_members.append(v_members)
+        r_members = items_members
+
+    return (
+        r_protocol_type,
+        r_generation,
+        r_protocol,
+        r_leader,
+        r_current_state_timestamp,
+        r_members,
+        _NO_TAGS,
+    ), o
 
 
 def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> None:
@@ -1347,7 +2181,7 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     if n < 0 or e > len(buf):
         raise _rt.bad_length("protocol_type", o, n, buf)
     try:
-        self.protocol_type = buf[o:e].decode()
+        self.protocol_type = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("protocol_type", o, exc) from None
     o = e
@@ -1377,7 +2211,7 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("protocol", o, n, buf)
         try:
-            self.protocol = buf[o:e].decode()
+            self.protocol = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("protocol", o, exc) from None
         o = e
@@ -1401,7 +2235,7 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         if e > len(buf):
             raise _rt.underflow("leader", o, n, buf)
         try:
-            self.leader = buf[o:e].decode()
+            self.leader = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("leader", o, exc) from None
         o = e
@@ -1456,7 +2290,152 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read GroupMetadataValue at version 4 as a row."""
+    r_protocol_type: Any
+    r_generation: Any
+    r_protocol: Any
+    r_leader: Any
+    r_current_state_timestamp: Any
+    r_members: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("protocol_type", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "protocol_type")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("protocol_type", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("protocol_type", o, n, buf)
+    try:
+        r_protocol_type = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("protocol_type", o, exc) from None
+    o = e
+
+    try:
+        (r_generation,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("generation", 4),)) from None
+    o += 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("protocol", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "protocol")
+    n -= 1
+
+    if n < 0:
+        r_protocol = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("protocol", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("protocol", o, n, buf)
+        try:
+            r_protocol = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("protocol", o, exc) from None
+        o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("leader", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "leader")
+    n -= 1
+
+    if n < 0:
+        r_leader = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("leader", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("leader", o, n, buf)
+        try:
+            r_leader = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("leader", o, exc) from None
+        o = e
+
+    try:
+        (r_current_state_timestamp,) = _S_q_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("current_state_timestamp", 8),)) from None
+    o += 8
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("members", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "members")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("members", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("members", o, n, buf)
+        items_members: list[Any] = []
+        for i in range(n):
+            try:
+                v_members, o = _row_MemberMetadata_v4(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("members", i) from None
+            items_members.append(v_members)
+        r_members = items_members
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_protocol_type,
+        r_generation,
+        r_protocol,
+        r_leader,
+        r_current_state_timestamp,
+        r_members,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_GroupMetadataValue_v4(self: GroupMetadataValue, out: list[bytes]) -> None:
@@ -1541,6 +2520,17 @@ MemberMetadata._FIELDS = (
         "assignment", "bytes", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+MemberMetadata.ROW_FIELDS = (
+    "member_id",
+    "group_instance_id",
+    "client_id",
+    "client_host",
+    "rebalance_timeout",
+    "session_timeout",
+    "subscription",
+    "assignment",
+    "unknown_tags",
+)
 MemberMetadata._STRUCTS = {}
 
 
@@ -1572,6 +2562,15 @@ GroupMetadataValue._FIELDS = (
         "MemberMetadata",
     ),
 )
+GroupMetadataValue.ROW_FIELDS = (
+    "protocol_type",
+    "generation",
+    "protocol",
+    "leader",
+    "current_state_timestamp",
+    "members",
+    "unknown_tags",
+)
 GroupMetadataValue._STRUCTS = {"MemberMetadata": MemberMetadata}
 GroupMetadataValue._READERS = {
     0: _read_GroupMetadataValue_v0,
@@ -1579,6 +2578,13 @@ GroupMetadataValue._READERS = {
     2: _read_GroupMetadataValue_v2,
     3: _read_GroupMetadataValue_v3,
     4: _read_GroupMetadataValue_v4,
+}
+GroupMetadataValue._ROW_READERS = {
+    0: _row_GroupMetadataValue_v0,
+    1: _row_GroupMetadataValue_v1,
+    2: _row_GroupMetadataValue_v2,
+    3: _row_GroupMetadataValue_v3,
+    4: _row_GroupMetadataValue_v4,
 }
 GroupMetadataValue._WRITERS = {
     0: _write_GroupMetadataValue_v0,

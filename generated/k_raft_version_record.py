@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -101,7 +102,40 @@ def _read_KRaftVersionRecord_v0(buf: bytes, o: int) -> tuple[KRaftVersionRecord,
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_KRaftVersionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read KRaftVersionRecord at version 0 as a row."""
+    r_version: Any
+    r_k_raft_version: Any
+    try:
+        (r_version, r_k_raft_version) = _S_hh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("version", 2), ("k_raft_version", 2))) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_version, r_k_raft_version, unknown or _NO_TAGS), o
 
 
 def _write_KRaftVersionRecord_v0(self: KRaftVersionRecord, out: list[bytes]) -> None:
@@ -122,6 +156,8 @@ KRaftVersionRecord._FIELDS = (
         "k_raft_version", "int16", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+KRaftVersionRecord.ROW_FIELDS = ("version", "k_raft_version", "unknown_tags")
 KRaftVersionRecord._STRUCTS = {}
 KRaftVersionRecord._READERS = {0: _read_KRaftVersionRecord_v0}
+KRaftVersionRecord._ROW_READERS = {0: _row_KRaftVersionRecord_v0}
 KRaftVersionRecord._WRITERS = {0: _write_KRaftVersionRecord_v0}

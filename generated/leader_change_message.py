@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -172,7 +173,39 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read Voter at version 0 as a row."""
+    r_voter_id: Any
+    try:
+        (r_voter_id,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_voter_id, _rt.ZERO_UUID, unknown or _NO_TAGS), o
 
 
 def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
@@ -216,7 +249,41 @@ def _read_Voter_v1(buf: bytes, o: int) -> tuple[Voter, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_Voter_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read Voter at version 1 as a row."""
+    r_voter_id: Any
+    r_voter_directory_id: Any
+    try:
+        (r_voter_id, u_voter_directory_id) = _S_iu_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("voter_id", 4), ("voter_directory_id", 16))) from None
+    o += 20
+    r_voter_directory_id = _rt.read_uuid(u_voter_directory_id)
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_voter_id, r_voter_directory_id, unknown or _NO_TAGS), o
 
 
 def _write_Voter_v1(self: Voter, out: list[bytes]) -> None:
@@ -307,7 +374,92 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read LeaderChangeMessage at version 0 as a row."""
+    r_version: Any
+    r_leader_id: Any
+    r_voters: Any
+    r_granting_voters: Any
+    try:
+        (r_version, r_leader_id) = _S_hi_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("version", 2), ("leader_id", 4))) from None
+    o += 6
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("voters", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "voters")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("voters", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("voters", o, n, buf)
+        items_voters: list[Any] = []
+        for i in range(n):
+            try:
+                v_voters, o = _row_Voter_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("voters", i) from None
+            items_voters.append(v_voters)
+        r_voters = items_voters
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("granting_voters", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "granting_voters")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("granting_voters", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("granting_voters", o, n, buf)
+        items_granting_voters: list[Any] = []
+        for i in range(n):
+            try:
+                v_granting_voters, o = _row_Voter_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("granting_voters", i) from None
+            items_granting_voters.append(v_granting_voters)
+        r_granting_voters = items_granting_voters
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_version, r_leader_id, r_voters, r_granting_voters, unknown or _NO_TAGS), o
 
 
 def _write_LeaderChangeMessage_v0(self: LeaderChangeMessage, out: list[bytes]) -> None:
@@ -414,7 +566,92 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read LeaderChangeMessage at version 1 as a row."""
+    r_version: Any
+    r_leader_id: Any
+    r_voters: Any
+    r_granting_voters: Any
+    try:
+        (r_version, r_leader_id) = _S_hi_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("version", 2), ("leader_id", 4))) from None
+    o += 6
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("voters", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "voters")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("voters", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("voters", o, n, buf)
+        items_voters: list[Any] = []
+        for i in range(n):
+            try:
+                v_voters, o = _row_Voter_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("voters", i) from None
+            items_voters.append(v_voters)
+        r_voters = items_voters
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("granting_voters", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "granting_voters")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("granting_voters", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("granting_voters", o, n, buf)
+        items_granting_voters: list[Any] = []
+        for i in range(n):
+            try:
+                v_granting_voters, o = _row_Voter_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("granting_voters", i) from None
+            items_granting_voters.append(v_granting_voters)
+        r_granting_voters = items_granting_voters
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_version, r_leader_id, r_voters, r_granting_voters, unknown or _NO_TAGS), o
 
 
 def _write_LeaderChangeMessage_v1(self: LeaderChangeMessage, out: list[bytes]) -> None:
@@ -451,6 +688,7 @@ Voter._FIELDS = (
         "voter_directory_id", "uuid", "", _VersionRange.parse("1+"), _VersionRange.parse("none"), ""
     ),
 )
+Voter.ROW_FIELDS = ("voter_id", "voter_directory_id", "unknown_tags")
 Voter._STRUCTS = {}
 
 
@@ -473,6 +711,14 @@ LeaderChangeMessage._FIELDS = (
         "Voter",
     ),
 )
+LeaderChangeMessage.ROW_FIELDS = (
+    "version",
+    "leader_id",
+    "voters",
+    "granting_voters",
+    "unknown_tags",
+)
 LeaderChangeMessage._STRUCTS = {"Voter": Voter}
 LeaderChangeMessage._READERS = {0: _read_LeaderChangeMessage_v0, 1: _read_LeaderChangeMessage_v1}
+LeaderChangeMessage._ROW_READERS = {0: _row_LeaderChangeMessage_v0, 1: _row_LeaderChangeMessage_v1}
 LeaderChangeMessage._WRITERS = {0: _write_LeaderChangeMessage_v0, 1: _write_LeaderChangeMessage_v1}

@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -102,7 +103,7 @@ def _read_LegacyOffsetCommitKey_v0(buf: bytes, o: int) -> tuple[LegacyOffsetComm
     if n < 0 or e > len(buf):
         raise _rt.bad_length("group", o, n, buf)
     try:
-        self.group = buf[o:e].decode()
+        self.group = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("group", o, exc) from None
     o = e
@@ -117,7 +118,7 @@ def _read_LegacyOffsetCommitKey_v0(buf: bytes, o: int) -> tuple[LegacyOffsetComm
     if n < 0 or e > len(buf):
         raise _rt.bad_length("topic", o, n, buf)
     try:
-        self.topic = buf[o:e].decode()
+        self.topic = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("topic", o, exc) from None
     o = e
@@ -130,6 +131,50 @@ def _read_LegacyOffsetCommitKey_v0(buf: bytes, o: int) -> tuple[LegacyOffsetComm
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_LegacyOffsetCommitKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read LegacyOffsetCommitKey at version 0 as a row."""
+    r_group: Any
+    r_topic: Any
+    r_partition: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("group", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("group", o, n, buf)
+    try:
+        r_group = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("group", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic", o, n, buf)
+    try:
+        r_topic = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic", o, exc) from None
+    o = e
+
+    try:
+        (r_partition,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("partition", 4),)) from None
+    o += 4
+
+    return (r_group, r_topic, r_partition, _NO_TAGS), o
 
 
 def _write_LegacyOffsetCommitKey_v0(self: LegacyOffsetCommitKey, out: list[bytes]) -> None:
@@ -161,6 +206,8 @@ LegacyOffsetCommitKey._FIELDS = (
         "partition", "int32", "", _VersionRange.parse("0"), _VersionRange.parse("none"), ""
     ),
 )
+LegacyOffsetCommitKey.ROW_FIELDS = ("group", "topic", "partition", "unknown_tags")
 LegacyOffsetCommitKey._STRUCTS = {}
 LegacyOffsetCommitKey._READERS = {0: _read_LegacyOffsetCommitKey_v0}
+LegacyOffsetCommitKey._ROW_READERS = {0: _row_LegacyOffsetCommitKey_v0}
 LegacyOffsetCommitKey._WRITERS = {0: _write_LegacyOffsetCommitKey_v0}

@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -116,7 +117,7 @@ def _read_LegacyOffsetCommitValue_v0(buf: bytes, o: int) -> tuple[LegacyOffsetCo
     if n < 0 or e > len(buf):
         raise _rt.bad_length("metadata", o, n, buf)
     try:
-        self.metadata = buf[o:e].decode()
+        self.metadata = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("metadata", o, exc) from None
     o = e
@@ -129,6 +130,35 @@ def _read_LegacyOffsetCommitValue_v0(buf: bytes, o: int) -> tuple[LegacyOffsetCo
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_LegacyOffsetCommitValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read LegacyOffsetCommitValue at version 0 as a row."""
+    r_offset: Any
+    r_metadata: Any
+    r_commit_timestamp: Any
+    try:
+        (r_offset, n) = _S_qh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("offset", 8), ("metadata", 2))) from None
+    o += 10
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        r_metadata = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
+
+    try:
+        (r_commit_timestamp,) = _S_q_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
+    o += 8
+
+    return (r_offset, r_metadata, r_commit_timestamp, _NO_TAGS), o
 
 
 def _write_LegacyOffsetCommitValue_v0(self: LegacyOffsetCommitValue, out: list[bytes]) -> None:
@@ -155,6 +185,8 @@ LegacyOffsetCommitValue._FIELDS = (
         "commit_timestamp", "int64", "", _VersionRange.parse("0"), _VersionRange.parse("none"), ""
     ),
 )
+LegacyOffsetCommitValue.ROW_FIELDS = ("offset", "metadata", "commit_timestamp", "unknown_tags")
 LegacyOffsetCommitValue._STRUCTS = {}
 LegacyOffsetCommitValue._READERS = {0: _read_LegacyOffsetCommitValue_v0}
+LegacyOffsetCommitValue._ROW_READERS = {0: _row_LegacyOffsetCommitValue_v0}
 LegacyOffsetCommitValue._WRITERS = {0: _write_LegacyOffsetCommitValue_v0}

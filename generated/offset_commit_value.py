@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -156,7 +157,7 @@ def _read_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     if n < 0 or e > len(buf):
         raise _rt.bad_length("metadata", o, n, buf)
     try:
-        self.metadata = buf[o:e].decode()
+        self.metadata = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("metadata", o, exc) from None
     o = e
@@ -172,6 +173,35 @@ def _read_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     self.topic_id = _rt.ZERO_UUID
     self.unknown_tags = {}
     return self, o
+
+
+def _row_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read OffsetCommitValue at versions 0, 2 as a row."""
+    r_offset: Any
+    r_metadata: Any
+    r_commit_timestamp: Any
+    try:
+        (r_offset, n) = _S_qh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("offset", 8), ("metadata", 2))) from None
+    o += 10
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        r_metadata = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
+
+    try:
+        (r_commit_timestamp,) = _S_q_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
+    o += 8
+
+    return (r_offset, -1, r_metadata, r_commit_timestamp, -1, _rt.ZERO_UUID, _NO_TAGS), o
 
 
 def _write_OffsetCommitValue_v0(self: OffsetCommitValue, out: list[bytes]) -> None:
@@ -202,7 +232,7 @@ def _read_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     if n < 0 or e > len(buf):
         raise _rt.bad_length("metadata", o, n, buf)
     try:
-        self.metadata = buf[o:e].decode()
+        self.metadata = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("metadata", o, exc) from None
     o = e
@@ -217,6 +247,44 @@ def _read_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     self.topic_id = _rt.ZERO_UUID
     self.unknown_tags = {}
     return self, o
+
+
+def _row_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read OffsetCommitValue at version 1 as a row."""
+    r_offset: Any
+    r_metadata: Any
+    r_commit_timestamp: Any
+    r_expire_timestamp: Any
+    try:
+        (r_offset, n) = _S_qh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("offset", 8), ("metadata", 2))) from None
+    o += 10
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        r_metadata = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
+
+    try:
+        (r_commit_timestamp, r_expire_timestamp) = _S_qq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("commit_timestamp", 8), ("expire_timestamp", 8))) from None
+    o += 16
+
+    return (
+        r_offset,
+        -1,
+        r_metadata,
+        r_commit_timestamp,
+        r_expire_timestamp,
+        _rt.ZERO_UUID,
+        _NO_TAGS,
+    ), o
 
 
 def _write_OffsetCommitValue_v1(self: OffsetCommitValue, out: list[bytes]) -> None:
@@ -249,7 +317,7 @@ def _read_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     if n < 0 or e > len(buf):
         raise _rt.bad_length("metadata", o, n, buf)
     try:
-        self.metadata = buf[o:e].decode()
+        self.metadata = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("metadata", o, exc) from None
     o = e
@@ -264,6 +332,46 @@ def _read_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     self.topic_id = _rt.ZERO_UUID
     self.unknown_tags = {}
     return self, o
+
+
+def _row_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read OffsetCommitValue at version 3 as a row."""
+    r_offset: Any
+    r_leader_epoch: Any
+    r_metadata: Any
+    r_commit_timestamp: Any
+    try:
+        (r_offset, r_leader_epoch, n) = _S_qih_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("offset", 8), ("leader_epoch", 4), ("metadata", 2))
+        ) from None
+    o += 14
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        r_metadata = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
+
+    try:
+        (r_commit_timestamp,) = _S_q_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
+    o += 8
+
+    return (
+        r_offset,
+        r_leader_epoch,
+        r_metadata,
+        r_commit_timestamp,
+        -1,
+        _rt.ZERO_UUID,
+        _NO_TAGS,
+    ), o
 
 
 def _write_OffsetCommitValue_v3(self: OffsetCommitValue, out: list[bytes]) -> None:
@@ -306,7 +414,7 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     if n < 0 or e > len(buf):
         raise _rt.bad_length("metadata", o, n, buf)
     try:
-        self.metadata = buf[o:e].decode()
+        self.metadata = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("metadata", o, exc) from None
     o = e
@@ -354,7 +462,95 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read OffsetCommitValue at version 4 as a row."""
+    r_offset: Any
+    r_leader_epoch: Any
+    r_metadata: Any
+    r_commit_timestamp: Any
+    r_topic_id: Any
+    try:
+        (r_offset, r_leader_epoch) = _S_qi_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("offset", 8), ("leader_epoch", 4))) from None
+    o += 12
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("metadata", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "metadata")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("metadata", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("metadata", o, n, buf)
+    try:
+        r_metadata = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("metadata", o, exc) from None
+    o = e
+
+    try:
+        (r_commit_timestamp,) = _S_q_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
+    o += 8
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_topic_id = _rt.ZERO_UUID
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (u_topic_id,) = _S_u_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+                o += 16
+                r_topic_id = _rt.read_uuid(u_topic_id)
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "topic_id", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("topic_id", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_offset,
+        r_leader_epoch,
+        r_metadata,
+        r_commit_timestamp,
+        -1,
+        r_topic_id,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> None:
@@ -404,6 +600,15 @@ OffsetCommitValue._FIELDS = (
         "topic_id", "uuid", "", _VersionRange.parse("4+"), _VersionRange.parse("none"), ""
     ),
 )
+OffsetCommitValue.ROW_FIELDS = (
+    "offset",
+    "leader_epoch",
+    "metadata",
+    "commit_timestamp",
+    "expire_timestamp",
+    "topic_id",
+    "unknown_tags",
+)
 OffsetCommitValue._STRUCTS = {}
 OffsetCommitValue._READERS = {
     0: _read_OffsetCommitValue_v0,
@@ -411,6 +616,13 @@ OffsetCommitValue._READERS = {
     2: _read_OffsetCommitValue_v0,
     3: _read_OffsetCommitValue_v3,
     4: _read_OffsetCommitValue_v4,
+}
+OffsetCommitValue._ROW_READERS = {
+    0: _row_OffsetCommitValue_v0,
+    1: _row_OffsetCommitValue_v1,
+    2: _row_OffsetCommitValue_v0,
+    3: _row_OffsetCommitValue_v3,
+    4: _row_OffsetCommitValue_v4,
 }
 OffsetCommitValue._WRITERS = {
     0: _write_OffsetCommitValue_v0,

@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_b_unpack = _struct.Struct(">b").unpack_from
@@ -356,7 +357,164 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_PartitionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read PartitionRecord at version 0 as a row."""
+    r_partition_id: Any
+    r_topic_id: Any
+    r_replicas: Any
+    r_isr: Any
+    r_removing_replicas: Any
+    r_adding_replicas: Any
+    r_leader: Any
+    r_leader_recovery_state: Any
+    r_leader_epoch: Any
+    r_partition_epoch: Any
+    try:
+        (r_partition_id, u_topic_id) = _S_iu_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("partition_id", 4), ("topic_id", 16))) from None
+    o += 20
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("replicas", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "replicas")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("replicas", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("replicas", o, n, buf)
+        r_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("isr", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "isr")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("isr", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("isr", o, n, buf)
+        r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("removing_replicas", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "removing_replicas")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("removing_replicas", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("removing_replicas", o, n, buf)
+        r_removing_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("adding_replicas", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "adding_replicas")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("adding_replicas", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("adding_replicas", o, n, buf)
+        r_adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        (r_leader, r_leader_epoch, r_partition_epoch) = _S_iii_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("leader", 4), ("leader_epoch", 4), ("partition_epoch", 4))
+        ) from None
+    o += 12
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_leader_recovery_state = 0
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_leader_recovery_state,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("leader_recovery_state", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "leader_recovery_state",
+                    o,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("leader_recovery_state", o, size, size - (end - o))
+        elif tag in [1, 2]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_partition_id,
+        r_topic_id,
+        r_replicas,
+        r_isr,
+        r_removing_replicas,
+        r_adding_replicas,
+        r_leader,
+        r_leader_recovery_state,
+        r_leader_epoch,
+        r_partition_epoch,
+        [],
+        None,
+        None,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
@@ -589,7 +747,194 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_PartitionRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read PartitionRecord at version 1 as a row."""
+    r_partition_id: Any
+    r_topic_id: Any
+    r_replicas: Any
+    r_isr: Any
+    r_removing_replicas: Any
+    r_adding_replicas: Any
+    r_leader: Any
+    r_leader_recovery_state: Any
+    r_leader_epoch: Any
+    r_partition_epoch: Any
+    r_directories: Any
+    try:
+        (r_partition_id, u_topic_id) = _S_iu_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("partition_id", 4), ("topic_id", 16))) from None
+    o += 20
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("replicas", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "replicas")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("replicas", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("replicas", o, n, buf)
+        r_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("isr", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "isr")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("isr", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("isr", o, n, buf)
+        r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("removing_replicas", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "removing_replicas")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("removing_replicas", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("removing_replicas", o, n, buf)
+        r_removing_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("adding_replicas", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "adding_replicas")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("adding_replicas", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("adding_replicas", o, n, buf)
+        r_adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        (r_leader, r_leader_epoch, r_partition_epoch) = _S_iii_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("leader", 4), ("leader_epoch", 4), ("partition_epoch", 4))
+        ) from None
+    o += 12
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("directories", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "directories")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("directories", o - 1)
+    else:
+        if n * 16 > len(buf) - o:
+            raise _rt.too_many("directories", o, n, buf)
+        items_directories: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    v_directories = _rt.read_uuid(buf[o : o + 16])
+                except ValueError:
+                    raise _rt.short_read(buf, o, (("directories", 16),)) from None
+                o += 16
+
+            except _DecodeError as exc:
+                raise exc.within("directories", i) from None
+            items_directories.append(v_directories)
+        r_directories = items_directories
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_leader_recovery_state = 0
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_leader_recovery_state,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("leader_recovery_state", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "leader_recovery_state",
+                    o,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("leader_recovery_state", o, size, size - (end - o))
+        elif tag in [1, 2]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_partition_id,
+        r_topic_id,
+        r_replicas,
+        r_isr,
+        r_removing_replicas,
+        r_adding_replicas,
+        r_leader,
+        r_leader_recovery_state,
+        r_leader_epoch,
+        r_partition_epoch,
+        r_directories,
+        None,
+        None,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
@@ -885,7 +1230,254 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_PartitionRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read PartitionRecord at version 2 as a row."""
+    r_partition_id: Any
+    r_topic_id: Any
+    r_replicas: Any
+    r_isr: Any
+    r_removing_replicas: Any
+    r_adding_replicas: Any
+    r_leader: Any
+    r_leader_recovery_state: Any
+    r_leader_epoch: Any
+    r_partition_epoch: Any
+    r_directories: Any
+    r_eligible_leader_replicas: Any
+    r_last_known_elr: Any
+    try:
+        (r_partition_id, u_topic_id) = _S_iu_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("partition_id", 4), ("topic_id", 16))) from None
+    o += 20
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("replicas", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "replicas")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("replicas", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("replicas", o, n, buf)
+        r_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("isr", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "isr")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("isr", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("isr", o, n, buf)
+        r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("removing_replicas", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "removing_replicas")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("removing_replicas", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("removing_replicas", o, n, buf)
+        r_removing_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("adding_replicas", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "adding_replicas")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("adding_replicas", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("adding_replicas", o, n, buf)
+        r_adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        (r_leader, r_leader_epoch, r_partition_epoch) = _S_iii_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("leader", 4), ("leader_epoch", 4), ("partition_epoch", 4))
+        ) from None
+    o += 12
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("directories", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "directories")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("directories", o - 1)
+    else:
+        if n * 16 > len(buf) - o:
+            raise _rt.too_many("directories", o, n, buf)
+        items_directories: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    v_directories = _rt.read_uuid(buf[o : o + 16])
+                except ValueError:
+                    raise _rt.short_read(buf, o, (("directories", 16),)) from None
+                o += 16
+
+            except _DecodeError as exc:
+                raise exc.within("directories", i) from None
+            items_directories.append(v_directories)
+        r_directories = items_directories
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_leader_recovery_state = 0
+    r_eligible_leader_replicas = None
+    r_last_known_elr = None
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_leader_recovery_state,) = _S_b_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("leader_recovery_state", 1),)) from None
+                o += 1
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "leader_recovery_state",
+                    o,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("leader_recovery_state", o, size, size - (end - o))
+        elif tag == 1:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("eligible_leader_replicas", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "eligible_leader_replicas")
+                n -= 1
+
+                if n < 0:
+                    r_eligible_leader_replicas = None
+                else:
+                    if n * 4 > len(buf) - o:
+                        raise _rt.too_many("eligible_leader_replicas", o, n, buf)
+                    r_eligible_leader_replicas = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
+                    )
+                    o += n * 4
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "eligible_leader_replicas",
+                    o,
+                    f"tagged field 1 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("eligible_leader_replicas", o, size, size - (end - o))
+        elif tag == 2:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("last_known_elr", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "last_known_elr")
+                n -= 1
+
+                if n < 0:
+                    r_last_known_elr = None
+                else:
+                    if n * 4 > len(buf) - o:
+                        raise _rt.too_many("last_known_elr", o, n, buf)
+                    r_last_known_elr = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
+                    )
+                    o += n * 4
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "last_known_elr", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("last_known_elr", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_partition_id,
+        r_topic_id,
+        r_replicas,
+        r_isr,
+        r_removing_replicas,
+        r_adding_replicas,
+        r_leader,
+        r_leader_recovery_state,
+        r_leader_epoch,
+        r_partition_epoch,
+        r_directories,
+        r_eligible_leader_replicas,
+        r_last_known_elr,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
@@ -1058,11 +1650,32 @@ PartitionRecord._FIELDS = (
         "last_known_elr", "array", "int32", _VersionRange.parse("2+"), _VersionRange.parse("2+"), ""
     ),
 )
+PartitionRecord.ROW_FIELDS = (
+    "partition_id",
+    "topic_id",
+    "replicas",
+    "isr",
+    "removing_replicas",
+    "adding_replicas",
+    "leader",
+    "leader_recovery_state",
+    "leader_epoch",
+    "partition_epoch",
+    "directories",
+    "eligible_leader_replicas",
+    "last_known_elr",
+    "unknown_tags",
+)
 PartitionRecord._STRUCTS = {}
 PartitionRecord._READERS = {
     0: _read_PartitionRecord_v0,
     1: _read_PartitionRecord_v1,
     2: _read_PartitionRecord_v2,
+}
+PartitionRecord._ROW_READERS = {
+    0: _row_PartitionRecord_v0,
+    1: _row_PartitionRecord_v1,
+    2: _row_PartitionRecord_v2,
 }
 PartitionRecord._WRITERS = {
     0: _write_PartitionRecord_v0,

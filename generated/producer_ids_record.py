@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -120,7 +121,43 @@ def _read_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[ProducerIdsRecord, i
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ProducerIdsRecord at version 0 as a row."""
+    r_broker_id: Any
+    r_broker_epoch: Any
+    r_next_producer_id: Any
+    try:
+        (r_broker_id, r_broker_epoch, r_next_producer_id) = _S_iqq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("broker_id", 4), ("broker_epoch", 8), ("next_producer_id", 8))
+        ) from None
+    o += 20
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_broker_id, r_broker_epoch, r_next_producer_id, unknown or _NO_TAGS), o
 
 
 def _write_ProducerIdsRecord_v0(self: ProducerIdsRecord, out: list[bytes]) -> None:
@@ -144,6 +181,8 @@ ProducerIdsRecord._FIELDS = (
         "next_producer_id", "int64", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+ProducerIdsRecord.ROW_FIELDS = ("broker_id", "broker_epoch", "next_producer_id", "unknown_tags")
 ProducerIdsRecord._STRUCTS = {}
 ProducerIdsRecord._READERS = {0: _read_ProducerIdsRecord_v0}
+ProducerIdsRecord._ROW_READERS = {0: _row_ProducerIdsRecord_v0}
 ProducerIdsRecord._WRITERS = {0: _write_ProducerIdsRecord_v0}

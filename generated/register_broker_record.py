@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_Hh_unpack = _struct.Struct(">Hh").unpack_from
@@ -330,7 +331,7 @@ def _read_BrokerFeature_v0(buf: bytes, o: int) -> tuple[BrokerFeature, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -362,7 +363,64 @@ def _read_BrokerFeature_v0(buf: bytes, o: int) -> tuple[BrokerFeature, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_BrokerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read BrokerFeature at versions 0, 1, 2, 3, 4 as a row."""
+    r_name: Any
+    r_min_supported_version: Any
+    r_max_supported_version: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        (r_min_supported_version, r_max_supported_version) = _S_hh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("min_supported_version", 2), ("max_supported_version", 2))
+        ) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, r_min_supported_version, r_max_supported_version, unknown or _NO_TAGS), o
 
 
 def _write_BrokerFeature_v0(self: BrokerFeature, out: list[bytes]) -> None:
@@ -401,7 +459,7 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -422,7 +480,7 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("host", o, n, buf)
     try:
-        self.host = buf[o:e].decode()
+        self.host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("host", o, exc) from None
     o = e
@@ -452,7 +510,84 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read BrokerEndpoint at versions 0, 1, 2, 3, 4 as a row."""
+    r_name: Any
+    r_host: Any
+    r_port: Any
+    r_security_protocol: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        r_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
+
+    try:
+        (r_port, r_security_protocol) = _S_Hh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("port", 2), ("security_protocol", 2))) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, r_host, r_port, r_security_protocol, unknown or _NO_TAGS), o
 
 
 def _write_BrokerEndpoint_v0(self: BrokerEndpoint, out: list[bytes]) -> None:
@@ -560,7 +695,7 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         if e > len(buf):
             raise _rt.underflow("rack", o, n, buf)
         try:
-            self.rack = buf[o:e].decode()
+            self.rack = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("rack", o, exc) from None
         o = e
@@ -597,7 +732,144 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read RegisterBrokerRecord at version 0 as a row."""
+    r_broker_id: Any
+    r_incarnation_id: Any
+    r_broker_epoch: Any
+    r_end_points: Any
+    r_features: Any
+    r_rack: Any
+    r_fenced: Any
+    try:
+        (r_broker_id, u_incarnation_id, r_broker_epoch) = _S_iuq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("broker_id", 4), ("incarnation_id", 16), ("broker_epoch", 8))
+        ) from None
+    o += 28
+    r_incarnation_id = _rt.read_uuid(u_incarnation_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("end_points", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "end_points")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("end_points", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("end_points", o, n, buf)
+        items_end_points: list[Any] = []
+        for i in range(n):
+            try:
+                v_end_points, o = _row_BrokerEndpoint_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("end_points", i) from None
+            items_end_points.append(v_end_points)
+        r_end_points = items_end_points
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("features", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "features")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("features", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("features", o, n, buf)
+        items_features: list[Any] = []
+        for i in range(n):
+            try:
+                v_features, o = _row_BrokerFeature_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("features", i) from None
+            items_features.append(v_features)
+        r_features = items_features
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("rack", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "rack")
+    n -= 1
+
+    if n < 0:
+        r_rack = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("rack", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("rack", o, n, buf)
+        try:
+            r_rack = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("rack", o, exc) from None
+        o = e
+
+    try:
+        (r_fenced,) = _S_z_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("fenced", 1),)) from None
+    o += 1
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag in [0, 1]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_broker_id,
+        False,
+        r_incarnation_id,
+        r_broker_epoch,
+        r_end_points,
+        r_features,
+        r_rack,
+        r_fenced,
+        False,
+        [],
+        None,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes]) -> None:
@@ -729,7 +1001,7 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         if e > len(buf):
             raise _rt.underflow("rack", o, n, buf)
         try:
-            self.rack = buf[o:e].decode()
+            self.rack = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("rack", o, exc) from None
         o = e
@@ -765,7 +1037,145 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read RegisterBrokerRecord at version 1 as a row."""
+    r_broker_id: Any
+    r_incarnation_id: Any
+    r_broker_epoch: Any
+    r_end_points: Any
+    r_features: Any
+    r_rack: Any
+    r_fenced: Any
+    r_in_controlled_shutdown: Any
+    try:
+        (r_broker_id, u_incarnation_id, r_broker_epoch) = _S_iuq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("broker_id", 4), ("incarnation_id", 16), ("broker_epoch", 8))
+        ) from None
+    o += 28
+    r_incarnation_id = _rt.read_uuid(u_incarnation_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("end_points", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "end_points")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("end_points", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("end_points", o, n, buf)
+        items_end_points: list[Any] = []
+        for i in range(n):
+            try:
+                v_end_points, o = _row_BrokerEndpoint_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("end_points", i) from None
+            items_end_points.append(v_end_points)
+        r_end_points = items_end_points
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("features", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "features")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("features", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("features", o, n, buf)
+        items_features: list[Any] = []
+        for i in range(n):
+            try:
+                v_features, o = _row_BrokerFeature_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("features", i) from None
+            items_features.append(v_features)
+        r_features = items_features
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("rack", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "rack")
+    n -= 1
+
+    if n < 0:
+        r_rack = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("rack", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("rack", o, n, buf)
+        try:
+            r_rack = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("rack", o, exc) from None
+        o = e
+
+    try:
+        (r_fenced, r_in_controlled_shutdown) = _S_zz_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("fenced", 1), ("in_controlled_shutdown", 1))) from None
+    o += 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag in [0, 1]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_broker_id,
+        False,
+        r_incarnation_id,
+        r_broker_epoch,
+        r_end_points,
+        r_features,
+        r_rack,
+        r_fenced,
+        r_in_controlled_shutdown,
+        [],
+        None,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes]) -> None:
@@ -904,7 +1314,7 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         if e > len(buf):
             raise _rt.underflow("rack", o, n, buf)
         try:
-            self.rack = buf[o:e].decode()
+            self.rack = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("rack", o, exc) from None
         o = e
@@ -939,7 +1349,155 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read RegisterBrokerRecord at version 2 as a row."""
+    r_broker_id: Any
+    r_is_migrating_zk_broker: Any
+    r_incarnation_id: Any
+    r_broker_epoch: Any
+    r_end_points: Any
+    r_features: Any
+    r_rack: Any
+    r_fenced: Any
+    r_in_controlled_shutdown: Any
+    try:
+        (r_broker_id, r_is_migrating_zk_broker, u_incarnation_id, r_broker_epoch) = _S_izuq_unpack(
+            buf, o
+        )
+    except _StructError:
+        raise _rt.short_read(
+            buf,
+            o,
+            (
+                ("broker_id", 4),
+                ("is_migrating_zk_broker", 1),
+                ("incarnation_id", 16),
+                ("broker_epoch", 8),
+            ),
+        ) from None
+    o += 29
+    r_incarnation_id = _rt.read_uuid(u_incarnation_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("end_points", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "end_points")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("end_points", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("end_points", o, n, buf)
+        items_end_points: list[Any] = []
+        for i in range(n):
+            try:
+                v_end_points, o = _row_BrokerEndpoint_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("end_points", i) from None
+            items_end_points.append(v_end_points)
+        r_end_points = items_end_points
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("features", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "features")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("features", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("features", o, n, buf)
+        items_features: list[Any] = []
+        for i in range(n):
+            try:
+                v_features, o = _row_BrokerFeature_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("features", i) from None
+            items_features.append(v_features)
+        r_features = items_features
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("rack", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "rack")
+    n -= 1
+
+    if n < 0:
+        r_rack = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("rack", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("rack", o, n, buf)
+        try:
+            r_rack = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("rack", o, exc) from None
+        o = e
+
+    try:
+        (r_fenced, r_in_controlled_shutdown) = _S_zz_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("fenced", 1), ("in_controlled_shutdown", 1))) from None
+    o += 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag in [0, 1]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_broker_id,
+        r_is_migrating_zk_broker,
+        r_incarnation_id,
+        r_broker_epoch,
+        r_end_points,
+        r_features,
+        r_rack,
+        r_fenced,
+        r_in_controlled_shutdown,
+        [],
+        None,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes]) -> None:
@@ -1083,7 +1641,7 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         if e > len(buf):
             raise _rt.underflow("rack", o, n, buf)
         try:
-            self.rack = buf[o:e].decode()
+            self.rack = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("rack", o, exc) from None
         o = e
@@ -1155,7 +1713,194 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read RegisterBrokerRecord at version 3 as a row."""
+    r_broker_id: Any
+    r_is_migrating_zk_broker: Any
+    r_incarnation_id: Any
+    r_broker_epoch: Any
+    r_end_points: Any
+    r_features: Any
+    r_rack: Any
+    r_fenced: Any
+    r_in_controlled_shutdown: Any
+    r_log_dirs: Any
+    try:
+        (r_broker_id, r_is_migrating_zk_broker, u_incarnation_id, r_broker_epoch) = _S_izuq_unpack(
+            buf, o
+        )
+    except _StructError:
+        raise _rt.short_read(
+            buf,
+            o,
+            (
+                ("broker_id", 4),
+                ("is_migrating_zk_broker", 1),
+                ("incarnation_id", 16),
+                ("broker_epoch", 8),
+            ),
+        ) from None
+    o += 29
+    r_incarnation_id = _rt.read_uuid(u_incarnation_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("end_points", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "end_points")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("end_points", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("end_points", o, n, buf)
+        items_end_points: list[Any] = []
+        for i in range(n):
+            try:
+                v_end_points, o = _row_BrokerEndpoint_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("end_points", i) from None
+            items_end_points.append(v_end_points)
+        r_end_points = items_end_points
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("features", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "features")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("features", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("features", o, n, buf)
+        items_features: list[Any] = []
+        for i in range(n):
+            try:
+                v_features, o = _row_BrokerFeature_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("features", i) from None
+            items_features.append(v_features)
+        r_features = items_features
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("rack", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "rack")
+    n -= 1
+
+    if n < 0:
+        r_rack = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("rack", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("rack", o, n, buf)
+        try:
+            r_rack = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("rack", o, exc) from None
+        o = e
+
+    try:
+        (r_fenced, r_in_controlled_shutdown) = _S_zz_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("fenced", 1), ("in_controlled_shutdown", 1))) from None
+    o += 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_log_dirs = []
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("log_dirs", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "log_dirs")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("log_dirs", o - 1)
+                else:
+                    if n * 16 > len(buf) - o:
+                        raise _rt.too_many("log_dirs", o, n, buf)
+                    items_log_dirs: list[Any] = []
+                    for i in range(n):
+                        try:
+                            try:
+                                v_log_dirs = _rt.read_uuid(buf[o : o + 16])
+                            except ValueError:
+                                raise _rt.short_read(buf, o, (("log_dirs", 16),)) from None
+                            o += 16
+
+                        except _DecodeError as exc:
+                            raise exc.within("log_dirs", i) from None
+                        items_log_dirs.append(v_log_dirs)
+                    r_log_dirs = items_log_dirs
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "log_dirs", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("log_dirs", o, size, size - (end - o))
+        elif tag in [1]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_broker_id,
+        r_is_migrating_zk_broker,
+        r_incarnation_id,
+        r_broker_epoch,
+        r_end_points,
+        r_features,
+        r_rack,
+        r_fenced,
+        r_in_controlled_shutdown,
+        r_log_dirs,
+        None,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes]) -> None:
@@ -1310,7 +2055,7 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         if e > len(buf):
             raise _rt.underflow("rack", o, n, buf)
         try:
-            self.rack = buf[o:e].decode()
+            self.rack = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("rack", o, exc) from None
         o = e
@@ -1417,7 +2162,231 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read RegisterBrokerRecord at version 4 as a row."""
+    r_broker_id: Any
+    r_is_migrating_zk_broker: Any
+    r_incarnation_id: Any
+    r_broker_epoch: Any
+    r_end_points: Any
+    r_features: Any
+    r_rack: Any
+    r_fenced: Any
+    r_in_controlled_shutdown: Any
+    r_log_dirs: Any
+    r_cordoned_log_dirs: Any
+    try:
+        (r_broker_id, r_is_migrating_zk_broker, u_incarnation_id, r_broker_epoch) = _S_izuq_unpack(
+            buf, o
+        )
+    except _StructError:
+        raise _rt.short_read(
+            buf,
+            o,
+            (
+                ("broker_id", 4),
+                ("is_migrating_zk_broker", 1),
+                ("incarnation_id", 16),
+                ("broker_epoch", 8),
+            ),
+        ) from None
+    o += 29
+    r_incarnation_id = _rt.read_uuid(u_incarnation_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("end_points", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "end_points")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("end_points", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("end_points", o, n, buf)
+        items_end_points: list[Any] = []
+        for i in range(n):
+            try:
+                v_end_points, o = _row_BrokerEndpoint_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("end_points", i) from None
+            items_end_points.append(v_end_points)
+        r_end_points = items_end_points
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("features", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "features")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("features", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("features", o, n, buf)
+        items_features: list[Any] = []
+        for i in range(n):
+            try:
+                v_features, o = _row_BrokerFeature_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("features", i) from None
+            items_features.append(v_features)
+        r_features = items_features
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("rack", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "rack")
+    n -= 1
+
+    if n < 0:
+        r_rack = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("rack", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("rack", o, n, buf)
+        try:
+            r_rack = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("rack", o, exc) from None
+        o = e
+
+    try:
+        (r_fenced, r_in_controlled_shutdown) = _S_zz_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("fenced", 1), ("in_controlled_shutdown", 1))) from None
+    o += 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_log_dirs = []
+    r_cordoned_log_dirs = None
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("log_dirs", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "log_dirs")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("log_dirs", o - 1)
+                else:
+                    if n * 16 > len(buf) - o:
+                        raise _rt.too_many("log_dirs", o, n, buf)
+                    items_log_dirs: list[Any] = []
+                    for i in range(n):
+                        try:
+                            try:
+                                v_log_dirs = _rt.read_uuid(buf[o : o + 16])
+                            except ValueError:
+                                raise _rt.short_read(buf, o, (("log_dirs", 16),)) from None
+                            o += 16
+
+                        except _DecodeError as exc:
+                            raise exc.within("log_dirs", i) from None
+                        items_log_dirs.append(v_log_dirs)
+                    r_log_dirs = items_log_dirs
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "log_dirs", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("log_dirs", o, size, size - (end - o))
+        elif tag == 1:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("cordoned_log_dirs", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "cordoned_log_dirs")
+                n -= 1
+
+                if n < 0:
+                    r_cordoned_log_dirs = None
+                else:
+                    if n * 16 > len(buf) - o:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    items_cordoned_log_dirs: list[Any] = []
+                    for i in range(n):
+                        try:
+                            try:
+                                v_cordoned_log_dirs = _rt.read_uuid(buf[o : o + 16])
+                            except ValueError:
+                                raise _rt.short_read(buf, o, (("cordoned_log_dirs", 16),)) from None
+                            o += 16
+
+                        except _DecodeError as exc:
+                            raise exc.within("cordoned_log_dirs", i) from None
+                        items_cordoned_log_dirs.append(v_cordoned_log_dirs)
+                    r_cordoned_log_dirs = items_cordoned_log_dirs
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "cordoned_log_dirs", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("cordoned_log_dirs", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_broker_id,
+        r_is_migrating_zk_broker,
+        r_incarnation_id,
+        r_broker_epoch,
+        r_end_points,
+        r_features,
+        r_rack,
+        r_fenced,
+        r_in_controlled_shutdown,
+        r_log_dirs,
+        r_cordoned_log_dirs,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes]) -> None:
@@ -1514,6 +2483,12 @@ BrokerFeature._FIELDS = (
         "",
     ),
 )
+BrokerFeature.ROW_FIELDS = (
+    "name",
+    "min_supported_version",
+    "max_supported_version",
+    "unknown_tags",
+)
 BrokerFeature._STRUCTS = {}
 
 
@@ -1525,6 +2500,7 @@ BrokerEndpoint._FIELDS = (
         "security_protocol", "int16", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+BrokerEndpoint.ROW_FIELDS = ("name", "host", "port", "security_protocol", "unknown_tags")
 BrokerEndpoint._STRUCTS = {}
 
 
@@ -1584,6 +2560,20 @@ RegisterBrokerRecord._FIELDS = (
         "",
     ),
 )
+RegisterBrokerRecord.ROW_FIELDS = (
+    "broker_id",
+    "is_migrating_zk_broker",
+    "incarnation_id",
+    "broker_epoch",
+    "end_points",
+    "features",
+    "rack",
+    "fenced",
+    "in_controlled_shutdown",
+    "log_dirs",
+    "cordoned_log_dirs",
+    "unknown_tags",
+)
 RegisterBrokerRecord._STRUCTS = {"BrokerEndpoint": BrokerEndpoint, "BrokerFeature": BrokerFeature}
 RegisterBrokerRecord._READERS = {
     0: _read_RegisterBrokerRecord_v0,
@@ -1591,6 +2581,13 @@ RegisterBrokerRecord._READERS = {
     2: _read_RegisterBrokerRecord_v2,
     3: _read_RegisterBrokerRecord_v3,
     4: _read_RegisterBrokerRecord_v4,
+}
+RegisterBrokerRecord._ROW_READERS = {
+    0: _row_RegisterBrokerRecord_v0,
+    1: _row_RegisterBrokerRecord_v1,
+    2: _row_RegisterBrokerRecord_v2,
+    3: _row_RegisterBrokerRecord_v3,
+    4: _row_RegisterBrokerRecord_v4,
 }
 RegisterBrokerRecord._WRITERS = {
     0: _write_RegisterBrokerRecord_v0,

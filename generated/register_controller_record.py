@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_Hh_unpack = _struct.Struct(">Hh").unpack_from
@@ -242,7 +243,7 @@ def _read_ControllerFeature_v0(buf: bytes, o: int) -> tuple[ControllerFeature, i
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -274,7 +275,64 @@ def _read_ControllerFeature_v0(buf: bytes, o: int) -> tuple[ControllerFeature, i
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ControllerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ControllerFeature at version 0 as a row."""
+    r_name: Any
+    r_min_supported_version: Any
+    r_max_supported_version: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        (r_min_supported_version, r_max_supported_version) = _S_hh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("min_supported_version", 2), ("max_supported_version", 2))
+        ) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, r_min_supported_version, r_max_supported_version, unknown or _NO_TAGS), o
 
 
 def _write_ControllerFeature_v0(self: ControllerFeature, out: list[bytes]) -> None:
@@ -313,7 +371,7 @@ def _read_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[ControllerEndpoint,
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -334,7 +392,7 @@ def _read_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[ControllerEndpoint,
     if n < 0 or e > len(buf):
         raise _rt.bad_length("host", o, n, buf)
     try:
-        self.host = buf[o:e].decode()
+        self.host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("host", o, exc) from None
     o = e
@@ -364,7 +422,84 @@ def _read_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[ControllerEndpoint,
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ControllerEndpoint at version 0 as a row."""
+    r_name: Any
+    r_host: Any
+    r_port: Any
+    r_security_protocol: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        r_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
+
+    try:
+        (r_port, r_security_protocol) = _S_Hh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("port", 2), ("security_protocol", 2))) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, r_host, r_port, r_security_protocol, unknown or _NO_TAGS), o
 
 
 def _write_ControllerEndpoint_v0(self: ControllerEndpoint, out: list[bytes]) -> None:
@@ -472,7 +607,103 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read RegisterControllerRecord at version 0 as a row."""
+    r_controller_id: Any
+    r_incarnation_id: Any
+    r_zk_migration_ready: Any
+    r_end_points: Any
+    r_features: Any
+    try:
+        (r_controller_id, u_incarnation_id, r_zk_migration_ready) = _S_iuz_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("controller_id", 4), ("incarnation_id", 16), ("zk_migration_ready", 1))
+        ) from None
+    o += 21
+    r_incarnation_id = _rt.read_uuid(u_incarnation_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("end_points", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "end_points")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("end_points", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("end_points", o, n, buf)
+        items_end_points: list[Any] = []
+        for i in range(n):
+            try:
+                v_end_points, o = _row_ControllerEndpoint_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("end_points", i) from None
+            items_end_points.append(v_end_points)
+        r_end_points = items_end_points
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("features", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "features")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("features", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("features", o, n, buf)
+        items_features: list[Any] = []
+        for i in range(n):
+            try:
+                v_features, o = _row_ControllerFeature_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("features", i) from None
+            items_features.append(v_features)
+        r_features = items_features
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_controller_id,
+        r_incarnation_id,
+        r_zk_migration_ready,
+        r_end_points,
+        r_features,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_RegisterControllerRecord_v0(self: RegisterControllerRecord, out: list[bytes]) -> None:
@@ -522,6 +753,12 @@ ControllerFeature._FIELDS = (
         "",
     ),
 )
+ControllerFeature.ROW_FIELDS = (
+    "name",
+    "min_supported_version",
+    "max_supported_version",
+    "unknown_tags",
+)
 ControllerFeature._STRUCTS = {}
 
 
@@ -533,6 +770,7 @@ ControllerEndpoint._FIELDS = (
         "security_protocol", "int16", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+ControllerEndpoint.ROW_FIELDS = ("name", "host", "port", "security_protocol", "unknown_tags")
 ControllerEndpoint._STRUCTS = {}
 
 
@@ -563,9 +801,18 @@ RegisterControllerRecord._FIELDS = (
         "ControllerFeature",
     ),
 )
+RegisterControllerRecord.ROW_FIELDS = (
+    "controller_id",
+    "incarnation_id",
+    "zk_migration_ready",
+    "end_points",
+    "features",
+    "unknown_tags",
+)
 RegisterControllerRecord._STRUCTS = {
     "ControllerEndpoint": ControllerEndpoint,
     "ControllerFeature": ControllerFeature,
 }
 RegisterControllerRecord._READERS = {0: _read_RegisterControllerRecord_v0}
+RegisterControllerRecord._ROW_READERS = {0: _row_RegisterControllerRecord_v0}
 RegisterControllerRecord._WRITERS = {0: _write_RegisterControllerRecord_v0}

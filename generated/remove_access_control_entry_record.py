@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -94,7 +95,40 @@ def _read_RemoveAccessControlEntryRecord_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_RemoveAccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read RemoveAccessControlEntryRecord at version 0 as a row."""
+    r_id: Any
+    try:
+        (u_id,) = _S_u_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("id", 16),)) from None
+    o += 16
+    r_id = _rt.read_uuid(u_id)
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_id, unknown or _NO_TAGS), o
 
 
 def _write_RemoveAccessControlEntryRecord_v0(
@@ -112,6 +146,8 @@ def _write_RemoveAccessControlEntryRecord_v0(
 RemoveAccessControlEntryRecord._FIELDS = (
     _rt.FieldInfo("id", "uuid", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
 )
+RemoveAccessControlEntryRecord.ROW_FIELDS = ("id", "unknown_tags")
 RemoveAccessControlEntryRecord._STRUCTS = {}
 RemoveAccessControlEntryRecord._READERS = {0: _read_RemoveAccessControlEntryRecord_v0}
+RemoveAccessControlEntryRecord._ROW_READERS = {0: _row_RemoveAccessControlEntryRecord_v0}
 RemoveAccessControlEntryRecord._WRITERS = {0: _write_RemoveAccessControlEntryRecord_v0}

@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -81,7 +82,7 @@ def _read_RemoveDelegationTokenRecord_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("token_id", o, n, buf)
     try:
-        self.token_id = buf[o:e].decode()
+        self.token_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("token_id", o, exc) from None
     o = e
@@ -105,7 +106,54 @@ def _read_RemoveDelegationTokenRecord_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_RemoveDelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read RemoveDelegationTokenRecord at version 0 as a row."""
+    r_token_id: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("token_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "token_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("token_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("token_id", o, n, buf)
+    try:
+        r_token_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("token_id", o, exc) from None
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_token_id, unknown or _NO_TAGS), o
 
 
 def _write_RemoveDelegationTokenRecord_v0(
@@ -132,6 +180,8 @@ RemoveDelegationTokenRecord._FIELDS = (
         "token_id", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+RemoveDelegationTokenRecord.ROW_FIELDS = ("token_id", "unknown_tags")
 RemoveDelegationTokenRecord._STRUCTS = {}
 RemoveDelegationTokenRecord._READERS = {0: _read_RemoveDelegationTokenRecord_v0}
+RemoveDelegationTokenRecord._ROW_READERS = {0: _row_RemoveDelegationTokenRecord_v0}
 RemoveDelegationTokenRecord._WRITERS = {0: _write_RemoveDelegationTokenRecord_v0}

@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_b_unpack = _struct.Struct(">b").unpack_from
@@ -95,7 +96,7 @@ def _read_RemoveUserScramCredentialRecord_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -125,7 +126,61 @@ def _read_RemoveUserScramCredentialRecord_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_RemoveUserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read RemoveUserScramCredentialRecord at version 0 as a row."""
+    r_name: Any
+    r_mechanism: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        (r_mechanism,) = _S_b_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("mechanism", 1),)) from None
+    o += 1
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, r_mechanism, unknown or _NO_TAGS), o
 
 
 def _write_RemoveUserScramCredentialRecord_v0(
@@ -153,6 +208,8 @@ RemoveUserScramCredentialRecord._FIELDS = (
         "mechanism", "int8", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+RemoveUserScramCredentialRecord.ROW_FIELDS = ("name", "mechanism", "unknown_tags")
 RemoveUserScramCredentialRecord._STRUCTS = {}
 RemoveUserScramCredentialRecord._READERS = {0: _read_RemoveUserScramCredentialRecord_v0}
+RemoveUserScramCredentialRecord._ROW_READERS = {0: _row_RemoveUserScramCredentialRecord_v0}
 RemoveUserScramCredentialRecord._WRITERS = {0: _write_RemoveUserScramCredentialRecord_v0}

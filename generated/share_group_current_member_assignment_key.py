@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -90,7 +91,7 @@ def _read_ShareGroupCurrentMemberAssignmentKey_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("group_id", o, n, buf)
     try:
-        self.group_id = buf[o:e].decode()
+        self.group_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("group_id", o, exc) from None
     o = e
@@ -105,13 +106,50 @@ def _read_ShareGroupCurrentMemberAssignmentKey_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("member_id", o, n, buf)
     try:
-        self.member_id = buf[o:e].decode()
+        self.member_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("member_id", o, exc) from None
     o = e
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_ShareGroupCurrentMemberAssignmentKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ShareGroupCurrentMemberAssignmentKey at version 0 as a row."""
+    r_group_id: Any
+    r_member_id: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("group_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("group_id", o, n, buf)
+    try:
+        r_group_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("group_id", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("member_id", o, n, buf)
+    try:
+        r_member_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("member_id", o, exc) from None
+    o = e
+
+    return (r_group_id, r_member_id, _NO_TAGS), o
 
 
 def _write_ShareGroupCurrentMemberAssignmentKey_v0(
@@ -144,6 +182,10 @@ ShareGroupCurrentMemberAssignmentKey._FIELDS = (
         "member_id", "string", "", _VersionRange.parse("0"), _VersionRange.parse("none"), ""
     ),
 )
+ShareGroupCurrentMemberAssignmentKey.ROW_FIELDS = ("group_id", "member_id", "unknown_tags")
 ShareGroupCurrentMemberAssignmentKey._STRUCTS = {}
 ShareGroupCurrentMemberAssignmentKey._READERS = {0: _read_ShareGroupCurrentMemberAssignmentKey_v0}
+ShareGroupCurrentMemberAssignmentKey._ROW_READERS = {
+    0: _row_ShareGroupCurrentMemberAssignmentKey_v0
+}
 ShareGroupCurrentMemberAssignmentKey._WRITERS = {0: _write_ShareGroupCurrentMemberAssignmentKey_v0}

@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -207,7 +208,59 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicPartitions at version 0 as a row."""
+    r_topic_id: Any
+    r_partitions: Any
+    try:
+        (u_topic_id,) = _S_u_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+    o += 16
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("partitions", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "partitions")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("partitions", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("partitions", o, n, buf)
+        r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_topic_id, r_partitions, unknown or _NO_TAGS), o
 
 
 def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
@@ -289,7 +342,77 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ShareGroupCurrentMemberAssignmentValue_v0(
+    buf: bytes, o: int
+) -> tuple[tuple[Any, ...], int]:
+    """Read ShareGroupCurrentMemberAssignmentValue at version 0 as a row."""
+    r_member_epoch: Any
+    r_previous_member_epoch: Any
+    r_state: Any
+    r_assigned_partitions: Any
+    try:
+        (r_member_epoch, r_previous_member_epoch, r_state) = _S_iib_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("member_epoch", 4), ("previous_member_epoch", 4), ("state", 1))
+        ) from None
+    o += 9
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("assigned_partitions", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "assigned_partitions")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("assigned_partitions", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("assigned_partitions", o, n, buf)
+        items_assigned_partitions: list[Any] = []
+        for i in range(n):
+            try:
+                v_assigned_partitions, o = _row_TopicPartitions_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("assigned_partitions", i) from None
+            items_assigned_partitions.append(v_assigned_partitions)
+        r_assigned_partitions = items_assigned_partitions
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_member_epoch,
+        r_previous_member_epoch,
+        r_state,
+        r_assigned_partitions,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_ShareGroupCurrentMemberAssignmentValue_v0(
@@ -321,6 +444,7 @@ TopicPartitions._FIELDS = (
         "partitions", "array", "int32", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+TopicPartitions.ROW_FIELDS = ("topic_id", "partitions", "unknown_tags")
 TopicPartitions._STRUCTS = {}
 
 
@@ -346,9 +470,19 @@ ShareGroupCurrentMemberAssignmentValue._FIELDS = (
         "TopicPartitions",
     ),
 )
+ShareGroupCurrentMemberAssignmentValue.ROW_FIELDS = (
+    "member_epoch",
+    "previous_member_epoch",
+    "state",
+    "assigned_partitions",
+    "unknown_tags",
+)
 ShareGroupCurrentMemberAssignmentValue._STRUCTS = {"TopicPartitions": TopicPartitions}
 ShareGroupCurrentMemberAssignmentValue._READERS = {
     0: _read_ShareGroupCurrentMemberAssignmentValue_v0
+}
+ShareGroupCurrentMemberAssignmentValue._ROW_READERS = {
+    0: _row_ShareGroupCurrentMemberAssignmentValue_v0
 }
 ShareGroupCurrentMemberAssignmentValue._WRITERS = {
     0: _write_ShareGroupCurrentMemberAssignmentValue_v0

@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -119,7 +120,7 @@ def _read_ShareGroupMemberMetadataValue_v0(
         if e > len(buf):
             raise _rt.underflow("rack_id", o, n, buf)
         try:
-            self.rack_id = buf[o:e].decode()
+            self.rack_id = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("rack_id", o, exc) from None
         o = e
@@ -140,7 +141,7 @@ def _read_ShareGroupMemberMetadataValue_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_id", o, n, buf)
     try:
-        self.client_id = buf[o:e].decode()
+        self.client_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_id", o, exc) from None
     o = e
@@ -161,7 +162,7 @@ def _read_ShareGroupMemberMetadataValue_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_host", o, n, buf)
     try:
-        self.client_host = buf[o:e].decode()
+        self.client_host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_host", o, exc) from None
     o = e
@@ -202,7 +203,7 @@ def _read_ShareGroupMemberMetadataValue_v0(
                 if e > len(buf):
                     raise _rt.underflow("subscribed_topic_names", o, n, buf)
                 try:
-                    v_subscribed_topic_names = buf[o:e].decode()
+                    v_subscribed_topic_names = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("subscribed_topic_names", o, exc) from None
                 o = e
@@ -231,7 +232,148 @@ def _read_ShareGroupMemberMetadataValue_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ShareGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ShareGroupMemberMetadataValue at version 0 as a row."""
+    r_rack_id: Any
+    r_client_id: Any
+    r_client_host: Any
+    r_subscribed_topic_names: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("rack_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "rack_id")
+    n -= 1
+
+    if n < 0:
+        r_rack_id = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("rack_id", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("rack_id", o, n, buf)
+        try:
+            r_rack_id = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("rack_id", o, exc) from None
+        o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("client_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "client_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        r_client_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("client_host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "client_host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        r_client_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("subscribed_topic_names", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "subscribed_topic_names")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("subscribed_topic_names", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("subscribed_topic_names", o, n, buf)
+        items_subscribed_topic_names: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("subscribed_topic_names", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "subscribed_topic_names")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("subscribed_topic_names", o)
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("subscribed_topic_names", o, n)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("subscribed_topic_names", o, n, buf)
+                try:
+                    v_subscribed_topic_names = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("subscribed_topic_names", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("subscribed_topic_names", i) from None
+            items_subscribed_topic_names.append(v_subscribed_topic_names)
+        r_subscribed_topic_names = items_subscribed_topic_names
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_rack_id, r_client_id, r_client_host, r_subscribed_topic_names, unknown or _NO_TAGS), o
 
 
 def _write_ShareGroupMemberMetadataValue_v0(
@@ -313,6 +455,14 @@ ShareGroupMemberMetadataValue._FIELDS = (
         "",
     ),
 )
+ShareGroupMemberMetadataValue.ROW_FIELDS = (
+    "rack_id",
+    "client_id",
+    "client_host",
+    "subscribed_topic_names",
+    "unknown_tags",
+)
 ShareGroupMemberMetadataValue._STRUCTS = {}
 ShareGroupMemberMetadataValue._READERS = {0: _read_ShareGroupMemberMetadataValue_v0}
+ShareGroupMemberMetadataValue._ROW_READERS = {0: _row_ShareGroupMemberMetadataValue_v0}
 ShareGroupMemberMetadataValue._WRITERS = {0: _write_ShareGroupMemberMetadataValue_v0}

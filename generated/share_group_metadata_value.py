@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -107,7 +108,40 @@ def _read_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[ShareGroupMeta
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ShareGroupMetadataValue at version 0 as a row."""
+    r_epoch: Any
+    r_metadata_hash: Any
+    try:
+        (r_epoch, r_metadata_hash) = _S_iq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("epoch", 4), ("metadata_hash", 8))) from None
+    o += 12
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_epoch, r_metadata_hash, unknown or _NO_TAGS), o
 
 
 def _write_ShareGroupMetadataValue_v0(self: ShareGroupMetadataValue, out: list[bytes]) -> None:
@@ -126,6 +160,8 @@ ShareGroupMetadataValue._FIELDS = (
         "metadata_hash", "int64", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+ShareGroupMetadataValue.ROW_FIELDS = ("epoch", "metadata_hash", "unknown_tags")
 ShareGroupMetadataValue._STRUCTS = {}
 ShareGroupMetadataValue._READERS = {0: _read_ShareGroupMetadataValue_v0}
+ShareGroupMetadataValue._ROW_READERS = {0: _row_ShareGroupMetadataValue_v0}
 ShareGroupMetadataValue._WRITERS = {0: _write_ShareGroupMetadataValue_v0}

@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -219,7 +220,7 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("topic_name", o, n, buf)
     try:
-        self.topic_name = buf[o:e].decode()
+        self.topic_name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("topic_name", o, exc) from None
     o = e
@@ -243,7 +244,62 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicInfo at version 0 as a row."""
+    r_topic_id: Any
+    r_topic_name: Any
+    try:
+        (u_topic_id,) = _S_u_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+    o += 16
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("topic_name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "topic_name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic_name", o, n, buf)
+    try:
+        r_topic_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic_name", o, exc) from None
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_topic_id, r_topic_name, unknown or _NO_TAGS), o
 
 
 def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
@@ -293,7 +349,7 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
     if n < 0 or e > len(buf):
         raise _rt.bad_length("topic_name", o, n, buf)
     try:
-        self.topic_name = buf[o:e].decode()
+        self.topic_name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("topic_name", o, exc) from None
     o = e
@@ -335,7 +391,81 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicPartitionsInfo at version 0 as a row."""
+    r_topic_id: Any
+    r_topic_name: Any
+    r_partitions: Any
+    try:
+        (u_topic_id,) = _S_u_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+    o += 16
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("topic_name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "topic_name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic_name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic_name", o, n, buf)
+    try:
+        r_topic_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic_name", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("partitions", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "partitions")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("partitions", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("partitions", o, n, buf)
+        r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_topic_id, r_topic_name, r_partitions, unknown or _NO_TAGS), o
 
 
 def _write_TopicPartitionsInfo_v0(self: TopicPartitionsInfo, out: list[bytes]) -> None:
@@ -470,7 +600,112 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ShareGroupStatePartitionMetadataValue_v0(
+    buf: bytes, o: int
+) -> tuple[tuple[Any, ...], int]:
+    """Read ShareGroupStatePartitionMetadataValue at version 0 as a row."""
+    r_initializing_topics: Any
+    r_initialized_topics: Any
+    r_deleting_topics: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("initializing_topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "initializing_topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("initializing_topics", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("initializing_topics", o, n, buf)
+        items_initializing_topics: list[Any] = []
+        for i in range(n):
+            try:
+                v_initializing_topics, o = _row_TopicPartitionsInfo_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("initializing_topics", i) from None
+            items_initializing_topics.append(v_initializing_topics)
+        r_initializing_topics = items_initializing_topics
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("initialized_topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "initialized_topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("initialized_topics", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("initialized_topics", o, n, buf)
+        items_initialized_topics: list[Any] = []
+        for i in range(n):
+            try:
+                v_initialized_topics, o = _row_TopicPartitionsInfo_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("initialized_topics", i) from None
+            items_initialized_topics.append(v_initialized_topics)
+        r_initialized_topics = items_initialized_topics
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("deleting_topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "deleting_topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("deleting_topics", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("deleting_topics", o, n, buf)
+        items_deleting_topics: list[Any] = []
+        for i in range(n):
+            try:
+                v_deleting_topics, o = _row_TopicInfo_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("deleting_topics", i) from None
+            items_deleting_topics.append(v_deleting_topics)
+        r_deleting_topics = items_deleting_topics
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_initializing_topics, r_initialized_topics, r_deleting_topics, unknown or _NO_TAGS), o
 
 
 def _write_ShareGroupStatePartitionMetadataValue_v0(
@@ -518,6 +753,7 @@ TopicInfo._FIELDS = (
         "topic_name", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+TopicInfo.ROW_FIELDS = ("topic_id", "topic_name", "unknown_tags")
 TopicInfo._STRUCTS = {}
 
 
@@ -532,6 +768,7 @@ TopicPartitionsInfo._FIELDS = (
         "partitions", "array", "int32", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+TopicPartitionsInfo.ROW_FIELDS = ("topic_id", "topic_name", "partitions", "unknown_tags")
 TopicPartitionsInfo._STRUCTS = {}
 
 
@@ -561,11 +798,20 @@ ShareGroupStatePartitionMetadataValue._FIELDS = (
         "TopicInfo",
     ),
 )
+ShareGroupStatePartitionMetadataValue.ROW_FIELDS = (
+    "initializing_topics",
+    "initialized_topics",
+    "deleting_topics",
+    "unknown_tags",
+)
 ShareGroupStatePartitionMetadataValue._STRUCTS = {
     "TopicPartitionsInfo": TopicPartitionsInfo,
     "TopicInfo": TopicInfo,
 }
 ShareGroupStatePartitionMetadataValue._READERS = {0: _read_ShareGroupStatePartitionMetadataValue_v0}
+ShareGroupStatePartitionMetadataValue._ROW_READERS = {
+    0: _row_ShareGroupStatePartitionMetadataValue_v0
+}
 ShareGroupStatePartitionMetadataValue._WRITERS = {
     0: _write_ShareGroupStatePartitionMetadataValue_v0
 }

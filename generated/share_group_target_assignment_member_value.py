@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -162,7 +163,59 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TopicPartition_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicPartition at version 0 as a row."""
+    r_topic_id: Any
+    r_partitions: Any
+    try:
+        (u_topic_id,) = _S_u_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+    o += 16
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("partitions", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "partitions")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("partitions", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("partitions", o, n, buf)
+        r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_topic_id, r_partitions, unknown or _NO_TAGS), o
 
 
 def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
@@ -236,7 +289,60 @@ def _read_ShareGroupTargetAssignmentMemberValue_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ShareGroupTargetAssignmentMemberValue_v0(
+    buf: bytes, o: int
+) -> tuple[tuple[Any, ...], int]:
+    """Read ShareGroupTargetAssignmentMemberValue at version 0 as a row."""
+    r_topic_partitions: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("topic_partitions", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "topic_partitions")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("topic_partitions", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("topic_partitions", o, n, buf)
+        items_topic_partitions: list[Any] = []
+        for i in range(n):
+            try:
+                v_topic_partitions, o = _row_TopicPartition_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("topic_partitions", i) from None
+            items_topic_partitions.append(v_topic_partitions)
+        r_topic_partitions = items_topic_partitions
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_topic_partitions, unknown or _NO_TAGS), o
 
 
 def _write_ShareGroupTargetAssignmentMemberValue_v0(
@@ -266,6 +372,7 @@ TopicPartition._FIELDS = (
         "partitions", "array", "int32", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+TopicPartition.ROW_FIELDS = ("topic_id", "partitions", "unknown_tags")
 TopicPartition._STRUCTS = {}
 
 
@@ -279,8 +386,12 @@ ShareGroupTargetAssignmentMemberValue._FIELDS = (
         "TopicPartition",
     ),
 )
+ShareGroupTargetAssignmentMemberValue.ROW_FIELDS = ("topic_partitions", "unknown_tags")
 ShareGroupTargetAssignmentMemberValue._STRUCTS = {"TopicPartition": TopicPartition}
 ShareGroupTargetAssignmentMemberValue._READERS = {0: _read_ShareGroupTargetAssignmentMemberValue_v0}
+ShareGroupTargetAssignmentMemberValue._ROW_READERS = {
+    0: _row_ShareGroupTargetAssignmentMemberValue_v0
+}
 ShareGroupTargetAssignmentMemberValue._WRITERS = {
     0: _write_ShareGroupTargetAssignmentMemberValue_v0
 }

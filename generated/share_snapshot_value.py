@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -253,7 +254,52 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_StateBatch_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read StateBatch at version 0 as a row."""
+    r_first_offset: Any
+    r_last_offset: Any
+    r_delivery_state: Any
+    r_delivery_count: Any
+    try:
+        (r_first_offset, r_last_offset, r_delivery_state, r_delivery_count) = _S_qqbh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf,
+            o,
+            (("first_offset", 8), ("last_offset", 8), ("delivery_state", 1), ("delivery_count", 2)),
+        ) from None
+    o += 19
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_first_offset,
+        r_last_offset,
+        r_delivery_state,
+        r_delivery_count,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_StateBatch_v0(self: StateBatch, out: list[bytes]) -> None:
@@ -357,7 +403,117 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ShareSnapshotValue at version 0 as a row."""
+    r_snapshot_epoch: Any
+    r_state_epoch: Any
+    r_leader_epoch: Any
+    r_start_offset: Any
+    r_delivery_complete_count: Any
+    r_create_timestamp: Any
+    r_write_timestamp: Any
+    r_state_batches: Any
+    try:
+        (
+            r_snapshot_epoch,
+            r_state_epoch,
+            r_leader_epoch,
+            r_start_offset,
+            r_create_timestamp,
+            r_write_timestamp,
+        ) = _S_iiiqqq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf,
+            o,
+            (
+                ("snapshot_epoch", 4),
+                ("state_epoch", 4),
+                ("leader_epoch", 4),
+                ("start_offset", 8),
+                ("create_timestamp", 8),
+                ("write_timestamp", 8),
+            ),
+        ) from None
+    o += 36
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("state_batches", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "state_batches")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("state_batches", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("state_batches", o, n, buf)
+        items_state_batches: list[Any] = []
+        for i in range(n):
+            try:
+                v_state_batches, o = _row_StateBatch_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("state_batches", i) from None
+            items_state_batches.append(v_state_batches)
+        r_state_batches = items_state_batches
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_delivery_complete_count = -1
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_delivery_complete_count,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("delivery_complete_count", 4),)) from None
+                o += 4
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "delivery_complete_count",
+                    o,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("delivery_complete_count", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_snapshot_epoch,
+        r_state_epoch,
+        r_leader_epoch,
+        r_start_offset,
+        r_delivery_complete_count,
+        r_create_timestamp,
+        r_write_timestamp,
+        r_state_batches,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_ShareSnapshotValue_v0(self: ShareSnapshotValue, out: list[bytes]) -> None:
@@ -408,6 +564,13 @@ StateBatch._FIELDS = (
         "delivery_count", "int16", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+StateBatch.ROW_FIELDS = (
+    "first_offset",
+    "last_offset",
+    "delivery_state",
+    "delivery_count",
+    "unknown_tags",
+)
 StateBatch._STRUCTS = {}
 
 
@@ -447,6 +610,18 @@ ShareSnapshotValue._FIELDS = (
         "StateBatch",
     ),
 )
+ShareSnapshotValue.ROW_FIELDS = (
+    "snapshot_epoch",
+    "state_epoch",
+    "leader_epoch",
+    "start_offset",
+    "delivery_complete_count",
+    "create_timestamp",
+    "write_timestamp",
+    "state_batches",
+    "unknown_tags",
+)
 ShareSnapshotValue._STRUCTS = {"StateBatch": StateBatch}
 ShareSnapshotValue._READERS = {0: _read_ShareSnapshotValue_v0}
+ShareSnapshotValue._ROW_READERS = {0: _row_ShareSnapshotValue_v0}
 ShareSnapshotValue._WRITERS = {0: _write_ShareSnapshotValue_v0}

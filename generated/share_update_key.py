@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -105,7 +106,7 @@ def _read_ShareUpdateKey_v0(buf: bytes, o: int) -> tuple[ShareUpdateKey, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("group_id", o, n, buf)
     try:
-        self.group_id = buf[o:e].decode()
+        self.group_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("group_id", o, exc) from None
     o = e
@@ -119,6 +120,36 @@ def _read_ShareUpdateKey_v0(buf: bytes, o: int) -> tuple[ShareUpdateKey, int]:
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_ShareUpdateKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ShareUpdateKey at version 0 as a row."""
+    r_group_id: Any
+    r_topic_id: Any
+    r_partition: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("group_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("group_id", o, n, buf)
+    try:
+        r_group_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("group_id", o, exc) from None
+    o = e
+
+    try:
+        (u_topic_id, r_partition) = _S_ui_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic_id", 16), ("partition", 4))) from None
+    o += 20
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    return (r_group_id, r_topic_id, r_partition, _NO_TAGS), o
 
 
 def _write_ShareUpdateKey_v0(self: ShareUpdateKey, out: list[bytes]) -> None:
@@ -147,6 +178,8 @@ ShareUpdateKey._FIELDS = (
         "partition", "int32", "", _VersionRange.parse("0"), _VersionRange.parse("none"), ""
     ),
 )
+ShareUpdateKey.ROW_FIELDS = ("group_id", "topic_id", "partition", "unknown_tags")
 ShareUpdateKey._STRUCTS = {}
 ShareUpdateKey._READERS = {0: _read_ShareUpdateKey_v0}
+ShareUpdateKey._ROW_READERS = {0: _row_ShareUpdateKey_v0}
 ShareUpdateKey._WRITERS = {0: _write_ShareUpdateKey_v0}

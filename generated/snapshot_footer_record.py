@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -88,7 +89,39 @@ def _read_SnapshotFooterRecord_v0(buf: bytes, o: int) -> tuple[SnapshotFooterRec
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_SnapshotFooterRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read SnapshotFooterRecord at version 0 as a row."""
+    r_version: Any
+    try:
+        (r_version,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("version", 2),)) from None
+    o += 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_version, unknown or _NO_TAGS), o
 
 
 def _write_SnapshotFooterRecord_v0(self: SnapshotFooterRecord, out: list[bytes]) -> None:
@@ -106,6 +139,8 @@ SnapshotFooterRecord._FIELDS = (
         "version", "int16", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+SnapshotFooterRecord.ROW_FIELDS = ("version", "unknown_tags")
 SnapshotFooterRecord._STRUCTS = {}
 SnapshotFooterRecord._READERS = {0: _read_SnapshotFooterRecord_v0}
+SnapshotFooterRecord._ROW_READERS = {0: _row_SnapshotFooterRecord_v0}
 SnapshotFooterRecord._WRITERS = {0: _write_SnapshotFooterRecord_v0}

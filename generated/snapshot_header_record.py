@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -107,7 +108,42 @@ def _read_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[SnapshotHeaderRec
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read SnapshotHeaderRecord at version 0 as a row."""
+    r_version: Any
+    r_last_contained_log_timestamp: Any
+    try:
+        (r_version, r_last_contained_log_timestamp) = _S_hq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("version", 2), ("last_contained_log_timestamp", 8))
+        ) from None
+    o += 10
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_version, r_last_contained_log_timestamp, unknown or _NO_TAGS), o
 
 
 def _write_SnapshotHeaderRecord_v0(self: SnapshotHeaderRecord, out: list[bytes]) -> None:
@@ -133,6 +169,8 @@ SnapshotHeaderRecord._FIELDS = (
         "",
     ),
 )
+SnapshotHeaderRecord.ROW_FIELDS = ("version", "last_contained_log_timestamp", "unknown_tags")
 SnapshotHeaderRecord._STRUCTS = {}
 SnapshotHeaderRecord._READERS = {0: _read_SnapshotHeaderRecord_v0}
+SnapshotHeaderRecord._ROW_READERS = {0: _row_SnapshotHeaderRecord_v0}
 SnapshotHeaderRecord._WRITERS = {0: _write_SnapshotHeaderRecord_v0}

@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -289,7 +290,7 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("subtopology_id", o, n, buf)
     try:
-        self.subtopology_id = buf[o:e].decode()
+        self.subtopology_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("subtopology_id", o, exc) from None
     o = e
@@ -361,7 +362,104 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TaskIds at version 0 as a row."""
+    r_subtopology_id: Any
+    r_partitions: Any
+    r_assignment_epochs: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("subtopology_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "subtopology_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("subtopology_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subtopology_id", o, n, buf)
+    try:
+        r_subtopology_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("subtopology_id", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("partitions", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "partitions")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("partitions", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("partitions", o, n, buf)
+        r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_assignment_epochs = []
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("assignment_epochs", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "assignment_epochs")
+                n -= 1
+
+                if n < 0:
+                    r_assignment_epochs = None
+                else:
+                    if n * 4 > len(buf) - o:
+                        raise _rt.too_many("assignment_epochs", o, n, buf)
+                    r_assignment_epochs = list(
+                        _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
+                    )
+                    o += n * 4
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "assignment_epochs", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("assignment_epochs", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_subtopology_id, r_partitions, r_assignment_epochs, unknown or _NO_TAGS), o
 
 
 def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
@@ -596,7 +694,212 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
+    buf: bytes, o: int
+) -> tuple[tuple[Any, ...], int]:
+    """Read StreamsGroupCurrentMemberAssignmentValue at version 0 as a row."""
+    r_member_epoch: Any
+    r_previous_member_epoch: Any
+    r_state: Any
+    r_active_tasks: Any
+    r_standby_tasks: Any
+    r_warmup_tasks: Any
+    r_active_tasks_pending_revocation: Any
+    r_standby_tasks_pending_revocation: Any
+    r_warmup_tasks_pending_revocation: Any
+    try:
+        (r_member_epoch, r_previous_member_epoch, r_state) = _S_iib_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("member_epoch", 4), ("previous_member_epoch", 4), ("state", 1))
+        ) from None
+    o += 9
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("active_tasks", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "active_tasks")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("active_tasks", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("active_tasks", o, n, buf)
+        items_active_tasks: list[Any] = []
+        for i in range(n):
+            try:
+                v_active_tasks, o = _row_TaskIds_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("active_tasks", i) from None
+            items_active_tasks.append(v_active_tasks)
+        r_active_tasks = items_active_tasks
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("standby_tasks", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "standby_tasks")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("standby_tasks", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("standby_tasks", o, n, buf)
+        items_standby_tasks: list[Any] = []
+        for i in range(n):
+            try:
+                v_standby_tasks, o = _row_TaskIds_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("standby_tasks", i) from None
+            items_standby_tasks.append(v_standby_tasks)
+        r_standby_tasks = items_standby_tasks
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("warmup_tasks", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "warmup_tasks")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("warmup_tasks", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("warmup_tasks", o, n, buf)
+        items_warmup_tasks: list[Any] = []
+        for i in range(n):
+            try:
+                v_warmup_tasks, o = _row_TaskIds_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("warmup_tasks", i) from None
+            items_warmup_tasks.append(v_warmup_tasks)
+        r_warmup_tasks = items_warmup_tasks
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("active_tasks_pending_revocation", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "active_tasks_pending_revocation")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("active_tasks_pending_revocation", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("active_tasks_pending_revocation", o, n, buf)
+        items_active_tasks_pending_revocation: list[Any] = []
+        for i in range(n):
+            try:
+                v_active_tasks_pending_revocation, o = _row_TaskIds_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("active_tasks_pending_revocation", i) from None
+            items_active_tasks_pending_revocation.append(v_active_tasks_pending_revocation)
+        r_active_tasks_pending_revocation = items_active_tasks_pending_revocation
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("standby_tasks_pending_revocation", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "standby_tasks_pending_revocation")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("standby_tasks_pending_revocation", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("standby_tasks_pending_revocation", o, n, buf)
+        items_standby_tasks_pending_revocation: list[Any] = []
+        for i in range(n):
+            try:
+                v_standby_tasks_pending_revocation, o = _row_TaskIds_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("standby_tasks_pending_revocation", i) from None
+            items_standby_tasks_pending_revocation.append(v_standby_tasks_pending_revocation)
+        r_standby_tasks_pending_revocation = items_standby_tasks_pending_revocation
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("warmup_tasks_pending_revocation", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "warmup_tasks_pending_revocation")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("warmup_tasks_pending_revocation", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("warmup_tasks_pending_revocation", o, n, buf)
+        items_warmup_tasks_pending_revocation: list[Any] = []
+        for i in range(n):
+            try:
+                v_warmup_tasks_pending_revocation, o = _row_TaskIds_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("warmup_tasks_pending_revocation", i) from None
+            items_warmup_tasks_pending_revocation.append(v_warmup_tasks_pending_revocation)
+        r_warmup_tasks_pending_revocation = items_warmup_tasks_pending_revocation
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_member_epoch,
+        r_previous_member_epoch,
+        r_state,
+        r_active_tasks,
+        r_standby_tasks,
+        r_warmup_tasks,
+        r_active_tasks_pending_revocation,
+        r_standby_tasks_pending_revocation,
+        r_warmup_tasks_pending_revocation,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_StreamsGroupCurrentMemberAssignmentValue_v0(
@@ -681,6 +984,7 @@ TaskIds._FIELDS = (
         "",
     ),
 )
+TaskIds.ROW_FIELDS = ("subtopology_id", "partitions", "assignment_epochs", "unknown_tags")
 TaskIds._STRUCTS = {}
 
 
@@ -746,9 +1050,24 @@ StreamsGroupCurrentMemberAssignmentValue._FIELDS = (
         "TaskIds",
     ),
 )
+StreamsGroupCurrentMemberAssignmentValue.ROW_FIELDS = (
+    "member_epoch",
+    "previous_member_epoch",
+    "state",
+    "active_tasks",
+    "standby_tasks",
+    "warmup_tasks",
+    "active_tasks_pending_revocation",
+    "standby_tasks_pending_revocation",
+    "warmup_tasks_pending_revocation",
+    "unknown_tags",
+)
 StreamsGroupCurrentMemberAssignmentValue._STRUCTS = {"TaskIds": TaskIds}
 StreamsGroupCurrentMemberAssignmentValue._READERS = {
     0: _read_StreamsGroupCurrentMemberAssignmentValue_v0
+}
+StreamsGroupCurrentMemberAssignmentValue._ROW_READERS = {
+    0: _row_StreamsGroupCurrentMemberAssignmentValue_v0
 }
 StreamsGroupCurrentMemberAssignmentValue._WRITERS = {
     0: _write_StreamsGroupCurrentMemberAssignmentValue_v0

@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_H_unpack = _struct.Struct(">H").unpack_from
@@ -253,7 +254,7 @@ def _read_KeyValue_v0(buf: bytes, o: int) -> tuple[KeyValue, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("key", o, n, buf)
     try:
-        self.key = buf[o:e].decode()
+        self.key = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("key", o, exc) from None
     o = e
@@ -274,7 +275,7 @@ def _read_KeyValue_v0(buf: bytes, o: int) -> tuple[KeyValue, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("value", o, n, buf)
     try:
-        self.value = buf[o:e].decode()
+        self.value = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("value", o, exc) from None
     o = e
@@ -298,7 +299,76 @@ def _read_KeyValue_v0(buf: bytes, o: int) -> tuple[KeyValue, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_KeyValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read KeyValue at version 0 as a row."""
+    r_key: Any
+    r_value: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("key", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "key")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("key", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("key", o, n, buf)
+    try:
+        r_key = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("key", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("value", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "value")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("value", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("value", o, n, buf)
+    try:
+        r_value = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("value", o, exc) from None
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_key, r_value, unknown or _NO_TAGS), o
 
 
 def _write_KeyValue_v0(self: KeyValue, out: list[bytes]) -> None:
@@ -342,7 +412,7 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("host", o, n, buf)
     try:
-        self.host = buf[o:e].decode()
+        self.host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("host", o, exc) from None
     o = e
@@ -372,7 +442,61 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_Endpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read Endpoint at version 0 as a row."""
+    r_host: Any
+    r_port: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        r_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
+
+    try:
+        (r_port,) = _S_H_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("port", 2),)) from None
+    o += 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_host, r_port, unknown or _NO_TAGS), o
 
 
 def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
@@ -416,7 +540,7 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         if e > len(buf):
             raise _rt.underflow("instance_id", o, n, buf)
         try:
-            self.instance_id = buf[o:e].decode()
+            self.instance_id = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("instance_id", o, exc) from None
         o = e
@@ -440,7 +564,7 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         if e > len(buf):
             raise _rt.underflow("rack_id", o, n, buf)
         try:
-            self.rack_id = buf[o:e].decode()
+            self.rack_id = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("rack_id", o, exc) from None
         o = e
@@ -461,7 +585,7 @@ def _read_StreamsGroupMemberMetadataValue_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_id", o, n, buf)
     try:
-        self.client_id = buf[o:e].decode()
+        self.client_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_id", o, exc) from None
     o = e
@@ -482,7 +606,7 @@ def _read_StreamsGroupMemberMetadataValue_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("client_host", o, n, buf)
     try:
-        self.client_host = buf[o:e].decode()
+        self.client_host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("client_host", o, exc) from None
     o = e
@@ -509,7 +633,7 @@ def _read_StreamsGroupMemberMetadataValue_v0(
     if n < 0 or e > len(buf):
         raise _rt.bad_length("process_id", o, n, buf)
     try:
-        self.process_id = buf[o:e].decode()
+        self.process_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("process_id", o, exc) from None
     o = e
@@ -572,7 +696,208 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_StreamsGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read StreamsGroupMemberMetadataValue at version 0 as a row."""
+    r_instance_id: Any
+    r_rack_id: Any
+    r_client_id: Any
+    r_client_host: Any
+    r_rebalance_timeout_ms: Any
+    r_topology_epoch: Any
+    r_process_id: Any
+    r_user_endpoint: Any
+    r_client_tags: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("instance_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "instance_id")
+    n -= 1
+
+    if n < 0:
+        r_instance_id = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("instance_id", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("instance_id", o, n, buf)
+        try:
+            r_instance_id = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("instance_id", o, exc) from None
+        o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("rack_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "rack_id")
+    n -= 1
+
+    if n < 0:
+        r_rack_id = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("rack_id", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("rack_id", o, n, buf)
+        try:
+            r_rack_id = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("rack_id", o, exc) from None
+        o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("client_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "client_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_id", o, n, buf)
+    try:
+        r_client_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_id", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("client_host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "client_host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("client_host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("client_host", o, n, buf)
+    try:
+        r_client_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("client_host", o, exc) from None
+    o = e
+
+    try:
+        (r_rebalance_timeout_ms, r_topology_epoch) = _S_ii_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("rebalance_timeout_ms", 4), ("topology_epoch", 4))) from None
+    o += 8
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("process_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "process_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("process_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("process_id", o, n, buf)
+    try:
+        r_process_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("process_id", o, exc) from None
+    o = e
+
+    try:
+        (m_user_endpoint,) = _S_b_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("user_endpoint", 1),)) from None
+    o += 1
+
+    if m_user_endpoint < 0:
+        r_user_endpoint = None
+    else:
+        try:
+            r_user_endpoint, o = _row_Endpoint_v0(buf, o)
+        except _DecodeError as exc:
+            raise exc.within("user_endpoint") from None
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("client_tags", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "client_tags")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("client_tags", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("client_tags", o, n, buf)
+        items_client_tags: list[Any] = []
+        for i in range(n):
+            try:
+                v_client_tags, o = _row_KeyValue_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("client_tags", i) from None
+            items_client_tags.append(v_client_tags)
+        r_client_tags = items_client_tags
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_instance_id,
+        r_rack_id,
+        r_client_id,
+        r_client_host,
+        r_rebalance_timeout_ms,
+        r_topology_epoch,
+        r_process_id,
+        r_user_endpoint,
+        r_client_tags,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_StreamsGroupMemberMetadataValue_v0(
@@ -664,6 +989,7 @@ KeyValue._FIELDS = (
         "value", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+KeyValue.ROW_FIELDS = ("key", "value", "unknown_tags")
 KeyValue._STRUCTS = {}
 
 
@@ -671,6 +997,7 @@ Endpoint._FIELDS = (
     _rt.FieldInfo("host", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
     _rt.FieldInfo("port", "uint16", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
 )
+Endpoint.ROW_FIELDS = ("host", "port", "unknown_tags")
 Endpoint._STRUCTS = {}
 
 
@@ -718,6 +1045,19 @@ StreamsGroupMemberMetadataValue._FIELDS = (
         "KeyValue",
     ),
 )
+StreamsGroupMemberMetadataValue.ROW_FIELDS = (
+    "instance_id",
+    "rack_id",
+    "client_id",
+    "client_host",
+    "rebalance_timeout_ms",
+    "topology_epoch",
+    "process_id",
+    "user_endpoint",
+    "client_tags",
+    "unknown_tags",
+)
 StreamsGroupMemberMetadataValue._STRUCTS = {"Endpoint": Endpoint, "KeyValue": KeyValue}
 StreamsGroupMemberMetadataValue._READERS = {0: _read_StreamsGroupMemberMetadataValue_v0}
+StreamsGroupMemberMetadataValue._ROW_READERS = {0: _row_StreamsGroupMemberMetadataValue_v0}
 StreamsGroupMemberMetadataValue._WRITERS = {0: _write_StreamsGroupMemberMetadataValue_v0}

@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -209,7 +210,7 @@ def _read_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[LastAssignmentCon
     if n < 0 or e > len(buf):
         raise _rt.bad_length("key", o, n, buf)
     try:
-        self.key = buf[o:e].decode()
+        self.key = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("key", o, exc) from None
     o = e
@@ -230,7 +231,7 @@ def _read_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[LastAssignmentCon
     if n < 0 or e > len(buf):
         raise _rt.bad_length("value", o, n, buf)
     try:
-        self.value = buf[o:e].decode()
+        self.value = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("value", o, exc) from None
     o = e
@@ -254,7 +255,76 @@ def _read_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[LastAssignmentCon
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read LastAssignmentConfig at version 0 as a row."""
+    r_key: Any
+    r_value: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("key", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "key")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("key", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("key", o, n, buf)
+    try:
+        r_key = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("key", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("value", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "value")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("value", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("value", o, n, buf)
+    try:
+        r_value = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("value", o, exc) from None
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_key, r_value, unknown or _NO_TAGS), o
 
 
 def _write_LastAssignmentConfig_v0(self: LastAssignmentConfig, out: list[bytes]) -> None:
@@ -403,7 +473,148 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read StreamsGroupMetadataValue at version 0 as a row."""
+    r_epoch: Any
+    r_metadata_hash: Any
+    r_validated_topology_epoch: Any
+    r_last_assignment_configs: Any
+    r_stored_description_topology_epoch: Any
+    r_failed_description_topology_epoch: Any
+    try:
+        (r_epoch, r_metadata_hash) = _S_iq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("epoch", 4), ("metadata_hash", 8))) from None
+    o += 12
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_validated_topology_epoch = -1
+    r_last_assignment_configs = []
+    r_stored_description_topology_epoch = -1
+    r_failed_description_topology_epoch = -1
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_validated_topology_epoch,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("validated_topology_epoch", 4),)) from None
+                o += 4
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "validated_topology_epoch",
+                    o,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("validated_topology_epoch", o, size, size - (end - o))
+        elif tag == 1:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("last_assignment_configs", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "last_assignment_configs")
+                n -= 1
+
+                if n < 0:
+                    r_last_assignment_configs = None
+                else:
+                    if n * 1 > len(buf) - o:
+                        raise _rt.too_many("last_assignment_configs", o, n, buf)
+                    items_last_assignment_configs: list[Any] = []
+                    for i in range(n):
+                        try:
+                            v_last_assignment_configs, o = _row_LastAssignmentConfig_v0(buf, o)
+
+                        except _DecodeError as exc:
+                            raise exc.within("last_assignment_configs", i) from None
+                        items_last_assignment_configs.append(v_last_assignment_configs)
+                    r_last_assignment_configs = items_last_assignment_configs
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "last_assignment_configs",
+                    o,
+                    f"tagged field 1 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("last_assignment_configs", o, size, size - (end - o))
+        elif tag == 2:
+            try:
+                try:
+                    (r_stored_description_topology_epoch,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("stored_description_topology_epoch", 4),)
+                    ) from None
+                o += 4
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "stored_description_topology_epoch",
+                    o,
+                    f"tagged field 2 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch(
+                    "stored_description_topology_epoch", o, size, size - (end - o)
+                )
+        elif tag == 3:
+            try:
+                try:
+                    (r_failed_description_topology_epoch,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("failed_description_topology_epoch", 4),)
+                    ) from None
+                o += 4
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "failed_description_topology_epoch",
+                    o,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch(
+                    "failed_description_topology_epoch", o, size, size - (end - o)
+                )
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_epoch,
+        r_metadata_hash,
+        r_validated_topology_epoch,
+        r_last_assignment_configs,
+        r_stored_description_topology_epoch,
+        r_failed_description_topology_epoch,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: list[bytes]) -> None:
@@ -457,6 +668,7 @@ LastAssignmentConfig._FIELDS = (
         "value", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+LastAssignmentConfig.ROW_FIELDS = ("key", "value", "unknown_tags")
 LastAssignmentConfig._STRUCTS = {}
 
 
@@ -498,6 +710,16 @@ StreamsGroupMetadataValue._FIELDS = (
         "",
     ),
 )
+StreamsGroupMetadataValue.ROW_FIELDS = (
+    "epoch",
+    "metadata_hash",
+    "validated_topology_epoch",
+    "last_assignment_configs",
+    "stored_description_topology_epoch",
+    "failed_description_topology_epoch",
+    "unknown_tags",
+)
 StreamsGroupMetadataValue._STRUCTS = {"LastAssignmentConfig": LastAssignmentConfig}
 StreamsGroupMetadataValue._READERS = {0: _read_StreamsGroupMetadataValue_v0}
+StreamsGroupMetadataValue._ROW_READERS = {0: _row_StreamsGroupMetadataValue_v0}
 StreamsGroupMetadataValue._WRITERS = {0: _write_StreamsGroupMetadataValue_v0}

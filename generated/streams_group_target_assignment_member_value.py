@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -162,7 +163,7 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("subtopology_id", o, n, buf)
     try:
-        self.subtopology_id = buf[o:e].decode()
+        self.subtopology_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("subtopology_id", o, exc) from None
     o = e
@@ -204,7 +205,73 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TaskIds at version 0 as a row."""
+    r_subtopology_id: Any
+    r_partitions: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("subtopology_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "subtopology_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("subtopology_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subtopology_id", o, n, buf)
+    try:
+        r_subtopology_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("subtopology_id", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("partitions", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "partitions")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("partitions", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("partitions", o, n, buf)
+        r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_subtopology_id, r_partitions, unknown or _NO_TAGS), o
 
 
 def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
@@ -337,7 +404,112 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_StreamsGroupTargetAssignmentMemberValue_v0(
+    buf: bytes, o: int
+) -> tuple[tuple[Any, ...], int]:
+    """Read StreamsGroupTargetAssignmentMemberValue at version 0 as a row."""
+    r_active_tasks: Any
+    r_standby_tasks: Any
+    r_warmup_tasks: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("active_tasks", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "active_tasks")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("active_tasks", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("active_tasks", o, n, buf)
+        items_active_tasks: list[Any] = []
+        for i in range(n):
+            try:
+                v_active_tasks, o = _row_TaskIds_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("active_tasks", i) from None
+            items_active_tasks.append(v_active_tasks)
+        r_active_tasks = items_active_tasks
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("standby_tasks", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "standby_tasks")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("standby_tasks", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("standby_tasks", o, n, buf)
+        items_standby_tasks: list[Any] = []
+        for i in range(n):
+            try:
+                v_standby_tasks, o = _row_TaskIds_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("standby_tasks", i) from None
+            items_standby_tasks.append(v_standby_tasks)
+        r_standby_tasks = items_standby_tasks
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("warmup_tasks", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "warmup_tasks")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("warmup_tasks", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("warmup_tasks", o, n, buf)
+        items_warmup_tasks: list[Any] = []
+        for i in range(n):
+            try:
+                v_warmup_tasks, o = _row_TaskIds_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("warmup_tasks", i) from None
+            items_warmup_tasks.append(v_warmup_tasks)
+        r_warmup_tasks = items_warmup_tasks
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_active_tasks, r_standby_tasks, r_warmup_tasks, unknown or _NO_TAGS), o
 
 
 def _write_StreamsGroupTargetAssignmentMemberValue_v0(
@@ -385,6 +557,7 @@ TaskIds._FIELDS = (
         "partitions", "array", "int32", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+TaskIds.ROW_FIELDS = ("subtopology_id", "partitions", "unknown_tags")
 TaskIds._STRUCTS = {}
 
 
@@ -414,9 +587,18 @@ StreamsGroupTargetAssignmentMemberValue._FIELDS = (
         "TaskIds",
     ),
 )
+StreamsGroupTargetAssignmentMemberValue.ROW_FIELDS = (
+    "active_tasks",
+    "standby_tasks",
+    "warmup_tasks",
+    "unknown_tags",
+)
 StreamsGroupTargetAssignmentMemberValue._STRUCTS = {"TaskIds": TaskIds}
 StreamsGroupTargetAssignmentMemberValue._READERS = {
     0: _read_StreamsGroupTargetAssignmentMemberValue_v0
+}
+StreamsGroupTargetAssignmentMemberValue._ROW_READERS = {
+    0: _row_StreamsGroupTargetAssignmentMemberValue_v0
 }
 StreamsGroupTargetAssignmentMemberValue._WRITERS = {
     0: _write_StreamsGroupTargetAssignmentMemberValue_v0

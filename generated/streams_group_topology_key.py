@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -76,13 +77,34 @@ def _read_StreamsGroupTopologyKey_v0(buf: bytes, o: int) -> tuple[StreamsGroupTo
     if n < 0 or e > len(buf):
         raise _rt.bad_length("group_id", o, n, buf)
     try:
-        self.group_id = buf[o:e].decode()
+        self.group_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("group_id", o, exc) from None
     o = e
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_StreamsGroupTopologyKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read StreamsGroupTopologyKey at version 0 as a row."""
+    r_group_id: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("group_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("group_id", o, n, buf)
+    try:
+        r_group_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("group_id", o, exc) from None
+    o = e
+
+    return (r_group_id, _NO_TAGS), o
 
 
 def _write_StreamsGroupTopologyKey_v0(self: StreamsGroupTopologyKey, out: list[bytes]) -> None:
@@ -103,6 +125,8 @@ StreamsGroupTopologyKey._FIELDS = (
         "group_id", "string", "", _VersionRange.parse("0"), _VersionRange.parse("none"), ""
     ),
 )
+StreamsGroupTopologyKey.ROW_FIELDS = ("group_id", "unknown_tags")
 StreamsGroupTopologyKey._STRUCTS = {}
 StreamsGroupTopologyKey._READERS = {0: _read_StreamsGroupTopologyKey_v0}
+StreamsGroupTopologyKey._ROW_READERS = {0: _row_StreamsGroupTopologyKey_v0}
 StreamsGroupTopologyKey._WRITERS = {0: _write_StreamsGroupTopologyKey_v0}

@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -419,7 +420,96 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read CopartitionGroup at version 0 as a row."""
+    r_source_topics: Any
+    r_source_topic_regex: Any
+    r_repartition_source_topics: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("source_topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "source_topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("source_topics", o - 1)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("source_topics", o, n, buf)
+        r_source_topics = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
+        o += n * 2
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("source_topic_regex", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "source_topic_regex")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("source_topic_regex", o - 1)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("source_topic_regex", o, n, buf)
+        r_source_topic_regex = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
+        o += n * 2
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("repartition_source_topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "repartition_source_topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("repartition_source_topics", o - 1)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        r_repartition_source_topics = list(
+            _AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o)
+        )
+        o += n * 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_source_topics,
+        r_source_topic_regex,
+        r_repartition_source_topics,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None:
@@ -485,7 +575,7 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("key", o, n, buf)
     try:
-        self.key = buf[o:e].decode()
+        self.key = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("key", o, exc) from None
     o = e
@@ -506,7 +596,7 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("value", o, n, buf)
     try:
-        self.value = buf[o:e].decode()
+        self.value = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("value", o, exc) from None
     o = e
@@ -530,7 +620,76 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TopicConfig_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicConfig at version 0 as a row."""
+    r_key: Any
+    r_value: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("key", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "key")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("key", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("key", o, n, buf)
+    try:
+        r_key = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("key", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("value", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "value")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("value", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("value", o, n, buf)
+    try:
+        r_value = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("value", o, exc) from None
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_key, r_value, unknown or _NO_TAGS), o
 
 
 def _write_TopicConfig_v0(self: TopicConfig, out: list[bytes]) -> None:
@@ -574,7 +733,7 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -629,7 +788,88 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicInfo at version 0 as a row."""
+    r_name: Any
+    r_partitions: Any
+    r_replication_factor: Any
+    r_topic_configs: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        (r_partitions, r_replication_factor) = _S_ih_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("partitions", 4), ("replication_factor", 2))) from None
+    o += 6
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("topic_configs", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "topic_configs")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("topic_configs", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("topic_configs", o, n, buf)
+        items_topic_configs: list[Any] = []
+        for i in range(n):
+            try:
+                v_topic_configs, o = _row_TopicConfig_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("topic_configs", i) from None
+            items_topic_configs.append(v_topic_configs)
+        r_topic_configs = items_topic_configs
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, r_partitions, r_replication_factor, r_topic_configs, unknown or _NO_TAGS), o
 
 
 def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
@@ -677,7 +917,7 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("subtopology_id", o, n, buf)
     try:
-        self.subtopology_id = buf[o:e].decode()
+        self.subtopology_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("subtopology_id", o, exc) from None
     o = e
@@ -718,7 +958,7 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
                 if e > len(buf):
                     raise _rt.underflow("source_topics", o, n, buf)
                 try:
-                    v_source_topics = buf[o:e].decode()
+                    v_source_topics = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("source_topics", o, exc) from None
                 o = e
@@ -764,7 +1004,7 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
                 if e > len(buf):
                     raise _rt.underflow("source_topic_regex", o, n, buf)
                 try:
-                    v_source_topic_regex = buf[o:e].decode()
+                    v_source_topic_regex = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("source_topic_regex", o, exc) from None
                 o = e
@@ -835,7 +1075,7 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
                 if e > len(buf):
                     raise _rt.underflow("repartition_sink_topics", o, n, buf)
                 try:
-                    v_repartition_sink_topics = buf[o:e].decode()
+                    v_repartition_sink_topics = buf[o:e].decode() if n else ""
                 except UnicodeDecodeError as exc:
                     raise _rt.bad_utf8("repartition_sink_topics", o, exc) from None
                 o = e
@@ -914,7 +1154,282 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read Subtopology at version 0 as a row."""
+    r_subtopology_id: Any
+    r_source_topics: Any
+    r_source_topic_regex: Any
+    r_state_changelog_topics: Any
+    r_repartition_sink_topics: Any
+    r_repartition_source_topics: Any
+    r_copartition_groups: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("subtopology_id", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "subtopology_id")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("subtopology_id", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("subtopology_id", o, n, buf)
+    try:
+        r_subtopology_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("subtopology_id", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("source_topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "source_topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("source_topics", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("source_topics", o, n, buf)
+        items_source_topics: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("source_topics", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "source_topics")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("source_topics", o)
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("source_topics", o, n)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("source_topics", o, n, buf)
+                try:
+                    v_source_topics = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("source_topics", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("source_topics", i) from None
+            items_source_topics.append(v_source_topics)
+        r_source_topics = items_source_topics
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("source_topic_regex", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "source_topic_regex")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("source_topic_regex", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("source_topic_regex", o, n, buf)
+        items_source_topic_regex: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("source_topic_regex", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "source_topic_regex")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("source_topic_regex", o)
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("source_topic_regex", o, n)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("source_topic_regex", o, n, buf)
+                try:
+                    v_source_topic_regex = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("source_topic_regex", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("source_topic_regex", i) from None
+            items_source_topic_regex.append(v_source_topic_regex)
+        r_source_topic_regex = items_source_topic_regex
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("state_changelog_topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "state_changelog_topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("state_changelog_topics", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("state_changelog_topics", o, n, buf)
+        items_state_changelog_topics: list[Any] = []
+        for i in range(n):
+            try:
+                v_state_changelog_topics, o = _row_TopicInfo_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("state_changelog_topics", i) from None
+            items_state_changelog_topics.append(v_state_changelog_topics)
+        r_state_changelog_topics = items_state_changelog_topics
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("repartition_sink_topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "repartition_sink_topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("repartition_sink_topics", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("repartition_sink_topics", o, n, buf)
+        items_repartition_sink_topics: list[Any] = []
+        for i in range(n):
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("repartition_sink_topics", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "repartition_sink_topics")
+                n -= 1
+
+                if n < 0:
+                    raise _rt.unexpected_null("repartition_sink_topics", o)
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("repartition_sink_topics", o, n)
+                e = o + n
+                if e > len(buf):
+                    raise _rt.underflow("repartition_sink_topics", o, n, buf)
+                try:
+                    v_repartition_sink_topics = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("repartition_sink_topics", o, exc) from None
+                o = e
+
+            except _DecodeError as exc:
+                raise exc.within("repartition_sink_topics", i) from None
+            items_repartition_sink_topics.append(v_repartition_sink_topics)
+        r_repartition_sink_topics = items_repartition_sink_topics
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("repartition_source_topics", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "repartition_source_topics")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("repartition_source_topics", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        items_repartition_source_topics: list[Any] = []
+        for i in range(n):
+            try:
+                v_repartition_source_topics, o = _row_TopicInfo_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("repartition_source_topics", i) from None
+            items_repartition_source_topics.append(v_repartition_source_topics)
+        r_repartition_source_topics = items_repartition_source_topics
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("copartition_groups", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "copartition_groups")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("copartition_groups", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("copartition_groups", o, n, buf)
+        items_copartition_groups: list[Any] = []
+        for i in range(n):
+            try:
+                v_copartition_groups, o = _row_CopartitionGroup_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("copartition_groups", i) from None
+            items_copartition_groups.append(v_copartition_groups)
+        r_copartition_groups = items_copartition_groups
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_subtopology_id,
+        r_source_topics,
+        r_source_topic_regex,
+        r_state_changelog_topics,
+        r_repartition_sink_topics,
+        r_repartition_source_topics,
+        r_copartition_groups,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
@@ -1072,7 +1587,65 @@ def _read_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read StreamsGroupTopologyValue at version 0 as a row."""
+    r_epoch: Any
+    r_subtopologies: Any
+    try:
+        (r_epoch,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("epoch", 4),)) from None
+    o += 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("subtopologies", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "subtopologies")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("subtopologies", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("subtopologies", o, n, buf)
+        items_subtopologies: list[Any] = []
+        for i in range(n):
+            try:
+                v_subtopologies, o = _row_Subtopology_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("subtopologies", i) from None
+            items_subtopologies.append(v_subtopologies)
+        r_subtopologies = items_subtopologies
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_epoch, r_subtopologies, unknown or _NO_TAGS), o
 
 
 def _write_StreamsGroupTopologyValue_v0(self: StreamsGroupTopologyValue, out: list[bytes]) -> None:
@@ -1120,6 +1693,12 @@ CopartitionGroup._FIELDS = (
         "",
     ),
 )
+CopartitionGroup.ROW_FIELDS = (
+    "source_topics",
+    "source_topic_regex",
+    "repartition_source_topics",
+    "unknown_tags",
+)
 CopartitionGroup._STRUCTS = {}
 
 
@@ -1129,6 +1708,7 @@ TopicConfig._FIELDS = (
         "value", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+TopicConfig.ROW_FIELDS = ("key", "value", "unknown_tags")
 TopicConfig._STRUCTS = {}
 
 
@@ -1154,6 +1734,7 @@ TopicInfo._FIELDS = (
         "TopicConfig",
     ),
 )
+TopicInfo.ROW_FIELDS = ("name", "partitions", "replication_factor", "topic_configs", "unknown_tags")
 TopicInfo._STRUCTS = {"TopicConfig": TopicConfig}
 
 
@@ -1210,6 +1791,16 @@ Subtopology._FIELDS = (
         "CopartitionGroup",
     ),
 )
+Subtopology.ROW_FIELDS = (
+    "subtopology_id",
+    "source_topics",
+    "source_topic_regex",
+    "state_changelog_topics",
+    "repartition_sink_topics",
+    "repartition_source_topics",
+    "copartition_groups",
+    "unknown_tags",
+)
 Subtopology._STRUCTS = {"TopicInfo": TopicInfo, "CopartitionGroup": CopartitionGroup}
 
 
@@ -1224,6 +1815,8 @@ StreamsGroupTopologyValue._FIELDS = (
         "Subtopology",
     ),
 )
+StreamsGroupTopologyValue.ROW_FIELDS = ("epoch", "subtopologies", "unknown_tags")
 StreamsGroupTopologyValue._STRUCTS = {"Subtopology": Subtopology}
 StreamsGroupTopologyValue._READERS = {0: _read_StreamsGroupTopologyValue_v0}
+StreamsGroupTopologyValue._ROW_READERS = {0: _row_StreamsGroupTopologyValue_v0}
 StreamsGroupTopologyValue._WRITERS = {0: _write_StreamsGroupTopologyValue_v0}

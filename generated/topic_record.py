@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -92,7 +93,7 @@ def _read_TopicRecord_v0(buf: bytes, o: int) -> tuple[TopicRecord, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -123,7 +124,62 @@ def _read_TopicRecord_v0(buf: bytes, o: int) -> tuple[TopicRecord, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TopicRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TopicRecord at version 0 as a row."""
+    r_name: Any
+    r_topic_id: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        (u_topic_id,) = _S_u_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+    o += 16
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, r_topic_id, unknown or _NO_TAGS), o
 
 
 def _write_TopicRecord_v0(self: TopicRecord, out: list[bytes]) -> None:
@@ -149,6 +205,8 @@ TopicRecord._FIELDS = (
         "topic_id", "uuid", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+TopicRecord.ROW_FIELDS = ("name", "topic_id", "unknown_tags")
 TopicRecord._STRUCTS = {}
 TopicRecord._READERS = {0: _read_TopicRecord_v0}
+TopicRecord._ROW_READERS = {0: _row_TopicRecord_v0}
 TopicRecord._WRITERS = {0: _write_TopicRecord_v0}

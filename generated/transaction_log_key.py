@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -76,13 +77,34 @@ def _read_TransactionLogKey_v0(buf: bytes, o: int) -> tuple[TransactionLogKey, i
     if n < 0 or e > len(buf):
         raise _rt.bad_length("transactional_id", o, n, buf)
     try:
-        self.transactional_id = buf[o:e].decode()
+        self.transactional_id = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("transactional_id", o, exc) from None
     o = e
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_TransactionLogKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TransactionLogKey at version 0 as a row."""
+    r_transactional_id: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("transactional_id", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("transactional_id", o, n, buf)
+    try:
+        r_transactional_id = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("transactional_id", o, exc) from None
+    o = e
+
+    return (r_transactional_id, _NO_TAGS), o
 
 
 def _write_TransactionLogKey_v0(self: TransactionLogKey, out: list[bytes]) -> None:
@@ -103,6 +125,8 @@ TransactionLogKey._FIELDS = (
         "transactional_id", "string", "", _VersionRange.parse("0"), _VersionRange.parse("none"), ""
     ),
 )
+TransactionLogKey.ROW_FIELDS = ("transactional_id", "unknown_tags")
 TransactionLogKey._STRUCTS = {}
 TransactionLogKey._READERS = {0: _read_TransactionLogKey_v0}
+TransactionLogKey._ROW_READERS = {0: _row_TransactionLogKey_v0}
 TransactionLogKey._WRITERS = {0: _write_TransactionLogKey_v0}

@@ -18,6 +18,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -269,7 +270,7 @@ def _read_PartitionsSchema_v0(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     if n < 0 or e > len(buf):
         raise _rt.bad_length("topic", o, n, buf)
     try:
-        self.topic = buf[o:e].decode()
+        self.topic = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("topic", o, exc) from None
     o = e
@@ -290,6 +291,42 @@ def _read_PartitionsSchema_v0(buf: bytes, o: int) -> tuple[PartitionsSchema, int
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_PartitionsSchema_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read PartitionsSchema at version 0 as a row."""
+    r_topic: Any
+    r_partition_ids: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic", o, n, buf)
+    try:
+        r_topic = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("partition_ids", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("partition_ids", o - 4)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("partition_ids", o, n, buf)
+        r_partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    return (r_topic, r_partition_ids, _NO_TAGS), o
 
 
 def _write_PartitionsSchema_v0(self: PartitionsSchema, out: list[bytes]) -> None:
@@ -332,7 +369,7 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     if n < 0 or e > len(buf):
         raise _rt.bad_length("topic", o, n, buf)
     try:
-        self.topic = buf[o:e].decode()
+        self.topic = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("topic", o, exc) from None
     o = e
@@ -374,7 +411,73 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read PartitionsSchema at version 1 as a row."""
+    r_topic: Any
+    r_partition_ids: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("topic", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "topic")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("topic", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("topic", o, n, buf)
+    try:
+        r_topic = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("topic", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("partition_ids", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "partition_ids")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("partition_ids", o - 1)
+    else:
+        if n * 4 > len(buf) - o:
+            raise _rt.too_many("partition_ids", o, n, buf)
+        r_partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
+        o += n * 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_topic, r_partition_ids, unknown or _NO_TAGS), o
 
 
 def _write_PartitionsSchema_v1(self: PartitionsSchema, out: list[bytes]) -> None:
@@ -466,6 +569,81 @@ def _read_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[TransactionLogValu
     self.client_transaction_version = 0
     self.unknown_tags = {}
     return self, o
+
+
+def _row_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TransactionLogValue at version 0 as a row."""
+    r_producer_id: Any
+    r_producer_epoch: Any
+    r_transaction_timeout_ms: Any
+    r_transaction_status: Any
+    r_transaction_partitions: Any
+    r_transaction_last_update_timestamp_ms: Any
+    r_transaction_start_timestamp_ms: Any
+    try:
+        (r_producer_id, r_producer_epoch, r_transaction_timeout_ms, r_transaction_status) = (
+            _S_qhib_unpack(buf, o)
+        )
+    except _StructError:
+        raise _rt.short_read(
+            buf,
+            o,
+            (
+                ("producer_id", 8),
+                ("producer_epoch", 2),
+                ("transaction_timeout_ms", 4),
+                ("transaction_status", 1),
+            ),
+        ) from None
+    o += 15
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("transaction_partitions", 4),)) from None
+    o += 4
+
+    if n < 0:
+        r_transaction_partitions = None
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("transaction_partitions", o, n, buf)
+        items_transaction_partitions: list[Any] = []
+        for i in range(n):
+            try:
+                v_transaction_partitions, o = _row_PartitionsSchema_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("transaction_partitions", i) from None
+            items_transaction_partitions.append(v_transaction_partitions)
+        r_transaction_partitions = items_transaction_partitions
+
+    try:
+        (r_transaction_last_update_timestamp_ms, r_transaction_start_timestamp_ms) = _S_qq_unpack(
+            buf, o
+        )
+    except _StructError:
+        raise _rt.short_read(
+            buf,
+            o,
+            (("transaction_last_update_timestamp_ms", 8), ("transaction_start_timestamp_ms", 8)),
+        ) from None
+    o += 16
+
+    return (
+        r_producer_id,
+        -1,
+        -1,
+        r_producer_epoch,
+        -1,
+        r_transaction_timeout_ms,
+        r_transaction_status,
+        r_transaction_partitions,
+        r_transaction_last_update_timestamp_ms,
+        r_transaction_start_timestamp_ms,
+        0,
+        _NO_TAGS,
+    ), o
 
 
 def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -> None:
@@ -647,7 +825,175 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TransactionLogValue at version 1 as a row."""
+    r_producer_id: Any
+    r_previous_producer_id: Any
+    r_next_producer_id: Any
+    r_producer_epoch: Any
+    r_next_producer_epoch: Any
+    r_transaction_timeout_ms: Any
+    r_transaction_status: Any
+    r_transaction_partitions: Any
+    r_transaction_last_update_timestamp_ms: Any
+    r_transaction_start_timestamp_ms: Any
+    r_client_transaction_version: Any
+    try:
+        (r_producer_id, r_producer_epoch, r_transaction_timeout_ms, r_transaction_status) = (
+            _S_qhib_unpack(buf, o)
+        )
+    except _StructError:
+        raise _rt.short_read(
+            buf,
+            o,
+            (
+                ("producer_id", 8),
+                ("producer_epoch", 2),
+                ("transaction_timeout_ms", 4),
+                ("transaction_status", 1),
+            ),
+        ) from None
+    o += 15
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("transaction_partitions", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "transaction_partitions")
+    n -= 1
+
+    if n < 0:
+        r_transaction_partitions = None
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("transaction_partitions", o, n, buf)
+        items_transaction_partitions: list[Any] = []
+        for i in range(n):
+            try:
+                v_transaction_partitions, o = _row_PartitionsSchema_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("transaction_partitions", i) from None
+            items_transaction_partitions.append(v_transaction_partitions)
+        r_transaction_partitions = items_transaction_partitions
+
+    try:
+        (r_transaction_last_update_timestamp_ms, r_transaction_start_timestamp_ms) = _S_qq_unpack(
+            buf, o
+        )
+    except _StructError:
+        raise _rt.short_read(
+            buf,
+            o,
+            (("transaction_last_update_timestamp_ms", 8), ("transaction_start_timestamp_ms", 8)),
+        ) from None
+    o += 16
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_previous_producer_id = -1
+    r_next_producer_id = -1
+    r_client_transaction_version = 0
+    r_next_producer_epoch = -1
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    (r_previous_producer_id,) = _S_q_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("previous_producer_id", 8),)) from None
+                o += 8
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "previous_producer_id",
+                    o,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("previous_producer_id", o, size, size - (end - o))
+        elif tag == 1:
+            try:
+                try:
+                    (r_next_producer_id,) = _S_q_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("next_producer_id", 8),)) from None
+                o += 8
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "next_producer_id", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("next_producer_id", o, size, size - (end - o))
+        elif tag == 2:
+            try:
+                try:
+                    (r_client_transaction_version,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_transaction_version", 2),)) from None
+                o += 2
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "client_transaction_version",
+                    o,
+                    f"tagged field 2 does not fit its {size} bytes: {exc}",
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("client_transaction_version", o, size, size - (end - o))
+        elif tag == 3:
+            try:
+                try:
+                    (r_next_producer_epoch,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("next_producer_epoch", 2),)) from None
+                o += 2
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "next_producer_epoch", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("next_producer_epoch", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_producer_id,
+        r_previous_producer_id,
+        r_next_producer_id,
+        r_producer_epoch,
+        r_next_producer_epoch,
+        r_transaction_timeout_ms,
+        r_transaction_status,
+        r_transaction_partitions,
+        r_transaction_last_update_timestamp_ms,
+        r_transaction_start_timestamp_ms,
+        r_client_transaction_version,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -> None:
@@ -717,6 +1063,7 @@ PartitionsSchema._FIELDS = (
         "",
     ),
 )
+PartitionsSchema.ROW_FIELDS = ("topic", "partition_ids", "unknown_tags")
 PartitionsSchema._STRUCTS = {}
 
 
@@ -790,6 +1137,21 @@ TransactionLogValue._FIELDS = (
         "",
     ),
 )
+TransactionLogValue.ROW_FIELDS = (
+    "producer_id",
+    "previous_producer_id",
+    "next_producer_id",
+    "producer_epoch",
+    "next_producer_epoch",
+    "transaction_timeout_ms",
+    "transaction_status",
+    "transaction_partitions",
+    "transaction_last_update_timestamp_ms",
+    "transaction_start_timestamp_ms",
+    "client_transaction_version",
+    "unknown_tags",
+)
 TransactionLogValue._STRUCTS = {"PartitionsSchema": PartitionsSchema}
 TransactionLogValue._READERS = {0: _read_TransactionLogValue_v0, 1: _read_TransactionLogValue_v1}
+TransactionLogValue._ROW_READERS = {0: _row_TransactionLogValue_v0, 1: _row_TransactionLogValue_v1}
 TransactionLogValue._WRITERS = {0: _write_TransactionLogValue_v0, 1: _write_TransactionLogValue_v1}

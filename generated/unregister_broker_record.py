@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -107,7 +108,40 @@ def _read_UnregisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnregisterBroke
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_UnregisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read UnregisterBrokerRecord at version 0 as a row."""
+    r_broker_id: Any
+    r_broker_epoch: Any
+    try:
+        (r_broker_id, r_broker_epoch) = _S_iq_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("broker_id", 4), ("broker_epoch", 8))) from None
+    o += 12
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_broker_id, r_broker_epoch, unknown or _NO_TAGS), o
 
 
 def _write_UnregisterBrokerRecord_v0(self: UnregisterBrokerRecord, out: list[bytes]) -> None:
@@ -128,6 +162,8 @@ UnregisterBrokerRecord._FIELDS = (
         "broker_epoch", "int64", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+UnregisterBrokerRecord.ROW_FIELDS = ("broker_id", "broker_epoch", "unknown_tags")
 UnregisterBrokerRecord._STRUCTS = {}
 UnregisterBrokerRecord._READERS = {0: _read_UnregisterBrokerRecord_v0}
+UnregisterBrokerRecord._ROW_READERS = {0: _row_UnregisterBrokerRecord_v0}
 UnregisterBrokerRecord._WRITERS = {0: _write_UnregisterBrokerRecord_v0}

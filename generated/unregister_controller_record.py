@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -92,7 +93,39 @@ def _read_UnregisterControllerRecord_v0(
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_UnregisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read UnregisterControllerRecord at version 0 as a row."""
+    r_controller_id: Any
+    try:
+        (r_controller_id,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("controller_id", 4),)) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_controller_id, unknown or _NO_TAGS), o
 
 
 def _write_UnregisterControllerRecord_v0(
@@ -112,6 +145,8 @@ UnregisterControllerRecord._FIELDS = (
         "controller_id", "int32", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+UnregisterControllerRecord.ROW_FIELDS = ("controller_id", "unknown_tags")
 UnregisterControllerRecord._STRUCTS = {}
 UnregisterControllerRecord._READERS = {0: _read_UnregisterControllerRecord_v0}
+UnregisterControllerRecord._ROW_READERS = {0: _row_UnregisterControllerRecord_v0}
 UnregisterControllerRecord._WRITERS = {0: _write_UnregisterControllerRecord_v0}

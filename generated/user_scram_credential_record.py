@@ -17,6 +17,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_b_unpack = _struct.Struct(">b").unpack_from
@@ -131,7 +132,7 @@ def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCre
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -215,7 +216,127 @@ def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCre
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read UserScramCredentialRecord at version 0 as a row."""
+    r_name: Any
+    r_mechanism: Any
+    r_salt: Any
+    r_stored_key: Any
+    r_server_key: Any
+    r_iterations: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        (r_mechanism,) = _S_b_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("mechanism", 1),)) from None
+    o += 1
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("salt", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "salt")
+    n -= 1
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("salt", o, n, buf)
+    r_salt = buf[o:e]
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("stored_key", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "stored_key")
+    n -= 1
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("stored_key", o, n, buf)
+    r_stored_key = buf[o:e]
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("server_key", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "server_key")
+    n -= 1
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("server_key", o, n, buf)
+    r_server_key = buf[o:e]
+    o = e
+
+    try:
+        (r_iterations,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("iterations", 4),)) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_name,
+        r_mechanism,
+        r_salt,
+        r_stored_key,
+        r_server_key,
+        r_iterations,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_UserScramCredentialRecord_v0(self: UserScramCredentialRecord, out: list[bytes]) -> None:
@@ -275,6 +396,16 @@ UserScramCredentialRecord._FIELDS = (
         "iterations", "int32", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+UserScramCredentialRecord.ROW_FIELDS = (
+    "name",
+    "mechanism",
+    "salt",
+    "stored_key",
+    "server_key",
+    "iterations",
+    "unknown_tags",
+)
 UserScramCredentialRecord._STRUCTS = {}
 UserScramCredentialRecord._READERS = {0: _read_UserScramCredentialRecord_v0}
+UserScramCredentialRecord._ROW_READERS = {0: _row_UserScramCredentialRecord_v0}
 UserScramCredentialRecord._WRITERS = {0: _write_UserScramCredentialRecord_v0}

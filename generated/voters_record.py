@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_H_unpack = _struct.Struct(">H").unpack_from
@@ -257,7 +258,42 @@ def _read_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[KRaftVersionFeatur
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read KRaftVersionFeature at version 0 as a row."""
+    r_min_supported_version: Any
+    r_max_supported_version: Any
+    try:
+        (r_min_supported_version, r_max_supported_version) = _S_hh_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(
+            buf, o, (("min_supported_version", 2), ("max_supported_version", 2))
+        ) from None
+    o += 4
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_min_supported_version, r_max_supported_version, unknown or _NO_TAGS), o
 
 
 def _write_KRaftVersionFeature_v0(self: KRaftVersionFeature, out: list[bytes]) -> None:
@@ -289,7 +325,7 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -310,7 +346,7 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("host", o, n, buf)
     try:
-        self.host = buf[o:e].decode()
+        self.host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("host", o, exc) from None
     o = e
@@ -340,7 +376,83 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_Endpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read Endpoint at version 0 as a row."""
+    r_name: Any
+    r_host: Any
+    r_port: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("name", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        r_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
+
+    try:
+        (r_port,) = _S_H_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("port", 2),)) from None
+    o += 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_name, r_host, r_port, unknown or _NO_TAGS), o
 
 
 def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
@@ -426,7 +538,79 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read Voter at version 0 as a row."""
+    r_voter_id: Any
+    r_voter_directory_id: Any
+    r_endpoints: Any
+    r_k_raft_version_feature: Any
+    try:
+        (r_voter_id, u_voter_directory_id) = _S_iu_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("voter_id", 4), ("voter_directory_id", 16))) from None
+    o += 20
+    r_voter_directory_id = _rt.read_uuid(u_voter_directory_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("endpoints", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "endpoints")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("endpoints", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("endpoints", o, n, buf)
+        items_endpoints: list[Any] = []
+        for i in range(n):
+            try:
+                v_endpoints, o = _row_Endpoint_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("endpoints", i) from None
+            items_endpoints.append(v_endpoints)
+        r_endpoints = items_endpoints
+
+    try:
+        r_k_raft_version_feature, o = _row_KRaftVersionFeature_v0(buf, o)
+    except _DecodeError as exc:
+        raise exc.within("k_raft_version_feature") from None
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_voter_id,
+        r_voter_directory_id,
+        r_endpoints,
+        r_k_raft_version_feature,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
@@ -503,7 +687,65 @@ def _read_VotersRecord_v0(buf: bytes, o: int) -> tuple[VotersRecord, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_VotersRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read VotersRecord at version 0 as a row."""
+    r_version: Any
+    r_voters: Any
+    try:
+        (r_version,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("version", 2),)) from None
+    o += 2
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("voters", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "voters")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("voters", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("voters", o, n, buf)
+        items_voters: list[Any] = []
+        for i in range(n):
+            try:
+                v_voters, o = _row_Voter_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("voters", i) from None
+            items_voters.append(v_voters)
+        r_voters = items_voters
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_version, r_voters, unknown or _NO_TAGS), o
 
 
 def _write_VotersRecord_v0(self: VotersRecord, out: list[bytes]) -> None:
@@ -541,6 +783,7 @@ KRaftVersionFeature._FIELDS = (
         "",
     ),
 )
+KRaftVersionFeature.ROW_FIELDS = ("min_supported_version", "max_supported_version", "unknown_tags")
 KRaftVersionFeature._STRUCTS = {}
 
 
@@ -549,6 +792,7 @@ Endpoint._FIELDS = (
     _rt.FieldInfo("host", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
     _rt.FieldInfo("port", "uint16", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
 )
+Endpoint.ROW_FIELDS = ("name", "host", "port", "unknown_tags")
 Endpoint._STRUCTS = {}
 
 
@@ -576,6 +820,13 @@ Voter._FIELDS = (
         "KRaftVersionFeature",
     ),
 )
+Voter.ROW_FIELDS = (
+    "voter_id",
+    "voter_directory_id",
+    "endpoints",
+    "k_raft_version_feature",
+    "unknown_tags",
+)
 Voter._STRUCTS = {"Endpoint": Endpoint, "KRaftVersionFeature": KRaftVersionFeature}
 
 
@@ -587,6 +838,8 @@ VotersRecord._FIELDS = (
         "voters", "array", "struct", _VersionRange.parse("0+"), _VersionRange.parse("none"), "Voter"
     ),
 )
+VotersRecord.ROW_FIELDS = ("version", "voters", "unknown_tags")
 VotersRecord._STRUCTS = {"Voter": Voter}
 VotersRecord._READERS = {0: _read_VotersRecord_v0}
+VotersRecord._ROW_READERS = {0: _row_VotersRecord_v0}
 VotersRecord._WRITERS = {0: _write_VotersRecord_v0}

@@ -16,6 +16,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_b_unpack = _struct.Struct(">b").unpack_from
@@ -92,7 +93,39 @@ def _read_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[ZkMigrationStat
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read ZkMigrationStateRecord at version 0 as a row."""
+    r_zk_migration_state: Any
+    try:
+        (r_zk_migration_state,) = _S_b_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("zk_migration_state", 1),)) from None
+    o += 1
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_zk_migration_state, unknown or _NO_TAGS), o
 
 
 def _write_ZkMigrationStateRecord_v0(self: ZkMigrationStateRecord, out: list[bytes]) -> None:
@@ -110,6 +143,8 @@ ZkMigrationStateRecord._FIELDS = (
         "zk_migration_state", "int8", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""
     ),
 )
+ZkMigrationStateRecord.ROW_FIELDS = ("zk_migration_state", "unknown_tags")
 ZkMigrationStateRecord._STRUCTS = {}
 ZkMigrationStateRecord._READERS = {0: _read_ZkMigrationStateRecord_v0}
+ZkMigrationStateRecord._ROW_READERS = {0: _row_ZkMigrationStateRecord_v0}
 ZkMigrationStateRecord._WRITERS = {0: _write_ZkMigrationStateRecord_v0}

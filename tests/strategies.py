@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from codegen.ir import INTEGER_RANGES, Field, FieldType, Message, Struct
+from codegen.runtime import KafkaStruct
 
 MAX_STRING_BYTES = 0x7FFF
 # 16383 two-byte characters and one ASCII letter: exactly the 32767-byte limit.
@@ -235,3 +237,25 @@ def has_unknown_tags(obj: Any, message: Message, version: int) -> bool:
 
     _walk(obj, message.root, version, visit)
     return found
+
+
+def row_of(value: Any) -> Any:
+    """What a row reader gives for a decoded object: structs as tuples in ROW_FIELDS order."""
+    if isinstance(value, KafkaStruct):
+        return tuple(row_of(getattr(value, attr)) for attr in value.ROW_FIELDS)
+    if isinstance(value, list):
+        return [row_of(item) for item in value]
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def plain_row(value: Any) -> Any:
+    """A row with its read-only tag mappings as plain dicts, to compare with ``row_of``."""
+    if isinstance(value, tuple):
+        return tuple(plain_row(item) for item in value)
+    if isinstance(value, list):
+        return [plain_row(item) for item in value]
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import import_module
+from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
 from codegen.runtime.errors import (
@@ -62,9 +63,12 @@ new = object.__new__
 StructError = struct.error
 MAX_STRING_LENGTH = 0x7FFF
 ZERO_UUID = uuid.UUID(int=0)
+# The unknown tags of a row that has none: rows are read-only, so one shared empty mapping.
+NO_TAGS: Mapping[int, bytes] = MappingProxyType({})
 
 Reader = Callable[[bytes, int], tuple[Any, int]]
 Writer = Callable[[Any, list[bytes]], None]
+RowReader = Callable[[bytes, int], tuple[tuple[Any, ...], int]]
 
 # ----------------------------------------------------------------------------- fixed arrays
 
@@ -402,6 +406,7 @@ class KafkaStruct:
 
     __slots__ = ()
     _FIELDS: ClassVar[tuple[FieldInfo, ...]] = ()
+    ROW_FIELDS: ClassVar[tuple[str, ...]] = ()  # what a row holds: the fields, then unknown_tags
     _STRUCTS: ClassVar[Mapping[str, type[KafkaStruct]]] = {}
 
     def to_json(self, version: int) -> dict[str, Any]:
@@ -488,12 +493,18 @@ class KafkaMessage(KafkaStruct):
     FLEXIBLE_VERSIONS: ClassVar[VersionRange]
     _READERS: ClassVar[Mapping[int, Reader]]
     _WRITERS: ClassVar[Mapping[int, Writer]]
+    _ROW_READERS: ClassVar[Mapping[int, RowReader]]
     _MANY_OBJECTS: ClassVar[bool] = False  # has arrays of structs: decode pauses the GC
 
     @classmethod
     def decode(cls, data: bytes, version: int) -> Self:
         """Decode ``data`` at ``version``; every byte must belong to the message."""
-        reader = cls._READERS.get(version)
+        result: Self = cls._decode_whole(cls._READERS, data, version)
+        return result
+
+    @classmethod
+    def _decode_whole(cls, readers: Mapping[int, Reader], data: bytes, version: int) -> Any:
+        reader = readers.get(version)
         if reader is None:
             raise cls._no_version(version)
         if type(data) is not bytes:
@@ -512,8 +523,7 @@ class KafkaMessage(KafkaStruct):
                 gc.enable()
         if end != len(data):
             raise trailing(cls.SPEC_NAME, version, end, len(data))
-        result: Self = obj
-        return result
+        return obj
 
     @classmethod
     def reader(cls, version: int) -> Callable[[bytes, int], tuple[Self, int]]:
@@ -524,6 +534,28 @@ class KafkaMessage(KafkaStruct):
         version are filled in by ``error.located(...)`` (as ``read`` and ``decode`` do).
         """
         reader = cls._READERS.get(version)
+        if reader is None:
+            raise cls._no_version(version)
+        return reader
+
+    @classmethod
+    def decode_row(cls, data: bytes, version: int) -> tuple[Any, ...]:
+        """Decode ``data`` at ``version`` into a row: a tuple of the field values.
+
+        The row holds what :meth:`decode` would put in the message's attributes, in
+        ``ROW_FIELDS`` order (unknown tags last, as a read-only mapping); nested structs are
+        rows too, arrays are lists. Same checks and errors as :meth:`decode`, fewer objects.
+        """
+        row: tuple[Any, ...] = cls._decode_whole(cls._ROW_READERS, data, version)
+        return row
+
+    @classmethod
+    def row_reader(cls, version: int) -> RowReader:
+        """The generated row reader of ``version``: ``row_reader(buf, offset) -> (row, end)``.
+
+        The hot-loop form of :meth:`decode_row`, as :meth:`reader` is of :meth:`decode`.
+        """
+        reader = cls._ROW_READERS.get(version)
         if reader is None:
             raise cls._no_version(version)
         return reader

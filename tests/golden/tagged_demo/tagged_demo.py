@@ -19,6 +19,7 @@ from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
+_NO_TAGS = _rt.NO_TAGS
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_H_unpack = _struct.Struct(">H").unpack_from
@@ -214,7 +215,7 @@ def _read_Party_v0(buf: bytes, o: int) -> tuple[Party, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("host", o, n, buf)
     try:
-        self.host = buf[o:e].decode()
+        self.host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("host", o, exc) from None
     o = e
@@ -227,6 +228,34 @@ def _read_Party_v0(buf: bytes, o: int) -> tuple[Party, int]:
 
     self.unknown_tags = {}
     return self, o
+
+
+def _row_Party_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read Party at version 0 as a row."""
+    r_host: Any
+    r_port: Any
+    try:
+        (n,) = _S_h_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("host", 2),)) from None
+    o += 2
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        r_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
+
+    try:
+        (r_port,) = _S_H_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("port", 2),)) from None
+    o += 2
+
+    return (r_host, r_port, _NO_TAGS), o
 
 
 def _write_Party_v0(self: Party, out: list[bytes]) -> None:
@@ -263,7 +292,7 @@ def _read_Party_v1(buf: bytes, o: int) -> tuple[Party, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("host", o, n, buf)
     try:
-        self.host = buf[o:e].decode()
+        self.host = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("host", o, exc) from None
     o = e
@@ -293,7 +322,61 @@ def _read_Party_v1(buf: bytes, o: int) -> tuple[Party, int]:
         unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_Party_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read Party at versions 1, 2 as a row."""
+    r_host: Any
+    r_port: Any
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("host", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "host")
+    n -= 1
+
+    if n > 0x7FFF:
+        raise _rt.string_too_long("host", o, n)
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("host", o, n, buf)
+    try:
+        r_host = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("host", o, exc) from None
+    o = e
+
+    try:
+        (r_port,) = _S_H_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("port", 2),)) from None
+    o += 2
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        unknown[tag] = buf[o:end]
+        o = end
+
+    return (r_host, r_port, unknown or _NO_TAGS), o
 
 
 def _write_Party_v1(self: Party, out: list[bytes]) -> None:
@@ -326,7 +409,7 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     if n < 0 or e > len(buf):
         raise _rt.bad_length("name", o, n, buf)
     try:
-        self.name = buf[o:e].decode()
+        self.name = buf[o:e].decode() if n else ""
     except UnicodeDecodeError as exc:
         raise _rt.bad_utf8("name", o, exc) from None
     o = e
@@ -384,6 +467,78 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     self.epoch = -1
     self.unknown_tags = {}
     return self, o
+
+
+def _row_TaggedDemo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TaggedDemo at version 0 as a row."""
+    r_id: Any
+    r_name: Any
+    r_weights: Any
+    r_members: Any
+    r_blob: Any
+    try:
+        (r_id, n) = _S_ih_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("id", 4), ("name", 2))) from None
+    o += 6
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("name", o, n, buf)
+    try:
+        r_name = buf[o:e].decode() if n else ""
+    except UnicodeDecodeError as exc:
+        raise _rt.bad_utf8("name", o, exc) from None
+    o = e
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("weights", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("weights", o - 4)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("weights", o, n, buf)
+        r_weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
+        o += n * 2
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("members", 4),)) from None
+    o += 4
+
+    if n < 0:
+        raise _rt.unexpected_null("members", o - 4)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("members", o, n, buf)
+        items_members: list[Any] = []
+        for i in range(n):
+            try:
+                v_members, o = _row_Party_v0(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("members", i) from None
+            items_members.append(v_members)
+        r_members = items_members
+
+    try:
+        (n,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("blob", 4),)) from None
+    o += 4
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("blob", o, n, buf)
+    r_blob = buf[o:e]
+    o = e
+
+    return (r_id, r_name, r_weights, None, r_members, _rt.ZERO_UUID, None, -1, r_blob, _NO_TAGS), o
 
 
 def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
@@ -452,7 +607,7 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         if e > len(buf):
             raise _rt.underflow("name", o, n, buf)
         try:
-            self.name = buf[o:e].decode()
+            self.name = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("name", o, exc) from None
         o = e
@@ -563,7 +718,7 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
                     if e > len(buf):
                         raise _rt.underflow("note", o, n, buf)
                     try:
-                        self.note = buf[o:e].decode()
+                        self.note = buf[o:e].decode() if n else ""
                     except UnicodeDecodeError as exc:
                         raise _rt.bad_utf8("note", o, exc) from None
                     o = e
@@ -580,7 +735,182 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TaggedDemo_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TaggedDemo at version 1 as a row."""
+    r_id: Any
+    r_name: Any
+    r_weights: Any
+    r_members: Any
+    r_topic_id: Any
+    r_note: Any
+    r_blob: Any
+    try:
+        (r_id,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("id", 4),)) from None
+    o += 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n < 0:
+        r_name = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("name", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("name", o, n, buf)
+        try:
+            r_name = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("name", o, exc) from None
+        o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("weights", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "weights")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("weights", o - 1)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("weights", o, n, buf)
+        r_weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
+        o += n * 2
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("members", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "members")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("members", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("members", o, n, buf)
+        items_members: list[Any] = []
+        for i in range(n):
+            try:
+                v_members, o = _row_Party_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("members", i) from None
+            items_members.append(v_members)
+        r_members = items_members
+
+    try:
+        (u_topic_id,) = _S_u_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+    o += 16
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("blob", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "blob")
+    n -= 1
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("blob", o, n, buf)
+    r_blob = buf[o:e]
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_note = None
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("note", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "note")
+                n -= 1
+
+                if n < 0:
+                    r_note = None
+                else:
+                    if n > 0x7FFF:
+                        raise _rt.string_too_long("note", o, n)
+                    e = o + n
+                    if e > len(buf):
+                        raise _rt.underflow("note", o, n, buf)
+                    try:
+                        r_note = buf[o:e].decode() if n else ""
+                    except UnicodeDecodeError as exc:
+                        raise _rt.bad_utf8("note", o, exc) from None
+                    o = e
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "note", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("note", o, size, size - (end - o))
+        elif tag in [1]:
+            raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_id,
+        r_name,
+        r_weights,
+        None,
+        r_members,
+        r_topic_id,
+        r_note,
+        -1,
+        r_blob,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
@@ -680,7 +1010,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         if e > len(buf):
             raise _rt.underflow("name", o, n, buf)
         try:
-            self.name = buf[o:e].decode()
+            self.name = buf[o:e].decode() if n else ""
         except UnicodeDecodeError as exc:
             raise _rt.bad_utf8("name", o, exc) from None
         o = e
@@ -804,7 +1134,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
                     if e > len(buf):
                         raise _rt.underflow("note", o, n, buf)
                     try:
-                        self.note = buf[o:e].decode()
+                        self.note = buf[o:e].decode() if n else ""
                     except UnicodeDecodeError as exc:
                         raise _rt.bad_utf8("note", o, exc) from None
                     o = e
@@ -833,7 +1163,211 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
             unknown[tag] = buf[o:end]
         o = end
     self.unknown_tags = unknown
+
     return self, o
+
+
+def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+    """Read TaggedDemo at version 2 as a row."""
+    r_id: Any
+    r_name: Any
+    r_weights: Any
+    r_owner: Any
+    r_members: Any
+    r_topic_id: Any
+    r_note: Any
+    r_epoch: Any
+    r_blob: Any
+    try:
+        (r_id,) = _S_i_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("id", 4),)) from None
+    o += 4
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("name", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "name")
+    n -= 1
+
+    if n < 0:
+        r_name = None
+    else:
+        if n > 0x7FFF:
+            raise _rt.string_too_long("name", o, n)
+        e = o + n
+        if e > len(buf):
+            raise _rt.underflow("name", o, n, buf)
+        try:
+            r_name = buf[o:e].decode() if n else ""
+        except UnicodeDecodeError as exc:
+            raise _rt.bad_utf8("name", o, exc) from None
+        o = e
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("weights", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "weights")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("weights", o - 1)
+    else:
+        if n * 2 > len(buf) - o:
+            raise _rt.too_many("weights", o, n, buf)
+        r_weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
+        o += n * 2
+
+    try:
+        (m_owner,) = _S_b_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("owner", 1),)) from None
+    o += 1
+
+    if m_owner < 0:
+        r_owner = None
+    else:
+        try:
+            r_owner, o = _row_Party_v1(buf, o)
+        except _DecodeError as exc:
+            raise exc.within("owner") from None
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("members", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "members")
+    n -= 1
+
+    if n < 0:
+        raise _rt.unexpected_null("members", o - 1)
+    else:
+        if n * 1 > len(buf) - o:
+            raise _rt.too_many("members", o, n, buf)
+        items_members: list[Any] = []
+        for i in range(n):
+            try:
+                v_members, o = _row_Party_v1(buf, o)
+
+            except _DecodeError as exc:
+                raise exc.within("members", i) from None
+            items_members.append(v_members)
+        r_members = items_members
+
+    try:
+        (u_topic_id,) = _S_u_unpack(buf, o)
+    except _StructError:
+        raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+    o += 16
+    r_topic_id = _rt.read_uuid(u_topic_id)
+
+    try:
+        n = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("blob", o) from None
+    if n < 0x80:
+        o += 1
+    else:
+        n, o = _rt.read_uvarint(buf, o, "blob")
+    n -= 1
+
+    e = o + n
+    if n < 0 or e > len(buf):
+        raise _rt.bad_length("blob", o, n, buf)
+    r_blob = buf[o:e]
+    o = e
+
+    try:
+        tags_left = buf[o]
+    except IndexError:
+        raise _rt.end_of_buffer("<tagged fields>", o) from None
+    if tags_left < 0x80:
+        o += 1
+    else:
+        tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+    unknown: dict[int, bytes] = {}
+    r_note = None
+    r_epoch = -1
+    while tags_left:
+        tags_left -= 1
+        tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        size, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        end = o + size
+        if end > len(buf):
+            raise _rt.underflow("<tagged fields>", o, size, buf)
+        if tag == 0:
+            try:
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("note", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "note")
+                n -= 1
+
+                if n < 0:
+                    r_note = None
+                else:
+                    if n > 0x7FFF:
+                        raise _rt.string_too_long("note", o, n)
+                    e = o + n
+                    if e > len(buf):
+                        raise _rt.underflow("note", o, n, buf)
+                    try:
+                        r_note = buf[o:e].decode() if n else ""
+                    except UnicodeDecodeError as exc:
+                        raise _rt.bad_utf8("note", o, exc) from None
+                    o = e
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "note", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("note", o, size, size - (end - o))
+        elif tag == 1:
+            try:
+                try:
+                    (r_epoch,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("epoch", 4),)) from None
+                o += 4
+
+            except (IndexError, _DecodeError) as exc:
+                raise _rt.bad_tag(
+                    "epoch", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                ) from None
+            if o != end:
+                raise _rt.tag_size_mismatch("epoch", o, size, size - (end - o))
+        else:
+            unknown[tag] = buf[o:end]
+        o = end
+
+    return (
+        r_id,
+        r_name,
+        r_weights,
+        r_owner,
+        r_members,
+        r_topic_id,
+        r_note,
+        r_epoch,
+        r_blob,
+        unknown or _NO_TAGS,
+    ), o
 
 
 def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
@@ -915,6 +1449,7 @@ Party._FIELDS = (
     _rt.FieldInfo("host", "string", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
     _rt.FieldInfo("port", "uint16", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
 )
+Party.ROW_FIELDS = ("host", "port", "unknown_tags")
 Party._STRUCTS = {}
 
 
@@ -942,6 +1477,19 @@ TaggedDemo._FIELDS = (
     _rt.FieldInfo("epoch", "int32", "", _VersionRange.parse("2+"), _VersionRange.parse("none"), ""),
     _rt.FieldInfo("blob", "bytes", "", _VersionRange.parse("0+"), _VersionRange.parse("none"), ""),
 )
+TaggedDemo.ROW_FIELDS = (
+    "id",
+    "name",
+    "weights",
+    "owner",
+    "members",
+    "topic_id",
+    "note",
+    "epoch",
+    "blob",
+    "unknown_tags",
+)
 TaggedDemo._STRUCTS = {"Party": Party}
 TaggedDemo._READERS = {0: _read_TaggedDemo_v0, 1: _read_TaggedDemo_v1, 2: _read_TaggedDemo_v2}
+TaggedDemo._ROW_READERS = {0: _row_TaggedDemo_v0, 1: _row_TaggedDemo_v1, 2: _row_TaggedDemo_v2}
 TaggedDemo._WRITERS = {0: _write_TaggedDemo_v0, 1: _write_TaggedDemo_v1, 2: _write_TaggedDemo_v2}
