@@ -28,12 +28,11 @@ CACHE = ROOT / ".cache" / "bench"
 
 
 def corpus_package() -> Any:
-    """Requests and responses come from Kafka's corpus, generated once into .cache/bench."""
+    """Requests and responses come from Kafka's corpus, generated into .cache/bench."""
     from codegen.emit import write_package
 
     out = CACHE / "bench_corpus"
-    if not (out / "__init__.py").exists():
-        write_package([CORPUS], out)
+    write_package([CORPUS], out)  # always: rewrites only what the current generator changes
     sys.path.insert(0, str(CACHE))
     import bench_corpus
 
