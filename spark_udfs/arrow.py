@@ -84,9 +84,8 @@ class Rows:
                 bufs[1], dtype=odt, count=n + 1, offset=arr.offset * width
             ).astype(np.int64)
         raw = bufs[2]
-        self.data: npt.NDArray[np.uint8] = (
-            np.zeros(0, np.uint8) if raw is None else np.frombuffer(raw, dtype=np.uint8)
-        )
+        self.buffer: pa.Buffer = pa.py_buffer(b"") if raw is None else raw
+        self.data: npt.NDArray[np.uint8] = np.frombuffer(self.buffer, dtype=np.uint8)
         if arr.null_count:
             self.valid: BoolArr = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False))
         else:
@@ -119,9 +118,7 @@ def _gather(
     ok = pos + size <= ends
     if len(data) < size:
         data = np.concatenate([data, np.zeros(size, np.uint8)])
-    q = np.where(ok, pos, 0)
-    raw = np.lib.stride_tricks.sliding_window_view(data, size)[q]
-    return raw.view(dtype).reshape(len(pos)), ok
+    return np.where(ok, _read(data, np.where(ok, pos, 0), size, dtype), 0), ok
 
 
 # ---------------------------------------------------------------------------------- framing
@@ -262,9 +259,44 @@ def _generic(
     return pa.StructArray.from_arrays(arrays, fields=list(stype), mask=mask), errors
 
 
-def _strings(data: npt.NDArray[np.uint8], pos: I64, lengths: I64, nulls: BoolArr) -> pa.StringArray:
+@lru_cache(maxsize=64)
+def _even_positions(n: int) -> pa.Array:
+    return pa.array(np.arange(0, 2 * n, 2, dtype=np.int64))
+
+
+@lru_cache(maxsize=256)
+def _nulls(typ: pa.DataType, n: int) -> pa.Array:
+    return pa.nulls(n, typ)
+
+
+def _slices(rows: Rows, pos: I64, lengths: I64) -> pa.Array | None:
+    """The bytes ``[pos, pos + lengths)`` of each row as one binary array, cut out by Arrow.
+
+    The slices and the gaps between them are laid out as a binary array of ``2n`` values over
+    the input's data buffer, and Arrow's ``take`` copies every other value. That needs the
+    slices in buffer order without overlaps (rows in order, each slice inside its row); returns
+    None when they are not, and the caller gathers with numpy instead.
+    """
     n = len(pos)
-    offs = np.zeros(n + 1, np.int32)
+    size = len(rows.data)
+    large = size >= 2**31
+    bounds = np.empty(2 * n + 1, np.int64 if large else np.int32)
+    bounds[0 : 2 * n : 2] = pos
+    bounds[1 : 2 * n : 2] = pos + lengths
+    bounds[2 * n] = bounds[2 * n - 1] if n else 0
+    if n and (bounds[0] < 0 or bounds[-1] > size or (np.diff(bounds) < 0).any()):
+        return None
+    typ = pa.large_binary() if large else pa.binary()
+    pieces = pa.Array.from_buffers(typ, 2 * n, [None, pa.py_buffer(bounds), rows.buffer])
+    return pieces.take(_even_positions(n))
+
+
+def _gathered_strings(
+    data: npt.NDArray[np.uint8], pos: I64, lengths: I64
+) -> tuple[pa.Buffer, pa.Buffer]:
+    """Offsets and characters of the strings at ``pos`` with numpy (unordered rows)."""
+    n = len(pos)
+    offs = np.zeros(n + 1, np.int64)
     np.cumsum(lengths, out=offs[1:])
     total = int(offs[-1])
     if total:
@@ -272,13 +304,43 @@ def _strings(data: npt.NDArray[np.uint8], pos: I64, lengths: I64, nulls: BoolArr
         chars = data[idx]
     else:
         chars = np.zeros(0, np.uint8)
+    return pa.py_buffer(offs.astype(np.int32)), pa.py_buffer(chars)
+
+
+def _strings(rows: Rows, pos: I64, lengths: I64, nulls: BoolArr | None) -> pa.StringArray:
+    """A string column from the bytes ``[pos, pos + lengths)`` (UTF-8 not yet checked)."""
+    n = len(pos)
+    sliced = _slices(rows, pos, lengths)
+    if sliced is not None and pa.types.is_large_binary(sliced.type):
+        sliced = sliced.cast(pa.binary())
+    if sliced is None:
+        offsets, chars = _gathered_strings(rows.data, pos, lengths)
+    else:
+        _, offsets, chars = sliced.buffers()
     bitmap = None
-    null_count = int(nulls.sum())
-    if null_count:
-        bitmap = pa.py_buffer(np.packbits(~nulls, bitorder="little"))
-    return pa.StringArray.from_buffers(
-        n, pa.py_buffer(offs), pa.py_buffer(chars), bitmap, null_count
-    )
+    null_count = 0
+    if nulls is not None:
+        null_count = int(nulls.sum())
+        if null_count:
+            bitmap = pa.py_buffer(np.packbits(~nulls, bitorder="little"))
+    return pa.StringArray.from_buffers(n, offsets, chars, bitmap, null_count)
+
+
+def _invalid_utf8(strings: pa.StringArray) -> list[int]:
+    """Indices of the values that are not valid UTF-8 (bisects with Arrow's validation)."""
+    found: list[int] = []
+    todo = [(0, len(strings))]
+    while todo:
+        lo, hi = todo.pop()
+        try:
+            strings.slice(lo, hi - lo).validate(full=True)
+        except pa.ArrowInvalid:
+            if hi - lo == 1:
+                found.append(lo)
+            else:
+                mid = (lo + hi) // 2
+                todo += [(lo, mid), (mid, hi)]
+    return found
 
 
 def _constant(value: Any, typ: pa.DataType, n: int) -> pa.Array:
@@ -293,53 +355,97 @@ def _constant_cached(text: str, typ: pa.DataType, n: int) -> pa.Array:
     return pa.array([value], type=typ).take(np.zeros(n, np.int64))
 
 
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """Adjacent fixed-width wire values, bounds-checked once: numbers, then maybe the int16
+    length of a string (whose bytes follow the run)."""
+
+    size: int
+    numbers: tuple[tuple[int, int, str], ...]  # (byte offset in the run, struct field, spec type)
+    string: tuple[int, bool] | None  # (struct field, nullable) of the string the run ends with
+
+
+@cache
+def _plan(name: str, version: int) -> tuple[_Run, ...]:
+    runs: list[_Run] = []
+    numbers: list[tuple[int, int, str]] = []
+    size = 0
+    for kind, fi, nullable in VECTOR_LAYOUTS[name][version]["items"]:
+        if kind == "string":
+            runs.append(_Run(size + 2, tuple(numbers), (fi, nullable)))
+            numbers, size = [], 0
+        else:
+            numbers.append((size, fi, kind))
+            size += _FIXED[kind][0]
+    if numbers:
+        runs.append(_Run(size, tuple(numbers), None))
+    return tuple(runs)
+
+
+def _read(data: npt.NDArray[np.uint8], pos: I64, size: int, dtype: str) -> npt.NDArray[Any]:
+    """Big-endian values of ``size`` bytes at ``pos`` (all inside ``data``).
+
+    An overlapping view with one value starting at every byte lets numpy copy whole values
+    (much faster than gathering rows of a ``sliding_window_view``).
+    """
+    every = np.ndarray(shape=(len(data) - size + 1,), dtype=dtype, buffer=data, strides=(1,))
+    return every[pos]
+
+
 def _vectorized(
-    layout: dict[str, Any], name: str, data: npt.NDArray[np.uint8], starts: I64, ends: I64
+    name: str, version: int, rows: Rows, starts: I64, ends: I64, skip: BoolArr | None = None
 ) -> tuple[pa.StructArray, BoolArr]:
-    """Decode rows of one vectorizable version; returns the structs and the rows that failed."""
+    """Decode rows of one vectorizable version; returns the structs and the rows that failed.
+
+    Rows in ``skip`` are null and never fail.
+    """
     stype = message_arrow_type(name)
+    data = rows.data
     n = len(starts)
-    p = starts.copy()
+    p = starts if skip is None else np.where(skip, ends, starts)
     bad = np.zeros(n, np.bool_)
     cols: list[pa.Array | None] = [None] * stype.num_fields
-    strings: list[tuple[int, I64, I64]] = []
-    for kind, fi, nullable in layout["items"]:
-        if kind == "string":
-            ln, ok = _gather(data, p, ends, 2, ">i2")
-            ln = ln.astype(np.int64)
-            bad |= ~ok
-            p = p + 2
-            nulls = ln < 0
-            if not nullable:
-                bad |= nulls
-            ln = np.where(nulls | bad, 0, ln)
-            bad |= p + ln > ends
-            ln = np.where(bad, 0, ln)
-            cols[fi] = arr = _strings(data, p, ln, nulls)
-            if ln.any():
-                try:
-                    arr.validate(full=True)
-                except pa.ArrowInvalid:
-                    strings.append((fi, p.copy(), ln))
-            p = p + ln
-        else:
+    utf8_checks: list[pa.StringArray] = []
+    for run in _plan(name, version):
+        ok = p + run.size <= ends
+        bad |= ~ok
+        if len(data) < run.size:
+            data = np.concatenate([data, np.zeros(run.size, np.uint8)])
+        q = np.where(ok, p, 0)
+        for at, fi, kind in run.numbers:
             size, dtype, atype = _FIXED[kind]
-            vals, ok = _gather(data, p, ends, size, dtype)
-            bad |= ~ok
+            vals = _read(data, q + at if at else q, size, dtype)
             native = vals != 0 if kind == "bool" else vals.astype(_NATIVE[kind])
             cols[fi] = pa.array(native, type=atype)
-            p = p + size
+        p = p + run.size
+        if run.string is None:
+            continue
+        fi, nullable = run.string
+        ln = _read(data, q + (run.size - 2), 2, ">i2").astype(np.int64)
+        nulls = ln < 0
+        if not nullable:
+            bad |= nulls
+        ln[nulls | bad] = 0
+        bad |= p + ln > ends
+        ln[bad] = 0
+        arr = _strings(rows, np.minimum(p, ends), ln, nulls if nullable else None)
+        cols[fi] = arr
+        if ln.any():
+            utf8_checks.append(arr)
+        p = p + ln
     bad |= p != ends
-    for _fi, pos, ln in strings:  # invalid UTF-8 somewhere: find the rows (rare)
-        for j in np.nonzero(ln)[0].tolist():
-            try:
-                data[pos[j] : pos[j] + ln[j]].tobytes().decode("utf-8")
-            except UnicodeDecodeError:
-                bad[j] = True
-    for fi, default in layout["defaults"]:
+    for arr in utf8_checks:
+        try:
+            arr.validate(full=True)
+        except pa.ArrowInvalid:  # invalid UTF-8 somewhere: find the rows (rare)
+            bad[_invalid_utf8(arr)] = True
+    if skip is not None:
+        bad &= ~skip
+    for fi, default in VECTOR_LAYOUTS[name][version]["defaults"]:
         cols[fi] = _constant(default, stype.field(fi).type, n)
-    arrays = [c if c is not None else pa.nulls(n, stype.field(k).type) for k, c in enumerate(cols)]
-    mask = pa.array(bad) if bad.any() else None
+    arrays = [c if c is not None else _nulls(stype.field(k).type, n) for k, c in enumerate(cols)]
+    null = bad if skip is None else bad | skip
+    mask = pa.array(null) if null.any() else None
     return pa.StructArray.from_arrays(arrays, fields=list(stype), mask=mask), bad
 
 
@@ -352,13 +458,13 @@ def _assemble(parts: list[tuple[I64, pa.Array]], n: int, typ: pa.DataType) -> pa
         for idx, _ in parts:
             seen[idx] = True
         rest = np.nonzero(~seen)[0]
-        parts.append((rest, pa.nulls(len(rest), typ)))
+        parts.append((rest, _nulls(typ, len(rest))))
     if len(parts) == 1:
         idx, arr = parts[0]
         if n == 0 or (idx[0] == 0 and np.all(np.diff(idx) == 1)):
             return arr
     if not parts:
-        return pa.nulls(0, typ)
+        return _nulls(typ, 0)
     order = np.concatenate([idx for idx, _ in parts])
     inverse = np.empty(n, np.int64)
     inverse[order] = np.arange(n, dtype=np.int64)
@@ -366,26 +472,47 @@ def _assemble(parts: list[tuple[I64, pa.Array]], n: int, typ: pa.DataType) -> pa
 
 
 def decode_rows(
-    name: str, rows: Rows, starts: I64, ends: I64, versions: I64
+    name: str, rows: Rows, starts: I64, ends: I64, versions: I64, live: BoolArr | None = None
 ) -> tuple[pa.StructArray, dict[int, str]]:
     """Decode the message bodies ``[starts, ends)`` at ``versions`` (already valid versions).
 
+    Only rows in ``live`` (default: all) are decoded; the others are null without an error.
     Returns one struct per body (null where it failed) and the errors by index into ``starts``.
     """
     n = len(starts)
     typ = message_arrow_type(name)
     if n == 0:
-        return pa.nulls(0, typ), {}
+        return _nulls(typ, 0), {}
+    if live is not None and live.all():
+        live = None
+    live_versions = versions if live is None else versions[live]
+    if not len(live_versions):
+        return _nulls(typ, n), {}
+    first = int(live_versions[0])
+    single = bool((live_versions == first).all())
     layouts = _layouts(name)
-    parts: list[tuple[I64, pa.Array]] = []
     errors: dict[int, str] = {}
-    single = bool((versions == versions[0]).all())
-    uniq = [int(versions[0])] if single else np.unique(versions).tolist()
+    # one vectorizable version over (most of) the batch: decode in place, no reordering
+    if single and first in layouts and (live is None or 2 * len(live_versions) >= n):
+        skip = None if live is None else ~live
+        structs, bad = _vectorized(name, first, rows, starts, ends, skip)
+        if not bad.any():
+            return structs, errors
+        sel = np.nonzero(bad)[0]
+        retried, errs = _generic(name, rows, starts[sel], ends[sel], versions[sel])
+        for j, reason in errs.items():
+            errors[int(sel[j])] = reason
+        if len(errs) == len(sel):  # the codec fails on them too: they are already null
+            return structs, errors
+        keep = np.nonzero(~bad)[0]
+        return _assemble([(keep, structs.filter(pa.array(~bad))), (sel, retried)], n, typ), errors
+    live_rows = np.arange(n, dtype=np.int64) if live is None else np.nonzero(live)[0]
+    parts: list[tuple[I64, pa.Array]] = []
+    uniq = [first] if single else np.unique(live_versions).tolist()
     for v in uniq:
-        sel = np.arange(n, dtype=np.int64) if single else np.nonzero(versions == v)[0]
-        layout = layouts.get(v)
-        if layout is not None:
-            structs, bad = _vectorized(layout, name, rows.data, starts[sel], ends[sel])
+        sel = live_rows if single else live_rows[live_versions == v]
+        if v in layouts:
+            structs, bad = _vectorized(name, v, rows, starts[sel], ends[sel])
             if not bad.any():
                 parts.append((sel, structs))
                 continue
@@ -436,46 +563,46 @@ def decode_message_array(
     n = rows.n
     framing, fixed = ("none", version) if version is not None else default_framing(name)
     errors: dict[int, str] = {}
-    idx = np.nonzero(rows.valid)[0].astype(np.int64)
-    starts = rows.starts[idx]
-    ends = rows.ends[idx]
-    ok = np.ones(len(idx), np.bool_)
+    valid = rows.valid
+    starts = rows.starts
+    ends = rows.ends
     if framing in ("version", "type"):
         prefix, have = rows.int16_at(starts, ends)
-        for j in np.nonzero(~have)[0].tolist():
-            what = "version" if framing == "version" else "record type"
-            size = int(ends[j] - starts[j])
-            errors[int(idx[j])] = f"could not read the int16 {what} prefix ({size} byte(s))"
-        ok &= have
+        what = "version" if framing == "version" else "record type"
+        for i in np.nonzero(valid & ~have)[0].tolist():
+            size = int(ends[i] - starts[i])
+            errors[i] = f"could not read the int16 {what} prefix ({size} byte(s))"
+        ok = valid & have
         starts = starts + 2
         if framing == "version":
-            versions = prefix
+            versions = np.where(have, prefix, -1)
         else:
             wrong = ok & (prefix != cls.API_KEY)
-            for j in np.nonzero(wrong)[0].tolist():
-                errors[int(idx[j])] = (
-                    f"record type {int(prefix[j])} is not {name} (record type {cls.API_KEY})"
+            for i in np.nonzero(wrong)[0].tolist():
+                errors[i] = (
+                    f"record type {int(prefix[i])} is not {name} (record type {cls.API_KEY})"
                 )
             ok &= ~wrong
-            versions = np.full(len(idx), fixed or 0, np.int64)
+            versions = np.full(n, fixed or 0, np.int64)
     elif framing == "frame":
-        api, versions, starts, frame_errors = parse_frames(rows, idx)
+        idx = np.nonzero(valid)[0].astype(np.int64)
+        api, ver, body, frame_errors = parse_frames(rows, idx)
         errors.update(frame_errors)
-        ok &= api >= 0
-        wrong = ok & (api != cls.API_KEY)
+        found = api >= 0
+        wrong = found & (api != cls.API_KEY)
         for j in np.nonzero(wrong)[0].tolist():
             errors[int(idx[j])] = f"metadata record api key {int(api[j])} is not {name}"
-        ok &= ~wrong
+        ok = np.zeros(n, np.bool_)
+        ok[idx] = found & ~wrong
+        versions = np.full(n, -1, np.int64)
+        versions[idx] = ver
+        starts = starts.copy()
+        starts[idx] = body
     else:
-        versions = np.full(len(idx), fixed if fixed is not None else 0, np.int64)
-    eff, newer, ok = clamp_versions(name, versions, ok, errors, idx)
-    good = idx[ok]
-    structs, errs = decode_rows(name, rows, starts[ok], ends[ok], eff[ok])
-    for j, reason in errs.items():
-        errors[int(good[j])] = reason
-    values = _assemble([(good, structs)], n, message_arrow_type(name))
-    all_versions = np.full(n, -1, np.int64)
-    all_versions[idx] = np.where(ok | (versions >= 0), versions, -1)
-    all_newer = np.zeros(n, np.bool_)
-    all_newer[idx] = newer
-    return Decoded(values, errors, all_versions, all_newer)
+        ok = valid.copy()
+        versions = np.full(n, fixed if fixed is not None else 0, np.int64)
+    eff, newer, ok = clamp_versions(name, versions, ok, errors, np.arange(n, dtype=np.int64))
+    values, errs = decode_rows(name, rows, starts, ends, eff, ok)
+    errors.update(errs)
+    all_versions = np.where(valid & (ok | (versions >= 0)), versions, -1)
+    return Decoded(values, errors, all_versions, newer)
