@@ -5,14 +5,17 @@ to its end. Decoding never raises on bad data: the result is a :class:`RecordBat
 :class:`SegmentError` saying why not.
 
 The record loops are written out by hand for speed (one- and two-byte varints are decoded inline
-through lookup tables); :func:`_parse_v2` and :func:`_parse_v2_raw` differ only in what they build.
+through lookup tables); :func:`_parse_v2` and :func:`parse_v2_raw` differ only in what they build.
+``codegen.dumps.coordinator`` has a third such loop that decodes while it parses; it shares the
+varint tables and helpers below.
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
-from typing import Final
+from collections.abc import Callable
+from typing import Final, TypeVar
 
 import crc32c
 
@@ -39,11 +42,15 @@ __all__ = [
     "LOG_OVERHEAD",
     "MIN_LEGACY_SIZE",
     "RECORD_BATCH_OVERHEAD",
+    "V2RecordLoop",
     "decode_entry",
     "decode_entry_raw",
+    "decode_entry_with",
     "decode_legacy_message",
+    "keep_rows",
     "parse_control_key",
     "parse_end_txn_marker",
+    "parse_v2_raw",
 ]
 
 LOG_OVERHEAD: Final = 12
@@ -74,8 +81,9 @@ _TS_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 _ZZ1: Final = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 7))
 """Zig-zag decoding of one-byte varints."""
-_ZZ2: Final = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
-"""Zig-zag decoding of the 14 payload bits of two-byte varints."""
+_ZZ2: Final = (0,) * 0x80 + tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
+"""Zig-zag decoding of two-byte varints ``b1 b2``, indexed by ``b1 + b2 * 128`` (adding and
+multiplying small ints is cheaper than shifting and or-ing them)."""
 
 
 class _Corrupt(Exception):
@@ -186,7 +194,7 @@ def _parse_v2(
         else:
             b2 = data[pos + 1]
             if b2 < 0x80:
-                size = zz2[(b - 0x80) | (b2 << 7)]
+                size = zz2[b + b2 * 128]
                 pos += 2
             else:
                 size, pos = _zz32(data, pos)
@@ -206,7 +214,7 @@ def _parse_v2(
         else:
             b2 = data[pos + 1]
             if b2 < 0x80:
-                off_delta = zz2[(b - 0x80) | (b2 << 7)]
+                off_delta = zz2[b + b2 * 128]
                 pos += 2
             else:
                 off_delta, pos = _zz32(data, pos)
@@ -266,16 +274,13 @@ def _parse_v2(
     return out
 
 
-def _parse_v2_raw(
-    data: bytes,
-    pos: int,
-    end: int,
-    count: int,
-    base_offset: int,
-    base_ts: int,
-    log_append: bool,
-    append_ts: int,
-) -> list[RawRecord]:
+def parse_v2_raw(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[RawRecord]:
+    """The raw mode's :data:`V2RecordLoop`: ``(offset, timestamp, key, value)`` per record."""
+    count = batch.record_count
+    base_offset = batch.base_offset
+    base_ts = batch.base_timestamp
+    log_append = bool(batch.attributes & 0x08)
+    append_ts = batch.max_timestamp
     out: list[RawRecord] = []
     add = out.append
     zz = _ZZ1
@@ -288,7 +293,7 @@ def _parse_v2_raw(
         else:
             b2 = data[pos + 1]
             if b2 < 0x80:
-                size = zz2[(b - 0x80) | (b2 << 7)]
+                size = zz2[b + b2 * 128]
                 pos += 2
             else:
                 size, pos = _zz32(data, pos)
@@ -307,7 +312,7 @@ def _parse_v2_raw(
         else:
             b2 = data[pos + 1]
             if b2 < 0x80:
-                off_delta = zz2[(b - 0x80) | (b2 << 7)]
+                off_delta = zz2[b + b2 * 128]
                 pos += 2
             else:
                 off_delta, pos = _zz32(data, pos)
@@ -787,6 +792,66 @@ def decode_entry(
         )
 
 
+_Item = TypeVar("_Item")
+
+V2RecordLoop = Callable[[bytes, int, int, RecordBatch], list[_Item]]
+"""Parses the records of a checked v2 data batch: ``(data, start, end, batch)`` -> one item per
+record, where ``data[start:end]`` holds the (decompressed) records. It raises ``_Corrupt`` or
+IndexError on malformed records, which turn into a ``corrupt-records`` error for the batch."""
+
+
+def keep_rows(batch: RecordBatch, rows: list[RawRecord]) -> list[RawRecord]:
+    """The raw mode's ``other_records`` for :func:`decode_entry_with`: the rows as they are."""
+    return rows
+
+
+def decode_entry_with(
+    buf: bytes,
+    v2_records: V2RecordLoop[_Item],
+    other_records: Callable[[RecordBatch, list[RawRecord]], list[_Item]],
+    *,
+    file: str = "<bytes>",
+    position: int = 0,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    verify_crc: bool = True,
+) -> tuple[RecordBatch, list[_Item]] | SegmentError:
+    """Decode one log entry, turning its records into items with the caller's functions.
+
+    v2 data batches go through ``v2_records`` straight from the record bytes (a caller can
+    decode while it parses). Legacy entries, control batches and anything odd are decoded by
+    :func:`decode_entry` and their records passed to ``other_records`` as
+    ``(offset, timestamp, key, value)`` tuples (control keys and markers already checked). The
+    returned batch has an empty ``records`` list.
+    """
+    # Attribute bit 5 (isControl) is in the low byte of the int16 at 21.
+    if len(buf) < RECORD_BATCH_OVERHEAD or buf[16] != 2 or buf[22] & 0x20:
+        decoded = decode_entry(
+            buf, file=file, position=position, max_size=max_size, verify_crc=verify_crc
+        )
+        if isinstance(decoded, SegmentError):
+            return decoded
+        rows = [(r.offset, r.timestamp, r.key, r.value) for r in decoded.records]
+        decoded.records = []
+        return decoded, other_records(decoded, rows)
+    base_offset: int | None = None
+    try:
+        opened = _open_v2(buf, file, position, max_size, verify_crc)
+        if isinstance(opened, SegmentError):
+            return opened
+        batch, data, start, end = opened
+        base_offset = batch.base_offset
+        items = v2_records(data, start, end, batch)
+    except _Corrupt as exc:
+        reason = str(exc)
+    except IndexError:
+        reason = "records run past the end of the batch"
+    except Exception as exc:  # a safety net, as in decode_entry
+        reason = f"unexpected {type(exc).__name__}: {exc}"
+    else:
+        return batch, items
+    return _error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), base_offset, reason)
+
+
 def decode_entry_raw(
     buf: bytes,
     *,
@@ -800,44 +865,15 @@ def decode_entry_raw(
     The returned batch has an empty ``records`` list. Control records are returned as tuples
     too (with their raw key and value) after their keys have been checked.
     """
-    # Legacy entries, control batches and anything odd take the full path (attribute bit 5,
-    # isControl, is in the low byte of the int16 at 21).
-    if len(buf) < RECORD_BATCH_OVERHEAD or buf[16] != 2 or buf[22] & 0x20:
-        decoded = decode_entry(
-            buf, file=file, position=position, max_size=max_size, verify_crc=verify_crc
-        )
-        if isinstance(decoded, SegmentError):
-            return decoded
-        rows = [(r.offset, r.timestamp, r.key, r.value) for r in decoded.records]
-        decoded.records = []
-        return decoded, rows
-    base_offset: int | None = None
-    try:
-        opened = _open_v2(buf, file, position, max_size, verify_crc)
-        if isinstance(opened, SegmentError):
-            return opened
-        batch, data, start, end = opened
-        base_offset = batch.base_offset
-        log_append = bool(batch.attributes & 0x08)
-        rows = _parse_v2_raw(
-            data,
-            start,
-            end,
-            batch.record_count,
-            base_offset,
-            batch.base_timestamp,
-            log_append,
-            batch.max_timestamp,
-        )
-    except _Corrupt as exc:
-        reason = str(exc)
-    except IndexError:
-        reason = "records run past the end of the batch"
-    except Exception as exc:  # a safety net, as in decode_entry
-        reason = f"unexpected {type(exc).__name__}: {exc}"
-    else:
-        return batch, rows
-    return _error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), base_offset, reason)
+    return decode_entry_with(
+        buf,
+        parse_v2_raw,
+        keep_rows,
+        file=file,
+        position=position,
+        max_size=max_size,
+        verify_crc=verify_crc,
+    )
 
 
 def decode_legacy_message(

@@ -26,9 +26,17 @@ import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
-from codegen.dumps.batches import LOG_OVERHEAD, MIN_LEGACY_SIZE, decode_entry, decode_entry_raw
+from codegen.dumps.batches import (
+    LOG_OVERHEAD,
+    MIN_LEGACY_SIZE,
+    V2RecordLoop,
+    decode_entry,
+    decode_entry_with,
+    keep_rows,
+    parse_v2_raw,
+)
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.model import (
     ErrorKind,
@@ -55,6 +63,7 @@ _ENTRY: Final = struct.Struct(">qi")
 _ZERO_SCAN: Final = 1 << 20
 
 _Buffer = bytes | mmap.mmap
+_Item = TypeVar("_Item")
 
 _LOG_NAME: Final = re.compile(r"(\d{20})\.log")
 _SNAPSHOT_NAME: Final = re.compile(r"(\d{20})-(\d{10})\.checkpoint")
@@ -258,8 +267,16 @@ class SegmentReader:
                     self._note_batch(item, len(item.records))
                 yield item
 
-    def raw_batches(self) -> Iterator[tuple[RecordBatch, list[RawRecord]] | SegmentError]:
-        """Batches (with empty ``records``) and their records as tuples, or errors."""
+    def decoded_batches(
+        self,
+        v2_records: V2RecordLoop[_Item],
+        other_records: Callable[[RecordBatch, list[RawRecord]], list[_Item]],
+    ) -> Iterator[tuple[RecordBatch, list[_Item]] | SegmentError]:
+        """Batches (with empty ``records``) and their records as items, or errors.
+
+        ``v2_records`` turns the record bytes of v2 data batches into items, ``other_records``
+        the records of every other entry (see :func:`~codegen.dumps.batches.decode_entry_with`).
+        """
         with self._open() as data:
             self._reset(len(data))
             for frame in _frames(data, self.name, self.max_batch_size):
@@ -268,8 +285,10 @@ class SegmentReader:
                     yield frame
                     continue
                 pos, total = frame
-                item = decode_entry_raw(
+                item = decode_entry_with(
                     data[pos : pos + total],
+                    v2_records,
+                    other_records,
                     file=self.name,
                     position=pos,
                     max_size=self.max_batch_size,
@@ -280,6 +299,10 @@ class SegmentReader:
                 else:
                     self._note_batch(item[0], len(item[1]))
                 yield item
+
+    def raw_batches(self) -> Iterator[tuple[RecordBatch, list[RawRecord]] | SegmentError]:
+        """Batches (with empty ``records``) and their records as tuples, or errors."""
+        return self.decoded_batches(parse_v2_raw, keep_rows)
 
     def raw_records(self, *, include_control: bool = False) -> Iterator[RawRecord]:
         """``(offset, timestamp, key, value)`` per record; control records only if asked."""
