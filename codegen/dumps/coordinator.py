@@ -24,9 +24,19 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Final
 
-from codegen.dumps.batches import parse_control_key, parse_end_txn_marker
+from codegen.dumps.batches import (
+    _ZZ1,
+    _ZZ2,
+    _headers,
+    _zz32,
+    _zz64,
+    parse_control_key,
+    parse_end_txn_marker,
+    parse_v2_raw,
+)
 from codegen.dumps.model import ControlType, RawRecord, RecordBatch, SegmentError
 from codegen.dumps.segments import SegmentReader, Source
 from codegen.runtime import KafkaMessage
@@ -94,6 +104,14 @@ class EndTxnMarker:
 
 
 _KEY_CACHE_SIZE: Final = 1 << 16
+
+
+class _Malformed(Exception):
+    """A record the one-pass loop leaves to the reference parser (which reports why)."""
+
+
+_KnownKey = tuple[bytes, int, str, Any, Mapping[int, Reader]]
+"""A key that decoded exactly: (its bytes, record type id, name, key object, value readers)."""
 
 
 @dataclass(slots=True)
@@ -251,7 +269,7 @@ class CoordinatorDecoder:
         self.topic = topic
         self.types = record_types(topic)
         self._names = {t.id: t.name for t in self.types.values()}
-        self._key_cache: dict[bytes, tuple[RecordType, Any]] = {}
+        self._key_cache: dict[bytes, _KnownKey] = {}
         if topic == CONSUMER_OFFSETS:
             gm = self.types.get(2)
             self._group_metadata = gm.value_class if gm is not None else None
@@ -412,48 +430,201 @@ class CoordinatorDecoder:
             if pause:
                 gc.enable()
 
+    def _known_key(self, key: bytes) -> _KnownKey:
+        """Decode a key not seen before; LookupError unless it decodes exactly."""
+        # Inline int16: record types are small non-negative numbers.
+        rt = self.types.get((key[0] << 8) | key[1])
+        if rt is None:
+            raise LookupError
+        key_obj, end = rt.key_reader(key, 2)
+        if end != len(key):
+            raise LookupError
+        known = (key, rt.id, rt.name, key_obj, rt.value_readers)
+        self._key_cache[key] = known
+        return known
+
+    def _trim_key_cache(self) -> None:
+        if len(self._key_cache) > _KEY_CACHE_SIZE:
+            self._key_cache.clear()
+
     def _decode_raw(self, rows: Iterable[RawRecord]) -> list[DecodedRecord]:
         out: list[DecodedRecord] = []
         add = out.append
-        types = self.types
         slow = self.decode
         gm = self._group_metadata
         rec_cls = DecodedRecord
-        keys = self._key_cache
-        if len(keys) > _KEY_CACHE_SIZE:
-            keys.clear()
+        self._trim_key_cache()
+        known_keys = self._key_cache.get
+        new_key = self._known_key
         for offset, ts, key, value in rows:
             try:
                 # Internal topics repeat keys (one per group/partition): decode each key once.
-                cached = keys.get(key)  # type: ignore[arg-type]
-                if cached is None:
-                    # Inline int16: record types and versions are small non-negative numbers.
-                    rt = types.get((key[0] << 8) | key[1])  # type: ignore[index]
-                    if rt is None:
-                        raise LookupError
-                    key_obj, end = rt.key_reader(key, 2)  # type: ignore[arg-type]
-                    if end != len(key):  # type: ignore[arg-type]
-                        raise LookupError
-                    keys[key] = (rt, key_obj)  # type: ignore[index]
-                else:
-                    rt, key_obj = cached
+                known = known_keys(key) or new_key(key)  # type: ignore[arg-type]
+                key, type_id, name, key_obj, readers = known
                 if value is None:
-                    add(
-                        rec_cls(offset, ts, TOMBSTONE, rt.id, rt.name, key_obj, None, -1, key, None)
-                    )
+                    add(rec_cls(offset, ts, TOMBSTONE, type_id, name, key_obj, None, -1, key, None))
                     continue
-                version = (value[0] << 8) | value[1]
-                value_obj, end = rt.value_readers[version](value, 2)
+                version = value[0] * 256 + value[1]
+                value_obj, end = readers[version](value, 2)
                 if end != len(value) or type(value_obj) is gm:
                     raise LookupError
                 add(
                     rec_cls(
-                        offset, ts, RECORD, rt.id, rt.name, key_obj, value_obj, version, key, value
+                        offset, ts, RECORD, type_id, name, key_obj, value_obj, version, key, value
                     )
                 )
             except Exception:
                 add(slow(key, value, offset, ts))
         return out
+
+    def decode_v2_records(
+        self, data: bytes, pos: int, end: int, batch: RecordBatch
+    ) -> list[DecodedRecord]:
+        """Parse and decode the records of a v2 data batch (a ``V2RecordLoop``).
+
+        Gives what :func:`~codegen.dumps.batches.parse_v2_raw` followed by :meth:`decode_raw`
+        gives, records or error alike, in one pass over well-formed records. A batch whose
+        records do not parse is handed to that pair, so its error is theirs.
+        """
+        pause = gc.isenabled()
+        if pause:
+            gc.disable()
+        try:
+            try:
+                return self._decode_v2_well_formed(data, pos, end, batch)
+            except Exception:
+                return self._decode_raw(parse_v2_raw(data, pos, end, batch))
+        finally:
+            if pause:
+                gc.enable()
+
+    def _decode_v2_well_formed(
+        self, data: bytes, pos: int, end: int, batch: RecordBatch
+    ) -> list[DecodedRecord]:
+        """The one-pass loop; raises (anything) on the first record that does not parse."""
+        count = batch.record_count
+        base_offset = batch.base_offset
+        base_ts = batch.base_timestamp
+        log_append = bool(batch.attributes & 0x08)
+        append_ts = batch.max_timestamp
+        out: list[DecodedRecord] = []
+        add = out.append
+        slow = self.decode
+        gm = self._group_metadata
+        new = object.__new__
+        rec_cls = DecodedRecord
+        self._trim_key_cache()
+        known_keys = self._key_cache.get
+        new_key = self._known_key
+        zz = _ZZ1
+        zz2 = _ZZ2
+        for _ in range(count):
+            b = data[pos]
+            if b < 0x80:
+                size = zz[b]
+                pos += 1
+            else:
+                b2 = data[pos + 1]
+                if b2 < 0x80:
+                    size = zz2[b + b2 * 128]
+                    pos += 2
+                else:
+                    size, pos = _zz32(data, pos)
+            # Positions inside one record are small ints, which Python does not allocate.
+            rec = data[pos : pos + size]
+            pos += size
+            b = rec[1]  # rec[0] is the unused attributes byte
+            if b < 0x80:
+                ts_delta = zz[b]
+                p = 2
+            else:
+                ts_delta, p = _zz64(rec, 1)
+            b = rec[p]
+            if b < 0x80:
+                off_delta = zz[b]
+                p += 1
+            else:
+                b2 = rec[p + 1]
+                if b2 < 0x80:
+                    off_delta = zz2[b + b2 * 128]
+                    p += 2
+                else:
+                    off_delta, p = _zz32(rec, p)
+            b = rec[p]
+            if b < 0x80:
+                n = zz[b]
+                p += 1
+            else:
+                n, p = _zz32(rec, p)
+            key: bytes | None
+            if n >= 0:
+                key = rec[p : p + n]
+                p += n
+            elif n == -1:
+                key = None
+            else:
+                raise _Malformed
+            b = rec[p]
+            if b < 0x80:
+                n = zz[b]
+                p += 1
+            else:
+                n, p = _zz32(rec, p)
+            value: bytes | None
+            if n >= 0:
+                value = rec[p : p + n]
+                p += n
+            elif n == -1:
+                value = None
+            else:
+                raise _Malformed
+            if rec[p] == 0:
+                p += 1
+            else:
+                p = _headers(rec, p, size)[1]
+            if p != size:  # also when the record was cut short by the end of the data
+                raise _Malformed
+            offset = base_offset + off_delta
+            ts = append_ts if log_append else base_ts + ts_delta
+            try:
+                # Internal topics repeat keys (one per group/partition): decode each key once.
+                known = known_keys(key) or new_key(key)  # type: ignore[arg-type]
+                key, type_id, name, key_obj, readers = known
+                if value is None:
+                    add(rec_cls(offset, ts, TOMBSTONE, type_id, name, key_obj, None, -1, key, None))
+                    continue
+                version = value[0] * 256 + value[1]
+                value_obj, v_end = readers[version](value, 2)
+                if v_end != len(value) or type(value_obj) is gm:
+                    raise LookupError
+                # Filling the slots of a bare instance costs two thirds of a call to __init__.
+                rec_obj = new(rec_cls)
+                rec_obj.offset = offset
+                rec_obj.timestamp = ts
+                rec_obj.kind = RECORD
+                rec_obj.record_type = type_id
+                rec_obj.name = name
+                rec_obj.key = key_obj
+                rec_obj.value = value_obj
+                rec_obj.value_version = version
+                rec_obj.key_bytes = key
+                rec_obj.value_bytes = value
+                rec_obj.newer_than_spec = False
+                rec_obj.error = None
+                rec_obj.note = None
+                rec_obj.members = None
+                add(rec_obj)
+            except Exception:
+                add(slow(key, value, offset, ts))
+        if pos != end:
+            raise _Malformed
+        return out
+
+    def decode_rows(self, batch: RecordBatch, rows: list[RawRecord]) -> list[DecodedRecord]:
+        """Records of a control batch or legacy entry, as ``(offset, ts, key, value)`` rows."""
+        if batch.is_control:
+            return self.decode_control(batch, rows)
+        return self.decode_raw(rows)
 
     def decode_control(self, batch: RecordBatch, rows: list[RawRecord]) -> list[DecodedRecord]:
         """Control records of a coordinator topic (transaction markers)."""
@@ -501,7 +672,8 @@ def decode_batches(
 ) -> Iterator[DecodedBatch | SegmentError]:
     """Batches of a coordinator-topic segment with their records decoded, and segment errors."""
     decoder = coordinator_decoder(topic)
-    items = SegmentReader(source, name=name, verify_crc=verify_crc).raw_batches()
+    reader = SegmentReader(source, name=name, verify_crc=verify_crc)
+    items = reader.decoded_batches(decoder.decode_v2_records, decoder.decode_rows)
     while True:
         # Parsing and decoding a batch allocate many objects and no cycles: the cyclic GC
         # pauses meanwhile (never while the caller runs between batches).
@@ -518,11 +690,7 @@ def decode_batches(
                     errors.append(item)
                 result = item
             else:
-                batch, rows = item
-                if batch.is_control:
-                    result = DecodedBatch(batch, decoder.decode_control(batch, rows))
-                else:
-                    result = DecodedBatch(batch, decoder.decode_raw(rows))
+                result = DecodedBatch(*item)
         finally:
             if pause:
                 gc.enable()
@@ -542,9 +710,10 @@ def decode_records(
 
     Segment-level problems (bad CRC, torn tail) are appended to ``errors`` when given.
     """
-    for item in decode_batches(source, topic, name=name, verify_crc=verify_crc, errors=errors):
-        if isinstance(item, SegmentError):
-            continue
-        if item.batch.is_control and not include_control:
-            continue
-        yield from item.records
+    batches = decode_batches(source, topic, name=name, verify_crc=verify_crc, errors=errors)
+    # chain walks each batch's list in C: no generator step per record.
+    return chain.from_iterable(
+        item.records
+        for item in batches
+        if not isinstance(item, SegmentError) and (include_control or not item.batch.is_control)
+    )
