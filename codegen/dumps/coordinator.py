@@ -110,8 +110,8 @@ class _Malformed(Exception):
     """A record the one-pass loop leaves to the reference parser (which reports why)."""
 
 
-_KnownKey = tuple[bytes, int, str, Any, Mapping[int, Reader]]
-"""A key that decoded exactly: (its bytes, record type id, name, key object, value readers)."""
+_KnownKey = tuple[bytes, int, str, Any, tuple[Reader | None, ...]]
+"""A key that decoded exactly: (its bytes, record type id, name, key object, inline readers)."""
 
 
 @dataclass(slots=True)
@@ -275,6 +275,15 @@ class CoordinatorDecoder:
             self._group_metadata = gm.value_class if gm is not None else None
         else:
             self._group_metadata = None
+        # The value readers the inline paths may use, by version < 256 (None: take decode()).
+        # Group metadata values get their members attached by decode(), so they have none.
+        self._inline_readers: dict[int, tuple[Reader | None, ...]] = {
+            t.id: tuple(
+                None if t.value_class is self._group_metadata else t.value_readers.get(v)
+                for v in range(256)
+            )
+            for t in self.types.values()
+        }
 
     # -- one record ------------------------------------------------------------------------
 
@@ -439,7 +448,7 @@ class CoordinatorDecoder:
         key_obj, end = rt.key_reader(key, 2)
         if end != len(key):
             raise LookupError
-        known = (key, rt.id, rt.name, key_obj, rt.value_readers)
+        known = (key, rt.id, rt.name, key_obj, self._inline_readers[rt.id])
         self._key_cache[key] = known
         return known
 
@@ -451,7 +460,6 @@ class CoordinatorDecoder:
         out: list[DecodedRecord] = []
         add = out.append
         slow = self.decode
-        gm = self._group_metadata
         rec_cls = DecodedRecord
         self._trim_key_cache()
         known_keys = self._key_cache.get
@@ -464,9 +472,11 @@ class CoordinatorDecoder:
                 if value is None:
                     add(rec_cls(offset, ts, TOMBSTONE, type_id, name, key_obj, None, -1, key, None))
                     continue
-                version = value[0] * 256 + value[1]
-                value_obj, end = readers[version](value, 2)
-                if end != len(value) or type(value_obj) is gm:
+                if value[0]:
+                    raise LookupError  # a version of 256 or more, or negative
+                version = value[1]
+                value_obj, end = readers[version](value, 2)  # type: ignore[misc]
+                if end != len(value):
                     raise LookupError
                 add(
                     rec_cls(
@@ -510,9 +520,9 @@ class CoordinatorDecoder:
         out: list[DecodedRecord] = []
         add = out.append
         slow = self.decode
-        gm = self._group_metadata
         new = object.__new__
         rec_cls = DecodedRecord
+        record_kind = RECORD
         self._trim_key_cache()
         known_keys = self._key_cache.get
         new_key = self._known_key
@@ -566,24 +576,23 @@ class CoordinatorDecoder:
                 raise _Malformed
             b = rec[p]
             if b < 0x80:
-                n = zz[b]
+                value_len = zz[b]
                 p += 1
             else:
-                n, p = _zz32(rec, p)
+                value_len, p = _zz32(rec, p)
             value: bytes | None
-            if n >= 0:
-                value = rec[p : p + n]
-                p += n
-            elif n == -1:
+            if value_len >= 0:
+                value = rec[p : p + value_len]
+                p += value_len
+            elif value_len == -1:
                 value = None
             else:
                 raise _Malformed
-            if rec[p] == 0:
-                p += 1
-            else:
-                p = _headers(rec, p, size)[1]
-            if p != size:  # also when the record was cut short by the end of the data
-                raise _Malformed
+            # Usually the header count (0) is the record's last byte.
+            if p + 1 != size or rec[p]:
+                p = _headers(rec, p, size)[1] if rec[p] else p + 1
+                if p != size:  # also when the record was cut short by the end of the data
+                    raise _Malformed
             offset = base_offset + off_delta
             ts = append_ts if log_append else base_ts + ts_delta
             try:
@@ -593,15 +602,17 @@ class CoordinatorDecoder:
                 if value is None:
                     add(rec_cls(offset, ts, TOMBSTONE, type_id, name, key_obj, None, -1, key, None))
                     continue
-                version = value[0] * 256 + value[1]
-                value_obj, v_end = readers[version](value, 2)
-                if v_end != len(value) or type(value_obj) is gm:
+                if value[0]:
+                    raise LookupError  # a version of 256 or more, or negative
+                version = value[1]
+                value_obj, v_end = readers[version](value, 2)  # type: ignore[misc]
+                if v_end != value_len:
                     raise LookupError
                 # Filling the slots of a bare instance costs two thirds of a call to __init__.
                 rec_obj = new(rec_cls)
                 rec_obj.offset = offset
                 rec_obj.timestamp = ts
-                rec_obj.kind = RECORD
+                rec_obj.kind = record_kind
                 rec_obj.record_type = type_id
                 rec_obj.name = name
                 rec_obj.key = key_obj
