@@ -532,17 +532,17 @@ class CoordinatorDecoder:
             b = data[pos]
             if b < 0x80:
                 size = zz[b]
-                pos += 1
+                start = pos + 1
             else:
                 b2 = data[pos + 1]
                 if b2 < 0x80:
                     size = zz2[b + b2 * 128]
-                    pos += 2
+                    start = pos + 2
                 else:
-                    size, pos = _zz32(data, pos)
+                    size, start = _zz32(data, pos)
             # Positions inside one record are small ints, which Python does not allocate.
-            rec = data[pos : pos + size]
-            pos += size
+            pos = start + size
+            rec = data[start:pos]
             b = rec[1]  # rec[0] is the unused attributes byte
             if b < 0x80:
                 ts_delta = zz[b]
@@ -594,7 +594,12 @@ class CoordinatorDecoder:
                 if p != size:  # also when the record was cut short by the end of the data
                     raise _Malformed
             offset = base_offset + off_delta
-            ts = append_ts if log_append else base_ts + ts_delta
+            if log_append:
+                ts = append_ts
+            elif ts_delta:
+                ts = base_ts + ts_delta
+            else:
+                ts = base_ts  # the usual case: no new int
             try:
                 # Internal topics repeat keys (one per group/partition): decode each key once.
                 known = known_keys(key) or new_key(key)  # type: ignore[arg-type]
