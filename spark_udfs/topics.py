@@ -24,7 +24,7 @@ from spark_udfs.arrow import (
     I64,
     BoolArr,
     Rows,
-    _assemble,
+    _nulls,
     clamp_versions,
     decode_rows,
     parse_frames,
@@ -110,41 +110,67 @@ class TopicDecoded:
     errors: dict[int, str]
 
 
-def _union(parts: dict[str, tuple[I64, pa.Array]], typ: pa.StructType, n: int) -> pa.StructArray:
+def _union(
+    parts: dict[str, tuple[BoolArr, pa.StructArray]], typ: pa.StructType, n: int
+) -> pa.StructArray:
+    """One struct field per spec; ``parts`` maps a spec to (its rows, its full-length structs)."""
     present = np.zeros(n, np.bool_)
     children = []
     for field in typ:
         if field.name in parts:
-            idx, arr = parts[field.name]
-            present[idx] = True
-            children.append(_assemble([(idx, arr)], n, field.type))
+            rows, arr = parts[field.name]
+            present |= rows
+            children.append(arr)
         else:
-            children.append(pa.nulls(n, field.type))
+            children.append(_nulls(field.type, n))
     mask = pa.array(~present) if not present.all() else None
     return pa.StructArray.from_arrays(children, fields=list(typ), mask=mask)
+
+
+def _null_where(arr: pa.StructArray, rows: BoolArr) -> pa.StructArray:
+    """``arr`` with the structs of ``rows`` set to null."""
+    if not rows.any():
+        return arr
+    null = rows | ~np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), np.bool_)
+    children = [arr.field(i) for i in range(arr.type.num_fields)]
+    return pa.StructArray.from_arrays(children, fields=list(arr.type), mask=pa.array(null))
 
 
 def _value_side(
     spec: str,
     rows: Rows,
-    sel: I64,
+    live: BoolArr,
     errors: dict[int, str],
     versions_out: I64,
     newer_out: BoolArr,
-) -> tuple[I64, pa.Array]:
-    """Decode version-prefixed values of rows ``sel`` (non-null) as ``spec``."""
-    starts, ends = rows.starts[sel], rows.ends[sel]
+) -> tuple[BoolArr, pa.StructArray]:
+    """Decode the version-prefixed values of rows ``live`` (non-null) as ``spec``."""
+    starts, ends = rows.starts, rows.ends
     prefix, have = rows.int16_at(starts, ends)
-    for j in np.nonzero(~have)[0].tolist():
-        errors[int(sel[j])] = "could not read the int16 value version prefix"
-    versions_out[sel[have]] = prefix[have]
-    eff, newer, ok = clamp_versions(spec, prefix, have, errors, sel)
-    newer_out[sel] = newer
-    structs, errs = decode_rows(spec, rows, starts[ok] + 2, ends[ok], eff[ok])
-    good = sel[ok]
-    for j, reason in errs.items():
-        errors[int(good[j])] = reason
-    return good, structs
+    for i in np.nonzero(live & ~have)[0].tolist():
+        errors[i] = "could not read the int16 value version prefix"
+    have &= live
+    versions_out[have] = prefix[have]
+    eff, newer, ok = clamp_versions(spec, prefix, have, errors, np.arange(rows.n, dtype=np.int64))
+    newer_out[live] = newer[live]
+    structs, errs = decode_rows(spec, rows, starts + 2, ends, eff, ok)
+    errors.update(errs)
+    if errs:
+        ok = ok.copy()
+        ok[list(errs)] = False
+    return ok, structs
+
+
+def _record_names(topic: Topic, rtype: I64, types: list[int]) -> pa.Array:
+    """``recordName`` per row from the record types found in the batch (-1: none)."""
+    codes = np.zeros(len(rtype), np.int64)  # 0: no name
+    names: list[str | None] = [None]
+    for t in types:
+        name = topic.record_name(t)
+        if name is not None:
+            names.append(name)
+            codes[rtype == t] = len(names) - 1
+    return pa.array(names, pa.string()).take(pa.array(codes))
 
 
 def decode_topic_arrays(
@@ -161,69 +187,66 @@ def decode_topic_arrays(
     rtype = np.full(n, -1, np.int64)
     versions = np.full(n, -1, np.int64)
     newer = np.zeros(n, np.bool_)
-    key_parts: dict[str, tuple[I64, pa.Array]] = {}
-    value_parts: dict[str, tuple[I64, pa.Array]] = {}
+    key_parts: dict[str, tuple[BoolArr, pa.StructArray]] = {}
+    value_parts: dict[str, tuple[BoolArr, pa.StructArray]] = {}
     tombstone = np.zeros(n, np.bool_)
     if topic.framing == "coordinator":
         krows = Rows(key)
-        cand = np.nonzero(krows.valid & ~is_control)[0].astype(np.int64)
-        prefix, have = krows.int16_at(krows.starts[cand], krows.ends[cand])
-        for j in np.nonzero(~have)[0].tolist():
-            errors[int(cand[j])] = "could not read the int16 record type of the key"
-        cand, prefix = cand[have], prefix[have]
-        rtype[cand] = prefix
+        cand = krows.valid & ~is_control
+        prefix, have = krows.int16_at(krows.starts, krows.ends)
+        for i in np.nonzero(cand & ~have)[0].tolist():
+            errors[i] = "could not read the int16 record type of the key"
+        cand &= have
+        rtype[cand] = prefix[cand]
+        types = np.unique(prefix[cand]).tolist()
         keys, values = topic.keys, topic.values
-        for t in np.unique(prefix).tolist():
-            sel = cand[prefix == t]
+        zeros = np.zeros(n, np.int64)
+        for t in types:
+            sel = cand & (prefix == t) if len(types) > 1 else cand
             kspec, vspec = keys.get(t), values.get(t)
             if kspec is None:
                 continue  # an unknown record type: skipped, as Kafka does
-            structs, errs = decode_rows(
-                kspec, krows, krows.starts[sel] + 2, krows.ends[sel], np.zeros(len(sel), np.int64)
-            )
-            ok = np.ones(len(sel), np.bool_)
-            for j, reason in errs.items():
-                errors[int(sel[j])] = reason
-                ok[j] = False
-            key_parts[kspec] = (sel[ok], structs.filter(pa.array(ok)))
-            has_value = vrows.valid[sel]
-            tombstone[sel[~has_value]] = True
-            if vspec is not None and has_value.any():
-                vsel = sel[has_value & ok]
-                value_parts[vspec] = _value_side(vspec, vrows, vsel, errors, versions, newer)
+            structs, errs = decode_rows(kspec, krows, krows.starts + 2, krows.ends, zeros, sel)
+            errors.update(errs)
+            key_ok = sel.copy()
+            key_ok[list(errs)] = False
+            key_parts[kspec] = (key_ok, structs)
+            tombstone |= sel & ~vrows.valid
+            with_value = key_ok & vrows.valid
+            if vspec is not None and with_value.any():
+                value_parts[vspec] = _value_side(vspec, vrows, with_value, errors, versions, newer)
     else:
-        cand = np.nonzero(vrows.valid & ~is_control)[0].astype(np.int64)
-        api, ver, starts, frame_errors = parse_frames(vrows, cand)
+        cand_rows = np.nonzero(vrows.valid & ~is_control)[0].astype(np.int64)
+        api, ver, body, frame_errors = parse_frames(vrows, cand_rows)
         errors.update(frame_errors)
-        ok = api >= 0
-        rtype[cand[ok]] = api[ok]
-        versions[cand[ok]] = ver[ok]
-        for a in np.unique(api[ok]).tolist():
+        framed = api >= 0
+        rtype[cand_rows[framed]] = api[framed]
+        versions[cand_rows[framed]] = ver[framed]
+        starts = vrows.starts.copy()
+        starts[cand_rows] = body
+        types = np.unique(api[framed]).tolist()
+        for a in types:
             spec = topic.values.get(a)
             if spec is None:
                 continue
-            m = ok & (api == a)
-            sel = cand[m]
-            eff, nw, vok = clamp_versions(spec, ver[m], np.ones(len(sel), np.bool_), errors, sel)
-            newer[sel] = nw
-            structs, errs = decode_rows(spec, vrows, starts[m][vok], vrows.ends[sel][vok], eff[vok])
-            good = sel[vok]
-            for j, reason in errs.items():
-                errors[int(good[j])] = reason
+            sel = rtype == a
+            eff, nw, ok = clamp_versions(spec, versions, sel, errors, np.arange(n, dtype=np.int64))
+            newer |= nw
+            structs, errs = decode_rows(spec, vrows, starts, vrows.ends, eff, ok)
+            errors.update(errs)
+            good = ok.copy()
+            good[list(errs)] = False
             value_parts[spec] = (good, structs)
     if errors:  # a record that failed has no decoded key or value
         failed = np.zeros(n, np.bool_)
         failed[list(errors)] = True
         for parts in (key_parts, value_parts):
-            for name, (idx, arr) in list(parts.items()):
-                keep = ~failed[idx]
-                if not keep.all():
-                    parts[name] = (idx[keep], arr.filter(pa.array(keep)))
+            for name, (rows, arr) in list(parts.items()):
+                parts[name] = (rows & ~failed, _null_where(arr, rows & failed))
     known = rtype >= 0
-    names = [topic.record_name(t) if t >= 0 else None for t in rtype.tolist()]
     columns: dict[str, pa.Array] = {
         "recordType": pa.array(np.where(known, rtype, 0).astype(np.int16), mask=~known),
-        "recordName": pa.array(names, pa.string()),
+        "recordName": _record_names(topic, rtype, types),
     }
     if topic.framing == "coordinator":
         columns["decodedKey"] = _union(key_parts, union_type(topic.folder, "coordinator-key"), n)
