@@ -8,14 +8,19 @@ One run, ``local[2]``:
 1. UDFs: decode 2 M OffsetCommit key/value pairs (record type 1 keys, value v3) from Parquet
    with ``decode_offset_commit_key``/``decode_offset_commit_value``, with a pickled
    ``@udf(useArrow=False)`` baseline (``struct.unpack_from``) and with a Java ``UDF1`` reference
-   (``bench/jvm/DecodeOffsetCommit.java``, compiled here with ``javac`` against pyspark's jars).
+   (``bench/jvm/DecodeOffsetCommit.java``, compiled here with ``javac`` against pyspark's jars)
+   in two forms: the five value columns a hand-written decoder returns, and our full value schema
+   (with ``topicId`` and the empty tagged-field map). A probe ``arrow_udf`` that returns
+   ready-made structs of our schema measures the Arrow bridge alone (the floor for any
+   ``arrow_udf`` with this output).
 2. Data source: the same records as log segments through ``kafka-log`` vs from Parquet (raw read,
    and read + ``decode_consumer_offsets``).
 3. Scale: 1 M, 4 M, 16 M records (Parquet files repeated) through our UDFs: time per record, and
    the driver's memory (Python RSS and JVM heap used) after each size.
 
-Each timed job writes to the ``noop`` sink after one warm-up run; the median of ``--runs`` is
-reported. Results are printed and written to ``<work>/results.json``.
+Each timed job writes to the ``noop`` sink after one warm-up run; the jobs of a section run in
+turn, ``--runs`` rounds, and the median is reported, with the CPU seconds the driver JVM and the
+Python workers used. Results are printed and written to ``<work>/results.json``.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ VALUE_DDL = (
     "struct<offset:bigint,leaderEpoch:int,metadata:string,commitTimestamp:bigint,"
     "expireTimestamp:bigint>"
 )
+FULL_VALUE_DDL = VALUE_DDL[:-1] + ",topicId:string,_unknown_tagged_fields:map<int,binary>>"
 
 
 def say(text: str) -> None:
@@ -157,14 +163,78 @@ def plain_udfs() -> tuple[Any, Any]:
     return (udf(decode_key, KEY_DDL, useArrow=False), udf(decode_value, VALUE_DDL, useArrow=False))
 
 
-def timed(job: Callable[[], None], runs: int) -> dict[str, Any]:
-    job()  # warm-up
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
+def process_cpu(jvm_pid: int) -> tuple[float, float]:
+    """CPU seconds used so far by the driver JVM and by its descendants (the Python workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    procs: dict[int, tuple[int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # parent pid; utime + stime + cutime + cstime
+        procs[int(entry)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+    workers, todo = 0, [c for c, (parent, _) in procs.items() if parent == jvm_pid]
+    while todo:
+        pid = todo.pop()
+        workers += procs[pid][1]
+        todo += [c for c, (parent, _) in procs.items() if parent == pid]
+    return procs.get(jvm_pid, (0, 0))[1] / tick, workers / tick
+
+
+def timed(jobs: dict[str, Callable[[], None]], runs: int, jvm_pid: int) -> dict[str, Any]:
+    """Warm each job up, then run them in turn ``runs`` times (noisy machines drift)."""
+    for job in jobs.values():
         job()
-        times.append(time.perf_counter() - t)
-    return {"median_s": statistics.median(times), "runs_s": times}
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    cpu: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
+    for _ in range(runs):
+        for name, job in jobs.items():
+            jvm0, py0 = process_cpu(jvm_pid)
+            t = time.perf_counter()
+            job()
+            times[name].append(time.perf_counter() - t)
+            jvm1, py1 = process_cpu(jvm_pid)
+            cpu[name].append((jvm1 - jvm0, py1 - py0))
+    return {
+        name: {
+            "median_s": statistics.median(times[name]),
+            "runs_s": times[name],
+            "jvm_cpu_s": statistics.median(c[0] for c in cpu[name]),
+            "python_cpu_s": statistics.median(c[1] for c in cpu[name]),
+        }
+        for name in jobs
+    }
+
+
+def bridge_probe(name: str, sample: bytes) -> Any:
+    """An ``arrow_udf`` returning ready-made structs of message ``name`` (no decoding)."""
+    import pyarrow as pa
+    from pyspark.sql.functions import arrow_udf
+
+    from spark_udfs.options import Mode
+    from spark_udfs.udfs import message_return_type
+
+    made: dict[int, Any] = {}
+
+    def same_structs(values: pa.Array) -> pa.Array:
+        from spark_udfs.arrow import decode_message_array
+
+        n = len(values)
+        if n not in made:
+            made[n] = decode_message_array(pa.array([sample] * n, pa.binary()), name).values
+        return made[n]
+
+    return arrow_udf(same_structs, returnType=message_return_type(name, Mode.FAILFAST))  # type: ignore[call-overload]
+
+
+def describe(res: dict[str, Any]) -> str:
+    return (
+        f"{res['median_s']:.2f} s (CPU: JVM {res['jvm_cpu_s']:.1f} s, "
+        f"Python {res['python_cpu_s']:.1f} s)"
+    )
 
 
 def noop(df: Any) -> Callable[[], None]:
@@ -214,6 +284,9 @@ def main() -> None:
     )
     spark.udf.registerJavaFunction("jvm_key", "DecodeOffsetCommit$Key", KEY_DDL)
     spark.udf.registerJavaFunction("jvm_value", "DecodeOffsetCommit$Value", VALUE_DDL)
+    spark.udf.registerJavaFunction("jvm_full_value", "DecodeOffsetCommit$FullValue", FULL_VALUE_DDL)
+    jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    sample_key, sample_value = records(1)
     df = spark.read.parquet(str(parquet))
     say(f"input partitions: {df.rdd.getNumPartitions()}")
     pk, pv = plain_udfs()
@@ -227,10 +300,17 @@ def main() -> None:
         "JVM UDF": df.select(
             F.expr("jvm_key(key)").alias("k"), F.expr("jvm_value(value)").alias("v")
         ),
+        "JVM UDF, our full schema": df.select(
+            F.expr("jvm_key(key)").alias("k"), F.expr("jvm_full_value(value)").alias("v")
+        ),
+        "arrow_udf bridge probe (no decode)": df.select(
+            bridge_probe("OffsetCommitKey", sample_key[0])("key").alias("k"),
+            bridge_probe("OffsetCommitValue", sample_value[0] or b"")("value").alias("v"),
+        ),
     }
-    # correctness: all three decoders agree on sums
+    # correctness: all decoders agree on sums
     check = {}
-    for name in ("arrow_udf (ours)", "plain @udf pickled", "JVM UDF"):
+    for name in ("arrow_udf (ours)", "plain @udf pickled", "JVM UDF", "JVM UDF, our full schema"):
         row = (
             variants[name]
             .agg(
@@ -245,16 +325,17 @@ def main() -> None:
     results["checksums"] = check
     say(f"checksums: {check}")
     assert len({json.dumps(v, sort_keys=True) for v in check.values()}) == 1, check
-    results["udf"] = {}
-    for name, frame in variants.items():
-        say(f"timing {name}")
-        results["udf"][name] = timed(noop(frame), args.runs)
-        say(f"  {name}: {results['udf'][name]['median_s']:.2f} s")
-    u = results["udf"]
+    say("timing the UDFs")
+    results["udf"] = timed({k: noop(v) for k, v in variants.items()}, args.runs, jvm_pid)
+    for name, res in results["udf"].items():
+        say(f"  {name}: {describe(res)}")
+    u = {k: v["median_s"] for k, v in results["udf"].items()}
+    ours = u["arrow_udf (ours)"]
     results["ratios"] = {
-        "ours_vs_plain_udf_speedup": u["plain @udf pickled"]["median_s"]
-        / u["arrow_udf (ours)"]["median_s"],
-        "ours_vs_jvm_slowdown": u["arrow_udf (ours)"]["median_s"] / u["JVM UDF"]["median_s"],
+        "ours_vs_plain_udf_speedup": u["plain @udf pickled"] / ours,
+        "ours_vs_jvm_slowdown": ours / u["JVM UDF"],
+        "ours_vs_jvm_full_schema_slowdown": ours / u["JVM UDF, our full schema"],
+        "bridge_probe_vs_jvm_slowdown": u["arrow_udf bridge probe (no decode)"] / u["JVM UDF"],
     }
     say(f"ratios: {results['ratios']}")
 
@@ -272,11 +353,10 @@ def main() -> None:
             "kafka-log + decode_consumer_offsets": K.decode_consumer_offsets(raw),
             "parquet + decode_consumer_offsets": K.decode_consumer_offsets(df),
         }
-        results["source"] = {}
-        for name, frame in src.items():
-            say(f"timing {name}")
-            results["source"][name] = timed(noop(frame), args.runs)
-            say(f"  {name}: {results['source'][name]['median_s']:.2f} s")
+        say("timing the data source")
+        results["source"] = timed({k: noop(v) for k, v in src.items()}, args.runs, jvm_pid)
+        for name, res in results["source"].items():
+            say(f"  {name}: {describe(res)}")
 
     if not args.skip_scale:
         results["scale"] = {}
@@ -296,7 +376,7 @@ def main() -> None:
                 K.decode_offset_commit_value("value").alias("v"),
             )
             say(f"timing scale {n:,} rows")
-            res = timed(noop(job), 1 if mult >= 16 else args.runs)
+            res = timed({"ours": noop(job)}, 1 if mult >= 16 else args.runs, jvm_pid)["ours"]
             res["rows"] = n
             res["ns_per_row"] = res["median_s"] / n * 1e9
             res["driver"] = driver_memory(spark)

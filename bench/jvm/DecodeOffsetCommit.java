@@ -1,9 +1,12 @@
 // JVM reference for bench/bench_spark.py: decodes OffsetCommitKey (record type prefix + key) and
 // OffsetCommitValue (version prefix + value, versions 0-3) into Spark rows, as a Java UDF.
-// Compiled at bench time with javac against pyspark's jars.
+// Value returns the five columns a hand-written decoder would; FullValue returns our full
+// OffsetCommitValue schema (plus topicId and the empty tagged-field map), so both sides build the
+// same rows. Compiled at bench time with javac against pyspark's jars.
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -49,6 +52,26 @@ public class DecodeOffsetCommit {
             long commitTimestamp = buf.getLong();
             long expireTimestamp = version == 1 ? buf.getLong() : -1L;
             return RowFactory.create(offset, leaderEpoch, metadata, commitTimestamp, expireTimestamp);
+        }
+    }
+
+    public static class FullValue implements UDF1<byte[], Row> {
+        static final String ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA";  // Kafka's JSON form of the zero UUID
+
+        @Override
+        public Row call(byte[] bytes) {
+            if (bytes == null) {
+                return null;
+            }
+            ByteBuffer buf = ByteBuffer.wrap(bytes);
+            short version = buf.getShort();
+            long offset = buf.getLong();
+            int leaderEpoch = version >= 3 ? buf.getInt() : -1;
+            String metadata = string(buf);
+            long commitTimestamp = buf.getLong();
+            long expireTimestamp = version == 1 ? buf.getLong() : -1L;
+            return RowFactory.create(offset, leaderEpoch, metadata, commitTimestamp, expireTimestamp,
+                    ZERO_UUID, Collections.emptyMap());
         }
     }
 }
