@@ -39,6 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -102,7 +104,6 @@ def records(n: int, seed: int = 42) -> tuple[list[bytes], list[bytes | None]]:
 
 
 def write_parquet(path: Path, n: int, files: int = 4) -> None:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     keys, values = records(n)
@@ -211,7 +212,6 @@ def timed(jobs: dict[str, Callable[[], None]], runs: int, jvm_pid: int) -> dict[
 
 def bridge_probe(name: str, sample: bytes) -> Any:
     """An ``arrow_udf`` returning ready-made structs of message ``name`` (no decoding)."""
-    import pyarrow as pa
     from pyspark.sql.functions import arrow_udf
 
     from spark_udfs.options import Mode
