@@ -16,6 +16,8 @@ from codegen.versions import VersionRange
 
 # Non-flexible length prefixes: format letter and size.
 _LENGTH_PREFIX = {"string": ("h", 2), "bytes": ("i", 4), "records": ("i", 4), "array": ("i", 4)}
+# Steps that neither loop nor call another struct's reader.
+_LEAF_STEPS = frozenset({"run", "string", "bytes", "records"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +231,20 @@ class MessageLayouts:
 
     def layouts(self, struct: Struct) -> tuple[StructLayout, ...]:
         return self.by_struct[struct.name]
+
+    def inline_child(self, suffix: str) -> StructLayout | None:
+        """The layout behind ``suffix`` when an array loop may read it inline, else None.
+
+        Only leaf layouts (no arrays, no nested structs) are inlined: they are the bulk of
+        large messages, and their locals and loop variables cannot clash with the parent's.
+        """
+        for groups in self.by_struct.values():
+            for layout in groups:
+                if layout.suffix == suffix:
+                    steps = [*layout.steps, *(t.step for t in layout.tagged)]
+                    leaf = all(step.kind in _LEAF_STEPS for step in steps)
+                    return layout if leaf else None
+        return None
 
     def readers(self, struct: Struct) -> list[tuple[int, str]]:
         """(version, function suffix) for every version of the struct."""

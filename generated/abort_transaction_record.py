@@ -111,7 +111,7 @@ def _read_AbortTransactionRecord_v0(buf: bytes, o: int) -> tuple[AbortTransactio
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "reason", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "reason", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("reason", o, size, size - (end - o))
@@ -171,7 +171,7 @@ def _row_AbortTransactionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...],
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "reason", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "reason", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("reason", o, size, size - (end - o))

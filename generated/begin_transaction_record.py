@@ -111,7 +111,7 @@ def _read_BeginTransactionRecord_v0(buf: bytes, o: int) -> tuple[BeginTransactio
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "name", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "name", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("name", o, size, size - (end - o))
@@ -171,7 +171,7 @@ def _row_BeginTransactionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...],
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "name", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "name", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("name", o, size, size - (end - o))

@@ -180,7 +180,7 @@ def _read_BrokerRegistrationChangeRecord_v0(
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "fenced", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
@@ -232,7 +232,7 @@ def _row_BrokerRegistrationChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[An
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "fenced", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
@@ -310,7 +310,7 @@ def _read_BrokerRegistrationChangeRecord_v1(
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "fenced", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
@@ -325,7 +325,7 @@ def _read_BrokerRegistrationChangeRecord_v1(
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "in_controlled_shutdown",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -380,7 +380,7 @@ def _row_BrokerRegistrationChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[An
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "fenced", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
@@ -395,7 +395,7 @@ def _row_BrokerRegistrationChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[An
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "in_controlled_shutdown",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -485,7 +485,7 @@ def _read_BrokerRegistrationChangeRecord_v2(
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "fenced", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
@@ -500,7 +500,7 @@ def _read_BrokerRegistrationChangeRecord_v2(
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "in_controlled_shutdown",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -538,7 +538,7 @@ def _read_BrokerRegistrationChangeRecord_v2(
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "log_dirs", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "log_dirs", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("log_dirs", o, size, size - (end - o))
@@ -594,7 +594,7 @@ def _row_BrokerRegistrationChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[An
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "fenced", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
@@ -609,7 +609,7 @@ def _row_BrokerRegistrationChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[An
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "in_controlled_shutdown",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -647,7 +647,7 @@ def _row_BrokerRegistrationChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[An
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "log_dirs", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "log_dirs", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("log_dirs", o, size, size - (end - o))
@@ -746,7 +746,7 @@ def _read_BrokerRegistrationChangeRecord_v3(
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "fenced", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
@@ -761,7 +761,7 @@ def _read_BrokerRegistrationChangeRecord_v3(
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "in_controlled_shutdown",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -799,7 +799,7 @@ def _read_BrokerRegistrationChangeRecord_v3(
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "log_dirs", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "log_dirs", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("log_dirs", o, size, size - (end - o))
@@ -836,7 +836,9 @@ def _read_BrokerRegistrationChangeRecord_v3(
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "cordoned_log_dirs", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "cordoned_log_dirs",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("cordoned_log_dirs", o, size, size - (end - o))
@@ -892,7 +894,7 @@ def _row_BrokerRegistrationChangeRecord_v3(buf: bytes, o: int) -> tuple[tuple[An
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "fenced", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "fenced", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("fenced", o, size, size - (end - o))
@@ -907,7 +909,7 @@ def _row_BrokerRegistrationChangeRecord_v3(buf: bytes, o: int) -> tuple[tuple[An
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "in_controlled_shutdown",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -945,7 +947,7 @@ def _row_BrokerRegistrationChangeRecord_v3(buf: bytes, o: int) -> tuple[tuple[An
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "log_dirs", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "log_dirs", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("log_dirs", o, size, size - (end - o))
@@ -982,7 +984,9 @@ def _row_BrokerRegistrationChangeRecord_v3(buf: bytes, o: int) -> tuple[tuple[An
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "cordoned_log_dirs", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "cordoned_log_dirs",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("cordoned_log_dirs", o, size, size - (end - o))

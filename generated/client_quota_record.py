@@ -331,7 +331,71 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
         items_entity: list[Any] = []
         for i in range(n):
             try:
-                v_entity, o = _read_EntityData_v0(buf, o)
+                v_entity = _new(EntityData)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("entity_type", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "entity_type")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("entity_type", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("entity_type", o, n, buf)
+                try:
+                    v_entity.entity_type = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("entity_type", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("entity_name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "entity_name")
+                n -= 1
+
+                if n < 0:
+                    v_entity.entity_name = None
+                else:
+                    if n > 0x7FFF:
+                        raise _rt.string_too_long("entity_name", o, n)
+                    e = o + n
+                    if e > len(buf):
+                        raise _rt.underflow("entity_name", o, n, buf)
+                    try:
+                        v_entity.entity_name = buf[o:e].decode() if n else ""
+                    except UnicodeDecodeError as exc:
+                        raise _rt.bad_utf8("entity_name", o, exc) from None
+                    o = e
+
+                try:
+                    tags_left_entity = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_entity < 0x80:
+                    o += 1
+                else:
+                    tags_left_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_entity: dict[int, bytes] = {}
+                while tags_left_entity:
+                    tags_left_entity -= 1
+                    tag_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_entity = o + size_entity
+                    if end_entity > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_entity, buf)
+                    unknown_entity[tag_entity] = buf[o:end_entity]
+                    o = end_entity
+                v_entity.unknown_tags = unknown_entity
 
             except _DecodeError as exc:
                 raise exc.within("entity", i) from None
@@ -412,7 +476,77 @@ def _row_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         items_entity: list[Any] = []
         for i in range(n):
             try:
-                v_entity, o = _row_EntityData_v0(buf, o)
+                c_entity_entity_type: Any
+                c_entity_entity_name: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("entity_type", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "entity_type")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("entity_type", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("entity_type", o, n, buf)
+                try:
+                    c_entity_entity_type = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("entity_type", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("entity_name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "entity_name")
+                n -= 1
+
+                if n < 0:
+                    c_entity_entity_name = None
+                else:
+                    if n > 0x7FFF:
+                        raise _rt.string_too_long("entity_name", o, n)
+                    e = o + n
+                    if e > len(buf):
+                        raise _rt.underflow("entity_name", o, n, buf)
+                    try:
+                        c_entity_entity_name = buf[o:e].decode() if n else ""
+                    except UnicodeDecodeError as exc:
+                        raise _rt.bad_utf8("entity_name", o, exc) from None
+                    o = e
+
+                try:
+                    tags_left_entity = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_entity < 0x80:
+                    o += 1
+                else:
+                    tags_left_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_entity: dict[int, bytes] = {}
+                while tags_left_entity:
+                    tags_left_entity -= 1
+                    tag_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_entity = o + size_entity
+                    if end_entity > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_entity, buf)
+                    unknown_entity[tag_entity] = buf[o:end_entity]
+                    o = end_entity
+
+                v_entity: tuple[Any, ...] = (
+                    c_entity_entity_type,
+                    c_entity_entity_name,
+                    unknown_entity or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("entity", i) from None

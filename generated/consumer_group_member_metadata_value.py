@@ -431,7 +431,65 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
         items_supported_protocols: list[Any] = []
         for i in range(n):
             try:
-                v_supported_protocols, o = _read_ClassicProtocol_v0(buf, o)
+                v_supported_protocols = _new(ClassicProtocol)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("name", o, n, buf)
+                try:
+                    v_supported_protocols.name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("name", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("metadata", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "metadata")
+                n -= 1
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("metadata", o, n, buf)
+                v_supported_protocols.metadata = buf[o:e]
+                o = e
+
+                try:
+                    tags_left_supported_protocols = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_supported_protocols < 0x80:
+                    o += 1
+                else:
+                    tags_left_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_supported_protocols: dict[int, bytes] = {}
+                while tags_left_supported_protocols:
+                    tags_left_supported_protocols -= 1
+                    tag_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_supported_protocols = o + size_supported_protocols
+                    if end_supported_protocols > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_supported_protocols, buf)
+                    unknown_supported_protocols[tag_supported_protocols] = buf[
+                        o:end_supported_protocols
+                    ]
+                    o = end_supported_protocols
+                v_supported_protocols.unknown_tags = unknown_supported_protocols
 
             except _DecodeError as exc:
                 raise exc.within("supported_protocols", i) from None
@@ -489,7 +547,71 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         items_supported_protocols: list[Any] = []
         for i in range(n):
             try:
-                v_supported_protocols, o = _row_ClassicProtocol_v0(buf, o)
+                c_supported_protocols_name: Any
+                c_supported_protocols_metadata: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("name", o, n, buf)
+                try:
+                    c_supported_protocols_name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("name", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("metadata", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "metadata")
+                n -= 1
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("metadata", o, n, buf)
+                c_supported_protocols_metadata = buf[o:e]
+                o = e
+
+                try:
+                    tags_left_supported_protocols = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_supported_protocols < 0x80:
+                    o += 1
+                else:
+                    tags_left_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_supported_protocols: dict[int, bytes] = {}
+                while tags_left_supported_protocols:
+                    tags_left_supported_protocols -= 1
+                    tag_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_supported_protocols = o + size_supported_protocols
+                    if end_supported_protocols > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_supported_protocols, buf)
+                    unknown_supported_protocols[tag_supported_protocols] = buf[
+                        o:end_supported_protocols
+                    ]
+                    o = end_supported_protocols
+
+                v_supported_protocols: tuple[Any, ...] = (
+                    c_supported_protocols_name,
+                    c_supported_protocols_metadata,
+                    unknown_supported_protocols or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("supported_protocols", i) from None
@@ -764,7 +886,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "classic_member_metadata",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1010,7 +1132,7 @@ def _row_ConsumerGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "classic_member_metadata",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:

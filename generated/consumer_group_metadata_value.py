@@ -120,7 +120,9 @@ def _read_ConsumerGroupMetadataValue_v0(
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "metadata_hash", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "metadata_hash",
+                    end - size,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("metadata_hash", o, size, size - (end - o))
@@ -169,7 +171,9 @@ def _row_ConsumerGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, .
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "metadata_hash", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "metadata_hash",
+                    end - size,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("metadata_hash", o, size, size - (end - o))

@@ -127,7 +127,7 @@ def _read_ConsumerGroupTargetAssignmentMetadataValue_v0(
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "assignment_timestamp",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -180,7 +180,7 @@ def _row_ConsumerGroupTargetAssignmentMetadataValue_v0(
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "assignment_timestamp",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:

@@ -1364,7 +1364,81 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _read_MemberMetadata_v0(buf, o)
+                v_members = _new(MemberMetadata)
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    v_members.member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    v_members.client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    v_members.client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (v_members.session_timeout, n) = _S_ii_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("session_timeout", 4), ("subscription", 4))
+                    ) from None
+                o += 8
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                v_members.subscription = buf[o:e]
+                o = e
+
+                try:
+                    (n,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+                o += 4
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                v_members.assignment = buf[o:e]
+                o = e
+
+                v_members.group_instance_id = None
+                v_members.rebalance_timeout = -1
+                v_members.unknown_tags = {}
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1454,7 +1528,94 @@ def _row_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _row_MemberMetadata_v0(buf, o)
+                c_members_member_id: Any
+                c_members_client_id: Any
+                c_members_client_host: Any
+                c_members_session_timeout: Any
+                c_members_subscription: Any
+                c_members_assignment: Any
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    c_members_member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    c_members_client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    c_members_client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (c_members_session_timeout, n) = _S_ii_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("session_timeout", 4), ("subscription", 4))
+                    ) from None
+                o += 8
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                c_members_subscription = buf[o:e]
+                o = e
+
+                try:
+                    (n,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+                o += 4
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                c_members_assignment = buf[o:e]
+                o = e
+
+                v_members: tuple[Any, ...] = (
+                    c_members_member_id,
+                    None,
+                    c_members_client_id,
+                    c_members_client_host,
+                    -1,
+                    c_members_session_timeout,
+                    c_members_subscription,
+                    c_members_assignment,
+                    _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1578,7 +1739,84 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _read_MemberMetadata_v1(buf, o)
+                v_members = _new(MemberMetadata)
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    v_members.member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    v_members.client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    v_members.client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (v_members.rebalance_timeout, v_members.session_timeout, n) = _S_iii_unpack(
+                        buf, o
+                    )
+                except _StructError:
+                    raise _rt.short_read(
+                        buf,
+                        o,
+                        (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4)),
+                    ) from None
+                o += 12
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                v_members.subscription = buf[o:e]
+                o = e
+
+                try:
+                    (n,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+                o += 4
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                v_members.assignment = buf[o:e]
+                o = e
+
+                v_members.group_instance_id = None
+                v_members.unknown_tags = {}
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1668,7 +1906,99 @@ def _row_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _row_MemberMetadata_v1(buf, o)
+                c_members_member_id: Any
+                c_members_client_id: Any
+                c_members_client_host: Any
+                c_members_rebalance_timeout: Any
+                c_members_session_timeout: Any
+                c_members_subscription: Any
+                c_members_assignment: Any
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    c_members_member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    c_members_client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    c_members_client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (c_members_rebalance_timeout, c_members_session_timeout, n) = _S_iii_unpack(
+                        buf, o
+                    )
+                except _StructError:
+                    raise _rt.short_read(
+                        buf,
+                        o,
+                        (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4)),
+                    ) from None
+                o += 12
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                c_members_subscription = buf[o:e]
+                o = e
+
+                try:
+                    (n,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+                o += 4
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                c_members_assignment = buf[o:e]
+                o = e
+
+                v_members: tuple[Any, ...] = (
+                    c_members_member_id,
+                    None,
+                    c_members_client_id,
+                    c_members_client_host,
+                    c_members_rebalance_timeout,
+                    c_members_session_timeout,
+                    c_members_subscription,
+                    c_members_assignment,
+                    _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1792,7 +2122,84 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _read_MemberMetadata_v1(buf, o)
+                v_members = _new(MemberMetadata)
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    v_members.member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    v_members.client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    v_members.client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (v_members.rebalance_timeout, v_members.session_timeout, n) = _S_iii_unpack(
+                        buf, o
+                    )
+                except _StructError:
+                    raise _rt.short_read(
+                        buf,
+                        o,
+                        (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4)),
+                    ) from None
+                o += 12
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                v_members.subscription = buf[o:e]
+                o = e
+
+                try:
+                    (n,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+                o += 4
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                v_members.assignment = buf[o:e]
+                o = e
+
+                v_members.group_instance_id = None
+                v_members.unknown_tags = {}
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1882,7 +2289,99 @@ def _row_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _row_MemberMetadata_v1(buf, o)
+                c_members_member_id: Any
+                c_members_client_id: Any
+                c_members_client_host: Any
+                c_members_rebalance_timeout: Any
+                c_members_session_timeout: Any
+                c_members_subscription: Any
+                c_members_assignment: Any
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    c_members_member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    c_members_client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    c_members_client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (c_members_rebalance_timeout, c_members_session_timeout, n) = _S_iii_unpack(
+                        buf, o
+                    )
+                except _StructError:
+                    raise _rt.short_read(
+                        buf,
+                        o,
+                        (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4)),
+                    ) from None
+                o += 12
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                c_members_subscription = buf[o:e]
+                o = e
+
+                try:
+                    (n,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+                o += 4
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                c_members_assignment = buf[o:e]
+                o = e
+
+                v_members: tuple[Any, ...] = (
+                    c_members_member_id,
+                    None,
+                    c_members_client_id,
+                    c_members_client_host,
+                    c_members_rebalance_timeout,
+                    c_members_session_timeout,
+                    c_members_subscription,
+                    c_members_assignment,
+                    _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -2014,7 +2513,101 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _read_MemberMetadata_v3(buf, o)
+                v_members = _new(MemberMetadata)
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    v_members.member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("group_instance_id", 2),)) from None
+                o += 2
+
+                if n < 0:
+                    v_members.group_instance_id = None
+                else:
+                    e = o + n
+                    if e > len(buf):
+                        raise _rt.underflow("group_instance_id", o, n, buf)
+                    try:
+                        v_members.group_instance_id = buf[o:e].decode() if n else ""
+                    except UnicodeDecodeError as exc:
+                        raise _rt.bad_utf8("group_instance_id", o, exc) from None
+                    o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    v_members.client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    v_members.client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (v_members.rebalance_timeout, v_members.session_timeout, n) = _S_iii_unpack(
+                        buf, o
+                    )
+                except _StructError:
+                    raise _rt.short_read(
+                        buf,
+                        o,
+                        (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4)),
+                    ) from None
+                o += 12
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                v_members.subscription = buf[o:e]
+                o = e
+
+                try:
+                    (n,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+                o += 4
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                v_members.assignment = buf[o:e]
+                o = e
+
+                v_members.unknown_tags = {}
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -2104,7 +2697,118 @@ def _row_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _row_MemberMetadata_v3(buf, o)
+                c_members_member_id: Any
+                c_members_group_instance_id: Any
+                c_members_client_id: Any
+                c_members_client_host: Any
+                c_members_rebalance_timeout: Any
+                c_members_session_timeout: Any
+                c_members_subscription: Any
+                c_members_assignment: Any
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("member_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    c_members_member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("group_instance_id", 2),)) from None
+                o += 2
+
+                if n < 0:
+                    c_members_group_instance_id = None
+                else:
+                    e = o + n
+                    if e > len(buf):
+                        raise _rt.underflow("group_instance_id", o, n, buf)
+                    try:
+                        c_members_group_instance_id = buf[o:e].decode() if n else ""
+                    except UnicodeDecodeError as exc:
+                        raise _rt.bad_utf8("group_instance_id", o, exc) from None
+                    o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_id", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    c_members_client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("client_host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    c_members_client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (c_members_rebalance_timeout, c_members_session_timeout, n) = _S_iii_unpack(
+                        buf, o
+                    )
+                except _StructError:
+                    raise _rt.short_read(
+                        buf,
+                        o,
+                        (("rebalance_timeout", 4), ("session_timeout", 4), ("subscription", 4)),
+                    ) from None
+                o += 12
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                c_members_subscription = buf[o:e]
+                o = e
+
+                try:
+                    (n,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("assignment", 4),)) from None
+                o += 4
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                c_members_assignment = buf[o:e]
+                o = e
+
+                v_members: tuple[Any, ...] = (
+                    c_members_member_id,
+                    c_members_group_instance_id,
+                    c_members_client_id,
+                    c_members_client_host,
+                    c_members_rebalance_timeout,
+                    c_members_session_timeout,
+                    c_members_subscription,
+                    c_members_assignment,
+                    _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -2264,7 +2968,153 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _read_MemberMetadata_v4(buf, o)
+                v_members = _new(MemberMetadata)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("member_id", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "member_id")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("member_id", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    v_members.member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("group_instance_id", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "group_instance_id")
+                n -= 1
+
+                if n < 0:
+                    v_members.group_instance_id = None
+                else:
+                    if n > 0x7FFF:
+                        raise _rt.string_too_long("group_instance_id", o, n)
+                    e = o + n
+                    if e > len(buf):
+                        raise _rt.underflow("group_instance_id", o, n, buf)
+                    try:
+                        v_members.group_instance_id = buf[o:e].decode() if n else ""
+                    except UnicodeDecodeError as exc:
+                        raise _rt.bad_utf8("group_instance_id", o, exc) from None
+                    o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("client_id", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "client_id")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("client_id", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    v_members.client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("client_host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "client_host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("client_host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    v_members.client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (v_members.rebalance_timeout, v_members.session_timeout) = _S_ii_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("rebalance_timeout", 4), ("session_timeout", 4))
+                    ) from None
+                o += 8
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("subscription", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "subscription")
+                n -= 1
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                v_members.subscription = buf[o:e]
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("assignment", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "assignment")
+                n -= 1
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                v_members.assignment = buf[o:e]
+                o = e
+
+                try:
+                    tags_left_members = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_members < 0x80:
+                    o += 1
+                else:
+                    tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_members: dict[int, bytes] = {}
+                while tags_left_members:
+                    tags_left_members -= 1
+                    tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_members = o + size_members
+                    if end_members > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_members, buf)
+                    unknown_members[tag_members] = buf[o:end_members]
+                    o = end_members
+                v_members.unknown_tags = unknown_members
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -2401,7 +3251,171 @@ def _row_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _row_MemberMetadata_v4(buf, o)
+                c_members_member_id: Any
+                c_members_group_instance_id: Any
+                c_members_client_id: Any
+                c_members_client_host: Any
+                c_members_rebalance_timeout: Any
+                c_members_session_timeout: Any
+                c_members_subscription: Any
+                c_members_assignment: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("member_id", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "member_id")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("member_id", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("member_id", o, n, buf)
+                try:
+                    c_members_member_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("member_id", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("group_instance_id", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "group_instance_id")
+                n -= 1
+
+                if n < 0:
+                    c_members_group_instance_id = None
+                else:
+                    if n > 0x7FFF:
+                        raise _rt.string_too_long("group_instance_id", o, n)
+                    e = o + n
+                    if e > len(buf):
+                        raise _rt.underflow("group_instance_id", o, n, buf)
+                    try:
+                        c_members_group_instance_id = buf[o:e].decode() if n else ""
+                    except UnicodeDecodeError as exc:
+                        raise _rt.bad_utf8("group_instance_id", o, exc) from None
+                    o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("client_id", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "client_id")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("client_id", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_id", o, n, buf)
+                try:
+                    c_members_client_id = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_id", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("client_host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "client_host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("client_host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("client_host", o, n, buf)
+                try:
+                    c_members_client_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("client_host", o, exc) from None
+                o = e
+
+                try:
+                    (c_members_rebalance_timeout, c_members_session_timeout) = _S_ii_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("rebalance_timeout", 4), ("session_timeout", 4))
+                    ) from None
+                o += 8
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("subscription", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "subscription")
+                n -= 1
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("subscription", o, n, buf)
+                c_members_subscription = buf[o:e]
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("assignment", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "assignment")
+                n -= 1
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("assignment", o, n, buf)
+                c_members_assignment = buf[o:e]
+                o = e
+
+                try:
+                    tags_left_members = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_members < 0x80:
+                    o += 1
+                else:
+                    tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_members: dict[int, bytes] = {}
+                while tags_left_members:
+                    tags_left_members -= 1
+                    tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_members = o + size_members
+                    if end_members > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_members, buf)
+                    unknown_members[tag_members] = buf[o:end_members]
+                    o = end_members
+
+                v_members: tuple[Any, ...] = (
+                    c_members_member_id,
+                    c_members_group_instance_id,
+                    c_members_client_id,
+                    c_members_client_host,
+                    c_members_rebalance_timeout,
+                    c_members_session_timeout,
+                    c_members_subscription,
+                    c_members_assignment,
+                    unknown_members or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None

@@ -323,7 +323,33 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         items_voters: list[Any] = []
         for i in range(n):
             try:
-                v_voters, o = _read_Voter_v0(buf, o)
+                v_voters = _new(Voter)
+                try:
+                    (v_voters.voter_id,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
+                o += 4
+
+                v_voters.voter_directory_id = _rt.ZERO_UUID
+                try:
+                    tags_left_voters = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_voters < 0x80:
+                    o += 1
+                else:
+                    tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_voters: dict[int, bytes] = {}
+                while tags_left_voters:
+                    tags_left_voters -= 1
+                    tag_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_voters = o + size_voters
+                    if end_voters > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_voters, buf)
+                    unknown_voters[tag_voters] = buf[o:end_voters]
+                    o = end_voters
+                v_voters.unknown_tags = unknown_voters
 
             except _DecodeError as exc:
                 raise exc.within("voters", i) from None
@@ -348,7 +374,33 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
-                v_granting_voters, o = _read_Voter_v0(buf, o)
+                v_granting_voters = _new(Voter)
+                try:
+                    (v_granting_voters.voter_id,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
+                o += 4
+
+                v_granting_voters.voter_directory_id = _rt.ZERO_UUID
+                try:
+                    tags_left_granting_voters = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_granting_voters < 0x80:
+                    o += 1
+                else:
+                    tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_granting_voters: dict[int, bytes] = {}
+                while tags_left_granting_voters:
+                    tags_left_granting_voters -= 1
+                    tag_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_granting_voters = o + size_granting_voters
+                    if end_granting_voters > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_granting_voters, buf)
+                    unknown_granting_voters[tag_granting_voters] = buf[o:end_granting_voters]
+                    o = end_granting_voters
+                v_granting_voters.unknown_tags = unknown_granting_voters
 
             except _DecodeError as exc:
                 raise exc.within("granting_voters", i) from None
@@ -408,7 +460,37 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         items_voters: list[Any] = []
         for i in range(n):
             try:
-                v_voters, o = _row_Voter_v0(buf, o)
+                c_voters_voter_id: Any
+                try:
+                    (c_voters_voter_id,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
+                o += 4
+
+                try:
+                    tags_left_voters = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_voters < 0x80:
+                    o += 1
+                else:
+                    tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_voters: dict[int, bytes] = {}
+                while tags_left_voters:
+                    tags_left_voters -= 1
+                    tag_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_voters = o + size_voters
+                    if end_voters > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_voters, buf)
+                    unknown_voters[tag_voters] = buf[o:end_voters]
+                    o = end_voters
+
+                v_voters: tuple[Any, ...] = (
+                    c_voters_voter_id,
+                    _rt.ZERO_UUID,
+                    unknown_voters or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("voters", i) from None
@@ -433,7 +515,37 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
-                v_granting_voters, o = _row_Voter_v0(buf, o)
+                c_granting_voters_voter_id: Any
+                try:
+                    (c_granting_voters_voter_id,) = _S_i_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
+                o += 4
+
+                try:
+                    tags_left_granting_voters = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_granting_voters < 0x80:
+                    o += 1
+                else:
+                    tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_granting_voters: dict[int, bytes] = {}
+                while tags_left_granting_voters:
+                    tags_left_granting_voters -= 1
+                    tag_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_granting_voters = o + size_granting_voters
+                    if end_granting_voters > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_granting_voters, buf)
+                    unknown_granting_voters[tag_granting_voters] = buf[o:end_granting_voters]
+                    o = end_granting_voters
+
+                v_granting_voters: tuple[Any, ...] = (
+                    c_granting_voters_voter_id,
+                    _rt.ZERO_UUID,
+                    unknown_granting_voters or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("granting_voters", i) from None
@@ -515,7 +627,35 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         items_voters: list[Any] = []
         for i in range(n):
             try:
-                v_voters, o = _read_Voter_v1(buf, o)
+                v_voters = _new(Voter)
+                try:
+                    (v_voters.voter_id, u_voter_directory_id) = _S_iu_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("voter_id", 4), ("voter_directory_id", 16))
+                    ) from None
+                o += 20
+                v_voters.voter_directory_id = _rt.read_uuid(u_voter_directory_id)
+
+                try:
+                    tags_left_voters = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_voters < 0x80:
+                    o += 1
+                else:
+                    tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_voters: dict[int, bytes] = {}
+                while tags_left_voters:
+                    tags_left_voters -= 1
+                    tag_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_voters = o + size_voters
+                    if end_voters > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_voters, buf)
+                    unknown_voters[tag_voters] = buf[o:end_voters]
+                    o = end_voters
+                v_voters.unknown_tags = unknown_voters
 
             except _DecodeError as exc:
                 raise exc.within("voters", i) from None
@@ -540,7 +680,35 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
-                v_granting_voters, o = _read_Voter_v1(buf, o)
+                v_granting_voters = _new(Voter)
+                try:
+                    (v_granting_voters.voter_id, u_voter_directory_id) = _S_iu_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("voter_id", 4), ("voter_directory_id", 16))
+                    ) from None
+                o += 20
+                v_granting_voters.voter_directory_id = _rt.read_uuid(u_voter_directory_id)
+
+                try:
+                    tags_left_granting_voters = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_granting_voters < 0x80:
+                    o += 1
+                else:
+                    tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_granting_voters: dict[int, bytes] = {}
+                while tags_left_granting_voters:
+                    tags_left_granting_voters -= 1
+                    tag_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_granting_voters = o + size_granting_voters
+                    if end_granting_voters > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_granting_voters, buf)
+                    unknown_granting_voters[tag_granting_voters] = buf[o:end_granting_voters]
+                    o = end_granting_voters
+                v_granting_voters.unknown_tags = unknown_granting_voters
 
             except _DecodeError as exc:
                 raise exc.within("granting_voters", i) from None
@@ -600,7 +768,41 @@ def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         items_voters: list[Any] = []
         for i in range(n):
             try:
-                v_voters, o = _row_Voter_v1(buf, o)
+                c_voters_voter_id: Any
+                c_voters_voter_directory_id: Any
+                try:
+                    (c_voters_voter_id, u_voter_directory_id) = _S_iu_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("voter_id", 4), ("voter_directory_id", 16))
+                    ) from None
+                o += 20
+                c_voters_voter_directory_id = _rt.read_uuid(u_voter_directory_id)
+
+                try:
+                    tags_left_voters = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_voters < 0x80:
+                    o += 1
+                else:
+                    tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_voters: dict[int, bytes] = {}
+                while tags_left_voters:
+                    tags_left_voters -= 1
+                    tag_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_voters = o + size_voters
+                    if end_voters > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_voters, buf)
+                    unknown_voters[tag_voters] = buf[o:end_voters]
+                    o = end_voters
+
+                v_voters: tuple[Any, ...] = (
+                    c_voters_voter_id,
+                    c_voters_voter_directory_id,
+                    unknown_voters or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("voters", i) from None
@@ -625,7 +827,41 @@ def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
-                v_granting_voters, o = _row_Voter_v1(buf, o)
+                c_granting_voters_voter_id: Any
+                c_granting_voters_voter_directory_id: Any
+                try:
+                    (c_granting_voters_voter_id, u_voter_directory_id) = _S_iu_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("voter_id", 4), ("voter_directory_id", 16))
+                    ) from None
+                o += 20
+                c_granting_voters_voter_directory_id = _rt.read_uuid(u_voter_directory_id)
+
+                try:
+                    tags_left_granting_voters = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_granting_voters < 0x80:
+                    o += 1
+                else:
+                    tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_granting_voters: dict[int, bytes] = {}
+                while tags_left_granting_voters:
+                    tags_left_granting_voters -= 1
+                    tag_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_granting_voters = o + size_granting_voters
+                    if end_granting_voters > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_granting_voters, buf)
+                    unknown_granting_voters[tag_granting_voters] = buf[o:end_granting_voters]
+                    o = end_granting_voters
+
+                v_granting_voters: tuple[Any, ...] = (
+                    c_granting_voters_voter_id,
+                    c_granting_voters_voter_directory_id,
+                    unknown_granting_voters or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("granting_voters", i) from None

@@ -454,7 +454,7 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "topic_id", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "topic_id", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("topic_id", o, size, size - (end - o))
@@ -534,7 +534,7 @@ def _row_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "topic_id", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "topic_id", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("topic_id", o, size, size - (end - o))

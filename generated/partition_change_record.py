@@ -275,7 +275,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "isr", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "isr", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("isr", o, size, size - (end - o))
@@ -289,7 +289,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "leader", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "leader", end - size, f"tagged field 1 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("leader", o, size, size - (end - o))
@@ -317,7 +317,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "replicas", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "replicas", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("replicas", o, size, size - (end - o))
@@ -345,7 +345,9 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "removing_replicas", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "removing_replicas",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("removing_replicas", o, size, size - (end - o))
@@ -373,7 +375,9 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "adding_replicas", o, f"tagged field 4 does not fit its {size} bytes: {exc}"
+                    "adding_replicas",
+                    end - size,
+                    f"tagged field 4 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("adding_replicas", o, size, size - (end - o))
@@ -388,7 +392,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 5 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -464,7 +468,7 @@ def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "isr", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "isr", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("isr", o, size, size - (end - o))
@@ -478,7 +482,7 @@ def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "leader", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "leader", end - size, f"tagged field 1 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("leader", o, size, size - (end - o))
@@ -506,7 +510,7 @@ def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "replicas", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "replicas", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("replicas", o, size, size - (end - o))
@@ -534,7 +538,9 @@ def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "removing_replicas", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "removing_replicas",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("removing_replicas", o, size, size - (end - o))
@@ -562,7 +568,9 @@ def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "adding_replicas", o, f"tagged field 4 does not fit its {size} bytes: {exc}"
+                    "adding_replicas",
+                    end - size,
+                    f"tagged field 4 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("adding_replicas", o, size, size - (end - o))
@@ -577,7 +585,7 @@ def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 5 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -758,7 +766,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "isr", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "isr", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("isr", o, size, size - (end - o))
@@ -772,7 +780,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "leader", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "leader", end - size, f"tagged field 1 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("leader", o, size, size - (end - o))
@@ -800,7 +808,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "replicas", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "replicas", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("replicas", o, size, size - (end - o))
@@ -828,7 +836,9 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "removing_replicas", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "removing_replicas",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("removing_replicas", o, size, size - (end - o))
@@ -856,7 +866,9 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "adding_replicas", o, f"tagged field 4 does not fit its {size} bytes: {exc}"
+                    "adding_replicas",
+                    end - size,
+                    f"tagged field 4 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("adding_replicas", o, size, size - (end - o))
@@ -871,7 +883,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 5 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -909,7 +921,9 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "directories", o, f"tagged field 8 does not fit its {size} bytes: {exc}"
+                    "directories",
+                    end - size,
+                    f"tagged field 8 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("directories", o, size, size - (end - o))
@@ -986,7 +1000,7 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "isr", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "isr", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("isr", o, size, size - (end - o))
@@ -1000,7 +1014,7 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "leader", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "leader", end - size, f"tagged field 1 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("leader", o, size, size - (end - o))
@@ -1028,7 +1042,7 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "replicas", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "replicas", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("replicas", o, size, size - (end - o))
@@ -1056,7 +1070,9 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "removing_replicas", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "removing_replicas",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("removing_replicas", o, size, size - (end - o))
@@ -1084,7 +1100,9 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "adding_replicas", o, f"tagged field 4 does not fit its {size} bytes: {exc}"
+                    "adding_replicas",
+                    end - size,
+                    f"tagged field 4 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("adding_replicas", o, size, size - (end - o))
@@ -1099,7 +1117,7 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 5 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1137,7 +1155,9 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "directories", o, f"tagged field 8 does not fit its {size} bytes: {exc}"
+                    "directories",
+                    end - size,
+                    f"tagged field 8 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("directories", o, size, size - (end - o))
@@ -1330,7 +1350,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "isr", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "isr", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("isr", o, size, size - (end - o))
@@ -1344,7 +1364,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "leader", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "leader", end - size, f"tagged field 1 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("leader", o, size, size - (end - o))
@@ -1372,7 +1392,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "replicas", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "replicas", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("replicas", o, size, size - (end - o))
@@ -1400,7 +1420,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "removing_replicas", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "removing_replicas",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("removing_replicas", o, size, size - (end - o))
@@ -1428,7 +1450,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "adding_replicas", o, f"tagged field 4 does not fit its {size} bytes: {exc}"
+                    "adding_replicas",
+                    end - size,
+                    f"tagged field 4 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("adding_replicas", o, size, size - (end - o))
@@ -1443,7 +1467,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 5 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1473,7 +1497,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "eligible_leader_replicas",
-                    o,
+                    end - size,
                     f"tagged field 6 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1502,7 +1526,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "last_known_elr", o, f"tagged field 7 does not fit its {size} bytes: {exc}"
+                    "last_known_elr",
+                    end - size,
+                    f"tagged field 7 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("last_known_elr", o, size, size - (end - o))
@@ -1539,7 +1565,9 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "directories", o, f"tagged field 8 does not fit its {size} bytes: {exc}"
+                    "directories",
+                    end - size,
+                    f"tagged field 8 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("directories", o, size, size - (end - o))
@@ -1618,7 +1646,7 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "isr", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "isr", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("isr", o, size, size - (end - o))
@@ -1632,7 +1660,7 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "leader", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "leader", end - size, f"tagged field 1 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("leader", o, size, size - (end - o))
@@ -1660,7 +1688,7 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "replicas", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "replicas", end - size, f"tagged field 2 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("replicas", o, size, size - (end - o))
@@ -1688,7 +1716,9 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "removing_replicas", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "removing_replicas",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("removing_replicas", o, size, size - (end - o))
@@ -1716,7 +1746,9 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "adding_replicas", o, f"tagged field 4 does not fit its {size} bytes: {exc}"
+                    "adding_replicas",
+                    end - size,
+                    f"tagged field 4 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("adding_replicas", o, size, size - (end - o))
@@ -1731,7 +1763,7 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 5 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1761,7 +1793,7 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "eligible_leader_replicas",
-                    o,
+                    end - size,
                     f"tagged field 6 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1790,7 +1822,9 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "last_known_elr", o, f"tagged field 7 does not fit its {size} bytes: {exc}"
+                    "last_known_elr",
+                    end - size,
+                    f"tagged field 7 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("last_known_elr", o, size, size - (end - o))
@@ -1827,7 +1861,9 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "directories", o, f"tagged field 8 does not fit its {size} bytes: {exc}"
+                    "directories",
+                    end - size,
+                    f"tagged field 8 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("directories", o, size, size - (end - o))

@@ -346,7 +346,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -488,7 +488,7 @@ def _row_PartitionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -736,7 +736,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -908,7 +908,7 @@ def _row_PartitionRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1163,7 +1163,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1193,7 +1193,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "eligible_leader_replicas",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1222,7 +1222,9 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "last_known_elr", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "last_known_elr",
+                    end - size,
+                    f"tagged field 2 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("last_known_elr", o, size, size - (end - o))
@@ -1395,7 +1397,7 @@ def _row_PartitionRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "leader_recovery_state",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1425,7 +1427,7 @@ def _row_PartitionRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "eligible_leader_replicas",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -1454,7 +1456,9 @@ def _row_PartitionRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "last_known_elr", o, f"tagged field 2 does not fit its {size} bytes: {exc}"
+                    "last_known_elr",
+                    end - size,
+                    f"tagged field 2 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("last_known_elr", o, size, size - (end - o))

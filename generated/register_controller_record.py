@@ -556,7 +556,74 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
         items_end_points: list[Any] = []
         for i in range(n):
             try:
-                v_end_points, o = _read_ControllerEndpoint_v0(buf, o)
+                v_end_points = _new(ControllerEndpoint)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("name", o, n, buf)
+                try:
+                    v_end_points.name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("name", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    v_end_points.host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (v_end_points.port, v_end_points.security_protocol) = _S_Hh_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2), ("security_protocol", 2))) from None
+                o += 4
+
+                try:
+                    tags_left_end_points = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_end_points < 0x80:
+                    o += 1
+                else:
+                    tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_end_points: dict[int, bytes] = {}
+                while tags_left_end_points:
+                    tags_left_end_points -= 1
+                    tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_end_points = o + size_end_points
+                    if end_end_points > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
+                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    o = end_end_points
+                v_end_points.unknown_tags = unknown_end_points
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
@@ -581,7 +648,57 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
         items_features: list[Any] = []
         for i in range(n):
             try:
-                v_features, o = _read_ControllerFeature_v0(buf, o)
+                v_features = _new(ControllerFeature)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("name", o, n, buf)
+                try:
+                    v_features.name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("name", o, exc) from None
+                o = e
+
+                try:
+                    (v_features.min_supported_version, v_features.max_supported_version) = (
+                        _S_hh_unpack(buf, o)
+                    )
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("min_supported_version", 2), ("max_supported_version", 2))
+                    ) from None
+                o += 4
+
+                try:
+                    tags_left_features = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_features < 0x80:
+                    o += 1
+                else:
+                    tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_features: dict[int, bytes] = {}
+                while tags_left_features:
+                    tags_left_features -= 1
+                    tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_features = o + size_features
+                    if end_features > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_features, buf)
+                    unknown_features[tag_features] = buf[o:end_features]
+                    o = end_features
+                v_features.unknown_tags = unknown_features
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
@@ -645,7 +762,84 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
         items_end_points: list[Any] = []
         for i in range(n):
             try:
-                v_end_points, o = _row_ControllerEndpoint_v0(buf, o)
+                c_end_points_name: Any
+                c_end_points_host: Any
+                c_end_points_port: Any
+                c_end_points_security_protocol: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("name", o, n, buf)
+                try:
+                    c_end_points_name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("name", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    c_end_points_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (c_end_points_port, c_end_points_security_protocol) = _S_Hh_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2), ("security_protocol", 2))) from None
+                o += 4
+
+                try:
+                    tags_left_end_points = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_end_points < 0x80:
+                    o += 1
+                else:
+                    tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_end_points: dict[int, bytes] = {}
+                while tags_left_end_points:
+                    tags_left_end_points -= 1
+                    tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_end_points = o + size_end_points
+                    if end_end_points > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
+                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    o = end_end_points
+
+                v_end_points: tuple[Any, ...] = (
+                    c_end_points_name,
+                    c_end_points_host,
+                    c_end_points_port,
+                    c_end_points_security_protocol,
+                    unknown_end_points or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
@@ -670,7 +864,65 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
         items_features: list[Any] = []
         for i in range(n):
             try:
-                v_features, o = _row_ControllerFeature_v0(buf, o)
+                c_features_name: Any
+                c_features_min_supported_version: Any
+                c_features_max_supported_version: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("name", o, n, buf)
+                try:
+                    c_features_name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("name", o, exc) from None
+                o = e
+
+                try:
+                    (c_features_min_supported_version, c_features_max_supported_version) = (
+                        _S_hh_unpack(buf, o)
+                    )
+                except _StructError:
+                    raise _rt.short_read(
+                        buf, o, (("min_supported_version", 2), ("max_supported_version", 2))
+                    ) from None
+                o += 4
+
+                try:
+                    tags_left_features = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_features < 0x80:
+                    o += 1
+                else:
+                    tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_features: dict[int, bytes] = {}
+                while tags_left_features:
+                    tags_left_features -= 1
+                    tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_features = o + size_features
+                    if end_features > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_features, buf)
+                    unknown_features[tag_features] = buf[o:end_features]
+                    o = end_features
+
+                v_features: tuple[Any, ...] = (
+                    c_features_name,
+                    c_features_min_supported_version,
+                    c_features_max_supported_version,
+                    unknown_features or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None

@@ -574,7 +574,54 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         items_deleting_topics: list[Any] = []
         for i in range(n):
             try:
-                v_deleting_topics, o = _read_TopicInfo_v0(buf, o)
+                v_deleting_topics = _new(TopicInfo)
+                try:
+                    (u_topic_id,) = _S_u_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+                o += 16
+                v_deleting_topics.topic_id = _rt.read_uuid(u_topic_id)
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("topic_name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "topic_name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("topic_name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("topic_name", o, n, buf)
+                try:
+                    v_deleting_topics.topic_name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("topic_name", o, exc) from None
+                o = e
+
+                try:
+                    tags_left_deleting_topics = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_deleting_topics < 0x80:
+                    o += 1
+                else:
+                    tags_left_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_deleting_topics: dict[int, bytes] = {}
+                while tags_left_deleting_topics:
+                    tags_left_deleting_topics -= 1
+                    tag_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_deleting_topics = o + size_deleting_topics
+                    if end_deleting_topics > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_deleting_topics, buf)
+                    unknown_deleting_topics[tag_deleting_topics] = buf[o:end_deleting_topics]
+                    o = end_deleting_topics
+                v_deleting_topics.unknown_tags = unknown_deleting_topics
 
             except _DecodeError as exc:
                 raise exc.within("deleting_topics", i) from None
@@ -679,7 +726,60 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
         items_deleting_topics: list[Any] = []
         for i in range(n):
             try:
-                v_deleting_topics, o = _row_TopicInfo_v0(buf, o)
+                c_deleting_topics_topic_id: Any
+                c_deleting_topics_topic_name: Any
+                try:
+                    (u_topic_id,) = _S_u_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("topic_id", 16),)) from None
+                o += 16
+                c_deleting_topics_topic_id = _rt.read_uuid(u_topic_id)
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("topic_name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "topic_name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("topic_name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("topic_name", o, n, buf)
+                try:
+                    c_deleting_topics_topic_name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("topic_name", o, exc) from None
+                o = e
+
+                try:
+                    tags_left_deleting_topics = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_deleting_topics < 0x80:
+                    o += 1
+                else:
+                    tags_left_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_deleting_topics: dict[int, bytes] = {}
+                while tags_left_deleting_topics:
+                    tags_left_deleting_topics -= 1
+                    tag_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_deleting_topics = o + size_deleting_topics
+                    if end_deleting_topics > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_deleting_topics, buf)
+                    unknown_deleting_topics[tag_deleting_topics] = buf[o:end_deleting_topics]
+                    o = end_deleting_topics
+
+                v_deleting_topics: tuple[Any, ...] = (
+                    c_deleting_topics_topic_id,
+                    c_deleting_topics_topic_name,
+                    unknown_deleting_topics or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("deleting_topics", i) from None

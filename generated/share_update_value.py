@@ -298,7 +298,46 @@ def _read_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[ShareUpdateValue, int
         items_state_batches: list[Any] = []
         for i in range(n):
             try:
-                v_state_batches, o = _read_StateBatch_v0(buf, o)
+                v_state_batches = _new(StateBatch)
+                try:
+                    (
+                        v_state_batches.first_offset,
+                        v_state_batches.last_offset,
+                        v_state_batches.delivery_state,
+                        v_state_batches.delivery_count,
+                    ) = _S_qqbh_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf,
+                        o,
+                        (
+                            ("first_offset", 8),
+                            ("last_offset", 8),
+                            ("delivery_state", 1),
+                            ("delivery_count", 2),
+                        ),
+                    ) from None
+                o += 19
+
+                try:
+                    tags_left_state_batches = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_state_batches < 0x80:
+                    o += 1
+                else:
+                    tags_left_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_state_batches: dict[int, bytes] = {}
+                while tags_left_state_batches:
+                    tags_left_state_batches -= 1
+                    tag_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_state_batches = o + size_state_batches
+                    if end_state_batches > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_state_batches, buf)
+                    unknown_state_batches[tag_state_batches] = buf[o:end_state_batches]
+                    o = end_state_batches
+                v_state_batches.unknown_tags = unknown_state_batches
 
             except _DecodeError as exc:
                 raise exc.within("state_batches", i) from None
@@ -333,7 +372,7 @@ def _read_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[ShareUpdateValue, int
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "delivery_complete_count",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -379,7 +418,56 @@ def _row_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         items_state_batches: list[Any] = []
         for i in range(n):
             try:
-                v_state_batches, o = _row_StateBatch_v0(buf, o)
+                c_state_batches_first_offset: Any
+                c_state_batches_last_offset: Any
+                c_state_batches_delivery_state: Any
+                c_state_batches_delivery_count: Any
+                try:
+                    (
+                        c_state_batches_first_offset,
+                        c_state_batches_last_offset,
+                        c_state_batches_delivery_state,
+                        c_state_batches_delivery_count,
+                    ) = _S_qqbh_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(
+                        buf,
+                        o,
+                        (
+                            ("first_offset", 8),
+                            ("last_offset", 8),
+                            ("delivery_state", 1),
+                            ("delivery_count", 2),
+                        ),
+                    ) from None
+                o += 19
+
+                try:
+                    tags_left_state_batches = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_state_batches < 0x80:
+                    o += 1
+                else:
+                    tags_left_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_state_batches: dict[int, bytes] = {}
+                while tags_left_state_batches:
+                    tags_left_state_batches -= 1
+                    tag_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_state_batches = o + size_state_batches
+                    if end_state_batches > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_state_batches, buf)
+                    unknown_state_batches[tag_state_batches] = buf[o:end_state_batches]
+                    o = end_state_batches
+
+                v_state_batches: tuple[Any, ...] = (
+                    c_state_batches_first_offset,
+                    c_state_batches_last_offset,
+                    c_state_batches_delivery_state,
+                    c_state_batches_delivery_count,
+                    unknown_state_batches or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("state_batches", i) from None
@@ -414,7 +502,7 @@ def _row_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "delivery_complete_count",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:

@@ -354,7 +354,9 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "assignment_epochs", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "assignment_epochs",
+                    end - size,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("assignment_epochs", o, size, size - (end - o))
@@ -451,7 +453,9 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "assignment_epochs", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "assignment_epochs",
+                    end - size,
+                    f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("assignment_epochs", o, size, size - (end - o))

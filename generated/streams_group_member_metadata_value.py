@@ -670,7 +670,68 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         items_client_tags: list[Any] = []
         for i in range(n):
             try:
-                v_client_tags, o = _read_KeyValue_v0(buf, o)
+                v_client_tags = _new(KeyValue)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("key", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "key")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("key", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("key", o, n, buf)
+                try:
+                    v_client_tags.key = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("key", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("value", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "value")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("value", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("value", o, n, buf)
+                try:
+                    v_client_tags.value = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("value", o, exc) from None
+                o = e
+
+                try:
+                    tags_left_client_tags = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_client_tags < 0x80:
+                    o += 1
+                else:
+                    tags_left_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_client_tags: dict[int, bytes] = {}
+                while tags_left_client_tags:
+                    tags_left_client_tags -= 1
+                    tag_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_client_tags = o + size_client_tags
+                    if end_client_tags > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_client_tags, buf)
+                    unknown_client_tags[tag_client_tags] = buf[o:end_client_tags]
+                    o = end_client_tags
+                v_client_tags.unknown_tags = unknown_client_tags
 
             except _DecodeError as exc:
                 raise exc.within("client_tags", i) from None
@@ -860,7 +921,74 @@ def _row_StreamsGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[A
         items_client_tags: list[Any] = []
         for i in range(n):
             try:
-                v_client_tags, o = _row_KeyValue_v0(buf, o)
+                c_client_tags_key: Any
+                c_client_tags_value: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("key", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "key")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("key", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("key", o, n, buf)
+                try:
+                    c_client_tags_key = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("key", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("value", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "value")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("value", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("value", o, n, buf)
+                try:
+                    c_client_tags_value = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("value", o, exc) from None
+                o = e
+
+                try:
+                    tags_left_client_tags = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_client_tags < 0x80:
+                    o += 1
+                else:
+                    tags_left_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_client_tags: dict[int, bytes] = {}
+                while tags_left_client_tags:
+                    tags_left_client_tags -= 1
+                    tag_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_client_tags = o + size_client_tags
+                    if end_client_tags > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_client_tags, buf)
+                    unknown_client_tags[tag_client_tags] = buf[o:end_client_tags]
+                    o = end_client_tags
+
+                v_client_tags: tuple[Any, ...] = (
+                    c_client_tags_key,
+                    c_client_tags_value,
+                    unknown_client_tags or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("client_tags", i) from None

@@ -389,7 +389,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "validated_topology_epoch",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -414,7 +414,78 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
                     items_last_assignment_configs: list[Any] = []
                     for i in range(n):
                         try:
-                            v_last_assignment_configs, o = _read_LastAssignmentConfig_v0(buf, o)
+                            v_last_assignment_configs = _new(LastAssignmentConfig)
+                            try:
+                                n = buf[o]
+                            except IndexError:
+                                raise _rt.end_of_buffer("key", o) from None
+                            if n < 0x80:
+                                o += 1
+                            else:
+                                n, o = _rt.read_uvarint(buf, o, "key")
+                            n -= 1
+
+                            if n > 0x7FFF:
+                                raise _rt.string_too_long("key", o, n)
+                            e = o + n
+                            if n < 0 or e > len(buf):
+                                raise _rt.bad_length("key", o, n, buf)
+                            try:
+                                v_last_assignment_configs.key = buf[o:e].decode() if n else ""
+                            except UnicodeDecodeError as exc:
+                                raise _rt.bad_utf8("key", o, exc) from None
+                            o = e
+
+                            try:
+                                n = buf[o]
+                            except IndexError:
+                                raise _rt.end_of_buffer("value", o) from None
+                            if n < 0x80:
+                                o += 1
+                            else:
+                                n, o = _rt.read_uvarint(buf, o, "value")
+                            n -= 1
+
+                            if n > 0x7FFF:
+                                raise _rt.string_too_long("value", o, n)
+                            e = o + n
+                            if n < 0 or e > len(buf):
+                                raise _rt.bad_length("value", o, n, buf)
+                            try:
+                                v_last_assignment_configs.value = buf[o:e].decode() if n else ""
+                            except UnicodeDecodeError as exc:
+                                raise _rt.bad_utf8("value", o, exc) from None
+                            o = e
+
+                            try:
+                                tags_left_last_assignment_configs = buf[o]
+                            except IndexError:
+                                raise _rt.end_of_buffer("<tagged fields>", o) from None
+                            if tags_left_last_assignment_configs < 0x80:
+                                o += 1
+                            else:
+                                tags_left_last_assignment_configs, o = _rt.read_uvarint(
+                                    buf, o, "<tagged fields>"
+                                )
+                            unknown_last_assignment_configs: dict[int, bytes] = {}
+                            while tags_left_last_assignment_configs:
+                                tags_left_last_assignment_configs -= 1
+                                tag_last_assignment_configs, o = _rt.read_uvarint(
+                                    buf, o, "<tagged fields>"
+                                )
+                                size_last_assignment_configs, o = _rt.read_uvarint(
+                                    buf, o, "<tagged fields>"
+                                )
+                                end_last_assignment_configs = o + size_last_assignment_configs
+                                if end_last_assignment_configs > len(buf):
+                                    raise _rt.underflow(
+                                        "<tagged fields>", o, size_last_assignment_configs, buf
+                                    )
+                                unknown_last_assignment_configs[tag_last_assignment_configs] = buf[
+                                    o:end_last_assignment_configs
+                                ]
+                                o = end_last_assignment_configs
+                            v_last_assignment_configs.unknown_tags = unknown_last_assignment_configs
 
                         except _DecodeError as exc:
                             raise exc.within("last_assignment_configs", i) from None
@@ -424,7 +495,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "last_assignment_configs",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -442,7 +513,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "stored_description_topology_epoch",
-                    o,
+                    end - size,
                     f"tagged field 2 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -462,7 +533,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "failed_description_topology_epoch",
-                    o,
+                    end - size,
                     f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -522,7 +593,7 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "validated_topology_epoch",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -547,7 +618,84 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
                     items_last_assignment_configs: list[Any] = []
                     for i in range(n):
                         try:
-                            v_last_assignment_configs, o = _row_LastAssignmentConfig_v0(buf, o)
+                            c_last_assignment_configs_key: Any
+                            c_last_assignment_configs_value: Any
+                            try:
+                                n = buf[o]
+                            except IndexError:
+                                raise _rt.end_of_buffer("key", o) from None
+                            if n < 0x80:
+                                o += 1
+                            else:
+                                n, o = _rt.read_uvarint(buf, o, "key")
+                            n -= 1
+
+                            if n > 0x7FFF:
+                                raise _rt.string_too_long("key", o, n)
+                            e = o + n
+                            if n < 0 or e > len(buf):
+                                raise _rt.bad_length("key", o, n, buf)
+                            try:
+                                c_last_assignment_configs_key = buf[o:e].decode() if n else ""
+                            except UnicodeDecodeError as exc:
+                                raise _rt.bad_utf8("key", o, exc) from None
+                            o = e
+
+                            try:
+                                n = buf[o]
+                            except IndexError:
+                                raise _rt.end_of_buffer("value", o) from None
+                            if n < 0x80:
+                                o += 1
+                            else:
+                                n, o = _rt.read_uvarint(buf, o, "value")
+                            n -= 1
+
+                            if n > 0x7FFF:
+                                raise _rt.string_too_long("value", o, n)
+                            e = o + n
+                            if n < 0 or e > len(buf):
+                                raise _rt.bad_length("value", o, n, buf)
+                            try:
+                                c_last_assignment_configs_value = buf[o:e].decode() if n else ""
+                            except UnicodeDecodeError as exc:
+                                raise _rt.bad_utf8("value", o, exc) from None
+                            o = e
+
+                            try:
+                                tags_left_last_assignment_configs = buf[o]
+                            except IndexError:
+                                raise _rt.end_of_buffer("<tagged fields>", o) from None
+                            if tags_left_last_assignment_configs < 0x80:
+                                o += 1
+                            else:
+                                tags_left_last_assignment_configs, o = _rt.read_uvarint(
+                                    buf, o, "<tagged fields>"
+                                )
+                            unknown_last_assignment_configs: dict[int, bytes] = {}
+                            while tags_left_last_assignment_configs:
+                                tags_left_last_assignment_configs -= 1
+                                tag_last_assignment_configs, o = _rt.read_uvarint(
+                                    buf, o, "<tagged fields>"
+                                )
+                                size_last_assignment_configs, o = _rt.read_uvarint(
+                                    buf, o, "<tagged fields>"
+                                )
+                                end_last_assignment_configs = o + size_last_assignment_configs
+                                if end_last_assignment_configs > len(buf):
+                                    raise _rt.underflow(
+                                        "<tagged fields>", o, size_last_assignment_configs, buf
+                                    )
+                                unknown_last_assignment_configs[tag_last_assignment_configs] = buf[
+                                    o:end_last_assignment_configs
+                                ]
+                                o = end_last_assignment_configs
+
+                            v_last_assignment_configs: tuple[Any, ...] = (
+                                c_last_assignment_configs_key,
+                                c_last_assignment_configs_value,
+                                unknown_last_assignment_configs or _NO_TAGS,
+                            )
 
                         except _DecodeError as exc:
                             raise exc.within("last_assignment_configs", i) from None
@@ -557,7 +705,7 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "last_assignment_configs",
-                    o,
+                    end - size,
                     f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -575,7 +723,7 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "stored_description_topology_epoch",
-                    o,
+                    end - size,
                     f"tagged field 2 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -595,7 +743,7 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "failed_description_topology_epoch",
-                    o,
+                    end - size,
                     f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:

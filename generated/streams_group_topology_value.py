@@ -762,7 +762,68 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         items_topic_configs: list[Any] = []
         for i in range(n):
             try:
-                v_topic_configs, o = _read_TopicConfig_v0(buf, o)
+                v_topic_configs = _new(TopicConfig)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("key", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "key")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("key", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("key", o, n, buf)
+                try:
+                    v_topic_configs.key = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("key", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("value", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "value")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("value", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("value", o, n, buf)
+                try:
+                    v_topic_configs.value = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("value", o, exc) from None
+                o = e
+
+                try:
+                    tags_left_topic_configs = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_topic_configs < 0x80:
+                    o += 1
+                else:
+                    tags_left_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_topic_configs: dict[int, bytes] = {}
+                while tags_left_topic_configs:
+                    tags_left_topic_configs -= 1
+                    tag_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_topic_configs = o + size_topic_configs
+                    if end_topic_configs > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_topic_configs, buf)
+                    unknown_topic_configs[tag_topic_configs] = buf[o:end_topic_configs]
+                    o = end_topic_configs
+                v_topic_configs.unknown_tags = unknown_topic_configs
 
             except _DecodeError as exc:
                 raise exc.within("topic_configs", i) from None
@@ -843,7 +904,74 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         items_topic_configs: list[Any] = []
         for i in range(n):
             try:
-                v_topic_configs, o = _row_TopicConfig_v0(buf, o)
+                c_topic_configs_key: Any
+                c_topic_configs_value: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("key", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "key")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("key", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("key", o, n, buf)
+                try:
+                    c_topic_configs_key = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("key", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("value", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "value")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("value", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("value", o, n, buf)
+                try:
+                    c_topic_configs_value = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("value", o, exc) from None
+                o = e
+
+                try:
+                    tags_left_topic_configs = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_topic_configs < 0x80:
+                    o += 1
+                else:
+                    tags_left_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_topic_configs: dict[int, bytes] = {}
+                while tags_left_topic_configs:
+                    tags_left_topic_configs -= 1
+                    tag_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_topic_configs = o + size_topic_configs
+                    if end_topic_configs > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_topic_configs, buf)
+                    unknown_topic_configs[tag_topic_configs] = buf[o:end_topic_configs]
+                    o = end_topic_configs
+
+                v_topic_configs: tuple[Any, ...] = (
+                    c_topic_configs_key,
+                    c_topic_configs_value,
+                    unknown_topic_configs or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("topic_configs", i) from None

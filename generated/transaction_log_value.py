@@ -772,7 +772,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "previous_producer_id",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -787,7 +787,9 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "next_producer_id", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "next_producer_id",
+                    end - size,
+                    f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("next_producer_id", o, size, size - (end - o))
@@ -802,7 +804,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "client_transaction_version",
-                    o,
+                    end - size,
                     f"tagged field 2 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -817,7 +819,9 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "next_producer_epoch", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "next_producer_epoch",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("next_producer_epoch", o, size, size - (end - o))
@@ -927,7 +931,7 @@ def _row_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "previous_producer_id",
-                    o,
+                    end - size,
                     f"tagged field 0 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -942,7 +946,9 @@ def _row_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "next_producer_id", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "next_producer_id",
+                    end - size,
+                    f"tagged field 1 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("next_producer_id", o, size, size - (end - o))
@@ -957,7 +963,7 @@ def _row_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
                     "client_transaction_version",
-                    o,
+                    end - size,
                     f"tagged field 2 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
@@ -972,7 +978,9 @@ def _row_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "next_producer_epoch", o, f"tagged field 3 does not fit its {size} bytes: {exc}"
+                    "next_producer_epoch",
+                    end - size,
+                    f"tagged field 3 does not fit its {size} bytes: {exc}",
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("next_producer_epoch", o, size, size - (end - o))

@@ -507,7 +507,74 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         items_endpoints: list[Any] = []
         for i in range(n):
             try:
-                v_endpoints, o = _read_Endpoint_v0(buf, o)
+                v_endpoints = _new(Endpoint)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("name", o, n, buf)
+                try:
+                    v_endpoints.name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("name", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    v_endpoints.host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (v_endpoints.port,) = _S_H_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2),)) from None
+                o += 2
+
+                try:
+                    tags_left_endpoints = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_endpoints < 0x80:
+                    o += 1
+                else:
+                    tags_left_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_endpoints: dict[int, bytes] = {}
+                while tags_left_endpoints:
+                    tags_left_endpoints -= 1
+                    tag_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_endpoints = o + size_endpoints
+                    if end_endpoints > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_endpoints, buf)
+                    unknown_endpoints[tag_endpoints] = buf[o:end_endpoints]
+                    o = end_endpoints
+                v_endpoints.unknown_tags = unknown_endpoints
 
             except _DecodeError as exc:
                 raise exc.within("endpoints", i) from None
@@ -573,7 +640,82 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         items_endpoints: list[Any] = []
         for i in range(n):
             try:
-                v_endpoints, o = _row_Endpoint_v0(buf, o)
+                c_endpoints_name: Any
+                c_endpoints_host: Any
+                c_endpoints_port: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("name", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "name")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("name", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("name", o, n, buf)
+                try:
+                    c_endpoints_name = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("name", o, exc) from None
+                o = e
+
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    c_endpoints_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (c_endpoints_port,) = _S_H_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2),)) from None
+                o += 2
+
+                try:
+                    tags_left_endpoints = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_endpoints < 0x80:
+                    o += 1
+                else:
+                    tags_left_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_endpoints: dict[int, bytes] = {}
+                while tags_left_endpoints:
+                    tags_left_endpoints -= 1
+                    tag_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_endpoints = o + size_endpoints
+                    if end_endpoints > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_endpoints, buf)
+                    unknown_endpoints[tag_endpoints] = buf[o:end_endpoints]
+                    o = end_endpoints
+
+                v_endpoints: tuple[Any, ...] = (
+                    c_endpoints_name,
+                    c_endpoints_host,
+                    c_endpoints_port,
+                    unknown_endpoints or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("endpoints", i) from None

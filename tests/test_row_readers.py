@@ -2,7 +2,8 @@
 
 The round-trip tests compare rows with decoded objects on valid bytes; here the shipped codecs
 are fed damaged bytes (every truncation, single-byte changes) and both forms must agree: the
-same error text, or rows equal to the decoded objects.
+same error text, or rows equal to the decoded objects. Leaf structs are read inline in their
+parent's array loop; errors inside them must still name the element.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from strategies import instances, plain_row, row_of
 from codegen.emit import load_messages
 from codegen.ir import Message
 from codegen.runtime import KafkaMessage, UnsupportedVersionError
+from codegen.runtime.errors import BufferUnderflow
 from generated import MESSAGES
 from generated.offset_commit_value import OffsetCommitValue
 
@@ -106,3 +108,26 @@ def test_rows_are_read_only() -> None:
     row = OffsetCommitValue.decode_row(OffsetCommitValue().encode(4), 4)
     with pytest.raises(TypeError):
         row[-1][1] = b"x"
+
+
+@pytest.mark.parametrize("version", [3, 4])  # rigid and flexible member layouts
+def test_errors_inside_array_elements_name_the_element(version: int) -> None:
+    # Members are leaf structs, read inline in the members loop: errors still name the element.
+    from generated.group_metadata_value import GroupMetadataValue, MemberMetadata
+
+    members = [
+        MemberMetadata(member_id=f"m{i}", client_id="c", client_host=f"/10.0.0.{i}")
+        for i in range(2)
+    ]
+    value = GroupMetadataValue(protocol_type="consumer", generation=1, members=members)
+    data = value.encode(version)
+    host = data.rindex(b"/10.0.0.1")
+    cut = data[: host + 3]
+    for decode in (GroupMetadataValue.decode, GroupMetadataValue.decode_row):
+        with pytest.raises(BufferUnderflow) as caught:
+            decode(cut, version)
+        assert caught.value.field == "members[1].client_host"
+        assert caught.value.offset == host
+        assert f"GroupMetadataValue v{version}, field members[1].client_host, byte {host}" in str(
+            caught.value
+        )

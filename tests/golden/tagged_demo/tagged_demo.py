@@ -442,7 +442,29 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _read_Party_v0(buf, o)
+                v_members = _new(Party)
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    v_members.host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (v_members.port,) = _S_H_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2),)) from None
+                o += 2
+
+                v_members.unknown_tags = {}
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -519,7 +541,30 @@ def _row_TaggedDemo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _row_Party_v0(buf, o)
+                c_members_host: Any
+                c_members_port: Any
+                try:
+                    (n,) = _S_h_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("host", 2),)) from None
+                o += 2
+
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    c_members_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (c_members_port,) = _S_H_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2),)) from None
+                o += 2
+
+                v_members: tuple[Any, ...] = (c_members_host, c_members_port, _NO_TAGS)
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -648,7 +693,53 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _read_Party_v1(buf, o)
+                v_members = _new(Party)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    v_members.host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (v_members.port,) = _S_H_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2),)) from None
+                o += 2
+
+                try:
+                    tags_left_members = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_members < 0x80:
+                    o += 1
+                else:
+                    tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_members: dict[int, bytes] = {}
+                while tags_left_members:
+                    tags_left_members -= 1
+                    tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_members = o + size_members
+                    if end_members > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_members, buf)
+                    unknown_members[tag_members] = buf[o:end_members]
+                    o = end_members
+                v_members.unknown_tags = unknown_members
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -725,7 +816,7 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "note", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "note", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("note", o, size, size - (end - o))
@@ -814,7 +905,59 @@ def _row_TaggedDemo_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _row_Party_v1(buf, o)
+                c_members_host: Any
+                c_members_port: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    c_members_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (c_members_port,) = _S_H_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2),)) from None
+                o += 2
+
+                try:
+                    tags_left_members = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_members < 0x80:
+                    o += 1
+                else:
+                    tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_members: dict[int, bytes] = {}
+                while tags_left_members:
+                    tags_left_members -= 1
+                    tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_members = o + size_members
+                    if end_members > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_members, buf)
+                    unknown_members[tag_members] = buf[o:end_members]
+                    o = end_members
+
+                v_members: tuple[Any, ...] = (
+                    c_members_host,
+                    c_members_port,
+                    unknown_members or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -889,7 +1032,7 @@ def _row_TaggedDemo_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "note", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "note", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("note", o, size, size - (end - o))
@@ -1065,7 +1208,53 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _read_Party_v1(buf, o)
+                v_members = _new(Party)
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    v_members.host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (v_members.port,) = _S_H_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2),)) from None
+                o += 2
+
+                try:
+                    tags_left_members = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_members < 0x80:
+                    o += 1
+                else:
+                    tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_members: dict[int, bytes] = {}
+                while tags_left_members:
+                    tags_left_members -= 1
+                    tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_members = o + size_members
+                    if end_members > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_members, buf)
+                    unknown_members[tag_members] = buf[o:end_members]
+                    o = end_members
+                v_members.unknown_tags = unknown_members
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1141,7 +1330,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "note", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "note", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("note", o, size, size - (end - o))
@@ -1155,7 +1344,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "epoch", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "epoch", end - size, f"tagged field 1 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("epoch", o, size, size - (end - o))
@@ -1258,7 +1447,59 @@ def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         items_members: list[Any] = []
         for i in range(n):
             try:
-                v_members, o = _row_Party_v1(buf, o)
+                c_members_host: Any
+                c_members_port: Any
+                try:
+                    n = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("host", o) from None
+                if n < 0x80:
+                    o += 1
+                else:
+                    n, o = _rt.read_uvarint(buf, o, "host")
+                n -= 1
+
+                if n > 0x7FFF:
+                    raise _rt.string_too_long("host", o, n)
+                e = o + n
+                if n < 0 or e > len(buf):
+                    raise _rt.bad_length("host", o, n, buf)
+                try:
+                    c_members_host = buf[o:e].decode() if n else ""
+                except UnicodeDecodeError as exc:
+                    raise _rt.bad_utf8("host", o, exc) from None
+                o = e
+
+                try:
+                    (c_members_port,) = _S_H_unpack(buf, o)
+                except _StructError:
+                    raise _rt.short_read(buf, o, (("port", 2),)) from None
+                o += 2
+
+                try:
+                    tags_left_members = buf[o]
+                except IndexError:
+                    raise _rt.end_of_buffer("<tagged fields>", o) from None
+                if tags_left_members < 0x80:
+                    o += 1
+                else:
+                    tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                unknown_members: dict[int, bytes] = {}
+                while tags_left_members:
+                    tags_left_members -= 1
+                    tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    size_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    end_members = o + size_members
+                    if end_members > len(buf):
+                        raise _rt.underflow("<tagged fields>", o, size_members, buf)
+                    unknown_members[tag_members] = buf[o:end_members]
+                    o = end_members
+
+                v_members: tuple[Any, ...] = (
+                    c_members_host,
+                    c_members_port,
+                    unknown_members or _NO_TAGS,
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1334,7 +1575,7 @@ def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "note", o, f"tagged field 0 does not fit its {size} bytes: {exc}"
+                    "note", end - size, f"tagged field 0 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("note", o, size, size - (end - o))
@@ -1348,7 +1589,7 @@ def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
 
             except (IndexError, _DecodeError) as exc:
                 raise _rt.bad_tag(
-                    "epoch", o, f"tagged field 1 does not fit its {size} bytes: {exc}"
+                    "epoch", end - size, f"tagged field 1 does not fit its {size} bytes: {exc}"
                 ) from None
             if o != end:
                 raise _rt.tag_size_mismatch("epoch", o, size, size - (end - o))
