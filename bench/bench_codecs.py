@@ -39,10 +39,6 @@ def corpus_package() -> Any:
     return bench_corpus
 
 
-def time_us(fn: Callable[[], object], runs: int) -> float:
-    return interleaved({"fn": fn}, runs)["fn"]
-
-
 def interleaved(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
     """Best time per call of each function (µs), timed in alternating rounds.
 
@@ -206,18 +202,14 @@ def kio_classes() -> dict[str, Any]:
 
 
 def run_case(case: Case, ours: Any, runs: int) -> dict[str, float | None]:
+    """Check every contender's bytes, then time them all in alternating rounds."""
     cls = ours.MESSAGES[case.spec]
     obj = cls.from_json(case.json, case.version)
     data = obj.encode(case.version)
     assert cls.decode(data, case.version) == obj
-    row: dict[str, float | None] = {
-        "bytes": len(data),
-        "ours_dec": time_us(lambda: cls.decode(data, case.version), runs),
-        "ours_enc": time_us(lambda: obj.encode(case.version), runs),
-        "kp_dec": None,
-        "kp_enc": None,
-        "kio_dec": None,
-        "kio_enc": None,
+    contenders: dict[str, Callable[[], object]] = {
+        "ours_dec": lambda: cls.decode(data, case.version),
+        "ours_enc": lambda: obj.encode(case.version),
     }
     kp = kafka_python_classes().get(case.spec)
     if kp is not None:
@@ -228,8 +220,8 @@ def run_case(case: Case, ours: Any, runs: int) -> dict[str, float | None]:
             object.__setattr__(kp_obj, "_header", None)
         kp_bytes = kp_obj.encode(version=case.version, **header)
         assert bytes(kp_bytes) == data, f"kafka-python re-encodes {case.label} differently"
-        row["kp_dec"] = time_us(lambda: kp.decode(data, version=case.version, **header), runs)
-        row["kp_enc"] = time_us(lambda: kp_obj.encode(version=case.version, **header), runs)
+        contenders["kp_dec"] = lambda: kp.decode(data, version=case.version, **header)
+        contenders["kp_enc"] = lambda: kp_obj.encode(version=case.version, **header)
     kio_cls = kio_classes().get(case.spec)
     if kio_cls is not None:
         from kio.serial import entity_reader, entity_writer
@@ -243,8 +235,12 @@ def run_case(case: Case, ours: Any, runs: int) -> dict[str, float | None]:
             return buf.getvalue()
 
         assert kio_encode() == data, f"kio re-encodes {case.label} differently"
-        row["kio_dec"] = time_us(lambda: reader(data, 0), runs)
-        row["kio_enc"] = time_us(kio_encode, runs)
+        contenders["kio_dec"] = lambda: reader(data, 0)
+        contenders["kio_enc"] = kio_encode
+    times = interleaved(contenders, runs)
+    row: dict[str, float | None] = {"bytes": len(data)}
+    for name in ("ours_dec", "ours_enc", "kp_dec", "kp_enc", "kio_dec", "kio_enc"):
+        row[name] = times.get(name)
     return row
 
 
