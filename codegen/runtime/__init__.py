@@ -587,6 +587,7 @@ class KafkaMessage(KafkaStruct):
             raise
         except (
             StructError,
+            AssertionError,  # a None the writer narrowed away (see write.py.j2)
             AttributeError,
             TypeError,
             OverflowError,
