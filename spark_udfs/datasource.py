@@ -218,7 +218,7 @@ def _record_batch(cols: _Columns, sl: LogSlice) -> pa.RecordBatch:
     offsets = np.asarray(cols.offset, np.int64)
     ts = np.asarray(cols.timestamp, np.int64)
     arrays = [
-        pa.array([sl.topic] * n, pa.string()) if sl.topic is not None else pa.nulls(n, pa.string()),
+        pa.repeat(pa.scalar(sl.topic, pa.string()), n),
         pa.array(
             np.full(n, sl.partition if sl.partition is not None else 0, np.int32),
             mask=np.full(n, sl.partition is None),
@@ -234,7 +234,7 @@ def _record_batch(cols: _Columns, sl: LogSlice) -> pa.RecordBatch:
         pa.array(cols.sequence, pa.int32()),
         repeat(per_batch[3], pa.bool_()),
         repeat(per_batch[4], pa.bool_()),
-        pa.array([sl.path] * n, pa.string()),
+        pa.repeat(pa.scalar(sl.path, pa.string()), n),
         repeat(tuple(p + sl.start for p in per_batch[5]), pa.int64()),
         errors,
     ]
@@ -280,7 +280,9 @@ def _decode_batch(rb: pa.RecordBatch, family: str, mode: Mode) -> pa.RecordBatch
     typ = topic_arrow_type(family, permissive)
     columns = dict(result.columns)
     if permissive:
-        errs = [result.errors.get(i) for i in range(rb.num_rows)]
+        errs = np.full(rb.num_rows, None, dtype=object)
+        for i, reason in result.errors.items():
+            errs[i] = reason
         columns["_decode_error"] = pa.array(errs, pa.string())
     arrays = [*rb.columns, *(columns[f.name] for f in typ)]
     names = [*rb.schema.names, *(f.name for f in typ)]
