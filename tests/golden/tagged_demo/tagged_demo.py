@@ -588,6 +588,7 @@ def _row_TaggedDemo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
 
 def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
     """Write TaggedDemo at version 0."""
+    assert self.name is not None
     if self.owner is not None:
         raise _rt.unsupported_field("owner")
     if self.topic_id != _rt.ZERO_UUID:
