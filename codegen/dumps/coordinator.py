@@ -542,55 +542,55 @@ class CoordinatorDecoder:
                     size, start = _zz32(data, pos)
             # Positions inside one record are small ints, which Python does not allocate.
             pos = start + size
-            rec = data[start:pos]
-            b = rec[1]  # rec[0] is the unused attributes byte
+            record = data[start:pos]
+            b = record[1]  # record[0] is the unused attributes byte
             if b < 0x80:
                 ts_delta = zz[b]
                 p = 2
             else:
-                ts_delta, p = _zz64(rec, 1)
-            b = rec[p]
+                ts_delta, p = _zz64(record, 1)
+            b = record[p]
             if b < 0x80:
                 off_delta = zz[b]
                 p += 1
             else:
-                b2 = rec[p + 1]
+                b2 = record[p + 1]
                 if b2 < 0x80:
                     off_delta = zz2[b + b2 * 128]
                     p += 2
                 else:
-                    off_delta, p = _zz32(rec, p)
-            b = rec[p]
+                    off_delta, p = _zz32(record, p)
+            b = record[p]
             if b < 0x80:
                 n = zz[b]
                 p += 1
             else:
-                n, p = _zz32(rec, p)
+                n, p = _zz32(record, p)
             key: bytes | None
             if n >= 0:
-                key = rec[p : p + n]
+                key = record[p : p + n]
                 p += n
             elif n == -1:
                 key = None
             else:
                 raise _Malformed
-            b = rec[p]
+            b = record[p]
             if b < 0x80:
                 value_len = zz[b]
                 p += 1
             else:
-                value_len, p = _zz32(rec, p)
+                value_len, p = _zz32(record, p)
             value: bytes | None
             if value_len >= 0:
-                value = rec[p : p + value_len]
+                value = record[p : p + value_len]
                 p += value_len
             elif value_len == -1:
                 value = None
             else:
                 raise _Malformed
             # Usually the header count (0) is the record's last byte.
-            if p + 1 != size or rec[p]:
-                p = _headers(rec, p, size)[1] if rec[p] else p + 1
+            if p + 1 != size or record[p]:
+                p = _headers(record, p, size)[1] if record[p] else p + 1
                 if p != size:  # also when the record was cut short by the end of the data
                     raise _Malformed
             offset = base_offset + off_delta
@@ -614,22 +614,22 @@ class CoordinatorDecoder:
                 if v_end != value_len:
                     raise LookupError
                 # Filling the slots of a bare instance costs two thirds of a call to __init__.
-                rec_obj = new(rec_cls)
-                rec_obj.offset = offset
-                rec_obj.timestamp = ts
-                rec_obj.kind = record_kind
-                rec_obj.record_type = type_id
-                rec_obj.name = name
-                rec_obj.key = key_obj
-                rec_obj.value = value_obj
-                rec_obj.value_version = version
-                rec_obj.key_bytes = key
-                rec_obj.value_bytes = value
-                rec_obj.newer_than_spec = False
-                rec_obj.error = None
-                rec_obj.note = None
-                rec_obj.members = None
-                add(rec_obj)
+                decoded = new(rec_cls)
+                decoded.offset = offset
+                decoded.timestamp = ts
+                decoded.kind = record_kind
+                decoded.record_type = type_id
+                decoded.name = name
+                decoded.key = key_obj
+                decoded.value = value_obj
+                decoded.value_version = version
+                decoded.key_bytes = key
+                decoded.value_bytes = value
+                decoded.newer_than_spec = False
+                decoded.error = None
+                decoded.note = None
+                decoded.members = None
+                add(decoded)
             except Exception:
                 add(slow(key, value, offset, ts))
         if pos != end:
