@@ -19,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_b_unpack = _struct.Struct(">b").unpack_from
@@ -45,7 +46,7 @@ class AccessControlEntryRecord(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
 
-    id: _UUID = _rt.ZERO_UUID
+    id: _UUID = _ZERO_UUID
     """Uuid the controller gave this ACL. Versions 0+."""
 
     resource_type: int = 0

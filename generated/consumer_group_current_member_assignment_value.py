@@ -20,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -38,7 +39,7 @@ _AP_i = _rt.array_packers("i")
 class TopicPartitions(_rt.KafkaStruct):
     """TopicPartitions (common struct): versions 0+."""
 
-    topic_id: _UUID = _rt.ZERO_UUID
+    topic_id: _UUID = _ZERO_UUID
     """Uuid of the topic. Versions 0+."""
 
     partitions: list[int] = _field(default_factory=list)

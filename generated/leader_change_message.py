@@ -20,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -39,7 +40,7 @@ class Voter(_rt.KafkaStruct):
     voter_id: int = 0
     """Replica id of a quorum member. Versions 0+."""
 
-    voter_directory_id: _UUID = _rt.ZERO_UUID
+    voter_directory_id: _UUID = _ZERO_UUID
     """Uuid of the voter's metadata log directory. Versions 1+."""
 
     unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
@@ -65,7 +66,7 @@ class Voter(_rt.KafkaStruct):
         if value is _MISSING:
             if version >= 1:
                 raise _rt.json_missing("Voter", "voterDirectoryId", version)
-            self.voter_directory_id = _rt.ZERO_UUID
+            self.voter_directory_id = _ZERO_UUID
         else:
             self.voter_directory_id = _rt.json_uuid(value, "Voter", "voterDirectoryId")
         self.unknown_tags = {}
@@ -153,7 +154,7 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
     o += 4
 
-    self.voter_directory_id = _rt.ZERO_UUID
+    self.voter_directory_id = _ZERO_UUID
     try:
         tags_left = buf[o]
     except IndexError:
@@ -205,12 +206,12 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         unknown[tag] = buf[o:end]
         o = end
 
-    return (r_voter_id, _rt.ZERO_UUID, unknown or _NO_TAGS), o
+    return (r_voter_id, _ZERO_UUID, unknown or _NO_TAGS), o
 
 
 def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 0."""
-    if self.voter_directory_id != _rt.ZERO_UUID:
+    if self.voter_directory_id != _ZERO_UUID:
         raise _rt.unsupported_field("voter_directory_id")
     out.append(_S_i_pack(self.voter_id))
 
@@ -330,7 +331,7 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
                 o += 4
 
-                v_voters.voter_directory_id = _rt.ZERO_UUID
+                v_voters.voter_directory_id = _ZERO_UUID
                 try:
                     tags_left_voters = buf[o]
                 except IndexError:
@@ -381,7 +382,7 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     raise _rt.short_read(buf, o, (("voter_id", 4),)) from None
                 o += 4
 
-                v_granting_voters.voter_directory_id = _rt.ZERO_UUID
+                v_granting_voters.voter_directory_id = _ZERO_UUID
                 try:
                     tags_left_granting_voters = buf[o]
                 except IndexError:
@@ -488,7 +489,7 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
 
                 v_voters: tuple[Any, ...] = (
                     c_voters_voter_id,
-                    _rt.ZERO_UUID,
+                    _ZERO_UUID,
                     unknown_voters or _NO_TAGS,
                 )
 
@@ -543,7 +544,7 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
 
                 v_granting_voters: tuple[Any, ...] = (
                     c_granting_voters_voter_id,
-                    _rt.ZERO_UUID,
+                    _ZERO_UUID,
                     unknown_granting_voters or _NO_TAGS,
                 )
 

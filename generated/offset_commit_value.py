@@ -20,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -67,7 +68,7 @@ class OffsetCommitValue(_rt.KafkaMessage):
     expire_timestamp: int = -1
     """Expiry time (ms) requested by an old OffsetCommit request; only stored in version 1, -1 when not set. Versions 1."""
 
-    topic_id: _UUID = _rt.ZERO_UUID
+    topic_id: _UUID = _ZERO_UUID
     """Uuid of the committed partition's topic; the zero uuid when not recorded. Versions 4+, tag 0 in 4+."""
 
     unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
@@ -82,7 +83,7 @@ class OffsetCommitValue(_rt.KafkaMessage):
         obj["commitTimestamp"] = self.commit_timestamp
         if version == 1:
             obj["expireTimestamp"] = self.expire_timestamp
-        if (version >= 4) and self.topic_id != _rt.ZERO_UUID:
+        if (version >= 4) and self.topic_id != _ZERO_UUID:
             obj["topicId"] = _rt.uuid_json(self.topic_id)
         return obj
 
@@ -137,7 +138,7 @@ class OffsetCommitValue(_rt.KafkaMessage):
             )
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
-            self.topic_id = _rt.ZERO_UUID
+            self.topic_id = _ZERO_UUID
         else:
             self.topic_id = _rt.json_uuid(value, "OffsetCommitValue", "topicId")
         self.unknown_tags = {}
@@ -170,7 +171,7 @@ def _read_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
 
     self.leader_epoch = -1
     self.expire_timestamp = -1
-    self.topic_id = _rt.ZERO_UUID
+    self.topic_id = _ZERO_UUID
     self.unknown_tags = {}
     return self, o
 
@@ -201,7 +202,7 @@ def _row_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
     o += 8
 
-    return (r_offset, -1, r_metadata, r_commit_timestamp, -1, _rt.ZERO_UUID, _NO_TAGS), o
+    return (r_offset, -1, r_metadata, r_commit_timestamp, -1, _ZERO_UUID, _NO_TAGS), o
 
 
 def _write_OffsetCommitValue_v0(self: OffsetCommitValue, out: list[bytes]) -> None:
@@ -244,7 +245,7 @@ def _read_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     o += 16
 
     self.leader_epoch = -1
-    self.topic_id = _rt.ZERO_UUID
+    self.topic_id = _ZERO_UUID
     self.unknown_tags = {}
     return self, o
 
@@ -282,7 +283,7 @@ def _row_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         r_metadata,
         r_commit_timestamp,
         r_expire_timestamp,
-        _rt.ZERO_UUID,
+        _ZERO_UUID,
         _NO_TAGS,
     ), o
 
@@ -329,7 +330,7 @@ def _read_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     o += 8
 
     self.expire_timestamp = -1
-    self.topic_id = _rt.ZERO_UUID
+    self.topic_id = _ZERO_UUID
     self.unknown_tags = {}
     return self, o
 
@@ -363,15 +364,7 @@ def _row_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
     o += 8
 
-    return (
-        r_offset,
-        r_leader_epoch,
-        r_metadata,
-        r_commit_timestamp,
-        -1,
-        _rt.ZERO_UUID,
-        _NO_TAGS,
-    ), o
+    return (r_offset, r_leader_epoch, r_metadata, r_commit_timestamp, -1, _ZERO_UUID, _NO_TAGS), o
 
 
 def _write_OffsetCommitValue_v3(self: OffsetCommitValue, out: list[bytes]) -> None:
@@ -435,7 +428,7 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    self.topic_id = _rt.ZERO_UUID
+    self.topic_id = _ZERO_UUID
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -515,7 +508,7 @@ def _row_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
     unknown: dict[int, bytes] = {}
-    r_topic_id = _rt.ZERO_UUID
+    r_topic_id = _ZERO_UUID
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -569,7 +562,7 @@ def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> No
     out.append(_S_q_pack(self.commit_timestamp))
 
     tagged: list[tuple[int, bytes]] = []
-    if self.topic_id != _rt.ZERO_UUID:
+    if self.topic_id != _ZERO_UUID:
         p_topic_id: list[bytes] = []
         p_topic_id.append(_S_u_pack(self.topic_id.bytes))
 

@@ -20,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_b_unpack = _struct.Struct(">b").unpack_from
@@ -49,7 +50,7 @@ class PartitionChangeRecord(_rt.KafkaMessage):
     partition_id: int = -1
     """Index of the partition. Versions 0+."""
 
-    topic_id: _UUID = _rt.ZERO_UUID
+    topic_id: _UUID = _ZERO_UUID
     """Uuid of the partition's topic. Versions 0+."""
 
     isr: list[int] | None = None

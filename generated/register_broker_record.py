@@ -20,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_Hh_unpack = _struct.Struct(">Hh").unpack_from
@@ -166,7 +167,7 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
     is_migrating_zk_broker: bool = False
     """True for a ZooKeeper-mode broker registered during ZK-to-KRaft migration. Versions 2+."""
 
-    incarnation_id: _UUID = _rt.ZERO_UUID
+    incarnation_id: _UUID = _ZERO_UUID
     """Uuid picked when the broker process started; new on every restart. Versions 0+."""
 
     broker_epoch: int = 0

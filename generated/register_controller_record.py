@@ -20,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_Hh_unpack = _struct.Struct(">Hh").unpack_from
@@ -157,7 +158,7 @@ class RegisterControllerRecord(_rt.KafkaMessage):
     controller_id: int = 0
     """Node id of the controller. Versions 0+."""
 
-    incarnation_id: _UUID = _rt.ZERO_UUID
+    incarnation_id: _UUID = _ZERO_UUID
     """Uuid picked when the controller process started; new on every restart. Versions 0+."""
 
     zk_migration_ready: bool = False

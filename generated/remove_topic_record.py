@@ -18,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -40,7 +41,7 @@ class RemoveTopicRecord(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
 
-    topic_id: _UUID = _rt.ZERO_UUID
+    topic_id: _UUID = _ZERO_UUID
     """Uuid of the deleted topic; its partitions go with it. Versions 0+."""
 
     unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)

@@ -20,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -36,7 +37,7 @@ _AP_i = _rt.array_packers("i")
 class TopicInfo(_rt.KafkaStruct):
     """TopicInfo (common struct): versions 0+."""
 
-    topic_id: _UUID = _rt.ZERO_UUID
+    topic_id: _UUID = _ZERO_UUID
     """Uuid of the topic. Versions 0+."""
 
     topic_name: str = ""
@@ -73,7 +74,7 @@ class TopicInfo(_rt.KafkaStruct):
 class TopicPartitionsInfo(_rt.KafkaStruct):
     """TopicPartitionsInfo (common struct): versions 0+."""
 
-    topic_id: _UUID = _rt.ZERO_UUID
+    topic_id: _UUID = _ZERO_UUID
     """Uuid of the topic. Versions 0+."""
 
     topic_name: str = ""

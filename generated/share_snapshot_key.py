@@ -18,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -43,7 +44,7 @@ class ShareSnapshotKey(_rt.KafkaMessage):
     group_id: str = ""
     """Share group the state belongs to. Versions 0."""
 
-    topic_id: _UUID = _rt.ZERO_UUID
+    topic_id: _UUID = _ZERO_UUID
     """Uuid of the share partition's topic. Versions 0."""
 
     partition: int = 0
@@ -77,7 +78,7 @@ class ShareSnapshotKey(_rt.KafkaMessage):
         if value is _MISSING:
             if version == 0:
                 raise _rt.json_missing("ShareSnapshotKey", "topicId", version)
-            self.topic_id = _rt.ZERO_UUID
+            self.topic_id = _ZERO_UUID
         else:
             self.topic_id = _rt.json_uuid(value, "ShareSnapshotKey", "topicId")
         value = node.get("partition", _MISSING)

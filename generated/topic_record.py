@@ -19,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_h_unpack = _struct.Struct(">h").unpack_from
@@ -44,7 +45,7 @@ class TopicRecord(_rt.KafkaMessage):
     name: str = ""
     """Name of the new topic. Versions 0+."""
 
-    topic_id: _UUID = _rt.ZERO_UUID
+    topic_id: _UUID = _ZERO_UUID
     """Uuid given to the topic. Versions 0+."""
 
     unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)

@@ -20,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_H_unpack = _struct.Struct(">H").unpack_from
@@ -128,7 +129,7 @@ class Voter(_rt.KafkaStruct):
     voter_id: int = 0
     """Node id of the voter. Versions 0+."""
 
-    voter_directory_id: _UUID = _rt.ZERO_UUID
+    voter_directory_id: _UUID = _ZERO_UUID
     """Uuid of the voter's metadata log directory. Versions 0+."""
 
     endpoints: list[Endpoint] = _field(default_factory=list)

@@ -20,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
 _S_H_unpack = _struct.Struct(">H").unpack_from
@@ -103,7 +104,7 @@ class TaggedDemo(_rt.KafkaMessage):
     members: list[Party] = _field(default_factory=list)
     """Who takes part. Versions 0+."""
 
-    topic_id: _UUID = _rt.ZERO_UUID
+    topic_id: _UUID = _ZERO_UUID
     """A topic id. Versions 1+."""
 
     note: str | None = None
@@ -180,7 +181,7 @@ class TaggedDemo(_rt.KafkaMessage):
         if value is _MISSING:
             if version >= 1:
                 raise _rt.json_missing("TaggedDemo", "topicId", version)
-            self.topic_id = _rt.ZERO_UUID
+            self.topic_id = _ZERO_UUID
         else:
             self.topic_id = _rt.json_uuid(value, "TaggedDemo", "topicId")
         value = node.get("note", _MISSING)
@@ -484,7 +485,7 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     o = e
 
     self.owner = None
-    self.topic_id = _rt.ZERO_UUID
+    self.topic_id = _ZERO_UUID
     self.note = None
     self.epoch = -1
     self.unknown_tags = {}
@@ -583,7 +584,7 @@ def _row_TaggedDemo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     r_blob = buf[o:e]
     o = e
 
-    return (r_id, r_name, r_weights, None, r_members, _rt.ZERO_UUID, None, -1, r_blob, _NO_TAGS), o
+    return (r_id, r_name, r_weights, None, r_members, _ZERO_UUID, None, -1, r_blob, _NO_TAGS), o
 
 
 def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
@@ -591,7 +592,7 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
     assert self.name is not None
     if self.owner is not None:
         raise _rt.unsupported_field("owner")
-    if self.topic_id != _rt.ZERO_UUID:
+    if self.topic_id != _ZERO_UUID:
         raise _rt.unsupported_field("topic_id")
     if self.note is not None:
         raise _rt.unsupported_field("note")
