@@ -1,9 +1,10 @@
 """The decode core: Arrow binary arrays in, Arrow struct arrays out. No pyspark here.
 
 Rows are grouped by (effective) version. A version whose layout is fixed-width numbers and
-int16-length strings (``generated._spark_schemas.VECTOR_LAYOUTS``) is decoded with numpy gathers
-over the binary array's buffers; every other version, and every row the vectorized pass finds
-malformed, goes through the generated ``decode`` in a loop that appends to one list per column.
+int16-length strings (``generated._spark_schemas.VECTOR_LAYOUTS``) is decoded over the binary
+array's buffers: numbers with numpy, strings cut out with Arrow's ``take`` and checked as UTF-8
+by Arrow. Every other version, and every row the vectorized pass finds malformed, goes through
+the generated ``decode`` in a loop that appends to one list per column.
 A malformed row therefore always gets the generated codec's own error text.
 
 Everything is built once per message and cached per process (workers build it on first use),
@@ -264,7 +265,7 @@ def _even_positions(n: int) -> pa.Array:
     return pa.array(np.arange(0, 2 * n, 2, dtype=np.int64))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)  # a null topic union member is up to ~1 KB per row: keep few
 def _nulls(typ: pa.DataType, n: int) -> pa.Array:
     return pa.nulls(n, typ)
 
