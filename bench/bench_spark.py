@@ -10,7 +10,7 @@ One run, ``local[2]``:
    ``@udf(useArrow=False)`` baseline (``struct.unpack_from``) and with a Java ``UDF1`` reference
    (``bench/jvm/DecodeOffsetCommit.java``, compiled here with ``javac`` against pyspark's jars)
    in two forms: the five value columns a hand-written decoder returns, and our full value schema
-   (with ``topicId`` and the empty tagged-field map). A probe ``arrow_udf`` that returns
+   (with ``topicId`` and the tagged-field map, null as ours gives it). A probe ``arrow_udf`` that returns
    ready-made structs of our schema measures the Arrow bridge alone (the floor for any
    ``arrow_udf`` with this output).
 2. Data source: the same records as log segments through ``kafka-log`` vs from Parquet (raw read,

@@ -27,7 +27,7 @@ Struct     struct<..>
 =========  ==========  ============================================================
 
 Structs of a message with flexible versions get one more field, ``_unknown_tagged_fields``
-(``map<integer, binary>``): tagged fields the spec does not know, by tag.
+(``map<integer, binary>``): tagged fields the spec does not know, by tag; null when there are none.
 
 Field metadata carries what a decoder needs to fill the field from a generated object:
 ``attr`` (the Python attribute) and ``kafkaType`` (the spec type, ``tagged`` for the map).
@@ -175,7 +175,7 @@ def vector_layouts(message: Message) -> dict[int, dict[str, Any]]:
             continue
         defaults = [[index[f.name], _spark_value(f.default)] for f in layout.absent]
         if not message.flexible_versions.empty:
-            defaults.append([len(root.fields), {}])  # no tagged section: no unknown tags
+            defaults.append([len(root.fields), None])  # no tagged section: no unknown tags
         for v in layout.versions:
             out[v] = {"items": items, "defaults": defaults}
     return out

@@ -5645,11 +5645,11 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
     "OffsetCommitValue": {
         0: {
             "items": [["int64", 0, False], ["string", 2, False], ["int64", 3, False]],
-            "defaults": [[1, -1], [4, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, {}]],
+            "defaults": [[1, -1], [4, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, None]],
         },
         2: {
             "items": [["int64", 0, False], ["string", 2, False], ["int64", 3, False]],
-            "defaults": [[1, -1], [4, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, {}]],
+            "defaults": [[1, -1], [4, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, None]],
         },
         1: {
             "items": [
@@ -5658,7 +5658,7 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
                 ["int64", 3, False],
                 ["int64", 4, False],
             ],
-            "defaults": [[1, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, {}]],
+            "defaults": [[1, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, None]],
         },
         3: {
             "items": [
@@ -5667,7 +5667,7 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
                 ["string", 2, False],
                 ["int64", 3, False],
             ],
-            "defaults": [[4, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, {}]],
+            "defaults": [[4, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, None]],
         },
     },
     "PartitionChangeRecord": {},

@@ -180,7 +180,8 @@ def _field_converter(spark: Any, meta: dict[str, str]) -> Converter:
     if kind == "uuid":
         return _uuid_text
     if kind == "tagged":
-        return lambda d: list(d.items()) if d else []
+        # Null, not an empty map, when there are none: the usual case, and far cheaper for the JVM.
+        return lambda d: list(d.items()) if d else None
     if kind == "struct":
         return _struct_converter(spark)
     if kind == "array":

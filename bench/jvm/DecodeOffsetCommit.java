@@ -1,12 +1,11 @@
 // JVM reference for bench/bench_spark.py: decodes OffsetCommitKey (record type prefix + key) and
 // OffsetCommitValue (version prefix + value, versions 0-3) into Spark rows, as a Java UDF.
 // Value returns the five columns a hand-written decoder would; FullValue returns our full
-// OffsetCommitValue schema (plus topicId and the empty tagged-field map), so both sides build the
+// OffsetCommitValue schema (plus topicId and the tagged-field map, null: none), so both sides build the
 // same rows. Compiled at bench time with javac against pyspark's jars.
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Collections;
 
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -71,7 +70,7 @@ public class DecodeOffsetCommit {
             long commitTimestamp = buf.getLong();
             long expireTimestamp = version == 1 ? buf.getLong() : -1L;
             return RowFactory.create(offset, leaderEpoch, metadata, commitTimestamp, expireTimestamp,
-                    ZERO_UUID, Collections.emptyMap());
+                    ZERO_UUID, null);
         }
     }
 }
