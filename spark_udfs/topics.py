@@ -142,6 +142,7 @@ def _value_side(
     live: BoolArr,
     errors: dict[int, str],
     versions_out: I64,
+    has_version: BoolArr,
     newer_out: BoolArr,
 ) -> tuple[BoolArr, pa.StructArray]:
     """Decode the version-prefixed values of rows ``live`` (non-null) as ``spec``."""
@@ -151,6 +152,7 @@ def _value_side(
         errors[i] = "could not read the int16 value version prefix"
     have &= live
     versions_out[have] = prefix[have]
+    has_version |= have
     eff, newer, ok = clamp_versions(spec, prefix, have, errors, np.arange(rows.n, dtype=np.int64))
     newer_out[live] = newer[live]
     structs, errs = decode_rows(spec, rows, starts + 2, ends, eff, ok)
@@ -186,6 +188,9 @@ def decode_topic_arrays(
         is_control = np.asarray(control.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
     rtype = np.full(n, -1, np.int64)
     versions = np.full(n, -1, np.int64)
+    # which rows have a record type / value version (they may be negative: -1 is no sentinel)
+    known = np.zeros(n, np.bool_)
+    has_version = np.zeros(n, np.bool_)
     newer = np.zeros(n, np.bool_)
     key_parts: dict[str, tuple[BoolArr, pa.StructArray]] = {}
     value_parts: dict[str, tuple[BoolArr, pa.StructArray]] = {}
@@ -198,6 +203,7 @@ def decode_topic_arrays(
             errors[i] = "could not read the int16 record type of the key"
         cand &= have
         rtype[cand] = prefix[cand]
+        known |= cand
         types = np.unique(prefix[cand]).tolist()
         keys, values = topic.keys, topic.values
         zeros = np.zeros(n, np.int64)
@@ -214,7 +220,9 @@ def decode_topic_arrays(
             tombstone |= sel & ~vrows.valid
             with_value = key_ok & vrows.valid
             if vspec is not None and with_value.any():
-                value_parts[vspec] = _value_side(vspec, vrows, with_value, errors, versions, newer)
+                value_parts[vspec] = _value_side(
+                    vspec, vrows, with_value, errors, versions, has_version, newer
+                )
     else:
         cand_rows = np.nonzero(vrows.valid & ~is_control)[0].astype(np.int64)
         api, ver, body, frame_errors = parse_frames(vrows, cand_rows)
@@ -222,6 +230,8 @@ def decode_topic_arrays(
         framed = api >= 0
         rtype[cand_rows[framed]] = api[framed]
         versions[cand_rows[framed]] = ver[framed]
+        known[cand_rows[framed]] = True
+        has_version |= known
         starts = vrows.starts.copy()
         starts[cand_rows] = body
         types = np.unique(api[framed]).tolist()
@@ -243,7 +253,6 @@ def decode_topic_arrays(
         for parts in (key_parts, value_parts):
             for name, (rows, arr) in list(parts.items()):
                 parts[name] = (rows & ~failed, _null_where(arr, rows & failed))
-    known = rtype >= 0
     columns: dict[str, pa.Array] = {
         "recordType": pa.array(np.where(known, rtype, 0).astype(np.int16), mask=~known),
         "recordName": _record_names(topic, rtype, types),
@@ -254,7 +263,6 @@ def decode_topic_arrays(
     else:
         vtype = union_type(topic.folder, "metadata")
     columns["decodedValue"] = _union(value_parts, vtype, n)
-    has_version = versions >= 0
     columns["valueVersion"] = pa.array(
         np.where(has_version, versions, 0).astype(np.int16), mask=~has_version
     )
