@@ -540,7 +540,11 @@ class Decoded:
 def clamp_versions(
     name: str, versions: I64, ok: BoolArr, errors: dict[int, str], rows_index: I64
 ) -> tuple[I64, BoolArr, BoolArr]:
-    """Effective versions: above the highest known, the highest (Kafka's reading rule)."""
+    """Effective versions: above the highest known, the highest (Kafka's reading rule, KIP-915).
+
+    The rule needs a flexible highest version (unknown tagged fields can be skipped, nothing
+    else may change); above a rigid one a version cannot be read.
+    """
     cls = MESSAGES[name]
     newer = ok & (versions > cls.HIGHEST_VERSION)
     too_low = ok & (versions < cls.LOWEST_VERSION)
@@ -548,8 +552,16 @@ def clamp_versions(
         errors[int(rows_index[j])] = (
             f"{name} has no version {int(versions[j])} (valid versions: {cls.VALID_VERSIONS})"
         )
+    unreadable = too_low
+    if cls.HIGHEST_VERSION not in cls.FLEXIBLE_VERSIONS and newer.any():
+        for j in np.nonzero(newer)[0].tolist():
+            errors[int(rows_index[j])] = (
+                f"value version {int(versions[j])} of {name} is newer than the newest known "
+                f"({cls.HIGHEST_VERSION}), which is not flexible, so it cannot be read"
+            )
+        unreadable = too_low | newer
     eff = np.minimum(versions, cls.HIGHEST_VERSION)
-    return eff, newer, ok & ~too_low
+    return eff, newer & ~unreadable, ok & ~unreadable
 
 
 def decode_message_array(

@@ -201,6 +201,8 @@ def decode_topic_arrays(
         prefix, have = krows.int16_at(krows.starts, krows.ends)
         for i in np.nonzero(cand & ~have)[0].tolist():
             errors[i] = "could not read the int16 record type of the key"
+        for i in np.nonzero(~krows.valid & vrows.valid & ~is_control)[0].tolist():
+            errors[i] = "record has no key"  # a value without a key: Kafka fails on it too
         cand &= have
         rtype[cand] = prefix[cand]
         known |= cand

@@ -301,19 +301,11 @@ Expected = dict[str, Any]
 KNOWN_DIFFERENCES = {
     "trailing bytes": "bytes left after a coordinator key or value: the core ignores them (as "
     "Kafka does) and notes it; Spark reports the record as malformed",
-    "null key": "a null key with a value: an error record for the core (Kafka fails on it); "
-    "Spark leaves every column null and reports no error",
-    "newer, not flexible": "a value version above the newest known one of a spec that is not "
-    "flexible there (LegacyOffsetCommitValue): an error for the core (KIP-915 needs a flexible "
-    "version); Spark reads it as the newest version and flags isNewerVersion",
 }
 
 
 def _spark_divergence(key: bytes | None, value: bytes | None, rec: Any, out: Expected) -> str:
     """Apply a known difference to ``out`` (in place); returns its name or ""."""
-    if key is None:
-        out.update(dict.fromkeys(COLUMNS), isTombstone=False, isNewerVersion=False, error=False)
-        return "null key"
     if rec.note is not None and "left over after the key" in rec.note:
         out.update(decodedKey=None, decodedValue=None, valueVersion=None, error=True)
         out.update(isNewerVersion=False, isTombstone=False)
@@ -322,22 +314,11 @@ def _spark_divergence(key: bytes | None, value: bytes | None, rec: Any, out: Exp
         out.update(decodedKey=None, decodedValue=None, error=True)
         return "trailing bytes"
     if rec.kind == ERROR and "which is not flexible" in (rec.error or ""):
-        cls = MESSAGES[_specs("consumer_offsets", "coordinator-value")[rec.record_type]]
-        if len(rec.key.encode(0)) != len(key) - 2:  # the key has bytes left over too
+        # The core stopped at the value, so it never noted the key's leftover bytes.
+        assert key is not None
+        if len(rec.key.encode(0)) != len(key) - 2:
             out.update(valueVersion=None, error=True)
             return "trailing bytes"
-        out["isNewerVersion"] = True
-        try:
-            obj, end = cls._READERS[cls.HIGHEST_VERSION](value, 2)
-            assert value is not None and end == len(value)
-        except Exception:
-            return "newer, not flexible"
-        keys = _specs("consumer_offsets", "coordinator-key")
-        out.update(error=False, decodedKey=_union(keys, rec.key.SPEC_NAME, rec.key))
-        out["decodedValue"] = _union(
-            _specs("consumer_offsets", "coordinator-value"), cls.SPEC_NAME, obj
-        )
-        return "newer, not flexible"
     return ""
 
 
