@@ -33,7 +33,6 @@ from codegen.dumps import (
     encode_record_batch,
 )
 from codegen.dumps import coordinator as coordinator_module
-from codegen.dumps.batches import _ZZ2, _zz32
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     DecodedBatch,
@@ -42,6 +41,7 @@ from codegen.dumps.coordinator import (
     decode_records,
 )
 from codegen.dumps.coordinator import control_record as reference_control_record
+from codegen.dumps.varints import ZIGZAG_2, read_zigzag32
 from codegen.dumps.writer import _varint
 from generated.group_metadata_key import GroupMetadataKey
 from generated.group_metadata_value import GroupMetadataValue, MemberMetadata
@@ -230,7 +230,7 @@ _segments = st.lists(_entry, min_size=1, max_size=5).map(_segment)
 def test_two_byte_varint_table() -> None:
     for b1 in range(0x80, 0x100):
         for b2 in range(0x80):
-            assert _ZZ2[b1 + b2 * 128] == _zz32(bytes((b1, b2)), 0)[0]
+            assert ZIGZAG_2[b1 + b2 * 128] == read_zigzag32(bytes((b1, b2)), 0)[0]
 
 
 @_slow(150)
@@ -293,7 +293,7 @@ def _split_records(body: bytes, count: int) -> list[bytes]:
     out = []
     pos = 0
     for _ in range(count):
-        size, pos = _zz32(body, pos)
+        size, pos = read_zigzag32(body, pos)
         out.append(body[pos : pos + size])
         pos += size
     return out

@@ -6,8 +6,8 @@ to its end. Decoding never raises on bad data: the result is a :class:`RecordBat
 
 The record loops are written out by hand for speed (one- and two-byte varints are decoded inline
 through lookup tables); :func:`_parse_v2` and :func:`parse_v2_raw` differ only in what they build.
-``codegen.dumps.coordinator`` has a third such loop that decodes while it parses; it shares the
-varint tables and helpers below.
+``codegen.dumps.coordinator`` has a third such loop that decodes while it parses; all three use
+the varint tables and helpers of ``codegen.dumps.varints``.
 """
 
 from __future__ import annotations
@@ -30,12 +30,19 @@ from codegen.dumps.model import (
     ControlRecord,
     ControlType,
     ErrorKind,
-    Header,
     RawRecord,
     Record,
     RecordBatch,
     SegmentError,
     TimestampType,
+)
+from codegen.dumps.varints import (
+    ZIGZAG_1,
+    ZIGZAG_2,
+    MalformedRecord,
+    read_headers,
+    read_zigzag32,
+    read_zigzag64,
 )
 
 __all__ = [
@@ -79,89 +86,12 @@ _CODECS: Final = tuple(Codec)
 _TS_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 
-_ZZ1: Final = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 7))
-"""Zig-zag decoding of one-byte varints."""
-_ZZ2: Final = (0,) * 0x80 + tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
-"""Zig-zag decoding of two-byte varints ``b1 b2``, indexed by ``b1 + b2 * 128`` (adding and
-multiplying small ints is cheaper than shifting and or-ing them)."""
-
-
-class _Corrupt(Exception):
-    """Internal: the bytes being parsed are malformed (message = reason)."""
-
-
-class _CorruptControl(_Corrupt):
+class _CorruptControl(MalformedRecord):
     """Internal: a control record key or marker value is malformed."""
 
 
-# ---------------------------------------------------------------------------------------------
-# varints (slow paths; the loops inline the one-byte case)
-
-
-def _zz32(data: bytes, pos: int) -> tuple[int, int]:
-    """Zig-zag varint of at most 5 bytes at ``pos``; returns (value, next position)."""
-    result = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift > 28:
-            raise _Corrupt("varint is longer than 5 bytes")
-    result &= 0xFFFFFFFF
-    return (result >> 1) ^ -(result & 1), pos
-
-
-def _zz64(data: bytes, pos: int) -> tuple[int, int]:
-    """Zig-zag varlong of at most 10 bytes at ``pos``; returns (value, next position)."""
-    result = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise _Corrupt("varlong is longer than 10 bytes")
-    result &= 0xFFFFFFFFFFFFFFFF
-    return (result >> 1) ^ -(result & 1), pos
-
-
-def _headers(data: bytes, pos: int, end: int) -> tuple[tuple[Header, ...], int]:
-    count, pos = _zz32(data, pos)
-    if count < 0:
-        raise _Corrupt(f"invalid negative header count {count}")
-    if count > (end - pos) // 2:
-        raise _Corrupt(f"header count {count} does not fit in the record")
-    out: list[Header] = []
-    for _ in range(count):
-        n, pos = _zz32(data, pos)
-        if n < 0:
-            raise _Corrupt(f"invalid negative header key size {n}")
-        key = data[pos : pos + n]
-        pos += n
-        n, pos = _zz32(data, pos)
-        value: bytes | None
-        if n >= 0:
-            value = data[pos : pos + n]
-            pos += n
-        elif n == -1:
-            value = None
-        else:
-            raise _Corrupt(f"invalid header value size {n}")
-        if pos > end:
-            raise _Corrupt("header runs past the end of the record")
-        out.append(Header(key, value))
-    return tuple(out), pos
-
-
-def _record_size_error(size: int, start: int, pos: int) -> _Corrupt:
-    return _Corrupt(
+def _record_size_error(size: int, start: int, pos: int) -> MalformedRecord:
+    return MalformedRecord(
         f"invalid record size: expected {size} bytes in record payload, read {pos - start}"
     )
 
@@ -184,8 +114,8 @@ def _parse_v2(
     out: list[Record] = []
     add = out.append
     new = object.__new__
-    zz = _ZZ1
-    zz2 = _ZZ2
+    zz = ZIGZAG_1
+    zz2 = ZIGZAG_2
     for _ in range(count):
         b = data[pos]
         if b < 0x80:
@@ -197,7 +127,7 @@ def _parse_v2(
                 size = zz2[b + b2 * 128]
                 pos += 2
             else:
-                size, pos = _zz32(data, pos)
+                size, pos = read_zigzag32(data, pos)
         start = pos
         rec_end = pos + size
         attrs = data[pos]
@@ -206,7 +136,7 @@ def _parse_v2(
             ts_delta = zz[b]
             pos += 2
         else:
-            ts_delta, pos = _zz64(data, pos + 1)
+            ts_delta, pos = read_zigzag64(data, pos + 1)
         b = data[pos]
         if b < 0x80:
             off_delta = zz[b]
@@ -217,13 +147,13 @@ def _parse_v2(
                 off_delta = zz2[b + b2 * 128]
                 pos += 2
             else:
-                off_delta, pos = _zz32(data, pos)
+                off_delta, pos = read_zigzag32(data, pos)
         b = data[pos]
         if b < 0x80:
             n = zz[b]
             pos += 1
         else:
-            n, pos = _zz32(data, pos)
+            n, pos = read_zigzag32(data, pos)
         key: bytes | None
         if n >= 0:
             key = data[pos : pos + n]
@@ -231,13 +161,13 @@ def _parse_v2(
         elif n == -1:
             key = None
         else:
-            raise _Corrupt(f"invalid key size {n}")
+            raise MalformedRecord(f"invalid key size {n}")
         b = data[pos]
         if b < 0x80:
             n = zz[b]
             pos += 1
         else:
-            n, pos = _zz32(data, pos)
+            n, pos = read_zigzag32(data, pos)
         value: bytes | None
         if n >= 0:
             value = data[pos : pos + n]
@@ -245,12 +175,12 @@ def _parse_v2(
         elif n == -1:
             value = None
         else:
-            raise _Corrupt(f"invalid value size {n}")
+            raise MalformedRecord(f"invalid value size {n}")
         if data[pos] == 0:
             headers = NO_HEADERS
             pos += 1
         else:
-            headers, pos = _headers(data, pos, rec_end)
+            headers, pos = read_headers(data, pos, rec_end)
         if pos != rec_end:
             raise _record_size_error(size, start, pos)
         if base_seq < 0:
@@ -270,7 +200,7 @@ def _parse_v2(
         rec.attributes = attrs
         add(rec)
     if pos != end:
-        raise _Corrupt(f"{end - pos} bytes left after the last of {count} records")
+        raise MalformedRecord(f"{end - pos} bytes left after the last of {count} records")
     return out
 
 
@@ -283,8 +213,8 @@ def parse_v2_raw(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[Ra
     append_ts = batch.max_timestamp
     out: list[RawRecord] = []
     add = out.append
-    zz = _ZZ1
-    zz2 = _ZZ2
+    zz = ZIGZAG_1
+    zz2 = ZIGZAG_2
     for _ in range(count):
         b = data[pos]
         if b < 0x80:
@@ -296,7 +226,7 @@ def parse_v2_raw(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[Ra
                 size = zz2[b + b2 * 128]
                 pos += 2
             else:
-                size, pos = _zz32(data, pos)
+                size, pos = read_zigzag32(data, pos)
         start = pos
         rec_end = pos + size
         b = data[pos + 1]
@@ -304,7 +234,7 @@ def parse_v2_raw(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[Ra
             ts_delta = zz[b]
             pos += 2
         else:
-            ts_delta, pos = _zz64(data, pos + 1)
+            ts_delta, pos = read_zigzag64(data, pos + 1)
         b = data[pos]
         if b < 0x80:
             off_delta = zz[b]
@@ -315,13 +245,13 @@ def parse_v2_raw(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[Ra
                 off_delta = zz2[b + b2 * 128]
                 pos += 2
             else:
-                off_delta, pos = _zz32(data, pos)
+                off_delta, pos = read_zigzag32(data, pos)
         b = data[pos]
         if b < 0x80:
             n = zz[b]
             pos += 1
         else:
-            n, pos = _zz32(data, pos)
+            n, pos = read_zigzag32(data, pos)
         key: bytes | None
         if n >= 0:
             key = data[pos : pos + n]
@@ -329,13 +259,13 @@ def parse_v2_raw(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[Ra
         elif n == -1:
             key = None
         else:
-            raise _Corrupt(f"invalid key size {n}")
+            raise MalformedRecord(f"invalid key size {n}")
         b = data[pos]
         if b < 0x80:
             n = zz[b]
             pos += 1
         else:
-            n, pos = _zz32(data, pos)
+            n, pos = read_zigzag32(data, pos)
         value: bytes | None
         if n >= 0:
             value = data[pos : pos + n]
@@ -343,11 +273,11 @@ def parse_v2_raw(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[Ra
         elif n == -1:
             value = None
         else:
-            raise _Corrupt(f"invalid value size {n}")
+            raise MalformedRecord(f"invalid value size {n}")
         if data[pos] == 0:
             pos += 1
         else:
-            pos = _headers(data, pos, rec_end)[1]
+            pos = read_headers(data, pos, rec_end)[1]
         if pos != rec_end:
             raise _record_size_error(size, start, pos)
         add(
@@ -359,7 +289,7 @@ def parse_v2_raw(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[Ra
             )
         )
     if pos != end:
-        raise _Corrupt(f"{end - pos} bytes left after the last of {count} records")
+        raise MalformedRecord(f"{end - pos} bytes left after the last of {count} records")
     return out
 
 
@@ -547,7 +477,7 @@ def _decode_v2(
         )
         if batch.attributes & 0x20:
             records = _to_control(records)
-    except _Corrupt as exc:
+    except MalformedRecord as exc:
         kind = (
             ErrorKind.CORRUPT_CONTROL
             if isinstance(exc, _CorruptControl)
@@ -576,41 +506,41 @@ def _parse_legacy_message(
 ) -> tuple[int, int, int, bytes | None, bytes | None]:
     """(magic, attributes, timestamp, key, value) of the message in ``data[start:end]``."""
     if end - start < MIN_LEGACY_SIZE:
-        raise _Corrupt(f"message of {end - start} bytes is shorter than the minimum")
+        raise MalformedRecord(f"message of {end - start} bytes is shorter than the minimum")
     magic = data[start + 4]
     attrs = data[start + 5]
     pos = start + 6
     if magic == 1:
         if end - start < _MIN_V1_SIZE:
-            raise _Corrupt(f"v1 message of {end - start} bytes is shorter than the minimum")
+            raise MalformedRecord(f"v1 message of {end - start} bytes is shorter than the minimum")
         timestamp = _I64.unpack_from(data, pos)[0]
         pos += 8
     elif magic == 0:
         timestamp = -1
     else:
-        raise _Corrupt(f"unknown magic byte ({magic})")
+        raise MalformedRecord(f"unknown magic byte ({magic})")
     n = _I32.unpack_from(data, pos)[0]
     pos += 4
     key: bytes | None = None
     if n >= 0:
         if pos + n + 4 > end:
-            raise _Corrupt(f"key size {n} runs past the end of the message")
+            raise MalformedRecord(f"key size {n} runs past the end of the message")
         key = data[pos : pos + n]
         pos += n
     elif n != -1:
-        raise _Corrupt(f"invalid key size {n}")
+        raise MalformedRecord(f"invalid key size {n}")
     n = _I32.unpack_from(data, pos)[0]
     pos += 4
     value: bytes | None = None
     if n >= 0:
         if pos + n > end:
-            raise _Corrupt(f"value size {n} runs past the end of the message")
+            raise MalformedRecord(f"value size {n} runs past the end of the message")
         value = data[pos : pos + n]
         pos += n
     elif n != -1:
-        raise _Corrupt(f"invalid value size {n}")
+        raise MalformedRecord(f"invalid value size {n}")
     if pos != end:
-        raise _Corrupt(f"{end - pos} bytes left after the message value")
+        raise MalformedRecord(f"{end - pos} bytes left after the message value")
     return magic, attrs, timestamp, key, value
 
 
@@ -627,23 +557,23 @@ def _inner_messages(
     p = 0
     while p < n:
         if p + LOG_OVERHEAD > n:
-            raise _Corrupt(f"inner message set ends with {n - p} stray bytes")
+            raise MalformedRecord(f"inner message set ends with {n - p} stray bytes")
         ioff, isize = _ENTRY_HEADER.unpack_from(inner, p)
         if isize < MIN_LEGACY_SIZE or p + LOG_OVERHEAD + isize > n:
-            raise _Corrupt(f"inner message at byte {p} has invalid size {isize}")
+            raise MalformedRecord(f"inner message at byte {p} has invalid size {isize}")
         mstart = p + LOG_OVERHEAD
         mend = mstart + isize
         if verify_crc:
             stored = _U32.unpack_from(inner, mstart)[0]
             computed = zlib.crc32(memoryview(inner)[mstart + 4 : mend])
             if stored != computed:
-                raise _Corrupt(
+                raise MalformedRecord(
                     f"inner message at offset {ioff} is corrupt "
                     f"(stored crc = {stored}, computed crc = {computed})"
                 )
         _, iattrs, its, ikey, ivalue = _parse_legacy_message(inner, mstart, mend)
         if iattrs & 0x07:
-            raise _Corrupt(f"inner message at offset {ioff} is itself compressed")
+            raise MalformedRecord(f"inner message at offset {ioff} is itself compressed")
         items.append((ioff, iattrs, its, ikey, ivalue))
         p = mend
     if not items:
@@ -673,7 +603,7 @@ def _decode_legacy(
         )
     try:
         _, _, timestamp, key, value = _parse_legacy_message(buf, LOG_OVERHEAD, total)
-    except (_Corrupt, struct.error) as exc:
+    except (MalformedRecord, struct.error) as exc:
         kind = ErrorKind.BAD_MAGIC if "magic" in str(exc) else ErrorKind.CORRUPT_RECORDS
         return _error(kind, file, position, total, offset, str(exc))
     codec_id = attrs & 0x07
@@ -713,7 +643,7 @@ def _decode_legacy(
                 ts_type == TimestampType.LOG_APPEND_TIME,
                 verify_crc,
             )
-        except (_Corrupt, struct.error) as exc:
+        except (MalformedRecord, struct.error) as exc:
             return _error(ErrorKind.CORRUPT_RECORDS, file, position, total, offset, str(exc))
     return RecordBatch(
         file,
@@ -796,7 +726,7 @@ _Item = TypeVar("_Item")
 
 V2RecordLoop = Callable[[bytes, int, int, RecordBatch], list[_Item]]
 """Parses the records of a checked v2 data batch: ``(data, start, end, batch)`` -> one item per
-record, where ``data[start:end]`` holds the (decompressed) records. It raises ``_Corrupt`` or
+record, where ``data[start:end]`` holds the (decompressed) records. It raises ``MalformedRecord`` or
 IndexError on malformed records, which turn into a ``corrupt-records`` error for the batch."""
 
 
@@ -841,7 +771,7 @@ def decode_entry_with(
         batch, data, start, end = opened
         base_offset = batch.base_offset
         items = v2_records(data, start, end, batch)
-    except _Corrupt as exc:
+    except MalformedRecord as exc:
         reason = str(exc)
     except IndexError:
         reason = "records run past the end of the batch"

@@ -28,17 +28,19 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, Final
 
 from codegen.dumps.batches import (
-    _ZZ1,
-    _ZZ2,
-    _headers,
-    _zz32,
-    _zz64,
     parse_control_key,
     parse_end_txn_marker,
     parse_v2_raw,
 )
 from codegen.dumps.model import ControlType, RawRecord, RecordBatch, SegmentError
 from codegen.dumps.segments import SegmentReader, Source
+from codegen.dumps.varints import (
+    ZIGZAG_1,
+    ZIGZAG_2,
+    read_headers,
+    read_zigzag32,
+    read_zigzag64,
+)
 from codegen.runtime import KafkaMessage
 
 if TYPE_CHECKING:
@@ -526,8 +528,8 @@ class CoordinatorDecoder:
         self._trim_key_cache()
         known_keys = self._key_cache.get
         new_key = self._known_key
-        zz = _ZZ1
-        zz2 = _ZZ2
+        zz = ZIGZAG_1
+        zz2 = ZIGZAG_2
         for _ in range(count):
             b = data[pos]
             if b < 0x80:
@@ -539,7 +541,7 @@ class CoordinatorDecoder:
                     size = zz2[b + b2 * 128]
                     start = pos + 2
                 else:
-                    size, start = _zz32(data, pos)
+                    size, start = read_zigzag32(data, pos)
             # Positions inside one record are small ints, which Python does not allocate.
             pos = start + size
             record = data[start:pos]
@@ -548,7 +550,7 @@ class CoordinatorDecoder:
                 ts_delta = zz[b]
                 p = 2
             else:
-                ts_delta, p = _zz64(record, 1)
+                ts_delta, p = read_zigzag64(record, 1)
             b = record[p]
             if b < 0x80:
                 off_delta = zz[b]
@@ -559,13 +561,13 @@ class CoordinatorDecoder:
                     off_delta = zz2[b + b2 * 128]
                     p += 2
                 else:
-                    off_delta, p = _zz32(record, p)
+                    off_delta, p = read_zigzag32(record, p)
             b = record[p]
             if b < 0x80:
                 n = zz[b]
                 p += 1
             else:
-                n, p = _zz32(record, p)
+                n, p = read_zigzag32(record, p)
             key: bytes | None
             if n >= 0:
                 key = record[p : p + n]
@@ -579,7 +581,7 @@ class CoordinatorDecoder:
                 value_len = zz[b]
                 p += 1
             else:
-                value_len, p = _zz32(record, p)
+                value_len, p = read_zigzag32(record, p)
             value: bytes | None
             if value_len >= 0:
                 value = record[p : p + value_len]
@@ -590,7 +592,7 @@ class CoordinatorDecoder:
                 raise _Malformed
             # Usually the header count (0) is the record's last byte.
             if p + 1 != size or record[p]:
-                p = _headers(record, p, size)[1] if record[p] else p + 1
+                p = read_headers(record, p, size)[1] if record[p] else p + 1
                 if p != size:  # also when the record was cut short by the end of the data
                     raise _Malformed
             offset = base_offset + off_delta

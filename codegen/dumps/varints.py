@@ -1,0 +1,87 @@
+"""Zig-zag varints and record headers of the v2 record format, for the hand-written record loops.
+
+The loops in ``codegen.dumps.batches`` and ``codegen.dumps.coordinator`` decode one- and
+two-byte varints inline through :data:`ZIGZAG_1` and :data:`ZIGZAG_2` and call the functions
+below for longer ones. Malformed bytes raise :class:`MalformedRecord`; a read past the end of
+the data raises ``IndexError``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from codegen.dumps.model import Header
+
+ZIGZAG_1: Final = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 7))
+"""Zig-zag decoding of one-byte varints, indexed by the byte."""
+
+ZIGZAG_2: Final = (0,) * 0x80 + tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
+"""Zig-zag decoding of two-byte varints ``b1 b2``, indexed by ``b1 + b2 * 128`` (adding and
+multiplying small ints is cheaper than shifting and or-ing them)."""
+
+
+class MalformedRecord(Exception):
+    """The bytes being parsed are malformed (message = reason)."""
+
+
+def read_zigzag32(data: bytes, pos: int) -> tuple[int, int]:
+    """Zig-zag varint of at most 5 bytes at ``pos``; returns (value, next position)."""
+    result = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 28:
+            raise MalformedRecord("varint is longer than 5 bytes")
+    result &= 0xFFFFFFFF
+    return (result >> 1) ^ -(result & 1), pos
+
+
+def read_zigzag64(data: bytes, pos: int) -> tuple[int, int]:
+    """Zig-zag varlong of at most 10 bytes at ``pos``; returns (value, next position)."""
+    result = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise MalformedRecord("varlong is longer than 10 bytes")
+    result &= 0xFFFFFFFFFFFFFFFF
+    return (result >> 1) ^ -(result & 1), pos
+
+
+def read_headers(data: bytes, pos: int, end: int) -> tuple[tuple[Header, ...], int]:
+    """The header list of a record at ``pos`` (which ends at ``end``); returns (headers, next)."""
+    count, pos = read_zigzag32(data, pos)
+    if count < 0:
+        raise MalformedRecord(f"invalid negative header count {count}")
+    if count > (end - pos) // 2:
+        raise MalformedRecord(f"header count {count} does not fit in the record")
+    out: list[Header] = []
+    for _ in range(count):
+        n, pos = read_zigzag32(data, pos)
+        if n < 0:
+            raise MalformedRecord(f"invalid negative header key size {n}")
+        key = data[pos : pos + n]
+        pos += n
+        n, pos = read_zigzag32(data, pos)
+        value: bytes | None
+        if n >= 0:
+            value = data[pos : pos + n]
+            pos += n
+        elif n == -1:
+            value = None
+        else:
+            raise MalformedRecord(f"invalid header value size {n}")
+        if pos > end:
+            raise MalformedRecord("header runs past the end of the record")
+        out.append(Header(key, value))
+    return tuple(out), pos
