@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from codegen.runtime import read_uvarint, uuid_json
+from codegen.runtime import KafkaMessage, read_uvarint, uuid_json
 from generated import MESSAGES
 from generated._spark_schemas import FOLDERS, SCHEMAS, VECTOR_LAYOUTS
 from spark_udfs.schema import message_arrow_type
@@ -228,11 +228,14 @@ def _layouts(name: str) -> dict[int, dict[str, Any]]:
 
 
 def _generic(
-    name: str, rows: Rows, starts: I64, ends: I64, versions: I64
+    name: str, rows: Rows, starts: I64, ends: I64, versions: I64, trailing_ok: bool = False
 ) -> tuple[pa.StructArray, dict[int, str]]:
-    """Decode with the generated codec; returns the structs and errors by local index."""
+    """Decode with the generated codec; returns the structs and errors by local index.
+
+    With ``trailing_ok``, bytes after the message are ignored instead of being an error.
+    """
     cls = MESSAGES[name]
-    decode = cls.decode
+    decode = _prefix_decoder(cls) if trailing_ok else cls.decode
     convs = _top_converters(name)
     cols: list[list[Any]] = [[] for _ in convs]
     appends = [c.append for c in cols]
@@ -259,6 +262,15 @@ def _generic(
         m[list(errors)] = True
         mask = pa.array(m)
     return pa.StructArray.from_arrays(arrays, fields=list(stype), mask=mask), errors
+
+
+def _prefix_decoder(cls: type[KafkaMessage]) -> Callable[[bytes, int], KafkaMessage]:
+    """``cls.decode`` that ignores bytes after the message, as Kafka's coordinator records do."""
+
+    def decode(data: bytes, version: int) -> KafkaMessage:
+        return cls.read(data, 0, version)[0]
+
+    return decode
 
 
 @lru_cache(maxsize=64)
@@ -395,11 +407,18 @@ def _read(data: npt.NDArray[np.uint8], pos: I64, size: int, dtype: str) -> npt.N
 
 
 def _vectorized(
-    name: str, version: int, rows: Rows, starts: I64, ends: I64, skip: BoolArr | None = None
+    name: str,
+    version: int,
+    rows: Rows,
+    starts: I64,
+    ends: I64,
+    skip: BoolArr | None = None,
+    trailing_ok: bool = False,
 ) -> tuple[pa.StructArray, BoolArr]:
     """Decode rows of one vectorizable version; returns the structs and the rows that failed.
 
-    Rows in ``skip`` are null and never fail.
+    Rows in ``skip`` are null and never fail. With ``trailing_ok``, bytes after the message are
+    ignored instead of failing the row.
     """
     stype = message_arrow_type(name)
     data = rows.data
@@ -435,7 +454,8 @@ def _vectorized(
         if ln.any():
             utf8_checks.append(arr)
         p = p + ln
-    bad |= p != ends
+    if not trailing_ok:
+        bad |= p != ends
     for arr in utf8_checks:
         try:
             arr.validate(full=True)
@@ -474,12 +494,20 @@ def _assemble(parts: list[tuple[I64, pa.Array]], n: int, typ: pa.DataType) -> pa
 
 
 def decode_rows(
-    name: str, rows: Rows, starts: I64, ends: I64, versions: I64, live: BoolArr | None = None
+    name: str,
+    rows: Rows,
+    starts: I64,
+    ends: I64,
+    versions: I64,
+    live: BoolArr | None = None,
+    *,
+    trailing_ok: bool = False,
 ) -> tuple[pa.StructArray, dict[int, str]]:
     """Decode the message bodies ``[starts, ends)`` at ``versions`` (already valid versions).
 
     Only rows in ``live`` (default: all) are decoded; the others are null without an error.
     Returns one struct per body (null where it failed) and the errors by index into ``starts``.
+    A message must end at ``ends`` unless ``trailing_ok``, which ignores bytes after it.
     """
     n = len(starts)
     typ = message_arrow_type(name)
@@ -497,11 +525,11 @@ def decode_rows(
     # one vectorizable version over (most of) the batch: decode in place, no reordering
     if single and first in layouts and (live is None or 2 * len(live_versions) >= n):
         skip = None if live is None else ~live
-        structs, bad = _vectorized(name, first, rows, starts, ends, skip)
+        structs, bad = _vectorized(name, first, rows, starts, ends, skip, trailing_ok)
         if not bad.any():
             return structs, errors
         sel = np.nonzero(bad)[0]
-        retried, errs = _generic(name, rows, starts[sel], ends[sel], versions[sel])
+        retried, errs = _generic(name, rows, starts[sel], ends[sel], versions[sel], trailing_ok)
         for j, reason in errs.items():
             errors[int(sel[j])] = reason
         if len(errs) == len(sel):  # the codec fails on them too: they are already null
@@ -514,13 +542,15 @@ def decode_rows(
     for v in uniq:
         sel = live_rows if single else live_rows[live_versions == v]
         if v in layouts:
-            structs, bad = _vectorized(name, v, rows, starts[sel], ends[sel])
+            structs, bad = _vectorized(
+                name, v, rows, starts[sel], ends[sel], trailing_ok=trailing_ok
+            )
             if not bad.any():
                 parts.append((sel, structs))
                 continue
             parts.append((sel[~bad], structs.filter(pa.array(~bad))))
             sel = sel[bad]
-        structs, errs = _generic(name, rows, starts[sel], ends[sel], versions[sel])
+        structs, errs = _generic(name, rows, starts[sel], ends[sel], versions[sel], trailing_ok)
         parts.append((sel, structs))
         for j, reason in errs.items():
             errors[int(sel[j])] = reason

@@ -2,6 +2,7 @@
 
 A coordinator record is ``key = int16 record type || key``, ``value = int16 version || value``
 (null value = tombstone). The record type picks the key and value specs (the specs' ``apiKey``).
+Bytes left over after a coordinator key or value are ignored, as Kafka's deserializer does.
 ``__cluster_metadata`` values are frames (``uvarint frame version, api key, version``) and keys
 are null. Control records (transaction markers, KRaft control) are not decoded. A record type the
 specs do not know is not an error (Kafka skips it, KIP-915): its decoded columns are null.
@@ -155,7 +156,7 @@ def _value_side(
     has_version |= have
     eff, newer, ok = clamp_versions(spec, prefix, have, errors, np.arange(rows.n, dtype=np.int64))
     newer_out[live] = newer[live]
-    structs, errs = decode_rows(spec, rows, starts + 2, ends, eff, ok)
+    structs, errs = decode_rows(spec, rows, starts + 2, ends, eff, ok, trailing_ok=True)
     errors.update(errs)
     if errs:
         ok = ok.copy()
@@ -214,7 +215,9 @@ def decode_topic_arrays(
             kspec, vspec = keys.get(t), values.get(t)
             if kspec is None:
                 continue  # an unknown record type: skipped, as Kafka does
-            structs, errs = decode_rows(kspec, krows, krows.starts + 2, krows.ends, zeros, sel)
+            structs, errs = decode_rows(
+                kspec, krows, krows.starts + 2, krows.ends, zeros, sel, trailing_ok=True
+            )
             errors.update(errs)
             key_ok = sel.copy()
             key_ok[list(errs)] = False

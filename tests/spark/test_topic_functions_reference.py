@@ -16,6 +16,8 @@ mapping says so:
   do not decode; docs/spark.md: "Null input gives a null struct and no error");
 - an unknown record type is not an error (KIP-915), though the core keeps a reason for it;
 - control records are not decoded and are not errors;
+- bytes left over after a coordinator key or value are ignored by both (as Kafka does); the core
+  also notes them, which Spark has no column for;
 - ``recordName`` of a metadata record is its spec name (the core gives Kafka's enum name).
 """
 
@@ -295,40 +297,13 @@ def _spark_value(value: Any) -> Any:
 Expected = dict[str, Any]
 
 
-# Where the Spark topic function and the core differ on purpose or by a known gap, per input kind
-# (found by this test; the rows are classified by the core's reading, and the expectation below
-# is Spark's current behaviour, so a change on either side shows up here):
-KNOWN_DIFFERENCES = {
-    "trailing bytes": "bytes left after a coordinator key or value: the core ignores them (as "
-    "Kafka does) and notes it; Spark reports the record as malformed",
-}
-
-
-def _spark_divergence(key: bytes | None, value: bytes | None, rec: Any, out: Expected) -> str:
-    """Apply a known difference to ``out`` (in place); returns its name or ""."""
-    if rec.note is not None and "left over after the key" in rec.note:
-        out.update(decodedKey=None, decodedValue=None, valueVersion=None, error=True)
-        out.update(isNewerVersion=False, isTombstone=False)
-        return "trailing bytes"
-    if rec.note is not None and "left over after the value" in rec.note:
-        out.update(decodedKey=None, decodedValue=None, error=True)
-        return "trailing bytes"
-    if rec.kind == ERROR and "which is not flexible" in (rec.error or ""):
-        # The core stopped at the value, so it never noted the key's leftover bytes.
-        assert key is not None
-        if len(rec.key.encode(0)) != len(key) - 2:
-            out.update(valueVersion=None, error=True)
-            return "trailing bytes"
-    return ""
-
-
 def expected_coordinator(row: Row) -> Expected:
     key, value, control = row
     keys = _specs("consumer_offsets", "coordinator-key")
     values = _specs("consumer_offsets", "coordinator-value")
     nothing = dict.fromkeys(COLUMNS) | {"isTombstone": False, "isNewerVersion": False}
     if control or (key is None and value is None):
-        return nothing | {"error": False, "known": ""}
+        return nothing | {"error": False, "leftover": False}
     rec = coordinator_decoder(CONSUMER_OFFSETS).decode(key, value)
     version = None  # the core's -1 means "none", but -1 is also a version one can read
     if rec.key is not None and value is not None and len(value) >= 2:
@@ -347,7 +322,8 @@ def expected_coordinator(row: Row) -> Expected:
         out["decodedKey"] = _union(keys, rec.key.SPEC_NAME, rec.key)
     if rec.kind == RECORD:
         out["decodedValue"] = _union(values, type(rec.value).SPEC_NAME, rec.value)
-    out["known"] = _spark_divergence(key, value, rec, out)
+    # Bytes after a key or value are ignored, as Kafka does (the core notes them).
+    out["leftover"] = rec.note is not None and "left over" in rec.note
     return out
 
 
@@ -357,7 +333,7 @@ def expected_metadata(row: Row) -> Expected:
     nothing = dict.fromkeys(COLUMNS) | {"isTombstone": False, "isNewerVersion": False}
     del nothing["decodedKey"]
     if control or value is None:
-        return nothing | {"error": False, "known": ""}
+        return nothing | {"error": False, "leftover": False}
     rec = metadata_decoder().decode(value)
     name = specs.get(rec.record_type)
     if name is not None:
@@ -368,7 +344,7 @@ def expected_metadata(row: Row) -> Expected:
         "valueVersion": None if rec.value_version == -1 else rec.value_version,
         "isNewerVersion": rec.newer_than_spec,
         "error": rec.kind == ERROR,
-        "known": "",
+        "leftover": False,
     }
     if rec.kind == RECORD:
         out["decodedValue"] = _union(specs, name, rec.value)
@@ -399,9 +375,9 @@ def _compare(
     for i, (exp, g) in enumerate(zip(expected, got, strict=True)):
         row = rows[i]
         assert (g["key"], g["value"], g["isControl"]) == row
-        have = {c: _spark_value(g[c]) for c in exp if c not in ("error", "known")}
+        have = {c: _spark_value(g[c]) for c in exp if c not in ("error", "leftover")}
         have["error"] = g["_decode_error"] is not None
-        have["known"] = exp["known"]
+        have["leftover"] = exp["leftover"]
         if have["error"]:
             assert g["_decode_error"].strip()
         if have != exp:
@@ -433,6 +409,7 @@ def test_consumer_offsets_match_the_reference(spark: Any, tmp_path: Path) -> Non
     assert any(e["isTombstone"] for e in expected)
     assert any(e["isNewerVersion"] and e["decodedValue"] for e in expected)
     assert any(e["error"] for e in expected)
+    assert any(e["leftover"] and e["decodedValue"] for e in expected)
     _failfast(spark, rows, expected, functions.decode_consumer_offsets)
 
 
