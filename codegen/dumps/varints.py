@@ -24,8 +24,8 @@ class MalformedRecord(Exception):
     """The bytes being parsed are malformed (message = reason)."""
 
 
-def read_zigzag32(data: bytes, pos: int) -> tuple[int, int]:
-    """Zig-zag varint of at most 5 bytes at ``pos``; returns (value, next position)."""
+def _read_unsigned(data: bytes, pos: int, max_shift: int, too_long: str) -> tuple[int, int]:
+    """Unsigned varint at ``pos`` whose last byte is shifted by at most ``max_shift`` bits."""
     result = 0
     shift = 0
     while True:
@@ -33,27 +33,22 @@ def read_zigzag32(data: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         result |= (b & 0x7F) << shift
         if b < 0x80:
-            break
+            return result, pos
         shift += 7
-        if shift > 28:
-            raise MalformedRecord("varint is longer than 5 bytes")
+        if shift > max_shift:
+            raise MalformedRecord(too_long)
+
+
+def read_zigzag32(data: bytes, pos: int) -> tuple[int, int]:
+    """Zig-zag varint of at most 5 bytes at ``pos``; returns (value, next position)."""
+    result, pos = _read_unsigned(data, pos, 28, "varint is longer than 5 bytes")
     result &= 0xFFFFFFFF
     return (result >> 1) ^ -(result & 1), pos
 
 
 def read_zigzag64(data: bytes, pos: int) -> tuple[int, int]:
     """Zig-zag varlong of at most 10 bytes at ``pos``; returns (value, next position)."""
-    result = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise MalformedRecord("varlong is longer than 10 bytes")
+    result, pos = _read_unsigned(data, pos, 63, "varlong is longer than 10 bytes")
     result &= 0xFFFFFFFFFFFFFFFF
     return (result >> 1) ^ -(result & 1), pos
 
