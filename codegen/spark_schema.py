@@ -141,9 +141,11 @@ def _spark_value(value: object) -> object:
 
 
 def _vector_items(layout: StructLayout, index: dict[str, int]) -> list[Any] | None:
-    """``[kind, field index, nullable]`` per wire value, or None when not vectorizable."""
-    if layout.flexible or layout.tagged:
-        return None
+    """``[kind, field index, nullable]`` per wire value, or None when not vectorizable.
+
+    Kinds: the fixed numbers, ``string`` (int16 length), ``compact_string`` (uvarint length)
+    and, last in flexible versions, ``tags`` (the tagged-field section; field index -1).
+    """
     items: list[Any] = []
     for step in layout.steps:
         if step.kind == "run":
@@ -153,27 +155,33 @@ def _vector_items(layout: StructLayout, index: dict[str, int]) -> list[Any] | No
                 if item.role != "value" or item.field.type.kind not in _VECTOR_FIXED:
                     return None
                 items.append([item.field.type.kind, index[item.field.name], False])
-        elif step.kind == "string" and not step.compact and step.field is not None:
-            items.append(["string", index[step.field.name], step.nullable])
+        elif step.kind == "string" and step.field is not None:
+            kind = "compact_string" if step.compact else "string"
+            items.append([kind, index[step.field.name], step.nullable])
         else:
             return None
+    if layout.flexible:
+        items.append(["tags", -1, False])
     return items
 
 
 def vector_layouts(message: Message) -> dict[int, dict[str, Any]]:
-    """Per version: the root's wire values in order and the defaults of absent fields.
+    """Per version: the root's wire values in order and the defaults of fields not read.
 
-    Only versions made of fixed-width numbers and int16-length strings are listed; the Spark
-    layer decodes those with numpy and every other version with the generated ``read``.
+    Only versions made of fixed-width numbers and strings are listed. The Spark layer decodes
+    those with numpy, when every length fits the fast case (an int16, or a one-byte uvarint)
+    and a flexible version has no tagged fields (the known ones take their defaults); it
+    reads every other version, and every other row, with the generated ``read``.
     """
     root = message.root
     index = {f.name: i for i, f in enumerate(root.fields)}
     out: dict[int, dict[str, Any]] = {}
     for layout in message_layouts(message).layouts(root):
         items = _vector_items(layout, index)
-        if items is None or not all(_simple_default(f.default) for f in layout.absent):
+        unread = [*layout.absent, *(t.field for t in layout.tagged)]
+        if items is None or not all(_simple_default(f.default) for f in unread):
             continue
-        defaults = [[index[f.name], _spark_value(f.default)] for f in layout.absent]
+        defaults = [[index[f.name], _spark_value(f.default)] for f in unread]
         if not message.flexible_versions.empty:
             defaults.append([len(root.fields), None])  # no tagged section: no unknown tags
         for v in layout.versions:

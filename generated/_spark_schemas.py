@@ -5582,13 +5582,30 @@ FOLDERS: dict[str, str] = {
 }
 
 VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
-    "AbortTransactionRecord": {},
+    "AbortTransactionRecord": {
+        0: {"items": [["tags", -1, False]], "defaults": [[0, None], [1, None]]}
+    },
     "AccessControlEntryRecord": {},
-    "BeginTransactionRecord": {},
+    "BeginTransactionRecord": {
+        0: {"items": [["tags", -1, False]], "defaults": [[0, None], [1, None]]}
+    },
     "BrokerRegistrationChangeRecord": {},
-    "ClearElrRecord": {},
+    "ClearElrRecord": {
+        0: {"items": [["compact_string", 0, False], ["tags", -1, False]], "defaults": [[1, None]]}
+    },
     "ClientQuotaRecord": {},
-    "ConfigRecord": {},
+    "ConfigRecord": {
+        0: {
+            "items": [
+                ["int8", 0, False],
+                ["compact_string", 1, False],
+                ["compact_string", 2, False],
+                ["compact_string", 3, True],
+                ["tags", -1, False],
+            ],
+            "defaults": [[4, None]],
+        }
+    },
     "ConsumerGroupCurrentMemberAssignmentKey": {
         0: {"items": [["string", 0, False], ["string", 1, False]], "defaults": []}
     },
@@ -5598,7 +5615,9 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
     },
     "ConsumerGroupMemberMetadataValue": {},
     "ConsumerGroupMetadataKey": {0: {"items": [["string", 0, False]], "defaults": []}},
-    "ConsumerGroupMetadataValue": {},
+    "ConsumerGroupMetadataValue": {
+        0: {"items": [["int32", 0, False], ["tags", -1, False]], "defaults": [[1, 0], [2, None]]}
+    },
     "ConsumerGroupPartitionMetadataKey": {0: {"items": [["string", 0, False]], "defaults": []}},
     "ConsumerGroupPartitionMetadataValue": {},
     "ConsumerGroupRegularExpressionKey": {
@@ -5612,16 +5631,33 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
     "ConsumerGroupTargetAssignmentMetadataKey": {
         0: {"items": [["string", 0, False]], "defaults": []}
     },
-    "ConsumerGroupTargetAssignmentMetadataValue": {},
+    "ConsumerGroupTargetAssignmentMetadataValue": {
+        0: {"items": [["int32", 0, False], ["tags", -1, False]], "defaults": [[1, 0], [2, None]]}
+    },
     "ConsumerProtocolAssignment": {},
     "ConsumerProtocolSubscription": {},
     "DelegationTokenRecord": {},
-    "EndTransactionRecord": {},
-    "FeatureLevelRecord": {},
-    "FenceBrokerRecord": {},
+    "EndTransactionRecord": {0: {"items": [["tags", -1, False]], "defaults": [[0, None]]}},
+    "FeatureLevelRecord": {
+        0: {
+            "items": [["compact_string", 0, False], ["int16", 1, False], ["tags", -1, False]],
+            "defaults": [[2, None]],
+        }
+    },
+    "FenceBrokerRecord": {
+        0: {
+            "items": [["int32", 0, False], ["int64", 1, False], ["tags", -1, False]],
+            "defaults": [[2, None]],
+        }
+    },
     "GroupMetadataKey": {0: {"items": [["string", 0, False]], "defaults": []}},
     "GroupMetadataValue": {},
-    "KRaftVersionRecord": {},
+    "KRaftVersionRecord": {
+        0: {
+            "items": [["int16", 0, False], ["int16", 1, False], ["tags", -1, False]],
+            "defaults": [[2, None]],
+        }
+    },
     "LeaderChangeMessage": {},
     "LegacyOffsetCommitKey": {
         0: {
@@ -5635,7 +5671,7 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
             "defaults": [],
         }
     },
-    "NoOpRecord": {},
+    "NoOpRecord": {0: {"items": [["tags", -1, False]], "defaults": [[0, None]]}},
     "OffsetCommitKey": {
         0: {
             "items": [["string", 0, False], ["string", 1, False], ["int32", 2, False]],
@@ -5669,16 +5705,43 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
             ],
             "defaults": [[4, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, None]],
         },
+        4: {
+            "items": [
+                ["int64", 0, False],
+                ["int32", 1, False],
+                ["compact_string", 2, False],
+                ["int64", 3, False],
+                ["tags", -1, False],
+            ],
+            "defaults": [[4, -1], [5, "AAAAAAAAAAAAAAAAAAAAAA"], [6, None]],
+        },
     },
     "PartitionChangeRecord": {},
     "PartitionRecord": {},
-    "ProducerIdsRecord": {},
+    "ProducerIdsRecord": {
+        0: {
+            "items": [
+                ["int32", 0, False],
+                ["int64", 1, False],
+                ["int64", 2, False],
+                ["tags", -1, False],
+            ],
+            "defaults": [[3, None]],
+        }
+    },
     "RegisterBrokerRecord": {},
     "RegisterControllerRecord": {},
     "RemoveAccessControlEntryRecord": {},
-    "RemoveDelegationTokenRecord": {},
+    "RemoveDelegationTokenRecord": {
+        0: {"items": [["compact_string", 0, False], ["tags", -1, False]], "defaults": [[1, None]]}
+    },
     "RemoveTopicRecord": {},
-    "RemoveUserScramCredentialRecord": {},
+    "RemoveUserScramCredentialRecord": {
+        0: {
+            "items": [["compact_string", 0, False], ["int8", 1, False], ["tags", -1, False]],
+            "defaults": [[2, None]],
+        }
+    },
     "ShareGroupCurrentMemberAssignmentKey": {
         0: {"items": [["string", 0, False], ["string", 1, False]], "defaults": []}
     },
@@ -5688,7 +5751,12 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
     },
     "ShareGroupMemberMetadataValue": {},
     "ShareGroupMetadataKey": {0: {"items": [["string", 0, False]], "defaults": []}},
-    "ShareGroupMetadataValue": {},
+    "ShareGroupMetadataValue": {
+        0: {
+            "items": [["int32", 0, False], ["int64", 1, False], ["tags", -1, False]],
+            "defaults": [[2, None]],
+        }
+    },
     "ShareGroupStatePartitionMetadataKey": {0: {"items": [["string", 0, False]], "defaults": []}},
     "ShareGroupStatePartitionMetadataValue": {},
     "ShareGroupTargetAssignmentMemberKey": {
@@ -5696,13 +5764,22 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
     },
     "ShareGroupTargetAssignmentMemberValue": {},
     "ShareGroupTargetAssignmentMetadataKey": {0: {"items": [["string", 0, False]], "defaults": []}},
-    "ShareGroupTargetAssignmentMetadataValue": {},
+    "ShareGroupTargetAssignmentMetadataValue": {
+        0: {"items": [["int32", 0, False], ["tags", -1, False]], "defaults": [[1, 0], [2, None]]}
+    },
     "ShareSnapshotKey": {},
     "ShareSnapshotValue": {},
     "ShareUpdateKey": {},
     "ShareUpdateValue": {},
-    "SnapshotFooterRecord": {},
-    "SnapshotHeaderRecord": {},
+    "SnapshotFooterRecord": {
+        0: {"items": [["int16", 0, False], ["tags", -1, False]], "defaults": [[1, None]]}
+    },
+    "SnapshotHeaderRecord": {
+        0: {
+            "items": [["int16", 0, False], ["int64", 1, False], ["tags", -1, False]],
+            "defaults": [[2, None]],
+        }
+    },
     "StreamsGroupCurrentMemberAssignmentKey": {
         0: {"items": [["string", 0, False], ["string", 1, False]], "defaults": []}
     },
@@ -5720,16 +5797,32 @@ VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {
     "StreamsGroupTargetAssignmentMetadataKey": {
         0: {"items": [["string", 0, False]], "defaults": []}
     },
-    "StreamsGroupTargetAssignmentMetadataValue": {},
+    "StreamsGroupTargetAssignmentMetadataValue": {
+        0: {"items": [["int32", 0, False], ["tags", -1, False]], "defaults": [[1, 0], [2, None]]}
+    },
     "StreamsGroupTopologyKey": {0: {"items": [["string", 0, False]], "defaults": []}},
     "StreamsGroupTopologyValue": {},
     "TopicRecord": {},
     "TransactionLogKey": {0: {"items": [["string", 0, False]], "defaults": []}},
     "TransactionLogValue": {},
-    "UnfenceBrokerRecord": {},
-    "UnregisterBrokerRecord": {},
-    "UnregisterControllerRecord": {},
+    "UnfenceBrokerRecord": {
+        0: {
+            "items": [["int32", 0, False], ["int64", 1, False], ["tags", -1, False]],
+            "defaults": [[2, None]],
+        }
+    },
+    "UnregisterBrokerRecord": {
+        0: {
+            "items": [["int32", 0, False], ["int64", 1, False], ["tags", -1, False]],
+            "defaults": [[2, None]],
+        }
+    },
+    "UnregisterControllerRecord": {
+        0: {"items": [["int32", 0, False], ["tags", -1, False]], "defaults": [[1, None]]}
+    },
     "UserScramCredentialRecord": {},
     "VotersRecord": {},
-    "ZkMigrationStateRecord": {},
+    "ZkMigrationStateRecord": {
+        0: {"items": [["int8", 0, False], ["tags", -1, False]], "defaults": [[1, None]]}
+    },
 }

@@ -1,11 +1,13 @@
 """The decode core: Arrow binary arrays in, Arrow struct arrays out. No pyspark here.
 
 Rows are grouped by (effective) version. A version whose layout is fixed-width numbers and
-int16-length strings (``generated._spark_schemas.VECTOR_LAYOUTS``) is decoded over the binary
-array's buffers: numbers with numpy, strings cut out with Arrow's ``take`` and checked as UTF-8
-by Arrow. Every other version, and every row the vectorized pass finds malformed, goes through
-the generated ``decode`` in a loop that appends to one list per column.
-A malformed row therefore always gets the generated codec's own error text.
+strings (``generated._spark_schemas.VECTOR_LAYOUTS``) is decoded over the binary array's
+buffers: numbers with numpy, strings cut out with Arrow's ``take`` and checked as UTF-8 by
+Arrow. In flexible versions that covers rows whose string lengths are one-byte uvarints and
+whose tagged-field section is empty. Every other version, and every row the vectorized pass
+finds malformed or outside that case, goes through the generated ``decode`` in a loop that
+appends to one list per column. A malformed row therefore always gets the generated codec's
+own error text.
 
 Everything is built once per message and cached per process (workers build it on first use),
 so nothing here is pickled with a UDF.
@@ -371,12 +373,13 @@ def _constant_cached(text: str, typ: pa.DataType, n: int) -> pa.Array:
 
 @dataclass(frozen=True, slots=True)
 class _Run:
-    """Adjacent fixed-width wire values, bounds-checked once: numbers, then maybe the int16
-    length of a string (whose bytes follow the run)."""
+    """Adjacent fixed-width wire values, bounds-checked once: numbers, then maybe the length of
+    a string (whose bytes follow the run), or the tagged-field count of a flexible version."""
 
     size: int
     numbers: tuple[tuple[int, int, str], ...]  # (byte offset in the run, struct field, spec type)
-    string: tuple[int, bool] | None  # (struct field, nullable) of the string the run ends with
+    string: tuple[int, bool, bool] | None  # (struct field, nullable, compact) of its last string
+    tags_at: int | None = None  # offset of the tagged-field count, which must be 0 (no tags)
 
 
 @cache
@@ -385,8 +388,12 @@ def _plan(name: str, version: int) -> tuple[_Run, ...]:
     numbers: list[tuple[int, int, str]] = []
     size = 0
     for kind, fi, nullable in VECTOR_LAYOUTS[name][version]["items"]:
-        if kind == "string":
-            runs.append(_Run(size + 2, tuple(numbers), (fi, nullable)))
+        if kind in ("string", "compact_string"):
+            compact = kind == "compact_string"
+            runs.append(_Run(size + (1 if compact else 2), tuple(numbers), (fi, nullable, compact)))
+            numbers, size = [], 0
+        elif kind == "tags":  # always last
+            runs.append(_Run(size + 1, tuple(numbers), None, size))
             numbers, size = [], 0
         else:
             numbers.append((size, fi, kind))
@@ -415,10 +422,12 @@ def _vectorized(
     skip: BoolArr | None = None,
     trailing_ok: bool = False,
 ) -> tuple[pa.StructArray, BoolArr]:
-    """Decode rows of one vectorizable version; returns the structs and the rows that failed.
+    """Decode rows of one vectorizable version; returns the structs and the rows it could not.
 
-    Rows in ``skip`` are null and never fail. With ``trailing_ok``, bytes after the message are
-    ignored instead of failing the row.
+    Those rows are malformed, or outside the fast case (a uvarint length of two bytes or more,
+    tagged fields): the caller reads them with the generated reader. Rows in ``skip`` are null
+    and never fail. With ``trailing_ok``, bytes after the message are ignored instead of
+    failing the row.
     """
     stype = message_arrow_type(name)
     data = rows.data
@@ -439,10 +448,17 @@ def _vectorized(
             native = vals != 0 if kind == "bool" else vals.astype(_NATIVE[kind])
             cols[fi] = pa.array(native, type=atype)
         p = p + run.size
+        if run.tags_at is not None:  # rows with tagged fields take the generated reader
+            bad |= _read(data, q + run.tags_at, 1, "u1") != 0
         if run.string is None:
             continue
-        fi, nullable = run.string
-        ln = _read(data, q + (run.size - 2), 2, ">i2").astype(np.int64)
+        fi, nullable, compact = run.string
+        if compact:  # uvarint length + 1 (0: null); longer uvarints take the generated reader
+            ln = _read(data, q + (run.size - 1), 1, "u1").astype(np.int64)
+            bad |= ln >= 0x80
+            ln -= 1
+        else:
+            ln = _read(data, q + (run.size - 2), 2, ">i2").astype(np.int64)
         nulls = ln < 0
         if not nullable:
             bad |= nulls
