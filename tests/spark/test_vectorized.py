@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codegen.runtime import uvarint
 from generated import MESSAGES
 from generated._spark_schemas import VECTOR_LAYOUTS
 from spark_udfs import arrow
@@ -54,14 +55,6 @@ def string_field(draw: st.DrawFn, nullable: bool) -> bytes:
     else:  # a length that does not match the bytes that follow
         return struct.pack(">h", draw(st.integers(0, 40))) + draw(st.binary(max_size=6))
     return struct.pack(">h", len(data)) + data
-
-
-def uvarint(n: int) -> bytes:
-    out = b""
-    while n >= 0x80:
-        out += bytes([n & 0x7F | 0x80])
-        n >>= 7
-    return out + bytes([n])
 
 
 @st.composite
