@@ -46,6 +46,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from codegen.dumps import RecordBatch, SegmentError, SegmentReader
 from codegen.dumps.model import increment_sequence
+from codegen.dumps.segments import SEGMENT_SUFFIXES
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
 from spark_udfs.topics import TOPICS, decode_topic_arrays, topic_arrow_type
@@ -95,7 +96,7 @@ def list_log_files(paths: list[str]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found = [f for f in path.rglob("*") if f.suffix in (".log", ".checkpoint")]
+            found = [f for f in path.rglob("*") if f.suffix in SEGMENT_SUFFIXES]
             out.extend(sorted(f for f in found if f.is_file()))
         elif path.is_file():
             out.append(path)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from codegen.dumps import Codec, SegmentWriter
+from codegen.dumps import Codec, SegmentError, SegmentReader, SegmentWriter
 from codegen.dumps.command import dump_command
 from codegen.dumps.compacted import compact
 from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
@@ -475,3 +475,48 @@ def test_cli_jsonl_table_compacted(tmp_path: Path) -> None:
         [str(folder / "00000000000000000000.log"), "--topic", "offsets", "--format", "dump-log"],
     )
     assert res.exit_code == 0 and "endTxnMarker: COMMIT" in res.stdout
+
+
+# ------------------------------------------------------------------------------ partition folders
+
+
+def _offset_commit(i: int) -> tuple[bytes, bytes]:
+    key = b"\x00\x01" + OffsetCommitKey(group="g", topic="t", partition=i).encode(0)
+    value = b"\x00\x03" + OffsetCommitValue(offset=i, commit_timestamp=i).encode(3)
+    return key, value
+
+
+def test_a_partition_folder_reads_its_segments_in_offset_order(tmp_path: Path) -> None:
+    folder = tmp_path / "__consumer_offsets-3"
+    folder.mkdir()
+    for base, count in ((100, 2), (0, 3)):  # written out of order: read by name
+        with SegmentWriter(folder / f"{base:020d}.log", base_offset=base) as w:
+            w.write_batch([_offset_commit(base + i) for i in range(count)])
+    (folder / f"{0:020d}.index").write_bytes(b"\x00" * 8)  # not segments: skipped
+    (folder / "leader-epoch-checkpoint").write_text("0\n1\n0 0\n")
+    errors: list[Any] = []
+    records = list(decode_records(folder, errors=errors))
+    assert [r.offset for r in records] == [0, 1, 2, 100, 101]
+    assert [r.value.offset for r in records] == [0, 1, 2, 100, 101]
+    assert errors == []
+    names = [b.batch.file for b in decode_batches(str(folder)) if not isinstance(b, SegmentError)]
+    assert [Path(n).name for n in names] == [f"{0:020d}.log", f"{100:020d}.log"]
+    with (folder / f"{100:020d}.log").open("ab") as f:
+        f.write(b"\x00" * 7)  # a torn tail in the second file: reported under its name
+    list(decode_records(folder, errors=errors))
+    assert [Path(e.file).name for e in errors] == [f"{100:020d}.log"]
+
+
+@needs_data
+def test_real_partition_folders_read_like_their_files() -> None:
+    offsets = DATA / "aibulb" / "__consumer_offsets-28"
+    (segment,) = offsets.glob("*.log")
+    assert list(decode_records(offsets)) == list(decode_records(segment))
+    metadata = DATA / "ldi-poc" / "__cluster_metadata-0"
+    (log,) = metadata.glob("*.log")
+    assert list(decode_metadata_records(metadata)) == list(decode_metadata_records(log))
+
+
+def test_a_segment_reader_given_a_folder_says_what_reads_folders(tmp_path: Path) -> None:
+    with pytest.raises(IsADirectoryError, match="decode_records"):
+        SegmentReader(tmp_path)

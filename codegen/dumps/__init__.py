@@ -37,6 +37,7 @@ from codegen.dumps.segments import (
     iter_raw_records,
     read_segment,
     segment_file_info,
+    segment_files,
     summarize,
 )
 from codegen.dumps.writer import (
@@ -79,5 +80,6 @@ __all__ = [
     "parse_end_txn_marker",
     "read_segment",
     "segment_file_info",
+    "segment_files",
     "summarize",
 ]

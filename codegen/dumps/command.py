@@ -27,6 +27,7 @@ from codegen.dumps.coordinator import (
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
 from codegen.dumps.model import SegmentError
+from codegen.dumps.segments import segment_files
 
 __all__ = ["TOPIC_CHOICES", "dump_command", "guess_topic", "record_to_json"]
 
@@ -38,7 +39,6 @@ TOPIC_CHOICES: Final = {
 }
 PROGRESS_MIN_BYTES: Final = 32 << 20
 """Inputs at least this large get a progress bar (when stderr is a terminal)."""
-_SUFFIXES: Final = (".log", ".checkpoint")
 
 
 def guess_topic(path: Path) -> str | None:
@@ -53,13 +53,7 @@ def guess_topic(path: Path) -> str | None:
 
 
 def _files(paths: tuple[Path, ...]) -> list[Path]:
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            out.extend(sorted(f for f in p.iterdir() if f.is_file() and f.suffix in _SUFFIXES))
-        else:
-            out.append(p)
-    return out
+    return [f for p in paths for f in (segment_files(p) if p.is_dir() else [p])]
 
 
 def record_to_json(rec: DecodedRecord, topic: str) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from codegen.dumps.batches import (
     parse_v2_raw,
 )
 from codegen.dumps.model import ControlType, RawRecord, RecordBatch, SegmentError
-from codegen.dumps.segments import SegmentReader, Source
+from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.dumps.varints import (
     ZIGZAG_1,
     ZIGZAG_2,
@@ -688,7 +688,22 @@ def decode_batches(
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
 ) -> Iterator[DecodedBatch | SegmentError]:
-    """Batches of a coordinator-topic segment with their records decoded, and segment errors."""
+    """Batches of a coordinator-topic segment with their records decoded, and segment errors.
+
+    ``source`` is a segment (path or bytes) or a partition folder, whose segments are read in
+    order (``name`` then applies to none of them: each is named by its path).
+    """
+    for src in segment_sources(source):
+        yield from _segment_batches(src, topic, name if src is source else None, verify_crc, errors)
+
+
+def _segment_batches(
+    source: Source,
+    topic: str,
+    name: str | None,
+    verify_crc: bool,
+    errors: list[SegmentError] | None,
+) -> Iterator[DecodedBatch | SegmentError]:
     decoder = coordinator_decoder(topic)
     reader = SegmentReader(source, name=name, verify_crc=verify_crc)
     items = reader.decoded_batches(decoder.decode_v2_records, decoder.decode_rows)
@@ -724,7 +739,7 @@ def decode_records(
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
 ) -> Iterator[DecodedRecord]:
-    """Every decoded record of a coordinator-topic segment, in log order.
+    """Every decoded record of a coordinator-topic segment or partition folder, in log order.
 
     Segment-level problems (bad CRC, torn tail) are appended to ``errors`` when given.
     """

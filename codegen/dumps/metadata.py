@@ -30,7 +30,7 @@ from codegen.dumps.coordinator import (
     control_record,
 )
 from codegen.dumps.model import ControlType, RawRecord, SegmentError
-from codegen.dumps.segments import SegmentReader, Source
+from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.runtime import KafkaMessage
 
 __all__ = [
@@ -286,9 +286,19 @@ def decode_metadata_batches(
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
 ) -> Iterator[DecodedBatch | SegmentError]:
-    """Batches of a ``__cluster_metadata`` segment or snapshot with decoded records."""
+    """Batches of a ``__cluster_metadata`` segment or snapshot with decoded records.
+
+    ``source`` may also be a partition folder: its segments and snapshots, in name order.
+    """
     decoder = metadata_decoder()
-    reader = SegmentReader(source, name=name, verify_crc=verify_crc)
+    for src in segment_sources(source):
+        reader = SegmentReader(src, name=name if src is source else None, verify_crc=verify_crc)
+        yield from _decoded(decoder, reader, errors)
+
+
+def _decoded(
+    decoder: MetadataDecoder, reader: SegmentReader, errors: list[SegmentError] | None
+) -> Iterator[DecodedBatch | SegmentError]:
     for item in reader.raw_batches():
         if isinstance(item, SegmentError):
             if errors is not None:
@@ -310,7 +320,7 @@ def decode_metadata_records(
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
 ) -> Iterator[DecodedRecord]:
-    """Every decoded record of a metadata segment or snapshot, control records included."""
+    """Every decoded record of a metadata segment, snapshot or folder, control records included."""
     for item in decode_metadata_batches(source, name=name, verify_crc=verify_crc, errors=errors):
         if isinstance(item, SegmentError):
             continue

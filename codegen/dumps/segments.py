@@ -26,6 +26,7 @@ import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, TypeVar
 
 from codegen.dumps.batches import (
@@ -53,11 +54,29 @@ __all__ = [
     "iter_raw_records",
     "read_segment",
     "segment_file_info",
+    "segment_files",
+    "segment_sources",
     "summarize",
 ]
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview
 """A file path, or the bytes of a file."""
+
+SEGMENT_SUFFIXES: Final = (".log", ".checkpoint")
+"""The files of a partition folder that hold records: log segments and KRaft snapshots."""
+
+
+def segment_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """The segments and snapshots of a partition folder, in name (= base offset) order."""
+    return sorted(f for f in Path(folder).iterdir() if f.is_file() and f.suffix in SEGMENT_SUFFIXES)
+
+
+def segment_sources(source: Source) -> list[Source]:
+    """``source`` as the list of files to read: a folder's segments, else ``[source]``."""
+    if isinstance(source, bytes | bytearray | memoryview) or not os.path.isdir(source):
+        return [source]
+    return list(segment_files(source))
+
 
 _ENTRY: Final = struct.Struct(">qi")
 _ZERO_SCAN: Final = 1 << 20
@@ -187,6 +206,12 @@ class SegmentReader:
         verify_crc: bool = True,
         on_error: Callable[[SegmentError], None] | None = None,
     ) -> None:
+        if not isinstance(source, bytes | bytearray | memoryview) and os.path.isdir(source):
+            raise IsADirectoryError(
+                f"{source} is a folder: a SegmentReader reads one file; decode_records, "
+                "decode_batches and the metadata decoders read whole partition folders, and "
+                "segment_files(folder) lists a folder's segments"
+            )
         self._source = source
         if name is None:
             name = "<bytes>" if isinstance(source, bytes | bytearray | memoryview) else str(source)
