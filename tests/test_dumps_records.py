@@ -520,3 +520,25 @@ def test_real_partition_folders_read_like_their_files() -> None:
 def test_a_segment_reader_given_a_folder_says_what_reads_folders(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError, match="decode_records"):
         SegmentReader(tmp_path)
+
+
+@needs_data
+def test_cli_reads_a_broker_log_folder() -> None:
+    log_dir = DATA / "ldi-poc"  # bootstrap.checkpoint, __cluster_metadata-0, __consumer_offsets-6
+    runner = CliRunner()
+    res = runner.invoke(dump_command, [str(log_dir)])
+    assert res.exit_code == 0, res.output
+    assert res.stderr.startswith("3 file(s)")
+    res = runner.invoke(dump_command, [str(log_dir), "--topic", "offsets"])
+    assert res.exit_code == 0, res.output
+    assert res.stderr.startswith("1 file(s)") and "0 errors" in res.stderr
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    expected = list(decode_records(log_dir / "__consumer_offsets-6"))
+    assert [x["offset"] for x in lines] == [r.offset for r in expected]
+
+
+def test_cli_says_when_a_folder_holds_nothing_to_read(tmp_path: Path) -> None:
+    (tmp_path / "my-topic-0").mkdir()  # not an internal topic
+    res = CliRunner().invoke(dump_command, [str(tmp_path)])
+    assert res.exit_code == 2
+    assert "no .log or .checkpoint files and no internal-topic partition folders" in res.output

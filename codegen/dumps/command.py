@@ -52,8 +52,39 @@ def guess_topic(path: Path) -> str | None:
     return None
 
 
-def _files(paths: tuple[Path, ...]) -> list[Path]:
-    return [f for p in paths for f in (segment_files(p) if p.is_dir() else [p])]
+def _internal_partitions(log_dir: Path, topic: str | None) -> list[Path]:
+    """The internal-topic partition folders (``<topic>-<n>``) of a broker's log folder, by
+    topic and partition number; of ``topic`` only when it is given."""
+    found: list[tuple[str, int, Path]] = []
+    for sub in log_dir.iterdir():
+        name, _, number = sub.name.rpartition("-")
+        internal = sub.is_dir() and number.isdigit() and name in TOPIC_CHOICES.values()
+        if internal and (topic is None or name == topic):
+            found.append((name, int(number), sub))
+    return [sub for _, _, sub in sorted(found)]
+
+
+def _files(paths: tuple[Path, ...], topic: str | None) -> list[Path]:
+    """The files to read: files as given; a partition folder's segments and snapshots; for a
+    broker's log folder, also those of its internal-topic partition folders."""
+    out: list[Path] = []
+    for p in paths:
+        if not p.is_dir():
+            out.append(p)
+            continue
+        found = segment_files(p)
+        if topic is not None and _internal_partitions(p, None):
+            # a log folder's own files (bootstrap.checkpoint): only those of the topic asked for
+            found = [f for f in found if guess_topic(f) == topic]
+        for sub in _internal_partitions(p, topic):
+            found.extend(segment_files(sub))
+        if not found:
+            raise click.UsageError(
+                f"{p} holds no .log or .checkpoint files and no internal-topic partition "
+                "folders (such as __consumer_offsets-0)"
+            )
+        out.extend(found)
+    return out
 
 
 def record_to_json(rec: DecodedRecord, topic: str) -> dict[str, Any]:
@@ -261,8 +292,9 @@ def dump_command(
     """Decode __consumer_offsets, __transaction_state, __share_group_state and
     __cluster_metadata segments (.log) and KRaft snapshots (.checkpoint).
 
-    PATH is a segment file, a snapshot, or a partition folder (its .log and .checkpoint files
-    are read in name order). Each record becomes one JSON line holding the same key and value
+    PATH is a segment file, a snapshot, a partition folder (its .log and .checkpoint files
+    are read in name order), or a broker's log folder (its internal-topic partition folders,
+    of --topic only when given). Each record becomes one JSON line holding the same key and value
     JSON kafka-dump-log prints with its --offsets-decoder, --transaction-log-decoder,
     --share-group-state-decoder and --cluster-metadata-decoder. A summary (records, errors,
     unknown records) goes to stderr.
@@ -270,12 +302,13 @@ def dump_command(
     \b
     Examples:
       python -m codegen dump /var/kafka/__consumer_offsets-0
+      python -m codegen dump /var/kafka --topic transactions
       python -m codegen dump 00000000000000000000.log --topic offsets --format table
       python -m codegen dump /var/kafka/__consumer_offsets-* --compacted
       python -m codegen dump __cluster_metadata-0/00000000000000007259-0000000001.checkpoint
       python -m codegen dump /var/kafka/__consumer_offsets-0 --format dump-log
     """
-    files = _files(paths)
+    files = _files(paths, TOPIC_CHOICES[topic] if topic != "auto" else None)
     topics: list[tuple[Path, str]] = []
     for f in files:
         t = TOPIC_CHOICES.get(topic) if topic != "auto" else guess_topic(f)
