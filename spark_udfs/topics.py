@@ -157,11 +157,17 @@ def _value_side(
     eff, newer, ok = clamp_versions(spec, prefix, have, errors, np.arange(rows.n, dtype=np.int64))
     newer_out[live] = newer[live]
     structs, errs = decode_rows(spec, rows, starts + 2, ends, eff, ok, trailing_ok=True)
+    return _decoded_rows(ok, errs, errors), structs
+
+
+def _decoded_rows(rows: BoolArr, errs: dict[int, str], errors: dict[int, str]) -> BoolArr:
+    """``rows`` without those that failed to decode; their reasons join ``errors``."""
     errors.update(errs)
-    if errs:
-        ok = ok.copy()
-        ok[list(errs)] = False
-    return ok, structs
+    if not errs:
+        return rows
+    rows = rows.copy()
+    rows[list(errs)] = False
+    return rows
 
 
 def _record_names(topic: Topic, rtype: I64, types: list[int]) -> pa.Array:
@@ -218,9 +224,7 @@ def decode_topic_arrays(
             structs, errs = decode_rows(
                 kspec, krows, krows.starts + 2, krows.ends, zeros, sel, trailing_ok=True
             )
-            errors.update(errs)
-            key_ok = sel.copy()
-            key_ok[list(errs)] = False
+            key_ok = _decoded_rows(sel, errs, errors)
             key_parts[kspec] = (key_ok, structs)
             tombstone |= sel & ~vrows.valid
             with_value = key_ok & vrows.valid
@@ -248,10 +252,7 @@ def decode_topic_arrays(
             eff, nw, ok = clamp_versions(spec, versions, sel, errors, np.arange(n, dtype=np.int64))
             newer |= nw
             structs, errs = decode_rows(spec, vrows, starts, vrows.ends, eff, ok)
-            errors.update(errs)
-            good = ok.copy()
-            good[list(errs)] = False
-            value_parts[spec] = (good, structs)
+            value_parts[spec] = (_decoded_rows(ok, errs, errors), structs)
     if errors:  # a record that failed has no decoded key or value
         failed = np.zeros(n, np.bool_)
         failed[list(errors)] = True

@@ -52,16 +52,15 @@ def guess_topic(path: Path) -> str | None:
     return None
 
 
-def _internal_partitions(log_dir: Path, topic: str | None) -> list[Path]:
-    """The internal-topic partition folders (``<topic>-<n>``) of a broker's log folder, by
-    topic and partition number; of ``topic`` only when it is given."""
+def _internal_partitions(log_dir: Path) -> list[tuple[str, int, Path]]:
+    """(topic, partition, folder) of the internal-topic partition folders (``<topic>-<n>``)
+    of a broker's log folder, by topic and partition number."""
     found: list[tuple[str, int, Path]] = []
     for sub in log_dir.iterdir():
         name, _, number = sub.name.rpartition("-")
-        internal = sub.is_dir() and number.isdigit() and name in TOPIC_CHOICES.values()
-        if internal and (topic is None or name == topic):
+        if sub.is_dir() and number.isdigit() and name in TOPIC_CHOICES.values():
             found.append((name, int(number), sub))
-    return [sub for _, _, sub in sorted(found)]
+    return sorted(found)
 
 
 def _files(paths: tuple[Path, ...], topic: str | None) -> list[Path]:
@@ -73,11 +72,13 @@ def _files(paths: tuple[Path, ...], topic: str | None) -> list[Path]:
             out.append(p)
             continue
         found = segment_files(p)
-        if topic is not None and _internal_partitions(p, None):
+        partitions = _internal_partitions(p)
+        if topic is not None and partitions:
             # a log folder's own files (bootstrap.checkpoint): only those of the topic asked for
             found = [f for f in found if guess_topic(f) == topic]
-        for sub in _internal_partitions(p, topic):
-            found.extend(segment_files(sub))
+        for name, _, sub in partitions:
+            if topic is None or name == topic:
+                found.extend(segment_files(sub))
         if not found:
             raise click.UsageError(
                 f"{p} holds no .log or .checkpoint files and no internal-topic partition "

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Final, TypeGuard, TypeVar
 
 from codegen.dumps.batches import (
     LOG_OVERHEAD,
@@ -71,11 +71,15 @@ def segment_files(folder: str | os.PathLike[str]) -> list[Path]:
     return sorted(f for f in Path(folder).iterdir() if f.is_file() and f.suffix in SEGMENT_SUFFIXES)
 
 
+def _is_folder(source: Source) -> TypeGuard[str | os.PathLike[str]]:
+    return not isinstance(source, bytes | bytearray | memoryview) and os.path.isdir(source)
+
+
 def segment_sources(source: Source) -> list[Source]:
     """``source`` as the list of files to read: a folder's segments, else ``[source]``."""
-    if isinstance(source, bytes | bytearray | memoryview) or not os.path.isdir(source):
-        return [source]
-    return list(segment_files(source))
+    if _is_folder(source):
+        return list(segment_files(source))
+    return [source]
 
 
 _ENTRY: Final = struct.Struct(">qi")
@@ -206,7 +210,7 @@ class SegmentReader:
         verify_crc: bool = True,
         on_error: Callable[[SegmentError], None] | None = None,
     ) -> None:
-        if not isinstance(source, bytes | bytearray | memoryview) and os.path.isdir(source):
+        if _is_folder(source):
             raise IsADirectoryError(
                 f"{source} is a folder: a SegmentReader reads one file; decode_records, "
                 "decode_batches and the metadata decoders read whole partition folders, and "

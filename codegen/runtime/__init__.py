@@ -533,9 +533,7 @@ class KafkaMessage(KafkaStruct):
         lookup. Its DecodeErrors carry the field path and byte offset; the message name and
         version are filled in by ``error.located(...)`` (as ``read`` and ``decode`` do).
         """
-        reader = cls._READERS.get(version)
-        if reader is None:
-            raise cls._no_version(version)
+        reader: Callable[[bytes, int], tuple[Self, int]] = cls._at_version(cls._READERS, version)
         return reader
 
     @classmethod
@@ -555,9 +553,7 @@ class KafkaMessage(KafkaStruct):
 
         The hot-loop form of :meth:`decode_row`, as :meth:`reader` is of :meth:`decode`.
         """
-        reader = cls._ROW_READERS.get(version)
-        if reader is None:
-            raise cls._no_version(version)
+        reader: RowReader = cls._at_version(cls._ROW_READERS, version)
         return reader
 
     @classmethod
@@ -598,6 +594,14 @@ class KafkaMessage(KafkaStruct):
             problem.message, problem.version = self.SPEC_NAME, version
             raise problem from exc
         return b"".join(out)
+
+    @classmethod
+    def _at_version(cls, table: Mapping[int, Any], version: int) -> Any:
+        """The entry of a per-version table (readers, row readers), or the version error."""
+        entry = table.get(version)
+        if entry is None:
+            raise cls._no_version(version)
+        return entry
 
     @classmethod
     def _no_version(cls, version: int) -> UnsupportedVersionError:
