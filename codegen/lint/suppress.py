@@ -58,6 +58,7 @@ def inline_suppressions(view: SpecView) -> tuple[list[InlineSuppression], list[F
                     line,
                     "$",
                     view.name,
+                    rel=view.rel,
                 )
             )
         reason = (match["reason"] or "").strip()
@@ -71,6 +72,7 @@ def inline_suppressions(view: SpecView) -> tuple[list[InlineSuppression], list[F
                     line,
                     "$",
                     view.name,
+                    rel=view.rel,
                 )
             )
             continue
