@@ -18,7 +18,7 @@ Examples:
   python -m codegen lint old/OffsetCommitValue.json new/OffsetCommitValue.json
   python -m codegen lint old_specs/ message_specs/
   python -m codegen lint --git origin/main                 # message_specs/ vs origin/main
-  python -m codegen lint --git v1.2.0 message_specs/group  # one folder
+  python -m codegen lint --git v0.1.0 message_specs/consumer_offsets  # one folder
   python -m codegen lint --format sarif --output lint.sarif --git origin/main
   python -m codegen lint --allow versions-removed old/ new/
   python -m codegen lint --select wire,downgrade --fail-on warning old/ new/

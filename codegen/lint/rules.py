@@ -327,7 +327,7 @@ _ALL = (
         _W,
         _STYLE,
         "An inline suppression names a rule that does not exist.",
-        "Use a rule id from docs/lint.md.",
+        "Use a rule id from `python -m codegen lint --list-rules` (or docs/lint.md).",
     ),
 )
 
