@@ -22,9 +22,9 @@ import fnmatch
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from codegen.lint.findings import Finding
+from codegen.lint.findings import Finding, artifact_path
 from codegen.lint.rules import RULES, Severity, rules_matching
 
 PYPROJECT = "pyproject.toml"
@@ -79,6 +79,13 @@ class LintConfig:
     base: Path = field(default_factory=Path.cwd)  # the folder patterns are relative to
     source: str | None = None  # the file the configuration was read from
 
+    def __post_init__(self) -> None:
+        check_rule_names(self.select, "select")
+        check_rule_names(self.ignore, "ignore")
+        check_rule_names(self.allow, "allow", categories=False)
+        for pattern, names in self.per_path_ignores:
+            check_rule_names(names, f"per-path-ignores.{pattern}")
+
     def enabled(self) -> frozenset[str]:
         """The rule ids reported: ``select`` (or every rule) minus ``ignore``."""
         selected = {r for name in self.select for r in rules_matching(name)} or set(RULES)
@@ -86,15 +93,11 @@ class LintConfig:
         return frozenset(selected - ignored)
 
     def _paths(self, finding: Finding) -> list[str]:
-        path = finding.path
-        if ":" in path and path[1:3] != ":\\":  # a git ``REF:path`` label
-            path = path.split(":", 1)[1]
-        candidates = [PurePosixPath(path.replace("\\", "/")).as_posix()]
-        try:
-            relative = Path(path).resolve().relative_to(self.base.resolve()).as_posix()
-            candidates.append(relative)
-        except ValueError:
-            pass
+        path = artifact_path(finding.path)
+        candidates = [path]
+        absolute, base = Path(path).resolve(), self.base.resolve()
+        if absolute.is_relative_to(base):
+            candidates.append(absolute.relative_to(base).as_posix())
         if finding.rel:
             candidates.append(finding.rel)
         return candidates
@@ -116,9 +119,10 @@ class LintConfig:
             if matches(pattern)
         )
 
-    def keeps(self, finding: Finding) -> bool:
-        """True when the finding is reported (selected and not ignored by path)."""
-        return finding.rule in self.enabled() and not self.path_ignores(finding)
+    def kept(self, findings: Iterable[Finding]) -> list[Finding]:
+        """The findings reported: of an enabled rule and not ignored by path."""
+        enabled = self.enabled()
+        return [f for f in findings if f.rule in enabled and not self.path_ignores(f)]
 
     def override(
         self,

@@ -64,7 +64,7 @@ def lint(
     if any(f.category is Category.INPUT for f in found):
         return LintResult(old.label, new.label, tuple(found), (), settings.fail_on)
     findings = apply_suppressions(found, new, (*settings.allow, *allow))
-    kept = tuple(f for f in findings if settings.keeps(f))
+    kept = tuple(settings.kept(findings))
     downgrade = tuple(downgrade_report(old, new))
     return LintResult(old.label, new.label, kept, downgrade, settings.fail_on)
 

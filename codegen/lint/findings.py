@@ -7,6 +7,13 @@ from dataclasses import dataclass, replace
 from codegen.lint.rules import Category, Severity, rule
 
 
+def artifact_path(path: str) -> str:
+    """A repository path: git ``REF:path`` labels lose the ref; separators become ``/``."""
+    if ":" in path and path[1:3] != ":\\":
+        path = path.split(":", 1)[1]
+    return path.replace("\\", "/")
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     rule: str

@@ -12,7 +12,7 @@ from typing import Any
 
 from codegen import __version__
 from codegen.lint.engine import LintResult
-from codegen.lint.findings import Finding
+from codegen.lint.findings import Finding, artifact_path
 from codegen.lint.records import RecordDowngrade
 from codegen.lint.rules import INPUT_RULES, RULES, Rule, Severity
 
@@ -140,7 +140,7 @@ def render_github(result: LintResult, downgrade: bool = False) -> str:
     lines = []
     for f in result.active():
         place = (
-            f"file={_escape_property(_artifact_path(f.path))},line={max(f.line, 1)},"
+            f"file={_escape_property(artifact_path(f.path))},line={max(f.line, 1)},"
             if f.path
             else ""
         )
@@ -152,13 +152,6 @@ def render_github(result: LintResult, downgrade: bool = False) -> str:
     if downgrade:
         lines += _downgrade_text(result.downgrade)
     return "\n".join(lines) + "\n"
-
-
-def _artifact_path(path: str) -> str:
-    """A repository path: git ``REF:path`` labels lose the ref; separators become ``/``."""
-    if ":" in path and path[1:3] != ":\\":
-        path = path.split(":", 1)[1]
-    return path.replace("\\", "/")
 
 
 def _all_rules() -> list[Rule]:
@@ -195,7 +188,7 @@ def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     if f.path:
         location: dict[str, Any] = {
             "physicalLocation": {
-                "artifactLocation": {"uri": _artifact_path(f.path)},
+                "artifactLocation": {"uri": artifact_path(f.path)},
                 "region": {"startLine": max(f.line, 1)},
             }
         }

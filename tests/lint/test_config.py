@@ -246,3 +246,12 @@ def test_fail_on_names() -> None:
     assert [f.severity for f in FailOn] == [Severity.BREAKING, Severity.WARNING, Severity.INFO]
     with pytest.raises(ConfigError, match="fail-on is 2"):
         config_from_table({"fail-on": 2}, "x", Path())
+
+
+def test_config_made_in_python_checks_its_rule_names() -> None:
+    with pytest.raises(ConfigError, match="select: unknown rule or category 'nope'"):
+        LintConfig(select=("nope",))
+    with pytest.raises(ConfigError, match="allow: unknown rule 'json'"):
+        LintConfig(allow=("json",))
+    with pytest.raises(ConfigError, match=r"per-path-ignores.a/\*: unknown rule or category 'x'"):
+        LintConfig(per_path_ignores=(("a/*", ("x",)),))
