@@ -272,7 +272,7 @@ def _git(args: list[str], cwd: Path) -> str:
 def load_git_set(ref: str, root: Path, cwd: Path | None = None) -> SpecSet:
     """The specs below ``root`` (relative to ``cwd``) as they are at git ``ref``."""
     where = Path.cwd() if cwd is None else cwd
-    rel_root = root.as_posix().rstrip("/") or "."
+    rel_root = PurePosixPath(root.as_posix()).as_posix()  # "./a/" -> "a"
     listing = _git(["ls-tree", "-r", "--name-only", ref, "--", rel_root], where)
     files = sorted(line for line in listing.splitlines() if line.endswith(".json"))
     log = ProblemLog()

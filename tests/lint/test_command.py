@@ -273,9 +273,10 @@ def test_git_single_file_value_gets_the_record_role(
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "specs")
     (specs / "GroupValue.json").write_text((new / "GroupValue.json").read_text())
     monkeypatch.chdir(repo)
-    code, out, _ = _invoke("--git", "HEAD", "message_specs/GroupValue.json")
-    assert code == 1
-    assert "[coordinator-value-untagged-change]" in out
+    for path in ("message_specs/GroupValue.json", "./message_specs/GroupValue.json"):
+        code, out, _ = _invoke("--git", "HEAD", path)
+        assert code == 1, path
+        assert "[coordinator-value-untagged-change]" in out
 
 
 def test_different_messages_stop_with_exit_2(tmp_path: Path) -> None:
