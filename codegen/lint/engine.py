@@ -48,7 +48,14 @@ class LintResult:
         return [f for f in self.findings if f.suppressed is None]
 
     def count(self, severity: Severity) -> int:
-        return sum(1 for f in self.active() if f.severity is severity)
+        """Active findings of ``severity``; input problems are counted apart (``problems``)."""
+        return sum(
+            1 for f in self.active() if f.severity is severity and f.category is not Category.INPUT
+        )
+
+    @property
+    def problems(self) -> int:
+        return sum(1 for f in self.findings if f.category is Category.INPUT)
 
 
 def lint(

@@ -28,7 +28,7 @@ _GITHUB_LEVEL = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severi
 
 def _verdict(result: LintResult) -> str:
     if result.invalid:
-        return f"invalid input ({len(result.findings)} problems)"
+        return f"invalid input ({result.problems} problems)"
     if result.breaking:
         return "breaking changes found"
     if result.failed:
@@ -119,7 +119,10 @@ def render_json(result: LintResult, downgrade: bool = False) -> str:
         "exitCode": result.exit_code,
         "failOn": result.fail_on.value,
         "summary": {s.value: result.count(s) for s in Severity}
-        | {"suppressed": sum(1 for f in result.findings if f.suppressed is not None)},
+        | {
+            "suppressed": sum(1 for f in result.findings if f.suppressed is not None),
+            "invalid": result.problems,
+        },
         "findings": [_finding_json(f) for f in result.findings],
     }
     if downgrade:

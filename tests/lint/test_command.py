@@ -138,6 +138,7 @@ def test_invalid_spec_in_json(tmp_path: Path) -> None:
     assert "lint: invalid input (1 problems)" in err
     doc = json.loads(out)
     assert (doc["compatible"], doc["exitCode"]) == (False, 2)
+    assert doc["summary"] == {"breaking": 0, "warning": 0, "info": 0, "suppressed": 0, "invalid": 1}
     (finding,) = doc["findings"]
     assert finding["rule"] == "invalid-spec"
     assert finding["path"].endswith("new/Sample.json")
