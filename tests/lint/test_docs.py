@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from codegen.lint.config import KEYS
+from codegen.lint.config import KEYS, FailOn, config_from_table
 from codegen.lint.rules import CATEGORIES, INPUT_RULES, RULES
 from tests.lint.cases import EXPECTED
 
@@ -42,3 +43,15 @@ def test_categories_input_rules_and_config_keys_are_documented() -> None:
     table = DOC[DOC.index("[tool.kafka-specgen.lint]\nselect") :]
     for key in KEYS:
         assert re.search(rf"^\[?(tool\.kafka-specgen\.lint\.)?{key}\]? ?=?", table, re.M), key
+
+
+def test_the_configuration_example_loads() -> None:
+    (block,) = re.findall(r"^```toml\n(.*?)^```$", DOC, re.M | re.S)
+    table = tomllib.loads(block)["tool"]["kafka-specgen"]["lint"]
+    config = config_from_table(table, "docs/lint.md", Path.cwd())
+    assert config.fail_on is FailOn.WARNING
+    assert "field-renamed" in config.enabled() and "entity-type-changed" not in config.enabled()
+    assert dict(config.per_path_ignores) == {
+        "message_specs/share_group_state/*.json": ("json",),
+        "*/cluster_metadata/*": ("struct-renamed", "style"),
+    }
