@@ -8,14 +8,22 @@ readers parse at their own highest version.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
-from codegen.ir import FieldType
+from codegen.ir import Field, FieldType
 from codegen.lint.findings import Finding
 from codegen.lint.layout import mandatory_names, message_layout, same_fields
 from codegen.lint.model import LField, LStruct, SpecSet, SpecView
 from codegen.lint.pairing import Domain, FieldPair, PairedBy, effective_range, pair_fields
-from codegen.lint.records import RecordType, Role, key_layout_changed, record_types, roles
+from codegen.lint.records import (
+    RecordType,
+    Role,
+    follow_moves,
+    key_layout_changed,
+    record_types,
+    roles,
+)
 from codegen.versions import VersionRange
 
 _RECORD_TYPES = frozenset({"data", "coordinator-key", "coordinator-value"})
@@ -51,7 +59,9 @@ class PairContext:
     def add(self, rule_id: str, message: str, json_path: str, line: int | None = None) -> None:
         where = self.new.line_of(json_path) if line is None else line
         self.findings.append(
-            Finding(rule_id, message, self.new.path, where, json_path, self.new.name)
+            Finding(
+                rule_id, message, self.new.path, where, json_path, self.new.name, rel=self.new.rel
+            )
         )
 
 
@@ -79,10 +89,14 @@ def _check_identity(ctx: PairContext) -> None:
         what = "record type id" if ctx.role is not Role.NONE else "apiKey"
         ctx.add(
             "api-key-changed",
-            f"apiKey changed from {old.api_key} to {new.api_key}; the {what} is on the "
-            f"wire, keep {old.api_key}",
+            f"apiKey changed from {_api_key_text(old.api_key)} to {_api_key_text(new.api_key)}; "
+            f"the {what} is on the wire, keep {_api_key_text(old.api_key)}",
             "$.apiKey",
         )
+
+
+def _api_key_text(api_key: int | None) -> str:
+    return "no apiKey" if api_key is None else str(api_key)
 
 
 def _check_valid_versions(ctx: PairContext) -> None:
@@ -359,8 +373,7 @@ def _check_nullability(ctx: PairContext, old_f: LField, new_f: LField, both: Ver
 def _check_default(ctx: PairContext, old_f: LField, new_f: LField) -> None:
     if old_f.ir.default == new_f.ir.default:
         return
-    old_d = "none" if old_f.ir.default_text is None else repr(old_f.ir.default_text)
-    new_d = "none" if new_f.ir.default_text is None else repr(new_f.ir.default_text)
+    old_d, new_d = default_text(old_f.ir), default_text(new_f.ir)
     where = f"{new_f.json_path}.default"
     if new_f.ir.is_tagged or old_f.ir.is_tagged:
         ctx.add(
@@ -379,6 +392,26 @@ def _check_default(ctx: PairContext, old_f: LField, new_f: LField) -> None:
             where,
             new_f.line,
         )
+
+
+_IMPLICIT_DEFAULTS = {
+    "bool": "false",
+    "float64": "0.0",
+    "string": '""',
+    "uuid": '"AAAAAAAAAAAAAAAAAAAAAA"',
+    "bytes": "empty",
+    "array": "empty",
+    "struct": "empty",
+    "records": "null",
+}
+
+
+def default_text(ir_field: Field) -> str:
+    """The default as spec text: ``"-1"``, or the implicit default when none is given."""
+    if ir_field.default_text is not None:
+        return json.dumps(ir_field.default_text)
+    implicit = _IMPLICIT_DEFAULTS.get(ir_field.type.kind, "0")
+    return f"no default (so {implicit})"
 
 
 def _check_flags(ctx: PairContext, old_f: LField, new_f: LField) -> None:
@@ -468,14 +501,6 @@ def _check_both(
             f"{new_f.json_path}.type",
             new_f.line,
         )
-    if old_f.ir.is_tagged and new_f.ir.is_tagged and old_f.ir.tag != new_f.ir.tag:
-        ctx.add(
-            "tag-changed",
-            f"field {new_f.name} tag changed from {old_f.ir.tag} to {new_f.ir.tag}; the tag "
-            f"is on the wire, keep {old_f.ir.tag}",
-            f"{new_f.json_path}.tag",
-            new_f.line,
-        )
     _check_field_versions(ctx, old_f, new_f, (old_scope, new_scope, shared))
     _check_nullability(ctx, old_f, new_f, both)
     if not type_changed:
@@ -521,7 +546,22 @@ def _check_tags(ctx: PairContext, pairs: list[FieldPair], old: LStruct, new: LSt
         if new_f is None or not new_f.ir.is_tagged:
             continue
         previous = old_tags.get(new_f.ir.tag)
-        if previous is not None and pair.old is not previous:
+        old_f = pair.old
+        if old_f is not None and old_f.ir.is_tagged and old_f.ir.tag != new_f.ir.tag:
+            # One finding per field: a changed tag that was another field's says so too.
+            was = (
+                ""
+                if previous is None
+                else f", which was the tag of field {previous.name} ({previous.ir.type.spec_text})"
+            )
+            ctx.add(
+                "tag-changed",
+                f"field {new_f.name} tag changed from {old_f.ir.tag} to {new_f.ir.tag}{was}; "
+                f"the tag is on the wire, keep {old_f.ir.tag}",
+                f"{new_f.json_path}.tag",
+                new_f.line,
+            )
+        elif previous is not None and old_f is not previous:
             ctx.add(
                 "tag-reused",
                 f"tag {new_f.ir.tag} belonged to field {previous.name} "
@@ -580,7 +620,9 @@ def compare_specs(old: SpecView, new: SpecView, role: Role) -> list[Finding]:
 
 
 def _spec_finding(rule_id: str, view: SpecView, message: str, json_path: str = "$") -> Finding:
-    return Finding(rule_id, message, view.path, view.line_of(json_path), json_path, view.name)
+    return Finding(
+        rule_id, message, view.path, view.line_of(json_path), json_path, view.name, rel=view.rel
+    )
 
 
 def _type_location(view: SpecView) -> str:
@@ -588,7 +630,8 @@ def _type_location(view: SpecView) -> str:
 
 
 def compare_records(old_set: SpecSet, new_set: SpecSet) -> list[Finding]:
-    old_types, new_types = record_types(old_set), record_types(new_set)
+    old_types = follow_moves(record_types(old_set), new_set)
+    new_types = record_types(new_set)
     findings: list[Finding] = []
     new_names = new_set.by_name()
     for ident, old in sorted(old_types.items()):
@@ -636,12 +679,42 @@ def compare_records(old_set: SpecSet, new_set: SpecSet) -> list[Finding]:
     return findings
 
 
+def _identity(view: SpecView) -> str:
+    key = "" if view.message.api_key is None else f", apiKey {view.message.api_key}"
+    return f"{view.name} ({view.message.spec_type}{key})"
+
+
+def different_messages(old: SpecView, new: SpecView) -> Finding | None:
+    """A ``different-messages`` finding when two compared files are unrelated specs.
+
+    A renamed spec keeps its apiKey, type or fields; specs that differ in name and in
+    apiKey or type, or share no top-level field name, are two different messages, and a
+    field-by-field comparison of them would only be noise.
+    """
+    if old.name == new.name:
+        return None
+    o, n = old.message, new.message
+    shared_fields = {f.name for f in old.root.fields} & {f.name for f in new.root.fields}
+    if o.api_key == n.api_key and o.spec_type == n.spec_type and shared_fields:
+        return None
+    return _spec_finding(
+        "different-messages",
+        new,
+        f"these are different messages: {old.path} is {_identity(old)} and {new.path} is "
+        f"{_identity(new)}; compare two versions of the same spec, or two folders (specs are "
+        "paired by name)",
+    )
+
+
 def compare_sets(old_set: SpecSet, new_set: SpecSet) -> list[Finding]:
     """Every finding of ``old_set`` against ``new_set`` (before suppressions)."""
     findings: list[Finding] = []
     old_roles, new_roles = roles(old_set), roles(new_set)
     if old_set.single_file and new_set.single_file and old_set.specs and new_set.specs:
         pairs = [(old_set.specs[0], new_set.specs[0])]
+        unrelated = different_messages(*pairs[0])
+        if unrelated is not None:
+            return [unrelated]
     else:
         old_by, new_by = old_set.by_name(), new_set.by_name()
         pairs = [(old_by[n], new_by[n]) for n in sorted(old_by.keys() & new_by.keys())]

@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from codegen.errors import SpecProblem
 from codegen.lint.checks import compare_sets
+from codegen.lint.config import FailOn, LintConfig
 from codegen.lint.findings import Finding
 from codegen.lint.model import SpecSet
 from codegen.lint.records import RecordDowngrade, downgrade_report
-from codegen.lint.rules import Severity
+from codegen.lint.rules import Category, Severity
 from codegen.lint.suppress import apply_suppressions
+
+EXIT_COMPATIBLE, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,23 +23,62 @@ class LintResult:
     new_label: str
     findings: tuple[Finding, ...]
     downgrade: tuple[RecordDowngrade, ...]
+    fail_on: FailOn = FailOn.ERROR
+
+    @property
+    def invalid(self) -> bool:
+        """True when the input could not be compared (spec errors, different messages)."""
+        return any(f.category is Category.INPUT for f in self.findings)
 
     @property
     def breaking(self) -> bool:
         return any(f.counts for f in self.findings)
 
     @property
+    def failed(self) -> bool:
+        return any(f.fails(self.fail_on.severity) for f in self.findings)
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.breaking else 0
+        if self.invalid:
+            return EXIT_INVALID
+        return EXIT_FAILED if self.failed else EXIT_COMPATIBLE
 
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed is None]
 
     def count(self, severity: Severity) -> int:
-        return sum(1 for f in self.active() if f.severity is severity)
+        """Active findings of ``severity``; input problems are counted apart (``problems``)."""
+        return sum(
+            1 for f in self.active() if f.severity is severity and f.category is not Category.INPUT
+        )
+
+    @property
+    def problems(self) -> int:
+        return sum(1 for f in self.findings if f.category is Category.INPUT)
 
 
-def lint(old: SpecSet, new: SpecSet, allow: Iterable[str] = ()) -> LintResult:
-    """Compare two spec sets; never raises on a finding."""
-    findings = apply_suppressions(compare_sets(old, new), new, allow)
-    return LintResult(old.label, new.label, tuple(findings), tuple(downgrade_report(old, new)))
+def lint(
+    old: SpecSet, new: SpecSet, allow: Iterable[str] = (), config: LintConfig | None = None
+) -> LintResult:
+    """Compare two spec sets; never raises on a finding.
+
+    ``config`` selects the rules and paths reported and the severity that fails;
+    ``allow`` adds to its ``allow`` list.
+    """
+    settings = LintConfig() if config is None else config
+    found = compare_sets(old, new)
+    if any(f.category is Category.INPUT for f in found):
+        return LintResult(old.label, new.label, tuple(found), (), settings.fail_on)
+    findings = apply_suppressions(found, new, (*settings.allow, *allow))
+    kept = tuple(settings.kept(findings))
+    downgrade = tuple(downgrade_report(old, new))
+    return LintResult(old.label, new.label, kept, downgrade, settings.fail_on)
+
+
+def invalid_result(old_label: str, new_label: str, problems: Iterable[SpecProblem]) -> LintResult:
+    """The result of input that cannot be compared: one ``invalid-spec`` finding a problem."""
+    findings = tuple(
+        Finding("invalid-spec", p.message, p.path, p.line, p.json_path, "") for p in problems
+    )
+    return LintResult(old_label, new_label, findings, ())

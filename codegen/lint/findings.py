@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from codegen.lint.rules import RULES, Severity
+from codegen.lint.rules import Category, Severity, rule
+
+
+def artifact_path(path: str) -> str:
+    """A repository path: git ``REF:path`` labels lose the ref; separators become ``/``."""
+    if ":" in path and path[1:3] != ":\\":
+        path = path.split(":", 1)[1]
+    return path.replace("\\", "/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,15 +24,24 @@ class Finding:
     spec: str
     suppressed: str | None = None  # the reason, when the finding is suppressed
     suppressed_by: str | None = None  # "allow" (command line) or "inline" (spec comment)
+    rel: str = ""  # the spec's path inside its compared folder, for per-path ignores
 
     @property
     def severity(self) -> Severity:
-        return RULES[self.rule].severity
+        return rule(self.rule).severity
+
+    @property
+    def category(self) -> Category:
+        return rule(self.rule).category
+
+    def fails(self, threshold: Severity) -> bool:
+        """True when the finding makes the lint fail at ``--fail-on threshold``."""
+        return self.suppressed is None and self.severity.rank >= threshold.rank
 
     @property
     def counts(self) -> bool:
-        """True when the finding makes the lint fail."""
-        return self.severity is Severity.BREAKING and self.suppressed is None
+        """True when the finding makes the lint fail at the default threshold (breaking)."""
+        return self.fails(Severity.BREAKING)
 
     def suppress(self, reason: str, by: str) -> Finding:
         return replace(self, suppressed=reason, suppressed_by=by)

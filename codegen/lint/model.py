@@ -8,10 +8,11 @@ files, directories or a git ref; a :class:`SpecSet` is one side of a comparison.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from codegen.errors import ProblemLog, display_path
+from codegen.errors import ProblemLog, SpecProblem, display_path
 from codegen.ir import Field, Message, build_messages
 from codegen.spec import FieldSpec, MessageSpec, find_spec_files, spec_from_text
 from codegen.specfile import SpecSyntaxError, parse_spec_text, read_spec_file
@@ -80,17 +81,27 @@ class SpecSet:
     label: str
     specs: tuple[SpecView, ...]
     single_file: bool = False
+    # ``(namespace, name)`` of data specs beside a single compared file: its record
+    # partner (``XKey`` for ``XValue``), so that the file gets the role it has in its folder.
+    neighbours: frozenset[tuple[str, str]] = frozenset()
 
     def by_name(self) -> dict[str, SpecView]:
         return {view.name: view for view in self.specs}
 
 
-class InvalidSpecs(Exception):
-    """Specs that do not load or build; carries the problems as printable lines."""
+def problem_text(problem: SpecProblem) -> str:
+    """``path:line: $.json.path: message``; problems outside any spec give less."""
+    if problem.line > 0:
+        return str(problem)
+    return f"{problem.path}: {problem.message}" if problem.path else problem.message
 
-    def __init__(self, problems: list[str]) -> None:
+
+class InvalidSpecs(Exception):
+    """Specs that do not load or build, or cannot be read; carries every problem."""
+
+    def __init__(self, problems: list[SpecProblem]) -> None:
         self.problems = problems
-        super().__init__("\n".join(problems))
+        super().__init__("\n".join(problem_text(p) for p in problems))
 
 
 # --------------------------------------------------------------------------- located tree
@@ -174,24 +185,58 @@ def view_of(spec: MessageSpec, message: Message, path: str, rel: str) -> SpecVie
 # --------------------------------------------------------------------------- loading
 
 
+def _partner_names(name: str, read: Callable[[str], str | None]) -> frozenset[tuple[str, str]]:
+    """The record partner of data spec ``name`` when ``read(file name)`` finds it beside it."""
+    if name.endswith("Key"):
+        stem = name[: -len("Key")] + "Value"
+    elif name.endswith("Value"):
+        stem = name[: -len("Value")] + "Key"
+    else:
+        return frozenset()
+    content = read(f"{stem}.json")
+    if content is None:
+        return frozenset()
+    try:
+        value = parse_spec_text(content, Path(f"{stem}.json")).value
+    except SpecSyntaxError:
+        return frozenset()
+    if isinstance(value, dict) and value.get("type") == "data" and value.get("name") == stem:
+        return frozenset({(".", stem)})
+    return frozenset()
+
+
+def _read_beside(file: Path) -> Callable[[str], str | None]:
+    def read(name: str) -> str | None:
+        try:
+            return (file.parent / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    return read
+
+
 def _build(
-    label: str, specs: list[tuple[MessageSpec, str, str]], log: ProblemLog, single_file: bool
+    label: str,
+    specs: list[tuple[MessageSpec, str, str]],
+    log: ProblemLog,
+    single_file: bool,
+    neighbours: frozenset[tuple[str, str]] = frozenset(),
 ) -> SpecSet:
     messages = build_messages([s for s, _, _ in specs], log)
     if log.problems:
-        raise InvalidSpecs([str(p) for p in log.problems])
+        raise InvalidSpecs(sorted(log.problems))
     views: list[SpecView] = []
     index = {m.name: m for m in messages}
     for spec, path, rel in specs:
         views.append(view_of(spec, index[spec.name], path, rel))
-    return SpecSet(label, tuple(sorted(views, key=lambda v: v.name)), single_file)
+    return SpecSet(label, tuple(sorted(views, key=lambda v: v.name)), single_file, neighbours)
 
 
 def load_set(root: Path) -> SpecSet:
     """Every spec below ``root`` (a directory or a single file)."""
     log = ProblemLog()
     if not root.exists():
-        raise InvalidSpecs([f"{root}: no such file or directory"])
+        raise InvalidSpecs([SpecProblem(str(root), 0, "$", "no such file or directory")])
     specs: list[tuple[MessageSpec, str, str]] = []
     for file in find_spec_files(root):
         try:
@@ -206,23 +251,28 @@ def load_set(root: Path) -> SpecSet:
         if spec is not None:
             rel = file.name if root.is_file() else file.relative_to(root).as_posix()
             specs.append((spec, display_path(file), rel))
-    return _build(display_path(root), specs, log, single_file=root.is_file())
+    neighbours: frozenset[tuple[str, str]] = frozenset()
+    if root.is_file() and len(specs) == 1:
+        neighbours = _partner_names(specs[0][0].name, _read_beside(root))
+    return _build(display_path(root), specs, log, root.is_file(), neighbours)
 
 
 def _git(args: list[str], cwd: Path) -> str:
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     except OSError as exc:
-        raise InvalidSpecs([f"cannot run git: {exc}"]) from exc
+        raise InvalidSpecs([SpecProblem("", 0, "$", f"cannot run git: {exc}")]) from exc
     if done.returncode != 0:
-        raise InvalidSpecs([f"git {' '.join(args)}: {done.stderr.strip()}"])
+        raise InvalidSpecs(
+            [SpecProblem("", 0, "$", f"git {' '.join(args)}: {done.stderr.strip()}")]
+        )
     return done.stdout
 
 
 def load_git_set(ref: str, root: Path, cwd: Path | None = None) -> SpecSet:
     """The specs below ``root`` (relative to ``cwd``) as they are at git ``ref``."""
     where = Path.cwd() if cwd is None else cwd
-    rel_root = root.as_posix().rstrip("/") or "."
+    rel_root = PurePosixPath(root.as_posix()).as_posix()  # "./a/" -> "a"
     listing = _git(["ls-tree", "-r", "--name-only", ref, "--", rel_root], where)
     files = sorted(line for line in listing.splitlines() if line.endswith(".json"))
     log = ProblemLog()
@@ -245,7 +295,19 @@ def load_git_set(ref: str, root: Path, cwd: Path | None = None) -> SpecSet:
             if files == [name] and rel in (".", ""):
                 rel = path.name
             specs.append((spec, shown, rel))
-    return _build(f"{ref}:{rel_root}", specs, log, single_file=False)
+    single = files == [rel_root]
+    neighbours: frozenset[tuple[str, str]] = frozenset()
+    if single and len(specs) == 1:
+        folder = PurePosixPath(rel_root).parent
+
+        def read(name: str) -> str | None:
+            try:
+                return _git(["show", f"{ref}:./{(folder / name).as_posix()}"], where)
+            except InvalidSpecs:
+                return None
+
+        neighbours = _partner_names(specs[0][0].name, read)
+    return _build(f"{ref}:{rel_root}", specs, log, single, neighbours)
 
 
 def set_from_texts(label: str, texts: dict[str, str]) -> SpecSet:

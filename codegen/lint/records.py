@@ -28,8 +28,8 @@ class Role(enum.Enum):
 
 
 def roles(specs: SpecSet) -> dict[str, Role]:
-    """The record role of every spec of the set."""
-    names = {(v.namespace, v.name) for v in specs.specs}
+    """The record role of every spec of the set (a single file's partner may lie beside it)."""
+    names = {(v.namespace, v.name) for v in specs.specs} | specs.neighbours
     result: dict[str, Role] = {}
     for view in specs.specs:
         spec_type, name, ns = view.message.spec_type, view.name, view.namespace
@@ -83,6 +83,21 @@ def record_types(specs: SpecSet) -> dict[tuple[str, int], RecordType]:
             for type_id in view.message.valid_versions.versions():
                 table[(ns, type_id)] = RecordType(ns, type_id, view, type_id, partner)
     return table
+
+
+def follow_moves(
+    old_types: dict[tuple[str, int], RecordType], new_set: SpecSet
+) -> dict[tuple[str, int], RecordType]:
+    """The old record types keyed by the folder their key spec has in the new set.
+
+    A folder reorganisation moves a key spec (found by name) to another namespace; its
+    record types are the same ones, not a removal and an addition.
+    """
+    new_folder = {v.name: v.namespace for v in new_set.specs}
+    return {
+        (new_folder.get(record.key.name, ns), type_id): record
+        for (ns, type_id), record in old_types.items()
+    }
 
 
 def key_layout_changed(old: RecordType, new: RecordType) -> bool:
@@ -184,7 +199,8 @@ def _downgrade_one(old: RecordType | None, new: RecordType) -> tuple[VersionVerd
 
 def downgrade_report(old_set: SpecSet, new_set: SpecSet) -> list[RecordDowngrade]:
     """For each record type of the new set, the value versions old readers can read."""
-    old_types, new_types = record_types(old_set), record_types(new_set)
+    old_types = follow_moves(record_types(old_set), new_set)
+    new_types = record_types(new_set)
     report: list[RecordDowngrade] = []
     for ident in sorted(new_types):
         new = new_types[ident]

@@ -1,4 +1,8 @@
-"""Render a lint result as text, JSON, GitHub workflow commands or SARIF 2.1.0."""
+"""Render a lint result as text, JSON, GitHub workflow commands or SARIF 2.1.0, and the rules.
+
+Input that cannot be compared (spec errors, different messages) renders in the same formats:
+its problems are findings of the ``input`` category and the exit status is 2.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +12,33 @@ from typing import Any
 
 from codegen import __version__
 from codegen.lint.engine import LintResult
-from codegen.lint.findings import Finding
+from codegen.lint.findings import Finding, artifact_path
 from codegen.lint.records import RecordDowngrade
-from codegen.lint.rules import RULES, Severity
+from codegen.lint.rules import INPUT_RULES, RULES, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS = "docs/lint.md"
+# The project's [project.urls] in pyproject.toml (a test keeps them equal).
+PROJECT_URL = "https://github.com/kafka-specgen/kafka-specgen"
+DOCS_URL = f"{PROJECT_URL}/blob/main/{DOCS}"
+_EXIT_DESCRIPTION = {0: "compatible", 1: "findings at or above --fail-on", 2: "invalid input"}
 _SARIF_LEVEL = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 _GITHUB_LEVEL = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
+def _verdict(result: LintResult) -> str:
+    if result.invalid:
+        return f"invalid input ({result.problems} problems)"
+    if result.breaking:
+        return "breaking changes found"
+    if result.failed:
+        return f"failed (--fail-on {result.fail_on.value})"
+    return "compatible"
+
+
 def _summary(result: LintResult) -> str:
     suppressed = sum(1 for f in result.findings if f.suppressed is not None)
-    verdict = "breaking changes found" if result.breaking else "compatible"
+    verdict = _verdict(result)
     return (
         f"{result.old_label} -> {result.new_label}: {verdict} "
         f"({result.count(Severity.BREAKING)} breaking, {result.count(Severity.WARNING)} "
@@ -43,7 +61,17 @@ def _downgrade_text(report: tuple[RecordDowngrade, ...]) -> list[str]:
     return lines
 
 
+def _problem_text(f: Finding) -> str:
+    """An input problem as ``path:line: $.json.path: message``, shorter without a place."""
+    if f.line > 0:
+        return f"{f.path}:{f.line}: {f.json_path}: {f.message}"
+    return f"{f.path}: {f.message}" if f.path else f.message
+
+
 def render_text(result: LintResult, downgrade: bool = False) -> str:
+    if result.invalid:
+        lines = [_problem_text(f) for f in result.findings]
+        return "\n".join([*lines, f"lint: {_verdict(result)}"]) + "\n"
     lines = [str(f) for f in result.active()]
     lines += [
         f"{f}  (suppressed: {f.suppressed})" for f in result.findings if f.suppressed is not None
@@ -87,9 +115,14 @@ def render_json(result: LintResult, downgrade: bool = False) -> str:
     doc: dict[str, Any] = {
         "old": result.old_label,
         "new": result.new_label,
-        "compatible": not result.breaking,
+        "compatible": not result.breaking and not result.invalid,
+        "exitCode": result.exit_code,
+        "failOn": result.fail_on.value,
         "summary": {s.value: result.count(s) for s in Severity}
-        | {"suppressed": sum(1 for f in result.findings if f.suppressed is not None)},
+        | {
+            "suppressed": sum(1 for f in result.findings if f.suppressed is not None),
+            "invalid": result.problems,
+        },
         "findings": [_finding_json(f) for f in result.findings],
     }
     if downgrade:
@@ -109,10 +142,12 @@ def render_github(result: LintResult, downgrade: bool = False) -> str:
     """GitHub Actions workflow commands (``::error file=...,line=...,title=...::message``)."""
     lines = []
     for f in result.active():
-        props = (
-            f"file={_escape_property(_artifact_path(f.path))},line={f.line},"
-            f"title={_escape_property(f'{f.rule} ({f.severity.value})')}"
+        place = (
+            f"file={_escape_property(artifact_path(f.path))},line={max(f.line, 1)},"
+            if f.path
+            else ""
         )
+        props = f"{place}title={_escape_property(f'{f.rule} ({f.severity.value})')}"
         lines.append(
             f"::{_GITHUB_LEVEL[f.severity]} {props}::{_escape_data(f'{f.json_path}: {f.message}')}"
         )
@@ -122,11 +157,8 @@ def render_github(result: LintResult, downgrade: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _artifact_path(path: str) -> str:
-    """A repository path: git ``REF:path`` labels lose the ref; separators become ``/``."""
-    if ":" in path and path[1:3] != ":\\":
-        path = path.split(":", 1)[1]
-    return path.replace("\\", "/")
+def _all_rules() -> list[Rule]:
+    return [*RULES.values(), *INPUT_RULES.values()]
 
 
 def _sarif_rules() -> list[dict[str, Any]]:
@@ -138,12 +170,13 @@ def _sarif_rules() -> list[dict[str, Any]]:
             "fullDescription": {"text": f"{rule.summary} Instead: {rule.instead}"},
             "help": {
                 "text": rule.instead,
-                "markdown": f"{rule.instead}\n\nSee `{DOCS}#{rule.id}`.",
+                "markdown": f"{rule.instead}\n\nSee [{DOCS}]({DOCS_URL}#{rule.id}).",
             },
+            "helpUri": f"{DOCS_URL}#{rule.id}",
             "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
-            "properties": {"severity": rule.severity.value},
+            "properties": {"severity": rule.severity.value, "category": rule.category.value},
         }
-        for rule in RULES.values()
+        for rule in _all_rules()
     ]
 
 
@@ -153,19 +186,20 @@ def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
         "ruleIndex": index[f.rule],
         "level": _SARIF_LEVEL[f.severity],
         "message": {"text": f.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": _artifact_path(f.path)},
-                    "region": {"startLine": max(f.line, 1)},
-                },
-                "logicalLocations": [
-                    {"fullyQualifiedName": f"{f.spec}{f.json_path[1:]}", "kind": "member"}
-                ],
-            }
-        ],
         "properties": {"jsonPath": f.json_path, "severity": f.severity.value},
     }
+    if f.path:
+        location: dict[str, Any] = {
+            "physicalLocation": {
+                "artifactLocation": {"uri": artifact_path(f.path)},
+                "region": {"startLine": max(f.line, 1)},
+            }
+        }
+        if f.spec:
+            location["logicalLocations"] = [
+                {"fullyQualifiedName": f"{f.spec}{f.json_path[1:]}", "kind": "member"}
+            ]
+        item["locations"] = [location]
     if f.suppressed is not None:
         item["suppressions"] = [
             {
@@ -177,16 +211,25 @@ def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
 
 
 def render_sarif(result: LintResult, downgrade: bool = False) -> str:
-    index = {rule_id: i for i, rule_id in enumerate(RULES)}
+    index = {rule.id: i for i, rule in enumerate(_all_rules())}
+    code = result.exit_code
+    invocation: dict[str, Any] = {
+        # Successful unless the input could not be compared; a breaking change is a result.
+        "executionSuccessful": not result.invalid,
+        "exitCode": code,
+        "exitCodeDescription": _EXIT_DESCRIPTION[code],
+    }
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "kafka-specgen-lint",
                 "version": __version__,
-                "informationUri": "https://kafka.apache.org/protocol",
+                "semanticVersion": __version__,
+                "informationUri": DOCS_URL,
                 "rules": _sarif_rules(),
             }
         },
+        "invocations": [invocation],
         "results": [_sarif_result(f, index) for f in result.findings],
     }
     if downgrade:
@@ -201,3 +244,33 @@ RENDERERS: dict[str, Callable[[LintResult, bool], str]] = {
     "github": render_github,
     "sarif": render_sarif,
 }
+
+
+# --------------------------------------------------------------------------- --list-rules
+
+
+def _rule_row(rule: Rule) -> dict[str, str]:
+    return {
+        "id": rule.id,
+        "category": rule.category.value,
+        "severity": rule.severity.value,
+        "description": rule.summary,
+    }
+
+
+def render_rules_table() -> str:
+    """Every selectable rule: id, category, severity and a one-line description."""
+    rows = [_rule_row(r) for r in RULES.values()]
+    columns = ("id", "category", "severity", "description")
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in columns[:-1]}
+
+    def line(values: dict[str, str]) -> str:
+        cells = [values[c].ljust(widths[c]) for c in columns[:-1]]
+        return "  ".join([*cells, values["description"]])
+
+    header = line({c: c.upper() for c in columns})
+    return "\n".join([header, *(line(r) for r in rows)]) + "\n"
+
+
+def render_rules_json() -> str:
+    return json.dumps([_rule_row(r) for r in RULES.values()], indent=2) + "\n"

@@ -1,8 +1,9 @@
-"""Every lint rule: its id, severity, what it catches and what to do instead.
+"""Every lint rule: its id, category, severity, what it catches and what to do instead.
 
-The ids are stable: they are what ``--allow`` and inline ``// lint: allow RULE -- reason``
-comments name, and what SARIF and JSON output carry. ``docs/lint.md`` documents the same
-rules with examples.
+The ids are stable: they are what ``--allow``, ``--select``, ``--ignore``, the
+``[tool.kafka-specgen.lint]`` table and inline ``// lint: allow RULE -- reason`` comments
+name, and what SARIF and JSON output carry. ``docs/lint.md`` documents the same rules with
+examples; ``python -m codegen lint --list-rules`` lists them.
 """
 
 from __future__ import annotations
@@ -12,76 +13,102 @@ from dataclasses import dataclass
 
 
 class Severity(enum.Enum):
-    """How bad a finding is; only ``BREAKING`` findings make the lint fail."""
+    """How bad a finding is; by default only ``BREAKING`` findings make the lint fail."""
 
     BREAKING = "breaking"
     WARNING = "warning"
     INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """Higher is worse: ``--fail-on`` fails on findings of this rank or higher."""
+        return {Severity.BREAKING: 2, Severity.WARNING: 1, Severity.INFO: 0}[self]
+
+
+class Category(enum.Enum):
+    """What a rule protects; ``--select`` and ``--ignore`` accept a category for its rules."""
+
+    WIRE = "wire"  # the bytes old and new readers and writers exchange
+    JSON = "json"  # the JSON form and the generated names (keys, classes, attributes)
+    DOWNGRADE = "downgrade"  # coordinator records read back after a downgrade (KIP-915)
+    STYLE = "style"  # review notes and the lint's own suppression comments
+    INPUT = "input"  # the input cannot be compared at all; never selectable (exit 2)
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
     id: str
     severity: Severity
+    category: Category
     summary: str
     instead: str
 
 
 _B, _W, _I = Severity.BREAKING, Severity.WARNING, Severity.INFO
+_WIRE, _JSON, _DOWN, _STYLE = Category.WIRE, Category.JSON, Category.DOWNGRADE, Category.STYLE
 
 _ALL = (
     # ------------------------------------------------------------------ spec level
     Rule(
         "spec-removed",
         _B,
+        _WIRE,
         "A spec in the old set is missing from the new set.",
         "Keep the spec; retire its versions over releases instead of deleting it.",
     ),
     Rule(
         "spec-added",
         _I,
+        _STYLE,
         "A spec in the new set has no counterpart in the old set.",
         "Nothing to do; the finding lists new specs for review.",
     ),
     Rule(
         "spec-renamed",
         _W,
+        _JSON,
         "Two compared spec files have different names.",
         "Keep the name: it is the generated class and module name.",
     ),
     Rule(
         "spec-type-changed",
         _B,
+        _WIRE,
         "The spec's type changed (for example request to response).",
         "Keep the type; add a new spec for a new kind of message.",
     ),
     Rule(
         "api-key-changed",
         _B,
+        _WIRE,
         "The apiKey (or coordinator record type id) changed.",
         "Keep the apiKey: it is on the wire and identifies the message.",
     ),
     Rule(
         "flexible-versions-changed",
         _B,
+        _WIRE,
         "A version that exists in both specs changed between flexible and non-flexible.",
         "Keep flexibleVersions as it was for existing versions; only new versions may differ.",
     ),
     Rule(
         "highest-version-lowered",
         _B,
+        _WIRE,
         "The highest valid version was lowered.",
         "Keep every version that writers may already use.",
     ),
     Rule(
         "lowest-version-lowered",
         _B,
+        _WIRE,
         "The lowest valid version was lowered.",
         "Do not bring back retired version numbers; their old layout may differ.",
     ),
     Rule(
         "versions-removed",
         _B,
+        _WIRE,
         "The lowest valid version was raised, removing versions.",
         "Keep the versions until no writer or stored data uses them, then allow this rule.",
     ),
@@ -89,120 +116,140 @@ _ALL = (
     Rule(
         "field-type-changed",
         _B,
+        _WIRE,
         "A field's type changed in versions both specs have.",
         "Keep the type; add a new field in a new version instead.",
     ),
     Rule(
         "tagged-field-type-changed",
         _B,
+        _WIRE,
         "A tagged field's type changed.",
         "Never change a tag's type; use a new tag for the new type.",
     ),
     Rule(
         "field-versions-changed",
         _B,
+        _WIRE,
         "A non-tagged field's versions changed inside versions both specs have.",
         "Only extend a field into new versions, or end it before a new version.",
     ),
     Rule(
         "field-added-to-existing-version",
         _B,
+        _WIRE,
         "A non-tagged field was added to a version that already exists.",
         "Add it in a new version, or as a tagged field in a flexible version.",
     ),
     Rule(
         "field-removed-from-existing-version",
         _B,
+        _WIRE,
         "A non-tagged field was removed from a version that still exists.",
         'End the field before a new version (versions "0-N") instead of deleting it.',
     ),
     Rule(
         "field-tagging-changed",
         _B,
+        _WIRE,
         "A field changed between tagged and non-tagged in a version both specs have.",
         "Only make a field tagged from a new version on.",
     ),
     Rule(
         "fields-reordered",
         _B,
+        _WIRE,
         "Non-tagged fields present in existing versions were reordered.",
         "Keep the order: it is the wire order.",
     ),
     Rule(
         "field-renamed",
         _B,
+        _JSON,
         "A field was renamed (paired by tag or position); the JSON form and API change.",
         "Keep the name; if no one uses the JSON form or the API, allow this rule with a reason.",
     ),
     Rule(
         "struct-renamed",
         _W,
+        _JSON,
         "A struct type was renamed; the generated class name changes.",
         "Keep the struct name.",
     ),
     Rule(
         "nullability-narrowed",
         _B,
+        _WIRE,
         "A field is no longer nullable in a version both specs have.",
         "Keep it nullable in existing versions; stop being nullable only in a new version.",
     ),
     Rule(
         "nullability-widened",
         _W,
+        _WIRE,
         "A field became nullable in an existing version; old readers reject the null.",
         "Make it nullable only from a new version on.",
     ),
     Rule(
         "default-changed",
         _B,
+        _WIRE,
         "A non-tagged field's default changed.",
         "Keep the default: readers of versions without the field fill it in.",
     ),
     Rule(
         "tagged-default-changed",
         _B,
+        _WIRE,
         "A tagged field's default changed; omitted values now mean something else.",
         "Keep the default: a tagged field equal to its default is not written at all.",
     ),
     Rule(
         "tag-changed",
         _B,
+        _WIRE,
         "A tagged field's tag number changed.",
         "Keep the tag number; it is on the wire.",
     ),
     Rule(
         "tag-reused",
         _B,
+        _WIRE,
         "A tag number now belongs to another field.",
         "Never reuse a tag; take the next free tag number.",
     ),
     Rule(
         "tagged-field-removed",
         _W,
+        _WIRE,
         "A tagged field was removed; its tag must never be used again.",
         "Leave a comment reserving the tag number.",
     ),
     Rule(
         "field-flexible-versions-changed",
         _B,
+        _WIRE,
         "A field's own flexibleVersions override changed in existing versions.",
         "Keep the override; its encoding is on the wire.",
     ),
     Rule(
         "ignorable-changed",
         _W,
+        _WIRE,
         "A field's ignorable flag changed.",
         "Check writers: ignorable decides whether unsupported values are dropped or rejected.",
     ),
     Rule(
         "map-key-changed",
         _W,
+        _JSON,
         "A field's mapKey flag changed (API and equality change).",
         "Keep mapKey unless every user of the generated API is updated.",
     ),
     Rule(
         "entity-type-changed",
         _W,
+        _STYLE,
         "A field's entityType changed.",
         "Keep entityType; tools and ACL logic depend on it.",
     ),
@@ -210,24 +257,28 @@ _ALL = (
     Rule(
         "coordinator-key-flexible",
         _B,
+        _DOWN,
         "A coordinator record key became flexible.",
         "Keys are never flexible: their bytes identify the record for compaction.",
     ),
     Rule(
         "coordinator-key-changed",
         _B,
+        _DOWN,
         "A coordinator record key gained, lost or changed fields.",
         "Add a new record type with a new key instead.",
     ),
     Rule(
         "coordinator-value-not-flexible",
         _B,
+        _DOWN,
         "Fields were added to a coordinator value that has no flexible version yet.",
         "First release a flexible version with the same fields, then add tagged fields.",
     ),
     Rule(
         "coordinator-value-untagged-change",
         _B,
+        _DOWN,
         "A new coordinator value version changes non-tagged fields; KIP-915 readers parse "
         "future versions as their highest known one and misread it.",
         "Add only tagged fields to coordinator values.",
@@ -235,6 +286,7 @@ _ALL = (
     Rule(
         "coordinator-value-made-flexible",
         _I,
+        _DOWN,
         "A coordinator value gained its first flexible version; readers before KIP-915 "
         "cannot read it.",
         "Keep writing the highest non-flexible version until a tagged field is needed.",
@@ -242,6 +294,7 @@ _ALL = (
     Rule(
         "record-type-added",
         _I,
+        _DOWN,
         "A new coordinator record type; readers older than KIP-915 fail on it and newer ones "
         "skip it, so a downgrade loses these records.",
         "Write the new records only once downgrading past this release is ruled out.",
@@ -249,12 +302,14 @@ _ALL = (
     Rule(
         "record-type-removed",
         _B,
+        _DOWN,
         "A coordinator record type is gone; stored records of that type cannot be read.",
         "Keep the key and value specs while stored data may contain the type.",
     ),
     Rule(
         "coordinator-model-changed",
         _I,
+        _DOWN,
         "A record spec moved between the data model (type id = key version) and the "
         "coordinator-key/coordinator-value model (type id = apiKey).",
         "Nothing to do when the wire layout is the same, as checked.",
@@ -263,19 +318,52 @@ _ALL = (
     Rule(
         "suppression-without-reason",
         _W,
+        _STYLE,
         "An inline suppression gives no reason, so it is ignored.",
         "Write `// lint: allow RULE -- why this is fine`.",
     ),
     Rule(
         "suppression-unknown-rule",
         _W,
+        _STYLE,
         "An inline suppression names a rule that does not exist.",
-        "Use a rule id from docs/lint.md.",
+        "Use a rule id from `python -m codegen lint --list-rules` (or docs/lint.md).",
     ),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _ALL}
 
+# Not rules one can select, ignore or allow: the reasons a comparison cannot run. They show
+# up as findings only so that JSON, GitHub and SARIF output carry them (exit status 2).
+INPUT_RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule(
+            "invalid-spec",
+            _B,
+            Category.INPUT,
+            "A spec does not load or build, or the specs cannot be read.",
+            "Fix the spec error; the message says where and what.",
+        ),
+        Rule(
+            "different-messages",
+            _B,
+            Category.INPUT,
+            "The two compared spec files are different messages (name and apiKey or type differ).",
+            "Compare two versions of the same spec, or two folders (specs are paired by name).",
+        ),
+    )
+}
+
+CATEGORIES = tuple(c.value for c in Category if c is not Category.INPUT)
+
 
 def rule(rule_id: str) -> Rule:
-    return RULES[rule_id]
+    return RULES[rule_id] if rule_id in RULES else INPUT_RULES[rule_id]
+
+
+def rules_matching(name: str) -> list[str]:
+    """The rule ids a name selects: one rule id, or every rule of a category."""
+    if name in RULES:
+        return [name]
+    return [r.id for r in RULES.values() if r.category.value == name and name in CATEGORIES]

@@ -52,12 +52,13 @@ def inline_suppressions(view: SpecView) -> tuple[list[InlineSuppression], list[F
             problems.append(
                 Finding(
                     "suppression-unknown-rule",
-                    f"the suppression names {name}, which is not a lint rule; see docs/lint.md "
-                    "for the rule ids",
+                    f"the suppression names {name}, which is not a lint rule; see "
+                    "`python -m codegen lint --list-rules` for the rule ids",
                     view.path,
                     line,
                     "$",
                     view.name,
+                    rel=view.rel,
                 )
             )
         reason = (match["reason"] or "").strip()
@@ -71,6 +72,7 @@ def inline_suppressions(view: SpecView) -> tuple[list[InlineSuppression], list[F
                     line,
                     "$",
                     view.name,
+                    rel=view.rel,
                 )
             )
             continue

@@ -11,7 +11,7 @@ import pytest
 
 from codegen.lint import LintResult
 from codegen.lint.report import render_github, render_json, render_sarif, render_text
-from codegen.lint.rules import RULES
+from codegen.lint.rules import INPUT_RULES, RULES
 from tests.lint.helpers import field, message, run
 
 SCHEMA = Path(__file__).with_name("sarif-2.1.0-subset.schema.json")
@@ -54,7 +54,7 @@ def test_sarif_is_valid(result: LintResult) -> None:
 def test_sarif_content(result: LintResult) -> None:
     run = _sarif(result)["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == list(RULES)
+    assert [r["id"] for r in rules] == [*RULES, *INPUT_RULES]
     assert all(r["help"]["text"] and r["shortDescription"]["text"] for r in rules)
     by_rule = {r["ruleId"]: r for r in run["results"]}
     typed = by_rule["field-type-changed"]
@@ -72,7 +72,7 @@ def test_sarif_content(result: LintResult) -> None:
 def test_json(result: LintResult) -> None:
     doc = json.loads(render_json(result, downgrade=True))
     assert doc["compatible"] is False
-    assert doc["summary"] == {"breaking": 2, "warning": 0, "info": 0, "suppressed": 1}
+    assert doc["summary"] == {"breaking": 2, "warning": 0, "info": 0, "suppressed": 1, "invalid": 0}
     first = doc["findings"][0]
     assert set(first) == {
         "rule",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from codegen.lint import RULES, Severity
 from tests.lint.cases import CASES, EXPECTED, Case
 from tests.lint.helpers import field, found, message, run
+from tests.lint.helpers import field as f
+from tests.lint.helpers import message as m
 
 _SUPPRESSION_RULES = {"suppression-without-reason", "suppression-unknown-rule"}
 
@@ -119,3 +122,62 @@ def test_findings_carry_path_and_line(tmp_path: Path) -> None:
         "$.fields[0].type: breaking [field-type-changed] field A type changed from int32 to "
         "int64; keep the type and add a new field in a new version instead"
     )
+
+
+_PYTHON_VALUES = re.compile(r"\bNone\b|\bTrue\b|\bFalse\b|\[\]|'[^'\s]*'|EmptyArray|EmptyStruct")
+
+_FIELDS = [f("A"), f("B", "string")]
+_VALUE_CHANGES = [
+    (
+        m([f("A", default="-1"), f("B", "string")]),
+        m([f("A"), f("B", "string")]),
+        'field A default changed from "-1" to no default (so 0); readers fill in the default '
+        'for versions without the field: keep "-1"',
+    ),
+    (
+        m([f("A"), f("B", "bool")]),
+        m([f("A"), f("B", "bool", default="true")]),
+        'field B default changed from no default (so false) to "true"; readers fill in the '
+        "default for versions without the field: keep no default (so false)",
+    ),
+    (
+        m([f("A"), f("B", "string", nullableVersions="0+", default="null")]),
+        m([f("A"), f("B", "string", nullableVersions="0+")]),
+        'field B default changed from "null" to no default (so ""); readers fill in the '
+        'default for versions without the field: keep "null"',
+    ),
+    (
+        m([f("A"), f("B", "[]int32", nullableVersions="0+", default="null")]),
+        m([f("A"), f("B", "[]int32", nullableVersions="0+")]),
+        'field B default changed from "null" to no default (so empty); readers fill in the '
+        'default for versions without the field: keep "null"',
+    ),
+]
+
+
+_VALUE_CHANGES.append(
+    (
+        m(_FIELDS, type="coordinator-value", api_key=3, valid="0", flexible="0+"),
+        m(_FIELDS, type="coordinator-value", api_key=4, valid="0", flexible="0+"),
+        "apiKey changed from 3 to 4; the record type id is on the wire, keep 3",
+    )
+)
+_VALUE_CHANGES.append(
+    (
+        m(_FIELDS),
+        m(_FIELDS, api_key=5),
+        "apiKey changed from no apiKey to 5; the apiKey is on the wire, keep no apiKey",
+    )
+)
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), _VALUE_CHANGES)
+def test_values_read_as_spec_text(tmp_path: Path, old: str, new: str, expected: str) -> None:
+    assert [msg for _, _, msg in found(run(tmp_path, old, new))] == [expected]
+    assert _PYTHON_VALUES.search(expected) is None
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_messages_show_no_python_values(tmp_path: Path, case: Case) -> None:
+    for _, _, text in found(run(tmp_path, case.old, case.new)):
+        assert _PYTHON_VALUES.search(text) is None, text

@@ -64,8 +64,8 @@ def test_suppression_of_unknown_rule(tmp_path: Path) -> None:
         (
             "suppression-unknown-rule",
             "$",
-            "the suppression names no-such-rule, which is not a lint rule; see docs/lint.md for "
-            "the rule ids",
+            "the suppression names no-such-rule, which is not a lint rule; see "
+            "`python -m codegen lint --list-rules` for the rule ids",
         ),
     ]
     assert result.findings[0].line == 4
