@@ -186,7 +186,7 @@ def load_spec(path: Path, log: ProblemLog) -> MessageSpec | None:
     try:
         text = read_spec_file(path)
     except SpecSyntaxError as exc:
-        log.add(path, exc.line, "$", f"invalid JSON: {exc.message}")
+        log.add(path, exc.line, exc.json_path, exc.problem)
         return None
     except (OSError, UnicodeDecodeError) as exc:
         log.add(path, 1, "$", f"cannot read the file: {exc}")

@@ -5,6 +5,10 @@ Kafka parses specs with Jackson's ALLOW_COMMENTS and FAIL_ON_TRAILING_TOKENS. We
 the rest as strict JSON with a small positional parser that records the line of every
 value by its JSON path (``$.fields[3].name``), so any later stage can say where a
 problem is.
+
+Nesting is bounded (:data:`MAX_DEPTH`): Kafka's specs nest at most about ten levels, and
+every later stage walks the value recursively, so a deeper file is a spec error here
+rather than a ``RecursionError`` anywhere downstream.
 """
 
 from __future__ import annotations
@@ -18,15 +22,31 @@ from typing import Any
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _WHITESPACE = " \t\n\r"
+# Objects and arrays inside each other; Apache Kafka's deepest spec has 9 levels.
+MAX_DEPTH = 64
 
 
 class SpecSyntaxError(ValueError):
     """The file is not JSON with comments."""
 
-    def __init__(self, message: str, line: int) -> None:
+    def __init__(self, message: str, line: int, json_path: str = "$") -> None:
         super().__init__(message)
         self.message = message
         self.line = line
+        self.json_path = json_path
+
+    @property
+    def problem(self) -> str:
+        """The message as a spec problem prints it."""
+        return f"invalid JSON: {self.message}"
+
+
+class SpecTooDeepError(SpecSyntaxError):
+    """Valid JSON, but nested deeper than :data:`MAX_DEPTH`."""
+
+    @property
+    def problem(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +116,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
         self.lines: dict[str, int] = {}
 
     def line(self, pos: int | None = None) -> int:
@@ -124,10 +145,18 @@ class _Parser:
         if self.pos >= len(self.text):
             raise self.fail("unexpected end of file")
         c = self.text[self.pos]
-        if c == "{":
-            return self.obj(path)
-        if c == "[":
-            return self.array(path)
+        if c in "{[":
+            if self.depth == MAX_DEPTH:
+                raise SpecTooDeepError(
+                    f"objects and arrays nested deeper than {MAX_DEPTH} levels; "
+                    "Kafka specs nest only a few levels",
+                    self.line(),
+                    path,
+                )
+            self.depth += 1
+            value = self.obj(path) if c == "{" else self.array(path)
+            self.depth -= 1
+            return value
         if c == '"':
             s, self.pos = scanstring(self.text, self.pos + 1, True)
             return s

@@ -10,6 +10,7 @@ import pytest
 
 from codegen.emit import load_messages
 from codegen.errors import SpecErrors
+from codegen.specfile import MAX_DEPTH, parse_spec_text
 
 
 def field(name: str = "A", type_: str = "int32", **extra: Any) -> dict[str, Any]:
@@ -373,3 +374,24 @@ def test_same_api_key_in_two_folders_is_fine(tmp_path: Path) -> None:
             json.dumps(spec(field(), name=name, type="metadata", apiKey=3))
         )
     assert len(load_messages([tmp_path])) == 2
+
+
+# --------------------------------------------------------------------------- nesting depth
+
+
+def test_nesting_deeper_than_the_limit_is_a_spec_error(tmp_path: Path) -> None:
+    # 3,000 open brackets: the reader stops at its limit instead of overflowing the stack.
+    deep = '{"a":\n' + "[" * 3000
+    path = "$.a" + "[0]" * (MAX_DEPTH - 1)
+    assert one(tmp_path, deep) == (
+        f"Spec0.json:2: {path}: objects and arrays nested deeper than {MAX_DEPTH} levels; "
+        "Kafka specs nest only a few levels"
+    )
+
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    at_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    value = parse_spec_text(at_limit, Path("x.json")).value
+    for _ in range(MAX_DEPTH - 1):
+        value = value[0]
+    assert value == []

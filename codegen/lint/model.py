@@ -197,7 +197,7 @@ def load_set(root: Path) -> SpecSet:
         try:
             text = read_spec_file(file)
         except SpecSyntaxError as exc:
-            log.add(file, exc.line, "$", f"invalid JSON: {exc.message}")
+            log.add(file, exc.line, exc.json_path, exc.problem)
             continue
         except (OSError, UnicodeDecodeError) as exc:
             log.add(file, 1, "$", f"cannot read the file: {exc}")
@@ -233,7 +233,7 @@ def load_git_set(ref: str, root: Path, cwd: Path | None = None) -> SpecSet:
         try:
             text = parse_spec_text(content, Path(shown))
         except SpecSyntaxError as exc:
-            log.add(shown, exc.line, "$", f"invalid JSON: {exc.message}")
+            log.add(shown, exc.line, exc.json_path, exc.problem)
             continue
         spec = spec_from_text(text, log)
         if spec is not None:
@@ -256,7 +256,7 @@ def set_from_texts(label: str, texts: dict[str, str]) -> SpecSet:
         try:
             text = parse_spec_text(content, Path(rel))
         except SpecSyntaxError as exc:
-            log.add(rel, exc.line, "$", f"invalid JSON: {exc.message}")
+            log.add(rel, exc.line, exc.json_path, exc.problem)
             continue
         spec = spec_from_text(text, log)
         if spec is not None:

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from codegen.lint.command import lint_command
+from codegen.specfile import MAX_DEPTH
 from tests.lint.helpers import field, message, write
 
 OLD = message([field("A"), field("B", "string")])
@@ -114,3 +115,14 @@ def test_git_mode_bad_ref(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     code, _, err = _invoke("--git", "no-such-ref")
     assert code == 2
     assert "git ls-tree" in err
+
+
+def test_too_deep_spec_exits_2_with_the_spec_error(tmp_path: Path) -> None:
+    old, new = _pair(tmp_path, '{"a":' + "[" * 3000)
+    code, _, err = _invoke(old, new)
+    assert code == 2
+    assert err.splitlines() == [
+        f"{Path(new) / 'Sample.json'}:1: $.a{'[0]' * (MAX_DEPTH - 1)}: objects and arrays "
+        f"nested deeper than {MAX_DEPTH} levels; Kafka specs nest only a few levels",
+        "lint: invalid input (1 problems)",
+    ]
