@@ -146,7 +146,7 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
         return f"unknown key: {error.message.split('(')[-1].rstrip(')')}"
     schema = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "pattern" and schema.get("description"):
-        return f"{error.instance!r} is not a version range ({schema['description']})"
+        return f"{error.instance!r} is not {schema['description']}"
     return str(error.message)
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from codegen.emit import load_messages
+from codegen.emit import load_messages, write_package
 from codegen.errors import SpecErrors
+from codegen.naming import MAX_NAME_LENGTH
 from codegen.specfile import MAX_DEPTH, parse_spec_text
 
 
@@ -395,3 +396,81 @@ def test_nesting_up_to_the_limit_is_read() -> None:
     for _ in range(MAX_DEPTH - 1):
         value = value[0]
     assert value == []
+
+
+# --------------------------------------------------------------------------- names
+
+
+LONG = "A" + "b" * 299  # a file name of 300+ characters cannot be written
+
+NAME_RULES: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "message name too long",
+        spec(field(), name=LONG),
+        "$.name: message name Abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb... is 300 characters "
+        "long; names may have at most 100 characters (they become file, class and attribute "
+        "names)",
+    ),
+    (
+        "field name too long",
+        spec(field(LONG)),
+        "$.fields[0].name: field name Abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb... is 300 "
+        "characters long; names may have at most 100 characters (they become file, class and "
+        "attribute names)",
+    ),
+    (
+        "inline struct name too long",
+        spec(field("A", f"[]{LONG}", fields=[field("X")])),
+        "$.fields[0].type: struct name Abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb... is 300 "
+        "characters long; names may have at most 100 characters (they become file, class and "
+        "attribute names)",
+    ),
+    (
+        "message name is a keyword",
+        spec(field(), name="None"),
+        "$.name: message name None is a Python keyword; rename it",
+    ),
+    (
+        "inline struct name is a keyword",
+        spec(field("A", "True", fields=[field("X")])),
+        "$.fields[0].type: struct name True is a Python keyword; rename it",
+    ),
+    (
+        "common struct name shadows an import",
+        spec(
+            field("A", "ClassVar"),
+            commonStructs=[{"name": "ClassVar", "versions": "0+", "fields": [field("X")]}],
+        ),
+        "$.commonStructs[0].name: struct name ClassVar is a name the generated module imports; "
+        "rename it",
+    ),
+    (
+        "common struct name not a class name",
+        spec(commonStructs=[{"name": "lower", "versions": "0+", "fields": [field("X")]}]),
+        "$.commonStructs[0].name: struct name lower must start with a capital letter and hold "
+        "only letters and digits",
+    ),
+    (
+        "field name not an identifier",
+        spec(field("Topic-Id")),
+        "$.fields[0].name: 'Topic-Id' is not a field name (a letter, then letters and digits)",
+    ),
+    (
+        "message name not an identifier",
+        spec(field(), name="Demo Value"),
+        "$.name: 'Demo Value' is not a message name (a capital letter, then letters and digits)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "bad", "expected"), NAME_RULES, ids=[r[0] for r in NAME_RULES])
+def test_name_rule(tmp_path: Path, rule: str, bad: dict[str, Any], expected: str) -> None:
+    assert after_path(one(tmp_path, bad)) == expected
+
+
+def test_longest_allowed_name_generates(tmp_path: Path) -> None:
+    name = "A" + "b" * (MAX_NAME_LENGTH - 1)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "Long.json").write_text(json.dumps(spec(field(name), name=name)))
+    written = write_package([tmp_path / "specs"], tmp_path / "out")
+    assert tmp_path / "out" / f"{name.lower()}.py" in written
