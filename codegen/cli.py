@@ -10,7 +10,7 @@ from typing import NoReturn
 import click
 
 from codegen import __version__
-from codegen.errors import SpecErrors
+from codegen.errors import NoSpecsError, SpecErrors
 
 DEFAULT_SPECS = Path("message_specs")
 DEFAULT_OUT = Path("generated")
@@ -55,6 +55,8 @@ def _load_or_exit(roots: list[Path]) -> int:
         return len(load_messages(roots))
     except SpecErrors as exc:
         _report(exc, "")
+    except NoSpecsError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @cli.command()
@@ -62,7 +64,8 @@ def _load_or_exit(roots: list[Path]) -> int:
 def validate(spec_dirs: tuple[Path, ...]) -> None:
     """Check specs: structure (JSON Schema) and every semantic rule; report all problems.
 
-    Each problem prints as ``path:line: $.json.path: message``; exit 1 when there is any.
+    Each problem prints as ``path:line: $.json.path: message``; exit 1 when there is any,
+    exit 2 when a spec folder is missing or holds no spec.
     """
     count = _load_or_exit(_roots(spec_dirs))
     click.echo(f"{count} spec(s) valid")
@@ -105,6 +108,8 @@ def generate(spec_dirs: tuple[Path, ...], out: Path, package: str | None) -> Non
         files = write_package(roots, target)
     except SpecErrors as exc:
         _report(exc, "; nothing written")
+    except NoSpecsError as exc:
+        raise click.UsageError(str(exc)) from None
     took = time.perf_counter() - started
     click.echo(f"wrote {len(files)} module(s) to {target} in {took:.1f}s")
 
@@ -125,6 +130,8 @@ def check(spec_dirs: tuple[Path, ...], out: Path, package: str | None) -> None:
         drift = check_package(_roots(spec_dirs), target)
     except SpecErrors as exc:
         _report(exc, "")
+    except NoSpecsError as exc:
+        raise click.UsageError(str(exc)) from None
     if drift.clean:
         click.echo(f"{target} is up to date")
         return

@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 
-from codegen.errors import ProblemLog
+from codegen.errors import NoSpecsError, ProblemLog, display_path
 from codegen.specfile import SpecSyntaxError, SpecText, read_spec_file
 
 
@@ -201,10 +201,30 @@ def find_spec_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.json") if p.is_file())
 
 
-def load_specs(roots: list[Path], log: ProblemLog) -> list[MessageSpec]:
-    specs: list[MessageSpec] = []
+def spec_files(roots: list[Path]) -> list[list[Path]]:
+    """The spec files of each root; raise NoSpecsError for a root that has none."""
+    found: list[list[Path]] = []
     for root in roots:
-        for path in find_spec_files(root):
+        if not root.exists():
+            raise NoSpecsError(
+                f"{display_path(root)}: no such file or folder; expected a spec file or a "
+                "folder of Kafka JSON message specs (*.json)"
+            )
+        files = find_spec_files(root)
+        if not files:
+            raise NoSpecsError(
+                f"{display_path(root)}: no spec files (*.json) in this folder; expected "
+                "Kafka JSON message specs"
+            )
+        found.append(files)
+    return found
+
+
+def load_specs(roots: list[Path], log: ProblemLog) -> list[MessageSpec]:
+    """Every spec below ``roots``; problems go to ``log``, a root without specs raises."""
+    specs: list[MessageSpec] = []
+    for files in spec_files(roots):
+        for path in files:
             spec = load_spec(path, log)
             if spec is not None:
                 specs.append(spec)
