@@ -22,6 +22,7 @@ from typing import Any
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _WHITESPACE = " \t\n\r"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Objects and arrays inside each other; Apache Kafka's deepest spec has 9 levels.
 MAX_DEPTH = 64
 
@@ -158,8 +159,7 @@ class _Parser:
             self.depth -= 1
             return value
         if c == '"':
-            s, self.pos = scanstring(self.text, self.pos + 1, True)
-            return s
+            return self.string(path)
         for word, val in (("true", True), ("false", False), ("null", None)):
             if self.text.startswith(word, self.pos):
                 self.pos += len(word)
@@ -167,8 +167,25 @@ class _Parser:
         m = _NUMBER.match(self.text, self.pos)
         if m is None:
             raise self.fail(f"unexpected character {c!r}")
+        try:
+            number = json.loads(m.group())
+        except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+            raise self.fail(f"number with {len(m.group())} characters is too long") from None
         self.pos = m.end()
-        return json.loads(m.group())
+        return number
+
+    def string(self, path: str) -> str:
+        """The string at ``pos``; a lone surrogate (``\\ud800``) cannot be written as UTF-8."""
+        start = self.pos
+        value, self.pos = scanstring(self.text, start + 1, True)
+        lone = _SURROGATE.search(value)
+        if lone is not None:
+            raise SpecSyntaxError(
+                f"\\u{ord(lone.group()):04x} is half of a UTF-16 surrogate pair, not a character",
+                self.line(start),
+                path,
+            )
+        return str(value)
 
     def expect(self, char: str) -> None:
         self.skip()
@@ -188,7 +205,7 @@ class _Parser:
             if self.text[self.pos : self.pos + 1] != '"':
                 raise self.fail("expected a quoted key")
             key_line = self.line()
-            key, self.pos = scanstring(self.text, self.pos + 1, True)
+            key = self.string(path)
             # A repeated key keeps its last value, as Jackson does.
             self.expect(":")
             child = f"{path}.{key}"

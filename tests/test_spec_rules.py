@@ -390,6 +390,22 @@ def test_nesting_deeper_than_the_limit_is_a_spec_error(tmp_path: Path) -> None:
     )
 
 
+def test_number_too_long_for_int_is_a_spec_error(tmp_path: Path) -> None:
+    huge = "9" * 5000  # more digits than Python converts to an int by default
+    assert one(tmp_path, f'{{\n  "name": "Demo",\n  "apiKey": {huge}\n}}') == (
+        "Spec0.json:3: $: invalid JSON: number with 5000 characters is too long"
+    )
+
+
+def test_lone_surrogate_is_a_spec_error(tmp_path: Path) -> None:
+    # \ud800 alone is no character: the generated module could not be written as UTF-8.
+    text = json.dumps(spec(field(about="x\ud800y")), indent=2)
+    assert one(tmp_path, text) == (
+        "Spec0.json:11: $.fields[0].about: invalid JSON: \\ud800 is half of a UTF-16 "
+        "surrogate pair, not a character"
+    )
+
+
 def test_nesting_up_to_the_limit_is_read() -> None:
     at_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
     value = parse_spec_text(at_limit, Path("x.json")).value
