@@ -82,8 +82,19 @@ def _pyrepr(value: object) -> str:
     return repr(value)
 
 
+def _escape_unprintable(text: str) -> str:
+    # A NUL byte or a control character makes the module fail to import; escape them.
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 def _docstring(text: object) -> str:
-    return " ".join(str(text).split()).replace("\\", "\\\\").replace('"', '\\"')
+    one_line = " ".join(str(text).split()).replace("\\", "\\\\").replace('"', '\\"')
+    return _escape_unprintable(one_line)
+
+
+def _comment(text: object) -> str:
+    """Text for a ``#`` comment: one line, control characters escaped."""
+    return _escape_unprintable(str(text))
 
 
 def template_environment() -> jinja2.Environment:
@@ -98,6 +109,7 @@ def template_environment() -> jinja2.Environment:
     )
     env.filters["pyrepr"] = _pyrepr
     env.filters["docstring"] = _docstring
+    env.filters["comment"] = _comment
     env.tests["empty_array"] = lambda v: isinstance(v, EmptyArray)
     env.tests["empty_struct"] = lambda v: isinstance(v, EmptyStruct)
     env.globals["int_range"] = INTEGER_RANGES.get

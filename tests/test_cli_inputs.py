@@ -1,17 +1,21 @@
 """``validate``, ``generate`` and ``check`` on bad input: the exit status and the exact message.
 
 Spec folders that are missing or empty, package names that are not Python names or lead out
-of ``--out``, output folders holding files the generator did not write, and specs that nest
-too deep for the reader.
+of ``--out``, output folders holding files the generator did not write, specs that nest too
+deep for the reader, and folder names and texts that must not break the generated code.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from codegen import __version__
 from codegen.cli import cli
 from codegen.emit import GENERATED_HEADER
 from codegen.specfile import MAX_DEPTH
@@ -197,3 +201,40 @@ def test_validate_and_generate_report_a_too_deep_spec(tmp_path: Path) -> None:
         1,
         [expected, "1 problem(s) in the specs; nothing written"],
     )
+
+
+# --------------------------------------------------------------------------- text in the code
+
+
+def test_folder_names_and_about_texts_cannot_break_the_generated_code(tmp_path: Path) -> None:
+    folder = 'odd "topic"\\\nfolder'
+    specs = tmp_path / "specs" / folder
+    specs.mkdir(parents=True)
+    about = 'NUL\x00 bell\x07 escape\x1b quote" backslash\\'
+    spec = {
+        "name": "OddText",
+        "type": "data",
+        "validVersions": "0",
+        "flexibleVersions": "none",
+        "fields": [{"name": "A", "type": "int32", "versions": "0+", "about": about}],
+    }
+    (specs / "OddText.json").write_text(json.dumps(spec))
+    out = tmp_path / "odd_codecs"
+    code, _, err = _invoke("generate", "--specs", str(tmp_path / "specs"), "--out", str(out))
+    assert code == 0, err
+    module = (out / "odd_text.py").read_text()
+    # The header comment stays one line: the newline of the folder name is escaped.
+    assert module.splitlines()[0] == (
+        f'{GENERATED_HEADER}{__version__} from specs/odd "topic"\\\\nfolder/OddText.json'
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        package = importlib.import_module("odd_codecs")
+        odd = importlib.import_module("odd_codecs.odd_text").OddText
+        schemas = importlib.import_module("odd_codecs._spark_schemas")
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert package.MESSAGES["OddText"] is odd
+    folders = schemas.FOLDERS
+    assert folders == {"OddText": folder}
+    assert 'NUL\\x00 bell\\x07 escape\\x1b quote\\" backslash\\\\ Versions 0+.' in module
