@@ -209,29 +209,38 @@ def load_set(root: Path) -> SpecSet:
     return _build(display_path(root), specs, log, single_file=root.is_file())
 
 
-def _git(args: list[str], cwd: Path) -> str:
+def _git_bytes(args: list[str], cwd: Path) -> bytes:
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
     except OSError as exc:
         raise InvalidSpecs([f"cannot run git: {exc}"]) from exc
     if done.returncode != 0:
-        raise InvalidSpecs([f"git {' '.join(args)}: {done.stderr.strip()}"])
+        stderr = done.stderr.decode(errors="replace").strip()
+        raise InvalidSpecs([f"git {' '.join(args)}: {stderr}"])
     return done.stdout
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    return _git_bytes(args, cwd).decode(errors="surrogateescape")
 
 
 def load_git_set(ref: str, root: Path, cwd: Path | None = None) -> SpecSet:
     """The specs below ``root`` (relative to ``cwd``) as they are at git ``ref``."""
     where = Path.cwd() if cwd is None else cwd
     rel_root = root.as_posix().rstrip("/") or "."
-    listing = _git(["ls-tree", "-r", "--name-only", ref, "--", rel_root], where)
-    files = sorted(line for line in listing.splitlines() if line.endswith(".json"))
+    # -z: names as they are (without it git quotes names with non-ASCII characters).
+    listing = _git(["ls-tree", "-r", "-z", "--name-only", ref, "--", rel_root], where)
+    files = sorted(name for name in listing.split("\0") if name.endswith(".json"))
     log = ProblemLog()
     specs: list[tuple[MessageSpec, str, str]] = []
     for name in files:
-        content = _git(["show", f"{ref}:./{name}"], where)
         shown = f"{ref}:{name}"
         try:
+            content = _git_bytes(["show", f"{ref}:./{name}"], where).decode("utf-8")
             text = parse_spec_text(content, Path(shown))
+        except UnicodeDecodeError as exc:
+            log.add(shown, 1, "$", f"cannot read the file: {exc}")
+            continue
         except SpecSyntaxError as exc:
             log.add(shown, exc.line, exc.json_path, exc.problem)
             continue

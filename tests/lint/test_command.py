@@ -126,3 +126,25 @@ def test_too_deep_spec_exits_2_with_the_spec_error(tmp_path: Path) -> None:
         f"nested deeper than {MAX_DEPTH} levels; Kafka specs nest only a few levels",
         "lint: invalid input (1 problems)",
     ]
+
+
+def test_git_mode_reads_non_ascii_names_and_reports_non_utf8_specs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    specs = write(repo / "message_specs", {"Sample.json": OLD, "Café.json": OLD})
+    latin = OLD.replace("Sample", "Latin").encode() + b"\xe9"  # e-acute in Latin-1
+    (specs / "Latin1.json").write_bytes(latin)
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "specs")
+    monkeypatch.chdir(repo)
+    code, _, err = _invoke("--git", "HEAD")
+    assert code == 2
+    assert err.splitlines() == [
+        "HEAD:message_specs/Latin1.json:1: $: cannot read the file: 'utf-8' codec can't decode "
+        f"byte 0xe9 in position {len(latin) - 1}: unexpected end of data",
+        "HEAD:message_specs/Sample.json:2: $.name: spec name Sample is already used by "
+        "HEAD:message_specs/Café.json",
+        "lint: invalid input (2 problems)",
+    ]
