@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 
 from codegen.errors import NoSpecsError, ProblemLog, display_path
-from codegen.specfile import SpecSyntaxError, SpecText, read_spec_file
+from codegen.specfile import SpecSyntaxError, SpecText, parse_spec_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,16 +182,23 @@ def spec_from_text(text: SpecText, log: ProblemLog) -> MessageSpec | None:
     )
 
 
-def load_spec(path: Path, log: ProblemLog) -> MessageSpec | None:
+def spec_from_source(content: str, path: Path, log: ProblemLog) -> MessageSpec | None:
+    """Parse and check the text of one spec; every problem goes to ``log``."""
     try:
-        text = read_spec_file(path)
+        text = parse_spec_text(content, path)
     except SpecSyntaxError as exc:
         log.add(path, exc.line, exc.json_path, exc.problem)
         return None
+    return spec_from_text(text, log)
+
+
+def load_spec(path: Path, log: ProblemLog) -> MessageSpec | None:
+    try:
+        content = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         log.add(path, 1, "$", f"cannot read the file: {exc}")
         return None
-    return spec_from_text(text, log)
+    return spec_from_source(content, path, log)
 
 
 def find_spec_files(root: Path) -> list[Path]:
