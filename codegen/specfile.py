@@ -6,7 +6,7 @@ the rest as strict JSON with a small positional parser that records the line of 
 value by its JSON path (``$.fields[3].name``), so any later stage can say where a
 problem is.
 
-Nesting is bounded (:data:`MAX_DEPTH`): Kafka's specs nest at most about ten levels, and
+Nesting is bounded (:data:`MAX_DEPTH`): Kafka's specs nest at most 9 levels, and
 every later stage walks the value recursively, so a deeper file is a spec error here
 rather than a ``RecursionError`` anywhere downstream.
 """
@@ -170,7 +170,8 @@ class _Parser:
         try:
             number = json.loads(m.group())
         except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
-            raise self.fail(f"number with {len(m.group())} characters is too long") from None
+            message = f"number with {len(m.group())} characters is too long"
+            raise SpecSyntaxError(message, self.line(), path) from None
         self.pos = m.end()
         return number
 

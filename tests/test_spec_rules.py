@@ -393,7 +393,7 @@ def test_nesting_deeper_than_the_limit_is_a_spec_error(tmp_path: Path) -> None:
 def test_number_too_long_for_int_is_a_spec_error(tmp_path: Path) -> None:
     huge = "9" * 5000  # more digits than Python converts to an int by default
     assert one(tmp_path, f'{{\n  "name": "Demo",\n  "apiKey": {huge}\n}}') == (
-        "Spec0.json:3: $: invalid JSON: number with 5000 characters is too long"
+        "Spec0.json:3: $.apiKey: invalid JSON: number with 5000 characters is too long"
     )
 
 
