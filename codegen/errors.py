@@ -1,4 +1,8 @@
-"""Spec problems, reported all at once as ``path:line: $.json.path: message``."""
+"""Spec problems, reported all at once as ``path:line: $.json.path: message``.
+
+A spec folder that is missing or holds no spec is not a problem in a spec: it is
+:class:`NoSpecsError`, raised before any file is read.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +29,10 @@ class SpecErrors(Exception):
     def __init__(self, problems: list[SpecProblem]) -> None:
         self.problems = sorted(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class NoSpecsError(Exception):
+    """A spec root that does not exist or holds no spec file: nothing to check or generate."""
 
 
 @dataclass(slots=True)

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen.errors import ProblemLog
-from codegen.naming import RESERVED_ATTRIBUTES, attribute_name, json_name, module_name
+from codegen.naming import (
+    RESERVED_ATTRIBUTES,
+    attribute_name,
+    class_name_problem,
+    json_name,
+    length_problem,
+    module_name,
+    shown,
+)
 from codegen.spec import FieldSpec, MessageSpec, StructSpec
 from codegen.versions import VersionRange, VersionRangeError
 
@@ -541,6 +549,10 @@ def _struct_for_field(
             f"no struct named {name}: define its fields inline or in commonStructs",
         )
         return None
+    bad_name = class_name_problem(name)
+    if bad_name is not None:
+        ctx.problem(where, spec.line, f"struct name {shown(name)} {bad_name}")
+        return None
     if name in ctx.common:
         ctx.problem(
             where, spec.line, f"{name} is a common struct and cannot be specified again inline"
@@ -602,6 +614,12 @@ def _build_fields(
             ok = False
             continue
         names[spec.name] = spec
+        too_long = length_problem(spec.name)
+        if too_long is not None:
+            ctx.problem(
+                f"{spec.json_path}.name", spec.line, f"field name {shown(spec.name)} {too_long}"
+            )
+            ok = False
         attr = attribute_name(spec.name)
         if attr in attrs:
             ctx.problem(
@@ -670,6 +688,9 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
     if valid is not None and valid.empty and len(log.problems) == before:
         # Kafka keeps specs of removed APIs with validVersions "none" and generates nothing.
         return None
+    bad_name = class_name_problem(spec.name)
+    if bad_name is not None:
+        problem("$.name", f"message name {shown(spec.name)} {bad_name}")
     if not spec.has_fields:
         problem("$", "fields is missing; a message with versions needs a list of fields")
 
@@ -701,11 +722,9 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
 
     common: dict[str, StructSpec] = {}
     for struct in spec.common_structs:
-        if not _STRUCT_NAME.match(struct.name):
-            problem(
-                f"{struct.json_path}.name",
-                f"struct name {struct.name} must start with a capital letter",
-            )
+        bad_name = class_name_problem(struct.name)
+        if bad_name is not None:
+            problem(f"{struct.json_path}.name", f"struct name {shown(struct.name)} {bad_name}")
         if struct.name in common:
             problem(f"{struct.json_path}.name", f"common struct {struct.name} is specified twice")
         common[struct.name] = struct

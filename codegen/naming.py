@@ -10,6 +10,14 @@ RESERVED_ATTRIBUTES = frozenset(
     {"encode", "decode", "read", "to_json", "from_json", "unknown_tags", "copy"}
 )
 
+# Spec names become module file names, class names and attributes. Kafka's longest name
+# has 49 characters; the limit keeps ``<snake_case name>.py`` far below the 255 bytes file
+# systems allow for a file name.
+MAX_NAME_LENGTH = 100
+# Names generated modules import without an underscore; a class of that name would hide them.
+MODULE_GLOBALS = frozenset({"Any", "ClassVar", "Self"})
+
+_CLASS_NAME = re.compile(r"[A-Z][A-Za-z0-9]*")
 _ACRONYM_END = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _WORD_START = re.compile(r"([a-z0-9])([A-Z])")
 
@@ -34,3 +42,31 @@ def json_name(spec_name: str) -> str:
 
 def module_name(spec_name: str) -> str:
     return snake_case(spec_name)
+
+
+def shown(name: str) -> str:
+    """A name as problems print it: long names cut short."""
+    return name if len(name) <= 40 else f"{name[:40]}..."
+
+
+def length_problem(name: str) -> str | None:
+    if len(name) > MAX_NAME_LENGTH:
+        return (
+            f"is {len(name)} characters long; names may have at most {MAX_NAME_LENGTH} "
+            "characters (they become file, class and attribute names)"
+        )
+    return None
+
+
+def class_name_problem(name: str) -> str | None:
+    """Why ``name`` (a message or struct) cannot be a generated class name, or None."""
+    too_long = length_problem(name)
+    if too_long is not None:
+        return too_long
+    if not _CLASS_NAME.fullmatch(name):
+        return "must start with a capital letter and hold only letters and digits"
+    if keyword.iskeyword(name):
+        return "is a Python keyword; rename it"
+    if name in MODULE_GLOBALS:
+        return "is a name the generated module imports; rename it"
+    return None

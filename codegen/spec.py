@@ -17,8 +17,8 @@ from typing import Any
 
 import jsonschema
 
-from codegen.errors import ProblemLog
-from codegen.specfile import SpecSyntaxError, SpecText, read_spec_file
+from codegen.errors import NoSpecsError, ProblemLog, display_path
+from codegen.specfile import SpecSyntaxError, SpecText, parse_spec_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +146,7 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
         return f"unknown key: {error.message.split('(')[-1].rstrip(')')}"
     schema = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "pattern" and schema.get("description"):
-        return f"{error.instance!r} is not a version range ({schema['description']})"
+        return f"{error.instance!r} is not {schema['description']}"
     return str(error.message)
 
 
@@ -182,16 +182,23 @@ def spec_from_text(text: SpecText, log: ProblemLog) -> MessageSpec | None:
     )
 
 
+def spec_from_source(content: str, path: Path, log: ProblemLog) -> MessageSpec | None:
+    """Parse and check the text of one spec; every problem goes to ``log``."""
+    try:
+        text = parse_spec_text(content, path)
+    except SpecSyntaxError as exc:
+        log.add(path, exc.line, exc.json_path, exc.problem)
+        return None
+    return spec_from_text(text, log)
+
+
 def load_spec(path: Path, log: ProblemLog) -> MessageSpec | None:
     try:
-        text = read_spec_file(path)
-    except SpecSyntaxError as exc:
-        log.add(path, exc.line, "$", f"invalid JSON: {exc.message}")
-        return None
+        content = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         log.add(path, 1, "$", f"cannot read the file: {exc}")
         return None
-    return spec_from_text(text, log)
+    return spec_from_source(content, path, log)
 
 
 def find_spec_files(root: Path) -> list[Path]:
@@ -201,10 +208,30 @@ def find_spec_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.json") if p.is_file())
 
 
-def load_specs(roots: list[Path], log: ProblemLog) -> list[MessageSpec]:
-    specs: list[MessageSpec] = []
+def spec_files(roots: list[Path]) -> list[list[Path]]:
+    """The spec files of each root; raise NoSpecsError for a root that has none."""
+    found: list[list[Path]] = []
     for root in roots:
-        for path in find_spec_files(root):
+        if not root.exists():
+            raise NoSpecsError(
+                f"{display_path(root)}: no such file or folder; expected a spec file or a "
+                "folder of Kafka JSON message specs (*.json)"
+            )
+        files = find_spec_files(root)
+        if not files:
+            raise NoSpecsError(
+                f"{display_path(root)}: no spec files (*.json) in this folder; expected "
+                "Kafka JSON message specs"
+            )
+        found.append(files)
+    return found
+
+
+def load_specs(roots: list[Path], log: ProblemLog) -> list[MessageSpec]:
+    """Every spec below ``roots``; problems go to ``log``, a root without specs raises."""
+    specs: list[MessageSpec] = []
+    for files in spec_files(roots):
+        for path in files:
             spec = load_spec(path, log)
             if spec is not None:
                 specs.append(spec)

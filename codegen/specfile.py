@@ -5,6 +5,10 @@ Kafka parses specs with Jackson's ALLOW_COMMENTS and FAIL_ON_TRAILING_TOKENS. We
 the rest as strict JSON with a small positional parser that records the line of every
 value by its JSON path (``$.fields[3].name``), so any later stage can say where a
 problem is.
+
+Nesting is bounded (:data:`MAX_DEPTH`): Kafka's specs nest at most 9 levels, and
+every later stage walks the value recursively, so a deeper file is a spec error here
+rather than a ``RecursionError`` anywhere downstream.
 """
 
 from __future__ import annotations
@@ -18,15 +22,32 @@ from typing import Any
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _WHITESPACE = " \t\n\r"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Objects and arrays inside each other; Apache Kafka's deepest spec has 9 levels.
+MAX_DEPTH = 64
 
 
 class SpecSyntaxError(ValueError):
     """The file is not JSON with comments."""
 
-    def __init__(self, message: str, line: int) -> None:
+    def __init__(self, message: str, line: int, json_path: str = "$") -> None:
         super().__init__(message)
         self.message = message
         self.line = line
+        self.json_path = json_path
+
+    @property
+    def problem(self) -> str:
+        """The message as a spec problem prints it."""
+        return f"invalid JSON: {self.message}"
+
+
+class SpecTooDeepError(SpecSyntaxError):
+    """Valid JSON, but nested deeper than :data:`MAX_DEPTH`."""
+
+    @property
+    def problem(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +117,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
         self.lines: dict[str, int] = {}
 
     def line(self, pos: int | None = None) -> int:
@@ -124,13 +146,20 @@ class _Parser:
         if self.pos >= len(self.text):
             raise self.fail("unexpected end of file")
         c = self.text[self.pos]
-        if c == "{":
-            return self.obj(path)
-        if c == "[":
-            return self.array(path)
+        if c in "{[":
+            if self.depth == MAX_DEPTH:
+                raise SpecTooDeepError(
+                    f"objects and arrays nested deeper than {MAX_DEPTH} levels; "
+                    "Kafka specs nest only a few levels",
+                    self.line(),
+                    path,
+                )
+            self.depth += 1
+            value = self.obj(path) if c == "{" else self.array(path)
+            self.depth -= 1
+            return value
         if c == '"':
-            s, self.pos = scanstring(self.text, self.pos + 1, True)
-            return s
+            return self.string(path)
         for word, val in (("true", True), ("false", False), ("null", None)):
             if self.text.startswith(word, self.pos):
                 self.pos += len(word)
@@ -138,8 +167,26 @@ class _Parser:
         m = _NUMBER.match(self.text, self.pos)
         if m is None:
             raise self.fail(f"unexpected character {c!r}")
+        try:
+            number = json.loads(m.group())
+        except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+            message = f"number with {len(m.group())} characters is too long"
+            raise SpecSyntaxError(message, self.line(), path) from None
         self.pos = m.end()
-        return json.loads(m.group())
+        return number
+
+    def string(self, path: str) -> str:
+        """The string at ``pos``; a lone surrogate (``\\ud800``) cannot be written as UTF-8."""
+        start = self.pos
+        value, self.pos = scanstring(self.text, start + 1, True)
+        lone = _SURROGATE.search(value)
+        if lone is not None:
+            raise SpecSyntaxError(
+                f"\\u{ord(lone.group()):04x} is half of a UTF-16 surrogate pair, not a character",
+                self.line(start),
+                path,
+            )
+        return str(value)
 
     def expect(self, char: str) -> None:
         self.skip()
@@ -159,7 +206,7 @@ class _Parser:
             if self.text[self.pos : self.pos + 1] != '"':
                 raise self.fail("expected a quoted key")
             key_line = self.line()
-            key, self.pos = scanstring(self.text, self.pos + 1, True)
+            key = self.string(path)
             # A repeated key keeps its last value, as Jackson does.
             self.expect(":")
             child = f"{path}.{key}"

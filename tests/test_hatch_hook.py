@@ -7,6 +7,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
+from codegen.emit import OutputError
+from codegen.hatch_hook import output_folder
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PYPROJECT = """\
@@ -49,3 +54,29 @@ def test_wheel_of_another_project_contains_generated_codecs(tmp_path: Path) -> N
     assert "demo_codecs/__init__.py" in names
     module = zipfile.ZipFile(wheel).read("demo_codecs/offset_commit_value.py").decode()
     assert "DO NOT EDIT" in module and "class OffsetCommitValue" in module
+
+
+def test_hook_output_is_out_and_package_inside_the_project(tmp_path: Path) -> None:
+    folder = output_folder(tmp_path, {"out": "src", "package": "demo.kafka"})
+    assert folder == tmp_path / "src" / "demo" / "kafka"
+
+
+def test_hook_rejects_a_package_that_is_not_a_python_name(tmp_path: Path) -> None:
+    with pytest.raises(OutputError) as caught:
+        output_folder(tmp_path, {"out": "src", "package": "demo./etc"})
+    assert str(caught.value) == (
+        "package name 'demo./etc' is not a dotted Python name: '/etc' is not an identifier "
+        "(ASCII letters, digits and underscores, not starting with a digit, not a keyword); "
+        "use a name such as myproject.kafka"
+    )
+
+
+def test_hook_rejects_an_out_folder_outside_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "demo"
+    project.mkdir()
+    with pytest.raises(OutputError) as caught:
+        output_folder(project, {"out": "../elsewhere"})
+    assert str(caught.value) == (
+        f"out = '../elsewhere' resolves to {tmp_path / 'elsewhere'}, outside "
+        f"the project {project}; give a folder inside the project"
+    )

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from codegen.emit import load_messages
+from codegen.emit import load_messages, write_package
 from codegen.errors import SpecErrors
+from codegen.naming import MAX_NAME_LENGTH
+from codegen.specfile import MAX_DEPTH, parse_spec_text
 
 
 def field(name: str = "A", type_: str = "int32", **extra: Any) -> dict[str, Any]:
@@ -373,3 +375,118 @@ def test_same_api_key_in_two_folders_is_fine(tmp_path: Path) -> None:
             json.dumps(spec(field(), name=name, type="metadata", apiKey=3))
         )
     assert len(load_messages([tmp_path])) == 2
+
+
+# --------------------------------------------------------------------------- nesting depth
+
+
+def test_nesting_deeper_than_the_limit_is_a_spec_error(tmp_path: Path) -> None:
+    # 3,000 open brackets: the reader stops at its limit instead of overflowing the stack.
+    deep = '{"a":\n' + "[" * 3000
+    path = "$.a" + "[0]" * (MAX_DEPTH - 1)
+    assert one(tmp_path, deep) == (
+        f"Spec0.json:2: {path}: objects and arrays nested deeper than {MAX_DEPTH} levels; "
+        "Kafka specs nest only a few levels"
+    )
+
+
+def test_number_too_long_for_int_is_a_spec_error(tmp_path: Path) -> None:
+    huge = "9" * 5000  # more digits than Python converts to an int by default
+    assert one(tmp_path, f'{{\n  "name": "Demo",\n  "apiKey": {huge}\n}}') == (
+        "Spec0.json:3: $.apiKey: invalid JSON: number with 5000 characters is too long"
+    )
+
+
+def test_lone_surrogate_is_a_spec_error(tmp_path: Path) -> None:
+    # \ud800 alone is no character: the generated module could not be written as UTF-8.
+    text = json.dumps(spec(field(about="x\ud800y")), indent=2)
+    assert one(tmp_path, text) == (
+        "Spec0.json:11: $.fields[0].about: invalid JSON: \\ud800 is half of a UTF-16 "
+        "surrogate pair, not a character"
+    )
+
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    at_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    value = parse_spec_text(at_limit, Path("x.json")).value
+    for _ in range(MAX_DEPTH - 1):
+        value = value[0]
+    assert value == []
+
+
+# --------------------------------------------------------------------------- names
+
+
+LONG = "A" + "b" * 299  # a file name of 300+ characters cannot be written
+
+NAME_RULES: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "message name too long",
+        spec(field(), name=LONG),
+        "$.name: message name Abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb... is 300 characters "
+        "long; names may have at most 100 characters (they become file, class and attribute "
+        "names)",
+    ),
+    (
+        "field name too long",
+        spec(field(LONG)),
+        "$.fields[0].name: field name Abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb... is 300 "
+        "characters long; names may have at most 100 characters (they become file, class and "
+        "attribute names)",
+    ),
+    (
+        "inline struct name too long",
+        spec(field("A", f"[]{LONG}", fields=[field("X")])),
+        "$.fields[0].type: struct name Abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb... is 300 "
+        "characters long; names may have at most 100 characters (they become file, class and "
+        "attribute names)",
+    ),
+    (
+        "message name is a keyword",
+        spec(field(), name="None"),
+        "$.name: message name None is a Python keyword; rename it",
+    ),
+    (
+        "inline struct name is a keyword",
+        spec(field("A", "True", fields=[field("X")])),
+        "$.fields[0].type: struct name True is a Python keyword; rename it",
+    ),
+    (
+        "common struct name shadows an import",
+        spec(
+            field("A", "ClassVar"),
+            commonStructs=[{"name": "ClassVar", "versions": "0+", "fields": [field("X")]}],
+        ),
+        "$.commonStructs[0].name: struct name ClassVar is a name the generated module imports; "
+        "rename it",
+    ),
+    (
+        "common struct name not a class name",
+        spec(commonStructs=[{"name": "lower", "versions": "0+", "fields": [field("X")]}]),
+        "$.commonStructs[0].name: struct name lower must start with a capital letter and hold "
+        "only letters and digits",
+    ),
+    (
+        "field name not an identifier",
+        spec(field("Topic-Id")),
+        "$.fields[0].name: 'Topic-Id' is not a field name (a letter, then letters and digits)",
+    ),
+    (
+        "message name not an identifier",
+        spec(field(), name="Demo Value"),
+        "$.name: 'Demo Value' is not a message name (a capital letter, then letters and digits)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "bad", "expected"), NAME_RULES, ids=[r[0] for r in NAME_RULES])
+def test_name_rule(tmp_path: Path, rule: str, bad: dict[str, Any], expected: str) -> None:
+    assert after_path(one(tmp_path, bad)) == expected
+
+
+def test_longest_allowed_name_generates(tmp_path: Path) -> None:
+    name = "A" + "b" * (MAX_NAME_LENGTH - 1)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "Long.json").write_text(json.dumps(spec(field(name), name=name)))
+    written = write_package([tmp_path / "specs"], tmp_path / "out")
+    assert tmp_path / "out" / f"{name.lower()}.py" in written

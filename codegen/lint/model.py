@@ -242,7 +242,7 @@ def load_set(root: Path) -> SpecSet:
         try:
             text = read_spec_file(file)
         except SpecSyntaxError as exc:
-            log.add(file, exc.line, "$", f"invalid JSON: {exc.message}")
+            log.add(file, exc.line, exc.json_path, exc.problem)
             continue
         except (OSError, UnicodeDecodeError) as exc:
             log.add(file, 1, "$", f"cannot read the file: {exc}")
@@ -257,33 +257,40 @@ def load_set(root: Path) -> SpecSet:
     return _build(display_path(root), specs, log, root.is_file(), neighbours)
 
 
-def _git(args: list[str], cwd: Path) -> str:
+def _git_bytes(args: list[str], cwd: Path) -> bytes:
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
     except OSError as exc:
         raise InvalidSpecs([SpecProblem("", 0, "$", f"cannot run git: {exc}")]) from exc
     if done.returncode != 0:
-        raise InvalidSpecs(
-            [SpecProblem("", 0, "$", f"git {' '.join(args)}: {done.stderr.strip()}")]
-        )
+        stderr = done.stderr.decode(errors="replace").strip()
+        raise InvalidSpecs([SpecProblem("", 0, "$", f"git {' '.join(args)}: {stderr}")])
     return done.stdout
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    return _git_bytes(args, cwd).decode(errors="surrogateescape")
 
 
 def load_git_set(ref: str, root: Path, cwd: Path | None = None) -> SpecSet:
     """The specs below ``root`` (relative to ``cwd``) as they are at git ``ref``."""
     where = Path.cwd() if cwd is None else cwd
     rel_root = PurePosixPath(root.as_posix()).as_posix()  # "./a/" -> "a"
-    listing = _git(["ls-tree", "-r", "--name-only", ref, "--", rel_root], where)
-    files = sorted(line for line in listing.splitlines() if line.endswith(".json"))
+    # -z: names as they are (without it git quotes names with non-ASCII characters).
+    listing = _git(["ls-tree", "-r", "-z", "--name-only", ref, "--", rel_root], where)
+    files = sorted(name for name in listing.split("\0") if name.endswith(".json"))
     log = ProblemLog()
     specs: list[tuple[MessageSpec, str, str]] = []
     for name in files:
-        content = _git(["show", f"{ref}:./{name}"], where)
         shown = f"{ref}:{name}"
         try:
+            content = _git_bytes(["show", f"{ref}:./{name}"], where).decode("utf-8")
             text = parse_spec_text(content, Path(shown))
+        except UnicodeDecodeError as exc:
+            log.add(shown, 1, "$", f"cannot read the file: {exc}")
+            continue
         except SpecSyntaxError as exc:
-            log.add(shown, exc.line, "$", f"invalid JSON: {exc.message}")
+            log.add(shown, exc.line, exc.json_path, exc.problem)
             continue
         spec = spec_from_text(text, log)
         if spec is not None:
@@ -318,7 +325,7 @@ def set_from_texts(label: str, texts: dict[str, str]) -> SpecSet:
         try:
             text = parse_spec_text(content, Path(rel))
         except SpecSyntaxError as exc:
-            log.add(rel, exc.line, "$", f"invalid JSON: {exc.message}")
+            log.add(rel, exc.line, exc.json_path, exc.problem)
             continue
         spec = spec_from_text(text, log)
         if spec is not None:

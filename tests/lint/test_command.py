@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from codegen.lint.command import lint_command
+from codegen.specfile import MAX_DEPTH
 from tests.lint.helpers import field, message, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -188,7 +189,7 @@ def test_git_error_in_sarif_has_no_location(
     assert _sarif_errors(doc) == []
     (result,) = doc["runs"][0]["results"]
     assert "locations" not in result
-    assert result["message"]["text"].startswith("git ls-tree -r --name-only no-such-ref")
+    assert result["message"]["text"].startswith("git ls-tree -r -z --name-only no-such-ref")
 
 
 @pytest.mark.parametrize(("new", "code"), [(COMPATIBLE, 0), (BREAKING, 1)])
@@ -341,3 +342,36 @@ def test_git_mode_pairs_specs_moved_to_another_folder(
         "message_specs/group/GroupValue.json:7: $.fields[0].type: breaking [field-type-changed]"
         in out
     )
+
+
+def test_too_deep_spec_exits_2_with_the_spec_error(tmp_path: Path) -> None:
+    old, new = _pair(tmp_path, '{"a":' + "[" * 3000)
+    code, _, err = _invoke(old, new)
+    assert code == 2
+    assert err.splitlines() == [
+        f"{Path(new) / 'Sample.json'}:1: $.a{'[0]' * (MAX_DEPTH - 1)}: objects and arrays "
+        f"nested deeper than {MAX_DEPTH} levels; Kafka specs nest only a few levels",
+        "lint: invalid input (1 problems)",
+    ]
+
+
+def test_git_mode_reads_non_ascii_names_and_reports_non_utf8_specs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    specs = write(repo / "message_specs", {"Sample.json": OLD, "Café.json": OLD})
+    latin = OLD.replace("Sample", "Latin").encode() + b"\xe9"  # e-acute in Latin-1
+    (specs / "Latin1.json").write_bytes(latin)
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "specs")
+    monkeypatch.chdir(repo)
+    code, _, err = _invoke("--git", "HEAD")
+    assert code == 2
+    assert err.splitlines() == [
+        "HEAD:message_specs/Latin1.json:1: $: cannot read the file: 'utf-8' codec can't decode "
+        f"byte 0xe9 in position {len(latin) - 1}: unexpected end of data",
+        "HEAD:message_specs/Sample.json:2: $.name: spec name Sample is already used by "
+        "HEAD:message_specs/Café.json",
+        "lint: invalid input (2 problems)",
+    ]
