@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,13 @@ def test_findings_carry_path_and_line(tmp_path: Path) -> None:
         "$.fields[0].type: breaking [field-type-changed] field A type changed from int32 to "
         "int64; keep the type and add a new field in a new version instead"
     )
+
+
+def test_a_spec_left_without_versions_reads_as_removed(tmp_path: Path) -> None:
+    # Kafka 4.0+ ships removed requests as stubs with "validVersions": "none" and no fields;
+    # like Kafka's generator, the lint has no message for them, so the spec is gone.
+    old = {"Sample.json": message([field("A")], type="request", api_key=7)}
+    stub = {"name": "Sample", "type": "request", "apiKey": 7, "validVersions": "none"}
+    result = run(tmp_path, old, {"Sample.json": json.dumps(stub)})
+    assert [(r, p) for r, p, _ in found(result)] == [("spec-removed", "$")]
+    assert found(run(tmp_path / "same", {"Sample.json": json.dumps(stub)}, {})) == []
