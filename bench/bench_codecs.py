@@ -23,16 +23,19 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CORPUS = ROOT.parent / "shared" / "kafka-specs"
 CACHE = ROOT / ".cache" / "bench"
 
 
 def corpus_package() -> Any:
-    """Requests and responses come from Kafka's corpus, generated into .cache/bench."""
+    """Requests and responses come from Kafka 4.4.0's kafka-clients specs (fetched by `make
+    setup`), generated into .cache/bench."""
     from codegen.emit import write_package
+    from tests.corpus import kafka_specs
 
     out = CACHE / "bench_corpus"
-    write_package([CORPUS], out)  # always: rewrites only what the current generator changes
+    write_package(
+        [kafka_specs("kafka-clients")], out
+    )  # always: rewrites only what the current generator changes
     sys.path.insert(0, str(CACHE))
     import bench_corpus
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from corpus import data_path
+from vector_tools import load_vectors
 
 from codegen.dumps import Codec, SegmentError, SegmentReader, SegmentWriter
 from codegen.dumps.command import dump_command
@@ -34,12 +36,9 @@ from codegen.dumps.model import ControlType
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "kafka-data"
-VECTORS = Path(__file__).resolve().parents[2] / "shared" / "kafka-vectors" / "vectors.json"
+DATA = data_path("kafka-data")
 
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared kafka-data not present")
-
-# (file, records per MANIFEST, kinds)
+# (file, records per tests/data/PROVENANCE.md, kinds)
 OFFSETS_FILES = [
     (
         "aibulb/__consumer_offsets-0/00000000000000000000.log",
@@ -67,13 +66,6 @@ METADATA_FILES = [
 ]
 
 
-def _vectors(*categories: str) -> list[dict[str, Any]]:
-    if not VECTORS.is_file():
-        return []
-    data = json.loads(VECTORS.read_text())
-    return [v for v in data["vectors"] if v["category"] in categories]
-
-
 def _key(t: int, body: bytes) -> bytes:
     return t.to_bytes(2, "big", signed=True) + body
 
@@ -89,7 +81,6 @@ def _oc_value(offset: int, version: int = 3) -> bytes:
 # -- real files ------------------------------------------------------------------------------
 
 
-@needs_data
 @pytest.mark.parametrize(("path", "count", "names"), OFFSETS_FILES)
 def test_offsets_files_decode_fully(path: str, count: int, names: dict[str, int]) -> None:
     errors: list[Any] = []
@@ -100,7 +91,6 @@ def test_offsets_files_decode_fully(path: str, count: int, names: dict[str, int]
     assert Counter(r.name for r in recs) == names
 
 
-@needs_data
 @pytest.mark.parametrize(("path", "count"), METADATA_FILES)
 def test_metadata_files_decode_fully(path: str, count: int) -> None:
     errors: list[Any] = []
@@ -117,7 +107,7 @@ PREFIXED = "int16 version prefix + body"
 
 @pytest.mark.parametrize(
     "vec",
-    _vectors("consumer_offsets", "transaction_state", "consumer_offsets_kip848"),
+    load_vectors("consumer_offsets", "transaction_state", "consumer_offsets_kip848"),
     ids=lambda v: v["id"],
 )
 def test_coordinator_vectors(vec: dict[str, Any]) -> None:
@@ -131,7 +121,7 @@ def test_coordinator_vectors(vec: dict[str, Any]) -> None:
     cls = MESSAGES[name]
     body = data[2:] if vec["encoding"] == PREFIXED else data
     version = 0 if cls.SPEC_TYPE == "coordinator-key" else vec["version"]
-    if "PARTIAL" in (vec.get("notes") or "") or "no-tagged-fields" in vec["id"]:
+    if vec.get("partial") or "no-tagged-fields" in vec["id"]:
         with pytest.raises(Exception):  # noqa: B017
             cls.decode(body, version)
         return
@@ -146,7 +136,7 @@ def test_coordinator_vectors(vec: dict[str, Any]) -> None:
             assert got[lower] == v
 
 
-@pytest.mark.parametrize("vec", _vectors("consumer_offsets_error"), ids=lambda v: v["id"])
+@pytest.mark.parametrize("vec", load_vectors("consumer_offsets_error"), ids=lambda v: v["id"])
 def test_coordinator_error_vectors(vec: dict[str, Any]) -> None:
     from generated import MESSAGES
 
@@ -206,7 +196,7 @@ def _read_member(struct: Any, body: bytes, version: int) -> Any:
 
 @pytest.mark.parametrize(
     "vec",
-    _vectors("consumer_offsets_unknown_version", "transaction_state_unknown_version"),
+    load_vectors("consumer_offsets_unknown_version", "transaction_state_unknown_version"),
     ids=lambda v: v["id"],
 )
 def test_unknown_version_vectors(vec: dict[str, Any]) -> None:
@@ -229,7 +219,9 @@ def test_unknown_version_vectors(vec: dict[str, Any]) -> None:
         assert rec.value_version == vec["version"]
 
 
-@pytest.mark.parametrize("vec", _vectors("consumer_offsets_from_segment"), ids=lambda v: v["id"])
+@pytest.mark.parametrize(
+    "vec", load_vectors("consumer_offsets_from_segment"), ids=lambda v: v["id"]
+)
 def test_segment_vectors(vec: dict[str, Any]) -> None:
     key = bytes.fromhex(vec["hex"])
     value = None if vec.get("value_hex") is None else bytes.fromhex(vec["value_hex"])
@@ -248,14 +240,14 @@ def test_segment_vectors(vec: dict[str, Any]) -> None:
 
 
 def test_redpanda_quirk_is_an_error_record() -> None:
-    for vec in _vectors("consumer_offsets_redpanda_quirk"):
+    for vec in load_vectors("consumer_offsets_redpanda_quirk"):
         rec = coordinator_decoder(CONSUMER_OFFSETS).decode(
             _key(2, b"\x00\x01g"), bytes.fromhex(vec["hex"])
         )
         assert rec.kind == ERROR and rec.error
 
 
-@pytest.mark.parametrize("vec", _vectors("consumer_protocol"), ids=lambda v: v["id"])
+@pytest.mark.parametrize("vec", load_vectors("consumer_protocol"), ids=lambda v: v["id"])
 def test_consumer_protocol_vectors(vec: dict[str, Any]) -> None:
     data = bytes.fromhex(vec["hex"])
     if vec["encoding"].startswith("body after"):
@@ -278,7 +270,7 @@ def test_consumer_protocol_vectors(vec: dict[str, Any]) -> None:
             assert asg.partitions == info
 
 
-@pytest.mark.parametrize("vec", _vectors("consumer_protocol_error"), ids=lambda v: v["id"])
+@pytest.mark.parametrize("vec", load_vectors("consumer_protocol_error"), ids=lambda v: v["id"])
 def test_consumer_protocol_error_vectors(vec: dict[str, Any]) -> None:
     data = vec["version"].to_bytes(2, "big") + bytes.fromhex(vec["hex"])
     asg = decode_assignment(data)
@@ -287,7 +279,7 @@ def test_consumer_protocol_error_vectors(vec: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(
     "vec",
-    _vectors("cluster_metadata_from_segment", "cluster_metadata_error"),
+    load_vectors("cluster_metadata_from_segment", "cluster_metadata_error"),
     ids=lambda v: v["id"],
 )
 def test_metadata_vectors(vec: dict[str, Any]) -> None:
@@ -507,7 +499,6 @@ def test_a_partition_folder_reads_its_segments_in_offset_order(tmp_path: Path) -
     assert [Path(e.file).name for e in errors] == [f"{100:020d}.log"]
 
 
-@needs_data
 def test_real_partition_folders_read_like_their_files() -> None:
     offsets = DATA / "aibulb" / "__consumer_offsets-28"
     (segment,) = offsets.glob("*.log")
@@ -522,7 +513,6 @@ def test_a_segment_reader_given_a_folder_says_what_reads_folders(tmp_path: Path)
         SegmentReader(tmp_path)
 
 
-@needs_data
 def test_cli_reads_a_broker_log_folder() -> None:
     log_dir = DATA / "ldi-poc"  # bootstrap.checkpoint, __cluster_metadata-0, __consumer_offsets-6
     runner = CliRunner()

@@ -1,18 +1,20 @@
 """The segment reader against real Kafka data files and transcribed byte vectors.
 
-Real files: ``../shared/kafka-data`` (see its MANIFEST.md). Vectors: the log-format categories of
-``../shared/kafka-vectors/vectors.json``; each vector's ``notes`` say what its bytes cover.
+Real files: ``tests/data/kafka-data``. Vectors: the log-format categories of
+``tests/data/vectors/vectors.jsonl``; each vector's ``description`` says what its bytes are.
+Where they come from: ``tests/data/PROVENANCE.md``.
 """
 
 from __future__ import annotations
 
-import json
 import struct
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus import data_path
+from vector_tools import load_vectors
 
 from codegen.dumps import (
     Codec,
@@ -31,11 +33,9 @@ from codegen.dumps import (
 )
 from codegen.dumps.writer import NewRecord
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA_DIR = ROOT.parent / "shared" / "kafka-data"
-VECTORS_FILE = ROOT.parent / "shared" / "kafka-vectors" / "vectors.json"
+DATA_DIR = data_path("kafka-data")
 
-# From MANIFEST.md: batches, records, codecs, control batches, LogAppendTime batches.
+# From PROVENANCE.md: batches, records, codecs, control batches, LogAppendTime batches.
 MANIFEST: dict[str, tuple[int, int, dict[str, int], int, int]] = {
     "ldi-poc/bootstrap.checkpoint": (3, 3, {"none": 3}, 2, 0),
     "ldi-poc/__cluster_metadata-0/00000000000000000000.log": (4814, 4929, {"none": 4814}, 1, 0),
@@ -64,9 +64,6 @@ MANIFEST: dict[str, tuple[int, int, dict[str, int], int, int]] = {
     ),
 }
 
-needs_data = pytest.mark.skipif(not DATA_DIR.is_dir(), reason=f"{DATA_DIR} is missing")
-needs_vectors = pytest.mark.skipif(not VECTORS_FILE.is_file(), reason=f"{VECTORS_FILE} is missing")
-
 
 def _items(source: Any, **kwargs: Any) -> list[RecordBatch | SegmentError]:
     return list(SegmentReader(source, **kwargs))
@@ -89,7 +86,6 @@ def _assert_covers(items: list[RecordBatch | SegmentError], size: int) -> None:
 # real files
 
 
-@needs_data
 def test_every_data_file_is_listed() -> None:
     found = {
         str(p.relative_to(DATA_DIR))
@@ -99,7 +95,6 @@ def test_every_data_file_is_listed() -> None:
     assert found == set(MANIFEST)
 
 
-@needs_data
 @pytest.mark.parametrize("rel", sorted(MANIFEST))
 def test_real_file_decodes_fully(rel: str) -> None:
     path = DATA_DIR / rel
@@ -130,7 +125,6 @@ def test_real_file_decodes_fully(rel: str) -> None:
     assert summarize(path) == s
 
 
-@needs_data
 @pytest.mark.parametrize("rel", sorted(MANIFEST))
 def test_raw_mode_matches_objects(rel: str) -> None:
     path = DATA_DIR / rel
@@ -146,7 +140,6 @@ def test_raw_mode_matches_objects(rel: str) -> None:
     assert len(list(reader.raw_records(include_control=True))) == MANIFEST[rel][1]
 
 
-@needs_data
 def test_lz4_topic_with_log_append_time() -> None:
     rel = next(k for k in MANIFEST if "controlcenter" in k)
     batches = _batches(_items(DATA_DIR / rel))
@@ -157,7 +150,6 @@ def test_lz4_topic_with_log_append_time() -> None:
     assert sum(len(b.records) for b in batches) == 14
 
 
-@needs_data
 def test_snapshot_control_records() -> None:
     batches = _batches(_items(DATA_DIR / "ldi-poc/bootstrap.checkpoint"))
     controls = [r for b in batches for r in b.records if isinstance(r, ControlRecord)]
@@ -169,7 +161,6 @@ def test_snapshot_control_records() -> None:
     assert data[0].value[0] == 1
 
 
-@needs_data
 def test_cluster_metadata_leader_change() -> None:
     rel = "aibulb/__cluster_metadata-0/00000000000000000000.log"
     batches = _batches(_items(DATA_DIR / rel))
@@ -181,7 +172,6 @@ def test_cluster_metadata_leader_change() -> None:
     assert all(r.key is None for b in batches if not b.is_control for r in b.records)
 
 
-@needs_data
 def test_consumer_offsets_tombstones_and_keys() -> None:
     rel = "mscaldas-spooldir/__consumer_offsets-0/00000000000000000000.log"
     records = [r for b in _batches(_items(DATA_DIR / rel)) for r in b.records]
@@ -193,7 +183,6 @@ def test_consumer_offsets_tombstones_and_keys() -> None:
     assert {struct.unpack_from(">h", r.key or b"")[0] for r in records} == {2}
 
 
-@needs_data
 def test_bytes_and_path_sources_agree() -> None:
     rel = "aibulb/__consumer_offsets-0/00000000000000000000.log"
     path = DATA_DIR / rel
@@ -213,13 +202,6 @@ def test_empty_file(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # vectors
-
-
-def _vectors(*categories: str) -> list[dict[str, Any]]:
-    if not VECTORS_FILE.is_file():
-        return []
-    data = json.loads(VECTORS_FILE.read_text())
-    return [v for v in data["vectors"] if v["category"] in categories]
 
 
 def _ids(vectors: list[dict[str, Any]]) -> list[str]:
@@ -303,15 +285,14 @@ def _check_batch_fields(batch: RecordBatch, expect: dict[str, Any]) -> None:
         ]
 
 
-RECORD_BATCH_VECTORS = _vectors("record_batch")
+RECORD_BATCH_VECTORS = load_vectors("record_batch")
 
 
-@needs_vectors
 @pytest.mark.parametrize("vector", RECORD_BATCH_VECTORS, ids=_ids(RECORD_BATCH_VECTORS))
 def test_record_batch_vector(vector: dict[str, Any]) -> None:
     data = bytes.fromhex(vector["hex"])
     expect = vector["expect"]
-    crc_broken = "CRC" in (vector.get("notes") or "") and "does NOT match" in vector["notes"]
+    crc_broken = vector.get("crc_matches") is False
     zeros = _trailing_zeros(expect, len(data))
     items = _items(data + bytes(zeros))
     _assert_covers(items, len(data) + zeros)
@@ -322,6 +303,7 @@ def test_record_batch_vector(vector: dict[str, Any]) -> None:
         assert [e.kind for e in errors] == [ErrorKind.CRC_MISMATCH]
         items = _items(data, verify_crc=False)
         assert all(isinstance(i, RecordBatch) and not i.crc_valid for i in items)
+        assert [i.crc for i in _batches(items)] == [vector["crc_stored"]]
         errors = []
     if zeros:
         assert [(e.kind, e.size) for e in errors] == [(ErrorKind.ZERO_PADDING, zeros)]
@@ -359,15 +341,14 @@ def test_aiokafka_segment_values_per_batch() -> None:
     assert [[r.value for r in b.records] for b in batches] == [[b"123"], [b"", b""], [b"123"]]
 
 
-LEGACY_VECTORS = _vectors("legacy_message")
+LEGACY_VECTORS = load_vectors("legacy_message")
 
 
 def _check_legacy(batches: list[RecordBatch], vector: dict[str, Any]) -> None:
     expect = vector["expect"]
     if "messages" in expect:
         assert len(batches) == expect["messages"]
-        values = [v.strip("'") for v in vector["notes"].split("values ")[1].split(", ")]
-        assert [b.records[0].value for b in batches] == [v.encode() for v in values]
+        assert [b.records[0].value for b in batches] == [v.encode() for v in vector["values"]]
         first = batches[0]
         rec = first.records[0]
         assert rec.key is None and rec.value == expect["records[0].value"].encode()
@@ -405,7 +386,6 @@ def _check_legacy(batches: list[RecordBatch], vector: dict[str, Any]) -> None:
         assert batch.records == []
 
 
-@needs_vectors
 @pytest.mark.parametrize("vector", LEGACY_VECTORS, ids=_ids(LEGACY_VECTORS))
 def test_legacy_message_vector(vector: dict[str, Any]) -> None:
     data = bytes.fromhex(vector["hex"])
@@ -434,10 +414,9 @@ def test_legacy_message_vector(vector: dict[str, Any]) -> None:
     _check_legacy(batches, vector)
 
 
-LEGACY_ERROR_VECTORS = _vectors("legacy_message_error")
+LEGACY_ERROR_VECTORS = load_vectors("legacy_message_error")
 
 
-@needs_vectors
 @pytest.mark.parametrize("vector", LEGACY_ERROR_VECTORS, ids=_ids(LEGACY_ERROR_VECTORS))
 def test_legacy_message_error_vector(vector: dict[str, Any]) -> None:
     data = bytes.fromhex(vector["hex"])
@@ -457,10 +436,9 @@ def test_legacy_message_error_vector(vector: dict[str, Any]) -> None:
     assert items == reader.errors
 
 
-CONTROL_VECTORS = _vectors("control_record")
+CONTROL_VECTORS = load_vectors("control_record")
 
 
-@needs_vectors
 @pytest.mark.parametrize("vector", CONTROL_VECTORS, ids=_ids(CONTROL_VECTORS))
 def test_control_record_vector(vector: dict[str, Any]) -> None:
     key = bytes.fromhex(vector["hex"])
@@ -474,7 +452,7 @@ def test_control_record_vector(vector: dict[str, Any]) -> None:
     version = struct.unpack_from(">h", key)[0]
     if version < 0:
         # aiokafka reads the fields unsigned; Kafka reads int16 and rejects a negative version.
-        assert "unsigned" in vector["notes"]
+        assert vector["source_reads_unsigned"]
         (err,) = items
         assert isinstance(err, SegmentError) and err.kind == ErrorKind.CORRUPT_CONTROL
         assert "invalid version found for control record: -1" in err.reason
@@ -535,10 +513,9 @@ def _fetch_v10_records(frame: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
-FETCH_VECTORS = _vectors("fetch_response_records")
+FETCH_VECTORS = load_vectors("fetch_response_records")
 
 
-@needs_vectors
 @pytest.mark.parametrize("vector", FETCH_VECTORS, ids=_ids(FETCH_VECTORS))
 def test_fetch_response_records_vector(vector: dict[str, Any]) -> None:
     frame = bytes.fromhex(vector["hex"])
@@ -571,7 +548,6 @@ def test_fetch_response_records_vector(vector: dict[str, Any]) -> None:
     assert offsets[-1] + 1 == inferred["highWatermark"]
 
 
-@needs_data
 def test_file_names() -> None:
     info = segment_file_info(
         DATA_DIR / "aibulb/__cluster_metadata-0/00000000000000007259-0000000001.checkpoint"

@@ -1,12 +1,14 @@
 """Byte vectors collected from other projects' test suites, decoded with our generated codecs.
 
-Every vector of the categories below is decoded at its version (after stripping what its
-``encoding`` says), its ``expect`` is checked key by key, malformed vectors must raise a
-``DecodeError``, and every decodable whole message must re-encode to the same bytes.
-Requests/responses use codecs generated (once per session) from the trunk spec corpus in
-``/work/shared/kafka-specs``, falling back to the pinned Kafka 4.4.0 corpus for a message/version
-trunk lacks; coordinator records and consumer-protocol payloads use the shipped ``generated``
-package (4.4.0: keys are version-0 ``coordinator-key`` specs chosen by the int16 record type).
+Every vector of the categories below (``tests/data/vectors/vectors.jsonl``) is decoded at its
+version (after stripping what its ``encoding`` says), its ``expect`` is checked key by key,
+malformed vectors must raise a ``DecodeError``, and every decodable whole message must re-encode
+to the same bytes. Requests/responses use codecs generated (once per session) from the
+kafka-clients specs of the pinned Kafka 4.4.0 release, which has every version the vectors use;
+those specs come from ``make setup`` (``tests/corpus.py``), so these vectors carry the ``oracle``
+marker. Coordinator records and consumer-protocol payloads
+use the shipped ``generated`` package (4.4.0: keys are version-0 ``coordinator-key`` specs chosen
+by the int16 record type).
 """
 
 from __future__ import annotations
@@ -18,10 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus import kafka_specs
 from vector_tools import (
-    KAFKA_440_SPECS,
-    TRUNK_SPECS,
-    VECTORS_FILE,
     Frame,
     assert_matches,
     coordinator_types,
@@ -56,10 +56,8 @@ CATEGORIES = frozenset(
         "transaction_state_unknown_version",
     }
 )
-VECTORS = load_vectors(CATEGORIES) if VECTORS_FILE.is_file() else []
+VECTORS = load_vectors(*CATEGORIES)
 BY_ID = {v["id"]: v for v in VECTORS}
-
-needs_vectors = pytest.mark.skipif(not VECTORS, reason=f"{VECTORS_FILE} is missing")
 
 # Vectors whose `expect` describes another program's behaviour that our codecs cannot show.
 # They are still decoded and re-encoded; the check below proves this list stays exact.
@@ -183,9 +181,23 @@ UNKNOWN_OUTCOMES: dict[str, tuple[str | None, type[Exception] | None, str]] = {
 # ----------------------------------------------------------------------------- codecs
 
 
+def _release_codecs(specs: Path, scratch: Path, package: str) -> Mapping[str, type[KafkaMessage]]:
+    """Codecs for a release's kafka-clients specs."""
+    from codegen.emit import write_package
+
+    # 4.4.0 still ships removed requests as field-less stubs; only real specs go in.
+    real = scratch / f"{package}_specs"
+    real.mkdir(exist_ok=True)
+    for path in specs.rglob("*.json"):
+        if '"fields"' in path.read_text(encoding="utf-8"):
+            shutil.copyfile(path, real / path.name)
+    out = scratch / package
+    write_package([real], out)
+    return import_package(out)
+
+
 @dataclass
 class Codecs:
-    trunk: Mapping[str, type[KafkaMessage]]
     shipped: Mapping[str, type[KafkaMessage]]
     scratch: Path
     offsets: dict[tuple[str, int], type[KafkaMessage]]
@@ -195,28 +207,14 @@ class Codecs:
     def k440(self) -> Mapping[str, type[KafkaMessage]]:
         """Codecs for the 4.4.0 kafka-clients specs, generated on first use."""
         if self._k440 is None:
-            if not KAFKA_440_SPECS.is_dir():
-                pytest.skip(f"{KAFKA_440_SPECS} is missing: run `bash tests/oracle/fetch.sh`")
-            from codegen.emit import write_package
-
-            # 4.4.0 still ships removed requests as field-less stubs; only real specs go in.
-            specs = self.scratch / "k440_specs"
-            specs.mkdir(exist_ok=True)
-            for path in KAFKA_440_SPECS.rglob("*.json"):
-                if '"fields"' in path.read_text(encoding="utf-8"):
-                    shutil.copyfile(path, specs / path.name)
-            out = self.scratch / "vector_k440_codecs"
-            write_package([specs], out)
-            self._k440 = import_package(out)
+            specs = kafka_specs("kafka-clients")
+            self._k440 = _release_codecs(specs, self.scratch, "vector_k440_codecs")
         return self._k440
 
     def protocol(self, name: str, version: int) -> type[KafkaMessage]:
-        """The request/response class from the first corpus that has ``name`` at ``version``."""
-        cls = self.trunk.get(name)
-        if cls is not None and version in cls.VALID_VERSIONS:
-            return cls
+        """The 4.4.0 request/response class of ``name``, which must have ``version``."""
         cls = self.k440().get(name)
-        assert cls is not None and version in cls.VALID_VERSIONS, f"no corpus has {name} v{version}"
+        assert cls is not None and version in cls.VALID_VERSIONS, f"4.4.0 has no {name} v{version}"
         return cls
 
     def topic(self, category: str) -> dict[tuple[str, int], type[KafkaMessage]]:
@@ -226,16 +224,11 @@ class Codecs:
 @pytest.fixture(scope="session")
 def codecs(tmp_path_factory: pytest.TempPathFactory) -> Codecs:
     import generated
-    from codegen.emit import write_package
 
-    scratch = tmp_path_factory.mktemp("vector_codecs")
-    out = scratch / "vector_trunk_codecs"
-    write_package([TRUNK_SPECS], out)
     shipped = generated.MESSAGES
     return Codecs(
-        trunk=import_package(out),
         shipped=shipped,
-        scratch=scratch,
+        scratch=tmp_path_factory.mktemp("vector_codecs"),
         offsets=coordinator_types(shipped, "consumer_offsets"),
         transactions=coordinator_types(shipped, "transaction_state"),
     )
@@ -267,7 +260,7 @@ def resolve(vector: Mapping[str, Any], codecs: Codecs) -> Target:
     data = data_of(vector)
     if category.startswith("protocol_"):
         cls = codecs.protocol(name, version)
-        headers = codecs.trunk
+        headers = codecs.k440()
         return Target(cls, version, unframe(data, vector["encoding"], cls, version, headers))
     frame = unframe(data, vector["encoding"], None, None, {})
     if frame.prefix_version is not None:
@@ -693,12 +686,13 @@ def check_vector(vector: Mapping[str, Any], codecs: Codecs) -> list[str]:
 
 def _param(vector: Mapping[str, Any]) -> Any:
     marks = []
+    if vector["category"].startswith("protocol_"):
+        marks.append(pytest.mark.oracle)  # needs the release specs `make setup` fetches
     if vector["id"] in CODEC_BUGS:
         marks.append(pytest.mark.xfail(strict=True, reason=CODEC_BUGS[vector["id"]]))
     return pytest.param(vector, id=vector["id"], marks=marks)
 
 
-@needs_vectors
 @pytest.mark.parametrize("vector", [_param(v) for v in VECTORS])
 def test_vector(vector: Mapping[str, Any], codecs: Codecs) -> None:
     unchecked = check_vector(vector, codecs)
@@ -708,7 +702,6 @@ def test_vector(vector: Mapping[str, Any], codecs: Codecs) -> None:
         assert not unchecked, f"expectations not checked: {unchecked}"
 
 
-@needs_vectors
 def test_lists_name_real_vectors() -> None:
     """EXPECTED_UNSUPPORTED and the other per-vector tables name vectors that exist here."""
     ids = set(BY_ID)

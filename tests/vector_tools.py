@@ -1,4 +1,4 @@
-"""Helpers for checking the byte vectors in ``kafka-vectors/vectors.json`` against our codecs.
+"""Helpers for checking the byte vectors in ``tests/data/vectors/vectors.jsonl`` against our codecs.
 
 Three things live here: loading the vectors, stripping the framing a vector's ``encoding``
 describes (version prefixes, request/response headers, size frames), and one tolerant comparison
@@ -21,25 +21,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corpus import ROOT, data_path
+
 from codegen.runtime import BufferUnderflow, KafkaMessage, KafkaStruct
 from codegen.runtime.errors import DecodeError
 
-ROOT = Path(__file__).resolve().parent.parent
-VECTORS_FILE = ROOT.parent / "shared" / "kafka-vectors" / "vectors.json"
-TRUNK_SPECS = ROOT.parent / "shared" / "kafka-specs" / "clients" / "src" / "main" / "resources"
-TRUNK_SPECS = TRUNK_SPECS / "common" / "message"
-KAFKA_440_SPECS = ROOT / ".cache" / "kafka-4.4.0" / "specs" / "kafka-clients"
 SHIPPED_SPECS = ROOT / "message_specs"
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
 
-def load_vectors(categories: frozenset[str]) -> list[dict[str, Any]]:
-    """The vectors of ``categories``, in file order."""
-    with VECTORS_FILE.open(encoding="utf-8") as fh:
-        doc = json.load(fh)
-    return [v for v in doc["vectors"] if v["category"] in categories]
+def load_vectors(*categories: str) -> list[dict[str, Any]]:
+    """The vectors of ``categories``, in file order (one JSON object per line)."""
+    with data_path("vectors/vectors.jsonl").open(encoding="utf-8") as fh:
+        vectors = [json.loads(line) for line in fh if line.strip()]
+    return [v for v in vectors if v["category"] in categories]
 
 
 # ----------------------------------------------------------------------------- names

@@ -228,7 +228,8 @@ def _build(
     views: list[SpecView] = []
     index = {m.name: m for m in messages}
     for spec, path, rel in specs:
-        views.append(view_of(spec, index[spec.name], path, rel))
+        if spec.name in index:  # a spec without versions has no message, as in Kafka's generator
+            views.append(view_of(spec, index[spec.name], path, rel))
     return SpecSet(label, tuple(sorted(views, key=lambda v: v.name)), single_file, neighbours)
 
 

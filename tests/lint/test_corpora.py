@@ -1,66 +1,114 @@
-"""The lint on Kafka's own specs: clean against itself, right on real evolutions."""
+"""The lint on Kafka's own specs, from two real releases: clean against itself, right on the
+evolution from 3.9.0 to 4.4.0 and on edits of real coordinator specs.
+
+Both corpora are every spec inside the releases' jars, fetched by ``make setup``
+(``tests/corpus.py``), so these tests carry the ``oracle`` marker.
+"""
 
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from corpus import kafka_specs, previous_kafka_specs
 
 from codegen.lint import LintResult, SpecSet, lint, load_set
 from codegen.lint.records import RecordDowngrade
 from tests.lint.helpers import found
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-CORPUS = SHARED / "kafka-specs"
-LATEST = SHARED / "kafka-specs-latest"
-GROUP = "group-coordinator/src/main/resources/common/message"
+pytestmark = pytest.mark.oracle
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared Kafka specs are absent")
+GROUP = Path("kafka-group-coordinator") / "common" / "message"
+
+# ZooKeeper-era inter-broker requests (gone with ZooKeeper in 4.0), ListClientMetricsResources
+# (replaced by ListConfigResources) and the share group's partition metadata record
+# (type 9, dropped while share groups were in preview, KIP-932).
+REMOVED_SPECS = {
+    "ControlledShutdownRequest",
+    "ControlledShutdownResponse",
+    "LeaderAndIsrRequest",
+    "LeaderAndIsrResponse",
+    "StopReplicaRequest",
+    "StopReplicaResponse",
+    "UpdateMetadataRequest",
+    "UpdateMetadataResponse",
+    "ListClientMetricsResourcesRequest",
+    "ListClientMetricsResourcesResponse",
+    "ShareGroupPartitionMetadataKey",
+    "ShareGroupPartitionMetadataValue",
+}
 
 
 @pytest.fixture(scope="module")
-def corpus() -> SpecSet:
-    return load_set(CORPUS)
+def previous() -> SpecSet:
+    return load_set(previous_kafka_specs())
 
 
 @pytest.fixture(scope="module")
-def latest() -> SpecSet:
-    return load_set(LATEST)
+def pinned() -> SpecSet:
+    return load_set(kafka_specs())
 
 
-def test_corpus_against_itself_is_clean(corpus: SpecSet) -> None:
-    assert len(corpus.specs) == 258
-    result = lint(corpus, corpus)
-    assert result.findings == ()
+def test_previous_release_against_itself_is_clean(previous: SpecSet) -> None:
+    # 3.9.0: 186 kafka-clients specs, 22 group, 2 transaction coordinator, 25 metadata,
+    # 1 raft and 4 storage specs.
+    assert len(previous.specs) == 240
+    assert lint(previous, previous).findings == ()
 
 
-def test_latest_against_itself_is_clean(latest: SpecSet) -> None:
-    assert len(latest.specs) == 56
-    assert lint(latest, latest).findings == ()
+def test_pinned_release_against_itself_is_clean(pinned: SpecSet) -> None:
+    # 4.4.0: 286 spec files, 8 of them stubs of removed requests ("validVersions": "none").
+    assert len(pinned.specs) == 278
+    assert lint(pinned, pinned).findings == ()
 
 
-def test_corpus_to_latest_finds_the_known_breaks(corpus: SpecSet, latest: SpecSet) -> None:
-    result = lint(corpus, latest)
-    breaking = {(f.spec, f.rule) for f in result.active() if f.counts}
-    # KIP-932 share records changed incompatibly while in preview (kafka-reference C.6),
-    # and GroupMetadataValue dropped rebalanceTimeout's default of -1.
-    assert ("ShareUpdateValue", "field-type-changed") in breaking
-    assert ("GroupMetadataValue", "default-changed") in breaking
-    # The move to coordinator-key/-value keeps every key layout: no key findings.
+def test_previous_to_pinned_finds_the_known_breaks(previous: SpecSet, pinned: SpecSet) -> None:
+    result = lint(previous, pinned)
+    assert result.exit_code == 1
+    breaking = [f for f in result.active() if f.counts]
+    assert Counter(f.rule for f in breaking) == {
+        # KIP-896 (4.0) removed the old versions of 49 requests, responses and RequestHeader.
+        "versions-removed": 49,
+        "spec-removed": 12,
+        # VoteRequest's Candidate* fields became Replica* (KIP-996), TxnOffsetCommitRequest's
+        # GenerationId became GenerationIdOrMemberEpoch: same bytes, new JSON keys.
+        "field-renamed": 4,
+        # Share group records and RPCs changed version 0 while in preview (KIP-932).
+        "field-added-to-existing-version": 2,
+        "record-type-removed": 1,
+    }
+    assert {f.spec for f in breaking if f.rule == "spec-removed"} == REMOVED_SPECS
+    removed_versions = {f.spec for f in breaking if f.rule == "versions-removed"}
+    assert {"ProduceRequest", "FetchResponse", "RequestHeader"} <= removed_versions
+    assert all(s.endswith(("Request", "Response", "Header")) for s in removed_versions)
+    assert {(f.spec, f.rule) for f in breaking} >= {
+        ("ShareGroupMetadataValue", "field-added-to-existing-version"),
+        ("ReadShareGroupStateSummaryResponse", "field-added-to-existing-version"),
+        ("ShareGroupPartitionMetadataKey", "record-type-removed"),
+    }
+    # Every group and transaction coordinator record of 3.9.0 that 4.4.0 still has moved from
+    # "type": "data" to coordinator-key/-value, and every key layout stayed the same.
+    coordinator = {
+        v.name for v in previous.specs if v.rel.startswith(("kafka-group", "kafka-transaction"))
+    }
+    assert len(coordinator) == 24
+    moved = {f.spec for f in result.findings if f.rule == "coordinator-model-changed"}
+    assert moved == coordinator - REMOVED_SPECS
     assert not [f for f in result.findings if f.rule == "coordinator-key-changed"]
-    assert "coordinator-model-changed" in {f.rule for f in result.findings}
 
 
-def _copy(names: list[str], source: Path, target: Path) -> Path:
+def _copy(names: list[str], specs: Path, target: Path) -> Path:
+    """Copy group coordinator specs of one release (the root of its corpus) into ``target``."""
     target.mkdir(parents=True)
     for name in names:
-        shutil.copy(source / GROUP / f"{name}.json", target / f"{name}.json")
+        shutil.copy(specs / GROUP / f"{name}.json", target / f"{name}.json")
     return target
 
 
 def _offset_commit_0_to_3(tmp_path: Path) -> Path:
-    old = _copy(["OffsetCommitKey", "OffsetCommitValue"], CORPUS, tmp_path / "old")
+    old = _copy(["OffsetCommitKey", "OffsetCommitValue"], previous_kafka_specs(), tmp_path / "old")
     value = old / "OffsetCommitValue.json"
     text = value.read_text()
     text = text.replace('"validVersions": "0-4"', '"validVersions": "0-3"')
@@ -75,7 +123,7 @@ def _downgrade(result: LintResult, type_id: int) -> RecordDowngrade:
 
 def test_offset_commit_value_becomes_flexible(tmp_path: Path) -> None:
     old = _offset_commit_0_to_3(tmp_path)
-    new = _copy(["OffsetCommitKey", "OffsetCommitValue"], CORPUS, tmp_path / "new")
+    new = _copy(["OffsetCommitKey", "OffsetCommitValue"], previous_kafka_specs(), tmp_path / "new")
     result = lint(load_set(old), load_set(new))
     assert result.exit_code == 0
     assert found(result) == [
@@ -92,7 +140,7 @@ def test_offset_commit_value_becomes_flexible(tmp_path: Path) -> None:
 
 
 def test_offset_commit_value_breaking_variants(tmp_path: Path) -> None:
-    old = _copy(["OffsetCommitKey", "OffsetCommitValue"], CORPUS, tmp_path / "old")
+    old = _copy(["OffsetCommitKey", "OffsetCommitValue"], previous_kafka_specs(), tmp_path / "old")
     variants = {
         "field-type-changed": (
             '"name": "offset", "type": "int64"',
@@ -108,9 +156,9 @@ def test_offset_commit_value_breaking_variants(tmp_path: Path) -> None:
             '"name": "metadata", "type": "int64"',
         ),
     }
-    base = (CORPUS / GROUP / "OffsetCommitValue.json").read_text()
+    base = (previous_kafka_specs() / GROUP / "OffsetCommitValue.json").read_text()
     for rule, (before, after) in variants.items():
-        new = _copy(["OffsetCommitKey"], CORPUS, tmp_path / rule)
+        new = _copy(["OffsetCommitKey"], previous_kafka_specs(), tmp_path / rule)
         text = base.replace(before, after)
         if rule == "coordinator-value-untagged-change":
             text = text.replace(
@@ -129,11 +177,11 @@ def test_offset_commit_value_breaking_variants(tmp_path: Path) -> None:
 
 
 def test_tagged_field_added_to_flexible_coordinator_value(tmp_path: Path) -> None:
-    # AssignmentEpochs: a tagged field added to version 0 of a flexible value (KIP-1251),
-    # together with the move to the coordinator-key/-value model.
+    # 3.9.0 -> 4.4.0: AssignmentEpochs, a tagged field added to version 0 of a flexible value
+    # (KIP-1251), together with the move to the coordinator-key/-value model.
     names = ["ConsumerGroupCurrentMemberAssignmentKey", "ConsumerGroupCurrentMemberAssignmentValue"]
-    old = _copy(names, CORPUS, tmp_path / "old")
-    new = _copy(names, LATEST, tmp_path / "new")
+    old = _copy(names, previous_kafka_specs(), tmp_path / "old")
+    new = _copy(names, kafka_specs(), tmp_path / "new")
     result = lint(load_set(old), load_set(new))
     assert result.exit_code == 0
     assert {f.rule for f in result.findings} == {"coordinator-model-changed"}
@@ -145,8 +193,8 @@ def test_tagged_field_added_to_flexible_coordinator_value(tmp_path: Path) -> Non
 
 def test_tagged_field_added_in_the_same_model(tmp_path: Path) -> None:
     names = ["ConsumerGroupCurrentMemberAssignmentKey", "ConsumerGroupCurrentMemberAssignmentValue"]
-    old = _copy(names, CORPUS, tmp_path / "old")
-    new = _copy(names, CORPUS, tmp_path / "new")
+    old = _copy(names, previous_kafka_specs(), tmp_path / "old")
+    new = _copy(names, previous_kafka_specs(), tmp_path / "new")
     value = new / "ConsumerGroupCurrentMemberAssignmentValue.json"
     value.write_text(
         value.read_text().replace(
@@ -162,8 +210,8 @@ def test_tagged_field_added_in_the_same_model(tmp_path: Path) -> None:
 
 def test_new_value_version_with_tagged_field_is_readable_after_downgrade(tmp_path: Path) -> None:
     names = ["ConsumerGroupMetadataKey", "ConsumerGroupMetadataValue"]
-    old = _copy(names, CORPUS, tmp_path / "old")
-    new = _copy(names, CORPUS, tmp_path / "new")
+    old = _copy(names, previous_kafka_specs(), tmp_path / "old")
+    new = _copy(names, previous_kafka_specs(), tmp_path / "new")
     value = new / "ConsumerGroupMetadataValue.json"
     text = value.read_text().replace('"validVersions": "0"', '"validVersions": "0-1"')
     text = text.replace(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -181,3 +182,13 @@ def test_values_read_as_spec_text(tmp_path: Path, old: str, new: str, expected: 
 def test_messages_show_no_python_values(tmp_path: Path, case: Case) -> None:
     for _, _, text in found(run(tmp_path, case.old, case.new)):
         assert _PYTHON_VALUES.search(text) is None, text
+
+
+def test_a_spec_left_without_versions_reads_as_removed(tmp_path: Path) -> None:
+    # Kafka 4.0+ ships removed requests as stubs with "validVersions": "none" and no fields;
+    # like Kafka's generator, the lint has no message for them, so the spec is gone.
+    old = {"Sample.json": message([field("A")], type="request", api_key=7)}
+    stub = {"name": "Sample", "type": "request", "apiKey": 7, "validVersions": "none"}
+    result = run(tmp_path, old, {"Sample.json": json.dumps(stub)})
+    assert [(r, p) for r, p, _ in found(result)] == [("spec-removed", "$")]
+    assert found(run(tmp_path / "same", {"Sample.json": json.dumps(stub)}, {})) == []

@@ -11,6 +11,10 @@
 #              specs/<artifactId>/<path inside the jar>, plus specs/COUNTS.tsv
 #   harness/   tests/oracle/src/OracleHarness.java compiled against jars/
 #
+# and under <project>/.cache/kafka-<previous version>/ (tests/oracle/previous/pom.xml):
+#   jars/      the spec-carrying jars of the previous release line (no transitive dependencies)
+#   specs/     their message specs, laid out as above (tests/corpus.py finds both corpora)
+#
 # Idempotent: each step is skipped when its inputs (pom, jar list, harness source) did not
 # change. Quiet on success; on failure it prints the failing tool's output and exits non-zero.
 set -euo pipefail
@@ -22,6 +26,7 @@ CACHE="$PROJECT/.cache/kafka-$KAFKA_VERSION"
 M2="$PROJECT/.cache/m2"
 POM="$ORACLE_DIR/pom.xml"
 DUMPLOG_POM="$ORACLE_DIR/dumplog/pom.xml"
+PREVIOUS_POM="$ORACLE_DIR/previous/pom.xml"
 SRC="$ORACLE_DIR/src/OracleHarness.java"
 
 die() {
@@ -103,10 +108,13 @@ fi
 JARS_HASH="$( (cd "$CACHE/jars" && ls -l --time-style=+%s -- *.jar) | sha256sum | cut -d' ' -f1)"
 
 # 2. Specs -----------------------------------------------------------------------------------
-if [[ ! -f "$CACHE/specs/.jars.sha256" || "$(cat "$CACHE/specs/.jars.sha256")" != "$JARS_HASH" ]]; then
-  rm -rf "$CACHE/specs.tmp"
-  mkdir -p "$CACHE/specs.tmp"
-  run_quiet "$PYTHON" - "$CACHE/jars" "$CACHE/specs.tmp" <<'PY'
+extract_specs() {
+  # extract_specs JARS_DIR OUT_DIR STAMP: unpack the message specs of every jar in JARS_DIR;
+  # STAMP (written to OUT_DIR/.jars.sha256) says which inputs they came from.
+  local jars="$1" out="$2" stamp="$3"
+  rm -rf "$out.tmp"
+  mkdir -p "$out.tmp"
+  run_quiet "$PYTHON" - "$jars" "$out.tmp" <<'PY'
 """Copy every message spec JSON out of the jars: specs/<artifactId>/<path inside the jar>."""
 import pathlib
 import re
@@ -136,9 +144,13 @@ with open(out / "COUNTS.tsv", "w") as f:
     for (artifact, jar_name), n in sorted(counts.items()):
         f.write(f"{artifact}\t{jar_name}\t{n}\n")
 PY
-  echo "$JARS_HASH" >"$CACHE/specs.tmp/.jars.sha256"
-  rm -rf "$CACHE/specs"
-  mv "$CACHE/specs.tmp" "$CACHE/specs"
+  echo "$stamp" >"$out.tmp/.jars.sha256"
+  rm -rf "$out"
+  mv "$out.tmp" "$out"
+}
+
+if [[ ! -f "$CACHE/specs/.jars.sha256" || "$(cat "$CACHE/specs/.jars.sha256")" != "$JARS_HASH" ]]; then
+  extract_specs "$CACHE/jars" "$CACHE/specs" "$JARS_HASH"
 fi
 
 # 3. Harness ---------------------------------------------------------------------------------
@@ -154,4 +166,23 @@ if [[ ! -f "$CACHE/harness/OracleHarness.java.sha256" || ! -f "$CACHE/harness/.s
   sha256sum "$SRC" | cut -d' ' -f1 >"$CACHE/harness.tmp/OracleHarness.java.sha256"
   rm -rf "$CACHE/harness"
   mv "$CACHE/harness.tmp" "$CACHE/harness"
+fi
+
+# 4. The previous release's specs --------------------------------------------------------------
+PREVIOUS_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$PREVIOUS_POM")"
+[[ -n "$PREVIOUS_VERSION" ]] || die "$PREVIOUS_POM does not set kafka.version"
+PREVIOUS="$PROJECT/.cache/kafka-$PREVIOUS_VERSION"
+PREVIOUS_POM_HASH="$(hash_of "$PREVIOUS_POM")"
+if [[ ! -f "$PREVIOUS/specs/.jars.sha256" ||
+  "$(cat "$PREVIOUS/specs/.jars.sha256")" != "$PREVIOUS_POM_HASH" ]]; then
+  rm -rf "$PREVIOUS/jars"
+  mkdir -p "$PREVIOUS"
+  run_quiet mvn -B -q -f "$PREVIOUS_POM" \
+    "-Dmaven.repo.local=$M2" \
+    -DexcludeTransitive=true \
+    -DoutputDirectory="$PREVIOUS/jars" \
+    dependency:copy-dependencies
+  ls "$PREVIOUS/jars"/kafka-clients-"$PREVIOUS_VERSION".jar >/dev/null 2>&1 ||
+    die "Maven did not produce kafka-clients-$PREVIOUS_VERSION.jar"
+  extract_specs "$PREVIOUS/jars" "$PREVIOUS/specs" "$PREVIOUS_POM_HASH"
 fi

@@ -5,15 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus import data_path
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-REAL_DATA = Path("/work/shared/kafka-data")
+# The committed broker files (tests/data/PROVENANCE.md); missing is an error, not a skip.
+REAL_DATA = data_path("kafka-data")
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 Input rows are binary (key, value) pairs with an ``id`` and ``isControl`` column, taken from
 a synthesized ``__consumer_offsets`` dump (``spark_udfs.synth``), hypothesis-drawn instances of
 every spec of the topic at every version (``tests/strategies.py``), the real data files under
-``/work/shared/kafka-data`` and hand-made damage: tombstones, unknown record types, value
+``tests/data/kafka-data`` and hand-made damage: tombstones, unknown record types, value
 versions newer than the specs, truncated and corrupted keys and values, null keys.
 
 For each row the expected output is what ``CoordinatorDecoder.decode`` /
