@@ -8,6 +8,7 @@ file that differs, is missing or is extra.
 from __future__ import annotations
 
 import filecmp
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jinja2
+from codegen.extras import MissingExtraError, missing_extra
+
+try:
+    import jinja2
+except ModuleNotFoundError as exc:  # a runtime-only install: name the extra to add
+    raise missing_extra("code generation", "generator", exc) from None
 
 from codegen import __version__
 from codegen.errors import ProblemLog
@@ -151,6 +157,8 @@ def render_package(messages: list[Message], spec_roots: list[Path]) -> list[Rend
 
 
 def _ruff(*args: str) -> None:
+    if importlib.util.find_spec("ruff") is None:
+        raise MissingExtraError("code generation", "generator", "ruff")
     result = subprocess.run(
         [sys.executable, "-m", "ruff", *args], capture_output=True, text=True, check=False
     )
