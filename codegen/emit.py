@@ -33,6 +33,8 @@ from codegen.spark_schema import SPARK_MODULE, render_spark_module
 from codegen.spec import load_specs
 
 INDEX_MODULE = "__init__.py"
+TYPED_MARKER = "py.typed"
+"""PEP 561: the package is typed, so mypy checks code that uses it against its annotations."""
 
 
 def _pyrepr(value: object) -> str:
@@ -175,7 +177,10 @@ def format_folder(folder: Path) -> None:
 
 
 def write_package(spec_roots: list[Path], out: Path) -> list[Path]:
-    """Render every module into a scratch folder, format it, then mirror it into ``out``."""
+    """Render every module into a scratch folder, format it, then mirror it into ``out``.
+
+    Returns the files of the package: its modules and the ``py.typed`` marker.
+    """
     messages = load_messages(spec_roots)
     with tempfile.TemporaryDirectory(prefix="kafka-specgen-") as tmp:
         scratch = Path(tmp)
@@ -188,8 +193,9 @@ def write_package(spec_roots: list[Path], out: Path) -> list[Path]:
             kept = Path(tempfile.mkdtemp(prefix="kafka-specgen-unformatted-"))
             shutil.copytree(scratch, kept, dirs_exist_ok=True)
             raise RuntimeError(f"{exc}\nthe rendered modules are kept in {kept}") from None
+        (scratch / TYPED_MARKER).write_text("", encoding="utf-8")
         out.mkdir(parents=True, exist_ok=True)
-        written = sorted(scratch.glob("*.py"))
+        written = _package_files(scratch)
         keep = {p.name for p in written}
         for stale in out.glob("*.py"):
             if stale.name not in keep:
@@ -199,6 +205,11 @@ def write_package(spec_roots: list[Path], out: Path) -> list[Path]:
             if not target.exists() or not filecmp.cmp(path, target, shallow=False):
                 shutil.copyfile(path, target)
         return [out / p.name for p in written]
+
+
+def _package_files(folder: Path) -> list[Path]:
+    """The files of a generated package: its modules and the ``py.typed`` marker."""
+    return sorted([*folder.glob("*.py"), *folder.glob(TYPED_MARKER)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,8 +236,8 @@ def check_package(spec_roots: list[Path], out: Path) -> Drift:
     with tempfile.TemporaryDirectory(prefix="kafka-specgen-check-") as tmp:
         fresh = Path(tmp) / "fresh"
         write_package(spec_roots, fresh)
-        want = {p.name for p in fresh.glob("*.py")}
-        have = {p.name for p in out.glob("*.py")} if out.is_dir() else set()
+        want = {p.name for p in _package_files(fresh)}
+        have = {p.name for p in _package_files(out)} if out.is_dir() else set()
         changed = sorted(
             n for n in want & have if not filecmp.cmp(fresh / n, out / n, shallow=False)
         )
