@@ -29,4 +29,4 @@ class MissingExtraError(ImportError):
 
 def missing_extra(feature: str, extra: str, exc: ModuleNotFoundError) -> MissingExtraError:
     """The error to raise, from the ``ModuleNotFoundError`` of a guarded import."""
-    return MissingExtraError(feature, extra, exc.name)
+    return MissingExtraError(feature, extra, exc.name.partition(".")[0] if exc.name else None)
