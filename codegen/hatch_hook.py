@@ -60,12 +60,14 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         building_self = self.metadata.name == DISTRIBUTION
         if building_self and str(root) not in sys.path:
             sys.path.insert(0, str(root))  # building this project itself: use its own codegen
+        from codegen.extras import MissingExtraError
+
         try:
             from codegen.emit import write_package
-        except ImportError as exc:  # MissingExtraError: the build requirements lack the extra
+        except MissingExtraError as exc:  # the build requirements name kafka-specgen alone
             raise SpecgenBuildError(
-                f"kafka-specgen build hook: {exc}\n"
-                f'list it in [build-system]: requires = ["hatchling", "{DISTRIBUTION}[generator]"]'
+                f"{exc.text('the kafka-specgen build hook')}; list it in [build-system]: "
+                f'requires = ["hatchling", "{DISTRIBUTION}[generator]"]'
             ) from None
         from codegen.errors import SpecErrors
 
@@ -81,7 +83,7 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
             lines = [str(p) for p in exc.problems]
             lines.append(f"kafka-specgen: {len(lines)} problem(s) in the specs; nothing built")
             raise SpecgenBuildError("\n".join(lines)) from None
-        self.app.display_info(f"kafka-specgen: {len(files)} module(s) in {out}")
+        self.app.display_info(f"kafka-specgen: {len(files)} file(s) in {out}")
         if version != "editable":
             # Named explicitly, so a git-ignored output folder still ends up in the wheel.
             for path in files:

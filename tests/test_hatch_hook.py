@@ -356,3 +356,29 @@ def test_specs_folder_without_specs_stops_the_build(tmp_path: Path) -> None:
         in output
     )
     assert not list((project / "src" / "demo_codecs").iterdir())
+
+
+HATCHLING_WITHOUT_JINJA2 = """\
+import sys
+sys.modules["jinja2"] = None
+from hatchling.cli import hatchling
+sys.argv = ["hatchling", "build", "-t", "wheel"]
+hatchling()
+"""
+
+
+def test_build_requirements_without_the_generator_extra_say_what_to_list(tmp_path: Path) -> None:
+    project = _user_project(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-c", HATCHLING_WITHOUT_JINJA2],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    output = _failed_build_output(result)
+    assert (
+        "the kafka-specgen build hook needs the generator extra: pip install "
+        "'kafka-specgen[generator]' (jinja2 is not installed); list it in [build-system]: "
+        'requires = ["hatchling", "kafka-specgen[generator]"]'
+    ) in output
