@@ -4,21 +4,28 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast generate check lint typecheck bench clean
+.PHONY: setup python-setup oracle-setup demo test test-fast generate check lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[spark,dev,bench]'
+	$(PY) -m pip install --quiet -e '.[all,spark,dev,bench]'
 	touch $(STAMP)
 
-## setup: Python venv with every dependency, Kafka 4.4.0 reference jars and harness
-setup: $(STAMP)
+## setup: everything make test needs: the Python set-up and the oracle set-up
+setup: python-setup oracle-setup
+
+## python-setup: Python venv with the project, every extra it uses and the test tools
+python-setup: $(STAMP)
+
+## oracle-setup: Kafka 4.4.0 reference jars (Maven) and the harness of the oracle tests
+oracle-setup:
 	bash tests/oracle/fetch.sh
 
-## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark
-demo: setup
-	$(PY) -m spark_udfs.demo
+## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
+## DUMP=/path/to/logdir decodes your own dump instead; OUT=folder says where results go.
+demo: python-setup
+	$(PY) -m spark_udfs.demo $(if $(DUMP),--input '$(DUMP)') $(if $(OUT),--out '$(OUT)')
 
 ## test: generated code up to date, style and types, then every test
 test: setup

@@ -1,6 +1,26 @@
-"""``python -m codegen``: see ``python -m codegen --help``."""
+"""``python -m codegen`` and the ``kafka-specgen`` command: see ``python -m codegen --help``."""
 
-from codegen.cli import main
+from __future__ import annotations
+
+import sys
+
+from codegen.extras import MissingExtraError
+
+
+def main() -> None:
+    try:
+        from codegen.cli import main as cli_main
+    except ModuleNotFoundError as exc:
+        if exc.name != "click":
+            raise
+        # The command line comes with an extra: dump with "dumps", the rest with "generator".
+        command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
+        extra = "dumps" if command == "dump" else "generator"
+        error = MissingExtraError(f"python -m codegen {command}".rstrip(), extra, exc.name)
+        print(f"Error: {error}", file=sys.stderr)
+        sys.exit(1)
+    cli_main()
+
 
 if __name__ == "__main__":
     main()

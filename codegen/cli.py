@@ -11,6 +11,7 @@ import click
 
 from codegen import __version__
 from codegen.errors import NoSpecsError, SpecErrors
+from codegen.extras import MissingExtraError
 
 DEFAULT_SPECS = Path("message_specs")
 DEFAULT_OUT = Path("generated")
@@ -155,14 +156,36 @@ def check(spec_dirs: tuple[Path, ...], out: Path, package: str | None) -> None:
 
 def _register_subcommands() -> None:
     # Each subcommand lives with the stage it drives; registering here keeps --help complete.
-    from codegen.lint.command import lint_command
+    # One whose extra is not installed is still listed, and says what to install when run.
+    try:
+        from codegen.lint.command import lint_command
 
-    cli.add_command(lint_command)
-    from codegen.dumps.command import dump_command
+        cli.add_command(lint_command)
+    except MissingExtraError as exc:
+        cli.add_command(_needs_extra("lint", exc))
+    try:
+        from codegen.dumps.command import dump_command
 
-    cli.add_command(dump_command)
+        cli.add_command(dump_command)
+    except MissingExtraError as exc:
+        cli.add_command(_needs_extra("dump", exc))
+
+
+def _needs_extra(name: str, error: MissingExtraError) -> click.Command:
+    text = error.text(f"python -m codegen {name}")
+
+    def run() -> None:
+        raise click.ClickException(text)
+
+    settings = {"ignore_unknown_options": True, "allow_extra_args": True}
+    return click.Command(name, callback=run, help=text, context_settings=settings)
 
 
 def main() -> None:
     _register_subcommands()
-    cli()
+    try:
+        cli()
+    except MissingExtraError as exc:  # e.g. generate without jinja2
+        command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
+        click.echo(f"Error: {exc.text(f'python -m codegen {command}'.rstrip())}", err=True)
+        sys.exit(1)

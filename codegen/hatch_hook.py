@@ -1,15 +1,20 @@
 """A hatchling build hook that generates codecs from specs whenever a project is built.
 
-Use it from another project's ``pyproject.toml``::
+Use it from another project's ``pyproject.toml`` (README.md, "Generating codecs in your own
+project", shows how to get the ``kafka-specgen`` wheel without a package index)::
 
     [build-system]
-    requires = ["hatchling", "kafka-specgen"]
+    requires = ["hatchling", "kafka-specgen[generator]"]
     build-backend = "hatchling.build"
 
     [tool.hatch.build.hooks.kafka-specgen]
     specs = "specs"              # folder of Kafka-style JSON specs (default: message_specs)
     out = "src/myproject/kafka"  # package folder to write, inside the project (default: generated)
     # package = "codecs"         # optional dotted package name: modules go to out/codecs
+
+The wheel gets the generated modules even when ``out`` is git-ignored, and a run-time dependency
+on ``kafka-specgen`` (the stdlib-only runtime the modules import) of the generator's major.minor
+version. Spec problems stop the build with one ``path:line: $.json.path: message`` line each.
 
 This project uses the same class through ``[tool.hatch.build.hooks.custom]``.
 """
@@ -23,6 +28,28 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 from hatchling.plugin import hookimpl
 
+DISTRIBUTION = "kafka-specgen"
+CONFIG_TABLE = "[tool.hatch.build.hooks.kafka-specgen]"
+
+
+class SpecgenBuildError(SystemExit):
+    """The build cannot go on; the text says why, with no traceback (``SystemExit`` prints
+    its text and exits 1, in hatchling's command line and in pip's build subprocess)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def runtime_requirement() -> str:
+    """``kafka-specgen`` of the generator's major.minor, at least its own version."""
+    from codegen import __version__
+
+    return f"{DISTRIBUTION}~={__version__}"
+
 
 class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     """Runs ``python -m codegen generate`` for the configured specs before the build."""
@@ -31,14 +58,66 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         root = Path(self.root)
-        if str(root) not in sys.path:
+        building_self = self.metadata.name == DISTRIBUTION
+        if building_self and str(root) not in sys.path:
             sys.path.insert(0, str(root))  # building this project itself: use its own codegen
-        from codegen.emit import write_package
+        from codegen.extras import MissingExtraError
+
+        try:
+            from codegen.emit import write_package
+        except MissingExtraError as exc:  # the build requirements name kafka-specgen alone
+            raise SpecgenBuildError(
+                f"{exc.text('the kafka-specgen build hook')}; list it in [build-system]: "
+                f'requires = ["hatchling", "{DISTRIBUTION}[generator]"]'
+            ) from None
+        from codegen.errors import SpecErrors
 
         specs = [root / str(p) for p in _as_list(self.config.get("specs", "message_specs"))]
-        out = output_folder(root, self.config)
-        files = write_package(specs, out)
-        self.app.display_info(f"kafka-specgen: {len(files)} module(s) in {out}")
+        _check_spec_paths(root, specs)
+        from codegen.emit import OutputError
+
+        try:
+            out = output_folder(root, self.config)
+        except OutputError as exc:
+            raise SpecgenBuildError(f"kafka-specgen: {exc}") from None
+        try:
+            files = write_package(specs, out)
+        except SpecErrors as exc:
+            lines = [str(p) for p in exc.problems]
+            lines.append(f"kafka-specgen: {len(lines)} problem(s) in the specs; nothing built")
+            raise SpecgenBuildError("\n".join(lines)) from None
+        self.app.display_info(f"kafka-specgen: {len(files)} file(s) in {out}")
+        if version != "editable":
+            # Named explicitly, so a git-ignored output folder still ends up in the wheel.
+            for path in files:
+                if path.resolve().is_relative_to(root.resolve()):
+                    relative = path.resolve().relative_to(root.resolve()).as_posix()
+                    build_data["force_include"][str(path)] = relative
+        if self.target_name == "wheel" and not building_self:
+            build_data["dependencies"].append(runtime_requirement())
+
+
+def _check_spec_paths(root: Path, specs: list[Path]) -> None:
+    missing = [p for p in specs if not p.exists()]
+    if missing:
+        names = ", ".join(_shown(root, p) for p in missing)
+        raise SpecgenBuildError(
+            f"kafka-specgen: specs path {names} does not exist; set specs = "
+            f'"<folder of your JSON specs>" under {CONFIG_TABLE} (relative to {root})'
+        )
+    if not any(p.is_file() or any(p.rglob("*.json")) for p in specs):
+        names = ", ".join(_shown(root, p) for p in specs)
+        raise SpecgenBuildError(
+            f"kafka-specgen: no specs (*.json files) in {names}; put your Kafka-style JSON "
+            f"specs there or point specs under {CONFIG_TABLE} at their folder"
+        )
+
+
+def _shown(root: Path, path: Path) -> str:
+    try:
+        return repr(path.relative_to(root).as_posix())
+    except ValueError:
+        return repr(str(path))
 
 
 def output_folder(root: Path, config: dict[str, Any]) -> Path:

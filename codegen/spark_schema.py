@@ -39,7 +39,12 @@ import base64
 import uuid
 from typing import Any
 
-import jinja2
+from codegen.extras import missing_extra
+
+try:
+    import jinja2
+except ModuleNotFoundError as exc:  # a runtime-only install: name the extra to add
+    raise missing_extra("code generation", "generator", exc) from None
 
 from codegen import __version__
 from codegen.ir import EmptyArray, EmptyStruct, Field, FieldType, Message, Struct

@@ -15,7 +15,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+from codegen.extras import missing_extra
+
+try:
+    import jsonschema
+except ModuleNotFoundError as exc:  # a runtime-only install: name the extra to add
+    raise missing_extra("reading specs", "generator", exc) from None
 
 from codegen.errors import NoSpecsError, ProblemLog, display_path
 from codegen.specfile import SpecSyntaxError, SpecText, parse_spec_text

@@ -1,10 +1,28 @@
-"""The hatchling build hook, used the way another project would: a wheel built from specs."""
+"""The hatchling build hook, used the way another project would.
+
+- The README's recipe runs as written (its ``bash`` block, with only ``path/to/kafka-specgen``
+  replaced): a wheel of this project, then a wheel of a user project built by pip in an isolated
+  build environment that finds ``kafka-specgen[generator]`` through ``--find-links``.
+- The user's wheel installs into a clean virtualenv with ``--no-index`` and runs there with the
+  stdlib-only runtime alone: no jinja2, jsonschema, ruff or click.
+- mypy --strict sees the shipped codecs as typed (``py.typed``).
+- Spec problems, a missing specs path and an empty specs folder stop the build with lines a user
+  can act on, without a traceback, in what ``pip wheel`` prints.
+
+Building needs hatchling and the generator's libraries from the package index (as any pip build
+does); installing in the clean virtualenv needs no index.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,10 +31,225 @@ from codegen.emit import OutputError
 from codegen.hatch_hook import output_folder
 
 ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+SPEC = ROOT / "message_specs" / "consumer_offsets" / "OffsetCommitValue.json"
+# What a checkout needs to build the kafka-specgen wheel (pyproject's wheel and sdist targets).
+CHECKOUT = ["pyproject.toml", "README.md", "codegen", "generated", "spark_udfs", "message_specs"]
+
+pytestmark = pytest.mark.xdist_group("hatch_hook")  # one set of builds per test run
+
+
+def _env() -> dict[str, str]:
+    """This environment, without PYTHONPATH: builds and the clean venv import only what they install."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 300) -> str:
+    proc = subprocess.run(
+        args, cwd=cwd, env=env or _env(), capture_output=True, text=True, timeout=timeout
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{shlex.join(args)} failed:\n{output[-4000:]}"
+    return output
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _block(section: str, language: str) -> str:
+    found = re.search(rf"^```{language}\n(.*?)^```$", section, re.M | re.S)
+    assert found, f"no ```{language} block in the README section"
+    return found.group(1)
+
+
+def readme_recipe() -> tuple[str, list[list[str]]]:
+    """The build hook's pyproject.toml lines and shell commands, as the README gives them."""
+    section = _section(README.read_text(), "## Generating codecs in your own project")
+    commands = [
+        shlex.split(line, comments=True)
+        for line in _block(section, "bash").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    return _block(section, "toml"), commands
+
+
+def _pip(args: list[str], project: Path, python: str | None = None) -> list[str]:
+    """A README ``pip`` line as an argv: placeholders filled, globs expanded, the pip of this
+    interpreter (``--python`` for the one of a clean virtualenv)."""
+    assert args[0] == "pip", args
+    out = [sys.executable, "-m", "pip", *(["--python", python] if python else [])]
+    for arg in args[1:]:
+        arg = arg.replace("path/to/kafka-specgen", str(project.parent / "kafka-specgen"))
+        if "*" in arg:
+            matches = sorted(str(p) for p in project.glob(arg))
+            assert matches, f"{arg} matches nothing in {project}"
+            out.extend(matches)
+        else:
+            out.append(arg)
+    return out
+
+
+@dataclass(frozen=True)
+class Built:
+    project: Path  # the user project
+    wheels: Path  # the kafka-specgen wheel (README: wheels/)
+    wheel: Path  # the user project's wheel (README: dist/)
+    install: list[str]  # the README's install line
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The README's build commands, run once: kafka-specgen's wheel, then the user's."""
+    toml, commands = readme_recipe()
+    base = tmp_path_factory.mktemp("recipe")
+    checkout = base / "kafka-specgen"
+    checkout.mkdir()
+    for name in CHECKOUT:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, checkout / name)
+    project = base / "myproject"
+    (project / "specs").mkdir(parents=True)
+    (project / "specs" / SPEC.name).write_text(SPEC.read_text())
+    (project / "src" / "myproject").mkdir(parents=True)
+    (project / "src" / "myproject" / "__init__.py").write_text('"""A user project."""\n')
+    (project / ".gitignore").write_text("src/myproject/kafka/\n")  # generated, not committed
+    project_table = '[project]\nname = "myproject"\nversion = "1.0.0"\n'
+    (project / "pyproject.toml").write_text(toml + "\n" + project_table)
+
+    builds = [c for c in commands if c[:2] == ["pip", "wheel"]]
+    installs = [c for c in commands if c[:2] == ["pip", "install"]]
+    assert len(builds) == 2 and len(installs) == 1, commands
+    for command in builds:
+        _run(_pip(command, project), cwd=project)
+    wheels = project / "wheels"
+    (wheel,) = (project / "dist").glob("myproject-*.whl")
+    return Built(project, wheels, wheel, installs[0])
+
+
+def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
+    assert [p.name for p in built.wheels.glob("*.whl")] == ["kafka_specgen-0.1.0-py3-none-any.whl"]
+    archive = zipfile.ZipFile(built.wheel)
+    names = set(archive.namelist())
+    # src/myproject/kafka is git-ignored: the hook names its files for the wheel itself.
+    for name in ("__init__.py", "offset_commit_value.py", "py.typed"):
+        assert f"myproject/kafka/{name}" in names
+    module = archive.read("myproject/kafka/offset_commit_value.py").decode()
+    assert "DO NOT EDIT" in module and "class OffsetCommitValue" in module
+    metadata = archive.read("myproject-1.0.0.dist-info/METADATA").decode()
+    assert re.findall(r"^Requires-Dist: (.*)$", metadata, re.M) == ["kafka-specgen~=0.1.0"]
+
+
+def test_kafka_specgen_base_distribution_needs_only_the_standard_library(built: Built) -> None:
+    (wheel,) = built.wheels.glob("*.whl")
+    metadata = zipfile.ZipFile(wheel).read("kafka_specgen-0.1.0.dist-info/METADATA").decode()
+    requirements = re.findall(r"^Requires-Dist: (.*)$", metadata, re.M)
+    assert requirements and all("; extra ==" in r for r in requirements), requirements
+    extras = set(re.findall(r"^Provides-Extra: (.*)$", metadata, re.M))
+    assert {"generator", "dumps", "all", "spark"} <= extras
+
+
+@pytest.fixture(scope="session")
+def clean_venv(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv without system site packages, where the README's install line ran with no
+    package index: the user's wheel and what it declares."""
+    venv = tmp_path_factory.mktemp("venv") / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=venv.parent)
+    python = str(venv / "bin" / "python")
+    env = _env() | {"PIP_NO_INDEX": "1"}
+    _run(_pip(built.install, built.project, python), cwd=built.project, env=env)
+    return venv
+
+
+ROUND_TRIP = """\
+import importlib.util
+from myproject.kafka.offset_commit_value import OffsetCommitValue
+from myproject.kafka import MESSAGES
+
+value = OffsetCommitValue(offset=100, leader_epoch=10, metadata="m", commit_timestamp=1234)
+data = value.encode(3)
+assert OffsetCommitValue.decode(data, 3) == value
+assert MESSAGES["OffsetCommitValue"] is OffsetCommitValue
+print(data.hex())
+print(sorted(m for m in ("jinja2", "jsonschema", "ruff", "click", "crc32c") if importlib.util.find_spec(m)))
+"""
+
+
+def test_user_wheel_runs_in_a_clean_virtualenv(built: Built, clean_venv: Path) -> None:
+    python = clean_venv / "bin" / "python"
+    lines = _run([str(python), "-c", ROUND_TRIP], cwd=clean_venv).splitlines()
+    from generated.offset_commit_value import OffsetCommitValue
+
+    expected = OffsetCommitValue(offset=100, leader_epoch=10, metadata="m", commit_timestamp=1234)
+    assert lines == [expected.encode(3).hex(), "[]"]
+    cfg = (clean_venv / "pyvenv.cfg").read_text()
+    assert "include-system-site-packages = false" in cfg
+
+
+def test_generator_command_without_its_extra_says_what_to_install(clean_venv: Path) -> None:
+    python = clean_venv / "bin" / "python"
+    proc = subprocess.run(
+        [str(python), "-m", "codegen", "generate", "--specs", "specs", "--out", "out"],
+        cwd=clean_venv,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "Error: python -m codegen generate needs the generator extra: "
+        "pip install 'kafka-specgen[generator]' (click is not installed)\n"
+    )
+    assert not (clean_venv / "out").exists()
+
+
+TYPED_USER = """\
+from codegen.runtime.errors import DecodeError
+from generated.offset_commit_value import OffsetCommitValue
+from myproject.kafka.offset_commit_value import OffsetCommitValue as Mine
+
+value = OffsetCommitValue.decode(b"", 3)
+reveal_type(value)
+reveal_type(value.encode(3))
+reveal_type(value.offset)
+reveal_type(Mine.decode(b"", 3))
+reveal_type(OffsetCommitValue.reader(3)(b"", 0))
+reveal_type(DecodeError("short").offset)
+"""
+
+
+def test_shipped_codecs_are_typed_for_mypy_strict(clean_venv: Path, tmp_path: Path) -> None:
+    """mypy reads the packages installed in the clean virtualenv, as a user's mypy would: a
+    package without ``py.typed`` would be an ``import-untyped`` error."""
+    (tmp_path / "user.py").write_text(TYPED_USER)
+    python = clean_venv / "bin" / "python"
+    args = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache")]
+    args += ["--python-executable", str(python), "user.py"]
+    proc = subprocess.run(args, cwd=tmp_path, env=_env(), capture_output=True, text=True)
+    notes = re.findall(r'Revealed type is "(.*)"', proc.stdout)
+    assert "error" not in proc.stdout, proc.stdout
+    assert notes == [
+        "generated.offset_commit_value.OffsetCommitValue",
+        "bytes",
+        "int",
+        "myproject.kafka.offset_commit_value.OffsetCommitValue",
+        "tuple[generated.offset_commit_value.OffsetCommitValue, int]",
+        "int",
+    ], proc.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# The hook in this environment (no isolated build env): fast, for what it reports.
 
 PYPROJECT = """\
 [build-system]
-requires = ["hatchling", "kafka-specgen"]
+requires = ["hatchling", "kafka-specgen[generator]"]
 build-backend = "hatchling.build"
 
 [project]
@@ -32,13 +265,33 @@ out = "src/demo_codecs"
 """
 
 
-def test_wheel_of_another_project_contains_generated_codecs(tmp_path: Path) -> None:
+def _user_project(tmp_path: Path, spec_text: str | None = SPEC.read_text()) -> Path:
     project = tmp_path / "demo"
     (project / "specs").mkdir(parents=True)
     (project / "src" / "demo_codecs").mkdir(parents=True)
     (project / "pyproject.toml").write_text(PYPROJECT)
-    spec = ROOT / "message_specs" / "consumer_offsets" / "OffsetCommitValue.json"
-    (project / "specs" / spec.name).write_text(spec.read_text())
+    if spec_text is not None:
+        (project / "specs" / SPEC.name).write_text(spec_text)
+    return project
+
+
+def _pip_wheel_here(project: Path) -> subprocess.CompletedProcess[str]:
+    """``pip wheel`` with this environment's hatchling and plugin; PYTHONPATH is kept so the
+    hook is this checkout's."""
+    args = ["wheel", "--no-deps", "--no-build-isolation", "--no-index", "--wheel-dir", "dist", "."]
+    return subprocess.run(
+        [sys.executable, "-m", "pip", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+def test_wheel_of_another_project_contains_generated_codecs(tmp_path: Path) -> None:
+    project = _user_project(tmp_path)
+    (project / ".gitignore").write_text("/src/demo_codecs/\n")
     # hatchling's own CLI builds in this environment, where the plugin is installed.
     result = subprocess.run(
         [sys.executable, "-m", "hatchling", "build", "-t", "wheel"],
@@ -49,11 +302,89 @@ def test_wheel_of_another_project_contains_generated_codecs(tmp_path: Path) -> N
     )
     assert result.returncode == 0, result.stderr + result.stdout
     wheel = next((project / "dist").glob("*.whl"))
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "demo_codecs/offset_commit_value.py" in names
-    assert "demo_codecs/__init__.py" in names
-    module = zipfile.ZipFile(wheel).read("demo_codecs/offset_commit_value.py").decode()
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    for name in ("offset_commit_value.py", "__init__.py", "_spark_schemas.py", "py.typed"):
+        assert f"demo_codecs/{name}" in names, names
+    module = archive.read("demo_codecs/offset_commit_value.py").decode()
     assert "DO NOT EDIT" in module and "class OffsetCommitValue" in module
+    metadata = archive.read("demo_kafka_codecs-1.0.0.dist-info/METADATA").decode()
+    assert "Requires-Dist: kafka-specgen~=0.1.0" in metadata.splitlines()
+
+
+def _failed_build_output(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode != 0, result.stdout
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output, output
+    return output
+
+
+def test_spec_problems_stop_the_build_one_line_each(tmp_path: Path) -> None:
+    text = SPEC.read_text()
+    text = text.replace('"type": "int64"', '"type": "int65"', 1)
+    text = text.replace('"type": "int32"', '"type": "int33"', 1)
+    project = _user_project(tmp_path, text)
+    lines = text.splitlines()
+    line_of = {t: 1 + next(i for i, ln in enumerate(lines) if t in ln) for t in ("int65", "int33")}
+    output = _failed_build_output(_pip_wheel_here(project))
+    shown = [ln.strip() for ln in output.splitlines()]
+    assert (
+        f"specs/OffsetCommitValue.json:{line_of['int65']}: $.fields[0].type: unknown type 'int65'"
+        in shown
+    )
+    assert (
+        f"specs/OffsetCommitValue.json:{line_of['int33']}: $.fields[1].type: unknown type 'int33'"
+        in shown
+    )
+    assert "kafka-specgen: 2 problem(s) in the specs; nothing built" in shown
+    assert not list((project / "src" / "demo_codecs").iterdir())
+
+
+def test_missing_specs_path_stops_the_build(tmp_path: Path) -> None:
+    project = _user_project(tmp_path)
+    shutil.rmtree(project / "specs")
+    output = _failed_build_output(_pip_wheel_here(project))
+    assert (
+        "kafka-specgen: specs path 'specs' does not exist; set specs = \"<folder of your JSON specs>\" "
+        "under [tool.hatch.build.hooks.kafka-specgen]"
+    ) in output
+
+
+def test_specs_folder_without_specs_stops_the_build(tmp_path: Path) -> None:
+    project = _user_project(tmp_path, spec_text=None)
+    (project / "specs" / "README.md").write_text("specs go here\n")
+    output = _failed_build_output(_pip_wheel_here(project))
+    assert (
+        "kafka-specgen: no specs (*.json files) in 'specs'; put your Kafka-style JSON specs there"
+        in output
+    )
+    assert not list((project / "src" / "demo_codecs").iterdir())
+
+
+HATCHLING_WITHOUT_JINJA2 = """\
+import sys
+sys.modules["jinja2"] = None
+from hatchling.cli import hatchling
+sys.argv = ["hatchling", "build", "-t", "wheel"]
+hatchling()
+"""
+
+
+def test_build_requirements_without_the_generator_extra_say_what_to_list(tmp_path: Path) -> None:
+    project = _user_project(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-c", HATCHLING_WITHOUT_JINJA2],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    output = _failed_build_output(result)
+    assert (
+        "the kafka-specgen build hook needs the generator extra: pip install "
+        "'kafka-specgen[generator]' (jinja2 is not installed); list it in [build-system]: "
+        'requires = ["hatchling", "kafka-specgen[generator]"]'
+    ) in output
 
 
 def test_hook_output_is_out_and_package_inside_the_project(tmp_path: Path) -> None:

@@ -17,7 +17,12 @@ import zlib
 from collections.abc import Callable
 from typing import Final, TypeVar
 
-import crc32c
+from codegen.extras import missing_extra
+
+try:
+    import crc32c
+except ModuleNotFoundError as exc:  # a runtime-only install: name the extra to add
+    raise missing_extra("decoding Kafka log segments", "dumps", exc) from None
 
 from codegen.dumps.compression import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,

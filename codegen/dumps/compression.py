@@ -19,9 +19,14 @@ import zlib
 from enum import IntEnum
 from typing import Final
 
-import cramjam
-import lz4.frame
-import zstandard
+from codegen.extras import missing_extra
+
+try:
+    import cramjam
+    import lz4.frame
+    import zstandard
+except ModuleNotFoundError as exc:  # a runtime-only install: name the extra to add
+    raise missing_extra("decoding Kafka log segments", "dumps", exc) from None
 
 __all__ = [
     "DEFAULT_MAX_DECOMPRESSED_SIZE",

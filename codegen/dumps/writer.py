@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import BinaryIO, Final
 
-import crc32c
+from codegen.extras import missing_extra
+
+try:
+    import crc32c
+except ModuleNotFoundError as exc:  # a runtime-only install: name the extra to add
+    raise missing_extra("writing Kafka log segments", "dumps", exc) from None
 
 from codegen.dumps.compression import Codec, compress
 from codegen.dumps.model import ControlType, Header, TimestampType

@@ -1,0 +1,183 @@
+"""The main job (``python -m spark_udfs.demo``, ``make demo``): its arguments, the ``--input``
+paths it accepts, and one small run on a dump written with the project's segment writer.
+
+The argument tests need no Spark. The run (marked ``spark``) decodes a few hundred synthesized
+records in a subprocess whose working folder and temporary folder (Python's and the JVM's) are
+watched: nothing may be left outside ``--out`` (such as a package zip or ``spark-warehouse``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spark_udfs.demo import DEFAULT_OUT, InputError, input_files, parse_args
+from spark_udfs.synth import DumpStats, write_consumer_offsets
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOW = ["--show", "3"]
+
+
+@pytest.fixture(scope="module")
+def log_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DumpStats]:
+    """A broker-like log folder: two __consumer_offsets partitions, another topic's partition
+    (not read) and a partition file that is not a segment (not read)."""
+    root = tmp_path_factory.mktemp("logdir")
+    stats = write_consumer_offsets(root, records=400, partitions=2, groups=6, seed=3)
+    other = root / "orders-0"
+    other.mkdir()
+    (other / "00000000000000000000.log").write_bytes(b"not read")
+    (root / "__consumer_offsets-0" / "leader-epoch-checkpoint").write_text("0\n0\n")
+    (root / "__consumer_offsets-0" / "00000000000000000000.index").write_bytes(b"\0" * 8)
+    return root, stats
+
+
+def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m spark_udfs.demo")
+    return err.splitlines()[-1]
+
+
+def test_defaults_synthesize_a_million_records_into_the_cache_folder() -> None:
+    args = parse_args([])
+    assert (args.files, args.records, args.partitions, args.groups) == (None, 1_000_000, 4, 300)
+    assert args.out == DEFAULT_OUT == Path(".cache/demo")
+
+
+def test_help_shows_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "examples:\n  python -m spark_udfs.demo " in text
+    assert "--input /var/lib/kafka/data" in text
+    assert "make demo DUMP=/var/lib/kafka/data OUT=/tmp/demo" in text
+
+
+def test_missing_input_path_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope"
+    line = _usage_error(["--input", str(missing)], capsys)
+    assert line == f"python -m spark_udfs.demo: error: --input {missing}: no such file or folder"
+
+
+def test_folder_with_nothing_to_read_says_what_to_give(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    line = _usage_error(["--input", str(tmp_path)], capsys)
+    assert line == (
+        f"python -m spark_udfs.demo: error: --input {tmp_path}: no .log segments here and no "
+        "__consumer_offsets-<n> partition folders; give a broker's log folder, a "
+        "__consumer_offsets-<n> folder or .log files"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--records", "0"], "argument --records: must be a positive number, not 0"),
+        (["--partitions", "-2"], "argument --partitions: must be a positive number, not -2"),
+        (["--show", "x"], "argument --show: invalid _positive value: 'x'"),
+    ],
+)
+def test_sizes_must_be_positive(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _usage_error(argv, capsys) == f"python -m spark_udfs.demo: error: {message}"
+
+
+def test_synthesis_options_do_not_combine_with_input(
+    log_dir: tuple[Path, DumpStats], capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _usage_error(["--input", str(log_dir[0]), "--records", "10", "--groups", "2"], capsys)
+    assert line.endswith(
+        "error: --records, --groups size the synthesized dump; leave them out with --input"
+    )
+
+
+def test_out_must_not_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "results").write_text("x")
+    line = _usage_error(["--out", str(tmp_path / "results")], capsys)
+    assert line.endswith(
+        f"--out {tmp_path / 'results'} is a file; give a folder (it is created if missing)"
+    )
+
+
+def test_input_log_folder_reads_its_consumer_offsets_partitions(
+    log_dir: tuple[Path, DumpStats],
+) -> None:
+    root, stats = log_dir
+    args = parse_args(["--input", str(root), "--out", str(root / "out")])
+    assert (
+        args.files
+        == sorted(stats.files)
+        == [
+            root / "__consumer_offsets-0" / "00000000000000000000.log",
+            root / "__consumer_offsets-1" / "00000000000000000000.log",
+        ]
+    )
+
+
+def test_input_partition_folder_and_segment_files(log_dir: tuple[Path, DumpStats]) -> None:
+    root, _ = log_dir
+    p0 = root / "__consumer_offsets-0"
+    p1_segment = root / "__consumer_offsets-1" / "00000000000000000000.log"
+    assert input_files([p0]) == [p0 / "00000000000000000000.log"]
+    assert input_files([p1_segment]) == [p1_segment]
+    args = parse_args(["--input", str(p0), "--input", str(p1_segment)])
+    assert args.files == [p0 / "00000000000000000000.log", p1_segment]
+    with pytest.raises(InputError, match="no such file or folder"):
+        input_files([p0, root / "__consumer_offsets-9"])
+
+
+def _files_below(folder: Path) -> set[Path]:
+    return set(folder.rglob("*"))
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_demo_decodes_a_dump_given_with_input(
+    log_dir: tuple[Path, DumpStats], tmp_path: Path
+) -> None:
+    root, stats = log_dir
+    work = tmp_path / "work"  # the working folder
+    temp = tmp_path / "temp"  # TMPDIR
+    work.mkdir()
+    temp.mkdir()
+    out = tmp_path / "results"
+    before = _files_below(root)
+    env = os.environ | {
+        "TMPDIR": str(temp),
+        # The JVM's default temporary folder too: the demo must point Spark elsewhere.
+        "JDK_JAVA_OPTIONS": f"-Djava.io.tmpdir={temp}",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "PYSPARK_PYTHON": sys.executable,
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_udfs.demo", "--input", str(root), "--out", str(out), *SHOW],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"{'rows'.rjust(16)}: {stats.records:,}" in proc.stdout
+    assert f"{'control'.rjust(16)}: {stats.transactions:,}" in proc.stdout  # commit/abort markers
+    assert f"{'decode_errors'.rjust(16)}: 0" in proc.stdout
+    assert "reading 2 segment file(s)" in proc.stdout
+    assert (out / "decoded.parquet").is_dir() and (out / "committed_offsets.parquet").is_dir()
+    assert not (out / "dump").exists()  # the input was read, nothing synthesized
+    # Nothing outside --out: not in the working folder, TMPDIR or the input folder.
+    assert _files_below(work) == set()
+    assert _files_below(temp) == set()
+    assert _files_below(root) == before
