@@ -111,13 +111,15 @@ def _gunzip(data: bytes | memoryview, max_size: int) -> bytes:
 # snappy
 
 
-def _snappy_raw(data: bytes | memoryview, max_size: int) -> bytes:
+def _snappy_raw(data: bytes | memoryview, max_size: int, limit: int | None = None) -> bytes:
+    """Raw snappy of at most ``max_size`` bytes; ``limit`` is the cap the error names (the
+    whole stream's, when this is one xerial chunk and ``max_size`` what is left of it)."""
     try:
         size = cramjam.snappy.decompress_raw_len(data)
     except Exception as exc:
         raise _library_error("snappy", exc) from None
     if size > max_size:
-        raise _too_large("snappy", max_size)
+        raise _too_large("snappy", max_size if limit is None else limit)
     try:
         return bytes(cramjam.snappy.decompress_raw(data))
     except Exception as exc:
@@ -137,7 +139,7 @@ def _snappy_xerial(data: bytes | memoryview, max_size: int) -> bytes:
         pos += 4
         if size < 0 or pos + size > n:
             raise CompressionError(f"snappy: xerial chunk of {size} bytes runs past the end")
-        chunk = _snappy_raw(view[pos : pos + size], max_size - total)
+        chunk = _snappy_raw(view[pos : pos + size], max_size - total, max_size)
         total += len(chunk)
         parts.append(chunk)
         pos += size
