@@ -29,6 +29,7 @@ __all__ = [
     "CompressionError",
     "compress",
     "decompress",
+    "decompressed_size_bound",
 ]
 
 DEFAULT_MAX_DECOMPRESSED_SIZE: Final = 64 * 1024 * 1024
@@ -312,6 +313,20 @@ def _unzstd(data: bytes | memoryview, max_size: int) -> bytes:
 
 # ---------------------------------------------------------------------------------------------
 # public
+
+_MAX_EXPANSION: Final[dict[int, int]] = {Codec.GZIP: 1032, Codec.SNAPPY: 22, Codec.LZ4: 255}
+"""Most output bytes one input byte can give: deflate 1032 (zlib's documented limit), snappy
+64/3 (a 3-byte copy of 64 bytes), LZ4 255 (each match-length byte adds at most 255). A zstd
+block can expand far more (RLE), so zstd has no such bound."""
+
+
+def decompressed_size_bound(codec: int, compressed_size: int) -> int | None:
+    """An upper bound on what ``compressed_size`` bytes of ``codec`` can decompress to, known
+    without decompressing (None when the codec has no useful one: zstd, unknown ids)."""
+    if codec == Codec.NONE:
+        return compressed_size
+    ratio = _MAX_EXPANSION.get(codec)
+    return None if ratio is None else ratio * compressed_size
 
 
 def decompress(
