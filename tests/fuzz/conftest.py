@@ -80,7 +80,9 @@ def fuzz_mode(value: str | None) -> Mode:
 
 class BudgetSpent(BaseException):
     """Raised inside a hypothesis run when its time is up. Not an ``Exception``, so hypothesis
-    does not take it for a failure: it ends the run, and the hook below ends the test."""
+    does not take it for a failure: it ends the run, and the hook below ends the test.
+    Hypothesis keeps the example it ended in, as it does for any exception; the next run
+    replays it once, sees it pass and drops it."""
 
 
 @dataclass
