@@ -30,7 +30,7 @@ test: setup
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m "not spark and not oracle"
 
-## fuzz: the tests/fuzz property tests for FUZZ_SECONDS in all (shared by the tests), not 20 examples each
+## fuzz: the tests/fuzz property tests for FUZZ_SECONDS in all (an equal share per test function)
 FUZZ_SECONDS ?= 600
 fuzz: $(STAMP)
 	KAFKA_SPECGEN_FUZZ=$(FUZZ_SECONDS) $(PY) -m pytest tests/fuzz -q

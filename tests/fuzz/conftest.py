@@ -9,8 +9,9 @@ with the environment variable ``KAFKA_SPECGEN_FUZZ``:
 - a number of seconds (``make fuzz FUZZ_SECONDS=600``): the ``fuzz`` profile for that long.
 
 In ``fuzz`` mode the examples are unlimited and the time is what stops a test: the seconds are
-shared evenly by the collected tests of this folder. A test that has found a failure is never
-stopped early, so hypothesis can shrink it. The profiles apply to this folder only: the rest
+shared evenly by the selected test functions of this folder, and a function's share evenly by
+its parametrized cases. A test that has found a failure is never stopped early, so hypothesis
+can shrink it. The profiles apply to this folder only: the rest
 of the suite keeps its own settings.
 """
 
@@ -34,6 +35,8 @@ CI_EXAMPLES: Final = 20
 CI_SECONDS: Final = 30.0
 """A ceiling for one test in a normal run, so a slow example cannot stall the suite."""
 DEFAULT_FUZZ_SECONDS: Final = 600.0
+MIN_FUZZ_SECONDS: Final = 0.5
+"""The least a parametrized case gets in a fuzz run (a run may then take a little longer)."""
 HERE: Final = Path(__file__).resolve().parent
 
 _COMMON: Final[dict[str, Any]] = {
@@ -139,23 +142,28 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Give each selected test of this folder its settings and its share of the time."""
     config = session.config
     mode = config.stash[_MODE]
-    mine = [i for i in session.items if _in_this_folder(i) and isinstance(i, pytest.Function)]
-    per_test = CI_SECONDS if mode.seconds is None else max(1.0, mode.seconds / max(1, len(mine)))
+    cases: dict[int, list[pytest.Function]] = {}  # test function -> its (parametrized) cases
+    for item in session.items:
+        fuzzed = isinstance(item, pytest.Function) and _in_this_folder(item)
+        if fuzzed and getattr(item.obj, "is_hypothesis_test", False):
+            cases.setdefault(id(item.obj), []).append(item)
     profile = settings.get_profile(mode.profile)
-    budgets: dict[int, Budget] = {}
-    for item in mine:
-        test = item.obj
-        if not getattr(test, "is_hypothesis_test", False):
-            continue
-        budget = budgets.get(id(test))
-        if budget is None:
-            budget = budgets[id(test)] = Budget(per_test)
-            # A test with its own @settings keeps them; the time budget still holds.
-            with contextlib.suppress(InvalidArgument):
-                settings(profile)(test)
-            test.hypothesis.inner_test = budget.guard(test.hypothesis.inner_test)
-        item.stash[_BUDGET] = budget
-    config.stash[_BUDGETS] = list(budgets.values())
+    budgets: list[Budget] = []
+    for items in cases.values():
+        if mode.seconds is None:
+            seconds = CI_SECONDS
+        else:  # each test function gets an equal share, split among its cases
+            seconds = max(MIN_FUZZ_SECONDS, mode.seconds / len(cases) / len(items))
+        budget = Budget(seconds)
+        budgets.append(budget)
+        test = items[0].obj
+        # A test with its own @settings keeps them; the time budget still holds.
+        with contextlib.suppress(InvalidArgument):
+            settings(profile)(test)
+        test.hypothesis.inner_test = budget.guard(test.hypothesis.inner_test)
+        for item in items:
+            item.stash[_BUDGET] = budget
+    config.stash[_BUDGETS] = budgets
 
 
 @pytest.hookimpl(wrapper=True)
