@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup python-setup oracle-setup demo test test-fast generate check lint typecheck bench clean
+.PHONY: setup python-setup oracle-setup demo test test-fast fuzz generate check lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ test: setup
 ## test-fast: the tests that need neither Spark nor the Kafka jars
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m "not spark and not oracle"
+
+## fuzz: the tests/fuzz property tests for FUZZ_SECONDS in all (an equal share per test function)
+FUZZ_SECONDS ?= 600
+fuzz: $(STAMP)
+	KAFKA_SPECGEN_FUZZ=$(FUZZ_SECONDS) $(PY) -m pytest tests/fuzz -q
 
 generate: $(STAMP)
 	$(PY) -m codegen generate

@@ -532,3 +532,164 @@ def test_cli_says_when_a_folder_holds_nothing_to_read(tmp_path: Path) -> None:
     res = CliRunner().invoke(dump_command, [str(tmp_path)])
     assert res.exit_code == 2
     assert "no .log or .checkpoint files and no internal-topic partition folders" in res.output
+
+
+# ------------------------------------------------------------------------------ exit codes
+
+
+TORN_TAIL = b"\x00" * 8 + b"\x00\x00\x01\x00" + b"\x01"
+"""An entry header (offset 0, size 256) followed by 1 of the 256 bytes."""
+
+
+def _damaged_partition(tmp_path: Path) -> tuple[Path, Path, int, int]:
+    """A partition folder whose segment has a clean batch, a batch with a record that does not
+    decode, a batch with a bad checksum and a torn tail: the folder, the segment and the
+    positions of the second and third batches."""
+    folder = tmp_path / "__consumer_offsets-0"
+    folder.mkdir()
+    seg = folder / "00000000000000000000.log"
+    with SegmentWriter(seg) as w:
+        w.write_batch([(OC_KEY, _oc_value(1))])
+        second = w.write_batch([(OC_KEY, _oc_value(2)), (OC_KEY, b"\x00\x03\x00")])
+        third = w.write_batch([(OC_KEY, _oc_value(3))])
+    data = bytearray(seg.read_bytes())
+    data[-1] ^= 0xFF  # in the last batch's records: its checksum no longer matches
+    seg.write_bytes(bytes(data) + TORN_TAIL)
+    return folder, seg, second, third
+
+
+def test_cli_exit_code_is_0_for_a_clean_dump_with_unknown_record_types(tmp_path: Path) -> None:
+    folder = tmp_path / "__consumer_offsets-0"
+    folder.mkdir()
+    with SegmentWriter(folder / "00000000000000000000.log") as w:
+        w.write_batch([(OC_KEY, _oc_value(1)), (_key(99, b"x"), b"\x00\x00")])
+    res = CliRunner().invoke(dump_command, [str(folder)])
+    assert res.exit_code == 0, res.output
+    assert [json.loads(x)["kind"] for x in res.stdout.splitlines()] == [RECORD, UNKNOWN]
+    assert res.stderr == (
+        "1 file(s), 1 batches, 2 records, 0 errors, 1 unknown records, "
+        "0 newer than our specs, 0 segment errors\n"
+    )
+
+
+def test_cli_jsonl_reports_each_error_and_exits_1(tmp_path: Path) -> None:
+    folder, seg, second, third = _damaged_partition(tmp_path)
+    tail = seg.stat().st_size - len(TORN_TAIL)
+    res = CliRunner().invoke(dump_command, [str(folder)])
+    assert res.exit_code == 1, res.output
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [x["kind"] for x in lines] == [RECORD, RECORD, ERROR, "segment-error", "segment-error"]
+    error = lines[2]
+    assert (error["offset"], error["file"], error["batchPosition"]) == (2, str(seg), second)
+    assert error["error"].startswith("Could not read record with version 3 from value's buffer")
+    crc = lines[3]
+    assert {k: v for k, v in crc.items() if k != "error"} == {
+        "kind": "segment-error",
+        "file": str(seg),
+        "position": third,
+        "size": tail - third,
+        "baseOffset": 3,
+        "errorKind": "crc-mismatch",
+    }
+    assert crc["error"].startswith("record batch is corrupt (stored crc = ")
+    assert lines[4] == {
+        "kind": "segment-error",
+        "file": str(seg),
+        "position": tail,
+        "size": len(TORN_TAIL),
+        "baseOffset": 0,
+        "errorKind": "truncated-tail",
+        "error": "entry of 256 bytes is cut short: only 1 bytes remain",
+    }
+    stderr = res.stderr.splitlines()
+    assert stderr[0].startswith(f"record error: {seg}@{second}: offset 2: Could not read")
+    assert stderr[1].startswith(f"segment error: {seg}@{third}: crc-mismatch (base offset 3): ")
+    assert stderr[2] == (
+        f"segment error: {seg}@{tail}: truncated-tail (base offset 0): "
+        "entry of 256 bytes is cut short: only 1 bytes remain"
+    )
+    assert stderr[3] == (
+        "1 file(s), 2 batches, 3 records, 1 errors, 0 unknown records, "
+        "0 newer than our specs, 2 segment errors"
+    )
+
+
+def test_cli_table_dump_log_and_compacted_report_errors_and_exit_1(tmp_path: Path) -> None:
+    folder, seg, _, third = _damaged_partition(tmp_path)
+    runner = CliRunner()
+    res = runner.invoke(dump_command, [str(folder), "--format", "table"])
+    assert res.exit_code == 1
+    assert res.stdout.count("segment-error") == 2
+    assert "crc-mismatch at " in res.stdout and "truncated-tail at " in res.stdout
+    assert "error: Could not read record" in res.stdout
+    res = runner.invoke(dump_command, [str(seg), "--format", "dump-log"])
+    assert res.exit_code == 1
+    assert "Error at offset 2, skipping. Could not read record with version 3" in res.stdout
+    invalid = seg.stat().st_size - third
+    assert res.stdout.splitlines()[-1] == f"Found {invalid} invalid bytes at the end of {seg.name}"
+    assert res.stderr.splitlines()[-1] == (
+        "1 file(s), 2 batches, 3 records, 1 errors, 0 unknown records, "
+        "0 newer than our specs, 1 segment errors"
+    )
+    res = runner.invoke(dump_command, [str(folder), "--compacted"])
+    assert res.exit_code == 1
+    kinds = [json.loads(x).get("kind") or json.loads(x)["view"] for x in res.stdout.splitlines()]
+    assert kinds == [ERROR, "segment-error", "segment-error", "offset"]
+    res = runner.invoke(dump_command, [str(folder), "--compacted", "--format", "table"])
+    assert res.exit_code == 1 and "errors" in res.stdout and "truncated-tail" in res.stdout
+
+
+def test_cli_quiet_prints_nothing_on_stderr_but_still_exits_1(tmp_path: Path) -> None:
+    folder, _, _, _ = _damaged_partition(tmp_path)
+    res = CliRunner().invoke(dump_command, [str(folder), "-q"])
+    assert res.exit_code == 1 and res.stderr == ""
+    assert "segment-error" in res.stdout
+
+
+def test_cli_batch_caps_are_options(tmp_path: Path) -> None:
+    seg = tmp_path / "00000000000000000000.log"
+    with SegmentWriter(seg) as w:
+        w.write_batch([(OC_KEY, _oc_value(i)) for i in range(3)], codec=Codec.ZSTD)
+    runner = CliRunner()
+    args = [str(seg), "--topic", "offsets"]
+    assert runner.invoke(dump_command, args).exit_code == 0
+    res = runner.invoke(dump_command, [*args, "--max-batch-records", "2"])
+    assert res.exit_code == 1
+    (line,) = [json.loads(x) for x in res.stdout.splitlines()]
+    assert (line["errorKind"], line["position"]) == ("too-many-records", 0)
+    assert line["error"] == (
+        "record count 3 is above the limit of 2 records per batch; "
+        "raise max_batch_records (--max-batch-records) to read this batch"
+    )
+    res = runner.invoke(dump_command, [*args, "--max-batch-bytes", "64"])
+    assert res.exit_code == 1 and json.loads(res.stdout)["errorKind"] == "too-large"
+    res = runner.invoke(dump_command, [*args, "--format", "dump-log", "--max-batch-records", "2"])
+    assert res.exit_code == 1 and "invalid bytes at the end" in res.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["missing.log"],
+        ["{seg}", "--max-batch-records", "0"],
+        ["{seg}", "--max-batch-bytes", "10"],
+        ["{seg}", "--format", "xml"],
+        ["{seg}"],  # a file outside any partition folder: its topic cannot be told
+    ],
+)
+def test_cli_usage_errors_exit_2(tmp_path: Path, args: list[str]) -> None:
+    seg = tmp_path / "00000000000000000000.log"
+    with SegmentWriter(seg) as w:
+        w.write_batch([(OC_KEY, _oc_value(1))])
+    res = CliRunner().invoke(dump_command, [a.format(seg=seg) for a in args])
+    assert res.exit_code == 2, res.output
+    assert "Error:" in res.output
+
+
+def test_cli_help_documents_the_exit_codes() -> None:
+    res = CliRunner().invoke(dump_command, ["--help"])
+    text = " ".join(res.stdout.split())
+    assert "Exit codes: 0 clean:" in text
+    assert "1 damage: a segment error" in text
+    assert "2 usage error:" in text
+    assert "--max-batch-records" in text and "--max-batch-bytes" in text

@@ -14,6 +14,7 @@ import zlib
 from functools import cache
 
 import crc32c
+import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,8 +31,11 @@ from codegen.dumps import (
     SegmentWriter,
     TimestampType,
     compress,
+    decompressed_size_bound,
     encode_record_batch,
 )
+from codegen.dumps.coordinator import DecodedBatch, decode_batches, decode_records
+from codegen.dumps.metadata import decode_metadata_batches, decode_metadata_records
 
 CAP = 256 * 1024
 """Decompressed-size cap used when reading mutants."""
@@ -292,3 +296,140 @@ def test_zero_padded_tail() -> None:
     assert isinstance(err, SegmentError) and err.kind == ErrorKind.ZERO_PADDING
     assert (err.position, err.size) == (len(base_segment()), 10_000)
     assert all(isinstance(i, RecordBatch) for i in items[:-1])
+
+
+# -- record-count bombs ----------------------------------------------------------------------
+
+TINY_RECORD = b"\x0c\x00\x00\x00\x01\x01\x00"
+"""The smallest v2 record (7 bytes): length 6, null key and value, no headers."""
+
+
+@cache
+def record_count_bomb(count: int) -> bytes:
+    """A well-formed zstd batch of ``count`` tiny records: 9 M of them (63 MB, within the
+    64 MiB cap) take under 6 kB. Compressed in slices, so the test never holds 63 MB."""
+    zobj = zstandard.ZstdCompressor(level=19).compressobj()
+    parts = []
+    rest = count
+    while rest:
+        n = min(rest, 1 << 20)
+        parts.append(zobj.compress(TINY_RECORD * n))
+        rest -= n
+    parts.append(zobj.flush())
+    return _wrap_v2(Codec.ZSTD, b"".join(parts), count)
+
+
+def _no_decompression(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> bytes:
+        raise AssertionError("decompress called")
+
+    monkeypatch.setattr("codegen.dumps.batches.decompress", refuse)
+
+
+def test_a_record_count_bomb_is_a_well_formed_batch() -> None:
+    (batch,) = SegmentReader(record_count_bomb(1_000))
+    assert isinstance(batch, RecordBatch) and len(batch.records) == 1_000
+    assert batch.records[-1].key is None and batch.records[-1].value is None
+
+
+def test_record_count_bomb_is_reported_before_decompressing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = record_count_bomb(9_000_000)
+    assert len(data) < 6_000
+    list(decode_batches(record_count_bomb(10)))  # build the decoder tables before measuring
+    _no_decompression(monkeypatch)
+    reason = (
+        "record count 9000000 is above the limit of 1000000 records per batch; "
+        "raise max_batch_records (--max-batch-records) to read this batch"
+    )
+    readers = {
+        "segments": lambda: list(SegmentReader(data)),
+        "raw": lambda: list(SegmentReader(data).raw_batches()),
+        "coordinator": lambda: list(decode_batches(data)),
+        "metadata": lambda: list(decode_metadata_batches(data)),
+    }
+    for name, read in readers.items():
+        tracemalloc.start()
+        try:
+            (err,) = read()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert isinstance(err, SegmentError), name
+        assert (err.kind, err.position, err.size, err.base_offset) == (
+            ErrorKind.TOO_MANY_RECORDS,
+            0,
+            len(data),
+            0,
+        ), name
+        assert err.reason == reason, name
+        assert peak < 256 * 1024, (name, peak)
+
+
+def test_the_record_cap_is_an_option_everywhere() -> None:
+    data = record_count_bomb(20_000) + encode_record_batch([(b"after", b"bomb")], base_offset=1)
+    reason = (
+        "record count 20000 is above the limit of 10000 records per batch; "
+        "raise max_batch_records (--max-batch-records) to read this batch"
+    )
+    err, after = SegmentReader(data, max_batch_records=10_000)
+    assert isinstance(err, SegmentError) and err.kind == ErrorKind.TOO_MANY_RECORDS
+    assert err.reason == reason
+    assert isinstance(after, RecordBatch) and after.records[0].key == b"after"
+    errors: list[SegmentError] = []
+    assert [r.offset for r in decode_records(data, errors=errors, max_batch_records=10_000)] == [1]
+    assert [(e.kind, e.position) for e in errors] == [(ErrorKind.TOO_MANY_RECORDS, 0)]
+    records = list(decode_metadata_records(data, max_batch_records=10_000))
+    assert [r.offset for r in records] == [1]
+    # Raised, the cap lets the batch through.
+    first, _ = SegmentReader(data, max_batch_records=20_000)
+    assert isinstance(first, RecordBatch) and len(first.records) == 20_000
+    first_decoded, _ = decode_batches(data, max_batch_records=20_000)
+    assert isinstance(first_decoded, DecodedBatch) and len(first_decoded.records) == 20_000
+
+
+def test_a_legacy_wrapper_over_the_record_cap() -> None:
+    buf = io.BytesIO()
+    SegmentWriter(buf).write_legacy([(b"k", b"v")] * 5, magic=1, codec=Codec.GZIP)
+    (err,) = SegmentReader(buf.getvalue(), max_batch_records=3)
+    assert isinstance(err, SegmentError) and err.kind == ErrorKind.TOO_MANY_RECORDS
+    assert err.reason.startswith("record count 4 or more is above the limit of 3 records")
+    (batch,) = SegmentReader(buf.getvalue(), max_batch_records=5)
+    assert isinstance(batch, RecordBatch) and len(batch.records) == 5
+
+
+def test_a_count_the_compressed_bytes_cannot_hold_is_found_before_decompressing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    payload = compress(Codec.GZIP, TINY_RECORD * 1_000)
+    count = 1032 * len(payload) // 7 + 1  # deflate expands a byte into 1032 at most
+    data = _wrap_v2(Codec.GZIP, payload, count)
+    _no_decompression(monkeypatch)
+    (err,) = SegmentReader(data)
+    assert isinstance(err, SegmentError) and err.kind == ErrorKind.CORRUPT_RECORDS
+    assert err.reason == (
+        f"record count {count} cannot fit in {len(payload)} bytes of gzip records "
+        f"(at most {1032 * len(payload)} bytes decompressed)"
+    )
+
+
+def test_a_count_beyond_the_size_cap_is_found_before_decompressing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = record_count_bomb(20_000)  # zstd: no expansion bound, the size cap decides
+    _no_decompression(monkeypatch)
+    (err,) = SegmentReader(data, max_batch_size=100_000)
+    assert isinstance(err, SegmentError) and err.kind == ErrorKind.TOO_LARGE
+    assert err.reason == (
+        "record count 20000 needs at least 140000 bytes of records, more than the limit of "
+        "100000 bytes; raise max_batch_size (--max-batch-bytes) to read this batch"
+    )
+
+
+@pytest.mark.parametrize("codec", [Codec.GZIP, Codec.SNAPPY, Codec.LZ4])
+def test_expansion_bounds_hold_for_the_most_compressible_data(codec: Codec) -> None:
+    plain = bytes(4 << 20)
+    payload = compress(codec, plain, level=9 if codec != Codec.SNAPPY else None)
+    bound = decompressed_size_bound(codec, len(payload))
+    assert bound is not None and len(plain) <= bound

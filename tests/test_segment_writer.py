@@ -241,6 +241,16 @@ def test_decompression_cap_is_an_error_for_that_batch_only(codec: Codec) -> None
     assert info.value.too_large
 
 
+@pytest.mark.parametrize("cap", [32 * 1024, 40_000])
+def test_xerial_snappy_cap_error_names_the_limit(cap: int) -> None:
+    # Two 32 KiB xerial chunks: the second one is over what is left of the cap.
+    payload = compress(Codec.SNAPPY, bytes(64 * 1024))
+    with pytest.raises(CompressionError) as info:
+        decompress(Codec.SNAPPY, payload, cap)
+    assert info.value.too_large
+    assert info.value.message == f"snappy: decompressed size exceeds the limit of {cap} bytes"
+
+
 def test_stored_size_cap() -> None:
     data = encode_record_batch([(b"k", bytes(5_000))])
     (err,) = SegmentReader(data, max_batch_size=1_000)

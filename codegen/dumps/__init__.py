@@ -5,6 +5,7 @@ The segment layer (this package's ``compression``, ``model``, ``batches``, ``seg
 """
 
 from codegen.dumps.batches import (
+    DEFAULT_MAX_BATCH_RECORDS,
     decode_entry,
     decode_entry_raw,
     decode_legacy_message,
@@ -17,6 +18,7 @@ from codegen.dumps.compression import (
     CompressionError,
     compress,
     decompress,
+    decompressed_size_bound,
 )
 from codegen.dumps.model import (
     ControlRecord,
@@ -49,6 +51,7 @@ from codegen.dumps.writer import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_BATCH_RECORDS",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "Codec",
     "CompressionError",
@@ -72,6 +75,7 @@ __all__ = [
     "decode_entry_raw",
     "decode_legacy_message",
     "decompress",
+    "decompressed_size_bound",
     "encode_control_batch",
     "encode_legacy_entry",
     "encode_record_batch",

@@ -29,6 +29,7 @@ from codegen.dumps.compression import (
     Codec,
     CompressionError,
     decompress,
+    decompressed_size_bound,
 )
 from codegen.dumps.model import (
     NO_HEADERS,
@@ -51,8 +52,10 @@ from codegen.dumps.varints import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_BATCH_RECORDS",
     "LOG_OVERHEAD",
     "MIN_LEGACY_SIZE",
+    "MIN_V2_RECORD_SIZE",
     "RECORD_BATCH_OVERHEAD",
     "V2RecordLoop",
     "decode_entry",
@@ -72,8 +75,14 @@ RECORD_BATCH_OVERHEAD: Final = 61
 MIN_LEGACY_SIZE: Final = 14
 """Smallest legacy v0 message (crc, magic, attributes, key and value lengths)."""
 _MIN_V1_SIZE: Final = 22
-_MIN_RECORD_BODY: Final = 6
-"""attributes, timestampDelta, offsetDelta, keyLength, valueLength, headerCount: 1 byte each."""
+MIN_V2_RECORD_SIZE: Final = 7
+"""Smallest v2 record: its length, attributes, timestampDelta, offsetDelta, keyLength,
+valueLength and headerCount, one byte each."""
+DEFAULT_MAX_BATCH_RECORDS: Final = 1_000_000
+"""Default cap on the records of one batch. Kafka writes batches of at most max.message.bytes
+(1 MiB by default; KRaft 8 MiB), whose records take 15 bytes or more, so real batches stay well
+below it; a batch claiming more is read only when the caller raises the cap, which bounds the
+memory one batch takes (each record becomes objects of about 100-200 bytes)."""
 # The record loops do not check a record's length up front: every read either stays inside the
 # (de)compressed records or raises IndexError, slices never allocate past the end of the data,
 # and the position must land exactly on the record's end, so a wrong length is always caught.
@@ -93,6 +102,17 @@ _TS_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 class _CorruptControl(MalformedRecord):
     """Internal: a control record key or marker value is malformed."""
+
+
+class _TooManyRecords(MalformedRecord):
+    """Internal: a legacy wrapper holds more messages than the cap."""
+
+
+def _too_many_records(count: int | str, max_records: int) -> str:
+    return (
+        f"record count {count} is above the limit of {max_records} records per batch; "
+        "raise max_batch_records (--max-batch-records) to read this batch"
+    )
 
 
 def _record_size_error(size: int, start: int, pos: int) -> MalformedRecord:
@@ -371,9 +391,13 @@ def _error(
 
 
 def _open_v2(
-    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool
+    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool, max_records: int
 ) -> tuple[RecordBatch, bytes, int, int] | SegmentError:
-    """Check a v2 batch and return it without records, plus where its records are."""
+    """Check a v2 batch and return it without records, plus where its records are.
+
+    The record count is checked against the bytes (and the caps) before anything is
+    decompressed or allocated, so the record loops can trust it.
+    """
     total = len(buf)
     (
         base_offset,
@@ -419,6 +443,40 @@ def _open_v2(
             base_offset,
             f"invalid record count {count}",
         )
+    stored = total - RECORD_BATCH_OVERHEAD
+    bound = decompressed_size_bound(codec_id, stored)
+    if bound is not None and count > bound // MIN_V2_RECORD_SIZE:
+        return _error(
+            ErrorKind.CORRUPT_RECORDS,
+            file,
+            position,
+            total,
+            base_offset,
+            f"record count {count} cannot fit in {stored} bytes of records"
+            if codec_id == 0
+            else f"record count {count} cannot fit in {stored} bytes of "
+            f"{_CODECS[codec_id].name.lower()} records (at most {bound} bytes decompressed)",
+        )
+    if count > max_size // MIN_V2_RECORD_SIZE:
+        return _error(
+            ErrorKind.TOO_LARGE,
+            file,
+            position,
+            total,
+            base_offset,
+            f"record count {count} needs at least {count * MIN_V2_RECORD_SIZE} bytes of "
+            f"records, more than the limit of {max_size} bytes; raise max_batch_size "
+            "(--max-batch-bytes) to read this batch",
+        )
+    if count > max_records:
+        return _error(
+            ErrorKind.TOO_MANY_RECORDS,
+            file,
+            position,
+            total,
+            base_offset,
+            _too_many_records(count, max_records),
+        )
     batch = RecordBatch(
         file,
         position,
@@ -448,7 +506,7 @@ def _open_v2(
             kind = ErrorKind.TOO_LARGE if exc.too_large else ErrorKind.COMPRESSION
             return _error(kind, file, position, total, base_offset, exc.message)
         start, end = 0, len(data)
-    if count > (end - start) // (_MIN_RECORD_BODY + 1):
+    if count > (end - start) // MIN_V2_RECORD_SIZE:
         return _error(
             ErrorKind.CORRUPT_RECORDS,
             file,
@@ -461,9 +519,9 @@ def _open_v2(
 
 
 def _decode_v2(
-    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool
+    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool, max_records: int
 ) -> RecordBatch | SegmentError:
-    opened = _open_v2(buf, file, position, max_size, verify_crc)
+    opened = _open_v2(buf, file, position, max_size, verify_crc, max_records)
     if isinstance(opened, SegmentError):
         return opened
     batch, data, start, end = opened
@@ -556,11 +614,14 @@ def _inner_messages(
     wrapper_ts: int,
     log_append: bool,
     verify_crc: bool,
+    max_records: int,
 ) -> list[Record]:
     items: list[tuple[int, int, int, bytes | None, bytes | None]] = []
     n = len(inner)
     p = 0
     while p < n:
+        if len(items) == max_records:
+            raise _TooManyRecords(_too_many_records(f"{max_records + 1} or more", max_records))
         if p + LOG_OVERHEAD > n:
             raise MalformedRecord(f"inner message set ends with {n - p} stray bytes")
         ioff, isize = _ENTRY_HEADER.unpack_from(inner, p)
@@ -592,7 +653,7 @@ def _inner_messages(
 
 
 def _decode_legacy(
-    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool
+    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool, max_records: int
 ) -> RecordBatch | SegmentError:
     total = len(buf)
     offset, _size, crc, magic, attrs = _LEGACY_HEADER.unpack_from(buf)
@@ -647,9 +708,15 @@ def _decode_legacy(
                 timestamp,
                 ts_type == TimestampType.LOG_APPEND_TIME,
                 verify_crc,
+                max_records,
             )
         except (MalformedRecord, struct.error) as exc:
-            return _error(ErrorKind.CORRUPT_RECORDS, file, position, total, offset, str(exc))
+            kind = (
+                ErrorKind.TOO_MANY_RECORDS
+                if isinstance(exc, _TooManyRecords)
+                else ErrorKind.CORRUPT_RECORDS
+            )
+            return _error(kind, file, position, total, offset, str(exc))
     return RecordBatch(
         file,
         position,
@@ -684,11 +751,14 @@ def decode_entry(
     position: int = 0,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     verify_crc: bool = True,
+    max_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> RecordBatch | SegmentError:
     """Decode one complete log entry (log header included; ``len(buf)`` = 12 + size field).
 
     The caller has checked that the size field matches ``len(buf)``. ``verify_crc=False`` decodes
-    batches whose checksum is wrong (``crc_valid`` tells).
+    batches whose checksum is wrong (``crc_valid`` tells). ``max_size`` caps the decompressed
+    size and ``max_records`` the record count of the entry (``too-large`` and
+    ``too-many-records`` errors).
     """
     try:
         if len(buf) < LOG_OVERHEAD + 5:
@@ -705,9 +775,9 @@ def decode_entry(
                     f"record batch size {len(buf) - LOG_OVERHEAD} is smaller than the "
                     f"minimum {RECORD_BATCH_OVERHEAD - LOG_OVERHEAD}",
                 )
-            return _decode_v2(buf, file, position, max_size, verify_crc)
+            return _decode_v2(buf, file, position, max_size, verify_crc, max_records)
         if magic < 2:
-            return _decode_legacy(buf, file, position, max_size, verify_crc)
+            return _decode_legacy(buf, file, position, max_size, verify_crc, max_records)
         return _error(
             ErrorKind.BAD_MAGIC,
             file,
@@ -749,6 +819,7 @@ def decode_entry_with(
     position: int = 0,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     verify_crc: bool = True,
+    max_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> tuple[RecordBatch, list[_Item]] | SegmentError:
     """Decode one log entry, turning its records into items with the caller's functions.
 
@@ -761,7 +832,12 @@ def decode_entry_with(
     # Attribute bit 5 (isControl) is in the low byte of the int16 at 21.
     if len(buf) < RECORD_BATCH_OVERHEAD or buf[16] != 2 or buf[22] & 0x20:
         decoded = decode_entry(
-            buf, file=file, position=position, max_size=max_size, verify_crc=verify_crc
+            buf,
+            file=file,
+            position=position,
+            max_size=max_size,
+            verify_crc=verify_crc,
+            max_records=max_records,
         )
         if isinstance(decoded, SegmentError):
             return decoded
@@ -770,7 +846,7 @@ def decode_entry_with(
         return decoded, other_records(decoded, rows)
     base_offset: int | None = None
     try:
-        opened = _open_v2(buf, file, position, max_size, verify_crc)
+        opened = _open_v2(buf, file, position, max_size, verify_crc, max_records)
         if isinstance(opened, SegmentError):
             return opened
         batch, data, start, end = opened
@@ -794,6 +870,7 @@ def decode_entry_raw(
     position: int = 0,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     verify_crc: bool = True,
+    max_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> tuple[RecordBatch, list[RawRecord]] | SegmentError:
     """Like :func:`decode_entry`, but records come as ``(offset, timestamp, key, value)`` tuples.
 
@@ -808,6 +885,7 @@ def decode_entry_raw(
         position=position,
         max_size=max_size,
         verify_crc=verify_crc,
+        max_records=max_records,
     )
 
 
@@ -817,6 +895,7 @@ def decode_legacy_message(
     offset: int = 0,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     verify_crc: bool = True,
+    max_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> RecordBatch | SegmentError:
     """Decode a bare legacy message (starting at its CRC, without the 12-byte log header)."""
     if len(message) < MIN_LEGACY_SIZE:
@@ -838,4 +917,6 @@ def decode_legacy_message(
             f"unknown magic byte ({message[4]})",
         )
     buf = _I64.pack(offset) + _I32.pack(len(message)) + message
-    return decode_entry(buf, file="<message>", max_size=max_size, verify_crc=verify_crc)
+    return decode_entry(
+        buf, file="<message>", max_size=max_size, verify_crc=verify_crc, max_records=max_records
+    )

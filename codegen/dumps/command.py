@@ -13,6 +13,8 @@ from typing import Any, Final, TextIO
 
 import click
 
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, RECORD_BATCH_OVERHEAD
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     ERROR,
@@ -26,10 +28,26 @@ from codegen.dumps.coordinator import (
     decode_batches,
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
-from codegen.dumps.model import SegmentError
+from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.segments import segment_files
 
-__all__ = ["TOPIC_CHOICES", "dump_command", "guess_topic", "record_to_json"]
+__all__ = [
+    "EXIT_CLEAN",
+    "EXIT_DAMAGE",
+    "EXIT_USAGE",
+    "TOPIC_CHOICES",
+    "dump_command",
+    "guess_topic",
+    "record_to_json",
+    "segment_error_to_json",
+]
+
+EXIT_CLEAN: Final = 0
+"""Every entry read and every record decoded (unknown record types, skipped by design, too)."""
+EXIT_DAMAGE: Final = 1
+"""Something was reported as an error: a segment error or a record that did not decode."""
+EXIT_USAGE: Final = 2
+"""Bad options or paths (click's usage errors)."""
 
 TOPIC_CHOICES: Final = {
     "offsets": CONSUMER_OFFSETS,
@@ -39,6 +57,11 @@ TOPIC_CHOICES: Final = {
 }
 PROGRESS_MIN_BYTES: Final = 32 << 20
 """Inputs at least this large get a progress bar (when stderr is a terminal)."""
+STDERR_ERROR_LINES: Final = 100
+"""Errors echoed one per line on stderr before the rest are only counted (all are in the
+output)."""
+SEGMENT_ERROR: Final = "segment-error"
+"""``kind`` of the output line of a stretch of a file that could not be read."""
 
 
 def guess_topic(path: Path) -> str | None:
@@ -88,8 +111,14 @@ def _files(paths: tuple[Path, ...], topic: str | None) -> list[Path]:
     return out
 
 
-def record_to_json(rec: DecodedRecord, topic: str) -> dict[str, Any]:
-    """One output line: the record's position, kind, type and Kafka's JSON key/value objects."""
+def record_to_json(
+    rec: DecodedRecord, topic: str, batch: RecordBatch | None = None
+) -> dict[str, Any]:
+    """One output line: the record's position, kind, type and Kafka's JSON key/value objects.
+
+    An ``error`` record also says where its batch is (``file``, ``batchPosition``) when
+    ``batch`` is given.
+    """
     obj: dict[str, Any] = {
         "offset": rec.offset,
         "timestamp": rec.timestamp,
@@ -107,6 +136,9 @@ def record_to_json(rec: DecodedRecord, topic: str) -> dict[str, Any]:
         obj["error"] = rec.error
         obj["keyHex"] = None if rec.key_bytes is None else rec.key_bytes.hex()
         obj["valueHex"] = None if rec.value_bytes is None else rec.value_bytes.hex()
+        if batch is not None and rec.kind == ERROR:
+            obj["file"] = batch.file
+            obj["batchPosition"] = batch.position
         return obj
     from codegen.dumps.dumplog_json import record_json
 
@@ -123,8 +155,25 @@ def record_to_json(rec: DecodedRecord, topic: str) -> dict[str, Any]:
     return obj
 
 
+def segment_error_to_json(err: SegmentError) -> dict[str, Any]:
+    """The output line of a segment error: where (file, byte position and size, the entry's
+    base offset when it could be read), what kind of error and why."""
+    return {
+        "kind": SEGMENT_ERROR,
+        "file": err.file,
+        "position": err.position,
+        "size": err.size,
+        "baseOffset": err.base_offset,
+        "errorKind": str(err.kind),
+        "error": err.reason,
+    }
+
+
 @dataclass(slots=True)
 class _Counts:
+    """What was read, and the errors echoed on stderr as they are found."""
+
+    quiet: bool
     files: int = 0
     batches: int = 0
     records: int = 0
@@ -132,12 +181,57 @@ class _Counts:
     unknown: int = 0
     newer: int = 0
     segment_errors: int = 0
+    batch: RecordBatch | None = None
+    """The batch the records being counted belong to (for their error lines)."""
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.errors or self.segment_errors)
+
+    def _echo(self, line: str) -> None:
+        shown = self.errors + self.segment_errors
+        if self.quiet or shown > STDERR_ERROR_LINES:
+            return
+        if shown == STDERR_ERROR_LINES:
+            line += " (further errors are in the output only, not on stderr)"
+        click.echo(line, err=True)
+
+    def add(self, item: RecordBatch | SegmentError | DecodedRecord) -> None:
+        if isinstance(item, DecodedRecord):
+            if item.kind == ERROR:
+                self.errors += 1
+                where = "" if self.batch is None else f"{self.batch.file}@{self.batch.position}: "
+                self._echo(f"record error: {where}offset {item.offset}: {item.error}")
+            elif item.kind == UNKNOWN:
+                self.unknown += 1
+            if item.newer_than_spec:
+                self.newer += 1
+        elif isinstance(item, SegmentError):
+            self.segment_errors += 1
+            self._echo(f"segment error: {item}")
+        else:
+            self.batches += 1
+            self.records += len(item.records)
+            self.batch = item
+
+    def summary(self) -> str:
+        return (
+            f"{self.files} file(s), {self.batches} batches, {self.records} records, "
+            f"{self.errors} errors, {self.unknown} unknown records, "
+            f"{self.newer} newer than our specs, {self.segment_errors} segment errors"
+        )
 
 
-def _batches(path: Path, topic: str) -> Iterator[DecodedBatch | SegmentError]:
+def _batches(
+    path: Path, topic: str, max_batch_size: int, max_batch_records: int
+) -> Iterator[DecodedBatch | SegmentError]:
     if topic == CLUSTER_METADATA:
-        return decode_metadata_batches(str(path))
-    return decode_batches(str(path), topic)
+        return decode_metadata_batches(
+            str(path), max_batch_size=max_batch_size, max_batch_records=max_batch_records
+        )
+    return decode_batches(
+        str(path), topic, max_batch_size=max_batch_size, max_batch_records=max_batch_records
+    )
 
 
 def _progress(total: int) -> tuple[AbstractContextManager[Any], Callable[[int], None]]:
@@ -158,12 +252,23 @@ def _progress(total: int) -> tuple[AbstractContextManager[Any], Callable[[int], 
     return progress, lambda n: progress.advance(task, n)
 
 
-def _table_records(out: TextIO, rows: list[DecodedRecord], topic: str) -> None:
+def _table_records(
+    out: TextIO, rows: list[DecodedRecord | SegmentError], topic: str, title: str | None = None
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("offset", "timestamp", "type", "key", "value", box=None)
+    table = Table("offset", "timestamp", "type", "key", "value", title=title, box=None)
     for rec in rows:
+        if isinstance(rec, SegmentError):
+            table.add_row(
+                "" if rec.base_offset is None else str(rec.base_offset),
+                "",
+                SEGMENT_ERROR,
+                "",
+                f"{rec.kind} at {rec.file}@{rec.position} ({rec.size} bytes): {rec.reason}",
+            )
+            continue
         obj = record_to_json(rec, topic)
         key = obj.get("key", {}).get("data") if isinstance(obj.get("key"), dict) else ""
         value = obj.get("value")
@@ -185,10 +290,24 @@ def _table_records(out: TextIO, rows: list[DecodedRecord], topic: str) -> None:
     Console(file=out, width=200).print(table)
 
 
-def _print_compacted(out: TextIO, view: Any, fmt: str) -> None:
+_Damage = list[tuple[DecodedRecord, RecordBatch] | SegmentError]
+"""Segment errors and error records (with their batch), in file order."""
+
+
+def _damage_json(item: tuple[DecodedRecord, RecordBatch] | SegmentError, topic: str) -> str:
+    if isinstance(item, SegmentError):
+        obj = segment_error_to_json(item)
+    else:
+        obj = record_to_json(item[0], topic, item[1])
+    return json.dumps(obj, separators=(",", ":")) + "\n"
+
+
+def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: str) -> None:
     offsets = view.offset_rows()
     groups = view.group_rows()
     if fmt == "jsonl":
+        for item in damage:
+            out.write(_damage_json(item, topic))
         for o in offsets:
             out.write(json.dumps({"view": "offset", **_asdict(o)}, separators=(",", ":")) + "\n")
         for g in groups:
@@ -257,6 +376,9 @@ def _print_compacted(out: TextIO, view: Any, fmt: str) -> None:
                     assignment,
                 )
     console.print(t)
+    if damage:
+        rows = [i if isinstance(i, SegmentError) else i[0] for i in damage]
+        _table_records(out, rows, topic, title="errors")
 
 
 def _asdict(obj: Any) -> dict[str, Any]:
@@ -286,9 +408,32 @@ def _asdict(obj: Any) -> dict[str, Any]:
     help="Print the latest state instead of every record: committed offsets and groups "
     "(__consumer_offsets only).",
 )
-@click.option("--quiet", "-q", is_flag=True, help="Do not print the summary on stderr.")
+@click.option(
+    "--max-batch-bytes",
+    type=click.IntRange(min=RECORD_BATCH_OVERHEAD),
+    default=DEFAULT_MAX_DECOMPRESSED_SIZE,
+    show_default=True,
+    help="Largest batch read, as stored and decompressed; a larger one is a too-large error.",
+)
+@click.option(
+    "--max-batch-records",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_BATCH_RECORDS,
+    show_default=True,
+    help="Most records a batch may hold; a batch claiming more is a too-many-records error "
+    "(found before it is decompressed).",
+)
+@click.option(
+    "--quiet", "-q", is_flag=True, help="Print neither the errors nor the summary on stderr."
+)
 def dump_command(
-    paths: tuple[Path, ...], topic: str, fmt: str, compacted: bool, quiet: bool
+    paths: tuple[Path, ...],
+    topic: str,
+    fmt: str,
+    compacted: bool,
+    max_batch_bytes: int,
+    max_batch_records: int,
+    quiet: bool,
 ) -> None:
     """Decode __consumer_offsets, __transaction_state, __share_group_state and
     __cluster_metadata segments (.log) and KRaft snapshots (.checkpoint).
@@ -297,8 +442,20 @@ def dump_command(
     are read in name order), or a broker's log folder (its internal-topic partition folders,
     of --topic only when given). Each record becomes one JSON line holding the same key and value
     JSON kafka-dump-log prints with its --offsets-decoder, --transaction-log-decoder,
-    --share-group-state-decoder and --cluster-metadata-decoder. A summary (records, errors,
-    unknown records) goes to stderr.
+    --share-group-state-decoder and --cluster-metadata-decoder. Each error is in the output
+    too: a segment-error line (file, position, size, errorKind, error) for a stretch of a file
+    that could not be read, an error line for a record that did not decode (a row of the table;
+    kafka-dump-log's own lines with --format dump-log). The errors and a summary (records,
+    errors, unknown records) go to stderr.
+
+    \b
+    Exit codes:
+      0  clean: every entry read and every record decoded (records of unknown types, which
+         KIP-915 readers skip by design, are counted but are not errors)
+      1  damage: a segment error (corrupt or cut-short batch, zero padding, a batch over
+         --max-batch-bytes or --max-batch-records) or a record that did not decode
+      2  usage error: bad options, a path that does not exist or cannot be read, a folder
+         with nothing to read, a file whose topic cannot be told
 
     \b
     Examples:
@@ -318,58 +475,87 @@ def dump_command(
         topics.append((f, t))
     if compacted and any(t != CONSUMER_OFFSETS for _, t in topics):
         raise click.UsageError("--compacted works on __consumer_offsets files only")
-    out: TextIO = sys.stdout
-    counts = _Counts()
+    counts = _Counts(quiet)
+    try:
+        if fmt == "dump-log":
+            _dump_log(topics, counts, max_batch_bytes, max_batch_records)
+        else:
+            _decode(topics, counts, fmt, compacted, max_batch_bytes, max_batch_records)
+    except OSError as exc:
+        raise click.UsageError(f"cannot read {exc.filename or 'the input'}: {exc}") from None
+    if not quiet:
+        click.echo(counts.summary(), err=True)
+    if counts.damaged:
+        raise SystemExit(EXIT_DAMAGE)
 
-    if fmt == "dump-log":
-        from codegen.dumps.dumplog_json import dump_log_lines
 
-        for f, t in topics:
-            for line in dump_log_lines(str(f), t):
-                out.write(line + "\n")
-        return
+def _dump_log(
+    topics: list[tuple[Path, str]], counts: _Counts, max_batch_size: int, max_batch_records: int
+) -> None:
+    from codegen.dumps.dumplog_json import dump_log_lines
 
+    write = sys.stdout.write
+    for f, t in topics:
+        counts.files += 1
+        lines = dump_log_lines(
+            str(f),
+            t,
+            max_batch_size=max_batch_size,
+            max_batch_records=max_batch_records,
+            observe=counts.add,
+        )
+        for line in lines:
+            write(line + "\n")
+
+
+def _decode(
+    topics: list[tuple[Path, str]],
+    counts: _Counts,
+    fmt: str,
+    compacted: bool,
+    max_batch_size: int,
+    max_batch_records: int,
+) -> None:
     from codegen.dumps.compacted import CompactedView
 
+    out: TextIO = sys.stdout
     view = CompactedView() if compacted else None
-    table_rows: list[DecodedRecord] = []
+    table_rows: list[DecodedRecord | SegmentError] = []
+    damage: _Damage = []  # the errors, for the compacted views
     total = sum(os.path.getsize(f) for f, _ in topics)
     bar, advance = _progress(total)
     write = out.write
+    add = counts.add
     with bar:
         for f, t in topics:
             counts.files += 1
-            for item in _batches(f, t):
+            for item in _batches(f, t, max_batch_size, max_batch_records):
                 if isinstance(item, SegmentError):
-                    counts.segment_errors += 1
-                    click.echo(f"segment error: {item}", err=True)
+                    add(item)
                     advance(item.size)
+                    if view is not None:
+                        damage.append(item)
+                    elif fmt == "table":
+                        table_rows.append(item)
+                    else:
+                        write(_damage_json(item, t))
                     continue
                 advance(item.batch.size)
-                counts.batches += 1
+                add(item.batch)
+                counts.records += len(item.records)  # the batch's records list is emptied
                 for rec in item.records:
-                    counts.records += 1
-                    if rec.kind == ERROR:
-                        counts.errors += 1
-                    elif rec.kind == UNKNOWN:
-                        counts.unknown += 1
-                    if rec.newer_than_spec:
-                        counts.newer += 1
+                    add(rec)
                 if view is not None:
                     view.add_batch(item)
+                    damage.extend((rec, item.batch) for rec in item.records if rec.kind == ERROR)
                 elif fmt == "table":
                     table_rows.extend(item.records)
                 else:
+                    batch = item.batch
                     for rec in item.records:
-                        write(json.dumps(record_to_json(rec, t), separators=(",", ":")) + "\n")
+                        obj = record_to_json(rec, t, batch)
+                        write(json.dumps(obj, separators=(",", ":")) + "\n")
     if view is not None:
-        _print_compacted(out, view, fmt)
+        _print_compacted(out, view, fmt, damage, topics[0][1] if topics else CONSUMER_OFFSETS)
     elif fmt == "table":
         _table_records(out, table_rows, topics[0][1] if topics else CONSUMER_OFFSETS)
-    if not quiet:
-        click.echo(
-            f"{counts.files} file(s), {counts.batches} batches, {counts.records} records, "
-            f"{counts.errors} errors, {counts.unknown} unknown records, "
-            f"{counts.newer} newer than our specs, {counts.segment_errors} segment errors",
-            err=True,
-        )

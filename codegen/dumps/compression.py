@@ -34,6 +34,7 @@ __all__ = [
     "CompressionError",
     "compress",
     "decompress",
+    "decompressed_size_bound",
 ]
 
 DEFAULT_MAX_DECOMPRESSED_SIZE: Final = 64 * 1024 * 1024
@@ -116,13 +117,15 @@ def _gunzip(data: bytes | memoryview, max_size: int) -> bytes:
 # snappy
 
 
-def _snappy_raw(data: bytes | memoryview, max_size: int) -> bytes:
+def _snappy_raw(data: bytes | memoryview, max_size: int, limit: int | None = None) -> bytes:
+    """Raw snappy of at most ``max_size`` bytes; ``limit`` is the cap the error names (the
+    whole stream's, when this is one xerial chunk and ``max_size`` what is left of it)."""
     try:
         size = cramjam.snappy.decompress_raw_len(data)
     except Exception as exc:
         raise _library_error("snappy", exc) from None
     if size > max_size:
-        raise _too_large("snappy", max_size)
+        raise _too_large("snappy", max_size if limit is None else limit)
     try:
         return bytes(cramjam.snappy.decompress_raw(data))
     except Exception as exc:
@@ -142,7 +145,7 @@ def _snappy_xerial(data: bytes | memoryview, max_size: int) -> bytes:
         pos += 4
         if size < 0 or pos + size > n:
             raise CompressionError(f"snappy: xerial chunk of {size} bytes runs past the end")
-        chunk = _snappy_raw(view[pos : pos + size], max_size - total)
+        chunk = _snappy_raw(view[pos : pos + size], max_size - total, max_size)
         total += len(chunk)
         parts.append(chunk)
         pos += size
@@ -315,6 +318,20 @@ def _unzstd(data: bytes | memoryview, max_size: int) -> bytes:
 
 # ---------------------------------------------------------------------------------------------
 # public
+
+_MAX_EXPANSION: Final[dict[int, int]] = {Codec.GZIP: 1032, Codec.SNAPPY: 22, Codec.LZ4: 255}
+"""Most output bytes one input byte can give: deflate 1032 (zlib's documented limit), snappy
+64/3 (a 3-byte copy of 64 bytes), LZ4 255 (each match-length byte adds at most 255). A zstd
+block can expand far more (RLE), so zstd has no such bound."""
+
+
+def decompressed_size_bound(codec: int, compressed_size: int) -> int | None:
+    """An upper bound on what ``compressed_size`` bytes of ``codec`` can decompress to, known
+    without decompressing (None when the codec has no useful one: zstd, unknown ids)."""
+    if codec == Codec.NONE:
+        return compressed_size
+    ratio = _MAX_EXPANSION.get(codec)
+    return None if ratio is None else ratio * compressed_size
 
 
 def decompress(

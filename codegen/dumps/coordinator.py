@@ -28,10 +28,12 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, Final
 
 from codegen.dumps.batches import (
+    DEFAULT_MAX_BATCH_RECORDS,
     parse_control_key,
     parse_end_txn_marker,
     parse_v2_raw,
 )
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.model import ControlType, RawRecord, RecordBatch, SegmentError
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.dumps.varints import (
@@ -687,25 +689,30 @@ def decode_batches(
     name: str | None = None,
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> Iterator[DecodedBatch | SegmentError]:
     """Batches of a coordinator-topic segment with their records decoded, and segment errors.
 
     ``source`` is a segment (path or bytes) or a partition folder, whose segments are read in
     order (``name`` then applies to none of them: each is named by its path).
+    ``max_batch_size`` and ``max_batch_records`` are :class:`SegmentReader`'s caps.
     """
     for src in segment_sources(source):
-        yield from _segment_batches(src, topic, name if src is source else None, verify_crc, errors)
+        reader = SegmentReader(
+            src,
+            name=name if src is source else None,
+            verify_crc=verify_crc,
+            max_batch_size=max_batch_size,
+            max_batch_records=max_batch_records,
+        )
+        yield from _segment_batches(reader, topic, errors)
 
 
 def _segment_batches(
-    source: Source,
-    topic: str,
-    name: str | None,
-    verify_crc: bool,
-    errors: list[SegmentError] | None,
+    reader: SegmentReader, topic: str, errors: list[SegmentError] | None
 ) -> Iterator[DecodedBatch | SegmentError]:
     decoder = coordinator_decoder(topic)
-    reader = SegmentReader(source, name=name, verify_crc=verify_crc)
     items = reader.decoded_batches(decoder.decode_v2_records, decoder.decode_rows)
     while True:
         # Parsing and decoding a batch allocate many objects and no cycles: the cyclic GC
@@ -738,12 +745,23 @@ def decode_records(
     include_control: bool = False,
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> Iterator[DecodedRecord]:
     """Every decoded record of a coordinator-topic segment or partition folder, in log order.
 
-    Segment-level problems (bad CRC, torn tail) are appended to ``errors`` when given.
+    Segment-level problems (bad CRC, torn tail, a batch over a cap) are appended to ``errors``
+    when given.
     """
-    batches = decode_batches(source, topic, name=name, verify_crc=verify_crc, errors=errors)
+    batches = decode_batches(
+        source,
+        topic,
+        name=name,
+        verify_crc=verify_crc,
+        errors=errors,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
+    )
     # chain walks each batch's list in C: no generator step per record.
     return chain.from_iterable(
         item.records

@@ -16,9 +16,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     ERROR,
@@ -214,8 +216,21 @@ def _control_text(batch: RecordBatch, r: Record) -> str:
     return f" controlType: {name}({ctype})"
 
 
-def dump_log_lines(path: str, topic: str, *, print_data: bool = True) -> Iterator[str]:
-    """Lines like ``kafka-dump-log --files PATH <decoder>`` prints for one file."""
+def dump_log_lines(
+    path: str,
+    topic: str,
+    *,
+    print_data: bool = True,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
+) -> Iterator[str]:
+    """Lines like ``kafka-dump-log --files PATH <decoder>`` prints for one file.
+
+    As in Kafka's tool, the first entry that cannot be read ends the batches and the rest of the
+    file is counted as invalid bytes. ``observe`` is called, in output order, with every batch,
+    every data record decoded for printing and the segment error that ended the dump, if any.
+    """
     yield from _file_intro(path)
     if topic == CLUSTER_METADATA:
         mdec = metadata_decoder()
@@ -230,7 +245,10 @@ def dump_log_lines(path: str, topic: str, *, print_data: bool = True) -> Iterato
 
     valid_end = 0
     size = os.path.getsize(path)
-    for item in SegmentReader(path):
+    reader = SegmentReader(path, max_batch_size=max_batch_size, max_batch_records=max_batch_records)
+    for item in reader:
+        if observe is not None:
+            observe(item)
         if isinstance(item, SegmentError):
             break
         valid_end = item.position + item.size
@@ -248,7 +266,10 @@ def dump_log_lines(path: str, topic: str, *, print_data: bool = True) -> Iterato
             if item.is_control:
                 parts.append(_control_text(item, r))
             elif print_data:
-                key, payload = parse_record(decode(r), topic)
+                decoded = decode(r)
+                if observe is not None:
+                    observe(decoded)
+                key, payload = parse_record(decoded, topic)
                 if key is not None:
                     parts.append(f" key: {key}")
                 if payload is not None:

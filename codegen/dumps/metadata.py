@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
-from codegen.dumps.batches import parse_control_key
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, parse_control_key
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import (
     ERROR,
     KIND_CONTROL,
@@ -285,14 +286,23 @@ def decode_metadata_batches(
     name: str | None = None,
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> Iterator[DecodedBatch | SegmentError]:
     """Batches of a ``__cluster_metadata`` segment or snapshot with decoded records.
 
     ``source`` may also be a partition folder: its segments and snapshots, in name order.
+    ``max_batch_size`` and ``max_batch_records`` are :class:`SegmentReader`'s caps.
     """
     decoder = metadata_decoder()
     for src in segment_sources(source):
-        reader = SegmentReader(src, name=name if src is source else None, verify_crc=verify_crc)
+        reader = SegmentReader(
+            src,
+            name=name if src is source else None,
+            verify_crc=verify_crc,
+            max_batch_size=max_batch_size,
+            max_batch_records=max_batch_records,
+        )
         yield from _decoded(decoder, reader, errors)
 
 
@@ -319,9 +329,19 @@ def decode_metadata_records(
     include_control: bool = True,
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> Iterator[DecodedRecord]:
     """Every decoded record of a metadata segment, snapshot or folder, control records included."""
-    for item in decode_metadata_batches(source, name=name, verify_crc=verify_crc, errors=errors):
+    batches = decode_metadata_batches(
+        source,
+        name=name,
+        verify_crc=verify_crc,
+        errors=errors,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
+    )
+    for item in batches:
         if isinstance(item, SegmentError):
             continue
         if item.batch.is_control and not include_control:

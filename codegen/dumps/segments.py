@@ -14,7 +14,9 @@ Framing rules:
   file is reported, as ``zero-padding`` when it is all zero bytes, as ``bad-length`` otherwise.
 - An entry that runs past the end of the file is a ``truncated-tail`` (or ``zero-padding``).
 - An entry larger than ``max_batch_size`` is reported as ``too-large`` and skipped; the same cap
-  bounds the decompressed size of one batch.
+  bounds the decompressed size of one batch. A batch whose record count is above
+  ``max_batch_records`` is reported as ``too-many-records`` before it is decompressed. Together
+  they bound the memory one batch takes, whatever its header claims.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Final, TypeGuard, TypeVar
 
 from codegen.dumps.batches import (
+    DEFAULT_MAX_BATCH_RECORDS,
     LOG_OVERHEAD,
     MIN_LEGACY_SIZE,
     V2RecordLoop,
@@ -199,6 +202,9 @@ class SegmentReader:
     :meth:`raw_records` is the cheap mode: ``(offset, timestamp, key, value)`` tuples, with the
     errors collected in :attr:`errors` (and passed to ``on_error`` when given). :attr:`summary`
     counts what has been read so far. Each iteration reads the source again from the start.
+
+    ``max_batch_size`` caps the stored and the decompressed size of one batch, and
+    ``max_batch_records`` its record count; a batch over either is reported, not read.
     """
 
     def __init__(
@@ -209,6 +215,7 @@ class SegmentReader:
         max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
         verify_crc: bool = True,
         on_error: Callable[[SegmentError], None] | None = None,
+        max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
     ) -> None:
         if _is_folder(source):
             raise IsADirectoryError(
@@ -221,6 +228,7 @@ class SegmentReader:
             name = "<bytes>" if isinstance(source, bytes | bytearray | memoryview) else str(source)
         self.name = name
         self.max_batch_size = max_batch_size
+        self.max_batch_records = max_batch_records
         self.verify_crc = verify_crc
         self.on_error = on_error
         self.errors: list[SegmentError] = []
@@ -289,6 +297,7 @@ class SegmentReader:
                     position=pos,
                     max_size=self.max_batch_size,
                     verify_crc=self.verify_crc,
+                    max_records=self.max_batch_records,
                 )
                 if isinstance(item, SegmentError):
                     self._note_error(item)
@@ -322,6 +331,7 @@ class SegmentReader:
                     position=pos,
                     max_size=self.max_batch_size,
                     verify_crc=self.verify_crc,
+                    max_records=self.max_batch_records,
                 )
                 if isinstance(item, SegmentError):
                     self._note_error(item)
@@ -355,10 +365,17 @@ def read_segment(
     name: str | None = None,
     max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     verify_crc: bool = True,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> Iterator[RecordBatch | SegmentError]:
     """Batches and errors of a segment or snapshot, in file order."""
     return iter(
-        SegmentReader(source, name=name, max_batch_size=max_batch_size, verify_crc=verify_crc)
+        SegmentReader(
+            source,
+            name=name,
+            max_batch_size=max_batch_size,
+            verify_crc=verify_crc,
+            max_batch_records=max_batch_records,
+        )
     )
 
 
@@ -370,6 +387,7 @@ def iter_raw_records(
     include_control: bool = False,
     max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     verify_crc: bool = True,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> Iterator[RawRecord]:
     """``(offset, timestamp, key, value)`` per record; errors are appended to ``errors``."""
     reader = SegmentReader(
@@ -378,6 +396,7 @@ def iter_raw_records(
         max_batch_size=max_batch_size,
         verify_crc=verify_crc,
         on_error=None if errors is None else errors.append,
+        max_batch_records=max_batch_records,
     )
     return reader.raw_records(include_control=include_control)
 
@@ -388,7 +407,14 @@ def summarize(
     name: str | None = None,
     max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     verify_crc: bool = True,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
 ) -> SegmentSummary:
     """Read a whole segment and count batches, records and errors."""
-    reader = SegmentReader(source, name=name, max_batch_size=max_batch_size, verify_crc=verify_crc)
+    reader = SegmentReader(
+        source,
+        name=name,
+        max_batch_size=max_batch_size,
+        verify_crc=verify_crc,
+        max_batch_records=max_batch_records,
+    )
     return reader.read_all()
