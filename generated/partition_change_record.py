@@ -709,10 +709,8 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
-    if self.isr is not None:
-        if not isinstance(self.isr, _SEQUENCE):
-            raise _rt.wrong_value("isr", self.isr, "array")
-
+    if self.isr is not None and not isinstance(self.isr, _SEQUENCE):
+        raise _rt.wrong_value("isr", self.isr, "array")
     if self.isr is not None:
         p_isr: list[bytes] = []
         if self.isr is None:
@@ -743,10 +741,8 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
-    if self.replicas is not None:
-        if not isinstance(self.replicas, _SEQUENCE):
-            raise _rt.wrong_value("replicas", self.replicas, "array")
-
+    if self.replicas is not None and not isinstance(self.replicas, _SEQUENCE):
+        raise _rt.wrong_value("replicas", self.replicas, "array")
     if self.replicas is not None:
         p_replicas: list[bytes] = []
         if self.replicas is None:
@@ -768,10 +764,8 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((2, b"".join(p_replicas)))
-    if self.removing_replicas is not None:
-        if not isinstance(self.removing_replicas, _SEQUENCE):
-            raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
-
+    if self.removing_replicas is not None and not isinstance(self.removing_replicas, _SEQUENCE):
+        raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
     if self.removing_replicas is not None:
         p_removing_replicas: list[bytes] = []
         if self.removing_replicas is None:
@@ -793,10 +787,8 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
-    if self.adding_replicas is not None:
-        if not isinstance(self.adding_replicas, _SEQUENCE):
-            raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
-
+    if self.adding_replicas is not None and not isinstance(self.adding_replicas, _SEQUENCE):
+        raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
     if self.adding_replicas is not None:
         p_adding_replicas: list[bytes] = []
         if self.adding_replicas is None:
@@ -1337,10 +1329,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
-    if self.isr is not None:
-        if not isinstance(self.isr, _SEQUENCE):
-            raise _rt.wrong_value("isr", self.isr, "array")
-
+    if self.isr is not None and not isinstance(self.isr, _SEQUENCE):
+        raise _rt.wrong_value("isr", self.isr, "array")
     if self.isr is not None:
         p_isr: list[bytes] = []
         if self.isr is None:
@@ -1371,10 +1361,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
-    if self.replicas is not None:
-        if not isinstance(self.replicas, _SEQUENCE):
-            raise _rt.wrong_value("replicas", self.replicas, "array")
-
+    if self.replicas is not None and not isinstance(self.replicas, _SEQUENCE):
+        raise _rt.wrong_value("replicas", self.replicas, "array")
     if self.replicas is not None:
         p_replicas: list[bytes] = []
         if self.replicas is None:
@@ -1396,10 +1384,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((2, b"".join(p_replicas)))
-    if self.removing_replicas is not None:
-        if not isinstance(self.removing_replicas, _SEQUENCE):
-            raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
-
+    if self.removing_replicas is not None and not isinstance(self.removing_replicas, _SEQUENCE):
+        raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
     if self.removing_replicas is not None:
         p_removing_replicas: list[bytes] = []
         if self.removing_replicas is None:
@@ -1421,10 +1407,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
-    if self.adding_replicas is not None:
-        if not isinstance(self.adding_replicas, _SEQUENCE):
-            raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
-
+    if self.adding_replicas is not None and not isinstance(self.adding_replicas, _SEQUENCE):
+        raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
     if self.adding_replicas is not None:
         p_adding_replicas: list[bytes] = []
         if self.adding_replicas is None:
@@ -1457,10 +1441,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
-    if self.directories is not None:
-        if not isinstance(self.directories, _SEQUENCE):
-            raise _rt.wrong_value("directories", self.directories, "array")
-
+    if self.directories is not None and not isinstance(self.directories, _SEQUENCE):
+        raise _rt.wrong_value("directories", self.directories, "array")
     if self.directories is not None:
         p_directories: list[bytes] = []
         if self.directories is None:
@@ -2109,10 +2091,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
-    if self.isr is not None:
-        if not isinstance(self.isr, _SEQUENCE):
-            raise _rt.wrong_value("isr", self.isr, "array")
-
+    if self.isr is not None and not isinstance(self.isr, _SEQUENCE):
+        raise _rt.wrong_value("isr", self.isr, "array")
     if self.isr is not None:
         p_isr: list[bytes] = []
         if self.isr is None:
@@ -2143,10 +2123,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
-    if self.replicas is not None:
-        if not isinstance(self.replicas, _SEQUENCE):
-            raise _rt.wrong_value("replicas", self.replicas, "array")
-
+    if self.replicas is not None and not isinstance(self.replicas, _SEQUENCE):
+        raise _rt.wrong_value("replicas", self.replicas, "array")
     if self.replicas is not None:
         p_replicas: list[bytes] = []
         if self.replicas is None:
@@ -2168,10 +2146,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((2, b"".join(p_replicas)))
-    if self.removing_replicas is not None:
-        if not isinstance(self.removing_replicas, _SEQUENCE):
-            raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
-
+    if self.removing_replicas is not None and not isinstance(self.removing_replicas, _SEQUENCE):
+        raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
     if self.removing_replicas is not None:
         p_removing_replicas: list[bytes] = []
         if self.removing_replicas is None:
@@ -2193,10 +2169,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
-    if self.adding_replicas is not None:
-        if not isinstance(self.adding_replicas, _SEQUENCE):
-            raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
-
+    if self.adding_replicas is not None and not isinstance(self.adding_replicas, _SEQUENCE):
+        raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
     if self.adding_replicas is not None:
         p_adding_replicas: list[bytes] = []
         if self.adding_replicas is None:
@@ -2229,12 +2203,10 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
-    if self.eligible_leader_replicas is not None:
-        if not isinstance(self.eligible_leader_replicas, _SEQUENCE):
-            raise _rt.wrong_value(
-                "eligible_leader_replicas", self.eligible_leader_replicas, "array"
-            )
-
+    if self.eligible_leader_replicas is not None and not isinstance(
+        self.eligible_leader_replicas, _SEQUENCE
+    ):
+        raise _rt.wrong_value("eligible_leader_replicas", self.eligible_leader_replicas, "array")
     if self.eligible_leader_replicas is not None:
         p_eligible_leader_replicas: list[bytes] = []
         if self.eligible_leader_replicas is None:
@@ -2260,10 +2232,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((6, b"".join(p_eligible_leader_replicas)))
-    if self.last_known_elr is not None:
-        if not isinstance(self.last_known_elr, _SEQUENCE):
-            raise _rt.wrong_value("last_known_elr", self.last_known_elr, "array")
-
+    if self.last_known_elr is not None and not isinstance(self.last_known_elr, _SEQUENCE):
+        raise _rt.wrong_value("last_known_elr", self.last_known_elr, "array")
     if self.last_known_elr is not None:
         p_last_known_elr: list[bytes] = []
         if self.last_known_elr is None:
@@ -2285,10 +2255,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((7, b"".join(p_last_known_elr)))
-    if self.directories is not None:
-        if not isinstance(self.directories, _SEQUENCE):
-            raise _rt.wrong_value("directories", self.directories, "array")
-
+    if self.directories is not None and not isinstance(self.directories, _SEQUENCE):
+        raise _rt.wrong_value("directories", self.directories, "array")
     if self.directories is not None:
         p_directories: list[bytes] = []
         if self.directories is None:

@@ -1774,12 +1774,10 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
-    if self.eligible_leader_replicas is not None:
-        if not isinstance(self.eligible_leader_replicas, _SEQUENCE):
-            raise _rt.wrong_value(
-                "eligible_leader_replicas", self.eligible_leader_replicas, "array"
-            )
-
+    if self.eligible_leader_replicas is not None and not isinstance(
+        self.eligible_leader_replicas, _SEQUENCE
+    ):
+        raise _rt.wrong_value("eligible_leader_replicas", self.eligible_leader_replicas, "array")
     if self.eligible_leader_replicas is not None:
         p_eligible_leader_replicas: list[bytes] = []
         if self.eligible_leader_replicas is None:
@@ -1805,10 +1803,8 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
             )
 
         tagged.append((1, b"".join(p_eligible_leader_replicas)))
-    if self.last_known_elr is not None:
-        if not isinstance(self.last_known_elr, _SEQUENCE):
-            raise _rt.wrong_value("last_known_elr", self.last_known_elr, "array")
-
+    if self.last_known_elr is not None and not isinstance(self.last_known_elr, _SEQUENCE):
+        raise _rt.wrong_value("last_known_elr", self.last_known_elr, "array")
     if self.last_known_elr is not None:
         p_last_known_elr: list[bytes] = []
         if self.last_known_elr is None:

@@ -4286,10 +4286,8 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
             raise exc.within("log_dirs", _rt.index_of(self.log_dirs, v_log_dirs)) from None
 
         tagged.append((0, b"".join(p_log_dirs)))
-    if self.cordoned_log_dirs is not None:
-        if not isinstance(self.cordoned_log_dirs, _SEQUENCE):
-            raise _rt.wrong_value("cordoned_log_dirs", self.cordoned_log_dirs, "array")
-
+    if self.cordoned_log_dirs is not None and not isinstance(self.cordoned_log_dirs, _SEQUENCE):
+        raise _rt.wrong_value("cordoned_log_dirs", self.cordoned_log_dirs, "array")
     if self.cordoned_log_dirs is not None:
         p_cordoned_log_dirs: list[bytes] = []
         if self.cordoned_log_dirs is None:

@@ -593,10 +593,8 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
     )
 
     tagged: list[tuple[int, bytes]] = []
-    if self.assignment_epochs is not None:
-        if not isinstance(self.assignment_epochs, _SEQUENCE):
-            raise _rt.wrong_value("assignment_epochs", self.assignment_epochs, "array")
-
+    if self.assignment_epochs is not None and not isinstance(self.assignment_epochs, _SEQUENCE):
+        raise _rt.wrong_value("assignment_epochs", self.assignment_epochs, "array")
     if self.assignment_epochs is None or len(self.assignment_epochs) != 0:
         p_assignment_epochs: list[bytes] = []
         if self.assignment_epochs is None:

@@ -877,10 +877,10 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
         p_validated_topology_epoch.append(_S_i_pack(self.validated_topology_epoch))
 
         tagged.append((0, b"".join(p_validated_topology_epoch)))
-    if self.last_assignment_configs is not None:
-        if not isinstance(self.last_assignment_configs, _SEQUENCE):
-            raise _rt.wrong_value("last_assignment_configs", self.last_assignment_configs, "array")
-
+    if self.last_assignment_configs is not None and not isinstance(
+        self.last_assignment_configs, _SEQUENCE
+    ):
+        raise _rt.wrong_value("last_assignment_configs", self.last_assignment_configs, "array")
     if self.last_assignment_configs is None or len(self.last_assignment_configs) != 0:
         p_last_assignment_configs: list[bytes] = []
         if self.last_assignment_configs is None:
