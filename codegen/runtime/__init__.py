@@ -502,8 +502,9 @@ def json_float(node: object, cls: str, key: str) -> float:
         ) from None
 
 
-def json_struct_version(cls: str, version: int) -> UnsupportedVersionError:
-    return UnsupportedVersionError(f"Can't read version {version} of {cls}")
+def json_struct_version(cls: str, version: int) -> JsonFormatError:
+    """An inline struct given at a version it does not have (Kafka's converters' text)."""
+    return JsonFormatError(f"Can't read version {version} of {cls}")
 
 
 def json_bool(node: object, cls: str, key: str) -> bool:
