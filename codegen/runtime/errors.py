@@ -1,7 +1,8 @@
 """Errors raised by generated codecs. Stdlib only.
 
 Every decode error carries the message name, the version, a field path such as
-``topics[3].partitions[0].metadata`` and the byte offset where the problem was found.
+``topics[3].partitions[0].metadata`` and the byte offset where the problem was found; encode
+errors carry the message, version and field path, JSON errors the path in JSON keys.
 """
 
 from __future__ import annotations
@@ -124,8 +125,8 @@ class FieldTypeError(EncodeError):
 
 
 class UnknownTagError(EncodeError):
-    """Unknown tagged fields Kafka cannot write: a tag out of range, repeated, out of order, or
-    the tag of a field the struct knows."""
+    """Unknown tagged fields that cannot be written: a tag repeated or out of order (Kafka's
+    writer refuses both), or the tag of a field the struct knows."""
 
 
 class UnsupportedFieldError(EncodeError, UnsupportedVersionError):
