@@ -406,7 +406,6 @@ def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list
     """Write AccessControlEntryRecord at version 0."""
     if self.resource_type is True or self.resource_type is False:
         raise _rt.wrong_value("resource_type", self.resource_type, "int8")
-
     out.append(_S_ub_pack(self.id.bytes, self.resource_type))
 
     b_resource_name = self.resource_name.encode()
@@ -422,7 +421,6 @@ def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list
 
     if self.pattern_type is True or self.pattern_type is False:
         raise _rt.wrong_value("pattern_type", self.pattern_type, "int8")
-
     out.append(_S_b_pack(self.pattern_type))
 
     b_principal = self.principal.encode()
@@ -443,10 +441,8 @@ def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list
 
     if self.operation is True or self.operation is False:
         raise _rt.wrong_value("operation", self.operation, "int8")
-
     if self.permission_type is True or self.permission_type is False:
         raise _rt.wrong_value("permission_type", self.permission_type, "int8")
-
     out.append(_S_bb_pack(self.operation, self.permission_type))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -309,21 +309,15 @@ def _write_BrokerRegistrationChangeRecord_v0(
         raise _rt.unsupported_field("cordoned_log_dirs")
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.fenced is True or self.fenced is False:
         raise _rt.wrong_value("fenced", self.fenced, "int8")
-
     if self.fenced != 0:
         p_fenced: list[bytes] = []
-        if self.fenced is True or self.fenced is False:
-            raise _rt.wrong_value("fenced", self.fenced, "int8")
-
         p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
@@ -507,32 +501,22 @@ def _write_BrokerRegistrationChangeRecord_v1(
         raise _rt.unsupported_field("cordoned_log_dirs")
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.fenced is True or self.fenced is False:
         raise _rt.wrong_value("fenced", self.fenced, "int8")
-
     if self.fenced != 0:
         p_fenced: list[bytes] = []
-        if self.fenced is True or self.fenced is False:
-            raise _rt.wrong_value("fenced", self.fenced, "int8")
-
         p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
     if self.in_controlled_shutdown is True or self.in_controlled_shutdown is False:
         raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "int8")
-
     if self.in_controlled_shutdown != 0:
         p_in_controlled_shutdown: list[bytes] = []
-        if self.in_controlled_shutdown is True or self.in_controlled_shutdown is False:
-            raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "int8")
-
         p_in_controlled_shutdown.append(_S_b_pack(self.in_controlled_shutdown))
 
         tagged.append((1, b"".join(p_in_controlled_shutdown)))
@@ -790,43 +774,29 @@ def _write_BrokerRegistrationChangeRecord_v2(
         raise _rt.unsupported_field("cordoned_log_dirs")
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.fenced is True or self.fenced is False:
         raise _rt.wrong_value("fenced", self.fenced, "int8")
-
     if self.fenced != 0:
         p_fenced: list[bytes] = []
-        if self.fenced is True or self.fenced is False:
-            raise _rt.wrong_value("fenced", self.fenced, "int8")
-
         p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
     if self.in_controlled_shutdown is True or self.in_controlled_shutdown is False:
         raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "int8")
-
     if self.in_controlled_shutdown != 0:
         p_in_controlled_shutdown: list[bytes] = []
-        if self.in_controlled_shutdown is True or self.in_controlled_shutdown is False:
-            raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "int8")
-
         p_in_controlled_shutdown.append(_S_b_pack(self.in_controlled_shutdown))
 
         tagged.append((1, b"".join(p_in_controlled_shutdown)))
     if not isinstance(self.log_dirs, _SEQUENCE):
         raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
-
     if self.log_dirs is None or len(self.log_dirs) != 0:
         p_log_dirs: list[bytes] = []
-        if not isinstance(self.log_dirs, _SEQUENCE):
-            raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
-
         p_log_dirs.append(
             _UV1[len(self.log_dirs) + 1]
             if len(self.log_dirs) < 127
@@ -1169,43 +1139,29 @@ def _write_BrokerRegistrationChangeRecord_v3(
     """Write BrokerRegistrationChangeRecord at version 3."""
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.fenced is True or self.fenced is False:
         raise _rt.wrong_value("fenced", self.fenced, "int8")
-
     if self.fenced != 0:
         p_fenced: list[bytes] = []
-        if self.fenced is True or self.fenced is False:
-            raise _rt.wrong_value("fenced", self.fenced, "int8")
-
         p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
     if self.in_controlled_shutdown is True or self.in_controlled_shutdown is False:
         raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "int8")
-
     if self.in_controlled_shutdown != 0:
         p_in_controlled_shutdown: list[bytes] = []
-        if self.in_controlled_shutdown is True or self.in_controlled_shutdown is False:
-            raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "int8")
-
         p_in_controlled_shutdown.append(_S_b_pack(self.in_controlled_shutdown))
 
         tagged.append((1, b"".join(p_in_controlled_shutdown)))
     if not isinstance(self.log_dirs, _SEQUENCE):
         raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
-
     if self.log_dirs is None or len(self.log_dirs) != 0:
         p_log_dirs: list[bytes] = []
-        if not isinstance(self.log_dirs, _SEQUENCE):
-            raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
-
         p_log_dirs.append(
             _UV1[len(self.log_dirs) + 1]
             if len(self.log_dirs) < 127
@@ -1227,9 +1183,6 @@ def _write_BrokerRegistrationChangeRecord_v3(
         if self.cordoned_log_dirs is None:
             p_cordoned_log_dirs.append(b"\x00")
         else:
-            if not isinstance(self.cordoned_log_dirs, _SEQUENCE):
-                raise _rt.wrong_value("cordoned_log_dirs", self.cordoned_log_dirs, "array")
-
             p_cordoned_log_dirs.append(
                 _UV1[len(self.cordoned_log_dirs) + 1]
                 if len(self.cordoned_log_dirs) < 127

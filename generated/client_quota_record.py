@@ -682,7 +682,6 @@ def _write_ClientQuotaRecord_v0(self: ClientQuotaRecord, out: list[bytes]) -> No
     """Write ClientQuotaRecord at version 0."""
     if not isinstance(self.entity, _SEQUENCE):
         raise _rt.wrong_value("entity", self.entity, "array")
-
     out.append(
         _UV1[len(self.entity) + 1] if len(self.entity) < 127 else _rt.uvarint(len(self.entity) + 1)
     )
@@ -703,10 +702,8 @@ def _write_ClientQuotaRecord_v0(self: ClientQuotaRecord, out: list[bytes]) -> No
 
     if self.value is True or self.value is False:
         raise _rt.wrong_value("value", self.value, "float64")
-
     if self.remove is not True and self.remove is not False:
         raise _rt.wrong_value("remove", self.remove, "bool")
-
     out.append(_S_dz_pack(self.value, self.remove))
 
     if self.unknown_tags is not _NO_TAGS:

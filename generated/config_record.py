@@ -323,7 +323,6 @@ def _write_ConfigRecord_v0(self: ConfigRecord, out: list[bytes]) -> None:
     """Write ConfigRecord at version 0."""
     if self.resource_type is True or self.resource_type is False:
         raise _rt.wrong_value("resource_type", self.resource_type, "int8")
-
     out.append(_S_b_pack(self.resource_type))
 
     b_resource_name = self.resource_name.encode()

@@ -447,7 +447,6 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
 
     if not isinstance(self.partitions, _SEQUENCE):
         raise _rt.wrong_value("partitions", self.partitions, "array")
-
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -468,9 +467,6 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
         if self.assignment_epochs is None:
             p_assignment_epochs.append(b"\x00")
         else:
-            if not isinstance(self.assignment_epochs, _SEQUENCE):
-                raise _rt.wrong_value("assignment_epochs", self.assignment_epochs, "array")
-
             p_assignment_epochs.append(
                 _UV1[len(self.assignment_epochs) + 1]
                 if len(self.assignment_epochs) < 127
@@ -690,18 +686,14 @@ def _write_ConsumerGroupCurrentMemberAssignmentValue_v0(
     """Write ConsumerGroupCurrentMemberAssignmentValue at version 0."""
     if self.member_epoch is True or self.member_epoch is False:
         raise _rt.wrong_value("member_epoch", self.member_epoch, "int32")
-
     if self.previous_member_epoch is True or self.previous_member_epoch is False:
         raise _rt.wrong_value("previous_member_epoch", self.previous_member_epoch, "int32")
-
     if self.state is True or self.state is False:
         raise _rt.wrong_value("state", self.state, "int8")
-
     out.append(_S_iib_pack(self.member_epoch, self.previous_member_epoch, self.state))
 
     if not isinstance(self.assigned_partitions, _SEQUENCE):
         raise _rt.wrong_value("assigned_partitions", self.assigned_partitions, "array")
-
     out.append(
         _UV1[len(self.assigned_partitions) + 1]
         if len(self.assigned_partitions) < 127
@@ -721,7 +713,6 @@ def _write_ConsumerGroupCurrentMemberAssignmentValue_v0(
         raise _rt.wrong_value(
             "partitions_pending_revocation", self.partitions_pending_revocation, "array"
         )
-
     out.append(
         _UV1[len(self.partitions_pending_revocation) + 1]
         if len(self.partitions_pending_revocation) < 127

@@ -739,12 +739,10 @@ def _write_ClassicMemberMetadata_v0(self: ClassicMemberMetadata, out: list[bytes
     """Write ClassicMemberMetadata at version 0."""
     if self.session_timeout_ms is True or self.session_timeout_ms is False:
         raise _rt.wrong_value("session_timeout_ms", self.session_timeout_ms, "int32")
-
     out.append(_S_i_pack(self.session_timeout_ms))
 
     if not isinstance(self.supported_protocols, _SEQUENCE):
         raise _rt.wrong_value("supported_protocols", self.supported_protocols, "array")
-
     out.append(
         _UV1[len(self.supported_protocols) + 1]
         if len(self.supported_protocols) < 127
@@ -1330,7 +1328,6 @@ def _write_ConsumerGroupMemberMetadataValue_v0(
 
     if not isinstance(self.subscribed_topic_names, _SEQUENCE):
         raise _rt.wrong_value("subscribed_topic_names", self.subscribed_topic_names, "array")
-
     out.append(
         _UV1[len(self.subscribed_topic_names) + 1]
         if len(self.subscribed_topic_names) < 127
@@ -1372,7 +1369,6 @@ def _write_ConsumerGroupMemberMetadataValue_v0(
 
     if self.rebalance_timeout_ms is True or self.rebalance_timeout_ms is False:
         raise _rt.wrong_value("rebalance_timeout_ms", self.rebalance_timeout_ms, "int32")
-
     out.append(_S_i_pack(self.rebalance_timeout_ms))
 
     if self.server_assignor is None:

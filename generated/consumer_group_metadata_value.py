@@ -218,18 +218,13 @@ def _write_ConsumerGroupMetadataValue_v0(
     """Write ConsumerGroupMetadataValue at version 0."""
     if self.epoch is True or self.epoch is False:
         raise _rt.wrong_value("epoch", self.epoch, "int32")
-
     out.append(_S_i_pack(self.epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.metadata_hash is True or self.metadata_hash is False:
         raise _rt.wrong_value("metadata_hash", self.metadata_hash, "int64")
-
     if self.metadata_hash != 0:
         p_metadata_hash: list[bytes] = []
-        if self.metadata_hash is True or self.metadata_hash is False:
-            raise _rt.wrong_value("metadata_hash", self.metadata_hash, "int64")
-
         p_metadata_hash.append(_S_q_pack(self.metadata_hash))
 
         tagged.append((0, b"".join(p_metadata_hash)))

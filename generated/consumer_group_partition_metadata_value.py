@@ -381,12 +381,10 @@ def _write_PartitionMetadata_v0(self: PartitionMetadata, out: list[bytes]) -> No
     """Write PartitionMetadata at version 0."""
     if self.partition is True or self.partition is False:
         raise _rt.wrong_value("partition", self.partition, "int32")
-
     out.append(_S_i_pack(self.partition))
 
     if not isinstance(self.racks, _SEQUENCE):
         raise _rt.wrong_value("racks", self.racks, "array")
-
     out.append(
         _UV1[len(self.racks) + 1] if len(self.racks) < 127 else _rt.uvarint(len(self.racks) + 1)
     )
@@ -620,12 +618,10 @@ def _write_TopicMetadata_v0(self: TopicMetadata, out: list[bytes]) -> None:
 
     if self.num_partitions is True or self.num_partitions is False:
         raise _rt.wrong_value("num_partitions", self.num_partitions, "int32")
-
     out.append(_S_i_pack(self.num_partitions))
 
     if not isinstance(self.partition_metadata, _SEQUENCE):
         raise _rt.wrong_value("partition_metadata", self.partition_metadata, "array")
-
     out.append(
         _UV1[len(self.partition_metadata) + 1]
         if len(self.partition_metadata) < 127
@@ -768,7 +764,6 @@ def _write_ConsumerGroupPartitionMetadataValue_v0(
     """Write ConsumerGroupPartitionMetadataValue at version 0."""
     if not isinstance(self.topics, _SEQUENCE):
         raise _rt.wrong_value("topics", self.topics, "array")
-
     out.append(
         _UV1[len(self.topics) + 1] if len(self.topics) < 127 else _rt.uvarint(len(self.topics) + 1)
     )

@@ -299,7 +299,6 @@ def _write_ConsumerGroupRegularExpressionValue_v0(
     """Write ConsumerGroupRegularExpressionValue at version 0."""
     if not isinstance(self.topics, _SEQUENCE):
         raise _rt.wrong_value("topics", self.topics, "array")
-
     out.append(
         _UV1[len(self.topics) + 1] if len(self.topics) < 127 else _rt.uvarint(len(self.topics) + 1)
     )
@@ -322,10 +321,8 @@ def _write_ConsumerGroupRegularExpressionValue_v0(
 
     if self.version is True or self.version is False:
         raise _rt.wrong_value("version", self.version, "int64")
-
     if self.timestamp is True or self.timestamp is False:
         raise _rt.wrong_value("timestamp", self.timestamp, "int64")
-
     out.append(_S_qq_pack(self.version, self.timestamp))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -263,7 +263,6 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
 
     if not isinstance(self.partitions, _SEQUENCE):
         raise _rt.wrong_value("partitions", self.partitions, "array")
-
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -408,7 +407,6 @@ def _write_ConsumerGroupTargetAssignmentMemberValue_v0(
     """Write ConsumerGroupTargetAssignmentMemberValue at version 0."""
     if not isinstance(self.topic_partitions, _SEQUENCE):
         raise _rt.wrong_value("topic_partitions", self.topic_partitions, "array")
-
     out.append(
         _UV1[len(self.topic_partitions) + 1]
         if len(self.topic_partitions) < 127

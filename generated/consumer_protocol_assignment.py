@@ -225,7 +225,6 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
 
     if not isinstance(self.partitions, _SEQUENCE):
         raise _rt.wrong_value("partitions", self.partitions, "array")
-
     out.append(_S_i_pack(len(self.partitions)))
 
     out.append(
@@ -332,7 +331,6 @@ def _write_ConsumerProtocolAssignment_v0(
     """Write ConsumerProtocolAssignment at versions 0, 1, 2, 3."""
     if not isinstance(self.assigned_partitions, _SEQUENCE):
         raise _rt.wrong_value("assigned_partitions", self.assigned_partitions, "array")
-
     out.append(_S_i_pack(len(self.assigned_partitions)))
 
     try:

@@ -289,7 +289,6 @@ def _write_TopicPartition_v1(self: TopicPartition, out: list[bytes]) -> None:
 
     if not isinstance(self.partitions, _SEQUENCE):
         raise _rt.wrong_value("partitions", self.partitions, "array")
-
     out.append(_S_i_pack(len(self.partitions)))
 
     out.append(
@@ -429,7 +428,6 @@ def _write_ConsumerProtocolSubscription_v0(
     """Write ConsumerProtocolSubscription at version 0."""
     if not isinstance(self.topics, _SEQUENCE):
         raise _rt.wrong_value("topics", self.topics, "array")
-
     out.append(_S_i_pack(len(self.topics)))
 
     try:
@@ -624,7 +622,6 @@ def _write_ConsumerProtocolSubscription_v1(
     """Write ConsumerProtocolSubscription at version 1."""
     if not isinstance(self.topics, _SEQUENCE):
         raise _rt.wrong_value("topics", self.topics, "array")
-
     out.append(_S_i_pack(len(self.topics)))
 
     try:
@@ -648,7 +645,6 @@ def _write_ConsumerProtocolSubscription_v1(
 
     if not isinstance(self.owned_partitions, _SEQUENCE):
         raise _rt.wrong_value("owned_partitions", self.owned_partitions, "array")
-
     out.append(_S_i_pack(len(self.owned_partitions)))
 
     try:
@@ -845,7 +841,6 @@ def _write_ConsumerProtocolSubscription_v2(
     """Write ConsumerProtocolSubscription at version 2."""
     if not isinstance(self.topics, _SEQUENCE):
         raise _rt.wrong_value("topics", self.topics, "array")
-
     out.append(_S_i_pack(len(self.topics)))
 
     try:
@@ -869,7 +864,6 @@ def _write_ConsumerProtocolSubscription_v2(
 
     if not isinstance(self.owned_partitions, _SEQUENCE):
         raise _rt.wrong_value("owned_partitions", self.owned_partitions, "array")
-
     out.append(_S_i_pack(len(self.owned_partitions)))
 
     try:
@@ -883,7 +877,6 @@ def _write_ConsumerProtocolSubscription_v2(
 
     if self.generation_id is True or self.generation_id is False:
         raise _rt.wrong_value("generation_id", self.generation_id, "int32")
-
     out.append(_S_i_pack(self.generation_id))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -1107,7 +1100,6 @@ def _write_ConsumerProtocolSubscription_v3(
     """Write ConsumerProtocolSubscription at version 3."""
     if not isinstance(self.topics, _SEQUENCE):
         raise _rt.wrong_value("topics", self.topics, "array")
-
     out.append(_S_i_pack(len(self.topics)))
 
     try:
@@ -1131,7 +1123,6 @@ def _write_ConsumerProtocolSubscription_v3(
 
     if not isinstance(self.owned_partitions, _SEQUENCE):
         raise _rt.wrong_value("owned_partitions", self.owned_partitions, "array")
-
     out.append(_S_i_pack(len(self.owned_partitions)))
 
     try:
@@ -1145,7 +1136,6 @@ def _write_ConsumerProtocolSubscription_v3(
 
     if self.generation_id is True or self.generation_id is False:
         raise _rt.wrong_value("generation_id", self.generation_id, "int32")
-
     out.append(_S_i_pack(self.generation_id))
 
     if self.rack_id is None:

@@ -497,7 +497,6 @@ def _write_DelegationTokenRecord_v0(self: DelegationTokenRecord, out: list[bytes
 
     if not isinstance(self.renewers, _SEQUENCE):
         raise _rt.wrong_value("renewers", self.renewers, "array")
-
     out.append(
         _UV1[len(self.renewers) + 1]
         if len(self.renewers) < 127
@@ -522,13 +521,10 @@ def _write_DelegationTokenRecord_v0(self: DelegationTokenRecord, out: list[bytes
 
     if self.issue_timestamp is True or self.issue_timestamp is False:
         raise _rt.wrong_value("issue_timestamp", self.issue_timestamp, "int64")
-
     if self.max_timestamp is True or self.max_timestamp is False:
         raise _rt.wrong_value("max_timestamp", self.max_timestamp, "int64")
-
     if self.expiration_timestamp is True or self.expiration_timestamp is False:
         raise _rt.wrong_value("expiration_timestamp", self.expiration_timestamp, "int64")
-
     out.append(_S_qqq_pack(self.issue_timestamp, self.max_timestamp, self.expiration_timestamp))
 
     b_token_id = self.token_id.encode()

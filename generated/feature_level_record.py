@@ -214,7 +214,6 @@ def _write_FeatureLevelRecord_v0(self: FeatureLevelRecord, out: list[bytes]) -> 
 
     if self.feature_level is True or self.feature_level is False:
         raise _rt.wrong_value("feature_level", self.feature_level, "int16")
-
     out.append(_S_h_pack(self.feature_level))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -465,7 +465,6 @@ def _write_MemberMetadata_v0(self: MemberMetadata, out: list[bytes]) -> None:
 
     if self.session_timeout is True or self.session_timeout is False:
         raise _rt.wrong_value("session_timeout", self.session_timeout, "int32")
-
     out.append(_S_ii_pack(self.session_timeout, len(self.subscription)))
 
     out.append(self.subscription)
@@ -675,10 +674,8 @@ def _write_MemberMetadata_v1(self: MemberMetadata, out: list[bytes]) -> None:
 
     if self.rebalance_timeout is True or self.rebalance_timeout is False:
         raise _rt.wrong_value("rebalance_timeout", self.rebalance_timeout, "int32")
-
     if self.session_timeout is True or self.session_timeout is False:
         raise _rt.wrong_value("session_timeout", self.session_timeout, "int32")
-
     out.append(_S_iii_pack(self.rebalance_timeout, self.session_timeout, len(self.subscription)))
 
     out.append(self.subscription)
@@ -934,10 +931,8 @@ def _write_MemberMetadata_v3(self: MemberMetadata, out: list[bytes]) -> None:
 
     if self.rebalance_timeout is True or self.rebalance_timeout is False:
         raise _rt.wrong_value("rebalance_timeout", self.rebalance_timeout, "int32")
-
     if self.session_timeout is True or self.session_timeout is False:
         raise _rt.wrong_value("session_timeout", self.session_timeout, "int32")
-
     out.append(_S_iii_pack(self.rebalance_timeout, self.session_timeout, len(self.subscription)))
 
     out.append(self.subscription)
@@ -1327,10 +1322,8 @@ def _write_MemberMetadata_v4(self: MemberMetadata, out: list[bytes]) -> None:
 
     if self.rebalance_timeout is True or self.rebalance_timeout is False:
         raise _rt.wrong_value("rebalance_timeout", self.rebalance_timeout, "int32")
-
     if self.session_timeout is True or self.session_timeout is False:
         raise _rt.wrong_value("session_timeout", self.session_timeout, "int32")
-
     out.append(_S_ii_pack(self.rebalance_timeout, self.session_timeout))
 
     out.append(
@@ -1701,7 +1694,6 @@ def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if self.generation is True or self.generation is False:
         raise _rt.wrong_value("generation", self.generation, "int32")
-
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -1726,7 +1718,6 @@ def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if not isinstance(self.members, _SEQUENCE):
         raise _rt.wrong_value("members", self.members, "array")
-
     out.append(_S_i_pack(len(self.members)))
 
     try:
@@ -2094,7 +2085,6 @@ def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if self.generation is True or self.generation is False:
         raise _rt.wrong_value("generation", self.generation, "int32")
-
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -2119,7 +2109,6 @@ def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if not isinstance(self.members, _SEQUENCE):
         raise _rt.wrong_value("members", self.members, "array")
-
     out.append(_S_i_pack(len(self.members)))
 
     try:
@@ -2495,7 +2484,6 @@ def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if self.generation is True or self.generation is False:
         raise _rt.wrong_value("generation", self.generation, "int32")
-
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -2520,10 +2508,8 @@ def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if self.current_state_timestamp is True or self.current_state_timestamp is False:
         raise _rt.wrong_value("current_state_timestamp", self.current_state_timestamp, "int64")
-
     if not isinstance(self.members, _SEQUENCE):
         raise _rt.wrong_value("members", self.members, "array")
-
     out.append(_S_qi_pack(self.current_state_timestamp, len(self.members)))
 
     try:
@@ -2935,7 +2921,6 @@ def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if self.generation is True or self.generation is False:
         raise _rt.wrong_value("generation", self.generation, "int32")
-
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -2960,10 +2945,8 @@ def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if self.current_state_timestamp is True or self.current_state_timestamp is False:
         raise _rt.wrong_value("current_state_timestamp", self.current_state_timestamp, "int64")
-
     if not isinstance(self.members, _SEQUENCE):
         raise _rt.wrong_value("members", self.members, "array")
-
     out.append(_S_qi_pack(self.current_state_timestamp, len(self.members)))
 
     try:
@@ -3614,7 +3597,6 @@ def _write_GroupMetadataValue_v4(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if self.generation is True or self.generation is False:
         raise _rt.wrong_value("generation", self.generation, "int32")
-
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -3643,12 +3625,10 @@ def _write_GroupMetadataValue_v4(self: GroupMetadataValue, out: list[bytes]) -> 
 
     if self.current_state_timestamp is True or self.current_state_timestamp is False:
         raise _rt.wrong_value("current_state_timestamp", self.current_state_timestamp, "int64")
-
     out.append(_S_q_pack(self.current_state_timestamp))
 
     if not isinstance(self.members, _SEQUENCE):
         raise _rt.wrong_value("members", self.members, "array")
-
     out.append(
         _UV1[len(self.members) + 1]
         if len(self.members) < 127

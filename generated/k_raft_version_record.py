@@ -166,10 +166,8 @@ def _write_KRaftVersionRecord_v0(self: KRaftVersionRecord, out: list[bytes]) -> 
     """Write KRaftVersionRecord at version 0."""
     if self.version is True or self.version is False:
         raise _rt.wrong_value("version", self.version, "int16")
-
     if self.k_raft_version is True or self.k_raft_version is False:
         raise _rt.wrong_value("k_raft_version", self.k_raft_version, "int16")
-
     out.append(_S_hh_pack(self.version, self.k_raft_version))
 
     if self.unknown_tags is not _NO_TAGS:

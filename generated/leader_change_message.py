@@ -255,7 +255,6 @@ def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
         raise _rt.unsupported_field("voter_directory_id")
     if self.voter_id is True or self.voter_id is False:
         raise _rt.wrong_value("voter_id", self.voter_id, "int32")
-
     out.append(_S_i_pack(self.voter_id))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -350,7 +349,6 @@ def _write_Voter_v1(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 1."""
     if self.voter_id is True or self.voter_id is False:
         raise _rt.wrong_value("voter_id", self.voter_id, "int32")
-
     out.append(_S_iu_pack(self.voter_id, self.voter_directory_id.bytes))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -709,15 +707,12 @@ def _write_LeaderChangeMessage_v0(self: LeaderChangeMessage, out: list[bytes]) -
     """Write LeaderChangeMessage at version 0."""
     if self.version is True or self.version is False:
         raise _rt.wrong_value("version", self.version, "int16")
-
     if self.leader_id is True or self.leader_id is False:
         raise _rt.wrong_value("leader_id", self.leader_id, "int32")
-
     out.append(_S_hi_pack(self.version, self.leader_id))
 
     if not isinstance(self.voters, _SEQUENCE):
         raise _rt.wrong_value("voters", self.voters, "array")
-
     out.append(
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
     )
@@ -731,7 +726,6 @@ def _write_LeaderChangeMessage_v0(self: LeaderChangeMessage, out: list[bytes]) -
 
     if not isinstance(self.granting_voters, _SEQUENCE):
         raise _rt.wrong_value("granting_voters", self.granting_voters, "array")
-
     out.append(
         _UV1[len(self.granting_voters) + 1]
         if len(self.granting_voters) < 127
@@ -1115,15 +1109,12 @@ def _write_LeaderChangeMessage_v1(self: LeaderChangeMessage, out: list[bytes]) -
     """Write LeaderChangeMessage at version 1."""
     if self.version is True or self.version is False:
         raise _rt.wrong_value("version", self.version, "int16")
-
     if self.leader_id is True or self.leader_id is False:
         raise _rt.wrong_value("leader_id", self.leader_id, "int32")
-
     out.append(_S_hi_pack(self.version, self.leader_id))
 
     if not isinstance(self.voters, _SEQUENCE):
         raise _rt.wrong_value("voters", self.voters, "array")
-
     out.append(
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
     )
@@ -1137,7 +1128,6 @@ def _write_LeaderChangeMessage_v1(self: LeaderChangeMessage, out: list[bytes]) -
 
     if not isinstance(self.granting_voters, _SEQUENCE):
         raise _rt.wrong_value("granting_voters", self.granting_voters, "array")
-
     out.append(
         _UV1[len(self.granting_voters) + 1]
         if len(self.granting_voters) < 127

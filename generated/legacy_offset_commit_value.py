@@ -175,7 +175,6 @@ def _write_LegacyOffsetCommitValue_v0(self: LegacyOffsetCommitValue, out: list[b
     """Write LegacyOffsetCommitValue at version 0."""
     if self.offset is True or self.offset is False:
         raise _rt.wrong_value("offset", self.offset, "int64")
-
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
@@ -185,7 +184,6 @@ def _write_LegacyOffsetCommitValue_v0(self: LegacyOffsetCommitValue, out: list[b
 
     if self.commit_timestamp is True or self.commit_timestamp is False:
         raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
-
     out.append(_S_q_pack(self.commit_timestamp))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -205,7 +205,6 @@ def _write_OffsetCommitKey_v0(self: OffsetCommitKey, out: list[bytes]) -> None:
 
     if self.partition is True or self.partition is False:
         raise _rt.wrong_value("partition", self.partition, "int32")
-
     out.append(_S_i_pack(self.partition))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -224,7 +224,6 @@ def _write_OffsetCommitValue_v0(self: OffsetCommitValue, out: list[bytes]) -> No
     """Write OffsetCommitValue at versions 0, 2."""
     if self.offset is True or self.offset is False:
         raise _rt.wrong_value("offset", self.offset, "int64")
-
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
@@ -234,7 +233,6 @@ def _write_OffsetCommitValue_v0(self: OffsetCommitValue, out: list[bytes]) -> No
 
     if self.commit_timestamp is True or self.commit_timestamp is False:
         raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
-
     out.append(_S_q_pack(self.commit_timestamp))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -313,7 +311,6 @@ def _write_OffsetCommitValue_v1(self: OffsetCommitValue, out: list[bytes]) -> No
     """Write OffsetCommitValue at version 1."""
     if self.offset is True or self.offset is False:
         raise _rt.wrong_value("offset", self.offset, "int64")
-
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
@@ -323,10 +320,8 @@ def _write_OffsetCommitValue_v1(self: OffsetCommitValue, out: list[bytes]) -> No
 
     if self.commit_timestamp is True or self.commit_timestamp is False:
         raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
-
     if self.expire_timestamp is True or self.expire_timestamp is False:
         raise _rt.wrong_value("expire_timestamp", self.expire_timestamp, "int64")
-
     out.append(_S_qq_pack(self.commit_timestamp, self.expire_timestamp))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -401,10 +396,8 @@ def _write_OffsetCommitValue_v3(self: OffsetCommitValue, out: list[bytes]) -> No
     """Write OffsetCommitValue at version 3."""
     if self.offset is True or self.offset is False:
         raise _rt.wrong_value("offset", self.offset, "int64")
-
     if self.leader_epoch is True or self.leader_epoch is False:
         raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
-
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
@@ -414,7 +407,6 @@ def _write_OffsetCommitValue_v3(self: OffsetCommitValue, out: list[bytes]) -> No
 
     if self.commit_timestamp is True or self.commit_timestamp is False:
         raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
-
     out.append(_S_q_pack(self.commit_timestamp))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -605,10 +597,8 @@ def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> No
     """Write OffsetCommitValue at version 4."""
     if self.offset is True or self.offset is False:
         raise _rt.wrong_value("offset", self.offset, "int64")
-
     if self.leader_epoch is True or self.leader_epoch is False:
         raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
-
     out.append(_S_qi_pack(self.offset, self.leader_epoch))
 
     b_metadata = self.metadata.encode()
@@ -622,7 +612,6 @@ def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> No
 
     if self.commit_timestamp is True or self.commit_timestamp is False:
         raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
-
     out.append(_S_q_pack(self.commit_timestamp))
 
     tagged: list[tuple[int, bytes]] = []

@@ -705,7 +705,6 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         raise _rt.unsupported_field("last_known_elr")
     if self.partition_id is True or self.partition_id is False:
         raise _rt.wrong_value("partition_id", self.partition_id, "int32")
-
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
@@ -716,9 +715,6 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         if self.isr is None:
             p_isr.append(b"\x00")
         else:
-            if not isinstance(self.isr, _SEQUENCE):
-                raise _rt.wrong_value("isr", self.isr, "array")
-
             p_isr.append(
                 _UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1)
             )
@@ -732,12 +728,8 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         tagged.append((0, b"".join(p_isr)))
     if self.leader is True or self.leader is False:
         raise _rt.wrong_value("leader", self.leader, "int32")
-
     if self.leader != -2:
         p_leader: list[bytes] = []
-        if self.leader is True or self.leader is False:
-            raise _rt.wrong_value("leader", self.leader, "int32")
-
         p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
@@ -748,9 +740,6 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         if self.replicas is None:
             p_replicas.append(b"\x00")
         else:
-            if not isinstance(self.replicas, _SEQUENCE):
-                raise _rt.wrong_value("replicas", self.replicas, "array")
-
             p_replicas.append(
                 _UV1[len(self.replicas) + 1]
                 if len(self.replicas) < 127
@@ -771,9 +760,6 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         if self.removing_replicas is None:
             p_removing_replicas.append(b"\x00")
         else:
-            if not isinstance(self.removing_replicas, _SEQUENCE):
-                raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
-
             p_removing_replicas.append(
                 _UV1[len(self.removing_replicas) + 1]
                 if len(self.removing_replicas) < 127
@@ -794,9 +780,6 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         if self.adding_replicas is None:
             p_adding_replicas.append(b"\x00")
         else:
-            if not isinstance(self.adding_replicas, _SEQUENCE):
-                raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
-
             p_adding_replicas.append(
                 _UV1[len(self.adding_replicas) + 1]
                 if len(self.adding_replicas) < 127
@@ -812,12 +795,8 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         tagged.append((4, b"".join(p_adding_replicas)))
     if self.leader_recovery_state is True or self.leader_recovery_state is False:
         raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
     if self.leader_recovery_state != -1:
         p_leader_recovery_state: list[bytes] = []
-        if self.leader_recovery_state is True or self.leader_recovery_state is False:
-            raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
@@ -1325,7 +1304,6 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         raise _rt.unsupported_field("last_known_elr")
     if self.partition_id is True or self.partition_id is False:
         raise _rt.wrong_value("partition_id", self.partition_id, "int32")
-
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
@@ -1336,9 +1314,6 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         if self.isr is None:
             p_isr.append(b"\x00")
         else:
-            if not isinstance(self.isr, _SEQUENCE):
-                raise _rt.wrong_value("isr", self.isr, "array")
-
             p_isr.append(
                 _UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1)
             )
@@ -1352,12 +1327,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         tagged.append((0, b"".join(p_isr)))
     if self.leader is True or self.leader is False:
         raise _rt.wrong_value("leader", self.leader, "int32")
-
     if self.leader != -2:
         p_leader: list[bytes] = []
-        if self.leader is True or self.leader is False:
-            raise _rt.wrong_value("leader", self.leader, "int32")
-
         p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
@@ -1368,9 +1339,6 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         if self.replicas is None:
             p_replicas.append(b"\x00")
         else:
-            if not isinstance(self.replicas, _SEQUENCE):
-                raise _rt.wrong_value("replicas", self.replicas, "array")
-
             p_replicas.append(
                 _UV1[len(self.replicas) + 1]
                 if len(self.replicas) < 127
@@ -1391,9 +1359,6 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         if self.removing_replicas is None:
             p_removing_replicas.append(b"\x00")
         else:
-            if not isinstance(self.removing_replicas, _SEQUENCE):
-                raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
-
             p_removing_replicas.append(
                 _UV1[len(self.removing_replicas) + 1]
                 if len(self.removing_replicas) < 127
@@ -1414,9 +1379,6 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         if self.adding_replicas is None:
             p_adding_replicas.append(b"\x00")
         else:
-            if not isinstance(self.adding_replicas, _SEQUENCE):
-                raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
-
             p_adding_replicas.append(
                 _UV1[len(self.adding_replicas) + 1]
                 if len(self.adding_replicas) < 127
@@ -1432,12 +1394,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         tagged.append((4, b"".join(p_adding_replicas)))
     if self.leader_recovery_state is True or self.leader_recovery_state is False:
         raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
     if self.leader_recovery_state != -1:
         p_leader_recovery_state: list[bytes] = []
-        if self.leader_recovery_state is True or self.leader_recovery_state is False:
-            raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
@@ -1448,9 +1406,6 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         if self.directories is None:
             p_directories.append(b"\x00")
         else:
-            if not isinstance(self.directories, _SEQUENCE):
-                raise _rt.wrong_value("directories", self.directories, "array")
-
             p_directories.append(
                 _UV1[len(self.directories) + 1]
                 if len(self.directories) < 127
@@ -2087,7 +2042,6 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
     """Write PartitionChangeRecord at version 2."""
     if self.partition_id is True or self.partition_id is False:
         raise _rt.wrong_value("partition_id", self.partition_id, "int32")
-
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
@@ -2098,9 +2052,6 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         if self.isr is None:
             p_isr.append(b"\x00")
         else:
-            if not isinstance(self.isr, _SEQUENCE):
-                raise _rt.wrong_value("isr", self.isr, "array")
-
             p_isr.append(
                 _UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1)
             )
@@ -2114,12 +2065,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         tagged.append((0, b"".join(p_isr)))
     if self.leader is True or self.leader is False:
         raise _rt.wrong_value("leader", self.leader, "int32")
-
     if self.leader != -2:
         p_leader: list[bytes] = []
-        if self.leader is True or self.leader is False:
-            raise _rt.wrong_value("leader", self.leader, "int32")
-
         p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
@@ -2130,9 +2077,6 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         if self.replicas is None:
             p_replicas.append(b"\x00")
         else:
-            if not isinstance(self.replicas, _SEQUENCE):
-                raise _rt.wrong_value("replicas", self.replicas, "array")
-
             p_replicas.append(
                 _UV1[len(self.replicas) + 1]
                 if len(self.replicas) < 127
@@ -2153,9 +2097,6 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         if self.removing_replicas is None:
             p_removing_replicas.append(b"\x00")
         else:
-            if not isinstance(self.removing_replicas, _SEQUENCE):
-                raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
-
             p_removing_replicas.append(
                 _UV1[len(self.removing_replicas) + 1]
                 if len(self.removing_replicas) < 127
@@ -2176,9 +2117,6 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         if self.adding_replicas is None:
             p_adding_replicas.append(b"\x00")
         else:
-            if not isinstance(self.adding_replicas, _SEQUENCE):
-                raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
-
             p_adding_replicas.append(
                 _UV1[len(self.adding_replicas) + 1]
                 if len(self.adding_replicas) < 127
@@ -2194,12 +2132,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         tagged.append((4, b"".join(p_adding_replicas)))
     if self.leader_recovery_state is True or self.leader_recovery_state is False:
         raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
     if self.leader_recovery_state != -1:
         p_leader_recovery_state: list[bytes] = []
-        if self.leader_recovery_state is True or self.leader_recovery_state is False:
-            raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
@@ -2212,11 +2146,6 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         if self.eligible_leader_replicas is None:
             p_eligible_leader_replicas.append(b"\x00")
         else:
-            if not isinstance(self.eligible_leader_replicas, _SEQUENCE):
-                raise _rt.wrong_value(
-                    "eligible_leader_replicas", self.eligible_leader_replicas, "array"
-                )
-
             p_eligible_leader_replicas.append(
                 _UV1[len(self.eligible_leader_replicas) + 1]
                 if len(self.eligible_leader_replicas) < 127
@@ -2239,9 +2168,6 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         if self.last_known_elr is None:
             p_last_known_elr.append(b"\x00")
         else:
-            if not isinstance(self.last_known_elr, _SEQUENCE):
-                raise _rt.wrong_value("last_known_elr", self.last_known_elr, "array")
-
             p_last_known_elr.append(
                 _UV1[len(self.last_known_elr) + 1]
                 if len(self.last_known_elr) < 127
@@ -2262,9 +2188,6 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
         if self.directories is None:
             p_directories.append(b"\x00")
         else:
-            if not isinstance(self.directories, _SEQUENCE):
-                raise _rt.wrong_value("directories", self.directories, "array")
-
             p_directories.append(
                 _UV1[len(self.directories) + 1]
                 if len(self.directories) < 127

@@ -616,12 +616,10 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         raise _rt.unsupported_field("last_known_elr")
     if self.partition_id is True or self.partition_id is False:
         raise _rt.wrong_value("partition_id", self.partition_id, "int32")
-
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     if not isinstance(self.replicas, _SEQUENCE):
         raise _rt.wrong_value("replicas", self.replicas, "array")
-
     out.append(
         _UV1[len(self.replicas) + 1]
         if len(self.replicas) < 127
@@ -636,7 +634,6 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
 
     if not isinstance(self.isr, _SEQUENCE):
         raise _rt.wrong_value("isr", self.isr, "array")
-
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
 
     out.append(
@@ -647,7 +644,6 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
 
     if not isinstance(self.removing_replicas, _SEQUENCE):
         raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
-
     out.append(
         _UV1[len(self.removing_replicas) + 1]
         if len(self.removing_replicas) < 127
@@ -662,7 +658,6 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
 
     if not isinstance(self.adding_replicas, _SEQUENCE):
         raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
-
     out.append(
         _UV1[len(self.adding_replicas) + 1]
         if len(self.adding_replicas) < 127
@@ -677,24 +672,17 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
 
     if self.leader is True or self.leader is False:
         raise _rt.wrong_value("leader", self.leader, "int32")
-
     if self.leader_epoch is True or self.leader_epoch is False:
         raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
-
     if self.partition_epoch is True or self.partition_epoch is False:
         raise _rt.wrong_value("partition_epoch", self.partition_epoch, "int32")
-
     out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.leader_recovery_state is True or self.leader_recovery_state is False:
         raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
     if self.leader_recovery_state != 0:
         p_leader_recovery_state: list[bytes] = []
-        if self.leader_recovery_state is True or self.leader_recovery_state is False:
-            raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
@@ -1080,12 +1068,10 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         raise _rt.unsupported_field("last_known_elr")
     if self.partition_id is True or self.partition_id is False:
         raise _rt.wrong_value("partition_id", self.partition_id, "int32")
-
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     if not isinstance(self.replicas, _SEQUENCE):
         raise _rt.wrong_value("replicas", self.replicas, "array")
-
     out.append(
         _UV1[len(self.replicas) + 1]
         if len(self.replicas) < 127
@@ -1100,7 +1086,6 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
 
     if not isinstance(self.isr, _SEQUENCE):
         raise _rt.wrong_value("isr", self.isr, "array")
-
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
 
     out.append(
@@ -1111,7 +1096,6 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
 
     if not isinstance(self.removing_replicas, _SEQUENCE):
         raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
-
     out.append(
         _UV1[len(self.removing_replicas) + 1]
         if len(self.removing_replicas) < 127
@@ -1126,7 +1110,6 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
 
     if not isinstance(self.adding_replicas, _SEQUENCE):
         raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
-
     out.append(
         _UV1[len(self.adding_replicas) + 1]
         if len(self.adding_replicas) < 127
@@ -1141,18 +1124,14 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
 
     if self.leader is True or self.leader is False:
         raise _rt.wrong_value("leader", self.leader, "int32")
-
     if self.leader_epoch is True or self.leader_epoch is False:
         raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
-
     if self.partition_epoch is True or self.partition_epoch is False:
         raise _rt.wrong_value("partition_epoch", self.partition_epoch, "int32")
-
     out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
 
     if not isinstance(self.directories, _SEQUENCE):
         raise _rt.wrong_value("directories", self.directories, "array")
-
     out.append(
         _UV1[len(self.directories) + 1]
         if len(self.directories) < 127
@@ -1169,12 +1148,8 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
     tagged: list[tuple[int, bytes]] = []
     if self.leader_recovery_state is True or self.leader_recovery_state is False:
         raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
     if self.leader_recovery_state != 0:
         p_leader_recovery_state: list[bytes] = []
-        if self.leader_recovery_state is True or self.leader_recovery_state is False:
-            raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
@@ -1676,12 +1651,10 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
     """Write PartitionRecord at version 2."""
     if self.partition_id is True or self.partition_id is False:
         raise _rt.wrong_value("partition_id", self.partition_id, "int32")
-
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     if not isinstance(self.replicas, _SEQUENCE):
         raise _rt.wrong_value("replicas", self.replicas, "array")
-
     out.append(
         _UV1[len(self.replicas) + 1]
         if len(self.replicas) < 127
@@ -1696,7 +1669,6 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
 
     if not isinstance(self.isr, _SEQUENCE):
         raise _rt.wrong_value("isr", self.isr, "array")
-
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
 
     out.append(
@@ -1707,7 +1679,6 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
 
     if not isinstance(self.removing_replicas, _SEQUENCE):
         raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
-
     out.append(
         _UV1[len(self.removing_replicas) + 1]
         if len(self.removing_replicas) < 127
@@ -1722,7 +1693,6 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
 
     if not isinstance(self.adding_replicas, _SEQUENCE):
         raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
-
     out.append(
         _UV1[len(self.adding_replicas) + 1]
         if len(self.adding_replicas) < 127
@@ -1737,18 +1707,14 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
 
     if self.leader is True or self.leader is False:
         raise _rt.wrong_value("leader", self.leader, "int32")
-
     if self.leader_epoch is True or self.leader_epoch is False:
         raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
-
     if self.partition_epoch is True or self.partition_epoch is False:
         raise _rt.wrong_value("partition_epoch", self.partition_epoch, "int32")
-
     out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
 
     if not isinstance(self.directories, _SEQUENCE):
         raise _rt.wrong_value("directories", self.directories, "array")
-
     out.append(
         _UV1[len(self.directories) + 1]
         if len(self.directories) < 127
@@ -1765,12 +1731,8 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
     tagged: list[tuple[int, bytes]] = []
     if self.leader_recovery_state is True or self.leader_recovery_state is False:
         raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
     if self.leader_recovery_state != 0:
         p_leader_recovery_state: list[bytes] = []
-        if self.leader_recovery_state is True or self.leader_recovery_state is False:
-            raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
-
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
@@ -1783,11 +1745,6 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         if self.eligible_leader_replicas is None:
             p_eligible_leader_replicas.append(b"\x00")
         else:
-            if not isinstance(self.eligible_leader_replicas, _SEQUENCE):
-                raise _rt.wrong_value(
-                    "eligible_leader_replicas", self.eligible_leader_replicas, "array"
-                )
-
             p_eligible_leader_replicas.append(
                 _UV1[len(self.eligible_leader_replicas) + 1]
                 if len(self.eligible_leader_replicas) < 127
@@ -1810,9 +1767,6 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         if self.last_known_elr is None:
             p_last_known_elr.append(b"\x00")
         else:
-            if not isinstance(self.last_known_elr, _SEQUENCE):
-                raise _rt.wrong_value("last_known_elr", self.last_known_elr, "array")
-
             p_last_known_elr.append(
                 _UV1[len(self.last_known_elr) + 1]
                 if len(self.last_known_elr) < 127

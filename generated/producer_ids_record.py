@@ -191,13 +191,10 @@ def _write_ProducerIdsRecord_v0(self: ProducerIdsRecord, out: list[bytes]) -> No
     """Write ProducerIdsRecord at version 0."""
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     if self.next_producer_id is True or self.next_producer_id is False:
         raise _rt.wrong_value("next_producer_id", self.next_producer_id, "int64")
-
     out.append(_S_iqq_pack(self.broker_id, self.broker_epoch, self.next_producer_id))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -507,10 +507,8 @@ def _write_BrokerFeature_v0(self: BrokerFeature, out: list[bytes]) -> None:
 
     if self.min_supported_version is True or self.min_supported_version is False:
         raise _rt.wrong_value("min_supported_version", self.min_supported_version, "int16")
-
     if self.max_supported_version is True or self.max_supported_version is False:
         raise _rt.wrong_value("max_supported_version", self.max_supported_version, "int16")
-
     out.append(_S_hh_pack(self.min_supported_version, self.max_supported_version))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -705,10 +703,8 @@ def _write_BrokerEndpoint_v0(self: BrokerEndpoint, out: list[bytes]) -> None:
 
     if self.port is True or self.port is False:
         raise _rt.wrong_value("port", self.port, "uint16")
-
     if self.security_protocol is True or self.security_protocol is False:
         raise _rt.wrong_value("security_protocol", self.security_protocol, "int16")
-
     out.append(_S_Hh_pack(self.port, self.security_protocol))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -1303,15 +1299,12 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
         raise _rt.unsupported_field("cordoned_log_dirs")
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(_S_iuq_pack(self.broker_id, self.incarnation_id.bytes, self.broker_epoch))
 
     if not isinstance(self.end_points, _SEQUENCE):
         raise _rt.wrong_value("end_points", self.end_points, "array")
-
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
@@ -1327,7 +1320,6 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
 
     if not isinstance(self.features, _SEQUENCE):
         raise _rt.wrong_value("features", self.features, "array")
-
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
@@ -1353,7 +1345,6 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
 
     if self.fenced is not True and self.fenced is not False:
         raise _rt.wrong_value("fenced", self.fenced, "bool")
-
     out.append(_S_z_pack(self.fenced))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -1946,15 +1937,12 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
         raise _rt.unsupported_field("cordoned_log_dirs")
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(_S_iuq_pack(self.broker_id, self.incarnation_id.bytes, self.broker_epoch))
 
     if not isinstance(self.end_points, _SEQUENCE):
         raise _rt.wrong_value("end_points", self.end_points, "array")
-
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
@@ -1970,7 +1958,6 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
 
     if not isinstance(self.features, _SEQUENCE):
         raise _rt.wrong_value("features", self.features, "array")
-
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
@@ -1996,10 +1983,8 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
 
     if self.fenced is not True and self.fenced is not False:
         raise _rt.wrong_value("fenced", self.fenced, "bool")
-
     if self.in_controlled_shutdown is not True and self.in_controlled_shutdown is not False:
         raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "bool")
-
     out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -2608,13 +2593,10 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
         raise _rt.unsupported_field("cordoned_log_dirs")
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.is_migrating_zk_broker is not True and self.is_migrating_zk_broker is not False:
         raise _rt.wrong_value("is_migrating_zk_broker", self.is_migrating_zk_broker, "bool")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(
         _S_izuq_pack(
             self.broker_id,
@@ -2626,7 +2608,6 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
 
     if not isinstance(self.end_points, _SEQUENCE):
         raise _rt.wrong_value("end_points", self.end_points, "array")
-
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
@@ -2642,7 +2623,6 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
 
     if not isinstance(self.features, _SEQUENCE):
         raise _rt.wrong_value("features", self.features, "array")
-
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
@@ -2668,10 +2648,8 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
 
     if self.fenced is not True and self.fenced is not False:
         raise _rt.wrong_value("fenced", self.fenced, "bool")
-
     if self.in_controlled_shutdown is not True and self.in_controlled_shutdown is not False:
         raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "bool")
-
     out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -3354,13 +3332,10 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
         raise _rt.unsupported_field("cordoned_log_dirs")
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.is_migrating_zk_broker is not True and self.is_migrating_zk_broker is not False:
         raise _rt.wrong_value("is_migrating_zk_broker", self.is_migrating_zk_broker, "bool")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(
         _S_izuq_pack(
             self.broker_id,
@@ -3372,7 +3347,6 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
 
     if not isinstance(self.end_points, _SEQUENCE):
         raise _rt.wrong_value("end_points", self.end_points, "array")
-
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
@@ -3388,7 +3362,6 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
 
     if not isinstance(self.features, _SEQUENCE):
         raise _rt.wrong_value("features", self.features, "array")
-
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
@@ -3414,21 +3387,15 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
 
     if self.fenced is not True and self.fenced is not False:
         raise _rt.wrong_value("fenced", self.fenced, "bool")
-
     if self.in_controlled_shutdown is not True and self.in_controlled_shutdown is not False:
         raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "bool")
-
     out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     tagged: list[tuple[int, bytes]] = []
     if not isinstance(self.log_dirs, _SEQUENCE):
         raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
-
     if self.log_dirs is None or len(self.log_dirs) != 0:
         p_log_dirs: list[bytes] = []
-        if not isinstance(self.log_dirs, _SEQUENCE):
-            raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
-
         p_log_dirs.append(
             _UV1[len(self.log_dirs) + 1]
             if len(self.log_dirs) < 127
@@ -4197,13 +4164,10 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
     """Write RegisterBrokerRecord at version 4."""
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.is_migrating_zk_broker is not True and self.is_migrating_zk_broker is not False:
         raise _rt.wrong_value("is_migrating_zk_broker", self.is_migrating_zk_broker, "bool")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(
         _S_izuq_pack(
             self.broker_id,
@@ -4215,7 +4179,6 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
 
     if not isinstance(self.end_points, _SEQUENCE):
         raise _rt.wrong_value("end_points", self.end_points, "array")
-
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
@@ -4231,7 +4194,6 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
 
     if not isinstance(self.features, _SEQUENCE):
         raise _rt.wrong_value("features", self.features, "array")
-
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
@@ -4257,21 +4219,15 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
 
     if self.fenced is not True and self.fenced is not False:
         raise _rt.wrong_value("fenced", self.fenced, "bool")
-
     if self.in_controlled_shutdown is not True and self.in_controlled_shutdown is not False:
         raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "bool")
-
     out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     tagged: list[tuple[int, bytes]] = []
     if not isinstance(self.log_dirs, _SEQUENCE):
         raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
-
     if self.log_dirs is None or len(self.log_dirs) != 0:
         p_log_dirs: list[bytes] = []
-        if not isinstance(self.log_dirs, _SEQUENCE):
-            raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
-
         p_log_dirs.append(
             _UV1[len(self.log_dirs) + 1]
             if len(self.log_dirs) < 127
@@ -4293,9 +4249,6 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
         if self.cordoned_log_dirs is None:
             p_cordoned_log_dirs.append(b"\x00")
         else:
-            if not isinstance(self.cordoned_log_dirs, _SEQUENCE):
-                raise _rt.wrong_value("cordoned_log_dirs", self.cordoned_log_dirs, "array")
-
             p_cordoned_log_dirs.append(
                 _UV1[len(self.cordoned_log_dirs) + 1]
                 if len(self.cordoned_log_dirs) < 127

@@ -401,10 +401,8 @@ def _write_ControllerFeature_v0(self: ControllerFeature, out: list[bytes]) -> No
 
     if self.min_supported_version is True or self.min_supported_version is False:
         raise _rt.wrong_value("min_supported_version", self.min_supported_version, "int16")
-
     if self.max_supported_version is True or self.max_supported_version is False:
         raise _rt.wrong_value("max_supported_version", self.max_supported_version, "int16")
-
     out.append(_S_hh_pack(self.min_supported_version, self.max_supported_version))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -599,10 +597,8 @@ def _write_ControllerEndpoint_v0(self: ControllerEndpoint, out: list[bytes]) -> 
 
     if self.port is True or self.port is False:
         raise _rt.wrong_value("port", self.port, "uint16")
-
     if self.security_protocol is True or self.security_protocol is False:
         raise _rt.wrong_value("security_protocol", self.security_protocol, "int16")
-
     out.append(_S_Hh_pack(self.port, self.security_protocol))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -1107,15 +1103,12 @@ def _write_RegisterControllerRecord_v0(self: RegisterControllerRecord, out: list
     """Write RegisterControllerRecord at version 0."""
     if self.controller_id is True or self.controller_id is False:
         raise _rt.wrong_value("controller_id", self.controller_id, "int32")
-
     if self.zk_migration_ready is not True and self.zk_migration_ready is not False:
         raise _rt.wrong_value("zk_migration_ready", self.zk_migration_ready, "bool")
-
     out.append(_S_iuz_pack(self.controller_id, self.incarnation_id.bytes, self.zk_migration_ready))
 
     if not isinstance(self.end_points, _SEQUENCE):
         raise _rt.wrong_value("end_points", self.end_points, "array")
-
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
@@ -1131,7 +1124,6 @@ def _write_RegisterControllerRecord_v0(self: RegisterControllerRecord, out: list
 
     if not isinstance(self.features, _SEQUENCE):
         raise _rt.wrong_value("features", self.features, "array")
-
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127

@@ -220,7 +220,6 @@ def _write_RemoveUserScramCredentialRecord_v0(
 
     if self.mechanism is True or self.mechanism is False:
         raise _rt.wrong_value("mechanism", self.mechanism, "int8")
-
     out.append(_S_b_pack(self.mechanism))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -316,7 +316,6 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
 
     if not isinstance(self.partitions, _SEQUENCE):
         raise _rt.wrong_value("partitions", self.partitions, "array")
-
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -483,18 +482,14 @@ def _write_ShareGroupCurrentMemberAssignmentValue_v0(
     """Write ShareGroupCurrentMemberAssignmentValue at version 0."""
     if self.member_epoch is True or self.member_epoch is False:
         raise _rt.wrong_value("member_epoch", self.member_epoch, "int32")
-
     if self.previous_member_epoch is True or self.previous_member_epoch is False:
         raise _rt.wrong_value("previous_member_epoch", self.previous_member_epoch, "int32")
-
     if self.state is True or self.state is False:
         raise _rt.wrong_value("state", self.state, "int8")
-
     out.append(_S_iib_pack(self.member_epoch, self.previous_member_epoch, self.state))
 
     if not isinstance(self.assigned_partitions, _SEQUENCE):
         raise _rt.wrong_value("assigned_partitions", self.assigned_partitions, "array")
-
     out.append(
         _UV1[len(self.assigned_partitions) + 1]
         if len(self.assigned_partitions) < 127

@@ -449,7 +449,6 @@ def _write_ShareGroupMemberMetadataValue_v0(
 
     if not isinstance(self.subscribed_topic_names, _SEQUENCE):
         raise _rt.wrong_value("subscribed_topic_names", self.subscribed_topic_names, "array")
-
     out.append(
         _UV1[len(self.subscribed_topic_names) + 1]
         if len(self.subscribed_topic_names) < 127

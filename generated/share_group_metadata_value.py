@@ -172,10 +172,8 @@ def _write_ShareGroupMetadataValue_v0(self: ShareGroupMetadataValue, out: list[b
     """Write ShareGroupMetadataValue at version 0."""
     if self.epoch is True or self.epoch is False:
         raise _rt.wrong_value("epoch", self.epoch, "int32")
-
     if self.metadata_hash is True or self.metadata_hash is False:
         raise _rt.wrong_value("metadata_hash", self.metadata_hash, "int64")
-
     out.append(_S_iq_pack(self.epoch, self.metadata_hash))
 
     if self.unknown_tags is not _NO_TAGS:

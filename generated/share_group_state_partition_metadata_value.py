@@ -562,7 +562,6 @@ def _write_TopicPartitionsInfo_v0(self: TopicPartitionsInfo, out: list[bytes]) -
 
     if not isinstance(self.partitions, _SEQUENCE):
         raise _rt.wrong_value("partitions", self.partitions, "array")
-
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -939,7 +938,6 @@ def _write_ShareGroupStatePartitionMetadataValue_v0(
     """Write ShareGroupStatePartitionMetadataValue at version 0."""
     if not isinstance(self.initializing_topics, _SEQUENCE):
         raise _rt.wrong_value("initializing_topics", self.initializing_topics, "array")
-
     out.append(
         _UV1[len(self.initializing_topics) + 1]
         if len(self.initializing_topics) < 127
@@ -957,7 +955,6 @@ def _write_ShareGroupStatePartitionMetadataValue_v0(
 
     if not isinstance(self.initialized_topics, _SEQUENCE):
         raise _rt.wrong_value("initialized_topics", self.initialized_topics, "array")
-
     out.append(
         _UV1[len(self.initialized_topics) + 1]
         if len(self.initialized_topics) < 127
@@ -975,7 +972,6 @@ def _write_ShareGroupStatePartitionMetadataValue_v0(
 
     if not isinstance(self.deleting_topics, _SEQUENCE):
         raise _rt.wrong_value("deleting_topics", self.deleting_topics, "array")
-
     out.append(
         _UV1[len(self.deleting_topics) + 1]
         if len(self.deleting_topics) < 127

@@ -173,7 +173,6 @@ def _write_ShareSnapshotKey_v0(self: ShareSnapshotKey, out: list[bytes]) -> None
 
     if self.partition is True or self.partition is False:
         raise _rt.wrong_value("partition", self.partition, "int32")
-
     out.append(_S_ui_pack(self.topic_id.bytes, self.partition))
 
     if self.unknown_tags is not _NO_TAGS:

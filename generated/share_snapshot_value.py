@@ -352,16 +352,12 @@ def _write_StateBatch_v0(self: StateBatch, out: list[bytes]) -> None:
     """Write StateBatch at version 0."""
     if self.first_offset is True or self.first_offset is False:
         raise _rt.wrong_value("first_offset", self.first_offset, "int64")
-
     if self.last_offset is True or self.last_offset is False:
         raise _rt.wrong_value("last_offset", self.last_offset, "int64")
-
     if self.delivery_state is True or self.delivery_state is False:
         raise _rt.wrong_value("delivery_state", self.delivery_state, "int8")
-
     if self.delivery_count is True or self.delivery_count is False:
         raise _rt.wrong_value("delivery_count", self.delivery_count, "int16")
-
     out.append(
         _S_qqbh_pack(self.first_offset, self.last_offset, self.delivery_state, self.delivery_count)
     )
@@ -706,22 +702,16 @@ def _write_ShareSnapshotValue_v0(self: ShareSnapshotValue, out: list[bytes]) -> 
     """Write ShareSnapshotValue at version 0."""
     if self.snapshot_epoch is True or self.snapshot_epoch is False:
         raise _rt.wrong_value("snapshot_epoch", self.snapshot_epoch, "int32")
-
     if self.state_epoch is True or self.state_epoch is False:
         raise _rt.wrong_value("state_epoch", self.state_epoch, "int32")
-
     if self.leader_epoch is True or self.leader_epoch is False:
         raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
-
     if self.start_offset is True or self.start_offset is False:
         raise _rt.wrong_value("start_offset", self.start_offset, "int64")
-
     if self.create_timestamp is True or self.create_timestamp is False:
         raise _rt.wrong_value("create_timestamp", self.create_timestamp, "int64")
-
     if self.write_timestamp is True or self.write_timestamp is False:
         raise _rt.wrong_value("write_timestamp", self.write_timestamp, "int64")
-
     out.append(
         _S_iiiqqq_pack(
             self.snapshot_epoch,
@@ -735,7 +725,6 @@ def _write_ShareSnapshotValue_v0(self: ShareSnapshotValue, out: list[bytes]) -> 
 
     if not isinstance(self.state_batches, _SEQUENCE):
         raise _rt.wrong_value("state_batches", self.state_batches, "array")
-
     out.append(
         _UV1[len(self.state_batches) + 1]
         if len(self.state_batches) < 127
@@ -754,12 +743,8 @@ def _write_ShareSnapshotValue_v0(self: ShareSnapshotValue, out: list[bytes]) -> 
     tagged: list[tuple[int, bytes]] = []
     if self.delivery_complete_count is True or self.delivery_complete_count is False:
         raise _rt.wrong_value("delivery_complete_count", self.delivery_complete_count, "int32")
-
     if self.delivery_complete_count != -1:
         p_delivery_complete_count: list[bytes] = []
-        if self.delivery_complete_count is True or self.delivery_complete_count is False:
-            raise _rt.wrong_value("delivery_complete_count", self.delivery_complete_count, "int32")
-
         p_delivery_complete_count.append(_S_i_pack(self.delivery_complete_count))
 
         tagged.append((0, b"".join(p_delivery_complete_count)))

@@ -146,7 +146,6 @@ def _write_SnapshotFooterRecord_v0(self: SnapshotFooterRecord, out: list[bytes])
     """Write SnapshotFooterRecord at version 0."""
     if self.version is True or self.version is False:
         raise _rt.wrong_value("version", self.version, "int16")
-
     out.append(_S_h_pack(self.version))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -174,12 +174,10 @@ def _write_SnapshotHeaderRecord_v0(self: SnapshotHeaderRecord, out: list[bytes])
     """Write SnapshotHeaderRecord at version 0."""
     if self.version is True or self.version is False:
         raise _rt.wrong_value("version", self.version, "int16")
-
     if self.last_contained_log_timestamp is True or self.last_contained_log_timestamp is False:
         raise _rt.wrong_value(
             "last_contained_log_timestamp", self.last_contained_log_timestamp, "int64"
         )
-
     out.append(_S_hq_pack(self.version, self.last_contained_log_timestamp))
 
     if self.unknown_tags is not _NO_TAGS:

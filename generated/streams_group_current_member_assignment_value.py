@@ -579,7 +579,6 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
 
     if not isinstance(self.partitions, _SEQUENCE):
         raise _rt.wrong_value("partitions", self.partitions, "array")
-
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -600,9 +599,6 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
         if self.assignment_epochs is None:
             p_assignment_epochs.append(b"\x00")
         else:
-            if not isinstance(self.assignment_epochs, _SEQUENCE):
-                raise _rt.wrong_value("assignment_epochs", self.assignment_epochs, "array")
-
             p_assignment_epochs.append(
                 _UV1[len(self.assignment_epochs) + 1]
                 if len(self.assignment_epochs) < 127
@@ -1030,18 +1026,14 @@ def _write_StreamsGroupCurrentMemberAssignmentValue_v0(
     """Write StreamsGroupCurrentMemberAssignmentValue at version 0."""
     if self.member_epoch is True or self.member_epoch is False:
         raise _rt.wrong_value("member_epoch", self.member_epoch, "int32")
-
     if self.previous_member_epoch is True or self.previous_member_epoch is False:
         raise _rt.wrong_value("previous_member_epoch", self.previous_member_epoch, "int32")
-
     if self.state is True or self.state is False:
         raise _rt.wrong_value("state", self.state, "int8")
-
     out.append(_S_iib_pack(self.member_epoch, self.previous_member_epoch, self.state))
 
     if not isinstance(self.active_tasks, _SEQUENCE):
         raise _rt.wrong_value("active_tasks", self.active_tasks, "array")
-
     out.append(
         _UV1[len(self.active_tasks) + 1]
         if len(self.active_tasks) < 127
@@ -1057,7 +1049,6 @@ def _write_StreamsGroupCurrentMemberAssignmentValue_v0(
 
     if not isinstance(self.standby_tasks, _SEQUENCE):
         raise _rt.wrong_value("standby_tasks", self.standby_tasks, "array")
-
     out.append(
         _UV1[len(self.standby_tasks) + 1]
         if len(self.standby_tasks) < 127
@@ -1075,7 +1066,6 @@ def _write_StreamsGroupCurrentMemberAssignmentValue_v0(
 
     if not isinstance(self.warmup_tasks, _SEQUENCE):
         raise _rt.wrong_value("warmup_tasks", self.warmup_tasks, "array")
-
     out.append(
         _UV1[len(self.warmup_tasks) + 1]
         if len(self.warmup_tasks) < 127
@@ -1093,7 +1083,6 @@ def _write_StreamsGroupCurrentMemberAssignmentValue_v0(
         raise _rt.wrong_value(
             "active_tasks_pending_revocation", self.active_tasks_pending_revocation, "array"
         )
-
     out.append(
         _UV1[len(self.active_tasks_pending_revocation) + 1]
         if len(self.active_tasks_pending_revocation) < 127
@@ -1114,7 +1103,6 @@ def _write_StreamsGroupCurrentMemberAssignmentValue_v0(
         raise _rt.wrong_value(
             "standby_tasks_pending_revocation", self.standby_tasks_pending_revocation, "array"
         )
-
     out.append(
         _UV1[len(self.standby_tasks_pending_revocation) + 1]
         if len(self.standby_tasks_pending_revocation) < 127
@@ -1135,7 +1123,6 @@ def _write_StreamsGroupCurrentMemberAssignmentValue_v0(
         raise _rt.wrong_value(
             "warmup_tasks_pending_revocation", self.warmup_tasks_pending_revocation, "array"
         )
-
     out.append(
         _UV1[len(self.warmup_tasks_pending_revocation) + 1]
         if len(self.warmup_tasks_pending_revocation) < 127

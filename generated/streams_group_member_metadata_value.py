@@ -570,7 +570,6 @@ def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
 
     if self.port is True or self.port is False:
         raise _rt.wrong_value("port", self.port, "uint16")
-
     out.append(_S_H_pack(self.port))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -1179,10 +1178,8 @@ def _write_StreamsGroupMemberMetadataValue_v0(
 
     if self.rebalance_timeout_ms is True or self.rebalance_timeout_ms is False:
         raise _rt.wrong_value("rebalance_timeout_ms", self.rebalance_timeout_ms, "int32")
-
     if self.topology_epoch is True or self.topology_epoch is False:
         raise _rt.wrong_value("topology_epoch", self.topology_epoch, "int32")
-
     out.append(_S_ii_pack(self.rebalance_timeout_ms, self.topology_epoch))
 
     b_process_id = self.process_id.encode()
@@ -1206,7 +1203,6 @@ def _write_StreamsGroupMemberMetadataValue_v0(
 
     if not isinstance(self.client_tags, _SEQUENCE):
         raise _rt.wrong_value("client_tags", self.client_tags, "array")
-
     out.append(
         _UV1[len(self.client_tags) + 1]
         if len(self.client_tags) < 127

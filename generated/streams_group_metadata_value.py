@@ -857,23 +857,15 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
     """Write StreamsGroupMetadataValue at version 0."""
     if self.epoch is True or self.epoch is False:
         raise _rt.wrong_value("epoch", self.epoch, "int32")
-
     if self.metadata_hash is True or self.metadata_hash is False:
         raise _rt.wrong_value("metadata_hash", self.metadata_hash, "int64")
-
     out.append(_S_iq_pack(self.epoch, self.metadata_hash))
 
     tagged: list[tuple[int, bytes]] = []
     if self.validated_topology_epoch is True or self.validated_topology_epoch is False:
         raise _rt.wrong_value("validated_topology_epoch", self.validated_topology_epoch, "int32")
-
     if self.validated_topology_epoch != -1:
         p_validated_topology_epoch: list[bytes] = []
-        if self.validated_topology_epoch is True or self.validated_topology_epoch is False:
-            raise _rt.wrong_value(
-                "validated_topology_epoch", self.validated_topology_epoch, "int32"
-            )
-
         p_validated_topology_epoch.append(_S_i_pack(self.validated_topology_epoch))
 
         tagged.append((0, b"".join(p_validated_topology_epoch)))
@@ -886,11 +878,6 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
         if self.last_assignment_configs is None:
             p_last_assignment_configs.append(b"\x00")
         else:
-            if not isinstance(self.last_assignment_configs, _SEQUENCE):
-                raise _rt.wrong_value(
-                    "last_assignment_configs", self.last_assignment_configs, "array"
-                )
-
             p_last_assignment_configs.append(
                 _UV1[len(self.last_assignment_configs) + 1]
                 if len(self.last_assignment_configs) < 127
@@ -917,17 +904,8 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
         raise _rt.wrong_value(
             "stored_description_topology_epoch", self.stored_description_topology_epoch, "int32"
         )
-
     if self.stored_description_topology_epoch != -1:
         p_stored_description_topology_epoch: list[bytes] = []
-        if (
-            self.stored_description_topology_epoch is True
-            or self.stored_description_topology_epoch is False
-        ):
-            raise _rt.wrong_value(
-                "stored_description_topology_epoch", self.stored_description_topology_epoch, "int32"
-            )
-
         p_stored_description_topology_epoch.append(
             _S_i_pack(self.stored_description_topology_epoch)
         )
@@ -940,17 +918,8 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
         raise _rt.wrong_value(
             "failed_description_topology_epoch", self.failed_description_topology_epoch, "int32"
         )
-
     if self.failed_description_topology_epoch != -1:
         p_failed_description_topology_epoch: list[bytes] = []
-        if (
-            self.failed_description_topology_epoch is True
-            or self.failed_description_topology_epoch is False
-        ):
-            raise _rt.wrong_value(
-                "failed_description_topology_epoch", self.failed_description_topology_epoch, "int32"
-            )
-
         p_failed_description_topology_epoch.append(
             _S_i_pack(self.failed_description_topology_epoch)
         )

@@ -336,7 +336,6 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
 
     if not isinstance(self.partitions, _SEQUENCE):
         raise _rt.wrong_value("partitions", self.partitions, "array")
-
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -585,7 +584,6 @@ def _write_StreamsGroupTargetAssignmentMemberValue_v0(
     """Write StreamsGroupTargetAssignmentMemberValue at version 0."""
     if not isinstance(self.active_tasks, _SEQUENCE):
         raise _rt.wrong_value("active_tasks", self.active_tasks, "array")
-
     out.append(
         _UV1[len(self.active_tasks) + 1]
         if len(self.active_tasks) < 127
@@ -601,7 +599,6 @@ def _write_StreamsGroupTargetAssignmentMemberValue_v0(
 
     if not isinstance(self.standby_tasks, _SEQUENCE):
         raise _rt.wrong_value("standby_tasks", self.standby_tasks, "array")
-
     out.append(
         _UV1[len(self.standby_tasks) + 1]
         if len(self.standby_tasks) < 127
@@ -619,7 +616,6 @@ def _write_StreamsGroupTargetAssignmentMemberValue_v0(
 
     if not isinstance(self.warmup_tasks, _SEQUENCE):
         raise _rt.wrong_value("warmup_tasks", self.warmup_tasks, "array")
-
     out.append(
         _UV1[len(self.warmup_tasks) + 1]
         if len(self.warmup_tasks) < 127

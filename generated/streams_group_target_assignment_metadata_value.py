@@ -230,18 +230,13 @@ def _write_StreamsGroupTargetAssignmentMetadataValue_v0(
     """Write StreamsGroupTargetAssignmentMetadataValue at version 0."""
     if self.assignment_epoch is True or self.assignment_epoch is False:
         raise _rt.wrong_value("assignment_epoch", self.assignment_epoch, "int32")
-
     out.append(_S_i_pack(self.assignment_epoch))
 
     tagged: list[tuple[int, bytes]] = []
     if self.assignment_timestamp is True or self.assignment_timestamp is False:
         raise _rt.wrong_value("assignment_timestamp", self.assignment_timestamp, "int64")
-
     if self.assignment_timestamp != 0:
         p_assignment_timestamp: list[bytes] = []
-        if self.assignment_timestamp is True or self.assignment_timestamp is False:
-            raise _rt.wrong_value("assignment_timestamp", self.assignment_timestamp, "int64")
-
         p_assignment_timestamp.append(_S_q_pack(self.assignment_timestamp))
 
         tagged.append((0, b"".join(p_assignment_timestamp)))

@@ -625,7 +625,6 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
     """Write CopartitionGroup at version 0."""
     if not isinstance(self.source_topics, _SEQUENCE):
         raise _rt.wrong_value("source_topics", self.source_topics, "array")
-
     out.append(
         _UV1[len(self.source_topics) + 1]
         if len(self.source_topics) < 127
@@ -640,7 +639,6 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
 
     if not isinstance(self.source_topic_regex, _SEQUENCE):
         raise _rt.wrong_value("source_topic_regex", self.source_topic_regex, "array")
-
     out.append(
         _UV1[len(self.source_topic_regex) + 1]
         if len(self.source_topic_regex) < 127
@@ -655,7 +653,6 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
 
     if not isinstance(self.repartition_source_topics, _SEQUENCE):
         raise _rt.wrong_value("repartition_source_topics", self.repartition_source_topics, "array")
-
     out.append(
         _UV1[len(self.repartition_source_topics) + 1]
         if len(self.repartition_source_topics) < 127
@@ -1183,15 +1180,12 @@ def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
 
     if self.partitions is True or self.partitions is False:
         raise _rt.wrong_value("partitions", self.partitions, "int32")
-
     if self.replication_factor is True or self.replication_factor is False:
         raise _rt.wrong_value("replication_factor", self.replication_factor, "int16")
-
     out.append(_S_ih_pack(self.partitions, self.replication_factor))
 
     if not isinstance(self.topic_configs, _SEQUENCE):
         raise _rt.wrong_value("topic_configs", self.topic_configs, "array")
-
     out.append(
         _UV1[len(self.topic_configs) + 1]
         if len(self.topic_configs) < 127
@@ -1774,7 +1768,6 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
 
     if not isinstance(self.source_topics, _SEQUENCE):
         raise _rt.wrong_value("source_topics", self.source_topics, "array")
-
     out.append(
         _UV1[len(self.source_topics) + 1]
         if len(self.source_topics) < 127
@@ -1801,7 +1794,6 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
 
     if not isinstance(self.source_topic_regex, _SEQUENCE):
         raise _rt.wrong_value("source_topic_regex", self.source_topic_regex, "array")
-
     out.append(
         _UV1[len(self.source_topic_regex) + 1]
         if len(self.source_topic_regex) < 127
@@ -1828,7 +1820,6 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
 
     if not isinstance(self.state_changelog_topics, _SEQUENCE):
         raise _rt.wrong_value("state_changelog_topics", self.state_changelog_topics, "array")
-
     out.append(
         _UV1[len(self.state_changelog_topics) + 1]
         if len(self.state_changelog_topics) < 127
@@ -1847,7 +1838,6 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
 
     if not isinstance(self.repartition_sink_topics, _SEQUENCE):
         raise _rt.wrong_value("repartition_sink_topics", self.repartition_sink_topics, "array")
-
     out.append(
         _UV1[len(self.repartition_sink_topics) + 1]
         if len(self.repartition_sink_topics) < 127
@@ -1875,7 +1865,6 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
 
     if not isinstance(self.repartition_source_topics, _SEQUENCE):
         raise _rt.wrong_value("repartition_source_topics", self.repartition_source_topics, "array")
-
     out.append(
         _UV1[len(self.repartition_source_topics) + 1]
         if len(self.repartition_source_topics) < 127
@@ -1894,7 +1883,6 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
 
     if not isinstance(self.copartition_groups, _SEQUENCE):
         raise _rt.wrong_value("copartition_groups", self.copartition_groups, "array")
-
     out.append(
         _UV1[len(self.copartition_groups) + 1]
         if len(self.copartition_groups) < 127
@@ -2050,12 +2038,10 @@ def _write_StreamsGroupTopologyValue_v0(self: StreamsGroupTopologyValue, out: li
     """Write StreamsGroupTopologyValue at version 0."""
     if self.epoch is True or self.epoch is False:
         raise _rt.wrong_value("epoch", self.epoch, "int32")
-
     out.append(_S_i_pack(self.epoch))
 
     if not isinstance(self.subtopologies, _SEQUENCE):
         raise _rt.wrong_value("subtopologies", self.subtopologies, "array")
-
     out.append(
         _UV1[len(self.subtopologies) + 1]
         if len(self.subtopologies) < 127

@@ -383,7 +383,6 @@ def _write_PartitionsSchema_v0(self: PartitionsSchema, out: list[bytes]) -> None
 
     if not isinstance(self.partition_ids, _SEQUENCE):
         raise _rt.wrong_value("partition_ids", self.partition_ids, "array")
-
     out.append(_S_i_pack(len(self.partition_ids)))
 
     out.append(
@@ -553,7 +552,6 @@ def _write_PartitionsSchema_v1(self: PartitionsSchema, out: list[bytes]) -> None
 
     if not isinstance(self.partition_ids, _SEQUENCE):
         raise _rt.wrong_value("partition_ids", self.partition_ids, "array")
-
     out.append(
         _UV1[len(self.partition_ids) + 1]
         if len(self.partition_ids) < 127
@@ -723,16 +721,12 @@ def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -
         raise _rt.unsupported_field("client_transaction_version")
     if self.producer_id is True or self.producer_id is False:
         raise _rt.wrong_value("producer_id", self.producer_id, "int64")
-
     if self.producer_epoch is True or self.producer_epoch is False:
         raise _rt.wrong_value("producer_epoch", self.producer_epoch, "int16")
-
     if self.transaction_timeout_ms is True or self.transaction_timeout_ms is False:
         raise _rt.wrong_value("transaction_timeout_ms", self.transaction_timeout_ms, "int32")
-
     if self.transaction_status is True or self.transaction_status is False:
         raise _rt.wrong_value("transaction_status", self.transaction_status, "int8")
-
     out.append(
         _S_qhib_pack(
             self.producer_id,
@@ -747,7 +741,6 @@ def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -
     else:
         if not isinstance(self.transaction_partitions, _SEQUENCE):
             raise _rt.wrong_value("transaction_partitions", self.transaction_partitions, "array")
-
         out.append(_S_i_pack(len(self.transaction_partitions)))
 
         try:
@@ -769,12 +762,10 @@ def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -
             self.transaction_last_update_timestamp_ms,
             "int64",
         )
-
     if self.transaction_start_timestamp_ms is True or self.transaction_start_timestamp_ms is False:
         raise _rt.wrong_value(
             "transaction_start_timestamp_ms", self.transaction_start_timestamp_ms, "int64"
         )
-
     out.append(
         _S_qq_pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)
     )
@@ -1126,16 +1117,12 @@ def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -
     """Write TransactionLogValue at version 1."""
     if self.producer_id is True or self.producer_id is False:
         raise _rt.wrong_value("producer_id", self.producer_id, "int64")
-
     if self.producer_epoch is True or self.producer_epoch is False:
         raise _rt.wrong_value("producer_epoch", self.producer_epoch, "int16")
-
     if self.transaction_timeout_ms is True or self.transaction_timeout_ms is False:
         raise _rt.wrong_value("transaction_timeout_ms", self.transaction_timeout_ms, "int32")
-
     if self.transaction_status is True or self.transaction_status is False:
         raise _rt.wrong_value("transaction_status", self.transaction_status, "int8")
-
     out.append(
         _S_qhib_pack(
             self.producer_id,
@@ -1150,7 +1137,6 @@ def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -
     else:
         if not isinstance(self.transaction_partitions, _SEQUENCE):
             raise _rt.wrong_value("transaction_partitions", self.transaction_partitions, "array")
-
         out.append(
             _UV1[len(self.transaction_partitions) + 1]
             if len(self.transaction_partitions) < 127
@@ -1176,12 +1162,10 @@ def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -
             self.transaction_last_update_timestamp_ms,
             "int64",
         )
-
     if self.transaction_start_timestamp_ms is True or self.transaction_start_timestamp_ms is False:
         raise _rt.wrong_value(
             "transaction_start_timestamp_ms", self.transaction_start_timestamp_ms, "int64"
         )
-
     out.append(
         _S_qq_pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)
     )
@@ -1189,23 +1173,15 @@ def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -
     tagged: list[tuple[int, bytes]] = []
     if self.previous_producer_id is True or self.previous_producer_id is False:
         raise _rt.wrong_value("previous_producer_id", self.previous_producer_id, "int64")
-
     if self.previous_producer_id != -1:
         p_previous_producer_id: list[bytes] = []
-        if self.previous_producer_id is True or self.previous_producer_id is False:
-            raise _rt.wrong_value("previous_producer_id", self.previous_producer_id, "int64")
-
         p_previous_producer_id.append(_S_q_pack(self.previous_producer_id))
 
         tagged.append((0, b"".join(p_previous_producer_id)))
     if self.next_producer_id is True or self.next_producer_id is False:
         raise _rt.wrong_value("next_producer_id", self.next_producer_id, "int64")
-
     if self.next_producer_id != -1:
         p_next_producer_id: list[bytes] = []
-        if self.next_producer_id is True or self.next_producer_id is False:
-            raise _rt.wrong_value("next_producer_id", self.next_producer_id, "int64")
-
         p_next_producer_id.append(_S_q_pack(self.next_producer_id))
 
         tagged.append((1, b"".join(p_next_producer_id)))
@@ -1213,25 +1189,15 @@ def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -
         raise _rt.wrong_value(
             "client_transaction_version", self.client_transaction_version, "int16"
         )
-
     if self.client_transaction_version != 0:
         p_client_transaction_version: list[bytes] = []
-        if self.client_transaction_version is True or self.client_transaction_version is False:
-            raise _rt.wrong_value(
-                "client_transaction_version", self.client_transaction_version, "int16"
-            )
-
         p_client_transaction_version.append(_S_h_pack(self.client_transaction_version))
 
         tagged.append((2, b"".join(p_client_transaction_version)))
     if self.next_producer_epoch is True or self.next_producer_epoch is False:
         raise _rt.wrong_value("next_producer_epoch", self.next_producer_epoch, "int16")
-
     if self.next_producer_epoch != -1:
         p_next_producer_epoch: list[bytes] = []
-        if self.next_producer_epoch is True or self.next_producer_epoch is False:
-            raise _rt.wrong_value("next_producer_epoch", self.next_producer_epoch, "int16")
-
         p_next_producer_epoch.append(_S_h_pack(self.next_producer_epoch))
 
         tagged.append((3, b"".join(p_next_producer_epoch)))

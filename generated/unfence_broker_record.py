@@ -162,10 +162,8 @@ def _write_UnfenceBrokerRecord_v0(self: UnfenceBrokerRecord, out: list[bytes]) -
     """Write UnfenceBrokerRecord at version 0."""
     if self.id is True or self.id is False:
         raise _rt.wrong_value("id", self.id, "int32")
-
     if self.epoch is True or self.epoch is False:
         raise _rt.wrong_value("epoch", self.epoch, "int64")
-
     out.append(_S_iq_pack(self.id, self.epoch))
 
     if self.unknown_tags is not _NO_TAGS:

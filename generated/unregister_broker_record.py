@@ -172,10 +172,8 @@ def _write_UnregisterBrokerRecord_v0(self: UnregisterBrokerRecord, out: list[byt
     """Write UnregisterBrokerRecord at version 0."""
     if self.broker_id is True or self.broker_id is False:
         raise _rt.wrong_value("broker_id", self.broker_id, "int32")
-
     if self.broker_epoch is True or self.broker_epoch is False:
         raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
-
     out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     if self.unknown_tags is not _NO_TAGS:

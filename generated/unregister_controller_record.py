@@ -152,7 +152,6 @@ def _write_UnregisterControllerRecord_v0(
     """Write UnregisterControllerRecord at version 0."""
     if self.controller_id is True or self.controller_id is False:
         raise _rt.wrong_value("controller_id", self.controller_id, "int32")
-
     out.append(_S_i_pack(self.controller_id))
 
     if self.unknown_tags is not _NO_TAGS:

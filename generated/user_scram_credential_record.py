@@ -378,7 +378,6 @@ def _write_UserScramCredentialRecord_v0(self: UserScramCredentialRecord, out: li
 
     if self.mechanism is True or self.mechanism is False:
         raise _rt.wrong_value("mechanism", self.mechanism, "int8")
-
     out.append(_S_b_pack(self.mechanism))
 
     out.append(
@@ -405,7 +404,6 @@ def _write_UserScramCredentialRecord_v0(self: UserScramCredentialRecord, out: li
 
     if self.iterations is True or self.iterations is False:
         raise _rt.wrong_value("iterations", self.iterations, "int32")
-
     out.append(_S_i_pack(self.iterations))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -356,10 +356,8 @@ def _write_KRaftVersionFeature_v0(self: KRaftVersionFeature, out: list[bytes]) -
     """Write KRaftVersionFeature at version 0."""
     if self.min_supported_version is True or self.min_supported_version is False:
         raise _rt.wrong_value("min_supported_version", self.min_supported_version, "int16")
-
     if self.max_supported_version is True or self.max_supported_version is False:
         raise _rt.wrong_value("max_supported_version", self.max_supported_version, "int16")
-
     out.append(_S_hh_pack(self.min_supported_version, self.max_supported_version))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -552,7 +550,6 @@ def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
 
     if self.port is True or self.port is False:
         raise _rt.wrong_value("port", self.port, "uint16")
-
     out.append(_S_H_pack(self.port))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -877,12 +874,10 @@ def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 0."""
     if self.voter_id is True or self.voter_id is False:
         raise _rt.wrong_value("voter_id", self.voter_id, "int32")
-
     out.append(_S_iu_pack(self.voter_id, self.voter_directory_id.bytes))
 
     if not isinstance(self.endpoints, _SEQUENCE):
         raise _rt.wrong_value("endpoints", self.endpoints, "array")
-
     out.append(
         _UV1[len(self.endpoints) + 1]
         if len(self.endpoints) < 127
@@ -1041,12 +1036,10 @@ def _write_VotersRecord_v0(self: VotersRecord, out: list[bytes]) -> None:
     """Write VotersRecord at version 0."""
     if self.version is True or self.version is False:
         raise _rt.wrong_value("version", self.version, "int16")
-
     out.append(_S_h_pack(self.version))
 
     if not isinstance(self.voters, _SEQUENCE):
         raise _rt.wrong_value("voters", self.voters, "array")
-
     out.append(
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
     )

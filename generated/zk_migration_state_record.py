@@ -153,7 +153,6 @@ def _write_ZkMigrationStateRecord_v0(self: ZkMigrationStateRecord, out: list[byt
     """Write ZkMigrationStateRecord at version 0."""
     if self.zk_migration_state is True or self.zk_migration_state is False:
         raise _rt.wrong_value("zk_migration_state", self.zk_migration_state, "int8")
-
     out.append(_S_b_pack(self.zk_migration_state))
 
     if self.unknown_tags is not _NO_TAGS:

@@ -305,7 +305,6 @@ def _write_Party_v0(self: Party, out: list[bytes]) -> None:
 
     if self.port is True or self.port is False:
         raise _rt.wrong_value("port", self.port, "uint16")
-
     out.append(_S_H_pack(self.port))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -441,7 +440,6 @@ def _write_Party_v1(self: Party, out: list[bytes]) -> None:
 
     if self.port is True or self.port is False:
         raise _rt.wrong_value("port", self.port, "uint16")
-
     out.append(_S_H_pack(self.port))
 
     if self.unknown_tags is not _NO_TAGS:
@@ -653,7 +651,6 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
         raise _rt.unsupported_field("epoch")
     if self.id is True or self.id is False:
         raise _rt.wrong_value("id", self.id, "int32")
-
     b_name = self.name.encode()
     if len(b_name) > 0x7FFF:
         raise _rt.too_long_to_write("name", len(b_name))
@@ -663,7 +660,6 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
 
     if not isinstance(self.weights, _SEQUENCE):
         raise _rt.wrong_value("weights", self.weights, "array")
-
     out.append(_S_i_pack(len(self.weights)))
 
     out.append(
@@ -674,7 +670,6 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
 
     if not isinstance(self.members, _SEQUENCE):
         raise _rt.wrong_value("members", self.members, "array")
-
     out.append(_S_i_pack(len(self.members)))
 
     try:
@@ -1172,7 +1167,6 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
         raise _rt.unsupported_field("epoch")
     if self.id is True or self.id is False:
         raise _rt.wrong_value("id", self.id, "int32")
-
     out.append(_S_i_pack(self.id))
 
     if self.name is None:
@@ -1187,7 +1181,6 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
 
     if not isinstance(self.weights, _SEQUENCE):
         raise _rt.wrong_value("weights", self.weights, "array")
-
     out.append(
         _UV1[len(self.weights) + 1]
         if len(self.weights) < 127
@@ -1202,7 +1195,6 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
 
     if not isinstance(self.members, _SEQUENCE):
         raise _rt.wrong_value("members", self.members, "array")
-
     out.append(
         _UV1[len(self.members) + 1]
         if len(self.members) < 127
@@ -1776,7 +1768,6 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
     """Write TaggedDemo at version 2."""
     if self.id is True or self.id is False:
         raise _rt.wrong_value("id", self.id, "int32")
-
     out.append(_S_i_pack(self.id))
 
     if self.name is None:
@@ -1791,7 +1782,6 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
 
     if not isinstance(self.weights, _SEQUENCE):
         raise _rt.wrong_value("weights", self.weights, "array")
-
     out.append(
         _UV1[len(self.weights) + 1]
         if len(self.weights) < 127
@@ -1814,7 +1804,6 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
 
     if not isinstance(self.members, _SEQUENCE):
         raise _rt.wrong_value("members", self.members, "array")
-
     out.append(
         _UV1[len(self.members) + 1]
         if len(self.members) < 127
@@ -1854,12 +1843,8 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
         tagged.append((0, b"".join(p_note)))
     if self.epoch is True or self.epoch is False:
         raise _rt.wrong_value("epoch", self.epoch, "int32")
-
     if self.epoch != -1:
         p_epoch: list[bytes] = []
-        if self.epoch is True or self.epoch is False:
-            raise _rt.wrong_value("epoch", self.epoch, "int32")
-
         p_epoch.append(_S_i_pack(self.epoch))
 
         tagged.append((1, b"".join(p_epoch)))
