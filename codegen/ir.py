@@ -186,6 +186,11 @@ class Struct:
     def tagged_fields(self) -> tuple[Field, ...]:
         return tuple(sorted((f for f in self.fields if f.is_tagged), key=lambda f: f.tag or 0))
 
+    @property
+    def first_unknown_tag(self) -> int:
+        """The lowest tag no field of the struct has at any version (tags run from 0)."""
+        return max((f.tag for f in self.fields if f.tag is not None), default=-1) + 1
+
 
 @dataclass(frozen=True, slots=True)
 class Message:

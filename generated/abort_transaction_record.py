@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -18,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -42,8 +44,9 @@ class AbortTransactionRecord(_rt.KafkaMessage):
     reason: str | None = None
     """Optional explanation of why the transaction was dropped; null when none. Versions 0+, nullable 0+, tag 0 in 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -52,7 +55,7 @@ class AbortTransactionRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "AbortTransactionRecord")
         self = _new(cls)
         value = node.get("reason", _MISSING)
@@ -60,7 +63,7 @@ class AbortTransactionRecord(_rt.KafkaMessage):
             self.reason = None
         else:
             self.reason = _rt.json_str(value, "AbortTransactionRecord", "reason")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -75,7 +78,7 @@ def _read_AbortTransactionRecord_v0(buf: bytes, o: int) -> tuple[AbortTransactio
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.reason = None
     while tags_left:
         tags_left -= 1
@@ -117,9 +120,17 @@ def _read_AbortTransactionRecord_v0(buf: bytes, o: int) -> tuple[AbortTransactio
             if o != end:
                 raise _rt.tag_size_mismatch("reason", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -135,7 +146,7 @@ def _row_AbortTransactionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...],
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_reason = None
     while tags_left:
         tags_left -= 1
@@ -177,10 +188,18 @@ def _row_AbortTransactionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...],
             if o != end:
                 raise _rt.tag_size_mismatch("reason", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_reason, unknown or _NO_TAGS), o
+    return (r_reason, (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown))), o
 
 
 def _write_AbortTransactionRecord_v0(self: AbortTransactionRecord, out: list[bytes]) -> None:
@@ -201,8 +220,8 @@ def _write_AbortTransactionRecord_v0(self: AbortTransactionRecord, out: list[byt
             p_reason.append(b_reason)
 
         tagged.append((0, b"".join(p_reason)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 1)
     else:
         out.append(b"\x00")
 

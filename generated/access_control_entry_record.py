@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -19,6 +20,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -70,8 +72,9 @@ class AccessControlEntryRecord(_rt.KafkaMessage):
     permission_type: int = 0
     """2 deny, 3 allow. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -86,17 +89,21 @@ class AccessControlEntryRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "AccessControlEntryRecord")
         self = _new(cls)
         value = node.get("id", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("AccessControlEntryRecord", "id", version)
+        elif value is None:
+            raise _rt.json_null("AccessControlEntryRecord", "id", version)
         else:
             self.id = _rt.json_uuid(value, "AccessControlEntryRecord", "id")
         value = node.get("resourceType", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("AccessControlEntryRecord", "resourceType", version)
+        elif value is None:
+            raise _rt.json_null("AccessControlEntryRecord", "resourceType", version)
         else:
             self.resource_type = _rt.json_int(
                 value, "AccessControlEntryRecord", "resourceType", -128, 127
@@ -104,11 +111,15 @@ class AccessControlEntryRecord(_rt.KafkaMessage):
         value = node.get("resourceName", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("AccessControlEntryRecord", "resourceName", version)
+        elif value is None:
+            raise _rt.json_null("AccessControlEntryRecord", "resourceName", version)
         else:
             self.resource_name = _rt.json_str(value, "AccessControlEntryRecord", "resourceName")
         value = node.get("patternType", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("AccessControlEntryRecord", "patternType", version)
+        elif value is None:
+            raise _rt.json_null("AccessControlEntryRecord", "patternType", version)
         else:
             self.pattern_type = _rt.json_int(
                 value, "AccessControlEntryRecord", "patternType", -128, 127
@@ -116,26 +127,34 @@ class AccessControlEntryRecord(_rt.KafkaMessage):
         value = node.get("principal", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("AccessControlEntryRecord", "principal", version)
+        elif value is None:
+            raise _rt.json_null("AccessControlEntryRecord", "principal", version)
         else:
             self.principal = _rt.json_str(value, "AccessControlEntryRecord", "principal")
         value = node.get("host", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("AccessControlEntryRecord", "host", version)
+        elif value is None:
+            raise _rt.json_null("AccessControlEntryRecord", "host", version)
         else:
             self.host = _rt.json_str(value, "AccessControlEntryRecord", "host")
         value = node.get("operation", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("AccessControlEntryRecord", "operation", version)
+        elif value is None:
+            raise _rt.json_null("AccessControlEntryRecord", "operation", version)
         else:
             self.operation = _rt.json_int(value, "AccessControlEntryRecord", "operation", -128, 127)
         value = node.get("permissionType", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("AccessControlEntryRecord", "permissionType", version)
+        elif value is None:
+            raise _rt.json_null("AccessControlEntryRecord", "permissionType", version)
         else:
             self.permission_type = _rt.json_int(
                 value, "AccessControlEntryRecord", "permissionType", -128, 127
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -232,7 +251,7 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -240,9 +259,15 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -347,7 +372,7 @@ def _row_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -355,7 +380,13 @@ def _row_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -367,12 +398,14 @@ def _row_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
         r_host,
         r_operation,
         r_permission_type,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list[bytes]) -> None:
     """Write AccessControlEntryRecord at version 0."""
+    if self.resource_type is True or self.resource_type is False:
+        raise _rt.wrong_value("resource_type", self.resource_type, "int8")
     out.append(_S_ub_pack(self.id.bytes, self.resource_type))
 
     b_resource_name = self.resource_name.encode()
@@ -386,6 +419,8 @@ def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list
 
     out.append(b_resource_name)
 
+    if self.pattern_type is True or self.pattern_type is False:
+        raise _rt.wrong_value("pattern_type", self.pattern_type, "int8")
     out.append(_S_b_pack(self.pattern_type))
 
     b_principal = self.principal.encode()
@@ -404,10 +439,14 @@ def _write_AccessControlEntryRecord_v0(self: AccessControlEntryRecord, out: list
 
     out.append(b_host)
 
+    if self.operation is True or self.operation is False:
+        raise _rt.wrong_value("operation", self.operation, "int8")
+    if self.permission_type is True or self.permission_type is False:
+        raise _rt.wrong_value("permission_type", self.permission_type, "int8")
     out.append(_S_bb_pack(self.operation, self.permission_type))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -63,8 +67,9 @@ class BrokerRegistrationChangeRecord(_rt.KafkaMessage):
     cordoned_log_dirs: list[_UUID] | None = None
     """Uuids of the broker's cordoned log directories; null when unchanged. Versions 3+, nullable 3+, tag 3 in 3+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -85,12 +90,14 @@ class BrokerRegistrationChangeRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "BrokerRegistrationChangeRecord")
         self = _new(cls)
         value = node.get("brokerId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("BrokerRegistrationChangeRecord", "brokerId", version)
+        elif value is None:
+            raise _rt.json_null("BrokerRegistrationChangeRecord", "brokerId", version)
         else:
             self.broker_id = _rt.json_int(
                 value, "BrokerRegistrationChangeRecord", "brokerId", -2147483648, 2147483647
@@ -98,6 +105,8 @@ class BrokerRegistrationChangeRecord(_rt.KafkaMessage):
         value = node.get("brokerEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("BrokerRegistrationChangeRecord", "brokerEpoch", version)
+        elif value is None:
+            raise _rt.json_null("BrokerRegistrationChangeRecord", "brokerEpoch", version)
         else:
             self.broker_epoch = _rt.json_int(
                 value,
@@ -109,11 +118,15 @@ class BrokerRegistrationChangeRecord(_rt.KafkaMessage):
         value = node.get("fenced", _MISSING)
         if value is _MISSING:
             self.fenced = 0
+        elif value is None:
+            raise _rt.json_null("BrokerRegistrationChangeRecord", "fenced", version)
         else:
             self.fenced = _rt.json_int(value, "BrokerRegistrationChangeRecord", "fenced", -128, 127)
         value = node.get("inControlledShutdown", _MISSING)
         if value is _MISSING:
             self.in_controlled_shutdown = 0
+        elif value is None:
+            raise _rt.json_null("BrokerRegistrationChangeRecord", "inControlledShutdown", version)
         else:
             self.in_controlled_shutdown = _rt.json_int(
                 value, "BrokerRegistrationChangeRecord", "inControlledShutdown", -128, 127
@@ -121,22 +134,36 @@ class BrokerRegistrationChangeRecord(_rt.KafkaMessage):
         value = node.get("logDirs", _MISSING)
         if value is _MISSING:
             self.log_dirs = []
+        elif value is None:
+            raise _rt.json_null("BrokerRegistrationChangeRecord", "logDirs", version)
         else:
-            self.log_dirs = [
-                _rt.json_uuid(item, "BrokerRegistrationChangeRecord", "logDirs")
-                for item in _rt.json_list(value, "BrokerRegistrationChangeRecord", "logDirs")
-            ]
+            items_log_dirs: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "BrokerRegistrationChangeRecord", "logDirs")
+            ):
+                try:
+                    items_log_dirs.append(
+                        _rt.json_uuid(item, "BrokerRegistrationChangeRecord", "logDirs")
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "logDirs", i, False) from None
+            self.log_dirs = items_log_dirs
         value = node.get("cordonedLogDirs", _MISSING)
         if value is _MISSING or value is None:
             self.cordoned_log_dirs = None
         else:
-            self.cordoned_log_dirs = [
-                _rt.json_uuid(item, "BrokerRegistrationChangeRecord", "cordonedLogDirs")
-                for item in _rt.json_list(
-                    value, "BrokerRegistrationChangeRecord", "cordonedLogDirs"
-                )
-            ]
-        self.unknown_tags = {}
+            items_cordoned_log_dirs: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "BrokerRegistrationChangeRecord", "cordonedLogDirs")
+            ):
+                try:
+                    items_cordoned_log_dirs.append(
+                        _rt.json_uuid(item, "BrokerRegistrationChangeRecord", "cordonedLogDirs")
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "cordonedLogDirs", i, False) from None
+            self.cordoned_log_dirs = items_cordoned_log_dirs
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -162,7 +189,7 @@ def _read_BrokerRegistrationChangeRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     while tags_left:
         tags_left -= 1
@@ -188,9 +215,17 @@ def _read_BrokerRegistrationChangeRecord_v0(
         elif tag in [1, 2, 3]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -214,7 +249,7 @@ def _row_BrokerRegistrationChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[An
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     while tags_left:
         tags_left -= 1
@@ -240,10 +275,26 @@ def _row_BrokerRegistrationChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[An
         elif tag in [1, 2, 3]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_broker_id, r_broker_epoch, r_fenced, 0, [], None, unknown or _NO_TAGS), o
+    return (
+        r_broker_id,
+        r_broker_epoch,
+        r_fenced,
+        0,
+        [],
+        None,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_BrokerRegistrationChangeRecord_v0(
@@ -256,16 +307,22 @@ def _write_BrokerRegistrationChangeRecord_v0(
         raise _rt.unsupported_field("log_dirs")
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
     out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.fenced is True or self.fenced is False:
+        raise _rt.wrong_value("fenced", self.fenced, "int8")
     if self.fenced != 0:
         p_fenced: list[bytes] = []
         p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 4)
     else:
         out.append(b"\x00")
 
@@ -291,7 +348,7 @@ def _read_BrokerRegistrationChangeRecord_v1(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     self.in_controlled_shutdown = 0
     while tags_left:
@@ -334,9 +391,17 @@ def _read_BrokerRegistrationChangeRecord_v1(
         elif tag in [2, 3]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -361,7 +426,7 @@ def _row_BrokerRegistrationChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[An
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     r_in_controlled_shutdown = 0
     while tags_left:
@@ -404,7 +469,15 @@ def _row_BrokerRegistrationChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[An
         elif tag in [2, 3]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -414,7 +487,7 @@ def _row_BrokerRegistrationChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[An
         r_in_controlled_shutdown,
         [],
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -426,21 +499,29 @@ def _write_BrokerRegistrationChangeRecord_v1(
         raise _rt.unsupported_field("log_dirs")
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
     out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.fenced is True or self.fenced is False:
+        raise _rt.wrong_value("fenced", self.fenced, "int8")
     if self.fenced != 0:
         p_fenced: list[bytes] = []
         p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
+    if self.in_controlled_shutdown is True or self.in_controlled_shutdown is False:
+        raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "int8")
     if self.in_controlled_shutdown != 0:
         p_in_controlled_shutdown: list[bytes] = []
         p_in_controlled_shutdown.append(_S_b_pack(self.in_controlled_shutdown))
 
         tagged.append((1, b"".join(p_in_controlled_shutdown)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 4)
     else:
         out.append(b"\x00")
 
@@ -465,7 +546,7 @@ def _read_BrokerRegistrationChangeRecord_v2(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     self.in_controlled_shutdown = 0
     self.log_dirs = []
@@ -546,9 +627,17 @@ def _read_BrokerRegistrationChangeRecord_v2(
         elif tag in [3]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -574,7 +663,7 @@ def _row_BrokerRegistrationChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[An
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     r_in_controlled_shutdown = 0
     r_log_dirs = []
@@ -655,7 +744,15 @@ def _row_BrokerRegistrationChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[An
         elif tag in [3]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -665,7 +762,7 @@ def _row_BrokerRegistrationChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[An
         r_in_controlled_shutdown,
         r_log_dirs,
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -675,19 +772,29 @@ def _write_BrokerRegistrationChangeRecord_v2(
     """Write BrokerRegistrationChangeRecord at version 2."""
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
     out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.fenced is True or self.fenced is False:
+        raise _rt.wrong_value("fenced", self.fenced, "int8")
     if self.fenced != 0:
         p_fenced: list[bytes] = []
         p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
+    if self.in_controlled_shutdown is True or self.in_controlled_shutdown is False:
+        raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "int8")
     if self.in_controlled_shutdown != 0:
         p_in_controlled_shutdown: list[bytes] = []
         p_in_controlled_shutdown.append(_S_b_pack(self.in_controlled_shutdown))
 
         tagged.append((1, b"".join(p_in_controlled_shutdown)))
+    if not isinstance(self.log_dirs, _SEQUENCE):
+        raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
     if self.log_dirs is None or len(self.log_dirs) != 0:
         p_log_dirs: list[bytes] = []
         p_log_dirs.append(
@@ -696,12 +803,16 @@ def _write_BrokerRegistrationChangeRecord_v2(
             else _rt.uvarint(len(self.log_dirs) + 1)
         )
 
-        for v_log_dirs in self.log_dirs:
-            p_log_dirs.append(v_log_dirs.bytes)
+        try:
+            for v_log_dirs in self.log_dirs:
+                p_log_dirs.append(v_log_dirs.bytes)
+
+        except _EncodeError as exc:
+            raise exc.within("log_dirs", _rt.index_of(self.log_dirs, v_log_dirs)) from None
 
         tagged.append((2, b"".join(p_log_dirs)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 4)
     else:
         out.append(b"\x00")
 
@@ -725,7 +836,7 @@ def _read_BrokerRegistrationChangeRecord_v3(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     self.in_controlled_shutdown = 0
     self.log_dirs = []
@@ -844,9 +955,17 @@ def _read_BrokerRegistrationChangeRecord_v3(
             if o != end:
                 raise _rt.tag_size_mismatch("cordoned_log_dirs", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -873,7 +992,7 @@ def _row_BrokerRegistrationChangeRecord_v3(buf: bytes, o: int) -> tuple[tuple[An
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     r_in_controlled_shutdown = 0
     r_log_dirs = []
@@ -992,7 +1111,15 @@ def _row_BrokerRegistrationChangeRecord_v3(buf: bytes, o: int) -> tuple[tuple[An
             if o != end:
                 raise _rt.tag_size_mismatch("cordoned_log_dirs", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1002,7 +1129,7 @@ def _row_BrokerRegistrationChangeRecord_v3(buf: bytes, o: int) -> tuple[tuple[An
         r_in_controlled_shutdown,
         r_log_dirs,
         r_cordoned_log_dirs,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -1010,19 +1137,29 @@ def _write_BrokerRegistrationChangeRecord_v3(
     self: BrokerRegistrationChangeRecord, out: list[bytes]
 ) -> None:
     """Write BrokerRegistrationChangeRecord at version 3."""
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
     out.append(_S_iq_pack(self.broker_id, self.broker_epoch))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.fenced is True or self.fenced is False:
+        raise _rt.wrong_value("fenced", self.fenced, "int8")
     if self.fenced != 0:
         p_fenced: list[bytes] = []
         p_fenced.append(_S_b_pack(self.fenced))
 
         tagged.append((0, b"".join(p_fenced)))
+    if self.in_controlled_shutdown is True or self.in_controlled_shutdown is False:
+        raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "int8")
     if self.in_controlled_shutdown != 0:
         p_in_controlled_shutdown: list[bytes] = []
         p_in_controlled_shutdown.append(_S_b_pack(self.in_controlled_shutdown))
 
         tagged.append((1, b"".join(p_in_controlled_shutdown)))
+    if not isinstance(self.log_dirs, _SEQUENCE):
+        raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
     if self.log_dirs is None or len(self.log_dirs) != 0:
         p_log_dirs: list[bytes] = []
         p_log_dirs.append(
@@ -1031,10 +1168,16 @@ def _write_BrokerRegistrationChangeRecord_v3(
             else _rt.uvarint(len(self.log_dirs) + 1)
         )
 
-        for v_log_dirs in self.log_dirs:
-            p_log_dirs.append(v_log_dirs.bytes)
+        try:
+            for v_log_dirs in self.log_dirs:
+                p_log_dirs.append(v_log_dirs.bytes)
+
+        except _EncodeError as exc:
+            raise exc.within("log_dirs", _rt.index_of(self.log_dirs, v_log_dirs)) from None
 
         tagged.append((2, b"".join(p_log_dirs)))
+    if self.cordoned_log_dirs is not None and not isinstance(self.cordoned_log_dirs, _SEQUENCE):
+        raise _rt.wrong_value("cordoned_log_dirs", self.cordoned_log_dirs, "array")
     if self.cordoned_log_dirs is not None:
         p_cordoned_log_dirs: list[bytes] = []
         if self.cordoned_log_dirs is None:
@@ -1046,12 +1189,18 @@ def _write_BrokerRegistrationChangeRecord_v3(
                 else _rt.uvarint(len(self.cordoned_log_dirs) + 1)
             )
 
-            for v_cordoned_log_dirs in self.cordoned_log_dirs:
-                p_cordoned_log_dirs.append(v_cordoned_log_dirs.bytes)
+            try:
+                for v_cordoned_log_dirs in self.cordoned_log_dirs:
+                    p_cordoned_log_dirs.append(v_cordoned_log_dirs.bytes)
+
+            except _EncodeError as exc:
+                raise exc.within(
+                    "cordoned_log_dirs", _rt.index_of(self.cordoned_log_dirs, v_cordoned_log_dirs)
+                ) from None
 
         tagged.append((3, b"".join(p_cordoned_log_dirs)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 4)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -40,8 +44,9 @@ class EntityData(_rt.KafkaStruct):
     entity_name: str | None = ""
     """Entity name; null stands for the default entity of that kind. Versions 0+, nullable 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -50,12 +55,14 @@ class EntityData(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "EntityData")
         self = _new(cls)
         value = node.get("entityType", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("EntityData", "entityType", version)
+        elif value is None:
+            raise _rt.json_null("EntityData", "entityType", version)
         else:
             self.entity_type = _rt.json_str(value, "EntityData", "entityType")
         value = node.get("entityName", _MISSING)
@@ -65,7 +72,7 @@ class EntityData(_rt.KafkaStruct):
             self.entity_name = None
         else:
             self.entity_name = _rt.json_str(value, "EntityData", "entityName")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -94,8 +101,9 @@ class ClientQuotaRecord(_rt.KafkaMessage):
     remove: bool = False
     """True to delete the quota, false to set it. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -106,33 +114,44 @@ class ClientQuotaRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ClientQuotaRecord")
         self = _new(cls)
         value = node.get("entity", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ClientQuotaRecord", "entity", version)
+        elif value is None:
+            raise _rt.json_null("ClientQuotaRecord", "entity", version)
         else:
-            self.entity = [
-                EntityData.from_json(item, version)
-                for item in _rt.json_list(value, "ClientQuotaRecord", "entity")
-            ]
+            items_entity: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "ClientQuotaRecord", "entity")):
+                try:
+                    items_entity.append(EntityData._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "entity", i, True) from None
+            self.entity = items_entity
         value = node.get("key", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ClientQuotaRecord", "key", version)
+        elif value is None:
+            raise _rt.json_null("ClientQuotaRecord", "key", version)
         else:
             self.key = _rt.json_str(value, "ClientQuotaRecord", "key")
         value = node.get("value", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ClientQuotaRecord", "value", version)
+        elif value is None:
+            raise _rt.json_null("ClientQuotaRecord", "value", version)
         else:
             self.value = _rt.json_float(value, "ClientQuotaRecord", "value")
         value = node.get("remove", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ClientQuotaRecord", "remove", version)
+        elif value is None:
+            raise _rt.json_null("ClientQuotaRecord", "remove", version)
         else:
             self.remove = _rt.json_bool(value, "ClientQuotaRecord", "remove")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -192,7 +211,7 @@ def _read_EntityData_v0(buf: bytes, o: int) -> tuple[EntityData, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -200,9 +219,15 @@ def _read_EntityData_v0(buf: bytes, o: int) -> tuple[EntityData, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -264,7 +289,7 @@ def _row_EntityData_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -272,10 +297,20 @@ def _row_EntityData_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_entity_type, r_entity_name, unknown or _NO_TAGS), o
+    return (
+        r_entity_type,
+        r_entity_name,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_EntityData_v0(self: EntityData, out: list[bytes]) -> None:
@@ -305,8 +340,8 @@ def _write_EntityData_v0(self: EntityData, out: list[bytes]) -> None:
 
         out.append(b_entity_name)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -386,7 +421,7 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
                     o += 1
                 else:
                     tags_left_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_entity: dict[int, bytes] = {}
+                unknown_entity: list[tuple[int, bytes]] | None = None
                 while tags_left_entity:
                     tags_left_entity -= 1
                     tag_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -394,9 +429,19 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
                     end_entity = o + size_entity
                     if end_entity > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_entity, buf)
-                    unknown_entity[tag_entity] = buf[o:end_entity]
+                    if tag_entity > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_entity} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_entity is None:
+                        unknown_entity = []
+                    unknown_entity.append((tag_entity, buf[o:end_entity]))
                     o = end_entity
-                v_entity.unknown_tags = unknown_entity
+                v_entity.unknown_tags = (
+                    _NO_TAGS if unknown_entity is None else _rt.UnknownTags.of_read(unknown_entity)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("entity", i) from None
@@ -438,7 +483,7 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -446,9 +491,15 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -532,7 +583,7 @@ def _row_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
                     o += 1
                 else:
                     tags_left_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_entity: dict[int, bytes] = {}
+                unknown_entity: list[tuple[int, bytes]] | None = None
                 while tags_left_entity:
                     tags_left_entity -= 1
                     tag_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -540,13 +591,25 @@ def _row_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
                     end_entity = o + size_entity
                     if end_entity > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_entity, buf)
-                    unknown_entity[tag_entity] = buf[o:end_entity]
+                    if tag_entity > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_entity} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_entity is None:
+                        unknown_entity = []
+                    unknown_entity.append((tag_entity, buf[o:end_entity]))
                     o = end_entity
 
                 v_entity: tuple[Any, ...] = (
                     c_entity_entity_type,
                     c_entity_entity_name,
-                    unknown_entity or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_entity is None
+                        else _rt.UnknownTags.of_read(unknown_entity)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -589,7 +652,7 @@ def _row_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -597,20 +660,38 @@ def _row_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_entity, r_key, r_value, r_remove, unknown or _NO_TAGS), o
+    return (
+        r_entity,
+        r_key,
+        r_value,
+        r_remove,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ClientQuotaRecord_v0(self: ClientQuotaRecord, out: list[bytes]) -> None:
     """Write ClientQuotaRecord at version 0."""
+    if not isinstance(self.entity, _SEQUENCE):
+        raise _rt.wrong_value("entity", self.entity, "array")
     out.append(
         _UV1[len(self.entity) + 1] if len(self.entity) < 127 else _rt.uvarint(len(self.entity) + 1)
     )
 
-    for v_entity in self.entity:
-        _write_EntityData_v0(v_entity, out)
+    try:
+        for v_entity in self.entity:
+            _write_EntityData_v0(v_entity, out)
+
+    except _EncodeError as exc:
+        raise exc.within("entity", _rt.index_of(self.entity, v_entity)) from None
 
     b_key = self.key.encode()
     if len(b_key) > 0x7FFF:
@@ -619,10 +700,14 @@ def _write_ClientQuotaRecord_v0(self: ClientQuotaRecord, out: list[bytes]) -> No
 
     out.append(b_key)
 
+    if self.value is True or self.value is False:
+        raise _rt.wrong_value("value", self.value, "float64")
+    if self.remove is not True and self.remove is not False:
+        raise _rt.wrong_value("remove", self.remove, "bool")
     out.append(_S_dz_pack(self.value, self.remove))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

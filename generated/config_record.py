@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -18,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -53,8 +55,9 @@ class ConfigRecord(_rt.KafkaMessage):
     value: str | None = ""
     """New value; null removes the setting. Versions 0+, nullable 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -65,22 +68,28 @@ class ConfigRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ConfigRecord")
         self = _new(cls)
         value = node.get("resourceType", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConfigRecord", "resourceType", version)
+        elif value is None:
+            raise _rt.json_null("ConfigRecord", "resourceType", version)
         else:
             self.resource_type = _rt.json_int(value, "ConfigRecord", "resourceType", -128, 127)
         value = node.get("resourceName", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConfigRecord", "resourceName", version)
+        elif value is None:
+            raise _rt.json_null("ConfigRecord", "resourceName", version)
         else:
             self.resource_name = _rt.json_str(value, "ConfigRecord", "resourceName")
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConfigRecord", "name", version)
+        elif value is None:
+            raise _rt.json_null("ConfigRecord", "name", version)
         else:
             self.name = _rt.json_str(value, "ConfigRecord", "name")
         value = node.get("value", _MISSING)
@@ -90,7 +99,7 @@ class ConfigRecord(_rt.KafkaMessage):
             self.value = None
         else:
             self.value = _rt.json_str(value, "ConfigRecord", "value")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -177,7 +186,7 @@ def _read_ConfigRecord_v0(buf: bytes, o: int) -> tuple[ConfigRecord, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -185,9 +194,15 @@ def _read_ConfigRecord_v0(buf: bytes, o: int) -> tuple[ConfigRecord, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -278,7 +293,7 @@ def _row_ConfigRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -286,14 +301,28 @@ def _row_ConfigRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_resource_type, r_resource_name, r_name, r_value, unknown or _NO_TAGS), o
+    return (
+        r_resource_type,
+        r_resource_name,
+        r_name,
+        r_value,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ConfigRecord_v0(self: ConfigRecord, out: list[bytes]) -> None:
     """Write ConfigRecord at version 0."""
+    if self.resource_type is True or self.resource_type is False:
+        raise _rt.wrong_value("resource_type", self.resource_type, "int8")
     out.append(_S_b_pack(self.resource_type))
 
     b_resource_name = self.resource_name.encode()
@@ -324,8 +353,8 @@ def _write_ConfigRecord_v0(self: ConfigRecord, out: list[bytes]) -> None:
 
         out.append(b_value)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -48,8 +52,9 @@ class TopicPartitions(_rt.KafkaStruct):
     assignment_epochs: list[int] | None = _field(default_factory=list)
     """For each entry of Partitions, the member epoch in which it was assigned; fences late commits from zombie members. Null when not recorded. Versions 0+, nullable 0+, tag 0 in 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -64,33 +69,49 @@ class TopicPartitions(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TopicPartitions")
         self = _new(cls)
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartitions", "topicId", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartitions", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "TopicPartitions", "topicId")
         value = node.get("partitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartitions", "partitions", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartitions", "partitions", version)
         else:
-            self.partitions = [
-                _rt.json_int(item, "TopicPartitions", "partitions", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TopicPartitions", "partitions")
-            ]
+            items_partitions: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TopicPartitions", "partitions")):
+                try:
+                    items_partitions.append(
+                        _rt.json_int(item, "TopicPartitions", "partitions", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitions", i, False) from None
+            self.partitions = items_partitions
         value = node.get("assignmentEpochs", _MISSING)
         if value is _MISSING:
             self.assignment_epochs = []
         elif value is None:
             self.assignment_epochs = None
         else:
-            self.assignment_epochs = [
-                _rt.json_int(item, "TopicPartitions", "assignmentEpochs", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TopicPartitions", "assignmentEpochs")
-            ]
-        self.unknown_tags = {}
+            items_assignment_epochs: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TopicPartitions", "assignmentEpochs")):
+                try:
+                    items_assignment_epochs.append(
+                        _rt.json_int(
+                            item, "TopicPartitions", "assignmentEpochs", -2147483648, 2147483647
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "assignmentEpochs", i, False) from None
+            self.assignment_epochs = items_assignment_epochs
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -122,8 +143,9 @@ class ConsumerGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
     partitions_pending_revocation: list[TopicPartitions] = _field(default_factory=list)
     """Partitions the member still has to give up. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -137,7 +159,7 @@ class ConsumerGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ConsumerGroupCurrentMemberAssignmentValue")
         self = _new(cls)
         value = node.get("memberEpoch", _MISSING)
@@ -145,6 +167,8 @@ class ConsumerGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "ConsumerGroupCurrentMemberAssignmentValue", "memberEpoch", version
             )
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupCurrentMemberAssignmentValue", "memberEpoch", version)
         else:
             self.member_epoch = _rt.json_int(
                 value,
@@ -158,6 +182,10 @@ class ConsumerGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "ConsumerGroupCurrentMemberAssignmentValue", "previousMemberEpoch", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "ConsumerGroupCurrentMemberAssignmentValue", "previousMemberEpoch", version
+            )
         else:
             self.previous_member_epoch = _rt.json_int(
                 value,
@@ -169,6 +197,8 @@ class ConsumerGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
         value = node.get("state", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerGroupCurrentMemberAssignmentValue", "state", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupCurrentMemberAssignmentValue", "state", version)
         else:
             self.state = _rt.json_int(
                 value, "ConsumerGroupCurrentMemberAssignmentValue", "state", -128, 127
@@ -178,28 +208,48 @@ class ConsumerGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "ConsumerGroupCurrentMemberAssignmentValue", "assignedPartitions", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "ConsumerGroupCurrentMemberAssignmentValue", "assignedPartitions", version
+            )
         else:
-            self.assigned_partitions = [
-                TopicPartitions.from_json(item, version)
-                for item in _rt.json_list(
+            items_assigned_partitions: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(
                     value, "ConsumerGroupCurrentMemberAssignmentValue", "assignedPartitions"
                 )
-            ]
+            ):
+                try:
+                    items_assigned_partitions.append(TopicPartitions._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "assignedPartitions", i, True) from None
+            self.assigned_partitions = items_assigned_partitions
         value = node.get("partitionsPendingRevocation", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "ConsumerGroupCurrentMemberAssignmentValue", "partitionsPendingRevocation", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "ConsumerGroupCurrentMemberAssignmentValue", "partitionsPendingRevocation", version
+            )
         else:
-            self.partitions_pending_revocation = [
-                TopicPartitions.from_json(item, version)
-                for item in _rt.json_list(
+            items_partitions_pending_revocation: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(
                     value,
                     "ConsumerGroupCurrentMemberAssignmentValue",
                     "partitionsPendingRevocation",
                 )
-            ]
-        self.unknown_tags = {}
+            ):
+                try:
+                    items_partitions_pending_revocation.append(
+                        TopicPartitions._from_json(item, version)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitionsPendingRevocation", i, True) from None
+            self.partitions_pending_revocation = items_partitions_pending_revocation
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -239,7 +289,7 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.assignment_epochs = []
     while tags_left:
         tags_left -= 1
@@ -279,9 +329,17 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
             if o != end:
                 raise _rt.tag_size_mismatch("assignment_epochs", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -324,7 +382,7 @@ def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_assignment_epochs = []
     while tags_left:
         tags_left -= 1
@@ -364,16 +422,31 @@ def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
             if o != end:
                 raise _rt.tag_size_mismatch("assignment_epochs", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_topic_id, r_partitions, r_assignment_epochs, unknown or _NO_TAGS), o
+    return (
+        r_topic_id,
+        r_partitions,
+        r_assignment_epochs,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
     """Write TopicPartitions at version 0."""
     out.append(_S_u_pack(self.topic_id.bytes))
 
+    if not isinstance(self.partitions, _SEQUENCE):
+        raise _rt.wrong_value("partitions", self.partitions, "array")
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -387,6 +460,8 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
     )
 
     tagged: list[tuple[int, bytes]] = []
+    if self.assignment_epochs is not None and not isinstance(self.assignment_epochs, _SEQUENCE):
+        raise _rt.wrong_value("assignment_epochs", self.assignment_epochs, "array")
     if self.assignment_epochs is None or len(self.assignment_epochs) != 0:
         p_assignment_epochs: list[bytes] = []
         if self.assignment_epochs is None:
@@ -405,8 +480,8 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
             )
 
         tagged.append((0, b"".join(p_assignment_epochs)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 1)
     else:
         out.append(b"\x00")
 
@@ -482,7 +557,7 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -490,9 +565,15 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -572,7 +653,7 @@ def _row_ConsumerGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -580,7 +661,13 @@ def _row_ConsumerGroupCurrentMemberAssignmentValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -589,7 +676,7 @@ def _row_ConsumerGroupCurrentMemberAssignmentValue_v0(
         r_state,
         r_assigned_partitions,
         r_partitions_pending_revocation,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -597,28 +684,53 @@ def _write_ConsumerGroupCurrentMemberAssignmentValue_v0(
     self: ConsumerGroupCurrentMemberAssignmentValue, out: list[bytes]
 ) -> None:
     """Write ConsumerGroupCurrentMemberAssignmentValue at version 0."""
+    if self.member_epoch is True or self.member_epoch is False:
+        raise _rt.wrong_value("member_epoch", self.member_epoch, "int32")
+    if self.previous_member_epoch is True or self.previous_member_epoch is False:
+        raise _rt.wrong_value("previous_member_epoch", self.previous_member_epoch, "int32")
+    if self.state is True or self.state is False:
+        raise _rt.wrong_value("state", self.state, "int8")
     out.append(_S_iib_pack(self.member_epoch, self.previous_member_epoch, self.state))
 
+    if not isinstance(self.assigned_partitions, _SEQUENCE):
+        raise _rt.wrong_value("assigned_partitions", self.assigned_partitions, "array")
     out.append(
         _UV1[len(self.assigned_partitions) + 1]
         if len(self.assigned_partitions) < 127
         else _rt.uvarint(len(self.assigned_partitions) + 1)
     )
 
-    for v_assigned_partitions in self.assigned_partitions:
-        _write_TopicPartitions_v0(v_assigned_partitions, out)
+    try:
+        for v_assigned_partitions in self.assigned_partitions:
+            _write_TopicPartitions_v0(v_assigned_partitions, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "assigned_partitions", _rt.index_of(self.assigned_partitions, v_assigned_partitions)
+        ) from None
+
+    if not isinstance(self.partitions_pending_revocation, _SEQUENCE):
+        raise _rt.wrong_value(
+            "partitions_pending_revocation", self.partitions_pending_revocation, "array"
+        )
     out.append(
         _UV1[len(self.partitions_pending_revocation) + 1]
         if len(self.partitions_pending_revocation) < 127
         else _rt.uvarint(len(self.partitions_pending_revocation) + 1)
     )
 
-    for v_partitions_pending_revocation in self.partitions_pending_revocation:
-        _write_TopicPartitions_v0(v_partitions_pending_revocation, out)
+    try:
+        for v_partitions_pending_revocation in self.partitions_pending_revocation:
+            _write_TopicPartitions_v0(v_partitions_pending_revocation, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "partitions_pending_revocation",
+            _rt.index_of(self.partitions_pending_revocation, v_partitions_pending_revocation),
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

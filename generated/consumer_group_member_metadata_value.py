@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -38,8 +42,9 @@ class ClassicProtocol(_rt.KafkaStruct):
     metadata: bytes = b""
     """Protocol metadata, normally a version-prefixed ConsumerProtocolSubscription. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -48,20 +53,24 @@ class ClassicProtocol(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ClassicProtocol")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ClassicProtocol", "name", version)
+        elif value is None:
+            raise _rt.json_null("ClassicProtocol", "name", version)
         else:
             self.name = _rt.json_str(value, "ClassicProtocol", "name")
         value = node.get("metadata", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ClassicProtocol", "metadata", version)
+        elif value is None:
+            raise _rt.json_null("ClassicProtocol", "metadata", version)
         else:
             self.metadata = _rt.json_bytes(value, "ClassicProtocol", "metadata")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -75,8 +84,9 @@ class ClassicMemberMetadata(_rt.KafkaStruct):
     supported_protocols: list[ClassicProtocol] = _field(default_factory=list)
     """Assignment protocols the classic member offered, most preferred first. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -85,12 +95,14 @@ class ClassicMemberMetadata(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ClassicMemberMetadata")
         self = _new(cls)
         value = node.get("sessionTimeoutMs", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ClassicMemberMetadata", "sessionTimeoutMs", version)
+        elif value is None:
+            raise _rt.json_null("ClassicMemberMetadata", "sessionTimeoutMs", version)
         else:
             self.session_timeout_ms = _rt.json_int(
                 value, "ClassicMemberMetadata", "sessionTimeoutMs", -2147483648, 2147483647
@@ -98,12 +110,19 @@ class ClassicMemberMetadata(_rt.KafkaStruct):
         value = node.get("supportedProtocols", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ClassicMemberMetadata", "supportedProtocols", version)
+        elif value is None:
+            raise _rt.json_null("ClassicMemberMetadata", "supportedProtocols", version)
         else:
-            self.supported_protocols = [
-                ClassicProtocol.from_json(item, version)
-                for item in _rt.json_list(value, "ClassicMemberMetadata", "supportedProtocols")
-            ]
-        self.unknown_tags = {}
+            items_supported_protocols: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ClassicMemberMetadata", "supportedProtocols")
+            ):
+                try:
+                    items_supported_protocols.append(ClassicProtocol._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "supportedProtocols", i, True) from None
+            self.supported_protocols = items_supported_protocols
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -149,8 +168,9 @@ class ConsumerGroupMemberMetadataValue(_rt.KafkaMessage):
     )
     """Only for a member that joined through the classic JoinGroup/SyncGroup protocol: its session timeout and offered protocols. Null for members on the new protocol. Versions 0+, nullable 0+, tag 0 in 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -173,7 +193,7 @@ class ConsumerGroupMemberMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ConsumerGroupMemberMetadataValue")
         self = _new(cls)
         value = node.get("instanceId", _MISSING)
@@ -193,11 +213,15 @@ class ConsumerGroupMemberMetadataValue(_rt.KafkaMessage):
         value = node.get("clientId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerGroupMemberMetadataValue", "clientId", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupMemberMetadataValue", "clientId", version)
         else:
             self.client_id = _rt.json_str(value, "ConsumerGroupMemberMetadataValue", "clientId")
         value = node.get("clientHost", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerGroupMemberMetadataValue", "clientHost", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupMemberMetadataValue", "clientHost", version)
         else:
             self.client_host = _rt.json_str(value, "ConsumerGroupMemberMetadataValue", "clientHost")
         value = node.get("subscribedTopicNames", _MISSING)
@@ -205,13 +229,22 @@ class ConsumerGroupMemberMetadataValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "ConsumerGroupMemberMetadataValue", "subscribedTopicNames", version
             )
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupMemberMetadataValue", "subscribedTopicNames", version)
         else:
-            self.subscribed_topic_names = [
-                _rt.json_str(item, "ConsumerGroupMemberMetadataValue", "subscribedTopicNames")
-                for item in _rt.json_list(
-                    value, "ConsumerGroupMemberMetadataValue", "subscribedTopicNames"
-                )
-            ]
+            items_subscribed_topic_names: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ConsumerGroupMemberMetadataValue", "subscribedTopicNames")
+            ):
+                try:
+                    items_subscribed_topic_names.append(
+                        _rt.json_str(
+                            item, "ConsumerGroupMemberMetadataValue", "subscribedTopicNames"
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "subscribedTopicNames", i, False) from None
+            self.subscribed_topic_names = items_subscribed_topic_names
         value = node.get("subscribedTopicRegex", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
@@ -228,6 +261,8 @@ class ConsumerGroupMemberMetadataValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "ConsumerGroupMemberMetadataValue", "rebalanceTimeoutMs", version
             )
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupMemberMetadataValue", "rebalanceTimeoutMs", version)
         else:
             self.rebalance_timeout_ms = _rt.json_int(
                 value,
@@ -251,8 +286,11 @@ class ConsumerGroupMemberMetadataValue(_rt.KafkaMessage):
         elif value is None:
             self.classic_member_metadata = None
         else:
-            self.classic_member_metadata = ClassicMemberMetadata.from_json(value, version)
-        self.unknown_tags = {}
+            try:
+                self.classic_member_metadata = ClassicMemberMetadata._from_json(value, version)
+            except _JsonFormatError as exc:
+                raise exc.within("classicMemberMetadata") from None
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -304,7 +342,7 @@ def _read_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[ClassicProtocol, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -312,9 +350,15 @@ def _read_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[ClassicProtocol, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -368,7 +412,7 @@ def _row_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -376,10 +420,20 @@ def _row_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_name, r_metadata, unknown or _NO_TAGS), o
+    return (
+        r_name,
+        r_metadata,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ClassicProtocol_v0(self: ClassicProtocol, out: list[bytes]) -> None:
@@ -399,8 +453,8 @@ def _write_ClassicProtocol_v0(self: ClassicProtocol, out: list[bytes]) -> None:
 
     out.append(self.metadata)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -478,7 +532,7 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
                     o += 1
                 else:
                     tags_left_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_supported_protocols: dict[int, bytes] = {}
+                unknown_supported_protocols: list[tuple[int, bytes]] | None = None
                 while tags_left_supported_protocols:
                     tags_left_supported_protocols -= 1
                     tag_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -486,11 +540,23 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
                     end_supported_protocols = o + size_supported_protocols
                     if end_supported_protocols > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_supported_protocols, buf)
-                    unknown_supported_protocols[tag_supported_protocols] = buf[
-                        o:end_supported_protocols
-                    ]
+                    if tag_supported_protocols > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_supported_protocols} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_supported_protocols is None:
+                        unknown_supported_protocols = []
+                    unknown_supported_protocols.append(
+                        (tag_supported_protocols, buf[o:end_supported_protocols])
+                    )
                     o = end_supported_protocols
-                v_supported_protocols.unknown_tags = unknown_supported_protocols
+                v_supported_protocols.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_supported_protocols is None
+                    else _rt.UnknownTags.of_read(unknown_supported_protocols)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("supported_protocols", i) from None
@@ -505,7 +571,7 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -513,9 +579,15 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -595,7 +667,7 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
                     o += 1
                 else:
                     tags_left_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_supported_protocols: dict[int, bytes] = {}
+                unknown_supported_protocols: list[tuple[int, bytes]] | None = None
                 while tags_left_supported_protocols:
                     tags_left_supported_protocols -= 1
                     tag_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -603,15 +675,27 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
                     end_supported_protocols = o + size_supported_protocols
                     if end_supported_protocols > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_supported_protocols, buf)
-                    unknown_supported_protocols[tag_supported_protocols] = buf[
-                        o:end_supported_protocols
-                    ]
+                    if tag_supported_protocols > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_supported_protocols} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_supported_protocols is None:
+                        unknown_supported_protocols = []
+                    unknown_supported_protocols.append(
+                        (tag_supported_protocols, buf[o:end_supported_protocols])
+                    )
                     o = end_supported_protocols
 
                 v_supported_protocols: tuple[Any, ...] = (
                     c_supported_protocols_name,
                     c_supported_protocols_metadata,
-                    unknown_supported_protocols or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_supported_protocols is None
+                        else _rt.UnknownTags.of_read(unknown_supported_protocols)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -627,7 +711,7 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -635,27 +719,47 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_session_timeout_ms, r_supported_protocols, unknown or _NO_TAGS), o
+    return (
+        r_session_timeout_ms,
+        r_supported_protocols,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ClassicMemberMetadata_v0(self: ClassicMemberMetadata, out: list[bytes]) -> None:
     """Write ClassicMemberMetadata at version 0."""
+    if self.session_timeout_ms is True or self.session_timeout_ms is False:
+        raise _rt.wrong_value("session_timeout_ms", self.session_timeout_ms, "int32")
     out.append(_S_i_pack(self.session_timeout_ms))
 
+    if not isinstance(self.supported_protocols, _SEQUENCE):
+        raise _rt.wrong_value("supported_protocols", self.supported_protocols, "array")
     out.append(
         _UV1[len(self.supported_protocols) + 1]
         if len(self.supported_protocols) < 127
         else _rt.uvarint(len(self.supported_protocols) + 1)
     )
 
-    for v_supported_protocols in self.supported_protocols:
-        _write_ClassicProtocol_v0(v_supported_protocols, out)
+    try:
+        for v_supported_protocols in self.supported_protocols:
+            _write_ClassicProtocol_v0(v_supported_protocols, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "supported_protocols", _rt.index_of(self.supported_protocols, v_supported_protocols)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -863,7 +967,7 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.classic_member_metadata = ClassicMemberMetadata()
     while tags_left:
         tags_left -= 1
@@ -893,9 +997,17 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
             if o != end:
                 raise _rt.tag_size_mismatch("classic_member_metadata", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -1109,7 +1221,7 @@ def _row_ConsumerGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_classic_member_metadata = (0, [], _NO_TAGS)
     while tags_left:
         tags_left -= 1
@@ -1139,7 +1251,15 @@ def _row_ConsumerGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[
             if o != end:
                 raise _rt.tag_size_mismatch("classic_member_metadata", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1152,7 +1272,7 @@ def _row_ConsumerGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[
         r_rebalance_timeout_ms,
         r_server_assignor,
         r_classic_member_metadata,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -1206,23 +1326,32 @@ def _write_ConsumerGroupMemberMetadataValue_v0(
 
     out.append(b_client_host)
 
+    if not isinstance(self.subscribed_topic_names, _SEQUENCE):
+        raise _rt.wrong_value("subscribed_topic_names", self.subscribed_topic_names, "array")
     out.append(
         _UV1[len(self.subscribed_topic_names) + 1]
         if len(self.subscribed_topic_names) < 127
         else _rt.uvarint(len(self.subscribed_topic_names) + 1)
     )
 
-    for v_subscribed_topic_names in self.subscribed_topic_names:
-        b_v_subscribed_topic_names = v_subscribed_topic_names.encode()
-        if len(b_v_subscribed_topic_names) > 0x7FFF:
-            raise _rt.too_long_to_write("v_subscribed_topic_names", len(b_v_subscribed_topic_names))
-        out.append(
-            _UV1[len(b_v_subscribed_topic_names) + 1]
-            if len(b_v_subscribed_topic_names) < 127
-            else _rt.uvarint(len(b_v_subscribed_topic_names) + 1)
-        )
+    try:
+        for v_subscribed_topic_names in self.subscribed_topic_names:
+            b_v_subscribed_topic_names = v_subscribed_topic_names.encode()
+            if len(b_v_subscribed_topic_names) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_subscribed_topic_names))
+            out.append(
+                _UV1[len(b_v_subscribed_topic_names) + 1]
+                if len(b_v_subscribed_topic_names) < 127
+                else _rt.uvarint(len(b_v_subscribed_topic_names) + 1)
+            )
 
-        out.append(b_v_subscribed_topic_names)
+            out.append(b_v_subscribed_topic_names)
+
+    except _EncodeError as exc:
+        raise exc.within(
+            "subscribed_topic_names",
+            _rt.index_of(self.subscribed_topic_names, v_subscribed_topic_names),
+        ) from None
 
     if self.subscribed_topic_regex is None:
         out.append(b"\x00")
@@ -1238,6 +1367,8 @@ def _write_ConsumerGroupMemberMetadataValue_v0(
 
         out.append(b_subscribed_topic_regex)
 
+    if self.rebalance_timeout_ms is True or self.rebalance_timeout_ms is False:
+        raise _rt.wrong_value("rebalance_timeout_ms", self.rebalance_timeout_ms, "int32")
     out.append(_S_i_pack(self.rebalance_timeout_ms))
 
     if self.server_assignor is None:
@@ -1261,11 +1392,16 @@ def _write_ConsumerGroupMemberMetadataValue_v0(
             p_classic_member_metadata.append(b"\x00")
         else:
             p_classic_member_metadata.append(b"\x01")
-            _write_ClassicMemberMetadata_v0(self.classic_member_metadata, p_classic_member_metadata)
+            try:
+                _write_ClassicMemberMetadata_v0(
+                    self.classic_member_metadata, p_classic_member_metadata
+                )
+            except _EncodeError as exc:
+                raise exc.within("classic_member_metadata") from None
 
         tagged.append((0, b"".join(p_classic_member_metadata)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 1)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -18,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -47,8 +49,9 @@ class ConsumerGroupMetadataValue(_rt.KafkaMessage):
     metadata_hash: int = 0
     """Hash over the metadata of every subscribed topic (KIP-1101); when it changes the group is reassigned. 0 when not computed. Versions 0+, tag 0 in 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -58,12 +61,14 @@ class ConsumerGroupMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ConsumerGroupMetadataValue")
         self = _new(cls)
         value = node.get("epoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerGroupMetadataValue", "epoch", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupMetadataValue", "epoch", version)
         else:
             self.epoch = _rt.json_int(
                 value, "ConsumerGroupMetadataValue", "epoch", -2147483648, 2147483647
@@ -71,6 +76,8 @@ class ConsumerGroupMetadataValue(_rt.KafkaMessage):
         value = node.get("metadataHash", _MISSING)
         if value is _MISSING:
             self.metadata_hash = 0
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupMetadataValue", "metadataHash", version)
         else:
             self.metadata_hash = _rt.json_int(
                 value,
@@ -79,7 +86,7 @@ class ConsumerGroupMetadataValue(_rt.KafkaMessage):
                 -9223372036854775808,
                 9223372036854775807,
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -102,7 +109,7 @@ def _read_ConsumerGroupMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.metadata_hash = 0
     while tags_left:
         tags_left -= 1
@@ -128,9 +135,17 @@ def _read_ConsumerGroupMetadataValue_v0(
             if o != end:
                 raise _rt.tag_size_mismatch("metadata_hash", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -153,7 +168,7 @@ def _row_ConsumerGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, .
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_metadata_hash = 0
     while tags_left:
         tags_left -= 1
@@ -179,26 +194,42 @@ def _row_ConsumerGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, .
             if o != end:
                 raise _rt.tag_size_mismatch("metadata_hash", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_epoch, r_metadata_hash, unknown or _NO_TAGS), o
+    return (
+        r_epoch,
+        r_metadata_hash,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ConsumerGroupMetadataValue_v0(
     self: ConsumerGroupMetadataValue, out: list[bytes]
 ) -> None:
     """Write ConsumerGroupMetadataValue at version 0."""
+    if self.epoch is True or self.epoch is False:
+        raise _rt.wrong_value("epoch", self.epoch, "int32")
     out.append(_S_i_pack(self.epoch))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.metadata_hash is True or self.metadata_hash is False:
+        raise _rt.wrong_value("metadata_hash", self.metadata_hash, "int64")
     if self.metadata_hash != 0:
         p_metadata_hash: list[bytes] = []
         p_metadata_hash.append(_S_q_pack(self.metadata_hash))
 
         tagged.append((0, b"".join(p_metadata_hash)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 1)
     else:
         out.append(b"\x00")
 

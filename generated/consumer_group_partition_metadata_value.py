@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -41,8 +45,9 @@ class PartitionMetadata(_rt.KafkaStruct):
     racks: list[str] = _field(default_factory=list)
     """Racks that hold a replica of the partition. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -51,12 +56,14 @@ class PartitionMetadata(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "PartitionMetadata")
         self = _new(cls)
         value = node.get("partition", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionMetadata", "partition", version)
+        elif value is None:
+            raise _rt.json_null("PartitionMetadata", "partition", version)
         else:
             self.partition = _rt.json_int(
                 value, "PartitionMetadata", "partition", -2147483648, 2147483647
@@ -64,12 +71,17 @@ class PartitionMetadata(_rt.KafkaStruct):
         value = node.get("racks", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionMetadata", "racks", version)
+        elif value is None:
+            raise _rt.json_null("PartitionMetadata", "racks", version)
         else:
-            self.racks = [
-                _rt.json_str(item, "PartitionMetadata", "racks")
-                for item in _rt.json_list(value, "PartitionMetadata", "racks")
-            ]
-        self.unknown_tags = {}
+            items_racks: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionMetadata", "racks")):
+                try:
+                    items_racks.append(_rt.json_str(item, "PartitionMetadata", "racks"))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "racks", i, False) from None
+            self.racks = items_racks
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -89,8 +101,9 @@ class TopicMetadata(_rt.KafkaStruct):
     partition_metadata: list[PartitionMetadata] = _field(default_factory=list)
     """Racks of each partition's replicas; unused after 4.0 and empty when no rack was known. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -101,22 +114,28 @@ class TopicMetadata(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TopicMetadata")
         self = _new(cls)
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicMetadata", "topicId", version)
+        elif value is None:
+            raise _rt.json_null("TopicMetadata", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "TopicMetadata", "topicId")
         value = node.get("topicName", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicMetadata", "topicName", version)
+        elif value is None:
+            raise _rt.json_null("TopicMetadata", "topicName", version)
         else:
             self.topic_name = _rt.json_str(value, "TopicMetadata", "topicName")
         value = node.get("numPartitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicMetadata", "numPartitions", version)
+        elif value is None:
+            raise _rt.json_null("TopicMetadata", "numPartitions", version)
         else:
             self.num_partitions = _rt.json_int(
                 value, "TopicMetadata", "numPartitions", -2147483648, 2147483647
@@ -124,12 +143,17 @@ class TopicMetadata(_rt.KafkaStruct):
         value = node.get("partitionMetadata", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicMetadata", "partitionMetadata", version)
+        elif value is None:
+            raise _rt.json_null("TopicMetadata", "partitionMetadata", version)
         else:
-            self.partition_metadata = [
-                PartitionMetadata.from_json(item, version)
-                for item in _rt.json_list(value, "TopicMetadata", "partitionMetadata")
-            ]
-        self.unknown_tags = {}
+            items_partition_metadata: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TopicMetadata", "partitionMetadata")):
+                try:
+                    items_partition_metadata.append(PartitionMetadata._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitionMetadata", i, True) from None
+            self.partition_metadata = items_partition_metadata
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -149,8 +173,9 @@ class ConsumerGroupPartitionMetadataValue(_rt.KafkaMessage):
     topics: list[TopicMetadata] = _field(default_factory=list)
     """Metadata of each subscribed topic as the coordinator last saw it. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -158,18 +183,25 @@ class ConsumerGroupPartitionMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ConsumerGroupPartitionMetadataValue")
         self = _new(cls)
         value = node.get("topics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerGroupPartitionMetadataValue", "topics", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupPartitionMetadataValue", "topics", version)
         else:
-            self.topics = [
-                TopicMetadata.from_json(item, version)
-                for item in _rt.json_list(value, "ConsumerGroupPartitionMetadataValue", "topics")
-            ]
-        self.unknown_tags = {}
+            items_topics: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ConsumerGroupPartitionMetadataValue", "topics")
+            ):
+                try:
+                    items_topics.append(TopicMetadata._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "topics", i, True) from None
+            self.topics = items_topics
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -236,7 +268,7 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -244,9 +276,15 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -315,7 +353,7 @@ def _row_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -323,32 +361,52 @@ def _row_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_partition, r_racks, unknown or _NO_TAGS), o
+    return (
+        r_partition,
+        r_racks,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_PartitionMetadata_v0(self: PartitionMetadata, out: list[bytes]) -> None:
     """Write PartitionMetadata at version 0."""
+    if self.partition is True or self.partition is False:
+        raise _rt.wrong_value("partition", self.partition, "int32")
     out.append(_S_i_pack(self.partition))
 
+    if not isinstance(self.racks, _SEQUENCE):
+        raise _rt.wrong_value("racks", self.racks, "array")
     out.append(
         _UV1[len(self.racks) + 1] if len(self.racks) < 127 else _rt.uvarint(len(self.racks) + 1)
     )
 
-    for v_racks in self.racks:
-        b_v_racks = v_racks.encode()
-        if len(b_v_racks) > 0x7FFF:
-            raise _rt.too_long_to_write("v_racks", len(b_v_racks))
-        out.append(
-            _UV1[len(b_v_racks) + 1] if len(b_v_racks) < 127 else _rt.uvarint(len(b_v_racks) + 1)
-        )
+    try:
+        for v_racks in self.racks:
+            b_v_racks = v_racks.encode()
+            if len(b_v_racks) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_racks))
+            out.append(
+                _UV1[len(b_v_racks) + 1]
+                if len(b_v_racks) < 127
+                else _rt.uvarint(len(b_v_racks) + 1)
+            )
 
-        out.append(b_v_racks)
+            out.append(b_v_racks)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within("racks", _rt.index_of(self.racks, v_racks)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -423,7 +481,7 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -431,9 +489,15 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -511,7 +575,7 @@ def _row_TopicMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -519,7 +583,13 @@ def _row_TopicMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -527,7 +597,7 @@ def _row_TopicMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         r_topic_name,
         r_num_partitions,
         r_partition_metadata,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -546,19 +616,29 @@ def _write_TopicMetadata_v0(self: TopicMetadata, out: list[bytes]) -> None:
 
     out.append(b_topic_name)
 
+    if self.num_partitions is True or self.num_partitions is False:
+        raise _rt.wrong_value("num_partitions", self.num_partitions, "int32")
     out.append(_S_i_pack(self.num_partitions))
 
+    if not isinstance(self.partition_metadata, _SEQUENCE):
+        raise _rt.wrong_value("partition_metadata", self.partition_metadata, "array")
     out.append(
         _UV1[len(self.partition_metadata) + 1]
         if len(self.partition_metadata) < 127
         else _rt.uvarint(len(self.partition_metadata) + 1)
     )
 
-    for v_partition_metadata in self.partition_metadata:
-        _write_PartitionMetadata_v0(v_partition_metadata, out)
+    try:
+        for v_partition_metadata in self.partition_metadata:
+            _write_PartitionMetadata_v0(v_partition_metadata, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "partition_metadata", _rt.index_of(self.partition_metadata, v_partition_metadata)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -601,7 +681,7 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -609,9 +689,15 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -652,7 +738,7 @@ def _row_ConsumerGroupPartitionMetadataValue_v0(buf: bytes, o: int) -> tuple[tup
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -660,25 +746,37 @@ def _row_ConsumerGroupPartitionMetadataValue_v0(buf: bytes, o: int) -> tuple[tup
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_topics, unknown or _NO_TAGS), o
+    return (r_topics, (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown))), o
 
 
 def _write_ConsumerGroupPartitionMetadataValue_v0(
     self: ConsumerGroupPartitionMetadataValue, out: list[bytes]
 ) -> None:
     """Write ConsumerGroupPartitionMetadataValue at version 0."""
+    if not isinstance(self.topics, _SEQUENCE):
+        raise _rt.wrong_value("topics", self.topics, "array")
     out.append(
         _UV1[len(self.topics) + 1] if len(self.topics) < 127 else _rt.uvarint(len(self.topics) + 1)
     )
 
-    for v_topics in self.topics:
-        _write_TopicMetadata_v0(v_topics, out)
+    try:
+        for v_topics in self.topics:
+            _write_TopicMetadata_v0(v_topics, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within("topics", _rt.index_of(self.topics, v_topics)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -51,8 +55,9 @@ class ConsumerGroupRegularExpressionValue(_rt.KafkaMessage):
     timestamp: int = 0
     """When the pattern was last resolved (ms). Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -62,20 +67,31 @@ class ConsumerGroupRegularExpressionValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ConsumerGroupRegularExpressionValue")
         self = _new(cls)
         value = node.get("topics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerGroupRegularExpressionValue", "topics", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupRegularExpressionValue", "topics", version)
         else:
-            self.topics = [
-                _rt.json_str(item, "ConsumerGroupRegularExpressionValue", "topics")
-                for item in _rt.json_list(value, "ConsumerGroupRegularExpressionValue", "topics")
-            ]
+            items_topics: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ConsumerGroupRegularExpressionValue", "topics")
+            ):
+                try:
+                    items_topics.append(
+                        _rt.json_str(item, "ConsumerGroupRegularExpressionValue", "topics")
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "topics", i, False) from None
+            self.topics = items_topics
         value = node.get("version", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerGroupRegularExpressionValue", "version", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupRegularExpressionValue", "version", version)
         else:
             self.version = _rt.json_int(
                 value,
@@ -87,6 +103,8 @@ class ConsumerGroupRegularExpressionValue(_rt.KafkaMessage):
         value = node.get("timestamp", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerGroupRegularExpressionValue", "timestamp", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerGroupRegularExpressionValue", "timestamp", version)
         else:
             self.timestamp = _rt.json_int(
                 value,
@@ -95,7 +113,7 @@ class ConsumerGroupRegularExpressionValue(_rt.KafkaMessage):
                 -9223372036854775808,
                 9223372036854775807,
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -164,7 +182,7 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -172,9 +190,15 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -244,7 +268,7 @@ def _row_ConsumerGroupRegularExpressionValue_v0(buf: bytes, o: int) -> tuple[tup
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -252,34 +276,57 @@ def _row_ConsumerGroupRegularExpressionValue_v0(buf: bytes, o: int) -> tuple[tup
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_topics, r_version, r_timestamp, unknown or _NO_TAGS), o
+    return (
+        r_topics,
+        r_version,
+        r_timestamp,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ConsumerGroupRegularExpressionValue_v0(
     self: ConsumerGroupRegularExpressionValue, out: list[bytes]
 ) -> None:
     """Write ConsumerGroupRegularExpressionValue at version 0."""
+    if not isinstance(self.topics, _SEQUENCE):
+        raise _rt.wrong_value("topics", self.topics, "array")
     out.append(
         _UV1[len(self.topics) + 1] if len(self.topics) < 127 else _rt.uvarint(len(self.topics) + 1)
     )
 
-    for v_topics in self.topics:
-        b_v_topics = v_topics.encode()
-        if len(b_v_topics) > 0x7FFF:
-            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
-        out.append(
-            _UV1[len(b_v_topics) + 1] if len(b_v_topics) < 127 else _rt.uvarint(len(b_v_topics) + 1)
-        )
+    try:
+        for v_topics in self.topics:
+            b_v_topics = v_topics.encode()
+            if len(b_v_topics) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_topics))
+            out.append(
+                _UV1[len(b_v_topics) + 1]
+                if len(b_v_topics) < 127
+                else _rt.uvarint(len(b_v_topics) + 1)
+            )
 
-        out.append(b_v_topics)
+            out.append(b_v_topics)
 
+    except _EncodeError as exc:
+        raise exc.within("topics", _rt.index_of(self.topics, v_topics)) from None
+
+    if self.version is True or self.version is False:
+        raise _rt.wrong_value("version", self.version, "int64")
+    if self.timestamp is True or self.timestamp is False:
+        raise _rt.wrong_value("timestamp", self.timestamp, "int64")
     out.append(_S_qq_pack(self.version, self.timestamp))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -43,8 +47,9 @@ class TopicPartition(_rt.KafkaStruct):
     partitions: list[int] = _field(default_factory=list)
     """Indexes of the member's partitions in that topic. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -53,23 +58,32 @@ class TopicPartition(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TopicPartition")
         self = _new(cls)
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartition", "topicId", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartition", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "TopicPartition", "topicId")
         value = node.get("partitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartition", "partitions", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartition", "partitions", version)
         else:
-            self.partitions = [
-                _rt.json_int(item, "TopicPartition", "partitions", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TopicPartition", "partitions")
-            ]
-        self.unknown_tags = {}
+            items_partitions: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TopicPartition", "partitions")):
+                try:
+                    items_partitions.append(
+                        _rt.json_int(item, "TopicPartition", "partitions", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitions", i, False) from None
+            self.partitions = items_partitions
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -89,8 +103,9 @@ class ConsumerGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
     topic_partitions: list[TopicPartition] = _field(default_factory=list)
     """Partitions the assignor wants this member to own, by topic. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -98,7 +113,7 @@ class ConsumerGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ConsumerGroupTargetAssignmentMemberValue")
         self = _new(cls)
         value = node.get("topicPartitions", _MISSING)
@@ -106,14 +121,21 @@ class ConsumerGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "ConsumerGroupTargetAssignmentMemberValue", "topicPartitions", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "ConsumerGroupTargetAssignmentMemberValue", "topicPartitions", version
+            )
         else:
-            self.topic_partitions = [
-                TopicPartition.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "ConsumerGroupTargetAssignmentMemberValue", "topicPartitions"
-                )
-            ]
-        self.unknown_tags = {}
+            items_topic_partitions: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ConsumerGroupTargetAssignmentMemberValue", "topicPartitions")
+            ):
+                try:
+                    items_topic_partitions.append(TopicPartition._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "topicPartitions", i, True) from None
+            self.topic_partitions = items_topic_partitions
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -153,7 +175,7 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -161,9 +183,15 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -205,7 +233,7 @@ def _row_TopicPartition_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -213,16 +241,28 @@ def _row_TopicPartition_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_topic_id, r_partitions, unknown or _NO_TAGS), o
+    return (
+        r_topic_id,
+        r_partitions,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
     """Write TopicPartition at version 0."""
     out.append(_S_u_pack(self.topic_id.bytes))
 
+    if not isinstance(self.partitions, _SEQUENCE):
+        raise _rt.wrong_value("partitions", self.partitions, "array")
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -235,8 +275,8 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
         else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -279,7 +319,7 @@ def _read_ConsumerGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -287,9 +327,15 @@ def _read_ConsumerGroupTargetAssignmentMemberValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -332,7 +378,7 @@ def _row_ConsumerGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -340,27 +386,44 @@ def _row_ConsumerGroupTargetAssignmentMemberValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_topic_partitions, unknown or _NO_TAGS), o
+    return (
+        r_topic_partitions,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ConsumerGroupTargetAssignmentMemberValue_v0(
     self: ConsumerGroupTargetAssignmentMemberValue, out: list[bytes]
 ) -> None:
     """Write ConsumerGroupTargetAssignmentMemberValue at version 0."""
+    if not isinstance(self.topic_partitions, _SEQUENCE):
+        raise _rt.wrong_value("topic_partitions", self.topic_partitions, "array")
     out.append(
         _UV1[len(self.topic_partitions) + 1]
         if len(self.topic_partitions) < 127
         else _rt.uvarint(len(self.topic_partitions) + 1)
     )
 
-    for v_topic_partitions in self.topic_partitions:
-        _write_TopicPartition_v0(v_topic_partitions, out)
+    try:
+        for v_topic_partitions in self.topic_partitions:
+            _write_TopicPartition_v0(v_topic_partitions, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "topic_partitions", _rt.index_of(self.topic_partitions, v_topic_partitions)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,18 +6,22 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
 
 from codegen import runtime as _rt
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -39,8 +43,9 @@ class TopicPartition(_rt.KafkaStruct):
     partitions: list[int] = _field(default_factory=list)
     """Indexes of the partitions given in that topic. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -49,23 +54,32 @@ class TopicPartition(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TopicPartition")
         self = _new(cls)
         value = node.get("topic", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartition", "topic", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartition", "topic", version)
         else:
             self.topic = _rt.json_str(value, "TopicPartition", "topic")
         value = node.get("partitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartition", "partitions", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartition", "partitions", version)
         else:
-            self.partitions = [
-                _rt.json_int(item, "TopicPartition", "partitions", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TopicPartition", "partitions")
-            ]
-        self.unknown_tags = {}
+            items_partitions: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TopicPartition", "partitions")):
+                try:
+                    items_partitions.append(
+                        _rt.json_int(item, "TopicPartition", "partitions", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitions", i, False) from None
+            self.partitions = items_partitions
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -88,8 +102,9 @@ class ConsumerProtocolAssignment(_rt.KafkaMessage):
     user_data: bytes | None = None
     """Assignor-specific bytes for the member; null when the assignor sends none. Versions 0+, nullable 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -98,17 +113,24 @@ class ConsumerProtocolAssignment(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ConsumerProtocolAssignment")
         self = _new(cls)
         value = node.get("assignedPartitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerProtocolAssignment", "assignedPartitions", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerProtocolAssignment", "assignedPartitions", version)
         else:
-            self.assigned_partitions = [
-                TopicPartition.from_json(item, version)
-                for item in _rt.json_list(value, "ConsumerProtocolAssignment", "assignedPartitions")
-            ]
+            items_assigned_partitions: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ConsumerProtocolAssignment", "assignedPartitions")
+            ):
+                try:
+                    items_assigned_partitions.append(TopicPartition._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "assignedPartitions", i, True) from None
+            self.assigned_partitions = items_assigned_partitions
         value = node.get("userData", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerProtocolAssignment", "userData", version)
@@ -116,7 +138,7 @@ class ConsumerProtocolAssignment(_rt.KafkaMessage):
             self.user_data = None
         else:
             self.user_data = _rt.json_bytes(value, "ConsumerProtocolAssignment", "userData")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -152,7 +174,7 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -201,6 +223,8 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
 
     out.append(b_topic)
 
+    if not isinstance(self.partitions, _SEQUENCE):
+        raise _rt.wrong_value("partitions", self.partitions, "array")
     out.append(_S_i_pack(len(self.partitions)))
 
     out.append(
@@ -209,8 +233,8 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
         else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_ConsumerProtocolAssignment_v0(
@@ -254,7 +278,7 @@ def _read_ConsumerProtocolAssignment_v0(
         self.user_data = buf[o:e]
         o = e
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -305,10 +329,18 @@ def _write_ConsumerProtocolAssignment_v0(
     self: ConsumerProtocolAssignment, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolAssignment at versions 0, 1, 2, 3."""
+    if not isinstance(self.assigned_partitions, _SEQUENCE):
+        raise _rt.wrong_value("assigned_partitions", self.assigned_partitions, "array")
     out.append(_S_i_pack(len(self.assigned_partitions)))
 
-    for v_assigned_partitions in self.assigned_partitions:
-        _write_TopicPartition_v0(v_assigned_partitions, out)
+    try:
+        for v_assigned_partitions in self.assigned_partitions:
+            _write_TopicPartition_v0(v_assigned_partitions, out)
+
+    except _EncodeError as exc:
+        raise exc.within(
+            "assigned_partitions", _rt.index_of(self.assigned_partitions, v_assigned_partitions)
+        ) from None
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
@@ -317,8 +349,8 @@ def _write_ConsumerProtocolAssignment_v0(
 
         out.append(self.user_data)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 TopicPartition._FIELDS = (

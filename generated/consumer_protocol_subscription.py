@@ -6,18 +6,22 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
 
 from codegen import runtime as _rt
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -39,8 +43,9 @@ class TopicPartition(_rt.KafkaStruct):
     partitions: list[int] = _field(default_factory=list)
     """Indexes of the partitions held in that topic. Versions 1+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -51,7 +56,7 @@ class TopicPartition(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         if not (version >= 1):
             # Like Kafka's converters: an inline struct is only read at its own versions, even
             # as the value of a field the version lacks.
@@ -63,6 +68,8 @@ class TopicPartition(_rt.KafkaStruct):
             if version >= 1:
                 raise _rt.json_missing("TopicPartition", "topic", version)
             self.topic = ""
+        elif value is None:
+            raise _rt.json_null("TopicPartition", "topic", version)
         else:
             self.topic = _rt.json_str(value, "TopicPartition", "topic")
         value = node.get("partitions", _MISSING)
@@ -70,12 +77,19 @@ class TopicPartition(_rt.KafkaStruct):
             if version >= 1:
                 raise _rt.json_missing("TopicPartition", "partitions", version)
             self.partitions = []
+        elif value is None:
+            raise _rt.json_null("TopicPartition", "partitions", version)
         else:
-            self.partitions = [
-                _rt.json_int(item, "TopicPartition", "partitions", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TopicPartition", "partitions")
-            ]
-        self.unknown_tags = {}
+            items_partitions: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TopicPartition", "partitions")):
+                try:
+                    items_partitions.append(
+                        _rt.json_int(item, "TopicPartition", "partitions", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitions", i, False) from None
+            self.partitions = items_partitions
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -107,8 +121,9 @@ class ConsumerProtocolSubscription(_rt.KafkaMessage):
     rack_id: str | None = None
     """client.rack of the member, for rack-aware assignment; null when not set. Versions 3+, nullable 3+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -123,17 +138,26 @@ class ConsumerProtocolSubscription(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ConsumerProtocolSubscription")
         self = _new(cls)
         value = node.get("topics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerProtocolSubscription", "topics", version)
+        elif value is None:
+            raise _rt.json_null("ConsumerProtocolSubscription", "topics", version)
         else:
-            self.topics = [
-                _rt.json_str(item, "ConsumerProtocolSubscription", "topics")
-                for item in _rt.json_list(value, "ConsumerProtocolSubscription", "topics")
-            ]
+            items_topics: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ConsumerProtocolSubscription", "topics")
+            ):
+                try:
+                    items_topics.append(
+                        _rt.json_str(item, "ConsumerProtocolSubscription", "topics")
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "topics", i, False) from None
+            self.topics = items_topics
         value = node.get("userData", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ConsumerProtocolSubscription", "userData", version)
@@ -146,16 +170,25 @@ class ConsumerProtocolSubscription(_rt.KafkaMessage):
             if version >= 1:
                 raise _rt.json_missing("ConsumerProtocolSubscription", "ownedPartitions", version)
             self.owned_partitions = []
+        elif value is None:
+            raise _rt.json_null("ConsumerProtocolSubscription", "ownedPartitions", version)
         else:
-            self.owned_partitions = [
-                TopicPartition.from_json(item, version)
-                for item in _rt.json_list(value, "ConsumerProtocolSubscription", "ownedPartitions")
-            ]
+            items_owned_partitions: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ConsumerProtocolSubscription", "ownedPartitions")
+            ):
+                try:
+                    items_owned_partitions.append(TopicPartition._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "ownedPartitions", i, True) from None
+            self.owned_partitions = items_owned_partitions
         value = node.get("generationId", _MISSING)
         if value is _MISSING:
             if version >= 2:
                 raise _rt.json_missing("ConsumerProtocolSubscription", "generationId", version)
             self.generation_id = -1
+        elif value is None:
+            raise _rt.json_null("ConsumerProtocolSubscription", "generationId", version)
         else:
             self.generation_id = _rt.json_int(
                 value, "ConsumerProtocolSubscription", "generationId", -2147483648, 2147483647
@@ -169,7 +202,7 @@ class ConsumerProtocolSubscription(_rt.KafkaMessage):
             self.rack_id = None
         else:
             self.rack_id = _rt.json_str(value, "ConsumerProtocolSubscription", "rackId")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -205,7 +238,7 @@ def _read_TopicPartition_v1(buf: bytes, o: int) -> tuple[TopicPartition, int]:
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -254,6 +287,8 @@ def _write_TopicPartition_v1(self: TopicPartition, out: list[bytes]) -> None:
 
     out.append(b_topic)
 
+    if not isinstance(self.partitions, _SEQUENCE):
+        raise _rt.wrong_value("partitions", self.partitions, "array")
     out.append(_S_i_pack(len(self.partitions)))
 
     out.append(
@@ -262,8 +297,8 @@ def _write_TopicPartition_v1(self: TopicPartition, out: list[bytes]) -> None:
         else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_ConsumerProtocolSubscription_v0(
@@ -325,7 +360,7 @@ def _read_ConsumerProtocolSubscription_v0(
     self.owned_partitions = []
     self.generation_id = -1
     self.rack_id = None
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -391,15 +426,21 @@ def _write_ConsumerProtocolSubscription_v0(
     self: ConsumerProtocolSubscription, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolSubscription at version 0."""
+    if not isinstance(self.topics, _SEQUENCE):
+        raise _rt.wrong_value("topics", self.topics, "array")
     out.append(_S_i_pack(len(self.topics)))
 
-    for v_topics in self.topics:
-        b_v_topics = v_topics.encode()
-        if len(b_v_topics) > 0x7FFF:
-            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
-        out.append(_S_h_pack(len(b_v_topics)))
+    try:
+        for v_topics in self.topics:
+            b_v_topics = v_topics.encode()
+            if len(b_v_topics) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_topics))
+            out.append(_S_h_pack(len(b_v_topics)))
 
-        out.append(b_v_topics)
+            out.append(b_v_topics)
+
+    except _EncodeError as exc:
+        raise exc.within("topics", _rt.index_of(self.topics, v_topics)) from None
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
@@ -408,8 +449,8 @@ def _write_ConsumerProtocolSubscription_v0(
 
         out.append(self.user_data)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_ConsumerProtocolSubscription_v1(
@@ -491,7 +532,7 @@ def _read_ConsumerProtocolSubscription_v1(
 
     self.generation_id = -1
     self.rack_id = None
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -579,15 +620,21 @@ def _write_ConsumerProtocolSubscription_v1(
     self: ConsumerProtocolSubscription, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolSubscription at version 1."""
+    if not isinstance(self.topics, _SEQUENCE):
+        raise _rt.wrong_value("topics", self.topics, "array")
     out.append(_S_i_pack(len(self.topics)))
 
-    for v_topics in self.topics:
-        b_v_topics = v_topics.encode()
-        if len(b_v_topics) > 0x7FFF:
-            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
-        out.append(_S_h_pack(len(b_v_topics)))
+    try:
+        for v_topics in self.topics:
+            b_v_topics = v_topics.encode()
+            if len(b_v_topics) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_topics))
+            out.append(_S_h_pack(len(b_v_topics)))
 
-        out.append(b_v_topics)
+            out.append(b_v_topics)
+
+    except _EncodeError as exc:
+        raise exc.within("topics", _rt.index_of(self.topics, v_topics)) from None
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
@@ -596,13 +643,21 @@ def _write_ConsumerProtocolSubscription_v1(
 
         out.append(self.user_data)
 
+    if not isinstance(self.owned_partitions, _SEQUENCE):
+        raise _rt.wrong_value("owned_partitions", self.owned_partitions, "array")
     out.append(_S_i_pack(len(self.owned_partitions)))
 
-    for v_owned_partitions in self.owned_partitions:
-        _write_TopicPartition_v1(v_owned_partitions, out)
+    try:
+        for v_owned_partitions in self.owned_partitions:
+            _write_TopicPartition_v1(v_owned_partitions, out)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    except _EncodeError as exc:
+        raise exc.within(
+            "owned_partitions", _rt.index_of(self.owned_partitions, v_owned_partitions)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_ConsumerProtocolSubscription_v2(
@@ -689,7 +744,7 @@ def _read_ConsumerProtocolSubscription_v2(
     o += 4
 
     self.rack_id = None
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -784,15 +839,21 @@ def _write_ConsumerProtocolSubscription_v2(
     self: ConsumerProtocolSubscription, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolSubscription at version 2."""
+    if not isinstance(self.topics, _SEQUENCE):
+        raise _rt.wrong_value("topics", self.topics, "array")
     out.append(_S_i_pack(len(self.topics)))
 
-    for v_topics in self.topics:
-        b_v_topics = v_topics.encode()
-        if len(b_v_topics) > 0x7FFF:
-            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
-        out.append(_S_h_pack(len(b_v_topics)))
+    try:
+        for v_topics in self.topics:
+            b_v_topics = v_topics.encode()
+            if len(b_v_topics) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_topics))
+            out.append(_S_h_pack(len(b_v_topics)))
 
-        out.append(b_v_topics)
+            out.append(b_v_topics)
+
+    except _EncodeError as exc:
+        raise exc.within("topics", _rt.index_of(self.topics, v_topics)) from None
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
@@ -801,15 +862,25 @@ def _write_ConsumerProtocolSubscription_v2(
 
         out.append(self.user_data)
 
+    if not isinstance(self.owned_partitions, _SEQUENCE):
+        raise _rt.wrong_value("owned_partitions", self.owned_partitions, "array")
     out.append(_S_i_pack(len(self.owned_partitions)))
 
-    for v_owned_partitions in self.owned_partitions:
-        _write_TopicPartition_v1(v_owned_partitions, out)
+    try:
+        for v_owned_partitions in self.owned_partitions:
+            _write_TopicPartition_v1(v_owned_partitions, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "owned_partitions", _rt.index_of(self.owned_partitions, v_owned_partitions)
+        ) from None
+
+    if self.generation_id is True or self.generation_id is False:
+        raise _rt.wrong_value("generation_id", self.generation_id, "int32")
     out.append(_S_i_pack(self.generation_id))
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_ConsumerProtocolSubscription_v3(
@@ -913,7 +984,7 @@ def _read_ConsumerProtocolSubscription_v3(
             raise _rt.bad_utf8("rack_id", o, exc) from None
         o = e
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -1027,15 +1098,21 @@ def _write_ConsumerProtocolSubscription_v3(
     self: ConsumerProtocolSubscription, out: list[bytes]
 ) -> None:
     """Write ConsumerProtocolSubscription at version 3."""
+    if not isinstance(self.topics, _SEQUENCE):
+        raise _rt.wrong_value("topics", self.topics, "array")
     out.append(_S_i_pack(len(self.topics)))
 
-    for v_topics in self.topics:
-        b_v_topics = v_topics.encode()
-        if len(b_v_topics) > 0x7FFF:
-            raise _rt.too_long_to_write("v_topics", len(b_v_topics))
-        out.append(_S_h_pack(len(b_v_topics)))
+    try:
+        for v_topics in self.topics:
+            b_v_topics = v_topics.encode()
+            if len(b_v_topics) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_topics))
+            out.append(_S_h_pack(len(b_v_topics)))
 
-        out.append(b_v_topics)
+            out.append(b_v_topics)
+
+    except _EncodeError as exc:
+        raise exc.within("topics", _rt.index_of(self.topics, v_topics)) from None
 
     if self.user_data is None:
         out.append(b"\xff\xff\xff\xff")
@@ -1044,11 +1121,21 @@ def _write_ConsumerProtocolSubscription_v3(
 
         out.append(self.user_data)
 
+    if not isinstance(self.owned_partitions, _SEQUENCE):
+        raise _rt.wrong_value("owned_partitions", self.owned_partitions, "array")
     out.append(_S_i_pack(len(self.owned_partitions)))
 
-    for v_owned_partitions in self.owned_partitions:
-        _write_TopicPartition_v1(v_owned_partitions, out)
+    try:
+        for v_owned_partitions in self.owned_partitions:
+            _write_TopicPartition_v1(v_owned_partitions, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "owned_partitions", _rt.index_of(self.owned_partitions, v_owned_partitions)
+        ) from None
+
+    if self.generation_id is True or self.generation_id is False:
+        raise _rt.wrong_value("generation_id", self.generation_id, "int32")
     out.append(_S_i_pack(self.generation_id))
 
     if self.rack_id is None:
@@ -1061,8 +1148,8 @@ def _write_ConsumerProtocolSubscription_v3(
 
         out.append(b_rack_id)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 TopicPartition._FIELDS = (

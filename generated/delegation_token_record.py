@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -63,8 +67,9 @@ class DelegationTokenRecord(_rt.KafkaMessage):
     token_id: str = ""
     """Id of the token. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -78,30 +83,41 @@ class DelegationTokenRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "DelegationTokenRecord")
         self = _new(cls)
         value = node.get("owner", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("DelegationTokenRecord", "owner", version)
+        elif value is None:
+            raise _rt.json_null("DelegationTokenRecord", "owner", version)
         else:
             self.owner = _rt.json_str(value, "DelegationTokenRecord", "owner")
         value = node.get("requester", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("DelegationTokenRecord", "requester", version)
+        elif value is None:
+            raise _rt.json_null("DelegationTokenRecord", "requester", version)
         else:
             self.requester = _rt.json_str(value, "DelegationTokenRecord", "requester")
         value = node.get("renewers", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("DelegationTokenRecord", "renewers", version)
+        elif value is None:
+            raise _rt.json_null("DelegationTokenRecord", "renewers", version)
         else:
-            self.renewers = [
-                _rt.json_str(item, "DelegationTokenRecord", "renewers")
-                for item in _rt.json_list(value, "DelegationTokenRecord", "renewers")
-            ]
+            items_renewers: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "DelegationTokenRecord", "renewers")):
+                try:
+                    items_renewers.append(_rt.json_str(item, "DelegationTokenRecord", "renewers"))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "renewers", i, False) from None
+            self.renewers = items_renewers
         value = node.get("issueTimestamp", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("DelegationTokenRecord", "issueTimestamp", version)
+        elif value is None:
+            raise _rt.json_null("DelegationTokenRecord", "issueTimestamp", version)
         else:
             self.issue_timestamp = _rt.json_int(
                 value,
@@ -113,6 +129,8 @@ class DelegationTokenRecord(_rt.KafkaMessage):
         value = node.get("maxTimestamp", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("DelegationTokenRecord", "maxTimestamp", version)
+        elif value is None:
+            raise _rt.json_null("DelegationTokenRecord", "maxTimestamp", version)
         else:
             self.max_timestamp = _rt.json_int(
                 value,
@@ -124,6 +142,8 @@ class DelegationTokenRecord(_rt.KafkaMessage):
         value = node.get("expirationTimestamp", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("DelegationTokenRecord", "expirationTimestamp", version)
+        elif value is None:
+            raise _rt.json_null("DelegationTokenRecord", "expirationTimestamp", version)
         else:
             self.expiration_timestamp = _rt.json_int(
                 value,
@@ -135,9 +155,11 @@ class DelegationTokenRecord(_rt.KafkaMessage):
         value = node.get("tokenId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("DelegationTokenRecord", "tokenId", version)
+        elif value is None:
+            raise _rt.json_null("DelegationTokenRecord", "tokenId", version)
         else:
             self.token_id = _rt.json_str(value, "DelegationTokenRecord", "tokenId")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -271,7 +293,7 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -279,9 +301,15 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -420,7 +448,7 @@ def _row_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -428,7 +456,13 @@ def _row_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -439,7 +473,7 @@ def _row_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         r_max_timestamp,
         r_expiration_timestamp,
         r_token_id,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -461,24 +495,36 @@ def _write_DelegationTokenRecord_v0(self: DelegationTokenRecord, out: list[bytes
 
     out.append(b_requester)
 
+    if not isinstance(self.renewers, _SEQUENCE):
+        raise _rt.wrong_value("renewers", self.renewers, "array")
     out.append(
         _UV1[len(self.renewers) + 1]
         if len(self.renewers) < 127
         else _rt.uvarint(len(self.renewers) + 1)
     )
 
-    for v_renewers in self.renewers:
-        b_v_renewers = v_renewers.encode()
-        if len(b_v_renewers) > 0x7FFF:
-            raise _rt.too_long_to_write("v_renewers", len(b_v_renewers))
-        out.append(
-            _UV1[len(b_v_renewers) + 1]
-            if len(b_v_renewers) < 127
-            else _rt.uvarint(len(b_v_renewers) + 1)
-        )
+    try:
+        for v_renewers in self.renewers:
+            b_v_renewers = v_renewers.encode()
+            if len(b_v_renewers) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_renewers))
+            out.append(
+                _UV1[len(b_v_renewers) + 1]
+                if len(b_v_renewers) < 127
+                else _rt.uvarint(len(b_v_renewers) + 1)
+            )
 
-        out.append(b_v_renewers)
+            out.append(b_v_renewers)
 
+    except _EncodeError as exc:
+        raise exc.within("renewers", _rt.index_of(self.renewers, v_renewers)) from None
+
+    if self.issue_timestamp is True or self.issue_timestamp is False:
+        raise _rt.wrong_value("issue_timestamp", self.issue_timestamp, "int64")
+    if self.max_timestamp is True or self.max_timestamp is False:
+        raise _rt.wrong_value("max_timestamp", self.max_timestamp, "int64")
+    if self.expiration_timestamp is True or self.expiration_timestamp is False:
+        raise _rt.wrong_value("expiration_timestamp", self.expiration_timestamp, "int64")
     out.append(_S_qqq_pack(self.issue_timestamp, self.max_timestamp, self.expiration_timestamp))
 
     b_token_id = self.token_id.encode()
@@ -490,8 +536,8 @@ def _write_DelegationTokenRecord_v0(self: DelegationTokenRecord, out: list[bytes
 
     out.append(b_token_id)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

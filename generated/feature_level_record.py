@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -18,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -45,8 +47,9 @@ class FeatureLevelRecord(_rt.KafkaMessage):
     feature_level: int = 0
     """Level the cluster has finalised; 0 means the feature is off. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -55,22 +58,26 @@ class FeatureLevelRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "FeatureLevelRecord")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("FeatureLevelRecord", "name", version)
+        elif value is None:
+            raise _rt.json_null("FeatureLevelRecord", "name", version)
         else:
             self.name = _rt.json_str(value, "FeatureLevelRecord", "name")
         value = node.get("featureLevel", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("FeatureLevelRecord", "featureLevel", version)
+        elif value is None:
+            raise _rt.json_null("FeatureLevelRecord", "featureLevel", version)
         else:
             self.feature_level = _rt.json_int(
                 value, "FeatureLevelRecord", "featureLevel", -32768, 32767
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -112,7 +119,7 @@ def _read_FeatureLevelRecord_v0(buf: bytes, o: int) -> tuple[FeatureLevelRecord,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -120,9 +127,15 @@ def _read_FeatureLevelRecord_v0(buf: bytes, o: int) -> tuple[FeatureLevelRecord,
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -166,7 +179,7 @@ def _row_FeatureLevelRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -174,10 +187,20 @@ def _row_FeatureLevelRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_name, r_feature_level, unknown or _NO_TAGS), o
+    return (
+        r_name,
+        r_feature_level,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_FeatureLevelRecord_v0(self: FeatureLevelRecord, out: list[bytes]) -> None:
@@ -189,10 +212,12 @@ def _write_FeatureLevelRecord_v0(self: FeatureLevelRecord, out: list[bytes]) -> 
 
     out.append(b_name)
 
+    if self.feature_level is True or self.feature_level is False:
+        raise _rt.wrong_value("feature_level", self.feature_level, "int16")
     out.append(_S_h_pack(self.feature_level))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

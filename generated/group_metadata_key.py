@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -17,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -41,8 +43,9 @@ class GroupMetadataKey(_rt.KafkaMessage):
     group: str = ""
     """Id of the classic (JoinGroup/SyncGroup) group. Versions 0."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -51,7 +54,7 @@ class GroupMetadataKey(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "GroupMetadataKey")
         self = _new(cls)
         value = node.get("group", _MISSING)
@@ -59,9 +62,11 @@ class GroupMetadataKey(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("GroupMetadataKey", "group", version)
             self.group = ""
+        elif value is None:
+            raise _rt.json_null("GroupMetadataKey", "group", version)
         else:
             self.group = _rt.json_str(value, "GroupMetadataKey", "group")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -83,7 +88,7 @@ def _read_GroupMetadataKey_v0(buf: bytes, o: int) -> tuple[GroupMetadataKey, int
         raise _rt.bad_utf8("group", o, exc) from None
     o = e
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -117,8 +122,8 @@ def _write_GroupMetadataKey_v0(self: GroupMetadataKey, out: list[bytes]) -> None
 
     out.append(b_group)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 GroupMetadataKey._FIELDS = (

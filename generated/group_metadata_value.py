@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -64,8 +68,9 @@ class MemberMetadata(_rt.KafkaStruct):
     assignment: bytes = b""
     """What the leader gave this member; for consumer groups a version-prefixed ConsumerProtocolAssignment. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -84,12 +89,14 @@ class MemberMetadata(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "MemberMetadata")
         self = _new(cls)
         value = node.get("memberId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("MemberMetadata", "memberId", version)
+        elif value is None:
+            raise _rt.json_null("MemberMetadata", "memberId", version)
         else:
             self.member_id = _rt.json_str(value, "MemberMetadata", "memberId")
         value = node.get("groupInstanceId", _MISSING)
@@ -104,11 +111,15 @@ class MemberMetadata(_rt.KafkaStruct):
         value = node.get("clientId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("MemberMetadata", "clientId", version)
+        elif value is None:
+            raise _rt.json_null("MemberMetadata", "clientId", version)
         else:
             self.client_id = _rt.json_str(value, "MemberMetadata", "clientId")
         value = node.get("clientHost", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("MemberMetadata", "clientHost", version)
+        elif value is None:
+            raise _rt.json_null("MemberMetadata", "clientHost", version)
         else:
             self.client_host = _rt.json_str(value, "MemberMetadata", "clientHost")
         value = node.get("rebalanceTimeout", _MISSING)
@@ -116,6 +127,8 @@ class MemberMetadata(_rt.KafkaStruct):
             if version >= 1:
                 raise _rt.json_missing("MemberMetadata", "rebalanceTimeout", version)
             self.rebalance_timeout = -1
+        elif value is None:
+            raise _rt.json_null("MemberMetadata", "rebalanceTimeout", version)
         else:
             self.rebalance_timeout = _rt.json_int(
                 value, "MemberMetadata", "rebalanceTimeout", -2147483648, 2147483647
@@ -123,6 +136,8 @@ class MemberMetadata(_rt.KafkaStruct):
         value = node.get("sessionTimeout", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("MemberMetadata", "sessionTimeout", version)
+        elif value is None:
+            raise _rt.json_null("MemberMetadata", "sessionTimeout", version)
         else:
             self.session_timeout = _rt.json_int(
                 value, "MemberMetadata", "sessionTimeout", -2147483648, 2147483647
@@ -130,14 +145,18 @@ class MemberMetadata(_rt.KafkaStruct):
         value = node.get("subscription", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("MemberMetadata", "subscription", version)
+        elif value is None:
+            raise _rt.json_null("MemberMetadata", "subscription", version)
         else:
             self.subscription = _rt.json_bytes(value, "MemberMetadata", "subscription")
         value = node.get("assignment", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("MemberMetadata", "assignment", version)
+        elif value is None:
+            raise _rt.json_null("MemberMetadata", "assignment", version)
         else:
             self.assignment = _rt.json_bytes(value, "MemberMetadata", "assignment")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -172,8 +191,9 @@ class GroupMetadataValue(_rt.KafkaMessage):
     members: list[MemberMetadata] = _field(default_factory=list)
     """Members of the current generation. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -187,17 +207,21 @@ class GroupMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "GroupMetadataValue")
         self = _new(cls)
         value = node.get("protocolType", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("GroupMetadataValue", "protocolType", version)
+        elif value is None:
+            raise _rt.json_null("GroupMetadataValue", "protocolType", version)
         else:
             self.protocol_type = _rt.json_str(value, "GroupMetadataValue", "protocolType")
         value = node.get("generation", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("GroupMetadataValue", "generation", version)
+        elif value is None:
+            raise _rt.json_null("GroupMetadataValue", "generation", version)
         else:
             self.generation = _rt.json_int(
                 value, "GroupMetadataValue", "generation", -2147483648, 2147483647
@@ -221,6 +245,8 @@ class GroupMetadataValue(_rt.KafkaMessage):
             if version >= 2:
                 raise _rt.json_missing("GroupMetadataValue", "currentStateTimestamp", version)
             self.current_state_timestamp = -1
+        elif value is None:
+            raise _rt.json_null("GroupMetadataValue", "currentStateTimestamp", version)
         else:
             self.current_state_timestamp = _rt.json_int(
                 value,
@@ -232,12 +258,17 @@ class GroupMetadataValue(_rt.KafkaMessage):
         value = node.get("members", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("GroupMetadataValue", "members", version)
+        elif value is None:
+            raise _rt.json_null("GroupMetadataValue", "members", version)
         else:
-            self.members = [
-                MemberMetadata.from_json(item, version)
-                for item in _rt.json_list(value, "GroupMetadataValue", "members")
-            ]
-        self.unknown_tags = {}
+            items_members: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "GroupMetadataValue", "members")):
+                try:
+                    items_members.append(MemberMetadata._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "members", i, True) from None
+            self.members = items_members
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -315,7 +346,7 @@ def _read_MemberMetadata_v0(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
 
     self.group_instance_id = None
     self.rebalance_timeout = -1
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -432,6 +463,8 @@ def _write_MemberMetadata_v0(self: MemberMetadata, out: list[bytes]) -> None:
 
     out.append(b_client_host)
 
+    if self.session_timeout is True or self.session_timeout is False:
+        raise _rt.wrong_value("session_timeout", self.session_timeout, "int32")
     out.append(_S_ii_pack(self.session_timeout, len(self.subscription)))
 
     out.append(self.subscription)
@@ -440,8 +473,8 @@ def _write_MemberMetadata_v0(self: MemberMetadata, out: list[bytes]) -> None:
 
     out.append(self.assignment)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_MemberMetadata_v1(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
@@ -519,7 +552,7 @@ def _read_MemberMetadata_v1(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     o = e
 
     self.group_instance_id = None
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -639,6 +672,10 @@ def _write_MemberMetadata_v1(self: MemberMetadata, out: list[bytes]) -> None:
 
     out.append(b_client_host)
 
+    if self.rebalance_timeout is True or self.rebalance_timeout is False:
+        raise _rt.wrong_value("rebalance_timeout", self.rebalance_timeout, "int32")
+    if self.session_timeout is True or self.session_timeout is False:
+        raise _rt.wrong_value("session_timeout", self.session_timeout, "int32")
     out.append(_S_iii_pack(self.rebalance_timeout, self.session_timeout, len(self.subscription)))
 
     out.append(self.subscription)
@@ -647,8 +684,8 @@ def _write_MemberMetadata_v1(self: MemberMetadata, out: list[bytes]) -> None:
 
     out.append(self.assignment)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_MemberMetadata_v3(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
@@ -743,7 +780,7 @@ def _read_MemberMetadata_v3(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
     self.assignment = buf[o:e]
     o = e
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -892,6 +929,10 @@ def _write_MemberMetadata_v3(self: MemberMetadata, out: list[bytes]) -> None:
 
     out.append(b_client_host)
 
+    if self.rebalance_timeout is True or self.rebalance_timeout is False:
+        raise _rt.wrong_value("rebalance_timeout", self.rebalance_timeout, "int32")
+    if self.session_timeout is True or self.session_timeout is False:
+        raise _rt.wrong_value("session_timeout", self.session_timeout, "int32")
     out.append(_S_iii_pack(self.rebalance_timeout, self.session_timeout, len(self.subscription)))
 
     out.append(self.subscription)
@@ -900,8 +941,8 @@ def _write_MemberMetadata_v3(self: MemberMetadata, out: list[bytes]) -> None:
 
     out.append(self.assignment)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
@@ -1040,7 +1081,7 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1048,9 +1089,15 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -1198,7 +1245,7 @@ def _row_MemberMetadata_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1206,7 +1253,13 @@ def _row_MemberMetadata_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1218,7 +1271,7 @@ def _row_MemberMetadata_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         r_session_timeout,
         r_subscription,
         r_assignment,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -1267,6 +1320,10 @@ def _write_MemberMetadata_v4(self: MemberMetadata, out: list[bytes]) -> None:
 
     out.append(b_client_host)
 
+    if self.rebalance_timeout is True or self.rebalance_timeout is False:
+        raise _rt.wrong_value("rebalance_timeout", self.rebalance_timeout, "int32")
+    if self.session_timeout is True or self.session_timeout is False:
+        raise _rt.wrong_value("session_timeout", self.session_timeout, "int32")
     out.append(_S_ii_pack(self.rebalance_timeout, self.session_timeout))
 
     out.append(
@@ -1285,8 +1342,8 @@ def _write_MemberMetadata_v4(self: MemberMetadata, out: list[bytes]) -> None:
 
     out.append(self.assignment)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -1439,7 +1496,7 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
 
                 v_members.group_instance_id = None
                 v_members.rebalance_timeout = -1
-                v_members.unknown_tags = {}
+                v_members.unknown_tags = _NO_TAGS
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1447,7 +1504,7 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         self.members = items_members
 
     self.current_state_timestamp = -1
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -1635,6 +1692,8 @@ def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(b_protocol_type)
 
+    if self.generation is True or self.generation is False:
+        raise _rt.wrong_value("generation", self.generation, "int32")
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -1657,13 +1716,19 @@ def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> 
 
         out.append(b_leader)
 
+    if not isinstance(self.members, _SEQUENCE):
+        raise _rt.wrong_value("members", self.members, "array")
     out.append(_S_i_pack(len(self.members)))
 
-    for v_members in self.members:
-        _write_MemberMetadata_v0(v_members, out)
+    try:
+        for v_members in self.members:
+            _write_MemberMetadata_v0(v_members, out)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    except _EncodeError as exc:
+        raise exc.within("members", _rt.index_of(self.members, v_members)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue, int]:
@@ -1817,7 +1882,7 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
                 o = e
 
                 v_members.group_instance_id = None
-                v_members.unknown_tags = {}
+                v_members.unknown_tags = _NO_TAGS
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1825,7 +1890,7 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         self.members = items_members
 
     self.current_state_timestamp = -1
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -2018,6 +2083,8 @@ def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(b_protocol_type)
 
+    if self.generation is True or self.generation is False:
+        raise _rt.wrong_value("generation", self.generation, "int32")
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -2040,13 +2107,19 @@ def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> 
 
         out.append(b_leader)
 
+    if not isinstance(self.members, _SEQUENCE):
+        raise _rt.wrong_value("members", self.members, "array")
     out.append(_S_i_pack(len(self.members)))
 
-    for v_members in self.members:
-        _write_MemberMetadata_v1(v_members, out)
+    try:
+        for v_members in self.members:
+            _write_MemberMetadata_v1(v_members, out)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    except _EncodeError as exc:
+        raise exc.within("members", _rt.index_of(self.members, v_members)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue, int]:
@@ -2200,14 +2273,14 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
                 o = e
 
                 v_members.group_instance_id = None
-                v_members.unknown_tags = {}
+                v_members.unknown_tags = _NO_TAGS
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
             items_members.append(v_members)
         self.members = items_members
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -2409,6 +2482,8 @@ def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(b_protocol_type)
 
+    if self.generation is True or self.generation is False:
+        raise _rt.wrong_value("generation", self.generation, "int32")
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -2431,13 +2506,21 @@ def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> 
 
         out.append(b_leader)
 
+    if self.current_state_timestamp is True or self.current_state_timestamp is False:
+        raise _rt.wrong_value("current_state_timestamp", self.current_state_timestamp, "int64")
+    if not isinstance(self.members, _SEQUENCE):
+        raise _rt.wrong_value("members", self.members, "array")
     out.append(_S_qi_pack(self.current_state_timestamp, len(self.members)))
 
-    for v_members in self.members:
-        _write_MemberMetadata_v1(v_members, out)
+    try:
+        for v_members in self.members:
+            _write_MemberMetadata_v1(v_members, out)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    except _EncodeError as exc:
+        raise exc.within("members", _rt.index_of(self.members, v_members)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue, int]:
@@ -2608,14 +2691,14 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
                 v_members.assignment = buf[o:e]
                 o = e
 
-                v_members.unknown_tags = {}
+                v_members.unknown_tags = _NO_TAGS
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
             items_members.append(v_members)
         self.members = items_members
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -2836,6 +2919,8 @@ def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(b_protocol_type)
 
+    if self.generation is True or self.generation is False:
+        raise _rt.wrong_value("generation", self.generation, "int32")
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -2858,13 +2943,21 @@ def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> 
 
         out.append(b_leader)
 
+    if self.current_state_timestamp is True or self.current_state_timestamp is False:
+        raise _rt.wrong_value("current_state_timestamp", self.current_state_timestamp, "int64")
+    if not isinstance(self.members, _SEQUENCE):
+        raise _rt.wrong_value("members", self.members, "array")
     out.append(_S_qi_pack(self.current_state_timestamp, len(self.members)))
 
-    for v_members in self.members:
-        _write_MemberMetadata_v3(v_members, out)
+    try:
+        for v_members in self.members:
+            _write_MemberMetadata_v3(v_members, out)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    except _EncodeError as exc:
+        raise exc.within("members", _rt.index_of(self.members, v_members)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue, int]:
@@ -3105,7 +3198,7 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_members: dict[int, bytes] = {}
+                unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
                     tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -3113,9 +3206,21 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
                     end_members = o + size_members
                     if end_members > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_members, buf)
-                    unknown_members[tag_members] = buf[o:end_members]
+                    if tag_members > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_members} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_members is None:
+                        unknown_members = []
+                    unknown_members.append((tag_members, buf[o:end_members]))
                     o = end_members
-                v_members.unknown_tags = unknown_members
+                v_members.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_members is None
+                    else _rt.UnknownTags.of_read(unknown_members)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -3130,7 +3235,7 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -3138,9 +3243,15 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -3395,7 +3506,7 @@ def _row_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_members: dict[int, bytes] = {}
+                unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
                     tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -3403,7 +3514,15 @@ def _row_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
                     end_members = o + size_members
                     if end_members > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_members, buf)
-                    unknown_members[tag_members] = buf[o:end_members]
+                    if tag_members > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_members} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_members is None:
+                        unknown_members = []
+                    unknown_members.append((tag_members, buf[o:end_members]))
                     o = end_members
 
                 v_members: tuple[Any, ...] = (
@@ -3415,7 +3534,11 @@ def _row_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
                     c_members_session_timeout,
                     c_members_subscription,
                     c_members_assignment,
-                    unknown_members or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_members is None
+                        else _rt.UnknownTags.of_read(unknown_members)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -3431,7 +3554,7 @@ def _row_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -3439,7 +3562,13 @@ def _row_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -3449,7 +3578,7 @@ def _row_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         r_leader,
         r_current_state_timestamp,
         r_members,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -3466,6 +3595,8 @@ def _write_GroupMetadataValue_v4(self: GroupMetadataValue, out: list[bytes]) -> 
 
     out.append(b_protocol_type)
 
+    if self.generation is True or self.generation is False:
+        raise _rt.wrong_value("generation", self.generation, "int32")
     out.append(_S_i_pack(self.generation))
 
     if self.protocol is None:
@@ -3492,19 +3623,27 @@ def _write_GroupMetadataValue_v4(self: GroupMetadataValue, out: list[bytes]) -> 
 
         out.append(b_leader)
 
+    if self.current_state_timestamp is True or self.current_state_timestamp is False:
+        raise _rt.wrong_value("current_state_timestamp", self.current_state_timestamp, "int64")
     out.append(_S_q_pack(self.current_state_timestamp))
 
+    if not isinstance(self.members, _SEQUENCE):
+        raise _rt.wrong_value("members", self.members, "array")
     out.append(
         _UV1[len(self.members) + 1]
         if len(self.members) < 127
         else _rt.uvarint(len(self.members) + 1)
     )
 
-    for v_members in self.members:
-        _write_MemberMetadata_v4(v_members, out)
+    try:
+        for v_members in self.members:
+            _write_MemberMetadata_v4(v_members, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within("members", _rt.index_of(self.members, v_members)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -43,8 +47,9 @@ class Voter(_rt.KafkaStruct):
     voter_directory_id: _UUID = _ZERO_UUID
     """Uuid of the voter's metadata log directory. Versions 1+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -54,12 +59,14 @@ class Voter(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "Voter")
         self = _new(cls)
         value = node.get("voterId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Voter", "voterId", version)
+        elif value is None:
+            raise _rt.json_null("Voter", "voterId", version)
         else:
             self.voter_id = _rt.json_int(value, "Voter", "voterId", -2147483648, 2147483647)
         value = node.get("voterDirectoryId", _MISSING)
@@ -67,9 +74,11 @@ class Voter(_rt.KafkaStruct):
             if version >= 1:
                 raise _rt.json_missing("Voter", "voterDirectoryId", version)
             self.voter_directory_id = _ZERO_UUID
+        elif value is None:
+            raise _rt.json_null("Voter", "voterDirectoryId", version)
         else:
             self.voter_directory_id = _rt.json_uuid(value, "Voter", "voterDirectoryId")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -98,8 +107,9 @@ class LeaderChangeMessage(_rt.KafkaMessage):
     granting_voters: list[Voter] = _field(default_factory=list)
     """Voters whose votes elected the leader. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -110,17 +120,21 @@ class LeaderChangeMessage(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "LeaderChangeMessage")
         self = _new(cls)
         value = node.get("version", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("LeaderChangeMessage", "version", version)
+        elif value is None:
+            raise _rt.json_null("LeaderChangeMessage", "version", version)
         else:
             self.version = _rt.json_int(value, "LeaderChangeMessage", "version", -32768, 32767)
         value = node.get("leaderId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("LeaderChangeMessage", "leaderId", version)
+        elif value is None:
+            raise _rt.json_null("LeaderChangeMessage", "leaderId", version)
         else:
             self.leader_id = _rt.json_int(
                 value, "LeaderChangeMessage", "leaderId", -2147483648, 2147483647
@@ -128,20 +142,30 @@ class LeaderChangeMessage(_rt.KafkaMessage):
         value = node.get("voters", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("LeaderChangeMessage", "voters", version)
+        elif value is None:
+            raise _rt.json_null("LeaderChangeMessage", "voters", version)
         else:
-            self.voters = [
-                Voter.from_json(item, version)
-                for item in _rt.json_list(value, "LeaderChangeMessage", "voters")
-            ]
+            items_voters: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "LeaderChangeMessage", "voters")):
+                try:
+                    items_voters.append(Voter._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "voters", i, True) from None
+            self.voters = items_voters
         value = node.get("grantingVoters", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("LeaderChangeMessage", "grantingVoters", version)
+        elif value is None:
+            raise _rt.json_null("LeaderChangeMessage", "grantingVoters", version)
         else:
-            self.granting_voters = [
-                Voter.from_json(item, version)
-                for item in _rt.json_list(value, "LeaderChangeMessage", "grantingVoters")
-            ]
-        self.unknown_tags = {}
+            items_granting_voters: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "LeaderChangeMessage", "grantingVoters")):
+                try:
+                    items_granting_voters.append(Voter._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "grantingVoters", i, True) from None
+            self.granting_voters = items_granting_voters
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -163,7 +187,7 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -171,9 +195,15 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -195,7 +225,7 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -203,20 +233,32 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_voter_id, _ZERO_UUID, unknown or _NO_TAGS), o
+    return (
+        r_voter_id,
+        _ZERO_UUID,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 0."""
     if self.voter_directory_id != _ZERO_UUID:
         raise _rt.unsupported_field("voter_directory_id")
+    if self.voter_id is True or self.voter_id is False:
+        raise _rt.wrong_value("voter_id", self.voter_id, "int32")
     out.append(_S_i_pack(self.voter_id))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -239,7 +281,7 @@ def _read_Voter_v1(buf: bytes, o: int) -> tuple[Voter, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -247,9 +289,15 @@ def _read_Voter_v1(buf: bytes, o: int) -> tuple[Voter, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -273,7 +321,7 @@ def _row_Voter_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -281,18 +329,30 @@ def _row_Voter_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_voter_id, r_voter_directory_id, unknown or _NO_TAGS), o
+    return (
+        r_voter_id,
+        r_voter_directory_id,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_Voter_v1(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 1."""
+    if self.voter_id is True or self.voter_id is False:
+        raise _rt.wrong_value("voter_id", self.voter_id, "int32")
     out.append(_S_iu_pack(self.voter_id, self.voter_directory_id.bytes))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -340,7 +400,7 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_voters: dict[int, bytes] = {}
+                unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
                     tag_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -348,9 +408,19 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     end_voters = o + size_voters
                     if end_voters > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_voters, buf)
-                    unknown_voters[tag_voters] = buf[o:end_voters]
+                    if tag_voters > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_voters} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_voters is None:
+                        unknown_voters = []
+                    unknown_voters.append((tag_voters, buf[o:end_voters]))
                     o = end_voters
-                v_voters.unknown_tags = unknown_voters
+                v_voters.unknown_tags = (
+                    _NO_TAGS if unknown_voters is None else _rt.UnknownTags.of_read(unknown_voters)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("voters", i) from None
@@ -391,7 +461,7 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_granting_voters: dict[int, bytes] = {}
+                unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
                     tag_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -399,9 +469,23 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     end_granting_voters = o + size_granting_voters
                     if end_granting_voters > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_granting_voters, buf)
-                    unknown_granting_voters[tag_granting_voters] = buf[o:end_granting_voters]
+                    if tag_granting_voters > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_granting_voters} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_granting_voters is None:
+                        unknown_granting_voters = []
+                    unknown_granting_voters.append(
+                        (tag_granting_voters, buf[o:end_granting_voters])
+                    )
                     o = end_granting_voters
-                v_granting_voters.unknown_tags = unknown_granting_voters
+                v_granting_voters.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_granting_voters is None
+                    else _rt.UnknownTags.of_read(unknown_granting_voters)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("granting_voters", i) from None
@@ -416,7 +500,7 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -424,9 +508,15 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -476,7 +566,7 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_voters: dict[int, bytes] = {}
+                unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
                     tag_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -484,13 +574,25 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
                     end_voters = o + size_voters
                     if end_voters > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_voters, buf)
-                    unknown_voters[tag_voters] = buf[o:end_voters]
+                    if tag_voters > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_voters} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_voters is None:
+                        unknown_voters = []
+                    unknown_voters.append((tag_voters, buf[o:end_voters]))
                     o = end_voters
 
                 v_voters: tuple[Any, ...] = (
                     c_voters_voter_id,
                     _ZERO_UUID,
-                    unknown_voters or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_voters is None
+                        else _rt.UnknownTags.of_read(unknown_voters)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -531,7 +633,7 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_granting_voters: dict[int, bytes] = {}
+                unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
                     tag_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -539,13 +641,27 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
                     end_granting_voters = o + size_granting_voters
                     if end_granting_voters > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_granting_voters, buf)
-                    unknown_granting_voters[tag_granting_voters] = buf[o:end_granting_voters]
+                    if tag_granting_voters > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_granting_voters} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_granting_voters is None:
+                        unknown_granting_voters = []
+                    unknown_granting_voters.append(
+                        (tag_granting_voters, buf[o:end_granting_voters])
+                    )
                     o = end_granting_voters
 
                 v_granting_voters: tuple[Any, ...] = (
                     c_granting_voters_voter_id,
                     _ZERO_UUID,
-                    unknown_granting_voters or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_granting_voters is None
+                        else _rt.UnknownTags.of_read(unknown_granting_voters)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -561,7 +677,7 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -569,34 +685,64 @@ def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_version, r_leader_id, r_voters, r_granting_voters, unknown or _NO_TAGS), o
+    return (
+        r_version,
+        r_leader_id,
+        r_voters,
+        r_granting_voters,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_LeaderChangeMessage_v0(self: LeaderChangeMessage, out: list[bytes]) -> None:
     """Write LeaderChangeMessage at version 0."""
+    if self.version is True or self.version is False:
+        raise _rt.wrong_value("version", self.version, "int16")
+    if self.leader_id is True or self.leader_id is False:
+        raise _rt.wrong_value("leader_id", self.leader_id, "int32")
     out.append(_S_hi_pack(self.version, self.leader_id))
 
+    if not isinstance(self.voters, _SEQUENCE):
+        raise _rt.wrong_value("voters", self.voters, "array")
     out.append(
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
     )
 
-    for v_voters in self.voters:
-        _write_Voter_v0(v_voters, out)
+    try:
+        for v_voters in self.voters:
+            _write_Voter_v0(v_voters, out)
 
+    except _EncodeError as exc:
+        raise exc.within("voters", _rt.index_of(self.voters, v_voters)) from None
+
+    if not isinstance(self.granting_voters, _SEQUENCE):
+        raise _rt.wrong_value("granting_voters", self.granting_voters, "array")
     out.append(
         _UV1[len(self.granting_voters) + 1]
         if len(self.granting_voters) < 127
         else _rt.uvarint(len(self.granting_voters) + 1)
     )
 
-    for v_granting_voters in self.granting_voters:
-        _write_Voter_v0(v_granting_voters, out)
+    try:
+        for v_granting_voters in self.granting_voters:
+            _write_Voter_v0(v_granting_voters, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "granting_voters", _rt.index_of(self.granting_voters, v_granting_voters)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -646,7 +792,7 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_voters: dict[int, bytes] = {}
+                unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
                     tag_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -654,9 +800,19 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     end_voters = o + size_voters
                     if end_voters > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_voters, buf)
-                    unknown_voters[tag_voters] = buf[o:end_voters]
+                    if tag_voters > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_voters} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_voters is None:
+                        unknown_voters = []
+                    unknown_voters.append((tag_voters, buf[o:end_voters]))
                     o = end_voters
-                v_voters.unknown_tags = unknown_voters
+                v_voters.unknown_tags = (
+                    _NO_TAGS if unknown_voters is None else _rt.UnknownTags.of_read(unknown_voters)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("voters", i) from None
@@ -699,7 +855,7 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_granting_voters: dict[int, bytes] = {}
+                unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
                     tag_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -707,9 +863,23 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
                     end_granting_voters = o + size_granting_voters
                     if end_granting_voters > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_granting_voters, buf)
-                    unknown_granting_voters[tag_granting_voters] = buf[o:end_granting_voters]
+                    if tag_granting_voters > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_granting_voters} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_granting_voters is None:
+                        unknown_granting_voters = []
+                    unknown_granting_voters.append(
+                        (tag_granting_voters, buf[o:end_granting_voters])
+                    )
                     o = end_granting_voters
-                v_granting_voters.unknown_tags = unknown_granting_voters
+                v_granting_voters.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_granting_voters is None
+                    else _rt.UnknownTags.of_read(unknown_granting_voters)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("granting_voters", i) from None
@@ -724,7 +894,7 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -732,9 +902,15 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -788,7 +964,7 @@ def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_voters: dict[int, bytes] = {}
+                unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
                     tag_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -796,13 +972,25 @@ def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
                     end_voters = o + size_voters
                     if end_voters > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_voters, buf)
-                    unknown_voters[tag_voters] = buf[o:end_voters]
+                    if tag_voters > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_voters} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_voters is None:
+                        unknown_voters = []
+                    unknown_voters.append((tag_voters, buf[o:end_voters]))
                     o = end_voters
 
                 v_voters: tuple[Any, ...] = (
                     c_voters_voter_id,
                     c_voters_voter_directory_id,
-                    unknown_voters or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_voters is None
+                        else _rt.UnknownTags.of_read(unknown_voters)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -847,7 +1035,7 @@ def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_granting_voters: dict[int, bytes] = {}
+                unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
                     tag_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -855,13 +1043,27 @@ def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
                     end_granting_voters = o + size_granting_voters
                     if end_granting_voters > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_granting_voters, buf)
-                    unknown_granting_voters[tag_granting_voters] = buf[o:end_granting_voters]
+                    if tag_granting_voters > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_granting_voters} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_granting_voters is None:
+                        unknown_granting_voters = []
+                    unknown_granting_voters.append(
+                        (tag_granting_voters, buf[o:end_granting_voters])
+                    )
                     o = end_granting_voters
 
                 v_granting_voters: tuple[Any, ...] = (
                     c_granting_voters_voter_id,
                     c_granting_voters_voter_directory_id,
-                    unknown_granting_voters or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_granting_voters is None
+                        else _rt.UnknownTags.of_read(unknown_granting_voters)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -877,7 +1079,7 @@ def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -885,34 +1087,64 @@ def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_version, r_leader_id, r_voters, r_granting_voters, unknown or _NO_TAGS), o
+    return (
+        r_version,
+        r_leader_id,
+        r_voters,
+        r_granting_voters,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_LeaderChangeMessage_v1(self: LeaderChangeMessage, out: list[bytes]) -> None:
     """Write LeaderChangeMessage at version 1."""
+    if self.version is True or self.version is False:
+        raise _rt.wrong_value("version", self.version, "int16")
+    if self.leader_id is True or self.leader_id is False:
+        raise _rt.wrong_value("leader_id", self.leader_id, "int32")
     out.append(_S_hi_pack(self.version, self.leader_id))
 
+    if not isinstance(self.voters, _SEQUENCE):
+        raise _rt.wrong_value("voters", self.voters, "array")
     out.append(
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
     )
 
-    for v_voters in self.voters:
-        _write_Voter_v1(v_voters, out)
+    try:
+        for v_voters in self.voters:
+            _write_Voter_v1(v_voters, out)
 
+    except _EncodeError as exc:
+        raise exc.within("voters", _rt.index_of(self.voters, v_voters)) from None
+
+    if not isinstance(self.granting_voters, _SEQUENCE):
+        raise _rt.wrong_value("granting_voters", self.granting_voters, "array")
     out.append(
         _UV1[len(self.granting_voters) + 1]
         if len(self.granting_voters) < 127
         else _rt.uvarint(len(self.granting_voters) + 1)
     )
 
-    for v_granting_voters in self.granting_voters:
-        _write_Voter_v1(v_granting_voters, out)
+    try:
+        for v_granting_voters in self.granting_voters:
+            _write_Voter_v1(v_granting_voters, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "granting_voters", _rt.index_of(self.granting_voters, v_granting_voters)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

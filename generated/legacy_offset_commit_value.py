@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -17,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -51,8 +53,9 @@ class LegacyOffsetCommitValue(_rt.KafkaMessage):
     commit_timestamp: int = 0
     """When the broker appended the commit (ms since the epoch). Versions 0."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -65,7 +68,7 @@ class LegacyOffsetCommitValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "LegacyOffsetCommitValue")
         self = _new(cls)
         value = node.get("offset", _MISSING)
@@ -73,6 +76,8 @@ class LegacyOffsetCommitValue(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("LegacyOffsetCommitValue", "offset", version)
             self.offset = 0
+        elif value is None:
+            raise _rt.json_null("LegacyOffsetCommitValue", "offset", version)
         else:
             self.offset = _rt.json_int(
                 value,
@@ -86,6 +91,8 @@ class LegacyOffsetCommitValue(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("LegacyOffsetCommitValue", "metadata", version)
             self.metadata = ""
+        elif value is None:
+            raise _rt.json_null("LegacyOffsetCommitValue", "metadata", version)
         else:
             self.metadata = _rt.json_str(value, "LegacyOffsetCommitValue", "metadata")
         value = node.get("commitTimestamp", _MISSING)
@@ -93,6 +100,8 @@ class LegacyOffsetCommitValue(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("LegacyOffsetCommitValue", "commitTimestamp", version)
             self.commit_timestamp = 0
+        elif value is None:
+            raise _rt.json_null("LegacyOffsetCommitValue", "commitTimestamp", version)
         else:
             self.commit_timestamp = _rt.json_int(
                 value,
@@ -101,7 +110,7 @@ class LegacyOffsetCommitValue(_rt.KafkaMessage):
                 -9223372036854775808,
                 9223372036854775807,
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -129,7 +138,7 @@ def _read_LegacyOffsetCommitValue_v0(buf: bytes, o: int) -> tuple[LegacyOffsetCo
         raise _rt.short_read(buf, o, (("commit_timestamp", 8),)) from None
     o += 8
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -164,6 +173,8 @@ def _row_LegacyOffsetCommitValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...]
 
 def _write_LegacyOffsetCommitValue_v0(self: LegacyOffsetCommitValue, out: list[bytes]) -> None:
     """Write LegacyOffsetCommitValue at version 0."""
+    if self.offset is True or self.offset is False:
+        raise _rt.wrong_value("offset", self.offset, "int64")
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
@@ -171,10 +182,12 @@ def _write_LegacyOffsetCommitValue_v0(self: LegacyOffsetCommitValue, out: list[b
 
     out.append(b_metadata)
 
+    if self.commit_timestamp is True or self.commit_timestamp is False:
+        raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
     out.append(_S_q_pack(self.commit_timestamp))
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 LegacyOffsetCommitValue._FIELDS = (

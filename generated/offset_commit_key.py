@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -17,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -47,8 +49,9 @@ class OffsetCommitKey(_rt.KafkaMessage):
     partition: int = 0
     """Index of the committed partition. Versions 0."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -61,7 +64,7 @@ class OffsetCommitKey(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "OffsetCommitKey")
         self = _new(cls)
         value = node.get("group", _MISSING)
@@ -69,6 +72,8 @@ class OffsetCommitKey(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("OffsetCommitKey", "group", version)
             self.group = ""
+        elif value is None:
+            raise _rt.json_null("OffsetCommitKey", "group", version)
         else:
             self.group = _rt.json_str(value, "OffsetCommitKey", "group")
         value = node.get("topic", _MISSING)
@@ -76,6 +81,8 @@ class OffsetCommitKey(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("OffsetCommitKey", "topic", version)
             self.topic = ""
+        elif value is None:
+            raise _rt.json_null("OffsetCommitKey", "topic", version)
         else:
             self.topic = _rt.json_str(value, "OffsetCommitKey", "topic")
         value = node.get("partition", _MISSING)
@@ -83,11 +90,13 @@ class OffsetCommitKey(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("OffsetCommitKey", "partition", version)
             self.partition = 0
+        elif value is None:
+            raise _rt.json_null("OffsetCommitKey", "partition", version)
         else:
             self.partition = _rt.json_int(
                 value, "OffsetCommitKey", "partition", -2147483648, 2147483647
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -130,7 +139,7 @@ def _read_OffsetCommitKey_v0(buf: bytes, o: int) -> tuple[OffsetCommitKey, int]:
         raise _rt.short_read(buf, o, (("partition", 4),)) from None
     o += 4
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -194,10 +203,12 @@ def _write_OffsetCommitKey_v0(self: OffsetCommitKey, out: list[bytes]) -> None:
 
     out.append(b_topic)
 
+    if self.partition is True or self.partition is False:
+        raise _rt.wrong_value("partition", self.partition, "int32")
     out.append(_S_i_pack(self.partition))
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 OffsetCommitKey._FIELDS = (

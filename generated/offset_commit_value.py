@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -20,6 +21,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -71,8 +73,9 @@ class OffsetCommitValue(_rt.KafkaMessage):
     topic_id: _UUID = _ZERO_UUID
     """Uuid of the committed partition's topic; the zero uuid when not recorded. Versions 4+, tag 0 in 4+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -88,12 +91,14 @@ class OffsetCommitValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "OffsetCommitValue")
         self = _new(cls)
         value = node.get("offset", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("OffsetCommitValue", "offset", version)
+        elif value is None:
+            raise _rt.json_null("OffsetCommitValue", "offset", version)
         else:
             self.offset = _rt.json_int(
                 value, "OffsetCommitValue", "offset", -9223372036854775808, 9223372036854775807
@@ -103,6 +108,8 @@ class OffsetCommitValue(_rt.KafkaMessage):
             if version >= 3:
                 raise _rt.json_missing("OffsetCommitValue", "leaderEpoch", version)
             self.leader_epoch = -1
+        elif value is None:
+            raise _rt.json_null("OffsetCommitValue", "leaderEpoch", version)
         else:
             self.leader_epoch = _rt.json_int(
                 value, "OffsetCommitValue", "leaderEpoch", -2147483648, 2147483647
@@ -110,11 +117,15 @@ class OffsetCommitValue(_rt.KafkaMessage):
         value = node.get("metadata", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("OffsetCommitValue", "metadata", version)
+        elif value is None:
+            raise _rt.json_null("OffsetCommitValue", "metadata", version)
         else:
             self.metadata = _rt.json_str(value, "OffsetCommitValue", "metadata")
         value = node.get("commitTimestamp", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("OffsetCommitValue", "commitTimestamp", version)
+        elif value is None:
+            raise _rt.json_null("OffsetCommitValue", "commitTimestamp", version)
         else:
             self.commit_timestamp = _rt.json_int(
                 value,
@@ -128,6 +139,8 @@ class OffsetCommitValue(_rt.KafkaMessage):
             if version == 1:
                 raise _rt.json_missing("OffsetCommitValue", "expireTimestamp", version)
             self.expire_timestamp = -1
+        elif value is None:
+            raise _rt.json_null("OffsetCommitValue", "expireTimestamp", version)
         else:
             self.expire_timestamp = _rt.json_int(
                 value,
@@ -139,9 +152,11 @@ class OffsetCommitValue(_rt.KafkaMessage):
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             self.topic_id = _ZERO_UUID
+        elif value is None:
+            raise _rt.json_null("OffsetCommitValue", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "OffsetCommitValue", "topicId")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -172,7 +187,7 @@ def _read_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     self.leader_epoch = -1
     self.expire_timestamp = -1
     self.topic_id = _ZERO_UUID
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -207,6 +222,8 @@ def _row_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
 
 def _write_OffsetCommitValue_v0(self: OffsetCommitValue, out: list[bytes]) -> None:
     """Write OffsetCommitValue at versions 0, 2."""
+    if self.offset is True or self.offset is False:
+        raise _rt.wrong_value("offset", self.offset, "int64")
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
@@ -214,10 +231,12 @@ def _write_OffsetCommitValue_v0(self: OffsetCommitValue, out: list[bytes]) -> No
 
     out.append(b_metadata)
 
+    if self.commit_timestamp is True or self.commit_timestamp is False:
+        raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
     out.append(_S_q_pack(self.commit_timestamp))
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[OffsetCommitValue, int]:
@@ -246,7 +265,7 @@ def _read_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
 
     self.leader_epoch = -1
     self.topic_id = _ZERO_UUID
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -290,6 +309,8 @@ def _row_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
 
 def _write_OffsetCommitValue_v1(self: OffsetCommitValue, out: list[bytes]) -> None:
     """Write OffsetCommitValue at version 1."""
+    if self.offset is True or self.offset is False:
+        raise _rt.wrong_value("offset", self.offset, "int64")
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
@@ -297,10 +318,14 @@ def _write_OffsetCommitValue_v1(self: OffsetCommitValue, out: list[bytes]) -> No
 
     out.append(b_metadata)
 
+    if self.commit_timestamp is True or self.commit_timestamp is False:
+        raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
+    if self.expire_timestamp is True or self.expire_timestamp is False:
+        raise _rt.wrong_value("expire_timestamp", self.expire_timestamp, "int64")
     out.append(_S_qq_pack(self.commit_timestamp, self.expire_timestamp))
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[OffsetCommitValue, int]:
@@ -331,7 +356,7 @@ def _read_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
 
     self.expire_timestamp = -1
     self.topic_id = _ZERO_UUID
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -369,6 +394,10 @@ def _row_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
 
 def _write_OffsetCommitValue_v3(self: OffsetCommitValue, out: list[bytes]) -> None:
     """Write OffsetCommitValue at version 3."""
+    if self.offset is True or self.offset is False:
+        raise _rt.wrong_value("offset", self.offset, "int64")
+    if self.leader_epoch is True or self.leader_epoch is False:
+        raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
     b_metadata = self.metadata.encode()
     if len(b_metadata) > 0x7FFF:
         raise _rt.too_long_to_write("metadata", len(b_metadata))
@@ -376,10 +405,12 @@ def _write_OffsetCommitValue_v3(self: OffsetCommitValue, out: list[bytes]) -> No
 
     out.append(b_metadata)
 
+    if self.commit_timestamp is True or self.commit_timestamp is False:
+        raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
     out.append(_S_q_pack(self.commit_timestamp))
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, int]:
@@ -427,7 +458,7 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.topic_id = _ZERO_UUID
     while tags_left:
         tags_left -= 1
@@ -452,9 +483,17 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
             if o != end:
                 raise _rt.tag_size_mismatch("topic_id", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -507,7 +546,7 @@ def _row_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_topic_id = _ZERO_UUID
     while tags_left:
         tags_left -= 1
@@ -532,7 +571,15 @@ def _row_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
             if o != end:
                 raise _rt.tag_size_mismatch("topic_id", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -542,12 +589,16 @@ def _row_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         r_commit_timestamp,
         -1,
         r_topic_id,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> None:
     """Write OffsetCommitValue at version 4."""
+    if self.offset is True or self.offset is False:
+        raise _rt.wrong_value("offset", self.offset, "int64")
+    if self.leader_epoch is True or self.leader_epoch is False:
+        raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
     out.append(_S_qi_pack(self.offset, self.leader_epoch))
 
     b_metadata = self.metadata.encode()
@@ -559,6 +610,8 @@ def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> No
 
     out.append(b_metadata)
 
+    if self.commit_timestamp is True or self.commit_timestamp is False:
+        raise _rt.wrong_value("commit_timestamp", self.commit_timestamp, "int64")
     out.append(_S_q_pack(self.commit_timestamp))
 
     tagged: list[tuple[int, bytes]] = []
@@ -567,8 +620,8 @@ def _write_OffsetCommitValue_v4(self: OffsetCommitValue, out: list[bytes]) -> No
         p_topic_id.append(_S_u_pack(self.topic_id.bytes))
 
         tagged.append((0, b"".join(p_topic_id)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 1)
     else:
         out.append(b"\x00")
 

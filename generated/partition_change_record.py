@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -80,8 +84,9 @@ class PartitionChangeRecord(_rt.KafkaMessage):
     last_known_elr: list[int] | None = None
     """New last known eligible leader replicas (KIP-966); null when they did not change. Versions 2+, nullable 2+, tag 7 in 2+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -124,12 +129,14 @@ class PartitionChangeRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "PartitionChangeRecord")
         self = _new(cls)
         value = node.get("partitionId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionChangeRecord", "partitionId", version)
+        elif value is None:
+            raise _rt.json_null("PartitionChangeRecord", "partitionId", version)
         else:
             self.partition_id = _rt.json_int(
                 value, "PartitionChangeRecord", "partitionId", -2147483648, 2147483647
@@ -137,19 +144,28 @@ class PartitionChangeRecord(_rt.KafkaMessage):
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionChangeRecord", "topicId", version)
+        elif value is None:
+            raise _rt.json_null("PartitionChangeRecord", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "PartitionChangeRecord", "topicId")
         value = node.get("isr", _MISSING)
         if value is _MISSING or value is None:
             self.isr = None
         else:
-            self.isr = [
-                _rt.json_int(item, "PartitionChangeRecord", "isr", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "PartitionChangeRecord", "isr")
-            ]
+            items_isr: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionChangeRecord", "isr")):
+                try:
+                    items_isr.append(
+                        _rt.json_int(item, "PartitionChangeRecord", "isr", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "isr", i, False) from None
+            self.isr = items_isr
         value = node.get("leader", _MISSING)
         if value is _MISSING:
             self.leader = -2
+        elif value is None:
+            raise _rt.json_null("PartitionChangeRecord", "leader", version)
         else:
             self.leader = _rt.json_int(
                 value, "PartitionChangeRecord", "leader", -2147483648, 2147483647
@@ -158,33 +174,60 @@ class PartitionChangeRecord(_rt.KafkaMessage):
         if value is _MISSING or value is None:
             self.replicas = None
         else:
-            self.replicas = [
-                _rt.json_int(item, "PartitionChangeRecord", "replicas", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "PartitionChangeRecord", "replicas")
-            ]
+            items_replicas: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionChangeRecord", "replicas")):
+                try:
+                    items_replicas.append(
+                        _rt.json_int(
+                            item, "PartitionChangeRecord", "replicas", -2147483648, 2147483647
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "replicas", i, False) from None
+            self.replicas = items_replicas
         value = node.get("removingReplicas", _MISSING)
         if value is _MISSING or value is None:
             self.removing_replicas = None
         else:
-            self.removing_replicas = [
-                _rt.json_int(
-                    item, "PartitionChangeRecord", "removingReplicas", -2147483648, 2147483647
-                )
-                for item in _rt.json_list(value, "PartitionChangeRecord", "removingReplicas")
-            ]
+            items_removing_replicas: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "PartitionChangeRecord", "removingReplicas")
+            ):
+                try:
+                    items_removing_replicas.append(
+                        _rt.json_int(
+                            item,
+                            "PartitionChangeRecord",
+                            "removingReplicas",
+                            -2147483648,
+                            2147483647,
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "removingReplicas", i, False) from None
+            self.removing_replicas = items_removing_replicas
         value = node.get("addingReplicas", _MISSING)
         if value is _MISSING or value is None:
             self.adding_replicas = None
         else:
-            self.adding_replicas = [
-                _rt.json_int(
-                    item, "PartitionChangeRecord", "addingReplicas", -2147483648, 2147483647
-                )
-                for item in _rt.json_list(value, "PartitionChangeRecord", "addingReplicas")
-            ]
+            items_adding_replicas: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "PartitionChangeRecord", "addingReplicas")
+            ):
+                try:
+                    items_adding_replicas.append(
+                        _rt.json_int(
+                            item, "PartitionChangeRecord", "addingReplicas", -2147483648, 2147483647
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "addingReplicas", i, False) from None
+            self.adding_replicas = items_adding_replicas
         value = node.get("leaderRecoveryState", _MISSING)
         if value is _MISSING:
             self.leader_recovery_state = -1
+        elif value is None:
+            raise _rt.json_null("PartitionChangeRecord", "leaderRecoveryState", version)
         else:
             self.leader_recovery_state = _rt.json_int(
                 value, "PartitionChangeRecord", "leaderRecoveryState", -128, 127
@@ -193,29 +236,52 @@ class PartitionChangeRecord(_rt.KafkaMessage):
         if value is _MISSING or value is None:
             self.directories = None
         else:
-            self.directories = [
-                _rt.json_uuid(item, "PartitionChangeRecord", "directories")
-                for item in _rt.json_list(value, "PartitionChangeRecord", "directories")
-            ]
+            items_directories: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionChangeRecord", "directories")):
+                try:
+                    items_directories.append(
+                        _rt.json_uuid(item, "PartitionChangeRecord", "directories")
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "directories", i, False) from None
+            self.directories = items_directories
         value = node.get("eligibleLeaderReplicas", _MISSING)
         if value is _MISSING or value is None:
             self.eligible_leader_replicas = None
         else:
-            self.eligible_leader_replicas = [
-                _rt.json_int(
-                    item, "PartitionChangeRecord", "eligibleLeaderReplicas", -2147483648, 2147483647
-                )
-                for item in _rt.json_list(value, "PartitionChangeRecord", "eligibleLeaderReplicas")
-            ]
+            items_eligible_leader_replicas: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "PartitionChangeRecord", "eligibleLeaderReplicas")
+            ):
+                try:
+                    items_eligible_leader_replicas.append(
+                        _rt.json_int(
+                            item,
+                            "PartitionChangeRecord",
+                            "eligibleLeaderReplicas",
+                            -2147483648,
+                            2147483647,
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "eligibleLeaderReplicas", i, False) from None
+            self.eligible_leader_replicas = items_eligible_leader_replicas
         value = node.get("lastKnownElr", _MISSING)
         if value is _MISSING or value is None:
             self.last_known_elr = None
         else:
-            self.last_known_elr = [
-                _rt.json_int(item, "PartitionChangeRecord", "lastKnownElr", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "PartitionChangeRecord", "lastKnownElr")
-            ]
-        self.unknown_tags = {}
+            items_last_known_elr: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionChangeRecord", "lastKnownElr")):
+                try:
+                    items_last_known_elr.append(
+                        _rt.json_int(
+                            item, "PartitionChangeRecord", "lastKnownElr", -2147483648, 2147483647
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "lastKnownElr", i, False) from None
+            self.last_known_elr = items_last_known_elr
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -240,7 +306,7 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.isr = None
     self.leader = -2
     self.replicas = None
@@ -401,9 +467,17 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
         elif tag in [6, 7, 8]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -433,7 +507,7 @@ def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_isr = None
     r_leader = -2
     r_replicas = None
@@ -594,7 +668,15 @@ def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         elif tag in [6, 7, 8]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -609,7 +691,7 @@ def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         None,
         None,
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -621,9 +703,13 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         raise _rt.unsupported_field("eligible_leader_replicas")
     if self.last_known_elr is not None:
         raise _rt.unsupported_field("last_known_elr")
+    if self.partition_id is True or self.partition_id is False:
+        raise _rt.wrong_value("partition_id", self.partition_id, "int32")
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.isr is not None and not isinstance(self.isr, _SEQUENCE):
+        raise _rt.wrong_value("isr", self.isr, "array")
     if self.isr is not None:
         p_isr: list[bytes] = []
         if self.isr is None:
@@ -640,11 +726,15 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((0, b"".join(p_isr)))
+    if self.leader is True or self.leader is False:
+        raise _rt.wrong_value("leader", self.leader, "int32")
     if self.leader != -2:
         p_leader: list[bytes] = []
         p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
+    if self.replicas is not None and not isinstance(self.replicas, _SEQUENCE):
+        raise _rt.wrong_value("replicas", self.replicas, "array")
     if self.replicas is not None:
         p_replicas: list[bytes] = []
         if self.replicas is None:
@@ -663,6 +753,8 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((2, b"".join(p_replicas)))
+    if self.removing_replicas is not None and not isinstance(self.removing_replicas, _SEQUENCE):
+        raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
     if self.removing_replicas is not None:
         p_removing_replicas: list[bytes] = []
         if self.removing_replicas is None:
@@ -681,6 +773,8 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
+    if self.adding_replicas is not None and not isinstance(self.adding_replicas, _SEQUENCE):
+        raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
     if self.adding_replicas is not None:
         p_adding_replicas: list[bytes] = []
         if self.adding_replicas is None:
@@ -699,13 +793,15 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((4, b"".join(p_adding_replicas)))
+    if self.leader_recovery_state is True or self.leader_recovery_state is False:
+        raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
     if self.leader_recovery_state != -1:
         p_leader_recovery_state: list[bytes] = []
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 9)
     else:
         out.append(b"\x00")
 
@@ -730,7 +826,7 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.isr = None
     self.leader = -2
     self.replicas = None
@@ -931,9 +1027,17 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
         elif tag in [6, 7]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -964,7 +1068,7 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_isr = None
     r_leader = -2
     r_replicas = None
@@ -1165,7 +1269,15 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         elif tag in [6, 7]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1180,7 +1292,7 @@ def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         r_directories,
         None,
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -1190,9 +1302,13 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         raise _rt.unsupported_field("eligible_leader_replicas")
     if self.last_known_elr is not None:
         raise _rt.unsupported_field("last_known_elr")
+    if self.partition_id is True or self.partition_id is False:
+        raise _rt.wrong_value("partition_id", self.partition_id, "int32")
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.isr is not None and not isinstance(self.isr, _SEQUENCE):
+        raise _rt.wrong_value("isr", self.isr, "array")
     if self.isr is not None:
         p_isr: list[bytes] = []
         if self.isr is None:
@@ -1209,11 +1325,15 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((0, b"".join(p_isr)))
+    if self.leader is True or self.leader is False:
+        raise _rt.wrong_value("leader", self.leader, "int32")
     if self.leader != -2:
         p_leader: list[bytes] = []
         p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
+    if self.replicas is not None and not isinstance(self.replicas, _SEQUENCE):
+        raise _rt.wrong_value("replicas", self.replicas, "array")
     if self.replicas is not None:
         p_replicas: list[bytes] = []
         if self.replicas is None:
@@ -1232,6 +1352,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((2, b"".join(p_replicas)))
+    if self.removing_replicas is not None and not isinstance(self.removing_replicas, _SEQUENCE):
+        raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
     if self.removing_replicas is not None:
         p_removing_replicas: list[bytes] = []
         if self.removing_replicas is None:
@@ -1250,6 +1372,8 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
+    if self.adding_replicas is not None and not isinstance(self.adding_replicas, _SEQUENCE):
+        raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
     if self.adding_replicas is not None:
         p_adding_replicas: list[bytes] = []
         if self.adding_replicas is None:
@@ -1268,11 +1392,15 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((4, b"".join(p_adding_replicas)))
+    if self.leader_recovery_state is True or self.leader_recovery_state is False:
+        raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
     if self.leader_recovery_state != -1:
         p_leader_recovery_state: list[bytes] = []
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
+    if self.directories is not None and not isinstance(self.directories, _SEQUENCE):
+        raise _rt.wrong_value("directories", self.directories, "array")
     if self.directories is not None:
         p_directories: list[bytes] = []
         if self.directories is None:
@@ -1284,12 +1412,18 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
                 else _rt.uvarint(len(self.directories) + 1)
             )
 
-            for v_directories in self.directories:
-                p_directories.append(v_directories.bytes)
+            try:
+                for v_directories in self.directories:
+                    p_directories.append(v_directories.bytes)
+
+            except _EncodeError as exc:
+                raise exc.within(
+                    "directories", _rt.index_of(self.directories, v_directories)
+                ) from None
 
         tagged.append((8, b"".join(p_directories)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 9)
     else:
         out.append(b"\x00")
 
@@ -1312,7 +1446,7 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.isr = None
     self.leader = -2
     self.replicas = None
@@ -1573,9 +1707,17 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
             if o != end:
                 raise _rt.tag_size_mismatch("directories", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -1608,7 +1750,7 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_isr = None
     r_leader = -2
     r_replicas = None
@@ -1869,7 +2011,15 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
             if o != end:
                 raise _rt.tag_size_mismatch("directories", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1884,15 +2034,19 @@ def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         r_directories,
         r_eligible_leader_replicas,
         r_last_known_elr,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes]) -> None:
     """Write PartitionChangeRecord at version 2."""
+    if self.partition_id is True or self.partition_id is False:
+        raise _rt.wrong_value("partition_id", self.partition_id, "int32")
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.isr is not None and not isinstance(self.isr, _SEQUENCE):
+        raise _rt.wrong_value("isr", self.isr, "array")
     if self.isr is not None:
         p_isr: list[bytes] = []
         if self.isr is None:
@@ -1909,11 +2063,15 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((0, b"".join(p_isr)))
+    if self.leader is True or self.leader is False:
+        raise _rt.wrong_value("leader", self.leader, "int32")
     if self.leader != -2:
         p_leader: list[bytes] = []
         p_leader.append(_S_i_pack(self.leader))
 
         tagged.append((1, b"".join(p_leader)))
+    if self.replicas is not None and not isinstance(self.replicas, _SEQUENCE):
+        raise _rt.wrong_value("replicas", self.replicas, "array")
     if self.replicas is not None:
         p_replicas: list[bytes] = []
         if self.replicas is None:
@@ -1932,6 +2090,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((2, b"".join(p_replicas)))
+    if self.removing_replicas is not None and not isinstance(self.removing_replicas, _SEQUENCE):
+        raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
     if self.removing_replicas is not None:
         p_removing_replicas: list[bytes] = []
         if self.removing_replicas is None:
@@ -1950,6 +2110,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((3, b"".join(p_removing_replicas)))
+    if self.adding_replicas is not None and not isinstance(self.adding_replicas, _SEQUENCE):
+        raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
     if self.adding_replicas is not None:
         p_adding_replicas: list[bytes] = []
         if self.adding_replicas is None:
@@ -1968,11 +2130,17 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((4, b"".join(p_adding_replicas)))
+    if self.leader_recovery_state is True or self.leader_recovery_state is False:
+        raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
     if self.leader_recovery_state != -1:
         p_leader_recovery_state: list[bytes] = []
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((5, b"".join(p_leader_recovery_state)))
+    if self.eligible_leader_replicas is not None and not isinstance(
+        self.eligible_leader_replicas, _SEQUENCE
+    ):
+        raise _rt.wrong_value("eligible_leader_replicas", self.eligible_leader_replicas, "array")
     if self.eligible_leader_replicas is not None:
         p_eligible_leader_replicas: list[bytes] = []
         if self.eligible_leader_replicas is None:
@@ -1993,6 +2161,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((6, b"".join(p_eligible_leader_replicas)))
+    if self.last_known_elr is not None and not isinstance(self.last_known_elr, _SEQUENCE):
+        raise _rt.wrong_value("last_known_elr", self.last_known_elr, "array")
     if self.last_known_elr is not None:
         p_last_known_elr: list[bytes] = []
         if self.last_known_elr is None:
@@ -2011,6 +2181,8 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
             )
 
         tagged.append((7, b"".join(p_last_known_elr)))
+    if self.directories is not None and not isinstance(self.directories, _SEQUENCE):
+        raise _rt.wrong_value("directories", self.directories, "array")
     if self.directories is not None:
         p_directories: list[bytes] = []
         if self.directories is None:
@@ -2022,12 +2194,18 @@ def _write_PartitionChangeRecord_v2(self: PartitionChangeRecord, out: list[bytes
                 else _rt.uvarint(len(self.directories) + 1)
             )
 
-            for v_directories in self.directories:
-                p_directories.append(v_directories.bytes)
+            try:
+                for v_directories in self.directories:
+                    p_directories.append(v_directories.bytes)
+
+            except _EncodeError as exc:
+                raise exc.within(
+                    "directories", _rt.index_of(self.directories, v_directories)
+                ) from None
 
         tagged.append((8, b"".join(p_directories)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 9)
     else:
         out.append(b"\x00")
 

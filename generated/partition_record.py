@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -88,8 +92,9 @@ class PartitionRecord(_rt.KafkaMessage):
     last_known_elr: list[int] | None = None
     """Last known eligible leader replicas (KIP-966); null when not recorded. Versions 2+, nullable 2+, tag 2 in 2+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -119,12 +124,14 @@ class PartitionRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "PartitionRecord")
         self = _new(cls)
         value = node.get("partitionId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionRecord", "partitionId", version)
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "partitionId", version)
         else:
             self.partition_id = _rt.json_int(
                 value, "PartitionRecord", "partitionId", -2147483648, 2147483647
@@ -132,48 +139,86 @@ class PartitionRecord(_rt.KafkaMessage):
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionRecord", "topicId", version)
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "PartitionRecord", "topicId")
         value = node.get("replicas", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionRecord", "replicas", version)
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "replicas", version)
         else:
-            self.replicas = [
-                _rt.json_int(item, "PartitionRecord", "replicas", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "PartitionRecord", "replicas")
-            ]
+            items_replicas: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionRecord", "replicas")):
+                try:
+                    items_replicas.append(
+                        _rt.json_int(item, "PartitionRecord", "replicas", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "replicas", i, False) from None
+            self.replicas = items_replicas
         value = node.get("isr", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionRecord", "isr", version)
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "isr", version)
         else:
-            self.isr = [
-                _rt.json_int(item, "PartitionRecord", "isr", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "PartitionRecord", "isr")
-            ]
+            items_isr: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionRecord", "isr")):
+                try:
+                    items_isr.append(
+                        _rt.json_int(item, "PartitionRecord", "isr", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "isr", i, False) from None
+            self.isr = items_isr
         value = node.get("removingReplicas", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionRecord", "removingReplicas", version)
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "removingReplicas", version)
         else:
-            self.removing_replicas = [
-                _rt.json_int(item, "PartitionRecord", "removingReplicas", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "PartitionRecord", "removingReplicas")
-            ]
+            items_removing_replicas: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionRecord", "removingReplicas")):
+                try:
+                    items_removing_replicas.append(
+                        _rt.json_int(
+                            item, "PartitionRecord", "removingReplicas", -2147483648, 2147483647
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "removingReplicas", i, False) from None
+            self.removing_replicas = items_removing_replicas
         value = node.get("addingReplicas", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionRecord", "addingReplicas", version)
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "addingReplicas", version)
         else:
-            self.adding_replicas = [
-                _rt.json_int(item, "PartitionRecord", "addingReplicas", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "PartitionRecord", "addingReplicas")
-            ]
+            items_adding_replicas: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionRecord", "addingReplicas")):
+                try:
+                    items_adding_replicas.append(
+                        _rt.json_int(
+                            item, "PartitionRecord", "addingReplicas", -2147483648, 2147483647
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "addingReplicas", i, False) from None
+            self.adding_replicas = items_adding_replicas
         value = node.get("leader", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionRecord", "leader", version)
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "leader", version)
         else:
             self.leader = _rt.json_int(value, "PartitionRecord", "leader", -2147483648, 2147483647)
         value = node.get("leaderRecoveryState", _MISSING)
         if value is _MISSING:
             self.leader_recovery_state = 0
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "leaderRecoveryState", version)
         else:
             self.leader_recovery_state = _rt.json_int(
                 value, "PartitionRecord", "leaderRecoveryState", -128, 127
@@ -181,6 +226,8 @@ class PartitionRecord(_rt.KafkaMessage):
         value = node.get("leaderEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionRecord", "leaderEpoch", version)
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "leaderEpoch", version)
         else:
             self.leader_epoch = _rt.json_int(
                 value, "PartitionRecord", "leaderEpoch", -2147483648, 2147483647
@@ -188,6 +235,8 @@ class PartitionRecord(_rt.KafkaMessage):
         value = node.get("partitionEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionRecord", "partitionEpoch", version)
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "partitionEpoch", version)
         else:
             self.partition_epoch = _rt.json_int(
                 value, "PartitionRecord", "partitionEpoch", -2147483648, 2147483647
@@ -197,30 +246,53 @@ class PartitionRecord(_rt.KafkaMessage):
             if version >= 1:
                 raise _rt.json_missing("PartitionRecord", "directories", version)
             self.directories = []
+        elif value is None:
+            raise _rt.json_null("PartitionRecord", "directories", version)
         else:
-            self.directories = [
-                _rt.json_uuid(item, "PartitionRecord", "directories")
-                for item in _rt.json_list(value, "PartitionRecord", "directories")
-            ]
+            items_directories: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionRecord", "directories")):
+                try:
+                    items_directories.append(_rt.json_uuid(item, "PartitionRecord", "directories"))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "directories", i, False) from None
+            self.directories = items_directories
         value = node.get("eligibleLeaderReplicas", _MISSING)
         if value is _MISSING or value is None:
             self.eligible_leader_replicas = None
         else:
-            self.eligible_leader_replicas = [
-                _rt.json_int(
-                    item, "PartitionRecord", "eligibleLeaderReplicas", -2147483648, 2147483647
-                )
-                for item in _rt.json_list(value, "PartitionRecord", "eligibleLeaderReplicas")
-            ]
+            items_eligible_leader_replicas: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "PartitionRecord", "eligibleLeaderReplicas")
+            ):
+                try:
+                    items_eligible_leader_replicas.append(
+                        _rt.json_int(
+                            item,
+                            "PartitionRecord",
+                            "eligibleLeaderReplicas",
+                            -2147483648,
+                            2147483647,
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "eligibleLeaderReplicas", i, False) from None
+            self.eligible_leader_replicas = items_eligible_leader_replicas
         value = node.get("lastKnownElr", _MISSING)
         if value is _MISSING or value is None:
             self.last_known_elr = None
         else:
-            self.last_known_elr = [
-                _rt.json_int(item, "PartitionRecord", "lastKnownElr", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "PartitionRecord", "lastKnownElr")
-            ]
-        self.unknown_tags = {}
+            items_last_known_elr: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionRecord", "lastKnownElr")):
+                try:
+                    items_last_known_elr.append(
+                        _rt.json_int(
+                            item, "PartitionRecord", "lastKnownElr", -2147483648, 2147483647
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "lastKnownElr", i, False) from None
+            self.last_known_elr = items_last_known_elr
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -327,7 +399,7 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.leader_recovery_state = 0
     while tags_left:
         tags_left -= 1
@@ -355,9 +427,17 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         elif tag in [1, 2]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -469,7 +549,7 @@ def _row_PartitionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_leader_recovery_state = 0
     while tags_left:
         tags_left -= 1
@@ -497,7 +577,15 @@ def _row_PartitionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         elif tag in [1, 2]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -514,7 +602,7 @@ def _row_PartitionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         [],
         None,
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -526,8 +614,12 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         raise _rt.unsupported_field("eligible_leader_replicas")
     if self.last_known_elr is not None:
         raise _rt.unsupported_field("last_known_elr")
+    if self.partition_id is True or self.partition_id is False:
+        raise _rt.wrong_value("partition_id", self.partition_id, "int32")
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
+    if not isinstance(self.replicas, _SEQUENCE):
+        raise _rt.wrong_value("replicas", self.replicas, "array")
     out.append(
         _UV1[len(self.replicas) + 1]
         if len(self.replicas) < 127
@@ -540,6 +632,8 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.replicas)}i", *self.replicas)
     )
 
+    if not isinstance(self.isr, _SEQUENCE):
+        raise _rt.wrong_value("isr", self.isr, "array")
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
 
     out.append(
@@ -548,6 +642,8 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.isr)}i", *self.isr)
     )
 
+    if not isinstance(self.removing_replicas, _SEQUENCE):
+        raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
     out.append(
         _UV1[len(self.removing_replicas) + 1]
         if len(self.removing_replicas) < 127
@@ -560,6 +656,8 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.removing_replicas)}i", *self.removing_replicas)
     )
 
+    if not isinstance(self.adding_replicas, _SEQUENCE):
+        raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
     out.append(
         _UV1[len(self.adding_replicas) + 1]
         if len(self.adding_replicas) < 127
@@ -572,16 +670,24 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.adding_replicas)}i", *self.adding_replicas)
     )
 
+    if self.leader is True or self.leader is False:
+        raise _rt.wrong_value("leader", self.leader, "int32")
+    if self.leader_epoch is True or self.leader_epoch is False:
+        raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
+    if self.partition_epoch is True or self.partition_epoch is False:
+        raise _rt.wrong_value("partition_epoch", self.partition_epoch, "int32")
     out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.leader_recovery_state is True or self.leader_recovery_state is False:
+        raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
     if self.leader_recovery_state != 0:
         p_leader_recovery_state: list[bytes] = []
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 3)
     else:
         out.append(b"\x00")
 
@@ -717,7 +823,7 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.leader_recovery_state = 0
     while tags_left:
         tags_left -= 1
@@ -745,9 +851,17 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         elif tag in [1, 2]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -889,7 +1003,7 @@ def _row_PartitionRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_leader_recovery_state = 0
     while tags_left:
         tags_left -= 1
@@ -917,7 +1031,15 @@ def _row_PartitionRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         elif tag in [1, 2]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -934,7 +1056,7 @@ def _row_PartitionRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         r_directories,
         None,
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -944,8 +1066,12 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         raise _rt.unsupported_field("eligible_leader_replicas")
     if self.last_known_elr is not None:
         raise _rt.unsupported_field("last_known_elr")
+    if self.partition_id is True or self.partition_id is False:
+        raise _rt.wrong_value("partition_id", self.partition_id, "int32")
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
+    if not isinstance(self.replicas, _SEQUENCE):
+        raise _rt.wrong_value("replicas", self.replicas, "array")
     out.append(
         _UV1[len(self.replicas) + 1]
         if len(self.replicas) < 127
@@ -958,6 +1084,8 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.replicas)}i", *self.replicas)
     )
 
+    if not isinstance(self.isr, _SEQUENCE):
+        raise _rt.wrong_value("isr", self.isr, "array")
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
 
     out.append(
@@ -966,6 +1094,8 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.isr)}i", *self.isr)
     )
 
+    if not isinstance(self.removing_replicas, _SEQUENCE):
+        raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
     out.append(
         _UV1[len(self.removing_replicas) + 1]
         if len(self.removing_replicas) < 127
@@ -978,6 +1108,8 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.removing_replicas)}i", *self.removing_replicas)
     )
 
+    if not isinstance(self.adding_replicas, _SEQUENCE):
+        raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
     out.append(
         _UV1[len(self.adding_replicas) + 1]
         if len(self.adding_replicas) < 127
@@ -990,25 +1122,39 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.adding_replicas)}i", *self.adding_replicas)
     )
 
+    if self.leader is True or self.leader is False:
+        raise _rt.wrong_value("leader", self.leader, "int32")
+    if self.leader_epoch is True or self.leader_epoch is False:
+        raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
+    if self.partition_epoch is True or self.partition_epoch is False:
+        raise _rt.wrong_value("partition_epoch", self.partition_epoch, "int32")
     out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
 
+    if not isinstance(self.directories, _SEQUENCE):
+        raise _rt.wrong_value("directories", self.directories, "array")
     out.append(
         _UV1[len(self.directories) + 1]
         if len(self.directories) < 127
         else _rt.uvarint(len(self.directories) + 1)
     )
 
-    for v_directories in self.directories:
-        out.append(v_directories.bytes)
+    try:
+        for v_directories in self.directories:
+            out.append(v_directories.bytes)
+
+    except _EncodeError as exc:
+        raise exc.within("directories", _rt.index_of(self.directories, v_directories)) from None
 
     tagged: list[tuple[int, bytes]] = []
+    if self.leader_recovery_state is True or self.leader_recovery_state is False:
+        raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
     if self.leader_recovery_state != 0:
         p_leader_recovery_state: list[bytes] = []
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 3)
     else:
         out.append(b"\x00")
 
@@ -1142,7 +1288,7 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.leader_recovery_state = 0
     self.eligible_leader_replicas = None
     self.last_known_elr = None
@@ -1230,9 +1376,17 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
             if o != end:
                 raise _rt.tag_size_mismatch("last_known_elr", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -1376,7 +1530,7 @@ def _row_PartitionRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_leader_recovery_state = 0
     r_eligible_leader_replicas = None
     r_last_known_elr = None
@@ -1464,7 +1618,15 @@ def _row_PartitionRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
             if o != end:
                 raise _rt.tag_size_mismatch("last_known_elr", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1481,14 +1643,18 @@ def _row_PartitionRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         r_directories,
         r_eligible_leader_replicas,
         r_last_known_elr,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
     """Write PartitionRecord at version 2."""
+    if self.partition_id is True or self.partition_id is False:
+        raise _rt.wrong_value("partition_id", self.partition_id, "int32")
     out.append(_S_iu_pack(self.partition_id, self.topic_id.bytes))
 
+    if not isinstance(self.replicas, _SEQUENCE):
+        raise _rt.wrong_value("replicas", self.replicas, "array")
     out.append(
         _UV1[len(self.replicas) + 1]
         if len(self.replicas) < 127
@@ -1501,6 +1667,8 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.replicas)}i", *self.replicas)
     )
 
+    if not isinstance(self.isr, _SEQUENCE):
+        raise _rt.wrong_value("isr", self.isr, "array")
     out.append(_UV1[len(self.isr) + 1] if len(self.isr) < 127 else _rt.uvarint(len(self.isr) + 1))
 
     out.append(
@@ -1509,6 +1677,8 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.isr)}i", *self.isr)
     )
 
+    if not isinstance(self.removing_replicas, _SEQUENCE):
+        raise _rt.wrong_value("removing_replicas", self.removing_replicas, "array")
     out.append(
         _UV1[len(self.removing_replicas) + 1]
         if len(self.removing_replicas) < 127
@@ -1521,6 +1691,8 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.removing_replicas)}i", *self.removing_replicas)
     )
 
+    if not isinstance(self.adding_replicas, _SEQUENCE):
+        raise _rt.wrong_value("adding_replicas", self.adding_replicas, "array")
     out.append(
         _UV1[len(self.adding_replicas) + 1]
         if len(self.adding_replicas) < 127
@@ -1533,23 +1705,41 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
         else _pack(f">{len(self.adding_replicas)}i", *self.adding_replicas)
     )
 
+    if self.leader is True or self.leader is False:
+        raise _rt.wrong_value("leader", self.leader, "int32")
+    if self.leader_epoch is True or self.leader_epoch is False:
+        raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
+    if self.partition_epoch is True or self.partition_epoch is False:
+        raise _rt.wrong_value("partition_epoch", self.partition_epoch, "int32")
     out.append(_S_iii_pack(self.leader, self.leader_epoch, self.partition_epoch))
 
+    if not isinstance(self.directories, _SEQUENCE):
+        raise _rt.wrong_value("directories", self.directories, "array")
     out.append(
         _UV1[len(self.directories) + 1]
         if len(self.directories) < 127
         else _rt.uvarint(len(self.directories) + 1)
     )
 
-    for v_directories in self.directories:
-        out.append(v_directories.bytes)
+    try:
+        for v_directories in self.directories:
+            out.append(v_directories.bytes)
+
+    except _EncodeError as exc:
+        raise exc.within("directories", _rt.index_of(self.directories, v_directories)) from None
 
     tagged: list[tuple[int, bytes]] = []
+    if self.leader_recovery_state is True or self.leader_recovery_state is False:
+        raise _rt.wrong_value("leader_recovery_state", self.leader_recovery_state, "int8")
     if self.leader_recovery_state != 0:
         p_leader_recovery_state: list[bytes] = []
         p_leader_recovery_state.append(_S_b_pack(self.leader_recovery_state))
 
         tagged.append((0, b"".join(p_leader_recovery_state)))
+    if self.eligible_leader_replicas is not None and not isinstance(
+        self.eligible_leader_replicas, _SEQUENCE
+    ):
+        raise _rt.wrong_value("eligible_leader_replicas", self.eligible_leader_replicas, "array")
     if self.eligible_leader_replicas is not None:
         p_eligible_leader_replicas: list[bytes] = []
         if self.eligible_leader_replicas is None:
@@ -1570,6 +1760,8 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
             )
 
         tagged.append((1, b"".join(p_eligible_leader_replicas)))
+    if self.last_known_elr is not None and not isinstance(self.last_known_elr, _SEQUENCE):
+        raise _rt.wrong_value("last_known_elr", self.last_known_elr, "array")
     if self.last_known_elr is not None:
         p_last_known_elr: list[bytes] = []
         if self.last_known_elr is None:
@@ -1588,8 +1780,8 @@ def _write_PartitionRecord_v2(self: PartitionRecord, out: list[bytes]) -> None:
             )
 
         tagged.append((2, b"".join(p_last_known_elr)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 3)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -17,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -49,8 +51,9 @@ class ProducerIdsRecord(_rt.KafkaMessage):
     next_producer_id: int = 0
     """First producer id of the next block, one past the end of this one. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -60,12 +63,14 @@ class ProducerIdsRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ProducerIdsRecord")
         self = _new(cls)
         value = node.get("brokerId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ProducerIdsRecord", "brokerId", version)
+        elif value is None:
+            raise _rt.json_null("ProducerIdsRecord", "brokerId", version)
         else:
             self.broker_id = _rt.json_int(
                 value, "ProducerIdsRecord", "brokerId", -2147483648, 2147483647
@@ -73,6 +78,8 @@ class ProducerIdsRecord(_rt.KafkaMessage):
         value = node.get("brokerEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ProducerIdsRecord", "brokerEpoch", version)
+        elif value is None:
+            raise _rt.json_null("ProducerIdsRecord", "brokerEpoch", version)
         else:
             self.broker_epoch = _rt.json_int(
                 value, "ProducerIdsRecord", "brokerEpoch", -9223372036854775808, 9223372036854775807
@@ -80,6 +87,8 @@ class ProducerIdsRecord(_rt.KafkaMessage):
         value = node.get("nextProducerId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ProducerIdsRecord", "nextProducerId", version)
+        elif value is None:
+            raise _rt.json_null("ProducerIdsRecord", "nextProducerId", version)
         else:
             self.next_producer_id = _rt.json_int(
                 value,
@@ -88,7 +97,7 @@ class ProducerIdsRecord(_rt.KafkaMessage):
                 -9223372036854775808,
                 9223372036854775807,
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -111,7 +120,7 @@ def _read_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[ProducerIdsRecord, i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -119,9 +128,15 @@ def _read_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[ProducerIdsRecord, i
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -147,7 +162,7 @@ def _row_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -155,18 +170,35 @@ def _row_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_broker_id, r_broker_epoch, r_next_producer_id, unknown or _NO_TAGS), o
+    return (
+        r_broker_id,
+        r_broker_epoch,
+        r_next_producer_id,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ProducerIdsRecord_v0(self: ProducerIdsRecord, out: list[bytes]) -> None:
     """Write ProducerIdsRecord at version 0."""
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
+    if self.next_producer_id is True or self.next_producer_id is False:
+        raise _rt.wrong_value("next_producer_id", self.next_producer_id, "int64")
     out.append(_S_iqq_pack(self.broker_id, self.broker_epoch, self.next_producer_id))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

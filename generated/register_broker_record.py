@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -54,8 +58,9 @@ class BrokerFeature(_rt.KafkaStruct):
     max_supported_version: int = 0
     """Highest level of the feature the broker can run. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -65,17 +70,21 @@ class BrokerFeature(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "BrokerFeature")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("BrokerFeature", "name", version)
+        elif value is None:
+            raise _rt.json_null("BrokerFeature", "name", version)
         else:
             self.name = _rt.json_str(value, "BrokerFeature", "name")
         value = node.get("minSupportedVersion", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("BrokerFeature", "minSupportedVersion", version)
+        elif value is None:
+            raise _rt.json_null("BrokerFeature", "minSupportedVersion", version)
         else:
             self.min_supported_version = _rt.json_int(
                 value, "BrokerFeature", "minSupportedVersion", -32768, 32767
@@ -83,11 +92,13 @@ class BrokerFeature(_rt.KafkaStruct):
         value = node.get("maxSupportedVersion", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("BrokerFeature", "maxSupportedVersion", version)
+        elif value is None:
+            raise _rt.json_null("BrokerFeature", "maxSupportedVersion", version)
         else:
             self.max_supported_version = _rt.json_int(
                 value, "BrokerFeature", "maxSupportedVersion", -32768, 32767
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -107,8 +118,9 @@ class BrokerEndpoint(_rt.KafkaStruct):
     security_protocol: int = 0
     """Security protocol id: 0 PLAINTEXT, 1 SSL, 2 SASL_PLAINTEXT, 3 SASL_SSL. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -119,32 +131,40 @@ class BrokerEndpoint(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "BrokerEndpoint")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("BrokerEndpoint", "name", version)
+        elif value is None:
+            raise _rt.json_null("BrokerEndpoint", "name", version)
         else:
             self.name = _rt.json_str(value, "BrokerEndpoint", "name")
         value = node.get("host", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("BrokerEndpoint", "host", version)
+        elif value is None:
+            raise _rt.json_null("BrokerEndpoint", "host", version)
         else:
             self.host = _rt.json_str(value, "BrokerEndpoint", "host")
         value = node.get("port", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("BrokerEndpoint", "port", version)
+        elif value is None:
+            raise _rt.json_null("BrokerEndpoint", "port", version)
         else:
             self.port = _rt.json_int(value, "BrokerEndpoint", "port", 0, 65535)
         value = node.get("securityProtocol", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("BrokerEndpoint", "securityProtocol", version)
+        elif value is None:
+            raise _rt.json_null("BrokerEndpoint", "securityProtocol", version)
         else:
             self.security_protocol = _rt.json_int(
                 value, "BrokerEndpoint", "securityProtocol", -32768, 32767
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -194,8 +214,9 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
     cordoned_log_dirs: list[_UUID] | None = None
     """Uuids of the broker's cordoned log directories; null until the broker first reports them in a heartbeat. Versions 4+, nullable 4+, tag 1 in 4+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -221,12 +242,14 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "RegisterBrokerRecord")
         self = _new(cls)
         value = node.get("brokerId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterBrokerRecord", "brokerId", version)
+        elif value is None:
+            raise _rt.json_null("RegisterBrokerRecord", "brokerId", version)
         else:
             self.broker_id = _rt.json_int(
                 value, "RegisterBrokerRecord", "brokerId", -2147483648, 2147483647
@@ -236,6 +259,8 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
             if version >= 2:
                 raise _rt.json_missing("RegisterBrokerRecord", "isMigratingZkBroker", version)
             self.is_migrating_zk_broker = False
+        elif value is None:
+            raise _rt.json_null("RegisterBrokerRecord", "isMigratingZkBroker", version)
         else:
             self.is_migrating_zk_broker = _rt.json_bool(
                 value, "RegisterBrokerRecord", "isMigratingZkBroker"
@@ -243,11 +268,15 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
         value = node.get("incarnationId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterBrokerRecord", "incarnationId", version)
+        elif value is None:
+            raise _rt.json_null("RegisterBrokerRecord", "incarnationId", version)
         else:
             self.incarnation_id = _rt.json_uuid(value, "RegisterBrokerRecord", "incarnationId")
         value = node.get("brokerEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterBrokerRecord", "brokerEpoch", version)
+        elif value is None:
+            raise _rt.json_null("RegisterBrokerRecord", "brokerEpoch", version)
         else:
             self.broker_epoch = _rt.json_int(
                 value,
@@ -259,19 +288,29 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
         value = node.get("endPoints", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterBrokerRecord", "endPoints", version)
+        elif value is None:
+            raise _rt.json_null("RegisterBrokerRecord", "endPoints", version)
         else:
-            self.end_points = [
-                BrokerEndpoint.from_json(item, version)
-                for item in _rt.json_list(value, "RegisterBrokerRecord", "endPoints")
-            ]
+            items_end_points: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "RegisterBrokerRecord", "endPoints")):
+                try:
+                    items_end_points.append(BrokerEndpoint._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "endPoints", i, True) from None
+            self.end_points = items_end_points
         value = node.get("features", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterBrokerRecord", "features", version)
+        elif value is None:
+            raise _rt.json_null("RegisterBrokerRecord", "features", version)
         else:
-            self.features = [
-                BrokerFeature.from_json(item, version)
-                for item in _rt.json_list(value, "RegisterBrokerRecord", "features")
-            ]
+            items_features: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "RegisterBrokerRecord", "features")):
+                try:
+                    items_features.append(BrokerFeature._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "features", i, True) from None
+            self.features = items_features
         value = node.get("rack", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterBrokerRecord", "rack", version)
@@ -282,6 +321,8 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
         value = node.get("fenced", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterBrokerRecord", "fenced", version)
+        elif value is None:
+            raise _rt.json_null("RegisterBrokerRecord", "fenced", version)
         else:
             self.fenced = _rt.json_bool(value, "RegisterBrokerRecord", "fenced")
         value = node.get("inControlledShutdown", _MISSING)
@@ -289,6 +330,8 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
             if version >= 1:
                 raise _rt.json_missing("RegisterBrokerRecord", "inControlledShutdown", version)
             self.in_controlled_shutdown = False
+        elif value is None:
+            raise _rt.json_null("RegisterBrokerRecord", "inControlledShutdown", version)
         else:
             self.in_controlled_shutdown = _rt.json_bool(
                 value, "RegisterBrokerRecord", "inControlledShutdown"
@@ -296,20 +339,32 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
         value = node.get("logDirs", _MISSING)
         if value is _MISSING:
             self.log_dirs = []
+        elif value is None:
+            raise _rt.json_null("RegisterBrokerRecord", "logDirs", version)
         else:
-            self.log_dirs = [
-                _rt.json_uuid(item, "RegisterBrokerRecord", "logDirs")
-                for item in _rt.json_list(value, "RegisterBrokerRecord", "logDirs")
-            ]
+            items_log_dirs: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "RegisterBrokerRecord", "logDirs")):
+                try:
+                    items_log_dirs.append(_rt.json_uuid(item, "RegisterBrokerRecord", "logDirs"))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "logDirs", i, False) from None
+            self.log_dirs = items_log_dirs
         value = node.get("cordonedLogDirs", _MISSING)
         if value is _MISSING or value is None:
             self.cordoned_log_dirs = None
         else:
-            self.cordoned_log_dirs = [
-                _rt.json_uuid(item, "RegisterBrokerRecord", "cordonedLogDirs")
-                for item in _rt.json_list(value, "RegisterBrokerRecord", "cordonedLogDirs")
-            ]
-        self.unknown_tags = {}
+            items_cordoned_log_dirs: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "RegisterBrokerRecord", "cordonedLogDirs")
+            ):
+                try:
+                    items_cordoned_log_dirs.append(
+                        _rt.json_uuid(item, "RegisterBrokerRecord", "cordonedLogDirs")
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "cordonedLogDirs", i, False) from None
+            self.cordoned_log_dirs = items_cordoned_log_dirs
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -353,7 +408,7 @@ def _read_BrokerFeature_v0(buf: bytes, o: int) -> tuple[BrokerFeature, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -361,9 +416,15 @@ def _read_BrokerFeature_v0(buf: bytes, o: int) -> tuple[BrokerFeature, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -410,7 +471,7 @@ def _row_BrokerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -418,10 +479,21 @@ def _row_BrokerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_name, r_min_supported_version, r_max_supported_version, unknown or _NO_TAGS), o
+    return (
+        r_name,
+        r_min_supported_version,
+        r_max_supported_version,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_BrokerFeature_v0(self: BrokerFeature, out: list[bytes]) -> None:
@@ -433,10 +505,14 @@ def _write_BrokerFeature_v0(self: BrokerFeature, out: list[bytes]) -> None:
 
     out.append(b_name)
 
+    if self.min_supported_version is True or self.min_supported_version is False:
+        raise _rt.wrong_value("min_supported_version", self.min_supported_version, "int16")
+    if self.max_supported_version is True or self.max_supported_version is False:
+        raise _rt.wrong_value("max_supported_version", self.max_supported_version, "int16")
     out.append(_S_hh_pack(self.min_supported_version, self.max_supported_version))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -500,7 +576,7 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -508,9 +584,15 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -577,7 +659,7 @@ def _row_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -585,10 +667,22 @@ def _row_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_name, r_host, r_port, r_security_protocol, unknown or _NO_TAGS), o
+    return (
+        r_name,
+        r_host,
+        r_port,
+        r_security_protocol,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_BrokerEndpoint_v0(self: BrokerEndpoint, out: list[bytes]) -> None:
@@ -607,10 +701,14 @@ def _write_BrokerEndpoint_v0(self: BrokerEndpoint, out: list[bytes]) -> None:
 
     out.append(b_host)
 
+    if self.port is True or self.port is False:
+        raise _rt.wrong_value("port", self.port, "uint16")
+    if self.security_protocol is True or self.security_protocol is False:
+        raise _rt.wrong_value("security_protocol", self.security_protocol, "int16")
     out.append(_S_Hh_pack(self.port, self.security_protocol))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -702,7 +800,7 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -710,9 +808,21 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
-                v_end_points.unknown_tags = unknown_end_points
+                v_end_points.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_end_points is None
+                    else _rt.UnknownTags.of_read(unknown_end_points)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
@@ -777,7 +887,7 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -785,9 +895,21 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
-                v_features.unknown_tags = unknown_features
+                v_features.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_features is None
+                    else _rt.UnknownTags.of_read(unknown_features)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
@@ -836,7 +958,7 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -847,9 +969,17 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         if tag in [0, 1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -950,7 +1080,7 @@ def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -958,7 +1088,15 @@ def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
 
                 v_end_points: tuple[Any, ...] = (
@@ -966,7 +1104,11 @@ def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     c_end_points_host,
                     c_end_points_port,
                     c_end_points_security_protocol,
-                    unknown_end_points or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_end_points is None
+                        else _rt.UnknownTags.of_read(unknown_end_points)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -1034,7 +1176,7 @@ def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1042,14 +1184,26 @@ def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
 
                 v_features: tuple[Any, ...] = (
                     c_features_name,
                     c_features_min_supported_version,
                     c_features_max_supported_version,
-                    unknown_features or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_features is None
+                        else _rt.UnknownTags.of_read(unknown_features)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -1095,7 +1249,7 @@ def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1106,7 +1260,15 @@ def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         if tag in [0, 1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1121,7 +1283,7 @@ def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         False,
         [],
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -1135,25 +1297,41 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
         raise _rt.unsupported_field("log_dirs")
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
     out.append(_S_iuq_pack(self.broker_id, self.incarnation_id.bytes, self.broker_epoch))
 
+    if not isinstance(self.end_points, _SEQUENCE):
+        raise _rt.wrong_value("end_points", self.end_points, "array")
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for v_end_points in self.end_points:
-        _write_BrokerEndpoint_v0(v_end_points, out)
+    try:
+        for v_end_points in self.end_points:
+            _write_BrokerEndpoint_v0(v_end_points, out)
 
+    except _EncodeError as exc:
+        raise exc.within("end_points", _rt.index_of(self.end_points, v_end_points)) from None
+
+    if not isinstance(self.features, _SEQUENCE):
+        raise _rt.wrong_value("features", self.features, "array")
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for v_features in self.features:
-        _write_BrokerFeature_v0(v_features, out)
+    try:
+        for v_features in self.features:
+            _write_BrokerFeature_v0(v_features, out)
+
+    except _EncodeError as exc:
+        raise exc.within("features", _rt.index_of(self.features, v_features)) from None
 
     if self.rack is None:
         out.append(b"\x00")
@@ -1165,10 +1343,12 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
+    if self.fenced is not True and self.fenced is not False:
+        raise _rt.wrong_value("fenced", self.fenced, "bool")
     out.append(_S_z_pack(self.fenced))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 2)
     else:
         out.append(b"\x00")
 
@@ -1260,7 +1440,7 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1268,9 +1448,21 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
-                v_end_points.unknown_tags = unknown_end_points
+                v_end_points.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_end_points is None
+                    else _rt.UnknownTags.of_read(unknown_end_points)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
@@ -1335,7 +1527,7 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1343,9 +1535,21 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
-                v_features.unknown_tags = unknown_features
+                v_features.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_features is None
+                    else _rt.UnknownTags.of_read(unknown_features)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
@@ -1393,7 +1597,7 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1404,9 +1608,17 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         if tag in [0, 1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -1508,7 +1720,7 @@ def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1516,7 +1728,15 @@ def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
 
                 v_end_points: tuple[Any, ...] = (
@@ -1524,7 +1744,11 @@ def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     c_end_points_host,
                     c_end_points_port,
                     c_end_points_security_protocol,
-                    unknown_end_points or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_end_points is None
+                        else _rt.UnknownTags.of_read(unknown_end_points)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -1592,7 +1816,7 @@ def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1600,14 +1824,26 @@ def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
 
                 v_features: tuple[Any, ...] = (
                     c_features_name,
                     c_features_min_supported_version,
                     c_features_max_supported_version,
-                    unknown_features or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_features is None
+                        else _rt.UnknownTags.of_read(unknown_features)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -1653,7 +1889,7 @@ def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1664,7 +1900,15 @@ def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         if tag in [0, 1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1679,7 +1923,7 @@ def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         r_in_controlled_shutdown,
         [],
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -1691,25 +1935,41 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
         raise _rt.unsupported_field("log_dirs")
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
     out.append(_S_iuq_pack(self.broker_id, self.incarnation_id.bytes, self.broker_epoch))
 
+    if not isinstance(self.end_points, _SEQUENCE):
+        raise _rt.wrong_value("end_points", self.end_points, "array")
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for v_end_points in self.end_points:
-        _write_BrokerEndpoint_v0(v_end_points, out)
+    try:
+        for v_end_points in self.end_points:
+            _write_BrokerEndpoint_v0(v_end_points, out)
 
+    except _EncodeError as exc:
+        raise exc.within("end_points", _rt.index_of(self.end_points, v_end_points)) from None
+
+    if not isinstance(self.features, _SEQUENCE):
+        raise _rt.wrong_value("features", self.features, "array")
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for v_features in self.features:
-        _write_BrokerFeature_v0(v_features, out)
+    try:
+        for v_features in self.features:
+            _write_BrokerFeature_v0(v_features, out)
+
+    except _EncodeError as exc:
+        raise exc.within("features", _rt.index_of(self.features, v_features)) from None
 
     if self.rack is None:
         out.append(b"\x00")
@@ -1721,10 +1981,14 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
+    if self.fenced is not True and self.fenced is not False:
+        raise _rt.wrong_value("fenced", self.fenced, "bool")
+    if self.in_controlled_shutdown is not True and self.in_controlled_shutdown is not False:
+        raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "bool")
     out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 2)
     else:
         out.append(b"\x00")
 
@@ -1825,7 +2089,7 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1833,9 +2097,21 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
-                v_end_points.unknown_tags = unknown_end_points
+                v_end_points.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_end_points is None
+                    else _rt.UnknownTags.of_read(unknown_end_points)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
@@ -1900,7 +2176,7 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1908,9 +2184,21 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
-                v_features.unknown_tags = unknown_features
+                v_features.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_features is None
+                    else _rt.UnknownTags.of_read(unknown_features)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
@@ -1957,7 +2245,7 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1968,9 +2256,17 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         if tag in [0, 1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -2082,7 +2378,7 @@ def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -2090,7 +2386,15 @@ def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
 
                 v_end_points: tuple[Any, ...] = (
@@ -2098,7 +2402,11 @@ def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     c_end_points_host,
                     c_end_points_port,
                     c_end_points_security_protocol,
-                    unknown_end_points or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_end_points is None
+                        else _rt.UnknownTags.of_read(unknown_end_points)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -2166,7 +2474,7 @@ def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -2174,14 +2482,26 @@ def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
 
                 v_features: tuple[Any, ...] = (
                     c_features_name,
                     c_features_min_supported_version,
                     c_features_max_supported_version,
-                    unknown_features or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_features is None
+                        else _rt.UnknownTags.of_read(unknown_features)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -2227,7 +2547,7 @@ def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -2238,7 +2558,15 @@ def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         if tag in [0, 1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -2253,7 +2581,7 @@ def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         r_in_controlled_shutdown,
         [],
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -2263,6 +2591,12 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
         raise _rt.unsupported_field("log_dirs")
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.is_migrating_zk_broker is not True and self.is_migrating_zk_broker is not False:
+        raise _rt.wrong_value("is_migrating_zk_broker", self.is_migrating_zk_broker, "bool")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
     out.append(
         _S_izuq_pack(
             self.broker_id,
@@ -2272,23 +2606,35 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
         )
     )
 
+    if not isinstance(self.end_points, _SEQUENCE):
+        raise _rt.wrong_value("end_points", self.end_points, "array")
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for v_end_points in self.end_points:
-        _write_BrokerEndpoint_v0(v_end_points, out)
+    try:
+        for v_end_points in self.end_points:
+            _write_BrokerEndpoint_v0(v_end_points, out)
 
+    except _EncodeError as exc:
+        raise exc.within("end_points", _rt.index_of(self.end_points, v_end_points)) from None
+
+    if not isinstance(self.features, _SEQUENCE):
+        raise _rt.wrong_value("features", self.features, "array")
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for v_features in self.features:
-        _write_BrokerFeature_v0(v_features, out)
+    try:
+        for v_features in self.features:
+            _write_BrokerFeature_v0(v_features, out)
+
+    except _EncodeError as exc:
+        raise exc.within("features", _rt.index_of(self.features, v_features)) from None
 
     if self.rack is None:
         out.append(b"\x00")
@@ -2300,10 +2646,14 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
+    if self.fenced is not True and self.fenced is not False:
+        raise _rt.wrong_value("fenced", self.fenced, "bool")
+    if self.in_controlled_shutdown is not True and self.in_controlled_shutdown is not False:
+        raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "bool")
     out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 2)
     else:
         out.append(b"\x00")
 
@@ -2404,7 +2754,7 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -2412,9 +2762,21 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
-                v_end_points.unknown_tags = unknown_end_points
+                v_end_points.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_end_points is None
+                    else _rt.UnknownTags.of_read(unknown_end_points)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
@@ -2479,7 +2841,7 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -2487,9 +2849,21 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
-                v_features.unknown_tags = unknown_features
+                v_features.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_features is None
+                    else _rt.UnknownTags.of_read(unknown_features)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
@@ -2535,7 +2909,7 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.log_dirs = []
     while tags_left:
         tags_left -= 1
@@ -2584,9 +2958,17 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         elif tag in [1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -2699,7 +3081,7 @@ def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -2707,7 +3089,15 @@ def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
 
                 v_end_points: tuple[Any, ...] = (
@@ -2715,7 +3105,11 @@ def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     c_end_points_host,
                     c_end_points_port,
                     c_end_points_security_protocol,
-                    unknown_end_points or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_end_points is None
+                        else _rt.UnknownTags.of_read(unknown_end_points)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -2783,7 +3177,7 @@ def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -2791,14 +3185,26 @@ def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
 
                 v_features: tuple[Any, ...] = (
                     c_features_name,
                     c_features_min_supported_version,
                     c_features_max_supported_version,
-                    unknown_features or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_features is None
+                        else _rt.UnknownTags.of_read(unknown_features)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -2844,7 +3250,7 @@ def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_log_dirs = []
     while tags_left:
         tags_left -= 1
@@ -2893,7 +3299,15 @@ def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         elif tag in [1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -2908,7 +3322,7 @@ def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         r_in_controlled_shutdown,
         r_log_dirs,
         None,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -2916,6 +3330,12 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
     """Write RegisterBrokerRecord at version 3."""
     if self.cordoned_log_dirs is not None:
         raise _rt.unsupported_field("cordoned_log_dirs")
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.is_migrating_zk_broker is not True and self.is_migrating_zk_broker is not False:
+        raise _rt.wrong_value("is_migrating_zk_broker", self.is_migrating_zk_broker, "bool")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
     out.append(
         _S_izuq_pack(
             self.broker_id,
@@ -2925,23 +3345,35 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
         )
     )
 
+    if not isinstance(self.end_points, _SEQUENCE):
+        raise _rt.wrong_value("end_points", self.end_points, "array")
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for v_end_points in self.end_points:
-        _write_BrokerEndpoint_v0(v_end_points, out)
+    try:
+        for v_end_points in self.end_points:
+            _write_BrokerEndpoint_v0(v_end_points, out)
 
+    except _EncodeError as exc:
+        raise exc.within("end_points", _rt.index_of(self.end_points, v_end_points)) from None
+
+    if not isinstance(self.features, _SEQUENCE):
+        raise _rt.wrong_value("features", self.features, "array")
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for v_features in self.features:
-        _write_BrokerFeature_v0(v_features, out)
+    try:
+        for v_features in self.features:
+            _write_BrokerFeature_v0(v_features, out)
+
+    except _EncodeError as exc:
+        raise exc.within("features", _rt.index_of(self.features, v_features)) from None
 
     if self.rack is None:
         out.append(b"\x00")
@@ -2953,9 +3385,15 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
+    if self.fenced is not True and self.fenced is not False:
+        raise _rt.wrong_value("fenced", self.fenced, "bool")
+    if self.in_controlled_shutdown is not True and self.in_controlled_shutdown is not False:
+        raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "bool")
     out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     tagged: list[tuple[int, bytes]] = []
+    if not isinstance(self.log_dirs, _SEQUENCE):
+        raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
     if self.log_dirs is None or len(self.log_dirs) != 0:
         p_log_dirs: list[bytes] = []
         p_log_dirs.append(
@@ -2964,12 +3402,16 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
             else _rt.uvarint(len(self.log_dirs) + 1)
         )
 
-        for v_log_dirs in self.log_dirs:
-            p_log_dirs.append(v_log_dirs.bytes)
+        try:
+            for v_log_dirs in self.log_dirs:
+                p_log_dirs.append(v_log_dirs.bytes)
+
+        except _EncodeError as exc:
+            raise exc.within("log_dirs", _rt.index_of(self.log_dirs, v_log_dirs)) from None
 
         tagged.append((0, b"".join(p_log_dirs)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 2)
     else:
         out.append(b"\x00")
 
@@ -3070,7 +3512,7 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -3078,9 +3520,21 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
-                v_end_points.unknown_tags = unknown_end_points
+                v_end_points.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_end_points is None
+                    else _rt.UnknownTags.of_read(unknown_end_points)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
@@ -3145,7 +3599,7 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -3153,9 +3607,21 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
-                v_features.unknown_tags = unknown_features
+                v_features.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_features is None
+                    else _rt.UnknownTags.of_read(unknown_features)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
@@ -3200,7 +3666,7 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.log_dirs = []
     self.cordoned_log_dirs = None
     while tags_left:
@@ -3287,9 +3753,17 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
             if o != end:
                 raise _rt.tag_size_mismatch("cordoned_log_dirs", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -3403,7 +3877,7 @@ def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -3411,7 +3885,15 @@ def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
 
                 v_end_points: tuple[Any, ...] = (
@@ -3419,7 +3901,11 @@ def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     c_end_points_host,
                     c_end_points_port,
                     c_end_points_security_protocol,
-                    unknown_end_points or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_end_points is None
+                        else _rt.UnknownTags.of_read(unknown_end_points)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -3487,7 +3973,7 @@ def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -3495,14 +3981,26 @@ def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
 
                 v_features: tuple[Any, ...] = (
                     c_features_name,
                     c_features_min_supported_version,
                     c_features_max_supported_version,
-                    unknown_features or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_features is None
+                        else _rt.UnknownTags.of_read(unknown_features)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -3548,7 +4046,7 @@ def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_log_dirs = []
     r_cordoned_log_dirs = None
     while tags_left:
@@ -3635,7 +4133,15 @@ def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
             if o != end:
                 raise _rt.tag_size_mismatch("cordoned_log_dirs", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -3650,12 +4156,18 @@ def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         r_in_controlled_shutdown,
         r_log_dirs,
         r_cordoned_log_dirs,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes]) -> None:
     """Write RegisterBrokerRecord at version 4."""
+    if self.broker_id is True or self.broker_id is False:
+        raise _rt.wrong_value("broker_id", self.broker_id, "int32")
+    if self.is_migrating_zk_broker is not True and self.is_migrating_zk_broker is not False:
+        raise _rt.wrong_value("is_migrating_zk_broker", self.is_migrating_zk_broker, "bool")
+    if self.broker_epoch is True or self.broker_epoch is False:
+        raise _rt.wrong_value("broker_epoch", self.broker_epoch, "int64")
     out.append(
         _S_izuq_pack(
             self.broker_id,
@@ -3665,23 +4177,35 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
         )
     )
 
+    if not isinstance(self.end_points, _SEQUENCE):
+        raise _rt.wrong_value("end_points", self.end_points, "array")
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for v_end_points in self.end_points:
-        _write_BrokerEndpoint_v0(v_end_points, out)
+    try:
+        for v_end_points in self.end_points:
+            _write_BrokerEndpoint_v0(v_end_points, out)
 
+    except _EncodeError as exc:
+        raise exc.within("end_points", _rt.index_of(self.end_points, v_end_points)) from None
+
+    if not isinstance(self.features, _SEQUENCE):
+        raise _rt.wrong_value("features", self.features, "array")
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for v_features in self.features:
-        _write_BrokerFeature_v0(v_features, out)
+    try:
+        for v_features in self.features:
+            _write_BrokerFeature_v0(v_features, out)
+
+    except _EncodeError as exc:
+        raise exc.within("features", _rt.index_of(self.features, v_features)) from None
 
     if self.rack is None:
         out.append(b"\x00")
@@ -3693,9 +4217,15 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
 
         out.append(b_rack)
 
+    if self.fenced is not True and self.fenced is not False:
+        raise _rt.wrong_value("fenced", self.fenced, "bool")
+    if self.in_controlled_shutdown is not True and self.in_controlled_shutdown is not False:
+        raise _rt.wrong_value("in_controlled_shutdown", self.in_controlled_shutdown, "bool")
     out.append(_S_zz_pack(self.fenced, self.in_controlled_shutdown))
 
     tagged: list[tuple[int, bytes]] = []
+    if not isinstance(self.log_dirs, _SEQUENCE):
+        raise _rt.wrong_value("log_dirs", self.log_dirs, "array")
     if self.log_dirs is None or len(self.log_dirs) != 0:
         p_log_dirs: list[bytes] = []
         p_log_dirs.append(
@@ -3704,10 +4234,16 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
             else _rt.uvarint(len(self.log_dirs) + 1)
         )
 
-        for v_log_dirs in self.log_dirs:
-            p_log_dirs.append(v_log_dirs.bytes)
+        try:
+            for v_log_dirs in self.log_dirs:
+                p_log_dirs.append(v_log_dirs.bytes)
+
+        except _EncodeError as exc:
+            raise exc.within("log_dirs", _rt.index_of(self.log_dirs, v_log_dirs)) from None
 
         tagged.append((0, b"".join(p_log_dirs)))
+    if self.cordoned_log_dirs is not None and not isinstance(self.cordoned_log_dirs, _SEQUENCE):
+        raise _rt.wrong_value("cordoned_log_dirs", self.cordoned_log_dirs, "array")
     if self.cordoned_log_dirs is not None:
         p_cordoned_log_dirs: list[bytes] = []
         if self.cordoned_log_dirs is None:
@@ -3719,12 +4255,18 @@ def _write_RegisterBrokerRecord_v4(self: RegisterBrokerRecord, out: list[bytes])
                 else _rt.uvarint(len(self.cordoned_log_dirs) + 1)
             )
 
-            for v_cordoned_log_dirs in self.cordoned_log_dirs:
-                p_cordoned_log_dirs.append(v_cordoned_log_dirs.bytes)
+            try:
+                for v_cordoned_log_dirs in self.cordoned_log_dirs:
+                    p_cordoned_log_dirs.append(v_cordoned_log_dirs.bytes)
+
+            except _EncodeError as exc:
+                raise exc.within(
+                    "cordoned_log_dirs", _rt.index_of(self.cordoned_log_dirs, v_cordoned_log_dirs)
+                ) from None
 
         tagged.append((1, b"".join(p_cordoned_log_dirs)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 2)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -48,8 +52,9 @@ class ControllerFeature(_rt.KafkaStruct):
     max_supported_version: int = 0
     """Highest level of the feature the controller can run. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -59,17 +64,21 @@ class ControllerFeature(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ControllerFeature")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ControllerFeature", "name", version)
+        elif value is None:
+            raise _rt.json_null("ControllerFeature", "name", version)
         else:
             self.name = _rt.json_str(value, "ControllerFeature", "name")
         value = node.get("minSupportedVersion", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ControllerFeature", "minSupportedVersion", version)
+        elif value is None:
+            raise _rt.json_null("ControllerFeature", "minSupportedVersion", version)
         else:
             self.min_supported_version = _rt.json_int(
                 value, "ControllerFeature", "minSupportedVersion", -32768, 32767
@@ -77,11 +86,13 @@ class ControllerFeature(_rt.KafkaStruct):
         value = node.get("maxSupportedVersion", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ControllerFeature", "maxSupportedVersion", version)
+        elif value is None:
+            raise _rt.json_null("ControllerFeature", "maxSupportedVersion", version)
         else:
             self.max_supported_version = _rt.json_int(
                 value, "ControllerFeature", "maxSupportedVersion", -32768, 32767
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -101,8 +112,9 @@ class ControllerEndpoint(_rt.KafkaStruct):
     security_protocol: int = 0
     """Security protocol id: 0 PLAINTEXT, 1 SSL, 2 SASL_PLAINTEXT, 3 SASL_SSL. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -113,32 +125,40 @@ class ControllerEndpoint(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ControllerEndpoint")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ControllerEndpoint", "name", version)
+        elif value is None:
+            raise _rt.json_null("ControllerEndpoint", "name", version)
         else:
             self.name = _rt.json_str(value, "ControllerEndpoint", "name")
         value = node.get("host", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ControllerEndpoint", "host", version)
+        elif value is None:
+            raise _rt.json_null("ControllerEndpoint", "host", version)
         else:
             self.host = _rt.json_str(value, "ControllerEndpoint", "host")
         value = node.get("port", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ControllerEndpoint", "port", version)
+        elif value is None:
+            raise _rt.json_null("ControllerEndpoint", "port", version)
         else:
             self.port = _rt.json_int(value, "ControllerEndpoint", "port", 0, 65535)
         value = node.get("securityProtocol", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ControllerEndpoint", "securityProtocol", version)
+        elif value is None:
+            raise _rt.json_null("ControllerEndpoint", "securityProtocol", version)
         else:
             self.security_protocol = _rt.json_int(
                 value, "ControllerEndpoint", "securityProtocol", -32768, 32767
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -170,8 +190,9 @@ class RegisterControllerRecord(_rt.KafkaMessage):
     features: list[ControllerFeature] = _field(default_factory=list)
     """Feature level ranges the controller can run. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -183,12 +204,14 @@ class RegisterControllerRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "RegisterControllerRecord")
         self = _new(cls)
         value = node.get("controllerId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterControllerRecord", "controllerId", version)
+        elif value is None:
+            raise _rt.json_null("RegisterControllerRecord", "controllerId", version)
         else:
             self.controller_id = _rt.json_int(
                 value, "RegisterControllerRecord", "controllerId", -2147483648, 2147483647
@@ -196,11 +219,15 @@ class RegisterControllerRecord(_rt.KafkaMessage):
         value = node.get("incarnationId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterControllerRecord", "incarnationId", version)
+        elif value is None:
+            raise _rt.json_null("RegisterControllerRecord", "incarnationId", version)
         else:
             self.incarnation_id = _rt.json_uuid(value, "RegisterControllerRecord", "incarnationId")
         value = node.get("zkMigrationReady", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterControllerRecord", "zkMigrationReady", version)
+        elif value is None:
+            raise _rt.json_null("RegisterControllerRecord", "zkMigrationReady", version)
         else:
             self.zk_migration_ready = _rt.json_bool(
                 value, "RegisterControllerRecord", "zkMigrationReady"
@@ -208,20 +235,30 @@ class RegisterControllerRecord(_rt.KafkaMessage):
         value = node.get("endPoints", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterControllerRecord", "endPoints", version)
+        elif value is None:
+            raise _rt.json_null("RegisterControllerRecord", "endPoints", version)
         else:
-            self.end_points = [
-                ControllerEndpoint.from_json(item, version)
-                for item in _rt.json_list(value, "RegisterControllerRecord", "endPoints")
-            ]
+            items_end_points: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "RegisterControllerRecord", "endPoints")):
+                try:
+                    items_end_points.append(ControllerEndpoint._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "endPoints", i, True) from None
+            self.end_points = items_end_points
         value = node.get("features", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RegisterControllerRecord", "features", version)
+        elif value is None:
+            raise _rt.json_null("RegisterControllerRecord", "features", version)
         else:
-            self.features = [
-                ControllerFeature.from_json(item, version)
-                for item in _rt.json_list(value, "RegisterControllerRecord", "features")
-            ]
-        self.unknown_tags = {}
+            items_features: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "RegisterControllerRecord", "features")):
+                try:
+                    items_features.append(ControllerFeature._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "features", i, True) from None
+            self.features = items_features
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -265,7 +302,7 @@ def _read_ControllerFeature_v0(buf: bytes, o: int) -> tuple[ControllerFeature, i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -273,9 +310,15 @@ def _read_ControllerFeature_v0(buf: bytes, o: int) -> tuple[ControllerFeature, i
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -322,7 +365,7 @@ def _row_ControllerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -330,10 +373,21 @@ def _row_ControllerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_name, r_min_supported_version, r_max_supported_version, unknown or _NO_TAGS), o
+    return (
+        r_name,
+        r_min_supported_version,
+        r_max_supported_version,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ControllerFeature_v0(self: ControllerFeature, out: list[bytes]) -> None:
@@ -345,10 +399,14 @@ def _write_ControllerFeature_v0(self: ControllerFeature, out: list[bytes]) -> No
 
     out.append(b_name)
 
+    if self.min_supported_version is True or self.min_supported_version is False:
+        raise _rt.wrong_value("min_supported_version", self.min_supported_version, "int16")
+    if self.max_supported_version is True or self.max_supported_version is False:
+        raise _rt.wrong_value("max_supported_version", self.max_supported_version, "int16")
     out.append(_S_hh_pack(self.min_supported_version, self.max_supported_version))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -412,7 +470,7 @@ def _read_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[ControllerEndpoint,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -420,9 +478,15 @@ def _read_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[ControllerEndpoint,
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -489,7 +553,7 @@ def _row_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -497,10 +561,22 @@ def _row_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_name, r_host, r_port, r_security_protocol, unknown or _NO_TAGS), o
+    return (
+        r_name,
+        r_host,
+        r_port,
+        r_security_protocol,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ControllerEndpoint_v0(self: ControllerEndpoint, out: list[bytes]) -> None:
@@ -519,10 +595,14 @@ def _write_ControllerEndpoint_v0(self: ControllerEndpoint, out: list[bytes]) -> 
 
     out.append(b_host)
 
+    if self.port is True or self.port is False:
+        raise _rt.wrong_value("port", self.port, "uint16")
+    if self.security_protocol is True or self.security_protocol is False:
+        raise _rt.wrong_value("security_protocol", self.security_protocol, "int16")
     out.append(_S_Hh_pack(self.port, self.security_protocol))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -614,7 +694,7 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -622,9 +702,21 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
-                v_end_points.unknown_tags = unknown_end_points
+                v_end_points.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_end_points is None
+                    else _rt.UnknownTags.of_read(unknown_end_points)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("end_points", i) from None
@@ -689,7 +781,7 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -697,9 +789,21 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
-                v_features.unknown_tags = unknown_features
+                v_features.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_features is None
+                    else _rt.UnknownTags.of_read(unknown_features)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("features", i) from None
@@ -714,7 +818,7 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -722,9 +826,15 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -823,7 +933,7 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_end_points: dict[int, bytes] = {}
+                unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
                     tag_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -831,7 +941,15 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
                     end_end_points = o + size_end_points
                     if end_end_points > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_end_points, buf)
-                    unknown_end_points[tag_end_points] = buf[o:end_end_points]
+                    if tag_end_points > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_end_points} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_end_points is None:
+                        unknown_end_points = []
+                    unknown_end_points.append((tag_end_points, buf[o:end_end_points]))
                     o = end_end_points
 
                 v_end_points: tuple[Any, ...] = (
@@ -839,7 +957,11 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
                     c_end_points_host,
                     c_end_points_port,
                     c_end_points_security_protocol,
-                    unknown_end_points or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_end_points is None
+                        else _rt.UnknownTags.of_read(unknown_end_points)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -907,7 +1029,7 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_features: dict[int, bytes] = {}
+                unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
                     tag_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -915,14 +1037,26 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
                     end_features = o + size_features
                     if end_features > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_features, buf)
-                    unknown_features[tag_features] = buf[o:end_features]
+                    if tag_features > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_features} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_features is None:
+                        unknown_features = []
+                    unknown_features.append((tag_features, buf[o:end_features]))
                     o = end_features
 
                 v_features: tuple[Any, ...] = (
                     c_features_name,
                     c_features_min_supported_version,
                     c_features_max_supported_version,
-                    unknown_features or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_features is None
+                        else _rt.UnknownTags.of_read(unknown_features)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -938,7 +1072,7 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -946,7 +1080,13 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -955,34 +1095,50 @@ def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...
         r_zk_migration_ready,
         r_end_points,
         r_features,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_RegisterControllerRecord_v0(self: RegisterControllerRecord, out: list[bytes]) -> None:
     """Write RegisterControllerRecord at version 0."""
+    if self.controller_id is True or self.controller_id is False:
+        raise _rt.wrong_value("controller_id", self.controller_id, "int32")
+    if self.zk_migration_ready is not True and self.zk_migration_ready is not False:
+        raise _rt.wrong_value("zk_migration_ready", self.zk_migration_ready, "bool")
     out.append(_S_iuz_pack(self.controller_id, self.incarnation_id.bytes, self.zk_migration_ready))
 
+    if not isinstance(self.end_points, _SEQUENCE):
+        raise _rt.wrong_value("end_points", self.end_points, "array")
     out.append(
         _UV1[len(self.end_points) + 1]
         if len(self.end_points) < 127
         else _rt.uvarint(len(self.end_points) + 1)
     )
 
-    for v_end_points in self.end_points:
-        _write_ControllerEndpoint_v0(v_end_points, out)
+    try:
+        for v_end_points in self.end_points:
+            _write_ControllerEndpoint_v0(v_end_points, out)
 
+    except _EncodeError as exc:
+        raise exc.within("end_points", _rt.index_of(self.end_points, v_end_points)) from None
+
+    if not isinstance(self.features, _SEQUENCE):
+        raise _rt.wrong_value("features", self.features, "array")
     out.append(
         _UV1[len(self.features) + 1]
         if len(self.features) < 127
         else _rt.uvarint(len(self.features) + 1)
     )
 
-    for v_features in self.features:
-        _write_ControllerFeature_v0(v_features, out)
+    try:
+        for v_features in self.features:
+            _write_ControllerFeature_v0(v_features, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within("features", _rt.index_of(self.features, v_features)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -18,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -44,8 +46,9 @@ class RemoveAccessControlEntryRecord(_rt.KafkaMessage):
     id: _UUID = _ZERO_UUID
     """Uuid of the deleted ACL. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -53,15 +56,17 @@ class RemoveAccessControlEntryRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "RemoveAccessControlEntryRecord")
         self = _new(cls)
         value = node.get("id", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RemoveAccessControlEntryRecord", "id", version)
+        elif value is None:
+            raise _rt.json_null("RemoveAccessControlEntryRecord", "id", version)
         else:
             self.id = _rt.json_uuid(value, "RemoveAccessControlEntryRecord", "id")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -85,7 +90,7 @@ def _read_RemoveAccessControlEntryRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -93,9 +98,15 @@ def _read_RemoveAccessControlEntryRecord_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -118,7 +129,7 @@ def _row_RemoveAccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[tuple[An
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -126,10 +137,16 @@ def _row_RemoveAccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[tuple[An
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_id, unknown or _NO_TAGS), o
+    return (r_id, (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown))), o
 
 
 def _write_RemoveAccessControlEntryRecord_v0(
@@ -138,8 +155,8 @@ def _write_RemoveAccessControlEntryRecord_v0(
     """Write RemoveAccessControlEntryRecord at version 0."""
     out.append(_S_u_pack(self.id.bytes))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

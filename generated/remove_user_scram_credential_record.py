@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -18,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -47,8 +49,9 @@ class RemoveUserScramCredentialRecord(_rt.KafkaMessage):
     mechanism: int = 0
     """SCRAM mechanism: 1 SCRAM-SHA-256, 2 SCRAM-SHA-512. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -57,22 +60,26 @@ class RemoveUserScramCredentialRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "RemoveUserScramCredentialRecord")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RemoveUserScramCredentialRecord", "name", version)
+        elif value is None:
+            raise _rt.json_null("RemoveUserScramCredentialRecord", "name", version)
         else:
             self.name = _rt.json_str(value, "RemoveUserScramCredentialRecord", "name")
         value = node.get("mechanism", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("RemoveUserScramCredentialRecord", "mechanism", version)
+        elif value is None:
+            raise _rt.json_null("RemoveUserScramCredentialRecord", "mechanism", version)
         else:
             self.mechanism = _rt.json_int(
                 value, "RemoveUserScramCredentialRecord", "mechanism", -128, 127
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -116,7 +123,7 @@ def _read_RemoveUserScramCredentialRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -124,9 +131,15 @@ def _read_RemoveUserScramCredentialRecord_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -170,7 +183,7 @@ def _row_RemoveUserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[tuple[A
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -178,10 +191,20 @@ def _row_RemoveUserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[tuple[A
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_name, r_mechanism, unknown or _NO_TAGS), o
+    return (
+        r_name,
+        r_mechanism,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_RemoveUserScramCredentialRecord_v0(
@@ -195,10 +218,12 @@ def _write_RemoveUserScramCredentialRecord_v0(
 
     out.append(b_name)
 
+    if self.mechanism is True or self.mechanism is False:
+        raise _rt.wrong_value("mechanism", self.mechanism, "int8")
     out.append(_S_b_pack(self.mechanism))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

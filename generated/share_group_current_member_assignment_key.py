@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -17,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -44,8 +46,9 @@ class ShareGroupCurrentMemberAssignmentKey(_rt.KafkaMessage):
     member_id: str = ""
     """Id of the member the record is about. Versions 0."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -56,7 +59,7 @@ class ShareGroupCurrentMemberAssignmentKey(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ShareGroupCurrentMemberAssignmentKey")
         self = _new(cls)
         value = node.get("groupId", _MISSING)
@@ -64,6 +67,8 @@ class ShareGroupCurrentMemberAssignmentKey(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("ShareGroupCurrentMemberAssignmentKey", "groupId", version)
             self.group_id = ""
+        elif value is None:
+            raise _rt.json_null("ShareGroupCurrentMemberAssignmentKey", "groupId", version)
         else:
             self.group_id = _rt.json_str(value, "ShareGroupCurrentMemberAssignmentKey", "groupId")
         value = node.get("memberId", _MISSING)
@@ -71,9 +76,11 @@ class ShareGroupCurrentMemberAssignmentKey(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("ShareGroupCurrentMemberAssignmentKey", "memberId", version)
             self.member_id = ""
+        elif value is None:
+            raise _rt.json_null("ShareGroupCurrentMemberAssignmentKey", "memberId", version)
         else:
             self.member_id = _rt.json_str(value, "ShareGroupCurrentMemberAssignmentKey", "memberId")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -112,7 +119,7 @@ def _read_ShareGroupCurrentMemberAssignmentKey_v0(
         raise _rt.bad_utf8("member_id", o, exc) from None
     o = e
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -171,8 +178,8 @@ def _write_ShareGroupCurrentMemberAssignmentKey_v0(
 
     out.append(b_member_id)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 ShareGroupCurrentMemberAssignmentKey._FIELDS = (

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -45,8 +49,9 @@ class TopicPartitions(_rt.KafkaStruct):
     partitions: list[int] = _field(default_factory=list)
     """Indexes of the partitions in that topic. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -55,23 +60,32 @@ class TopicPartitions(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TopicPartitions")
         self = _new(cls)
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartitions", "topicId", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartitions", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "TopicPartitions", "topicId")
         value = node.get("partitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartitions", "partitions", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartitions", "partitions", version)
         else:
-            self.partitions = [
-                _rt.json_int(item, "TopicPartitions", "partitions", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TopicPartitions", "partitions")
-            ]
-        self.unknown_tags = {}
+            items_partitions: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TopicPartitions", "partitions")):
+                try:
+                    items_partitions.append(
+                        _rt.json_int(item, "TopicPartitions", "partitions", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitions", i, False) from None
+            self.partitions = items_partitions
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -100,8 +114,9 @@ class ShareGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
     assigned_partitions: list[TopicPartitions] = _field(default_factory=list)
     """Partitions the member is working on now, by topic. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -112,12 +127,14 @@ class ShareGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ShareGroupCurrentMemberAssignmentValue")
         self = _new(cls)
         value = node.get("memberEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareGroupCurrentMemberAssignmentValue", "memberEpoch", version)
+        elif value is None:
+            raise _rt.json_null("ShareGroupCurrentMemberAssignmentValue", "memberEpoch", version)
         else:
             self.member_epoch = _rt.json_int(
                 value,
@@ -131,6 +148,10 @@ class ShareGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "ShareGroupCurrentMemberAssignmentValue", "previousMemberEpoch", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "ShareGroupCurrentMemberAssignmentValue", "previousMemberEpoch", version
+            )
         else:
             self.previous_member_epoch = _rt.json_int(
                 value,
@@ -142,6 +163,8 @@ class ShareGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
         value = node.get("state", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareGroupCurrentMemberAssignmentValue", "state", version)
+        elif value is None:
+            raise _rt.json_null("ShareGroupCurrentMemberAssignmentValue", "state", version)
         else:
             self.state = _rt.json_int(
                 value, "ShareGroupCurrentMemberAssignmentValue", "state", -128, 127
@@ -151,14 +174,21 @@ class ShareGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "ShareGroupCurrentMemberAssignmentValue", "assignedPartitions", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "ShareGroupCurrentMemberAssignmentValue", "assignedPartitions", version
+            )
         else:
-            self.assigned_partitions = [
-                TopicPartitions.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "ShareGroupCurrentMemberAssignmentValue", "assignedPartitions"
-                )
-            ]
-        self.unknown_tags = {}
+            items_assigned_partitions: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ShareGroupCurrentMemberAssignmentValue", "assignedPartitions")
+            ):
+                try:
+                    items_assigned_partitions.append(TopicPartitions._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "assignedPartitions", i, True) from None
+            self.assigned_partitions = items_assigned_partitions
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -198,7 +228,7 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -206,9 +236,15 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -250,7 +286,7 @@ def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -258,16 +294,28 @@ def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_topic_id, r_partitions, unknown or _NO_TAGS), o
+    return (
+        r_topic_id,
+        r_partitions,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
     """Write TopicPartitions at version 0."""
     out.append(_S_u_pack(self.topic_id.bytes))
 
+    if not isinstance(self.partitions, _SEQUENCE):
+        raise _rt.wrong_value("partitions", self.partitions, "array")
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -280,8 +328,8 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
         else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -332,7 +380,7 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -340,9 +388,15 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -396,7 +450,7 @@ def _row_ShareGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -404,7 +458,13 @@ def _row_ShareGroupCurrentMemberAssignmentValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -412,7 +472,7 @@ def _row_ShareGroupCurrentMemberAssignmentValue_v0(
         r_previous_member_epoch,
         r_state,
         r_assigned_partitions,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -420,19 +480,33 @@ def _write_ShareGroupCurrentMemberAssignmentValue_v0(
     self: ShareGroupCurrentMemberAssignmentValue, out: list[bytes]
 ) -> None:
     """Write ShareGroupCurrentMemberAssignmentValue at version 0."""
+    if self.member_epoch is True or self.member_epoch is False:
+        raise _rt.wrong_value("member_epoch", self.member_epoch, "int32")
+    if self.previous_member_epoch is True or self.previous_member_epoch is False:
+        raise _rt.wrong_value("previous_member_epoch", self.previous_member_epoch, "int32")
+    if self.state is True or self.state is False:
+        raise _rt.wrong_value("state", self.state, "int8")
     out.append(_S_iib_pack(self.member_epoch, self.previous_member_epoch, self.state))
 
+    if not isinstance(self.assigned_partitions, _SEQUENCE):
+        raise _rt.wrong_value("assigned_partitions", self.assigned_partitions, "array")
     out.append(
         _UV1[len(self.assigned_partitions) + 1]
         if len(self.assigned_partitions) < 127
         else _rt.uvarint(len(self.assigned_partitions) + 1)
     )
 
-    for v_assigned_partitions in self.assigned_partitions:
-        _write_TopicPartitions_v0(v_assigned_partitions, out)
+    try:
+        for v_assigned_partitions in self.assigned_partitions:
+            _write_TopicPartitions_v0(v_assigned_partitions, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "assigned_partitions", _rt.index_of(self.assigned_partitions, v_assigned_partitions)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,11 +14,14 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -51,8 +55,9 @@ class ShareGroupMemberMetadataValue(_rt.KafkaMessage):
     subscribed_topic_names: list[str] = _field(default_factory=list)
     """Topics the member subscribed to. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -63,7 +68,7 @@ class ShareGroupMemberMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ShareGroupMemberMetadataValue")
         self = _new(cls)
         value = node.get("rackId", _MISSING)
@@ -76,24 +81,35 @@ class ShareGroupMemberMetadataValue(_rt.KafkaMessage):
         value = node.get("clientId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareGroupMemberMetadataValue", "clientId", version)
+        elif value is None:
+            raise _rt.json_null("ShareGroupMemberMetadataValue", "clientId", version)
         else:
             self.client_id = _rt.json_str(value, "ShareGroupMemberMetadataValue", "clientId")
         value = node.get("clientHost", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareGroupMemberMetadataValue", "clientHost", version)
+        elif value is None:
+            raise _rt.json_null("ShareGroupMemberMetadataValue", "clientHost", version)
         else:
             self.client_host = _rt.json_str(value, "ShareGroupMemberMetadataValue", "clientHost")
         value = node.get("subscribedTopicNames", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareGroupMemberMetadataValue", "subscribedTopicNames", version)
+        elif value is None:
+            raise _rt.json_null("ShareGroupMemberMetadataValue", "subscribedTopicNames", version)
         else:
-            self.subscribed_topic_names = [
-                _rt.json_str(item, "ShareGroupMemberMetadataValue", "subscribedTopicNames")
-                for item in _rt.json_list(
-                    value, "ShareGroupMemberMetadataValue", "subscribedTopicNames"
-                )
-            ]
-        self.unknown_tags = {}
+            items_subscribed_topic_names: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ShareGroupMemberMetadataValue", "subscribedTopicNames")
+            ):
+                try:
+                    items_subscribed_topic_names.append(
+                        _rt.json_str(item, "ShareGroupMemberMetadataValue", "subscribedTopicNames")
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "subscribedTopicNames", i, False) from None
+            self.subscribed_topic_names = items_subscribed_topic_names
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -222,7 +238,7 @@ def _read_ShareGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -230,9 +246,15 @@ def _read_ShareGroupMemberMetadataValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -363,7 +385,7 @@ def _row_ShareGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -371,10 +393,22 @@ def _row_ShareGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_rack_id, r_client_id, r_client_host, r_subscribed_topic_names, unknown or _NO_TAGS), o
+    return (
+        r_rack_id,
+        r_client_id,
+        r_client_host,
+        r_subscribed_topic_names,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ShareGroupMemberMetadataValue_v0(
@@ -413,26 +447,35 @@ def _write_ShareGroupMemberMetadataValue_v0(
 
     out.append(b_client_host)
 
+    if not isinstance(self.subscribed_topic_names, _SEQUENCE):
+        raise _rt.wrong_value("subscribed_topic_names", self.subscribed_topic_names, "array")
     out.append(
         _UV1[len(self.subscribed_topic_names) + 1]
         if len(self.subscribed_topic_names) < 127
         else _rt.uvarint(len(self.subscribed_topic_names) + 1)
     )
 
-    for v_subscribed_topic_names in self.subscribed_topic_names:
-        b_v_subscribed_topic_names = v_subscribed_topic_names.encode()
-        if len(b_v_subscribed_topic_names) > 0x7FFF:
-            raise _rt.too_long_to_write("v_subscribed_topic_names", len(b_v_subscribed_topic_names))
-        out.append(
-            _UV1[len(b_v_subscribed_topic_names) + 1]
-            if len(b_v_subscribed_topic_names) < 127
-            else _rt.uvarint(len(b_v_subscribed_topic_names) + 1)
-        )
+    try:
+        for v_subscribed_topic_names in self.subscribed_topic_names:
+            b_v_subscribed_topic_names = v_subscribed_topic_names.encode()
+            if len(b_v_subscribed_topic_names) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_subscribed_topic_names))
+            out.append(
+                _UV1[len(b_v_subscribed_topic_names) + 1]
+                if len(b_v_subscribed_topic_names) < 127
+                else _rt.uvarint(len(b_v_subscribed_topic_names) + 1)
+            )
 
-        out.append(b_v_subscribed_topic_names)
+            out.append(b_v_subscribed_topic_names)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "subscribed_topic_names",
+            _rt.index_of(self.subscribed_topic_names, v_subscribed_topic_names),
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -17,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -46,8 +48,9 @@ class ShareGroupMetadataValue(_rt.KafkaMessage):
     metadata_hash: int = 0
     """Hash over the metadata of every subscribed topic; when it changes the group is reassigned. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -56,12 +59,14 @@ class ShareGroupMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ShareGroupMetadataValue")
         self = _new(cls)
         value = node.get("epoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareGroupMetadataValue", "epoch", version)
+        elif value is None:
+            raise _rt.json_null("ShareGroupMetadataValue", "epoch", version)
         else:
             self.epoch = _rt.json_int(
                 value, "ShareGroupMetadataValue", "epoch", -2147483648, 2147483647
@@ -69,6 +74,8 @@ class ShareGroupMetadataValue(_rt.KafkaMessage):
         value = node.get("metadataHash", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareGroupMetadataValue", "metadataHash", version)
+        elif value is None:
+            raise _rt.json_null("ShareGroupMetadataValue", "metadataHash", version)
         else:
             self.metadata_hash = _rt.json_int(
                 value,
@@ -77,7 +84,7 @@ class ShareGroupMetadataValue(_rt.KafkaMessage):
                 -9223372036854775808,
                 9223372036854775807,
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -98,7 +105,7 @@ def _read_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[ShareGroupMeta
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -106,9 +113,15 @@ def _read_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[ShareGroupMeta
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -131,7 +144,7 @@ def _row_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -139,18 +152,32 @@ def _row_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...]
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_epoch, r_metadata_hash, unknown or _NO_TAGS), o
+    return (
+        r_epoch,
+        r_metadata_hash,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ShareGroupMetadataValue_v0(self: ShareGroupMetadataValue, out: list[bytes]) -> None:
     """Write ShareGroupMetadataValue at version 0."""
+    if self.epoch is True or self.epoch is False:
+        raise _rt.wrong_value("epoch", self.epoch, "int32")
+    if self.metadata_hash is True or self.metadata_hash is False:
+        raise _rt.wrong_value("metadata_hash", self.metadata_hash, "int64")
     out.append(_S_iq_pack(self.epoch, self.metadata_hash))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -43,8 +47,9 @@ class TopicInfo(_rt.KafkaStruct):
     topic_name: str = ""
     """Name of the topic. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -53,20 +58,24 @@ class TopicInfo(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TopicInfo")
         self = _new(cls)
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicInfo", "topicId", version)
+        elif value is None:
+            raise _rt.json_null("TopicInfo", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "TopicInfo", "topicId")
         value = node.get("topicName", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicInfo", "topicName", version)
+        elif value is None:
+            raise _rt.json_null("TopicInfo", "topicName", version)
         else:
             self.topic_name = _rt.json_str(value, "TopicInfo", "topicName")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -83,8 +92,9 @@ class TopicPartitionsInfo(_rt.KafkaStruct):
     partitions: list[int] = _field(default_factory=list)
     """Indexes of the partitions concerned. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -94,28 +104,41 @@ class TopicPartitionsInfo(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TopicPartitionsInfo")
         self = _new(cls)
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartitionsInfo", "topicId", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartitionsInfo", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "TopicPartitionsInfo", "topicId")
         value = node.get("topicName", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartitionsInfo", "topicName", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartitionsInfo", "topicName", version)
         else:
             self.topic_name = _rt.json_str(value, "TopicPartitionsInfo", "topicName")
         value = node.get("partitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicPartitionsInfo", "partitions", version)
+        elif value is None:
+            raise _rt.json_null("TopicPartitionsInfo", "partitions", version)
         else:
-            self.partitions = [
-                _rt.json_int(item, "TopicPartitionsInfo", "partitions", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TopicPartitionsInfo", "partitions")
-            ]
-        self.unknown_tags = {}
+            items_partitions: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TopicPartitionsInfo", "partitions")):
+                try:
+                    items_partitions.append(
+                        _rt.json_int(
+                            item, "TopicPartitionsInfo", "partitions", -2147483648, 2147483647
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitions", i, False) from None
+            self.partitions = items_partitions
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -141,8 +164,9 @@ class ShareGroupStatePartitionMetadataValue(_rt.KafkaMessage):
     deleting_topics: list[TopicInfo] = _field(default_factory=list)
     """Topics being cleaned up: their state on the share coordinator is going away. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -152,7 +176,7 @@ class ShareGroupStatePartitionMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ShareGroupStatePartitionMetadataValue")
         self = _new(cls)
         value = node.get("initializingTopics", _MISSING)
@@ -160,38 +184,57 @@ class ShareGroupStatePartitionMetadataValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "ShareGroupStatePartitionMetadataValue", "initializingTopics", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "ShareGroupStatePartitionMetadataValue", "initializingTopics", version
+            )
         else:
-            self.initializing_topics = [
-                TopicPartitionsInfo.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "ShareGroupStatePartitionMetadataValue", "initializingTopics"
-                )
-            ]
+            items_initializing_topics: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ShareGroupStatePartitionMetadataValue", "initializingTopics")
+            ):
+                try:
+                    items_initializing_topics.append(TopicPartitionsInfo._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "initializingTopics", i, True) from None
+            self.initializing_topics = items_initializing_topics
         value = node.get("initializedTopics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "ShareGroupStatePartitionMetadataValue", "initializedTopics", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "ShareGroupStatePartitionMetadataValue", "initializedTopics", version
+            )
         else:
-            self.initialized_topics = [
-                TopicPartitionsInfo.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "ShareGroupStatePartitionMetadataValue", "initializedTopics"
-                )
-            ]
+            items_initialized_topics: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ShareGroupStatePartitionMetadataValue", "initializedTopics")
+            ):
+                try:
+                    items_initialized_topics.append(TopicPartitionsInfo._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "initializedTopics", i, True) from None
+            self.initialized_topics = items_initialized_topics
         value = node.get("deletingTopics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "ShareGroupStatePartitionMetadataValue", "deletingTopics", version
             )
+        elif value is None:
+            raise _rt.json_null("ShareGroupStatePartitionMetadataValue", "deletingTopics", version)
         else:
-            self.deleting_topics = [
-                TopicInfo.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "ShareGroupStatePartitionMetadataValue", "deletingTopics"
-                )
-            ]
-        self.unknown_tags = {}
+            items_deleting_topics: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "ShareGroupStatePartitionMetadataValue", "deletingTopics")
+            ):
+                try:
+                    items_deleting_topics.append(TopicInfo._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "deletingTopics", i, True) from None
+            self.deleting_topics = items_deleting_topics
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -234,7 +277,7 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -242,9 +285,15 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -289,7 +338,7 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -297,10 +346,20 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_topic_id, r_topic_name, unknown or _NO_TAGS), o
+    return (
+        r_topic_id,
+        r_topic_name,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
@@ -318,8 +377,8 @@ def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
 
     out.append(b_topic_name)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -381,7 +440,7 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -389,9 +448,15 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -455,7 +520,7 @@ def _row_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -463,10 +528,21 @@ def _row_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_topic_id, r_topic_name, r_partitions, unknown or _NO_TAGS), o
+    return (
+        r_topic_id,
+        r_topic_name,
+        r_partitions,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_TopicPartitionsInfo_v0(self: TopicPartitionsInfo, out: list[bytes]) -> None:
@@ -484,6 +560,8 @@ def _write_TopicPartitionsInfo_v0(self: TopicPartitionsInfo, out: list[bytes]) -
 
     out.append(b_topic_name)
 
+    if not isinstance(self.partitions, _SEQUENCE):
+        raise _rt.wrong_value("partitions", self.partitions, "array")
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -496,8 +574,8 @@ def _write_TopicPartitionsInfo_v0(self: TopicPartitionsInfo, out: list[bytes]) -
         else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -612,7 +690,7 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
                     o += 1
                 else:
                     tags_left_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_deleting_topics: dict[int, bytes] = {}
+                unknown_deleting_topics: list[tuple[int, bytes]] | None = None
                 while tags_left_deleting_topics:
                     tags_left_deleting_topics -= 1
                     tag_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -620,9 +698,23 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
                     end_deleting_topics = o + size_deleting_topics
                     if end_deleting_topics > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_deleting_topics, buf)
-                    unknown_deleting_topics[tag_deleting_topics] = buf[o:end_deleting_topics]
+                    if tag_deleting_topics > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_deleting_topics} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_deleting_topics is None:
+                        unknown_deleting_topics = []
+                    unknown_deleting_topics.append(
+                        (tag_deleting_topics, buf[o:end_deleting_topics])
+                    )
                     o = end_deleting_topics
-                v_deleting_topics.unknown_tags = unknown_deleting_topics
+                v_deleting_topics.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_deleting_topics is None
+                    else _rt.UnknownTags.of_read(unknown_deleting_topics)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("deleting_topics", i) from None
@@ -637,7 +729,7 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -645,9 +737,15 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -765,7 +863,7 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
                     o += 1
                 else:
                     tags_left_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_deleting_topics: dict[int, bytes] = {}
+                unknown_deleting_topics: list[tuple[int, bytes]] | None = None
                 while tags_left_deleting_topics:
                     tags_left_deleting_topics -= 1
                     tag_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -773,13 +871,27 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
                     end_deleting_topics = o + size_deleting_topics
                     if end_deleting_topics > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_deleting_topics, buf)
-                    unknown_deleting_topics[tag_deleting_topics] = buf[o:end_deleting_topics]
+                    if tag_deleting_topics > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_deleting_topics} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_deleting_topics is None:
+                        unknown_deleting_topics = []
+                    unknown_deleting_topics.append(
+                        (tag_deleting_topics, buf[o:end_deleting_topics])
+                    )
                     o = end_deleting_topics
 
                 v_deleting_topics: tuple[Any, ...] = (
                     c_deleting_topics_topic_id,
                     c_deleting_topics_topic_name,
-                    unknown_deleting_topics or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_deleting_topics is None
+                        else _rt.UnknownTags.of_read(unknown_deleting_topics)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -795,7 +907,7 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -803,45 +915,80 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_initializing_topics, r_initialized_topics, r_deleting_topics, unknown or _NO_TAGS), o
+    return (
+        r_initializing_topics,
+        r_initialized_topics,
+        r_deleting_topics,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ShareGroupStatePartitionMetadataValue_v0(
     self: ShareGroupStatePartitionMetadataValue, out: list[bytes]
 ) -> None:
     """Write ShareGroupStatePartitionMetadataValue at version 0."""
+    if not isinstance(self.initializing_topics, _SEQUENCE):
+        raise _rt.wrong_value("initializing_topics", self.initializing_topics, "array")
     out.append(
         _UV1[len(self.initializing_topics) + 1]
         if len(self.initializing_topics) < 127
         else _rt.uvarint(len(self.initializing_topics) + 1)
     )
 
-    for v_initializing_topics in self.initializing_topics:
-        _write_TopicPartitionsInfo_v0(v_initializing_topics, out)
+    try:
+        for v_initializing_topics in self.initializing_topics:
+            _write_TopicPartitionsInfo_v0(v_initializing_topics, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "initializing_topics", _rt.index_of(self.initializing_topics, v_initializing_topics)
+        ) from None
+
+    if not isinstance(self.initialized_topics, _SEQUENCE):
+        raise _rt.wrong_value("initialized_topics", self.initialized_topics, "array")
     out.append(
         _UV1[len(self.initialized_topics) + 1]
         if len(self.initialized_topics) < 127
         else _rt.uvarint(len(self.initialized_topics) + 1)
     )
 
-    for v_initialized_topics in self.initialized_topics:
-        _write_TopicPartitionsInfo_v0(v_initialized_topics, out)
+    try:
+        for v_initialized_topics in self.initialized_topics:
+            _write_TopicPartitionsInfo_v0(v_initialized_topics, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "initialized_topics", _rt.index_of(self.initialized_topics, v_initialized_topics)
+        ) from None
+
+    if not isinstance(self.deleting_topics, _SEQUENCE):
+        raise _rt.wrong_value("deleting_topics", self.deleting_topics, "array")
     out.append(
         _UV1[len(self.deleting_topics) + 1]
         if len(self.deleting_topics) < 127
         else _rt.uvarint(len(self.deleting_topics) + 1)
     )
 
-    for v_deleting_topics in self.deleting_topics:
-        _write_TopicInfo_v0(v_deleting_topics, out)
+    try:
+        for v_deleting_topics in self.deleting_topics:
+            _write_TopicInfo_v0(v_deleting_topics, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "deleting_topics", _rt.index_of(self.deleting_topics, v_deleting_topics)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

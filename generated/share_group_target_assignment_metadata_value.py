@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -18,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -47,8 +49,9 @@ class ShareGroupTargetAssignmentMetadataValue(_rt.KafkaMessage):
     assignment_timestamp: int = 0
     """When the assignor finished computing it (ms); 0 when not recorded. Versions 0+, tag 0 in 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -58,12 +61,16 @@ class ShareGroupTargetAssignmentMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ShareGroupTargetAssignmentMetadataValue")
         self = _new(cls)
         value = node.get("assignmentEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
+                "ShareGroupTargetAssignmentMetadataValue", "assignmentEpoch", version
+            )
+        elif value is None:
+            raise _rt.json_null(
                 "ShareGroupTargetAssignmentMetadataValue", "assignmentEpoch", version
             )
         else:
@@ -77,6 +84,10 @@ class ShareGroupTargetAssignmentMetadataValue(_rt.KafkaMessage):
         value = node.get("assignmentTimestamp", _MISSING)
         if value is _MISSING:
             self.assignment_timestamp = 0
+        elif value is None:
+            raise _rt.json_null(
+                "ShareGroupTargetAssignmentMetadataValue", "assignmentTimestamp", version
+            )
         else:
             self.assignment_timestamp = _rt.json_int(
                 value,
@@ -85,7 +96,7 @@ class ShareGroupTargetAssignmentMetadataValue(_rt.KafkaMessage):
                 -9223372036854775808,
                 9223372036854775807,
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -108,7 +119,7 @@ def _read_ShareGroupTargetAssignmentMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.assignment_timestamp = 0
     while tags_left:
         tags_left -= 1
@@ -134,9 +145,17 @@ def _read_ShareGroupTargetAssignmentMetadataValue_v0(
             if o != end:
                 raise _rt.tag_size_mismatch("assignment_timestamp", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -161,7 +180,7 @@ def _row_ShareGroupTargetAssignmentMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_assignment_timestamp = 0
     while tags_left:
         tags_left -= 1
@@ -187,26 +206,42 @@ def _row_ShareGroupTargetAssignmentMetadataValue_v0(
             if o != end:
                 raise _rt.tag_size_mismatch("assignment_timestamp", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_assignment_epoch, r_assignment_timestamp, unknown or _NO_TAGS), o
+    return (
+        r_assignment_epoch,
+        r_assignment_timestamp,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ShareGroupTargetAssignmentMetadataValue_v0(
     self: ShareGroupTargetAssignmentMetadataValue, out: list[bytes]
 ) -> None:
     """Write ShareGroupTargetAssignmentMetadataValue at version 0."""
+    if self.assignment_epoch is True or self.assignment_epoch is False:
+        raise _rt.wrong_value("assignment_epoch", self.assignment_epoch, "int32")
     out.append(_S_i_pack(self.assignment_epoch))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.assignment_timestamp is True or self.assignment_timestamp is False:
+        raise _rt.wrong_value("assignment_timestamp", self.assignment_timestamp, "int64")
     if self.assignment_timestamp != 0:
         p_assignment_timestamp: list[bytes] = []
         p_assignment_timestamp.append(_S_q_pack(self.assignment_timestamp))
 
         tagged.append((0, b"".join(p_assignment_timestamp)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 1)
     else:
         out.append(b"\x00")
 

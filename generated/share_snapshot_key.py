@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -18,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -50,8 +52,9 @@ class ShareSnapshotKey(_rt.KafkaMessage):
     partition: int = 0
     """Index of the share partition. Versions 0."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -64,7 +67,7 @@ class ShareSnapshotKey(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ShareSnapshotKey")
         self = _new(cls)
         value = node.get("groupId", _MISSING)
@@ -72,6 +75,8 @@ class ShareSnapshotKey(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("ShareSnapshotKey", "groupId", version)
             self.group_id = ""
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotKey", "groupId", version)
         else:
             self.group_id = _rt.json_str(value, "ShareSnapshotKey", "groupId")
         value = node.get("topicId", _MISSING)
@@ -79,6 +84,8 @@ class ShareSnapshotKey(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("ShareSnapshotKey", "topicId", version)
             self.topic_id = _ZERO_UUID
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotKey", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "ShareSnapshotKey", "topicId")
         value = node.get("partition", _MISSING)
@@ -86,11 +93,13 @@ class ShareSnapshotKey(_rt.KafkaMessage):
             if version == 0:
                 raise _rt.json_missing("ShareSnapshotKey", "partition", version)
             self.partition = 0
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotKey", "partition", version)
         else:
             self.partition = _rt.json_int(
                 value, "ShareSnapshotKey", "partition", -2147483648, 2147483647
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -119,7 +128,7 @@ def _read_ShareSnapshotKey_v0(buf: bytes, o: int) -> tuple[ShareSnapshotKey, int
     o += 20
     self.topic_id = _rt.read_uuid(u_topic_id)
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -162,10 +171,12 @@ def _write_ShareSnapshotKey_v0(self: ShareSnapshotKey, out: list[bytes]) -> None
 
     out.append(b_group_id)
 
+    if self.partition is True or self.partition is False:
+        raise _rt.wrong_value("partition", self.partition, "int32")
     out.append(_S_ui_pack(self.topic_id.bytes, self.partition))
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 ShareSnapshotKey._FIELDS = (

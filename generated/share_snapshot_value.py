@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -48,8 +52,9 @@ class StateBatch(_rt.KafkaStruct):
     delivery_count: int = 0
     """How many times records of the range have been delivered. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -60,12 +65,14 @@ class StateBatch(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "StateBatch")
         self = _new(cls)
         value = node.get("firstOffset", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StateBatch", "firstOffset", version)
+        elif value is None:
+            raise _rt.json_null("StateBatch", "firstOffset", version)
         else:
             self.first_offset = _rt.json_int(
                 value, "StateBatch", "firstOffset", -9223372036854775808, 9223372036854775807
@@ -73,6 +80,8 @@ class StateBatch(_rt.KafkaStruct):
         value = node.get("lastOffset", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StateBatch", "lastOffset", version)
+        elif value is None:
+            raise _rt.json_null("StateBatch", "lastOffset", version)
         else:
             self.last_offset = _rt.json_int(
                 value, "StateBatch", "lastOffset", -9223372036854775808, 9223372036854775807
@@ -80,14 +89,18 @@ class StateBatch(_rt.KafkaStruct):
         value = node.get("deliveryState", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StateBatch", "deliveryState", version)
+        elif value is None:
+            raise _rt.json_null("StateBatch", "deliveryState", version)
         else:
             self.delivery_state = _rt.json_int(value, "StateBatch", "deliveryState", -128, 127)
         value = node.get("deliveryCount", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StateBatch", "deliveryCount", version)
+        elif value is None:
+            raise _rt.json_null("StateBatch", "deliveryCount", version)
         else:
             self.delivery_count = _rt.json_int(value, "StateBatch", "deliveryCount", -32768, 32767)
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -128,8 +141,9 @@ class ShareSnapshotValue(_rt.KafkaMessage):
     state_batches: list[StateBatch] = _field(default_factory=list)
     """Offset ranges past the start offset with their delivery state. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -145,12 +159,14 @@ class ShareSnapshotValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ShareSnapshotValue")
         self = _new(cls)
         value = node.get("snapshotEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareSnapshotValue", "snapshotEpoch", version)
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotValue", "snapshotEpoch", version)
         else:
             self.snapshot_epoch = _rt.json_int(
                 value, "ShareSnapshotValue", "snapshotEpoch", -2147483648, 2147483647
@@ -158,6 +174,8 @@ class ShareSnapshotValue(_rt.KafkaMessage):
         value = node.get("stateEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareSnapshotValue", "stateEpoch", version)
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotValue", "stateEpoch", version)
         else:
             self.state_epoch = _rt.json_int(
                 value, "ShareSnapshotValue", "stateEpoch", -2147483648, 2147483647
@@ -165,6 +183,8 @@ class ShareSnapshotValue(_rt.KafkaMessage):
         value = node.get("leaderEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareSnapshotValue", "leaderEpoch", version)
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotValue", "leaderEpoch", version)
         else:
             self.leader_epoch = _rt.json_int(
                 value, "ShareSnapshotValue", "leaderEpoch", -2147483648, 2147483647
@@ -172,6 +192,8 @@ class ShareSnapshotValue(_rt.KafkaMessage):
         value = node.get("startOffset", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareSnapshotValue", "startOffset", version)
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotValue", "startOffset", version)
         else:
             self.start_offset = _rt.json_int(
                 value,
@@ -183,6 +205,8 @@ class ShareSnapshotValue(_rt.KafkaMessage):
         value = node.get("deliveryCompleteCount", _MISSING)
         if value is _MISSING:
             self.delivery_complete_count = -1
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotValue", "deliveryCompleteCount", version)
         else:
             self.delivery_complete_count = _rt.json_int(
                 value, "ShareSnapshotValue", "deliveryCompleteCount", -2147483648, 2147483647
@@ -190,6 +214,8 @@ class ShareSnapshotValue(_rt.KafkaMessage):
         value = node.get("createTimestamp", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareSnapshotValue", "createTimestamp", version)
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotValue", "createTimestamp", version)
         else:
             self.create_timestamp = _rt.json_int(
                 value,
@@ -201,6 +227,8 @@ class ShareSnapshotValue(_rt.KafkaMessage):
         value = node.get("writeTimestamp", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareSnapshotValue", "writeTimestamp", version)
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotValue", "writeTimestamp", version)
         else:
             self.write_timestamp = _rt.json_int(
                 value,
@@ -212,12 +240,17 @@ class ShareSnapshotValue(_rt.KafkaMessage):
         value = node.get("stateBatches", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ShareSnapshotValue", "stateBatches", version)
+        elif value is None:
+            raise _rt.json_null("ShareSnapshotValue", "stateBatches", version)
         else:
-            self.state_batches = [
-                StateBatch.from_json(item, version)
-                for item in _rt.json_list(value, "ShareSnapshotValue", "stateBatches")
-            ]
-        self.unknown_tags = {}
+            items_state_batches: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "ShareSnapshotValue", "stateBatches")):
+                try:
+                    items_state_batches.append(StateBatch._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "stateBatches", i, True) from None
+            self.state_batches = items_state_batches
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -244,7 +277,7 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -252,9 +285,15 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -283,7 +322,7 @@ def _row_StateBatch_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -291,7 +330,13 @@ def _row_StateBatch_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -299,18 +344,26 @@ def _row_StateBatch_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         r_last_offset,
         r_delivery_state,
         r_delivery_count,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_StateBatch_v0(self: StateBatch, out: list[bytes]) -> None:
     """Write StateBatch at version 0."""
+    if self.first_offset is True or self.first_offset is False:
+        raise _rt.wrong_value("first_offset", self.first_offset, "int64")
+    if self.last_offset is True or self.last_offset is False:
+        raise _rt.wrong_value("last_offset", self.last_offset, "int64")
+    if self.delivery_state is True or self.delivery_state is False:
+        raise _rt.wrong_value("delivery_state", self.delivery_state, "int8")
+    if self.delivery_count is True or self.delivery_count is False:
+        raise _rt.wrong_value("delivery_count", self.delivery_count, "int16")
     out.append(
         _S_qqbh_pack(self.first_offset, self.last_offset, self.delivery_state, self.delivery_count)
     )
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -389,7 +442,7 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
                     o += 1
                 else:
                     tags_left_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_state_batches: dict[int, bytes] = {}
+                unknown_state_batches: list[tuple[int, bytes]] | None = None
                 while tags_left_state_batches:
                     tags_left_state_batches -= 1
                     tag_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -397,9 +450,21 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
                     end_state_batches = o + size_state_batches
                     if end_state_batches > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_state_batches, buf)
-                    unknown_state_batches[tag_state_batches] = buf[o:end_state_batches]
+                    if tag_state_batches > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_state_batches} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_state_batches is None:
+                        unknown_state_batches = []
+                    unknown_state_batches.append((tag_state_batches, buf[o:end_state_batches]))
                     o = end_state_batches
-                v_state_batches.unknown_tags = unknown_state_batches
+                v_state_batches.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_state_batches is None
+                    else _rt.UnknownTags.of_read(unknown_state_batches)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("state_batches", i) from None
@@ -414,7 +479,7 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.delivery_complete_count = -1
     while tags_left:
         tags_left -= 1
@@ -440,9 +505,17 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
             if o != end:
                 raise _rt.tag_size_mismatch("delivery_complete_count", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -531,7 +604,7 @@ def _row_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
                     o += 1
                 else:
                     tags_left_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_state_batches: dict[int, bytes] = {}
+                unknown_state_batches: list[tuple[int, bytes]] | None = None
                 while tags_left_state_batches:
                     tags_left_state_batches -= 1
                     tag_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -539,7 +612,15 @@ def _row_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
                     end_state_batches = o + size_state_batches
                     if end_state_batches > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_state_batches, buf)
-                    unknown_state_batches[tag_state_batches] = buf[o:end_state_batches]
+                    if tag_state_batches > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_state_batches} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_state_batches is None:
+                        unknown_state_batches = []
+                    unknown_state_batches.append((tag_state_batches, buf[o:end_state_batches]))
                     o = end_state_batches
 
                 v_state_batches: tuple[Any, ...] = (
@@ -547,7 +628,11 @@ def _row_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
                     c_state_batches_last_offset,
                     c_state_batches_delivery_state,
                     c_state_batches_delivery_count,
-                    unknown_state_batches or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_state_batches is None
+                        else _rt.UnknownTags.of_read(unknown_state_batches)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -563,7 +648,7 @@ def _row_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_delivery_complete_count = -1
     while tags_left:
         tags_left -= 1
@@ -589,7 +674,15 @@ def _row_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
             if o != end:
                 raise _rt.tag_size_mismatch("delivery_complete_count", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -601,12 +694,24 @@ def _row_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         r_create_timestamp,
         r_write_timestamp,
         r_state_batches,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_ShareSnapshotValue_v0(self: ShareSnapshotValue, out: list[bytes]) -> None:
     """Write ShareSnapshotValue at version 0."""
+    if self.snapshot_epoch is True or self.snapshot_epoch is False:
+        raise _rt.wrong_value("snapshot_epoch", self.snapshot_epoch, "int32")
+    if self.state_epoch is True or self.state_epoch is False:
+        raise _rt.wrong_value("state_epoch", self.state_epoch, "int32")
+    if self.leader_epoch is True or self.leader_epoch is False:
+        raise _rt.wrong_value("leader_epoch", self.leader_epoch, "int32")
+    if self.start_offset is True or self.start_offset is False:
+        raise _rt.wrong_value("start_offset", self.start_offset, "int64")
+    if self.create_timestamp is True or self.create_timestamp is False:
+        raise _rt.wrong_value("create_timestamp", self.create_timestamp, "int64")
+    if self.write_timestamp is True or self.write_timestamp is False:
+        raise _rt.wrong_value("write_timestamp", self.write_timestamp, "int64")
     out.append(
         _S_iiiqqq_pack(
             self.snapshot_epoch,
@@ -618,23 +723,33 @@ def _write_ShareSnapshotValue_v0(self: ShareSnapshotValue, out: list[bytes]) -> 
         )
     )
 
+    if not isinstance(self.state_batches, _SEQUENCE):
+        raise _rt.wrong_value("state_batches", self.state_batches, "array")
     out.append(
         _UV1[len(self.state_batches) + 1]
         if len(self.state_batches) < 127
         else _rt.uvarint(len(self.state_batches) + 1)
     )
 
-    for v_state_batches in self.state_batches:
-        _write_StateBatch_v0(v_state_batches, out)
+    try:
+        for v_state_batches in self.state_batches:
+            _write_StateBatch_v0(v_state_batches, out)
+
+    except _EncodeError as exc:
+        raise exc.within(
+            "state_batches", _rt.index_of(self.state_batches, v_state_batches)
+        ) from None
 
     tagged: list[tuple[int, bytes]] = []
+    if self.delivery_complete_count is True or self.delivery_complete_count is False:
+        raise _rt.wrong_value("delivery_complete_count", self.delivery_complete_count, "int32")
     if self.delivery_complete_count != -1:
         p_delivery_complete_count: list[bytes] = []
         p_delivery_complete_count.append(_S_i_pack(self.delivery_complete_count))
 
         tagged.append((0, b"".join(p_delivery_complete_count)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 1)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -17,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -46,8 +48,9 @@ class SnapshotHeaderRecord(_rt.KafkaMessage):
     last_contained_log_timestamp: int = 0
     """Timestamp (ms) at which the last log entry covered by the snapshot was appended. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -56,17 +59,21 @@ class SnapshotHeaderRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "SnapshotHeaderRecord")
         self = _new(cls)
         value = node.get("version", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("SnapshotHeaderRecord", "version", version)
+        elif value is None:
+            raise _rt.json_null("SnapshotHeaderRecord", "version", version)
         else:
             self.version = _rt.json_int(value, "SnapshotHeaderRecord", "version", -32768, 32767)
         value = node.get("lastContainedLogTimestamp", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("SnapshotHeaderRecord", "lastContainedLogTimestamp", version)
+        elif value is None:
+            raise _rt.json_null("SnapshotHeaderRecord", "lastContainedLogTimestamp", version)
         else:
             self.last_contained_log_timestamp = _rt.json_int(
                 value,
@@ -75,7 +82,7 @@ class SnapshotHeaderRecord(_rt.KafkaMessage):
                 -9223372036854775808,
                 9223372036854775807,
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -98,7 +105,7 @@ def _read_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[SnapshotHeaderRec
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -106,9 +113,15 @@ def _read_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[SnapshotHeaderRec
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -133,7 +146,7 @@ def _row_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -141,18 +154,34 @@ def _row_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_version, r_last_contained_log_timestamp, unknown or _NO_TAGS), o
+    return (
+        r_version,
+        r_last_contained_log_timestamp,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_SnapshotHeaderRecord_v0(self: SnapshotHeaderRecord, out: list[bytes]) -> None:
     """Write SnapshotHeaderRecord at version 0."""
+    if self.version is True or self.version is False:
+        raise _rt.wrong_value("version", self.version, "int16")
+    if self.last_contained_log_timestamp is True or self.last_contained_log_timestamp is False:
+        raise _rt.wrong_value(
+            "last_contained_log_timestamp", self.last_contained_log_timestamp, "int64"
+        )
     out.append(_S_hq_pack(self.version, self.last_contained_log_timestamp))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

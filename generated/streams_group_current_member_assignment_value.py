@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -45,8 +49,9 @@ class TaskIds(_rt.KafkaStruct):
     assignment_epochs: list[int] | None = _field(default_factory=list)
     """Active tasks only: for each entry of Partitions, the member epoch in which it was assigned, to fence late commits. Null otherwise. Versions 0+, nullable 0+, tag 0 in 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -61,33 +66,47 @@ class TaskIds(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TaskIds")
         self = _new(cls)
         value = node.get("subtopologyId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TaskIds", "subtopologyId", version)
+        elif value is None:
+            raise _rt.json_null("TaskIds", "subtopologyId", version)
         else:
             self.subtopology_id = _rt.json_str(value, "TaskIds", "subtopologyId")
         value = node.get("partitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TaskIds", "partitions", version)
+        elif value is None:
+            raise _rt.json_null("TaskIds", "partitions", version)
         else:
-            self.partitions = [
-                _rt.json_int(item, "TaskIds", "partitions", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TaskIds", "partitions")
-            ]
+            items_partitions: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TaskIds", "partitions")):
+                try:
+                    items_partitions.append(
+                        _rt.json_int(item, "TaskIds", "partitions", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitions", i, False) from None
+            self.partitions = items_partitions
         value = node.get("assignmentEpochs", _MISSING)
         if value is _MISSING:
             self.assignment_epochs = []
         elif value is None:
             self.assignment_epochs = None
         else:
-            self.assignment_epochs = [
-                _rt.json_int(item, "TaskIds", "assignmentEpochs", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TaskIds", "assignmentEpochs")
-            ]
-        self.unknown_tags = {}
+            items_assignment_epochs: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TaskIds", "assignmentEpochs")):
+                try:
+                    items_assignment_epochs.append(
+                        _rt.json_int(item, "TaskIds", "assignmentEpochs", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "assignmentEpochs", i, False) from None
+            self.assignment_epochs = items_assignment_epochs
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -131,8 +150,9 @@ class StreamsGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
     warmup_tasks_pending_revocation: list[TaskIds] = _field(default_factory=list)
     """Warm-up tasks the member still has to give up. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -154,7 +174,7 @@ class StreamsGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "StreamsGroupCurrentMemberAssignmentValue")
         self = _new(cls)
         value = node.get("memberEpoch", _MISSING)
@@ -162,6 +182,8 @@ class StreamsGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "StreamsGroupCurrentMemberAssignmentValue", "memberEpoch", version
             )
+        elif value is None:
+            raise _rt.json_null("StreamsGroupCurrentMemberAssignmentValue", "memberEpoch", version)
         else:
             self.member_epoch = _rt.json_int(
                 value,
@@ -175,6 +197,10 @@ class StreamsGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "StreamsGroupCurrentMemberAssignmentValue", "previousMemberEpoch", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "StreamsGroupCurrentMemberAssignmentValue", "previousMemberEpoch", version
+            )
         else:
             self.previous_member_epoch = _rt.json_int(
                 value,
@@ -186,6 +212,8 @@ class StreamsGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
         value = node.get("state", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupCurrentMemberAssignmentValue", "state", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupCurrentMemberAssignmentValue", "state", version)
         else:
             self.state = _rt.json_int(
                 value, "StreamsGroupCurrentMemberAssignmentValue", "state", -128, 127
@@ -195,80 +223,128 @@ class StreamsGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "StreamsGroupCurrentMemberAssignmentValue", "activeTasks", version
             )
+        elif value is None:
+            raise _rt.json_null("StreamsGroupCurrentMemberAssignmentValue", "activeTasks", version)
         else:
-            self.active_tasks = [
-                TaskIds.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "StreamsGroupCurrentMemberAssignmentValue", "activeTasks"
-                )
-            ]
+            items_active_tasks: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "StreamsGroupCurrentMemberAssignmentValue", "activeTasks")
+            ):
+                try:
+                    items_active_tasks.append(TaskIds._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "activeTasks", i, True) from None
+            self.active_tasks = items_active_tasks
         value = node.get("standbyTasks", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "StreamsGroupCurrentMemberAssignmentValue", "standbyTasks", version
             )
+        elif value is None:
+            raise _rt.json_null("StreamsGroupCurrentMemberAssignmentValue", "standbyTasks", version)
         else:
-            self.standby_tasks = [
-                TaskIds.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "StreamsGroupCurrentMemberAssignmentValue", "standbyTasks"
-                )
-            ]
+            items_standby_tasks: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "StreamsGroupCurrentMemberAssignmentValue", "standbyTasks")
+            ):
+                try:
+                    items_standby_tasks.append(TaskIds._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "standbyTasks", i, True) from None
+            self.standby_tasks = items_standby_tasks
         value = node.get("warmupTasks", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "StreamsGroupCurrentMemberAssignmentValue", "warmupTasks", version
             )
+        elif value is None:
+            raise _rt.json_null("StreamsGroupCurrentMemberAssignmentValue", "warmupTasks", version)
         else:
-            self.warmup_tasks = [
-                TaskIds.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "StreamsGroupCurrentMemberAssignmentValue", "warmupTasks"
-                )
-            ]
+            items_warmup_tasks: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "StreamsGroupCurrentMemberAssignmentValue", "warmupTasks")
+            ):
+                try:
+                    items_warmup_tasks.append(TaskIds._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "warmupTasks", i, True) from None
+            self.warmup_tasks = items_warmup_tasks
         value = node.get("activeTasksPendingRevocation", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "StreamsGroupCurrentMemberAssignmentValue", "activeTasksPendingRevocation", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "StreamsGroupCurrentMemberAssignmentValue", "activeTasksPendingRevocation", version
+            )
         else:
-            self.active_tasks_pending_revocation = [
-                TaskIds.from_json(item, version)
-                for item in _rt.json_list(
+            items_active_tasks_pending_revocation: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(
                     value,
                     "StreamsGroupCurrentMemberAssignmentValue",
                     "activeTasksPendingRevocation",
                 )
-            ]
+            ):
+                try:
+                    items_active_tasks_pending_revocation.append(TaskIds._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(
+                        exc, "activeTasksPendingRevocation", i, True
+                    ) from None
+            self.active_tasks_pending_revocation = items_active_tasks_pending_revocation
         value = node.get("standbyTasksPendingRevocation", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "StreamsGroupCurrentMemberAssignmentValue", "standbyTasksPendingRevocation", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "StreamsGroupCurrentMemberAssignmentValue", "standbyTasksPendingRevocation", version
+            )
         else:
-            self.standby_tasks_pending_revocation = [
-                TaskIds.from_json(item, version)
-                for item in _rt.json_list(
+            items_standby_tasks_pending_revocation: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(
                     value,
                     "StreamsGroupCurrentMemberAssignmentValue",
                     "standbyTasksPendingRevocation",
                 )
-            ]
+            ):
+                try:
+                    items_standby_tasks_pending_revocation.append(TaskIds._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(
+                        exc, "standbyTasksPendingRevocation", i, True
+                    ) from None
+            self.standby_tasks_pending_revocation = items_standby_tasks_pending_revocation
         value = node.get("warmupTasksPendingRevocation", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "StreamsGroupCurrentMemberAssignmentValue", "warmupTasksPendingRevocation", version
             )
+        elif value is None:
+            raise _rt.json_null(
+                "StreamsGroupCurrentMemberAssignmentValue", "warmupTasksPendingRevocation", version
+            )
         else:
-            self.warmup_tasks_pending_revocation = [
-                TaskIds.from_json(item, version)
-                for item in _rt.json_list(
+            items_warmup_tasks_pending_revocation: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(
                     value,
                     "StreamsGroupCurrentMemberAssignmentValue",
                     "warmupTasksPendingRevocation",
                 )
-            ]
-        self.unknown_tags = {}
+            ):
+                try:
+                    items_warmup_tasks_pending_revocation.append(TaskIds._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(
+                        exc, "warmupTasksPendingRevocation", i, True
+                    ) from None
+            self.warmup_tasks_pending_revocation = items_warmup_tasks_pending_revocation
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -322,7 +398,7 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.assignment_epochs = []
     while tags_left:
         tags_left -= 1
@@ -362,9 +438,17 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
             if o != end:
                 raise _rt.tag_size_mismatch("assignment_epochs", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -421,7 +505,7 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_assignment_epochs = []
     while tags_left:
         tags_left -= 1
@@ -461,10 +545,23 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
             if o != end:
                 raise _rt.tag_size_mismatch("assignment_epochs", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_subtopology_id, r_partitions, r_assignment_epochs, unknown or _NO_TAGS), o
+    return (
+        r_subtopology_id,
+        r_partitions,
+        r_assignment_epochs,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
@@ -480,6 +577,8 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
 
     out.append(b_subtopology_id)
 
+    if not isinstance(self.partitions, _SEQUENCE):
+        raise _rt.wrong_value("partitions", self.partitions, "array")
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -493,6 +592,8 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
     )
 
     tagged: list[tuple[int, bytes]] = []
+    if self.assignment_epochs is not None and not isinstance(self.assignment_epochs, _SEQUENCE):
+        raise _rt.wrong_value("assignment_epochs", self.assignment_epochs, "array")
     if self.assignment_epochs is None or len(self.assignment_epochs) != 0:
         p_assignment_epochs: list[bytes] = []
         if self.assignment_epochs is None:
@@ -511,8 +612,8 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
             )
 
         tagged.append((0, b"".join(p_assignment_epochs)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 1)
     else:
         out.append(b"\x00")
 
@@ -688,7 +789,7 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -696,9 +797,15 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -882,7 +989,7 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -890,7 +997,13 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -903,7 +1016,7 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
         r_active_tasks_pending_revocation,
         r_standby_tasks_pending_revocation,
         r_warmup_tasks_pending_revocation,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -911,64 +1024,123 @@ def _write_StreamsGroupCurrentMemberAssignmentValue_v0(
     self: StreamsGroupCurrentMemberAssignmentValue, out: list[bytes]
 ) -> None:
     """Write StreamsGroupCurrentMemberAssignmentValue at version 0."""
+    if self.member_epoch is True or self.member_epoch is False:
+        raise _rt.wrong_value("member_epoch", self.member_epoch, "int32")
+    if self.previous_member_epoch is True or self.previous_member_epoch is False:
+        raise _rt.wrong_value("previous_member_epoch", self.previous_member_epoch, "int32")
+    if self.state is True or self.state is False:
+        raise _rt.wrong_value("state", self.state, "int8")
     out.append(_S_iib_pack(self.member_epoch, self.previous_member_epoch, self.state))
 
+    if not isinstance(self.active_tasks, _SEQUENCE):
+        raise _rt.wrong_value("active_tasks", self.active_tasks, "array")
     out.append(
         _UV1[len(self.active_tasks) + 1]
         if len(self.active_tasks) < 127
         else _rt.uvarint(len(self.active_tasks) + 1)
     )
 
-    for v_active_tasks in self.active_tasks:
-        _write_TaskIds_v0(v_active_tasks, out)
+    try:
+        for v_active_tasks in self.active_tasks:
+            _write_TaskIds_v0(v_active_tasks, out)
 
+    except _EncodeError as exc:
+        raise exc.within("active_tasks", _rt.index_of(self.active_tasks, v_active_tasks)) from None
+
+    if not isinstance(self.standby_tasks, _SEQUENCE):
+        raise _rt.wrong_value("standby_tasks", self.standby_tasks, "array")
     out.append(
         _UV1[len(self.standby_tasks) + 1]
         if len(self.standby_tasks) < 127
         else _rt.uvarint(len(self.standby_tasks) + 1)
     )
 
-    for v_standby_tasks in self.standby_tasks:
-        _write_TaskIds_v0(v_standby_tasks, out)
+    try:
+        for v_standby_tasks in self.standby_tasks:
+            _write_TaskIds_v0(v_standby_tasks, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "standby_tasks", _rt.index_of(self.standby_tasks, v_standby_tasks)
+        ) from None
+
+    if not isinstance(self.warmup_tasks, _SEQUENCE):
+        raise _rt.wrong_value("warmup_tasks", self.warmup_tasks, "array")
     out.append(
         _UV1[len(self.warmup_tasks) + 1]
         if len(self.warmup_tasks) < 127
         else _rt.uvarint(len(self.warmup_tasks) + 1)
     )
 
-    for v_warmup_tasks in self.warmup_tasks:
-        _write_TaskIds_v0(v_warmup_tasks, out)
+    try:
+        for v_warmup_tasks in self.warmup_tasks:
+            _write_TaskIds_v0(v_warmup_tasks, out)
 
+    except _EncodeError as exc:
+        raise exc.within("warmup_tasks", _rt.index_of(self.warmup_tasks, v_warmup_tasks)) from None
+
+    if not isinstance(self.active_tasks_pending_revocation, _SEQUENCE):
+        raise _rt.wrong_value(
+            "active_tasks_pending_revocation", self.active_tasks_pending_revocation, "array"
+        )
     out.append(
         _UV1[len(self.active_tasks_pending_revocation) + 1]
         if len(self.active_tasks_pending_revocation) < 127
         else _rt.uvarint(len(self.active_tasks_pending_revocation) + 1)
     )
 
-    for v_active_tasks_pending_revocation in self.active_tasks_pending_revocation:
-        _write_TaskIds_v0(v_active_tasks_pending_revocation, out)
+    try:
+        for v_active_tasks_pending_revocation in self.active_tasks_pending_revocation:
+            _write_TaskIds_v0(v_active_tasks_pending_revocation, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "active_tasks_pending_revocation",
+            _rt.index_of(self.active_tasks_pending_revocation, v_active_tasks_pending_revocation),
+        ) from None
+
+    if not isinstance(self.standby_tasks_pending_revocation, _SEQUENCE):
+        raise _rt.wrong_value(
+            "standby_tasks_pending_revocation", self.standby_tasks_pending_revocation, "array"
+        )
     out.append(
         _UV1[len(self.standby_tasks_pending_revocation) + 1]
         if len(self.standby_tasks_pending_revocation) < 127
         else _rt.uvarint(len(self.standby_tasks_pending_revocation) + 1)
     )
 
-    for v_standby_tasks_pending_revocation in self.standby_tasks_pending_revocation:
-        _write_TaskIds_v0(v_standby_tasks_pending_revocation, out)
+    try:
+        for v_standby_tasks_pending_revocation in self.standby_tasks_pending_revocation:
+            _write_TaskIds_v0(v_standby_tasks_pending_revocation, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "standby_tasks_pending_revocation",
+            _rt.index_of(self.standby_tasks_pending_revocation, v_standby_tasks_pending_revocation),
+        ) from None
+
+    if not isinstance(self.warmup_tasks_pending_revocation, _SEQUENCE):
+        raise _rt.wrong_value(
+            "warmup_tasks_pending_revocation", self.warmup_tasks_pending_revocation, "array"
+        )
     out.append(
         _UV1[len(self.warmup_tasks_pending_revocation) + 1]
         if len(self.warmup_tasks_pending_revocation) < 127
         else _rt.uvarint(len(self.warmup_tasks_pending_revocation) + 1)
     )
 
-    for v_warmup_tasks_pending_revocation in self.warmup_tasks_pending_revocation:
-        _write_TaskIds_v0(v_warmup_tasks_pending_revocation, out)
+    try:
+        for v_warmup_tasks_pending_revocation in self.warmup_tasks_pending_revocation:
+            _write_TaskIds_v0(v_warmup_tasks_pending_revocation, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "warmup_tasks_pending_revocation",
+            _rt.index_of(self.warmup_tasks_pending_revocation, v_warmup_tasks_pending_revocation),
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

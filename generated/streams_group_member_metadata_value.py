@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -44,8 +48,9 @@ class KeyValue(_rt.KafkaStruct):
     value: str = ""
     """Tag value. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -54,20 +59,24 @@ class KeyValue(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "KeyValue")
         self = _new(cls)
         value = node.get("key", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("KeyValue", "key", version)
+        elif value is None:
+            raise _rt.json_null("KeyValue", "key", version)
         else:
             self.key = _rt.json_str(value, "KeyValue", "key")
         value = node.get("value", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("KeyValue", "value", version)
+        elif value is None:
+            raise _rt.json_null("KeyValue", "value", version)
         else:
             self.value = _rt.json_str(value, "KeyValue", "value")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -81,8 +90,9 @@ class Endpoint(_rt.KafkaStruct):
     port: int = 0
     """TCP port. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -91,20 +101,24 @@ class Endpoint(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "Endpoint")
         self = _new(cls)
         value = node.get("host", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Endpoint", "host", version)
+        elif value is None:
+            raise _rt.json_null("Endpoint", "host", version)
         else:
             self.host = _rt.json_str(value, "Endpoint", "host")
         value = node.get("port", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Endpoint", "port", version)
+        elif value is None:
+            raise _rt.json_null("Endpoint", "port", version)
         else:
             self.port = _rt.json_int(value, "Endpoint", "port", 0, 65535)
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -148,8 +162,9 @@ class StreamsGroupMemberMetadataValue(_rt.KafkaMessage):
     client_tags: list[KeyValue] = _field(default_factory=list)
     """Client tags as key/value pairs, used to spread standby tasks over racks. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -167,7 +182,7 @@ class StreamsGroupMemberMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "StreamsGroupMemberMetadataValue")
         self = _new(cls)
         value = node.get("instanceId", _MISSING)
@@ -187,16 +202,22 @@ class StreamsGroupMemberMetadataValue(_rt.KafkaMessage):
         value = node.get("clientId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupMemberMetadataValue", "clientId", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupMemberMetadataValue", "clientId", version)
         else:
             self.client_id = _rt.json_str(value, "StreamsGroupMemberMetadataValue", "clientId")
         value = node.get("clientHost", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupMemberMetadataValue", "clientHost", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupMemberMetadataValue", "clientHost", version)
         else:
             self.client_host = _rt.json_str(value, "StreamsGroupMemberMetadataValue", "clientHost")
         value = node.get("rebalanceTimeoutMs", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupMemberMetadataValue", "rebalanceTimeoutMs", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupMemberMetadataValue", "rebalanceTimeoutMs", version)
         else:
             self.rebalance_timeout_ms = _rt.json_int(
                 value,
@@ -208,6 +229,8 @@ class StreamsGroupMemberMetadataValue(_rt.KafkaMessage):
         value = node.get("topologyEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupMemberMetadataValue", "topologyEpoch", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupMemberMetadataValue", "topologyEpoch", version)
         else:
             self.topology_epoch = _rt.json_int(
                 value, "StreamsGroupMemberMetadataValue", "topologyEpoch", -2147483648, 2147483647
@@ -215,6 +238,8 @@ class StreamsGroupMemberMetadataValue(_rt.KafkaMessage):
         value = node.get("processId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupMemberMetadataValue", "processId", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupMemberMetadataValue", "processId", version)
         else:
             self.process_id = _rt.json_str(value, "StreamsGroupMemberMetadataValue", "processId")
         value = node.get("userEndpoint", _MISSING)
@@ -223,16 +248,26 @@ class StreamsGroupMemberMetadataValue(_rt.KafkaMessage):
         elif value is None:
             self.user_endpoint = None
         else:
-            self.user_endpoint = Endpoint.from_json(value, version)
+            try:
+                self.user_endpoint = Endpoint._from_json(value, version)
+            except _JsonFormatError as exc:
+                raise exc.within("userEndpoint") from None
         value = node.get("clientTags", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupMemberMetadataValue", "clientTags", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupMemberMetadataValue", "clientTags", version)
         else:
-            self.client_tags = [
-                KeyValue.from_json(item, version)
-                for item in _rt.json_list(value, "StreamsGroupMemberMetadataValue", "clientTags")
-            ]
-        self.unknown_tags = {}
+            items_client_tags: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "StreamsGroupMemberMetadataValue", "clientTags")
+            ):
+                try:
+                    items_client_tags.append(KeyValue._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "clientTags", i, True) from None
+            self.client_tags = items_client_tags
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -289,7 +324,7 @@ def _read_KeyValue_v0(buf: bytes, o: int) -> tuple[KeyValue, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -297,9 +332,15 @@ def _read_KeyValue_v0(buf: bytes, o: int) -> tuple[KeyValue, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -358,7 +399,7 @@ def _row_KeyValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -366,10 +407,16 @@ def _row_KeyValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_key, r_value, unknown or _NO_TAGS), o
+    return (r_key, r_value, (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown))), o
 
 
 def _write_KeyValue_v0(self: KeyValue, out: list[bytes]) -> None:
@@ -388,8 +435,8 @@ def _write_KeyValue_v0(self: KeyValue, out: list[bytes]) -> None:
 
     out.append(b_value)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -432,7 +479,7 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -440,9 +487,15 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -486,7 +539,7 @@ def _row_Endpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -494,10 +547,16 @@ def _row_Endpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_host, r_port, unknown or _NO_TAGS), o
+    return (r_host, r_port, (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown))), o
 
 
 def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
@@ -509,10 +568,12 @@ def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
 
     out.append(b_host)
 
+    if self.port is True or self.port is False:
+        raise _rt.wrong_value("port", self.port, "uint16")
     out.append(_S_H_pack(self.port))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -722,7 +783,7 @@ def _read_StreamsGroupMemberMetadataValue_v0(
                     o += 1
                 else:
                     tags_left_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_client_tags: dict[int, bytes] = {}
+                unknown_client_tags: list[tuple[int, bytes]] | None = None
                 while tags_left_client_tags:
                     tags_left_client_tags -= 1
                     tag_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -730,9 +791,21 @@ def _read_StreamsGroupMemberMetadataValue_v0(
                     end_client_tags = o + size_client_tags
                     if end_client_tags > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_client_tags, buf)
-                    unknown_client_tags[tag_client_tags] = buf[o:end_client_tags]
+                    if tag_client_tags > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_client_tags} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_client_tags is None:
+                        unknown_client_tags = []
+                    unknown_client_tags.append((tag_client_tags, buf[o:end_client_tags]))
                     o = end_client_tags
-                v_client_tags.unknown_tags = unknown_client_tags
+                v_client_tags.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_client_tags is None
+                    else _rt.UnknownTags.of_read(unknown_client_tags)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("client_tags", i) from None
@@ -747,7 +820,7 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -755,9 +828,15 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -974,7 +1053,7 @@ def _row_StreamsGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[A
                     o += 1
                 else:
                     tags_left_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_client_tags: dict[int, bytes] = {}
+                unknown_client_tags: list[tuple[int, bytes]] | None = None
                 while tags_left_client_tags:
                     tags_left_client_tags -= 1
                     tag_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -982,13 +1061,25 @@ def _row_StreamsGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[A
                     end_client_tags = o + size_client_tags
                     if end_client_tags > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_client_tags, buf)
-                    unknown_client_tags[tag_client_tags] = buf[o:end_client_tags]
+                    if tag_client_tags > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_client_tags} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_client_tags is None:
+                        unknown_client_tags = []
+                    unknown_client_tags.append((tag_client_tags, buf[o:end_client_tags]))
                     o = end_client_tags
 
                 v_client_tags: tuple[Any, ...] = (
                     c_client_tags_key,
                     c_client_tags_value,
-                    unknown_client_tags or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_client_tags is None
+                        else _rt.UnknownTags.of_read(unknown_client_tags)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -1004,7 +1095,7 @@ def _row_StreamsGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[A
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1012,7 +1103,13 @@ def _row_StreamsGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[A
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1025,7 +1122,7 @@ def _row_StreamsGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[A
         r_process_id,
         r_user_endpoint,
         r_client_tags,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -1079,6 +1176,10 @@ def _write_StreamsGroupMemberMetadataValue_v0(
 
     out.append(b_client_host)
 
+    if self.rebalance_timeout_ms is True or self.rebalance_timeout_ms is False:
+        raise _rt.wrong_value("rebalance_timeout_ms", self.rebalance_timeout_ms, "int32")
+    if self.topology_epoch is True or self.topology_epoch is False:
+        raise _rt.wrong_value("topology_epoch", self.topology_epoch, "int32")
     out.append(_S_ii_pack(self.rebalance_timeout_ms, self.topology_epoch))
 
     b_process_id = self.process_id.encode()
@@ -1095,19 +1196,28 @@ def _write_StreamsGroupMemberMetadataValue_v0(
     out.append(_S_b_pack(-1 if self.user_endpoint is None else 1))
 
     if self.user_endpoint is not None:
-        _write_Endpoint_v0(self.user_endpoint, out)
+        try:
+            _write_Endpoint_v0(self.user_endpoint, out)
+        except _EncodeError as exc:
+            raise exc.within("user_endpoint") from None
 
+    if not isinstance(self.client_tags, _SEQUENCE):
+        raise _rt.wrong_value("client_tags", self.client_tags, "array")
     out.append(
         _UV1[len(self.client_tags) + 1]
         if len(self.client_tags) < 127
         else _rt.uvarint(len(self.client_tags) + 1)
     )
 
-    for v_client_tags in self.client_tags:
-        _write_KeyValue_v0(v_client_tags, out)
+    try:
+        for v_client_tags in self.client_tags:
+            _write_KeyValue_v0(v_client_tags, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within("client_tags", _rt.index_of(self.client_tags, v_client_tags)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -40,8 +44,9 @@ class LastAssignmentConfig(_rt.KafkaStruct):
     value: str = ""
     """Setting value. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -50,20 +55,24 @@ class LastAssignmentConfig(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "LastAssignmentConfig")
         self = _new(cls)
         value = node.get("key", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("LastAssignmentConfig", "key", version)
+        elif value is None:
+            raise _rt.json_null("LastAssignmentConfig", "key", version)
         else:
             self.key = _rt.json_str(value, "LastAssignmentConfig", "key")
         value = node.get("value", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("LastAssignmentConfig", "value", version)
+        elif value is None:
+            raise _rt.json_null("LastAssignmentConfig", "value", version)
         else:
             self.value = _rt.json_str(value, "LastAssignmentConfig", "value")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -98,8 +107,9 @@ class StreamsGroupMetadataValue(_rt.KafkaMessage):
     failed_description_topology_epoch: int = -1
     """Topology epoch whose description the plugin refused for good; -1 when none. Stops the broker asking again for that epoch. Versions 0+, tag 3 in 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -122,12 +132,14 @@ class StreamsGroupMetadataValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "StreamsGroupMetadataValue")
         self = _new(cls)
         value = node.get("epoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupMetadataValue", "epoch", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupMetadataValue", "epoch", version)
         else:
             self.epoch = _rt.json_int(
                 value, "StreamsGroupMetadataValue", "epoch", -2147483648, 2147483647
@@ -135,6 +147,8 @@ class StreamsGroupMetadataValue(_rt.KafkaMessage):
         value = node.get("metadataHash", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupMetadataValue", "metadataHash", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupMetadataValue", "metadataHash", version)
         else:
             self.metadata_hash = _rt.json_int(
                 value,
@@ -146,6 +160,8 @@ class StreamsGroupMetadataValue(_rt.KafkaMessage):
         value = node.get("validatedTopologyEpoch", _MISSING)
         if value is _MISSING:
             self.validated_topology_epoch = -1
+        elif value is None:
+            raise _rt.json_null("StreamsGroupMetadataValue", "validatedTopologyEpoch", version)
         else:
             self.validated_topology_epoch = _rt.json_int(
                 value,
@@ -160,15 +176,24 @@ class StreamsGroupMetadataValue(_rt.KafkaMessage):
         elif value is None:
             self.last_assignment_configs = None
         else:
-            self.last_assignment_configs = [
-                LastAssignmentConfig.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "StreamsGroupMetadataValue", "lastAssignmentConfigs"
-                )
-            ]
+            items_last_assignment_configs: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "StreamsGroupMetadataValue", "lastAssignmentConfigs")
+            ):
+                try:
+                    items_last_assignment_configs.append(
+                        LastAssignmentConfig._from_json(item, version)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "lastAssignmentConfigs", i, True) from None
+            self.last_assignment_configs = items_last_assignment_configs
         value = node.get("storedDescriptionTopologyEpoch", _MISSING)
         if value is _MISSING:
             self.stored_description_topology_epoch = -1
+        elif value is None:
+            raise _rt.json_null(
+                "StreamsGroupMetadataValue", "storedDescriptionTopologyEpoch", version
+            )
         else:
             self.stored_description_topology_epoch = _rt.json_int(
                 value,
@@ -180,6 +205,10 @@ class StreamsGroupMetadataValue(_rt.KafkaMessage):
         value = node.get("failedDescriptionTopologyEpoch", _MISSING)
         if value is _MISSING:
             self.failed_description_topology_epoch = -1
+        elif value is None:
+            raise _rt.json_null(
+                "StreamsGroupMetadataValue", "failedDescriptionTopologyEpoch", version
+            )
         else:
             self.failed_description_topology_epoch = _rt.json_int(
                 value,
@@ -188,7 +217,7 @@ class StreamsGroupMetadataValue(_rt.KafkaMessage):
                 -2147483648,
                 2147483647,
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -245,7 +274,7 @@ def _read_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[LastAssignmentCon
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -253,9 +282,15 @@ def _read_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[LastAssignmentCon
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -314,7 +349,7 @@ def _row_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -322,10 +357,16 @@ def _row_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_key, r_value, unknown or _NO_TAGS), o
+    return (r_key, r_value, (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown))), o
 
 
 def _write_LastAssignmentConfig_v0(self: LastAssignmentConfig, out: list[bytes]) -> None:
@@ -344,8 +385,8 @@ def _write_LastAssignmentConfig_v0(self: LastAssignmentConfig, out: list[bytes])
 
     out.append(b_value)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -367,7 +408,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.validated_topology_epoch = -1
     self.last_assignment_configs = []
     self.stored_description_topology_epoch = -1
@@ -468,7 +509,7 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
                                 tags_left_last_assignment_configs, o = _rt.read_uvarint(
                                     buf, o, "<tagged fields>"
                                 )
-                            unknown_last_assignment_configs: dict[int, bytes] = {}
+                            unknown_last_assignment_configs: list[tuple[int, bytes]] | None = None
                             while tags_left_last_assignment_configs:
                                 tags_left_last_assignment_configs -= 1
                                 tag_last_assignment_configs, o = _rt.read_uvarint(
@@ -482,11 +523,26 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
                                     raise _rt.underflow(
                                         "<tagged fields>", o, size_last_assignment_configs, buf
                                     )
-                                unknown_last_assignment_configs[tag_last_assignment_configs] = buf[
-                                    o:end_last_assignment_configs
-                                ]
+                                if tag_last_assignment_configs > 0x7FFFFFFF:
+                                    raise _rt.bad_tag(
+                                        "<tagged fields>",
+                                        o,
+                                        f"tag {tag_last_assignment_configs} is above 2147483647, the largest tag Kafka reads",
+                                    )
+                                if unknown_last_assignment_configs is None:
+                                    unknown_last_assignment_configs = []
+                                unknown_last_assignment_configs.append(
+                                    (
+                                        tag_last_assignment_configs,
+                                        buf[o:end_last_assignment_configs],
+                                    )
+                                )
                                 o = end_last_assignment_configs
-                            v_last_assignment_configs.unknown_tags = unknown_last_assignment_configs
+                            v_last_assignment_configs.unknown_tags = (
+                                _NO_TAGS
+                                if unknown_last_assignment_configs is None
+                                else _rt.UnknownTags.of_read(unknown_last_assignment_configs)
+                            )
 
                         except _DecodeError as exc:
                             raise exc.within("last_assignment_configs", i) from None
@@ -542,9 +598,17 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
                     "failed_description_topology_epoch", o, size, size - (end - o)
                 )
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -571,7 +635,7 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_validated_topology_epoch = -1
     r_last_assignment_configs = []
     r_stored_description_topology_epoch = -1
@@ -673,7 +737,7 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
                                 tags_left_last_assignment_configs, o = _rt.read_uvarint(
                                     buf, o, "<tagged fields>"
                                 )
-                            unknown_last_assignment_configs: dict[int, bytes] = {}
+                            unknown_last_assignment_configs: list[tuple[int, bytes]] | None = None
                             while tags_left_last_assignment_configs:
                                 tags_left_last_assignment_configs -= 1
                                 tag_last_assignment_configs, o = _rt.read_uvarint(
@@ -687,15 +751,30 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
                                     raise _rt.underflow(
                                         "<tagged fields>", o, size_last_assignment_configs, buf
                                     )
-                                unknown_last_assignment_configs[tag_last_assignment_configs] = buf[
-                                    o:end_last_assignment_configs
-                                ]
+                                if tag_last_assignment_configs > 0x7FFFFFFF:
+                                    raise _rt.bad_tag(
+                                        "<tagged fields>",
+                                        o,
+                                        f"tag {tag_last_assignment_configs} is above 2147483647, the largest tag Kafka reads",
+                                    )
+                                if unknown_last_assignment_configs is None:
+                                    unknown_last_assignment_configs = []
+                                unknown_last_assignment_configs.append(
+                                    (
+                                        tag_last_assignment_configs,
+                                        buf[o:end_last_assignment_configs],
+                                    )
+                                )
                                 o = end_last_assignment_configs
 
                             v_last_assignment_configs: tuple[Any, ...] = (
                                 c_last_assignment_configs_key,
                                 c_last_assignment_configs_value,
-                                unknown_last_assignment_configs or _NO_TAGS,
+                                (
+                                    _NO_TAGS
+                                    if unknown_last_assignment_configs is None
+                                    else _rt.UnknownTags.of_read(unknown_last_assignment_configs)
+                                ),
                             )
 
                         except _DecodeError as exc:
@@ -752,7 +831,15 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
                     "failed_description_topology_epoch", o, size, size - (end - o)
                 )
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -762,20 +849,30 @@ def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
         r_last_assignment_configs,
         r_stored_description_topology_epoch,
         r_failed_description_topology_epoch,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: list[bytes]) -> None:
     """Write StreamsGroupMetadataValue at version 0."""
+    if self.epoch is True or self.epoch is False:
+        raise _rt.wrong_value("epoch", self.epoch, "int32")
+    if self.metadata_hash is True or self.metadata_hash is False:
+        raise _rt.wrong_value("metadata_hash", self.metadata_hash, "int64")
     out.append(_S_iq_pack(self.epoch, self.metadata_hash))
 
     tagged: list[tuple[int, bytes]] = []
+    if self.validated_topology_epoch is True or self.validated_topology_epoch is False:
+        raise _rt.wrong_value("validated_topology_epoch", self.validated_topology_epoch, "int32")
     if self.validated_topology_epoch != -1:
         p_validated_topology_epoch: list[bytes] = []
         p_validated_topology_epoch.append(_S_i_pack(self.validated_topology_epoch))
 
         tagged.append((0, b"".join(p_validated_topology_epoch)))
+    if self.last_assignment_configs is not None and not isinstance(
+        self.last_assignment_configs, _SEQUENCE
+    ):
+        raise _rt.wrong_value("last_assignment_configs", self.last_assignment_configs, "array")
     if self.last_assignment_configs is None or len(self.last_assignment_configs) != 0:
         p_last_assignment_configs: list[bytes] = []
         if self.last_assignment_configs is None:
@@ -787,10 +884,26 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
                 else _rt.uvarint(len(self.last_assignment_configs) + 1)
             )
 
-            for v_last_assignment_configs in self.last_assignment_configs:
-                _write_LastAssignmentConfig_v0(v_last_assignment_configs, p_last_assignment_configs)
+            try:
+                for v_last_assignment_configs in self.last_assignment_configs:
+                    _write_LastAssignmentConfig_v0(
+                        v_last_assignment_configs, p_last_assignment_configs
+                    )
+
+            except _EncodeError as exc:
+                raise exc.within(
+                    "last_assignment_configs",
+                    _rt.index_of(self.last_assignment_configs, v_last_assignment_configs),
+                ) from None
 
         tagged.append((1, b"".join(p_last_assignment_configs)))
+    if (
+        self.stored_description_topology_epoch is True
+        or self.stored_description_topology_epoch is False
+    ):
+        raise _rt.wrong_value(
+            "stored_description_topology_epoch", self.stored_description_topology_epoch, "int32"
+        )
     if self.stored_description_topology_epoch != -1:
         p_stored_description_topology_epoch: list[bytes] = []
         p_stored_description_topology_epoch.append(
@@ -798,6 +911,13 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
         )
 
         tagged.append((2, b"".join(p_stored_description_topology_epoch)))
+    if (
+        self.failed_description_topology_epoch is True
+        or self.failed_description_topology_epoch is False
+    ):
+        raise _rt.wrong_value(
+            "failed_description_topology_epoch", self.failed_description_topology_epoch, "int32"
+        )
     if self.failed_description_topology_epoch != -1:
         p_failed_description_topology_epoch: list[bytes] = []
         p_failed_description_topology_epoch.append(
@@ -805,8 +925,8 @@ def _write_StreamsGroupMetadataValue_v0(self: StreamsGroupMetadataValue, out: li
         )
 
         tagged.append((3, b"".join(p_failed_description_topology_epoch)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 4)
     else:
         out.append(b"\x00")
 

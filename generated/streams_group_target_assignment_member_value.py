@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,11 +14,14 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -39,8 +43,9 @@ class TaskIds(_rt.KafkaStruct):
     partitions: list[int] = _field(default_factory=list)
     """Task numbers, i.e. the input partition each task processes. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -49,23 +54,32 @@ class TaskIds(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TaskIds")
         self = _new(cls)
         value = node.get("subtopologyId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TaskIds", "subtopologyId", version)
+        elif value is None:
+            raise _rt.json_null("TaskIds", "subtopologyId", version)
         else:
             self.subtopology_id = _rt.json_str(value, "TaskIds", "subtopologyId")
         value = node.get("partitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TaskIds", "partitions", version)
+        elif value is None:
+            raise _rt.json_null("TaskIds", "partitions", version)
         else:
-            self.partitions = [
-                _rt.json_int(item, "TaskIds", "partitions", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "TaskIds", "partitions")
-            ]
-        self.unknown_tags = {}
+            items_partitions: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TaskIds", "partitions")):
+                try:
+                    items_partitions.append(
+                        _rt.json_int(item, "TaskIds", "partitions", -2147483648, 2147483647)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitions", i, False) from None
+            self.partitions = items_partitions
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -91,8 +105,9 @@ class StreamsGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
     warmup_tasks: list[TaskIds] = _field(default_factory=list)
     """Warm-up tasks the assignor wants this member to run, by subtopology. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -102,7 +117,7 @@ class StreamsGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "StreamsGroupTargetAssignmentMemberValue")
         self = _new(cls)
         value = node.get("activeTasks", _MISSING)
@@ -110,38 +125,53 @@ class StreamsGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
             raise _rt.json_missing(
                 "StreamsGroupTargetAssignmentMemberValue", "activeTasks", version
             )
+        elif value is None:
+            raise _rt.json_null("StreamsGroupTargetAssignmentMemberValue", "activeTasks", version)
         else:
-            self.active_tasks = [
-                TaskIds.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "StreamsGroupTargetAssignmentMemberValue", "activeTasks"
-                )
-            ]
+            items_active_tasks: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "StreamsGroupTargetAssignmentMemberValue", "activeTasks")
+            ):
+                try:
+                    items_active_tasks.append(TaskIds._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "activeTasks", i, True) from None
+            self.active_tasks = items_active_tasks
         value = node.get("standbyTasks", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "StreamsGroupTargetAssignmentMemberValue", "standbyTasks", version
             )
+        elif value is None:
+            raise _rt.json_null("StreamsGroupTargetAssignmentMemberValue", "standbyTasks", version)
         else:
-            self.standby_tasks = [
-                TaskIds.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "StreamsGroupTargetAssignmentMemberValue", "standbyTasks"
-                )
-            ]
+            items_standby_tasks: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "StreamsGroupTargetAssignmentMemberValue", "standbyTasks")
+            ):
+                try:
+                    items_standby_tasks.append(TaskIds._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "standbyTasks", i, True) from None
+            self.standby_tasks = items_standby_tasks
         value = node.get("warmupTasks", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "StreamsGroupTargetAssignmentMemberValue", "warmupTasks", version
             )
+        elif value is None:
+            raise _rt.json_null("StreamsGroupTargetAssignmentMemberValue", "warmupTasks", version)
         else:
-            self.warmup_tasks = [
-                TaskIds.from_json(item, version)
-                for item in _rt.json_list(
-                    value, "StreamsGroupTargetAssignmentMemberValue", "warmupTasks"
-                )
-            ]
-        self.unknown_tags = {}
+            items_warmup_tasks: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "StreamsGroupTargetAssignmentMemberValue", "warmupTasks")
+            ):
+                try:
+                    items_warmup_tasks.append(TaskIds._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "warmupTasks", i, True) from None
+            self.warmup_tasks = items_warmup_tasks
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -195,7 +225,7 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -203,9 +233,15 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -261,7 +297,7 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -269,10 +305,20 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_subtopology_id, r_partitions, unknown or _NO_TAGS), o
+    return (
+        r_subtopology_id,
+        r_partitions,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
@@ -288,6 +334,8 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
 
     out.append(b_subtopology_id)
 
+    if not isinstance(self.partitions, _SEQUENCE):
+        raise _rt.wrong_value("partitions", self.partitions, "array")
     out.append(
         _UV1[len(self.partitions) + 1]
         if len(self.partitions) < 127
@@ -300,8 +348,8 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
         else _pack(f">{len(self.partitions)}i", *self.partitions)
     )
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -394,7 +442,7 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -402,9 +450,15 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -499,7 +553,7 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -507,45 +561,76 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_active_tasks, r_standby_tasks, r_warmup_tasks, unknown or _NO_TAGS), o
+    return (
+        r_active_tasks,
+        r_standby_tasks,
+        r_warmup_tasks,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_StreamsGroupTargetAssignmentMemberValue_v0(
     self: StreamsGroupTargetAssignmentMemberValue, out: list[bytes]
 ) -> None:
     """Write StreamsGroupTargetAssignmentMemberValue at version 0."""
+    if not isinstance(self.active_tasks, _SEQUENCE):
+        raise _rt.wrong_value("active_tasks", self.active_tasks, "array")
     out.append(
         _UV1[len(self.active_tasks) + 1]
         if len(self.active_tasks) < 127
         else _rt.uvarint(len(self.active_tasks) + 1)
     )
 
-    for v_active_tasks in self.active_tasks:
-        _write_TaskIds_v0(v_active_tasks, out)
+    try:
+        for v_active_tasks in self.active_tasks:
+            _write_TaskIds_v0(v_active_tasks, out)
 
+    except _EncodeError as exc:
+        raise exc.within("active_tasks", _rt.index_of(self.active_tasks, v_active_tasks)) from None
+
+    if not isinstance(self.standby_tasks, _SEQUENCE):
+        raise _rt.wrong_value("standby_tasks", self.standby_tasks, "array")
     out.append(
         _UV1[len(self.standby_tasks) + 1]
         if len(self.standby_tasks) < 127
         else _rt.uvarint(len(self.standby_tasks) + 1)
     )
 
-    for v_standby_tasks in self.standby_tasks:
-        _write_TaskIds_v0(v_standby_tasks, out)
+    try:
+        for v_standby_tasks in self.standby_tasks:
+            _write_TaskIds_v0(v_standby_tasks, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "standby_tasks", _rt.index_of(self.standby_tasks, v_standby_tasks)
+        ) from None
+
+    if not isinstance(self.warmup_tasks, _SEQUENCE):
+        raise _rt.wrong_value("warmup_tasks", self.warmup_tasks, "array")
     out.append(
         _UV1[len(self.warmup_tasks) + 1]
         if len(self.warmup_tasks) < 127
         else _rt.uvarint(len(self.warmup_tasks) + 1)
     )
 
-    for v_warmup_tasks in self.warmup_tasks:
-        _write_TaskIds_v0(v_warmup_tasks, out)
+    try:
+        for v_warmup_tasks in self.warmup_tasks:
+            _write_TaskIds_v0(v_warmup_tasks, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within("warmup_tasks", _rt.index_of(self.warmup_tasks, v_warmup_tasks)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -45,8 +49,9 @@ class CopartitionGroup(_rt.KafkaStruct):
     repartition_source_topics: list[int] = _field(default_factory=list)
     """Positions in the subtopology's RepartitionSourceTopics list. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -56,34 +61,59 @@ class CopartitionGroup(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "CopartitionGroup")
         self = _new(cls)
         value = node.get("sourceTopics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("CopartitionGroup", "sourceTopics", version)
+        elif value is None:
+            raise _rt.json_null("CopartitionGroup", "sourceTopics", version)
         else:
-            self.source_topics = [
-                _rt.json_int(item, "CopartitionGroup", "sourceTopics", -32768, 32767)
-                for item in _rt.json_list(value, "CopartitionGroup", "sourceTopics")
-            ]
+            items_source_topics: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "CopartitionGroup", "sourceTopics")):
+                try:
+                    items_source_topics.append(
+                        _rt.json_int(item, "CopartitionGroup", "sourceTopics", -32768, 32767)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "sourceTopics", i, False) from None
+            self.source_topics = items_source_topics
         value = node.get("sourceTopicRegex", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("CopartitionGroup", "sourceTopicRegex", version)
+        elif value is None:
+            raise _rt.json_null("CopartitionGroup", "sourceTopicRegex", version)
         else:
-            self.source_topic_regex = [
-                _rt.json_int(item, "CopartitionGroup", "sourceTopicRegex", -32768, 32767)
-                for item in _rt.json_list(value, "CopartitionGroup", "sourceTopicRegex")
-            ]
+            items_source_topic_regex: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "CopartitionGroup", "sourceTopicRegex")):
+                try:
+                    items_source_topic_regex.append(
+                        _rt.json_int(item, "CopartitionGroup", "sourceTopicRegex", -32768, 32767)
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "sourceTopicRegex", i, False) from None
+            self.source_topic_regex = items_source_topic_regex
         value = node.get("repartitionSourceTopics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("CopartitionGroup", "repartitionSourceTopics", version)
+        elif value is None:
+            raise _rt.json_null("CopartitionGroup", "repartitionSourceTopics", version)
         else:
-            self.repartition_source_topics = [
-                _rt.json_int(item, "CopartitionGroup", "repartitionSourceTopics", -32768, 32767)
-                for item in _rt.json_list(value, "CopartitionGroup", "repartitionSourceTopics")
-            ]
-        self.unknown_tags = {}
+            items_repartition_source_topics: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "CopartitionGroup", "repartitionSourceTopics")
+            ):
+                try:
+                    items_repartition_source_topics.append(
+                        _rt.json_int(
+                            item, "CopartitionGroup", "repartitionSourceTopics", -32768, 32767
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "repartitionSourceTopics", i, False) from None
+            self.repartition_source_topics = items_repartition_source_topics
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -97,8 +127,9 @@ class TopicConfig(_rt.KafkaStruct):
     value: str = ""
     """Topic config value. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -107,20 +138,24 @@ class TopicConfig(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TopicConfig")
         self = _new(cls)
         value = node.get("key", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicConfig", "key", version)
+        elif value is None:
+            raise _rt.json_null("TopicConfig", "key", version)
         else:
             self.key = _rt.json_str(value, "TopicConfig", "key")
         value = node.get("value", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicConfig", "value", version)
+        elif value is None:
+            raise _rt.json_null("TopicConfig", "value", version)
         else:
             self.value = _rt.json_str(value, "TopicConfig", "value")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -140,8 +175,9 @@ class TopicInfo(_rt.KafkaStruct):
     topic_configs: list[TopicConfig] = _field(default_factory=list)
     """Configs to create the topic with. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -152,17 +188,21 @@ class TopicInfo(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TopicInfo")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicInfo", "name", version)
+        elif value is None:
+            raise _rt.json_null("TopicInfo", "name", version)
         else:
             self.name = _rt.json_str(value, "TopicInfo", "name")
         value = node.get("partitions", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicInfo", "partitions", version)
+        elif value is None:
+            raise _rt.json_null("TopicInfo", "partitions", version)
         else:
             self.partitions = _rt.json_int(
                 value, "TopicInfo", "partitions", -2147483648, 2147483647
@@ -170,6 +210,8 @@ class TopicInfo(_rt.KafkaStruct):
         value = node.get("replicationFactor", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicInfo", "replicationFactor", version)
+        elif value is None:
+            raise _rt.json_null("TopicInfo", "replicationFactor", version)
         else:
             self.replication_factor = _rt.json_int(
                 value, "TopicInfo", "replicationFactor", -32768, 32767
@@ -177,12 +219,17 @@ class TopicInfo(_rt.KafkaStruct):
         value = node.get("topicConfigs", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TopicInfo", "topicConfigs", version)
+        elif value is None:
+            raise _rt.json_null("TopicInfo", "topicConfigs", version)
         else:
-            self.topic_configs = [
-                TopicConfig.from_json(item, version)
-                for item in _rt.json_list(value, "TopicInfo", "topicConfigs")
-            ]
-        self.unknown_tags = {}
+            items_topic_configs: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TopicInfo", "topicConfigs")):
+                try:
+                    items_topic_configs.append(TopicConfig._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "topicConfigs", i, True) from None
+            self.topic_configs = items_topic_configs
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -211,8 +258,9 @@ class Subtopology(_rt.KafkaStruct):
     copartition_groups: list[CopartitionGroup] = _field(default_factory=list)
     """Groups of source topics that need equal partition counts. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -230,63 +278,101 @@ class Subtopology(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "Subtopology")
         self = _new(cls)
         value = node.get("subtopologyId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Subtopology", "subtopologyId", version)
+        elif value is None:
+            raise _rt.json_null("Subtopology", "subtopologyId", version)
         else:
             self.subtopology_id = _rt.json_str(value, "Subtopology", "subtopologyId")
         value = node.get("sourceTopics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Subtopology", "sourceTopics", version)
+        elif value is None:
+            raise _rt.json_null("Subtopology", "sourceTopics", version)
         else:
-            self.source_topics = [
-                _rt.json_str(item, "Subtopology", "sourceTopics")
-                for item in _rt.json_list(value, "Subtopology", "sourceTopics")
-            ]
+            items_source_topics: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "Subtopology", "sourceTopics")):
+                try:
+                    items_source_topics.append(_rt.json_str(item, "Subtopology", "sourceTopics"))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "sourceTopics", i, False) from None
+            self.source_topics = items_source_topics
         value = node.get("sourceTopicRegex", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Subtopology", "sourceTopicRegex", version)
+        elif value is None:
+            raise _rt.json_null("Subtopology", "sourceTopicRegex", version)
         else:
-            self.source_topic_regex = [
-                _rt.json_str(item, "Subtopology", "sourceTopicRegex")
-                for item in _rt.json_list(value, "Subtopology", "sourceTopicRegex")
-            ]
+            items_source_topic_regex: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "Subtopology", "sourceTopicRegex")):
+                try:
+                    items_source_topic_regex.append(
+                        _rt.json_str(item, "Subtopology", "sourceTopicRegex")
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "sourceTopicRegex", i, False) from None
+            self.source_topic_regex = items_source_topic_regex
         value = node.get("stateChangelogTopics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Subtopology", "stateChangelogTopics", version)
+        elif value is None:
+            raise _rt.json_null("Subtopology", "stateChangelogTopics", version)
         else:
-            self.state_changelog_topics = [
-                TopicInfo.from_json(item, version)
-                for item in _rt.json_list(value, "Subtopology", "stateChangelogTopics")
-            ]
+            items_state_changelog_topics: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "Subtopology", "stateChangelogTopics")):
+                try:
+                    items_state_changelog_topics.append(TopicInfo._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "stateChangelogTopics", i, True) from None
+            self.state_changelog_topics = items_state_changelog_topics
         value = node.get("repartitionSinkTopics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Subtopology", "repartitionSinkTopics", version)
+        elif value is None:
+            raise _rt.json_null("Subtopology", "repartitionSinkTopics", version)
         else:
-            self.repartition_sink_topics = [
-                _rt.json_str(item, "Subtopology", "repartitionSinkTopics")
-                for item in _rt.json_list(value, "Subtopology", "repartitionSinkTopics")
-            ]
+            items_repartition_sink_topics: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "Subtopology", "repartitionSinkTopics")):
+                try:
+                    items_repartition_sink_topics.append(
+                        _rt.json_str(item, "Subtopology", "repartitionSinkTopics")
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "repartitionSinkTopics", i, False) from None
+            self.repartition_sink_topics = items_repartition_sink_topics
         value = node.get("repartitionSourceTopics", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Subtopology", "repartitionSourceTopics", version)
+        elif value is None:
+            raise _rt.json_null("Subtopology", "repartitionSourceTopics", version)
         else:
-            self.repartition_source_topics = [
-                TopicInfo.from_json(item, version)
-                for item in _rt.json_list(value, "Subtopology", "repartitionSourceTopics")
-            ]
+            items_repartition_source_topics: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "Subtopology", "repartitionSourceTopics")
+            ):
+                try:
+                    items_repartition_source_topics.append(TopicInfo._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "repartitionSourceTopics", i, True) from None
+            self.repartition_source_topics = items_repartition_source_topics
         value = node.get("copartitionGroups", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Subtopology", "copartitionGroups", version)
+        elif value is None:
+            raise _rt.json_null("Subtopology", "copartitionGroups", version)
         else:
-            self.copartition_groups = [
-                CopartitionGroup.from_json(item, version)
-                for item in _rt.json_list(value, "Subtopology", "copartitionGroups")
-            ]
-        self.unknown_tags = {}
+            items_copartition_groups: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "Subtopology", "copartitionGroups")):
+                try:
+                    items_copartition_groups.append(CopartitionGroup._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "copartitionGroups", i, True) from None
+            self.copartition_groups = items_copartition_groups
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -309,8 +395,9 @@ class StreamsGroupTopologyValue(_rt.KafkaMessage):
     subtopologies: list[Subtopology] = _field(default_factory=list)
     """The subtopologies that make up the application's topology. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -319,12 +406,14 @@ class StreamsGroupTopologyValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "StreamsGroupTopologyValue")
         self = _new(cls)
         value = node.get("epoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupTopologyValue", "epoch", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupTopologyValue", "epoch", version)
         else:
             self.epoch = _rt.json_int(
                 value, "StreamsGroupTopologyValue", "epoch", -2147483648, 2147483647
@@ -332,12 +421,19 @@ class StreamsGroupTopologyValue(_rt.KafkaMessage):
         value = node.get("subtopologies", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("StreamsGroupTopologyValue", "subtopologies", version)
+        elif value is None:
+            raise _rt.json_null("StreamsGroupTopologyValue", "subtopologies", version)
         else:
-            self.subtopologies = [
-                Subtopology.from_json(item, version)
-                for item in _rt.json_list(value, "StreamsGroupTopologyValue", "subtopologies")
-            ]
-        self.unknown_tags = {}
+            items_subtopologies: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "StreamsGroupTopologyValue", "subtopologies")
+            ):
+                try:
+                    items_subtopologies.append(Subtopology._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "subtopologies", i, True) from None
+            self.subtopologies = items_subtopologies
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -410,7 +506,7 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -418,9 +514,15 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -494,7 +596,7 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -502,19 +604,27 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
         r_source_topics,
         r_source_topic_regex,
         r_repartition_source_topics,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None:
     """Write CopartitionGroup at version 0."""
+    if not isinstance(self.source_topics, _SEQUENCE):
+        raise _rt.wrong_value("source_topics", self.source_topics, "array")
     out.append(
         _UV1[len(self.source_topics) + 1]
         if len(self.source_topics) < 127
@@ -527,6 +637,8 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
         else _pack(f">{len(self.source_topics)}h", *self.source_topics)
     )
 
+    if not isinstance(self.source_topic_regex, _SEQUENCE):
+        raise _rt.wrong_value("source_topic_regex", self.source_topic_regex, "array")
     out.append(
         _UV1[len(self.source_topic_regex) + 1]
         if len(self.source_topic_regex) < 127
@@ -539,6 +651,8 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
         else _pack(f">{len(self.source_topic_regex)}h", *self.source_topic_regex)
     )
 
+    if not isinstance(self.repartition_source_topics, _SEQUENCE):
+        raise _rt.wrong_value("repartition_source_topics", self.repartition_source_topics, "array")
     out.append(
         _UV1[len(self.repartition_source_topics) + 1]
         if len(self.repartition_source_topics) < 127
@@ -551,8 +665,8 @@ def _write_CopartitionGroup_v0(self: CopartitionGroup, out: list[bytes]) -> None
         else _pack(f">{len(self.repartition_source_topics)}h", *self.repartition_source_topics)
     )
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -610,7 +724,7 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -618,9 +732,15 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -679,7 +799,7 @@ def _row_TopicConfig_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -687,10 +807,16 @@ def _row_TopicConfig_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_key, r_value, unknown or _NO_TAGS), o
+    return (r_key, r_value, (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown))), o
 
 
 def _write_TopicConfig_v0(self: TopicConfig, out: list[bytes]) -> None:
@@ -709,8 +835,8 @@ def _write_TopicConfig_v0(self: TopicConfig, out: list[bytes]) -> None:
 
     out.append(b_value)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -814,7 +940,7 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
                     o += 1
                 else:
                     tags_left_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_topic_configs: dict[int, bytes] = {}
+                unknown_topic_configs: list[tuple[int, bytes]] | None = None
                 while tags_left_topic_configs:
                     tags_left_topic_configs -= 1
                     tag_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -822,9 +948,21 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
                     end_topic_configs = o + size_topic_configs
                     if end_topic_configs > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_topic_configs, buf)
-                    unknown_topic_configs[tag_topic_configs] = buf[o:end_topic_configs]
+                    if tag_topic_configs > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_topic_configs} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_topic_configs is None:
+                        unknown_topic_configs = []
+                    unknown_topic_configs.append((tag_topic_configs, buf[o:end_topic_configs]))
                     o = end_topic_configs
-                v_topic_configs.unknown_tags = unknown_topic_configs
+                v_topic_configs.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_topic_configs is None
+                    else _rt.UnknownTags.of_read(unknown_topic_configs)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("topic_configs", i) from None
@@ -839,7 +977,7 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -847,9 +985,15 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -957,7 +1101,7 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     o += 1
                 else:
                     tags_left_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_topic_configs: dict[int, bytes] = {}
+                unknown_topic_configs: list[tuple[int, bytes]] | None = None
                 while tags_left_topic_configs:
                     tags_left_topic_configs -= 1
                     tag_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -965,13 +1109,25 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     end_topic_configs = o + size_topic_configs
                     if end_topic_configs > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_topic_configs, buf)
-                    unknown_topic_configs[tag_topic_configs] = buf[o:end_topic_configs]
+                    if tag_topic_configs > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_topic_configs} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_topic_configs is None:
+                        unknown_topic_configs = []
+                    unknown_topic_configs.append((tag_topic_configs, buf[o:end_topic_configs]))
                     o = end_topic_configs
 
                 v_topic_configs: tuple[Any, ...] = (
                     c_topic_configs_key,
                     c_topic_configs_value,
-                    unknown_topic_configs or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_topic_configs is None
+                        else _rt.UnknownTags.of_read(unknown_topic_configs)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -987,7 +1143,7 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -995,10 +1151,22 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_name, r_partitions, r_replication_factor, r_topic_configs, unknown or _NO_TAGS), o
+    return (
+        r_name,
+        r_partitions,
+        r_replication_factor,
+        r_topic_configs,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
@@ -1010,19 +1178,31 @@ def _write_TopicInfo_v0(self: TopicInfo, out: list[bytes]) -> None:
 
     out.append(b_name)
 
+    if self.partitions is True or self.partitions is False:
+        raise _rt.wrong_value("partitions", self.partitions, "int32")
+    if self.replication_factor is True or self.replication_factor is False:
+        raise _rt.wrong_value("replication_factor", self.replication_factor, "int16")
     out.append(_S_ih_pack(self.partitions, self.replication_factor))
 
+    if not isinstance(self.topic_configs, _SEQUENCE):
+        raise _rt.wrong_value("topic_configs", self.topic_configs, "array")
     out.append(
         _UV1[len(self.topic_configs) + 1]
         if len(self.topic_configs) < 127
         else _rt.uvarint(len(self.topic_configs) + 1)
     )
 
-    for v_topic_configs in self.topic_configs:
-        _write_TopicConfig_v0(v_topic_configs, out)
+    try:
+        for v_topic_configs in self.topic_configs:
+            _write_TopicConfig_v0(v_topic_configs, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "topic_configs", _rt.index_of(self.topic_configs, v_topic_configs)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -1272,7 +1452,7 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1280,9 +1460,15 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -1538,7 +1724,7 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1546,7 +1732,13 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1557,7 +1749,7 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         r_repartition_sink_topics,
         r_repartition_source_topics,
         r_copartition_groups,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -1574,91 +1766,140 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
 
     out.append(b_subtopology_id)
 
+    if not isinstance(self.source_topics, _SEQUENCE):
+        raise _rt.wrong_value("source_topics", self.source_topics, "array")
     out.append(
         _UV1[len(self.source_topics) + 1]
         if len(self.source_topics) < 127
         else _rt.uvarint(len(self.source_topics) + 1)
     )
 
-    for v_source_topics in self.source_topics:
-        b_v_source_topics = v_source_topics.encode()
-        if len(b_v_source_topics) > 0x7FFF:
-            raise _rt.too_long_to_write("v_source_topics", len(b_v_source_topics))
-        out.append(
-            _UV1[len(b_v_source_topics) + 1]
-            if len(b_v_source_topics) < 127
-            else _rt.uvarint(len(b_v_source_topics) + 1)
-        )
+    try:
+        for v_source_topics in self.source_topics:
+            b_v_source_topics = v_source_topics.encode()
+            if len(b_v_source_topics) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_source_topics))
+            out.append(
+                _UV1[len(b_v_source_topics) + 1]
+                if len(b_v_source_topics) < 127
+                else _rt.uvarint(len(b_v_source_topics) + 1)
+            )
 
-        out.append(b_v_source_topics)
+            out.append(b_v_source_topics)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "source_topics", _rt.index_of(self.source_topics, v_source_topics)
+        ) from None
+
+    if not isinstance(self.source_topic_regex, _SEQUENCE):
+        raise _rt.wrong_value("source_topic_regex", self.source_topic_regex, "array")
     out.append(
         _UV1[len(self.source_topic_regex) + 1]
         if len(self.source_topic_regex) < 127
         else _rt.uvarint(len(self.source_topic_regex) + 1)
     )
 
-    for v_source_topic_regex in self.source_topic_regex:
-        b_v_source_topic_regex = v_source_topic_regex.encode()
-        if len(b_v_source_topic_regex) > 0x7FFF:
-            raise _rt.too_long_to_write("v_source_topic_regex", len(b_v_source_topic_regex))
-        out.append(
-            _UV1[len(b_v_source_topic_regex) + 1]
-            if len(b_v_source_topic_regex) < 127
-            else _rt.uvarint(len(b_v_source_topic_regex) + 1)
-        )
+    try:
+        for v_source_topic_regex in self.source_topic_regex:
+            b_v_source_topic_regex = v_source_topic_regex.encode()
+            if len(b_v_source_topic_regex) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_source_topic_regex))
+            out.append(
+                _UV1[len(b_v_source_topic_regex) + 1]
+                if len(b_v_source_topic_regex) < 127
+                else _rt.uvarint(len(b_v_source_topic_regex) + 1)
+            )
 
-        out.append(b_v_source_topic_regex)
+            out.append(b_v_source_topic_regex)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "source_topic_regex", _rt.index_of(self.source_topic_regex, v_source_topic_regex)
+        ) from None
+
+    if not isinstance(self.state_changelog_topics, _SEQUENCE):
+        raise _rt.wrong_value("state_changelog_topics", self.state_changelog_topics, "array")
     out.append(
         _UV1[len(self.state_changelog_topics) + 1]
         if len(self.state_changelog_topics) < 127
         else _rt.uvarint(len(self.state_changelog_topics) + 1)
     )
 
-    for v_state_changelog_topics in self.state_changelog_topics:
-        _write_TopicInfo_v0(v_state_changelog_topics, out)
+    try:
+        for v_state_changelog_topics in self.state_changelog_topics:
+            _write_TopicInfo_v0(v_state_changelog_topics, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "state_changelog_topics",
+            _rt.index_of(self.state_changelog_topics, v_state_changelog_topics),
+        ) from None
+
+    if not isinstance(self.repartition_sink_topics, _SEQUENCE):
+        raise _rt.wrong_value("repartition_sink_topics", self.repartition_sink_topics, "array")
     out.append(
         _UV1[len(self.repartition_sink_topics) + 1]
         if len(self.repartition_sink_topics) < 127
         else _rt.uvarint(len(self.repartition_sink_topics) + 1)
     )
 
-    for v_repartition_sink_topics in self.repartition_sink_topics:
-        b_v_repartition_sink_topics = v_repartition_sink_topics.encode()
-        if len(b_v_repartition_sink_topics) > 0x7FFF:
-            raise _rt.too_long_to_write(
-                "v_repartition_sink_topics", len(b_v_repartition_sink_topics)
+    try:
+        for v_repartition_sink_topics in self.repartition_sink_topics:
+            b_v_repartition_sink_topics = v_repartition_sink_topics.encode()
+            if len(b_v_repartition_sink_topics) > 0x7FFF:
+                raise _rt.too_long_to_write("", len(b_v_repartition_sink_topics))
+            out.append(
+                _UV1[len(b_v_repartition_sink_topics) + 1]
+                if len(b_v_repartition_sink_topics) < 127
+                else _rt.uvarint(len(b_v_repartition_sink_topics) + 1)
             )
-        out.append(
-            _UV1[len(b_v_repartition_sink_topics) + 1]
-            if len(b_v_repartition_sink_topics) < 127
-            else _rt.uvarint(len(b_v_repartition_sink_topics) + 1)
-        )
 
-        out.append(b_v_repartition_sink_topics)
+            out.append(b_v_repartition_sink_topics)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "repartition_sink_topics",
+            _rt.index_of(self.repartition_sink_topics, v_repartition_sink_topics),
+        ) from None
+
+    if not isinstance(self.repartition_source_topics, _SEQUENCE):
+        raise _rt.wrong_value("repartition_source_topics", self.repartition_source_topics, "array")
     out.append(
         _UV1[len(self.repartition_source_topics) + 1]
         if len(self.repartition_source_topics) < 127
         else _rt.uvarint(len(self.repartition_source_topics) + 1)
     )
 
-    for v_repartition_source_topics in self.repartition_source_topics:
-        _write_TopicInfo_v0(v_repartition_source_topics, out)
+    try:
+        for v_repartition_source_topics in self.repartition_source_topics:
+            _write_TopicInfo_v0(v_repartition_source_topics, out)
 
+    except _EncodeError as exc:
+        raise exc.within(
+            "repartition_source_topics",
+            _rt.index_of(self.repartition_source_topics, v_repartition_source_topics),
+        ) from None
+
+    if not isinstance(self.copartition_groups, _SEQUENCE):
+        raise _rt.wrong_value("copartition_groups", self.copartition_groups, "array")
     out.append(
         _UV1[len(self.copartition_groups) + 1]
         if len(self.copartition_groups) < 127
         else _rt.uvarint(len(self.copartition_groups) + 1)
     )
 
-    for v_copartition_groups in self.copartition_groups:
-        _write_CopartitionGroup_v0(v_copartition_groups, out)
+    try:
+        for v_copartition_groups in self.copartition_groups:
+            _write_CopartitionGroup_v0(v_copartition_groups, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "copartition_groups", _rt.index_of(self.copartition_groups, v_copartition_groups)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -1705,7 +1946,7 @@ def _read_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1713,9 +1954,15 @@ def _read_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -1763,7 +2010,7 @@ def _row_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1771,27 +2018,47 @@ def _row_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_epoch, r_subtopologies, unknown or _NO_TAGS), o
+    return (
+        r_epoch,
+        r_subtopologies,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_StreamsGroupTopologyValue_v0(self: StreamsGroupTopologyValue, out: list[bytes]) -> None:
     """Write StreamsGroupTopologyValue at version 0."""
+    if self.epoch is True or self.epoch is False:
+        raise _rt.wrong_value("epoch", self.epoch, "int32")
     out.append(_S_i_pack(self.epoch))
 
+    if not isinstance(self.subtopologies, _SEQUENCE):
+        raise _rt.wrong_value("subtopologies", self.subtopologies, "array")
     out.append(
         _UV1[len(self.subtopologies) + 1]
         if len(self.subtopologies) < 127
         else _rt.uvarint(len(self.subtopologies) + 1)
     )
 
-    for v_subtopologies in self.subtopologies:
-        _write_Subtopology_v0(v_subtopologies, out)
+    try:
+        for v_subtopologies in self.subtopologies:
+            _write_Subtopology_v0(v_subtopologies, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within(
+            "subtopologies", _rt.index_of(self.subtopologies, v_subtopologies)
+        ) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -13,12 +14,15 @@ from typing import Any, ClassVar, Self
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -46,8 +50,9 @@ class PartitionsSchema(_rt.KafkaStruct):
     partition_ids: list[int] = _field(default_factory=list)
     """Indexes of the topic's partitions in the transaction. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -56,23 +61,34 @@ class PartitionsSchema(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "PartitionsSchema")
         self = _new(cls)
         value = node.get("topic", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionsSchema", "topic", version)
+        elif value is None:
+            raise _rt.json_null("PartitionsSchema", "topic", version)
         else:
             self.topic = _rt.json_str(value, "PartitionsSchema", "topic")
         value = node.get("partitionIds", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("PartitionsSchema", "partitionIds", version)
+        elif value is None:
+            raise _rt.json_null("PartitionsSchema", "partitionIds", version)
         else:
-            self.partition_ids = [
-                _rt.json_int(item, "PartitionsSchema", "partitionIds", -2147483648, 2147483647)
-                for item in _rt.json_list(value, "PartitionsSchema", "partitionIds")
-            ]
-        self.unknown_tags = {}
+            items_partition_ids: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "PartitionsSchema", "partitionIds")):
+                try:
+                    items_partition_ids.append(
+                        _rt.json_int(
+                            item, "PartitionsSchema", "partitionIds", -2147483648, 2147483647
+                        )
+                    )
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "partitionIds", i, False) from None
+            self.partition_ids = items_partition_ids
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -122,8 +138,9 @@ class TransactionLogValue(_rt.KafkaMessage):
     client_transaction_version: int = 0
     """transaction.version the client runs; 2 means the KIP-890 protocol. Versions 1+, tag 2 in 1+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -149,12 +166,14 @@ class TransactionLogValue(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TransactionLogValue")
         self = _new(cls)
         value = node.get("producerId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TransactionLogValue", "producerId", version)
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "producerId", version)
         else:
             self.producer_id = _rt.json_int(
                 value,
@@ -166,6 +185,8 @@ class TransactionLogValue(_rt.KafkaMessage):
         value = node.get("previousProducerId", _MISSING)
         if value is _MISSING:
             self.previous_producer_id = -1
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "previousProducerId", version)
         else:
             self.previous_producer_id = _rt.json_int(
                 value,
@@ -177,6 +198,8 @@ class TransactionLogValue(_rt.KafkaMessage):
         value = node.get("nextProducerId", _MISSING)
         if value is _MISSING:
             self.next_producer_id = -1
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "nextProducerId", version)
         else:
             self.next_producer_id = _rt.json_int(
                 value,
@@ -188,6 +211,8 @@ class TransactionLogValue(_rt.KafkaMessage):
         value = node.get("producerEpoch", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TransactionLogValue", "producerEpoch", version)
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "producerEpoch", version)
         else:
             self.producer_epoch = _rt.json_int(
                 value, "TransactionLogValue", "producerEpoch", -32768, 32767
@@ -195,6 +220,8 @@ class TransactionLogValue(_rt.KafkaMessage):
         value = node.get("nextProducerEpoch", _MISSING)
         if value is _MISSING:
             self.next_producer_epoch = -1
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "nextProducerEpoch", version)
         else:
             self.next_producer_epoch = _rt.json_int(
                 value, "TransactionLogValue", "nextProducerEpoch", -32768, 32767
@@ -202,6 +229,8 @@ class TransactionLogValue(_rt.KafkaMessage):
         value = node.get("transactionTimeoutMs", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TransactionLogValue", "transactionTimeoutMs", version)
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "transactionTimeoutMs", version)
         else:
             self.transaction_timeout_ms = _rt.json_int(
                 value, "TransactionLogValue", "transactionTimeoutMs", -2147483648, 2147483647
@@ -209,6 +238,8 @@ class TransactionLogValue(_rt.KafkaMessage):
         value = node.get("transactionStatus", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TransactionLogValue", "transactionStatus", version)
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "transactionStatus", version)
         else:
             self.transaction_status = _rt.json_int(
                 value, "TransactionLogValue", "transactionStatus", -128, 127
@@ -219,15 +250,22 @@ class TransactionLogValue(_rt.KafkaMessage):
         elif value is None:
             self.transaction_partitions = None
         else:
-            self.transaction_partitions = [
-                PartitionsSchema.from_json(item, version)
-                for item in _rt.json_list(value, "TransactionLogValue", "transactionPartitions")
-            ]
+            items_transaction_partitions: list[Any] = []
+            for i, item in enumerate(
+                _rt.json_list(value, "TransactionLogValue", "transactionPartitions")
+            ):
+                try:
+                    items_transaction_partitions.append(PartitionsSchema._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "transactionPartitions", i, True) from None
+            self.transaction_partitions = items_transaction_partitions
         value = node.get("transactionLastUpdateTimestampMs", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing(
                 "TransactionLogValue", "transactionLastUpdateTimestampMs", version
             )
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "transactionLastUpdateTimestampMs", version)
         else:
             self.transaction_last_update_timestamp_ms = _rt.json_int(
                 value,
@@ -239,6 +277,8 @@ class TransactionLogValue(_rt.KafkaMessage):
         value = node.get("transactionStartTimestampMs", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TransactionLogValue", "transactionStartTimestampMs", version)
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "transactionStartTimestampMs", version)
         else:
             self.transaction_start_timestamp_ms = _rt.json_int(
                 value,
@@ -250,11 +290,13 @@ class TransactionLogValue(_rt.KafkaMessage):
         value = node.get("clientTransactionVersion", _MISSING)
         if value is _MISSING:
             self.client_transaction_version = 0
+        elif value is None:
+            raise _rt.json_null("TransactionLogValue", "clientTransactionVersion", version)
         else:
             self.client_transaction_version = _rt.json_int(
                 value, "TransactionLogValue", "clientTransactionVersion", -32768, 32767
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -290,7 +332,7 @@ def _read_PartitionsSchema_v0(buf: bytes, o: int) -> tuple[PartitionsSchema, int
         self.partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -339,6 +381,8 @@ def _write_PartitionsSchema_v0(self: PartitionsSchema, out: list[bytes]) -> None
 
     out.append(b_topic)
 
+    if not isinstance(self.partition_ids, _SEQUENCE):
+        raise _rt.wrong_value("partition_ids", self.partition_ids, "array")
     out.append(_S_i_pack(len(self.partition_ids)))
 
     out.append(
@@ -347,8 +391,8 @@ def _write_PartitionsSchema_v0(self: PartitionsSchema, out: list[bytes]) -> None
         else _pack(f">{len(self.partition_ids)}i", *self.partition_ids)
     )
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int]:
@@ -401,7 +445,7 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -409,9 +453,15 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -467,7 +517,7 @@ def _row_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -475,10 +525,20 @@ def _row_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_topic, r_partition_ids, unknown or _NO_TAGS), o
+    return (
+        r_topic,
+        r_partition_ids,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_PartitionsSchema_v1(self: PartitionsSchema, out: list[bytes]) -> None:
@@ -490,6 +550,8 @@ def _write_PartitionsSchema_v1(self: PartitionsSchema, out: list[bytes]) -> None
 
     out.append(b_topic)
 
+    if not isinstance(self.partition_ids, _SEQUENCE):
+        raise _rt.wrong_value("partition_ids", self.partition_ids, "array")
     out.append(
         _UV1[len(self.partition_ids) + 1]
         if len(self.partition_ids) < 127
@@ -502,8 +564,8 @@ def _write_PartitionsSchema_v1(self: PartitionsSchema, out: list[bytes]) -> None
         else _pack(f">{len(self.partition_ids)}i", *self.partition_ids)
     )
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -568,7 +630,7 @@ def _read_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[TransactionLogValu
     self.next_producer_id = -1
     self.next_producer_epoch = -1
     self.client_transaction_version = 0
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -657,6 +719,14 @@ def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -
         raise _rt.unsupported_field("next_producer_epoch")
     if self.client_transaction_version != 0:
         raise _rt.unsupported_field("client_transaction_version")
+    if self.producer_id is True or self.producer_id is False:
+        raise _rt.wrong_value("producer_id", self.producer_id, "int64")
+    if self.producer_epoch is True or self.producer_epoch is False:
+        raise _rt.wrong_value("producer_epoch", self.producer_epoch, "int16")
+    if self.transaction_timeout_ms is True or self.transaction_timeout_ms is False:
+        raise _rt.wrong_value("transaction_timeout_ms", self.transaction_timeout_ms, "int32")
+    if self.transaction_status is True or self.transaction_status is False:
+        raise _rt.wrong_value("transaction_status", self.transaction_status, "int8")
     out.append(
         _S_qhib_pack(
             self.producer_id,
@@ -669,17 +739,39 @@ def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -
     if self.transaction_partitions is None:
         out.append(b"\xff\xff\xff\xff")
     else:
+        if not isinstance(self.transaction_partitions, _SEQUENCE):
+            raise _rt.wrong_value("transaction_partitions", self.transaction_partitions, "array")
         out.append(_S_i_pack(len(self.transaction_partitions)))
 
-        for v_transaction_partitions in self.transaction_partitions:
-            _write_PartitionsSchema_v0(v_transaction_partitions, out)
+        try:
+            for v_transaction_partitions in self.transaction_partitions:
+                _write_PartitionsSchema_v0(v_transaction_partitions, out)
 
+        except _EncodeError as exc:
+            raise exc.within(
+                "transaction_partitions",
+                _rt.index_of(self.transaction_partitions, v_transaction_partitions),
+            ) from None
+
+    if (
+        self.transaction_last_update_timestamp_ms is True
+        or self.transaction_last_update_timestamp_ms is False
+    ):
+        raise _rt.wrong_value(
+            "transaction_last_update_timestamp_ms",
+            self.transaction_last_update_timestamp_ms,
+            "int64",
+        )
+    if self.transaction_start_timestamp_ms is True or self.transaction_start_timestamp_ms is False:
+        raise _rt.wrong_value(
+            "transaction_start_timestamp_ms", self.transaction_start_timestamp_ms, "int64"
+        )
     out.append(
         _S_qq_pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)
     )
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValue, int]:
@@ -750,7 +842,7 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.previous_producer_id = -1
     self.next_producer_id = -1
     self.client_transaction_version = 0
@@ -827,9 +919,17 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
             if o != end:
                 raise _rt.tag_size_mismatch("next_producer_epoch", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -909,7 +1009,7 @@ def _row_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_previous_producer_id = -1
     r_next_producer_id = -1
     r_client_transaction_version = 0
@@ -986,7 +1086,15 @@ def _row_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
             if o != end:
                 raise _rt.tag_size_mismatch("next_producer_epoch", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1001,12 +1109,20 @@ def _row_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         r_transaction_last_update_timestamp_ms,
         r_transaction_start_timestamp_ms,
         r_client_transaction_version,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -> None:
     """Write TransactionLogValue at version 1."""
+    if self.producer_id is True or self.producer_id is False:
+        raise _rt.wrong_value("producer_id", self.producer_id, "int64")
+    if self.producer_epoch is True or self.producer_epoch is False:
+        raise _rt.wrong_value("producer_epoch", self.producer_epoch, "int16")
+    if self.transaction_timeout_ms is True or self.transaction_timeout_ms is False:
+        raise _rt.wrong_value("transaction_timeout_ms", self.transaction_timeout_ms, "int32")
+    if self.transaction_status is True or self.transaction_status is False:
+        raise _rt.wrong_value("transaction_status", self.transaction_status, "int8")
     out.append(
         _S_qhib_pack(
             self.producer_id,
@@ -1019,42 +1135,74 @@ def _write_TransactionLogValue_v1(self: TransactionLogValue, out: list[bytes]) -
     if self.transaction_partitions is None:
         out.append(b"\x00")
     else:
+        if not isinstance(self.transaction_partitions, _SEQUENCE):
+            raise _rt.wrong_value("transaction_partitions", self.transaction_partitions, "array")
         out.append(
             _UV1[len(self.transaction_partitions) + 1]
             if len(self.transaction_partitions) < 127
             else _rt.uvarint(len(self.transaction_partitions) + 1)
         )
 
-        for v_transaction_partitions in self.transaction_partitions:
-            _write_PartitionsSchema_v1(v_transaction_partitions, out)
+        try:
+            for v_transaction_partitions in self.transaction_partitions:
+                _write_PartitionsSchema_v1(v_transaction_partitions, out)
 
+        except _EncodeError as exc:
+            raise exc.within(
+                "transaction_partitions",
+                _rt.index_of(self.transaction_partitions, v_transaction_partitions),
+            ) from None
+
+    if (
+        self.transaction_last_update_timestamp_ms is True
+        or self.transaction_last_update_timestamp_ms is False
+    ):
+        raise _rt.wrong_value(
+            "transaction_last_update_timestamp_ms",
+            self.transaction_last_update_timestamp_ms,
+            "int64",
+        )
+    if self.transaction_start_timestamp_ms is True or self.transaction_start_timestamp_ms is False:
+        raise _rt.wrong_value(
+            "transaction_start_timestamp_ms", self.transaction_start_timestamp_ms, "int64"
+        )
     out.append(
         _S_qq_pack(self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms)
     )
 
     tagged: list[tuple[int, bytes]] = []
+    if self.previous_producer_id is True or self.previous_producer_id is False:
+        raise _rt.wrong_value("previous_producer_id", self.previous_producer_id, "int64")
     if self.previous_producer_id != -1:
         p_previous_producer_id: list[bytes] = []
         p_previous_producer_id.append(_S_q_pack(self.previous_producer_id))
 
         tagged.append((0, b"".join(p_previous_producer_id)))
+    if self.next_producer_id is True or self.next_producer_id is False:
+        raise _rt.wrong_value("next_producer_id", self.next_producer_id, "int64")
     if self.next_producer_id != -1:
         p_next_producer_id: list[bytes] = []
         p_next_producer_id.append(_S_q_pack(self.next_producer_id))
 
         tagged.append((1, b"".join(p_next_producer_id)))
+    if self.client_transaction_version is True or self.client_transaction_version is False:
+        raise _rt.wrong_value(
+            "client_transaction_version", self.client_transaction_version, "int16"
+        )
     if self.client_transaction_version != 0:
         p_client_transaction_version: list[bytes] = []
         p_client_transaction_version.append(_S_h_pack(self.client_transaction_version))
 
         tagged.append((2, b"".join(p_client_transaction_version)))
+    if self.next_producer_epoch is True or self.next_producer_epoch is False:
+        raise _rt.wrong_value("next_producer_epoch", self.next_producer_epoch, "int16")
     if self.next_producer_epoch != -1:
         p_next_producer_epoch: list[bytes] = []
         p_next_producer_epoch.append(_S_h_pack(self.next_producer_epoch))
 
         tagged.append((3, b"".join(p_next_producer_epoch)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 4)
     else:
         out.append(b"\x00")
 

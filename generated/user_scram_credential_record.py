@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -18,6 +19,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -59,8 +61,9 @@ class UserScramCredentialRecord(_rt.KafkaMessage):
     iterations: int = 0
     """Iteration count of the key derivation. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -73,17 +76,21 @@ class UserScramCredentialRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "UserScramCredentialRecord")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("UserScramCredentialRecord", "name", version)
+        elif value is None:
+            raise _rt.json_null("UserScramCredentialRecord", "name", version)
         else:
             self.name = _rt.json_str(value, "UserScramCredentialRecord", "name")
         value = node.get("mechanism", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("UserScramCredentialRecord", "mechanism", version)
+        elif value is None:
+            raise _rt.json_null("UserScramCredentialRecord", "mechanism", version)
         else:
             self.mechanism = _rt.json_int(
                 value, "UserScramCredentialRecord", "mechanism", -128, 127
@@ -91,26 +98,34 @@ class UserScramCredentialRecord(_rt.KafkaMessage):
         value = node.get("salt", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("UserScramCredentialRecord", "salt", version)
+        elif value is None:
+            raise _rt.json_null("UserScramCredentialRecord", "salt", version)
         else:
             self.salt = _rt.json_bytes(value, "UserScramCredentialRecord", "salt")
         value = node.get("storedKey", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("UserScramCredentialRecord", "storedKey", version)
+        elif value is None:
+            raise _rt.json_null("UserScramCredentialRecord", "storedKey", version)
         else:
             self.stored_key = _rt.json_bytes(value, "UserScramCredentialRecord", "storedKey")
         value = node.get("serverKey", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("UserScramCredentialRecord", "serverKey", version)
+        elif value is None:
+            raise _rt.json_null("UserScramCredentialRecord", "serverKey", version)
         else:
             self.server_key = _rt.json_bytes(value, "UserScramCredentialRecord", "serverKey")
         value = node.get("iterations", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("UserScramCredentialRecord", "iterations", version)
+        elif value is None:
+            raise _rt.json_null("UserScramCredentialRecord", "iterations", version)
         else:
             self.iterations = _rt.json_int(
                 value, "UserScramCredentialRecord", "iterations", -2147483648, 2147483647
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -206,7 +221,7 @@ def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCre
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -214,9 +229,15 @@ def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCre
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -318,7 +339,7 @@ def _row_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -326,7 +347,13 @@ def _row_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -336,7 +363,7 @@ def _row_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ..
         r_stored_key,
         r_server_key,
         r_iterations,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -349,6 +376,8 @@ def _write_UserScramCredentialRecord_v0(self: UserScramCredentialRecord, out: li
 
     out.append(b_name)
 
+    if self.mechanism is True or self.mechanism is False:
+        raise _rt.wrong_value("mechanism", self.mechanism, "int8")
     out.append(_S_b_pack(self.mechanism))
 
     out.append(
@@ -373,10 +402,12 @@ def _write_UserScramCredentialRecord_v0(self: UserScramCredentialRecord, out: li
 
     out.append(self.server_key)
 
+    if self.iterations is True or self.iterations is False:
+        raise _rt.wrong_value("iterations", self.iterations, "int32")
     out.append(_S_i_pack(self.iterations))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -45,8 +49,9 @@ class KRaftVersionFeature(_rt.KafkaStruct):
     max_supported_version: int = 0
     """Highest kraft.version level the voter can run. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -55,12 +60,14 @@ class KRaftVersionFeature(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "KRaftVersionFeature")
         self = _new(cls)
         value = node.get("minSupportedVersion", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("KRaftVersionFeature", "minSupportedVersion", version)
+        elif value is None:
+            raise _rt.json_null("KRaftVersionFeature", "minSupportedVersion", version)
         else:
             self.min_supported_version = _rt.json_int(
                 value, "KRaftVersionFeature", "minSupportedVersion", -32768, 32767
@@ -68,11 +75,13 @@ class KRaftVersionFeature(_rt.KafkaStruct):
         value = node.get("maxSupportedVersion", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("KRaftVersionFeature", "maxSupportedVersion", version)
+        elif value is None:
+            raise _rt.json_null("KRaftVersionFeature", "maxSupportedVersion", version)
         else:
             self.max_supported_version = _rt.json_int(
                 value, "KRaftVersionFeature", "maxSupportedVersion", -32768, 32767
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -89,8 +98,9 @@ class Endpoint(_rt.KafkaStruct):
     port: int = 0
     """TCP port of the listener. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -100,25 +110,31 @@ class Endpoint(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "Endpoint")
         self = _new(cls)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Endpoint", "name", version)
+        elif value is None:
+            raise _rt.json_null("Endpoint", "name", version)
         else:
             self.name = _rt.json_str(value, "Endpoint", "name")
         value = node.get("host", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Endpoint", "host", version)
+        elif value is None:
+            raise _rt.json_null("Endpoint", "host", version)
         else:
             self.host = _rt.json_str(value, "Endpoint", "host")
         value = node.get("port", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Endpoint", "port", version)
+        elif value is None:
+            raise _rt.json_null("Endpoint", "port", version)
         else:
             self.port = _rt.json_int(value, "Endpoint", "port", 0, 65535)
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -138,8 +154,9 @@ class Voter(_rt.KafkaStruct):
     k_raft_version_feature: KRaftVersionFeature = _field(default_factory=KRaftVersionFeature)
     """kraft.version levels the voter can run. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -150,33 +167,47 @@ class Voter(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "Voter")
         self = _new(cls)
         value = node.get("voterId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Voter", "voterId", version)
+        elif value is None:
+            raise _rt.json_null("Voter", "voterId", version)
         else:
             self.voter_id = _rt.json_int(value, "Voter", "voterId", -2147483648, 2147483647)
         value = node.get("voterDirectoryId", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Voter", "voterDirectoryId", version)
+        elif value is None:
+            raise _rt.json_null("Voter", "voterDirectoryId", version)
         else:
             self.voter_directory_id = _rt.json_uuid(value, "Voter", "voterDirectoryId")
         value = node.get("endpoints", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Voter", "endpoints", version)
+        elif value is None:
+            raise _rt.json_null("Voter", "endpoints", version)
         else:
-            self.endpoints = [
-                Endpoint.from_json(item, version)
-                for item in _rt.json_list(value, "Voter", "endpoints")
-            ]
+            items_endpoints: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "Voter", "endpoints")):
+                try:
+                    items_endpoints.append(Endpoint._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "endpoints", i, True) from None
+            self.endpoints = items_endpoints
         value = node.get("kRaftVersionFeature", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Voter", "kRaftVersionFeature", version)
+        elif value is None:
+            raise _rt.json_null("Voter", "kRaftVersionFeature", version)
         else:
-            self.k_raft_version_feature = KRaftVersionFeature.from_json(value, version)
-        self.unknown_tags = {}
+            try:
+                self.k_raft_version_feature = KRaftVersionFeature._from_json(value, version)
+            except _JsonFormatError as exc:
+                raise exc.within("kRaftVersionFeature") from None
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -199,8 +230,9 @@ class VotersRecord(_rt.KafkaMessage):
     voters: list[Voter] = _field(default_factory=list)
     """The complete voter set from this record on. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -209,23 +241,30 @@ class VotersRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "VotersRecord")
         self = _new(cls)
         value = node.get("version", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("VotersRecord", "version", version)
+        elif value is None:
+            raise _rt.json_null("VotersRecord", "version", version)
         else:
             self.version = _rt.json_int(value, "VotersRecord", "version", -32768, 32767)
         value = node.get("voters", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("VotersRecord", "voters", version)
+        elif value is None:
+            raise _rt.json_null("VotersRecord", "voters", version)
         else:
-            self.voters = [
-                Voter.from_json(item, version)
-                for item in _rt.json_list(value, "VotersRecord", "voters")
-            ]
-        self.unknown_tags = {}
+            items_voters: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "VotersRecord", "voters")):
+                try:
+                    items_voters.append(Voter._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "voters", i, True) from None
+            self.voters = items_voters
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -248,7 +287,7 @@ def _read_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[KRaftVersionFeatur
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -256,9 +295,15 @@ def _read_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[KRaftVersionFeatur
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -283,7 +328,7 @@ def _row_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -291,18 +336,32 @@ def _row_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_min_supported_version, r_max_supported_version, unknown or _NO_TAGS), o
+    return (
+        r_min_supported_version,
+        r_max_supported_version,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_KRaftVersionFeature_v0(self: KRaftVersionFeature, out: list[bytes]) -> None:
     """Write KRaftVersionFeature at version 0."""
+    if self.min_supported_version is True or self.min_supported_version is False:
+        raise _rt.wrong_value("min_supported_version", self.min_supported_version, "int16")
+    if self.max_supported_version is True or self.max_supported_version is False:
+        raise _rt.wrong_value("max_supported_version", self.max_supported_version, "int16")
     out.append(_S_hh_pack(self.min_supported_version, self.max_supported_version))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -366,7 +425,7 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -374,9 +433,15 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -442,7 +507,7 @@ def _row_Endpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -450,10 +515,21 @@ def _row_Endpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_name, r_host, r_port, unknown or _NO_TAGS), o
+    return (
+        r_name,
+        r_host,
+        r_port,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
@@ -472,10 +548,12 @@ def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
 
     out.append(b_host)
 
+    if self.port is True or self.port is False:
+        raise _rt.wrong_value("port", self.port, "uint16")
     out.append(_S_H_pack(self.port))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -565,7 +643,7 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
                     o += 1
                 else:
                     tags_left_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_endpoints: dict[int, bytes] = {}
+                unknown_endpoints: list[tuple[int, bytes]] | None = None
                 while tags_left_endpoints:
                     tags_left_endpoints -= 1
                     tag_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -573,9 +651,21 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
                     end_endpoints = o + size_endpoints
                     if end_endpoints > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_endpoints, buf)
-                    unknown_endpoints[tag_endpoints] = buf[o:end_endpoints]
+                    if tag_endpoints > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_endpoints} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_endpoints is None:
+                        unknown_endpoints = []
+                    unknown_endpoints.append((tag_endpoints, buf[o:end_endpoints]))
                     o = end_endpoints
-                v_endpoints.unknown_tags = unknown_endpoints
+                v_endpoints.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_endpoints is None
+                    else _rt.UnknownTags.of_read(unknown_endpoints)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("endpoints", i) from None
@@ -595,7 +685,7 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -603,9 +693,15 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -700,7 +796,7 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     o += 1
                 else:
                     tags_left_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_endpoints: dict[int, bytes] = {}
+                unknown_endpoints: list[tuple[int, bytes]] | None = None
                 while tags_left_endpoints:
                     tags_left_endpoints -= 1
                     tag_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -708,14 +804,26 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     end_endpoints = o + size_endpoints
                     if end_endpoints > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_endpoints, buf)
-                    unknown_endpoints[tag_endpoints] = buf[o:end_endpoints]
+                    if tag_endpoints > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_endpoints} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_endpoints is None:
+                        unknown_endpoints = []
+                    unknown_endpoints.append((tag_endpoints, buf[o:end_endpoints]))
                     o = end_endpoints
 
                 v_endpoints: tuple[Any, ...] = (
                     c_endpoints_name,
                     c_endpoints_host,
                     c_endpoints_port,
-                    unknown_endpoints or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_endpoints is None
+                        else _rt.UnknownTags.of_read(unknown_endpoints)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -736,7 +844,7 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -744,7 +852,13 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -752,27 +866,38 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         r_voter_directory_id,
         r_endpoints,
         r_k_raft_version_feature,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
     """Write Voter at version 0."""
+    if self.voter_id is True or self.voter_id is False:
+        raise _rt.wrong_value("voter_id", self.voter_id, "int32")
     out.append(_S_iu_pack(self.voter_id, self.voter_directory_id.bytes))
 
+    if not isinstance(self.endpoints, _SEQUENCE):
+        raise _rt.wrong_value("endpoints", self.endpoints, "array")
     out.append(
         _UV1[len(self.endpoints) + 1]
         if len(self.endpoints) < 127
         else _rt.uvarint(len(self.endpoints) + 1)
     )
 
-    for v_endpoints in self.endpoints:
-        _write_Endpoint_v0(v_endpoints, out)
+    try:
+        for v_endpoints in self.endpoints:
+            _write_Endpoint_v0(v_endpoints, out)
 
-    _write_KRaftVersionFeature_v0(self.k_raft_version_feature, out)
+    except _EncodeError as exc:
+        raise exc.within("endpoints", _rt.index_of(self.endpoints, v_endpoints)) from None
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    try:
+        _write_KRaftVersionFeature_v0(self.k_raft_version_feature, out)
+    except _EncodeError as exc:
+        raise exc.within("k_raft_version_feature") from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -819,7 +944,7 @@ def _read_VotersRecord_v0(buf: bytes, o: int) -> tuple[VotersRecord, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -827,9 +952,15 @@ def _read_VotersRecord_v0(buf: bytes, o: int) -> tuple[VotersRecord, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -877,7 +1008,7 @@ def _row_VotersRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -885,25 +1016,43 @@ def _row_VotersRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_version, r_voters, unknown or _NO_TAGS), o
+    return (
+        r_version,
+        r_voters,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_VotersRecord_v0(self: VotersRecord, out: list[bytes]) -> None:
     """Write VotersRecord at version 0."""
+    if self.version is True or self.version is False:
+        raise _rt.wrong_value("version", self.version, "int16")
     out.append(_S_h_pack(self.version))
 
+    if not isinstance(self.voters, _SEQUENCE):
+        raise _rt.wrong_value("voters", self.voters, "array")
     out.append(
         _UV1[len(self.voters) + 1] if len(self.voters) < 127 else _rt.uvarint(len(self.voters) + 1)
     )
 
-    for v_voters in self.voters:
-        _write_Voter_v0(v_voters, out)
+    try:
+        for v_voters in self.voters:
+            _write_Voter_v0(v_voters, out)
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    except _EncodeError as exc:
+        raise exc.within("voters", _rt.index_of(self.voters, v_voters)) from None
+
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

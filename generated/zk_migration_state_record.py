@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -17,6 +18,7 @@ from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -43,8 +45,9 @@ class ZkMigrationStateRecord(_rt.KafkaMessage):
     zk_migration_state: int = 0
     """Migration state: 0 none, 1 migration, 2 pre-migration, 3 post-migration (numbering of 3.5 and later). Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -52,17 +55,19 @@ class ZkMigrationStateRecord(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "ZkMigrationStateRecord")
         self = _new(cls)
         value = node.get("zkMigrationState", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("ZkMigrationStateRecord", "zkMigrationState", version)
+        elif value is None:
+            raise _rt.json_null("ZkMigrationStateRecord", "zkMigrationState", version)
         else:
             self.zk_migration_state = _rt.json_int(
                 value, "ZkMigrationStateRecord", "zkMigrationState", -128, 127
             )
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -83,7 +88,7 @@ def _read_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[ZkMigrationStat
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -91,9 +96,15 @@ def _read_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[ZkMigrationStat
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -115,7 +126,7 @@ def _row_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...],
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -123,18 +134,29 @@ def _row_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...],
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_zk_migration_state, unknown or _NO_TAGS), o
+    return (
+        r_zk_migration_state,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
+    ), o
 
 
 def _write_ZkMigrationStateRecord_v0(self: ZkMigrationStateRecord, out: list[bytes]) -> None:
     """Write ZkMigrationStateRecord at version 0."""
+    if self.zk_migration_state is True or self.zk_migration_state is False:
+        raise _rt.wrong_value("zk_migration_state", self.zk_migration_state, "int8")
     out.append(_S_b_pack(self.zk_migration_state))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 

@@ -37,7 +37,7 @@ from strategies import InstanceBuilder, Options, json_view, without_unknown_tags
 
 from codegen.emit import load_messages
 from codegen.ir import Message
-from codegen.runtime import KafkaCodecError, uvarint
+from codegen.runtime import KafkaCodecError, UnknownTagError, uvarint
 
 _MISSING = missing_reason()
 pytestmark = [
@@ -444,3 +444,45 @@ def test_tagged_nullable_struct_marker(
         data = body + b"\x01\x00" + uvarint(len(marker) // 2) + bytes.fromhex(marker)
     kafka = oracle.decode("ConsumerGroupMemberMetadataValue", 0, data)
     assert canonical(cls.decode(data, 0).to_json(0)) == canonical(kafka)
+
+
+# --------------------------------------------------------------------------- unknown tagged fields
+
+
+@pytest.mark.skipif("kafka-metadata" not in ARTIFACTS, reason="no kafka-metadata specs")
+@pytest.mark.parametrize(
+    ("wire", "kafka_writes"),
+    [
+        # Ascending unknown tags come back as they were.
+        ("02e80701a1e90700", "02e80701a1e90700"),
+        # An unknown tag before a known one (tag 0, reason "r"): Kafka writes the known tags
+        # first, then the unknown ones.
+        ("02e80702a1a200020272", "0200020272e80702a1a2"),
+        # A repeated tag, or tags out of order: Kafka reads every pair but cannot write them
+        # (RawTaggedFieldWriter: "Invalid raw tag field list").
+        ("02e80702a1a2e80702b1b2", "tag 1000 comes after tag 1000, but is not higher than it"),
+        ("02e9070101e8070102", "tag 1000 comes after tag 1001, but is not higher than it"),
+    ],
+    ids=["ascending", "unknown-before-known", "repeated", "descending"],
+)
+def test_unknown_tags_are_written_as_kafka_writes_them(
+    wire: str, kafka_writes: str, codec_package: Any, oracle: KafkaOracle
+) -> None:
+    """How Kafka 4.4.0 orders and refuses unknown tags, established with its own classes:
+    each case's bytes are read and written again by Kafka and by us (``kafka_writes`` is
+    Kafka's bytes, or the text of Kafka's error)."""
+    message = next(m for m in ARTIFACTS["kafka-metadata"] if m.name == "AbortTransactionRecord")
+    cls = _module(codec_package, "kafka-metadata", message).AbortTransactionRecord
+    data = bytes.fromhex(wire)
+    [kafka] = oracle.batch(
+        [{"op": "roundtrip", "class": "AbortTransactionRecord", "version": 0, "hex": wire}]
+    )
+    ours = cls.decode(data, 0)
+    if not kafka["ok"]:
+        assert f"Invalid raw tag field list: {kafka_writes}." in kafka["error"]
+        with pytest.raises(UnknownTagError):
+            ours.encode(0)
+    else:
+        assert kafka["ok"], kafka
+        assert kafka["hex"] == kafka_writes
+        assert ours.encode(0).hex() == kafka_writes

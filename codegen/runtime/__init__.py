@@ -13,10 +13,9 @@ import gc
 import math
 import struct
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import import_module
-from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
 from codegen.runtime.errors import (
@@ -32,6 +31,7 @@ from codegen.runtime.errors import (
     NullValueError,
     TrailingBytes,
     UnexpectedNull,
+    UnknownTagError,
     UnsupportedFieldError,
     UnsupportedVersionError,
     ValueRangeError,
@@ -53,6 +53,8 @@ __all__ = [
     "NullValueError",
     "TrailingBytes",
     "UnexpectedNull",
+    "UnknownTagError",
+    "UnknownTags",
     "UnsupportedFieldError",
     "UnsupportedVersionError",
     "ValueRangeError",
@@ -60,11 +62,12 @@ __all__ = [
 ]
 
 new = object.__new__
+_set = object.__setattr__
 StructError = struct.error
 MAX_STRING_LENGTH = 0x7FFF
 ZERO_UUID = uuid.UUID(int=0)
-# The unknown tags of a row that has none: rows are read-only, so one shared empty mapping.
-NO_TAGS: Mapping[int, bytes] = MappingProxyType({})
+# Tags are Java ints in Kafka: a tag read above this one is a negative int there.
+MAX_TAG = 0x7FFFFFFF
 
 Reader = Callable[[bytes, int], tuple[Any, int]]
 Writer = Callable[[Any, list[bytes]], None]
@@ -90,6 +93,79 @@ def array_unpackers(fmt: str) -> tuple[Callable[[bytes, int], tuple[Any, ...]], 
 
 def array_packers(fmt: str) -> tuple[Callable[..., bytes], ...]:
     return tuple(s.pack for s in _array_structs(fmt))
+
+
+# ----------------------------------------------------------------------------- unknown tags
+
+
+class UnknownTags(Mapping[int, bytes]):
+    """Tagged fields a struct's spec does not know: ``(tag, raw bytes)`` pairs, in wire order.
+
+    ``pairs`` holds every tagged field as read, a repeated tag included (Kafka's readers keep
+    them all too). The mapping view is ``dict(pairs)``: each tag once, in the order it first
+    appears, with the value it last had, so ``tags[t]``, ``get``, ``in``, ``len`` and iteration
+    count a repeated tag once. Built from a mapping, the pairs are in ascending tag order (a
+    mapping has no wire order); built from pairs, they keep their order. Immutable.
+    """
+
+    __slots__ = ("_by_tag", "pairs")
+    pairs: tuple[tuple[int, bytes], ...]
+    _by_tag: dict[int, bytes]
+
+    def __init__(self, tags: Mapping[int, bytes] | Iterable[tuple[int, bytes]] = ()) -> None:
+        if isinstance(tags, UnknownTags):
+            pairs = tags.pairs
+        elif isinstance(tags, Mapping):
+            pairs = tuple(sorted(tags.items(), key=lambda pair: pair[0]))
+        else:
+            pairs = tuple((tag, value) for tag, value in tags)
+        _set(self, "pairs", pairs)
+        _set(self, "_by_tag", dict(pairs))
+
+    @classmethod
+    def of_read(cls, pairs: list[tuple[int, bytes]]) -> UnknownTags:
+        """What a reader collected (checked tags, bytes values): no copy, no checks."""
+        self = new(cls)
+        _set(self, "pairs", tuple(pairs))
+        _set(self, "_by_tag", dict(pairs))
+        return self
+
+    def __getitem__(self, tag: int) -> bytes:
+        return self._by_tag[tag]
+
+    def __contains__(self, tag: object) -> bool:
+        return tag in self._by_tag
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._by_tag)
+
+    def __len__(self) -> int:
+        return len(self._by_tag)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to UnknownTags with the same pairs in the same order, and to any other
+        mapping holding the same pairs (which needs each tag to appear once)."""
+        if isinstance(other, UnknownTags):
+            return self.pairs == other.pairs
+        if isinstance(other, Mapping):
+            return len(self.pairs) == len(self._by_tag) and self._by_tag == dict(other.items())
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.pairs)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("UnknownTags is immutable")
+
+    def __reduce__(self) -> tuple[type[UnknownTags], tuple[tuple[tuple[int, bytes], ...]]]:
+        return (UnknownTags, (self.pairs,))
+
+    def __repr__(self) -> str:
+        return f"UnknownTags({list(self.pairs)!r})"
+
+
+# The unknown tags of a struct that has none: immutable, so one shared value.
+NO_TAGS = UnknownTags()
 
 
 # ----------------------------------------------------------------------------- varints
@@ -215,7 +291,6 @@ def trailing(message: str, version: int, offset: int, total: int) -> TrailingByt
     )
 
 
-_set = object.__setattr__
 _UUID_SAFE_UNKNOWN = uuid.SafeUUID.unknown
 
 
@@ -233,15 +308,90 @@ def read_uuid(raw: bytes) -> uuid.UUID:
 
 
 def encode_tagged(
-    out: list[bytes], known: list[tuple[int, bytes]], unknown: Mapping[int, bytes]
+    out: list[bytes], known: list[tuple[int, bytes]], unknown: object, first_unknown: int
 ) -> None:
-    """Write a tagged-field section: known and unknown tags interleaved in ascending order."""
-    entries = sorted([*known, *unknown.items()], key=lambda e: e[0]) if unknown else known
-    out.append(uvarint(len(entries)))
-    for tag, payload in entries:
+    """Write a tagged-field section as Kafka's generated writers do: the known tags (ascending),
+    then the unknown ones (``RawTaggedFieldWriter``), which must be in ascending order."""
+    pairs = unknown_pairs(unknown, first_unknown)
+    out.append(uvarint(len(known) + len(pairs)))
+    for tag, payload in known:
         out.append(uvarint(tag))
         out.append(uvarint(len(payload)))
         out.append(payload)
+    for tag, payload in pairs:
+        out.append(uvarint(tag))
+        out.append(uvarint(len(payload)))
+        out.append(payload)
+
+
+def unknown_pairs(unknown: object, first_unknown: int) -> tuple[tuple[int, bytes], ...]:
+    """The unknown tags of a struct whose known tags are below ``first_unknown``, checked.
+
+    Kafka's writer refuses a tag that is not above the one before it ("Invalid raw tag field
+    list"), so a repeated tag or one out of order is an error here too; so is a tag the struct
+    knows (it would read back as that field) and one outside 0..2**31-1 (what readers take).
+    """
+    if isinstance(unknown, UnknownTags):
+        pairs = unknown.pairs
+    elif isinstance(unknown, Mapping):
+        pairs = tuple(unknown.items())
+        if all(type(tag) is int for tag, _ in pairs):
+            pairs = tuple(sorted(pairs, key=_tag_of))
+    else:
+        raise FieldTypeError(
+            f"expected a mapping of tag to bytes (or UnknownTags), got {type(unknown).__name__}",
+            field="unknown_tags",
+        )
+    checked: list[tuple[int, bytes]] = []
+    previous = -1
+    for tag, payload in pairs:
+        if type(tag) is not int:
+            raise FieldTypeError(
+                f"tag {tag!r} is a {type(tag).__name__}, not an int", field="unknown_tags"
+            )
+        if not 0 <= tag <= MAX_TAG:
+            raise ValueRangeError(
+                f"tag {tag} is outside the tag range 0..{MAX_TAG}", field="unknown_tags"
+            )
+        if tag < first_unknown:
+            raise UnknownTagError(
+                f"tag {tag} belongs to a field of this struct (unknown tags start at "
+                f"{first_unknown}): set the field instead",
+                field="unknown_tags",
+            )
+        if tag <= previous:
+            raise UnknownTagError(
+                f"tag {tag} comes after tag {previous}: unknown tags must be in ascending order, "
+                "each tag once (as Kafka's writer requires)",
+                field="unknown_tags",
+            )
+        if type(payload) is not bytes:
+            if not isinstance(payload, (bytes, bytearray, memoryview)):
+                raise FieldTypeError(
+                    f"tag {tag}: expected bytes, got {type(payload).__name__}", field="unknown_tags"
+                )
+            payload = bytes(payload)
+        checked.append((tag, payload))
+        previous = tag
+    return tuple(checked)
+
+
+def _tag_of(pair: tuple[int, bytes]) -> int:
+    return pair[0]
+
+
+def no_unknown_tags(unknown: object) -> None:
+    """At a version without a tagged-field section: an empty mapping, or the error."""
+    if not isinstance(unknown, Mapping):
+        raise FieldTypeError(
+            f"expected a mapping of tag to bytes (or UnknownTags), got {type(unknown).__name__}",
+            field="unknown_tags",
+        )
+    if unknown:
+        raise UnsupportedFieldError(
+            "unknown tagged fields are set, but this version has no tagged fields",
+            field="unknown_tags",
+        )
 
 
 def unsupported_field(field: str) -> UnsupportedFieldError:
@@ -251,10 +401,31 @@ def unsupported_field(field: str) -> UnsupportedFieldError:
     )
 
 
-def tagged_in_rigid_version() -> UnsupportedFieldError:
-    return UnsupportedFieldError(
-        "unknown tagged fields are set, but this version has no tagged fields"
-    )
+SEQUENCE = (list, tuple)
+
+
+def index_of(items: Iterable[object], item: object) -> int:
+    """The index of ``item`` (by identity): the array element a write failed on."""
+    for i, candidate in enumerate(items):
+        if candidate is item:
+            return i
+    return -1
+
+
+def wrong_value(field: str, value: object, kind: str) -> EncodeError:
+    """The error for ``value`` in a field of ``kind`` that the writer's type check refused."""
+    if value is None:
+        return NullValueError("None in a field that is not nullable at this version", field=field)
+    return FieldTypeError(_wrong_type_reason(kind, value), field=field)
+
+
+def _wrong_type_reason(kind: str, value: object) -> str:
+    got = type(value).__name__
+    if kind in _INT_RANGES:
+        return f"expected an int for {kind}, got {got}"
+    if kind == "array":
+        return f"expected a list or tuple for array, got {got}"
+    return f"expected {kind}, got {got}"
 
 
 def too_long_to_write(field: str, length: int) -> ValueRangeError:
@@ -277,7 +448,14 @@ def uuid_json(value: uuid.UUID) -> str:
 
 def json_missing(cls: str, key: str, version: int) -> JsonFormatError:
     return JsonFormatError(
-        f"{cls}: unable to locate field '{key}', which is mandatory in version {version}"
+        f"{cls}: unable to locate field '{key}', which is mandatory in version {version}",
+        field=key,
+    )
+
+
+def json_null(cls: str, key: str, version: int) -> JsonFormatError:
+    return JsonFormatError(
+        f"{cls}: field '{key}' is null, but it is not nullable in version {version}", field=key
     )
 
 
@@ -287,10 +465,12 @@ def json_int(node: object, cls: str, key: str, low: int, high: int) -> int:
             node = int(node)
         else:
             raise JsonFormatError(
-                f"{cls}: field '{key}' expected an integer, got {type(node).__name__}"
+                f"{cls}: field '{key}' expected an integer, got {type(node).__name__}", field=key
             )
     if not low <= node <= high:
-        raise JsonFormatError(f"{cls}: field '{key}' value {node} is out of range {low}..{high}")
+        raise JsonFormatError(
+            f"{cls}: field '{key}' value {node} is out of range {low}..{high}", field=key
+        )
     return node
 
 
@@ -311,35 +491,49 @@ def json_float(node: object, cls: str, key: str) -> float:
     if isinstance(node, str) and node in _NON_FINITE_JSON:
         return _NON_FINITE_JSON[node]
     if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise JsonFormatError(f"{cls}: field '{key}' expected a number, got {type(node).__name__}")
-    return float(node)
+        raise JsonFormatError(
+            f"{cls}: field '{key}' expected a number, got {type(node).__name__}", field=key
+        )
+    try:
+        return float(node)
+    except OverflowError:
+        raise JsonFormatError(
+            f"{cls}: field '{key}' value {node} is too large for a float64", field=key
+        ) from None
 
 
-def json_struct_version(cls: str, version: int) -> UnsupportedVersionError:
-    return UnsupportedVersionError(f"Can't read version {version} of {cls}")
+def json_struct_version(cls: str, version: int) -> JsonFormatError:
+    """An inline struct given at a version it does not have (Kafka's converters' text)."""
+    return JsonFormatError(f"Can't read version {version} of {cls}")
 
 
 def json_bool(node: object, cls: str, key: str) -> bool:
     if not isinstance(node, bool):
-        raise JsonFormatError(f"{cls}: field '{key}' expected a boolean, got {type(node).__name__}")
+        raise JsonFormatError(
+            f"{cls}: field '{key}' expected a boolean, got {type(node).__name__}", field=key
+        )
     return node
 
 
 def json_str(node: object, cls: str, key: str) -> str:
     if not isinstance(node, str):
-        raise JsonFormatError(f"{cls}: field '{key}' expected a string, got {type(node).__name__}")
+        raise JsonFormatError(
+            f"{cls}: field '{key}' expected a string, got {type(node).__name__}", field=key
+        )
     return node
 
 
 def json_bytes(node: object, cls: str, key: str) -> bytes:
     if not isinstance(node, str):
         raise JsonFormatError(
-            f"{cls}: field '{key}' expected a base64 string, got {type(node).__name__}"
+            f"{cls}: field '{key}' expected a base64 string, got {type(node).__name__}", field=key
         )
     try:
         return base64.b64decode(node, validate=True)
-    except binascii.Error as exc:
-        raise JsonFormatError(f"{cls}: field '{key}' is not valid base64: {exc}") from exc
+    except (binascii.Error, ValueError) as exc:  # ValueError: not ASCII
+        raise JsonFormatError(
+            f"{cls}: field '{key}' is not valid base64: {exc}", field=key
+        ) from exc
 
 
 def json_uuid(node: object, cls: str, key: str) -> uuid.UUID:
@@ -347,18 +541,28 @@ def json_uuid(node: object, cls: str, key: str) -> uuid.UUID:
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError) as exc:
-        raise JsonFormatError(f"{cls}: field '{key}' is not a base64url uuid: {exc}") from exc
+        raise JsonFormatError(
+            f"{cls}: field '{key}' is not a base64url uuid: {exc}", field=key
+        ) from exc
     if len(raw) != 16:
-        raise JsonFormatError(f"{cls}: field '{key}' is not a 16-byte uuid")
+        raise JsonFormatError(f"{cls}: field '{key}' is not a 16-byte uuid", field=key)
     return uuid.UUID(bytes=raw)
 
 
 def json_list(node: object, cls: str, key: str) -> list[Any]:
     if not isinstance(node, list):
         raise JsonFormatError(
-            f"{cls}: field '{key}' expected a JSON array, got {type(node).__name__}"
+            f"{cls}: field '{key}' expected a JSON array, got {type(node).__name__}", field=key
         )
     return node
+
+
+def json_item_error(exc: JsonFormatError, key: str, index: int, is_struct: bool) -> JsonFormatError:
+    """The error of an array element: the path gets the element's index."""
+    if is_struct:
+        return exc.within(key, index)
+    exc.field = f"{key}[{index}]"
+    return exc
 
 
 def json_object(node: object, cls: str) -> dict[str, Any]:
@@ -397,7 +601,7 @@ _PY_TYPES: dict[str, type | tuple[type, ...]] = {
     "bytes": (bytes, bytearray, memoryview),
     "records": (bytes, bytearray, memoryview),
     "uuid": uuid.UUID,
-    "array": list,
+    "array": (list, tuple),
 }
 
 
@@ -416,6 +620,10 @@ class KafkaStruct:
     @classmethod
     def from_json(cls, obj: object, version: int) -> Self:
         """Read Kafka's JsonConverter form at ``version``."""
+        return cls._from_json(obj, version)
+
+    @classmethod
+    def _from_json(cls, obj: object, version: int) -> Self:
         raise NotImplementedError
 
     def _diagnose(self, version: int, path: str) -> EncodeError | None:
@@ -434,14 +642,12 @@ def _check_value(
     owner: KafkaStruct, value: object, kind: str, info: FieldInfo, version: int, where: str
 ) -> EncodeError | None:
     if value is None:
-        if version in info.nullable or kind == "records":
+        if version in info.nullable:
             return None
         return NullValueError("None in a field that is not nullable at this version", field=where)
     if kind in _INT_RANGES:
         if isinstance(value, bool) or not isinstance(value, int):
-            return FieldTypeError(
-                f"expected an int for {kind}, got {type(value).__name__}", field=where
-            )
+            return FieldTypeError(_wrong_type_reason(kind, value), field=where)
         low, high = _INT_RANGES[kind]
         if not low <= value <= high:
             return ValueRangeError(
@@ -456,8 +662,10 @@ def _check_value(
             )
         return value._diagnose(version, f"{where}.")
     expected = _PY_TYPES.get(kind)
-    if expected is not None and not isinstance(value, expected):
-        return FieldTypeError(f"expected {kind}, got {type(value).__name__}", field=where)
+    if expected is not None and (
+        not isinstance(value, expected) or (kind == "float64" and isinstance(value, bool))
+    ):
+        return FieldTypeError(_wrong_type_reason(kind, value), field=where)
     if kind == "string":
         assert isinstance(value, str)
         try:
@@ -467,7 +675,7 @@ def _check_value(
         if len(data) > MAX_STRING_LENGTH:
             return ValueRangeError(f"string of {len(data)} UTF-8 bytes is too long", field=where)
     if kind == "array":
-        assert isinstance(value, list)
+        assert isinstance(value, (list, tuple))
         element_info = FieldInfo(
             info.attr, info.element, "", info.versions, VersionRange.NONE, info.struct
         )
@@ -578,6 +786,7 @@ class KafkaMessage(KafkaStruct):
         out: list[bytes] = []
         try:
             writer(self, out)
+            return b"".join(out)  # in the try: a str where bytes go fails here
         except EncodeError as exc:
             exc.message, exc.version = self.SPEC_NAME, version
             raise
@@ -590,10 +799,19 @@ class KafkaMessage(KafkaStruct):
             UnicodeEncodeError,
             ValueError,
         ) as exc:
-            problem = self._diagnose(version, "") or EncodeError(f"cannot encode: {exc}")
+            problem = self._diagnose(version, "") or EncodeError(
+                f"cannot encode: {type(exc).__name__}: {exc}"
+            )
             problem.message, problem.version = self.SPEC_NAME, version
             raise problem from exc
-        return b"".join(out)
+
+    @classmethod
+    def from_json(cls, obj: object, version: int) -> Self:
+        """Read Kafka's JsonConverter form at ``version``; JsonFormatErrors name the JSON path."""
+        try:
+            return cls._from_json(obj, version)
+        except JsonFormatError as exc:
+            raise exc.located(cls.SPEC_NAME, version) from None
 
     @classmethod
     def _at_version(cls, table: Mapping[int, Any], version: int) -> Any:

@@ -1,10 +1,13 @@
 """Errors raised by generated codecs. Stdlib only.
 
 Every decode error carries the message name, the version, a field path such as
-``topics[3].partitions[0].metadata`` and the byte offset where the problem was found.
+``topics[3].partitions[0].metadata`` and the byte offset where the problem was found; encode
+errors carry the message, version and field path, JSON errors the path in JSON keys.
 """
 
 from __future__ import annotations
+
+from typing import Self
 
 
 class KafkaCodecError(Exception):
@@ -92,11 +95,21 @@ class EncodeError(KafkaCodecError, ValueError):
         self.message = message
         self.version = version
 
+    def within(self, parent: str, index: int | None = None) -> Self:
+        """Prefix the field path with the parent field (and array index)."""
+        head = parent if index is None else f"{parent}[{index}]"
+        self.field = f"{head}.{self.field}" if self.field else head
+        return self
+
     def __str__(self) -> str:
-        head = f"{self.message} v{self.version}" if self.message else ""
-        if self.field:
-            head = f"{head}, field {self.field}" if head else f"field {self.field}"
-        return f"{head}: {self.reason}" if head else self.reason
+        return _located(self.message, self.version, self.field, self.reason)
+
+
+def _located(message: str, version: int, field: str, reason: str) -> str:
+    head = f"{message} v{version}" if message else ""
+    if field:
+        head = f"{head}, field {field}" if head else f"field {field}"
+    return f"{head}: {reason}" if head else reason
 
 
 class NullValueError(EncodeError):
@@ -108,7 +121,12 @@ class ValueRangeError(EncodeError):
 
 
 class FieldTypeError(EncodeError):
-    """A value of the wrong Python type."""
+    """A value of the wrong Python type (a bool where an int goes, a str where bytes go, ...)."""
+
+
+class UnknownTagError(EncodeError):
+    """Unknown tagged fields that cannot be written: a tag repeated or out of order (Kafka's
+    writer refuses both), or the tag of a field the struct knows."""
 
 
 class UnsupportedFieldError(EncodeError, UnsupportedVersionError):
@@ -116,4 +134,30 @@ class UnsupportedFieldError(EncodeError, UnsupportedVersionError):
 
 
 class JsonFormatError(KafkaCodecError, ValueError):
-    """JSON that does not read as the message at that version."""
+    """JSON that does not read as the message at that version.
+
+    ``field`` is the path in the JSON document (JSON keys: ``topics[0].partitionIndex``);
+    ``message`` and ``version`` are filled in by the top-level ``from_json``.
+    """
+
+    def __init__(self, reason: str, *, field: str = "", message: str = "", version: int = -1):
+        super().__init__(reason)
+        self.reason = reason
+        self.field = field
+        self.message = message
+        self.version = version
+
+    def within(self, parent: str, index: int | None = None) -> Self:
+        """Prefix the field path with the parent key (and array index)."""
+        head = parent if index is None else f"{parent}[{index}]"
+        self.field = f"{head}.{self.field}" if self.field else head
+        return self
+
+    def located(self, message: str, version: int) -> Self:
+        if not self.message:
+            self.message = message
+            self.version = version
+        return self
+
+    def __str__(self) -> str:
+        return _located(self.message, self.version, self.field, self.reason)

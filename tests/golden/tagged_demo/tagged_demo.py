@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Self
@@ -14,12 +15,15 @@ from uuid import UUID as _UUID
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
 from codegen.runtime import DecodeError as _DecodeError
+from codegen.runtime import EncodeError as _EncodeError
+from codegen.runtime import JsonFormatError as _JsonFormatError
 from codegen.runtime import StructError as _StructError
 from codegen.runtime import VersionRange as _VersionRange
 from codegen.runtime import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
+_SEQUENCE = _rt.SEQUENCE
 _ZERO_UUID = _rt.ZERO_UUID
 _unpack_from = _struct.unpack_from
 _pack = _struct.pack
@@ -49,8 +53,9 @@ class Party(_rt.KafkaStruct):
     port: int = 0
     """Port. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -59,20 +64,24 @@ class Party(_rt.KafkaStruct):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "Party")
         self = _new(cls)
         value = node.get("host", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Party", "host", version)
+        elif value is None:
+            raise _rt.json_null("Party", "host", version)
         else:
             self.host = _rt.json_str(value, "Party", "host")
         value = node.get("port", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("Party", "port", version)
+        elif value is None:
+            raise _rt.json_null("Party", "port", version)
         else:
             self.port = _rt.json_int(value, "Party", "port", 0, 65535)
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -116,8 +125,9 @@ class TaggedDemo(_rt.KafkaMessage):
     blob: bytes = b""
     """Opaque bytes. Versions 0+."""
 
-    unknown_tags: dict[int, bytes] = _field(default_factory=dict, repr=False)
-    """Tagged fields this spec does not know, kept as raw bytes by tag."""
+    unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
+    """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
+    raw bytes, in wire order); any mapping of tag to bytes may be set."""
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -137,29 +147,40 @@ class TaggedDemo(_rt.KafkaMessage):
         return obj
 
     @classmethod
-    def from_json(cls, obj: object, version: int) -> Self:
+    def _from_json(cls, obj: object, version: int) -> Self:
         node = _rt.json_object(obj, "TaggedDemo")
         self = _new(cls)
         value = node.get("id", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TaggedDemo", "id", version)
+        elif value is None:
+            raise _rt.json_null("TaggedDemo", "id", version)
         else:
             self.id = _rt.json_int(value, "TaggedDemo", "id", -2147483648, 2147483647)
         value = node.get("name", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TaggedDemo", "name", version)
         elif value is None:
+            # Null where the field is present but not nullable; at versions without the field,
+            # Kafka's converters take the null and leave the field out.
+            if (True) and not (version >= 1):
+                raise _rt.json_null("TaggedDemo", "name", version)
             self.name = None
         else:
             self.name = _rt.json_str(value, "TaggedDemo", "name")
         value = node.get("weights", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TaggedDemo", "weights", version)
+        elif value is None:
+            raise _rt.json_null("TaggedDemo", "weights", version)
         else:
-            self.weights = [
-                _rt.json_int(item, "TaggedDemo", "weights", -32768, 32767)
-                for item in _rt.json_list(value, "TaggedDemo", "weights")
-            ]
+            items_weights: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TaggedDemo", "weights")):
+                try:
+                    items_weights.append(_rt.json_int(item, "TaggedDemo", "weights", -32768, 32767))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "weights", i, False) from None
+            self.weights = items_weights
         value = node.get("owner", _MISSING)
         if value is _MISSING:
             if version >= 2:
@@ -168,20 +189,30 @@ class TaggedDemo(_rt.KafkaMessage):
         elif value is None:
             self.owner = None
         else:
-            self.owner = Party.from_json(value, version)
+            try:
+                self.owner = Party._from_json(value, version)
+            except _JsonFormatError as exc:
+                raise exc.within("owner") from None
         value = node.get("members", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TaggedDemo", "members", version)
+        elif value is None:
+            raise _rt.json_null("TaggedDemo", "members", version)
         else:
-            self.members = [
-                Party.from_json(item, version)
-                for item in _rt.json_list(value, "TaggedDemo", "members")
-            ]
+            items_members: list[Any] = []
+            for i, item in enumerate(_rt.json_list(value, "TaggedDemo", "members")):
+                try:
+                    items_members.append(Party._from_json(item, version))
+                except _JsonFormatError as exc:
+                    raise _rt.json_item_error(exc, "members", i, True) from None
+            self.members = items_members
         value = node.get("topicId", _MISSING)
         if value is _MISSING:
             if version >= 1:
                 raise _rt.json_missing("TaggedDemo", "topicId", version)
             self.topic_id = _ZERO_UUID
+        elif value is None:
+            raise _rt.json_null("TaggedDemo", "topicId", version)
         else:
             self.topic_id = _rt.json_uuid(value, "TaggedDemo", "topicId")
         value = node.get("note", _MISSING)
@@ -192,14 +223,18 @@ class TaggedDemo(_rt.KafkaMessage):
         value = node.get("epoch", _MISSING)
         if value is _MISSING:
             self.epoch = -1
+        elif value is None:
+            raise _rt.json_null("TaggedDemo", "epoch", version)
         else:
             self.epoch = _rt.json_int(value, "TaggedDemo", "epoch", -2147483648, 2147483647)
         value = node.get("blob", _MISSING)
         if value is _MISSING:
             raise _rt.json_missing("TaggedDemo", "blob", version)
+        elif value is None:
+            raise _rt.json_null("TaggedDemo", "blob", version)
         else:
             self.blob = _rt.json_bytes(value, "TaggedDemo", "blob")
-        self.unknown_tags = {}
+        self.unknown_tags = _NO_TAGS
         return self
 
 
@@ -227,7 +262,7 @@ def _read_Party_v0(buf: bytes, o: int) -> tuple[Party, int]:
         raise _rt.short_read(buf, o, (("port", 2),)) from None
     o += 2
 
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -268,10 +303,12 @@ def _write_Party_v0(self: Party, out: list[bytes]) -> None:
 
     out.append(b_host)
 
+    if self.port is True or self.port is False:
+        raise _rt.wrong_value("port", self.port, "uint16")
     out.append(_S_H_pack(self.port))
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_Party_v1(buf: bytes, o: int) -> tuple[Party, int]:
@@ -312,7 +349,7 @@ def _read_Party_v1(buf: bytes, o: int) -> tuple[Party, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -320,9 +357,15 @@ def _read_Party_v1(buf: bytes, o: int) -> tuple[Party, int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -366,7 +409,7 @@ def _row_Party_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
         tag, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -374,10 +417,16 @@ def _row_Party_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         end = o + size
         if end > len(buf):
             raise _rt.underflow("<tagged fields>", o, size, buf)
-        unknown[tag] = buf[o:end]
+        if tag > 0x7FFFFFFF:
+            raise _rt.bad_tag(
+                "<tagged fields>", o, f"tag {tag} is above 2147483647, the largest tag Kafka reads"
+            )
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, buf[o:end]))
         o = end
 
-    return (r_host, r_port, unknown or _NO_TAGS), o
+    return (r_host, r_port, (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown))), o
 
 
 def _write_Party_v1(self: Party, out: list[bytes]) -> None:
@@ -389,10 +438,12 @@ def _write_Party_v1(self: Party, out: list[bytes]) -> None:
 
     out.append(b_host)
 
+    if self.port is True or self.port is False:
+        raise _rt.wrong_value("port", self.port, "uint16")
     out.append(_S_H_pack(self.port))
 
-    if self.unknown_tags:
-        _rt.encode_tagged(out, [], self.unknown_tags)
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, [], self.unknown_tags, 0)
     else:
         out.append(b"\x00")
 
@@ -465,7 +516,7 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
                     raise _rt.short_read(buf, o, (("port", 2),)) from None
                 o += 2
 
-                v_members.unknown_tags = {}
+                v_members.unknown_tags = _NO_TAGS
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -488,7 +539,7 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     self.topic_id = _ZERO_UUID
     self.note = None
     self.epoch = -1
-    self.unknown_tags = {}
+    self.unknown_tags = _NO_TAGS
     return self, o
 
 
@@ -598,6 +649,8 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
         raise _rt.unsupported_field("note")
     if self.epoch != -1:
         raise _rt.unsupported_field("epoch")
+    if self.id is True or self.id is False:
+        raise _rt.wrong_value("id", self.id, "int32")
     b_name = self.name.encode()
     if len(b_name) > 0x7FFF:
         raise _rt.too_long_to_write("name", len(b_name))
@@ -605,6 +658,8 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
 
     out.append(b_name)
 
+    if not isinstance(self.weights, _SEQUENCE):
+        raise _rt.wrong_value("weights", self.weights, "array")
     out.append(_S_i_pack(len(self.weights)))
 
     out.append(
@@ -613,17 +668,23 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
         else _pack(f">{len(self.weights)}h", *self.weights)
     )
 
+    if not isinstance(self.members, _SEQUENCE):
+        raise _rt.wrong_value("members", self.members, "array")
     out.append(_S_i_pack(len(self.members)))
 
-    for v_members in self.members:
-        _write_Party_v0(v_members, out)
+    try:
+        for v_members in self.members:
+            _write_Party_v0(v_members, out)
+
+    except _EncodeError as exc:
+        raise exc.within("members", _rt.index_of(self.members, v_members)) from None
 
     out.append(_S_i_pack(len(self.blob)))
 
     out.append(self.blob)
 
-    if self.unknown_tags:
-        raise _rt.tagged_in_rigid_version()
+    if self.unknown_tags is not _NO_TAGS:
+        _rt.no_unknown_tags(self.unknown_tags)
 
 
 def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
@@ -731,7 +792,7 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_members: dict[int, bytes] = {}
+                unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
                     tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -739,9 +800,21 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
                     end_members = o + size_members
                     if end_members > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_members, buf)
-                    unknown_members[tag_members] = buf[o:end_members]
+                    if tag_members > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_members} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_members is None:
+                        unknown_members = []
+                    unknown_members.append((tag_members, buf[o:end_members]))
                     o = end_members
-                v_members.unknown_tags = unknown_members
+                v_members.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_members is None
+                    else _rt.UnknownTags.of_read(unknown_members)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -781,7 +854,7 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.note = None
     while tags_left:
         tags_left -= 1
@@ -825,9 +898,17 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         elif tag in [1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -944,7 +1025,7 @@ def _row_TaggedDemo_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_members: dict[int, bytes] = {}
+                unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
                     tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -952,13 +1033,25 @@ def _row_TaggedDemo_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     end_members = o + size_members
                     if end_members > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_members, buf)
-                    unknown_members[tag_members] = buf[o:end_members]
+                    if tag_members > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_members} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_members is None:
+                        unknown_members = []
+                    unknown_members.append((tag_members, buf[o:end_members]))
                     o = end_members
 
                 v_members: tuple[Any, ...] = (
                     c_members_host,
                     c_members_port,
-                    unknown_members or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_members is None
+                        else _rt.UnknownTags.of_read(unknown_members)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -997,7 +1090,7 @@ def _row_TaggedDemo_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_note = None
     while tags_left:
         tags_left -= 1
@@ -1041,7 +1134,15 @@ def _row_TaggedDemo_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         elif tag in [1]:
             raise _rt.bad_tag("<tagged fields>", o, f"tag {tag} is not valid at this version")
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1054,7 +1155,7 @@ def _row_TaggedDemo_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         r_note,
         -1,
         r_blob,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
@@ -1064,6 +1165,8 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
         raise _rt.unsupported_field("owner")
     if self.epoch != -1:
         raise _rt.unsupported_field("epoch")
+    if self.id is True or self.id is False:
+        raise _rt.wrong_value("id", self.id, "int32")
     out.append(_S_i_pack(self.id))
 
     if self.name is None:
@@ -1076,6 +1179,8 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
 
         out.append(b_name)
 
+    if not isinstance(self.weights, _SEQUENCE):
+        raise _rt.wrong_value("weights", self.weights, "array")
     out.append(
         _UV1[len(self.weights) + 1]
         if len(self.weights) < 127
@@ -1088,14 +1193,20 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
         else _pack(f">{len(self.weights)}h", *self.weights)
     )
 
+    if not isinstance(self.members, _SEQUENCE):
+        raise _rt.wrong_value("members", self.members, "array")
     out.append(
         _UV1[len(self.members) + 1]
         if len(self.members) < 127
         else _rt.uvarint(len(self.members) + 1)
     )
 
-    for v_members in self.members:
-        _write_Party_v1(v_members, out)
+    try:
+        for v_members in self.members:
+            _write_Party_v1(v_members, out)
+
+    except _EncodeError as exc:
+        raise exc.within("members", _rt.index_of(self.members, v_members)) from None
 
     out.append(_S_u_pack(self.topic_id.bytes))
 
@@ -1121,8 +1232,8 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
             p_note.append(b_note)
 
         tagged.append((0, b"".join(p_note)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 2)
     else:
         out.append(b"\x00")
 
@@ -1246,7 +1357,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_members: dict[int, bytes] = {}
+                unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
                     tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1254,9 +1365,21 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
                     end_members = o + size_members
                     if end_members > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_members, buf)
-                    unknown_members[tag_members] = buf[o:end_members]
+                    if tag_members > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_members} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_members is None:
+                        unknown_members = []
+                    unknown_members.append((tag_members, buf[o:end_members]))
                     o = end_members
-                v_members.unknown_tags = unknown_members
+                v_members.unknown_tags = (
+                    _NO_TAGS
+                    if unknown_members is None
+                    else _rt.UnknownTags.of_read(unknown_members)
+                )
 
             except _DecodeError as exc:
                 raise exc.within("members", i) from None
@@ -1294,7 +1417,7 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     self.note = None
     self.epoch = -1
     while tags_left:
@@ -1351,9 +1474,17 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
             if o != end:
                 raise _rt.tag_size_mismatch("epoch", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
-    self.unknown_tags = unknown
+    self.unknown_tags = _NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)
 
     return self, o
 
@@ -1486,7 +1617,7 @@ def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-                unknown_members: dict[int, bytes] = {}
+                unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
                     tag_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
@@ -1494,13 +1625,25 @@ def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     end_members = o + size_members
                     if end_members > len(buf):
                         raise _rt.underflow("<tagged fields>", o, size_members, buf)
-                    unknown_members[tag_members] = buf[o:end_members]
+                    if tag_members > 0x7FFFFFFF:
+                        raise _rt.bad_tag(
+                            "<tagged fields>",
+                            o,
+                            f"tag {tag_members} is above 2147483647, the largest tag Kafka reads",
+                        )
+                    if unknown_members is None:
+                        unknown_members = []
+                    unknown_members.append((tag_members, buf[o:end_members]))
                     o = end_members
 
                 v_members: tuple[Any, ...] = (
                     c_members_host,
                     c_members_port,
-                    unknown_members or _NO_TAGS,
+                    (
+                        _NO_TAGS
+                        if unknown_members is None
+                        else _rt.UnknownTags.of_read(unknown_members)
+                    ),
                 )
 
             except _DecodeError as exc:
@@ -1539,7 +1682,7 @@ def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
-    unknown: dict[int, bytes] = {}
+    unknown: list[tuple[int, bytes]] | None = None
     r_note = None
     r_epoch = -1
     while tags_left:
@@ -1596,7 +1739,15 @@ def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
             if o != end:
                 raise _rt.tag_size_mismatch("epoch", o, size, size - (end - o))
         else:
-            unknown[tag] = buf[o:end]
+            if tag > 0x7FFFFFFF:
+                raise _rt.bad_tag(
+                    "<tagged fields>",
+                    o,
+                    f"tag {tag} is above 2147483647, the largest tag Kafka reads",
+                )
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, buf[o:end]))
         o = end
 
     return (
@@ -1609,12 +1760,14 @@ def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         r_note,
         r_epoch,
         r_blob,
-        unknown or _NO_TAGS,
+        (_NO_TAGS if unknown is None else _rt.UnknownTags.of_read(unknown)),
     ), o
 
 
 def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
     """Write TaggedDemo at version 2."""
+    if self.id is True or self.id is False:
+        raise _rt.wrong_value("id", self.id, "int32")
     out.append(_S_i_pack(self.id))
 
     if self.name is None:
@@ -1627,6 +1780,8 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
 
         out.append(b_name)
 
+    if not isinstance(self.weights, _SEQUENCE):
+        raise _rt.wrong_value("weights", self.weights, "array")
     out.append(
         _UV1[len(self.weights) + 1]
         if len(self.weights) < 127
@@ -1642,16 +1797,25 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
     out.append(_S_b_pack(-1 if self.owner is None else 1))
 
     if self.owner is not None:
-        _write_Party_v1(self.owner, out)
+        try:
+            _write_Party_v1(self.owner, out)
+        except _EncodeError as exc:
+            raise exc.within("owner") from None
 
+    if not isinstance(self.members, _SEQUENCE):
+        raise _rt.wrong_value("members", self.members, "array")
     out.append(
         _UV1[len(self.members) + 1]
         if len(self.members) < 127
         else _rt.uvarint(len(self.members) + 1)
     )
 
-    for v_members in self.members:
-        _write_Party_v1(v_members, out)
+    try:
+        for v_members in self.members:
+            _write_Party_v1(v_members, out)
+
+    except _EncodeError as exc:
+        raise exc.within("members", _rt.index_of(self.members, v_members)) from None
 
     out.append(_S_u_pack(self.topic_id.bytes))
 
@@ -1677,13 +1841,15 @@ def _write_TaggedDemo_v2(self: TaggedDemo, out: list[bytes]) -> None:
             p_note.append(b_note)
 
         tagged.append((0, b"".join(p_note)))
+    if self.epoch is True or self.epoch is False:
+        raise _rt.wrong_value("epoch", self.epoch, "int32")
     if self.epoch != -1:
         p_epoch: list[bytes] = []
         p_epoch.append(_S_i_pack(self.epoch))
 
         tagged.append((1, b"".join(p_epoch)))
-    if tagged or self.unknown_tags:
-        _rt.encode_tagged(out, tagged, self.unknown_tags)
+    if tagged or self.unknown_tags is not _NO_TAGS:
+        _rt.encode_tagged(out, tagged, self.unknown_tags, 2)
     else:
         out.append(b"\x00")
 
