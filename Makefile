@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 ## setup: Python venv with every dependency, Kafka 4.4.0 reference jars and harness
 setup: $(STAMP)
 	bash tests/oracle/fetch.sh
+	bash tests/oracle/releases/fetch.sh
 
 ## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark
 demo: setup
