@@ -144,9 +144,10 @@ def _register_subcommands() -> None:
     cli.add_command(dump_command)
 
     # Group forensics over __consumer_offsets dumps (codegen/forensics).
-    from codegen.forensics.command import downgrade_check_command
+    from codegen.forensics.command import downgrade_check_command, groups_command
 
     cli.add_command(downgrade_check_command)
+    cli.add_command(groups_command)
 
 
 def main() -> None:

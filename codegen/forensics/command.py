@@ -1,7 +1,8 @@
-"""``python -m codegen downgrade-check``: can a Kafka release's group coordinator load a dump?"""
+"""``python -m codegen downgrade-check`` and ``python -m codegen groups``."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import sys
 from pathlib import Path
@@ -9,9 +10,10 @@ from pathlib import Path
 import click
 
 from codegen.forensics.downgrade import DowngradeReport, DumpInputError, check_downgrade
+from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
 from codegen.forensics.releases import UnknownReleaseError
 
-__all__ = ["downgrade_check_command", "render_table"]
+__all__ = ["downgrade_check_command", "groups_command", "render_groups_table", "render_table"]
 
 EXIT_SAFE = 0
 EXIT_BLOCKED = 1
@@ -97,3 +99,95 @@ def downgrade_check_command(path: Path, to: str, fmt: str) -> None:
     else:
         click.echo(render_table(report))
     sys.exit(EXIT_SAFE if report.safe else EXIT_BLOCKED)
+
+
+def _format_event(e: GroupEvent) -> str:
+    detail = " ".join(f"{k}={v}" for k, v in e.detail.items())
+    return f"    {e.offset:>8}  {_time(e.timestamp)}  {e.kind:<19} {detail}".rstrip()
+
+
+def _time(ms: int) -> str:
+    if ms < 0:
+        return "-".ljust(24)
+    moment = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def render_groups_table(reports: list[GroupReport]) -> str:
+    """One block per group: its state, members, assignors and timeline."""
+    out: list[str] = []
+    for r in reports:
+        gen = f"generation {r.generation}" if r.type == "classic" else f"epoch {r.epoch}"
+        kind = r.type or "deleted"
+        out.append(
+            f"{r.group}  (partition {r.partition}, {kind}, {r.state}, "
+            f"protocol {r.protocol or '-'}, {gen if r.type else '-'}, "
+            f"{len(r.members)} member(s), {r.committed_offsets} committed offset(s))"
+        )
+        for m in r.members:
+            assignment = ", ".join(
+                f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(m["assignment"].items())
+            )
+            epoch = "" if m["memberEpoch"] is None else f" epoch {m['memberEpoch']}"
+            out.append(
+                f"  member {m['memberId']}  client {m['clientId']}@{m['clientHost']}{epoch}"
+                f"  [{assignment}]"
+            )
+        if r.inventory is not None:
+            inv = r.inventory
+            switch = (
+                f"; cooperative switch: {inv.cooperative_switch}" if inv.cooperative_switch else ""
+            )
+            out.append(
+                f"  assignors: chosen {inv.chosen or '-'} (over time: "
+                f"{', '.join(inv.chosen_over_time) or '-'}){switch}: {inv.why}"
+            )
+        out.append("  timeline:")
+        out.extend(_format_event(e) for e in r.events)
+    return "\n".join(out)
+
+
+@click.command("groups")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--group", "group", metavar="G", help="Only this group.")
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="TIME|OFFSET",
+    help="Replay up to a log offset (digits) or an ISO-8601 time (UTC unless a zone is given). "
+    "Default: the end of the dump.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "jsonl"]),
+    default="table",
+    show_default=True,
+    help="table: one block per group; jsonl: one JSON object per group.",
+)
+def groups_command(path: Path, group: str | None, as_of: str | None, fmt: str) -> None:
+    """Each group of a __consumer_offsets dump at a point in time, and its timeline.
+
+    Type (classic, consumer, share, streams), state, protocol or assignor, generation or
+    epoch, members, the assignor inventory (KIP-726) and the timeline: rebalances, members
+    joining and leaving, protocol conversions, assignor changes, offset deletions, group
+    deletion, and consumer-protocol member epochs with per-partition assignment epochs
+    (KAFKA-19779). PATH is as for downgrade-check. See docs/forensics.md.
+
+    \b
+    Examples:
+      python -m codegen groups /var/kafka-logs
+      python -m codegen groups /var/kafka-logs/__consumer_offsets-7 --group my-app --as-of 1200
+      python -m codegen groups /var/kafka-logs --as-of 2024-05-01T12:00:00Z --format jsonl
+    """
+    try:
+        point = parse_as_of(as_of) if as_of is not None else None
+        reports = group_reports(path, group, point)
+    except ValueError as exc:  # DumpInputError and a bad --as-of are both ValueErrors
+        click.echo(f"groups: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if fmt == "jsonl":
+        for r in reports:
+            click.echo(json.dumps(r.to_json(), separators=(",", ":")))
+    else:
+        click.echo(render_groups_table(reports))

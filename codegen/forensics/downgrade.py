@@ -49,6 +49,7 @@ __all__ = [
     "LiveRecord",
     "LiveRecords",
     "check_downgrade",
+    "dump_partitions",
     "judge",
     "live_records",
 ]
@@ -116,7 +117,7 @@ def _partition_of(folder: Path) -> int:
     return int(m.group(1)) if m else -1
 
 
-def _partitions(path: Path) -> list[tuple[int, list[Path]]]:
+def dump_partitions(path: Path) -> list[tuple[int, list[Path]]]:
     """(partition, segment files) to read: a log folder's ``__consumer_offsets-N`` folders, a
     partition folder, or one segment file."""
     if not path.exists():
@@ -143,7 +144,7 @@ def _partitions(path: Path) -> list[tuple[int, list[Path]]]:
 def live_records(path: Path, errors: list[SegmentError] | None = None) -> list[LiveRecords]:
     """The compacted state of each ``__consumer_offsets`` partition under ``path``."""
     views: list[LiveRecords] = []
-    for partition, files in _partitions(path):
+    for partition, files in dump_partitions(path):
         view = LiveRecords(partition)
         for f in files:
             view.add_batches(decode_batches(f, CONSUMER_OFFSETS, errors=errors))
