@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[spark,dev,bench]'
+	$(PY) -m pip install --quiet -e '.[spark,dev,bench,report]'
 	touch $(STAMP)
 
 ## setup: Python venv with every dependency, Kafka 4.4.0 reference jars and harness

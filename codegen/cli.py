@@ -144,10 +144,11 @@ def _register_subcommands() -> None:
     cli.add_command(dump_command)
 
     # Group forensics over __consumer_offsets dumps (codegen/forensics).
-    from codegen.forensics.command import downgrade_check_command, groups_command
+    from codegen.forensics.command import downgrade_check_command, groups_command, lag_command
 
     cli.add_command(downgrade_check_command)
     cli.add_command(groups_command)
+    cli.add_command(lag_command)
 
 
 def main() -> None:

@@ -11,9 +11,17 @@ import click
 
 from codegen.forensics.downgrade import DowngradeReport, DumpInputError, check_downgrade
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
+from codegen.forensics.lag import DEFAULT_WINDOW, GroupLag, lag_reports
 from codegen.forensics.releases import UnknownReleaseError
 
-__all__ = ["downgrade_check_command", "groups_command", "render_groups_table", "render_table"]
+__all__ = [
+    "downgrade_check_command",
+    "groups_command",
+    "lag_command",
+    "render_groups_table",
+    "render_lag_table",
+    "render_table",
+]
 
 EXIT_SAFE = 0
 EXIT_BLOCKED = 1
@@ -160,10 +168,11 @@ def render_groups_table(reports: list[GroupReport]) -> str:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "jsonl"]),
+    type=click.Choice(["table", "jsonl", "html"]),
     default="table",
     show_default=True,
-    help="table: one block per group; jsonl: one JSON object per group.",
+    help="table: one block per group; jsonl: one JSON object per group; html: the report "
+    "(groups, offsets and lag with plots) as one self-contained file.",
 )
 def groups_command(path: Path, group: str | None, as_of: str | None, fmt: str) -> None:
     """Each group of a __consumer_offsets dump at a point in time, and its timeline.
@@ -179,7 +188,11 @@ def groups_command(path: Path, group: str | None, as_of: str | None, fmt: str) -
       python -m codegen groups /var/kafka-logs
       python -m codegen groups /var/kafka-logs/__consumer_offsets-7 --group my-app --as-of 1200
       python -m codegen groups /var/kafka-logs --as-of 2024-05-01T12:00:00Z --format jsonl
+      python -m codegen groups /var/kafka-logs --format html > report.html
     """
+    if fmt == "html":
+        _html_report(path, group, as_of, DEFAULT_WINDOW)
+        return
     try:
         point = parse_as_of(as_of) if as_of is not None else None
         reports = group_reports(path, group, point)
@@ -191,3 +204,96 @@ def groups_command(path: Path, group: str | None, as_of: str | None, fmt: str) -
             click.echo(json.dumps(r.to_json(), separators=(",", ":")))
     else:
         click.echo(render_groups_table(reports))
+
+
+def _html_report(path: Path, group: str | None, as_of: str | None, window: int) -> None:
+    from codegen.forensics.report import ReportUnavailableError, render_html
+
+    try:
+        point = parse_as_of(as_of) if as_of is not None else None
+        lags = lag_reports(path, None, point, window)
+        groups = group_reports(path, None, point)
+        if group is not None:
+            lags = [g for g in lags if g.group == group]
+            groups = [g for g in groups if g.group == group]
+            if not lags and not groups:
+                raise DumpInputError(
+                    f"group {group!r} is not in the dump; run without --group to list them"
+                )
+        click.echo(render_html(groups, lags, f"Consumer groups of {path.name}"), nl=False)
+    except (ValueError, ReportUnavailableError) as exc:
+        click.echo(f"{exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def render_lag_table(reports: list[GroupLag]) -> str:
+    """One line per group, one per partition under it."""
+    out: list[str] = []
+    for g in reports:
+        out.append(f"{g.group}  {g.status or 'no status'}  (now {_time(g.now)})")
+        for p in g.partitions:
+            last = p.commits[-1]
+            end = "-" if p.log_end_offset is None else str(p.log_end_offset)
+            lag = "-" if p.lag is None else str(p.lag)
+            deleted = "" if p.live else "  offset deleted"
+            out.append(
+                f"  {p.topic}-{p.partition}  {p.status or '-':<5}  committed {last.offset} "
+                f"at {_time(last.commit_timestamp)}  log end {end}  lag {lag}  "
+                f"{len(p.commits)} commit(s){deleted}  ({p.reason})"
+            )
+    return "\n".join(out)
+
+
+@click.command("lag")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--group", "group", metavar="G", help="Only this group.")
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="TIME|OFFSET",
+    help="Replay up to a log offset (digits) or an ISO-8601 time; the time is also the 'now' "
+    "of the status. Default: the end of the dump.",
+)
+@click.option(
+    "--window",
+    type=click.IntRange(min=1),
+    default=DEFAULT_WINDOW,
+    show_default=True,
+    help="Commits per partition the status is evaluated over.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "jsonl", "html"]),
+    default="table",
+    show_default=True,
+    help="table: a line per group and partition; jsonl: one JSON object per group with every "
+    "commit; html: the report (groups, offsets and lag with plots) as one self-contained file.",
+)
+def lag_command(path: Path, group: str | None, as_of: str | None, window: int, fmt: str) -> None:
+    """Committed offsets over time, lag and a Burrow-like status (OK, WARN, ERR, STOP, STALL).
+
+    Lag is taken against the log end offsets read from the data topics' segments in the same
+    log folder (PATH itself, or the folder holding the __consumer_offsets-N folder given). The
+    status rules are in docs/forensics.md.
+
+    \b
+    Examples:
+      python -m codegen lag /var/kafka-logs
+      python -m codegen lag /var/kafka-logs --group my-app --window 5 --format jsonl
+      python -m codegen lag /var/kafka-logs --format html > report.html
+    """
+    if fmt == "html":
+        _html_report(path, group, as_of, window)
+        return
+    try:
+        point = parse_as_of(as_of) if as_of is not None else None
+        reports = lag_reports(path, group, point, window)
+    except ValueError as exc:
+        click.echo(f"lag: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if fmt == "jsonl":
+        for r in reports:
+            click.echo(json.dumps(r.to_json(), separators=(",", ":")))
+    else:
+        click.echo(render_lag_table(reports))

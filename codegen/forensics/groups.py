@@ -405,13 +405,17 @@ def group_reports(
     views = group_views(source, as_of) if isinstance(source, Path) else list(source)
     reports: list[GroupReport] = []
     for view in views:
-        names = {e.group for e in view.events} | set(view.groups)
+        names = {e.group for e in view.events} | set(view.groups) | {k[0] for k in view.offsets}
         for name in sorted(names):
             if group is not None and name != group:
                 continue
             g = view.groups.get(name)
             events = [e for e in view.events if e.group == name]
             offsets = sum(1 for k in view.offsets if k[0] == name)
+            if g is None and offsets and not any(e.kind == "created" for e in events):
+                # Only committed offsets (e.g. a consumer using assign()): Kafka loads such a
+                # group as an empty classic group.
+                g = GroupState(name, "classic")
             if g is None:
                 reports.append(
                     GroupReport(
