@@ -48,6 +48,7 @@ typecheck: $(STAMP)
 bench: setup
 	$(PY) bench/bench_codecs.py
 	$(PY) bench/bench_dumps.py
+	$(PY) bench/bench_forensics.py
 	$(PY) bench/bench_spark.py
 
 clean:

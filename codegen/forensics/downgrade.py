@@ -62,7 +62,7 @@ class DumpInputError(ValueError):
     """The dump cannot be read as ``__consumer_offsets`` segments (bad path, no segments)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per record, and frozen init is slower
 class LiveRecord:
     """A record still live after compaction."""
 

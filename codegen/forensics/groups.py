@@ -405,13 +405,19 @@ def group_reports(
     views = group_views(source, as_of) if isinstance(source, Path) else list(source)
     reports: list[GroupReport] = []
     for view in views:
-        names = {e.group for e in view.events} | set(view.groups) | {k[0] for k in view.offsets}
+        events_of: dict[str, list[GroupEvent]] = {}
+        for e in view.events:
+            events_of.setdefault(e.group, []).append(e)
+        offsets_of: dict[str, int] = {}
+        for k in view.offsets:
+            offsets_of[k[0]] = offsets_of.get(k[0], 0) + 1
+        names = set(events_of) | set(view.groups) | set(offsets_of)
         for name in sorted(names):
             if group is not None and name != group:
                 continue
             g = view.groups.get(name)
-            events = [e for e in view.events if e.group == name]
-            offsets = sum(1 for k in view.offsets if k[0] == name)
+            events = events_of.get(name, [])
+            offsets = offsets_of.get(name, 0)
             if g is None and offsets and not any(e.kind == "created" for e in events):
                 # Only committed offsets (e.g. a consumer using assign()): Kafka loads such a
                 # group as an empty classic group.

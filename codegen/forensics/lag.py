@@ -66,7 +66,7 @@ DEFAULT_WINDOW: Final = 10
 _OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per record, and frozen init is slower
 class Commit:
     record_offset: int
     """Offset of the commit's record in ``__consumer_offsets``."""
@@ -172,6 +172,18 @@ class LogEnds:
     def known(self, topic: str, partition: int) -> bool:
         return self._load(topic, partition) is not None
 
+    def at_each(self, topic: str, partition: int, timestamps: list[int]) -> list[int | None]:
+        """:meth:`at` for many timestamps of one partition."""
+        loaded = self._load(topic, partition)
+        if loaded is None:
+            return [None] * len(timestamps)
+        times, ends = loaded
+        out: list[int | None] = []
+        for ts in timestamps:
+            i = bisect.bisect_right(times, ts)
+            out.append(ends[i - 1] if i else 0)
+        return out
+
     def at(self, topic: str, partition: int, timestamp: int) -> int | None:
         """The log end offset at ``timestamp`` (0 before the first batch), or None if unknown."""
         loaded = self._load(topic, partition)
@@ -203,7 +215,8 @@ class OffsetsView(CompactedView):
 
     def add(self, rec: DecodedRecord) -> None:
         super().add(rec)
-        if rec.kind not in (RECORD, TOMBSTONE) or rec.name not in _OFFSET_RECORDS:
+        # The name first: most records are offset commits, and error records have no key.
+        if rec.name not in _OFFSET_RECORDS or rec.kind not in (RECORD, TOMBSTONE):
             return
         key: Any = rec.key
         k = (str(key.group), str(key.topic), int(key.partition))
@@ -281,7 +294,7 @@ def lag_reports(
             view.add_batches(decode_batches(f, CONSUMER_OFFSETS, errors=errors))
         views.append(view)
     ends = LogEnds(log_folder_of(path))
-    keys = sorted({k for v in views for k in v.history if group is None or k[0] == group})
+    keys = {k for v in views for k in v.history if group is None or k[0] == group}
     if group is not None and not keys:
         raise DumpInputError(
             f"group {group!r} has no committed offset in the dump; run without --group to list them"
@@ -297,10 +310,11 @@ def lag_reports(
             if k not in keys:
                 continue
             g, t, p = k
+            history = v.history[k]
+            at_commit = ends.at_each(t, p, [h[1] for h in history])
             commits = [
                 Commit(rec_off, ts, off, epoch, end, None if end is None else max(end - off, 0))
-                for rec_off, ts, off, epoch in v.history[k]
-                for end in (ends.at(t, p, ts),)
+                for (rec_off, ts, off, epoch), end in zip(history, at_commit, strict=True)
             ]
             end_now = ends.at(t, p, now)
             last = commits[-1]

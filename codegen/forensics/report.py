@@ -119,11 +119,22 @@ def _partition_plot(p: PartitionLag) -> str:
     fig = _figure(9, 4)
     top, bottom = fig.subplots(2, 1, sharex=True)
     xs = [_days(c.commit_timestamp) for c in p.commits]
-    top.step(xs, [c.offset for c in p.commits], where="post", label="committed offset")
     known = [(x, c.log_end_offset) for x, c in zip(xs, p.commits, strict=True)]
     ends = [(x, e) for x, e in known if e is not None]
     if ends:
-        top.step([x for x, _ in ends], [e for _, e in ends], where="post", label="log end offset")
+        top.step(
+            [x for x, _ in ends],
+            [e for _, e in ends],
+            where="post",
+            label="log end offset",
+            color="#ff7f0e",
+            linewidth=3,
+            alpha=0.5,
+        )
+    # Drawn over the log end, so a consumer that keeps up shows both lines.
+    top.step(
+        xs, [c.offset for c in p.commits], where="post", label="committed offset", color="#1f77b4"
+    )
     top.set_ylabel("offset")
     top.legend(loc="upper left")
     top.set_title(f"{p.group}: {p.topic}-{p.partition}")
