@@ -247,3 +247,23 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
         target = [v / 255 for v in rgb]
         close = (abs(pixels - target) < 0.02).all(axis=2)
         assert close.sum() > 20, f"colour {rgb} not on the screenshot"
+
+
+def test_cli_html_from_groups_and_lag(log_folder: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from codegen.forensics.command import groups_command
+
+    by_lag = run(str(log_folder), "--window", "3", "--format", "html")
+    assert by_lag.exit_code == 0, by_lag.output
+    assert by_lag.output == _html(log_folder).replace(
+        "test report", "Consumer groups of " + log_folder.name
+    )
+    one = CliRunner().invoke(
+        groups_command, [str(log_folder), "--group", "g-stop", "--format", "html"]
+    )
+    assert one.exit_code == 0, one.output
+    assert 'id="group-g-stop"' in one.output and 'id="group-g-ok"' not in one.output
+    missing = CliRunner().invoke(
+        groups_command, [str(log_folder), "--group", "x", "--format", "html"]
+    )
+    assert missing.exit_code == 2 and "not in the dump" in missing.output
