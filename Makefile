@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all,spark,dev,bench]'
+	$(PY) -m pip install --quiet -e '.[all,spark,dev,bench,report]'
 	touch $(STAMP)
 
 ## setup: everything make test needs: the Python set-up and the oracle set-up
@@ -21,6 +21,7 @@ python-setup: $(STAMP)
 ## oracle-setup: Kafka 4.4.0 reference jars (Maven) and the harness of the oracle tests
 oracle-setup:
 	bash tests/oracle/fetch.sh
+	bash tests/oracle/releases/fetch.sh
 
 ## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
 ## DUMP=/path/to/logdir decodes your own dump instead; OUT=folder says where results go.
@@ -59,6 +60,7 @@ typecheck: $(STAMP)
 bench: setup
 	$(PY) bench/bench_codecs.py
 	$(PY) bench/bench_dumps.py
+	$(PY) bench/bench_forensics.py
 	$(PY) bench/bench_spark.py
 
 clean:

@@ -169,6 +169,19 @@ def _register_subcommands() -> None:
         cli.add_command(dump_command)
     except MissingExtraError as exc:
         cli.add_command(_needs_extra("dump", exc))
+    try:  # group forensics over __consumer_offsets dumps (codegen/forensics)
+        from codegen.forensics.command import (
+            downgrade_check_command,
+            groups_command,
+            lag_command,
+        )
+
+        cli.add_command(downgrade_check_command)
+        cli.add_command(groups_command)
+        cli.add_command(lag_command)
+    except MissingExtraError as exc:
+        for name in ("downgrade-check", "groups", "lag"):
+            cli.add_command(_needs_extra(name, exc))
 
 
 def _needs_extra(name: str, error: MissingExtraError) -> click.Command:

@@ -21,7 +21,14 @@ _BLOCK = re.compile(
 )
 # Files whose examples start a Spark session.
 SPARK_DOCS = {"README.md", "docs/spark.md"}
-DOCS = ["README.md", "docs/architecture.md", "docs/dumps.md", "docs/lint.md", "docs/spark.md"]
+DOCS = [
+    "README.md",
+    "docs/architecture.md",
+    "docs/dumps.md",
+    "docs/forensics.md",
+    "docs/lint.md",
+    "docs/spark.md",
+]
 
 
 def runnable_blocks(text: str) -> tuple[list[str], int]:

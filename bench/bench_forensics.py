@@ -1,0 +1,70 @@
+"""Time of ``groups``, ``lag`` and ``downgrade-check`` against ``dump --compacted``, one core.
+
+Synthesizes an __consumer_offsets dump (``spark_udfs.synth``: classic and consumer groups,
+transactional commits, tombstones) and times, on the same files, the compacted view
+(``codegen.dumps.compacted``, what ``dump --compacted`` computes) and each forensics answer
+(``codegen.forensics``), printing each one's time and its ratio to the compacted view. The
+target is at most 2x for ``groups`` and ``lag``. Each figure is the best of ``--repeat`` runs.
+
+    python bench/bench_forensics.py               # 1,000,000 records
+    python bench/bench_forensics.py -n 200000 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from codegen.dumps.compacted import CompactedView
+from codegen.dumps.coordinator import decode_batches
+from codegen.forensics.downgrade import check_downgrade, dump_partitions
+from codegen.forensics.groups import group_reports
+from codegen.forensics.lag import lag_reports
+from spark_udfs.synth import write_consumer_offsets
+
+
+def compacted(folder: Path) -> None:
+    for _, files in dump_partitions(folder):
+        view = CompactedView()
+        for f in files:
+            view.add_batches(decode_batches(f))
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--records", type=int, default=1_000_000)
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        stats = write_consumer_offsets(folder, records=args.records, groups=args.groups)
+        print(f"{stats.records:,} records, {args.groups} groups")
+        base = best(lambda: compacted(folder), args.repeat)
+        print(f"{'dump --compacted':<18} {base:7.2f} s")
+        for name, fn in (
+            ("groups", lambda: group_reports(folder)),
+            ("lag", lambda: lag_reports(folder)),
+            ("downgrade-check", lambda: check_downgrade(folder, "3.4")),
+        ):
+            took = best(fn, args.repeat)
+            print(f"{name:<18} {took:7.2f} s  {took / base:4.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,464 @@
+"""Groups over time: each group's state at a point in the log, and its timeline.
+
+The log is replayed in order through the compacted view of :mod:`codegen.dumps.compacted`
+(last value per key, tombstones remove, transactional records once committed), and every
+record that changes a group is turned into timeline events by comparing the group before and
+after it:
+
+``created`` / ``group-deleted``
+    the group's first record; a tombstone of its group-level record (``GroupMetadata`` for
+    classic groups, ``<Type>GroupMetadata`` for the others).
+``rebalance``
+    a classic group's generation, or a consumer/share/streams group's epoch, changed.
+``member-joined`` / ``member-left``
+    the member set changed.
+``protocol-conversion``
+    the group id came back as another type (classic <-> consumer): Kafka deletes the old
+    group's records and writes the new type's when it converts a group (KIP-848).
+``assignor-changed``
+    a classic group's chosen protocol (its assignor) changed.
+``offset-deleted``
+    a committed offset was tombstoned (expired, deleted by an admin, or the group deleted).
+``member-epoch``
+    a consumer-protocol member's current assignment record: member epoch, previous epoch and,
+    per partition, the assignment epochs newer versions record (KAFKA-19779; null when absent).
+
+Kafka writes no record for a classic group's join or sync phases, only the result of each
+rebalance, so states are the ones :mod:`codegen.dumps.compacted` derives (``Empty``,
+``Stable``, ``Reconciling``).
+
+Assignor inventory (KIP-726): ``__consumer_offsets`` keeps, for each member of a classic group,
+the subscription of the *chosen* protocol only, not the list of assignors the member
+advertised. What the log does tell: the assignor chosen per generation, and each member's
+consumer-protocol subscription version (version 0 means a client older than 2.4, which has no
+cooperative rebalancing, KIP-429). The cooperative switch verdict follows from those:
+``done`` (the group already runs ``cooperative-sticky``), ``not-possible`` (a member cannot
+run it), otherwise ``two-step``: the KIP-429 rolling upgrade, first adding
+``cooperative-sticky`` to every member's list after the current assignor, then removing the
+old one, is needed unless every member already lists it, which the log cannot show.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from codegen.dumps.compacted import CompactedView, GroupState
+from codegen.dumps.coordinator import (
+    CONSUMER_OFFSETS,
+    RECORD,
+    TOMBSTONE,
+    DecodedBatch,
+    DecodedRecord,
+    decode_batches,
+)
+from codegen.dumps.model import SegmentError
+from codegen.forensics.downgrade import DumpInputError, dump_partitions
+
+__all__ = [
+    "AsOf",
+    "AssignorInventory",
+    "GroupEvent",
+    "GroupReport",
+    "GroupsView",
+    "assignor_inventory",
+    "group_reports",
+    "group_views",
+    "parse_as_of",
+]
+
+COOPERATIVE: Final = "cooperative-sticky"
+
+
+@dataclass(frozen=True, slots=True)
+class AsOf:
+    """Replay up to and including a log offset, or a record timestamp (epoch ms)."""
+
+    offset: int | None = None
+    timestamp_ms: int | None = None
+
+    def excludes(self, batch_offset: int, batch_timestamp: int) -> bool:
+        if self.offset is not None and batch_offset > self.offset:
+            return True
+        return self.timestamp_ms is not None and batch_timestamp > self.timestamp_ms
+
+
+def parse_as_of(text: str) -> AsOf:
+    """``123`` (a log offset) or an ISO-8601 time (``2024-05-01T12:00:00Z``; UTC if no zone)."""
+    text = text.strip()
+    if text.isdigit():
+        return AsOf(offset=int(text))
+    try:
+        moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"--as-of {text!r} is neither a log offset (digits) nor an ISO-8601 time such as "
+            "2024-05-01T12:00:00Z"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.UTC)
+    return AsOf(timestamp_ms=int(moment.timestamp() * 1000))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupEvent:
+    partition: int
+    offset: int
+    timestamp: int
+    group: str
+    kind: str
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    type: str
+    generation: int | None
+    epoch: int | None
+    protocol: str | None
+    members: frozenset[str]
+
+
+def _shape(g: GroupState | None) -> _Shape | None:
+    if g is None:
+        return None
+    return _Shape(g.type, g.generation, g.epoch, g.protocol, frozenset(g.members))
+
+
+def _group_id(rec: DecodedRecord) -> str | None:
+    key: Any = rec.key
+    if key is None:
+        return None
+    if rec.name in ("OffsetCommit", "LegacyOffsetCommit", "GroupMetadata"):
+        return str(key.group)
+    gid = getattr(key, "group_id", None)
+    return str(gid) if gid is not None else None
+
+
+class GroupsView(CompactedView):
+    """The compacted view of one partition, also recording each group's timeline."""
+
+    def __init__(self, partition: int, as_of: AsOf | None = None) -> None:
+        super().__init__()
+        self.partition = partition
+        self.as_of = as_of
+        self.events: list[GroupEvent] = []
+        self.last_type: dict[str, str] = {}
+        self.last_protocol: dict[str, str] = {}
+        self.subscription_versions: dict[str, dict[str, int]] = {}
+        """Classic group -> member -> consumer-protocol subscription version (latest)."""
+        self.chosen_assignors: dict[str, list[str]] = {}
+        """Classic group -> assignors chosen, in order of first use."""
+
+    def add_batch(self, item: DecodedBatch) -> None:
+        batch = item.batch
+        if self.as_of is not None and self.as_of.excludes(batch.base_offset, batch.max_timestamp):
+            return
+        super().add_batch(item)
+
+    def _event(self, rec: DecodedRecord, group: str, kind: str, **detail: Any) -> None:
+        self.events.append(
+            GroupEvent(self.partition, rec.offset, rec.timestamp, group, kind, detail)
+        )
+
+    def add(self, rec: DecodedRecord) -> None:
+        if rec.kind not in (RECORD, TOMBSTONE):
+            super().add(rec)
+            return
+        group = _group_id(rec)
+        if group is None:
+            super().add(rec)
+            return
+        is_offset = rec.name in ("OffsetCommit", "LegacyOffsetCommit")
+        if is_offset:
+            key: Any = rec.key
+            existed = (key.group, key.topic, key.partition) in self.offsets
+            super().add(rec)
+            if rec.value is None and existed:
+                self._event(rec, group, "offset-deleted", topic=key.topic, partition=key.partition)
+            return
+        before = _shape(self.groups.get(group))
+        super().add(rec)
+        after = _shape(self.groups.get(group))
+        self._diff(rec, group, before, after)
+        if rec.name == "GroupMetadata" and rec.value is not None:
+            self._classic_inventory(rec, group)
+        if rec.name.endswith("CurrentMemberAssignment") and rec.value is not None:
+            self._member_epoch(rec, group)
+
+    def _diff(
+        self, rec: DecodedRecord, group: str, before: _Shape | None, after: _Shape | None
+    ) -> None:
+        if before == after:
+            return
+        if after is None:
+            assert before is not None
+            self._event(rec, group, "group-deleted", type=before.type)
+            return
+        if before is None or before.type != after.type:
+            previous = self.last_type.get(group)
+            if before is not None:
+                previous = before.type
+            self._event(rec, group, "created", type=after.type)
+            if previous is not None and previous != after.type:
+                self._event(
+                    rec, group, "protocol-conversion", **{"from": previous, "to": after.type}
+                )
+            self.last_type[group] = after.type
+            before = None
+        old_gen = None if before is None else (before.generation, before.epoch)
+        new_gen = (after.generation, after.epoch)
+        if old_gen is not None and old_gen != new_gen:
+            field_name = "generation" if after.type == "classic" else "epoch"
+            old = old_gen[0] if after.type == "classic" else old_gen[1]
+            new = new_gen[0] if after.type == "classic" else new_gen[1]
+            if old != new:
+                self._event(rec, group, "rebalance", **{field_name: new, "previous": old})
+        old_members = frozenset() if before is None else before.members
+        for m in sorted(after.members - old_members):
+            self._event(rec, group, "member-joined", member=m)
+        for m in sorted(old_members - after.members):
+            self._event(rec, group, "member-left", member=m)
+        # An empty classic group has no protocol: compare with the last one it had.
+        last = self.last_protocol.get(group)
+        if after.protocol:
+            if last is not None and last != after.protocol:
+                self._event(rec, group, "assignor-changed", previous=last, protocol=after.protocol)
+            self.last_protocol[group] = after.protocol
+
+    def _classic_inventory(self, rec: DecodedRecord, group: str) -> None:
+        value: Any = rec.value
+        if value.protocol_type != "consumer":
+            return
+        if value.protocol:
+            chosen = self.chosen_assignors.setdefault(group, [])
+            if value.protocol not in chosen:
+                chosen.append(value.protocol)
+        versions = self.subscription_versions.setdefault(group, {})
+        versions.clear()
+        for m in rec.members or ():
+            versions[m.member_id] = m.subscription.version
+
+    def _member_epoch(self, rec: DecodedRecord, group: str) -> None:
+        key: Any = rec.key
+        value: Any = rec.value
+        partitions = {
+            str(tp.topic_id): {
+                "partitions": list(tp.partitions),
+                "assignmentEpochs": (
+                    list(tp.assignment_epochs)
+                    if getattr(tp, "assignment_epochs", None) is not None
+                    else None
+                ),
+            }
+            for tp in getattr(value, "assigned_partitions", ())
+        }
+        self._event(
+            rec,
+            group,
+            "member-epoch",
+            member=key.member_id,
+            memberEpoch=value.member_epoch,
+            previousMemberEpoch=getattr(value, "previous_member_epoch", None),
+            assigned=partitions,
+        )
+
+
+@dataclass(slots=True)
+class AssignorInventory:
+    """KIP-726 inventory of a group."""
+
+    chosen: str | None
+    """Classic: the assignor of the current generation; others: the members' server assignor."""
+    chosen_over_time: list[str]
+    advertised: dict[str, list[str] | None]
+    """Member -> assignors it advertised; None where the log does not hold them (classic)."""
+    common: list[str] | None
+    subscription_versions: dict[str, int]
+    cooperative_switch: str | None
+    """``done``, ``two-step`` or ``not-possible`` (classic groups); None for the others."""
+    why: str
+
+
+def assignor_inventory(view: GroupsView, g: GroupState) -> AssignorInventory:
+    if g.type != "classic":
+        server = sorted({a for m in g.members.values() for a in m.assignors})
+        return AssignorInventory(
+            server[0] if len(server) == 1 else None,
+            server,
+            {m.member_id: list(m.assignors) for m in g.members.values()},
+            server or None,
+            {},
+            None,
+            "consumer-protocol groups are assigned by the coordinator's server assignor",
+        )
+    versions = dict(view.subscription_versions.get(g.group, {}))
+    chosen_over_time = list(view.chosen_assignors.get(g.group, []))
+    if g.protocol == COOPERATIVE:
+        verdict, why = "done", "the group already runs cooperative-sticky"
+    elif old := sorted(m for m, v in versions.items() if v < 1):
+        verdict = "not-possible"
+        why = (
+            f"member(s) {', '.join(old)} send consumer-protocol subscription v0, without owned "
+            "partitions (Java clients before 2.4 or other clients without KIP-429): they cannot "
+            "rebalance cooperatively; upgrade those clients first"
+        )
+    else:
+        verdict = "two-step"
+        why = (
+            "the log holds only the chosen assignor's subscription, not each member's list: "
+            f"roll out [{COOPERATIVE}, {g.protocol or '<current>'}] to every member, then "
+            f"[{COOPERATIVE}] alone (KIP-429)"
+        )
+    return AssignorInventory(
+        g.protocol,
+        chosen_over_time,
+        {m: None for m in g.members},
+        None,
+        versions,
+        verdict,
+        why,
+    )
+
+
+@dataclass(slots=True)
+class GroupReport:
+    """One group at the as-of point, with its timeline up to there."""
+
+    group: str
+    partition: int
+    type: str | None
+    """None when the group was deleted (its events remain)."""
+    state: str
+    protocol_type: str | None
+    protocol: str | None
+    generation: int | None
+    epoch: int | None
+    members: list[dict[str, Any]]
+    inventory: AssignorInventory | None
+    committed_offsets: int
+    events: list[GroupEvent] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        doc = {
+            "group": self.group,
+            "partition": self.partition,
+            "type": self.type,
+            "state": self.state,
+            "protocolType": self.protocol_type,
+            "protocol": self.protocol,
+            "generation": self.generation,
+            "epoch": self.epoch,
+            "members": self.members,
+            "committedOffsets": self.committed_offsets,
+            "assignors": None if self.inventory is None else _camel(asdict(self.inventory)),
+            "timeline": [
+                {k: v for k, v in asdict(e).items() if k not in ("group", "partition")}
+                for e in self.events
+            ],
+        }
+        return doc
+
+
+def _camel(d: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        head, *rest = k.split("_")
+        out[head + "".join(p.title() for p in rest)] = v
+    return out
+
+
+def _member_json(m: Any, group_type: str) -> dict[str, Any]:
+    # A classic member's advertised assignors are not in the log (see the module doc).
+    return {
+        "memberId": m.member_id,
+        "clientId": m.client_id,
+        "clientHost": m.client_host,
+        "instanceId": m.instance_id,
+        "assignors": None if group_type == "classic" else list(m.assignors),
+        "subscribedTopics": list(m.subscribed_topics),
+        "assignment": {k: list(v) for k, v in m.assignment.items()},
+        "memberEpoch": m.member_epoch,
+    }
+
+
+def group_views(
+    path: Path, as_of: AsOf | None = None, errors: list[SegmentError] | None = None
+) -> list[GroupsView]:
+    """Replay each ``__consumer_offsets`` partition under ``path`` up to ``as_of``."""
+    views: list[GroupsView] = []
+    for partition, files in dump_partitions(path):
+        view = GroupsView(partition, as_of)
+        for f in files:
+            view.add_batches(decode_batches(f, CONSUMER_OFFSETS, errors=errors))
+        views.append(view)
+    return views
+
+
+def group_reports(
+    source: Path | Iterable[GroupsView], group: str | None = None, as_of: AsOf | None = None
+) -> list[GroupReport]:
+    """Every group (or one) of a dump at ``as_of`` (default: the end), by group id."""
+    views = group_views(source, as_of) if isinstance(source, Path) else list(source)
+    reports: list[GroupReport] = []
+    for view in views:
+        events_of: dict[str, list[GroupEvent]] = {}
+        for e in view.events:
+            events_of.setdefault(e.group, []).append(e)
+        offsets_of: dict[str, int] = {}
+        for k in view.offsets:
+            offsets_of[k[0]] = offsets_of.get(k[0], 0) + 1
+        names = set(events_of) | set(view.groups) | set(offsets_of)
+        for name in sorted(names):
+            if group is not None and name != group:
+                continue
+            g = view.groups.get(name)
+            events = events_of.get(name, [])
+            offsets = offsets_of.get(name, 0)
+            if g is None and offsets and not any(e.kind == "created" for e in events):
+                # Only committed offsets (e.g. a consumer using assign()): Kafka loads such a
+                # group as an empty classic group.
+                g = GroupState(name, "classic")
+            if g is None:
+                reports.append(
+                    GroupReport(
+                        name,
+                        view.partition,
+                        None,
+                        "Dead",
+                        None,
+                        None,
+                        None,
+                        None,
+                        [],
+                        None,
+                        offsets,
+                        events,
+                    )
+                )
+                continue
+            reports.append(
+                GroupReport(
+                    name,
+                    view.partition,
+                    g.type,
+                    g.state,
+                    g.protocol_type,
+                    g.protocol,
+                    g.generation,
+                    g.epoch,
+                    [_member_json(g.members[m], g.type) for m in sorted(g.members)],
+                    assignor_inventory(view, g),
+                    offsets,
+                    events,
+                )
+            )
+    reports.sort(key=lambda r: (r.group, r.partition))
+    if group is not None and not reports:
+        raise DumpInputError(
+            f"group {group!r} is not in the dump; run without --group to list them"
+        )
+    return reports

@@ -1,0 +1,339 @@
+"""Committed offsets over time, lag, and a Burrow-like status per group and partition.
+
+History: every offset commit that took effect (transactional ones once committed, see
+:mod:`codegen.dumps.compacted`), per (group, topic, partition), in log order, with the
+tombstones that deleted the offset.
+
+Lag: the partition's log end offset at the commit's time minus the committed offset (never
+below 0). The log end offsets come from the data topic's own segments in the same log folder
+(``<topic>-<partition>`` next to ``__consumer_offsets-N``): the end offset at time T is one past
+the last offset of the last batch whose newest timestamp is at most T. Batch timestamps are
+producer (CreateTime) or broker (LogAppendTime) times, so with skewed producer clocks this is
+an estimate. Without the data topic's segments, lag is unknown (null) and no status is given.
+
+Status (after Burrow's consumer lag evaluation rules), per partition over a sliding window of
+the last ``window`` commits (default 10), evaluated at *now*: the ``--as-of`` time, else the
+newest timestamp in the dump (offset commits and data batches):
+
+1. ``OK`` when any lag in the window is 0;
+2. ``STOP`` when the time from the newest commit to now is longer than the window spans (newest
+   minus oldest commit time), unless the committed offset has reached the log end at now;
+3. ``STALL`` when the committed offset did not move over the window and the lag did not shrink
+   (it stayed the same or grew) between any two commits;
+4. ``WARN`` when the offset moved but the lag never shrank between two consecutive commits;
+5. ``OK`` otherwise.
+
+A group's status is ``ERR`` when any of its partitions is ``STOP`` or ``STALL``, else ``WARN``
+when any is ``WARN``, else ``OK`` (and none when no partition has one).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from codegen.dumps.compacted import CompactedView
+from codegen.dumps.coordinator import (
+    CONSUMER_OFFSETS,
+    RECORD,
+    TOMBSTONE,
+    DecodedBatch,
+    DecodedRecord,
+    decode_batches,
+)
+from codegen.dumps.model import RecordBatch, SegmentError
+from codegen.dumps.segments import SegmentReader, segment_files
+from codegen.forensics.downgrade import DumpInputError, dump_partitions
+from codegen.forensics.groups import AsOf
+
+__all__ = [
+    "DEFAULT_WINDOW",
+    "Commit",
+    "GroupLag",
+    "LogEnds",
+    "OffsetsView",
+    "PartitionLag",
+    "burrow_status",
+    "lag_reports",
+    "log_folder_of",
+]
+
+DEFAULT_WINDOW: Final = 10
+_OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
+
+
+@dataclass(slots=True)  # not frozen: one per record, and frozen init is slower
+class Commit:
+    record_offset: int
+    """Offset of the commit's record in ``__consumer_offsets``."""
+    commit_timestamp: int
+    offset: int
+    leader_epoch: int
+    log_end_offset: int | None
+    lag: int | None
+
+
+@dataclass(slots=True)
+class PartitionLag:
+    group: str
+    topic: str
+    partition: int
+    commits: list[Commit] = field(default_factory=list)
+    deleted_at: list[int] = field(default_factory=list)
+    """Record offsets of the tombstones that deleted this offset."""
+    live: bool = True
+    """False when the offset's last record is a tombstone."""
+    log_end_offset: int | None = None
+    """At *now*."""
+    lag: int | None = None
+    """At *now*: log end offset minus the last committed offset."""
+    status: str | None = None
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "topic": self.topic,
+            "partition": self.partition,
+            "live": self.live,
+            "logEndOffset": self.log_end_offset,
+            "lag": self.lag,
+            "status": self.status,
+            "reason": self.reason,
+            "deletedAt": self.deleted_at,
+            "commits": [
+                {
+                    "recordOffset": c.record_offset,
+                    "commitTimestamp": c.commit_timestamp,
+                    "offset": c.offset,
+                    "leaderEpoch": c.leader_epoch,
+                    "logEndOffset": c.log_end_offset,
+                    "lag": c.lag,
+                }
+                for c in self.commits
+            ],
+        }
+
+
+@dataclass(slots=True)
+class GroupLag:
+    group: str
+    status: str | None
+    partitions: list[PartitionLag]
+    now: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "status": self.status,
+            "now": self.now,
+            "partitions": [p.to_json() for p in self.partitions],
+        }
+
+
+class LogEnds:
+    """Log end offsets over time of data-topic partitions, read from their segments."""
+
+    def __init__(self, log_folder: Path | None) -> None:
+        self.folder = log_folder
+        self._ends: dict[tuple[str, int], tuple[list[int], list[int]] | None] = {}
+        self.newest_timestamp = -1
+
+    def _load(self, topic: str, partition: int) -> tuple[list[int], list[int]] | None:
+        k = (topic, partition)
+        if k in self._ends:
+            return self._ends[k]
+        found: tuple[list[int], list[int]] | None = None
+        folder = None if self.folder is None else self.folder / f"{topic}-{partition}"
+        if folder is not None and folder.is_dir():
+            times: list[int] = []
+            ends: list[int] = []
+            newest = -1
+            for f in segment_files(folder):
+                if f.suffix != ".log":
+                    continue
+                for item in SegmentReader(f):
+                    if not isinstance(item, RecordBatch):
+                        continue
+                    # Running maxima keep both lists sorted for the bisection.
+                    newest = max(newest, item.max_timestamp)
+                    times.append(newest)
+                    ends.append(max(ends[-1] if ends else 0, item.last_offset + 1))
+            if times:
+                found = (times, ends)
+                self.newest_timestamp = max(self.newest_timestamp, times[-1])
+        self._ends[k] = found
+        return found
+
+    def known(self, topic: str, partition: int) -> bool:
+        return self._load(topic, partition) is not None
+
+    def at_each(self, topic: str, partition: int, timestamps: list[int]) -> list[int | None]:
+        """:meth:`at` for many timestamps of one partition."""
+        loaded = self._load(topic, partition)
+        if loaded is None:
+            return [None] * len(timestamps)
+        times, ends = loaded
+        out: list[int | None] = []
+        for ts in timestamps:
+            i = bisect.bisect_right(times, ts)
+            out.append(ends[i - 1] if i else 0)
+        return out
+
+    def at(self, topic: str, partition: int, timestamp: int) -> int | None:
+        """The log end offset at ``timestamp`` (0 before the first batch), or None if unknown."""
+        loaded = self._load(topic, partition)
+        if loaded is None:
+            return None
+        times, ends = loaded
+        i = bisect.bisect_right(times, timestamp)
+        return ends[i - 1] if i else 0
+
+
+class OffsetsView(CompactedView):
+    """The compacted view of one partition, also keeping every commit and offset deletion."""
+
+    def __init__(self, partition: int, as_of: AsOf | None = None) -> None:
+        super().__init__()
+        self.partition = partition
+        self.as_of = as_of
+        self.history: dict[tuple[str, str, int], list[tuple[int, int, int, int]]] = {}
+        """(group, topic, partition) -> (record offset, commit time, offset, leader epoch)."""
+        self.deletions: dict[tuple[str, str, int], list[int]] = {}
+        self.newest_timestamp = -1
+
+    def add_batch(self, item: DecodedBatch) -> None:
+        batch = item.batch
+        if self.as_of is not None and self.as_of.excludes(batch.base_offset, batch.max_timestamp):
+            return
+        self.newest_timestamp = max(self.newest_timestamp, batch.max_timestamp)
+        super().add_batch(item)
+
+    def add(self, rec: DecodedRecord) -> None:
+        super().add(rec)
+        # The name first: most records are offset commits, and error records have no key.
+        if rec.name not in _OFFSET_RECORDS or rec.kind not in (RECORD, TOMBSTONE):
+            return
+        key: Any = rec.key
+        k = (str(key.group), str(key.topic), int(key.partition))
+        value: Any = rec.value
+        if value is None:
+            if k in self.history:
+                self.deletions.setdefault(k, []).append(rec.offset)
+            return
+        self.history.setdefault(k, []).append(
+            (rec.offset, value.commit_timestamp, value.offset, getattr(value, "leader_epoch", -1))
+        )
+
+
+def burrow_status(commits: list[Commit], now: int, end_now: int | None) -> tuple[str | None, str]:
+    """Status of one partition over a window of commits (oldest first), and why."""
+    if not commits or any(c.lag is None for c in commits):
+        return None, "no log end offsets for this partition (its data segments are not here)"
+    lags = [c.lag for c in commits]
+    assert all(lag is not None for lag in lags)
+    if any(lag == 0 for lag in lags):
+        return "OK", "a lag of 0 in the window"
+    newest, oldest = commits[-1], commits[0]
+    if now - newest.commit_timestamp > newest.commit_timestamp - oldest.commit_timestamp:
+        if end_now is not None and newest.offset >= end_now:
+            return "OK", "no commit lately, but the committed offset is at the log end"
+        return (
+            "STOP",
+            f"no commit for {now - newest.commit_timestamp} ms, longer than the window spans "
+            f"({newest.commit_timestamp - oldest.commit_timestamp} ms)",
+        )
+    pairs = list(itertools.pairwise(commits))
+    lag_never_shrinks = all((b.lag or 0) >= (a.lag or 0) for a, b in pairs)
+    if len(commits) > 1 and newest.offset == oldest.offset and lag_never_shrinks:
+        return (
+            "STALL",
+            "the committed offset did not move over the window and the lag did not shrink",
+        )
+    if len(commits) > 1 and lag_never_shrinks:
+        return "WARN", "the offset moves but the lag never shrank over the window"
+    return "OK", "the lag shrinks"
+
+
+def log_folder_of(path: Path) -> Path:
+    """The broker log folder a dump path belongs to (where the data topics' folders are)."""
+    if path.is_file():
+        return path.parent.parent
+    if path.name.startswith(CONSUMER_OFFSETS + "-"):
+        return path.parent
+    return path
+
+
+def _group_status(statuses: Iterable[str | None]) -> str | None:
+    seen = {s for s in statuses if s is not None}
+    if not seen:
+        return None
+    if seen & {"STOP", "STALL"}:
+        return "ERR"
+    return "WARN" if "WARN" in seen else "OK"
+
+
+def lag_reports(
+    path: Path,
+    group: str | None = None,
+    as_of: AsOf | None = None,
+    window: int = DEFAULT_WINDOW,
+    errors: list[SegmentError] | None = None,
+) -> list[GroupLag]:
+    """Offset history, lag and status of every group (or one) of a dump, by group."""
+    if window < 1:
+        raise ValueError(f"--window {window}: give at least 1 commit")
+    views: list[OffsetsView] = []
+    for partition, files in dump_partitions(path):
+        view = OffsetsView(partition, as_of)
+        for f in files:
+            view.add_batches(decode_batches(f, CONSUMER_OFFSETS, errors=errors))
+        views.append(view)
+    ends = LogEnds(log_folder_of(path))
+    keys = {k for v in views for k in v.history if group is None or k[0] == group}
+    if group is not None and not keys:
+        raise DumpInputError(
+            f"group {group!r} has no committed offset in the dump; run without --group to list them"
+        )
+    for _, t, p in keys:
+        ends.known(t, p)
+    now = max([v.newest_timestamp for v in views] + [ends.newest_timestamp])
+    if as_of is not None and as_of.timestamp_ms is not None:
+        now = as_of.timestamp_ms
+    by_group: dict[str, list[PartitionLag]] = {}
+    for v in views:
+        for k in sorted(v.history):
+            if k not in keys:
+                continue
+            g, t, p = k
+            history = v.history[k]
+            at_commit = ends.at_each(t, p, [h[1] for h in history])
+            commits = [
+                Commit(rec_off, ts, off, epoch, end, None if end is None else max(end - off, 0))
+                for (rec_off, ts, off, epoch), end in zip(history, at_commit, strict=True)
+            ]
+            end_now = ends.at(t, p, now)
+            last = commits[-1]
+            status, reason = burrow_status(commits[-window:], now, end_now)
+            by_group.setdefault(g, []).append(
+                PartitionLag(
+                    g,
+                    t,
+                    p,
+                    commits,
+                    v.deletions.get(k, []),
+                    k in v.offsets,
+                    end_now,
+                    None if end_now is None else max(end_now - last.offset, 0),
+                    status,
+                    reason,
+                )
+            )
+    return [
+        GroupLag(g, _group_status(p.status for p in parts), parts, now)
+        for g, parts in sorted(by_group.items())
+    ]

@@ -1,0 +1,241 @@
+"""``--format html``: one self-contained HTML report of groups, offsets and lag.
+
+Plots are drawn with matplotlib (the ``report`` extra) and embedded as inline SVG, so the file
+needs no network, no script and no other file to show. Per group: its state, a rebalance
+timeline (every timeline event by kind over time) and the events; per partition: committed
+offset and log end offset over time, lag over time, and the Burrow-like status.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from codegen.forensics.groups import GroupReport
+from codegen.forensics.lag import GroupLag, PartitionLag
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["ReportUnavailableError", "render_html"]
+
+_STATUS_COLOURS: Final = {
+    "OK": "#2e7d32",
+    "WARN": "#ef6c00",
+    "ERR": "#c62828",
+    "STOP": "#c62828",
+    "STALL": "#c62828",
+}
+_CSS: Final = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; }
+h3 { font-size: 1.05em; }
+table { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
+td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; }
+.status { color: #fff; padding: 1px 6px; border-radius: 3px; font-weight: bold; }
+.plot svg { max-width: 100%; height: auto; }
+"""
+
+
+class ReportUnavailableError(RuntimeError):
+    """matplotlib, which draws the plots, is not installed."""
+
+
+def _figure(width: float, height: float) -> Figure:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ReportUnavailableError(
+            "--format html draws its plots with matplotlib: pip install 'kafka-specgen[report]'"
+        ) from None
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _svg(fig: Figure) -> str:
+    import matplotlib
+
+    buf = io.StringIO()
+    # A fixed salt and no date: the same input gives the same file.
+    with matplotlib.rc_context(
+        {
+            "svg.hashsalt": "kafka-specgen",
+            "svg.fonttype": "path",
+            "date.epoch": "1970-01-01T00:00:00",  # the unit _days() gives
+        }
+    ):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _when(ms: int) -> _dt.datetime:
+    return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
+
+
+def _days(ms: int) -> float:
+    """matplotlib's date axis unit: days since 1970-01-01 (its default epoch)."""
+    return ms / 86_400_000
+
+
+def _iso(ms: int) -> str:
+    return _when(ms).isoformat(timespec="milliseconds").replace("+00:00", "Z") if ms >= 0 else "-"
+
+
+def _badge(status: str | None) -> str:
+    if status is None:
+        return "<span>no status</span>"
+    colour = _STATUS_COLOURS.get(status, "#555")
+    return f'<span class="status" style="background:{colour}">{html.escape(status)}</span>'
+
+
+def _pad_single_instant(ax: Any, xs: list[float]) -> None:
+    # Everything at one instant: show a minute either side, not matplotlib's default years.
+    if xs and min(xs) == max(xs):
+        ax.set_xlim(xs[0] - 1 / 1440, xs[0] + 1 / 1440)
+
+
+def _timeline_plot(report: GroupReport) -> str:
+    events = [e for e in report.events if e.timestamp >= 0]
+    if not events:
+        return ""
+    kinds = sorted({e.kind for e in events})
+    fig = _figure(9, 0.5 + 0.35 * len(kinds))
+    ax = fig.add_subplot()
+    for i, kind in enumerate(kinds):
+        xs = [_days(e.timestamp) for e in events if e.kind == kind]
+        ax.scatter(xs, [i] * len(xs), s=18, label=kind)
+    ax.xaxis_date()
+    _pad_single_instant(ax, [_days(e.timestamp) for e in events])
+    ax.set_yticks(range(len(kinds)), kinds)
+    ax.set_title(f"{report.group}: timeline")
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig)
+
+
+def _partition_plot(p: PartitionLag) -> str:
+    fig = _figure(9, 4)
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    xs = [_days(c.commit_timestamp) for c in p.commits]
+    known = [(x, c.log_end_offset) for x, c in zip(xs, p.commits, strict=True)]
+    ends = [(x, e) for x, e in known if e is not None]
+    if ends:
+        top.step(
+            [x for x, _ in ends],
+            [e for _, e in ends],
+            where="post",
+            label="log end offset",
+            color="#ff7f0e",
+            linewidth=3,
+            alpha=0.5,
+        )
+    # Drawn over the log end, so a consumer that keeps up shows both lines.
+    top.step(
+        xs, [c.offset for c in p.commits], where="post", label="committed offset", color="#1f77b4"
+    )
+    top.set_ylabel("offset")
+    top.legend(loc="upper left")
+    top.set_title(f"{p.group}: {p.topic}-{p.partition}")
+    lags = [(x, c.lag) for x, c in zip(xs, p.commits, strict=True) if c.lag is not None]
+    if lags:
+        bottom.plot([x for x, _ in lags], [lag for _, lag in lags], marker="o", markersize=3)
+    else:
+        bottom.text(
+            0.5, 0.5, "lag unknown: no data segments", ha="center", transform=bottom.transAxes
+        )
+    bottom.set_ylabel("lag")
+    _pad_single_instant(bottom, xs)
+    bottom.xaxis_date()
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    return _svg(fig)
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    out = ["<table><tr>", *(f"<th>{html.escape(h)}</th>" for h in head), "</tr>"]
+    for row in rows:
+        out.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def _group_section(report: GroupReport | None, lag: GroupLag | None, name: str) -> str:
+    parts = [f'<section id="group-{html.escape(name)}"><h2>{html.escape(name)}</h2>']
+    if report is not None:
+        gen = report.generation if report.type == "classic" else report.epoch
+        parts.append(
+            _table(
+                ["type", "state", "protocol", "generation / epoch", "members", "partition"],
+                [
+                    [
+                        report.type or "deleted",
+                        report.state,
+                        report.protocol or "-",
+                        "-" if gen is None else gen,
+                        len(report.members),
+                        report.partition,
+                    ]
+                ],
+            )
+        )
+        if report.inventory is not None and report.inventory.cooperative_switch:
+            inv = report.inventory
+            parts.append(
+                f"<p>Assignor {html.escape(inv.chosen or '-')}; cooperative switch: "
+                f"<b>{html.escape(inv.cooperative_switch or '')}</b>: {html.escape(inv.why)}</p>"
+            )
+        parts.append(f'<div class="plot">{_timeline_plot(report)}</div>')
+        parts.append(
+            _table(
+                ["offset", "time", "event", "detail"],
+                [
+                    [
+                        e.offset,
+                        _iso(e.timestamp),
+                        e.kind,
+                        " ".join(f"{k}={v}" for k, v in e.detail.items()),
+                    ]
+                    for e in report.events
+                ],
+            )
+        )
+    if lag is not None:
+        parts.append(f"<h3>Offsets and lag {_badge(lag.status)}</h3>")
+        for p in lag.partitions:
+            parts.append(
+                f"<h3>{html.escape(p.topic)}-{p.partition} {_badge(p.status)}</h3>"
+                f"<p>{html.escape(p.reason)}; committed {p.commits[-1].offset}, log end "
+                f"{'-' if p.log_end_offset is None else p.log_end_offset}, lag "
+                f"{'-' if p.lag is None else p.lag}"
+                f"{'' if p.live else ' (offset deleted)'}</p>"
+                f'<div class="plot">{_partition_plot(p)}</div>'
+            )
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def render_html(groups: Sequence[GroupReport], lags: Sequence[GroupLag], title: str) -> str:
+    """The report of the given groups and their offsets, as one HTML document."""
+    by_group = {r.group: r for r in groups}
+    lag_by_group = {g.group: g for g in lags}
+    names = sorted(set(by_group) | set(lag_by_group))
+    sections = [_group_section(by_group.get(n), lag_by_group.get(n), n) for n in names]
+    summary = _table(
+        ["group", "type", "state", "lag status"],
+        [
+            [
+                n,
+                (by_group[n].type or "deleted") if n in by_group else "-",
+                by_group[n].state if n in by_group else "-",
+                (lag_by_group[n].status or "-") if n in lag_by_group else "-",
+            ]
+            for n in names
+        ],
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>{summary}{''.join(sections)}</body></html>\n"
+    )

@@ -1,0 +1,258 @@
+"""groups: each group at a point in time, its timeline and assignor inventory."""
+
+from __future__ import annotations
+
+import json
+import struct
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from codegen.dumps import SegmentWriter
+from codegen.forensics.command import groups_command
+from codegen.forensics.groups import AsOf, group_reports, parse_as_of
+from generated import MESSAGES
+from generated.consumer_group_current_member_assignment_value import TopicPartitions
+from generated.consumer_protocol_assignment import ConsumerProtocolAssignment
+from generated.consumer_protocol_subscription import ConsumerProtocolSubscription
+from generated.group_metadata_value import MemberMetadata
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT / "tests" / "data" / "forensics" / "aibulb"
+TOPIC_ID = uuid.UUID("00000000-0000-0000-0000-0000000000aa")
+
+
+def key(name: str, **fields: Any) -> bytes:
+    cls = MESSAGES[name]
+    return struct.pack(">h", cls.API_KEY) + cls(**fields).encode(0)
+
+
+def value(name: str, version: int, **fields: Any) -> bytes:
+    return struct.pack(">h", version) + MESSAGES[name](**fields).encode(version)
+
+
+def subscription(version: int) -> bytes:
+    sub = ConsumerProtocolSubscription(topics=["t"])
+    return struct.pack(">h", version) + sub.encode(version)
+
+
+def member(member_id: str, sub_version: int = 1) -> MemberMetadata:
+    assignment = ConsumerProtocolAssignment()
+    return MemberMetadata(
+        member_id=member_id,
+        client_id=f"client-{member_id}",
+        client_host="/10.0.0.1",
+        rebalance_timeout=1,
+        session_timeout=1,
+        subscription=subscription(sub_version),
+        assignment=b"\x00\x00" + assignment.encode(0),
+    )
+
+
+def classic(group: str, generation: int, protocol: str | None, *members: MemberMetadata) -> Any:
+    return (
+        key("GroupMetadataKey", group=group),
+        value(
+            "GroupMetadataValue",
+            3,
+            protocol_type="consumer",
+            generation=generation,
+            protocol=protocol,
+            leader=members[0].member_id if members else None,
+            members=list(members),
+        ),
+    )
+
+
+def commit(group: str, partition: int, offset: int | None) -> Any:
+    k = key("OffsetCommitKey", group=group, topic="t", partition=partition)
+    if offset is None:
+        return (k, None)
+    return (k, value("OffsetCommitValue", 3, offset=offset, commit_timestamp=1))
+
+
+def write(tmp_path: Path, *batches: list[Any]) -> Path:
+    folder = tmp_path / "__consumer_offsets-5"
+    folder.mkdir()
+    with SegmentWriter(folder / "00000000000000000000.log") as w:
+        for i, records in enumerate(batches):
+            w.write_batch(records, timestamp=1_700_000_000_000 + i * 1000)
+    return folder
+
+
+@pytest.fixture
+def classic_dump(tmp_path: Path) -> Path:
+    return write(
+        tmp_path,
+        [classic("g", 1, "range", member("a"))],  # 0
+        [commit("g", 0, 10)],  # 1
+        [classic("g", 2, "range", member("a"), member("b"))],  # 2
+        [classic("g", 3, None)],  # 3: everyone left
+        [classic("g", 4, "cooperative-sticky", member("b"))],  # 4
+        [commit("g", 0, None)],  # 5: offset deleted
+        [(key("GroupMetadataKey", group="g"), None)],  # 6: group deleted
+    )
+
+
+def kinds(report: Any) -> list[tuple[int, str]]:
+    return [(e.offset, e.kind) for e in report.events]
+
+
+def test_classic_timeline(classic_dump: Path) -> None:
+    (report,) = group_reports(classic_dump)
+    assert report.type is None and report.state == "Dead"
+    assert kinds(report) == [
+        (0, "created"),
+        (0, "member-joined"),
+        (2, "rebalance"),
+        (2, "member-joined"),
+        (3, "rebalance"),
+        (3, "member-left"),
+        (3, "member-left"),
+        (4, "rebalance"),
+        (4, "member-joined"),
+        (4, "assignor-changed"),
+        (5, "offset-deleted"),
+        (6, "group-deleted"),
+    ]
+    by_offset = {(e.offset, e.kind): e.detail for e in report.events}
+    assert by_offset[(2, "rebalance")] == {"generation": 2, "previous": 1}
+    assert by_offset[(2, "member-joined")] == {"member": "b"}
+    assert by_offset[(4, "assignor-changed")] == {
+        "previous": "range",
+        "protocol": "cooperative-sticky",
+    }
+    assert by_offset[(5, "offset-deleted")] == {"topic": "t", "partition": 0}
+    assert report.events[0].timestamp == 1_700_000_000_000
+
+
+def test_as_of_offset_and_time(classic_dump: Path) -> None:
+    (at2,) = group_reports(classic_dump, as_of=AsOf(offset=2))
+    assert (at2.type, at2.state, at2.generation, at2.protocol) == ("classic", "Stable", 2, "range")
+    assert [m["memberId"] for m in at2.members] == ["a", "b"]
+    assert at2.committed_offsets == 1
+    assert kinds(at2)[-1] == (2, "member-joined")
+    (at3,) = group_reports(classic_dump, as_of=parse_as_of("2023-11-14T22:13:23Z"))
+    assert (at3.generation, at3.state, at3.members) == (3, "Empty", [])
+
+
+def test_parse_as_of() -> None:
+    assert parse_as_of("42") == AsOf(offset=42)
+    assert parse_as_of("1970-01-01T00:00:01Z") == AsOf(timestamp_ms=1000)
+    assert parse_as_of("1970-01-01T00:00:01") == AsOf(timestamp_ms=1000)
+    with pytest.raises(ValueError, match="neither a log offset"):
+        parse_as_of("yesterday")
+
+
+def test_assignor_inventory(tmp_path: Path) -> None:
+    folder = write(
+        tmp_path,
+        [classic("old", 1, "range", member("a", 0), member("b", 1))],
+        [classic("new", 1, "range", member("c", 1))],
+        [classic("done", 1, "cooperative-sticky", member("d", 1))],
+    )
+    reports = {r.group: r.inventory for r in group_reports(folder)}
+    assert reports["old"] is not None and reports["old"].cooperative_switch == "not-possible"
+    assert "a" in reports["old"].why and reports["old"].subscription_versions == {"a": 0, "b": 1}
+    assert reports["new"] is not None and reports["new"].cooperative_switch == "two-step"
+    assert reports["new"].advertised == {"c": None}  # not in the log
+    assert reports["done"] is not None and reports["done"].cooperative_switch == "done"
+    assert reports["done"].chosen == "cooperative-sticky"
+
+
+def test_conversion_to_consumer_group_and_epochs(tmp_path: Path) -> None:
+    assigned = TopicPartitions(topic_id=TOPIC_ID, partitions=[0, 1], assignment_epochs=[3, 4])
+    folder = write(
+        tmp_path,
+        [classic("g", 7, "range", member("a"))],  # 0
+        [(key("GroupMetadataKey", group="g"), None)],  # 1
+        [  # 2..4: the same group id as a consumer group
+            (
+                key("ConsumerGroupMemberMetadataKey", group_id="g", member_id="m"),
+                value(
+                    "ConsumerGroupMemberMetadataValue",
+                    0,
+                    client_id="c",
+                    client_host="/h",
+                    subscribed_topic_names=["t"],
+                    server_assignor="uniform",
+                ),
+            ),
+            (
+                key("ConsumerGroupMetadataKey", group_id="g"),
+                value("ConsumerGroupMetadataValue", 0, epoch=4),
+            ),
+            (
+                key("ConsumerGroupCurrentMemberAssignmentKey", group_id="g", member_id="m"),
+                value(
+                    "ConsumerGroupCurrentMemberAssignmentValue",
+                    0,
+                    member_epoch=4,
+                    previous_member_epoch=3,
+                    assigned_partitions=[assigned],
+                ),
+            ),
+        ],
+    )
+    (report,) = group_reports(folder)
+    assert (report.type, report.epoch, report.state) == ("consumer", 4, "Stable")
+    assert kinds(report) == [
+        (0, "created"),
+        (0, "member-joined"),
+        (1, "group-deleted"),
+        (2, "created"),
+        (2, "protocol-conversion"),
+        (2, "member-joined"),
+        (3, "rebalance"),
+        (4, "member-epoch"),
+    ]
+    conversion = report.events[4].detail
+    assert conversion == {"from": "classic", "to": "consumer"}
+    epoch = report.events[-1].detail
+    assert epoch["memberEpoch"] == 4 and epoch["previousMemberEpoch"] == 3
+    assert epoch["assigned"] == {str(TOPIC_ID): {"partitions": [0, 1], "assignmentEpochs": [3, 4]}}
+    assert report.inventory is not None and report.inventory.chosen == "uniform"
+    assert report.inventory.cooperative_switch is None
+    assert report.members[0]["assignors"] == ["uniform"]
+
+
+def test_real_group_created_emptied_and_deleted() -> None:
+    reports = {r.group: r for r in group_reports(REAL)}
+    deleted = reports["console-consumer-54765"]
+    assert deleted.state == "Dead" and deleted.partition == 28
+    assert [e.kind for e in deleted.events] == [
+        "created",
+        "member-joined",
+        "rebalance",
+        "member-left",
+        "group-deleted",
+    ]
+    live = reports["console-consumer-33452"]
+    assert (live.type, live.state, live.generation, live.protocol) == (
+        "classic",
+        "Stable",
+        1,
+        "range",
+    )
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(groups_command, list(args))
+
+
+def test_cli(classic_dump: Path) -> None:
+    table = run(str(classic_dump), "--as-of", "4")
+    assert table.exit_code == 0, table.output
+    assert table.output.startswith("g  (partition 5, classic, Stable, protocol cooperative-sticky")
+    assert "assignor-changed" in table.output and "cooperative switch: done" in table.output
+    jsonl = run(str(classic_dump), "--group", "g", "--format", "jsonl")
+    assert jsonl.exit_code == 0
+    (doc,) = [json.loads(line) for line in jsonl.output.splitlines()]
+    assert doc["state"] == "Dead" and doc["timeline"][-1]["kind"] == "group-deleted"
+    bad = run(str(classic_dump), "--as-of", "soon")
+    assert bad.exit_code == 2 and "ISO-8601" in bad.output
+    missing = run(str(classic_dump), "--group", "nope")
+    assert missing.exit_code == 2 and "not in the dump" in missing.output
