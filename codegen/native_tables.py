@@ -101,7 +101,8 @@ class _Builder:
     def _op(self, f: Field, slot: int, compact: bool, tagged: bool) -> Op:
         v = self.version
         ftype: FieldType = f.type
-        flags = (COMPACT if compact else 0) | (NULLABLE if f.nullable_in(v) else 0)
+        variable = ftype.kind in ("string", "bytes", "records", "array")
+        flags = (COMPACT if compact and variable else 0) | (NULLABLE if f.nullable_in(v) else 0)
         if ftype.kind == "struct":
             assert f.struct is not None
             if tagged and f.nullable_in(v):

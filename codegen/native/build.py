@@ -40,7 +40,7 @@ def compiler() -> list[str]:
     return cc
 
 
-def build_command(debug: bool = False) -> list[str]:
+def build_command(debug: bool = False, out: Path | None = None) -> list[str]:
     include = sysconfig.get_paths()["include"]
     flags = ["-O0", "-g"] if debug else ["-O2"]
     return [
@@ -56,13 +56,14 @@ def build_command(debug: bool = False) -> list[str]:
         include,
         str(SOURCE),
         "-o",
-        str(output_path()),
+        str(out or output_path()),
     ]
 
 
-def build(debug: bool = False) -> tuple[Path, float]:
-    """Compile the engine; return the built file and the seconds the compiler took."""
-    command = build_command(debug)
+def build(debug: bool = False, out: Path | None = None) -> tuple[Path, float]:
+    """Compile the engine (to ``out``, by default in place); return the built file and the
+    seconds the compiler took."""
+    command = build_command(debug, out)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
@@ -72,7 +73,7 @@ def build(debug: bool = False) -> tuple[Path, float]:
         )
     if done.stderr.strip():
         print(done.stderr.strip(), file=sys.stderr)
-    return output_path(), seconds
+    return out or output_path(), seconds
 
 
 def main() -> int:
