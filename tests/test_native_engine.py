@@ -234,6 +234,7 @@ def test_encoded_values_and_their_mutations_decode_the_same(
     prefix = data.draw(st.binary(max_size=3), label="prefix")
     suffix = data.draw(st.binary(max_size=3), label="suffix")
     assert_same(pair, native, prefix + wire + suffix, len(prefix))
+    assert_same(pair, native, wire, len(wire) + len(suffix))  # an offset at or past the end
     for cut in truncations(wire):
         assert_same(pair, native, cut)
     for _ in range(8):

@@ -272,7 +272,11 @@ static inline int read_length(Ctx *c, int compact, int width, Py_ssize_t *pos, i
 }
 
 static PyObject *make_uuid(const unsigned char *p) {
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *value = PyLong_FromUnsignedNativeBytes(p, 16, Py_ASNATIVEBYTES_BIG_ENDIAN);
+#else
     PyObject *value = _PyLong_FromByteArray(p, 16, 0, 0);
+#endif
     if (!value) return NULL;
     PyObject *u = UuidType->tp_alloc(UuidType, 0);
     if (!u) { Py_DECREF(value); return NULL; }
