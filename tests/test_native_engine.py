@@ -609,13 +609,15 @@ def test_reader_signature_and_buffers(
 
 
 def test_build_without_a_compiler_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sysconfig
+
     from codegen.native import build
 
-    real = build.sysconfig.get_config_var
+    real = sysconfig.get_config_var
 
     def config_var(name: str) -> Any:
         return "no-such-cc -pthread" if name == "CC" else real(name)
 
-    monkeypatch.setattr(build.sysconfig, "get_config_var", config_var)
+    monkeypatch.setattr(sysconfig, "get_config_var", config_var)
     with pytest.raises(build.CompilerNotFound, match=r"no C compiler: .*'no-such-cc -pthread'"):
         build.build()
