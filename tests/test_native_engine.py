@@ -41,7 +41,7 @@ from codegen.native_tables import FORMAT_VERSION, MessageTable, message_table
 from codegen.runtime import DecodeError, KafkaStruct
 
 ROOT = Path(__file__).resolve().parent.parent
-SHAPES = ROOT / "tests" / "cases" / "native_shapes"
+SHAPES = ROOT / "tests" / "native_shapes"  # not under tests/cases: no golden files
 EXAMPLES = int(os.environ.get("SPECGEN_NATIVE_EXAMPLES", "8"))
 SETTINGS = settings(
     max_examples=EXAMPLES,
