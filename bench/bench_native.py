@@ -6,7 +6,7 @@ Cases: the `__consumer_offsets` pair of bench_codecs.py (OffsetCommitKey + Offse
 v3, and with value v4), where bench_codecs's hand-written struct decoder is the floor, and
 the four request/response messages of bench_codecs.py. Every contender is checked to give
 the same objects first; then they are timed in alternating rounds in one run, best of N
-(ns per message). ``--clock cpu`` times with process CPU time instead of wall time, which a
+(ns per message; "read_pair" is the engine's fused key+value call). ``--clock cpu`` times with process CPU time instead of wall time, which a
 busy shared machine disturbs less. ``--instructions`` also counts instructions per message
 under valgrind (callgrind), when it is installed.
 
@@ -137,8 +137,16 @@ def offsets_contenders(engine: Any, value_version: int) -> dict[str, Callable[[]
         v, _ = native_value(value, 2)
         return k, v
 
-    assert pure() == native() == (key_obj, value_obj)
-    contenders: dict[str, Callable[[], object]] = {"pure": pure, "native": native}
+    read_pair = engine.read_pair
+
+    def fused() -> tuple[object, object]:
+        (_key_type,) = h.unpack_from(key)
+        (_value_version,) = h.unpack_from(value)
+        k, _, v, _ = read_pair(native_key, native_value, key, 2, value, 2)
+        return k, v
+
+    assert pure() == native() == fused() == (key_obj, value_obj)
+    contenders: dict[str, Callable[[], object]] = {"pure": pure, "native": native, "fused": fused}
     if value_version == 3:  # the hand-written decoder reads value v3 only
         assert bench_codecs.hand_written_pair(key, value)[0] == (
             "payments-consumer",
@@ -273,16 +281,21 @@ def main() -> None:
     counting = args.instructions and shutil.which("valgrind") is not None
     if args.instructions and not counting:
         print("valgrind is not installed: no instruction counts\n")
-    print("| case | bytes | pure ns | native ns | hand ns | pure / native | native / hand |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| case | bytes | pure ns | native ns | native read_pair ns | hand ns "
+        "| pure / native | native / hand |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for i, (label, size, fns) in enumerate(cases):
         t = interleaved(fns, runs, args.clock)
         hand = t.get("hand")
         hand_ns = f"{hand:,.0f}" if hand else "-"
+        fused_ns = f"{t['fused']:,.0f}" if "fused" in t else "-"
         vs_hand = f"{t['native'] / hand:.2f}x" if hand else "-"
         print(
             f"| {label} | {size if size is not None else '-'} | {t['pure']:,.0f} "
-            f"| {t['native']:,.0f} | {hand_ns} | {t['pure'] / t['native']:.2f}x | {vs_hand} |"
+            f"| {t['native']:,.0f} | {fused_ns} | {hand_ns} | {t['pure'] / t['native']:.2f}x "
+            f"| {vs_hand} |"
         )
         if counting:
             # Enough calls to stand out of the start-up's count, few enough for valgrind.

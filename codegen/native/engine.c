@@ -995,7 +995,45 @@ fail:
     return NULL;
 }
 
+/* read_pair(key_reader, value_reader, key, key_offset, value, value_offset)
+   -> (key, key_end, value, value_end): the key and value of one record in one call. */
+static PyObject *read_pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "read_pair(key_reader, value_reader, key, key_offset, value, value_offset)");
+        return NULL;
+    }
+    if (Py_TYPE(args[0]) != &ReaderType || Py_TYPE(args[1]) != &ReaderType) {
+        PyErr_SetString(PyExc_TypeError, "read_pair takes two native readers");
+        return NULL;
+    }
+    Py_ssize_t key_pos = PyLong_AsSsize_t(args[3]);
+    if (key_pos == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t value_pos = PyLong_AsSsize_t(args[5]);
+    if (value_pos == -1 && PyErr_Occurred()) return NULL;
+    PyObject *key = reader_read((Reader *)args[0], args[2], &key_pos);
+    if (!key) return NULL;
+    PyObject *value = reader_read((Reader *)args[1], args[4], &value_pos);
+    if (!value) { Py_DECREF(key); return NULL; }
+    PyObject *key_end = PyLong_FromSsize_t(key_pos), *value_end = PyLong_FromSsize_t(value_pos);
+    PyObject *result = (key_end && value_end) ? PyTuple_New(4) : NULL;
+    if (!result) {
+        Py_DECREF(key); Py_DECREF(value); Py_XDECREF(key_end); Py_XDECREF(value_end);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(result, 0, key);
+    PyTuple_SET_ITEM(result, 1, key_end);
+    PyTuple_SET_ITEM(result, 2, value);
+    PyTuple_SET_ITEM(result, 3, value_end);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
+    {"read_pair", (PyCFunction)(void (*)(void))read_pair, METH_FASTCALL,
+     "read_pair(key_reader, value_reader, key, key_offset, value, value_offset)\n"
+     "-> (key, key_end, value, value_end)\n\n"
+     "Both readers' reads in one call; an error is the one the reader alone raises (the "
+     "key is read first): read them one at a time to tell which failed."},
     {"reader", make_reader, METH_VARARGS,
      "reader(table, classes, unknown_tags) -> Reader\n\n"
      "table: a layout table from codegen.native_tables; classes: struct name -> generated "
