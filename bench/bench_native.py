@@ -6,8 +6,8 @@ Cases: the `__consumer_offsets` pair of bench_codecs.py (OffsetCommitKey + Offse
 v3, and with value v4), where bench_codecs's hand-written struct decoder is the floor, and
 the four request/response messages of bench_codecs.py. Every contender is checked to give
 the same objects first; then they are timed in alternating rounds in one run, best of N
-(ns per message; "read_pair" is the engine's fused key+value call). ``--clock cpu`` times with process CPU time instead of wall time, which a
-busy shared machine disturbs less. ``--instructions`` also counts instructions per message
+(ns per message; "read_pair" is the engine's fused key+value call). ``--clock cpu`` times
+with process CPU time instead of wall time, which a busy shared machine disturbs less. ``--instructions`` also counts instructions per message
 under valgrind (callgrind), when it is installed.
 
 The engine is compiled in place first if it is not built (and the build time is printed).
