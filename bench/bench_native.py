@@ -261,6 +261,7 @@ def main() -> None:
     parser.add_argument(
         "--instructions", action="store_true", help="also count instructions under valgrind"
     )
+    parser.add_argument("--only", default="", help="only the cases whose label starts so")
     parser.add_argument("--count-child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.count_child:
@@ -287,6 +288,8 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|")
     for i, (label, size, fns) in enumerate(cases):
+        if not label.startswith(args.only):
+            continue
         t = interleaved(fns, runs, args.clock)
         hand = t.get("hand")
         hand_ns = f"{hand:,.0f}" if hand else "-"
@@ -301,9 +304,8 @@ def main() -> None:
             # Enough calls to stand out of the start-up's count, few enough for valgrind.
             loops = max(5, min(1000, int(5e6 / t["pure"])))
             counts = instructions(tables, i, list(fns), loops)
-            cells = [
-                f"{counts[n]:,.0f}" if n in counts else "-" for n in ("pure", "native", "hand")
-            ]
+            names = ("pure", "native", "fused", "hand")
+            cells = [f"{counts[n]:,.0f}" if n in counts else "-" for n in names]
             ratio = f"{counts['pure'] / counts['native']:.2f}x"
             print(f"| (instructions per message) | | {' | '.join(cells)} | {ratio} | |")
 
