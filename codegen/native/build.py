@@ -1,0 +1,96 @@
+"""Compile the native decoder engine in place: ``python -m codegen.native.build``.
+
+It uses the running interpreter's compiler settings (sysconfig: CC, CCSHARED, the include
+folder and the extension suffix) at -O2 and writes ``_engine<suffix>`` next to ``engine.c``.
+Packaging will build it the same way; until then this is the one build step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE / "engine.c"
+
+
+class CompilerNotFound(RuntimeError):
+    """No C compiler to build the engine with."""
+
+
+def output_path() -> Path:
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    return HERE / f"_engine{suffix}"
+
+
+def compiler() -> list[str]:
+    """The interpreter's C compiler command, or CompilerNotFound saying what is missing."""
+    cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
+    if not cc or shutil.which(cc[0]) is None:
+        raise CompilerNotFound(
+            f"no C compiler: the interpreter was built with {' '.join(cc) or 'none'!r}, which "
+            "is not on PATH; install one (e.g. apt-get install gcc) or use the pure backend"
+        )
+    return cc
+
+
+def build_command(debug: bool = False, out: Path | None = None) -> list[str]:
+    include = sysconfig.get_paths()["include"]
+    flags = ["-O0", "-g"] if debug else ["-O2"]
+    return [
+        *compiler(),
+        *shlex.split(sysconfig.get_config_var("CCSHARED") or "-fPIC"),
+        *flags,
+        "-Wall",
+        "-Wextra",
+        "-Wno-unused-parameter",
+        "-Wno-missing-field-initializers",
+        "-shared",
+        "-I",
+        include,
+        str(SOURCE),
+        "-o",
+        str(out or output_path()),
+    ]
+
+
+def build(debug: bool = False, out: Path | None = None) -> tuple[Path, float]:
+    """Compile the engine (to ``out``, by default in place); return the built file and the
+    seconds the compiler took."""
+    command = build_command(debug, out)
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"compiling {SOURCE.name} failed ({' '.join(command)}):\n{done.stderr.strip()}"
+        )
+    if done.stderr.strip():
+        print(done.stderr.strip(), file=sys.stderr)
+    return out or output_path(), seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="-O0 -g instead of -O2")
+    args = parser.parse_args()
+    try:
+        path, seconds = build(args.debug)
+    except CompilerNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"built {path.name} in {seconds:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1114 @@
+/* One table-driven decoder for every generated message.
+ *
+ * A layout table (built by codegen/native_tables.py) describes each struct of a message at
+ * one version as a list of ops. reader(table, classes, unknown_tags) converts it once into the
+ * C structs below and returns a callable with the pure reader's signature:
+ * reader(buf, offset) -> (obj, next_offset). Objects are allocated with tp_alloc and their
+ * slots written at the member offsets checked at load time (otherwise through the generic
+ * setattr). Checks, their order and the errors (class, text, field path, byte offset) are
+ * those of the pure reader in templates/read.py.j2 and codegen/runtime.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FORMAT_VERSION 1
+#define MAGIC "kafka-specgen-native"
+#define MAX_STRING_LENGTH 0x7FFF
+
+#if defined(__GNUC__)
+#define COLD __attribute__((cold, noinline))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define COLD
+#define LIKELY(x) (x)
+#define UNLIKELY(x) (x)
+#endif
+
+enum {
+    OP_INT8 = 1, OP_INT16, OP_INT32, OP_INT64, OP_UINT16, OP_UINT32, OP_FLOAT64, OP_BOOL, OP_UUID,
+    OP_STRING, OP_BYTES, OP_ARRAY, OP_STRUCT,
+};
+enum { F_COMPACT = 1, F_NULLABLE = 2, F_TAGGED_MARKER = 4 };
+enum { DEF_VALUE = 0, DEF_UUID = 1, DEF_LIST = 2, DEF_STRUCT = 3 };
+
+/* --------------------------------------------------------------------------- module state */
+
+static PyObject *DecodeError, *BufferUnderflow, *InvalidLength, *UnexpectedNull, *InvalidUtf8,
+    *InvalidTaggedField, *TrailingBytes;
+static PyTypeObject *UuidType;
+static PyObject *UuidSafeUnknown, *UuidCallable, *ObjectNew;
+static Py_ssize_t UuidIntOffset = -1, UuidSafeOffset = -1;
+static PyObject *S_tagged_fields, *S_field, *S_offset, *S_located, *S_unknown_tags, *S_slots,
+    *S_int, *S_is_safe, *S_message, *S_version;
+
+/* --------------------------------------------------------------------------- tables */
+
+struct STable;
+
+typedef struct {
+    int opcode, flags, element;
+    Py_ssize_t offset; /* slot byte offset, or -1: generic setattr */
+    PyObject *attr;    /* borrowed from the table tuple */
+    struct STable *child;
+} Op;
+
+typedef struct {
+    int64_t tag;
+    Op op;
+    int def_kind;
+    PyObject *def; /* owned: a value, a uuid, or a class */
+} Tagged;
+
+typedef struct {
+    Py_ssize_t offset;
+    PyObject *attr;
+    int def_kind;
+    PyObject *def;
+} Absent;
+
+typedef struct STable {
+    PyTypeObject *cls; /* owned */
+    int direct;        /* slots written at their offsets */
+    int flexible;
+    Py_ssize_t nops, nabsent, ntagged, nelsewhere;
+    Op *ops;
+    Absent *absent;
+    Tagged *tagged;
+    int64_t *elsewhere;
+    Py_ssize_t unknown_offset;
+} STable;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *table, *classes, *unknown_factory, *message;
+    int version;
+    int factory_is_dict;
+    Py_ssize_t ntables;
+    STable *tables;
+} Reader;
+
+typedef struct {
+    const unsigned char *buf;
+    Py_ssize_t len;
+    Reader *r;
+} Ctx;
+
+/* A stack-allocated path segment: the error path is built only when an error is raised. */
+typedef struct Path {
+    const struct Path *parent;
+    PyObject *name;
+    Py_ssize_t index; /* array index, or -1 */
+} Path;
+
+/* --------------------------------------------------------------------------- errors */
+
+static COLD PyObject *path_string(const Path *path, PyObject *leaf) {
+    Py_ssize_t depth = 0;
+    for (const Path *p = path; p; p = p->parent) depth++;
+    PyObject *parts = PyList_New(depth + 1);
+    if (!parts) return NULL;
+    Py_ssize_t i = depth;
+    Py_INCREF(leaf);
+    PyList_SET_ITEM(parts, i, leaf);
+    for (const Path *p = path; p; p = p->parent) {
+        PyObject *head = p->index < 0 ? (Py_INCREF(p->name), p->name)
+                                       : PyUnicode_FromFormat("%U[%zd]", p->name, p->index);
+        if (!head) { Py_DECREF(parts); return NULL; }
+        PyList_SET_ITEM(parts, --i, head);
+    }
+    PyObject *dot = PyUnicode_FromString(".");
+    PyObject *joined = dot ? PyUnicode_Join(dot, parts) : NULL;
+    Py_XDECREF(dot);
+    Py_DECREF(parts);
+    return joined;
+}
+
+/* Raise cls(reason, field=<path>.<leaf>, offset=offset); steals reason. Returns -1. */
+static COLD int raise_at(PyObject *cls, const Path *path, PyObject *leaf, Py_ssize_t offset,
+                         PyObject *reason) {
+    if (!reason) return -1;
+    PyObject *field = path_string(path, leaf);
+    PyObject *off = PyLong_FromSsize_t(offset);
+    PyObject *args = PyTuple_Pack(1, reason);
+    PyObject *kwargs = PyDict_New();
+    PyObject *exc = NULL;
+    if (field && off && args && kwargs && PyDict_SetItem(kwargs, S_field, field) == 0 &&
+        PyDict_SetItem(kwargs, S_offset, off) == 0)
+        exc = PyObject_Call(cls, args, kwargs);
+    if (exc) {
+        PyErr_SetObject(cls, exc);
+        Py_DECREF(exc);
+    }
+    Py_XDECREF(field); Py_XDECREF(off); Py_XDECREF(args); Py_XDECREF(kwargs);
+    Py_DECREF(reason);
+    return -1;
+}
+
+static COLD int err_need(Ctx *c, const Path *path, PyObject *leaf, Py_ssize_t at, Py_ssize_t size) {
+    Py_ssize_t left = c->len - at;
+    return raise_at(BufferUnderflow, path, leaf, at,
+                    PyUnicode_FromFormat("needs %zd bytes, only %zd left", size, left > 0 ? left : 0));
+}
+
+static COLD int err_end(const Path *path, PyObject *leaf, Py_ssize_t at) {
+    return raise_at(BufferUnderflow, path, leaf, at, PyUnicode_FromString("the bytes end here"));
+}
+
+static COLD int err_underflow(Ctx *c, const Path *path, PyObject *leaf, Py_ssize_t at, int64_t n) {
+    return raise_at(BufferUnderflow, path, leaf, at,
+                    PyUnicode_FromFormat("length %lld runs past the end (%zd bytes left)",
+                                         (long long)n, c->len - at));
+}
+
+static COLD int err_null(const Path *path, PyObject *leaf, Py_ssize_t at) {
+    return raise_at(UnexpectedNull, path, leaf, at,
+                    PyUnicode_FromString("null in a field that is not nullable at this version"));
+}
+
+static COLD int err_too_long(const Path *path, PyObject *leaf, Py_ssize_t at, int64_t n) {
+    return raise_at(InvalidLength, path, leaf, at,
+                    PyUnicode_FromFormat("string length %lld is above %d", (long long)n,
+                                         MAX_STRING_LENGTH));
+}
+
+static COLD int err_too_many(Ctx *c, const Path *path, PyObject *leaf, Py_ssize_t at, int64_t n) {
+    return raise_at(InvalidLength, path, leaf, at,
+                    PyUnicode_FromFormat("array of %lld elements cannot fit in the %zd bytes left",
+                                         (long long)n, c->len - at));
+}
+
+static COLD int err_utf8(const Path *path, PyObject *leaf, Py_ssize_t at) {
+    /* A UnicodeDecodeError is set: say what it says, as runtime.bad_utf8 does. */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    Py_ssize_t start = 0;
+    PyObject *reason = NULL;
+    if (value && PyObject_IsInstance(value, PyExc_UnicodeDecodeError) == 1 &&
+        PyUnicodeDecodeError_GetStart(value, &start) == 0)
+        reason = PyUnicodeDecodeError_GetReason(value);
+    if (!reason) {
+        PyErr_Restore(type, value, tb);
+        return -1;
+    }
+    Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+    PyObject *text = PyUnicode_FromFormat("invalid UTF-8 (%U at byte %zd)", reason, at + start);
+    Py_DECREF(reason);
+    return raise_at(InvalidUtf8, path, leaf, at, text);
+}
+
+/* --------------------------------------------------------------------------- primitives */
+
+static inline uint16_t load16(const unsigned char *p) {
+    uint16_t v; memcpy(&v, p, 2);
+#if PY_LITTLE_ENDIAN
+    v = __builtin_bswap16(v);
+#endif
+    return v;
+}
+static inline uint32_t load32(const unsigned char *p) {
+    uint32_t v; memcpy(&v, p, 4);
+#if PY_LITTLE_ENDIAN
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+static inline uint64_t load64(const unsigned char *p) {
+    uint64_t v; memcpy(&v, p, 8);
+#if PY_LITTLE_ENDIAN
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+/* runtime.read_uvarint: at most 5 bytes. */
+static int read_uvarint(Ctx *c, Py_ssize_t *pos, int64_t *out, const Path *path, PyObject *leaf) {
+    Py_ssize_t o = *pos, start = o;
+    int64_t value = 0;
+    int shift = 0;
+    for (;;) {
+        if (UNLIKELY(o >= c->len))
+            return raise_at(BufferUnderflow, path, leaf, start,
+                            PyUnicode_FromString("the bytes end inside an unsigned varint"));
+        unsigned char b = c->buf[o++];
+        value |= (int64_t)(b & 0x7F) << shift;
+        if (b < 0x80) break;
+        shift += 7;
+        if (UNLIKELY(shift > 28))
+            return raise_at(InvalidLength, path, leaf, start,
+                            PyUnicode_FromString("unsigned varint longer than 5 bytes"));
+    }
+    *out = value;
+    *pos = o;
+    return 0;
+}
+
+/* The template's length macro: a uvarint (first byte inline) or a big-endian int16/int32. */
+static inline int read_length(Ctx *c, int compact, int width, Py_ssize_t *pos, int64_t *n,
+                              const Path *path, PyObject *leaf) {
+    Py_ssize_t o = *pos;
+    if (compact) {
+        if (UNLIKELY(o >= c->len)) return err_end(path, leaf, o);
+        unsigned char b = c->buf[o];
+        if (LIKELY(b < 0x80)) {
+            *n = (int64_t)b - 1;
+            *pos = o + 1;
+            return 0;
+        }
+        int64_t u;
+        if (read_uvarint(c, pos, &u, path, leaf) < 0) return -1;
+        *n = u - 1;
+        return 0;
+    }
+    if (UNLIKELY(o + width > c->len)) return err_need(c, path, leaf, o, width);
+    *n = width == 2 ? (int64_t)(int16_t)load16(c->buf + o) : (int64_t)(int32_t)load32(c->buf + o);
+    *pos = o + width;
+    return 0;
+}
+
+static PyObject *make_uuid(const unsigned char *p) {
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *value = PyLong_FromUnsignedNativeBytes(p, 16, Py_ASNATIVEBYTES_BIG_ENDIAN);
+#else
+    PyObject *value = _PyLong_FromByteArray(p, 16, 0, 0);
+#endif
+    if (!value) return NULL;
+    PyObject *u = UuidType->tp_alloc(UuidType, 0);
+    if (!u) { Py_DECREF(value); return NULL; }
+    if (UuidIntOffset >= 0) {
+        *(PyObject **)((char *)u + UuidIntOffset) = value;
+        Py_INCREF(UuidSafeUnknown);
+        *(PyObject **)((char *)u + UuidSafeOffset) = UuidSafeUnknown;
+        return u;
+    }
+    if (PyObject_GenericSetAttr(u, S_int, value) < 0 ||
+        PyObject_GenericSetAttr(u, S_is_safe, UuidSafeUnknown) < 0) {
+        Py_DECREF(value); Py_DECREF(u);
+        return NULL;
+    }
+    Py_DECREF(value);
+    return u;
+}
+
+static const Py_ssize_t FIXED_SIZE[] = {0, 1, 2, 4, 8, 2, 4, 8, 1, 16};
+
+static inline PyObject *fixed_value(int opcode, const unsigned char *p) {
+    switch (opcode) {
+    case OP_INT8: return PyLong_FromLong((int8_t)p[0]);
+    case OP_INT16: return PyLong_FromLong((int16_t)load16(p));
+    case OP_INT32: return PyLong_FromLong((int32_t)load32(p));
+    case OP_INT64: return PyLong_FromLongLong((int64_t)load64(p));
+    case OP_UINT16: return PyLong_FromLong(load16(p));
+    case OP_UINT32: return PyLong_FromUnsignedLong(load32(p));
+    case OP_FLOAT64: return PyFloat_FromDouble(PyFloat_Unpack8((const char *)p, 0));
+    case OP_BOOL: return PyBool_FromLong(p[0] != 0);
+    default: return make_uuid(p);
+    }
+}
+
+/* --------------------------------------------------------------------------- objects */
+
+/* Store an owned reference into a field; steals value. */
+static inline int set_field(PyObject *obj, Py_ssize_t offset, PyObject *attr, PyObject *value) {
+    if (LIKELY(offset >= 0)) {
+        PyObject **slot = (PyObject **)((char *)obj + offset);
+        PyObject *old = *slot;
+        *slot = value;
+        Py_XDECREF(old);
+        return 0;
+    }
+    int rc = PyObject_GenericSetAttr(obj, attr, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+static PyObject *new_instance(const STable *t) {
+    if (t->direct) return t->cls->tp_alloc(t->cls, 0);
+    return PyObject_CallOneArg(ObjectNew, (PyObject *)t->cls);
+}
+
+static PyObject *default_value(int kind, PyObject *def) {
+    switch (kind) {
+    case DEF_LIST: return PyList_New(0);
+    case DEF_STRUCT: return PyObject_CallNoArgs(def);
+    default: Py_INCREF(def); return def;
+    }
+}
+
+static PyObject *unknown_tags(Reader *r, PyObject *pairs) {
+    if (r->factory_is_dict) {
+        PyObject *d = PyDict_New();
+        if (!d || !pairs) return d;
+        Py_ssize_t n = PyList_GET_SIZE(pairs);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *pair = PyList_GET_ITEM(pairs, i);
+            if (PyDict_SetItem(d, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0) {
+                Py_DECREF(d);
+                return NULL;
+            }
+        }
+        return d;
+    }
+    if (pairs) return PyObject_CallOneArg(r->unknown_factory, pairs);
+    PyObject *empty = PyList_New(0);
+    if (!empty) return NULL;
+    PyObject *result = PyObject_CallOneArg(r->unknown_factory, empty);
+    Py_DECREF(empty);
+    return result;
+}
+
+/* --------------------------------------------------------------------------- the interpreter */
+
+static int read_struct(Ctx *c, const STable *t, Py_ssize_t *pos, const Path *path, PyObject **out);
+
+static int read_value(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, PyObject **out);
+
+static int read_string_or_bytes(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path,
+                                PyObject **out) {
+    int compact = op->flags & F_COMPACT, is_string = op->opcode == OP_STRING;
+    int64_t n = 0;
+    if (read_length(c, compact, is_string ? 2 : 4, pos, &n, path, op->attr) < 0) return -1;
+    Py_ssize_t o = *pos;
+    if (n < 0) {
+        if (!(op->flags & F_NULLABLE)) return err_null(path, op->attr, o);
+        Py_INCREF(Py_None);
+        *out = Py_None;
+        return 0;
+    }
+    if (is_string && compact && UNLIKELY(n > MAX_STRING_LENGTH))
+        return err_too_long(path, op->attr, o, n);
+    if (UNLIKELY(n > c->len - o)) return err_underflow(c, path, op->attr, o, n);
+    const char *s = (const char *)c->buf + o;
+    PyObject *v;
+    if (is_string) {
+        v = n ? PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, NULL) : PyUnicode_FromStringAndSize(NULL, 0);
+        if (!v) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return err_utf8(path, op->attr, o);
+            return -1;
+        }
+    } else {
+        v = PyBytes_FromStringAndSize(s, (Py_ssize_t)n);
+        if (!v) return -1;
+    }
+    *pos = o + (Py_ssize_t)n;
+    *out = v;
+    return 0;
+}
+
+static Py_ssize_t element_min_size(const Op *op) {
+    int compact = op->flags & F_COMPACT;
+    switch (op->element) {
+    case OP_STRUCT: return 1;
+    case OP_STRING: return compact ? 1 : 2;
+    case OP_BYTES: return compact ? 1 : 4;
+    default: return FIXED_SIZE[op->element];
+    }
+}
+
+static int read_array(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, PyObject **out) {
+    int compact = op->flags & F_COMPACT;
+    int64_t n = 0;
+    if (read_length(c, compact, 4, pos, &n, path, op->attr) < 0) return -1;
+    Py_ssize_t o = *pos;
+    if (n < 0) {
+        if (!(op->flags & F_NULLABLE)) return err_null(path, op->attr, o - (compact ? 1 : 4));
+        Py_INCREF(Py_None);
+        *out = Py_None;
+        return 0;
+    }
+    if (UNLIKELY(n * element_min_size(op) > c->len - o))
+        return err_too_many(c, path, op->attr, o, n);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    if (!list) return -1;
+    if (op->element <= OP_UUID) {
+        Py_ssize_t size = FIXED_SIZE[op->element];
+        for (Py_ssize_t i = 0; i < (Py_ssize_t)n; i++, o += size) {
+            PyObject *v = fixed_value(op->element, c->buf + o);
+            if (!v) { Py_DECREF(list); return -1; }
+            PyList_SET_ITEM(list, i, v);
+        }
+        *pos = o;
+        *out = list;
+        return 0;
+    }
+    Op element = {op->element, compact, 0, -1, op->attr, op->child};
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)n; i++) {
+        Path node = {path, op->attr, i};
+        PyObject *v;
+        int rc = op->element == OP_STRUCT ? read_struct(c, op->child, pos, &node, &v)
+                                          : read_string_or_bytes(c, &element, pos, &node, &v);
+        if (rc < 0) { Py_DECREF(list); return -1; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    *out = list;
+    return 0;
+}
+
+static int read_value(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, PyObject **out) {
+    Py_ssize_t o = *pos;
+    switch (op->opcode) {
+    case OP_STRING:
+    case OP_BYTES:
+        return read_string_or_bytes(c, op, pos, path, out);
+    case OP_ARRAY:
+        return read_array(c, op, pos, path, out);
+    case OP_STRUCT: {
+        if (op->flags & F_TAGGED_MARKER) {
+            /* The pure reader indexes buf here: past the end is an IndexError. */
+            if (o >= c->len) {
+                PyErr_SetString(PyExc_IndexError, "index out of range");
+                return -1;
+            }
+            int64_t m = c->buf[o];
+            if (m < 0x80) *pos = o + 1;
+            else if (read_uvarint(c, pos, &m, path, op->attr) < 0) return -1;
+            uint32_t low = (uint32_t)(m & 0xFFFFFFFF);
+            if (low == 0 || low >= 0x80000000u) {
+                Py_INCREF(Py_None);
+                *out = Py_None;
+                return 0;
+            }
+            return read_struct(c, op->child, pos, path, out);
+        }
+        if (op->flags & F_NULLABLE) {
+            if (UNLIKELY(o + 1 > c->len)) return err_need(c, path, op->attr, o, 1);
+            *pos = o + 1;
+            if ((int8_t)c->buf[o] < 0) {
+                Py_INCREF(Py_None);
+                *out = Py_None;
+                return 0;
+            }
+        }
+        Path node = {path, op->attr, -1};
+        return read_struct(c, op->child, pos, &node, out);
+    }
+    default: {
+        Py_ssize_t size = FIXED_SIZE[op->opcode];
+        if (UNLIKELY(o + size > c->len)) return err_need(c, path, op->attr, o, size);
+        PyObject *v = fixed_value(op->opcode, c->buf + o);
+        if (!v) return -1;
+        *pos = o + size;
+        *out = v;
+        return 0;
+    }
+    }
+}
+
+static COLD int err_tagged_value(const Path *path, const Tagged *t, Py_ssize_t start, int64_t size) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+    if (!text) return -1;
+    PyObject *reason = PyUnicode_FromFormat("tagged field %lld does not fit its %lld bytes: %U",
+                                            (long long)t->tag, (long long)size, text);
+    Py_DECREF(text);
+    return raise_at(InvalidTaggedField, path, t->op.attr, start, reason);
+}
+
+static int read_tagged_section(Ctx *c, const STable *t, PyObject *obj, Py_ssize_t *pos,
+                               const Path *path) {
+    int64_t left;
+    Py_ssize_t o = *pos;
+    if (UNLIKELY(o >= c->len)) return err_end(path, S_tagged_fields, o);
+    if (c->buf[o] < 0x80) {
+        left = c->buf[o];
+        *pos = o + 1;
+    } else if (read_uvarint(c, pos, &left, path, S_tagged_fields) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < t->ntagged; i++) {
+        const Tagged *tg = &t->tagged[i];
+        PyObject *v = default_value(tg->def_kind, tg->def);
+        if (!v || set_field(obj, tg->op.offset, tg->op.attr, v) < 0) return -1;
+    }
+    PyObject *pairs = NULL;
+    while (left > 0) {
+        left--;
+        int64_t tag, size;
+        if (read_uvarint(c, pos, &tag, path, S_tagged_fields) < 0 ||
+            read_uvarint(c, pos, &size, path, S_tagged_fields) < 0)
+            goto fail;
+        o = *pos;
+        if (size > c->len - o) {
+            err_underflow(c, path, S_tagged_fields, o, size);
+            goto fail;
+        }
+        Py_ssize_t end = o + (Py_ssize_t)size;
+        const Tagged *known = NULL;
+        for (Py_ssize_t i = 0; i < t->ntagged; i++)
+            if (t->tagged[i].tag == tag) { known = &t->tagged[i]; break; }
+        if (known) {
+            PyObject *v;
+            Py_ssize_t p = o;
+            if (read_value(c, &known->op, &p, NULL, &v) < 0) {
+                if (PyErr_ExceptionMatches(DecodeError) || PyErr_ExceptionMatches(PyExc_IndexError))
+                    err_tagged_value(path, known, end - (Py_ssize_t)size, size);
+                goto fail;
+            }
+            if (set_field(obj, known->op.offset, known->op.attr, v) < 0) goto fail;
+            if (p != end) {
+                raise_at(InvalidTaggedField, path, known->op.attr, p,
+                         PyUnicode_FromFormat("tagged field declares %lld bytes but its value takes %lld",
+                                              (long long)size, (long long)(size - (end - p))));
+                goto fail;
+            }
+        } else {
+            int elsewhere = 0;
+            for (Py_ssize_t i = 0; i < t->nelsewhere; i++)
+                if (t->elsewhere[i] == tag) { elsewhere = 1; break; }
+            if (elsewhere) {
+                raise_at(InvalidTaggedField, path, S_tagged_fields, o,
+                         PyUnicode_FromFormat("tag %lld is not valid at this version", (long long)tag));
+                goto fail;
+            }
+            if (!pairs && !(pairs = PyList_New(0))) goto fail;
+            PyObject *pair = Py_BuildValue("(Ly#)", (long long)tag, (const char *)c->buf + o,
+                                           (Py_ssize_t)size);
+            if (!pair) goto fail;
+            int rc = PyList_Append(pairs, pair);
+            Py_DECREF(pair);
+            if (rc < 0) goto fail;
+        }
+        *pos = end;
+    }
+    PyObject *unknown = unknown_tags(c->r, pairs);
+    Py_XDECREF(pairs);
+    if (!unknown) return -1;
+    return set_field(obj, t->unknown_offset, S_unknown_tags, unknown);
+fail:
+    Py_XDECREF(pairs);
+    return -1;
+}
+
+static int read_struct(Ctx *c, const STable *t, Py_ssize_t *pos, const Path *path, PyObject **out) {
+    if (Py_EnterRecursiveCall(" while decoding a Kafka message")) return -1;
+    PyObject *obj = new_instance(t);
+    if (!obj) goto fail;
+    for (Py_ssize_t i = 0; i < t->nops; i++) {
+        const Op *op = &t->ops[i];
+        PyObject *v;
+        if (read_value(c, op, pos, path, &v) < 0 || set_field(obj, op->offset, op->attr, v) < 0)
+            goto fail;
+    }
+    for (Py_ssize_t i = 0; i < t->nabsent; i++) {
+        const Absent *a = &t->absent[i];
+        PyObject *v = default_value(a->def_kind, a->def);
+        if (!v || set_field(obj, a->offset, a->attr, v) < 0) goto fail;
+    }
+    if (t->flexible) {
+        if (read_tagged_section(c, t, obj, pos, path) < 0) goto fail;
+    } else {
+        PyObject *unknown = unknown_tags(c->r, NULL);
+        if (!unknown || set_field(obj, t->unknown_offset, S_unknown_tags, unknown) < 0) goto fail;
+    }
+    Py_LeaveRecursiveCall();
+    *out = obj;
+    return 0;
+fail:
+    Py_LeaveRecursiveCall();
+    Py_XDECREF(obj);
+    return -1;
+}
+
+/* --------------------------------------------------------------------------- loading tables */
+
+static COLD int table_error(const char *what, PyObject *where) {
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "layout table: %s (%R)", what, where ? where : Py_None);
+    return -1;
+}
+
+static int as_int(PyObject *o, long *out) {
+    *out = PyLong_AsLong(o);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* The byte offset of attr's slot in cls, or -1 when it cannot be written directly. */
+static Py_ssize_t member_offset(PyTypeObject *cls, PyObject *attr, long slot) {
+    PyObject *slots = PyDict_GetItemWithError(cls->tp_dict, S_slots);
+    if (!slots || !PyTuple_Check(slots) || slot < 0 || slot >= PyTuple_GET_SIZE(slots)) return -1;
+    int same = PyUnicode_Compare(PyTuple_GET_ITEM(slots, slot), attr);
+    if (same != 0) return -1;
+    PyObject *descr = PyDict_GetItemWithError(cls->tp_dict, attr);
+    if (!descr || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+    PyMemberDescrObject *m = (PyMemberDescrObject *)descr;
+    if (m->d_common.d_type != cls || m->d_member->type != T_OBJECT_EX ||
+        (m->d_member->flags & READONLY))
+        return -1;
+    if (m->d_member->offset < (Py_ssize_t)sizeof(PyObject) ||
+        m->d_member->offset + (Py_ssize_t)sizeof(PyObject *) > cls->tp_basicsize)
+        return -1;
+    return m->d_member->offset;
+}
+
+static int load_default(Reader *r, long kind, PyObject *payload, int *def_kind, PyObject **def) {
+    *def_kind = (int)kind;
+    switch (kind) {
+    case DEF_VALUE: Py_INCREF(payload); *def = payload; return 0;
+    case DEF_LIST: *def = NULL; return 0;
+    case DEF_UUID: {
+        PyObject *kw = Py_BuildValue("{s:O}", "int", payload);
+        if (!kw) return -1;
+        PyObject *empty = PyTuple_New(0);
+        *def = empty ? PyObject_Call(UuidCallable, empty, kw) : NULL;
+        Py_XDECREF(empty);
+        Py_DECREF(kw);
+        return *def ? 0 : -1;
+    }
+    case DEF_STRUCT:
+        *def = PyObject_GetItem(r->classes, payload);
+        return *def ? 0 : -1;
+    default: return table_error("unknown default kind", payload);
+    }
+}
+
+static int load_op(Reader *r, STable *t, PyObject *spec, Op *op) {
+    long opcode, flags, slot, element, child;
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 6) return table_error("bad op", spec);
+    if (as_int(PyTuple_GET_ITEM(spec, 0), &opcode) < 0 || as_int(PyTuple_GET_ITEM(spec, 1), &flags) < 0 ||
+        as_int(PyTuple_GET_ITEM(spec, 2), &slot) < 0 || as_int(PyTuple_GET_ITEM(spec, 4), &element) < 0 ||
+        as_int(PyTuple_GET_ITEM(spec, 5), &child) < 0)
+        return -1;
+    PyObject *attr = PyTuple_GET_ITEM(spec, 3);
+    if (!PyUnicode_Check(attr)) return table_error("op attribute is not a str", spec);
+    if (opcode < OP_INT8 || opcode > OP_STRUCT) return table_error("unknown opcode", spec);
+    int needs_child = opcode == OP_STRUCT || (opcode == OP_ARRAY && element == OP_STRUCT);
+    if (opcode == OP_ARRAY && (element < OP_INT8 || element > OP_STRUCT || element == OP_ARRAY))
+        return table_error("bad array element", spec);
+    if (needs_child && (child < 0 || child >= r->ntables)) return table_error("bad child index", spec);
+    op->opcode = (int)opcode;
+    op->flags = (int)flags;
+    op->element = (int)element;
+    op->attr = attr;
+    op->child = needs_child ? &r->tables[child] : NULL;
+    op->offset = t->direct ? member_offset(t->cls, attr, slot) : -1;
+    if (PyErr_Occurred()) return -1;
+    if (t->direct && op->offset < 0) t->direct = 0;
+    return 0;
+}
+
+static int load_struct(Reader *r, STable *t, PyObject *spec) {
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 7) return table_error("bad struct", spec);
+    PyObject *cls = PyObject_GetItem(r->classes, PyTuple_GET_ITEM(spec, 0));
+    if (!cls) return -1;
+    if (!PyType_Check(cls)) { Py_DECREF(cls); return table_error("not a class", spec); }
+    t->cls = (PyTypeObject *)cls;
+    t->flexible = PyObject_IsTrue(PyTuple_GET_ITEM(spec, 1));
+    long nslots;
+    if (t->flexible < 0 || as_int(PyTuple_GET_ITEM(spec, 2), &nslots) < 0) return -1;
+    /* Direct writes need exactly the generated slotted class: no __dict__, the slots the table
+       names at the positions it gives, and nothing else to fill. */
+    PyObject *slots = PyDict_GetItemWithError(t->cls->tp_dict, S_slots);
+    if (!slots && PyErr_Occurred()) return -1;
+    t->direct = slots && PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == nslots &&
+                t->cls->tp_dictoffset == 0 && t->cls->tp_alloc != NULL;
+    PyObject *ops = PyTuple_GET_ITEM(spec, 3), *absent = PyTuple_GET_ITEM(spec, 4),
+             *tagged = PyTuple_GET_ITEM(spec, 5), *elsewhere = PyTuple_GET_ITEM(spec, 6);
+    if (!PyTuple_Check(ops) || !PyTuple_Check(absent) || !PyTuple_Check(tagged) ||
+        !PyTuple_Check(elsewhere))
+        return table_error("bad struct", spec);
+    t->nops = PyTuple_GET_SIZE(ops);
+    t->nabsent = PyTuple_GET_SIZE(absent);
+    t->ntagged = PyTuple_GET_SIZE(tagged);
+    t->nelsewhere = PyTuple_GET_SIZE(elsewhere);
+    t->ops = PyMem_Calloc(t->nops + 1, sizeof(Op));
+    t->absent = PyMem_Calloc(t->nabsent + 1, sizeof(Absent));
+    t->tagged = PyMem_Calloc(t->ntagged + 1, sizeof(Tagged));
+    t->elsewhere = PyMem_Calloc(t->nelsewhere + 1, sizeof(int64_t));
+    if (!t->ops || !t->absent || !t->tagged || !t->elsewhere) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < t->nops; i++)
+        if (load_op(r, t, PyTuple_GET_ITEM(ops, i), &t->ops[i]) < 0) return -1;
+    for (Py_ssize_t i = 0; i < t->nabsent; i++) {
+        PyObject *a = PyTuple_GET_ITEM(absent, i);
+        long slot, kind;
+        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 4 || !PyUnicode_Check(PyTuple_GET_ITEM(a, 1)))
+            return table_error("bad absent field", a);
+        if (as_int(PyTuple_GET_ITEM(a, 0), &slot) < 0 || as_int(PyTuple_GET_ITEM(a, 2), &kind) < 0)
+            return -1;
+        Absent *dst = &t->absent[i];
+        dst->attr = PyTuple_GET_ITEM(a, 1);
+        if (load_default(r, kind, PyTuple_GET_ITEM(a, 3), &dst->def_kind, &dst->def) < 0) return -1;
+        dst->offset = t->direct ? member_offset(t->cls, dst->attr, slot) : -1;
+        if (PyErr_Occurred()) return -1;
+        if (dst->offset < 0) t->direct = 0;
+    }
+    for (Py_ssize_t i = 0; i < t->ntagged; i++) {
+        PyObject *a = PyTuple_GET_ITEM(tagged, i);
+        long kind;
+        if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != 4) return table_error("bad tagged field", a);
+        Tagged *dst = &t->tagged[i];
+        dst->tag = PyLong_AsLongLong(PyTuple_GET_ITEM(a, 0));
+        if ((dst->tag == -1 && PyErr_Occurred()) || as_int(PyTuple_GET_ITEM(a, 2), &kind) < 0) return -1;
+        if (load_op(r, t, PyTuple_GET_ITEM(a, 1), &dst->op) < 0) return -1;
+        if (load_default(r, kind, PyTuple_GET_ITEM(a, 3), &dst->def_kind, &dst->def) < 0) return -1;
+    }
+    for (Py_ssize_t i = 0; i < t->nelsewhere; i++) {
+        t->elsewhere[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(elsewhere, i));
+        if (t->elsewhere[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    t->unknown_offset = t->direct ? member_offset(t->cls, S_unknown_tags, nslots - 1) : -1;
+    if (PyErr_Occurred()) return -1;
+    if (t->unknown_offset < 0) t->direct = 0;
+    return 0;
+}
+
+/* A class with an op that cannot be written directly is filled through setattr throughout. */
+static void settle_direct(STable *t) {
+    if (t->direct) return;
+    for (Py_ssize_t i = 0; i < t->nops; i++) t->ops[i].offset = -1;
+    for (Py_ssize_t i = 0; i < t->nabsent; i++) t->absent[i].offset = -1;
+    for (Py_ssize_t i = 0; i < t->ntagged; i++) t->tagged[i].op.offset = -1;
+    t->unknown_offset = -1;
+}
+
+/* --------------------------------------------------------------------------- Reader */
+
+static void free_tables(Reader *r) {
+    if (!r->tables) return;
+    for (Py_ssize_t i = 0; i < r->ntables; i++) {
+        STable *t = &r->tables[i];
+        for (Py_ssize_t j = 0; t->absent && j < t->nabsent; j++) Py_XDECREF(t->absent[j].def);
+        for (Py_ssize_t j = 0; t->tagged && j < t->ntagged; j++) Py_XDECREF(t->tagged[j].def);
+        PyMem_Free(t->ops); PyMem_Free(t->absent); PyMem_Free(t->tagged); PyMem_Free(t->elsewhere);
+        Py_XDECREF(t->cls);
+    }
+    PyMem_Free(r->tables);
+    r->tables = NULL;
+    r->ntables = 0;
+}
+
+static int Reader_traverse(Reader *r, visitproc visit, void *arg) {
+    Py_VISIT(r->table);
+    Py_VISIT(r->classes);
+    Py_VISIT(r->unknown_factory);
+    for (Py_ssize_t i = 0; i < r->ntables; i++) {
+        STable *t = &r->tables[i];
+        Py_VISIT(t->cls);
+        for (Py_ssize_t j = 0; t->absent && j < t->nabsent; j++) Py_VISIT(t->absent[j].def);
+        for (Py_ssize_t j = 0; t->tagged && j < t->ntagged; j++) Py_VISIT(t->tagged[j].def);
+    }
+    return 0;
+}
+
+static int Reader_clear(Reader *r) {
+    free_tables(r);
+    Py_CLEAR(r->table);
+    Py_CLEAR(r->classes);
+    Py_CLEAR(r->unknown_factory);
+    Py_CLEAR(r->message);
+    return 0;
+}
+
+static void Reader_dealloc(Reader *r) {
+    PyObject_GC_UnTrack(r);
+    Reader_clear(r);
+    Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+/* Read one message at offset; returns the object (new reference) or NULL. */
+static PyObject *reader_read(Reader *r, PyObject *buf, Py_ssize_t *pos) {
+    if (!r->tables) {
+        PyErr_SetString(PyExc_RuntimeError, "this reader has been cleared");
+        return NULL;
+    }
+    if (*pos < 0) {
+        PyErr_SetString(PyExc_ValueError, "offset must not be negative");
+        return NULL;
+    }
+    PyObject *obj = NULL;
+    if (LIKELY(PyBytes_CheckExact(buf))) {
+        Ctx c = {(const unsigned char *)PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf), r};
+        if (read_struct(&c, &r->tables[0], pos, NULL, &obj) < 0) return NULL;
+        return obj;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Ctx c = {(const unsigned char *)view.buf, view.len, r};
+    int rc = read_struct(&c, &r->tables[0], pos, NULL, &obj);
+    PyBuffer_Release(&view);
+    return rc < 0 ? NULL : obj;
+}
+
+static PyObject *Reader_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_SetString(PyExc_TypeError, "reader(buf, offset) takes no keyword arguments");
+        return NULL;
+    }
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "reader(buf, offset) takes one or two arguments");
+        return NULL;
+    }
+    Py_ssize_t pos = 0;
+    if (nargs == 2) {
+        pos = PyLong_AsSsize_t(args[1]);
+        if (pos == -1 && PyErr_Occurred()) return NULL;
+    }
+    PyObject *obj = reader_read((Reader *)self, args[0], &pos);
+    if (!obj) return NULL;
+    PyObject *end = PyLong_FromSsize_t(pos);
+    if (!end) { Py_DECREF(obj); return NULL; }
+    PyObject *result = PyTuple_New(2);
+    if (!result) { Py_DECREF(obj); Py_DECREF(end); return NULL; }
+    PyTuple_SET_ITEM(result, 0, obj);
+    PyTuple_SET_ITEM(result, 1, end);
+    return result;
+}
+
+static COLD void locate_error(Reader *r) {
+    if (!PyErr_ExceptionMatches(DecodeError)) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *located = PyObject_CallMethod(value, "located", "Oi", r->message, r->version);
+    if (!located) {
+        Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+        return;
+    }
+    Py_DECREF(located);
+    PyErr_Restore(type, value, NULL);
+    Py_XDECREF(tb);
+}
+
+/* decode(data): the whole buffer is one message, as KafkaMessage.decode. */
+static PyObject *Reader_decode(Reader *r, PyObject *data) {
+    Py_ssize_t pos = 0;
+    PyObject *obj = reader_read(r, data, &pos);
+    if (!obj) {
+        locate_error(r);
+        return NULL;
+    }
+    Py_ssize_t total = PyObject_Length(data);
+    if (total < 0) { Py_DECREF(obj); return NULL; }
+    if (pos != total) {
+        Py_DECREF(obj);
+        PyObject *reason = PyUnicode_FromFormat("%zd bytes left after the message", total - pos);
+        PyObject *off = PyLong_FromSsize_t(pos), *ver = PyLong_FromLong(r->version);
+        PyObject *args = reason ? PyTuple_Pack(1, reason) : NULL;
+        PyObject *kwargs = (off && ver) ? Py_BuildValue("{s:s,s:O,s:O,s:O}", "field", "", "offset", off,
+                                                          "message", r->message, "version", ver)
+                                        : NULL;
+        PyObject *exc = (args && kwargs) ? PyObject_Call(TrailingBytes, args, kwargs) : NULL;
+        if (exc) { PyErr_SetObject(TrailingBytes, exc); Py_DECREF(exc); }
+        Py_XDECREF(reason); Py_XDECREF(off); Py_XDECREF(ver); Py_XDECREF(args); Py_XDECREF(kwargs);
+        return NULL;
+    }
+    return obj;
+}
+
+static PyObject *Reader_get_direct(Reader *r, void *closure) {
+    for (Py_ssize_t i = 0; i < r->ntables; i++)
+        if (!r->tables[i].direct) Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
+static PyMethodDef Reader_methods[] = {
+    {"decode", (PyCFunction)Reader_decode, METH_O,
+     "decode(data) -> obj: the whole buffer as one message (TrailingBytes otherwise); "
+     "errors carry the message name and version."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef Reader_members[] = {
+    {"message", T_OBJECT, offsetof(Reader, message), READONLY, "the message name"},
+    {"version", T_INT, offsetof(Reader, version), READONLY, "the version read"},
+    {"table", T_OBJECT, offsetof(Reader, table), READONLY, "the layout table"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef Reader_getset[] = {
+    {"direct_slots", (getter)Reader_get_direct, NULL,
+     "True when every struct's slots are written directly (no setattr)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ReaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "codegen.native._engine.Reader",
+    .tp_basicsize = sizeof(Reader),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A native reader of one message at one version: reader(buf, offset) -> (obj, end).",
+    .tp_dealloc = (destructor)Reader_dealloc,
+    .tp_traverse = (traverseproc)Reader_traverse,
+    .tp_clear = (inquiry)Reader_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Reader, vectorcall),
+    .tp_methods = Reader_methods,
+    .tp_members = Reader_members,
+    .tp_getset = Reader_getset,
+};
+
+static PyObject *make_reader(PyObject *module, PyObject *args) {
+    PyObject *table, *classes, *factory;
+    if (!PyArg_ParseTuple(args, "O!OO:reader", &PyTuple_Type, &table, &classes, &factory)) return NULL;
+    if (PyTuple_GET_SIZE(table) != 5 || !PyUnicode_Check(PyTuple_GET_ITEM(table, 0)) ||
+        PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(table, 0), MAGIC) != 0) {
+        table_error("not a native layout table", NULL);
+        return NULL;
+    }
+    long format, version;
+    if (as_int(PyTuple_GET_ITEM(table, 1), &format) < 0) return NULL;
+    if (format != FORMAT_VERSION) {
+        PyErr_Format(PyExc_ValueError,
+                     "layout table format %ld, but this engine reads format %d: regenerate the "
+                     "tables or rebuild the engine",
+                     format, FORMAT_VERSION);
+        return NULL;
+    }
+    PyObject *message = PyTuple_GET_ITEM(table, 2), *structs = PyTuple_GET_ITEM(table, 4);
+    if (as_int(PyTuple_GET_ITEM(table, 3), &version) < 0) return NULL;
+    if (!PyUnicode_Check(message) || !PyTuple_Check(structs) || PyTuple_GET_SIZE(structs) < 1) {
+        table_error("bad header", NULL);
+        return NULL;
+    }
+    if (!PyCallable_Check(factory)) {
+        PyErr_SetString(PyExc_TypeError, "unknown_tags must be callable");
+        return NULL;
+    }
+    Reader *r = PyObject_GC_New(Reader, &ReaderType);
+    if (!r) return NULL;
+    r->vectorcall = Reader_vectorcall;
+    Py_INCREF(table); r->table = table;
+    Py_INCREF(classes); r->classes = classes;
+    Py_INCREF(factory); r->unknown_factory = factory;
+    Py_INCREF(message); r->message = message;
+    r->version = (int)version;
+    r->factory_is_dict = factory == (PyObject *)&PyDict_Type;
+    r->ntables = PyTuple_GET_SIZE(structs);
+    r->tables = PyMem_Calloc(r->ntables, sizeof(STable));
+    PyObject_GC_Track(r);
+    if (!r->tables) { PyErr_NoMemory(); goto fail; }
+    for (Py_ssize_t i = 0; i < r->ntables; i++)
+        if (load_struct(r, &r->tables[i], PyTuple_GET_ITEM(structs, i)) < 0) goto fail;
+    for (Py_ssize_t i = 0; i < r->ntables; i++) settle_direct(&r->tables[i]);
+    return (PyObject *)r;
+fail:
+    Py_DECREF(r);
+    return NULL;
+}
+
+/* read_pair(key_reader, value_reader, key, key_offset, value, value_offset)
+   -> (key, key_end, value, value_end): the key and value of one record in one call. */
+static PyObject *read_pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "read_pair(key_reader, value_reader, key, key_offset, value, value_offset)");
+        return NULL;
+    }
+    if (Py_TYPE(args[0]) != &ReaderType || Py_TYPE(args[1]) != &ReaderType) {
+        PyErr_SetString(PyExc_TypeError, "read_pair takes two native readers");
+        return NULL;
+    }
+    Py_ssize_t key_pos = PyLong_AsSsize_t(args[3]);
+    if (key_pos == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t value_pos = PyLong_AsSsize_t(args[5]);
+    if (value_pos == -1 && PyErr_Occurred()) return NULL;
+    PyObject *key = reader_read((Reader *)args[0], args[2], &key_pos);
+    if (!key) return NULL;
+    PyObject *value = reader_read((Reader *)args[1], args[4], &value_pos);
+    if (!value) { Py_DECREF(key); return NULL; }
+    PyObject *key_end = PyLong_FromSsize_t(key_pos), *value_end = PyLong_FromSsize_t(value_pos);
+    PyObject *result = (key_end && value_end) ? PyTuple_New(4) : NULL;
+    if (!result) {
+        Py_DECREF(key); Py_DECREF(value); Py_XDECREF(key_end); Py_XDECREF(value_end);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(result, 0, key);
+    PyTuple_SET_ITEM(result, 1, key_end);
+    PyTuple_SET_ITEM(result, 2, value);
+    PyTuple_SET_ITEM(result, 3, value_end);
+    return result;
+}
+
+static PyMethodDef module_methods[] = {
+    {"read_pair", (PyCFunction)(void (*)(void))read_pair, METH_FASTCALL,
+     "read_pair(key_reader, value_reader, key, key_offset, value, value_offset)\n"
+     "-> (key, key_end, value, value_end)\n\n"
+     "Both readers' reads in one call; an error is the one the reader alone raises (the "
+     "key is read first): read them one at a time to tell which failed."},
+    {"reader", make_reader, METH_VARARGS,
+     "reader(table, classes, unknown_tags) -> Reader\n\n"
+     "table: a layout table from codegen.native_tables; classes: struct name -> generated "
+     "class; unknown_tags: called with a list of (tag, bytes) pairs in wire order (empty "
+     "when none) to make each object's unknown_tags value."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef engine_module = {
+    PyModuleDef_HEAD_INIT, "_engine", "The table-driven native decoder.", -1, module_methods,
+};
+
+static int intern(PyObject **dst, const char *s) {
+    *dst = PyUnicode_InternFromString(s);
+    return *dst ? 0 : -1;
+}
+
+static PyObject *get_attr(PyObject *module, const char *name) {
+    return PyObject_GetAttrString(module, name);
+}
+
+PyMODINIT_FUNC PyInit__engine(void) {
+    if (intern(&S_tagged_fields, "<tagged fields>") < 0 || intern(&S_field, "field") < 0 ||
+        intern(&S_offset, "offset") < 0 || intern(&S_located, "located") < 0 ||
+        intern(&S_unknown_tags, "unknown_tags") < 0 || intern(&S_slots, "__slots__") < 0 ||
+        intern(&S_int, "int") < 0 || intern(&S_is_safe, "is_safe") < 0 ||
+        intern(&S_message, "message") < 0 || intern(&S_version, "version") < 0)
+        return NULL;
+    PyObject *errors = PyImport_ImportModule("codegen.runtime.errors");
+    if (!errors) return NULL;
+    DecodeError = get_attr(errors, "DecodeError");
+    BufferUnderflow = get_attr(errors, "BufferUnderflow");
+    InvalidLength = get_attr(errors, "InvalidLength");
+    UnexpectedNull = get_attr(errors, "UnexpectedNull");
+    InvalidUtf8 = get_attr(errors, "InvalidUtf8");
+    InvalidTaggedField = get_attr(errors, "InvalidTaggedField");
+    TrailingBytes = get_attr(errors, "TrailingBytes");
+    Py_DECREF(errors);
+    if (!DecodeError || !BufferUnderflow || !InvalidLength || !UnexpectedNull || !InvalidUtf8 ||
+        !InvalidTaggedField || !TrailingBytes)
+        return NULL;
+    PyObject *uuid = PyImport_ImportModule("uuid");
+    if (!uuid) return NULL;
+    UuidCallable = get_attr(uuid, "UUID");
+    PyObject *safe = get_attr(uuid, "SafeUUID");
+    UuidSafeUnknown = safe ? get_attr(safe, "unknown") : NULL;
+    Py_XDECREF(safe);
+    Py_DECREF(uuid);
+    if (!UuidCallable || !UuidSafeUnknown || !PyType_Check(UuidCallable)) return NULL;
+    UuidType = (PyTypeObject *)UuidCallable;
+    /* uuid.UUID keeps int and is_safe in slots: write them directly when they are plain. */
+    PyObject *d_int = PyDict_GetItemWithError(UuidType->tp_dict, S_int);
+    PyObject *d_safe = PyDict_GetItemWithError(UuidType->tp_dict, S_is_safe);
+    if (d_int && d_safe && Py_TYPE(d_int) == &PyMemberDescr_Type &&
+        Py_TYPE(d_safe) == &PyMemberDescr_Type &&
+        ((PyMemberDescrObject *)d_int)->d_member->type == T_OBJECT_EX &&
+        ((PyMemberDescrObject *)d_safe)->d_member->type == T_OBJECT_EX) {
+        UuidIntOffset = ((PyMemberDescrObject *)d_int)->d_member->offset;
+        UuidSafeOffset = ((PyMemberDescrObject *)d_safe)->d_member->offset;
+    }
+    PyObject *builtins = PyImport_ImportModule("builtins");
+    if (!builtins) return NULL;
+    PyObject *object = get_attr(builtins, "object");
+    Py_DECREF(builtins);
+    ObjectNew = object ? get_attr(object, "__new__") : NULL;
+    Py_XDECREF(object);
+    if (!ObjectNew) return NULL;
+    if (PyType_Ready(&ReaderType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&engine_module);
+    if (!m) return NULL;
+    Py_INCREF(&ReaderType);
+    if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0 ||
+        PyModule_AddIntConstant(m, "FORMAT_VERSION", FORMAT_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
