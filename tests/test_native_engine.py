@@ -38,7 +38,7 @@ from strategies import instances
 from codegen.emit import load_messages
 from codegen.ir import Message
 from codegen.native_tables import FORMAT_VERSION, MessageTable, message_table
-from codegen.runtime import DecodeError, KafkaStruct
+from codegen.runtime import NO_TAGS, DecodeError, KafkaStruct, UnknownTags, unknown_tags_read
 
 ROOT = Path(__file__).resolve().parent.parent
 SHAPES = ROOT / "tests" / "native_shapes"  # not under tests/cases: no golden files
@@ -135,7 +135,7 @@ def pairs(shapes_package: ModuleType) -> Callable[[str, str, int], Pair]:
 
 
 def native_reader(engine: ModuleType, pair: Pair) -> Any:
-    return engine.reader(pair.table(), pair.classes(), dict)
+    return engine.reader(pair.table(), pair.classes(), unknown_tags_read)
 
 
 # ------------------------------------------------------------------------------ comparing
@@ -148,6 +148,8 @@ def canonical(value: Any) -> Any:
         return (type(value).__qualname__, tuple((s, canonical(getattr(value, s))) for s in slots))
     if isinstance(value, list):
         return ("list", tuple(canonical(v) for v in value))
+    if isinstance(value, UnknownTags):
+        return ("UnknownTags", value.pairs, value is NO_TAGS)
     if isinstance(value, dict):
         return ("dict", tuple((k, canonical(v)) for k, v in value.items()))
     if isinstance(value, float):
@@ -275,6 +277,22 @@ class Fixture:
 
 
 FIXTURES = [
+    Fixture(
+        "unknown tag above the largest Kafka reads",
+        "OffsetCommitValue",
+        4,
+        """
+        00 00 00 00 00 00 00 01  # offset: 1
+        00 00 00 02              # leader_epoch: 2
+        01                       # metadata: ""
+        00 00 00 00 00 00 00 03  # commit_timestamp: 3
+        01                       # one tagged field
+        80 80 80 80 08           #   tag 2147483648 (2**31)
+        00                       #   size 0; its value would start at byte 28
+        """,
+        "InvalidTaggedField",
+        "OffsetCommitValue v4, field <tagged fields>, byte 28: tag 2147483648 is above 2147483647, the largest tag Kafka reads",
+    ),
     Fixture(
         "fixed-width value runs past the end",
         "OffsetCommitValue",
@@ -551,9 +569,11 @@ def test_unknown_tags_come_in_wire_order_through_the_given_constructor(
     obj, end = as_pairs(data, 0)
     assert end == len(data)
     assert obj.unknown_tags == ((7, b"\xaa"), (5, b""), (7, b"\xbb"))
-    as_dict = native_reader(engine, pair)
+    as_dict = engine.reader(pair.table(), pair.classes(), dict)
     assert as_dict(data, 0)[0].unknown_tags == {7: b"\xbb", 5: b""}
-    assert as_dict(data, 0)[0] == pair.cls.decode(data, 4)
+    as_runtime = native_reader(engine, pair)
+    assert as_runtime(data, 0)[0].unknown_tags.pairs == ((7, b"\xaa"), (5, b""), (7, b"\xbb"))
+    assert as_runtime(data, 0)[0] == pair.cls.decode(data, 4)
     # Without tagged fields the constructor gets an empty list.
     no_tags = data[:21] + b"\x00"
     assert as_pairs(no_tags, 0)[0].unknown_tags == ()

@@ -568,6 +568,12 @@ static int read_tagged_section(Ctx *c, const STable *t, PyObject *obj, Py_ssize_
                          PyUnicode_FromFormat("tag %lld is not valid at this version", (long long)tag));
                 goto fail;
             }
+            if (tag > 0x7FFFFFFF) {
+                raise_at(InvalidTaggedField, path, S_tagged_fields, o,
+                         PyUnicode_FromFormat("tag %lld is above 2147483647, the largest tag Kafka reads",
+                                              (long long)tag));
+                goto fail;
+            }
             if (!pairs && !(pairs = PyList_New(0))) goto fail;
             PyObject *pair = Py_BuildValue("(Ly#)", (long long)tag, (const char *)c->buf + o,
                                            (Py_ssize_t)size);

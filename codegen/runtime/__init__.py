@@ -168,6 +168,11 @@ class UnknownTags(Mapping[int, bytes]):
 NO_TAGS = UnknownTags()
 
 
+def unknown_tags_read(pairs: list[tuple[int, bytes]]) -> UnknownTags:
+    """The unknown tags a reader collected, ``NO_TAGS`` for none (what the native engine calls)."""
+    return UnknownTags.of_read(pairs) if pairs else NO_TAGS
+
+
 # ----------------------------------------------------------------------------- varints
 
 UVARINT_1 = tuple(bytes((i,)) for i in range(128))
