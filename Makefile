@@ -18,9 +18,11 @@ setup: python-setup oracle-setup
 ## python-setup: Python venv with the project, every extra it uses and the test tools
 python-setup: $(STAMP)
 
-## oracle-setup: Kafka 4.4.0 reference jars (Maven) and the harness of the oracle tests
+## oracle-setup: Kafka 4.4.0 reference jars (Maven) and the harness of the oracle tests, and
+## the broker and workload of the broker tests
 oracle-setup:
 	bash tests/oracle/fetch.sh
+	bash tests/broker/fetch.sh
 
 ## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
 ## DUMP=/path/to/logdir decodes your own dump instead; OUT=folder says where results go.
