@@ -37,7 +37,7 @@ test: setup
 
 ## test-fast: the tests that need neither Spark nor the Kafka jars
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -q -m "not spark and not oracle"
+	$(PY) -m pytest -n 2 -q -m "not spark and not oracle and not kafka"
 
 generate: $(STAMP)
 	$(PY) -m codegen generate
