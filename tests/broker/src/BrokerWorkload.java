@@ -51,8 +51,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <pre>java -cp classes:broker-jars/* BrokerWorkload BOOTSTRAP OUTPUT.json</pre>
  *
- * Two groups ("classic-live", "consumer-live") are left Stable with members when the truth is
- * taken; the process then halts without closing them, so no later record changes their state
+ * The truth is also taken at settled points on the way (every group Empty, no open
+ * transaction), each with the end offsets of the __consumer_offsets partitions it holds for, so
+ * a reader can check the state implied by that prefix of the log. Two groups ("classic-live",
+ * "consumer-live") are left Stable with members when the final truth is taken; the process then halts without closing them, so no later record changes their state
  * before the broker is stopped (their session timeouts are long). Every wait is bounded.
  */
 public final class BrokerWorkload {
@@ -69,6 +71,7 @@ public final class BrokerWorkload {
   private final String bootstrap;
   private final Admin admin;
   private final List<AutoCloseable> live = new ArrayList<>();
+  private final List<Map<String, Object>> snapshots = new ArrayList<>();
 
   private BrokerWorkload(String bootstrap) {
     this.bootstrap = bootstrap;
@@ -97,17 +100,21 @@ public final class BrokerWorkload {
       classicGroup("classic-" + assignor, List.of(assignor), List.of(assignor));
     }
     classicGroup("classic-mixed", List.of("range", "roundrobin"), List.of("roundrobin", "range"));
+    snapshot("classic groups");
     consumerGroup("consumer-uniform", "uniform");
     consumerGroup("consumer-range", "range");
     regexGroup();
     upgrade();
     downgrade();
+    snapshot("consumer groups, upgrade and downgrade");
     shareGroup();
     transactions();
     adminOperations();
+    snapshot("share group, transactions and admin operations");
     liveGroups();
     waitSettled();
-    Map<String, Object> truth = truth();
+    Map<String, Object> truth = settledTruth();
+    truth.put("snapshots", snapshots);
     ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     File tmp = new File(output.getPath() + ".tmp");
     mapper.writeValue(tmp, truth);
@@ -528,6 +535,53 @@ public final class BrokerWorkload {
   }
 
   // ---------------------------------------------------------------------------------- truth
+
+  private void snapshot(String name) throws Exception {
+    waitSettled();
+    Map<String, Object> truth = settledTruth();
+    truth.put("name", name);
+    snapshots.add(truth);
+    log("snapshot: " + name);
+  }
+
+  /** End offsets of every __consumer_offsets partition, by partition number. */
+  private Map<String, Long> offsetsTopicEnd() throws Exception {
+    TopicDescription d =
+        admin.describeTopics(List.of("__consumer_offsets")).allTopicNames().get().get("__consumer_offsets");
+    Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request = new HashMap<>();
+    d.partitions()
+        .forEach(
+            p ->
+                request.put(
+                    new TopicPartition("__consumer_offsets", p.partition()),
+                    org.apache.kafka.clients.admin.OffsetSpec.latest()));
+    Map<String, Long> out = new TreeMap<>();
+    admin
+        .listOffsets(request)
+        .all()
+        .get()
+        .forEach((tp, info) -> out.put(Integer.toString(tp.partition()), info.offset()));
+    return out;
+  }
+
+  /** The truth with the end offsets it holds for: taken again until the log did not move
+   * (transaction markers, for one, are written after the commit returns). */
+  private Map<String, Object> settledTruth() throws Exception {
+    long deadline = System.currentTimeMillis() + WAIT_MS;
+    while (true) {
+      Map<String, Long> before = offsetsTopicEnd();
+      Map<String, Object> truth = truth();
+      Map<String, Long> after = offsetsTopicEnd();
+      if (before.equals(after)) {
+        truth.put("consumerOffsetsEnd", after);
+        return truth;
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException("__consumer_offsets kept moving: " + before + " -> " + after);
+      }
+      sleep(200);
+    }
+  }
 
   private Map<String, Object> truth() throws Exception {
     Map<String, Object> out = new LinkedHashMap<>();
