@@ -3,7 +3,8 @@
 The session fixture ``broker_run`` (tests/conftest.py, tests/broker/client.py) starts a
 single-node KRaft broker, loads it with tests/broker/src/BrokerWorkload.java (classic groups with
 every assignor, consumer-protocol groups, a regex subscription, an upgrade and a downgrade, a
-share group, transactional offset commits, admin alters and deletes) and stops it. These tests
+share group, a streams group, transactional offset commits, admin alters and deletes) and stops
+it. These tests
 compare what our decoders make of its log folder with Kafka's own answers:
 
 - ``dump --format dump-log`` equals DumpLogSegments on every internal-topic segment;
@@ -86,7 +87,7 @@ POINTS = range(4)  # three settled points of the workload, then its end
 def test_workload_stays_within_budget(broker_run: BrokerRun) -> None:
     assert broker_run.workload_seconds < 120, broker_run.workload_seconds
     kinds = {g["type"] for g in broker_run.truth["groups"]}
-    assert kinds == {"Classic", "Consumer", "Share"}
+    assert kinds == {"Classic", "Consumer", "Share", "Streams"}
     assert len(_truths(broker_run)) == len(POINTS)
     for topic in INTERNAL_TOPICS:
         assert _segments(broker_run, topic), f"the broker wrote no {topic} segment"
@@ -145,16 +146,14 @@ def test_group_types_states_and_members_match_the_broker(broker_run: BrokerRun, 
         assert (ours.type, ours.state) == (_TYPES[g["type"]], g["state"]), group_id
         theirs = {m["memberId"]: m for m in g["members"]}
         assert set(ours.members) == set(theirs), group_id
-        if ours.type == "consumer":
-            assert ours.epoch == g["groupEpoch"], group_id
-        if ours.type == "share":
+        if ours.type in ("consumer", "share", "streams"):
             assert ours.epoch == g["groupEpoch"], group_id
         if ours.members and ours.type in ("classic", "consumer"):
             assert (ours.protocol or g["assignor"]) == g["assignor"], group_id
         for member_id, m in ours.members.items():
             t = theirs[member_id]
             assert (m.client_id, m.instance_id) == (t["clientId"], t.get("instanceId")), member_id
-            if ours.type == "consumer":
+            if ours.type in ("consumer", "streams"):
                 assert m.member_epoch == t["memberEpoch"], member_id
             assignment = {
                 topic_names.get(topic, topic): sorted(parts)
@@ -164,7 +163,12 @@ def test_group_types_states_and_members_match_the_broker(broker_run: BrokerRun, 
             assert assignment == t.get("assignment", assignment), member_id
     if point == POINTS[-1]:  # the end covers both settled kinds of state
         states = {(g.type, g.state) for g in view.groups.values()}
-        assert {("classic", "Stable"), ("consumer", "Stable"), ("share", "Empty")} <= states
+        assert {
+            ("classic", "Stable"),
+            ("consumer", "Stable"),
+            ("share", "Empty"),
+            ("streams", "Empty"),
+        } <= states
 
 
 @pytest.mark.spark

@@ -1,15 +1,16 @@
 """A real single-node KRaft broker (the pinned release) for the broker tests, and its workload.
 
 ``run_broker(folder)`` formats storage, starts ``kafka.Kafka`` (broker and controller in one
-process, listeners on 127.0.0.1 at free ports), runs ``tests/broker/src/BrokerWorkload.java``
-against it and stops it by its process id (SIGTERM, then SIGKILL after a timeout). The broker is
+process, listeners on 127.0.0.1 at free ports), runs ``tests/broker/src/StreamsWorkload.java``
+(a streams group) and ``BrokerWorkload.java`` (every other group kind, then the truth) against it and stops it by its process id (SIGTERM, then SIGKILL after a timeout). The broker is
 stopped before the tests read its files, so Kafka's DumpLogSegments and our decoders see the same
 bytes (a running broker keeps appending: cluster-metadata no-ops, expirations). The folder keeps:
 
     folder/server.properties   the generated broker configuration
     folder/logs/               the broker's log folder (log.dirs)
     folder/broker.log          the broker's own log
-    folder/workload.log        the workload's stderr
+    folder/workload.log        the workloads' output
+    folder/streams-state/      the streams application's state directory
     folder/truth.json          the broker's answers (listGroups, describe, offsets) at the end
 
 The jars and the compiled workload come from ``tests/broker/fetch.sh``; nothing is downloaded here.
@@ -43,7 +44,10 @@ FEATURES = {
 """Feature levels the storage is formatted with (the 4.4-IV2 defaults, pinned here)."""
 
 _BROKER_DIR = Path(__file__).resolve().parent
-_WORKLOAD_SOURCE = _BROKER_DIR / "src" / "BrokerWorkload.java"
+_WORKLOAD_SOURCES = (
+    _BROKER_DIR / "src" / "BrokerWorkload.java",
+    _BROKER_DIR / "src" / "StreamsWorkload.java",
+)
 _READY_LINE = "Kafka Server started"
 _JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 
@@ -70,11 +74,16 @@ def missing_reason(cache: Path | None = None) -> str | None:
     jars = cache / "broker-jars"
     if not any(jars.glob(f"kafka_2.13-{KAFKA_VERSION}.jar")):
         return f"{jars} has no kafka_2.13-{KAFKA_VERSION}.jar; run {FETCH_COMMAND}"
+    if not any((cache / "streams-jars").glob("kafka-streams-*.jar")):
+        return f"{cache / 'streams-jars'} has no kafka-streams jar; run {FETCH_COMMAND}"
     workload = cache / "broker-workload"
-    if not (workload / "classes" / "BrokerWorkload.class").is_file():
+    if (
+        not (workload / "classes" / "BrokerWorkload.class").is_file()
+        or not (workload / "streams-classes" / "StreamsWorkload.class").is_file()
+    ):
         return f"the broker workload is not compiled; run {FETCH_COMMAND}"
-    stamp = workload / "BrokerWorkload.java.sha256"
-    current = hashlib.sha256(_WORKLOAD_SOURCE.read_bytes()).hexdigest()
+    stamp = workload / "sources.sha256"
+    current = hashlib.sha256(b"".join(p.read_bytes() for p in _WORKLOAD_SOURCES)).hexdigest()
     if not stamp.is_file() or stamp.read_text().strip() != current:
         return f"the compiled broker workload is older than its source; run {FETCH_COMMAND}"
     if java() is None:
@@ -144,6 +153,9 @@ def server_properties(log_dir: Path, broker_port: int, controller_port: int) -> 
         "group.consumer.min.session.timeout.ms": "1000",
         "group.consumer.heartbeat.interval.ms": "500",
         "group.consumer.min.heartbeat.interval.ms": "500",
+        "group.streams.initial.rebalance.delay.ms": "0",
+        "group.streams.heartbeat.interval.ms": "500",
+        "group.streams.min.heartbeat.interval.ms": "500",
         "group.share.heartbeat.interval.ms": "500",
         "group.share.min.heartbeat.interval.ms": "500",
         "group.consumer.migration.policy": "bidirectional",
@@ -157,8 +169,8 @@ def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def _classpath(cache: Path, *extra: Path) -> str:
-    return os.pathsep.join([*(str(p) for p in extra), str(cache / "broker-jars" / "*")])
+def _classpath(jars: Path, *extra: Path) -> str:
+    return os.pathsep.join([*(str(p) for p in extra), str(jars / "*")])
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -191,7 +203,7 @@ def run_broker(folder: Path, cache: Path | None = None) -> BrokerRun:
     features = [arg for name, level in FEATURES.items() for arg in ("--feature", f"{name}={level}")]
     with storage_log.open("wb") as out:
         formatted = subprocess.run(
-            [java_bin, *_JVM_OPTIONS, quiet, "-cp", _classpath(cache), "kafka.tools.StorageTool",
+            [java_bin, *_JVM_OPTIONS, quiet, "-cp", _classpath(cache / "broker-jars"), "kafka.tools.StorageTool",
              "format", "--config", str(config), "--cluster-id", "a2Fma2Etc3BlY2dlbi10ZQ",
              "--standalone", *features],
             stdout=out, stderr=subprocess.STDOUT, timeout=START_TIMEOUT_S, check=False,
@@ -203,7 +215,7 @@ def run_broker(folder: Path, cache: Path | None = None) -> BrokerRun:
     with broker_log.open("wb") as out:
         proc = subprocess.Popen(
             [java_bin, *_JVM_OPTIONS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-             "-cp", _classpath(cache), "kafka.Kafka", str(config)],
+             "-cp", _classpath(cache / "broker-jars"), "kafka.Kafka", str(config)],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     try:
@@ -218,22 +230,33 @@ def run_broker(folder: Path, cache: Path | None = None) -> BrokerRun:
 
         truth_path = folder / "truth.json"
         workload_log = folder / "workload.log"
+        bootstrap = f"127.0.0.1:{broker_port}"
+        classes = cache / "broker-workload"
         started = time.monotonic()
         with workload_log.open("wb") as out:
-            try:
-                done = subprocess.run(
-                    [java_bin, *_JVM_OPTIONS, quiet, "-cp",
-                     _classpath(cache, cache / "broker-workload" / "classes"),
-                     "BrokerWorkload", f"127.0.0.1:{broker_port}", str(truth_path)],
-                    stdout=out, stderr=subprocess.STDOUT, timeout=WORKLOAD_TIMEOUT_S, check=False,
-                )  # fmt: skip
-            except subprocess.TimeoutExpired as exc:
-                raise BrokerError(
-                    f"the workload took over {WORKLOAD_TIMEOUT_S}s:\n{_tail(workload_log)}"
-                ) from exc
+            # The streams group first (kafka-streams 4.3.1 in a JVM of its own), then the rest;
+            # BrokerWorkload records the truth about every group.
+            for classpath, main, args in (
+                (_classpath(cache / "streams-jars", classes / "streams-classes"),
+                 "StreamsWorkload", [bootstrap, str(folder / "streams-state")]),
+                (_classpath(cache / "broker-jars", classes / "classes"),
+                 "BrokerWorkload", [bootstrap, str(truth_path)]),
+            ):  # fmt: skip
+                remaining = WORKLOAD_TIMEOUT_S - (time.monotonic() - started)
+                try:
+                    done = subprocess.run(
+                        [java_bin, *_JVM_OPTIONS, quiet, "-cp", classpath, main, *args],
+                        stdout=out, stderr=subprocess.STDOUT, timeout=remaining, check=False,
+                    )  # fmt: skip
+                except subprocess.TimeoutExpired as exc:
+                    raise BrokerError(
+                        f"the workload took over {WORKLOAD_TIMEOUT_S}s:\n{_tail(workload_log)}"
+                    ) from exc
+                if done.returncode != 0:
+                    raise BrokerError(f"{main} failed ({done.returncode}):\n{_tail(workload_log)}")
         seconds = time.monotonic() - started
-        if done.returncode != 0 or not truth_path.is_file():
-            raise BrokerError(f"the workload failed ({done.returncode}):\n{_tail(workload_log)}")
+        if not truth_path.is_file():
+            raise BrokerError(f"the workload wrote no truth:\n{_tail(workload_log)}")
     finally:
         _stop(proc)
     truth: dict[str, Any] = json.loads(truth_path.read_text())

@@ -6,7 +6,10 @@
 # Produces, under <project>/.cache/kafka-<version>/:
 #   broker-jars/      every runtime jar of tests/broker/pom.xml (kafka_2.13, kafka-server,
 #                     kafka-clients 4.4.0 and what they need), copied by Maven
-#   broker-workload/  tests/broker/src/BrokerWorkload.java compiled against broker-jars/
+#   streams-jars/     kafka-streams 4.3.1 and its kafka-clients (tests/broker/streams/pom.xml;
+#                     Maven Central has no kafka-streams 4.4.0)
+#   broker-workload/  classes/: tests/broker/src/BrokerWorkload.java compiled against
+#                     broker-jars/; streams-classes/: src/StreamsWorkload.java against streams-jars/
 #
 # Idempotent and quiet like ../oracle/fetch.sh: each step is skipped when its inputs (pom,
 # jar list, workload source) did not change; on failure the failing tool's output is shown.
@@ -18,7 +21,9 @@ KAFKA_VERSION="4.4.0"
 CACHE="$PROJECT/.cache/kafka-$KAFKA_VERSION"
 M2="$PROJECT/.cache/m2"
 POM="$BROKER_DIR/pom.xml"
+STREAMS_POM="$BROKER_DIR/streams/pom.xml"
 SRC="$BROKER_DIR/src/BrokerWorkload.java"
+STREAMS_SRC="$BROKER_DIR/src/StreamsWorkload.java"
 
 die() {
   echo "broker fetch.sh: $*" >&2
@@ -48,35 +53,50 @@ run_quiet() {
 }
 
 # 1. Jars ------------------------------------------------------------------------------------
-POM_HASH="$(sha256sum "$POM" | cut -d' ' -f1)"
-if [[ ! -f "$CACHE/broker-jars/.pom.sha256" || "$(cat "$CACHE/broker-jars/.pom.sha256")" != "$POM_HASH" ]]; then
-  rm -rf "$CACHE/broker-jars.tmp"
-  run_quiet mvn -B -q -f "$POM" \
+copy_jars() {
+  # copy_jars POM OUT_DIR EXPECTED_JAR...: Maven copies POM's run-time class path to OUT_DIR.
+  local pom="$1" out="$2"
+  shift 2
+  local pom_hash
+  pom_hash="$(sha256sum "$pom" | cut -d' ' -f1)"
+  if [[ -f "$out/.pom.sha256" && "$(cat "$out/.pom.sha256")" == "$pom_hash" ]]; then
+    return
+  fi
+  rm -rf "$out.tmp"
+  run_quiet mvn -B -q -f "$pom" \
     "-Dmaven.repo.local=$M2" \
     -DincludeScope=runtime \
-    -DoutputDirectory="$CACHE/broker-jars.tmp" \
+    -DoutputDirectory="$out.tmp" \
     dependency:copy-dependencies
-  for jar in kafka_2.13 kafka-server kafka-clients; do
-    ls "$CACHE/broker-jars.tmp/$jar-$KAFKA_VERSION.jar" >/dev/null 2>&1 ||
-      die "Maven did not produce $jar-$KAFKA_VERSION.jar"
+  for jar in "$@"; do
+    ls "$out.tmp/$jar.jar" >/dev/null 2>&1 || die "Maven did not produce $jar.jar"
   done
-  echo "$POM_HASH" >"$CACHE/broker-jars.tmp/.pom.sha256"
-  rm -rf "$CACHE/broker-jars"
-  mv "$CACHE/broker-jars.tmp" "$CACHE/broker-jars"
-fi
+  echo "$pom_hash" >"$out.tmp/.pom.sha256"
+  rm -rf "$out"
+  mv "$out.tmp" "$out"
+}
+
+copy_jars "$POM" "$CACHE/broker-jars" \
+  "kafka_2.13-$KAFKA_VERSION" "kafka-server-$KAFKA_VERSION" "kafka-clients-$KAFKA_VERSION"
+copy_jars "$STREAMS_POM" "$CACHE/streams-jars" kafka-streams-4.3.1
 
 # 2. Workload --------------------------------------------------------------------------------
-JARS_HASH="$( (cd "$CACHE/broker-jars" && ls -l --time-style=+%s -- *.jar) | sha256sum | cut -d' ' -f1)"
-SOURCE_HASH="$( (sha256sum "$SRC" | cut -d' ' -f1; echo "$JARS_HASH"; javac -version 2>&1) | sha256sum | cut -d' ' -f1)"
+jars_hash() {
+  (cd "$1" && ls -l --time-style=+%s -- *.jar) | sha256sum | cut -d' ' -f1
+}
+SOURCE_HASH="$( (sha256sum "$SRC" "$STREAMS_SRC" | cut -d' ' -f1; jars_hash "$CACHE/broker-jars";
+  jars_hash "$CACHE/streams-jars"; javac -version 2>&1) | sha256sum | cut -d' ' -f1)"
 OUT="$CACHE/broker-workload"
 if [[ ! -f "$OUT/.source.sha256" || "$(cat "$OUT/.source.sha256")" != "$SOURCE_HASH" ]]; then
   rm -rf "$OUT.tmp"
-  mkdir -p "$OUT.tmp/classes"
+  mkdir -p "$OUT.tmp/classes" "$OUT.tmp/streams-classes"
   run_quiet javac --release 17 -encoding UTF-8 -Xlint:-options -nowarn \
     -cp "$CACHE/broker-jars/*" -d "$OUT.tmp/classes" "$SRC"
+  run_quiet javac --release 17 -encoding UTF-8 -Xlint:-options -nowarn \
+    -cp "$CACHE/streams-jars/*" -d "$OUT.tmp/streams-classes" "$STREAMS_SRC"
   echo "$SOURCE_HASH" >"$OUT.tmp/.source.sha256"
-  # The fixture compares this with the source to spot a stale build.
-  sha256sum "$SRC" | cut -d' ' -f1 >"$OUT.tmp/BrokerWorkload.java.sha256"
+  # The fixture compares this with the sources to spot a stale build.
+  cat "$SRC" "$STREAMS_SRC" | sha256sum | cut -d' ' -f1 >"$OUT.tmp/sources.sha256"
   rm -rf "$OUT"
   mv "$OUT.tmp" "$OUT"
 fi

@@ -19,12 +19,15 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListStreamsGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.MemberToRemove;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.ShareMemberDescription;
+import org.apache.kafka.clients.admin.StreamsGroupDescription;
+import org.apache.kafka.clients.admin.StreamsGroupMemberDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -45,9 +48,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * Workload of the broker tests: drives every kind of group the pinned broker knows through
- * joins, commits, rebalances, conversions and deletions, then records what the broker itself
- * answers about them (listGroups, describe, listConsumerGroupOffsets) as JSON.
+ * Workload of the broker tests: drives classic, consumer and share groups through joins,
+ * commits, rebalances, conversions and deletions, then records what the broker itself answers
+ * about every group (listGroups, describe, listConsumerGroupOffsets / listStreamsGroupOffsets) as
+ * JSON; the streams group comes from StreamsWorkload, run before this.
  *
  * <pre>java -cp classes:broker-jars/* BrokerWorkload BOOTSTRAP OUTPUT.json</pre>
  *
@@ -595,6 +599,7 @@ public final class BrokerWorkload {
     Collection<GroupListing> listings = admin.listGroups().all().get();
     List<String> consumerIds = new ArrayList<>();
     List<String> shareIds = new ArrayList<>();
+    List<String> streamsIds = new ArrayList<>();
     Map<String, Map<String, Object>> groups = new TreeMap<>();
     for (GroupListing g : listings) {
       Map<String, Object> row = new LinkedHashMap<>();
@@ -606,6 +611,8 @@ public final class BrokerWorkload {
       GroupType type = g.type().orElse(GroupType.UNKNOWN);
       if (type == GroupType.SHARE) {
         shareIds.add(g.groupId());
+      } else if (type == GroupType.STREAMS) {
+        streamsIds.add(g.groupId());
       } else if (type == GroupType.CLASSIC || type == GroupType.CONSUMER) {
         consumerIds.add(g.groupId());
       }
@@ -645,11 +652,33 @@ public final class BrokerWorkload {
       }
       row.put("members", members);
     }
+    for (StreamsGroupDescription d : admin.describeStreamsGroups(streamsIds).all().get().values()) {
+      Map<String, Object> row = groups.get(d.groupId());
+      row.put("describedState", d.groupState().toString());
+      row.put("groupEpoch", d.groupEpoch());
+      List<Map<String, Object>> members = new ArrayList<>();
+      for (StreamsGroupMemberDescription m : d.members()) {
+        Map<String, Object> mr = new LinkedHashMap<>();
+        mr.put("memberId", m.memberId());
+        mr.put("instanceId", m.instanceId().orElse(null));
+        mr.put("clientId", m.clientId());
+        mr.put("memberEpoch", m.memberEpoch());
+        members.add(mr);
+      }
+      row.put("members", members);
+    }
     out.put("groups", new ArrayList<>(groups.values()));
     List<Map<String, Object>> offsets = new ArrayList<>();
-    for (String group : consumerIds) {
+    List<String> withOffsets = new ArrayList<>(consumerIds);
+    withOffsets.addAll(streamsIds);
+    for (String group : withOffsets) {
       Map<TopicPartition, OffsetAndMetadata> committed =
-          admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+          streamsIds.contains(group)
+              ? admin
+                  .listStreamsGroupOffsets(Map.of(group, new ListStreamsGroupOffsetsSpec()))
+                  .partitionsToOffsetAndMetadata(group)
+                  .get()
+              : admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
       for (Map.Entry<TopicPartition, OffsetAndMetadata> e : committed.entrySet()) {
         if (e.getValue() == null) {
           continue;
