@@ -2,8 +2,9 @@
 
 ``run_broker(folder)`` formats storage, starts ``kafka.Kafka`` (broker and controller in one
 process, listeners on 127.0.0.1 at free ports), runs ``tests/broker/src/StreamsWorkload.java``
-(a streams group) and ``BrokerWorkload.java`` (every other group kind, then the truth) against it and stops it by its process id (SIGTERM, then SIGKILL after a timeout). The broker is
-stopped before the tests read its files, so Kafka's DumpLogSegments and our decoders see the same
+(a streams group) and ``BrokerWorkload.java`` (every other group kind, then the truth) against it
+and stops it by its process id (SIGTERM, then SIGKILL after a timeout). The broker is stopped
+before the tests read its files, so Kafka's DumpLogSegments and our decoders see the same
 bytes (a running broker keeps appending: cluster-metadata no-ops, expirations). The folder keeps:
 
     folder/server.properties   the generated broker configuration
@@ -123,7 +124,9 @@ def server_properties(log_dir: Path, broker_port: int, controller_port: int) -> 
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
-        "listeners": f"PLAINTEXT://127.0.0.1:{broker_port},CONTROLLER://127.0.0.1:{controller_port}",
+        "listeners": (
+            f"PLAINTEXT://127.0.0.1:{broker_port},CONTROLLER://127.0.0.1:{controller_port}"
+        ),
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{broker_port}",
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
@@ -199,11 +202,12 @@ def run_broker(folder: Path, cache: Path | None = None) -> BrokerRun:
     broker_port, controller_port = _free_port(), _free_port()
     config.write_text(server_properties(log_dir, broker_port, controller_port))
     quiet = "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
+    broker_jars = _classpath(cache / "broker-jars")
     storage_log = folder / "storage.log"
     features = [arg for name, level in FEATURES.items() for arg in ("--feature", f"{name}={level}")]
     with storage_log.open("wb") as out:
         formatted = subprocess.run(
-            [java_bin, *_JVM_OPTIONS, quiet, "-cp", _classpath(cache / "broker-jars"), "kafka.tools.StorageTool",
+            [java_bin, *_JVM_OPTIONS, quiet, "-cp", broker_jars, "kafka.tools.StorageTool",
              "format", "--config", str(config), "--cluster-id", "a2Fma2Etc3BlY2dlbi10ZQ",
              "--standalone", *features],
             stdout=out, stderr=subprocess.STDOUT, timeout=START_TIMEOUT_S, check=False,
@@ -215,7 +219,7 @@ def run_broker(folder: Path, cache: Path | None = None) -> BrokerRun:
     with broker_log.open("wb") as out:
         proc = subprocess.Popen(
             [java_bin, *_JVM_OPTIONS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-             "-cp", _classpath(cache / "broker-jars"), "kafka.Kafka", str(config)],
+             "-cp", broker_jars, "kafka.Kafka", str(config)],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     try:
