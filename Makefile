@@ -13,16 +13,19 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 ## setup: everything make test needs: the Python set-up and the oracle set-up
-setup: python-setup oracle-setup
+setup: python-setup oracle-setup broker-setup
 
 ## python-setup: Python venv with the project, every extra it uses and the test tools
 python-setup: $(STAMP)
 
-## oracle-setup: Kafka 4.4.0 reference jars (Maven) and the harness of the oracle tests, and
-## the broker and workload of the broker tests
+## broker-setup: the Kafka 4.4.0 broker (Maven) and the workload of the broker tests (-m kafka)
+.PHONY: broker-setup
+broker-setup:
+	bash tests/broker/fetch.sh
+
+## oracle-setup: Kafka 4.4.0 reference jars (Maven) and the harness of the oracle tests
 oracle-setup:
 	bash tests/oracle/fetch.sh
-	bash tests/broker/fetch.sh
 
 ## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
 ## DUMP=/path/to/logdir decodes your own dump instead; OUT=folder says where results go.
