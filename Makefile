@@ -13,10 +13,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 ## setup: everything make test needs: the Python set-up and the oracle set-up
-setup: python-setup oracle-setup
+setup: python-setup oracle-setup broker-setup
 
 ## python-setup: Python venv with the project, every extra it uses and the test tools
 python-setup: $(STAMP)
+
+## broker-setup: the Kafka 4.4.0 broker (Maven) and the workload of the broker tests (-m kafka)
+.PHONY: broker-setup
+broker-setup:
+	bash tests/broker/fetch.sh
 
 ## oracle-setup: Kafka 4.4.0 reference jars (Maven) and the harness of the oracle tests
 oracle-setup:
@@ -36,7 +41,7 @@ test: setup
 
 ## test-fast: the tests that need neither Spark nor the Kafka jars
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -q -m "not spark and not oracle"
+	$(PY) -m pytest -n 2 -q -m "not spark and not oracle and not kafka"
 
 ## fuzz: the tests/fuzz property tests for FUZZ_SECONDS in all (an equal share per test function)
 FUZZ_SECONDS ?= 600

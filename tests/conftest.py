@@ -95,3 +95,16 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     if _COVERAGE in config.stash:
         terminalreporter.write_line(config.stash[_COVERAGE].line())
+
+
+@pytest.fixture(scope="session")
+def broker_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A real broker of the pinned release, loaded by the group workload and stopped: its log
+    folder and the truth it answered (``tests/broker/client.py``). Once per session (all
+    ``kafka`` tests share one xdist group)."""
+    from broker.client import missing_reason, run_broker
+
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(f"Kafka broker: {reason}")
+    return run_broker(tmp_path_factory.mktemp("broker"))

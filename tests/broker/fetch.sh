@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Fetch the pinned Apache Kafka broker for the broker tests and build their workload.
+#
+#   tests/broker/fetch.sh
+#
+# Produces, under <project>/.cache/kafka-<version>/:
+#   broker-jars/      every runtime jar of tests/broker/pom.xml (kafka_2.13, kafka-server,
+#                     kafka-clients 4.4.0 and what they need), copied by Maven
+#   streams-jars/     kafka-streams 4.3.1 and its kafka-clients (tests/broker/streams/pom.xml;
+#                     Maven Central has no kafka-streams 4.4.0)
+#   broker-workload/  classes/: tests/broker/src/BrokerWorkload.java compiled against
+#                     broker-jars/; streams-classes/: src/StreamsWorkload.java against streams-jars/
+#
+# Idempotent and quiet like ../oracle/fetch.sh: each step is skipped when its inputs (pom,
+# jar list, workload source) did not change; on failure the failing tool's output is shown.
+set -euo pipefail
+
+BROKER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PROJECT="$(cd "$BROKER_DIR/../.." && pwd)"
+KAFKA_VERSION="4.4.0"
+CACHE="$PROJECT/.cache/kafka-$KAFKA_VERSION"
+M2="$PROJECT/.cache/m2"
+POM="$BROKER_DIR/pom.xml"
+STREAMS_POM="$BROKER_DIR/streams/pom.xml"
+SRC="$BROKER_DIR/src/BrokerWorkload.java"
+STREAMS_SRC="$BROKER_DIR/src/StreamsWorkload.java"
+
+die() {
+  echo "broker fetch.sh: $*" >&2
+  exit 1
+}
+
+for tool in mvn java javac sha256sum; do
+  command -v "$tool" >/dev/null 2>&1 || die "'$tool' is required but not on PATH"
+done
+grep -q "<kafka.version>$KAFKA_VERSION</kafka.version>" "$POM" ||
+  die "$POM does not pin kafka.version $KAFKA_VERSION (update KAFKA_VERSION here too)"
+
+mkdir -p "$CACHE" "$M2"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$CACHE/.broker-fetch.lock"
+  flock 9
+fi
+
+LOG="$(mktemp)"
+trap 'rm -f "$LOG"' EXIT
+
+run_quiet() {
+  if ! "$@" >"$LOG" 2>&1; then
+    cat "$LOG" >&2
+    die "command failed: $*"
+  fi
+}
+
+# 1. Jars ------------------------------------------------------------------------------------
+copy_jars() {
+  # copy_jars POM OUT_DIR EXPECTED_JAR...: Maven copies POM's run-time class path to OUT_DIR.
+  local pom="$1" out="$2"
+  shift 2
+  local pom_hash
+  pom_hash="$(sha256sum "$pom" | cut -d' ' -f1)"
+  if [[ -f "$out/.pom.sha256" && "$(cat "$out/.pom.sha256")" == "$pom_hash" ]]; then
+    return
+  fi
+  rm -rf "$out.tmp"
+  run_quiet mvn -B -q -f "$pom" \
+    "-Dmaven.repo.local=$M2" \
+    -DincludeScope=runtime \
+    -DoutputDirectory="$out.tmp" \
+    dependency:copy-dependencies
+  for jar in "$@"; do
+    ls "$out.tmp/$jar.jar" >/dev/null 2>&1 || die "Maven did not produce $jar.jar"
+  done
+  echo "$pom_hash" >"$out.tmp/.pom.sha256"
+  rm -rf "$out"
+  mv "$out.tmp" "$out"
+}
+
+copy_jars "$POM" "$CACHE/broker-jars" \
+  "kafka_2.13-$KAFKA_VERSION" "kafka-server-$KAFKA_VERSION" "kafka-clients-$KAFKA_VERSION"
+copy_jars "$STREAMS_POM" "$CACHE/streams-jars" kafka-streams-4.3.1
+
+# 2. Workload --------------------------------------------------------------------------------
+jars_hash() {
+  (cd "$1" && ls -l --time-style=+%s -- *.jar) | sha256sum | cut -d' ' -f1
+}
+SOURCE_HASH="$( (sha256sum "$SRC" "$STREAMS_SRC" | cut -d' ' -f1; jars_hash "$CACHE/broker-jars";
+  jars_hash "$CACHE/streams-jars"; javac -version 2>&1) | sha256sum | cut -d' ' -f1)"
+OUT="$CACHE/broker-workload"
+if [[ ! -f "$OUT/.source.sha256" || "$(cat "$OUT/.source.sha256")" != "$SOURCE_HASH" ]]; then
+  rm -rf "$OUT.tmp"
+  mkdir -p "$OUT.tmp/classes" "$OUT.tmp/streams-classes"
+  run_quiet javac --release 17 -encoding UTF-8 -Xlint:-options -nowarn \
+    -cp "$CACHE/broker-jars/*" -d "$OUT.tmp/classes" "$SRC"
+  run_quiet javac --release 17 -encoding UTF-8 -Xlint:-options -nowarn \
+    -cp "$CACHE/streams-jars/*" -d "$OUT.tmp/streams-classes" "$STREAMS_SRC"
+  echo "$SOURCE_HASH" >"$OUT.tmp/.source.sha256"
+  # The fixture compares this with the sources to spot a stale build.
+  cat "$SRC" "$STREAMS_SRC" | sha256sum | cut -d' ' -f1 >"$OUT.tmp/sources.sha256"
+  rm -rf "$OUT"
+  mv "$OUT.tmp" "$OUT"
+fi

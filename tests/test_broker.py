@@ -1,0 +1,211 @@
+"""A real broker of the pinned release in the loop (``pytest -m kafka``).
+
+The session fixture ``broker_run`` (tests/conftest.py, tests/broker/client.py) starts a
+single-node KRaft broker, loads it with tests/broker/src/BrokerWorkload.java (classic groups with
+every assignor, consumer-protocol groups, a regex subscription, an upgrade and a downgrade, a
+share group, a streams group, transactional offset commits, admin alters and deletes) and stops
+it. These tests
+compare what our decoders make of its log folder with Kafka's own answers:
+
+- ``dump --format dump-log`` equals DumpLogSegments on every internal-topic segment;
+- the compacted view equals the broker's listGroups / describe / listConsumerGroupOffsets;
+- the Spark ``kafka-log`` source gives the same offsets and group states.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from broker.client import BrokerRun
+from oracle import KafkaOracle
+from oracle import missing_reason as oracle_missing
+from test_dumps_oracle import _compare
+
+from codegen.dumps.compacted import CompactedView, GroupState
+from codegen.dumps.coordinator import (
+    CONSUMER_OFFSETS,
+    SHARE_GROUP_STATE,
+    TRANSACTION_STATE,
+    DecodedBatch,
+    decode_batches,
+)
+from codegen.dumps.metadata import CLUSTER_METADATA
+
+pytestmark = [pytest.mark.kafka, pytest.mark.xdist_group("kafka")]
+
+INTERNAL_TOPICS = (CONSUMER_OFFSETS, TRANSACTION_STATE, SHARE_GROUP_STATE, CLUSTER_METADATA)
+_TYPES = {"Classic": "classic", "Consumer": "consumer", "Share": "share", "Streams": "streams"}
+
+
+def _segments(run: BrokerRun, topic: str) -> list[Path]:
+    return [f for d in run.partition_dirs(topic) for f in sorted(d.glob("*.log"))]
+
+
+def _view(run: BrokerRun, truth: dict[str, Any]) -> CompactedView:
+    """The compacted view of the __consumer_offsets prefix ``truth`` holds for."""
+    ends = {int(p): end for p, end in truth["consumerOffsetsEnd"].items()}
+    view = CompactedView()
+    for partition in run.partition_dirs(CONSUMER_OFFSETS):
+        end = ends[int(partition.name.rsplit("-", 1)[1])]
+        for segment in sorted(partition.glob("*.log")):
+            view.add_batches(
+                item
+                for item in decode_batches(segment)
+                if isinstance(item, DecodedBatch) and item.batch.base_offset < end
+            )
+    return view
+
+
+def _truths(run: BrokerRun) -> list[dict[str, Any]]:
+    """The settled points on the way, then the end."""
+    return [*run.truth["snapshots"], run.truth]
+
+
+def _truth_offsets(truth: dict[str, Any]) -> dict[tuple[str, str, int], tuple[int, str, int]]:
+    return {
+        (o["group"], o["topic"], o["partition"]): (
+            o["offset"],
+            o["metadata"],
+            -1 if o["leaderEpoch"] is None else o["leaderEpoch"],
+        )
+        for o in truth["offsets"]
+    }
+
+
+def _truth_groups(truth: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {g["groupId"]: g for g in truth["groups"]}
+
+
+POINTS = range(4)  # three settled points of the workload, then its end
+
+
+def test_workload_stays_within_budget(broker_run: BrokerRun) -> None:
+    assert broker_run.workload_seconds < 120, broker_run.workload_seconds
+    kinds = {g["type"] for g in broker_run.truth["groups"]}
+    assert kinds == {"Classic", "Consumer", "Share", "Streams"}
+    assert len(_truths(broker_run)) == len(POINTS)
+    for topic in INTERNAL_TOPICS:
+        assert _segments(broker_run, topic), f"the broker wrote no {topic} segment"
+    # Age-based rolling gives the offsets topic several segments, so the files cover rolled
+    # segments with producer snapshots as well as the active one.
+    assert max(len(list(d.glob("*.log"))) for d in broker_run.partition_dirs(CONSUMER_OFFSETS)) > 1
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(oracle_missing() is not None, reason=f"Kafka oracle: {oracle_missing()}")
+@pytest.mark.parametrize("topic", INTERNAL_TOPICS)
+def test_dump_log_matches_dump_log_segments(broker_run: BrokerRun, topic: str) -> None:
+    segments = _segments(broker_run, topic)
+    assert segments
+    with KafkaOracle() as oracle:
+        for segment in segments:
+            _compare(oracle, segment, topic)
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_committed_offsets_match_the_broker(broker_run: BrokerRun, point: int) -> None:
+    truth = _truths(broker_run)[point]
+    view = _view(broker_run, truth)
+    ours = {
+        (o.group, o.topic, o.partition): (o.offset, o.metadata, o.leader_epoch)
+        for o in view.offset_rows()
+    }
+    expected = _truth_offsets(truth)
+    assert len(expected) >= 15  # every point has commits of several groups
+    assert ours == expected
+
+
+def _member_count(g: GroupState | None) -> int:
+    return 0 if g is None else len(g.members)
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_group_types_states_and_members_match_the_broker(broker_run: BrokerRun, point: int) -> None:
+    view = _view(broker_run, _truths(broker_run)[point])
+    truth = _truth_groups(_truths(broker_run)[point])
+    offset_groups = {o.group for o in view.offset_rows()}
+    # Kafka prints topic ids in URL-safe base64; our records carry them as UUIDs.
+    topic_names = {
+        str(uuid.UUID(bytes=base64.urlsafe_b64decode(v + "=="))): k
+        for k, v in broker_run.truth["topicIds"].items()
+    }
+    # Groups that only ever had offsets (admin alters, transactional commits) have no group
+    # record: the broker lists them as Empty classic groups.
+    for group_id, g in truth.items():
+        if group_id not in view.groups:
+            assert group_id in offset_groups, group_id
+            assert (g["type"], g["state"], g["members"]) == ("Classic", "Empty", [])
+    assert set(view.groups) <= set(truth)
+    for group_id, ours in view.groups.items():
+        g = truth[group_id]
+        assert (ours.type, ours.state) == (_TYPES[g["type"]], g["state"]), group_id
+        theirs = {m["memberId"]: m for m in g["members"]}
+        assert set(ours.members) == set(theirs), group_id
+        if ours.type in ("consumer", "share", "streams"):
+            assert ours.epoch == g["groupEpoch"], group_id
+        if ours.members and ours.type in ("classic", "consumer"):
+            assert (ours.protocol or g["assignor"]) == g["assignor"], group_id
+        for member_id, m in ours.members.items():
+            t = theirs[member_id]
+            assert (m.client_id, m.instance_id) == (t["clientId"], t.get("instanceId")), member_id
+            if ours.type in ("consumer", "streams"):
+                assert m.member_epoch == t["memberEpoch"], member_id
+            assignment = {
+                topic_names.get(topic, topic): sorted(parts)
+                for topic, parts in m.assignment.items()
+                if parts
+            }
+            assert assignment == t.get("assignment", assignment), member_id
+    if point == POINTS[-1]:
+        # Describe returns no racks; the records carry the ones the workload configured.
+        racks = {
+            (g.group, m.client_id): m.rack_id
+            for g in view.groups.values()
+            for m in g.members.values()
+            if m.rack_id
+        }
+        assert racks == {
+            ("classic-live", "classic-live-static"): "rack-a",
+            ("consumer-live", "consumer-live-a"): "rack-b",
+        }
+        # The end covers both settled kinds of state.
+        states = {(g.type, g.state) for g in view.groups.values()}
+        assert {
+            ("classic", "Stable"),
+            ("consumer", "Stable"),
+            ("share", "Empty"),
+            ("streams", "Empty"),
+        } <= states
+
+
+@pytest.mark.spark
+def test_spark_kafka_log_source_matches_the_broker(broker_run: BrokerRun) -> None:
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+    import os
+    import sys
+
+    from spark_udfs import compacted, functions
+    from spark_udfs.session import get_session
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    spark = get_session("local[1]", app_name="kafka-specgen-broker-tests", shuffle_partitions=2)
+    try:
+        files = [str(f) for f in _segments(broker_run, CONSUMER_OFFSETS)]
+        decoded = functions.decode_consumer_offsets(spark.read.format("kafka-log").load(files))
+        got = {
+            (r.group, r.topic, r.partition): r.offset
+            for r in compacted.committed_offsets(decoded).collect()
+        }
+        groups = {r.group: (r.type, r.state) for r in compacted.group_states(decoded).collect()}
+    finally:
+        spark.stop()
+    assert got == {k: v[0] for k, v in _truth_offsets(broker_run.truth).items()}
+    truth = _truth_groups(broker_run.truth)
+    assert groups
+    assert groups == {g: (_TYPES[truth[g]["type"]], truth[g]["state"]) for g in groups}
