@@ -531,10 +531,16 @@ def test_cli_reads_a_broker_log_folder() -> None:
 
 
 def test_cli_says_when_a_folder_holds_nothing_to_read(tmp_path: Path) -> None:
-    (tmp_path / "my-topic-0").mkdir()  # not an internal topic
+    (tmp_path / "my-topic-0").mkdir()  # a partition folder without segments
     res = CliRunner().invoke(dump_command, [str(tmp_path)])
     assert res.exit_code == 2
-    assert "no .log or .checkpoint files and no internal-topic partition folders" in res.output
+    assert "holds no .log or .checkpoint files and its partition folders (my-topic-0)" in (
+        res.output
+    )
+    assert "it holds my-topic-0" in res.output
+    res = CliRunner().invoke(dump_command, [str(tmp_path / "my-topic-0")])
+    assert res.exit_code == 2
+    assert "and no partition folders" in res.output and "it holds nothing" in res.output
 
 
 # ------------------------------------------------------------------------------ exit codes
@@ -677,7 +683,9 @@ def test_cli_batch_caps_are_options(tmp_path: Path) -> None:
         ["{seg}", "--max-batch-records", "0"],
         ["{seg}", "--max-batch-bytes", "10"],
         ["{seg}", "--format", "xml"],
-        ["{seg}"],  # a file outside any partition folder: its topic cannot be told
+        ["{seg}", "--compacted", "--format", "dump-log"],
+        ["{seg}", "--skip-record-metadata"],  # a dump-log option without --format dump-log
+        ["{seg}", "--compacted"],  # a file outside any partition folder: read plain
     ],
 )
 def test_cli_usage_errors_exit_2(tmp_path: Path, args: list[str]) -> None:
