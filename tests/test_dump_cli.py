@@ -84,8 +84,11 @@ def test_broker_folder_reads_internal_topics_decoded_and_others_plain() -> None:
     assert any(r.get("frameVersion") == 1 for r in rows)  # __cluster_metadata
 
 
-def test_table_of_a_broker_folder_with_metadata() -> None:
-    code, out, _ = _run(KAFKA / "ldi-poc", "--format", "table")
+def test_table_of_mixed_topics_renders_each_row_with_its_own_topic() -> None:
+    broker = KAFKA / "ldi-poc"
+    code, out, _ = _run(
+        broker / "__consumer_offsets-6", broker / "__cluster_metadata-0", "--format", "table"
+    )
     assert code == 0
     assert "FEATURE_LEVEL_RECORD" in out and "OffsetCommit" in out
 
