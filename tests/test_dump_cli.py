@@ -60,6 +60,14 @@ def test_ordinary_topic_jsonl_has_base64_and_text() -> None:
         "keyBase64": None,
         "valueBase64": base64.b64encode(b"pruebaMonguito!").decode(),
         "valueText": "pruebaMonguito!",
+        "topic": "my-topic",
+        "partition": 0,
+        "file": str(KAFKA / "aibulb" / "my-topic-0" / "00000000000000000000.log"),
+        "producerId": -1,
+        "producerEpoch": 0,
+        "baseSequence": 0,
+        "transactional": False,
+        "control": False,
     }
 
 
@@ -220,3 +228,57 @@ def test_skip_record_metadata_prints_only_keys_and_values() -> None:
     assert code == 1  # the corrupt batch
     assert "| key: k0 payload: first value" in out.splitlines()
     assert "| offset:" not in out
+
+
+# ------------------------------------------------------------------ rows for scripts and people
+
+
+def test_every_jsonl_row_names_its_source_and_batch() -> None:
+    code, out, _ = _run(MADE / "orders-0" / "00000000000000000100.log")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert {(r["topic"], r["partition"]) for r in rows} == {("orders", 0)}
+    transactional = [r for r in rows if r["transactional"]]
+    assert [(r["offset"], r["producerId"], r["producerEpoch"]) for r in transactional] == [
+        (105, 7, 1),
+        (106, 7, 1),
+        (107, 7, 1),
+    ]
+    (marker,) = [r for r in rows if r["control"]]
+    assert (marker["kind"], marker["name"], marker["producerId"]) == ("control", "ABORT", 7)
+    assert transactional[0]["baseSequence"] == 0
+
+
+def test_internal_topic_rows_name_topic_partition_and_file() -> None:
+    folder = KAFKA / "aibulb" / "__consumer_offsets-28"
+    code, out, _ = _run(folder)
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and rows
+    for row in rows:
+        assert (row["topic"], row["partition"]) == ("__consumer_offsets", 28)
+        assert row["file"] == str(folder / "00000000000000000000.log")
+
+
+def test_table_rows_show_partition_file_and_utc_time() -> None:
+    code, out, _ = _run(KAFKA / "aibulb" / "my-topic-0", "--format", "table")
+    assert code == 0
+    assert "my-topic-0" in out and "00000000000000000000.log" in out
+    assert "1684027534529" in out and "2023-05-14T01:25:34.529Z" in out
+
+
+def test_groups_that_only_committed_offsets_are_listed(tmp_path: Path) -> None:
+    from generated.offset_commit_key import OffsetCommitKey
+    from generated.offset_commit_value import OffsetCommitValue
+
+    folder = tmp_path / "__consumer_offsets-0"
+    folder.mkdir()
+    key = b"\x00\x01" + OffsetCommitKey(group="assigner", topic="t", partition=0).encode(0)
+    value = b"\x00\x03" + OffsetCommitValue(offset=5, metadata="", commit_timestamp=1).encode(3)
+    with SegmentWriter(folder / "00000000000000000000.log") as w:
+        w.write_batch([(key, value)])
+    code, out, _ = _run(folder, "--compacted")
+    groups = [json.loads(line) for line in out.splitlines() if '"view":"group"' in line]
+    assert code == 0
+    assert [(g["group"], g["type"], g["state"]) for g in groups] == [
+        ("assigner", "classic", "Empty")
+    ]

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
@@ -43,11 +44,15 @@ __all__ = [
     "EXIT_USAGE",
     "PLAIN",
     "TOPIC_CHOICES",
+    "RowSource",
+    "batch_json_fields",
     "dump_command",
     "dump_log_run",
     "guess_topic",
+    "plain_record_json",
     "record_to_json",
     "segment_error_to_json",
+    "utc_text",
 ]
 
 EXIT_CLEAN: Final = 0
@@ -297,29 +302,100 @@ def _progress(total: int) -> tuple[AbstractContextManager[Any], Callable[[int], 
     return progress, lambda n: progress.advance(task, n)
 
 
-def _table_records(
-    out: TextIO,
-    rows: list[tuple[DecodedRecord | SegmentError, str | None]],
-    title: str | None = None,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class RowSource:
+    """Where the rows of one file come from: its topic, partition and path."""
+
+    topic: str | None
+    partition: int | None
+    file: str
+
+    @classmethod
+    def of(cls, path: Path, topic: str | None) -> RowSource:
+        """The topic (the decoder's, else the partition folder's) and partition of a file, from
+        its folder name (``orders-3``); None where the name does not tell."""
+        name, _, number = path.parent.name.rpartition("-")
+        partition = int(number) if name and number.isdigit() else None
+        return cls(topic or (name if partition is not None else None), partition, str(path))
+
+    @property
+    def label(self) -> str:
+        if self.topic is None:
+            return ""
+        return self.topic if self.partition is None else f"{self.topic}-{self.partition}"
+
+    def json_fields(self) -> dict[str, Any]:
+        return {"topic": self.topic, "partition": self.partition, "file": self.file}
+
+
+def batch_json_fields(batch: RecordBatch) -> dict[str, Any]:
+    """The batch fields every jsonl record line carries (-1 and false for legacy entries)."""
+    return {
+        "producerId": batch.producer_id,
+        "producerEpoch": batch.producer_epoch,
+        "baseSequence": batch.base_sequence,
+        "transactional": batch.is_transactional,
+        "control": batch.is_control,
+    }
+
+
+def _json_tail(fields: dict[str, Any]) -> str:
+    """``,"k":v,...}``: appended to a record line in place of its closing brace, so the fields
+    shared by a file or a batch are serialised once."""
+    return "," + json.dumps(fields, separators=(",", ":"))[1:]
+
+
+def utc_text(ms: int) -> str:
+    """Epoch milliseconds as UTC ISO 8601 (``2023-05-14T01:25:34.529Z``); "" when negative (no
+    timestamp) or out of range."""
+    if ms < 0:
+        return ""
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return ""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+TableRow = tuple[DecodedRecord | SegmentError, str | None, RowSource | None]
+"""A row of the records table: the record or error, its decoder's topic (None: plain) and
+where it comes from."""
+
+
+def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("offset", "timestamp", "type", "key", "value", title=title, box=None)
-    for rec, topic in rows:
+    table = Table(
+        "partition",
+        "file",
+        "offset",
+        "timestamp",
+        "time (UTC)",
+        "type",
+        "key",
+        "value",
+        title=title,
+        box=None,
+    )
+    for rec, topic, source in rows:
+        where = ("", "") if source is None else (source.label, os.path.basename(source.file))
         if isinstance(rec, SegmentError):
             table.add_row(
+                *where,
                 "" if rec.base_offset is None else str(rec.base_offset),
+                "",
                 "",
                 SEGMENT_ERROR,
                 "",
                 f"{rec.kind} at {rec.file}@{rec.position} ({rec.size} bytes): {rec.reason}",
             )
             continue
+        when = (str(rec.offset), str(rec.timestamp), utc_text(rec.timestamp))
         if topic is None and rec.kind == RECORD:
             table.add_row(
-                str(rec.offset),
-                str(rec.timestamp),
+                *where,
+                *when,
                 RECORD,
                 "" if rec.key_bytes is None else rec.key_bytes.decode("utf-8", "replace"),
                 "<null>" if rec.value_bytes is None else rec.value_bytes.decode("utf-8", "replace"),
@@ -333,8 +409,8 @@ def _table_records(
         elif isinstance(value, dict) and "data" in value:
             value = value["data"]
         table.add_row(
-            str(rec.offset),
-            str(rec.timestamp),
+            *where,
+            *when,
             rec.name or str(rec.record_type),
             json.dumps(key, separators=(",", ":")) if key else "",
             "<tombstone>"
@@ -350,11 +426,17 @@ _Damage = list[tuple[DecodedRecord, RecordBatch] | SegmentError]
 """Segment errors and error records (with their batch), in file order."""
 
 
-def _damage_json(item: tuple[DecodedRecord, RecordBatch] | SegmentError, topic: str) -> str:
+def _damage_json(
+    item: tuple[DecodedRecord, RecordBatch] | SegmentError,
+    topic: str,
+    file_fields: dict[str, Any] | None = None,
+) -> str:
     if isinstance(item, SegmentError):
         obj = segment_error_to_json(item)
     else:
         obj = record_to_json(item[0], topic, item[1])
+    if file_fields is not None:
+        obj = {**obj, **{k: v for k, v in file_fields.items() if k not in obj}}
     return json.dumps(obj, separators=(",", ":")) + "\n"
 
 
@@ -383,6 +465,7 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
         "leaderEpoch",
         "metadata",
         "commitTimestamp",
+        "commit time (UTC)",
         title="committed offsets",
         box=None,
     )
@@ -395,6 +478,7 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
             str(o.leader_epoch),
             o.metadata,
             str(o.commit_timestamp),
+            utc_text(o.commit_timestamp),
         )
     console.print(t)
     t = Table(
@@ -433,8 +517,8 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
                 )
     console.print(t)
     if damage:
-        rows: list[tuple[DecodedRecord | SegmentError, str | None]] = [
-            (i if isinstance(i, SegmentError) else i[0], topic) for i in damage
+        rows: list[TableRow] = [
+            (i, topic, None) if isinstance(i, SegmentError) else (i[0], topic, None) for i in damage
         ]
         _table_records(out, rows, title="errors")
 
@@ -766,7 +850,7 @@ def _decode(
 
     out: TextIO = sys.stdout
     view = CompactedView() if compacted else None
-    table_rows: list[tuple[DecodedRecord | SegmentError, str | None]] = []
+    table_rows: list[TableRow] = []
     damage: _Damage = []  # the errors, for the compacted views
     total = sum(os.path.getsize(f) for f, _ in topics)
     bar, advance = _progress(total)
@@ -775,6 +859,8 @@ def _decode(
     with bar:
         for f, t in topics:
             counts.files += 1
+            source = RowSource.of(f, t)
+            file_fields = source.json_fields()
             batches = (
                 _plain_batches(f, max_batch_size, max_batch_records)
                 if t is None
@@ -787,9 +873,9 @@ def _decode(
                     if view is not None:
                         damage.append(item)
                     elif fmt == "table":
-                        table_rows.append((item, t))
+                        table_rows.append((item, t, source))
                     else:
-                        write(_damage_json(item, t or ""))
+                        write(_damage_json(item, t or "", file_fields))
                     continue
                 advance(item.batch.size)
                 add(item.batch)
@@ -800,21 +886,18 @@ def _decode(
                     view.add_batch(item)
                     damage.extend((rec, item.batch) for rec in item.records if rec.kind == ERROR)
                 elif fmt == "table":
-                    table_rows.extend((rec, t) for rec in item.records)
-                elif t is None:
+                    table_rows.extend((rec, t, source) for rec in item.records)
+                else:
+                    batch = item.batch
+                    tail = _json_tail({**file_fields, **batch_json_fields(batch)}) + "\n"
                     for rec in item.records:
-                        if rec.kind == RECORD:
+                        if t is None and rec.kind == RECORD:
                             obj = plain_record_json(
                                 rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes
                             )
                         else:
-                            obj = record_to_json(rec, "", item.batch)
-                        write(json.dumps(obj, separators=(",", ":")) + "\n")
-                else:
-                    batch = item.batch
-                    for rec in item.records:
-                        obj = record_to_json(rec, t, batch)
-                        write(json.dumps(obj, separators=(",", ":")) + "\n")
+                            obj = record_to_json(rec, t or "", batch)
+                        write(json.dumps(obj, separators=(",", ":"))[:-1] + tail)
     if view is not None:
         _print_compacted(out, view, fmt, damage, topics[0][1] or CONSUMER_OFFSETS)
     elif fmt == "table":
