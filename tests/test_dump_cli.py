@@ -282,3 +282,19 @@ def test_groups_that_only_committed_offsets_are_listed(tmp_path: Path) -> None:
     assert [(g["group"], g["type"], g["state"]) for g in groups] == [
         ("assigner", "classic", "Empty")
     ]
+
+
+def test_zero_padding_stops_the_dump_log_run_as_kafka_does() -> None:
+    path = MADE / "padded-0" / "00000000000000000000.log"
+    code, out, err = _run(path, "--format", "dump-log")
+    assert code == 1
+    assert out.endswith("key: k2 payload: v2\n") and "invalid bytes" not in out
+    assert err.startswith(
+        f"Found record size 0 smaller than minimum record overhead (14) in file {path}.\n"
+    )
+
+
+def test_a_torn_tail_is_counted_as_invalid_bytes() -> None:
+    code, out, _ = _run(MADE / "torn-0", "--format", "dump-log")
+    assert code == 1
+    assert out.endswith("Found 30 invalid bytes at the end of 00000000000000000000.log\n")

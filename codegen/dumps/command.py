@@ -781,8 +781,8 @@ def dump_log_run(
                     out(previous + "\n")
                 previous = line
         except DumpLogAborted as exc:
-            if previous is not None:
-                out(previous)  # Kafka stops in the middle of this line
+            if previous is not None:  # Kafka may stop in the middle of this line
+                out(previous if exc.unfinished else previous + "\n")
             sys.stdout.flush()
             err(f"{exc}\n")
             return True

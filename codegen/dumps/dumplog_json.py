@@ -19,7 +19,12 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Final
 
-from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, legacy_record_checksums
+from codegen.dumps.batches import (
+    DEFAULT_MAX_BATCH_RECORDS,
+    LOG_OVERHEAD,
+    MIN_LEGACY_SIZE,
+    legacy_record_checksums,
+)
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
@@ -64,6 +69,8 @@ DECODER_OPTIONS: Final = {
 """Topic -> the ``kafka-dump-log`` option that decodes it."""
 
 CUT_SHORT: Final = ErrorKind.TRUNCATED_TAIL
+_HEADER_UP_TO_MAGIC: Final = 17
+"""Offset, size, partition leader epoch and magic: Kafka reads no entry from fewer bytes."""
 _BODY_ERROR: Final = "Failed to deserialize record with type "
 _LOWER_ESCAPE: Final = re.compile(r"(\\+)u00([0-9a-f]{2})")
 _TS_NAMES: Final = {
@@ -232,7 +239,15 @@ def _control_text(batch: RecordBatch, r: Record) -> str:
 
 
 class DumpLogAborted(Exception):
-    """Kafka's tool stops the whole run here (``str()`` is the message it prints on stderr)."""
+    """Kafka's tool stops the whole run here (``str()`` is the message it prints on stderr).
+
+    ``unfinished`` says that the last line yielded was cut where Kafka stopped printing it (no
+    line break follows it).
+    """
+
+    def __init__(self, message: str, *, unfinished: bool) -> None:
+        super().__init__(message)
+        self.unfinished = unfinished
 
 
 NonConsecutive = dict[str, dict[int, int]]
@@ -279,6 +294,22 @@ def _source(path: str, max_bytes: int | None) -> str | bytes:
         return fh.read(max_bytes)
 
 
+def _impossible_size(source: str | bytes, err: SegmentError) -> int | None:
+    """The size field at ``err`` when Kafka's reader throws on it: smaller than any message,
+    with more than an entry header up to the magic byte left (zero padding, for one); else
+    None (Kafka stops reading there and counts the rest as invalid bytes)."""
+    if err.size <= _HEADER_UP_TO_MAGIC:
+        return None
+    if isinstance(source, bytes):
+        header = source[err.position : err.position + LOG_OVERHEAD]
+    else:
+        with open(source, "rb") as fh:
+            fh.seek(err.position)
+            header = fh.read(LOG_OVERHEAD)
+    size = int.from_bytes(header[8:12], "big", signed=True)
+    return size if size < MIN_LEGACY_SIZE else None
+
+
 def dump_log_lines(
     path: str,
     topic: str | None,
@@ -298,9 +329,10 @@ def dump_log_lines(
     records, and the first entry that cannot be framed ends the batches, the rest of the file
     being counted as invalid bytes (not with ``max_bytes``, as in Kafka). A record Kafka's
     decoder cannot take (a coordinator record without a key) ends the run: its line is yielded
-    without the decoded part, then :class:`DumpLogAborted` is raised. ``observe`` is called, in
-    output order, with every batch, every data record decoded for printing and the segment
-    error that ended the dump, if any. Offsets that do not follow each other are added to
+    without the decoded part, then :class:`DumpLogAborted` is raised; so does an entry size
+    smaller than any message (zero padding), where Kafka's reader throws. ``observe`` is
+    called, in output order, with every batch, every data record decoded for printing and the
+    segment error that ended the dump, if any. Offsets that do not follow each other are added to
     ``non_consecutive`` (see :func:`non_consecutive_lines`).
     """
     yield from _file_intro(path)
@@ -310,8 +342,9 @@ def dump_log_lines(
     size = os.path.getsize(path) if max_bytes is None else -1
     last_offset = -1
     gaps: dict[int, int] = {}
+    source = _source(path, max_bytes)
     reader = SegmentReader(
-        _source(path, max_bytes),
+        source,
         name=path,
         max_batch_size=max_batch_size,
         max_batch_records=max_batch_records,
@@ -321,9 +354,17 @@ def dump_log_lines(
     try:
         for item in reader:
             if isinstance(item, SegmentError):
+                impossible = _impossible_size(source, item)
                 # with max_bytes, a batch cut by the limit is where the reading stops, not damage
-                if observe is not None and (max_bytes is None or item.kind != CUT_SHORT):
+                cut_by_limit = max_bytes is not None and item.kind == CUT_SHORT
+                if observe is not None and impossible is None and not cut_by_limit:
                     observe(item)
+                if impossible is not None:
+                    raise DumpLogAborted(
+                        f"Found record size {impossible} smaller than minimum record overhead "
+                        f"({MIN_LEGACY_SIZE}) in file {path}.",
+                        unfinished=False,
+                    )
                 break
             if observe is not None:
                 observe(item)
@@ -369,7 +410,8 @@ def dump_log_lines(
                             yield "".join(parts)
                             raise DumpLogAborted(
                                 f"Failed to decode message at offset {r.offset} using the "
-                                "specified decoder (message had a missing key)"
+                                "specified decoder (message had a missing key)",
+                                unfinished=True,
                             )
                         decoded = decode(r)
                         if observe is not None:

@@ -167,7 +167,23 @@ def index_files() -> dict[str, bytes]:
     }
 
 
-BUILDERS = (corrupt_batch, legacy, keyless_offsets, bad_frames, index_files)
+def padded() -> dict[str, bytes]:
+    """Two batches, then 100 zero bytes (a preallocated segment after an unclean shutdown);
+    and two batches then the first 30 bytes of a third (a torn write)."""
+    import io
+
+    buf = io.BytesIO()
+    with SegmentWriter(buf) as w:
+        w.write_batch([(b"k", b"v")], timestamp=T0)
+        w.write_batch([(b"k2", b"v2")], timestamp=T0 + 1)
+    data = buf.getvalue()
+    return {
+        "padded-0/00000000000000000000.log": data + bytes(100),
+        "torn-0/00000000000000000000.log": data + data[:30],
+    }
+
+
+BUILDERS = (corrupt_batch, legacy, keyless_offsets, bad_frames, index_files, padded)
 
 
 def build() -> dict[str, bytes]:
