@@ -531,10 +531,16 @@ def test_cli_reads_a_broker_log_folder() -> None:
 
 
 def test_cli_says_when_a_folder_holds_nothing_to_read(tmp_path: Path) -> None:
-    (tmp_path / "my-topic-0").mkdir()  # not an internal topic
+    (tmp_path / "my-topic-0").mkdir()  # a partition folder without segments
     res = CliRunner().invoke(dump_command, [str(tmp_path)])
     assert res.exit_code == 2
-    assert "no .log or .checkpoint files and no internal-topic partition folders" in res.output
+    assert "holds no .log or .checkpoint files and its partition folders (my-topic-0)" in (
+        res.output
+    )
+    assert "it holds my-topic-0" in res.output
+    res = CliRunner().invoke(dump_command, [str(tmp_path / "my-topic-0")])
+    assert res.exit_code == 2
+    assert "and no partition folders" in res.output and "it holds nothing" in res.output
 
 
 # ------------------------------------------------------------------------------ exit codes
@@ -593,6 +599,8 @@ def test_cli_jsonl_reports_each_error_and_exits_1(tmp_path: Path) -> None:
         "size": tail - third,
         "baseOffset": 3,
         "errorKind": "crc-mismatch",
+        "topic": "__consumer_offsets",
+        "partition": 0,
     }
     assert crc["error"].startswith("record batch is corrupt (stored crc = ")
     assert lines[4] == {
@@ -603,6 +611,8 @@ def test_cli_jsonl_reports_each_error_and_exits_1(tmp_path: Path) -> None:
         "baseOffset": 0,
         "errorKind": "truncated-tail",
         "error": "entry of 256 bytes is cut short: only 1 bytes remain",
+        "topic": "__consumer_offsets",
+        "partition": 0,
     }
     stderr = res.stderr.splitlines()
     assert stderr[0].startswith(f"record error: {seg}@{second}: offset 2: Could not read")
@@ -637,7 +647,8 @@ def test_cli_table_dump_log_and_compacted_report_errors_and_exit_1(tmp_path: Pat
     res = runner.invoke(dump_command, [str(folder), "--compacted"])
     assert res.exit_code == 1
     kinds = [json.loads(x).get("kind") or json.loads(x)["view"] for x in res.stdout.splitlines()]
-    assert kinds == [ERROR, "segment-error", "segment-error", "offset"]
+    # the group only committed offsets: it is listed, as the broker lists it
+    assert kinds == [ERROR, "segment-error", "segment-error", "offset", "group"]
     res = runner.invoke(dump_command, [str(folder), "--compacted", "--format", "table"])
     assert res.exit_code == 1 and "errors" in res.stdout and "truncated-tail" in res.stdout
 
@@ -677,7 +688,9 @@ def test_cli_batch_caps_are_options(tmp_path: Path) -> None:
         ["{seg}", "--max-batch-records", "0"],
         ["{seg}", "--max-batch-bytes", "10"],
         ["{seg}", "--format", "xml"],
-        ["{seg}"],  # a file outside any partition folder: its topic cannot be told
+        ["{seg}", "--compacted", "--format", "dump-log"],
+        ["{seg}", "--skip-record-metadata"],  # a dump-log option without --format dump-log
+        ["{seg}", "--compacted"],  # a file outside any partition folder: read plain
     ],
 )
 def test_cli_usage_errors_exit_2(tmp_path: Path, args: list[str]) -> None:

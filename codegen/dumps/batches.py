@@ -63,6 +63,7 @@ __all__ = [
     "decode_entry_with",
     "decode_legacy_message",
     "keep_rows",
+    "legacy_record_checksums",
     "parse_control_key",
     "parse_end_txn_marker",
     "parse_v2_raw",
@@ -738,6 +739,31 @@ def _decode_legacy(
         len(records),
         records,
     )
+
+
+def legacy_record_checksums(
+    buf: bytes, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> list[tuple[int, bool]]:
+    """(stored CRC, whether it matches) of each record of a legacy v0/v1 entry, in order.
+
+    ``buf`` is the whole entry (log header included) as :func:`decode_entry` read it: an
+    uncompressed message is its own record; a compressed wrapper's records are its inner
+    messages. Kafka's ``kafka-dump-log`` prints these after every legacy record.
+    """
+    _, _, crc, _, attrs = _LEGACY_HEADER.unpack_from(buf)
+    if not attrs & 0x07:
+        return [(crc, zlib.crc32(memoryview(buf)[16:]) == crc)]
+    value = _parse_legacy_message(buf, LOG_OVERHEAD, len(buf))[4]
+    inner = decompress(attrs & 0x07, value or b"", max_size)
+    out: list[tuple[int, bool]] = []
+    p = 0
+    while p + LOG_OVERHEAD + MIN_LEGACY_SIZE <= len(inner):
+        size = _ENTRY_HEADER.unpack_from(inner, p)[1]
+        start = p + LOG_OVERHEAD
+        stored = _U32.unpack_from(inner, start)[0]
+        out.append((stored, zlib.crc32(memoryview(inner)[start + 4 : start + size]) == stored))
+        p = start + size
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

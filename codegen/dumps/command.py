@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import click
 
@@ -19,27 +21,38 @@ from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     ERROR,
     KIND_CONTROL,
+    RECORD,
     SHARE_GROUP_STATE,
     TRANSACTION_STATE,
     UNKNOWN,
     DecodedBatch,
     DecodedRecord,
     EndTxnMarker,
+    control_record,
     decode_batches,
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
-from codegen.dumps.model import RecordBatch, SegmentError
-from codegen.dumps.segments import segment_files
+from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
+from codegen.dumps.segments import SegmentReader, segment_files
+
+if TYPE_CHECKING:
+    from codegen.dumps.dumplog_json import NonConsecutive
 
 __all__ = [
     "EXIT_CLEAN",
     "EXIT_DAMAGE",
     "EXIT_USAGE",
+    "PLAIN",
     "TOPIC_CHOICES",
+    "RowSource",
+    "batch_json_fields",
     "dump_command",
+    "dump_log_run",
     "guess_topic",
+    "plain_record_json",
     "record_to_json",
     "segment_error_to_json",
+    "utc_text",
 ]
 
 EXIT_CLEAN: Final = 0
@@ -60,6 +73,10 @@ PROGRESS_MIN_BYTES: Final = 32 << 20
 STDERR_ERROR_LINES: Final = 100
 """Errors echoed one per line on stderr before the rest are only counted (all are in the
 output)."""
+PLAIN: Final = "plain"
+"""``--topic`` of any topic but the internal ones: keys and values are printed as they are."""
+DEFAULT_MAX_MESSAGE_SIZE: Final = 5 * 1024 * 1024
+"""kafka-dump-log's ``--max-message-size`` default."""
 SEGMENT_ERROR: Final = "segment-error"
 """``kind`` of the output line of a stretch of a file that could not be read."""
 
@@ -75,37 +92,64 @@ def guess_topic(path: Path) -> str | None:
     return None
 
 
-def _internal_partitions(log_dir: Path) -> list[tuple[str, int, Path]]:
-    """(topic, partition, folder) of the internal-topic partition folders (``<topic>-<n>``)
-    of a broker's log folder, by topic and partition number."""
+LOG_FOLDER_SUFFIXES: Final = (
+    ".log",
+    ".checkpoint",
+    ".index",
+    ".timeindex",
+    ".txnindex",
+    ".snapshot",
+)
+"""The files of a partition folder ``--format dump-log`` reads (Kafka's tool reads these kinds)."""
+
+
+def _partition_folders(log_dir: Path) -> list[tuple[str, int, Path]]:
+    """(topic, partition, folder) of the partition folders (``<topic>-<n>``) of a broker's log
+    folder, by topic and partition number."""
     found: list[tuple[str, int, Path]] = []
     for sub in log_dir.iterdir():
         name, _, number = sub.name.rpartition("-")
-        if sub.is_dir() and number.isdigit() and name in TOPIC_CHOICES.values():
+        if sub.is_dir() and name and number.isdigit():
             found.append((name, int(number), sub))
     return sorted(found)
 
 
-def _files(paths: tuple[Path, ...], topic: str | None) -> list[Path]:
-    """The files to read: files as given; a partition folder's segments and snapshots; for a
-    broker's log folder, also those of its internal-topic partition folders."""
+def _folder_files(folder: Path, every_kind: bool) -> list[Path]:
+    if not every_kind:
+        return segment_files(folder)
+    return sorted(f for f in folder.iterdir() if f.is_file() and f.suffix in LOG_FOLDER_SUFFIXES)
+
+
+def _files(paths: tuple[Path, ...], topic: str | None, every_kind: bool = False) -> list[Path]:
+    """The files to read: files as given; a partition folder's segments and snapshots (with
+    ``every_kind``, its index and producer-state files too); for a broker's log folder, also
+    those of its partition folders (of ``topic`` only, when given)."""
     out: list[Path] = []
     for p in paths:
         if not p.is_dir():
             out.append(p)
             continue
-        found = segment_files(p)
-        partitions = _internal_partitions(p)
+        found = _folder_files(p, every_kind)
+        partitions = _partition_folders(p)
         if topic is not None and partitions:
             # a log folder's own files (bootstrap.checkpoint): only those of the topic asked for
             found = [f for f in found if guess_topic(f) == topic]
         for name, _, sub in partitions:
             if topic is None or name == topic:
-                found.extend(segment_files(sub))
+                found.extend(_folder_files(sub, every_kind))
         if not found:
+            what = ", ".join(sorted(f.name for f in p.iterdir())[:5]) or "nothing"
+            where = (
+                f"and its partition folders ({', '.join(sub.name for _, _, sub in partitions[:3])}"
+                f"{', ...' if len(partitions) > 3 else ''}) hold none"
+                if partitions
+                else "and no partition folders (such as __consumer_offsets-0 or orders-0)"
+            )
             raise click.UsageError(
-                f"{p} holds no .log or .checkpoint files and no internal-topic partition "
-                "folders (such as __consumer_offsets-0)"
+                f"{p} holds no .log or .checkpoint files {where}"
+                + (f" of topic {topic}" if topic else "")
+                + f"; it holds {what}. Pass a partition folder, a broker's log folder or "
+                "segment files."
             )
         out.extend(found)
     return out
@@ -213,6 +257,12 @@ class _Counts:
             self.batches += 1
             self.records += len(item.records)
             self.batch = item
+            if not item.crc_valid:  # only --format dump-log reads such batches
+                self.segment_errors += 1
+                self._echo(
+                    f"segment error: {item.file}@{item.position}: {ErrorKind.CRC_MISMATCH} "
+                    f"(base offset {item.base_offset}): batch printed with isvalid: false"
+                )
 
     def summary(self) -> str:
         return (
@@ -252,24 +302,106 @@ def _progress(total: int) -> tuple[AbstractContextManager[Any], Callable[[int], 
     return progress, lambda n: progress.advance(task, n)
 
 
-def _table_records(
-    out: TextIO, rows: list[DecodedRecord | SegmentError], topic: str, title: str | None = None
-) -> None:
+@dataclass(frozen=True, slots=True)
+class RowSource:
+    """Where the rows of one file come from: its topic, partition and path."""
+
+    topic: str | None
+    partition: int | None
+    file: str
+
+    @classmethod
+    def of(cls, path: Path, topic: str | None) -> RowSource:
+        """The topic (the decoder's, else the partition folder's) and partition of a file, from
+        its folder name (``orders-3``); None where the name does not tell."""
+        name, _, number = path.parent.name.rpartition("-")
+        partition = int(number) if name and number.isdigit() else None
+        return cls(topic or (name if partition is not None else None), partition, str(path))
+
+    @property
+    def label(self) -> str:
+        if self.topic is None:
+            return ""
+        return self.topic if self.partition is None else f"{self.topic}-{self.partition}"
+
+    def json_fields(self) -> dict[str, Any]:
+        return {"topic": self.topic, "partition": self.partition, "file": self.file}
+
+
+def batch_json_fields(batch: RecordBatch) -> dict[str, Any]:
+    """The batch fields every jsonl record line carries (-1 and false for legacy entries)."""
+    return {
+        "producerId": batch.producer_id,
+        "producerEpoch": batch.producer_epoch,
+        "baseSequence": batch.base_sequence,
+        "transactional": batch.is_transactional,
+        "control": batch.is_control,
+    }
+
+
+def _json_tail(fields: dict[str, Any]) -> str:
+    """``,"k":v,...}``: appended to a record line in place of its closing brace, so the fields
+    shared by a file or a batch are serialised once."""
+    return "," + json.dumps(fields, separators=(",", ":"))[1:]
+
+
+def utc_text(ms: int) -> str:
+    """Epoch milliseconds as UTC ISO 8601 (``2023-05-14T01:25:34.529Z``); "" when negative (no
+    timestamp) or out of range."""
+    if ms < 0:
+        return ""
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return ""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+TableRow = tuple[DecodedRecord | SegmentError, str | None, RowSource | None]
+"""A row of the records table: the record or error, its decoder's topic (None: plain) and
+where it comes from."""
+
+
+def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("offset", "timestamp", "type", "key", "value", title=title, box=None)
-    for rec in rows:
+    table = Table(
+        "partition",
+        "file",
+        "offset",
+        "timestamp",
+        "time (UTC)",
+        "type",
+        "key",
+        "value",
+        title=title,
+        box=None,
+    )
+    for rec, topic, source in rows:
+        where = ("", "") if source is None else (source.label, os.path.basename(source.file))
         if isinstance(rec, SegmentError):
             table.add_row(
+                *where,
                 "" if rec.base_offset is None else str(rec.base_offset),
+                "",
                 "",
                 SEGMENT_ERROR,
                 "",
                 f"{rec.kind} at {rec.file}@{rec.position} ({rec.size} bytes): {rec.reason}",
             )
             continue
-        obj = record_to_json(rec, topic)
+        when = (str(rec.offset), str(rec.timestamp), utc_text(rec.timestamp))
+        if topic is None and rec.kind == RECORD:
+            table.add_row(
+                *where,
+                *when,
+                RECORD,
+                "" if rec.key_bytes is None else rec.key_bytes.decode("utf-8", "replace"),
+                "<null>" if rec.value_bytes is None else rec.value_bytes.decode("utf-8", "replace"),
+            )
+            continue
+        obj = record_to_json(rec, topic or "")
         key = obj.get("key", {}).get("data") if isinstance(obj.get("key"), dict) else ""
         value = obj.get("value")
         if rec.kind in (ERROR, UNKNOWN):
@@ -277,8 +409,8 @@ def _table_records(
         elif isinstance(value, dict) and "data" in value:
             value = value["data"]
         table.add_row(
-            str(rec.offset),
-            str(rec.timestamp),
+            *where,
+            *when,
             rec.name or str(rec.record_type),
             json.dumps(key, separators=(",", ":")) if key else "",
             "<tombstone>"
@@ -294,11 +426,17 @@ _Damage = list[tuple[DecodedRecord, RecordBatch] | SegmentError]
 """Segment errors and error records (with their batch), in file order."""
 
 
-def _damage_json(item: tuple[DecodedRecord, RecordBatch] | SegmentError, topic: str) -> str:
+def _damage_json(
+    item: tuple[DecodedRecord, RecordBatch] | SegmentError,
+    topic: str,
+    file_fields: dict[str, Any] | None = None,
+) -> str:
     if isinstance(item, SegmentError):
         obj = segment_error_to_json(item)
     else:
         obj = record_to_json(item[0], topic, item[1])
+    if file_fields is not None:
+        obj = {**obj, **{k: v for k, v in file_fields.items() if k not in obj}}
     return json.dumps(obj, separators=(",", ":")) + "\n"
 
 
@@ -327,6 +465,7 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
         "leaderEpoch",
         "metadata",
         "commitTimestamp",
+        "commit time (UTC)",
         title="committed offsets",
         box=None,
     )
@@ -339,6 +478,7 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
             str(o.leader_epoch),
             o.metadata,
             str(o.commit_timestamp),
+            utc_text(o.commit_timestamp),
         )
     console.print(t)
     t = Table(
@@ -377,8 +517,10 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
                 )
     console.print(t)
     if damage:
-        rows = [i if isinstance(i, SegmentError) else i[0] for i in damage]
-        _table_records(out, rows, topic, title="errors")
+        rows: list[TableRow] = [
+            (i, topic, None) if isinstance(i, SegmentError) else (i[0], topic, None) for i in damage
+        ]
+        _table_records(out, rows, title="errors")
 
 
 def _asdict(obj: Any) -> dict[str, Any]:
@@ -389,10 +531,12 @@ def _asdict(obj: Any) -> dict[str, Any]:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--topic",
-    type=click.Choice([*TOPIC_CHOICES, "auto"]),
+    type=click.Choice([*TOPIC_CHOICES, PLAIN, "auto"]),
     default="auto",
     show_default=True,
-    help="Internal topic the files belong to; auto guesses from the folder or file name.",
+    help="Internal topic the files belong to, or plain for any other topic (keys and values "
+    "as they are); auto tells internal topics by their folder or file name and reads the "
+    "others plain.",
 )
 @click.option(
     "--format",
@@ -424,6 +568,38 @@ def _asdict(obj: Any) -> dict[str, Any]:
     "(found before it is decompressed).",
 )
 @click.option(
+    "--max-bytes",
+    type=click.IntRange(min=0),
+    default=None,
+    help="--format dump-log: read only the batches within the first N bytes of each file "
+    "(kafka-dump-log's --max-bytes).",
+)
+@click.option(
+    "--skip-record-metadata",
+    is_flag=True,
+    help="--format dump-log: print only the keys and values of records, not their offsets, "
+    "sizes and control records (kafka-dump-log's option).",
+)
+@click.option(
+    "--verify-index-only",
+    is_flag=True,
+    help="--format dump-log: check .index and .timeindex files against their segment "
+    "without printing their entries (kafka-dump-log's option).",
+)
+@click.option(
+    "--index-sanity-check",
+    is_flag=True,
+    help="--format dump-log: only run the broker's start-up sanity check of .index and "
+    ".timeindex files (kafka-dump-log's option).",
+)
+@click.option(
+    "--max-message-size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_MESSAGE_SIZE,
+    show_default=True,
+    help="--format dump-log: bytes read at each .index entry (kafka-dump-log's option).",
+)
+@click.option(
     "--quiet", "-q", is_flag=True, help="Print neither the errors nor the summary on stderr."
 )
 def dump_command(
@@ -433,18 +609,27 @@ def dump_command(
     compacted: bool,
     max_batch_bytes: int,
     max_batch_records: int,
+    max_bytes: int | None,
+    skip_record_metadata: bool,
+    verify_index_only: bool,
+    index_sanity_check: bool,
+    max_message_size: int,
     quiet: bool,
 ) -> None:
     """Decode __consumer_offsets, __transaction_state, __share_group_state and
-    __cluster_metadata segments (.log) and KRaft snapshots (.checkpoint).
+    __cluster_metadata segments (.log) and KRaft snapshots (.checkpoint); read any other
+    topic's segments plain.
 
     PATH is a segment file, a snapshot, a partition folder (its .log and .checkpoint files
-    are read in name order), or a broker's log folder (its internal-topic partition folders,
-    of --topic only when given). Each record becomes one JSON line holding the same key and value
-    JSON kafka-dump-log prints with its --offsets-decoder, --transaction-log-decoder,
-    --share-group-state-decoder and --cluster-metadata-decoder. Each error is in the output
-    too: a segment-error line (file, position, size, errorKind, error) for a stretch of a file
-    that could not be read, an error line for a record that did not decode (a row of the table;
+    are read in name order), or a broker's log folder (its partition folders, of --topic only
+    when given). Each record of an internal topic becomes one JSON line holding the same key and
+    value JSON kafka-dump-log prints with its --offsets-decoder, --transaction-log-decoder,
+    --share-group-state-decoder and --cluster-metadata-decoder; a record of any other topic
+    has its key and value as base64 and, when valid UTF-8, as text. --format dump-log prints
+    what kafka-dump-log --deep-iteration --print-data-log prints, for the index and
+    producer-state files of a folder too. Each error is in the output too: a segment-error
+    line (file, position, size, errorKind, error) for a stretch of a file that could not be
+    read, an error line for a record that did not decode (a row of the table;
     kafka-dump-log's own lines with --format dump-log). The errors and a summary (records,
     errors, unknown records) go to stderr.
 
@@ -453,9 +638,10 @@ def dump_command(
       0  clean: every entry read and every record decoded (records of unknown types, which
          KIP-915 readers skip by design, are counted but are not errors)
       1  damage: a segment error (corrupt or cut-short batch, zero padding, a batch over
-         --max-batch-bytes or --max-batch-records) or a record that did not decode
+         --max-batch-bytes or --max-batch-records) or a record that did not decode; with
+         --format dump-log also where kafka-dump-log stops or reports an index mismatch
       2  usage error: bad options, a path that does not exist or cannot be read, a folder
-         with nothing to read, a file whose topic cannot be told
+         with nothing to read, an index file without --format dump-log
 
     \b
     Examples:
@@ -465,20 +651,58 @@ def dump_command(
       python -m codegen dump /var/kafka/__consumer_offsets-* --compacted
       python -m codegen dump __cluster_metadata-0/00000000000000007259-0000000001.checkpoint
       python -m codegen dump /var/kafka/__consumer_offsets-0 --format dump-log
+      python -m codegen dump /var/kafka/orders-0 --format dump-log --verify-index-only
     """
-    files = _files(paths, TOPIC_CHOICES[topic] if topic != "auto" else None)
-    topics: list[tuple[Path, str]] = []
+    if compacted and fmt == "dump-log":
+        raise click.UsageError(
+            "--compacted prints the latest state as jsonl or a table; kafka-dump-log's text "
+            "(--format dump-log) has every record: drop one of the two"
+        )
+    dump_log_only = {
+        "--max-bytes": max_bytes is not None,
+        "--skip-record-metadata": skip_record_metadata,
+        "--verify-index-only": verify_index_only,
+        "--index-sanity-check": index_sanity_check,
+    }
+    misplaced = [name for name, given in dump_log_only.items() if given]
+    if misplaced and fmt != "dump-log":
+        raise click.UsageError(f"{', '.join(misplaced)} only apply to --format dump-log")
+    chosen = None if topic in ("auto", PLAIN) else TOPIC_CHOICES[topic]
+    # --compacted on a broker's log folder: its __consumer_offsets partitions
+    listed = CONSUMER_OFFSETS if compacted and topic == "auto" else chosen
+    files = _files(paths, listed, every_kind=fmt == "dump-log")
+    if fmt != "dump-log":
+        index_files = [f for f in files if f.suffix in LOG_FOLDER_SUFFIXES[2:]]
+        if index_files:
+            raise click.UsageError(
+                f"{index_files[0]} is an index or producer-state file, not a segment: pass "
+                "--format dump-log to print it as kafka-dump-log does"
+            )
+    topics: list[tuple[Path, str | None]] = []
     for f in files:
-        t = TOPIC_CHOICES.get(topic) if topic != "auto" else guess_topic(f)
-        if t is None:
-            raise click.UsageError(f"cannot tell which internal topic {f} holds; pass --topic")
-        topics.append((f, t))
+        topics.append((f, None if topic == PLAIN else chosen or guess_topic(f)))
     if compacted and any(t != CONSUMER_OFFSETS for _, t in topics):
-        raise click.UsageError("--compacted works on __consumer_offsets files only")
+        raise click.UsageError(
+            "--compacted works on __consumer_offsets files only; pass __consumer_offsets "
+            "partition folders or segments, or a broker's log folder"
+        )
     counts = _Counts(quiet)
     try:
         if fmt == "dump-log":
-            _dump_log(topics, counts, max_batch_bytes, max_batch_records)
+            aborted = dump_log_run(
+                [f for f, _ in topics],
+                [t for _, t in topics],
+                skip_record_metadata=skip_record_metadata,
+                max_bytes=max_bytes,
+                verify_index_only=verify_index_only,
+                index_sanity_check=index_sanity_check,
+                max_message_size=max_message_size,
+                max_batch_size=max_batch_bytes,
+                max_batch_records=max_batch_records,
+                counts=counts,
+            )
+            if aborted:
+                counts.errors += 1
         else:
             _decode(topics, counts, fmt, compacted, max_batch_bytes, max_batch_records)
     except OSError as exc:
@@ -489,27 +713,133 @@ def dump_command(
         raise SystemExit(EXIT_DAMAGE)
 
 
-def _dump_log(
-    topics: list[tuple[Path, str]], counts: _Counts, max_batch_size: int, max_batch_records: int
-) -> None:
-    from codegen.dumps.dumplog_json import dump_log_lines
+def dump_log_run(
+    files: Sequence[Path],
+    topics: Sequence[str | None],
+    *,
+    skip_record_metadata: bool = False,
+    max_bytes: int | None = None,
+    verify_index_only: bool = False,
+    index_sanity_check: bool = False,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    counts: _Counts | None = None,
+) -> bool:
+    """Print what ``kafka-dump-log --files F1,F2,.. --deep-iteration --print-data-log`` (with
+    the decoder of each file's topic, None for none) prints: stdout to stdout, its notes and
+    the closing blocks (non-consecutive offsets, index mismatches) to stderr.
 
-    write = sys.stdout.write
-    for f, t in topics:
-        counts.files += 1
+    Returns True when Kafka's tool would have stopped with an error (a record its decoder
+    cannot take); the message is then on stderr and the rest is not printed, as in Kafka.
+    """
+    from codegen.dumps.dumplog_json import DumpLogAborted, dump_log_lines, non_consecutive_lines
+    from codegen.dumps.log_files import IndexReport, LogFileError, dump_index_file
+
+    out, err = sys.stdout.write, sys.stderr.write
+    gaps: NonConsecutive = {}
+    report = IndexReport()
+    observe = None if counts is None else counts.add
+    for f, t in zip(files, topics, strict=True):
+        if counts is not None:
+            counts.files += 1
+        if f.suffix not in (".log", ".checkpoint"):
+            out(f"Dumping {f}\n")
+            if f.suffix in LOG_FOLDER_SUFFIXES:
+                try:
+                    for line in dump_index_file(
+                        f,
+                        report,
+                        verify_only=verify_index_only,
+                        sanity_only=index_sanity_check,
+                        max_message_size=max_message_size,
+                    ):
+                        out(line + "\n")
+                except LogFileError as exc:
+                    err(f"{exc}\n")
+                    if counts is not None:
+                        counts.errors += 1
+                    if exc.fatal:
+                        return True
+            else:
+                err(f"Ignoring unknown file {f}\n")
+            continue
         lines = dump_log_lines(
             str(f),
             t,
+            skip_record_metadata=skip_record_metadata,
+            max_bytes=max_bytes,
             max_batch_size=max_batch_size,
             max_batch_records=max_batch_records,
-            observe=counts.add,
+            observe=observe,
+            non_consecutive=gaps,
         )
-        for line in lines:
-            write(line + "\n")
+        previous: str | None = None
+        try:
+            for line in lines:
+                if previous is not None:
+                    out(previous + "\n")
+                previous = line
+        except DumpLogAborted as exc:
+            if previous is not None:  # Kafka may stop in the middle of this line
+                out(previous if exc.unfinished else previous + "\n")
+            sys.stdout.flush()
+            err(f"{exc}\n")
+            return True
+        if previous is not None:
+            out(previous + "\n")
+    if counts is not None:
+        counts.errors += report.problems
+    for line in report.lines():
+        err(line + "\n")
+    for line in non_consecutive_lines(gaps):
+        err(line + "\n")
+    return False
+
+
+def plain_record_json(
+    offset: int, timestamp: int, key: bytes | None, value: bytes | None
+) -> dict[str, Any]:
+    """One output line of a record of an ordinary topic: key and value as base64, and as text
+    when they are valid UTF-8 (``keyText``/``valueText`` are absent otherwise)."""
+    obj: dict[str, Any] = {"offset": offset, "timestamp": timestamp, "kind": RECORD}
+    for name, data in (("key", key), ("value", value)):
+        if data is None:
+            obj[f"{name}Base64"] = None
+            continue
+        obj[f"{name}Base64"] = base64.b64encode(data).decode("ascii")
+        with suppress(UnicodeDecodeError):
+            obj[f"{name}Text"] = data.decode("utf-8")
+    return obj
+
+
+_PlainItem = tuple[DecodedBatch | SegmentError, str | None]
+
+
+def _plain_batches(
+    path: Path, max_batch_size: int, max_batch_records: int
+) -> Iterator[DecodedBatch | SegmentError]:
+    """The batches of an ordinary topic's segment: data records kept as raw rows (in a
+    DecodedRecord's byte fields), control records decoded."""
+    reader = SegmentReader(
+        str(path), max_batch_size=max_batch_size, max_batch_records=max_batch_records
+    )
+    for item in reader.raw_batches():
+        if isinstance(item, SegmentError):
+            yield item
+            continue
+        batch, rows = item
+        if batch.is_control:
+            records = [control_record(row) for row in rows]
+        else:
+            records = [
+                DecodedRecord(o, ts, RECORD, -1, "", None, None, -1, k, v) for o, ts, k, v in rows
+            ]
+        yield DecodedBatch(batch, records)
 
 
 def _decode(
-    topics: list[tuple[Path, str]],
+    topics: list[tuple[Path, str | None]],
     counts: _Counts,
     fmt: str,
     compacted: bool,
@@ -520,7 +850,7 @@ def _decode(
 
     out: TextIO = sys.stdout
     view = CompactedView() if compacted else None
-    table_rows: list[DecodedRecord | SegmentError] = []
+    table_rows: list[TableRow] = []
     damage: _Damage = []  # the errors, for the compacted views
     total = sum(os.path.getsize(f) for f, _ in topics)
     bar, advance = _progress(total)
@@ -529,16 +859,23 @@ def _decode(
     with bar:
         for f, t in topics:
             counts.files += 1
-            for item in _batches(f, t, max_batch_size, max_batch_records):
+            source = RowSource.of(f, t)
+            file_fields = source.json_fields()
+            batches = (
+                _plain_batches(f, max_batch_size, max_batch_records)
+                if t is None
+                else _batches(f, t, max_batch_size, max_batch_records)
+            )
+            for item in batches:
                 if isinstance(item, SegmentError):
                     add(item)
                     advance(item.size)
                     if view is not None:
                         damage.append(item)
                     elif fmt == "table":
-                        table_rows.append(item)
+                        table_rows.append((item, t, source))
                     else:
-                        write(_damage_json(item, t))
+                        write(_damage_json(item, t or "", file_fields))
                     continue
                 advance(item.batch.size)
                 add(item.batch)
@@ -549,13 +886,19 @@ def _decode(
                     view.add_batch(item)
                     damage.extend((rec, item.batch) for rec in item.records if rec.kind == ERROR)
                 elif fmt == "table":
-                    table_rows.extend(item.records)
+                    table_rows.extend((rec, t, source) for rec in item.records)
                 else:
                     batch = item.batch
+                    tail = _json_tail({**file_fields, **batch_json_fields(batch)}) + "\n"
                     for rec in item.records:
-                        obj = record_to_json(rec, t, batch)
-                        write(json.dumps(obj, separators=(",", ":")) + "\n")
+                        if t is None and rec.kind == RECORD:
+                            obj = plain_record_json(
+                                rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes
+                            )
+                        else:
+                            obj = record_to_json(rec, t or "", batch)
+                        write(json.dumps(obj, separators=(",", ":"))[:-1] + tail)
     if view is not None:
-        _print_compacted(out, view, fmt, damage, topics[0][1] if topics else CONSUMER_OFFSETS)
+        _print_compacted(out, view, fmt, damage, topics[0][1] or CONSUMER_OFFSETS)
     elif fmt == "table":
-        _table_records(out, table_rows, topics[0][1] if topics else CONSUMER_OFFSETS)
+        _table_records(out, table_rows)

@@ -6,7 +6,8 @@ marker drops them. Two views come out: the committed offset per (group, topic, p
 per group its type (classic, consumer, share, streams), state, protocol, generation or epoch and
 members.
 
-Group states are derived from what the log holds: a classic group with no members is ``Empty``,
+Group states are derived from what the log holds: a classic group with no members, or with
+only committed offsets and no group record, is ``Empty``,
 otherwise ``Stable``; a consumer, share or streams group is ``Empty`` without members,
 ``Reconciling`` while a member's epoch is behind the group epoch, otherwise ``Stable``.
 """
@@ -274,7 +275,13 @@ class CompactedView:
         return [self.offsets[k] for k in sorted(self.offsets)]
 
     def group_rows(self) -> list[GroupState]:
-        return [self.groups[k] for k in sorted(self.groups)]
+        """Every group, by name; a group that only committed offsets (a consumer that assigns
+        its partitions itself) is a classic group in state ``Empty``, as the broker lists it."""
+        groups = dict(self.groups)
+        for group, _, _ in self.offsets:
+            if group not in groups:
+                groups[group] = GroupState(group, "classic")
+        return [groups[k] for k in sorted(groups)]
 
 
 def compact(items: Iterable[DecodedBatch | SegmentError]) -> CompactedView:

@@ -17,9 +17,14 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
-from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
+from codegen.dumps.batches import (
+    DEFAULT_MAX_BATCH_RECORDS,
+    LOG_OVERHEAD,
+    MIN_LEGACY_SIZE,
+    legacy_record_checksums,
+)
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
@@ -34,13 +39,23 @@ from codegen.dumps.coordinator import (
     coordinator_decoder,
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_control, metadata_decoder
-from codegen.dumps.model import ControlType, Record, RecordBatch, SegmentError, TimestampType
+from codegen.dumps.model import (
+    ControlType,
+    ErrorKind,
+    Record,
+    RecordBatch,
+    SegmentError,
+    TimestampType,
+)
 from codegen.dumps.segments import SegmentReader
 
 __all__ = [
     "DECODER_OPTIONS",
+    "DumpLogAborted",
+    "NonConsecutive",
     "dump_log_lines",
     "jackson_json",
+    "non_consecutive_lines",
     "parse_record",
     "record_json",
 ]
@@ -53,6 +68,10 @@ DECODER_OPTIONS: Final = {
 }
 """Topic -> the ``kafka-dump-log`` option that decodes it."""
 
+CUT_SHORT: Final = ErrorKind.TRUNCATED_TAIL
+_HEADER_UP_TO_MAGIC: Final = 17
+"""Offset, size, partition leader epoch and magic: Kafka reads no entry from fewer bytes."""
+_BODY_ERROR: Final = "Failed to deserialize record with type "
 _LOWER_ESCAPE: Final = re.compile(r"(\\+)u00([0-9a-f]{2})")
 _TS_NAMES: Final = {
     TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
@@ -126,7 +145,10 @@ def parse_record(rec: DecodedRecord, topic: str) -> tuple[str | None, str | None
     if topic == CLUSTER_METADATA:
         if rec.kind == RECORD:
             return None, jackson_json(record_json(rec, topic)[1])
-        return None, f"Error at {rec.offset}, skipping. {rec.error}"
+        reason = rec.error or ""
+        if reason.startswith(_BODY_ERROR):  # Kafka's message stops before our detail
+            reason = reason.split(": ", 1)[0]
+        return None, f"Error at {rec.offset}, skipping. {reason}"
     if rec.key_bytes is None:
         return (
             f"Failed to decode message at offset {rec.offset} using the specified decoder "
@@ -216,64 +238,195 @@ def _control_text(batch: RecordBatch, r: Record) -> str:
     return f" controlType: {name}({ctype})"
 
 
-def dump_log_lines(
-    path: str,
-    topic: str,
-    *,
-    print_data: bool = True,
-    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
-    observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
-) -> Iterator[str]:
-    """Lines like ``kafka-dump-log --files PATH <decoder>`` prints for one file.
+class DumpLogAborted(Exception):
+    """Kafka's tool stops the whole run here (``str()`` is the message it prints on stderr).
 
-    As in Kafka's tool, the first entry that cannot be read ends the batches and the rest of the
-    file is counted as invalid bytes. ``observe`` is called, in output order, with every batch,
-    every data record decoded for printing and the segment error that ended the dump, if any.
+    ``unfinished`` says that the last line yielded was cut where Kafka stopped printing it (no
+    line break follows it).
     """
-    yield from _file_intro(path)
+
+    def __init__(self, message: str, *, unfinished: bool) -> None:
+        super().__init__(message)
+        self.unfinished = unfinished
+
+
+NonConsecutive = dict[str, dict[int, int]]
+"""Absolute file path -> {offset: the offset that followed it}, for offsets that are not
+consecutive (Kafka keeps the last pair per preceding offset)."""
+
+
+def non_consecutive_lines(pairs: NonConsecutive) -> Iterator[str]:
+    """The block ``kafka-dump-log`` prints on stderr at the end of a run."""
+    for file, follows in pairs.items():
+        yield f"Non-consecutive offsets in {file}"
+        for before in sorted(follows):
+            yield f"  {before} is followed by {follows[before]}"
+
+
+def _plain(data: bytes) -> str:
+    """Kafka's default StringDecoder: the bytes as UTF-8, malformed sequences replaced."""
+    return data.decode("utf-8", "replace")
+
+
+def _record_decoder(topic: str | None) -> Callable[[Record], DecodedRecord] | None:
+    if topic is None:
+        return None
     if topic == CLUSTER_METADATA:
         mdec = metadata_decoder()
 
         def decode(r: Record) -> DecodedRecord:
             return mdec.decode(r.value, r.offset, r.timestamp, r.key)
+
+        return decode
+    cdec = coordinator_decoder(topic)
+
+    def decode_coordinator(r: Record) -> DecodedRecord:
+        return cdec.decode(r.key, r.value, r.offset, r.timestamp)
+
+    return decode_coordinator
+
+
+def _source(path: str, max_bytes: int | None) -> str | bytes:
+    """The file, or its first ``max_bytes`` bytes (Kafka reads the batches that fit in them)."""
+    if max_bytes is None:
+        return path
+    with open(path, "rb") as fh:
+        return fh.read(max_bytes)
+
+
+def _impossible_size(source: str | bytes, err: SegmentError) -> int | None:
+    """The size field at ``err`` when Kafka's reader throws on it: smaller than any message,
+    with more than an entry header up to the magic byte left (zero padding, for one); else
+    None (Kafka stops reading there and counts the rest as invalid bytes)."""
+    if err.size <= _HEADER_UP_TO_MAGIC:
+        return None
+    if isinstance(source, bytes):
+        header = source[err.position : err.position + LOG_OVERHEAD]
     else:
-        cdec = coordinator_decoder(topic)
+        with open(source, "rb") as fh:
+            fh.seek(err.position)
+            header = fh.read(LOG_OVERHEAD)
+    size = int.from_bytes(header[8:12], "big", signed=True)
+    return size if size < MIN_LEGACY_SIZE else None
 
-        def decode(r: Record) -> DecodedRecord:
-            return cdec.decode(r.key, r.value, r.offset, r.timestamp)
 
+def dump_log_lines(
+    path: str,
+    topic: str | None,
+    *,
+    print_data: bool = True,
+    skip_record_metadata: bool = False,
+    max_bytes: int | None = None,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
+    non_consecutive: NonConsecutive | None = None,
+) -> Iterator[str]:
+    """Lines like ``kafka-dump-log --files PATH --deep-iteration --print-data-log <decoder>``
+    prints for one segment or snapshot; ``topic`` None prints keys and values as text.
+
+    As in Kafka's tool, a batch with a wrong checksum is printed (``isvalid: false``) with its
+    records, and the first entry that cannot be framed ends the batches, the rest of the file
+    being counted as invalid bytes (not with ``max_bytes``, as in Kafka). A record Kafka's
+    decoder cannot take (a coordinator record without a key) ends the run: its line is yielded
+    without the decoded part, then :class:`DumpLogAborted` is raised; so does an entry size
+    smaller than any message (zero padding), where Kafka's reader throws. ``observe`` is
+    called, in output order, with every batch, every data record decoded for printing and the
+    segment error that ended the dump, if any. Offsets that do not follow each other are added to
+    ``non_consecutive`` (see :func:`non_consecutive_lines`).
+    """
+    yield from _file_intro(path)
+    decode = _record_decoder(topic)
+    key_text = DECODER_OPTIONS.get(topic or "") is not None and topic != CLUSTER_METADATA
     valid_end = 0
-    size = os.path.getsize(path)
-    reader = SegmentReader(path, max_batch_size=max_batch_size, max_batch_records=max_batch_records)
-    for item in reader:
-        if observe is not None:
-            observe(item)
-        if isinstance(item, SegmentError):
-            break
-        valid_end = item.position + item.size
-        yield _batch_line(item)
-        for r in item.records:
-            key_size = -1 if r.key is None else len(r.key)
-            value_size = -1 if r.value is None else len(r.value)
-            parts = [
-                f"| offset: {r.offset} {_TS_NAMES.get(item.timestamp_type, 'NoTimestampType')}: "
-                f"{r.timestamp} keySize: {key_size} valueSize: {value_size}"
-            ]
-            if item.magic >= 2:
-                keys = ",".join(h.name for h in r.headers)
-                parts.append(f" sequence: {r.sequence} headerKeys: [{keys}]")
-            if item.is_control:
-                parts.append(_control_text(item, r))
-            elif print_data:
-                decoded = decode(r)
-                if observe is not None:
-                    observe(decoded)
-                key, payload = parse_record(decoded, topic)
-                if key is not None:
-                    parts.append(f" key: {key}")
-                if payload is not None:
-                    parts.append(f" payload: {payload}")
-            yield "".join(parts)
+    size = os.path.getsize(path) if max_bytes is None else -1
+    last_offset = -1
+    gaps: dict[int, int] = {}
+    source = _source(path, max_bytes)
+    reader = SegmentReader(
+        source,
+        name=path,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
+        verify_crc=False,
+    )
+    legacy: BinaryIO | None = None
+    try:
+        for item in reader:
+            if isinstance(item, SegmentError):
+                impossible = _impossible_size(source, item)
+                # with max_bytes, a batch cut by the limit is where the reading stops, not damage
+                cut_by_limit = max_bytes is not None and item.kind == CUT_SHORT
+                if observe is not None and impossible is None and not cut_by_limit:
+                    observe(item)
+                if impossible is not None:
+                    raise DumpLogAborted(
+                        f"Found record size {impossible} smaller than minimum record overhead "
+                        f"({MIN_LEGACY_SIZE}) in file {path}.",
+                        unfinished=False,
+                    )
+                break
+            if observe is not None:
+                observe(item)
+            valid_end = item.position + item.size
+            yield _batch_line(item)
+            checksums: list[tuple[int, bool]] = []
+            if item.magic < 2:
+                if legacy is None:
+                    legacy = open(path, "rb")  # noqa: SIM115 - closed below
+                legacy.seek(item.position)
+                checksums = legacy_record_checksums(legacy.read(item.size), max_batch_size)
+            ts_name = _TS_NAMES.get(item.timestamp_type, "NoTimestampType")
+            for i, r in enumerate(item.records):
+                if r.offset != last_offset + 1:
+                    gaps[last_offset] = r.offset
+                last_offset = r.offset
+                parts = []
+                if not skip_record_metadata:
+                    key_size = -1 if r.key is None else len(r.key)
+                    value_size = -1 if r.value is None else len(r.value)
+                    parts.append(
+                        f"| offset: {r.offset} {ts_name}: {r.timestamp} "
+                        f"keySize: {key_size} valueSize: {value_size}"
+                    )
+                    if item.magic >= 2:
+                        keys = ",".join(h.name for h in r.headers)
+                        parts.append(f" sequence: {r.sequence} headerKeys: [{keys}]")
+                    elif i < len(checksums):
+                        crc, valid = checksums[i]
+                        parts.append(f" isValid: {str(valid).lower()} crc: {crc}")
+                    if item.is_control:
+                        parts.append(_control_text(item, r))
+                if print_data and not item.is_control:
+                    prefix = "| " if skip_record_metadata else " "
+                    if decode is None:
+                        if r.key is not None:
+                            parts.append(f"{prefix}key: {_plain(r.key)}")
+                            prefix = " "
+                        if r.value is not None:
+                            parts.append(f"{prefix}payload: {_plain(r.value)}")
+                    else:
+                        if key_text and r.key is None:
+                            yield "".join(parts)
+                            raise DumpLogAborted(
+                                f"Failed to decode message at offset {r.offset} using the "
+                                "specified decoder (message had a missing key)",
+                                unfinished=True,
+                            )
+                        decoded = decode(r)
+                        if observe is not None:
+                            observe(decoded)
+                        key, payload = parse_record(decoded, topic or "")
+                        if key is not None:
+                            parts.append(f"{prefix}key: {key}")
+                            prefix = " "
+                        if payload is not None:
+                            parts.append(f"{prefix}payload: {payload}")
+                yield "".join(parts)
+    finally:
+        if legacy is not None:
+            legacy.close()
+        if gaps and non_consecutive is not None:
+            non_consecutive.setdefault(os.path.abspath(path), {}).update(gaps)
     if size > valid_end:
         yield f"Found {size - valid_end} invalid bytes at the end of {os.path.basename(path)}"

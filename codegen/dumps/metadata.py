@@ -136,10 +136,12 @@ class MetadataDecoder:
                 -1,
                 key,
                 None,
-                error="metadata record has a null value",
+                error="Error while reading frame version",  # Kafka's text for a null value
             )
         try:
             frame_version, pos = _uvarint(value, 0, "frame version")
+            if frame_version > 0x7FFF:
+                raise _FrameError("Value for frame version was too large.")
             if frame_version == 0:
                 raise _FrameError(
                     "Could not deserialize metadata record with frame version 0. Note that "

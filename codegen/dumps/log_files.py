@@ -1,0 +1,340 @@
+"""The other files of a partition folder, as ``kafka-dump-log`` prints them.
+
+``.index`` (offset index: int32 relative offset, int32 position), ``.timeindex`` (int64
+timestamp, int32 relative offset), ``.txnindex`` (aborted transactions: int16 version, int64
+producer id, first offset, last offset, last stable offset) and producer-state ``.snapshot``
+files (int16 version 1, uint32 CRC-32C of the rest, an int32-counted array of producer
+entries). The index dumps check each entry against the segment next to the index, as Kafka's
+tool does, and collect what does not match in an :class:`IndexReport`, printed on stderr
+at the end of the run. The texts are Kafka's.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import crc32c
+
+from codegen.dumps.model import RecordBatch, SegmentError
+from codegen.dumps.segments import SegmentReader
+
+__all__ = [
+    "IndexReport",
+    "LogFileError",
+    "dump_index_file",
+]
+
+_OFFSET_ENTRY: Final = struct.Struct(">ii")
+_TIME_ENTRY: Final = struct.Struct(">qi")
+_TXN_ENTRY: Final = struct.Struct(">hqqqq")
+_SNAPSHOT_HEADER: Final = struct.Struct(">hIi")
+_PRODUCER_ENTRY: Final = struct.Struct(">qhiqiqiq")
+_SNAPSHOT_VERSION: Final = 1
+_INT32_MAX: Final = 0x7FFFFFFF
+
+
+class LogFileError(Exception):
+    """Kafka's tool reports this message on stderr: it stops the run (a corrupt index, a
+    missing segment) when ``fatal``, else goes on with the next file (a corrupt snapshot)."""
+
+    def __init__(self, message: str, *, fatal: bool = True) -> None:
+        super().__init__(message)
+        self.fatal = fatal
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What the index checks found, by absolute file path (printed after all files)."""
+
+    offset_mismatches: dict[str, dict[int, int]] = field(default_factory=dict)
+    """index offset -> last offset of the batch at the indexed position."""
+    timestamp_mismatches: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    out_of_order: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    not_found: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    @property
+    def problems(self) -> int:
+        return (
+            sum(len(m) for m in self.offset_mismatches.values())
+            + sum(len(m) for m in self.timestamp_mismatches.values())
+            + sum(len(m) for m in self.out_of_order.values())
+            + sum(len(m) for m in self.not_found.values())
+        )
+
+    def lines(self) -> Iterator[str]:
+        """Kafka's stderr blocks, in its order."""
+        for file, mismatches in self.offset_mismatches.items():
+            yield f"Mismatches in :{file}"
+            for index_offset in sorted(mismatches, reverse=True):
+                yield f"  Index offset: {index_offset}, log offset: {mismatches[index_offset]}"
+        for file, pairs in self.timestamp_mismatches.items():
+            yield f"Found timestamp mismatch in :{file}"
+            for a, b in pairs:
+                yield f"  Index timestamp: {a}, log timestamp: {b}"
+        for file, pairs in self.out_of_order.items():
+            yield f"Found out of order timestamp in :{file}"
+            for a, b in pairs:
+                yield f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
+        for file, pairs in self.not_found.items():
+            yield f"The following indexed offsets are not found in :{file}"
+            for a, b in pairs:
+                yield f"Indexed offset: {a}, found log offset: {b}"
+
+
+def _base_offset(path: Path) -> int:
+    stem = path.name.split(".")[0]
+    if not stem.isdigit():
+        raise LogFileError(f"{path}: the file name does not start with a base offset")
+    return int(stem)
+
+
+def _sibling(path: Path, suffix: str) -> Path:
+    return path.parent / (path.name.split(".")[0] + suffix)
+
+
+def _entries(data: bytes, size: int, layout: struct.Struct) -> list[tuple[int, ...]]:
+    n = len(data) // size
+    return [layout.unpack_from(data, i * size) for i in range(n)]
+
+
+def _batches_from(segment: bytes, position: int, limit: int) -> Iterator[RecordBatch]:
+    """The batches from ``position`` on, within ``limit`` bytes, up to the first error."""
+    for item in SegmentReader(segment[position : position + limit], verify_crc=False):
+        if isinstance(item, SegmentError):
+            return
+        yield item
+
+
+def _read_segment(path: Path) -> bytes:
+    log = _sibling(path, ".log")
+    try:
+        return log.read_bytes()
+    except OSError as exc:
+        raise LogFileError(f"{log} (the segment of {path.name}): {exc.strerror}") from None
+
+
+def _offset_index(
+    path: Path, report: IndexReport, verify_only: bool, sanity_only: bool, max_message_size: int
+) -> Iterator[str]:
+    base = _base_offset(path)
+    data = path.read_bytes()
+    entries = [(base + rel, pos) for rel, pos in _entries(data, 8, _OFFSET_ENTRY)]
+    segment = _read_segment(path)
+    if not entries:
+        yield f"{path} is empty."
+        return
+    if sanity_only:
+        last = entries[-1][0]
+        if last < base:
+            raise LogFileError(
+                f"Corrupt index found, index file ({os.path.abspath(path)}) has non-zero size "
+                f"but the last offset is {last} which is less than the base offset {base}."
+            )
+        if len(data) % 8:
+            raise LogFileError(
+                f"Index file {os.path.abspath(path)} is corrupt, found {len(data)} bytes which "
+                "is neither positive nor a multiple of 8."
+            )
+        yield f"{path} passed sanity check."
+        return
+    for i, (offset, position) in enumerate(entries):
+        if offset == base and i > 0:
+            return  # the zero entries of a preallocated index
+        first = next(_batches_from(segment, position, max_message_size), None)
+        if first is None:
+            raise LogFileError(
+                f"{path}: no batch at position {position} of the segment for offset {offset}"
+            )
+        if first.last_offset != offset:
+            mismatches = report.offset_mismatches.setdefault(os.path.abspath(path), {})
+            mismatches[offset] = first.last_offset
+        if not verify_only:
+            yield f"offset: {offset} position: {position}"
+
+
+def _lookup(offsets: list[tuple[int, int]], target: int) -> int:
+    """Position of the offset-index entry for ``target``: Kafka's binary search for the
+    largest entry at or below it (which a broken index can make differ from a scan), or 0."""
+    if not offsets or offsets[0][0] > target:
+        return 0
+    lo, hi = 0, len(offsets) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        found = offsets[mid][0]
+        if found > target:
+            hi = mid - 1
+        elif found < target:
+            lo = mid
+        else:
+            return offsets[mid][1]
+    return offsets[lo][1]
+
+
+def _time_index(
+    path: Path, report: IndexReport, verify_only: bool, sanity_only: bool
+) -> Iterator[str]:
+    base = _base_offset(path)
+    segment = _read_segment(path)
+    index_path = _sibling(path, ".index")
+    try:
+        index_data = index_path.read_bytes()
+    except OSError as exc:
+        raise LogFileError(
+            f"{index_path} (the offset index of {path.name}): {exc.strerror}"
+        ) from None
+    offsets = [(base + rel, pos) for rel, pos in _entries(index_data, 8, _OFFSET_ENTRY)]
+    data = path.read_bytes()
+    entries = [(ts, base + rel) for ts, rel in _entries(data, 12, _TIME_ENTRY)]
+    if sanity_only:
+        where = os.path.abspath(path)
+        if entries:
+            last_ts, last_offset = entries[-1]
+            if last_ts < entries[0][0]:
+                raise LogFileError(
+                    f"Corrupt time index found, time index file ({where}) has non-zero size but "
+                    f"the last timestamp is {last_ts} which is less than the first timestamp "
+                    f"{entries[0][0]}"
+                )
+            if last_offset < base:
+                raise LogFileError(
+                    f"Corrupt time index found, time index file ({where}) has non-zero size but "
+                    f"the last offset is {last_offset} which is less than the first offset {base}"
+                )
+        if len(data) % 12:
+            raise LogFileError(
+                f"Time index file {where} is corrupt, found {len(data)} bytes which is neither "
+                "positive nor a multiple of 12."
+            )
+        yield f"{path} passed sanity check."
+        return
+    where = os.path.abspath(path)
+    previous = -1
+    for i, (timestamp, offset) in enumerate(entries):
+        if offset == base and i > 0:
+            return
+        position = _lookup(offsets, offset)
+        match = next(
+            (b for b in _batches_from(segment, position, len(segment)) if b.last_offset >= offset),
+            None,
+        )
+        if match is None:
+            report.not_found.setdefault(where, []).append((offset, -1))
+        elif match.last_offset != offset:
+            report.not_found.setdefault(where, []).append((offset, match.last_offset))
+        else:
+            newest = max((r.timestamp for r in match.records), default=-1)
+            if newest != timestamp:
+                report.timestamp_mismatches.setdefault(where, []).append((timestamp, newest))
+            if previous >= timestamp:
+                report.out_of_order.setdefault(where, []).append((timestamp, previous))
+        if not verify_only:
+            yield f"timestamp: {timestamp} offset: {offset}"
+        previous = timestamp
+
+
+def _txn_index(path: Path) -> Iterator[str]:
+    data = path.read_bytes()
+    for version, producer_id, first, last, stable in _entries(data, 34, _TXN_ENTRY):
+        if version != 0:
+            raise LogFileError(
+                f"Unexpected aborted transaction version {version} in transaction index "
+                f"{os.path.abspath(path)}, current version is 0"
+            )
+        yield (
+            f"version: {version} producerId: {producer_id} firstOffset: {first} "
+            f"lastOffset: {last} lastStableOffset: {stable}"
+        )
+
+
+def _first_sequence(last: int, delta: int) -> int:
+    """Kafka's ``decrementSequence``: sequences wrap at ``Integer.MAX_VALUE``."""
+    if last < delta:
+        return _INT32_MAX - (delta - last) + 1
+    return last - delta
+
+
+class _CorruptSnapshot(Exception):
+    pass
+
+
+def _producer_entries(data: bytes) -> list[tuple[int, ...]]:
+    if len(data) < _SNAPSHOT_HEADER.size:
+        raise _CorruptSnapshot(
+            f"Snapshot failed schema validation: {len(data)} bytes are too few for the header"
+        )
+    version, crc, count = _SNAPSHOT_HEADER.unpack_from(data)
+    if version != _SNAPSHOT_VERSION:
+        raise _CorruptSnapshot(f"Snapshot contained an unknown file version {version}")
+    computed = crc32c.crc32c(memoryview(data)[6:])
+    if computed != crc:
+        raise _CorruptSnapshot(
+            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. "
+            f"Computed crc: {computed}"
+        )
+    if count < 0 or _SNAPSHOT_HEADER.size + count * _PRODUCER_ENTRY.size > len(data):
+        raise _CorruptSnapshot(
+            f"Snapshot failed schema validation: {count} producer entries do not fit in "
+            f"{len(data)} bytes"
+        )
+    return [
+        _PRODUCER_ENTRY.unpack_from(data, _SNAPSHOT_HEADER.size + i * _PRODUCER_ENTRY.size)
+        for i in range(count)
+    ]
+
+
+def _producer_snapshot(path: Path) -> tuple[list[str], str | None]:
+    """The lines of a producer-state snapshot, and Kafka's message when it is corrupt (Kafka
+    prints it on stderr and goes on with the next file)."""
+    try:
+        entries = _producer_entries(path.read_bytes())
+    except _CorruptSnapshot as exc:
+        return [], str(exc)
+    lines = []
+    for pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn_first in entries:
+        txn = f"OptionalLong[{txn_first}]" if txn_first >= 0 else "OptionalLong.empty"
+        line = (
+            f"producerId: {pid} producerEpoch: {epoch} coordinatorEpoch: {coordinator_epoch} "
+            f"currentTxnFirstOffset: {txn} lastTimestamp: {ts}"
+        )
+        if last_offset >= 0:
+            line += (
+                f" firstSequence: {_first_sequence(last_seq, delta)} lastSequence: {last_seq} "
+                f"lastOffset: {last_offset} offsetDelta: {delta} timestamp: {ts}"
+            )
+        lines.append(line)
+    return lines, None
+
+
+def dump_index_file(
+    path: Path,
+    report: IndexReport,
+    *,
+    verify_only: bool = False,
+    sanity_only: bool = False,
+    max_message_size: int = 5 * 1024 * 1024,
+) -> Iterator[str]:
+    """The stdout lines of ``kafka-dump-log`` for an index, transaction index or producer-state
+    snapshot (after its ``Dumping`` line); mismatches go to ``report``.
+
+    Raises :class:`LogFileError` where Kafka's tool stops with an error, and for a corrupt
+    producer snapshot (which Kafka reports on stderr before going on).
+    """
+    suffix = path.suffix
+    if suffix == ".index":
+        yield from _offset_index(path, report, verify_only, sanity_only, max_message_size)
+    elif suffix == ".timeindex":
+        yield from _time_index(path, report, verify_only, sanity_only)
+    elif suffix == ".txnindex":
+        yield from _txn_index(path)
+    elif suffix == ".snapshot":
+        lines, error = _producer_snapshot(path)
+        yield from lines
+        if error is not None:
+            raise LogFileError(error, fatal=False)
+    else:
+        raise ValueError(f"{path}: not an index or producer-state snapshot")

@@ -1,0 +1,206 @@
+"""Write the small log files of ``tests/data/dumplog/`` (see PROVENANCE.md there).
+
+    PYTHONPATH=. python tests/data/dumplog/build.py
+
+Every file is made by the project's segment writer (``codegen/dumps/writer.py``), with a byte
+changed afterwards where a file is meant to be damaged. ``tests/test_dumplog_parity.py`` checks
+that running this again gives the same bytes, and compares our ``--format dump-log`` text for
+each file with Kafka's DumpLogSegments.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from codegen.dumps import Codec, SegmentWriter, TimestampType
+from codegen.dumps.model import ControlType
+
+HERE = Path(__file__).resolve().parent
+T0 = 1_700_000_000_000
+
+
+def _flip(data: bytearray, needle: bytes, replacement: bytes) -> None:
+    """Change bytes inside a written batch (after its checksum was computed)."""
+    at = data.index(needle)
+    data[at : at + len(replacement)] = replacement
+
+
+def corrupt_batch() -> dict[str, bytes]:
+    """An ordinary topic whose second batch has a changed value byte (wrong CRC)."""
+    import io
+
+    buf = io.BytesIO()
+    with SegmentWriter(buf) as w:
+        w.write_batch([(b"k0", b"first value"), (None, b"second value")], timestamp=T0)
+        w.write_batch([(b"k2", b"damaged value")], timestamp=T0 + 1)
+        w.write_batch([(b"k3", b"after the damage")], timestamp=T0 + 2)
+    data = bytearray(buf.getvalue())
+    _flip(data, b"damaged", b"DAMAGED")
+    return {"corrupt-0/00000000000000000000.log": bytes(data)}
+
+
+def legacy() -> dict[str, bytes]:
+    """Magic 0 and 1 messages, plain and in gzip wrappers; the last one has a wrong CRC."""
+    import io
+
+    buf = io.BytesIO()
+    with SegmentWriter(buf) as w:
+        w.write_legacy([(b"a", b"v0 plain"), (None, b"v0 keyless")], magic=0)
+        w.write_legacy([(b"b", b"v1 plain"), (b"c", None)], magic=1, timestamp=T0)
+        w.write_legacy(
+            [(b"d", b"v1 in gzip"), (b"e", b"v1 in gzip too"), (None, b"third")],
+            magic=1,
+            timestamp=T0 + 5,
+            codec=Codec.GZIP,
+        )
+        w.write_legacy([(b"f", b"v0 in gzip"), (b"g", b"v0 again")], magic=0, codec=Codec.GZIP)
+        w.write_legacy(
+            [(b"h", b"v1 log append time")],
+            magic=1,
+            timestamp=T0 + 9,
+            timestamp_type=TimestampType.LOG_APPEND_TIME,
+        )
+        w.write_legacy([(b"i", b"v1 broken")], magic=1, timestamp=T0 + 10)
+    data = bytearray(buf.getvalue())
+    _flip(data, b"v1 broken", b"v1 BROKEN")
+    return {"legacy-0/00000000000000000000.log": bytes(data)}
+
+
+def keyless_offsets() -> dict[str, bytes]:
+    """A __consumer_offsets segment with a record without a key (Kafka's decoder stops)."""
+    import io
+
+    from generated.offset_commit_key import OffsetCommitKey
+    from generated.offset_commit_value import OffsetCommitValue
+
+    key = b"\x00\x01" + OffsetCommitKey(group="g", topic="t", partition=0).encode(0)
+    value = b"\x00\x03" + OffsetCommitValue(offset=7, metadata="", commit_timestamp=T0).encode(3)
+    buf = io.BytesIO()
+    with SegmentWriter(buf) as w:
+        w.write_batch([(key, value)], timestamp=T0)
+        w.write_batch([(None, b"no key here")], timestamp=T0 + 1)
+        w.write_batch([(key, value)], timestamp=T0 + 2)
+    return {"keyless/__consumer_offsets-0/00000000000000000000.log": buf.getvalue()}
+
+
+def bad_frames() -> dict[str, bytes]:
+    """__cluster_metadata records Kafka's serde rejects: a null value, a frame version above
+    32767, an unknown frame version; between good NoOp records and a leader-change batch."""
+    import io
+
+    noop = bytes([1, 20, 0, 0])  # frame version 1, NoOpRecord (api key 20) v0, no tags
+    big_frame = bytes([0xC0, 0xB8, 0x02, 20, 0, 0])  # frame version 40000
+    buf = io.BytesIO()
+    with SegmentWriter(buf) as w:
+        w.write_batch([(None, noop)], timestamp=T0)
+        w.write_batch([(None, None)], timestamp=T0 + 1)
+        w.write_batch([(None, big_frame)], timestamp=T0 + 2)
+        w.write_batch([(None, bytes([2, 20, 0, 0]))], timestamp=T0 + 3)
+        w.write_control(ControlType.ABORT, timestamp=T0 + 4, producer_id=5, producer_epoch=0)
+        w.write_batch([(None, noop)], timestamp=T0 + 5)
+    return {"frames/__cluster_metadata-0/00000000000000000000.log": buf.getvalue()}
+
+
+def index_files() -> dict[str, bytes]:
+    """A partition folder with every kind of file: a segment (from offset 100, with a
+    transaction aborted by producer 7 and a gap), its offset index (an entry pointing at the
+    wrong batch, then a zero entry as in a preallocated index), time index (a wrong
+    timestamp, one out of order, an offset that is not a batch's last), transaction index and
+    a producer-state snapshot; and a snapshot with a wrong CRC."""
+    import io
+    import struct
+
+    import crc32c
+
+    base = 100
+    buf = io.BytesIO()
+    with SegmentWriter(buf, base_offset=base) as w:
+        p0 = w.write_batch([(b"a", b"1"), (b"b", b"2"), (b"c", b"3")], timestamp=T0)
+        p1 = w.write_batch([(b"d", b"4"), (b"e", b"5")], timestamp=T0 + 3)
+        w.write_batch(
+            [(b"f", b"6"), (b"g", b"7")],
+            timestamp=T0 + 5,
+            producer_id=7,
+            producer_epoch=1,
+            base_sequence=0,
+            transactional=True,
+        )
+        w.write_control(ControlType.ABORT, timestamp=T0 + 7, producer_id=7, producer_epoch=1)
+        w.write_batch([(b"h", b"8"), (b"i", b"9")], base_offset=110, timestamp=T0 + 10)
+    index = b"".join(
+        struct.pack(">ii", off - base, pos) for off, pos in ((102, p0), (104, p1), (106, p0))
+    ) + struct.pack(">ii", 0, 0)
+    timeindex = b"".join(
+        struct.pack(">qi", ts, off - base)
+        for ts, off in (
+            (T0 + 2, 102),
+            (T0 + 4, 104),
+            (T0 + 5, 106),
+            (T0 + 4, 111),
+            (T0 + 12, 108),
+        )
+    ) + struct.pack(">qi", 0, 0)
+    txnindex = struct.pack(">hqqqq", 0, 7, 105, 107, 105)
+
+    def snapshot(entries: Sequence[tuple[int, ...]], *, good_crc: bool = True) -> bytes:
+        body = struct.pack(">i", len(entries)) + b"".join(
+            struct.pack(">qhiqiqiq", *e) for e in entries
+        )
+        crc = crc32c.crc32c(body) ^ (0 if good_crc else 1)
+        return struct.pack(">hI", 1, crc) + body
+
+    producers = [
+        (7, 1, 1, 106, 1, T0 + 5, 0, -1),
+        (9, 0, 4, 111, 1, T0 + 11, -1, 110),
+        (11, 2, -1, -1, 0, T0 + 1, 3, -1),
+    ]
+    folder = "orders-0/00000000000000000100"
+    return {
+        f"{folder}.log": buf.getvalue(),
+        f"{folder}.index": index,
+        f"{folder}.timeindex": timeindex,
+        f"{folder}.txnindex": txnindex,
+        "orders-0/00000000000000000112.snapshot": snapshot(producers),
+        "orders-0/00000000000000000050.snapshot": snapshot(producers[:1], good_crc=False),
+    }
+
+
+def padded() -> dict[str, bytes]:
+    """Two batches, then 100 zero bytes (a preallocated segment after an unclean shutdown);
+    and two batches then the first 30 bytes of a third (a torn write)."""
+    import io
+
+    buf = io.BytesIO()
+    with SegmentWriter(buf) as w:
+        w.write_batch([(b"k", b"v")], timestamp=T0)
+        w.write_batch([(b"k2", b"v2")], timestamp=T0 + 1)
+    data = buf.getvalue()
+    return {
+        "padded-0/00000000000000000000.log": data + bytes(100),
+        "torn-0/00000000000000000000.log": data + data[:30],
+    }
+
+
+BUILDERS = (corrupt_batch, legacy, keyless_offsets, bad_frames, index_files, padded)
+
+
+def build() -> dict[str, bytes]:
+    """Relative path -> the bytes of every file."""
+    files: dict[str, bytes] = {}
+    for builder in BUILDERS:
+        files.update(builder())
+    return files
+
+
+def main() -> None:
+    for rel, data in build().items():
+        path = HERE / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        print(f"{rel}: {len(data)} bytes", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
