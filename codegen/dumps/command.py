@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
+import tempfile
+import uuid
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -20,16 +23,20 @@ from codegen.dumps.coordinator import (
     ERROR,
     KIND_CONTROL,
     SHARE_GROUP_STATE,
+    SHIPPED_PACKAGE,
     TRANSACTION_STATE,
     UNKNOWN,
     DecodedBatch,
     DecodedRecord,
     EndTxnMarker,
+    PackageError,
     decode_batches,
+    package_messages,
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.segments import segment_files
+from codegen.extras import MissingExtraError
 
 __all__ = [
     "EXIT_CLEAN",
@@ -223,14 +230,21 @@ class _Counts:
 
 
 def _batches(
-    path: Path, topic: str, max_batch_size: int, max_batch_records: int
+    path: Path, topic: str, max_batch_size: int, max_batch_records: int, package: str
 ) -> Iterator[DecodedBatch | SegmentError]:
     if topic == CLUSTER_METADATA:
         return decode_metadata_batches(
-            str(path), max_batch_size=max_batch_size, max_batch_records=max_batch_records
+            str(path),
+            package=package,
+            max_batch_size=max_batch_size,
+            max_batch_records=max_batch_records,
         )
     return decode_batches(
-        str(path), topic, max_batch_size=max_batch_size, max_batch_records=max_batch_records
+        str(path),
+        topic,
+        package=package,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
     )
 
 
@@ -424,6 +438,23 @@ def _asdict(obj: Any) -> dict[str, Any]:
     "(found before it is decompressed).",
 )
 @click.option(
+    "--package",
+    "package",
+    metavar="NAME",
+    help="Decode with this importable generated package (dotted name) instead of the shipped "
+    "codecs, e.g. one generated from the specs of the Kafka release that wrote the files.",
+)
+@click.option(
+    "--specs",
+    "specs",
+    type=click.Path(exists=True, path_type=Path),
+    multiple=True,
+    help="Spec file or folder (repeatable): generate codecs from these specs into a temporary "
+    "folder, removed at the end, and decode with them (needs the generator extra). Keep the "
+    "specs in folders named as Kafka's (consumer_offsets, transaction_state, "
+    "share_group_state, cluster_metadata): the folder says which topic a record type is of.",
+)
+@click.option(
     "--quiet", "-q", is_flag=True, help="Print neither the errors nor the summary on stderr."
 )
 def dump_command(
@@ -433,6 +464,8 @@ def dump_command(
     compacted: bool,
     max_batch_bytes: int,
     max_batch_records: int,
+    package: str | None,
+    specs: tuple[Path, ...],
     quiet: bool,
 ) -> None:
     """Decode __consumer_offsets, __transaction_state, __share_group_state and
@@ -465,7 +498,11 @@ def dump_command(
       python -m codegen dump /var/kafka/__consumer_offsets-* --compacted
       python -m codegen dump __cluster_metadata-0/00000000000000007259-0000000001.checkpoint
       python -m codegen dump /var/kafka/__consumer_offsets-0 --format dump-log
+      python -m codegen dump /var/kafka/__consumer_offsets-0 --package mycodecs
+      python -m codegen dump /var/kafka/__consumer_offsets-0 --specs kafka-4.2/specs
     """
+    if package and specs:
+        raise click.UsageError("give --package or --specs, not both")
     files = _files(paths, TOPIC_CHOICES[topic] if topic != "auto" else None)
     topics: list[tuple[Path, str]] = []
     for f in files:
@@ -477,10 +514,11 @@ def dump_command(
         raise click.UsageError("--compacted works on __consumer_offsets files only")
     counts = _Counts(quiet)
     try:
-        if fmt == "dump-log":
-            _dump_log(topics, counts, max_batch_bytes, max_batch_records)
-        else:
-            _decode(topics, counts, fmt, compacted, max_batch_bytes, max_batch_records)
+        with _codecs(package, specs) as codecs:
+            if fmt == "dump-log":
+                _dump_log(topics, counts, max_batch_bytes, max_batch_records, codecs)
+            else:
+                _decode(topics, counts, fmt, compacted, max_batch_bytes, max_batch_records, codecs)
     except OSError as exc:
         raise click.UsageError(f"cannot read {exc.filename or 'the input'}: {exc}") from None
     if not quiet:
@@ -489,8 +527,50 @@ def dump_command(
         raise SystemExit(EXIT_DAMAGE)
 
 
+@contextmanager
+def _codecs(package: str | None, specs: tuple[Path, ...]) -> Iterator[str]:
+    """The name of the package to decode with: ``--package``, the shipped one, or a package
+    generated from ``--specs`` into a temporary folder (importable while the command runs)."""
+    if not specs:
+        name = package or SHIPPED_PACKAGE
+        try:
+            package_messages(name)
+        except PackageError as exc:
+            raise click.BadParameter(str(exc), param_hint="--package") from None
+        yield name
+        return
+    try:
+        from codegen.emit import write_package
+        from codegen.errors import NoSpecsError, SpecErrors
+    except MissingExtraError as exc:
+        raise click.UsageError(exc.text("dump --specs")) from None
+    name = f"kafka_specgen_dump_{uuid.uuid4().hex[:12]}"
+    with tempfile.TemporaryDirectory(prefix="kafka-specgen-dump-") as tmp:
+        try:
+            write_package(list(specs), Path(tmp) / name)
+        except SpecErrors as exc:
+            problems = "\n".join(str(p) for p in exc.problems)
+            raise click.UsageError(
+                f"--specs: {len(exc.problems)} problem(s):\n{problems}"
+            ) from None
+        except NoSpecsError as exc:
+            raise click.BadParameter(str(exc), param_hint="--specs") from None
+        sys.path.insert(0, tmp)
+        try:
+            importlib.import_module(name)
+            yield name
+        finally:
+            sys.path.remove(tmp)
+            for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                del sys.modules[mod]
+
+
 def _dump_log(
-    topics: list[tuple[Path, str]], counts: _Counts, max_batch_size: int, max_batch_records: int
+    topics: list[tuple[Path, str]],
+    counts: _Counts,
+    max_batch_size: int,
+    max_batch_records: int,
+    package: str = SHIPPED_PACKAGE,
 ) -> None:
     from codegen.dumps.dumplog_json import dump_log_lines
 
@@ -503,6 +583,7 @@ def _dump_log(
             max_batch_size=max_batch_size,
             max_batch_records=max_batch_records,
             observe=counts.add,
+            package=package,
         )
         for line in lines:
             write(line + "\n")
@@ -515,6 +596,7 @@ def _decode(
     compacted: bool,
     max_batch_size: int,
     max_batch_records: int,
+    package: str = SHIPPED_PACKAGE,
 ) -> None:
     from codegen.dumps.compacted import CompactedView
 
@@ -529,7 +611,7 @@ def _decode(
     with bar:
         for f, t in topics:
             counts.files += 1
-            for item in _batches(f, t, max_batch_size, max_batch_records):
+            for item in _batches(f, t, max_batch_size, max_batch_records, package):
                 if isinstance(item, SegmentError):
                     add(item)
                     advance(item.size)

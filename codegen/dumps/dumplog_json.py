@@ -27,6 +27,7 @@ from codegen.dumps.coordinator import (
     KIND_CONTROL,
     RECORD,
     SHARE_GROUP_STATE,
+    SHIPPED_PACKAGE,
     TOMBSTONE,
     TRANSACTION_STATE,
     UNKNOWN,
@@ -195,7 +196,7 @@ def _batch_line(b: RecordBatch) -> str:
     )
 
 
-def _control_text(batch: RecordBatch, r: Record) -> str:
+def _control_text(batch: RecordBatch, r: Record, package: str = SHIPPED_PACKAGE) -> str:
     row = (r.offset, r.timestamp, r.key, r.value)
     ctype = getattr(r, "control_type", -1)
     if ctype in (ControlType.ABORT, ControlType.COMMIT):
@@ -205,7 +206,7 @@ def _control_text(batch: RecordBatch, r: Record) -> str:
         )
     label = _CONTROL_LABELS.get(ctype)
     if label is not None:
-        dec = decode_control(row)
+        dec = decode_control(row, package)
         if dec.kind == KIND_CONTROL and dec.value is not None:
             version = getattr(dec.value, "version", 0)
             return f"{label}{jackson_json(dec.value.to_json(version))}"
@@ -224,21 +225,23 @@ def dump_log_lines(
     max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
     observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
+    package: str = SHIPPED_PACKAGE,
 ) -> Iterator[str]:
     """Lines like ``kafka-dump-log --files PATH <decoder>`` prints for one file.
 
     As in Kafka's tool, the first entry that cannot be read ends the batches and the rest of the
     file is counted as invalid bytes. ``observe`` is called, in output order, with every batch,
     every data record decoded for printing and the segment error that ended the dump, if any.
+    ``package`` is the generated package whose classes decode the records.
     """
     yield from _file_intro(path)
     if topic == CLUSTER_METADATA:
-        mdec = metadata_decoder()
+        mdec = metadata_decoder(package)
 
         def decode(r: Record) -> DecodedRecord:
             return mdec.decode(r.value, r.offset, r.timestamp, r.key)
     else:
-        cdec = coordinator_decoder(topic)
+        cdec = coordinator_decoder(topic, package)
 
         def decode(r: Record) -> DecodedRecord:
             return cdec.decode(r.key, r.value, r.offset, r.timestamp)
@@ -264,7 +267,7 @@ def dump_log_lines(
                 keys = ",".join(h.name for h in r.headers)
                 parts.append(f" sequence: {r.sequence} headerKeys: [{keys}]")
             if item.is_control:
-                parts.append(_control_text(item, r))
+                parts.append(_control_text(item, r, package))
             elif print_data:
                 decoded = decode(r)
                 if observe is not None:
