@@ -3,18 +3,19 @@
 - A user project with its own spec (``tests/cases/tagged_demo``: tagged fields, a nullable
   struct, a common struct), built into a wheel by the build hook and installed into a folder of
   its own, decodes a binary column with its own column functions in FAILFAST and PERMISSIVE
-  modes and from SQL.
+  modes and from SQL, in the shared ``local[2]`` session and, in a subprocess, in
+  ``local-cluster[2,1,1024]`` (separate executor JVMs and Python workers).
 - A package generated from a newer coordinator spec set decodes, through the topic function and
   the ``kafka-log`` source's ``package`` option, a record type and a value version the shipped
   package reports unknown and newer.
 
 Both packages reach the executors the way docs/spark.md says: ``ship_codec_package`` zips the
-installed package for ``SparkContext.addPyFile`` (the session is ``local[2]``, as for every
-Spark test).
+installed package for ``SparkContext.addPyFile``.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,8 +35,9 @@ USER_PACKAGE = "demo_codecs"  # the package test_hatch_hook's user project build
 
 
 @pytest.fixture(scope="session")
-def user_package(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The user project's wheel, built by the hook, installed with pip and shipped."""
+def installed_user_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user project's wheel, built by the hook and installed with pip into a folder of its
+    own (returned)."""
     base = tmp_path_factory.mktemp("user")
     project = _user_project(base, spec_text=None)
     (project / "specs" / "TaggedDemo.json").write_text(
@@ -48,7 +50,13 @@ def user_package(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
     pip = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target"]
     subprocess.run([*pip, str(site), str(wheel)], check=True, capture_output=True, timeout=300)
     assert (site / USER_PACKAGE / "_spark_schemas.py").is_file()
-    sys.path.insert(0, str(site))  # installed on the driver
+    return site
+
+
+@pytest.fixture(scope="session")
+def user_package(spark: Any, installed_user_package: Path) -> str:
+    """The installed user package, importable on the driver and shipped to the executors."""
+    sys.path.insert(0, str(installed_user_package))
     ship_codec_package(spark, USER_PACKAGE)
     return USER_PACKAGE
 
@@ -152,3 +160,59 @@ def test_newer_package_decodes_what_the_shipped_one_does_not(
             "fenced",
             False,
         )
+
+
+LOCAL_CLUSTER = """
+import os, sys
+sys.path[:0] = sys.argv[1:3]  # the driver: this checkout and the installed user package
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local-cluster[2,1,1024]")
+         .config("spark.ui.enabled", "false").config("spark.executor.memory", "1g").getOrCreate())
+import spark_udfs
+from spark_udfs.session import ship_codec_package, ship_package
+ship_package(spark)
+ship_codec_package(spark, "demo_codecs")
+good, bad = bytes.fromhex(sys.argv[3]), bytes.fromhex(sys.argv[4])
+df = spark.createDataFrame([(0, good), (1, bad), (2, good)], "offset long, value binary")
+df = df.repartition(2)
+decode = spark_udfs.for_package("demo_codecs").decode_tagged_demo
+loose = df.select("offset", decode("value", version=2, mode="PERMISSIVE").alias("d"))
+print("PERMISSIVE", sorted((r.offset, r.d.decoded and r.d.decoded.Note, r.d._decode_error is None)
+                           for r in loose.collect()))
+strict = df.filter("offset != 1").select(decode("value", version=2).alias("d"))
+print("FAILFAST", sorted(r.d.Owner.Port for r in strict.collect()))
+try:
+    df.select(decode("value", version=2, position=["offset"])).collect()
+    print("MALFORMED not raised")
+except Exception as exc:
+    print("MALFORMED", "MalformedKafkaRecordError" in str(exc) and "offset 1" in str(exc))
+pids = set(spark.sparkContext.parallelize(range(4), 4).map(lambda _: os.getpid()).collect())
+print("EXECUTORS", len(pids), os.getpid() in pids)
+spark.stop()
+"""
+
+
+@pytest.mark.slow
+def test_user_package_in_local_cluster(installed_user_package: Path, tmp_path: Path) -> None:
+    """Separate executor JVMs and Python workers: the package reaches them by addPyFile alone."""
+    script = tmp_path / "lc.py"
+    script.write_text(LOCAL_CLUSTER)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": ""}
+    root = Path(__file__).resolve().parents[2]
+    args = [str(root), str(installed_user_package), V2.hex(), V2[:-1].hex()]
+    result = subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    lines = [x for x in result.stdout.splitlines() if x.split(" ")[0].isupper()]
+    assert lines == [
+        "PERMISSIVE [(0, 'hi', True), (1, None, False), (2, 'hi', True)]",
+        "FAILFAST [80, 80]",
+        "MALFORMED True",
+        "EXECUTORS 2 False",
+    ], result.stderr[-3000:]
