@@ -1,7 +1,7 @@
 """The decode core: Arrow binary arrays in, Arrow struct arrays out. No pyspark here.
 
 Rows are grouped by (effective) version. A version whose layout is fixed-width numbers and
-strings (``generated._spark_schemas.VECTOR_LAYOUTS``) is decoded over the binary array's
+strings (``VECTOR_LAYOUTS`` of the package's ``_spark_schemas``) is decoded over the binary array's
 buffers: numbers with numpy, strings cut out with Arrow's ``take`` and checked as UTF-8 by
 Arrow. In flexible versions that covers rows whose string lengths are one-byte uvarints and
 whose tagged-field section is empty. Every other version, and every row the vectorized pass
@@ -26,8 +26,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.runtime import KafkaMessage, read_uvarint, uuid_json
-from generated import MESSAGES
-from generated._spark_schemas import FOLDERS, SCHEMAS, VECTOR_LAYOUTS
+from spark_udfs.package import SHIPPED, codecs
 from spark_udfs.schema import message_arrow_type
 
 __all__ = [
@@ -127,7 +126,7 @@ def _gather(
 # ---------------------------------------------------------------------------------- framing
 
 
-def default_framing(name: str) -> tuple[str, int | None]:
+def default_framing(name: str, package: str = SHIPPED) -> tuple[str, int | None]:
     """How the bytes of message ``name`` carry their version when none is given.
 
     ``version``: int16 version prefix (coordinator values, consumer-protocol data);
@@ -135,14 +134,14 @@ def default_framing(name: str) -> tuple[str, int | None]:
     ``frame``: uvarint frame version, api key and version (``__cluster_metadata`` records);
     ``none``: no prefix, the lowest version (KRaft control records).
     """
-    cls = MESSAGES[name]
+    cls = codecs(package).messages[name]
     if cls.SPEC_TYPE == "coordinator-value":
         return "version", None
     if cls.SPEC_TYPE == "coordinator-key":
         return "type", 0
     if cls.SPEC_TYPE == "metadata":
         return "frame", None
-    if FOLDERS[name] == "consumer_protocol":
+    if codecs(package).folders[name] == "consumer_protocol":
         return "version", None
     return "none", cls.LOWEST_VERSION
 
@@ -214,31 +213,37 @@ def _struct_converter(spark: dict[str, Any]) -> Callable[[Any], Any]:
 
 
 @cache
-def _top_converters(name: str) -> tuple[tuple[str, Converter], ...]:
+def _top_converters(name: str, package: str = SHIPPED) -> tuple[tuple[str, Converter], ...]:
     return tuple(
         (f["metadata"]["attr"], _field_converter(f["type"], f["metadata"]))
-        for f in SCHEMAS[name]["fields"]
+        for f in codecs(package).schemas[name]["fields"]
     )
 
 
 @cache
-def _layouts(name: str) -> dict[int, dict[str, Any]]:
-    return VECTOR_LAYOUTS.get(name, {})
+def _layouts(name: str, package: str = SHIPPED) -> dict[int, dict[str, Any]]:
+    return codecs(package).vector_layouts.get(name, {})
 
 
 # ---------------------------------------------------------------------------------- decoding
 
 
 def _generic(
-    name: str, rows: Rows, starts: I64, ends: I64, versions: I64, trailing_ok: bool = False
+    name: str,
+    rows: Rows,
+    starts: I64,
+    ends: I64,
+    versions: I64,
+    trailing_ok: bool = False,
+    package: str = SHIPPED,
 ) -> tuple[pa.StructArray, dict[int, str]]:
     """Decode with the generated codec; returns the structs and errors by local index.
 
     With ``trailing_ok``, bytes after the message are ignored instead of being an error.
     """
-    cls = MESSAGES[name]
+    cls = codecs(package).messages[name]
     decode = _prefix_decoder(cls) if trailing_ok else cls.decode
-    convs = _top_converters(name)
+    convs = _top_converters(name, package)
     cols: list[list[Any]] = [[] for _ in convs]
     appends = [c.append for c in cols]
     pairs = [(a, attr, fn) for a, (attr, fn) in zip(appends, convs, strict=True)]
@@ -256,7 +261,7 @@ def _generic(
             continue
         for a, attr, fn in pairs:
             a(getattr(obj, attr) if fn is None else fn(getattr(obj, attr)))
-    stype = message_arrow_type(name)
+    stype = message_arrow_type(name, package)
     arrays = [pa.array(c, type=stype.field(k).type) for k, c in enumerate(cols)]
     mask = None
     if errors:
@@ -383,11 +388,11 @@ class _Run:
 
 
 @cache
-def _plan(name: str, version: int) -> tuple[_Run, ...]:
+def _plan(name: str, version: int, package: str = SHIPPED) -> tuple[_Run, ...]:
     runs: list[_Run] = []
     numbers: list[tuple[int, int, str]] = []
     size = 0
-    for kind, fi, nullable in VECTOR_LAYOUTS[name][version]["items"]:
+    for kind, fi, nullable in _layouts(name, package)[version]["items"]:
         if kind in ("string", "compact_string"):
             compact = kind == "compact_string"
             runs.append(_Run(size + (1 if compact else 2), tuple(numbers), (fi, nullable, compact)))
@@ -421,6 +426,7 @@ def _vectorized(
     ends: I64,
     skip: BoolArr | None = None,
     trailing_ok: bool = False,
+    package: str = SHIPPED,
 ) -> tuple[pa.StructArray, BoolArr]:
     """Decode rows of one vectorizable version; returns the structs and the rows it could not.
 
@@ -429,14 +435,14 @@ def _vectorized(
     and never fail. With ``trailing_ok``, bytes after the message are ignored instead of
     failing the row.
     """
-    stype = message_arrow_type(name)
+    stype = message_arrow_type(name, package)
     data = rows.data
     n = len(starts)
     p = starts if skip is None else np.where(skip, ends, starts)
     bad = np.zeros(n, np.bool_)
     cols: list[pa.Array | None] = [None] * stype.num_fields
     utf8_checks: list[pa.StringArray] = []
-    for run in _plan(name, version):
+    for run in _plan(name, version, package):
         ok = p + run.size <= ends
         bad |= ~ok
         if len(data) < run.size:
@@ -479,7 +485,7 @@ def _vectorized(
             bad[_invalid_utf8(arr)] = True
     if skip is not None:
         bad &= ~skip
-    for fi, default in VECTOR_LAYOUTS[name][version]["defaults"]:
+    for fi, default in _layouts(name, package)[version]["defaults"]:
         cols[fi] = _constant(default, stype.field(fi).type, n)
     arrays = [c if c is not None else _nulls(stype.field(k).type, n) for k, c in enumerate(cols)]
     null = bad if skip is None else bad | skip
@@ -518,6 +524,7 @@ def decode_rows(
     live: BoolArr | None = None,
     *,
     trailing_ok: bool = False,
+    package: str = SHIPPED,
 ) -> tuple[pa.StructArray, dict[int, str]]:
     """Decode the message bodies ``[starts, ends)`` at ``versions`` (already valid versions).
 
@@ -526,7 +533,7 @@ def decode_rows(
     A message must end at ``ends`` unless ``trailing_ok``, which ignores bytes after it.
     """
     n = len(starts)
-    typ = message_arrow_type(name)
+    typ = message_arrow_type(name, package)
     if n == 0:
         return _nulls(typ, 0), {}
     if live is not None and live.all():
@@ -536,16 +543,18 @@ def decode_rows(
         return _nulls(typ, n), {}
     first = int(live_versions[0])
     single = bool((live_versions == first).all())
-    layouts = _layouts(name)
+    layouts = _layouts(name, package)
     errors: dict[int, str] = {}
     # one vectorizable version over (most of) the batch: decode in place, no reordering
     if single and first in layouts and (live is None or 2 * len(live_versions) >= n):
         skip = None if live is None else ~live
-        structs, bad = _vectorized(name, first, rows, starts, ends, skip, trailing_ok)
+        structs, bad = _vectorized(name, first, rows, starts, ends, skip, trailing_ok, package)
         if not bad.any():
             return structs, errors
         sel = np.nonzero(bad)[0]
-        retried, errs = _generic(name, rows, starts[sel], ends[sel], versions[sel], trailing_ok)
+        retried, errs = _generic(
+            name, rows, starts[sel], ends[sel], versions[sel], trailing_ok, package
+        )
         for j, reason in errs.items():
             errors[int(sel[j])] = reason
         if len(errs) == len(sel):  # the codec fails on them too: they are already null
@@ -559,14 +568,16 @@ def decode_rows(
         sel = live_rows if single else live_rows[live_versions == v]
         if v in layouts:
             structs, bad = _vectorized(
-                name, v, rows, starts[sel], ends[sel], trailing_ok=trailing_ok
+                name, v, rows, starts[sel], ends[sel], trailing_ok=trailing_ok, package=package
             )
             if not bad.any():
                 parts.append((sel, structs))
                 continue
             parts.append((sel[~bad], structs.filter(pa.array(~bad))))
             sel = sel[bad]
-        structs, errs = _generic(name, rows, starts[sel], ends[sel], versions[sel], trailing_ok)
+        structs, errs = _generic(
+            name, rows, starts[sel], ends[sel], versions[sel], trailing_ok, package
+        )
         parts.append((sel, structs))
         for j, reason in errs.items():
             errors[int(sel[j])] = reason
@@ -584,14 +595,19 @@ class Decoded:
 
 
 def clamp_versions(
-    name: str, versions: I64, ok: BoolArr, errors: dict[int, str], rows_index: I64
+    name: str,
+    versions: I64,
+    ok: BoolArr,
+    errors: dict[int, str],
+    rows_index: I64,
+    package: str = SHIPPED,
 ) -> tuple[I64, BoolArr, BoolArr]:
     """Effective versions: above the highest known, the highest (Kafka's reading rule, KIP-915).
 
     The rule needs a flexible highest version (unknown tagged fields can be skipped, nothing
     else may change); above a rigid one a version cannot be read.
     """
-    cls = MESSAGES[name]
+    cls = codecs(package).messages[name]
     newer = ok & (versions > cls.HIGHEST_VERSION)
     too_low = ok & (versions < cls.LOWEST_VERSION)
     for j in np.nonzero(too_low)[0].tolist():
@@ -611,17 +627,21 @@ def clamp_versions(
 
 
 def decode_message_array(
-    arr: pa.Array | pa.ChunkedArray, name: str, version: int | None = None
+    arr: pa.Array | pa.ChunkedArray,
+    name: str,
+    version: int | None = None,
+    package: str = SHIPPED,
 ) -> Decoded:
     """Decode every row of a binary array as message ``name``.
 
     ``version=None`` reads the version as :func:`default_framing` says; otherwise the bytes are
-    the message body at ``version``. Null rows give null structs and no error.
+    the message body at ``version``. Null rows give null structs and no error. ``package``
+    is the generated package whose codecs decode (the shipped one by default).
     """
     rows = arr if isinstance(arr, Rows) else Rows(arr)
-    cls = MESSAGES[name]
+    cls = codecs(package).messages[name]
     n = rows.n
-    framing, fixed = ("none", version) if version is not None else default_framing(name)
+    framing, fixed = ("none", version) if version is not None else default_framing(name, package)
     errors: dict[int, str] = {}
     valid = rows.valid
     starts = rows.starts
@@ -661,8 +681,9 @@ def decode_message_array(
     else:
         ok = valid.copy()
         versions = np.full(n, fixed if fixed is not None else 0, np.int64)
-    eff, newer, ok = clamp_versions(name, versions, ok, errors, np.arange(n, dtype=np.int64))
-    values, errs = decode_rows(name, rows, starts, ends, eff, ok)
+    index = np.arange(n, dtype=np.int64)
+    eff, newer, ok = clamp_versions(name, versions, ok, errors, index, package)
+    values, errs = decode_rows(name, rows, starts, ends, eff, ok, package=package)
     errors.update(errs)
     all_versions = np.where(valid & (ok | (versions >= 0)), versions, -1)
     return Decoded(values, errors, all_versions, newer)

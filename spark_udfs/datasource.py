@@ -19,6 +19,10 @@ Options (case-insensitive):
   (``consumer_offsets``, ``transaction_state``, ``share_group_state``, ``cluster_metadata``):
   add the topic decoder's columns (``recordType``, ``decodedKey``, ...). Example:
   ``.option("decode", "true")``.
+- ``package``: the generated codec package ``decode`` uses, a dotted module name importable on
+  the driver and the executors (default ``generated``, the shipped codecs). A package generated
+  from a newer Kafka release's specs decodes that release's new record types and versions.
+  ``.option("package", "mycodecs")``
 - ``mode``: ``FAILFAST`` (default) or ``PERMISSIVE`` for ``decode``.
   ``.option("mode", "permissive")``
 - ``includeHeaders``: ``true`` (default) parses record headers; ``false`` takes the faster path
@@ -49,6 +53,7 @@ from codegen.dumps.model import increment_sequence
 from codegen.dumps.segments import SEGMENT_SUFFIXES
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
+from spark_udfs.package import SHIPPED
 from spark_udfs.topics import TOPICS, decode_topic_arrays, topic_arrow_type
 
 __all__ = ["KafkaLogDataSource", "LogSlice", "list_log_files", "plan_slices", "read_slice"]
@@ -267,9 +272,11 @@ def read_slice(
         yield _record_batch(cols, sl)
 
 
-def _decode_batch(rb: pa.RecordBatch, family: str, mode: Mode) -> pa.RecordBatch:
+def _decode_batch(
+    rb: pa.RecordBatch, family: str, mode: Mode, package: str = SHIPPED
+) -> pa.RecordBatch:
     key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
-    result = decode_topic_arrays(family, key, value, control)
+    result = decode_topic_arrays(family, key, value, control, package)
     permissive = mode == Mode.PERMISSIVE
     if result.errors and not permissive:
         i = min(result.errors)
@@ -278,7 +285,7 @@ def _decode_batch(rb: pa.RecordBatch, family: str, mode: Mode) -> pa.RecordBatch
             f", offset {rb.column('offset')[i].as_py()}"
         )
         raise MalformedKafkaRecordError(where, result.errors[i])
-    typ = topic_arrow_type(family, permissive)
+    typ = topic_arrow_type(family, permissive, package)
     columns = dict(result.columns)
     if permissive:
         errs = np.full(rb.num_rows, None, dtype=object)
@@ -337,7 +344,10 @@ class KafkaLogReader(DataSourceReader):
             verify_crc=opts.get("verifycrc", "true").lower() != "false",
             batch_rows=int(opts.get("batchrows", 10000)),
         ):
-            yield rb if self.family is None else _decode_batch(rb, self.family, self.mode)
+            if self.family is None:
+                yield rb
+            else:
+                yield _decode_batch(rb, self.family, self.mode, opts.get("package", SHIPPED))
 
 
 class KafkaLogDataSource(DataSource):
@@ -363,7 +373,8 @@ class KafkaLogDataSource(DataSource):
         family = self._family()
         if family is not None:
             mode = Mode.parse(self._opts().get("mode", "FAILFAST"))
-            fields += list(topic_arrow_type(family, mode == Mode.PERMISSIVE))
+            package = self._opts().get("package", SHIPPED)
+            fields += list(topic_arrow_type(family, mode == Mode.PERMISSIVE, package))
         return from_arrow_schema(pa.schema(fields))
 
     def reader(self, schema: Any) -> KafkaLogReader:

@@ -2,24 +2,30 @@
 
 ``decode_<message>(col, version=None, mode="FAILFAST", position=None)`` exists for every
 generated message (``decode_offset_commit_value``, ``decode_group_metadata_value``, ...), looked
-up by this module's ``__getattr__`` from ``generated.MESSAGES``; :func:`decode_message` is the
-same by spec name.
+up by this module's ``__getattr__`` from the shipped package's ``MESSAGES``; :func:`decode_message`
+is the same by spec name.
 
 Topic functions (``decode_consumer_offsets``, ``decode_transaction_state``,
 ``decode_share_group_state``, ``decode_cluster_metadata``) take a DataFrame with binary key and
 value columns (the ``kafka-log`` data source, Spark's Kafka source, or a Parquet copy) and add
 ``recordType``, ``recordName``, ``decodedKey``, ``decodedValue``, ``valueVersion``,
 ``isTombstone``, ``isNewerVersion`` (and ``_decode_error`` in PERMISSIVE mode).
+
+The module-level functions decode with the shipped ``generated`` package; :func:`for_package`
+gives the same functions bound to any other generated package (a user's own specs, or another
+Kafka release's).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from generated import MESSAGES
 from spark_udfs.options import Mode
+from spark_udfs.package import SHIPPED, codecs, package_name
+from spark_udfs.schema import message_schema
 from spark_udfs.topics import TOPICS, topic_arrow_type
 from spark_udfs.udfs import message_udf, topic_udf
 
@@ -28,12 +34,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "POSITION_COLUMNS",
+    "PackageFunctions",
     "decode_cluster_metadata",
     "decode_consumer_offsets",
     "decode_message",
     "decode_share_group_state",
     "decode_topic",
     "decode_transaction_state",
+    "for_package",
     "message_function_names",
     "register_sql_functions",
 ]
@@ -48,6 +56,197 @@ def _col(c: Column | str) -> Column:
     return F.col(c) if isinstance(c, str) else c
 
 
+class PackageFunctions:
+    """The column, topic and SQL functions of one generated package.
+
+    ``decode_<message>`` attributes exist for every message of the package; see
+    :func:`for_package`. Only the package's name travels with a UDF: each executor imports the
+    package itself, so it must be installed there (a wheel) or shipped with ``addPyFile``.
+    """
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.messages = codecs(package).messages  # fails early on a package that is none
+        self._functions = {
+            f"decode_{self.messages[n].__module__.rsplit('.', 1)[1]}": n for n in self.messages
+        }
+
+    def __repr__(self) -> str:
+        return f"for_package({self.package!r})"
+
+    def message_function_names(self) -> list[str]:
+        """``decode_<module>`` for every message of the package."""
+        return sorted(self._functions)
+
+    def schema(self, name: str) -> Any:
+        """The Spark ``StructType`` of message ``name``."""
+        return message_schema(name, package=self.package)
+
+    def decode_message(
+        self,
+        name: str,
+        col: Column | str,
+        version: int | None = None,
+        mode: str | Mode = Mode.FAILFAST,
+        position: Sequence[Column | str] | None = None,
+    ) -> Column:
+        """Decode the binary column ``col`` as message ``name`` (a spec name).
+
+        ``version=None`` reads the version from the bytes (int16 prefix of coordinator values
+        and consumer-protocol data; the record type prefix of coordinator keys, which are
+        version 0; the frame of metadata records); a given version means the bytes are the bare
+        message. FAILFAST (default) returns the message struct and raises
+        :class:`~spark_udfs.errors.MalformedKafkaRecordError` on a malformed record, naming the
+        ``position`` columns' values (for example ``["partition", "offset"]``) when given;
+        PERMISSIVE returns ``struct<decoded, _decode_error>`` with ``decoded`` null on failure.
+        """
+        parsed = Mode.parse(mode)
+        pos = tuple(position or ())
+        names = tuple(p if isinstance(p, str) else f"position{i}" for i, p in enumerate(pos))
+        udf = message_udf(name, version, parsed, names, self.package)
+        return udf(_col(col), *(_col(p) for p in pos))  # type: ignore[no-any-return]
+
+    def _message_function(self, name: str) -> Callable[..., Column]:
+        def decode(
+            col: Column | str,
+            version: int | None = None,
+            mode: str | Mode = Mode.FAILFAST,
+            position: Sequence[Column | str] | None = None,
+        ) -> Column:
+            return self.decode_message(name, col, version=version, mode=mode, position=position)
+
+        decode.__name__ = f"decode_{self.messages[name].__module__.rsplit('.', 1)[1]}"
+        decode.__doc__ = f"Decode a binary column as {name}; see :func:`decode_message`."
+        return decode
+
+    def __getattr__(self, attr: str) -> Callable[..., Column]:
+        name = self.__dict__.get("_functions", {}).get(attr)
+        if name is None:
+            raise AttributeError(f"{self!r} has no attribute {attr!r}")
+        return self._message_function(name)
+
+    def __dir__(self) -> list[str]:
+        return sorted([*super().__dir__(), *self._functions])
+
+    def topic_families(self) -> list[str]:
+        """The topic families the package has specs of."""
+        return [f for f, topic in TOPICS.items() if topic.has_specs(self.package)]
+
+    def decode_topic(
+        self,
+        family: str,
+        df: DataFrame,
+        key: str = "key",
+        value: str = "value",
+        mode: str | Mode = Mode.FAILFAST,
+    ) -> DataFrame:
+        """Add the decoded columns of topic ``family`` (a :data:`~spark_udfs.topics.TOPICS` name).
+
+        Every input row gives exactly one output row. The ``isControl`` column, when present
+        (the ``kafka-log`` source has it), keeps control records (transaction markers) from
+        being decoded.
+        """
+        from pyspark.sql import functions as F
+
+        parsed = Mode.parse(mode)
+        if family not in TOPICS:
+            raise ValueError(f"unknown topic family {family!r}; known: {', '.join(TOPICS)}")
+        if not TOPICS[family].has_specs(self.package):
+            raise ValueError(
+                f"package {self.package!r} has no specs of topic family {family!r}; "
+                f"it has: {', '.join(self.topic_families()) or 'none'}"
+            )
+        columns = set(df.columns)
+        positions = tuple(c for c in POSITION_COLUMNS if c in columns)
+        control = F.col("isControl") if "isControl" in columns else F.lit(False)
+        udf = topic_udf(family, parsed, positions, self.package)
+        tmp = "__decoded_topic"
+        out = df.withColumn(tmp, udf(F.col(key), F.col(value), control, *map(F.col, positions)))
+        permissive = parsed == Mode.PERMISSIVE
+        fields = [f.name for f in topic_arrow_type(family, permissive, self.package)]
+        kept = [F.col(f"`{c}`") for c in df.columns if c not in fields]
+        return out.select(*kept, *(F.col(f"{tmp}.{f}").alias(f) for f in fields))
+
+    def decode_consumer_offsets(
+        self,
+        df: DataFrame,
+        key: str = "key",
+        value: str = "value",
+        mode: str | Mode = Mode.FAILFAST,
+    ) -> DataFrame:
+        """Decode ``__consumer_offsets`` records (offsets, classic and consumer-protocol groups)."""
+        return self.decode_topic("consumer_offsets", df, key, value, mode)
+
+    def decode_transaction_state(
+        self,
+        df: DataFrame,
+        key: str = "key",
+        value: str = "value",
+        mode: str | Mode = Mode.FAILFAST,
+    ) -> DataFrame:
+        """Decode ``__transaction_state`` records."""
+        return self.decode_topic("transaction_state", df, key, value, mode)
+
+    def decode_share_group_state(
+        self,
+        df: DataFrame,
+        key: str = "key",
+        value: str = "value",
+        mode: str | Mode = Mode.FAILFAST,
+    ) -> DataFrame:
+        """Decode ``__share_group_state`` records."""
+        return self.decode_topic("share_group_state", df, key, value, mode)
+
+    def decode_cluster_metadata(
+        self,
+        df: DataFrame,
+        key: str = "key",
+        value: str = "value",
+        mode: str | Mode = Mode.FAILFAST,
+    ) -> DataFrame:
+        """Decode ``__cluster_metadata`` records (log segments and ``.checkpoint`` snapshots)."""
+        return self.decode_topic("cluster_metadata", df, key, value, mode)
+
+    def register_sql_functions(
+        self, spark: SparkSession, mode: str | Mode = Mode.FAILFAST, messages: bool = True
+    ) -> list[str]:
+        """Register the decoders as SQL functions; returns their names.
+
+        Topic decoders (of the families the package has specs of) take ``(key, value,
+        isControl)`` and return a struct: ``SELECT d.* FROM (SELECT
+        decode_consumer_offsets(key, value, isControl) AS d FROM t)`` (pass ``false`` when the
+        table has no control flag). With ``messages=True`` every ``decode_<message>(value)`` is
+        registered too (version from the bytes).
+        """
+        parsed = Mode.parse(mode)
+        names: list[str] = []
+        for family in self.topic_families():
+            spark.udf.register(f"decode_{family}", topic_udf(family, parsed, package=self.package))
+            names.append(f"decode_{family}")
+        if messages:
+            for fn, name in sorted(self._functions.items()):
+                spark.udf.register(fn, message_udf(name, None, parsed, package=self.package))
+                names.append(fn)
+        return names
+
+
+@cache
+def _bound(package: str) -> PackageFunctions:
+    return PackageFunctions(package)
+
+
+def for_package(package: str | ModuleType) -> PackageFunctions:
+    """The functions of this module bound to a generated package (a module or its dotted name).
+
+    ``for_package("mypkg").decode_my_message(col)`` decodes with ``mypkg``'s codecs; the package
+    must be importable on the driver and on every executor.
+    """
+    return _bound(package_name(package))
+
+
+_SHIPPED = _bound(SHIPPED)
+
+
 def decode_message(
     name: str,
     col: Column | str,
@@ -55,52 +254,20 @@ def decode_message(
     mode: str | Mode = Mode.FAILFAST,
     position: Sequence[Column | str] | None = None,
 ) -> Column:
-    """Decode the binary column ``col`` as message ``name`` (a spec name).
-
-    ``version=None`` reads the version from the bytes (int16 prefix of coordinator values and
-    consumer-protocol data; the record type prefix of coordinator keys, which are version 0;
-    the frame of metadata records); a given version means the bytes are the bare message.
-    FAILFAST (default) returns the message struct and raises
-    :class:`~spark_udfs.errors.MalformedKafkaRecordError` on a malformed record, naming the
-    ``position`` columns' values (for example ``["partition", "offset"]``) when given;
-    PERMISSIVE returns ``struct<decoded, _decode_error>`` with ``decoded`` null on failure.
-    """
-    parsed = Mode.parse(mode)
-    pos = tuple(position or ())
-    names = tuple(p if isinstance(p, str) else f"position{i}" for i, p in enumerate(pos))
-    udf = message_udf(name, version, parsed, names)
-    return udf(_col(col), *(_col(p) for p in pos))  # type: ignore[no-any-return]
-
-
-@cache
-def _module_to_message() -> dict[str, str]:
-    return {f"decode_{MESSAGES[n].__module__.rsplit('.', 1)[1]}": n for n in MESSAGES}
+    """Decode the binary column ``col`` as message ``name``; see
+    :meth:`PackageFunctions.decode_message` (the shipped package)."""
+    return _SHIPPED.decode_message(name, col, version=version, mode=mode, position=position)
 
 
 def message_function_names() -> list[str]:
     """``decode_<module>`` for every generated message."""
-    return sorted(_module_to_message())
-
-
-def _message_function(name: str) -> Callable[..., Column]:
-    def decode(
-        col: Column | str,
-        version: int | None = None,
-        mode: str | Mode = Mode.FAILFAST,
-        position: Sequence[Column | str] | None = None,
-    ) -> Column:
-        return decode_message(name, col, version=version, mode=mode, position=position)
-
-    decode.__name__ = f"decode_{MESSAGES[name].__module__.rsplit('.', 1)[1]}"
-    decode.__doc__ = f"Decode a binary column as {name}; see :func:`decode_message`."
-    return decode
+    return _SHIPPED.message_function_names()
 
 
 def __getattr__(attr: str) -> Callable[..., Column]:
-    name = _module_to_message().get(attr) if attr.startswith("decode_") else None
-    if name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-    return _message_function(name)
+    if attr.startswith("decode_") and attr in _SHIPPED._functions:
+        return _SHIPPED._message_function(_SHIPPED._functions[attr])
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
 def __dir__() -> list[str]:
@@ -122,20 +289,7 @@ def decode_topic(
     Every input row gives exactly one output row. The ``isControl`` column, when present (the
     ``kafka-log`` source has it), keeps control records (transaction markers) from being decoded.
     """
-    from pyspark.sql import functions as F
-
-    parsed = Mode.parse(mode)
-    if family not in TOPICS:
-        raise ValueError(f"unknown topic family {family!r}; known: {', '.join(TOPICS)}")
-    columns = set(df.columns)
-    positions = tuple(c for c in POSITION_COLUMNS if c in columns)
-    control = F.col("isControl") if "isControl" in columns else F.lit(False)
-    udf = topic_udf(family, parsed, positions)
-    tmp = "__decoded_topic"
-    out = df.withColumn(tmp, udf(F.col(key), F.col(value), control, *map(F.col, positions)))
-    fields = [f.name for f in topic_arrow_type(family, parsed == Mode.PERMISSIVE)]
-    kept = [F.col(f"`{c}`") for c in df.columns if c not in fields]
-    return out.select(*kept, *(F.col(f"{tmp}.{f}").alias(f) for f in fields))
+    return _SHIPPED.decode_topic(family, df, key, value, mode)
 
 
 def decode_consumer_offsets(
@@ -179,13 +333,4 @@ def register_sql_functions(
     the table has no control flag). With ``messages=True`` every
     ``decode_<message>(value)`` is registered too (version from the bytes).
     """
-    parsed = Mode.parse(mode)
-    names: list[str] = []
-    for family in TOPICS:
-        spark.udf.register(f"decode_{family}", topic_udf(family, parsed))
-        names.append(f"decode_{family}")
-    if messages:
-        for fn, name in sorted(_module_to_message().items()):
-            spark.udf.register(fn, message_udf(name, None, parsed))
-            names.append(fn)
-    return names
+    return _SHIPPED.register_sql_functions(spark, mode, messages)

@@ -1,4 +1,4 @@
-"""Spark and Arrow types of the generated messages (from ``generated._spark_schemas``).
+"""Spark and Arrow types of the generated messages (from a package's ``_spark_schemas``).
 
 The schemas are plain data emitted by the generator; this module turns them into
 ``StructType`` (for Spark) and ``pa.DataType`` (for the Arrow UDF bodies). The Arrow side needs
@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from generated._spark_schemas import FOLDERS, SCHEMAS
+from spark_udfs.package import SHIPPED, codecs
 
 __all__ = [
     "DECODE_ERROR",
@@ -38,17 +38,19 @@ _ATOMIC_ARROW: dict[str, pa.DataType] = {
 }
 
 
-def schema_json(name: str) -> dict[str, Any]:
+def schema_json(name: str, package: str = SHIPPED) -> dict[str, Any]:
     """The Spark JSON schema of message ``name`` (``StructType.fromJson`` form)."""
+    schemas = codecs(package).schemas
     try:
-        return SCHEMAS[name]
+        return schemas[name]
     except KeyError:
-        raise KeyError(f"no message named {name!r}; known: {', '.join(sorted(SCHEMAS))}") from None
+        known = ", ".join(sorted(schemas))
+        raise KeyError(f"no message named {name!r} in {package}; known: {known}") from None
 
 
-def folder(name: str) -> str:
+def folder(name: str, package: str = SHIPPED) -> str:
     """The spec folder (topic family) of a message."""
-    return FOLDERS[name]
+    return codecs(package).folders[name]
 
 
 def arrow_type(spark: Any) -> pa.DataType:
@@ -66,8 +68,8 @@ def arrow_type(spark: Any) -> pa.DataType:
 
 
 @cache
-def message_arrow_type(name: str) -> pa.StructType:
-    result: pa.StructType = arrow_type(schema_json(name))
+def message_arrow_type(name: str, package: str = SHIPPED) -> pa.StructType:
+    result: pa.StructType = arrow_type(schema_json(name, package))
     return result
 
 
@@ -86,7 +88,7 @@ def _plain(spark: Any) -> Any:
     return spark
 
 
-def message_schema(name: str, with_metadata: bool = False) -> Any:
+def message_schema(name: str, with_metadata: bool = False, package: str = SHIPPED) -> Any:
     """The ``StructType`` of message ``name`` (every field nullable).
 
     ``with_metadata=True`` keeps each field's ``attr`` and ``kafkaType`` metadata; UDF return
@@ -94,7 +96,7 @@ def message_schema(name: str, with_metadata: bool = False) -> Any:
     """
     from pyspark.sql.types import StructType
 
-    schema = schema_json(name)
+    schema = schema_json(name, package)
     return StructType.fromJson(schema if with_metadata else _plain(schema))
 
 

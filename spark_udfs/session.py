@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["build_package_zip", "get_session", "ship_package"]
+__all__ = ["build_package_zip", "get_session", "ship_codec_package", "ship_package"]
 
 _PACKAGES = ("codegen", "generated", "spark_udfs")
 _ROOT = Path(__file__).resolve().parent.parent
@@ -77,6 +79,28 @@ def ship_package(spark: SparkSession) -> Path:
     path = build_package_zip()
     spark.sparkContext.addPyFile(str(path))
     return path
+
+
+def ship_codec_package(spark: SparkSession, package: str | ModuleType) -> Path:
+    """Send a generated codec package (importable here) to every executor with ``addPyFile``.
+
+    The zip holds the package's top-level package (``myproject`` for ``myproject.kafka``). The
+    ``kafka-log`` source is registered again, since a data source sees only the files added
+    before it was registered.
+    """
+    module = package if isinstance(package, ModuleType) else importlib.import_module(package)
+    top = importlib.import_module(module.__name__.split(".")[0])
+    if top.__file__ is None:
+        raise ValueError(f"{top.__name__!r} is not a regular package: cannot zip it")
+    folder = Path(top.__file__).resolve().parent
+    target = Path(tempfile.mkdtemp(prefix="kafka-specgen-")) / f"{top.__name__}.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                zf.write(path, path.relative_to(folder.parent).as_posix())
+    spark.sparkContext.addPyFile(str(target))
+    register_data_source(spark)
+    return target
 
 
 def register_data_source(spark: SparkSession) -> None:

@@ -19,8 +19,6 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from generated import MESSAGES
-from generated._spark_schemas import FOLDERS
 from spark_udfs.arrow import (
     I64,
     BoolArr,
@@ -30,6 +28,7 @@ from spark_udfs.arrow import (
     decode_rows,
     parse_frames,
 )
+from spark_udfs.package import SHIPPED, codecs
 from spark_udfs.schema import message_arrow_type
 
 __all__ = ["TOPICS", "Topic", "TopicDecoded", "decode_topic_arrays", "topic_arrow_type"]
@@ -43,17 +42,22 @@ class Topic:
     folder: str  # spec folder
     framing: str  # "coordinator" or "metadata"
 
-    @property
-    def keys(self) -> dict[int, str]:
-        return _specs(self.folder, "coordinator-key")
+    def keys(self, package: str = SHIPPED) -> dict[int, str]:
+        """Key spec by record type, in ``package``."""
+        return _specs(self.folder, "coordinator-key", package)
 
-    @property
-    def values(self) -> dict[int, str]:
+    def values(self, package: str = SHIPPED) -> dict[int, str]:
+        """Value spec by record type (metadata: by api key), in ``package``."""
         kind = "metadata" if self.framing == "metadata" else "coordinator-value"
-        return _specs(self.folder, kind)
+        return _specs(self.folder, kind, package)
 
-    def record_name(self, record_type: int) -> str | None:
-        spec = (self.values if self.framing == "metadata" else self.keys).get(record_type)
+    def has_specs(self, package: str = SHIPPED) -> bool:
+        """Whether ``package`` has specs of this topic (a user's package may have none)."""
+        return bool(self.values(package))
+
+    def record_name(self, record_type: int, package: str = SHIPPED) -> str | None:
+        specs = self.values(package) if self.framing == "metadata" else self.keys(package)
+        spec = specs.get(record_type)
         if spec is None:
             return None
         return spec[: -len("Key")] if spec.endswith("Key") else spec
@@ -68,33 +72,38 @@ TOPICS: dict[str, Topic] = {
 
 
 @cache
-def _specs(folder: str, spec_type: str) -> dict[int, str]:
+def _specs(folder: str, spec_type: str, package: str = SHIPPED) -> dict[int, str]:
+    found = codecs(package)
     out: dict[int, str] = {}
-    for name, f in sorted(FOLDERS.items()):
+    for name, f in sorted(found.folders.items()):
         if f != folder:
             continue
-        cls = MESSAGES[name]
+        cls = found.messages[name]
         if spec_type == cls.SPEC_TYPE and cls.API_KEY is not None:
             out[cls.API_KEY] = name
     return out
 
 
 @cache
-def union_type(folder: str, spec_type: str) -> pa.StructType:
-    specs = _specs(folder, spec_type)
-    return pa.struct([pa.field(n, message_arrow_type(n)) for _, n in sorted(specs.items())])
+def union_type(folder: str, spec_type: str, package: str = SHIPPED) -> pa.StructType:
+    specs = _specs(folder, spec_type, package)
+    return pa.struct(
+        [pa.field(n, message_arrow_type(n, package)) for _, n in sorted(specs.items())]
+    )
 
 
 @cache
-def topic_arrow_type(family: str, permissive: bool) -> pa.StructType:
+def topic_arrow_type(family: str, permissive: bool, package: str = SHIPPED) -> pa.StructType:
     """The struct a topic decoder returns (field order is the output column order)."""
     topic = TOPICS[family]
     fields = [pa.field("recordType", pa.int16()), pa.field("recordName", pa.string())]
     if topic.framing == "coordinator":
-        fields.append(pa.field("decodedKey", union_type(topic.folder, "coordinator-key")))
-        fields.append(pa.field("decodedValue", union_type(topic.folder, "coordinator-value")))
+        keys = union_type(topic.folder, "coordinator-key", package)
+        fields.append(pa.field("decodedKey", keys))
+        values = union_type(topic.folder, "coordinator-value", package)
+        fields.append(pa.field("decodedValue", values))
     else:
-        fields.append(pa.field("decodedValue", union_type(topic.folder, "metadata")))
+        fields.append(pa.field("decodedValue", union_type(topic.folder, "metadata", package)))
     fields += [
         pa.field("valueVersion", pa.int16()),
         pa.field("isTombstone", pa.bool_()),
@@ -145,6 +154,7 @@ def _value_side(
     versions_out: I64,
     has_version: BoolArr,
     newer_out: BoolArr,
+    package: str,
 ) -> tuple[BoolArr, pa.StructArray]:
     """Decode the version-prefixed values of rows ``live`` (non-null) as ``spec``."""
     starts, ends = rows.starts, rows.ends
@@ -154,9 +164,12 @@ def _value_side(
     have &= live
     versions_out[have] = prefix[have]
     has_version |= have
-    eff, newer, ok = clamp_versions(spec, prefix, have, errors, np.arange(rows.n, dtype=np.int64))
+    index = np.arange(rows.n, dtype=np.int64)
+    eff, newer, ok = clamp_versions(spec, prefix, have, errors, index, package)
     newer_out[live] = newer[live]
-    structs, errs = decode_rows(spec, rows, starts + 2, ends, eff, ok, trailing_ok=True)
+    structs, errs = decode_rows(
+        spec, rows, starts + 2, ends, eff, ok, trailing_ok=True, package=package
+    )
     return _decoded_rows(ok, errs, errors), structs
 
 
@@ -170,12 +183,12 @@ def _decoded_rows(rows: BoolArr, errs: dict[int, str], errors: dict[int, str]) -
     return rows
 
 
-def _record_names(topic: Topic, rtype: I64, types: list[int]) -> pa.Array:
+def _record_names(topic: Topic, rtype: I64, types: list[int], package: str) -> pa.Array:
     """``recordName`` per row from the record types found in the batch (-1: none)."""
     codes = np.zeros(len(rtype), np.int64)  # 0: no name
     names: list[str | None] = [None]
     for t in types:
-        name = topic.record_name(t)
+        name = topic.record_name(t, package)
         if name is not None:
             names.append(name)
             codes[rtype == t] = len(names) - 1
@@ -183,9 +196,17 @@ def _record_names(topic: Topic, rtype: I64, types: list[int]) -> pa.Array:
 
 
 def decode_topic_arrays(
-    family: str, key: pa.Array, value: pa.Array, control: pa.Array | None = None
+    family: str,
+    key: pa.Array,
+    value: pa.Array,
+    control: pa.Array | None = None,
+    package: str = SHIPPED,
 ) -> TopicDecoded:
-    """Decode one batch of (key, value) pairs of a topic family; see the module docstring."""
+    """Decode one batch of (key, value) pairs of a topic family; see the module docstring.
+
+    ``package`` is the generated package whose specs name the record types (the shipped one
+    by default): a package generated from a newer Kafka release decodes its new record types.
+    """
     topic = TOPICS[family]
     vrows = Rows(value)
     n = vrows.n
@@ -214,7 +235,7 @@ def decode_topic_arrays(
         rtype[cand] = prefix[cand]
         known |= cand
         types = np.unique(prefix[cand]).tolist()
-        keys, values = topic.keys, topic.values
+        keys, values = topic.keys(package), topic.values(package)
         zeros = np.zeros(n, np.int64)
         for t in types:
             sel = cand & (prefix == t) if len(types) > 1 else cand
@@ -222,7 +243,14 @@ def decode_topic_arrays(
             if kspec is None:
                 continue  # an unknown record type: skipped, as Kafka does
             structs, errs = decode_rows(
-                kspec, krows, krows.starts + 2, krows.ends, zeros, sel, trailing_ok=True
+                kspec,
+                krows,
+                krows.starts + 2,
+                krows.ends,
+                zeros,
+                sel,
+                trailing_ok=True,
+                package=package,
             )
             key_ok = _decoded_rows(sel, errs, errors)
             key_parts[kspec] = (key_ok, structs)
@@ -230,7 +258,7 @@ def decode_topic_arrays(
             with_value = key_ok & vrows.valid
             if vspec is not None and with_value.any():
                 value_parts[vspec] = _value_side(
-                    vspec, vrows, with_value, errors, versions, has_version, newer
+                    vspec, vrows, with_value, errors, versions, has_version, newer, package
                 )
     else:
         cand_rows = np.nonzero(vrows.valid & ~is_control)[0].astype(np.int64)
@@ -245,13 +273,14 @@ def decode_topic_arrays(
         starts[cand_rows] = body
         types = np.unique(api[framed]).tolist()
         for a in types:
-            spec = topic.values.get(a)
+            spec = topic.values(package).get(a)
             if spec is None:
                 continue
             sel = rtype == a
-            eff, nw, ok = clamp_versions(spec, versions, sel, errors, np.arange(n, dtype=np.int64))
+            index = np.arange(n, dtype=np.int64)
+            eff, nw, ok = clamp_versions(spec, versions, sel, errors, index, package)
             newer |= nw
-            structs, errs = decode_rows(spec, vrows, starts, vrows.ends, eff, ok)
+            structs, errs = decode_rows(spec, vrows, starts, vrows.ends, eff, ok, package=package)
             value_parts[spec] = (_decoded_rows(ok, errs, errors), structs)
     if errors:  # a record that failed has no decoded key or value
         failed = np.zeros(n, np.bool_)
@@ -261,13 +290,14 @@ def decode_topic_arrays(
                 parts[name] = (rows & ~failed, _null_where(arr, rows & failed))
     columns: dict[str, pa.Array] = {
         "recordType": pa.array(np.where(known, rtype, 0).astype(np.int16), mask=~known),
-        "recordName": _record_names(topic, rtype, types),
+        "recordName": _record_names(topic, rtype, types, package),
     }
     if topic.framing == "coordinator":
-        columns["decodedKey"] = _union(key_parts, union_type(topic.folder, "coordinator-key"), n)
-        vtype = union_type(topic.folder, "coordinator-value")
+        ktype = union_type(topic.folder, "coordinator-key", package)
+        columns["decodedKey"] = _union(key_parts, ktype, n)
+        vtype = union_type(topic.folder, "coordinator-value", package)
     else:
-        vtype = union_type(topic.folder, "metadata")
+        vtype = union_type(topic.folder, "metadata", package)
     columns["decodedValue"] = _union(value_parts, vtype, n)
     columns["valueVersion"] = pa.array(
         np.where(has_version, versions, 0).astype(np.int16), mask=~has_version

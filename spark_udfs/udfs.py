@@ -1,9 +1,10 @@
 """``arrow_udf`` builders around the decode core.
 
-A UDF's closure holds plain data only (message name, version, mode, a token); the decoders are
+A UDF's closure holds plain data only (package and message name, version, mode, a token); the
+decoders are
 built on the worker on first use (module-level caches in :mod:`spark_udfs.arrow`), so nothing
-that cannot be pickled travels with a UDF. The executors need this package importable (a wheel,
-or ``SparkContext.addPyFile``; see docs/spark.md).
+that cannot be pickled travels with a UDF. The executors need this package and the codec package
+importable (a wheel, or ``SparkContext.addPyFile``; see docs/spark.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pyarrow as pa
 from spark_udfs.arrow import decode_message_array
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
+from spark_udfs.package import SHIPPED
 from spark_udfs.schema import DECODE_ERROR, message_arrow_type, message_schema
 from spark_udfs.topics import decode_topic_arrays, topic_arrow_type
 
@@ -80,10 +82,11 @@ def run_message(
     token: str,
     position_names: tuple[str, ...],
     cols: tuple[pa.Array, ...],
+    package: str = SHIPPED,
 ) -> pa.Array:
     """The body of a message UDF (module-level, so it is pickled by reference)."""
     values = cols[0]
-    decoded = decode_message_array(values, name, version)
+    decoded = decode_message_array(values, name, version, package)
     n = len(values)
     if mode == Mode.FAILFAST:
         _check(decoded.errors, token, n, tuple(zip(position_names, cols[1:], strict=True)))
@@ -99,26 +102,27 @@ def run_topic(
     token: str,
     position_names: tuple[str, ...],
     cols: tuple[pa.Array, ...],
+    package: str = SHIPPED,
 ) -> pa.Array:
     """The body of a topic UDF: ``(key, value, isControl, *positions)``."""
     key, value, control = cols[0], cols[1], cols[2]
-    result = decode_topic_arrays(family, key, value, control)
+    result = decode_topic_arrays(family, key, value, control, package)
     n = len(value)
     permissive = mode == Mode.PERMISSIVE
     if not permissive:
         _check(result.errors, token, n, tuple(zip(position_names, cols[3:], strict=True)))
-    typ = topic_arrow_type(family, permissive)
+    typ = topic_arrow_type(family, permissive, package)
     columns = dict(result.columns)
     if permissive:
         columns[DECODE_ERROR] = _error_column(result.errors, n)
     return pa.StructArray.from_arrays([columns[f.name] for f in typ], fields=list(typ))
 
 
-def message_return_type(name: str, mode: Mode) -> Any:
+def message_return_type(name: str, mode: Mode, package: str = SHIPPED) -> Any:
     """The Spark type a message UDF returns in ``mode``."""
     from pyspark.sql.types import StringType, StructField, StructType
 
-    schema = message_schema(name)
+    schema = message_schema(name, package=package)
     if mode == Mode.FAILFAST:
         return schema
     return StructType(
@@ -126,30 +130,37 @@ def message_return_type(name: str, mode: Mode) -> Any:
     )
 
 
-def topic_return_type(family: str, mode: Mode) -> Any:
+def topic_return_type(family: str, mode: Mode, package: str = SHIPPED) -> Any:
     from pyspark.sql.pandas.types import from_arrow_type
 
-    return from_arrow_type(topic_arrow_type(family, mode == Mode.PERMISSIVE))
+    return from_arrow_type(topic_arrow_type(family, mode == Mode.PERMISSIVE, package))
 
 
 def message_udf(
-    name: str, version: int | None, mode: Mode, position_names: tuple[str, ...] = ()
+    name: str,
+    version: int | None,
+    mode: Mode,
+    position_names: tuple[str, ...] = (),
+    package: str = SHIPPED,
 ) -> Any:
     """An ``arrow_udf`` decoding message ``name``; arguments: value, then position columns."""
     from pyspark.sql.pandas.functions import arrow_udf
 
-    message_arrow_type(name)  # fail early on an unknown name
+    message_arrow_type(name, package)  # fail early on an unknown name
     token = uuid.uuid4().hex
     mode_text = str(mode)
 
     def decode_message(*cols: pa.Array) -> pa.Array:
-        return run_message(name, version, mode_text, token, position_names, cols)
+        return run_message(name, version, mode_text, token, position_names, cols, package)
 
     decode_message.__name__ = f"decode_{name}"
-    return arrow_udf(decode_message, returnType=message_return_type(name, mode))  # type: ignore[call-overload]
+    return_type = message_return_type(name, mode, package)
+    return arrow_udf(decode_message, returnType=return_type)  # type: ignore[call-overload]
 
 
-def topic_udf(family: str, mode: Mode, position_names: tuple[str, ...] = ()) -> Any:
+def topic_udf(
+    family: str, mode: Mode, position_names: tuple[str, ...] = (), package: str = SHIPPED
+) -> Any:
     """An ``arrow_udf`` decoding a topic family; arguments: key, value, isControl, positions."""
     from pyspark.sql.pandas.functions import arrow_udf
 
@@ -157,7 +168,8 @@ def topic_udf(family: str, mode: Mode, position_names: tuple[str, ...] = ()) -> 
     mode_text = str(mode)
 
     def decode_topic(*cols: pa.Array) -> pa.Array:
-        return run_topic(family, mode_text, token, position_names, cols)
+        return run_topic(family, mode_text, token, position_names, cols, package)
 
     decode_topic.__name__ = f"decode_{family}"
-    return arrow_udf(decode_topic, returnType=topic_return_type(family, mode))  # type: ignore[call-overload]
+    return_type = topic_return_type(family, mode, package)
+    return arrow_udf(decode_topic, returnType=return_type)  # type: ignore[call-overload]

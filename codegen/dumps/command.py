@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import os
 import sys
+import tempfile
+import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,17 +26,21 @@ from codegen.dumps.coordinator import (
     KIND_CONTROL,
     RECORD,
     SHARE_GROUP_STATE,
+    SHIPPED_PACKAGE,
     TRANSACTION_STATE,
     UNKNOWN,
     DecodedBatch,
     DecodedRecord,
     EndTxnMarker,
+    PackageError,
     control_record,
     decode_batches,
+    package_messages,
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
 from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
 from codegen.dumps.segments import SegmentReader, segment_files
+from codegen.extras import MissingExtraError
 
 if TYPE_CHECKING:
     from codegen.dumps.dumplog_json import NonConsecutive
@@ -273,14 +280,21 @@ class _Counts:
 
 
 def _batches(
-    path: Path, topic: str, max_batch_size: int, max_batch_records: int
+    path: Path, topic: str, max_batch_size: int, max_batch_records: int, package: str
 ) -> Iterator[DecodedBatch | SegmentError]:
     if topic == CLUSTER_METADATA:
         return decode_metadata_batches(
-            str(path), max_batch_size=max_batch_size, max_batch_records=max_batch_records
+            str(path),
+            package=package,
+            max_batch_size=max_batch_size,
+            max_batch_records=max_batch_records,
         )
     return decode_batches(
-        str(path), topic, max_batch_size=max_batch_size, max_batch_records=max_batch_records
+        str(path),
+        topic,
+        package=package,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
     )
 
 
@@ -600,6 +614,23 @@ def _asdict(obj: Any) -> dict[str, Any]:
     help="--format dump-log: bytes read at each .index entry (kafka-dump-log's option).",
 )
 @click.option(
+    "--package",
+    "package",
+    metavar="NAME",
+    help="Decode with this importable generated package (dotted name) instead of the shipped "
+    "codecs, e.g. one generated from the specs of the Kafka release that wrote the files.",
+)
+@click.option(
+    "--specs",
+    "specs",
+    type=click.Path(exists=True, path_type=Path),
+    multiple=True,
+    help="Spec file or folder (repeatable): generate codecs from these specs into a temporary "
+    "folder, removed at the end, and decode with them (needs the generator extra). Keep the "
+    "specs in folders named as Kafka's (consumer_offsets, transaction_state, "
+    "share_group_state, cluster_metadata): the folder says which topic a record type is of.",
+)
+@click.option(
     "--quiet", "-q", is_flag=True, help="Print neither the errors nor the summary on stderr."
 )
 def dump_command(
@@ -614,6 +645,8 @@ def dump_command(
     verify_index_only: bool,
     index_sanity_check: bool,
     max_message_size: int,
+    package: str | None,
+    specs: tuple[Path, ...],
     quiet: bool,
 ) -> None:
     """Decode __consumer_offsets, __transaction_state, __share_group_state and
@@ -652,7 +685,11 @@ def dump_command(
       python -m codegen dump __cluster_metadata-0/00000000000000007259-0000000001.checkpoint
       python -m codegen dump /var/kafka/__consumer_offsets-0 --format dump-log
       python -m codegen dump /var/kafka/orders-0 --format dump-log --verify-index-only
+      python -m codegen dump /var/kafka/__consumer_offsets-0 --package mycodecs
+      python -m codegen dump /var/kafka/__consumer_offsets-0 --specs kafka-4.2/specs
     """
+    if package and specs:
+        raise click.UsageError("give --package or --specs, not both")
     if compacted and fmt == "dump-log":
         raise click.UsageError(
             "--compacted prints the latest state as jsonl or a table; kafka-dump-log's text "
@@ -688,29 +725,69 @@ def dump_command(
         )
     counts = _Counts(quiet)
     try:
-        if fmt == "dump-log":
-            aborted = dump_log_run(
-                [f for f, _ in topics],
-                [t for _, t in topics],
-                skip_record_metadata=skip_record_metadata,
-                max_bytes=max_bytes,
-                verify_index_only=verify_index_only,
-                index_sanity_check=index_sanity_check,
-                max_message_size=max_message_size,
-                max_batch_size=max_batch_bytes,
-                max_batch_records=max_batch_records,
-                counts=counts,
-            )
-            if aborted:
-                counts.errors += 1
-        else:
-            _decode(topics, counts, fmt, compacted, max_batch_bytes, max_batch_records)
+        with _codecs(package, specs) as codecs:
+            if fmt == "dump-log":
+                aborted = dump_log_run(
+                    [f for f, _ in topics],
+                    [t for _, t in topics],
+                    skip_record_metadata=skip_record_metadata,
+                    max_bytes=max_bytes,
+                    verify_index_only=verify_index_only,
+                    index_sanity_check=index_sanity_check,
+                    max_message_size=max_message_size,
+                    max_batch_size=max_batch_bytes,
+                    max_batch_records=max_batch_records,
+                    counts=counts,
+                    package=codecs,
+                )
+                if aborted:
+                    counts.errors += 1
+            else:
+                _decode(topics, counts, fmt, compacted, max_batch_bytes, max_batch_records, codecs)
     except OSError as exc:
         raise click.UsageError(f"cannot read {exc.filename or 'the input'}: {exc}") from None
     if not quiet:
         click.echo(counts.summary(), err=True)
     if counts.damaged:
         raise SystemExit(EXIT_DAMAGE)
+
+
+@contextmanager
+def _codecs(package: str | None, specs: tuple[Path, ...]) -> Iterator[str]:
+    """The name of the package to decode with: ``--package``, the shipped one, or a package
+    generated from ``--specs`` into a temporary folder (importable while the command runs)."""
+    if not specs:
+        name = package or SHIPPED_PACKAGE
+        try:
+            package_messages(name)
+        except PackageError as exc:
+            raise click.BadParameter(str(exc), param_hint="--package") from None
+        yield name
+        return
+    try:
+        from codegen.emit import write_package
+        from codegen.errors import NoSpecsError, SpecErrors
+    except MissingExtraError as exc:
+        raise click.UsageError(exc.text("dump --specs")) from None
+    name = f"kafka_specgen_dump_{uuid.uuid4().hex[:12]}"
+    with tempfile.TemporaryDirectory(prefix="kafka-specgen-dump-") as tmp:
+        try:
+            write_package(list(specs), Path(tmp) / name)
+        except SpecErrors as exc:
+            problems = "\n".join(str(p) for p in exc.problems)
+            raise click.UsageError(
+                f"--specs: {len(exc.problems)} problem(s):\n{problems}"
+            ) from None
+        except NoSpecsError as exc:
+            raise click.BadParameter(str(exc), param_hint="--specs") from None
+        sys.path.insert(0, tmp)
+        try:
+            importlib.import_module(name)
+            yield name
+        finally:
+            sys.path.remove(tmp)
+            for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                del sys.modules[mod]
 
 
 def dump_log_run(
@@ -725,12 +802,14 @@ def dump_log_run(
     max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
     counts: _Counts | None = None,
+    package: str = SHIPPED_PACKAGE,
 ) -> bool:
     """Print what ``kafka-dump-log --files F1,F2,.. --deep-iteration --print-data-log`` (with
     the decoder of each file's topic, None for none) prints: stdout to stdout, its notes and
     the closing blocks (non-consecutive offsets, index mismatches) to stderr.
 
-    Returns True when Kafka's tool would have stopped with an error (a record its decoder
+    ``package`` is the generated package whose classes decode the records. Returns True when
+    Kafka's tool would have stopped with an error (a record its decoder
     cannot take); the message is then on stderr and the rest is not printed, as in Kafka.
     """
     from codegen.dumps.dumplog_json import DumpLogAborted, dump_log_lines, non_consecutive_lines
@@ -773,6 +852,7 @@ def dump_log_run(
             max_batch_records=max_batch_records,
             observe=observe,
             non_consecutive=gaps,
+            package=package,
         )
         previous: str | None = None
         try:
@@ -845,6 +925,7 @@ def _decode(
     compacted: bool,
     max_batch_size: int,
     max_batch_records: int,
+    package: str = SHIPPED_PACKAGE,
 ) -> None:
     from codegen.dumps.compacted import CompactedView
 
@@ -864,7 +945,7 @@ def _decode(
             batches = (
                 _plain_batches(f, max_batch_size, max_batch_records)
                 if t is None
-                else _batches(f, t, max_batch_size, max_batch_records)
+                else _batches(f, t, max_batch_size, max_batch_records, package)
             )
             for item in batches:
                 if isinstance(item, SegmentError):

@@ -32,6 +32,7 @@ from codegen.dumps.coordinator import (
     KIND_CONTROL,
     RECORD,
     SHARE_GROUP_STATE,
+    SHIPPED_PACKAGE,
     TOMBSTONE,
     TRANSACTION_STATE,
     UNKNOWN,
@@ -217,7 +218,7 @@ def _batch_line(b: RecordBatch) -> str:
     )
 
 
-def _control_text(batch: RecordBatch, r: Record) -> str:
+def _control_text(batch: RecordBatch, r: Record, package: str = SHIPPED_PACKAGE) -> str:
     row = (r.offset, r.timestamp, r.key, r.value)
     ctype = getattr(r, "control_type", -1)
     if ctype in (ControlType.ABORT, ControlType.COMMIT):
@@ -227,7 +228,7 @@ def _control_text(batch: RecordBatch, r: Record) -> str:
         )
     label = _CONTROL_LABELS.get(ctype)
     if label is not None:
-        dec = decode_control(row)
+        dec = decode_control(row, package)
         if dec.kind == KIND_CONTROL and dec.value is not None:
             version = getattr(dec.value, "version", 0)
             return f"{label}{jackson_json(dec.value.to_json(version))}"
@@ -268,17 +269,19 @@ def _plain(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _record_decoder(topic: str | None) -> Callable[[Record], DecodedRecord] | None:
+def _record_decoder(
+    topic: str | None, package: str = SHIPPED_PACKAGE
+) -> Callable[[Record], DecodedRecord] | None:
     if topic is None:
         return None
     if topic == CLUSTER_METADATA:
-        mdec = metadata_decoder()
+        mdec = metadata_decoder(package)
 
         def decode(r: Record) -> DecodedRecord:
             return mdec.decode(r.value, r.offset, r.timestamp, r.key)
 
         return decode
-    cdec = coordinator_decoder(topic)
+    cdec = coordinator_decoder(topic, package)
 
     def decode_coordinator(r: Record) -> DecodedRecord:
         return cdec.decode(r.key, r.value, r.offset, r.timestamp)
@@ -321,6 +324,7 @@ def dump_log_lines(
     max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
     observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
     non_consecutive: NonConsecutive | None = None,
+    package: str = SHIPPED_PACKAGE,
 ) -> Iterator[str]:
     """Lines like ``kafka-dump-log --files PATH --deep-iteration --print-data-log <decoder>``
     prints for one segment or snapshot; ``topic`` None prints keys and values as text.
@@ -333,10 +337,11 @@ def dump_log_lines(
     smaller than any message (zero padding), where Kafka's reader throws. ``observe`` is
     called, in output order, with every batch, every data record decoded for printing and the
     segment error that ended the dump, if any. Offsets that do not follow each other are added to
-    ``non_consecutive`` (see :func:`non_consecutive_lines`).
+    ``non_consecutive`` (see :func:`non_consecutive_lines`). ``package`` is the generated package
+    whose classes decode the records.
     """
     yield from _file_intro(path)
-    decode = _record_decoder(topic)
+    decode = _record_decoder(topic, package)
     key_text = DECODER_OPTIONS.get(topic or "") is not None and topic != CLUSTER_METADATA
     valid_end = 0
     size = os.path.getsize(path) if max_bytes is None else -1
@@ -396,7 +401,7 @@ def dump_log_lines(
                         crc, valid = checksums[i]
                         parts.append(f" isValid: {str(valid).lower()} crc: {crc}")
                     if item.is_control:
-                        parts.append(_control_text(item, r))
+                        parts.append(_control_text(item, r, package))
                 if print_data and not item.is_control:
                     prefix = "| " if skip_record_metadata else " "
                     if decode is None:

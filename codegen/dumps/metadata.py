@@ -4,7 +4,8 @@ A metadata record has a null key; its value is a frame: ``uvarint frameVersion``
 ``uvarint apiKey``, ``uvarint version``, then the record body. The apiKey -> class table is built
 once from the generated classes of ``SPEC_TYPE`` ``metadata``. Control batches carry KRaft control
 records (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters), decoded at version 0 with
-the control type -> class mapping Kafka hard-codes.
+the control type -> class mapping Kafka hard-codes. The classes come from a generated package:
+the shipped ``generated`` by default, or any other (``package="mycodecs"``).
 
 Errors use Kafka's wording (``MetadataRecordSerde``); as in Kafka, a version above the newest
 known one is read as the newest (metadata specs are flexible from version 0) and flagged, and
@@ -17,6 +18,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import ModuleType
 from typing import Final
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, parse_control_key
@@ -25,10 +27,13 @@ from codegen.dumps.coordinator import (
     ERROR,
     KIND_CONTROL,
     RECORD,
+    SHIPPED_PACKAGE,
     UNKNOWN,
     DecodedBatch,
     DecodedRecord,
     control_record,
+    package_messages,
+    package_name,
 )
 from codegen.dumps.model import ControlType, RawRecord, SegmentError
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
@@ -99,14 +104,19 @@ def _uvarint(data: bytes, pos: int, what: str) -> tuple[int, int]:
     raise _FrameError(f"Error while reading {what}")
 
 
-@cache
-def metadata_types() -> Mapping[int, type[KafkaMessage]]:
-    """apiKey -> generated class of every ``metadata`` spec."""
-    from generated import MESSAGES
+def metadata_types(
+    package: str | ModuleType = SHIPPED_PACKAGE,
+) -> Mapping[int, type[KafkaMessage]]:
+    """apiKey -> generated class of every ``metadata`` spec of ``package``."""
+    return _metadata_types(package_name(package))
 
+
+@cache
+def _metadata_types(package: str) -> Mapping[int, type[KafkaMessage]]:
+    messages = package_messages(package)
     out: dict[int, type[KafkaMessage]] = {}
-    for spec in MESSAGES:
-        cls = MESSAGES[spec]
+    for spec in messages:
+        cls = messages[spec]
         if cls.SPEC_TYPE == "metadata" and cls.API_KEY is not None:
             out[cls.API_KEY] = cls
     return out
@@ -115,8 +125,9 @@ def metadata_types() -> Mapping[int, type[KafkaMessage]]:
 class MetadataDecoder:
     """Decodes ``__cluster_metadata`` record values; build once, reuse."""
 
-    def __init__(self) -> None:
-        types = metadata_types()
+    def __init__(self, package: str | ModuleType = SHIPPED_PACKAGE) -> None:
+        self.package = package_name(package)
+        types = metadata_types(self.package)
         self.types = types
         self._names = {k: record_type_name(c.SPEC_NAME) for k, c in types.items()}
 
@@ -242,7 +253,7 @@ class MetadataDecoder:
         return [dec(value, offset, ts, key) for offset, ts, key, value in rows]
 
 
-def decode_control(row: RawRecord) -> DecodedRecord:
+def decode_control(row: RawRecord, package: str | ModuleType = SHIPPED_PACKAGE) -> DecodedRecord:
     """A control record of the metadata log or a snapshot, KRaft control values decoded at v0."""
     offset, ts, key, value = row
     try:
@@ -250,11 +261,10 @@ def decode_control(row: RawRecord) -> DecodedRecord:
     except ValueError:
         return control_record(row)
     spec = CONTROL_CLASSES.get(ctype)
-    if spec is None:
+    messages = package_messages(package_name(package))
+    if spec is None or spec not in messages:
         return control_record(row)
-    from generated import MESSAGES
-
-    cls = MESSAGES[spec]
+    cls = messages[spec]
     name = ControlType(ctype).name
     try:
         if value is None:
@@ -277,15 +287,21 @@ def decode_control(row: RawRecord) -> DecodedRecord:
     return DecodedRecord(offset, ts, KIND_CONTROL, ctype, name, None, obj, 0, key, value)
 
 
+def metadata_decoder(package: str | ModuleType = SHIPPED_PACKAGE) -> MetadataDecoder:
+    """The shared metadata decoder with the classes of ``package``."""
+    return _shared_decoder(package_name(package))
+
+
 @cache
-def metadata_decoder() -> MetadataDecoder:
-    return MetadataDecoder()
+def _shared_decoder(package: str) -> MetadataDecoder:
+    return MetadataDecoder(package)
 
 
 def decode_metadata_batches(
     source: Source,
     *,
     name: str | None = None,
+    package: str | ModuleType = SHIPPED_PACKAGE,
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
     max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
@@ -294,9 +310,10 @@ def decode_metadata_batches(
     """Batches of a ``__cluster_metadata`` segment or snapshot with decoded records.
 
     ``source`` may also be a partition folder: its segments and snapshots, in name order.
-    ``max_batch_size`` and ``max_batch_records`` are :class:`SegmentReader`'s caps.
+    ``max_batch_size`` and ``max_batch_records`` are :class:`SegmentReader`'s caps. ``package``
+    is the generated package whose classes decode the records.
     """
-    decoder = metadata_decoder()
+    decoder = metadata_decoder(package)
     for src in segment_sources(source):
         reader = SegmentReader(
             src,
@@ -319,7 +336,7 @@ def _decoded(
             continue
         batch, rows = item
         if batch.is_control:
-            yield DecodedBatch(batch, [decode_control(r) for r in rows])
+            yield DecodedBatch(batch, [decode_control(r, decoder.package) for r in rows])
         else:
             yield DecodedBatch(batch, decoder.decode_raw(rows))
 
@@ -328,6 +345,7 @@ def decode_metadata_records(
     source: Source,
     *,
     name: str | None = None,
+    package: str | ModuleType = SHIPPED_PACKAGE,
     include_control: bool = True,
     verify_crc: bool = True,
     errors: list[SegmentError] | None = None,
@@ -338,6 +356,7 @@ def decode_metadata_records(
     batches = decode_metadata_batches(
         source,
         name=name,
+        package=package,
         verify_crc=verify_crc,
         errors=errors,
         max_batch_size=max_batch_size,

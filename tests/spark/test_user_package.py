@@ -1,0 +1,218 @@
+"""The Spark layer bound to packages other than the shipped one (``spark_udfs.for_package``).
+
+- A user project with its own spec (``tests/cases/tagged_demo``: tagged fields, a nullable
+  struct, a common struct), built into a wheel by the build hook and installed into a folder of
+  its own, decodes a binary column with its own column functions in FAILFAST and PERMISSIVE
+  modes and from SQL, in the shared ``local[2]`` session and, in a subprocess, in
+  ``local-cluster[2,1,1024]`` (separate executor JVMs and Python workers).
+- A package generated from a newer coordinator spec set decodes, through the topic function and
+  the ``kafka-log`` source's ``package`` option, a record type and a value version the shipped
+  package reports unknown and newer.
+
+Both packages reach the executors the way docs/spark.md says: ``ship_codec_package`` zips the
+installed package for ``SparkContext.addPyFile``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import newer_specs
+import pytest
+from test_golden import annotated_hex
+from test_hatch_hook import _pip_wheel_here, _user_project
+
+import spark_udfs
+from spark_udfs import functions
+from spark_udfs.session import ship_codec_package
+
+TAGGED_DEMO = Path(__file__).resolve().parents[1] / "cases" / "tagged_demo"
+USER_PACKAGE = "demo_codecs"  # the package test_hatch_hook's user project builds
+
+
+@pytest.fixture(scope="session")
+def installed_user_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user project's wheel, built by the hook and installed with pip into a folder of its
+    own (returned)."""
+    base = tmp_path_factory.mktemp("user")
+    project = _user_project(base, spec_text=None)
+    (project / "specs" / "TaggedDemo.json").write_text(
+        (TAGGED_DEMO / "TaggedDemo.json").read_text()
+    )
+    built = _pip_wheel_here(project)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (project / "dist").glob("*.whl")
+    site = base / "site"
+    pip = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target"]
+    subprocess.run([*pip, str(site), str(wheel)], check=True, capture_output=True, timeout=300)
+    assert (site / USER_PACKAGE / "_spark_schemas.py").is_file()
+    return site
+
+
+@pytest.fixture(scope="session")
+def user_package(spark: Any, installed_user_package: Path) -> str:
+    """The installed user package, importable on the driver and shipped to the executors."""
+    sys.path.insert(0, str(installed_user_package))
+    ship_codec_package(spark, USER_PACKAGE)
+    return USER_PACKAGE
+
+
+@pytest.fixture(scope="session")
+def newer_package(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    package = newer_specs.import_package(newer_specs.generate(tmp_path_factory.mktemp("newer")))
+    ship_codec_package(spark, package)
+    return package
+
+
+V2 = annotated_hex(TAGGED_DEMO / "samples" / "v2.hex")
+V2_ROW = {
+    "Id": 7,
+    "Name": None,
+    "Weights": [],
+    "Owner": {"Host": "o", "Port": 80, "_unknown_tagged_fields": None},
+    "Members": [{"Host": "h", "Port": 9092, "_unknown_tagged_fields": None}],
+    "TopicId": "AAAAAAAAAAAAAAAAAAAAAQ",
+    "Note": "hi",
+    "Epoch": -1,
+    "Blob": bytearray(),
+    "_unknown_tagged_fields": None,
+}
+
+
+def _values(spark: Any, values: list[bytes]) -> Any:
+    return spark.createDataFrame(
+        [(i, v) for i, v in enumerate(values)], "offset long, value binary"
+    )
+
+
+def test_user_package_has_its_own_column_functions(user_package: str) -> None:
+    bound = spark_udfs.for_package(user_package)
+    assert bound.message_function_names() == ["decode_tagged_demo"]
+    assert [f.name for f in bound.schema("TaggedDemo").fields] == list(V2_ROW)
+    assert bound.topic_families() == []
+    with pytest.raises(AttributeError):
+        bound.decode_offset_commit_value  # noqa: B018 - a shipped message, not the user's
+    assert "decode_tagged_demo" not in functions.message_function_names()
+
+
+def test_user_package_decodes_a_binary_column_in_failfast(spark: Any, user_package: str) -> None:
+    decode = spark_udfs.for_package(user_package).decode_tagged_demo
+    df = _values(spark, [V2, V2])
+    rows = df.select(decode("value", version=2).alias("d")).collect()
+    assert [r.d.asDict(recursive=True) for r in rows] == [V2_ROW, V2_ROW]
+    bad = _values(spark, [V2, V2[:-1]])
+    with pytest.raises(Exception) as info:
+        bad.select(decode("value", version=2, position=["offset"]).alias("d")).collect()
+    text = str(info.value)
+    assert "MalformedKafkaRecordError" in text and "offset 1" in text and "TaggedDemo" in text
+
+
+def test_user_package_decodes_a_binary_column_in_permissive(spark: Any, user_package: str) -> None:
+    bound = spark_udfs.for_package(user_package)
+    df = _values(spark, [V2, V2[:-1], None])  # type: ignore[list-item]
+    col = bound.decode_message("TaggedDemo", "value", version=2, mode="permissive")
+    rows = df.orderBy("offset").select(col.alias("d")).collect()
+    assert rows[0].d.decoded.asDict(recursive=True) == V2_ROW
+    assert rows[0].d._decode_error is None
+    assert rows[1].d.decoded is None and "TaggedDemo" in rows[1].d._decode_error
+    assert rows[2].d.decoded is None and rows[2].d._decode_error is None
+
+
+def test_user_package_sql_functions(spark: Any, user_package: str) -> None:
+    names = spark_udfs.for_package(user_package).register_sql_functions(spark, mode="PERMISSIVE")
+    assert names == ["decode_tagged_demo"]
+    _values(spark, [V2[:-1]]).createOrReplaceTempView("user_values")
+    (row,) = spark.sql("SELECT decode_tagged_demo(value) AS d FROM user_values").collect()
+    assert row.d.decoded is None and "TaggedDemo" in row.d._decode_error
+
+
+def _by_name(rows: list[Any]) -> dict[str | None, Any]:
+    return {r.recordName: r for r in rows}
+
+
+def test_newer_package_decodes_what_the_shipped_one_does_not(
+    spark: Any, newer_package: Any, tmp_path: Path
+) -> None:
+    folder = newer_specs.write_dump(tmp_path, newer_package).parent
+    reader = spark.read.format("kafka-log").option("decode", "true")
+    shipped = reader.load(str(folder)).orderBy("offset").collect()
+    assert [r.recordName for r in shipped] == ["TransactionLog", None]
+    assert [r.isNewerVersion for r in shipped] == [True, False]
+    assert shipped[1].decodedValue is None
+
+    raw = spark.read.format("kafka-log").load(str(folder))
+    via_function = spark_udfs.for_package(newer_specs.PACKAGE).decode_transaction_state(raw)
+    via_source = reader.option("package", newer_specs.PACKAGE).load(str(folder))
+    for df in (via_function, via_source):
+        rows = _by_name(df.collect())
+        assert set(rows) == {"TransactionLog", "TransactionAudit"}
+        log, audit = rows["TransactionLog"], rows["TransactionAudit"]
+        assert (log.valueVersion, log.isNewerVersion) == (2, False)
+        value = log.decodedValue.TransactionLogValue
+        assert value.CoordinatorEpoch == newer_specs.COORDINATOR_EPOCH
+        assert audit.recordType == newer_specs.AUDIT_TYPE
+        assert audit.decodedKey.TransactionAuditKey.TransactionalId == newer_specs.TRANSACTIONAL_ID
+        assert (audit.decodedValue.TransactionAuditValue.Action, audit.isNewerVersion) == (
+            "fenced",
+            False,
+        )
+
+
+LOCAL_CLUSTER = """
+import os, sys
+sys.path[:0] = sys.argv[1:3]  # the driver: this checkout and the installed user package
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local-cluster[2,1,1024]")
+         .config("spark.ui.enabled", "false").config("spark.executor.memory", "1g").getOrCreate())
+import spark_udfs
+from spark_udfs.session import ship_codec_package, ship_package
+ship_package(spark)
+ship_codec_package(spark, "demo_codecs")
+good, bad = bytes.fromhex(sys.argv[3]), bytes.fromhex(sys.argv[4])
+df = spark.createDataFrame([(0, good), (1, bad), (2, good)], "offset long, value binary")
+df = df.repartition(2)
+decode = spark_udfs.for_package("demo_codecs").decode_tagged_demo
+loose = df.select("offset", decode("value", version=2, mode="PERMISSIVE").alias("d"))
+print("PERMISSIVE", sorted((r.offset, r.d.decoded and r.d.decoded.Note, r.d._decode_error is None)
+                           for r in loose.collect()))
+strict = df.filter("offset != 1").select(decode("value", version=2).alias("d"))
+print("FAILFAST", sorted(r.d.Owner.Port for r in strict.collect()))
+try:
+    df.select(decode("value", version=2, position=["offset"])).collect()
+    print("MALFORMED not raised")
+except Exception as exc:
+    print("MALFORMED", "MalformedKafkaRecordError" in str(exc) and "offset 1" in str(exc))
+pids = set(spark.sparkContext.parallelize(range(4), 4).map(lambda _: os.getpid()).collect())
+print("EXECUTORS", len(pids), os.getpid() in pids)
+spark.stop()
+"""
+
+
+@pytest.mark.slow
+def test_user_package_in_local_cluster(installed_user_package: Path, tmp_path: Path) -> None:
+    """Separate executor JVMs and Python workers: the package reaches them by addPyFile alone."""
+    script = tmp_path / "lc.py"
+    script.write_text(LOCAL_CLUSTER)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": ""}
+    root = Path(__file__).resolve().parents[2]
+    args = [str(root), str(installed_user_package), V2.hex(), V2[:-1].hex()]
+    result = subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    lines = [x for x in result.stdout.splitlines() if x.split(" ")[0].isupper()]
+    assert lines == [
+        "PERMISSIVE [(0, 'hi', True), (1, None, False), (2, 'hi', True)]",
+        "FAILFAST [80, 80]",
+        "MALFORMED True",
+        "EXECUTORS 2 False",
+    ], result.stderr[-3000:]
