@@ -30,7 +30,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import CodecPackage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import instances
@@ -110,7 +109,7 @@ PAIRS = [
 
 
 @pytest.fixture(scope="session")
-def shapes_package(codec_package: CodecPackage) -> ModuleType:
+def shapes_package(codec_package: Callable[[str, list[Path]], ModuleType]) -> ModuleType:
     return codec_package("native_shapes_codecs", [SHAPES])
 
 

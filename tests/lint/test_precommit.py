@@ -152,3 +152,14 @@ def test_local_form(tmp_path: Path, pre_commit: list[str]) -> None:
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     env["PYTHONPATH"] = str(ROOT)
     _check_hook(tmp_path / "repo", env, pre_commit, _config("repo: local"))
+
+
+def test_hooks_install_the_generator_extra() -> None:
+    # pre-commit pip-installs the repository without extras; the lint needs the generator's.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extra = project["optional-dependencies"]["generator"]
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    listed = re.findall(r"^  additional_dependencies: \[(.*)\]$", hooks, re.M)
+    assert len(listed) == len(re.findall(r"^- id: ", hooks, re.M))
+    for line in listed:
+        assert re.findall(r'"([^"]+)"', line) == extra
