@@ -25,57 +25,18 @@ STREAMS_POM="$BROKER_DIR/streams/pom.xml"
 SRC="$BROKER_DIR/src/BrokerWorkload.java"
 STREAMS_SRC="$BROKER_DIR/src/StreamsWorkload.java"
 
-die() {
-  echo "broker fetch.sh: $*" >&2
-  exit 1
-}
+FETCH_NAME="broker fetch.sh"
+# shellcheck source=../fetch-lib.sh
+source "$BROKER_DIR/../fetch-lib.sh"
 
-for tool in mvn java javac sha256sum; do
-  command -v "$tool" >/dev/null 2>&1 || die "'$tool' is required but not on PATH"
-done
+require_tools mvn java javac sha256sum
 grep -q "<kafka.version>$KAFKA_VERSION</kafka.version>" "$POM" ||
   die "$POM does not pin kafka.version $KAFKA_VERSION (update KAFKA_VERSION here too)"
 
 mkdir -p "$CACHE" "$M2"
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$CACHE/.broker-fetch.lock"
-  flock 9
-fi
-
-LOG="$(mktemp)"
-trap 'rm -f "$LOG"' EXIT
-
-run_quiet() {
-  if ! "$@" >"$LOG" 2>&1; then
-    cat "$LOG" >&2
-    die "command failed: $*"
-  fi
-}
+lock_fetch "$CACHE/.broker-fetch.lock"
 
 # 1. Jars ------------------------------------------------------------------------------------
-copy_jars() {
-  # copy_jars POM OUT_DIR EXPECTED_JAR...: Maven copies POM's run-time class path to OUT_DIR.
-  local pom="$1" out="$2"
-  shift 2
-  local pom_hash
-  pom_hash="$(sha256sum "$pom" | cut -d' ' -f1)"
-  if [[ -f "$out/.pom.sha256" && "$(cat "$out/.pom.sha256")" == "$pom_hash" ]]; then
-    return
-  fi
-  rm -rf "$out.tmp"
-  run_quiet mvn -B -q -f "$pom" \
-    "-Dmaven.repo.local=$M2" \
-    -DincludeScope=runtime \
-    -DoutputDirectory="$out.tmp" \
-    dependency:copy-dependencies
-  for jar in "$@"; do
-    ls "$out.tmp/$jar.jar" >/dev/null 2>&1 || die "Maven did not produce $jar.jar"
-  done
-  echo "$pom_hash" >"$out.tmp/.pom.sha256"
-  rm -rf "$out"
-  mv "$out.tmp" "$out"
-}
-
 copy_jars "$POM" "$CACHE/broker-jars" \
   "kafka_2.13-$KAFKA_VERSION" "kafka-server-$KAFKA_VERSION" "kafka-clients-$KAFKA_VERSION"
 copy_jars "$STREAMS_POM" "$CACHE/streams-jars" kafka-streams-4.3.1

@@ -29,14 +29,11 @@ DUMPLOG_POM="$ORACLE_DIR/dumplog/pom.xml"
 PREVIOUS_POM="$ORACLE_DIR/previous/pom.xml"
 SRC="$ORACLE_DIR/src/OracleHarness.java"
 
-die() {
-  echo "fetch.sh: $*" >&2
-  exit 1
-}
+FETCH_NAME="fetch.sh"
+# shellcheck source=../fetch-lib.sh
+source "$ORACLE_DIR/../fetch-lib.sh"
 
-for tool in mvn java javac sha256sum; do
-  command -v "$tool" >/dev/null 2>&1 || die "'$tool' is required but not on PATH"
-done
+require_tools mvn java javac sha256sum
 PYTHON=""
 for candidate in "$PROJECT/.venv/bin/python" python3 python; do
   if command -v "$candidate" >/dev/null 2>&1; then
@@ -51,59 +48,13 @@ grep -q "<kafka.version>$KAFKA_VERSION</kafka.version>" "$POM" ||
 
 mkdir -p "$CACHE" "$M2"
 
-# One fetch at a time (e.g. parallel CI jobs sharing a checkout).
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$CACHE/.fetch.lock"
-  flock 9
-fi
-
-LOG="$(mktemp)"
-trap 'rm -f "$LOG"' EXIT
-
-run_quiet() {
-  # Run a command, show its output only when it fails.
-  if ! "$@" >"$LOG" 2>&1; then
-    cat "$LOG" >&2
-    die "command failed: $*"
-  fi
-}
-
-hash_of() {
-  cat "$@" | sha256sum | cut -d' ' -f1
-}
+lock_fetch "$CACHE/.fetch.lock"
 
 # 1. Jars ------------------------------------------------------------------------------------
-POM_HASH="$(hash_of "$POM")"
-if [[ ! -f "$CACHE/jars/.pom.sha256" || "$(cat "$CACHE/jars/.pom.sha256")" != "$POM_HASH" ]]; then
-  rm -rf "$CACHE/jars.tmp"
-  run_quiet mvn -B -q -f "$POM" \
-    "-Dmaven.repo.local=$M2" \
-    -DincludeScope=runtime \
-    -DoutputDirectory="$CACHE/jars.tmp" \
-    dependency:copy-dependencies
-  ls "$CACHE/jars.tmp"/kafka-clients-"$KAFKA_VERSION".jar >/dev/null 2>&1 ||
-    die "Maven did not produce kafka-clients-$KAFKA_VERSION.jar"
-  echo "$POM_HASH" >"$CACHE/jars.tmp/.pom.sha256"
-  rm -rf "$CACHE/jars"
-  mv "$CACHE/jars.tmp" "$CACHE/jars"
-fi
+copy_jars "$POM" "$CACHE/jars" "kafka-clients-$KAFKA_VERSION"
 
 # 1b. DumpLogSegments' own class path ---------------------------------------------------------
-DUMPLOG_POM_HASH="$(hash_of "$DUMPLOG_POM")"
-if [[ ! -f "$CACHE/dumplog-jars/.pom.sha256" ||
-  "$(cat "$CACHE/dumplog-jars/.pom.sha256")" != "$DUMPLOG_POM_HASH" ]]; then
-  rm -rf "$CACHE/dumplog-jars.tmp"
-  run_quiet mvn -B -q -f "$DUMPLOG_POM" \
-    "-Dmaven.repo.local=$M2" \
-    -DincludeScope=runtime \
-    -DoutputDirectory="$CACHE/dumplog-jars.tmp" \
-    dependency:copy-dependencies
-  ls "$CACHE/dumplog-jars.tmp"/kafka-tools-*.jar >/dev/null 2>&1 ||
-    die "Maven did not produce the kafka-tools jar"
-  echo "$DUMPLOG_POM_HASH" >"$CACHE/dumplog-jars.tmp/.pom.sha256"
-  rm -rf "$CACHE/dumplog-jars"
-  mv "$CACHE/dumplog-jars.tmp" "$CACHE/dumplog-jars"
-fi
+copy_jars "$DUMPLOG_POM" "$CACHE/dumplog-jars" "kafka-tools-*"
 
 JARS_HASH="$( (cd "$CACHE/jars" && ls -l --time-style=+%s -- *.jar) | sha256sum | cut -d' ' -f1)"
 

@@ -17,22 +17,20 @@ CACHE="$PROJECT/.cache/kafka-releases"
 M2="$PROJECT/.cache/m2"
 POM="$HERE/pom.xml"
 
-command -v mvn >/dev/null 2>&1 || { echo "fetch.sh: 'mvn' is required but not on PATH" >&2; exit 1; }
+FETCH_NAME="releases fetch.sh"
+# shellcheck source=../../fetch-lib.sh
+source "$HERE/../../fetch-lib.sh"
+
+require_tools mvn sha256sum
 mkdir -p "$CACHE" "$M2"
 
-POM_HASH="$(sha256sum "$POM" | cut -d' ' -f1)"
+POM_HASH="$(hash_of "$POM")"
 if [[ -f "$CACHE/jars/.pom.sha256" && "$(cat "$CACHE/jars/.pom.sha256")" == "$POM_HASH" ]]; then
   exit 0
 fi
-LOG="$(mktemp)"
-trap 'rm -f "$LOG"' EXIT
 rm -rf "$CACHE/jars.tmp"
-if ! mvn -B -q -f "$POM" "-Dmaven.repo.local=$M2" -DoutputDirectory="$CACHE/jars.tmp" \
-  dependency:copy >"$LOG" 2>&1; then
-  cat "$LOG" >&2
-  echo "fetch.sh: Maven could not fetch the release jars (see above)" >&2
-  exit 1
-fi
+run_quiet mvn -B -q -f "$POM" "-Dmaven.repo.local=$M2" -DoutputDirectory="$CACHE/jars.tmp" \
+  dependency:copy
 echo "$POM_HASH" >"$CACHE/jars.tmp/.pom.sha256"
 rm -rf "$CACHE/jars"
 mv "$CACHE/jars.tmp" "$CACHE/jars"
