@@ -1,9 +1,10 @@
 """The Spark layer bound to packages other than the shipped one (``spark_udfs.for_package``).
 
 - A user project with its own spec (``tests/cases/tagged_demo``: tagged fields, a nullable
-  struct, a common struct), built into a wheel by the build hook and installed into a folder of
-  its own, decodes a binary column with its own column functions in FAILFAST and PERMISSIVE
-  modes and from SQL, in the shared ``local[2]`` session and, in a subprocess, in
+  struct, a common struct), built into a wheel by the build hook, decodes a binary column with
+  its own column functions in FAILFAST and PERMISSIVE modes and from SQL: installed into a
+  folder of its own, in the shared ``local[2]`` session; installed into a clean virtualenv
+  (with kafka-specgen's own wheel and its ``spark`` extra, nothing from this checkout), in
   ``local-cluster[2,1,1024]`` (separate executor JVMs and Python workers).
 - A package generated from a newer coordinator spec set decodes, through the topic function and
   the ``kafka-log`` source's ``package`` option, a record type and a value version the shipped
@@ -16,6 +17,7 @@ installed package for ``SparkContext.addPyFile``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Any
 import newer_specs
 import pytest
 from test_golden import annotated_hex
-from test_hatch_hook import _pip_wheel_here, _user_project
+from test_hatch_hook import CHECKOUT, _pip_wheel_here, _user_project
 
 import spark_udfs
 from spark_udfs import functions
@@ -34,19 +36,27 @@ TAGGED_DEMO = Path(__file__).resolve().parents[1] / "cases" / "tagged_demo"
 USER_PACKAGE = "demo_codecs"  # the package test_hatch_hook's user project builds
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 @pytest.fixture(scope="session")
-def installed_user_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The user project's wheel, built by the hook and installed with pip into a folder of its
-    own (returned)."""
-    base = tmp_path_factory.mktemp("user")
-    project = _user_project(base, spec_text=None)
+def user_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user project's wheel, built by the hook."""
+    project = _user_project(tmp_path_factory.mktemp("user"), spec_text=None)
     (project / "specs" / "TaggedDemo.json").write_text(
         (TAGGED_DEMO / "TaggedDemo.json").read_text()
     )
     built = _pip_wheel_here(project)
     assert built.returncode == 0, built.stdout + built.stderr
     (wheel,) = (project / "dist").glob("*.whl")
-    site = base / "site"
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def installed_user_package(user_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user's wheel installed with pip into a folder of its own (returned)."""
+    wheel = user_wheel
+    site = tmp_path_factory.mktemp("site")
     pip = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target"]
     subprocess.run([*pip, str(site), str(wheel)], check=True, capture_output=True, timeout=300)
     assert (site / USER_PACKAGE / "_spark_schemas.py").is_file()
@@ -163,8 +173,9 @@ def test_newer_package_decodes_what_the_shipped_one_does_not(
 
 
 LOCAL_CLUSTER = """
-import os, sys
-sys.path[:0] = sys.argv[1:3]  # the driver: this checkout and the installed user package
+import importlib.util, os, sys
+# Only what the clean virtualenv installed: no checkout, no generator.
+print("GENERATOR", importlib.util.find_spec("jinja2") is not None)
 from pyspark.sql import SparkSession
 spark = (SparkSession.builder.master("local-cluster[2,1,1024]")
          .config("spark.ui.enabled", "false").config("spark.executor.memory", "1g").getOrCreate())
@@ -172,7 +183,7 @@ import spark_udfs
 from spark_udfs.session import ship_codec_package, ship_package
 ship_package(spark)
 ship_codec_package(spark, "demo_codecs")
-good, bad = bytes.fromhex(sys.argv[3]), bytes.fromhex(sys.argv[4])
+good, bad = bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2])
 df = spark.createDataFrame([(0, good), (1, bad), (2, good)], "offset long, value binary")
 df = df.repartition(2)
 decode = spark_udfs.for_package("demo_codecs").decode_tagged_demo
@@ -192,16 +203,58 @@ spark.stop()
 """
 
 
+def _kafka_specgen_wheel(folder: Path) -> Path:
+    """kafka-specgen's wheel, built from a copy of this checkout's package files."""
+    checkout = folder / "kafka-specgen"
+    checkout.mkdir()
+    for name in CHECKOUT:
+        source = ROOT / name
+        if source.is_dir():
+            ignore = shutil.ignore_patterns("__pycache__", "*.so")
+            shutil.copytree(source, checkout / name, ignore=ignore)
+        else:
+            shutil.copy2(source, checkout / name)
+    args = ["wheel", "--no-deps", "--no-build-isolation", "--no-index", "--wheel-dir", "wheels"]
+    subprocess.run(
+        [sys.executable, "-m", "pip", *args, str(checkout)],
+        cwd=folder,
+        env=_without_pythonpath(),
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = (folder / "wheels").glob("kafka_specgen-*.whl")
+    return wheel
+
+
+def _without_pythonpath() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 @pytest.mark.slow
-def test_user_package_in_local_cluster(installed_user_package: Path, tmp_path: Path) -> None:
-    """Separate executor JVMs and Python workers: the package reaches them by addPyFile alone."""
+def test_user_package_in_local_cluster(user_wheel: Path, tmp_path: Path) -> None:
+    """A clean virtualenv holding the user's wheel and kafka-specgen[spark]; separate executor
+    JVMs and Python workers: the package reaches them by addPyFile alone."""
+    wheel = _kafka_specgen_wheel(tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    with open(venv / "pyvenv.cfg") as cfg:
+        assert "include-system-site-packages = false" in cfg.read()
+    install = [python, "-m", "pip", "install", "--quiet", "--find-links", str(wheel.parent)]
+    subprocess.run(
+        [*install, f"{wheel}[spark]", str(user_wheel)],
+        env=_without_pythonpath(),
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     script = tmp_path / "lc.py"
     script.write_text(LOCAL_CLUSTER)
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": ""}
-    root = Path(__file__).resolve().parents[2]
-    args = [str(root), str(installed_user_package), V2.hex(), V2[:-1].hex()]
+    env = {**_without_pythonpath(), "PYSPARK_PYTHON": python}
+    args = [V2.hex(), V2[:-1].hex()]
     result = subprocess.run(
-        [sys.executable, str(script), *args],
+        [python, str(script), *args],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -211,6 +264,7 @@ def test_user_package_in_local_cluster(installed_user_package: Path, tmp_path: P
     )
     lines = [x for x in result.stdout.splitlines() if x.split(" ")[0].isupper()]
     assert lines == [
+        "GENERATOR False",
         "PERMISSIVE [(0, 'hi', True), (1, None, False), (2, 'hi', True)]",
         "FAILFAST [80, 80]",
         "MALFORMED True",
