@@ -487,7 +487,6 @@ def _consumer_groups(grec: DataFrame) -> DataFrame:
             F.when(~is_meta, pos),
         ).alias("_asg"),
         F.max(F.when(~is_meta & ~F.col("isTombstone"), F.lit(True))).alias("_anyAsg"),
-        F.max(F.when(is_meta, F.lit(True))).alias("_anyMeta"),
     )
     # A member exists once a metadata or assignment value created it (after its last removal).
     present = per_member.filter(F.col("_meta").isNotNull() | F.coalesce("_anyAsg", F.lit(False)))
@@ -522,8 +521,7 @@ def _consumer_groups(grec: DataFrame) -> DataFrame:
     joined = groups.join(epochs, ["partition", "group"], "left").join(
         members, ["partition", "group"], "left"
     )
-    count = F.coalesce(F.size("members"), F.lit(0))
-    count = F.when(F.col("members").isNull(), 0).otherwise(count)
+    count = F.when(F.col("members").isNull(), 0).otherwise(F.size("members"))
     return joined.select(
         "partition",
         "group",
