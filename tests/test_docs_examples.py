@@ -20,7 +20,7 @@ _BLOCK = re.compile(
     r"(?:^(?P<note><!-- not run:[^\n]*-->)\n)?^```python\n(?P<code>.*?)^```$", re.M | re.S
 )
 # Files whose examples start a Spark session.
-SPARK_DOCS = {"README.md", "docs/spark.md"}
+SPARK_DOCS = {"README.md", "docs/forensics.md", "docs/spark.md"}
 DOCS = [
     "README.md",
     "docs/architecture.md",

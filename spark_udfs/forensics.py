@@ -1,0 +1,813 @@
+"""Group forensics as distributed DataFrame operations: the answers of ``codegen.forensics``.
+
+Every function takes the decoded ``__consumer_offsets`` records (:func:`read_dump`, or
+:func:`spark_udfs.functions.decode_consumer_offsets` over ``kafka-log`` rows) and returns a
+DataFrame computed with windows, ``groupBy`` and aggregations: nothing is collected to the
+driver. The semantics are those of the Python API, row for row (a test compares them):
+
+- :func:`downgrade_findings`: per live record (last value per key after compaction, not
+  tombstoned, transactional records once committed) that a release cannot load, the rule and
+  the reason of :func:`codegen.forensics.downgrade.judge`. The release table is the one of
+  :mod:`codegen.forensics.releases`, turned into a small broadcast DataFrame.
+- :func:`group_states`: each group at the end of the (possibly ``as_of``-cut) log, with its
+  members in detail (client id, host, instance id, assignors, subscribed topics, assignment,
+  member epoch) as :func:`codegen.forensics.groups.group_reports` gives them.
+- :func:`offset_history`, :func:`partition_lag`, :func:`group_lag`: every commit that took
+  effect with the log end offset and lag at its time, and the Burrow-like status per
+  partition and group of :mod:`codegen.forensics.lag`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
+from codegen.forensics.downgrade import GROUP_RECORD_PREFIXES, dump_partitions
+from codegen.forensics.groups import AsOf
+from codegen.forensics.lag import DEFAULT_WINDOW, log_folder_of
+from codegen.forensics.releases import release
+from spark_udfs.compacted import effective_records
+from spark_udfs.functions import decode_consumer_offsets
+from spark_udfs.topics import union_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+__all__ = [
+    "downgrade_findings",
+    "group_lag",
+    "group_states",
+    "log_ends",
+    "offset_history",
+    "partition_lag",
+    "read_dump",
+    "read_log_ends",
+]
+
+_OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
+
+
+# ------------------------------------------------------------------------------------ input
+
+
+def _millis(col: str) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.floor(F.unix_micros(F.col(col)) / 1000).cast("long")
+
+
+def _cut(raw: DataFrame, as_of: AsOf | None) -> DataFrame:
+    """Rows of the batches ``as_of`` keeps (whole batches, as the Python views cut them)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    raw = raw.withColumn("timestampMs", _millis("timestamp"))
+    if as_of is None:
+        return raw
+    batch = Window.partitionBy("file", "batchPosition")
+    cut = raw.withColumn("_base", F.min("offset").over(batch)).withColumn(
+        "_maxTs", F.max("timestampMs").over(batch)
+    )
+    keep = F.lit(True)
+    if as_of.offset is not None:
+        keep = keep & (F.col("_base") <= F.lit(as_of.offset))
+    if as_of.timestamp_ms is not None:
+        keep = keep & (F.col("_maxTs") <= F.lit(as_of.timestamp_ms))
+    return cut.filter(keep).drop("_base", "_maxTs")
+
+
+def read_dump(spark: SparkSession, path: Path, as_of: AsOf | None = None) -> DataFrame:
+    """The decoded ``__consumer_offsets`` records under ``path`` (a log folder, a partition
+    folder or a segment), cut at ``as_of``, with ``timestampMs``. Only the file listing runs on
+    the driver."""
+    files = [str(f) for _, found in dump_partitions(path) for f in found]
+    raw = spark.read.format("kafka-log").option("includeHeaders", "false").load(files)
+    return decode_consumer_offsets(_cut(raw, as_of))
+
+
+def read_log_ends(spark: SparkSession, path: Path) -> DataFrame | None:
+    """The data topics' rows in the log folder of ``path`` (``<topic>-<partition>`` folders
+    that are not internal topics), or None when there are none."""
+    folder = log_folder_of(path)
+    found = sorted(
+        str(sub)
+        for sub in folder.iterdir()
+        if sub.is_dir() and not sub.name.startswith("__") and any(sub.glob("*.log"))
+    )
+    if not found:
+        return None
+    raw = spark.read.format("kafka-log").option("includeHeaders", "false").load(found)
+    return log_ends(raw.withColumn("timestampMs", _millis("timestamp")))
+
+
+def log_ends(data: DataFrame) -> DataFrame:
+    """Log end offsets over time of data partitions: per batch ``topic, partition, endTime,
+    endOffset``, where ``endTime`` is the newest batch timestamp so far and ``endOffset`` one
+    past the newest offset so far (running maxima, as :class:`codegen.forensics.lag.LogEnds`).
+
+    The batch of a row is its (file, batchPosition); a batch's last offset is its newest
+    record's offset (a compacted batch whose last records were removed ends earlier here)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    batches = (
+        data.filter(F.col("_error").isNull())
+        .groupBy("topic", "partition", "file", "batchPosition")
+        .agg(F.max("timestampMs").alias("_ts"), (F.max("offset") + 1).alias("_end"))
+    )
+    running = (
+        Window.partitionBy("topic", "partition")
+        .orderBy("file", "batchPosition")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    return batches.select(
+        "topic",
+        "partition",
+        F.max("_ts").over(running).alias("endTime"),
+        F.max("_end").over(running).alias("endOffset"),
+    )
+
+
+# ------------------------------------------------------------------------------------ downgrade
+
+
+def _int16_prefix(col: str) -> Column:
+    from pyspark.sql import functions as F
+
+    raw = F.conv(F.hex(F.substring(F.col(col), 1, 2)), 16, 10).cast("int")
+    value = F.when(raw >= 32768, raw - 65536).otherwise(raw)
+    return F.when(F.length(F.col(col)) >= 2, value)
+
+
+def _group_column() -> Column:
+    """The group id of any coordinator key: ``group`` (empty counts as none) or ``GroupId``."""
+    from pyspark.sql import functions as F
+
+    named: list[Column] = []
+    ids: list[Column] = []
+    for spec in union_type("consumer_offsets", "coordinator-key"):
+        fields = {f.name for f in spec.type}
+        if "group" in fields:
+            g = F.col(f"decodedKey.{spec.name}.group")
+            named.append(F.when(g != "", g))
+        elif "GroupId" in fields:
+            ids.append(F.col(f"decodedKey.{spec.name}.GroupId"))
+    return F.coalesce(*named, *ids)
+
+
+def live_records(decoded: DataFrame) -> DataFrame:
+    """Records live after compaction: ``partition, offset, recordType, name, valueVersion,
+    group`` (the last record per key in apply order, tombstones removed)."""
+    from pyspark.sql import functions as F
+
+    rec = effective_records(decoded).filter(F.col("key").isNotNull())
+    payload = F.struct(
+        F.col("offset").alias("offset"),
+        F.col("recordType").cast("int").alias("recordType"),
+        F.coalesce(F.col("recordName"), F.lit("unknown")).alias("name"),
+        F.coalesce(F.col("valueVersion").cast("int"), _int16_prefix("value"), F.lit(-1)).alias(
+            "valueVersion"
+        ),
+        _group_column().alias("group"),
+        F.col("value").isNull().alias("deleted"),
+    )
+    latest = rec.groupBy("partition", "key").agg(
+        F.max_by(payload, F.struct("applyOffset", "offset")).alias("_p")
+    )
+    return latest.filter(~F.col("_p.deleted")).select("partition", "_p.*").drop("deleted")
+
+
+def _release_table(spark: SparkSession, to: str) -> tuple[DataFrame, bool, str]:
+    target = release(to)
+    rows = [
+        (t, r.name, r.highest_value_version, r.highest_is_flexible)
+        for t, r in sorted(target.record_types.items())
+    ]
+    table = spark.createDataFrame(
+        rows, "recordType int, readsName string, highest int, highestIsFlexible boolean"
+    )
+    return table, target.ignores_unknown, target.line
+
+
+def downgrade_findings(decoded: DataFrame, to: str) -> DataFrame:
+    """Live records release ``to`` cannot load (or skips): ``rule, partition, offset,
+    recordType, name, valueVersion, group, reason``, as
+    :func:`codegen.forensics.downgrade.check_downgrade` finds them (``rule`` ``ignored`` is not
+    blocking). Raises :class:`~codegen.forensics.releases.UnknownReleaseError` for an unknown
+    release."""
+    from pyspark.sql import functions as F
+
+    table, ignores_unknown, line = _release_table(decoded.sparkSession, to)
+    live = live_records(decoded).join(F.broadcast(table), "recordType", "left")
+    name, version = F.col("name"), F.col("valueVersion")
+    group_state = name.startswith(GROUP_RECORD_PREFIXES[0])
+    for prefix in GROUP_RECORD_PREFIXES[1:]:
+        group_state = group_state | name.startswith(prefix)
+    group_state = (name != "unknown") & group_state
+    unknown = F.col("highest").isNull()
+    newer = version > F.col("highest")
+    readable_newer = F.lit(ignores_unknown) & F.col("highestIsFlexible")
+    group_repr = F.when(F.col("group").isNull(), F.lit("None")).otherwise(
+        F.concat(F.lit("'"), F.col("group"), F.lit("'"))
+    )
+    rtype = F.col("recordType").cast("string")
+    rule = (
+        F.when(unknown & group_state, F.lit("group-conversion"))
+        .when(unknown & F.lit(ignores_unknown), F.lit("ignored"))
+        .when(unknown, F.lit("unknown-type"))
+        .when(newer & ~readable_newer, F.lit("value-version"))
+    )
+    why = "predates KIP-915 (3.5)" if not ignores_unknown else None
+    why_col = (
+        F.lit(why)
+        if why is not None
+        else F.concat(F.lit("its v"), F.col("highest").cast("string"), F.lit(" is not flexible"))
+    )
+    reason = (
+        F.when(
+            F.col("_rule") == "group-conversion",
+            F.concat(
+                F.lit(f"Kafka {line} does not know record type "),
+                rtype,
+                F.lit(" ("),
+                name,
+                F.lit("); convert group "),
+                group_repr,
+                F.lit(
+                    " to a classic group or delete it before downgrading (KIP-848 downgrade steps)"
+                ),
+            ),
+        )
+        .when(
+            F.col("_rule") == "ignored",
+            F.concat(F.lit(f"Kafka {line} skips unknown record type "), rtype, F.lit(" (KIP-915)")),
+        )
+        .when(
+            F.col("_rule") == "unknown-type",
+            F.concat(
+                F.lit(f"Kafka {line} does not know record type "),
+                rtype,
+                F.lit(
+                    " and predates KIP-915 (3.5), so loading the partition fails; delete what "
+                    "wrote it (e.g. the group) before downgrading, or downgrade to 3.5 or later"
+                ),
+            ),
+        )
+        .otherwise(
+            F.concat(
+                F.col("readsName"),
+                F.lit("Value v"),
+                version.cast("string"),
+                F.lit(" is newer than the v"),
+                F.col("highest").cast("string"),
+                F.lit(f" Kafka {line} reads, and Kafka {line} "),
+                why_col,
+                F.lit(
+                    "; rewrite the record (e.g. commit the offset again, or let the group "
+                    "rebalance) from brokers whose inter.broker.protocol.version / "
+                    f"metadata.version is at most {line}, or delete it"
+                ),
+            )
+        )
+    )
+    return (
+        live.withColumn("_rule", rule)
+        .filter(F.col("_rule").isNotNull())
+        .select(
+            F.col("_rule").alias("rule"),
+            "partition",
+            "offset",
+            "recordType",
+            "name",
+            "valueVersion",
+            "group",
+            reason.alias("reason"),
+        )
+    )
+
+
+# ------------------------------------------------------------------------------------ groups
+
+_MEMBER_TYPE: Final = (
+    "struct<memberId:string,clientId:string,clientHost:string,instanceId:string,"
+    "assignors:array<string>,subscribedTopics:array<string>,"
+    "assignment:map<string,array<int>>,memberEpoch:int>"
+)
+
+
+def _consumer_payloads(subscription: Any, assignment: Any) -> Any:
+    """A classic consumer member's subscribed topics and assignment, decoded as the Python
+    view decodes them (with its fallbacks for clients that sent older layouts)."""
+    from pyspark.sql import functions as F
+
+    udf = F.udf(
+        lambda sub, asg: _decode_payloads(sub, asg),
+        "struct<topics:array<string>,partitions:map<string,array<int>>>",
+    )
+    return udf(subscription, assignment)
+
+
+def _decode_payloads(
+    subscription: bytes | None, assignment: bytes | None
+) -> tuple[list[str], dict[str, list[int]]]:
+    topics = decode_subscription(subscription).topics if subscription is not None else []
+    parts = decode_assignment(assignment).partitions if assignment is not None else {}
+    return topics, parts
+
+
+def _by_member_id(members: Column) -> Column:
+    """``members`` sorted by ``memberId`` (maps in the structs make them unorderable)."""
+    from pyspark.sql import functions as F
+
+    return F.array_sort(
+        members,
+        lambda a, b: (
+            F.when(a.memberId < b.memberId, -1).when(a.memberId > b.memberId, 1).otherwise(0)
+        ),
+    )
+
+
+def _classic_groups(rec: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    value = F.col("decodedValue.GroupMetadataValue")
+    latest = (
+        rec.filter(F.col("recordName") == "GroupMetadata")
+        .groupBy("partition", F.col("decodedKey.GroupMetadataKey.group").alias("group"))
+        .agg(
+            F.max_by(F.when(~F.col("isTombstone"), value), F.struct("applyOffset", "offset")).alias(
+                "_v"
+            )
+        )
+        .filter(F.col("_v").isNotNull())
+    )
+    members = latest.select(
+        "partition", "group", "_v.protocolType", "_v.protocol", F.explode("_v.members").alias("m")
+    )
+    consumer = F.col("protocolType") == "consumer"
+    payload = _consumer_payloads(
+        F.when(consumer, F.col("m.subscription")), F.when(consumer, F.col("m.assignment"))
+    )
+    detail = members.select(
+        "partition",
+        "group",
+        F.struct(
+            F.col("m.memberId").alias("memberId"),
+            F.col("m.clientId").alias("clientId"),
+            F.col("m.clientHost").alias("clientHost"),
+            F.col("m.groupInstanceId").alias("instanceId"),
+            F.lit(None).cast("array<string>").alias("assignors"),
+            F.coalesce(payload.topics, F.array().cast("array<string>")).alias("subscribedTopics"),
+            F.coalesce(payload.partitions, F.create_map().cast("map<string,array<int>>")).alias(
+                "assignment"
+            ),
+            F.lit(None).cast("int").alias("memberEpoch"),
+        ).alias("member"),
+    )
+    by_group = detail.groupBy("partition", "group").agg(
+        _by_member_id(F.collect_list("member")).alias("members")
+    )
+    return latest.join(by_group, ["partition", "group"], "left").select(
+        "partition",
+        "group",
+        F.lit("classic").alias("type"),
+        F.when(F.size("_v.members") == 0, "Empty").otherwise("Stable").alias("state"),
+        F.col("_v.protocolType").alias("protocolType"),
+        F.col("_v.protocol").alias("protocol"),
+        F.col("_v.generation").alias("generation"),
+        F.lit(None).cast("int").alias("epoch"),
+        F.coalesce(F.col("members"), F.array().cast(f"array<{_MEMBER_TYPE}>")).alias("members"),
+    )
+
+
+def _uuid(topic_id: Column) -> Column:
+    """A topic id as Python prints a UUID (the decoders give Kafka's base64 form)."""
+    from pyspark.sql import functions as F
+
+    return F.regexp_replace(
+        F.lower(F.hex(F.unbase64(topic_id))),
+        "^(.{8})(.{4})(.{4})(.{4})(.{12})$",
+        "$1-$2-$3-$4-$5",
+    )
+
+
+def _group_records(rec: DataFrame) -> DataFrame:
+    """The records that make a group's state: ``GroupMetadata`` and the metadata, member and
+    current assignment records of the other group types, with ``group, kind, part``."""
+    from pyspark.sql import functions as F
+
+    kinds = F.when(F.col("recordName") == "GroupMetadata", F.lit("classic"))
+    for prefix, kind in (("ConsumerGroup", "consumer"), ("ShareGroup", "share")):
+        kinds = kinds.when(F.col("recordName").startswith(prefix), F.lit(kind))
+    kinds = kinds.when(F.col("recordName").startswith("StreamsGroup"), F.lit("streams"))
+    part = F.regexp_replace(F.col("recordName"), "^(Consumer|Share|Streams)Group", "")
+    state_parts = ["Metadata", "MemberMetadata", "CurrentMemberAssignment"]
+    return (
+        rec.select(
+            "partition",
+            "offset",
+            "applyOffset",
+            "isTombstone",
+            "decodedKey",
+            "decodedValue",
+            "recordName",
+            _group_column().alias("group"),
+            kinds.alias("kind"),
+            F.when(F.col("recordName") == "GroupMetadata", F.lit("GroupMetadata"))
+            .otherwise(part)
+            .alias("part"),
+        )
+        .filter(F.col("kind").isNotNull())
+        .filter((F.col("kind") == "classic") | F.col("part").isin(*state_parts))
+    )
+
+
+def _deletes() -> Column:
+    from pyspark.sql import functions as F
+
+    return F.col("part").isin("GroupMetadata", "Metadata") & F.col("isTombstone")
+
+
+def _consumer_groups(grec: DataFrame) -> DataFrame:
+    """Consumer-protocol groups (``ConsumerGroup*`` records), replayed as the Python view does:
+    a group's state is built from its records after its last reset (the metadata tombstone that
+    deleted it, or a record of another group type that replaced it)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = Window.partitionBy("partition", "group").orderBy("applyOffset", "offset")
+    deletes = _deletes()
+    marked = grec.withColumn("_prevKind", F.lag("kind").over(order)).withColumn(
+        "_prevDelete", F.lag(deletes).over(order)
+    )
+    reset = (
+        (F.col("kind") == "classic")
+        | deletes
+        | F.col("_prevKind").isNull()
+        | (F.col("_prevKind") != F.col("kind"))
+        | F.coalesce(F.col("_prevDelete"), F.lit(False))
+    )
+    whole = Window.partitionBy("partition", "group")
+    current = (
+        marked.withColumn(
+            "_resetAt", F.max(F.when(reset, F.struct("applyOffset", "offset"))).over(whole)
+        )
+        .filter(F.struct("applyOffset", "offset") >= F.col("_resetAt"))
+        .filter(F.col("kind") == "consumer")
+        .filter(~deletes)
+    )
+    meta = current.filter(F.col("part") == "Metadata")
+    epochs = meta.groupBy("partition", "group").agg(
+        F.max_by(
+            F.col("decodedValue.ConsumerGroupMetadataValue.Epoch"),
+            F.struct("applyOffset", "offset"),
+        ).alias("epoch")
+    )
+    mem = current.filter(F.col("part") != "Metadata").withColumn(
+        "member",
+        F.coalesce(
+            F.col("decodedKey.ConsumerGroupMemberMetadataKey.MemberId"),
+            F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.MemberId"),
+        ),
+    )
+    pos = F.struct("applyOffset", "offset")
+    is_meta = F.col("part") == "MemberMetadata"
+    removed = is_meta & F.col("isTombstone")
+    member_window = Window.partitionBy("partition", "group", "member")
+    since = mem.withColumn("_removedAt", F.max(F.when(removed, pos)).over(member_window)).filter(
+        F.col("_removedAt").isNull() | (pos > F.col("_removedAt"))
+    )
+    mv = F.col("decodedValue.ConsumerGroupMemberMetadataValue")
+    av = F.col("decodedValue.ConsumerGroupCurrentMemberAssignmentValue")
+    per_member = since.groupBy("partition", "group", "member").agg(
+        F.max_by(F.when(is_meta, mv), F.when(is_meta, pos)).alias("_meta"),
+        F.max_by(
+            F.when(~is_meta, F.struct(F.col("isTombstone").alias("gone"), av.alias("v"))),
+            F.when(~is_meta, pos),
+        ).alias("_asg"),
+        F.max(F.when(~is_meta & ~F.col("isTombstone"), F.lit(True))).alias("_anyAsg"),
+    )
+    # A member exists once a metadata or assignment value created it (after its last removal).
+    present = per_member.filter(F.col("_meta").isNotNull() | F.coalesce("_anyAsg", F.lit(False)))
+    asg = F.when(~F.col("_asg.gone"), F.col("_asg.v"))
+    assignor = F.col("_meta.ServerAssignor")
+    member = F.struct(
+        F.col("member").alias("memberId"),
+        F.coalesce(F.col("_meta.ClientId"), F.lit("")).alias("clientId"),
+        F.coalesce(F.col("_meta.ClientHost"), F.lit("")).alias("clientHost"),
+        F.col("_meta.InstanceId").alias("instanceId"),
+        F.when((assignor.isNotNull()) & (assignor != ""), F.array(assignor))
+        .otherwise(F.array().cast("array<string>"))
+        .alias("assignors"),
+        F.coalesce(F.col("_meta.SubscribedTopicNames"), F.array().cast("array<string>")).alias(
+            "subscribedTopics"
+        ),
+        F.coalesce(
+            F.map_from_entries(
+                F.transform(
+                    asg.AssignedPartitions, lambda tp: F.struct(_uuid(tp.TopicId), tp.Partitions)
+                )
+            ),
+            F.create_map().cast("map<string,array<int>>"),
+        ).alias("assignment"),
+        asg.MemberEpoch.alias("memberEpoch"),
+    )
+    members = present.groupBy("partition", "group").agg(
+        _by_member_id(F.collect_list(member)).alias("members"),
+        F.min(asg.MemberEpoch).alias("_minEpoch"),
+    )
+    groups = current.select("partition", "group").distinct()
+    joined = groups.join(epochs, ["partition", "group"], "left").join(
+        members, ["partition", "group"], "left"
+    )
+    count = F.when(F.col("members").isNull(), 0).otherwise(F.size("members"))
+    return joined.select(
+        "partition",
+        "group",
+        F.lit("consumer").alias("type"),
+        F.when(count == 0, "Empty")
+        .when(F.col("epoch").isNotNull() & (F.col("_minEpoch") < F.col("epoch")), "Reconciling")
+        .otherwise("Stable")
+        .alias("state"),
+        F.lit(None).cast("string").alias("protocolType"),
+        F.lit(None).cast("string").alias("protocol"),
+        F.lit(None).cast("int").alias("generation"),
+        "epoch",
+        F.coalesce(F.col("members"), F.array().cast(f"array<{_MEMBER_TYPE}>")).alias("members"),
+    )
+
+
+def group_states(decoded: DataFrame) -> DataFrame:
+    """Each classic and consumer-protocol group at the end of ``decoded`` (cut it with
+    :func:`read_dump`'s ``as_of``): ``partition, group, type, state, protocolType, protocol,
+    generation, epoch, members, committedOffsets``. ``members`` is sorted by member id, each
+    ``memberId, clientId, clientHost, instanceId, assignors, subscribedTopics, assignment,
+    memberEpoch`` (a classic member's ``assignors`` is null: the log does not hold the list it
+    advertised). A group that only has committed offsets is an ``Empty`` classic group, as
+    Kafka loads it; a deleted group is not listed. Share and streams groups are not covered."""
+    from pyspark.sql import functions as F
+
+    rec = effective_records(decoded)
+    grec = _group_records(rec)
+    groups = _classic_groups(rec).unionByName(_consumer_groups(grec))
+    offsets = (
+        _latest_offsets(rec)
+        .groupBy("partition", "group")
+        .agg(F.count("*").alias("committedOffsets"))
+    )
+    # A group that once existed and was deleted is dead, even with offsets left.
+    existed = grec.filter(~_deletes()).select("partition", "group").distinct()
+    offsets_only = offsets.join(existed, ["partition", "group"], "left_anti")
+    with_groups = groups.join(offsets, ["partition", "group"], "left")
+    full = with_groups.unionByName(offsets_only, allowMissingColumns=True)
+    return full.select(
+        "partition",
+        "group",
+        F.coalesce(F.col("type"), F.lit("classic")).alias("type"),
+        F.coalesce(F.col("state"), F.lit("Empty")).alias("state"),
+        "protocolType",
+        "protocol",
+        "generation",
+        "epoch",
+        F.coalesce(F.col("members"), F.array().cast(f"array<{_MEMBER_TYPE}>")).alias("members"),
+        F.coalesce(F.col("committedOffsets"), F.lit(0)).alias("committedOffsets"),
+    )
+
+
+# ------------------------------------------------------------------------------------ lag
+
+
+def _offset_rows(rec: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    k = F.coalesce(F.col("decodedKey.OffsetCommitKey"), F.col("decodedKey.LegacyOffsetCommitKey"))
+    v_new = F.col("decodedValue.OffsetCommitValue")
+    v_old = F.col("decodedValue.LegacyOffsetCommitValue")
+    return rec.filter(F.col("recordName").isin(*_OFFSET_RECORDS)).select(
+        F.col("partition").alias("_logPartition"),
+        "applyOffset",
+        F.col("offset").alias("recordOffset"),
+        "isTombstone",
+        "timestampMs",
+        k.group.alias("group"),
+        k.topic.alias("topic"),
+        k.partition.alias("partition"),
+        F.coalesce(v_new.commitTimestamp, v_old.commitTimestamp).alias("commitTimestamp"),
+        F.coalesce(v_new.offset, v_old.offset).alias("offset"),
+        F.coalesce(v_new.leaderEpoch, F.lit(-1)).alias("leaderEpoch"),
+    )
+
+
+def _latest_offsets(rec: DataFrame) -> DataFrame:
+    """Live committed offsets: ``partition`` (of ``__consumer_offsets``), ``group``."""
+    from pyspark.sql import functions as F
+
+    rows = _offset_rows(rec)
+    latest = rows.groupBy("_logPartition", "group", "topic", "partition").agg(
+        F.max_by("isTombstone", F.struct("applyOffset", "recordOffset")).alias("_gone")
+    )
+    return latest.filter(~F.col("_gone")).select(F.col("_logPartition").alias("partition"), "group")
+
+
+def offset_history(decoded: DataFrame, ends: DataFrame | None = None) -> DataFrame:
+    """Every commit that took effect: ``group, topic, partition, seq`` (its place in the
+    partition's history, from 0), ``recordOffset, commitTimestamp, offset, leaderEpoch,
+    logEndOffset, lag``; the log end offset and lag at the commit's time are null without
+    ``ends`` (:func:`log_ends`) for that partition."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    rows = _offset_rows(effective_records(decoded)).filter(~F.col("isTombstone"))
+    order = Window.partitionBy("group", "topic", "partition").orderBy("applyOffset", "recordOffset")
+    commits = rows.withColumn("seq", F.row_number().over(order) - 1)
+    if ends is None:
+        return commits.select(
+            "group",
+            "topic",
+            "partition",
+            "seq",
+            "recordOffset",
+            "commitTimestamp",
+            "offset",
+            "leaderEpoch",
+            F.lit(None).cast("long").alias("logEndOffset"),
+            F.lit(None).cast("long").alias("lag"),
+        )
+    # An as-of join: each commit takes the last end at or before its time (ends first on ties).
+    known = ends.select("topic", "partition").distinct().withColumn("_known", F.lit(True))
+    events = commits.select(
+        "group",
+        "topic",
+        "partition",
+        "seq",
+        "recordOffset",
+        "commitTimestamp",
+        "offset",
+        "leaderEpoch",
+        F.col("commitTimestamp").alias("_t"),
+        F.lit(1).alias("_k"),
+        F.lit(None).cast("long").alias("_end"),
+    ).unionByName(
+        ends.select(
+            "topic",
+            "partition",
+            F.col("endTime").alias("_t"),
+            F.lit(0).alias("_k"),
+            F.col("endOffset").cast("long").alias("_end"),
+        ),
+        allowMissingColumns=True,
+    )
+    asof = (
+        Window.partitionBy("topic", "partition")
+        .orderBy("_t", "_k")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    joined = (
+        events.withColumn("_endAt", F.last("_end", ignorenulls=True).over(asof))
+        .filter(F.col("_k") == 1)
+        .join(F.broadcast(known), ["topic", "partition"], "left")
+    )
+    end = F.when(F.col("_known"), F.coalesce(F.col("_endAt"), F.lit(0)))
+    return joined.select(
+        "group",
+        "topic",
+        "partition",
+        "seq",
+        "recordOffset",
+        "commitTimestamp",
+        "offset",
+        "leaderEpoch",
+        end.alias("logEndOffset"),
+        F.when(end.isNotNull(), F.greatest(end - F.col("offset"), F.lit(0))).alias("lag"),
+    )
+
+
+def partition_lag(
+    decoded: DataFrame,
+    ends: DataFrame | None = None,
+    window: int = DEFAULT_WINDOW,
+    now: int | None = None,
+) -> DataFrame:
+    """Per (group, topic, partition): ``live, deletedAt, commits, logEndOffset, lag, status``
+    at *now* (given, else the newest timestamp of the dump and of ``ends``) over the last
+    ``window`` commits, by the rules of :func:`codegen.forensics.lag.burrow_status`."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if window < 1:
+        raise ValueError(f"--window {window}: give at least 1 commit")
+    rec = effective_records(decoded)
+    history = offset_history(decoded, ends)
+    if now is None:
+        newest = decoded.select(F.max("timestampMs").alias("_now"))
+        if ends is not None:
+            newest = newest.unionByName(ends.select(F.max("endTime").alias("_now")))
+        now_col = newest.agg(F.max("_now").alias("_now"))
+    else:
+        now_col = decoded.sparkSession.range(1).select(F.lit(now).cast("long").alias("_now"))
+    keys = ["group", "topic", "partition"]
+    counts = history.groupBy(*keys).agg(F.max("seq").alias("_last"))
+    recent = history.join(counts, keys).filter(F.col("seq") > F.col("_last") - window)
+    by_seq = Window.partitionBy(*keys).orderBy("seq")
+    recent = recent.withColumn("_prevLag", F.lag("lag").over(by_seq))
+    stats = recent.groupBy(*keys).agg(
+        F.count("*").alias("_n"),
+        F.max(F.col("lag").isNull().cast("int")).alias("_unknown"),
+        F.max((F.col("lag") == 0).cast("int")).alias("_zero"),
+        F.max_by(F.struct("commitTimestamp", "offset"), "seq").alias("_newest"),
+        F.min_by(F.struct("commitTimestamp", "offset"), "seq").alias("_oldest"),
+        F.min(
+            F.when(F.col("_prevLag").isNotNull(), (F.col("lag") >= F.col("_prevLag")).cast("int"))
+        ).alias("_neverShrinks"),
+    )
+    deletions = (
+        _offset_rows(rec)
+        .groupBy(*keys)
+        .agg(
+            F.max_by("isTombstone", F.struct("applyOffset", "recordOffset")).alias("_gone"),
+        )
+    )
+    # A tombstone counts as a deletion once the key has a commit before it (in apply order).
+    rows = _offset_rows(rec)
+    first = (
+        rows.filter(~F.col("isTombstone"))
+        .groupBy(*keys)
+        .agg(F.min(F.struct("applyOffset", "recordOffset")).alias("_first"))
+    )
+    deleted_at = (
+        rows.join(first, keys)
+        .filter(F.col("isTombstone") & (F.struct("applyOffset", "recordOffset") > F.col("_first")))
+        .groupBy(*keys)
+        .agg(F.array_sort(F.collect_list("recordOffset")).alias("deletedAt"))
+    )
+    end_now: Column = F.lit(None).cast("long")
+    with_now = stats.crossJoin(F.broadcast(now_col))
+    if ends is not None:
+        last_end = (
+            ends.crossJoin(F.broadcast(now_col))
+            .filter(F.col("endTime") <= F.col("_now"))
+            .groupBy("topic", "partition")
+            .agg(F.max("endOffset").cast("long").alias("_endNow"))
+        )
+        known = ends.select("topic", "partition").distinct().withColumn("_known", F.lit(True))
+        with_now = with_now.join(last_end, ["topic", "partition"], "left").join(
+            F.broadcast(known), ["topic", "partition"], "left"
+        )
+        end_now = F.when(F.col("_known"), F.coalesce(F.col("_endNow"), F.lit(0)))
+    n_ts, o_ts = F.col("_newest.commitTimestamp"), F.col("_oldest.commitTimestamp")
+    idle, span = F.col("_now") - n_ts, n_ts - o_ts
+    stopped = idle > span
+    at_end = end_now.isNotNull() & (F.col("_newest.offset") >= end_now)
+    several = F.col("_n") > 1
+    never_shrinks = F.coalesce(F.col("_neverShrinks"), F.lit(1)) == 1
+    status = (
+        F.when(F.col("_unknown") == 1, F.lit(None).cast("string"))
+        .when(F.col("_zero") == 1, "OK")
+        .when(stopped & at_end, "OK")
+        .when(stopped, "STOP")
+        .when(
+            several & (F.col("_newest.offset") == F.col("_oldest.offset")) & never_shrinks,
+            "STALL",
+        )
+        .when(several & never_shrinks, "WARN")
+        .otherwise("OK")
+    )
+    return (
+        with_now.join(deletions, keys, "left")
+        .join(deleted_at, keys, "left")
+        .select(
+            *keys,
+            (~F.coalesce(F.col("_gone"), F.lit(False))).alias("live"),
+            F.coalesce(F.col("deletedAt"), F.array().cast("array<long>")).alias("deletedAt"),
+            F.col("_n").alias("windowCommits"),
+            end_now.alias("logEndOffset"),
+            F.when(
+                end_now.isNotNull(), F.greatest(end_now - F.col("_newest.offset"), F.lit(0))
+            ).alias("lag"),
+            status.alias("status"),
+            F.col("_now").alias("now"),
+        )
+    )
+
+
+def group_lag(partitions: DataFrame) -> DataFrame:
+    """A group's status from its partitions' (:func:`partition_lag`): ``ERR`` when one is
+    ``STOP`` or ``STALL``, else ``WARN`` when one is ``WARN``, else ``OK``; null when none has a
+    status."""
+    from pyspark.sql import functions as F
+
+    s = F.col("status")
+    agg = partitions.groupBy("group").agg(
+        F.max(s.isin("STOP", "STALL").cast("int")).alias("_err"),
+        F.max((s == "WARN").cast("int")).alias("_warn"),
+        F.count(s).alias("_known"),
+    )
+    return agg.select(
+        "group",
+        F.when(F.col("_known") == 0, F.lit(None).cast("string"))
+        .when(F.col("_err") == 1, "ERR")
+        .when(F.col("_warn") == 1, "WARN")
+        .otherwise("OK")
+        .alias("status"),
+    )

@@ -1,0 +1,312 @@
+"""spark_udfs.forensics gives the Python API's answers, row for row, on the same dumps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_forensics_groups import TOPIC_ID, classic, commit, key, subscription, value, write
+from test_forensics_lag import SCENARIOS, T0, S, commit_record
+
+from codegen.dumps import SegmentWriter
+from codegen.dumps.model import ControlType
+from codegen.forensics.downgrade import check_downgrade
+from codegen.forensics.groups import AsOf, group_reports
+from codegen.forensics.lag import lag_reports
+from generated.consumer_group_current_member_assignment_value import TopicPartitions
+from generated.consumer_protocol_assignment import ConsumerProtocolAssignment, TopicPartition
+from generated.group_metadata_value import MemberMetadata
+from spark_udfs import forensics
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+REAL = ROOT / "tests" / "data" / "forensics"
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Upgrades (value v1 to v5), legacy keys, consumer-protocol groups, tombstones, committed
+    and aborted transactional commits (spark_udfs.synth)."""
+    from spark_udfs.synth import write_consumer_offsets
+
+    out = tmp_path_factory.mktemp("forensics-synth")
+    write_consumer_offsets(out, records=4_000, partitions=2, groups=24, seed=11)
+    return out
+
+
+@pytest.fixture(scope="module")
+def lag_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The lag scenarios of tests/test_forensics_lag.py (OK, WARN, STALL, STOP, deletions, an
+    aborted commit) with their data topic t-0..t-3."""
+    root = tmp_path_factory.mktemp("forensics-lag")
+    for partition in range(4):
+        folder = root / f"t-{partition}"
+        folder.mkdir()
+        with SegmentWriter(folder / "00000000000000000000.log") as w:
+            for k in range(11):
+                w.write_batch([(None, b"x")] * 10, timestamp=T0 + k * 10 * S)
+    offsets = root / "__consumer_offsets-0"
+    offsets.mkdir()
+    events = [
+        (seconds, commit_record(g, "t", p, off, T0 + seconds * S))
+        for g, p, commits in SCENARIOS
+        for seconds, off in commits
+    ]
+    with SegmentWriter(offsets / "00000000000000000000.log") as w:
+        for seconds, rec in sorted(events, key=lambda e: e[0]):
+            w.write_batch([rec], timestamp=T0 + seconds * S)
+        w.write_batch([commit_record("g-other", "gone", 0, 5, T0)], timestamp=T0 + 95 * S)
+        w.write_batch([commit_record("g-other", "gone", 1, 5, T0)], timestamp=T0 + 95 * S)
+        w.write_batch([commit_record("g-other", "gone", 1, None, T0)], timestamp=T0 + 96 * S)
+        w.write_batch(
+            [commit_record("g-other", "gone", 0, 999, T0 + 97 * S)],
+            timestamp=T0 + 97 * S,
+            producer_id=3,
+            producer_epoch=0,
+            transactional=True,
+        )
+        w.write_control(ControlType.ABORT, producer_id=3, producer_epoch=0)
+    return root
+
+
+def classic_member(member_id: str, sub_version: int, partitions: list[int]) -> MemberMetadata:
+    assignment = ConsumerProtocolAssignment(
+        assigned_partitions=[TopicPartition(topic="t", partitions=partitions)]
+    )
+    return MemberMetadata(
+        member_id=member_id,
+        group_instance_id=f"instance-{member_id}" if sub_version else None,
+        client_id=f"client-{member_id}",
+        client_host=f"/10.0.0.{len(member_id)}",
+        rebalance_timeout=1,
+        session_timeout=1,
+        subscription=subscription(sub_version),
+        assignment=b"\x00\x00" + assignment.encode(0),
+    )
+
+
+def consumer_member(group: str, member: str, assignor: str) -> tuple[bytes, bytes]:
+    return (
+        key("ConsumerGroupMemberMetadataKey", group_id=group, member_id=member),
+        value(
+            "ConsumerGroupMemberMetadataValue",
+            0,
+            client_id=f"c-{member}",
+            client_host="/h",
+            subscribed_topic_names=["t"],
+            server_assignor=assignor,
+        ),
+    )
+
+
+def current_assignment(group: str, member: str, epoch: int) -> tuple[bytes, bytes]:
+    assigned = TopicPartitions(topic_id=TOPIC_ID, partitions=[epoch], assignment_epochs=[epoch])
+    return (
+        key("ConsumerGroupCurrentMemberAssignmentKey", group_id=group, member_id=member),
+        value(
+            "ConsumerGroupCurrentMemberAssignmentValue",
+            0,
+            member_epoch=epoch,
+            previous_member_epoch=epoch - 1,
+            assigned_partitions=[assigned],
+        ),
+    )
+
+
+def group_epoch(group: str, epoch: int | None) -> tuple[bytes, bytes | None]:
+    k = key("ConsumerGroupMetadataKey", group_id=group)
+    return (k, None if epoch is None else value("ConsumerGroupMetadataValue", 0, epoch=epoch))
+
+
+@pytest.fixture(scope="module")
+def mixes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Assignor mixes, a classic group converted to a consumer group, members leaving and a
+    member whose assignment came before its metadata, a deleted consumer group recreated by a
+    member record, offsets deleted."""
+    gone = (key("GroupMetadataKey", group="conv"), None)
+    member_gone = (key("ConsumerGroupMemberMetadataKey", group_id="cg", member_id="b"), None)
+    return write(
+        tmp_path_factory.mktemp("forensics-mixes"),
+        [classic("conv", 3, "range", classic_member("a", 1, [0, 1]))],  # 0
+        [
+            classic(
+                "mix", 1, "roundrobin", classic_member("x", 0, [0]), classic_member("yy", 1, [1])
+            )
+        ],
+        [commit("conv", 0, 5), commit("mix", 1, 7)],  # 2, 3
+        [gone],  # 4: conv deleted, then back as a consumer group
+        [consumer_member("conv", "m", "uniform"), group_epoch("conv", 5)],  # 5, 6
+        [current_assignment("conv", "m", 5)],  # 7
+        [current_assignment("cg", "a", 2), group_epoch("cg", 3)],  # 8, 9: assignment first
+        [consumer_member("cg", "a", "range"), consumer_member("cg", "b", "range")],  # 10, 11
+        [member_gone, commit("mix", 1, None)],  # 12, 13
+        [group_epoch("dead", 1), consumer_member("dead", "z", "uniform")],  # 14, 15
+        [group_epoch("dead", None), current_assignment("dead", "z", 1)],  # 16, 17
+    )
+
+
+# ------------------------------------------------------------------------------ downgrade
+
+
+def python_findings(path: Path, to: str) -> list[tuple[Any, ...]]:
+    report = check_downgrade(path, to)
+    return sorted(
+        (f.rule, f.partition, f.offset, f.record_type, f.name, f.value_version, f.group, f.reason)
+        for f in [*report.blockers, *report.ignored]
+    )
+
+
+def spark_findings(decoded: Any, to: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in forensics.downgrade_findings(decoded, to).collect())
+
+
+@pytest.mark.parametrize("name", ["synth", "ldi-poc"])
+def test_downgrade_findings_match_the_python_api(spark: Any, synth: Path, name: str) -> None:
+    path = synth if name == "synth" else REAL / "ldi-poc"
+    decoded = forensics.read_dump(spark, path).cache()
+    seen_rules: set[str] = set()
+    for to in ("2.0", "2.2", "3.4", "3.9"):
+        expected = python_findings(path, to)
+        assert spark_findings(decoded, to) == expected, to
+        seen_rules |= {f[0] for f in expected}
+    decoded.unpersist()
+    # the comparison covers blocking findings, not only empty lists
+    assert "value-version" in seen_rules
+    if name == "synth":  # its consumer-protocol groups block 3.4
+        assert "group-conversion" in seen_rules
+
+
+# ------------------------------------------------------------------------------ groups
+
+
+def python_groups(path: Path, as_of: AsOf | None = None) -> list[tuple[Any, ...]]:
+    return sorted(
+        (
+            r.partition,
+            r.group,
+            r.type,
+            r.state,
+            r.protocol_type,
+            r.protocol,
+            r.generation,
+            r.epoch,
+            r.members,
+            r.committed_offsets,
+        )
+        for r in group_reports(path, as_of=as_of)
+        # deleted groups are only in the timelines
+        if r.type is not None
+    )
+
+
+def spark_groups(spark: Any, path: Path, as_of: AsOf | None = None) -> list[tuple[Any, ...]]:
+    rows = forensics.group_states(forensics.read_dump(spark, path, as_of)).collect()
+    return sorted(
+        (
+            r.partition,
+            r.group,
+            r.type,
+            r.state,
+            r.protocolType,
+            r.protocol,
+            r.generation,
+            r.epoch,
+            [m.asDict(recursive=True) for m in r.members],
+            r.committedOffsets,
+        )
+        for r in rows
+    )
+
+
+def test_group_states_match_the_python_api_on_synthesized_groups(spark: Any, synth: Path) -> None:
+    expected = python_groups(synth)
+    assert {g[2] for g in expected} == {"classic", "consumer"}
+    assert spark_groups(spark, synth) == expected
+
+
+def test_group_states_match_the_python_api_on_mixes(spark: Any, mixes: Path) -> None:
+    expected = python_groups(mixes)
+    states = {g[1]: (g[2], g[3], len(g[8])) for g in expected}
+    assert states == {
+        "cg": ("consumer", "Reconciling", 1),  # member a at epoch 2 of 3
+        "conv": ("consumer", "Stable", 1),
+        "dead": ("consumer", "Stable", 1),
+        "mix": ("classic", "Stable", 2),
+    }
+    mix_members = {g[1]: g[8] for g in expected}["mix"]
+    assert mix_members[1]["assignment"] == {"t": [1]} and mix_members[1]["subscribedTopics"]
+    assert spark_groups(spark, mixes) == expected
+    for offset in (1, 4, 7, 9, 12, 16):
+        as_of = AsOf(offset=offset)
+        assert spark_groups(spark, mixes, as_of) == python_groups(mixes, as_of), offset
+
+
+def test_group_states_match_the_python_api_on_real_data(spark: Any) -> None:
+    path = REAL / "aibulb"
+    assert spark_groups(spark, path) == python_groups(path)
+    as_of = AsOf(offset=1)
+    assert spark_groups(spark, path, as_of) == python_groups(path, as_of)
+
+
+def test_group_states_as_of_a_time(spark: Any, synth: Path) -> None:
+    reports = group_reports(synth)
+    assert reports
+    timestamps = sorted(e.timestamp for r in reports for e in r.events)
+    as_of = AsOf(timestamp_ms=timestamps[len(timestamps) // 2])
+    expected = python_groups(synth, as_of)
+    assert expected != python_groups(synth)
+    assert spark_groups(spark, synth, as_of) == expected
+
+
+# ------------------------------------------------------------------------------ lag
+
+
+def python_lag(path: Path, window: int) -> tuple[list[Any], list[Any], dict[str, Any]]:
+    reports = lag_reports(path, window=window)
+    parts = sorted(
+        (p.group, p.topic, p.partition, p.live, p.deleted_at, p.log_end_offset, p.lag, p.status)
+        for g in reports
+        for p in g.partitions
+    )
+    history = sorted(
+        (
+            *(p.group, p.topic, p.partition, c.record_offset, c.commit_timestamp, c.offset),
+            *(c.leader_epoch, c.log_end_offset, c.lag),
+        )
+        for g in reports
+        for p in g.partitions
+        for c in p.commits
+    )
+    return parts, history, {g.group: g.status for g in reports}
+
+
+def spark_lag(spark: Any, path: Path, window: int) -> tuple[list[Any], list[Any], dict[str, Any]]:
+    decoded = forensics.read_dump(spark, path)
+    ends = forensics.read_log_ends(spark, path)
+    lag = forensics.partition_lag(decoded, ends, window=window).cache()
+    parts = sorted(
+        (r.group, r.topic, r.partition, r.live, r.deletedAt, r.logEndOffset, r.lag, r.status)
+        for r in lag.collect()
+    )
+    history = sorted(
+        (
+            *(r.group, r.topic, r.partition, r.recordOffset, r.commitTimestamp, r.offset),
+            *(r.leaderEpoch, r.logEndOffset, r.lag),
+        )
+        for r in forensics.offset_history(decoded, ends).collect()
+    )
+    groups = {r.group: r.status for r in forensics.group_lag(lag).collect()}
+    lag.unpersist()
+    return parts, history, groups
+
+
+def test_lag_matches_the_python_api_on_every_status(spark: Any, lag_folder: Path) -> None:
+    expected = python_lag(lag_folder, window=3)
+    assert {p[7] for p in expected[0]} == {"OK", "WARN", "STALL", "STOP", None}
+    assert spark_lag(spark, lag_folder, window=3) == expected
+
+
+@pytest.mark.parametrize("name", ["synth", "aibulb"])
+def test_lag_matches_the_python_api(spark: Any, synth: Path, name: str) -> None:
+    path = synth if name == "synth" else REAL / "aibulb"
+    assert spark_lag(spark, path, window=10) == python_lag(path, window=10)
