@@ -114,7 +114,9 @@ def group_states(decoded: DataFrame) -> DataFrame:
     members``, from the latest group and member records (classic and consumer groups).
 
     States as the pure-Python view derives them: no members is ``Empty``; a consumer group is
-    ``Reconciling`` while a member's epoch is behind the group epoch; otherwise ``Stable``.
+    ``Reconciling`` while a member's epoch is behind the group epoch; otherwise ``Stable``. A
+    group that only committed offsets (a consumer that assigns its partitions itself) is a
+    classic group in state ``Empty``, as the broker lists it.
     """
     from pyspark.sql import functions as F
 
@@ -187,4 +189,22 @@ def group_states(decoded: DataFrame) -> DataFrame:
         "epoch",
         F.coalesce(F.col("members"), F.lit(0)).alias("members"),
     )
-    return classic.unionByName(consumer).orderBy("group")
+    listed = classic.unionByName(consumer)
+    offset_only = (
+        committed_offsets(decoded)
+        .select("group")
+        .distinct()
+        .join(listed.select("group"), "group", "left_anti")
+        .select(
+            "group",
+            F.lit("classic").alias("type"),
+            F.lit("Empty").alias("state"),
+            F.lit(None).cast("string").alias("protocolType"),
+            F.lit(None).cast("string").alias("protocol"),
+            F.lit(None).cast("string").alias("leader"),
+            F.lit(None).cast("int").alias("generation"),
+            F.lit(None).cast("int").alias("epoch"),
+            F.lit(0).alias("members"),
+        )
+    )
+    return listed.unionByName(offset_only).orderBy("group")

@@ -1,6 +1,6 @@
 """A codec package generated from a newer coordinator spec set, and a dump only it can read.
 
-``tests/cases/newer_coordinator`` (see its README) adds a record type (``TransactionAudit``,
+``tests/data/newer_coordinator`` (see its README) adds a record type (``TransactionAudit``,
 apiKey 1) and a value version (``TransactionLogValue`` v2, with ``CoordinatorEpoch``) to copies
 of the shipped ``transaction_state`` specs.
 """
@@ -15,7 +15,7 @@ from types import ModuleType
 
 from codegen.dumps import SegmentWriter
 
-SPECS = Path(__file__).resolve().parent / "cases" / "newer_coordinator"
+SPECS = Path(__file__).resolve().parent / "data" / "newer_coordinator"
 PACKAGE = "newer_codecs"
 """The name the package is generated under (unique to these tests)."""
 

@@ -1,6 +1,6 @@
 """Dump decoding with a codec package other than the shipped one.
 
-A package generated from a newer coordinator spec set (``tests/cases/newer_coordinator``) decodes
+A package generated from a newer coordinator spec set (``tests/data/newer_coordinator``) decodes
 a record type and a value version the shipped ``generated`` package does not know: through the
 Python API, ``python -m codegen dump --package`` and ``--specs``.
 """

@@ -1,6 +1,6 @@
 """The Arrow decode core with a package other than the shipped one (no Spark session).
 
-The package is generated from ``tests/cases/newer_coordinator``: a record type (apiKey 1) and a
+The package is generated from ``tests/data/newer_coordinator``: a record type (apiKey 1) and a
 value version (TransactionLogValue v2) the shipped package does not have.
 """
 
