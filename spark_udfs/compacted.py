@@ -116,9 +116,11 @@ def group_states(decoded: DataFrame) -> DataFrame:
     States as the pure-Python view derives them: no members is ``Empty``; a consumer group is
     ``Reconciling`` while a member's epoch is behind the group epoch; otherwise ``Stable``. A
     group that only committed offsets (a consumer that assigns its partitions itself) is a
-    classic group in state ``Empty``, as the broker lists it.
+    classic group in state ``Empty``, as the broker lists it. Share and streams groups are not
+    listed.
     """
     from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
 
     rec = effective_records(decoded)
     classic = (
@@ -190,11 +192,22 @@ def group_states(decoded: DataFrame) -> DataFrame:
         F.coalesce(F.col("members"), F.lit(0)).alias("members"),
     )
     listed = classic.unionByName(consumer)
+    # Share and streams groups are not listed here yet, but they are not offset-only groups.
+    key_type = decoded.schema["decodedKey"].dataType
+    assert isinstance(key_type, StructType)
+    other_keys = [
+        name for name in key_type.fieldNames() if name.startswith(("ShareGroup", "StreamsGroup"))
+    ]
+    with_records = listed.select("group")
+    if other_keys:
+        other_ids = F.coalesce(*(F.col(f"decodedKey.{name}.GroupId") for name in other_keys))
+        other = rec.select(other_ids.alias("group")).filter(F.col("group").isNotNull())
+        with_records = with_records.unionByName(other)
     offset_only = (
         committed_offsets(decoded)
         .select("group")
         .distinct()
-        .join(listed.select("group"), "group", "left_anti")
+        .join(with_records, "group", "left_anti")
         .select(
             "group",
             F.lit("classic").alias("type"),
