@@ -48,16 +48,16 @@ SCENARIOS = [
 ]
 
 
-@pytest.fixture
-def log_folder(tmp_path: Path) -> Path:
-    """Data topic t-0..t-3: a 10-record batch every 10 s from 0 to 100 s (end 10 * (k + 1))."""
+def write_lag_scenarios(root: Path) -> Path:
+    """The SCENARIOS under ``root``, returned: data topic t-0..t-3 (a 10-record batch every 10 s
+    from 0 to 100 s, end 10 * (k + 1)) and their commits in ``__consumer_offsets-0``."""
     for partition in range(4):
-        folder = tmp_path / f"t-{partition}"
+        folder = root / f"t-{partition}"
         folder.mkdir()
         with SegmentWriter(folder / "00000000000000000000.log") as w:
             for k in range(11):
                 w.write_batch([(None, b"x")] * 10, timestamp=T0 + k * 10 * S)
-    offsets = tmp_path / "__consumer_offsets-0"
+    offsets = root / "__consumer_offsets-0"
     offsets.mkdir()
     events = [
         (seconds, commit_record(g, "t", p, off, T0 + seconds * S))
@@ -79,7 +79,12 @@ def log_folder(tmp_path: Path) -> Path:
             transactional=True,
         )
         w.write_control(ControlType.ABORT, producer_id=3, producer_epoch=0)
-    return tmp_path
+    return root
+
+
+@pytest.fixture
+def log_folder(tmp_path: Path) -> Path:
+    return write_lag_scenarios(tmp_path)
 
 
 def statuses(reports: list[Any]) -> dict[tuple[str, int], str | None]:

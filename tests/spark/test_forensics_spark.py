@@ -7,10 +7,8 @@ from typing import Any
 
 import pytest
 from test_forensics_groups import TOPIC_ID, classic, commit, key, subscription, value, write
-from test_forensics_lag import SCENARIOS, T0, S, commit_record
+from test_forensics_lag import write_lag_scenarios
 
-from codegen.dumps import SegmentWriter
-from codegen.dumps.model import ControlType
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.lag import lag_reports
@@ -38,35 +36,7 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def lag_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The lag scenarios of tests/test_forensics_lag.py (OK, WARN, STALL, STOP, deletions, an
     aborted commit) with their data topic t-0..t-3."""
-    root = tmp_path_factory.mktemp("forensics-lag")
-    for partition in range(4):
-        folder = root / f"t-{partition}"
-        folder.mkdir()
-        with SegmentWriter(folder / "00000000000000000000.log") as w:
-            for k in range(11):
-                w.write_batch([(None, b"x")] * 10, timestamp=T0 + k * 10 * S)
-    offsets = root / "__consumer_offsets-0"
-    offsets.mkdir()
-    events = [
-        (seconds, commit_record(g, "t", p, off, T0 + seconds * S))
-        for g, p, commits in SCENARIOS
-        for seconds, off in commits
-    ]
-    with SegmentWriter(offsets / "00000000000000000000.log") as w:
-        for seconds, rec in sorted(events, key=lambda e: e[0]):
-            w.write_batch([rec], timestamp=T0 + seconds * S)
-        w.write_batch([commit_record("g-other", "gone", 0, 5, T0)], timestamp=T0 + 95 * S)
-        w.write_batch([commit_record("g-other", "gone", 1, 5, T0)], timestamp=T0 + 95 * S)
-        w.write_batch([commit_record("g-other", "gone", 1, None, T0)], timestamp=T0 + 96 * S)
-        w.write_batch(
-            [commit_record("g-other", "gone", 0, 999, T0 + 97 * S)],
-            timestamp=T0 + 97 * S,
-            producer_id=3,
-            producer_epoch=0,
-            transactional=True,
-        )
-        w.write_control(ControlType.ABORT, producer_id=3, producer_epoch=0)
-    return root
+    return write_lag_scenarios(tmp_path_factory.mktemp("forensics-lag"))
 
 
 def classic_member(member_id: str, sub_version: int, partitions: list[int]) -> MemberMetadata:
