@@ -33,11 +33,13 @@ oracle-setup:
 demo: python-setup
 	$(PY) -m spark_udfs.demo $(if $(DUMP),--input '$(DUMP)') $(if $(OUT),--out '$(OUT)')
 
-## test: generated code up to date, style and types, then every test
+## test: generated code up to date, style and types, then every test (codecs on the native
+## backend), then the codec tests again on the pure-Python backend
 test: setup
 	$(PY) -m codegen check
 	$(MAKE) --no-print-directory lint typecheck
 	$(PY) -m pytest -n 2 --dist loadgroup -q
+	SPECGEN_BACKEND=pure $(PY) -m pytest -n 2 --dist loadgroup -q -m codec
 
 ## test-fast: the tests that need neither Spark nor the Kafka jars
 test-fast: $(STAMP)

@@ -95,6 +95,35 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
                     build_data["force_include"][str(path)] = relative
         if self.target_name == "wheel" and not building_self:
             build_data["dependencies"].append(runtime_requirement())
+        if self.target_name == "wheel" and building_self:
+            self._build_native_engine(version, build_data)
+
+    def _build_native_engine(self, version: str, build_data: dict[str, Any]) -> None:
+        """Compile the native decoder into the wheel (in place for an editable install);
+        without a C compiler the wheel is pure Python and reads with the pure backend."""
+        from codegen.native import build
+
+        try:
+            if version == "editable":
+                built, seconds = build.build()
+            else:
+                out = Path(self.directory) / "native" / build.output_path().name
+                out.parent.mkdir(parents=True, exist_ok=True)
+                built, seconds = build.build(out=out)
+        except build.CompilerNotFound as exc:
+            self.app.display_warning(
+                f"kafka-specgen: {exc}; this install reads messages with the pure-Python "
+                "backend (same results, slower)"
+            )
+            return
+        except RuntimeError as exc:
+            raise SpecgenBuildError(f"kafka-specgen: {exc}") from None
+        self.app.display_info(f"kafka-specgen: built the native decoder in {seconds:.1f} s")
+        if version != "editable":
+            relative = build.output_path().relative_to(Path(self.root).resolve())
+            build_data["force_include"][str(built)] = relative.as_posix()
+            build_data["pure_python"] = False
+            build_data["infer_tag"] = True
 
 
 def _check_spec_paths(root: Path, specs: list[Path]) -> None:

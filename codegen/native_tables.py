@@ -64,7 +64,8 @@ StructTable = tuple[
     tuple[tuple[int, Op, int, object], ...],
     tuple[int, ...],
 ]
-MessageTable = tuple[str, int, str, int, tuple[StructTable, ...]]
+StructTables = tuple[StructTable, ...]
+MessageTable = tuple[str, int, str, int, StructTables]
 
 
 def _default(f: Field) -> Default:

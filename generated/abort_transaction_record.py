@@ -234,3 +234,15 @@ AbortTransactionRecord._STRUCTS = {}
 AbortTransactionRecord._READERS = {0: _read_AbortTransactionRecord_v0}
 AbortTransactionRecord._ROW_READERS = {0: _row_AbortTransactionRecord_v0}
 AbortTransactionRecord._WRITERS = {0: _write_AbortTransactionRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("AbortTransactionRecord", True, 2, (), (), ((0, (10, 3, 0, "reason", 0, -1), 0, None),), ()),
+)
+_rt.backends.install(
+    AbortTransactionRecord,
+    {"AbortTransactionRecord": AbortTransactionRecord},
+    {0: ("kafka-specgen-native", 1, "AbortTransactionRecord", 0, _NATIVE_LAYOUT_0)},
+)

@@ -234,3 +234,15 @@ BeginTransactionRecord._STRUCTS = {}
 BeginTransactionRecord._READERS = {0: _read_BeginTransactionRecord_v0}
 BeginTransactionRecord._ROW_READERS = {0: _row_BeginTransactionRecord_v0}
 BeginTransactionRecord._WRITERS = {0: _write_BeginTransactionRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("BeginTransactionRecord", True, 2, (), (), ((0, (10, 3, 0, "name", 0, -1), 0, None),), ()),
+)
+_rt.backends.install(
+    BeginTransactionRecord,
+    {"BeginTransactionRecord": BeginTransactionRecord},
+    {0: ("kafka-specgen-native", 1, "BeginTransactionRecord", 0, _NATIVE_LAYOUT_0)},
+)

@@ -1261,3 +1261,77 @@ BrokerRegistrationChangeRecord._WRITERS = {
     2: _write_BrokerRegistrationChangeRecord_v2,
     3: _write_BrokerRegistrationChangeRecord_v3,
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "BrokerRegistrationChangeRecord",
+        True,
+        7,
+        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
+        (
+            (3, "in_controlled_shutdown", 0, 0),
+            (4, "log_dirs", 2, None),
+            (5, "cordoned_log_dirs", 0, None),
+        ),
+        ((0, (1, 0, 2, "fenced", 0, -1), 0, 0),),
+        (1, 2, 3),
+    ),
+)
+_NATIVE_LAYOUT_1: Any = (
+    (
+        "BrokerRegistrationChangeRecord",
+        True,
+        7,
+        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
+        ((4, "log_dirs", 2, None), (5, "cordoned_log_dirs", 0, None)),
+        (
+            (0, (1, 0, 2, "fenced", 0, -1), 0, 0),
+            (1, (1, 0, 3, "in_controlled_shutdown", 0, -1), 0, 0),
+        ),
+        (2, 3),
+    ),
+)
+_NATIVE_LAYOUT_2: Any = (
+    (
+        "BrokerRegistrationChangeRecord",
+        True,
+        7,
+        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
+        ((5, "cordoned_log_dirs", 0, None),),
+        (
+            (0, (1, 0, 2, "fenced", 0, -1), 0, 0),
+            (1, (1, 0, 3, "in_controlled_shutdown", 0, -1), 0, 0),
+            (2, (12, 1, 4, "log_dirs", 9, -1), 2, None),
+        ),
+        (3,),
+    ),
+)
+_NATIVE_LAYOUT_3: Any = (
+    (
+        "BrokerRegistrationChangeRecord",
+        True,
+        7,
+        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
+        (),
+        (
+            (0, (1, 0, 2, "fenced", 0, -1), 0, 0),
+            (1, (1, 0, 3, "in_controlled_shutdown", 0, -1), 0, 0),
+            (2, (12, 1, 4, "log_dirs", 9, -1), 2, None),
+            (3, (12, 3, 5, "cordoned_log_dirs", 9, -1), 0, None),
+        ),
+        (),
+    ),
+)
+_rt.backends.install(
+    BrokerRegistrationChangeRecord,
+    {"BrokerRegistrationChangeRecord": BrokerRegistrationChangeRecord},
+    {
+        0: ("kafka-specgen-native", 1, "BrokerRegistrationChangeRecord", 0, _NATIVE_LAYOUT_0),
+        1: ("kafka-specgen-native", 1, "BrokerRegistrationChangeRecord", 1, _NATIVE_LAYOUT_1),
+        2: ("kafka-specgen-native", 1, "BrokerRegistrationChangeRecord", 2, _NATIVE_LAYOUT_2),
+        3: ("kafka-specgen-native", 1, "BrokerRegistrationChangeRecord", 3, _NATIVE_LAYOUT_3),
+    },
+)

@@ -201,3 +201,15 @@ ClearElrRecord._STRUCTS = {}
 ClearElrRecord._READERS = {0: _read_ClearElrRecord_v0}
 ClearElrRecord._ROW_READERS = {0: _row_ClearElrRecord_v0}
 ClearElrRecord._WRITERS = {0: _write_ClearElrRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("ClearElrRecord", True, 2, ((10, 1, 0, "topic_name", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    ClearElrRecord,
+    {"ClearElrRecord": ClearElrRecord},
+    {0: ("kafka-specgen-native", 1, "ClearElrRecord", 0, _NATIVE_LAYOUT_0)},
+)

@@ -211,3 +211,31 @@ ConsumerGroupCurrentMemberAssignmentKey._ROW_READERS = {
 ConsumerGroupCurrentMemberAssignmentKey._WRITERS = {
     0: _write_ConsumerGroupCurrentMemberAssignmentKey_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerGroupCurrentMemberAssignmentKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerGroupCurrentMemberAssignmentKey,
+    {"ConsumerGroupCurrentMemberAssignmentKey": ConsumerGroupCurrentMemberAssignmentKey},
+    {
+        0: (
+            "kafka-specgen-native",
+            1,
+            "ConsumerGroupCurrentMemberAssignmentKey",
+            0,
+            _NATIVE_LAYOUT_0,
+        )
+    },
+)

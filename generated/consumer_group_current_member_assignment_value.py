@@ -803,3 +803,49 @@ ConsumerGroupCurrentMemberAssignmentValue._ROW_READERS = {
 ConsumerGroupCurrentMemberAssignmentValue._WRITERS = {
     0: _write_ConsumerGroupCurrentMemberAssignmentValue_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerGroupCurrentMemberAssignmentValue",
+        True,
+        6,
+        (
+            (3, 0, 0, "member_epoch", 0, -1),
+            (3, 0, 1, "previous_member_epoch", 0, -1),
+            (1, 0, 2, "state", 0, -1),
+            (12, 1, 3, "assigned_partitions", 13, 1),
+            (12, 1, 4, "partitions_pending_revocation", 13, 1),
+        ),
+        (),
+        (),
+        (),
+    ),
+    (
+        "TopicPartitions",
+        True,
+        4,
+        ((9, 0, 0, "topic_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
+        (),
+        ((0, (12, 3, 2, "assignment_epochs", 3, -1), 2, None),),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerGroupCurrentMemberAssignmentValue,
+    {
+        "TopicPartitions": TopicPartitions,
+        "ConsumerGroupCurrentMemberAssignmentValue": ConsumerGroupCurrentMemberAssignmentValue,
+    },
+    {
+        0: (
+            "kafka-specgen-native",
+            1,
+            "ConsumerGroupCurrentMemberAssignmentValue",
+            0,
+            _NATIVE_LAYOUT_0,
+        )
+    },
+)

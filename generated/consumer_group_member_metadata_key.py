@@ -195,3 +195,23 @@ ConsumerGroupMemberMetadataKey._STRUCTS = {}
 ConsumerGroupMemberMetadataKey._READERS = {0: _read_ConsumerGroupMemberMetadataKey_v0}
 ConsumerGroupMemberMetadataKey._ROW_READERS = {0: _row_ConsumerGroupMemberMetadataKey_v0}
 ConsumerGroupMemberMetadataKey._WRITERS = {0: _write_ConsumerGroupMemberMetadataKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerGroupMemberMetadataKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerGroupMemberMetadataKey,
+    {"ConsumerGroupMemberMetadataKey": ConsumerGroupMemberMetadataKey},
+    {0: ("kafka-specgen-native", 1, "ConsumerGroupMemberMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

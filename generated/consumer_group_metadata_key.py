@@ -136,3 +136,15 @@ ConsumerGroupMetadataKey._STRUCTS = {}
 ConsumerGroupMetadataKey._READERS = {0: _read_ConsumerGroupMetadataKey_v0}
 ConsumerGroupMetadataKey._ROW_READERS = {0: _row_ConsumerGroupMetadataKey_v0}
 ConsumerGroupMetadataKey._WRITERS = {0: _write_ConsumerGroupMetadataKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("ConsumerGroupMetadataKey", False, 2, ((10, 0, 0, "group_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    ConsumerGroupMetadataKey,
+    {"ConsumerGroupMetadataKey": ConsumerGroupMetadataKey},
+    {0: ("kafka-specgen-native", 1, "ConsumerGroupMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

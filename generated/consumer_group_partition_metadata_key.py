@@ -140,3 +140,15 @@ ConsumerGroupPartitionMetadataKey._STRUCTS = {}
 ConsumerGroupPartitionMetadataKey._READERS = {0: _read_ConsumerGroupPartitionMetadataKey_v0}
 ConsumerGroupPartitionMetadataKey._ROW_READERS = {0: _row_ConsumerGroupPartitionMetadataKey_v0}
 ConsumerGroupPartitionMetadataKey._WRITERS = {0: _write_ConsumerGroupPartitionMetadataKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("ConsumerGroupPartitionMetadataKey", False, 2, ((10, 0, 0, "group_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    ConsumerGroupPartitionMetadataKey,
+    {"ConsumerGroupPartitionMetadataKey": ConsumerGroupPartitionMetadataKey},
+    {0: ("kafka-specgen-native", 1, "ConsumerGroupPartitionMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

@@ -204,3 +204,23 @@ ConsumerGroupRegularExpressionKey._STRUCTS = {}
 ConsumerGroupRegularExpressionKey._READERS = {0: _read_ConsumerGroupRegularExpressionKey_v0}
 ConsumerGroupRegularExpressionKey._ROW_READERS = {0: _row_ConsumerGroupRegularExpressionKey_v0}
 ConsumerGroupRegularExpressionKey._WRITERS = {0: _write_ConsumerGroupRegularExpressionKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerGroupRegularExpressionKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "regular_expression", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerGroupRegularExpressionKey,
+    {"ConsumerGroupRegularExpressionKey": ConsumerGroupRegularExpressionKey},
+    {0: ("kafka-specgen-native", 1, "ConsumerGroupRegularExpressionKey", 0, _NATIVE_LAYOUT_0)},
+)

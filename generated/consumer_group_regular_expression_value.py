@@ -347,3 +347,23 @@ ConsumerGroupRegularExpressionValue._STRUCTS = {}
 ConsumerGroupRegularExpressionValue._READERS = {0: _read_ConsumerGroupRegularExpressionValue_v0}
 ConsumerGroupRegularExpressionValue._ROW_READERS = {0: _row_ConsumerGroupRegularExpressionValue_v0}
 ConsumerGroupRegularExpressionValue._WRITERS = {0: _write_ConsumerGroupRegularExpressionValue_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerGroupRegularExpressionValue",
+        True,
+        4,
+        ((12, 1, 0, "topics", 10, -1), (4, 0, 1, "version", 0, -1), (4, 0, 2, "timestamp", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerGroupRegularExpressionValue,
+    {"ConsumerGroupRegularExpressionValue": ConsumerGroupRegularExpressionValue},
+    {0: ("kafka-specgen-native", 1, "ConsumerGroupRegularExpressionValue", 0, _NATIVE_LAYOUT_0)},
+)

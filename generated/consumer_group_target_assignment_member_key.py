@@ -207,3 +207,23 @@ ConsumerGroupTargetAssignmentMemberKey._ROW_READERS = {
 ConsumerGroupTargetAssignmentMemberKey._WRITERS = {
     0: _write_ConsumerGroupTargetAssignmentMemberKey_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerGroupTargetAssignmentMemberKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerGroupTargetAssignmentMemberKey,
+    {"ConsumerGroupTargetAssignmentMemberKey": ConsumerGroupTargetAssignmentMemberKey},
+    {0: ("kafka-specgen-native", 1, "ConsumerGroupTargetAssignmentMemberKey", 0, _NATIVE_LAYOUT_0)},
+)

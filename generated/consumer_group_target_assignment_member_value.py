@@ -461,3 +461,43 @@ ConsumerGroupTargetAssignmentMemberValue._ROW_READERS = {
 ConsumerGroupTargetAssignmentMemberValue._WRITERS = {
     0: _write_ConsumerGroupTargetAssignmentMemberValue_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerGroupTargetAssignmentMemberValue",
+        True,
+        2,
+        ((12, 1, 0, "topic_partitions", 13, 1),),
+        (),
+        (),
+        (),
+    ),
+    (
+        "TopicPartition",
+        True,
+        3,
+        ((9, 0, 0, "topic_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerGroupTargetAssignmentMemberValue,
+    {
+        "TopicPartition": TopicPartition,
+        "ConsumerGroupTargetAssignmentMemberValue": ConsumerGroupTargetAssignmentMemberValue,
+    },
+    {
+        0: (
+            "kafka-specgen-native",
+            1,
+            "ConsumerGroupTargetAssignmentMemberValue",
+            0,
+            _NATIVE_LAYOUT_0,
+        )
+    },
+)

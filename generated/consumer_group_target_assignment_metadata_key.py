@@ -152,3 +152,31 @@ ConsumerGroupTargetAssignmentMetadataKey._ROW_READERS = {
 ConsumerGroupTargetAssignmentMetadataKey._WRITERS = {
     0: _write_ConsumerGroupTargetAssignmentMetadataKey_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerGroupTargetAssignmentMetadataKey",
+        False,
+        2,
+        ((10, 0, 0, "group_id", 0, -1),),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerGroupTargetAssignmentMetadataKey,
+    {"ConsumerGroupTargetAssignmentMetadataKey": ConsumerGroupTargetAssignmentMetadataKey},
+    {
+        0: (
+            "kafka-specgen-native",
+            1,
+            "ConsumerGroupTargetAssignmentMetadataKey",
+            0,
+            _NATIVE_LAYOUT_0,
+        )
+    },
+)

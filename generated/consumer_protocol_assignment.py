@@ -398,3 +398,37 @@ ConsumerProtocolAssignment._WRITERS = {
     2: _write_ConsumerProtocolAssignment_v0,
     3: _write_ConsumerProtocolAssignment_v0,
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerProtocolAssignment",
+        False,
+        3,
+        ((12, 0, 0, "assigned_partitions", 13, 1), (11, 2, 1, "user_data", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+    (
+        "TopicPartition",
+        False,
+        3,
+        ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerProtocolAssignment,
+    {"TopicPartition": TopicPartition, "ConsumerProtocolAssignment": ConsumerProtocolAssignment},
+    {
+        0: ("kafka-specgen-native", 1, "ConsumerProtocolAssignment", 0, _NATIVE_LAYOUT_0),
+        1: ("kafka-specgen-native", 1, "ConsumerProtocolAssignment", 1, _NATIVE_LAYOUT_0),
+        2: ("kafka-specgen-native", 1, "ConsumerProtocolAssignment", 2, _NATIVE_LAYOUT_0),
+        3: ("kafka-specgen-native", 1, "ConsumerProtocolAssignment", 3, _NATIVE_LAYOUT_0),
+    },
+)

@@ -1213,3 +1213,106 @@ ConsumerProtocolSubscription._WRITERS = {
     2: _write_ConsumerProtocolSubscription_v2,
     3: _write_ConsumerProtocolSubscription_v3,
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ConsumerProtocolSubscription",
+        False,
+        6,
+        ((12, 0, 0, "topics", 10, -1), (11, 2, 1, "user_data", 0, -1)),
+        ((2, "owned_partitions", 2, None), (3, "generation_id", 0, -1), (4, "rack_id", 0, None)),
+        (),
+        (),
+    ),
+)
+_NATIVE_LAYOUT_1: Any = (
+    (
+        "ConsumerProtocolSubscription",
+        False,
+        6,
+        (
+            (12, 0, 0, "topics", 10, -1),
+            (11, 2, 1, "user_data", 0, -1),
+            (12, 0, 2, "owned_partitions", 13, 1),
+        ),
+        ((3, "generation_id", 0, -1), (4, "rack_id", 0, None)),
+        (),
+        (),
+    ),
+    (
+        "TopicPartition",
+        False,
+        3,
+        ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_NATIVE_LAYOUT_2: Any = (
+    (
+        "ConsumerProtocolSubscription",
+        False,
+        6,
+        (
+            (12, 0, 0, "topics", 10, -1),
+            (11, 2, 1, "user_data", 0, -1),
+            (12, 0, 2, "owned_partitions", 13, 1),
+            (3, 0, 3, "generation_id", 0, -1),
+        ),
+        ((4, "rack_id", 0, None),),
+        (),
+        (),
+    ),
+    (
+        "TopicPartition",
+        False,
+        3,
+        ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_NATIVE_LAYOUT_3: Any = (
+    (
+        "ConsumerProtocolSubscription",
+        False,
+        6,
+        (
+            (12, 0, 0, "topics", 10, -1),
+            (11, 2, 1, "user_data", 0, -1),
+            (12, 0, 2, "owned_partitions", 13, 1),
+            (3, 0, 3, "generation_id", 0, -1),
+            (10, 2, 4, "rack_id", 0, -1),
+        ),
+        (),
+        (),
+        (),
+    ),
+    (
+        "TopicPartition",
+        False,
+        3,
+        ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ConsumerProtocolSubscription,
+    {
+        "TopicPartition": TopicPartition,
+        "ConsumerProtocolSubscription": ConsumerProtocolSubscription,
+    },
+    {
+        0: ("kafka-specgen-native", 1, "ConsumerProtocolSubscription", 0, _NATIVE_LAYOUT_0),
+        1: ("kafka-specgen-native", 1, "ConsumerProtocolSubscription", 1, _NATIVE_LAYOUT_1),
+        2: ("kafka-specgen-native", 1, "ConsumerProtocolSubscription", 2, _NATIVE_LAYOUT_2),
+        3: ("kafka-specgen-native", 1, "ConsumerProtocolSubscription", 3, _NATIVE_LAYOUT_3),
+    },
+)

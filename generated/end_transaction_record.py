@@ -131,3 +131,13 @@ EndTransactionRecord._STRUCTS = {}
 EndTransactionRecord._READERS = {0: _read_EndTransactionRecord_v0}
 EndTransactionRecord._ROW_READERS = {0: _row_EndTransactionRecord_v0}
 EndTransactionRecord._WRITERS = {0: _write_EndTransactionRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (("EndTransactionRecord", True, 1, (), (), (), ()),)
+_rt.backends.install(
+    EndTransactionRecord,
+    {"EndTransactionRecord": EndTransactionRecord},
+    {0: ("kafka-specgen-native", 1, "EndTransactionRecord", 0, _NATIVE_LAYOUT_0)},
+)

@@ -181,3 +181,15 @@ FenceBrokerRecord._STRUCTS = {}
 FenceBrokerRecord._READERS = {0: _read_FenceBrokerRecord_v0}
 FenceBrokerRecord._ROW_READERS = {0: _row_FenceBrokerRecord_v0}
 FenceBrokerRecord._WRITERS = {0: _write_FenceBrokerRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("FenceBrokerRecord", True, 3, ((3, 0, 0, "id", 0, -1), (4, 0, 1, "epoch", 0, -1)), (), (), ()),
+)
+_rt.backends.install(
+    FenceBrokerRecord,
+    {"FenceBrokerRecord": FenceBrokerRecord},
+    {0: ("kafka-specgen-native", 1, "FenceBrokerRecord", 0, _NATIVE_LAYOUT_0)},
+)

@@ -134,3 +134,13 @@ GroupMetadataKey._STRUCTS = {}
 GroupMetadataKey._READERS = {0: _read_GroupMetadataKey_v0}
 GroupMetadataKey._ROW_READERS = {0: _row_GroupMetadataKey_v0}
 GroupMetadataKey._WRITERS = {0: _write_GroupMetadataKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (("GroupMetadataKey", False, 2, ((10, 0, 0, "group", 0, -1),), (), (), ()),)
+_rt.backends.install(
+    GroupMetadataKey,
+    {"GroupMetadataKey": GroupMetadataKey},
+    {0: ("kafka-specgen-native", 1, "GroupMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

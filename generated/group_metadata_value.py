@@ -3747,3 +3747,192 @@ GroupMetadataValue._WRITERS = {
     3: _write_GroupMetadataValue_v3,
     4: _write_GroupMetadataValue_v4,
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "GroupMetadataValue",
+        False,
+        7,
+        (
+            (10, 0, 0, "protocol_type", 0, -1),
+            (3, 0, 1, "generation", 0, -1),
+            (10, 2, 2, "protocol", 0, -1),
+            (10, 2, 3, "leader", 0, -1),
+            (12, 0, 5, "members", 13, 1),
+        ),
+        ((4, "current_state_timestamp", 0, -1),),
+        (),
+        (),
+    ),
+    (
+        "MemberMetadata",
+        False,
+        9,
+        (
+            (10, 0, 0, "member_id", 0, -1),
+            (10, 0, 2, "client_id", 0, -1),
+            (10, 0, 3, "client_host", 0, -1),
+            (3, 0, 5, "session_timeout", 0, -1),
+            (11, 0, 6, "subscription", 0, -1),
+            (11, 0, 7, "assignment", 0, -1),
+        ),
+        ((1, "group_instance_id", 0, None), (4, "rebalance_timeout", 0, -1)),
+        (),
+        (),
+    ),
+)
+_NATIVE_LAYOUT_1: Any = (
+    (
+        "GroupMetadataValue",
+        False,
+        7,
+        (
+            (10, 0, 0, "protocol_type", 0, -1),
+            (3, 0, 1, "generation", 0, -1),
+            (10, 2, 2, "protocol", 0, -1),
+            (10, 2, 3, "leader", 0, -1),
+            (12, 0, 5, "members", 13, 1),
+        ),
+        ((4, "current_state_timestamp", 0, -1),),
+        (),
+        (),
+    ),
+    (
+        "MemberMetadata",
+        False,
+        9,
+        (
+            (10, 0, 0, "member_id", 0, -1),
+            (10, 0, 2, "client_id", 0, -1),
+            (10, 0, 3, "client_host", 0, -1),
+            (3, 0, 4, "rebalance_timeout", 0, -1),
+            (3, 0, 5, "session_timeout", 0, -1),
+            (11, 0, 6, "subscription", 0, -1),
+            (11, 0, 7, "assignment", 0, -1),
+        ),
+        ((1, "group_instance_id", 0, None),),
+        (),
+        (),
+    ),
+)
+_NATIVE_LAYOUT_2: Any = (
+    (
+        "GroupMetadataValue",
+        False,
+        7,
+        (
+            (10, 0, 0, "protocol_type", 0, -1),
+            (3, 0, 1, "generation", 0, -1),
+            (10, 2, 2, "protocol", 0, -1),
+            (10, 2, 3, "leader", 0, -1),
+            (4, 0, 4, "current_state_timestamp", 0, -1),
+            (12, 0, 5, "members", 13, 1),
+        ),
+        (),
+        (),
+        (),
+    ),
+    (
+        "MemberMetadata",
+        False,
+        9,
+        (
+            (10, 0, 0, "member_id", 0, -1),
+            (10, 0, 2, "client_id", 0, -1),
+            (10, 0, 3, "client_host", 0, -1),
+            (3, 0, 4, "rebalance_timeout", 0, -1),
+            (3, 0, 5, "session_timeout", 0, -1),
+            (11, 0, 6, "subscription", 0, -1),
+            (11, 0, 7, "assignment", 0, -1),
+        ),
+        ((1, "group_instance_id", 0, None),),
+        (),
+        (),
+    ),
+)
+_NATIVE_LAYOUT_3: Any = (
+    (
+        "GroupMetadataValue",
+        False,
+        7,
+        (
+            (10, 0, 0, "protocol_type", 0, -1),
+            (3, 0, 1, "generation", 0, -1),
+            (10, 2, 2, "protocol", 0, -1),
+            (10, 2, 3, "leader", 0, -1),
+            (4, 0, 4, "current_state_timestamp", 0, -1),
+            (12, 0, 5, "members", 13, 1),
+        ),
+        (),
+        (),
+        (),
+    ),
+    (
+        "MemberMetadata",
+        False,
+        9,
+        (
+            (10, 0, 0, "member_id", 0, -1),
+            (10, 2, 1, "group_instance_id", 0, -1),
+            (10, 0, 2, "client_id", 0, -1),
+            (10, 0, 3, "client_host", 0, -1),
+            (3, 0, 4, "rebalance_timeout", 0, -1),
+            (3, 0, 5, "session_timeout", 0, -1),
+            (11, 0, 6, "subscription", 0, -1),
+            (11, 0, 7, "assignment", 0, -1),
+        ),
+        (),
+        (),
+        (),
+    ),
+)
+_NATIVE_LAYOUT_4: Any = (
+    (
+        "GroupMetadataValue",
+        True,
+        7,
+        (
+            (10, 1, 0, "protocol_type", 0, -1),
+            (3, 0, 1, "generation", 0, -1),
+            (10, 3, 2, "protocol", 0, -1),
+            (10, 3, 3, "leader", 0, -1),
+            (4, 0, 4, "current_state_timestamp", 0, -1),
+            (12, 1, 5, "members", 13, 1),
+        ),
+        (),
+        (),
+        (),
+    ),
+    (
+        "MemberMetadata",
+        True,
+        9,
+        (
+            (10, 1, 0, "member_id", 0, -1),
+            (10, 3, 1, "group_instance_id", 0, -1),
+            (10, 1, 2, "client_id", 0, -1),
+            (10, 1, 3, "client_host", 0, -1),
+            (3, 0, 4, "rebalance_timeout", 0, -1),
+            (3, 0, 5, "session_timeout", 0, -1),
+            (11, 1, 6, "subscription", 0, -1),
+            (11, 1, 7, "assignment", 0, -1),
+        ),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    GroupMetadataValue,
+    {"MemberMetadata": MemberMetadata, "GroupMetadataValue": GroupMetadataValue},
+    {
+        0: ("kafka-specgen-native", 1, "GroupMetadataValue", 0, _NATIVE_LAYOUT_0),
+        1: ("kafka-specgen-native", 1, "GroupMetadataValue", 1, _NATIVE_LAYOUT_1),
+        2: ("kafka-specgen-native", 1, "GroupMetadataValue", 2, _NATIVE_LAYOUT_2),
+        3: ("kafka-specgen-native", 1, "GroupMetadataValue", 3, _NATIVE_LAYOUT_3),
+        4: ("kafka-specgen-native", 1, "GroupMetadataValue", 4, _NATIVE_LAYOUT_4),
+    },
+)

@@ -1191,3 +1191,57 @@ LeaderChangeMessage._STRUCTS = {"Voter": Voter}
 LeaderChangeMessage._READERS = {0: _read_LeaderChangeMessage_v0, 1: _read_LeaderChangeMessage_v1}
 LeaderChangeMessage._ROW_READERS = {0: _row_LeaderChangeMessage_v0, 1: _row_LeaderChangeMessage_v1}
 LeaderChangeMessage._WRITERS = {0: _write_LeaderChangeMessage_v0, 1: _write_LeaderChangeMessage_v1}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "LeaderChangeMessage",
+        True,
+        5,
+        (
+            (2, 0, 0, "version", 0, -1),
+            (3, 0, 1, "leader_id", 0, -1),
+            (12, 1, 2, "voters", 13, 1),
+            (12, 1, 3, "granting_voters", 13, 1),
+        ),
+        (),
+        (),
+        (),
+    ),
+    ("Voter", True, 3, ((3, 0, 0, "voter_id", 0, -1),), ((1, "voter_directory_id", 1, 0),), (), ()),
+)
+_NATIVE_LAYOUT_1: Any = (
+    (
+        "LeaderChangeMessage",
+        True,
+        5,
+        (
+            (2, 0, 0, "version", 0, -1),
+            (3, 0, 1, "leader_id", 0, -1),
+            (12, 1, 2, "voters", 13, 1),
+            (12, 1, 3, "granting_voters", 13, 1),
+        ),
+        (),
+        (),
+        (),
+    ),
+    (
+        "Voter",
+        True,
+        3,
+        ((3, 0, 0, "voter_id", 0, -1), (9, 0, 1, "voter_directory_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    LeaderChangeMessage,
+    {"Voter": Voter, "LeaderChangeMessage": LeaderChangeMessage},
+    {
+        0: ("kafka-specgen-native", 1, "LeaderChangeMessage", 0, _NATIVE_LAYOUT_0),
+        1: ("kafka-specgen-native", 1, "LeaderChangeMessage", 1, _NATIVE_LAYOUT_1),
+    },
+)

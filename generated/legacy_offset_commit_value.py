@@ -204,3 +204,27 @@ LegacyOffsetCommitValue._STRUCTS = {}
 LegacyOffsetCommitValue._READERS = {0: _read_LegacyOffsetCommitValue_v0}
 LegacyOffsetCommitValue._ROW_READERS = {0: _row_LegacyOffsetCommitValue_v0}
 LegacyOffsetCommitValue._WRITERS = {0: _write_LegacyOffsetCommitValue_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "LegacyOffsetCommitValue",
+        False,
+        4,
+        (
+            (4, 0, 0, "offset", 0, -1),
+            (10, 0, 1, "metadata", 0, -1),
+            (4, 0, 2, "commit_timestamp", 0, -1),
+        ),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    LegacyOffsetCommitValue,
+    {"LegacyOffsetCommitValue": LegacyOffsetCommitValue},
+    {0: ("kafka-specgen-native", 1, "LegacyOffsetCommitValue", 0, _NATIVE_LAYOUT_0)},
+)

@@ -131,3 +131,13 @@ NoOpRecord._STRUCTS = {}
 NoOpRecord._READERS = {0: _read_NoOpRecord_v0}
 NoOpRecord._ROW_READERS = {0: _row_NoOpRecord_v0}
 NoOpRecord._WRITERS = {0: _write_NoOpRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (("NoOpRecord", True, 1, (), (), (), ()),)
+_rt.backends.install(
+    NoOpRecord,
+    {"NoOpRecord": NoOpRecord},
+    {0: ("kafka-specgen-native", 1, "NoOpRecord", 0, _NATIVE_LAYOUT_0)},
+)

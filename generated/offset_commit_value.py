@@ -677,3 +677,81 @@ OffsetCommitValue._WRITERS = {
     3: _write_OffsetCommitValue_v3,
     4: _write_OffsetCommitValue_v4,
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "OffsetCommitValue",
+        False,
+        7,
+        (
+            (4, 0, 0, "offset", 0, -1),
+            (10, 0, 2, "metadata", 0, -1),
+            (4, 0, 3, "commit_timestamp", 0, -1),
+        ),
+        ((1, "leader_epoch", 0, -1), (4, "expire_timestamp", 0, -1), (5, "topic_id", 1, 0)),
+        (),
+        (0,),
+    ),
+)
+_NATIVE_LAYOUT_1: Any = (
+    (
+        "OffsetCommitValue",
+        False,
+        7,
+        (
+            (4, 0, 0, "offset", 0, -1),
+            (10, 0, 2, "metadata", 0, -1),
+            (4, 0, 3, "commit_timestamp", 0, -1),
+            (4, 0, 4, "expire_timestamp", 0, -1),
+        ),
+        ((1, "leader_epoch", 0, -1), (5, "topic_id", 1, 0)),
+        (),
+        (0,),
+    ),
+)
+_NATIVE_LAYOUT_2: Any = (
+    (
+        "OffsetCommitValue",
+        False,
+        7,
+        (
+            (4, 0, 0, "offset", 0, -1),
+            (3, 0, 1, "leader_epoch", 0, -1),
+            (10, 0, 2, "metadata", 0, -1),
+            (4, 0, 3, "commit_timestamp", 0, -1),
+        ),
+        ((4, "expire_timestamp", 0, -1), (5, "topic_id", 1, 0)),
+        (),
+        (0,),
+    ),
+)
+_NATIVE_LAYOUT_3: Any = (
+    (
+        "OffsetCommitValue",
+        True,
+        7,
+        (
+            (4, 0, 0, "offset", 0, -1),
+            (3, 0, 1, "leader_epoch", 0, -1),
+            (10, 1, 2, "metadata", 0, -1),
+            (4, 0, 3, "commit_timestamp", 0, -1),
+        ),
+        ((4, "expire_timestamp", 0, -1),),
+        ((0, (9, 0, 5, "topic_id", 0, -1), 1, 0),),
+        (),
+    ),
+)
+_rt.backends.install(
+    OffsetCommitValue,
+    {"OffsetCommitValue": OffsetCommitValue},
+    {
+        0: ("kafka-specgen-native", 1, "OffsetCommitValue", 0, _NATIVE_LAYOUT_0),
+        1: ("kafka-specgen-native", 1, "OffsetCommitValue", 1, _NATIVE_LAYOUT_1),
+        2: ("kafka-specgen-native", 1, "OffsetCommitValue", 2, _NATIVE_LAYOUT_0),
+        3: ("kafka-specgen-native", 1, "OffsetCommitValue", 3, _NATIVE_LAYOUT_2),
+        4: ("kafka-specgen-native", 1, "OffsetCommitValue", 4, _NATIVE_LAYOUT_3),
+    },
+)

@@ -2295,3 +2295,78 @@ PartitionChangeRecord._WRITERS = {
     1: _write_PartitionChangeRecord_v1,
     2: _write_PartitionChangeRecord_v2,
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "PartitionChangeRecord",
+        True,
+        12,
+        ((3, 0, 0, "partition_id", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
+        (
+            (8, "directories", 0, None),
+            (9, "eligible_leader_replicas", 0, None),
+            (10, "last_known_elr", 0, None),
+        ),
+        (
+            (0, (12, 3, 2, "isr", 3, -1), 0, None),
+            (1, (3, 0, 3, "leader", 0, -1), 0, -2),
+            (2, (12, 3, 4, "replicas", 3, -1), 0, None),
+            (3, (12, 3, 5, "removing_replicas", 3, -1), 0, None),
+            (4, (12, 3, 6, "adding_replicas", 3, -1), 0, None),
+            (5, (1, 0, 7, "leader_recovery_state", 0, -1), 0, -1),
+        ),
+        (6, 7, 8),
+    ),
+)
+_NATIVE_LAYOUT_1: Any = (
+    (
+        "PartitionChangeRecord",
+        True,
+        12,
+        ((3, 0, 0, "partition_id", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
+        ((9, "eligible_leader_replicas", 0, None), (10, "last_known_elr", 0, None)),
+        (
+            (0, (12, 3, 2, "isr", 3, -1), 0, None),
+            (1, (3, 0, 3, "leader", 0, -1), 0, -2),
+            (2, (12, 3, 4, "replicas", 3, -1), 0, None),
+            (3, (12, 3, 5, "removing_replicas", 3, -1), 0, None),
+            (4, (12, 3, 6, "adding_replicas", 3, -1), 0, None),
+            (5, (1, 0, 7, "leader_recovery_state", 0, -1), 0, -1),
+            (8, (12, 3, 8, "directories", 9, -1), 0, None),
+        ),
+        (6, 7),
+    ),
+)
+_NATIVE_LAYOUT_2: Any = (
+    (
+        "PartitionChangeRecord",
+        True,
+        12,
+        ((3, 0, 0, "partition_id", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
+        (),
+        (
+            (0, (12, 3, 2, "isr", 3, -1), 0, None),
+            (1, (3, 0, 3, "leader", 0, -1), 0, -2),
+            (2, (12, 3, 4, "replicas", 3, -1), 0, None),
+            (3, (12, 3, 5, "removing_replicas", 3, -1), 0, None),
+            (4, (12, 3, 6, "adding_replicas", 3, -1), 0, None),
+            (5, (1, 0, 7, "leader_recovery_state", 0, -1), 0, -1),
+            (6, (12, 3, 9, "eligible_leader_replicas", 3, -1), 0, None),
+            (7, (12, 3, 10, "last_known_elr", 3, -1), 0, None),
+            (8, (12, 3, 8, "directories", 9, -1), 0, None),
+        ),
+        (),
+    ),
+)
+_rt.backends.install(
+    PartitionChangeRecord,
+    {"PartitionChangeRecord": PartitionChangeRecord},
+    {
+        0: ("kafka-specgen-native", 1, "PartitionChangeRecord", 0, _NATIVE_LAYOUT_0),
+        1: ("kafka-specgen-native", 1, "PartitionChangeRecord", 1, _NATIVE_LAYOUT_1),
+        2: ("kafka-specgen-native", 1, "PartitionChangeRecord", 2, _NATIVE_LAYOUT_2),
+    },
+)

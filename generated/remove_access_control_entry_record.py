@@ -169,3 +169,15 @@ RemoveAccessControlEntryRecord._STRUCTS = {}
 RemoveAccessControlEntryRecord._READERS = {0: _read_RemoveAccessControlEntryRecord_v0}
 RemoveAccessControlEntryRecord._ROW_READERS = {0: _row_RemoveAccessControlEntryRecord_v0}
 RemoveAccessControlEntryRecord._WRITERS = {0: _write_RemoveAccessControlEntryRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("RemoveAccessControlEntryRecord", True, 2, ((9, 0, 0, "id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    RemoveAccessControlEntryRecord,
+    {"RemoveAccessControlEntryRecord": RemoveAccessControlEntryRecord},
+    {0: ("kafka-specgen-native", 1, "RemoveAccessControlEntryRecord", 0, _NATIVE_LAYOUT_0)},
+)

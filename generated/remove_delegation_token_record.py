@@ -203,3 +203,15 @@ RemoveDelegationTokenRecord._STRUCTS = {}
 RemoveDelegationTokenRecord._READERS = {0: _read_RemoveDelegationTokenRecord_v0}
 RemoveDelegationTokenRecord._ROW_READERS = {0: _row_RemoveDelegationTokenRecord_v0}
 RemoveDelegationTokenRecord._WRITERS = {0: _write_RemoveDelegationTokenRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("RemoveDelegationTokenRecord", True, 2, ((10, 1, 0, "token_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    RemoveDelegationTokenRecord,
+    {"RemoveDelegationTokenRecord": RemoveDelegationTokenRecord},
+    {0: ("kafka-specgen-native", 1, "RemoveDelegationTokenRecord", 0, _NATIVE_LAYOUT_0)},
+)

@@ -167,3 +167,15 @@ RemoveTopicRecord._STRUCTS = {}
 RemoveTopicRecord._READERS = {0: _read_RemoveTopicRecord_v0}
 RemoveTopicRecord._ROW_READERS = {0: _row_RemoveTopicRecord_v0}
 RemoveTopicRecord._WRITERS = {0: _write_RemoveTopicRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("RemoveTopicRecord", True, 2, ((9, 0, 0, "topic_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    RemoveTopicRecord,
+    {"RemoveTopicRecord": RemoveTopicRecord},
+    {0: ("kafka-specgen-native", 1, "RemoveTopicRecord", 0, _NATIVE_LAYOUT_0)},
+)

@@ -239,3 +239,23 @@ RemoveUserScramCredentialRecord._STRUCTS = {}
 RemoveUserScramCredentialRecord._READERS = {0: _read_RemoveUserScramCredentialRecord_v0}
 RemoveUserScramCredentialRecord._ROW_READERS = {0: _row_RemoveUserScramCredentialRecord_v0}
 RemoveUserScramCredentialRecord._WRITERS = {0: _write_RemoveUserScramCredentialRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "RemoveUserScramCredentialRecord",
+        True,
+        3,
+        ((10, 1, 0, "name", 0, -1), (1, 0, 1, "mechanism", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    RemoveUserScramCredentialRecord,
+    {"RemoveUserScramCredentialRecord": RemoveUserScramCredentialRecord},
+    {0: ("kafka-specgen-native", 1, "RemoveUserScramCredentialRecord", 0, _NATIVE_LAYOUT_0)},
+)

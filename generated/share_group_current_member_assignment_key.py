@@ -197,3 +197,23 @@ ShareGroupCurrentMemberAssignmentKey._ROW_READERS = {
     0: _row_ShareGroupCurrentMemberAssignmentKey_v0
 }
 ShareGroupCurrentMemberAssignmentKey._WRITERS = {0: _write_ShareGroupCurrentMemberAssignmentKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareGroupCurrentMemberAssignmentKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareGroupCurrentMemberAssignmentKey,
+    {"ShareGroupCurrentMemberAssignmentKey": ShareGroupCurrentMemberAssignmentKey},
+    {0: ("kafka-specgen-native", 1, "ShareGroupCurrentMemberAssignmentKey", 0, _NATIVE_LAYOUT_0)},
+)

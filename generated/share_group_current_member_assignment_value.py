@@ -562,3 +562,40 @@ ShareGroupCurrentMemberAssignmentValue._ROW_READERS = {
 ShareGroupCurrentMemberAssignmentValue._WRITERS = {
     0: _write_ShareGroupCurrentMemberAssignmentValue_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareGroupCurrentMemberAssignmentValue",
+        True,
+        5,
+        (
+            (3, 0, 0, "member_epoch", 0, -1),
+            (3, 0, 1, "previous_member_epoch", 0, -1),
+            (1, 0, 2, "state", 0, -1),
+            (12, 1, 3, "assigned_partitions", 13, 1),
+        ),
+        (),
+        (),
+        (),
+    ),
+    (
+        "TopicPartitions",
+        True,
+        3,
+        ((9, 0, 0, "topic_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareGroupCurrentMemberAssignmentValue,
+    {
+        "TopicPartitions": TopicPartitions,
+        "ShareGroupCurrentMemberAssignmentValue": ShareGroupCurrentMemberAssignmentValue,
+    },
+    {0: ("kafka-specgen-native", 1, "ShareGroupCurrentMemberAssignmentValue", 0, _NATIVE_LAYOUT_0)},
+)

@@ -195,3 +195,23 @@ ShareGroupMemberMetadataKey._STRUCTS = {}
 ShareGroupMemberMetadataKey._READERS = {0: _read_ShareGroupMemberMetadataKey_v0}
 ShareGroupMemberMetadataKey._ROW_READERS = {0: _row_ShareGroupMemberMetadataKey_v0}
 ShareGroupMemberMetadataKey._WRITERS = {0: _write_ShareGroupMemberMetadataKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareGroupMemberMetadataKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareGroupMemberMetadataKey,
+    {"ShareGroupMemberMetadataKey": ShareGroupMemberMetadataKey},
+    {0: ("kafka-specgen-native", 1, "ShareGroupMemberMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

@@ -136,3 +136,15 @@ ShareGroupMetadataKey._STRUCTS = {}
 ShareGroupMetadataKey._READERS = {0: _read_ShareGroupMetadataKey_v0}
 ShareGroupMetadataKey._ROW_READERS = {0: _row_ShareGroupMetadataKey_v0}
 ShareGroupMetadataKey._WRITERS = {0: _write_ShareGroupMetadataKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("ShareGroupMetadataKey", False, 2, ((10, 0, 0, "group_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    ShareGroupMetadataKey,
+    {"ShareGroupMetadataKey": ShareGroupMetadataKey},
+    {0: ("kafka-specgen-native", 1, "ShareGroupMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

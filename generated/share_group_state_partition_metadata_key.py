@@ -140,3 +140,15 @@ ShareGroupStatePartitionMetadataKey._STRUCTS = {}
 ShareGroupStatePartitionMetadataKey._READERS = {0: _read_ShareGroupStatePartitionMetadataKey_v0}
 ShareGroupStatePartitionMetadataKey._ROW_READERS = {0: _row_ShareGroupStatePartitionMetadataKey_v0}
 ShareGroupStatePartitionMetadataKey._WRITERS = {0: _write_ShareGroupStatePartitionMetadataKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("ShareGroupStatePartitionMetadataKey", False, 2, ((10, 0, 0, "group_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    ShareGroupStatePartitionMetadataKey,
+    {"ShareGroupStatePartitionMetadataKey": ShareGroupStatePartitionMetadataKey},
+    {0: ("kafka-specgen-native", 1, "ShareGroupStatePartitionMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

@@ -195,3 +195,23 @@ ShareGroupTargetAssignmentMemberKey._STRUCTS = {}
 ShareGroupTargetAssignmentMemberKey._READERS = {0: _read_ShareGroupTargetAssignmentMemberKey_v0}
 ShareGroupTargetAssignmentMemberKey._ROW_READERS = {0: _row_ShareGroupTargetAssignmentMemberKey_v0}
 ShareGroupTargetAssignmentMemberKey._WRITERS = {0: _write_ShareGroupTargetAssignmentMemberKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareGroupTargetAssignmentMemberKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareGroupTargetAssignmentMemberKey,
+    {"ShareGroupTargetAssignmentMemberKey": ShareGroupTargetAssignmentMemberKey},
+    {0: ("kafka-specgen-native", 1, "ShareGroupTargetAssignmentMemberKey", 0, _NATIVE_LAYOUT_0)},
+)

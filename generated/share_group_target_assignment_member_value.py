@@ -457,3 +457,35 @@ ShareGroupTargetAssignmentMemberValue._ROW_READERS = {
 ShareGroupTargetAssignmentMemberValue._WRITERS = {
     0: _write_ShareGroupTargetAssignmentMemberValue_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareGroupTargetAssignmentMemberValue",
+        True,
+        2,
+        ((12, 1, 0, "topic_partitions", 13, 1),),
+        (),
+        (),
+        (),
+    ),
+    (
+        "TopicPartition",
+        True,
+        3,
+        ((9, 0, 0, "topic_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareGroupTargetAssignmentMemberValue,
+    {
+        "TopicPartition": TopicPartition,
+        "ShareGroupTargetAssignmentMemberValue": ShareGroupTargetAssignmentMemberValue,
+    },
+    {0: ("kafka-specgen-native", 1, "ShareGroupTargetAssignmentMemberValue", 0, _NATIVE_LAYOUT_0)},
+)

@@ -146,3 +146,23 @@ ShareGroupTargetAssignmentMetadataKey._ROW_READERS = {
 ShareGroupTargetAssignmentMetadataKey._WRITERS = {
     0: _write_ShareGroupTargetAssignmentMetadataKey_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareGroupTargetAssignmentMetadataKey",
+        False,
+        2,
+        ((10, 0, 0, "group_id", 0, -1),),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareGroupTargetAssignmentMetadataKey,
+    {"ShareGroupTargetAssignmentMetadataKey": ShareGroupTargetAssignmentMetadataKey},
+    {0: ("kafka-specgen-native", 1, "ShareGroupTargetAssignmentMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

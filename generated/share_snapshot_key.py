@@ -195,3 +195,27 @@ ShareSnapshotKey._STRUCTS = {}
 ShareSnapshotKey._READERS = {0: _read_ShareSnapshotKey_v0}
 ShareSnapshotKey._ROW_READERS = {0: _row_ShareSnapshotKey_v0}
 ShareSnapshotKey._WRITERS = {0: _write_ShareSnapshotKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareSnapshotKey",
+        False,
+        4,
+        (
+            (10, 0, 0, "group_id", 0, -1),
+            (9, 0, 1, "topic_id", 0, -1),
+            (3, 0, 2, "partition", 0, -1),
+        ),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareSnapshotKey,
+    {"ShareSnapshotKey": ShareSnapshotKey},
+    {0: ("kafka-specgen-native", 1, "ShareSnapshotKey", 0, _NATIVE_LAYOUT_0)},
+)

@@ -829,3 +829,45 @@ ShareSnapshotValue._STRUCTS = {"StateBatch": StateBatch}
 ShareSnapshotValue._READERS = {0: _read_ShareSnapshotValue_v0}
 ShareSnapshotValue._ROW_READERS = {0: _row_ShareSnapshotValue_v0}
 ShareSnapshotValue._WRITERS = {0: _write_ShareSnapshotValue_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareSnapshotValue",
+        True,
+        9,
+        (
+            (3, 0, 0, "snapshot_epoch", 0, -1),
+            (3, 0, 1, "state_epoch", 0, -1),
+            (3, 0, 2, "leader_epoch", 0, -1),
+            (4, 0, 3, "start_offset", 0, -1),
+            (4, 0, 5, "create_timestamp", 0, -1),
+            (4, 0, 6, "write_timestamp", 0, -1),
+            (12, 1, 7, "state_batches", 13, 1),
+        ),
+        (),
+        ((0, (3, 0, 4, "delivery_complete_count", 0, -1), 0, -1),),
+        (),
+    ),
+    (
+        "StateBatch",
+        True,
+        5,
+        (
+            (4, 0, 0, "first_offset", 0, -1),
+            (4, 0, 1, "last_offset", 0, -1),
+            (1, 0, 2, "delivery_state", 0, -1),
+            (2, 0, 3, "delivery_count", 0, -1),
+        ),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareSnapshotValue,
+    {"StateBatch": StateBatch, "ShareSnapshotValue": ShareSnapshotValue},
+    {0: ("kafka-specgen-native", 1, "ShareSnapshotValue", 0, _NATIVE_LAYOUT_0)},
+)

@@ -195,3 +195,27 @@ ShareUpdateKey._STRUCTS = {}
 ShareUpdateKey._READERS = {0: _read_ShareUpdateKey_v0}
 ShareUpdateKey._ROW_READERS = {0: _row_ShareUpdateKey_v0}
 ShareUpdateKey._WRITERS = {0: _write_ShareUpdateKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareUpdateKey",
+        False,
+        4,
+        (
+            (10, 0, 0, "group_id", 0, -1),
+            (9, 0, 1, "topic_id", 0, -1),
+            (3, 0, 2, "partition", 0, -1),
+        ),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareUpdateKey,
+    {"ShareUpdateKey": ShareUpdateKey},
+    {0: ("kafka-specgen-native", 1, "ShareUpdateKey", 0, _NATIVE_LAYOUT_0)},
+)

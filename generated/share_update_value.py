@@ -713,3 +713,42 @@ ShareUpdateValue._STRUCTS = {"StateBatch": StateBatch}
 ShareUpdateValue._READERS = {0: _read_ShareUpdateValue_v0}
 ShareUpdateValue._ROW_READERS = {0: _row_ShareUpdateValue_v0}
 ShareUpdateValue._WRITERS = {0: _write_ShareUpdateValue_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "ShareUpdateValue",
+        True,
+        6,
+        (
+            (3, 0, 0, "snapshot_epoch", 0, -1),
+            (3, 0, 1, "leader_epoch", 0, -1),
+            (4, 0, 2, "start_offset", 0, -1),
+            (12, 1, 4, "state_batches", 13, 1),
+        ),
+        (),
+        ((0, (3, 0, 3, "delivery_complete_count", 0, -1), 0, -1),),
+        (),
+    ),
+    (
+        "StateBatch",
+        True,
+        5,
+        (
+            (4, 0, 0, "first_offset", 0, -1),
+            (4, 0, 1, "last_offset", 0, -1),
+            (1, 0, 2, "delivery_state", 0, -1),
+            (2, 0, 3, "delivery_count", 0, -1),
+        ),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    ShareUpdateValue,
+    {"StateBatch": StateBatch, "ShareUpdateValue": ShareUpdateValue},
+    {0: ("kafka-specgen-native", 1, "ShareUpdateValue", 0, _NATIVE_LAYOUT_0)},
+)

@@ -164,3 +164,15 @@ SnapshotFooterRecord._STRUCTS = {}
 SnapshotFooterRecord._READERS = {0: _read_SnapshotFooterRecord_v0}
 SnapshotFooterRecord._ROW_READERS = {0: _row_SnapshotFooterRecord_v0}
 SnapshotFooterRecord._WRITERS = {0: _write_SnapshotFooterRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("SnapshotFooterRecord", True, 2, ((2, 0, 0, "version", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    SnapshotFooterRecord,
+    {"SnapshotFooterRecord": SnapshotFooterRecord},
+    {0: ("kafka-specgen-native", 1, "SnapshotFooterRecord", 0, _NATIVE_LAYOUT_0)},
+)

@@ -204,3 +204,23 @@ SnapshotHeaderRecord._STRUCTS = {}
 SnapshotHeaderRecord._READERS = {0: _read_SnapshotHeaderRecord_v0}
 SnapshotHeaderRecord._ROW_READERS = {0: _row_SnapshotHeaderRecord_v0}
 SnapshotHeaderRecord._WRITERS = {0: _write_SnapshotHeaderRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "SnapshotHeaderRecord",
+        True,
+        3,
+        ((2, 0, 0, "version", 0, -1), (4, 0, 1, "last_contained_log_timestamp", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    SnapshotHeaderRecord,
+    {"SnapshotHeaderRecord": SnapshotHeaderRecord},
+    {0: ("kafka-specgen-native", 1, "SnapshotHeaderRecord", 0, _NATIVE_LAYOUT_0)},
+)

@@ -207,3 +207,23 @@ StreamsGroupCurrentMemberAssignmentKey._ROW_READERS = {
 StreamsGroupCurrentMemberAssignmentKey._WRITERS = {
     0: _write_StreamsGroupCurrentMemberAssignmentKey_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "StreamsGroupCurrentMemberAssignmentKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    StreamsGroupCurrentMemberAssignmentKey,
+    {"StreamsGroupCurrentMemberAssignmentKey": StreamsGroupCurrentMemberAssignmentKey},
+    {0: ("kafka-specgen-native", 1, "StreamsGroupCurrentMemberAssignmentKey", 0, _NATIVE_LAYOUT_0)},
+)

@@ -195,3 +195,23 @@ StreamsGroupMemberMetadataKey._STRUCTS = {}
 StreamsGroupMemberMetadataKey._READERS = {0: _read_StreamsGroupMemberMetadataKey_v0}
 StreamsGroupMemberMetadataKey._ROW_READERS = {0: _row_StreamsGroupMemberMetadataKey_v0}
 StreamsGroupMemberMetadataKey._WRITERS = {0: _write_StreamsGroupMemberMetadataKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "StreamsGroupMemberMetadataKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    StreamsGroupMemberMetadataKey,
+    {"StreamsGroupMemberMetadataKey": StreamsGroupMemberMetadataKey},
+    {0: ("kafka-specgen-native", 1, "StreamsGroupMemberMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

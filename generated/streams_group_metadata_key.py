@@ -136,3 +136,15 @@ StreamsGroupMetadataKey._STRUCTS = {}
 StreamsGroupMetadataKey._READERS = {0: _read_StreamsGroupMetadataKey_v0}
 StreamsGroupMetadataKey._ROW_READERS = {0: _row_StreamsGroupMetadataKey_v0}
 StreamsGroupMetadataKey._WRITERS = {0: _write_StreamsGroupMetadataKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("StreamsGroupMetadataKey", False, 2, ((10, 0, 0, "group_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    StreamsGroupMetadataKey,
+    {"StreamsGroupMetadataKey": StreamsGroupMetadataKey},
+    {0: ("kafka-specgen-native", 1, "StreamsGroupMetadataKey", 0, _NATIVE_LAYOUT_0)},
+)

@@ -992,3 +992,40 @@ StreamsGroupMetadataValue._STRUCTS = {"LastAssignmentConfig": LastAssignmentConf
 StreamsGroupMetadataValue._READERS = {0: _read_StreamsGroupMetadataValue_v0}
 StreamsGroupMetadataValue._ROW_READERS = {0: _row_StreamsGroupMetadataValue_v0}
 StreamsGroupMetadataValue._WRITERS = {0: _write_StreamsGroupMetadataValue_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "StreamsGroupMetadataValue",
+        True,
+        7,
+        ((3, 0, 0, "epoch", 0, -1), (4, 0, 1, "metadata_hash", 0, -1)),
+        (),
+        (
+            (0, (3, 0, 2, "validated_topology_epoch", 0, -1), 0, -1),
+            (1, (12, 3, 3, "last_assignment_configs", 13, 1), 2, None),
+            (2, (3, 0, 4, "stored_description_topology_epoch", 0, -1), 0, -1),
+            (3, (3, 0, 5, "failed_description_topology_epoch", 0, -1), 0, -1),
+        ),
+        (),
+    ),
+    (
+        "LastAssignmentConfig",
+        True,
+        3,
+        ((10, 1, 0, "key", 0, -1), (10, 1, 1, "value", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    StreamsGroupMetadataValue,
+    {
+        "LastAssignmentConfig": LastAssignmentConfig,
+        "StreamsGroupMetadataValue": StreamsGroupMetadataValue,
+    },
+    {0: ("kafka-specgen-native", 1, "StreamsGroupMetadataValue", 0, _NATIVE_LAYOUT_0)},
+)

@@ -203,3 +203,23 @@ StreamsGroupTargetAssignmentMemberKey._ROW_READERS = {
 StreamsGroupTargetAssignmentMemberKey._WRITERS = {
     0: _write_StreamsGroupTargetAssignmentMemberKey_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "StreamsGroupTargetAssignmentMemberKey",
+        False,
+        3,
+        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    StreamsGroupTargetAssignmentMemberKey,
+    {"StreamsGroupTargetAssignmentMemberKey": StreamsGroupTargetAssignmentMemberKey},
+    {0: ("kafka-specgen-native", 1, "StreamsGroupTargetAssignmentMemberKey", 0, _NATIVE_LAYOUT_0)},
+)

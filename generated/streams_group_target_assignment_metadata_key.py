@@ -152,3 +152,31 @@ StreamsGroupTargetAssignmentMetadataKey._ROW_READERS = {
 StreamsGroupTargetAssignmentMetadataKey._WRITERS = {
     0: _write_StreamsGroupTargetAssignmentMetadataKey_v0
 }
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "StreamsGroupTargetAssignmentMetadataKey",
+        False,
+        2,
+        ((10, 0, 0, "group_id", 0, -1),),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    StreamsGroupTargetAssignmentMetadataKey,
+    {"StreamsGroupTargetAssignmentMetadataKey": StreamsGroupTargetAssignmentMetadataKey},
+    {
+        0: (
+            "kafka-specgen-native",
+            1,
+            "StreamsGroupTargetAssignmentMetadataKey",
+            0,
+            _NATIVE_LAYOUT_0,
+        )
+    },
+)

@@ -136,3 +136,15 @@ StreamsGroupTopologyKey._STRUCTS = {}
 StreamsGroupTopologyKey._READERS = {0: _read_StreamsGroupTopologyKey_v0}
 StreamsGroupTopologyKey._ROW_READERS = {0: _row_StreamsGroupTopologyKey_v0}
 StreamsGroupTopologyKey._WRITERS = {0: _write_StreamsGroupTopologyKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("StreamsGroupTopologyKey", False, 2, ((10, 0, 0, "group_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    StreamsGroupTopologyKey,
+    {"StreamsGroupTopologyKey": StreamsGroupTopologyKey},
+    {0: ("kafka-specgen-native", 1, "StreamsGroupTopologyKey", 0, _NATIVE_LAYOUT_0)},
+)

@@ -2216,3 +2216,74 @@ StreamsGroupTopologyValue._STRUCTS = {"Subtopology": Subtopology}
 StreamsGroupTopologyValue._READERS = {0: _read_StreamsGroupTopologyValue_v0}
 StreamsGroupTopologyValue._ROW_READERS = {0: _row_StreamsGroupTopologyValue_v0}
 StreamsGroupTopologyValue._WRITERS = {0: _write_StreamsGroupTopologyValue_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "StreamsGroupTopologyValue",
+        True,
+        3,
+        ((3, 0, 0, "epoch", 0, -1), (12, 1, 1, "subtopologies", 13, 1)),
+        (),
+        (),
+        (),
+    ),
+    (
+        "Subtopology",
+        True,
+        8,
+        (
+            (10, 1, 0, "subtopology_id", 0, -1),
+            (12, 1, 1, "source_topics", 10, -1),
+            (12, 1, 2, "source_topic_regex", 10, -1),
+            (12, 1, 3, "state_changelog_topics", 13, 2),
+            (12, 1, 4, "repartition_sink_topics", 10, -1),
+            (12, 1, 5, "repartition_source_topics", 13, 2),
+            (12, 1, 6, "copartition_groups", 13, 4),
+        ),
+        (),
+        (),
+        (),
+    ),
+    (
+        "TopicInfo",
+        True,
+        5,
+        (
+            (10, 1, 0, "name", 0, -1),
+            (3, 0, 1, "partitions", 0, -1),
+            (2, 0, 2, "replication_factor", 0, -1),
+            (12, 1, 3, "topic_configs", 13, 3),
+        ),
+        (),
+        (),
+        (),
+    ),
+    ("TopicConfig", True, 3, ((10, 1, 0, "key", 0, -1), (10, 1, 1, "value", 0, -1)), (), (), ()),
+    (
+        "CopartitionGroup",
+        True,
+        4,
+        (
+            (12, 1, 0, "source_topics", 2, -1),
+            (12, 1, 1, "source_topic_regex", 2, -1),
+            (12, 1, 2, "repartition_source_topics", 2, -1),
+        ),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    StreamsGroupTopologyValue,
+    {
+        "CopartitionGroup": CopartitionGroup,
+        "TopicConfig": TopicConfig,
+        "TopicInfo": TopicInfo,
+        "Subtopology": Subtopology,
+        "StreamsGroupTopologyValue": StreamsGroupTopologyValue,
+    },
+    {0: ("kafka-specgen-native", 1, "StreamsGroupTopologyValue", 0, _NATIVE_LAYOUT_0)},
+)

@@ -234,3 +234,15 @@ TopicRecord._STRUCTS = {}
 TopicRecord._READERS = {0: _read_TopicRecord_v0}
 TopicRecord._ROW_READERS = {0: _row_TopicRecord_v0}
 TopicRecord._WRITERS = {0: _write_TopicRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("TopicRecord", True, 3, ((10, 1, 0, "name", 0, -1), (9, 0, 1, "topic_id", 0, -1)), (), (), ()),
+)
+_rt.backends.install(
+    TopicRecord,
+    {"TopicRecord": TopicRecord},
+    {0: ("kafka-specgen-native", 1, "TopicRecord", 0, _NATIVE_LAYOUT_0)},
+)

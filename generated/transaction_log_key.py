@@ -136,3 +136,15 @@ TransactionLogKey._STRUCTS = {}
 TransactionLogKey._READERS = {0: _read_TransactionLogKey_v0}
 TransactionLogKey._ROW_READERS = {0: _row_TransactionLogKey_v0}
 TransactionLogKey._WRITERS = {0: _write_TransactionLogKey_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("TransactionLogKey", False, 2, ((10, 0, 0, "transactional_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    TransactionLogKey,
+    {"TransactionLogKey": TransactionLogKey},
+    {0: ("kafka-specgen-native", 1, "TransactionLogKey", 0, _NATIVE_LAYOUT_0)},
+)

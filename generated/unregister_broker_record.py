@@ -195,3 +195,23 @@ UnregisterBrokerRecord._STRUCTS = {}
 UnregisterBrokerRecord._READERS = {0: _read_UnregisterBrokerRecord_v0}
 UnregisterBrokerRecord._ROW_READERS = {0: _row_UnregisterBrokerRecord_v0}
 UnregisterBrokerRecord._WRITERS = {0: _write_UnregisterBrokerRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    (
+        "UnregisterBrokerRecord",
+        True,
+        3,
+        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
+        (),
+        (),
+        (),
+    ),
+)
+_rt.backends.install(
+    UnregisterBrokerRecord,
+    {"UnregisterBrokerRecord": UnregisterBrokerRecord},
+    {0: ("kafka-specgen-native", 1, "UnregisterBrokerRecord", 0, _NATIVE_LAYOUT_0)},
+)

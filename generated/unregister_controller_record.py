@@ -170,3 +170,15 @@ UnregisterControllerRecord._STRUCTS = {}
 UnregisterControllerRecord._READERS = {0: _read_UnregisterControllerRecord_v0}
 UnregisterControllerRecord._ROW_READERS = {0: _row_UnregisterControllerRecord_v0}
 UnregisterControllerRecord._WRITERS = {0: _write_UnregisterControllerRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("UnregisterControllerRecord", True, 2, ((3, 0, 0, "controller_id", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    UnregisterControllerRecord,
+    {"UnregisterControllerRecord": UnregisterControllerRecord},
+    {0: ("kafka-specgen-native", 1, "UnregisterControllerRecord", 0, _NATIVE_LAYOUT_0)},
+)

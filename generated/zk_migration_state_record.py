@@ -171,3 +171,15 @@ ZkMigrationStateRecord._STRUCTS = {}
 ZkMigrationStateRecord._READERS = {0: _read_ZkMigrationStateRecord_v0}
 ZkMigrationStateRecord._ROW_READERS = {0: _row_ZkMigrationStateRecord_v0}
 ZkMigrationStateRecord._WRITERS = {0: _write_ZkMigrationStateRecord_v0}
+
+
+# Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
+# readers above, as data for the compiled engine.
+_NATIVE_LAYOUT_0: Any = (
+    ("ZkMigrationStateRecord", True, 2, ((1, 0, 0, "zk_migration_state", 0, -1),), (), (), ()),
+)
+_rt.backends.install(
+    ZkMigrationStateRecord,
+    {"ZkMigrationStateRecord": ZkMigrationStateRecord},
+    {0: ("kafka-specgen-native", 1, "ZkMigrationStateRecord", 0, _NATIVE_LAYOUT_0)},
+)

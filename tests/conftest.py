@@ -98,6 +98,37 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(config.stash[_COVERAGE].line())
 
 
+# The tests that exercise the generated codecs (decode, encode, rows, errors, the Kafka oracle,
+# real data): marked ``codec``, so ``make test`` runs them once more on the pure backend.
+CODEC_TESTS = {
+    "test_backends.py",
+    "test_dumps_fast_path.py",
+    "test_dumps_records.py",
+    "test_encode_checks.py",
+    "test_oracle_diff.py",
+    "test_roundtrip.py",
+    "test_row_readers.py",
+    "test_vectors_codecs.py",
+    "fuzz/test_fuzz_decode.py",
+    "fuzz/test_fuzz_encode.py",
+}
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.relative_to(TESTS).as_posix() in CODEC_TESTS:
+            item.add_marker(pytest.mark.codec)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    from codegen.runtime import backend
+
+    return (
+        f"codec backend: {backend()} (SPECGEN_BACKEND={os.environ.get('SPECGEN_BACKEND', 'auto')})"
+    )
+
+
 @pytest.fixture(scope="session")
 def broker_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A real broker of the pinned release, loaded by the group workload and stopped: its log

@@ -110,7 +110,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     for name in CHECKOUT:
         source = ROOT / name
         if source.is_dir():
-            shutil.copytree(source, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
+            # A clone has no built engine: the wheel build compiles its own.
+            ignore = shutil.ignore_patterns("__pycache__", "_engine*.so")
+            shutil.copytree(source, checkout / name, ignore=ignore)
         else:
             shutil.copy2(source, checkout / name)
     project = base / "myproject"
@@ -133,7 +135,13 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 
 def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
-    assert [p.name for p in built.wheels.glob("*.whl")] == ["kafka_specgen-0.1.0-py3-none-any.whl"]
+    # kafka-specgen's wheel carries the compiled native decoder, so it is platform-specific.
+    (specgen,) = built.wheels.glob("*.whl")
+    assert re.fullmatch(r"kafka_specgen-0\.1\.0-cp3\d+-cp3\d+-\w+\.whl", specgen.name), specgen.name
+    engines = [
+        n for n in zipfile.ZipFile(specgen).namelist() if n.startswith("codegen/native/_engine")
+    ]
+    assert len(engines) == 1 and engines[0].endswith(".so"), engines
     archive = zipfile.ZipFile(built.wheel)
     names = set(archive.namelist())
     # src/myproject/kafka is git-ignored: the hook names its files for the wheel itself.
@@ -176,6 +184,8 @@ data = value.encode(3)
 assert OffsetCommitValue.decode(data, 3) == value
 assert MESSAGES["OffsetCommitValue"] is OffsetCommitValue
 print(data.hex())
+from codegen.runtime import backend
+print(backend(), type(OffsetCommitValue.reader(3)).__module__)
 print(sorted(m for m in ("jinja2", "jsonschema", "ruff", "click", "crc32c") if importlib.util.find_spec(m)))
 """
 
@@ -186,7 +196,8 @@ def test_user_wheel_runs_in_a_clean_virtualenv(built: Built, clean_venv: Path) -
     from generated.offset_commit_value import OffsetCommitValue
 
     expected = OffsetCommitValue(offset=100, leader_epoch=10, metadata="m", commit_timestamp=1234)
-    assert lines == [expected.encode(3).hex(), "[]"]
+    # The user's codecs read through the engine compiled into kafka-specgen's wheel.
+    assert lines == [expected.encode(3).hex(), "native codegen.native._engine", "[]"]
     cfg = (clean_venv / "pyvenv.cfg").read_text()
     assert "include-system-site-packages = false" in cfg
 
@@ -410,4 +421,46 @@ def test_hook_rejects_an_out_folder_outside_the_project(tmp_path: Path) -> None:
     assert str(caught.value) == (
         f"out = '../elsewhere' resolves to {tmp_path / 'elsewhere'}, outside "
         f"the project {project}; give a folder inside the project"
+    )
+
+
+FALLBACK = """\
+import warnings
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from codegen.runtime import NativeFallbackWarning, backend
+    from generated.consumer_protocol_subscription import ConsumerProtocolSubscription
+    from generated.offset_commit_value import OffsetCommitValue
+
+    value = OffsetCommitValue.decode(OffsetCommitValue(offset=7).encode(3), 3)
+    print(backend(), value.offset, type(OffsetCommitValue.reader(3)).__name__)
+print([str(w.message) for w in caught if issubclass(w.category, NativeFallbackWarning)])
+"""
+
+
+def test_without_a_compiler_the_wheel_is_pure_python_and_says_so(
+    tmp_path: Path, built: Built
+) -> None:
+    """No C compiler (CC names none): the build warns and makes a pure wheel; reading works
+    with the pure backend, which says so once."""
+    checkout = built.project.parent / "kafka-specgen"
+    env = _env() | {"CC": "no-such-cc"}
+    args = [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation"]
+    args.append("--no-index")
+    output = _run([*args, "--wheel-dir", str(tmp_path / "wheels"), str(checkout)], tmp_path, env)
+    (wheel,) = (tmp_path / "wheels").glob("*.whl")
+    assert wheel.name == "kafka_specgen-0.1.0-py3-none-any.whl"
+    assert not [n for n in zipfile.ZipFile(wheel).namelist() if "_engine" in n]
+    assert "no C compiler: CC names 'no-such-cc'" in output, output
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path)
+    python = str(venv / "bin" / "python")
+    install = [sys.executable, "-m", "pip", "--python", python, "install", "--no-index"]
+    _run([*install, "--no-deps", str(wheel)], tmp_path, env)
+    lines = _run([python, "-c", FALLBACK], tmp_path).splitlines()
+    assert lines[0] == "pure 7 function"
+    (message,) = eval(lines[1])
+    assert message.startswith(
+        "kafka-specgen reads with the pure-Python backend: the native engine is not built"
     )

@@ -37,7 +37,8 @@ from strategies import instances
 from codegen.emit import load_messages
 from codegen.ir import Message
 from codegen.native_tables import FORMAT_VERSION, MessageTable, message_table
-from codegen.runtime import NO_TAGS, DecodeError, KafkaStruct, UnknownTags, unknown_tags_read
+from codegen.runtime import NO_TAGS, DecodeError, KafkaStruct, UnknownTags
+from codegen.runtime.backends import native_readers
 
 ROOT = Path(__file__).resolve().parent.parent
 SHAPES = ROOT / "tests" / "native_shapes"  # not under tests/cases: no golden files
@@ -134,7 +135,15 @@ def pairs(shapes_package: ModuleType) -> Callable[[str, str, int], Pair]:
 
 
 def native_reader(engine: ModuleType, pair: Pair) -> Any:
-    return engine.reader(pair.table(), pair.classes(), unknown_tags_read)
+    """The pair's native reader, made as the native backend makes it."""
+    readers, _ = native_readers(engine, pair.classes(), {pair.version: pair.table()})
+    return readers[pair.version]
+
+
+def native_row_reader(engine: ModuleType, pair: Pair) -> Any:
+    """The pair's native row reader, made as the native backend makes it."""
+    _, row_readers = native_readers(engine, pair.classes(), {pair.version: pair.table()})
+    return row_readers[pair.version]
 
 
 # ------------------------------------------------------------------------------ comparing
@@ -147,6 +156,8 @@ def canonical(value: Any) -> Any:
         return (type(value).__qualname__, tuple((s, canonical(getattr(value, s))) for s in slots))
     if isinstance(value, list):
         return ("list", tuple(canonical(v) for v in value))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(canonical(v) for v in value))
     if isinstance(value, UnknownTags):
         return ("UnknownTags", value.pairs, value is NO_TAGS)
     if isinstance(value, dict):
@@ -178,16 +189,17 @@ def decode_outcome(decode: Callable[[bytes], Any], data: bytes) -> Any:
     return ("ok", canonical(obj))
 
 
-def assert_same(pair: Pair, native: Any, data: bytes, at: int = 0) -> Any:
-    pure = pair.cls.reader(pair.version)
-    expected = read_outcome(pure, data, at)
-    assert read_outcome(native, data, at) == expected, (pair.message.name, pair.version, data.hex())
-    expected_decode = decode_outcome(lambda d: pair.cls.decode(d, pair.version), data)
-    assert decode_outcome(native.decode, data) == expected_decode, (
-        pair.message.name,
-        pair.version,
-        data.hex(),
-    )
+def assert_same(pair: Pair, native: Any, data: bytes, at: int = 0, rows: Any = None) -> Any:
+    """The native reader (and row reader) and decode against the generated pure ones, not
+    the class's active backend, which may be the native one."""
+    cls, version, where = pair.cls, pair.version, (pair.message.name, pair.version, data.hex())
+    expected = read_outcome(cls._PURE_READERS[version], data, at)
+    assert read_outcome(native, data, at) == expected, where
+    if rows is not None:
+        expected_rows = read_outcome(cls._PURE_ROW_READERS[version], data, at)
+        assert read_outcome(rows, data, at) == expected_rows, where
+    pure_decode = decode_outcome(lambda d: cls._decode_whole(cls._PURE_READERS, d, version), data)
+    assert decode_outcome(native.decode, data) == pure_decode, where
     return expected
 
 
@@ -225,21 +237,21 @@ def test_encoded_values_and_their_mutations_decode_the_same(
     data: st.DataObject,
 ) -> None:
     pair = pairs(corpus, name, version)
-    native = native_reader(engine, pair)
+    native, rows = native_reader(engine, pair), native_row_reader(engine, pair)
     assert native.direct_slots  # generated classes take direct slot writes
     obj = data.draw(instances(pair.message, pair.module, version), label="object")
     wire = obj.encode(version)
-    outcome = assert_same(pair, native, wire)
+    outcome = assert_same(pair, native, wire, rows=rows)
     assert outcome[0] == "ok" and outcome[2] == len(wire)
     # At an offset inside a larger buffer, with bytes after it.
     prefix = data.draw(st.binary(max_size=3), label="prefix")
     suffix = data.draw(st.binary(max_size=3), label="suffix")
-    assert_same(pair, native, prefix + wire + suffix, len(prefix))
-    assert_same(pair, native, wire, len(wire) + len(suffix))  # an offset at or past the end
+    assert_same(pair, native, prefix + wire + suffix, len(prefix), rows)
+    assert_same(pair, native, wire, len(wire) + len(suffix), rows)  # offset at or past the end
     for cut in truncations(wire):
-        assert_same(pair, native, cut)
+        assert_same(pair, native, cut, rows=rows)
     for _ in range(8):
-        assert_same(pair, native, data.draw(mutations(wire), label="mutated"))
+        assert_same(pair, native, data.draw(mutations(wire), label="mutated"), rows=rows)
 
 
 @pytest.mark.parametrize(("corpus", "name", "version"), PAIRS)
@@ -254,7 +266,7 @@ def test_random_bytes_decode_the_same(
     raw: bytes,
 ) -> None:
     pair = pairs(corpus, name, version)
-    assert_same(pair, native_reader(engine, pair), raw)
+    assert_same(pair, native_reader(engine, pair), raw, rows=native_row_reader(engine, pair))
 
 
 # ------------------------------------------------------------------------------ hex fixtures
@@ -540,12 +552,14 @@ def test_hex_fixture_errors(
     pair = pairs("shipped", fixture.message, fixture.version)
     native = native_reader(engine, pair)
     data = unhex(fixture.hex)
-    for decode in (lambda d: pair.cls.decode(d, fixture.version), native.decode):
+    pure = pair.cls._PURE_READERS
+
+    for decode in (lambda d: pair.cls._decode_whole(pure, d, fixture.version), native.decode):
         with pytest.raises(DecodeError) as caught:
             decode(data)
         assert type(caught.value).__name__ == fixture.error
         assert str(caught.value) == fixture.text
-    assert_same(pair, native, data)
+    assert_same(pair, native, data, rows=native_row_reader(engine, pair))
 
 
 def test_unknown_tags_come_in_wire_order_through_the_given_constructor(
@@ -617,7 +631,7 @@ def test_reader_signature_and_buffers(
     native = native_reader(engine, pair)
     obj = pair.cls(offset=1, leader_epoch=2, metadata="m\u00e9", commit_timestamp=3)
     data = b"\x00\x03" + obj.encode(3)
-    assert native(data, 2) == pair.cls.reader(3)(data, 2) == (obj, len(data))
+    assert native(data, 2) == pair.cls._PURE_READERS[3](data, 2) == (obj, len(data))
     assert native(bytearray(data), 2) == (obj, len(data))
     assert native(memoryview(data)[2:]) == (obj, len(data) - 2)
     assert (native.message, native.version) == ("OffsetCommitValue", 3)
@@ -661,4 +675,4 @@ def test_read_pair_reads_key_and_value_as_the_readers_do(
             alone(bad_key if bad_key is not key else bad_value, 2)
         assert error_view(caught.value) == error_view(single.value)
     with pytest.raises(TypeError, match="two native readers"):
-        engine.read_pair(key_pair.cls.reader(0), read_value, key, 2, value, 2)
+        engine.read_pair(key_pair.cls._PURE_READERS[0], read_value, key, 2, value, 2)

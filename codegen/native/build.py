@@ -1,13 +1,15 @@
 """Compile the native decoder engine in place: ``python -m codegen.native.build``.
 
 It uses the running interpreter's compiler settings (sysconfig: CC, CCSHARED, the include
-folder and the extension suffix) at -O2 and writes ``_engine<suffix>`` next to ``engine.c``.
-Packaging will build it the same way; until then this is the one build step.
+folder and the extension suffix; ``CC`` in the environment wins) at -O2 and writes
+``_engine<suffix>`` next to ``engine.c``. The wheel build (codegen/hatch_hook.py) calls
+:func:`build` the same way; ``pip install -e`` builds it in place.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import shutil
 import subprocess
@@ -30,12 +32,15 @@ def output_path() -> Path:
 
 
 def compiler() -> list[str]:
-    """The interpreter's C compiler command, or CompilerNotFound saying what is missing."""
-    cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
+    """The C compiler command (``CC`` from the environment, else the interpreter's), or
+    CompilerNotFound saying what is missing."""
+    chosen = os.environ.get("CC")
+    cc = shlex.split(chosen or sysconfig.get_config_var("CC") or "cc")
     if not cc or shutil.which(cc[0]) is None:
+        where = "CC names" if chosen else "the interpreter was built with"
         raise CompilerNotFound(
-            f"no C compiler: the interpreter was built with {' '.join(cc) or 'none'!r}, which "
-            "is not on PATH; install one (e.g. apt-get install gcc) or use the pure backend"
+            f"no C compiler: {where} {' '.join(cc) or 'none'!r}, which is not on PATH; "
+            "install one (e.g. apt-get install gcc) or use the pure backend"
         )
     return cc
 

@@ -5,7 +5,7 @@
  * C structs below and returns a callable with the pure reader's signature:
  * reader(buf, offset) -> (obj, next_offset). Objects are allocated with tp_alloc and their
  * slots written at the member offsets checked at load time (otherwise through the generic
- * setattr). Checks, their order and the errors (class, text, field path, byte offset) are
+ * setattr). With rows=True the same table reads rows: a tuple per struct, in slot order. Checks, their order and the errors (class, text, field path, byte offset) are
  * those of the pure reader in templates/read.py.j2 and codegen/runtime.
  */
 #define PY_SSIZE_T_CLEAN
@@ -51,6 +51,7 @@ struct STable;
 
 typedef struct {
     int opcode, flags, element;
+    Py_ssize_t slot;   /* the field's position in __slots__ (and in a row) */
     Py_ssize_t offset; /* slot byte offset, or -1: generic setattr */
     PyObject *attr;    /* borrowed from the table tuple */
     struct STable *child;
@@ -64,15 +65,17 @@ typedef struct {
 } Tagged;
 
 typedef struct {
-    Py_ssize_t offset;
+    Py_ssize_t slot, offset;
     PyObject *attr;
     int def_kind;
     PyObject *def;
 } Absent;
 
 typedef struct STable {
-    PyTypeObject *cls; /* owned */
+    PyTypeObject *cls; /* owned; in row mode the default-row factory, maybe not a class */
     int direct;        /* slots written at their offsets */
+    int rows;          /* build tuples, not objects */
+    Py_ssize_t nslots;
     int flexible;
     Py_ssize_t nops, nabsent, ntagged, nelsewhere;
     Op *ops;
@@ -86,7 +89,9 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     PyObject *table, *classes, *unknown_factory, *message;
+    PyObject *no_tags; /* the shared value for no unknown tags, or NULL: ask the factory */
     int version;
+    int rows;
     int factory_is_dict;
     Py_ssize_t ntables;
     STable *tables;
@@ -313,8 +318,15 @@ static inline PyObject *fixed_value(int opcode, const unsigned char *p) {
 
 /* --------------------------------------------------------------------------- objects */
 
-/* Store an owned reference into a field; steals value. */
-static inline int set_field(PyObject *obj, Py_ssize_t offset, PyObject *attr, PyObject *value) {
+/* Store an owned reference into a field (or a row's item); steals value. */
+static inline int set_field(const STable *t, PyObject *obj, Py_ssize_t slot, Py_ssize_t offset,
+                            PyObject *attr, PyObject *value) {
+    if (t->rows) {
+        PyObject *old = PyTuple_GET_ITEM(obj, slot);
+        PyTuple_SET_ITEM(obj, slot, value);
+        Py_XDECREF(old);
+        return 0;
+    }
     if (LIKELY(offset >= 0)) {
         PyObject **slot = (PyObject **)((char *)obj + offset);
         PyObject *old = *slot;
@@ -328,6 +340,7 @@ static inline int set_field(PyObject *obj, Py_ssize_t offset, PyObject *attr, Py
 }
 
 static PyObject *new_instance(const STable *t) {
+    if (t->rows) return PyTuple_New(t->nslots);
     if (t->direct) return t->cls->tp_alloc(t->cls, 0);
     return PyObject_CallOneArg(ObjectNew, (PyObject *)t->cls);
 }
@@ -341,6 +354,10 @@ static PyObject *default_value(int kind, PyObject *def) {
 }
 
 static PyObject *unknown_tags(Reader *r, PyObject *pairs) {
+    if (!pairs && r->no_tags) {
+        Py_INCREF(r->no_tags);
+        return r->no_tags;
+    }
     if (r->factory_is_dict) {
         PyObject *d = PyDict_New();
         if (!d || !pairs) return d;
@@ -436,7 +453,7 @@ static int read_array(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, P
         *out = list;
         return 0;
     }
-    Op element = {op->element, compact, 0, -1, op->attr, op->child};
+    Op element = {op->element, compact, 0, -1, -1, op->attr, op->child};
     for (Py_ssize_t i = 0; i < (Py_ssize_t)n; i++) {
         Path node = {path, op->attr, i};
         PyObject *v;
@@ -526,7 +543,7 @@ static int read_tagged_section(Ctx *c, const STable *t, PyObject *obj, Py_ssize_
     for (Py_ssize_t i = 0; i < t->ntagged; i++) {
         const Tagged *tg = &t->tagged[i];
         PyObject *v = default_value(tg->def_kind, tg->def);
-        if (!v || set_field(obj, tg->op.offset, tg->op.attr, v) < 0) return -1;
+        if (!v || set_field(t, obj, tg->op.slot, tg->op.offset, tg->op.attr, v) < 0) return -1;
     }
     PyObject *pairs = NULL;
     while (left > 0) {
@@ -552,7 +569,7 @@ static int read_tagged_section(Ctx *c, const STable *t, PyObject *obj, Py_ssize_
                     err_tagged_value(path, known, end - (Py_ssize_t)size, size);
                 goto fail;
             }
-            if (set_field(obj, known->op.offset, known->op.attr, v) < 0) goto fail;
+            if (set_field(t, obj, known->op.slot, known->op.offset, known->op.attr, v) < 0) goto fail;
             if (p != end) {
                 raise_at(InvalidTaggedField, path, known->op.attr, p,
                          PyUnicode_FromFormat("tagged field declares %lld bytes but its value takes %lld",
@@ -587,7 +604,7 @@ static int read_tagged_section(Ctx *c, const STable *t, PyObject *obj, Py_ssize_
     PyObject *unknown = unknown_tags(c->r, pairs);
     Py_XDECREF(pairs);
     if (!unknown) return -1;
-    return set_field(obj, t->unknown_offset, S_unknown_tags, unknown);
+    return set_field(t, obj, t->nslots - 1, t->unknown_offset, S_unknown_tags, unknown);
 fail:
     Py_XDECREF(pairs);
     return -1;
@@ -600,19 +617,19 @@ static int read_struct(Ctx *c, const STable *t, Py_ssize_t *pos, const Path *pat
     for (Py_ssize_t i = 0; i < t->nops; i++) {
         const Op *op = &t->ops[i];
         PyObject *v;
-        if (read_value(c, op, pos, path, &v) < 0 || set_field(obj, op->offset, op->attr, v) < 0)
+        if (read_value(c, op, pos, path, &v) < 0 || set_field(t, obj, op->slot, op->offset, op->attr, v) < 0)
             goto fail;
     }
     for (Py_ssize_t i = 0; i < t->nabsent; i++) {
         const Absent *a = &t->absent[i];
         PyObject *v = default_value(a->def_kind, a->def);
-        if (!v || set_field(obj, a->offset, a->attr, v) < 0) goto fail;
+        if (!v || set_field(t, obj, a->slot, a->offset, a->attr, v) < 0) goto fail;
     }
     if (t->flexible) {
         if (read_tagged_section(c, t, obj, pos, path) < 0) goto fail;
     } else {
         PyObject *unknown = unknown_tags(c->r, NULL);
-        if (!unknown || set_field(obj, t->unknown_offset, S_unknown_tags, unknown) < 0) goto fail;
+        if (!unknown || set_field(t, obj, t->nslots - 1, t->unknown_offset, S_unknown_tags, unknown) < 0) goto fail;
     }
     Py_LeaveRecursiveCall();
     *out = obj;
@@ -694,27 +711,47 @@ static int load_op(Reader *r, STable *t, PyObject *spec, Op *op) {
     op->element = (int)element;
     op->attr = attr;
     op->child = needs_child ? &r->tables[child] : NULL;
+    if (slot < 0 || slot >= t->nslots - 1) return table_error("bad slot", spec);
+    op->slot = (Py_ssize_t)slot;
     op->offset = t->direct ? member_offset(t->cls, attr, slot) : -1;
     if (PyErr_Occurred()) return -1;
     if (t->direct && op->offset < 0) t->direct = 0;
     return 0;
 }
 
+static int load_fields(Reader *r, STable *t, PyObject *spec);
+
 static int load_struct(Reader *r, STable *t, PyObject *spec) {
     if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 7) return table_error("bad struct", spec);
     PyObject *cls = PyObject_GetItem(r->classes, PyTuple_GET_ITEM(spec, 0));
     if (!cls) return -1;
-    if (!PyType_Check(cls)) { Py_DECREF(cls); return table_error("not a class", spec); }
+    t->rows = r->rows;
+    if (!t->rows && !PyType_Check(cls)) { Py_DECREF(cls); return table_error("not a class", spec); }
     t->cls = (PyTypeObject *)cls;
     t->flexible = PyObject_IsTrue(PyTuple_GET_ITEM(spec, 1));
     long nslots;
     if (t->flexible < 0 || as_int(PyTuple_GET_ITEM(spec, 2), &nslots) < 0) return -1;
+    if (nslots < 1) return table_error("bad slot count", spec);
+    t->nslots = (Py_ssize_t)nslots;
+    if (t->rows) {
+        t->direct = 0;
+        return load_fields(r, t, spec);
+    }
     /* Direct writes need exactly the generated slotted class: no __dict__, the slots the table
        names at the positions it gives, and nothing else to fill. */
     PyObject *slots = PyDict_GetItemWithError(t->cls->tp_dict, S_slots);
     if (!slots && PyErr_Occurred()) return -1;
     t->direct = slots && PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == nslots &&
                 t->cls->tp_dictoffset == 0 && t->cls->tp_alloc != NULL;
+    if (load_fields(r, t, spec) < 0) return -1;
+    t->unknown_offset = t->direct ? member_offset(t->cls, S_unknown_tags, nslots - 1) : -1;
+    if (PyErr_Occurred()) return -1;
+    if (t->unknown_offset < 0) t->direct = 0;
+    return 0;
+}
+
+/* The ops, absent, tagged and elsewhere parts of a struct's table. */
+static int load_fields(Reader *r, STable *t, PyObject *spec) {
     PyObject *ops = PyTuple_GET_ITEM(spec, 3), *absent = PyTuple_GET_ITEM(spec, 4),
              *tagged = PyTuple_GET_ITEM(spec, 5), *elsewhere = PyTuple_GET_ITEM(spec, 6);
     if (!PyTuple_Check(ops) || !PyTuple_Check(absent) || !PyTuple_Check(tagged) ||
@@ -739,6 +776,8 @@ static int load_struct(Reader *r, STable *t, PyObject *spec) {
         if (as_int(PyTuple_GET_ITEM(a, 0), &slot) < 0 || as_int(PyTuple_GET_ITEM(a, 2), &kind) < 0)
             return -1;
         Absent *dst = &t->absent[i];
+        if (slot < 0 || slot >= t->nslots - 1) return table_error("bad slot", a);
+        dst->slot = (Py_ssize_t)slot;
         dst->attr = PyTuple_GET_ITEM(a, 1);
         if (load_default(r, kind, PyTuple_GET_ITEM(a, 3), &dst->def_kind, &dst->def) < 0) return -1;
         dst->offset = t->direct ? member_offset(t->cls, dst->attr, slot) : -1;
@@ -759,9 +798,6 @@ static int load_struct(Reader *r, STable *t, PyObject *spec) {
         t->elsewhere[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(elsewhere, i));
         if (t->elsewhere[i] == -1 && PyErr_Occurred()) return -1;
     }
-    t->unknown_offset = t->direct ? member_offset(t->cls, S_unknown_tags, nslots - 1) : -1;
-    if (PyErr_Occurred()) return -1;
-    if (t->unknown_offset < 0) t->direct = 0;
     return 0;
 }
 
@@ -794,6 +830,7 @@ static int Reader_traverse(Reader *r, visitproc visit, void *arg) {
     Py_VISIT(r->table);
     Py_VISIT(r->classes);
     Py_VISIT(r->unknown_factory);
+    Py_VISIT(r->no_tags);
     for (Py_ssize_t i = 0; i < r->ntables; i++) {
         STable *t = &r->tables[i];
         Py_VISIT(t->cls);
@@ -808,6 +845,7 @@ static int Reader_clear(Reader *r) {
     Py_CLEAR(r->table);
     Py_CLEAR(r->classes);
     Py_CLEAR(r->unknown_factory);
+    Py_CLEAR(r->no_tags);
     Py_CLEAR(r->message);
     return 0;
 }
@@ -952,9 +990,13 @@ static PyTypeObject ReaderType = {
     .tp_getset = Reader_getset,
 };
 
-static PyObject *make_reader(PyObject *module, PyObject *args) {
-    PyObject *table, *classes, *factory;
-    if (!PyArg_ParseTuple(args, "O!OO:reader", &PyTuple_Type, &table, &classes, &factory)) return NULL;
+static PyObject *make_reader(PyObject *module, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"table", "classes", "unknown_tags", "rows", "no_tags", NULL};
+    PyObject *table, *classes, *factory, *no_tags = NULL;
+    int rows = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO|$pO:reader", keywords, &PyTuple_Type,
+                                     &table, &classes, &factory, &rows, &no_tags))
+        return NULL;
     if (PyTuple_GET_SIZE(table) != 5 || !PyUnicode_Check(PyTuple_GET_ITEM(table, 0)) ||
         PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(table, 0), MAGIC) != 0) {
         table_error("not a native layout table", NULL);
@@ -986,7 +1028,9 @@ static PyObject *make_reader(PyObject *module, PyObject *args) {
     Py_INCREF(classes); r->classes = classes;
     Py_INCREF(factory); r->unknown_factory = factory;
     Py_INCREF(message); r->message = message;
+    Py_XINCREF(no_tags); r->no_tags = no_tags;
     r->version = (int)version;
+    r->rows = rows;
     r->factory_is_dict = factory == (PyObject *)&PyDict_Type;
     r->ntables = PyTuple_GET_SIZE(structs);
     r->tables = PyMem_Calloc(r->ntables, sizeof(STable));
@@ -1040,11 +1084,13 @@ static PyMethodDef module_methods[] = {
      "-> (key, key_end, value, value_end)\n\n"
      "Both readers' reads in one call; an error is the one the reader alone raises (the "
      "key is read first): read them one at a time to tell which failed."},
-    {"reader", make_reader, METH_VARARGS,
-     "reader(table, classes, unknown_tags) -> Reader\n\n"
+    {"reader", (PyCFunction)(void (*)(void))make_reader, METH_VARARGS | METH_KEYWORDS,
+     "reader(table, classes, unknown_tags, *, rows=False, no_tags=None) -> Reader\n\n"
      "table: a layout table from codegen.native_tables; classes: struct name -> generated "
-     "class; unknown_tags: called with a list of (tag, bytes) pairs in wire order (empty "
-     "when none) to make each object's unknown_tags value."},
+     "class (with rows=True: struct name -> a callable making that struct's default row); "
+     "unknown_tags: called with a list of (tag, bytes) pairs in wire order (empty when none, "
+     "unless no_tags is given: then that value is used) to make each unknown_tags value.\n"
+     "rows=True reads rows: a tuple per struct in slot order, as the generated row readers."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -39,6 +39,7 @@ from codegen.runtime.errors import (
 from codegen.versions import VersionRange
 
 __all__ = [
+    "BackendError",
     "BufferUnderflow",
     "DecodeError",
     "EncodeError",
@@ -50,6 +51,7 @@ __all__ = [
     "KafkaCodecError",
     "KafkaMessage",
     "KafkaStruct",
+    "NativeFallbackWarning",
     "NullValueError",
     "TrailingBytes",
     "UnexpectedNull",
@@ -59,6 +61,8 @@ __all__ = [
     "UnsupportedVersionError",
     "ValueRangeError",
     "VersionRange",
+    "backend",
+    "use_backend",
 ]
 
 new = object.__new__
@@ -857,3 +861,13 @@ class MessageIndex(Mapping[str, type[KafkaMessage]]):
 
     def __len__(self) -> int:
         return len(self._modules)
+
+
+# Imported last: the backends module reads NO_TAGS, KafkaStruct and unknown_tags_read from here.
+from codegen.runtime import backends as backends  # noqa: E402
+from codegen.runtime.backends import (  # noqa: E402
+    BackendError,
+    NativeFallbackWarning,
+    backend,
+    use_backend,
+)
