@@ -35,6 +35,8 @@ import bench_codecs  # noqa: E402  (bench/ is not a package)
 from codegen.emit import load_messages  # noqa: E402
 from codegen.ir import Message  # noqa: E402
 from codegen.native_tables import message_table  # noqa: E402
+from codegen.runtime import NO_TAGS  # noqa: E402
+from tests.corpus import kafka_specs  # noqa: E402
 
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
@@ -69,10 +71,14 @@ def table_for(root: Path, name: str, version: int) -> Any:
     return TABLES[key]
 
 
-def native_reader(engine: Any, table: Any, cls: Any) -> Any:
+def native_reader(engine: Any, table: Any, cls: Any, rows: bool = False) -> Any:
+    """The engine's reader (or row reader) of one table, made as the native backend makes it."""
+    from codegen.runtime.backends import native_readers
+
     module = sys.modules[cls.__module__]
     classes = {struct[0]: getattr(module, struct[0]) for struct in table[4]}
-    return engine.reader(table, classes, dict)
+    readers, row_readers = native_readers(engine, classes, {table[3]: table})
+    return (row_readers if rows else readers)[table[3]]
 
 
 def corpus_package() -> Any:
@@ -117,7 +123,8 @@ def offsets_contenders(engine: Any, value_version: int) -> dict[str, Callable[[]
     h = bench_codecs._H
     key = h.pack(1) + key_obj.encode(0)
     value = h.pack(value_version) + value_obj.encode(value_version)
-    pure_key, pure_value = OffsetCommitKey.reader(0), OffsetCommitValue.reader(value_version)
+    pure_key = OffsetCommitKey._PURE_READERS[0]
+    pure_value = OffsetCommitValue._PURE_READERS[value_version]
     native_key = native_reader(engine, table_for(specs, "OffsetCommitKey", 0), OffsetCommitKey)
     native_value = native_reader(
         engine, table_for(specs, "OffsetCommitValue", value_version), OffsetCommitValue
@@ -138,6 +145,9 @@ def offsets_contenders(engine: Any, value_version: int) -> dict[str, Callable[[]
         return k, v
 
     read_pair = engine.read_pair
+    key_rows = native_reader(engine, table_for(specs, "OffsetCommitKey", 0), OffsetCommitKey, True)
+    value_table = table_for(specs, "OffsetCommitValue", value_version)
+    value_rows = native_reader(engine, value_table, OffsetCommitValue, True)
 
     def fused() -> tuple[object, object]:
         (_key_type,) = h.unpack_from(key)
@@ -145,8 +155,20 @@ def offsets_contenders(engine: Any, value_version: int) -> dict[str, Callable[[]
         k, _, v, _ = read_pair(native_key, native_value, key, 2, value, 2)
         return k, v
 
+    def rows() -> tuple[object, object]:
+        (_key_type,) = h.unpack_from(key)
+        (_value_version,) = h.unpack_from(value)
+        k, _, v, _ = read_pair(key_rows, value_rows, key, 2, value, 2)
+        return k, v
+
     assert pure() == native() == fused() == (key_obj, value_obj)
-    contenders: dict[str, Callable[[], object]] = {"pure": pure, "native": native, "fused": fused}
+    assert rows()[0] == ("payments-consumer", "payments-events", 7, NO_TAGS)
+    contenders: dict[str, Callable[[], object]] = {
+        "pure": pure,
+        "native": native,
+        "fused": fused,
+        "rows": rows,
+    }
     if value_version == 3:  # the hand-written decoder reads value v3 only
         assert bench_codecs.hand_written_pair(key, value)[0] == (
             "payments-consumer",
@@ -191,8 +213,8 @@ def codec_contenders(
 ) -> tuple[int, dict[str, Callable[[], object]]]:
     cls = corpus_package().MESSAGES[spec]
     data = cls.from_json(js, version).encode(version)
-    pure_read = cls.reader(version)
-    native_read = native_reader(engine, table_for(bench_codecs.CORPUS, spec, version), cls)
+    pure_read = cls._PURE_READERS[version]
+    native_read = native_reader(engine, table_for(kafka_specs("kafka-clients"), spec, version), cls)
     assert pure_read(data, 0) == native_read(data, 0)
     return len(data), {
         "pure": lambda: pure_read(data, 0),
@@ -283,10 +305,10 @@ def main() -> None:
     if args.instructions and not counting:
         print("valgrind is not installed: no instruction counts\n")
     print(
-        "| case | bytes | pure ns | native ns | native read_pair ns | hand ns "
-        "| pure / native | native / hand |"
+        "| case | bytes | pure ns | native ns | native read_pair ns | native rows ns | hand ns "
+        "| pure / native | read_pair / hand | rows / hand |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for i, (label, size, fns) in enumerate(cases):
         if not label.startswith(args.only):
             continue
@@ -294,20 +316,22 @@ def main() -> None:
         hand = t.get("hand")
         hand_ns = f"{hand:,.0f}" if hand else "-"
         fused_ns = f"{t['fused']:,.0f}" if "fused" in t else "-"
-        vs_hand = f"{t['native'] / hand:.2f}x" if hand else "-"
+        rows_ns = f"{t['rows']:,.0f}" if "rows" in t else "-"
+        fused_vs_hand = f"{t['fused'] / hand:.2f}x" if hand else "-"
+        rows_vs_hand = f"{t['rows'] / hand:.2f}x" if hand else "-"
         print(
             f"| {label} | {size if size is not None else '-'} | {t['pure']:,.0f} "
-            f"| {t['native']:,.0f} | {fused_ns} | {hand_ns} | {t['pure'] / t['native']:.2f}x "
-            f"| {vs_hand} |"
+            f"| {t['native']:,.0f} | {fused_ns} | {rows_ns} | {hand_ns} "
+            f"| {t['pure'] / t['native']:.2f}x | {fused_vs_hand} | {rows_vs_hand} |"
         )
         if counting:
             # Enough calls to stand out of the start-up's count, few enough for valgrind.
             loops = max(5, min(1000, int(5e6 / t["pure"])))
             counts = instructions(tables, i, list(fns), loops)
-            names = ("pure", "native", "fused", "hand")
+            names = ("pure", "native", "fused", "rows", "hand")
             cells = [f"{counts[n]:,.0f}" if n in counts else "-" for n in names]
             ratio = f"{counts['pure'] / counts['native']:.2f}x"
-            print(f"| (instructions per message) | | {' | '.join(cells)} | {ratio} | |")
+            print(f"| (instructions per message) | | {' | '.join(cells)} | {ratio} | | |")
 
 
 if __name__ == "__main__":

@@ -676,3 +676,34 @@ def test_read_pair_reads_key_and_value_as_the_readers_do(
         assert error_view(caught.value) == error_view(single.value)
     with pytest.raises(TypeError, match="two native readers"):
         engine.read_pair(key_pair.cls._PURE_READERS[0], read_value, key, 2, value, 2)
+
+
+def _mutable_parts(value: Any) -> Iterator[Any]:
+    if isinstance(value, KafkaStruct):
+        yield value
+        for s in type(value).__slots__:
+            yield from _mutable_parts(getattr(value, s))
+    elif isinstance(value, list):
+        yield value
+        for item in value:
+            yield from _mutable_parts(item)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_default_structs_and_lists_are_new_objects_on_every_decode(
+    engine: ModuleType, pairs: Callable[[str, str, int], Pair], version: int
+) -> None:
+    """Default struct instances are copied from a prototype in C: no two decodes (and no
+    prototype) may share a struct or a list."""
+    pair = pairs("shapes", "NativeShapes", version)
+    native = native_reader(engine, pair)
+    data = pair.cls().encode(version)
+    first, second = native.decode(data), native.decode(data)
+    assert first == second == pair.cls._decode_whole(pair.cls._PURE_READERS, data, version)
+    shared = {id(p) for p in _mutable_parts(first)} & {id(p) for p in _mutable_parts(second)}
+    assert not shared
+    defaults = [p for p in _mutable_parts(first) if type(p).__name__ == "Endpoint"]
+    if version >= 2:
+        assert defaults, "the tagged Endpoint fields default to instances from version 2"
+        defaults[0].host = "changed"
+        assert native.decode(data) == second

@@ -345,10 +345,71 @@ static PyObject *new_instance(const STable *t) {
     return PyObject_CallOneArg(ObjectNew, (PyObject *)t->cls);
 }
 
+/* A default struct instance to copy: the class's default object and, per slot, how to copy
+   it (share an immutable value, a new empty list, or a copy of a nested default struct).
+   Copying at C speed instead of calling the dataclass constructor matters for messages with
+   tagged struct fields (every absent one gets a default instance). */
+enum { COPY_SHARE = 0, COPY_NEW_LIST = 1, COPY_STRUCT = 2 };
+
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *cls;  /* owned */
+    PyObject *obj;      /* owned: the default instance */
+    Py_ssize_t n;
+    Py_ssize_t *offsets;
+    int *kinds;
+    PyObject **children; /* owned Prototypes, for COPY_STRUCT slots */
+} Prototype;
+
+static void Prototype_dealloc(Prototype *p) {
+    PyObject_GC_UnTrack(p);
+    for (Py_ssize_t i = 0; p->children && i < p->n; i++) Py_XDECREF(p->children[i]);
+    PyMem_Free(p->offsets); PyMem_Free(p->kinds); PyMem_Free(p->children);
+    Py_XDECREF(p->cls); Py_XDECREF(p->obj);
+    PyObject_GC_Del(p);
+}
+
+static int Prototype_traverse(Prototype *p, visitproc visit, void *arg) {
+    Py_VISIT(p->cls);
+    Py_VISIT(p->obj);
+    for (Py_ssize_t i = 0; p->children && i < p->n; i++) Py_VISIT(p->children[i]);
+    return 0;
+}
+
+static PyTypeObject PrototypeType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "codegen.native._engine.Prototype",
+    .tp_basicsize = sizeof(Prototype),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A default struct instance the engine copies.",
+    .tp_dealloc = (destructor)Prototype_dealloc,
+    .tp_traverse = (traverseproc)Prototype_traverse,
+};
+
+static PyObject *copy_default(const Prototype *p) {
+    PyObject *obj = p->cls->tp_alloc(p->cls, 0);
+    if (!obj) return NULL;
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        PyObject *v;
+        switch (p->kinds[i]) {
+        case COPY_NEW_LIST: v = PyList_New(0); break;
+        case COPY_STRUCT: v = copy_default((const Prototype *)p->children[i]); break;
+        default:
+            v = *(PyObject **)((char *)p->obj + p->offsets[i]);
+            Py_XINCREF(v);
+        }
+        if (!v && p->kinds[i] != COPY_SHARE) { Py_DECREF(obj); return NULL; }
+        *(PyObject **)((char *)obj + p->offsets[i]) = v;
+    }
+    return obj;
+}
+
 static PyObject *default_value(int kind, PyObject *def) {
     switch (kind) {
     case DEF_LIST: return PyList_New(0);
-    case DEF_STRUCT: return PyObject_CallNoArgs(def);
+    case DEF_STRUCT:
+        if (Py_TYPE(def) == &PrototypeType) return copy_default((const Prototype *)def);
+        return PyObject_CallNoArgs(def);
     default: Py_INCREF(def); return def;
     }
 }
@@ -671,6 +732,77 @@ static Py_ssize_t member_offset(PyTypeObject *cls, PyObject *attr, long slot) {
     return m->d_member->offset;
 }
 
+static int is_table_class(Reader *r, PyTypeObject *type) {
+    if (!PyDict_Check(r->classes)) return 0;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(r->classes, &pos, &key, &value))
+        if (value == (PyObject *)type) return 1;
+    return 0;
+}
+
+static int shareable(Reader *r, PyObject *v) {
+    return v == Py_None || PyLong_CheckExact(v) || PyUnicode_CheckExact(v) || PyBytes_CheckExact(v) ||
+           PyBool_Check(v) || PyFloat_CheckExact(v) || Py_TYPE(v) == UuidType ||
+           (r->no_tags && v == r->no_tags);
+}
+
+/* A Prototype of cls's default instance (new reference), or cls itself when its default
+   cannot be copied slot by slot (then it is called for each default). */
+static PyObject *prototype_of(Reader *r, PyObject *cls, int depth) {
+    if (r->rows || depth > 64 || !PyType_Check(cls)) goto plain;
+    PyTypeObject *type = (PyTypeObject *)cls;
+    PyObject *slots = PyDict_GetItemWithError(type->tp_dict, S_slots);
+    if (!slots) {
+        if (PyErr_Occurred()) return NULL;
+        goto plain;
+    }
+    if (!PyTuple_Check(slots) || type->tp_dictoffset != 0 || !type->tp_alloc) goto plain;
+    PyObject *obj = PyObject_CallNoArgs(cls);
+    if (!obj) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(slots);
+    Prototype *p = PyObject_GC_New(Prototype, &PrototypeType);
+    if (!p) { Py_DECREF(obj); return NULL; }
+    p->obj = obj;
+    Py_INCREF(cls); p->cls = type;
+    p->n = n;
+    p->offsets = PyMem_Calloc(n + 1, sizeof(Py_ssize_t));
+    p->kinds = PyMem_Calloc(n + 1, sizeof(int));
+    p->children = PyMem_Calloc(n + 1, sizeof(PyObject *));
+    PyObject_GC_Track(p);
+    if (!p->offsets || !p->kinds || !p->children) { Py_DECREF(p); return PyErr_NoMemory(); }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t offset = member_offset(type, PyTuple_GET_ITEM(slots, i), (long)i);
+        if (offset < 0) {
+            if (PyErr_Occurred()) { Py_DECREF(p); return NULL; }
+            goto not_copyable;
+        }
+        p->offsets[i] = offset;
+        PyObject *v = *(PyObject **)((char *)obj + offset);
+        if (!v) goto not_copyable;
+        if (PyList_CheckExact(v)) {
+            if (PyList_GET_SIZE(v) != 0) goto not_copyable;
+            p->kinds[i] = COPY_NEW_LIST;
+        } else if (is_table_class(r, Py_TYPE(v))) {
+            PyObject *child = prototype_of(r, (PyObject *)Py_TYPE(v), depth + 1);
+            if (!child) { Py_DECREF(p); return NULL; }
+            p->children[i] = child;
+            if (Py_TYPE(child) != &PrototypeType) goto not_copyable;
+            p->kinds[i] = COPY_STRUCT;
+        } else if (shareable(r, v)) {
+            p->kinds[i] = COPY_SHARE;
+        } else {
+            goto not_copyable;
+        }
+    }
+    return (PyObject *)p;
+not_copyable:
+    Py_DECREF(p);
+plain:
+    Py_INCREF(cls);
+    return cls;
+}
+
 static int load_default(Reader *r, long kind, PyObject *payload, int *def_kind, PyObject **def) {
     *def_kind = (int)kind;
     switch (kind) {
@@ -685,9 +817,13 @@ static int load_default(Reader *r, long kind, PyObject *payload, int *def_kind, 
         Py_DECREF(kw);
         return *def ? 0 : -1;
     }
-    case DEF_STRUCT:
-        *def = PyObject_GetItem(r->classes, payload);
+    case DEF_STRUCT: {
+        PyObject *cls = PyObject_GetItem(r->classes, payload);
+        if (!cls) return -1;
+        *def = prototype_of(r, cls, 0);
+        Py_DECREF(cls);
         return *def ? 0 : -1;
+    }
     default: return table_error("unknown default kind", payload);
     }
 }
@@ -1153,7 +1289,7 @@ PyMODINIT_FUNC PyInit__engine(void) {
     ObjectNew = object ? get_attr(object, "__new__") : NULL;
     Py_XDECREF(object);
     if (!ObjectNew) return NULL;
-    if (PyType_Ready(&ReaderType) < 0) return NULL;
+    if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&PrototypeType) < 0) return NULL;
     PyObject *m = PyModule_Create(&engine_module);
     if (!m) return NULL;
     Py_INCREF(&ReaderType);
