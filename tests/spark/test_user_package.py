@@ -188,10 +188,10 @@ df = spark.createDataFrame([(0, good), (1, bad), (2, good)], "offset long, value
 df = df.repartition(2)
 decode = spark_udfs.for_package("demo_codecs").decode_tagged_demo
 loose = df.select("offset", decode("value", version=2, mode="PERMISSIVE").alias("d"))
-print("PERMISSIVE", sorted((r.offset, r.d.decoded and r.d.decoded.Note, r.d._decode_error is None)
+print("PERMISSIVE", sorted((r.offset, r.d.decoded and r.d.decoded.note, r.d._decode_error is None)
                            for r in loose.collect()))
 strict = df.filter("offset != 1").select(decode("value", version=2).alias("d"))
-print("FAILFAST", sorted(r.d.Owner.Port for r in strict.collect()))
+print("FAILFAST", sorted(r.d.owner.port for r in strict.collect()))
 try:
     df.select(decode("value", version=2, position=["offset"])).collect()
     print("MALFORMED not raised")
