@@ -29,6 +29,10 @@ Struct     struct<..>
 Structs of a message with flexible versions get one more field, ``_unknown_tagged_fields``
 (``map<integer, binary>``): tagged fields the spec does not know, by tag; null when there are none.
 
+Field names are Kafka's JSON names (``json_key``: the spec name with its first letter
+lower-cased, ``TopicId`` -> ``topicId``), the keys Kafka's ``JsonConverter`` writes and
+``dump`` prints, so one field has one name in every output (``docs/naming.md``).
+
 Field metadata carries what a decoder needs to fill the field from a generated object:
 ``attr`` (the Python attribute) and ``kafkaType`` (the spec type, ``tagged`` for the map).
 """
@@ -101,7 +105,7 @@ def spark_type(ftype: FieldType, struct: Struct | None, flexible: bool) -> Any:
 def _field(f: Field, flexible: bool) -> dict[str, Any]:
     kind = f.type.element.kind if f.type.kind == "array" and f.type.element else f.type.kind
     return {
-        "name": f.name,
+        "name": f.json_key,
         "type": spark_type(f.type, f.struct, flexible),
         "nullable": True,
         "metadata": {"attr": f.attr, "kafkaType": f.type.kind, "elementType": kind},

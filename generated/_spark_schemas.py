@@ -14,7 +14,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Reason",
+                "name": "reason",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "reason", "kafkaType": "string", "elementType": "string"},
@@ -36,19 +36,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Id",
+                "name": "id",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "id", "kafkaType": "uuid", "elementType": "uuid"},
             },
             {
-                "name": "ResourceType",
+                "name": "resourceType",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "resource_type", "kafkaType": "int8", "elementType": "int8"},
             },
             {
-                "name": "ResourceName",
+                "name": "resourceName",
                 "type": "string",
                 "nullable": True,
                 "metadata": {
@@ -58,31 +58,31 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "PatternType",
+                "name": "patternType",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "pattern_type", "kafkaType": "int8", "elementType": "int8"},
             },
             {
-                "name": "Principal",
+                "name": "principal",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "principal", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Host",
+                "name": "host",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "host", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Operation",
+                "name": "operation",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "operation", "kafkaType": "int8", "elementType": "int8"},
             },
             {
-                "name": "PermissionType",
+                "name": "permissionType",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "permission_type", "kafkaType": "int8", "elementType": "int8"},
@@ -104,7 +104,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Name",
+                "name": "name",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
@@ -126,25 +126,25 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "BrokerId",
+                "name": "brokerId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "broker_id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "BrokerEpoch",
+                "name": "brokerEpoch",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "broker_epoch", "kafkaType": "int64", "elementType": "int64"},
             },
             {
-                "name": "Fenced",
+                "name": "fenced",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "fenced", "kafkaType": "int8", "elementType": "int8"},
             },
             {
-                "name": "InControlledShutdown",
+                "name": "inControlledShutdown",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {
@@ -154,13 +154,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "LogDirs",
+                "name": "logDirs",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "log_dirs", "kafkaType": "array", "elementType": "uuid"},
             },
             {
-                "name": "CordonedLogDirs",
+                "name": "cordonedLogDirs",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -186,7 +186,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "TopicName",
+                "name": "topicName",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "topic_name", "kafkaType": "string", "elementType": "string"},
@@ -208,14 +208,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Entity",
+                "name": "entity",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "EntityType",
+                                "name": "entityType",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -225,7 +225,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "EntityName",
+                                "name": "entityName",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -257,19 +257,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "entity", "kafkaType": "array", "elementType": "struct"},
             },
             {
-                "name": "Key",
+                "name": "key",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "key", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Value",
+                "name": "value",
                 "type": "double",
                 "nullable": True,
                 "metadata": {"attr": "value", "kafkaType": "float64", "elementType": "float64"},
             },
             {
-                "name": "Remove",
+                "name": "remove",
                 "type": "boolean",
                 "nullable": True,
                 "metadata": {"attr": "remove", "kafkaType": "bool", "elementType": "bool"},
@@ -291,13 +291,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "ResourceType",
+                "name": "resourceType",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "resource_type", "kafkaType": "int8", "elementType": "int8"},
             },
             {
-                "name": "ResourceName",
+                "name": "resourceName",
                 "type": "string",
                 "nullable": True,
                 "metadata": {
@@ -307,13 +307,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "Name",
+                "name": "name",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Value",
+                "name": "value",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "value", "kafkaType": "string", "elementType": "string"},
@@ -335,13 +335,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "MemberId",
+                "name": "memberId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
@@ -352,13 +352,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "MemberEpoch",
+                "name": "memberEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "member_epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "PreviousMemberEpoch",
+                "name": "previousMemberEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -368,20 +368,20 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "State",
+                "name": "state",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "state", "kafkaType": "int8", "elementType": "int8"},
             },
             {
-                "name": "AssignedPartitions",
+                "name": "assignedPartitions",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "TopicId",
+                                "name": "topicId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -391,7 +391,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -405,7 +405,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "AssignmentEpochs",
+                                "name": "assignmentEpochs",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -445,14 +445,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "PartitionsPendingRevocation",
+                "name": "partitionsPendingRevocation",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "TopicId",
+                                "name": "topicId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -462,7 +462,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -476,7 +476,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "AssignmentEpochs",
+                                "name": "assignmentEpochs",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -532,13 +532,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "MemberId",
+                "name": "memberId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
@@ -549,31 +549,31 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "InstanceId",
+                "name": "instanceId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "instance_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "RackId",
+                "name": "rackId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "rack_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "ClientId",
+                "name": "clientId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "client_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "ClientHost",
+                "name": "clientHost",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "client_host", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "SubscribedTopicNames",
+                "name": "subscribedTopicNames",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -583,7 +583,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "SubscribedTopicRegex",
+                "name": "subscribedTopicRegex",
                 "type": "string",
                 "nullable": True,
                 "metadata": {
@@ -593,7 +593,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "RebalanceTimeoutMs",
+                "name": "rebalanceTimeoutMs",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -603,7 +603,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "ServerAssignor",
+                "name": "serverAssignor",
                 "type": "string",
                 "nullable": True,
                 "metadata": {
@@ -613,12 +613,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "ClassicMemberMetadata",
+                "name": "classicMemberMetadata",
                 "type": {
                     "type": "struct",
                     "fields": [
                         {
-                            "name": "SessionTimeoutMs",
+                            "name": "sessionTimeoutMs",
                             "type": "integer",
                             "nullable": True,
                             "metadata": {
@@ -628,14 +628,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                             },
                         },
                         {
-                            "name": "SupportedProtocols",
+                            "name": "supportedProtocols",
                             "type": {
                                 "type": "array",
                                 "elementType": {
                                     "type": "struct",
                                     "fields": [
                                         {
-                                            "name": "Name",
+                                            "name": "name",
                                             "type": "string",
                                             "nullable": True,
                                             "metadata": {
@@ -645,7 +645,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                             },
                                         },
                                         {
-                                            "name": "Metadata",
+                                            "name": "metadata",
                                             "type": "binary",
                                             "nullable": True,
                                             "metadata": {
@@ -721,7 +721,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
@@ -732,13 +732,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Epoch",
+                "name": "epoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "MetadataHash",
+                "name": "metadataHash",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "metadata_hash", "kafkaType": "int64", "elementType": "int64"},
@@ -760,7 +760,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
@@ -771,14 +771,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Topics",
+                "name": "topics",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "TopicId",
+                                "name": "topicId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -788,7 +788,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "TopicName",
+                                "name": "topicName",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -798,7 +798,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "NumPartitions",
+                                "name": "numPartitions",
                                 "type": "integer",
                                 "nullable": True,
                                 "metadata": {
@@ -808,14 +808,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "PartitionMetadata",
+                                "name": "partitionMetadata",
                                 "type": {
                                     "type": "array",
                                     "elementType": {
                                         "type": "struct",
                                         "fields": [
                                             {
-                                                "name": "Partition",
+                                                "name": "partition",
                                                 "type": "integer",
                                                 "nullable": True,
                                                 "metadata": {
@@ -825,7 +825,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "Racks",
+                                                "name": "racks",
                                                 "type": {
                                                     "type": "array",
                                                     "elementType": "string",
@@ -903,13 +903,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "RegularExpression",
+                "name": "regularExpression",
                 "type": "string",
                 "nullable": True,
                 "metadata": {
@@ -924,19 +924,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Topics",
+                "name": "topics",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "topics", "kafkaType": "array", "elementType": "string"},
             },
             {
-                "name": "Version",
+                "name": "version",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "version", "kafkaType": "int64", "elementType": "int64"},
             },
             {
-                "name": "Timestamp",
+                "name": "timestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "timestamp", "kafkaType": "int64", "elementType": "int64"},
@@ -958,13 +958,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "MemberId",
+                "name": "memberId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
@@ -975,14 +975,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "TopicPartitions",
+                "name": "topicPartitions",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "TopicId",
+                                "name": "topicId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -992,7 +992,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -1048,7 +1048,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
@@ -1059,7 +1059,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "AssignmentEpoch",
+                "name": "assignmentEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -1069,7 +1069,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "AssignmentTimestamp",
+                "name": "assignmentTimestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -1095,14 +1095,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "AssignedPartitions",
+                "name": "assignedPartitions",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Topic",
+                                "name": "topic",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -1112,7 +1112,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -1137,7 +1137,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "UserData",
+                "name": "userData",
                 "type": "binary",
                 "nullable": True,
                 "metadata": {"attr": "user_data", "kafkaType": "bytes", "elementType": "bytes"},
@@ -1148,26 +1148,26 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Topics",
+                "name": "topics",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "topics", "kafkaType": "array", "elementType": "string"},
             },
             {
-                "name": "UserData",
+                "name": "userData",
                 "type": "binary",
                 "nullable": True,
                 "metadata": {"attr": "user_data", "kafkaType": "bytes", "elementType": "bytes"},
             },
             {
-                "name": "OwnedPartitions",
+                "name": "ownedPartitions",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Topic",
+                                "name": "topic",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -1177,7 +1177,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -1202,13 +1202,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "GenerationId",
+                "name": "generationId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "generation_id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "RackId",
+                "name": "rackId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "rack_id", "kafkaType": "string", "elementType": "string"},
@@ -1219,25 +1219,25 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Owner",
+                "name": "owner",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "owner", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Requester",
+                "name": "requester",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "requester", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Renewers",
+                "name": "renewers",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "renewers", "kafkaType": "array", "elementType": "string"},
             },
             {
-                "name": "IssueTimestamp",
+                "name": "issueTimestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -1247,13 +1247,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "MaxTimestamp",
+                "name": "maxTimestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "max_timestamp", "kafkaType": "int64", "elementType": "int64"},
             },
             {
-                "name": "ExpirationTimestamp",
+                "name": "expirationTimestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -1263,7 +1263,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "TokenId",
+                "name": "tokenId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "token_id", "kafkaType": "string", "elementType": "string"},
@@ -1301,13 +1301,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Name",
+                "name": "name",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "FeatureLevel",
+                "name": "featureLevel",
                 "type": "short",
                 "nullable": True,
                 "metadata": {"attr": "feature_level", "kafkaType": "int16", "elementType": "int16"},
@@ -1329,13 +1329,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Id",
+                "name": "id",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "Epoch",
+                "name": "epoch",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "epoch", "kafkaType": "int64", "elementType": "int64"},
@@ -1531,13 +1531,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Version",
+                "name": "version",
                 "type": "short",
                 "nullable": True,
                 "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
             },
             {
-                "name": "KRaftVersion",
+                "name": "kRaftVersion",
                 "type": "short",
                 "nullable": True,
                 "metadata": {
@@ -1563,26 +1563,26 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Version",
+                "name": "version",
                 "type": "short",
                 "nullable": True,
                 "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
             },
             {
-                "name": "LeaderId",
+                "name": "leaderId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "leader_id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "Voters",
+                "name": "voters",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "VoterId",
+                                "name": "voterId",
                                 "type": "integer",
                                 "nullable": True,
                                 "metadata": {
@@ -1592,7 +1592,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "VoterDirectoryId",
+                                "name": "voterDirectoryId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -1624,14 +1624,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "voters", "kafkaType": "array", "elementType": "struct"},
             },
             {
-                "name": "GrantingVoters",
+                "name": "grantingVoters",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "VoterId",
+                                "name": "voterId",
                                 "type": "integer",
                                 "nullable": True,
                                 "metadata": {
@@ -1641,7 +1641,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "VoterDirectoryId",
+                                "name": "voterDirectoryId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -1842,37 +1842,37 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "PartitionId",
+                "name": "partitionId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "partition_id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "TopicId",
+                "name": "topicId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
             },
             {
-                "name": "Isr",
+                "name": "isr",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "isr", "kafkaType": "array", "elementType": "int32"},
             },
             {
-                "name": "Leader",
+                "name": "leader",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "leader", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "Replicas",
+                "name": "replicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "replicas", "kafkaType": "array", "elementType": "int32"},
             },
             {
-                "name": "RemovingReplicas",
+                "name": "removingReplicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -1882,7 +1882,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "AddingReplicas",
+                "name": "addingReplicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -1892,7 +1892,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "LeaderRecoveryState",
+                "name": "leaderRecoveryState",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {
@@ -1902,13 +1902,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "Directories",
+                "name": "directories",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "directories", "kafkaType": "array", "elementType": "uuid"},
             },
             {
-                "name": "EligibleLeaderReplicas",
+                "name": "eligibleLeaderReplicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -1918,7 +1918,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "LastKnownElr",
+                "name": "lastKnownElr",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -1944,31 +1944,31 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "PartitionId",
+                "name": "partitionId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "partition_id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "TopicId",
+                "name": "topicId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
             },
             {
-                "name": "Replicas",
+                "name": "replicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "replicas", "kafkaType": "array", "elementType": "int32"},
             },
             {
-                "name": "Isr",
+                "name": "isr",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "isr", "kafkaType": "array", "elementType": "int32"},
             },
             {
-                "name": "RemovingReplicas",
+                "name": "removingReplicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -1978,7 +1978,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "AddingReplicas",
+                "name": "addingReplicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -1988,13 +1988,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "Leader",
+                "name": "leader",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "leader", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "LeaderRecoveryState",
+                "name": "leaderRecoveryState",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {
@@ -2004,13 +2004,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "LeaderEpoch",
+                "name": "leaderEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "leader_epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "PartitionEpoch",
+                "name": "partitionEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -2020,13 +2020,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "Directories",
+                "name": "directories",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "directories", "kafkaType": "array", "elementType": "uuid"},
             },
             {
-                "name": "EligibleLeaderReplicas",
+                "name": "eligibleLeaderReplicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -2036,7 +2036,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "LastKnownElr",
+                "name": "lastKnownElr",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -2062,19 +2062,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "BrokerId",
+                "name": "brokerId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "broker_id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "BrokerEpoch",
+                "name": "brokerEpoch",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "broker_epoch", "kafkaType": "int64", "elementType": "int64"},
             },
             {
-                "name": "NextProducerId",
+                "name": "nextProducerId",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -2100,13 +2100,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "BrokerId",
+                "name": "brokerId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "broker_id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "IsMigratingZkBroker",
+                "name": "isMigratingZkBroker",
                 "type": "boolean",
                 "nullable": True,
                 "metadata": {
@@ -2116,26 +2116,26 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "IncarnationId",
+                "name": "incarnationId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "incarnation_id", "kafkaType": "uuid", "elementType": "uuid"},
             },
             {
-                "name": "BrokerEpoch",
+                "name": "brokerEpoch",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "broker_epoch", "kafkaType": "int64", "elementType": "int64"},
             },
             {
-                "name": "EndPoints",
+                "name": "endPoints",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Name",
+                                "name": "name",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2145,7 +2145,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Host",
+                                "name": "host",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2155,7 +2155,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Port",
+                                "name": "port",
                                 "type": "integer",
                                 "nullable": True,
                                 "metadata": {
@@ -2165,7 +2165,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "SecurityProtocol",
+                                "name": "securityProtocol",
                                 "type": "short",
                                 "nullable": True,
                                 "metadata": {
@@ -2197,14 +2197,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "end_points", "kafkaType": "array", "elementType": "struct"},
             },
             {
-                "name": "Features",
+                "name": "features",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Name",
+                                "name": "name",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2214,7 +2214,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "MinSupportedVersion",
+                                "name": "minSupportedVersion",
                                 "type": "short",
                                 "nullable": True,
                                 "metadata": {
@@ -2224,7 +2224,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "MaxSupportedVersion",
+                                "name": "maxSupportedVersion",
                                 "type": "short",
                                 "nullable": True,
                                 "metadata": {
@@ -2256,19 +2256,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "features", "kafkaType": "array", "elementType": "struct"},
             },
             {
-                "name": "Rack",
+                "name": "rack",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "rack", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Fenced",
+                "name": "fenced",
                 "type": "boolean",
                 "nullable": True,
                 "metadata": {"attr": "fenced", "kafkaType": "bool", "elementType": "bool"},
             },
             {
-                "name": "InControlledShutdown",
+                "name": "inControlledShutdown",
                 "type": "boolean",
                 "nullable": True,
                 "metadata": {
@@ -2278,13 +2278,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "LogDirs",
+                "name": "logDirs",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "log_dirs", "kafkaType": "array", "elementType": "uuid"},
             },
             {
-                "name": "CordonedLogDirs",
+                "name": "cordonedLogDirs",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -2310,19 +2310,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "ControllerId",
+                "name": "controllerId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "controller_id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "IncarnationId",
+                "name": "incarnationId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "incarnation_id", "kafkaType": "uuid", "elementType": "uuid"},
             },
             {
-                "name": "ZkMigrationReady",
+                "name": "zkMigrationReady",
                 "type": "boolean",
                 "nullable": True,
                 "metadata": {
@@ -2332,14 +2332,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "EndPoints",
+                "name": "endPoints",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Name",
+                                "name": "name",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2349,7 +2349,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Host",
+                                "name": "host",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2359,7 +2359,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Port",
+                                "name": "port",
                                 "type": "integer",
                                 "nullable": True,
                                 "metadata": {
@@ -2369,7 +2369,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "SecurityProtocol",
+                                "name": "securityProtocol",
                                 "type": "short",
                                 "nullable": True,
                                 "metadata": {
@@ -2401,14 +2401,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "end_points", "kafkaType": "array", "elementType": "struct"},
             },
             {
-                "name": "Features",
+                "name": "features",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Name",
+                                "name": "name",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2418,7 +2418,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "MinSupportedVersion",
+                                "name": "minSupportedVersion",
                                 "type": "short",
                                 "nullable": True,
                                 "metadata": {
@@ -2428,7 +2428,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "MaxSupportedVersion",
+                                "name": "maxSupportedVersion",
                                 "type": "short",
                                 "nullable": True,
                                 "metadata": {
@@ -2476,7 +2476,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Id",
+                "name": "id",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "id", "kafkaType": "uuid", "elementType": "uuid"},
@@ -2498,7 +2498,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "TokenId",
+                "name": "tokenId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "token_id", "kafkaType": "string", "elementType": "string"},
@@ -2520,7 +2520,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "TopicId",
+                "name": "topicId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
@@ -2542,13 +2542,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Name",
+                "name": "name",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Mechanism",
+                "name": "mechanism",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "mechanism", "kafkaType": "int8", "elementType": "int8"},
@@ -2570,13 +2570,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "MemberId",
+                "name": "memberId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
@@ -2587,13 +2587,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "MemberEpoch",
+                "name": "memberEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "member_epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "PreviousMemberEpoch",
+                "name": "previousMemberEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -2603,20 +2603,20 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "State",
+                "name": "state",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "state", "kafkaType": "int8", "elementType": "int8"},
             },
             {
-                "name": "AssignedPartitions",
+                "name": "assignedPartitions",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "TopicId",
+                                "name": "topicId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2626,7 +2626,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -2682,13 +2682,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "MemberId",
+                "name": "memberId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
@@ -2699,25 +2699,25 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "RackId",
+                "name": "rackId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "rack_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "ClientId",
+                "name": "clientId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "client_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "ClientHost",
+                "name": "clientHost",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "client_host", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "SubscribedTopicNames",
+                "name": "subscribedTopicNames",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
                 "metadata": {
@@ -2743,7 +2743,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
@@ -2754,13 +2754,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Epoch",
+                "name": "epoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "MetadataHash",
+                "name": "metadataHash",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "metadata_hash", "kafkaType": "int64", "elementType": "int64"},
@@ -2782,7 +2782,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
@@ -2793,14 +2793,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "InitializingTopics",
+                "name": "initializingTopics",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "TopicId",
+                                "name": "topicId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2810,7 +2810,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "TopicName",
+                                "name": "topicName",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2820,7 +2820,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -2860,14 +2860,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "InitializedTopics",
+                "name": "initializedTopics",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "TopicId",
+                                "name": "topicId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2877,7 +2877,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "TopicName",
+                                "name": "topicName",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2887,7 +2887,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -2927,14 +2927,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "DeletingTopics",
+                "name": "deletingTopics",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "TopicId",
+                                "name": "topicId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2944,7 +2944,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "TopicName",
+                                "name": "topicName",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -2996,13 +2996,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "MemberId",
+                "name": "memberId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
@@ -3013,14 +3013,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "TopicPartitions",
+                "name": "topicPartitions",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "TopicId",
+                                "name": "topicId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -3030,7 +3030,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3086,7 +3086,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
@@ -3097,7 +3097,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "AssignmentEpoch",
+                "name": "assignmentEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -3107,7 +3107,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "AssignmentTimestamp",
+                "name": "assignmentTimestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -3133,19 +3133,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "TopicId",
+                "name": "topicId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
             },
             {
-                "name": "Partition",
+                "name": "partition",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "partition", "kafkaType": "int32", "elementType": "int32"},
@@ -3156,7 +3156,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "SnapshotEpoch",
+                "name": "snapshotEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -3166,25 +3166,25 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "StateEpoch",
+                "name": "stateEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "state_epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "LeaderEpoch",
+                "name": "leaderEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "leader_epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "StartOffset",
+                "name": "startOffset",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "start_offset", "kafkaType": "int64", "elementType": "int64"},
             },
             {
-                "name": "DeliveryCompleteCount",
+                "name": "deliveryCompleteCount",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -3194,7 +3194,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "CreateTimestamp",
+                "name": "createTimestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -3204,7 +3204,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "WriteTimestamp",
+                "name": "writeTimestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -3214,14 +3214,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "StateBatches",
+                "name": "stateBatches",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "FirstOffset",
+                                "name": "firstOffset",
                                 "type": "long",
                                 "nullable": True,
                                 "metadata": {
@@ -3231,7 +3231,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "LastOffset",
+                                "name": "lastOffset",
                                 "type": "long",
                                 "nullable": True,
                                 "metadata": {
@@ -3241,7 +3241,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "DeliveryState",
+                                "name": "deliveryState",
                                 "type": "byte",
                                 "nullable": True,
                                 "metadata": {
@@ -3251,7 +3251,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "DeliveryCount",
+                                "name": "deliveryCount",
                                 "type": "short",
                                 "nullable": True,
                                 "metadata": {
@@ -3303,19 +3303,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "TopicId",
+                "name": "topicId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
             },
             {
-                "name": "Partition",
+                "name": "partition",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "partition", "kafkaType": "int32", "elementType": "int32"},
@@ -3326,7 +3326,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "SnapshotEpoch",
+                "name": "snapshotEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -3336,19 +3336,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "LeaderEpoch",
+                "name": "leaderEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "leader_epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "StartOffset",
+                "name": "startOffset",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "start_offset", "kafkaType": "int64", "elementType": "int64"},
             },
             {
-                "name": "DeliveryCompleteCount",
+                "name": "deliveryCompleteCount",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -3358,14 +3358,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "StateBatches",
+                "name": "stateBatches",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "FirstOffset",
+                                "name": "firstOffset",
                                 "type": "long",
                                 "nullable": True,
                                 "metadata": {
@@ -3375,7 +3375,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "LastOffset",
+                                "name": "lastOffset",
                                 "type": "long",
                                 "nullable": True,
                                 "metadata": {
@@ -3385,7 +3385,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "DeliveryState",
+                                "name": "deliveryState",
                                 "type": "byte",
                                 "nullable": True,
                                 "metadata": {
@@ -3395,7 +3395,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "DeliveryCount",
+                                "name": "deliveryCount",
                                 "type": "short",
                                 "nullable": True,
                                 "metadata": {
@@ -3447,7 +3447,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Version",
+                "name": "version",
                 "type": "short",
                 "nullable": True,
                 "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
@@ -3469,13 +3469,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Version",
+                "name": "version",
                 "type": "short",
                 "nullable": True,
                 "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
             },
             {
-                "name": "LastContainedLogTimestamp",
+                "name": "lastContainedLogTimestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -3501,13 +3501,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "MemberId",
+                "name": "memberId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
@@ -3518,13 +3518,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "MemberEpoch",
+                "name": "memberEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "member_epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "PreviousMemberEpoch",
+                "name": "previousMemberEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -3534,20 +3534,20 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "State",
+                "name": "state",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "state", "kafkaType": "int8", "elementType": "int8"},
             },
             {
-                "name": "ActiveTasks",
+                "name": "activeTasks",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -3557,7 +3557,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3571,7 +3571,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "AssignmentEpochs",
+                                "name": "assignmentEpochs",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3607,14 +3607,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "active_tasks", "kafkaType": "array", "elementType": "struct"},
             },
             {
-                "name": "StandbyTasks",
+                "name": "standbyTasks",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -3624,7 +3624,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3638,7 +3638,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "AssignmentEpochs",
+                                "name": "assignmentEpochs",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3678,14 +3678,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "WarmupTasks",
+                "name": "warmupTasks",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -3695,7 +3695,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3709,7 +3709,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "AssignmentEpochs",
+                                "name": "assignmentEpochs",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3745,14 +3745,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "warmup_tasks", "kafkaType": "array", "elementType": "struct"},
             },
             {
-                "name": "ActiveTasksPendingRevocation",
+                "name": "activeTasksPendingRevocation",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -3762,7 +3762,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3776,7 +3776,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "AssignmentEpochs",
+                                "name": "assignmentEpochs",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3816,14 +3816,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "StandbyTasksPendingRevocation",
+                "name": "standbyTasksPendingRevocation",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -3833,7 +3833,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3847,7 +3847,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "AssignmentEpochs",
+                                "name": "assignmentEpochs",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3887,14 +3887,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "WarmupTasksPendingRevocation",
+                "name": "warmupTasksPendingRevocation",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -3904,7 +3904,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3918,7 +3918,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "AssignmentEpochs",
+                                "name": "assignmentEpochs",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -3974,13 +3974,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "MemberId",
+                "name": "memberId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
@@ -3991,31 +3991,31 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "InstanceId",
+                "name": "instanceId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "instance_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "RackId",
+                "name": "rackId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "rack_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "ClientId",
+                "name": "clientId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "client_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "ClientHost",
+                "name": "clientHost",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "client_host", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "RebalanceTimeoutMs",
+                "name": "rebalanceTimeoutMs",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -4025,7 +4025,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "TopologyEpoch",
+                "name": "topologyEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -4035,18 +4035,18 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "ProcessId",
+                "name": "processId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "process_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "UserEndpoint",
+                "name": "userEndpoint",
                 "type": {
                     "type": "struct",
                     "fields": [
                         {
-                            "name": "Host",
+                            "name": "host",
                             "type": "string",
                             "nullable": True,
                             "metadata": {
@@ -4056,7 +4056,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                             },
                         },
                         {
-                            "name": "Port",
+                            "name": "port",
                             "type": "integer",
                             "nullable": True,
                             "metadata": {
@@ -4090,14 +4090,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "ClientTags",
+                "name": "clientTags",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Key",
+                                "name": "key",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -4107,7 +4107,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Value",
+                                "name": "value",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -4155,7 +4155,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
@@ -4166,19 +4166,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Epoch",
+                "name": "epoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "MetadataHash",
+                "name": "metadataHash",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "metadata_hash", "kafkaType": "int64", "elementType": "int64"},
             },
             {
-                "name": "ValidatedTopologyEpoch",
+                "name": "validatedTopologyEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -4188,14 +4188,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "LastAssignmentConfigs",
+                "name": "lastAssignmentConfigs",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Key",
+                                "name": "key",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -4205,7 +4205,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Value",
+                                "name": "value",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -4241,7 +4241,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "StoredDescriptionTopologyEpoch",
+                "name": "storedDescriptionTopologyEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -4251,7 +4251,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "FailedDescriptionTopologyEpoch",
+                "name": "failedDescriptionTopologyEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -4277,13 +4277,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "MemberId",
+                "name": "memberId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
@@ -4294,14 +4294,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "ActiveTasks",
+                "name": "activeTasks",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -4311,7 +4311,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -4347,14 +4347,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "active_tasks", "kafkaType": "array", "elementType": "struct"},
             },
             {
-                "name": "StandbyTasks",
+                "name": "standbyTasks",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -4364,7 +4364,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -4404,14 +4404,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "WarmupTasks",
+                "name": "warmupTasks",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -4421,7 +4421,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Partitions",
+                                "name": "partitions",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -4473,7 +4473,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
@@ -4484,7 +4484,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "AssignmentEpoch",
+                "name": "assignmentEpoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -4494,7 +4494,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "AssignmentTimestamp",
+                "name": "assignmentTimestamp",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -4520,7 +4520,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "GroupId",
+                "name": "groupId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
@@ -4531,20 +4531,20 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Epoch",
+                "name": "epoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "Subtopologies",
+                "name": "subtopologies",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "SubtopologyId",
+                                "name": "subtopologyId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -4554,7 +4554,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "SourceTopics",
+                                "name": "sourceTopics",
                                 "type": {
                                     "type": "array",
                                     "elementType": "string",
@@ -4568,7 +4568,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "SourceTopicRegex",
+                                "name": "sourceTopicRegex",
                                 "type": {
                                     "type": "array",
                                     "elementType": "string",
@@ -4582,14 +4582,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "StateChangelogTopics",
+                                "name": "stateChangelogTopics",
                                 "type": {
                                     "type": "array",
                                     "elementType": {
                                         "type": "struct",
                                         "fields": [
                                             {
-                                                "name": "Name",
+                                                "name": "name",
                                                 "type": "string",
                                                 "nullable": True,
                                                 "metadata": {
@@ -4599,7 +4599,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "Partitions",
+                                                "name": "partitions",
                                                 "type": "integer",
                                                 "nullable": True,
                                                 "metadata": {
@@ -4609,7 +4609,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "ReplicationFactor",
+                                                "name": "replicationFactor",
                                                 "type": "short",
                                                 "nullable": True,
                                                 "metadata": {
@@ -4619,7 +4619,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "TopicConfigs",
+                                                "name": "topicConfigs",
                                                 "type": {
                                                     "type": "array",
                                                     "elementType": {
@@ -4698,7 +4698,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "RepartitionSinkTopics",
+                                "name": "repartitionSinkTopics",
                                 "type": {
                                     "type": "array",
                                     "elementType": "string",
@@ -4712,14 +4712,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "RepartitionSourceTopics",
+                                "name": "repartitionSourceTopics",
                                 "type": {
                                     "type": "array",
                                     "elementType": {
                                         "type": "struct",
                                         "fields": [
                                             {
-                                                "name": "Name",
+                                                "name": "name",
                                                 "type": "string",
                                                 "nullable": True,
                                                 "metadata": {
@@ -4729,7 +4729,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "Partitions",
+                                                "name": "partitions",
                                                 "type": "integer",
                                                 "nullable": True,
                                                 "metadata": {
@@ -4739,7 +4739,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "ReplicationFactor",
+                                                "name": "replicationFactor",
                                                 "type": "short",
                                                 "nullable": True,
                                                 "metadata": {
@@ -4749,7 +4749,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "TopicConfigs",
+                                                "name": "topicConfigs",
                                                 "type": {
                                                     "type": "array",
                                                     "elementType": {
@@ -4828,14 +4828,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "CopartitionGroups",
+                                "name": "copartitionGroups",
                                 "type": {
                                     "type": "array",
                                     "elementType": {
                                         "type": "struct",
                                         "fields": [
                                             {
-                                                "name": "SourceTopics",
+                                                "name": "sourceTopics",
                                                 "type": {
                                                     "type": "array",
                                                     "elementType": "short",
@@ -4849,7 +4849,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "SourceTopicRegex",
+                                                "name": "sourceTopicRegex",
                                                 "type": {
                                                     "type": "array",
                                                     "elementType": "short",
@@ -4863,7 +4863,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "RepartitionSourceTopics",
+                                                "name": "repartitionSourceTopics",
                                                 "type": {
                                                     "type": "array",
                                                     "elementType": "short",
@@ -4945,13 +4945,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Name",
+                "name": "name",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "TopicId",
+                "name": "topicId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
@@ -4973,7 +4973,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "TransactionalId",
+                "name": "transactionalId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {
@@ -4988,13 +4988,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "ProducerId",
+                "name": "producerId",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "producer_id", "kafkaType": "int64", "elementType": "int64"},
             },
             {
-                "name": "PreviousProducerId",
+                "name": "previousProducerId",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -5004,7 +5004,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "NextProducerId",
+                "name": "nextProducerId",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -5014,7 +5014,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "ProducerEpoch",
+                "name": "producerEpoch",
                 "type": "short",
                 "nullable": True,
                 "metadata": {
@@ -5024,7 +5024,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "NextProducerEpoch",
+                "name": "nextProducerEpoch",
                 "type": "short",
                 "nullable": True,
                 "metadata": {
@@ -5034,7 +5034,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "TransactionTimeoutMs",
+                "name": "transactionTimeoutMs",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {
@@ -5044,7 +5044,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "TransactionStatus",
+                "name": "transactionStatus",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {
@@ -5054,14 +5054,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "TransactionPartitions",
+                "name": "transactionPartitions",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Topic",
+                                "name": "topic",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -5071,7 +5071,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "PartitionIds",
+                                "name": "partitionIds",
                                 "type": {
                                     "type": "array",
                                     "elementType": "integer",
@@ -5111,7 +5111,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "TransactionLastUpdateTimestampMs",
+                "name": "transactionLastUpdateTimestampMs",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -5121,7 +5121,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "TransactionStartTimestampMs",
+                "name": "transactionStartTimestampMs",
                 "type": "long",
                 "nullable": True,
                 "metadata": {
@@ -5131,7 +5131,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             {
-                "name": "ClientTransactionVersion",
+                "name": "clientTransactionVersion",
                 "type": "short",
                 "nullable": True,
                 "metadata": {
@@ -5157,13 +5157,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Id",
+                "name": "id",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "Epoch",
+                "name": "epoch",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "epoch", "kafkaType": "int64", "elementType": "int64"},
@@ -5185,13 +5185,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "BrokerId",
+                "name": "brokerId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "broker_id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "BrokerEpoch",
+                "name": "brokerEpoch",
                 "type": "long",
                 "nullable": True,
                 "metadata": {"attr": "broker_epoch", "kafkaType": "int64", "elementType": "int64"},
@@ -5213,7 +5213,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "ControllerId",
+                "name": "controllerId",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "controller_id", "kafkaType": "int32", "elementType": "int32"},
@@ -5235,37 +5235,37 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Name",
+                "name": "name",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Mechanism",
+                "name": "mechanism",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {"attr": "mechanism", "kafkaType": "int8", "elementType": "int8"},
             },
             {
-                "name": "Salt",
+                "name": "salt",
                 "type": "binary",
                 "nullable": True,
                 "metadata": {"attr": "salt", "kafkaType": "bytes", "elementType": "bytes"},
             },
             {
-                "name": "StoredKey",
+                "name": "storedKey",
                 "type": "binary",
                 "nullable": True,
                 "metadata": {"attr": "stored_key", "kafkaType": "bytes", "elementType": "bytes"},
             },
             {
-                "name": "ServerKey",
+                "name": "serverKey",
                 "type": "binary",
                 "nullable": True,
                 "metadata": {"attr": "server_key", "kafkaType": "bytes", "elementType": "bytes"},
             },
             {
-                "name": "Iterations",
+                "name": "iterations",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "iterations", "kafkaType": "int32", "elementType": "int32"},
@@ -5287,20 +5287,20 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Version",
+                "name": "version",
                 "type": "short",
                 "nullable": True,
                 "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
             },
             {
-                "name": "Voters",
+                "name": "voters",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "VoterId",
+                                "name": "voterId",
                                 "type": "integer",
                                 "nullable": True,
                                 "metadata": {
@@ -5310,7 +5310,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "VoterDirectoryId",
+                                "name": "voterDirectoryId",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -5320,14 +5320,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Endpoints",
+                                "name": "endpoints",
                                 "type": {
                                     "type": "array",
                                     "elementType": {
                                         "type": "struct",
                                         "fields": [
                                             {
-                                                "name": "Name",
+                                                "name": "name",
                                                 "type": "string",
                                                 "nullable": True,
                                                 "metadata": {
@@ -5337,7 +5337,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "Host",
+                                                "name": "host",
                                                 "type": "string",
                                                 "nullable": True,
                                                 "metadata": {
@@ -5347,7 +5347,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 },
                                             },
                                             {
-                                                "name": "Port",
+                                                "name": "port",
                                                 "type": "integer",
                                                 "nullable": True,
                                                 "metadata": {
@@ -5383,12 +5383,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "KRaftVersionFeature",
+                                "name": "kRaftVersionFeature",
                                 "type": {
                                     "type": "struct",
                                     "fields": [
                                         {
-                                            "name": "MinSupportedVersion",
+                                            "name": "minSupportedVersion",
                                             "type": "short",
                                             "nullable": True,
                                             "metadata": {
@@ -5398,7 +5398,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                             },
                                         },
                                         {
-                                            "name": "MaxSupportedVersion",
+                                            "name": "maxSupportedVersion",
                                             "type": "short",
                                             "nullable": True,
                                             "metadata": {
@@ -5470,7 +5470,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "ZkMigrationState",
+                "name": "zkMigrationState",
                 "type": "byte",
                 "nullable": True,
                 "metadata": {

@@ -10,9 +10,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pyspark.sql import DataFrame
+
     from spark_udfs.functions import PackageFunctions
 
-__all__ = ["for_package"]
+__all__ = ["flat", "for_package"]
 
 
 def for_package(package: str | ModuleType) -> PackageFunctions:
@@ -20,3 +24,12 @@ def for_package(package: str | ModuleType) -> PackageFunctions:
     from spark_udfs.functions import for_package as bind
 
     return bind(package)
+
+
+def flat(df: DataFrame, record: str, keep: Sequence[str] | None = None) -> DataFrame:
+    """One record type's key and value fields as top-level columns (see
+    ``spark_udfs.functions.flat``)."""
+    from spark_udfs.functions import FLAT_KEEP
+    from spark_udfs.functions import flat as flatten
+
+    return flatten(df, record, FLAT_KEEP if keep is None else keep)

@@ -147,9 +147,9 @@ def group_states(decoded: DataFrame) -> DataFrame:
     meta = (
         _latest(
             rec.filter(F.col("recordName") == "ConsumerGroupMetadata"),
-            {"group": F.col("decodedKey.ConsumerGroupMetadataKey.GroupId")},
+            {"group": F.col("decodedKey.ConsumerGroupMetadataKey.groupId")},
             F.when(F.col("isTombstone"), F.lit(None)).otherwise(
-                F.col("decodedValue.ConsumerGroupMetadataValue.Epoch")
+                F.col("decodedValue.ConsumerGroupMetadataValue.epoch")
             ),
         )
         .filter(F.col("_p").isNotNull())
@@ -158,19 +158,19 @@ def group_states(decoded: DataFrame) -> DataFrame:
     members = _latest(
         rec.filter(F.col("recordName") == "ConsumerGroupMemberMetadata"),
         {
-            "group": F.col("decodedKey.ConsumerGroupMemberMetadataKey.GroupId"),
-            "member": F.col("decodedKey.ConsumerGroupMemberMetadataKey.MemberId"),
+            "group": F.col("decodedKey.ConsumerGroupMemberMetadataKey.groupId"),
+            "member": F.col("decodedKey.ConsumerGroupMemberMetadataKey.memberId"),
         },
         F.when(F.col("isTombstone"), F.lit(None)).otherwise(F.lit(True)),
     ).filter(F.col("_p").isNotNull())
     assignments = _latest(
         rec.filter(F.col("recordName") == "ConsumerGroupCurrentMemberAssignment"),
         {
-            "group": F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.GroupId"),
-            "member": F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.MemberId"),
+            "group": F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.groupId"),
+            "member": F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.memberId"),
         },
         F.when(F.col("isTombstone"), F.lit(None)).otherwise(
-            F.col("decodedValue.ConsumerGroupCurrentMemberAssignmentValue.MemberEpoch")
+            F.col("decodedValue.ConsumerGroupCurrentMemberAssignmentValue.memberEpoch")
         ),
     ).select("group", "member", F.col("_p").alias("memberEpoch"))
     per_member = members.join(assignments, ["group", "member"], "left")
@@ -200,7 +200,7 @@ def group_states(decoded: DataFrame) -> DataFrame:
     ]
     with_records = listed.select("group")
     if other_keys:
-        other_ids = F.coalesce(*(F.col(f"decodedKey.{name}.GroupId") for name in other_keys))
+        other_ids = F.coalesce(*(F.col(f"decodedKey.{name}.groupId") for name in other_keys))
         other = rec.select(other_ids.alias("group")).filter(F.col("group").isNotNull())
         with_records = with_records.unionByName(other)
     offset_only = (

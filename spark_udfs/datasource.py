@@ -1,7 +1,10 @@
 """``kafka-log``: a Spark Python data source reading Kafka log segments and KRaft snapshots.
 
 ``spark.read.format("kafka-log").load(path_or_paths)`` reads every ``*.log`` and ``*.checkpoint``
-file below the given files or folders. Topic and partition come from the folder name
+file below the given files or folders. A path may be a glob pattern, as with Spark's file
+sources (``*``, ``?``, ``[abc]``, ``{a,b}``: ``.load("/data/*/__consumer_offsets-*")``); a
+pattern that matches nothing is an error at ``load()``. Several paths: ``.load([a, b])`` or
+``.option("paths", "a,b")`` (or a JSON array). Topic and partition come from the folder name
 (``<topic>-<partition>``, as brokers lay them out); a ``.checkpoint`` outside such a folder is a
 ``__cluster_metadata`` snapshot. One input partition per file; a file larger than
 ``maxBytesPerPartition`` is split at batch boundaries (the driver reads only the 12-byte entry
@@ -15,9 +18,12 @@ known, and null record fields: nothing is dropped silently.
 
 Options (case-insensitive):
 
-- ``decode``: ``true`` (the topic family of the files, which must agree) or a family name
-  (``consumer_offsets``, ``transaction_state``, ``share_group_state``, ``cluster_metadata``):
-  add the topic decoder's columns (``recordType``, ``decodedKey``, ...). Example:
+- ``decode``: ``true`` decodes the files of each internal topic with its own decoder and
+  reads the other topics plain (their decoded columns are null), as ``dump --topic auto``
+  does; on a broker folder ``decodedKey``/``decodedValue`` then hold one field per spec of
+  every internal topic found. A family name (``consumer_offsets``, ``transaction_state``,
+  ``share_group_state``, ``cluster_metadata``) decodes every file as that family. Adds the
+  topic decoder's columns (``recordType``, ``decodedKey``, ...). Example:
   ``.option("decode", "true")``.
 - ``package``: the generated codec package ``decode`` uses, a dotted module name importable on
   the driver and the executors (default ``generated``, the shipped codecs). A package generated
@@ -35,6 +41,7 @@ Options (case-insensitive):
 
 from __future__ import annotations
 
+import glob
 import json
 import re
 import struct
@@ -54,9 +61,24 @@ from codegen.dumps.segments import SEGMENT_SUFFIXES
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
 from spark_udfs.package import SHIPPED
-from spark_udfs.topics import TOPICS, decode_topic_arrays, topic_arrow_type
+from spark_udfs.topics import (
+    TOPICS,
+    decode_topic_arrays,
+    family_of_topic,
+    topics_arrow_type,
+    widen_to,
+)
 
-__all__ = ["KafkaLogDataSource", "LogSlice", "list_log_files", "plan_slices", "read_slice"]
+__all__ = [
+    "Decoding",
+    "KafkaLogDataSource",
+    "LogSlice",
+    "expand_braces",
+    "list_log_files",
+    "plan_slices",
+    "read_slice",
+    "resolve_paths",
+]
 
 _TOPIC_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _ENTRY = struct.Struct(">qi")
@@ -96,17 +118,74 @@ class LogSlice(InputPartition):
     partition: int | None
 
 
-def list_log_files(paths: list[str]) -> list[Path]:
+_GLOB_CHARS = re.compile(r"[*?\[{]")
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """Hadoop's ``{a,b}`` alternatives, which Python's ``glob`` lacks: ``x{1,2}`` -> x1, x2."""
+    depth, start = 0, -1
+    for i, ch in enumerate(pattern):
+        if ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                head, tail = pattern[:start], pattern[i + 1 :]
+                return [
+                    expanded
+                    for choice in _split_outside_braces(pattern[start + 1 : i])
+                    for expanded in expand_braces(head + choice + tail)
+                ]
+    return [pattern]
+
+
+def _split_outside_braces(text: str) -> list[str]:
+    """``text`` cut at the commas that are not inside ``{...}``."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def resolve_paths(paths: list[str]) -> list[Path]:
+    """The files and folders ``paths`` name: each an existing path or a glob pattern (``*``,
+    ``?``, ``[abc]``, ``{a,b}``, as Spark's file sources take them), matches in name order."""
     out: list[Path] = []
     for p in paths:
         path = Path(p)
+        if path.exists():
+            out.append(path)
+        elif _GLOB_CHARS.search(p):
+            matches = sorted({m for q in expand_braces(p) for m in glob.glob(q)})
+            if not matches:
+                raise FileNotFoundError(
+                    f"kafka-log: the pattern {p} matches no file or folder; check it, or give "
+                    "the folders themselves"
+                )
+            out.extend(Path(m) for m in matches)
+        else:
+            raise FileNotFoundError(f"kafka-log: no such file or folder: {p}")
+    return out
+
+
+def list_log_files(paths: list[str]) -> list[Path]:
+    """Every segment and snapshot below ``paths`` (files, folders or glob patterns)."""
+    out: list[Path] = []
+    for path in resolve_paths(paths):
         if path.is_dir():
             found = [f for f in path.rglob("*") if f.suffix in SEGMENT_SUFFIXES]
             out.extend(sorted(f for f in found if f.is_file()))
-        elif path.is_file():
-            out.append(path)
         else:
-            raise FileNotFoundError(f"kafka-log: no such file or folder: {p}")
+            out.append(path)
     return out
 
 
@@ -273,58 +352,86 @@ def read_slice(
 
 
 def _decode_batch(
-    rb: pa.RecordBatch, family: str, mode: Mode, package: str = SHIPPED
+    rb: pa.RecordBatch,
+    family: str | None,
+    typ: pa.StructType,
+    mode: Mode,
+    package: str = SHIPPED,
 ) -> pa.RecordBatch:
-    key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
-    result = decode_topic_arrays(family, key, value, control, package)
+    """``rb`` with the decoded columns of ``typ`` added; ``family`` None (a topic with no
+    decoder) leaves them null."""
     permissive = mode == Mode.PERMISSIVE
-    if result.errors and not permissive:
-        i = min(result.errors)
-        where = (
-            f"topic {rb.column('topic')[i].as_py()}, partition {rb.column('partition')[i].as_py()}"
-            f", offset {rb.column('offset')[i].as_py()}"
-        )
-        raise MalformedKafkaRecordError(where, result.errors[i])
-    typ = topic_arrow_type(family, permissive, package)
-    columns = dict(result.columns)
-    if permissive:
-        errs = np.full(rb.num_rows, None, dtype=object)
-        for i, reason in result.errors.items():
-            errs[i] = reason
-        columns["_decode_error"] = pa.array(errs, pa.string())
-    arrays = [*rb.columns, *(columns[f.name] for f in typ)]
+    columns: dict[str, pa.Array] = {}
+    if family is not None:
+        key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
+        result = decode_topic_arrays(family, key, value, control, package)
+        if result.errors and not permissive:
+            i = min(result.errors)
+            where = (
+                f"topic {rb.column('topic')[i].as_py()}, "
+                f"partition {rb.column('partition')[i].as_py()}, "
+                f"offset {rb.column('offset')[i].as_py()}"
+            )
+            raise MalformedKafkaRecordError(where, result.errors[i])
+        columns = dict(result.columns)
+        if permissive:
+            errs = np.full(rb.num_rows, None, dtype=object)
+            for i, reason in result.errors.items():
+                errs[i] = reason
+            columns["_decode_error"] = pa.array(errs, pa.string())
+    arrays = [*rb.columns, *widen_to(columns, typ, rb.num_rows)]
     names = [*rb.schema.names, *(f.name for f in typ)]
     return pa.RecordBatch.from_arrays(arrays, names=names)
 
 
 def _paths(options: dict[str, str]) -> list[str]:
+    """``load(path)``, ``load([paths])`` (Spark passes a JSON array as ``paths``), or the
+    ``paths`` option: a JSON array or paths separated by commas (not those inside ``{a,b}``)."""
     if "paths" in options:
         raw = options["paths"]
-        paths = json.loads(raw) if raw.startswith("[") else [raw]
-        return [str(p) for p in paths]
+        paths = json.loads(raw) if raw.startswith("[") else _split_outside_braces(raw)
+        return [str(p).strip() for p in paths if str(p).strip()]
     if "path" in options:
         return [options["path"]]
     raise ValueError("kafka-log: give a path: spark.read.format('kafka-log').load(path)")
 
 
-def _family_for(topics: set[str | None], option: str) -> str:
+@dataclass(frozen=True, slots=True)
+class Decoding:
+    """What ``decode`` asks for: one family for every file (``forced``), or each internal
+    topic's own family (``decode=true``), other topics read plain."""
+
+    families: tuple[str, ...]
+    forced: str | None
+
+    def family(self, topic: str | None) -> str | None:
+        if self.forced is not None:
+            return self.forced
+        family = family_of_topic(topic)
+        return family if family in self.families else None
+
+
+def _decoding(topics: set[str | None], option: str, package: str = SHIPPED) -> Decoding:
     if option.lower() not in ("true", "auto"):
         if option not in TOPICS:
             raise ValueError(f"kafka-log: decode={option!r}: use true or one of {list(TOPICS)}")
-        return option
-    families = {f for f, t in TOPICS.items() if t.name in topics}
-    if len(families) != 1 or len(topics) != 1:
+        return Decoding((option,), option)
+    present = {family_of_topic(t) for t in topics}
+    families = tuple(f for f in TOPICS if f in present and TOPICS[f].has_specs(package))
+    if not families:
         raise ValueError(
-            "kafka-log: decode=true needs files of one internal topic, found "
-            f"{sorted(map(str, topics))}"
+            "kafka-log: decode=true found no internal topic to decode (topics: "
+            f"{sorted(map(str, topics))}); give folders of __consumer_offsets, "
+            "__transaction_state, __share_group_state or __cluster_metadata, name the family "
+            f"(decode=consumer_offsets, one of {list(TOPICS)}), or leave decode out"
         )
-    return families.pop()
+    return Decoding(families, None)
 
 
 class KafkaLogReader(DataSourceReader):
-    def __init__(self, options: dict[str, str], family: str | None, mode: Mode) -> None:
+    def __init__(self, options: dict[str, str], decoding: Decoding | None, mode: Mode) -> None:
         self.options = options
-        self.family = family
+        self.decoding = decoding
         self.mode = mode
 
     def partitions(self) -> list[LogSlice]:
@@ -344,10 +451,14 @@ class KafkaLogReader(DataSourceReader):
             verify_crc=opts.get("verifycrc", "true").lower() != "false",
             batch_rows=int(opts.get("batchrows", 10000)),
         ):
-            if self.family is None:
+            if self.decoding is None:
                 yield rb
             else:
-                yield _decode_batch(rb, self.family, self.mode, opts.get("package", SHIPPED))
+                package = opts.get("package", SHIPPED)
+                permissive = self.mode == Mode.PERMISSIVE
+                typ = topics_arrow_type(self.decoding.families, permissive, package)
+                family = self.decoding.family(partition.topic)
+                yield _decode_batch(rb, family, typ, self.mode, package)
 
 
 class KafkaLogDataSource(DataSource):
@@ -360,23 +471,25 @@ class KafkaLogDataSource(DataSource):
     def _opts(self) -> dict[str, str]:
         return {str(k).lower(): str(v) for k, v in dict(self.options).items()}
 
-    def _family(self) -> str | None:
+    def _decoding(self) -> Decoding | None:
         opts = self._opts()
         decode = opts.get("decode", "false")
         if decode.lower() == "false":
             return None
         files = list_log_files(_paths(opts))
-        return _family_for({topic_of(f, opts)[0] for f in files}, decode)
+        package = opts.get("package", SHIPPED)
+        return _decoding({topic_of(f, opts)[0] for f in files}, decode, package)
 
     def schema(self) -> Any:
+        resolve_paths(_paths(self._opts()))  # a missing path or empty pattern fails at load()
         fields = list(RAW_SCHEMA)
-        family = self._family()
-        if family is not None:
+        decoding = self._decoding()
+        if decoding is not None:
             mode = Mode.parse(self._opts().get("mode", "FAILFAST"))
             package = self._opts().get("package", SHIPPED)
-            fields += list(topic_arrow_type(family, mode == Mode.PERMISSIVE, package))
+            fields += list(topics_arrow_type(decoding.families, mode == Mode.PERMISSIVE, package))
         return from_arrow_schema(pa.schema(fields))
 
     def reader(self, schema: Any) -> KafkaLogReader:
         opts = self._opts()
-        return KafkaLogReader(opts, self._family(), Mode.parse(opts.get("mode", "FAILFAST")))
+        return KafkaLogReader(opts, self._decoding(), Mode.parse(opts.get("mode", "FAILFAST")))

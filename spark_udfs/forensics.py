@@ -141,7 +141,7 @@ def _int16_prefix(col: str) -> Column:
 
 
 def _group_column() -> Column:
-    """The group id of any coordinator key: ``group`` (empty counts as none) or ``GroupId``."""
+    """The group id of any coordinator key: ``group`` (empty counts as none) or ``groupId``."""
     from pyspark.sql import functions as F
 
     named: list[Column] = []
@@ -151,8 +151,8 @@ def _group_column() -> Column:
         if "group" in fields:
             g = F.col(f"decodedKey.{spec.name}.group")
             named.append(F.when(g != "", g))
-        elif "GroupId" in fields:
-            ids.append(F.col(f"decodedKey.{spec.name}.GroupId"))
+        elif "groupId" in fields:
+            ids.append(F.col(f"decodedKey.{spec.name}.groupId"))
     return F.coalesce(*named, *ids)
 
 
@@ -460,15 +460,15 @@ def _consumer_groups(grec: DataFrame) -> DataFrame:
     meta = current.filter(F.col("part") == "Metadata")
     epochs = meta.groupBy("partition", "group").agg(
         F.max_by(
-            F.col("decodedValue.ConsumerGroupMetadataValue.Epoch"),
+            F.col("decodedValue.ConsumerGroupMetadataValue.epoch"),
             F.struct("applyOffset", "offset"),
         ).alias("epoch")
     )
     mem = current.filter(F.col("part") != "Metadata").withColumn(
         "member",
         F.coalesce(
-            F.col("decodedKey.ConsumerGroupMemberMetadataKey.MemberId"),
-            F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.MemberId"),
+            F.col("decodedKey.ConsumerGroupMemberMetadataKey.memberId"),
+            F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.memberId"),
         ),
     )
     pos = F.struct("applyOffset", "offset")
@@ -491,31 +491,31 @@ def _consumer_groups(grec: DataFrame) -> DataFrame:
     # A member exists once a metadata or assignment value created it (after its last removal).
     present = per_member.filter(F.col("_meta").isNotNull() | F.coalesce("_anyAsg", F.lit(False)))
     asg = F.when(~F.col("_asg.gone"), F.col("_asg.v"))
-    assignor = F.col("_meta.ServerAssignor")
+    assignor = F.col("_meta.serverAssignor")
     member = F.struct(
         F.col("member").alias("memberId"),
-        F.coalesce(F.col("_meta.ClientId"), F.lit("")).alias("clientId"),
-        F.coalesce(F.col("_meta.ClientHost"), F.lit("")).alias("clientHost"),
-        F.col("_meta.InstanceId").alias("instanceId"),
+        F.coalesce(F.col("_meta.clientId"), F.lit("")).alias("clientId"),
+        F.coalesce(F.col("_meta.clientHost"), F.lit("")).alias("clientHost"),
+        F.col("_meta.instanceId").alias("instanceId"),
         F.when((assignor.isNotNull()) & (assignor != ""), F.array(assignor))
         .otherwise(F.array().cast("array<string>"))
         .alias("assignors"),
-        F.coalesce(F.col("_meta.SubscribedTopicNames"), F.array().cast("array<string>")).alias(
+        F.coalesce(F.col("_meta.subscribedTopicNames"), F.array().cast("array<string>")).alias(
             "subscribedTopics"
         ),
         F.coalesce(
             F.map_from_entries(
                 F.transform(
-                    asg.AssignedPartitions, lambda tp: F.struct(_uuid(tp.TopicId), tp.Partitions)
+                    asg.assignedPartitions, lambda tp: F.struct(_uuid(tp.topicId), tp.partitions)
                 )
             ),
             F.create_map().cast("map<string,array<int>>"),
         ).alias("assignment"),
-        asg.MemberEpoch.alias("memberEpoch"),
+        asg.memberEpoch.alias("memberEpoch"),
     )
     members = present.groupBy("partition", "group").agg(
         _by_member_id(F.collect_list(member)).alias("members"),
-        F.min(asg.MemberEpoch).alias("_minEpoch"),
+        F.min(asg.memberEpoch).alias("_minEpoch"),
     )
     groups = current.select("partition", "group").distinct()
     joined = groups.join(epochs, ["partition", "group"], "left").join(

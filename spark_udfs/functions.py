@@ -41,6 +41,7 @@ __all__ = [
     "decode_share_group_state",
     "decode_topic",
     "decode_transaction_state",
+    "flat",
     "for_package",
     "message_function_names",
     "register_sql_functions",
@@ -48,6 +49,9 @@ __all__ = [
 
 POSITION_COLUMNS = ("topic", "partition", "offset")
 """Columns that, when the input has them, name a malformed record's position in FAILFAST."""
+
+FLAT_KEEP = ("partition", "offset", "timestamp")
+"""The input columns :func:`flat` keeps by default, after the record's own fields."""
 
 
 def _col(c: Column | str) -> Column:
@@ -334,3 +338,69 @@ def register_sql_functions(
     ``decode_<message>(value)`` is registered too (version from the bytes).
     """
     return _SHIPPED.register_sql_functions(spark, mode, messages)
+
+
+# ------------------------------------------------------------------------------------ flat
+
+
+def _capitalized(name: str) -> str:
+    return name[:1].upper() + name[1:]
+
+
+def flat(df: DataFrame, record: str, keep: Sequence[str] = FLAT_KEEP) -> DataFrame:
+    """The records named ``record`` (a ``recordName``: ``OffsetCommit``, ``TopicRecord``)
+    with their key's and value's fields as top-level columns, for a readable ``show()``.
+
+    ``df`` is decoded records: a topic function's output or ``kafka-log`` with ``decode``.
+    Columns: the key's fields, the value's fields (a name the key already has becomes
+    ``value<Name>``), then the ``keep`` columns of ``df`` that exist (a name the record's
+    fields already have becomes ``record<Name>``: ``recordOffset`` is the log offset).
+    ``_unknown_tagged_fields`` is left out; tombstones keep their key and have null value
+    fields. ``flat(co, "OffsetCommit")`` gives ``group, topic, partition, offset, leaderEpoch,
+    metadata, commitTimestamp, expireTimestamp, topicId, recordPartition, recordOffset,
+    timestamp``.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    if "recordName" not in df.columns or "decodedValue" not in df.columns:
+        raise ValueError(
+            "flat needs decoded records (recordName, decodedValue): pass the output of a topic "
+            "function (decode_consumer_offsets, ...) or of kafka-log with decode=true"
+        )
+    unions: dict[str, StructType] = {}
+    for union in ("decodedKey", "decodedValue"):
+        if union in df.columns:
+            typ = df.schema[union].dataType
+            assert isinstance(typ, StructType)
+            unions[union] = typ
+    key_members = unions.get("decodedKey", StructType()).fieldNames()
+    value_members = unions["decodedValue"].fieldNames()
+    key = f"{record}Key" if f"{record}Key" in key_members else None
+    value = next((m for m in (f"{record}Value", record) if m in value_members), None)
+    if key is None and value is None:
+        known = {m[: -len("Key")] for m in key_members} | {
+            m for m in value_members if not m.endswith("Value")
+        }
+        raise ValueError(
+            f"flat: no record named {record!r} in these columns; known: {', '.join(sorted(known))}"
+        )
+    columns: list[Column] = []
+    taken: set[str] = set()
+    for union, member, prefix in (("decodedKey", key, "key"), ("decodedValue", value, "value")):
+        if member is None:
+            continue
+        struct = unions[union][member].dataType
+        assert isinstance(struct, StructType)
+        for name in struct.fieldNames():
+            if name.startswith("_"):
+                continue
+            alias = f"{prefix}{_capitalized(name)}" if name in taken else name
+            taken.add(alias)
+            columns.append(F.col(f"{union}.{member}.`{name}`").alias(alias))
+    for name in keep:
+        if name in df.columns:
+            alias = f"record{_capitalized(name)}" if name in taken else name
+            taken.add(alias)
+            columns.append(F.col(f"`{name}`").alias(alias))
+    return df.filter(F.col("recordName") == record).select(*columns)

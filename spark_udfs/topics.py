@@ -31,7 +31,16 @@ from spark_udfs.arrow import (
 from spark_udfs.package import SHIPPED, codecs
 from spark_udfs.schema import message_arrow_type
 
-__all__ = ["TOPICS", "Topic", "TopicDecoded", "decode_topic_arrays", "topic_arrow_type"]
+__all__ = [
+    "TOPICS",
+    "Topic",
+    "TopicDecoded",
+    "decode_topic_arrays",
+    "family_of_topic",
+    "topic_arrow_type",
+    "topics_arrow_type",
+    "widen_to",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +121,66 @@ def topic_arrow_type(family: str, permissive: bool, package: str = SHIPPED) -> p
     if permissive:
         fields.append(pa.field("_decode_error", pa.string()))
     return pa.struct(fields)
+
+
+def family_of_topic(topic: str | None) -> str | None:
+    """The family of an internal topic's name (``__consumer_offsets`` -> ``consumer_offsets``)."""
+    for family, t in TOPICS.items():
+        if t.name == topic:
+            return family
+    return None
+
+
+@cache
+def topics_arrow_type(
+    families: tuple[str, ...], permissive: bool, package: str = SHIPPED
+) -> pa.StructType:
+    """The decoded columns of several families at once: the fields of
+    :func:`topic_arrow_type`, with ``decodedKey`` and ``decodedValue`` holding one field per
+    spec of every family (spec names are unique across families). One family gives exactly
+    its own type."""
+    if len(families) == 1:
+        return topic_arrow_type(families[0], permissive, package)
+    types = [topic_arrow_type(f, permissive, package) for f in families]
+    fields: list[pa.Field] = []
+    for t in types:
+        for field in t:
+            if field.name in {f.name for f in fields}:
+                continue
+            if field.name in ("decodedKey", "decodedValue"):
+                members = [
+                    member
+                    for other in types
+                    if other.get_field_index(field.name) >= 0
+                    for member in other.field(field.name).type
+                ]
+                field = pa.field(field.name, pa.struct(members))
+            fields.append(field)
+    order = [f.name for f in topic_arrow_type("consumer_offsets", permissive, package)]
+    return pa.struct(sorted(fields, key=lambda f: order.index(f.name)))
+
+
+def widen_to(columns: dict[str, pa.Array], typ: pa.StructType, n: int) -> list[pa.Array]:
+    """The arrays of ``typ``'s fields, in order, from one family's ``columns``: a union gets
+    null members for the other families' specs, a missing column is all null."""
+    out: list[pa.Array] = []
+    for field in typ:
+        arr = columns.get(field.name)
+        if arr is None:
+            out.append(pa.nulls(n, field.type))
+        elif arr.type == field.type:
+            out.append(arr)
+        else:
+            assert isinstance(arr, pa.StructArray)
+            children = [
+                arr.field(member.name)
+                if arr.type.get_field_index(member.name) >= 0
+                else pa.nulls(n, member.type)
+                for member in field.type
+            ]
+            mask = pa.array(~np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), np.bool_))
+            out.append(pa.StructArray.from_arrays(children, fields=list(field.type), mask=mask))
+    return out
 
 
 @dataclass(slots=True)

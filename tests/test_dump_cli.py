@@ -66,8 +66,8 @@ def test_ordinary_topic_jsonl_has_base64_and_text() -> None:
         "producerId": -1,
         "producerEpoch": 0,
         "baseSequence": 0,
-        "transactional": False,
-        "control": False,
+        "isTransactional": False,
+        "isControl": False,
     }
 
 
@@ -88,7 +88,7 @@ def test_broker_folder_reads_internal_topics_decoded_and_others_plain() -> None:
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0
     assert any("valueText" in r for r in rows)  # my-topic-0
-    assert any(r.get("name") == "OffsetCommit" for r in rows)  # __consumer_offsets
+    assert any(r.get("recordName") == "OffsetCommit" for r in rows)  # __consumer_offsets
     assert any(r.get("frameVersion") == 1 for r in rows)  # __cluster_metadata
 
 
@@ -98,7 +98,7 @@ def test_table_of_mixed_topics_renders_each_row_with_its_own_topic() -> None:
         broker / "__consumer_offsets-6", broker / "__cluster_metadata-0", "--format", "table"
     )
     assert code == 0
-    assert "FEATURE_LEVEL_RECORD" in out and "OffsetCommit" in out
+    assert "FeatureLevelRecord" in out and "OffsetCommit" in out
 
 
 def test_topic_plain_prints_an_internal_topic_as_bytes() -> None:
@@ -238,14 +238,14 @@ def test_every_jsonl_row_names_its_source_and_batch() -> None:
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0
     assert {(r["topic"], r["partition"]) for r in rows} == {("orders", 0)}
-    transactional = [r for r in rows if r["transactional"]]
+    transactional = [r for r in rows if r["isTransactional"]]
     assert [(r["offset"], r["producerId"], r["producerEpoch"]) for r in transactional] == [
         (105, 7, 1),
         (106, 7, 1),
         (107, 7, 1),
     ]
-    (marker,) = [r for r in rows if r["control"]]
-    assert (marker["kind"], marker["name"], marker["producerId"]) == ("control", "ABORT", 7)
+    (marker,) = [r for r in rows if r["isControl"]]
+    assert (marker["kind"], marker["recordName"], marker["producerId"]) == ("control", "ABORT", 7)
     assert transactional[0]["baseSequence"] == 0
 
 

@@ -97,15 +97,15 @@ def _dump_lines(args: list[str]) -> list[dict[str, object]]:
 
 def test_cli_dump_with_the_shipped_package(dump: Path) -> None:
     log, audit = _dump_lines([str(dump)])
-    assert log["newerThanSpec"] is True and "coordinatorEpoch" not in json.dumps(log["value"])
+    assert log["isNewerVersion"] is True and "coordinatorEpoch" not in json.dumps(log["value"])
     assert audit["kind"] == UNKNOWN
 
 
 def _check_newer(lines: list[dict[str, object]]) -> None:
     log, audit = lines
-    assert log["kind"] == RECORD and "newerThanSpec" not in log
+    assert log["kind"] == RECORD and "isNewerVersion" not in log
     assert log["value"] == {"version": "2", "data": NEWER_LOG_VALUE}
-    assert (audit["kind"], audit["name"]) == (RECORD, "TransactionAudit")
+    assert (audit["kind"], audit["recordName"]) == (RECORD, "TransactionAudit")
     assert audit["value"] == {"version": "0", "data": AUDIT_VALUE}
 
 

@@ -175,7 +175,7 @@ def record_to_json(
         "timestamp": rec.timestamp,
         "kind": rec.kind,
         "recordType": rec.record_type,
-        "name": rec.name,
+        "recordName": rec.name,
     }
     if rec.kind == KIND_CONTROL:
         if isinstance(rec.value, EndTxnMarker):
@@ -183,6 +183,8 @@ def record_to_json(
         elif rec.value is not None:
             obj["value"] = rec.value.to_json(getattr(rec.value, "version", 0))
         return obj
+    if rec.kind != UNKNOWN:
+        obj["valueVersion"] = rec.value_version if rec.value_version >= 0 else None
     if rec.kind in (ERROR, UNKNOWN):
         obj["error"] = rec.error
         obj["keyHex"] = None if rec.key_bytes is None else rec.key_bytes.hex()
@@ -200,7 +202,7 @@ def record_to_json(
         obj["frameVersion"] = getattr(rec.key, "frame_version", 1)
     obj["value"] = value
     if rec.newer_than_spec:
-        obj["newerThanSpec"] = True
+        obj["isNewerVersion"] = True
     if rec.note:
         obj["note"] = rec.note
     return obj
@@ -348,8 +350,8 @@ def batch_json_fields(batch: RecordBatch) -> dict[str, Any]:
         "producerId": batch.producer_id,
         "producerEpoch": batch.producer_epoch,
         "baseSequence": batch.base_sequence,
-        "transactional": batch.is_transactional,
-        "control": batch.is_control,
+        "isTransactional": batch.is_transactional,
+        "isControl": batch.is_control,
     }
 
 
@@ -386,7 +388,7 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
         "offset",
         "timestamp",
         "time (UTC)",
-        "type",
+        "recordName",
         "key",
         "value",
         title=title,
@@ -501,9 +503,9 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
         "state",
         "protocol",
         "generation/epoch",
-        "member",
-        "client id",
-        "host",
+        "memberId",
+        "clientId",
+        "clientHost",
         "assignors",
         "assignment",
         title="groups",
@@ -537,8 +539,15 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
         _table_records(out, rows, title="errors")
 
 
+def json_key(attribute: str) -> str:
+    """The output name of a Python attribute: ``leader_epoch`` -> ``leaderEpoch`` (Kafka's JSON
+    style, the names the Spark columns have; docs/naming.md)."""
+    head, *rest = attribute.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
 def _asdict(obj: Any) -> dict[str, Any]:
-    return {name: getattr(obj, name) for name in obj.__slots__ if name != "members"}
+    return {json_key(name): getattr(obj, name) for name in obj.__slots__ if name != "members"}
 
 
 @click.command(name="dump")

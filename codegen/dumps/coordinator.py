@@ -169,6 +169,16 @@ class DecodedRecord:
     def is_tombstone(self) -> bool:
         return self.kind == TOMBSTONE
 
+    @property
+    def record_name(self) -> str:
+        """``name`` under the name the jsonl output and Spark give it (``recordName``)."""
+        return self.name
+
+    @property
+    def is_newer_version(self) -> bool:
+        """``newer_than_spec`` under the name the jsonl output and Spark give it."""
+        return self.newer_than_spec
+
 
 @dataclass(slots=True)
 class DecodedBatch:

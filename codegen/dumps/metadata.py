@@ -129,7 +129,8 @@ class MetadataDecoder:
         self.package = package_name(package)
         types = metadata_types(self.package)
         self.types = types
-        self._names = {k: record_type_name(c.SPEC_NAME) for k, c in types.items()}
+        self._names = {k: c.SPEC_NAME for k, c in types.items()}
+        self._type_names = {k: record_type_name(c.SPEC_NAME) for k, c in types.items()}
 
     def decode(
         self, value: bytes | None, offset: int = -1, timestamp: int = -1, key: bytes | None = None
@@ -193,8 +194,8 @@ class MetadataDecoder:
                     f"Unknown metadata id {api_key}"
                 ),
             )
-        name = self._names[api_key]
-        frame = MetadataFrame(frame_version, api_key, version, name)
+        name = self._names[api_key]  # the record's name is its spec's (TopicRecord)
+        frame = MetadataFrame(frame_version, api_key, version, self._type_names[api_key])
         newer = version > cls.HIGHEST_VERSION
         reader = cls._READERS.get(cls.HIGHEST_VERSION if newer else version)
         if reader is None or (newer and cls.HIGHEST_VERSION not in cls.FLEXIBLE_VERSIONS):

@@ -80,15 +80,15 @@ def newer_package(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 V2 = annotated_hex(TAGGED_DEMO / "samples" / "v2.hex")
 V2_ROW = {
-    "Id": 7,
-    "Name": None,
-    "Weights": [],
-    "Owner": {"Host": "o", "Port": 80, "_unknown_tagged_fields": None},
-    "Members": [{"Host": "h", "Port": 9092, "_unknown_tagged_fields": None}],
-    "TopicId": "AAAAAAAAAAAAAAAAAAAAAQ",
-    "Note": "hi",
-    "Epoch": -1,
-    "Blob": bytearray(),
+    "id": 7,
+    "name": None,
+    "weights": [],
+    "owner": {"host": "o", "port": 80, "_unknown_tagged_fields": None},
+    "members": [{"host": "h", "port": 9092, "_unknown_tagged_fields": None}],
+    "topicId": "AAAAAAAAAAAAAAAAAAAAAQ",
+    "note": "hi",
+    "epoch": -1,
+    "blob": bytearray(),
     "_unknown_tagged_fields": None,
 }
 
@@ -163,10 +163,10 @@ def test_newer_package_decodes_what_the_shipped_one_does_not(
         log, audit = rows["TransactionLog"], rows["TransactionAudit"]
         assert (log.valueVersion, log.isNewerVersion) == (2, False)
         value = log.decodedValue.TransactionLogValue
-        assert value.CoordinatorEpoch == newer_specs.COORDINATOR_EPOCH
+        assert value.coordinatorEpoch == newer_specs.COORDINATOR_EPOCH
         assert audit.recordType == newer_specs.AUDIT_TYPE
-        assert audit.decodedKey.TransactionAuditKey.TransactionalId == newer_specs.TRANSACTIONAL_ID
-        assert (audit.decodedValue.TransactionAuditValue.Action, audit.isNewerVersion) == (
+        assert audit.decodedKey.TransactionAuditKey.transactionalId == newer_specs.TRANSACTIONAL_ID
+        assert (audit.decodedValue.TransactionAuditValue.action, audit.isNewerVersion) == (
             "fenced",
             False,
         )
@@ -188,10 +188,10 @@ df = spark.createDataFrame([(0, good), (1, bad), (2, good)], "offset long, value
 df = df.repartition(2)
 decode = spark_udfs.for_package("demo_codecs").decode_tagged_demo
 loose = df.select("offset", decode("value", version=2, mode="PERMISSIVE").alias("d"))
-print("PERMISSIVE", sorted((r.offset, r.d.decoded and r.d.decoded.Note, r.d._decode_error is None)
+print("PERMISSIVE", sorted((r.offset, r.d.decoded and r.d.decoded.note, r.d._decode_error is None)
                            for r in loose.collect()))
 strict = df.filter("offset != 1").select(decode("value", version=2).alias("d"))
-print("FAILFAST", sorted(r.d.Owner.Port for r in strict.collect()))
+print("FAILFAST", sorted(r.d.owner.port for r in strict.collect()))
 try:
     df.select(decode("value", version=2, position=["offset"])).collect()
     print("MALFORMED not raised")

@@ -14,30 +14,30 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "struct",
         "fields": [
             {
-                "name": "Id",
+                "name": "id",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "id", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "Name",
+                "name": "name",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Weights",
+                "name": "weights",
                 "type": {"type": "array", "elementType": "short", "containsNull": True},
                 "nullable": True,
                 "metadata": {"attr": "weights", "kafkaType": "array", "elementType": "int16"},
             },
             {
-                "name": "Owner",
+                "name": "owner",
                 "type": {
                     "type": "struct",
                     "fields": [
                         {
-                            "name": "Host",
+                            "name": "host",
                             "type": "string",
                             "nullable": True,
                             "metadata": {
@@ -47,7 +47,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                             },
                         },
                         {
-                            "name": "Port",
+                            "name": "port",
                             "type": "integer",
                             "nullable": True,
                             "metadata": {
@@ -77,14 +77,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "owner", "kafkaType": "struct", "elementType": "struct"},
             },
             {
-                "name": "Members",
+                "name": "members",
                 "type": {
                     "type": "array",
                     "elementType": {
                         "type": "struct",
                         "fields": [
                             {
-                                "name": "Host",
+                                "name": "host",
                                 "type": "string",
                                 "nullable": True,
                                 "metadata": {
@@ -94,7 +94,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 },
                             },
                             {
-                                "name": "Port",
+                                "name": "port",
                                 "type": "integer",
                                 "nullable": True,
                                 "metadata": {
@@ -126,25 +126,25 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"attr": "members", "kafkaType": "array", "elementType": "struct"},
             },
             {
-                "name": "TopicId",
+                "name": "topicId",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
             },
             {
-                "name": "Note",
+                "name": "note",
                 "type": "string",
                 "nullable": True,
                 "metadata": {"attr": "note", "kafkaType": "string", "elementType": "string"},
             },
             {
-                "name": "Epoch",
+                "name": "epoch",
                 "type": "integer",
                 "nullable": True,
                 "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
             },
             {
-                "name": "Blob",
+                "name": "blob",
                 "type": "binary",
                 "nullable": True,
                 "metadata": {"attr": "blob", "kafkaType": "bytes", "elementType": "bytes"},

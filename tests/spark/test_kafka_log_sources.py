@@ -1,0 +1,176 @@
+"""``kafka-log`` paths (glob patterns, lists), ``decode=true`` on a whole broker folder, and
+``flat`` (one record type's fields as columns), on the committed broker folders."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import spark_udfs
+from codegen.dumps.coordinator import RECORD, TOMBSTONE, decode_records
+from codegen.dumps.metadata import decode_metadata_records
+from spark_udfs import functions
+from spark_udfs.datasource import expand_braces
+from spark_udfs.topics import TOPICS
+
+from .conftest import REAL_DATA
+
+pytestmark = pytest.mark.spark
+
+AIBULB = REAL_DATA / "aibulb"  # __cluster_metadata-0, __consumer_offsets-0/-28, my-topic-0
+
+
+def _files(df: Any) -> set[str]:
+    return {r.file for r in df.select("file").distinct().collect()}
+
+
+def _log_files(folder: Path) -> list[Path]:
+    return sorted(f for f in folder.iterdir() if f.suffix in (".log", ".checkpoint"))
+
+
+def _segments(*folders: Path) -> set[str]:
+    return {str(f) for folder in folders for f in _log_files(folder)}
+
+
+def test_brace_alternatives_expand_like_hadoop_globs() -> None:
+    assert expand_braces("a{1,2}b") == ["a1b", "a2b"]
+    assert expand_braces("{x,y{1,2}}-*") == ["x-*", "y1-*", "y2-*"]
+    assert expand_braces("plain") == ["plain"]
+
+
+def test_a_glob_pattern_reads_every_matching_folder(spark: Any) -> None:
+    df = spark.read.format("kafka-log").load(str(REAL_DATA / "*" / "__consumer_offsets-*"))
+    expected = _segments(*REAL_DATA.glob("*/__consumer_offsets-*"))
+    assert len(expected) == 5
+    assert _files(df) == expected
+
+
+def test_lists_of_paths_and_the_paths_option(spark: Any) -> None:
+    folders = [AIBULB / "__consumer_offsets-0", REAL_DATA / "ldi-poc" / "__consumer_offsets-6"]
+    expected = _segments(*folders)
+    as_list = spark.read.format("kafka-log").load([str(f) for f in folders])
+    assert _files(as_list) == expected
+    option = (
+        spark.read.format("kafka-log").option("paths", ",".join(str(f) for f in folders)).load()
+    )
+    assert _files(option) == expected
+    braces = spark.read.format("kafka-log").load(
+        str(REAL_DATA / "{aibulb,ldi-poc}" / "__consumer_offsets-{0,6}")
+    )
+    assert _files(braces) == expected
+
+
+def test_a_pattern_that_matches_nothing_fails_at_load(spark: Any) -> None:
+    pattern = str(REAL_DATA / "*" / "__transaction_state-*")
+    with pytest.raises(Exception, match="matches no file or folder") as info:
+        spark.read.format("kafka-log").load(pattern)
+    assert pattern in str(info.value)
+
+
+def test_decode_true_on_a_broker_folder(spark: Any) -> None:
+    df = spark.read.format("kafka-log").option("decode", "true").load(str(AIBULB))
+    value_members = df.schema["decodedValue"].dataType.fieldNames()
+    key_members = df.schema["decodedKey"].dataType.fieldNames()
+    offsets, metadata = TOPICS["consumer_offsets"], TOPICS["cluster_metadata"]
+    by_type = sorted(offsets.values().items()) + sorted(metadata.values().items())
+    assert value_members == [name for _, name in by_type]
+    assert key_members == [name for _, name in sorted(offsets.keys().items())]
+    rows = df.collect()
+    by_topic: dict[str, list[Any]] = {}
+    for r in rows:
+        by_topic.setdefault(r.topic, []).append(r)
+    assert set(by_topic) == {"__cluster_metadata", "__consumer_offsets", "my-topic"}
+    # The other topic is read plain: its records are there, nothing decoded.
+    plain = by_topic["my-topic"]
+    assert len(plain) == 16 and all(r.value is not None for r in plain)
+    assert all(
+        (r.recordType, r.recordName, r.decodedKey, r.decodedValue, r.valueVersion) == (None,) * 5
+        for r in plain
+    )
+    # Each internal topic is decoded as the core decodes it, record for record.
+    expected = {
+        (str(f), rec.offset, rec.name, rec.kind == TOMBSTONE)
+        for folder in AIBULB.glob("__consumer_offsets-*")
+        for f in _log_files(folder)
+        for rec in decode_records(str(f))
+    } | {
+        (str(f), rec.offset, rec.name, False)
+        for f in _log_files(AIBULB / "__cluster_metadata-0")
+        for rec in decode_metadata_records(str(f))
+        if rec.kind == RECORD
+    }
+    got = {
+        (r.file, r.offset, r.recordName, r.isTombstone)
+        for topic in ("__consumer_offsets", "__cluster_metadata")
+        for r in by_topic[topic]
+        if r.recordName is not None
+    }
+    assert got == expected
+    topic_record = next(r for r in by_topic["__cluster_metadata"] if r.recordName == "TopicRecord")
+    assert topic_record.decodedKey is None
+    assert topic_record.decodedValue.TopicRecord.name == "my-topic"
+
+
+def test_decode_true_with_no_internal_topic_says_so(spark: Any, tmp_path: Path) -> None:
+    shutil.copytree(AIBULB / "my-topic-0", tmp_path / "my-topic-0")
+    with pytest.raises(Exception, match="found no internal topic to decode"):
+        spark.read.format("kafka-log").option("decode", "true").load(str(tmp_path)).collect()
+
+
+def test_flat_offset_commits(spark: Any) -> None:
+    folder = REAL_DATA / "ldi-poc" / "__consumer_offsets-6"
+    co = functions.decode_consumer_offsets(spark.read.format("kafka-log").load(str(folder)))
+    flat = spark_udfs.flat(co, "OffsetCommit")
+    assert flat.columns == [
+        "group",
+        "topic",
+        "partition",
+        "offset",
+        "leaderEpoch",
+        "metadata",
+        "commitTimestamp",
+        "expireTimestamp",
+        "topicId",
+        "recordPartition",
+        "recordOffset",
+        "timestamp",
+    ]
+    got = sorted(
+        (r.recordOffset, r.group, r.topic, r.partition, r.offset, r.commitTimestamp)
+        for r in flat.collect()
+    )
+    expected = sorted(
+        (
+            rec.offset,
+            rec.key.group,
+            rec.key.topic,
+            rec.key.partition,
+            rec.value.offset,
+            rec.value.commit_timestamp,
+        )
+        for rec in decode_records(str(folder))
+        if rec.name == "OffsetCommit" and rec.kind == RECORD
+    )
+    assert got == expected and len(got) > 0
+
+
+def test_flat_metadata_records_and_unknown_names(spark: Any) -> None:
+    df = spark.read.format("kafka-log").option("decode", "true").load(str(AIBULB))
+    topics = spark_udfs.flat(df, "TopicRecord", keep=["topic", "offset"])
+    assert topics.columns == ["name", "topicId", "topic", "offset"]
+    assert {r.topic for r in topics.collect()} == {"__cluster_metadata"}
+    expected = {
+        rec.value.name
+        for f in _log_files(AIBULB / "__cluster_metadata-0")
+        for rec in decode_metadata_records(str(f))
+        if rec.name == "TopicRecord"
+    }
+    assert {r.name for r in topics.collect()} == expected
+    with pytest.raises(ValueError, match=r"no record named 'Offsets'.*OffsetCommit.*TopicRecord"):
+        spark_udfs.flat(df, "Offsets")
+    raw = spark.read.format("kafka-log").load(str(AIBULB))
+    with pytest.raises(ValueError, match="flat needs decoded records"):
+        spark_udfs.flat(raw, "OffsetCommit")
