@@ -36,6 +36,7 @@ __all__ = [
     "CONNECTOR",
     "DEFAULT_CONNECTOR_JARS",
     "ConnectorMissingError",
+    "LiveTopicError",
     "as_log_rows",
     "connector_conf",
     "connector_jars",
@@ -57,6 +58,11 @@ FETCH_COMMAND = "make spark-kafka-setup"
 _OFFSET_FETCHING = "spark.sql.streaming.kafka.useDeprecatedOffsetFetching"
 """Spark's default offset fetching (through an admin client) drops internal topics from a
 subscription (``TopicDescription.isInternal``); the consumer-based one reads them."""
+
+
+class LiveTopicError(RuntimeError):
+    """The cluster could not say how many partitions a topic has (unreachable, not allowed,
+    or no such topic)."""
 
 
 class ConnectorMissingError(RuntimeError):
@@ -108,7 +114,7 @@ def read_internal_topic(
     settings = {"kafka.bootstrap.servers": bootstrap_servers}
     if not {"assign", "subscribe", "subscribePattern"} & set(given):
         # Assigned partitions: a subscription would make the source's driver consumer join a
-        # consumer group, i.e. write group records into the very topic it reads.
+        # consumer group, i.e. write group records into __consumer_offsets.
         count = partition_count(spark, topic, {**settings, **given})
         settings["assign"] = json.dumps({topic: list(range(count))})
     settings |= {
@@ -135,11 +141,20 @@ def partition_count(spark: SparkSession, topic: str, options: Mapping[str, str])
     for key, value in options.items():
         if key.startswith("kafka."):
             props.setProperty(key[len("kafka.") :], value)
+    from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
+
     admin = jvm.org.apache.kafka.clients.admin.Admin.create(props)
     try:
         topics = admin.describeTopics(jvm.java.util.List.of(topic)).allTopicNames()
         description = topics.get(_ADMIN_TIMEOUT_S, jvm.java.util.concurrent.TimeUnit.SECONDS)
         count: int = description.get(topic).partitions().size()
+    except Py4JJavaError as exc:
+        cause = exc.java_exception.getCause() or exc.java_exception
+        raise LiveTopicError(
+            f"cannot describe topic {topic!r} at {options.get('kafka.bootstrap.servers')}: "
+            f"{cause.toString()}; check the bootstrap servers, the kafka.* security options and "
+            "that the topic exists (an internal topic appears once the cluster first uses it)"
+        ) from None
     finally:
         admin.close()
     return count

@@ -65,6 +65,20 @@ def test_batch_read_of_consumer_offsets_matches_the_broker(
     decoded.unpersist()
 
 
+def test_a_topic_the_cluster_does_not_have_says_what_to_check(
+    live_broker: LiveBroker, live_spark: Any
+) -> None:
+    from spark_udfs.live import LiveTopicError, read_internal_topic
+
+    with pytest.raises(LiveTopicError) as raised:
+        read_internal_topic(live_spark, live_broker.bootstrap_servers, "__no_such_topic")
+    assert str(raised.value).startswith(
+        f"cannot describe topic '__no_such_topic' at {live_broker.bootstrap_servers}: "
+        "org.apache.kafka.common.errors.UnknownTopicOrPartitionException"
+    )
+    assert "that the topic exists" in str(raised.value)
+
+
 def _record_rows(df: Any) -> set[tuple[Any, ...]]:
     from pyspark.sql import functions as F
 
