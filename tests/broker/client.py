@@ -14,6 +14,9 @@ bytes (a running broker keeps appending: cluster-metadata no-ops, expirations). 
     folder/streams-state/      the streams application's state directory
     folder/truth.json          the broker's answers (listGroups, describe, offsets) at the end
 
+``start_live_copy(run, folder)`` starts that broker again on a copy of its log folder, for
+clients that read topics live (Spark's Kafka source); the run's own files stay as they were.
+
 The jars and the compiled workload come from ``tests/broker/fetch.sh``; nothing is downloaded here.
 """
 
