@@ -18,10 +18,16 @@ setup: python-setup oracle-setup broker-setup
 ## python-setup: Python venv with the project, every extra it uses and the test tools
 python-setup: $(STAMP)
 
-## broker-setup: the Kafka 4.4.0 broker (Maven) and the workload of the broker tests (-m kafka)
+## broker-setup: the Kafka 4.4.0 broker (Maven) and the workload of the broker tests (-m kafka),
+## and Spark's Kafka source (spark-sql-kafka) for live topics
 .PHONY: broker-setup
-broker-setup:
+broker-setup: spark-kafka-setup
 	bash tests/broker/fetch.sh
+
+## spark-kafka-setup: Spark's Kafka source (spark-sql-kafka, Maven) for live topics
+.PHONY: spark-kafka-setup
+spark-kafka-setup:
+	bash tests/broker/spark-kafka/fetch.sh
 
 ## oracle-setup: Kafka 4.4.0 reference jars (Maven) and the harness of the oracle tests
 oracle-setup:
@@ -29,9 +35,11 @@ oracle-setup:
 	bash tests/oracle/releases/fetch.sh
 
 ## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
-## DUMP=/path/to/logdir decodes your own dump instead; OUT=folder says where results go.
-demo: python-setup
-	$(PY) -m spark_udfs.demo $(if $(DUMP),--input '$(DUMP)') $(if $(OUT),--out '$(OUT)')
+## DUMP=/path/to/logdir decodes your own dump instead; BOOTSTRAP=host:port reads a running
+## cluster's topic live (Spark's Kafka source); OUT=folder says where results go.
+demo: python-setup $(if $(BOOTSTRAP),spark-kafka-setup)
+	$(PY) -m spark_udfs.demo $(if $(DUMP),--input '$(DUMP)') \
+	  $(if $(BOOTSTRAP),--bootstrap-servers '$(BOOTSTRAP)') $(if $(OUT),--out '$(OUT)')
 
 ## test: generated code up to date, style and types, then every test (codecs on the native
 ## backend), then the codec tests again on the pure-Python backend

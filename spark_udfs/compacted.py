@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["committed_offsets", "effective_records", "group_states"]
+__all__ = ["committed_offset_columns", "committed_offsets", "effective_records", "group_states"]
 
 
 def effective_records(decoded: DataFrame) -> DataFrame:
@@ -73,17 +73,11 @@ def _latest(df: DataFrame, keys: dict[str, Column], payload: Column) -> DataFram
     )
 
 
-def committed_offsets(decoded: DataFrame) -> DataFrame:
-    """The committed offset per (group, topic, partition): the compacted offsets view.
-
-    Columns: ``group, topic, partition, offset, leaderEpoch, metadata, commitTimestamp,
-    expireTimestamp, recordOffset`` (the log offset the commit came from), sorted by key.
-    """
+def committed_offset_columns() -> tuple[dict[str, Column], Column]:
+    """The key columns (``group, topic, partition``) of an offset commit record and its payload:
+    a struct of the :func:`committed_offsets` columns, null for a tombstone."""
     from pyspark.sql import functions as F
 
-    rec = effective_records(decoded).filter(
-        F.col("recordName").isin("OffsetCommit", "LegacyOffsetCommit")
-    )
     k = F.coalesce(F.col("decodedKey.OffsetCommitKey"), F.col("decodedKey.LegacyOffsetCommitKey"))
     v_new = F.col("decodedValue.OffsetCommitValue")
     v_old = F.col("decodedValue.LegacyOffsetCommitValue")
@@ -97,11 +91,22 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
             F.col("offset").alias("recordOffset"),
         )
     )
-    latest = _latest(
-        rec,
-        {"group": k.group, "topic": k.topic, "partition": k.partition},
-        value,
+    return {"group": k.group, "topic": k.topic, "partition": k.partition}, value
+
+
+def committed_offsets(decoded: DataFrame) -> DataFrame:
+    """The committed offset per (group, topic, partition): the compacted offsets view.
+
+    Columns: ``group, topic, partition, offset, leaderEpoch, metadata, commitTimestamp,
+    expireTimestamp, recordOffset`` (the log offset the commit came from), sorted by key.
+    """
+    from pyspark.sql import functions as F
+
+    rec = effective_records(decoded).filter(
+        F.col("recordName").isin("OffsetCommit", "LegacyOffsetCommit")
     )
+    keys, value = committed_offset_columns()
+    latest = _latest(rec, keys, value)
     return (
         latest.filter(F.col("_p").isNotNull())
         .select("group", "topic", "partition", "_p.*")

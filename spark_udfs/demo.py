@@ -13,6 +13,7 @@ from typing import Any
 
 from codegen.dumps.segments import segment_files
 from codegen.extras import MissingExtraError
+from spark_udfs.live import DEFAULT_CONNECTOR_JARS, ConnectorMissingError, connector_conf
 
 __all__ = ["DEFAULT_OUT", "input_files", "main", "parse_args"]
 
@@ -21,7 +22,9 @@ DESCRIPTION = """\
 Decode a __consumer_offsets dump with Spark and print the committed offsets per group and a
 summary. Without --input it first synthesizes a dump (--records records over --partitions
 partitions); with --input it reads yours: a broker's log folder (its __consumer_offsets-<n>
-folders), one partition folder, or segment files.
+folders), one partition folder, or segment files. With --bootstrap-servers it reads the topic
+live from a running cluster with Spark's Kafka source (its jars from --kafka-jars, which
+`make setup` fills).
 
 Everything it writes goes below --out (default .cache/demo): the synthesized dump, the Parquet
 results and Spark's scratch files. Spark runs in local[*] unless --master names a cluster; the
@@ -36,8 +39,10 @@ examples:
   python -m spark_udfs.demo --input /var/lib/kafka/data       # a broker's log folder
   python -m spark_udfs.demo --input /backups/__consumer_offsets-7
   python -m spark_udfs.demo --input a/00000000000000000000.log b/00000000000000004096.log
+  python -m spark_udfs.demo --bootstrap-servers broker1:9092     # live, from a running cluster
   python -m spark_udfs.demo --master spark://host:7077 --out /shared/demo
   make demo DUMP=/var/lib/kafka/data OUT=/tmp/demo            # the same through make
+  make demo BOOTSTRAP=broker1:9092
 """
 
 
@@ -85,6 +90,11 @@ def input_files(paths: list[Path]) -> list[Path]:
     return files
 
 
+def _host_port(text: str) -> bool:
+    host, _, port = text.strip().rpartition(":")
+    return bool(host) and port.isdigit()
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value <= 0:
@@ -109,12 +119,25 @@ def _parser() -> argparse.ArgumentParser:
         f"{TOPIC}-<n> folder or segment files (repeatable)",
     )
     parser.add_argument(
+        "--bootstrap-servers",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help=f"read {TOPIC} live from this cluster instead of a dump (Spark's Kafka source)",
+    )
+    parser.add_argument(
+        "--kafka-jars",
+        type=Path,
+        default=DEFAULT_CONNECTOR_JARS,
+        metavar="FOLDER",
+        help="with --bootstrap-servers: the jars of Spark's Kafka source "
+        f"(default: {DEFAULT_CONNECTOR_JARS}, filled by `make setup`)",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
         default=DEFAULT_OUT,
         help=f"folder for everything the job writes (default: {DEFAULT_OUT})",
     )
-    synth = parser.add_argument_group("synthesized dump (without --input)")
+    synth = parser.add_argument_group("synthesized dump (without --input or --bootstrap-servers)")
     synth.add_argument("--records", type=_positive, help="records to write (default 1000000)")
     synth.add_argument("--partitions", type=_positive, help="partitions (default 4)")
     synth.add_argument("--groups", type=_positive, help="consumer groups (default 300)")
@@ -128,7 +151,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = _parser()
     args = parser.parse_args(argv)
     synth_options = [f"--{n}" for n in ("records", "partitions", "groups") if getattr(args, n)]
-    if args.input:
+    args.files = None
+    if args.bootstrap_servers is not None:
+        if args.input or synth_options:
+            given = ", ".join(["--input"] * bool(args.input) + synth_options)
+            parser.error(f"{given} name a dump; leave them out with --bootstrap-servers")
+        if not all(_host_port(s) for s in args.bootstrap_servers.split(",")):
+            parser.error(
+                f"--bootstrap-servers {args.bootstrap_servers}: give HOST:PORT, or several "
+                "separated by commas"
+            )
+        try:
+            args.kafka_conf = connector_conf(args.kafka_jars)
+        except ConnectorMissingError as exc:
+            parser.error(f"--kafka-jars: {exc}")
+    elif args.input:
         if synth_options:
             given = ", ".join(synth_options)
             parser.error(f"{given} size the synthesized dump; leave them out with --input")
@@ -137,7 +174,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         except InputError as exc:
             parser.error(str(exc))
     else:
-        args.files = None
         args.records = args.records or 1_000_000
         args.partitions = args.partitions or 4
         args.groups = args.groups or 300
@@ -177,12 +213,14 @@ def _synthesize(args: argparse.Namespace, dump: Path) -> list[Path]:
     return list(stats.files)
 
 
-def _start_spark(master: str | None, out: Path) -> Any:
+def _start_spark(master: str | None, out: Path, conf: dict[str, str]) -> Any:
     from spark_udfs.session import build_package_zip, get_session
 
     _say(f"starting Spark ({master or 'local[*]'})")
     try:
-        spark = get_session(master, app_name="kafka-specgen-demo", extra_conf=_spark_conf(out))
+        spark = get_session(
+            master, app_name="kafka-specgen-demo", extra_conf={**_spark_conf(out), **conf}
+        )
     except Exception as exc:  # the JVM did not start: almost always Java
         raise SystemExit(
             f"Spark did not start: {exc}\n"
@@ -208,7 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     scratch.mkdir(exist_ok=True)
     os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
     started = time.time()
-    if args.files is None:
+    if args.bootstrap_servers is not None:
+        files = []
+    elif args.files is None:
         files = _synthesize(args, out / "dump")
     else:
         files = args.files
@@ -217,14 +257,19 @@ def main(argv: list[str] | None = None) -> int:
 
     from pyspark.sql import functions as F
 
-    from spark_udfs import compacted
+    from spark_udfs import compacted, live
     from spark_udfs.functions import decode_consumer_offsets
 
-    spark = _start_spark(args.master, out)
-    raw = spark.read.format("kafka-log").load([str(f) for f in files])
-    decoded = decode_consumer_offsets(raw, mode="PERMISSIVE")
+    spark = _start_spark(args.master, out, getattr(args, "kafka_conf", {}))
     decoded_path = out / "decoded.parquet"
-    _say(f"reading and decoding the dump into {decoded_path}")
+    if args.bootstrap_servers is not None:
+        _say(f"reading {TOPIC} from {args.bootstrap_servers} and decoding it into {decoded_path}")
+        raw = live.read_internal_topic(spark, args.bootstrap_servers, TOPIC)
+        decoded = live.as_log_rows(decode_consumer_offsets(raw, mode="PERMISSIVE"))
+    else:
+        _say(f"reading and decoding the dump into {decoded_path}")
+        raw = spark.read.format("kafka-log").load([str(f) for f in files])
+        decoded = decode_consumer_offsets(raw, mode="PERMISSIVE")
     decoded.write.mode("overwrite").parquet(str(decoded_path))
     decoded = spark.read.parquet(str(decoded_path))
 

@@ -142,3 +142,57 @@ def broker_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
             pytest.fail(f"Kafka broker: {reason}")
         pytest.skip(f"Kafka broker: {reason}")
     return run_broker(tmp_path_factory.mktemp("broker"))
+
+
+@pytest.fixture(scope="session")
+def live_broker(broker_run: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The broker of ``broker_run`` running again, on a copy of its log folder (so the stopped
+    run's files stay as they were), for clients that read topics live; stopped by its process id
+    at the end of the session."""
+    from broker.client import start_live_copy
+
+    live = start_live_copy(broker_run, tmp_path_factory.mktemp("live-broker"))
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_spark() -> Iterator[Any]:
+    """The Spark session of the broker tests, with Spark's Kafka source on its class path
+    (``spark.jars``) when ``make setup`` fetched it. Shared with tests/spark's session when that
+    one started first (it adds the same jars); stopped at the end only when started here."""
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+    from broker.client import spark_kafka_conf
+    from pyspark import SparkContext
+
+    from spark_udfs.session import get_session
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    started_here = SparkContext._active_spark_context is None
+    session = get_session(
+        "local[2]",
+        app_name="kafka-specgen-tests",
+        driver_memory="2g",
+        shuffle_partitions=2,
+        extra_conf=spark_kafka_conf()[0],
+    )
+    yield session
+    if started_here:
+        session.stop()
+
+
+@pytest.fixture(scope="session")
+def live_spark(kafka_spark: Any) -> Any:
+    """``kafka_spark``, which must have Spark's Kafka source (``spark.read.format("kafka")``)."""
+    from broker.client import spark_kafka_conf
+
+    _, reason = spark_kafka_conf()
+    if reason is not None:
+        if os.environ.get("CI") == "true":  # make setup fetches it: CI must run these
+            pytest.fail(f"Spark's Kafka source: {reason}")
+        pytest.skip(f"Spark's Kafka source: {reason}")
+    if "spark-sql-kafka" not in kafka_spark.sparkContext.getConf().get("spark.jars", ""):
+        pytest.fail("a Spark session without Spark's Kafka source was started earlier in this run")
+    return kafka_spark

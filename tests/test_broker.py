@@ -183,28 +183,16 @@ def test_group_types_states_and_members_match_the_broker(broker_run: BrokerRun, 
 
 
 @pytest.mark.spark
-def test_spark_kafka_log_source_matches_the_broker(broker_run: BrokerRun) -> None:
-    pytest.importorskip("pyspark")
-    pytest.importorskip("pyarrow")
-    import os
-    import sys
-
+def test_spark_kafka_log_source_matches_the_broker(broker_run: BrokerRun, kafka_spark: Any) -> None:
     from spark_udfs import compacted, functions
-    from spark_udfs.session import get_session
 
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    spark = get_session("local[1]", app_name="kafka-specgen-broker-tests", shuffle_partitions=2)
-    try:
-        files = [str(f) for f in _segments(broker_run, CONSUMER_OFFSETS)]
-        decoded = functions.decode_consumer_offsets(spark.read.format("kafka-log").load(files))
-        got = {
-            (r.group, r.topic, r.partition): r.offset
-            for r in compacted.committed_offsets(decoded).collect()
-        }
-        groups = {r.group: (r.type, r.state) for r in compacted.group_states(decoded).collect()}
-    finally:
-        spark.stop()
+    files = [str(f) for f in _segments(broker_run, CONSUMER_OFFSETS)]
+    decoded = functions.decode_consumer_offsets(kafka_spark.read.format("kafka-log").load(files))
+    got = {
+        (r.group, r.topic, r.partition): r.offset
+        for r in compacted.committed_offsets(decoded).collect()
+    }
+    groups = {r.group: (r.type, r.state) for r in compacted.group_states(decoded).collect()}
     assert got == {k: v[0] for k, v in _truth_offsets(broker_run.truth).items()}
     truth = _truth_groups(broker_run.truth)
     assert groups

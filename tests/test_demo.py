@@ -104,6 +104,65 @@ def test_synthesis_options_do_not_combine_with_input(
     )
 
 
+@pytest.fixture
+def connector_dir(tmp_path: Path) -> Path:
+    """A folder laid out like ``make spark-kafka-setup``'s (the jars are never opened here)."""
+    folder = tmp_path / "jars"
+    folder.mkdir()
+    for name in ("spark-sql-kafka-0-10_2.13-4.2.0.jar", "kafka-clients-3.9.2.jar"):
+        (folder / name).write_bytes(b"")
+    return folder
+
+
+def test_bootstrap_servers_read_live_with_the_connector_jars(connector_dir: Path) -> None:
+    args = parse_args(
+        ["--bootstrap-servers", "b1:9092,b2:9093", "--kafka-jars", str(connector_dir)]
+    )
+    assert (args.bootstrap_servers, args.files, args.records) == ("b1:9092,b2:9093", None, None)
+    assert args.kafka_conf == {
+        "spark.jars": ",".join(
+            str(connector_dir.resolve() / n)
+            for n in ("kafka-clients-3.9.2.jar", "spark-sql-kafka-0-10_2.13-4.2.0.jar")
+        )
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--input", "x"], "--input name a dump; leave them out with --bootstrap-servers"),
+        (["--records", "9"], "--records name a dump; leave them out with --bootstrap-servers"),
+    ],
+)
+def test_bootstrap_servers_do_not_combine_with_a_dump(
+    connector_dir: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live = ["--bootstrap-servers", "b1:9092", "--kafka-jars", str(connector_dir)]
+    assert _usage_error([*live, *argv], capsys).endswith(f"error: {message}")
+
+
+def test_bootstrap_servers_need_host_and_port(
+    connector_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _usage_error(
+        ["--bootstrap-servers", "b1:9092,b2", "--kafka-jars", str(connector_dir)], capsys
+    )
+    assert line.endswith(
+        "error: --bootstrap-servers b1:9092,b2: give HOST:PORT, or several separated by commas"
+    )
+
+
+def test_missing_connector_jars_say_how_to_fetch_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _usage_error(["--bootstrap-servers", "b1:9092", "--kafka-jars", str(tmp_path)], capsys)
+    assert line.endswith(
+        f"error: --kafka-jars: {tmp_path} has no spark-sql-kafka-0-10 jar "
+        "(org.apache.spark:spark-sql-kafka-0-10_2.13); run `make spark-kafka-setup` in the "
+        "checkout, or give the folder that holds the connector's jars"
+    )
+
+
 def test_out_must_not_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "results").write_text("x")
     line = _usage_error(["--out", str(tmp_path / "results")], capsys)

@@ -14,6 +14,9 @@ bytes (a running broker keeps appending: cluster-metadata no-ops, expirations). 
     folder/streams-state/      the streams application's state directory
     folder/truth.json          the broker's answers (listGroups, describe, offsets) at the end
 
+``start_live_copy(run, folder)`` starts that broker again on a copy of its log folder, for
+clients that read topics live (Spark's Kafka source); the run's own files stay as they were.
+
 The jars and the compiled workload come from ``tests/broker/fetch.sh``; nothing is downloaded here.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -56,6 +60,21 @@ _JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 def cache_dir() -> Path:
     """``<project>/.cache/kafka-<version>``, shared with the oracle."""
     return _BROKER_DIR.parent.parent / ".cache" / f"kafka-{KAFKA_VERSION}"
+
+
+def spark_kafka_jars() -> Path:
+    """``<project>/.cache/spark-kafka/jars``: Spark's Kafka source (spark-kafka/fetch.sh)."""
+    return _BROKER_DIR.parent.parent / ".cache" / "spark-kafka" / "jars"
+
+
+def spark_kafka_conf() -> tuple[dict[str, str], str | None]:
+    """Spark settings that add Spark's Kafka source (``spark.jars``), or why it is missing."""
+    from spark_udfs.live import ConnectorMissingError, connector_conf
+
+    try:
+        return connector_conf(spark_kafka_jars()), None
+    except ConnectorMissingError as exc:
+        return {}, str(exc)
 
 
 def java() -> str | None:
@@ -104,6 +123,8 @@ class BrokerRun:
     log_dir: Path
     truth: dict[str, Any]
     workload_seconds: float
+    broker_port: int
+    controller_port: int
 
     def partition_dirs(self, topic: str) -> list[Path]:
         """``<log_dir>/<topic>-<n>`` folders, by partition number."""
@@ -188,6 +209,31 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def _start(
+    java_bin: str, broker_jars: str, config: Path, broker_log: Path
+) -> subprocess.Popen[bytes]:
+    """Start ``kafka.Kafka`` with ``config`` and wait until it says it started."""
+    with broker_log.open("wb") as out:
+        proc = subprocess.Popen(
+            [java_bin, *_JVM_OPTIONS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+             "-cp", broker_jars, "kafka.Kafka", str(config)],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while _READY_LINE not in broker_log.read_text(errors="replace"):
+            if proc.poll() is not None:
+                raise BrokerError(f"the broker exited ({proc.returncode}):\n{_tail(broker_log)}")
+            if time.monotonic() > deadline:
+                raise BrokerError(f"the broker did not start in {START_TIMEOUT_S}s:\n"
+                                  f"{_tail(broker_log)}")  # fmt: skip
+            time.sleep(0.2)
+    except BaseException:
+        _stop(proc)
+        raise
+    return proc
+
+
 def run_broker(folder: Path, cache: Path | None = None) -> BrokerRun:
     """Format, start, load with the workload and stop a broker in ``folder`` (see module doc)."""
     cache = cache or cache_dir()
@@ -215,23 +261,8 @@ def run_broker(folder: Path, cache: Path | None = None) -> BrokerRun:
     if formatted.returncode != 0:
         raise BrokerError(f"kafka-storage format failed:\n{_tail(storage_log)}")
 
-    broker_log = folder / "broker.log"
-    with broker_log.open("wb") as out:
-        proc = subprocess.Popen(
-            [java_bin, *_JVM_OPTIONS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-             "-cp", broker_jars, "kafka.Kafka", str(config)],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+    proc = _start(java_bin, broker_jars, config, folder / "broker.log")
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while _READY_LINE not in broker_log.read_text(errors="replace"):
-            if proc.poll() is not None:
-                raise BrokerError(f"the broker exited ({proc.returncode}):\n{_tail(broker_log)}")
-            if time.monotonic() > deadline:
-                raise BrokerError(f"the broker did not start in {START_TIMEOUT_S}s:\n"
-                                  f"{_tail(broker_log)}")  # fmt: skip
-            time.sleep(0.2)
-
         truth_path = folder / "truth.json"
         workload_log = folder / "workload.log"
         bootstrap = f"127.0.0.1:{broker_port}"
@@ -264,4 +295,39 @@ def run_broker(folder: Path, cache: Path | None = None) -> BrokerRun:
     finally:
         _stop(proc)
     truth: dict[str, Any] = json.loads(truth_path.read_text())
-    return BrokerRun(folder, log_dir, truth, seconds)
+    return BrokerRun(folder, log_dir, truth, seconds, broker_port, controller_port)
+
+
+@dataclass
+class LiveBroker:
+    """A running broker over a copy of a finished run's log folder (``start_live_copy``)."""
+
+    run: BrokerRun
+    folder: Path
+    bootstrap_servers: str
+    process: subprocess.Popen[bytes]
+
+    def stop(self) -> None:
+        """Stop it by its process id (SIGTERM, then SIGKILL after a timeout)."""
+        _stop(self.process)
+
+
+def start_live_copy(run: BrokerRun, folder: Path, cache: Path | None = None) -> LiveBroker:
+    """Start the broker of ``run`` again, on a copy of its log folder in ``folder``.
+
+    ``run``'s own files stay as the stopped broker left them; the copy holds the same internal
+    topics, so clients (Spark's Kafka source) read the records the workload made, live. It
+    listens on the run's ports (the controller's is in the formatted voter set); the caller
+    stops it with :meth:`LiveBroker.stop`.
+    """
+    cache = cache or cache_dir()
+    java_bin = java()
+    if java_bin is None:
+        raise BrokerError("test broker unavailable: no 'java' executable")
+    folder.mkdir(parents=True, exist_ok=True)
+    log_dir = folder / "logs"
+    shutil.copytree(run.log_dir, log_dir)
+    config = folder / "server.properties"
+    config.write_text(server_properties(log_dir, run.broker_port, run.controller_port))
+    proc = _start(java_bin, _classpath(cache / "broker-jars"), config, folder / "broker.log")
+    return LiveBroker(run, folder, f"127.0.0.1:{run.broker_port}", proc)

@@ -21,6 +21,8 @@ REAL_DATA = data_path("kafka-data")
 def spark() -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from broker.client import spark_kafka_conf
+
     from spark_udfs.session import get_session
 
     session = get_session(
@@ -28,7 +30,11 @@ def spark() -> Iterator[Any]:
         app_name="kafka-specgen-tests",
         driver_memory="2g",
         shuffle_partitions=2,
-        extra_conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "1000"},
+        extra_conf={
+            "spark.sql.execution.arrow.maxRecordsPerBatch": "1000",
+            # Spark's Kafka source when fetched: the broker tests share this session.
+            **spark_kafka_conf()[0],
+        },
     )
     yield session
     session.stop()
