@@ -121,6 +121,13 @@ def main() -> None:
     if not coordinator.native_record_loop_enabled():
         sys.exit(f"the native record loop is not available ({coordinator.BACKEND_ENV} = pure?)")
     native_maps = native_reader_maps()
+    for cls in native_maps:
+        if type(next(iter(cls._READERS.values()))).__module__.startswith("codegen.native"):
+            sys.exit(
+                f"{cls.__name__} already reads with native readers: run the bench with "
+                f"{coordinator.BACKEND_ENV}=pure, so the classes start with the pure ones (the "
+                "bench picks the record loop itself)"
+            )
     combos: dict[str, tuple[str, dict[Any, dict[int, Any]] | None]] = {
         "pure loop, pure readers": ("pure", None),
         "pure loop, native readers": ("pure", native_maps),
