@@ -605,7 +605,16 @@ def test_record_loop_checks_what_it_is_given(native: ModuleType) -> None:
         loop(body, 0, len(body), 1, 0, 0, False, 0)
     with pytest.raises(ValueError, match="bad bounds"):
         loop(body, 0, len(body) + 1, 1, 0, 0, False, 0)
-    decoder = CoordinatorDecoder(CONSUMER_OFFSETS, native=True)
-    assert decoder._native_loop is not None
+    keys: list[bytes] = []
+    decoder = CoordinatorDecoder(CONSUMER_OFFSETS)
+
+    def counted_key(key: bytes) -> Any:
+        keys.append(key)
+        return decoder._key_entry(key)
+
+    loop = native.RecordLoop(DecodedRecord, counted_key, decoder.decode, "record", "tombstone")
     with pytest.raises(native.MalformedRecords, match="record 1 at byte"):
-        decoder._native_loop(body + b"\x00", 0, len(body) + 1, 2, 0, 0, False, 0)
+        loop(body + b"\x00", 0, len(body) + 1, 2, 0, 0, False, 0)
+    assert keys == []  # the batch is parsed whole before anything is decoded
+    assert len(loop(body, 0, len(body), 1, 0, 0, False, 0)) == 1
+    assert len(keys) == 1

@@ -4,16 +4,19 @@
  * CoordinatorDecoder (codegen/dumps/coordinator.py); calling it with the (decompressed) record
  * bytes of one v2 data batch does what CoordinatorDecoder._decode_v2_well_formed does:
  *
- * - it parses every record (varint lengths, attributes, timestamp and offset deltas, key,
- *   value, headers), each length checked against the record's bounds before use, and raises
- *   MalformedRecords on the first one that does not parse exactly, as the pure loop raises
- *   _Malformed: the caller then hands the batch to the reference parser, whose error it reports;
- * - a known key (its record type decodes it exactly: new_key(key) returns
- *   (key, type_id, name, key_obj, readers)) is decoded once and cached by its bytes;
- * - a value with a version < 256 whose reader (readers[version], any callable with the
- *   reader(buf, offset) -> (obj, end) signature, called with vectorcall) reads it exactly
- *   becomes a "record"; a null value a "tombstone";
- * - everything else is slow(key, value, offset, timestamp): CoordinatorDecoder.decode.
+ * - it first parses every record (varint lengths, attributes, timestamp and offset deltas,
+ *   key, value, headers), each length checked against the record's bounds before use, and
+ *   raises MalformedRecords on the first one that does not parse exactly, as the pure loop
+ *   raises _Malformed: the caller then hands the batch to the reference parser, whose error it
+ *   reports. No reader runs for such a batch. (The parse keeps 56 bytes per record, at most
+ *   8 per byte of records: a record takes 7 bytes or more.)
+ * - then, record by record:
+ *   - a known key (its record type decodes it exactly: new_key(key) returns
+ *     (key, type_id, name, key_obj, readers)) is decoded once and cached by its bytes;
+ *   - a value with a version < 256 whose reader (readers[version], any callable with the
+ *     reader(buf, offset) -> (obj, end) signature, called with vectorcall) reads it exactly
+ *     becomes a "record"; a null value a "tombstone";
+ *   - everything else is slow(key, value, offset, timestamp): CoordinatorDecoder.decode.
  *
  * DecodedRecord objects are allocated with tp_alloc and their slots written at the offsets of
  * their member descriptors, checked when the loop is built.
@@ -266,9 +269,8 @@ static int caught(void) {
 /* The known-key tuple for the key bytes d[start:start+len], borrowed; NULL with *failed = 0
    when new_key rejected the key (*key_obj then holds the new key bytes to pass on), NULL with
    *failed = 1 on a real error. */
-static PyObject *known_key(Loop *L, const unsigned char *key, Py_ssize_t len, PyObject **key_obj,
-                           int *failed) {
-    Py_hash_t hash = HASH_BYTES(key, len);
+static PyObject *known_key(Loop *L, const unsigned char *key, Py_ssize_t len, Py_hash_t hash,
+                           PyObject **key_obj, int *failed) {
     PyObject *known = cache_get(L, (const char *)key, len, hash);
     if (LIKELY(known != NULL)) return known;
     *key_obj = PyBytes_FromStringAndSize((const char *)key, len);
@@ -299,15 +301,22 @@ static PyObject *known_key(Loop *L, const unsigned char *key, Py_ssize_t len, Py
     return known;
 }
 
+/* One record's fields, found by the first pass over a batch. */
+typedef struct {
+    const unsigned char *key, *value;
+    int64_t key_len, value_len, ts_delta, off_delta;
+    Py_hash_t key_hash;
+} Parsed;
+
 /* The decoded record of one parsed record (new reference), or NULL on error. */
-static PyObject *decode_one(Loop *L, const unsigned char *key, int64_t key_len,
-                            const unsigned char *value, int64_t value_len, PyObject *offset,
-                            PyObject *ts) {
+static PyObject *decode_one(Loop *L, const Parsed *r, PyObject *offset, PyObject *ts) {
+    const unsigned char *key = r->key, *value = r->value;
+    const int64_t key_len = r->key_len, value_len = r->value_len;
     PyObject *key_obj = NULL, *value_obj = NULL, *out = NULL;
     PyObject *known = NULL;
     if (key_len >= 0) {
         int failed = 0;
-        known = known_key(L, key, (Py_ssize_t)key_len, &key_obj, &failed);
+        known = known_key(L, key, (Py_ssize_t)key_len, r->key_hash, &key_obj, &failed);
         if (!known && failed) goto done;
         /* Held while readers run Python code, which may let another thread clear the cache. */
         Py_XINCREF(known);
@@ -380,32 +389,34 @@ static int as_int64(PyObject *o, int64_t *out) {
     return 0;
 }
 
-/* The records of d[pos:end], count of them: a list, or NULL with MalformedRecords (or another
-   error) set. */
-static PyObject *run(Loop *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t end,
-                     Py_ssize_t count, int64_t base_offset, PyObject *base_offset_obj,
-                     int64_t base_ts, PyObject *base_ts_obj, PyObject *append_ts_obj) {
-    PyObject *out = PyList_New(count);
-    if (!out) return NULL;
+/* Parse the count records of d[pos:end] into recs: 0, or -1 with MalformedRecords set. */
+static int parse(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end,
+                 Py_ssize_t count, Parsed *recs) {
     for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t size, ts_delta, off_delta, key_len, value_len, n_headers, n;
+        Parsed *r = &recs[i];
+        int64_t size, n_headers, n;
         const Py_ssize_t rec_start = pos;
         Py_ssize_t p = pos;
-        if (read_zigzag32(d, &p, end, &size) < 0 || size < 0 || size > end - p)
-            goto malformed_size;
+        if (read_zigzag32(d, &p, end, &size) < 0 || size < 0 || size > end - p) {
+            malformed(i, rec_start, "invalid record size");
+            return -1;
+        }
         const Py_ssize_t rec_end = p + (Py_ssize_t)size;
         pos = rec_end;
         if (p >= rec_end) goto malformed_record; /* the attributes byte */
         p++;
-        if (read_zigzag64(d, &p, rec_end, &ts_delta) < 0 ||
-            read_zigzag32(d, &p, rec_end, &off_delta) < 0)
+        if (read_zigzag64(d, &p, rec_end, &r->ts_delta) < 0 ||
+            read_zigzag32(d, &p, rec_end, &r->off_delta) < 0)
             goto malformed_record;
-        const unsigned char *key = d + p;
-        if (read_length(d, &p, rec_end, 1, &key_len) < 0) goto malformed_record;
-        if (key_len >= 0) key = d + p - key_len;
-        const unsigned char *value = d + p;
-        if (read_length(d, &p, rec_end, 1, &value_len) < 0) goto malformed_record;
-        if (value_len >= 0) value = d + p - value_len;
+        r->key = d + p;
+        if (read_length(d, &p, rec_end, 1, &r->key_len) < 0) goto malformed_record;
+        if (r->key_len >= 0) {
+            r->key = d + p - r->key_len;
+            r->key_hash = HASH_BYTES(r->key, (Py_ssize_t)r->key_len);
+        }
+        r->value = d + p;
+        if (read_length(d, &p, rec_end, 1, &r->value_len) < 0) goto malformed_record;
+        if (r->value_len >= 0) r->value = d + p - r->value_len;
         /* Headers are checked, not kept: a DecodedRecord has none. Each takes two bytes or
            more, so a count above half the bytes left cannot fit (read_headers says so too). */
         if (read_zigzag32(d, &p, rec_end, &n_headers) < 0 || n_headers < 0 ||
@@ -415,31 +426,46 @@ static PyObject *run(Loop *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t
             if (read_length(d, &p, rec_end, 0, &n) < 0 || read_length(d, &p, rec_end, 1, &n) < 0)
                 goto malformed_record;
         if (p != rec_end) goto malformed_record;
-
-        PyObject *offset = sum(base_offset, off_delta, base_offset_obj);
-        PyObject *ts = append_ts_obj ? Py_NewRef(append_ts_obj) : sum(base_ts, ts_delta, base_ts_obj);
-        PyObject *rec = (offset && ts) ? decode_one(L, key, key_len, value, value_len, offset, ts)
-                                       : NULL;
-        Py_XDECREF(offset);
-        Py_XDECREF(ts);
-        if (!rec) goto fail;
-        PyList_SET_ITEM(out, i, rec);
         continue;
-    malformed_size:
-        Py_DECREF(out);
-        return malformed(i, rec_start, "invalid record size");
     malformed_record:
-        Py_DECREF(out);
-        return malformed(i, rec_start, "its fields do not fill its size exactly");
+        malformed(i, rec_start, "its fields do not fill its size exactly");
+        return -1;
     }
     if (pos != end) {
-        Py_DECREF(out);
-        return malformed(count, pos, "bytes left after the last record");
+        malformed(count, pos, "bytes left after the last record");
+        return -1;
     }
+    return 0;
+}
+
+/* The records of d[pos:end], count of them: a list, or NULL with MalformedRecords (or another
+   error) set. The whole batch is parsed before any reader runs. */
+static PyObject *run(Loop *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t end,
+                     Py_ssize_t count, int64_t base_offset, PyObject *base_offset_obj,
+                     int64_t base_ts, PyObject *base_ts_obj, PyObject *append_ts_obj) {
+    Parsed *recs = PyMem_Malloc((count ? count : 1) * sizeof(Parsed));
+    if (!recs) return PyErr_NoMemory();
+    PyObject *out = NULL;
+    if (parse(d, pos, end, count, recs) < 0) goto done;
+    out = PyList_New(count);
+    if (!out) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        PyObject *offset = sum(base_offset, r->off_delta, base_offset_obj);
+        PyObject *ts = append_ts_obj ? Py_NewRef(append_ts_obj)
+                                     : sum(base_ts, r->ts_delta, base_ts_obj);
+        PyObject *rec = (offset && ts) ? decode_one(L, r, offset, ts) : NULL;
+        Py_XDECREF(offset);
+        Py_XDECREF(ts);
+        if (!rec) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, rec);
+    }
+done:
+    PyMem_Free(recs);
     return out;
-fail:
-    Py_DECREF(out);
-    return NULL;
 }
 
 /* loop(data, start, end, count, base_offset, base_timestamp, log_append, append_timestamp) */
