@@ -103,13 +103,17 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         without a C compiler the wheel is pure Python and reads with the pure backend."""
         from codegen.native import build
 
+        built: dict[str, Path] = {}
+        total = 0.0
         try:
-            if version == "editable":
-                built, seconds = build.build()
-            else:
-                out = Path(self.directory) / "native" / build.output_path().name
-                out.parent.mkdir(parents=True, exist_ok=True)
-                built, seconds = build.build(out=out)
+            for module in build.MODULES:
+                if version == "editable":
+                    built[module], seconds = build.build(module=module)
+                else:
+                    out = Path(self.directory) / "native" / build.output_path(module).name
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    built[module], seconds = build.build(out=out, module=module)
+                total += seconds
         except build.CompilerNotFound as exc:
             self.app.display_warning(
                 f"kafka-specgen: {exc}; this install reads messages with the pure-Python "
@@ -118,10 +122,11 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
             return
         except RuntimeError as exc:
             raise SpecgenBuildError(f"kafka-specgen: {exc}") from None
-        self.app.display_info(f"kafka-specgen: built the native decoder in {seconds:.1f} s")
+        self.app.display_info(f"kafka-specgen: built the native decoder in {total:.1f} s")
         if version != "editable":
-            relative = build.output_path().relative_to(Path(self.root).resolve())
-            build_data["force_include"][str(built)] = relative.as_posix()
+            for module, path in built.items():
+                relative = build.output_path(module).relative_to(Path(self.root).resolve())
+                build_data["force_include"][str(path)] = relative.as_posix()
             build_data["pure_python"] = False
             build_data["infer_tag"] = True
 

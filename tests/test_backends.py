@@ -86,7 +86,7 @@ def test_use_backend_switches_loaded_and_later_loaded_classes() -> None:
         with pytest.raises(runtime.BackendError, match="backend 'fast': expected one of"):
             runtime.use_backend("fast")
     finally:
-        runtime.use_backend(os.environ.get("SPECGEN_BACKEND", "auto"))
+        runtime.use_backend(None)
 
 
 def test_environment_variable_chooses_the_backend() -> None:
@@ -159,6 +159,6 @@ def test_tables_the_engine_refuses_fall_back_to_the_pure_readers() -> None:
         with pytest.raises(runtime.BackendError, match="the native engine refuses its tables"):
             runtime.use_backend("native")
     finally:
-        runtime.use_backend(os.environ.get("SPECGEN_BACKEND", "auto"))
+        runtime.use_backend(None)
         backends._warned = saved
         backends._installed.discard(Other)

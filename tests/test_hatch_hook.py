@@ -111,7 +111,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
         source = ROOT / name
         if source.is_dir():
             # A clone has no built engine: the wheel build compiles its own.
-            ignore = shutil.ignore_patterns("__pycache__", "_engine*.so")
+            ignore = shutil.ignore_patterns("__pycache__", "_engine*.so", "_records*.so")
             shutil.copytree(source, checkout / name, ignore=ignore)
         else:
             shutil.copy2(source, checkout / name)
@@ -138,10 +138,10 @@ def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
     # kafka-specgen's wheel carries the compiled native decoder, so it is platform-specific.
     (specgen,) = built.wheels.glob("*.whl")
     assert re.fullmatch(r"kafka_specgen-0\.1\.0-cp3\d+-cp3\d+-\w+\.whl", specgen.name), specgen.name
-    engines = [
-        n for n in zipfile.ZipFile(specgen).namelist() if n.startswith("codegen/native/_engine")
-    ]
-    assert len(engines) == 1 and engines[0].endswith(".so"), engines
+    in_wheel = zipfile.ZipFile(specgen).namelist()
+    for module in ("_engine", "_records"):
+        built_modules = [n for n in in_wheel if n.startswith(f"codegen/native/{module}")]
+        assert len(built_modules) == 1 and built_modules[0].endswith(".so"), built_modules
     archive = zipfile.ZipFile(built.wheel)
     names = set(archive.namelist())
     # src/myproject/kafka is git-ignored: the hook names its files for the wheel itself.
@@ -451,7 +451,7 @@ def test_without_a_compiler_the_wheel_is_pure_python_and_says_so(
     output = _run([*args, "--wheel-dir", str(tmp_path / "wheels"), str(checkout)], tmp_path, env)
     (wheel,) = (tmp_path / "wheels").glob("*.whl")
     assert wheel.name == "kafka_specgen-0.1.0-py3-none-any.whl"
-    assert not [n for n in zipfile.ZipFile(wheel).namelist() if "_engine" in n]
+    assert not [n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".so")]
     assert "no C compiler: CC names 'no-such-cc'" in output, output
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path)

@@ -49,7 +49,7 @@ from codegen.dumps.varints import (
     read_zigzag32,
     read_zigzag64,
 )
-from codegen.runtime import KafkaMessage
+from codegen.runtime import KafkaMessage, backends
 
 if TYPE_CHECKING:
     from codegen.dumps.consumer_protocol import ConsumerMember
@@ -306,6 +306,23 @@ def record_types(
     return _all_record_types(package_name(package)).get(folder, {})
 
 
+@cache
+def _native_records() -> ModuleType | None:
+    try:
+        return importlib.import_module("codegen.native._records")
+    except ImportError:
+        return None
+
+
+def native_record_loop_enabled() -> bool:
+    """Whether new decoders parse v2 batches with the native record loop: it is built
+    (``python -m codegen.native.build``) and the backend asked for (``SPECGEN_BACKEND`` or
+    ``codegen.runtime.use_backend``) is not ``pure``."""
+    if backends.requested() == backends.PURE:
+        return False
+    return _native_records() is not None
+
+
 def _int16(data: bytes) -> int:
     v = (data[0] << 8) | data[1]
     return v - 0x10000 if v & 0x8000 else v
@@ -319,9 +336,20 @@ def _located(exc: Exception, what: str, version: int, cls: type[KafkaMessage]) -
 
 
 class CoordinatorDecoder:
-    """Decodes the records of one coordinator topic; build it once and reuse it."""
+    """Decodes the records of one coordinator topic; build it once and reuse it.
 
-    def __init__(self, topic: str, package: str | ModuleType = SHIPPED_PACKAGE) -> None:
+    v2 data batches go through the native record loop (``codegen/native/records.c``) when
+    ``native`` is True, else through the pure one; both give the same records and errors.
+    ``native=None`` takes the native loop when :func:`native_record_loop_enabled`.
+    """
+
+    def __init__(
+        self,
+        topic: str,
+        package: str | ModuleType = SHIPPED_PACKAGE,
+        *,
+        native: bool | None = None,
+    ) -> None:
         self.topic = topic
         self.package = package_name(package)
         self.types = record_types(topic, self.package)
@@ -341,6 +369,23 @@ class CoordinatorDecoder:
             )
             for t in self.types.values()
         }
+        if native is None:
+            native = native_record_loop_enabled()
+        self._native_loop: Callable[..., list[DecodedRecord]] | None = None
+        if native:
+            module = _native_records()
+            if module is None:
+                raise ImportError(
+                    "the native record loop is not built: run python -m codegen.native.build"
+                )
+            self._native_loop = module.RecordLoop(
+                DecodedRecord, self._key_entry, self.decode, RECORD, TOMBSTONE
+            )
+
+    @property
+    def native(self) -> bool:
+        """Whether v2 data batches go through the native record loop."""
+        return self._native_loop is not None
 
     # -- one record ------------------------------------------------------------------------
 
@@ -496,8 +541,8 @@ class CoordinatorDecoder:
             if pause:
                 gc.enable()
 
-    def _known_key(self, key: bytes) -> _KnownKey:
-        """Decode a key not seen before; LookupError unless it decodes exactly."""
+    def _key_entry(self, key: bytes) -> _KnownKey:
+        """Decode a key; LookupError (or any exception) unless it decodes exactly."""
         # Inline int16: record types are small non-negative numbers.
         rt = self.types.get((key[0] << 8) | key[1])
         if rt is None:
@@ -505,7 +550,11 @@ class CoordinatorDecoder:
         key_obj, end = rt.key_reader(key, 2)
         if end != len(key):
             raise LookupError
-        known = (key, rt.id, rt.name, key_obj, self._inline_readers[rt.id])
+        return (key, rt.id, rt.name, key_obj, self._inline_readers[rt.id])
+
+    def _known_key(self, key: bytes) -> _KnownKey:
+        """Decode a key not seen before and cache it; as :meth:`_key_entry`."""
+        known = self._key_entry(key)
         self._key_cache[key] = known
         return known
 
@@ -551,13 +600,25 @@ class CoordinatorDecoder:
 
         Gives what :func:`~codegen.dumps.batches.parse_v2_raw` followed by :meth:`decode_raw`
         gives, records or error alike, in one pass over well-formed records. A batch whose
-        records do not parse is handed to that pair, so its error is theirs.
+        records do not parse is handed to that pair, so its error is theirs. The pass is the
+        native loop's when the decoder has one (:attr:`native`), else the pure loop's.
         """
         pause = gc.isenabled()
         if pause:
             gc.disable()
         try:
             try:
+                if self._native_loop is not None:
+                    return self._native_loop(
+                        data,
+                        pos,
+                        end,
+                        batch.record_count,
+                        batch.base_offset,
+                        batch.base_timestamp,
+                        batch.attributes & 0x08,
+                        batch.max_timestamp,
+                    )
                 return self._decode_v2_well_formed(data, pos, end, batch)
             except Exception:
                 return self._decode_raw(parse_v2_raw(data, pos, end, batch))
@@ -732,13 +793,14 @@ def control_record(row: RawRecord) -> DecodedRecord:
 def coordinator_decoder(
     topic: str, package: str | ModuleType = SHIPPED_PACKAGE
 ) -> CoordinatorDecoder:
-    """The shared decoder of a coordinator topic, with the classes of ``package``."""
-    return _shared_decoder(topic, package_name(package))
+    """The shared decoder of a coordinator topic, with the classes of ``package``; its record
+    loop is the native one when :func:`native_record_loop_enabled` (checked on every call)."""
+    return _shared_decoder(topic, package_name(package), native_record_loop_enabled())
 
 
 @cache
-def _shared_decoder(topic: str, package: str) -> CoordinatorDecoder:
-    return CoordinatorDecoder(topic, package)
+def _shared_decoder(topic: str, package: str, native: bool) -> CoordinatorDecoder:
+    return CoordinatorDecoder(topic, package, native=native)
 
 
 def decode_batches(

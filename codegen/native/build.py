@@ -1,9 +1,10 @@
-"""Compile the native decoder engine in place: ``python -m codegen.native.build``.
+"""Compile the native modules in place: ``python -m codegen.native.build``.
 
 It uses the running interpreter's compiler settings (sysconfig: CC, CCSHARED, the include
-folder and the extension suffix; ``CC`` in the environment wins) at -O2 and writes
-``_engine<suffix>`` next to ``engine.c``. The wheel build (codegen/hatch_hook.py) calls
-:func:`build` the same way; ``pip install -e`` builds it in place.
+folder and the extension suffix; ``CC`` in the environment wins) at -O2 and writes each module
+(``_engine<suffix>`` from ``engine.c``, ``_records<suffix>`` from ``records.c``) next to its
+source. The wheel build (codegen/hatch_hook.py) calls :func:`build` for each module the same way;
+``pip install -e`` builds them in place.
 """
 
 from __future__ import annotations
@@ -19,16 +20,18 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "engine.c"
+MODULES = {"_engine": HERE / "engine.c", "_records": HERE / "records.c"}
+"""Module name -> its C source: the table-driven decoder and the dump record loop."""
+SOURCE = MODULES["_engine"]
 
 
 class CompilerNotFound(RuntimeError):
     """No C compiler to build the engine with."""
 
 
-def output_path() -> Path:
+def output_path(module: str = "_engine") -> Path:
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    return HERE / f"_engine{suffix}"
+    return HERE / f"{module}{suffix}"
 
 
 def compiler() -> list[str]:
@@ -45,7 +48,9 @@ def compiler() -> list[str]:
     return cc
 
 
-def build_command(debug: bool = False, out: Path | None = None) -> list[str]:
+def build_command(
+    debug: bool = False, out: Path | None = None, module: str = "_engine"
+) -> list[str]:
     include = sysconfig.get_paths()["include"]
     flags = ["-O0", "-g"] if debug else ["-O2"]
     return [
@@ -59,41 +64,44 @@ def build_command(debug: bool = False, out: Path | None = None) -> list[str]:
         "-shared",
         "-I",
         include,
-        str(SOURCE),
+        str(MODULES[module]),
         "-o",
-        str(out or output_path()),
+        str(out or output_path(module)),
     ]
 
 
-def build(debug: bool = False, out: Path | None = None) -> tuple[Path, float]:
-    """Compile the engine (to ``out``, by default in place); return the built file and the
-    seconds the compiler took."""
-    command = build_command(debug, out)
+def build(
+    debug: bool = False, out: Path | None = None, module: str = "_engine"
+) -> tuple[Path, float]:
+    """Compile one module (the engine by default; to ``out``, by default in place); return
+    the built file and the seconds the compiler took."""
+    command = build_command(debug, out, module)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(
-            f"compiling {SOURCE.name} failed ({' '.join(command)}):\n{done.stderr.strip()}"
+            f"compiling {MODULES[module].name} failed ({' '.join(command)}):\n{done.stderr.strip()}"
         )
     if done.stderr.strip():
         print(done.stderr.strip(), file=sys.stderr)
-    return out or output_path(), seconds
+    return out or output_path(module), seconds
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="-O0 -g instead of -O2")
     args = parser.parse_args()
-    try:
-        path, seconds = build(args.debug)
-    except CompilerNotFound as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"built {path.name} in {seconds:.2f} s")
+    for module in MODULES:
+        try:
+            path, seconds = build(args.debug, module=module)
+        except CompilerNotFound as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"built {path.name} in {seconds:.2f} s")
     return 0
 
 

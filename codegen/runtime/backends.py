@@ -178,12 +178,12 @@ def _as_row(obj: Any) -> tuple[Any, ...]:
     return tuple(value(getattr(obj, f)) for f in type(obj).ROW_FIELDS)
 
 
-def use_backend(name: str) -> str:
+def use_backend(name: str | None) -> str:
     """Serve every loaded and later-loaded message class from ``name`` (``native``, ``pure``
-    or ``auto``, as ``SPECGEN_BACKEND``); return the backend now active. For tests and
-    benchmarks that compare the two in one process."""
+    or ``auto``, as ``SPECGEN_BACKEND``; None: what ``SPECGEN_BACKEND`` says again); return
+    the backend now active. For tests and benchmarks that compare the two in one process."""
     global _chosen
-    if name not in CHOICES:
+    if name is not None and name not in CHOICES:
         raise BackendError(f"backend {name!r}: expected one of {', '.join(CHOICES)}")
     previous = _chosen
     _chosen = name

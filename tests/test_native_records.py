@@ -1,0 +1,624 @@
+"""The native record loop (``codegen/native/records.c``) gives what the pure loop gives.
+
+Three decoders read each segment: the reference (the segment reader's raw mode, then
+``CoordinatorDecoder.decode`` per record, control records through ``control_record``), a
+decoder with the pure record loop and one with the native loop. Their batches, records
+(record errors included) and segment errors must be equal, with CRC checks on and off; the
+native loop runs with the pure generated readers and with the native engine's readers
+(then against a reference read with the pure ones). Inputs: every segment under
+``tests/data``, Hypothesis segments holding every record type of the three coordinator
+topics at every value version (plus tombstones, null keys, unknown types, newer versions,
+odd values, headers, control batches, legacy entries, every codec), every truncation and
+byte mutation of the records of a few batches, offsets and timestamps past int64, and the
+key cache's limit. Well-formed batches must never reach the reference parser.
+
+The native modules are compiled once per session into the tmp dir. Without a C compiler the
+tests skip and say so; with ``SPECGEN_REQUIRE_NATIVE=1`` (set it in CI) that fails instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import struct
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import crc32c
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import instances
+
+from codegen.dumps import (
+    Codec,
+    ControlType,
+    Header,
+    NewRecord,
+    SegmentError,
+    SegmentReader,
+    SegmentWriter,
+    TimestampType,
+    compress,
+    coordinator,
+    encode_record_batch,
+)
+from codegen.dumps.batches import parse_v2_raw
+from codegen.dumps.coordinator import (
+    CONSUMER_OFFSETS,
+    COORDINATOR_TOPICS,
+    CoordinatorDecoder,
+    DecodedBatch,
+    DecodedRecord,
+    control_record,
+    decode_records,
+    record_types,
+)
+from codegen.dumps.writer import _varint
+from codegen.emit import load_messages
+from codegen.runtime import backends
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+SEGMENTS = sorted(DATA.rglob("*.log"))
+SHIPPED = {m.name: m for m in load_messages([ROOT / "message_specs"])}
+READERS = ["pure readers", "native readers"]
+
+Items = list[DecodedBatch | SegmentError]
+
+
+# ------------------------------------------------------------------------------ the modules
+
+
+def _compiled(module: str, out_dir: Path) -> ModuleType:
+    from codegen.native import build
+
+    out = out_dir / build.output_path(module).name
+    build.build(out=out, module=module)
+    name = f"codegen.native.{module}"
+    spec = importlib.util.spec_from_file_location(name, out)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    sys.modules[name] = loaded
+    return loaded
+
+
+@pytest.fixture(scope="session")
+def native(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    """The record loop module (and the engine), compiled for this session."""
+    from codegen.native import build
+
+    try:
+        build.compiler()
+    except build.CompilerNotFound as exc:
+        if os.environ.get("SPECGEN_REQUIRE_NATIVE"):
+            pytest.fail(f"SPECGEN_REQUIRE_NATIVE is set, but {exc}")
+        pytest.skip(f"native record loop not built: {exc}")
+    out_dir = tmp_path_factory.mktemp("native_records")
+    if "codegen.native._engine" not in sys.modules:
+        _compiled("_engine", out_dir)
+    records = _compiled("_records", out_dir)
+    coordinator._native_records.cache_clear()
+    coordinator._shared_decoder.cache_clear()
+    yield records
+    coordinator._shared_decoder.cache_clear()
+
+
+ReaderMaps = dict[Any, dict[int, Any]]
+
+
+def _coordinator_classes() -> list[Any]:
+    return [
+        cls
+        for topic in COORDINATOR_TOPICS
+        for rt in record_types(topic).values()
+        for cls in (rt.key_class, rt.value_class)
+    ]
+
+
+@pytest.fixture(scope="session")
+def native_readers(native: ModuleType) -> ReaderMaps:
+    """The engine's readers of every coordinator key and value class, at every version, made
+    as the native backend makes them."""
+    engine = importlib.import_module("codegen.native._engine")
+    return {
+        cls: backends.native_readers(engine, cls._NATIVE_CLASSES, cls._NATIVE_TABLES)[0]
+        for cls in _coordinator_classes()
+    }
+
+
+@contextmanager
+def readers_installed(maps: ReaderMaps | None) -> Iterator[None]:
+    """Decoders built meanwhile read keys and values with these readers (None: the pure)."""
+    saved = {cls: cls._READERS for cls in maps or {}}
+    try:
+        for cls, readers in (maps or {}).items():
+            cls._READERS = readers
+        coordinator._all_record_types.cache_clear()
+        coordinator._shared_decoder.cache_clear()
+        yield
+    finally:
+        for cls, readers in saved.items():
+            cls._READERS = readers
+        coordinator._all_record_types.cache_clear()
+        coordinator._shared_decoder.cache_clear()
+
+
+# ------------------------------------------------------------------------------ comparing
+
+
+def reference_items(data: bytes, topic: str, verify_crc: bool) -> Items:
+    decoder = CoordinatorDecoder(topic, native=False)
+    out: Items = []
+    for item in SegmentReader(data, verify_crc=verify_crc).raw_batches():
+        if isinstance(item, SegmentError):
+            out.append(item)
+            continue
+        batch, rows = item
+        if batch.is_control:
+            records = [control_record(row) for row in rows]
+        else:
+            records = [decoder.decode(k, v, o, t) for o, t, k, v in rows]
+        out.append(DecodedBatch(batch, records))
+    return out
+
+
+def decoded_items(decoder: CoordinatorDecoder, data: bytes, verify_crc: bool) -> Items:
+    reader = SegmentReader(data, verify_crc=verify_crc)
+    return [
+        item if isinstance(item, SegmentError) else DecodedBatch(*item)
+        for item in reader.decoded_batches(decoder.decode_v2_records, decoder.decode_rows)
+    ]
+
+
+@dataclass
+class Fallbacks:
+    """How often decoders handed a batch to the reference parser."""
+
+    count: int = 0
+
+
+@pytest.fixture
+def fallbacks(monkeypatch: pytest.MonkeyPatch) -> Fallbacks:
+    seen = Fallbacks()
+
+    def counted(*args: Any) -> Any:
+        seen.count += 1
+        return parse_v2_raw(*args)
+
+    monkeypatch.setattr(coordinator, "parse_v2_raw", counted)
+    return seen
+
+
+def assert_loops_agree(
+    data: bytes,
+    topic: str = CONSUMER_OFFSETS,
+    maps: ReaderMaps | None = None,
+    fallbacks: Fallbacks | None = None,
+    crc_checks: tuple[bool, ...] = (True, False),
+) -> Items:
+    """Reference, pure loop and native loop give the same items; returns them."""
+    expected: Items = []
+    for verify_crc in crc_checks:
+        expected = reference_items(data, topic, verify_crc)  # always with the pure readers
+        with readers_installed(maps):
+            pure = CoordinatorDecoder(topic, native=False)
+            native = CoordinatorDecoder(topic, native=True)
+            assert native.native and not pure.native
+            assert decoded_items(pure, data, verify_crc) == expected
+            before = fallbacks.count if fallbacks else 0
+            assert decoded_items(native, data, verify_crc) == expected
+            if fallbacks is not None:
+                assert fallbacks.count == before, "a well-formed batch reached the reference"
+    return expected
+
+
+def reader_maps(which: str, native_readers: ReaderMaps) -> ReaderMaps | None:
+    """The readers a variant installs: the engine's, or the pure ones (whatever the active
+    backend is)."""
+    if which == "native readers":
+        return native_readers
+    return {cls: dict(cls._PURE_READERS) for cls in native_readers}
+
+
+# ------------------------------------------------------------------------------ real data
+
+
+@pytest.mark.parametrize("which", READERS)
+@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(DATA)))
+def test_segments_in_test_data(path: Path, which: str, native_readers: ReaderMaps) -> None:
+    """Every segment of tests/data read as __consumer_offsets (others give unknown records)."""
+    items = assert_loops_agree(path.read_bytes(), maps=reader_maps(which, native_readers))
+    assert items
+
+
+# ------------------------------------------------------------------------------ every record type
+
+
+def _encoded(prefix: int, version: int) -> Callable[[Any], bytes]:
+    """An instance's bytes at ``version`` behind an int16 (the record type or value version)."""
+    return lambda obj: struct.pack(">h", prefix) + obj.encode(version)
+
+
+def _coordinator_record(topic: str) -> st.SearchStrategy[tuple[bytes | None, bytes | None]]:
+    """A key and value of any record type of the topic at any value version, or odd ones."""
+    pairs: list[st.SearchStrategy[tuple[bytes | None, bytes | None]]] = []
+    for rt in record_types(topic).values():
+        key_message = SHIPPED[rt.key_class.SPEC_NAME]
+        value_message = SHIPPED[rt.value_class.SPEC_NAME]
+        key_version = rt.key_class.LOWEST_VERSION
+        keys = instances(key_message, sys.modules[rt.key_class.__module__], key_version).map(
+            _encoded(rt.id, key_version)
+        )
+        value_versions = list(value_message.valid_versions.versions())
+        if rt.newest_flexible is not None:  # a newer version, read with the newest
+            value_versions.append(rt.newest_flexible + 1)
+        for version in value_versions:
+            known = min(version, value_message.valid_versions.versions()[-1])
+            values = instances(value_message, sys.modules[rt.value_class.__module__], known).map(
+                _encoded(version, known)
+            )
+            pairs.append(st.tuples(keys, values))
+        pairs.append(st.tuples(keys, st.none()))  # tombstone
+        odd_value = st.one_of(
+            st.binary(max_size=6),
+            st.just(b"\x01\x00"),  # version 256
+            st.just(b"\x7f\xff"),  # an unknown version
+        )
+        pairs.append(st.tuples(keys, odd_value))
+        pairs.append(st.tuples(keys.map(lambda k: k + b"\x00"), odd_value))  # trailing bytes
+        pairs.append(st.tuples(keys.map(lambda k: k[: len(k) // 2]), st.none()))  # cut short
+    pairs.append(st.tuples(st.none(), st.one_of(st.none(), st.just(b"\x00\x00"))))  # no key
+    pairs.append(st.tuples(st.just(b"\x00\x63\x00\x01g"), st.binary(max_size=4)))  # unknown type
+    pairs.append(st.tuples(st.binary(max_size=3), st.binary(max_size=3)))
+    return st.one_of(*pairs)
+
+
+_headers = st.lists(
+    st.builds(Header, st.binary(max_size=4), st.none() | st.binary(max_size=130)), max_size=2
+)
+
+
+def _records(topic: str) -> st.SearchStrategy[list[NewRecord]]:
+    record = st.builds(
+        lambda kv, timestamp, headers, offset_delta: NewRecord(
+            kv[0], kv[1], timestamp=timestamp, headers=headers, offset_delta=offset_delta
+        ),
+        _coordinator_record(topic),
+        st.one_of(st.none(), st.integers(-(2**40), 2**40)),
+        st.one_of(st.just(()), _headers),
+        st.one_of(st.none(), st.none(), st.integers(0, 2**31 - 1)),
+    )
+    return st.lists(record, min_size=1, max_size=8)
+
+
+@st.composite
+def _segment(draw: st.DrawFn, topic: str) -> bytes:
+    out = io.BytesIO()
+    writer = SegmentWriter(out, base_offset=draw(st.sampled_from([0, 1 << 40])))
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["batch", "batch", "batch", "control", "legacy"]))
+        if kind == "batch":
+            transactional = draw(st.booleans())
+            log_append = draw(st.booleans())
+            writer.write_batch(
+                draw(_records(topic)),
+                timestamp=1_700_000_000_000,
+                codec=draw(st.sampled_from(list(Codec))),
+                timestamp_type=1 if log_append else 0,  # type: ignore[arg-type]
+                log_append_time=1_800_000_000_000,
+                transactional=transactional,
+                producer_id=9 if transactional else -1,
+                producer_epoch=0 if transactional else -1,
+                base_sequence=draw(st.sampled_from([-1, 0, 2**31 - 2])),
+            )
+        elif kind == "control":
+            writer.write_control(
+                draw(st.sampled_from(list(ControlType))),
+                producer_id=9,
+                producer_epoch=0,
+                coordinator_epoch=3,
+            )
+        else:
+            pairs = draw(st.lists(_coordinator_record(topic), min_size=1, max_size=3))
+            writer.write_legacy(pairs, magic=draw(st.sampled_from([0, 1])))
+    return out.getvalue()
+
+
+_SETTINGS = settings(
+    max_examples=int(os.environ.get("SPECGEN_NATIVE_EXAMPLES", "12")),
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
+
+
+@pytest.mark.parametrize("which", READERS)
+@pytest.mark.parametrize("topic", list(COORDINATOR_TOPICS))
+def test_every_record_type(
+    topic: str, which: str, native_readers: ReaderMaps, fallbacks: Fallbacks
+) -> None:
+    maps = reader_maps(which, native_readers)
+
+    @_SETTINGS
+    @given(data=_segment(topic))
+    def check(data: bytes) -> None:
+        assert_loops_agree(data, topic, maps, fallbacks)
+
+    check()
+
+
+def test_well_formed_batches_stay_in_the_native_loop(
+    native: ModuleType, fallbacks: Fallbacks
+) -> None:
+    """Odd keys and values are records of their own, not malformed batches."""
+    data = _written(
+        [
+            _batch(
+                [
+                    NewRecord(_oc_key("g", "t", 1), _oc_value(3)),
+                    NewRecord(_oc_key("g" * 70, "t" * 9000, 2), None),
+                    NewRecord(None, _oc_value(3)),
+                    NewRecord(None, None),
+                    NewRecord(b"", b""),
+                    NewRecord(_oc_key("g", "t", 1) + b"\x00", _oc_value(3) + b"\x00"),
+                    NewRecord(_oc_key("g", "t", 1), b"\x00\x09\x00"),
+                    NewRecord(b"\x00\x63\x00\x01g", b"\x7f\xff"),
+                    NewRecord(
+                        _oc_key("g", "t", 2),
+                        _oc_value(4),
+                        headers=[Header(b"h", None), Header(b"", b"v" * 200)],
+                        timestamp=-(2**40),
+                        offset_delta=2**31 - 1,
+                    ),
+                ],
+                codec=Codec.LZ4,
+            )
+        ]
+    )
+    items = assert_loops_agree(data, fallbacks=fallbacks)
+    kinds = [r.kind for item in items if isinstance(item, DecodedBatch) for r in item.records]
+    assert kinds == [
+        "record",
+        "tombstone",
+        "error",
+        "error",
+        "error",
+        "record",
+        "error",
+        "unknown",
+        "record",
+    ]
+
+
+# ------------------------------------------------------------------------------ malformed records
+
+
+def _oc_key(group: str, topic: str, partition: int) -> bytes:
+    from generated.offset_commit_key import OffsetCommitKey
+
+    key = OffsetCommitKey(group=group, topic=topic, partition=partition)
+    return b"\x00\x01" + key.encode(0)
+
+
+def _oc_value(version: int) -> bytes:
+    from generated.offset_commit_value import OffsetCommitValue
+
+    value = OffsetCommitValue(offset=7, metadata="m", commit_timestamp=1_700_000_000_000)
+    return struct.pack(">h", version) + value.encode(version)
+
+
+def _batch(records: list[NewRecord], **kwargs: Any) -> bytes:
+    return encode_record_batch(records, timestamp=1_700_000_000_000, **kwargs)
+
+
+def _written(batches: list[bytes]) -> bytes:
+    return b"".join(batches)
+
+
+def _with_records(plain: bytes, body: bytes, codec: Codec = Codec.NONE) -> bytes:
+    """The v2 batch ``plain`` with other record bytes, compressed and checksummed."""
+    payload = compress(codec, body)
+    header = bytearray(plain[:61])
+    struct.pack_into(">i", header, 8, 49 + len(payload))
+    struct.pack_into(">h", header, 21, int(codec) | (struct.unpack_from(">h", plain, 21)[0] & ~7))
+    struct.pack_into(">I", header, 17, crc32c.crc32c(bytes(header[21:]) + payload))
+    return bytes(header) + payload
+
+
+# Small batches whose record bytes are cut and mutated at every position.
+_FEW_BATCHES: list[Callable[[], bytes]] = [
+    lambda: _batch(
+        [
+            NewRecord(_oc_key("g", "t", 1), _oc_value(3)),
+            NewRecord(_oc_key("g", "t", 1), None, headers=[Header(b"k", b"v"), Header(b"", None)]),
+            NewRecord(None, _oc_value(4), timestamp=-(2**35), offset_delta=300),
+        ]
+    ),
+    lambda: _batch(
+        [
+            NewRecord(_oc_key("g" * 64, "t", 0), _oc_value(1), headers=[Header(b"h", b"x")]),
+            NewRecord(b"\x00\x63", b""),
+        ],
+        timestamp_type=TimestampType.LOG_APPEND_TIME,
+        log_append_time=1_800_000_000_000,
+    ),
+]
+
+
+@pytest.mark.parametrize("which", READERS)
+@pytest.mark.parametrize("case", range(len(_FEW_BATCHES)))
+def test_every_truncation_and_byte_mutation(
+    case: int, which: str, native_readers: ReaderMaps
+) -> None:
+    """Records cut short or with a byte changed (under a valid CRC) reach both loops; the
+    native one gives the reference's records or its error."""
+    maps = reader_maps(which, native_readers)
+    plain = _FEW_BATCHES[case]()
+    body = plain[61:]
+    variants = [body[:n] for n in range(len(body))]
+    for pos in range(len(body)):
+        for new in {body[pos] ^ 0x01, body[pos] ^ 0x80, 0xFF}:
+            variants.append(body[:pos] + bytes([new]) + body[pos + 1 :])
+    variants += [body + b"\x00", body + body]
+    errors = 0
+    for variant in variants:
+        # The CRC is valid: checking it or not takes the same path.
+        items = assert_loops_agree(_with_records(plain, variant), maps=maps, crc_checks=(True,))
+        errors += sum(isinstance(i, SegmentError) for i in items)
+    assert errors > len(body)  # most cuts and many mutations are malformed batches
+
+
+def test_whole_segment_truncations(native: ModuleType) -> None:
+    """Every cut of a small segment: torn tails and batches cut short."""
+    data = _FEW_BATCHES[0]() + _FEW_BATCHES[1]()
+    for n in range(0, len(data), 3):
+        assert_loops_agree(data[:n])
+
+
+# ------------------------------------------------------------------------------ edges
+
+
+def _record(ts_delta: int, offset_delta: int, key: bytes, value: bytes | None) -> bytes:
+    body = bytes([0]) + _varint(ts_delta) + _varint(offset_delta) + _varint(len(key)) + key
+    body += _varint(-1) if value is None else _varint(len(value)) + value
+    body += _varint(0)  # no headers
+    return _varint(len(body)) + body
+
+
+def _padded(value: int, size: int) -> bytes:
+    """The zig-zag varint of ``value`` written in ``size`` bytes (non-canonical when longer)."""
+    u = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    for _ in range(size - 1):
+        out.append((u & 0x7F) | 0x80)
+        u >>= 7
+    out.append(u & 0x7F)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("field", range(8))
+def test_long_and_overlong_varints(field: int, native: ModuleType, fallbacks: Fallbacks) -> None:
+    """Each varint of a record padded to its longest form (read) and one byte more (not)."""
+    key, value = _oc_key("g", "t", 1), _oc_value(3)
+    header_key, header_value = b"h", b"v"
+    # (value, longest form) per field: record size, timestamp and offset delta, key and value
+    # length, header count, header key and value length.
+    longest = [5, 10, 5, 5, 5, 5, 5, 5]
+
+    def record(sizes: list[int]) -> bytes:
+        parts = [5, 1, 2, len(key), len(value), 1, len(header_key), len(header_value)]
+        ints = [_padded(v, n) for v, n in zip(parts, sizes, strict=True)]
+        body = bytes([0]) + ints[1] + ints[2] + ints[3] + key + ints[4] + value + ints[5]
+        body += ints[6] + header_key + ints[7] + header_value
+        return _padded(len(body), sizes[0]) + body
+
+    plain = _batch([NewRecord(None, None)] * 2)
+    for extra in (0, 1):
+        sizes = [1] * 8
+        sizes[field] = longest[field] + extra
+        body = record([1] * 8) + record(sizes)
+        (item,) = assert_loops_agree(
+            _with_records(plain, body), fallbacks=None if extra else fallbacks, crc_checks=(True,)
+        )
+        assert isinstance(item, SegmentError) == bool(extra)
+
+
+def test_offsets_and_timestamps_past_int64(native: ModuleType) -> None:
+    """base + delta beyond int64 stays exact (Python ints), as in the pure loop."""
+    base_ts = 2**63 - 10
+    plain = _batch([NewRecord(None, None)] * 3, base_offset=2**63 - 2)
+    plain = plain[:27] + struct.pack(">q", base_ts) + plain[35:]
+    key = _oc_key("g", "t", 1)
+    body = (
+        _record(2**62, 2**31 - 1, key, _oc_value(3))
+        + _record(-(2**63), 0, key, None)
+        + _record(0, 1, key, None)
+    )
+    (decoded,) = assert_loops_agree(_with_records(plain, body))
+    assert isinstance(decoded, DecodedBatch)
+    assert [r.offset for r in decoded.records] == [2**63 - 2 + 2**31 - 1, 2**63 - 2, 2**63 - 1]
+    assert [r.timestamp for r in decoded.records] == [base_ts + 2**62, base_ts - 2**63, base_ts]
+
+
+def test_key_cache_is_cleared_past_its_limit(native: ModuleType) -> None:
+    decoder = CoordinatorDecoder(CONSUMER_OFFSETS, native=True)
+    loop: Any = decoder._native_loop
+    assert loop is not None
+    many = [NewRecord(_oc_key("g", str(i), 0), None) for i in range(2**16 + 1)]
+    few = [NewRecord(_oc_key("g", "t", 0), None)]
+    data = _written([_batch(many), _batch(few)])
+    expected = reference_items(data, CONSUMER_OFFSETS, True)
+    reader = SegmentReader(data)
+    items = reader.decoded_batches(decoder.decode_v2_records, decoder.decode_rows)
+    first = next(items)
+    assert loop.cached_keys == 2**16 + 1
+    second = next(items)
+    assert loop.cached_keys == 1  # cleared before the second batch
+    assert isinstance(first, tuple) and isinstance(second, tuple)
+    assert [DecodedBatch(*first), DecodedBatch(*second)] == expected
+    loop.clear_keys()
+    assert loop.cached_keys == 0
+
+
+def test_the_environment_picks_the_loop(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = (DATA / "kafka-data" / "ldi-poc" / "__consumer_offsets-6").joinpath(
+        "00000000000000000000.log"
+    )
+    monkeypatch.delenv(backends.ENVIRONMENT_VARIABLE, raising=False)
+    assert coordinator.native_record_loop_enabled()
+    assert coordinator.coordinator_decoder(CONSUMER_OFFSETS).native
+    native_records = list(decode_records(data, include_control=True))
+    monkeypatch.setenv(backends.ENVIRONMENT_VARIABLE, "pure")
+    assert not coordinator.native_record_loop_enabled()
+    assert not coordinator.coordinator_decoder(CONSUMER_OFFSETS).native
+    assert list(decode_records(data, include_control=True)) == native_records
+    assert len(native_records) == 13
+
+
+def test_record_loop_checks_what_it_is_given(native: ModuleType) -> None:
+    @dataclass(slots=True)
+    class OtherRecord:
+        offset: int
+
+    with pytest.raises(TypeError, match="not the slotted DecodedRecord"):
+        native.RecordLoop(OtherRecord, len, len, "record", "tombstone")
+    with pytest.raises(TypeError, match="callable"):
+        native.RecordLoop(DecodedRecord, None, len, "record", "tombstone")
+
+    def bad_key(key: bytes) -> Any:
+        return ("not", "a", "known", "key")
+
+    loop = native.RecordLoop(DecodedRecord, bad_key, len, "record", "tombstone")
+    body = _batch([NewRecord(_oc_key("g", "t", 1), None)])[61:]
+    with pytest.raises(TypeError, match="new_key must return"):
+        loop(body, 0, len(body), 1, 0, 0, False, 0)
+    with pytest.raises(ValueError, match="bad bounds"):
+        loop(body, 0, len(body) + 1, 1, 0, 0, False, 0)
+    keys: list[bytes] = []
+    decoder = CoordinatorDecoder(CONSUMER_OFFSETS)
+
+    def counted_key(key: bytes) -> Any:
+        keys.append(key)
+        return decoder._key_entry(key)
+
+    loop = native.RecordLoop(DecodedRecord, counted_key, decoder.decode, "record", "tombstone")
+    with pytest.raises(native.MalformedRecords, match="record 1 at byte"):
+        loop(body + b"\x00", 0, len(body) + 1, 2, 0, 0, False, 0)
+    assert keys == []  # the batch is parsed whole before anything is decoded
+    assert len(loop(body, 0, len(body), 1, 0, 0, False, 0)) == 1
+    assert len(keys) == 1
