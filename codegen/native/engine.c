@@ -1016,6 +1016,28 @@ static PyObject *reader_read(Reader *r, PyObject *buf, Py_ssize_t *pos) {
     return rc < 0 ? NULL : obj;
 }
 
+/* The C API for other native modules (records.c): read one message from raw memory without
+   the (obj, end) tuple. Same checks and errors as calling the reader. */
+typedef struct {
+    PyTypeObject *reader_type;
+    PyObject *(*read)(PyObject *reader, const unsigned char *buf, Py_ssize_t len, Py_ssize_t *pos);
+} EngineCAPI;
+
+static PyObject *reader_read_raw(PyObject *self, const unsigned char *buf, Py_ssize_t len,
+                                 Py_ssize_t *pos) {
+    Reader *r = (Reader *)self;
+    if (UNLIKELY(!r->tables || *pos < 0)) {
+        PyErr_SetString(PyExc_ValueError, "cleared reader or negative offset");
+        return NULL;
+    }
+    Ctx c = {buf, len, r};
+    PyObject *obj = NULL;
+    if (read_struct(&c, &r->tables[0], pos, NULL, &obj) < 0) return NULL;
+    return obj;
+}
+
+static EngineCAPI engine_capi = {NULL, reader_read_raw};
+
 static PyObject *Reader_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -1293,6 +1315,13 @@ PyMODINIT_FUNC PyInit__engine(void) {
     PyObject *m = PyModule_Create(&engine_module);
     if (!m) return NULL;
     Py_INCREF(&ReaderType);
+    engine_capi.reader_type = &ReaderType;
+    PyObject *capi = PyCapsule_New(&engine_capi, "codegen.native._engine._C_API", NULL);
+    if (!capi || PyModule_AddObject(m, "_C_API", capi) < 0) {
+        Py_XDECREF(capi);
+        Py_DECREF(m);
+        return NULL;
+    }
     if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0 ||
         PyModule_AddIntConstant(m, "FORMAT_VERSION", FORMAT_VERSION) < 0) {
         Py_DECREF(m);

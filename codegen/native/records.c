@@ -260,6 +260,15 @@ static PyObject *call_slow(Loop *L, PyObject *key, PyObject *value, PyObject *of
 
 /* True (and the error cleared) when the pending error is an Exception, which the pure loop's
    `except Exception` turns into the slow path; other errors propagate. */
+/* The engine's C API (engine.c): its readers read from raw memory without building the
+   (obj, end) tuple. NULL when the engine is not built: every reader is called. */
+typedef struct {
+    PyTypeObject *reader_type;
+    PyObject *(*read)(PyObject *reader, const unsigned char *buf, Py_ssize_t len, Py_ssize_t *pos);
+} EngineCAPI;
+
+static const EngineCAPI *Engine;
+
 static int caught(void) {
     if (!PyErr_ExceptionMatches(PyExc_Exception)) return 0;
     PyErr_Clear();
@@ -341,26 +350,41 @@ static PyObject *decode_one(Loop *L, const Parsed *r, PyObject *offset, PyObject
     if (value_len < 2 || value[0] != 0 || value[1] >= PyTuple_GET_SIZE(readers)) goto slow;
     PyObject *reader = PyTuple_GET_ITEM(readers, value[1]);
     if (reader == Py_None) goto slow;
-    PyObject *args[3] = {NULL, value_obj, Two};
-    PyObject *result = PyObject_Vectorcall(reader, args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                           NULL);
-    if (!result) {
-        if (caught()) goto slow;
-        goto done;
-    }
-    if (!PyTuple_CheckExact(result) || PyTuple_GET_SIZE(result) != 2 ||
-        !PyLong_CheckExact(PyTuple_GET_ITEM(result, 1))) {
+    PyObject *decoded_value;
+    if (Engine && Py_TYPE(reader) == Engine->reader_type) {
+        /* The engine's reader, straight from the record's bytes. */
+        Py_ssize_t end = 2;
+        decoded_value = Engine->read(reader, value, (Py_ssize_t)value_len, &end);
+        if (!decoded_value) {
+            if (caught()) goto slow;
+            goto done;
+        }
+        if (end != value_len) {
+            Py_DECREF(decoded_value);
+            goto slow;
+        }
+    } else {
+        PyObject *args[3] = {NULL, value_obj, Two};
+        PyObject *result =
+            PyObject_Vectorcall(reader, args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        if (!result) {
+            if (caught()) goto slow;
+            goto done;
+        }
+        if (!PyTuple_CheckExact(result) || PyTuple_GET_SIZE(result) != 2 ||
+            !PyLong_CheckExact(PyTuple_GET_ITEM(result, 1))) {
+            Py_DECREF(result);
+            goto slow;
+        }
+        Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1));
+        if (end != value_len) {
+            Py_DECREF(result);
+            if (end == -1 && PyErr_Occurred() && !caught()) goto done;
+            goto slow;
+        }
+        decoded_value = Py_NewRef(PyTuple_GET_ITEM(result, 0));
         Py_DECREF(result);
-        goto slow;
     }
-    Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1));
-    if (end != value_len) {
-        Py_DECREF(result);
-        if (end == -1 && PyErr_Occurred() && !caught()) goto done;
-        goto slow;
-    }
-    PyObject *decoded_value = Py_NewRef(PyTuple_GET_ITEM(result, 0));
-    Py_DECREF(result);
     PyObject *version = PyLong_FromLong(value[1]);
     if (!version) {
         Py_DECREF(decoded_value);
@@ -663,6 +687,8 @@ PyMODINIT_FUNC PyInit__records(void) {
         "The records of a batch do not parse; the reference parser tells why.",
         PyExc_ValueError, NULL);
     if (!MalformedRecords) return NULL;
+    Engine = PyCapsule_Import("codegen.native._engine._C_API", 0);
+    if (!Engine) PyErr_Clear(); /* not built: readers are called */
     if (PyType_Ready(&LoopType) < 0) return NULL;
     PyObject *m = PyModule_Create(&records_module);
     if (!m) return NULL;
