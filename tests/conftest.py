@@ -4,6 +4,7 @@ of the Kafka oracle tests (printed in the terminal summary, merged across xdist 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +36,35 @@ def codec_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodecPac
 
     yield make
     sys.path.remove(str(root))
+
+
+@pytest.fixture(scope="session")
+def compiled_native(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], ModuleType]:
+    """``compile(module)``: a native module (``_engine``, ``_records``) compiled for this session
+    into the tmp dir and imported as ``codegen.native.<module>``. Skips without a C compiler,
+    unless ``SPECGEN_REQUIRE_NATIVE`` is set (CI): then that is a failure."""
+    from codegen.native import build
+
+    try:
+        build.compiler()
+    except build.CompilerNotFound as exc:
+        if os.environ.get("SPECGEN_REQUIRE_NATIVE"):
+            pytest.fail(f"SPECGEN_REQUIRE_NATIVE is set, but {exc}")
+        pytest.skip(f"native modules not built: {exc}")
+    out_dir = tmp_path_factory.mktemp("native")
+
+    def compile_module(module: str) -> ModuleType:
+        out = out_dir / build.output_path(module).name
+        build.build(out=out, module=module)
+        name = f"codegen.native.{module}"
+        spec = importlib.util.spec_from_file_location(name, out)
+        assert spec is not None and spec.loader is not None
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        sys.modules[name] = loaded
+        return loaded
+
+    return compile_module
 
 
 class OracleCoverage:

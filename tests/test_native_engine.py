@@ -58,23 +58,9 @@ SETTINGS = settings(
 
 
 @pytest.fixture(scope="session")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+def engine(compiled_native: Callable[[str], ModuleType]) -> ModuleType:
     """The engine, compiled for this session and imported as ``codegen.native._engine``."""
-    from codegen.native import build
-
-    try:
-        build.compiler()
-    except build.CompilerNotFound as exc:
-        if os.environ.get("SPECGEN_REQUIRE_NATIVE"):
-            pytest.fail(f"SPECGEN_REQUIRE_NATIVE is set, but {exc}")
-        pytest.skip(f"native engine not built: {exc}")
-    out = tmp_path_factory.mktemp("native") / build.output_path().name
-    build.build(out=out)
-    spec = importlib.util.spec_from_file_location("codegen.native._engine", out)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sys.modules["codegen.native._engine"] = module
+    module = compiled_native("_engine")
     assert module.FORMAT_VERSION == FORMAT_VERSION
     return module
 

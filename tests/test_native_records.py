@@ -76,35 +76,12 @@ Items = list[DecodedBatch | SegmentError]
 # ------------------------------------------------------------------------------ the modules
 
 
-def _compiled(module: str, out_dir: Path) -> ModuleType:
-    from codegen.native import build
-
-    out = out_dir / build.output_path(module).name
-    build.build(out=out, module=module)
-    name = f"codegen.native.{module}"
-    spec = importlib.util.spec_from_file_location(name, out)
-    assert spec is not None and spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
-    sys.modules[name] = loaded
-    return loaded
-
-
 @pytest.fixture(scope="session")
-def native(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+def native(compiled_native: Callable[[str], ModuleType]) -> Iterator[ModuleType]:
     """The record loop module (and the engine), compiled for this session."""
-    from codegen.native import build
-
-    try:
-        build.compiler()
-    except build.CompilerNotFound as exc:
-        if os.environ.get("SPECGEN_REQUIRE_NATIVE"):
-            pytest.fail(f"SPECGEN_REQUIRE_NATIVE is set, but {exc}")
-        pytest.skip(f"native record loop not built: {exc}")
-    out_dir = tmp_path_factory.mktemp("native_records")
     if "codegen.native._engine" not in sys.modules:
-        _compiled("_engine", out_dir)
-    records = _compiled("_records", out_dir)
+        compiled_native("_engine")
+    records = compiled_native("_records")
     coordinator._native_records.cache_clear()
     coordinator._shared_decoder.cache_clear()
     yield records
