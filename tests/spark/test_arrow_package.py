@@ -47,11 +47,11 @@ def test_topic_arrays_with_the_newer_package(newer: ModuleType) -> None:
     assert out.columns["isNewerVersion"].to_pylist() == [False, False]
     log, audit = out.columns["decodedValue"].to_pylist()
     assert log["TransactionAuditValue"] is None
-    assert log["TransactionLogValue"]["CoordinatorEpoch"] == newer_specs.COORDINATOR_EPOCH
+    assert log["TransactionLogValue"]["coordinatorEpoch"] == newer_specs.COORDINATOR_EPOCH
     assert audit["TransactionAuditValue"] == {
-        "ProducerId": 42,
-        "Action": "fenced",
-        "Operator": "ops",
+        "producerId": 42,
+        "action": "fenced",
+        "operator": "ops",
         "_unknown_tagged_fields": None,
     }
 
@@ -60,9 +60,9 @@ def test_message_array_with_the_newer_package(newer: ModuleType) -> None:
     _, values = _arrays(newer)
     decoded = decode_message_array(values[:1], "TransactionLogValue", package=newer_specs.PACKAGE)
     assert decoded.errors == {} and decoded.versions.tolist() == [2]
-    assert decoded.values.to_pylist()[0]["CoordinatorEpoch"] == newer_specs.COORDINATOR_EPOCH
+    assert decoded.values.to_pylist()[0]["coordinatorEpoch"] == newer_specs.COORDINATOR_EPOCH
     shipped = decode_message_array(values[:1], "TransactionLogValue")
-    assert shipped.newer.tolist() == [True] and "CoordinatorEpoch" not in shipped.values.type.names
+    assert shipped.newer.tolist() == [True] and "coordinatorEpoch" not in shipped.values.type.names
     with pytest.raises(KeyError):
         decode_message_array(values[1:], "TransactionAuditValue")
 
