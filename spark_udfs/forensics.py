@@ -1031,24 +1031,48 @@ def member_epochs(decoded: DataFrame) -> DataFrame:
     one row per partition of each current member assignment record, ``partition, group,
     applyOffset, offset, timestamp, member, memberEpoch, previousMemberEpoch, topicId,
     topicPartition, assignmentEpoch`` (null where the record has no assignment epochs). An
-    assignment of no partitions gives one row with ``topicId`` null."""
+    assignment without partitions gives one row with ``topicId`` null."""
     from pyspark.sql import functions as F
 
-    events = group_timelines(decoded).filter(F.col("kind") == "member-epoch")
-    topics = events.select(
+    # The member-epoch events of group_timelines, read from the records they come from.
+    grec = _group_records(effective_records(decoded)).filter(
+        (F.col("part") == "CurrentMemberAssignment") & ~F.col("isTombstone")
+    )
+    _, assigned, member_epoch, previous_member_epoch = _assignment_values()
+    events = grec.select(
+        "partition",
+        "group",
+        "applyOffset",
+        "offset",
+        F.col("timestampMs").alias("timestamp"),
+        "member",
+        member_epoch.alias("memberEpoch"),
+        previous_member_epoch.alias("previousMemberEpoch"),
+        assigned.alias("assigned"),
+    )
+    per_partition = F.flatten(
+        F.transform(
+            F.map_entries("assigned"),
+            lambda e: F.transform(
+                e.value.partitions,
+                lambda p, i: F.struct(
+                    e.key.alias("topicId"),
+                    p.alias("topicPartition"),
+                    F.try_element_at(e.value.assignmentEpochs, i + 1).alias("assignmentEpoch"),
+                ),
+            ),
+        )
+    )
+    return events.select(
         "partition",
         "group",
         "applyOffset",
         "offset",
         "timestamp",
-        "detail.member",
-        "detail.memberEpoch",
-        "detail.previousMemberEpoch",
-        F.explode_outer("detail.assigned").alias("topicId", "_tp"),
-    )
-    return topics.select(
-        "*",
-        F.posexplode_outer("_tp.partitions").alias("_i", "topicPartition"),
+        "member",
+        "memberEpoch",
+        "previousMemberEpoch",
+        F.explode_outer(per_partition).alias("_p"),
     ).select(
         "partition",
         "group",
@@ -1058,9 +1082,9 @@ def member_epochs(decoded: DataFrame) -> DataFrame:
         "member",
         "memberEpoch",
         "previousMemberEpoch",
-        "topicId",
-        "topicPartition",
-        F.col("_tp.assignmentEpochs")[F.col("_i")].alias("assignmentEpoch"),
+        "_p.topicId",
+        "_p.topicPartition",
+        "_p.assignmentEpoch",
     )
 
 
