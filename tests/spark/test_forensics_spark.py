@@ -15,6 +15,10 @@ from codegen.forensics.lag import lag_reports
 from generated.consumer_group_current_member_assignment_value import TopicPartitions
 from generated.consumer_protocol_assignment import ConsumerProtocolAssignment, TopicPartition
 from generated.group_metadata_value import MemberMetadata
+from generated.share_group_current_member_assignment_value import (
+    TopicPartitions as ShareTopicPartitions,
+)
+from generated.streams_group_current_member_assignment_value import TaskIds
 from spark_udfs import forensics
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -115,6 +119,102 @@ def mixes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
 
 
+def share_member(group: str, member: str) -> tuple[bytes, bytes]:
+    return (
+        key("ShareGroupMemberMetadataKey", group_id=group, member_id=member),
+        value(
+            "ShareGroupMemberMetadataValue",
+            0,
+            client_id=f"s-{member}",
+            client_host="/s",
+            subscribed_topic_names=["t"],
+        ),
+    )
+
+
+def share_assignment(group: str, member: str, epoch: int) -> tuple[bytes, bytes]:
+    assigned = ShareTopicPartitions(topic_id=TOPIC_ID, partitions=[0, epoch])
+    return (
+        key("ShareGroupCurrentMemberAssignmentKey", group_id=group, member_id=member),
+        value(
+            "ShareGroupCurrentMemberAssignmentValue",
+            0,
+            member_epoch=epoch,
+            previous_member_epoch=epoch - 1,
+            assigned_partitions=[assigned],
+        ),
+    )
+
+
+def streams_member(group: str, member: str) -> tuple[bytes, bytes]:
+    return (
+        key("StreamsGroupMemberMetadataKey", group_id=group, member_id=member),
+        value(
+            "StreamsGroupMemberMetadataValue",
+            0,
+            instance_id=f"i-{member}",
+            client_id=f"k-{member}",
+            client_host="/k",
+            process_id="p",
+        ),
+    )
+
+
+def streams_assignment(group: str, member: str, epoch: int) -> tuple[bytes, bytes]:
+    tasks = [TaskIds(subtopology_id="sub-0", partitions=[0, 1])]
+    return (
+        key("StreamsGroupCurrentMemberAssignmentKey", group_id=group, member_id=member),
+        value(
+            "StreamsGroupCurrentMemberAssignmentValue",
+            0,
+            member_epoch=epoch,
+            previous_member_epoch=epoch - 1,
+            active_tasks=tasks,
+        ),
+    )
+
+
+def epoch_of(kind: str, group: str, epoch: int | None) -> tuple[bytes, bytes | None]:
+    k = key(f"{kind}GroupMetadataKey", group_id=group)
+    return (k, None if epoch is None else value(f"{kind}GroupMetadataValue", 0, epoch=epoch))
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Share and streams groups (members joining, leaving, reconciling), a consumer group
+    deleted for good, a group with only deleted offsets, a classic group replaced by a
+    consumer group without a tombstone, a classic group on cooperative-sticky that switched
+    assignor, and an assignment record without assignment epochs."""
+    no_epochs = TopicPartitions(topic_id=TOPIC_ID, partitions=[3])
+    return write(
+        tmp_path_factory.mktemp("forensics-kinds"),
+        [epoch_of("Share", "sg", 2), share_member("sg", "s1"), share_member("sg", "s2")],  # 0-2
+        [share_assignment("sg", "s1", 1)],  # 3: s1 behind the group epoch
+        [(key("ShareGroupMemberMetadataKey", group_id="sg", member_id="s2"), None)],  # 4
+        [epoch_of("Streams", "st", 1), streams_member("st", "k1")],  # 5, 6
+        [streams_assignment("st", "k1", 1), epoch_of("Streams", "st", 2)],  # 7, 8
+        [consumer_member("gone", "m", "range"), epoch_of("Consumer", "gone", 1)],  # 9, 10
+        [epoch_of("Consumer", "gone", None), commit("solo", 0, 4)],  # 11, 12
+        [commit("solo", 0, None)],  # 13
+        [classic("swap", 1, "range", classic_member("a", 1, [0]))],  # 14
+        [consumer_member("swap", "a", "uniform")],  # 15: replaces the classic group
+        [classic("coop", 1, "range", classic_member("c", 1, [0]))],  # 16
+        [classic("coop", 2, "cooperative-sticky", classic_member("c", 1, [0, 1]))],  # 17
+        [
+            (
+                key("ConsumerGroupCurrentMemberAssignmentKey", group_id="swap", member_id="a"),
+                value(
+                    "ConsumerGroupCurrentMemberAssignmentValue",
+                    0,
+                    member_epoch=1,
+                    previous_member_epoch=0,
+                    assigned_partitions=[no_epochs],
+                ),
+            )
+        ],  # 18
+    )
+
+
 # ------------------------------------------------------------------------------ downgrade
 
 
@@ -162,10 +262,9 @@ def python_groups(path: Path, as_of: AsOf | None = None) -> list[tuple[Any, ...]
             r.epoch,
             r.members,
             r.committed_offsets,
+            r.to_json()["assignors"],
         )
         for r in group_reports(path, as_of=as_of)
-        # deleted groups are only in the timelines
-        if r.type is not None
     )
 
 
@@ -183,20 +282,61 @@ def spark_groups(spark: Any, path: Path, as_of: AsOf | None = None) -> list[tupl
             r.epoch,
             [m.asDict(recursive=True) for m in r.members],
             r.committedOffsets,
+            None if r.assignors is None else r.assignors.asDict(recursive=True),
         )
         for r in rows
     )
 
 
+_DETAIL_FIELDS = [name for name, _ in forensics._DETAIL_FIELDS]
+
+
+def python_timelines(path: Path, as_of: AsOf | None = None) -> dict[Any, list[Any]]:
+    """Per (partition, group), its events in order: offset, timestamp, kind and the detail
+    laid out as the DataFrame's (an assignor change's ``previous`` is ``previousProtocol``)."""
+    out: dict[Any, list[Any]] = {}
+    for r in group_reports(path, as_of=as_of):
+        events = []
+        for e in r.events:
+            detail = dict.fromkeys(_DETAIL_FIELDS)
+            for name, v in e.detail.items():
+                if e.kind == "assignor-changed" and name == "previous":
+                    name = "previousProtocol"
+                assert name in detail, name
+                detail[name] = v
+            events.append((e.offset, e.timestamp, e.kind, detail))
+        if events:
+            out[(r.partition, r.group)] = events
+    return out
+
+
+def spark_timelines(spark: Any, path: Path, as_of: AsOf | None = None) -> dict[Any, list[Any]]:
+    rows = forensics.group_timelines(forensics.read_dump(spark, path, as_of)).collect()
+    out: dict[Any, list[Any]] = {}
+    for r in sorted(
+        rows, key=lambda r: (r.partition, r.group, r.applyOffset, r.offset, r.eventIndex)
+    ):
+        out.setdefault((r.partition, r.group), []).append(
+            (r.offset, r.timestamp, r.kind, r.detail.asDict(recursive=True))
+        )
+    return out
+
+
 def test_group_states_match_the_python_api_on_synthesized_groups(spark: Any, synth: Path) -> None:
     expected = python_groups(synth)
-    assert {g[2] for g in expected} == {"classic", "consumer"}
+    assert {g[2] for g in expected} == {"classic", "consumer", None}  # None: deleted groups
+    assert {g[10]["cooperativeSwitch"] for g in expected if g[2] == "classic"} == {
+        "not-possible",
+        "two-step",
+    }
     assert spark_groups(spark, synth) == expected
 
 
 def test_group_states_match_the_python_api_on_mixes(spark: Any, mixes: Path) -> None:
     expected = python_groups(mixes)
     states = {g[1]: (g[2], g[3], len(g[8])) for g in expected}
+    verdicts = {g[1]: g[10]["cooperativeSwitch"] for g in expected}
+    assert verdicts == {"cg": None, "conv": None, "dead": None, "mix": "not-possible"}
     assert states == {
         "cg": ("consumer", "Reconciling", 1),  # member a at epoch 2 of 3
         "conv": ("consumer", "Stable", 1),
@@ -226,6 +366,94 @@ def test_group_states_as_of_a_time(spark: Any, synth: Path) -> None:
     expected = python_groups(synth, as_of)
     assert expected != python_groups(synth)
     assert spark_groups(spark, synth, as_of) == expected
+
+
+def test_group_states_match_the_python_api_on_every_group_type(spark: Any, kinds: Path) -> None:
+    expected = python_groups(kinds)
+    states = {g[1]: (g[2], g[3], [m["memberId"] for m in g[8]]) for g in expected}
+    assert states == {
+        "coop": ("classic", "Stable", ["c"]),
+        "gone": (None, "Dead", []),
+        "solo": (None, "Dead", []),
+        "sg": ("share", "Reconciling", ["s1"]),
+        "st": ("streams", "Reconciling", ["k1"]),
+        "swap": ("consumer", "Stable", ["a"]),
+    }
+    inventory = {g[1]: g[10] for g in expected}
+    assert inventory["coop"]["cooperativeSwitch"] == "done"
+    assert inventory["coop"]["chosenOverTime"] == ["range", "cooperative-sticky"]
+    assert inventory["swap"]["chosen"] == "uniform"
+    assert spark_groups(spark, kinds) == expected
+    for offset in (2, 4, 8, 11, 12, 15, 17):
+        as_of = AsOf(offset=offset)
+        assert spark_groups(spark, kinds, as_of) == python_groups(kinds, as_of), offset
+
+
+# ------------------------------------------------------------------------------ timelines
+
+
+def test_timelines_match_the_python_api_on_every_group_type(spark: Any, kinds: Path) -> None:
+    expected = python_timelines(kinds)
+    seen = {e[2] for events in expected.values() for e in events}
+    assert seen == {
+        "created",
+        "rebalance",
+        "member-joined",
+        "member-left",
+        "protocol-conversion",
+        "assignor-changed",
+        "offset-deleted",
+        "group-deleted",
+        "member-epoch",
+    }
+    assert spark_timelines(spark, kinds) == expected
+
+
+def test_timelines_match_the_python_api_on_mixes(spark: Any, mixes: Path) -> None:
+    expected = python_timelines(mixes)
+    assert [e[2] for e in expected[(5, "conv")][:5]] == [
+        "created",
+        "member-joined",
+        "group-deleted",
+        "created",
+        "protocol-conversion",
+    ]
+    assert spark_timelines(spark, mixes) == expected
+    for offset in (4, 9, 16):
+        as_of = AsOf(offset=offset)
+        assert spark_timelines(spark, mixes, as_of) == python_timelines(mixes, as_of), offset
+
+
+@pytest.mark.parametrize("name", ["synth", "aibulb"])
+def test_timelines_match_the_python_api(spark: Any, synth: Path, name: str) -> None:
+    path = synth if name == "synth" else REAL / "aibulb"
+    expected = python_timelines(path)
+    assert expected
+    assert spark_timelines(spark, path) == expected
+
+
+def test_member_epochs_flatten_the_member_epoch_events(spark: Any, kinds: Path) -> None:
+    expected = sorted(
+        (p, g, offset, d["member"], d["memberEpoch"], d["previousMemberEpoch"], topic, tp, epoch)
+        for (p, g), events in python_timelines(kinds).items()
+        for offset, _, kind, d in events
+        if kind == "member-epoch"
+        for topic, parts in (d["assigned"] or {None: {"partitions": [None]}}).items()
+        for i, tp in enumerate(parts["partitions"])
+        for epoch in [(parts.get("assignmentEpochs") or [None] * (i + 1))[i]]
+    )
+    assert {e[1] for e in expected} == {"sg", "st", "swap"}
+    rows = forensics.member_epochs(forensics.read_dump(spark, kinds)).collect()
+    assert (
+        sorted(
+            (
+                *(r.partition, r.group, r.offset, r.member, r.memberEpoch),
+                *(r.previousMemberEpoch, r.topicId, r.topicPartition, r.assignmentEpoch),
+            )
+            for r in rows
+        )
+        == expected
+    )
 
 
 # ------------------------------------------------------------------------------ lag
