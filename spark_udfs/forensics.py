@@ -866,6 +866,22 @@ def _offset_deletions(rec: DataFrame) -> DataFrame:
     return rows.filter(F.col("isTombstone") & ~F.col("_prevGone"))
 
 
+def _event_columns() -> list[str | Column]:
+    """The columns of a timeline event row, from rows whose ``_e`` is the event struct."""
+    from pyspark.sql import functions as F
+
+    return [
+        "partition",
+        "group",
+        "applyOffset",
+        "offset",
+        "eventIndex",
+        "timestamp",
+        F.col("_e.kind").alias("kind"),
+        F.col("_e.detail").alias("detail"),
+    ]
+
+
 def group_timelines(decoded: DataFrame) -> DataFrame:
     """Every group's timeline, as :class:`codegen.forensics.groups.GroupsView` records it:
     ``partition, group, applyOffset, offset, eventIndex, timestamp, kind, detail``, one row per
@@ -989,16 +1005,7 @@ def group_timelines(decoded: DataFrame) -> DataFrame:
         "offset",
         F.col("timestampMs").alias("timestamp"),
         F.posexplode(events).alias("eventIndex", "_e"),
-    ).select(
-        "partition",
-        "group",
-        "applyOffset",
-        "offset",
-        "eventIndex",
-        "timestamp",
-        F.col("_e.kind").alias("kind"),
-        F.col("_e.detail").alias("detail"),
-    )
+    ).select(*_event_columns())
     offset_events = (
         _offset_deletions(rec)
         .select(
@@ -1012,16 +1019,7 @@ def group_timelines(decoded: DataFrame) -> DataFrame:
                 "_e"
             ),
         )
-        .select(
-            "partition",
-            "group",
-            "applyOffset",
-            "offset",
-            "eventIndex",
-            "timestamp",
-            F.col("_e.kind").alias("kind"),
-            F.col("_e.detail").alias("detail"),
-        )
+        .select(*_event_columns())
     )
     return state_events.unionByName(offset_events)
 
