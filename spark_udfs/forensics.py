@@ -1061,7 +1061,7 @@ def member_epochs(decoded: DataFrame) -> DataFrame:
             ),
         )
     )
-    return events.select(
+    kept = [
         "partition",
         "group",
         "applyOffset",
@@ -1070,19 +1070,9 @@ def member_epochs(decoded: DataFrame) -> DataFrame:
         "member",
         "memberEpoch",
         "previousMemberEpoch",
-        F.explode_outer(per_partition).alias("_p"),
-    ).select(
-        "partition",
-        "group",
-        "applyOffset",
-        "offset",
-        "timestamp",
-        "member",
-        "memberEpoch",
-        "previousMemberEpoch",
-        "_p.topicId",
-        "_p.topicPartition",
-        "_p.assignmentEpoch",
+    ]
+    return events.select(*kept, F.explode_outer(per_partition).alias("_p")).select(
+        *kept, "_p.topicId", "_p.topicPartition", "_p.assignmentEpoch"
     )
 
 
