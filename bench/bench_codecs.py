@@ -264,15 +264,6 @@ def native_readers(cls: Any) -> dict[int, Any]:
     return readers
 
 
-def native_row_readers(cls: Any) -> dict[int, Any]:
-    from codegen.runtime import backends
-
-    _, rows = backends.native_readers(
-        backends.native_engine(), cls._NATIVE_CLASSES, cls._NATIVE_TABLES
-    )
-    return rows
-
-
 # ------------------------------------------------------------------------ offsets pair
 
 _H = struct.Struct(">h")
@@ -313,13 +304,11 @@ def offsets_pair(runs: int) -> dict[str, float]:
     key = _H.pack(1) + key_obj.encode(0)
     value = _H.pack(3) + value_obj.encode(3)
 
-    from codegen.runtime import backends
+    from codegen.dumps.coordinator import record_pair_reader
 
     read_key, read_value = native_readers(OffsetCommitKey)[0], native_readers(OffsetCommitValue)[3]
-    key_row = native_row_readers(OffsetCommitKey)[0]
-    value_row = native_row_readers(OffsetCommitValue)[3]
     pure_key, pure_value = OffsetCommitKey._PURE_READERS[0], OffsetCommitValue._PURE_READERS[3]
-    read_pair = backends.native_engine().read_pair  # type: ignore[union-attr]
+    read_pair, read_pair_rows = record_pair_reader(), record_pair_reader(rows=True)
 
     def ours() -> tuple[object, object]:
         # The hot-loop form a topic decoder uses: the int16 prefixes pick the readers.
@@ -330,17 +319,13 @@ def offsets_pair(runs: int) -> dict[str, float]:
         return k, v
 
     def ours_pair() -> tuple[object, object]:
-        # The fused call a record loop makes: key and value in one native call.
-        (_key_type,) = _H.unpack_from(key)
-        (_value_version,) = _H.unpack_from(value)
-        k, _, v, _ = read_pair(read_key, read_value, key, 2, value, 2)
+        # One native call: it reads the prefixes, picks the readers, reads key and value.
+        k, v = read_pair(key, value)
         return k, v
 
     def ours_rows() -> tuple[object, object]:
         # The same with row readers: tuples of field values, as the hand-written decoder gives.
-        (_key_type,) = _H.unpack_from(key)
-        (_value_version,) = _H.unpack_from(value)
-        k, _, v, _ = read_pair(key_row, value_row, key, 2, value, 2)
+        k, v = read_pair_rows(key, value)
         return k, v
 
     def pure() -> tuple[object, object]:
@@ -441,9 +426,9 @@ def main() -> None:
     print(
         "\n__consumer_offsets OffsetCommitKey v1 + OffsetCommitValue v3 pair (targets: objects "
         "at most 0.4x, tuples at most 0.3x the hand-written decoder):\n"
-        f"  native, objects, read_pair(key reader, value reader): {pair['ours_pair']:.2f} µs "
+        f"  native, objects, record_pair_reader(): {pair['ours_pair']:.2f} µs "
         f"({pair['ours_pair'] / hand:.2f}x hand-written)\n"
-        f"  native, tuples, read_pair(row readers): {pair['ours_rows']:.2f} µs "
+        f"  native, tuples, record_pair_reader(rows=True): {pair['ours_rows']:.2f} µs "
         f"({pair['ours_rows'] / hand:.2f}x hand-written)\n"
         f"  native, objects, two Cls.reader(version) calls: {pair['ours']:.2f} µs "
         f"({pair['ours'] / hand:.2f}x hand-written)\n"

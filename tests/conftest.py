@@ -136,6 +136,7 @@ CODEC_TESTS = {
     "test_dumps_records.py",
     "test_encode_checks.py",
     "test_oracle_diff.py",
+    "test_record_pair_reader.py",
     "test_roundtrip.py",
     "test_row_readers.py",
     "test_vectors_codecs.py",

@@ -19,14 +19,19 @@ see the oracle tests), so ``records_json_safe=True`` limits them to empty (or nu
 from __future__ import annotations
 
 import copy
+import struct
+import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from hypothesis import strategies as st
 
+from codegen.dumps.coordinator import record_types
 from codegen.ir import INTEGER_RANGES, Field, FieldType, Message, Struct
 from codegen.runtime import KafkaStruct
 
@@ -259,3 +264,56 @@ def plain_row(value: Any) -> Any:
     if isinstance(value, Mapping):
         return dict(value)
     return value
+
+
+# --------------------------------------------------------------------------- coordinator records
+
+
+@cache
+def _shipped() -> dict[str, Message]:
+    from codegen.emit import load_messages
+
+    return {
+        m.name: m for m in load_messages([Path(__file__).resolve().parent.parent / "message_specs"])
+    }
+
+
+def _encoded(prefix: int, version: int) -> Callable[[Any], bytes]:
+    """An instance's bytes at ``version`` behind an int16 (the record type or value version)."""
+    return lambda obj: struct.pack(">h", prefix) + obj.encode(version)
+
+
+def coordinator_records(topic: str) -> st.SearchStrategy[tuple[bytes | None, bytes | None]]:
+    """A key and value of any record type of the shipped package's coordinator ``topic`` at
+    any value version (and one above the newest flexible one), or odd ones: tombstones,
+    unknown types and versions, trailing bytes, cut keys, no key."""
+    pairs: list[st.SearchStrategy[tuple[bytes | None, bytes | None]]] = []
+    for rt in record_types(topic).values():
+        key_message = _shipped()[rt.key_class.SPEC_NAME]
+        value_message = _shipped()[rt.value_class.SPEC_NAME]
+        key_version = rt.key_class.LOWEST_VERSION
+        keys = instances(key_message, sys.modules[rt.key_class.__module__], key_version).map(
+            _encoded(rt.id, key_version)
+        )
+        value_versions = list(value_message.valid_versions.versions())
+        if rt.newest_flexible is not None:  # a newer version, read with the newest
+            value_versions.append(rt.newest_flexible + 1)
+        for version in value_versions:
+            known = min(version, value_message.valid_versions.versions()[-1])
+            values = instances(value_message, sys.modules[rt.value_class.__module__], known).map(
+                _encoded(version, known)
+            )
+            pairs.append(st.tuples(keys, values))
+        pairs.append(st.tuples(keys, st.none()))  # tombstone
+        odd_value = st.one_of(
+            st.binary(max_size=6),
+            st.just(b"\x01\x00"),  # version 256
+            st.just(b"\x7f\xff"),  # an unknown version
+        )
+        pairs.append(st.tuples(keys, odd_value))
+        pairs.append(st.tuples(keys.map(lambda k: k + b"\x00"), odd_value))  # trailing bytes
+        pairs.append(st.tuples(keys.map(lambda k: k[: len(k) // 2]), st.none()))  # cut short
+    pairs.append(st.tuples(st.none(), st.one_of(st.none(), st.just(b"\x00\x00"))))  # no key
+    pairs.append(st.tuples(st.just(b"\x00\x63\x00\x01g"), st.binary(max_size=4)))  # unknown type
+    pairs.append(st.tuples(st.binary(max_size=3), st.binary(max_size=3)))
+    return st.one_of(*pairs)

@@ -642,28 +642,6 @@ def test_build_without_a_compiler_says_so(monkeypatch: pytest.MonkeyPatch) -> No
         build.build()
 
 
-def test_read_pair_reads_key_and_value_as_the_readers_do(
-    engine: ModuleType, pairs: Callable[[str, str, int], Pair]
-) -> None:
-    key_pair = pairs("shipped", "OffsetCommitKey", 0)
-    value_pair = pairs("shipped", "OffsetCommitValue", 3)
-    read_key, read_value = native_reader(engine, key_pair), native_reader(engine, value_pair)
-    key = b"\x00\x01" + key_pair.cls(group="g", topic="t", partition=7).encode(0)
-    value = b"\x00\x03" + value_pair.cls(offset=5, metadata="m").encode(3) + b"\xff"
-    expected = (*read_key(key, 2), *read_value(value, 2))
-    assert engine.read_pair(read_key, read_value, key, 2, value, 2) == expected
-    assert expected[3] == len(value) - 1
-    for bad_key, bad_value in ((key[:6], value), (key, value[:9])):
-        with pytest.raises(DecodeError) as caught:
-            engine.read_pair(read_key, read_value, bad_key, 2, bad_value, 2)
-        alone = read_key if bad_key is not key else read_value
-        with pytest.raises(DecodeError) as single:
-            alone(bad_key if bad_key is not key else bad_value, 2)
-        assert error_view(caught.value) == error_view(single.value)
-    with pytest.raises(TypeError, match="two native readers"):
-        engine.read_pair(key_pair.cls._PURE_READERS[0], read_value, key, 2, value, 2)
-
-
 def _mutable_parts(value: Any) -> Iterator[Any]:
     if isinstance(value, KafkaStruct):
         yield value

@@ -34,7 +34,7 @@ import crc32c
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import instances
+from strategies import coordinator_records
 
 from codegen.dumps import (
     Codec,
@@ -61,13 +61,11 @@ from codegen.dumps.coordinator import (
     record_types,
 )
 from codegen.dumps.writer import _varint
-from codegen.emit import load_messages
 from codegen.runtime import backends
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 SEGMENTS = sorted(DATA.rglob("*.log"))
-SHIPPED = {m.name: m for m in load_messages([ROOT / "message_specs"])}
 READERS = ["pure readers", "native readers"]
 
 Items = list[DecodedBatch | SegmentError]
@@ -219,45 +217,6 @@ def test_segments_in_test_data(path: Path, which: str, native_readers: ReaderMap
 # ------------------------------------------------------------------------------ every record type
 
 
-def _encoded(prefix: int, version: int) -> Callable[[Any], bytes]:
-    """An instance's bytes at ``version`` behind an int16 (the record type or value version)."""
-    return lambda obj: struct.pack(">h", prefix) + obj.encode(version)
-
-
-def _coordinator_record(topic: str) -> st.SearchStrategy[tuple[bytes | None, bytes | None]]:
-    """A key and value of any record type of the topic at any value version, or odd ones."""
-    pairs: list[st.SearchStrategy[tuple[bytes | None, bytes | None]]] = []
-    for rt in record_types(topic).values():
-        key_message = SHIPPED[rt.key_class.SPEC_NAME]
-        value_message = SHIPPED[rt.value_class.SPEC_NAME]
-        key_version = rt.key_class.LOWEST_VERSION
-        keys = instances(key_message, sys.modules[rt.key_class.__module__], key_version).map(
-            _encoded(rt.id, key_version)
-        )
-        value_versions = list(value_message.valid_versions.versions())
-        if rt.newest_flexible is not None:  # a newer version, read with the newest
-            value_versions.append(rt.newest_flexible + 1)
-        for version in value_versions:
-            known = min(version, value_message.valid_versions.versions()[-1])
-            values = instances(value_message, sys.modules[rt.value_class.__module__], known).map(
-                _encoded(version, known)
-            )
-            pairs.append(st.tuples(keys, values))
-        pairs.append(st.tuples(keys, st.none()))  # tombstone
-        odd_value = st.one_of(
-            st.binary(max_size=6),
-            st.just(b"\x01\x00"),  # version 256
-            st.just(b"\x7f\xff"),  # an unknown version
-        )
-        pairs.append(st.tuples(keys, odd_value))
-        pairs.append(st.tuples(keys.map(lambda k: k + b"\x00"), odd_value))  # trailing bytes
-        pairs.append(st.tuples(keys.map(lambda k: k[: len(k) // 2]), st.none()))  # cut short
-    pairs.append(st.tuples(st.none(), st.one_of(st.none(), st.just(b"\x00\x00"))))  # no key
-    pairs.append(st.tuples(st.just(b"\x00\x63\x00\x01g"), st.binary(max_size=4)))  # unknown type
-    pairs.append(st.tuples(st.binary(max_size=3), st.binary(max_size=3)))
-    return st.one_of(*pairs)
-
-
 _headers = st.lists(
     st.builds(Header, st.binary(max_size=4), st.none() | st.binary(max_size=130)), max_size=2
 )
@@ -268,7 +227,7 @@ def _records(topic: str) -> st.SearchStrategy[list[NewRecord]]:
         lambda kv, timestamp, headers, offset_delta: NewRecord(
             kv[0], kv[1], timestamp=timestamp, headers=headers, offset_delta=offset_delta
         ),
-        _coordinator_record(topic),
+        coordinator_records(topic),
         st.one_of(st.none(), st.integers(-(2**40), 2**40)),
         st.one_of(st.just(()), _headers),
         st.one_of(st.none(), st.none(), st.integers(0, 2**31 - 1)),
@@ -304,7 +263,7 @@ def _segment(draw: st.DrawFn, topic: str) -> bytes:
                 coordinator_epoch=3,
             )
         else:
-            pairs = draw(st.lists(_coordinator_record(topic), min_size=1, max_size=3))
+            pairs = draw(st.lists(coordinator_records(topic), min_size=1, max_size=3))
             writer.write_legacy(pairs, magic=draw(st.sampled_from([0, 1])))
     return out.getvalue()
 

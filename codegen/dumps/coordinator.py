@@ -49,7 +49,7 @@ from codegen.dumps.varints import (
     read_zigzag32,
     read_zigzag64,
 )
-from codegen.runtime import KafkaMessage, backends
+from codegen.runtime import DecodeError, KafkaMessage, backends
 
 if TYPE_CHECKING:
     from codegen.dumps.consumer_protocol import ConsumerMember
@@ -71,12 +71,14 @@ __all__ = [
     "DecodedRecord",
     "EndTxnMarker",
     "PackageError",
+    "RecordPairError",
     "RecordType",
     "coordinator_decoder",
     "decode_batches",
     "decode_records",
     "package_messages",
     "package_name",
+    "record_pair_reader",
     "record_types",
 ]
 
@@ -304,6 +306,91 @@ def record_types(
     """Record type id -> :class:`RecordType` for a coordinator topic (KeyError if not one)."""
     folder = COORDINATOR_TOPICS[topic]
     return _all_record_types(package_name(package)).get(folder, {})
+
+
+class RecordPairError(ValueError):
+    """A coordinator record's key and value that cannot be read; the text is the one
+    :class:`DecodedRecord` gives as ``error`` for the same bytes."""
+
+
+PairReader = Callable[[bytes, bytes | None], tuple[Any, Any]]
+_PairTypes = Mapping[int, tuple[Reader, Mapping[int, Reader], RecordType]]
+
+
+def record_pair_reader(
+    topic: str = CONSUMER_OFFSETS,
+    package: str | ModuleType = SHIPPED_PACKAGE,
+    *,
+    rows: bool = False,
+) -> PairReader:
+    """``read_pair(key, value) -> (key, value)`` for one record of a coordinator topic, as a
+    Kafka client hands them over: the type-prefixed key and the version-prefixed value (None
+    for a tombstone, which gives a None value).
+
+    The int16 prefixes pick the classes and versions; a value version above the newest known
+    is read at the newest when that one is flexible (KIP-915). ``rows=True`` gives row tuples
+    instead of objects. Bytes after the key or the value are ignored, as Kafka's coordinators
+    do. Anything unreadable raises :class:`RecordPairError`. With the native backend the
+    whole pair is read in one native call.
+    """
+    types = record_types(topic, package)
+    table: dict[int, tuple[Reader, Mapping[int, Reader], RecordType]] = {}
+    for rt in types.values():
+        kcls, vcls = rt.key_class, rt.value_class
+        if rows:
+            key_reader: Reader = kcls._ROW_READERS[kcls.LOWEST_VERSION]
+            value_readers: Mapping[int, Reader] = vcls._ROW_READERS
+        else:
+            key_reader, value_readers = kcls._READERS[kcls.LOWEST_VERSION], vcls._READERS
+        table[rt.id] = (key_reader, value_readers, rt)
+    pure = _pure_pair_reader(table)
+    engine = backends.native_engine() if backends.backend() == backends.NATIVE else None
+    if engine is None:
+        return pure
+    native_types: dict[int, tuple[Any, tuple[Any, ...], int]] = {}
+    for type_id, (key_reader, value_readers, rt) in table.items():
+        readers = [key_reader, *value_readers.values()]
+        if not all(isinstance(r, engine.Reader) for r in readers):
+            return pure  # a class the engine does not serve
+        by_version = tuple(value_readers.get(v) for v in range(max(value_readers, default=-1) + 1))
+        newest = rt.newest_flexible if rt.newest_flexible is not None else -1
+        native_types[type_id] = (key_reader, by_version, newest)
+    read_pair: PairReader = engine.pair_reader(native_types, pure)
+    return read_pair
+
+
+def _pure_pair_reader(types: _PairTypes) -> PairReader:
+    def read_pair(key: bytes, value: bytes | None) -> tuple[Any, Any]:
+        if key is None:
+            raise RecordPairError("record has no key")
+        if len(key) < 2:
+            raise RecordPairError("Could not read version from key's buffer.")
+        type_id = _int16(key)
+        entry = types.get(type_id)
+        if entry is None:
+            raise RecordPairError(f"Found an unknown record type {type_id}")
+        key_reader, value_readers, rt = entry
+        try:
+            key_obj, _ = key_reader(key, 2)
+        except DecodeError as exc:
+            raise RecordPairError(_located(exc, "key", type_id, rt.key_class)) from exc
+        if value is None:
+            return key_obj, None
+        if len(value) < 2:
+            raise RecordPairError("Could not read version from value's buffer.")
+        version = _int16(value)
+        reader = value_readers.get(version)
+        if reader is None and rt.newest_flexible is not None and version > rt.newest_flexible:
+            reader = value_readers[rt.newest_flexible]
+        if reader is None:
+            raise RecordPairError(rt.unreadable_version(version))
+        try:
+            value_obj, _ = reader(value, 2)
+        except DecodeError as exc:
+            raise RecordPairError(_located(exc, "value", version, rt.value_class)) from exc
+        return key_obj, value_obj
+
+    return read_pair
 
 
 @cache

@@ -446,6 +446,25 @@ static int read_struct(Ctx *c, const STable *t, Py_ssize_t *pos, const Path *pat
 
 static int read_value(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, PyObject **out);
 
+/* A str of n UTF-8 bytes: ASCII (the usual names and ids) copied straight into a new compact
+   string, anything else through CPython's decoder. */
+static inline PyObject *ascii_string(const char *s, Py_ssize_t n) {
+    if (n == 0) return PyUnicode_FromStringAndSize(NULL, 0);
+    if (n == 1) return PyUnicode_DecodeUTF8(s, n, NULL); /* the shared one-character strings */
+    uint64_t high = 0;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        high |= w;
+    }
+    for (; i < n; i++) high |= (unsigned char)s[i];
+    if (high & UINT64_C(0x8080808080808080)) return PyUnicode_DecodeUTF8(s, n, NULL);
+    PyObject *v = PyUnicode_New(n, 127);
+    if (v) memcpy(PyUnicode_1BYTE_DATA(v), s, (size_t)n);
+    return v;
+}
+
 static int read_string_or_bytes(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path,
                                 PyObject **out) {
     int compact = op->flags & F_COMPACT, is_string = op->opcode == OP_STRING;
@@ -464,7 +483,7 @@ static int read_string_or_bytes(Ctx *c, const Op *op, Py_ssize_t *pos, const Pat
     const char *s = (const char *)c->buf + o;
     PyObject *v;
     if (is_string) {
-        v = n ? PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, NULL) : PyUnicode_FromStringAndSize(NULL, 0);
+        v = ascii_string(s, (Py_ssize_t)n);
         if (!v) {
             if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return err_utf8(path, op->attr, o);
             return -1;
@@ -1203,45 +1222,182 @@ fail:
     return NULL;
 }
 
-/* read_pair(key_reader, value_reader, key, key_offset, value, value_offset)
-   -> (key, key_end, value, value_end): the key and value of one record in one call. */
-static PyObject *read_pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError,
-                        "read_pair(key_reader, value_reader, key, key_offset, value, value_offset)");
+/* A coordinator record's key and value in one call: the int16 prefixes pick the readers
+   (key: record type; value: version, a newer one read at the newest flexible version).
+   Anything off that path (unknown type or version, short or malformed bytes, not bytes)
+   goes to `slow`, the pure pair reader, so results and error texts are its own. */
+typedef struct {
+    Reader *key;
+    Py_ssize_t nvalues;
+    Reader **values; /* by version; NULL where the value spec has none */
+    Py_ssize_t newest; /* the newest flexible value version, or -1 */
+} PairType;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *types_arg, *slow; /* the types mapping keeps the readers alive */
+    Py_ssize_t ntypes;
+    PairType *types; /* by record type; key NULL where there is no such type */
+} PairReader;
+
+static void pair_free(PairReader *p) {
+    for (Py_ssize_t i = 0; p->types && i < p->ntypes; i++) PyMem_Free(p->types[i].values);
+    PyMem_Free(p->types);
+    p->types = NULL;
+    p->ntypes = 0;
+}
+
+static int PairReader_traverse(PairReader *p, visitproc visit, void *arg) {
+    Py_VISIT(p->types_arg);
+    Py_VISIT(p->slow);
+    return 0;
+}
+
+static int PairReader_clear(PairReader *p) {
+    pair_free(p);
+    Py_CLEAR(p->types_arg);
+    Py_CLEAR(p->slow);
+    return 0;
+}
+
+static void PairReader_dealloc(PairReader *p) {
+    PyObject_GC_UnTrack(p);
+    PairReader_clear(p);
+    Py_TYPE(p)->tp_free((PyObject *)p);
+}
+
+/* One read on the fast path: a new reference, or NULL with no error set when the slow path
+   must decide (a decode error, which the slow path raises with its context). */
+static PyObject *pair_part(Reader *r, PyObject *buf) {
+    Py_ssize_t pos = 2;
+    Ctx c = {(const unsigned char *)PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf), r};
+    PyObject *obj = NULL;
+    if (read_struct(&c, &r->tables[0], &pos, NULL, &obj) < 0) {
+        if (PyErr_ExceptionMatches(DecodeError)) PyErr_Clear();
         return NULL;
     }
-    if (Py_TYPE(args[0]) != &ReaderType || Py_TYPE(args[1]) != &ReaderType) {
-        PyErr_SetString(PyExc_TypeError, "read_pair takes two native readers");
+    return obj;
+}
+
+static PyObject *PairReader_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                       PyObject *kwnames) {
+    PairReader *p = (PairReader *)self;
+    if (PyVectorcall_NARGS(nargsf) != 2 || (kwnames && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "read_pair(key, value) takes two arguments");
         return NULL;
     }
-    Py_ssize_t key_pos = PyLong_AsSsize_t(args[3]);
-    if (key_pos == -1 && PyErr_Occurred()) return NULL;
-    Py_ssize_t value_pos = PyLong_AsSsize_t(args[5]);
-    if (value_pos == -1 && PyErr_Occurred()) return NULL;
-    PyObject *key = reader_read((Reader *)args[0], args[2], &key_pos);
-    if (!key) return NULL;
-    PyObject *value = reader_read((Reader *)args[1], args[4], &value_pos);
-    if (!value) { Py_DECREF(key); return NULL; }
-    PyObject *key_end = PyLong_FromSsize_t(key_pos), *value_end = PyLong_FromSsize_t(value_pos);
-    PyObject *result = (key_end && value_end) ? PyTuple_New(4) : NULL;
-    if (!result) {
-        Py_DECREF(key); Py_DECREF(value); Py_XDECREF(key_end); Py_XDECREF(value_end);
-        return NULL;
+    PyObject *key = args[0], *value = args[1], *k = NULL, *v = NULL;
+    if (!PyBytes_CheckExact(key) || PyBytes_GET_SIZE(key) < 2) goto slow;
+    if (value != Py_None && (!PyBytes_CheckExact(value) || PyBytes_GET_SIZE(value) < 2)) goto slow;
+    uint16_t type = load16((const unsigned char *)PyBytes_AS_STRING(key));
+    if (type >= p->ntypes || !p->types[type].key) goto slow;
+    const PairType *t = &p->types[type];
+    Reader *value_reader = NULL;
+    if (value != Py_None) {
+        uint16_t version = load16((const unsigned char *)PyBytes_AS_STRING(value));
+        if (version & 0x8000) goto slow;
+        if (version < t->nvalues) value_reader = t->values[version];
+        else if (t->newest >= 0) value_reader = t->values[t->newest];
+        if (!value_reader) goto slow;
     }
-    PyTuple_SET_ITEM(result, 0, key);
-    PyTuple_SET_ITEM(result, 1, key_end);
-    PyTuple_SET_ITEM(result, 2, value);
-    PyTuple_SET_ITEM(result, 3, value_end);
+    k = pair_part(t->key, key);
+    if (!k) goto slow_or_fail;
+    if (value_reader) {
+        v = pair_part(value_reader, value);
+        if (!v) goto slow_or_fail;
+    } else {
+        v = Py_NewRef(Py_None);
+    }
+    PyObject *result = PyTuple_New(2);
+    if (!result) { Py_DECREF(k); Py_DECREF(v); return NULL; }
+    PyTuple_SET_ITEM(result, 0, k);
+    PyTuple_SET_ITEM(result, 1, v);
     return result;
+slow_or_fail:
+    Py_XDECREF(k);
+    if (PyErr_Occurred()) return NULL; /* not a decode error (memory): no slow path */
+slow:
+    return PyObject_Vectorcall(p->slow, args, 2, NULL);
+}
+
+static PyTypeObject PairReaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "codegen.native._engine.PairReader",
+    .tp_basicsize = sizeof(PairReader),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "read_pair(key, value) -> (key, value): a coordinator record in one call.",
+    .tp_dealloc = (destructor)PairReader_dealloc,
+    .tp_traverse = (traverseproc)PairReader_traverse,
+    .tp_clear = (inquiry)PairReader_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(PairReader, vectorcall),
+};
+
+static COLD PyObject *pair_table_error(const char *what) {
+    PyErr_Format(PyExc_TypeError, "pair_reader: %s", what);
+    return NULL;
+}
+
+static PyObject *make_pair_reader(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyDict_Check(args[0]) || !PyCallable_Check(args[1]))
+        return pair_table_error("pair_reader(types: dict, slow: callable)");
+    PyObject *types = args[0], *item, *entry;
+    Py_ssize_t it = 0, ntypes = 0;
+    while (PyDict_Next(types, &it, &item, &entry)) {
+        long id = PyLong_Check(item) ? PyLong_AsLong(item) : -1;
+        if (id < 0 || id > 0x7fff) return pair_table_error("record types are ints 0..32767");
+        if (id + 1 > ntypes) ntypes = id + 1;
+    }
+    PairReader *p = PyObject_GC_New(PairReader, &PairReaderType);
+    if (!p) return NULL;
+    p->vectorcall = PairReader_vectorcall;
+    p->types_arg = Py_NewRef(types);
+    p->slow = Py_NewRef(args[1]);
+    p->ntypes = ntypes;
+    p->types = PyMem_Calloc(ntypes ? ntypes : 1, sizeof(PairType));
+    if (!p->types) { PyObject_GC_Track(p); Py_DECREF(p); return PyErr_NoMemory(); }
+    PyObject_GC_Track(p);
+    it = 0;
+    while (PyDict_Next(types, &it, &item, &entry)) {
+        PairType *t = &p->types[PyLong_AsLong(item)];
+        PyObject *key, *values;
+        Py_ssize_t newest;
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3) goto bad;
+        key = PyTuple_GET_ITEM(entry, 0);
+        values = PyTuple_GET_ITEM(entry, 1);
+        newest = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 2));
+        if (newest == -1 && PyErr_Occurred()) { Py_DECREF(p); return NULL; }
+        if (Py_TYPE(key) != &ReaderType || !PyTuple_Check(values)) goto bad;
+        t->nvalues = PyTuple_GET_SIZE(values);
+        if (newest < -1 || newest >= t->nvalues) goto bad;
+        t->values = PyMem_Calloc(t->nvalues ? t->nvalues : 1, sizeof(Reader *));
+        if (!t->values) { Py_DECREF(p); return PyErr_NoMemory(); }
+        for (Py_ssize_t i = 0; i < t->nvalues; i++) {
+            PyObject *r = PyTuple_GET_ITEM(values, i);
+            if (r == Py_None) continue;
+            if (Py_TYPE(r) != &ReaderType || !((Reader *)r)->tables) goto bad;
+            t->values[i] = (Reader *)r;
+        }
+        if (newest >= 0 && !t->values[newest]) goto bad;
+        if (!((Reader *)key)->tables) goto bad;
+        t->key = (Reader *)key;
+        t->newest = newest;
+    }
+    return (PyObject *)p;
+bad:
+    Py_DECREF(p);
+    return pair_table_error("each type maps to (key reader, tuple of value readers or None by "
+                            "version, newest flexible version or -1)");
 }
 
 static PyMethodDef module_methods[] = {
-    {"read_pair", (PyCFunction)(void (*)(void))read_pair, METH_FASTCALL,
-     "read_pair(key_reader, value_reader, key, key_offset, value, value_offset)\n"
-     "-> (key, key_end, value, value_end)\n\n"
-     "Both readers' reads in one call; an error is the one the reader alone raises (the "
-     "key is read first): read them one at a time to tell which failed."},
+    {"pair_reader", (PyCFunction)(void (*)(void))make_pair_reader, METH_FASTCALL,
+     "pair_reader(types, slow) -> PairReader\n\n"
+     "types: record type -> (key reader, tuple of value readers or None by version, newest "
+     "flexible value version or -1); slow: the pure pair reader, called with (key, value) for "
+     "anything off the fast path. The PairReader is called as read_pair(key, value) -> "
+     "(key, value or None)."},
     {"reader", (PyCFunction)(void (*)(void))make_reader, METH_VARARGS | METH_KEYWORDS,
      "reader(table, classes, unknown_tags, *, rows=False, no_tags=None) -> Reader\n\n"
      "table: a layout table from codegen.native_tables; classes: struct name -> generated "
@@ -1311,7 +1467,9 @@ PyMODINIT_FUNC PyInit__engine(void) {
     ObjectNew = object ? get_attr(object, "__new__") : NULL;
     Py_XDECREF(object);
     if (!ObjectNew) return NULL;
-    if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&PrototypeType) < 0) return NULL;
+    if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&PrototypeType) < 0 ||
+        PyType_Ready(&PairReaderType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&engine_module);
     if (!m) return NULL;
     Py_INCREF(&ReaderType);
@@ -1319,6 +1477,12 @@ PyMODINIT_FUNC PyInit__engine(void) {
     PyObject *capi = PyCapsule_New(&engine_capi, "codegen.native._engine._C_API", NULL);
     if (!capi || PyModule_AddObject(m, "_C_API", capi) < 0) {
         Py_XDECREF(capi);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&PairReaderType);
+    if (PyModule_AddObject(m, "PairReader", (PyObject *)&PairReaderType) < 0) {
+        Py_DECREF(&PairReaderType);
         Py_DECREF(m);
         return NULL;
     }
