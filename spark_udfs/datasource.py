@@ -37,6 +37,9 @@ Options (case-insensitive):
 - ``verifyCrc``: ``true`` (default); ``false`` decodes batches whose CRC is wrong.
 - ``topic`` / ``partition``: override what the folder name says.
 - ``batchRows``: rows per Arrow batch yielded, default 10000.
+- ``recordLoop``: ``auto`` (default) builds the raw columns with the native columnar loop when
+  it is built and ``SPECGEN_BACKEND`` is not ``pure``, else with the pure loop; ``native``
+  requires the native one, ``pure`` takes the pure one (the reference: same rows).
 """
 
 from __future__ import annotations
@@ -337,6 +340,17 @@ def _decoding(topics: set[str | None], option: str, package: str = SHIPPED) -> D
     return Decoding(families, None)
 
 
+_RECORD_LOOPS: dict[str, bool | None] = {"auto": None, "native": True, "pure": False}
+
+
+def _record_loop(options: dict[str, str]) -> bool | None:
+    """``recordLoop``: None (auto), True (native) or False (pure)."""
+    loop = options.get("recordloop", "auto").lower()
+    if loop not in _RECORD_LOOPS:
+        raise ValueError(f"kafka-log: recordLoop={loop!r}: use one of {list(_RECORD_LOOPS)}")
+    return _RECORD_LOOPS[loop]
+
+
 class KafkaLogReader(DataSourceReader):
     def __init__(self, options: dict[str, str], decoding: Decoding | None, mode: Mode) -> None:
         self.options = options
@@ -359,6 +373,7 @@ class KafkaLogReader(DataSourceReader):
             with_headers=opts.get("includeheaders", "true").lower() != "false",
             verify_crc=opts.get("verifycrc", "true").lower() != "false",
             batch_rows=int(opts.get("batchrows", 10000)),
+            native=_record_loop(opts),
         ):
             if self.decoding is None:
                 yield rb
@@ -401,4 +416,5 @@ class KafkaLogDataSource(DataSource):
 
     def reader(self, schema: Any) -> KafkaLogReader:
         opts = self._opts()
+        _record_loop(opts)  # a wrong value fails on the driver
         return KafkaLogReader(opts, self._decoding(), Mode.parse(opts.get("mode", "FAILFAST")))
