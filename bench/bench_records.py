@@ -120,7 +120,8 @@ def consume_columns(path: str, native: bool, limit: int | None = None) -> list[A
             if rows >= limit:
                 return kept
         return kept
-    return sum(batch.num_rows for batch in batches)
+    count: int = sum(batch.num_rows for batch in batches)
+    return count
 
 
 def main() -> None:
