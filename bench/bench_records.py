@@ -9,7 +9,10 @@ Writes an ``__consumer_offsets`` segment of N OffsetCommit records (key type 1, 
 
 - the record loop: pure (``SPECGEN_BACKEND=pure``) or native (``codegen/native/records.c``);
 - the key/value readers: the pure generated ones, or the native engine's (the native
-  backend's readers), put in the classes' reader maps for the run.
+  backend's readers), put in the classes' reader maps for the run;
+
+and the columnar loop (``codegen.dumps.arrow.record_batches``: the raw columns of the
+``kafka-log`` data source as Arrow batches, no key/value decode), native and pure.
 
 Every combination is first checked to give the same records as the pure one on a part of the
 segment; then they run in alternating rounds in one process, best of ``--repeat``. The
@@ -37,6 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import bench_dumps  # noqa: E402  (bench/ is not a package)
 
 from codegen.dumps import Codec, coordinator  # noqa: E402
+from codegen.dumps.arrow import record_batches  # noqa: E402
 from codegen.runtime import backends  # noqa: E402
 
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
@@ -105,6 +109,21 @@ def consume(path: str, limit: int | None = None) -> list[Any] | int:
     return count
 
 
+def consume_columns(path: str, native: bool, limit: int | None = None) -> list[Any] | int:
+    """Count the rows of the Arrow batches, or keep the first ``limit`` rows' batches."""
+    batches = record_batches(path, native=native)
+    if limit is not None:
+        kept, rows = [], 0
+        for batch in batches:
+            kept.append(batch)
+            rows += batch.num_rows
+            if rows >= limit:
+                return kept
+        return kept
+    count: int = sum(batch.num_rows for batch in batches)
+    return count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=1_000_000, help="records in the segment")
@@ -125,6 +144,8 @@ def main() -> None:
         "pure loop, native readers": ("pure", native_maps),
         "native loop, pure readers": ("native", pure_maps),
         "native loop, native readers": ("native", native_maps),
+        "columnar loop, pure": ("pure", None),
+        "columnar loop, native": ("native", None),
     }
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "offsets.log")
@@ -132,9 +153,25 @@ def main() -> None:
         size = os.path.getsize(path) / 1e6
         best = dict.fromkeys(combos, float("inf"))
         reference: list[Any] | int | None = None
+        columns_reference: list[Any] | int = []
         for rnd in range(args.repeat + 1):
             for label, (loop, maps) in combos.items():
                 os.environ[backends.ENVIRONMENT_VARIABLE] = loop
+                if label.startswith("columnar"):
+                    native = loop == "native"
+                    if rnd == 0:  # same batches first
+                        got = consume_columns(path, native, limit=20_000)
+                        if native:  # the pure one ran first
+                            assert got == columns_reference, f"{label} gives other batches"
+                        else:
+                            columns_reference = got
+                        continue
+                    start = clock()
+                    count = consume_columns(path, native)
+                    seconds = clock() - start
+                    assert count == args.n, (label, count)
+                    best[label] = min(best[label], seconds)
+                    continue
                 with readers_installed(maps):
                     assert coordinator.coordinator_decoder(TOPIC).native == (loop == "native")
                     if rnd == 0:  # same records first
@@ -151,7 +188,8 @@ def main() -> None:
     base = args.n / best["pure loop, pure readers"]
     print(
         f"decode_records: {args.n:,} OffsetCommit records ({size:.1f} MB, {args.codec}, "
-        f"{bench_dumps.BATCH} per batch), best of {args.repeat}, {args.clock} clock"
+        f"{bench_dumps.BATCH} per batch), best of {args.repeat}, {args.clock} clock; "
+        "the columnar loop builds the raw Arrow columns (no decode)"
     )
     for label, seconds in best.items():
         rate = args.n / seconds

@@ -1,7 +1,7 @@
 """Spark decode benchmark (not a test): our arrow_udf decoders vs a pickled @udf vs a JVM UDF.
 
     .venv/bin/python bench/bench_spark.py [--rows 2000000] [--runs 3] [--scale 1,4,16]
-        [--work DIR] [--skip-scale] [--skip-source]
+        [--work DIR] [--skip-scale] [--skip-source] [--skip-udf]
 
 One run, ``local[2]``:
 
@@ -14,7 +14,9 @@ One run, ``local[2]``:
    ready-made structs of our schema measures the Arrow bridge alone (the floor for any
    ``arrow_udf`` with this output).
 2. Data source: the same records as log segments through ``kafka-log`` vs from Parquet (raw read,
-   and read + ``decode_consumer_offsets``).
+   and read + ``decode_consumer_offsets``), and ``kafka-log`` decoding inline
+   (``decode=true``); the ``kafka-log`` reads run with the native columnar record loop and with
+   the pure one (``recordLoop=pure``, the loop before the native one).
 3. Scale: 1 M, 4 M, 16 M records (Parquet files repeated) through our UDFs: time per record, and
    the driver's memory (Python RSS and JVM heap used) after each size.
 
@@ -250,6 +252,42 @@ def driver_memory(spark: Any) -> dict[str, float]:
     }
 
 
+def time_udfs(variants: dict[str, Any], results: dict[str, Any], runs: int, jvm_pid: int) -> None:
+    """Section 1: the decoders agree on sums, then each is timed."""
+    from pyspark.sql import functions as F
+
+    # correctness: all decoders agree on sums
+    check = {}
+    for name in ("arrow_udf (ours)", "plain @udf pickled", "JVM UDF", "JVM UDF, our full schema"):
+        row = (
+            variants[name]
+            .agg(
+                F.count("v").alias("n"),
+                F.sum("v.offset").alias("s"),
+                F.sum(F.length("v.metadata")).alias("m"),
+                F.sum("k.partition").alias("p"),
+            )
+            .first()
+        )
+        check[name] = row.asDict() if row else {}
+    results["checksums"] = check
+    say(f"checksums: {check}")
+    assert len({json.dumps(v, sort_keys=True) for v in check.values()}) == 1, check
+    say("timing the UDFs")
+    results["udf"] = timed({k: noop(v) for k, v in variants.items()}, runs, jvm_pid)
+    for name, res in results["udf"].items():
+        say(f"  {name}: {describe(res)}")
+    u = {k: v["median_s"] for k, v in results["udf"].items()}
+    ours = u["arrow_udf (ours)"]
+    results["ratios"] = {
+        "ours_vs_plain_udf_speedup": u["plain @udf pickled"] / ours,
+        "ours_vs_jvm_slowdown": ours / u["JVM UDF"],
+        "ours_vs_jvm_full_schema_slowdown": ours / u["JVM UDF, our full schema"],
+        "bridge_probe_vs_jvm_slowdown": u["arrow_udf bridge probe (no decode)"] / u["JVM UDF"],
+    }
+    say(f"ratios: {results['ratios']}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2_000_000)
@@ -258,6 +296,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=ROOT / "bench" / "jvm" / "build" / "data")
     ap.add_argument("--skip-scale", action="store_true")
     ap.add_argument("--skip-source", action="store_true")
+    ap.add_argument("--skip-udf", action="store_true", help="skip section 1 (the UDFs)")
     args = ap.parse_args()
     work: Path = args.work
     results: dict[str, Any] = {"rows": args.rows}
@@ -308,47 +347,26 @@ def main() -> None:
             bridge_probe("OffsetCommitValue", sample_value[0] or b"")("value").alias("v"),
         ),
     }
-    # correctness: all decoders agree on sums
-    check = {}
-    for name in ("arrow_udf (ours)", "plain @udf pickled", "JVM UDF", "JVM UDF, our full schema"):
-        row = (
-            variants[name]
-            .agg(
-                F.count("v").alias("n"),
-                F.sum("v.offset").alias("s"),
-                F.sum(F.length("v.metadata")).alias("m"),
-                F.sum("k.partition").alias("p"),
-            )
-            .first()
-        )
-        check[name] = row.asDict() if row else {}
-    results["checksums"] = check
-    say(f"checksums: {check}")
-    assert len({json.dumps(v, sort_keys=True) for v in check.values()}) == 1, check
-    say("timing the UDFs")
-    results["udf"] = timed({k: noop(v) for k, v in variants.items()}, args.runs, jvm_pid)
-    for name, res in results["udf"].items():
-        say(f"  {name}: {describe(res)}")
-    u = {k: v["median_s"] for k, v in results["udf"].items()}
-    ours = u["arrow_udf (ours)"]
-    results["ratios"] = {
-        "ours_vs_plain_udf_speedup": u["plain @udf pickled"] / ours,
-        "ours_vs_jvm_slowdown": ours / u["JVM UDF"],
-        "ours_vs_jvm_full_schema_slowdown": ours / u["JVM UDF, our full schema"],
-        "bridge_probe_vs_jvm_slowdown": u["arrow_udf bridge probe (no decode)"] / u["JVM UDF"],
-    }
-    say(f"ratios: {results['ratios']}")
+    if not args.skip_udf:
+        time_udfs(variants, results, args.runs, jvm_pid)
 
     if not args.skip_source:
         segments = work / f"segments-{args.rows}"
         if not segments.exists():
             say(f"writing {args.rows:,} records as log segments")
             write_segments(segments, args.rows)
-        raw = spark.read.format("kafka-log").option("includeHeaders", "false").load(str(segments))
-        raw_h = spark.read.format("kafka-log").load(str(segments))
+
+        def kafka_log(**options: str) -> Any:
+            """A kafka-log read of the segments (a reader per call: option() mutates it)."""
+            return spark.read.format("kafka-log").options(**options).load(str(segments))
+
+        raw = kafka_log(includeHeaders="false")
         src = {
             "kafka-log raw": raw,
-            "kafka-log raw with headers": raw_h,
+            "kafka-log raw, pure record loop": kafka_log(includeHeaders="false", recordLoop="pure"),
+            "kafka-log raw with headers": kafka_log(),
+            "kafka-log decode=true": kafka_log(decode="true"),
+            "kafka-log decode=true, pure record loop": kafka_log(decode="true", recordLoop="pure"),
             "parquet raw": df,
             "kafka-log + decode_consumer_offsets": K.decode_consumer_offsets(raw),
             "parquet + decode_consumer_offsets": K.decode_consumer_offsets(df),

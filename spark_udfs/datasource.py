@@ -37,6 +37,9 @@ Options (case-insensitive):
 - ``verifyCrc``: ``true`` (default); ``false`` decodes batches whose CRC is wrong.
 - ``topic`` / ``partition``: override what the folder name says.
 - ``batchRows``: rows per Arrow batch yielded, default 10000.
+- ``recordLoop``: ``auto`` (default) builds the raw columns with the native columnar loop when
+  it is built and ``SPECGEN_BACKEND`` is not ``pure``, else with the pure loop; ``native``
+  requires the native one, ``pure`` takes the pure one (the reference: same rows).
 """
 
 from __future__ import annotations
@@ -55,8 +58,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from codegen.dumps import RecordBatch, SegmentError, SegmentReader
-from codegen.dumps.model import increment_sequence
+from codegen.dumps.arrow import HEADER_TYPE, record_batches
 from codegen.dumps.segments import SEGMENT_SUFFIXES
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
@@ -84,7 +86,6 @@ _TOPIC_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _ENTRY = struct.Struct(">qi")
 DEFAULT_SPLIT = 128 * 1024 * 1024
 
-HEADER_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
 RAW_SCHEMA = pa.schema(
     [
         pa.field("topic", pa.string()),
@@ -224,131 +225,42 @@ def plan_slices(path: Path, max_bytes: int, topic: str | None, part: int | None)
     return slices
 
 
-class _Columns:
-    """Per-batch column builders (batch-level fields are repeated with numpy)."""
-
-    def __init__(self) -> None:
-        self.offset: list[int] = []
-        self.timestamp: list[int] = []
-        self.key: list[bytes | None] = []
-        self.value: list[bytes | None] = []
-        self.headers: list[Any] = []
-        self.sequence: list[int | None] = []
-        self.counts: list[int] = []
-        self.batch: list[tuple[Any, ...]] = []  # ts type, pid, epoch, txn, control, pos, error
-
-    def __len__(self) -> int:
-        return len(self.offset)
-
-
-def _batch_rows(
-    cols: _Columns, batch: RecordBatch, rows: list[Any], position: int, with_headers: bool
-) -> None:
-    if with_headers:
-        for r in rows:
-            cols.offset.append(r.offset)
-            cols.timestamp.append(r.timestamp)
-            cols.key.append(r.key)
-            cols.value.append(r.value)
-            cols.headers.append([(h.name, h.value) for h in r.headers] if r.headers else [])
-            cols.sequence.append(r.sequence if r.sequence >= 0 else None)
-    else:
-        base_seq = batch.base_sequence
-        for offset, ts, key, value in rows:
-            cols.offset.append(offset)
-            cols.timestamp.append(ts)
-            cols.key.append(key)
-            cols.value.append(value)
-            cols.headers.append(None)
-            cols.sequence.append(
-                increment_sequence(base_seq, offset - batch.base_offset) if base_seq >= 0 else None
-            )
-    cols.counts.append(len(rows))
-    ts_type = int(batch.timestamp_type) if int(batch.timestamp_type) >= 0 else None
-    cols.batch.append(
-        (
-            ts_type,
-            batch.producer_id,
-            batch.producer_epoch,
-            batch.is_transactional,
-            batch.is_control,
-            position,
-            None,
-        )
-    )
+def read_slice(
+    sl: LogSlice,
+    *,
+    with_headers: bool = True,
+    verify_crc: bool = True,
+    batch_rows: int = 10000,
+    native: bool | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Raw rows of one slice as Arrow record batches (``RAW_SCHEMA``), from
+    :func:`codegen.dumps.arrow.record_batches` (the native columnar loop when it is built and
+    the backend is not ``pure``; ``native`` forces one loop) with the slice's topic, partition
+    and file added."""
+    for rb in record_batches(
+        sl.path,
+        start=sl.start,
+        end=sl.end,
+        headers=with_headers,
+        verify_crc=verify_crc,
+        batch_rows=batch_rows,
+        native=native,
+    ):
+        yield _with_slice_columns(rb, sl)
 
 
-def _error_row(cols: _Columns, err: SegmentError, position: int) -> None:
-    cols.offset.append(err.base_offset if err.base_offset is not None else -1)
-    cols.timestamp.append(-1)
-    cols.key.append(None)
-    cols.value.append(None)
-    cols.headers.append(None)
-    cols.sequence.append(None)
-    cols.counts.append(1)
-    cols.batch.append((None, None, None, None, None, position, f"{err.kind}: {err.reason}"))
-
-
-def _record_batch(cols: _Columns, sl: LogSlice) -> pa.RecordBatch:
-    n = len(cols)
-    counts = np.asarray(cols.counts, np.int64)
-    per_batch = list(zip(*cols.batch, strict=True)) if cols.batch else [()] * 7
-
-    def repeat(values: tuple[Any, ...], typ: pa.DataType) -> pa.Array:
-        arr = pa.array(list(values), typ)
-        return arr.take(pa.array(np.repeat(np.arange(len(values)), counts)))
-
-    errors = repeat(per_batch[6], pa.string())
-    is_error = np.asarray(errors.is_valid().to_numpy(zero_copy_only=False), np.bool_)
-    offsets = np.asarray(cols.offset, np.int64)
-    ts = np.asarray(cols.timestamp, np.int64)
-    arrays = [
-        pa.repeat(pa.scalar(sl.topic, pa.string()), n),
-        pa.array(
+def _with_slice_columns(rb: pa.RecordBatch, sl: LogSlice) -> pa.RecordBatch:
+    n = rb.num_rows
+    added = {
+        "topic": pa.repeat(pa.scalar(sl.topic, pa.string()), n),
+        "partition": pa.array(
             np.full(n, sl.partition if sl.partition is not None else 0, np.int32),
             mask=np.full(n, sl.partition is None),
         ),
-        pa.array(offsets, mask=is_error & (offsets < 0)),
-        pa.array(ts * 1000, pa.timestamp("us", tz="UTC"), mask=is_error),
-        repeat(per_batch[0], pa.int32()),
-        pa.array(cols.key, pa.binary()),
-        pa.array(cols.value, pa.binary()),
-        pa.array(cols.headers, HEADER_TYPE),
-        repeat(per_batch[1], pa.int64()),
-        repeat(per_batch[2], pa.int16()),
-        pa.array(cols.sequence, pa.int32()),
-        repeat(per_batch[3], pa.bool_()),
-        repeat(per_batch[4], pa.bool_()),
-        pa.repeat(pa.scalar(sl.path, pa.string()), n),
-        repeat(tuple(p + sl.start for p in per_batch[5]), pa.int64()),
-        errors,
-    ]
+        "file": pa.repeat(pa.scalar(sl.path, pa.string()), n),
+    }
+    arrays = [added[f.name] if f.name in added else rb.column(f.name) for f in RAW_SCHEMA]
     return pa.RecordBatch.from_arrays(arrays, schema=RAW_SCHEMA)
-
-
-def read_slice(
-    sl: LogSlice, *, with_headers: bool = True, verify_crc: bool = True, batch_rows: int = 10000
-) -> Iterator[pa.RecordBatch]:
-    """Raw rows of one slice as Arrow record batches (``RAW_SCHEMA``)."""
-    with open(sl.path, "rb") as fh:
-        fh.seek(sl.start)
-        data = fh.read(sl.end - sl.start)
-    reader = SegmentReader(data, name=sl.path, verify_crc=verify_crc)
-    cols = _Columns()
-    items: Iterator[Any] = iter(reader) if with_headers else reader.raw_batches()
-    for item in items:
-        if isinstance(item, SegmentError):
-            _error_row(cols, item, item.position)
-        elif with_headers:
-            _batch_rows(cols, item, item.records, item.position, True)
-        else:
-            batch, rows = item
-            _batch_rows(cols, batch, rows, batch.position, False)
-        if len(cols) >= batch_rows:
-            yield _record_batch(cols, sl)
-            cols = _Columns()
-    if len(cols):
-        yield _record_batch(cols, sl)
 
 
 def _decode_batch(
@@ -428,6 +340,17 @@ def _decoding(topics: set[str | None], option: str, package: str = SHIPPED) -> D
     return Decoding(families, None)
 
 
+_RECORD_LOOPS: dict[str, bool | None] = {"auto": None, "native": True, "pure": False}
+
+
+def _record_loop(options: dict[str, str]) -> bool | None:
+    """``recordLoop``: None (auto), True (native) or False (pure)."""
+    loop = options.get("recordloop", "auto").lower()
+    if loop not in _RECORD_LOOPS:
+        raise ValueError(f"kafka-log: recordLoop={loop!r}: use one of {list(_RECORD_LOOPS)}")
+    return _RECORD_LOOPS[loop]
+
+
 class KafkaLogReader(DataSourceReader):
     def __init__(self, options: dict[str, str], decoding: Decoding | None, mode: Mode) -> None:
         self.options = options
@@ -450,6 +373,7 @@ class KafkaLogReader(DataSourceReader):
             with_headers=opts.get("includeheaders", "true").lower() != "false",
             verify_crc=opts.get("verifycrc", "true").lower() != "false",
             batch_rows=int(opts.get("batchrows", 10000)),
+            native=_record_loop(opts),
         ):
             if self.decoding is None:
                 yield rb
@@ -492,4 +416,5 @@ class KafkaLogDataSource(DataSource):
 
     def reader(self, schema: Any) -> KafkaLogReader:
         opts = self._opts()
+        _record_loop(opts)  # a wrong value fails on the driver
         return KafkaLogReader(opts, self._decoding(), Mode.parse(opts.get("mode", "FAILFAST")))

@@ -174,3 +174,20 @@ def test_flat_metadata_records_and_unknown_names(spark: Any) -> None:
     raw = spark.read.format("kafka-log").load(str(AIBULB))
     with pytest.raises(ValueError, match="flat needs decoded records"):
         spark_udfs.flat(raw, "OffsetCommit")
+
+
+def test_the_record_loops_give_the_same_rows(spark: Any) -> None:
+    """``recordLoop=native`` (the columnar loop in C) and ``pure`` read a broker folder, with
+    and without decode and headers, into the same rows; a wrong value fails at load."""
+    for options in ({}, {"decode": "true"}, {"includeHeaders": "false"}):
+        frames = {
+            loop: spark.read.format("kafka-log")
+            .options(recordLoop=loop, **options)
+            .load(str(AIBULB))
+            .orderBy("file", "batchPosition", "offset")
+            .collect()
+            for loop in ("native", "pure")
+        }
+        assert frames["native"] == frames["pure"] and len(frames["native"]) > 100, options
+    with pytest.raises(Exception, match="recordLoop"):
+        spark.read.format("kafka-log").option("recordLoop", "fast").load(str(AIBULB)).collect()

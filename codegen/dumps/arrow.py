@@ -1,0 +1,450 @@
+"""Log segments as Arrow record batches: one row per record, for Spark and bulk readers.
+
+:func:`record_batches` reads a segment or snapshot (or a byte range of one, starting on an entry
+boundary) and yields ``pyarrow.RecordBatch``es of :data:`RECORD_SCHEMA`: the records of many
+log batches per Arrow batch, the batch-level fields repeated on every record, and one row per
+stretch that could not be read (``_error`` = ``kind: reason``, its base offset when known).
+
+Two loops give the same batches:
+
+- the native columnar loop (``ColumnBuilder`` in ``codegen/native/records.c``) parses the
+  records of v2 data batches straight into Arrow buffers. Framing, the batch header checks,
+  the CRC-32C and decompression stay in Python (:func:`~codegen.dumps.batches.decode_entry`'s
+  own steps, once per batch); a batch whose records do not parse, a control batch and a legacy
+  entry are read by the reference (``decode_entry``), so errors and control checks are the
+  reference's;
+- the pure loop (the reference, and the fallback when the native modules are not built or
+  ``SPECGEN_BACKEND=pure``) builds the columns from :class:`~codegen.dumps.SegmentReader`'s
+  records.
+
+pyarrow and numpy come with the ``spark`` extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any, Final
+
+from codegen.extras import missing_extra
+
+try:
+    import numpy as np
+    import pyarrow as pa
+except ModuleNotFoundError as exc:
+    raise missing_extra("reading log segments as Arrow batches", "spark", exc) from None
+
+from codegen.dumps.batches import (
+    DEFAULT_MAX_BATCH_RECORDS,
+    RECORD_BATCH_OVERHEAD,
+    _open_v2,
+    decode_entry,
+    decode_entry_raw,
+)
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.model import RecordBatch, SegmentError, increment_sequence
+from codegen.dumps.segments import SegmentReader, _frames
+from codegen.runtime import backends
+
+__all__ = [
+    "HEADER_TYPE",
+    "RECORD_SCHEMA",
+    "native_columns_enabled",
+    "read_range",
+    "record_batches",
+]
+
+HEADER_TYPE: Final = pa.list_(
+    pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+)
+RECORD_SCHEMA: Final = pa.schema(
+    [
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+        pa.field("timestampType", pa.int32()),
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("headers", HEADER_TYPE),
+        pa.field("producerId", pa.int64()),
+        pa.field("producerEpoch", pa.int16()),
+        pa.field("sequence", pa.int32()),
+        pa.field("isTransactional", pa.bool_()),
+        pa.field("isControl", pa.bool_()),
+        pa.field("batchPosition", pa.int64()),
+        pa.field("_error", pa.string()),
+    ]
+)
+"""The columns of :func:`record_batches` (the ``kafka-log`` data source adds ``topic``,
+``partition`` and ``file``). ``headers`` is null when headers are not read; ``sequence`` is
+null when the batch has no producer sequence; ``batchPosition`` is the byte position of the
+record's log entry in the file."""
+
+_FLUSH_BYTES: Final = 1 << 30
+"""The native loop starts a new Arrow batch past this much key, value and header data, so the
+int32 offsets of the binary columns cannot overflow."""
+
+
+def _native_module() -> ModuleType | None:
+    try:
+        module = importlib.import_module("codegen.native._records")
+    except ImportError:
+        return None
+    return module if hasattr(module, "ColumnBuilder") else None
+
+
+def native_columns_enabled() -> bool:
+    """Whether :func:`record_batches` runs the native columnar loop by default: it is built
+    (``python -m codegen.native.build``) and the backend asked for is not ``pure``."""
+    return backends.requested() != backends.PURE and _native_module() is not None
+
+
+def read_range(
+    source: str | os.PathLike[str] | bytes, start: int = 0, end: int | None = None
+) -> bytes:
+    """The bytes ``[start, end)`` of a file or of bytes (``end`` None: to the end)."""
+    if isinstance(source, bytes):
+        return source[start:end]
+    with open(source, "rb") as fh:
+        fh.seek(start)
+        return fh.read() if end is None else fh.read(end - start)
+
+
+def record_batches(
+    source: str | os.PathLike[str] | bytes,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    name: str | None = None,
+    headers: bool = True,
+    verify_crc: bool = True,
+    batch_rows: int = 10000,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    native: bool | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The records of a segment or snapshot file (or bytes) as Arrow batches of
+    :data:`RECORD_SCHEMA`.
+
+    ``start``/``end`` read a byte range that starts on an entry boundary (the data source's
+    slices); errors and ``batchPosition`` are positions in the whole file. An Arrow batch ends
+    after the log batch that brings it to ``batch_rows`` rows or more. ``headers=False`` leaves
+    the headers column null (faster). ``native`` None runs the native columnar loop when
+    :func:`native_columns_enabled`; True requires it (ImportError when it is not built); False
+    runs the pure loop.
+    """
+    if name is None:
+        name = "<bytes>" if isinstance(source, bytes) else os.fspath(source)
+    data = read_range(source, start, end)
+    if native is None:
+        native = native_columns_enabled()
+    options = (name, start, headers, verify_crc, batch_rows, max_batch_size, max_batch_records)
+    if native:
+        module = _native_module()
+        if module is None:
+            raise ImportError(
+                "the native columnar loop is not built: run python -m codegen.native.build"
+            )
+        return _native_batches(module, data, *options)
+    return _pure_batches(data, *options)
+
+
+# ---------------------------------------------------------------------------------------------
+# the native loop
+
+
+def _batch_fields(batch: RecordBatch) -> tuple[int | None, int, int, bool, bool]:
+    ts_type = int(batch.timestamp_type)
+    return (
+        ts_type if ts_type >= 0 else None,
+        batch.producer_id,
+        batch.producer_epoch,
+        batch.is_transactional,
+        batch.is_control,
+    )
+
+
+def _native_batches(
+    module: ModuleType,
+    data: bytes,
+    name: str,
+    start: int,
+    headers: bool,
+    verify_crc: bool,
+    batch_rows: int,
+    max_size: int,
+    max_records: int,
+) -> Iterator[pa.RecordBatch]:
+    builder = module.ColumnBuilder(headers)
+    malformed = module.MalformedRecords
+    errors: list[tuple[int, str]] = []
+    for frame in _frames(data, name, max_size):
+        item: RecordBatch | tuple[RecordBatch, list[Any]] | SegmentError | None = None
+        if isinstance(frame, SegmentError):
+            item = frame
+        else:
+            pos, total = frame
+            entry = data[pos : pos + total]
+            if builder.nbytes > _FLUSH_BYTES:
+                yield _native_record_batch(builder.finish(), errors)
+                errors = []
+            # A v2 data batch: its records go to the C loop; anything else to the reference.
+            if total >= RECORD_BATCH_OVERHEAD and entry[16] == 2 and not entry[22] & 0x20:
+                try:
+                    opened = _open_v2(entry, name, pos, max_size, verify_crc, max_records)
+                except Exception:  # the reference's safety net reports it
+                    opened = None
+                if isinstance(opened, SegmentError):
+                    item = opened
+                elif opened is not None:
+                    _, records, first, last = opened
+                    try:
+                        builder.add_v2(entry, records, first, last, start + pos)
+                    except malformed:
+                        pass  # the reference says why
+                    else:
+                        item = opened[0]
+            if item is None:
+                item = _reference_rows(
+                    builder, entry, name, pos, start, headers, verify_crc, max_size, max_records
+                )
+        if isinstance(item, SegmentError):
+            errors.append((builder.rows, f"{item.kind}: {item.reason}"))
+            builder.add_error(item.base_offset, start + item.position)
+        if builder.rows >= batch_rows:
+            yield _native_record_batch(builder.finish(), errors)
+            errors = []
+    if builder.rows:
+        yield _native_record_batch(builder.finish(), errors)
+
+
+def _reference_rows(
+    builder: Any,
+    entry: bytes,
+    name: str,
+    pos: int,
+    start: int,
+    headers: bool,
+    verify_crc: bool,
+    max_size: int,
+    max_records: int,
+) -> RecordBatch | SegmentError:
+    """Read one entry with the reference decoder, as the pure loop does, and add its rows."""
+    options = {
+        "file": name,
+        "position": pos,
+        "max_size": max_size,
+        "verify_crc": verify_crc,
+        "max_records": max_records,
+    }
+    if headers:
+        decoded = decode_entry(entry, **options)  # type: ignore[arg-type]
+        if isinstance(decoded, SegmentError):
+            return decoded
+        batch = decoded
+        rows: list[tuple[Any, ...]] = [
+            (
+                r.offset,
+                r.timestamp,
+                r.key,
+                r.value,
+                [(h.name, h.value) for h in r.headers],
+                r.sequence if r.sequence >= 0 else None,
+            )
+            for r in decoded.records
+        ]
+    else:
+        raw = decode_entry_raw(entry, **options)  # type: ignore[arg-type]
+        if isinstance(raw, SegmentError):
+            return raw
+        batch, plain = raw
+        base_seq, base_offset = batch.base_sequence, batch.base_offset
+        rows = [
+            (
+                offset,
+                ts,
+                key,
+                value,
+                None,
+                increment_sequence(base_seq, offset - base_offset) if base_seq >= 0 else None,
+            )
+            for offset, ts, key, value in plain
+        ]
+    builder.add_rows(rows, start + pos, *_batch_fields(batch))
+    return batch
+
+
+def _buffer(data: bytes | None) -> pa.Buffer | None:
+    return None if data is None else pa.py_buffer(data)
+
+
+def _native_record_batch(
+    finished: tuple[int, int, tuple[Any, ...]], errors: list[tuple[int, str]]
+) -> pa.RecordBatch:
+    rows, n_headers, cols = finished
+
+    def fixed(typ: pa.DataType, col: tuple[Any, ...], length: int = rows) -> pa.Array:
+        nulls, valid, data, _ = col
+        return pa.Array.from_buffers(typ, length, [_buffer(valid), pa.py_buffer(data)], nulls)
+
+    def var(typ: pa.DataType, col: tuple[Any, ...], length: int = rows) -> pa.Array:
+        nulls, valid, data, offsets = col
+        buffers = [_buffer(valid), pa.py_buffer(offsets), pa.py_buffer(data)]
+        return pa.Array.from_buffers(typ, length, buffers, nulls)
+
+    (offset, ts, ts_type, key, value, hdrs, pid, epoch, seq, txn, control, position, hkey, hval) = (
+        cols
+    )
+    entries = pa.StructArray.from_arrays(
+        [var(pa.string(), hkey, n_headers), var(pa.binary(), hval, n_headers)],
+        fields=list(HEADER_TYPE.value_type),
+    )
+    header_list = pa.Array.from_buffers(
+        HEADER_TYPE, rows, [_buffer(hdrs[1]), pa.py_buffer(hdrs[3])], hdrs[0], children=[entries]
+    )
+    if errors:
+        text = np.full(rows, None, dtype=object)
+        for row, reason in errors:
+            text[row] = reason
+        error_column = pa.array(text, pa.string())
+    else:
+        error_column = pa.nulls(rows, pa.string())
+    arrays = [
+        fixed(pa.int64(), offset),
+        fixed(pa.timestamp("us", tz="UTC"), ts),
+        fixed(pa.int32(), ts_type),
+        var(pa.binary(), key),
+        var(pa.binary(), value),
+        header_list,
+        fixed(pa.int64(), pid),
+        fixed(pa.int16(), epoch),
+        fixed(pa.int32(), seq),
+        fixed(pa.bool_(), txn),
+        fixed(pa.bool_(), control),
+        fixed(pa.int64(), position),
+        error_column,
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=RECORD_SCHEMA)
+
+
+# ---------------------------------------------------------------------------------------------
+# the pure loop (the reference)
+
+
+class _Columns:
+    """Per-batch column builders (batch-level fields are repeated with numpy)."""
+
+    def __init__(self) -> None:
+        self.offset: list[int] = []
+        self.timestamp: list[int] = []
+        self.key: list[bytes | None] = []
+        self.value: list[bytes | None] = []
+        self.headers: list[Any] = []
+        self.sequence: list[int | None] = []
+        self.counts: list[int] = []
+        self.batch: list[tuple[Any, ...]] = []  # ts type, pid, epoch, txn, control, pos, error
+
+    def __len__(self) -> int:
+        return len(self.offset)
+
+
+def _batch_rows(
+    cols: _Columns, batch: RecordBatch, rows: list[Any], position: int, with_headers: bool
+) -> None:
+    if with_headers:
+        for r in rows:
+            cols.offset.append(r.offset)
+            cols.timestamp.append(r.timestamp)
+            cols.key.append(r.key)
+            cols.value.append(r.value)
+            cols.headers.append([(h.name, h.value) for h in r.headers] if r.headers else [])
+            cols.sequence.append(r.sequence if r.sequence >= 0 else None)
+    else:
+        base_seq = batch.base_sequence
+        for offset, ts, key, value in rows:
+            cols.offset.append(offset)
+            cols.timestamp.append(ts)
+            cols.key.append(key)
+            cols.value.append(value)
+            cols.headers.append(None)
+            cols.sequence.append(
+                increment_sequence(base_seq, offset - batch.base_offset) if base_seq >= 0 else None
+            )
+    cols.counts.append(len(rows))
+    cols.batch.append((*_batch_fields(batch), position, None))
+
+
+def _error_row(cols: _Columns, err: SegmentError, position: int) -> None:
+    cols.offset.append(err.base_offset if err.base_offset is not None else -1)
+    cols.timestamp.append(-1)
+    cols.key.append(None)
+    cols.value.append(None)
+    cols.headers.append(None)
+    cols.sequence.append(None)
+    cols.counts.append(1)
+    cols.batch.append((None, None, None, None, None, position, f"{err.kind}: {err.reason}"))
+
+
+def _record_batch(cols: _Columns, start: int) -> pa.RecordBatch:
+    counts = np.asarray(cols.counts, np.int64)
+    per_batch = list(zip(*cols.batch, strict=True)) if cols.batch else [()] * 7
+
+    def repeat(values: tuple[Any, ...], typ: pa.DataType) -> pa.Array:
+        arr = pa.array(list(values), typ)
+        return arr.take(pa.array(np.repeat(np.arange(len(values)), counts)))
+
+    errors = repeat(per_batch[6], pa.string())
+    is_error = np.asarray(errors.is_valid().to_numpy(zero_copy_only=False), np.bool_)
+    offsets = np.asarray(cols.offset, np.int64)
+    ts = np.asarray(cols.timestamp, np.int64)
+    arrays = [
+        pa.array(offsets, mask=is_error & (offsets < 0)),
+        pa.array(ts * 1000, pa.timestamp("us", tz="UTC"), mask=is_error),
+        repeat(per_batch[0], pa.int32()),
+        pa.array(cols.key, pa.binary()),
+        pa.array(cols.value, pa.binary()),
+        pa.array(cols.headers, HEADER_TYPE),
+        repeat(per_batch[1], pa.int64()),
+        repeat(per_batch[2], pa.int16()),
+        pa.array(cols.sequence, pa.int32()),
+        repeat(per_batch[3], pa.bool_()),
+        repeat(per_batch[4], pa.bool_()),
+        repeat(tuple(p + start for p in per_batch[5]), pa.int64()),
+        errors,
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=RECORD_SCHEMA)
+
+
+def _pure_batches(
+    data: bytes,
+    name: str,
+    start: int,
+    headers: bool,
+    verify_crc: bool,
+    batch_rows: int,
+    max_size: int,
+    max_records: int,
+) -> Iterator[pa.RecordBatch]:
+    reader = SegmentReader(
+        data,
+        name=name,
+        verify_crc=verify_crc,
+        max_batch_size=max_size,
+        max_batch_records=max_records,
+    )
+    cols = _Columns()
+    items: Iterator[Any] = iter(reader) if headers else reader.raw_batches()
+    for item in items:
+        if isinstance(item, SegmentError):
+            _error_row(cols, item, item.position)
+        elif headers:
+            _batch_rows(cols, item, item.records, item.position, True)
+        else:
+            batch, rows = item
+            _batch_rows(cols, batch, rows, batch.position, False)
+        if len(cols) >= batch_rows:
+            yield _record_batch(cols, start)
+            cols = _Columns()
+    if len(cols):
+        yield _record_batch(cols, start)

@@ -1,0 +1,384 @@
+"""The native columnar record loop (``ColumnBuilder`` in ``codegen/native/records.c``) gives the
+Arrow batches the pure loop gives.
+
+``codegen.dumps.arrow.record_batches`` reads each input twice, with ``native=False`` (the pure
+loop over ``SegmentReader``: the reference, what ``kafka-log`` read before) and ``native=True``;
+every Arrow batch must be equal, column by column, nulls included, and valid Arrow. Inputs:
+every segment and snapshot under ``tests/data`` (whole and as slices starting at each entry
+boundary), synthetic segments with transactional and control batches, every codec, headers
+(keys that are not UTF-8 too), legacy entries, sequences that wrap, log-append time, and
+corrupt and torn batches: every truncation and byte mutation of a few batches' records, bad
+CRCs, cut tails. Each runs with headers and without, CRC checks on and off, and Arrow batches
+of few rows. Well-formed v2 data batches must never reach the reference decoder.
+
+The native modules are compiled once per session into the tmp dir; without a C compiler the
+tests skip (``SPECGEN_REQUIRE_NATIVE=1`` makes that a failure).
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import crc32c
+import pyarrow as pa
+import pytest
+
+from codegen.dumps import (
+    Codec,
+    ControlType,
+    Header,
+    NewRecord,
+    SegmentError,
+    TimestampType,
+    compress,
+    encode_control_batch,
+    encode_record_batch,
+)
+from codegen.dumps import arrow as dumps_arrow
+from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
+from codegen.dumps.segments import _frames
+from codegen.dumps.writer import encode_legacy_entry
+from codegen.runtime import backends
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+SEGMENTS = sorted([*DATA.rglob("*.log"), *DATA.rglob("*.checkpoint")])
+
+
+@pytest.fixture(scope="session")
+def native(compiled_native: Callable[[str], ModuleType]) -> ModuleType:
+    """The record loop module (with the engine), compiled for this session."""
+    if "codegen.native._engine" not in sys.modules:
+        compiled_native("_engine")
+    return compiled_native("_records")
+
+
+@pytest.fixture
+def no_fallback(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The positions of the entries the native loop hands to the reference decoder."""
+    seen: list[int] = []
+    real = dumps_arrow._reference_rows
+
+    def spy(builder: Any, entry: bytes, name: str, pos: int, *rest: Any) -> Any:
+        seen.append(pos)
+        return real(builder, entry, name, pos, *rest)
+
+    monkeypatch.setattr(dumps_arrow, "_reference_rows", spy)
+    return seen
+
+
+def both(source: Any, **options: Any) -> list[pa.RecordBatch]:
+    """The batches of both loops, which must be equal; the native ones."""
+    pure = list(record_batches(source, native=False, **options))
+    fast = list(record_batches(source, native=True, **options))
+    assert [b.num_rows for b in fast] == [b.num_rows for b in pure], options
+    for p, f in zip(pure, fast, strict=True):
+        f.validate(full=True)
+        assert f.schema == RECORD_SCHEMA
+        for name in RECORD_SCHEMA.names:
+            assert f.column(name).equals(p.column(name)), (name, options)
+    return fast
+
+
+def every_way(source: Any, **options: Any) -> list[pa.RecordBatch]:
+    """``both`` with headers and without, CRC checks on and off, and 3 rows per Arrow batch;
+    the native batches of the first way."""
+    first = None
+    for headers in (True, False):
+        for verify_crc in (True, False):
+            for rows in (10000, 3):
+                got = both(
+                    source, headers=headers, verify_crc=verify_crc, batch_rows=rows, **options
+                )
+                first = got if first is None else first
+    assert first is not None
+    return first
+
+
+def rows(batches: list[pa.RecordBatch]) -> list[dict[str, Any]]:
+    return [row for b in batches for row in b.to_pylist()]
+
+
+def errors(batches: list[pa.RecordBatch]) -> list[str]:
+    return [r["_error"] for r in rows(batches) if r["_error"] is not None]
+
+
+def boundaries(data: bytes) -> list[int]:
+    """The positions of the complete entries of a segment."""
+    return [f[0] for f in _frames(data, "<bytes>", 1 << 30) if not isinstance(f, SegmentError)]
+
+
+# ------------------------------------------------------------------------------ real segments
+
+
+@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(DATA)))
+def test_segments_in_test_data(path: Path, native: ModuleType) -> None:
+    every_way(path)
+
+
+@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(DATA)))
+def test_slices_of_segments_in_test_data(path: Path, native: ModuleType) -> None:
+    """Slices starting on each entry boundary (as the data source plans them), to the next
+    boundary but one or to the end; positions are the file's."""
+    data = path.read_bytes()
+    starts = boundaries(data)[1:40]
+    ends = [*starts[2:], len(data)]
+    for start, end in zip(starts, ends, strict=False):
+        got = both(path, start=start, end=end, batch_rows=5)
+        assert all(p >= start for b in got for p in b.column("batchPosition").to_pylist())
+    for start in starts[-3:]:
+        both(path, start=start)
+
+
+def test_real_segments_hold_what_the_tests_need(native: ModuleType) -> None:
+    """The real segments cover errors, control records and transactions (headers only the
+    synthetic ones)."""
+    found = [rows(both(p)) for p in SEGMENTS]
+    flat = [r for f in found for r in f]
+    assert any(r["_error"] for r in flat)
+    assert any(r["isControl"] for r in flat)
+    assert any(r["isTransactional"] for r in flat)
+
+
+# ------------------------------------------------------------------------------ synthetic
+
+
+def _transactional_segment() -> bytes:
+    parts = [
+        encode_record_batch(
+            [
+                NewRecord(b"k%d" % i, b"v" * i, headers=[Header(b"h", b"x"), Header(b"n", None)])
+                for i in range(5)
+            ],
+            base_offset=0,
+            timestamp=1_700_000_000_000,
+            producer_id=7,
+            producer_epoch=3,
+            base_sequence=10,
+            transactional=True,
+        ),
+        encode_control_batch(ControlType.COMMIT, base_offset=5, producer_id=7, producer_epoch=3),
+        encode_record_batch(
+            [(None, b"tombstone key"), (b"k", None), (b"", b"")],
+            base_offset=6,
+            producer_id=8,
+            producer_epoch=0,
+            base_sequence=2**31 - 2,
+        ),
+        encode_control_batch(ControlType.ABORT, base_offset=9, producer_id=8),
+        encode_record_batch(
+            [NewRecord(b"a", b"b", headers=[Header(b"\xff\xfebad\xc3", b"v")])],
+            base_offset=10,
+            timestamp_type=TimestampType.LOG_APPEND_TIME,
+            log_append_time=1_800_000_000_000,
+        ),
+        encode_record_batch([], base_offset=11),
+    ]
+    return b"".join(parts)
+
+
+def test_transactional_and_control_batches(native: ModuleType, no_fallback: list[int]) -> None:
+    data = _transactional_segment()
+    got = rows(every_way(data))
+    assert [r["offset"] for r in got] == list(range(11))
+    assert [r["isControl"] for r in got].count(True) == 2
+    assert [r["sequence"] for r in got[5:9]] == [None, 2**31 - 2, 2**31 - 1, 0]
+    assert got[0]["headers"] == [{"key": "h", "value": b"x"}, {"key": "n", "value": None}]
+    assert got[10]["headers"] == [{"key": "\ufffd\ufffdbad\ufffd", "value": b"v"}]
+    # Only the control batches went to the reference (once per way: 8 ways).
+    control = {p for p in boundaries(data) if data[p + 22] & 0x20}
+    assert set(no_fallback) == control
+
+
+@pytest.mark.parametrize("codec", list(Codec))
+def test_compressed_batches(codec: Codec, native: ModuleType, no_fallback: list[int]) -> None:
+    data = b"".join(
+        encode_record_batch(
+            [
+                NewRecord(b"key%d" % i, bytes(range(i % 50)) * 3, headers=[Header(b"i", b"%d" % i)])
+                for i in range(n)
+            ],
+            base_offset=off,
+            codec=codec,
+            producer_id=1,
+            base_sequence=0,
+        )
+        for off, n in ((0, 40), (40, 1), (41, 300))
+    )
+    got = rows(every_way(data))
+    assert len(got) == 341 and not errors([pa.RecordBatch.from_pylist(got, RECORD_SCHEMA)])
+    assert no_fallback == []
+
+
+def test_legacy_entries(native: ModuleType) -> None:
+    data = encode_legacy_entry([(b"a", b"1"), (None, b"2")], magic=0) + encode_legacy_entry(
+        [(b"b", b"3")], magic=1, offset=2, timestamp=5, codec=Codec.GZIP
+    )
+    got = rows(every_way(data))
+    assert [r["offset"] for r in got] == [0, 1, 2]
+
+
+def _batch(records: list[Any], **kwargs: Any) -> bytes:
+    return encode_record_batch(records, timestamp=1_700_000_000_000, **kwargs)
+
+
+def _with_records(plain: bytes, body: bytes, codec: Codec = Codec.NONE) -> bytes:
+    """The v2 batch ``plain`` with other record bytes, compressed and checksummed."""
+    payload = compress(codec, body)
+    header = bytearray(plain[:61])
+    struct.pack_into(">i", header, 8, 49 + len(payload))
+    struct.pack_into(">h", header, 21, int(codec) | (struct.unpack_from(">h", plain, 21)[0] & ~7))
+    struct.pack_into(">I", header, 17, crc32c.crc32c(bytes(header[21:]) + payload))
+    return bytes(header) + payload
+
+
+_FEW: list[Callable[[], bytes]] = [
+    lambda: _batch(
+        [
+            NewRecord(b"key", b"value"),
+            NewRecord(b"k2", None, headers=[Header(b"k", b"v"), Header(b"", None)]),
+            NewRecord(None, b"x" * 200, timestamp=-(2**35), offset_delta=300),
+        ],
+        producer_id=3,
+        base_sequence=5,
+    ),
+    lambda: _batch(
+        [NewRecord(b"g" * 64, b"v", headers=[Header(b"h", b"x")]), NewRecord(b"\x00\x63", b"")],
+        timestamp_type=TimestampType.LOG_APPEND_TIME,
+        log_append_time=1_800_000_000_000,
+    ),
+]
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4])
+@pytest.mark.parametrize("case", range(len(_FEW)))
+def test_every_truncation_and_byte_mutation(case: int, codec: Codec, native: ModuleType) -> None:
+    """Records cut short or with a byte changed (under a valid CRC), between two good batches:
+    the same rows and error rows, and the batch after is read."""
+    plain = _FEW[case]()
+    body = plain[61:]
+    before = _batch([(b"before", b"1")], base_offset=-5)
+    after = _batch([(b"after", b"2")], base_offset=1000)
+    variants = [body[:n] for n in range(len(body))]
+    for pos in range(len(body)):
+        for new in {body[pos] ^ 0x01, body[pos] ^ 0x80, 0xFF}:
+            variants.append(body[:pos] + bytes([new]) + body[pos + 1 :])
+    variants += [body + b"\x00", body + body]
+    bad = 0
+    for variant in variants:
+        data = before + _with_records(plain, variant, codec) + after
+        got = rows(both(data, headers=(len(variant) % 2 == 0)))
+        bad += any(r["_error"] for r in got)
+        assert got[-1]["key"] == b"after"
+    assert bad > len(body)
+
+
+def test_torn_and_corrupt_segments(native: ModuleType) -> None:
+    """Every cut of a small segment (torn tails, entries cut short), a bad CRC, zero
+    padding, an impossible entry size: error rows with their position and base offset."""
+    data = _FEW[0]() + _transactional_segment() + _FEW[1]()
+    for n in range(0, len(data), 7):
+        every_way(data[:n]) if n % 5 == 0 else both(data[:n])
+    flipped = bytearray(data)
+    flipped[70] ^= 0x40  # inside the first batch's records: its CRC no longer matches
+    got = rows(both(bytes(flipped)))
+    assert got[0]["_error"].startswith("crc-mismatch: ") and got[0]["batchPosition"] == 0
+    assert got[0]["offset"] == 0 and got[0]["timestamp"] is None and got[1]["_error"] is None
+    crc_off = rows(both(bytes(flipped), verify_crc=False))
+    assert crc_off[0]["_error"] is None
+    negative = bytearray(_batch([(b"k", b"v")], base_offset=-3))
+    negative[-1] ^= 1
+    (row,) = rows(both(bytes(negative)))
+    assert row["_error"].startswith("crc-mismatch: ") and row["offset"] is None
+    assert errors(both(data + bytes(40))) == ["zero-padding: 40 zero bytes at the end"]
+    tail = data + struct.pack(">qi", 77, 3) + b"abc"
+    assert errors(both(tail))[0].startswith("bad-length: ")
+
+
+def test_many_log_batches_per_arrow_batch(native: ModuleType) -> None:
+    data = b"".join(_batch([(b"k", b"v")] * 4, base_offset=4 * i) for i in range(10))
+    got = both(data, batch_rows=10)
+    assert [b.num_rows for b in got] == [12, 12, 12, 4]
+    assert got[0].column("batchPosition").to_pylist()[:5] == [0, 0, 0, 0, len(data) // 10]
+
+
+def test_offsets_and_timestamps_past_int64(native: ModuleType) -> None:
+    """An offset beyond int64 cannot be an int64 column: both loops say so (OverflowError)."""
+    plain = _batch([(None, None)], base_offset=2**63 - 1)
+    # size 6, attrs, timestamp delta 0, offset delta 1, null key and value, no headers
+    body = bytes([2 * 6, 0, 0, 2, 1, 1, 0])
+    data = _with_records(plain, body)
+    for native_loop in (False, True):
+        with pytest.raises(OverflowError):
+            list(record_batches(data, native=native_loop))
+    # Timestamps wrap when made microseconds, as numpy's int64 does.
+    late = encode_record_batch([(b"k", b"v")], timestamp=2**62)
+    (row,) = rows(both(late))
+    assert row["offset"] == 0
+
+
+# ------------------------------------------------------------------------------ the seams
+
+
+def test_the_backend_picks_the_loop(native: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(backends.ENVIRONMENT_VARIABLE, "pure")
+    assert not dumps_arrow.native_columns_enabled()
+    monkeypatch.setenv(backends.ENVIRONMENT_VARIABLE, "auto")
+    assert dumps_arrow.native_columns_enabled()
+    calls: list[bool] = []
+    real = dumps_arrow._native_batches
+
+    def spy(*args: Any) -> Iterator[pa.RecordBatch]:
+        calls.append(True)
+        return real(*args)
+
+    monkeypatch.setattr(dumps_arrow, "_native_batches", spy)
+    list(record_batches(_FEW[0]()))
+    assert calls == [True]
+    monkeypatch.setenv(backends.ENVIRONMENT_VARIABLE, "pure")
+    list(record_batches(_FEW[0]()))
+    assert calls == [True]
+
+
+def test_column_builder_checks_what_it_is_given(native: ModuleType) -> None:
+    builder = native.ColumnBuilder(True)
+    plain = _FEW[0]()
+    with pytest.raises(ValueError, match="bad bounds"):
+        builder.add_v2(plain, plain, 61, len(plain) + 1, 0)
+    with pytest.raises(ValueError, match="not a v2 batch"):
+        builder.add_v2(plain[:60], plain, 61, len(plain), 0)
+    with pytest.raises(native.MalformedRecords):
+        builder.add_v2(plain, plain + b"\x00", 61, len(plain) + 1, 0)
+    with pytest.raises(TypeError):
+        builder.add_rows([(1, 2, "not bytes", None, None, None)], 0, 0, -1, -1, False, False)
+    assert builder.rows == 0  # nothing half-added
+    builder.add_v2(plain, plain, 61, len(plain), 0)
+    assert builder.rows == 3
+    count, _, _ = builder.finish()
+    assert count == 3 and builder.rows == 0
+
+
+def test_data_source_slices(native: ModuleType) -> None:
+    """The kafka-log source's slices (a file split at entry boundaries) read through both loops
+    give its raw schema, with the slice's topic, partition and file."""
+    datasource = pytest.importorskip("spark_udfs.datasource")
+    path = DATA / "kafka-data" / "ldi-poc" / "__consumer_offsets-6" / "00000000000000000000.log"
+    slices = datasource.plan_slices(path, 2048, "__consumer_offsets", 6)
+    assert len(slices) > 3
+    total = 0
+    for sl in slices:
+        pure = list(datasource.read_slice(sl, native=False, batch_rows=50))
+        fast = list(datasource.read_slice(sl, native=True, batch_rows=50))
+        assert fast == pure and all(b.schema == datasource.RAW_SCHEMA for b in fast)
+        for b in fast:
+            assert set(b.column("partition").to_pylist()) == {6}
+            assert set(b.column("file").to_pylist()) == {str(path)}
+        total += sum(b.num_rows for b in fast)
+    assert total == sum(b.num_rows for b in record_batches(path))
+    with pytest.raises(ValueError, match="recordLoop"):
+        datasource._record_loop({"recordloop": "fast"})
