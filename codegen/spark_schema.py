@@ -77,6 +77,7 @@ _ATOMIC: dict[str, str] = {
     "records": "binary",
 }
 
+
 def spark_type(ftype: FieldType, struct: Struct | None, flexible: bool) -> Any:
     """The Spark JSON type of a spec type (the one mapping function)."""
     if ftype.kind in _ATOMIC:
