@@ -1256,6 +1256,18 @@ static const Py_ssize_t COL_WIDTH[] = {0, 0, 1, 2, 4, 8, 8, 0, 0, 0};
 #define BIT_SET(bitmap, row) ((bitmap)[(row) >> 3] |= (unsigned char)(1u << ((row) & 7)))
 #define BIT_CLEAR(bitmap, row) ((bitmap)[(row) >> 3] &= (unsigned char)~(1u << ((row) & 7)))
 
+/* A default as its atomic column stores it, converted once. */
+typedef struct {
+    PyObject *owner; /* NULL: no ready value (the default is made per row) */
+    int null;
+    long long i;
+    double d;
+    const char *s;
+    Py_ssize_t len;
+    unsigned char bytes[8]; /* the value of a fixed-width column, as stored */
+    int skip; /* the column is this value in every row: filled once at the end */
+} Ready;
+
 typedef struct {
     int kind;
     PyObject *attr;           /* borrowed */
@@ -1268,18 +1280,9 @@ typedef struct {
     Py_ssize_t len, cap;
     PyObject *list;           /* object columns */
     int follows; /* every reader writes a value in every accepted row: validity = the rows' */
+    const Ready *constant; /* every reader's value is this default: filled at the end */
 } Column;
 
-/* A default as its atomic column stores it, converted once. */
-typedef struct {
-    PyObject *owner; /* NULL: no ready value (the default is made per row) */
-    int null;
-    long long i;
-    double d;
-    const char *s;
-    Py_ssize_t len;
-    unsigned char bytes[8]; /* the value of a fixed-width column, as stored */
-} Ready;
 
 typedef struct {
     Reader *r;
@@ -1634,22 +1637,45 @@ static int col_row(Ctx *c, const ColReader *cr, RowOut *o, int trailing_ok) {
         Py_ssize_t k = cr->slot_col[op->slot];
         if (LIKELY(cr->op_direct[i])) {
             Column *col = &cols[k];
-            if (op->opcode == OP_STRING || op->opcode == OP_BYTES) {
+            const unsigned char *p = c->buf + pos;
+            Py_ssize_t left = c->len - pos;
+            switch (op->opcode) {
+            case OP_STRING:
+            case OP_BYTES: {
                 int rc = col_string(c, op, col, row, &pos);
                 if (rc < 0) return rc;
                 continue;
             }
-            Py_ssize_t size = FIXED_SIZE[op->opcode];
-            if (UNLIKELY(size > c->len - pos)) return -1;
-            if (op->opcode == OP_UUID) {
+            case OP_INT64:
+            case OP_FLOAT64: {
+                if (UNLIKELY(left < 8)) return -1;
+                uint64_t v = load64(p);
+                memcpy(col->values + 8 * row, &v, 8);
+                pos += 8;
+                break;
+            }
+            case OP_INT32: {
+                if (UNLIKELY(left < 4)) return -1;
+                int32_t v = (int32_t)load32(p);
+                memcpy(col->values + 4 * row, &v, 4);
+                pos += 4;
+                break;
+            }
+            case OP_UUID:
+                if (UNLIKELY(left < 16)) return -1;
                 if (col_reserve(col, 22) < 0) return -2;
-                uuid_text(c->buf + pos, col->data + col->len);
+                uuid_text(p, col->data + col->len);
                 col->len += 22;
-            } else {
-                col_fixed(col, row, op->opcode, c->buf + pos);
+                pos += 16;
+                break;
+            default: {
+                Py_ssize_t size = FIXED_SIZE[op->opcode];
+                if (UNLIKELY(size > left)) return -1;
+                col_fixed(col, row, op->opcode, p);
+                pos += size;
+            }
             }
             if (!col->follows) BIT_SET(col->validity, row);
-            pos += size;
             continue;
         }
         PyObject *v;
@@ -1660,7 +1686,8 @@ static int col_row(Ctx *c, const ColReader *cr, RowOut *o, int trailing_ok) {
         const Absent *a = &t->absent[i];
         Py_ssize_t k = cr->slot_col[a->slot];
         if (cr->absent_ready[i].owner) {
-            if (col_write(&cols[k], row, &cr->absent_ready[i]) < 0) return -2;
+            if (!cr->absent_ready[i].skip && col_write(&cols[k], row, &cr->absent_ready[i]) < 0)
+                return -2;
             continue;
         }
         PyObject *v = default_value(a->def_kind, a->def);
@@ -1839,6 +1866,53 @@ static int col_always(const ColReader *cr, Py_ssize_t k) {
     return 0;
 }
 
+/* The default reader cr gives column k in every row it accepts, or NULL. */
+static Ready *col_default(const ColReader *cr, Py_ssize_t k) {
+    const STable *t = &cr->r->tables[0];
+    for (Py_ssize_t i = 0; i < t->nabsent; i++)
+        if (cr->slot_col[t->absent[i].slot] == k && cr->absent_ready[i].owner &&
+            !cr->absent_ready[i].null)
+            return &cr->absent_ready[i];
+    return NULL;
+}
+
+static int same_ready(const Ready *a, const Ready *b) {
+    return a->len == b->len && memcmp(a->bytes, b->bytes, 8) == 0 && a->i == b->i &&
+           (a->len == 0 || memcmp(a->s, b->s, (size_t)a->len) == 0);
+}
+
+/* A constant column for n rows (the values under null rows too). */
+static int col_fill(Column *col, Py_ssize_t n) {
+    const Ready *v = col->constant;
+    Py_ssize_t w = COL_WIDTH[col->kind];
+    if (col->kind == COL_BOOL) {
+        memset(col->values, v->i ? 0xFF : 0, (size_t)((n + 7) / 8));
+    } else if (w == 8) {
+        for (Py_ssize_t row = 0; row < n; row++) memcpy(col->values + 8 * row, v->bytes, 8);
+    } else if (w == 4) {
+        for (Py_ssize_t row = 0; row < n; row++) memcpy(col->values + 4 * row, v->bytes, 4);
+    } else if (w == 2) {
+        for (Py_ssize_t row = 0; row < n; row++) memcpy(col->values + 2 * row, v->bytes, 2);
+    } else if (w == 1) {
+        memset(col->values, v->bytes[0], (size_t)n);
+    } else {
+        if (v->len && n > INT32_MAX / v->len) {
+            PyErr_Format(PyExc_OverflowError,
+                         "column %U holds more than 2 GiB of bytes: decode smaller batches",
+                         col->attr);
+            return -1;
+        }
+        col->len = 0;
+        if (col_reserve(col, n * v->len) < 0) return -1;
+        for (Py_ssize_t row = 0; row < n; row++) {
+            memcpy(col->data + row * v->len, v->s, (size_t)v->len);
+            col->offsets[row + 1] = (int32_t)((row + 1) * v->len);
+        }
+        col->len = n * v->len;
+    }
+    return 0;
+}
+
 static void col_unplan(ColReader *cr) {
     if (!cr->r) return;
     const STable *t = &cr->r->tables[0];
@@ -1885,15 +1959,23 @@ static PyObject *columns(PyObject *module, PyObject *args) {
     varcols = PyMem_Calloc((size_t)ncols + 1, sizeof(Py_ssize_t));
     if (!crs || !cols || !pending || !varcols) { PyErr_NoMemory(); goto done; }
     if (col_setup(cols, kinds, n) < 0) goto done;
-    for (Py_ssize_t k = 0; k < ncols; k++)
-        if (cols[k].offsets) varcols[nvar++] = k;
     for (Py_ssize_t k = 0; k < nreaders; k++)
         if (col_plan(&crs[k], PyTuple_GET_ITEM(readers, k), cols, ncols) < 0) goto done;
     for (Py_ssize_t j = 0; j < ncols; j++) {
         cols[j].follows = !IS_OBJECT_KIND(cols[j].kind) && nreaders > 0;
         for (Py_ssize_t k = 0; cols[j].follows && k < nreaders; k++)
             cols[j].follows = col_always(&crs[k], j);
+        Ready *first = cols[j].follows ? col_default(&crs[0], j) : NULL;
+        for (Py_ssize_t k = 1; first && k < nreaders; k++) {
+            Ready *other = col_default(&crs[k], j);
+            if (!other || !same_ready(first, other)) first = NULL;
+        }
+        if (!first) continue;
+        cols[j].constant = first;
+        for (Py_ssize_t k = 0; k < nreaders; k++) col_default(&crs[k], j)->skip = 1;
     }
+    for (Py_ssize_t k = 0; k < ncols; k++)
+        if (cols[k].offsets && !cols[k].constant) varcols[nvar++] = k;
     if (col_buffer((n + 7) / 8, &valid_obj, &valid) < 0) goto done;
     if (!(failed = PyList_New(0))) goto done;
     for (Py_ssize_t row = 0; row < n; row++) {
@@ -1948,8 +2030,10 @@ static PyObject *columns(PyObject *module, PyObject *args) {
             col->offsets[row + 1] = (int32_t)col->len;
         }
     }
-    for (Py_ssize_t j = 0; j < ncols; j++)
+    for (Py_ssize_t j = 0; j < ncols; j++) {
         if (cols[j].follows) memcpy(cols[j].validity, valid, (size_t)((n + 7) / 8));
+        if (cols[j].constant && col_fill(&cols[j], n) < 0) goto done;
+    }
     if (!(outs = PyList_New(ncols))) goto done;
     for (Py_ssize_t j = 0; j < ncols; j++) {
         PyObject *o = col_finish(&cols[j], n);
