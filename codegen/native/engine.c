@@ -1541,7 +1541,9 @@ static int col_store(Column *col, Py_ssize_t row, PyObject *v, Py_ssize_t n) {
                 PyList_SET_ITEM(col->list, i, Py_None);
             }
         }
-        Py_SETREF(PyList_GET_ITEM(col->list, row), v);
+        PyObject *old = PyList_GET_ITEM(col->list, row);
+        PyList_SET_ITEM(col->list, row, v);
+        Py_DECREF(old);
         return 0;
     }
     Ready ready;
