@@ -1,13 +1,13 @@
 """The decode core: Arrow binary arrays in, Arrow struct arrays out. No pyspark here.
 
-Rows are grouped by (effective) version. A version whose layout is fixed-width numbers and
-strings (``VECTOR_LAYOUTS`` of the package's ``_spark_schemas``) is decoded over the binary array's
-buffers: numbers with numpy, strings cut out with Arrow's ``take`` and checked as UTF-8 by
-Arrow. In flexible versions that covers rows whose string lengths are one-byte uvarints and
-whose tagged-field section is empty. Every other version, and every row the vectorized pass
-finds malformed or outside that case, goes through the generated ``decode`` in a loop that
-appends to one list per column. A malformed row therefore always gets the generated codec's
-own error text.
+On the native backend (``codegen.runtime.backend()``), rows are decoded by the engine's
+columnar decoder (``_engine.columns``): one pass over the binary array's buffers that writes
+the message's top-level numbers, strings, bytes and uuids straight into Arrow buffers and
+hands nested fields (structs, arrays, tagged-field maps) back as the generated objects, which
+become Arrow arrays here. It accepts and refuses exactly the rows the codec does; a refused
+row is decoded once more with the generated ``decode`` for its error text. On the pure backend
+(the reference) every row goes through the generated ``decode`` in a loop that appends to one
+list per column. Either way a malformed row gets the codec's own error text.
 
 Everything is built once per message and cached per process (workers build it on first use),
 so nothing here is pickled with a UDF.
@@ -15,10 +15,10 @@ so nothing here is pickled with a UDF.
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.runtime import KafkaMessage, read_uvarint, uuid_json
+from codegen.runtime.backends import native_engine
 from spark_udfs.package import SHIPPED, codecs
 from spark_udfs.schema import message_arrow_type
 
@@ -33,6 +34,7 @@ __all__ = [
     "Decoded",
     "Rows",
     "decode_message_array",
+    "decode_native",
     "decode_rows",
     "default_framing",
 ]
@@ -40,28 +42,6 @@ __all__ = [
 I64 = npt.NDArray[np.int64]
 BoolArr = npt.NDArray[np.bool_]
 Converter = Callable[[Any], Any] | None
-
-_FIXED: dict[str, tuple[int, str, pa.DataType]] = {
-    "bool": (1, "u1", pa.bool_()),
-    "int8": (1, "i1", pa.int8()),
-    "int16": (2, ">i2", pa.int16()),
-    "int32": (4, ">i4", pa.int32()),
-    "int64": (8, ">i8", pa.int64()),
-    "uint16": (2, ">u2", pa.int32()),
-    "uint32": (4, ">u4", pa.int64()),
-    "float64": (8, ">f8", pa.float64()),
-}
-_NATIVE = {
-    "bool": np.bool_,
-    "int8": np.int8,
-    "int16": np.int16,
-    "int32": np.int32,
-    "int64": np.int64,
-    "uint16": np.int32,
-    "uint32": np.int64,
-    "float64": np.float64,
-}
-
 
 # ---------------------------------------------------------------------------------- input rows
 
@@ -121,6 +101,16 @@ def _gather(
     if len(data) < size:
         data = np.concatenate([data, np.zeros(size, np.uint8)])
     return np.where(ok, _read(data, np.where(ok, pos, 0), size, dtype), 0), ok
+
+
+def _read(data: npt.NDArray[np.uint8], pos: I64, size: int, dtype: str) -> npt.NDArray[Any]:
+    """Big-endian values of ``size`` bytes at ``pos`` (all inside ``data``).
+
+    An overlapping view with one value starting at every byte lets numpy copy whole values
+    (much faster than gathering rows of a ``sliding_window_view``).
+    """
+    every = np.ndarray(shape=(len(data) - size + 1,), dtype=dtype, buffer=data, strides=(1,))
+    return every[pos]
 
 
 # ---------------------------------------------------------------------------------- framing
@@ -220,11 +210,6 @@ def _top_converters(name: str, package: str = SHIPPED) -> tuple[tuple[str, Conve
     )
 
 
-@cache
-def _layouts(name: str, package: str = SHIPPED) -> dict[int, dict[str, Any]]:
-    return codecs(package).vector_layouts.get(name, {})
-
-
 # ---------------------------------------------------------------------------------- decoding
 
 
@@ -280,217 +265,9 @@ def _prefix_decoder(cls: type[KafkaMessage]) -> Callable[[bytes, int], KafkaMess
     return decode
 
 
-@lru_cache(maxsize=64)
-def _even_positions(n: int) -> pa.Array:
-    return pa.array(np.arange(0, 2 * n, 2, dtype=np.int64))
-
-
 @lru_cache(maxsize=64)  # a null topic union member is up to ~1 KB per row: keep few
 def _nulls(typ: pa.DataType, n: int) -> pa.Array:
     return pa.nulls(n, typ)
-
-
-def _slices(rows: Rows, pos: I64, lengths: I64) -> pa.Array | None:
-    """The bytes ``[pos, pos + lengths)`` of each row as one binary array, cut out by Arrow.
-
-    The slices and the gaps between them are laid out as a binary array of ``2n`` values over
-    the input's data buffer, and Arrow's ``take`` copies every other value. That needs the
-    slices in buffer order without overlaps (rows in order, each slice inside its row); returns
-    None when they are not, and the caller gathers with numpy instead.
-    """
-    n = len(pos)
-    size = len(rows.data)
-    large = size >= 2**31
-    bounds = np.empty(2 * n + 1, np.int64 if large else np.int32)
-    bounds[0 : 2 * n : 2] = pos
-    bounds[1 : 2 * n : 2] = pos + lengths
-    bounds[2 * n] = bounds[2 * n - 1] if n else 0
-    if n and (bounds[0] < 0 or bounds[-1] > size or (np.diff(bounds) < 0).any()):
-        return None
-    typ = pa.large_binary() if large else pa.binary()
-    pieces = pa.Array.from_buffers(typ, 2 * n, [None, pa.py_buffer(bounds), rows.buffer])
-    return pieces.take(_even_positions(n))
-
-
-def _gathered_strings(
-    data: npt.NDArray[np.uint8], pos: I64, lengths: I64
-) -> tuple[pa.Buffer, pa.Buffer]:
-    """Offsets and characters of the strings at ``pos`` with numpy (unordered rows)."""
-    n = len(pos)
-    offs = np.zeros(n + 1, np.int64)
-    np.cumsum(lengths, out=offs[1:])
-    total = int(offs[-1])
-    if total:
-        idx = np.repeat(pos - offs[:-1], lengths) + np.arange(total, dtype=np.int64)
-        chars = data[idx]
-    else:
-        chars = np.zeros(0, np.uint8)
-    return pa.py_buffer(offs.astype(np.int32)), pa.py_buffer(chars)
-
-
-def _strings(rows: Rows, pos: I64, lengths: I64, nulls: BoolArr | None) -> pa.StringArray:
-    """A string column from the bytes ``[pos, pos + lengths)`` (UTF-8 not yet checked)."""
-    n = len(pos)
-    sliced = _slices(rows, pos, lengths)
-    if sliced is not None and pa.types.is_large_binary(sliced.type):
-        sliced = sliced.cast(pa.binary())
-    if sliced is None:
-        offsets, chars = _gathered_strings(rows.data, pos, lengths)
-    else:
-        _, offsets, chars = sliced.buffers()
-    bitmap = None
-    null_count = 0
-    if nulls is not None:
-        null_count = int(nulls.sum())
-        if null_count:
-            bitmap = pa.py_buffer(np.packbits(~nulls, bitorder="little"))
-    return pa.StringArray.from_buffers(n, offsets, chars, bitmap, null_count)
-
-
-def _invalid_utf8(strings: pa.StringArray) -> list[int]:
-    """Indices of the values that are not valid UTF-8 (bisects with Arrow's validation)."""
-    found: list[int] = []
-    todo = [(0, len(strings))]
-    while todo:
-        lo, hi = todo.pop()
-        try:
-            strings.slice(lo, hi - lo).validate(full=True)
-        except pa.ArrowInvalid:
-            if hi - lo == 1:
-                found.append(lo)
-            else:
-                mid = (lo + hi) // 2
-                todo += [(lo, mid), (mid, hi)]
-    return found
-
-
-def _constant(value: Any, typ: pa.DataType, n: int) -> pa.Array:
-    return _constant_cached(repr(value), typ, n)
-
-
-@lru_cache(maxsize=256)
-def _constant_cached(text: str, typ: pa.DataType, n: int) -> pa.Array:
-    value = ast.literal_eval(text)
-    if isinstance(value, dict):
-        value = list(value.items())
-    return pa.array([value], type=typ).take(np.zeros(n, np.int64))
-
-
-@dataclass(frozen=True, slots=True)
-class _Run:
-    """Adjacent fixed-width wire values, bounds-checked once: numbers, then maybe the length of
-    a string (whose bytes follow the run), or the tagged-field count of a flexible version."""
-
-    size: int
-    numbers: tuple[tuple[int, int, str], ...]  # (byte offset in the run, struct field, spec type)
-    string: tuple[int, bool, bool] | None  # (struct field, nullable, compact) of its last string
-    tags_at: int | None = None  # offset of the tagged-field count, which must be 0 (no tags)
-
-
-@cache
-def _plan(name: str, version: int, package: str = SHIPPED) -> tuple[_Run, ...]:
-    runs: list[_Run] = []
-    numbers: list[tuple[int, int, str]] = []
-    size = 0
-    for kind, fi, nullable in _layouts(name, package)[version]["items"]:
-        if kind in ("string", "compact_string"):
-            compact = kind == "compact_string"
-            runs.append(_Run(size + (1 if compact else 2), tuple(numbers), (fi, nullable, compact)))
-            numbers, size = [], 0
-        elif kind == "tags":  # always last
-            runs.append(_Run(size + 1, tuple(numbers), None, size))
-            numbers, size = [], 0
-        else:
-            numbers.append((size, fi, kind))
-            size += _FIXED[kind][0]
-    if numbers:
-        runs.append(_Run(size, tuple(numbers), None))
-    return tuple(runs)
-
-
-def _read(data: npt.NDArray[np.uint8], pos: I64, size: int, dtype: str) -> npt.NDArray[Any]:
-    """Big-endian values of ``size`` bytes at ``pos`` (all inside ``data``).
-
-    An overlapping view with one value starting at every byte lets numpy copy whole values
-    (much faster than gathering rows of a ``sliding_window_view``).
-    """
-    every = np.ndarray(shape=(len(data) - size + 1,), dtype=dtype, buffer=data, strides=(1,))
-    return every[pos]
-
-
-def _vectorized(
-    name: str,
-    version: int,
-    rows: Rows,
-    starts: I64,
-    ends: I64,
-    skip: BoolArr | None = None,
-    trailing_ok: bool = False,
-    package: str = SHIPPED,
-) -> tuple[pa.StructArray, BoolArr]:
-    """Decode rows of one vectorizable version; returns the structs and the rows it could not.
-
-    Those rows are malformed, or outside the fast case (a uvarint length of two bytes or more,
-    tagged fields): the caller reads them with the generated reader. Rows in ``skip`` are null
-    and never fail. With ``trailing_ok``, bytes after the message are ignored instead of
-    failing the row.
-    """
-    stype = message_arrow_type(name, package)
-    data = rows.data
-    n = len(starts)
-    p = starts if skip is None else np.where(skip, ends, starts)
-    bad = np.zeros(n, np.bool_)
-    cols: list[pa.Array | None] = [None] * stype.num_fields
-    utf8_checks: list[pa.StringArray] = []
-    for run in _plan(name, version, package):
-        ok = p + run.size <= ends
-        bad |= ~ok
-        if len(data) < run.size:
-            data = np.concatenate([data, np.zeros(run.size, np.uint8)])
-        q = np.where(ok, p, 0)
-        for at, fi, kind in run.numbers:
-            size, dtype, atype = _FIXED[kind]
-            vals = _read(data, q + at if at else q, size, dtype)
-            native = vals != 0 if kind == "bool" else vals.astype(_NATIVE[kind])
-            cols[fi] = pa.array(native, type=atype)
-        p = p + run.size
-        if run.tags_at is not None:  # rows with tagged fields take the generated reader
-            bad |= _read(data, q + run.tags_at, 1, "u1") != 0
-        if run.string is None:
-            continue
-        fi, nullable, compact = run.string
-        if compact:  # uvarint length + 1 (0: null); longer uvarints take the generated reader
-            ln = _read(data, q + (run.size - 1), 1, "u1").astype(np.int64)
-            bad |= ln >= 0x80
-            ln -= 1
-        else:
-            ln = _read(data, q + (run.size - 2), 2, ">i2").astype(np.int64)
-        nulls = ln < 0
-        if not nullable:
-            bad |= nulls
-        ln[nulls | bad] = 0
-        bad |= p + ln > ends
-        ln[bad] = 0
-        arr = _strings(rows, np.minimum(p, ends), ln, nulls if nullable else None)
-        cols[fi] = arr
-        if ln.any():
-            utf8_checks.append(arr)
-        p = p + ln
-    if not trailing_ok:
-        bad |= p != ends
-    for arr in utf8_checks:
-        try:
-            arr.validate(full=True)
-        except pa.ArrowInvalid:  # invalid UTF-8 somewhere: find the rows (rare)
-            bad[_invalid_utf8(arr)] = True
-    if skip is not None:
-        bad &= ~skip
-    for fi, default in _layouts(name, package)[version]["defaults"]:
-        cols[fi] = _constant(default, stype.field(fi).type, n)
-    arrays = [c if c is not None else _nulls(stype.field(k).type, n) for k, c in enumerate(cols)]
-    null = bad if skip is None else bad | skip
-    mask = pa.array(null) if null.any() else None
-    return pa.StructArray.from_arrays(arrays, fields=list(stype), mask=mask), bad
 
 
 def _assemble(parts: list[tuple[I64, pa.Array]], n: int, typ: pa.DataType) -> pa.Array:
@@ -515,6 +292,132 @@ def _assemble(parts: list[tuple[I64, pa.Array]], n: int, typ: pa.DataType) -> pa
     return pa.concat_arrays([a for _, a in parts]).take(pa.array(inverse))
 
 
+# Column kinds of the engine's columnar decoder, by Spark atomic type.
+_COLUMN_KINDS = {
+    "byte": "int8",
+    "short": "int16",
+    "integer": "int32",
+    "long": "int64",
+    "double": "float64",
+    "boolean": "bool",
+    "string": "string",
+    "binary": "binary",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Column:
+    """A top-level column as the columnar decoder fills it."""
+
+    field: pa.Field
+    attr: str
+    kind: str  # an atomic kind the engine writes, or "object" / "tagged" (objects returned)
+    convert: Converter  # objects -> Arrow-ready values (object and tagged columns)
+
+
+@cache
+def _columns(name: str, package: str = SHIPPED) -> tuple[_Column, ...]:
+    stype = message_arrow_type(name, package)
+    out = []
+    for k, f in enumerate(codecs(package).schemas[name]["fields"]):
+        meta = f["metadata"]
+        if meta.get("kafkaType") == "tagged":
+            kind = "tagged"
+        elif isinstance(f["type"], str):
+            kind = _COLUMN_KINDS[f["type"]]
+        else:
+            kind = "object"
+        convert = (
+            None if kind != "object" and kind != "tagged" else _field_converter(f["type"], meta)
+        )
+        out.append(_Column(stype.field(k), meta["attr"], kind, convert))
+    return tuple(out)
+
+
+def _native_readers(cls: type[KafkaMessage]) -> tuple[ModuleType, Mapping[int, Any]] | None:
+    """The engine and the class's readers when they are the engine's (the native backend)."""
+    engine = native_engine()
+    if engine is None or not hasattr(engine, "columns"):
+        return None
+    readers = cls._READERS
+    if not all(type(r) is engine.Reader for r in readers.values()):
+        return None
+    return engine, readers
+
+
+def decode_native(
+    engine: ModuleType,
+    readers: Mapping[int, Any],
+    name: str,
+    rows: Rows,
+    starts: I64,
+    ends: I64,
+    versions: I64,
+    live: BoolArr | None = None,
+    *,
+    trailing_ok: bool = False,
+    package: str = SHIPPED,
+) -> tuple[pa.StructArray, dict[int, str]]:
+    """:func:`decode_rows` through the engine's columnar decoder, with ``readers`` (the
+    engine's object readers by version). A row it refuses is decoded again with the class's
+    ``decode`` (or ``read``, with ``trailing_ok``), whose error text is the row's error."""
+    n = len(starts)
+    cls = codecs(package).messages[name]
+    live_versions = versions if live is None else versions[live]
+    first = live_versions[:1]
+    uniq = first if (live_versions == first).all() else np.unique(live_versions)
+    if len(uniq) <= 1:
+        index = np.zeros(n, np.int32) if live is None else live.astype(np.int32) - 1
+    else:
+        index = np.searchsorted(uniq, versions).astype(np.int32)
+        if live is not None:
+            index[~live] = -1
+    columns = _columns(name, package)
+    valid, nulls, outs, failed = engine.columns(
+        tuple(readers[int(v)] for v in uniq),
+        tuple((c.attr, c.kind) for c in columns),
+        rows.buffer,
+        np.ascontiguousarray(starts, np.int64),
+        np.ascontiguousarray(ends, np.int64),
+        index,
+        trailing_ok,
+    )
+    arrays: list[pa.Array] = []
+    for column, out in zip(columns, outs, strict=True):
+        typ = column.field.type
+        if column.kind in ("object", "tagged"):
+            values, nonnull = out
+            if not nonnull:
+                arrays.append(_nulls(typ, n))
+                continue
+            if column.convert is not None:
+                values = [column.convert(v) for v in values]
+            arrays.append(pa.array(values, type=typ))
+            continue
+        bitmap = pa.py_buffer(out[0]) if out[1] else None
+        buffers = [bitmap, *(pa.py_buffer(b) for b in out[2:])]
+        arrays.append(pa.Array.from_buffers(typ, n, buffers, null_count=out[1]))
+    stype = message_arrow_type(name, package)
+    structs = pa.Array.from_buffers(
+        stype, n, [pa.py_buffer(valid) if nulls else None], null_count=nulls, children=arrays
+    )
+    errors: dict[int, str] = {}
+    decode = _prefix_decoder(cls) if trailing_ok else cls.decode
+    for j in failed:
+        b, e, v = int(starts[j]), int(ends[j]), int(versions[j])
+        data = rows.buffer.slice(b, e - b).to_pybytes()
+        try:
+            decode(data, v)
+        except Exception as exc:
+            errors[j] = str(exc) or type(exc).__name__
+        else:
+            raise RuntimeError(
+                f"the native columnar decoder refused a row of {name} v{v} that the codec "
+                f"reads ({data.hex()}): please report this"
+            )
+    return structs, errors
+
+
 def decode_rows(
     name: str,
     rows: Rows,
@@ -531,6 +434,8 @@ def decode_rows(
     Only rows in ``live`` (default: all) are decoded; the others are null without an error.
     Returns one struct per body (null where it failed) and the errors by index into ``starts``.
     A message must end at ``ends`` unless ``trailing_ok``, which ignores bytes after it.
+    The engine's columnar decoder runs when the message's readers are the engine's (the
+    native backend); otherwise the generated ``decode``, row by row (the reference).
     """
     n = len(starts)
     typ = message_arrow_type(name, package)
@@ -538,50 +443,31 @@ def decode_rows(
         return _nulls(typ, 0), {}
     if live is not None and live.all():
         live = None
-    live_versions = versions if live is None else versions[live]
-    if not len(live_versions):
+    if live is not None and not live.any():
         return _nulls(typ, n), {}
-    first = int(live_versions[0])
-    single = bool((live_versions == first).all())
-    layouts = _layouts(name, package)
-    errors: dict[int, str] = {}
-    # one vectorizable version over (most of) the batch: decode in place, no reordering
-    if single and first in layouts and (live is None or 2 * len(live_versions) >= n):
-        skip = None if live is None else ~live
-        structs, bad = _vectorized(name, first, rows, starts, ends, skip, trailing_ok, package)
-        if not bad.any():
-            return structs, errors
-        sel = np.nonzero(bad)[0]
-        retried, errs = _generic(
-            name, rows, starts[sel], ends[sel], versions[sel], trailing_ok, package
+    native = _native_readers(codecs(package).messages[name])
+    if native is not None:
+        engine, readers = native
+        return decode_native(
+            engine,
+            readers,
+            name,
+            rows,
+            starts,
+            ends,
+            versions,
+            live,
+            trailing_ok=trailing_ok,
+            package=package,
         )
-        for j, reason in errs.items():
-            errors[int(sel[j])] = reason
-        if len(errs) == len(sel):  # the codec fails on them too: they are already null
-            return structs, errors
-        keep = np.nonzero(~bad)[0]
-        return _assemble([(keep, structs.filter(pa.array(~bad))), (sel, retried)], n, typ), errors
-    live_rows = np.arange(n, dtype=np.int64) if live is None else np.nonzero(live)[0]
-    parts: list[tuple[I64, pa.Array]] = []
-    uniq = [first] if single else np.unique(live_versions).tolist()
-    for v in uniq:
-        sel = live_rows if single else live_rows[live_versions == v]
-        if v in layouts:
-            structs, bad = _vectorized(
-                name, v, rows, starts[sel], ends[sel], trailing_ok=trailing_ok, package=package
-            )
-            if not bad.any():
-                parts.append((sel, structs))
-                continue
-            parts.append((sel[~bad], structs.filter(pa.array(~bad))))
-            sel = sel[bad]
-        structs, errs = _generic(
-            name, rows, starts[sel], ends[sel], versions[sel], trailing_ok, package
-        )
-        parts.append((sel, structs))
-        for j, reason in errs.items():
-            errors[int(sel[j])] = reason
-    return _assemble(parts, n, typ), errors
+    if live is None:
+        return _generic(name, rows, starts, ends, versions, trailing_ok, package)
+    sel = np.nonzero(live)[0]
+    structs, errs = _generic(
+        name, rows, starts[sel], ends[sel], versions[sel], trailing_ok, package
+    )
+    errors = {int(sel[j]): reason for j, reason in errs.items()}
+    return _assemble([(sel, structs)], n, typ), errors
 
 
 @dataclass(slots=True)

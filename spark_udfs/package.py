@@ -35,7 +35,6 @@ class Codecs:
     messages: Mapping[str, type[KafkaMessage]]
     schemas: Mapping[str, dict[str, Any]]
     folders: Mapping[str, str]
-    vector_layouts: Mapping[str, dict[int, dict[str, Any]]]
 
 
 def package_name(package: str | ModuleType) -> str:
@@ -66,4 +65,4 @@ def codecs(package: str = SHIPPED) -> Codecs:
             f"{package!r} has no _spark_schemas module ({exc}): regenerate it with this "
             "version of kafka-specgen"
         ) from exc
-    return Codecs(package, messages, spark.SCHEMAS, spark.FOLDERS, spark.VECTOR_LAYOUTS)
+    return Codecs(package, messages, spark.SCHEMAS, spark.FOLDERS)

@@ -131,6 +131,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 # The tests that exercise the generated codecs (decode, encode, rows, errors, the Kafka oracle,
 # real data): marked ``codec``, so ``make test`` runs them once more on the pure backend.
 CODEC_TESTS = {
+    "test_arrow_columnar.py",
     "test_backends.py",
     "test_dumps_fast_path.py",
     "test_dumps_records.py",

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from generated import MESSAGES
-from generated._spark_schemas import SCHEMAS, VECTOR_LAYOUTS
+from generated._spark_schemas import SCHEMAS
 from generated.group_metadata_value import GroupMetadataValue, MemberMetadata
 from generated.offset_commit_key import OffsetCommitKey as OCK
 from generated.offset_commit_value import OffsetCommitValue as OCV
@@ -43,11 +43,6 @@ def _expected(data: bytes, name: str = "OffsetCommitValue") -> dict[str, object]
     v = H.unpack_from(data)[0]
     obj = cls.decode(data[2:], min(v, cls.HIGHEST_VERSION))
     return {f["name"]: getattr(obj, f["metadata"]["attr"]) for f in SCHEMAS[name]["fields"]}
-
-
-def test_vectorized_layouts_cover_consumer_offsets() -> None:
-    assert set(VECTOR_LAYOUTS["OffsetCommitValue"]) == {0, 1, 2, 3, 4}  # 4 is flexible
-    assert 0 in VECTOR_LAYOUTS["OffsetCommitKey"]
 
 
 def test_every_schema_has_nullable_fields_and_an_arrow_type() -> None:
@@ -110,7 +105,7 @@ def test_keys_check_the_record_type() -> None:
     assert "record type 2 is not OffsetCommitKey" in d.errors[1]
 
 
-def test_generic_path_for_nested_messages() -> None:
+def test_nested_fields_of_a_message() -> None:
     gmv = GroupMetadataValue
     member = MemberMetadata(
         member_id="m1", client_id="c", client_host="h", subscription=b"\x01", assignment=b""

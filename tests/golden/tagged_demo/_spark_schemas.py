@@ -3,8 +3,7 @@
 """Spark schemas of every message, as plain data (Spark's JSON schema form).
 
 ``SCHEMAS[name]`` is the version-independent schema of a message (``StructType.fromJson`` reads
-it); ``FOLDERS[name]`` is the spec folder (the topic family); ``VECTOR_LAYOUTS[name][version]``
-lists the wire values of versions made of fixed-width numbers and int16-length strings only.
+it); ``FOLDERS[name]`` is the spec folder (the topic family).
 """
 
 from typing import Any
@@ -165,5 +164,3 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 FOLDERS: dict[str, str] = {"TaggedDemo": "tagged_demo"}
-
-VECTOR_LAYOUTS: dict[str, dict[int, dict[str, Any]]] = {"TaggedDemo": {}}
