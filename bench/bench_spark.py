@@ -17,8 +17,9 @@ One run, ``local[2]``:
    and read + ``decode_consumer_offsets``), and ``kafka-log`` decoding inline
    (``decode=true``); the ``kafka-log`` reads run with the native columnar record loop and with
    the pure one (``recordLoop=pure``, the loop before the native one).
-3. Scale: 1 M, 4 M, 16 M records (Parquet files repeated) through our UDFs: time per record, and
-   the driver's memory (Python RSS and JVM heap used) after each size.
+3. Scale: 1 M, 4 M, 16 M records (Parquet files repeated) through our UDFs, and the same sizes
+   as log segments (the segments repeated) through ``kafka-log`` with ``decode=true``: time per
+   record, and the driver's memory (Python RSS and JVM heap used) after each size.
 
 Each timed job writes to the ``noop`` sink after one warm-up run; the jobs of a section run in
 turn, ``--runs`` rounds, and the median is reported, with the CPU seconds the driver JVM and the
@@ -399,6 +400,29 @@ def main() -> None:
             res["ns_per_row"] = res["median_s"] / n * 1e9
             res["driver"] = driver_memory(spark)
             results["scale"][f"{mult}M"] = res
+            say(f"  {n:,}: {res['ns_per_row']:.0f} ns/row, driver {res['driver']}")
+        results["scale_kafka_log"] = {}
+        segments = work / f"segments-{args.rows}"
+        if not segments.exists():
+            write_segments(segments, args.rows)
+        pieces = sorted(segments.glob("*/*.log"))
+        for mult in [int(x) for x in args.scale.split(",")]:
+            folder = work / f"scale-kafka-log-{mult}M"
+            if not folder.exists():  # the segments repeated, one partition folder per copy
+                per = max(1, (mult * 1_000_000) // (args.rows // len(pieces)))
+                for k in range(per):
+                    seg = folder / f"__consumer_offsets-{k}" / pieces[k % len(pieces)].name
+                    seg.parent.mkdir(parents=True)
+                    shutil.copyfile(pieces[k % len(pieces)], seg)
+            frame = spark.read.format("kafka-log").option("decode", "true").load(str(folder))
+            n = spark.read.format("kafka-log").load(str(folder)).count()
+            say(f"timing kafka-log decode=true at {n:,} records")
+            res = timed({"kafka-log": noop(frame)}, 1 if mult >= 16 else args.runs, jvm_pid)
+            res = res["kafka-log"]
+            res["rows"] = n
+            res["ns_per_row"] = res["median_s"] / n * 1e9
+            res["driver"] = driver_memory(spark)
+            results["scale_kafka_log"][f"{mult}M"] = res
             say(f"  {n:,}: {res['ns_per_row']:.0f} ns/row, driver {res['driver']}")
     out = work / "results.json"
     out.write_text(json.dumps(results, indent=2))

@@ -58,7 +58,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from codegen.dumps.arrow import HEADER_TYPE, record_batches
+from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
 from codegen.dumps.segments import SEGMENT_SUFFIXES
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
@@ -86,24 +86,15 @@ _TOPIC_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _ENTRY = struct.Struct(">qi")
 DEFAULT_SPLIT = 128 * 1024 * 1024
 
+# The record columns of codegen.dumps.arrow, with where each record came from.
+_BEFORE_POSITION = RECORD_SCHEMA.get_field_index("batchPosition")
 RAW_SCHEMA = pa.schema(
     [
         pa.field("topic", pa.string()),
         pa.field("partition", pa.int32()),
-        pa.field("offset", pa.int64()),
-        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
-        pa.field("timestampType", pa.int32()),
-        pa.field("key", pa.binary()),
-        pa.field("value", pa.binary()),
-        pa.field("headers", HEADER_TYPE),
-        pa.field("producerId", pa.int64()),
-        pa.field("producerEpoch", pa.int16()),
-        pa.field("sequence", pa.int32()),
-        pa.field("isTransactional", pa.bool_()),
-        pa.field("isControl", pa.bool_()),
+        *list(RECORD_SCHEMA)[:_BEFORE_POSITION],
         pa.field("file", pa.string()),
-        pa.field("batchPosition", pa.int64()),
-        pa.field("_error", pa.string()),
+        *list(RECORD_SCHEMA)[_BEFORE_POSITION:],
     ]
 )
 
