@@ -3,7 +3,9 @@
 Every function takes the decoded ``__consumer_offsets`` records (:func:`read_dump`, or
 :func:`spark_udfs.functions.decode_consumer_offsets` over ``kafka-log`` rows) and returns a
 DataFrame computed with windows, ``groupBy`` and aggregations: nothing is collected to the
-driver. The semantics are those of the Python API, row for row (a test compares them):
+driver. Each answer reads ``decoded`` once: the columns it needs are kept on the executors
+(``localCheckpoint``, memory then local disk) for the many views it joins. The semantics
+are those of the Python API, row for row (a test compares them):
 
 - :func:`downgrade_findings`: per live record (last value per key after compaction, not
   tombstoned, transactional records once committed) that a release cannot load, the rule and
