@@ -5,10 +5,14 @@ For each size in ``--records`` (``1M``, ``4M``, ``16M``, or plain numbers), a
 groups, transactional commits, tombstones) is written once to ``--dumps`` (by default a folder
 in the system temp folder, kept between runs, so a size is synthesized only the first time).
 Each answer of ``spark_udfs.forensics`` then runs from the segment files to a ``noop`` sink
-(the decoded records persisted for the run of that one answer: distributed, nothing
-collected). Prints each time, the time per record, and how the time per record at each size
-compares with the first size (the aim: within 20 % from 1 M to 16 M). ``--python`` also
-times the Python API (``codegen.forensics``, one core) on the same files.
+(distributed, nothing collected; each answer reads and decodes the files once and keeps what
+it reads on the executors). The shuffle partitions scale with the input (one per
+``--records-per-shuffle-partition`` records, at least 4; adaptive execution merges small ones).
+Prints each answer's wall time, its CPU time (the driver, the JVM and the Python workers,
+read from ``/proc``: the machine is shared, so CPU time is the steadier figure), the times per
+record, and how the time per record at each size compares with the first size (the aim:
+within 20 % from 1 M to 16 M). ``--python`` also times the Python API
+(``codegen.forensics``, one core) on the same files.
 
     python bench/bench_forensics_spark.py --records 1M,4M
     python bench/bench_forensics_spark.py --records 16M --answers groups
@@ -66,10 +70,38 @@ def dump_of(root: Path, records: int, groups: int, partitions: int) -> tuple[Pat
     return folder, int(json.loads(done.read_text())["records"])
 
 
-def timed(fn: Callable[[], object]) -> float:
-    started = time.perf_counter()
+def cpu_seconds() -> float:
+    """CPU time of this process and every process under it (the JVM, the Python workers),
+    from ``/proc`` (Linux); 0 elsewhere."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    used: dict[int, float] = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        # utime, stime, and those of its children that ended
+        used[int(entry.name)] = sum(int(x) for x in fields[11:15]) / tick
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        total += used.get(pid, 0.0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``fn()``."""
+    started, cpu = time.perf_counter(), cpu_seconds()
     fn()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, cpu_seconds() - cpu
 
 
 def run(df: Any) -> None:
@@ -78,12 +110,9 @@ def run(df: Any) -> None:
 
 def spark_answers(spark: Any, folder: Path) -> dict[str, Callable[[], None]]:
     def answer(*builds: Callable[[Any], Any]) -> Callable[[], None]:
-        # Each answer joins several views of the records: decode the files once per answer.
         def go() -> None:
-            decoded = forensics.read_dump(spark, folder).persist()
             for build in builds:
-                run(build(decoded))
-            decoded.unpersist()
+                run(build(forensics.read_dump(spark, folder)))
 
         return go
 
@@ -116,7 +145,7 @@ def main() -> None:
         default=Path(tempfile.gettempdir()) / "kafka-specgen-forensics-bench",
         help="where the synthesized dumps are kept",
     )
-    parser.add_argument("--shuffle-partitions", type=int, default=4)
+    parser.add_argument("--records-per-shuffle-partition", type=int, default=500_000)
     args = parser.parse_args()
     answers = [a.strip() for a in args.answers.split(",")]
     unknown = set(answers) - set(ANSWERS)
@@ -125,29 +154,31 @@ def main() -> None:
     sizes = [records_of(s) for s in args.records.split(",")]
     dumps = [dump_of(args.dumps, n, args.groups, args.partitions) for n in sizes]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = get_session(
-        "local[2]", app_name="bench-forensics", shuffle_partitions=args.shuffle_partitions
-    )
-    first: dict[str, float] = {}
+    spark = get_session("local[2]", app_name="bench-forensics")
+    first: dict[str, tuple[float, float]] = {}
     print(
-        f"{'answer':<16} {'records':>11} {'spark s':>8} {'us/rec':>7} {'vs 1st':>7}"
+        f"{'answer':<16} {'records':>11} {'shuf':>4} {'wall s':>7} {'us/rec':>7} {'vs 1st':>7}"
+        f" {'cpu s':>7} {'us/rec':>7} {'vs 1st':>7}"
         + (f" {'python s':>9} {'sp/py':>6}" if args.python else ""),
         flush=True,
     )
     for folder, n in dumps:
+        shuffle = max(4, -(-n // args.records_per_shuffle_partition))
+        spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
         on_spark = spark_answers(spark, folder)
         on_python = python_answers(folder)
         for name in answers:
-            took = timed(on_spark[name])
-            per_record = took / n * 1e6
-            first.setdefault(name, per_record)
+            wall, cpu = timed(on_spark[name])
+            per_wall, per_cpu = wall / n * 1e6, cpu / n * 1e6
+            first_wall, first_cpu = first.setdefault(name, (per_wall, per_cpu))
             line = (
-                f"{name:<16} {n:>11,} {took:>8.1f} {per_record:>7.2f} "
-                f"{per_record / first[name]:>6.2f}x"
+                f"{name:<16} {n:>11,} {shuffle:>4} {wall:>7.1f} {per_wall:>7.2f} "
+                f"{per_wall / first_wall:>6.2f}x {cpu:>7.1f} {per_cpu:>7.2f} "
+                f"{per_cpu / first_cpu if first_cpu else 0:>6.2f}x"
             )
             if args.python:
-                py = timed(on_python[name])
-                line += f" {py:>9.1f} {took / py:>6.2f}"
+                py, _ = timed(on_python[name])
+                line += f" {py:>9.1f} {wall / py:>6.2f}"
             print(line, flush=True)
     spark.stop()
 

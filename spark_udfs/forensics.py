@@ -3,7 +3,9 @@
 Every function takes the decoded ``__consumer_offsets`` records (:func:`read_dump`, or
 :func:`spark_udfs.functions.decode_consumer_offsets` over ``kafka-log`` rows) and returns a
 DataFrame computed with windows, ``groupBy`` and aggregations: nothing is collected to the
-driver. The semantics are those of the Python API, row for row (a test compares them):
+driver. Each answer reads ``decoded`` once: the columns it needs are kept on the executors
+(``localCheckpoint``, memory then local disk) for the many views it joins. The semantics
+are those of the Python API, row for row (a test compares them):
 
 - :func:`downgrade_findings`: per live record (last value per key after compaction, not
   tombstoned, transactional records once committed) that a release cannot load, the rule and
@@ -135,6 +137,57 @@ def log_ends(data: DataFrame) -> DataFrame:
     )
 
 
+def _narrow(decoded: DataFrame) -> DataFrame:
+    """``decoded`` read once per answer: the columns the answers read, with the offset commit
+    fields in ``commit`` and the decoded key and value kept only for the other records (the
+    group records, a small part of a dump), materialized on the executors
+    (``localCheckpoint``, lazily: by the answer's first job). Every answer joins several views
+    of the records; without this each view would read and decode the files again."""
+    from pyspark.sql import functions as F
+
+    is_offset = F.col("recordName").isin(*_OFFSET_RECORDS)
+    k = F.coalesce(F.col("decodedKey.OffsetCommitKey"), F.col("decodedKey.LegacyOffsetCommitKey"))
+    v_new = F.col("decodedValue.OffsetCommitValue")
+    v_old = F.col("decodedValue.LegacyOffsetCommitValue")
+    commit = F.struct(
+        k.group.alias("group"),
+        k.topic.alias("topic"),
+        k.partition.alias("partition"),
+        F.coalesce(v_new.commitTimestamp, v_old.commitTimestamp).alias("commitTimestamp"),
+        F.coalesce(v_new.offset, v_old.offset).alias("offset"),
+        F.coalesce(v_new.leaderEpoch, F.lit(-1)).alias("leaderEpoch"),
+    )
+    return decoded.select(
+        "topic",
+        "partition",
+        "offset",
+        "timestampMs",
+        "producerId",
+        "isTransactional",
+        "isControl",
+        "_error",
+        "key",
+        "recordType",
+        "recordName",
+        "isTombstone",
+        F.coalesce(F.col("valueVersion").cast("int"), _int16_prefix("value"), F.lit(-1)).alias(
+            "valueVersionOrPrefix"
+        ),
+        F.col("value").isNull().alias("valueIsNull"),
+        _group_column().alias("group"),
+        F.when(~is_offset, F.col("decodedKey")).alias("decodedKey"),
+        F.when(~is_offset, F.col("decodedValue")).alias("decodedValue"),
+        F.when(is_offset, commit).alias("commit"),
+    ).localCheckpoint(eager=False)
+
+
+def _effective(records: DataFrame) -> DataFrame:
+    """The records of :func:`_narrow` that take effect (:func:`effective_records`), also
+    materialized: the answers read them many times, and the transactional records need a
+    shuffle to find their markers."""
+    return effective_records(records).localCheckpoint(eager=False)
+
+
 # ------------------------------------------------------------------------------------ downgrade
 
 
@@ -165,21 +218,24 @@ def _group_column() -> Column:
 def live_records(decoded: DataFrame) -> DataFrame:
     """Records live after compaction: ``partition, offset, recordType, name, valueVersion,
     group`` (the last record per key in apply order, tombstones removed)."""
+    return _live_records(_effective(_narrow(decoded)))
+
+
+def _live_records(rec: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
-    rec = effective_records(decoded).filter(F.col("key").isNotNull())
     payload = F.struct(
         F.col("offset").alias("offset"),
         F.col("recordType").cast("int").alias("recordType"),
         F.coalesce(F.col("recordName"), F.lit("unknown")).alias("name"),
-        F.coalesce(F.col("valueVersion").cast("int"), _int16_prefix("value"), F.lit(-1)).alias(
-            "valueVersion"
-        ),
-        _group_column().alias("group"),
-        F.col("value").isNull().alias("deleted"),
+        F.col("valueVersionOrPrefix").alias("valueVersion"),
+        F.col("group").alias("group"),
+        F.col("valueIsNull").alias("deleted"),
     )
-    latest = rec.groupBy("partition", "key").agg(
-        F.max_by(payload, F.struct("applyOffset", "offset")).alias("_p")
+    latest = (
+        rec.filter(F.col("key").isNotNull())
+        .groupBy("partition", "key")
+        .agg(F.max_by(payload, F.struct("applyOffset", "offset")).alias("_p"))
     )
     return latest.filter(~F.col("_p.deleted")).select("partition", "_p.*").drop("deleted")
 
@@ -469,7 +525,7 @@ def _group_records(rec: DataFrame) -> DataFrame:
             "isTombstone",
             "decodedKey",
             "decodedValue",
-            _group_column().alias("group"),
+            "group",
             kinds.alias("kind"),
             F.when(F.col("recordName") == "GroupMetadata", F.lit("GroupMetadata"))
             .otherwise(part)
@@ -784,7 +840,7 @@ def group_states(decoded: DataFrame) -> DataFrame:
     a dead group."""
     from pyspark.sql import functions as F
 
-    rec = effective_records(decoded)
+    rec = _effective(_narrow(decoded))
     seq = _sequenced(_group_records(rec))
     live = _classic_states(seq).unionByName(_member_states(seq))
     offsets = (
@@ -897,7 +953,7 @@ def group_timelines(decoded: DataFrame) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    rec = effective_records(decoded)
+    rec = _effective(_narrow(decoded))
     seq = _sequenced(_group_records(rec))
     order = Window.partitionBy("partition", "group").orderBy("applyOffset", "offset")
     before = order.rowsBetween(Window.unboundedPreceding, -1)
@@ -1033,7 +1089,7 @@ def member_epochs(decoded: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     # The member-epoch events of group_timelines, read from the records they come from.
-    grec = _group_records(effective_records(decoded)).filter(
+    grec = _group_records(_effective(_narrow(decoded))).filter(
         (F.col("part") == "CurrentMemberAssignment") & ~F.col("isTombstone")
     )
     _, assigned, member_epoch, previous_member_epoch = _assignment_values()
@@ -1082,21 +1138,18 @@ def member_epochs(decoded: DataFrame) -> DataFrame:
 def _offset_rows(rec: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
-    k = F.coalesce(F.col("decodedKey.OffsetCommitKey"), F.col("decodedKey.LegacyOffsetCommitKey"))
-    v_new = F.col("decodedValue.OffsetCommitValue")
-    v_old = F.col("decodedValue.LegacyOffsetCommitValue")
-    return rec.filter(F.col("recordName").isin(*_OFFSET_RECORDS)).select(
+    return rec.filter(F.col("commit").isNotNull()).select(
         F.col("partition").alias("_logPartition"),
         "applyOffset",
         F.col("offset").alias("recordOffset"),
         "isTombstone",
         "timestampMs",
-        k.group.alias("group"),
-        k.topic.alias("topic"),
-        k.partition.alias("partition"),
-        F.coalesce(v_new.commitTimestamp, v_old.commitTimestamp).alias("commitTimestamp"),
-        F.coalesce(v_new.offset, v_old.offset).alias("offset"),
-        F.coalesce(v_new.leaderEpoch, F.lit(-1)).alias("leaderEpoch"),
+        "commit.group",
+        "commit.topic",
+        "commit.partition",
+        "commit.commitTimestamp",
+        "commit.offset",
+        "commit.leaderEpoch",
     )
 
 
@@ -1116,10 +1169,14 @@ def offset_history(decoded: DataFrame, ends: DataFrame | None = None) -> DataFra
     partition's history, from 0), ``recordOffset, commitTimestamp, offset, leaderEpoch,
     logEndOffset, lag``; the log end offset and lag at the commit's time are null without
     ``ends`` (:func:`log_ends`) for that partition."""
+    return _offset_history(_effective(_narrow(decoded)), ends)
+
+
+def _offset_history(rec: DataFrame, ends: DataFrame | None) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    rows = _offset_rows(effective_records(decoded)).filter(~F.col("isTombstone"))
+    rows = _offset_rows(rec).filter(~F.col("isTombstone"))
     order = Window.partitionBy("group", "topic", "partition").orderBy("applyOffset", "recordOffset")
     commits = rows.withColumn("seq", F.row_number().over(order) - 1)
     if ends is None:
@@ -1198,10 +1255,11 @@ def partition_lag(
 
     if window < 1:
         raise ValueError(f"--window {window}: give at least 1 commit")
-    rec = effective_records(decoded)
-    history = offset_history(decoded, ends)
+    records = _narrow(decoded)
+    rec = _effective(records)
+    history = _offset_history(rec, ends)
     if now is None:
-        newest = decoded.select(F.max("timestampMs").alias("_now"))
+        newest = records.select(F.max("timestampMs").alias("_now"))
         if ends is not None:
             newest = newest.unionByName(ends.select(F.max("endTime").alias("_now")))
         now_col = newest.agg(F.max("_now").alias("_now"))

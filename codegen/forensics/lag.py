@@ -201,8 +201,9 @@ class OffsetsView(CompactedView):
         super().__init__()
         self.partition = partition
         self.as_of = as_of
-        self.history: dict[tuple[str, str, int], list[tuple[int, int, int, int]]] = {}
-        """(group, topic, partition) -> (record offset, commit time, offset, leader epoch)."""
+        self.history: dict[tuple[str, str, int], list[Commit]] = {}
+        """(group, topic, partition) -> its commits, oldest first (log end offset and lag are
+        filled in by :func:`lag_reports`)."""
         self.deletions: dict[tuple[str, str, int], list[int]] = {}
         self.newest_timestamp = -1
 
@@ -219,15 +220,25 @@ class OffsetsView(CompactedView):
         if rec.name not in _OFFSET_RECORDS or rec.kind not in (RECORD, TOMBSTONE):
             return
         key: Any = rec.key
-        k = (str(key.group), str(key.topic), int(key.partition))
+        k = (key.group, key.topic, key.partition)
         value: Any = rec.value
+        commits = self.history.get(k)
         if value is None:
-            if k in self.history:
+            if commits is not None:
                 self.deletions.setdefault(k, []).append(rec.offset)
             return
-        self.history.setdefault(k, []).append(
-            (rec.offset, value.commit_timestamp, value.offset, getattr(value, "leader_epoch", -1))
+        commit = Commit(
+            rec.offset,
+            value.commit_timestamp,
+            value.offset,
+            getattr(value, "leader_epoch", -1),
+            None,
+            None,
         )
+        if commits is None:
+            self.history[k] = [commit]
+        else:
+            commits.append(commit)
 
 
 def burrow_status(commits: list[Commit], now: int, end_now: int | None) -> tuple[str | None, str]:
@@ -310,12 +321,12 @@ def lag_reports(
             if k not in keys:
                 continue
             g, t, p = k
-            history = v.history[k]
-            at_commit = ends.at_each(t, p, [h[1] for h in history])
-            commits = [
-                Commit(rec_off, ts, off, epoch, end, None if end is None else max(end - off, 0))
-                for (rec_off, ts, off, epoch), end in zip(history, at_commit, strict=True)
-            ]
+            commits = v.history[k]
+            if ends.known(t, p):
+                at_commit = ends.at_each(t, p, [c.commit_timestamp for c in commits])
+                for c, end in zip(commits, at_commit, strict=True):
+                    if end is not None:
+                        c.log_end_offset, c.lag = end, max(end - c.offset, 0)
             end_now = ends.at(t, p, now)
             last = commits[-1]
             status, reason = burrow_status(commits[-window:], now, end_now)
