@@ -11,8 +11,9 @@ it reads on the executors). The shuffle partitions scale with the input (one per
 Prints each answer's wall time, its CPU time (the driver, the JVM and the Python workers,
 read from ``/proc``: the machine is shared, so CPU time is the steadier figure), the times per
 record, and how the time per record at each size compares with the first size (the aim:
-within 20 % from 1 M to 16 M). ``--python`` also times the Python API
-(``codegen.forensics``, one core) on the same files.
+within 20 % from 1 M to 16 M), and the driver's peak Python memory and JVM heap in use after
+each answer (flat across sizes: nothing is collected to the driver). ``--python`` also times
+the Python API (``codegen.forensics``, one core) on the same files.
 
     python bench/bench_forensics_spark.py --records 1M,4M
     python bench/bench_forensics_spark.py --records 16M --answers groups
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -97,6 +99,18 @@ def cpu_seconds() -> float:
     return total
 
 
+def driver_rss_mb() -> float:
+    """The driver's peak Python memory so far: flat across sizes when nothing is collected."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def jvm_heap_used_mb(spark: Any) -> float:
+    """The driver JVM's heap in use after a GC."""
+    runtime = spark._jvm.java.lang.Runtime.getRuntime()
+    spark._jvm.java.lang.System.gc()
+    return float(runtime.totalMemory() - runtime.freeMemory()) / 2**20
+
+
 def timed(fn: Callable[[], object]) -> tuple[float, float]:
     """Wall and CPU seconds of ``fn()``."""
     started, cpu = time.perf_counter(), cpu_seconds()
@@ -158,7 +172,7 @@ def main() -> None:
     first: dict[str, tuple[float, float]] = {}
     print(
         f"{'answer':<16} {'records':>11} {'shuf':>4} {'wall s':>7} {'us/rec':>7} {'vs 1st':>7}"
-        f" {'cpu s':>7} {'us/rec':>7} {'vs 1st':>7}"
+        f" {'cpu s':>7} {'us/rec':>7} {'vs 1st':>7} {'drv MB':>7} {'heap MB':>7}"
         + (f" {'python s':>9} {'sp/py':>6}" if args.python else ""),
         flush=True,
     )
@@ -174,7 +188,8 @@ def main() -> None:
             line = (
                 f"{name:<16} {n:>11,} {shuffle:>4} {wall:>7.1f} {per_wall:>7.2f} "
                 f"{per_wall / first_wall:>6.2f}x {cpu:>7.1f} {per_cpu:>7.2f} "
-                f"{per_cpu / first_cpu if first_cpu else 0:>6.2f}x"
+                f"{per_cpu / first_cpu if first_cpu else 0:>6.2f}x "
+                f"{driver_rss_mb():>7.0f} {jvm_heap_used_mb(spark):>7.0f}"
             )
             if args.python:
                 py, _ = timed(on_python[name])

@@ -363,6 +363,10 @@ def _pure_pair_reader(types: _PairTypes) -> PairReader:
     def read_pair(key: bytes, value: bytes | None) -> tuple[Any, Any]:
         if key is None:
             raise RecordPairError("record has no key")
+        if type(key) is not bytes:  # any buffer, as the native reader takes
+            key = bytes(key)
+        if value is not None and type(value) is not bytes:
+            value = bytes(value)
         if len(key) < 2:
             raise RecordPairError("Could not read version from key's buffer.")
         type_id = _int16(key)
