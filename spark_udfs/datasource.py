@@ -37,6 +37,15 @@ Options (case-insensitive):
 - ``verifyCrc``: ``true`` (default); ``false`` decodes batches whose CRC is wrong.
 - ``topic`` / ``partition``: override what the folder name says.
 - ``batchRows``: rows per Arrow batch yielded, default 10000.
+- ``recordTypes``: with ``decode``, the record names (``recordName`` values) to decode,
+  separated by commas: ``decodedKey`` and ``decodedValue`` then hold only those specs, and the
+  other records keep their raw columns, ``recordType`` and ``recordName`` with the rest of the
+  decoded columns null, as for a record type the specs do not know. A narrower schema is less
+  for Spark to take in. ``.option("recordTypes", "OffsetCommit")``
+- ``columns``: the columns to return, separated by commas (the others are not built or sent to
+  Spark, which cannot prune a Python source's columns itself); ``_error`` (and
+  ``_decode_error`` in PERMISSIVE) always come along, so no damage goes unseen. Columns keep
+  the source's order. ``.option("columns", "partition,offset,decodedValue")``
 - ``recordLoop``: ``auto`` (default) builds the raw columns with the native columnar loop when
   it is built and ``SPECGEN_BACKEND`` is not ``pure``, else with the pure loop; ``native``
   requires the native one, ``pure`` takes the pure one (the reference: same rows).
@@ -65,8 +74,10 @@ from spark_udfs.options import Mode
 from spark_udfs.package import SHIPPED
 from spark_udfs.topics import (
     TOPICS,
+    Selection,
     decode_topic_arrays,
     family_of_topic,
+    record_names,
     topics_arrow_type,
     widen_to,
 )
@@ -223,11 +234,12 @@ def read_slice(
     verify_crc: bool = True,
     batch_rows: int = 10000,
     native: bool | None = None,
+    schema: pa.Schema = RAW_SCHEMA,
 ) -> Iterator[pa.RecordBatch]:
-    """Raw rows of one slice as Arrow record batches (``RAW_SCHEMA``), from
-    :func:`codegen.dumps.arrow.record_batches` (the native columnar loop when it is built and
-    the backend is not ``pure``; ``native`` forces one loop) with the slice's topic, partition
-    and file added."""
+    """Raw rows of one slice as Arrow record batches (``schema``: ``RAW_SCHEMA`` or some of its
+    columns), from :func:`codegen.dumps.arrow.record_batches` (the native columnar loop when it
+    is built and the backend is not ``pure``; ``native`` forces one loop) with the slice's
+    topic, partition and file added."""
     for rb in record_batches(
         sl.path,
         start=sl.start,
@@ -237,44 +249,44 @@ def read_slice(
         batch_rows=batch_rows,
         native=native,
     ):
-        yield _with_slice_columns(rb, sl)
+        yield _with_slice_columns(rb, sl, schema)
 
 
-def _with_slice_columns(rb: pa.RecordBatch, sl: LogSlice) -> pa.RecordBatch:
-    n = rb.num_rows
-    added = {
-        "topic": pa.repeat(pa.scalar(sl.topic, pa.string()), n),
-        "partition": pa.array(
+def _slice_column(name: str, sl: LogSlice, n: int) -> pa.Array:
+    """The column ``name`` (``topic``, ``partition`` or ``file``) of ``n`` rows of ``sl``."""
+    if name == "partition":
+        return pa.array(
             np.full(n, sl.partition if sl.partition is not None else 0, np.int32),
             mask=np.full(n, sl.partition is None),
-        ),
-        "file": pa.repeat(pa.scalar(sl.path, pa.string()), n),
-    }
-    arrays = [added[f.name] if f.name in added else rb.column(f.name) for f in RAW_SCHEMA]
-    return pa.RecordBatch.from_arrays(arrays, schema=RAW_SCHEMA)
+        )
+    return pa.repeat(pa.scalar(sl.topic if name == "topic" else sl.path, pa.string()), n)
+
+
+def _with_slice_columns(rb: pa.RecordBatch, sl: LogSlice, schema: pa.Schema) -> pa.RecordBatch:
+    n, have = rb.num_rows, set(rb.schema.names)
+    arrays = [rb.column(f.name) if f.name in have else _slice_column(f.name, sl, n) for f in schema]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _decode_batch(
     rb: pa.RecordBatch,
+    sl: LogSlice,
     family: str | None,
     typ: pa.StructType,
     mode: Mode,
     package: str = SHIPPED,
+    selection: Selection = None,
 ) -> pa.RecordBatch:
     """``rb`` with the decoded columns of ``typ`` added; ``family`` None (a topic with no
-    decoder) leaves them null."""
+    decoder) leaves them null; ``selection`` decodes only those records."""
     permissive = mode == Mode.PERMISSIVE
     columns: dict[str, pa.Array] = {}
     if family is not None:
         key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
-        result = decode_topic_arrays(family, key, value, control, package)
+        result = decode_topic_arrays(family, key, value, control, package, selection)
         if result.errors and not permissive:
             i = min(result.errors)
-            where = (
-                f"topic {rb.column('topic')[i].as_py()}, "
-                f"partition {rb.column('partition')[i].as_py()}, "
-                f"offset {rb.column('offset')[i].as_py()}"
-            )
+            where = f"topic {sl.topic}, partition {sl.partition}, offset {rb['offset'][i].as_py()}"
             raise MalformedKafkaRecordError(where, result.errors[i])
         columns = dict(result.columns)
         if permissive:
@@ -306,6 +318,7 @@ class Decoding:
 
     families: tuple[str, ...]
     forced: str | None
+    names: Selection = None  # the record names to decode (``recordTypes``); None: all
 
     def family(self, topic: str | None) -> str | None:
         if self.forced is not None:
@@ -314,11 +327,13 @@ class Decoding:
         return family if family in self.families else None
 
 
-def _decoding(topics: set[str | None], option: str, package: str = SHIPPED) -> Decoding:
+def _decoding(
+    topics: set[str | None], option: str, package: str = SHIPPED, record_types: str = ""
+) -> Decoding:
     if option.lower() not in ("true", "auto"):
         if option not in TOPICS:
             raise ValueError(f"kafka-log: decode={option!r}: use true or one of {list(TOPICS)}")
-        return Decoding((option,), option)
+        return Decoding((option,), option, _selection(record_types, (option,), package))
     present = {family_of_topic(t) for t in topics}
     families = tuple(f for f in TOPICS if f in present and TOPICS[f].has_specs(package))
     if not families:
@@ -328,7 +343,48 @@ def _decoding(topics: set[str | None], option: str, package: str = SHIPPED) -> D
             "__transaction_state, __share_group_state or __cluster_metadata, name the family "
             f"(decode=consumer_offsets, one of {list(TOPICS)}), or leave decode out"
         )
-    return Decoding(families, None)
+    return Decoding(families, None, _selection(record_types, families, package))
+
+
+def _selection(option: str, families: tuple[str, ...], package: str) -> Selection:
+    """The ``recordTypes`` option as record names of ``families``; "" selects all."""
+    wanted = [n.strip() for n in option.split(",") if n.strip()]
+    if not wanted:
+        return None
+    known = record_names(families, package)
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise ValueError(
+            f"kafka-log: recordTypes names {unknown}, which {list(families)} do not have; "
+            f"use recordName values: {known}"
+        )
+    return frozenset(wanted)
+
+
+def _output_schema(opts: dict[str, str], decoding: Decoding | None, mode: Mode) -> pa.Schema:
+    """The columns a read returns: every raw column and the decoded ones, or those the
+    ``columns`` option names (with the error columns, always)."""
+    fields = list(RAW_SCHEMA)
+    if decoding is not None:
+        permissive = mode == Mode.PERMISSIVE
+        package = opts.get("package", SHIPPED)
+        fields += list(topics_arrow_type(decoding.families, permissive, package, decoding.names))
+    wanted = [c.strip() for c in opts.get("columns", "").split(",") if c.strip()]
+    if not wanted:
+        return pa.schema(fields)
+    have = [f.name for f in fields]
+    unknown = [c for c in wanted if c not in have]
+    if unknown:
+        raise ValueError(
+            f"kafka-log: columns names {unknown}, which this read does not have: {have}"
+        )
+    return pa.schema([f for f in fields if f.name in wanted or f.name in _ERROR_COLUMNS])
+
+
+# Always returned: the record's or the batch's damage must show.
+_ERROR_COLUMNS = ("_error", "_decode_error")
+# The raw columns decoding reads (the key and value, and which record fails).
+_DECODE_INPUTS = ("offset", "key", "value", "isControl")
 
 
 _RECORD_LOOPS: dict[str, bool | None] = {"auto": None, "native": True, "pure": False}
@@ -343,10 +399,15 @@ def _record_loop(options: dict[str, str]) -> bool | None:
 
 
 class KafkaLogReader(DataSourceReader):
-    def __init__(self, options: dict[str, str], decoding: Decoding | None, mode: Mode) -> None:
+    def __init__(
+        self, options: dict[str, str], decoding: Decoding | None, mode: Mode, schema: pa.Schema
+    ) -> None:
         self.options = options
         self.decoding = decoding
         self.mode = mode
+        self.schema = schema
+        needed = set(schema.names) | (set(_DECODE_INPUTS) if decoding is not None else set())
+        self.raw_schema = pa.schema([f for f in RAW_SCHEMA if f.name in needed])
 
     def partitions(self) -> list[LogSlice]:
         max_bytes = int(self.options.get("maxbytesperpartition", DEFAULT_SPLIT))
@@ -359,21 +420,24 @@ class KafkaLogReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, LogSlice)
         opts = self.options
+        decoding = self.decoding
+        package = opts.get("package", SHIPPED)
+        if decoding is not None:
+            permissive = self.mode == Mode.PERMISSIVE
+            typ = topics_arrow_type(decoding.families, permissive, package, decoding.names)
         for rb in read_slice(
             partition,
-            with_headers=opts.get("includeheaders", "true").lower() != "false",
+            with_headers=opts.get("includeheaders", "true").lower() != "false"
+            and "headers" in self.raw_schema.names,
             verify_crc=opts.get("verifycrc", "true").lower() != "false",
             batch_rows=int(opts.get("batchrows", 10000)),
             native=_record_loop(opts),
+            schema=self.raw_schema,
         ):
-            if self.decoding is None:
-                yield rb
-            else:
-                package = opts.get("package", SHIPPED)
-                permissive = self.mode == Mode.PERMISSIVE
-                typ = topics_arrow_type(self.decoding.families, permissive, package)
-                family = self.decoding.family(partition.topic)
-                yield _decode_batch(rb, family, typ, self.mode, package)
+            if decoding is not None:
+                family = decoding.family(partition.topic)
+                rb = _decode_batch(rb, partition, family, typ, self.mode, package, decoding.names)
+            yield rb if rb.schema.equals(self.schema) else rb.select(self.schema.names)
 
 
 class KafkaLogDataSource(DataSource):
@@ -393,19 +457,22 @@ class KafkaLogDataSource(DataSource):
             return None
         files = list_log_files(_paths(opts))
         package = opts.get("package", SHIPPED)
-        return _decoding({topic_of(f, opts)[0] for f in files}, decode, package)
+        topics = {topic_of(f, opts)[0] for f in files}
+        return _decoding(topics, decode, package, opts.get("recordtypes", ""))
+
+    def _decoding_and_schema(self) -> tuple[Decoding | None, Mode, pa.Schema]:
+        opts = self._opts()
+        resolve_paths(_paths(opts))  # a missing path or empty pattern fails at load()
+        if opts.get("recordtypes") and opts.get("decode", "false").lower() == "false":
+            raise ValueError("kafka-log: recordTypes selects records to decode; add decode")
+        decoding = self._decoding()
+        mode = Mode.parse(opts.get("mode", "FAILFAST"))
+        return decoding, mode, _output_schema(opts, decoding, mode)
 
     def schema(self) -> Any:
-        resolve_paths(_paths(self._opts()))  # a missing path or empty pattern fails at load()
-        fields = list(RAW_SCHEMA)
-        decoding = self._decoding()
-        if decoding is not None:
-            mode = Mode.parse(self._opts().get("mode", "FAILFAST"))
-            package = self._opts().get("package", SHIPPED)
-            fields += list(topics_arrow_type(decoding.families, mode == Mode.PERMISSIVE, package))
-        return from_arrow_schema(pa.schema(fields))
+        return from_arrow_schema(self._decoding_and_schema()[2])
 
     def reader(self, schema: Any) -> KafkaLogReader:
         opts = self._opts()
         _record_loop(opts)  # a wrong value fails on the driver
-        return KafkaLogReader(opts, self._decoding(), Mode.parse(opts.get("mode", "FAILFAST")))
+        return KafkaLogReader(opts, *self._decoding_and_schema())

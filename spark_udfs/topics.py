@@ -8,7 +8,10 @@ are null. Control records (transaction markers, KRaft control) are not decoded. 
 specs do not know is not an error (Kafka skips it, KIP-915): its decoded columns are null.
 
 Decoded keys and values are unions, represented as a struct with one field per spec of the
-topic, named after the spec; exactly one is set.
+topic, named after the spec; exactly one is set. A selection of record names (``recordName``
+values such as ``OffsetCommit`` or ``TopicRecord``) narrows the unions to those specs and
+decodes only those records; the others are left undecoded, as a record type the specs do not
+know is.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ __all__ = [
     "TopicDecoded",
     "decode_topic_arrays",
     "family_of_topic",
+    "record_names",
     "topic_arrow_type",
     "topics_arrow_type",
     "widen_to",
@@ -71,6 +75,13 @@ class Topic:
             return None
         return spec[: -len("Key")] if spec.endswith("Key") else spec
 
+    def selected(self, record_type: int, names: Selection, package: str = SHIPPED) -> bool:
+        """Whether ``names`` (None: all) selects records of ``record_type``."""
+        return names is None or self.record_name(record_type, package) in names
+
+
+# Record names to decode (``recordName`` values); None decodes every record type.
+Selection = frozenset[str] | None
 
 TOPICS: dict[str, Topic] = {
     "consumer_offsets": Topic("__consumer_offsets", "consumer_offsets", "coordinator"),
@@ -93,26 +104,46 @@ def _specs(folder: str, spec_type: str, package: str = SHIPPED) -> dict[int, str
     return out
 
 
+def record_names(families: tuple[str, ...], package: str = SHIPPED) -> list[str]:
+    """Every ``recordName`` of ``families`` in ``package``, in record-type order per family."""
+    names: list[str] = []
+    for family in families:
+        topic = TOPICS[family]
+        specs = topic.values(package) if topic.framing == "metadata" else topic.keys(package)
+        names += [n for t in sorted(specs) if (n := topic.record_name(t, package)) is not None]
+    return names
+
+
 @cache
-def union_type(folder: str, spec_type: str, package: str = SHIPPED) -> pa.StructType:
-    specs = _specs(folder, spec_type, package)
+def union_type(
+    family: str, spec_type: str, package: str = SHIPPED, names: Selection = None
+) -> pa.StructType:
+    """One field per spec of ``family`` (the records ``names`` selects)."""
+    topic = TOPICS[family]
+    specs = _specs(topic.folder, spec_type, package)
     return pa.struct(
-        [pa.field(n, message_arrow_type(n, package)) for _, n in sorted(specs.items())]
+        [
+            pa.field(n, message_arrow_type(n, package))
+            for t, n in sorted(specs.items())
+            if topic.selected(t, names, package)
+        ]
     )
 
 
 @cache
-def topic_arrow_type(family: str, permissive: bool, package: str = SHIPPED) -> pa.StructType:
+def topic_arrow_type(
+    family: str, permissive: bool, package: str = SHIPPED, names: Selection = None
+) -> pa.StructType:
     """The struct a topic decoder returns (field order is the output column order)."""
     topic = TOPICS[family]
     fields = [pa.field("recordType", pa.int16()), pa.field("recordName", pa.string())]
     if topic.framing == "coordinator":
-        keys = union_type(topic.folder, "coordinator-key", package)
+        keys = union_type(family, "coordinator-key", package, names)
         fields.append(pa.field("decodedKey", keys))
-        values = union_type(topic.folder, "coordinator-value", package)
+        values = union_type(family, "coordinator-value", package, names)
         fields.append(pa.field("decodedValue", values))
     else:
-        fields.append(pa.field("decodedValue", union_type(topic.folder, "metadata", package)))
+        fields.append(pa.field("decodedValue", union_type(family, "metadata", package, names)))
     fields += [
         pa.field("valueVersion", pa.int16()),
         pa.field("isTombstone", pa.bool_()),
@@ -133,15 +164,15 @@ def family_of_topic(topic: str | None) -> str | None:
 
 @cache
 def topics_arrow_type(
-    families: tuple[str, ...], permissive: bool, package: str = SHIPPED
+    families: tuple[str, ...], permissive: bool, package: str = SHIPPED, names: Selection = None
 ) -> pa.StructType:
     """The decoded columns of several families at once: the fields of
     :func:`topic_arrow_type`, with ``decodedKey`` and ``decodedValue`` holding one field per
     spec of every family (spec names are unique across families). One family gives exactly
     its own type."""
     if len(families) == 1:
-        return topic_arrow_type(families[0], permissive, package)
-    types = [topic_arrow_type(f, permissive, package) for f in families]
+        return topic_arrow_type(families[0], permissive, package, names)
+    types = [topic_arrow_type(f, permissive, package, names) for f in families]
     fields: list[pa.Field] = []
     for t in types:
         for field in t:
@@ -156,7 +187,7 @@ def topics_arrow_type(
                 ]
                 field = pa.field(field.name, pa.struct(members))
             fields.append(field)
-    order = [f.name for f in topic_arrow_type("consumer_offsets", permissive, package)]
+    order = [f.name for f in topic_arrow_type("consumer_offsets", permissive, package, names)]
     return pa.struct(sorted(fields, key=lambda f: order.index(f.name)))
 
 
@@ -264,17 +295,26 @@ def _record_names(topic: Topic, rtype: I64, types: list[int], package: str) -> p
     return pa.array(names, pa.string()).take(pa.array(codes))
 
 
+def _distinct(record_types: I64) -> list[int]:
+    """The record types of a batch in order; most batches hold one, found without sorting."""
+    if len(record_types) and (record_types == record_types[0]).all():
+        return [int(record_types[0])]
+    return [int(t) for t in np.unique(record_types)]
+
+
 def decode_topic_arrays(
     family: str,
     key: pa.Array,
     value: pa.Array,
     control: pa.Array | None = None,
     package: str = SHIPPED,
+    names: Selection = None,
 ) -> TopicDecoded:
     """Decode one batch of (key, value) pairs of a topic family; see the module docstring.
 
     ``package`` is the generated package whose specs name the record types (the shipped one
     by default): a package generated from a newer Kafka release decodes its new record types.
+    ``names`` (record names) decodes only those records, into unions of only their specs.
     """
     topic = TOPICS[family]
     vrows = Rows(value)
@@ -303,13 +343,13 @@ def decode_topic_arrays(
         cand &= have
         rtype[cand] = prefix[cand]
         known |= cand
-        types = np.unique(prefix[cand]).tolist()
+        types = _distinct(prefix[cand])
         keys, values = topic.keys(package), topic.values(package)
         zeros = np.zeros(n, np.int64)
         for t in types:
             sel = cand & (prefix == t) if len(types) > 1 else cand
             kspec, vspec = keys.get(t), values.get(t)
-            if kspec is None:
+            if kspec is None or not topic.selected(t, names, package):
                 continue  # an unknown record type: skipped, as Kafka does
             structs, errs = decode_rows(
                 kspec,
@@ -340,10 +380,10 @@ def decode_topic_arrays(
         has_version |= known
         starts = vrows.starts.copy()
         starts[cand_rows] = body
-        types = np.unique(api[framed]).tolist()
+        types = _distinct(api[framed])
         for a in types:
             spec = topic.values(package).get(a)
-            if spec is None:
+            if spec is None or not topic.selected(a, names, package):
                 continue
             sel = rtype == a
             index = np.arange(n, dtype=np.int64)
@@ -362,11 +402,11 @@ def decode_topic_arrays(
         "recordName": _record_names(topic, rtype, types, package),
     }
     if topic.framing == "coordinator":
-        ktype = union_type(topic.folder, "coordinator-key", package)
+        ktype = union_type(family, "coordinator-key", package, names)
         columns["decodedKey"] = _union(key_parts, ktype, n)
-        vtype = union_type(topic.folder, "coordinator-value", package)
+        vtype = union_type(family, "coordinator-value", package, names)
     else:
-        vtype = union_type(topic.folder, "metadata", package)
+        vtype = union_type(family, "metadata", package, names)
     columns["decodedValue"] = _union(value_parts, vtype, n)
     columns["valueVersion"] = pa.array(
         np.where(has_version, versions, 0).astype(np.int16), mask=~has_version

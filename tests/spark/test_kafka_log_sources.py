@@ -191,3 +191,96 @@ def test_the_record_loops_give_the_same_rows(spark: Any) -> None:
         assert frames["native"] == frames["pure"] and len(frames["native"]) > 100, options
     with pytest.raises(Exception, match="recordLoop"):
         spark.read.format("kafka-log").option("recordLoop", "fast").load(str(AIBULB)).collect()
+
+
+def _json_rows(df: Any, *columns: str) -> list[tuple[Any, ...]]:
+    """``columns`` of every row, structs as JSON text (comparable, maps included)."""
+    from pyspark.sql import functions as F
+
+    return sorted(
+        tuple(r)
+        for r in df.select("file", "offset", *(F.to_json(F.struct(c)) for c in columns)).collect()
+    )
+
+
+def test_record_types_narrow_the_unions_and_decode_only_those_records(spark: Any) -> None:
+    full = spark.read.format("kafka-log").option("decode", "true").load(str(AIBULB))
+    narrow = (
+        spark.read.format("kafka-log")
+        .options(decode="true", recordTypes="OffsetCommit, TopicRecord")
+        .load(str(AIBULB))
+    )
+    assert narrow.schema["decodedKey"].dataType.fieldNames() == ["OffsetCommitKey"]
+    assert narrow.schema["decodedValue"].dataType.fieldNames() == [
+        "OffsetCommitValue",
+        "TopicRecord",
+    ]
+    chosen = "recordName IN ('OffsetCommit', 'TopicRecord')"
+    members = ("decodedKey.OffsetCommitKey", "decodedValue.OffsetCommitValue")
+    assert full.filter(chosen).count() > 10
+    assert _json_rows(narrow.filter(chosen), *members, "decodedValue.TopicRecord") == _json_rows(
+        full.filter(chosen), *members, "decodedValue.TopicRecord"
+    )
+    # Every record is still there, named; the others are not decoded.
+    assert _json_rows(narrow, "recordType", "recordName", "key", "value") == _json_rows(
+        full, "recordType", "recordName", "key", "value"
+    )
+    others = narrow.filter(f"NOT ({chosen}) AND recordName IS NOT NULL").collect()
+    assert {r.recordName for r in others} >= {"GroupMetadata", "PartitionRecord"}
+    assert all((r.decodedKey, r.decodedValue) == (None, None) for r in others)
+    # As for a record type the specs do not know: a coordinator record's value is not read.
+    assert all(
+        (r.valueVersion, r.isTombstone) == (None, False)
+        for r in others
+        if r.topic == "__consumer_offsets"
+    )
+
+
+def test_columns_returns_only_those_with_the_error_columns(spark: Any) -> None:
+    folder = str(AIBULB / "__consumer_offsets-0")
+    full = spark.read.format("kafka-log").options(decode="true", mode="permissive").load(folder)
+    some = (
+        spark.read.format("kafka-log")
+        .options(decode="true", mode="permissive", columns="decodedValue,offset,file")
+        .load(folder)
+    )
+    # The source's order, and the error columns whether named or not.
+    assert some.columns == ["offset", "file", "_error", "decodedValue", "_decode_error"]
+    assert sorted(map(tuple, some.collect())) == sorted(
+        map(tuple, full.select(some.columns).collect())
+    )
+    raw = spark.read.format("kafka-log").option("columns", "offset,headers").load(folder)
+    assert raw.columns == ["offset", "headers", "_error"]
+    assert raw.count() == full.count()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"decode": "true", "recordTypes": "OffsetCommit,Nope"}, r"recordTypes names \['Nope'\]"),
+        ({"recordTypes": "OffsetCommit"}, "recordTypes selects records to decode; add decode"),
+        ({"columns": "offset,nope"}, r"columns names \['nope'\], which this read does not have"),
+    ],
+)
+def test_unknown_record_types_and_columns_say_what_there_is(
+    spark: Any, options: dict[str, str], message: str
+) -> None:
+    folder = str(AIBULB / "__consumer_offsets-0")
+    with pytest.raises(Exception, match=message) as info:
+        spark.read.format("kafka-log").options(**options).load(folder).collect()
+    if "Nope" in message:
+        assert "GroupMetadata" in str(info.value)  # the names to use
+
+
+def test_a_record_that_fails_to_decode_names_its_topic_partition_and_offset(
+    spark: Any, tmp_path: Path
+) -> None:
+    from codegen.dumps import SegmentWriter
+
+    key = b"\x00\x01" + b"\x00\x01g" + b"\x00\x01t" + b"\x00\x00\x00\x00"  # OffsetCommitKey
+    (tmp_path / "__consumer_offsets-3").mkdir()
+    with SegmentWriter(tmp_path / "__consumer_offsets-3" / "00000000000000000000.log") as w:
+        w.write_batch([(key, b"\x00\x03\x00\x00"), (key, b"\x00\x03\x00")], base_offset=40)
+    reader = spark.read.format("kafka-log").options(decode="true", columns="decodedValue")
+    with pytest.raises(Exception, match="topic __consumer_offsets, partition 3, offset 40"):
+        reader.load(str(tmp_path)).collect()
