@@ -363,6 +363,37 @@ def test_column_builder_checks_what_it_is_given(native: ModuleType) -> None:
     assert count == 3 and builder.rows == 0
 
 
+def test_add_entries_stops_at_what_the_caller_reads(native: ModuleType) -> None:
+    """The C loop over entries takes plain v2 data batches only, and hands back the position
+    of anything else (read by the reference, for its rows and errors) or of a due flush."""
+    plain = _batch([(b"k", b"v")] * 3)
+    lz4 = _batch([(b"k", b"v")], codec=Codec.LZ4, base_offset=3)
+    control = encode_control_batch(ControlType.COMMIT, base_offset=4, producer_id=1)
+    flipped = bytearray(plain)
+    flipped[-2] ^= 1  # a value byte: the records parse, the CRC no longer matches
+    cut = plain[:-5]
+
+    def add(data: bytes, pos: int = 0, crc: bool = True, rows: int = 10000) -> tuple[int, int]:
+        """Where add_entries stops, and the rows it added."""
+        builder = native.ColumnBuilder(False)
+        end = builder.add_entries(data, pos, 0, crc, 1 << 30, 1 << 20, rows, 1 << 30, crc32c.crc32c)
+        return end, builder.rows
+
+    n = len(plain)
+    assert add(plain * 2) == (2 * n, 6)
+    for other in (lz4, control, bytes(flipped), cut, bytes(12)):
+        data = plain + other + plain
+        assert add(data) == (n, 3)
+        assert add(data, n + len(other)) == (len(data), 3)
+    assert add(bytes(flipped), crc=False) == (n, 3)  # as verifyCrc=false reads it
+    assert add(plain * 3, rows=4) == (2 * n, 6)  # after the batch that reaches 4 rows
+    builder = native.ColumnBuilder(False)
+    with pytest.raises(ValueError, match="outside"):
+        builder.add_entries(plain, len(plain) + 1, 0, True, 1, 1, 1, 1, crc32c.crc32c)
+    with pytest.raises(TypeError, match="9 arguments"):
+        builder.add_entries(plain, 0)
+
+
 def test_data_source_slices(native: ModuleType) -> None:
     """The kafka-log source's slices (a file split at entry boundaries) read through both loops
     give its raw schema, with the slice's topic, partition and file."""

@@ -37,6 +37,7 @@ except ModuleNotFoundError as exc:
     raise missing_extra("reading log segments as Arrow batches", "spark", exc) from None
 
 from codegen.dumps.batches import (
+    CRC32C,
     DEFAULT_MAX_BATCH_RECORDS,
     RECORD_BATCH_OVERHEAD,
     _open_v2,
@@ -44,7 +45,7 @@ from codegen.dumps.batches import (
     decode_entry_raw,
 )
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
-from codegen.dumps.model import RecordBatch, SegmentError, increment_sequence
+from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError, increment_sequence
 from codegen.dumps.segments import SegmentReader, _frames
 from codegen.runtime import backends
 
@@ -177,46 +178,81 @@ def _native_batches(
     max_records: int,
 ) -> Iterator[pa.RecordBatch]:
     builder = module.ColumnBuilder(headers)
-    malformed = module.MalformedRecords
     errors: list[tuple[int, str]] = []
-    for frame in _frames(data, name, max_size):
-        item: RecordBatch | tuple[RecordBatch, list[Any]] | SegmentError | None = None
-        if isinstance(frame, SegmentError):
-            item = frame
-        else:
-            pos, total = frame
-            entry = data[pos : pos + total]
-            if builder.nbytes > _FLUSH_BYTES:
-                yield _native_record_batch(builder.finish(), errors)
-                errors = []
-            # A v2 data batch: its records go to the C loop; anything else to the reference.
-            if total >= RECORD_BATCH_OVERHEAD and entry[16] == 2 and not entry[22] & 0x20:
-                try:
-                    opened = _open_v2(entry, name, pos, max_size, verify_crc, max_records)
-                except Exception:  # the reference's safety net reports it
-                    opened = None
-                if isinstance(opened, SegmentError):
-                    item = opened
-                elif opened is not None:
-                    _, records, first, last = opened
-                    try:
-                        builder.add_v2(entry, records, first, last, start + pos)
-                    except malformed:
-                        pass  # the reference says why
-                    else:
-                        item = opened[0]
-            if item is None:
-                item = _reference_rows(
-                    builder, entry, name, pos, start, headers, verify_crc, max_size, max_records
-                )
-        if isinstance(item, SegmentError):
-            errors.append((builder.rows, f"{item.kind}: {item.reason}"))
-            builder.add_error(item.base_offset, start + item.position)
-        if builder.rows >= batch_rows:
+    pos, end = 0, len(data)
+    while pos < end:
+        # The plain v2 data batches in C, up to an entry it leaves here or a full Arrow batch.
+        pos = builder.add_entries(
+            data, pos, start, verify_crc, max_size, max_records, batch_rows, _FLUSH_BYTES, CRC32C
+        )
+        if builder.rows >= batch_rows or builder.nbytes > _FLUSH_BYTES:
             yield _native_record_batch(builder.finish(), errors)
             errors = []
+        elif pos < end:
+            frame = next(_frames(data, name, max_size, pos))
+            error = _native_entry(
+                module,
+                builder,
+                frame,
+                data,
+                name,
+                start,
+                headers,
+                verify_crc,
+                max_size,
+                max_records,
+            )
+            if error is not None:
+                errors.append((builder.rows, f"{error.kind}: {error.reason}"))
+                builder.add_error(error.base_offset, start + error.position)
+            if isinstance(frame, SegmentError):
+                pos = frame.position + frame.size if frame.kind is ErrorKind.TOO_LARGE else end
+            else:
+                pos = frame[0] + frame[1]
+            if builder.rows >= batch_rows:
+                yield _native_record_batch(builder.finish(), errors)
+                errors = []
     if builder.rows:
         yield _native_record_batch(builder.finish(), errors)
+
+
+def _native_entry(
+    module: ModuleType,
+    builder: Any,
+    frame: tuple[int, int] | SegmentError,
+    data: bytes,
+    name: str,
+    start: int,
+    headers: bool,
+    verify_crc: bool,
+    max_size: int,
+    max_records: int,
+) -> SegmentError | None:
+    """One entry ``add_entries`` left: its rows added, or the error it makes."""
+    if isinstance(frame, SegmentError):
+        return frame
+    pos, total = frame
+    entry = data[pos : pos + total]
+    # A compressed v2 data batch: decompressed here, its records to the C loop.
+    if total >= RECORD_BATCH_OVERHEAD and entry[16] == 2 and not entry[22] & 0x20:
+        try:
+            opened = _open_v2(entry, name, pos, max_size, verify_crc, max_records)
+        except Exception:  # the reference's safety net reports it
+            opened = None
+        if isinstance(opened, SegmentError):
+            return opened
+        if opened is not None:
+            _, records, first, last = opened
+            try:
+                builder.add_v2(entry, records, first, last, start + pos)
+            except module.MalformedRecords:
+                pass  # the reference says why
+            else:
+                return None
+    item = _reference_rows(
+        builder, entry, name, pos, start, headers, verify_crc, max_size, max_records
+    )
+    return item if isinstance(item, SegmentError) else None
 
 
 def _reference_rows(

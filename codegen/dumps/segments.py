@@ -134,10 +134,12 @@ def _all_zero(data: _Buffer, start: int, end: int) -> bool:
     return True
 
 
-def _frames(data: _Buffer, file: str, max_size: int) -> Iterator[tuple[int, int] | SegmentError]:
-    """Yield ``(position, size)`` of every complete entry, or the framing errors."""
+def _frames(
+    data: _Buffer, file: str, max_size: int, pos: int = 0
+) -> Iterator[tuple[int, int] | SegmentError]:
+    """Yield ``(position, size)`` of every complete entry from ``pos`` on, or the framing
+    errors (all but TOO_LARGE end the framing)."""
     n = len(data)
-    pos = 0
     while pos < n:
         rem = n - pos
         if rem < LOG_OVERHEAD:

@@ -1004,6 +1004,103 @@ done:
     return out;
 }
 
+static Py_ssize_t Columns_nbytes(const Columns *C) {
+    Py_ssize_t n = 0;
+    for (int i = 0; i < N_COLS; i++) n += C->cols[i].data.len;
+    return n;
+}
+
+/* The entry's stored CRC-32C matches crc32c(entry[21:]) (the function the pure loop calls). */
+static int crc_matches(PyObject *crc32c, const unsigned char *e, Py_ssize_t total) {
+    PyObject *view = PyMemoryView_FromMemory((char *)e + 21, total - 21, PyBUF_READ);
+    if (!view) return -1;
+    PyObject *computed = PyObject_CallOneArg(crc32c, view);
+    Py_DECREF(view);
+    if (!computed) return -1;
+    unsigned long value = PyLong_AsUnsignedLong(computed);
+    Py_DECREF(computed);
+    if (value == (unsigned long)-1 && PyErr_Occurred()) return -1;
+    return value == (uint32_t)be32(e + 17);
+}
+
+/* add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows,
+   flush_bytes, crc32c) -> pos: the plain v2 data batches of data from pos on, with the checks
+   of the segment reader's framing and _open_v2. It stops before the first entry that is
+   anything else (a framing error, a legacy entry, a control or compressed batch, a bad count
+   or CRC, records that do not parse: the caller reads that one as the pure loop does), before
+   an entry when flush_bytes of column data are held, and after the entry that brings the rows
+   to batch_rows; it returns where it stopped. */
+static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError,
+                        "add_entries(data, pos, position_base, verify_crc, max_size, "
+                        "max_records, batch_rows, flush_bytes, crc32c) takes 9 arguments");
+        return NULL;
+    }
+    int64_t pos, base, max_size, max_records, batch_rows, flush_bytes;
+    if (as_int64(args[1], &pos) < 0 || as_int64(args[2], &base) < 0 ||
+        as_int64(args[4], &max_size) < 0 || as_int64(args[5], &max_records) < 0 ||
+        as_int64(args[6], &batch_rows) < 0 || as_int64(args[7], &flush_bytes) < 0)
+        return NULL;
+    int verify_crc = PyObject_IsTrue(args[3]);
+    if (verify_crc < 0) return NULL;
+    PyObject *crc32c = args[8];
+    Py_buffer data;
+    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *d = data.buf;
+    const Py_ssize_t n = data.len;
+    Parsed *recs = NULL;
+    Py_ssize_t cap = 0;
+    PyObject *out = NULL;
+    if (pos < 0 || pos > n) {
+        PyErr_Format(PyExc_ValueError, "add_entries: position %lld outside %zd bytes",
+                     (long long)pos, n);
+        goto done;
+    }
+    while (pos < n && Columns_nbytes(C) <= flush_bytes && !Columns_full(C)) {
+        const unsigned char *e = d + pos;
+        const Py_ssize_t rem = n - (Py_ssize_t)pos;
+        if (rem < 12) break;
+        const int32_t size = be32(e + 8);
+        if (size < 14 || size > rem - 12 || size > max_size) break; /* framing: the reader's */
+        const Py_ssize_t total = 12 + (Py_ssize_t)size;
+        if (total < 61 || e[16] != 2 || (e[22] & 0x20) || (e[22] & 0x07)) break;
+        const int32_t count = be32(e + 57);
+        if (count < 0 || count > (total - 61) / 7 || count > max_size / 7 || count > max_records)
+            break;
+        int crc_ok = crc_matches(crc32c, e, total);
+        if (crc_ok < 0) goto done;
+        if (verify_crc && !crc_ok) break;
+        if (count > cap) {
+            Parsed *more = PyMem_Realloc(recs, (size_t)count * sizeof(Parsed));
+            if (!more) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            recs = more;
+            cap = count;
+        }
+        if (parse(e, 61, total, count, recs, 0) < 0) {
+            if (!PyErr_ExceptionMatches(MalformedRecords)) goto done;
+            PyErr_Clear(); /* the caller's reference read says why */
+            break;
+        }
+        Mark m;
+        mark_save(C, &m);
+        if (put_v2(C, e, recs, count, base + pos) < 0) {
+            mark_restore(C, &m);
+            goto done;
+        }
+        pos += total;
+        if (C->rows >= batch_rows) break;
+    }
+    if (!PyErr_Occurred()) out = PyLong_FromLongLong(pos);
+done:
+    PyMem_Free(recs);
+    PyBuffer_Release(&data);
+    return out;
+}
+
 static int opt_int64(PyObject *o, int *valid, int64_t *v) {
     *valid = o != Py_None;
     *v = 0;
@@ -1212,9 +1309,7 @@ static PyObject *Columns_finish(Columns *C, PyObject *unused) {
 static PyObject *Columns_get_rows(Columns *C, void *closure) { return PyLong_FromSsize_t(C->rows); }
 
 static PyObject *Columns_get_nbytes(Columns *C, void *closure) {
-    Py_ssize_t n = 0;
-    for (int i = 0; i < N_COLS; i++) n += C->cols[i].data.len;
-    return PyLong_FromSsize_t(n);
+    return PyLong_FromSsize_t(Columns_nbytes(C));
 }
 
 static PyObject *Columns_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -1243,6 +1338,10 @@ static void Columns_dealloc(Columns *C) {
 }
 
 static PyMethodDef Columns_methods[] = {
+    {"add_entries", (PyCFunction)(void (*)(void))Columns_add_entries, METH_FASTCALL,
+     "add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows, "
+     "flush_bytes, crc32c) -> pos: the plain v2 data batches from pos on, up to the first "
+     "entry the caller must read, or until an Arrow batch is due."},
     {"add_v2", (PyCFunction)(void (*)(void))Columns_add_v2, METH_FASTCALL,
      "add_v2(entry, records, start, end, position): the records of a v2 data batch; "
      "MalformedRecords (nothing added) when they do not parse."},
