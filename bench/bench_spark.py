@@ -16,7 +16,11 @@ One run, ``local[2]``:
 2. Data source: the same records as log segments through ``kafka-log`` vs from Parquet (raw read,
    and read + ``decode_consumer_offsets``), and ``kafka-log`` decoding inline
    (``decode=true``); the ``kafka-log`` reads run with the native columnar record loop and with
-   the pure one (``recordLoop=pure``, the loop before the native one).
+   the pure one (``recordLoop=pure``, the loop before the native one). ``kafka-log`` decoding
+   just what the JVM UDF returns (``recordTypes=OffsetCommit``, ``columns=decodedKey,
+   decodedValue``) is timed against the JVM UDF with our full schema, and each decoded read
+   against its floor: a data source that hands Spark the same batches ready-made (Arrow IPC
+   files written beforehand) with no work.
 3. Scale: 1 M, 4 M, 16 M records (Parquet files repeated) through our UDFs, and the same sizes
    as log segments (the segments repeated) through ``kafka-log`` with ``decode=true``: time per
    record, and the driver's memory (Python RSS and JVM heap used) after each size.
@@ -38,11 +42,12 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -213,6 +218,63 @@ def timed(jobs: dict[str, Callable[[], None]], runs: int, jvm_pid: int) -> dict[
     }
 
 
+class ReadyBatches(DataSource):
+    """``ready-batches``: the Arrow IPC files of a folder, one input partition each, handed to
+    Spark as they are (the floor of any Python data source with that output)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "ready-batches"
+
+    def schema(self) -> Any:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        first = sorted(Path(self.options["path"]).glob("*.arrow"))[0]
+        with pa.memory_map(str(first)) as src:
+            return from_arrow_schema(pa.ipc.open_file(src).schema)
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return ReadyBatchesReader(self.options["path"])
+
+
+class IpcFile(InputPartition):
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+
+class ReadyBatchesReader(DataSourceReader):
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def partitions(self) -> list[InputPartition]:
+        return [IpcFile(str(f)) for f in sorted(Path(self.folder).glob("*.arrow"))]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, IpcFile)
+        with pa.memory_map(partition.path) as src:
+            reader = pa.ipc.open_file(src)
+            for i in range(reader.num_record_batches):
+                yield reader.get_batch(i)
+
+
+def write_ready(folder: Path, segments: Path, options: dict[str, str]) -> Path:
+    """What ``kafka-log`` with ``options`` reads from ``segments``, as one IPC file per input
+    partition (made by the source's own reader, so the batches are the same)."""
+    from spark_udfs.datasource import KafkaLogDataSource
+
+    if folder.exists():
+        return folder
+    folder.mkdir(parents=True)
+    reader = KafkaLogDataSource({"path": str(segments), **options}).reader(None)
+    for k, part in enumerate(reader.partitions()):
+        batches = list(reader.read(part))
+        path = str(folder / f"{k:04d}.arrow")
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, batches[0].schema) as out:
+            for rb in batches:
+                out.write_batch(rb)
+    return folder
+
+
 def bridge_probe(name: str, sample: bytes) -> Any:
     """An ``arrow_udf`` returning ready-made structs of message ``name`` (no decoding)."""
     from pyspark.sql.functions import arrow_udf
@@ -362,12 +424,29 @@ def main() -> None:
             return spark.read.format("kafka-log").options(**options).load(str(segments))
 
         raw = kafka_log(includeHeaders="false")
+        # What the JVM UDF returns: the OffsetCommit key and value.
+        like_udf = {
+            "decode": "consumer_offsets",
+            "recordtypes": "OffsetCommit",
+            "columns": "decodedKey,decodedValue",
+        }
+        spark.dataSource.register(ReadyBatches)
+        ready = {
+            name: spark.read.format("ready-batches").load(
+                str(write_ready(work / f"ready-{name}-{args.rows}", segments, options))
+            )
+            for name, options in (("decode", {"decode": "true"}), ("like-udf", like_udf))
+        }
         src = {
             "kafka-log raw": raw,
             "kafka-log raw, pure record loop": kafka_log(includeHeaders="false", recordLoop="pure"),
             "kafka-log raw with headers": kafka_log(),
             "kafka-log decode=true": kafka_log(decode="true"),
             "kafka-log decode=true, pure record loop": kafka_log(decode="true", recordLoop="pure"),
+            "ready batches of decode=true (no work)": ready["decode"],
+            "kafka-log decode, the UDF's columns": kafka_log(**like_udf),
+            "ready batches of the UDF's columns (no work)": ready["like-udf"],
+            "JVM UDF on Parquet, our full schema": variants["JVM UDF, our full schema"],
             "parquet raw": df,
             "kafka-log + decode_consumer_offsets": K.decode_consumer_offsets(raw),
             "parquet + decode_consumer_offsets": K.decode_consumer_offsets(df),
@@ -376,6 +455,18 @@ def main() -> None:
         results["source"] = timed({k: noop(v) for k, v in src.items()}, args.runs, jvm_pid)
         for name, res in results["source"].items():
             say(f"  {name}: {describe(res)}")
+        t = {k: v["median_s"] for k, v in results["source"].items()}
+        results["source_ratios"] = {
+            "udf_columns_vs_jvm_udf": t["kafka-log decode, the UDF's columns"]
+            / t["JVM UDF on Parquet, our full schema"],
+            "udf_columns_vs_ready": t["kafka-log decode, the UDF's columns"]
+            / t["ready batches of the UDF's columns (no work)"],
+            "decode_true_vs_ready": t["kafka-log decode=true"]
+            / t["ready batches of decode=true (no work)"],
+            "decode_true_vs_jvm_udf": t["kafka-log decode=true"]
+            / t["JVM UDF on Parquet, our full schema"],
+        }
+        say(f"ratios: {results['source_ratios']}")
 
     if not args.skip_scale:
         results["scale"] = {}
