@@ -67,6 +67,15 @@ def compiled_native(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str],
     return compile_module
 
 
+@pytest.fixture(scope="session")
+def records_module(compiled_native: Callable[[str], ModuleType]) -> ModuleType:
+    """The native record loop (``_records``), compiled for this session, and the engine it
+    imports: compiled too, unless a test has loaded one already."""
+    if "codegen.native._engine" not in sys.modules:
+        compiled_native("_engine")
+    return compiled_native("_records")
+
+
 class OracleCoverage:
     """What the Kafka differential tests compared."""
 

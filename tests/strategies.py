@@ -19,6 +19,7 @@ see the oracle tests), so ``records_json_safe=True`` limits them to empty (or nu
 from __future__ import annotations
 
 import copy
+import math
 import struct
 import sys
 import uuid
@@ -231,6 +232,22 @@ def json_view(obj: Any, message: Message, version: int) -> Any:
 
     _walk(out, message.root, version, visit)
     return out
+
+
+def comparable_json(value: Any) -> Any:
+    """A JSON tree compared as JSON: bool is not a number; 1.0 and 1 are the same number."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        if value.is_integer() and math.copysign(1.0, value) > 0:
+            return ("n", int(value))
+        return ("n", value)
+    if isinstance(value, int):
+        return ("n", value)
+    if isinstance(value, list):
+        return [comparable_json(v) for v in value]
+    assert isinstance(value, dict)
+    return {k: comparable_json(v) for k, v in value.items()}
 
 
 def has_unknown_tags(obj: Any, message: Message, version: int) -> bool:

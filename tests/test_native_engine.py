@@ -19,7 +19,6 @@ them instead, so a build machine cannot lose the native tests silently.
 from __future__ import annotations
 
 import importlib.util
-import os
 import struct
 import sys
 import uuid
@@ -30,29 +29,17 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from corpus import NATIVE_SHAPES, corpus_settings, native_corpora, native_params
+from hypothesis import given
 from hypothesis import strategies as st
 from strategies import instances
 
-from codegen.emit import load_messages
 from codegen.ir import Message
 from codegen.native_tables import FORMAT_VERSION, MessageTable, message_table
 from codegen.runtime import NO_TAGS, DecodeError, KafkaStruct, UnknownTags
 from codegen.runtime.backends import native_readers
 
-ROOT = Path(__file__).resolve().parent.parent
-SHAPES = ROOT / "tests" / "native_shapes"  # not under tests/cases: no golden files
-EXAMPLES = int(os.environ.get("SPECGEN_NATIVE_EXAMPLES", "8"))
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    database=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.large_base_example,
-    ],
-)
+SETTINGS = corpus_settings("SPECGEN_NATIVE_EXAMPLES", 8)
 
 # ------------------------------------------------------------------------------ the engine
 
@@ -82,32 +69,19 @@ class Pair:
         return message_table(self.message, self.version)
 
 
-SHIPPED = load_messages([ROOT / "message_specs"])
-SHAPES_MESSAGES = load_messages([SHAPES])
-PAIRS = [
-    pytest.param("shipped", m.name, v, id=f"{m.name}/v{v}")
-    for m in SHIPPED
-    for v in m.valid_versions.versions()
-] + [
-    pytest.param("shapes", m.name, v, id=f"shapes/{m.name}/v{v}")
-    for m in SHAPES_MESSAGES
-    for v in m.valid_versions.versions()
-]
+PAIRS = native_params()
 
 
 @pytest.fixture(scope="session")
 def shapes_package(codec_package: Callable[[str, list[Path]], ModuleType]) -> ModuleType:
-    return codec_package("native_shapes_codecs", [SHAPES])
+    return codec_package("native_shapes_codecs", [NATIVE_SHAPES])
 
 
 @pytest.fixture(scope="session")
 def pairs(shapes_package: ModuleType) -> Callable[[str, str, int], Pair]:
     import generated
 
-    by_name = {
-        "shipped": {m.name: m for m in SHIPPED},
-        "shapes": {m.name: m for m in SHAPES_MESSAGES},
-    }
+    by_name = {c: {m.name: m for m in messages} for c, messages in native_corpora().items()}
 
     def pair(corpus: str, name: str, version: int) -> Pair:
         message = by_name[corpus][name]
