@@ -142,6 +142,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 CODEC_TESTS = {
     "test_arrow_columnar.py",
     "test_backends.py",
+    "test_buffers.py",
     "test_dumps_fast_path.py",
     "test_dumps_records.py",
     "test_encode_checks.py",

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from codegen.dumps.coordinator import record_types
 from codegen.ir import INTEGER_RANGES, Field, FieldType, Message, Struct
-from codegen.runtime import KafkaStruct
+from codegen.runtime import NO_TAGS, KafkaStruct, UnknownTags
 
 MAX_STRING_BYTES = 0x7FFF
 # 16383 two-byte characters and one ASCII letter: exactly the 32767-byte limit.
@@ -248,6 +248,28 @@ def comparable_json(value: Any) -> Any:
         return [comparable_json(v) for v in value]
     assert isinstance(value, dict)
     return {k: comparable_json(v) for k, v in value.items()}
+
+
+def exact_form(value: Any) -> Any:
+    """A comparable form of a decoded value: exact types, float bits (NaN included), dict order,
+    every slot, and whether unknown tags are the shared ``NO_TAGS``."""
+    if isinstance(value, KafkaStruct):
+        slots: tuple[str, ...] = type(value).__slots__
+        return (type(value).__qualname__, tuple((s, exact_form(getattr(value, s))) for s in slots))
+    if isinstance(value, list):
+        return ("list", tuple(exact_form(v) for v in value))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(exact_form(v) for v in value))
+    if isinstance(value, UnknownTags):
+        pairs = tuple((tag, exact_form(raw)) for tag, raw in value.pairs)
+        return ("UnknownTags", pairs, value is NO_TAGS)
+    if isinstance(value, dict):
+        return ("dict", tuple((k, exact_form(v)) for k, v in value.items()))
+    if isinstance(value, float):
+        return ("float", struct.pack(">d", value))
+    if isinstance(value, uuid.UUID):
+        return ("uuid", value.int, value.is_safe)
+    return (type(value).__name__, value)
 
 
 def has_unknown_tags(obj: Any, message: Message, version: int) -> bool:

@@ -19,9 +19,7 @@ them instead, so a build machine cannot lose the native tests silently.
 from __future__ import annotations
 
 import importlib.util
-import struct
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +30,11 @@ import pytest
 from corpus import NATIVE_SHAPES, corpus_settings, native_corpora, native_params
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import instances
+from strategies import exact_form, instances
 
 from codegen.ir import Message
 from codegen.native_tables import FORMAT_VERSION, MessageTable, message_table
-from codegen.runtime import NO_TAGS, DecodeError, KafkaStruct, UnknownTags
+from codegen.runtime import DecodeError, KafkaStruct
 from codegen.runtime.backends import native_readers
 
 SETTINGS = corpus_settings("SPECGEN_NATIVE_EXAMPLES", 8)
@@ -109,26 +107,6 @@ def native_row_reader(engine: ModuleType, pair: Pair) -> Any:
 # ------------------------------------------------------------------------------ comparing
 
 
-def canonical(value: Any) -> Any:
-    """A comparable form: exact types, float bits (NaN included), dict order, every slot."""
-    if isinstance(value, KafkaStruct):
-        slots: tuple[str, ...] = type(value).__slots__
-        return (type(value).__qualname__, tuple((s, canonical(getattr(value, s))) for s in slots))
-    if isinstance(value, list):
-        return ("list", tuple(canonical(v) for v in value))
-    if isinstance(value, tuple):
-        return ("tuple", tuple(canonical(v) for v in value))
-    if isinstance(value, UnknownTags):
-        return ("UnknownTags", value.pairs, value is NO_TAGS)
-    if isinstance(value, dict):
-        return ("dict", tuple((k, canonical(v)) for k, v in value.items()))
-    if isinstance(value, float):
-        return ("float", struct.pack(">d", value))
-    if isinstance(value, uuid.UUID):
-        return ("uuid", value.int, value.is_safe)
-    return (type(value).__name__, value)
-
-
 def error_view(exc: DecodeError) -> tuple[Any, ...]:
     return (type(exc), exc.reason, exc.field, exc.offset, exc.message, exc.version, str(exc))
 
@@ -138,7 +116,7 @@ def read_outcome(read: Callable[[bytes, int], tuple[Any, int]], buf: bytes, at: 
         obj, end = read(buf, at)
     except DecodeError as exc:
         return ("error", *error_view(exc))
-    return ("ok", canonical(obj), end)
+    return ("ok", exact_form(obj), end)
 
 
 def decode_outcome(decode: Callable[[bytes], Any], data: bytes) -> Any:
@@ -146,7 +124,7 @@ def decode_outcome(decode: Callable[[bytes], Any], data: bytes) -> Any:
         obj = decode(data)
     except DecodeError as exc:
         return ("error", *error_view(exc))
-    return ("ok", canonical(obj))
+    return ("ok", exact_form(obj))
 
 
 def assert_same(pair: Pair, native: Any, data: bytes, at: int = 0, rows: Any = None) -> Any:
