@@ -67,8 +67,12 @@ class AbortTransactionRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_AbortTransactionRecord_v0(buf: bytes, o: int) -> tuple[AbortTransactionRecord, int]:
+def _read_AbortTransactionRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[AbortTransactionRecord, int]:
     """Read AbortTransactionRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(AbortTransactionRecord)
     try:
         tags_left = buf[o]
@@ -135,8 +139,10 @@ def _read_AbortTransactionRecord_v0(buf: bytes, o: int) -> tuple[AbortTransactio
     return self, o
 
 
-def _row_AbortTransactionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_AbortTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read AbortTransactionRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_reason: Any
     try:
         tags_left = buf[o]

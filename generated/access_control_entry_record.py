@@ -158,8 +158,12 @@ class AccessControlEntryRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControlEntryRecord, int]:
+def _read_AccessControlEntryRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[AccessControlEntryRecord, int]:
     """Read AccessControlEntryRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(AccessControlEntryRecord)
     try:
         (u_id, self.resource_type) = _S_ub_unpack(buf, o)
@@ -272,8 +276,10 @@ def _read_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[AccessControl
     return self, o
 
 
-def _row_AccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_AccessControlEntryRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read AccessControlEntryRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_id: Any
     r_resource_type: Any
     r_resource_name: Any

@@ -67,8 +67,12 @@ class BeginTransactionRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_BeginTransactionRecord_v0(buf: bytes, o: int) -> tuple[BeginTransactionRecord, int]:
+def _read_BeginTransactionRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[BeginTransactionRecord, int]:
     """Read BeginTransactionRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(BeginTransactionRecord)
     try:
         tags_left = buf[o]
@@ -135,8 +139,10 @@ def _read_BeginTransactionRecord_v0(buf: bytes, o: int) -> tuple[BeginTransactio
     return self, o
 
 
-def _row_BeginTransactionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_BeginTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read BeginTransactionRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_name: Any
     try:
         tags_left = buf[o]

@@ -168,9 +168,11 @@ class BrokerRegistrationChangeRecord(_rt.KafkaMessage):
 
 
 def _read_BrokerRegistrationChangeRecord_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[BrokerRegistrationChangeRecord, int]:
     """Read BrokerRegistrationChangeRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -230,8 +232,12 @@ def _read_BrokerRegistrationChangeRecord_v0(
     return self, o
 
 
-def _row_BrokerRegistrationChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_BrokerRegistrationChangeRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read BrokerRegistrationChangeRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -328,9 +334,11 @@ def _write_BrokerRegistrationChangeRecord_v0(
 
 
 def _read_BrokerRegistrationChangeRecord_v1(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[BrokerRegistrationChangeRecord, int]:
     """Read BrokerRegistrationChangeRecord at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -406,8 +414,12 @@ def _read_BrokerRegistrationChangeRecord_v1(
     return self, o
 
 
-def _row_BrokerRegistrationChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_BrokerRegistrationChangeRecord_v1(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read BrokerRegistrationChangeRecord at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -527,9 +539,11 @@ def _write_BrokerRegistrationChangeRecord_v1(
 
 
 def _read_BrokerRegistrationChangeRecord_v2(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[BrokerRegistrationChangeRecord, int]:
     """Read BrokerRegistrationChangeRecord at version 2."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -642,8 +656,12 @@ def _read_BrokerRegistrationChangeRecord_v2(
     return self, o
 
 
-def _row_BrokerRegistrationChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_BrokerRegistrationChangeRecord_v2(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read BrokerRegistrationChangeRecord at version 2 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -818,9 +836,11 @@ def _write_BrokerRegistrationChangeRecord_v2(
 
 
 def _read_BrokerRegistrationChangeRecord_v3(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[BrokerRegistrationChangeRecord, int]:
     """Read BrokerRegistrationChangeRecord at version 3."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -970,8 +990,12 @@ def _read_BrokerRegistrationChangeRecord_v3(
     return self, o
 
 
-def _row_BrokerRegistrationChangeRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_BrokerRegistrationChangeRecord_v3(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read BrokerRegistrationChangeRecord at version 3 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any

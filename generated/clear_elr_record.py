@@ -67,8 +67,10 @@ class ClearElrRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_ClearElrRecord_v0(buf: bytes, o: int) -> tuple[ClearElrRecord, int]:
+def _read_ClearElrRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ClearElrRecord, int]:
     """Read ClearElrRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ClearElrRecord)
     try:
         n = buf[o]
@@ -120,8 +122,10 @@ def _read_ClearElrRecord_v0(buf: bytes, o: int) -> tuple[ClearElrRecord, int]:
     return self, o
 
 
-def _row_ClearElrRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ClearElrRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ClearElrRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topic_name: Any
     try:
         n = buf[o]

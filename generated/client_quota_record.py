@@ -346,8 +346,10 @@ def _write_EntityData_v0(self: EntityData, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, int]:
+def _read_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ClientQuotaRecord, int]:
     """Read ClientQuotaRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ClientQuotaRecord)
     try:
         n = buf[o]
@@ -504,8 +506,10 @@ def _read_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[ClientQuotaRecord, i
     return self, o
 
 
-def _row_ClientQuotaRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ClientQuotaRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_entity: Any
     r_key: Any
     r_value: Any

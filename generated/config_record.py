@@ -103,8 +103,10 @@ class ConfigRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_ConfigRecord_v0(buf: bytes, o: int) -> tuple[ConfigRecord, int]:
+def _read_ConfigRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ConfigRecord, int]:
     """Read ConfigRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConfigRecord)
     try:
         (self.resource_type,) = _S_b_unpack(buf, o)
@@ -207,8 +209,10 @@ def _read_ConfigRecord_v0(buf: bytes, o: int) -> tuple[ConfigRecord, int]:
     return self, o
 
 
-def _row_ConfigRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConfigRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ConfigRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_resource_type: Any
     r_resource_name: Any
     r_name: Any

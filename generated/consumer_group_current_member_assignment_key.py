@@ -93,9 +93,11 @@ class ConsumerGroupCurrentMemberAssignmentKey(_rt.KafkaMessage):
 
 
 def _read_ConsumerGroupCurrentMemberAssignmentKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupCurrentMemberAssignmentKey, int]:
     """Read ConsumerGroupCurrentMemberAssignmentKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupCurrentMemberAssignmentKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -132,9 +134,11 @@ def _read_ConsumerGroupCurrentMemberAssignmentKey_v0(
 
 
 def _row_ConsumerGroupCurrentMemberAssignmentKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupCurrentMemberAssignmentKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     r_member_id: Any
     try:

@@ -487,9 +487,11 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
 
 
 def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupCurrentMemberAssignmentValue, int]:
     """Read ConsumerGroupCurrentMemberAssignmentValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupCurrentMemberAssignmentValue)
     try:
         (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib_unpack(buf, o)
@@ -579,9 +581,11 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
 
 
 def _row_ConsumerGroupCurrentMemberAssignmentValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupCurrentMemberAssignmentValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_member_epoch: Any
     r_previous_member_epoch: Any
     r_state: Any

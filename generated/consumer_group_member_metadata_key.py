@@ -85,9 +85,11 @@ class ConsumerGroupMemberMetadataKey(_rt.KafkaMessage):
 
 
 def _read_ConsumerGroupMemberMetadataKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupMemberMetadataKey, int]:
     """Read ConsumerGroupMemberMetadataKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupMemberMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -123,8 +125,12 @@ def _read_ConsumerGroupMemberMetadataKey_v0(
     return self, o
 
 
-def _row_ConsumerGroupMemberMetadataKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerGroupMemberMetadataKey_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupMemberMetadataKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     r_member_id: Any
     try:

@@ -765,9 +765,11 @@ def _write_ClassicMemberMetadata_v0(self: ClassicMemberMetadata, out: list[bytes
 
 
 def _read_ConsumerGroupMemberMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupMemberMetadataValue, int]:
     """Read ConsumerGroupMemberMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupMemberMetadataValue)
     try:
         n = buf[o]
@@ -1012,8 +1014,12 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
     return self, o
 
 
-def _row_ConsumerGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerGroupMemberMetadataValue_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupMemberMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_instance_id: Any
     r_rack_id: Any
     r_client_id: Any

@@ -70,8 +70,12 @@ class ConsumerGroupMetadataKey(_rt.KafkaMessage):
         return self
 
 
-def _read_ConsumerGroupMetadataKey_v0(buf: bytes, o: int) -> tuple[ConsumerGroupMetadataKey, int]:
+def _read_ConsumerGroupMetadataKey_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[ConsumerGroupMetadataKey, int]:
     """Read ConsumerGroupMetadataKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -92,8 +96,10 @@ def _read_ConsumerGroupMetadataKey_v0(buf: bytes, o: int) -> tuple[ConsumerGroup
     return self, o
 
 
-def _row_ConsumerGroupMetadataKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerGroupMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupMetadataKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

@@ -91,9 +91,11 @@ class ConsumerGroupMetadataValue(_rt.KafkaMessage):
 
 
 def _read_ConsumerGroupMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupMetadataValue, int]:
     """Read ConsumerGroupMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupMetadataValue)
     try:
         (self.epoch,) = _S_i_unpack(buf, o)
@@ -150,8 +152,10 @@ def _read_ConsumerGroupMetadataValue_v0(
     return self, o
 
 
-def _row_ConsumerGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerGroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_epoch: Any
     r_metadata_hash: Any
     try:

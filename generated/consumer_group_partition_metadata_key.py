@@ -71,9 +71,11 @@ class ConsumerGroupPartitionMetadataKey(_rt.KafkaMessage):
 
 
 def _read_ConsumerGroupPartitionMetadataKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupPartitionMetadataKey, int]:
     """Read ConsumerGroupPartitionMetadataKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupPartitionMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -94,8 +96,12 @@ def _read_ConsumerGroupPartitionMetadataKey_v0(
     return self, o
 
 
-def _row_ConsumerGroupPartitionMetadataKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerGroupPartitionMetadataKey_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupPartitionMetadataKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

@@ -644,9 +644,11 @@ def _write_TopicMetadata_v0(self: TopicMetadata, out: list[bytes]) -> None:
 
 
 def _read_ConsumerGroupPartitionMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupPartitionMetadataValue, int]:
     """Read ConsumerGroupPartitionMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupPartitionMetadataValue)
     try:
         n = buf[o]
@@ -702,8 +704,12 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
     return self, o
 
 
-def _row_ConsumerGroupPartitionMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerGroupPartitionMetadataValue_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupPartitionMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topics: Any
     try:
         n = buf[o]

@@ -89,9 +89,11 @@ class ConsumerGroupRegularExpressionKey(_rt.KafkaMessage):
 
 
 def _read_ConsumerGroupRegularExpressionKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupRegularExpressionKey, int]:
     """Read ConsumerGroupRegularExpressionKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupRegularExpressionKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -127,8 +129,12 @@ def _read_ConsumerGroupRegularExpressionKey_v0(
     return self, o
 
 
-def _row_ConsumerGroupRegularExpressionKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerGroupRegularExpressionKey_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupRegularExpressionKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     r_regular_expression: Any
     try:

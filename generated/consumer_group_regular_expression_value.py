@@ -118,9 +118,11 @@ class ConsumerGroupRegularExpressionValue(_rt.KafkaMessage):
 
 
 def _read_ConsumerGroupRegularExpressionValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupRegularExpressionValue, int]:
     """Read ConsumerGroupRegularExpressionValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupRegularExpressionValue)
     try:
         n = buf[o]
@@ -203,8 +205,12 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
     return self, o
 
 
-def _row_ConsumerGroupRegularExpressionValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerGroupRegularExpressionValue_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupRegularExpressionValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topics: Any
     r_version: Any
     r_timestamp: Any

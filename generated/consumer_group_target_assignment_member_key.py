@@ -89,9 +89,11 @@ class ConsumerGroupTargetAssignmentMemberKey(_rt.KafkaMessage):
 
 
 def _read_ConsumerGroupTargetAssignmentMemberKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupTargetAssignmentMemberKey, int]:
     """Read ConsumerGroupTargetAssignmentMemberKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupTargetAssignmentMemberKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -128,9 +130,11 @@ def _read_ConsumerGroupTargetAssignmentMemberKey_v0(
 
 
 def _row_ConsumerGroupTargetAssignmentMemberKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupTargetAssignmentMemberKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     r_member_id: Any
     try:

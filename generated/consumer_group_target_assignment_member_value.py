@@ -282,9 +282,11 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
 
 
 def _read_ConsumerGroupTargetAssignmentMemberValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupTargetAssignmentMemberValue, int]:
     """Read ConsumerGroupTargetAssignmentMemberValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupTargetAssignmentMemberValue)
     try:
         n = buf[o]
@@ -341,9 +343,11 @@ def _read_ConsumerGroupTargetAssignmentMemberValue_v0(
 
 
 def _row_ConsumerGroupTargetAssignmentMemberValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupTargetAssignmentMemberValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topic_partitions: Any
     try:
         n = buf[o]

@@ -75,9 +75,11 @@ class ConsumerGroupTargetAssignmentMetadataKey(_rt.KafkaMessage):
 
 
 def _read_ConsumerGroupTargetAssignmentMetadataKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupTargetAssignmentMetadataKey, int]:
     """Read ConsumerGroupTargetAssignmentMetadataKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupTargetAssignmentMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -99,9 +101,11 @@ def _read_ConsumerGroupTargetAssignmentMetadataKey_v0(
 
 
 def _row_ConsumerGroupTargetAssignmentMetadataKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupTargetAssignmentMetadataKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

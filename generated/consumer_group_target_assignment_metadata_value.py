@@ -101,9 +101,11 @@ class ConsumerGroupTargetAssignmentMetadataValue(_rt.KafkaMessage):
 
 
 def _read_ConsumerGroupTargetAssignmentMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerGroupTargetAssignmentMetadataValue, int]:
     """Read ConsumerGroupTargetAssignmentMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerGroupTargetAssignmentMetadataValue)
     try:
         (self.assignment_epoch,) = _S_i_unpack(buf, o)
@@ -161,9 +163,11 @@ def _read_ConsumerGroupTargetAssignmentMetadataValue_v0(
 
 
 def _row_ConsumerGroupTargetAssignmentMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerGroupTargetAssignmentMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_assignment_epoch: Any
     r_assignment_timestamp: Any
     try:

@@ -238,9 +238,11 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
 
 
 def _read_ConsumerProtocolAssignment_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerProtocolAssignment, int]:
     """Read ConsumerProtocolAssignment at versions 0, 1, 2, 3."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerProtocolAssignment)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -282,8 +284,10 @@ def _read_ConsumerProtocolAssignment_v0(
     return self, o
 
 
-def _row_ConsumerProtocolAssignment_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerProtocolAssignment_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerProtocolAssignment at versions 0, 1, 2, 3 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_assigned_partitions: Any
     r_user_data: Any
     try:

@@ -302,9 +302,11 @@ def _write_TopicPartition_v1(self: TopicPartition, out: list[bytes]) -> None:
 
 
 def _read_ConsumerProtocolSubscription_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerProtocolSubscription, int]:
     """Read ConsumerProtocolSubscription at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -364,8 +366,10 @@ def _read_ConsumerProtocolSubscription_v0(
     return self, o
 
 
-def _row_ConsumerProtocolSubscription_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerProtocolSubscription_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerProtocolSubscription at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topics: Any
     r_user_data: Any
     try:
@@ -454,9 +458,11 @@ def _write_ConsumerProtocolSubscription_v0(
 
 
 def _read_ConsumerProtocolSubscription_v1(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerProtocolSubscription, int]:
     """Read ConsumerProtocolSubscription at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -536,8 +542,10 @@ def _read_ConsumerProtocolSubscription_v1(
     return self, o
 
 
-def _row_ConsumerProtocolSubscription_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerProtocolSubscription_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerProtocolSubscription at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topics: Any
     r_user_data: Any
     r_owned_partitions: Any
@@ -661,9 +669,11 @@ def _write_ConsumerProtocolSubscription_v1(
 
 
 def _read_ConsumerProtocolSubscription_v2(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerProtocolSubscription, int]:
     """Read ConsumerProtocolSubscription at version 2."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -748,8 +758,10 @@ def _read_ConsumerProtocolSubscription_v2(
     return self, o
 
 
-def _row_ConsumerProtocolSubscription_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerProtocolSubscription_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerProtocolSubscription at version 2 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topics: Any
     r_user_data: Any
     r_owned_partitions: Any
@@ -884,9 +896,11 @@ def _write_ConsumerProtocolSubscription_v2(
 
 
 def _read_ConsumerProtocolSubscription_v3(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ConsumerProtocolSubscription, int]:
     """Read ConsumerProtocolSubscription at version 3."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -988,8 +1002,10 @@ def _read_ConsumerProtocolSubscription_v3(
     return self, o
 
 
-def _row_ConsumerProtocolSubscription_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ConsumerProtocolSubscription_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ConsumerProtocolSubscription at version 3 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topics: Any
     r_user_data: Any
     r_owned_partitions: Any

@@ -163,8 +163,10 @@ class DelegationTokenRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenRecord, int]:
+def _read_DelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[DelegationTokenRecord, int]:
     """Read DelegationTokenRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(DelegationTokenRecord)
     try:
         n = buf[o]
@@ -314,8 +316,10 @@ def _read_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[DelegationTokenR
     return self, o
 
 
-def _row_DelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_DelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read DelegationTokenRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_owner: Any
     r_requester: Any
     r_renewers: Any

@@ -55,8 +55,10 @@ class EndTransactionRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_EndTransactionRecord_v0(buf: bytes, o: int) -> tuple[EndTransactionRecord, int]:
+def _read_EndTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[EndTransactionRecord, int]:
     """Read EndTransactionRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(EndTransactionRecord)
     try:
         tags_left = buf[o]
@@ -87,8 +89,10 @@ def _read_EndTransactionRecord_v0(buf: bytes, o: int) -> tuple[EndTransactionRec
     return self, o
 
 
-def _row_EndTransactionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_EndTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read EndTransactionRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     try:
         tags_left = buf[o]
     except IndexError:

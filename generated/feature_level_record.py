@@ -81,8 +81,10 @@ class FeatureLevelRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_FeatureLevelRecord_v0(buf: bytes, o: int) -> tuple[FeatureLevelRecord, int]:
+def _read_FeatureLevelRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[FeatureLevelRecord, int]:
     """Read FeatureLevelRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(FeatureLevelRecord)
     try:
         n = buf[o]
@@ -140,8 +142,10 @@ def _read_FeatureLevelRecord_v0(buf: bytes, o: int) -> tuple[FeatureLevelRecord,
     return self, o
 
 
-def _row_FeatureLevelRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_FeatureLevelRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read FeatureLevelRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_name: Any
     r_feature_level: Any
     try:

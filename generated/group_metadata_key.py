@@ -70,8 +70,10 @@ class GroupMetadataKey(_rt.KafkaMessage):
         return self
 
 
-def _read_GroupMetadataKey_v0(buf: bytes, o: int) -> tuple[GroupMetadataKey, int]:
+def _read_GroupMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[GroupMetadataKey, int]:
     """Read GroupMetadataKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(GroupMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -92,8 +94,10 @@ def _read_GroupMetadataKey_v0(buf: bytes, o: int) -> tuple[GroupMetadataKey, int
     return self, o
 
 
-def _row_GroupMetadataKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_GroupMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read GroupMetadataKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group: Any
     try:
         (n,) = _S_h_unpack(buf, o)

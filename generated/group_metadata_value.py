@@ -1348,8 +1348,10 @@ def _write_MemberMetadata_v4(self: MemberMetadata, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue, int]:
+def _read_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[GroupMetadataValue, int]:
     """Read GroupMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -1508,8 +1510,10 @@ def _read_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     return self, o
 
 
-def _row_GroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read GroupMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -1731,8 +1735,10 @@ def _write_GroupMetadataValue_v0(self: GroupMetadataValue, out: list[bytes]) -> 
         _rt.no_unknown_tags(self.unknown_tags)
 
 
-def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue, int]:
+def _read_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[GroupMetadataValue, int]:
     """Read GroupMetadataValue at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -1894,8 +1900,10 @@ def _read_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     return self, o
 
 
-def _row_GroupMetadataValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read GroupMetadataValue at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -2122,8 +2130,10 @@ def _write_GroupMetadataValue_v1(self: GroupMetadataValue, out: list[bytes]) -> 
         _rt.no_unknown_tags(self.unknown_tags)
 
 
-def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue, int]:
+def _read_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[GroupMetadataValue, int]:
     """Read GroupMetadataValue at version 2."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -2284,8 +2294,10 @@ def _read_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     return self, o
 
 
-def _row_GroupMetadataValue_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read GroupMetadataValue at version 2 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -2523,8 +2535,10 @@ def _write_GroupMetadataValue_v2(self: GroupMetadataValue, out: list[bytes]) -> 
         _rt.no_unknown_tags(self.unknown_tags)
 
 
-def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue, int]:
+def _read_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[GroupMetadataValue, int]:
     """Read GroupMetadataValue at version 3."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -2702,8 +2716,10 @@ def _read_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     return self, o
 
 
-def _row_GroupMetadataValue_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read GroupMetadataValue at version 3 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -2960,8 +2976,10 @@ def _write_GroupMetadataValue_v3(self: GroupMetadataValue, out: list[bytes]) -> 
         _rt.no_unknown_tags(self.unknown_tags)
 
 
-def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue, int]:
+def _read_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[GroupMetadataValue, int]:
     """Read GroupMetadataValue at version 4."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(GroupMetadataValue)
     try:
         n = buf[o]
@@ -3256,8 +3274,10 @@ def _read_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[GroupMetadataValue,
     return self, o
 
 
-def _row_GroupMetadataValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read GroupMetadataValue at version 4 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any

@@ -82,8 +82,10 @@ class KRaftVersionRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_KRaftVersionRecord_v0(buf: bytes, o: int) -> tuple[KRaftVersionRecord, int]:
+def _read_KRaftVersionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[KRaftVersionRecord, int]:
     """Read KRaftVersionRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(KRaftVersionRecord)
     try:
         (self.version, self.k_raft_version) = _S_hh_unpack(buf, o)
@@ -120,8 +122,10 @@ def _read_KRaftVersionRecord_v0(buf: bytes, o: int) -> tuple[KRaftVersionRecord,
     return self, o
 
 
-def _row_KRaftVersionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_KRaftVersionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read KRaftVersionRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_version: Any
     r_k_raft_version: Any
     try:

@@ -357,8 +357,10 @@ def _write_Voter_v1(self: Voter, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessage, int]:
+def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChangeMessage, int]:
     """Read LeaderChangeMessage at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(LeaderChangeMessage)
     try:
         (self.version, self.leader_id) = _S_hi_unpack(buf, o)
@@ -521,8 +523,10 @@ def _read_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[LeaderChangeMessag
     return self, o
 
 
-def _row_LeaderChangeMessage_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read LeaderChangeMessage at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_version: Any
     r_leader_id: Any
     r_voters: Any
@@ -747,8 +751,10 @@ def _write_LeaderChangeMessage_v0(self: LeaderChangeMessage, out: list[bytes]) -
         out.append(b"\x00")
 
 
-def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessage, int]:
+def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChangeMessage, int]:
     """Read LeaderChangeMessage at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(LeaderChangeMessage)
     try:
         (self.version, self.leader_id) = _S_hi_unpack(buf, o)
@@ -915,8 +921,10 @@ def _read_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[LeaderChangeMessag
     return self, o
 
 
-def _row_LeaderChangeMessage_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read LeaderChangeMessage at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_version: Any
     r_leader_id: Any
     r_voters: Any

@@ -100,8 +100,10 @@ class LegacyOffsetCommitKey(_rt.KafkaMessage):
         return self
 
 
-def _read_LegacyOffsetCommitKey_v0(buf: bytes, o: int) -> tuple[LegacyOffsetCommitKey, int]:
+def _read_LegacyOffsetCommitKey_v0(buf: _rt.BytesLike, o: int) -> tuple[LegacyOffsetCommitKey, int]:
     """Read LegacyOffsetCommitKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(LegacyOffsetCommitKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -143,8 +145,10 @@ def _read_LegacyOffsetCommitKey_v0(buf: bytes, o: int) -> tuple[LegacyOffsetComm
     return self, o
 
 
-def _row_LegacyOffsetCommitKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_LegacyOffsetCommitKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read LegacyOffsetCommitKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group: Any
     r_topic: Any
     r_partition: Any

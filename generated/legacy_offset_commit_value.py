@@ -114,8 +114,12 @@ class LegacyOffsetCommitValue(_rt.KafkaMessage):
         return self
 
 
-def _read_LegacyOffsetCommitValue_v0(buf: bytes, o: int) -> tuple[LegacyOffsetCommitValue, int]:
+def _read_LegacyOffsetCommitValue_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[LegacyOffsetCommitValue, int]:
     """Read LegacyOffsetCommitValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(LegacyOffsetCommitValue)
     try:
         (self.offset, n) = _S_qh_unpack(buf, o)
@@ -142,8 +146,10 @@ def _read_LegacyOffsetCommitValue_v0(buf: bytes, o: int) -> tuple[LegacyOffsetCo
     return self, o
 
 
-def _row_LegacyOffsetCommitValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_LegacyOffsetCommitValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read LegacyOffsetCommitValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_offset: Any
     r_metadata: Any
     r_commit_timestamp: Any

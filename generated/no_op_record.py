@@ -55,8 +55,10 @@ class NoOpRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_NoOpRecord_v0(buf: bytes, o: int) -> tuple[NoOpRecord, int]:
+def _read_NoOpRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[NoOpRecord, int]:
     """Read NoOpRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(NoOpRecord)
     try:
         tags_left = buf[o]
@@ -87,8 +89,10 @@ def _read_NoOpRecord_v0(buf: bytes, o: int) -> tuple[NoOpRecord, int]:
     return self, o
 
 
-def _row_NoOpRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_NoOpRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read NoOpRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     try:
         tags_left = buf[o]
     except IndexError:

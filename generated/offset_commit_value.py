@@ -160,8 +160,10 @@ class OffsetCommitValue(_rt.KafkaMessage):
         return self
 
 
-def _read_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[OffsetCommitValue, int]:
+def _read_OffsetCommitValue_v0(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommitValue, int]:
     """Read OffsetCommitValue at versions 0, 2."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, n) = _S_qh_unpack(buf, o)
@@ -191,8 +193,10 @@ def _read_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     return self, o
 
 
-def _row_OffsetCommitValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_OffsetCommitValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read OffsetCommitValue at versions 0, 2 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_offset: Any
     r_metadata: Any
     r_commit_timestamp: Any
@@ -239,8 +243,10 @@ def _write_OffsetCommitValue_v0(self: OffsetCommitValue, out: list[bytes]) -> No
         _rt.no_unknown_tags(self.unknown_tags)
 
 
-def _read_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[OffsetCommitValue, int]:
+def _read_OffsetCommitValue_v1(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommitValue, int]:
     """Read OffsetCommitValue at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, n) = _S_qh_unpack(buf, o)
@@ -269,8 +275,10 @@ def _read_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     return self, o
 
 
-def _row_OffsetCommitValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_OffsetCommitValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read OffsetCommitValue at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_offset: Any
     r_metadata: Any
     r_commit_timestamp: Any
@@ -328,8 +336,10 @@ def _write_OffsetCommitValue_v1(self: OffsetCommitValue, out: list[bytes]) -> No
         _rt.no_unknown_tags(self.unknown_tags)
 
 
-def _read_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[OffsetCommitValue, int]:
+def _read_OffsetCommitValue_v3(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommitValue, int]:
     """Read OffsetCommitValue at version 3."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, self.leader_epoch, n) = _S_qih_unpack(buf, o)
@@ -360,8 +370,10 @@ def _read_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     return self, o
 
 
-def _row_OffsetCommitValue_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_OffsetCommitValue_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read OffsetCommitValue at version 3 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_offset: Any
     r_leader_epoch: Any
     r_metadata: Any
@@ -413,8 +425,10 @@ def _write_OffsetCommitValue_v3(self: OffsetCommitValue, out: list[bytes]) -> No
         _rt.no_unknown_tags(self.unknown_tags)
 
 
-def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, int]:
+def _read_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommitValue, int]:
     """Read OffsetCommitValue at version 4."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, self.leader_epoch) = _S_qi_unpack(buf, o)
@@ -498,8 +512,10 @@ def _read_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[OffsetCommitValue, i
     return self, o
 
 
-def _row_OffsetCommitValue_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read OffsetCommitValue at version 4 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_offset: Any
     r_leader_epoch: Any
     r_metadata: Any

@@ -285,8 +285,10 @@ class PartitionChangeRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeRecord, int]:
+def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionChangeRecord, int]:
     """Read PartitionChangeRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(PartitionChangeRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -482,8 +484,10 @@ def _read_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[PartitionChangeR
     return self, o
 
 
-def _row_PartitionChangeRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read PartitionChangeRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_partition_id: Any
     r_topic_id: Any
     r_isr: Any
@@ -806,8 +810,10 @@ def _write_PartitionChangeRecord_v0(self: PartitionChangeRecord, out: list[bytes
         out.append(b"\x00")
 
 
-def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeRecord, int]:
+def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionChangeRecord, int]:
     """Read PartitionChangeRecord at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(PartitionChangeRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -1042,8 +1048,10 @@ def _read_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[PartitionChangeR
     return self, o
 
 
-def _row_PartitionChangeRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read PartitionChangeRecord at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_partition_id: Any
     r_topic_id: Any
     r_isr: Any
@@ -1428,8 +1436,10 @@ def _write_PartitionChangeRecord_v1(self: PartitionChangeRecord, out: list[bytes
         out.append(b"\x00")
 
 
-def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeRecord, int]:
+def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionChangeRecord, int]:
     """Read PartitionChangeRecord at version 2."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(PartitionChangeRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -1722,8 +1732,10 @@ def _read_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[PartitionChangeR
     return self, o
 
 
-def _row_PartitionChangeRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read PartitionChangeRecord at version 2 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_partition_id: Any
     r_topic_id: Any
     r_isr: Any

@@ -296,8 +296,10 @@ class PartitionRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
+def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecord, int]:
     """Read PartitionRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(PartitionRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -442,8 +444,10 @@ def _read_PartitionRecord_v0(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     return self, o
 
 
-def _row_PartitionRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read PartitionRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_partition_id: Any
     r_topic_id: Any
     r_replicas: Any
@@ -692,8 +696,10 @@ def _write_PartitionRecord_v0(self: PartitionRecord, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
+def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecord, int]:
     """Read PartitionRecord at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(PartitionRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -866,8 +872,10 @@ def _read_PartitionRecord_v1(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     return self, o
 
 
-def _row_PartitionRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read PartitionRecord at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_partition_id: Any
     r_topic_id: Any
     r_replicas: Any
@@ -1159,8 +1167,10 @@ def _write_PartitionRecord_v1(self: PartitionRecord, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
+def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecord, int]:
     """Read PartitionRecord at version 2."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(PartitionRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -1391,8 +1401,10 @@ def _read_PartitionRecord_v2(buf: bytes, o: int) -> tuple[PartitionRecord, int]:
     return self, o
 
 
-def _row_PartitionRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read PartitionRecord at version 2 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_partition_id: Any
     r_topic_id: Any
     r_replicas: Any

@@ -101,8 +101,10 @@ class ProducerIdsRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[ProducerIdsRecord, int]:
+def _read_ProducerIdsRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ProducerIdsRecord, int]:
     """Read ProducerIdsRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ProducerIdsRecord)
     try:
         (self.broker_id, self.broker_epoch, self.next_producer_id) = _S_iqq_unpack(buf, o)
@@ -141,8 +143,10 @@ def _read_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[ProducerIdsRecord, i
     return self, o
 
 
-def _row_ProducerIdsRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ProducerIdsRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ProducerIdsRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_broker_epoch: Any
     r_next_producer_id: Any

@@ -713,8 +713,10 @@ def _write_BrokerEndpoint_v0(self: BrokerEndpoint, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRecord, int]:
+def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterBrokerRecord, int]:
     """Read RegisterBrokerRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq_unpack(buf, o)
@@ -984,8 +986,10 @@ def _read_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     return self, o
 
 
-def _row_RegisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read RegisterBrokerRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_incarnation_id: Any
     r_broker_epoch: Any
@@ -1353,8 +1357,10 @@ def _write_RegisterBrokerRecord_v0(self: RegisterBrokerRecord, out: list[bytes])
         out.append(b"\x00")
 
 
-def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRecord, int]:
+def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterBrokerRecord, int]:
     """Read RegisterBrokerRecord at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq_unpack(buf, o)
@@ -1623,8 +1629,10 @@ def _read_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     return self, o
 
 
-def _row_RegisterBrokerRecord_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read RegisterBrokerRecord at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_incarnation_id: Any
     r_broker_epoch: Any
@@ -1993,8 +2001,10 @@ def _write_RegisterBrokerRecord_v1(self: RegisterBrokerRecord, out: list[bytes])
         out.append(b"\x00")
 
 
-def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRecord, int]:
+def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterBrokerRecord, int]:
     """Read RegisterBrokerRecord at version 2."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
@@ -2271,8 +2281,10 @@ def _read_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     return self, o
 
 
-def _row_RegisterBrokerRecord_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read RegisterBrokerRecord at version 2 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_is_migrating_zk_broker: Any
     r_incarnation_id: Any
@@ -2658,8 +2670,10 @@ def _write_RegisterBrokerRecord_v2(self: RegisterBrokerRecord, out: list[bytes])
         out.append(b"\x00")
 
 
-def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRecord, int]:
+def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterBrokerRecord, int]:
     """Read RegisterBrokerRecord at version 3."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
@@ -2973,8 +2987,10 @@ def _read_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     return self, o
 
 
-def _row_RegisterBrokerRecord_v3(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read RegisterBrokerRecord at version 3 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_is_migrating_zk_broker: Any
     r_incarnation_id: Any
@@ -3416,8 +3432,10 @@ def _write_RegisterBrokerRecord_v3(self: RegisterBrokerRecord, out: list[bytes])
         out.append(b"\x00")
 
 
-def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRecord, int]:
+def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterBrokerRecord, int]:
     """Read RegisterBrokerRecord at version 4."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
@@ -3768,8 +3786,10 @@ def _read_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[RegisterBrokerRec
     return self, o
 
 
-def _row_RegisterBrokerRecord_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read RegisterBrokerRecord at version 4 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_is_migrating_zk_broker: Any
     r_incarnation_id: Any

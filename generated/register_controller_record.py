@@ -607,8 +607,12 @@ def _write_ControllerEndpoint_v0(self: ControllerEndpoint, out: list[bytes]) -> 
         out.append(b"\x00")
 
 
-def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterControllerRecord, int]:
+def _read_RegisterControllerRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[RegisterControllerRecord, int]:
     """Read RegisterControllerRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RegisterControllerRecord)
     try:
         (self.controller_id, u_incarnation_id, self.zk_migration_ready) = _S_iuz_unpack(buf, o)
@@ -839,8 +843,10 @@ def _read_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[RegisterContr
     return self, o
 
 
-def _row_RegisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read RegisterControllerRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_controller_id: Any
     r_incarnation_id: Any
     r_zk_migration_ready: Any

@@ -71,9 +71,11 @@ class RemoveAccessControlEntryRecord(_rt.KafkaMessage):
 
 
 def _read_RemoveAccessControlEntryRecord_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[RemoveAccessControlEntryRecord, int]:
     """Read RemoveAccessControlEntryRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RemoveAccessControlEntryRecord)
     try:
         (u_id,) = _S_u_unpack(buf, o)
@@ -111,8 +113,12 @@ def _read_RemoveAccessControlEntryRecord_v0(
     return self, o
 
 
-def _row_RemoveAccessControlEntryRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RemoveAccessControlEntryRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read RemoveAccessControlEntryRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_id: Any
     try:
         (u_id,) = _S_u_unpack(buf, o)

@@ -68,9 +68,11 @@ class RemoveDelegationTokenRecord(_rt.KafkaMessage):
 
 
 def _read_RemoveDelegationTokenRecord_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[RemoveDelegationTokenRecord, int]:
     """Read RemoveDelegationTokenRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RemoveDelegationTokenRecord)
     try:
         n = buf[o]
@@ -122,8 +124,10 @@ def _read_RemoveDelegationTokenRecord_v0(
     return self, o
 
 
-def _row_RemoveDelegationTokenRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RemoveDelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read RemoveDelegationTokenRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_token_id: Any
     try:
         n = buf[o]

@@ -70,8 +70,10 @@ class RemoveTopicRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_RemoveTopicRecord_v0(buf: bytes, o: int) -> tuple[RemoveTopicRecord, int]:
+def _read_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RemoveTopicRecord, int]:
     """Read RemoveTopicRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RemoveTopicRecord)
     try:
         (u_topic_id,) = _S_u_unpack(buf, o)
@@ -109,8 +111,10 @@ def _read_RemoveTopicRecord_v0(buf: bytes, o: int) -> tuple[RemoveTopicRecord, i
     return self, o
 
 
-def _row_RemoveTopicRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read RemoveTopicRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topic_id: Any
     try:
         (u_topic_id,) = _S_u_unpack(buf, o)

@@ -84,9 +84,11 @@ class RemoveUserScramCredentialRecord(_rt.KafkaMessage):
 
 
 def _read_RemoveUserScramCredentialRecord_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[RemoveUserScramCredentialRecord, int]:
     """Read RemoveUserScramCredentialRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(RemoveUserScramCredentialRecord)
     try:
         n = buf[o]
@@ -144,8 +146,12 @@ def _read_RemoveUserScramCredentialRecord_v0(
     return self, o
 
 
-def _row_RemoveUserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_RemoveUserScramCredentialRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read RemoveUserScramCredentialRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_name: Any
     r_mechanism: Any
     try:

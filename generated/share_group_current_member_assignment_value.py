@@ -335,9 +335,11 @@ def _write_TopicPartitions_v0(self: TopicPartitions, out: list[bytes]) -> None:
 
 
 def _read_ShareGroupCurrentMemberAssignmentValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ShareGroupCurrentMemberAssignmentValue, int]:
     """Read ShareGroupCurrentMemberAssignmentValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareGroupCurrentMemberAssignmentValue)
     try:
         (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib_unpack(buf, o)
@@ -402,9 +404,11 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
 
 
 def _row_ShareGroupCurrentMemberAssignmentValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ShareGroupCurrentMemberAssignmentValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_member_epoch: Any
     r_previous_member_epoch: Any
     r_state: Any

@@ -114,9 +114,11 @@ class ShareGroupMemberMetadataValue(_rt.KafkaMessage):
 
 
 def _read_ShareGroupMemberMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ShareGroupMemberMetadataValue, int]:
     """Read ShareGroupMemberMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareGroupMemberMetadataValue)
     try:
         n = buf[o]
@@ -259,8 +261,12 @@ def _read_ShareGroupMemberMetadataValue_v0(
     return self, o
 
 
-def _row_ShareGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ShareGroupMemberMetadataValue_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read ShareGroupMemberMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_rack_id: Any
     r_client_id: Any
     r_client_host: Any

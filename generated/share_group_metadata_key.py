@@ -70,8 +70,10 @@ class ShareGroupMetadataKey(_rt.KafkaMessage):
         return self
 
 
-def _read_ShareGroupMetadataKey_v0(buf: bytes, o: int) -> tuple[ShareGroupMetadataKey, int]:
+def _read_ShareGroupMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareGroupMetadataKey, int]:
     """Read ShareGroupMetadataKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareGroupMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -92,8 +94,10 @@ def _read_ShareGroupMetadataKey_v0(buf: bytes, o: int) -> tuple[ShareGroupMetada
     return self, o
 
 
-def _row_ShareGroupMetadataKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ShareGroupMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ShareGroupMetadataKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

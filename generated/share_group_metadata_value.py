@@ -88,8 +88,12 @@ class ShareGroupMetadataValue(_rt.KafkaMessage):
         return self
 
 
-def _read_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[ShareGroupMetadataValue, int]:
+def _read_ShareGroupMetadataValue_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[ShareGroupMetadataValue, int]:
     """Read ShareGroupMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareGroupMetadataValue)
     try:
         (self.epoch, self.metadata_hash) = _S_iq_unpack(buf, o)
@@ -126,8 +130,10 @@ def _read_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[ShareGroupMeta
     return self, o
 
 
-def _row_ShareGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ShareGroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ShareGroupMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_epoch: Any
     r_metadata_hash: Any
     try:

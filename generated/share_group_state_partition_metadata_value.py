@@ -581,9 +581,11 @@ def _write_TopicPartitionsInfo_v0(self: TopicPartitionsInfo, out: list[bytes]) -
 
 
 def _read_ShareGroupStatePartitionMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ShareGroupStatePartitionMetadataValue, int]:
     """Read ShareGroupStatePartitionMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareGroupStatePartitionMetadataValue)
     try:
         n = buf[o]
@@ -751,9 +753,11 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
 
 
 def _row_ShareGroupStatePartitionMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ShareGroupStatePartitionMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_initializing_topics: Any
     r_initialized_topics: Any
     r_deleting_topics: Any

@@ -280,9 +280,11 @@ def _write_TopicPartition_v0(self: TopicPartition, out: list[bytes]) -> None:
 
 
 def _read_ShareGroupTargetAssignmentMemberValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ShareGroupTargetAssignmentMemberValue, int]:
     """Read ShareGroupTargetAssignmentMemberValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareGroupTargetAssignmentMemberValue)
     try:
         n = buf[o]
@@ -339,9 +341,11 @@ def _read_ShareGroupTargetAssignmentMemberValue_v0(
 
 
 def _row_ShareGroupTargetAssignmentMemberValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ShareGroupTargetAssignmentMemberValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_topic_partitions: Any
     try:
         n = buf[o]

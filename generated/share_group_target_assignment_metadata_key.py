@@ -71,9 +71,11 @@ class ShareGroupTargetAssignmentMetadataKey(_rt.KafkaMessage):
 
 
 def _read_ShareGroupTargetAssignmentMetadataKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ShareGroupTargetAssignmentMetadataKey, int]:
     """Read ShareGroupTargetAssignmentMetadataKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareGroupTargetAssignmentMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -95,9 +97,11 @@ def _read_ShareGroupTargetAssignmentMetadataKey_v0(
 
 
 def _row_ShareGroupTargetAssignmentMetadataKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ShareGroupTargetAssignmentMetadataKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

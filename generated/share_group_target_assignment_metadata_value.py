@@ -101,9 +101,11 @@ class ShareGroupTargetAssignmentMetadataValue(_rt.KafkaMessage):
 
 
 def _read_ShareGroupTargetAssignmentMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[ShareGroupTargetAssignmentMetadataValue, int]:
     """Read ShareGroupTargetAssignmentMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareGroupTargetAssignmentMetadataValue)
     try:
         (self.assignment_epoch,) = _S_i_unpack(buf, o)
@@ -161,9 +163,11 @@ def _read_ShareGroupTargetAssignmentMetadataValue_v0(
 
 
 def _row_ShareGroupTargetAssignmentMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read ShareGroupTargetAssignmentMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_assignment_epoch: Any
     r_assignment_timestamp: Any
     try:

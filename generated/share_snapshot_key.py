@@ -103,8 +103,10 @@ class ShareSnapshotKey(_rt.KafkaMessage):
         return self
 
 
-def _read_ShareSnapshotKey_v0(buf: bytes, o: int) -> tuple[ShareSnapshotKey, int]:
+def _read_ShareSnapshotKey_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareSnapshotKey, int]:
     """Read ShareSnapshotKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareSnapshotKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -132,8 +134,10 @@ def _read_ShareSnapshotKey_v0(buf: bytes, o: int) -> tuple[ShareSnapshotKey, int
     return self, o
 
 
-def _row_ShareSnapshotKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ShareSnapshotKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ShareSnapshotKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     r_topic_id: Any
     r_partition: Any

@@ -368,8 +368,10 @@ def _write_StateBatch_v0(self: StateBatch, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue, int]:
+def _read_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareSnapshotValue, int]:
     """Read ShareSnapshotValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareSnapshotValue)
     try:
         (
@@ -520,8 +522,10 @@ def _read_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[ShareSnapshotValue,
     return self, o
 
 
-def _row_ShareSnapshotValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ShareSnapshotValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_snapshot_epoch: Any
     r_state_epoch: Any
     r_leader_epoch: Any

@@ -103,8 +103,10 @@ class ShareUpdateKey(_rt.KafkaMessage):
         return self
 
 
-def _read_ShareUpdateKey_v0(buf: bytes, o: int) -> tuple[ShareUpdateKey, int]:
+def _read_ShareUpdateKey_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareUpdateKey, int]:
     """Read ShareUpdateKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareUpdateKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -132,8 +134,10 @@ def _read_ShareUpdateKey_v0(buf: bytes, o: int) -> tuple[ShareUpdateKey, int]:
     return self, o
 
 
-def _row_ShareUpdateKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ShareUpdateKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ShareUpdateKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     r_topic_id: Any
     r_partition: Any

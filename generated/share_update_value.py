@@ -317,8 +317,10 @@ def _write_StateBatch_v0(self: StateBatch, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[ShareUpdateValue, int]:
+def _read_ShareUpdateValue_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareUpdateValue, int]:
     """Read ShareUpdateValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ShareUpdateValue)
     try:
         (self.snapshot_epoch, self.leader_epoch, self.start_offset) = _S_iiq_unpack(buf, o)
@@ -453,8 +455,10 @@ def _read_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[ShareUpdateValue, int
     return self, o
 
 
-def _row_ShareUpdateValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ShareUpdateValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ShareUpdateValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_snapshot_epoch: Any
     r_leader_epoch: Any
     r_start_offset: Any

@@ -67,8 +67,10 @@ class SnapshotFooterRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_SnapshotFooterRecord_v0(buf: bytes, o: int) -> tuple[SnapshotFooterRecord, int]:
+def _read_SnapshotFooterRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[SnapshotFooterRecord, int]:
     """Read SnapshotFooterRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(SnapshotFooterRecord)
     try:
         (self.version,) = _S_h_unpack(buf, o)
@@ -105,8 +107,10 @@ def _read_SnapshotFooterRecord_v0(buf: bytes, o: int) -> tuple[SnapshotFooterRec
     return self, o
 
 
-def _row_SnapshotFooterRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_SnapshotFooterRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read SnapshotFooterRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_version: Any
     try:
         (r_version,) = _S_h_unpack(buf, o)

@@ -86,8 +86,10 @@ class SnapshotHeaderRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[SnapshotHeaderRecord, int]:
+def _read_SnapshotHeaderRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[SnapshotHeaderRecord, int]:
     """Read SnapshotHeaderRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(SnapshotHeaderRecord)
     try:
         (self.version, self.last_contained_log_timestamp) = _S_hq_unpack(buf, o)
@@ -126,8 +128,10 @@ def _read_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[SnapshotHeaderRec
     return self, o
 
 
-def _row_SnapshotHeaderRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_SnapshotHeaderRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read SnapshotHeaderRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_version: Any
     r_last_contained_log_timestamp: Any
     try:

@@ -619,9 +619,11 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
 
 
 def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[StreamsGroupCurrentMemberAssignmentValue, int]:
     """Read StreamsGroupCurrentMemberAssignmentValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(StreamsGroupCurrentMemberAssignmentValue)
     try:
         (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib_unpack(buf, o)
@@ -811,9 +813,11 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
 
 
 def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read StreamsGroupCurrentMemberAssignmentValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_member_epoch: Any
     r_previous_member_epoch: Any
     r_state: Any

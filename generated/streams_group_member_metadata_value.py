@@ -579,9 +579,11 @@ def _write_Endpoint_v0(self: Endpoint, out: list[bytes]) -> None:
 
 
 def _read_StreamsGroupMemberMetadataValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[StreamsGroupMemberMetadataValue, int]:
     """Read StreamsGroupMemberMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(StreamsGroupMemberMetadataValue)
     try:
         n = buf[o]
@@ -841,8 +843,12 @@ def _read_StreamsGroupMemberMetadataValue_v0(
     return self, o
 
 
-def _row_StreamsGroupMemberMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_StreamsGroupMemberMetadataValue_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[tuple[Any, ...], int]:
     """Read StreamsGroupMemberMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_instance_id: Any
     r_rack_id: Any
     r_client_id: Any

@@ -70,8 +70,12 @@ class StreamsGroupMetadataKey(_rt.KafkaMessage):
         return self
 
 
-def _read_StreamsGroupMetadataKey_v0(buf: bytes, o: int) -> tuple[StreamsGroupMetadataKey, int]:
+def _read_StreamsGroupMetadataKey_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[StreamsGroupMetadataKey, int]:
     """Read StreamsGroupMetadataKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(StreamsGroupMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -92,8 +96,10 @@ def _read_StreamsGroupMetadataKey_v0(buf: bytes, o: int) -> tuple[StreamsGroupMe
     return self, o
 
 
-def _row_StreamsGroupMetadataKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_StreamsGroupMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read StreamsGroupMetadataKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

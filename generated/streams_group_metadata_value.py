@@ -391,8 +391,12 @@ def _write_LastAssignmentConfig_v0(self: LastAssignmentConfig, out: list[bytes])
         out.append(b"\x00")
 
 
-def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroupMetadataValue, int]:
+def _read_StreamsGroupMetadataValue_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[StreamsGroupMetadataValue, int]:
     """Read StreamsGroupMetadataValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(StreamsGroupMetadataValue)
     try:
         (self.epoch, self.metadata_hash) = _S_iq_unpack(buf, o)
@@ -613,8 +617,10 @@ def _read_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
     return self, o
 
 
-def _row_StreamsGroupMetadataValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_StreamsGroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read StreamsGroupMetadataValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_epoch: Any
     r_metadata_hash: Any
     r_validated_topology_epoch: Any

@@ -87,9 +87,11 @@ class StreamsGroupTargetAssignmentMemberKey(_rt.KafkaMessage):
 
 
 def _read_StreamsGroupTargetAssignmentMemberKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[StreamsGroupTargetAssignmentMemberKey, int]:
     """Read StreamsGroupTargetAssignmentMemberKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(StreamsGroupTargetAssignmentMemberKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -126,9 +128,11 @@ def _read_StreamsGroupTargetAssignmentMemberKey_v0(
 
 
 def _row_StreamsGroupTargetAssignmentMemberKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read StreamsGroupTargetAssignmentMemberKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     r_member_id: Any
     try:

@@ -355,9 +355,11 @@ def _write_TaskIds_v0(self: TaskIds, out: list[bytes]) -> None:
 
 
 def _read_StreamsGroupTargetAssignmentMemberValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[StreamsGroupTargetAssignmentMemberValue, int]:
     """Read StreamsGroupTargetAssignmentMemberValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(StreamsGroupTargetAssignmentMemberValue)
     try:
         n = buf[o]
@@ -464,9 +466,11 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
 
 
 def _row_StreamsGroupTargetAssignmentMemberValue_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read StreamsGroupTargetAssignmentMemberValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_active_tasks: Any
     r_standby_tasks: Any
     r_warmup_tasks: Any

@@ -75,9 +75,11 @@ class StreamsGroupTargetAssignmentMetadataKey(_rt.KafkaMessage):
 
 
 def _read_StreamsGroupTargetAssignmentMetadataKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[StreamsGroupTargetAssignmentMetadataKey, int]:
     """Read StreamsGroupTargetAssignmentMetadataKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(StreamsGroupTargetAssignmentMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -99,9 +101,11 @@ def _read_StreamsGroupTargetAssignmentMetadataKey_v0(
 
 
 def _row_StreamsGroupTargetAssignmentMetadataKey_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[tuple[Any, ...], int]:
     """Read StreamsGroupTargetAssignmentMetadataKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

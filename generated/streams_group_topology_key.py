@@ -70,8 +70,12 @@ class StreamsGroupTopologyKey(_rt.KafkaMessage):
         return self
 
 
-def _read_StreamsGroupTopologyKey_v0(buf: bytes, o: int) -> tuple[StreamsGroupTopologyKey, int]:
+def _read_StreamsGroupTopologyKey_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[StreamsGroupTopologyKey, int]:
     """Read StreamsGroupTopologyKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(StreamsGroupTopologyKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -92,8 +96,10 @@ def _read_StreamsGroupTopologyKey_v0(buf: bytes, o: int) -> tuple[StreamsGroupTo
     return self, o
 
 
-def _row_StreamsGroupTopologyKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_StreamsGroupTopologyKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read StreamsGroupTopologyKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

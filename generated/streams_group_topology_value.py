@@ -1904,8 +1904,12 @@ def _write_Subtopology_v0(self: Subtopology, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[StreamsGroupTopologyValue, int]:
+def _read_StreamsGroupTopologyValue_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[StreamsGroupTopologyValue, int]:
     """Read StreamsGroupTopologyValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(StreamsGroupTopologyValue)
     try:
         (self.epoch,) = _S_i_unpack(buf, o)
@@ -1967,8 +1971,10 @@ def _read_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[StreamsGroup
     return self, o
 
 
-def _row_StreamsGroupTopologyValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_StreamsGroupTopologyValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read StreamsGroupTopologyValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_epoch: Any
     r_subtopologies: Any
     try:

@@ -82,8 +82,10 @@ class TopicRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_TopicRecord_v0(buf: bytes, o: int) -> tuple[TopicRecord, int]:
+def _read_TopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[TopicRecord, int]:
     """Read TopicRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(TopicRecord)
     try:
         n = buf[o]
@@ -142,8 +144,10 @@ def _read_TopicRecord_v0(buf: bytes, o: int) -> tuple[TopicRecord, int]:
     return self, o
 
 
-def _row_TopicRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_TopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read TopicRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_name: Any
     r_topic_id: Any
     try:

@@ -70,8 +70,10 @@ class TransactionLogKey(_rt.KafkaMessage):
         return self
 
 
-def _read_TransactionLogKey_v0(buf: bytes, o: int) -> tuple[TransactionLogKey, int]:
+def _read_TransactionLogKey_v0(buf: _rt.BytesLike, o: int) -> tuple[TransactionLogKey, int]:
     """Read TransactionLogKey at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(TransactionLogKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -92,8 +94,10 @@ def _read_TransactionLogKey_v0(buf: bytes, o: int) -> tuple[TransactionLogKey, i
     return self, o
 
 
-def _row_TransactionLogKey_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_TransactionLogKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read TransactionLogKey at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_transactional_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

@@ -570,8 +570,10 @@ def _write_PartitionsSchema_v1(self: PartitionsSchema, out: list[bytes]) -> None
         out.append(b"\x00")
 
 
-def _read_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[TransactionLogValue, int]:
+def _read_TransactionLogValue_v0(buf: _rt.BytesLike, o: int) -> tuple[TransactionLogValue, int]:
     """Read TransactionLogValue at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(TransactionLogValue)
     try:
         (
@@ -634,8 +636,10 @@ def _read_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[TransactionLogValu
     return self, o
 
 
-def _row_TransactionLogValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_TransactionLogValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read TransactionLogValue at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_producer_id: Any
     r_producer_epoch: Any
     r_transaction_timeout_ms: Any
@@ -774,8 +778,10 @@ def _write_TransactionLogValue_v0(self: TransactionLogValue, out: list[bytes]) -
         _rt.no_unknown_tags(self.unknown_tags)
 
 
-def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValue, int]:
+def _read_TransactionLogValue_v1(buf: _rt.BytesLike, o: int) -> tuple[TransactionLogValue, int]:
     """Read TransactionLogValue at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(TransactionLogValue)
     try:
         (
@@ -934,8 +940,10 @@ def _read_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[TransactionLogValu
     return self, o
 
 
-def _row_TransactionLogValue_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_TransactionLogValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read TransactionLogValue at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_producer_id: Any
     r_previous_producer_id: Any
     r_next_producer_id: Any

@@ -82,8 +82,10 @@ class UnfenceBrokerRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_UnfenceBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnfenceBrokerRecord, int]:
+def _read_UnfenceBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[UnfenceBrokerRecord, int]:
     """Read UnfenceBrokerRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(UnfenceBrokerRecord)
     try:
         (self.id, self.epoch) = _S_iq_unpack(buf, o)
@@ -120,8 +122,10 @@ def _read_UnfenceBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnfenceBrokerRecor
     return self, o
 
 
-def _row_UnfenceBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_UnfenceBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read UnfenceBrokerRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_id: Any
     r_epoch: Any
     try:

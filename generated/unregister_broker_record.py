@@ -88,8 +88,12 @@ class UnregisterBrokerRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_UnregisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnregisterBrokerRecord, int]:
+def _read_UnregisterBrokerRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[UnregisterBrokerRecord, int]:
     """Read UnregisterBrokerRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(UnregisterBrokerRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -126,8 +130,10 @@ def _read_UnregisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[UnregisterBroke
     return self, o
 
 
-def _row_UnregisterBrokerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_UnregisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read UnregisterBrokerRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_broker_id: Any
     r_broker_epoch: Any
     try:

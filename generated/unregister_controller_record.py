@@ -70,9 +70,11 @@ class UnregisterControllerRecord(_rt.KafkaMessage):
 
 
 def _read_UnregisterControllerRecord_v0(
-    buf: bytes, o: int
+    buf: _rt.BytesLike, o: int
 ) -> tuple[UnregisterControllerRecord, int]:
     """Read UnregisterControllerRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(UnregisterControllerRecord)
     try:
         (self.controller_id,) = _S_i_unpack(buf, o)
@@ -109,8 +111,10 @@ def _read_UnregisterControllerRecord_v0(
     return self, o
 
 
-def _row_UnregisterControllerRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_UnregisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read UnregisterControllerRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_controller_id: Any
     try:
         (r_controller_id,) = _S_i_unpack(buf, o)

@@ -129,8 +129,12 @@ class UserScramCredentialRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCredentialRecord, int]:
+def _read_UserScramCredentialRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[UserScramCredentialRecord, int]:
     """Read UserScramCredentialRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(UserScramCredentialRecord)
     try:
         n = buf[o]
@@ -242,8 +246,10 @@ def _read_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[UserScramCre
     return self, o
 
 
-def _row_UserScramCredentialRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_UserScramCredentialRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read UserScramCredentialRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_name: Any
     r_mechanism: Any
     r_salt: Any

@@ -902,8 +902,10 @@ def _write_Voter_v0(self: Voter, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_VotersRecord_v0(buf: bytes, o: int) -> tuple[VotersRecord, int]:
+def _read_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[VotersRecord, int]:
     """Read VotersRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(VotersRecord)
     try:
         (self.version,) = _S_h_unpack(buf, o)
@@ -965,8 +967,10 @@ def _read_VotersRecord_v0(buf: bytes, o: int) -> tuple[VotersRecord, int]:
     return self, o
 
 
-def _row_VotersRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read VotersRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_version: Any
     r_voters: Any
     try:

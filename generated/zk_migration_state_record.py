@@ -71,8 +71,12 @@ class ZkMigrationStateRecord(_rt.KafkaMessage):
         return self
 
 
-def _read_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[ZkMigrationStateRecord, int]:
+def _read_ZkMigrationStateRecord_v0(
+    buf: _rt.BytesLike, o: int
+) -> tuple[ZkMigrationStateRecord, int]:
     """Read ZkMigrationStateRecord at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(ZkMigrationStateRecord)
     try:
         (self.zk_migration_state,) = _S_b_unpack(buf, o)
@@ -109,8 +113,10 @@ def _read_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[ZkMigrationStat
     return self, o
 
 
-def _row_ZkMigrationStateRecord_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_ZkMigrationStateRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read ZkMigrationStateRecord at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_zk_migration_state: Any
     try:
         (r_zk_migration_state,) = _S_b_unpack(buf, o)

@@ -270,28 +270,6 @@ def _nulls(typ: pa.DataType, n: int) -> pa.Array:
     return pa.nulls(n, typ)
 
 
-def _assemble(parts: list[tuple[I64, pa.Array]], n: int, typ: pa.DataType) -> pa.Array:
-    """Put the arrays of row subsets back in row order (rows in no part are null)."""
-    parts = [(idx, a) for idx, a in parts if len(idx)]
-    covered = sum(len(idx) for idx, _ in parts)
-    if covered < n:
-        seen = np.zeros(n, np.bool_)
-        for idx, _ in parts:
-            seen[idx] = True
-        rest = np.nonzero(~seen)[0]
-        parts.append((rest, _nulls(typ, len(rest))))
-    if len(parts) == 1:
-        idx, arr = parts[0]
-        if n == 0 or (idx[0] == 0 and np.all(np.diff(idx) == 1)):
-            return arr
-    if not parts:
-        return _nulls(typ, 0)
-    order = np.concatenate([idx for idx, _ in parts])
-    inverse = np.empty(n, np.int64)
-    inverse[order] = np.arange(n, dtype=np.int64)
-    return pa.concat_arrays([a for _, a in parts]).take(pa.array(inverse))
-
-
 # Column kinds of the engine's columnar decoder, by Spark atomic type.
 _COLUMN_KINDS = {
     "byte": "int8",
@@ -467,7 +445,10 @@ def decode_rows(
         name, rows, starts[sel], ends[sel], versions[sel], trailing_ok, package
     )
     errors = {int(sel[j]): reason for j, reason in errs.items()}
-    return _assemble([(sel, structs)], n, typ), errors
+    # Scatter: row sel[j] takes structs[j]; the rows not decoded are null.
+    positions = np.zeros(n, np.int64)
+    positions[sel] = np.arange(len(sel))
+    return structs.take(pa.array(positions, mask=~live)), errors
 
 
 @dataclass(slots=True)

@@ -67,6 +67,15 @@ def compiled_native(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str],
     return compile_module
 
 
+@pytest.fixture(scope="session")
+def records_module(compiled_native: Callable[[str], ModuleType]) -> ModuleType:
+    """The native record loop (``_records``), compiled for this session, and the engine it
+    imports: compiled too, unless a test has loaded one already."""
+    if "codegen.native._engine" not in sys.modules:
+        compiled_native("_engine")
+    return compiled_native("_records")
+
+
 class OracleCoverage:
     """What the Kafka differential tests compared."""
 
@@ -133,6 +142,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 CODEC_TESTS = {
     "test_arrow_columnar.py",
     "test_backends.py",
+    "test_buffers.py",
     "test_dumps_fast_path.py",
     "test_dumps_records.py",
     "test_encode_checks.py",

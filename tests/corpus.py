@@ -1,4 +1,5 @@
-"""Where the tests find their spec corpora and data, all relative to the project root.
+"""Where the tests find their spec corpora and data, all relative to the project root, and the
+parameter lists and Hypothesis settings of the tests that run over whole corpora.
 
 Data the tests own is committed under ``tests/data`` (see its PROVENANCE.md). Kafka's spec
 corpora come from release jars that ``make setup`` fetches with Maven (``tests/oracle/fetch.sh``)
@@ -13,7 +14,17 @@ A corpus that is not there is an error that says to run ``make setup``, never a 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Collection, Iterable
+from functools import cache
 from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from codegen.emit import load_messages
+from codegen.ir import Message
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA = ROOT / "tests" / "data"
@@ -59,3 +70,76 @@ def data_path(relative: str) -> Path:
             "checkout is incomplete (see tests/data/PROVENANCE.md)"
         )
     return path
+
+
+# ------------------------------------------------------------------------------ test cases
+
+SHIPPED_SPECS = ROOT / "message_specs"
+# The case spec of the native backend's tests: every shape the engine reads. Not under
+# tests/cases, so it has no golden files.
+NATIVE_SHAPES = ROOT / "tests" / "native_shapes"
+
+
+@cache
+def native_corpora() -> dict[str, list[Message]]:
+    """The messages the native backend is checked on: ``shipped`` (``message_specs``) and
+    ``shapes`` (``tests/native_shapes``)."""
+    return {
+        "shipped": load_messages([SHIPPED_SPECS]),
+        "shapes": load_messages([NATIVE_SHAPES]),
+    }
+
+
+def _params(
+    corpus: str,
+    messages: Iterable[Message],
+    id_prefix: str,
+    case: Callable[[Message], Any],
+    marks: Collection[pytest.MarkDecorator],
+) -> list[Any]:
+    return [
+        pytest.param(corpus, case(m), v, id=f"{id_prefix}{m.name}/v{v}", marks=marks)
+        for m in messages
+        for v in m.valid_versions.versions()
+    ]
+
+
+def version_params(
+    corpus: str, messages: Iterable[Message], marks: Collection[pytest.MarkDecorator] = ()
+) -> list[Any]:
+    """``(corpus, message, version)`` for every valid version of every message, with the id
+    ``<corpus>/<message>/v<version>``."""
+    return _params(corpus, messages, f"{corpus}/", lambda m: m, marks)
+
+
+def native_params() -> list[Any]:
+    """``(corpus, message name, version)`` for every valid version of every message of
+    ``native_corpora``, with the id ``<message>/v<version>`` (shipped) or
+    ``shapes/<message>/v<version>``."""
+    return [
+        param
+        for corpus, messages in native_corpora().items()
+        for param in _params(
+            corpus, messages, "" if corpus == "shipped" else f"{corpus}/", lambda m: m.name, ()
+        )
+    ]
+
+
+def corpus_settings(
+    examples_variable: str, default_examples: int, *also_suppress: HealthCheck
+) -> settings:
+    """Hypothesis settings of the property tests run per (message, version) over a corpus:
+    the examples per case from the environment variable ``examples_variable`` (else
+    ``default_examples``), no deadline, no example database (every run draws afresh), and the
+    health checks that large generated messages trip turned off, with ``also_suppress``."""
+    return settings(
+        max_examples=int(os.environ.get(examples_variable, str(default_examples))),
+        deadline=None,
+        database=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.large_base_example,
+            *also_suppress,
+        ],
+    )

@@ -19,6 +19,7 @@ see the oracle tests), so ``records_json_safe=True`` limits them to empty (or nu
 from __future__ import annotations
 
 import copy
+import math
 import struct
 import sys
 import uuid
@@ -33,7 +34,7 @@ from hypothesis import strategies as st
 
 from codegen.dumps.coordinator import record_types
 from codegen.ir import INTEGER_RANGES, Field, FieldType, Message, Struct
-from codegen.runtime import KafkaStruct
+from codegen.runtime import NO_TAGS, KafkaStruct, UnknownTags
 
 MAX_STRING_BYTES = 0x7FFF
 # 16383 two-byte characters and one ASCII letter: exactly the 32767-byte limit.
@@ -231,6 +232,44 @@ def json_view(obj: Any, message: Message, version: int) -> Any:
 
     _walk(out, message.root, version, visit)
     return out
+
+
+def comparable_json(value: Any) -> Any:
+    """A JSON tree compared as JSON: bool is not a number; 1.0 and 1 are the same number."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        if value.is_integer() and math.copysign(1.0, value) > 0:
+            return ("n", int(value))
+        return ("n", value)
+    if isinstance(value, int):
+        return ("n", value)
+    if isinstance(value, list):
+        return [comparable_json(v) for v in value]
+    assert isinstance(value, dict)
+    return {k: comparable_json(v) for k, v in value.items()}
+
+
+def exact_form(value: Any) -> Any:
+    """A comparable form of a decoded value: exact types, float bits (NaN included), dict order,
+    every slot, and whether unknown tags are the shared ``NO_TAGS``."""
+    if isinstance(value, KafkaStruct):
+        slots: tuple[str, ...] = type(value).__slots__
+        return (type(value).__qualname__, tuple((s, exact_form(getattr(value, s))) for s in slots))
+    if isinstance(value, list):
+        return ("list", tuple(exact_form(v) for v in value))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(exact_form(v) for v in value))
+    if isinstance(value, UnknownTags):
+        pairs = tuple((tag, exact_form(raw)) for tag, raw in value.pairs)
+        return ("UnknownTags", pairs, value is NO_TAGS)
+    if isinstance(value, dict):
+        return ("dict", tuple((k, exact_form(v)) for k, v in value.items()))
+    if isinstance(value, float):
+        return ("float", struct.pack(">d", value))
+    if isinstance(value, uuid.UUID):
+        return ("uuid", value.int, value.is_safe)
+    return (type(value).__name__, value)
 
 
 def has_unknown_tags(obj: Any, message: Message, version: int) -> bool:

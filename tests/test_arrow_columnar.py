@@ -15,7 +15,6 @@ with several versions in one batch. The engine is compiled for the session into 
 from __future__ import annotations
 
 import importlib
-import os
 import struct
 import sys
 from collections.abc import Callable, Iterator
@@ -26,11 +25,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from corpus import NATIVE_SHAPES, corpus_settings, native_corpora, native_params
+from hypothesis import given
 from hypothesis import strategies as st
 from strategies import instances
 
-from codegen.emit import load_messages
 from codegen.ir import Message
 from codegen.runtime import use_backend
 from codegen.runtime.backends import native_readers
@@ -38,30 +37,8 @@ from spark_udfs import arrow
 from spark_udfs.arrow import Rows, decode_message_array
 from spark_udfs.package import codecs
 
-ROOT = Path(__file__).resolve().parent.parent
-SHAPES = ROOT / "tests" / "native_shapes"
-EXAMPLES = int(os.environ.get("SPECGEN_NATIVE_EXAMPLES", "8"))
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    database=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.large_base_example,
-    ],
-)
-SHIPPED = load_messages([ROOT / "message_specs"])
-SHAPES_MESSAGES = load_messages([SHAPES])
-PAIRS = [
-    pytest.param("shipped", m.name, v, id=f"{m.name}/v{v}")
-    for m in SHIPPED
-    for v in m.valid_versions.versions()
-] + [
-    pytest.param("shapes", m.name, v, id=f"shapes/{m.name}/v{v}")
-    for m in SHAPES_MESSAGES
-    for v in m.valid_versions.versions()
-]
+SETTINGS = corpus_settings("SPECGEN_NATIVE_EXAMPLES", 8)
+PAIRS = native_params()
 
 
 @pytest.fixture(scope="session")
@@ -80,12 +57,12 @@ def pure_backend() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def packages(codec_package: Callable[[str, list[Path]], ModuleType]) -> dict[str, str]:
-    shapes = codec_package("columnar_shapes_codecs", [SHAPES])
+    shapes = codec_package("columnar_shapes_codecs", [NATIVE_SHAPES])
     return {"shipped": "generated", "shapes": shapes.__name__}
 
 
 def message_of(corpus: str, name: str) -> Message:
-    return {m.name: m for m in (SHIPPED if corpus == "shipped" else SHAPES_MESSAGES)}[name]
+    return {m.name: m for m in native_corpora()[corpus]}[name]
 
 
 def class_of(package: str, message: Message) -> Any:

@@ -18,7 +18,6 @@ tests skip (``SPECGEN_REQUIRE_NATIVE=1`` makes that a failure).
 from __future__ import annotations
 
 import struct
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +26,7 @@ from typing import Any
 import crc32c
 import pyarrow as pa
 import pytest
+from corpus import KAFKA_DATA, TEST_DATA
 
 from codegen.dumps import (
     Codec,
@@ -45,17 +45,7 @@ from codegen.dumps.segments import _frames
 from codegen.dumps.writer import encode_legacy_entry
 from codegen.runtime import backends
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "data"
-SEGMENTS = sorted([*DATA.rglob("*.log"), *DATA.rglob("*.checkpoint")])
-
-
-@pytest.fixture(scope="session")
-def native(compiled_native: Callable[[str], ModuleType]) -> ModuleType:
-    """The record loop module (with the engine), compiled for this session."""
-    if "codegen.native._engine" not in sys.modules:
-        compiled_native("_engine")
-    return compiled_native("_records")
+SEGMENTS = sorted([*TEST_DATA.rglob("*.log"), *TEST_DATA.rglob("*.checkpoint")])
 
 
 @pytest.fixture
@@ -116,13 +106,13 @@ def boundaries(data: bytes) -> list[int]:
 # ------------------------------------------------------------------------------ real segments
 
 
-@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(DATA)))
-def test_segments_in_test_data(path: Path, native: ModuleType) -> None:
+@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(TEST_DATA)))
+def test_segments_in_test_data(path: Path, records_module: ModuleType) -> None:
     every_way(path)
 
 
-@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(DATA)))
-def test_slices_of_segments_in_test_data(path: Path, native: ModuleType) -> None:
+@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(TEST_DATA)))
+def test_slices_of_segments_in_test_data(path: Path, records_module: ModuleType) -> None:
     """Slices starting on each entry boundary (as the data source plans them), to the next
     boundary but one or to the end; positions are the file's."""
     data = path.read_bytes()
@@ -135,7 +125,7 @@ def test_slices_of_segments_in_test_data(path: Path, native: ModuleType) -> None
         both(path, start=start)
 
 
-def test_real_segments_hold_what_the_tests_need(native: ModuleType) -> None:
+def test_real_segments_hold_what_the_tests_need(records_module: ModuleType) -> None:
     """The real segments cover errors, control records and transactions (headers only the
     synthetic ones)."""
     found = [rows(both(p)) for p in SEGMENTS]
@@ -182,7 +172,9 @@ def _transactional_segment() -> bytes:
     return b"".join(parts)
 
 
-def test_transactional_and_control_batches(native: ModuleType, no_fallback: list[int]) -> None:
+def test_transactional_and_control_batches(
+    records_module: ModuleType, no_fallback: list[int]
+) -> None:
     data = _transactional_segment()
     got = rows(every_way(data))
     assert [r["offset"] for r in got] == list(range(11))
@@ -196,7 +188,9 @@ def test_transactional_and_control_batches(native: ModuleType, no_fallback: list
 
 
 @pytest.mark.parametrize("codec", list(Codec))
-def test_compressed_batches(codec: Codec, native: ModuleType, no_fallback: list[int]) -> None:
+def test_compressed_batches(
+    codec: Codec, records_module: ModuleType, no_fallback: list[int]
+) -> None:
     data = b"".join(
         encode_record_batch(
             [
@@ -215,7 +209,7 @@ def test_compressed_batches(codec: Codec, native: ModuleType, no_fallback: list[
     assert no_fallback == []
 
 
-def test_legacy_entries(native: ModuleType) -> None:
+def test_legacy_entries(records_module: ModuleType) -> None:
     data = encode_legacy_entry([(b"a", b"1"), (None, b"2")], magic=0) + encode_legacy_entry(
         [(b"b", b"3")], magic=1, offset=2, timestamp=5, codec=Codec.GZIP
     )
@@ -257,7 +251,9 @@ _FEW: list[Callable[[], bytes]] = [
 
 @pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4])
 @pytest.mark.parametrize("case", range(len(_FEW)))
-def test_every_truncation_and_byte_mutation(case: int, codec: Codec, native: ModuleType) -> None:
+def test_every_truncation_and_byte_mutation(
+    case: int, codec: Codec, records_module: ModuleType
+) -> None:
     """Records cut short or with a byte changed (under a valid CRC), between two good batches:
     the same rows and error rows, and the batch after is read."""
     plain = _FEW[case]()
@@ -278,7 +274,7 @@ def test_every_truncation_and_byte_mutation(case: int, codec: Codec, native: Mod
     assert bad > len(body)
 
 
-def test_torn_and_corrupt_segments(native: ModuleType) -> None:
+def test_torn_and_corrupt_segments(records_module: ModuleType) -> None:
     """Every cut of a small segment (torn tails, entries cut short), a bad CRC, zero
     padding, an impossible entry size: error rows with their position and base offset."""
     data = _FEW[0]() + _transactional_segment() + _FEW[1]()
@@ -300,14 +296,14 @@ def test_torn_and_corrupt_segments(native: ModuleType) -> None:
     assert errors(both(tail))[0].startswith("bad-length: ")
 
 
-def test_many_log_batches_per_arrow_batch(native: ModuleType) -> None:
+def test_many_log_batches_per_arrow_batch(records_module: ModuleType) -> None:
     data = b"".join(_batch([(b"k", b"v")] * 4, base_offset=4 * i) for i in range(10))
     got = both(data, batch_rows=10)
     assert [b.num_rows for b in got] == [12, 12, 12, 4]
     assert got[0].column("batchPosition").to_pylist()[:5] == [0, 0, 0, 0, len(data) // 10]
 
 
-def test_offsets_and_timestamps_past_int64(native: ModuleType) -> None:
+def test_offsets_and_timestamps_past_int64(records_module: ModuleType) -> None:
     """An offset beyond int64 cannot be an int64 column: both loops say so (OverflowError)."""
     plain = _batch([(None, None)], base_offset=2**63 - 1)
     # size 6, attrs, timestamp delta 0, offset delta 1, null key and value, no headers
@@ -325,7 +321,9 @@ def test_offsets_and_timestamps_past_int64(native: ModuleType) -> None:
 # ------------------------------------------------------------------------------ the seams
 
 
-def test_the_backend_picks_the_loop(native: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_backend_picks_the_loop(
+    records_module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(backends.ENVIRONMENT_VARIABLE, "pure")
     assert not dumps_arrow.native_columns_enabled()
     monkeypatch.setenv(backends.ENVIRONMENT_VARIABLE, "auto")
@@ -345,14 +343,14 @@ def test_the_backend_picks_the_loop(native: ModuleType, monkeypatch: pytest.Monk
     assert calls == [True]
 
 
-def test_column_builder_checks_what_it_is_given(native: ModuleType) -> None:
-    builder = native.ColumnBuilder(True)
+def test_column_builder_checks_what_it_is_given(records_module: ModuleType) -> None:
+    builder = records_module.ColumnBuilder(True)
     plain = _FEW[0]()
     with pytest.raises(ValueError, match="bad bounds"):
         builder.add_v2(plain, plain, 61, len(plain) + 1, 0)
     with pytest.raises(ValueError, match="not a v2 batch"):
         builder.add_v2(plain[:60], plain, 61, len(plain), 0)
-    with pytest.raises(native.MalformedRecords):
+    with pytest.raises(records_module.MalformedRecords):
         builder.add_v2(plain, plain + b"\x00", 61, len(plain) + 1, 0)
     with pytest.raises(TypeError):
         builder.add_rows([(1, 2, "not bytes", None, None, None)], 0, 0, -1, -1, False, False)
@@ -363,7 +361,7 @@ def test_column_builder_checks_what_it_is_given(native: ModuleType) -> None:
     assert count == 3 and builder.rows == 0
 
 
-def test_add_entries_stops_at_what_the_caller_reads(native: ModuleType) -> None:
+def test_add_entries_stops_at_what_the_caller_reads(records_module: ModuleType) -> None:
     """The C loop over entries takes plain v2 data batches only, and hands back the position
     of anything else (read by the reference, for its rows and errors) or of a due flush."""
     plain = _batch([(b"k", b"v")] * 3)
@@ -375,7 +373,7 @@ def test_add_entries_stops_at_what_the_caller_reads(native: ModuleType) -> None:
 
     def add(data: bytes, pos: int = 0, crc: bool = True, rows: int = 10000) -> tuple[int, int]:
         """Where add_entries stops, and the rows it added."""
-        builder = native.ColumnBuilder(False)
+        builder = records_module.ColumnBuilder(False)
         end = builder.add_entries(data, pos, 0, crc, 1 << 30, 1 << 20, rows, 1 << 30, crc32c.crc32c)
         return end, builder.rows
 
@@ -387,18 +385,18 @@ def test_add_entries_stops_at_what_the_caller_reads(native: ModuleType) -> None:
         assert add(data, n + len(other)) == (len(data), 3)
     assert add(bytes(flipped), crc=False) == (n, 3)  # as verifyCrc=false reads it
     assert add(plain * 3, rows=4) == (2 * n, 6)  # after the batch that reaches 4 rows
-    builder = native.ColumnBuilder(False)
+    builder = records_module.ColumnBuilder(False)
     with pytest.raises(ValueError, match="outside"):
         builder.add_entries(plain, len(plain) + 1, 0, True, 1, 1, 1, 1, crc32c.crc32c)
     with pytest.raises(TypeError, match="9 arguments"):
         builder.add_entries(plain, 0)
 
 
-def test_data_source_slices(native: ModuleType) -> None:
+def test_data_source_slices(records_module: ModuleType) -> None:
     """The kafka-log source's slices (a file split at entry boundaries) read through both loops
     give its raw schema, with the slice's topic, partition and file."""
     datasource = pytest.importorskip("spark_udfs.datasource")
-    path = DATA / "kafka-data" / "ldi-poc" / "__consumer_offsets-6" / "00000000000000000000.log"
+    path = KAFKA_DATA / "ldi-poc" / "__consumer_offsets-6" / "00000000000000000000.log"
     slices = datasource.plan_slices(path, 2048, "__consumer_offsets", 6)
     assert len(slices) > 3
     total = 0

@@ -19,10 +19,7 @@ them instead, so a build machine cannot lose the native tests silently.
 from __future__ import annotations
 
 import importlib.util
-import os
-import struct
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,29 +27,17 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from corpus import NATIVE_SHAPES, corpus_settings, native_corpora, native_params
+from hypothesis import given
 from hypothesis import strategies as st
-from strategies import instances
+from strategies import exact_form, instances
 
-from codegen.emit import load_messages
 from codegen.ir import Message
 from codegen.native_tables import FORMAT_VERSION, MessageTable, message_table
-from codegen.runtime import NO_TAGS, DecodeError, KafkaStruct, UnknownTags
+from codegen.runtime import DecodeError, KafkaStruct
 from codegen.runtime.backends import native_readers
 
-ROOT = Path(__file__).resolve().parent.parent
-SHAPES = ROOT / "tests" / "native_shapes"  # not under tests/cases: no golden files
-EXAMPLES = int(os.environ.get("SPECGEN_NATIVE_EXAMPLES", "8"))
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    database=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.large_base_example,
-    ],
-)
+SETTINGS = corpus_settings("SPECGEN_NATIVE_EXAMPLES", 8)
 
 # ------------------------------------------------------------------------------ the engine
 
@@ -82,32 +67,19 @@ class Pair:
         return message_table(self.message, self.version)
 
 
-SHIPPED = load_messages([ROOT / "message_specs"])
-SHAPES_MESSAGES = load_messages([SHAPES])
-PAIRS = [
-    pytest.param("shipped", m.name, v, id=f"{m.name}/v{v}")
-    for m in SHIPPED
-    for v in m.valid_versions.versions()
-] + [
-    pytest.param("shapes", m.name, v, id=f"shapes/{m.name}/v{v}")
-    for m in SHAPES_MESSAGES
-    for v in m.valid_versions.versions()
-]
+PAIRS = native_params()
 
 
 @pytest.fixture(scope="session")
 def shapes_package(codec_package: Callable[[str, list[Path]], ModuleType]) -> ModuleType:
-    return codec_package("native_shapes_codecs", [SHAPES])
+    return codec_package("native_shapes_codecs", [NATIVE_SHAPES])
 
 
 @pytest.fixture(scope="session")
 def pairs(shapes_package: ModuleType) -> Callable[[str, str, int], Pair]:
     import generated
 
-    by_name = {
-        "shipped": {m.name: m for m in SHIPPED},
-        "shapes": {m.name: m for m in SHAPES_MESSAGES},
-    }
+    by_name = {c: {m.name: m for m in messages} for c, messages in native_corpora().items()}
 
     def pair(corpus: str, name: str, version: int) -> Pair:
         message = by_name[corpus][name]
@@ -135,26 +107,6 @@ def native_row_reader(engine: ModuleType, pair: Pair) -> Any:
 # ------------------------------------------------------------------------------ comparing
 
 
-def canonical(value: Any) -> Any:
-    """A comparable form: exact types, float bits (NaN included), dict order, every slot."""
-    if isinstance(value, KafkaStruct):
-        slots: tuple[str, ...] = type(value).__slots__
-        return (type(value).__qualname__, tuple((s, canonical(getattr(value, s))) for s in slots))
-    if isinstance(value, list):
-        return ("list", tuple(canonical(v) for v in value))
-    if isinstance(value, tuple):
-        return ("tuple", tuple(canonical(v) for v in value))
-    if isinstance(value, UnknownTags):
-        return ("UnknownTags", value.pairs, value is NO_TAGS)
-    if isinstance(value, dict):
-        return ("dict", tuple((k, canonical(v)) for k, v in value.items()))
-    if isinstance(value, float):
-        return ("float", struct.pack(">d", value))
-    if isinstance(value, uuid.UUID):
-        return ("uuid", value.int, value.is_safe)
-    return (type(value).__name__, value)
-
-
 def error_view(exc: DecodeError) -> tuple[Any, ...]:
     return (type(exc), exc.reason, exc.field, exc.offset, exc.message, exc.version, str(exc))
 
@@ -164,7 +116,7 @@ def read_outcome(read: Callable[[bytes, int], tuple[Any, int]], buf: bytes, at: 
         obj, end = read(buf, at)
     except DecodeError as exc:
         return ("error", *error_view(exc))
-    return ("ok", canonical(obj), end)
+    return ("ok", exact_form(obj), end)
 
 
 def decode_outcome(decode: Callable[[bytes], Any], data: bytes) -> Any:
@@ -172,7 +124,7 @@ def decode_outcome(decode: Callable[[bytes], Any], data: bytes) -> Any:
         obj = decode(data)
     except DecodeError as exc:
         return ("error", *error_view(exc))
-    return ("ok", canonical(obj))
+    return ("ok", exact_form(obj))
 
 
 def assert_same(pair: Pair, native: Any, data: bytes, at: int = 0, rows: Any = None) -> Any:

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import os
 import struct
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,7 +30,8 @@ from typing import Any
 
 import crc32c
 import pytest
-from hypothesis import HealthCheck, given, settings
+from corpus import KAFKA_DATA, TEST_DATA, corpus_settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 from strategies import coordinator_records
 
@@ -63,9 +62,7 @@ from codegen.dumps.coordinator import (
 from codegen.dumps.writer import _varint
 from codegen.runtime import backends
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "data"
-SEGMENTS = sorted(DATA.rglob("*.log"))
+SEGMENTS = sorted(TEST_DATA.rglob("*.log"))
 READERS = ["pure readers", "native readers"]
 
 Items = list[DecodedBatch | SegmentError]
@@ -75,14 +72,12 @@ Items = list[DecodedBatch | SegmentError]
 
 
 @pytest.fixture(scope="session")
-def native(compiled_native: Callable[[str], ModuleType]) -> Iterator[ModuleType]:
-    """The record loop module (and the engine), compiled for this session."""
-    if "codegen.native._engine" not in sys.modules:
-        compiled_native("_engine")
-    records = compiled_native("_records")
+def native(records_module: ModuleType) -> Iterator[ModuleType]:
+    """The record loop module (and the engine), compiled for this session; the coordinator's
+    decoders made before it are forgotten."""
     coordinator._native_records.cache_clear()
     coordinator._shared_decoder.cache_clear()
-    yield records
+    yield records_module
     coordinator._shared_decoder.cache_clear()
 
 
@@ -207,7 +202,7 @@ def reader_maps(which: str, native_readers: ReaderMaps) -> ReaderMaps | None:
 
 
 @pytest.mark.parametrize("which", READERS)
-@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(DATA)))
+@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(TEST_DATA)))
 def test_segments_in_test_data(path: Path, which: str, native_readers: ReaderMaps) -> None:
     """Every segment of tests/data read as __consumer_offsets (others give unknown records)."""
     items = assert_loops_agree(path.read_bytes(), maps=reader_maps(which, native_readers))
@@ -268,17 +263,7 @@ def _segment(draw: st.DrawFn, topic: str) -> bytes:
     return out.getvalue()
 
 
-_SETTINGS = settings(
-    max_examples=int(os.environ.get("SPECGEN_NATIVE_EXAMPLES", "12")),
-    deadline=None,
-    database=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.large_base_example,
-        HealthCheck.function_scoped_fixture,
-    ],
-)
+_SETTINGS = corpus_settings("SPECGEN_NATIVE_EXAMPLES", 12, HealthCheck.function_scoped_fixture)
 
 
 @pytest.mark.parametrize("which", READERS)
@@ -512,9 +497,7 @@ def test_key_cache_is_cleared_past_its_limit(native: ModuleType) -> None:
 def test_the_environment_picks_the_loop(
     native: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    data = (DATA / "kafka-data" / "ldi-poc" / "__consumer_offsets-6").joinpath(
-        "00000000000000000000.log"
-    )
+    data = (KAFKA_DATA / "ldi-poc" / "__consumer_offsets-6").joinpath("00000000000000000000.log")
     monkeypatch.delenv(backends.ENVIRONMENT_VARIABLE, raising=False)
     assert coordinator.native_record_loop_enabled()
     assert coordinator.coordinator_decoder(CONSUMER_OFFSETS).native

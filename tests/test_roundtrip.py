@@ -14,40 +14,25 @@ from __future__ import annotations
 
 import importlib
 import json
-import math
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import ROOT, CorpusMissingError, kafka_specs
-from hypothesis import HealthCheck, given, settings
-from strategies import has_unknown_tags, instances, json_view, plain_row, row_of
+from corpus import SHIPPED_SPECS, CorpusMissingError, corpus_settings, kafka_specs, version_params
+from hypothesis import HealthCheck, given
+from strategies import comparable_json, has_unknown_tags, instances, json_view, plain_row, row_of
 
 from codegen.emit import load_messages
 from codegen.ir import Message
 
 KAFKA = "kafka_4_4_0"
-CORPORA: dict[str, Path] = {"message_specs": ROOT / "message_specs"}
+CORPORA: dict[str, Path] = {"message_specs": SHIPPED_SPECS}
 KAFKA_MISSING: CorpusMissingError | None = None
 try:
     CORPORA[KAFKA] = kafka_specs()
 except CorpusMissingError as error:
     KAFKA_MISSING = error
-EXAMPLES = int(os.environ.get("SPECGEN_EXAMPLES", "4"))
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    database=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.large_base_example,
-        HealthCheck.filter_too_much,
-    ],
-)
-
-
+SETTINGS = corpus_settings("SPECGEN_EXAMPLES", 4, HealthCheck.filter_too_much)
 MESSAGES = {name: load_messages([path]) for name, path in sorted(CORPORA.items())}
 
 
@@ -56,10 +41,9 @@ def _marks(corpus: str) -> list[pytest.MarkDecorator]:
 
 
 PAIRS = [
-    pytest.param(corpus, m, v, id=f"{corpus}/{m.name}/v{v}", marks=_marks(corpus))
+    p
     for corpus, messages in MESSAGES.items()
-    for m in messages
-    for v in m.valid_versions.versions()
+    for p in version_params(corpus, messages, _marks(corpus))
 ]
 
 
@@ -73,22 +57,6 @@ def test_the_kafka_corpus_is_here() -> None:
 
 def _package(codec_package: Any, corpus: str) -> Any:
     return codec_package(f"rt_{corpus}", [CORPORA[corpus]])
-
-
-def _canonical(value: Any) -> Any:
-    """JSON values compared as JSON: bool is not a number; 1.0 and 1 are the same number."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, float):
-        if value.is_integer() and math.copysign(1.0, value) > 0:
-            return ("n", int(value))
-        return ("n", value)
-    if isinstance(value, int):
-        return ("n", value)
-    if isinstance(value, list):
-        return [_canonical(v) for v in value]
-    assert isinstance(value, dict)
-    return {k: _canonical(v) for k, v in value.items()}
 
 
 @pytest.mark.parametrize("corpus", [pytest.param(c, marks=_marks(c)) for c in sorted(MESSAGES)])
@@ -132,7 +100,7 @@ def test_roundtrip(corpus: str, message: Message, version: int, codec_package: A
         assert back == view
         # Not always ``tree``: like Kafka, a tagged struct holding unknown tags is not default,
         # so it is printed, but its unknown tags do not survive JSON.
-        assert _canonical(back.to_json(version)) == _canonical(view.to_json(version))
+        assert comparable_json(back.to_json(version)) == comparable_json(view.to_json(version))
 
     check()
 

@@ -49,7 +49,7 @@ from codegen.dumps.varints import (
     read_zigzag32,
     read_zigzag64,
 )
-from codegen.runtime import DecodeError, KafkaMessage, backends
+from codegen.runtime import BytesLike, DecodeError, KafkaMessage, backends, buffer_bytes
 
 if TYPE_CHECKING:
     from codegen.dumps.consumer_protocol import ConsumerMember
@@ -313,7 +313,7 @@ class RecordPairError(ValueError):
     :class:`DecodedRecord` gives as ``error`` for the same bytes."""
 
 
-PairReader = Callable[[bytes, bytes | None], tuple[Any, Any]]
+PairReader = Callable[[BytesLike, BytesLike | None], tuple[Any, Any]]
 _PairTypes = Mapping[int, tuple[Reader, Mapping[int, Reader], RecordType]]
 
 
@@ -360,13 +360,14 @@ def record_pair_reader(
 
 
 def _pure_pair_reader(types: _PairTypes) -> PairReader:
-    def read_pair(key: bytes, value: bytes | None) -> tuple[Any, Any]:
+    def read_pair(key: BytesLike, value: BytesLike | None) -> tuple[Any, Any]:
         if key is None:
             raise RecordPairError("record has no key")
-        if type(key) is not bytes:  # any buffer, as the native reader takes
-            key = bytes(key)
+        # Any buffer, as the native reader takes; bytes for the prefixes read below.
+        if type(key) is not bytes:
+            key = buffer_bytes(key)
         if value is not None and type(value) is not bytes:
-            value = bytes(value)
+            value = buffer_bytes(value)
         if len(key) < 2:
             raise RecordPairError("Could not read version from key's buffer.")
         type_id = _int16(key)

@@ -41,6 +41,7 @@ from codegen.versions import VersionRange
 __all__ = [
     "BackendError",
     "BufferUnderflow",
+    "BytesLike",
     "DecodeError",
     "EncodeError",
     "FieldTypeError",
@@ -73,9 +74,12 @@ ZERO_UUID = uuid.UUID(int=0)
 # Tags are Java ints in Kafka: a tag read above this one is a negative int there.
 MAX_TAG = 0x7FFFFFFF
 
-Reader = Callable[[bytes, int], tuple[Any, int]]
+# What the public readers take: any buffer, as the native engine does (the generated reads
+# index and slice bytes, so a message's readers copy any other buffer to bytes first).
+BytesLike = bytes | bytearray | memoryview
+Reader = Callable[[BytesLike, int], tuple[Any, int]]
 Writer = Callable[[Any, list[bytes]], None]
-RowReader = Callable[[bytes, int], tuple[tuple[Any, ...], int]]
+RowReader = Callable[[BytesLike, int], tuple[tuple[Any, ...], int]]
 
 # ----------------------------------------------------------------------------- fixed arrays
 
@@ -213,6 +217,22 @@ def read_uvarint(buf: bytes, offset: int, field: str) -> tuple[int, int]:
         shift += 7
         if shift > 28:
             raise InvalidLength("unsigned varint longer than 5 bytes", field=field, offset=start)
+
+
+# ----------------------------------------------------------------------------- buffers
+
+
+def buffer_bytes(buf: BytesLike) -> bytes:
+    """The bytes of a buffer that is not ``bytes`` (a bytearray, a memoryview, a slice of one),
+    for the generated reads. Refused as the native engine refuses them: an object that is not
+    a buffer (TypeError) and a buffer that is not contiguous (BufferError)."""
+    try:
+        view = memoryview(buf)
+    except TypeError:
+        raise TypeError(f"a bytes-like object is required, not '{type(buf).__name__}'") from None
+    if not view.c_contiguous:
+        raise BufferError("memoryview: underlying buffer is not C-contiguous")
+    return view.tobytes()
 
 
 # ----------------------------------------------------------------------------- decode errors
@@ -714,18 +734,18 @@ class KafkaMessage(KafkaStruct):
     _MANY_OBJECTS: ClassVar[bool] = False  # has arrays of structs: decode pauses the GC
 
     @classmethod
-    def decode(cls, data: bytes, version: int) -> Self:
-        """Decode ``data`` at ``version``; every byte must belong to the message."""
+    def decode(cls, data: BytesLike, version: int) -> Self:
+        """Decode ``data`` (any buffer) at ``version``; every byte must belong to the message."""
         result: Self = cls._decode_whole(cls._READERS, data, version)
         return result
 
     @classmethod
-    def _decode_whole(cls, readers: Mapping[int, Reader], data: bytes, version: int) -> Any:
+    def _decode_whole(cls, readers: Mapping[int, Reader], data: BytesLike, version: int) -> Any:
         reader = readers.get(version)
         if reader is None:
             raise cls._no_version(version)
         if type(data) is not bytes:
-            data = bytes(data)
+            data = buffer_bytes(data)
         # Decoding arrays of structs allocates many objects and no cycles: pausing the cyclic
         # garbage collector meanwhile saves it from scanning them again and again.
         pause = cls._MANY_OBJECTS and gc.isenabled()
@@ -743,18 +763,21 @@ class KafkaMessage(KafkaStruct):
         return obj
 
     @classmethod
-    def reader(cls, version: int) -> Callable[[bytes, int], tuple[Self, int]]:
+    def reader(cls, version: int) -> Callable[[BytesLike, int], tuple[Self, int]]:
         """The generated reader of ``version``, for hot loops: ``reader(buf, offset)``.
 
         It returns ``(message, next_offset)`` like :meth:`read`, without the per-call version
-        lookup. Its DecodeErrors carry the field path and byte offset; the message name and
-        version are filled in by ``error.located(...)`` (as ``read`` and ``decode`` do).
+        lookup; ``buf`` is any buffer (``bytes`` is read without a copy). Its DecodeErrors carry
+        the field path and byte offset; the message name and version are filled in by
+        ``error.located(...)`` (as ``read`` and ``decode`` do).
         """
-        reader: Callable[[bytes, int], tuple[Self, int]] = cls._at_version(cls._READERS, version)
+        reader: Callable[[BytesLike, int], tuple[Self, int]] = cls._at_version(
+            cls._READERS, version
+        )
         return reader
 
     @classmethod
-    def decode_row(cls, data: bytes, version: int) -> tuple[Any, ...]:
+    def decode_row(cls, data: BytesLike, version: int) -> tuple[Any, ...]:
         """Decode ``data`` at ``version`` into a row: a tuple of the field values.
 
         The row holds what :meth:`decode` would put in the message's attributes, in
@@ -774,13 +797,14 @@ class KafkaMessage(KafkaStruct):
         return reader
 
     @classmethod
-    def read(cls, buf: bytes, offset: int, version: int) -> tuple[Self, int]:
-        """Decode one message at ``offset``; return it and the offset after it."""
+    def read(cls, buf: BytesLike, offset: int, version: int) -> tuple[Self, int]:
+        """Decode one message at ``offset`` of ``buf`` (any buffer); return it and the offset
+        after it."""
         reader = cls._READERS.get(version)
         if reader is None:
             raise cls._no_version(version)
         if type(buf) is not bytes:
-            buf = bytes(buf)
+            buf = buffer_bytes(buf)
         try:
             result: tuple[Self, int] = reader(buf, offset)
         except DecodeError as exc:

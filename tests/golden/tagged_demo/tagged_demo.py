@@ -448,8 +448,10 @@ def _write_Party_v1(self: Party, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
+def _read_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 0."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(TaggedDemo)
     try:
         (self.id, n) = _S_ih_unpack(buf, o)
@@ -543,8 +545,10 @@ def _read_TaggedDemo_v0(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     return self, o
 
 
-def _row_TaggedDemo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read TaggedDemo at version 0 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_id: Any
     r_name: Any
     r_weights: Any
@@ -687,8 +691,10 @@ def _write_TaggedDemo_v0(self: TaggedDemo, out: list[bytes]) -> None:
         _rt.no_unknown_tags(self.unknown_tags)
 
 
-def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
+def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 1."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(TaggedDemo)
     try:
         (self.id,) = _S_i_unpack(buf, o)
@@ -913,8 +919,10 @@ def _read_TaggedDemo_v1(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     return self, o
 
 
-def _row_TaggedDemo_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read TaggedDemo at version 1 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_id: Any
     r_name: Any
     r_weights: Any
@@ -1238,8 +1246,10 @@ def _write_TaggedDemo_v1(self: TaggedDemo, out: list[bytes]) -> None:
         out.append(b"\x00")
 
 
-def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
+def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 2."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     self = _new(TaggedDemo)
     try:
         (self.id,) = _S_i_unpack(buf, o)
@@ -1489,8 +1499,10 @@ def _read_TaggedDemo_v2(buf: bytes, o: int) -> tuple[TaggedDemo, int]:
     return self, o
 
 
-def _row_TaggedDemo_v2(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
+def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int]:
     """Read TaggedDemo at version 2 as a row."""
+    if type(buf) is not bytes:
+        buf = _rt.buffer_bytes(buf)
     r_id: Any
     r_name: Any
     r_weights: Any
