@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "shared.h"
+
 #define FORMAT_VERSION 1
 #define MAGIC "kafka-specgen-native"
 #define MAX_STRING_LENGTH 0x7FFF
@@ -44,8 +46,7 @@ static PyObject *DecodeError, *BufferUnderflow, *InvalidLength, *UnexpectedNull,
 static PyTypeObject *UuidType;
 static PyObject *UuidSafeUnknown, *UuidCallable, *ObjectNew, *EmptyStr;
 static Py_ssize_t UuidIntOffset = -1, UuidSafeOffset = -1;
-static PyObject *S_tagged_fields, *S_field, *S_offset, *S_located, *S_unknown_tags, *S_slots,
-    *S_int, *S_is_safe, *S_message, *S_version;
+static PyObject *S_tagged_fields, *S_field, *S_offset, *S_located, *S_unknown_tags, *S_int, *S_is_safe, *S_message, *S_version;
 
 /* --------------------------------------------------------------------------- tables */
 
@@ -762,22 +763,11 @@ static int as_int(PyObject *o, long *out) {
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
-/* The byte offset of attr's slot in cls, or -1 when it cannot be written directly. */
-static Py_ssize_t member_offset(PyTypeObject *cls, PyObject *attr, long slot) {
-    PyObject *slots = PyDict_GetItemWithError(cls->tp_dict, S_slots);
-    if (!slots || !PyTuple_Check(slots) || slot < 0 || slot >= PyTuple_GET_SIZE(slots)) return -1;
-    int same = PyUnicode_Compare(PyTuple_GET_ITEM(slots, slot), attr);
-    if (same != 0) return -1;
-    PyObject *descr = PyDict_GetItemWithError(cls->tp_dict, attr);
-    if (!descr || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
-    PyMemberDescrObject *m = (PyMemberDescrObject *)descr;
-    if (m->d_common.d_type != cls || m->d_member->type != T_OBJECT_EX ||
-        (m->d_member->flags & READONLY))
-        return -1;
-    if (m->d_member->offset < (Py_ssize_t)sizeof(PyObject) ||
-        m->d_member->offset + (Py_ssize_t)sizeof(PyObject *) > cls->tp_basicsize)
-        return -1;
-    return m->d_member->offset;
+/* The byte offset of the struct class's slot `slot`, named attr, or -1 when it cannot be
+   written directly (shared.h says when it can). */
+static Py_ssize_t table_slot_offset(const STable *t, PyObject *attr, long slot) {
+    PyObject *slots = t->direct ? direct_slots(t->cls, t->nslots) : NULL;
+    return slots ? slot_offset(t->cls, slots, slot, attr) : -1;
 }
 
 static int is_table_class(Reader *r, PyTypeObject *type) {
@@ -800,12 +790,11 @@ static int shareable(Reader *r, PyObject *v) {
 static PyObject *prototype_of(Reader *r, PyObject *cls, int depth) {
     if (r->rows || depth > 64 || !PyType_Check(cls)) goto plain;
     PyTypeObject *type = (PyTypeObject *)cls;
-    PyObject *slots = PyDict_GetItemWithError(type->tp_dict, S_slots);
+    PyObject *slots = direct_slots(type, -1);
     if (!slots) {
         if (PyErr_Occurred()) return NULL;
         goto plain;
     }
-    if (!PyTuple_Check(slots) || type->tp_dictoffset != 0 || !type->tp_alloc) goto plain;
     PyObject *obj = PyObject_CallNoArgs(cls);
     if (!obj) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(slots);
@@ -820,7 +809,7 @@ static PyObject *prototype_of(Reader *r, PyObject *cls, int depth) {
     PyObject_GC_Track(p);
     if (!p->offsets || !p->kinds || !p->children) { Py_DECREF(p); return PyErr_NoMemory(); }
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t offset = member_offset(type, PyTuple_GET_ITEM(slots, i), (long)i);
+        Py_ssize_t offset = slot_offset(type, slots, i, PyTuple_GET_ITEM(slots, i));
         if (offset < 0) {
             if (PyErr_Occurred()) { Py_DECREF(p); return NULL; }
             goto not_copyable;
@@ -897,7 +886,7 @@ static int load_op(Reader *r, STable *t, PyObject *spec, Op *op) {
     op->child = needs_child ? &r->tables[child] : NULL;
     if (slot < 0 || slot >= t->nslots - 1) return table_error("bad slot", spec);
     op->slot = (Py_ssize_t)slot;
-    op->offset = t->direct ? member_offset(t->cls, attr, slot) : -1;
+    op->offset = table_slot_offset(t, attr, slot);
     if (PyErr_Occurred()) return -1;
     if (t->direct && op->offset < 0) t->direct = 0;
     return 0;
@@ -923,12 +912,10 @@ static int load_struct(Reader *r, STable *t, PyObject *spec) {
     }
     /* Direct writes need exactly the generated slotted class: no __dict__, the slots the table
        names at the positions it gives, and nothing else to fill. */
-    PyObject *slots = PyDict_GetItemWithError(t->cls->tp_dict, S_slots);
-    if (!slots && PyErr_Occurred()) return -1;
-    t->direct = slots && PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == nslots &&
-                t->cls->tp_dictoffset == 0 && t->cls->tp_alloc != NULL;
+    t->direct = direct_slots(t->cls, nslots) != NULL;
+    if (PyErr_Occurred()) return -1;
     if (load_fields(r, t, spec) < 0) return -1;
-    t->unknown_offset = t->direct ? member_offset(t->cls, S_unknown_tags, nslots - 1) : -1;
+    t->unknown_offset = table_slot_offset(t, S_unknown_tags, nslots - 1);
     if (PyErr_Occurred()) return -1;
     if (t->unknown_offset < 0) t->direct = 0;
     return 0;
@@ -964,7 +951,7 @@ static int load_fields(Reader *r, STable *t, PyObject *spec) {
         dst->slot = (Py_ssize_t)slot;
         dst->attr = PyTuple_GET_ITEM(a, 1);
         if (load_default(r, kind, PyTuple_GET_ITEM(a, 3), &dst->def_kind, &dst->def) < 0) return -1;
-        dst->offset = t->direct ? member_offset(t->cls, dst->attr, slot) : -1;
+        dst->offset = table_slot_offset(t, dst->attr, slot);
         if (PyErr_Occurred()) return -1;
         if (dst->offset < 0) t->direct = 0;
     }
@@ -1078,13 +1065,7 @@ static PyObject *reader_read(Reader *r, PyObject *buf, Py_ssize_t *pos) {
     return rc < 0 ? NULL : obj;
 }
 
-/* The C API for other native modules (records.c): read one message from raw memory without
-   the (obj, end) tuple. Same checks and errors as calling the reader. */
-typedef struct {
-    PyTypeObject *reader_type;
-    PyObject *(*read)(PyObject *reader, const unsigned char *buf, Py_ssize_t len, Py_ssize_t *pos);
-} EngineCAPI;
-
+/* The C API for other native modules (records.c; EngineCAPI in shared.h). */
 static PyObject *reader_read_raw(PyObject *self, const unsigned char *buf, Py_ssize_t len,
                                  Py_ssize_t *pos) {
     Reader *r = (Reader *)self;
@@ -2307,7 +2288,7 @@ static PyObject *get_attr(PyObject *module, const char *name) {
 PyMODINIT_FUNC PyInit__engine(void) {
     if (intern(&S_tagged_fields, "<tagged fields>") < 0 || intern(&S_field, "field") < 0 ||
         intern(&S_offset, "offset") < 0 || intern(&S_located, "located") < 0 ||
-        intern(&S_unknown_tags, "unknown_tags") < 0 || intern(&S_slots, "__slots__") < 0 ||
+        intern(&S_unknown_tags, "unknown_tags") < 0 ||
         intern(&S_int, "int") < 0 || intern(&S_is_safe, "is_safe") < 0 ||
         intern(&S_message, "message") < 0 || intern(&S_version, "version") < 0)
         return NULL;
@@ -2334,15 +2315,12 @@ PyMODINIT_FUNC PyInit__engine(void) {
     if (!UuidCallable || !UuidSafeUnknown || !PyType_Check(UuidCallable)) return NULL;
     UuidType = (PyTypeObject *)UuidCallable;
     /* uuid.UUID keeps int and is_safe in slots: write them directly when they are plain. */
-    PyObject *d_int = PyDict_GetItemWithError(UuidType->tp_dict, S_int);
-    PyObject *d_safe = PyDict_GetItemWithError(UuidType->tp_dict, S_is_safe);
-    if (d_int && d_safe && Py_TYPE(d_int) == &PyMemberDescr_Type &&
-        Py_TYPE(d_safe) == &PyMemberDescr_Type &&
-        ((PyMemberDescrObject *)d_int)->d_member->type == T_OBJECT_EX &&
-        ((PyMemberDescrObject *)d_safe)->d_member->type == T_OBJECT_EX) {
-        UuidIntOffset = ((PyMemberDescrObject *)d_int)->d_member->offset;
-        UuidSafeOffset = ((PyMemberDescrObject *)d_safe)->d_member->offset;
+    if (direct_slots(UuidType, -1)) {
+        UuidIntOffset = member_offset(UuidType, S_int);
+        UuidSafeOffset = UuidIntOffset < 0 ? -1 : member_offset(UuidType, S_is_safe);
+        if (UuidSafeOffset < 0) UuidIntOffset = -1;
     }
+    if (PyErr_Occurred()) return NULL;
     PyObject *builtins = PyImport_ImportModule("builtins");
     if (!builtins) return NULL;
     PyObject *object = get_attr(builtins, "object");
