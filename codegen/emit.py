@@ -33,7 +33,7 @@ from codegen import __version__
 from codegen.errors import ProblemLog
 from codegen.ir import INTEGER_RANGES, EmptyArray, EmptyStruct, Message, Struct, build_messages
 from codegen.layout import message_layouts
-from codegen.native_tables import FORMAT_VERSION, MAGIC, StructTables, message_tables
+from codegen.native_tables import module_tables
 from codegen.spark_schema import SPARK_MODULE, render_spark_module
 from codegen.spec import load_specs
 
@@ -171,35 +171,12 @@ class RenderedModule:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class NativeTables:
-    """A message's layout tables as the module carries them: each distinct struct list once,
-    named, and the version -> list name map (versions with one wire layout share a list)."""
-
-    magic: str
-    format_version: int
-    layouts: list[tuple[str, StructTables]]
-    versions: list[tuple[int, str]]
-
-
-def native_tables(message: Message) -> NativeTables:
-    names: dict[StructTables, str] = {}
-    versions: list[tuple[int, str]] = []
-    for version, table in message_tables(message).items():
-        structs = table[4]
-        name = names.setdefault(structs, f"_NATIVE_LAYOUT_{len(names)}")
-        versions.append((version, name))
-    return NativeTables(
-        MAGIC, FORMAT_VERSION, [(name, structs) for structs, name in names.items()], versions
-    )
-
-
 def render_message(env: jinja2.Environment, message: Message, source_path: str) -> str:
     layouts = message_layouts(message)
     return env.get_template("module.py.j2").render(
         message=message,
         classes=class_order(message),
-        native=native_tables(message),
+        native=module_tables(message),
         layouts=layouts,
         struct_formats=struct_formats(layouts),
         array_formats=array_formats(layouts),

@@ -20,6 +20,7 @@ order, with the same errors.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from codegen.ir import EmptyArray, EmptyStruct, Field, FieldType, Message, Struct
 
@@ -163,3 +164,40 @@ def message_table(message: Message, version: int) -> MessageTable:
 def message_tables(message: Message) -> dict[int, MessageTable]:
     """The table of every valid version of ``message``."""
     return {v: message_table(message, v) for v in message.valid_versions.versions()}
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleTables:
+    """A message's tables as its module carries them, each part once: a struct whose layout
+    is the same at several versions (most nested structs) has one table, versions with the
+    same wire layout share one struct list.
+
+    ``structs`` holds each distinct struct table, ``layouts`` each distinct struct list (as
+    indexes into ``structs``, root first) and ``versions`` maps a version to its index into
+    ``layouts``. Tables are told apart by their text (``repr``), which is what the module
+    holds, so a default ``1`` and a default ``True`` never share a table."""
+
+    magic: str
+    format_version: int
+    structs: tuple[StructTable, ...]
+    layouts: tuple[tuple[int, ...], ...]
+    versions: tuple[tuple[int, int], ...]
+
+
+def module_tables(message: Message) -> ModuleTables:
+    """Every version's table of ``message``, each struct table and struct list once."""
+    structs: dict[str, int] = {}
+    distinct: list[StructTable] = []
+    layouts: dict[tuple[int, ...], int] = {}
+    versions: list[tuple[int, int]] = []
+    for version, table in message_tables(message).items():
+        members = []
+        for struct in table[4]:
+            text = repr(struct)
+            if text not in structs:
+                structs[text] = len(distinct)
+                distinct.append(struct)
+            members.append(structs[text])
+        layout = layouts.setdefault(tuple(members), len(layouts))
+        versions.append((version, layout))
+    return ModuleTables(MAGIC, FORMAT_VERSION, tuple(distinct), tuple(layouts), tuple(versions))

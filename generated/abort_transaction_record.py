@@ -244,9 +244,16 @@ AbortTransactionRecord._WRITERS = {0: _write_AbortTransactionRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("AbortTransactionRecord", True, 2, (), (), ((0, (10, 3, 0, "reason", 0, -1), 0, None),), ()),
+_NATIVE_STRUCT_0: Any = (
+    "AbortTransactionRecord",
+    True,
+    2,
+    (),
+    (),
+    ((0, (10, 3, 0, "reason", 0, -1), 0, None),),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     AbortTransactionRecord,
     {"AbortTransactionRecord": AbortTransactionRecord},

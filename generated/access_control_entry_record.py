@@ -498,26 +498,25 @@ AccessControlEntryRecord._WRITERS = {0: _write_AccessControlEntryRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "AccessControlEntryRecord",
+    True,
+    9,
     (
-        "AccessControlEntryRecord",
-        True,
-        9,
-        (
-            (9, 0, 0, "id", 0, -1),
-            (1, 0, 1, "resource_type", 0, -1),
-            (10, 1, 2, "resource_name", 0, -1),
-            (1, 0, 3, "pattern_type", 0, -1),
-            (10, 1, 4, "principal", 0, -1),
-            (10, 1, 5, "host", 0, -1),
-            (1, 0, 6, "operation", 0, -1),
-            (1, 0, 7, "permission_type", 0, -1),
-        ),
-        (),
-        (),
-        (),
+        (9, 0, 0, "id", 0, -1),
+        (1, 0, 1, "resource_type", 0, -1),
+        (10, 1, 2, "resource_name", 0, -1),
+        (1, 0, 3, "pattern_type", 0, -1),
+        (10, 1, 4, "principal", 0, -1),
+        (10, 1, 5, "host", 0, -1),
+        (1, 0, 6, "operation", 0, -1),
+        (1, 0, 7, "permission_type", 0, -1),
     ),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     AccessControlEntryRecord,
     {"AccessControlEntryRecord": AccessControlEntryRecord},

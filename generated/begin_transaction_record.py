@@ -244,9 +244,16 @@ BeginTransactionRecord._WRITERS = {0: _write_BeginTransactionRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("BeginTransactionRecord", True, 2, (), (), ((0, (10, 3, 0, "name", 0, -1), 0, None),), ()),
+_NATIVE_STRUCT_0: Any = (
+    "BeginTransactionRecord",
+    True,
+    2,
+    (),
+    (),
+    ((0, (10, 3, 0, "name", 0, -1), 0, None),),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     BeginTransactionRecord,
     {"BeginTransactionRecord": BeginTransactionRecord},

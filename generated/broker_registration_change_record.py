@@ -1289,66 +1289,59 @@ BrokerRegistrationChangeRecord._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "BrokerRegistrationChangeRecord",
+    True,
+    7,
+    ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
     (
-        "BrokerRegistrationChangeRecord",
-        True,
-        7,
-        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
-        (
-            (3, "in_controlled_shutdown", 0, 0),
-            (4, "log_dirs", 2, None),
-            (5, "cordoned_log_dirs", 0, None),
-        ),
-        ((0, (1, 0, 2, "fenced", 0, -1), 0, 0),),
-        (1, 2, 3),
+        (3, "in_controlled_shutdown", 0, 0),
+        (4, "log_dirs", 2, None),
+        (5, "cordoned_log_dirs", 0, None),
     ),
+    ((0, (1, 0, 2, "fenced", 0, -1), 0, 0),),
+    (1, 2, 3),
 )
-_NATIVE_LAYOUT_1: Any = (
+_NATIVE_STRUCT_1: Any = (
+    "BrokerRegistrationChangeRecord",
+    True,
+    7,
+    ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
+    ((4, "log_dirs", 2, None), (5, "cordoned_log_dirs", 0, None)),
+    ((0, (1, 0, 2, "fenced", 0, -1), 0, 0), (1, (1, 0, 3, "in_controlled_shutdown", 0, -1), 0, 0)),
+    (2, 3),
+)
+_NATIVE_STRUCT_2: Any = (
+    "BrokerRegistrationChangeRecord",
+    True,
+    7,
+    ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
+    ((5, "cordoned_log_dirs", 0, None),),
     (
-        "BrokerRegistrationChangeRecord",
-        True,
-        7,
-        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
-        ((4, "log_dirs", 2, None), (5, "cordoned_log_dirs", 0, None)),
-        (
-            (0, (1, 0, 2, "fenced", 0, -1), 0, 0),
-            (1, (1, 0, 3, "in_controlled_shutdown", 0, -1), 0, 0),
-        ),
-        (2, 3),
+        (0, (1, 0, 2, "fenced", 0, -1), 0, 0),
+        (1, (1, 0, 3, "in_controlled_shutdown", 0, -1), 0, 0),
+        (2, (12, 1, 4, "log_dirs", 9, -1), 2, None),
     ),
+    (3,),
 )
-_NATIVE_LAYOUT_2: Any = (
+_NATIVE_STRUCT_3: Any = (
+    "BrokerRegistrationChangeRecord",
+    True,
+    7,
+    ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
+    (),
     (
-        "BrokerRegistrationChangeRecord",
-        True,
-        7,
-        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
-        ((5, "cordoned_log_dirs", 0, None),),
-        (
-            (0, (1, 0, 2, "fenced", 0, -1), 0, 0),
-            (1, (1, 0, 3, "in_controlled_shutdown", 0, -1), 0, 0),
-            (2, (12, 1, 4, "log_dirs", 9, -1), 2, None),
-        ),
-        (3,),
+        (0, (1, 0, 2, "fenced", 0, -1), 0, 0),
+        (1, (1, 0, 3, "in_controlled_shutdown", 0, -1), 0, 0),
+        (2, (12, 1, 4, "log_dirs", 9, -1), 2, None),
+        (3, (12, 3, 5, "cordoned_log_dirs", 9, -1), 0, None),
     ),
+    (),
 )
-_NATIVE_LAYOUT_3: Any = (
-    (
-        "BrokerRegistrationChangeRecord",
-        True,
-        7,
-        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
-        (),
-        (
-            (0, (1, 0, 2, "fenced", 0, -1), 0, 0),
-            (1, (1, 0, 3, "in_controlled_shutdown", 0, -1), 0, 0),
-            (2, (12, 1, 4, "log_dirs", 9, -1), 2, None),
-            (3, (12, 3, 5, "cordoned_log_dirs", 9, -1), 0, None),
-        ),
-        (),
-    ),
-)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
+_NATIVE_LAYOUT_1: Any = (_NATIVE_STRUCT_1,)
+_NATIVE_LAYOUT_2: Any = (_NATIVE_STRUCT_2,)
+_NATIVE_LAYOUT_3: Any = (_NATIVE_STRUCT_3,)
 _rt.backends.install(
     BrokerRegistrationChangeRecord,
     {"BrokerRegistrationChangeRecord": BrokerRegistrationChangeRecord},

@@ -209,9 +209,8 @@ ClearElrRecord._WRITERS = {0: _write_ClearElrRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("ClearElrRecord", True, 2, ((10, 1, 0, "topic_name", 0, -1),), (), (), ()),
-)
+_NATIVE_STRUCT_0: Any = ("ClearElrRecord", True, 2, ((10, 1, 0, "topic_name", 0, -1),), (), (), ())
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ClearElrRecord,
     {"ClearElrRecord": ClearElrRecord},

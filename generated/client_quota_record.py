@@ -752,31 +752,30 @@ ClientQuotaRecord._WRITERS = {0: _write_ClientQuotaRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "ClientQuotaRecord",
+    True,
+    5,
     (
-        "ClientQuotaRecord",
-        True,
-        5,
-        (
-            (12, 1, 0, "entity", 13, 1),
-            (10, 1, 1, "key", 0, -1),
-            (7, 0, 2, "value", 0, -1),
-            (8, 0, 3, "remove", 0, -1),
-        ),
-        (),
-        (),
-        (),
+        (12, 1, 0, "entity", 13, 1),
+        (10, 1, 1, "key", 0, -1),
+        (7, 0, 2, "value", 0, -1),
+        (8, 0, 3, "remove", 0, -1),
     ),
-    (
-        "EntityData",
-        True,
-        3,
-        ((10, 1, 0, "entity_type", 0, -1), (10, 3, 1, "entity_name", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "EntityData",
+    True,
+    3,
+    ((10, 1, 0, "entity_type", 0, -1), (10, 3, 1, "entity_name", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
 _rt.backends.install(
     ClientQuotaRecord,
     {"EntityData": EntityData, "ClientQuotaRecord": ClientQuotaRecord},

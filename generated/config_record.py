@@ -382,22 +382,21 @@ ConfigRecord._WRITERS = {0: _write_ConfigRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "ConfigRecord",
+    True,
+    5,
     (
-        "ConfigRecord",
-        True,
-        5,
-        (
-            (1, 0, 0, "resource_type", 0, -1),
-            (10, 1, 1, "resource_name", 0, -1),
-            (10, 1, 2, "name", 0, -1),
-            (10, 3, 3, "value", 0, -1),
-        ),
-        (),
-        (),
-        (),
+        (1, 0, 0, "resource_type", 0, -1),
+        (10, 1, 1, "resource_name", 0, -1),
+        (10, 1, 2, "name", 0, -1),
+        (10, 3, 3, "value", 0, -1),
     ),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ConfigRecord,
     {"ConfigRecord": ConfigRecord},

@@ -811,32 +811,31 @@ ConsumerGroupCurrentMemberAssignmentValue._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerGroupCurrentMemberAssignmentValue",
+    True,
+    6,
     (
-        "ConsumerGroupCurrentMemberAssignmentValue",
-        True,
-        6,
-        (
-            (3, 0, 0, "member_epoch", 0, -1),
-            (3, 0, 1, "previous_member_epoch", 0, -1),
-            (1, 0, 2, "state", 0, -1),
-            (12, 1, 3, "assigned_partitions", 13, 1),
-            (12, 1, 4, "partitions_pending_revocation", 13, 1),
-        ),
-        (),
-        (),
-        (),
+        (3, 0, 0, "member_epoch", 0, -1),
+        (3, 0, 1, "previous_member_epoch", 0, -1),
+        (1, 0, 2, "state", 0, -1),
+        (12, 1, 3, "assigned_partitions", 13, 1),
+        (12, 1, 4, "partitions_pending_revocation", 13, 1),
     ),
-    (
-        "TopicPartitions",
-        True,
-        4,
-        ((9, 0, 0, "topic_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
-        (),
-        ((0, (12, 3, 2, "assignment_epochs", 3, -1), 2, None),),
-        (),
-    ),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "TopicPartitions",
+    True,
+    4,
+    ((9, 0, 0, "topic_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
+    (),
+    ((0, (12, 3, 2, "assignment_epochs", 3, -1), 2, None),),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
 _rt.backends.install(
     ConsumerGroupCurrentMemberAssignmentValue,
     {

@@ -205,17 +205,16 @@ ConsumerGroupMemberMetadataKey._WRITERS = {0: _write_ConsumerGroupMemberMetadata
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ConsumerGroupMemberMetadataKey",
-        False,
-        3,
-        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerGroupMemberMetadataKey",
+    False,
+    3,
+    ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ConsumerGroupMemberMetadataKey,
     {"ConsumerGroupMemberMetadataKey": ConsumerGroupMemberMetadataKey},

@@ -1513,44 +1513,43 @@ ConsumerGroupMemberMetadataValue._WRITERS = {0: _write_ConsumerGroupMemberMetada
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerGroupMemberMetadataValue",
+    True,
+    10,
     (
-        "ConsumerGroupMemberMetadataValue",
-        True,
-        10,
-        (
-            (10, 3, 0, "instance_id", 0, -1),
-            (10, 3, 1, "rack_id", 0, -1),
-            (10, 1, 2, "client_id", 0, -1),
-            (10, 1, 3, "client_host", 0, -1),
-            (12, 1, 4, "subscribed_topic_names", 10, -1),
-            (10, 3, 5, "subscribed_topic_regex", 0, -1),
-            (3, 0, 6, "rebalance_timeout_ms", 0, -1),
-            (10, 3, 7, "server_assignor", 0, -1),
-        ),
-        (),
-        ((0, (13, 6, 8, "classic_member_metadata", 0, 1), 3, "ClassicMemberMetadata"),),
-        (),
+        (10, 3, 0, "instance_id", 0, -1),
+        (10, 3, 1, "rack_id", 0, -1),
+        (10, 1, 2, "client_id", 0, -1),
+        (10, 1, 3, "client_host", 0, -1),
+        (12, 1, 4, "subscribed_topic_names", 10, -1),
+        (10, 3, 5, "subscribed_topic_regex", 0, -1),
+        (3, 0, 6, "rebalance_timeout_ms", 0, -1),
+        (10, 3, 7, "server_assignor", 0, -1),
     ),
-    (
-        "ClassicMemberMetadata",
-        True,
-        3,
-        ((3, 0, 0, "session_timeout_ms", 0, -1), (12, 1, 1, "supported_protocols", 13, 2)),
-        (),
-        (),
-        (),
-    ),
-    (
-        "ClassicProtocol",
-        True,
-        3,
-        ((10, 1, 0, "name", 0, -1), (11, 1, 1, "metadata", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+    (),
+    ((0, (13, 6, 8, "classic_member_metadata", 0, 1), 3, "ClassicMemberMetadata"),),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "ClassicMemberMetadata",
+    True,
+    3,
+    ((3, 0, 0, "session_timeout_ms", 0, -1), (12, 1, 1, "supported_protocols", 13, 2)),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_2: Any = (
+    "ClassicProtocol",
+    True,
+    3,
+    ((10, 1, 0, "name", 0, -1), (11, 1, 1, "metadata", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1, _NATIVE_STRUCT_2)
 _rt.backends.install(
     ConsumerGroupMemberMetadataValue,
     {

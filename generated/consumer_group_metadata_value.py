@@ -253,17 +253,16 @@ ConsumerGroupMetadataValue._WRITERS = {0: _write_ConsumerGroupMetadataValue_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ConsumerGroupMetadataValue",
-        True,
-        3,
-        ((3, 0, 0, "epoch", 0, -1),),
-        (),
-        ((0, (4, 0, 1, "metadata_hash", 0, -1), 0, 0),),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerGroupMetadataValue",
+    True,
+    3,
+    ((3, 0, 0, "epoch", 0, -1),),
+    (),
+    ((0, (4, 0, 1, "metadata_hash", 0, -1), 0, 0),),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ConsumerGroupMetadataValue,
     {"ConsumerGroupMetadataValue": ConsumerGroupMetadataValue},

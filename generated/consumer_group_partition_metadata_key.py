@@ -150,9 +150,16 @@ ConsumerGroupPartitionMetadataKey._WRITERS = {0: _write_ConsumerGroupPartitionMe
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("ConsumerGroupPartitionMetadataKey", False, 2, ((10, 0, 0, "group_id", 0, -1),), (), (), ()),
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerGroupPartitionMetadataKey",
+    False,
+    2,
+    ((10, 0, 0, "group_id", 0, -1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ConsumerGroupPartitionMetadataKey,
     {"ConsumerGroupPartitionMetadataKey": ConsumerGroupPartitionMetadataKey},

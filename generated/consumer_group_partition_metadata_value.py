@@ -847,32 +847,39 @@ ConsumerGroupPartitionMetadataValue._WRITERS = {0: _write_ConsumerGroupPartition
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("ConsumerGroupPartitionMetadataValue", True, 2, ((12, 1, 0, "topics", 13, 1),), (), (), ()),
-    (
-        "TopicMetadata",
-        True,
-        5,
-        (
-            (9, 0, 0, "topic_id", 0, -1),
-            (10, 1, 1, "topic_name", 0, -1),
-            (3, 0, 2, "num_partitions", 0, -1),
-            (12, 1, 3, "partition_metadata", 13, 2),
-        ),
-        (),
-        (),
-        (),
-    ),
-    (
-        "PartitionMetadata",
-        True,
-        3,
-        ((3, 0, 0, "partition", 0, -1), (12, 1, 1, "racks", 10, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerGroupPartitionMetadataValue",
+    True,
+    2,
+    ((12, 1, 0, "topics", 13, 1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "TopicMetadata",
+    True,
+    5,
+    (
+        (9, 0, 0, "topic_id", 0, -1),
+        (10, 1, 1, "topic_name", 0, -1),
+        (3, 0, 2, "num_partitions", 0, -1),
+        (12, 1, 3, "partition_metadata", 13, 2),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_2: Any = (
+    "PartitionMetadata",
+    True,
+    3,
+    ((3, 0, 0, "partition", 0, -1), (12, 1, 1, "racks", 10, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1, _NATIVE_STRUCT_2)
 _rt.backends.install(
     ConsumerGroupPartitionMetadataValue,
     {

@@ -357,17 +357,16 @@ ConsumerGroupRegularExpressionValue._WRITERS = {0: _write_ConsumerGroupRegularEx
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ConsumerGroupRegularExpressionValue",
-        True,
-        4,
-        ((12, 1, 0, "topics", 10, -1), (4, 0, 1, "version", 0, -1), (4, 0, 2, "timestamp", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerGroupRegularExpressionValue",
+    True,
+    4,
+    ((12, 1, 0, "topics", 10, -1), (4, 0, 1, "version", 0, -1), (4, 0, 2, "timestamp", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ConsumerGroupRegularExpressionValue,
     {"ConsumerGroupRegularExpressionValue": ConsumerGroupRegularExpressionValue},

@@ -469,26 +469,25 @@ ConsumerGroupTargetAssignmentMemberValue._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ConsumerGroupTargetAssignmentMemberValue",
-        True,
-        2,
-        ((12, 1, 0, "topic_partitions", 13, 1),),
-        (),
-        (),
-        (),
-    ),
-    (
-        "TopicPartition",
-        True,
-        3,
-        ((9, 0, 0, "topic_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerGroupTargetAssignmentMemberValue",
+    True,
+    2,
+    ((12, 1, 0, "topic_partitions", 13, 1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "TopicPartition",
+    True,
+    3,
+    ((9, 0, 0, "topic_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
 _rt.backends.install(
     ConsumerGroupTargetAssignmentMemberValue,
     {

@@ -406,26 +406,25 @@ ConsumerProtocolAssignment._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ConsumerProtocolAssignment",
-        False,
-        3,
-        ((12, 0, 0, "assigned_partitions", 13, 1), (11, 2, 1, "user_data", 0, -1)),
-        (),
-        (),
-        (),
-    ),
-    (
-        "TopicPartition",
-        False,
-        3,
-        ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerProtocolAssignment",
+    False,
+    3,
+    ((12, 0, 0, "assigned_partitions", 13, 1), (11, 2, 1, "user_data", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "TopicPartition",
+    False,
+    3,
+    ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
 _rt.backends.install(
     ConsumerProtocolAssignment,
     {"TopicPartition": TopicPartition, "ConsumerProtocolAssignment": ConsumerProtocolAssignment},

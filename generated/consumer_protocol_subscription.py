@@ -1233,92 +1233,70 @@ ConsumerProtocolSubscription._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ConsumerProtocolSubscription",
-        False,
-        6,
-        ((12, 0, 0, "topics", 10, -1), (11, 2, 1, "user_data", 0, -1)),
-        ((2, "owned_partitions", 2, None), (3, "generation_id", 0, -1), (4, "rack_id", 0, None)),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ConsumerProtocolSubscription",
+    False,
+    6,
+    ((12, 0, 0, "topics", 10, -1), (11, 2, 1, "user_data", 0, -1)),
+    ((2, "owned_partitions", 2, None), (3, "generation_id", 0, -1), (4, "rack_id", 0, None)),
+    (),
+    (),
 )
-_NATIVE_LAYOUT_1: Any = (
+_NATIVE_STRUCT_1: Any = (
+    "ConsumerProtocolSubscription",
+    False,
+    6,
     (
-        "ConsumerProtocolSubscription",
-        False,
-        6,
-        (
-            (12, 0, 0, "topics", 10, -1),
-            (11, 2, 1, "user_data", 0, -1),
-            (12, 0, 2, "owned_partitions", 13, 1),
-        ),
-        ((3, "generation_id", 0, -1), (4, "rack_id", 0, None)),
-        (),
-        (),
+        (12, 0, 0, "topics", 10, -1),
+        (11, 2, 1, "user_data", 0, -1),
+        (12, 0, 2, "owned_partitions", 13, 1),
     ),
-    (
-        "TopicPartition",
-        False,
-        3,
-        ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
-        (),
-        (),
-        (),
-    ),
+    ((3, "generation_id", 0, -1), (4, "rack_id", 0, None)),
+    (),
+    (),
 )
-_NATIVE_LAYOUT_2: Any = (
-    (
-        "ConsumerProtocolSubscription",
-        False,
-        6,
-        (
-            (12, 0, 0, "topics", 10, -1),
-            (11, 2, 1, "user_data", 0, -1),
-            (12, 0, 2, "owned_partitions", 13, 1),
-            (3, 0, 3, "generation_id", 0, -1),
-        ),
-        ((4, "rack_id", 0, None),),
-        (),
-        (),
-    ),
-    (
-        "TopicPartition",
-        False,
-        3,
-        ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_2: Any = (
+    "TopicPartition",
+    False,
+    3,
+    ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
+    (),
+    (),
+    (),
 )
-_NATIVE_LAYOUT_3: Any = (
+_NATIVE_STRUCT_3: Any = (
+    "ConsumerProtocolSubscription",
+    False,
+    6,
     (
-        "ConsumerProtocolSubscription",
-        False,
-        6,
-        (
-            (12, 0, 0, "topics", 10, -1),
-            (11, 2, 1, "user_data", 0, -1),
-            (12, 0, 2, "owned_partitions", 13, 1),
-            (3, 0, 3, "generation_id", 0, -1),
-            (10, 2, 4, "rack_id", 0, -1),
-        ),
-        (),
-        (),
-        (),
+        (12, 0, 0, "topics", 10, -1),
+        (11, 2, 1, "user_data", 0, -1),
+        (12, 0, 2, "owned_partitions", 13, 1),
+        (3, 0, 3, "generation_id", 0, -1),
     ),
-    (
-        "TopicPartition",
-        False,
-        3,
-        ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partitions", 3, -1)),
-        (),
-        (),
-        (),
-    ),
+    ((4, "rack_id", 0, None),),
+    (),
+    (),
 )
+_NATIVE_STRUCT_4: Any = (
+    "ConsumerProtocolSubscription",
+    False,
+    6,
+    (
+        (12, 0, 0, "topics", 10, -1),
+        (11, 2, 1, "user_data", 0, -1),
+        (12, 0, 2, "owned_partitions", 13, 1),
+        (3, 0, 3, "generation_id", 0, -1),
+        (10, 2, 4, "rack_id", 0, -1),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
+_NATIVE_LAYOUT_1: Any = (_NATIVE_STRUCT_1, _NATIVE_STRUCT_2)
+_NATIVE_LAYOUT_2: Any = (_NATIVE_STRUCT_3, _NATIVE_STRUCT_2)
+_NATIVE_LAYOUT_3: Any = (_NATIVE_STRUCT_4, _NATIVE_STRUCT_2)
 _rt.backends.install(
     ConsumerProtocolSubscription,
     {

@@ -592,25 +592,24 @@ DelegationTokenRecord._WRITERS = {0: _write_DelegationTokenRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "DelegationTokenRecord",
+    True,
+    8,
     (
-        "DelegationTokenRecord",
-        True,
-        8,
-        (
-            (10, 1, 0, "owner", 0, -1),
-            (10, 1, 1, "requester", 0, -1),
-            (12, 1, 2, "renewers", 10, -1),
-            (4, 0, 3, "issue_timestamp", 0, -1),
-            (4, 0, 4, "max_timestamp", 0, -1),
-            (4, 0, 5, "expiration_timestamp", 0, -1),
-            (10, 1, 6, "token_id", 0, -1),
-        ),
-        (),
-        (),
-        (),
+        (10, 1, 0, "owner", 0, -1),
+        (10, 1, 1, "requester", 0, -1),
+        (12, 1, 2, "renewers", 10, -1),
+        (4, 0, 3, "issue_timestamp", 0, -1),
+        (4, 0, 4, "max_timestamp", 0, -1),
+        (4, 0, 5, "expiration_timestamp", 0, -1),
+        (10, 1, 6, "token_id", 0, -1),
     ),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     DelegationTokenRecord,
     {"DelegationTokenRecord": DelegationTokenRecord},

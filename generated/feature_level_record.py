@@ -241,17 +241,16 @@ FeatureLevelRecord._WRITERS = {0: _write_FeatureLevelRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "FeatureLevelRecord",
-        True,
-        3,
-        ((10, 1, 0, "name", 0, -1), (2, 0, 1, "feature_level", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "FeatureLevelRecord",
+    True,
+    3,
+    ((10, 1, 0, "name", 0, -1), (2, 0, 1, "feature_level", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     FeatureLevelRecord,
     {"FeatureLevelRecord": FeatureLevelRecord},

@@ -189,9 +189,16 @@ FenceBrokerRecord._WRITERS = {0: _write_FenceBrokerRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("FenceBrokerRecord", True, 3, ((3, 0, 0, "id", 0, -1), (4, 0, 1, "epoch", 0, -1)), (), (), ()),
+_NATIVE_STRUCT_0: Any = (
+    "FenceBrokerRecord",
+    True,
+    3,
+    ((3, 0, 0, "id", 0, -1), (4, 0, 1, "epoch", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     FenceBrokerRecord,
     {"FenceBrokerRecord": FenceBrokerRecord},

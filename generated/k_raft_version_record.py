@@ -197,17 +197,16 @@ KRaftVersionRecord._WRITERS = {0: _write_KRaftVersionRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "KRaftVersionRecord",
-        True,
-        3,
-        ((2, 0, 0, "version", 0, -1), (2, 0, 1, "k_raft_version", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "KRaftVersionRecord",
+    True,
+    3,
+    ((2, 0, 0, "version", 0, -1), (2, 0, 1, "k_raft_version", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     KRaftVersionRecord,
     {"KRaftVersionRecord": KRaftVersionRecord},

@@ -1203,48 +1203,40 @@ LeaderChangeMessage._WRITERS = {0: _write_LeaderChangeMessage_v0, 1: _write_Lead
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "LeaderChangeMessage",
+    True,
+    5,
     (
-        "LeaderChangeMessage",
-        True,
-        5,
-        (
-            (2, 0, 0, "version", 0, -1),
-            (3, 0, 1, "leader_id", 0, -1),
-            (12, 1, 2, "voters", 13, 1),
-            (12, 1, 3, "granting_voters", 13, 1),
-        ),
-        (),
-        (),
-        (),
+        (2, 0, 0, "version", 0, -1),
+        (3, 0, 1, "leader_id", 0, -1),
+        (12, 1, 2, "voters", 13, 1),
+        (12, 1, 3, "granting_voters", 13, 1),
     ),
-    ("Voter", True, 3, ((3, 0, 0, "voter_id", 0, -1),), ((1, "voter_directory_id", 1, 0),), (), ()),
+    (),
+    (),
+    (),
 )
-_NATIVE_LAYOUT_1: Any = (
-    (
-        "LeaderChangeMessage",
-        True,
-        5,
-        (
-            (2, 0, 0, "version", 0, -1),
-            (3, 0, 1, "leader_id", 0, -1),
-            (12, 1, 2, "voters", 13, 1),
-            (12, 1, 3, "granting_voters", 13, 1),
-        ),
-        (),
-        (),
-        (),
-    ),
-    (
-        "Voter",
-        True,
-        3,
-        ((3, 0, 0, "voter_id", 0, -1), (9, 0, 1, "voter_directory_id", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_1: Any = (
+    "Voter",
+    True,
+    3,
+    ((3, 0, 0, "voter_id", 0, -1),),
+    ((1, "voter_directory_id", 1, 0),),
+    (),
+    (),
 )
+_NATIVE_STRUCT_2: Any = (
+    "Voter",
+    True,
+    3,
+    ((3, 0, 0, "voter_id", 0, -1), (9, 0, 1, "voter_directory_id", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
+_NATIVE_LAYOUT_1: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_2)
 _rt.backends.install(
     LeaderChangeMessage,
     {"Voter": Voter, "LeaderChangeMessage": LeaderChangeMessage},

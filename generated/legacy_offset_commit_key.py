@@ -231,17 +231,16 @@ LegacyOffsetCommitKey._WRITERS = {0: _write_LegacyOffsetCommitKey_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "LegacyOffsetCommitKey",
-        False,
-        4,
-        ((10, 0, 0, "group", 0, -1), (10, 0, 1, "topic", 0, -1), (3, 0, 2, "partition", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "LegacyOffsetCommitKey",
+    False,
+    4,
+    ((10, 0, 0, "group", 0, -1), (10, 0, 1, "topic", 0, -1), (3, 0, 2, "partition", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     LegacyOffsetCommitKey,
     {"LegacyOffsetCommitKey": LegacyOffsetCommitKey},

@@ -214,21 +214,20 @@ LegacyOffsetCommitValue._WRITERS = {0: _write_LegacyOffsetCommitValue_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "LegacyOffsetCommitValue",
+    False,
+    4,
     (
-        "LegacyOffsetCommitValue",
-        False,
-        4,
-        (
-            (4, 0, 0, "offset", 0, -1),
-            (10, 0, 1, "metadata", 0, -1),
-            (4, 0, 2, "commit_timestamp", 0, -1),
-        ),
-        (),
-        (),
-        (),
+        (4, 0, 0, "offset", 0, -1),
+        (10, 0, 1, "metadata", 0, -1),
+        (4, 0, 2, "commit_timestamp", 0, -1),
     ),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     LegacyOffsetCommitValue,
     {"LegacyOffsetCommitValue": LegacyOffsetCommitValue},

@@ -139,7 +139,8 @@ NoOpRecord._WRITERS = {0: _write_NoOpRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (("NoOpRecord", True, 1, (), (), (), ()),)
+_NATIVE_STRUCT_0: Any = ("NoOpRecord", True, 1, (), (), (), ())
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     NoOpRecord,
     {"NoOpRecord": NoOpRecord},

@@ -697,69 +697,65 @@ OffsetCommitValue._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "OffsetCommitValue",
+    False,
+    7,
     (
-        "OffsetCommitValue",
-        False,
-        7,
-        (
-            (4, 0, 0, "offset", 0, -1),
-            (10, 0, 2, "metadata", 0, -1),
-            (4, 0, 3, "commit_timestamp", 0, -1),
-        ),
-        ((1, "leader_epoch", 0, -1), (4, "expire_timestamp", 0, -1), (5, "topic_id", 1, 0)),
-        (),
-        (0,),
+        (4, 0, 0, "offset", 0, -1),
+        (10, 0, 2, "metadata", 0, -1),
+        (4, 0, 3, "commit_timestamp", 0, -1),
     ),
+    ((1, "leader_epoch", 0, -1), (4, "expire_timestamp", 0, -1), (5, "topic_id", 1, 0)),
+    (),
+    (0,),
 )
-_NATIVE_LAYOUT_1: Any = (
+_NATIVE_STRUCT_1: Any = (
+    "OffsetCommitValue",
+    False,
+    7,
     (
-        "OffsetCommitValue",
-        False,
-        7,
-        (
-            (4, 0, 0, "offset", 0, -1),
-            (10, 0, 2, "metadata", 0, -1),
-            (4, 0, 3, "commit_timestamp", 0, -1),
-            (4, 0, 4, "expire_timestamp", 0, -1),
-        ),
-        ((1, "leader_epoch", 0, -1), (5, "topic_id", 1, 0)),
-        (),
-        (0,),
+        (4, 0, 0, "offset", 0, -1),
+        (10, 0, 2, "metadata", 0, -1),
+        (4, 0, 3, "commit_timestamp", 0, -1),
+        (4, 0, 4, "expire_timestamp", 0, -1),
     ),
+    ((1, "leader_epoch", 0, -1), (5, "topic_id", 1, 0)),
+    (),
+    (0,),
 )
-_NATIVE_LAYOUT_2: Any = (
+_NATIVE_STRUCT_2: Any = (
+    "OffsetCommitValue",
+    False,
+    7,
     (
-        "OffsetCommitValue",
-        False,
-        7,
-        (
-            (4, 0, 0, "offset", 0, -1),
-            (3, 0, 1, "leader_epoch", 0, -1),
-            (10, 0, 2, "metadata", 0, -1),
-            (4, 0, 3, "commit_timestamp", 0, -1),
-        ),
-        ((4, "expire_timestamp", 0, -1), (5, "topic_id", 1, 0)),
-        (),
-        (0,),
+        (4, 0, 0, "offset", 0, -1),
+        (3, 0, 1, "leader_epoch", 0, -1),
+        (10, 0, 2, "metadata", 0, -1),
+        (4, 0, 3, "commit_timestamp", 0, -1),
     ),
+    ((4, "expire_timestamp", 0, -1), (5, "topic_id", 1, 0)),
+    (),
+    (0,),
 )
-_NATIVE_LAYOUT_3: Any = (
+_NATIVE_STRUCT_3: Any = (
+    "OffsetCommitValue",
+    True,
+    7,
     (
-        "OffsetCommitValue",
-        True,
-        7,
-        (
-            (4, 0, 0, "offset", 0, -1),
-            (3, 0, 1, "leader_epoch", 0, -1),
-            (10, 1, 2, "metadata", 0, -1),
-            (4, 0, 3, "commit_timestamp", 0, -1),
-        ),
-        ((4, "expire_timestamp", 0, -1),),
-        ((0, (9, 0, 5, "topic_id", 0, -1), 1, 0),),
-        (),
+        (4, 0, 0, "offset", 0, -1),
+        (3, 0, 1, "leader_epoch", 0, -1),
+        (10, 1, 2, "metadata", 0, -1),
+        (4, 0, 3, "commit_timestamp", 0, -1),
     ),
+    ((4, "expire_timestamp", 0, -1),),
+    ((0, (9, 0, 5, "topic_id", 0, -1), 1, 0),),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
+_NATIVE_LAYOUT_1: Any = (_NATIVE_STRUCT_1,)
+_NATIVE_LAYOUT_2: Any = (_NATIVE_STRUCT_2,)
+_NATIVE_LAYOUT_3: Any = (_NATIVE_STRUCT_3,)
 _rt.backends.install(
     OffsetCommitValue,
     {"OffsetCommitValue": OffsetCommitValue},

@@ -2311,68 +2311,65 @@ PartitionChangeRecord._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "PartitionChangeRecord",
+    True,
+    12,
+    ((3, 0, 0, "partition_id", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
     (
-        "PartitionChangeRecord",
-        True,
-        12,
-        ((3, 0, 0, "partition_id", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
-        (
-            (8, "directories", 0, None),
-            (9, "eligible_leader_replicas", 0, None),
-            (10, "last_known_elr", 0, None),
-        ),
-        (
-            (0, (12, 3, 2, "isr", 3, -1), 0, None),
-            (1, (3, 0, 3, "leader", 0, -1), 0, -2),
-            (2, (12, 3, 4, "replicas", 3, -1), 0, None),
-            (3, (12, 3, 5, "removing_replicas", 3, -1), 0, None),
-            (4, (12, 3, 6, "adding_replicas", 3, -1), 0, None),
-            (5, (1, 0, 7, "leader_recovery_state", 0, -1), 0, -1),
-        ),
-        (6, 7, 8),
+        (8, "directories", 0, None),
+        (9, "eligible_leader_replicas", 0, None),
+        (10, "last_known_elr", 0, None),
     ),
-)
-_NATIVE_LAYOUT_1: Any = (
     (
-        "PartitionChangeRecord",
-        True,
-        12,
-        ((3, 0, 0, "partition_id", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
-        ((9, "eligible_leader_replicas", 0, None), (10, "last_known_elr", 0, None)),
-        (
-            (0, (12, 3, 2, "isr", 3, -1), 0, None),
-            (1, (3, 0, 3, "leader", 0, -1), 0, -2),
-            (2, (12, 3, 4, "replicas", 3, -1), 0, None),
-            (3, (12, 3, 5, "removing_replicas", 3, -1), 0, None),
-            (4, (12, 3, 6, "adding_replicas", 3, -1), 0, None),
-            (5, (1, 0, 7, "leader_recovery_state", 0, -1), 0, -1),
-            (8, (12, 3, 8, "directories", 9, -1), 0, None),
-        ),
-        (6, 7),
+        (0, (12, 3, 2, "isr", 3, -1), 0, None),
+        (1, (3, 0, 3, "leader", 0, -1), 0, -2),
+        (2, (12, 3, 4, "replicas", 3, -1), 0, None),
+        (3, (12, 3, 5, "removing_replicas", 3, -1), 0, None),
+        (4, (12, 3, 6, "adding_replicas", 3, -1), 0, None),
+        (5, (1, 0, 7, "leader_recovery_state", 0, -1), 0, -1),
     ),
+    (6, 7, 8),
 )
-_NATIVE_LAYOUT_2: Any = (
+_NATIVE_STRUCT_1: Any = (
+    "PartitionChangeRecord",
+    True,
+    12,
+    ((3, 0, 0, "partition_id", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
+    ((9, "eligible_leader_replicas", 0, None), (10, "last_known_elr", 0, None)),
     (
-        "PartitionChangeRecord",
-        True,
-        12,
-        ((3, 0, 0, "partition_id", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
-        (),
-        (
-            (0, (12, 3, 2, "isr", 3, -1), 0, None),
-            (1, (3, 0, 3, "leader", 0, -1), 0, -2),
-            (2, (12, 3, 4, "replicas", 3, -1), 0, None),
-            (3, (12, 3, 5, "removing_replicas", 3, -1), 0, None),
-            (4, (12, 3, 6, "adding_replicas", 3, -1), 0, None),
-            (5, (1, 0, 7, "leader_recovery_state", 0, -1), 0, -1),
-            (6, (12, 3, 9, "eligible_leader_replicas", 3, -1), 0, None),
-            (7, (12, 3, 10, "last_known_elr", 3, -1), 0, None),
-            (8, (12, 3, 8, "directories", 9, -1), 0, None),
-        ),
-        (),
+        (0, (12, 3, 2, "isr", 3, -1), 0, None),
+        (1, (3, 0, 3, "leader", 0, -1), 0, -2),
+        (2, (12, 3, 4, "replicas", 3, -1), 0, None),
+        (3, (12, 3, 5, "removing_replicas", 3, -1), 0, None),
+        (4, (12, 3, 6, "adding_replicas", 3, -1), 0, None),
+        (5, (1, 0, 7, "leader_recovery_state", 0, -1), 0, -1),
+        (8, (12, 3, 8, "directories", 9, -1), 0, None),
     ),
+    (6, 7),
 )
+_NATIVE_STRUCT_2: Any = (
+    "PartitionChangeRecord",
+    True,
+    12,
+    ((3, 0, 0, "partition_id", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
+    (),
+    (
+        (0, (12, 3, 2, "isr", 3, -1), 0, None),
+        (1, (3, 0, 3, "leader", 0, -1), 0, -2),
+        (2, (12, 3, 4, "replicas", 3, -1), 0, None),
+        (3, (12, 3, 5, "removing_replicas", 3, -1), 0, None),
+        (4, (12, 3, 6, "adding_replicas", 3, -1), 0, None),
+        (5, (1, 0, 7, "leader_recovery_state", 0, -1), 0, -1),
+        (6, (12, 3, 9, "eligible_leader_replicas", 3, -1), 0, None),
+        (7, (12, 3, 10, "last_known_elr", 3, -1), 0, None),
+        (8, (12, 3, 8, "directories", 9, -1), 0, None),
+    ),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
+_NATIVE_LAYOUT_1: Any = (_NATIVE_STRUCT_1,)
+_NATIVE_LAYOUT_2: Any = (_NATIVE_STRUCT_2,)
 _rt.backends.install(
     PartitionChangeRecord,
     {"PartitionChangeRecord": PartitionChangeRecord},

@@ -1895,79 +1895,76 @@ PartitionRecord._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "PartitionRecord",
+    True,
+    14,
     (
-        "PartitionRecord",
-        True,
-        14,
-        (
-            (3, 0, 0, "partition_id", 0, -1),
-            (9, 0, 1, "topic_id", 0, -1),
-            (12, 1, 2, "replicas", 3, -1),
-            (12, 1, 3, "isr", 3, -1),
-            (12, 1, 4, "removing_replicas", 3, -1),
-            (12, 1, 5, "adding_replicas", 3, -1),
-            (3, 0, 6, "leader", 0, -1),
-            (3, 0, 8, "leader_epoch", 0, -1),
-            (3, 0, 9, "partition_epoch", 0, -1),
-        ),
-        (
-            (10, "directories", 2, None),
-            (11, "eligible_leader_replicas", 0, None),
-            (12, "last_known_elr", 0, None),
-        ),
-        ((0, (1, 0, 7, "leader_recovery_state", 0, -1), 0, 0),),
-        (1, 2),
+        (3, 0, 0, "partition_id", 0, -1),
+        (9, 0, 1, "topic_id", 0, -1),
+        (12, 1, 2, "replicas", 3, -1),
+        (12, 1, 3, "isr", 3, -1),
+        (12, 1, 4, "removing_replicas", 3, -1),
+        (12, 1, 5, "adding_replicas", 3, -1),
+        (3, 0, 6, "leader", 0, -1),
+        (3, 0, 8, "leader_epoch", 0, -1),
+        (3, 0, 9, "partition_epoch", 0, -1),
     ),
-)
-_NATIVE_LAYOUT_1: Any = (
     (
-        "PartitionRecord",
-        True,
-        14,
-        (
-            (3, 0, 0, "partition_id", 0, -1),
-            (9, 0, 1, "topic_id", 0, -1),
-            (12, 1, 2, "replicas", 3, -1),
-            (12, 1, 3, "isr", 3, -1),
-            (12, 1, 4, "removing_replicas", 3, -1),
-            (12, 1, 5, "adding_replicas", 3, -1),
-            (3, 0, 6, "leader", 0, -1),
-            (3, 0, 8, "leader_epoch", 0, -1),
-            (3, 0, 9, "partition_epoch", 0, -1),
-            (12, 1, 10, "directories", 9, -1),
-        ),
-        ((11, "eligible_leader_replicas", 0, None), (12, "last_known_elr", 0, None)),
-        ((0, (1, 0, 7, "leader_recovery_state", 0, -1), 0, 0),),
-        (1, 2),
+        (10, "directories", 2, None),
+        (11, "eligible_leader_replicas", 0, None),
+        (12, "last_known_elr", 0, None),
     ),
+    ((0, (1, 0, 7, "leader_recovery_state", 0, -1), 0, 0),),
+    (1, 2),
 )
-_NATIVE_LAYOUT_2: Any = (
+_NATIVE_STRUCT_1: Any = (
+    "PartitionRecord",
+    True,
+    14,
     (
-        "PartitionRecord",
-        True,
-        14,
-        (
-            (3, 0, 0, "partition_id", 0, -1),
-            (9, 0, 1, "topic_id", 0, -1),
-            (12, 1, 2, "replicas", 3, -1),
-            (12, 1, 3, "isr", 3, -1),
-            (12, 1, 4, "removing_replicas", 3, -1),
-            (12, 1, 5, "adding_replicas", 3, -1),
-            (3, 0, 6, "leader", 0, -1),
-            (3, 0, 8, "leader_epoch", 0, -1),
-            (3, 0, 9, "partition_epoch", 0, -1),
-            (12, 1, 10, "directories", 9, -1),
-        ),
-        (),
-        (
-            (0, (1, 0, 7, "leader_recovery_state", 0, -1), 0, 0),
-            (1, (12, 3, 11, "eligible_leader_replicas", 3, -1), 0, None),
-            (2, (12, 3, 12, "last_known_elr", 3, -1), 0, None),
-        ),
-        (),
+        (3, 0, 0, "partition_id", 0, -1),
+        (9, 0, 1, "topic_id", 0, -1),
+        (12, 1, 2, "replicas", 3, -1),
+        (12, 1, 3, "isr", 3, -1),
+        (12, 1, 4, "removing_replicas", 3, -1),
+        (12, 1, 5, "adding_replicas", 3, -1),
+        (3, 0, 6, "leader", 0, -1),
+        (3, 0, 8, "leader_epoch", 0, -1),
+        (3, 0, 9, "partition_epoch", 0, -1),
+        (12, 1, 10, "directories", 9, -1),
     ),
+    ((11, "eligible_leader_replicas", 0, None), (12, "last_known_elr", 0, None)),
+    ((0, (1, 0, 7, "leader_recovery_state", 0, -1), 0, 0),),
+    (1, 2),
 )
+_NATIVE_STRUCT_2: Any = (
+    "PartitionRecord",
+    True,
+    14,
+    (
+        (3, 0, 0, "partition_id", 0, -1),
+        (9, 0, 1, "topic_id", 0, -1),
+        (12, 1, 2, "replicas", 3, -1),
+        (12, 1, 3, "isr", 3, -1),
+        (12, 1, 4, "removing_replicas", 3, -1),
+        (12, 1, 5, "adding_replicas", 3, -1),
+        (3, 0, 6, "leader", 0, -1),
+        (3, 0, 8, "leader_epoch", 0, -1),
+        (3, 0, 9, "partition_epoch", 0, -1),
+        (12, 1, 10, "directories", 9, -1),
+    ),
+    (),
+    (
+        (0, (1, 0, 7, "leader_recovery_state", 0, -1), 0, 0),
+        (1, (12, 3, 11, "eligible_leader_replicas", 3, -1), 0, None),
+        (2, (12, 3, 12, "last_known_elr", 3, -1), 0, None),
+    ),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
+_NATIVE_LAYOUT_1: Any = (_NATIVE_STRUCT_1,)
+_NATIVE_LAYOUT_2: Any = (_NATIVE_STRUCT_2,)
 _rt.backends.install(
     PartitionRecord,
     {"PartitionRecord": PartitionRecord},

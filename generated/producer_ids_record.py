@@ -227,21 +227,20 @@ ProducerIdsRecord._WRITERS = {0: _write_ProducerIdsRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "ProducerIdsRecord",
+    True,
+    4,
     (
-        "ProducerIdsRecord",
-        True,
-        4,
-        (
-            (3, 0, 0, "broker_id", 0, -1),
-            (4, 0, 1, "broker_epoch", 0, -1),
-            (4, 0, 2, "next_producer_id", 0, -1),
-        ),
-        (),
-        (),
-        (),
+        (3, 0, 0, "broker_id", 0, -1),
+        (4, 0, 1, "broker_epoch", 0, -1),
+        (4, 0, 2, "next_producer_id", 0, -1),
     ),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ProducerIdsRecord,
     {"ProducerIdsRecord": ProducerIdsRecord},

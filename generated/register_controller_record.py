@@ -1235,50 +1235,49 @@ RegisterControllerRecord._WRITERS = {0: _write_RegisterControllerRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "RegisterControllerRecord",
+    True,
+    6,
     (
-        "RegisterControllerRecord",
-        True,
-        6,
-        (
-            (3, 0, 0, "controller_id", 0, -1),
-            (9, 0, 1, "incarnation_id", 0, -1),
-            (8, 0, 2, "zk_migration_ready", 0, -1),
-            (12, 1, 3, "end_points", 13, 1),
-            (12, 1, 4, "features", 13, 2),
-        ),
-        (),
-        (),
-        (),
+        (3, 0, 0, "controller_id", 0, -1),
+        (9, 0, 1, "incarnation_id", 0, -1),
+        (8, 0, 2, "zk_migration_ready", 0, -1),
+        (12, 1, 3, "end_points", 13, 1),
+        (12, 1, 4, "features", 13, 2),
     ),
-    (
-        "ControllerEndpoint",
-        True,
-        5,
-        (
-            (10, 1, 0, "name", 0, -1),
-            (10, 1, 1, "host", 0, -1),
-            (5, 0, 2, "port", 0, -1),
-            (2, 0, 3, "security_protocol", 0, -1),
-        ),
-        (),
-        (),
-        (),
-    ),
-    (
-        "ControllerFeature",
-        True,
-        4,
-        (
-            (10, 1, 0, "name", 0, -1),
-            (2, 0, 1, "min_supported_version", 0, -1),
-            (2, 0, 2, "max_supported_version", 0, -1),
-        ),
-        (),
-        (),
-        (),
-    ),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "ControllerEndpoint",
+    True,
+    5,
+    (
+        (10, 1, 0, "name", 0, -1),
+        (10, 1, 1, "host", 0, -1),
+        (5, 0, 2, "port", 0, -1),
+        (2, 0, 3, "security_protocol", 0, -1),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_2: Any = (
+    "ControllerFeature",
+    True,
+    4,
+    (
+        (10, 1, 0, "name", 0, -1),
+        (2, 0, 1, "min_supported_version", 0, -1),
+        (2, 0, 2, "max_supported_version", 0, -1),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1, _NATIVE_STRUCT_2)
 _rt.backends.install(
     RegisterControllerRecord,
     {

@@ -179,9 +179,16 @@ RemoveAccessControlEntryRecord._WRITERS = {0: _write_RemoveAccessControlEntryRec
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("RemoveAccessControlEntryRecord", True, 2, ((9, 0, 0, "id", 0, -1),), (), (), ()),
+_NATIVE_STRUCT_0: Any = (
+    "RemoveAccessControlEntryRecord",
+    True,
+    2,
+    ((9, 0, 0, "id", 0, -1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     RemoveAccessControlEntryRecord,
     {"RemoveAccessControlEntryRecord": RemoveAccessControlEntryRecord},

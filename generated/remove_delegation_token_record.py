@@ -211,9 +211,16 @@ RemoveDelegationTokenRecord._WRITERS = {0: _write_RemoveDelegationTokenRecord_v0
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("RemoveDelegationTokenRecord", True, 2, ((10, 1, 0, "token_id", 0, -1),), (), (), ()),
+_NATIVE_STRUCT_0: Any = (
+    "RemoveDelegationTokenRecord",
+    True,
+    2,
+    ((10, 1, 0, "token_id", 0, -1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     RemoveDelegationTokenRecord,
     {"RemoveDelegationTokenRecord": RemoveDelegationTokenRecord},

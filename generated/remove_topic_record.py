@@ -175,9 +175,8 @@ RemoveTopicRecord._WRITERS = {0: _write_RemoveTopicRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("RemoveTopicRecord", True, 2, ((9, 0, 0, "topic_id", 0, -1),), (), (), ()),
-)
+_NATIVE_STRUCT_0: Any = ("RemoveTopicRecord", True, 2, ((9, 0, 0, "topic_id", 0, -1),), (), (), ())
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     RemoveTopicRecord,
     {"RemoveTopicRecord": RemoveTopicRecord},

@@ -249,17 +249,16 @@ RemoveUserScramCredentialRecord._WRITERS = {0: _write_RemoveUserScramCredentialR
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "RemoveUserScramCredentialRecord",
-        True,
-        3,
-        ((10, 1, 0, "name", 0, -1), (1, 0, 1, "mechanism", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "RemoveUserScramCredentialRecord",
+    True,
+    3,
+    ((10, 1, 0, "name", 0, -1), (1, 0, 1, "mechanism", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     RemoveUserScramCredentialRecord,
     {"RemoveUserScramCredentialRecord": RemoveUserScramCredentialRecord},

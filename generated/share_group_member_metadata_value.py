@@ -520,22 +520,21 @@ ShareGroupMemberMetadataValue._WRITERS = {0: _write_ShareGroupMemberMetadataValu
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "ShareGroupMemberMetadataValue",
+    True,
+    5,
     (
-        "ShareGroupMemberMetadataValue",
-        True,
-        5,
-        (
-            (10, 3, 0, "rack_id", 0, -1),
-            (10, 1, 1, "client_id", 0, -1),
-            (10, 1, 2, "client_host", 0, -1),
-            (12, 1, 3, "subscribed_topic_names", 10, -1),
-        ),
-        (),
-        (),
-        (),
+        (10, 3, 0, "rack_id", 0, -1),
+        (10, 1, 1, "client_id", 0, -1),
+        (10, 1, 2, "client_host", 0, -1),
+        (12, 1, 3, "subscribed_topic_names", 10, -1),
     ),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ShareGroupMemberMetadataValue,
     {"ShareGroupMemberMetadataValue": ShareGroupMemberMetadataValue},

@@ -1071,43 +1071,42 @@ ShareGroupStatePartitionMetadataValue._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "ShareGroupStatePartitionMetadataValue",
+    True,
+    4,
     (
-        "ShareGroupStatePartitionMetadataValue",
-        True,
-        4,
-        (
-            (12, 1, 0, "initializing_topics", 13, 1),
-            (12, 1, 1, "initialized_topics", 13, 1),
-            (12, 1, 2, "deleting_topics", 13, 2),
-        ),
-        (),
-        (),
-        (),
+        (12, 1, 0, "initializing_topics", 13, 1),
+        (12, 1, 1, "initialized_topics", 13, 1),
+        (12, 1, 2, "deleting_topics", 13, 2),
     ),
-    (
-        "TopicPartitionsInfo",
-        True,
-        4,
-        (
-            (9, 0, 0, "topic_id", 0, -1),
-            (10, 1, 1, "topic_name", 0, -1),
-            (12, 1, 2, "partitions", 3, -1),
-        ),
-        (),
-        (),
-        (),
-    ),
-    (
-        "TopicInfo",
-        True,
-        3,
-        ((9, 0, 0, "topic_id", 0, -1), (10, 1, 1, "topic_name", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "TopicPartitionsInfo",
+    True,
+    4,
+    (
+        (9, 0, 0, "topic_id", 0, -1),
+        (10, 1, 1, "topic_name", 0, -1),
+        (12, 1, 2, "partitions", 3, -1),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_2: Any = (
+    "TopicInfo",
+    True,
+    3,
+    ((9, 0, 0, "topic_id", 0, -1), (10, 1, 1, "topic_name", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1, _NATIVE_STRUCT_2)
 _rt.backends.install(
     ShareGroupStatePartitionMetadataValue,
     {

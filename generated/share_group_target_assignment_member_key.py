@@ -205,17 +205,16 @@ ShareGroupTargetAssignmentMemberKey._WRITERS = {0: _write_ShareGroupTargetAssign
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ShareGroupTargetAssignmentMemberKey",
-        False,
-        3,
-        ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ShareGroupTargetAssignmentMemberKey",
+    False,
+    3,
+    ((10, 0, 0, "group_id", 0, -1), (10, 0, 1, "member_id", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ShareGroupTargetAssignmentMemberKey,
     {"ShareGroupTargetAssignmentMemberKey": ShareGroupTargetAssignmentMemberKey},

@@ -154,17 +154,16 @@ ShareGroupTargetAssignmentMetadataKey._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ShareGroupTargetAssignmentMetadataKey",
-        False,
-        2,
-        ((10, 0, 0, "group_id", 0, -1),),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ShareGroupTargetAssignmentMetadataKey",
+    False,
+    2,
+    ((10, 0, 0, "group_id", 0, -1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ShareGroupTargetAssignmentMetadataKey,
     {"ShareGroupTargetAssignmentMetadataKey": ShareGroupTargetAssignmentMetadataKey},

@@ -282,17 +282,16 @@ ShareGroupTargetAssignmentMetadataValue._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ShareGroupTargetAssignmentMetadataValue",
-        True,
-        3,
-        ((3, 0, 0, "assignment_epoch", 0, -1),),
-        (),
-        ((0, (4, 0, 1, "assignment_timestamp", 0, -1), 0, 0),),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ShareGroupTargetAssignmentMetadataValue",
+    True,
+    3,
+    ((3, 0, 0, "assignment_epoch", 0, -1),),
+    (),
+    ((0, (4, 0, 1, "assignment_timestamp", 0, -1), 0, 0),),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ShareGroupTargetAssignmentMetadataValue,
     {"ShareGroupTargetAssignmentMetadataValue": ShareGroupTargetAssignmentMetadataValue},

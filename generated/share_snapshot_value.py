@@ -837,39 +837,38 @@ ShareSnapshotValue._WRITERS = {0: _write_ShareSnapshotValue_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "ShareSnapshotValue",
+    True,
+    9,
     (
-        "ShareSnapshotValue",
-        True,
-        9,
-        (
-            (3, 0, 0, "snapshot_epoch", 0, -1),
-            (3, 0, 1, "state_epoch", 0, -1),
-            (3, 0, 2, "leader_epoch", 0, -1),
-            (4, 0, 3, "start_offset", 0, -1),
-            (4, 0, 5, "create_timestamp", 0, -1),
-            (4, 0, 6, "write_timestamp", 0, -1),
-            (12, 1, 7, "state_batches", 13, 1),
-        ),
-        (),
-        ((0, (3, 0, 4, "delivery_complete_count", 0, -1), 0, -1),),
-        (),
+        (3, 0, 0, "snapshot_epoch", 0, -1),
+        (3, 0, 1, "state_epoch", 0, -1),
+        (3, 0, 2, "leader_epoch", 0, -1),
+        (4, 0, 3, "start_offset", 0, -1),
+        (4, 0, 5, "create_timestamp", 0, -1),
+        (4, 0, 6, "write_timestamp", 0, -1),
+        (12, 1, 7, "state_batches", 13, 1),
     ),
-    (
-        "StateBatch",
-        True,
-        5,
-        (
-            (4, 0, 0, "first_offset", 0, -1),
-            (4, 0, 1, "last_offset", 0, -1),
-            (1, 0, 2, "delivery_state", 0, -1),
-            (2, 0, 3, "delivery_count", 0, -1),
-        ),
-        (),
-        (),
-        (),
-    ),
+    (),
+    ((0, (3, 0, 4, "delivery_complete_count", 0, -1), 0, -1),),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "StateBatch",
+    True,
+    5,
+    (
+        (4, 0, 0, "first_offset", 0, -1),
+        (4, 0, 1, "last_offset", 0, -1),
+        (1, 0, 2, "delivery_state", 0, -1),
+        (2, 0, 3, "delivery_count", 0, -1),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
 _rt.backends.install(
     ShareSnapshotValue,
     {"StateBatch": StateBatch, "ShareSnapshotValue": ShareSnapshotValue},

@@ -203,21 +203,16 @@ ShareUpdateKey._WRITERS = {0: _write_ShareUpdateKey_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "ShareUpdateKey",
-        False,
-        4,
-        (
-            (10, 0, 0, "group_id", 0, -1),
-            (9, 0, 1, "topic_id", 0, -1),
-            (3, 0, 2, "partition", 0, -1),
-        ),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "ShareUpdateKey",
+    False,
+    4,
+    ((10, 0, 0, "group_id", 0, -1), (9, 0, 1, "topic_id", 0, -1), (3, 0, 2, "partition", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ShareUpdateKey,
     {"ShareUpdateKey": ShareUpdateKey},

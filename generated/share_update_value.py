@@ -721,36 +721,35 @@ ShareUpdateValue._WRITERS = {0: _write_ShareUpdateValue_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "ShareUpdateValue",
+    True,
+    6,
     (
-        "ShareUpdateValue",
-        True,
-        6,
-        (
-            (3, 0, 0, "snapshot_epoch", 0, -1),
-            (3, 0, 1, "leader_epoch", 0, -1),
-            (4, 0, 2, "start_offset", 0, -1),
-            (12, 1, 4, "state_batches", 13, 1),
-        ),
-        (),
-        ((0, (3, 0, 3, "delivery_complete_count", 0, -1), 0, -1),),
-        (),
+        (3, 0, 0, "snapshot_epoch", 0, -1),
+        (3, 0, 1, "leader_epoch", 0, -1),
+        (4, 0, 2, "start_offset", 0, -1),
+        (12, 1, 4, "state_batches", 13, 1),
     ),
-    (
-        "StateBatch",
-        True,
-        5,
-        (
-            (4, 0, 0, "first_offset", 0, -1),
-            (4, 0, 1, "last_offset", 0, -1),
-            (1, 0, 2, "delivery_state", 0, -1),
-            (2, 0, 3, "delivery_count", 0, -1),
-        ),
-        (),
-        (),
-        (),
-    ),
+    (),
+    ((0, (3, 0, 3, "delivery_complete_count", 0, -1), 0, -1),),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "StateBatch",
+    True,
+    5,
+    (
+        (4, 0, 0, "first_offset", 0, -1),
+        (4, 0, 1, "last_offset", 0, -1),
+        (1, 0, 2, "delivery_state", 0, -1),
+        (2, 0, 3, "delivery_count", 0, -1),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
 _rt.backends.install(
     ShareUpdateValue,
     {"StateBatch": StateBatch, "ShareUpdateValue": ShareUpdateValue},

@@ -172,9 +172,16 @@ SnapshotFooterRecord._WRITERS = {0: _write_SnapshotFooterRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("SnapshotFooterRecord", True, 2, ((2, 0, 0, "version", 0, -1),), (), (), ()),
+_NATIVE_STRUCT_0: Any = (
+    "SnapshotFooterRecord",
+    True,
+    2,
+    ((2, 0, 0, "version", 0, -1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     SnapshotFooterRecord,
     {"SnapshotFooterRecord": SnapshotFooterRecord},

@@ -212,17 +212,16 @@ SnapshotHeaderRecord._WRITERS = {0: _write_SnapshotHeaderRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "SnapshotHeaderRecord",
-        True,
-        3,
-        ((2, 0, 0, "version", 0, -1), (4, 0, 1, "last_contained_log_timestamp", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "SnapshotHeaderRecord",
+    True,
+    3,
+    ((2, 0, 0, "version", 0, -1), (4, 0, 1, "last_contained_log_timestamp", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     SnapshotHeaderRecord,
     {"SnapshotHeaderRecord": SnapshotHeaderRecord},

@@ -1257,36 +1257,35 @@ StreamsGroupCurrentMemberAssignmentValue._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "StreamsGroupCurrentMemberAssignmentValue",
+    True,
+    10,
     (
-        "StreamsGroupCurrentMemberAssignmentValue",
-        True,
-        10,
-        (
-            (3, 0, 0, "member_epoch", 0, -1),
-            (3, 0, 1, "previous_member_epoch", 0, -1),
-            (1, 0, 2, "state", 0, -1),
-            (12, 1, 3, "active_tasks", 13, 1),
-            (12, 1, 4, "standby_tasks", 13, 1),
-            (12, 1, 5, "warmup_tasks", 13, 1),
-            (12, 1, 6, "active_tasks_pending_revocation", 13, 1),
-            (12, 1, 7, "standby_tasks_pending_revocation", 13, 1),
-            (12, 1, 8, "warmup_tasks_pending_revocation", 13, 1),
-        ),
-        (),
-        (),
-        (),
+        (3, 0, 0, "member_epoch", 0, -1),
+        (3, 0, 1, "previous_member_epoch", 0, -1),
+        (1, 0, 2, "state", 0, -1),
+        (12, 1, 3, "active_tasks", 13, 1),
+        (12, 1, 4, "standby_tasks", 13, 1),
+        (12, 1, 5, "warmup_tasks", 13, 1),
+        (12, 1, 6, "active_tasks_pending_revocation", 13, 1),
+        (12, 1, 7, "standby_tasks_pending_revocation", 13, 1),
+        (12, 1, 8, "warmup_tasks_pending_revocation", 13, 1),
     ),
-    (
-        "TaskIds",
-        True,
-        4,
-        ((10, 1, 0, "subtopology_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
-        (),
-        ((0, (12, 3, 2, "assignment_epochs", 3, -1), 2, None),),
-        (),
-    ),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "TaskIds",
+    True,
+    4,
+    ((10, 1, 0, "subtopology_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
+    (),
+    ((0, (12, 3, 2, "assignment_epochs", 3, -1), 2, None),),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
 _rt.backends.install(
     StreamsGroupCurrentMemberAssignmentValue,
     {

@@ -1310,29 +1310,44 @@ StreamsGroupMemberMetadataValue._WRITERS = {0: _write_StreamsGroupMemberMetadata
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "StreamsGroupMemberMetadataValue",
+    True,
+    10,
     (
-        "StreamsGroupMemberMetadataValue",
-        True,
-        10,
-        (
-            (10, 3, 0, "instance_id", 0, -1),
-            (10, 3, 1, "rack_id", 0, -1),
-            (10, 1, 2, "client_id", 0, -1),
-            (10, 1, 3, "client_host", 0, -1),
-            (3, 0, 4, "rebalance_timeout_ms", 0, -1),
-            (3, 0, 5, "topology_epoch", 0, -1),
-            (10, 1, 6, "process_id", 0, -1),
-            (13, 2, 7, "user_endpoint", 0, 1),
-            (12, 1, 8, "client_tags", 13, 2),
-        ),
-        (),
-        (),
-        (),
+        (10, 3, 0, "instance_id", 0, -1),
+        (10, 3, 1, "rack_id", 0, -1),
+        (10, 1, 2, "client_id", 0, -1),
+        (10, 1, 3, "client_host", 0, -1),
+        (3, 0, 4, "rebalance_timeout_ms", 0, -1),
+        (3, 0, 5, "topology_epoch", 0, -1),
+        (10, 1, 6, "process_id", 0, -1),
+        (13, 2, 7, "user_endpoint", 0, 1),
+        (12, 1, 8, "client_tags", 13, 2),
     ),
-    ("Endpoint", True, 3, ((10, 1, 0, "host", 0, -1), (5, 0, 1, "port", 0, -1)), (), (), ()),
-    ("KeyValue", True, 3, ((10, 1, 0, "key", 0, -1), (10, 1, 1, "value", 0, -1)), (), (), ()),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "Endpoint",
+    True,
+    3,
+    ((10, 1, 0, "host", 0, -1), (5, 0, 1, "port", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_2: Any = (
+    "KeyValue",
+    True,
+    3,
+    ((10, 1, 0, "key", 0, -1), (10, 1, 1, "value", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1, _NATIVE_STRUCT_2)
 _rt.backends.install(
     StreamsGroupMemberMetadataValue,
     {

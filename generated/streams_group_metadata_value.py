@@ -1002,31 +1002,30 @@ StreamsGroupMetadataValue._WRITERS = {0: _write_StreamsGroupMetadataValue_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "StreamsGroupMetadataValue",
+    True,
+    7,
+    ((3, 0, 0, "epoch", 0, -1), (4, 0, 1, "metadata_hash", 0, -1)),
+    (),
     (
-        "StreamsGroupMetadataValue",
-        True,
-        7,
-        ((3, 0, 0, "epoch", 0, -1), (4, 0, 1, "metadata_hash", 0, -1)),
-        (),
-        (
-            (0, (3, 0, 2, "validated_topology_epoch", 0, -1), 0, -1),
-            (1, (12, 3, 3, "last_assignment_configs", 13, 1), 2, None),
-            (2, (3, 0, 4, "stored_description_topology_epoch", 0, -1), 0, -1),
-            (3, (3, 0, 5, "failed_description_topology_epoch", 0, -1), 0, -1),
-        ),
-        (),
+        (0, (3, 0, 2, "validated_topology_epoch", 0, -1), 0, -1),
+        (1, (12, 3, 3, "last_assignment_configs", 13, 1), 2, None),
+        (2, (3, 0, 4, "stored_description_topology_epoch", 0, -1), 0, -1),
+        (3, (3, 0, 5, "failed_description_topology_epoch", 0, -1), 0, -1),
     ),
-    (
-        "LastAssignmentConfig",
-        True,
-        3,
-        ((10, 1, 0, "key", 0, -1), (10, 1, 1, "value", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "LastAssignmentConfig",
+    True,
+    3,
+    ((10, 1, 0, "key", 0, -1), (10, 1, 1, "value", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
 _rt.backends.install(
     StreamsGroupMetadataValue,
     {

@@ -697,30 +697,29 @@ StreamsGroupTargetAssignmentMemberValue._WRITERS = {
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "StreamsGroupTargetAssignmentMemberValue",
+    True,
+    4,
     (
-        "StreamsGroupTargetAssignmentMemberValue",
-        True,
-        4,
-        (
-            (12, 1, 0, "active_tasks", 13, 1),
-            (12, 1, 1, "standby_tasks", 13, 1),
-            (12, 1, 2, "warmup_tasks", 13, 1),
-        ),
-        (),
-        (),
-        (),
+        (12, 1, 0, "active_tasks", 13, 1),
+        (12, 1, 1, "standby_tasks", 13, 1),
+        (12, 1, 2, "warmup_tasks", 13, 1),
     ),
-    (
-        "TaskIds",
-        True,
-        3,
-        ((10, 1, 0, "subtopology_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
-        (),
-        (),
-        (),
-    ),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "TaskIds",
+    True,
+    3,
+    ((10, 1, 0, "subtopology_id", 0, -1), (12, 1, 1, "partitions", 3, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
 _rt.backends.install(
     StreamsGroupTargetAssignmentMemberValue,
     {

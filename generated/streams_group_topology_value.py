@@ -2226,61 +2226,74 @@ StreamsGroupTopologyValue._WRITERS = {0: _write_StreamsGroupTopologyValue_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
+_NATIVE_STRUCT_0: Any = (
+    "StreamsGroupTopologyValue",
+    True,
+    3,
+    ((3, 0, 0, "epoch", 0, -1), (12, 1, 1, "subtopologies", 13, 1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_1: Any = (
+    "Subtopology",
+    True,
+    8,
+    (
+        (10, 1, 0, "subtopology_id", 0, -1),
+        (12, 1, 1, "source_topics", 10, -1),
+        (12, 1, 2, "source_topic_regex", 10, -1),
+        (12, 1, 3, "state_changelog_topics", 13, 2),
+        (12, 1, 4, "repartition_sink_topics", 10, -1),
+        (12, 1, 5, "repartition_source_topics", 13, 2),
+        (12, 1, 6, "copartition_groups", 13, 4),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_2: Any = (
+    "TopicInfo",
+    True,
+    5,
+    (
+        (10, 1, 0, "name", 0, -1),
+        (3, 0, 1, "partitions", 0, -1),
+        (2, 0, 2, "replication_factor", 0, -1),
+        (12, 1, 3, "topic_configs", 13, 3),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_3: Any = (
+    "TopicConfig",
+    True,
+    3,
+    ((10, 1, 0, "key", 0, -1), (10, 1, 1, "value", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_4: Any = (
+    "CopartitionGroup",
+    True,
+    4,
+    (
+        (12, 1, 0, "source_topics", 2, -1),
+        (12, 1, 1, "source_topic_regex", 2, -1),
+        (12, 1, 2, "repartition_source_topics", 2, -1),
+    ),
+    (),
+    (),
+    (),
+)
 _NATIVE_LAYOUT_0: Any = (
-    (
-        "StreamsGroupTopologyValue",
-        True,
-        3,
-        ((3, 0, 0, "epoch", 0, -1), (12, 1, 1, "subtopologies", 13, 1)),
-        (),
-        (),
-        (),
-    ),
-    (
-        "Subtopology",
-        True,
-        8,
-        (
-            (10, 1, 0, "subtopology_id", 0, -1),
-            (12, 1, 1, "source_topics", 10, -1),
-            (12, 1, 2, "source_topic_regex", 10, -1),
-            (12, 1, 3, "state_changelog_topics", 13, 2),
-            (12, 1, 4, "repartition_sink_topics", 10, -1),
-            (12, 1, 5, "repartition_source_topics", 13, 2),
-            (12, 1, 6, "copartition_groups", 13, 4),
-        ),
-        (),
-        (),
-        (),
-    ),
-    (
-        "TopicInfo",
-        True,
-        5,
-        (
-            (10, 1, 0, "name", 0, -1),
-            (3, 0, 1, "partitions", 0, -1),
-            (2, 0, 2, "replication_factor", 0, -1),
-            (12, 1, 3, "topic_configs", 13, 3),
-        ),
-        (),
-        (),
-        (),
-    ),
-    ("TopicConfig", True, 3, ((10, 1, 0, "key", 0, -1), (10, 1, 1, "value", 0, -1)), (), (), ()),
-    (
-        "CopartitionGroup",
-        True,
-        4,
-        (
-            (12, 1, 0, "source_topics", 2, -1),
-            (12, 1, 1, "source_topic_regex", 2, -1),
-            (12, 1, 2, "repartition_source_topics", 2, -1),
-        ),
-        (),
-        (),
-        (),
-    ),
+    _NATIVE_STRUCT_0,
+    _NATIVE_STRUCT_1,
+    _NATIVE_STRUCT_2,
+    _NATIVE_STRUCT_3,
+    _NATIVE_STRUCT_4,
 )
 _rt.backends.install(
     StreamsGroupTopologyValue,

@@ -242,9 +242,16 @@ TopicRecord._WRITERS = {0: _write_TopicRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("TopicRecord", True, 3, ((10, 1, 0, "name", 0, -1), (9, 0, 1, "topic_id", 0, -1)), (), (), ()),
+_NATIVE_STRUCT_0: Any = (
+    "TopicRecord",
+    True,
+    3,
+    ((10, 1, 0, "name", 0, -1), (9, 0, 1, "topic_id", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     TopicRecord,
     {"TopicRecord": TopicRecord},

@@ -144,9 +144,16 @@ TransactionLogKey._WRITERS = {0: _write_TransactionLogKey_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("TransactionLogKey", False, 2, ((10, 0, 0, "transactional_id", 0, -1),), (), (), ()),
+_NATIVE_STRUCT_0: Any = (
+    "TransactionLogKey",
+    False,
+    2,
+    ((10, 0, 0, "transactional_id", 0, -1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     TransactionLogKey,
     {"TransactionLogKey": TransactionLogKey},

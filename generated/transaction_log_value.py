@@ -1324,72 +1324,70 @@ TransactionLogValue._WRITERS = {0: _write_TransactionLogValue_v0, 1: _write_Tran
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "TransactionLogValue",
+    False,
+    12,
     (
-        "TransactionLogValue",
-        False,
-        12,
-        (
-            (4, 0, 0, "producer_id", 0, -1),
-            (2, 0, 3, "producer_epoch", 0, -1),
-            (3, 0, 5, "transaction_timeout_ms", 0, -1),
-            (1, 0, 6, "transaction_status", 0, -1),
-            (12, 2, 7, "transaction_partitions", 13, 1),
-            (4, 0, 8, "transaction_last_update_timestamp_ms", 0, -1),
-            (4, 0, 9, "transaction_start_timestamp_ms", 0, -1),
-        ),
-        (
-            (1, "previous_producer_id", 0, -1),
-            (2, "next_producer_id", 0, -1),
-            (4, "next_producer_epoch", 0, -1),
-            (10, "client_transaction_version", 0, 0),
-        ),
-        (),
-        (0, 1, 2, 3),
+        (4, 0, 0, "producer_id", 0, -1),
+        (2, 0, 3, "producer_epoch", 0, -1),
+        (3, 0, 5, "transaction_timeout_ms", 0, -1),
+        (1, 0, 6, "transaction_status", 0, -1),
+        (12, 2, 7, "transaction_partitions", 13, 1),
+        (4, 0, 8, "transaction_last_update_timestamp_ms", 0, -1),
+        (4, 0, 9, "transaction_start_timestamp_ms", 0, -1),
     ),
     (
-        "PartitionsSchema",
-        False,
-        3,
-        ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partition_ids", 3, -1)),
-        (),
-        (),
-        (),
+        (1, "previous_producer_id", 0, -1),
+        (2, "next_producer_id", 0, -1),
+        (4, "next_producer_epoch", 0, -1),
+        (10, "client_transaction_version", 0, 0),
     ),
+    (),
+    (0, 1, 2, 3),
 )
-_NATIVE_LAYOUT_1: Any = (
-    (
-        "TransactionLogValue",
-        True,
-        12,
-        (
-            (4, 0, 0, "producer_id", 0, -1),
-            (2, 0, 3, "producer_epoch", 0, -1),
-            (3, 0, 5, "transaction_timeout_ms", 0, -1),
-            (1, 0, 6, "transaction_status", 0, -1),
-            (12, 3, 7, "transaction_partitions", 13, 1),
-            (4, 0, 8, "transaction_last_update_timestamp_ms", 0, -1),
-            (4, 0, 9, "transaction_start_timestamp_ms", 0, -1),
-        ),
-        (),
-        (
-            (0, (4, 0, 1, "previous_producer_id", 0, -1), 0, -1),
-            (1, (4, 0, 2, "next_producer_id", 0, -1), 0, -1),
-            (2, (2, 0, 10, "client_transaction_version", 0, -1), 0, 0),
-            (3, (2, 0, 4, "next_producer_epoch", 0, -1), 0, -1),
-        ),
-        (),
-    ),
-    (
-        "PartitionsSchema",
-        True,
-        3,
-        ((10, 1, 0, "topic", 0, -1), (12, 1, 1, "partition_ids", 3, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_1: Any = (
+    "PartitionsSchema",
+    False,
+    3,
+    ((10, 0, 0, "topic", 0, -1), (12, 0, 1, "partition_ids", 3, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_2: Any = (
+    "TransactionLogValue",
+    True,
+    12,
+    (
+        (4, 0, 0, "producer_id", 0, -1),
+        (2, 0, 3, "producer_epoch", 0, -1),
+        (3, 0, 5, "transaction_timeout_ms", 0, -1),
+        (1, 0, 6, "transaction_status", 0, -1),
+        (12, 3, 7, "transaction_partitions", 13, 1),
+        (4, 0, 8, "transaction_last_update_timestamp_ms", 0, -1),
+        (4, 0, 9, "transaction_start_timestamp_ms", 0, -1),
+    ),
+    (),
+    (
+        (0, (4, 0, 1, "previous_producer_id", 0, -1), 0, -1),
+        (1, (4, 0, 2, "next_producer_id", 0, -1), 0, -1),
+        (2, (2, 0, 10, "client_transaction_version", 0, -1), 0, 0),
+        (3, (2, 0, 4, "next_producer_epoch", 0, -1), 0, -1),
+    ),
+    (),
+)
+_NATIVE_STRUCT_3: Any = (
+    "PartitionsSchema",
+    True,
+    3,
+    ((10, 1, 0, "topic", 0, -1), (12, 1, 1, "partition_ids", 3, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
+_NATIVE_LAYOUT_1: Any = (_NATIVE_STRUCT_2, _NATIVE_STRUCT_3)
 _rt.backends.install(
     TransactionLogValue,
     {"PartitionsSchema": PartitionsSchema, "TransactionLogValue": TransactionLogValue},

@@ -205,17 +205,16 @@ UnregisterBrokerRecord._WRITERS = {0: _write_UnregisterBrokerRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "UnregisterBrokerRecord",
-        True,
-        3,
-        ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "UnregisterBrokerRecord",
+    True,
+    3,
+    ((3, 0, 0, "broker_id", 0, -1), (4, 0, 1, "broker_epoch", 0, -1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     UnregisterBrokerRecord,
     {"UnregisterBrokerRecord": UnregisterBrokerRecord},

@@ -178,9 +178,16 @@ UnregisterControllerRecord._WRITERS = {0: _write_UnregisterControllerRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("UnregisterControllerRecord", True, 2, ((3, 0, 0, "controller_id", 0, -1),), (), (), ()),
+_NATIVE_STRUCT_0: Any = (
+    "UnregisterControllerRecord",
+    True,
+    2,
+    ((3, 0, 0, "controller_id", 0, -1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     UnregisterControllerRecord,
     {"UnregisterControllerRecord": UnregisterControllerRecord},

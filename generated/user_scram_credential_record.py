@@ -451,24 +451,23 @@ UserScramCredentialRecord._WRITERS = {0: _write_UserScramCredentialRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "UserScramCredentialRecord",
+    True,
+    7,
     (
-        "UserScramCredentialRecord",
-        True,
-        7,
-        (
-            (10, 1, 0, "name", 0, -1),
-            (1, 0, 1, "mechanism", 0, -1),
-            (11, 1, 2, "salt", 0, -1),
-            (11, 1, 3, "stored_key", 0, -1),
-            (11, 1, 4, "server_key", 0, -1),
-            (3, 0, 5, "iterations", 0, -1),
-        ),
-        (),
-        (),
-        (),
+        (10, 1, 0, "name", 0, -1),
+        (1, 0, 1, "mechanism", 0, -1),
+        (11, 1, 2, "salt", 0, -1),
+        (11, 1, 3, "stored_key", 0, -1),
+        (11, 1, 4, "server_key", 0, -1),
+        (3, 0, 5, "iterations", 0, -1),
     ),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     UserScramCredentialRecord,
     {"UserScramCredentialRecord": UserScramCredentialRecord},

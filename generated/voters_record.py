@@ -1143,49 +1143,48 @@ VotersRecord._WRITERS = {0: _write_VotersRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    (
-        "VotersRecord",
-        True,
-        3,
-        ((2, 0, 0, "version", 0, -1), (12, 1, 1, "voters", 13, 1)),
-        (),
-        (),
-        (),
-    ),
-    (
-        "Voter",
-        True,
-        5,
-        (
-            (3, 0, 0, "voter_id", 0, -1),
-            (9, 0, 1, "voter_directory_id", 0, -1),
-            (12, 1, 2, "endpoints", 13, 2),
-            (13, 0, 3, "k_raft_version_feature", 0, 3),
-        ),
-        (),
-        (),
-        (),
-    ),
-    (
-        "Endpoint",
-        True,
-        4,
-        ((10, 1, 0, "name", 0, -1), (10, 1, 1, "host", 0, -1), (5, 0, 2, "port", 0, -1)),
-        (),
-        (),
-        (),
-    ),
-    (
-        "KRaftVersionFeature",
-        True,
-        3,
-        ((2, 0, 0, "min_supported_version", 0, -1), (2, 0, 1, "max_supported_version", 0, -1)),
-        (),
-        (),
-        (),
-    ),
+_NATIVE_STRUCT_0: Any = (
+    "VotersRecord",
+    True,
+    3,
+    ((2, 0, 0, "version", 0, -1), (12, 1, 1, "voters", 13, 1)),
+    (),
+    (),
+    (),
 )
+_NATIVE_STRUCT_1: Any = (
+    "Voter",
+    True,
+    5,
+    (
+        (3, 0, 0, "voter_id", 0, -1),
+        (9, 0, 1, "voter_directory_id", 0, -1),
+        (12, 1, 2, "endpoints", 13, 2),
+        (13, 0, 3, "k_raft_version_feature", 0, 3),
+    ),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_2: Any = (
+    "Endpoint",
+    True,
+    4,
+    ((10, 1, 0, "name", 0, -1), (10, 1, 1, "host", 0, -1), (5, 0, 2, "port", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_3: Any = (
+    "KRaftVersionFeature",
+    True,
+    3,
+    ((2, 0, 0, "min_supported_version", 0, -1), (2, 0, 1, "max_supported_version", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1, _NATIVE_STRUCT_2, _NATIVE_STRUCT_3)
 _rt.backends.install(
     VotersRecord,
     {

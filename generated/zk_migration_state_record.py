@@ -181,9 +181,16 @@ ZkMigrationStateRecord._WRITERS = {0: _write_ZkMigrationStateRecord_v0}
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
-    ("ZkMigrationStateRecord", True, 2, ((1, 0, 0, "zk_migration_state", 0, -1),), (), (), ()),
+_NATIVE_STRUCT_0: Any = (
+    "ZkMigrationStateRecord",
+    True,
+    2,
+    ((1, 0, 0, "zk_migration_state", 0, -1),),
+    (),
+    (),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
 _rt.backends.install(
     ZkMigrationStateRecord,
     {"ZkMigrationStateRecord": ZkMigrationStateRecord},

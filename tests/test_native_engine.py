@@ -18,6 +18,7 @@ them instead, so a build machine cannot lose the native tests silently.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 from collections.abc import Callable, Iterator
@@ -33,7 +34,7 @@ from hypothesis import strategies as st
 from strategies import exact_form, instances
 
 from codegen.ir import Message
-from codegen.native_tables import FORMAT_VERSION, MessageTable, message_table
+from codegen.native_tables import FORMAT_VERSION, MessageTable, message_table, message_tables
 from codegen.runtime import DecodeError, KafkaStruct
 from codegen.runtime.backends import native_readers
 
@@ -547,6 +548,39 @@ def test_class_that_is_not_the_generated_layout_is_filled_through_setattr(
     obj, end = fallback(data, 0)
     assert (obj.group, obj.topic, obj.partition, obj.unknown_tags) == ("g", "t", 7, {})
     assert type(obj) is Plain and end == len(data)
+
+
+def written_struct_tables(source: str) -> list[str]:
+    """The struct tables a module's text writes: the 7-tuples that start with a class name
+    and the flexible flag."""
+    return [
+        ast.dump(node)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Tuple)
+        and len(node.elts) == 7
+        and isinstance(node.elts[0], ast.Constant)
+        and isinstance(node.elts[0].value, str)
+        and isinstance(node.elts[1], ast.Constant)
+        and isinstance(node.elts[1].value, bool)
+    ]
+
+
+@pytest.mark.parametrize("corpus", ["shipped", "shapes"])
+def test_modules_write_each_struct_table_once(
+    corpus: str, pairs: Callable[[str, str, int], Pair]
+) -> None:
+    """A generated module's tables are the generator's at every version (compared as text: a
+    default 1 is not a default True), and the module writes each distinct struct table once:
+    a nested struct whose layout several versions share is not repeated per version."""
+    for message in native_corpora()[corpus]:
+        pair = pairs(corpus, message.name, message.valid_versions.versions()[0])
+        tables = pair.cls._NATIVE_TABLES
+        assert {v: repr(t) for v, t in tables.items()} == {
+            v: repr(t) for v, t in message_tables(message).items()
+        }, message.name
+        written = written_struct_tables(Path(pair.module.__file__ or "").read_text())
+        distinct = {repr(s) for t in tables.values() for s in t[4]}
+        assert len(written) == len(set(written)) == len(distinct), message.name
 
 
 def test_table_of_another_format_is_refused(

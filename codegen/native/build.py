@@ -21,7 +21,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MODULES = {"_engine": HERE / "engine.c", "_records": HERE / "records.c"}
-"""Module name -> its C source: the table-driven decoder and the dump record loop."""
+"""Module name -> its C source: the table-driven decoder and the dump record loop (both
+include ``shared.h``, next to them)."""
 SOURCE = MODULES["_engine"]
 
 

@@ -14,16 +14,20 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "shared.h"
+
 #define FORMAT_VERSION 1
 #define MAGIC "kafka-specgen-native"
 #define MAX_STRING_LENGTH 0x7FFF
 
 #if defined(__GNUC__)
 #define COLD __attribute__((cold, noinline))
+#define HOT_INLINE inline __attribute__((always_inline))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define COLD
+#define HOT_INLINE inline
 #define LIKELY(x) (x)
 #define UNLIKELY(x) (x)
 #endif
@@ -40,10 +44,9 @@ enum { DEF_VALUE = 0, DEF_UUID = 1, DEF_LIST = 2, DEF_STRUCT = 3 };
 static PyObject *DecodeError, *BufferUnderflow, *InvalidLength, *UnexpectedNull, *InvalidUtf8,
     *InvalidTaggedField, *TrailingBytes;
 static PyTypeObject *UuidType;
-static PyObject *UuidSafeUnknown, *UuidCallable, *ObjectNew;
+static PyObject *UuidSafeUnknown, *UuidCallable, *ObjectNew, *EmptyStr;
 static Py_ssize_t UuidIntOffset = -1, UuidSafeOffset = -1;
-static PyObject *S_tagged_fields, *S_field, *S_offset, *S_located, *S_unknown_tags, *S_slots,
-    *S_int, *S_is_safe, *S_message, *S_version;
+static PyObject *S_tagged_fields, *S_field, *S_offset, *S_located, *S_unknown_tags, *S_int, *S_is_safe, *S_message, *S_version;
 
 /* --------------------------------------------------------------------------- tables */
 
@@ -318,15 +321,9 @@ static inline PyObject *fixed_value(int opcode, const unsigned char *p) {
 
 /* --------------------------------------------------------------------------- objects */
 
-/* Store an owned reference into a field (or a row's item); steals value. */
-static inline int set_field(const STable *t, PyObject *obj, Py_ssize_t slot, Py_ssize_t offset,
-                            PyObject *attr, PyObject *value) {
-    if (t->rows) {
-        PyObject *old = PyTuple_GET_ITEM(obj, slot);
-        PyTuple_SET_ITEM(obj, slot, value);
-        Py_XDECREF(old);
-        return 0;
-    }
+/* Store an owned reference into a field (or a row's item, at its offset in the tuple: see
+   settle_offsets); steals value. */
+static inline int set_field(PyObject *obj, Py_ssize_t offset, PyObject *attr, PyObject *value) {
     if (LIKELY(offset >= 0)) {
         PyObject **slot = (PyObject **)((char *)obj + offset);
         PyObject *old = *slot;
@@ -404,7 +401,7 @@ static PyObject *copy_default(const Prototype *p) {
     return obj;
 }
 
-static PyObject *default_value(int kind, PyObject *def) {
+static inline PyObject *default_value(int kind, PyObject *def) {
     switch (kind) {
     case DEF_LIST: return PyList_New(0);
     case DEF_STRUCT:
@@ -440,33 +437,55 @@ static PyObject *unknown_tags(Reader *r, PyObject *pairs) {
     return result;
 }
 
+/* unknown_tags(r, NULL), the shared value without a call when there is one. */
+static inline PyObject *no_unknown_tags(Reader *r) {
+    if (LIKELY(r->no_tags != NULL)) {
+        Py_INCREF(r->no_tags);
+        return r->no_tags;
+    }
+    return unknown_tags(r, NULL);
+}
+
 /* --------------------------------------------------------------------------- the interpreter */
 
 static int read_struct(Ctx *c, const STable *t, Py_ssize_t *pos, const Path *path, PyObject **out);
 
 static int read_value(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, PyObject **out);
 
+/* A nested struct: read_struct behind the recursion guard (a message's root needs none: only
+   nesting goes deep). */
+static int read_child(Ctx *c, const STable *t, Py_ssize_t *pos, const Path *path, PyObject **out) {
+    if (Py_EnterRecursiveCall(" while decoding a Kafka message")) return -1;
+    int rc = read_struct(c, t, pos, path, out);
+    Py_LeaveRecursiveCall();
+    return rc;
+}
+
 /* A str of n UTF-8 bytes: ASCII (the usual names and ids) copied straight into a new compact
    string, anything else through CPython's decoder. */
 static inline PyObject *ascii_string(const char *s, Py_ssize_t n) {
-    if (n == 0) return PyUnicode_FromStringAndSize(NULL, 0);
+    if (n == 0) return Py_NewRef(EmptyStr);
     if (n == 1) return PyUnicode_DecodeUTF8(s, n, NULL); /* the shared one-character strings */
-    uint64_t high = 0;
-    Py_ssize_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
+    uint64_t high = 0, w;
+    if (n >= 8) {
+        /* whole words, the last one overlapping the one before */
+        for (Py_ssize_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, s + i, 8);
+            high |= w;
+        }
+        memcpy(&w, s + n - 8, 8);
         high |= w;
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++) high |= (unsigned char)s[i];
     }
-    for (; i < n; i++) high |= (unsigned char)s[i];
     if (high & UINT64_C(0x8080808080808080)) return PyUnicode_DecodeUTF8(s, n, NULL);
     PyObject *v = PyUnicode_New(n, 127);
     if (v) memcpy(PyUnicode_1BYTE_DATA(v), s, (size_t)n);
     return v;
 }
 
-static int read_string_or_bytes(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path,
-                                PyObject **out) {
+static HOT_INLINE int read_string_or_bytes(Ctx *c, const Op *op, Py_ssize_t *pos,
+                                           const Path *path, PyObject **out) {
     int compact = op->flags & F_COMPACT, is_string = op->opcode == OP_STRING;
     int64_t n = 0;
     if (read_length(c, compact, is_string ? 2 : 4, pos, &n, path, op->attr) < 0) return -1;
@@ -537,7 +556,7 @@ static int read_array(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, P
     for (Py_ssize_t i = 0; i < (Py_ssize_t)n; i++) {
         Path node = {path, op->attr, i};
         PyObject *v;
-        int rc = op->element == OP_STRUCT ? read_struct(c, op->child, pos, &node, &v)
+        int rc = op->element == OP_STRUCT ? read_child(c, op->child, pos, &node, &v)
                                           : read_string_or_bytes(c, &element, pos, &node, &v);
         if (rc < 0) { Py_DECREF(list); return -1; }
         PyList_SET_ITEM(list, i, v);
@@ -570,7 +589,7 @@ static int read_value(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, P
                 *out = Py_None;
                 return 0;
             }
-            return read_struct(c, op->child, pos, path, out);
+            return read_child(c, op->child, pos, path, out);
         }
         if (op->flags & F_NULLABLE) {
             if (UNLIKELY(o + 1 > c->len)) return err_need(c, path, op->attr, o, 1);
@@ -582,7 +601,7 @@ static int read_value(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, P
             }
         }
         Path node = {path, op->attr, -1};
-        return read_struct(c, op->child, pos, &node, out);
+        return read_child(c, op->child, pos, &node, out);
     }
     default: {
         Py_ssize_t size = FIXED_SIZE[op->opcode];
@@ -623,7 +642,7 @@ static int read_tagged_section(Ctx *c, const STable *t, PyObject *obj, Py_ssize_
     for (Py_ssize_t i = 0; i < t->ntagged; i++) {
         const Tagged *tg = &t->tagged[i];
         PyObject *v = default_value(tg->def_kind, tg->def);
-        if (!v || set_field(t, obj, tg->op.slot, tg->op.offset, tg->op.attr, v) < 0) return -1;
+        if (!v || set_field(obj, tg->op.offset, tg->op.attr, v) < 0) return -1;
     }
     PyObject *pairs = NULL;
     while (left > 0) {
@@ -649,7 +668,7 @@ static int read_tagged_section(Ctx *c, const STable *t, PyObject *obj, Py_ssize_
                     err_tagged_value(path, known, end - (Py_ssize_t)size, size);
                 goto fail;
             }
-            if (set_field(t, obj, known->op.slot, known->op.offset, known->op.attr, v) < 0) goto fail;
+            if (set_field(obj, known->op.offset, known->op.attr, v) < 0) goto fail;
             if (p != end) {
                 raise_at(InvalidTaggedField, path, known->op.attr, p,
                          PyUnicode_FromFormat("tagged field declares %lld bytes but its value takes %lld",
@@ -684,39 +703,50 @@ static int read_tagged_section(Ctx *c, const STable *t, PyObject *obj, Py_ssize_
     PyObject *unknown = unknown_tags(c->r, pairs);
     Py_XDECREF(pairs);
     if (!unknown) return -1;
-    return set_field(t, obj, t->nslots - 1, t->unknown_offset, S_unknown_tags, unknown);
+    return set_field(obj, t->unknown_offset, S_unknown_tags, unknown);
 fail:
     Py_XDECREF(pairs);
     return -1;
 }
 
 static int read_struct(Ctx *c, const STable *t, Py_ssize_t *pos, const Path *path, PyObject **out) {
-    if (Py_EnterRecursiveCall(" while decoding a Kafka message")) return -1;
     PyObject *obj = new_instance(t);
-    if (!obj) goto fail;
-    for (Py_ssize_t i = 0; i < t->nops; i++) {
-        const Op *op = &t->ops[i];
-        PyObject *v;
-        if (read_value(c, op, pos, path, &v) < 0 || set_field(t, obj, op->slot, op->offset, op->attr, v) < 0)
+    if (!obj) return -1;
+    for (const Op *op = t->ops, *end = t->ops + t->nops; op < end; op++) {
+        PyObject *v = NULL;
+        int code = op->opcode;
+        if (code < OP_UUID) {
+            /* numbers and bools, most fields: read_value's default case without the call */
+            Py_ssize_t o = *pos, size = FIXED_SIZE[code];
+            if (UNLIKELY(o + size > c->len)) {
+                err_need(c, path, op->attr, o, size);
+                goto fail;
+            }
+            v = fixed_value(code, c->buf + o);
+            if (UNLIKELY(!v)) goto fail;
+            *pos = o + size;
+        } else if (code == OP_STRING || code == OP_BYTES) {
+            if (read_string_or_bytes(c, op, pos, path, &v) < 0) goto fail;
+        } else if (read_value(c, op, pos, path, &v) < 0) {
             goto fail;
+        }
+        if (set_field(obj, op->offset, op->attr, v) < 0) goto fail;
     }
     for (Py_ssize_t i = 0; i < t->nabsent; i++) {
         const Absent *a = &t->absent[i];
         PyObject *v = default_value(a->def_kind, a->def);
-        if (!v || set_field(t, obj, a->slot, a->offset, a->attr, v) < 0) goto fail;
+        if (!v || set_field(obj, a->offset, a->attr, v) < 0) goto fail;
     }
     if (t->flexible) {
         if (read_tagged_section(c, t, obj, pos, path) < 0) goto fail;
     } else {
-        PyObject *unknown = unknown_tags(c->r, NULL);
-        if (!unknown || set_field(t, obj, t->nslots - 1, t->unknown_offset, S_unknown_tags, unknown) < 0) goto fail;
+        PyObject *unknown = no_unknown_tags(c->r);
+        if (!unknown || set_field(obj, t->unknown_offset, S_unknown_tags, unknown) < 0) goto fail;
     }
-    Py_LeaveRecursiveCall();
     *out = obj;
     return 0;
 fail:
-    Py_LeaveRecursiveCall();
-    Py_XDECREF(obj);
+    Py_DECREF(obj);
     return -1;
 }
 
@@ -733,22 +763,11 @@ static int as_int(PyObject *o, long *out) {
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
-/* The byte offset of attr's slot in cls, or -1 when it cannot be written directly. */
-static Py_ssize_t member_offset(PyTypeObject *cls, PyObject *attr, long slot) {
-    PyObject *slots = PyDict_GetItemWithError(cls->tp_dict, S_slots);
-    if (!slots || !PyTuple_Check(slots) || slot < 0 || slot >= PyTuple_GET_SIZE(slots)) return -1;
-    int same = PyUnicode_Compare(PyTuple_GET_ITEM(slots, slot), attr);
-    if (same != 0) return -1;
-    PyObject *descr = PyDict_GetItemWithError(cls->tp_dict, attr);
-    if (!descr || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
-    PyMemberDescrObject *m = (PyMemberDescrObject *)descr;
-    if (m->d_common.d_type != cls || m->d_member->type != T_OBJECT_EX ||
-        (m->d_member->flags & READONLY))
-        return -1;
-    if (m->d_member->offset < (Py_ssize_t)sizeof(PyObject) ||
-        m->d_member->offset + (Py_ssize_t)sizeof(PyObject *) > cls->tp_basicsize)
-        return -1;
-    return m->d_member->offset;
+/* The byte offset of the struct class's slot `slot`, named attr, or -1 when it cannot be
+   written directly (shared.h says when it can). */
+static Py_ssize_t table_slot_offset(const STable *t, PyObject *attr, long slot) {
+    PyObject *slots = t->direct ? direct_slots(t->cls, t->nslots) : NULL;
+    return slots ? slot_offset(t->cls, slots, slot, attr) : -1;
 }
 
 static int is_table_class(Reader *r, PyTypeObject *type) {
@@ -771,12 +790,11 @@ static int shareable(Reader *r, PyObject *v) {
 static PyObject *prototype_of(Reader *r, PyObject *cls, int depth) {
     if (r->rows || depth > 64 || !PyType_Check(cls)) goto plain;
     PyTypeObject *type = (PyTypeObject *)cls;
-    PyObject *slots = PyDict_GetItemWithError(type->tp_dict, S_slots);
+    PyObject *slots = direct_slots(type, -1);
     if (!slots) {
         if (PyErr_Occurred()) return NULL;
         goto plain;
     }
-    if (!PyTuple_Check(slots) || type->tp_dictoffset != 0 || !type->tp_alloc) goto plain;
     PyObject *obj = PyObject_CallNoArgs(cls);
     if (!obj) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(slots);
@@ -791,7 +809,7 @@ static PyObject *prototype_of(Reader *r, PyObject *cls, int depth) {
     PyObject_GC_Track(p);
     if (!p->offsets || !p->kinds || !p->children) { Py_DECREF(p); return PyErr_NoMemory(); }
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t offset = member_offset(type, PyTuple_GET_ITEM(slots, i), (long)i);
+        Py_ssize_t offset = slot_offset(type, slots, i, PyTuple_GET_ITEM(slots, i));
         if (offset < 0) {
             if (PyErr_Occurred()) { Py_DECREF(p); return NULL; }
             goto not_copyable;
@@ -868,7 +886,7 @@ static int load_op(Reader *r, STable *t, PyObject *spec, Op *op) {
     op->child = needs_child ? &r->tables[child] : NULL;
     if (slot < 0 || slot >= t->nslots - 1) return table_error("bad slot", spec);
     op->slot = (Py_ssize_t)slot;
-    op->offset = t->direct ? member_offset(t->cls, attr, slot) : -1;
+    op->offset = table_slot_offset(t, attr, slot);
     if (PyErr_Occurred()) return -1;
     if (t->direct && op->offset < 0) t->direct = 0;
     return 0;
@@ -894,12 +912,10 @@ static int load_struct(Reader *r, STable *t, PyObject *spec) {
     }
     /* Direct writes need exactly the generated slotted class: no __dict__, the slots the table
        names at the positions it gives, and nothing else to fill. */
-    PyObject *slots = PyDict_GetItemWithError(t->cls->tp_dict, S_slots);
-    if (!slots && PyErr_Occurred()) return -1;
-    t->direct = slots && PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == nslots &&
-                t->cls->tp_dictoffset == 0 && t->cls->tp_alloc != NULL;
+    t->direct = direct_slots(t->cls, nslots) != NULL;
+    if (PyErr_Occurred()) return -1;
     if (load_fields(r, t, spec) < 0) return -1;
-    t->unknown_offset = t->direct ? member_offset(t->cls, S_unknown_tags, nslots - 1) : -1;
+    t->unknown_offset = table_slot_offset(t, S_unknown_tags, nslots - 1);
     if (PyErr_Occurred()) return -1;
     if (t->unknown_offset < 0) t->direct = 0;
     return 0;
@@ -935,7 +951,7 @@ static int load_fields(Reader *r, STable *t, PyObject *spec) {
         dst->slot = (Py_ssize_t)slot;
         dst->attr = PyTuple_GET_ITEM(a, 1);
         if (load_default(r, kind, PyTuple_GET_ITEM(a, 3), &dst->def_kind, &dst->def) < 0) return -1;
-        dst->offset = t->direct ? member_offset(t->cls, dst->attr, slot) : -1;
+        dst->offset = table_slot_offset(t, dst->attr, slot);
         if (PyErr_Occurred()) return -1;
         if (dst->offset < 0) t->direct = 0;
     }
@@ -956,8 +972,22 @@ static int load_fields(Reader *r, STable *t, PyObject *spec) {
     return 0;
 }
 
-/* A class with an op that cannot be written directly is filled through setattr throughout. */
-static void settle_direct(STable *t) {
+#define ROW_ITEM_OFFSET(slot) \
+    ((Py_ssize_t)(offsetof(PyTupleObject, ob_item) + (size_t)(slot) * sizeof(PyObject *)))
+
+/* Where set_field writes. A row's items are written as slots are, at their offsets in the
+   tuple (new_instance makes it nslots long; every slot is checked below nslots - 1). A
+   class with an op that cannot be written directly is filled through setattr throughout. */
+static void settle_offsets(STable *t) {
+    if (t->rows) {
+        for (Py_ssize_t i = 0; i < t->nops; i++) t->ops[i].offset = ROW_ITEM_OFFSET(t->ops[i].slot);
+        for (Py_ssize_t i = 0; i < t->nabsent; i++)
+            t->absent[i].offset = ROW_ITEM_OFFSET(t->absent[i].slot);
+        for (Py_ssize_t i = 0; i < t->ntagged; i++)
+            t->tagged[i].op.offset = ROW_ITEM_OFFSET(t->tagged[i].op.slot);
+        t->unknown_offset = ROW_ITEM_OFFSET(t->nslots - 1);
+        return;
+    }
     if (t->direct) return;
     for (Py_ssize_t i = 0; i < t->nops; i++) t->ops[i].offset = -1;
     for (Py_ssize_t i = 0; i < t->nabsent; i++) t->absent[i].offset = -1;
@@ -1035,13 +1065,7 @@ static PyObject *reader_read(Reader *r, PyObject *buf, Py_ssize_t *pos) {
     return rc < 0 ? NULL : obj;
 }
 
-/* The C API for other native modules (records.c): read one message from raw memory without
-   the (obj, end) tuple. Same checks and errors as calling the reader. */
-typedef struct {
-    PyTypeObject *reader_type;
-    PyObject *(*read)(PyObject *reader, const unsigned char *buf, Py_ssize_t len, Py_ssize_t *pos);
-} EngineCAPI;
-
+/* The C API for other native modules (records.c; EngineCAPI in shared.h). */
 static PyObject *reader_read_raw(PyObject *self, const unsigned char *buf, Py_ssize_t len,
                                  Py_ssize_t *pos) {
     Reader *r = (Reader *)self;
@@ -1215,7 +1239,7 @@ static PyObject *make_reader(PyObject *module, PyObject *args, PyObject *kwargs)
     if (!r->tables) { PyErr_NoMemory(); goto fail; }
     for (Py_ssize_t i = 0; i < r->ntables; i++)
         if (load_struct(r, &r->tables[i], PyTuple_GET_ITEM(structs, i)) < 0) goto fail;
-    for (Py_ssize_t i = 0; i < r->ntables; i++) settle_direct(&r->tables[i]);
+    for (Py_ssize_t i = 0; i < r->ntables; i++) settle_offsets(&r->tables[i]);
     return (PyObject *)r;
 fail:
     Py_DECREF(r);
@@ -2264,7 +2288,7 @@ static PyObject *get_attr(PyObject *module, const char *name) {
 PyMODINIT_FUNC PyInit__engine(void) {
     if (intern(&S_tagged_fields, "<tagged fields>") < 0 || intern(&S_field, "field") < 0 ||
         intern(&S_offset, "offset") < 0 || intern(&S_located, "located") < 0 ||
-        intern(&S_unknown_tags, "unknown_tags") < 0 || intern(&S_slots, "__slots__") < 0 ||
+        intern(&S_unknown_tags, "unknown_tags") < 0 ||
         intern(&S_int, "int") < 0 || intern(&S_is_safe, "is_safe") < 0 ||
         intern(&S_message, "message") < 0 || intern(&S_version, "version") < 0)
         return NULL;
@@ -2291,15 +2315,12 @@ PyMODINIT_FUNC PyInit__engine(void) {
     if (!UuidCallable || !UuidSafeUnknown || !PyType_Check(UuidCallable)) return NULL;
     UuidType = (PyTypeObject *)UuidCallable;
     /* uuid.UUID keeps int and is_safe in slots: write them directly when they are plain. */
-    PyObject *d_int = PyDict_GetItemWithError(UuidType->tp_dict, S_int);
-    PyObject *d_safe = PyDict_GetItemWithError(UuidType->tp_dict, S_is_safe);
-    if (d_int && d_safe && Py_TYPE(d_int) == &PyMemberDescr_Type &&
-        Py_TYPE(d_safe) == &PyMemberDescr_Type &&
-        ((PyMemberDescrObject *)d_int)->d_member->type == T_OBJECT_EX &&
-        ((PyMemberDescrObject *)d_safe)->d_member->type == T_OBJECT_EX) {
-        UuidIntOffset = ((PyMemberDescrObject *)d_int)->d_member->offset;
-        UuidSafeOffset = ((PyMemberDescrObject *)d_safe)->d_member->offset;
+    if (direct_slots(UuidType, -1)) {
+        UuidIntOffset = member_offset(UuidType, S_int);
+        UuidSafeOffset = UuidIntOffset < 0 ? -1 : member_offset(UuidType, S_is_safe);
+        if (UuidSafeOffset < 0) UuidIntOffset = -1;
     }
+    if (PyErr_Occurred()) return NULL;
     PyObject *builtins = PyImport_ImportModule("builtins");
     if (!builtins) return NULL;
     PyObject *object = get_attr(builtins, "object");
@@ -2310,6 +2331,8 @@ PyMODINIT_FUNC PyInit__engine(void) {
     if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&PrototypeType) < 0 ||
         PyType_Ready(&PairReaderType) < 0)
         return NULL;
+    EmptyStr = PyUnicode_FromStringAndSize(NULL, 0);
+    if (!EmptyStr) return NULL;
     PyObject *m = PyModule_Create(&engine_module);
     if (!m) return NULL;
     Py_INCREF(&ReaderType);

@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "shared.h"
+
 #if defined(__GNUC__)
 #define COLD __attribute__((cold, noinline))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -58,7 +60,7 @@ static const char *const FIELD_NAMES[N_FIELDS] = {
 #define MAX_VARINT32 5
 #define MAX_VARINT64 10
 
-static PyObject *MalformedRecords, *S_slots, *Two, *MinusOne;
+static PyObject *MalformedRecords, *Two, *MinusOne;
 
 /* --------------------------------------------------------------------------- key cache */
 
@@ -258,17 +260,12 @@ static PyObject *call_slow(Loop *L, PyObject *key, PyObject *value, PyObject *of
     return PyObject_Vectorcall(L->slow, args + 1, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
-/* True (and the error cleared) when the pending error is an Exception, which the pure loop's
-   `except Exception` turns into the slow path; other errors propagate. */
-/* The engine's C API (engine.c): its readers read from raw memory without building the
+/* The engine's C API (shared.h): its readers read from raw memory without building the
    (obj, end) tuple. NULL when the engine is not built: every reader is called. */
-typedef struct {
-    PyTypeObject *reader_type;
-    PyObject *(*read)(PyObject *reader, const unsigned char *buf, Py_ssize_t len, Py_ssize_t *pos);
-} EngineCAPI;
-
 static const EngineCAPI *Engine;
 
+/* True (and the error cleared) when the pending error is an Exception, which the pure loop's
+   `except Exception` turns into the slow path; other errors propagate. */
 static int caught(void) {
     if (!PyErr_ExceptionMatches(PyExc_Exception)) return 0;
     PyErr_Clear();
@@ -544,20 +541,6 @@ static PyObject *Loop_vectorcall(PyObject *self, PyObject *const *args, size_t n
 
 /* --------------------------------------------------------------------------- the type */
 
-/* The byte offset of a writable object slot named `name` defined by cls itself, or -1. */
-static Py_ssize_t member_offset(PyTypeObject *cls, const char *name) {
-    PyObject *descr = PyDict_GetItemString(cls->tp_dict, name);
-    if (!descr || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
-    PyMemberDescrObject *m = (PyMemberDescrObject *)descr;
-    if (m->d_common.d_type != cls || m->d_member->type != T_OBJECT_EX ||
-        (m->d_member->flags & READONLY))
-        return -1;
-    if (m->d_member->offset < (Py_ssize_t)sizeof(PyObject) ||
-        m->d_member->offset + (Py_ssize_t)sizeof(PyObject *) > cls->tp_basicsize)
-        return -1;
-    return m->d_member->offset;
-}
-
 /* record_class must be the slotted DecodedRecord: exactly FIELD_NAMES as its __slots__. */
 static int check_record_class(Loop *L, PyObject *cls) {
     if (!PyType_Check(cls)) {
@@ -565,13 +548,12 @@ static int check_record_class(Loop *L, PyObject *cls) {
         return -1;
     }
     PyTypeObject *type = (PyTypeObject *)cls;
-    PyObject *slots = PyDict_GetItemWithError(type->tp_dict, S_slots);
-    int ok = slots && PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == N_FIELDS &&
-             type->tp_dictoffset == 0 && type->tp_alloc != NULL;
+    PyObject *slots = direct_slots(type, N_FIELDS);
+    int ok = slots != NULL;
     for (int i = 0; ok && i < N_FIELDS; i++) {
-        ok = PyUnicode_Check(PyTuple_GET_ITEM(slots, i)) &&
-             PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(slots, i), FIELD_NAMES[i]) == 0;
-        L->offsets[i] = ok ? member_offset(type, FIELD_NAMES[i]) : -1;
+        PyObject *name = PyTuple_GET_ITEM(slots, i);
+        ok = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, FIELD_NAMES[i]) == 0;
+        L->offsets[i] = ok ? member_offset(type, name) : -1;
         ok = ok && L->offsets[i] >= 0;
     }
     if (PyErr_Occurred()) return -1;
@@ -1378,10 +1360,9 @@ static struct PyModuleDef records_module = {
 };
 
 PyMODINIT_FUNC PyInit__records(void) {
-    S_slots = PyUnicode_InternFromString("__slots__");
     Two = PyLong_FromLong(2);
     MinusOne = PyLong_FromLong(-1);
-    if (!S_slots || !Two || !MinusOne) return NULL;
+    if (!Two || !MinusOne) return NULL;
     MalformedRecords = PyErr_NewExceptionWithDoc(
         "codegen.native._records.MalformedRecords",
         "The records of a batch do not parse; the reference parser tells why.",

@@ -1918,63 +1918,75 @@ TaggedDemo._WRITERS = {0: _write_TaggedDemo_v0, 1: _write_TaggedDemo_v1, 2: _wri
 
 # Layout tables of the native backend (codegen.runtime.backends): the same wire layouts as the
 # readers above, as data for the compiled engine.
-_NATIVE_LAYOUT_0: Any = (
+_NATIVE_STRUCT_0: Any = (
+    "TaggedDemo",
+    False,
+    10,
     (
-        "TaggedDemo",
-        False,
-        10,
-        (
-            (3, 0, 0, "id", 0, -1),
-            (10, 0, 1, "name", 0, -1),
-            (12, 0, 2, "weights", 2, -1),
-            (12, 0, 4, "members", 13, 1),
-            (11, 0, 8, "blob", 0, -1),
-        ),
-        ((3, "owner", 0, None), (5, "topic_id", 1, 0), (6, "note", 0, None), (7, "epoch", 0, -1)),
-        (),
-        (0, 1),
+        (3, 0, 0, "id", 0, -1),
+        (10, 0, 1, "name", 0, -1),
+        (12, 0, 2, "weights", 2, -1),
+        (12, 0, 4, "members", 13, 1),
+        (11, 0, 8, "blob", 0, -1),
     ),
-    ("Party", False, 3, ((10, 0, 0, "host", 0, -1), (5, 0, 1, "port", 0, -1)), (), (), ()),
+    ((3, "owner", 0, None), (5, "topic_id", 1, 0), (6, "note", 0, None), (7, "epoch", 0, -1)),
+    (),
+    (0, 1),
 )
-_NATIVE_LAYOUT_1: Any = (
+_NATIVE_STRUCT_1: Any = (
+    "Party",
+    False,
+    3,
+    ((10, 0, 0, "host", 0, -1), (5, 0, 1, "port", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_2: Any = (
+    "TaggedDemo",
+    True,
+    10,
     (
-        "TaggedDemo",
-        True,
-        10,
-        (
-            (3, 0, 0, "id", 0, -1),
-            (10, 3, 1, "name", 0, -1),
-            (12, 1, 2, "weights", 2, -1),
-            (12, 1, 4, "members", 13, 1),
-            (9, 0, 5, "topic_id", 0, -1),
-            (11, 1, 8, "blob", 0, -1),
-        ),
-        ((3, "owner", 0, None), (7, "epoch", 0, -1)),
-        ((0, (10, 3, 6, "note", 0, -1), 0, None),),
-        (1,),
+        (3, 0, 0, "id", 0, -1),
+        (10, 3, 1, "name", 0, -1),
+        (12, 1, 2, "weights", 2, -1),
+        (12, 1, 4, "members", 13, 1),
+        (9, 0, 5, "topic_id", 0, -1),
+        (11, 1, 8, "blob", 0, -1),
     ),
-    ("Party", True, 3, ((10, 1, 0, "host", 0, -1), (5, 0, 1, "port", 0, -1)), (), (), ()),
+    ((3, "owner", 0, None), (7, "epoch", 0, -1)),
+    ((0, (10, 3, 6, "note", 0, -1), 0, None),),
+    (1,),
 )
-_NATIVE_LAYOUT_2: Any = (
+_NATIVE_STRUCT_3: Any = (
+    "Party",
+    True,
+    3,
+    ((10, 1, 0, "host", 0, -1), (5, 0, 1, "port", 0, -1)),
+    (),
+    (),
+    (),
+)
+_NATIVE_STRUCT_4: Any = (
+    "TaggedDemo",
+    True,
+    10,
     (
-        "TaggedDemo",
-        True,
-        10,
-        (
-            (3, 0, 0, "id", 0, -1),
-            (10, 3, 1, "name", 0, -1),
-            (12, 1, 2, "weights", 2, -1),
-            (13, 2, 3, "owner", 0, 1),
-            (12, 1, 4, "members", 13, 1),
-            (9, 0, 5, "topic_id", 0, -1),
-            (11, 1, 8, "blob", 0, -1),
-        ),
-        (),
-        ((0, (10, 3, 6, "note", 0, -1), 0, None), (1, (3, 0, 7, "epoch", 0, -1), 0, -1)),
-        (),
+        (3, 0, 0, "id", 0, -1),
+        (10, 3, 1, "name", 0, -1),
+        (12, 1, 2, "weights", 2, -1),
+        (13, 2, 3, "owner", 0, 1),
+        (12, 1, 4, "members", 13, 1),
+        (9, 0, 5, "topic_id", 0, -1),
+        (11, 1, 8, "blob", 0, -1),
     ),
-    ("Party", True, 3, ((10, 1, 0, "host", 0, -1), (5, 0, 1, "port", 0, -1)), (), (), ()),
+    (),
+    ((0, (10, 3, 6, "note", 0, -1), 0, None), (1, (3, 0, 7, "epoch", 0, -1), 0, -1)),
+    (),
 )
+_NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
+_NATIVE_LAYOUT_1: Any = (_NATIVE_STRUCT_2, _NATIVE_STRUCT_3)
+_NATIVE_LAYOUT_2: Any = (_NATIVE_STRUCT_4, _NATIVE_STRUCT_3)
 _rt.backends.install(
     TaggedDemo,
     {"Party": Party, "TaggedDemo": TaggedDemo},

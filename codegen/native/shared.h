@@ -1,0 +1,63 @@
+/* What engine.c and records.c share: the checks that let them write an object's slots
+ * directly, and the engine's C API that records.c calls.
+ *
+ * Writing a slot at its member offset skips the descriptor, so it is done only where these
+ * checks pass at load time: the class makes its instances with tp_alloc and has no __dict__,
+ * and each slot is an object member the class itself defines, writable, inside the
+ * instance. Anything else goes through setattr (the engine) or is refused (records.c).
+ */
+#ifndef SPECGEN_NATIVE_SHARED_H
+#define SPECGEN_NATIVE_SHARED_H
+
+#include <Python.h>
+#include <structmember.h>
+
+/* cls's own __slots__ (borrowed) when its instances can be written slot by slot: made by
+   tp_alloc, no __dict__, a tuple of n names (any number when n < 0). NULL otherwise, with an
+   error set only when the lookup itself failed. */
+static inline PyObject *direct_slots(PyTypeObject *cls, Py_ssize_t n) {
+    static PyObject *slots_name;
+    if (!slots_name && !(slots_name = PyUnicode_InternFromString("__slots__"))) return NULL;
+    PyObject *slots = PyDict_GetItemWithError(cls->tp_dict, slots_name);
+    if (!slots || !PyTuple_Check(slots) || cls->tp_dictoffset != 0 || cls->tp_alloc == NULL)
+        return NULL;
+    if (n >= 0 && PyTuple_GET_SIZE(slots) != n) return NULL;
+    return slots;
+}
+
+/* The byte offset of the object member `name` that cls itself defines, writable and inside
+   the instance, or -1 (an error set only when the lookup failed). */
+static inline Py_ssize_t member_offset(PyTypeObject *cls, PyObject *name) {
+    PyObject *descr = PyDict_GetItemWithError(cls->tp_dict, name);
+    if (!descr || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+    PyMemberDescrObject *m = (PyMemberDescrObject *)descr;
+    if (m->d_common.d_type != cls || m->d_member->type != T_OBJECT_EX ||
+        (m->d_member->flags & READONLY))
+        return -1;
+    if (m->d_member->offset < (Py_ssize_t)sizeof(PyObject) ||
+        m->d_member->offset + (Py_ssize_t)sizeof(PyObject *) > cls->tp_basicsize)
+        return -1;
+    return m->d_member->offset;
+}
+
+/* The offset of slot i of cls (slots: its direct_slots) when that slot is named `name`, or
+   -1 (an error set only when a lookup or the comparison failed). */
+static inline Py_ssize_t slot_offset(PyTypeObject *cls, PyObject *slots, Py_ssize_t i,
+                                     PyObject *name) {
+    if (i < 0 || i >= PyTuple_GET_SIZE(slots)) return -1;
+    PyObject *declared = PyTuple_GET_ITEM(slots, i);
+    if (!PyUnicode_Check(declared) || !PyUnicode_Check(name)) return -1;
+    int same = PyUnicode_Compare(declared, name);
+    if (same != 0) return -1;
+    return member_offset(cls, name);
+}
+
+/* The engine's C API (the capsule codegen.native._engine._C_API): read one message from raw
+   memory without building the (obj, end) tuple; the same checks and errors as calling the
+   reader. */
+typedef struct {
+    PyTypeObject *reader_type;
+    PyObject *(*read)(PyObject *reader, const unsigned char *buf, Py_ssize_t len, Py_ssize_t *pos);
+} EngineCAPI;
+
+#endif
