@@ -33,7 +33,7 @@ BATCH = 500
 CODECS = (Codec.NONE, Codec.LZ4, Codec.ZSTD)
 
 
-def write_segment(path: str, n: int, codec: Codec) -> None:
+def write_segment(path: str, n: int, codec: Codec, per_batch: int = BATCH) -> None:
     records = []
     for i in range(n):
         key = b"\x00\x01" + OffsetCommitKey(
@@ -44,8 +44,9 @@ def write_segment(path: str, n: int, codec: Codec) -> None:
         ).encode(3)
         records.append((key, value))
     with SegmentWriter(path) as w:
-        for start in range(0, n, BATCH):
-            w.write_batch(records[start : start + BATCH], timestamp=1_700_000_000_000, codec=codec)
+        for start in range(0, n, per_batch):
+            batch = records[start : start + per_batch]
+            w.write_batch(batch, timestamp=1_700_000_000_000, codec=codec)
 
 
 def end_to_end(path: str) -> int:

@@ -1,10 +1,11 @@
 """The dump record loop: pure Python against native, segment to decoded records, one core.
 
     .venv/bin/python bench/bench_records.py [-n 1000000] [--repeat 3] [--clock wall|cpu]
-                                            [--codec none|lz4|zstd|...]
+                                            [--codec none|lz4|zstd|...] [--per-batch 500]
 
 Writes an ``__consumer_offsets`` segment of N OffsetCommit records (key type 1, value v3,
-500 per batch: bench_dumps.py's segment), then times ``decode_records`` over it end to end
+500 per batch as bench_dumps.py's segment, or ``--per-batch``: a broker often writes an offset
+commit as a batch of one), then times ``decode_records`` over it end to end
 (framing, CRC, decompression, the record loop, the consumer's loop) with each combination of:
 
 - the record loop: pure (``SPECGEN_BACKEND=pure``) or native (``codegen/native/records.c``);
@@ -130,6 +131,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of this many rounds")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     parser.add_argument("--codec", default="none", choices=[c.name.lower() for c in Codec])
+    parser.add_argument("--per-batch", type=int, default=bench_dumps.BATCH, help="records a batch")
     args = parser.parse_args()
     clock = CLOCKS[args.clock]
     for module, seconds in build_modules().items():
@@ -149,7 +151,7 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "offsets.log")
-        bench_dumps.write_segment(path, args.n, Codec[args.codec.upper()])
+        bench_dumps.write_segment(path, args.n, Codec[args.codec.upper()], args.per_batch)
         size = os.path.getsize(path) / 1e6
         best = dict.fromkeys(combos, float("inf"))
         reference: list[Any] | int | None = None
@@ -188,7 +190,7 @@ def main() -> None:
     base = args.n / best["pure loop, pure readers"]
     print(
         f"decode_records: {args.n:,} OffsetCommit records ({size:.1f} MB, {args.codec}, "
-        f"{bench_dumps.BATCH} per batch), best of {args.repeat}, {args.clock} clock; "
+        f"{args.per_batch} per batch), best of {args.repeat}, {args.clock} clock; "
         "the columnar loop builds the raw Arrow columns (no decode)"
     )
     for label, seconds in best.items():
