@@ -832,16 +832,66 @@ typedef struct {
     int16_t producer_epoch;
 } BatchFields;
 
-static int put_batch_fields(Columns *C, const BatchFields *b) {
-    Py_ssize_t row = C->rows;
+/* Bits [start, start + n) of b, which holds start bits: all set or all cleared. */
+static int bits_fill(Buf *b, Py_ssize_t start, Py_ssize_t n, int on) {
+    const Py_ssize_t end = start + n, bytes = (end + 7) >> 3;
+    if (bytes > b->len) {
+        if (buf_reserve(b, bytes - b->len) < 0) return -1;
+        memset(b->p + b->len, 0, (size_t)(bytes - b->len));
+        b->len = bytes;
+    }
+    Py_ssize_t i = start;
+    for (; i < end && (i & 7); i++) {
+        if (on) b->p[i >> 3] |= (char)(1 << (i & 7));
+        else b->p[i >> 3] &= (char)~(1 << (i & 7));
+    }
+    if (end - i >= 8) { /* whole bytes */
+        memset(b->p + (i >> 3), on ? 0xFF : 0, (size_t)((end - i) >> 3));
+        i += (end - i) & ~(Py_ssize_t)7;
+    }
+    for (; i < end; i++) {
+        if (on) b->p[i >> 3] |= (char)(1 << (i & 7));
+        else b->p[i >> 3] &= (char)~(1 << (i & 7));
+    }
+    return 0;
+}
+
+/* One fixed-width value (or null) in rows [row, row + n) of a column. */
+static int fill_fixed(Col *c, Py_ssize_t row, Py_ssize_t n, int valid, const void *v, size_t size) {
+    if (!valid) c->nulls += n;
+    if (bits_fill(&c->valid, row, n, valid) < 0 || buf_reserve(&c->data, n * (Py_ssize_t)size) < 0)
+        return -1;
+    char *out = c->data.p + c->data.len;
+    for (Py_ssize_t i = 0; i < n; i++) memcpy(out + i * (Py_ssize_t)size, v, size);
+    c->data.len += n * (Py_ssize_t)size;
+    return 0;
+}
+
+static int fill_bool(Col *c, Py_ssize_t row, Py_ssize_t n, int valid, int v) {
+    if (!valid) c->nulls += n;
+    if (bits_fill(&c->valid, row, n, valid) < 0) return -1;
+    return bits_fill(&c->data, row, n, v);
+}
+
+/* The batch-level fields of rows [row, row + n): the same in every record of a batch. */
+static int put_batch_fields(Columns *C, const BatchFields *b, Py_ssize_t row, Py_ssize_t n) {
     Col *c = C->cols;
     int16_t epoch = b->producer_epoch;
-    if (put_i32(&c[C_TS_TYPE], row, b->has_ts_type, b->ts_type) < 0 ||
-        put_i64(&c[C_PRODUCER_ID], row, b->has_batch, b->producer_id) < 0 ||
-        put_fixed(&c[C_PRODUCER_EPOCH], row, b->has_batch, &epoch, 2) < 0 ||
-        put_bool(&c[C_TXN], row, b->has_batch, b->txn) < 0 ||
-        put_bool(&c[C_CONTROL], row, b->has_batch, b->control) < 0 ||
-        put_i64(&c[C_POSITION], row, 1, b->position) < 0)
+    if (n == 1) /* one row (a batch of one record, or a row from Python): no fill loops */
+        return put_i32(&c[C_TS_TYPE], row, b->has_ts_type, b->ts_type) < 0 ||
+                       put_i64(&c[C_PRODUCER_ID], row, b->has_batch, b->producer_id) < 0 ||
+                       put_fixed(&c[C_PRODUCER_EPOCH], row, b->has_batch, &epoch, 2) < 0 ||
+                       put_bool(&c[C_TXN], row, b->has_batch, b->txn) < 0 ||
+                       put_bool(&c[C_CONTROL], row, b->has_batch, b->control) < 0 ||
+                       put_i64(&c[C_POSITION], row, 1, b->position) < 0
+                   ? -1
+                   : 0;
+    if (fill_fixed(&c[C_TS_TYPE], row, n, b->has_ts_type, &b->ts_type, 4) < 0 ||
+        fill_fixed(&c[C_PRODUCER_ID], row, n, b->has_batch, &b->producer_id, 8) < 0 ||
+        fill_fixed(&c[C_PRODUCER_EPOCH], row, n, b->has_batch, &epoch, 2) < 0 ||
+        fill_bool(&c[C_TXN], row, n, b->has_batch, b->txn) < 0 ||
+        fill_bool(&c[C_CONTROL], row, n, b->has_batch, b->control) < 0 ||
+        fill_fixed(&c[C_POSITION], row, n, 1, &b->position, 8) < 0)
         return -1;
     return 0;
 }
@@ -917,12 +967,11 @@ static int put_v2(Columns *C, const unsigned char *entry, const Parsed *recs, Py
                     r->value_len >= 0 ? (Py_ssize_t)r->value_len : 0) < 0 ||
             put_headers(C, C->with_headers ? r->headers : NULL, r->n_headers,
                         PY_SSIZE_T_MAX) < 0 ||
-            put_i32(&c[C_SEQUENCE], row, has_seq, has_seq ? (int32_t)seq : 0) < 0 ||
-            put_batch_fields(C, &b) < 0)
+            put_i32(&c[C_SEQUENCE], row, has_seq, has_seq ? (int32_t)seq : 0) < 0)
             return -1;
         C->rows++;
     }
-    return 0;
+    return put_batch_fields(C, &b, C->rows - count, count);
 }
 
 static int Columns_full(Columns *C) {
@@ -1153,7 +1202,7 @@ static int put_row(Columns *C, PyObject *row, const BatchFields *b) {
         C->headers++;
     }
     if (put_end(&c[C_HEADERS], C->headers) < 0 ||
-        put_i32(&c[C_SEQUENCE], r, has_seq, (int32_t)seq) < 0 || put_batch_fields(C, b) < 0)
+        put_i32(&c[C_SEQUENCE], r, has_seq, (int32_t)seq) < 0 || put_batch_fields(C, b, r, 1) < 0)
         return -1;
     if (has_seq && (seq < INT32_MIN || seq > INT32_MAX)) {
         PyErr_Format(PyExc_OverflowError, "sequence %lld does not fit int32", (long long)seq);
@@ -1215,7 +1264,7 @@ static PyObject *Columns_add_error(Columns *C, PyObject *const *args, Py_ssize_t
         put_i64(&c[C_TIMESTAMP], r, 0, 0) < 0 || put_var(&c[C_KEY], r, NULL, 0) < 0 ||
         put_var(&c[C_VALUE], r, NULL, 0) < 0 || put_valid(&c[C_HEADERS], r, 0) < 0 ||
         put_end(&c[C_HEADERS], C->headers) < 0 || put_i32(&c[C_SEQUENCE], r, 0, 0) < 0 ||
-        put_batch_fields(C, &b) < 0) {
+        put_batch_fields(C, &b, r, 1) < 0) {
         mark_restore(C, &m);
         return NULL;
     }
