@@ -45,8 +45,8 @@ from codegen.dumps.batches import (
     decode_entry_raw,
 )
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
-from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError, increment_sequence
-from codegen.dumps.segments import SegmentReader, _frames
+from codegen.dumps.model import RecordBatch, SegmentError, increment_sequence
+from codegen.dumps.segments import SegmentReader, frame_at
 from codegen.runtime import backends
 
 __all__ = [
@@ -189,7 +189,7 @@ def _native_batches(
             yield _native_record_batch(builder.finish(), errors)
             errors = []
         elif pos < end:
-            frame = next(_frames(data, name, max_size, pos))
+            frame, next_pos = frame_at(data, name, max_size, pos)
             error = _native_entry(
                 module,
                 builder,
@@ -205,10 +205,7 @@ def _native_batches(
             if error is not None:
                 errors.append((builder.rows, f"{error.kind}: {error.reason}"))
                 builder.add_error(error.base_offset, start + error.position)
-            if isinstance(frame, SegmentError):
-                pos = frame.position + frame.size if frame.kind is ErrorKind.TOO_LARGE else end
-            else:
-                pos = frame[0] + frame[1]
+            pos = next_pos
             if builder.rows >= batch_rows:
                 yield _native_record_batch(builder.finish(), errors)
                 errors = []

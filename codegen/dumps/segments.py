@@ -138,63 +138,72 @@ def _frames(
     data: _Buffer, file: str, max_size: int, pos: int = 0
 ) -> Iterator[tuple[int, int] | SegmentError]:
     """Yield ``(position, size)`` of every complete entry from ``pos`` on, or the framing
-    errors (all but TOO_LARGE end the framing)."""
+    errors."""
     n = len(data)
     while pos < n:
-        rem = n - pos
-        if rem < LOG_OVERHEAD:
-            if _all_zero(data, pos, n):
-                yield SegmentError(
-                    ErrorKind.ZERO_PADDING, file, pos, rem, None, f"{rem} zero bytes at the end"
-                )
-            else:
-                yield SegmentError(
-                    ErrorKind.TRUNCATED_TAIL,
-                    file,
-                    pos,
-                    rem,
-                    None,
-                    f"{rem} bytes at the end are too few for an entry header",
-                )
-            return
-        offset, size = _ENTRY.unpack_from(data, pos)
-        if size < MIN_LEGACY_SIZE or size > rem - LOG_OVERHEAD:
-            if _all_zero(data, pos, n):
-                yield SegmentError(
-                    ErrorKind.ZERO_PADDING, file, pos, rem, None, f"{rem} zero bytes at the end"
-                )
-            elif size >= MIN_LEGACY_SIZE:
-                yield SegmentError(
-                    ErrorKind.TRUNCATED_TAIL,
-                    file,
-                    pos,
-                    rem,
-                    offset,
-                    f"entry of {size} bytes is cut short: only {rem - LOG_OVERHEAD} bytes remain",
-                )
-            else:
-                yield SegmentError(
-                    ErrorKind.BAD_LENGTH,
-                    file,
-                    pos,
-                    rem,
-                    offset,
-                    f"invalid entry size {size}; the remaining {rem} bytes cannot be framed",
-                )
-            return
-        total = LOG_OVERHEAD + size
-        if size > max_size:
-            yield SegmentError(
-                ErrorKind.TOO_LARGE,
-                file,
-                pos,
-                total,
-                offset,
-                f"entry of {size} bytes is larger than the limit of {max_size} bytes",
+        frame, pos = frame_at(data, file, max_size, pos)
+        yield frame
+
+
+def frame_at(
+    data: _Buffer, file: str, max_size: int, pos: int
+) -> tuple[tuple[int, int] | SegmentError, int]:
+    """The entry at ``pos`` as ``(position, size)``, or its framing error, and where the next
+    entry starts: ``len(data)`` when the error ends the framing (all but TOO_LARGE do)."""
+    n = len(data)
+    rem = n - pos
+    if rem < LOG_OVERHEAD:
+        if _all_zero(data, pos, n):
+            error = SegmentError(
+                ErrorKind.ZERO_PADDING, file, pos, rem, None, f"{rem} zero bytes at the end"
             )
         else:
-            yield pos, total
-        pos += total
+            error = SegmentError(
+                ErrorKind.TRUNCATED_TAIL,
+                file,
+                pos,
+                rem,
+                None,
+                f"{rem} bytes at the end are too few for an entry header",
+            )
+        return error, n
+    offset, size = _ENTRY.unpack_from(data, pos)
+    if size < MIN_LEGACY_SIZE or size > rem - LOG_OVERHEAD:
+        if _all_zero(data, pos, n):
+            error = SegmentError(
+                ErrorKind.ZERO_PADDING, file, pos, rem, None, f"{rem} zero bytes at the end"
+            )
+        elif size >= MIN_LEGACY_SIZE:
+            error = SegmentError(
+                ErrorKind.TRUNCATED_TAIL,
+                file,
+                pos,
+                rem,
+                offset,
+                f"entry of {size} bytes is cut short: only {rem - LOG_OVERHEAD} bytes remain",
+            )
+        else:
+            error = SegmentError(
+                ErrorKind.BAD_LENGTH,
+                file,
+                pos,
+                rem,
+                offset,
+                f"invalid entry size {size}; the remaining {rem} bytes cannot be framed",
+            )
+        return error, n
+    total = LOG_OVERHEAD + size
+    if size > max_size:
+        error = SegmentError(
+            ErrorKind.TOO_LARGE,
+            file,
+            pos,
+            total,
+            offset,
+            f"entry of {size} bytes is larger than the limit of {max_size} bytes",
+        )
+        return error, pos + total
+    return (pos, total), pos + total
 
 
 class SegmentReader:
