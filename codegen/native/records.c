@@ -858,6 +858,7 @@ static int bits_fill(Buf *b, Py_ssize_t start, Py_ssize_t n, int on) {
 
 /* One fixed-width value (or null) in rows [row, row + n) of a column. */
 static int fill_fixed(Col *c, Py_ssize_t row, Py_ssize_t n, int valid, const void *v, size_t size) {
+    if (n == 1) return put_fixed(c, row, valid, v, size); /* a batch of one: no fill loops */
     if (!valid) c->nulls += n;
     if (bits_fill(&c->valid, row, n, valid) < 0 || buf_reserve(&c->data, n * (Py_ssize_t)size) < 0)
         return -1;
@@ -868,6 +869,7 @@ static int fill_fixed(Col *c, Py_ssize_t row, Py_ssize_t n, int valid, const voi
 }
 
 static int fill_bool(Col *c, Py_ssize_t row, Py_ssize_t n, int valid, int v) {
+    if (n == 1) return put_bool(c, row, valid, v);
     if (!valid) c->nulls += n;
     if (bits_fill(&c->valid, row, n, valid) < 0) return -1;
     return bits_fill(&c->data, row, n, v);
@@ -877,15 +879,6 @@ static int fill_bool(Col *c, Py_ssize_t row, Py_ssize_t n, int valid, int v) {
 static int put_batch_fields(Columns *C, const BatchFields *b, Py_ssize_t row, Py_ssize_t n) {
     Col *c = C->cols;
     int16_t epoch = b->producer_epoch;
-    if (n == 1) /* one row (a batch of one record, or a row from Python): no fill loops */
-        return put_i32(&c[C_TS_TYPE], row, b->has_ts_type, b->ts_type) < 0 ||
-                       put_i64(&c[C_PRODUCER_ID], row, b->has_batch, b->producer_id) < 0 ||
-                       put_fixed(&c[C_PRODUCER_EPOCH], row, b->has_batch, &epoch, 2) < 0 ||
-                       put_bool(&c[C_TXN], row, b->has_batch, b->txn) < 0 ||
-                       put_bool(&c[C_CONTROL], row, b->has_batch, b->control) < 0 ||
-                       put_i64(&c[C_POSITION], row, 1, b->position) < 0
-                   ? -1
-                   : 0;
     if (fill_fixed(&c[C_TS_TYPE], row, n, b->has_ts_type, &b->ts_type, 4) < 0 ||
         fill_fixed(&c[C_PRODUCER_ID], row, n, b->has_batch, &b->producer_id, 8) < 0 ||
         fill_fixed(&c[C_PRODUCER_EPOCH], row, n, b->has_batch, &epoch, 2) < 0 ||
