@@ -397,6 +397,30 @@ def test_row_bounds_outside_the_data_are_refused(engine: ModuleType) -> None:
         )
 
 
+def test_rows_that_share_bytes_write_more_text_than_the_data_holds(engine: ModuleType) -> None:
+    # The string columns start with room for the rows' bytes (at most the data's size); here
+    # every row reads the same message, so the text outgrows that room many times over.
+    cls, _ = ocv(engine)
+    readers, _ = native_readers(engine, cls._NATIVE_CLASSES, {3: cls._NATIVE_TABLES[3]})
+    kinds = tuple((c.attr, c.kind) for c in arrow._columns("OffsetCommitValue"))
+    data = b"pad" + cls(offset=7, metadata="m" * 5000, commit_timestamp=9).encode(3)
+    n = 300
+    starts, ends = np.full(n, 3, np.int64), np.full(n, len(data), np.int64)
+    index = np.zeros(n, np.int32)
+    index[::7] = -1  # null rows count no bytes
+    valid, nulls, outs, failed = engine.columns(
+        (readers[3],), kinds, data, starts, ends, index, False
+    )
+    assert failed == [] and nulls == len(range(0, n, 7))
+    metadata = outs[[c.attr for c in arrow._columns("OffsetCommitValue")].index("metadata")]
+    offsets = np.frombuffer(metadata[2], np.int32)
+    text = bytes(metadata[3])
+    assert len(text) == 5000 * (n - nulls) > len(data)
+    assert all(
+        text[offsets[i] : offsets[i + 1]] == (b"" if i % 7 == 0 else b"m" * 5000) for i in range(n)
+    )
+
+
 def test_message_arrays_on_both_backends(engine: ModuleType) -> None:
     """decode_message_array end to end (version prefixes, newer versions, a bad prefix) gives
     the same result whichever backend is active, when the in-place engine is built."""

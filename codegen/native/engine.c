@@ -1472,8 +1472,8 @@ typedef struct {
 
 enum { DIRECT_NO = 0, DIRECT_YES = 1, DIRECT_NOT_NULL = 2 };
 
-static int col_reserve(Column *col, Py_ssize_t more) {
-    if (LIKELY(more <= col->cap - col->len)) return 0;
+/* Room for more bytes in a string or bytes column's data (col_reserve's slow path). */
+static COLD int col_grow(Column *col, Py_ssize_t more) {
     if (more > PY_SSIZE_T_MAX / 4 - col->len) { PyErr_NoMemory(); return -1; }
     Py_ssize_t cap = col->cap ? col->cap : 4096;
     while (cap - col->len < more) cap *= 2;
@@ -1487,7 +1487,11 @@ static int col_reserve(Column *col, Py_ssize_t more) {
     return 0;
 }
 
-static inline int col_append(Column *col, const char *p, Py_ssize_t n) {
+static HOT_INLINE int col_reserve(Column *col, Py_ssize_t more) {
+    return LIKELY(more <= col->cap - col->len) ? 0 : col_grow(col, more);
+}
+
+static HOT_INLINE int col_append(Column *col, const char *p, Py_ssize_t n) {
     if (UNLIKELY(col_reserve(col, n) < 0)) return -1;
     memcpy(col->data + col->len, p, (size_t)n);
     col->len += n;
@@ -2155,8 +2159,18 @@ static PyObject *columns(PyObject *module, PyObject *args) {
         cols[j].constant = first;
         for (Py_ssize_t k = 0; k < nreaders; k++) col_default(&crs[k], j)->skip = 1;
     }
-    for (Py_ssize_t k = 0; k < ncols; k++)
-        if (cols[k].offsets && !cols[k].constant) varcols[nvar++] = k;
+    /* A string or bytes value is at most its row's bytes: room for them all at once spares
+       the doublings (a uuid's text, a default, or rows that share bytes may still need more). */
+    Py_ssize_t live_bytes = 0;
+    for (Py_ssize_t row = 0; row < n && live_bytes < data.len; row++)
+        if (idx[row] >= 0 && 0 <= st[row] && st[row] <= en[row] && en[row] <= data.len)
+            live_bytes += (Py_ssize_t)(en[row] - st[row]);
+    if (live_bytes > data.len) live_bytes = data.len;
+    for (Py_ssize_t k = 0; k < ncols; k++) {
+        if (!cols[k].offsets || cols[k].constant) continue;
+        varcols[nvar++] = k;
+        if (live_bytes > 4096 && col_grow(&cols[k], live_bytes) < 0) goto done;
+    }
     if (col_buffer((n + 7) / 8, &valid_obj, &valid) < 0) goto done;
     if (!(failed = PyList_New(0))) goto done;
     for (Py_ssize_t row = 0; row < n; row++) {
