@@ -98,6 +98,8 @@ def _gather(
 ) -> tuple[npt.NDArray[Any], BoolArr]:
     """Big-endian values of ``size`` bytes at ``pos`` (zero where they would run past ``ends``)."""
     ok = pos + size <= ends
+    if ok.all():  # the usual case: every value is inside its row, so inside ``data``
+        return _read(data, pos, size, dtype), ok
     if len(data) < size:
         data = np.concatenate([data, np.zeros(size, np.uint8)])
     return np.where(ok, _read(data, np.where(ok, pos, 0), size, dtype), 0), ok

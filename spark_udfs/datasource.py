@@ -279,13 +279,15 @@ def _decode_batch(
     package: str = SHIPPED,
     selection: Selection = None,
 ) -> pa.RecordBatch:
-    """``rb`` with the decoded columns of ``typ`` added; ``family`` None (a topic with no
-    decoder) leaves them null; ``selection`` decodes only those records."""
+    """``rb`` with the decoded columns of ``typ`` added (only those: a narrower ``typ`` builds
+    less); ``family`` None (a topic with no decoder) leaves them null; ``selection`` decodes
+    only those records."""
     permissive = mode == Mode.PERMISSIVE
     columns: dict[str, pa.Array] = {}
     if family is not None:
         key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
-        result = decode_topic_arrays(family, key, value, control, package, selection)
+        wanted = frozenset(f.name for f in typ)
+        result = decode_topic_arrays(family, key, value, control, package, selection, wanted)
         if result.errors and not permissive:
             i = min(result.errors)
             where = f"topic {sl.topic}, partition {sl.partition}, offset {rb['offset'][i].as_py()}"
@@ -426,7 +428,9 @@ class KafkaLogReader(DataSourceReader):
         package = opts.get("package", SHIPPED)
         if decoding is not None:
             permissive = self.mode == Mode.PERMISSIVE
-            typ = topics_arrow_type(decoding.families, permissive, package, decoding.names)
+            full = topics_arrow_type(decoding.families, permissive, package, decoding.names)
+            # The decoded columns the read returns: the others are not built.
+            typ = pa.struct([f for f in full if f.name in self.schema.names])
         for rb in read_slice(
             partition,
             with_headers=opts.get("includeheaders", "true").lower() != "false"

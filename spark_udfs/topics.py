@@ -309,12 +309,15 @@ def decode_topic_arrays(
     control: pa.Array | None = None,
     package: str = SHIPPED,
     names: Selection = None,
+    wanted: frozenset[str] | None = None,
 ) -> TopicDecoded:
     """Decode one batch of (key, value) pairs of a topic family; see the module docstring.
 
     ``package`` is the generated package whose specs name the record types (the shipped one
     by default): a package generated from a newer Kafka release decodes its new record types.
     ``names`` (record names) decodes only those records, into unions of only their specs.
+    ``wanted`` names the columns to build (default: all); every selected record is decoded
+    either way, so ``errors`` is the same.
     """
     topic = TOPICS[family]
     vrows = Rows(value)
@@ -397,20 +400,30 @@ def decode_topic_arrays(
         for parts in (key_parts, value_parts):
             for name, (rows, arr) in list(parts.items()):
                 parts[name] = (rows & ~failed, _null_where(arr, rows & failed))
-    columns: dict[str, pa.Array] = {
-        "recordType": pa.array(np.where(known, rtype, 0).astype(np.int16), mask=~known),
-        "recordName": _record_names(topic, rtype, types, package),
-    }
+
+    def want(column: str) -> bool:
+        return wanted is None or column in wanted
+
+    columns: dict[str, pa.Array] = {}
+    if want("recordType"):
+        columns["recordType"] = pa.array(np.where(known, rtype, 0).astype(np.int16), mask=~known)
+    if want("recordName"):
+        columns["recordName"] = _record_names(topic, rtype, types, package)
     if topic.framing == "coordinator":
-        ktype = union_type(family, "coordinator-key", package, names)
-        columns["decodedKey"] = _union(key_parts, ktype, n)
+        if want("decodedKey"):
+            ktype = union_type(family, "coordinator-key", package, names)
+            columns["decodedKey"] = _union(key_parts, ktype, n)
         vtype = union_type(family, "coordinator-value", package, names)
     else:
         vtype = union_type(family, "metadata", package, names)
-    columns["decodedValue"] = _union(value_parts, vtype, n)
-    columns["valueVersion"] = pa.array(
-        np.where(has_version, versions, 0).astype(np.int16), mask=~has_version
-    )
-    columns["isTombstone"] = pa.array(tombstone)
-    columns["isNewerVersion"] = pa.array(newer)
+    if want("decodedValue"):
+        columns["decodedValue"] = _union(value_parts, vtype, n)
+    if want("valueVersion"):
+        columns["valueVersion"] = pa.array(
+            np.where(has_version, versions, 0).astype(np.int16), mask=~has_version
+        )
+    if want("isTombstone"):
+        columns["isTombstone"] = pa.array(tombstone)
+    if want("isNewerVersion"):
+        columns["isNewerVersion"] = pa.array(newer)
     return TopicDecoded(columns, errors)

@@ -149,3 +149,37 @@ def test_large_binary_input(name: str) -> None:
     )
     d = decode_message_array(pa.array(data, pa.large_binary()), name)
     assert d.errors == {} and d.values.null_count == 0
+
+
+@pytest.mark.parametrize(
+    ("family", "folder"),
+    [
+        ("consumer_offsets", "aibulb/__consumer_offsets-0"),
+        ("cluster_metadata", "aibulb/__cluster_metadata-0"),
+    ],
+)
+def test_topic_decoding_builds_only_the_wanted_columns(family: str, folder: str) -> None:
+    from corpus import data_path
+
+    from codegen.dumps.arrow import record_batches
+
+    logs = sorted(data_path("kafka-data").joinpath(folder).glob("*.log"))
+    batch = pa.Table.from_batches([rb for log in logs for rb in record_batches(log)])
+    # and one record that fails: a cut OffsetCommitValue, a metadata frame of an unknown version
+    bad_key = H.pack(1) + OCK(group="g", topic="t", partition=0).encode(0)
+    bad = (bad_key, b"\x00\x03\x00") if family == "consumer_offsets" else (None, b"\x05")
+    key = pa.concat_arrays([batch["key"].combine_chunks(), pa.array([bad[0]], pa.binary())])
+    value = pa.concat_arrays([batch["value"].combine_chunks(), pa.array([bad[1]], pa.binary())])
+    control = pa.concat_arrays([batch["isControl"].combine_chunks(), pa.array([False])])
+    full = decode_topic_arrays(family, key, value, control)
+    assert len(full.columns) >= 6 and full.columns["decodedValue"].null_count < len(batch)
+    assert list(full.errors) == [len(batch)]
+    for wanted in (
+        frozenset(),
+        frozenset({"decodedValue"}),
+        frozenset({"recordName", "isTombstone"}),
+    ):
+        some = decode_topic_arrays(family, key, value, control, wanted=wanted)
+        assert list(some.columns) == [name for name in full.columns if name in wanted]
+        assert all(some.columns[name].equals(full.columns[name]) for name in some.columns)
+        assert some.errors == full.errors  # every record is decoded whatever is built
