@@ -6,9 +6,11 @@ sources (``*``, ``?``, ``[abc]``, ``{a,b}``: ``.load("/data/*/__consumer_offsets
 pattern that matches nothing is an error at ``load()``. Several paths: ``.load([a, b])`` or
 ``.option("paths", "a,b")`` (or a JSON array). Topic and partition come from the folder name
 (``<topic>-<partition>``, as brokers lay them out); a ``.checkpoint`` outside such a folder is a
-``__cluster_metadata`` snapshot. One input partition per file; a file larger than
-``maxBytesPerPartition`` is split at batch boundaries (the driver reads only the 12-byte entry
-headers to find them).
+``__cluster_metadata`` snapshot. Files are packed into input partitions as Spark's file sources
+pack theirs: each at most ``maxBytesPerPartition``, a file counted ``openCostInBytes`` more than
+its size, spread over at least ``minPartitions`` when there is enough to read; a file larger than
+a partition is split at batch boundaries (the driver reads only the 12-byte entry headers to find
+them). Rows come in file order.
 
 Columns (Spark's Kafka source names where they exist): ``topic, partition, offset, timestamp,
 timestampType, key, value, headers, producerId, producerEpoch, sequence, isTransactional,
@@ -33,7 +35,14 @@ Options (case-insensitive):
   ``.option("mode", "permissive")``
 - ``includeHeaders``: ``true`` (default) parses record headers; ``false`` takes the faster path
   that leaves ``headers`` null. ``.option("includeHeaders", "false")``
-- ``maxBytesPerPartition``: split size in bytes, default 134217728 (128 MiB).
+- ``maxBytesPerPartition``: the most bytes an input partition reads, default 134217728
+  (128 MiB, Spark's ``spark.sql.files.maxPartitionBytes``).
+- ``openCostInBytes``: what opening a file costs, in bytes read, when files are packed into
+  input partitions; default 4194304 (4 MiB, Spark's ``spark.sql.files.openCostInBytes``).
+- ``minPartitions``: the input partitions a read is spread over at least (files are split for
+  it down to ``openCostInBytes``); default: the cores of the machine that plans the read (the
+  driver), which in local mode are the session's. On a cluster, give its cores:
+  ``.option("minPartitions", spark.sparkContext.defaultParallelism)``.
 - ``verifyCrc``: ``true`` (default); ``false`` decodes batches whose CRC is wrong.
 - ``topic`` / ``partition``: override what the folder name says.
 - ``batchRows``: rows per Arrow batch yielded, default 65536 (fewer, larger batches cost the
@@ -56,6 +65,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import re
 import struct
 from collections.abc import Iterator
@@ -87,8 +97,10 @@ __all__ = [
     "Decoding",
     "KafkaLogDataSource",
     "LogSlice",
+    "LogSlices",
     "expand_braces",
     "list_log_files",
+    "pack_slices",
     "plan_slices",
     "read_slice",
     "resolve_paths",
@@ -97,6 +109,7 @@ __all__ = [
 _TOPIC_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _ENTRY = struct.Struct(">qi")
 DEFAULT_SPLIT = 128 * 1024 * 1024
+DEFAULT_OPEN_COST = 4 * 1024 * 1024
 DEFAULT_BATCH_ROWS = 65536
 
 # The record columns of codegen.dumps.arrow, with where each record came from.
@@ -113,14 +126,21 @@ RAW_SCHEMA = pa.schema(
 
 
 @dataclass(frozen=True, slots=True)
-class LogSlice(InputPartition):
-    """One input partition: ``[start, end)`` of a file, starting on an entry boundary."""
+class LogSlice:
+    """``[start, end)`` of a file, starting on an entry boundary."""
 
     path: str
     start: int
     end: int
     topic: str | None
     partition: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class LogSlices(InputPartition):
+    """One input partition: slices of one or more files, read in turn."""
+
+    slices: tuple[LogSlice, ...]
 
 
 _GLOB_CHARS = re.compile(r"[*?\[{]")
@@ -206,9 +226,13 @@ def topic_of(path: Path, options: dict[str, str]) -> tuple[str | None, int | Non
     return topic, part
 
 
-def plan_slices(path: Path, max_bytes: int, topic: str | None, part: int | None) -> list[LogSlice]:
-    """Split a file at entry boundaries into slices of about ``max_bytes``."""
-    size = path.stat().st_size
+def plan_slices(
+    path: Path, max_bytes: int, topic: str | None, part: int | None, size: int | None = None
+) -> list[LogSlice]:
+    """Split a file (of ``size`` bytes, when known) at entry boundaries into slices of about
+    ``max_bytes``."""
+    if size is None:
+        size = path.stat().st_size
     if size <= max_bytes:
         return [LogSlice(str(path), 0, size, topic, part)]
     slices: list[LogSlice] = []
@@ -227,6 +251,51 @@ def plan_slices(path: Path, max_bytes: int, topic: str | None, part: int | None)
     if start < size:
         slices.append(LogSlice(str(path), start, size, topic, part))
     return slices
+
+
+def _cores() -> int:
+    """The cores this process may run on (the default ``minPartitions``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
+
+
+def pack_slices(
+    files: list[tuple[Path, str | None, int | None]],
+    *,
+    max_bytes: int = DEFAULT_SPLIT,
+    open_cost: int = DEFAULT_OPEN_COST,
+    min_partitions: int = 1,
+) -> list[LogSlices]:
+    """Input partitions for ``files`` ((path, topic, partition) in reading order), as Spark packs
+    the files of its file sources: a partition holds at most ``split`` bytes, where ``split`` is
+    ``max_bytes``, or less to spread the read over ``min_partitions`` (but not below
+    ``open_cost``); larger files are cut at entry boundaries; each file or cut counts
+    ``open_cost`` bytes more than its size. Partitions take the slices in order, so rows keep
+    the files' order."""
+    if max_bytes <= 0 or open_cost < 0 or min_partitions <= 0:
+        raise ValueError(
+            "kafka-log: maxBytesPerPartition and minPartitions must be positive and "
+            f"openCostInBytes not negative (got {max_bytes}, {min_partitions}, {open_cost})"
+        )
+    sizes = [path.stat().st_size for path, _, _ in files]
+    total = sum(size + open_cost for size in sizes)
+    split = min(max_bytes, max(open_cost, total // min_partitions, 1))
+    partitions: list[LogSlices] = []
+    current: list[LogSlice] = []
+    used = 0
+    for (path, topic, part), size in zip(files, sizes, strict=True):
+        for sl in plan_slices(path, split, topic, part, size):
+            length = sl.end - sl.start
+            if current and used + length > split:
+                partitions.append(LogSlices(tuple(current)))
+                current, used = [], 0
+            current.append(sl)
+            used += length + open_cost
+    if current:
+        partitions.append(LogSlices(tuple(current)))
+    return partitions
 
 
 def read_slice(
@@ -413,16 +482,24 @@ class KafkaLogReader(DataSourceReader):
         needed = set(schema.names) | (set(_DECODE_INPUTS) if decoding is not None else set())
         self.raw_schema = pa.schema([f for f in RAW_SCHEMA if f.name in needed])
 
-    def partitions(self) -> list[LogSlice]:
-        max_bytes = int(self.options.get("maxbytesperpartition", DEFAULT_SPLIT))
-        slices: list[LogSlice] = []
+    def partitions(self) -> list[LogSlices]:
+        files = []
         for path in list_log_files(_paths(self.options)):
             topic, part = topic_of(path, self.options)
-            slices.extend(plan_slices(path, max_bytes, topic, part))
-        return slices
+            files.append((path, topic, part))
+        return pack_slices(
+            files,
+            max_bytes=int(self.options.get("maxbytesperpartition", DEFAULT_SPLIT)),
+            open_cost=int(self.options.get("opencostinbytes", DEFAULT_OPEN_COST)),
+            min_partitions=int(self.options.get("minpartitions", _cores())),
+        )
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, LogSlice)
+        assert isinstance(partition, LogSlices)
+        for sl in partition.slices:
+            yield from self._read_slice(sl)
+
+    def _read_slice(self, sl: LogSlice) -> Iterator[pa.RecordBatch]:
         opts = self.options
         decoding = self.decoding
         package = opts.get("package", SHIPPED)
@@ -432,7 +509,7 @@ class KafkaLogReader(DataSourceReader):
             # The decoded columns the read returns: the others are not built.
             typ = pa.struct([f for f in full if f.name in self.schema.names])
         for rb in read_slice(
-            partition,
+            sl,
             with_headers=opts.get("includeheaders", "true").lower() != "false"
             and "headers" in self.raw_schema.names,
             verify_crc=opts.get("verifycrc", "true").lower() != "false",
@@ -441,8 +518,8 @@ class KafkaLogReader(DataSourceReader):
             schema=self.raw_schema,
         ):
             if decoding is not None:
-                family = decoding.family(partition.topic)
-                rb = _decode_batch(rb, partition, family, typ, self.mode, package, decoding.names)
+                family = decoding.family(sl.topic)
+                rb = _decode_batch(rb, sl, family, typ, self.mode, package, decoding.names)
             yield rb if rb.schema.equals(self.schema) else rb.select(self.schema.names)
 
 

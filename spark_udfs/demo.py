@@ -259,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from spark_udfs import compacted, live
     from spark_udfs.functions import decode_consumer_offsets
+    from spark_udfs.session import kafka_log_reader
 
     spark = _start_spark(args.master, out, getattr(args, "kafka_conf", {}))
     decoded_path = out / "decoded.parquet"
@@ -268,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         decoded = live.as_log_rows(decode_consumer_offsets(raw, mode="PERMISSIVE"))
     else:
         _say(f"reading and decoding the dump into {decoded_path}")
-        raw = spark.read.format("kafka-log").load([str(f) for f in files])
+        raw = kafka_log_reader(spark).load([str(f) for f in files])
         decoded = decode_consumer_offsets(raw, mode="PERMISSIVE")
     decoded.write.mode("overwrite").parquet(str(decoded_path))
     decoded = spark.read.parquet(str(decoded_path))

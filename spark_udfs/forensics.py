@@ -35,6 +35,7 @@ from codegen.forensics.lag import DEFAULT_WINDOW, log_folder_of
 from codegen.forensics.releases import release
 from spark_udfs.compacted import effective_records
 from spark_udfs.functions import decode_consumer_offsets
+from spark_udfs.session import kafka_log_reader
 from spark_udfs.topics import union_type
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def read_dump(spark: SparkSession, path: Path, as_of: AsOf | None = None) -> Dat
     folder or a segment), cut at ``as_of``, with ``timestampMs``. Only the file listing runs on
     the driver."""
     files = [str(f) for _, found in dump_partitions(path) for f in found]
-    raw = spark.read.format("kafka-log").option("includeHeaders", "false").load(files)
+    raw = kafka_log_reader(spark).option("includeHeaders", "false").load(files)
     return decode_consumer_offsets(_cut(raw, as_of))
 
 
@@ -105,7 +106,7 @@ def read_log_ends(spark: SparkSession, path: Path) -> DataFrame | None:
     )
     if not found:
         return None
-    raw = spark.read.format("kafka-log").option("includeHeaders", "false").load(found)
+    raw = kafka_log_reader(spark).option("includeHeaders", "false").load(found)
     return log_ends(raw.withColumn("timestampMs", _millis("timestamp")))
 
 

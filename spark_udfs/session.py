@@ -12,9 +12,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrameReader, SparkSession
 
-__all__ = ["build_package_zip", "get_session", "ship_codec_package", "ship_package"]
+__all__ = [
+    "build_package_zip",
+    "get_session",
+    "kafka_log_reader",
+    "ship_codec_package",
+    "ship_package",
+]
 
 _PACKAGES = ("codegen", "generated", "spark_udfs")
 _ROOT = Path(__file__).resolve().parent.parent
@@ -107,3 +113,11 @@ def register_data_source(spark: SparkSession) -> None:
     from spark_udfs.datasource import KafkaLogDataSource
 
     spark.dataSource.register(KafkaLogDataSource)
+
+
+def kafka_log_reader(spark: SparkSession) -> DataFrameReader:
+    """``spark.read.format("kafka-log")`` spread over the session's cores (``minPartitions``:
+    the source itself only knows the cores of the driver, which on a cluster are fewer)."""
+    return spark.read.format("kafka-log").option(
+        "minPartitions", spark.sparkContext.defaultParallelism
+    )

@@ -1,8 +1,10 @@
-"""``kafka-log`` paths (glob patterns, lists), ``decode=true`` on a whole broker folder, and
-``flat`` (one record type's fields as columns), on the committed broker folders."""
+"""``kafka-log`` paths (glob patterns, lists), input partitions (files packed and split),
+``decode=true`` on a whole broker folder, and ``flat`` (one record type's fields as columns), on
+the committed broker folders."""
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ import spark_udfs
 from codegen.dumps.coordinator import RECORD, TOMBSTONE, decode_records
 from codegen.dumps.metadata import decode_metadata_records
 from spark_udfs import functions
-from spark_udfs.datasource import expand_braces
+from spark_udfs.datasource import KafkaLogDataSource, expand_braces, pack_slices
 from spark_udfs.topics import TOPICS
 
 from .conftest import REAL_DATA
@@ -39,6 +41,70 @@ def test_brace_alternatives_expand_like_hadoop_globs() -> None:
     assert expand_braces("a{1,2}b") == ["a1b", "a2b"]
     assert expand_braces("{x,y{1,2}}-*") == ["x-*", "y1-*", "y2-*"]
     assert expand_braces("plain") == ["plain"]
+
+
+def _write_segments(folder: Path, batches: list[int]) -> list[tuple[Path, str, int]]:
+    """One segment per entry of ``batches`` (that many 10-record batches), as broker folders."""
+    from codegen.dumps import SegmentWriter
+
+    files = []
+    for k, count in enumerate(batches):
+        path = folder / f"t-{k}" / "00000000000000000000.log"
+        path.parent.mkdir(parents=True)
+        with SegmentWriter(path) as w:
+            for i in range(count):
+                w.write_batch([(b"k%d" % i, b"v" * 100)] * 10)
+        files.append((path, "t", k))
+    return files
+
+
+def _read_in_order(parts: list[Any]) -> list[tuple[str, int, int]]:
+    return [(sl.path, sl.start, sl.end) for part in parts for sl in part.slices]
+
+
+def test_files_are_packed_into_partitions_as_spark_packs_its_files(tmp_path: Path) -> None:
+    files = _write_segments(tmp_path, [40, 40, 40, 40, 3, 3])
+    sizes = [path.stat().st_size for path, _, _ in files]
+    whole = [(str(path), 0, size) for (path, _, _), size in zip(files, sizes, strict=True)]
+    # Two cores: half the bytes (open costs included) per partition, files whole, so the large
+    # files two by two, the first small file after the last two and the other on its own.
+    parts = pack_slices(files, open_cost=1000, min_partitions=2)
+    assert [len(p.slices) for p in parts] == [2, 3, 1]
+    assert _read_in_order(parts) == whole
+    # One partition holds what fits in maxBytesPerPartition, a file counting its open cost more.
+    parts = pack_slices(files, max_bytes=2 * sizes[0] + 1000, open_cost=1000)
+    assert [len(p.slices) for p in parts] == [2, 2, 2] and _read_in_order(parts) == whole
+    # Many cores: files are cut at entry boundaries, every byte read once, in order.
+    parts = pack_slices(files, open_cost=1000, min_partitions=16)
+    assert len(parts) >= 16
+    spans = _read_in_order(parts)
+    assert [sp[0] for sp in spans] == sorted(sp[0] for sp in spans)
+    for (path, _, _), size in zip(files, sizes, strict=True):
+        mine = [sp for sp in spans if sp[0] == str(path)]
+        assert mine[0][1] == 0 and mine[-1][2] == size
+        assert all(a[2] == b[1] for a, b in itertools.pairwise(mine))
+    with pytest.raises(ValueError, match="minPartitions must be positive"):
+        pack_slices(files, min_partitions=0)
+
+
+def test_every_slice_starts_on_an_entry_and_the_rows_are_those_of_one_partition(
+    tmp_path: Path,
+) -> None:
+    _write_segments(tmp_path, [40, 40, 3])
+    options = {"path": str(tmp_path), "includeHeaders": "false"}
+    one = KafkaLogDataSource({**options, "minPartitions": "1"}).reader(None)
+    many = KafkaLogDataSource({**options, "minPartitions": "9", "openCostInBytes": "0"}).reader(
+        None
+    )
+    [whole], parts = one.partitions(), many.partitions()
+    assert len(parts) >= 9 and len(whole.slices) == 3
+
+    def rows(reader: Any, partitions: list[Any]) -> list[Any]:
+        return [row for p in partitions for rb in reader.read(p) for row in rb.to_pylist()]
+
+    got = rows(many, parts)
+    assert got == rows(one, [whole]) and not any(r["_error"] for r in got)
+    assert len(got) == 830
 
 
 def test_a_glob_pattern_reads_every_matching_folder(spark: Any) -> None:
