@@ -412,6 +412,8 @@ def test_rows_that_share_bytes_write_more_text_than_the_data_holds(engine: Modul
         (readers[3],), kinds, data, starts, ends, index, False
     )
     assert failed == [] and nulls == len(range(0, n, 7))
+    bits = np.unpackbits(np.frombuffer(valid, np.uint8), bitorder="little")[:n]
+    assert bits.tolist() == [int(i % 7 != 0) for i in range(n)]
     metadata = outs[[c.attr for c in arrow._columns("OffsetCommitValue")].index("metadata")]
     offsets = np.frombuffer(metadata[2], np.int32)
     text = bytes(metadata[3])
