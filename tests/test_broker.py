@@ -30,9 +30,9 @@ from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     SHARE_GROUP_STATE,
     TRANSACTION_STATE,
-    DecodedBatch,
     decode_batches,
 )
+from codegen.dumps.decoded import DecodedBatch
 from codegen.dumps.metadata import CLUSTER_METADATA
 
 pytestmark = [pytest.mark.kafka, pytest.mark.xdist_group("kafka")]

@@ -35,12 +35,12 @@ from codegen.dumps import (
 from codegen.dumps import coordinator as coordinator_module
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
-    DecodedBatch,
     coordinator_decoder,
     decode_batches,
     decode_records,
 )
-from codegen.dumps.coordinator import control_record as reference_control_record
+from codegen.dumps.decoded import DecodedBatch
+from codegen.dumps.decoded import control_record as reference_control_record
 from codegen.dumps.varints import ZIGZAG_2, read_zigzag32
 from codegen.dumps.writer import _varint
 from generated.group_metadata_key import GroupMetadataKey

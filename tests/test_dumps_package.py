@@ -20,15 +20,14 @@ from click.testing import CliRunner
 
 from codegen.dumps.command import dump_command
 from codegen.dumps.coordinator import (
-    RECORD,
     TRANSACTION_STATE,
-    UNKNOWN,
-    PackageError,
     coordinator_decoder,
     decode_records,
     record_types,
 )
+from codegen.dumps.decoded import RECORD, UNKNOWN
 from codegen.dumps.metadata import metadata_decoder
+from codegen.dumps.packages import PackageError
 from generated.topic_record import TopicRecord
 
 

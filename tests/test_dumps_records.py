@@ -19,17 +19,14 @@ from codegen.dumps.compacted import compact
 from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
-    ERROR,
-    RECORD,
     SHARE_GROUP_STATE,
-    TOMBSTONE,
     TRANSACTION_STATE,
-    UNKNOWN,
     coordinator_decoder,
     decode_batches,
     decode_records,
     record_types,
 )
+from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN
 from codegen.dumps.dumplog_json import parse_record
 from codegen.dumps.metadata import decode_metadata_records, metadata_decoder
 from codegen.dumps.model import ControlType

@@ -53,12 +53,10 @@ from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     COORDINATOR_TOPICS,
     CoordinatorDecoder,
-    DecodedBatch,
-    DecodedRecord,
-    control_record,
     decode_records,
     record_types,
 )
+from codegen.dumps.decoded import DecodedBatch, DecodedRecord, control_record
 from codegen.dumps.writer import _varint
 from codegen.runtime import backends
 

@@ -21,15 +21,12 @@ from strategies import coordinator_records, row_of
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     COORDINATOR_TOPICS,
-    ERROR,
-    RECORD,
-    TOMBSTONE,
-    UNKNOWN,
     CoordinatorDecoder,
     RecordPairError,
     decode_records,
     record_pair_reader,
 )
+from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN
 from codegen.runtime import backends
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -34,7 +34,8 @@ from codegen.dumps import (
     decompressed_size_bound,
     encode_record_batch,
 )
-from codegen.dumps.coordinator import DecodedBatch, decode_batches, decode_records
+from codegen.dumps.coordinator import decode_batches, decode_records
+from codegen.dumps.decoded import DecodedBatch
 from codegen.dumps.metadata import decode_metadata_batches, decode_metadata_records
 
 CAP = 256 * 1024

@@ -22,23 +22,23 @@ from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, RECORD_BATCH_OVERHE
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
+    SHARE_GROUP_STATE,
+    TRANSACTION_STATE,
+    decode_batches,
+)
+from codegen.dumps.decoded import (
     ERROR,
     KIND_CONTROL,
     RECORD,
-    SHARE_GROUP_STATE,
-    SHIPPED_PACKAGE,
-    TRANSACTION_STATE,
     UNKNOWN,
     DecodedBatch,
     DecodedRecord,
     EndTxnMarker,
-    PackageError,
     control_record,
-    decode_batches,
-    package_messages,
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
 from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
+from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
 from codegen.dumps.segments import SegmentReader, segment_files
 from codegen.extras import MissingExtraError
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from codegen.dumps.coordinator import (
+from codegen.dumps.decoded import (
     KIND_CONTROL,
     RECORD,
     TOMBSTONE,

@@ -31,16 +31,24 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import chain
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from codegen.dumps.batches import (
     DEFAULT_MAX_BATCH_RECORDS,
-    parse_control_key,
-    parse_end_txn_marker,
     parse_v2_raw,
 )
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
-from codegen.dumps.model import ControlType, RawRecord, RecordBatch, SegmentError
+from codegen.dumps.decoded import (
+    ERROR,
+    RECORD,
+    TOMBSTONE,
+    UNKNOWN,
+    DecodedBatch,
+    DecodedRecord,
+    control_record,
+)
+from codegen.dumps.model import RawRecord, RecordBatch, SegmentError
+from codegen.dumps.packages import SHIPPED_PACKAGE, package_messages, package_name
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.dumps.varints import (
     ZIGZAG_1,
@@ -51,33 +59,17 @@ from codegen.dumps.varints import (
 )
 from codegen.runtime import BytesLike, DecodeError, KafkaMessage, backends, buffer_bytes
 
-if TYPE_CHECKING:
-    from codegen.dumps.consumer_protocol import ConsumerMember
-    from codegen.dumps.metadata import MetadataFrame
-
 __all__ = [
     "CONSUMER_OFFSETS",
     "COORDINATOR_TOPICS",
-    "ERROR",
-    "KIND_CONTROL",
-    "RECORD",
     "SHARE_GROUP_STATE",
-    "SHIPPED_PACKAGE",
-    "TOMBSTONE",
     "TRANSACTION_STATE",
-    "UNKNOWN",
     "CoordinatorDecoder",
-    "DecodedBatch",
-    "DecodedRecord",
-    "EndTxnMarker",
-    "PackageError",
     "RecordPairError",
     "RecordType",
     "coordinator_decoder",
     "decode_batches",
     "decode_records",
-    "package_messages",
-    "package_name",
     "record_pair_reader",
     "record_types",
 ]
@@ -94,32 +86,9 @@ COORDINATOR_TOPICS: Final[Mapping[str, str]] = {
 """Topic -> the spec folder holding its coordinator's records (Kafka: one coordinator module
 per topic, each with its own record-type enum)."""
 
-SHIPPED_PACKAGE: Final = "generated"
-"""The codec package shipped with kafka-specgen (the pinned Kafka release's specs)."""
-
-# Record kinds (``DecodedRecord.kind``).
-RECORD: Final = "record"
-TOMBSTONE: Final = "tombstone"
-UNKNOWN: Final = "unknown"
-ERROR: Final = "error"
-KIND_CONTROL: Final = "control"
-
 Reader = Callable[[bytes, int], tuple[Any, int]]
 
 _HEADER_SPEC_PATH: Final = re.compile(r"([A-Za-z0-9_.-]+)[/\\][^/\\\s]+\.json")
-
-
-@dataclass(slots=True)
-class EndTxnMarker:
-    """The value of a COMMIT/ABORT control record."""
-
-    committed: bool
-    coordinator_epoch: int
-    version: int = 0
-
-    @property
-    def name(self) -> str:
-        return "COMMIT" if self.committed else "ABORT"
 
 
 _KEY_CACHE_SIZE: Final = 1 << 16
@@ -131,63 +100,6 @@ class _Malformed(Exception):
 
 _KnownKey = tuple[bytes, int, str, Any, tuple[Reader | None, ...]]
 """A key that decoded exactly: (its bytes, record type id, name, key object, inline readers)."""
-
-
-@dataclass(slots=True)
-class DecodedRecord:
-    """One record of an internal topic, decoded.
-
-    Records with equal key bytes may share one decoded key object: treat keys as read-only.
-
-    ``kind`` is ``record``, ``tombstone`` (``value`` is None), ``unknown`` (record type not in
-    our specs), ``error`` (see ``error``) or ``control`` (``record_type`` is the control type,
-    ``value`` an :class:`EndTxnMarker` or the decoded KRaft control message).
-
-    ``key`` is the key message (for ``__cluster_metadata``, whose keys are null, the record frame
-    header). ``value_version`` is the version in front of the value (-1 when there is none);
-    ``newer_than_spec`` says it is above the newest version we know and was read with that one.
-    ``key_bytes``/``value_bytes`` are the raw record key and value. ``note`` says something
-    worth knowing about a record that still decoded (bytes left over, a lenient fallback).
-    ``members`` holds the decoded consumer-protocol payloads of a ``GroupMetadataValue`` of
-    protocol type ``consumer``.
-    """
-
-    offset: int
-    timestamp: int
-    kind: str
-    record_type: int
-    name: str
-    key: KafkaMessage | MetadataFrame | None
-    value: Any
-    value_version: int
-    key_bytes: bytes | None
-    value_bytes: bytes | None
-    newer_than_spec: bool = False
-    error: str | None = None
-    note: str | None = None
-    members: list[ConsumerMember] | None = None
-
-    @property
-    def is_tombstone(self) -> bool:
-        return self.kind == TOMBSTONE
-
-    @property
-    def record_name(self) -> str:
-        """``name`` under the name the jsonl output and Spark give it (``recordName``)."""
-        return self.name
-
-    @property
-    def is_newer_version(self) -> bool:
-        """``newer_than_spec`` under the name the jsonl output and Spark give it."""
-        return self.newer_than_spec
-
-
-@dataclass(slots=True)
-class DecodedBatch:
-    """A batch and its decoded records (control records included, as ``control`` records)."""
-
-    batch: RecordBatch
-    records: list[DecodedRecord]
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,34 +149,6 @@ def _spec_folder(cls: type[KafkaMessage]) -> str | None:
 
 def _strip_suffix(name: str, suffix: str) -> str:
     return name[: -len(suffix)] if name.endswith(suffix) else name
-
-
-class PackageError(ValueError):
-    """A codec package that cannot be imported or was not generated by kafka-specgen."""
-
-
-def package_name(package: str | ModuleType) -> str:
-    """The dotted name of a package given as a module or a name."""
-    return package.__name__ if isinstance(package, ModuleType) else package
-
-
-@cache
-def package_messages(package: str = SHIPPED_PACKAGE) -> Mapping[str, type[KafkaMessage]]:
-    """The ``MESSAGES`` index of a generated package (imported once)."""
-    try:
-        module = importlib.import_module(package)
-    except ImportError as exc:
-        raise PackageError(
-            f"cannot import the codec package {package!r} ({exc}): install it, or put the "
-            "folder holding it on PYTHONPATH"
-        ) from exc
-    messages: Mapping[str, type[KafkaMessage]] | None = getattr(module, "MESSAGES", None)
-    if messages is None:
-        raise PackageError(
-            f"{package!r} has no MESSAGES: it is not a package generated by kafka-specgen "
-            "(python -m codegen generate, or the build hook)"
-        )
-    return messages
 
 
 @cache
@@ -855,31 +739,6 @@ class CoordinatorDecoder:
     def decode_control(self, batch: RecordBatch, rows: list[RawRecord]) -> list[DecodedRecord]:
         """Control records of a coordinator topic (transaction markers)."""
         return [control_record(row) for row in rows]
-
-
-def control_record(row: RawRecord) -> DecodedRecord:
-    """A control record: COMMIT/ABORT markers decoded, other types kept raw."""
-    offset, ts, key, value = row
-    try:
-        version, ctype = parse_control_key(key)
-    except ValueError as exc:
-        return DecodedRecord(offset, ts, ERROR, -1, "", None, None, -1, key, value, error=str(exc))
-    try:
-        name = ControlType(ctype).name
-    except ValueError:
-        name = "UNKNOWN"
-    if ctype in (ControlType.ABORT, ControlType.COMMIT):
-        try:
-            mversion, epoch = parse_end_txn_marker(value)
-        except ValueError as exc:
-            return DecodedRecord(
-                offset, ts, ERROR, ctype, name, None, None, version, key, value, error=str(exc)
-            )
-        marker = EndTxnMarker(ctype == ControlType.COMMIT, epoch, mversion)
-        return DecodedRecord(
-            offset, ts, KIND_CONTROL, ctype, name, None, marker, version, key, value
-        )
-    return DecodedRecord(offset, ts, KIND_CONTROL, ctype, name, None, None, version, key, value)
 
 
 def coordinator_decoder(

@@ -28,17 +28,11 @@ from codegen.dumps.batches import (
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
-    ERROR,
-    KIND_CONTROL,
-    RECORD,
     SHARE_GROUP_STATE,
-    SHIPPED_PACKAGE,
-    TOMBSTONE,
     TRANSACTION_STATE,
-    UNKNOWN,
-    DecodedRecord,
     coordinator_decoder,
 )
+from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_control, metadata_decoder
 from codegen.dumps.model import (
     ControlType,
@@ -48,6 +42,7 @@ from codegen.dumps.model import (
     SegmentError,
     TimestampType,
 )
+from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.segments import SegmentReader
 
 __all__ = [

@@ -16,26 +16,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import Final
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, parse_control_key
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
-from codegen.dumps.coordinator import (
+from codegen.dumps.decoded import (
     ERROR,
     KIND_CONTROL,
     RECORD,
-    SHIPPED_PACKAGE,
     UNKNOWN,
     DecodedBatch,
     DecodedRecord,
+    MetadataFrame,
     control_record,
-    package_messages,
-    package_name,
 )
 from codegen.dumps.model import ControlType, RawRecord, SegmentError
+from codegen.dumps.packages import SHIPPED_PACKAGE, package_messages, package_name
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.runtime import KafkaMessage
 
@@ -69,17 +67,6 @@ _WORD: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 def record_type_name(spec_name: str) -> str:
     """Kafka's ``MetadataRecordType`` name: ``TopicRecord`` -> ``TOPIC_RECORD``."""
     return _WORD.sub("_", spec_name).upper()
-
-
-@dataclass(frozen=True, slots=True)
-class MetadataFrame:
-    """The frame header in front of a metadata record body."""
-
-    frame_version: int
-    api_key: int
-    version: int
-    type_name: str
-    """``MetadataRecordType`` enum name (``TOPIC_RECORD``), or "" for an unknown apiKey."""
 
 
 class _FrameError(Exception):

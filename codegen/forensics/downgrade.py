@@ -29,15 +29,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from codegen.dumps.compacted import CompactedView
-from codegen.dumps.coordinator import (
-    CONSUMER_OFFSETS,
-    ERROR,
-    RECORD,
-    TOMBSTONE,
-    UNKNOWN,
-    DecodedRecord,
-    decode_batches,
-)
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
+from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import segment_files
 from codegen.forensics.releases import Release, release

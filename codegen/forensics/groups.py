@@ -47,14 +47,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from codegen.dumps.compacted import CompactedView, GroupState
-from codegen.dumps.coordinator import (
-    CONSUMER_OFFSETS,
-    RECORD,
-    TOMBSTONE,
-    DecodedBatch,
-    DecodedRecord,
-    decode_batches,
-)
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
+from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.forensics.downgrade import DumpInputError, dump_partitions
 

@@ -37,14 +37,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from codegen.dumps.compacted import CompactedView
-from codegen.dumps.coordinator import (
-    CONSUMER_OFFSETS,
-    RECORD,
-    TOMBSTONE,
-    DecodedBatch,
-    DecodedRecord,
-    decode_batches,
-)
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
+from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.segments import SegmentReader, segment_files
 from codegen.forensics.downgrade import DumpInputError, dump_partitions

@@ -25,16 +25,11 @@ from codegen.dumps import Codec, ControlType, ErrorKind, SegmentError, SegmentWr
 from codegen.dumps.command import EXIT_CLEAN, EXIT_DAMAGE, dump_command
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
-    ERROR,
-    KIND_CONTROL,
-    RECORD,
     SHARE_GROUP_STATE,
-    TOMBSTONE,
     TRANSACTION_STATE,
-    UNKNOWN,
-    DecodedBatch,
     decode_batches,
 )
+from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, TOMBSTONE, UNKNOWN, DecodedBatch
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
 from generated import MESSAGES
 

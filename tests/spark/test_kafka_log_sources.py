@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import spark_udfs
-from codegen.dumps.coordinator import RECORD, TOMBSTONE, decode_records
+from codegen.dumps.coordinator import decode_records
+from codegen.dumps.decoded import RECORD, TOMBSTONE
 from codegen.dumps.metadata import decode_metadata_records
 from spark_udfs import functions
 from spark_udfs.datasource import KafkaLogDataSource, expand_braces, pack_slices

@@ -36,13 +36,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from strategies import Options, instances
 
 from codegen.dumps import SegmentReader
-from codegen.dumps.coordinator import (
-    CONSUMER_OFFSETS,
-    ERROR,
-    RECORD,
-    TOMBSTONE,
-    coordinator_decoder,
-)
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE
 from codegen.dumps.metadata import metadata_decoder
 from codegen.dumps.model import SegmentError
 from codegen.emit import load_messages
