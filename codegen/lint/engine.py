@@ -9,8 +9,10 @@ from codegen.errors import SpecProblem
 from codegen.lint.checks import compare_sets
 from codegen.lint.config import FailOn, LintConfig
 from codegen.lint.findings import Finding
+from codegen.lint.memory import Memory
 from codegen.lint.model import SpecSet
 from codegen.lint.records import RecordDowngrade, downgrade_report
+from codegen.lint.retired import lock_findings, retired_findings, set_memory
 from codegen.lint.rules import Category, Severity
 from codegen.lint.suppress import apply_suppressions
 
@@ -59,17 +61,30 @@ class LintResult:
 
 
 def lint(
-    old: SpecSet, new: SpecSet, allow: Iterable[str] = (), config: LintConfig | None = None
+    old: SpecSet,
+    new: SpecSet,
+    allow: Iterable[str] = (),
+    config: LintConfig | None = None,
+    history: Memory | None = None,
 ) -> LintResult:
     """Compare two spec sets; never raises on a finding.
 
     ``config`` selects the rules and paths reported and the severity that fails;
-    ``allow`` adds to its ``allow`` list.
+    ``allow`` adds to its ``allow`` list. The memory of retired uses is the old set, the
+    locks of both sets and ``history`` (:func:`codegen.lint.history.history_memory`).
     """
     settings = LintConfig() if config is None else config
     found = compare_sets(old, new)
     if any(f.category is Category.INPUT for f in found):
         return LintResult(old.label, new.label, tuple(found), (), settings.fail_on)
+    memory = set_memory(old, old.label)
+    for more in (history, old.lock, new.lock):
+        if more is not None:
+            memory = memory | more
+    found = sorted(
+        [*found, *retired_findings(old, new, memory), *lock_findings(old, new)],
+        key=Finding.sort_key,
+    )
     findings = apply_suppressions(found, new, (*settings.allow, *allow))
     kept = tuple(settings.kept(findings))
     downgrade = tuple(downgrade_report(old, new))

@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from codegen.errors import ProblemLog, SpecProblem, display_path
 from codegen.ir import Field, Message, build_messages
+from codegen.lint.memory import LOCK_NAME, LockError, Memory, parse_lock
 from codegen.spec import FieldSpec, MessageSpec, find_spec_files, spec_from_text
 from codegen.specfile import SpecSyntaxError, parse_spec_text, read_spec_file
 from codegen.versions import VersionRange
@@ -84,6 +85,9 @@ class SpecSet:
     # ``(namespace, name)`` of data specs beside a single compared file: its record
     # partner (``XKey`` for ``XValue``), so that the file gets the role it has in its folder.
     neighbours: frozenset[tuple[str, str]] = frozenset()
+    # The lock file beside the specs (None when there is none) and where it is.
+    lock: Memory | None = None
+    lock_path: str = ""
 
     def by_name(self) -> dict[str, SpecView]:
         return {view.name: view for view in self.specs}
@@ -221,6 +225,7 @@ def _build(
     log: ProblemLog,
     single_file: bool,
     neighbours: frozenset[tuple[str, str]] = frozenset(),
+    lock: tuple[Memory | None, str] = (None, ""),
 ) -> SpecSet:
     messages = build_messages([s for s, _, _ in specs], log)
     if log.problems:
@@ -230,7 +235,32 @@ def _build(
     for spec, path, rel in specs:
         if spec.name in index:  # a spec without versions has no message, as in Kafka's generator
             views.append(view_of(spec, index[spec.name], path, rel))
-    return SpecSet(label, tuple(sorted(views, key=lambda v: v.name)), single_file, neighbours)
+    ordered = tuple(sorted(views, key=lambda v: v.name))
+    return SpecSet(label, ordered, single_file, neighbours, *lock)
+
+
+def _lock(
+    text: str | None, shown: str, log: ProblemLog, source: str = "the lock"
+) -> tuple[Memory | None, str]:
+    if text is None:
+        return None, shown
+    try:
+        return parse_lock(text, shown, source), shown
+    except LockError as exc:
+        log.add(shown, 1, "$", str(exc).removeprefix(f"{shown}: "))
+        return None, shown
+
+
+def _read_lock(folder: Path, log: ProblemLog) -> tuple[Memory | None, str]:
+    path = folder / LOCK_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, display_path(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        log.add(display_path(path), 1, "$", f"cannot read the lock file: {exc}")
+        return None, display_path(path)
+    return _lock(text, display_path(path), log)
 
 
 def load_set(root: Path) -> SpecSet:
@@ -255,7 +285,8 @@ def load_set(root: Path) -> SpecSet:
     neighbours: frozenset[tuple[str, str]] = frozenset()
     if root.is_file() and len(specs) == 1:
         neighbours = _partner_names(specs[0][0].name, _read_beside(root))
-    return _build(display_path(root), specs, log, root.is_file(), neighbours)
+    lock = _read_lock(root.parent if root.is_file() else root, log)
+    return _build(display_path(root), specs, log, root.is_file(), neighbours, lock)
 
 
 def _git_bytes(args: list[str], cwd: Path) -> bytes:
@@ -315,7 +346,35 @@ def load_git_set(ref: str, root: Path, cwd: Path | None = None) -> SpecSet:
                 return None
 
         neighbours = _partner_names(specs[0][0].name, read)
-    return _build(f"{ref}:{rel_root}", specs, log, single, neighbours)
+    lock_folder = PurePosixPath(rel_root)
+    if single or rel_root.endswith(".json"):
+        lock_folder = lock_folder.parent
+    lock_at = (lock_folder / LOCK_NAME).as_posix()
+    lock_text: str | None = None
+    if _git(["ls-tree", "--name-only", ref, "--", lock_at], where).strip():
+        lock_text = _git_bytes(["show", f"{ref}:./{lock_at}"], where).decode(
+            "utf-8", errors="replace"
+        )
+    lock = _lock(lock_text, f"{ref}:{lock_at}", log, f"the lock at {ref}")
+    return _build(f"{ref}:{rel_root}", specs, log, single, neighbours, lock)
+
+
+def git_location(path: Path) -> tuple[Path, str]:
+    """The repository holding ``path`` and ``path`` inside it (``/``-separated).
+
+    ``path`` need not exist in the working tree (a folder only at a ref): git runs in the
+    nearest folder that does.
+    """
+    absolute = path.absolute()
+    probe = absolute
+    while not probe.is_dir() and probe != probe.parent:
+        probe = probe.parent
+    top = Path(_git(["rev-parse", "--show-toplevel"], probe).strip())
+    try:
+        inside = absolute.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        inside = absolute.relative_to(top).as_posix()
+    return top, inside if inside else "."
 
 
 def set_from_texts(label: str, texts: dict[str, str]) -> SpecSet:

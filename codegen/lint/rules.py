@@ -31,7 +31,7 @@ class Category(enum.Enum):
     WIRE = "wire"  # the bytes old and new readers and writers exchange
     JSON = "json"  # the JSON form and the generated names (keys, classes, attributes)
     DOWNGRADE = "downgrade"  # coordinator records read back after a downgrade (KIP-915)
-    STYLE = "style"  # review notes and the lint's own suppression comments
+    STYLE = "style"  # review notes and the lint's own files (suppression comments, the lock)
     INPUT = "input"  # the input cannot be compared at all; never selectable (exit 2)
 
 
@@ -215,7 +215,8 @@ _ALL = (
         "tag-reused",
         _B,
         _WIRE,
-        "A tag number now belongs to another field.",
+        "A tag number now belongs to another field, also when the tag was retired in an "
+        "earlier commit (the lock and the git history remember it).",
         "Never reuse a tag; take the next free tag number.",
     ),
     Rule(
@@ -223,7 +224,8 @@ _ALL = (
         _W,
         _WIRE,
         "A tagged field was removed; its tag must never be used again.",
-        "Leave a comment reserving the tag number.",
+        "Keep the field and end its versions instead: tags stay contiguous, so a deleted "
+        "tag's number is the next one taken (the lock and the git history catch that reuse).",
     ),
     Rule(
         "field-flexible-versions-changed",
@@ -313,6 +315,35 @@ _ALL = (
         "A record spec moved between the data model (type id = key version) and the "
         "coordinator-key/coordinator-value model (type id = apiKey).",
         "Nothing to do when the wire layout is the same, as checked.",
+    ),
+    # ------------------------------------------------------------------ memory of retired uses
+    Rule(
+        "field-name-reused",
+        _B,
+        _JSON,
+        "A field takes the name of a retired field of its struct with another type.",
+        "Give the new field another name, or bring the old field back with its type.",
+    ),
+    Rule(
+        "api-key-reused",
+        _B,
+        _WIRE,
+        "A spec takes a retired apiKey that another message had.",
+        "Never reuse an apiKey; take one no spec has ever had.",
+    ),
+    Rule(
+        "record-type-reused",
+        _B,
+        _DOWN,
+        "A coordinator record type id that a retired record key had now belongs to another key.",
+        "Never reuse a record type id; take one no record has ever had.",
+    ),
+    Rule(
+        "lock-outdated",
+        _B,
+        _STYLE,
+        "The lock file misses uses the specs have, or lost uses the old lock held.",
+        "Run `kafka-specgen lint --write-lock PATH` and commit the lock with the specs.",
     ),
     # ------------------------------------------------------------------ suppressions
     Rule(

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from codegen.lint import set_from_texts
+from codegen.lint.memory import LOCK_NAME, lock_text
+from codegen.lint.retired import set_memory
 from tests.lint.helpers import field as f
 from tests.lint.helpers import message as m
 
@@ -61,6 +64,15 @@ def _coordinator(
             flexible="0+",
         ),
     }
+
+
+def _locked(specs: dict[str, str], *retired: dict[str, str]) -> dict[str, str]:
+    """``specs`` with the lock a team would have committed: their uses and those of the
+    ``retired`` specs (what earlier commits had)."""
+    memory = set_memory(set_from_texts("specs", specs), "specs")
+    for more in retired:
+        memory = memory | set_memory(set_from_texts("retired", more), "retired")
+    return {**specs, LOCK_NAME: lock_text(memory)}
 
 
 _BASE = [f("A"), f("B", "string")]
@@ -210,6 +222,41 @@ CASES: list[Case] = [
         "coordinator-model-changed",
         _record([f("Id", "string", "3")], _BASE),
         _coordinator([f("Id", "string", "0")], _BASE),
+    ),  # The old folder's lock remembers what an earlier commit had and the old specs no longer do.
+    Case(
+        "field-name-reused",
+        _locked({"Sample.json": m([f("A")])}, {"Sample.json": m([f("A"), f("Label", "string")])}),
+        {"Sample.json": m([f("A"), f("Label", versions="3+")], valid="0-3")},
+    ),
+    Case(
+        "api-key-reused",
+        _locked(
+            {"Keep.json": m(_BASE, name="Keep")},
+            {"Old.json": m(_BASE, name="OldRequest", type="request", api_key=90)},
+        ),
+        {
+            "Keep.json": m(_BASE, name="Keep"),
+            "New.json": m(_BASE, name="NewRequest", type="request", api_key=90),
+        },
+    ),
+    Case(
+        "record-type-reused",
+        _locked(
+            _coordinator([f("Id", "string", "0")], _BASE),
+            _coordinator([f("Id", "string", "0")], _BASE, type_id=4, prefix="Member"),
+        ),
+        {
+            **_coordinator([f("Id", "string", "0")], _BASE),
+            **_coordinator([f("Id", "string", "0")], _BASE, type_id=4, prefix="Session"),
+        },
+    ),
+    Case(
+        "lock-outdated",
+        _locked(
+            {"Sample.json": m(_BASE)},
+            {"Gone.json": m(_BASE, name="GoneRequest", type="request", api_key=91)},
+        ),
+        _locked({"Sample.json": m(_BASE)}),
     ),
 ]
 
@@ -406,7 +453,8 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
             "tagged-field-removed",
             "$.fields",
             "tagged field T (tag 0) was removed; old writers still write tag 0, so never use "
-            "it again: leave a comment reserving it",
+            "it again: keep the field with its versions ended (tags stay contiguous; the lock "
+            "and the git history remember the tag)",
         ),
         (
             "tag-reused",
@@ -420,7 +468,8 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
             "tagged-field-removed",
             "$.fields",
             "tagged field T (tag 0) was removed; old writers still write tag 0, so never use "
-            "it again: leave a comment reserving it",
+            "it again: keep the field with its versions ended (tags stay contiguous; the lock "
+            "and the git history remember the tag)",
         ),
     ],
     "field-flexible-versions-changed": [
@@ -540,6 +589,42 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
             "$.type",
             "GroupValue moved from type data to coordinator-value; the wire layout is "
             "compared record type by record type",
+        ),
+    ],
+    "field-name-reused": [
+        (
+            "field-name-reused",
+            "$.fields[1].name",
+            "field Label (int32) takes the name of a retired field Label (string) of Sample in the lock; JSON readers and code written for the old field would take the new one for it: give the new field another name, or bring Label back as string",
+        ),
+    ],
+    "api-key-reused": [
+        ("spec-added", "$", "new spec NewRequest (request)"),
+        (
+            "api-key-reused",
+            "$.apiKey",
+            "apiKey 90 was request OldRequest in the lock and now is NewRequest; old clients and brokers still send and expect OldRequest under it: never reuse an apiKey, take an unused one",
+        ),
+    ],
+    "record-type-reused": [
+        ("spec-added", "$", "new spec SessionKey (coordinator-key)"),
+        (
+            "record-type-added",
+            "$.apiKey",
+            "new record type 4 (SessionKey): readers older than KIP-915 (Kafka 3.5) fail on it and newer readers skip it, so a downgrade loses these records; write them only once a downgrade below this release is ruled out",
+        ),
+        (
+            "record-type-reused",
+            "$.apiKey",
+            "record type 4 (SessionKey) was the type of MemberKey records in the lock; stored records of that type (compacted topics keep them) would be read as SessionKey: never reuse a record type id, take an unused one",
+        ),
+        ("spec-added", "$", "new spec SessionValue (coordinator-value)"),
+    ],
+    "lock-outdated": [
+        (
+            "lock-outdated",
+            "$",
+            "the lock lost 3 uses that the old lock holds (apiKey 91 of request GoneRequest, field GoneRequest.A (int32), field GoneRequest.B (string)); a lock only grows: put them back (`kafka-specgen lint --write-lock PATH` merges the git history back in)",
         ),
     ],
 }
