@@ -2,24 +2,34 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from codegen.errors import SpecProblem
 from codegen.lint.config import ConfigError, FailOn, LintConfig, discover_config, load_config_file
 from codegen.lint.engine import LintResult, invalid_result, lint
-from codegen.lint.model import InvalidSpecs, SpecSet, load_git_set, load_set
+from codegen.lint.history import HistoryError, history_memory
+from codegen.lint.memory import LOCK_NAME, Memory, lock_text
+from codegen.lint.model import InvalidSpecs, SpecSet, git_location, load_git_set, load_set
 from codegen.lint.report import RENDERERS, render_rules_json, render_rules_table, render_text
+from codegen.lint.retired import set_memory
 
 DEFAULT_SPEC_PATH = "message_specs"
+DEFAULT_REF = "HEAD"
 
 _EPILOG = """\b
 Examples:
+  kafka-specgen lint                                     # [tool.kafka-specgen.lint] paths vs HEAD
   python -m codegen lint old/OffsetCommitValue.json new/OffsetCommitValue.json
   python -m codegen lint old_specs/ message_specs/
   python -m codegen lint --git origin/main                 # message_specs/ vs origin/main
-  python -m codegen lint --git v0.1.0 message_specs/consumer_offsets  # one folder
+  python -m codegen lint --git v0.1.0..v0.2.0 message_specs  # two refs, no working tree
+  python -m codegen lint --git HEAD ../specs-repo/specs     # the repository of PATH
+  python -m codegen lint --write-lock message_specs        # remember every tag, field, key
   python -m codegen lint --format sarif --output lint.sarif --git origin/main
+  python -m codegen lint --format junit --output lint.xml --git origin/main
   python -m codegen lint --allow versions-removed old/ new/
   python -m codegen lint --select wire,downgrade --fail-on warning old/ new/
   python -m codegen lint --downgrade-report old/ new/
@@ -27,28 +37,69 @@ Examples:
 
 \b
 Exit status: 0 compatible, 1 a finding at or above --fail-on (default error:
-a breaking change), 2 invalid input (spec errors, or two unrelated specs; with
---format json, github or sarif they are in the report too). Configuration:
-[tool.kafka-specgen.lint] in the nearest pyproject.toml, or --config FILE; flags
-replace its values. Suppress a finding in the new spec with a comment on its line
-or the line above:  // lint: allow field-renamed -- nobody reads the JSON
+a breaking change), 2 invalid input (spec errors, git errors, or two unrelated
+specs; with --format json, github, sarif or junit they are in the report too).
+Configuration: [tool.kafka-specgen.lint] in the nearest pyproject.toml, or
+--config FILE; flags replace its values. With --git, the lint also remembers what
+the specs held in every earlier commit (and in their kafka-specgen-lint.lock):
+a retired tag, field name, apiKey or record type id may not come back with another
+meaning. Suppress a finding in the new spec with a comment on its line or the line
+above:  // lint: allow field-renamed -- nobody reads the JSON
 Rules: docs/lint.md, or --list-rules.
 """
 
 
-def _load(old: str | None, new: str | None, git_ref: str | None) -> tuple[SpecSet, SpecSet]:
-    if git_ref is not None:
-        path = Path(old or DEFAULT_SPEC_PATH)
-        return load_git_set(git_ref, path), load_set(path)
-    assert old is not None and new is not None
-    return load_set(Path(old)), load_set(Path(new))
+@dataclass(frozen=True, slots=True)
+class GitRefs:
+    """``--git REF`` (REF against the working tree) or ``--git A..B`` (two refs)."""
+
+    old: str
+    new: str | None  # None: the working tree
+
+    @staticmethod
+    def parse(text: str) -> GitRefs:
+        if "..." in text:
+            raise click.UsageError(f"--git {text}: use A..B (two refs), not A...B")
+        old, dots, new = text.partition("..")
+        if dots and (not old or not new):
+            raise click.UsageError(f"--git {text}: give both refs, as in v1.0..v1.1")
+        return GitRefs(old, new if dots else None)
+
+    def history_revs(self) -> list[str]:
+        """The commits whose history is remembered: both sides' (the working tree's is HEAD)."""
+        return [self.old, self.new or "HEAD"]
 
 
-def _labels(old: str | None, new: str | None, git_ref: str | None) -> tuple[str, str]:
-    if git_ref is not None:
-        path = old or DEFAULT_SPEC_PATH
-        return f"{git_ref}:{path}", path
-    return old or "", new or ""
+def _git_sides(path: Path, refs: GitRefs, history: bool) -> tuple[SpecSet, SpecSet, Memory | None]:
+    """The old and new spec sets of PATH at the refs, found in the repository of PATH."""
+    repo, inside = git_location(path)
+    old_set = load_git_set(refs.old, Path(inside), repo)
+    new_set = load_set(path) if refs.new is None else load_git_set(refs.new, Path(inside), repo)
+    memory = None
+    if history:
+        try:
+            memory = history_memory(repo, refs.history_revs(), inside)
+        except HistoryError as exc:
+            raise InvalidSpecs([SpecProblem("", 0, "$", str(exc))]) from None
+    return old_set, new_set, memory
+
+
+def _git_labels(path: Path, refs: GitRefs) -> tuple[str, str]:
+    shown = path.as_posix()
+    return f"{refs.old}:{shown}", shown if refs.new is None else f"{refs.new}:{shown}"
+
+
+def _merge(results: list[LintResult]) -> LintResult:
+    """One result of several spec paths."""
+    if len(results) == 1:
+        return results[0]
+    return LintResult(
+        ", ".join(r.old_label for r in results),
+        ", ".join(r.new_label for r in results),
+        tuple(f for r in results for f in r.findings),
+        tuple(d for r in results for d in r.downgrade),
+        results[0].fail_on,
+    )
 
 
 def _names(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -97,15 +148,85 @@ def _report(result: LintResult, output_format: str, output: str | None, downgrad
     _emit(RENDERERS[output_format](result, downgrade), output)
 
 
+def _spec_paths(given: tuple[str, ...], config: LintConfig, must_exist: bool) -> list[Path]:
+    """PATHs from the command line, else ``paths`` of the configuration, else message_specs."""
+    if given:
+        return [Path(p) for p in given]
+    if config.paths:
+        return config.spec_paths()
+    default = Path(DEFAULT_SPEC_PATH)
+    if must_exist and not default.exists():
+        raise click.UsageError(
+            f"no spec path given and ./{DEFAULT_SPEC_PATH} does not exist; name the spec "
+            'folder (kafka-specgen lint --git HEAD PATH), or set paths = ["..."] in '
+            "[tool.kafka-specgen.lint] of pyproject.toml"
+        )
+    return [default]
+
+
+def _write_locks(paths: list[Path], history: bool) -> int:
+    """``--write-lock``: the lock of each path, grown by its specs and git history."""
+    for path in paths:
+        specs = load_set(path)
+        memory = set_memory(specs, specs.label)
+        if specs.lock is not None:
+            memory = specs.lock | memory
+        note = ""
+        if history:
+            try:
+                repo, inside = git_location(path)
+                memory = memory | history_memory(repo, ["HEAD"], inside)
+            except (InvalidSpecs, HistoryError):
+                note = " (no git history: not in a repository, or no commit yet)"
+        folder = path.parent if path.is_file() else path
+        target = folder / LOCK_NAME
+        added = len(memory) - (0 if specs.lock is None else len(specs.lock))
+        target.write_text(lock_text(memory), encoding="utf-8")
+        click.echo(f"{target}: {len(memory)} uses, {added} new{note}")
+    return 0
+
+
+def _run(
+    paths: tuple[str, ...], refs: GitRefs | None, history: bool, config: LintConfig
+) -> LintResult:
+    if refs is None:
+        old, new = (Path(p) for p in paths)
+        try:
+            return lint(load_set(old), load_set(new), config=config)
+        except InvalidSpecs as exc:
+            return invalid_result(str(old), str(new), exc.problems)
+    results = []
+    for path in _spec_paths(paths, config, must_exist=refs.new is None):
+        try:
+            old_set, new_set, memory = _git_sides(path, refs, history)
+        except InvalidSpecs as exc:
+            results.append(invalid_result(*_git_labels(path, refs), exc.problems))
+            continue
+        results.append(lint(old_set, new_set, config=config, history=memory))
+    return _merge(results)
+
+
 @click.command("lint", epilog=_EPILOG)
-@click.argument("old", required=False, metavar="OLD")
-@click.argument("new", required=False, metavar="NEW")
+@click.argument("paths", nargs=-1, metavar="[OLD NEW | PATH...]")
 @click.option(
     "--git",
-    "git_ref",
-    metavar="REF",
-    help="Compare the working tree with git REF; OLD is then the PATH to compare "
-    f"(default {DEFAULT_SPEC_PATH}).",
+    "git_refs",
+    metavar="REF|A..B",
+    help="Compare the working tree with git REF, or ref A with ref B; the arguments are then "
+    "the spec PATHs (default: paths of the configuration, else "
+    f"{DEFAULT_SPEC_PATH}), found in their own repository from any folder.",
+)
+@click.option(
+    "--no-history",
+    is_flag=True,
+    help="With --git or --write-lock: do not read the git history of the specs (the locks "
+    "are still read).",
+)
+@click.option(
+    "--write-lock",
+    is_flag=True,
+    help=f"Write {LOCK_NAME} in each spec folder PATH: every tag, field name, apiKey and "
+    "record type id its specs, its lock and its git history ever held. Commit it.",
 )
 @click.option(
     "--format",
@@ -113,8 +234,8 @@ def _report(result: LintResult, output_format: str, output: str | None, downgrad
     type=click.Choice(sorted(RENDERERS)),
     default="text",
     show_default=True,
-    help="Output format; github prints workflow annotations. With --list-rules: text "
-    "(a table) or json.",
+    help="Output format; github prints workflow annotations, junit a JUnit XML test report. "
+    "With --list-rules: text (a table) or json.",
 )
 @click.option(
     "--output",
@@ -165,9 +286,10 @@ def _report(result: LintResult, output_format: str, output: str | None, downgrad
 )
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 def lint_command(
-    old: str | None,
-    new: str | None,
-    git_ref: str | None,
+    paths: tuple[str, ...],
+    git_refs: str | None,
+    no_history: bool,
+    write_lock: bool,
     output_format: str,
     output: str | None,
     select: tuple[str, ...],
@@ -184,23 +306,34 @@ def lint_command(
     OLD and NEW are spec files or directories; directories are compared spec by spec
     (paired by name, wherever they live below the directory), and added and removed specs
     are reported. Old and new readers and writers must keep understanding each other, and
-    coordinator records must stay readable after a downgrade (KIP-915).
+    coordinator records must stay readable after a downgrade (KIP-915). Without OLD and NEW
+    the working tree is compared with the configuration's `against` ref (default HEAD).
     """
     if list_rules:
         if output_format not in ("text", "json"):
             raise click.UsageError("--list-rules prints text (a table) or json")
         _emit(render_rules_json() if output_format == "json" else render_rules_table(), output)
         return
-    if git_ref is not None and new is not None:
-        raise click.UsageError("with --git give at most one PATH")
-    if git_ref is None and (old is None or new is None):
-        raise click.UsageError("give OLD and NEW, or --git REF [PATH]")
     config = _config(config_file, no_config, (select, ignore, allow, fail_on))
-    try:
-        old_set, new_set = _load(old, new, git_ref)
-    except InvalidSpecs as exc:
-        result = invalid_result(*_labels(old, new, git_ref), exc.problems)
-    else:
-        result = lint(old_set, new_set, config=config)
+    if write_lock:
+        if git_refs is not None:
+            raise click.UsageError("--write-lock writes the locks of the working tree; drop --git")
+        try:
+            raise SystemExit(_write_locks(_spec_paths(paths, config, True), not no_history))
+        except InvalidSpecs as exc:
+            result = invalid_result("", ", ".join(paths), exc.problems)
+            _report(result, output_format, output, False)
+            raise SystemExit(result.exit_code) from None
+    refs: GitRefs | None = None
+    if git_refs is not None:
+        refs = GitRefs.parse(git_refs)
+    elif not paths:
+        refs = GitRefs(config.against or DEFAULT_REF, None)
+    elif len(paths) != 2:
+        raise click.UsageError(
+            "give OLD and NEW, or --git REF [PATH] (more PATHs may follow), or no argument "
+            "(the configured paths against HEAD)"
+        )
+    result = _run(paths, refs, not no_history, config)
     _report(result, output_format, output, downgrade_report)
     raise SystemExit(result.exit_code)

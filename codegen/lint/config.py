@@ -9,7 +9,11 @@ The table (or the whole ``--config`` TOML file, which may also hold the table) h
   default), ``warning`` or ``info``;
 * ``exclude``: glob patterns of spec paths whose findings are not reported;
 * ``per-path-ignores``: a table of glob pattern -> rule ids or categories not reported for
-  the specs the pattern matches.
+  the specs the pattern matches;
+* ``paths``: the spec folders (or files) to lint when the command names none, relative to
+  the folder of the configuration file;
+* ``against``: the git ref the working tree is compared with when the command names no
+  input (default ``HEAD``).
 
 Patterns match spec paths relative to the folder of the configuration file, and the path of
 a spec inside the compared folder. Command-line flags replace the value of the same key.
@@ -30,7 +34,7 @@ from codegen.lint.rules import RULES, Severity, rules_matching
 PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "kafka-specgen", "lint")
 LIST_RULES_HINT = "see `python -m codegen lint --list-rules`"
-KEYS = ("select", "ignore", "allow", "fail-on", "exclude", "per-path-ignores")
+KEYS = ("select", "ignore", "allow", "fail-on", "exclude", "per-path-ignores", "paths", "against")
 
 
 class FailOn(enum.Enum):
@@ -78,6 +82,19 @@ class LintConfig:
     per_path_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     base: Path = field(default_factory=Path.cwd)  # the folder patterns are relative to
     source: str | None = None  # the file the configuration was read from
+    paths: tuple[str, ...] = ()  # spec paths, relative to ``base``
+    against: str | None = None  # the default git ref
+
+    def spec_paths(self) -> list[Path]:
+        """``paths`` as paths from the working directory (relative when below it)."""
+        found = []
+        for path in self.paths:
+            absolute = self.base / path
+            try:
+                found.append(absolute.resolve().relative_to(Path.cwd().resolve()))
+            except ValueError:
+                found.append(absolute)
+        return found
 
     def __post_init__(self) -> None:
         check_rule_names(self.select, "select")
@@ -176,6 +193,9 @@ def config_from_table(table: Mapping[str, object], where: str, base: Path) -> Li
                 f"{where}: fail-on is {_toml_text(value)}; use one of {', '.join(names)}"
             )
         fail_on = FailOn(value)
+    against = table.get("against")
+    if against is not None and (not isinstance(against, str) or not against):
+        raise ConfigError(f"{where}: against is {_toml_text(against)}; give a git ref")
     per_path: list[tuple[str, tuple[str, ...]]] = []
     raw = table.get("per-path-ignores", {})
     if not isinstance(raw, dict):
@@ -194,6 +214,8 @@ def config_from_table(table: Mapping[str, object], where: str, base: Path) -> Li
         per_path_ignores=tuple(per_path),
         base=base,
         source=where,
+        paths=_strings(table.get("paths", []), f"{where}: paths"),
+        against=against,
     )
 
 

@@ -9,6 +9,7 @@ is evidence of what shipped, not something to lint again.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -40,16 +41,14 @@ def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes:
         raise HistoryError(f"cannot run git: {exc}") from exc
     if done.returncode != 0:
         stderr = done.stderr.decode(errors="replace").strip()
-        raise HistoryError(f"git {' '.join(args[:4])}: {stderr}")
+        raise HistoryError(f"git {args[0]}: {stderr}")
     return done.stdout
 
 
-def history_blobs(repo: Path, rev: str, root: str) -> list[Blob]:
-    """Every distinct ``*.json`` blob below ``root`` in the commits reachable from ``rev``."""
-    out = _git(
-        ["log", "--no-renames", "--raw", "--no-abbrev", "-z", "--format=%x01%H", rev, "--", root],
-        repo,
-    ).decode("utf-8", errors="surrogateescape")
+def history_blobs(repo: Path, revs: Sequence[str], root: str) -> list[Blob]:
+    """Every distinct ``*.json`` blob below ``root`` in the commits reachable from ``revs``."""
+    args = ["log", "--no-renames", "--raw", "--no-abbrev", "-z", "--format=%x01%H"]
+    out = _git([*args, *revs, "--", root], repo).decode("utf-8", errors="surrogateescape")
     seen: dict[tuple[str, str], Blob] = {}
     for age, chunk in enumerate(out.split("\x01")[1:]):
         tokens = chunk.split("\0")
@@ -110,12 +109,12 @@ def _namespace(path: str, root: str) -> str:
     return folder.relative_to(base).as_posix() if folder.is_relative_to(base) else folder.as_posix()
 
 
-def history_memory(repo: Path, rev: str, root: str) -> Memory:
-    """What the specs below ``root`` (a repository path) held in any commit up to ``rev``.
+def history_memory(repo: Path, revs: Sequence[str], root: str) -> Memory:
+    """What the specs below ``root`` (a repository path) held in any commit up to ``revs``.
 
     Each use names the oldest commit that has it.
     """
-    blobs = history_blobs(repo, rev, root)
+    blobs = history_blobs(repo, revs, root)
     contents = _read_blobs(repo, sorted({b.sha for b in blobs}))
     uses: dict[Use, str] = {}
     found: list[tuple[Message, str]] = []
