@@ -1,4 +1,5 @@
-"""Render a lint result as text, JSON, GitHub workflow commands or SARIF 2.1.0, and the rules.
+"""Render a lint result as text, JSON, GitHub workflow commands, SARIF 2.1.0 or JUnit XML,
+and the rules.
 
 Input that cannot be compared (spec errors, different messages) renders in the same formats:
 its problems are findings of the ``input`` category and the exit status is 2.
@@ -6,7 +7,10 @@ its problems are findings of the ``input`` category and the exit status is 2.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +18,7 @@ from codegen import __version__
 from codegen.lint.engine import LintResult
 from codegen.lint.findings import Finding, artifact_path
 from codegen.lint.records import RecordDowngrade
-from codegen.lint.rules import INPUT_RULES, RULES, Rule, Severity
+from codegen.lint.rules import INPUT_RULES, RULES, Category, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS = "docs/lint.md"
@@ -39,6 +43,8 @@ def _verdict(result: LintResult) -> str:
 def _summary(result: LintResult) -> str:
     suppressed = sum(1 for f in result.findings if f.suppressed is not None)
     verdict = _verdict(result)
+    if result.invalid:  # nothing was compared: no counts of a verdict
+        return f"{result.old_label} -> {result.new_label}: {verdict}"
     return (
         f"{result.old_label} -> {result.new_label}: {verdict} "
         f"({result.count(Severity.BREAKING)} breaking, {result.count(Severity.WARNING)} "
@@ -138,6 +144,13 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _title(f: Finding) -> str:
+    """``rule (severity)``; input that cannot be compared is no compatibility verdict."""
+    if f.category is Category.INPUT:
+        return f"{f.rule} (invalid input)"
+    return f"{f.rule} ({f.severity.value})"
+
+
 def render_github(result: LintResult, downgrade: bool = False) -> str:
     """GitHub Actions workflow commands (``::error file=...,line=...,title=...::message``)."""
     lines = []
@@ -147,7 +160,7 @@ def render_github(result: LintResult, downgrade: bool = False) -> str:
             if f.path
             else ""
         )
-        props = f"{place}title={_escape_property(f'{f.rule} ({f.severity.value})')}"
+        props = f"{place}title={_escape_property(_title(f))}"
         lines.append(
             f"::{_GITHUB_LEVEL[f.severity]} {props}::{_escape_data(f'{f.json_path}: {f.message}')}"
         )
@@ -180,6 +193,20 @@ def _sarif_rules() -> list[dict[str, Any]]:
     ]
 
 
+FINGERPRINT = "kafkaSpecgenFinding/v1"
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def fingerprint(f: Finding) -> str:
+    """What identifies a finding whatever line it is on: rule, file, spec, place, message.
+
+    Array indices are left out of the JSON path, so that a field added above another does
+    not make the other's findings new; the message names the field.
+    """
+    parts = (f.rule, artifact_path(f.path), f.spec, _INDEX.sub("[]", f.json_path), f.message)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
 def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     item: dict[str, Any] = {
         "ruleId": f.rule,
@@ -187,6 +214,7 @@ def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
         "level": _SARIF_LEVEL[f.severity],
         "message": {"text": f.message},
         "properties": {"jsonPath": f.json_path, "severity": f.severity.value},
+        "partialFingerprints": {FINGERPRINT: fingerprint(f)},
     }
     if f.path:
         location: dict[str, Any] = {
@@ -238,11 +266,61 @@ def render_sarif(result: LintResult, downgrade: bool = False) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
+def render_junit(result: LintResult, downgrade: bool = False) -> str:
+    """A JUnit XML report: a test suite per spec file, a test case per finding.
+
+    A finding that fails the lint (at ``--fail-on``) is a ``failure``, input that cannot be
+    compared an ``error``, a suppressed finding ``skipped`` with its reason; findings below
+    the threshold pass. A compatible run without findings is one passing case.
+    """
+    suites = ET.Element("testsuites", name="kafka-specgen-lint")
+    by_file: dict[str, list[Finding]] = {}
+    for f in result.findings:
+        by_file.setdefault(artifact_path(f.path) or result.new_label, []).append(f)
+    if not by_file:
+        by_file[result.new_label] = []
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for path, findings in by_file.items():
+        suite = ET.SubElement(suites, "testsuite", name=path)
+        counts = {"tests": max(len(findings), 1), "failures": 0, "errors": 0, "skipped": 0}
+        if not findings:
+            ET.SubElement(suite, "testcase", name="compatible", classname=path)
+        for f in findings:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                name=f"{f.rule} {f.json_path}",
+                classname=f.spec or path,
+                file=path,
+                line=str(max(f.line, 1)),
+            )
+            text = f"{f.path}:{f.line}: {f.json_path}: {f.message}"
+            if f.category is Category.INPUT:
+                ET.SubElement(case, "error", message=f.message, type=f.rule).text = text
+                counts["errors"] += 1
+            elif f.suppressed is not None:
+                ET.SubElement(case, "skipped", message=f"suppressed: {f.suppressed}")
+                counts["skipped"] += 1
+            elif f.fails(result.fail_on.severity):
+                ET.SubElement(case, "failure", message=f.message, type=f.rule).text = text
+                counts["failures"] += 1
+            else:
+                ET.SubElement(case, "system-out").text = f"{f.severity.value}: {text}"
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        suites.set(key, str(value))
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, "unicode") + "\n"
+
+
 RENDERERS: dict[str, Callable[[LintResult, bool], str]] = {
     "text": render_text,
     "json": render_json,
     "github": render_github,
     "sarif": render_sarif,
+    "junit": render_junit,
 }
 
 

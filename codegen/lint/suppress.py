@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from codegen.lint.findings import Finding
 from codegen.lint.model import SpecSet, SpecView
@@ -38,9 +38,13 @@ def _comments(text: str) -> Iterable[tuple[int, str]]:
         yield number, raw[start:].lstrip("/*").strip().removesuffix("*/").strip()
 
 
-def inline_suppressions(view: SpecView) -> tuple[list[InlineSuppression], list[Finding]]:
-    """The valid suppressions of a spec, and findings for the broken ones."""
+def inline_suppressions(
+    view: SpecView,
+) -> tuple[list[InlineSuppression], list[InlineSuppression], list[Finding]]:
+    """The valid suppressions of a spec, those ignored for want of a reason, and findings
+    for the broken ones."""
     valid: list[InlineSuppression] = []
+    ignored: list[InlineSuppression] = []
     problems: list[Finding] = []
     for line, comment in _comments(view.text):
         match = _ALLOW.search(comment)
@@ -63,6 +67,7 @@ def inline_suppressions(view: SpecView) -> tuple[list[InlineSuppression], list[F
             )
         reason = (match["reason"] or "").strip()
         if not reason:
+            ignored.append(InlineSuppression(line, names, ""))
             problems.append(
                 Finding(
                     "suppression-without-reason",
@@ -79,7 +84,7 @@ def inline_suppressions(view: SpecView) -> tuple[list[InlineSuppression], list[F
         known = tuple(n for n in names if n in RULES)
         if known:
             valid.append(InlineSuppression(line, known, reason))
-    return valid, problems
+    return valid, ignored, problems
 
 
 def apply_suppressions(
@@ -87,10 +92,12 @@ def apply_suppressions(
 ) -> list[Finding]:
     allowed = set(allow)
     by_path: dict[str, list[InlineSuppression]] = {}
+    ignored_by_path: dict[str, list[InlineSuppression]] = {}
     extra: list[Finding] = []
     for view in new_set.specs:
-        valid, problems = inline_suppressions(view)
+        valid, ignored, problems = inline_suppressions(view)
         by_path[view.path] = valid
+        ignored_by_path[view.path] = ignored
         extra.extend(problems)
     result: list[Finding] = []
     for finding in [*findings, *extra]:
@@ -105,5 +112,31 @@ def apply_suppressions(
             ),
             None,
         )
-        result.append(finding if match is None else finding.suppress(match.reason, "inline"))
+        if match is not None:
+            result.append(finding.suppress(match.reason, "inline"))
+            continue
+        result.append(_explain_ignored(finding, ignored_by_path.get(finding.path, [])))
     return sorted(result, key=Finding.sort_key)
+
+
+def _explain_ignored(finding: Finding, ignored: list[InlineSuppression]) -> Finding:
+    """The finding, saying why a suppression meant for it did not apply.
+
+    The explanation is part of the finding itself, so it shows whatever rules are selected
+    (``suppression-without-reason`` may be deselected).
+    """
+    match = next(
+        (
+            s
+            for s in ignored
+            if finding.rule in s.rules and s.line in (finding.line, finding.line - 1)
+        ),
+        None,
+    )
+    if match is None:
+        return finding
+    note = (
+        f" (not suppressed: the `lint: allow {finding.rule}` comment on line {match.line} "
+        "gives no reason; add `-- why this is fine`)"
+    )
+    return replace(finding, message=finding.message + note)
