@@ -253,8 +253,8 @@ def _check_removed(
         ctx.add(
             "tagged-field-removed",
             f"tagged field {old_f.name} (tag {old_f.ir.tag}) was removed; old writers still "
-            f"write tag {old_f.ir.tag}, so never use it again: keep the field with its versions "
-            "ended (tags stay contiguous; the lock and the git history remember the tag)",
+            f"write tag {old_f.ir.tag}, so never use it again: keep the field and stop setting "
+            "it (tags stay contiguous; the lock and the git history remember the tag)",
             where,
             line,
         )

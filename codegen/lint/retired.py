@@ -107,7 +107,7 @@ def _check_tags(
                     f"{memory.uses[use]} and now belongs to {f.name} ({f.ir.type.spec_text}); "
                     "the old specs no longer have it, but writers of that release still "
                     f"write it with the old meaning: never reuse a tag; put {use.field} back "
-                    f"with its versions ended and give {f.name} tag {next_free}",
+                    f"(writers need not set it) and give {f.name} tag {next_free}",
                     f"{f.json_path}.tag",
                     f.line,
                 )

@@ -224,8 +224,8 @@ _ALL = (
         _W,
         _WIRE,
         "A tagged field was removed; its tag must never be used again.",
-        "Keep the field and end its versions instead: tags stay contiguous, so a deleted "
-        "tag's number is the next one taken (the lock and the git history catch that reuse).",
+        "Keep the field and stop setting it (a tagged field at its default is not written): "
+        "tags stay contiguous, so a deleted tag's number is the next one a field takes.",
     ),
     Rule(
         "field-flexible-versions-changed",

@@ -453,8 +453,8 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
             "tagged-field-removed",
             "$.fields",
             "tagged field T (tag 0) was removed; old writers still write tag 0, so never use "
-            "it again: keep the field with its versions ended (tags stay contiguous; the lock "
-            "and the git history remember the tag)",
+            "it again: keep the field and stop setting it (tags stay contiguous; the lock and "
+            "the git history remember the tag)",
         ),
         (
             "tag-reused",
@@ -468,8 +468,8 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
             "tagged-field-removed",
             "$.fields",
             "tagged field T (tag 0) was removed; old writers still write tag 0, so never use "
-            "it again: keep the field with its versions ended (tags stay contiguous; the lock "
-            "and the git history remember the tag)",
+            "it again: keep the field and stop setting it (tags stay contiguous; the lock and "
+            "the git history remember the tag)",
         ),
     ],
     "field-flexible-versions-changed": [
