@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -86,15 +87,8 @@ class LintConfig:
     against: str | None = None  # the default git ref
 
     def spec_paths(self) -> list[Path]:
-        """``paths`` as paths from the working directory (relative when below it)."""
-        found = []
-        for path in self.paths:
-            absolute = self.base / path
-            try:
-                found.append(absolute.resolve().relative_to(Path.cwd().resolve()))
-            except ValueError:
-                found.append(absolute)
-        return found
+        """``paths`` as paths relative to the working directory."""
+        return [Path(os.path.relpath((self.base / p).resolve(), Path.cwd())) for p in self.paths]
 
     def __post_init__(self) -> None:
         check_rule_names(self.select, "select")

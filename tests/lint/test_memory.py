@@ -1,0 +1,410 @@
+"""The memory of retired uses, over git histories built here (two and three commits).
+
+Each scenario retires one thing in one commit and brings it back with another meaning in the
+next: a tag, a field name, a record type id, an apiKey, in a flexible client request and in a
+coordinator value. Compared with the commit before it, the reuse looks like an addition; only
+the memory (the git history, or the lock) sees it. Every run starts outside the repository.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from codegen.lint.command import lint_command
+from codegen.lint.memory import LOCK_NAME
+from tests.lint.helpers import field, message
+
+GIT = [
+    "git",
+    "-c",
+    "user.name=t",
+    "-c",
+    "user.email=t@example.com",
+    "-c",
+    "init.defaultBranch=main",
+]
+
+
+def _tagged(name: str, type: str, tag: int) -> dict[str, Any]:
+    return field(name, type, "0+", taggedVersions="0+", tag=tag)
+
+
+def request(
+    tagged: list[tuple[str, str]],
+    *,
+    name: str = "SampleRequest",
+    api_key: int = 90,
+    valid: str = "0-2",
+    extra: tuple[dict[str, Any], ...] = (),
+) -> dict[str, str]:
+    """A flexible client request; the tagged fields take tags 0, 1, ... in order."""
+    fields = [field("A"), *(_tagged(n, t, i) for i, (n, t) in enumerate(tagged)), *extra]
+    text = message(fields, name=name, type="request", api_key=api_key, valid=valid, flexible="0+")
+    return {f"{name}.json": text}
+
+
+def record(
+    tagged: list[tuple[str, str]], *, prefix: str = "Group", type_id: int = 3
+) -> dict[str, str]:
+    """A coordinator-model record type in the folder group/: key and flexible value."""
+    key = message(
+        [field("Id", "string", "0")],
+        name=f"{prefix}Key",
+        type="coordinator-key",
+        api_key=type_id,
+        valid="0",
+    )
+    fields = [field("A"), *(_tagged(n, t, i) for i, (n, t) in enumerate(tagged))]
+    value = message(
+        fields,
+        name=f"{prefix}Value",
+        type="coordinator-value",
+        api_key=type_id,
+        valid="0",
+        flexible="0+",
+    )
+    return {f"group/{prefix}Key.json": key, f"group/{prefix}Value.json": value}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    shipped: dict[str, str]  # commit 1: the thing is used
+    retired: dict[str, str]  # commit 2: the thing is gone
+    reused: dict[str, str]  # next: the thing is back with another meaning
+    rules: frozenset[str]  # the breaking findings the reuse gives
+    restored: dict[str, str]  # a control: the thing back with its meaning (passes)
+
+
+NOTE = ("Note", "string")
+SCENARIOS = [
+    Scenario(
+        "tag/request",
+        request([NOTE, ("ClusterLabel", "string")]),
+        request([NOTE]),
+        request([NOTE, ("BrokerCount", "int32")]),
+        frozenset({"tag-reused"}),
+        # the tag back as the same field, and a new field on the next tag
+        request([NOTE, ("ClusterLabel", "string"), ("BrokerCount", "int32")]),
+    ),
+    Scenario(
+        "tag/coordinator-value",
+        record([NOTE, ("ClusterLabel", "string")]),
+        record([NOTE]),
+        record([NOTE, ("BrokerCount", "int32")]),
+        frozenset({"tag-reused"}),
+        record([NOTE, ("ClusterLabel", "string"), ("BrokerCount", "int32")]),
+    ),
+    Scenario(
+        "field-name/request",
+        request([NOTE, ("Label", "string")]),
+        request([NOTE]),
+        # a non-tagged field in a new version: fine for the wire, but Label was a string
+        request([NOTE], valid="0-3", extra=(field("Label", "int32", "3+"),)),
+        frozenset({"field-name-reused"}),
+        request([NOTE], valid="0-3", extra=(field("Label", "string", "3+"),)),
+    ),
+    Scenario(
+        "field-name/coordinator-value",
+        record([NOTE, ("Label", "string")]),
+        record([NOTE]),
+        # tags stay contiguous, so the name comes back on the retired tag: both are reused
+        record([NOTE, ("Label", "int32")]),
+        frozenset({"field-name-reused", "tag-reused"}),
+        record([NOTE, ("Label", "string")]),
+    ),
+    Scenario(
+        "record-type-id/coordinator-value",
+        {**record([NOTE]), **record([NOTE], prefix="Member", type_id=4)},
+        record([NOTE]),
+        {**record([NOTE]), **record([NOTE], prefix="Session", type_id=4)},
+        frozenset({"record-type-reused"}),
+        {**record([NOTE]), **record([NOTE], prefix="Member", type_id=4)},
+    ),
+    Scenario(
+        "api-key/request",
+        {**request([NOTE]), **request([NOTE], name="OtherRequest", api_key=91)},
+        request([NOTE]),
+        {**request([NOTE]), **request([NOTE], name="NewRequest", api_key=91)},
+        frozenset({"api-key-reused"}),
+        {**request([NOTE]), **request([NOTE], name="OtherRequest", api_key=91)},
+    ),
+]
+IDS = [s.id for s in SCENARIOS]
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run([*GIT, *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def put(repo: Path, specs: dict[str, str]) -> None:
+    """Make the spec folder hold exactly ``specs`` (the lock, if any, is kept)."""
+    folder = repo / "specs"
+    for old in folder.rglob("*.json") if folder.exists() else []:
+        old.unlink()
+    for rel, text in specs.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def commit(repo: Path, specs: dict[str, str], what: str) -> None:
+    put(repo, specs)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", what)
+
+
+def history(tmp_path: Path, *commits: dict[str, str]) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for number, specs in enumerate(commits, start=1):
+        commit(repo, specs, f"commit {number}")
+    return repo
+
+
+def lint(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(lint_command, ["--no-config", *args])
+    return result.exit_code, result.stdout + result.stderr
+
+
+def breaking(out: str) -> set[str]:
+    return set(re.findall(r": breaking \[([a-z-]+)\]", out))
+
+
+@pytest.fixture(autouse=True)
+def _outside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command runs from a folder outside the repository."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+
+# --------------------------------------------------------------------------- two commits
+
+
+@pytest.mark.parametrize("case", SCENARIOS, ids=IDS)
+def test_two_commits_then_the_reuse_in_the_working_tree(tmp_path: Path, case: Scenario) -> None:
+    repo = history(tmp_path, case.shipped, case.retired)
+    put(repo, case.reused)
+    specs = str(repo / "specs")
+    # compared with HEAD alone the reuse is an addition: the walk-around of a plain diff
+    code, out = lint("--git", "HEAD", "--no-history", specs)
+    assert code == 0, out
+    # the git history remembers commit 1
+    code, out = lint("--git", "HEAD", specs)
+    assert code == 1, out
+    assert breaking(out) == case.rules
+    first = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    assert f"in commit {first[:12]}" in out
+
+
+@pytest.mark.parametrize("case", SCENARIOS, ids=IDS)
+def test_two_commits_with_the_lock_and_no_history(tmp_path: Path, case: Scenario) -> None:
+    repo = history(tmp_path, case.shipped)
+    specs = str(repo / "specs")
+    code, out = lint("--write-lock", specs)
+    assert code == 0, out
+    assert (repo / "specs" / LOCK_NAME).is_file()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the lock")
+    commit(repo, case.retired, "retire")
+    put(repo, case.reused)
+    code, out = lint("--git", "HEAD", "--no-history", specs)
+    assert code == 1, out
+    # the reuse is breaking, and the lock does not hold the new uses yet
+    assert breaking(out) == {*case.rules, "lock-outdated"}
+    assert "in the lock at HEAD" in out
+
+
+@pytest.mark.parametrize("case", SCENARIOS, ids=IDS)
+def test_folder_mode_reads_the_lock(tmp_path: Path, case: Scenario) -> None:
+    """Outside git: the old folder's lock holds what commit 1 had."""
+    repo = history(tmp_path, case.shipped)
+    assert lint("--write-lock", "--no-history", str(repo / "specs"))[0] == 0
+    put(repo, case.retired)  # the old folder: retired specs, the lock of the shipped ones
+    old, new = tmp_path / "old", tmp_path / "new"
+    subprocess.run(["cp", "-r", str(repo / "specs"), str(old)], check=True)
+    put(repo, case.reused)
+    (repo / "specs" / LOCK_NAME).unlink()
+    subprocess.run(["cp", "-r", str(repo / "specs"), str(new)], check=True)
+    code, out = lint(str(old), str(new))
+    assert code == 1, out
+    assert breaking(out) == case.rules
+    assert "in the lock" in out
+
+
+# --------------------------------------------------------------------------- three commits
+
+
+@pytest.mark.parametrize("case", SCENARIOS, ids=IDS)
+def test_three_commits_in_any_range(tmp_path: Path, case: Scenario) -> None:
+    repo = history(tmp_path, case.shipped, case.retired, case.reused)
+    specs = str(repo / "specs")
+    for refs in ("HEAD~1..HEAD", "HEAD~1"):
+        code, out = lint("--git", refs, specs)
+        assert code == 1, (refs, out)
+        assert breaking(out) == case.rules, refs
+    # release 1 against release 3: the diff itself sees it (the same finding)
+    code, out = lint("--git", "HEAD~2..HEAD", specs)
+    assert code == 1, out
+    # the labels name the refs and the path inside the repository
+    assert "HEAD~1:specs -> HEAD:specs" in lint("--git", "HEAD~1..HEAD", specs)[1]
+
+
+@pytest.mark.parametrize("case", SCENARIOS[:2], ids=IDS[:2])
+def test_an_unrelated_commit_between_does_not_hide_it(tmp_path: Path, case: Scenario) -> None:
+    unrelated = {**case.retired, "Extra.json": message([field("X")], name="Extra")}
+    reused = {**case.reused, "Extra.json": unrelated["Extra.json"]}
+    repo = history(tmp_path, case.shipped, case.retired, unrelated, reused)
+    code, out = lint("--git", "HEAD~1..HEAD", str(repo / "specs"))
+    assert code == 1, out
+    assert breaking(out) == case.rules
+
+
+# --------------------------------------------------------------------------- controls
+
+
+@pytest.mark.parametrize("case", SCENARIOS, ids=IDS)
+def test_the_thing_back_with_its_meaning_passes(tmp_path: Path, case: Scenario) -> None:
+    """A retired tag back as the same field (name and type: old writers' bytes mean what
+    they meant), a field name back with its type, a record type id or apiKey back with its
+    spec: no reuse. A new tag after them (tag 2 in the tag scenarios) is new."""
+    repo = history(tmp_path, case.shipped, case.retired)
+    put(repo, case.restored)
+    code, out = lint("--git", "HEAD", str(repo / "specs"))
+    assert code == 0, out
+    commit(repo, case.restored, "restore")
+    assert lint("--git", "HEAD~2..HEAD", str(repo / "specs"))[0] == 0
+
+
+def test_retiring_alone_passes_and_history_of_another_folder_is_not_mixed_in(
+    tmp_path: Path,
+) -> None:
+    case = SCENARIOS[0]
+    repo = history(tmp_path, case.shipped, case.retired)
+    code, out = lint("--git", "HEAD~1..HEAD", str(repo / "specs"))
+    assert code == 0, out
+    assert "[tagged-field-removed]" in out
+    # the same spec name in another folder of the repository has its own history
+    other = repo / "other"
+    other.mkdir()
+    (other / "SampleRequest.json").write_text(case.reused["SampleRequest.json"])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "another folder")
+    assert lint("--git", "HEAD~1..HEAD", str(other))[0] == 0
+
+
+# --------------------------------------------------------------------------- the lock
+
+
+def test_lock_outdated_until_written_again(tmp_path: Path) -> None:
+    case = SCENARIOS[0]
+    repo = history(tmp_path, case.shipped)
+    specs = str(repo / "specs")
+    assert lint("--write-lock", specs)[0] == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "lock")
+    put(repo, case.restored)  # adds BrokerCount, tag 2: compatible, but not in the lock
+    code, out = lint("--git", "HEAD", specs)
+    assert code == 1
+    assert breaking(out) == {"lock-outdated"}
+    assert "tag 2 of SampleRequest (BrokerCount int32)" in out
+    code, out = lint("--write-lock", specs)
+    assert (code, out.count(" new")) == (0, 1), out
+    assert lint("--git", "HEAD", specs)[0] == 0
+
+
+def test_removing_entries_from_the_lock_changes_nothing(tmp_path: Path) -> None:
+    case = SCENARIOS[0]
+    repo = history(tmp_path, case.shipped)
+    specs = repo / "specs"
+    assert lint("--write-lock", str(specs))[0] == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "lock")
+    lock = specs / LOCK_NAME
+    commit(repo, case.retired, "retire")
+    # drop what the retired tag was from the lock, then reuse the tag
+    lock.write_text(lock.read_text().replace('"ClusterLabel string"', '"Note string"'))
+    put(repo, case.reused)
+    code, out = lint("--git", "HEAD", "--no-history", str(specs))
+    assert code == 1
+    assert "tag-reused" in breaking(out)
+    assert "the lock lost" in out
+
+
+def test_a_broken_lock_is_invalid_input(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    put(tmp_path, SCENARIOS[0].shipped)
+    (specs / LOCK_NAME).write_text('{"format": 1, "specs": []}')
+    code, out = lint(str(specs), str(specs))
+    assert code == 2
+    assert f"{LOCK_NAME}:1: $: 'specs' is not an object" in out
+
+
+def test_write_lock_outside_git_notes_it(tmp_path: Path) -> None:
+    put(tmp_path, SCENARIOS[0].shipped)
+    code, out = lint("--write-lock", str(tmp_path / "specs"))
+    assert code == 0
+    assert "(no git history: not in a repository, or no commit yet)" in out
+    text = (tmp_path / "specs" / LOCK_NAME).read_text()
+    assert '"ClusterLabel string"' in text
+    assert text == (tmp_path / "specs" / LOCK_NAME).read_text()  # stable text
+
+
+def test_write_lock_keeps_what_history_had(tmp_path: Path) -> None:
+    case = SCENARIOS[0]
+    repo = history(tmp_path, case.shipped, case.retired)
+    assert lint("--write-lock", str(repo / "specs"))[0] == 0
+    lock = (repo / "specs" / LOCK_NAME).read_text()
+    assert '"ClusterLabel string"' in lock  # from commit 1, though the specs lack it
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def test_paths_in_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = SCENARIOS[0]
+    repo = history(tmp_path, case.shipped, case.retired)
+    (repo / "pyproject.toml").write_text('[tool.kafka-specgen.lint]\npaths = ["specs"]\n')
+    put(repo, case.reused)
+    (repo / "sub").mkdir()
+    monkeypatch.chdir(repo / "sub")
+    result = CliRunner().invoke(lint_command, [])
+    assert result.exit_code == 1, result.output
+    assert "HEAD:specs -> ../specs" in result.stdout
+    assert breaking(result.stdout) == {"tag-reused"}
+    (repo / "pyproject.toml").write_text(
+        '[tool.kafka-specgen.lint]\npaths = ["specs"]\nagainst = "HEAD~1"\n'
+    )
+    result = CliRunner().invoke(lint_command, [])
+    assert "HEAD~1:specs -> ../specs" in result.stdout
+
+
+def test_no_path_and_no_message_specs_says_what_to_do() -> None:
+    code, out = lint("--git", "HEAD")
+    assert code == 2
+    assert "no spec path given and ./message_specs does not exist" in out
+    assert "paths = [" in out
+
+
+def test_not_a_repository_is_invalid_input(tmp_path: Path) -> None:
+    put(tmp_path, SCENARIOS[0].shipped)
+    code, out = lint("--git", "HEAD", str(tmp_path / "specs"))
+    assert code == 2
+    assert "git rev-parse --show-toplevel" in out
+
+
+@pytest.mark.parametrize("refs", ["A...B", "..B", "A.."])
+def test_bad_ranges(refs: str) -> None:
+    code, out = lint("--git", refs, "x")
+    assert code == 2
+    assert f"--git {refs}" in out
