@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from codegen.lint.memory import LOCK_NAME
 from tests.lint.helpers import field, message
+from tests.lint.histories import IDS, SCENARIOS, Scenario, put
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "lint.md"
@@ -141,7 +143,7 @@ def test_remote_form_at_head(tmp_path: Path, pre_commit: list[str]) -> None:
     _check_hook(tmp_path / "repo", _env(tmp_path), pre_commit, config)
 
 
-def test_local_form(tmp_path: Path, pre_commit: list[str]) -> None:
+def _local_env(tmp_path: Path) -> dict[str, str]:
     env = _env(tmp_path)
     # the "installed" kafka-specgen: this checkout, run by the test's interpreter
     bin_dir = tmp_path / "bin"
@@ -151,7 +153,66 @@ def test_local_form(tmp_path: Path, pre_commit: list[str]) -> None:
     script.chmod(0o755)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     env["PYTHONPATH"] = str(ROOT)
-    _check_hook(tmp_path / "repo", env, pre_commit, _config("repo: local"))
+    return env
+
+
+def test_local_form(tmp_path: Path, pre_commit: list[str]) -> None:
+    _check_hook(tmp_path / "repo", _local_env(tmp_path), pre_commit, _config("repo: local"))
+
+
+def _git_commit(repo: Path, env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
+    subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
+    return subprocess.run(
+        ["git", "commit", "-qm", "change the specs", *flags],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("case", SCENARIOS, ids=IDS)
+def test_local_form_with_the_lock_stops_the_two_commit_walk_around(
+    tmp_path: Path, pre_commit: list[str], case: Scenario
+) -> None:
+    """docs/lint.md's hook and lock: retire in one commit, reuse in the next; it fails."""
+    env = _local_env(tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".pre-commit-config.yaml").write_text(_config("repo: local"))
+    _run(["git", "init", "-q"], repo, env)
+    _run([*pre_commit, "install"], repo, env)
+    put(repo, case.shipped, "message_specs")
+    _run(["kafka-specgen", "lint", "--write-lock", "message_specs"], repo, env)
+    assert (repo / "message_specs" / LOCK_NAME).is_file()
+    first = _git_commit(repo, env, "--no-verify")  # no HEAD to compare with yet
+    assert first.returncode == 0, first.stderr
+
+    put(repo, case.retired, "message_specs")
+    retired = _git_commit(repo, env)
+    output = retired.stdout + retired.stderr
+    if case.shipped.keys() - case.retired.keys():
+        # deleting a spec is breaking on its own: a deliberate retirement goes in unchecked
+        assert retired.returncode == 1, output
+        assert "[spec-removed]" in output
+        assert _git_commit(repo, env, "--no-verify").returncode == 0
+    else:
+        assert retired.returncode == 0, output  # a removed tagged field is a warning
+
+    put(repo, case.reused, "message_specs")
+    reused = _git_commit(repo, env)
+    output = reused.stdout + reused.stderr
+    assert reused.returncode == 1, output
+    for rule_id in case.rules:
+        assert f": breaking [{rule_id}]" in output
+
+    # the control: the thing back with its meaning, the lock written again, passes
+    put(repo, case.restored, "message_specs")
+    _run(["kafka-specgen", "lint", "--write-lock", "message_specs"], repo, env)
+    restored = _git_commit(repo, env)
+    assert restored.returncode == 0, restored.stdout + restored.stderr
 
 
 def test_hooks_install_the_generator_extra() -> None:
