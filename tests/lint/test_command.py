@@ -377,3 +377,15 @@ def test_git_mode_reads_non_ascii_names_and_reports_non_utf8_specs(
         "HEAD:message_specs/Café.json",
         "lint: invalid input (2 problems)",
     ]
+
+
+def test_junit_output_file(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    target = tmp_path / "lint.xml"
+    code, out, _ = _invoke("--format", "junit", "-o", str(target), *_pair(tmp_path, BREAKING))
+    assert (code, out) == (1, "")
+    root = ET.parse(target).getroot()
+    assert (root.get("tests"), root.get("failures")) == ("1", "1")
+    failure = next(root.iter("failure"))
+    assert failure.get("type") == "field-type-changed"

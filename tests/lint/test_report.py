@@ -123,3 +123,73 @@ def test_text(result: LintResult) -> None:
     assert "(suppressed: allowed on the command line)" in text
     assert "Downgrade report" in text
     assert "    versions 0-1: NOT readable: the non-tagged fields differ" in text
+
+
+def test_junit(result: LintResult) -> None:
+    import xml.etree.ElementTree as ET
+
+    from codegen.lint.report import render_junit
+
+    root = ET.fromstring(render_junit(result))
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "2", "1")
+    (suite,) = root
+    assert suite.get("name", "").endswith("new/GroupValue.json")
+    cases = {case.get("name"): case for case in suite}
+    failure = cases["field-type-changed $.fields[0].type"].find("failure")
+    assert failure is not None
+    assert failure.get("type") == "field-type-changed"
+    assert failure.get("message", "").startswith("field A type changed from int32 to int64")
+    skipped = cases["coordinator-value-made-flexible $.flexibleVersions"].find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == "suppressed: allowed on the command line"
+
+
+def test_junit_of_a_compatible_run_is_one_passing_case() -> None:
+    import xml.etree.ElementTree as ET
+
+    from codegen.lint.report import render_junit
+
+    root = ET.fromstring(render_junit(LintResult("old", "new", (), ())))
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("1", "0", "0")
+    (case,) = root.iter("testcase")
+    assert (case.get("name"), list(case)) == ("compatible", [])
+
+
+def test_junit_below_fail_on_passes_and_input_is_an_error(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    from codegen.errors import SpecProblem
+    from codegen.lint.engine import invalid_result
+    from codegen.lint.report import render_junit
+
+    widened = run(
+        tmp_path,
+        message([field("A"), field("B", "string")]),
+        message([field("A"), field("B", "string", nullableVersions="1+")]),
+    )
+    root = ET.fromstring(render_junit(widened))
+    assert root.get("failures") == "0"
+    (case,) = root.iter("testcase")
+    out = case.find("system-out")
+    assert out is not None and (out.text or "").startswith("warning: ")
+    invalid = invalid_result("a", "b", [SpecProblem("b/X.json", 3, "$.name", "bad name")])
+    root = ET.fromstring(render_junit(invalid))
+    assert (root.get("errors"), root.get("failures")) == ("1", "0")
+    error = next(root.iter("error"))
+    assert (error.get("type"), error.text) == ("invalid-spec", "b/X.json:3: $.name: bad name")
+
+
+def test_sarif_fingerprints_survive_moved_lines(tmp_path: Path) -> None:
+    """Comments and blank lines above a finding move it; its fingerprint stays."""
+    old = message([field("A"), field("B", "string"), field("C")])
+    new = message([field("A"), field("B", "int64"), field("C", "int64")])
+    moved = new.replace('"fields": [', '"fields": [\n    // a note\n\n', 1)
+    first = _sarif(run(tmp_path, old, new))["runs"][0]["results"]
+    second = _sarif(run(tmp_path, old, moved))["runs"][0]["results"]  # the same files, edited
+    lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in first]
+    moved_lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in second]
+    assert [m - n for m, n in zip(moved_lines, lines, strict=True)] == [3, 3]
+    prints = [r["partialFingerprints"]["kafkaSpecgenFinding/v1"] for r in first]
+    assert prints == [r["partialFingerprints"]["kafkaSpecgenFinding/v1"] for r in second]
+    assert len(set(prints)) == 2  # two findings, two fingerprints

@@ -88,3 +88,19 @@ def test_comment_text_inside_a_string_is_not_a_suppression(tmp_path: Path) -> No
         '"name": "Alpha"', '"about": "// lint: allow field-renamed -- x", "name": "Alpha"'
     )
     assert [r for r, _, _ in found(run(tmp_path, OLD, new))] == ["field-renamed"]
+
+
+def test_a_deselected_style_rule_does_not_hide_why_a_suppression_was_ignored(
+    tmp_path: Path,
+) -> None:
+    from codegen.lint import LintConfig, lint, load_set
+
+    run(tmp_path, OLD, _new("// lint: allow field-renamed"))
+    config = LintConfig(select=("wire", "json"), base=tmp_path)
+    result = lint(load_set(tmp_path / "old"), load_set(tmp_path / "new"), config=config)
+    assert [f.rule for f in result.active()] == ["field-renamed"]  # the style rule is gone
+    assert result.active()[0].message.endswith(
+        "keep the name A (not suppressed: the `lint: allow field-renamed` comment on line 4 "
+        "gives no reason; add `-- why this is fine`)"
+    )
+    assert result.exit_code == 1
