@@ -3,7 +3,8 @@
 ``lint(old, new)`` compares two :class:`SpecSet` values (see :mod:`codegen.lint.model` to
 load them from files, directories or a git ref) and returns every finding at once; the
 memory of retired uses (:mod:`codegen.lint.memory`) comes from the sets' lock files and the
-``history`` argument. The rules are listed in :mod:`codegen.lint.rules` and documented in ``docs/lint.md``.
+``history`` argument. The rules are listed in :mod:`codegen.lint.rules` and documented
+in ``docs/lint.md``.
 """
 
 from codegen.lint.config import ConfigError, FailOn, LintConfig, discover_config, load_config_file
