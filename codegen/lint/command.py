@@ -12,7 +12,14 @@ from codegen.lint.config import ConfigError, FailOn, LintConfig, discover_config
 from codegen.lint.engine import LintResult, invalid_result, lint
 from codegen.lint.history import HistoryError, history_memory
 from codegen.lint.memory import LOCK_NAME, Memory, lock_text
-from codegen.lint.model import InvalidSpecs, SpecSet, git_location, load_git_set, load_set
+from codegen.lint.model import (
+    InvalidSpecs,
+    SpecSet,
+    git_location,
+    is_archive,
+    load_git_set,
+    load_set,
+)
 from codegen.lint.report import RENDERERS, render_rules_json, render_rules_table, render_text
 from codegen.lint.retired import set_memory
 
@@ -24,6 +31,7 @@ Examples:
   kafka-specgen lint                                     # [tool.kafka-specgen.lint] paths vs HEAD
   python -m codegen lint old/OffsetCommitValue.json new/OffsetCommitValue.json
   python -m codegen lint old_specs/ message_specs/
+  python -m codegen lint kafka-clients-3.9.0.jar kafka-clients-4.4.0.jar
   python -m codegen lint --git origin/main                 # message_specs/ vs origin/main
   python -m codegen lint --git v0.1.0..v0.2.0 message_specs  # two refs, no working tree
   python -m codegen lint --git HEAD ../specs-repo/specs     # the repository of PATH
@@ -167,6 +175,10 @@ def _spec_paths(given: tuple[str, ...], config: LintConfig, must_exist: bool) ->
 def _write_locks(paths: list[Path], history: bool) -> int:
     """``--write-lock``: the lock of each path, grown by its specs and git history."""
     for path in paths:
+        if is_archive(path):
+            raise click.UsageError(
+                f"{path}: --write-lock writes into a spec folder, not an archive"
+            )
         specs = load_set(path)
         memory = set_memory(specs, specs.label)
         if specs.lock is not None:
@@ -303,7 +315,8 @@ def lint_command(
 ) -> None:
     """Check that the specs NEW are compatible with the specs OLD.
 
-    OLD and NEW are spec files or directories; directories are compared spec by spec
+    OLD and NEW are spec files, directories or zip/jar/tar archives; directories and
+    archives are compared spec by spec
     (paired by name, wherever they live below the directory), and added and removed specs
     are reported. Old and new readers and writers must keep understanding each other, and
     coordinator records must stay readable after a downgrade (KIP-915). Without OLD and NEW

@@ -8,6 +8,8 @@ files, directories or a git ref; a :class:`SpecSet` is one side of a comparison.
 from __future__ import annotations
 
 import subprocess
+import tarfile
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -263,11 +265,77 @@ def _read_lock(folder: Path, log: ProblemLog) -> tuple[Memory | None, str]:
     return _lock(text, display_path(path), log)
 
 
+ARCHIVE_SUFFIXES = (".zip", ".jar", ".tar", ".tar.gz", ".tgz")
+MAX_ARCHIVE_MEMBER = 16 * 1024 * 1024  # far above any spec; checked before reading
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def _archive_members(archive: Path) -> list[tuple[str, bytes | None]]:
+    """``(name, content)`` of the ``*.json`` members and the lock; None when too large."""
+    wanted = [".json", LOCK_NAME]
+    found: list[tuple[str, bytes | None]] = []
+    try:
+        if archive.name.lower().endswith((".zip", ".jar")):
+            with zipfile.ZipFile(archive) as zipped:
+                for info in zipped.infolist():
+                    if info.is_dir() or not info.filename.endswith(tuple(wanted)):
+                        continue
+                    big = info.file_size > MAX_ARCHIVE_MEMBER
+                    found.append((info.filename, None if big else zipped.read(info)))
+        else:
+            with tarfile.open(archive, "r:*") as tarred:
+                for member in tarred.getmembers():
+                    if not member.isfile() or not member.name.endswith(tuple(wanted)):
+                        continue
+                    handle = tarred.extractfile(member)
+                    big = member.size > MAX_ARCHIVE_MEMBER or handle is None
+                    found.append((member.name, None if big or handle is None else handle.read()))
+    except (OSError, zipfile.BadZipFile, tarfile.TarError) as exc:
+        where = display_path(archive)
+        raise InvalidSpecs([SpecProblem(where, 0, "$", f"cannot read the archive: {exc}")]) from exc
+    return sorted(found, key=lambda item: item[0])
+
+
+def load_archive(archive: Path) -> SpecSet:
+    """Every spec in a zip, jar or tar archive (Kafka ships its specs in its jars)."""
+    log = ProblemLog()
+    label = display_path(archive)
+    specs: list[tuple[MessageSpec, str, str]] = []
+    lock: tuple[Memory | None, str] = (None, f"{label}!/{LOCK_NAME}")
+    for name, content in _archive_members(archive):
+        shown = f"{label}!/{name}"
+        if content is None:
+            log.add(shown, 1, "$", f"larger than {MAX_ARCHIVE_MEMBER} bytes; no spec is")
+            continue
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            log.add(shown, 1, "$", f"cannot read the file: {exc}")
+            continue
+        if name == LOCK_NAME:
+            lock = _lock(text, shown, log)
+            continue
+        try:
+            parsed = parse_spec_text(text, Path(shown))
+        except SpecSyntaxError as exc:
+            log.add(shown, exc.line, exc.json_path, exc.problem)
+            continue
+        spec = spec_from_text(parsed, log)
+        if spec is not None:
+            specs.append((spec, shown, name))
+    return _build(label, specs, log, False, frozenset(), lock)
+
+
 def load_set(root: Path) -> SpecSet:
-    """Every spec below ``root`` (a directory or a single file)."""
+    """Every spec below ``root`` (a directory, a single file or an archive)."""
     log = ProblemLog()
     if not root.exists():
         raise InvalidSpecs([SpecProblem(str(root), 0, "$", "no such file or directory")])
+    if is_archive(root):
+        return load_archive(root)
     specs: list[tuple[MessageSpec, str, str]] = []
     for file in find_spec_files(root):
         try:

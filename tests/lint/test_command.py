@@ -389,3 +389,53 @@ def test_junit_output_file(tmp_path: Path) -> None:
     assert (root.get("tests"), root.get("failures")) == ("1", "1")
     failure = next(root.iter("failure"))
     assert failure.get("type") == "field-type-changed"
+
+
+# --------------------------------------------------------------------------- archives
+
+
+def _archives(tmp_path: Path, new: str) -> tuple[Path, Path]:
+    import tarfile
+    import zipfile
+
+    old_zip = tmp_path / "old.jar"
+    with zipfile.ZipFile(old_zip, "w") as zipped:
+        zipped.writestr("common/message/Sample.json", OLD)
+        zipped.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    spec = write(tmp_path / "src" / "common" / "message", {"Sample.json": new})
+    new_tar = tmp_path / "new.tar.gz"
+    with tarfile.open(new_tar, "w:gz") as tarred:
+        tarred.add(spec / "Sample.json", arcname="common/message/Sample.json")
+    return old_zip, new_tar
+
+
+@pytest.mark.parametrize(("new", "expected"), [(COMPATIBLE, 0), (BREAKING, 1)])
+def test_archives_on_both_sides(tmp_path: Path, new: str, expected: int) -> None:
+    old_zip, new_tar = _archives(tmp_path, new)
+    code, out, _ = _invoke(str(old_zip), str(new_tar))
+    assert code == expected, out
+    if expected:
+        assert (
+            f"{new_tar}!/common/message/Sample.json:7: $.fields[0].type: breaking "
+            "[field-type-changed]" in out
+        )
+    # an archive against a folder pairs the same specs
+    code, _, _ = _invoke(str(old_zip), str(tmp_path / "src"))
+    assert code == expected
+
+
+def test_an_oversized_or_broken_archive_is_invalid_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codegen.lint import model
+
+    old_zip, new_tar = _archives(tmp_path, COMPATIBLE)
+    monkeypatch.setattr(model, "MAX_ARCHIVE_MEMBER", 100)
+    code, _, err = _invoke(str(old_zip), str(new_tar))
+    assert code == 2
+    assert f"{old_zip}!/common/message/Sample.json:1: $: larger than 100 bytes; no spec is" in err
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"PK\x03\x04 not really")
+    code, _, err = _invoke(str(broken), str(new_tar))
+    assert code == 2
+    assert "cannot read the archive" in err
