@@ -66,10 +66,63 @@ def test_line_numbers_survive_comments(tmp_path: Path) -> None:
     assert one(tmp_path, text) == "Spec0.json:10: $.fields[0].type: unknown type 'int99'"
 
 
-def test_syntax_error_reports_line(tmp_path: Path) -> None:
+def test_syntax_error_reports_line_and_column(tmp_path: Path) -> None:
     assert one(tmp_path, '{\n  "name": "Demo",\n  oops\n}') == (
-        "Spec0.json:3: $: invalid JSON: expected a quoted key"
+        "Spec0.json:3: $: invalid JSON at column 3: expected a quoted key, found 'o'"
     )
+
+
+MISSING_BRACE = """\
+{
+  "name": "Demo",
+  "type": "data",
+  "validVersions": "0",
+  "flexibleVersions": "none",
+  "fields": [
+    { "name": "A", "type": "int32", "versions": "0+"
+    { "name": "B", "type": "int32", "versions": "0+" }
+  ]
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The fault is where the } belongs (after "0+" on line 7), not where the parser noticed.
+        (
+            MISSING_BRACE,
+            "Spec0.json:7: $: invalid JSON at column 53: expected ',' or '}' after the value of "
+            "'versions', found '{'",
+        ),
+        (
+            MISSING_BRACE.replace('"0+"\n    {', '"0+" },\n    {').replace("\n  ]\n}\n", "\n}\n"),
+            "Spec0.json:8: $: invalid JSON at column 55: expected ',' or ']' after element 1 of "
+            "the array, found '}'",
+        ),
+        (
+            '{\n  "name": "Demo",\n  "type" "data"\n}',
+            "Spec0.json:3: $: invalid JSON at column 9: expected ':' after the key 'type', found '\"'",
+        ),
+        (
+            '{\n  "name": "Demo\n}',
+            "Spec0.json:2: $.name: invalid JSON at column 16: a control character (a newline, a "
+            "tab) inside a string; write it as \\n or \\t",
+        ),
+        (
+            '{\n  "name": "Demo",\n  "type": "data"',
+            "Spec0.json:3: $: invalid JSON at column 17: expected ',' or '}' after the value of "
+            "'type', found the end of the file",
+        ),
+        (
+            '{\n  "name": "Demo",\n  /* not closed\n}',
+            "Spec0.json:3: $: invalid JSON at column 3: unterminated /* comment",
+        ),
+    ],
+    ids=["missing }", "missing ]", "missing :", "newline in a string", "end of file", "comment"],
+)
+def test_syntax_errors_point_at_the_fault(tmp_path: Path, text: str, expected: str) -> None:
+    assert one(tmp_path, text) == expected
 
 
 def test_unknown_key(tmp_path: Path) -> None:
@@ -393,7 +446,7 @@ def test_nesting_deeper_than_the_limit_is_a_spec_error(tmp_path: Path) -> None:
 def test_number_too_long_for_int_is_a_spec_error(tmp_path: Path) -> None:
     huge = "9" * 5000  # more digits than Python converts to an int by default
     assert one(tmp_path, f'{{\n  "name": "Demo",\n  "apiKey": {huge}\n}}') == (
-        "Spec0.json:3: $.apiKey: invalid JSON: number with 5000 characters is too long"
+        "Spec0.json:3: $.apiKey: invalid JSON at column 13: number with 5000 characters is too long"
     )
 
 
@@ -401,7 +454,7 @@ def test_lone_surrogate_is_a_spec_error(tmp_path: Path) -> None:
     # \ud800 alone is no character: the generated module could not be written as UTF-8.
     text = json.dumps(spec(field(about="x\ud800y")), indent=2)
     assert one(tmp_path, text) == (
-        "Spec0.json:11: $.fields[0].about: invalid JSON: \\ud800 is half of a UTF-16 "
+        "Spec0.json:11: $.fields[0].about: invalid JSON at column 16: \\ud800 is half of a UTF-16 "
         "surrogate pair, not a character"
     )
 
