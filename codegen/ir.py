@@ -767,8 +767,12 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
     )
 
 
-def build_messages(specs: list[MessageSpec], log: ProblemLog) -> list[Message]:
-    """Build every spec, then check the rules that span specs (names, apiKeys)."""
+def build_messages(specs: list[MessageSpec], spec_log: ProblemLog) -> list[Message]:
+    """Build every spec, then check the rules that span specs (names, apiKeys).
+
+    A spec with schema problems (``spec.reported``) is checked too, for problems the schema
+    did not already report; it builds no message.
+    """
     messages: list[Message] = []
     names: dict[str, MessageSpec] = {}
     modules: dict[str, MessageSpec] = {}
@@ -776,6 +780,7 @@ def build_messages(specs: list[MessageSpec], log: ProblemLog) -> list[Message]:
     keys: dict[tuple[Path, str, int], MessageSpec] = {}
     for spec in specs:
         text = spec.source
+        log = spec_log if not spec.reported else ProblemLog()
         if spec.name in names:
             log.add(
                 spec.path,
@@ -804,6 +809,17 @@ def build_messages(specs: list[MessageSpec], log: ProblemLog) -> list[Message]:
                 )
             keys[key] = spec
         message = build_message(spec, log)
-        if message is not None:
+        if spec.reported:
+            fresh = (p for p in log.problems if not _under_any(p.json_path, spec.reported))
+            spec_log.problems.extend(fresh)
+        elif message is not None:
             messages.append(message)
     return sorted(messages, key=lambda m: m.name)
+
+
+def _under_any(json_path: str, roots: tuple[str, ...]) -> bool:
+    """``json_path`` is one of ``roots`` or inside one; ``$`` (the message) covers only the
+    problems at ``$`` itself, not every problem of the spec."""
+    return any(
+        json_path == r or (r != "$" and json_path.startswith((f"{r}.", f"{r}["))) for r in roots
+    )

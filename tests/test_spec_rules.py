@@ -543,3 +543,61 @@ def test_longest_allowed_name_generates(tmp_path: Path) -> None:
     (tmp_path / "specs" / "Long.json").write_text(json.dumps(spec(field(name), name=name)))
     written = write_package([tmp_path / "specs"], tmp_path / "out")
     assert tmp_path / "out" / f"{name.lower()}.py" in written
+
+
+# --------------------------------------------------------------------------- all at once
+
+
+def test_schema_and_semantic_problems_of_one_spec_in_one_run(tmp_path: Path) -> None:
+    """A version range of the wrong form (a schema problem) does not hide the spec's semantic
+    problems: all come in the same run, each once."""
+    broken = spec(
+        field("A", versions="0-x"),
+        field("B", "uuid", nullableVersions="0+"),
+        field("C", tag=0, taggedVersions="1+"),
+        field("D", "string", zeroCopy=True),
+        field("E", versions="5+"),
+    )
+    assert [after_path(p) for p in problems(tmp_path, broken)] == [
+        "$.fields[0].versions: '0-x' is not a version range (none, N, A-B or A+)",
+        "$.fields[1].nullableVersions: type uuid cannot be nullable (Kafka's UUID type has no null)",
+        "$.fields[2].taggedVersions: taggedVersions 1+ must be inside the message's flexibleVersions 2+",
+        "$.fields[3].zeroCopy: only bytes fields can use zeroCopy",
+        "$.fields[4].versions: field E has versions 5+, but its struct exists only in versions 0-3",
+    ]
+    # Fixing the range leaves exactly the semantic problems: none was missed or invented.
+    (tmp_path / "Spec0.json").unlink()
+    broken["fields"][0]["versions"] = "0+"
+    assert len(problems(tmp_path, broken)) == 4
+
+
+def test_a_value_of_the_wrong_type_does_not_cause_follow_up_problems(tmp_path: Path) -> None:
+    # tag "x" is left out of the model: "taggedVersions is given, but no tag" would follow from
+    # it, so that field's other problems wait; other fields are still checked.
+    found = problems(
+        tmp_path,
+        spec(field("A", tag="x", taggedVersions="2+"), field("B", "int99"), apiKey="one"),
+    )
+    assert [after_path(p) for p in found] == [
+        "$.fields[0].tag: 'x' is not valid under any of the given schemas",
+        "$.fields[1].type: unknown type 'int99'",
+        "$.apiKey: 'one' is not of type 'integer'",
+    ]
+
+
+def test_a_spec_the_model_cannot_read_reports_its_schema_problems(tmp_path: Path) -> None:
+    # A field without its type cannot be modelled: the schema's problem alone, no crash.
+    without_type = spec(field("A"), field("B", "int99"))
+    del without_type["fields"][0]["type"]
+    assert [after_path(p) for p in problems(tmp_path, without_type)] == [
+        "$.fields[0]: 'type' is a required property",
+    ]
+
+
+def test_a_spec_with_schema_problems_is_never_generated(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "Demo.json").write_text(json.dumps(spec(field(versions="0-x"))))
+    with pytest.raises(SpecErrors):
+        write_package([specs], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
