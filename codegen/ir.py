@@ -748,6 +748,15 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
             f"{ctx.inline_names[spec.name]}.type",
             f"struct {spec.name} has the same name as its message",
         )
+    for name in (spec.name, *ctx.order):
+        if f"{name}Row" in (spec.name, *ctx.order):
+            where = ctx.inline_names.get(f"{name}Row")
+            shadowing = f"{where}.type" if where else _common_path(spec, f"{name}Row")
+            problem(
+                shadowing,
+                f"struct {name}Row has the name of {name}'s row type, which the module "
+                "defines; rename the struct",
+            )
     if len(log.problems) > before or fields is None or valid is None:
         return None
     root = Struct(name=spec.name, versions=valid, fields=fields, is_root=True, is_common=False)
@@ -765,6 +774,14 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
         source_path=spec.path,
         source_sha256=hashlib.sha256(text.text.encode("utf-8")).hexdigest(),
     )
+
+
+def _common_path(spec: MessageSpec, name: str) -> str:
+    """The JSON path of the name of common struct ``name`` (of the message without one)."""
+    for struct in spec.common_structs:
+        if struct.name == name:
+            return f"{struct.json_path}.name"
+    return "$.name"
 
 
 def build_messages(specs: list[MessageSpec], spec_log: ProblemLog) -> list[Message]:

@@ -601,3 +601,12 @@ def test_a_spec_with_schema_problems_is_never_generated(tmp_path: Path) -> None:
     with pytest.raises(SpecErrors):
         write_package([specs], tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_struct_named_like_a_row_type_is_a_spec_error(tmp_path: Path) -> None:
+    # The module defines DemoRow, the row type of Demo: a struct of that name would replace it.
+    nested = field("Rows", "DemoRow", fields=[field("X")])
+    assert after_path(one(tmp_path, spec(nested))) == (
+        "$.fields[0].type: struct DemoRow has the name of Demo's row type, which the module "
+        "defines; rename the struct"
+    )
