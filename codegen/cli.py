@@ -69,22 +69,22 @@ class Target:
 
 def _target(spec_dirs: tuple[Path, ...], out: Path | None, package: str | None) -> Target:
     """Each flag given wins; what they leave out comes from the nearest pyproject.toml's
-    hook table, else the defaults (relative to the working folder)."""
-    try:
-        settings = hook_settings(Path.cwd())
-    except ProjectSettingsError as exc:
-        raise click.UsageError(str(exc)) from None
+    hook table, else the defaults (relative to the working folder). ``package`` lies below
+    ``out``: with --out given, only --package names it."""
+    settings = None
+    if not spec_dirs or out is None:
+        try:
+            settings = hook_settings(Path.cwd())
+        except ProjectSettingsError as exc:
+            raise click.UsageError(str(exc)) from None
     if settings is None:
         return Target(
-            list(spec_dirs) or [Path(DEFAULT_SPECS)],
-            out or Path(DEFAULT_OUT),
-            package,
-            None,
+            list(spec_dirs) or [Path(DEFAULT_SPECS)], out or Path(DEFAULT_OUT), package, None
         )
     return Target(
         list(spec_dirs) or list(settings.specs),
         out or settings.out,
-        package if package is not None else settings.package,
+        package if package is not None or out is not None else settings.package,
         None if spec_dirs else settings,
     )
 

@@ -16,7 +16,10 @@ The wheel gets the generated modules even when ``out`` is git-ignored, and a run
 on ``kafka-specgen`` (the stdlib-only runtime the modules import) of the generator's major.minor
 version. Spec problems stop the build with one ``path:line: $.json.path: message`` line each.
 
-This project uses the same class through ``[tool.hatch.build.hooks.custom]``.
+This project uses the same class through ``[tool.hatch.build.hooks.custom]``: building
+kafka-specgen itself compiles the native engine into a platform wheel (``SPECGEN_NATIVE_BUILD``:
+``auto``, ``required`` or ``skip``; see :mod:`codegen.native.build`) and ships the committed
+``generated/`` as it is.
 """
 
 from __future__ import annotations

@@ -336,3 +336,15 @@ def test_hook_settings_outside_the_project_are_a_usage_error(
         f"the project {project}; give a folder inside it"
     )
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_out_given_leaves_the_hook_package_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hook's package lies below the hook's out: with --out given, only --package names one.
+    project = _hook_project(tmp_path)
+    monkeypatch.chdir(project)
+    other = tmp_path / "elsewhere"
+    assert _invoke("generate", "--out", str(other))[0] == 0
+    assert (other / "offset_commit_value.py").is_file()
+    assert not (other / "kafka").exists()
