@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 import click
 
 from codegen import __version__
-from codegen.errors import NoSpecsError, SpecErrors
+from codegen.errors import NoSpecsError, SpecErrors, display_path
 from codegen.extras import MissingExtraError
-
-DEFAULT_SPECS = Path("message_specs")
-DEFAULT_OUT = Path("generated")
+from codegen.project import (
+    CONFIG_TABLE,
+    DEFAULT_OUT,
+    DEFAULT_SPECS,
+    HookSettings,
+    ProjectSettingsError,
+    hook_settings,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -26,7 +33,7 @@ def cli() -> None:
     Examples:
       python -m codegen validate --specs message_specs
       python -m codegen generate --specs message_specs --out generated
-      python -m codegen check
+      python -m codegen check    # in a project: the build hook's settings in pyproject.toml
       python -m codegen lint old_specs/ message_specs/
       python -m codegen dump /var/kafka/__consumer_offsets-0 --compacted
     """
@@ -37,32 +44,67 @@ specs_option = click.option(
     "spec_dirs",
     type=click.Path(exists=True, path_type=Path),
     multiple=True,
-    help="Spec file or folder (searched recursively); repeatable. Default: message_specs.",
+    help="Spec file or folder (searched recursively); repeatable. Default: specs of "
+    f"{CONFIG_TABLE} in the nearest pyproject.toml, else {DEFAULT_SPECS}.",
 )
 
 
-def _out_dir(out: Path, package: str | None) -> Path:
-    from codegen.emit import OutputError, package_folder
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a command reads and writes: the flags given, else the hook's settings."""
 
-    try:
-        return package_folder(out, package)
-    except OutputError as exc:
-        raise click.BadParameter(str(exc), param_hint="--package") from None
+    roots: list[Path]
+    out: Path
+    package: str | None
+    settings: HookSettings | None  # where the specs came from, when not from --specs
+
+    def folder(self) -> Path:
+        from codegen.emit import OutputError, package_folder
+
+        try:
+            return package_folder(self.out, self.package)
+        except OutputError as exc:
+            raise click.BadParameter(str(exc), param_hint="--package") from None
 
 
-def _roots(spec_dirs: tuple[Path, ...]) -> list[Path]:
-    return list(spec_dirs) or [DEFAULT_SPECS]
+def _target(spec_dirs: tuple[Path, ...], out: Path | None, package: str | None) -> Target:
+    """Each flag given wins; what they leave out comes from the nearest pyproject.toml's
+    hook table, else the defaults (relative to the working folder). ``package`` lies below
+    ``out``: with --out given, only --package names it."""
+    settings = None
+    if not spec_dirs or out is None:
+        try:
+            settings = hook_settings(Path.cwd())
+        except ProjectSettingsError as exc:
+            raise click.UsageError(str(exc)) from None
+    if settings is None:
+        return Target(
+            list(spec_dirs) or [Path(DEFAULT_SPECS)], out or Path(DEFAULT_OUT), package, None
+        )
+    return Target(
+        list(spec_dirs) or list(settings.specs),
+        out or settings.out,
+        package if package is not None or out is not None else settings.package,
+        None if spec_dirs else settings,
+    )
 
 
-def _load_or_exit(roots: list[Path]) -> int:
+def _no_specs(exc: NoSpecsError, target: Target) -> NoReturn:
+    where = ""
+    if target.settings is not None:
+        where = f" (settings from {target.settings.pyproject} {CONFIG_TABLE})"
+    raise click.UsageError(f"{exc}{where}") from None
+
+
+def _load_or_exit(target: Target) -> int:
     from codegen.emit import load_messages
 
     try:
-        return len(load_messages(roots))
+        return len(load_messages(target.roots))
     except SpecErrors as exc:
         _report(exc, "")
     except NoSpecsError as exc:
-        raise click.UsageError(str(exc)) from None
+        _no_specs(exc, target)
 
 
 @cli.command()
@@ -73,16 +115,15 @@ def validate(spec_dirs: tuple[Path, ...]) -> None:
     Each problem prints as ``path:line: $.json.path: message``; exit 1 when there is any,
     exit 2 when a spec folder is missing or holds no spec.
     """
-    count = _load_or_exit(_roots(spec_dirs))
+    count = _load_or_exit(_target(spec_dirs, None, None))
     click.echo(f"{count} spec(s) valid")
 
 
 out_option = click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_OUT,
-    show_default=True,
-    help="Folder of the generated package (or its parent when --package is given).",
+    help="Folder of the generated package (or its parent when --package is given). Default: "
+    f"out of {CONFIG_TABLE} in the nearest pyproject.toml, else {DEFAULT_OUT}.",
 )
 package_option = click.option(
     "--package",
@@ -102,55 +143,63 @@ def _report(exc: SpecErrors, what: str) -> NoReturn:
 @specs_option
 @out_option
 @package_option
-def generate(spec_dirs: tuple[Path, ...], out: Path, package: str | None) -> None:
+def generate(spec_dirs: tuple[Path, ...], out: Path | None, package: str | None) -> None:
     """Generate one codec module per spec, plus the MESSAGES index.
 
     Generated modules the specs no longer produce are removed; a .py file the generator
     did not write (no "# Generated by kafka-specgen" first line) is never overwritten or
-    removed. Exit 1 on spec errors or such a file in the way, 2 on a bad --package or a
-    spec folder without specs.
+    removed. Without flags, specs, out and package come from the build hook's table in the
+    nearest pyproject.toml. Exit 1 on spec errors or such a file in the way, 2 on a bad
+    --package or a spec folder without specs.
     """
     from codegen.emit import OutputError, write_package
 
-    roots = _roots(spec_dirs)
-    target = _out_dir(out, package)
+    target = _target(spec_dirs, out, package)
+    folder = target.folder()
     started = time.perf_counter()
     try:
-        files = write_package(roots, target)
+        files = write_package(target.roots, folder)
     except SpecErrors as exc:
         _report(exc, "; nothing written")
     except NoSpecsError as exc:
-        raise click.UsageError(str(exc)) from None
+        _no_specs(exc, target)
     except OutputError as exc:
         raise click.ClickException(f"{exc}; nothing written") from None
     took = time.perf_counter() - started
-    click.echo(f"wrote {len(files)} module(s) to {target} in {took:.1f}s")
+    click.echo(f"wrote {len(files)} module(s) to {display_path(folder)} in {took:.1f}s")
 
 
 @cli.command()
 @specs_option
 @out_option
 @package_option
-def check(spec_dirs: tuple[Path, ...], out: Path, package: str | None) -> None:
+def check(spec_dirs: tuple[Path, ...], out: Path | None, package: str | None) -> None:
     """Fail when the generated package differs from what generate would write.
 
-    Changed, missing and extra files are all reported; run generate to fix them.
+    Changed, missing and extra files are all reported, then the generate command that fixes
+    them. Without flags, specs, out and package come from the build hook's table in the
+    nearest pyproject.toml.
     """
     from codegen.emit import check_package
 
-    target = _out_dir(out, package)
+    target = _target(spec_dirs, out, package)
+    folder = target.folder()
     try:
-        drift = check_package(_roots(spec_dirs), target)
+        drift = check_package(target.roots, folder)
     except SpecErrors as exc:
         _report(exc, "")
     except NoSpecsError as exc:
-        raise click.UsageError(str(exc)) from None
+        _no_specs(exc, target)
     if drift.clean:
-        click.echo(f"{target} is up to date")
+        click.echo(f"{display_path(folder)} is up to date")
         return
     for line in drift.lines():
         click.echo(line, err=True)
-    click.echo("run: python -m codegen generate", err=True)
+    # The same flags: what they leave out, generate reads from the same pyproject.toml.
+    flags = [a for root in spec_dirs for a in ("--specs", str(root))]
+    flags += ["--out", str(out)] if out is not None else []
+    flags += ["--package", package] if package is not None else []
+    click.echo(f"run: {shlex.join(['python', '-m', 'codegen', 'generate', *flags])}", err=True)
     sys.exit(1)
 
 

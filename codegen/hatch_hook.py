@@ -16,11 +16,15 @@ The wheel gets the generated modules even when ``out`` is git-ignored, and a run
 on ``kafka-specgen`` (the stdlib-only runtime the modules import) of the generator's major.minor
 version. Spec problems stop the build with one ``path:line: $.json.path: message`` line each.
 
-This project uses the same class through ``[tool.hatch.build.hooks.custom]``.
+This project uses the same class through ``[tool.hatch.build.hooks.custom]``: building
+kafka-specgen itself compiles the native engine into a platform wheel (``SPECGEN_NATIVE_BUILD``:
+``auto``, ``required`` or ``skip``; see :mod:`codegen.native.build`) and ships the committed
+``generated/`` as it is.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,9 +62,15 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         root = Path(self.root)
-        building_self = self.metadata.name == DISTRIBUTION
-        if building_self and str(root) not in sys.path:
-            sys.path.insert(0, str(root))  # building this project itself: use its own codegen
+        if self.metadata.name == DISTRIBUTION:
+            # Building kafka-specgen itself: its generated/ is committed and kept current by
+            # `python -m codegen check`, so the build needs hatchling alone (an sdist builds on
+            # any Python); only the native engine is compiled.
+            if str(root) not in sys.path:
+                sys.path.insert(0, str(root))
+            if self.target_name == "wheel":
+                self._build_native_engine(version, build_data)
+            return
         from codegen.extras import MissingExtraError
 
         try:
@@ -93,16 +103,25 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
                 if path.resolve().is_relative_to(root.resolve()):
                     relative = path.resolve().relative_to(root.resolve()).as_posix()
                     build_data["force_include"][str(path)] = relative
-        if self.target_name == "wheel" and not building_self:
+        if self.target_name == "wheel":
             build_data["dependencies"].append(runtime_requirement())
-        if self.target_name == "wheel" and building_self:
-            self._build_native_engine(version, build_data)
 
     def _build_native_engine(self, version: str, build_data: dict[str, Any]) -> None:
-        """Compile the native decoder into the wheel (in place for an editable install);
-        without a C compiler the wheel is pure Python and reads with the pure backend."""
+        """Compile the native decoder into the wheel (in place for an editable install), as
+        ``SPECGEN_NATIVE_BUILD`` says: without a working C compiler (``auto``) or when asked
+        (``skip``) the wheel is pure Python (``py3-none-any``) and reads with the pure backend."""
         from codegen.native import build
 
+        try:
+            mode = build.native_build_mode()
+        except ValueError as exc:
+            raise SpecgenBuildError(f"kafka-specgen: {exc}") from None
+        if mode == "skip":
+            self.app.display_info(
+                f"kafka-specgen: {build.NATIVE_BUILD_VARIABLE}=skip: a pure-Python wheel "
+                "(py3-none-any) without the native engine"
+            )
+            return
         built: dict[str, Path] = {}
         total = 0.0
         try:
@@ -114,14 +133,20 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
                     out.parent.mkdir(parents=True, exist_ok=True)
                     built[module], seconds = build.build(out=out, module=module)
                 total += seconds
-        except build.CompilerNotFound as exc:
-            self.app.display_warning(
-                f"kafka-specgen: {exc}; this install reads messages with the pure-Python "
-                "backend (same results, slower)"
+        except (build.CompilerNotFound, build.CompilerFailed) as exc:
+            if mode == "required":
+                raise SpecgenBuildError(
+                    f"kafka-specgen: {exc}\nkafka-specgen: {build.NATIVE_BUILD_VARIABLE}=required, "
+                    "so the build stops; fix the compiler (or CC), or unset "
+                    f"{build.NATIVE_BUILD_VARIABLE} to build a pure-Python wheel"
+                ) from None
+            self._warn(
+                f"kafka-specgen: {exc}\nkafka-specgen: building a pure-Python wheel instead: "
+                "it reads messages with the pure-Python backend (same results, 3-6x slower); "
+                f"set {build.NATIVE_BUILD_VARIABLE}=required to make this an error, or "
+                f"{build.NATIVE_BUILD_VARIABLE}=skip to ask for the pure wheel"
             )
             return
-        except RuntimeError as exc:
-            raise SpecgenBuildError(f"kafka-specgen: {exc}") from None
         self.app.display_info(f"kafka-specgen: built the native decoder in {total:.1f} s")
         if version != "editable":
             for module, path in built.items():
@@ -129,6 +154,18 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
                 build_data["force_include"][str(path)] = relative.as_posix()
             build_data["pure_python"] = False
             build_data["infer_tag"] = True
+
+    def _warn(self, text: str) -> None:
+        """A warning in the build log, and on the terminal pip runs in: pip shows a build's
+        output only with -v (or when it fails), never a warning of one that succeeds."""
+        self.app.display_warning(text)
+        try:
+            tty = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY)
+        except OSError:  # no terminal (CI, a service): the build log holds the warning
+            return
+        with os.fdopen(tty, "w", encoding="utf-8", errors="replace") as terminal:
+            for line in text.splitlines():
+                terminal.write(f"WARNING: {line}\n")
 
 
 def _check_spec_paths(root: Path, specs: list[Path]) -> None:

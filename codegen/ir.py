@@ -748,6 +748,15 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
             f"{ctx.inline_names[spec.name]}.type",
             f"struct {spec.name} has the same name as its message",
         )
+    for name in (spec.name, *ctx.order):
+        if f"{name}Row" in (spec.name, *ctx.order):
+            where = ctx.inline_names.get(f"{name}Row")
+            shadowing = f"{where}.type" if where else _common_path(spec, f"{name}Row")
+            problem(
+                shadowing,
+                f"struct {name}Row has the name of {name}'s row type, which the module "
+                "defines; rename the struct",
+            )
     if len(log.problems) > before or fields is None or valid is None:
         return None
     root = Struct(name=spec.name, versions=valid, fields=fields, is_root=True, is_common=False)
@@ -767,8 +776,20 @@ def build_message(spec: MessageSpec, log: ProblemLog) -> Message | None:
     )
 
 
-def build_messages(specs: list[MessageSpec], log: ProblemLog) -> list[Message]:
-    """Build every spec, then check the rules that span specs (names, apiKeys)."""
+def _common_path(spec: MessageSpec, name: str) -> str:
+    """The JSON path of the name of common struct ``name`` (of the message without one)."""
+    for struct in spec.common_structs:
+        if struct.name == name:
+            return f"{struct.json_path}.name"
+    return "$.name"
+
+
+def build_messages(specs: list[MessageSpec], spec_log: ProblemLog) -> list[Message]:
+    """Build every spec, then check the rules that span specs (names, apiKeys).
+
+    A spec with schema problems (``spec.reported``) is checked too, for problems the schema
+    did not already report; it builds no message.
+    """
     messages: list[Message] = []
     names: dict[str, MessageSpec] = {}
     modules: dict[str, MessageSpec] = {}
@@ -776,6 +797,7 @@ def build_messages(specs: list[MessageSpec], log: ProblemLog) -> list[Message]:
     keys: dict[tuple[Path, str, int], MessageSpec] = {}
     for spec in specs:
         text = spec.source
+        log = spec_log if not spec.reported else ProblemLog()
         if spec.name in names:
             log.add(
                 spec.path,
@@ -804,6 +826,17 @@ def build_messages(specs: list[MessageSpec], log: ProblemLog) -> list[Message]:
                 )
             keys[key] = spec
         message = build_message(spec, log)
-        if message is not None:
+        if spec.reported:
+            fresh = (p for p in log.problems if not _under_any(p.json_path, spec.reported))
+            spec_log.problems.extend(fresh)
+        elif message is not None:
             messages.append(message)
     return sorted(messages, key=lambda m: m.name)
+
+
+def _under_any(json_path: str, roots: tuple[str, ...]) -> bool:
+    """``json_path`` is one of ``roots`` or inside one; ``$`` (the message) covers only the
+    problems at ``$`` itself, not every problem of the spec."""
+    return any(
+        json_path == r or (r != "$" and json_path.startswith((f"{r}.", f"{r}["))) for r in roots
+    )

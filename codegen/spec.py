@@ -8,6 +8,7 @@ strings, a JSON-null default means "no default", a single listener becomes a lis
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -69,6 +70,10 @@ class MessageSpec:
     fields: tuple[FieldSpec, ...]
     has_fields: bool
     source: SpecText
+    # JSON paths whose problems the schema already reported: set on a spec built despite
+    # schema problems (``lenient=True``) so its semantic problems can be reported with them;
+    # such a spec is checked, never generated.
+    reported: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -155,16 +160,67 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
     return str(error.message)
 
 
-def spec_from_text(text: SpecText, log: ProblemLog) -> MessageSpec | None:
-    """Check ``text`` against the schema; on success return the raw model."""
+def spec_from_text(text: SpecText, log: ProblemLog, lenient: bool = False) -> MessageSpec | None:
+    """Check ``text`` against the schema; on success return the raw model.
+
+    With ``lenient``, a spec with schema problems is still returned where it can be read (its
+    ``reported`` paths set), so the semantic rules can report their problems in the same run.
+    """
     validator = jsonschema.Draft202012Validator(message_spec_schema())
     errors = sorted(validator.iter_errors(text.value), key=lambda e: list(e.absolute_path))
     for error in errors:
         where = _json_path(error)
         log.add(text.path, text.line_of(where), where, _schema_message(error))
-    if errors:
+    if not errors:
+        return _message_spec(text, text.value, ())
+    if not lenient:
         return None
-    raw: dict[str, Any] = text.value
+    readable = _without_invalid_values(text.value, errors)
+    if readable is None:
+        return None
+    value, reported = readable
+    try:
+        return _message_spec(text, value, reported)
+    except (KeyError, TypeError, ValueError, AttributeError):  # a required key is unreadable
+        return None
+
+
+# Schema problems whose value the model reads as it is (a string of the wrong form, an unknown
+# key it ignores); any other bad value is left out of the model.
+_KEPT = frozenset({"pattern", "additionalProperties"})
+
+
+def _without_invalid_values(
+    value: Any, errors: list[jsonschema.ValidationError]
+) -> tuple[Any, tuple[str, ...]] | None:
+    """``value`` without the values the schema rejected, and the JSON paths whose problems are
+    already reported: each rejected value's path, and for a value left out also its object
+    (its other problems may follow from the missing value). None when an array element would
+    have to go (every later index would change) or the document itself is wrong."""
+    readable = copy.deepcopy(value)
+    reported: list[str] = []
+    for error in errors:
+        where = _json_path(error)
+        reported.append(where)
+        parts = list(error.absolute_path)
+        if error.validator in _KEPT:
+            continue
+        if not parts or isinstance(parts[-1], int):
+            return None
+        parent: Any = readable
+        try:
+            for part in parts[:-1]:
+                parent = parent[part]
+        except (KeyError, IndexError, TypeError):  # inside a value already left out
+            continue
+        if not isinstance(parent, dict):
+            return None
+        parent.pop(parts[-1], None)
+        reported.append(where[: -len(f".{parts[-1]}")])
+    return readable, tuple(reported)
+
+
+def _message_spec(text: SpecText, raw: dict[str, Any], reported: tuple[str, ...]) -> MessageSpec:
     listeners = raw.get("listeners", [])
     return MessageSpec(
         name=raw["name"],
@@ -184,26 +240,31 @@ def spec_from_text(text: SpecText, log: ProblemLog) -> MessageSpec | None:
         ),
         has_fields="fields" in raw,
         source=text,
+        reported=reported,
     )
 
 
-def spec_from_source(content: str, path: Path, log: ProblemLog) -> MessageSpec | None:
+def spec_from_source(
+    content: str, path: Path, log: ProblemLog, lenient: bool = False
+) -> MessageSpec | None:
     """Parse and check the text of one spec; every problem goes to ``log``."""
     try:
         text = parse_spec_text(content, path)
     except SpecSyntaxError as exc:
         log.add(path, exc.line, exc.json_path, exc.problem)
         return None
-    return spec_from_text(text, log)
+    return spec_from_text(text, log, lenient)
 
 
 def load_spec(path: Path, log: ProblemLog) -> MessageSpec | None:
+    """One spec file; a spec with schema problems comes back ``reported`` where it can be
+    read (see :func:`spec_from_text`), for the semantic rules to check too."""
     try:
         content = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         log.add(path, 1, "$", f"cannot read the file: {exc}")
         return None
-    return spec_from_source(content, path, log)
+    return spec_from_source(content, path, log, lenient=True)
 
 
 def find_spec_files(root: Path) -> list[Path]:

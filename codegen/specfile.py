@@ -23,23 +23,35 @@ from typing import Any
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _WHITESPACE = " \t\n\r"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The standard library's words for a fault inside a string, and ours.
+_STRING_FAULTS = {
+    "Unterminated string starting at": "the string that starts here has no closing quote",
+    "Invalid control character at": "a control character (a newline, a tab) inside a string; "
+    "write it as \\n or \\t",
+    "Invalid \\escape": "an invalid escape sequence in a string",
+    "Invalid \\uXXXX escape": "an invalid \\uXXXX escape in a string",
+}
 # Objects and arrays inside each other; Apache Kafka's deepest spec has 9 levels.
 MAX_DEPTH = 64
 
 
 class SpecSyntaxError(ValueError):
-    """The file is not JSON with comments."""
+    """The file is not JSON with comments; ``line`` and ``column`` (1-based, in characters;
+    0 when unknown) are where the fault is: for a missing ``}``, ``]``, ``,`` or ``:``,
+    right after the value it should follow."""
 
-    def __init__(self, message: str, line: int, json_path: str = "$") -> None:
+    def __init__(self, message: str, line: int, json_path: str = "$", column: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
         self.json_path = json_path
+        self.column = column
 
     @property
     def problem(self) -> str:
         """The message as a spec problem prints it."""
-        return f"invalid JSON: {self.message}"
+        at = f" at column {self.column}" if self.column else ""
+        return f"invalid JSON{at}: {self.message}"
 
 
 class SpecTooDeepError(SpecSyntaxError):
@@ -103,7 +115,8 @@ def blank_comments(text: str) -> str:
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             if end < 0:
-                raise SpecSyntaxError("unterminated /* comment", text.count("\n", 0, i) + 1)
+                line, column = text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
+                raise SpecSyntaxError("unterminated /* comment", line, column=column)
             end += 2
             out.append(re.sub(r"[^\n]", " ", text[i:end]))
             i = end
@@ -123,8 +136,18 @@ class _Parser:
     def line(self, pos: int | None = None) -> int:
         return self.text.count("\n", 0, self.pos if pos is None else pos) + 1
 
-    def fail(self, message: str) -> SpecSyntaxError:
-        return SpecSyntaxError(message, self.line())
+    def column(self, pos: int) -> int:
+        return pos - self.text.rfind("\n", 0, pos)
+
+    def fail(self, message: str, pos: int | None = None, json_path: str = "$") -> SpecSyntaxError:
+        at = self.pos if pos is None else pos
+        return SpecSyntaxError(message, self.line(at), json_path, self.column(at))
+
+    def found(self) -> str:
+        """What stands at ``pos``, for a message."""
+        if self.pos >= len(self.text):
+            return "the end of the file"
+        return f"{self.text[self.pos]!r}"
 
     def skip(self) -> None:
         text, pos = self.text, self.pos
@@ -144,7 +167,7 @@ class _Parser:
         self.skip()
         self.lines[path] = self.line()
         if self.pos >= len(self.text):
-            raise self.fail("unexpected end of file")
+            raise self.fail("unexpected end of file, expected a value")
         c = self.text[self.pos]
         if c in "{[":
             if self.depth == MAX_DEPTH:
@@ -171,28 +194,45 @@ class _Parser:
             number = json.loads(m.group())
         except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
             message = f"number with {len(m.group())} characters is too long"
-            raise SpecSyntaxError(message, self.line(), path) from None
+            raise self.fail(message, json_path=path) from None
         self.pos = m.end()
         return number
 
     def string(self, path: str) -> str:
         """The string at ``pos``; a lone surrogate (``\\ud800``) cannot be written as UTF-8."""
         start = self.pos
-        value, self.pos = scanstring(self.text, start + 1, True)
+        try:
+            value, self.pos = scanstring(self.text, start + 1, True)
+        except json.JSONDecodeError as exc:
+            message = _STRING_FAULTS.get(exc.msg, exc.msg)
+            raise self.fail(message, exc.pos, path) from None
         lone = _SURROGATE.search(value)
         if lone is not None:
-            raise SpecSyntaxError(
+            raise self.fail(
                 f"\\u{ord(lone.group()):04x} is half of a UTF-16 surrogate pair, not a character",
-                self.line(start),
+                start,
                 path,
             )
         return str(value)
 
-    def expect(self, char: str) -> None:
+    def expect(self, char: str, after: str) -> None:
+        """``char`` next; when missing, the fault is where it belongs: right after ``after``."""
+        end = self.pos
         self.skip()
         if self.text[self.pos : self.pos + 1] != char:
-            raise self.fail(f"expected {char!r}")
+            raise self.fail(f"expected {char!r} after {after}, found {self.found()}", end)
         self.pos += 1
+
+    def separator(self, close: str, after: str) -> bool:
+        """After a member: True for ``,`` (another follows), False for ``close``; else the
+        fault is right after the member, where one of them belongs."""
+        end = self.pos
+        self.skip()
+        c = self.text[self.pos : self.pos + 1]
+        if c in (",", close) and c:
+            self.pos += 1
+            return c == ","
+        raise self.fail(f"expected ',' or {close!r} after {after}, found {self.found()}", end)
 
     def obj(self, path: str) -> dict[str, Any]:
         self.pos += 1
@@ -204,20 +244,16 @@ class _Parser:
         while True:
             self.skip()
             if self.text[self.pos : self.pos + 1] != '"':
-                raise self.fail("expected a quoted key")
+                raise self.fail(f"expected a quoted key, found {self.found()}")
             key_line = self.line()
             key = self.string(path)
             # A repeated key keeps its last value, as Jackson does.
-            self.expect(":")
+            self.expect(":", f"the key {key!r}")
             child = f"{path}.{key}"
             result[key] = self.value(child)
             self.lines[child] = key_line
-            self.skip()
-            if self.text[self.pos : self.pos + 1] == ",":
-                self.pos += 1
-                continue
-            self.expect("}")
-            return result
+            if not self.separator("}", f"the value of {key!r}"):
+                return result
 
     def array(self, path: str) -> list[Any]:
         self.pos += 1
@@ -228,12 +264,8 @@ class _Parser:
             return result
         while True:
             result.append(self.value(f"{path}[{len(result)}]"))
-            self.skip()
-            if self.text[self.pos : self.pos + 1] == ",":
-                self.pos += 1
-                continue
-            self.expect("]")
-            return result
+            if not self.separator("]", f"element {len(result) - 1} of the array"):
+                return result
 
 
 def parse_spec_text(text: str, path: Path) -> SpecText:
@@ -241,10 +273,10 @@ def parse_spec_text(text: str, path: Path) -> SpecText:
     parser = _Parser(blank_comments(text))
     try:
         value = parser.parse_document()
-    except json.JSONDecodeError as exc:
-        raise SpecSyntaxError(exc.msg, parser.line(exc.pos)) from exc
+    except json.JSONDecodeError as exc:  # inside a string: its own position
+        raise parser.fail(exc.msg, exc.pos) from exc
     except IndexError as exc:
-        raise parser.fail("unexpected end of file") from exc
+        raise parser.fail("unexpected end of file", len(parser.text)) from exc
     return SpecText(path=path, text=text, value=value, lines=parser.lines)
 
 

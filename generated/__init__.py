@@ -2,9 +2,425 @@
 # DO NOT EDIT: change the specs and run `python -m codegen generate`.
 """Generated codecs. ``MESSAGES`` maps a spec name to its class; modules load on first use."""
 
+from typing import TYPE_CHECKING
+
 from codegen.runtime import MessageIndex
 
-MESSAGES = MessageIndex(
+if TYPE_CHECKING:
+    # For type checkers only: MESSAGES["Name"] is the class of that spec, any other str a
+    # KafkaMessage class (a KeyError at run time). Nothing here is imported at run time.
+    from typing import Literal, overload
+
+    from codegen.runtime import KafkaMessage
+
+    from .abort_transaction_record import AbortTransactionRecord
+    from .access_control_entry_record import AccessControlEntryRecord
+    from .begin_transaction_record import BeginTransactionRecord
+    from .broker_registration_change_record import BrokerRegistrationChangeRecord
+    from .clear_elr_record import ClearElrRecord
+    from .client_quota_record import ClientQuotaRecord
+    from .config_record import ConfigRecord
+    from .consumer_group_current_member_assignment_key import (
+        ConsumerGroupCurrentMemberAssignmentKey,
+    )
+    from .consumer_group_current_member_assignment_value import (
+        ConsumerGroupCurrentMemberAssignmentValue,
+    )
+    from .consumer_group_member_metadata_key import ConsumerGroupMemberMetadataKey
+    from .consumer_group_member_metadata_value import ConsumerGroupMemberMetadataValue
+    from .consumer_group_metadata_key import ConsumerGroupMetadataKey
+    from .consumer_group_metadata_value import ConsumerGroupMetadataValue
+    from .consumer_group_partition_metadata_key import ConsumerGroupPartitionMetadataKey
+    from .consumer_group_partition_metadata_value import ConsumerGroupPartitionMetadataValue
+    from .consumer_group_regular_expression_key import ConsumerGroupRegularExpressionKey
+    from .consumer_group_regular_expression_value import ConsumerGroupRegularExpressionValue
+    from .consumer_group_target_assignment_member_key import ConsumerGroupTargetAssignmentMemberKey
+    from .consumer_group_target_assignment_member_value import (
+        ConsumerGroupTargetAssignmentMemberValue,
+    )
+    from .consumer_group_target_assignment_metadata_key import (
+        ConsumerGroupTargetAssignmentMetadataKey,
+    )
+    from .consumer_group_target_assignment_metadata_value import (
+        ConsumerGroupTargetAssignmentMetadataValue,
+    )
+    from .consumer_protocol_assignment import ConsumerProtocolAssignment
+    from .consumer_protocol_subscription import ConsumerProtocolSubscription
+    from .delegation_token_record import DelegationTokenRecord
+    from .end_transaction_record import EndTransactionRecord
+    from .feature_level_record import FeatureLevelRecord
+    from .fence_broker_record import FenceBrokerRecord
+    from .group_metadata_key import GroupMetadataKey
+    from .group_metadata_value import GroupMetadataValue
+    from .k_raft_version_record import KRaftVersionRecord
+    from .leader_change_message import LeaderChangeMessage
+    from .legacy_offset_commit_key import LegacyOffsetCommitKey
+    from .legacy_offset_commit_value import LegacyOffsetCommitValue
+    from .no_op_record import NoOpRecord
+    from .offset_commit_key import OffsetCommitKey
+    from .offset_commit_value import OffsetCommitValue
+    from .partition_change_record import PartitionChangeRecord
+    from .partition_record import PartitionRecord
+    from .producer_ids_record import ProducerIdsRecord
+    from .register_broker_record import RegisterBrokerRecord
+    from .register_controller_record import RegisterControllerRecord
+    from .remove_access_control_entry_record import RemoveAccessControlEntryRecord
+    from .remove_delegation_token_record import RemoveDelegationTokenRecord
+    from .remove_topic_record import RemoveTopicRecord
+    from .remove_user_scram_credential_record import RemoveUserScramCredentialRecord
+    from .share_group_current_member_assignment_key import ShareGroupCurrentMemberAssignmentKey
+    from .share_group_current_member_assignment_value import ShareGroupCurrentMemberAssignmentValue
+    from .share_group_member_metadata_key import ShareGroupMemberMetadataKey
+    from .share_group_member_metadata_value import ShareGroupMemberMetadataValue
+    from .share_group_metadata_key import ShareGroupMetadataKey
+    from .share_group_metadata_value import ShareGroupMetadataValue
+    from .share_group_state_partition_metadata_key import ShareGroupStatePartitionMetadataKey
+    from .share_group_state_partition_metadata_value import ShareGroupStatePartitionMetadataValue
+    from .share_group_target_assignment_member_key import ShareGroupTargetAssignmentMemberKey
+    from .share_group_target_assignment_member_value import ShareGroupTargetAssignmentMemberValue
+    from .share_group_target_assignment_metadata_key import ShareGroupTargetAssignmentMetadataKey
+    from .share_group_target_assignment_metadata_value import (
+        ShareGroupTargetAssignmentMetadataValue,
+    )
+    from .share_snapshot_key import ShareSnapshotKey
+    from .share_snapshot_value import ShareSnapshotValue
+    from .share_update_key import ShareUpdateKey
+    from .share_update_value import ShareUpdateValue
+    from .snapshot_footer_record import SnapshotFooterRecord
+    from .snapshot_header_record import SnapshotHeaderRecord
+    from .streams_group_current_member_assignment_key import StreamsGroupCurrentMemberAssignmentKey
+    from .streams_group_current_member_assignment_value import (
+        StreamsGroupCurrentMemberAssignmentValue,
+    )
+    from .streams_group_member_metadata_key import StreamsGroupMemberMetadataKey
+    from .streams_group_member_metadata_value import StreamsGroupMemberMetadataValue
+    from .streams_group_metadata_key import StreamsGroupMetadataKey
+    from .streams_group_metadata_value import StreamsGroupMetadataValue
+    from .streams_group_target_assignment_member_key import StreamsGroupTargetAssignmentMemberKey
+    from .streams_group_target_assignment_member_value import (
+        StreamsGroupTargetAssignmentMemberValue,
+    )
+    from .streams_group_target_assignment_metadata_key import (
+        StreamsGroupTargetAssignmentMetadataKey,
+    )
+    from .streams_group_target_assignment_metadata_value import (
+        StreamsGroupTargetAssignmentMetadataValue,
+    )
+    from .streams_group_topology_key import StreamsGroupTopologyKey
+    from .streams_group_topology_value import StreamsGroupTopologyValue
+    from .topic_record import TopicRecord
+    from .transaction_log_key import TransactionLogKey
+    from .transaction_log_value import TransactionLogValue
+    from .unfence_broker_record import UnfenceBrokerRecord
+    from .unregister_broker_record import UnregisterBrokerRecord
+    from .unregister_controller_record import UnregisterControllerRecord
+    from .user_scram_credential_record import UserScramCredentialRecord
+    from .voters_record import VotersRecord
+    from .zk_migration_state_record import ZkMigrationStateRecord
+
+    class _MessageIndex(MessageIndex):
+        @overload
+        def __getitem__(
+            self, name: Literal["AbortTransactionRecord"]
+        ) -> type[AbortTransactionRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["AccessControlEntryRecord"]
+        ) -> type[AccessControlEntryRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["BeginTransactionRecord"]
+        ) -> type[BeginTransactionRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["BrokerRegistrationChangeRecord"]
+        ) -> type[BrokerRegistrationChangeRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["ClearElrRecord"]) -> type[ClearElrRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["ClientQuotaRecord"]) -> type[ClientQuotaRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["ConfigRecord"]) -> type[ConfigRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupCurrentMemberAssignmentKey"]
+        ) -> type[ConsumerGroupCurrentMemberAssignmentKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupCurrentMemberAssignmentValue"]
+        ) -> type[ConsumerGroupCurrentMemberAssignmentValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupMemberMetadataKey"]
+        ) -> type[ConsumerGroupMemberMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupMemberMetadataValue"]
+        ) -> type[ConsumerGroupMemberMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupMetadataKey"]
+        ) -> type[ConsumerGroupMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupMetadataValue"]
+        ) -> type[ConsumerGroupMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupPartitionMetadataKey"]
+        ) -> type[ConsumerGroupPartitionMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupPartitionMetadataValue"]
+        ) -> type[ConsumerGroupPartitionMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupRegularExpressionKey"]
+        ) -> type[ConsumerGroupRegularExpressionKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupRegularExpressionValue"]
+        ) -> type[ConsumerGroupRegularExpressionValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupTargetAssignmentMemberKey"]
+        ) -> type[ConsumerGroupTargetAssignmentMemberKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupTargetAssignmentMemberValue"]
+        ) -> type[ConsumerGroupTargetAssignmentMemberValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupTargetAssignmentMetadataKey"]
+        ) -> type[ConsumerGroupTargetAssignmentMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerGroupTargetAssignmentMetadataValue"]
+        ) -> type[ConsumerGroupTargetAssignmentMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerProtocolAssignment"]
+        ) -> type[ConsumerProtocolAssignment]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ConsumerProtocolSubscription"]
+        ) -> type[ConsumerProtocolSubscription]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["DelegationTokenRecord"]
+        ) -> type[DelegationTokenRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["EndTransactionRecord"]
+        ) -> type[EndTransactionRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["FeatureLevelRecord"]) -> type[FeatureLevelRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["FenceBrokerRecord"]) -> type[FenceBrokerRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["GroupMetadataKey"]) -> type[GroupMetadataKey]: ...
+        @overload
+        def __getitem__(self, name: Literal["GroupMetadataValue"]) -> type[GroupMetadataValue]: ...
+        @overload
+        def __getitem__(self, name: Literal["KRaftVersionRecord"]) -> type[KRaftVersionRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["LeaderChangeMessage"]
+        ) -> type[LeaderChangeMessage]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["LegacyOffsetCommitKey"]
+        ) -> type[LegacyOffsetCommitKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["LegacyOffsetCommitValue"]
+        ) -> type[LegacyOffsetCommitValue]: ...
+        @overload
+        def __getitem__(self, name: Literal["NoOpRecord"]) -> type[NoOpRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["OffsetCommitKey"]) -> type[OffsetCommitKey]: ...
+        @overload
+        def __getitem__(self, name: Literal["OffsetCommitValue"]) -> type[OffsetCommitValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["PartitionChangeRecord"]
+        ) -> type[PartitionChangeRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["PartitionRecord"]) -> type[PartitionRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["ProducerIdsRecord"]) -> type[ProducerIdsRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["RegisterBrokerRecord"]
+        ) -> type[RegisterBrokerRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["RegisterControllerRecord"]
+        ) -> type[RegisterControllerRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["RemoveAccessControlEntryRecord"]
+        ) -> type[RemoveAccessControlEntryRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["RemoveDelegationTokenRecord"]
+        ) -> type[RemoveDelegationTokenRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["RemoveTopicRecord"]) -> type[RemoveTopicRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["RemoveUserScramCredentialRecord"]
+        ) -> type[RemoveUserScramCredentialRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupCurrentMemberAssignmentKey"]
+        ) -> type[ShareGroupCurrentMemberAssignmentKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupCurrentMemberAssignmentValue"]
+        ) -> type[ShareGroupCurrentMemberAssignmentValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupMemberMetadataKey"]
+        ) -> type[ShareGroupMemberMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupMemberMetadataValue"]
+        ) -> type[ShareGroupMemberMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupMetadataKey"]
+        ) -> type[ShareGroupMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupMetadataValue"]
+        ) -> type[ShareGroupMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupStatePartitionMetadataKey"]
+        ) -> type[ShareGroupStatePartitionMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupStatePartitionMetadataValue"]
+        ) -> type[ShareGroupStatePartitionMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupTargetAssignmentMemberKey"]
+        ) -> type[ShareGroupTargetAssignmentMemberKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupTargetAssignmentMemberValue"]
+        ) -> type[ShareGroupTargetAssignmentMemberValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupTargetAssignmentMetadataKey"]
+        ) -> type[ShareGroupTargetAssignmentMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ShareGroupTargetAssignmentMetadataValue"]
+        ) -> type[ShareGroupTargetAssignmentMetadataValue]: ...
+        @overload
+        def __getitem__(self, name: Literal["ShareSnapshotKey"]) -> type[ShareSnapshotKey]: ...
+        @overload
+        def __getitem__(self, name: Literal["ShareSnapshotValue"]) -> type[ShareSnapshotValue]: ...
+        @overload
+        def __getitem__(self, name: Literal["ShareUpdateKey"]) -> type[ShareUpdateKey]: ...
+        @overload
+        def __getitem__(self, name: Literal["ShareUpdateValue"]) -> type[ShareUpdateValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["SnapshotFooterRecord"]
+        ) -> type[SnapshotFooterRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["SnapshotHeaderRecord"]
+        ) -> type[SnapshotHeaderRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupCurrentMemberAssignmentKey"]
+        ) -> type[StreamsGroupCurrentMemberAssignmentKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupCurrentMemberAssignmentValue"]
+        ) -> type[StreamsGroupCurrentMemberAssignmentValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupMemberMetadataKey"]
+        ) -> type[StreamsGroupMemberMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupMemberMetadataValue"]
+        ) -> type[StreamsGroupMemberMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupMetadataKey"]
+        ) -> type[StreamsGroupMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupMetadataValue"]
+        ) -> type[StreamsGroupMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupTargetAssignmentMemberKey"]
+        ) -> type[StreamsGroupTargetAssignmentMemberKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupTargetAssignmentMemberValue"]
+        ) -> type[StreamsGroupTargetAssignmentMemberValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupTargetAssignmentMetadataKey"]
+        ) -> type[StreamsGroupTargetAssignmentMetadataKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupTargetAssignmentMetadataValue"]
+        ) -> type[StreamsGroupTargetAssignmentMetadataValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupTopologyKey"]
+        ) -> type[StreamsGroupTopologyKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["StreamsGroupTopologyValue"]
+        ) -> type[StreamsGroupTopologyValue]: ...
+        @overload
+        def __getitem__(self, name: Literal["TopicRecord"]) -> type[TopicRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["TransactionLogKey"]) -> type[TransactionLogKey]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["TransactionLogValue"]
+        ) -> type[TransactionLogValue]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["UnfenceBrokerRecord"]
+        ) -> type[UnfenceBrokerRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["UnregisterBrokerRecord"]
+        ) -> type[UnregisterBrokerRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["UnregisterControllerRecord"]
+        ) -> type[UnregisterControllerRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["UserScramCredentialRecord"]
+        ) -> type[UserScramCredentialRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["VotersRecord"]) -> type[VotersRecord]: ...
+        @overload
+        def __getitem__(
+            self, name: Literal["ZkMigrationStateRecord"]
+        ) -> type[ZkMigrationStateRecord]: ...
+        @overload
+        def __getitem__(self, name: str) -> type[KafkaMessage]: ...
+        def __getitem__(self, name: str) -> type[KafkaMessage]: ...
+
+else:
+    _MessageIndex = MessageIndex
+
+MESSAGES = _MessageIndex(
     __name__,
     {
         "AbortTransactionRecord": "abort_transaction_record",

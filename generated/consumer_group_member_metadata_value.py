@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -30,6 +32,26 @@ _S_h_unpack = _struct.Struct(">h").unpack_from
 _S_h_pack = _struct.Struct(">h").pack
 _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
+
+ClassicProtocolRow: _TypeAlias = tuple[str, bytes, _Mapping[int, bytes]]
+"""A ClassicProtocol inside a row: the values of its ROW_FIELDS, in order."""
+
+ClassicMemberMetadataRow: _TypeAlias = tuple[int, list[ClassicProtocolRow], _Mapping[int, bytes]]
+"""A ClassicMemberMetadata inside a row: the values of its ROW_FIELDS, in order."""
+
+ConsumerGroupMemberMetadataValueRow: _TypeAlias = tuple[
+    str | None,
+    str | None,
+    str,
+    str,
+    list[str],
+    str | None,
+    int,
+    str | None,
+    ClassicMemberMetadataRow | None,
+    _Mapping[int, bytes],
+]
+"""A row of ConsumerGroupMemberMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -138,6 +160,18 @@ class ConsumerGroupMemberMetadataValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(
+            cls, data: _rt.BytesLike, version: int
+        ) -> ConsumerGroupMemberMetadataValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[ConsumerGroupMemberMetadataValueRow, int]]: ...
 
     instance_id: str | None = ""
     """group.instance.id of a static member; null for a dynamic member. Versions 0+, nullable 0+."""

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -33,6 +35,19 @@ _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
 _S_u_unpack = _struct.Struct(">16s").unpack_from
 _S_u_pack = _struct.Struct(">16s").pack
+
+PartitionMetadataRow: _TypeAlias = tuple[int, list[str], _Mapping[int, bytes]]
+"""A PartitionMetadata inside a row: the values of its ROW_FIELDS, in order."""
+
+TopicMetadataRow: _TypeAlias = tuple[
+    _UUID, str, int, list[PartitionMetadataRow], _Mapping[int, bytes]
+]
+"""A TopicMetadata inside a row: the values of its ROW_FIELDS, in order."""
+
+ConsumerGroupPartitionMetadataValueRow: _TypeAlias = tuple[
+    list[TopicMetadataRow], _Mapping[int, bytes]
+]
+"""A row of ConsumerGroupPartitionMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -169,6 +184,20 @@ class ConsumerGroupPartitionMetadataValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(
+            cls, data: _rt.BytesLike, version: int
+        ) -> ConsumerGroupPartitionMetadataValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[
+            [_rt.BytesLike, int], tuple[ConsumerGroupPartitionMetadataValueRow, int]
+        ]: ...
 
     topics: list[TopicMetadata] = _field(default_factory=list)
     """Metadata of each subscribed topic as the coordinator last saw it. Versions 0+."""

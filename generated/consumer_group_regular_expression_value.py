@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -33,6 +35,11 @@ _S_i_pack = _struct.Struct(">i").pack
 _S_qq_unpack = _struct.Struct(">qq").unpack_from
 _S_qq_pack = _struct.Struct(">qq").pack
 
+ConsumerGroupRegularExpressionValueRow: _TypeAlias = tuple[
+    list[str], int, int, _Mapping[int, bytes]
+]
+"""A row of ConsumerGroupRegularExpressionValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
+
 
 @_dataclass(slots=True, kw_only=True)
 class ConsumerGroupRegularExpressionValue(_rt.KafkaMessage):
@@ -45,6 +52,20 @@ class ConsumerGroupRegularExpressionValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(
+            cls, data: _rt.BytesLike, version: int
+        ) -> ConsumerGroupRegularExpressionValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[
+            [_rt.BytesLike, int], tuple[ConsumerGroupRegularExpressionValueRow, int]
+        ]: ...
 
     topics: list[str] = _field(default_factory=list)
     """Topic names the pattern matched when last resolved. Versions 0+."""

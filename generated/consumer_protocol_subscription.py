@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import DecodeError as _DecodeError
@@ -31,6 +33,14 @@ _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
+
+TopicPartitionRow: _TypeAlias = tuple[str, list[int], _Mapping[int, bytes]]
+"""A TopicPartition inside a row: the values of its ROW_FIELDS, in order."""
+
+ConsumerProtocolSubscriptionRow: _TypeAlias = tuple[
+    list[str], bytes | None, list[TopicPartitionRow], int, str | None, _Mapping[int, bytes]
+]
+"""A row of ConsumerProtocolSubscription (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -105,6 +115,18 @@ class ConsumerProtocolSubscription(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-3")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("none")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(
+            cls, data: _rt.BytesLike, version: int
+        ) -> ConsumerProtocolSubscriptionRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[ConsumerProtocolSubscriptionRow, int]]: ...
 
     topics: list[str] = _field(default_factory=list)
     """Topics the member subscribes to. Versions 0+."""

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -38,6 +40,16 @@ _S_q_unpack = _struct.Struct(">q").unpack_from
 _S_q_pack = _struct.Struct(">q").pack
 _S_qi_unpack = _struct.Struct(">qi").unpack_from
 _S_qi_pack = _struct.Struct(">qi").pack
+
+MemberMetadataRow: _TypeAlias = tuple[
+    str, str | None, str, str, int, int, bytes, bytes, _Mapping[int, bytes]
+]
+"""A MemberMetadata inside a row: the values of its ROW_FIELDS, in order."""
+
+GroupMetadataValueRow: _TypeAlias = tuple[
+    str, int, str | None, str | None, int, list[MemberMetadataRow], _Mapping[int, bytes]
+]
+"""A row of GroupMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -172,6 +184,16 @@ class GroupMetadataValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-4")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("4+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> GroupMetadataValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[GroupMetadataValueRow, int]]: ...
 
     protocol_type: str = ""
     """What kind of group this is, e.g. \"consumer\" or \"connect\". Versions 0+."""

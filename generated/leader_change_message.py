@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -35,6 +37,14 @@ _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
 _S_iu_unpack = _struct.Struct(">i16s").unpack_from
 _S_iu_pack = _struct.Struct(">i16s").pack
+
+VoterRow: _TypeAlias = tuple[int, _UUID, _Mapping[int, bytes]]
+"""A Voter inside a row: the values of its ROW_FIELDS, in order."""
+
+LeaderChangeMessageRow: _TypeAlias = tuple[
+    int, int, list[VoterRow], list[VoterRow], _Mapping[int, bytes]
+]
+"""A row of LeaderChangeMessage (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -94,6 +104,16 @@ class LeaderChangeMessage(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-1")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> LeaderChangeMessageRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[LeaderChangeMessageRow, int]]: ...
 
     version: int = 0
     """Layout version of this body, repeated inside the body itself. Versions 0+."""

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import StructError as _StructError
@@ -31,6 +33,9 @@ _S_q_pack = _struct.Struct(">q").pack
 _S_qh_unpack = _struct.Struct(">qh").unpack_from
 _S_qh_pack = _struct.Struct(">qh").pack
 
+LegacyOffsetCommitValueRow: _TypeAlias = tuple[int, str, int, _Mapping[int, bytes]]
+"""A row of LegacyOffsetCommitValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
+
 
 @_dataclass(slots=True, kw_only=True)
 class LegacyOffsetCommitValue(_rt.KafkaMessage):
@@ -43,6 +48,16 @@ class LegacyOffsetCommitValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("none")
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> LegacyOffsetCommitValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[LegacyOffsetCommitValueRow, int]]: ...
 
     offset: int = 0
     """Committed position: the next offset the group will read from the partition. Versions 0."""

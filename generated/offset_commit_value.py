@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -42,6 +44,9 @@ _S_qq_pack = _struct.Struct(">qq").pack
 _S_u_unpack = _struct.Struct(">16s").unpack_from
 _S_u_pack = _struct.Struct(">16s").pack
 
+OffsetCommitValueRow: _TypeAlias = tuple[int, int, str, int, int, _UUID, _Mapping[int, bytes]]
+"""A row of OffsetCommitValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
+
 
 @_dataclass(slots=True, kw_only=True)
 class OffsetCommitValue(_rt.KafkaMessage):
@@ -54,6 +59,16 @@ class OffsetCommitValue(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 4
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-4")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("4+")
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> OffsetCommitValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[OffsetCommitValueRow, int]]: ...
 
     offset: int = 0
     """Committed position: the next offset the group will read from the partition. Versions 0+."""

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -38,6 +40,22 @@ _S_iu_pack = _struct.Struct(">i16s").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
 
+PartitionChangeRecordRow: _TypeAlias = tuple[
+    int,
+    _UUID,
+    list[int] | None,
+    int,
+    list[int] | None,
+    list[int] | None,
+    list[int] | None,
+    int,
+    list[_UUID] | None,
+    list[int] | None,
+    list[int] | None,
+    _Mapping[int, bytes],
+]
+"""A row of PartitionChangeRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
+
 
 @_dataclass(slots=True, kw_only=True)
 class PartitionChangeRecord(_rt.KafkaMessage):
@@ -50,6 +68,16 @@ class PartitionChangeRecord(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 2
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-2")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> PartitionChangeRecordRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[PartitionChangeRecordRow, int]]: ...
 
     partition_id: int = -1
     """Index of the partition. Versions 0+."""

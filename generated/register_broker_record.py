@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -43,6 +45,28 @@ _S_z_unpack = _struct.Struct(">?").unpack_from
 _S_z_pack = _struct.Struct(">?").pack
 _S_zz_unpack = _struct.Struct(">??").unpack_from
 _S_zz_pack = _struct.Struct(">??").pack
+
+BrokerFeatureRow: _TypeAlias = tuple[str, int, int, _Mapping[int, bytes]]
+"""A BrokerFeature inside a row: the values of its ROW_FIELDS, in order."""
+
+BrokerEndpointRow: _TypeAlias = tuple[str, str, int, int, _Mapping[int, bytes]]
+"""A BrokerEndpoint inside a row: the values of its ROW_FIELDS, in order."""
+
+RegisterBrokerRecordRow: _TypeAlias = tuple[
+    int,
+    bool,
+    _UUID,
+    int,
+    list[BrokerEndpointRow],
+    list[BrokerFeatureRow],
+    str | None,
+    bool,
+    bool,
+    list[_UUID],
+    list[_UUID] | None,
+    _Mapping[int, bytes],
+]
+"""A row of RegisterBrokerRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -180,6 +204,16 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-4")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> RegisterBrokerRecordRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[RegisterBrokerRecordRow, int]]: ...
 
     broker_id: int = 0
     """Node id of the broker. Versions 0+."""

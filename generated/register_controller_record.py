@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -37,6 +39,17 @@ _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
 _S_iuz_unpack = _struct.Struct(">i16s?").unpack_from
 _S_iuz_pack = _struct.Struct(">i16s?").pack
+
+ControllerFeatureRow: _TypeAlias = tuple[str, int, int, _Mapping[int, bytes]]
+"""A ControllerFeature inside a row: the values of its ROW_FIELDS, in order."""
+
+ControllerEndpointRow: _TypeAlias = tuple[str, str, int, int, _Mapping[int, bytes]]
+"""A ControllerEndpoint inside a row: the values of its ROW_FIELDS, in order."""
+
+RegisterControllerRecordRow: _TypeAlias = tuple[
+    int, _UUID, bool, list[ControllerEndpointRow], list[ControllerFeatureRow], _Mapping[int, bytes]
+]
+"""A row of RegisterControllerRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -174,6 +187,16 @@ class RegisterControllerRecord(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> RegisterControllerRecordRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[RegisterControllerRecordRow, int]]: ...
 
     controller_id: int = 0
     """Node id of the controller. Versions 0+."""

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -37,6 +39,14 @@ _S_u_unpack = _struct.Struct(">16s").unpack_from
 _S_u_pack = _struct.Struct(">16s").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
+
+TopicPartitionsRow: _TypeAlias = tuple[_UUID, list[int], _Mapping[int, bytes]]
+"""A TopicPartitions inside a row: the values of its ROW_FIELDS, in order."""
+
+ShareGroupCurrentMemberAssignmentValueRow: _TypeAlias = tuple[
+    int, int, int, list[TopicPartitionsRow], _Mapping[int, bytes]
+]
+"""A row of ShareGroupCurrentMemberAssignmentValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -101,6 +111,20 @@ class ShareGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(
+            cls, data: _rt.BytesLike, version: int
+        ) -> ShareGroupCurrentMemberAssignmentValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[
+            [_rt.BytesLike, int], tuple[ShareGroupCurrentMemberAssignmentValueRow, int]
+        ]: ...
 
     member_epoch: int = 0
     """Epoch the member has to send in its next heartbeat. Versions 0+."""

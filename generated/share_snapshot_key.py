@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -30,6 +32,9 @@ _S_i_pack = _struct.Struct(">i").pack
 _S_ui_unpack = _struct.Struct(">16si").unpack_from
 _S_ui_pack = _struct.Struct(">16si").pack
 
+ShareSnapshotKeyRow: _TypeAlias = tuple[str, _UUID, int, _Mapping[int, bytes]]
+"""A row of ShareSnapshotKey (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
+
 
 @_dataclass(slots=True, kw_only=True)
 class ShareSnapshotKey(_rt.KafkaMessage):
@@ -42,6 +47,16 @@ class ShareSnapshotKey(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("none")
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> ShareSnapshotKeyRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[ShareSnapshotKeyRow, int]]: ...
 
     group_id: str = ""
     """Share group the state belongs to. Versions 0."""

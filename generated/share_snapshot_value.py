@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -34,6 +36,14 @@ _S_iiiqqq_unpack = _struct.Struct(">iiiqqq").unpack_from
 _S_iiiqqq_pack = _struct.Struct(">iiiqqq").pack
 _S_qqbh_unpack = _struct.Struct(">qqbh").unpack_from
 _S_qqbh_pack = _struct.Struct(">qqbh").pack
+
+StateBatchRow: _TypeAlias = tuple[int, int, int, int, _Mapping[int, bytes]]
+"""A StateBatch inside a row: the values of its ROW_FIELDS, in order."""
+
+ShareSnapshotValueRow: _TypeAlias = tuple[
+    int, int, int, int, int, int, int, list[StateBatchRow], _Mapping[int, bytes]
+]
+"""A row of ShareSnapshotValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -116,6 +126,16 @@ class ShareSnapshotValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> ShareSnapshotValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[ShareSnapshotValueRow, int]]: ...
 
     snapshot_epoch: int = 0
     """Sequence number of this snapshot, raised with every new snapshot. Versions 0+."""

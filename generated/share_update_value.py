@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -34,6 +36,14 @@ _S_iiq_unpack = _struct.Struct(">iiq").unpack_from
 _S_iiq_pack = _struct.Struct(">iiq").pack
 _S_qqbh_unpack = _struct.Struct(">qqbh").unpack_from
 _S_qqbh_pack = _struct.Struct(">qqbh").pack
+
+StateBatchRow: _TypeAlias = tuple[int, int, int, int, _Mapping[int, bytes]]
+"""A StateBatch inside a row: the values of its ROW_FIELDS, in order."""
+
+ShareUpdateValueRow: _TypeAlias = tuple[
+    int, int, int, int, list[StateBatchRow], _Mapping[int, bytes]
+]
+"""A row of ShareUpdateValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -116,6 +126,16 @@ class ShareUpdateValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> ShareUpdateValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[ShareUpdateValueRow, int]]: ...
 
     snapshot_epoch: int = 0
     """Epoch of the snapshot this update applies on top of. Versions 0+."""

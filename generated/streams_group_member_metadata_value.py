@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -36,6 +38,26 @@ _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
 _S_ii_unpack = _struct.Struct(">ii").unpack_from
 _S_ii_pack = _struct.Struct(">ii").pack
+
+KeyValueRow: _TypeAlias = tuple[str, str, _Mapping[int, bytes]]
+"""A KeyValue inside a row: the values of its ROW_FIELDS, in order."""
+
+EndpointRow: _TypeAlias = tuple[str, int, _Mapping[int, bytes]]
+"""A Endpoint inside a row: the values of its ROW_FIELDS, in order."""
+
+StreamsGroupMemberMetadataValueRow: _TypeAlias = tuple[
+    str | None,
+    str | None,
+    str,
+    str,
+    int,
+    int,
+    str,
+    EndpointRow | None,
+    list[KeyValueRow],
+    _Mapping[int, bytes],
+]
+"""A row of StreamsGroupMemberMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -134,6 +156,18 @@ class StreamsGroupMemberMetadataValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(
+            cls, data: _rt.BytesLike, version: int
+        ) -> StreamsGroupMemberMetadataValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[StreamsGroupMemberMetadataValueRow, int]]: ...
 
     instance_id: str | None = ""
     """group.instance.id of a static member; null for a dynamic member. Versions 0+, nullable 0+."""

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -32,6 +34,14 @@ _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
 _S_iq_unpack = _struct.Struct(">iq").unpack_from
 _S_iq_pack = _struct.Struct(">iq").pack
+
+LastAssignmentConfigRow: _TypeAlias = tuple[str, str, _Mapping[int, bytes]]
+"""A LastAssignmentConfig inside a row: the values of its ROW_FIELDS, in order."""
+
+StreamsGroupMetadataValueRow: _TypeAlias = tuple[
+    int, int, int, list[LastAssignmentConfigRow] | None, int, int, _Mapping[int, bytes]
+]
+"""A row of StreamsGroupMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -88,6 +98,16 @@ class StreamsGroupMetadataValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> StreamsGroupMetadataValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[StreamsGroupMetadataValueRow, int]]: ...
 
     epoch: int = 0
     """Group epoch, raised whenever membership or the topology changes. Versions 0+."""

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -31,6 +33,14 @@ _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
+
+TaskIdsRow: _TypeAlias = tuple[str, list[int], _Mapping[int, bytes]]
+"""A TaskIds inside a row: the values of its ROW_FIELDS, in order."""
+
+StreamsGroupTargetAssignmentMemberValueRow: _TypeAlias = tuple[
+    list[TaskIdsRow], list[TaskIdsRow], list[TaskIdsRow], _Mapping[int, bytes]
+]
+"""A row of StreamsGroupTargetAssignmentMemberValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -95,6 +105,20 @@ class StreamsGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(
+            cls, data: _rt.BytesLike, version: int
+        ) -> StreamsGroupTargetAssignmentMemberValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[
+            [_rt.BytesLike, int], tuple[StreamsGroupTargetAssignmentMemberValueRow, int]
+        ]: ...
 
     active_tasks: list[TaskIds] = _field(default_factory=list)
     """Active tasks the assignor wants this member to run, by subtopology. Versions 0+."""

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import StructError as _StructError
@@ -27,6 +29,9 @@ _S_h_pack = _struct.Struct(">h").pack
 _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
 
+StreamsGroupTargetAssignmentMetadataKeyRow: _TypeAlias = tuple[str, _Mapping[int, bytes]]
+"""A row of StreamsGroupTargetAssignmentMetadataKey (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
+
 
 @_dataclass(slots=True, kw_only=True)
 class StreamsGroupTargetAssignmentMetadataKey(_rt.KafkaMessage):
@@ -39,6 +44,20 @@ class StreamsGroupTargetAssignmentMetadataKey(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("none")
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(
+            cls, data: _rt.BytesLike, version: int
+        ) -> StreamsGroupTargetAssignmentMetadataKeyRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[
+            [_rt.BytesLike, int], tuple[StreamsGroupTargetAssignmentMetadataKeyRow, int]
+        ]: ...
 
     group_id: str = ""
     """Id of the streams group (the Streams application.id). Versions 0."""

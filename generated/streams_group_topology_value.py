@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -34,6 +36,30 @@ _S_ih_unpack = _struct.Struct(">ih").unpack_from
 _S_ih_pack = _struct.Struct(">ih").pack
 _AU_h = _rt.array_unpackers("h")
 _AP_h = _rt.array_packers("h")
+
+CopartitionGroupRow: _TypeAlias = tuple[list[int], list[int], list[int], _Mapping[int, bytes]]
+"""A CopartitionGroup inside a row: the values of its ROW_FIELDS, in order."""
+
+TopicConfigRow: _TypeAlias = tuple[str, str, _Mapping[int, bytes]]
+"""A TopicConfig inside a row: the values of its ROW_FIELDS, in order."""
+
+TopicInfoRow: _TypeAlias = tuple[str, int, int, list[TopicConfigRow], _Mapping[int, bytes]]
+"""A TopicInfo inside a row: the values of its ROW_FIELDS, in order."""
+
+SubtopologyRow: _TypeAlias = tuple[
+    str,
+    list[str],
+    list[str],
+    list[TopicInfoRow],
+    list[str],
+    list[TopicInfoRow],
+    list[CopartitionGroupRow],
+    _Mapping[int, bytes],
+]
+"""A Subtopology inside a row: the values of its ROW_FIELDS, in order."""
+
+StreamsGroupTopologyValueRow: _TypeAlias = tuple[int, list[SubtopologyRow], _Mapping[int, bytes]]
+"""A row of StreamsGroupTopologyValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -388,6 +414,16 @@ class StreamsGroupTopologyValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> StreamsGroupTopologyValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[StreamsGroupTopologyValueRow, int]]: ...
 
     epoch: int = 0
     """Topology epoch this description belongs to. Versions 0+."""

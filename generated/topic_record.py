@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -31,6 +33,9 @@ _S_i_pack = _struct.Struct(">i").pack
 _S_u_unpack = _struct.Struct(">16s").unpack_from
 _S_u_pack = _struct.Struct(">16s").pack
 
+TopicRecordRow: _TypeAlias = tuple[str, _UUID, _Mapping[int, bytes]]
+"""A row of TopicRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
+
 
 @_dataclass(slots=True, kw_only=True)
 class TopicRecord(_rt.KafkaMessage):
@@ -43,6 +48,16 @@ class TopicRecord(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> TopicRecordRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[TopicRecordRow, int]]: ...
 
     name: str = ""
     """Name of the new topic. Versions 0+."""

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import UVARINT_1 as _UV1
@@ -38,6 +40,25 @@ _S_qq_unpack = _struct.Struct(">qq").unpack_from
 _S_qq_pack = _struct.Struct(">qq").pack
 _AU_i = _rt.array_unpackers("i")
 _AP_i = _rt.array_packers("i")
+
+PartitionsSchemaRow: _TypeAlias = tuple[str, list[int], _Mapping[int, bytes]]
+"""A PartitionsSchema inside a row: the values of its ROW_FIELDS, in order."""
+
+TransactionLogValueRow: _TypeAlias = tuple[
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    list[PartitionsSchemaRow] | None,
+    int,
+    int,
+    int,
+    _Mapping[int, bytes],
+]
+"""A row of TransactionLogValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -104,6 +125,16 @@ class TransactionLogValue(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-1")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("1+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> TransactionLogValueRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[TransactionLogValueRow, int]]: ...
 
     producer_id: int = 0
     """Producer id the coordinator has bound to this transactional id right now. Versions 0+."""

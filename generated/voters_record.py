@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -37,6 +39,20 @@ _S_i_unpack = _struct.Struct(">i").unpack_from
 _S_i_pack = _struct.Struct(">i").pack
 _S_iu_unpack = _struct.Struct(">i16s").unpack_from
 _S_iu_pack = _struct.Struct(">i16s").pack
+
+KRaftVersionFeatureRow: _TypeAlias = tuple[int, int, _Mapping[int, bytes]]
+"""A KRaftVersionFeature inside a row: the values of its ROW_FIELDS, in order."""
+
+EndpointRow: _TypeAlias = tuple[str, str, int, _Mapping[int, bytes]]
+"""A Endpoint inside a row: the values of its ROW_FIELDS, in order."""
+
+VoterRow: _TypeAlias = tuple[
+    int, _UUID, list[EndpointRow], KRaftVersionFeatureRow, _Mapping[int, bytes]
+]
+"""A Voter inside a row: the values of its ROW_FIELDS, in order."""
+
+VotersRecordRow: _TypeAlias = tuple[int, list[VoterRow], _Mapping[int, bytes]]
+"""A row of VotersRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -223,6 +239,16 @@ class VotersRecord(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> VotersRecordRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[VotersRecordRow, int]]: ...
 
     version: int = 0
     """Layout version of this body, repeated inside the body itself. Versions 0+."""

@@ -238,3 +238,113 @@ def test_folder_names_and_about_texts_cannot_break_the_generated_code(tmp_path: 
     folders = schemas.FOLDERS
     assert folders == {"OddText": folder}
     assert 'NUL\\x00 bell\\x07 escape\\x1b quote\\" backslash\\\\ Versions 0+.' in module
+
+
+# --------------------------------------------------------------------------- the hook's settings
+
+HOOK_PROJECT = """\
+[project]
+name = "myproject"
+version = "1.0.0"
+
+[tool.hatch.build.hooks.kafka-specgen]
+specs = "specs"
+out = "src/myproject"
+package = "kafka"
+"""
+
+
+def _hook_project(tmp_path: Path) -> Path:
+    project = tmp_path / "myproject"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(HOOK_PROJECT)
+    _specs(project)
+    (project / "src" / "myproject").mkdir(parents=True)
+    return project
+
+
+def test_commands_without_flags_use_the_hook_settings_of_the_nearest_pyproject(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _hook_project(tmp_path)
+    monkeypatch.chdir(project / "src")  # a subfolder: the nearest pyproject.toml is above
+    assert _invoke("validate") == (0, "1 spec(s) valid\n", "")
+    code, out, _ = _invoke("generate")
+    written = project / "src" / "myproject" / "kafka"
+    assert code == 0 and out.startswith("wrote 4 module(s) to myproject/kafka in "), out
+    assert (written / "offset_commit_value.py").is_file()
+    assert _invoke("check") == (0, "myproject/kafka is up to date\n", "")
+
+
+def test_check_drift_prints_the_command_that_fixes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _hook_project(tmp_path)
+    monkeypatch.chdir(project)
+    code, _, err = _invoke("check")
+    assert code == 1
+    assert err.splitlines() == [
+        "missing: __init__.py",
+        "missing: _spark_schemas.py",
+        "missing: offset_commit_value.py",
+        "missing: py.typed",
+        "run: python -m codegen generate",
+    ]
+    assert _invoke("generate")[0] == 0
+    assert _invoke("check")[0] == 0
+    # Flags given: the hint repeats them, quoted for the shell.
+    other = tmp_path / "other out"
+    code, _, err = _invoke("check", "--out", str(other), "--package", "codecs")
+    assert code == 1
+    assert (
+        err.splitlines()[-1] == f"run: python -m codegen generate --out '{other}' --package codecs"
+    )
+    assert _invoke("generate", "--out", str(other), "--package", "codecs")[0] == 0
+    assert (other / "codecs" / "offset_commit_value.py").is_file()
+    assert _invoke("check", "--out", str(other), "--package", "codecs")[0] == 0
+
+
+def test_missing_specs_of_the_hook_settings_name_the_pyproject(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _hook_project(tmp_path)
+    (project / "specs" / SPEC.name).unlink()
+    (project / "specs").rmdir()
+    monkeypatch.chdir(project)
+    code, _, err = _invoke("check")
+    assert code == 2
+    assert _last_line(err) == (
+        "Error: specs: no such file or folder; expected a spec file or a folder of Kafka JSON "
+        f"message specs (*.json) (settings from {project / 'pyproject.toml'} "
+        "[tool.hatch.build.hooks.kafka-specgen])"
+    )
+
+
+def test_hook_settings_outside_the_project_are_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _hook_project(tmp_path)
+    (project / "pyproject.toml").write_text(
+        HOOK_PROJECT.replace('"src/myproject"', '"../elsewhere"')
+    )
+    monkeypatch.chdir(project)
+    code, _, err = _invoke("generate")
+    assert code == 2
+    assert _last_line(err) == (
+        f"Error: {project / 'pyproject.toml'}: out = '../elsewhere' under "
+        f"[tool.hatch.build.hooks.kafka-specgen] resolves to {tmp_path / 'elsewhere'}, outside "
+        f"the project {project}; give a folder inside it"
+    )
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_out_given_leaves_the_hook_package_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hook's package lies below the hook's out: with --out given, only --package names one.
+    project = _hook_project(tmp_path)
+    monkeypatch.chdir(project)
+    other = tmp_path / "elsewhere"
+    assert _invoke("generate", "--out", str(other))[0] == 0
+    assert (other / "offset_commit_value.py").is_file()
+    assert not (other / "kafka").exists()

@@ -61,3 +61,71 @@ def test_none_in_a_field_this_version_cannot_null_is_a_null_value_error(
     assert request.encode(10)  # fine where it may be null
     with pytest.raises(NullValueError, match=r"MetadataRequest v9.*topics\[0\]\.name"):
         request.encode(9)
+
+
+# --------------------------------------------------------------------------- the typed index and rows
+
+TYPED_INDEX_AND_ROWS = """\
+from collections.abc import Mapping
+from typing import assert_type
+from uuid import UUID
+
+from codegen.runtime import KafkaMessage
+from generated import MESSAGES
+from generated.consumer_group_member_metadata_value import (
+    ClassicProtocolRow,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMemberMetadataValueRow,
+)
+from generated.offset_commit_value import OffsetCommitValue, OffsetCommitValueRow
+
+assert_type(MESSAGES["OffsetCommitValue"], type[OffsetCommitValue])
+assert_type(MESSAGES["ConsumerGroupMemberMetadataValue"], type[ConsumerGroupMemberMetadataValue])
+
+
+def by_name(name: str) -> None:
+    assert_type(MESSAGES[name], type[KafkaMessage])
+
+
+row = OffsetCommitValue.decode_row(b"", 3)
+assert_type(row, OffsetCommitValueRow)
+assert_type(row, tuple[int, int, str, int, int, UUID, Mapping[int, bytes]])
+assert_type(row[0], int)
+assert_type(row[2], str)
+read_row = OffsetCommitValue.row_reader(3)
+same, end = read_row(b"", 0)
+assert_type(same, OffsetCommitValueRow)
+assert_type(end, int)
+member = ConsumerGroupMemberMetadataValue.decode_row(b"", 0)
+assert_type(member, ConsumerGroupMemberMetadataValueRow)
+assert_type(member[0], str | None)
+classic = member[8]
+assert_type(classic, tuple[int, list[ClassicProtocolRow], Mapping[int, bytes]] | None)
+assert_type(member[-1], Mapping[int, bytes])
+obj = MESSAGES["OffsetCommitValue"].decode(b"", 3)
+assert_type(obj, OffsetCommitValue)
+"""
+
+
+def test_messages_and_rows_are_typed_per_message(tmp_path: Path) -> None:
+    """mypy --strict sees MESSAGES["Name"] as that spec's class and each row as its fields'
+    types (the nested structs' rows included); a name it cannot know, as any message class."""
+    (tmp_path / "user.py").write_text(TYPED_INDEX_AND_ROWS)
+    env = dict(os.environ, MYPYPATH=str(ROOT))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "user.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

@@ -1,8 +1,14 @@
 """The hatchling build hook, used the way another project would.
 
-- The README's recipe runs as written (its ``bash`` block, with only ``path/to/kafka-specgen``
-  replaced): a wheel of this project, then a wheel of a user project built by pip in an isolated
-  build environment that finds ``kafka-specgen[generator]`` through ``--find-links``.
+- The README's recipe runs as written (its ``bash`` blocks, with only ``path/to/kafka-specgen``
+  replaced): a wheel and an sdist of this project beside the user project, a wheel of the user
+  project built by pip in an isolated build environment that finds ``kafka-specgen[generator]``
+  through ``--find-links``, and this project's pure wheel (``SPECGEN_NATIVE_BUILD=skip``).
+- On the machine's other CPythons (pyenv's 3.12 and 3.13; skipped where missing) the user's
+  wheel installs with no index: pip builds the sdist, whose engine that Python compiles; with no
+  compiler on PATH, the pure wheel and the sdist's fallback both read with the pure backend.
+- A compiler that fails shows its command and output, on pip's terminal without ``-v``, before
+  the pure fallback; ``SPECGEN_NATIVE_BUILD=required`` makes it stop the build.
 - The user's wheel installs into a clean virtualenv with ``--no-index`` and runs there with the
   stdlib-only runtime alone: no jinja2, jsonschema, ruff or click.
 - mypy --strict sees the shipped codecs as typed (``py.typed``).
@@ -21,6 +27,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,23 +72,44 @@ def _block(section: str, language: str) -> str:
     return found.group(1)
 
 
-def readme_recipe() -> tuple[str, list[list[str]]]:
-    """The build hook's pyproject.toml lines and shell commands, as the README gives them."""
+_BASH = re.compile(
+    r"(?:^(?P<note><!-- not run:[^\n]*-->)\n)?^```bash\n(?P<code>.*?)^```$", re.M | re.S
+)
+
+
+def readme_recipe() -> tuple[str, list[list[list[str]]]]:
+    """The build hook's pyproject.toml lines and the commands of each ``bash`` block the README
+    section runs (a block after a ``<!-- not run: why -->`` line is left out)."""
     section = _section(README.read_text(), "## Generating codecs in your own project")
-    commands = [
-        shlex.split(line, comments=True)
-        for line in _block(section, "bash").splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
+    blocks = [
+        [
+            shlex.split(line, comments=True)
+            for line in m.group("code").splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
+        for m in _BASH.finditer(section)
+        if not m.group("note")
     ]
-    return _block(section, "toml"), commands
+    return _block(section, "toml"), blocks
 
 
-def _pip(args: list[str], project: Path, python: str | None = None) -> list[str]:
-    """A README ``pip`` line as an argv: placeholders filled, globs expanded, the pip of this
-    interpreter (``--python`` for the one of a clean virtualenv)."""
-    assert args[0] == "pip", args
-    out = [sys.executable, "-m", "pip", *(["--python", python] if python else [])]
-    for arg in args[1:]:
+def _argv(
+    args: list[str], project: Path, python: str | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """A README line as an argv and its environment: ``VAR=value`` prefixes in the environment,
+    placeholders filled, globs expanded, ``pip`` and ``python`` of this interpreter (``--python``
+    for the pip of another one)."""
+    env = _env()
+    while "=" in args[0]:
+        name, value = args[0].split("=", 1)
+        env[name] = value
+        args = args[1:]
+    if args[0] == "pip":
+        out = [sys.executable, "-m", "pip", *(["--python", python] if python else [])]
+    else:
+        assert args[:3] == ["python", "-m", "build"], args
+        out = [sys.executable, "-m", "build"]
+    for arg in args[1 if args[0] == "pip" else 3 :]:
         arg = arg.replace("path/to/kafka-specgen", str(project.parent / "kafka-specgen"))
         if "*" in arg:
             matches = sorted(str(p) for p in project.glob(arg))
@@ -89,21 +117,30 @@ def _pip(args: list[str], project: Path, python: str | None = None) -> list[str]
             out.extend(matches)
         else:
             out.append(arg)
-    return out
+    return out, env
+
+
+def _pip(args: list[str], project: Path, python: str | None = None) -> list[str]:
+    argv, env = _argv(args, project, python)
+    assert env == _env(), args
+    return argv
 
 
 @dataclass(frozen=True)
 class Built:
     project: Path  # the user project
-    wheels: Path  # the kafka-specgen wheel (README: wheels/)
+    wheels: Path  # the kafka-specgen wheel and sdist (README: ../wheels)
+    pure_wheels: Path  # the pure kafka-specgen wheel (README: ../wheels-pure)
     wheel: Path  # the user project's wheel (README: dist/)
     install: list[str]  # the README's install line
+    pure_install: list[str]  # the README's install line with the pure wheel
 
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """The README's build commands, run once: kafka-specgen's wheel, then the user's."""
-    toml, commands = readme_recipe()
+    """The README's build commands, run once: kafka-specgen's wheel and sdist, the user's
+    wheel, and kafka-specgen's pure wheel."""
+    toml, blocks = readme_recipe()
     base = tmp_path_factory.mktemp("recipe")
     checkout = base / "kafka-specgen"
     checkout.mkdir()
@@ -124,14 +161,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     project_table = '[project]\nname = "myproject"\nversion = "1.0.0"\n'
     (project / "pyproject.toml").write_text(toml + "\n" + project_table)
 
-    builds = [c for c in commands if c[:2] == ["pip", "wheel"]]
-    installs = [c for c in commands if c[:2] == ["pip", "install"]]
-    assert len(builds) == 2 and len(installs) == 1, commands
-    for command in builds:
-        _run(_pip(command, project), cwd=project)
-    wheels = project / "wheels"
+    assert len(blocks) == 2, blocks  # the recipe, the pure wheel
+    recipe, pure = blocks
+    installs = [c for c in recipe if c[:2] == ["pip", "install"]]
+    assert len(recipe) == 4 and len(installs) == 1 and recipe[-1] == installs[0], recipe
+    assert len(pure) == 2 and pure[1][:2] == ["pip", "install"], pure
+    for command in [*recipe[:-1], pure[0]]:
+        argv, env = _argv(command, project)
+        _run(argv, cwd=project, env=env)
     (wheel,) = (project / "dist").glob("myproject-*.whl")
-    return Built(project, wheels, wheel, installs[0])
+    return Built(project, base / "wheels", base / "wheels-pure", wheel, installs[0], pure[1])
 
 
 def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
@@ -142,6 +181,21 @@ def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
     for module in ("_engine", "_records"):
         built_modules = [n for n in in_wheel if n.startswith(f"codegen/native/{module}")]
         assert len(built_modules) == 1 and built_modules[0].endswith(".so"), built_modules
+    # Its sdist, for every other Python: the engine's C sources and no built module.
+    (sdist,) = built.wheels.glob("*.tar.gz")
+    assert sdist.name == "kafka_specgen-0.1.0.tar.gz"
+    with tarfile.open(sdist) as archive:
+        in_sdist = [n.split("/", 1)[1] for n in archive.getnames() if "/" in n]
+    assert {
+        "codegen/native/engine.c",
+        "codegen/native/records.c",
+        "codegen/native/shared.h",
+    } <= set(in_sdist)
+    assert not [n for n in in_sdist if n.endswith(".so")], in_sdist
+    # The pure wheel (SPECGEN_NATIVE_BUILD=skip): any Python, no compiled module.
+    (pure,) = built.pure_wheels.glob("*.whl")
+    assert pure.name == "kafka_specgen-0.1.0-py3-none-any.whl"
+    assert not [n for n in zipfile.ZipFile(pure).namelist() if n.endswith(".so")]
     archive = zipfile.ZipFile(built.wheel)
     names = set(archive.namelist())
     # src/myproject/kafka is git-ignored: the hook names its files for the wheel itself.
@@ -200,6 +254,123 @@ def test_user_wheel_runs_in_a_clean_virtualenv(built: Built, clean_venv: Path) -
     assert lines == [expected.encode(3).hex(), "native codegen.native._engine", "[]"]
     cfg = (clean_venv / "pyvenv.cfg").read_text()
     assert "include-system-site-packages = false" in cfg
+
+
+def test_user_sdist_leaves_the_generator_wheels_out(built: Built, tmp_path: Path) -> None:
+    """The README's layout keeps kafka-specgen's artifacts beside the project, not in it."""
+    args = [sys.executable, "-m", "hatchling", "build", "-t", "sdist", "-d", str(tmp_path)]
+    _run(args, cwd=built.project, env=os.environ.copy())
+    (sdist,) = tmp_path.glob("myproject-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
+    assert "myproject-1.0.0/src/myproject/kafka/offset_commit_value.py" in names
+    assert not [n for n in names if "kafka_specgen" in n or n.endswith((".whl", ".tar.gz"))], names
+
+
+# --------------------------------------------------------------------------------------------
+# Other CPythons of this machine (pyenv's): the user's wheel, built once on this one, installs
+# and reads on each: natively from the sdist, and with the pure wheel where no compiler is.
+
+OTHER_PYTHONS = ["3.12", "3.13"]
+
+
+def _other_python(version: str) -> Path | None:
+    """An interpreter of ``version`` that runs: pyenv's versions, then PATH."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates = sorted((root / "versions").glob(f"{version}.*/bin/python{version}"), reverse=True)
+    on_path = shutil.which(f"python{version}")
+    for python in [*candidates, *([Path(on_path)] if on_path else [])]:
+        probe = subprocess.run(
+            [str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == version:
+            return python
+    return None
+
+
+@pytest.fixture(scope="session")
+def build_backend_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """hatchling's wheels (pure Python), so building kafka-specgen's sdist needs no index."""
+    folder = tmp_path_factory.mktemp("backend")
+    args = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--only-binary",
+        ":all:",
+        "--dest",
+        str(folder),
+    ]
+    _run([*args, "hatchling>=1.25"], cwd=folder)
+    return folder
+
+
+def _venv(python: Path, where: Path) -> str:
+    _run([str(python), "-m", "venv", "--without-pip", str(where)], cwd=where.parent)
+    return str(where / "bin" / "python")
+
+
+def _no_compiler_env(tmp_path: Path) -> dict[str, str]:
+    """No C compiler on PATH (an empty folder), CC unset."""
+    empty = tmp_path / "empty-path"
+    empty.mkdir(exist_ok=True)
+    return {k: v for k, v in _env().items() if k != "CC"} | {"PATH": str(empty)}
+
+
+@pytest.mark.parametrize("version", OTHER_PYTHONS)
+def test_user_wheel_reads_natively_on_another_python(
+    built: Built, build_backend_wheels: Path, version: str, tmp_path: Path
+) -> None:
+    """pip finds no kafka-specgen wheel for this Python in ../wheels, builds the sdist (its
+    engine compiled by this Python) and the user's codecs read through it."""
+    found = _other_python(version)
+    if found is None:
+        pytest.skip(f"no CPython {version} on this machine (pyenv versions, PATH)")
+    python = _venv(found, tmp_path / "venv")
+    install = _pip(built.install, built.project, python)
+    # No wheel cache: pip would reuse the wheel an earlier test built from the same sdist.
+    env = _env() | {"PIP_NO_INDEX": "1", "PIP_NO_CACHE_DIR": "1"}
+    _run([*install, "--find-links", str(build_backend_wheels)], cwd=built.project, env=env)
+    lines = _run([python, "-c", ROUND_TRIP], cwd=tmp_path).splitlines()
+    assert lines[1:] == ["native codegen.native._engine", "[]"], lines
+    from generated.offset_commit_value import OffsetCommitValue
+
+    expected = OffsetCommitValue(offset=100, leader_epoch=10, metadata="m", commit_timestamp=1234)
+    assert lines[0] == expected.encode(3).hex()
+    tag = f"cpython-{version.replace('.', '')}"
+    engine = _run([python, "-c", "import codegen.native._engine as e; print(e.__file__)"], tmp_path)
+    assert tag in engine, engine
+
+
+@pytest.mark.parametrize("version", OTHER_PYTHONS)
+def test_user_wheel_reads_with_the_pure_wheel_where_no_compiler_is(
+    built: Built, build_backend_wheels: Path, version: str, tmp_path: Path
+) -> None:
+    """No compiler on PATH: the README's pure install works and reads with the pure backend;
+    building the sdist there falls back to the pure wheel too (on the newest Python only: the
+    fallback does not depend on the version, and each build takes a while)."""
+    found = _other_python(version)
+    if found is None:
+        pytest.skip(f"no CPython {version} on this machine (pyenv versions, PATH)")
+    env = _no_compiler_env(tmp_path) | {"PIP_NO_INDEX": "1", "PIP_NO_CACHE_DIR": "1"}
+    pure_python = _venv(found, tmp_path / "pure")
+    _run(_pip(built.pure_install, built.project, pure_python), cwd=built.project, env=env)
+    pythons = [pure_python]
+    if version == OTHER_PYTHONS[-1]:
+        from_sdist = _venv(found, tmp_path / "sdist")
+        install = _pip(built.install, built.project, from_sdist)
+        _run([*install, "--find-links", str(build_backend_wheels)], cwd=built.project, env=env)
+        pythons.append(from_sdist)
+    from generated.offset_commit_value import OffsetCommitValue
+
+    expected = OffsetCommitValue(offset=100, leader_epoch=10, metadata="m", commit_timestamp=1234)
+    for python in pythons:
+        lines = _run([python, "-W", "ignore", "-c", ROUND_TRIP], cwd=tmp_path, env=env).splitlines()
+        assert lines == [expected.encode(3).hex(), "pure builtins", "[]"], (python, lines)
 
 
 def test_generator_command_without_its_extra_says_what_to_install(clean_venv: Path) -> None:
@@ -463,4 +634,88 @@ def test_without_a_compiler_the_wheel_is_pure_python_and_says_so(
     (message,) = eval(lines[1])
     assert message.startswith(
         "kafka-specgen reads with the pure-Python backend: the native engine is not built"
+    )
+
+
+ON_A_TERMINAL = """\
+import os, pty, sys
+
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:  # the child closed the terminal
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def _pip_wheel_of_checkout(built: Built, out: Path, env: dict[str, str]) -> list[str]:
+    checkout = built.project.parent / "kafka-specgen"
+    args = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index"]
+    return [*args, "--wheel-dir", str(out), str(checkout)]
+
+
+def test_a_failing_compiler_is_shown_then_the_wheel_is_pure(built: Built, tmp_path: Path) -> None:
+    """CC=/bin/false: pip, without -v, on a terminal, shows the compiler's command and that the
+    wheel is pure Python; the wheel is ``py3-none-any``."""
+    env = _env() | {"CC": "/bin/false"}
+    pip = _pip_wheel_of_checkout(built, tmp_path / "wheels", env)
+    output = _run([sys.executable, "-c", ON_A_TERMINAL, *pip], tmp_path, env)
+    (wheel,) = (tmp_path / "wheels").glob("*.whl")
+    assert wheel.name == "kafka_specgen-0.1.0-py3-none-any.whl"
+    # pip's spinner may share the first line.
+    warnings = [ln[ln.index("WARNING: ") :] for ln in output.splitlines() if "WARNING: " in ln]
+    assert re.match(
+        r"WARNING: kafka-specgen: compiling engine\.c failed with exit status 1: /bin/false -\S+ .* -shared -I \S+ \S+/codegen/native/engine\.c -o \S+_engine\.\S+\.so\r?$",
+        warnings[0],
+    ), output
+    assert warnings[1].strip() == "WARNING: (the compiler printed nothing)", output
+    assert warnings[2].startswith(
+        "WARNING: kafka-specgen: building a pure-Python wheel instead: it reads messages with "
+        "the pure-Python backend (same results, 3-6x slower); set SPECGEN_NATIVE_BUILD=required"
+    ), output
+
+
+def test_a_failing_compiler_shows_its_output_and_stops_a_required_build(
+    built: Built, tmp_path: Path
+) -> None:
+    """SPECGEN_NATIVE_BUILD=required: the compiler's own error output, then a clear stop."""
+    broken = tmp_path / "cc"
+    broken.write_text(
+        "#!/bin/sh\necho 'cc: fatal error: no licence for this compiler' >&2\nexit 4\n"
+    )
+    broken.chmod(0o755)
+    env = _env() | {"CC": str(broken), "SPECGEN_NATIVE_BUILD": "required"}
+    pip = _pip_wheel_of_checkout(built, tmp_path / "wheels", env)
+    proc = subprocess.run(pip, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    output = _failed_build_output(proc)
+    shown = [ln.strip() for ln in output.splitlines()]
+    assert any(
+        ln.startswith(f"kafka-specgen: compiling engine.c failed with exit status 4: {broken} ")
+        for ln in shown
+    ), output
+    assert "cc: fatal error: no licence for this compiler" in shown
+    assert (
+        "kafka-specgen: SPECGEN_NATIVE_BUILD=required, so the build stops; fix the compiler "
+        "(or CC), or unset SPECGEN_NATIVE_BUILD to build a pure-Python wheel"
+    ) in shown
+    assert not (tmp_path / "wheels").exists() or not list((tmp_path / "wheels").iterdir())
+
+
+def test_an_unknown_native_build_mode_stops_the_build(built: Built, tmp_path: Path) -> None:
+    env = _env() | {"SPECGEN_NATIVE_BUILD": "yes"}
+    pip = _pip_wheel_of_checkout(built, tmp_path / "wheels", env)
+    proc = subprocess.run(pip, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert (
+        "kafka-specgen: SPECGEN_NATIVE_BUILD='yes' is not one of auto, required, skip"
+        in _failed_build_output(proc)
     )

@@ -8,7 +8,11 @@ parent's array loop; errors inside them must still name the element.
 
 from __future__ import annotations
 
+import collections.abc
 import importlib
+import types
+import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +135,51 @@ def test_errors_inside_array_elements_name_the_element(version: int) -> None:
         assert f"GroupMetadataValue v{version}, field members[1].client_host, byte {host}" in str(
             caught.value
         )
+
+
+# --------------------------------------------------------------------------- row types
+
+
+def _mismatch(value: Any, kind: Any, namespace: dict[str, Any], where: str) -> str | None:
+    """Where ``value`` does not have the type ``kind`` (a row alias and what it holds)."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin is tuple:
+        if not isinstance(value, tuple) or len(value) != len(args):
+            return f"{where}: {value!r} is not a tuple of {len(args)}"
+        for i, (item, item_kind) in enumerate(zip(value, args, strict=True)):
+            found = _mismatch(item, item_kind, namespace, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    if origin is list:
+        if not isinstance(value, list):
+            return f"{where}: {value!r} is not a list"
+        found_any = (_mismatch(v, args[0], namespace, f"{where}[{i}]") for i, v in enumerate(value))
+        return next((f for f in found_any if f), None)
+    if origin in (types.UnionType, typing.Union):
+        failures = [_mismatch(value, a, namespace, where) for a in args]
+        return None if any(f is None for f in failures) else f"{where}: {value!r} is not {kind}"
+    if origin is collections.abc.Mapping:
+        ok = isinstance(value, Mapping) and all(
+            type(k) is int and type(v) is bytes for k, v in value.items()
+        )
+        return None if ok else f"{where}: {value!r} is not a Mapping[int, bytes]"
+    if kind is type(None):
+        return None if value is None else f"{where}: {value!r} is not None"
+    # Exact types: a bool is no int here, a memoryview no bytes.
+    return None if type(value) is kind else f"{where}: {value!r} is not {kind.__name__}"
+
+
+@pytest.mark.parametrize("message", [pytest.param(m, id=m.name) for m in SHIPPED])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_rows_have_their_row_types(message: Message, data: st.DataObject) -> None:
+    """What ``decode_row`` gives is what the module's ``<Name>Row`` alias says, to the element
+    type, on this backend: the aliases mypy checks user code against describe real rows."""
+    module = importlib.import_module(f"generated.{message.module}")
+    cls = getattr(module, message.name)
+    version = data.draw(st.sampled_from(list(message.valid_versions.versions())))
+    value = data.draw(instances(message, module, version))
+    row = cls.decode_row(value.encode(version), version)
+    alias = getattr(module, f"{message.name}Row")
+    assert _mismatch(row, alias, vars(module), "row") is None

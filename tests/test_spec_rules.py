@@ -66,10 +66,63 @@ def test_line_numbers_survive_comments(tmp_path: Path) -> None:
     assert one(tmp_path, text) == "Spec0.json:10: $.fields[0].type: unknown type 'int99'"
 
 
-def test_syntax_error_reports_line(tmp_path: Path) -> None:
+def test_syntax_error_reports_line_and_column(tmp_path: Path) -> None:
     assert one(tmp_path, '{\n  "name": "Demo",\n  oops\n}') == (
-        "Spec0.json:3: $: invalid JSON: expected a quoted key"
+        "Spec0.json:3: $: invalid JSON at column 3: expected a quoted key, found 'o'"
     )
+
+
+MISSING_BRACE = """\
+{
+  "name": "Demo",
+  "type": "data",
+  "validVersions": "0",
+  "flexibleVersions": "none",
+  "fields": [
+    { "name": "A", "type": "int32", "versions": "0+"
+    { "name": "B", "type": "int32", "versions": "0+" }
+  ]
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The fault is where the } belongs (after "0+" on line 7), not where the parser noticed.
+        (
+            MISSING_BRACE,
+            "Spec0.json:7: $: invalid JSON at column 53: expected ',' or '}' after the value of "
+            "'versions', found '{'",
+        ),
+        (
+            MISSING_BRACE.replace('"0+"\n    {', '"0+" },\n    {').replace("\n  ]\n}\n", "\n}\n"),
+            "Spec0.json:8: $: invalid JSON at column 55: expected ',' or ']' after element 1 of "
+            "the array, found '}'",
+        ),
+        (
+            '{\n  "name": "Demo",\n  "type" "data"\n}',
+            "Spec0.json:3: $: invalid JSON at column 9: expected ':' after the key 'type', found '\"'",
+        ),
+        (
+            '{\n  "name": "Demo\n}',
+            "Spec0.json:2: $.name: invalid JSON at column 16: a control character (a newline, a "
+            "tab) inside a string; write it as \\n or \\t",
+        ),
+        (
+            '{\n  "name": "Demo",\n  "type": "data"',
+            "Spec0.json:3: $: invalid JSON at column 17: expected ',' or '}' after the value of "
+            "'type', found the end of the file",
+        ),
+        (
+            '{\n  "name": "Demo",\n  /* not closed\n}',
+            "Spec0.json:3: $: invalid JSON at column 3: unterminated /* comment",
+        ),
+    ],
+    ids=["missing }", "missing ]", "missing :", "newline in a string", "end of file", "comment"],
+)
+def test_syntax_errors_point_at_the_fault(tmp_path: Path, text: str, expected: str) -> None:
+    assert one(tmp_path, text) == expected
 
 
 def test_unknown_key(tmp_path: Path) -> None:
@@ -393,7 +446,7 @@ def test_nesting_deeper_than_the_limit_is_a_spec_error(tmp_path: Path) -> None:
 def test_number_too_long_for_int_is_a_spec_error(tmp_path: Path) -> None:
     huge = "9" * 5000  # more digits than Python converts to an int by default
     assert one(tmp_path, f'{{\n  "name": "Demo",\n  "apiKey": {huge}\n}}') == (
-        "Spec0.json:3: $.apiKey: invalid JSON: number with 5000 characters is too long"
+        "Spec0.json:3: $.apiKey: invalid JSON at column 13: number with 5000 characters is too long"
     )
 
 
@@ -401,7 +454,7 @@ def test_lone_surrogate_is_a_spec_error(tmp_path: Path) -> None:
     # \ud800 alone is no character: the generated module could not be written as UTF-8.
     text = json.dumps(spec(field(about="x\ud800y")), indent=2)
     assert one(tmp_path, text) == (
-        "Spec0.json:11: $.fields[0].about: invalid JSON: \\ud800 is half of a UTF-16 "
+        "Spec0.json:11: $.fields[0].about: invalid JSON at column 16: \\ud800 is half of a UTF-16 "
         "surrogate pair, not a character"
     )
 
@@ -490,3 +543,70 @@ def test_longest_allowed_name_generates(tmp_path: Path) -> None:
     (tmp_path / "specs" / "Long.json").write_text(json.dumps(spec(field(name), name=name)))
     written = write_package([tmp_path / "specs"], tmp_path / "out")
     assert tmp_path / "out" / f"{name.lower()}.py" in written
+
+
+# --------------------------------------------------------------------------- all at once
+
+
+def test_schema_and_semantic_problems_of_one_spec_in_one_run(tmp_path: Path) -> None:
+    """A version range of the wrong form (a schema problem) does not hide the spec's semantic
+    problems: all come in the same run, each once."""
+    broken = spec(
+        field("A", versions="0-x"),
+        field("B", "uuid", nullableVersions="0+"),
+        field("C", tag=0, taggedVersions="1+"),
+        field("D", "string", zeroCopy=True),
+        field("E", versions="5+"),
+    )
+    assert [after_path(p) for p in problems(tmp_path, broken)] == [
+        "$.fields[0].versions: '0-x' is not a version range (none, N, A-B or A+)",
+        "$.fields[1].nullableVersions: type uuid cannot be nullable (Kafka's UUID type has no null)",
+        "$.fields[2].taggedVersions: taggedVersions 1+ must be inside the message's flexibleVersions 2+",
+        "$.fields[3].zeroCopy: only bytes fields can use zeroCopy",
+        "$.fields[4].versions: field E has versions 5+, but its struct exists only in versions 0-3",
+    ]
+    # Fixing the range leaves exactly the semantic problems: none was missed or invented.
+    (tmp_path / "Spec0.json").unlink()
+    broken["fields"][0]["versions"] = "0+"
+    assert len(problems(tmp_path, broken)) == 4
+
+
+def test_a_value_of_the_wrong_type_does_not_cause_follow_up_problems(tmp_path: Path) -> None:
+    # tag "x" is left out of the model: "taggedVersions is given, but no tag" would follow from
+    # it, so that field's other problems wait; other fields are still checked.
+    found = problems(
+        tmp_path,
+        spec(field("A", tag="x", taggedVersions="2+"), field("B", "int99"), apiKey="one"),
+    )
+    assert [after_path(p) for p in found] == [
+        "$.fields[0].tag: 'x' is not valid under any of the given schemas",
+        "$.fields[1].type: unknown type 'int99'",
+        "$.apiKey: 'one' is not of type 'integer'",
+    ]
+
+
+def test_a_spec_the_model_cannot_read_reports_its_schema_problems(tmp_path: Path) -> None:
+    # A field without its type cannot be modelled: the schema's problem alone, no crash.
+    without_type = spec(field("A"), field("B", "int99"))
+    del without_type["fields"][0]["type"]
+    assert [after_path(p) for p in problems(tmp_path, without_type)] == [
+        "$.fields[0]: 'type' is a required property",
+    ]
+
+
+def test_a_spec_with_schema_problems_is_never_generated(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "Demo.json").write_text(json.dumps(spec(field(versions="0-x"))))
+    with pytest.raises(SpecErrors):
+        write_package([specs], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_struct_named_like_a_row_type_is_a_spec_error(tmp_path: Path) -> None:
+    # The module defines DemoRow, the row type of Demo: a struct of that name would replace it.
+    nested = field("Rows", "DemoRow", fields=[field("X")])
+    assert after_path(one(tmp_path, spec(nested))) == (
+        "$.fields[0].type: struct DemoRow has the name of Demo's row type, which the module "
+        "defines; rename the struct"
+    )

@@ -4,7 +4,9 @@ It uses the running interpreter's compiler settings (sysconfig: CC, CCSHARED, th
 folder and the extension suffix; ``CC`` in the environment wins) at -O2 and writes each module
 (``_engine<suffix>`` from ``engine.c``, ``_records<suffix>`` from ``records.c``) next to its
 source. The wheel build (codegen/hatch_hook.py) calls :func:`build` for each module the same way;
-``pip install -e`` builds them in place.
+``pip install -e`` builds them in place. ``SPECGEN_NATIVE_BUILD`` tells the wheel build what to do
+(:func:`native_build_mode`): ``auto`` builds the engine where a compiler works and makes a pure
+wheel otherwise, ``required`` fails without the engine, ``skip`` makes the pure wheel.
 """
 
 from __future__ import annotations
@@ -26,8 +28,39 @@ include ``shared.h``, next to them)."""
 SOURCE = MODULES["_engine"]
 
 
+NATIVE_BUILD_VARIABLE = "SPECGEN_NATIVE_BUILD"
+NATIVE_BUILD_MODES = ("auto", "required", "skip")
+
+
 class CompilerNotFound(RuntimeError):
     """No C compiler to build the engine with."""
+
+
+class CompilerFailed(RuntimeError):
+    """The compiler ran and failed; the text holds its command, exit status and output."""
+
+    def __init__(self, source: str, command: list[str], returncode: int, output: str) -> None:
+        shown = output.strip() or "(the compiler printed nothing)"
+        super().__init__(
+            f"compiling {source} failed with exit status {returncode}: {shlex.join(command)}\n"
+            f"{shown}"
+        )
+        self.command = command
+        self.returncode = returncode
+        self.output = output
+
+
+def native_build_mode() -> str:
+    """``SPECGEN_NATIVE_BUILD`` (``auto`` when unset): ValueError names the accepted values."""
+    mode = os.environ.get(NATIVE_BUILD_VARIABLE, "").strip().lower() or "auto"
+    if mode not in NATIVE_BUILD_MODES:
+        raise ValueError(
+            f"{NATIVE_BUILD_VARIABLE}={os.environ[NATIVE_BUILD_VARIABLE]!r} is not one of "
+            f"{', '.join(NATIVE_BUILD_MODES)}: auto builds the native engine where a C compiler "
+            "works (else a pure-Python wheel), required fails without it, skip builds the "
+            "pure-Python wheel"
+        )
+    return mode
 
 
 def output_path(module: str = "_engine") -> Path:
@@ -81,9 +114,8 @@ def build(
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
-        raise RuntimeError(
-            f"compiling {MODULES[module].name} failed ({' '.join(command)}):\n{done.stderr.strip()}"
-        )
+        output = "\n".join(t.strip() for t in (done.stdout, done.stderr) if t.strip())
+        raise CompilerFailed(MODULES[module].name, command, done.returncode, output)
     if done.stderr.strip():
         print(done.stderr.strip(), file=sys.stderr)
     return out or output_path(module), seconds

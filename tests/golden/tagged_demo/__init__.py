@@ -2,6 +2,27 @@
 # DO NOT EDIT: change the specs and run `python -m codegen generate`.
 """Generated codecs. ``MESSAGES`` maps a spec name to its class; modules load on first use."""
 
+from typing import TYPE_CHECKING
+
 from codegen.runtime import MessageIndex
 
-MESSAGES = MessageIndex(__name__, {"TaggedDemo": "tagged_demo"})
+if TYPE_CHECKING:
+    # For type checkers only: MESSAGES["Name"] is the class of that spec, any other str a
+    # KafkaMessage class (a KeyError at run time). Nothing here is imported at run time.
+    from typing import Literal, overload
+
+    from codegen.runtime import KafkaMessage
+
+    from .tagged_demo import TaggedDemo
+
+    class _MessageIndex(MessageIndex):
+        @overload
+        def __getitem__(self, name: Literal["TaggedDemo"]) -> type[TaggedDemo]: ...
+        @overload
+        def __getitem__(self, name: str) -> type[KafkaMessage]: ...
+        def __getitem__(self, name: str) -> type[KafkaMessage]: ...
+
+else:
+    _MessageIndex = MessageIndex
+
+MESSAGES = _MessageIndex(__name__, {"TaggedDemo": "tagged_demo"})

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from codegen import runtime as _rt
@@ -41,6 +43,23 @@ _S_u_unpack = _struct.Struct(">16s").unpack_from
 _S_u_pack = _struct.Struct(">16s").pack
 _AU_h = _rt.array_unpackers("h")
 _AP_h = _rt.array_packers("h")
+
+PartyRow: _TypeAlias = tuple[str, int, _Mapping[int, bytes]]
+"""A Party inside a row: the values of its ROW_FIELDS, in order."""
+
+TaggedDemoRow: _TypeAlias = tuple[
+    int,
+    str | None,
+    list[int],
+    PartyRow | None,
+    list[PartyRow],
+    _UUID,
+    str | None,
+    int,
+    bytes,
+    _Mapping[int, bytes],
+]
+"""A row of TaggedDemo (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -97,6 +116,16 @@ class TaggedDemo(_rt.KafkaMessage):
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0-2")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("1+")
     _MANY_OBJECTS: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> TaggedDemoRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[TaggedDemoRow, int]]: ...
 
     id: int = 0
     """An identifier. Versions 0+."""
