@@ -26,7 +26,7 @@ from typing import Any
 import newer_specs
 import pytest
 from test_golden import annotated_hex
-from test_hatch_hook import CHECKOUT, _pip_wheel_here, _user_project
+from test_hatch_hook import CHECKOUT
 
 import spark_udfs
 from spark_udfs import functions
@@ -40,33 +40,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def user_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The user project's wheel, built by the hook."""
-    project = _user_project(tmp_path_factory.mktemp("user"), spec_text=None)
-    (project / "specs" / "TaggedDemo.json").write_text(
-        (TAGGED_DEMO / "TaggedDemo.json").read_text()
-    )
-    built = _pip_wheel_here(project)
-    assert built.returncode == 0, built.stdout + built.stderr
-    (wheel,) = (project / "dist").glob("*.whl")
-    return wheel
-
-
-@pytest.fixture(scope="session")
-def installed_user_package(user_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The user's wheel installed with pip into a folder of its own (returned)."""
-    wheel = user_wheel
-    site = tmp_path_factory.mktemp("site")
-    pip = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target"]
-    subprocess.run([*pip, str(site), str(wheel)], check=True, capture_output=True, timeout=300)
-    assert (site / USER_PACKAGE / "_spark_schemas.py").is_file()
-    return site
-
-
-@pytest.fixture(scope="session")
-def user_package(spark: Any, installed_user_package: Path) -> str:
-    """The installed user package, importable on the driver and shipped to the executors."""
-    sys.path.insert(0, str(installed_user_package))
+def user_package(spark: Any, user_codecs: Any) -> str:
+    """The installed user package (the wheel the build hook made, ``tests/conftest.py``),
+    importable on the driver and shipped to the executors."""
     ship_codec_package(spark, USER_PACKAGE)
     return USER_PACKAGE
 
