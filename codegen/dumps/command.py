@@ -593,8 +593,8 @@ def _asdict(obj: Any) -> dict[str, Any]:
     default="auto",
     show_default=True,
     help="Internal topic the files belong to, or plain for any other topic (keys and values "
-    "as they are); auto tells internal topics by their folder or file name and reads the "
-    "others plain.",
+    "as they are); auto tells internal topics by their folder or file name, decodes the "
+    "topics the topic map (--topics) names and reads the others plain.",
 )
 @click.option(
     "--format",
