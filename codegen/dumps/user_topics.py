@@ -113,6 +113,10 @@ class UserTopicDecoder:
         self.name = entry.name
         self._key = None if entry.key is None else _SideReader(entry.key, "key", package)
         self._value = None if entry.value is None else _SideReader(entry.value, "value", package)
+        self.reads_headers = any(
+            s is not None and s.header is not None for s in (entry.key, entry.value)
+        )
+        """Whether a side's version is in a header (the records are then read with theirs)."""
 
     def decode(
         self,
@@ -180,6 +184,18 @@ class UserTopicDecoder:
                 max_batch_size=max_batch_size,
                 max_batch_records=max_batch_records,
             )
+            if not self.reads_headers:  # the segment layer's raw rows: no header objects
+                for raw in reader.raw_batches():
+                    if isinstance(raw, SegmentError):
+                        yield raw
+                        continue
+                    batch, rows = raw
+                    if batch.is_control:
+                        yield DecodedBatch(batch, [control_record(row) for row in rows])
+                    else:
+                        decode = self.decode
+                        yield DecodedBatch(batch, [decode(k, v, (), o, t) for o, t, k, v in rows])
+                continue
             for item in reader:
                 if isinstance(item, SegmentError):
                     yield item
