@@ -511,9 +511,10 @@ def decode_message_array(
 ) -> Decoded:
     """Decode every row of a binary array as message ``name``.
 
-    ``version=None`` reads the version as :func:`default_framing` says; ``"prefix"`` from an
-    int16 in front of the message; a number means the bytes are the message body at that
-    version. Null rows give null structs and no error. ``package`` is the generated package
+    ``version=None`` reads the version as :func:`default_framing` says (a ValueError for a
+    message whose bytes carry none while it has several versions: never a guess); ``"prefix"``
+    from an int16 in front of the message; a number means the bytes are the message body at
+    that version. Null rows give null structs and no error. ``package`` is the generated package
     whose codecs decode (the shipped one by default).
     """
     rows = arr if isinstance(arr, Rows) else Rows(arr)
@@ -523,6 +524,11 @@ def decode_message_array(
         framing, fixed = "version", None
     elif isinstance(version, int):
         framing, fixed = "none", version
+    elif needs_version(name, package):
+        raise ValueError(
+            f"{name}'s bytes carry no version and it has versions {cls.VALID_VERSIONS}: give "
+            'the version of the bytes, or "prefix" when an int16 version comes first'
+        )
     else:
         framing, fixed = default_framing(name, package)
     errors: dict[int, str] = {}

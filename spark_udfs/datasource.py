@@ -525,8 +525,8 @@ class KafkaLogReader(DataSourceReader):
         self.mode = mode
         self.schema = schema
         needed = set(schema.names) | (set(_DECODE_INPUTS) if decoding is not None else set())
-        if decoding is not None and decoding.user is not None:
-            needed.add("headers")  # a version may be in a header
+        if decoding is not None and decoding.user is not None and decoding.user.reads_headers:
+            needed.add("headers")  # a version is in a header
         self.raw_schema = pa.schema([f for f in RAW_SCHEMA if f.name in needed])
 
     def partitions(self) -> list[LogSlices]:
@@ -575,7 +575,7 @@ class KafkaLogReader(DataSourceReader):
                         typ,
                         rb.column("key"),
                         rb.column("value"),
-                        rb.column("headers"),
+                        rb.column("headers") if "headers" in rb.schema.names else None,
                         rb.column("isControl"),
                     )
                     rb = _with_decoded(rb, sl, decoded.columns, decoded.errors, typ, self.mode)

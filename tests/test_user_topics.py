@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from user_topics_data import INTERNAL, PACKAGE, V0, Written, write_topics
+from user_topics_data import INTERNAL, PACKAGE, V0, V2, Written, write_topics
 
 from codegen.dumps.command import dump_command
 from codegen.dumps.topic_map import (
@@ -303,3 +303,15 @@ def test_python_api_gives_the_same_records(written: Written, user_codecs: Module
                 row["value"] = None
             rows.append(row)
     _check_values(rows, written, user_codecs)
+
+
+def test_the_arrow_decode_core_never_guesses_a_version(user_codecs: ModuleType) -> None:
+    pa = pytest.importorskip("pyarrow")
+    from spark_udfs.arrow import decode_message_array
+
+    with pytest.raises(ValueError) as info:
+        decode_message_array(pa.array([V2]), "TaggedDemo", package=PACKAGE)
+    assert str(info.value).startswith("TaggedDemo's bytes carry no version and it has versions 0-2")
+    prefixed = decode_message_array(pa.array([b"\x00\x02" + V2]), "TaggedDemo", "prefix", PACKAGE)
+    fixed = decode_message_array(pa.array([V2]), "TaggedDemo", 2, PACKAGE)
+    assert prefixed.errors == fixed.errors == {} and prefixed.values.equals(fixed.values)

@@ -899,9 +899,8 @@ def dump_log_run(
 
     ``package`` is the generated package whose classes decode the records; ``user`` the
     decoders of the user topics among ``topics`` (their payloads are the decoded JSON). Returns
-    True when
-    Kafka's tool would have stopped with an error (a record its decoder
-    cannot take); the message is then on stderr and the rest is not printed, as in Kafka.
+    True when Kafka's tool would have stopped with an error (a record its decoder cannot take);
+    the message is then on stderr and the rest is not printed, as in Kafka.
     """
     from codegen.dumps.dumplog_json import DumpLogAborted, dump_log_lines, non_consecutive_lines
     from codegen.dumps.log_files import IndexReport, LogFileError, dump_index_file

@@ -173,6 +173,12 @@ class TopicMap:
                 out[topic] = entry
         return out
 
+    @property
+    def reads_headers(self) -> bool:
+        """Whether an entry takes a version from a record header."""
+        sides = [s for e in self.entries for s in (e.key, e.value) if s is not None]
+        return any(s.header is not None for s in sides)
+
     def messages(self) -> list[str]:
         """The messages the map names, in order, each once."""
         names = [s.message for e in self.entries for s in (e.key, e.value) if s is not None]
