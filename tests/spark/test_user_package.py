@@ -290,6 +290,13 @@ def test_column_function_with_a_version_prefix_gives_the_same_values(
     # the column function has no key/value side: its error is the codec's, without "value: "
     expected = {k: v[len("value: ") :] if isinstance(v, str) else v for k, v in expected.items()}
     assert got == expected
+    # SQL: the version as an argument (the body after the prefix, at version 2)
+    spark_udfs.for_package(user_package).register_sql_functions(spark, mode="PERMISSIVE")
+    raw.createOrReplaceTempView("sensors_raw")
+    sql = "SELECT offset, decode_tagged_demo(substring(value, 3), 2) AS d FROM sensors_raw"
+    by_sql = {r.offset: r.d for r in spark.sql(sql + " WHERE `offset` IN (2, 3)").collect()}
+    assert _view(by_sql[2].decoded.asDict(recursive=True)) == expected[("sensors", 2)]
+    assert by_sql[3].decoded is None and by_sql[3]._decode_error == expected[("sensors", 3)]
 
 
 def _by_name(rows: list[Any]) -> dict[str | None, Any]:
