@@ -36,12 +36,13 @@ from codegen.dumps.decoded import (
     EndTxnMarker,
     control_record,
 )
+from codegen.dumps.latest import LatestByKey
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
 from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
 from codegen.dumps.segments import SegmentReader, segment_files
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
-from codegen.dumps.user_topics import LatestByKey, UserRecord, UserTopicDecoder, user_decoders
+from codegen.dumps.user_topics import UserRecord, UserTopicDecoder, user_decoders
 from codegen.extras import MissingExtraError
 
 if TYPE_CHECKING:
@@ -196,7 +197,7 @@ def record_to_json(
             obj["batchPosition"] = batch.position
         return obj
     if isinstance(rec, UserRecord):
-        from codegen.dumps.user_topics import user_record_json
+        from codegen.dumps.user_output import user_record_json
 
         return {**obj, **user_record_json(rec, plain_side_json)}
     from codegen.dumps.dumplog_json import record_json

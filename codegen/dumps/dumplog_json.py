@@ -44,7 +44,8 @@ from codegen.dumps.model import (
 )
 from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.segments import SegmentReader
-from codegen.dumps.user_topics import UserRecord, user_dump_log_texts
+from codegen.dumps.user_output import user_dump_log_texts
+from codegen.dumps.user_topics import UserRecord
 
 __all__ = [
     "DECODER_OPTIONS",

@@ -13,12 +13,11 @@ segment to the same values and the same errors.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.decoded import (
     ERROR,
@@ -43,15 +42,13 @@ from codegen.dumps.topic_map import (
 from codegen.runtime import KafkaMessage
 
 __all__ = [
-    "LatestByKey",
     "UserRecord",
     "UserTopicDecoder",
     "decode_user_batches",
     "decode_user_records",
     "prefix_error",
     "user_decoders",
-    "user_dump_log_texts",
-    "user_record_json",
+    "version_of",
 ]
 
 _PREFIX_SIZE: Final = 2
@@ -268,96 +265,7 @@ def decode_user_records(
             yield from item.records
 
 
-# ------------------------------------------------------------------------------------ output
-
-
-def _side_json(
-    obj: dict[str, Any],
-    name: str,
-    mapped: bool,
-    message: KafkaMessage | None,
-    version: int,
-    data: bytes | None,
-    plain: Callable[[str, bytes | None], dict[str, Any]],
-) -> None:
-    if mapped:
-        obj[f"{name}Version"] = version if version >= 0 else None
-        obj[name] = None if message is None else message.to_json(version_of(message, version))
-    else:
-        obj.update(plain(name, data))
-
-
 def version_of(message: KafkaMessage, version: int) -> int:
     """The version to print ``message`` at: the one it was read with (the newest known one for
     a version newer than the spec)."""
     return min(version, type(message).HIGHEST_VERSION)
-
-
-def user_record_json(
-    rec: UserRecord, plain: Callable[[str, bytes | None], dict[str, Any]]
-) -> dict[str, Any]:
-    """The jsonl fields of a decoded (or tombstone) user record after its position and kind:
-    ``keyVersion``/``key`` and ``valueVersion``/``value`` for a side the map names (the
-    message's JSON, Kafka's JsonConverter form), ``plain(side, bytes)`` for the others."""
-    obj: dict[str, Any] = {"recordType": None, "recordName": rec.name}
-    key = rec.key if isinstance(rec.key, KafkaMessage) else None
-    _side_json(obj, "key", rec.key_mapped, key, rec.key_version, rec.key_bytes, plain)
-    _side_json(obj, "value", rec.value_mapped, rec.value, rec.value_version, rec.value_bytes, plain)
-    if rec.newer_than_spec:
-        obj["isNewerVersion"] = True
-    return obj
-
-
-def user_dump_log_texts(rec: UserRecord) -> tuple[str | None, str | None]:
-    """The ``key:`` and ``payload:`` texts of ``dump --format dump-log``: a side the map names
-    as its message's JSON, the others as UTF-8 text (Kafka's StringDecoder); a record that did
-    not decode as ``Error at offset O, skipping. <reason>`` in place of the payload."""
-    from codegen.dumps.dumplog_json import jackson_json
-
-    def text(mapped: bool, message: Any, version: int, data: bytes | None) -> str | None:
-        if data is None:
-            return None
-        if mapped and message is not None:
-            return jackson_json(message.to_json(version_of(message, version)))
-        return data.decode("utf-8", "replace")
-
-    if rec.kind == ERROR:
-        key = None if rec.key_bytes is None else rec.key_bytes.decode("utf-8", "replace")
-        return key, f"Error at offset {rec.offset}, skipping. {rec.error}"
-    return (
-        text(rec.key_mapped, rec.key, rec.key_version, rec.key_bytes),
-        text(rec.value_mapped, rec.value, rec.value_version, rec.value_bytes),
-    )
-
-
-class LatestByKey(CompactedView):
-    """``dump --compacted`` of user topics: the last record per key of each partition (a
-    tombstone deletes its key), with transactions resolved as in :class:`CompactedView`
-    (records of a transaction count at its COMMIT marker; aborted ones never do).
-
-    ``where`` is set to the file being fed (its topic and partition key the records).
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.where: Any = None
-        self.latest: dict[tuple[Any, bytes | None], tuple[DecodedRecord, Any]] = {}
-
-    def add(self, rec: DecodedRecord) -> None:
-        self.records += 1
-        if rec.kind == TOMBSTONE:
-            self.latest.pop((self._partition(), rec.key_bytes), None)
-        elif rec.kind == RECORD:
-            key = (self._partition(), rec.key_bytes)
-            self.latest.pop(key, None)  # re-inserted last: rows come in order of last write
-            self.latest[key] = (rec, self.where)
-        elif rec.kind == ERROR:
-            self.errors += 1
-
-    def _partition(self) -> Any:
-        where = self.where
-        return None if where is None else (where.topic, where.partition)
-
-    def rows(self) -> list[tuple[DecodedRecord, Any]]:
-        """(record, where) of every live key, in the order of their last records."""
-        return sorted(self.latest.values(), key=lambda r: (str(r[1] and r[1].label), r[0].offset))
