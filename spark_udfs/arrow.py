@@ -138,6 +138,14 @@ def default_framing(name: str, package: str = SHIPPED) -> tuple[str, int | None]
     return "none", cls.LOWEST_VERSION
 
 
+def needs_version(name: str, package: str = SHIPPED) -> bool:
+    """Whether message ``name``'s bytes carry no version (:func:`default_framing` ``none``)
+    while it has several: decoding it needs a version given, never a guess."""
+    framing, _ = default_framing(name, package)
+    cls = codecs(package).messages[name]
+    return framing == "none" and cls.LOWEST_VERSION != cls.HIGHEST_VERSION
+
+
 def parse_frames(rows: Rows, idx: I64) -> tuple[I64, I64, I64, dict[int, str]]:
     """Metadata frames of rows ``idx``: (api key, version, body start, errors by row)."""
     api = np.full(len(idx), -1, np.int64)
@@ -498,19 +506,31 @@ def clamp_versions(
 def decode_message_array(
     arr: pa.Array | pa.ChunkedArray,
     name: str,
-    version: int | None = None,
+    version: int | str | None = None,
     package: str = SHIPPED,
 ) -> Decoded:
     """Decode every row of a binary array as message ``name``.
 
-    ``version=None`` reads the version as :func:`default_framing` says; otherwise the bytes are
-    the message body at ``version``. Null rows give null structs and no error. ``package``
-    is the generated package whose codecs decode (the shipped one by default).
+    ``version=None`` reads the version as :func:`default_framing` says (a ValueError for a
+    message whose bytes carry none while it has several versions: never a guess); ``"prefix"``
+    from an int16 in front of the message; a number means the bytes are the message body at
+    that version. Null rows give null structs and no error. ``package`` is the generated package
+    whose codecs decode (the shipped one by default).
     """
     rows = arr if isinstance(arr, Rows) else Rows(arr)
     cls = codecs(package).messages[name]
     n = rows.n
-    framing, fixed = ("none", version) if version is not None else default_framing(name, package)
+    if version == "prefix":
+        framing, fixed = "version", None
+    elif isinstance(version, int):
+        framing, fixed = "none", version
+    elif needs_version(name, package):
+        raise ValueError(
+            f"{name}'s bytes carry no version and it has versions {cls.VALID_VERSIONS}: give "
+            'the version of the bytes, or "prefix" when an int16 version comes first'
+        )
+    else:
+        framing, fixed = default_framing(name, package)
     errors: dict[int, str] = {}
     valid = rows.valid
     starts = rows.starts

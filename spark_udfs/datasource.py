@@ -27,6 +27,12 @@ Options (case-insensitive):
   ``share_group_state``, ``cluster_metadata``) decodes every file as that family. Adds the
   topic decoder's columns (``recordType``, ``decodedKey``, ...). Example:
   ``.option("decode", "true")``.
+- ``topics``: a topic map (docs/dumps.md, "Your own topics"): the path of a TOML file (or a
+  ``pyproject.toml`` with ``[tool.kafka-specgen.topics]``), or the map's ``topics`` table as
+  JSON (``{"sensors-*": {"value": {"message": "SensorReading", "version": "prefix"}}}``). The
+  topics it names are decoded, with or without ``decode``, into the same columns, their
+  messages added to ``decodedKey``/``decodedValue``. Its messages are those of the map's own
+  ``package``, else of the ``package`` option.
 - ``package``: the generated codec package ``decode`` uses, a dotted module name importable on
   the driver and the executors (default ``generated``, the shipped codecs). A package generated
   from a newer Kafka release's specs decodes that release's new record types and versions.
@@ -80,6 +86,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
 from codegen.dumps.segments import SEGMENT_SUFFIXES
+from codegen.dumps.topic_map import TopicMap, topic_map_option
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
 from spark_udfs.package import SHIPPED
@@ -92,6 +99,7 @@ from spark_udfs.topics import (
     topics_arrow_type,
     widen_to,
 )
+from spark_udfs.user_topics import decode_user_arrays, user_topics_arrow_type
 
 __all__ = [
     "Decoding",
@@ -351,22 +359,34 @@ def _decode_batch(
     """``rb`` with the decoded columns of ``typ`` added (only those: a narrower ``typ`` builds
     less); ``family`` None (a topic with no decoder) leaves them null; ``selection`` decodes
     only those records."""
-    permissive = mode == Mode.PERMISSIVE
-    columns: dict[str, pa.Array] = {}
-    if family is not None:
-        key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
-        wanted = frozenset(f.name for f in typ)
-        result = decode_topic_arrays(family, key, value, control, package, selection, wanted)
-        if result.errors and not permissive:
-            i = min(result.errors)
-            where = f"topic {sl.topic}, partition {sl.partition}, offset {rb['offset'][i].as_py()}"
-            raise MalformedKafkaRecordError(where, result.errors[i])
-        columns = dict(result.columns)
-        if permissive:
-            errs = np.full(rb.num_rows, None, dtype=object)
-            for i, reason in result.errors.items():
-                errs[i] = reason
-            columns["_decode_error"] = pa.array(errs, pa.string())
+    if family is None:
+        return _with_decoded(rb, sl, {}, {}, typ, mode)
+    key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
+    wanted = frozenset(f.name for f in typ)
+    result = decode_topic_arrays(family, key, value, control, package, selection, wanted)
+    return _with_decoded(rb, sl, result.columns, result.errors, typ, mode)
+
+
+def _with_decoded(
+    rb: pa.RecordBatch,
+    sl: LogSlice,
+    decoded: dict[str, pa.Array],
+    errors: dict[int, str],
+    typ: pa.StructType,
+    mode: Mode,
+) -> pa.RecordBatch:
+    """``rb`` with the ``decoded`` columns of ``typ`` (the others null); in FAILFAST the first
+    of ``errors`` is raised, in PERMISSIVE they fill ``_decode_error``."""
+    if errors and mode != Mode.PERMISSIVE:
+        i = min(errors)
+        where = f"topic {sl.topic}, partition {sl.partition}, offset {rb['offset'][i].as_py()}"
+        raise MalformedKafkaRecordError(where, errors[i])
+    columns = dict(decoded)
+    if mode == Mode.PERMISSIVE and decoded:
+        errs = np.full(rb.num_rows, None, dtype=object)
+        for i, reason in errors.items():
+            errs[i] = reason
+        columns["_decode_error"] = pa.array(errs, pa.string())
     arrays = [*rb.columns, *widen_to(columns, typ, rb.num_rows)]
     names = [*rb.schema.names, *(f.name for f in typ)]
     return pa.RecordBatch.from_arrays(arrays, names=names)
@@ -392,6 +412,18 @@ class Decoding:
     families: tuple[str, ...]
     forced: str | None
     names: Selection = None  # the record names to decode (``recordTypes``); None: all
+    user: TopicMap | None = None  # the ``topics`` map
+    user_topics: tuple[str, ...] = ()  # the topics of the read it names
+
+    def decoded_type(self, permissive: bool, package: str) -> pa.StructType:
+        """The decoded columns: the families', with the user topics' messages added."""
+        base = None
+        if self.families:
+            base = topics_arrow_type(self.families, permissive, package, self.names)
+        if self.user is None or not self.user_topics:
+            assert base is not None
+            return base
+        return user_topics_arrow_type(base, self.user, self.user_topics, permissive)
 
     def family(self, topic: str | None) -> str | None:
         if self.forced is not None:
@@ -401,22 +433,35 @@ class Decoding:
 
 
 def _decoding(
-    topics: set[str | None], option: str, package: str = SHIPPED, record_types: str = ""
+    topics: set[str | None],
+    option: str,
+    package: str = SHIPPED,
+    record_types: str = "",
+    user: TopicMap | None = None,
 ) -> Decoding:
+    mapped = tuple(sorted(user.entries_for(sorted(t for t in topics if t)))) if user else ()
+    if option.lower() == "false":
+        if user is not None and not mapped:
+            raise ValueError(
+                f"kafka-log: the topic map ({user.source}) names none of the topics read "
+                f"({sorted(map(str, topics))}); check its names and patterns"
+            )
+        return Decoding((), None, None, user, mapped)
     if option.lower() not in ("true", "auto"):
         if option not in TOPICS:
             raise ValueError(f"kafka-log: decode={option!r}: use true or one of {list(TOPICS)}")
-        return Decoding((option,), option, _selection(record_types, (option,), package))
+        names = _selection(record_types, (option,), package)
+        return Decoding((option,), option, names, user, mapped)
     present = {family_of_topic(t) for t in topics}
     families = tuple(f for f in TOPICS if f in present and TOPICS[f].has_specs(package))
-    if not families:
+    if not families and not mapped:
         raise ValueError(
             "kafka-log: decode=true found no internal topic to decode (topics: "
             f"{sorted(map(str, topics))}); give folders of __consumer_offsets, "
             "__transaction_state, __share_group_state or __cluster_metadata, name the family "
             f"(decode=consumer_offsets, one of {list(TOPICS)}), or leave decode out"
         )
-    return Decoding(families, None, _selection(record_types, families, package))
+    return Decoding(families, None, _selection(record_types, families, package), user, mapped)
 
 
 def _selection(option: str, families: tuple[str, ...], package: str) -> Selection:
@@ -441,7 +486,7 @@ def _output_schema(opts: dict[str, str], decoding: Decoding | None, mode: Mode) 
     if decoding is not None:
         permissive = mode == Mode.PERMISSIVE
         package = opts.get("package", SHIPPED)
-        fields += list(topics_arrow_type(decoding.families, permissive, package, decoding.names))
+        fields += list(decoding.decoded_type(permissive, package))
     wanted = [c.strip() for c in opts.get("columns", "").split(",") if c.strip()]
     if not wanted:
         return pa.schema(fields)
@@ -480,6 +525,8 @@ class KafkaLogReader(DataSourceReader):
         self.mode = mode
         self.schema = schema
         needed = set(schema.names) | (set(_DECODE_INPUTS) if decoding is not None else set())
+        if decoding is not None and decoding.user is not None and decoding.user.reads_headers:
+            needed.add("headers")  # a version is in a header
         self.raw_schema = pa.schema([f for f in RAW_SCHEMA if f.name in needed])
 
     def partitions(self) -> list[LogSlices]:
@@ -505,7 +552,7 @@ class KafkaLogReader(DataSourceReader):
         package = opts.get("package", SHIPPED)
         if decoding is not None:
             permissive = self.mode == Mode.PERMISSIVE
-            full = topics_arrow_type(decoding.families, permissive, package, decoding.names)
+            full = decoding.decoded_type(permissive, package)
             # The decoded columns the read returns: the others are not built.
             typ = pa.struct([f for f in full if f.name in self.schema.names])
         for rb in read_slice(
@@ -519,7 +566,21 @@ class KafkaLogReader(DataSourceReader):
         ):
             if decoding is not None:
                 family = decoding.family(sl.topic)
-                rb = _decode_batch(rb, sl, family, typ, self.mode, package, decoding.names)
+                entry = None if decoding.user is None else decoding.user.entry_for(sl.topic)
+                if entry is not None:
+                    assert decoding.user is not None
+                    decoded = decode_user_arrays(
+                        entry,
+                        decoding.user.package,
+                        typ,
+                        rb.column("key"),
+                        rb.column("value"),
+                        rb.column("headers") if "headers" in rb.schema.names else None,
+                        rb.column("isControl"),
+                    )
+                    rb = _with_decoded(rb, sl, decoded.columns, decoded.errors, typ, self.mode)
+                else:
+                    rb = _decode_batch(rb, sl, family, typ, self.mode, package, decoding.names)
             yield rb if rb.schema.equals(self.schema) else rb.select(self.schema.names)
 
 
@@ -536,12 +597,13 @@ class KafkaLogDataSource(DataSource):
     def _decoding(self) -> Decoding | None:
         opts = self._opts()
         decode = opts.get("decode", "false")
-        if decode.lower() == "false":
+        package = opts.get("package", SHIPPED)
+        user = topic_map_option(opts["topics"], package) if opts.get("topics") else None
+        if decode.lower() == "false" and user is None:
             return None
         files = list_log_files(_paths(opts))
-        package = opts.get("package", SHIPPED)
         topics = {topic_of(f, opts)[0] for f in files}
-        return _decoding(topics, decode, package, opts.get("recordtypes", ""))
+        return _decoding(topics, decode, package, opts.get("recordtypes", ""), user)
 
     def _decoding_and_schema(self) -> tuple[Decoding | None, Mode, pa.Schema]:
         opts = self._opts()

@@ -23,11 +23,12 @@ from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from spark_udfs.arrow import needs_version
 from spark_udfs.options import Mode
 from spark_udfs.package import SHIPPED, codecs, package_name
 from spark_udfs.schema import message_schema
 from spark_udfs.topics import TOPICS, topic_arrow_type
-from spark_udfs.udfs import message_udf, topic_udf
+from spark_udfs.udfs import message_udf, sql_message_udf, topic_udf
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -90,7 +91,7 @@ class PackageFunctions:
         self,
         name: str,
         col: Column | str,
-        version: int | None = None,
+        version: int | str | None = None,
         mode: str | Mode = Mode.FAILFAST,
         position: Sequence[Column | str] | None = None,
     ) -> Column:
@@ -99,21 +100,31 @@ class PackageFunctions:
         ``version=None`` reads the version from the bytes (int16 prefix of coordinator values
         and consumer-protocol data; the record type prefix of coordinator keys, which are
         version 0; the frame of metadata records); a given version means the bytes are the bare
-        message. FAILFAST (default) returns the message struct and raises
+        message; ``"prefix"`` means an int16 version comes first. A message whose bytes carry
+        no version (a ``data`` message of several versions) needs one: without it the call
+        raises ValueError, as nothing tells which version the bytes are. FAILFAST (default)
+        returns the message struct and raises
         :class:`~spark_udfs.errors.MalformedKafkaRecordError` on a malformed record, naming the
         ``position`` columns' values (for example ``["partition", "offset"]``) when given;
         PERMISSIVE returns ``struct<decoded, _decode_error>`` with ``decoded`` null on failure.
         """
         parsed = Mode.parse(mode)
+        if name not in self.messages:
+            known = ", ".join(sorted(self.messages))
+            raise ValueError(f"no message named {name!r} in {self.package}; known: {known}")
+        _check_version(self.messages[name], version, self.package, self._function_name(name))
         pos = tuple(position or ())
         names = tuple(p if isinstance(p, str) else f"position{i}" for i, p in enumerate(pos))
         udf = message_udf(name, version, parsed, names, self.package)
         return udf(_col(col), *(_col(p) for p in pos))  # type: ignore[no-any-return]
 
+    def _function_name(self, name: str) -> str:
+        return f"decode_{self.messages[name].__module__.rsplit('.', 1)[1]}"
+
     def _message_function(self, name: str) -> Callable[..., Column]:
         def decode(
             col: Column | str,
-            version: int | None = None,
+            version: int | str | None = None,
             mode: str | Mode = Mode.FAILFAST,
             position: Sequence[Column | str] | None = None,
         ) -> Column:
@@ -219,8 +230,16 @@ class PackageFunctions:
         Topic decoders (of the families the package has specs of) take ``(key, value,
         isControl)`` and return a struct: ``SELECT d.* FROM (SELECT
         decode_consumer_offsets(key, value, isControl) AS d FROM t)`` (pass ``false`` when the
-        table has no control flag). With ``messages=True`` every ``decode_<message>(value)`` is
-        registered too (version from the bytes).
+        table has no control flag). With ``messages=True`` every ``decode_<message>(value,
+        version, mode)`` is registered too, a SQL function Spark checks the arguments of:
+        ``version`` (INT) is the version of the bytes (optional, NULL by default, for messages
+        whose bytes carry it; required for a ``data`` message of several versions), ``mode``
+        (``'FAILFAST'`` or ``'PERMISSIVE'``, default the registered ``mode``) what a row that
+        does not decode gives. The registered ``mode`` sets the result's shape: the message
+        struct, or ``struct<decoded, _decode_error>`` for PERMISSIVE; a PERMISSIVE row of a
+        FAILFAST-shaped function is a null struct (as ``from_avro``'s modes). Wrong arguments
+        fail with Spark's own errors (``WRONG_NUM_ARGS``, ``CAST_INVALID_INPUT``, and
+        ``USER_RAISED_EXCEPTION`` naming the modes for an unknown mode).
         """
         parsed = Mode.parse(mode)
         names: list[str] = []
@@ -229,9 +248,53 @@ class PackageFunctions:
             names.append(f"decode_{family}")
         if messages:
             for fn, name in sorted(self._functions.items()):
-                spark.udf.register(fn, message_udf(name, None, parsed, package=self.package))
+                _register_sql_message(spark, fn, name, parsed, self.package)
                 names.append(fn)
         return names
+
+
+def _check_version(cls: Any, version: int | str | None, package: str, function: str) -> None:
+    """A version that cannot decode ``cls`` fails when the column is built, not per row."""
+    name = cls.SPEC_NAME
+    if version is None:
+        if needs_version(name, package):
+            raise ValueError(
+                f"{function}: {name} is a data message whose bytes carry no version, and it has "
+                f"versions {cls.VALID_VERSIONS}: give the version of the bytes ({function}(col, "
+                f'version={cls.HIGHEST_VERSION})), version="prefix" when an int16 version comes '
+                "first, or read the topic with kafka-log's topics option (a topic map, "
+                'docs/dumps.md "Your own topics")'
+            )
+        return
+    if version == "prefix":
+        return
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ValueError(f'{function}: version must be a number or "prefix", got {version!r}')
+    if version not in cls.VALID_VERSIONS:
+        raise ValueError(
+            f"{function}: {name} has no version {version} (valid versions: {cls.VALID_VERSIONS})"
+        )
+
+
+_SQL_MESSAGE = (
+    "CREATE OR REPLACE TEMPORARY FUNCTION {fn}(value BINARY, version INT{default}, "
+    "mode STRING DEFAULT '{mode}') "
+    "RETURN CASE WHEN upper(mode) IN ('FAILFAST', 'PERMISSIVE') "
+    "THEN {impl}(value, version, upper(mode)) "
+    "ELSE raise_error(concat('{fn}: unknown mode ', coalesce(mode, 'NULL'), "
+    "': use FAILFAST or PERMISSIVE')) END"
+)
+
+
+def _register_sql_message(
+    spark: SparkSession, fn: str, name: str, mode: Mode, package: str
+) -> None:
+    """``fn(value, version, mode)``: a SQL function (Spark checks its arguments) over the
+    ``arrow_udf`` ``__kafka_specgen_<fn>``."""
+    impl = f"__kafka_specgen_{fn}"
+    spark.udf.register(impl, sql_message_udf(name, mode, package))
+    default = "" if needs_version(name, package) else " DEFAULT NULL"
+    spark.sql(_SQL_MESSAGE.format(fn=fn, default=default, mode=mode, impl=impl))
 
 
 @cache

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from spark_udfs.arrow import decode_message_array
+from spark_udfs.arrow import decode_message_array, needs_version
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
 from spark_udfs.package import SHIPPED
@@ -25,6 +26,7 @@ from spark_udfs.topics import decode_topic_arrays, topic_arrow_type
 __all__ = [
     "message_return_type",
     "message_udf",
+    "sql_message_udf",
     "topic_return_type",
     "topic_udf",
 ]
@@ -77,7 +79,7 @@ def _check(
 
 def run_message(
     name: str,
-    version: int | None,
+    version: int | str | None,
     mode: str,
     token: str,
     position_names: tuple[str, ...],
@@ -130,6 +132,61 @@ def message_return_type(name: str, mode: Mode, package: str = SHIPPED) -> Any:
     )
 
 
+def run_sql_message(
+    name: str, mode: str, token: str, cols: tuple[pa.Array, ...], package: str = SHIPPED
+) -> pa.Array:
+    """The body of a SQL message function: ``(value, version, mode)``, the version and mode
+    per row (null version: from the bytes, as the message's framing says). Rows whose mode is
+    FAILFAST raise on a decode error; the others are null in the registered ``mode``'s shape
+    (with the reason in ``_decode_error`` when that is PERMISSIVE)."""
+    values, versions, modes = cols
+    n = len(values)
+    given = versions.to_pylist()
+    decoded_values: pa.Array | None = None
+    errors: dict[int, str] = {}
+    for version in dict.fromkeys(given):
+        rows = np.array([v == version for v in given], np.bool_)
+        if version is None and needs_version(name, package):
+            for i in np.nonzero(rows)[0].tolist():
+                if values[i].is_valid:
+                    errors[i] = f"the version of {name} is null: give the version of the bytes"
+            part = pa.nulls(n, message_arrow_type(name, package))
+        else:
+            decoded = decode_message_array(values, name, version, package)
+            part = decoded.values
+            errors.update({i: e for i, e in decoded.errors.items() if rows[i]})
+        if decoded_values is None or rows.all():
+            decoded_values = part
+        else:
+            decoded_values = pc.if_else(pa.array(rows), part, decoded_values)
+    assert decoded_values is not None or n == 0
+    if decoded_values is None:
+        decoded_values = pa.nulls(0, message_arrow_type(name, package))
+    row_modes = modes.to_pylist()
+    strict = {i: e for i, e in errors.items() if row_modes[i] == Mode.FAILFAST}
+    _check(strict, token, n, ())
+    if mode == Mode.FAILFAST:
+        return decoded_values
+    return pa.StructArray.from_arrays(
+        [decoded_values, _error_column(errors, n)], names=[DECODED, DECODE_ERROR]
+    )
+
+
+def sql_message_udf(name: str, mode: Mode, package: str = SHIPPED) -> Any:
+    """The ``arrow_udf`` behind a SQL message function: ``(value, version, mode)``."""
+    from pyspark.sql.pandas.functions import arrow_udf
+
+    token = uuid.uuid4().hex
+    mode_text = str(mode)
+
+    def decode_message_sql(*cols: pa.Array) -> pa.Array:
+        return run_sql_message(name, mode_text, token, cols, package)
+
+    decode_message_sql.__name__ = f"decode_{name}"
+    return_type = message_return_type(name, mode, package)
+    return arrow_udf(decode_message_sql, returnType=return_type)  # type: ignore[call-overload]
+
+
 def topic_return_type(family: str, mode: Mode, package: str = SHIPPED) -> Any:
     from pyspark.sql.pandas.types import from_arrow_type
 
@@ -138,7 +195,7 @@ def topic_return_type(family: str, mode: Mode, package: str = SHIPPED) -> Any:
 
 def message_udf(
     name: str,
-    version: int | None,
+    version: int | str | None,
     mode: Mode,
     position_names: tuple[str, ...] = (),
     package: str = SHIPPED,

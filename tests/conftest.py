@@ -39,6 +39,41 @@ def codec_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodecPac
 
 
 @pytest.fixture(scope="session")
+def user_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A user project's wheel (the TaggedDemo spec, package ``demo_codecs``), built by the
+    build hook (tests/test_hatch_hook.py's project)."""
+    from test_hatch_hook import _pip_wheel_here, _user_project
+
+    project = _user_project(tmp_path_factory.mktemp("user"), spec_text=None)
+    spec = Path(__file__).resolve().parent / "cases" / "tagged_demo" / "TaggedDemo.json"
+    (project / "specs" / "TaggedDemo.json").write_text(spec.read_text())
+    built = _pip_wheel_here(project)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (project / "dist").glob("*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def installed_user_package(user_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user's wheel installed with pip into a folder of its own (returned)."""
+    import subprocess
+
+    site = tmp_path_factory.mktemp("site")
+    pip = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target"]
+    subprocess.run([*pip, str(site), str(user_wheel)], check=True, capture_output=True, timeout=300)
+    assert (site / "demo_codecs" / "_spark_schemas.py").is_file()
+    return site
+
+
+@pytest.fixture(scope="session")
+def user_codecs(installed_user_package: Path) -> ModuleType:
+    """The installed user package, imported (its folder stays on sys.path)."""
+    if str(installed_user_package) not in sys.path:
+        sys.path.insert(0, str(installed_user_package))
+    return importlib.import_module("demo_codecs")
+
+
+@pytest.fixture(scope="session")
 def compiled_native(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], ModuleType]:
     """``compile(module)``: a native module (``_engine``, ``_records``) compiled for this session
     into the tmp dir and imported as ``codegen.native.<module>``. Skips without a C compiler,

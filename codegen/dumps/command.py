@@ -36,10 +36,13 @@ from codegen.dumps.decoded import (
     EndTxnMarker,
     control_record,
 )
+from codegen.dumps.latest import LatestByKey
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
 from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
 from codegen.dumps.segments import SegmentReader, segment_files
+from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
+from codegen.dumps.user_topics import UserRecord, UserTopicDecoder, user_decoders
 from codegen.extras import MissingExtraError
 
 if TYPE_CHECKING:
@@ -174,7 +177,7 @@ def record_to_json(
         "offset": rec.offset,
         "timestamp": rec.timestamp,
         "kind": rec.kind,
-        "recordType": rec.record_type,
+        "recordType": None if isinstance(rec, UserRecord) else rec.record_type,
         "recordName": rec.name,
     }
     if rec.kind == KIND_CONTROL:
@@ -193,6 +196,10 @@ def record_to_json(
             obj["file"] = batch.file
             obj["batchPosition"] = batch.position
         return obj
+    if isinstance(rec, UserRecord):
+        from codegen.dumps.user_output import user_record_json
+
+        return {**obj, **user_record_json(rec, plain_side_json)}
     from codegen.dumps.dumplog_json import record_json
 
     key, value = record_json(rec, topic)
@@ -282,8 +289,17 @@ class _Counts:
 
 
 def _batches(
-    path: Path, topic: str, max_batch_size: int, max_batch_records: int, package: str
+    path: Path,
+    topic: str,
+    max_batch_size: int,
+    max_batch_records: int,
+    package: str,
+    user: dict[str, UserTopicDecoder] | None = None,
 ) -> Iterator[DecodedBatch | SegmentError]:
+    if user and topic in user:
+        return user[topic].batches(
+            path, max_batch_size=max_batch_size, max_batch_records=max_batch_records
+        )
     if topic == CLUSTER_METADATA:
         return decode_metadata_batches(
             str(path),
@@ -420,6 +436,8 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
         obj = record_to_json(rec, topic or "")
         key = obj.get("key", {}).get("data") if isinstance(obj.get("key"), dict) else ""
         value = obj.get("value")
+        if isinstance(rec, UserRecord):  # the message JSON itself, or the text of a raw side
+            key, value = obj.get("key", obj.get("keyText")), obj.get("value", obj.get("valueText"))
         if rec.kind in (ERROR, UNKNOWN):
             value = f"{rec.kind}: {rec.error}"
         elif isinstance(value, dict) and "data" in value:
@@ -428,7 +446,7 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
             *where,
             *when,
             rec.name or str(rec.record_type),
-            json.dumps(key, separators=(",", ":")) if key else "",
+            key if isinstance(key, str) else json.dumps(key, separators=(",", ":")) if key else "",
             "<tombstone>"
             if value is None
             else str(value)
@@ -539,6 +557,24 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
         _table_records(out, rows, title="errors")
 
 
+def _print_latest(out: TextIO, view: LatestByKey, fmt: str, damage: _Damage) -> None:
+    """``--compacted`` of user topics: the errors, then the last record of each live key."""
+    rows = view.rows()
+    if fmt == "jsonl":
+        for item in damage:
+            out.write(_damage_json(item, ""))
+        for rec, source in rows:
+            obj = {**record_to_json(rec, source.topic or ""), **source.json_fields()}
+            out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        return
+    _table_records(out, [(rec, source.topic, source) for rec, source in rows], "latest per key")
+    if damage:
+        errors: list[TableRow] = [
+            (i, None, None) if isinstance(i, SegmentError) else (i[0], "", None) for i in damage
+        ]
+        _table_records(out, errors, title="errors")
+
+
 def json_key(attribute: str) -> str:
     """The output name of a Python attribute: ``leader_epoch`` -> ``leaderEpoch`` (Kafka's JSON
     style, the names the Spark columns have; docs/naming.md)."""
@@ -558,8 +594,8 @@ def _asdict(obj: Any) -> dict[str, Any]:
     default="auto",
     show_default=True,
     help="Internal topic the files belong to, or plain for any other topic (keys and values "
-    "as they are); auto tells internal topics by their folder or file name and reads the "
-    "others plain.",
+    "as they are); auto tells internal topics by their folder or file name, decodes the "
+    "topics the topic map (--topics) names and reads the others plain.",
 )
 @click.option(
     "--format",
@@ -640,6 +676,16 @@ def _asdict(obj: Any) -> dict[str, Any]:
     "share_group_state, cluster_metadata): the folder says which topic a record type is of.",
 )
 @click.option(
+    "--topics",
+    "topics_file",
+    metavar="FILE",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Topic map: which message the keys and values of your own topics hold and how their "
+    "version is known (a TOML file, or a pyproject.toml with [tool.kafka-specgen.topics]; "
+    "docs/dumps.md). Default: the current folder's pyproject.toml when it has that table. "
+    "Records of the topics it names are decoded in every format.",
+)
+@click.option(
     "--quiet", "-q", is_flag=True, help="Print neither the errors nor the summary on stderr."
 )
 def dump_command(
@@ -656,11 +702,12 @@ def dump_command(
     max_message_size: int,
     package: str | None,
     specs: tuple[Path, ...],
+    topics_file: Path | None,
     quiet: bool,
 ) -> None:
     """Decode __consumer_offsets, __transaction_state, __share_group_state and
     __cluster_metadata segments (.log) and KRaft snapshots (.checkpoint); read any other
-    topic's segments plain.
+    topic's segments plain, or as the topic map (--topics) says.
 
     PATH is a segment file, a snapshot, a partition folder (its .log and .checkpoint files
     are read in name order), or a broker's log folder (its partition folders, of --topic only
@@ -696,6 +743,8 @@ def dump_command(
       python -m codegen dump /var/kafka/orders-0 --format dump-log --verify-index-only
       python -m codegen dump /var/kafka/__consumer_offsets-0 --package mycodecs
       python -m codegen dump /var/kafka/__consumer_offsets-0 --specs kafka-4.2/specs
+      python -m codegen dump /var/kafka/sensors-0 --topics topics.toml --package myproject.kafka
+      python -m codegen dump /var/kafka/sensors-0 --topics pyproject.toml --compacted
     """
     if package and specs:
         raise click.UsageError("give --package or --specs, not both")
@@ -727,14 +776,20 @@ def dump_command(
     topics: list[tuple[Path, str | None]] = []
     for f in files:
         topics.append((f, None if topic == PLAIN else chosen or guess_topic(f)))
-    if compacted and any(t != CONSUMER_OFFSETS for _, t in topics):
-        raise click.UsageError(
-            "--compacted works on __consumer_offsets files only; pass __consumer_offsets "
-            "partition folders or segments, or a broker's log folder"
-        )
     counts = _Counts(quiet)
     try:
         with _codecs(package, specs) as codecs:
+            user, topics = _user_topics(topics_file, codecs, topics, topic == "auto")
+            if (
+                compacted
+                and any(t != CONSUMER_OFFSETS for _, t in topics)
+                and not (user and all(t in user for _, t in topics))
+            ):
+                raise click.UsageError(
+                    "--compacted works on __consumer_offsets files, or on files of topics the "
+                    "topic map names (not both at once); pass __consumer_offsets partition "
+                    "folders or segments, a broker's log folder, or your topics' folders"
+                )
             if fmt == "dump-log":
                 aborted = dump_log_run(
                     [f for f, _ in topics],
@@ -748,17 +803,42 @@ def dump_command(
                     max_batch_records=max_batch_records,
                     counts=counts,
                     package=codecs,
+                    user=user,
                 )
                 if aborted:
                     counts.errors += 1
             else:
-                _decode(topics, counts, fmt, compacted, max_batch_bytes, max_batch_records, codecs)
+                _decode(
+                    topics, counts, fmt, compacted, max_batch_bytes, max_batch_records, codecs, user
+                )
     except OSError as exc:
         raise click.UsageError(f"cannot read {exc.filename or 'the input'}: {exc}") from None
     if not quiet:
         click.echo(counts.summary(), err=True)
     if counts.damaged:
         raise SystemExit(EXIT_DAMAGE)
+
+
+def _user_topics(
+    path: Path | None,
+    package: str,
+    topics: list[tuple[Path, str | None]],
+    auto: bool,
+) -> tuple[dict[str, UserTopicDecoder], list[tuple[Path, str | None]]]:
+    """The decoders of the user topics among ``topics`` (the map of ``--topics``, else of the
+    current folder's pyproject.toml, its messages in ``package`` unless the map names its own),
+    and ``topics`` with theirs named (with ``--topic auto``: files of other topics stay plain)."""
+    try:
+        topic_map: TopicMap | None = (
+            load_topic_map(path, package) if path is not None else find_topic_map(".", package)
+        )
+        if topic_map is None or not auto:
+            return {}, topics
+        named = [(f, RowSource.of(f, None).topic if t is None else None) for f, t in topics]
+        user = user_decoders(topic_map, [t for _, t in named])
+    except TopicMapError as exc:
+        raise click.BadParameter(str(exc), param_hint="--topics") from None
+    return user, [(f, n if n in user else t) for (f, t), (_, n) in zip(topics, named, strict=True)]
 
 
 @contextmanager
@@ -812,14 +892,16 @@ def dump_log_run(
     max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
     counts: _Counts | None = None,
     package: str = SHIPPED_PACKAGE,
+    user: dict[str, UserTopicDecoder] | None = None,
 ) -> bool:
     """Print what ``kafka-dump-log --files F1,F2,.. --deep-iteration --print-data-log`` (with
     the decoder of each file's topic, None for none) prints: stdout to stdout, its notes and
     the closing blocks (non-consecutive offsets, index mismatches) to stderr.
 
-    ``package`` is the generated package whose classes decode the records. Returns True when
-    Kafka's tool would have stopped with an error (a record its decoder
-    cannot take); the message is then on stderr and the rest is not printed, as in Kafka.
+    ``package`` is the generated package whose classes decode the records; ``user`` the
+    decoders of the user topics among ``topics`` (their payloads are the decoded JSON). Returns
+    True when Kafka's tool would have stopped with an error (a record its decoder cannot take);
+    the message is then on stderr and the rest is not printed, as in Kafka.
     """
     from codegen.dumps.dumplog_json import DumpLogAborted, dump_log_lines, non_consecutive_lines
     from codegen.dumps.log_files import IndexReport, LogFileError, dump_index_file
@@ -862,6 +944,7 @@ def dump_log_run(
             observe=observe,
             non_consecutive=gaps,
             package=package,
+            record_decoder=None if not user or t not in user else user[t].decode_record,
         )
         previous: str | None = None
         try:
@@ -893,12 +976,17 @@ def plain_record_json(
     when they are valid UTF-8 (``keyText``/``valueText`` are absent otherwise)."""
     obj: dict[str, Any] = {"offset": offset, "timestamp": timestamp, "kind": RECORD}
     for name, data in (("key", key), ("value", value)):
-        if data is None:
-            obj[f"{name}Base64"] = None
-            continue
-        obj[f"{name}Base64"] = base64.b64encode(data).decode("ascii")
-        with suppress(UnicodeDecodeError):
-            obj[f"{name}Text"] = data.decode("utf-8")
+        obj.update(plain_side_json(name, data))
+    return obj
+
+
+def plain_side_json(name: str, data: bytes | None) -> dict[str, Any]:
+    """``<name>Base64`` (null for null bytes) and, for valid UTF-8, ``<name>Text``."""
+    if data is None:
+        return {f"{name}Base64": None}
+    obj = {f"{name}Base64": base64.b64encode(data).decode("ascii")}
+    with suppress(UnicodeDecodeError):
+        obj[f"{name}Text"] = data.decode("utf-8")
     return obj
 
 
@@ -935,11 +1023,14 @@ def _decode(
     max_batch_size: int,
     max_batch_records: int,
     package: str = SHIPPED_PACKAGE,
+    user: dict[str, UserTopicDecoder] | None = None,
 ) -> None:
     from codegen.dumps.compacted import CompactedView
 
     out: TextIO = sys.stdout
-    view = CompactedView() if compacted else None
+    view = None
+    if compacted:
+        view = LatestByKey() if user and topics[0][1] in user else CompactedView()
     table_rows: list[TableRow] = []
     damage: _Damage = []  # the errors, for the compacted views
     total = sum(os.path.getsize(f) for f, _ in topics)
@@ -951,10 +1042,12 @@ def _decode(
             counts.files += 1
             source = RowSource.of(f, t)
             file_fields = source.json_fields()
+            if isinstance(view, LatestByKey):
+                view.where = source
             batches = (
                 _plain_batches(f, max_batch_size, max_batch_records)
                 if t is None
-                else _batches(f, t, max_batch_size, max_batch_records, package)
+                else _batches(f, t, max_batch_size, max_batch_records, package, user)
             )
             for item in batches:
                 if isinstance(item, SegmentError):
@@ -988,7 +1081,9 @@ def _decode(
                         else:
                             obj = record_to_json(rec, t or "", batch)
                         write(json.dumps(obj, separators=(",", ":"))[:-1] + tail)
-    if view is not None:
+    if isinstance(view, LatestByKey):
+        _print_latest(out, view, fmt, damage)
+    elif view is not None:
         _print_compacted(out, view, fmt, damage, topics[0][1] or CONSUMER_OFFSETS)
     elif fmt == "table":
         _table_records(out, table_rows)

@@ -44,6 +44,8 @@ from codegen.dumps.model import (
 )
 from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.segments import SegmentReader
+from codegen.dumps.user_output import user_dump_log_texts
+from codegen.dumps.user_topics import UserRecord
 
 __all__ = [
     "DECODER_OPTIONS",
@@ -138,6 +140,8 @@ def record_json(rec: DecodedRecord, topic: str) -> tuple[dict[str, Any] | None, 
 
 def parse_record(rec: DecodedRecord, topic: str) -> tuple[str | None, str | None]:
     """The ``key:`` and ``payload:`` texts ``kafka-dump-log`` prints for a data record."""
+    if isinstance(rec, UserRecord):
+        return user_dump_log_texts(rec)
     if topic == CLUSTER_METADATA:
         if rec.kind == RECORD:
             return None, jackson_json(record_json(rec, topic)[1])
@@ -320,6 +324,7 @@ def dump_log_lines(
     observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
     non_consecutive: NonConsecutive | None = None,
     package: str = SHIPPED_PACKAGE,
+    record_decoder: Callable[[Record], DecodedRecord] | None = None,
 ) -> Iterator[str]:
     """Lines like ``kafka-dump-log --files PATH --deep-iteration --print-data-log <decoder>``
     prints for one segment or snapshot; ``topic`` None prints keys and values as text.
@@ -333,10 +338,11 @@ def dump_log_lines(
     called, in output order, with every batch, every data record decoded for printing and the
     segment error that ended the dump, if any. Offsets that do not follow each other are added to
     ``non_consecutive`` (see :func:`non_consecutive_lines`). ``package`` is the generated package
-    whose classes decode the records.
+    whose classes decode the records; ``record_decoder`` decodes them instead (a user topic's,
+    :mod:`codegen.dumps.user_topics`).
     """
     yield from _file_intro(path)
-    decode = _record_decoder(topic, package)
+    decode = record_decoder or _record_decoder(topic, package)
     key_text = DECODER_OPTIONS.get(topic or "") is not None and topic != CLUSTER_METADATA
     valid_end = 0
     size = os.path.getsize(path) if max_bytes is None else -1

@@ -6,6 +6,13 @@
   folder of its own, in the shared ``local[2]`` session; installed into a clean virtualenv
   (with kafka-specgen's own wheel and its ``spark`` extra, nothing from this checkout), in
   ``local-cluster[2,1,1024]`` (separate executor JVMs and Python workers).
+- Its own topics (``tests/user_topics_data.py``: an int16 version prefix, a version header,
+  fixed versions; a record cut short, a tombstone, a newer version, a missing header) decode
+  through ``kafka-log``'s ``topics`` option (a topic map) to the values of the Python API and
+  the errors of ``dump``, the internal topic in the same folder as without the map; the column
+  function with ``version="prefix"`` gives the same values. A data message without a version
+  fails when its column is built; the SQL functions take the version and the mode, and wrong
+  arguments fail with Spark's own errors.
 - A package generated from a newer coordinator spec set decodes, through the topic function and
   the ``kafka-log`` source's ``package`` option, a record type and a value version the shipped
   package reports unknown and newer.
@@ -16,6 +23,7 @@ installed package for ``SparkContext.addPyFile``.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -25,10 +33,15 @@ from typing import Any
 
 import newer_specs
 import pytest
+from click.testing import CliRunner
 from test_golden import annotated_hex
-from test_hatch_hook import CHECKOUT, _pip_wheel_here, _user_project
+from test_hatch_hook import CHECKOUT
+from user_topics_data import INTERNAL, Written, write_topics
 
 import spark_udfs
+from codegen.dumps.command import dump_command
+from codegen.dumps.topic_map import load_topic_map
+from codegen.dumps.user_topics import decode_user_records
 from spark_udfs import functions
 from spark_udfs.session import ship_codec_package
 
@@ -40,33 +53,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def user_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The user project's wheel, built by the hook."""
-    project = _user_project(tmp_path_factory.mktemp("user"), spec_text=None)
-    (project / "specs" / "TaggedDemo.json").write_text(
-        (TAGGED_DEMO / "TaggedDemo.json").read_text()
-    )
-    built = _pip_wheel_here(project)
-    assert built.returncode == 0, built.stdout + built.stderr
-    (wheel,) = (project / "dist").glob("*.whl")
-    return wheel
-
-
-@pytest.fixture(scope="session")
-def installed_user_package(user_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The user's wheel installed with pip into a folder of its own (returned)."""
-    wheel = user_wheel
-    site = tmp_path_factory.mktemp("site")
-    pip = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target"]
-    subprocess.run([*pip, str(site), str(wheel)], check=True, capture_output=True, timeout=300)
-    assert (site / USER_PACKAGE / "_spark_schemas.py").is_file()
-    return site
-
-
-@pytest.fixture(scope="session")
-def user_package(spark: Any, installed_user_package: Path) -> str:
-    """The installed user package, importable on the driver and shipped to the executors."""
-    sys.path.insert(0, str(installed_user_package))
+def user_package(spark: Any, user_codecs: Any) -> str:
+    """The installed user package (the wheel the build hook made, ``tests/conftest.py``),
+    importable on the driver and shipped to the executors."""
     ship_codec_package(spark, USER_PACKAGE)
     return USER_PACKAGE
 
@@ -136,8 +125,178 @@ def test_user_package_sql_functions(spark: Any, user_package: str) -> None:
     names = spark_udfs.for_package(user_package).register_sql_functions(spark, mode="PERMISSIVE")
     assert names == ["decode_tagged_demo"]
     _values(spark, [V2[:-1]]).createOrReplaceTempView("user_values")
-    (row,) = spark.sql("SELECT decode_tagged_demo(value) AS d FROM user_values").collect()
+    (row,) = spark.sql("SELECT decode_tagged_demo(value, 2) AS d FROM user_values").collect()
     assert row.d.decoded is None and "TaggedDemo" in row.d._decode_error
+
+
+def test_sql_functions_take_version_and_mode(spark: Any, user_package: str) -> None:
+    """The version and the mode are arguments; wrong ones fail with Spark's own errors."""
+    spark_udfs.for_package(user_package).register_sql_functions(spark)  # FAILFAST-shaped
+    _values(spark, [V2, V2[:-1]]).createOrReplaceTempView("user_values_2")
+    sql = "SELECT offset, decode_tagged_demo(value, {}) AS d FROM user_values_2 ORDER BY offset"
+    rows = spark.sql(sql.format("2, 'permissive'")).collect()
+    assert rows[0].d.asDict(recursive=True) == V2_ROW and rows[1].d is None
+    (good,) = spark.sql(sql.format("2").replace("ORDER", "WHERE offset = 0 ORDER")).collect()
+    assert good.d.note == "hi"
+    with pytest.raises(Exception) as info:
+        spark.sql(sql.format("2")).collect()
+    assert "MALFORMED_KAFKA_RECORD" in str(info.value) and "TaggedDemo v2" in str(info.value)
+    with pytest.raises(Exception) as info:
+        spark.sql("SELECT decode_tagged_demo(value) FROM user_values_2")
+    assert "[WRONG_NUM_ARGS" in str(info.value) and "decode_tagged_demo" in str(info.value)
+    with pytest.raises(Exception) as info:
+        spark.sql(sql.format("'two'")).collect()
+    assert "[CAST_INVALID_INPUT]" in str(info.value)
+    with pytest.raises(Exception) as info:
+        spark.sql(sql.format("2, 'loose'")).collect()
+    assert (
+        "[USER_RAISED_EXCEPTION] decode_tagged_demo: unknown mode loose: use FAILFAST or PERMISSIVE"
+        in str(info.value)
+    )
+
+
+def test_data_message_without_version_fails_when_the_column_is_built(user_package: str) -> None:
+    bound = spark_udfs.for_package(user_package)
+    with pytest.raises(ValueError) as info:
+        bound.decode_tagged_demo("value")
+    assert str(info.value).startswith(
+        "decode_tagged_demo: TaggedDemo is a data message whose bytes carry no version, and it "
+        "has versions 0-2: give the version of the bytes (decode_tagged_demo(col, version=2))"
+    )
+    with pytest.raises(ValueError, match=r"TaggedDemo has no version 5 \(valid versions: 0-2\)"):
+        bound.decode_tagged_demo("value", version=5)
+
+
+# ---------------------------------------------------------------------- user topics, topic map
+
+
+@pytest.fixture(scope="module")
+def written(user_codecs: Any, tmp_path_factory: pytest.TempPathFactory) -> Written:
+    return write_topics(tmp_path_factory.mktemp("user-topics"), user_codecs)
+
+
+def _view(obj: Any) -> dict[str, Any]:
+    """The fields of a decoded TaggedDemo, from the codec's object or a Spark row."""
+    get = obj.__getitem__ if isinstance(obj, dict) else lambda name: getattr(obj, name)
+    members = [
+        (m["host"], m["port"]) if isinstance(m, dict) else (m.host, m.port) for m in get("members")
+    ]
+    return {
+        "id": get("id"),
+        "name": get("name"),
+        "weights": list(get("weights")),
+        "members": members,
+        "note": get("note"),
+        "epoch": get("epoch"),
+    }
+
+
+def _python_api(written: Written) -> dict[tuple[str, int], Any]:
+    """(topic, offset) -> the decoded value (its view), None (tombstone) or the error text."""
+    topic_map = load_topic_map(written.topic_map)
+    out: dict[tuple[str, int], Any] = {}
+    for topic in ("sensors", "audit", "readings"):
+        for rec in decode_user_records(written.folder / f"{topic}-0", topic_map, topic):
+            value = None if rec.value is None else _view(rec.value)
+            out[(topic, rec.offset)] = rec.error if rec.kind == "error" else value
+    return out
+
+
+def test_kafka_log_decodes_user_topics_as_dump_does(
+    spark: Any, user_package: str, written: Written
+) -> None:
+    reader = spark.read.format("kafka-log").option("mode", "PERMISSIVE")
+    df = (
+        reader.option("decode", "true")
+        .option("topics", str(written.topic_map))
+        .load(str(written.folder))
+    )
+    assert [f.name for f in df.schema["decodedValue"].dataType.fields][-1] == "TaggedDemo"
+    rows = df.filter("topic != '__consumer_offsets'").collect()
+    spark_values = {
+        (r.topic, r.offset): r._decode_error
+        if r._decode_error
+        else None
+        if r.decodedValue is None
+        else _view(r.decodedValue.TaggedDemo.asDict(recursive=True))
+        for r in rows
+    }
+    assert spark_values == _python_api(written)
+    by_offset = {(r.topic, r.offset): r for r in rows}
+    assert by_offset[("sensors", 4)].isTombstone and by_offset[("sensors", 5)].isNewerVersion
+    assert by_offset[("sensors", 5)].valueVersion == 9
+    assert by_offset[("readings", 0)].decodedKey.TaggedDemo.name == "ab"
+    # the same errors as dump's, record for record
+    result = CliRunner().invoke(
+        dump_command, [str(written.folder), "--topics", str(written.topic_map)]
+    )
+    dumped = [json.loads(line) for line in result.stdout.splitlines()]
+    errors = {(d["topic"], d["offset"]): d["error"] for d in dumped if d["kind"] == "error"}
+    assert errors == {k: r._decode_error for k, r in by_offset.items() if r._decode_error}
+    # the internal topic decodes as it does without the map
+    internal = "topic = '__consumer_offsets'"
+    columns = [
+        "offset",
+        "recordName",
+        "valueVersion",
+        "decodedKey.OffsetCommitKey",
+        "decodedValue.OffsetCommitValue",
+    ]
+    plain = spark.read.format("kafka-log").options(decode="true", mode="PERMISSIVE")
+    plain = plain.load(str(written.folder / INTERNAL.name))
+    assert df.filter(internal).select(*columns).collect() == plain.select(*columns).collect()
+
+
+def test_kafka_log_topics_option_takes_json_and_fails_fast(
+    spark: Any, user_package: str, written: Written
+) -> None:
+    topics = '{"sensor*": {"value": {"message": "TaggedDemo", "version": "prefix"}}}'
+    reader = spark.read.format("kafka-log").options(topics=topics, package=user_package)
+    df = reader.load(str(written.folder / "sensors-0"))
+    with pytest.raises(Exception) as info:
+        df.collect()
+    text = str(info.value)
+    assert (
+        "MALFORMED_KAFKA_RECORD" in text
+        and "topic sensors, partition 0, offset 3: value: TaggedDemo v2" in text
+    )
+    bad = '{"sensor*": {"value": {"message": "TaggedDemo", "version": 7}}}'
+    with pytest.raises(Exception) as info:  # load() reads the map (with the schema)
+        spark.read.format("kafka-log").options(topics=bad, package=user_package).load(
+            str(written.folder / "sensors-0")
+        )
+    assert 'topics."sensor*".value: TaggedDemo has no version 7 (valid versions: 0-2)' in str(
+        info.value
+    )
+
+
+def test_column_function_with_a_version_prefix_gives_the_same_values(
+    spark: Any, user_package: str, written: Written
+) -> None:
+    decode = spark_udfs.for_package(user_package).decode_tagged_demo
+    raw = spark.read.format("kafka-log").load(str(written.folder / "sensors-0"))
+    rows = raw.select(
+        "offset", decode("value", version="prefix", mode="PERMISSIVE").alias("d")
+    ).collect()
+    got = {
+        ("sensors", r.offset): r.d._decode_error
+        if r.d._decode_error
+        else None
+        if r.d.decoded is None
+        else _view(r.d.decoded.asDict(recursive=True))
+        for r in rows
+    }
+    expected = {k: v for k, v in _python_api(written).items() if k[0] == "sensors"}
+    # the column function has no key/value side: its error is the codec's, without "value: "
+    expected = {k: v[len("value: ") :] if isinstance(v, str) else v for k, v in expected.items()}
+    assert got == expected
+    # SQL: the version as an argument (the body after the prefix, at version 2)
+    spark_udfs.for_package(user_package).register_sql_functions(spark, mode="PERMISSIVE")
+    raw.createOrReplaceTempView("sensors_raw")
+    sql = "SELECT offset, decode_tagged_demo(substring(value, 3), 2) AS d FROM sensors_raw"
+    by_sql = {r.offset: r.d for r in spark.sql(sql + " WHERE `offset` IN (2, 3)").collect()}
+    assert _view(by_sql[2].decoded.asDict(recursive=True)) == expected[("sensors", 2)]
+    assert by_sql[3].decoded is None and by_sql[3]._decode_error == expected[("sensors", 3)]
 
 
 def _by_name(rows: list[Any]) -> dict[str | None, Any]:

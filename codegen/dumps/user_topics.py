@@ -1,0 +1,271 @@
+"""Records of a user's own topics, decoded as a topic map says (:mod:`codegen.dumps.topic_map`).
+
+Each side (key, value) the map names is decoded with its message at the version the map gives,
+or the one read from an int16 prefix or a header; a side the map leaves out keeps its raw bytes.
+A null key stays null; a null value is a tombstone. A side that does not decode makes the record
+an ``error`` record whose text says which side and why (the codec's message, version, field and
+byte offset). A version read above the newest known one is read with the newest when that one is
+flexible (flagged ``newer_than_spec``), as Kafka reads its own records (KIP-915).
+
+The same rules and texts hold in Spark (``spark_udfs.user_topics``): both decode the same
+segment to the same values and the same errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.decoded import (
+    ERROR,
+    RECORD,
+    TOMBSTONE,
+    DecodedBatch,
+    DecodedRecord,
+    control_record,
+)
+from codegen.dumps.model import Header, Record, SegmentError
+from codegen.dumps.packages import package_messages
+from codegen.dumps.segments import SegmentReader, Source, segment_sources
+from codegen.dumps.topic_map import (
+    MessageSide,
+    TopicEntry,
+    TopicMap,
+    TopicMapError,
+    header_version,
+    missing_header,
+    read_version,
+)
+from codegen.runtime import KafkaMessage
+
+__all__ = [
+    "UserRecord",
+    "UserTopicDecoder",
+    "decode_user_batches",
+    "decode_user_records",
+    "prefix_error",
+    "user_decoders",
+    "version_of",
+]
+
+_PREFIX_SIZE: Final = 2
+
+
+def prefix_error(size: int) -> str:
+    """The error of bytes too short to hold the int16 version prefix."""
+    return f"could not read the int16 version prefix ({size} byte(s))"
+
+
+@dataclass(slots=True)
+class UserRecord(DecodedRecord):
+    """A record of a user topic: ``key``/``value`` are the map's messages (None for a side the
+    map leaves out, a null key or a tombstone's value), ``key_version``/``value_version`` the
+    versions they were read at (-1: none)."""
+
+    key_version: int = -1
+    key_mapped: bool = False
+    value_mapped: bool = False
+
+
+class _SideReader:
+    """Decodes one side (key or value) of the records of one entry."""
+
+    def __init__(self, side: MessageSide, which: str, package: str) -> None:
+        self.side = side
+        self.which = which
+        self.cls: type[KafkaMessage] = package_messages(package)[side.message]
+
+    def read(
+        self, data: bytes, headers: Sequence[Header]
+    ) -> tuple[KafkaMessage | None, int, bool, str | None]:
+        """(message, version read, newer than the spec, error); the message is None on error."""
+        side, cls = self.side, self.cls
+        body, version = data, side.version if side.version is not None else -1
+        try:
+            if side.prefix:
+                if len(data) < _PREFIX_SIZE:
+                    raise ValueError(prefix_error(len(data)))
+                version = int.from_bytes(data[:2], "big", signed=True)
+                body = data[2:]
+            elif side.header is not None:
+                found = [h for h in headers if h.key == side.header.encode()]
+                if not found:
+                    raise ValueError(missing_header(side.header))
+                version = header_version(side.header, found[-1].value)
+            effective, newer = read_version(cls, version, self.which)
+            return cls.decode(body, effective), version, newer, None
+        except Exception as exc:
+            return None, version, False, f"{self.which}: {exc or type(exc).__name__}"
+
+
+class UserTopicDecoder:
+    """Decodes the records of the topics of one map entry; build it once and reuse it."""
+
+    def __init__(self, entry: TopicEntry, package: str) -> None:
+        self.entry = entry
+        self.package = package
+        self.name = entry.name
+        self._key = None if entry.key is None else _SideReader(entry.key, "key", package)
+        self._value = None if entry.value is None else _SideReader(entry.value, "value", package)
+        self.reads_headers = any(
+            s is not None and s.header is not None for s in (entry.key, entry.value)
+        )
+        """Whether a side's version is in a header (the records are then read with theirs)."""
+
+    def decode(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[Header] = (),
+        offset: int = -1,
+        timestamp: int = -1,
+    ) -> UserRecord:
+        """Decode one record."""
+        key_obj: Any = None
+        key_version = value_version = -1
+        newer = False
+        errors: list[str] = []
+        if self._key is not None and key is not None:
+            key_obj, key_version, newer, error = self._key.read(key, headers)
+            if error is not None:
+                errors.append(error)
+        value_obj: Any = None
+        if self._value is not None and value is not None:
+            value_obj, value_version, value_newer, error = self._value.read(value, headers)
+            newer |= value_newer
+            if error is not None:
+                errors.append(error)
+        kind = ERROR if errors else TOMBSTONE if value is None else RECORD
+        return UserRecord(
+            offset,
+            timestamp,
+            kind,
+            -1,
+            self.name,
+            None if errors else key_obj,
+            None if errors else value_obj,
+            value_version,
+            key,
+            value,
+            newer_than_spec=newer and not errors,
+            error="; ".join(errors) if errors else None,
+            key_version=key_version,
+            key_mapped=self._key is not None,
+            value_mapped=self._value is not None,
+        )
+
+    def decode_record(self, record: Record) -> UserRecord:
+        """Decode one record of the segment layer."""
+        return self.decode(
+            record.key, record.value, record.headers, record.offset, record.timestamp
+        )
+
+    def batches(
+        self,
+        source: Source,
+        *,
+        verify_crc: bool = True,
+        max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+        max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    ) -> Iterator[DecodedBatch | SegmentError]:
+        """The batches of a segment (or of a partition folder's segments) with their records
+        decoded (control records as the other decoders give them), and segment errors. The
+        batches' own ``records`` lists are emptied, as the other decoders leave them."""
+        for src in segment_sources(source):
+            reader = SegmentReader(
+                src,
+                verify_crc=verify_crc,
+                max_batch_size=max_batch_size,
+                max_batch_records=max_batch_records,
+            )
+            if not self.reads_headers:  # the segment layer's raw rows: no header objects
+                for raw in reader.raw_batches():
+                    if isinstance(raw, SegmentError):
+                        yield raw
+                        continue
+                    batch, rows = raw
+                    if batch.is_control:
+                        yield DecodedBatch(batch, [control_record(row) for row in rows])
+                    else:
+                        decode = self.decode
+                        yield DecodedBatch(batch, [decode(k, v, (), o, t) for o, t, k, v in rows])
+                continue
+            for item in reader:
+                if isinstance(item, SegmentError):
+                    yield item
+                    continue
+                records: list[DecodedRecord]
+                if item.is_control:
+                    records = [
+                        control_record((r.offset, r.timestamp, r.key, r.value))
+                        for r in item.records
+                    ]
+                else:
+                    records = [self.decode_record(r) for r in item.records]
+                item.records = []
+                yield DecodedBatch(item, records)
+
+
+def user_decoders(topic_map: TopicMap, topics: Iterable[str | None]) -> dict[str, UserTopicDecoder]:
+    """A decoder for each of ``topics`` the map has (raises TopicMapError as
+    :meth:`TopicMap.entry_for`)."""
+    return {
+        topic: UserTopicDecoder(entry, topic_map.package)
+        for topic, entry in topic_map.entries_for(list(topics)).items()
+    }
+
+
+def decode_user_batches(
+    source: Source,
+    topic_map: TopicMap,
+    topic: str,
+    *,
+    verify_crc: bool = True,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+) -> Iterator[DecodedBatch | SegmentError]:
+    """Batches of a segment or partition folder of ``topic``, decoded as ``topic_map`` says."""
+    entry = topic_map.entry_for(topic)
+    if entry is None:
+        raise TopicMapError(f"{topic_map.source}: no entry matches topic {topic!r}")
+    return UserTopicDecoder(entry, topic_map.package).batches(
+        source,
+        verify_crc=verify_crc,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
+    )
+
+
+def decode_user_records(
+    source: Source,
+    topic_map: TopicMap,
+    topic: str,
+    *,
+    include_control: bool = False,
+    errors: list[SegmentError] | None = None,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+) -> Iterator[DecodedRecord]:
+    """Every record of a segment or partition folder of ``topic``, in log order (user records,
+    and control records when asked); segment errors are appended to ``errors`` when given."""
+    for item in decode_user_batches(
+        source,
+        topic_map,
+        topic,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
+    ):
+        if isinstance(item, SegmentError):
+            if errors is not None:
+                errors.append(item)
+        elif include_control or not item.batch.is_control:
+            yield from item.records
+
+
+def version_of(message: KafkaMessage, version: int) -> int:
+    """The version to print ``message`` at: the one it was read with (the newest known one for
+    a version newer than the spec)."""
+    return min(version, type(message).HIGHEST_VERSION)
