@@ -113,7 +113,7 @@ def read_log_ends(spark: SparkSession, path: Path) -> DataFrame | None:
 def log_ends(data: DataFrame) -> DataFrame:
     """Log end offsets over time of data partitions: per batch ``topic, partition, endTime,
     endOffset``, where ``endTime`` is the newest batch timestamp so far and ``endOffset`` one
-    past the newest offset so far (running maxima, as :class:`codegen.forensics.lag.LogEnds`).
+    past the newest offset so far (running maxima, as :class:`codegen.forensics.inputs.LogEnds`).
 
     The batch of a row is its (file, batchPosition); a batch's last offset is its newest
     record's offset (a compacted batch whose last records were removed ends earlier here)."""

@@ -17,7 +17,8 @@ from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
 from codegen.forensics.command import lag_command
 from codegen.forensics.groups import AsOf, group_reports
-from codegen.forensics.lag import Commit, LogEnds, burrow_status, lag_reports
+from codegen.forensics.inputs import LogEnds, discover
+from codegen.forensics.lag import Commit, burrow_status, lag_reports
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
 
@@ -173,12 +174,14 @@ def test_burrow_rules(window: list[Commit], now: int, end_now: int | None, expec
 
 
 def test_log_ends_follow_batch_times(log_folder: Path) -> None:
-    ends = LogEnds(log_folder)
-    assert ends.at("t", 0, T0 - 1) == 0
-    assert ends.at("t", 0, T0) == 10
-    assert ends.at("t", 0, T0 + 15 * S) == 20
-    assert ends.at("t", 0, T0 + 10_000 * S) == 110
-    assert ends.at("nope", 0, T0) is None
+    ends = LogEnds(discover([log_folder]))
+    end = ends.of("t", 0)
+    assert end is not None and end.source == "segments" and end.history
+    assert end.at(T0 - 1) == 0
+    assert end.at(T0) == 10
+    assert end.at(T0 + 15 * S) == 20
+    assert end.at(T0 + 10_000 * S) == 110
+    assert ends.of("nope", 0) is None
 
 
 def test_real_consumer_caught_up() -> None:

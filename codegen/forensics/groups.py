@@ -41,16 +41,17 @@ old one, is needed unless every member already lists it, which the log cannot sh
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from codegen.dumps.compacted import CompactedView, GroupState
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
-from codegen.forensics.downgrade import DumpInputError, dump_partitions
+from codegen.forensics.downgrade import DumpInputError, dump_partitions, is_paths
+from codegen.forensics.inputs import LogDirs
 
 __all__ = [
     "AsOf",
@@ -380,9 +381,12 @@ def _member_json(m: Any, group_type: str) -> dict[str, Any]:
 
 
 def group_views(
-    path: Path, as_of: AsOf | None = None, errors: list[SegmentError] | None = None
+    path: Path | Sequence[Path | str] | LogDirs,
+    as_of: AsOf | None = None,
+    errors: list[SegmentError] | None = None,
 ) -> list[GroupsView]:
-    """Replay each ``__consumer_offsets`` partition under ``path`` up to ``as_of``."""
+    """Replay each ``__consumer_offsets`` partition under ``path`` (broker log dirs, partition
+    folders, segment files, globs: :mod:`codegen.forensics.inputs`) up to ``as_of``."""
     views: list[GroupsView] = []
     for partition, files in dump_partitions(path):
         view = GroupsView(partition, as_of)
@@ -393,10 +397,16 @@ def group_views(
 
 
 def group_reports(
-    source: Path | Iterable[GroupsView], group: str | None = None, as_of: AsOf | None = None
+    source: Path | Sequence[Path | str] | LogDirs | Iterable[GroupsView],
+    group: str | None = None,
+    as_of: AsOf | None = None,
 ) -> list[GroupReport]:
     """Every group (or one) of a dump at ``as_of`` (default: the end), by group id."""
-    views = group_views(source, as_of) if isinstance(source, Path) else list(source)
+    views: list[GroupsView]
+    if isinstance(source, Path | str | LogDirs) or is_paths(source):
+        views = group_views(cast("Path | Sequence[Path | str] | LogDirs", source), as_of)
+    else:
+        views = list(cast("Iterable[GroupsView]", source))
     reports: list[GroupReport] = []
     for view in views:
         events_of: dict[str, list[GroupEvent]] = {}
@@ -453,6 +463,11 @@ def group_reports(
     reports.sort(key=lambda r: (r.group, r.partition))
     if group is not None and not reports:
         raise DumpInputError(
-            f"group {group!r} is not in the dump; run without --group to list them"
+            f"group {_label(group)} is not in the dump; run without --group to list them"
         )
     return reports
+
+
+def _label(group: str) -> str:
+    """A group id for messages: quoted, the empty one named."""
+    return '"" (empty group id)' if group == "" else repr(group)

@@ -5,11 +5,16 @@ History: every offset commit that took effect (transactional ones once committed
 tombstones that deleted the offset.
 
 Lag: the partition's log end offset at the commit's time minus the committed offset (never
-below 0). The log end offsets come from the data topic's own segments in the same log folder
-(``<topic>-<partition>`` next to ``__consumer_offsets-N``): the end offset at time T is one past
-the last offset of the last batch whose newest timestamp is at most T. Batch timestamps are
-producer (CreateTime) or broker (LogAppendTime) times, so with skewed producer clocks this is
-an estimate. Without the data topic's segments, lag is unknown (null) and no status is given.
+below 0). The log end offsets come from the data topic's partition folders among the paths
+given (every broker image given, and the folders next to a partition folder given), see
+:class:`codegen.forensics.inputs.LogEnds`: from its segments, the end offset at time T is one
+past the last offset of the last batch whose newest timestamp is at most T (batch timestamps
+are producer (CreateTime) or broker (LogAppendTime) times, so with skewed producer clocks this
+is an estimate); from empty segments, the base offset of the active segment at any time; from
+a ``replication-offset-checkpoint`` only the end when the broker wrote it (lag now, no history,
+no status). A partition on several replicas takes the highest. Each partition says where its
+log end came from (``logEndSource``). Without any of these, lag is unknown (null) and no status
+is given.
 
 Status (after Burrow's consumer lag evaluation rules), per partition over a sliding window of
 the last ``window`` commits (default 10), evaluated at *now*: the ``--as-of`` time, else the
@@ -29,9 +34,8 @@ when any is ``WARN``, else ``OK`` (and none when no partition has one).
 
 from __future__ import annotations
 
-import bisect
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -39,16 +43,15 @@ from typing import Any, Final
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
-from codegen.dumps.model import RecordBatch, SegmentError
-from codegen.dumps.segments import SegmentReader, segment_files
+from codegen.dumps.model import SegmentError
 from codegen.forensics.downgrade import DumpInputError, dump_partitions
 from codegen.forensics.groups import AsOf
+from codegen.forensics.inputs import LogDirs, LogEnds, discover
 
 __all__ = [
     "DEFAULT_WINDOW",
     "Commit",
     "GroupLag",
-    "LogEnds",
     "OffsetsView",
     "PartitionLag",
     "burrow_status",
@@ -83,6 +86,8 @@ class PartitionLag:
     """False when the offset's last record is a tombstone."""
     log_end_offset: int | None = None
     """At *now*."""
+    log_end_source: str | None = None
+    """Where the log end was read (see :class:`codegen.forensics.inputs.LogEnd`)."""
     lag: int | None = None
     """At *now*: log end offset minus the last committed offset."""
     status: str | None = None
@@ -95,6 +100,7 @@ class PartitionLag:
             "partition": self.partition,
             "live": self.live,
             "logEndOffset": self.log_end_offset,
+            "logEndSource": self.log_end_source,
             "lag": self.lag,
             "status": self.status,
             "reason": self.reason,
@@ -127,65 +133,6 @@ class GroupLag:
             "now": self.now,
             "partitions": [p.to_json() for p in self.partitions],
         }
-
-
-class LogEnds:
-    """Log end offsets over time of data-topic partitions, read from their segments."""
-
-    def __init__(self, log_folder: Path | None) -> None:
-        self.folder = log_folder
-        self._ends: dict[tuple[str, int], tuple[list[int], list[int]] | None] = {}
-        self.newest_timestamp = -1
-
-    def _load(self, topic: str, partition: int) -> tuple[list[int], list[int]] | None:
-        k = (topic, partition)
-        if k in self._ends:
-            return self._ends[k]
-        found: tuple[list[int], list[int]] | None = None
-        folder = None if self.folder is None else self.folder / f"{topic}-{partition}"
-        if folder is not None and folder.is_dir():
-            times: list[int] = []
-            ends: list[int] = []
-            newest = -1
-            for f in segment_files(folder):
-                if f.suffix != ".log":
-                    continue
-                for item in SegmentReader(f):
-                    if not isinstance(item, RecordBatch):
-                        continue
-                    # Running maxima keep both lists sorted for the bisection.
-                    newest = max(newest, item.max_timestamp)
-                    times.append(newest)
-                    ends.append(max(ends[-1] if ends else 0, item.last_offset + 1))
-            if times:
-                found = (times, ends)
-                self.newest_timestamp = max(self.newest_timestamp, times[-1])
-        self._ends[k] = found
-        return found
-
-    def known(self, topic: str, partition: int) -> bool:
-        return self._load(topic, partition) is not None
-
-    def at_each(self, topic: str, partition: int, timestamps: list[int]) -> list[int | None]:
-        """:meth:`at` for many timestamps of one partition."""
-        loaded = self._load(topic, partition)
-        if loaded is None:
-            return [None] * len(timestamps)
-        times, ends = loaded
-        out: list[int | None] = []
-        for ts in timestamps:
-            i = bisect.bisect_right(times, ts)
-            out.append(ends[i - 1] if i else 0)
-        return out
-
-    def at(self, topic: str, partition: int, timestamp: int) -> int | None:
-        """The log end offset at ``timestamp`` (0 before the first batch), or None if unknown."""
-        loaded = self._load(topic, partition)
-        if loaded is None:
-            return None
-        times, ends = loaded
-        i = bisect.bisect_right(times, timestamp)
-        return ends[i - 1] if i else 0
 
 
 class OffsetsView(CompactedView):
@@ -283,7 +230,7 @@ def _group_status(statuses: Iterable[str | None]) -> str | None:
 
 
 def lag_reports(
-    path: Path,
+    path: Path | Sequence[Path | str] | LogDirs,
     group: str | None = None,
     as_of: AsOf | None = None,
     window: int = DEFAULT_WINDOW,
@@ -292,20 +239,26 @@ def lag_reports(
     """Offset history, lag and status of every group (or one) of a dump, by group."""
     if window < 1:
         raise ValueError(f"--window {window}: give at least 1 commit")
+    dirs = (
+        path
+        if isinstance(path, LogDirs)
+        else discover([path] if isinstance(path, str | Path) else list(path))
+    )
     views: list[OffsetsView] = []
-    for partition, files in dump_partitions(path):
+    for partition, files in dump_partitions(dirs):
         view = OffsetsView(partition, as_of)
         for f in files:
             view.add_batches(decode_batches(f, CONSUMER_OFFSETS, errors=errors))
         views.append(view)
-    ends = LogEnds(log_folder_of(path))
+    ends = LogEnds(dirs)
     keys = {k for v in views for k in v.history if group is None or k[0] == group}
     if group is not None and not keys:
+        label = '"" (empty group id)' if group == "" else repr(group)
         raise DumpInputError(
-            f"group {group!r} has no committed offset in the dump; run without --group to list them"
+            f"group {label} has no committed offset in the dump; run without --group to list them"
         )
     for _, t, p in keys:
-        ends.known(t, p)
+        ends.of(t, p)
     now = max([v.newest_timestamp for v in views] + [ends.newest_timestamp])
     if as_of is not None and as_of.timestamp_ms is not None:
         now = as_of.timestamp_ms
@@ -316,14 +269,19 @@ def lag_reports(
                 continue
             g, t, p = k
             commits = v.history[k]
-            if ends.known(t, p):
-                at_commit = ends.at_each(t, p, [c.commit_timestamp for c in commits])
-                for c, end in zip(commits, at_commit, strict=True):
-                    if end is not None:
-                        c.log_end_offset, c.lag = end, max(end - c.offset, 0)
-            end_now = ends.at(t, p, now)
+            end = ends.of(t, p)
+            if end is not None and end.history:
+                for c in commits:
+                    c.log_end_offset = end.at(c.commit_timestamp)
+                    c.lag = max(c.log_end_offset - c.offset, 0)
+            end_now = None if end is None else (end.at(now) if end.history else end.last)
             last = commits[-1]
             status, reason = burrow_status(commits[-window:], now, end_now)
+            if end is not None and not end.history:
+                reason = (
+                    "log end only from a replication-offset-checkpoint (the segments are not "
+                    "here): lag now is known, its history and the status are not"
+                )
             by_group.setdefault(g, []).append(
                 PartitionLag(
                     g,
@@ -333,6 +291,7 @@ def lag_reports(
                     v.deletions.get(k, []),
                     k in v.offsets,
                     end_now,
+                    None if end is None else f"{end.source}: {end.where}",
                     None if end_now is None else max(end_now - last.offset, 0),
                     status,
                     reason,
