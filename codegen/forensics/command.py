@@ -12,7 +12,7 @@ import click
 from codegen.forensics.downgrade import DowngradeReport, DumpInputError, check_downgrade
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
 from codegen.forensics.inputs import InputError, discover
-from codegen.forensics.lag import DEFAULT_WINDOW, GroupLag, lag_reports
+from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, GroupLag, lag_reports
 from codegen.forensics.releases import UnknownReleaseError
 
 __all__ = [
@@ -337,6 +337,14 @@ def render_lag_table(reports: list[GroupLag]) -> str:
     help="Commits per partition the status is evaluated over.",
 )
 @click.option(
+    "--min-commits",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MIN_COMMITS,
+    show_default=True,
+    help="Commits a partition needs in its window before it is judged (fewer: OK, "
+    "incomplete; Burrow's minimum-complete). At most the window.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["table", "jsonl", "html"]),
@@ -351,10 +359,12 @@ def lag_command(
     group: str | None,
     as_of: str | None,
     window: int,
+    min_commits: int,
     fmt: str,
     output: Path | None,
 ) -> None:
-    """Committed offsets over time, lag and a Burrow-like status (OK, WARN, ERR, STOP, STALL).
+    """Committed offsets over time, lag and a Burrow-like status (OK, WARN, ERR, STOP, REWIND,
+    STALL).
 
     PATH... are broker log dirs (one per broker), partition folders or segments, and globs:
     they are merged. Lag is taken against each data partition's log end, read from its
@@ -377,7 +387,7 @@ def lag_command(
         return
     try:
         point = parse_as_of(as_of) if as_of is not None else None
-        reports = lag_reports(list(paths), group, point, window)
+        reports = lag_reports(list(paths), group, point, window, min_commits=min_commits)
     except ValueError as exc:
         click.echo(f"lag: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)

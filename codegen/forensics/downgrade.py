@@ -87,6 +87,8 @@ __all__ = [
     "LiveRecords",
     "check_downgrade",
     "dump_partitions",
+    "finding_reason",
+    "is_paths",
     "judge",
     "live_records",
 ]
@@ -333,6 +335,22 @@ def _rewrite_advice(target: Release, mode: str) -> str:
 def judge(rec: LiveRecord, target: Release, mode: str = "unknown") -> Blocker | None:
     """Why ``target``'s group coordinator cannot load ``rec`` (or skips it), or None."""
     return _judge(rec, target, target.reads(rec.record_type), target.ignores_unknown, mode)
+
+
+def finding_reason(
+    partition: int,
+    offset: int,
+    record_type: int,
+    name: str,
+    value_version: int,
+    group: str | None,
+    to: str,
+) -> str | None:
+    """The reason :func:`judge` gives for a ``__consumer_offsets`` record (the mode unknown),
+    or None when it reads it: one wording for every layer that reports findings."""
+    rec = LiveRecord(partition, offset, record_type, name, value_version, group)
+    found = judge(rec, release(to))
+    return None if found is None else found.reason
 
 
 def _judge(

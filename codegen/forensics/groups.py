@@ -31,11 +31,19 @@ Assignor inventory (KIP-726): ``__consumer_offsets`` keeps, for each member of a
 the subscription of the *chosen* protocol only, not the list of assignors the member
 advertised. What the log does tell: the assignor chosen per generation, and each member's
 consumer-protocol subscription version (version 0 means a client older than 2.4, which has no
-cooperative rebalancing, KIP-429). The cooperative switch verdict follows from those:
-``done`` (the group already runs ``cooperative-sticky``), ``not-possible`` (a member cannot
-run it), otherwise ``two-step``: the KIP-429 rolling upgrade, first adding
-``cooperative-sticky`` to every member's list after the current assignor, then removing the
-old one, is needed unless every member already lists it, which the log cannot show.
+cooperative rebalancing, KIP-429). The cooperative switch verdict follows from those, for a
+classic group of consumers, judged on its current assignor (an empty group's last one):
+``done`` (it runs ``cooperative-sticky``), ``not-possible`` (a member cannot run it),
+otherwise ``two-step``: the KIP-429 rolling upgrade, first adding ``cooperative-sticky`` to
+every member's list after the current assignor, then removing the old one, is needed unless
+every member already lists it, which the log cannot show. No verdict (None) where no switch
+applies: Kafka Streams applications (assignor ``stream``), other protocol types (Connect),
+groups that never chose an assignor, and consumer, share and streams groups, which the
+coordinator assigns.
+
+The protocol type is the one Kafka's ``listGroups`` gives: a classic group's own (``consumer``,
+``connect``...; None for a group of committed offsets only), else the group's type
+(``consumer``, ``share``, ``streams``).
 """
 
 from __future__ import annotations
@@ -274,8 +282,18 @@ class AssignorInventory:
     common: list[str] | None
     subscription_versions: dict[str, int]
     cooperative_switch: str | None
-    """``done``, ``two-step`` or ``not-possible`` (classic groups); None for the others."""
+    """``done``, ``two-step`` or ``not-possible`` (classic groups of consumers); None where no
+    switch applies (consumer, share and streams groups, Kafka Streams and Connect groups,
+    groups that never chose an assignor)."""
     why: str
+
+
+STREAMS_ASSIGNOR: Final = "stream"
+"""The assignor name of Kafka Streams applications in classic groups."""
+
+
+def server_assignor_why(group_type: str) -> str:
+    return f"{group_type} groups are assigned by the coordinator's server assignor"
 
 
 def assignor_inventory(view: GroupsView, g: GroupState) -> AssignorInventory:
@@ -288,11 +306,26 @@ def assignor_inventory(view: GroupsView, g: GroupState) -> AssignorInventory:
             server or None,
             {},
             None,
-            "consumer-protocol groups are assigned by the coordinator's server assignor",
+            server_assignor_why(g.type),
         )
     versions = dict(view.subscription_versions.get(g.group, {}))
     chosen_over_time = list(view.chosen_assignors.get(g.group, []))
-    if g.protocol == COOPERATIVE:
+    # An empty group has no protocol: judge the one it ran last.
+    current = g.protocol or view.last_protocol.get(g.group)
+    verdict: str | None
+    if g.protocol_type not in (None, "consumer"):
+        verdict = None
+        why = f"protocol type {g.protocol_type!r}: not consumers, no consumer assignor to switch"
+    elif current == STREAMS_ASSIGNOR or STREAMS_ASSIGNOR in chosen_over_time:
+        verdict = None
+        why = (
+            "a Kafka Streams application (assignor 'stream'): it rebalances cooperatively from "
+            "2.4 on (KIP-429), there is no cooperative-sticky switch to make"
+        )
+    elif not current:
+        verdict = None
+        why = "no assignor was ever chosen in the log (only offsets committed): nothing to switch"
+    elif current == COOPERATIVE:
         verdict, why = "done", "the group already runs cooperative-sticky"
     elif old := sorted(m for m, v in versions.items() if v < 1):
         verdict = "not-possible"
@@ -305,7 +338,7 @@ def assignor_inventory(view: GroupsView, g: GroupState) -> AssignorInventory:
         verdict = "two-step"
         why = (
             "the log holds only the chosen assignor's subscription, not each member's list: "
-            f"roll out [{COOPERATIVE}, {g.protocol or '<current>'}] to every member, then "
+            f"roll out [{COOPERATIVE}, {current}] to every member, then "
             f"[{COOPERATIVE}] alone (KIP-429)"
         )
     return AssignorInventory(
@@ -450,7 +483,7 @@ def group_reports(
                     view.partition,
                     g.type,
                     g.state,
-                    g.protocol_type,
+                    g.protocol_type if g.type == "classic" else g.type,
                     g.protocol,
                     g.generation,
                     g.epoch,

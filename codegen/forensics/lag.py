@@ -18,18 +18,22 @@ is given.
 
 Status (after Burrow's consumer lag evaluation rules), per partition over a sliding window of
 the last ``window`` commits (default 10), evaluated at *now*: the ``--as-of`` time, else the
-newest timestamp in the dump (offset commits and data batches):
+newest timestamp in the dump (offset commits and data batches). The first rule that holds:
 
-1. ``OK`` when any lag in the window is 0;
-2. ``STOP`` when the time from the newest commit to now is longer than the window spans (newest
+1. no status when a lag in the window is unknown (no log end history for the partition);
+2. ``OK`` (incomplete) when the window holds fewer than ``min_commits`` commits (default 2,
+   at most the window): Burrow's ``minimum-complete``, so a single commit is not judged;
+3. ``OK`` when any lag in the window is 0;
+4. ``STOP`` when the time from the newest commit to now is longer than the window spans (newest
    minus oldest commit time), unless the committed offset has reached the log end at now;
-3. ``STALL`` when the committed offset did not move over the window and the lag did not shrink
+5. ``REWIND`` when a committed offset is below the one before it in the window;
+6. ``STALL`` when the committed offset did not move over the window and the lag did not shrink
    (it stayed the same or grew) between any two commits;
-4. ``WARN`` when the offset moved but the lag never shrank between two consecutive commits;
-5. ``OK`` otherwise.
+7. ``WARN`` when the offset moved but the lag never shrank between two consecutive commits;
+8. ``OK`` otherwise.
 
-A group's status is ``ERR`` when any of its partitions is ``STOP`` or ``STALL``, else ``WARN``
-when any is ``WARN``, else ``OK`` (and none when no partition has one).
+A group's status is ``ERR`` when any of its partitions is ``STOP``, ``STALL`` or ``REWIND``,
+else ``WARN`` when any is ``WARN``, else ``OK`` (and none when no partition has one).
 """
 
 from __future__ import annotations
@@ -49,7 +53,9 @@ from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import LogDirs, LogEnds, discover
 
 __all__ = [
+    "DEFAULT_MIN_COMMITS",
     "DEFAULT_WINDOW",
+    "ERROR_STATUSES",
     "Commit",
     "GroupLag",
     "OffsetsView",
@@ -60,6 +66,8 @@ __all__ = [
 ]
 
 DEFAULT_WINDOW: Final = 10
+DEFAULT_MIN_COMMITS: Final = 2
+ERROR_STATUSES: Final = ("STOP", "STALL", "REWIND")
 _OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
 
 
@@ -182,12 +190,22 @@ class OffsetsView(CompactedView):
             commits.append(commit)
 
 
-def burrow_status(commits: list[Commit], now: int, end_now: int | None) -> tuple[str | None, str]:
+def burrow_status(
+    commits: list[Commit],
+    now: int,
+    end_now: int | None,
+    min_commits: int = DEFAULT_MIN_COMMITS,
+) -> tuple[str | None, str]:
     """Status of one partition over a window of commits (oldest first), and why."""
     if not commits or any(c.lag is None for c in commits):
         return None, "no log end offsets for this partition (its data segments are not here)"
+    if len(commits) < min_commits:
+        return (
+            "OK",
+            f"incomplete: {len(commits)} commit(s), {min_commits} needed before the partition "
+            "is judged",
+        )
     lags = [c.lag for c in commits]
-    assert all(lag is not None for lag in lags)
     if any(lag == 0 for lag in lags):
         return "OK", "a lag of 0 in the window"
     newest, oldest = commits[-1], commits[0]
@@ -200,6 +218,10 @@ def burrow_status(commits: list[Commit], now: int, end_now: int | None) -> tuple
             f"({newest.commit_timestamp - oldest.commit_timestamp} ms)",
         )
     pairs = list(itertools.pairwise(commits))
+    back = [(a, b) for a, b in pairs if b.offset < a.offset]
+    if back:
+        a, b = back[-1]
+        return "REWIND", f"the committed offset went back from {a.offset} to {b.offset}"
     lag_never_shrinks = all((b.lag or 0) >= (a.lag or 0) for a, b in pairs)
     if len(commits) > 1 and newest.offset == oldest.offset and lag_never_shrinks:
         return (
@@ -224,7 +246,7 @@ def _group_status(statuses: Iterable[str | None]) -> str | None:
     seen = {s for s in statuses if s is not None}
     if not seen:
         return None
-    if seen & {"STOP", "STALL"}:
+    if seen & set(ERROR_STATUSES):
         return "ERR"
     return "WARN" if "WARN" in seen else "OK"
 
@@ -235,10 +257,15 @@ def lag_reports(
     as_of: AsOf | None = None,
     window: int = DEFAULT_WINDOW,
     errors: list[SegmentError] | None = None,
+    min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> list[GroupLag]:
     """Offset history, lag and status of every group (or one) of a dump, by group."""
     if window < 1:
         raise ValueError(f"--window {window}: give at least 1 commit")
+    if min_commits < 1:
+        raise ValueError(f"--min-commits {min_commits}: give at least 1 commit")
+    # A window smaller than the minimum is judged once full.
+    min_commits = min(min_commits, window)
     dirs = (
         path
         if isinstance(path, LogDirs)
@@ -276,7 +303,7 @@ def lag_reports(
                     c.lag = max(c.log_end_offset - c.offset, 0)
             end_now = None if end is None else (end.at(now) if end.history else end.last)
             last = commits[-1]
-            status, reason = burrow_status(commits[-window:], now, end_now)
+            status, reason = burrow_status(commits[-window:], now, end_now, min_commits)
             if end is not None and not end.history:
                 reason = (
                     "log end only from a replication-offset-checkpoint (the segments are not "
