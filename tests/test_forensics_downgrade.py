@@ -487,3 +487,92 @@ def test_a_data_topic_or_an_unrelated_folder_is_bad_input() -> None:
     unrelated = run(str(ROOT / "docs"), "--to", "3.4")
     assert unrelated.exit_code == 2
     assert "no Kafka partition folder or segment" in unrelated.output
+
+
+# ------------------------------------------------------------ share groups in groups and lag
+
+
+def state_batch(first: int, last: int, state: int, count: int) -> Any:
+    from generated.share_snapshot_value import StateBatch
+
+    return StateBatch(
+        first_offset=first, last_offset=last, delivery_state=state, delivery_count=count
+    )
+
+
+def test_share_partitions_in_groups_and_lag(tmp_path: Path) -> None:
+    from codegen.forensics.command import groups_command, lag_command
+    from codegen.forensics.groups import group_reports
+    from codegen.forensics.lag import lag_reports
+
+    image = cluster(tmp_path, {"__consumer_offsets": 1, "__share_group_state": 1, "orders": 1}, 27)
+    orders = uuid.UUID(int=3)  # the third topic by name: __consumer_offsets, __share..., orders
+    partition(
+        image,
+        "__consumer_offsets",
+        0,
+        [
+            (
+                key("ShareGroupMetadataKey", group_id="sg"),
+                value("ShareGroupMetadataValue", 0, epoch=1),
+            )
+        ],
+    )
+    skey = key("ShareSnapshotKey", group_id="sg", topic_id=orders, partition=0)
+    ukey = key("ShareUpdateKey", group_id="sg", topic_id=orders, partition=0)
+    snapshot = value(
+        "ShareSnapshotValue",
+        0,
+        snapshot_epoch=1,
+        state_epoch=2,
+        leader_epoch=3,
+        start_offset=5,
+        state_batches=[state_batch(5, 6, 0, 1), state_batch(7, 9, 2, 1)],
+    )
+    acked = value(
+        "ShareUpdateValue",
+        0,
+        snapshot_epoch=1,
+        leader_epoch=-1,
+        start_offset=-1,
+        state_batches=[state_batch(6, 6, 2, 1)],
+    )
+    released = value(
+        "ShareUpdateValue",
+        0,
+        snapshot_epoch=1,
+        leader_epoch=4,
+        start_offset=8,
+        state_batches=[state_batch(12, 13, 0, 2)],
+    )
+    partition(
+        image, "__share_group_state", 0, [(skey, snapshot)], [(ukey, acked)], [(ukey, released)]
+    )
+    data = image / "orders-0"
+    data.mkdir()
+    with SegmentWriter(data / "00000000000000000000.log") as w:
+        w.write_batch([(None, b"x")] * 20, timestamp=1)
+    (sg,) = group_reports(image)
+    (state,) = sg.share_partitions
+    assert (state.topic, state.start_offset, state.state_epoch, state.leader_epoch) == (
+        "orders",
+        8,
+        2,
+        4,
+    )
+    # 5-6 and 7 fell below the start offset; 8-9 stay acknowledged, 12-13 released (available).
+    assert [
+        (b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in state.in_flight
+    ] == [
+        (8, 9, 2, 1),
+        (12, 13, 0, 2),
+    ]
+    (lag,) = lag_reports(image)
+    (share,) = lag.share_partitions
+    assert (share.log_end_offset, share.lag, lag.status) == (20, 12, None)
+    doc = json.loads(CliRunner().invoke(lag_command, [str(image), "--format", "jsonl"]).output)
+    assert doc["sharePartitions"][0]["startOffset"] == 8
+    assert doc["sharePartitions"][0]["inFlight"][1]["deliveryState"] == "Available"
+    table = CliRunner().invoke(groups_command, [str(image)]).output
+    assert "share partition orders-0  start offset 8  state epoch 2" in table
+    assert "consumer-protocol" not in table

@@ -14,6 +14,7 @@ from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, par
 from codegen.forensics.inputs import InputError, discover
 from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, GroupLag, lag_reports
 from codegen.forensics.releases import UnknownReleaseError
+from codegen.forensics.shares import DELIVERY_STATES, InFlightBatch
 
 __all__ = [
     "downgrade_check_command",
@@ -186,6 +187,12 @@ def render_groups_table(reports: list[GroupReport]) -> str:
                 f"  assignors: chosen {inv.chosen or '-'} (over time: "
                 f"{', '.join(inv.chosen_over_time) or '-'}){switch}: {inv.why}"
             )
+        for sp in r.share_partitions:
+            out.append(
+                f"  share partition {sp.topic_label}-{sp.partition}  start offset "
+                f"{sp.start_offset}  state epoch {sp.state_epoch}  leader epoch "
+                f"{sp.leader_epoch}  {_in_flight(sp.in_flight)}"
+            )
         out.append("  timeline:")
         out.extend(_format_event(e) for e in r.events)
     return "\n".join(out)
@@ -300,6 +307,17 @@ def _html_report(
         sys.exit(EXIT_BAD_INPUT)
 
 
+def _in_flight(batches: list[InFlightBatch]) -> str:
+    if not batches:
+        return "no in-flight record"
+    parts = [
+        f"{b.first_offset}-{b.last_offset} "
+        f"{DELIVERY_STATES.get(b.delivery_state, b.delivery_state)} x{b.delivery_count}"
+        for b in batches
+    ]
+    return "in flight: " + ", ".join(parts)
+
+
 def render_lag_table(reports: list[GroupLag]) -> str:
     """One line per group, one per partition under it."""
     out: list[str] = []
@@ -315,6 +333,15 @@ def render_lag_table(reports: list[GroupLag]) -> str:
                 f"  {p.topic}-{p.partition}  {p.status or '-':<5}  committed {last.offset} "
                 f"at {_time(last.commit_timestamp)}  log end {end}{source}  lag {lag}  "
                 f"{len(p.commits)} commit(s){deleted}  ({p.reason})"
+            )
+        for sp in g.share_partitions:
+            end = "-" if sp.log_end_offset is None else str(sp.log_end_offset)
+            source = f" from {sp.log_end_source}" if sp.log_end_source else ""
+            lag = "-" if sp.lag is None else str(sp.lag)
+            out.append(
+                f"  {sp.state.topic_label}-{sp.state.partition}  share  start offset "
+                f"{sp.state.start_offset}  log end {end}{source}  lag {lag}  "
+                f"{_in_flight(sp.state.in_flight)}"
             )
     return "\n".join(out)
 

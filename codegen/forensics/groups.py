@@ -58,8 +58,10 @@ from codegen.dumps.compacted import CompactedView, GroupState
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
+from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions, is_paths
-from codegen.forensics.inputs import LogDirs
+from codegen.forensics.inputs import LogDirs, as_log_dirs
+from codegen.forensics.shares import SharePartitionState, share_states
 
 __all__ = [
     "AsOf",
@@ -369,6 +371,9 @@ class GroupReport:
     inventory: AssignorInventory | None
     committed_offsets: int
     events: list[GroupEvent] = field(default_factory=list)
+    share_partitions: list[SharePartitionState] = field(default_factory=list)
+    """A share group's partitions from ``__share_group_state`` (start offset, epochs,
+    in-flight batches), when the input holds it."""
 
     def to_json(self) -> dict[str, Any]:
         doc = {
@@ -388,6 +393,8 @@ class GroupReport:
                 for e in self.events
             ],
         }
+        if self.type == "share" or self.share_partitions:
+            doc["sharePartitions"] = [s.to_json() for s in self.share_partitions]
         return doc
 
 
@@ -436,8 +443,13 @@ def group_reports(
 ) -> list[GroupReport]:
     """Every group (or one) of a dump at ``as_of`` (default: the end), by group id."""
     views: list[GroupsView]
+    shares: dict[str, list[SharePartitionState]] = {}
     if isinstance(source, Path | str | LogDirs) or is_paths(source):
-        views = group_views(cast("Path | Sequence[Path | str] | LogDirs", source), as_of)
+        dirs = as_log_dirs(cast("Path | Sequence[Path | str] | LogDirs", source))
+        views = group_views(dirs, as_of)
+        if as_of is None:  # the share state is read at the end of the log only
+            for state in share_states(dirs, cluster_metadata(dirs)):
+                shares.setdefault(state.group, []).append(state)
     else:
         views = list(cast("Iterable[GroupsView]", source))
     reports: list[GroupReport] = []
@@ -491,6 +503,7 @@ def group_reports(
                     assignor_inventory(view, g),
                     offsets,
                     events,
+                    shares.get(name, []) if g.type == "share" else [],
                 )
             )
     reports.sort(key=lambda r: (r.group, r.partition))

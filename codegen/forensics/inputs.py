@@ -41,6 +41,7 @@ __all__ = [
     "LogEnd",
     "LogEnds",
     "PartitionFolder",
+    "as_log_dirs",
     "discover",
     "expand",
     "read_offset_checkpoint",
@@ -190,6 +191,13 @@ def _replica_rank(r: PartitionFolder) -> tuple[int, int]:
         return (-1, 0)
     base = segment_file_info(logs[-1]).base_offset or 0
     return (base, sum(f.stat().st_size for f in logs))
+
+
+def as_log_dirs(paths: str | Path | Sequence[str | Path] | LogDirs) -> LogDirs:
+    """``paths`` discovered (a :class:`LogDirs` is kept as it is)."""
+    if isinstance(paths, LogDirs):
+        return paths
+    return discover([paths] if isinstance(paths, str | Path) else list(paths))
 
 
 def discover(paths: Sequence[str | Path]) -> LogDirs:

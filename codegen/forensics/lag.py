@@ -16,6 +16,11 @@ no status). A partition on several replicas takes the highest. Each partition sa
 log end came from (``logEndSource``). Without any of these, lag is unknown (null) and no status
 is given.
 
+Share groups (KIP-932) commit no offsets: their partitions' start offsets, epochs and in-flight
+batches come from ``__share_group_state`` (:mod:`codegen.forensics.shares`), and their lag is
+the log end offset minus the start offset (the topic's name comes from ``__cluster_metadata``;
+without it the log end is unknown). They have no status.
+
 Status (after Burrow's consumer lag evaluation rules), per partition over a sliding window of
 the last ``window`` commits (default 10), evaluated at *now*: the ``--as-of`` time, else the
 newest timestamp in the dump (offset commits and data batches). The first rule that holds:
@@ -48,9 +53,11 @@ from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
+from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import LogDirs, LogEnds, discover
+from codegen.forensics.shares import SharePartitionState, share_states
 
 __all__ = [
     "DEFAULT_MIN_COMMITS",
@@ -60,6 +67,7 @@ __all__ = [
     "GroupLag",
     "OffsetsView",
     "PartitionLag",
+    "SharePartitionLag",
     "burrow_status",
     "lag_reports",
     "log_folder_of",
@@ -128,19 +136,47 @@ class PartitionLag:
 
 
 @dataclass(slots=True)
+class SharePartitionLag:
+    """A share group's partition: lag = log end offset - start offset (no status: a share
+    group commits no offsets, its members acknowledge records)."""
+
+    state: SharePartitionState
+    log_end_offset: int | None
+    log_end_source: str | None
+
+    @property
+    def lag(self) -> int | None:
+        if self.log_end_offset is None:
+            return None
+        return max(self.log_end_offset - self.state.start_offset, 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.state.to_json(),
+            "logEndOffset": self.log_end_offset,
+            "logEndSource": self.log_end_source,
+            "lag": self.lag,
+        }
+
+
+@dataclass(slots=True)
 class GroupLag:
     group: str
     status: str | None
     partitions: list[PartitionLag]
     now: int
+    share_partitions: list[SharePartitionLag] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "group": self.group,
             "status": self.status,
             "now": self.now,
             "partitions": [p.to_json() for p in self.partitions],
         }
+        if self.share_partitions:
+            doc["sharePartitions"] = [s.to_json() for s in self.share_partitions]
+        return doc
 
 
 class OffsetsView(CompactedView):
@@ -279,7 +315,20 @@ def lag_reports(
         views.append(view)
     ends = LogEnds(dirs)
     keys = {k for v in views for k in v.history if group is None or k[0] == group}
-    if group is not None and not keys:
+    shares: dict[str, list[SharePartitionLag]] = {}
+    if as_of is None:  # the share state is read at the end of the log only
+        for state in share_states(dirs, cluster_metadata(dirs), errors):
+            if group is not None and state.group != group:
+                continue
+            end = None if state.topic is None else ends.of(state.topic, state.partition)
+            shares.setdefault(state.group, []).append(
+                SharePartitionLag(
+                    state,
+                    None if end is None else end.last,
+                    None if end is None else f"{end.source}: {end.where}",
+                )
+            )
+    if group is not None and not keys and group not in shares:
         label = '"" (empty group id)' if group == "" else repr(group)
         raise DumpInputError(
             f"group {label} has no committed offset in the dump; run without --group to list them"
@@ -325,6 +374,12 @@ def lag_reports(
                 )
             )
     return [
-        GroupLag(g, _group_status(p.status for p in parts), parts, now)
-        for g, parts in sorted(by_group.items())
+        GroupLag(
+            g,
+            _group_status(p.status for p in by_group.get(g, [])),
+            by_group.get(g, []),
+            now,
+            shares.get(g, []),
+        )
+        for g in sorted(set(by_group) | set(shares))
     ]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codegen.forensics.groups import GroupReport
 from codegen.forensics.lag import GroupLag, PartitionLag
+from codegen.forensics.shares import DELIVERY_STATES
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -242,7 +243,7 @@ def _group_section(report: GroupReport | None, lag: GroupLag | None, name: str) 
                 f"<p>Assignor {html.escape(inv.chosen or '-')}; cooperative switch: "
                 f"<b>{html.escape(inv.cooperative_switch or '')}</b>: {html.escape(inv.why)}</p>"
             )
-    if lag is not None:
+    if lag is not None and lag.partitions:
         parts.append(f"<h3>Offsets and lag {_badge(lag.status)}</h3>")
         for p in lag.partitions:
             source = f" (from {p.log_end_source})" if p.log_end_source else ""
@@ -254,6 +255,29 @@ def _group_section(report: GroupReport | None, lag: GroupLag | None, name: str) 
                 f"{'' if p.live else ' (offset deleted)'}</p>"
                 f"{_partition_plot(p)}"
             )
+    if lag is not None and lag.share_partitions:
+        parts.append("<h3>Share partitions (start offset, in-flight records)</h3>")
+        parts.append(
+            _table(
+                ["partition", "start offset", "log end", "lag", "state epoch", "in flight"],
+                [
+                    [
+                        f"{sp.state.topic_label}-{sp.state.partition}",
+                        sp.state.start_offset,
+                        "-" if sp.log_end_offset is None else sp.log_end_offset,
+                        "-" if sp.lag is None else sp.lag,
+                        sp.state.state_epoch,
+                        ", ".join(
+                            f"{b.first_offset}-{b.last_offset} "
+                            f"{DELIVERY_STATES.get(b.delivery_state, b.delivery_state)}"
+                            for b in sp.state.in_flight
+                        )
+                        or "-",
+                    ]
+                    for sp in lag.share_partitions
+                ],
+            )
+        )
     if report is not None:
         parts.append("<h3>Events</h3>")
         parts.append(_timeline_plot(report))
@@ -278,10 +302,11 @@ def _group_section(report: GroupReport | None, lag: GroupLag | None, name: str) 
 def _total_lag(lag: GroupLag | None) -> str:
     if lag is None:
         return "-"
-    known = [p.lag for p in lag.partitions if p.lag is not None]
+    lags = [p.lag for p in lag.partitions] + [s.lag for s in lag.share_partitions]
+    known = [x for x in lags if x is not None]
     if not known:
         return "unknown"
-    missing = len(lag.partitions) - len(known)
+    missing = len(lags) - len(known)
     return f"{sum(known)}" + (f" ({missing} partition(s) unknown)" if missing else "")
 
 
