@@ -581,8 +581,9 @@ def _features_check(target: Release, meta: ClusterMetadata | None, mode: str) ->
         return Check(
             name,
             BLOCKED,
-            f"a KRaft cluster (metadata.version {meta.metadata_version}); Kafka {target.line} "
-            "has no production KRaft mode",
+            f"a KRaft cluster (metadata.version "
+            f"{'unknown' if meta.metadata_version is None else meta.metadata_version}); "
+            f"Kafka {target.line} has no production KRaft mode",
             [f"Kafka {target.line} predates production KRaft (3.3, KIP-833)"],
             [
                 f"a KRaft cluster cannot run Kafka {target.line} (KRaft is production from 3.3, "

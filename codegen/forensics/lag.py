@@ -18,7 +18,8 @@ is given.
 
 Share groups (KIP-932) commit no offsets: their partitions' start offsets, epochs and in-flight
 batches come from ``__share_group_state`` (:mod:`codegen.forensics.shares`), and their lag is
-the log end offset minus the start offset (the topic's name comes from ``__cluster_metadata``;
+the log end offset minus the start offset minus the records after it already delivered, as
+``listShareGroupOffsets`` gives it (KIP-1226) (the topic's name comes from ``__cluster_metadata``;
 without it the log end is unknown). They have no status.
 
 Status (after Burrow's consumer lag evaluation rules), per partition over a sliding window of
@@ -137,8 +138,9 @@ class PartitionLag:
 
 @dataclass(slots=True)
 class SharePartitionLag:
-    """A share group's partition: lag = log end offset - start offset (no status: a share
-    group commits no offsets, its members acknowledge records)."""
+    """A share group's partition: lag = log end offset - start offset - records past the start
+    offset already delivered (no status: a share group commits no offsets, its members
+    acknowledge records)."""
 
     state: SharePartitionState
     log_end_offset: int | None
@@ -148,7 +150,7 @@ class SharePartitionLag:
     def lag(self) -> int | None:
         if self.log_end_offset is None:
             return None
-        return max(self.log_end_offset - self.state.start_offset, 0)
+        return self.state.lag(self.log_end_offset)
 
     def to_json(self) -> dict[str, Any]:
         return {

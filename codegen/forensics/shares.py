@@ -9,7 +9,10 @@ ranges they cover; batches below the start offset are gone. What remains is what
 offset not yet acknowledged by the group), the state and leader epochs, and the in-flight
 batches (offset ranges with their delivery state and count).
 
-Share lag is the partition's log end offset minus the start offset.
+Share lag is what the broker's ``listShareGroupOffsets`` reports (KIP-1226): the log end offset
+minus the start offset minus the records at or after the start offset whose delivery is complete
+(acknowledged or archived): the state's ``DeliveryCompleteCount`` (4.2 on), else counted from
+the in-flight batches.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ __all__ = ["DELIVERY_STATES", "InFlightBatch", "SharePartitionState", "share_sta
 
 DELIVERY_STATES: Final = {0: "Available", 1: "Acquired", 2: "Acknowledged", 4: "Archived"}
 """Kafka's ``RecordState`` ids as the share coordinator persists them."""
+_DONE: Final = (2, 4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,21 @@ class SharePartitionState:
     snapshot_epoch: int
     in_flight: list[InFlightBatch] = field(default_factory=list)
     record_offset: int = -1
+    delivery_complete_count: int = -1
+    """Records at or after the start offset done with (KIP-1226), -1 when not recorded."""
+
+    @property
+    def delivered(self) -> int:
+        """Records at or after the start offset whose delivery is complete."""
+        if self.delivery_complete_count >= 0:
+            return self.delivery_complete_count
+        return sum(
+            b.last_offset - b.first_offset + 1 for b in self.in_flight if b.delivery_state in _DONE
+        )
+
+    def lag(self, log_end: int) -> int:
+        return max(log_end - self.start_offset - self.delivered, 0)
+
     """Offset of the last ``__share_group_state`` record applied."""
 
     @property
@@ -75,6 +94,7 @@ class SharePartitionState:
             "stateEpoch": self.state_epoch,
             "leaderEpoch": self.leader_epoch,
             "snapshotEpoch": self.snapshot_epoch,
+            "deliveryCompleteCount": self.delivery_complete_count,
             "inFlight": [b.to_json() for b in self.in_flight],
         }
 
@@ -148,6 +168,7 @@ def _apply(
             value.snapshot_epoch,
             _prune(_batches(value), value.start_offset),
             rec.offset,
+            getattr(value, "delivery_complete_count", -1),
         )
         return
     state = states.get(k)
@@ -159,6 +180,11 @@ def _apply(
         state.leader_epoch = value.leader_epoch
     state.in_flight = _prune(_merge(state.in_flight, _batches(value)), state.start_offset)
     state.record_offset = rec.offset
+    count = getattr(value, "delivery_complete_count", -1)
+    if count != -1:
+        state.delivery_complete_count = count
+    elif value.start_offset != -1:
+        state.delivery_complete_count = -1  # moved without a count: derive it from the batches
 
 
 def share_states(
