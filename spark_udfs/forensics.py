@@ -25,18 +25,15 @@ are those of the Python API, row for row (a test compares them):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
 from codegen.forensics.downgrade import GROUP_RECORD_PREFIXES, dump_partitions, finding_reason
 from codegen.forensics.groups import COOPERATIVE, STREAMS_ASSIGNOR, AsOf, server_assignor_why
-from codegen.forensics.lag import (
-    DEFAULT_MIN_COMMITS,
-    DEFAULT_WINDOW,
-    ERROR_STATUSES,
-    log_folder_of,
-)
+from codegen.forensics.inputs import as_log_dirs
+from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, ERROR_STATUSES
 from codegen.forensics.releases import release
 from spark_udfs.compacted import effective_records
 from spark_udfs.functions import decode_consumer_offsets
@@ -91,27 +88,34 @@ def _cut(raw: DataFrame, as_of: AsOf | None) -> DataFrame:
     return cut.filter(keep).drop("_base", "_maxTs")
 
 
-def read_dump(spark: SparkSession, path: Path, as_of: AsOf | None = None) -> DataFrame:
-    """The decoded ``__consumer_offsets`` records under ``path`` (a log folder, a partition
-    folder or a segment), cut at ``as_of``, with ``timestampMs``. Only the file listing runs on
-    the driver."""
+def read_dump(
+    spark: SparkSession, path: Path | Sequence[Path | str], as_of: AsOf | None = None
+) -> DataFrame:
+    """The decoded ``__consumer_offsets`` records under ``path`` (broker log dirs, partition
+    folders, segments and globs; one replica per partition), cut at ``as_of``, with
+    ``timestampMs``. Only the file listing runs on the driver."""
     files = [str(f) for _, found in dump_partitions(path) for f in found]
     raw = kafka_log_reader(spark).option("includeHeaders", "false").load(files)
     return decode_consumer_offsets(_cut(raw, as_of))
 
 
-def read_log_ends(spark: SparkSession, path: Path) -> DataFrame | None:
-    """The data topics' rows in the log folder of ``path`` (``<topic>-<partition>`` folders
-    that are not internal topics), or None when there are none."""
-    folder = log_folder_of(path)
-    found = sorted(
-        str(sub)
-        for sub in folder.iterdir()
-        if sub.is_dir() and not sub.name.startswith("__") and any(sub.glob("*.log"))
-    )
-    if not found:
+def read_log_ends(spark: SparkSession, path: Path | Sequence[Path | str]) -> DataFrame | None:
+    """The data topics' rows among ``path`` (broker log dirs, partition folders and globs, as
+    :mod:`codegen.forensics.inputs` finds them: every ``<topic>-<partition>`` folder of a
+    topic that is not internal, and those next to a partition folder given), or None when
+    there are none."""
+    dirs = as_log_dirs(path)
+    folders = {
+        str(r.folder)
+        for table in (dirs.replicas, dirs.neighbours)
+        for (topic, _), replicas in table.items()
+        if not topic.startswith("__")
+        for r in replicas
+        if any(r.folder.glob("*.log"))
+    }
+    if not folders:
         return None
-    raw = kafka_log_reader(spark).option("includeHeaders", "false").load(found)
+    raw = kafka_log_reader(spark).option("includeHeaders", "false").load(sorted(folders))
     return log_ends(raw.withColumn("timestampMs", _millis("timestamp")))
 
 

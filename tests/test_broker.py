@@ -3,13 +3,15 @@
 The session fixture ``broker_run`` (tests/conftest.py, tests/broker/client.py) starts a
 single-node KRaft broker, loads it with tests/broker/src/BrokerWorkload.java (classic groups with
 every assignor, consumer-protocol groups, a regex subscription, an upgrade and a downgrade, a
-share group, a streams group, transactional offset commits, admin alters and deletes) and stops
-it. These tests
+share group, a streams group, transactional offset commits, admin alters and deletes, an empty
+topic and a four-partition topic with committed offsets) and stops it. These tests
 compare what our decoders make of its log folder with Kafka's own answers:
 
 - ``dump --format dump-log`` equals DumpLogSegments on every internal-topic segment;
 - the compacted view equals the broker's listGroups / describe / listConsumerGroupOffsets;
-- the Spark ``kafka-log`` source gives the same offsets and group states.
+- the Spark ``kafka-log`` source gives the same offsets and group states;
+- the forensics commands give the broker's protocol types, log ends and share group offsets,
+  also when the log dir is split into two broker images.
 """
 
 from __future__ import annotations
