@@ -577,3 +577,15 @@ def test_share_partitions_in_groups_and_lag(tmp_path: Path) -> None:
     table = CliRunner().invoke(groups_command, [str(image)]).output
     assert "share partition orders-0  start offset 8  state epoch 2" in table
     assert "consumer-protocol" not in table
+
+
+def test_a_partition_on_two_replicas_is_read_once_and_said(tmp_path: Path) -> None:
+    import shutil
+
+    image = cluster(tmp_path, {"__consumer_offsets": 1})
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    shutil.copytree(image, tmp_path / "broker-2")
+    report = check_downgrade([str(tmp_path / "broker-*")], "3.9")
+    assert report.safe and report.live_records == 1
+    summary = next(c for c in report.checks if c.name == "group coordinator").summary
+    assert "1 on several replicas: the one holding the most was read" in summary

@@ -490,9 +490,18 @@ def _coverage(topic: str, dirs: LogDirs, meta: ClusterMetadata | None) -> tuple[
         return (
             PARTLY_CHECKED,
             f"{len(present)} of {expected} {topic} partitions read; {missing} not in the input "
-            "(give every broker's log dir)",
+            f"(give every broker's log dir){_replicas(topic, dirs)}",
         )
-    return None, f"{len(present) or len(dirs.files)} {topic} partition(s) read"
+    return None, f"{len(present) or len(dirs.files)} {topic} partition(s) read" + _replicas(
+        topic, dirs
+    )
+
+
+def _replicas(topic: str, dirs: LogDirs) -> str:
+    several = sum(len(r) > 1 for r in dirs.partitions(topic).values())
+    if not several:
+        return ""
+    return f" ({several} on several replicas: the one holding the most was read)"
 
 
 def _record_check(
