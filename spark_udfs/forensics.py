@@ -25,13 +25,15 @@ are those of the Python API, row for row (a test compares them):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
-from codegen.forensics.downgrade import GROUP_RECORD_PREFIXES, dump_partitions
-from codegen.forensics.groups import COOPERATIVE, AsOf
-from codegen.forensics.lag import DEFAULT_WINDOW, log_folder_of
+from codegen.forensics.downgrade import GROUP_RECORD_PREFIXES, dump_partitions, finding_reason
+from codegen.forensics.groups import COOPERATIVE, STREAMS_ASSIGNOR, AsOf, server_assignor_why
+from codegen.forensics.inputs import as_log_dirs
+from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, ERROR_STATUSES
 from codegen.forensics.releases import release
 from spark_udfs.compacted import effective_records
 from spark_udfs.functions import decode_consumer_offsets
@@ -86,34 +88,41 @@ def _cut(raw: DataFrame, as_of: AsOf | None) -> DataFrame:
     return cut.filter(keep).drop("_base", "_maxTs")
 
 
-def read_dump(spark: SparkSession, path: Path, as_of: AsOf | None = None) -> DataFrame:
-    """The decoded ``__consumer_offsets`` records under ``path`` (a log folder, a partition
-    folder or a segment), cut at ``as_of``, with ``timestampMs``. Only the file listing runs on
-    the driver."""
+def read_dump(
+    spark: SparkSession, path: Path | Sequence[Path | str], as_of: AsOf | None = None
+) -> DataFrame:
+    """The decoded ``__consumer_offsets`` records under ``path`` (broker log dirs, partition
+    folders, segments and globs; one replica per partition), cut at ``as_of``, with
+    ``timestampMs``. Only the file listing runs on the driver."""
     files = [str(f) for _, found in dump_partitions(path) for f in found]
     raw = kafka_log_reader(spark).option("includeHeaders", "false").load(files)
     return decode_consumer_offsets(_cut(raw, as_of))
 
 
-def read_log_ends(spark: SparkSession, path: Path) -> DataFrame | None:
-    """The data topics' rows in the log folder of ``path`` (``<topic>-<partition>`` folders
-    that are not internal topics), or None when there are none."""
-    folder = log_folder_of(path)
-    found = sorted(
-        str(sub)
-        for sub in folder.iterdir()
-        if sub.is_dir() and not sub.name.startswith("__") and any(sub.glob("*.log"))
-    )
-    if not found:
+def read_log_ends(spark: SparkSession, path: Path | Sequence[Path | str]) -> DataFrame | None:
+    """The data topics' rows among ``path`` (broker log dirs, partition folders and globs, as
+    :mod:`codegen.forensics.inputs` finds them: every ``<topic>-<partition>`` folder of a
+    topic that is not internal, and those next to a partition folder given), or None when
+    there are none."""
+    dirs = as_log_dirs(path)
+    folders = {
+        str(r.folder)
+        for table in (dirs.replicas, dirs.neighbours)
+        for (topic, _), replicas in table.items()
+        if not topic.startswith("__")
+        for r in replicas
+        if any(r.folder.glob("*.log"))
+    }
+    if not folders:
         return None
-    raw = kafka_log_reader(spark).option("includeHeaders", "false").load(found)
+    raw = kafka_log_reader(spark).option("includeHeaders", "false").load(sorted(folders))
     return log_ends(raw.withColumn("timestampMs", _millis("timestamp")))
 
 
 def log_ends(data: DataFrame) -> DataFrame:
     """Log end offsets over time of data partitions: per batch ``topic, partition, endTime,
     endOffset``, where ``endTime`` is the newest batch timestamp so far and ``endOffset`` one
-    past the newest offset so far (running maxima, as :class:`codegen.forensics.lag.LogEnds`).
+    past the newest offset so far (running maxima, as :class:`codegen.forensics.inputs.LogEnds`).
 
     The batch of a row is its (file, batchPosition); a batch's last offset is its newest
     record's offset (a compacted batch whose last records were removed ends earlier here)."""
@@ -271,68 +280,25 @@ def downgrade_findings(decoded: DataFrame, to: str) -> DataFrame:
     unknown = F.col("highest").isNull()
     newer = version > F.col("highest")
     readable_newer = F.lit(ignores_unknown) & F.col("highestIsFlexible")
-    group_repr = F.when(F.col("group").isNull(), F.lit("None")).otherwise(
-        F.concat(F.lit("'"), F.col("group"), F.lit("'"))
-    )
-    rtype = F.col("recordType").cast("string")
     rule = (
         F.when(unknown & group_state, F.lit("group-conversion"))
         .when(unknown & F.lit(ignores_unknown), F.lit("ignored"))
         .when(unknown, F.lit("unknown-type"))
         .when(newer & ~readable_newer, F.lit("value-version"))
     )
-    why = "predates KIP-915 (3.5)" if not ignores_unknown else None
-    why_col = (
-        F.lit(why)
-        if why is not None
-        else F.concat(F.lit("its v"), F.col("highest").cast("string"), F.lit(" is not flexible"))
-    )
-    reason = (
-        F.when(
-            F.col("_rule") == "group-conversion",
-            F.concat(
-                F.lit(f"Kafka {line} does not know record type "),
-                rtype,
-                F.lit(" ("),
-                name,
-                F.lit("); convert group "),
-                group_repr,
-                F.lit(
-                    " to a classic group or delete it before downgrading (KIP-848 downgrade steps)"
-                ),
-            ),
-        )
-        .when(
-            F.col("_rule") == "ignored",
-            F.concat(F.lit(f"Kafka {line} skips unknown record type "), rtype, F.lit(" (KIP-915)")),
-        )
-        .when(
-            F.col("_rule") == "unknown-type",
-            F.concat(
-                F.lit(f"Kafka {line} does not know record type "),
-                rtype,
-                F.lit(
-                    " and predates KIP-915 (3.5), so loading the partition fails; delete what "
-                    "wrote it (e.g. the group) before downgrading, or downgrade to 3.5 or later"
-                ),
-            ),
-        )
-        .otherwise(
-            F.concat(
-                F.col("readsName"),
-                F.lit("Value v"),
-                version.cast("string"),
-                F.lit(" is newer than the v"),
-                F.col("highest").cast("string"),
-                F.lit(f" Kafka {line} reads, and Kafka {line} "),
-                why_col,
-                F.lit(
-                    "; rewrite the record (e.g. commit the offset again, or let the group "
-                    "rebalance) from brokers whose inter.broker.protocol.version / "
-                    f"metadata.version is at most {line}, or delete it"
-                ),
-            )
-        )
+    # The wording is the Python API's own, for the few rows that are findings.
+    reason = F.udf(
+        lambda partition, offset, rtype, rname, rversion, group: finding_reason(
+            partition, offset, rtype, rname, rversion, group, line
+        ),
+        "string",
+    )(
+        F.col("partition"),
+        F.col("offset"),
+        F.col("recordType"),
+        name,
+        version,
+        F.col("group"),
     )
     return (
         live.withColumn("_rule", rule)
@@ -390,9 +356,8 @@ _GROUP_KINDS: Final = (
     ("StreamsGroup", "streams"),
 )
 _STATE_PARTS: Final = ("Metadata", "MemberMetadata", "CurrentMemberAssignment")
-_SERVER_ASSIGNOR_WHY: Final = (
-    "consumer-protocol groups are assigned by the coordinator's server assignor"
-)
+_SERVER_ASSIGNOR_WHY: Final = server_assignor_why("")
+"""After the group type (``consumer``, ``share``, ``streams``)."""
 
 
 def _member_payloads(subscription: Column, assignment: Column) -> Column:
@@ -713,7 +678,7 @@ def _member_states(seq: DataFrame) -> DataFrame:
         .when(F.col("epoch").isNotNull() & (F.col("_minEpoch") < F.col("epoch")), "Reconciling")
         .otherwise("Stable")
         .alias("state"),
-        F.lit(None).cast("string").alias("protocolType"),
+        F.col("type").alias("protocolType"),  # as listGroups gives it
         F.lit(None).cast("string").alias("protocol"),
         F.lit(None).cast("int").alias("generation"),
         "epoch",
@@ -749,7 +714,20 @@ def _classic_history(seq: DataFrame) -> DataFrame:
             "subscriptionVersions"
         )
     )
-    return chosen.join(versions, ["partition", "group"], "full")
+    # The last assignor any GroupMetadata value chose (GroupsView.last_protocol).
+    last = (
+        seq.filter(
+            (F.col("kind") == "classic")
+            & ~F.col("isTombstone")
+            & F.col("protocol").isNotNull()
+            & (F.col("protocol") != "")
+        )
+        .groupBy("partition", "group")
+        .agg(F.max_by("protocol", "pos").alias("lastProtocol"))
+    )
+    return chosen.join(versions, ["partition", "group"], "full").join(
+        last, ["partition", "group"], "full"
+    )
 
 
 def _inventory(states: DataFrame) -> Column:
@@ -762,14 +740,43 @@ def _inventory(states: DataFrame) -> Column:
     versions = F.coalesce(F.col("subscriptionVersions"), F.create_map().cast("map<string,int>"))
     old = F.array_sort(F.map_keys(F.map_filter(versions, lambda _, v: v < 1)))
     protocol = F.col("protocol")
-    current = F.when(protocol.isNotNull() & (protocol != ""), protocol).otherwise("<current>")
+    # An empty group has no protocol: judge the one it ran last.
+    current = F.when(protocol.isNotNull() & (protocol != ""), protocol).otherwise(
+        F.col("lastProtocol")
+    )
+    chosen_over_time = F.coalesce(F.col("chosenOverTime"), F.array().cast("array<string>"))
+    not_consumers = F.col("protocolType").isNotNull() & (F.col("protocolType") != "consumer")
+    streams = (current == STREAMS_ASSIGNOR) | F.array_contains(chosen_over_time, STREAMS_ASSIGNOR)
+    no_current = current.isNull()
     verdict = (
-        F.when(protocol == COOPERATIVE, "done")
+        F.when(not_consumers | streams | no_current, F.lit(None).cast("string"))
+        .when(current == COOPERATIVE, "done")
         .when(F.size(old) > 0, "not-possible")
         .otherwise("two-step")
     )
     why = (
-        F.when(protocol == COOPERATIVE, F.lit("the group already runs cooperative-sticky"))
+        F.when(
+            not_consumers,
+            F.concat(
+                F.lit("protocol type '"),
+                F.col("protocolType"),
+                F.lit("': not consumers, no consumer assignor to switch"),
+            ),
+        )
+        .when(
+            streams,
+            F.lit(
+                "a Kafka Streams application (assignor 'stream'): it rebalances cooperatively "
+                "from 2.4 on (KIP-429), there is no cooperative-sticky switch to make"
+            ),
+        )
+        .when(
+            no_current,
+            F.lit(
+                "no assignor was ever chosen in the log (only offsets committed): nothing to switch"
+            ),
+        )
+        .when(current == COOPERATIVE, F.lit("the group already runs cooperative-sticky"))
         .when(
             F.size(old) > 0,
             F.concat(
@@ -816,7 +823,7 @@ def _inventory(states: DataFrame) -> Column:
         F.when(F.size(server) > 0, server).alias("common"),
         F.create_map().cast("map<string,int>").alias("subscriptionVersions"),
         F.lit(None).cast("string").alias("cooperativeSwitch"),
-        F.lit(_SERVER_ASSIGNOR_WHY).alias("why"),
+        F.concat(F.col("type"), F.lit(_SERVER_ASSIGNOR_WHY)).alias("why"),
     )
     return (
         F.when(F.col("type").isNull(), F.lit(None).cast(_INVENTORY_TYPE))
@@ -1247,6 +1254,7 @@ def partition_lag(
     ends: DataFrame | None = None,
     window: int = DEFAULT_WINDOW,
     now: int | None = None,
+    min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> DataFrame:
     """Per (group, topic, partition): ``live, deletedAt, commits, logEndOffset, lag, status``
     at *now* (given, else the newest timestamp of the dump and of ``ends``) over the last
@@ -1256,6 +1264,9 @@ def partition_lag(
 
     if window < 1:
         raise ValueError(f"--window {window}: give at least 1 commit")
+    if min_commits < 1:
+        raise ValueError(f"--min-commits {min_commits}: give at least 1 commit")
+    min_commits = min(min_commits, window)
     records = _narrow(decoded)
     rec = _effective(records)
     history = _offset_history(rec, ends)
@@ -1270,7 +1281,9 @@ def partition_lag(
     counts = history.groupBy(*keys).agg(F.max("seq").alias("_last"))
     recent = history.join(counts, keys).filter(F.col("seq") > F.col("_last") - window)
     by_seq = Window.partitionBy(*keys).orderBy("seq")
-    recent = recent.withColumn("_prevLag", F.lag("lag").over(by_seq))
+    recent = recent.withColumn("_prevLag", F.lag("lag").over(by_seq)).withColumn(
+        "_prevOffset", F.lag("offset").over(by_seq)
+    )
     stats = recent.groupBy(*keys).agg(
         F.count("*").alias("_n"),
         F.max(F.col("lag").isNull().cast("int")).alias("_unknown"),
@@ -1280,6 +1293,11 @@ def partition_lag(
         F.min(
             F.when(F.col("_prevLag").isNotNull(), (F.col("lag") >= F.col("_prevLag")).cast("int"))
         ).alias("_neverShrinks"),
+        F.max(
+            F.when(F.col("_prevOffset").isNotNull(), F.col("offset") < F.col("_prevOffset")).cast(
+                "int"
+            )
+        ).alias("_rewind"),
     )
     deletions = (
         _offset_rows(rec)
@@ -1323,9 +1341,11 @@ def partition_lag(
     never_shrinks = F.coalesce(F.col("_neverShrinks"), F.lit(1)) == 1
     status = (
         F.when(F.col("_unknown") == 1, F.lit(None).cast("string"))
+        .when(F.col("_n") < min_commits, "OK")
         .when(F.col("_zero") == 1, "OK")
         .when(stopped & at_end, "OK")
         .when(stopped, "STOP")
+        .when(F.coalesce(F.col("_rewind"), F.lit(0)) == 1, "REWIND")
         .when(
             several & (F.col("_newest.offset") == F.col("_oldest.offset")) & never_shrinks,
             "STALL",
@@ -1353,13 +1373,13 @@ def partition_lag(
 
 def group_lag(partitions: DataFrame) -> DataFrame:
     """A group's status from its partitions' (:func:`partition_lag`): ``ERR`` when one is
-    ``STOP`` or ``STALL``, else ``WARN`` when one is ``WARN``, else ``OK``; null when none has a
-    status."""
+    ``STOP``, ``STALL`` or ``REWIND``, else ``WARN`` when one is ``WARN``, else ``OK``; null when
+    none has a status."""
     from pyspark.sql import functions as F
 
     s = F.col("status")
     agg = partitions.groupBy("group").agg(
-        F.max(s.isin("STOP", "STALL").cast("int")).alias("_err"),
+        F.max(s.isin(*ERROR_STATUSES).cast("int")).alias("_err"),
         F.max((s == "WARN").cast("int")).alias("_warn"),
         F.count(s).alias("_known"),
     )

@@ -3,13 +3,15 @@
 The session fixture ``broker_run`` (tests/conftest.py, tests/broker/client.py) starts a
 single-node KRaft broker, loads it with tests/broker/src/BrokerWorkload.java (classic groups with
 every assignor, consumer-protocol groups, a regex subscription, an upgrade and a downgrade, a
-share group, a streams group, transactional offset commits, admin alters and deletes) and stops
-it. These tests
+share group, a streams group, transactional offset commits, admin alters and deletes, an empty
+topic and a four-partition topic with committed offsets) and stops it. These tests
 compare what our decoders make of its log folder with Kafka's own answers:
 
 - ``dump --format dump-log`` equals DumpLogSegments on every internal-topic segment;
 - the compacted view equals the broker's listGroups / describe / listConsumerGroupOffsets;
-- the Spark ``kafka-log`` source gives the same offsets and group states.
+- the Spark ``kafka-log`` source gives the same offsets and group states;
+- the forensics commands give the broker's protocol types, log ends and share group offsets,
+  also when the log dir is split into two broker images.
 """
 
 from __future__ import annotations
@@ -197,3 +199,91 @@ def test_spark_kafka_log_source_matches_the_broker(broker_run: BrokerRun, kafka_
     truth = _truth_groups(broker_run.truth)
     assert groups
     assert groups == {g: (_TYPES[truth[g]["type"]], truth[g]["state"]) for g in groups}
+
+
+# ------------------------------------------------------ the forensics commands against the broker
+
+
+def _forensic_facts(paths: list[Path]) -> dict[str, Any]:
+    from codegen.forensics.groups import group_reports
+    from codegen.forensics.lag import lag_reports
+
+    groups = {r.group: r for r in group_reports(paths)}
+    lags = lag_reports(paths)
+    ends = {(p.group, p.topic, p.partition): p.log_end_offset for g in lags for p in g.partitions}
+    shares = {
+        (g.group, s.state.topic, s.state.partition): (s.state.start_offset, s.lag)
+        for g in lags
+        for s in g.share_partitions
+    }
+    return {"groups": groups, "ends": ends, "shares": shares}
+
+
+def test_forensics_match_the_broker(broker_run: BrokerRun) -> None:
+    truth = broker_run.truth
+    facts = _forensic_facts([broker_run.log_dir])
+    agree, total = 0, 0
+    # Protocol type as listGroups gives it, for every group.
+    listed = _truth_groups(truth)
+    for group_id, g in listed.items():
+        ours = facts["groups"].get(group_id)
+        total += 1
+        got = None if ours is None else ours.protocol_type
+        agree += (got or "") == (g["protocolType"] or "")
+        assert (got or "") == (g["protocolType"] or ""), group_id
+    # Log end offsets of every partition with a committed offset (the empty topic's is 0).
+    log_ends = truth["logEnds"]
+    assert log_ends["t-empty-0"] == 0
+    for (group, topic, partition), end in facts["ends"].items():
+        key = f"{topic}-{partition}"
+        if key not in log_ends:
+            continue
+        total += 1
+        agree += end == log_ends[key]
+        assert end == log_ends[key], (group, key)
+    assert ("lag-empty", "t-empty", 0) in facts["ends"]
+    # Share groups' start offsets and lag (listShareGroupOffsets).
+    expected = {
+        (s["group"], s["topic"], s["partition"]): (s["startOffset"], s["lag"])
+        for s in truth["shareOffsets"]
+    }
+    assert expected
+    for k, (start, lag) in expected.items():
+        total += 2
+        got_start, got_lag = facts["shares"].get(k, (None, None))
+        agree += (got_start == start) + (lag is None or got_lag == lag)
+        assert got_start == start, k
+        assert lag is None or got_lag == lag, k
+    print(f"forensics agree with the broker on {agree} of {total} facts")
+
+
+def test_lag_over_two_broker_images_matches_one(broker_run: BrokerRun, tmp_path: Path) -> None:
+    import shutil
+
+    from codegen.forensics.lag import lag_reports
+
+    one, two = tmp_path / "broker-a", tmp_path / "broker-b"
+    for image in (one, two):
+        image.mkdir()
+    for sub in broker_run.log_dir.iterdir():
+        if not sub.is_dir():
+            continue
+        spread = sub.name.startswith("t-spread-") and int(sub.name.rsplit("-", 1)[1]) >= 2
+        shutil.copytree(sub, (two if spread else one) / sub.name)
+
+    def ends(paths: list[Path]) -> dict[Any, Any]:
+        return {
+            (p.group, p.topic, p.partition): (p.log_end_offset, p.lag)
+            for g in lag_reports(paths, group="lag-spread")
+            for p in g.partitions
+        }
+
+    whole = ends([broker_run.log_dir])
+    assert len(whole) == 4
+    assert {k: v[0] for k, v in whole.items()} == {
+        ("lag-spread", "t-spread", p): broker_run.truth["logEnds"][f"t-spread-{p}"]
+        for p in range(4)
+    }
+    alone = ends([one])
+    assert sum(end is None for end, _ in alone.values()) == 2
+    assert ends([one, two]) == whole

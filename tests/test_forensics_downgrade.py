@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -65,13 +66,13 @@ def kafka_2_1_dump(tmp_path: Path) -> Path:
 
 def test_kafka_2_1_dump_is_safe_for_2_1(kafka_2_1_dump: Path) -> None:
     report = check_downgrade(kafka_2_1_dump, "2.1")
-    assert report.safe
+    assert not report.blocked
     assert report.live_records == 3
 
 
 def test_kafka_2_1_dump_is_blocked_for_2_0(kafka_2_1_dump: Path) -> None:
     report = check_downgrade(kafka_2_1_dump, "2.0")
-    assert not report.safe
+    assert report.blocked
     found = {(b.name, b.value_version, b.offset, b.partition, b.group) for b in report.blockers}
     assert found == {
         ("GroupMetadata", 2, 0, 3, "g"),
@@ -88,14 +89,14 @@ def test_offset_commit_v4_of_a_4x_dump_is_blocked_for_3_4_only(tmp_path: Path) -
     assert [(b.rule, b.name, b.value_version) for b in blocked.blockers] == [
         ("value-version", "OffsetCommit", 4)
     ]
-    assert check_downgrade(folder, "3.5").safe
-    assert check_downgrade(folder, "4.4").safe
+    assert not check_downgrade(folder, "3.5").blocked
+    assert not check_downgrade(folder, "4.4").blocked
 
 
 def test_newer_flexible_value_version_is_read_by_kip_915_releases(tmp_path: Path) -> None:
     # v5 does not exist yet; a KIP-915 coordinator reads it as v4 (flexible), skipping tags.
     folder = dump(tmp_path, [commit("g", 0, 10, 5)])
-    assert check_downgrade(folder, "3.5").safe
+    assert not check_downgrade(folder, "3.5").blocked
     assert [b.rule for b in check_downgrade(folder, "3.4").blockers] == ["value-version"]
 
 
@@ -111,7 +112,7 @@ def test_only_live_records_are_judged(tmp_path: Path) -> None:
         w.write_batch([commit("t", 0, 1, 3)], producer_id=7, producer_epoch=0, transactional=True)
         w.write_control(ControlType.ABORT, producer_id=7, producer_epoch=0)
     report = check_downgrade(folder, "2.0")
-    assert report.safe, report.blockers
+    assert not report.blocked, report.blockers
     assert report.live_records == 1
 
 
@@ -136,7 +137,9 @@ def test_consumer_group_must_be_converted_before_downgrading(tmp_path: Path) -> 
             ("group-conversion", "cg", 3)
         ]
         assert "KIP-848" in blockers[0].reason
-    assert check_downgrade(folder, "3.5").safe  # 3.5's specs read ConsumerGroupMetadataValue v0
+    assert not check_downgrade(
+        folder, "3.5"
+    ).blocked  # 3.5's specs read ConsumerGroupMetadataValue v0
 
 
 def test_streams_group_is_blocked_before_the_release_that_knows_it(tmp_path: Path) -> None:
@@ -146,14 +149,14 @@ def test_streams_group_is_blocked_before_the_release_that_knows_it(tmp_path: Pat
     )
     folder = dump(tmp_path, [sg])
     assert [b.rule for b in check_downgrade(folder, "4.0").blockers] == ["group-conversion"]
-    assert check_downgrade(folder, "4.1").safe
+    assert not check_downgrade(folder, "4.1").blocked
 
 
 def test_unknown_record_type_is_skipped_from_kip_915_on(tmp_path: Path) -> None:
     unknown = (struct.pack(">hh", 300, 7), struct.pack(">h", 0) + b"\x00")
     folder = dump(tmp_path, [unknown])
     skipped = check_downgrade(folder, "3.5")
-    assert skipped.safe
+    assert not skipped.blocked
     assert [(b.rule, b.record_type, b.value_version) for b in skipped.ignored] == [
         ("ignored", 300, 0)
     ]
@@ -165,8 +168,8 @@ def test_unknown_record_type_is_skipped_from_kip_915_on(tmp_path: Path) -> None:
 
 def test_real_3_7_broker_dump() -> None:
     # GroupMetadataValue v3 and OffsetCommitValue v3: readable from 2.3 (KIP-345) on.
-    assert check_downgrade(REAL, "2.3").safe
-    assert check_downgrade(REAL, "3.9").safe
+    assert not check_downgrade(REAL, "2.3").blocked
+    assert not check_downgrade(REAL, "3.9").blocked
     blocked = check_downgrade(REAL, "2.2")
     assert [(b.name, b.value_version, b.partition, b.group) for b in blocked.blockers] == [
         ("GroupMetadata", 3, 6, "DEVSmileCDR")
@@ -215,9 +218,11 @@ def run(*args: str) -> Any:
 
 
 def test_cli_exit_codes_and_json(kafka_2_1_dump: Path) -> None:
+    # Only __consumer_offsets: the other checks cannot be made, so safe as far as checked (3).
     safe = run(str(kafka_2_1_dump), "--to", "2.1")
-    assert safe.exit_code == 0, safe.output
-    assert safe.output.startswith("SAFE: Kafka 2.1, 3 live record(s)")
+    assert safe.exit_code == 3, safe.output
+    assert "SAFE AS FAR AS CHECKED: Kafka 2.1, 3 live __consumer_offsets record(s)" in safe.output
+    assert "transaction coordinator  NOT CHECKED" in safe.output
     blocked = run(str(kafka_2_1_dump), "--to", "2.0", "--format", "json")
     assert blocked.exit_code == 1
     doc = json.loads(blocked.output)
@@ -249,3 +254,338 @@ def test_vendored_release_table_matches_the_jars() -> None:
         "releases"
     ]
     assert derive_releases(RELEASE_JAR_DIR) == vendored
+
+
+# --------------------------------------------------------------------- a whole cluster's checks
+
+KAFKA_DATA = ROOT / "tests" / "data" / "kafka-data"
+
+
+def metadata_record(spec: str, version: int = 0, **fields: Any) -> bytes:
+    """A __cluster_metadata record value: frame version 1, apiKey, version, body."""
+    cls = MESSAGES[spec]
+    assert cls.API_KEY < 128 and version < 128  # one-byte unsigned varints
+    return bytes([1, cls.API_KEY, version]) + cls(**fields).encode(version)
+
+
+def cluster(
+    tmp_path: Path,
+    topics: dict[str, int],
+    metadata_version: int = 21,
+    features: dict[str, int] | None = None,
+    configs: list[tuple[int, str, str, str | None]] = (),  # type: ignore[assignment]
+) -> Path:
+    """A broker image whose __cluster_metadata holds ``topics`` (name -> partitions), the
+    finalized features and dynamic configs (resource type, resource, name, value or None)."""
+    image = tmp_path / "broker-1"
+    folder = image / "__cluster_metadata-0"
+    folder.mkdir(parents=True)
+    records: list[tuple[bytes | None, bytes | None]] = [
+        (
+            None,
+            metadata_record(
+                "FeatureLevelRecord", name="metadata.version", feature_level=metadata_version
+            ),
+        )
+    ]
+    for name, level in (features or {}).items():
+        records.append(
+            (None, metadata_record("FeatureLevelRecord", name=name, feature_level=level))
+        )
+    for n, (name, count) in enumerate(sorted(topics.items())):
+        tid = uuid.UUID(int=n + 1)
+        records.append((None, metadata_record("TopicRecord", name=name, topic_id=tid)))
+        for p in range(count):
+            records.append((None, metadata_record("PartitionRecord", partition_id=p, topic_id=tid)))
+    for rtype, resource, name, val in configs:
+        records.append(
+            (
+                None,
+                metadata_record(
+                    "ConfigRecord",
+                    resource_type=rtype,
+                    resource_name=resource,
+                    name=name,
+                    value=val,
+                ),
+            )
+        )
+    with SegmentWriter(folder / "00000000000000000000.log") as w:
+        for rec in records:
+            w.write_batch([rec])
+    return image
+
+
+def partition(image: Path, topic: str, n: int, *batches: list[tuple[bytes, bytes | None]]) -> None:
+    folder = image / f"{topic}-{n}"
+    folder.mkdir()
+    with SegmentWriter(folder / "00000000000000000000.log") as w:
+        for records in batches:
+            w.write_batch(records)
+
+
+def statuses(report: Any) -> dict[str, str]:
+    return {c.name: c.status for c in report.checks}
+
+
+def test_a_whole_cluster_within_the_target_is_safe(tmp_path: Path) -> None:
+    image = cluster(tmp_path, {"__consumer_offsets": 1, "orders": 2})
+    partition(image, "__consumer_offsets", 0, [group_metadata("g", 3)], [commit("g", 0, 10, 3)])
+    report = check_downgrade(image, "3.9")
+    assert statuses(report) == {
+        "group coordinator": "passed",
+        "transaction coordinator": "passed",
+        "share coordinator": "passed",
+        "dynamic configs": "passed",
+        "cluster features": "passed",
+    }
+    assert report.safe and report.verdict == "SAFE" and report.mode == "KRaft"
+    result = run(str(image), "--to", "3.9")
+    assert result.exit_code == 0, result.output
+    assert "SAFE: Kafka 3.9" in result.output
+
+
+def test_metadata_version_above_the_target_blocks(tmp_path: Path) -> None:
+    image = cluster(tmp_path, {"__consumer_offsets": 1}, metadata_version=21)
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    report = check_downgrade(image, "3.4")
+    assert statuses(report)["cluster features"] == "blocked"
+    (finding,) = next(c for c in report.checks if c.name == "cluster features").findings
+    assert "metadata.version 21 (3.9-IV0)" in finding and "8 (3.4-IV0)" in finding
+    result = run(str(image), "--to", "3.4")
+    assert result.exit_code == 1
+    assert "the oldest release line supporting it is 3.9" in result.output
+    # Before 3.3 there is no production KRaft at all.
+    assert statuses(check_downgrade(image, "2.8"))["cluster features"] == "blocked"
+
+
+def test_group_configs_must_be_deleted_before_a_release_without_the_group_resource(
+    tmp_path: Path,
+) -> None:
+    image = cluster(
+        tmp_path,
+        {"__consumer_offsets": 1},
+        metadata_version=25,
+        configs=[(32, "my-app", "group.consumer.session.timeout.ms", "50000")],
+    )
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    report = check_downgrade(image, "3.9")
+    configs = next(c for c in report.checks if c.name == "dynamic configs")
+    assert configs.status == "blocked"
+    assert (
+        "GROUP (32) config(s) of 'my-app': group.consumer.session.timeout.ms" in configs.findings[0]
+    )
+    assert "--entity-type groups --entity-name my-app --delete-config" in configs.steps[0]
+    assert statuses(check_downgrade(image, "4.0"))["dynamic configs"] == "passed"
+
+
+def test_a_deleted_group_config_no_longer_blocks(tmp_path: Path) -> None:
+    image = cluster(
+        tmp_path,
+        {"__consumer_offsets": 1},
+        configs=[
+            (32, "my-app", "group.consumer.session.timeout.ms", "50000"),
+            (32, "my-app", "group.consumer.session.timeout.ms", None),
+        ],
+    )
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    assert statuses(check_downgrade(image, "3.9"))["dynamic configs"] == "passed"
+
+
+def test_finalized_features_above_the_target_block(tmp_path: Path) -> None:
+    image = cluster(
+        tmp_path, {"__consumer_offsets": 1}, metadata_version=25, features={"group.version": 1}
+    )
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    report = check_downgrade(image, "3.9")
+    features = next(c for c in report.checks if c.name == "cluster features")
+    assert any("group.version is finalized at 1, above the 0" in f for f in features.findings)
+    assert any("downgrade --feature group.version=0" in s for s in features.steps)
+    assert statuses(check_downgrade(image, "4.0"))["cluster features"] == "passed"
+
+
+def share_snapshot(group: str) -> tuple[bytes, bytes]:
+    return (
+        key("ShareSnapshotKey", group_id=group, topic_id=uuid.UUID(int=7), partition=0),
+        value("ShareSnapshotValue", 0, snapshot_epoch=1, state_epoch=1, start_offset=5),
+    )
+
+
+def test_share_state_on_a_release_without_share_groups_blocks(tmp_path: Path) -> None:
+    image = cluster(tmp_path, {"__consumer_offsets": 1, "__share_group_state": 1}, 25)
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    partition(image, "__share_group_state", 0, [share_snapshot("sg")])
+    report = check_downgrade(image, "3.9")
+    assert statuses(report)["share coordinator"] == "blocked"
+    (blocker,) = [b for b in report.blockers if b.topic == "__share_group_state"]
+    assert blocker.rule == "share-group" and blocker.group == "sg"
+    share = next(c for c in report.checks if c.name == "share coordinator")
+    assert any(
+        "kafka-share-groups.sh --bootstrap-server B --delete --group sg" in s for s in share.steps
+    )
+    assert "convert" not in " ".join(share.steps)
+    assert statuses(check_downgrade(image, "4.4"))["share coordinator"] == "passed"
+
+
+def test_flexible_transaction_state_blocks_releases_reading_only_v0(tmp_path: Path) -> None:
+    image = cluster(tmp_path, {"__consumer_offsets": 1, "__transaction_state": 1})
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    txn = (
+        key("TransactionLogKey", transactional_id="tx-1"),
+        value("TransactionLogValue", 1, producer_id=7, producer_epoch=0, transaction_timeout_ms=1),
+    )
+    partition(image, "__transaction_state", 0, [txn])
+    report = check_downgrade(image, "3.4")
+    assert statuses(report)["transaction coordinator"] == "blocked"
+    (blocker,) = [b for b in report.blockers if b.topic == "__transaction_state"]
+    assert (blocker.rule, blocker.value_version, blocker.group) == ("value-version", 1, "tx-1")
+    assert "transaction.version=0" in blocker.reason
+    assert statuses(check_downgrade(image, "3.9"))["transaction coordinator"] == "passed"
+
+
+def test_partitions_missing_from_the_input_are_partly_checked(tmp_path: Path) -> None:
+    image = cluster(tmp_path, {"__consumer_offsets": 2, "__transaction_state": 3})
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    report = check_downgrade(image, "3.9")
+    assert statuses(report)["group coordinator"] == "partly checked"
+    assert statuses(report)["transaction coordinator"] == "not checked"
+    assert not report.blocked and report.verdict == "SAFE AS FAR AS CHECKED"
+    result = run(str(image), "--to", "3.9", "--format", "json")
+    assert result.exit_code == 3
+    doc = json.loads(result.output)
+    assert doc["verdict"] == "SAFE AS FAR AS CHECKED" and doc["exitCode"] == 3
+
+
+def test_two_broker_images_are_merged(tmp_path: Path) -> None:
+    image = cluster(tmp_path, {"__consumer_offsets": 2})
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    other = tmp_path / "broker-2"
+    other.mkdir()
+    partition(other, "__consumer_offsets", 1, [commit("h", 0, 10, 3)])
+    assert check_downgrade(image, "3.9").verdict == "SAFE AS FAR AS CHECKED"
+    both = check_downgrade([str(tmp_path / "broker-*")], "3.9")
+    assert both.verdict == "SAFE" and both.live_records == 2
+
+
+def test_real_kraft_dump_is_blocked_by_its_metadata_version() -> None:
+    # ldi-poc: metadata.version 19 (3.7-IV4); a 3.4 broker supports at most 8.
+    result = run(str(KAFKA_DATA / "ldi-poc"), "--to", "3.4")
+    assert result.exit_code == 1, result.output
+    assert "metadata.version 19 (3.7-IV4) is above the highest Kafka 3.4 supports" in result.output
+    assert "inter.broker.protocol.version" not in result.output
+    # Only one of its 50 __consumer_offsets partitions is in the data set.
+    newer = run(str(KAFKA_DATA / "ldi-poc"), "--to", "3.9")
+    assert newer.exit_code == 3, newer.output
+    assert "1 of 50 __consumer_offsets partitions read" in newer.output
+
+
+def test_a_data_topic_or_an_unrelated_folder_is_bad_input() -> None:
+    data = run(str(KAFKA_DATA / "aibulb" / "my-topic-0"), "--to", "3.4")
+    assert data.exit_code == 2
+    assert "expected __consumer_offsets-N" in data.output
+    assert "holds partition folders of my-topic" in data.output
+    unrelated = run(str(ROOT / "docs"), "--to", "3.4")
+    assert unrelated.exit_code == 2
+    assert "no Kafka partition folder or segment" in unrelated.output
+
+
+# ------------------------------------------------------------ share groups in groups and lag
+
+
+def state_batch(first: int, last: int, state: int, count: int) -> Any:
+    from generated.share_snapshot_value import StateBatch
+
+    return StateBatch(
+        first_offset=first, last_offset=last, delivery_state=state, delivery_count=count
+    )
+
+
+def test_share_partitions_in_groups_and_lag(tmp_path: Path) -> None:
+    from codegen.forensics.command import groups_command, lag_command
+    from codegen.forensics.groups import group_reports
+    from codegen.forensics.lag import lag_reports
+
+    image = cluster(tmp_path, {"__consumer_offsets": 1, "__share_group_state": 1, "orders": 1}, 27)
+    orders = uuid.UUID(int=3)  # the third topic by name: __consumer_offsets, __share..., orders
+    partition(
+        image,
+        "__consumer_offsets",
+        0,
+        [
+            (
+                key("ShareGroupMetadataKey", group_id="sg"),
+                value("ShareGroupMetadataValue", 0, epoch=1),
+            )
+        ],
+    )
+    skey = key("ShareSnapshotKey", group_id="sg", topic_id=orders, partition=0)
+    ukey = key("ShareUpdateKey", group_id="sg", topic_id=orders, partition=0)
+    snapshot = value(
+        "ShareSnapshotValue",
+        0,
+        snapshot_epoch=1,
+        state_epoch=2,
+        leader_epoch=3,
+        start_offset=5,
+        state_batches=[state_batch(5, 6, 0, 1), state_batch(7, 9, 2, 1)],
+    )
+    acked = value(
+        "ShareUpdateValue",
+        0,
+        snapshot_epoch=1,
+        leader_epoch=-1,
+        start_offset=-1,
+        state_batches=[state_batch(6, 6, 2, 1)],
+    )
+    released = value(
+        "ShareUpdateValue",
+        0,
+        snapshot_epoch=1,
+        leader_epoch=4,
+        start_offset=8,
+        state_batches=[state_batch(12, 13, 0, 2)],
+    )
+    partition(
+        image, "__share_group_state", 0, [(skey, snapshot)], [(ukey, acked)], [(ukey, released)]
+    )
+    data = image / "orders-0"
+    data.mkdir()
+    with SegmentWriter(data / "00000000000000000000.log") as w:
+        w.write_batch([(None, b"x")] * 20, timestamp=1)
+    (sg,) = group_reports(image)
+    (state,) = sg.share_partitions
+    assert (state.topic, state.start_offset, state.state_epoch, state.leader_epoch) == (
+        "orders",
+        8,
+        2,
+        4,
+    )
+    # 5-6 and 7 fell below the start offset; 8-9 stay acknowledged, 12-13 released (available).
+    assert [
+        (b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in state.in_flight
+    ] == [
+        (8, 9, 2, 1),
+        (12, 13, 0, 2),
+    ]
+    (lag,) = lag_reports(image)
+    (share,) = lag.share_partitions
+    # Lag as listShareGroupOffsets gives it (KIP-1226): end 20 - start 8 - 2 acknowledged.
+    assert (share.log_end_offset, share.lag, lag.status) == (20, 10, None)
+    doc = json.loads(CliRunner().invoke(lag_command, [str(image), "--format", "jsonl"]).output)
+    assert doc["sharePartitions"][0]["startOffset"] == 8
+    assert doc["sharePartitions"][0]["inFlight"][1]["deliveryState"] == "Available"
+    table = CliRunner().invoke(groups_command, [str(image)]).output
+    assert "share partition orders-0  start offset 8  state epoch 2" in table
+    assert "consumer-protocol" not in table
+
+
+def test_a_partition_on_two_replicas_is_read_once_and_said(tmp_path: Path) -> None:
+    import shutil
+
+    image = cluster(tmp_path, {"__consumer_offsets": 1})
+    partition(image, "__consumer_offsets", 0, [commit("g", 0, 10, 3)])
+    shutil.copytree(image, tmp_path / "broker-2")
+    report = check_downgrade([str(tmp_path / "broker-*")], "3.9")
+    assert report.safe and report.live_records == 1
+    summary = next(c for c in report.checks if c.name == "group coordinator").summary
+    assert "1 on several replicas: the one holding the most was read" in summary

@@ -256,3 +256,47 @@ def test_cli(classic_dump: Path) -> None:
     assert bad.exit_code == 2 and "ISO-8601" in bad.output
     missing = run(str(classic_dump), "--group", "nope")
     assert missing.exit_code == 2 and "not in the dump" in missing.output
+
+
+SPOOLDIR = ROOT / "tests" / "data" / "kafka-data" / "mscaldas-spooldir"
+
+
+def test_empty_group_id_and_streams_groups_on_real_data() -> None:
+    reports = {r.group: r for r in group_reports(SPOOLDIR)}
+    # A real group with the empty id (Kafka Connect committed offsets under it), deleted.
+    assert reports[""].state == "Dead"
+    table = CliRunner().invoke(groups_command, [str(SPOOLDIR)])
+    assert table.exit_code == 0, table.output
+    assert table.output.startswith('"" (empty group id)  (partition 0, deleted')
+    # Control Center's Kafka Streams group (assignor "stream"): no cooperative-switch advice.
+    streams = reports["_confluent-controlcenter-5-1-2-1-command"]
+    assert streams.inventory is not None
+    assert streams.inventory.cooperative_switch is None
+    assert "Kafka Streams application" in streams.inventory.why
+    missing = CliRunner().invoke(groups_command, [str(SPOOLDIR), "--group", ""])
+    assert missing.exit_code == 0, missing.output
+
+
+def test_group_not_found_names_the_empty_id(tmp_path: Path) -> None:
+    result = CliRunner().invoke(groups_command, [str(REAL), "--group", ""])
+    assert result.exit_code == 2
+    assert 'group "" (empty group id) is not in the dump' in result.output
+
+
+def test_a_data_topic_is_bad_input() -> None:
+    result = CliRunner().invoke(groups_command, [str(REAL / "my-topic-0")])
+    assert result.exit_code == 2
+    assert "expected __consumer_offsets-N" in result.output and "my-topic" in result.output
+
+
+def test_protocol_type_as_list_groups_gives_it(tmp_path: Path) -> None:
+    folder = tmp_path / "__consumer_offsets-0"
+    folder.mkdir()
+    key = struct.pack(">h", 3) + MESSAGES["ConsumerGroupMetadataKey"](group_id="cg").encode(0)
+    value = struct.pack(">h", 0) + MESSAGES["ConsumerGroupMetadataValue"](epoch=1).encode(0)
+    with SegmentWriter(folder / "00000000000000000000.log") as w:
+        w.write_batch([(key, value)])
+    (cg,) = group_reports(tmp_path)
+    assert (cg.type, cg.protocol_type) == ("consumer", "consumer")
+    assert cg.inventory is not None and cg.inventory.cooperative_switch is None
+    assert cg.inventory.why == "consumer groups are assigned by the coordinator's server assignor"

@@ -17,7 +17,8 @@ from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
 from codegen.forensics.command import lag_command
 from codegen.forensics.groups import AsOf, group_reports
-from codegen.forensics.lag import Commit, LogEnds, burrow_status, lag_reports
+from codegen.forensics.inputs import LogEnds, discover
+from codegen.forensics.lag import Commit, burrow_status, lag_reports
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
 
@@ -166,6 +167,9 @@ def c(at: int, offset: int, lag: int | None) -> Commit:
         ([c(0, 1, 3), c(10, 2, 3), c(20, 3, 4)], 25, 10, "WARN"),  # rule 4
         ([c(0, 1, 5), c(10, 2, 3), c(20, 3, 4)], 25, 10, "OK"),  # rule 5
         ([c(0, 1, None)], 25, None, None),
+        ([c(0, 1, 3)], 10_000, 10, "OK"),  # one commit: incomplete, not STOP
+        ([c(0, 5, 3), c(10, 2, 6), c(20, 3, 5)], 25, 10, "REWIND"),  # offset went back
+        ([c(0, 5, 3), c(10, 2, 6), c(20, 3, 5)], 100, 10, "STOP"),  # STOP comes first
     ],
 )
 def test_burrow_rules(window: list[Commit], now: int, end_now: int | None, expected: str) -> None:
@@ -173,12 +177,14 @@ def test_burrow_rules(window: list[Commit], now: int, end_now: int | None, expec
 
 
 def test_log_ends_follow_batch_times(log_folder: Path) -> None:
-    ends = LogEnds(log_folder)
-    assert ends.at("t", 0, T0 - 1) == 0
-    assert ends.at("t", 0, T0) == 10
-    assert ends.at("t", 0, T0 + 15 * S) == 20
-    assert ends.at("t", 0, T0 + 10_000 * S) == 110
-    assert ends.at("nope", 0, T0) is None
+    ends = LogEnds(discover([log_folder]))
+    end = ends.of("t", 0)
+    assert end is not None and end.source == "segments" and end.history
+    assert end.at(T0 - 1) == 0
+    assert end.at(T0) == 10
+    assert end.at(T0 + 15 * S) == 20
+    assert end.at(T0 + 10_000 * S) == 110
+    assert ends.of("nope", 0) is None
 
 
 def test_real_consumer_caught_up() -> None:
@@ -212,9 +218,15 @@ def _html(folder: Path) -> str:
 def test_html_report_is_self_contained(log_folder: Path) -> None:
     text = _html(log_folder)
     assert text.startswith("<!DOCTYPE html>")
-    # A plot per partition (8) and a timeline for g-other, the one group with events (an
-    # offset deletion): the others have no group record.
-    assert text.count("<svg") == 9
+    # A plot per partition with two commits or more (6; g-other's two partitions have one
+    # commit each: a sentence, no empty frame) and a timeline for g-other, the one group with
+    # events (an offset deletion): the others have no group record.
+    assert text.count("<svg") == 7
+    assert text.count("One commit (offset 5 at") == 2
+    # The answer first: the summary table, then per group the lag, then its events.
+    assert text.index("<th>lag status</th>") < text.index("<section")
+    other = text[text.index('id="group-g-other"') :]
+    assert other.index("Offsets and lag") < other.index("<h3>Events</h3>")
     for needle in ("<script", " src=", "<link", "@import"):
         assert needle not in text
     assert ">STALL</span>" in text and ">STOP</span>" in text
@@ -271,3 +283,100 @@ def test_cli_html_from_groups_and_lag(log_folder: Path) -> None:
         groups_command, [str(log_folder), "--group", "x", "--format", "html"]
     )
     assert missing.exit_code == 2 and "not in the dump" in missing.output
+
+
+# ------------------------------------------------------------------------ a cluster's disks
+
+
+def split_images(tmp_path: Path) -> tuple[Path, Path]:
+    """The real aibulb image split in two broker images: the offsets on one, the data on the
+    other."""
+    one, two = tmp_path / "broker-1", tmp_path / "broker-2"
+    one.mkdir()
+    two.mkdir()
+    for sub in REAL.iterdir():
+        shutil.copytree(sub, (one if sub.name.startswith("__") else two) / sub.name)
+    return one, two
+
+
+def test_lag_needs_the_broker_holding_the_data(tmp_path: Path) -> None:
+    one, two = split_images(tmp_path)
+    (alone,) = lag_reports(one, group="my-app")
+    assert alone.partitions[0].lag is None and alone.status is None
+    (both,) = lag_reports([one, two], group="my-app")
+    (part,) = both.partitions
+    assert (part.log_end_offset, part.lag, part.status) == (16, 0, "OK")
+    assert part.log_end_source == f"segments: {two / 'my-topic-0'}"
+    (globbed,) = lag_reports([str(tmp_path / "broker-*")], group="my-app")
+    assert globbed.partitions[0].log_end_offset == 16
+
+
+def test_log_end_from_a_replication_offset_checkpoint(tmp_path: Path) -> None:
+    one, _ = split_images(tmp_path)
+    (one / "replication-offset-checkpoint").write_text("0\n2\nmy-topic 0 16\nother 3 9\n")
+    (app,) = lag_reports(one, group="my-app")
+    (part,) = app.partitions
+    assert (part.log_end_offset, part.lag, part.status) == (16, 0, None)
+    assert part.log_end_source is not None
+    assert part.log_end_source.startswith("replication-offset-checkpoint: ")
+    assert "lag now is known" in part.reason
+    assert all(c.lag is None for c in part.commits)
+
+
+def test_replicas_take_the_highest_log_end(tmp_path: Path) -> None:
+    one, two = split_images(tmp_path)
+    (one / "replication-offset-checkpoint").write_text("0\n1\nmy-topic 0 12\n")
+    (app,) = lag_reports([one, two], group="my-app")
+    (part,) = app.partitions
+    assert part.log_end_offset == 16
+    assert part.log_end_source is not None and "the highest of 2" in part.log_end_source
+
+
+def test_empty_segment_gives_its_base_offset(tmp_path: Path) -> None:
+    # Retention removed every record: the active segment, empty, starts at the log end.
+    folder = tmp_path / "t-0"
+    folder.mkdir()
+    (folder / "00000000000000000042.log").write_bytes(b"")
+    offsets = tmp_path / "__consumer_offsets-0"
+    offsets.mkdir()
+    with SegmentWriter(offsets / "00000000000000000000.log") as w:
+        w.write_batch([commit_record("g", "t", 0, 40, T0)], timestamp=T0)
+    (g,) = lag_reports(tmp_path)
+    (part,) = g.partitions
+    assert (part.log_end_offset, part.lag) == (42, 2)
+    assert part.log_end_source == f"empty segments: {folder}"
+    assert part.commits[0].lag == 2
+
+
+def test_a_malformed_checkpoint_is_bad_input(tmp_path: Path) -> None:
+    one, _ = split_images(tmp_path)
+    (one / "replication-offset-checkpoint").write_text("0\n2\nmy-topic 0 16\n")
+    result = CliRunner().invoke(lag_command, [str(one)])
+    assert result.exit_code == 2
+    assert "2 entries announced, 1 found" in result.output
+
+
+def test_data_topic_and_unrelated_folder_are_bad_input(tmp_path: Path) -> None:
+    data = CliRunner().invoke(lag_command, [str(REAL / "my-topic-0")])
+    assert data.exit_code == 2
+    assert "expected __consumer_offsets-N" in data.output
+    assert "my-topic" in data.output
+    (tmp_path / "notes.txt").write_text("x")
+    other = CliRunner().invoke(lag_command, [str(tmp_path)])
+    assert other.exit_code == 2 and "notes.txt" in other.output
+
+
+def test_no_groups_is_said(tmp_path: Path) -> None:
+    folder = tmp_path / "__consumer_offsets-0"
+    folder.mkdir()
+    (folder / "00000000000000000000.log").write_bytes(b"")
+    result = CliRunner().invoke(lag_command, [str(tmp_path)])
+    assert result.exit_code == 0
+    assert "no group in" in result.output
+
+
+def test_output_file(log_folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "lag.txt"
+    result = CliRunner().invoke(lag_command, [str(log_folder), "--output", str(out)])
+    assert result.exit_code == 0 and result.output == ""
+    assert out.read_text().startswith("g-mixed")

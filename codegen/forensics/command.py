@@ -11,8 +11,10 @@ import click
 
 from codegen.forensics.downgrade import DowngradeReport, DumpInputError, check_downgrade
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
-from codegen.forensics.lag import DEFAULT_WINDOW, GroupLag, lag_reports
+from codegen.forensics.inputs import InputError, discover
+from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, GroupLag, lag_reports
 from codegen.forensics.releases import UnknownReleaseError
+from codegen.forensics.shares import DELIVERY_STATES, InFlightBatch
 
 __all__ = [
     "downgrade_check_command",
@@ -26,42 +28,74 @@ __all__ = [
 EXIT_SAFE = 0
 EXIT_BLOCKED = 1
 EXIT_BAD_INPUT = 2
+EXIT_SAFE_AS_FAR_AS_CHECKED = 3
 
-_COLUMNS = ("rule", "partition", "offset", "record", "version", "group", "reason")
+_COLUMNS = ("rule", "where", "record", "version", "group", "reason")
 
 
 def render_table(report: DowngradeReport) -> str:
-    """The report as a plain-text table, then a one-line verdict."""
+    """The checks with their results, the blocking records, what to do, then the verdict."""
+    lines: list[str] = []
+    if report.checks:
+        mode = (
+            "mode unknown: no __cluster_metadata or meta.properties in the input"
+            if report.mode == "unknown"
+            else f"{report.mode} mode"
+        )
+        lines.append(
+            f"downgrade to Kafka {report.target} ({mode}; read: {', '.join(report.inputs)})"
+        )
+        width = max(len(c.name) for c in report.checks)
+        for c in report.checks:
+            lines.append(f"  {c.name.ljust(width)}  {c.status.upper():<14}  {c.summary}")
+            lines.extend(f"  {''.ljust(width)}  {'':<14}  - {f}" for f in c.findings)
     rows = [
         (
             b.rule,
-            str(b.partition),
-            str(b.offset),
+            f"{b.topic}-{b.partition}@{b.offset}",
             f"{b.name} ({b.record_type})",
             str(b.value_version),
-            b.group if b.group is not None else "-",
+            _group_cell(b.group),
             b.reason,
         )
         for b in [*report.blockers, *report.ignored]
     ]
-    lines: list[str] = []
     if rows:
+        lines.append("records:")
         widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(_COLUMNS[:-1])]
         for cells in [_COLUMNS, *rows]:
             padded = (v.ljust(w) for v, w in zip(cells[:-1], widths, strict=True))
-            lines.append("  ".join(padded) + "  " + cells[-1])
+            lines.append("  " + "  ".join(padded) + "  " + cells[-1])
+    steps = report.steps()
+    if steps:
+        lines.append("what to do, in order (KIP-848: consumers first, then configs and features):")
+        lines.extend(f"  {n}. {step}" for n, step in enumerate(steps, start=1))
     for err in report.segment_errors:
         lines.append(f"warning: {err}")
-    verdict = "SAFE" if report.safe else "BLOCKED"
+    not_made = [c.name for c in report.checks if c.status not in ("passed", "blocked")]
+    scope = f"; not checked in full: {', '.join(not_made)}" if not_made else ""
     lines.append(
-        f"{verdict}: Kafka {report.target}, {report.live_records} live record(s), "
-        f"{len(report.blockers)} blocking, {len(report.ignored)} skipped"
+        f"{report.verdict}: Kafka {report.target}, {report.live_records} live "
+        f"__consumer_offsets record(s), {len(report.blockers)} blocking record(s), "
+        f"{len(report.ignored)} skipped{scope}"
     )
     return "\n".join(lines)
 
 
+def _group_cell(group: str | None) -> str:
+    if group is None:
+        return "-"
+    return '"" (empty group id)' if group == "" else group
+
+
+def exit_code(report: DowngradeReport) -> int:
+    if report.blocked:
+        return EXIT_BLOCKED
+    return EXIT_SAFE if report.safe else EXIT_SAFE_AS_FAR_AS_CHECKED
+
+
 @click.command("downgrade-check")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option(
     "--to",
     "to",
@@ -75,38 +109,41 @@ def render_table(report: DowngradeReport) -> str:
     type=click.Choice(["table", "json"]),
     default="table",
     show_default=True,
-    help="table: one row per blocking or skipped record, then the verdict; json: one object.",
+    help="table: each check with its result, the blocking records, what to do, the verdict; "
+    "json: one object.",
 )
-def downgrade_check_command(path: Path, to: str, fmt: str) -> None:
-    """Tell whether the group coordinator of Kafka VERSION can load a __consumer_offsets dump.
+def downgrade_check_command(paths: tuple[str, ...], to: str, fmt: str) -> None:
+    """Tell whether the brokers of Kafka VERSION can run a cluster's disks.
 
-    PATH is a __consumer_offsets-N folder, a broker's log folder holding such folders, or a
-    segment file. Only records live after compaction are judged (last value per key, not
-    tombstoned, transactional commits once committed). Rules (docs/forensics.md): unknown
-    record types before KIP-915 (3.5), value versions newer than the release reads and not
-    readable as a flexible version, consumer/share/streams groups the release does not know
-    (convert or delete them first, KIP-848).
+    PATH... are broker log dirs (one per broker), partition folders or segment files; globs
+    are expanded. Checks, each passed, blocked (what blocks, what to do) or not checked (why):
+    the group coordinator (__consumer_offsets), the transaction coordinator
+    (__transaction_state), the share coordinator (__share_group_state), dynamic configs of
+    resource types the release does not know (KIP-848's GROUP configs) and the finalized
+    metadata.version and feature levels (__cluster_metadata). Only records live after
+    compaction are judged. Rules: docs/forensics.md.
 
-    Exit status: 0 safe, 1 blocked, 2 bad input.
+    Exit status: 0 safe (every check made and passed), 1 blocked, 2 bad input, 3 safe as far as
+    checked (nothing blocks, but a check could not be made in full: the verdict says why).
 
     \b
     Examples:
       python -m codegen downgrade-check /var/kafka-logs --to 3.9
+      python -m codegen downgrade-check 'images/broker-*/kafka-logs' --to 3.4
       python -m codegen downgrade-check /var/kafka-logs/__consumer_offsets-7 --to 2.1 --format json
     """
     try:
-        report = check_downgrade(path, to)
-    except UnknownReleaseError as exc:
-        click.echo(f"downgrade-check: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except DumpInputError as exc:
+        report = check_downgrade(list(paths), to)
+    except (UnknownReleaseError, InputError) as exc:
         click.echo(f"downgrade-check: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "json":
-        click.echo(json.dumps(report.to_json(), indent=1))
+        doc = report.to_json()
+        doc["exitCode"] = exit_code(report)
+        click.echo(json.dumps(doc, indent=1))
     else:
         click.echo(render_table(report))
-    sys.exit(EXIT_SAFE if report.safe else EXIT_BLOCKED)
+    sys.exit(exit_code(report))
 
 
 def _format_event(e: GroupEvent) -> str:
@@ -128,7 +165,7 @@ def render_groups_table(reports: list[GroupReport]) -> str:
         gen = f"generation {r.generation}" if r.type == "classic" else f"epoch {r.epoch}"
         kind = r.type or "deleted"
         out.append(
-            f"{r.group}  (partition {r.partition}, {kind}, {r.state}, "
+            f"{_group_cell(r.group)}  (partition {r.partition}, {kind}, {r.state}, "
             f"protocol {r.protocol or '-'}, {gen if r.type else '-'}, "
             f"{len(r.members)} member(s), {r.committed_offsets} committed offset(s))"
         )
@@ -150,13 +187,42 @@ def render_groups_table(reports: list[GroupReport]) -> str:
                 f"  assignors: chosen {inv.chosen or '-'} (over time: "
                 f"{', '.join(inv.chosen_over_time) or '-'}){switch}: {inv.why}"
             )
+        for sp in r.share_partitions:
+            out.append(
+                f"  share partition {sp.topic_label}-{sp.partition}  start offset "
+                f"{sp.start_offset}  state epoch {sp.state_epoch}  leader epoch "
+                f"{sp.leader_epoch}  {_in_flight(sp.in_flight)}"
+            )
         out.append("  timeline:")
         out.extend(_format_event(e) for e in r.events)
     return "\n".join(out)
 
 
+_OUTPUT = click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report to FILE instead of standard output.",
+)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+def _no_groups(paths: tuple[str, ...]) -> str:
+    return (
+        f"no group in {', '.join(paths)}: its __consumer_offsets partitions hold no group "
+        "record and no committed offset"
+    )
+
+
 @click.command("groups")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--group", "group", metavar="G", help="Only this group.")
 @click.option(
     "--as-of",
@@ -174,45 +240,59 @@ def render_groups_table(reports: list[GroupReport]) -> str:
     help="table: one block per group; jsonl: one JSON object per group; html: the report "
     "(groups, offsets and lag with plots) as one self-contained file.",
 )
-def groups_command(path: Path, group: str | None, as_of: str | None, fmt: str) -> None:
+@_OUTPUT
+def groups_command(
+    paths: tuple[str, ...], group: str | None, as_of: str | None, fmt: str, output: Path | None
+) -> None:
     """Each group of a __consumer_offsets dump at a point in time, and its timeline.
 
     Type (classic, consumer, share, streams), state, protocol or assignor, generation or
     epoch, members, the assignor inventory (KIP-726) and the timeline: rebalances, members
     joining and leaving, protocol conversions, assignor changes, offset deletions, group
     deletion, and consumer-protocol member epochs with per-partition assignment epochs
-    (KAFKA-19779). PATH is as for downgrade-check. See docs/forensics.md.
+    (KAFKA-19779). PATH... are broker log dirs, __consumer_offsets-N folders or segments, and
+    globs (several brokers' dirs are merged). See docs/forensics.md.
+
+    Exit status: 0, or 2 when PATH holds no __consumer_offsets (the error says what it holds).
 
     \b
     Examples:
       python -m codegen groups /var/kafka-logs
       python -m codegen groups /var/kafka-logs/__consumer_offsets-7 --group my-app --as-of 1200
+      python -m codegen groups 'images/broker-*/kafka-logs' --format jsonl
       python -m codegen groups /var/kafka-logs --as-of 2024-05-01T12:00:00Z --format jsonl
-      python -m codegen groups /var/kafka-logs --format html > report.html
+      python -m codegen groups /var/kafka-logs --format html --output report.html
     """
     if fmt == "html":
-        _html_report(path, group, as_of, DEFAULT_WINDOW)
+        _html_report(paths, group, as_of, DEFAULT_WINDOW, output, "groups")
         return
     try:
         point = parse_as_of(as_of) if as_of is not None else None
-        reports = group_reports(path, group, point)
-    except ValueError as exc:  # DumpInputError and a bad --as-of are both ValueErrors
+        reports = group_reports(list(paths), group, point)
+    except ValueError as exc:  # InputError and a bad --as-of are both ValueErrors
         click.echo(f"groups: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "jsonl":
-        for r in reports:
-            click.echo(json.dumps(r.to_json(), separators=(",", ":")))
+        _emit("\n".join(json.dumps(r.to_json(), separators=(",", ":")) for r in reports), output)
     else:
-        click.echo(render_groups_table(reports))
+        _emit(render_groups_table(reports) if reports else _no_groups(paths), output)
 
 
-def _html_report(path: Path, group: str | None, as_of: str | None, window: int) -> None:
+def _html_report(
+    paths: tuple[str, ...],
+    group: str | None,
+    as_of: str | None,
+    window: int,
+    output: Path | None,
+    command: str,
+) -> None:
     from codegen.forensics.report import ReportUnavailableError, render_html
 
     try:
         point = parse_as_of(as_of) if as_of is not None else None
-        lags = lag_reports(path, None, point, window)
-        groups = group_reports(path, None, point)
+        dirs = discover(list(paths))
+        lags = lag_reports(dirs, None, point, window)
+        groups = group_reports(dirs, None, point)
         if group is not None:
             lags = [g for g in lags if g.group == group]
             groups = [g for g in groups if g.group == group]
@@ -220,32 +300,54 @@ def _html_report(path: Path, group: str | None, as_of: str | None, window: int) 
                 raise DumpInputError(
                     f"group {group!r} is not in the dump; run without --group to list them"
                 )
-        click.echo(render_html(groups, lags, f"Consumer groups of {path.name}"), nl=False)
+        names = ", ".join(Path(p).name for p in paths)
+        _emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
     except (ValueError, ReportUnavailableError) as exc:
-        click.echo(f"{exc}", err=True)
+        click.echo(f"{command}: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
+
+
+def _in_flight(batches: list[InFlightBatch]) -> str:
+    if not batches:
+        return "no in-flight record"
+    parts = [
+        f"{b.first_offset}-{b.last_offset} "
+        f"{DELIVERY_STATES.get(b.delivery_state, b.delivery_state)} x{b.delivery_count}"
+        for b in batches
+    ]
+    return "in flight: " + ", ".join(parts)
 
 
 def render_lag_table(reports: list[GroupLag]) -> str:
     """One line per group, one per partition under it."""
     out: list[str] = []
     for g in reports:
-        out.append(f"{g.group}  {g.status or 'no status'}  (now {_time(g.now)})")
+        out.append(f"{_group_cell(g.group)}  {g.status or 'no status'}  (now {_time(g.now)})")
         for p in g.partitions:
             last = p.commits[-1]
             end = "-" if p.log_end_offset is None else str(p.log_end_offset)
             lag = "-" if p.lag is None else str(p.lag)
             deleted = "" if p.live else "  offset deleted"
+            source = f" from {p.log_end_source}" if p.log_end_source else ""
             out.append(
                 f"  {p.topic}-{p.partition}  {p.status or '-':<5}  committed {last.offset} "
-                f"at {_time(last.commit_timestamp)}  log end {end}  lag {lag}  "
+                f"at {_time(last.commit_timestamp)}  log end {end}{source}  lag {lag}  "
                 f"{len(p.commits)} commit(s){deleted}  ({p.reason})"
+            )
+        for sp in g.share_partitions:
+            end = "-" if sp.log_end_offset is None else str(sp.log_end_offset)
+            source = f" from {sp.log_end_source}" if sp.log_end_source else ""
+            lag = "-" if sp.lag is None else str(sp.lag)
+            out.append(
+                f"  {sp.state.topic_label}-{sp.state.partition}  share  start offset "
+                f"{sp.state.start_offset}  log end {end}{source}  lag {lag}  "
+                f"{_in_flight(sp.state.in_flight)}"
             )
     return "\n".join(out)
 
 
 @click.command("lag")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--group", "group", metavar="G", help="Only this group.")
 @click.option(
     "--as-of",
@@ -262,6 +364,14 @@ def render_lag_table(reports: list[GroupLag]) -> str:
     help="Commits per partition the status is evaluated over.",
 )
 @click.option(
+    "--min-commits",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MIN_COMMITS,
+    show_default=True,
+    help="Commits a partition needs in its window before it is judged (fewer: OK, "
+    "incomplete; Burrow's minimum-complete). At most the window.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["table", "jsonl", "html"]),
@@ -270,30 +380,45 @@ def render_lag_table(reports: list[GroupLag]) -> str:
     help="table: a line per group and partition; jsonl: one JSON object per group with every "
     "commit; html: the report (groups, offsets and lag with plots) as one self-contained file.",
 )
-def lag_command(path: Path, group: str | None, as_of: str | None, window: int, fmt: str) -> None:
-    """Committed offsets over time, lag and a Burrow-like status (OK, WARN, ERR, STOP, STALL).
+@_OUTPUT
+def lag_command(
+    paths: tuple[str, ...],
+    group: str | None,
+    as_of: str | None,
+    window: int,
+    min_commits: int,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Committed offsets over time, lag and a Burrow-like status (OK, WARN, ERR, STOP, REWIND,
+    STALL).
 
-    Lag is taken against the log end offsets read from the data topics' segments in the same
-    log folder (PATH itself, or the folder holding the __consumer_offsets-N folder given). The
-    status rules are in docs/forensics.md.
+    PATH... are broker log dirs (one per broker), partition folders or segments, and globs:
+    they are merged. Lag is taken against each data partition's log end, read from its
+    segments, from its empty segments (the active segment's base offset), or from a broker's
+    replication-offset-checkpoint when the segments are elsewhere (lag now only); a partition
+    on several replicas takes the highest, and each line says where its log end came from.
+    The status rules are in docs/forensics.md.
+
+    Exit status: 0, or 2 when PATH holds no __consumer_offsets (the error says what it holds).
 
     \b
     Examples:
       python -m codegen lag /var/kafka-logs
+      python -m codegen lag broker-1/kafka-logs broker-2/kafka-logs --group my-app
       python -m codegen lag /var/kafka-logs --group my-app --window 5 --format jsonl
-      python -m codegen lag /var/kafka-logs --format html > report.html
+      python -m codegen lag /var/kafka-logs --format html --output report.html
     """
     if fmt == "html":
-        _html_report(path, group, as_of, window)
+        _html_report(paths, group, as_of, window, output, "lag")
         return
     try:
         point = parse_as_of(as_of) if as_of is not None else None
-        reports = lag_reports(path, group, point, window)
+        reports = lag_reports(list(paths), group, point, window, min_commits=min_commits)
     except ValueError as exc:
         click.echo(f"lag: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "jsonl":
-        for r in reports:
-            click.echo(json.dumps(r.to_json(), separators=(",", ":")))
+        _emit("\n".join(json.dumps(r.to_json(), separators=(",", ":")) for r in reports), output)
     else:
-        click.echo(render_lag_table(reports))
+        _emit(render_lag_table(reports) if reports else _no_groups(paths), output)

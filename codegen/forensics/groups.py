@@ -31,26 +31,37 @@ Assignor inventory (KIP-726): ``__consumer_offsets`` keeps, for each member of a
 the subscription of the *chosen* protocol only, not the list of assignors the member
 advertised. What the log does tell: the assignor chosen per generation, and each member's
 consumer-protocol subscription version (version 0 means a client older than 2.4, which has no
-cooperative rebalancing, KIP-429). The cooperative switch verdict follows from those:
-``done`` (the group already runs ``cooperative-sticky``), ``not-possible`` (a member cannot
-run it), otherwise ``two-step``: the KIP-429 rolling upgrade, first adding
-``cooperative-sticky`` to every member's list after the current assignor, then removing the
-old one, is needed unless every member already lists it, which the log cannot show.
+cooperative rebalancing, KIP-429). The cooperative switch verdict follows from those, for a
+classic group of consumers, judged on its current assignor (an empty group's last one):
+``done`` (it runs ``cooperative-sticky``), ``not-possible`` (a member cannot run it),
+otherwise ``two-step``: the KIP-429 rolling upgrade, first adding ``cooperative-sticky`` to
+every member's list after the current assignor, then removing the old one, is needed unless
+every member already lists it, which the log cannot show. No verdict (None) where no switch
+applies: Kafka Streams applications (assignor ``stream``), other protocol types (Connect),
+groups that never chose an assignor, and consumer, share and streams groups, which the
+coordinator assigns.
+
+The protocol type is the one Kafka's ``listGroups`` gives: a classic group's own (``consumer``,
+``connect``...; None for a group of committed offsets only), else the group's type
+(``consumer``, ``share``, ``streams``).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from codegen.dumps.compacted import CompactedView, GroupState
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
-from codegen.forensics.downgrade import DumpInputError, dump_partitions
+from codegen.forensics.cluster import cluster_metadata
+from codegen.forensics.downgrade import DumpInputError, dump_partitions, is_paths
+from codegen.forensics.inputs import LogDirs, as_log_dirs
+from codegen.forensics.shares import SharePartitionState, share_states
 
 __all__ = [
     "AsOf",
@@ -273,8 +284,18 @@ class AssignorInventory:
     common: list[str] | None
     subscription_versions: dict[str, int]
     cooperative_switch: str | None
-    """``done``, ``two-step`` or ``not-possible`` (classic groups); None for the others."""
+    """``done``, ``two-step`` or ``not-possible`` (classic groups of consumers); None where no
+    switch applies (consumer, share and streams groups, Kafka Streams and Connect groups,
+    groups that never chose an assignor)."""
     why: str
+
+
+STREAMS_ASSIGNOR: Final = "stream"
+"""The assignor name of Kafka Streams applications in classic groups."""
+
+
+def server_assignor_why(group_type: str) -> str:
+    return f"{group_type} groups are assigned by the coordinator's server assignor"
 
 
 def assignor_inventory(view: GroupsView, g: GroupState) -> AssignorInventory:
@@ -287,11 +308,26 @@ def assignor_inventory(view: GroupsView, g: GroupState) -> AssignorInventory:
             server or None,
             {},
             None,
-            "consumer-protocol groups are assigned by the coordinator's server assignor",
+            server_assignor_why(g.type),
         )
     versions = dict(view.subscription_versions.get(g.group, {}))
     chosen_over_time = list(view.chosen_assignors.get(g.group, []))
-    if g.protocol == COOPERATIVE:
+    # An empty group has no protocol: judge the one it ran last.
+    current = g.protocol or view.last_protocol.get(g.group)
+    verdict: str | None
+    if g.protocol_type not in (None, "consumer"):
+        verdict = None
+        why = f"protocol type {g.protocol_type!r}: not consumers, no consumer assignor to switch"
+    elif current == STREAMS_ASSIGNOR or STREAMS_ASSIGNOR in chosen_over_time:
+        verdict = None
+        why = (
+            "a Kafka Streams application (assignor 'stream'): it rebalances cooperatively from "
+            "2.4 on (KIP-429), there is no cooperative-sticky switch to make"
+        )
+    elif not current:
+        verdict = None
+        why = "no assignor was ever chosen in the log (only offsets committed): nothing to switch"
+    elif current == COOPERATIVE:
         verdict, why = "done", "the group already runs cooperative-sticky"
     elif old := sorted(m for m, v in versions.items() if v < 1):
         verdict = "not-possible"
@@ -304,7 +340,7 @@ def assignor_inventory(view: GroupsView, g: GroupState) -> AssignorInventory:
         verdict = "two-step"
         why = (
             "the log holds only the chosen assignor's subscription, not each member's list: "
-            f"roll out [{COOPERATIVE}, {g.protocol or '<current>'}] to every member, then "
+            f"roll out [{COOPERATIVE}, {current}] to every member, then "
             f"[{COOPERATIVE}] alone (KIP-429)"
         )
     return AssignorInventory(
@@ -335,6 +371,9 @@ class GroupReport:
     inventory: AssignorInventory | None
     committed_offsets: int
     events: list[GroupEvent] = field(default_factory=list)
+    share_partitions: list[SharePartitionState] = field(default_factory=list)
+    """A share group's partitions from ``__share_group_state`` (start offset, epochs,
+    in-flight batches), when the input holds it."""
 
     def to_json(self) -> dict[str, Any]:
         doc = {
@@ -354,6 +393,8 @@ class GroupReport:
                 for e in self.events
             ],
         }
+        if self.type == "share" or self.share_partitions:
+            doc["sharePartitions"] = [s.to_json() for s in self.share_partitions]
         return doc
 
 
@@ -380,9 +421,12 @@ def _member_json(m: Any, group_type: str) -> dict[str, Any]:
 
 
 def group_views(
-    path: Path, as_of: AsOf | None = None, errors: list[SegmentError] | None = None
+    path: Path | Sequence[Path | str] | LogDirs,
+    as_of: AsOf | None = None,
+    errors: list[SegmentError] | None = None,
 ) -> list[GroupsView]:
-    """Replay each ``__consumer_offsets`` partition under ``path`` up to ``as_of``."""
+    """Replay each ``__consumer_offsets`` partition under ``path`` (broker log dirs, partition
+    folders, segment files, globs: :mod:`codegen.forensics.inputs`) up to ``as_of``."""
     views: list[GroupsView] = []
     for partition, files in dump_partitions(path):
         view = GroupsView(partition, as_of)
@@ -393,10 +437,21 @@ def group_views(
 
 
 def group_reports(
-    source: Path | Iterable[GroupsView], group: str | None = None, as_of: AsOf | None = None
+    source: Path | Sequence[Path | str] | LogDirs | Iterable[GroupsView],
+    group: str | None = None,
+    as_of: AsOf | None = None,
 ) -> list[GroupReport]:
     """Every group (or one) of a dump at ``as_of`` (default: the end), by group id."""
-    views = group_views(source, as_of) if isinstance(source, Path) else list(source)
+    views: list[GroupsView]
+    shares: dict[str, list[SharePartitionState]] = {}
+    if isinstance(source, Path | str | LogDirs) or is_paths(source):
+        dirs = as_log_dirs(cast("Path | Sequence[Path | str] | LogDirs", source))
+        views = group_views(dirs, as_of)
+        if as_of is None:  # the share state is read at the end of the log only
+            for state in share_states(dirs, cluster_metadata(dirs)):
+                shares.setdefault(state.group, []).append(state)
+    else:
+        views = list(cast("Iterable[GroupsView]", source))
     reports: list[GroupReport] = []
     for view in views:
         events_of: dict[str, list[GroupEvent]] = {}
@@ -440,7 +495,7 @@ def group_reports(
                     view.partition,
                     g.type,
                     g.state,
-                    g.protocol_type,
+                    g.protocol_type if g.type == "classic" else g.type,
                     g.protocol,
                     g.generation,
                     g.epoch,
@@ -448,11 +503,17 @@ def group_reports(
                     assignor_inventory(view, g),
                     offsets,
                     events,
+                    shares.get(name, []) if g.type == "share" else [],
                 )
             )
     reports.sort(key=lambda r: (r.group, r.partition))
     if group is not None and not reports:
         raise DumpInputError(
-            f"group {group!r} is not in the dump; run without --group to list them"
+            f"group {_label(group)} is not in the dump; run without --group to list them"
         )
     return reports
+
+
+def _label(group: str) -> str:
+    """A group id for messages: quoted, the empty one named."""
+    return '"" (empty group id)' if group == "" else repr(group)

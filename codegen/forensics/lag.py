@@ -5,33 +5,47 @@ History: every offset commit that took effect (transactional ones once committed
 tombstones that deleted the offset.
 
 Lag: the partition's log end offset at the commit's time minus the committed offset (never
-below 0). The log end offsets come from the data topic's own segments in the same log folder
-(``<topic>-<partition>`` next to ``__consumer_offsets-N``): the end offset at time T is one past
-the last offset of the last batch whose newest timestamp is at most T. Batch timestamps are
-producer (CreateTime) or broker (LogAppendTime) times, so with skewed producer clocks this is
-an estimate. Without the data topic's segments, lag is unknown (null) and no status is given.
+below 0). The log end offsets come from the data topic's partition folders among the paths
+given (every broker image given, and the folders next to a partition folder given), see
+:class:`codegen.forensics.inputs.LogEnds`: from its segments, the end offset at time T is one
+past the last offset of the last batch whose newest timestamp is at most T (batch timestamps
+are producer (CreateTime) or broker (LogAppendTime) times, so with skewed producer clocks this
+is an estimate); from empty segments, the base offset of the active segment at any time; from
+a ``replication-offset-checkpoint`` only the end when the broker wrote it (lag now, no history,
+no status). A partition on several replicas takes the highest. Each partition says where its
+log end came from (``logEndSource``). Without any of these, lag is unknown (null) and no status
+is given.
+
+Share groups (KIP-932) commit no offsets: their partitions' start offsets, epochs and in-flight
+batches come from ``__share_group_state`` (:mod:`codegen.forensics.shares`), and their lag is
+the log end offset minus the start offset minus the records after it already delivered, as
+``listShareGroupOffsets`` gives it (KIP-1226) (the topic's name comes from ``__cluster_metadata``;
+without it the log end is unknown). They have no status.
 
 Status (after Burrow's consumer lag evaluation rules), per partition over a sliding window of
 the last ``window`` commits (default 10), evaluated at *now*: the ``--as-of`` time, else the
-newest timestamp in the dump (offset commits and data batches):
+newest timestamp in the dump (offset commits and data batches). The first rule that holds:
 
-1. ``OK`` when any lag in the window is 0;
-2. ``STOP`` when the time from the newest commit to now is longer than the window spans (newest
+1. no status when a lag in the window is unknown (no log end history for the partition);
+2. ``OK`` (incomplete) when the window holds fewer than ``min_commits`` commits (default 2,
+   at most the window): Burrow's ``minimum-complete``, so a single commit is not judged;
+3. ``OK`` when any lag in the window is 0;
+4. ``STOP`` when the time from the newest commit to now is longer than the window spans (newest
    minus oldest commit time), unless the committed offset has reached the log end at now;
-3. ``STALL`` when the committed offset did not move over the window and the lag did not shrink
+5. ``REWIND`` when a committed offset is below the one before it in the window;
+6. ``STALL`` when the committed offset did not move over the window and the lag did not shrink
    (it stayed the same or grew) between any two commits;
-4. ``WARN`` when the offset moved but the lag never shrank between two consecutive commits;
-5. ``OK`` otherwise.
+7. ``WARN`` when the offset moved but the lag never shrank between two consecutive commits;
+8. ``OK`` otherwise.
 
-A group's status is ``ERR`` when any of its partitions is ``STOP`` or ``STALL``, else ``WARN``
-when any is ``WARN``, else ``OK`` (and none when no partition has one).
+A group's status is ``ERR`` when any of its partitions is ``STOP``, ``STALL`` or ``REWIND``,
+else ``WARN`` when any is ``WARN``, else ``OK`` (and none when no partition has one).
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -39,24 +53,30 @@ from typing import Any, Final
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
-from codegen.dumps.model import RecordBatch, SegmentError
-from codegen.dumps.segments import SegmentReader, segment_files
+from codegen.dumps.model import SegmentError
+from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions
 from codegen.forensics.groups import AsOf
+from codegen.forensics.inputs import LogDirs, LogEnds, discover
+from codegen.forensics.shares import SharePartitionState, share_states
 
 __all__ = [
+    "DEFAULT_MIN_COMMITS",
     "DEFAULT_WINDOW",
+    "ERROR_STATUSES",
     "Commit",
     "GroupLag",
-    "LogEnds",
     "OffsetsView",
     "PartitionLag",
+    "SharePartitionLag",
     "burrow_status",
     "lag_reports",
     "log_folder_of",
 ]
 
 DEFAULT_WINDOW: Final = 10
+DEFAULT_MIN_COMMITS: Final = 2
+ERROR_STATUSES: Final = ("STOP", "STALL", "REWIND")
 _OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
 
 
@@ -83,6 +103,8 @@ class PartitionLag:
     """False when the offset's last record is a tombstone."""
     log_end_offset: int | None = None
     """At *now*."""
+    log_end_source: str | None = None
+    """Where the log end was read (see :class:`codegen.forensics.inputs.LogEnd`)."""
     lag: int | None = None
     """At *now*: log end offset minus the last committed offset."""
     status: str | None = None
@@ -95,6 +117,7 @@ class PartitionLag:
             "partition": self.partition,
             "live": self.live,
             "logEndOffset": self.log_end_offset,
+            "logEndSource": self.log_end_source,
             "lag": self.lag,
             "status": self.status,
             "reason": self.reason,
@@ -114,78 +137,48 @@ class PartitionLag:
 
 
 @dataclass(slots=True)
+class SharePartitionLag:
+    """A share group's partition: lag = log end offset - start offset - records past the start
+    offset already delivered (no status: a share group commits no offsets, its members
+    acknowledge records)."""
+
+    state: SharePartitionState
+    log_end_offset: int | None
+    log_end_source: str | None
+
+    @property
+    def lag(self) -> int | None:
+        if self.log_end_offset is None:
+            return None
+        return self.state.lag(self.log_end_offset)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.state.to_json(),
+            "logEndOffset": self.log_end_offset,
+            "logEndSource": self.log_end_source,
+            "lag": self.lag,
+        }
+
+
+@dataclass(slots=True)
 class GroupLag:
     group: str
     status: str | None
     partitions: list[PartitionLag]
     now: int
+    share_partitions: list[SharePartitionLag] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "group": self.group,
             "status": self.status,
             "now": self.now,
             "partitions": [p.to_json() for p in self.partitions],
         }
-
-
-class LogEnds:
-    """Log end offsets over time of data-topic partitions, read from their segments."""
-
-    def __init__(self, log_folder: Path | None) -> None:
-        self.folder = log_folder
-        self._ends: dict[tuple[str, int], tuple[list[int], list[int]] | None] = {}
-        self.newest_timestamp = -1
-
-    def _load(self, topic: str, partition: int) -> tuple[list[int], list[int]] | None:
-        k = (topic, partition)
-        if k in self._ends:
-            return self._ends[k]
-        found: tuple[list[int], list[int]] | None = None
-        folder = None if self.folder is None else self.folder / f"{topic}-{partition}"
-        if folder is not None and folder.is_dir():
-            times: list[int] = []
-            ends: list[int] = []
-            newest = -1
-            for f in segment_files(folder):
-                if f.suffix != ".log":
-                    continue
-                for item in SegmentReader(f):
-                    if not isinstance(item, RecordBatch):
-                        continue
-                    # Running maxima keep both lists sorted for the bisection.
-                    newest = max(newest, item.max_timestamp)
-                    times.append(newest)
-                    ends.append(max(ends[-1] if ends else 0, item.last_offset + 1))
-            if times:
-                found = (times, ends)
-                self.newest_timestamp = max(self.newest_timestamp, times[-1])
-        self._ends[k] = found
-        return found
-
-    def known(self, topic: str, partition: int) -> bool:
-        return self._load(topic, partition) is not None
-
-    def at_each(self, topic: str, partition: int, timestamps: list[int]) -> list[int | None]:
-        """:meth:`at` for many timestamps of one partition."""
-        loaded = self._load(topic, partition)
-        if loaded is None:
-            return [None] * len(timestamps)
-        times, ends = loaded
-        out: list[int | None] = []
-        for ts in timestamps:
-            i = bisect.bisect_right(times, ts)
-            out.append(ends[i - 1] if i else 0)
-        return out
-
-    def at(self, topic: str, partition: int, timestamp: int) -> int | None:
-        """The log end offset at ``timestamp`` (0 before the first batch), or None if unknown."""
-        loaded = self._load(topic, partition)
-        if loaded is None:
-            return None
-        times, ends = loaded
-        i = bisect.bisect_right(times, timestamp)
-        return ends[i - 1] if i else 0
+        if self.share_partitions:
+            doc["sharePartitions"] = [s.to_json() for s in self.share_partitions]
+        return doc
 
 
 class OffsetsView(CompactedView):
@@ -235,12 +228,22 @@ class OffsetsView(CompactedView):
             commits.append(commit)
 
 
-def burrow_status(commits: list[Commit], now: int, end_now: int | None) -> tuple[str | None, str]:
+def burrow_status(
+    commits: list[Commit],
+    now: int,
+    end_now: int | None,
+    min_commits: int = DEFAULT_MIN_COMMITS,
+) -> tuple[str | None, str]:
     """Status of one partition over a window of commits (oldest first), and why."""
     if not commits or any(c.lag is None for c in commits):
         return None, "no log end offsets for this partition (its data segments are not here)"
+    if len(commits) < min_commits:
+        return (
+            "OK",
+            f"incomplete: {len(commits)} commit(s), {min_commits} needed before the partition "
+            "is judged",
+        )
     lags = [c.lag for c in commits]
-    assert all(lag is not None for lag in lags)
     if any(lag == 0 for lag in lags):
         return "OK", "a lag of 0 in the window"
     newest, oldest = commits[-1], commits[0]
@@ -253,6 +256,10 @@ def burrow_status(commits: list[Commit], now: int, end_now: int | None) -> tuple
             f"({newest.commit_timestamp - oldest.commit_timestamp} ms)",
         )
     pairs = list(itertools.pairwise(commits))
+    back = [(a, b) for a, b in pairs if b.offset < a.offset]
+    if back:
+        a, b = back[-1]
+        return "REWIND", f"the committed offset went back from {a.offset} to {b.offset}"
     lag_never_shrinks = all((b.lag or 0) >= (a.lag or 0) for a, b in pairs)
     if len(commits) > 1 and newest.offset == oldest.offset and lag_never_shrinks:
         return (
@@ -277,35 +284,59 @@ def _group_status(statuses: Iterable[str | None]) -> str | None:
     seen = {s for s in statuses if s is not None}
     if not seen:
         return None
-    if seen & {"STOP", "STALL"}:
+    if seen & set(ERROR_STATUSES):
         return "ERR"
     return "WARN" if "WARN" in seen else "OK"
 
 
 def lag_reports(
-    path: Path,
+    path: Path | Sequence[Path | str] | LogDirs,
     group: str | None = None,
     as_of: AsOf | None = None,
     window: int = DEFAULT_WINDOW,
     errors: list[SegmentError] | None = None,
+    min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> list[GroupLag]:
     """Offset history, lag and status of every group (or one) of a dump, by group."""
     if window < 1:
         raise ValueError(f"--window {window}: give at least 1 commit")
+    if min_commits < 1:
+        raise ValueError(f"--min-commits {min_commits}: give at least 1 commit")
+    # A window smaller than the minimum is judged once full.
+    min_commits = min(min_commits, window)
+    dirs = (
+        path
+        if isinstance(path, LogDirs)
+        else discover([path] if isinstance(path, str | Path) else list(path))
+    )
     views: list[OffsetsView] = []
-    for partition, files in dump_partitions(path):
+    for partition, files in dump_partitions(dirs):
         view = OffsetsView(partition, as_of)
         for f in files:
             view.add_batches(decode_batches(f, CONSUMER_OFFSETS, errors=errors))
         views.append(view)
-    ends = LogEnds(log_folder_of(path))
+    ends = LogEnds(dirs)
     keys = {k for v in views for k in v.history if group is None or k[0] == group}
-    if group is not None and not keys:
+    shares: dict[str, list[SharePartitionLag]] = {}
+    if as_of is None:  # the share state is read at the end of the log only
+        for state in share_states(dirs, cluster_metadata(dirs), errors):
+            if group is not None and state.group != group:
+                continue
+            end = None if state.topic is None else ends.of(state.topic, state.partition)
+            shares.setdefault(state.group, []).append(
+                SharePartitionLag(
+                    state,
+                    None if end is None else end.last,
+                    None if end is None else f"{end.source}: {end.where}",
+                )
+            )
+    if group is not None and not keys and group not in shares:
+        label = '"" (empty group id)' if group == "" else repr(group)
         raise DumpInputError(
-            f"group {group!r} has no committed offset in the dump; run without --group to list them"
+            f"group {label} has no committed offset in the dump; run without --group to list them"
         )
     for _, t, p in keys:
-        ends.known(t, p)
+        ends.of(t, p)
     now = max([v.newest_timestamp for v in views] + [ends.newest_timestamp])
     if as_of is not None and as_of.timestamp_ms is not None:
         now = as_of.timestamp_ms
@@ -316,14 +347,19 @@ def lag_reports(
                 continue
             g, t, p = k
             commits = v.history[k]
-            if ends.known(t, p):
-                at_commit = ends.at_each(t, p, [c.commit_timestamp for c in commits])
-                for c, end in zip(commits, at_commit, strict=True):
-                    if end is not None:
-                        c.log_end_offset, c.lag = end, max(end - c.offset, 0)
-            end_now = ends.at(t, p, now)
+            end = ends.of(t, p)
+            if end is not None and end.history:
+                for c in commits:
+                    c.log_end_offset = end.at(c.commit_timestamp)
+                    c.lag = max(c.log_end_offset - c.offset, 0)
+            end_now = None if end is None else (end.at(now) if end.history else end.last)
             last = commits[-1]
-            status, reason = burrow_status(commits[-window:], now, end_now)
+            status, reason = burrow_status(commits[-window:], now, end_now, min_commits)
+            if end is not None and not end.history:
+                reason = (
+                    "log end only from a replication-offset-checkpoint (the segments are not "
+                    "here): lag now is known, its history and the status are not"
+                )
             by_group.setdefault(g, []).append(
                 PartitionLag(
                     g,
@@ -333,12 +369,19 @@ def lag_reports(
                     v.deletions.get(k, []),
                     k in v.offsets,
                     end_now,
+                    None if end is None else f"{end.source}: {end.where}",
                     None if end_now is None else max(end_now - last.offset, 0),
                     status,
                     reason,
                 )
             )
     return [
-        GroupLag(g, _group_status(p.status for p in parts), parts, now)
-        for g, parts in sorted(by_group.items())
+        GroupLag(
+            g,
+            _group_status(p.status for p in by_group.get(g, [])),
+            by_group.get(g, []),
+            now,
+            shares.get(g, []),
+        )
+        for g in sorted(set(by_group) | set(shares))
     ]

@@ -1,9 +1,15 @@
-"""Which ``__consumer_offsets`` record versions a Kafka release reads, derived from its jars.
+"""What a Kafka release reads and supports, derived from its own jars.
 
 From Kafka 2.8 the group coordinator's records are JSON message specs shipped inside the
 release's jars: in core (``kafka_2.13``) up to 3.4, in ``kafka-group-coordinator`` from 3.5.
 For each release this module reads those specs and keeps, per record type id, the record name,
-the highest value version and the first flexible value version. The result is vendored as
+the highest value version and the first flexible value version. The same for the transaction
+coordinator's records (``__transaction_state``: core up to 3.8, ``kafka-transaction-coordinator``
+from 3.9) and the share coordinator's (``__share_group_state``, ``kafka-share-coordinator`` from
+4.0). For the KRaft release lines (3.3 on) it also keeps the metadata.version levels and the
+feature levels the release supports, read by ``tests/oracle/releases/FeatureTables.java`` from the
+release's ``kafka-server-common`` jar (its ``MetadataVersion`` and feature enums) and the
+``ConfigResource`` types of its ``kafka-clients`` jar. The result is vendored as
 ``release_specs.json`` next to this module (run time never needs the jars); regenerate it with
 
     tests/oracle/releases/fetch.sh
@@ -18,14 +24,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import subprocess
 import sys
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["RELEASE_JARS", "derive_release", "derive_releases", "main", "spec_versions"]
+__all__ = [
+    "KRAFT_JARS",
+    "RELEASE_JARS",
+    "SHARE_JARS",
+    "TRANSACTION_JARS",
+    "derive_features",
+    "derive_release",
+    "derive_releases",
+    "main",
+    "spec_versions",
+]
 
 RELEASE_JARS: Final[dict[str, str]] = {
     "2.8": "kafka_2.13-2.8.0.jar",
@@ -48,8 +66,50 @@ RELEASE_JARS: Final[dict[str, str]] = {
 """Release line -> the jar (first release of the line; 3.3.0 was never published) whose
 specs say what the line reads. tests/oracle/releases/pom.xml fetches exactly these."""
 
+TRANSACTION_JARS: Final[dict[str, str]] = {
+    **{
+        line: f"kafka_2.13-{line}.{0 if line != '3.3' else 1}.jar"
+        for line in ("2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8")
+    },
+    **{
+        line: f"kafka-transaction-coordinator-{line}.0.jar"
+        for line in ("3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
+    },
+}
+"""Release line -> the jar holding its ``__transaction_state`` record specs."""
+
+SHARE_JARS: Final[dict[str, str]] = {
+    line: f"kafka-share-coordinator-{line}.0.jar" for line in ("4.0", "4.1", "4.2", "4.3", "4.4")
+}
+"""Release line -> the jar holding its ``__share_group_state`` record specs."""
+
+KRAFT_JARS: Final[dict[str, tuple[str, str]]] = {
+    line: (f"kafka-server-common-{v}.jar", f"kafka-clients-{v}.jar")
+    for line, v in (
+        ("3.3", "3.3.1"),
+        ("3.4", "3.4.0"),
+        ("3.5", "3.5.0"),
+        ("3.6", "3.6.0"),
+        ("3.7", "3.7.0"),
+        ("3.8", "3.8.0"),
+        ("3.9", "3.9.0"),
+        ("4.0", "4.0.0"),
+        ("4.1", "4.1.0"),
+        ("4.2", "4.2.0"),
+        ("4.3", "4.3.0"),
+        ("4.4", "4.4.0"),
+    )
+}
+"""Release line -> the jars whose enums say which metadata.version and feature levels it
+supports (KRaft is production from 3.3, KIP-833)."""
+
+FEATURE_TABLES: Final = (
+    Path(__file__).resolve().parents[2] / "tests/oracle/releases/FeatureTables.java"
+)
+
 _COMMENT_LINE: Final = re.compile(r"^\s*//.*$", re.M)
 _TRANSACTION_RECORDS: Final = ("TransactionLog",)
+_SHARE_RECORDS: Final = ("ShareSnapshot", "ShareUpdate")
 
 
 def spec_versions(text: str) -> tuple[int, int] | None:
@@ -78,12 +138,22 @@ def _specs(jar: Path) -> dict[str, dict[str, Any]]:
     return found
 
 
-def derive_release(jar: Path) -> dict[str, dict[str, Any]]:
-    """Record type id (as a string, for JSON) -> name, highest value version, flexible-from."""
+def derive_release(jar: Path, records: str = "group") -> dict[str, dict[str, Any]]:
+    """Record type id (as a string, for JSON) -> name, highest value version, flexible-from, of
+    the ``group`` (default), ``transaction`` or ``share`` coordinator's records in ``jar``."""
     specs = _specs(jar)
     types: dict[str, dict[str, Any]] = {}
     for name, key in specs.items():
-        if not name.endswith("Key") or name.startswith(_TRANSACTION_RECORDS):
+        if not name.endswith("Key"):
+            continue
+        own = (
+            name.startswith(_TRANSACTION_RECORDS)
+            if records == "transaction"
+            else name.startswith(_SHARE_RECORDS)
+            if records == "share"
+            else not name.startswith(_TRANSACTION_RECORDS + _SHARE_RECORDS)
+        )
+        if not own:
             continue
         if key.get("type") not in ("data", "coordinator-key"):
             continue
@@ -111,17 +181,55 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _coordinates(jar: Path) -> str:
+    artifact, _, version = jar.stem.rpartition("-")
+    return f"org.apache.kafka:{artifact}:{version}"
+
+
+def derive_features(server_common: Path, clients: Path) -> dict[str, Any]:
+    """metadata.version levels, feature levels and config resource types of a KRaft release,
+    from its jars (runs ``FeatureTables.java`` with ``java``)."""
+    out = subprocess.run(
+        ["java", "-cp", f"{server_common}{os.pathsep}{clients}", str(FEATURE_TABLES)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    doc: dict[str, Any] = json.loads(out)
+    levels = {k: v for k, v in doc["metadataVersions"].items() if v > 0}
+    latest = doc["latestProductionMetadataVersion"]
+    return {
+        "source": f"{_coordinates(server_common)}, {_coordinates(clients)}",
+        "metadataVersions": levels,
+        "latestProductionMetadataVersion": latest,
+        "features": doc["features"],
+        "configResourceTypes": doc["configResourceTypes"],
+    }
+
+
 def derive_releases(jar_dir: Path, releases: Iterable[str] = RELEASE_JARS) -> dict[str, Any]:
-    """The vendored document: per release line its source jar, the jar's digest and types."""
+    """The vendored document: per release line its source jar, the jar's digest and types, the
+    transaction and share coordinators' types, and (KRaft lines) the supported features."""
     out: dict[str, Any] = {}
     for release in releases:
         jar = jar_dir / RELEASE_JARS[release]
-        artifact, _, version = jar.stem.rpartition("-")
-        out[release] = {
-            "source": f"org.apache.kafka:{artifact}:{version}",
+        entry: dict[str, Any] = {
+            "source": _coordinates(jar),
             "sha256": _sha256(jar),
             "recordTypes": derive_release(jar),
         }
+        if release in TRANSACTION_JARS:
+            tjar = jar_dir / TRANSACTION_JARS[release]
+            entry["transactionSource"] = _coordinates(tjar)
+            entry["transactionRecordTypes"] = derive_release(tjar, "transaction")
+        if release in SHARE_JARS:
+            sjar = jar_dir / SHARE_JARS[release]
+            entry["shareSource"] = _coordinates(sjar)
+            entry["shareRecordTypes"] = derive_release(sjar, "share")
+        if release in KRAFT_JARS:
+            common, clients = KRAFT_JARS[release]
+            entry["kraft"] = derive_features(jar_dir / common, jar_dir / clients)
+        out[release] = entry
     return out
 
 
@@ -136,9 +244,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     doc = {
         "about": (
-            "__consumer_offsets record versions each Kafka release line reads, derived by "
-            "codegen/forensics/release_specs.py from the record specs inside the listed jar "
-            "(fetched from Maven Central by tests/oracle/releases/fetch.sh)."
+            "What each Kafka release line reads and supports, derived by "
+            "codegen/forensics/release_specs.py from the listed jars (fetched from Maven Central "
+            "by tests/oracle/releases/fetch.sh): the __consumer_offsets, __transaction_state and "
+            "__share_group_state record versions from the record specs inside them, and for "
+            "KRaft lines the metadata.version and feature levels and config resource types "
+            "from their MetadataVersion, feature and ConfigResource enums."
         ),
         "releases": derive_releases(Path(args[0])),
     }

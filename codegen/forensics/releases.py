@@ -21,14 +21,15 @@ it, both stop the partition from loading. Backports of KIP-915 to patch releases
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "HARD_CODED",
     "KIP_915_FROM",
+    "KRaftSupport",
     "RecordTypeReads",
     "Release",
     "UnknownReleaseError",
@@ -54,13 +55,38 @@ class RecordTypeReads:
 
 
 @dataclass(frozen=True, slots=True)
+class KRaftSupport:
+    """What a KRaft release line supports, from its ``kafka-server-common`` and
+    ``kafka-clients`` jars (``MetadataVersion``, the feature enums, ``ConfigResource.Type``)."""
+
+    metadata_versions: dict[int, str]
+    """metadata.version feature level -> its name (``19`` -> ``3.7-IV4``)."""
+    highest_metadata_version: int
+    """The feature level of ``MetadataVersion.LATEST_PRODUCTION``."""
+    features: dict[str, int]
+    """Feature (``group.version``, ``kraft.version``...) -> its latest production level."""
+    config_resource_types: dict[int, str]
+    """``ConfigResource.Type`` id -> name."""
+    source: str
+
+    def metadata_version_name(self, level: int) -> str:
+        return self.metadata_versions.get(level, f"level {level}")
+
+
+@dataclass(frozen=True, slots=True)
 class Release:
-    """A Kafka release line and what its group coordinator reads."""
+    """A Kafka release line and what its coordinators read and its controllers support."""
 
     line: str
     record_types: dict[int, RecordTypeReads]
     ignores_unknown: bool
     """KIP-915: unknown record types are skipped and newer flexible value versions are read."""
+    transaction_types: dict[int, RecordTypeReads] = field(default_factory=dict)
+    """What its transaction coordinator reads of ``__transaction_state``."""
+    share_types: dict[int, RecordTypeReads] | None = None
+    """What its share coordinator reads of ``__share_group_state``; None: it has none."""
+    kraft: KRaftSupport | None = None
+    """None before 3.3: no production KRaft (KIP-833), no metadata.version."""
 
     def reads(self, record_type: int) -> RecordTypeReads | None:
         return self.record_types.get(record_type)
@@ -118,7 +144,7 @@ def _line_key(line: str) -> tuple[int, ...]:
 
 
 @cache
-def _vendored() -> dict[str, dict[str, object]]:
+def _vendored() -> dict[str, dict[str, Any]]:
     text = resources.files("codegen.forensics").joinpath("release_specs.json").read_text()
     doc: dict[str, dict[str, dict[str, object]]] = json.loads(text)
     return doc["releases"]
@@ -133,10 +159,12 @@ def _hard_coded(line: str) -> dict[int, RecordTypeReads]:
     }
 
 
-def _derived(line: str) -> dict[int, RecordTypeReads]:
+def _derived(
+    line: str, which: str = "recordTypes", source_key: str = "source"
+) -> dict[int, RecordTypeReads]:
     entry = _vendored()[line]
-    source = f"specs in {entry['source']}"
-    types = entry["recordTypes"]
+    source = f"specs in {entry[source_key]}"
+    types = entry.get(which, {})
     assert isinstance(types, dict)
     return {
         int(type_id): RecordTypeReads(
@@ -144,6 +172,36 @@ def _derived(line: str) -> dict[int, RecordTypeReads]:
         )
         for type_id, t in types.items()
     }
+
+
+TRANSACTION_LOG_V0: Final = (
+    "TransactionLogValue v0: the transaction coordinator's only value version from KIP-98 "
+    "(Kafka 0.11, TransactionLog.scala) until flexible v1 (KIP-890)"
+)
+
+
+def _transaction_types(line: str) -> dict[int, RecordTypeReads]:
+    if line not in HARD_CODED:
+        derived = _derived(line, "transactionRecordTypes", "transactionSource")
+        if derived:
+            return derived
+    return {0: RecordTypeReads("TransactionLog", 0, None, TRANSACTION_LOG_V0)}
+
+
+def _kraft(line: str) -> KRaftSupport | None:
+    entry = _vendored().get(line)
+    doc: Any = None if entry is None else entry.get("kraft")
+    if doc is None:
+        return None
+    levels = {int(v): k for k, v in doc["metadataVersions"].items()}
+    features = {name: int(f["production"]) for name, f in doc["features"].items()}
+    return KRaftSupport(
+        levels,
+        int(doc["metadataVersions"][doc["latestProductionMetadataVersion"]]),
+        features,
+        {int(v): k for k, v in doc["configResourceTypes"].items()},
+        doc["source"],
+    )
 
 
 @cache
@@ -174,4 +232,14 @@ def release(version: str) -> Release:
             f"such as 2.1, 3.4 or 4.0 (known lines: {', '.join(lines)})"
         )
     types = _hard_coded(line) if line in HARD_CODED else _derived(line)
-    return Release(line, types, _line_key(line) >= KIP_915_FROM)
+    share = None
+    if line not in HARD_CODED and "shareRecordTypes" in _vendored()[line]:
+        share = _derived(line, "shareRecordTypes", "shareSource")
+    return Release(
+        line,
+        types,
+        _line_key(line) >= KIP_915_FROM,
+        _transaction_types(line),
+        share,
+        _kraft(line),
+    )

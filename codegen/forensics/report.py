@@ -1,9 +1,12 @@
 """``--format html``: one self-contained HTML report of groups, offsets and lag.
 
 Plots are drawn with matplotlib (the ``report`` extra) and embedded as inline SVG, so the file
-needs no network, no script and no other file to show. Per group: its state, a rebalance
-timeline (every timeline event by kind over time) and the events; per partition: committed
-offset and log end offset over time, lag over time, and the Burrow-like status.
+needs no network, no script and no other file to show. The answer first: a table of every group
+with its state and lag status; then per group its state, its partitions (committed offset and
+log end offset over time, lag over time from 0, integer offset ticks, the Burrow-like status),
+and after them the events (a timeline by kind, one colour per kind across the report, and the
+event table). Where there is nothing to plot (one commit, no event with a time) a sentence says
+so instead of an empty frame.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codegen.forensics.groups import GroupReport
 from codegen.forensics.lag import GroupLag, PartitionLag
+from codegen.forensics.shares import DELIVERY_STATES
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,7 +32,21 @@ _STATUS_COLOURS: Final = {
     "ERR": "#c62828",
     "STOP": "#c62828",
     "STALL": "#c62828",
+    "REWIND": "#c62828",
 }
+_EVENT_COLOURS: Final = {
+    "created": "#1f77b4",
+    "rebalance": "#ff7f0e",
+    "member-joined": "#2ca02c",
+    "member-left": "#d62728",
+    "protocol-conversion": "#9467bd",
+    "assignor-changed": "#8c564b",
+    "offset-deleted": "#e377c2",
+    "group-deleted": "#7f7f7f",
+    "member-epoch": "#17becf",
+}
+"""One colour per event kind, the same in every plot of a report."""
+_OTHER_EVENT_COLOUR: Final = "#bcbd22"
 _CSS: Final = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; }
@@ -97,27 +115,49 @@ def _pad_single_instant(ax: Any, xs: list[float]) -> None:
         ax.set_xlim(xs[0] - 1 / 1440, xs[0] + 1 / 1440)
 
 
+def group_label(group: str) -> str:
+    """A group id as the report shows it: the empty one named."""
+    return '"" (empty group id)' if group == "" else group
+
+
+def _sentence(text: str) -> str:
+    return f"<p><i>{html.escape(text)}</i></p>"
+
+
 def _timeline_plot(report: GroupReport) -> str:
     events = [e for e in report.events if e.timestamp >= 0]
     if not events:
-        return ""
+        return _sentence("No event with a timestamp to plot.")
     kinds = sorted({e.kind for e in events})
     fig = _figure(9, 0.5 + 0.35 * len(kinds))
     ax = fig.add_subplot()
     for i, kind in enumerate(kinds):
         xs = [_days(e.timestamp) for e in events if e.kind == kind]
-        ax.scatter(xs, [i] * len(xs), s=18, label=kind)
+        colour = _EVENT_COLOURS.get(kind, _OTHER_EVENT_COLOUR)
+        ax.scatter(xs, [i] * len(xs), s=18, label=kind, color=colour)
     ax.xaxis_date()
     _pad_single_instant(ax, [_days(e.timestamp) for e in events])
     ax.set_yticks(range(len(kinds)), kinds)
-    ax.set_title(f"{report.group}: timeline")
+    ax.set_title(f"{group_label(report.group)}: timeline")
     ax.grid(axis="x", alpha=0.3)
-    return _svg(fig)
+    return f'<div class="plot">{_svg(fig)}</div>'
 
 
 def _partition_plot(p: PartitionLag) -> str:
-    fig = _figure(9, 4)
-    top, bottom = fig.subplots(2, 1, sharex=True)
+    if len(p.commits) < 2:
+        (only,) = p.commits
+        return _sentence(
+            f"One commit (offset {only.offset} at {_iso(only.commit_timestamp)}): nothing to "
+            "plot over time."
+        )
+    from matplotlib.ticker import MaxNLocator
+
+    lags = [c.lag for c in p.commits if c.lag is not None]
+    fig = _figure(9, 4 if lags else 2.5)
+    if lags:
+        top, bottom = fig.subplots(2, 1, sharex=True)
+    else:
+        top, bottom = fig.subplots(1, 1), None
     xs = [_days(c.commit_timestamp) for c in p.commits]
     known = [(x, c.log_end_offset) for x, c in zip(xs, p.commits, strict=True)]
     ends = [(x, e) for x, e in known if e is not None]
@@ -136,21 +176,24 @@ def _partition_plot(p: PartitionLag) -> str:
         xs, [c.offset for c in p.commits], where="post", label="committed offset", color="#1f77b4"
     )
     top.set_ylabel("offset")
+    top.yaxis.set_major_locator(MaxNLocator(integer=True))
     top.legend(loc="upper left")
-    top.set_title(f"{p.group}: {p.topic}-{p.partition}")
-    lags = [(x, c.lag) for x, c in zip(xs, p.commits, strict=True) if c.lag is not None]
-    if lags:
-        bottom.plot([x for x, _ in lags], [lag for _, lag in lags], marker="o", markersize=3)
-    else:
-        bottom.text(
-            0.5, 0.5, "lag unknown: no data segments", ha="center", transform=bottom.transAxes
-        )
-    bottom.set_ylabel("lag")
-    _pad_single_instant(bottom, xs)
-    bottom.xaxis_date()
-    for ax in (top, bottom):
+    top.set_title(f"{group_label(p.group)}: {p.topic}-{p.partition}")
+    axes = [top]
+    if bottom is not None:
+        points = [(x, c.lag) for x, c in zip(xs, p.commits, strict=True) if c.lag is not None]
+        bottom.plot([x for x, _ in points], [lag for _, lag in points], marker="o", markersize=3)
+        bottom.set_ylabel("lag")
+        bottom.set_ylim(0, max(1, max(lags)) * 1.05)
+        bottom.yaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.append(bottom)
+    last = axes[-1]
+    _pad_single_instant(last, xs)
+    last.xaxis_date()
+    for ax in axes:
         ax.grid(alpha=0.3)
-    return _svg(fig)
+    plot = f'<div class="plot">{_svg(fig)}</div>'
+    return plot if lags else plot + _sentence("Lag unknown: no log end history here.")
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -161,17 +204,31 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "".join(out)
 
 
+def _anchor(name: str) -> str:
+    return "group-" + (html.escape(name) if name else "-empty")
+
+
 def _group_section(report: GroupReport | None, lag: GroupLag | None, name: str) -> str:
-    parts = [f'<section id="group-{html.escape(name)}"><h2>{html.escape(name)}</h2>']
+    label = group_label(name)
+    parts = [f'<section id="{_anchor(name)}"><h2>{html.escape(label)}</h2>']
     if report is not None:
         gen = report.generation if report.type == "classic" else report.epoch
         parts.append(
             _table(
-                ["type", "state", "protocol", "generation / epoch", "members", "partition"],
+                [
+                    "type",
+                    "state",
+                    "protocol type",
+                    "protocol",
+                    "generation / epoch",
+                    "members",
+                    "partition",
+                ],
                 [
                     [
                         report.type or "deleted",
                         report.state,
+                        "-" if report.protocol_type is None else repr(report.protocol_type),
                         report.protocol or "-",
                         "-" if gen is None else gen,
                         len(report.members),
@@ -186,7 +243,44 @@ def _group_section(report: GroupReport | None, lag: GroupLag | None, name: str) 
                 f"<p>Assignor {html.escape(inv.chosen or '-')}; cooperative switch: "
                 f"<b>{html.escape(inv.cooperative_switch or '')}</b>: {html.escape(inv.why)}</p>"
             )
-        parts.append(f'<div class="plot">{_timeline_plot(report)}</div>')
+    if lag is not None and lag.partitions:
+        parts.append(f"<h3>Offsets and lag {_badge(lag.status)}</h3>")
+        for p in lag.partitions:
+            source = f" (from {p.log_end_source})" if p.log_end_source else ""
+            parts.append(
+                f"<h3>{html.escape(p.topic)}-{p.partition} {_badge(p.status)}</h3>"
+                f"<p>{html.escape(p.reason)}; committed {p.commits[-1].offset}, log end "
+                f"{'-' if p.log_end_offset is None else p.log_end_offset}"
+                f"{html.escape(source)}, lag {'-' if p.lag is None else p.lag}"
+                f"{'' if p.live else ' (offset deleted)'}</p>"
+                f"{_partition_plot(p)}"
+            )
+    if lag is not None and lag.share_partitions:
+        parts.append("<h3>Share partitions (start offset, in-flight records)</h3>")
+        parts.append(
+            _table(
+                ["partition", "start offset", "log end", "lag", "state epoch", "in flight"],
+                [
+                    [
+                        f"{sp.state.topic_label}-{sp.state.partition}",
+                        sp.state.start_offset,
+                        "-" if sp.log_end_offset is None else sp.log_end_offset,
+                        "-" if sp.lag is None else sp.lag,
+                        sp.state.state_epoch,
+                        ", ".join(
+                            f"{b.first_offset}-{b.last_offset} "
+                            f"{DELIVERY_STATES.get(b.delivery_state, b.delivery_state)}"
+                            for b in sp.state.in_flight
+                        )
+                        or "-",
+                    ]
+                    for sp in lag.share_partitions
+                ],
+            )
+        )
+    if report is not None:
+        parts.append("<h3>Events</h3>")
+        parts.append(_timeline_plot(report))
         parts.append(
             _table(
                 ["offset", "time", "event", "detail"],
@@ -201,19 +295,19 @@ def _group_section(report: GroupReport | None, lag: GroupLag | None, name: str) 
                 ],
             )
         )
-    if lag is not None:
-        parts.append(f"<h3>Offsets and lag {_badge(lag.status)}</h3>")
-        for p in lag.partitions:
-            parts.append(
-                f"<h3>{html.escape(p.topic)}-{p.partition} {_badge(p.status)}</h3>"
-                f"<p>{html.escape(p.reason)}; committed {p.commits[-1].offset}, log end "
-                f"{'-' if p.log_end_offset is None else p.log_end_offset}, lag "
-                f"{'-' if p.lag is None else p.lag}"
-                f"{'' if p.live else ' (offset deleted)'}</p>"
-                f'<div class="plot">{_partition_plot(p)}</div>'
-            )
     parts.append("</section>")
     return "".join(parts)
+
+
+def _total_lag(lag: GroupLag | None) -> str:
+    if lag is None:
+        return "-"
+    lags = [p.lag for p in lag.partitions] + [s.lag for s in lag.share_partitions]
+    known = [x for x in lags if x is not None]
+    if not known:
+        return "unknown"
+    missing = len(lags) - len(known)
+    return f"{sum(known)}" + (f" ({missing} partition(s) unknown)" if missing else "")
 
 
 def render_html(groups: Sequence[GroupReport], lags: Sequence[GroupLag], title: str) -> str:
@@ -223,13 +317,15 @@ def render_html(groups: Sequence[GroupReport], lags: Sequence[GroupLag], title: 
     names = sorted(set(by_group) | set(lag_by_group))
     sections = [_group_section(by_group.get(n), lag_by_group.get(n), n) for n in names]
     summary = _table(
-        ["group", "type", "state", "lag status"],
+        ["group", "type", "state", "members", "lag status", "lag now"],
         [
             [
-                n,
+                group_label(n),
                 (by_group[n].type or "deleted") if n in by_group else "-",
                 by_group[n].state if n in by_group else "-",
+                len(by_group[n].members) if n in by_group else "-",
                 (lag_by_group[n].status or "-") if n in lag_by_group else "-",
+                _total_lag(lag_by_group.get(n)),
             ]
             for n in names
         ],

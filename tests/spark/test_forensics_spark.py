@@ -325,10 +325,16 @@ def spark_timelines(spark: Any, path: Path, as_of: AsOf | None = None) -> dict[A
 def test_group_states_match_the_python_api_on_synthesized_groups(spark: Any, synth: Path) -> None:
     expected = python_groups(synth)
     assert {g[2] for g in expected} == {"classic", "consumer", None}  # None: deleted groups
+    # Groups that never chose an assignor (offsets only) get no cooperative-switch advice.
     assert {g[10]["cooperativeSwitch"] for g in expected if g[2] == "classic"} == {
         "not-possible",
-        "two-step",
+        None,
     }
+    assert all(
+        g[10]["why"].startswith("no assignor was ever chosen")
+        for g in expected
+        if g[2] == "classic" and g[10]["cooperativeSwitch"] is None
+    )
     assert spark_groups(spark, synth) == expected
 
 

@@ -24,7 +24,9 @@ import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.MemberToRemove;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.admin.ShareMemberDescription;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
 import org.apache.kafka.clients.admin.StreamsGroupMemberDescription;
@@ -114,6 +116,7 @@ public final class BrokerWorkload {
     shareGroup();
     transactions();
     adminOperations();
+    lagGroups();
     snapshot("share group, transactions and admin operations");
     liveGroups();
     waitSettled();
@@ -137,10 +140,17 @@ public final class BrokerWorkload {
             new NewTopic("t-regex-a", 2, (short) 1),
             new NewTopic("t-regex-b", 1, (short) 1),
             new NewTopic("t-share", 1, (short) 1),
-            new NewTopic("t-txn", 2, (short) 1));
+            new NewTopic("t-txn", 2, (short) 1),
+            // Never written to: its segment stays empty (log end 0).
+            new NewTopic("t-empty", 1, (short) 1),
+            // Four partitions a test spreads over two broker images.
+            new NewTopic("t-spread", 4, (short) 1));
     admin.createTopics(topics).all().get();
     try (KafkaProducer<String, String> producer = producer(null)) {
       for (NewTopic t : topics) {
+        if (t.name().equals("t-empty")) {
+          continue;
+        }
         for (int partition = 0; partition < t.numPartitions(); partition++) {
           for (int i = 0; i < 10; i++) {
             producer.send(new ProducerRecord<>(t.name(), partition, "k" + i, "v" + i));
@@ -365,6 +375,21 @@ public final class BrokerWorkload {
     classic.close();
     awaitState(group, "Empty");
     log(group + " done");
+  }
+
+  /** Groups whose lag the forensics read against the data topics: committed offsets on the
+   * empty topic and on every partition of the spread one, one partition caught up. */
+  private void lagGroups() throws Exception {
+    admin
+        .alterConsumerGroupOffsets("lag-empty", Map.of(new TopicPartition("t-empty", 0), new OffsetAndMetadata(0)))
+        .all()
+        .get();
+    Map<TopicPartition, OffsetAndMetadata> spread = new LinkedHashMap<>();
+    for (int partition = 0; partition < 4; partition++) {
+      spread.put(new TopicPartition("t-spread", partition), new OffsetAndMetadata(partition == 0 ? 10 : 3 * partition));
+    }
+    admin.alterConsumerGroupOffsets("lag-spread", spread).all().get();
+    log("lag groups done");
   }
 
   /** A share group that accepts, releases (then accepts on redelivery) and rejects records. */
@@ -699,6 +724,45 @@ public final class BrokerWorkload {
                 .compareTo(
                     y.get("group") + "/" + y.get("topic") + "/" + String.format("%05d", (Integer) y.get("partition"))));
     out.put("offsets", offsets);
+    out.put("logEnds", logEnds(described.keySet()));
+    List<Map<String, Object>> shareOffsets = new ArrayList<>();
+    for (String group : shareIds) {
+      Map<TopicPartition, SharePartitionOffsetInfo> info =
+          admin
+              .listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
+              .partitionsToOffsetInfo(group)
+              .get();
+      for (Map.Entry<TopicPartition, SharePartitionOffsetInfo> e : info.entrySet()) {
+        if (e.getValue() == null) {
+          continue;
+        }
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("group", group);
+        row.put("topic", e.getKey().topic());
+        row.put("partition", e.getKey().partition());
+        row.put("startOffset", e.getValue().startOffset());
+        row.put("leaderEpoch", e.getValue().leaderEpoch().orElse(null));
+        row.put("lag", e.getValue().lag().orElse(null));
+        shareOffsets.add(row);
+      }
+    }
+    out.put("shareOffsets", shareOffsets);
+    return out;
+  }
+
+  /** The log end offset of every partition of the data topics ("topic-partition" -> end). */
+  private Map<String, Long> logEnds(Collection<String> topics) throws Exception {
+    Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request = new LinkedHashMap<>();
+    for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get().values()) {
+      if (d.name().startsWith("__")) {
+        continue;
+      }
+      for (org.apache.kafka.common.TopicPartitionInfo p : d.partitions()) {
+        request.put(new TopicPartition(d.name(), p.partition()), org.apache.kafka.clients.admin.OffsetSpec.latest());
+      }
+    }
+    Map<String, Long> out = new TreeMap<>();
+    admin.listOffsets(request).all().get().forEach((tp, info) -> out.put(tp.topic() + "-" + tp.partition(), info.offset()));
     return out;
   }
 }

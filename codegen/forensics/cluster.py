@@ -1,0 +1,141 @@
+"""The cluster's own view from ``__cluster_metadata``: topics, finalized features, dynamic configs.
+
+The state is the latest KRaft snapshot (``<end offset>-<epoch>.checkpoint``) of the partition,
+then the log's records from the snapshot's end offset on (every log record when there is no
+snapshot). When neither holds a ``metadata.version``, the ``bootstrap.checkpoint`` of a broker
+image gives it (the level the cluster was formatted with).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from codegen.dumps.decoded import KIND_CONTROL, RECORD, DecodedRecord
+from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_records
+from codegen.dumps.model import SegmentError
+from codegen.dumps.segments import segment_file_info, segment_files
+from codegen.forensics.inputs import LogDirs
+
+__all__ = ["CONFIG_RESOURCE_TYPES", "ClusterMetadata", "cluster_metadata"]
+
+METADATA_VERSION: Final = "metadata.version"
+KRAFT_VERSION: Final = "kraft.version"
+
+CONFIG_RESOURCE_TYPES: Final = {
+    0: "UNKNOWN",
+    2: "TOPIC",
+    4: "BROKER",
+    8: "BROKER_LOGGER",
+    16: "CLIENT_METRICS",
+    32: "GROUP",
+}
+"""``ConfigResource.Type`` ids of kafka-clients 4.4 (names for messages)."""
+
+
+@dataclass(slots=True)
+class ClusterMetadata:
+    """What the cluster's metadata log says at its end."""
+
+    source: str
+    mode: str = "KRaft"
+    topics: dict[str, str] = field(default_factory=dict)
+    """Topic id -> name."""
+    partitions: dict[str, set[int]] = field(default_factory=dict)
+    """Topic id -> its partitions."""
+    metadata_version: int | None = None
+    features: dict[str, int] = field(default_factory=dict)
+    """Finalized features other than metadata.version (level 0 = not finalized, left out)."""
+    configs: dict[tuple[int, str], set[str]] = field(default_factory=dict)
+    """(resource type, resource name) -> the names of its live dynamic configs."""
+
+    @property
+    def partition_counts(self) -> dict[str, int]:
+        return {name: len(self.partitions.get(tid, ())) for tid, name in self.topics.items()}
+
+    def config_type_name(self, rtype: int) -> str:
+        return CONFIG_RESOURCE_TYPES.get(rtype, f"type {rtype}")
+
+    def add(self, rec: DecodedRecord) -> None:
+        value: Any = rec.value
+        if rec.kind == KIND_CONTROL:
+            if value is not None and hasattr(value, "k_raft_version"):
+                self._feature(KRAFT_VERSION, int(value.k_raft_version))
+            return
+        if rec.kind != RECORD or value is None:
+            return
+        name = rec.name
+        if name == "TopicRecord":
+            self.topics[str(value.topic_id)] = value.name
+        elif name == "PartitionRecord":
+            self.partitions.setdefault(str(value.topic_id), set()).add(value.partition_id)
+        elif name == "RemoveTopicRecord":
+            tid = str(value.topic_id)
+            self.topics.pop(tid, None)
+            self.partitions.pop(tid, None)
+        elif name == "FeatureLevelRecord":
+            if value.name == METADATA_VERSION:
+                self.metadata_version = int(value.feature_level)
+            else:
+                self._feature(value.name, int(value.feature_level))
+        elif name == "ConfigRecord":
+            k = (int(value.resource_type), str(value.resource_name))
+            names = self.configs.setdefault(k, set())
+            if value.value is None:
+                names.discard(value.name)
+                if not names:
+                    del self.configs[k]
+            else:
+                names.add(value.name)
+
+    def _feature(self, name: str, level: int) -> None:
+        if level > 0:
+            self.features[name] = level
+        else:
+            self.features.pop(name, None)
+
+
+def _replay(meta: ClusterMetadata, records: Iterable[DecodedRecord], start: int = 0) -> None:
+    for rec in records:
+        if rec.offset >= start:
+            meta.add(rec)
+
+
+def cluster_metadata(
+    dirs: LogDirs, errors: list[SegmentError] | None = None
+) -> ClusterMetadata | None:
+    """The metadata log's state, from the replica of ``__cluster_metadata-0`` holding the most
+    (None when the paths hold no ``__cluster_metadata``)."""
+    replicas = dirs.partitions(CLUSTER_METADATA).get(0, [])
+    if not replicas:
+        return None
+
+    def rank(folder: Path) -> tuple[int, int]:
+        files = segment_files(folder)
+        ends = [
+            segment_file_info(f).base_offset or segment_file_info(f).snapshot_end_offset or 0
+            for f in files
+        ]
+        return (max(ends, default=-1), sum(f.stat().st_size for f in files))
+
+    folder = max((r.folder for r in replicas), key=rank)
+    meta = ClusterMetadata(str(folder))
+    files = segment_files(folder)
+    snapshots = [f for f in files if f.suffix == ".checkpoint"]
+    start = 0
+    if snapshots:
+        latest = max(snapshots, key=lambda f: segment_file_info(f).snapshot_end_offset or 0)
+        _replay(meta, decode_metadata_records(latest, errors=errors))
+        start = segment_file_info(latest).snapshot_end_offset or 0
+    for f in files:
+        if f.suffix == ".log":
+            _replay(meta, decode_metadata_records(f, errors=errors), start)
+    if meta.metadata_version is None:
+        for image in dirs.images:
+            bootstrap = image / "bootstrap.checkpoint"
+            if bootstrap.is_file():
+                _replay(meta, decode_metadata_records(bootstrap, errors=errors))
+                break
+    return meta
