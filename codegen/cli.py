@@ -12,6 +12,7 @@ import click
 from codegen import __version__
 from codegen.errors import NoSpecsError, SpecErrors
 from codegen.extras import MissingExtraError
+from codegen.text import plural
 
 DEFAULT_SPECS = Path("message_specs")
 DEFAULT_OUT = Path("generated")
@@ -74,7 +75,7 @@ def validate(spec_dirs: tuple[Path, ...]) -> None:
     exit 2 when a spec folder is missing or holds no spec.
     """
     count = _load_or_exit(_roots(spec_dirs))
-    click.echo(f"{count} spec(s) valid")
+    click.echo(f"{plural(count, 'spec')} valid")
 
 
 out_option = click.option(
@@ -94,7 +95,7 @@ package_option = click.option(
 def _report(exc: SpecErrors, what: str) -> NoReturn:
     for problem in exc.problems:
         click.echo(str(problem), err=True)
-    click.echo(f"{len(exc.problems)} problem(s) in the specs{what}", err=True)
+    click.echo(f"{plural(len(exc.problems), 'problem')} in the specs{what}", err=True)
     sys.exit(1)
 
 
@@ -124,7 +125,7 @@ def generate(spec_dirs: tuple[Path, ...], out: Path, package: str | None) -> Non
     except OutputError as exc:
         raise click.ClickException(f"{exc}; nothing written") from None
     took = time.perf_counter() - started
-    click.echo(f"wrote {len(files)} module(s) to {target} in {took:.1f}s")
+    click.echo(f"wrote {plural(len(files), 'module')} to {target} in {took:.1f}s")
 
 
 @cli.command()

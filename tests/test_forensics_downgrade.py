@@ -217,7 +217,7 @@ def run(*args: str) -> Any:
 def test_cli_exit_codes_and_json(kafka_2_1_dump: Path) -> None:
     safe = run(str(kafka_2_1_dump), "--to", "2.1")
     assert safe.exit_code == 0, safe.output
-    assert safe.output.startswith("SAFE: Kafka 2.1, 3 live record(s)")
+    assert safe.output.startswith("SAFE: Kafka 2.1, 3 live records")
     blocked = run(str(kafka_2_1_dump), "--to", "2.0", "--format", "json")
     assert blocked.exit_code == 1
     doc = json.loads(blocked.output)

@@ -13,6 +13,7 @@ from codegen.forensics.downgrade import DowngradeReport, DumpInputError, check_d
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
 from codegen.forensics.lag import DEFAULT_WINDOW, GroupLag, lag_reports
 from codegen.forensics.releases import UnknownReleaseError
+from codegen.text import plural
 
 __all__ = [
     "downgrade_check_command",
@@ -54,7 +55,7 @@ def render_table(report: DowngradeReport) -> str:
         lines.append(f"warning: {err}")
     verdict = "SAFE" if report.safe else "BLOCKED"
     lines.append(
-        f"{verdict}: Kafka {report.target}, {report.live_records} live record(s), "
+        f"{verdict}: Kafka {report.target}, {plural(report.live_records, 'live record')}, "
         f"{len(report.blockers)} blocking, {len(report.ignored)} skipped"
     )
     return "\n".join(lines)
@@ -130,7 +131,8 @@ def render_groups_table(reports: list[GroupReport]) -> str:
         out.append(
             f"{r.group}  (partition {r.partition}, {kind}, {r.state}, "
             f"protocol {r.protocol or '-'}, {gen if r.type else '-'}, "
-            f"{len(r.members)} member(s), {r.committed_offsets} committed offset(s))"
+            f"{plural(len(r.members), 'member')}, "
+            f"{plural(r.committed_offsets, 'committed offset')})"
         )
         for m in r.members:
             assignment = ", ".join(
@@ -239,7 +241,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
             out.append(
                 f"  {p.topic}-{p.partition}  {p.status or '-':<5}  committed {last.offset} "
                 f"at {_time(last.commit_timestamp)}  log end {end}  lag {lag}  "
-                f"{len(p.commits)} commit(s){deleted}  ({p.reason})"
+                f"{plural(len(p.commits), 'commit')}{deleted}  ({p.reason})"
             )
     return "\n".join(out)
 
