@@ -424,10 +424,15 @@ def _record_kinds(decoded: Any) -> None:
         print(f"  {r['recordName']:<{width}}  {r['value']:<28}  {r['count']:>12,}")
 
 
+def _shown(path: str | Path) -> str:
+    """A path as the user would type it from here: relative below the working folder."""
+    here = os.path.relpath(path)
+    return here if not here.startswith("..") else str(path)
+
+
 def _python() -> str:
-    """The interpreter to name in the next commands: as the user would type it from here."""
-    here = os.path.relpath(sys.executable)
-    return here if not here.startswith("..") else sys.executable
+    """The interpreter to name in the next commands."""
+    return _shown(sys.executable)
 
 
 def _log_folder(args: argparse.Namespace, out: Path) -> Path | None:
@@ -449,11 +454,13 @@ def _next_steps(args: argparse.Namespace, out: Path, group: str | None) -> None:
     print("next, on the same data:")
     folder = _log_folder(args, out)
     if folder is not None:
-        where = os.path.relpath(folder) if not os.path.relpath(folder).startswith("..") else folder
         one = f" --group {group}" if group else ""
-        print(f"  {python} -m codegen groups {where}{one}")
+        print(f"  {python} -m codegen groups {_shown(folder)}{one}")
         print("      each group's state, members, assignors and timeline (docs/forensics.md)")
-        print(f"  {python} -m codegen lag {where}{one} --format html > {out / 'lag.html'}")
+        print(
+            f"  {python} -m codegen lag {_shown(folder)}{one} --format html > "
+            f"{_shown(out / 'lag.html')}"
+        )
         print(
             "      committed offsets over time, lag and status as a page with plots; lag needs "
             "the data topics' segments beside the dump (a broker's log folder has them)"
