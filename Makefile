@@ -7,13 +7,27 @@ STAMP := $(VENV)/.installed
 .PHONY: setup python-setup oracle-setup demo test test-fast fuzz generate check lint typecheck bench clean
 
 $(STAMP): pyproject.toml
+	@echo "python-setup: a venv in $(VENV) with the project (editable; its C engine is built)," \
+	  "every extra and the test tools; pip, 2-3 minutes the first time"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[all,spark,dev,bench,report]'
 	touch $(STAMP)
+	@echo "python-setup: done"
 
-## setup: everything make test needs: the Python set-up and the oracle set-up
-setup: python-setup oracle-setup broker-setup
+## setup: everything make test needs: the machine's tools checked (Java 17, Maven, a C compiler,
+## Chromium: tests/machine.sh says how to install a missing one), the Python set-up, Kafka's jars
+setup: machine-check python-setup oracle-setup broker-setup
+
+## machine-check: the tools the tests need from the machine, with the command that installs
+## each missing one (a failure for Java or Maven, and under CI=true for any)
+.PHONY: machine-check machine-setup
+machine-check:
+	@bash tests/machine.sh check
+
+## machine-setup: install the missing tools with apt-get (as root, e.g. a fresh CI machine)
+machine-setup:
+	bash tests/machine.sh install
 
 ## python-setup: Python venv with the project, every extra it uses and the test tools
 python-setup: $(STAMP)
@@ -22,32 +36,47 @@ python-setup: $(STAMP)
 ## and Spark's Kafka source (spark-sql-kafka) for live topics
 .PHONY: broker-setup
 broker-setup: spark-kafka-setup
-	bash tests/broker/fetch.sh
+	@echo "broker-setup: the Kafka 4.4.0 broker and its workload (Maven, into .cache)"
+	@bash tests/broker/fetch.sh
 
 ## spark-kafka-setup: Spark's Kafka source (spark-sql-kafka, Maven) for live topics
 .PHONY: spark-kafka-setup
 spark-kafka-setup:
-	bash tests/broker/spark-kafka/fetch.sh
+	@echo "spark-kafka-setup: Spark's Kafka source (Maven, into .cache)"
+	@bash tests/broker/spark-kafka/fetch.sh
 
 ## oracle-setup: Kafka 4.4.0 reference jars (Maven) and the harness of the oracle tests
 oracle-setup:
-	bash tests/oracle/fetch.sh
-	bash tests/oracle/releases/fetch.sh
+	@echo "oracle-setup: Kafka 4.4.0's jars, the release lines 2.8-4.4 and the oracle harness" \
+	  "(Maven, into .cache; a few minutes the first time, then nothing to do)"
+	@bash tests/oracle/fetch.sh
+	@bash tests/oracle/releases/fetch.sh
 
 ## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
 ## DUMP=/path/to/logdir decodes your own dump instead; BOOTSTRAP=host:port reads a running
-## cluster's topic live (Spark's Kafka source); OUT=folder says where results go.
+## cluster's topic live (Spark's Kafka source); OUT=folder says where results go (default: a
+## new folder per run below .cache/demo). It ends with where the results are and what to try next.
 demo: python-setup $(if $(BOOTSTRAP),spark-kafka-setup)
 	$(PY) -m spark_udfs.demo $(if $(DUMP),--input '$(DUMP)') \
 	  $(if $(BOOTSTRAP),--bootstrap-servers '$(BOOTSTRAP)') $(if $(OUT),--out '$(OUT)')
 
-## test: generated code up to date, style and types, then every test (codecs on the native
-## backend), then the codec tests again on the pure-Python backend
-test: setup
-	$(PY) -m codegen check
-	$(MAKE) --no-print-directory lint typecheck
-	$(PY) -m pytest -n 2 --dist loadgroup -q
-	SPECGEN_BACKEND=pure $(PY) -m pytest -n 2 --dist loadgroup -q -m codec
+# make test's pytest: two workers; a progress line at every tenth of the estimated time
+# (tests/progress.py) instead of a percentage of the tests; every skip named with its reason.
+PYTEST := $(PY) -m pytest -n 2 --dist loadgroup -o console_output_style=classic \
+  --time-progress -rfEs
+PHASE := bash tests/phase.sh
+
+## test: the set-up, then generated code up to date, style and types, then every test (codecs
+## on the native backend), then the codec tests again on the pure-Python backend; each phase
+## says what it runs and how long it took. A phase is one line: $(PHASE) "name" command...
+test:
+	@$(PHASE) begin
+	@$(PHASE) "set-up (make setup)" $(MAKE) --no-print-directory setup
+	@$(PHASE) "checks (generated code, ruff, import-linter, mypy)" \
+	  $(MAKE) --no-print-directory check lint typecheck
+	@$(PHASE) "every test, codecs on the native backend" $(PYTEST)
+	@SPECGEN_BACKEND=pure $(PHASE) "codec tests on the pure backend" $(PYTEST) -m codec
+	@$(PHASE) end
 
 ## test-fast: the tests that need neither Spark nor the Kafka jars
 test-fast: $(STAMP)

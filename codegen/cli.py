@@ -22,6 +22,7 @@ from codegen.project import (
     ProjectSettingsError,
     hook_settings,
 )
+from codegen.text import plural
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -116,7 +117,7 @@ def validate(spec_dirs: tuple[Path, ...]) -> None:
     exit 2 when a spec folder is missing or holds no spec.
     """
     count = _load_or_exit(_target(spec_dirs, None, None))
-    click.echo(f"{count} spec(s) valid")
+    click.echo(f"{plural(count, 'spec')} valid")
 
 
 out_option = click.option(
@@ -135,7 +136,7 @@ package_option = click.option(
 def _report(exc: SpecErrors, what: str) -> NoReturn:
     for problem in exc.problems:
         click.echo(str(problem), err=True)
-    click.echo(f"{len(exc.problems)} problem(s) in the specs{what}", err=True)
+    click.echo(f"{plural(len(exc.problems), 'problem')} in the specs{what}", err=True)
     sys.exit(1)
 
 
@@ -166,7 +167,7 @@ def generate(spec_dirs: tuple[Path, ...], out: Path | None, package: str | None)
     except OutputError as exc:
         raise click.ClickException(f"{exc}; nothing written") from None
     took = time.perf_counter() - started
-    click.echo(f"wrote {len(files)} module(s) to {display_path(folder)} in {took:.1f}s")
+    click.echo(f"wrote {plural(len(files), 'module')} to {display_path(folder)} in {took:.1f}s")
 
 
 @cli.command()

@@ -81,6 +81,7 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
                 f'requires = ["hatchling", "{DISTRIBUTION}[generator]"]'
             ) from None
         from codegen.errors import SpecErrors
+        from codegen.text import plural
 
         specs = [root / str(p) for p in _as_list(self.config.get("specs", "message_specs"))]
         _check_spec_paths(root, specs)
@@ -94,9 +95,11 @@ class SpecgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
             files = write_package(specs, out)
         except SpecErrors as exc:
             lines = [str(p) for p in exc.problems]
-            lines.append(f"kafka-specgen: {len(lines)} problem(s) in the specs; nothing built")
+            lines.append(
+                f"kafka-specgen: {plural(len(lines), 'problem')} in the specs; nothing built"
+            )
             raise SpecgenBuildError("\n".join(lines)) from None
-        self.app.display_info(f"kafka-specgen: {len(files)} file(s) in {out}")
+        self.app.display_info(f"kafka-specgen: {plural(len(files), 'file')} in {out}")
         if version != "editable":
             # Named explicitly, so a git-ignored output folder still ends up in the wheel.
             for path in files:

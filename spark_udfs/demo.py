@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -13,6 +14,7 @@ from typing import Any
 
 from codegen.dumps.segments import segment_files
 from codegen.extras import MissingExtraError
+from codegen.text import plural
 from spark_udfs.live import DEFAULT_CONNECTOR_JARS, ConnectorMissingError, connector_conf
 
 __all__ = ["DEFAULT_OUT", "input_files", "main", "parse_args"]
@@ -26,11 +28,19 @@ folders), one partition folder, or segment files. With --bootstrap-servers it re
 live from a running cluster with Spark's Kafka source (its jars from --kafka-jars, which
 `make setup` fills).
 
-Everything it writes goes below --out (default .cache/demo): the synthesized dump, the Parquet
-results and Spark's scratch files. Spark runs in local[*] unless --master names a cluster; the
-package is then shipped to the executors with addPyFile.
+Everything it writes goes below --out: the synthesized dump, the Parquet results and Spark's
+scratch files. Without --out each run gets a new folder, .cache/demo/<time>-<source>; an --out
+that holds an earlier run's results is reused, and the run says what it replaces. Spark runs in
+local[*] unless --master names a cluster; the package is then shipped to the executors with
+addPyFile.
+
+It ends with where the results are and the next commands to try on the same data.
+Exit status: 0 every record decoded; 1 a record that did not decode or a batch that could not
+be read (the results are written all the same); 2 a usage error, an --input that is not
+__consumer_offsets data included.
 """
 TOPIC = "__consumer_offsets"
+EXIT_DAMAGE = 1  # a record that did not decode or a batch not read, as python -m codegen dump
 
 EXAMPLES = """\
 examples:
@@ -64,27 +74,68 @@ def _partition_folders(log_dir: Path) -> list[Path]:
     return [path for _, path in sorted(found)]
 
 
+def _topic_partition(folder: Path) -> tuple[str, int] | None:
+    """The topic and partition a folder named ``<topic>-<n>`` holds; None for another name."""
+    name, _, number = folder.name.rpartition("-")
+    return (name, int(number)) if name and number.isdigit() else None
+
+
+_GIVE = f"give a broker's log folder, a {TOPIC}-<n> folder or its .log files"
+_OTHER_TOPICS = "(python -m codegen dump reads any topic)"
+
+
+def _not_ours(path: Path, topic: str, partition: int, what: str) -> InputError:
+    return InputError(
+        f"--input {path}: {what} partition {partition} of topic {topic}, not {TOPIC}; "
+        f"the demo decodes {TOPIC}: {_GIVE} {_OTHER_TOPICS}"
+    )
+
+
+def _topics_found(folder: Path) -> str:
+    """``my-topic (1 partition), __cluster_metadata (1 partition)``: the partition folders."""
+    counts: dict[str, int] = {}
+    for sub in sorted(folder.iterdir()):
+        named = _topic_partition(sub) if sub.is_dir() else None
+        if named is not None:
+            counts[named[0]] = counts.get(named[0], 0) + 1
+    return ", ".join(f"{t} ({plural(n, 'partition')})" for t, n in counts.items())
+
+
 def input_files(paths: list[Path]) -> list[Path]:
     """The segment files to decode: a file as given; a partition folder's segments; for a
     broker's log folder, the segments of its ``__consumer_offsets-<n>`` folders.
 
-    Raises :class:`InputError` for a path that does not exist or a folder with nothing to read.
+    Raises :class:`InputError` for a path that does not exist, a folder with nothing to read,
+    and a partition folder (or a segment in one) of another topic, or a log folder without
+    ``__consumer_offsets`` partitions: the error names what it found there.
     """
     files: list[Path] = []
     for path in paths:
         if path.is_file():
+            named = _topic_partition(path.parent)
+            if named is not None and named[0] != TOPIC:
+                raise _not_ours(path, *named, "a segment of")
             files.append(path)
             continue
         if not path.is_dir():
             raise InputError(f"--input {path}: no such file or folder")
+        named = _topic_partition(path)
+        if named is not None and named[0] != TOPIC:
+            raise _not_ours(path, *named, "the folder of")
         partitions = _partition_folders(path)
         found = [f for folder in partitions for f in segment_files(folder) if f.suffix == ".log"]
         if not partitions:
+            others = _topics_found(path)
+            if others:
+                raise InputError(
+                    f"--input {path}: a log folder with partitions of {others}, but no "
+                    f"{TOPIC}-<n> folder; {_GIVE} {_OTHER_TOPICS}"
+                )
             found = [f for f in segment_files(path) if f.suffix == ".log"]
         if not found:
             raise InputError(
                 f"--input {path}: no .log segments here and no {TOPIC}-<n> partition folders; "
-                f"give a broker's log folder, a {TOPIC}-<n> folder or .log files"
+                f"{_GIVE}"
             )
         files.extend(found)
     return files
@@ -134,8 +185,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out",
         type=Path,
-        default=DEFAULT_OUT,
-        help=f"folder for everything the job writes (default: {DEFAULT_OUT})",
+        default=None,
+        help="folder for everything the job writes (default: a new folder per run, "
+        f"{DEFAULT_OUT}/<time>-<source>)",
     )
     synth = parser.add_argument_group("synthesized dump (without --input or --bootstrap-servers)")
     synth.add_argument("--records", type=_positive, help="records to write (default 1000000)")
@@ -177,18 +229,46 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.records = args.records or 1_000_000
         args.partitions = args.partitions or 4
         args.groups = args.groups or 300
-    if args.out.exists() and not args.out.is_dir():
+    if args.out is None:
+        args.out = _run_folder(args)
+    elif args.out.exists() and not args.out.is_dir():
         parser.error(f"--out {args.out} is a file; give a folder (it is created if missing)")
     return args
 
 
+def _run_folder(args: argparse.Namespace) -> Path:
+    """``.cache/demo/<time>-<source>``: a folder of its own for this run."""
+    if args.bootstrap_servers is not None:
+        source = "live"
+    elif args.input:
+        source = args.input[0].resolve().name or "input"
+    else:
+        source = "synthesized"
+    stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{source}"
+    folder, n = DEFAULT_OUT / stem, 1
+    while folder.exists():  # two runs in one second
+        n += 1
+        folder = DEFAULT_OUT / f"{stem}-{n}"
+    return folder
+
+
+# What a run writes below --out; an earlier run's are replaced, and the run says so.
+RESULTS = {
+    "decoded.parquet": "every record with its decoded key and value (the kafka-log columns)",
+    "committed_offsets.parquet": "the committed offset of each group, topic and partition",
+    "dump": f"the synthesized dump (its {TOPIC}-<n> folders)",
+}
+
+
 def _spark_conf(out: Path) -> dict[str, str]:
-    """Spark's scratch space, the warehouse and the JVM's temporary files go below ``out``."""
+    """Spark's scratch space, the warehouse and the JVM's temporary files go below ``out``.
+    The scratch space is given as ``SPARK_LOCAL_DIRS`` (in the environment the JVM starts
+    with), not ``spark.local.dir``, which makes Spark warn that a cluster manager overrides it."""
     scratch = out / "spark-tmp"
     scratch.mkdir(parents=True, exist_ok=True)
+    os.environ["SPARK_LOCAL_DIRS"] = str(scratch)
     java = f"-Djava.io.tmpdir={scratch} -XX:-UsePerfData"
     return {
-        "spark.local.dir": str(scratch),
         "spark.sql.warehouse.dir": str(out / "spark-warehouse"),
         "spark.driver.extraJavaOptions": java,
         "spark.executor.extraJavaOptions": java,
@@ -201,7 +281,7 @@ def _synthesize(args: argparse.Namespace, dump: Path) -> list[Path]:
     from spark_udfs.synth import write_consumer_offsets
 
     _say(f"writing {args.records:,} records over {args.partitions} partitions to {dump}")
-    stats = write_consumer_offsets(  # reports every tenth of the records
+    stats = write_consumer_offsets(  # reports every tenth of the records, and the last
         dump,
         records=args.records,
         partitions=args.partitions,
@@ -209,7 +289,10 @@ def _synthesize(args: argparse.Namespace, dump: Path) -> list[Path]:
         progress=lambda n: _say(f"  {n:,} of {args.records:,} records written"),
     )
     size = sum(f.stat().st_size for f in stats.files)
-    _say(f"wrote {stats.records:,} records in {stats.batches:,} batches ({size / 1e6:.1f} MB)")
+    _say(
+        f"wrote {plural(stats.records, 'record')} in {plural(stats.batches, 'batch')} "
+        f"({size / 1e6:.1f} MB)"
+    )
     return list(stats.files)
 
 
@@ -231,6 +314,170 @@ def _start_spark(master: str | None, out: Path, conf: dict[str, str]) -> Any:
     return spark
 
 
+def _remove_earlier_dump(dump: Path) -> None:
+    """An earlier run's synthesized dump, before this run writes its own (a partition it had
+    and this one has not would stay behind). Only a folder of ``__consumer_offsets-<n>``
+    folders is removed; anything else there is an error that says so."""
+    if not dump.exists():
+        return
+    if not dump.is_dir() or any(_topic_partition(p) is None for p in dump.iterdir()):
+        raise SystemExit(
+            f"error: {dump} is not a synthesized dump of an earlier run (it holds more than "
+            f"{TOPIC}-<n> folders); give another --out"
+        )
+    shutil.rmtree(dump)
+
+
+def _replaced(out: Path) -> list[str]:
+    """The results of an earlier run in ``out``, which this run replaces."""
+    return [name for name in RESULTS if (out / name).exists()]
+
+
+# The summary's figures: (label in the words of docs/naming.md, Spark column, what it means).
+SUMMARY = (
+    ("records", None, "every row the kafka-log source read"),
+    ("control records (isControl)", "isControl", "transaction markers, COMMIT or ABORT"),
+    ("tombstones (isTombstone)", "isTombstone", "a key with no value: an offset or group deleted"),
+    (
+        "newer than the specs (isNewerVersion)",
+        "isNewerVersion",
+        "a value version above the specs' highest, read by the fields the specs know",
+    ),
+    (
+        "in transactions (isTransactional)",
+        "isTransactional",
+        "written by a transactional producer, markers included",
+    ),
+    ("did not decode (_decode_error)", "_decode_error", "the reason is in _decode_error"),
+    (
+        "batches not read (_error)",
+        "_error",
+        "a stretch of a segment that could not be read; the reason is in _error",
+    ),
+)
+
+
+def _summary(decoded: Any) -> dict[str, int]:
+    from pyspark.sql import functions as F
+
+    figures = []
+    for label, column, _ in SUMMARY:
+        if column is None:
+            figures.append(F.count("*").alias(label))
+        elif column.startswith("_"):
+            figures.append(F.sum(F.col(column).isNotNull().cast("int")).alias(label))
+        else:
+            figures.append(F.sum(F.col(column).cast("int")).alias(label))
+    row = decoded.agg(*figures).first()
+    assert row is not None
+    counts = {label: int(value or 0) for label, value in row.asDict().items()}
+    width = max(len(label) for label, _, _ in SUMMARY)
+    print("  the records read, by the columns of decoded.parquet (names as in docs/naming.md):")
+    for label, _, meaning in SUMMARY:
+        print(f"  {label:<{width}}  {counts[label]:>12,}  {meaning}")
+    return counts
+
+
+def _record_kinds(decoded: Any) -> None:
+    """Records per ``recordName`` and value version, each row labelled: control records by their
+    type, tombstones and newer versions said, no NULL rows."""
+    from pyspark.sql import functions as F
+
+    from codegen.dumps import ControlType
+
+    control_type = F.conv(F.hex(F.substring(F.col("key"), 3, 2)), 16, 10).cast("int")
+    control_name = F.concat(F.lit("control type "), control_type.cast("string"))
+    for member in ControlType:
+        control_name = F.when(control_type == member.value, F.lit(member.name)).otherwise(
+            control_name
+        )
+    record = (
+        F.when(F.col("_error").isNotNull(), F.lit("(a batch that could not be read)"))
+        .when(F.col("isControl"), F.concat(control_name, F.lit(" (control record)")))
+        .when(
+            F.col("recordName").isNull(),
+            F.concat(
+                F.lit("(unknown record type "), F.col("recordType").cast("string"), F.lit(")")
+            ),
+        )
+        .otherwise(F.col("recordName"))
+    )
+    version = F.concat(F.lit("v"), F.col("valueVersion").cast("string"))
+    value = (
+        F.when(F.col("_error").isNotNull() | F.col("isControl"), F.lit("-"))
+        .when(F.col("_decode_error").isNotNull(), F.lit("did not decode"))
+        .when(F.col("isTombstone"), F.lit("tombstone (no value)"))
+        .when(F.col("isNewerVersion"), F.concat(version, F.lit(", newer than the specs")))
+        .when(F.col("valueVersion").isNull(), F.lit("-"))
+        .otherwise(version)
+    )
+    rows = (
+        decoded.groupBy(record.alias("recordName"), value.alias("value"))
+        .count()
+        .orderBy("recordName", "value")
+        .collect()
+    )
+    width = max([len("recordName"), *(len(r["recordName"]) for r in rows)])
+    print("  records per type (recordName) and value version:")
+    print(f"  {'recordName':<{width}}  {'value':<28}  {'records':>12}")
+    for r in rows:
+        print(f"  {r['recordName']:<{width}}  {r['value']:<28}  {r['count']:>12,}")
+
+
+def _shown(path: str | Path) -> str:
+    """A path as the user would type it from here: relative below the working folder."""
+    here = os.path.relpath(path)
+    return here if not here.startswith("..") else str(path)
+
+
+def _python() -> str:
+    """The interpreter to name in the next commands."""
+    return _shown(sys.executable)
+
+
+def _log_folder(args: argparse.Namespace, out: Path) -> Path | None:
+    """A folder the forensics commands read (a log folder or a partition folder), if any."""
+    if args.bootstrap_servers is not None:
+        return None
+    if args.files is None:
+        return out / "dump"
+    first: Path = args.input[0]
+    return first if first.is_dir() else first.parent
+
+
+def _next_steps(args: argparse.Namespace, out: Path, group: str | None) -> None:
+    python = _python()
+    shown = {name: text for name, text in RESULTS.items() if (out / name).exists()}
+    print(f"results in {out}:")
+    for name, text in shown.items():
+        print(f"  {name + ('/' if name == 'dump' else ''):<27} {text}")
+    print("next, on the same data:")
+    folder = _log_folder(args, out)
+    if folder is not None:
+        one = f" --group {group}" if group else ""
+        print(f"  {python} -m codegen groups {_shown(folder)}{one}")
+        print("      each group's state, members, assignors and timeline (docs/forensics.md)")
+        print(
+            f"  {python} -m codegen lag {_shown(folder)}{one} --format html > "
+            f"{_shown(out / 'lag.html')}"
+        )
+        print(
+            "      committed offsets over time, lag and status as a page with plots; lag needs "
+            "the data topics' segments beside the dump (a broker's log folder has them)"
+        )
+    print("  in Python, the Spark functions on the same data (docs/spark.md, docs/forensics.md):")
+    print("      from pathlib import Path")
+    print("      from spark_udfs import compacted, forensics")
+    print("      from spark_udfs.session import get_session")
+    print("      spark = get_session()")
+    print(f'      decoded = spark.read.parquet("{out / "decoded.parquet"}")')
+    print("      compacted.group_states(decoded).show()")
+    if folder is not None:
+        print(
+            f'      forensics.group_timelines(forensics.read_dump(spark, Path("{folder}"))).show()'
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -240,7 +487,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     out: Path = args.out.resolve()
+    replaced = _replaced(out) if out.exists() else []
+    if replaced:
+        _say(f"results go to {out}, replacing the earlier run's {', '.join(replaced)}")
+    else:
+        _say(f"results go to {out}")
     out.mkdir(parents=True, exist_ok=True)
+    if args.files is None and args.bootstrap_servers is None:
+        _remove_earlier_dump(out / "dump")
     # Python's temporary files (ours, pyspark's and its workers') stay below --out too.
     scratch = out / "spark-tmp"
     scratch.mkdir(exist_ok=True)
@@ -253,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         files = args.files
         size = sum(f.stat().st_size for f in files)
-        _say(f"reading {len(files)} segment file(s), {size / 1e6:.1f} MB")
+        _say(f"reading {plural(len(files), 'segment file')}, {size / 1e6:.1f} MB")
 
     from pyspark.sql import functions as F
 
@@ -275,41 +529,55 @@ def main(argv: list[str] | None = None) -> int:
     decoded = spark.read.parquet(str(decoded_path))
 
     _say("summary")
-    summary = decoded.agg(
-        F.count("*").alias("rows"),
-        F.sum(F.col("isControl").cast("int")).alias("control"),
-        F.sum(F.col("isTombstone").cast("int")).alias("tombstones"),
-        F.sum(F.col("isNewerVersion").cast("int")).alias("newer"),
-        F.sum(F.col("_decode_error").isNotNull().cast("int")).alias("decode_errors"),
-        F.sum(F.col("_error").isNotNull().cast("int")).alias("corrupt_batches"),
-        F.sum(F.col("isTransactional").cast("int")).alias("transactional"),
-    ).first()
-    assert summary is not None
-    for key, value in summary.asDict().items():
-        print(f"  {key:>16}: {value or 0:,}")
-    decoded.groupBy("recordName", "valueVersion").count().orderBy(
-        "recordName", "valueVersion"
-    ).show(50, truncate=False)
+    counts = _summary(decoded)
+    _record_kinds(decoded)
+    damaged = counts[SUMMARY[-2][0]] + counts[SUMMARY[-1][0]]
+    data_records = counts["records"] - counts[SUMMARY[1][0]]
+    if data_records and counts[SUMMARY[-2][0]] == data_records:
+        _say(
+            f"none of the {plural(data_records, 'record')} decoded as {TOPIC} records: is this "
+            f"another topic's data? (python -m codegen dump reads any topic)"
+        )
+        spark.stop()
+        return EXIT_DAMAGE
 
-    _say("committed offsets per group (compacted, distributed)")
+    _say("committed offsets (compacted, distributed: spark_udfs.compacted.committed_offsets)")
     offsets_path = out / "committed_offsets.parquet"
     compacted.committed_offsets(decoded).write.mode("overwrite").parquet(str(offsets_path))
     offsets = spark.read.parquet(str(offsets_path))
     per_group = offsets.groupBy("group").agg(
+        F.countDistinct("topic").alias("topics"),
         F.count("*").alias("partitions"),
-        F.sum("offset").alias("total_offset"),
-        F.max("commitTimestamp").alias("last_commit_ms"),
+        F.timestamp_millis(F.max("commitTimestamp")).alias("lastCommit (UTC)"),
+    )
+    print(
+        "  per group: the topics and partitions it holds a committed offset for, and its latest "
+        "commitTimestamp"
     )
     per_group.orderBy("group").show(args.show, truncate=False)
+    print("  the committed offsets (one row per group, topic and partition):")
     offsets.orderBy("group", "topic", "partition").show(args.show, truncate=False)
+    print("  groups per type and state (spark_udfs.compacted.group_states):")
     groups = compacted.group_states(decoded)
-    groups.groupBy("type", "state").count().orderBy("type", "state").show(truncate=False)
-    _say(
-        f"{offsets.count():,} committed offsets in {per_group.count():,} groups; "
-        f"results in {out}; total {time.time() - started:.0f} s"
-    )
+    groups.groupBy("type", "state").count().withColumnRenamed("count", "groups").orderBy(
+        "type", "state"
+    ).show(truncate=False)
+    first = per_group.orderBy("group").select("group").first()
+    committed, group_count = offsets.count(), per_group.count()
     spark.stop()
-    return 0
+    status = EXIT_DAMAGE if damaged else 0
+    verdict = (
+        f"{plural(damaged, 'record or batch', 'records or batches')} could not be read or "
+        "decoded (see _decode_error and _error in decoded.parquet): exit status 1"
+        if damaged
+        else "every record decoded"
+    )
+    _say(
+        f"done in {time.time() - started:.0f} s: {plural(committed, 'committed offset')} in "
+        f"{plural(group_count, 'group')}; {verdict}"
+    )
+    _next_steps(args, out, first["group"] if first is not None else None)
+    return status
 
 
 if __name__ == "__main__":

@@ -171,7 +171,8 @@ def write_consumer_offsets(
     seed: int = 42,
     progress: Any = None,
 ) -> DumpStats:
-    """Write about ``records`` records over ``partitions`` segment files below ``out``."""
+    """Write ``records`` records over ``partitions`` segment files below ``out`` (the last batch
+    is cut to fit); ``progress(written)`` is called at every tenth of them and at the end."""
     rnd = random.Random(seed)
     stats = DumpStats()
     parts = [
@@ -184,8 +185,10 @@ def write_consumer_offsets(
     subs = {g: rnd.sample(topics, rnd.randrange(1, 4)) for g in names}
     ts = 1_700_000_000_000
     producer = 1000
-    next_report = 0
+    step = max(records // 10, 1)
+    next_report = step
     while stats.records < records:
+        room = records - stats.records
         group = rnd.choice(names)
         consumer = group.startswith("cg")
         part = parts[home[group]]
@@ -194,14 +197,15 @@ def write_consumer_offsets(
         codec = Codec.LZ4 if rnd.random() < 0.1 else Codec.NONE
         r = rnd.random()
         if r < 0.04:
-            batch = _group_records(rnd, group, consumer, ts, subs[group])
+            batch = _group_records(rnd, group, consumer, ts, subs[group])[:room]
             if rnd.random() < 0.05 and not consumer:
                 batch = [(_key("GroupMetadataKey", group=group), None)]
                 stats.tombstones += 1
             w.write_batch(batch, timestamp=ts, codec=codec)
         else:
             batch = []
-            for _ in range(rnd.randrange(1, 40)):
+            transactional = r < 0.10 and room > 1  # its COMMIT or ABORT marker is a record too
+            for _ in range(min(rnd.randrange(1, 40), room - transactional)):
                 topic = rnd.choice(subs[group])
                 p = rnd.randrange(12)
                 k = (group, topic, p)
@@ -224,7 +228,7 @@ def write_consumer_offsets(
                     continue
                 key = _key("OffsetCommitKey", group=group, topic=topic, partition=p)
                 batch.append((key, _commit_value(rnd, stats, pos, ts)))
-            if r < 0.10:
+            if transactional:
                 producer += 1
                 w.write_batch(
                     batch,
@@ -251,9 +255,9 @@ def write_consumer_offsets(
                 w.write_batch(batch, timestamp=ts, codec=codec)
         stats.records += len(batch)
         stats.batches += 1
-        if progress is not None and stats.records >= next_report:
+        if progress is not None and stats.records >= min(next_report, records):
             progress(stats.records)
-            next_report += max(records // 10, 1)
+            next_report = (stats.records // step + 1) * step
     for part in parts:
         part.writer.close()
         stats.files.append(part.path)

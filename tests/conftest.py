@@ -1,5 +1,7 @@
 """Shared fixtures: codec packages generated into the session's tmp dir, and the coverage line
-of the Kafka oracle tests (printed in the terminal summary, merged across xdist workers)."""
+of the Kafka oracle tests (printed in the terminal summary, merged across xdist workers); the
+run's time-weighted progress (``--time-progress``, tests/progress.py) and, under ``CI=true``,
+skips reported as failures (tests/skips.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,27 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from progress import TimeProgress
+from skips import SkipsFailInCi, ci_requires_everything
 
 CodecPackage = Callable[[str, Sequence[Path]], ModuleType]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--time-progress",
+        action="store_true",
+        help="print the run's progress weighted by each test's time (tests/progress.py); "
+        "make test turns it on",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The process that reports: the only one under plain pytest, xdist's controller under -n.
+    if config.getoption("--time-progress") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(TimeProgress(config), "kafka-specgen-time-progress")
+    if ci_requires_everything():
+        config.pluginmanager.register(SkipsFailInCi(), "kafka-specgen-skips-fail-in-ci")
 
 
 @pytest.fixture(scope="session")

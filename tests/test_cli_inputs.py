@@ -195,11 +195,11 @@ def test_validate_and_generate_report_a_too_deep_spec(tmp_path: Path) -> None:
         f"deeper than {MAX_DEPTH} levels; Kafka specs nest only a few levels"
     )
     code, _, err = _invoke("validate", "--specs", str(specs))
-    assert (code, err.splitlines()) == (1, [expected, "1 problem(s) in the specs"])
+    assert (code, err.splitlines()) == (1, [expected, "1 problem in the specs"])
     code, _, err = _invoke("generate", "--specs", str(specs), "--out", str(tmp_path / "out"))
     assert (code, err.splitlines()) == (
         1,
-        [expected, "1 problem(s) in the specs; nothing written"],
+        [expected, "1 problem in the specs; nothing written"],
     )
 
 

@@ -9,6 +9,7 @@ watched: nothing may be left outside ``--out`` (such as a package zip or ``spark
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,10 @@ from spark_udfs.synth import DumpStats, write_consumer_offsets
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOW = ["--show", "3"]
+# A real broker's log folder (tests/data/PROVENANCE.md): two __consumer_offsets partitions, the
+# cluster metadata and a plain topic.
+REAL_DUMP = ROOT / "tests" / "data" / "kafka-data" / "aibulb"
+PLAIN_TOPIC = REAL_DUMP / "my-topic-0"
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +50,56 @@ def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return err.splitlines()[-1]
 
 
-def test_defaults_synthesize_a_million_records_into_the_cache_folder() -> None:
+def test_defaults_synthesize_a_million_records_into_a_new_folder_per_run() -> None:
     args = parse_args([])
     assert (args.files, args.records, args.partitions, args.groups) == (None, 1_000_000, 4, 300)
-    assert args.out == DEFAULT_OUT == Path(".cache/demo")
+    assert args.out.parent == DEFAULT_OUT == Path(".cache/demo")
+    assert re.fullmatch(r"\d{8}-\d{6}(-\d+)?-synthesized", args.out.name), args.out
+    assert parse_args(["--input", str(REAL_DUMP)]).out.name.endswith("-aibulb")
+
+
+def test_a_plain_topic_is_not_decoded_as_consumer_offsets() -> None:
+    """The folder of another topic's partition is a usage error that names what it is; the
+    demo does not start Spark for it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_udfs.demo", "--input", str(PLAIN_TOPIC)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f"python -m spark_udfs.demo: error: --input {PLAIN_TOPIC}: the folder of partition 0 of "
+        "topic my-topic, not __consumer_offsets; the demo decodes __consumer_offsets: give a "
+        "broker's log folder, a __consumer_offsets-<n> folder or its .log files "
+        "(python -m codegen dump reads any topic)"
+    )
+    assert proc.stdout == ""
+
+
+def test_a_segment_of_another_topic_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    segment = PLAIN_TOPIC / "00000000000000000000.log"
+    line = _usage_error(["--input", str(segment)], capsys)
+    assert line.endswith(
+        f"--input {segment}: a segment of partition 0 of topic my-topic, not __consumer_offsets; "
+        "the demo decodes __consumer_offsets: give a broker's log folder, a "
+        "__consumer_offsets-<n> folder or its .log files (python -m codegen dump reads any topic)"
+    )
+
+
+def test_a_log_folder_without_consumer_offsets_names_its_topics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for folder in ("my-topic-0", "my-topic-1", "__cluster_metadata-0"):
+        (tmp_path / folder).mkdir()
+    line = _usage_error(["--input", str(tmp_path)], capsys)
+    assert line.endswith(
+        f"--input {tmp_path}: a log folder with partitions of __cluster_metadata (1 partition), "
+        "my-topic (2 partitions), but no __consumer_offsets-<n> folder; give a broker's log "
+        "folder, a __consumer_offsets-<n> folder or its .log files (python -m codegen dump "
+        "reads any topic)"
+    )
 
 
 def test_help_shows_examples(capsys: pytest.CaptureFixture[str]) -> None:
@@ -77,7 +128,7 @@ def test_folder_with_nothing_to_read_says_what_to_give(
     assert line == (
         f"python -m spark_udfs.demo: error: --input {tmp_path}: no .log segments here and no "
         "__consumer_offsets-<n> partition folders; give a broker's log folder, a "
-        "__consumer_offsets-<n> folder or .log files"
+        "__consumer_offsets-<n> folder or its .log files"
     )
 
 
@@ -198,8 +249,53 @@ def test_input_partition_folder_and_segment_files(log_dir: tuple[Path, DumpStats
         input_files([p0, root / "__consumer_offsets-9"])
 
 
+def test_synthesis_writes_the_records_asked_and_reports_against_that_total(
+    tmp_path: Path,
+) -> None:
+    """The demo's progress lines count against the true total: the dump holds exactly the
+    records asked (control records included), reported at every tenth and at the end."""
+    from codegen.dumps.coordinator import decode_records
+
+    seen: list[int] = []
+    stats = write_consumer_offsets(tmp_path, 1000, partitions=2, groups=6, progress=seen.append)
+    data = sum(1 for f in stats.files for _ in decode_records(str(f.parent)))
+    assert stats.records == data + stats.transactions == 1000  # markers are not decoded
+    assert len(seen) == 10 and seen[-1] == 1000
+    assert all(100 * n <= written < 100 * n + 40 for n, written in enumerate(seen, 1))
+
+
+def test_an_out_folder_reused_says_what_it_replaces(tmp_path: Path) -> None:
+    from spark_udfs.demo import _remove_earlier_dump, _replaced
+
+    assert _replaced(tmp_path) == []
+    (tmp_path / "decoded.parquet").mkdir()
+    dump = tmp_path / "dump"
+    write_consumer_offsets(dump, 50, partitions=2, groups=2)
+    assert _replaced(tmp_path) == ["decoded.parquet", "dump"]
+    _remove_earlier_dump(dump)  # an earlier synthesized dump: only __consumer_offsets-<n>
+    assert not dump.exists()
+    (dump / "mine").mkdir(parents=True)  # not one the demo wrote: left alone, and said so
+    with pytest.raises(SystemExit, match="is not a synthesized dump of an earlier run"):
+        _remove_earlier_dump(dump)
+    assert (dump / "mine").is_dir()
+
+
 def _files_below(folder: Path) -> set[Path]:
     return set(folder.rglob("*"))
+
+
+def _real_dump_figures() -> dict[str, int]:
+    """What the Python decoders find in the real dump's __consumer_offsets partitions."""
+    from codegen.dumps.coordinator import decode_records
+
+    records = [
+        r for p in sorted(REAL_DUMP.glob("__consumer_offsets-*")) for r in decode_records(str(p))
+    ]
+    return {
+        "records": len(records),
+        "tombstones": sum(r.is_tombstone for r in records),
+        "newer": sum(r.is_newer_version for r in records),
+    }
 
 
 @pytest.mark.spark
@@ -207,7 +303,11 @@ def _files_below(folder: Path) -> set[Path]:
 def test_demo_decodes_a_dump_given_with_input(
     log_dir: tuple[Path, DumpStats], tmp_path: Path
 ) -> None:
+    """One run over two inputs, a synthesized log folder and a real broker's: the summary's
+    labelled figures, the records per type without NULL rows, the results' place and the next
+    commands; nothing written outside --out."""
     root, stats = log_dir
+    real = _real_dump_figures()
     work = tmp_path / "work"  # the working folder
     temp = tmp_path / "temp"  # TMPDIR
     work.mkdir()
@@ -221,8 +321,9 @@ def test_demo_decodes_a_dump_given_with_input(
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         "PYSPARK_PYTHON": sys.executable,
     }
+    argv = ["--input", str(REAL_DUMP), str(root), "--out", str(out), *SHOW]
     proc = subprocess.run(
-        [sys.executable, "-m", "spark_udfs.demo", "--input", str(root), "--out", str(out), *SHOW],
+        [sys.executable, "-m", "spark_udfs.demo", *argv],
         cwd=work,
         env=env,
         capture_output=True,
@@ -230,13 +331,47 @@ def test_demo_decodes_a_dump_given_with_input(
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert f"{'rows'.rjust(16)}: {stats.records:,}" in proc.stdout
-    assert f"{'control'.rjust(16)}: {stats.transactions:,}" in proc.stdout  # commit/abort markers
-    assert f"{'decode_errors'.rjust(16)}: 0" in proc.stdout
-    assert "reading 2 segment file(s)" in proc.stdout
+    lines = proc.stdout.splitlines()
+    figures = {
+        "records": stats.records + real["records"],
+        "control records (isControl)": stats.transactions,  # commit/abort markers
+        "tombstones (isTombstone)": stats.tombstones + real["tombstones"],
+        "newer than the specs (isNewerVersion)": stats.newer + real["newer"],
+        "did not decode (_decode_error)": 0,
+        "batches not read (_error)": 0,
+    }
+    for label, value in figures.items():
+        assert any(re.fullmatch(rf"  {re.escape(label)} +{value:,}  \S.*", x) for x in lines), (
+            label,
+            value,
+            proc.stdout,
+        )
+    kinds = lines[lines.index("  records per type (recordName) and value version:") + 2 :]
+    kinds = kinds[: next(i for i, x in enumerate(kinds) if not x.startswith("  "))]
+    assert kinds and not any("NULL" in x or "None" in x for x in kinds), kinds
+    assert any(re.match(r"  COMMIT \(control record\) +- +\d", x) for x in kinds), kinds
+    assert any(re.match(r"  OffsetCommit +tombstone \(no value\) +\d", x) for x in kinds)
+    assert any(re.match(r"  OffsetCommit +v5, newer than the specs +\d", x) for x in kinds)
+    assert "reading 4 segment files" in proc.stdout
+    assert "results go to" in proc.stdout and "replacing" not in proc.stdout
+    # The end: where the results are, and the next commands on the same data.
+    end = lines[lines.index(f"results in {out}:") :]
+    assert (
+        end[1].split()[0] == "decoded.parquet" and end[2].split()[0] == "committed_offsets.parquet"
+    )
+    assert end[3] == "next, on the same data:"
+    python = sys.executable
+    group = re.search(r"--group (\S+)", end[4])
+    assert group is not None
+    assert end[4] == f"  {python} -m codegen groups {REAL_DUMP} --group {group[1]}"
+    assert f"  {python} -m codegen lag {REAL_DUMP} --group {group[1]} --format html > " in end[6]
+    assert f'decoded = spark.read.parquet("{out / "decoded.parquet"}")' in proc.stdout
+    assert f'forensics.read_dump(spark, Path("{REAL_DUMP}"))' in proc.stdout
     assert (out / "decoded.parquet").is_dir() and (out / "committed_offsets.parquet").is_dir()
     assert not (out / "dump").exists()  # the input was read, nothing synthesized
     # Nothing outside --out: not in the working folder, TMPDIR or the input folder.
     assert _files_below(work) == set()
     assert _files_below(temp) == set()
     assert _files_below(root) == before
+    # Spark is given its scratch folder in a way it does not warn about.
+    assert "spark.local.dir" not in proc.stderr

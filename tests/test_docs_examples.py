@@ -2,8 +2,9 @@
 
 A file's ```python blocks run in order in one fresh interpreter from the project root (later
 blocks use names from earlier ones), as a reader would paste them. A block right after a
-``<!-- not run: why -->`` line is an illustration (placeholder paths or values) and is skipped;
-every file must still have something to run, so a doc cannot quietly stop being checked.
+``<!-- not run: why -->`` line is an illustration (placeholder paths or values) and is left
+out; every file must still have something to run (a failure otherwise, never a skip), so a doc
+cannot quietly stop being checked.
 """
 
 from __future__ import annotations
@@ -51,9 +52,11 @@ def test_block_markers_are_recognised() -> None:
 )
 def test_examples_run(doc: str) -> None:
     blocks, skipped = runnable_blocks((ROOT / doc).read_text())
-    if not blocks:
-        assert skipped, f"{doc} has no Python examples"
-        pytest.skip(f"{doc}: every example is marked as not run ({skipped})")
+    assert blocks, (
+        f"{doc}: every example is marked as not run ({skipped})"
+        if skipped
+        else f"{doc} has no Python examples"
+    )
     script = "\n".join(blocks)
     proc = subprocess.run(
         [sys.executable, "-c", script],

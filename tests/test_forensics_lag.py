@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -237,9 +236,8 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     from matplotlib.image import imread
 
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None and os.environ.get("CI") != "true":
-        pytest.skip("headless Chromium not installed (apt-get install -y chromium)")
-    assert browser is not None, "CI installs Chromium (.ci/run); the report must be seen rendered"
+    if browser is None:  # a failure under CI=true (tests/skips.py): make setup checks for it
+        pytest.skip("headless Chromium not installed (sudo apt-get install -y chromium)")
     page = tmp_path / "report.html"
     page.write_text(_html(REAL))
     shot = tmp_path / "shot.png"

@@ -518,7 +518,7 @@ def test_spec_problems_stop_the_build_one_line_each(tmp_path: Path) -> None:
         f"specs/OffsetCommitValue.json:{line_of['int33']}: $.fields[1].type: unknown type 'int33'"
         in shown
     )
-    assert "kafka-specgen: 2 problem(s) in the specs; nothing built" in shown
+    assert "kafka-specgen: 2 problems in the specs; nothing built" in shown
     assert not list((project / "src" / "demo_codecs").iterdir())
 
 

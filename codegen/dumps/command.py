@@ -44,6 +44,7 @@ from codegen.dumps.segments import SegmentReader, segment_files
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
 from codegen.dumps.user_topics import UserRecord, UserTopicDecoder, user_decoders
 from codegen.extras import MissingExtraError
+from codegen.text import plural
 
 if TYPE_CHECKING:
     from codegen.dumps.dumplog_json import NonConsecutive
@@ -282,9 +283,10 @@ class _Counts:
 
     def summary(self) -> str:
         return (
-            f"{self.files} file(s), {self.batches} batches, {self.records} records, "
-            f"{self.errors} errors, {self.unknown} unknown records, "
-            f"{self.newer} newer than our specs, {self.segment_errors} segment errors"
+            f"{plural(self.files, 'file')}, {plural(self.batches, 'batch')}, "
+            f"{plural(self.records, 'record')}, {plural(self.errors, 'error')}, "
+            f"{plural(self.unknown, 'unknown record')}, {self.newer} newer than our specs, "
+            f"{plural(self.segment_errors, 'segment error')}"
         )
 
 
@@ -865,7 +867,7 @@ def _codecs(package: str | None, specs: tuple[Path, ...]) -> Iterator[str]:
         except SpecErrors as exc:
             problems = "\n".join(str(p) for p in exc.problems)
             raise click.UsageError(
-                f"--specs: {len(exc.problems)} problem(s):\n{problems}"
+                f"--specs: {plural(len(exc.problems), 'problem')}:\n{problems}"
             ) from None
         except NoSpecsError as exc:
             raise click.BadParameter(str(exc), param_hint="--specs") from None

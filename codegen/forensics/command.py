@@ -15,6 +15,7 @@ from codegen.forensics.inputs import InputError, discover
 from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, GroupLag, lag_reports
 from codegen.forensics.releases import UnknownReleaseError
 from codegen.forensics.shares import DELIVERY_STATES, InFlightBatch
+from codegen.text import plural
 
 __all__ = [
     "downgrade_check_command",
@@ -75,9 +76,9 @@ def render_table(report: DowngradeReport) -> str:
     not_made = [c.name for c in report.checks if c.status not in ("passed", "blocked")]
     scope = f"; not checked in full: {', '.join(not_made)}" if not_made else ""
     lines.append(
-        f"{report.verdict}: Kafka {report.target}, {report.live_records} live "
-        f"__consumer_offsets record(s), {len(report.blockers)} blocking record(s), "
-        f"{len(report.ignored)} skipped{scope}"
+        f"{report.verdict}: Kafka {report.target}, "
+        f"{plural(report.live_records, 'live __consumer_offsets record')}, "
+        f"{plural(len(report.blockers), 'blocking record')}, {len(report.ignored)} skipped{scope}"
     )
     return "\n".join(lines)
 
@@ -167,7 +168,8 @@ def render_groups_table(reports: list[GroupReport]) -> str:
         out.append(
             f"{_group_cell(r.group)}  (partition {r.partition}, {kind}, {r.state}, "
             f"protocol {r.protocol or '-'}, {gen if r.type else '-'}, "
-            f"{len(r.members)} member(s), {r.committed_offsets} committed offset(s))"
+            f"{plural(len(r.members), 'member')}, "
+            f"{plural(r.committed_offsets, 'committed offset')})"
         )
         for m in r.members:
             assignment = ", ".join(
@@ -332,7 +334,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
             out.append(
                 f"  {p.topic}-{p.partition}  {p.status or '-':<5}  committed {last.offset} "
                 f"at {_time(last.commit_timestamp)}  log end {end}{source}  lag {lag}  "
-                f"{len(p.commits)} commit(s){deleted}  ({p.reason})"
+                f"{plural(len(p.commits), 'commit')}{deleted}  ({p.reason})"
             )
         for sp in g.share_partitions:
             end = "-" if sp.log_end_offset is None else str(sp.log_end_offset)

@@ -19,6 +19,7 @@ from codegen.lint.engine import LintResult
 from codegen.lint.findings import Finding, artifact_path
 from codegen.lint.records import RecordDowngrade
 from codegen.lint.rules import INPUT_RULES, RULES, Category, Rule, Severity
+from codegen.text import plural
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS = "docs/lint.md"
@@ -32,7 +33,7 @@ _GITHUB_LEVEL = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severi
 
 def _verdict(result: LintResult) -> str:
     if result.invalid:
-        return f"invalid input ({result.problems} problems)"
+        return f"invalid input ({plural(result.problems, 'problem')})"
     if result.breaking:
         return "breaking changes found"
     if result.failed:

@@ -59,7 +59,7 @@ def test_invalid_spec_exits_2_with_the_spec_errors(tmp_path: Path) -> None:
     code, _, err = _invoke(*_pair(tmp_path, bad))
     assert code == 2
     assert "Sample.json:7: $.fields[0].type: unknown type 'int33'" in err
-    assert "lint: invalid input (1 problems)" in err
+    assert "lint: invalid input (1 problem)" in err
 
 
 def test_missing_arguments_exit_2() -> None:
@@ -136,7 +136,7 @@ def _sarif_errors(doc: object) -> list[str]:
 def test_invalid_spec_in_json(tmp_path: Path) -> None:
     code, out, err = _invoke("--format", "json", *_pair(tmp_path, message([field("A", "int33")])))
     assert code == 2
-    assert "lint: invalid input (1 problems)" in err
+    assert "lint: invalid input (1 problem)" in err
     doc = json.loads(out)
     assert (doc["compatible"], doc["exitCode"]) == (False, 2)
     assert doc["summary"] == {"breaking": 0, "warning": 0, "info": 0, "suppressed": 0, "invalid": 1}
@@ -157,7 +157,7 @@ def test_invalid_spec_in_github(tmp_path: Path) -> None:
     )
     # input that cannot be compared is no compatibility verdict
     assert "breaking" not in out
-    assert "invalid input (1 problems)" in summary
+    assert "invalid input (1 problem)" in summary
 
 
 def test_invalid_spec_in_sarif_is_written_to_the_output_file(tmp_path: Path) -> None:
@@ -295,7 +295,7 @@ def test_different_messages_stop_with_exit_2(tmp_path: Path) -> None:
         f"{old} is FetchRequest (request, apiKey 1) and {new} is ProduceRequest (request, "
         "apiKey 0); compare two versions of the same spec, or two folders (specs are paired by name)"
     )
-    assert err.splitlines()[1] == "lint: invalid input (1 problems)"
+    assert err.splitlines()[1] == "lint: invalid input (1 problem)"
     code, out, _ = _invoke("--format", "json", str(old), str(new))
     assert code == 2
     assert [f["rule"] for f in json.loads(out)["findings"]] == ["different-messages"]
@@ -353,7 +353,7 @@ def test_too_deep_spec_exits_2_with_the_spec_error(tmp_path: Path) -> None:
     assert err.splitlines() == [
         f"{Path(new) / 'Sample.json'}:1: $.a{'[0]' * (MAX_DEPTH - 1)}: objects and arrays "
         f"nested deeper than {MAX_DEPTH} levels; Kafka specs nest only a few levels",
-        "lint: invalid input (1 problems)",
+        "lint: invalid input (1 problem)",
     ]
 
 
