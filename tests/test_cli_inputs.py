@@ -268,10 +268,10 @@ def test_commands_without_flags_use_the_hook_settings_of_the_nearest_pyproject(
 ) -> None:
     project = _hook_project(tmp_path)
     monkeypatch.chdir(project / "src")  # a subfolder: the nearest pyproject.toml is above
-    assert _invoke("validate") == (0, "1 spec(s) valid\n", "")
+    assert _invoke("validate") == (0, "1 spec valid\n", "")
     code, out, _ = _invoke("generate")
     written = project / "src" / "myproject" / "kafka"
-    assert code == 0 and out.startswith("wrote 4 module(s) to myproject/kafka in "), out
+    assert code == 0 and out.startswith("wrote 4 modules to myproject/kafka in "), out
     assert (written / "offset_commit_value.py").is_file()
     assert _invoke("check") == (0, "myproject/kafka is up to date\n", "")
 
