@@ -373,67 +373,80 @@ def _json_bytes(obj: Any) -> bytes:
 
 
 _STDLIB_JSON: Final = json.JSONEncoder(separators=(",", ":")).encode
-_KEY_JSON_SIZE: Final = 1 << 16
-"""Key objects kept per run (internal topics repeat a key per group and partition)."""
+_MIDDLES_SIZE: Final = 1 << 16
+"""Line parts kept per file (internal topics repeat a key per group and partition)."""
 
 
 class JsonlLines:
     """The jsonl lines of decoded records, a batch at a time (one ``bytes`` per batch).
 
     A record line is :func:`record_to_json` (:func:`plain_record_json` for an ordinary topic)
-    followed by the fields of its file and batch; the key object of a coordinator record is
-    serialised once per distinct key.
+    followed by the fields of its file and batch. For the records of a coordinator topic that
+    decoded plainly, the part of the line between the timestamp and the value's data (kind,
+    type, name, version, key object) is serialised once per distinct key and version.
     """
 
     def __init__(self, topic: str | None, file_fields: dict[str, Any]) -> None:
         self.topic = topic
         self.file_fields = file_fields
-        self.keys: dict[bytes, orjson.Fragment] = {}
+        self.middles: dict[tuple[bytes, str, int], bytes] = {}
 
     def batch(self, batch: RecordBatch, records: list[DecodedRecord]) -> bytes:
-        tail = b"," + _json_bytes({**self.file_fields, **batch_json_fields(batch)})[1:] + b"\n"
+        from codegen.dumps.dumplog_json import value_json
+
+        close = b"," + _json_bytes({**self.file_fields, **batch_json_fields(batch)})[1:] + b"\n"
         topic = self.topic
-        lines = []
+        plain_topic = topic is None
+        coordinator = topic is not None and topic != CLUSTER_METADATA
+        middles = self.middles
+        parts: list[bytes] = []
+        add = parts.append
         for rec in records:
             kind = rec.kind
-            if topic is None and kind == RECORD:
-                obj = plain_record_json(rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes)
-            elif (
-                kind in (RECORD, TOMBSTONE)
-                and topic != CLUSTER_METADATA
+            if (
+                coordinator
+                and kind in (RECORD, TOMBSTONE)
                 and rec.key_bytes is not None
                 and not rec.newer_than_spec
                 and not rec.note
             ):
-                obj = {
-                    "offset": rec.offset,
-                    "timestamp": rec.timestamp,
-                    "kind": kind,
-                    "recordType": rec.record_type,
-                    "recordName": rec.name,
-                    "valueVersion": rec.value_version if rec.value_version >= 0 else None,
-                    "key": self._key(rec),
-                    "value": None if kind == TOMBSTONE else self._value(rec),
-                }
+                add(f'{{"offset":{rec.offset},"timestamp":{rec.timestamp},'.encode())
+                known = (rec.key_bytes, kind, rec.value_version)
+                middle = middles.get(known)
+                if middle is None:
+                    middle = self._middle(rec)
+                    if len(middles) >= _MIDDLES_SIZE:
+                        middles.clear()
+                    middles[known] = middle
+                add(middle)
+                if kind == RECORD:
+                    add(_json_bytes(value_json(rec)))
+                    add(b"}")
+                add(close)
+                continue
+            if plain_topic and kind == RECORD:
+                obj = plain_record_json(rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes)
             else:
                 obj = record_to_json(rec, topic or "", batch)
-            lines.append(_json_bytes(obj)[:-1] + tail)
-        return b"".join(lines)
+            add(_json_bytes(obj)[:-1])
+            add(close)
+        return b"".join(parts)
 
-    def _key(self, rec: DecodedRecord) -> orjson.Fragment:
-        assert rec.key_bytes is not None
-        known = self.keys.get(rec.key_bytes)
-        if known is None:
-            if len(self.keys) >= _KEY_JSON_SIZE:
-                self.keys.clear()
-            key = {"type": str(rec.record_type), "data": rec.key.to_json(0)}  # type: ignore[union-attr]
-            known = self.keys[rec.key_bytes] = orjson.Fragment(_json_bytes(key))
-        return known
-
-    def _value(self, rec: DecodedRecord) -> dict[str, Any]:
-        from codegen.dumps.dumplog_json import value_json
-
-        return {"version": str(rec.value_version), "data": value_json(rec)}
+    def _middle(self, rec: DecodedRecord) -> bytes:
+        """``"kind":..,"key":{..},"value":`` and the value's opening up to its data (``null``
+        for a tombstone): :func:`record_to_json`'s fields, in its order."""
+        key = {"type": str(rec.record_type), "data": rec.key.to_json(0)}  # type: ignore[union-attr]
+        fields = {
+            "kind": rec.kind,
+            "recordType": rec.record_type,
+            "recordName": rec.name,
+            "valueVersion": rec.value_version if rec.value_version >= 0 else None,
+            "key": key,
+        }
+        text = _json_bytes(fields)[1:-1]
+        if rec.kind == TOMBSTONE:
+            return text + b',"value":null'
+        return text + b',"value":{"version":' + _json_bytes(str(rec.value_version)) + b',"data":'
 
 
 def utc_text(ms: int) -> str:
