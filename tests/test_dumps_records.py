@@ -19,6 +19,7 @@ from codegen.dumps.compacted import compact
 from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
+    COORDINATOR_TOPICS,
     SHARE_GROUP_STATE,
     TRANSACTION_STATE,
     coordinator_decoder,
@@ -706,3 +707,42 @@ def test_cli_help_documents_the_exit_codes() -> None:
     assert "1 damage: a segment error" in text
     assert "2 usage error:" in text
     assert "--max-batch-records" in text and "--max-batch-bytes" in text
+
+
+@pytest.mark.parametrize("topic", sorted(COORDINATOR_TOPICS))
+def test_jsonl_lines_are_the_record_objects(topic: str) -> None:
+    """Each jsonl line (built a batch at a time, its fixed part once per key and version) is
+    record_to_json's object followed by the file's and the batch's fields, in that order."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from strategies import coordinator_records
+
+    from codegen.dumps import encode_control_batch, encode_record_batch
+    from codegen.dumps.command import JsonlLines, batch_json_fields, record_to_json
+
+    fields = {"topic": topic, "partition": 0, "file": "f.log"}
+
+    def pairs(line: bytes | str) -> list[tuple[str, Any]]:
+        return json.loads(line, object_pairs_hook=list)  # type: ignore[no-any-return]
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(records=st.lists(coordinator_records(topic), min_size=1, max_size=12))
+    def check(records: list[tuple[bytes | None, bytes | None]]) -> None:
+        data = encode_record_batch(
+            records * 2, timestamp=1_700_000_000_000, producer_id=7, transactional=True
+        ) + encode_control_batch(ControlType.COMMIT, base_offset=len(records) * 2)
+        lines = JsonlLines(topic, fields)
+        for item in decode_batches(data, topic):
+            assert not isinstance(item, SegmentError)
+            tail = json.dumps({**fields, **batch_json_fields(item.batch)}, separators=(",", ":"))
+            expected = [
+                json.dumps(record_to_json(rec, topic, item.batch), separators=(",", ":"))[:-1]
+                + ","
+                + tail[1:]
+                for rec in item.records
+            ]
+            # lines end at "\n" only: text may hold U+2028 and U+0085, which are not escaped
+            got = lines.batch(item.batch, item.records).split(b"\n")[:-1]
+            assert [pairs(line) for line in got] == [pairs(line) for line in expected]
+
+    check()

@@ -57,6 +57,8 @@ from codegen.dumps.coordinator import (
     record_types,
 )
 from codegen.dumps.decoded import DecodedBatch, DecodedRecord, control_record
+from codegen.dumps.dumplog_json import DumpLogAborted, dump_log_lines
+from codegen.dumps.model import RecordBatch
 from codegen.dumps.writer import _varint
 from codegen.runtime import backends
 
@@ -277,6 +279,52 @@ def test_every_record_type(
         assert_loops_agree(data, topic, maps, fallbacks)
 
     check()
+
+
+def _dump_log(path: Path, topic: str, backend: str) -> tuple[str, list[object]]:
+    """``--format dump-log``'s text of a file, and what it observed, read with one backend."""
+    seen: list[object] = []
+    backends.use_backend(backend)
+    try:
+        assert coordinator.native_record_loop_enabled() == (backend == "native")
+        text = "\n".join(dump_log_lines(str(path), topic, observe=seen.append))
+    except DumpLogAborted as exc:  # a keyless record: the text up to it, and why
+        text = f"aborted: {exc}"
+    finally:
+        backends.use_backend(None)
+    return text, seen
+
+
+@pytest.mark.parametrize("topic", list(COORDINATOR_TOPICS))
+def test_dump_log_text_is_the_same_with_either_loop(
+    topic: str, native: ModuleType, tmp_path: Path
+) -> None:
+    """dump-log reads v2 data batches with the native loop when none of their records has
+    headers (the records it gives do not keep them), else with the reference: the text, and
+    the batches and records it observes, are the reference's either way."""
+
+    @_SETTINGS
+    @given(data=_segment(topic))
+    def check(data: bytes) -> None:
+        path = tmp_path / "00000000000000000000.log"
+        path.write_bytes(data)
+        assert _dump_log(path, topic, "native") == _dump_log(path, topic, "pure")
+
+    check()
+
+
+def test_the_loop_counts_records_with_headers(native: ModuleType) -> None:
+    decoder = CoordinatorDecoder(CONSUMER_OFFSETS, native=True)
+    loop: Any = decoder._native_loop
+    plain = NewRecord(_oc_key("g", "t", 1), _oc_value(3))
+    headed = NewRecord(_oc_key("g", "t", 1), None, headers=(Header(b"h", None),))
+    for records, with_headers in (([plain, plain], 0), ([headed, plain, headed], 2)):
+        data = _batch(records)
+        batch = next(iter(SegmentReader(data)))
+        assert isinstance(batch, RecordBatch)
+        got = decoder.native_v2_records(data, 61, len(data), batch)
+        assert loop.with_headers == with_headers
+        assert (got is None) == bool(with_headers)
 
 
 def test_well_formed_batches_stay_in_the_native_loop(

@@ -4,10 +4,8 @@ The entry is given as the bytes from its 12-byte log header (``int64 offset``, `
 to its end. Decoding never raises on bad data: the result is a :class:`RecordBatch` or a
 :class:`SegmentError` saying why not.
 
-The record loops are written out by hand for speed (one- and two-byte varints are decoded inline
-through lookup tables); :func:`_parse_v2` and :func:`parse_v2_raw` differ only in what they build.
-``codegen.dumps.coordinator`` has a third such loop that decodes while it parses; all three use
-the varint tables and helpers of ``codegen.dumps.varints``.
+:func:`parse_v2` is the reference record loop, written for clarity: the native loops
+(``codegen/native/records.c``) are the fast ones and give the same records and errors.
 """
 
 from __future__ import annotations
@@ -41,10 +39,9 @@ from codegen.dumps.model import (
     RecordBatch,
     SegmentError,
     TimestampType,
+    increment_sequence,
 )
 from codegen.dumps.varints import (
-    ZIGZAG_1,
-    ZIGZAG_2,
     MalformedRecord,
     read_headers,
     read_zigzag32,
@@ -66,6 +63,7 @@ __all__ = [
     "legacy_record_checksums",
     "parse_control_key",
     "parse_end_txn_marker",
+    "parse_v2",
     "parse_v2_raw",
 ]
 
@@ -128,197 +126,56 @@ def _record_size_error(size: int, start: int, pos: int) -> MalformedRecord:
 # record loops
 
 
-def _parse_v2(
-    data: bytes,
-    pos: int,
-    end: int,
-    count: int,
-    base_offset: int,
-    base_ts: int,
-    log_append: bool,
-    append_ts: int,
-    base_seq: int,
-) -> list[Record]:
+def _read_bytes(data: bytes, pos: int, what: str) -> tuple[bytes | None, int]:
+    """A record's key or value at ``pos``: its length (-1: null), then its bytes."""
+    n, pos = read_zigzag32(data, pos)
+    if n == -1:
+        return None, pos
+    if n < 0:
+        raise MalformedRecord(f"invalid {what} size {n}")
+    return data[pos : pos + n], pos + n
+
+
+def parse_v2(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[Record]:
+    """The records of a v2 batch, ``data[pos:end]`` (decompressed): the reference record loop.
+
+    The native loops (``codegen/native/records.c``) give the same records and errors.
+    """
+    log_append = bool(batch.attributes & 0x08)
+    base_seq = batch.base_sequence
     out: list[Record] = []
-    add = out.append
-    new = object.__new__
-    zz = ZIGZAG_1
-    zz2 = ZIGZAG_2
-    for _ in range(count):
-        b = data[pos]
-        if b < 0x80:
-            size = zz[b]
-            pos += 1
-        else:
-            b2 = data[pos + 1]
-            if b2 < 0x80:
-                size = zz2[b + b2 * 128]
-                pos += 2
-            else:
-                size, pos = read_zigzag32(data, pos)
+    for _ in range(batch.record_count):
+        size, pos = read_zigzag32(data, pos)
         start = pos
-        rec_end = pos + size
-        attrs = data[pos]
-        b = data[pos + 1]
-        if b < 0x80:
-            ts_delta = zz[b]
-            pos += 2
-        else:
-            ts_delta, pos = read_zigzag64(data, pos + 1)
-        b = data[pos]
-        if b < 0x80:
-            off_delta = zz[b]
-            pos += 1
-        else:
-            b2 = data[pos + 1]
-            if b2 < 0x80:
-                off_delta = zz2[b + b2 * 128]
-                pos += 2
-            else:
-                off_delta, pos = read_zigzag32(data, pos)
-        b = data[pos]
-        if b < 0x80:
-            n = zz[b]
-            pos += 1
-        else:
-            n, pos = read_zigzag32(data, pos)
-        key: bytes | None
-        if n >= 0:
-            key = data[pos : pos + n]
-            pos += n
-        elif n == -1:
-            key = None
-        else:
-            raise MalformedRecord(f"invalid key size {n}")
-        b = data[pos]
-        if b < 0x80:
-            n = zz[b]
-            pos += 1
-        else:
-            n, pos = read_zigzag32(data, pos)
-        value: bytes | None
-        if n >= 0:
-            value = data[pos : pos + n]
-            pos += n
-        elif n == -1:
-            value = None
-        else:
-            raise MalformedRecord(f"invalid value size {n}")
-        if data[pos] == 0:
-            headers = NO_HEADERS
-            pos += 1
-        else:
-            headers, pos = read_headers(data, pos, rec_end)
-        if pos != rec_end:
+        attributes = data[pos]
+        ts_delta, pos = read_zigzag64(data, pos + 1)
+        off_delta, pos = read_zigzag32(data, pos)
+        key, pos = _read_bytes(data, pos, "key")
+        value, pos = _read_bytes(data, pos, "value")
+        headers, pos = read_headers(data, pos, start + size)
+        if pos != start + size:
             raise _record_size_error(size, start, pos)
-        if base_seq < 0:
-            seq = -1
-        else:
-            seq = base_seq + off_delta
-            if seq > 0x7FFFFFFF:
-                seq -= 0x80000000
-        # Filling the slots of a bare instance costs half of a call to the dataclass __init__.
-        rec = new(Record)
-        rec.offset = base_offset + off_delta
-        rec.timestamp = append_ts if log_append else base_ts + ts_delta
-        rec.key = key
-        rec.value = value
-        rec.headers = headers
-        rec.sequence = seq
-        rec.attributes = attrs
-        add(rec)
+        out.append(
+            Record(
+                offset=batch.base_offset + off_delta,
+                timestamp=batch.max_timestamp if log_append else batch.base_timestamp + ts_delta,
+                key=key,
+                value=value,
+                headers=headers,
+                sequence=increment_sequence(base_seq, off_delta) if base_seq >= 0 else -1,
+                attributes=attributes,
+            )
+        )
     if pos != end:
-        raise MalformedRecord(f"{end - pos} bytes left after the last of {count} records")
+        raise MalformedRecord(
+            f"{end - pos} bytes left after the last of {batch.record_count} records"
+        )
     return out
 
 
 def parse_v2_raw(data: bytes, pos: int, end: int, batch: RecordBatch) -> list[RawRecord]:
     """The raw mode's :data:`V2RecordLoop`: ``(offset, timestamp, key, value)`` per record."""
-    count = batch.record_count
-    base_offset = batch.base_offset
-    base_ts = batch.base_timestamp
-    log_append = bool(batch.attributes & 0x08)
-    append_ts = batch.max_timestamp
-    out: list[RawRecord] = []
-    add = out.append
-    zz = ZIGZAG_1
-    zz2 = ZIGZAG_2
-    for _ in range(count):
-        b = data[pos]
-        if b < 0x80:
-            size = zz[b]
-            pos += 1
-        else:
-            b2 = data[pos + 1]
-            if b2 < 0x80:
-                size = zz2[b + b2 * 128]
-                pos += 2
-            else:
-                size, pos = read_zigzag32(data, pos)
-        start = pos
-        rec_end = pos + size
-        b = data[pos + 1]
-        if b < 0x80:
-            ts_delta = zz[b]
-            pos += 2
-        else:
-            ts_delta, pos = read_zigzag64(data, pos + 1)
-        b = data[pos]
-        if b < 0x80:
-            off_delta = zz[b]
-            pos += 1
-        else:
-            b2 = data[pos + 1]
-            if b2 < 0x80:
-                off_delta = zz2[b + b2 * 128]
-                pos += 2
-            else:
-                off_delta, pos = read_zigzag32(data, pos)
-        b = data[pos]
-        if b < 0x80:
-            n = zz[b]
-            pos += 1
-        else:
-            n, pos = read_zigzag32(data, pos)
-        key: bytes | None
-        if n >= 0:
-            key = data[pos : pos + n]
-            pos += n
-        elif n == -1:
-            key = None
-        else:
-            raise MalformedRecord(f"invalid key size {n}")
-        b = data[pos]
-        if b < 0x80:
-            n = zz[b]
-            pos += 1
-        else:
-            n, pos = read_zigzag32(data, pos)
-        value: bytes | None
-        if n >= 0:
-            value = data[pos : pos + n]
-            pos += n
-        elif n == -1:
-            value = None
-        else:
-            raise MalformedRecord(f"invalid value size {n}")
-        if data[pos] == 0:
-            pos += 1
-        else:
-            pos = read_headers(data, pos, rec_end)[1]
-        if pos != rec_end:
-            raise _record_size_error(size, start, pos)
-        add(
-            (
-                base_offset + off_delta,
-                append_ts if log_append else base_ts + ts_delta,
-                key,
-                value,
-            )
-        )
-    if pos != end:
-        raise MalformedRecord(f"{end - pos} bytes left after the last of {count} records")
-    return out
+    return [(r.offset, r.timestamp, r.key, r.value) for r in parse_v2(data, pos, end, batch)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -528,19 +385,8 @@ def _decode_v2(
     if isinstance(opened, SegmentError):
         return opened
     batch, data, start, end = opened
-    log_append = bool(batch.attributes & 0x08)
     try:
-        records = _parse_v2(
-            data,
-            start,
-            end,
-            batch.record_count,
-            batch.base_offset,
-            batch.base_timestamp,
-            log_append,
-            batch.max_timestamp,
-            batch.base_sequence,
-        )
+        records = parse_v2(data, start, end, batch)
         if batch.attributes & 0x20:
             records = _to_control(records)
     except MalformedRecord as exc:
@@ -854,8 +700,9 @@ def decode_entry_with(
     v2 data batches go through ``v2_records`` straight from the record bytes (a caller can
     decode while it parses). Legacy entries, control batches and anything odd are decoded by
     :func:`decode_entry` and their records passed to ``other_records`` as
-    ``(offset, timestamp, key, value)`` tuples (control keys and markers already checked). The
-    returned batch has an empty ``records`` list.
+    ``(offset, timestamp, key, value)`` tuples (control keys and markers already checked; the
+    batch it is given still holds its records). The returned batch has an empty ``records``
+    list.
     """
     # Attribute bit 5 (isControl) is in the low byte of the int16 at 21.
     if len(buf) < RECORD_BATCH_OVERHEAD or buf[16] != 2 or buf[22] & 0x20:
@@ -870,8 +717,9 @@ def decode_entry_with(
         if isinstance(decoded, SegmentError):
             return decoded
         rows = [(r.offset, r.timestamp, r.key, r.value) for r in decoded.records]
+        items = other_records(decoded, rows)  # the batch still holds its records here
         decoded.records = []
-        return decoded, other_records(decoded, rows)
+        return decoded, items
     base_offset: int | None = None
     try:
         opened = _open_v2(buf, file, position, max_size, verify_crc, max_records)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import click
+import orjson
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, RECORD_BATCH_OVERHEAD
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
@@ -30,6 +31,7 @@ from codegen.dumps.decoded import (
     ERROR,
     KIND_CONTROL,
     RECORD,
+    TOMBSTONE,
     UNKNOWN,
     DecodedBatch,
     DecodedRecord,
@@ -272,7 +274,7 @@ class _Counts:
             self._echo(f"segment error: {item}")
         else:
             self.batches += 1
-            self.records += len(item.records)
+            self.records += item.record_count  # the records read (the list may be emptied)
             self.batch = item
             if not item.crc_valid:  # only --format dump-log reads such batches
                 self.segment_errors += 1
@@ -280,6 +282,12 @@ class _Counts:
                     f"segment error: {item.file}@{item.position}: {ErrorKind.CRC_MISMATCH} "
                     f"(base offset {item.base_offset}): batch printed with isvalid: false"
                 )
+
+    def add_records(self, records: list[DecodedRecord]) -> None:
+        """:meth:`add` for the records that count (errors, unknown, newer than our specs)."""
+        for rec in records:
+            if rec.kind == ERROR or rec.kind == UNKNOWN or rec.newer_than_spec:
+                self.add(rec)
 
     def summary(self) -> str:
         return (
@@ -373,10 +381,93 @@ def batch_json_fields(batch: RecordBatch) -> dict[str, Any]:
     }
 
 
-def _json_tail(fields: dict[str, Any]) -> str:
-    """``,"k":v,...}``: appended to a record line in place of its closing brace, so the fields
-    shared by a file or a batch are serialised once."""
-    return "," + json.dumps(fields, separators=(",", ":"))[1:]
+def _json_bytes(obj: Any) -> bytes:
+    """Compact JSON (UTF-8): orjson, or the standard encoder for what orjson refuses (strings
+    with lone surrogates, integers past 64 bits)."""
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        return _STDLIB_JSON(obj).encode("utf-8", "surrogatepass")
+
+
+_STDLIB_JSON: Final = json.JSONEncoder(separators=(",", ":")).encode
+_MIDDLES_SIZE: Final = 1 << 16
+"""Line parts kept per file (internal topics repeat a key per group and partition)."""
+
+
+class JsonlLines:
+    """The jsonl lines of decoded records, a batch at a time (one ``bytes`` per batch).
+
+    A record line is :func:`record_to_json` (:func:`plain_record_json` for an ordinary topic)
+    followed by the fields of its file and batch. For the records of a coordinator topic that
+    decoded plainly, the part of the line between the timestamp and the value's data (kind,
+    type, name, version, key object) is serialised once per distinct key and version.
+    """
+
+    def __init__(
+        self, topic: str | None, file_fields: dict[str, Any], *, user_topic: bool = False
+    ) -> None:
+        self.topic = topic
+        self.file_fields = file_fields
+        self.user_topic = user_topic  # records decoded by a topic map (record_to_json each)
+        self.middles: dict[tuple[bytes, str, int], bytes] = {}
+
+    def batch(self, batch: RecordBatch, records: list[DecodedRecord]) -> bytes:
+        from codegen.dumps.dumplog_json import value_json
+
+        close = b"," + _json_bytes({**self.file_fields, **batch_json_fields(batch)})[1:] + b"\n"
+        topic = self.topic
+        plain_topic = topic is None
+        coordinator = topic is not None and topic != CLUSTER_METADATA and not self.user_topic
+        middles = self.middles
+        parts: list[bytes] = []
+        add = parts.append
+        for rec in records:
+            kind = rec.kind
+            if (
+                coordinator
+                and kind in (RECORD, TOMBSTONE)
+                and rec.key_bytes is not None
+                and not rec.newer_than_spec
+                and not rec.note
+            ):
+                add(f'{{"offset":{rec.offset},"timestamp":{rec.timestamp},'.encode())
+                known = (rec.key_bytes, kind, rec.value_version)
+                middle = middles.get(known)
+                if middle is None:
+                    middle = self._middle(rec)
+                    if len(middles) >= _MIDDLES_SIZE:
+                        middles.clear()
+                    middles[known] = middle
+                add(middle)
+                if kind == RECORD:
+                    add(_json_bytes(value_json(rec)))
+                    add(b"}")
+                add(close)
+                continue
+            if plain_topic and kind == RECORD:
+                obj = plain_record_json(rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes)
+            else:
+                obj = record_to_json(rec, topic or "", batch)
+            add(_json_bytes(obj)[:-1])
+            add(close)
+        return b"".join(parts)
+
+    def _middle(self, rec: DecodedRecord) -> bytes:
+        """``"kind":..,"key":{..},"value":`` and the value's opening up to its data (``null``
+        for a tombstone): :func:`record_to_json`'s fields, in its order."""
+        key = {"type": str(rec.record_type), "data": rec.key.to_json(0)}  # type: ignore[union-attr]
+        fields = {
+            "kind": rec.kind,
+            "recordType": rec.record_type,
+            "recordName": rec.name,
+            "valueVersion": rec.value_version if rec.value_version >= 0 else None,
+            "key": key,
+        }
+        text = _json_bytes(fields)[1:-1]
+        if rec.kind == TOMBSTONE:
+            return text + b',"value":null'
+        return text + b',"value":{"version":' + _json_bytes(str(rec.value_version)) + b',"data":'
 
 
 def utc_text(ms: int) -> str:
@@ -905,7 +996,11 @@ def dump_log_run(
     True when Kafka's tool would have stopped with an error (a record its decoder cannot take);
     the message is then on stderr and the rest is not printed, as in Kafka.
     """
-    from codegen.dumps.dumplog_json import DumpLogAborted, dump_log_lines, non_consecutive_lines
+    from codegen.dumps.dumplog_json import (
+        DumpLogAborted,
+        dump_log_line_groups,
+        non_consecutive_lines,
+    )
     from codegen.dumps.log_files import IndexReport, LogFileError, dump_index_file
 
     out, err = sys.stdout.write, sys.stderr.write
@@ -936,7 +1031,7 @@ def dump_log_run(
             else:
                 err(f"Ignoring unknown file {f}\n")
             continue
-        lines = dump_log_lines(
+        groups = dump_log_line_groups(
             str(f),
             t,
             skip_record_metadata=skip_record_metadata,
@@ -948,20 +1043,21 @@ def dump_log_run(
             package=package,
             record_decoder=None if not user or t not in user else user[t].decode_record,
         )
-        previous: str | None = None
+        # One write per log batch; the last lines wait, as Kafka may stop in the middle of one.
+        pending: list[str] = []
         try:
-            for line in lines:
-                if previous is not None:
-                    out(previous + "\n")
-                previous = line
+            for group in groups:
+                if pending:
+                    out("\n".join(pending) + "\n")
+                pending = group
         except DumpLogAborted as exc:
-            if previous is not None:  # Kafka may stop in the middle of this line
-                out(previous if exc.unfinished else previous + "\n")
+            if pending:
+                out("\n".join(pending) + ("" if exc.unfinished else "\n"))
             sys.stdout.flush()
             err(f"{exc}\n")
             return True
-        if previous is not None:
-            out(previous + "\n")
+        if pending:
+            out("\n".join(pending) + "\n")
     if counts is not None:
         counts.errors += report.problems
     for line in report.lines():
@@ -1017,6 +1113,16 @@ def _plain_batches(
         yield DecodedBatch(batch, records)
 
 
+def _byte_writer(out: TextIO) -> Callable[[bytes], Any]:
+    """Write UTF-8 bytes to ``out``: to its binary buffer when it has one (a terminal, a file,
+    a pipe), else as text."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        return lambda data: out.write(data.decode())
+    out.flush()
+    return buffer.write  # type: ignore[no-any-return]
+
+
 def _decode(
     topics: list[tuple[Path, str | None]],
     counts: _Counts,
@@ -1037,7 +1143,7 @@ def _decode(
     damage: _Damage = []  # the errors, for the compacted views
     total = sum(os.path.getsize(f) for f, _ in topics)
     bar, advance = _progress(total)
-    write = out.write
+    write = _byte_writer(out)
     add = counts.add
     with bar:
         for f, t in topics:
@@ -1046,6 +1152,7 @@ def _decode(
             file_fields = source.json_fields()
             if isinstance(view, LatestByKey):
                 view.where = source
+            jsonl = JsonlLines(t, file_fields, user_topic=bool(user and t in user))
             batches = (
                 _plain_batches(f, max_batch_size, max_batch_records)
                 if t is None
@@ -1060,29 +1167,18 @@ def _decode(
                     elif fmt == "table":
                         table_rows.append((item, t, source))
                     else:
-                        write(_damage_json(item, t or "", file_fields))
+                        write(_damage_json(item, t or "", file_fields).encode())
                     continue
                 advance(item.batch.size)
                 add(item.batch)
-                counts.records += len(item.records)  # the batch's records list is emptied
-                for rec in item.records:
-                    add(rec)
+                counts.add_records(item.records)
                 if view is not None:
                     view.add_batch(item)
                     damage.extend((rec, item.batch) for rec in item.records if rec.kind == ERROR)
                 elif fmt == "table":
                     table_rows.extend((rec, t, source) for rec in item.records)
                 else:
-                    batch = item.batch
-                    tail = _json_tail({**file_fields, **batch_json_fields(batch)}) + "\n"
-                    for rec in item.records:
-                        if t is None and rec.kind == RECORD:
-                            obj = plain_record_json(
-                                rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes
-                            )
-                        else:
-                            obj = record_to_json(rec, t or "", batch)
-                        write(json.dumps(obj, separators=(",", ":"))[:-1] + tail)
+                    write(jsonl.batch(item.batch, item.records))
     if isinstance(view, LatestByKey):
         _print_latest(out, view, fmt, damage)
     elif view is not None:

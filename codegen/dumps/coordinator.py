@@ -50,13 +50,6 @@ from codegen.dumps.decoded import (
 from codegen.dumps.model import RawRecord, RecordBatch, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE, package_messages, package_name
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
-from codegen.dumps.varints import (
-    ZIGZAG_1,
-    ZIGZAG_2,
-    read_headers,
-    read_zigzag32,
-    read_zigzag64,
-)
 from codegen.runtime import BytesLike, DecodeError, KafkaMessage, backends, buffer_bytes
 
 __all__ = [
@@ -575,160 +568,60 @@ class CoordinatorDecoder:
         """Parse and decode the records of a v2 data batch (a ``V2RecordLoop``).
 
         Gives what :func:`~codegen.dumps.batches.parse_v2_raw` followed by :meth:`decode_raw`
-        gives, records or error alike, in one pass over well-formed records. A batch whose
-        records do not parse is handed to that pair, so its error is theirs. The pass is the
-        native loop's when the decoder has one (:attr:`native`), else the pure loop's.
+        (the pure reference) gives, records or error alike. With the native loop
+        (:attr:`native`) well-formed records take one pass in C; a batch whose records do not
+        parse is handed to the reference, so its error is the reference's.
         """
+        if self._native_loop is None:
+            return self._decode_raw(parse_v2_raw(data, pos, end, batch))
         pause = gc.isenabled()
         if pause:
             gc.disable()
         try:
-            try:
-                if self._native_loop is not None:
-                    return self._native_loop(
-                        data,
-                        pos,
-                        end,
-                        batch.record_count,
-                        batch.base_offset,
-                        batch.base_timestamp,
-                        batch.attributes & 0x08,
-                        batch.max_timestamp,
-                    )
-                return self._decode_v2_well_formed(data, pos, end, batch)
-            except Exception:
-                return self._decode_raw(parse_v2_raw(data, pos, end, batch))
+            return self._native_loop(
+                data,
+                pos,
+                end,
+                batch.record_count,
+                batch.base_offset,
+                batch.base_timestamp,
+                batch.attributes & 0x08,
+                batch.max_timestamp,
+            )
+        except Exception:
+            return self._decode_raw(parse_v2_raw(data, pos, end, batch))
         finally:
             if pause:
                 gc.enable()
 
-    def _decode_v2_well_formed(
+    def native_v2_records(
         self, data: bytes, pos: int, end: int, batch: RecordBatch
-    ) -> list[DecodedRecord]:
-        """The one-pass loop; raises (anything) on the first record that does not parse."""
-        count = batch.record_count
-        base_offset = batch.base_offset
-        base_ts = batch.base_timestamp
-        log_append = bool(batch.attributes & 0x08)
-        append_ts = batch.max_timestamp
-        out: list[DecodedRecord] = []
-        add = out.append
-        slow = self.decode
-        new = object.__new__
-        rec_cls = DecodedRecord
-        record_kind = RECORD
-        self._trim_key_cache()
-        known_keys = self._key_cache.get
-        new_key = self._known_key
-        zz = ZIGZAG_1
-        zz2 = ZIGZAG_2
-        for _ in range(count):
-            b = data[pos]
-            if b < 0x80:
-                size = zz[b]
-                start = pos + 1
-            else:
-                b2 = data[pos + 1]
-                if b2 < 0x80:
-                    size = zz2[b + b2 * 128]
-                    start = pos + 2
-                else:
-                    size, start = read_zigzag32(data, pos)
-            # Positions inside one record are small ints, which Python does not allocate.
-            pos = start + size
-            record = data[start:pos]
-            b = record[1]  # record[0] is the unused attributes byte
-            if b < 0x80:
-                ts_delta = zz[b]
-                p = 2
-            else:
-                ts_delta, p = read_zigzag64(record, 1)
-            b = record[p]
-            if b < 0x80:
-                off_delta = zz[b]
-                p += 1
-            else:
-                b2 = record[p + 1]
-                if b2 < 0x80:
-                    off_delta = zz2[b + b2 * 128]
-                    p += 2
-                else:
-                    off_delta, p = read_zigzag32(record, p)
-            b = record[p]
-            if b < 0x80:
-                n = zz[b]
-                p += 1
-            else:
-                n, p = read_zigzag32(record, p)
-            key: bytes | None
-            if n >= 0:
-                key = record[p : p + n]
-                p += n
-            elif n == -1:
-                key = None
-            else:
-                raise _Malformed
-            b = record[p]
-            if b < 0x80:
-                value_len = zz[b]
-                p += 1
-            else:
-                value_len, p = read_zigzag32(record, p)
-            value: bytes | None
-            if value_len >= 0:
-                value = record[p : p + value_len]
-                p += value_len
-            elif value_len == -1:
-                value = None
-            else:
-                raise _Malformed
-            # Usually the header count (0) is the record's last byte.
-            if p + 1 != size or record[p]:
-                p = read_headers(record, p, size)[1] if record[p] else p + 1
-                if p != size:  # also when the record was cut short by the end of the data
-                    raise _Malformed
-            offset = base_offset + off_delta
-            if log_append:
-                ts = append_ts
-            elif ts_delta:
-                ts = base_ts + ts_delta
-            else:
-                ts = base_ts  # the usual case: no new int
-            try:
-                # Internal topics repeat keys (one per group/partition): decode each key once.
-                known = known_keys(key) or new_key(key)  # type: ignore[arg-type]
-                key, type_id, name, key_obj, readers = known
-                if value is None:
-                    add(rec_cls(offset, ts, TOMBSTONE, type_id, name, key_obj, None, -1, key, None))
-                    continue
-                if value[0]:
-                    raise LookupError  # a version of 256 or more, or negative
-                version = value[1]
-                value_obj, v_end = readers[version](value, 2)  # type: ignore[misc]
-                if v_end != value_len:
-                    raise LookupError
-                # Filling the slots of a bare instance costs two thirds of a call to __init__.
-                decoded = new(rec_cls)
-                decoded.offset = offset
-                decoded.timestamp = ts
-                decoded.kind = record_kind
-                decoded.record_type = type_id
-                decoded.name = name
-                decoded.key = key_obj
-                decoded.value = value_obj
-                decoded.value_version = version
-                decoded.key_bytes = key
-                decoded.value_bytes = value
-                decoded.newer_than_spec = False
-                decoded.error = None
-                decoded.note = None
-                decoded.members = None
-                add(decoded)
-            except Exception:
-                add(slow(key, value, offset, ts))
-        if pos != end:
-            raise _Malformed
-        return out
+    ) -> list[DecodedRecord] | None:
+        """The records of a v2 data batch as :meth:`decode_v2_records` gives them, when the
+        native loop reads them and none has headers (decoded records do not keep headers, and
+        ``kafka-dump-log`` prints their keys); else None."""
+        if self._native_loop is None:
+            return None
+        pause = gc.isenabled()
+        if pause:
+            gc.disable()
+        try:
+            records = self._native_loop(
+                data,
+                pos,
+                end,
+                batch.record_count,
+                batch.base_offset,
+                batch.base_timestamp,
+                batch.attributes & 0x08,
+                batch.max_timestamp,
+            )
+        except Exception:
+            return None
+        finally:
+            if pause:
+                gc.enable()
+        return None if self._native_loop.with_headers else records  # type: ignore[attr-defined]
 
     def decode_rows(self, batch: RecordBatch, rows: list[RawRecord]) -> list[DecodedRecord]:
         """Records of a control batch or legacy entry, as ``(offset, ts, key, value)`` rows."""

@@ -17,13 +17,16 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, cast
+
+import orjson
 
 from codegen.dumps.batches import (
     DEFAULT_MAX_BATCH_RECORDS,
     LOG_OVERHEAD,
     MIN_LEGACY_SIZE,
     legacy_record_checksums,
+    parse_v2,
 )
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import (
@@ -37,10 +40,12 @@ from codegen.dumps.metadata import CLUSTER_METADATA, decode_control, metadata_de
 from codegen.dumps.model import (
     ControlType,
     ErrorKind,
+    RawRecord,
     Record,
     RecordBatch,
     SegmentError,
     TimestampType,
+    increment_sequence,
 )
 from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.segments import SegmentReader
@@ -51,11 +56,13 @@ __all__ = [
     "DECODER_OPTIONS",
     "DumpLogAborted",
     "NonConsecutive",
+    "dump_log_line_groups",
     "dump_log_lines",
     "jackson_json",
     "non_consecutive_lines",
     "parse_record",
     "record_json",
+    "value_json",
 ]
 
 DECODER_OPTIONS: Final = {
@@ -92,15 +99,22 @@ def _upper_escape(m: re.Match[str]) -> str:
     return f"{slashes}u00{m.group(2).upper()}"
 
 
+_STDLIB_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""The fallback for what orjson refuses (strings with lone surrogates, integers past 64 bits)."""
+
+
 def jackson_json(obj: Any) -> str:
     """Compact JSON as Jackson prints it (UTF-8 text, ``\\u00XX`` with upper-case hex)."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text = orjson.dumps(obj).decode()
+    except TypeError:
+        text = _STDLIB_JSON(obj)
     if "\\u00" in text:
         text = _LOWER_ESCAPE.sub(_upper_escape, text)
     return text
 
 
-def _value_json(rec: DecodedRecord) -> dict[str, Any]:
+def value_json(rec: DecodedRecord) -> dict[str, Any]:
     """The value's JSON; GroupMetadataValue consumer payloads decoded in place, as Kafka does."""
     version = rec.value_version
     data: dict[str, Any] = rec.value.to_json(version)
@@ -135,7 +149,7 @@ def record_json(rec: DecodedRecord, topic: str) -> tuple[dict[str, Any] | None, 
     key = {"type": str(rec.record_type), "data": rec.key.to_json(0)}  # type: ignore[union-attr]
     if rec.kind == TOMBSTONE:
         return key, None
-    return key, {"version": str(rec.value_version), "data": _value_json(rec)}
+    return key, {"version": str(rec.value_version), "data": value_json(rec)}
 
 
 def parse_record(rec: DecodedRecord, topic: str) -> tuple[str | None, str | None]:
@@ -268,26 +282,6 @@ def _plain(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _record_decoder(
-    topic: str | None, package: str = SHIPPED_PACKAGE
-) -> Callable[[Record], DecodedRecord] | None:
-    if topic is None:
-        return None
-    if topic == CLUSTER_METADATA:
-        mdec = metadata_decoder(package)
-
-        def decode(r: Record) -> DecodedRecord:
-            return mdec.decode(r.value, r.offset, r.timestamp, r.key)
-
-        return decode
-    cdec = coordinator_decoder(topic, package)
-
-    def decode_coordinator(r: Record) -> DecodedRecord:
-        return cdec.decode(r.key, r.value, r.offset, r.timestamp)
-
-    return decode_coordinator
-
-
 def _source(path: str, max_bytes: int | None) -> str | bytes:
     """The file, or its first ``max_bytes`` bytes (Kafka reads the batches that fit in them)."""
     if max_bytes is None:
@@ -341,8 +335,148 @@ def dump_log_lines(
     whose classes decode the records; ``record_decoder`` decodes them instead (a user topic's,
     :mod:`codegen.dumps.user_topics`).
     """
-    yield from _file_intro(path)
-    decode = record_decoder or _record_decoder(topic, package)
+    for group in dump_log_line_groups(
+        path,
+        topic,
+        print_data=print_data,
+        skip_record_metadata=skip_record_metadata,
+        max_bytes=max_bytes,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
+        observe=observe,
+        non_consecutive=non_consecutive,
+        package=package,
+        record_decoder=record_decoder,
+    ):
+        yield from group
+
+
+_KEY_TEXTS_SIZE: Final = 1 << 16
+"""Key texts kept per file (internal topics repeat a key per group and partition)."""
+
+
+_Row = tuple[int, int, bytes | None, bytes | None, int, str]
+"""What a record line shows of a record: offset, timestamp, key, value, sequence and the
+header keys (comma-separated)."""
+
+
+class _RecordTexts:
+    """The ``key:``/``payload:`` texts of the data records of one batch (:func:`parse_record`),
+    decoded a batch at a time; a coordinator key's text is made once per distinct key."""
+
+    def __init__(
+        self,
+        topic: str,
+        package: str,
+        record_decoder: Callable[[Record], DecodedRecord] | None = None,
+    ) -> None:
+        self.topic = topic
+        self.package = package
+        self.record_decoder = record_decoder
+        self.key_texts: dict[bytes, str] = {}
+        self.coordinator = (
+            None
+            if topic == CLUSTER_METADATA or record_decoder is not None
+            else coordinator_decoder(topic, package)
+        )
+
+    def v2_items(
+        self, data: bytes, start: int, end: int, batch: RecordBatch
+    ) -> list[Record] | list[DecodedRecord]:
+        """A v2 data batch's records: decoded by the native loop when it can (records without
+        headers of a coordinator topic), else parsed by the reference loop."""
+        if self.coordinator is not None:
+            decoded = self.coordinator.native_v2_records(data, start, end, batch)
+            if decoded is not None:
+                return decoded
+        return parse_v2(data, start, end, batch)
+
+    def decode(self, records: list[Record]) -> list[DecodedRecord]:
+        if self.record_decoder is not None:  # a user topic's (codegen.dumps.user_topics)
+            return [self.record_decoder(r) for r in records]
+        if self.coordinator is None:
+            mdec = metadata_decoder(self.package)
+            return [mdec.decode(r.value, r.offset, r.timestamp, r.key) for r in records]
+        return self.coordinator.decode_raw(
+            [(r.offset, r.timestamp, r.key, r.value) for r in records]
+        )
+
+    def texts(self, rec: DecodedRecord) -> tuple[str | None, str | None]:
+        kind = rec.kind
+        if (
+            kind in (RECORD, TOMBSTONE)
+            and not rec.newer_than_spec
+            and rec.key_bytes is not None
+            and self.coordinator is not None
+        ):
+            key = self.key_texts.get(rec.key_bytes)
+            if key is None:
+                if len(self.key_texts) >= _KEY_TEXTS_SIZE:
+                    self.key_texts.clear()
+                key = jackson_json(record_json(rec, self.topic)[0])
+                self.key_texts[rec.key_bytes] = key
+            if kind == TOMBSTONE:
+                return key, "<DELETE>"
+            data = jackson_json(value_json(rec))
+            return key, f'{{"version":"{rec.value_version}","data":{data}}}'
+        return parse_record(rec, self.topic)
+
+
+def _all_records(batch: RecordBatch, rows: list[RawRecord]) -> list[Record]:
+    return batch.records
+
+
+def _rows(
+    batch: RecordBatch, items: list[Record] | list[DecodedRecord]
+) -> tuple[list[_Row], list[Record]]:
+    """The rows of a batch's record lines, and its records (none when the native loop decoded
+    them: they had no headers)."""
+    if items and isinstance(items[0], DecodedRecord):
+        base_offset, base_seq = batch.base_offset, batch.base_sequence
+        return [
+            (
+                d.offset,
+                d.timestamp,
+                d.key_bytes,
+                d.value_bytes,
+                -1 if base_seq < 0 else increment_sequence(base_seq, d.offset - base_offset),
+                "",
+            )
+            for d in items
+        ], []
+    records: list[Record] = items  # type: ignore[assignment]
+    return [
+        (
+            r.offset,
+            r.timestamp,
+            r.key,
+            r.value,
+            r.sequence,
+            ",".join([h.name for h in r.headers]) if r.headers else "",
+        )
+        for r in records
+    ], records
+
+
+def dump_log_line_groups(
+    path: str,
+    topic: str | None,
+    *,
+    print_data: bool = True,
+    skip_record_metadata: bool = False,
+    max_bytes: int | None = None,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
+    non_consecutive: NonConsecutive | None = None,
+    package: str = SHIPPED_PACKAGE,
+    record_decoder: Callable[[Record], DecodedRecord] | None = None,
+) -> Iterator[list[str]]:
+    """The lines of :func:`dump_log_lines`, a list per log batch (the lines of a file's start
+    and end in lists of their own). When the run ends with :class:`DumpLogAborted`, the last
+    list yielded ends with the line the exception is about."""
+    yield _file_intro(path)
+    texts = None if topic is None else _RecordTexts(topic, package, record_decoder)
     key_text = DECODER_OPTIONS.get(topic or "") is not None and topic != CLUSTER_METADATA
     valid_end = 0
     size = os.path.getsize(path) if max_bytes is None else -1
@@ -357,14 +491,18 @@ def dump_log_lines(
         verify_crc=False,
     )
     legacy: BinaryIO | None = None
+    v2_items = parse_v2 if texts is None else texts.v2_items
     try:
-        for item in reader:
-            if isinstance(item, SegmentError):
-                impossible = _impossible_size(source, item)
+        # items: Records, or the native loop's decoded records (see _rows)
+        entries: Iterator[tuple[RecordBatch, Any] | SegmentError]
+        entries = reader.decoded_batches(cast(Any, v2_items), _all_records)
+        for entry in entries:
+            if isinstance(entry, SegmentError):
+                impossible = _impossible_size(source, entry)
                 # with max_bytes, a batch cut by the limit is where the reading stops, not damage
-                cut_by_limit = max_bytes is not None and item.kind == CUT_SHORT
+                cut_by_limit = max_bytes is not None and entry.kind == CUT_SHORT
                 if observe is not None and impossible is None and not cut_by_limit:
-                    observe(item)
+                    observe(entry)
                 if impossible is not None:
                     raise DumpLogAborted(
                         f"Found record size {impossible} smaller than minimum record overhead "
@@ -372,10 +510,12 @@ def dump_log_lines(
                         unfinished=False,
                     )
                 break
+            item, items = entry
+            rows, records = _rows(item, items)
             if observe is not None:
                 observe(item)
             valid_end = item.position + item.size
-            yield _batch_line(item)
+            lines = [_batch_line(item)]
             checksums: list[tuple[int, bool]] = []
             if item.magic < 2:
                 if legacy is None:
@@ -383,56 +523,73 @@ def dump_log_lines(
                 legacy.seek(item.position)
                 checksums = legacy_record_checksums(legacy.read(item.size), max_batch_size)
             ts_name = _TS_NAMES.get(item.timestamp_type, "NoTimestampType")
-            for i, r in enumerate(item.records):
-                if r.offset != last_offset + 1:
-                    gaps[last_offset] = r.offset
-                last_offset = r.offset
-                parts = []
+            is_control = item.is_control
+            with_data = print_data and not is_control
+            decoded: list[DecodedRecord] = []
+            if with_data and texts is not None:
+                keyed = len(rows)
+                if key_text:  # Kafka's decoder stops at a coordinator record without a key
+                    keys = [row[2] for row in rows]
+                    if None in keys:
+                        keyed = keys.index(None)
+                # records: the reference read them; else items are the native loop's, decoded
+                decoded = texts.decode(records[:keyed]) if records else items[:keyed]
+                if observe is not None:
+                    for rec in decoded:
+                        observe(rec)
+            text_of = None if texts is None else texts.texts
+            for i, (offset, timestamp, key_bytes, value_bytes, sequence, header_keys) in enumerate(
+                rows
+            ):
+                if offset != last_offset + 1:
+                    gaps[last_offset] = offset
+                last_offset = offset
+                line = ""
                 if not skip_record_metadata:
-                    key_size = -1 if r.key is None else len(r.key)
-                    value_size = -1 if r.value is None else len(r.value)
-                    parts.append(
-                        f"| offset: {r.offset} {ts_name}: {r.timestamp} "
-                        f"keySize: {key_size} valueSize: {value_size}"
-                    )
+                    key_size = -1 if key_bytes is None else len(key_bytes)
+                    value_size = -1 if value_bytes is None else len(value_bytes)
                     if item.magic >= 2:
-                        keys = ",".join(h.name for h in r.headers)
-                        parts.append(f" sequence: {r.sequence} headerKeys: [{keys}]")
-                    elif i < len(checksums):
-                        crc, valid = checksums[i]
-                        parts.append(f" isValid: {str(valid).lower()} crc: {crc}")
-                    if item.is_control:
-                        parts.append(_control_text(item, r, package))
-                if print_data and not item.is_control:
-                    prefix = "| " if skip_record_metadata else " "
-                    if decode is None:
-                        if r.key is not None:
-                            parts.append(f"{prefix}key: {_plain(r.key)}")
-                            prefix = " "
-                        if r.value is not None:
-                            parts.append(f"{prefix}payload: {_plain(r.value)}")
+                        line = (
+                            f"| offset: {offset} {ts_name}: {timestamp} keySize: {key_size} "
+                            f"valueSize: {value_size} sequence: {sequence} "
+                            f"headerKeys: [{header_keys}]"
+                        )
                     else:
-                        if key_text and r.key is None:
-                            yield "".join(parts)
-                            raise DumpLogAborted(
-                                f"Failed to decode message at offset {r.offset} using the "
-                                "specified decoder (message had a missing key)",
-                                unfinished=True,
-                            )
-                        decoded = decode(r)
-                        if observe is not None:
-                            observe(decoded)
-                        key, payload = parse_record(decoded, topic or "")
-                        if key is not None:
-                            parts.append(f"{prefix}key: {key}")
-                            prefix = " "
-                        if payload is not None:
-                            parts.append(f"{prefix}payload: {payload}")
-                yield "".join(parts)
+                        line = (
+                            f"| offset: {offset} {ts_name}: {timestamp} "
+                            f"keySize: {key_size} valueSize: {value_size}"
+                        )
+                        if i < len(checksums):
+                            crc, valid = checksums[i]
+                            line += f" isValid: {str(valid).lower()} crc: {crc}"
+                    if is_control:
+                        line += _control_text(item, records[i], package)
+                if with_data:
+                    prefix = "| " if skip_record_metadata else " "
+                    if text_of is None:
+                        key = None if key_bytes is None else _plain(key_bytes)
+                        payload = None if value_bytes is None else _plain(value_bytes)
+                    elif i < len(decoded):
+                        key, payload = text_of(decoded[i])
+                    else:  # the keyless record Kafka's decoder stops at
+                        lines.append(line)
+                        yield lines
+                        raise DumpLogAborted(
+                            f"Failed to decode message at offset {offset} using the "
+                            "specified decoder (message had a missing key)",
+                            unfinished=True,
+                        )
+                    if key is not None:
+                        line += f"{prefix}key: {key}"
+                        prefix = " "
+                    if payload is not None:
+                        line += f"{prefix}payload: {payload}"
+                lines.append(line)
+            yield lines
     finally:
         if legacy is not None:
             legacy.close()
         if gaps and non_consecutive is not None:
             non_consecutive.setdefault(os.path.abspath(path), {}).update(gaps)
     if size > valid_end:
-        yield f"Found {size - valid_end} invalid bytes at the end of {os.path.basename(path)}"
+        yield [f"Found {size - valid_end} invalid bytes at the end of {os.path.basename(path)}"]

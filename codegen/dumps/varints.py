@@ -1,23 +1,12 @@
-"""Zig-zag varints and record headers of the v2 record format, for the hand-written record loops.
+"""Zig-zag varints and record headers of the v2 record format, for the reference record loop.
 
-The loops in ``codegen.dumps.batches`` and ``codegen.dumps.coordinator`` decode one- and
-two-byte varints inline through :data:`ZIGZAG_1` and :data:`ZIGZAG_2` and call the functions
-below for longer ones. Malformed bytes raise :class:`MalformedRecord`; a read past the end of
-the data raises ``IndexError``.
+Malformed bytes raise :class:`MalformedRecord`; a read past the end of the data raises
+``IndexError``.
 """
 
 from __future__ import annotations
 
-from typing import Final
-
 from codegen.dumps.model import Header
-
-ZIGZAG_1: Final = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 7))
-"""Zig-zag decoding of one-byte varints, indexed by the byte."""
-
-ZIGZAG_2: Final = (0,) * 0x80 + tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
-"""Zig-zag decoding of two-byte varints ``b1 b2``, indexed by ``b1 + b2 * 128`` (adding and
-multiplying small ints is cheaper than shifting and or-ing them)."""
 
 
 class MalformedRecord(Exception):

@@ -81,6 +81,7 @@ typedef struct {
     Entry *entries;
     Py_ssize_t mask; /* capacity - 1; capacity is a power of two */
     Py_ssize_t used;
+    Py_ssize_t with_headers; /* records with headers in the last batch read */
 } Loop;
 
 static void cache_clear(Loop *L) {
@@ -472,7 +473,9 @@ static PyObject *run(Loop *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t
     Parsed *recs = PyMem_Malloc((count ? count : 1) * sizeof(Parsed));
     if (!recs) return PyErr_NoMemory();
     PyObject *out = NULL;
+    L->with_headers = 0;
     if (parse(d, pos, end, count, recs, 1) < 0) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) L->with_headers += recs[i].n_headers > 0;
     out = PyList_New(count);
     if (!out) goto done;
     for (Py_ssize_t i = 0; i < count; i++) {
@@ -610,6 +613,7 @@ static PyObject *Loop_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) 
     L->entries = NULL;
     L->mask = -1;
     L->used = 0;
+    L->with_headers = 0;
     PyObject_GC_Track(L);
     if (check_record_class(L, cls) < 0) {
         Py_DECREF(L);
@@ -632,6 +636,10 @@ static PyObject *Loop_get_cached_keys(Loop *L, void *closure) {
     return PyLong_FromSsize_t(L->used);
 }
 
+static PyObject *Loop_get_with_headers(Loop *L, void *closure) {
+    return PyLong_FromSsize_t(L->with_headers);
+}
+
 static PyMethodDef Loop_methods[] = {
     {"clear_keys", (PyCFunction)Loop_clear_keys, METH_NOARGS, "Forget the decoded keys."},
     {NULL, NULL, 0, NULL},
@@ -639,6 +647,9 @@ static PyMethodDef Loop_methods[] = {
 
 static PyGetSetDef Loop_getset[] = {
     {"cached_keys", (getter)Loop_get_cached_keys, NULL, "how many decoded keys are cached", NULL},
+    {"with_headers", (getter)Loop_get_with_headers, NULL,
+     "how many records of the last batch read have headers (which the records do not keep)",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
