@@ -48,6 +48,7 @@ test: setup
 	$(MAKE) --no-print-directory lint typecheck
 	$(PY) -m pytest -n 2 --dist loadgroup -q
 	SPECGEN_BACKEND=pure $(PY) -m pytest -n 2 --dist loadgroup -q -m codec
+	SPECGEN_SPARK_CONNECT=1 $(PY) -m pytest -q -m spark_connect
 
 ## test-fast: the tests that need neither Spark nor the Kafka jars
 test-fast: $(STAMP)

@@ -8,6 +8,7 @@ every file must still have something to run, so a doc cannot quietly stop being 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -47,19 +48,31 @@ def test_block_markers_are_recognised() -> None:
 
 @pytest.mark.parametrize(
     "doc",
-    [pytest.param(d, marks=[pytest.mark.spark] if d in SPARK_DOCS else []) for d in DOCS],
+    [
+        pytest.param(d, marks=[pytest.mark.spark, pytest.mark.spark_connect])
+        if d in SPARK_DOCS
+        else d
+        for d in DOCS
+    ],
 )
-def test_examples_run(doc: str) -> None:
+def test_examples_run(doc: str, request: pytest.FixtureRequest) -> None:
     blocks, skipped = runnable_blocks((ROOT / doc).read_text())
     if not blocks:
         assert skipped, f"{doc} has no Python examples"
         pytest.skip(f"{doc}: every example is marked as not run ({skipped})")
     script = "\n".join(blocks)
+    env = dict(os.environ)
+    if doc in SPARK_DOCS:
+        # The spark_connect pass: get_session() connects to the run's server (SPARK_REMOTE).
+        url = request.getfixturevalue("spark_connect_url")
+        if url is not None:
+            env["SPARK_REMOTE"] = url
     proc = subprocess.run(
         [sys.executable, "-c", script],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=900,
+        env=env,
     )
     assert proc.returncode == 0, f"{doc} examples failed:\n{proc.stderr[-3000:]}"
