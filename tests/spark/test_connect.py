@@ -5,6 +5,8 @@ classic side of the same helpers."""
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,3 +43,24 @@ def test_live_topics_need_the_partition_count_over_connect(spark: Any) -> None:
         pytest.skip(f"Spark's Kafka source: {missing}")
     raw = live.read_internal_topic(spark, "127.0.0.1:9", "__consumer_offsets", partitions=3)
     assert raw.columns[:3] == ["key", "value", "topic"]  # the server planned the Kafka source
+
+
+def test_a_codec_package_goes_to_the_server_as_artifacts(spark: Any, tmp_path: Path) -> None:
+    import newer_specs
+
+    import spark_udfs
+    from spark_udfs.session import ship_codec_package
+
+    if not is_connect(spark):
+        pytest.skip("addPyFile on a classic session: tests/spark/test_user_package.py")
+    parent = newer_specs.generate(tmp_path / "newer")
+    package = newer_specs.import_package(parent)  # here only: the server's workers lack it
+    try:
+        ship_codec_package(spark, package)  # addArtifacts(pyfile=True)
+        mine = spark_udfs.for_package(newer_specs.PACKAGE)
+        df = spark.createDataFrame(newer_specs.records(package), "key binary, value binary")
+        rows = mine.decode_transaction_state(df).collect()
+        assert [r.recordName for r in rows] == ["TransactionLog", "TransactionAudit"]
+        assert rows[1].decodedValue.TransactionAuditValue.operator == "ops"
+    finally:
+        sys.path.remove(str(parent))
