@@ -76,6 +76,8 @@ test:
 	  $(MAKE) --no-print-directory check lint typecheck
 	@$(PHASE) "every test, codecs on the native backend" $(PYTEST)
 	@SPECGEN_BACKEND=pure $(PHASE) "codec tests on the pure backend" $(PYTEST) -m codec
+	@SPECGEN_SPARK_CONNECT=1 $(PHASE) "Spark tests over a local Spark Connect server" \
+	  $(PY) -m pytest -o console_output_style=classic --time-progress -rfEs -m spark_connect
 	@$(PHASE) end
 
 ## test-fast: the tests that need neither Spark nor the Kafka jars

@@ -347,7 +347,16 @@ def time_udfs(variants: dict[str, Any], results: dict[str, Any], runs: int, jvm_
         "ours_vs_jvm_slowdown": ours / u["JVM UDF"],
         "ours_vs_jvm_full_schema_slowdown": ours / u["JVM UDF, our full schema"],
         "bridge_probe_vs_jvm_slowdown": u["arrow_udf bridge probe (no decode)"] / u["JVM UDF"],
+        "ours_vs_bridge_probe": ours / u["arrow_udf bridge probe (no decode)"],
     }
+    # Round by round (the jobs run in turn): how far the ratio to the probe moves between
+    # rounds, and how far the probe's own times spread.
+    runs_ours = results["udf"]["arrow_udf (ours)"]["runs_s"]
+    runs_probe = results["udf"]["arrow_udf bridge probe (no decode)"]["runs_s"]
+    results["ratios"]["ours_vs_bridge_probe_per_round"] = [
+        a / b for a, b in zip(runs_ours, runs_probe, strict=True)
+    ]
+    results["ratios"]["bridge_probe_spread"] = max(runs_probe) / min(runs_probe)
     say(f"ratios: {results['ratios']}")
 
 

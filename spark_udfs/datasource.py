@@ -62,6 +62,14 @@ Options (case-insensitive):
   Spark, which cannot prune a Python source's columns itself); ``_error`` (and
   ``_decode_error`` in PERMISSIVE) always come along, so no damage goes unseen. Columns keep
   the source's order. ``.option("columns", "partition,offset,decodedValue")``
+- ``pushFilters``: ``true`` takes the query's filters on ``topic``, ``partition``, ``offset``,
+  ``timestamp``, ``isControl`` and, with ``decode``, ``recordName``, and skips the files,
+  segments, batches and records they rule out (:mod:`spark_udfs.pushdown`); ``false``
+  (default) leaves every filter to Spark. Spark pushes filters only with
+  ``spark.sql.python.filterPushdown.enabled`` on, which ``spark_udfs.session`` sets. Spark
+  4.3.0 shares one read plan between the scans of one loaded DataFrame, so a DataFrame read
+  with ``pushFilters=true`` must not be scanned twice with different filters in one query
+  (a self-join or union of two filtered copies): load it once per scan.
 - ``recordLoop``: ``auto`` (default) builds the raw columns with the native columnar loop when
   it is built and ``SPECGEN_BACKEND`` is not ``pure``, else with the pure loop; ``native``
   requires the native one, ``pure`` takes the pure one (the reference: same rows).
@@ -75,21 +83,23 @@ import os
 import re
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
 from codegen.dumps.segments import SEGMENT_SUFFIXES
 from codegen.dumps.topic_map import TopicMap, topic_map_option
+from spark_udfs.connect import server_path
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
 from spark_udfs.package import SHIPPED
+from spark_udfs.pushdown import Pushed, batch_ranges, keep_files, push
 from spark_udfs.topics import (
     TOPICS,
     Selection,
@@ -193,7 +203,8 @@ def resolve_paths(paths: list[str]) -> list[Path]:
     """The files and folders ``paths`` name: each an existing path or a glob pattern (``*``,
     ``?``, ``[abc]``, ``{a,b}``, as Spark's file sources take them), matches in name order."""
     out: list[Path] = []
-    for p in paths:
+    for given in paths:
+        p = server_path(given)  # relative: to the server's folder, over Spark Connect too
         path = Path(p)
         if path.exists():
             out.append(path)
@@ -201,12 +212,12 @@ def resolve_paths(paths: list[str]) -> list[Path]:
             matches = sorted({m for q in expand_braces(p) for m in glob.glob(q)})
             if not matches:
                 raise FileNotFoundError(
-                    f"kafka-log: the pattern {p} matches no file or folder; check it, or give "
+                    f"kafka-log: the pattern {given} matches no file or folder; check it, or give "
                     "the folders themselves"
                 )
             out.extend(Path(m) for m in matches)
         else:
-            raise FileNotFoundError(f"kafka-log: no such file or folder: {p}")
+            raise FileNotFoundError(f"kafka-log: no such file or folder: {given}")
     return out
 
 
@@ -524,22 +535,33 @@ class KafkaLogReader(DataSourceReader):
         self.decoding = decoding
         self.mode = mode
         self.schema = schema
-        needed = set(schema.names) | (set(_DECODE_INPUTS) if decoding is not None else set())
-        if decoding is not None and decoding.user is not None and decoding.user.reads_headers:
-            needed.add("headers")  # a version is in a header
-        self.raw_schema = pa.schema([f for f in RAW_SCHEMA if f.name in needed])
+        self.pushed = Pushed()
+        self.raw_schema = self._raw_schema()
+
+    def _raw_schema(self) -> pa.Schema:
+        """The raw columns a read builds: those returned, decoded, or filtered on."""
+        needed = set(self.schema.names) | self.pushed.row_columns()
+        decoding = self.decoding
+        if decoding is not None:
+            needed |= set(_DECODE_INPUTS)
+            if decoding.user is not None and decoding.user.reads_headers:
+                needed.add("headers")  # a version is in a header
+        return pa.schema([f for f in RAW_SCHEMA if f.name in needed])
 
     def partitions(self) -> list[LogSlices]:
         files = []
         for path in list_log_files(_paths(self.options)):
             topic, part = topic_of(path, self.options)
             files.append((path, topic, part))
-        return pack_slices(
-            files,
+        partitions = pack_slices(
+            keep_files(files, self.pushed),
             max_bytes=int(self.options.get("maxbytesperpartition", DEFAULT_SPLIT)),
             open_cost=int(self.options.get("opencostinbytes", DEFAULT_OPEN_COST)),
             min_partitions=int(self.options.get("minpartitions", _cores())),
         )
+        # No file left to read (the pushed filters keep none): one empty partition, since
+        # Spark reads a source that has none as one partition of its own making.
+        return partitions or [LogSlices(())]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, LogSlices)
@@ -547,14 +569,22 @@ class KafkaLogReader(DataSourceReader):
             yield from self._read_slice(sl)
 
     def _read_slice(self, sl: LogSlice) -> Iterator[pa.RecordBatch]:
+        for start, end in batch_ranges(sl.path, sl.start, sl.end, self.pushed):
+            yield from self._read_range(replace(sl, start=start, end=end))
+
+    def _read_range(self, sl: LogSlice) -> Iterator[pa.RecordBatch]:
         opts = self.options
         decoding = self.decoding
+        pushed = self.pushed
         package = opts.get("package", SHIPPED)
         if decoding is not None:
             permissive = self.mode == Mode.PERMISSIVE
             full = decoding.decoded_type(permissive, package)
             # The decoded columns the read returns: the others are not built.
             typ = pa.struct([f for f in full if f.name in self.schema.names])
+            names = decoding.names
+            if pushed.record_names is not None:
+                names = pushed.record_names if names is None else names & pushed.record_names
         for rb in read_slice(
             sl,
             with_headers=opts.get("includeheaders", "true").lower() != "false"
@@ -564,7 +594,8 @@ class KafkaLogReader(DataSourceReader):
             native=_record_loop(opts),
             schema=self.raw_schema,
         ):
-            if decoding is not None:
+            rb = _filtered(rb, pushed)  # before decoding: what fails is not decoded
+            if rb.num_rows and decoding is not None:
                 family = decoding.family(sl.topic)
                 entry = None if decoding.user is None else decoding.user.entry_for(sl.topic)
                 if entry is not None:
@@ -580,8 +611,29 @@ class KafkaLogReader(DataSourceReader):
                     )
                     rb = _with_decoded(rb, sl, decoded.columns, decoded.errors, typ, self.mode)
                 else:
-                    rb = _decode_batch(rb, sl, family, typ, self.mode, package, decoding.names)
-            yield rb if rb.schema.equals(self.schema) else rb.select(self.schema.names)
+                    rb = _decode_batch(rb, sl, family, typ, self.mode, package, names)
+                if pushed.record_names is not None:
+                    rb = _filtered(rb, pushed)
+            if rb.num_rows:
+                yield rb if rb.schema.equals(self.schema) else rb.select(self.schema.names)
+
+
+def _filtered(rb: pa.RecordBatch, pushed: Pushed) -> pa.RecordBatch:
+    mask = pushed.row_mask(rb)
+    return rb if mask is None else rb.filter(mask)
+
+
+class KafkaLogFilteringReader(KafkaLogReader):
+    """The reader of ``pushFilters=true``: it takes the query's filters it can apply."""
+
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
+        """Take the filters the source applies itself (``spark_udfs.pushdown``)."""
+        self.pushed, rest = push(filters, self.decoding is not None)
+        self.raw_schema = self._raw_schema()
+        return rest
+
+
+_PUSH_FILTERS = {"true": True, "false": False}
 
 
 class KafkaLogDataSource(DataSource):
@@ -620,4 +672,10 @@ class KafkaLogDataSource(DataSource):
     def reader(self, schema: Any) -> KafkaLogReader:
         opts = self._opts()
         _record_loop(opts)  # a wrong value fails on the driver
-        return KafkaLogReader(opts, *self._decoding_and_schema())
+        push_filters = _PUSH_FILTERS.get(opts.get("pushfilters", "false").lower())
+        if push_filters is None:
+            raise ValueError(f"kafka-log: pushFilters={opts['pushfilters']!r}: use true or false")
+        # Spark 4.3.0 refuses a reader that has pushFilters while its pushdown setting is off,
+        # and shares one read plan between the scans of one loaded DataFrame: opt-in only.
+        reader = KafkaLogFilteringReader if push_filters else KafkaLogReader
+        return reader(opts, *self._decoding_and_schema())

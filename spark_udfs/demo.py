@@ -297,6 +297,7 @@ def _synthesize(args: argparse.Namespace, dump: Path) -> list[Path]:
 
 
 def _start_spark(master: str | None, out: Path, conf: dict[str, str]) -> Any:
+    from spark_udfs.connect import add_python_file
     from spark_udfs.session import build_package_zip, get_session
 
     _say(f"starting Spark ({master or 'local[*]'})")
@@ -310,7 +311,7 @@ def _start_spark(master: str | None, out: Path, conf: dict[str, str]) -> Any:
             "The demo needs Java 17: check `java -version`, or set JAVA_HOME to a Java 17 home."
         ) from None
     if master:  # executors elsewhere import the package from the zip
-        spark.sparkContext.addPyFile(str(build_package_zip(out / "kafka_specgen.zip")))
+        add_python_file(spark, build_package_zip(out / "kafka_specgen.zip"))
     return spark
 
 

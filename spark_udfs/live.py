@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spark_udfs.compacted import committed_offset_columns
+from spark_udfs.connect import is_connect
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -99,6 +100,7 @@ def read_internal_topic(
     *,
     streaming: bool = False,
     options: Mapping[str, str] | None = None,
+    partitions: int | None = None,
 ) -> DataFrame:
     """``topic`` from its first record with Spark's Kafka source, as a batch (up to the latest
     offsets now) or as a stream.
@@ -108,6 +110,12 @@ def read_internal_topic(
     ``kafka.isolation.level=read_committed``, ``failOnDataLoss=false``; batch reads also
     ``endingOffsets=latest``). Switches the session to the consumer-based offset fetching, the
     one that can read internal topics.
+
+    ``partitions``: the topic's partition count, which is otherwise asked of the cluster with
+    the connector's admin client on the driver; a Spark Connect client cannot run that, so over
+    Spark Connect give it (the broker's ``offsets.topic.num.partitions``,
+    ``transaction.state.log.num.partitions`` or ``share.coordinator.state.topic.num.partitions``)
+    or an ``assign`` option.
     """
     spark.conf.set(_OFFSET_FETCHING, "true")
     given = dict(options or {})
@@ -115,7 +123,11 @@ def read_internal_topic(
     if not {"assign", "subscribe", "subscribePattern"} & set(given):
         # Assigned partitions: a subscription would make the source's driver consumer join a
         # consumer group, i.e. write group records into __consumer_offsets.
-        count = partition_count(spark, topic, {**settings, **given})
+        count = (
+            partitions
+            if partitions is not None
+            else partition_count(spark, topic, {**settings, **given})
+        )
         settings["assign"] = json.dumps({topic: list(range(count))})
     settings |= {
         "startingOffsets": "earliest",
@@ -133,10 +145,18 @@ def partition_count(spark: SparkSession, topic: str, options: Mapping[str, str])
     """How many partitions ``topic`` has, asked with the connector's Kafka admin client.
 
     ``options``: the source's options; the ``kafka.``-prefixed ones (bootstrap servers,
-    security settings) configure the client.
+    security settings) configure the client. A Spark Connect client has no JVM to run it in:
+    there this raises :class:`LiveTopicError` saying what to give instead.
     """
+    if is_connect(spark):
+        raise LiveTopicError(
+            f"cannot ask the cluster how many partitions {topic!r} has over Spark Connect (the "
+            "admin client runs in the driver's JVM, which a Connect client cannot reach); give "
+            "read_internal_topic(..., partitions=N) with the broker's setting for that topic "
+            "(offsets.topic.num.partitions for __consumer_offsets, default 50), or an assign option"
+        )
     jvm = spark.sparkContext._jvm
-    assert jvm is not None  # a classic (not Spark Connect) session
+    assert jvm is not None
     props = jvm.java.util.Properties()
     for key, value in options.items():
         if key.startswith("kafka."):
@@ -227,6 +247,7 @@ def track_committed_offsets(
     trigger: Mapping[str, Any] | None = None,
     options: Mapping[str, str] | None = None,
     decode: Callable[[DataFrame], DataFrame] | None = None,
+    partitions: int | None = None,
 ) -> StreamingQuery:
     """Start a stream that keeps ``table`` (Parquet) equal to the committed offsets per (group,
     topic, partition) of the cluster's ``__consumer_offsets``.
@@ -236,12 +257,18 @@ def track_committed_offsets(
     ``trigger`` is passed to ``DataStreamWriter.trigger`` (default: a micro-batch every 10
     seconds; ``{"availableNow": True}`` reads what is there and stops); ``decode`` replaces
     :func:`~spark_udfs.functions.decode_consumer_offsets` (e.g. ``for_package(...)`` for another
-    release's specs).
+    release's specs); ``partitions`` as for :func:`read_internal_topic` (needed over Spark
+    Connect).
     """
     from spark_udfs.functions import decode_consumer_offsets
 
     raw = read_internal_topic(
-        spark, bootstrap_servers, "__consumer_offsets", streaming=True, options=options
+        spark,
+        bootstrap_servers,
+        "__consumer_offsets",
+        streaming=True,
+        options=options,
+        partitions=partitions,
     )
     latest = latest_committed_offsets((decode or decode_consumer_offsets)(raw))
     table = str(table)

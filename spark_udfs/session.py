@@ -11,6 +11,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from spark_udfs.connect import add_python_file, default_parallelism, is_connect
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrameReader, SparkSession
 
@@ -39,29 +41,43 @@ def get_session(
     shuffle_partitions: int | None = None,
     ship: bool = False,
     extra_conf: dict[str, str] | None = None,
+    remote: str | None = None,
 ) -> SparkSession:
     """Create (or get) a session: ``local[*]`` unless ``master`` is given, UI off.
 
-    ``ship=True`` adds this package to the executors with ``addPyFile`` (needed on a cluster
-    unless the wheel is installed there). ``driver_memory`` only applies when this call starts
-    the JVM.
+    ``remote`` (default: the ``SPARK_REMOTE`` environment variable, as PySpark reads it) makes
+    a Spark Connect client instead, and ``master`` is not used: ``"sc://host:15002"`` for a
+    running server, ``"local[2]"`` to start one in this process. ``ship=True`` adds this
+    package to the executors (``addPyFile``, or ``addArtifacts`` over Spark Connect; needed on a
+    cluster unless the wheel is installed there). ``driver_memory`` only applies when this call
+    starts the JVM; a client of a running Connect server sets only the ``spark.sql.*`` settings
+    (of ``extra_conf`` too): the others are the server's.
     """
     from pyspark.sql import SparkSession
 
     _python_env()
-    builder = (
-        SparkSession.builder.master(master or os.environ.get("SPARK_MASTER", "local[*]"))
-        .appName(app_name)
-        .config("spark.driver.memory", driver_memory)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions or os.cpu_count() or 2))
-        .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
-    )
-    for k, v in (extra_conf or {}).items():
+    remote = remote or os.environ.get("SPARK_REMOTE")
+    conf = {
+        "spark.driver.memory": driver_memory,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions or os.cpu_count() or 2),
+        "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
+        **(extra_conf or {}),
+    }
+    if remote:
+        builder = SparkSession.builder.remote(remote)
+        if not remote.startswith("local"):
+            # A running server was configured when it started: a client sets SQL settings only.
+            conf = {k: v for k, v in conf.items() if k.startswith("spark.sql.")}
+    else:
+        builder = SparkSession.builder.master(master or os.environ.get("SPARK_MASTER", "local[*]"))
+    builder = builder.appName(app_name)
+    for k, v in conf.items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if not is_connect(spark):  # a Connect server keeps its own log level
+        spark.sparkContext.setLogLevel("ERROR")
     if ship:
         ship_package(spark)
     register_data_source(spark)
@@ -81,14 +97,17 @@ def build_package_zip(target: Path | None = None) -> Path:
 
 
 def ship_package(spark: SparkSession) -> Path:
-    """Send the package to every executor (``SparkContext.addPyFile``)."""
+    """Send the package to every executor: ``SparkContext.addPyFile``, or over Spark Connect
+    (no ``SparkContext``) ``addArtifacts(pyfile=True)``, the session's own artifacts."""
     path = build_package_zip()
-    spark.sparkContext.addPyFile(str(path))
+    add_python_file(spark, path)
+    register_data_source(spark)
     return path
 
 
 def ship_codec_package(spark: SparkSession, package: str | ModuleType) -> Path:
-    """Send a generated codec package (importable here) to every executor with ``addPyFile``.
+    """Send a generated codec package (importable here) to every executor with ``addPyFile``
+    (``addArtifacts`` over Spark Connect).
 
     The zip holds the package's top-level package (``myproject`` for ``myproject.kafka``). The
     ``kafka-log`` source is registered again, since a data source sees only the files added
@@ -104,20 +123,27 @@ def ship_codec_package(spark: SparkSession, package: str | ModuleType) -> Path:
         for path in sorted(folder.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
                 zf.write(path, path.relative_to(folder.parent).as_posix())
-    spark.sparkContext.addPyFile(str(target))
+    add_python_file(spark, target)
     register_data_source(spark)
     return target
 
 
 def register_data_source(spark: SparkSession) -> None:
+    """Register ``kafka-log`` and let Spark push filters into it (off by default in Spark:
+    a source that takes filters is refused while ``spark.sql.python.filterPushdown.enabled`` is
+    off)."""
     from spark_udfs.datasource import KafkaLogDataSource
+    from spark_udfs.pushdown import PUSHDOWN_CONF
 
     spark.dataSource.register(KafkaLogDataSource)
+    spark.conf.set(PUSHDOWN_CONF, "true")
 
 
 def kafka_log_reader(spark: SparkSession) -> DataFrameReader:
     """``spark.read.format("kafka-log")`` spread over the session's cores (``minPartitions``:
-    the source itself only knows the cores of the driver, which on a cluster are fewer)."""
-    return spark.read.format("kafka-log").option(
-        "minPartitions", spark.sparkContext.defaultParallelism
-    )
+    the source itself only knows the cores of the driver, which on a cluster are fewer). Over
+    Spark Connect the cores are the server's ``spark.default.parallelism`` when it sets it,
+    else the source's default."""
+    reader = spark.read.format("kafka-log")
+    cores = default_parallelism(spark)
+    return reader if cores is None else reader.option("minPartitions", cores)

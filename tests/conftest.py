@@ -214,9 +214,30 @@ TESTS = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    import connect_server
+
+    # In the spark_connect pass a Spark test not marked for it is skipped: it needs what a Spark
+    # Connect client lacks (sparkContext, rdd) or is not one users meet.
+    connect = connect_server.enabled()
+    classic_only = pytest.mark.skip(reason=f"{connect_server.ENV}: a classic-session test")
+    # A test of what only a Connect client meets has nothing to check on a classic session, and
+    # a test of the native loop nothing on the pure backend: such tests are left out of those
+    # passes, not skipped (a skip fails under CI=true).
+    pure = os.environ.get("SPECGEN_BACKEND") == "pure"
+    kept: list[pytest.Item] = []
+    not_here: list[pytest.Item] = []
     for item in items:
         if item.path.relative_to(TESTS).as_posix() in CODEC_TESTS:
             item.add_marker(pytest.mark.codec)
+        if connect and "spark" in item.keywords and "spark_connect" not in item.keywords:
+            item.add_marker(classic_only)
+        left_out = (not connect and "connect_only" in item.keywords) or (
+            pure and "native_only" in item.keywords
+        )
+        (not_here if left_out else kept).append(item)
+    if not_here:
+        config.hook.pytest_deselected(items=not_here)
+        items[:] = kept
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -294,3 +315,25 @@ def live_spark(kafka_spark: Any) -> Any:
     if "spark-sql-kafka" not in kafka_spark.sparkContext.getConf().get("spark.jars", ""):
         pytest.fail("a Spark session without Spark's Kafka source was started earlier in this run")
     return kafka_spark
+
+
+@pytest.fixture(scope="session")
+def spark_connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
+    """In the ``spark_connect`` pass (``SPECGEN_SPARK_CONNECT=1``): the URL of a local Spark
+    Connect server started for this run (``connect_server``), stopped at the end; else None."""
+    import connect_server
+
+    if not connect_server.enabled():
+        yield None
+        return
+    pytest.importorskip("pyspark")
+    from broker.client import spark_kafka_conf
+
+    conf = {
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "1000",
+        **spark_kafka_conf()[0],
+    }
+    server = connect_server.start_server(tmp_path_factory.mktemp("connect"), conf)
+    yield server.url
+    server.stop()

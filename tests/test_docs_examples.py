@@ -9,6 +9,7 @@ cannot quietly stop being checked.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -48,9 +49,14 @@ def test_block_markers_are_recognised() -> None:
 
 @pytest.mark.parametrize(
     "doc",
-    [pytest.param(d, marks=[pytest.mark.spark] if d in SPARK_DOCS else []) for d in DOCS],
+    [
+        pytest.param(d, marks=[pytest.mark.spark, pytest.mark.spark_connect])
+        if d in SPARK_DOCS
+        else d
+        for d in DOCS
+    ],
 )
-def test_examples_run(doc: str) -> None:
+def test_examples_run(doc: str, request: pytest.FixtureRequest) -> None:
     blocks, skipped = runnable_blocks((ROOT / doc).read_text())
     assert blocks, (
         f"{doc}: every example is marked as not run ({skipped})"
@@ -58,11 +64,18 @@ def test_examples_run(doc: str) -> None:
         else f"{doc} has no Python examples"
     )
     script = "\n".join(blocks)
+    env = dict(os.environ)
+    if doc in SPARK_DOCS:
+        # The spark_connect pass: get_session() connects to the run's server (SPARK_REMOTE).
+        url = request.getfixturevalue("spark_connect_url")
+        if url is not None:
+            env["SPARK_REMOTE"] = url
     proc = subprocess.run(
         [sys.executable, "-c", script],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=900,
+        env=env,
     )
     assert proc.returncode == 0, f"{doc} examples failed:\n{proc.stderr[-3000:]}"

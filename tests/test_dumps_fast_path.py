@@ -318,14 +318,12 @@ def test_records_with_a_wrong_size(
     assert_same_as_reference(_with_records(plain, body, codec))
 
 
+@pytest.mark.native_only  # the one-pass loop is the native one: pure reads with the reference
 def test_well_formed_batches_never_reach_the_reference_parser(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The one-pass loop handles every well-formed record itself, odd keys and values included."""
-    if not coordinator_module.native_record_loop_enabled():
-        pytest.skip(
-            "the one-pass loop is the native one: the pure backend reads with the reference"
-        )
+    assert coordinator_module.native_record_loop_enabled()
     key_values: list[tuple[bytes | None, bytes | None]] = [
         (_offset_commit_key_bytes("g" * 70, "t", 3), _offset_commit_value(3, 1, "", 2)),
         (_offset_commit_key_bytes("g", "t" * 9000, 3), None),

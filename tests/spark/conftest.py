@@ -18,7 +18,9 @@ REAL_DATA = data_path("kafka-data")
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def spark(spark_connect_url: str | None) -> Iterator[Any]:
+    """A classic ``local[2]`` session; in the ``spark_connect`` pass a Spark Connect client of
+    the run's local server."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from broker.client import spark_kafka_conf
@@ -35,6 +37,7 @@ def spark() -> Iterator[Any]:
             # Spark's Kafka source when fetched: the broker tests share this session.
             **spark_kafka_conf()[0],
         },
+        remote=spark_connect_url,
     )
     yield session
     session.stop()

@@ -42,6 +42,7 @@ def test_schema_is_all_nullable() -> None:
     assert schema.simpleString().startswith("struct<protocolType:string,generation:int")
 
 
+@pytest.mark.spark_connect
 def test_permissive_keeps_every_row(spark: Any) -> None:
     df = _values_df(spark)
     out = df.select(
@@ -57,6 +58,7 @@ def test_permissive_keeps_every_row(spark: Any) -> None:
     assert next(r for r in rows if r.offset == 42).decoded.offset == 42
 
 
+@pytest.mark.spark_connect
 def test_failfast_names_the_error_and_position(spark: Any) -> None:
     df = _values_df(spark)
     col = functions.decode_offset_commit_value("value", position=["offset"])
@@ -67,6 +69,7 @@ def test_failfast_names_the_error_and_position(spark: Any) -> None:
     assert "offset 1700" in text and "mode='PERMISSIVE'" in text
 
 
+@pytest.mark.spark_connect
 def test_topic_function_on_real_consumer_offsets(spark: Any) -> None:
     df = spark.read.format("kafka-log").load(str(REAL_DATA / "mscaldas-spooldir"))
     co = functions.decode_consumer_offsets(df.filter("topic = '__consumer_offsets'"))
@@ -79,6 +82,7 @@ def test_topic_function_on_real_consumer_offsets(spark: Any) -> None:
     assert gm.valueVersion == 2 and gm.decodedValue.GroupMetadataValue.protocolType is not None
 
 
+@pytest.mark.spark_connect
 def test_data_source_matches_the_segment_reader(spark: Any) -> None:
     df = spark.read.format("kafka-log").load(str(REAL_DATA))
     counts = {(r.file): r["count"] for r in df.groupBy("file").count().collect()}
@@ -110,6 +114,7 @@ def test_data_source_reports_corrupt_batches_and_splits(spark: Any, tmp_path: Pa
     assert sorted(r.offset for r in rows if not r._error) == list(range(10, 500))
 
 
+@pytest.mark.spark_connect
 def test_inline_decode_option(spark: Any) -> None:
     df = (
         spark.read.format("kafka-log")
@@ -119,6 +124,7 @@ def test_inline_decode_option(spark: Any) -> None:
     assert {r.recordName for r in df.collect()} == {"OffsetCommit", "GroupMetadata"}
 
 
+@pytest.mark.spark_connect
 def test_compacted_views_match_the_pure_python_views(spark: Any, dump: Any) -> None:
     expected_offsets: dict[tuple[str, str, int], tuple[int, int]] = {}
     expected_groups: dict[str, tuple[Any, ...]] = {}
@@ -142,6 +148,7 @@ def test_compacted_views_match_the_pure_python_views(spark: Any, dump: Any) -> N
     assert decoded.filter("isNewerVersion").count() == dump.newer
 
 
+@pytest.mark.spark_connect
 def test_sql_registration(spark: Any) -> None:
     names = functions.register_sql_functions(spark, messages=False)
     assert "decode_consumer_offsets" in names

@@ -1,0 +1,171 @@
+"""Filters pushed into ``kafka-log`` (not a test): the same query with and without pushdown.
+
+    .venv/bin/python bench/bench_pushdown.py [--rows 2000000] [--millions 16] [--runs 1]
+        [--work DIR]
+
+On the bench's log dump (``bench_spark.py``'s 2 M OffsetCommit records in four segments,
+repeated into one partition folder per copy up to ``--millions`` million records: the 16 M dump
+of its scale section), ``local[2]`` runs, in turn, each query with the source taking the
+filters (``pushFilters=true``) and without (Spark filters what the source reads), to the ``noop``
+sink. It reports the median wall time, the CPU seconds of the driver JVM and of the Python
+workers, the rows each query returns and the records the source read: all of them without
+pushdown; with it, those in the byte ranges left after the files, segments and batches that
+cannot match were skipped. Results go to ``<work>/pushdown.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_spark import ROOT, noop, process_cpu, say, write_segments
+
+QUERIES = {
+    "one partition, offsets from 1000 (the issue's query)": (
+        {"decode": "consumer_offsets"},
+        "recordName = 'OffsetCommit' and partition = 3 and offset >= 1000",
+    ),
+    "every partition, 10 k offsets, raw": (
+        {},
+        "offset >= 100000 and offset < 110000",
+    ),
+}
+
+
+def dump(work: Path, rows: int, millions: int) -> Path:
+    """``bench_spark.py``'s scale dump of ``millions`` M records (the segments repeated)."""
+    segments = work / f"segments-{rows}"
+    if not segments.exists():
+        say(f"writing {rows:,} records as log segments")
+        write_segments(segments, rows)
+    pieces = sorted(segments.glob("*/*.log"))
+    folder = work / f"scale-kafka-log-{millions}M"
+    if not folder.exists():
+        per = max(1, (millions * 1_000_000) // (rows // len(pieces)))
+        for k in range(per):
+            seg = folder / f"__consumer_offsets-{k}" / pieces[k % len(pieces)].name
+            seg.parent.mkdir(parents=True)
+            shutil.copyfile(pieces[k % len(pieces)], seg)
+    return folder
+
+
+def records_read(folder: Path, options: dict[str, str], where: str, spark: Any) -> int:
+    """The records in the byte ranges the source reads for ``where`` (pushed filters)."""
+    from codegen.dumps.arrow import record_batches
+    from spark_udfs.datasource import KafkaLogDataSource
+
+    source = KafkaLogDataSource({"path": str(folder), "pushFilters": "true", **options})
+    reader = source.reader(None)
+    from pyspark.sql.datasource import Filter
+
+    filters = _filters(where)
+    rest: list[Filter] = reader.pushFilters(filters)
+    say(f"  pushed {len(filters) - len(rest)} of {len(filters)} filters")
+    total = 0
+    for part in reader.partitions():
+        for sl in part.slices:
+            for start, end in _ranges(sl, reader):
+                for rb in record_batches(sl.path, start=start, end=end, headers=False):
+                    total += rb.num_rows
+    return total
+
+
+def _ranges(sl: Any, reader: Any) -> list[tuple[int, int]]:
+    from spark_udfs.pushdown import batch_ranges
+
+    return batch_ranges(sl.path, sl.start, sl.end, reader.pushed)
+
+
+def _filters(where: str) -> list[Any]:
+    """The filters Spark pushes for ``where`` (a conjunction of simple comparisons)."""
+    from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, LessThan
+
+    kinds = {"=": EqualTo, ">=": GreaterThanOrEqual, "<": LessThan}
+    out = []
+    for part in where.split(" and "):
+        name, op, value = part.split(" ", 2)
+        literal: Any = value.strip("'") if value.startswith("'") else int(value)
+        out.append(kinds[op]((name,), literal))
+    return out
+
+
+def measure(jobs: dict[str, Any], runs: int, jvm_pid: int) -> dict[str, Any]:
+    """Each job ``runs`` times in turn, no warm-up run (the count before has warmed the session;
+    a read of the whole dump takes minutes): median wall time and CPU seconds."""
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    cpu: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
+    for _ in range(runs):
+        for name, job in jobs.items():
+            jvm0, py0 = process_cpu(jvm_pid)
+            t = time.perf_counter()
+            job()
+            times[name].append(time.perf_counter() - t)
+            jvm1, py1 = process_cpu(jvm_pid)
+            cpu[name].append((jvm1 - jvm0, py1 - py0))
+    return {
+        name: {
+            "median_s": statistics.median(times[name]),
+            "runs_s": times[name],
+            "jvm_cpu_s": statistics.median(c[0] for c in cpu[name]),
+            "python_cpu_s": statistics.median(c[1] for c in cpu[name]),
+        }
+        for name in jobs
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--millions", type=int, default=16)
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--work", type=Path, default=ROOT / "bench" / "jvm" / "build" / "data")
+    args = ap.parse_args()
+    folder = dump(args.work, args.rows, args.millions)
+
+    from spark_udfs.session import get_session
+
+    spark = get_session("local[2]", app_name="bench-pushdown", driver_memory="4g")
+    jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    total = spark.read.format("kafka-log").option("columns", "offset").load(str(folder)).count()
+    say(f"the dump: {total:,} records in {len(list(folder.glob('*/*.log')))} segments")
+    results: dict[str, Any] = {"records": total}
+    for name, (options, where) in QUERIES.items():
+        say(f"{name}: .where({where!r}) with {options}")
+        pushed = (
+            spark.read.format("kafka-log")
+            .options(**options, pushFilters="true")
+            .load(str(folder))
+            .where(where)
+        )
+        plain = spark.read.format("kafka-log").options(**options).load(str(folder)).where(where)
+        rows = pushed.count()
+        res = measure({"pushed": noop(pushed), "not pushed": noop(plain)}, args.runs, jvm_pid)
+        res["pushed"]["records_read"] = records_read(folder, options, where, spark)
+        res["not pushed"]["records_read"] = total
+        res["rows"] = rows  # the same without pushdown: tests/spark/test_pushdown.py
+        res["speedup"] = res["not pushed"]["median_s"] / res["pushed"]["median_s"]
+        results[name] = res
+        for kind in ("pushed", "not pushed"):
+            r = res[kind]
+            say(
+                f"  {kind:>10}: {r['median_s']:7.2f} s (JVM CPU {r['jvm_cpu_s']:.1f} s, Python "
+                f"CPU {r['python_cpu_s']:.1f} s), {r['records_read']:,} records read, "
+                f"{rows:,} rows"
+            )
+        say(f"  pushdown: {res['speedup']:.1f}x faster")
+    out = args.work / "pushdown.json"
+    out.write_text(json.dumps(results, indent=2))
+    print(json.dumps(results, indent=2))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

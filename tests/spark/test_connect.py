@@ -1,0 +1,66 @@
+"""What differs over Spark Connect (``docs/spark.md``, "Spark Connect"): in the ``spark_connect``
+pass these run as a client of the run's local Connect server; in the classic run they check the
+classic side of the same helpers."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_udfs import live
+from spark_udfs.connect import is_connect, server_path
+from spark_udfs.session import kafka_log_reader
+
+from .conftest import REAL_DATA
+
+pytestmark = [pytest.mark.spark, pytest.mark.spark_connect]
+
+
+def test_relative_paths_are_the_servers(spark: Any) -> None:
+    relative = os.path.relpath(REAL_DATA / "ldi-poc" / "__consumer_offsets-6")
+    df = kafka_log_reader(spark).option("decode", "true").load(relative)
+    assert {r.recordName for r in df.collect()} == {"OffsetCommit", "GroupMetadata"}
+
+
+def test_server_path_leaves_paths_alone_outside_a_connect_worker() -> None:
+    assert server_path("a/b") == "a/b"
+    assert server_path("/a/b") == "/a/b"
+
+
+@pytest.mark.connect_only  # a classic session asks the cluster itself (tests/test_broker_live.py)
+def test_live_topics_need_the_partition_count_over_connect(spark: Any) -> None:
+    from broker.client import spark_kafka_conf
+
+    assert is_connect(spark)
+    with pytest.raises(live.LiveTopicError, match=r"partitions=N"):
+        live.read_internal_topic(spark, "127.0.0.1:9", "__consumer_offsets")
+    _, missing = spark_kafka_conf()
+    if missing is not None:
+        pytest.skip(f"Spark's Kafka source: {missing}")
+    raw = live.read_internal_topic(spark, "127.0.0.1:9", "__consumer_offsets", partitions=3)
+    assert raw.columns[:3] == ["key", "value", "topic"]  # the server planned the Kafka source
+
+
+@pytest.mark.connect_only  # addPyFile on a classic session: tests/spark/test_user_package.py
+def test_a_codec_package_goes_to_the_server_as_artifacts(spark: Any, tmp_path: Path) -> None:
+    import newer_specs
+
+    import spark_udfs
+    from spark_udfs.session import ship_codec_package
+
+    assert is_connect(spark)
+    parent = newer_specs.generate(tmp_path / "newer")
+    package = newer_specs.import_package(parent)  # here only: the server's workers lack it
+    try:
+        ship_codec_package(spark, package)  # addArtifacts(pyfile=True)
+        mine = spark_udfs.for_package(newer_specs.PACKAGE)
+        df = spark.createDataFrame(newer_specs.records(package), "key binary, value binary")
+        rows = mine.decode_transaction_state(df).collect()
+        assert [r.recordName for r in rows] == ["TransactionLog", "TransactionAudit"]
+        assert rows[1].decodedValue.TransactionAuditValue.operator == "ops"
+    finally:
+        sys.path.remove(str(parent))

@@ -1,0 +1,155 @@
+"""Filters pushed into ``kafka-log``: a query gives the same rows with them (``pushFilters=true``)
+and without, and what is skipped before decoding is only what cannot match."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen.dumps import SegmentWriter
+from codegen.dumps.arrow import record_batches
+from codegen.dumps.model import ControlType
+
+from .conftest import REAL_DATA
+
+pytestmark = pytest.mark.spark
+
+T0 = 1_700_000_000_000
+BATCHES = 30  # per segment, 10 records each
+SEGMENTS = (0, 300, 600)
+
+
+def _write_log(folder: Path) -> Path:
+    """Topic ``orders``, two partitions of three segments, with offset indexes as Kafka writes
+    them (an entry every few batches: the batch's last offset, relative, and its position),
+    rising timestamps, transactional batches and their COMMIT markers."""
+    for part in (0, 1):
+        d = folder / f"orders-{part}"
+        d.mkdir(parents=True)
+        for base in SEGMENTS:
+            entries: list[tuple[int, int]] = []
+            with SegmentWriter(d / f"{base:020d}.log", base_offset=base) as w:
+                for b in range(BATCHES - 1):
+                    ts = T0 + (w.next_offset + part) * 1000
+                    txn = b % 7 == 3
+                    pos = w.write_batch(
+                        [(b"k%d" % i, b"v%d-%d" % (part, i)) for i in range(9 if txn else 10)],
+                        timestamp=ts,
+                        transactional=txn,
+                        producer_id=77 if txn else -1,
+                        producer_epoch=0 if txn else -1,
+                    )
+                    if txn:
+                        w.write_control(
+                            ControlType.COMMIT, timestamp=ts, producer_id=77, producer_epoch=0
+                        )
+                    if b % 4 == 1:
+                        entries.append((w.next_offset - 1 - base, pos))
+            index = b"".join(struct.pack(">ii", rel, pos) for rel, pos in entries)
+            (d / f"{base:020d}.index").write_bytes(index + bytes(8 * 4))  # preallocated tail
+    return folder
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _write_log(tmp_path_factory.mktemp("pushdown"))
+
+
+def _rows(df: Any) -> list[tuple[Any, ...]]:
+    return sorted(
+        (tuple(r) for r in df.collect()), key=lambda t: tuple((x is None, str(x)) for x in t)
+    )
+
+
+def _same_rows(spark: Any, path: Path | str, where: str, **options: str) -> int:
+    pushed = (
+        spark.read.format("kafka-log")
+        .options(**options, pushFilters="true")
+        .load(str(path))
+        .where(where)
+    )
+    plain = spark.read.format("kafka-log").options(**options).load(str(path)).where(where)
+    got, expected = _rows(pushed), _rows(plain)
+    assert got == expected, where
+    return len(got)
+
+
+CONNECT = pytest.mark.spark_connect
+QUERIES = [
+    pytest.param("offset >= 305 and offset < 320", 2 * 15, marks=CONNECT),
+    pytest.param("partition = 1 and offset between 250 and 612", None, marks=CONNECT),
+    ("offset = 0 or offset = 599", None),  # a disjunction: stays with Spark
+    ("topic = 'orders' and partition in (0, 5)", None),
+    ("topic = 'payments'", 0),
+    (f"timestamp >= timestamp_millis({T0 + 700_000})", None),
+    (f"timestamp < timestamp_millis({T0 + 50_000}) and not isControl", None),
+    ("isControl", None),
+    ("isControl = false and offset > 880", None),
+    ("offset > 10000", 0),
+]
+
+
+@pytest.mark.parametrize(("where", "count"), QUERIES)
+def test_pushed_and_unpushed_queries_give_the_same_rows(
+    spark: Any, log: Path, where: str, count: int | None
+) -> None:
+    n = _same_rows(spark, log, where)
+    if count is not None:
+        assert n == count
+    else:
+        assert n > 0
+
+
+def test_record_names_and_ranges_with_decode(spark: Any) -> None:
+    path = REAL_DATA / "aibulb"
+    for where in [
+        "recordName = 'GroupMetadata' and partition = 28",
+        "recordName in ('GroupMetadata', 'TopicRecord') and offset >= 3",
+        "topic = '__consumer_offsets' and not isControl and offset < 40",
+    ]:
+        assert _same_rows(spark, path, where, decode="true") > 0
+
+
+def test_segments_and_batches_that_cannot_match_are_not_read(tmp_path: Path) -> None:
+    from spark_udfs.pushdown import Pushed, Range, batch_ranges, keep_files
+
+    folder = _write_log(tmp_path)
+    files = [(p, "orders", int(p.parent.name[-1])) for p in sorted(folder.rglob("*.log"))]
+    wanted = Pushed(partitions=frozenset([1]), offset=Range(410, 450))
+    kept = keep_files(files, wanted)
+    assert [(p.parent.name, p.name) for p, _, _ in kept] == [
+        ("orders-1", "00000000000000000300.log")
+    ]
+    path = str(kept[0][0])
+    size = kept[0][0].stat().st_size
+    ranges = batch_ranges(path, 0, size, wanted)
+    assert sum(e - s for s, e in ranges) < size / 5
+    offsets = [
+        o
+        for s, e in ranges
+        for rb in record_batches(path, start=s, end=e)
+        for o in rb.column("offset").to_pylist()
+    ]
+    everything = [o for rb in record_batches(path) for o in rb.column("offset").to_pylist()]
+    assert set(range(410, 451)) <= set(offsets)
+    assert [o for o in everything if 410 <= o <= 450] == [o for o in offsets if 410 <= o <= 450]
+
+
+def test_a_stale_offset_index_is_not_used(tmp_path: Path) -> None:
+    from spark_udfs.pushdown import Pushed, Range, batch_ranges
+
+    folder = _write_log(tmp_path)
+    path = folder / "orders-0" / "00000000000000000000.log"
+    index = path.with_suffix(".index")
+    index.write_bytes(struct.pack(">ii", 50, 7))  # a position inside the first batch
+    ranges = batch_ranges(str(path), 0, path.stat().st_size, Pushed(offset=Range(100, 120)))
+    offsets = {
+        o
+        for s, e in ranges
+        for rb in record_batches(str(path), start=s, end=e)
+        for o in rb.column("offset").to_pylist()
+    }
+    assert set(range(100, 121)) <= offsets
