@@ -164,6 +164,8 @@ def _read_AccessControlEntryRecord_v0(
     """Read AccessControlEntryRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(AccessControlEntryRecord)
     try:
         (u_id, self.resource_type) = _S_ub_unpack(buf, o)
@@ -255,6 +257,8 @@ def _read_AccessControlEntryRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -280,6 +284,8 @@ def _row_AccessControlEntryRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
     """Read AccessControlEntryRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     r_resource_type: Any
     r_resource_name: Any
@@ -378,6 +384,8 @@ def _row_AccessControlEntryRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

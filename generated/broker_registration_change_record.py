@@ -173,6 +173,8 @@ def _read_BrokerRegistrationChangeRecord_v0(
     """Read BrokerRegistrationChangeRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -191,6 +193,8 @@ def _read_BrokerRegistrationChangeRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     while tags_left:
@@ -238,6 +242,8 @@ def _row_BrokerRegistrationChangeRecord_v0(
     """Read BrokerRegistrationChangeRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -255,6 +261,8 @@ def _row_BrokerRegistrationChangeRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     while tags_left:
@@ -339,6 +347,8 @@ def _read_BrokerRegistrationChangeRecord_v1(
     """Read BrokerRegistrationChangeRecord at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -356,6 +366,8 @@ def _read_BrokerRegistrationChangeRecord_v1(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     self.in_controlled_shutdown = 0
@@ -420,6 +432,8 @@ def _row_BrokerRegistrationChangeRecord_v1(
     """Read BrokerRegistrationChangeRecord at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -438,6 +452,8 @@ def _row_BrokerRegistrationChangeRecord_v1(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     r_in_controlled_shutdown = 0
@@ -544,6 +560,8 @@ def _read_BrokerRegistrationChangeRecord_v2(
     """Read BrokerRegistrationChangeRecord at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -560,6 +578,8 @@ def _read_BrokerRegistrationChangeRecord_v2(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     self.in_controlled_shutdown = 0
@@ -616,8 +636,8 @@ def _read_BrokerRegistrationChangeRecord_v2(
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -662,6 +682,8 @@ def _row_BrokerRegistrationChangeRecord_v2(
     """Read BrokerRegistrationChangeRecord at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -681,6 +703,8 @@ def _row_BrokerRegistrationChangeRecord_v2(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     r_in_controlled_shutdown = 0
@@ -737,8 +761,8 @@ def _row_BrokerRegistrationChangeRecord_v2(
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -841,6 +865,8 @@ def _read_BrokerRegistrationChangeRecord_v3(
     """Read BrokerRegistrationChangeRecord at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -856,6 +882,8 @@ def _read_BrokerRegistrationChangeRecord_v3(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     self.in_controlled_shutdown = 0
@@ -913,8 +941,8 @@ def _read_BrokerRegistrationChangeRecord_v3(
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -950,8 +978,8 @@ def _read_BrokerRegistrationChangeRecord_v3(
                 if n < 0:
                     self.cordoned_log_dirs = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf, 16)
                     items_cordoned_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -996,6 +1024,8 @@ def _row_BrokerRegistrationChangeRecord_v3(
     """Read BrokerRegistrationChangeRecord at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -1016,6 +1046,8 @@ def _row_BrokerRegistrationChangeRecord_v3(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     r_in_controlled_shutdown = 0
@@ -1073,8 +1105,8 @@ def _row_BrokerRegistrationChangeRecord_v3(
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -1110,8 +1142,8 @@ def _row_BrokerRegistrationChangeRecord_v3(
                 if n < 0:
                     r_cordoned_log_dirs = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf, 16)
                     items_cordoned_log_dirs: list[Any] = []
                     for i in range(n):
                         try:

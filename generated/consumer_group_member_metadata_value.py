@@ -342,6 +342,8 @@ def _read_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[ClassicProtocol, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -412,6 +414,8 @@ def _row_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -481,8 +485,8 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
     if n < 0:
         raise _rt.unexpected_null("supported_protocols", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("supported_protocols", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("supported_protocols", o, n, buf, 1)
         items_supported_protocols: list[Any] = []
         for i in range(n):
             try:
@@ -532,6 +536,8 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
                     o += 1
                 else:
                     tags_left_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_supported_protocols > 10000:
+                        raise _rt.too_many_tags(o, tags_left_supported_protocols)
                 unknown_supported_protocols: list[tuple[int, bytes]] | None = None
                 while tags_left_supported_protocols:
                     tags_left_supported_protocols -= 1
@@ -571,6 +577,8 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -615,8 +623,8 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
     if n < 0:
         raise _rt.unexpected_null("supported_protocols", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("supported_protocols", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("supported_protocols", o, n, buf, 1)
         items_supported_protocols: list[Any] = []
         for i in range(n):
             try:
@@ -667,6 +675,8 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
                     o += 1
                 else:
                     tags_left_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_supported_protocols > 10000:
+                        raise _rt.too_many_tags(o, tags_left_supported_protocols)
                 unknown_supported_protocols: list[tuple[int, bytes]] | None = None
                 while tags_left_supported_protocols:
                     tags_left_supported_protocols -= 1
@@ -711,6 +721,8 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -770,6 +782,8 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
     """Read ConsumerGroupMemberMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupMemberMetadataValue)
     try:
         n = buf[o]
@@ -874,8 +888,8 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("subscribed_topic_names", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subscribed_topic_names", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subscribed_topic_names", o, n, buf, 1)
         items_subscribed_topic_names: list[Any] = []
         for i in range(n):
             try:
@@ -969,6 +983,8 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.classic_member_metadata = ClassicMemberMetadata()
     while tags_left:
@@ -1020,6 +1036,8 @@ def _row_ConsumerGroupMemberMetadataValue_v0(
     """Read ConsumerGroupMemberMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_instance_id: Any
     r_rack_id: Any
     r_client_id: Any
@@ -1132,8 +1150,8 @@ def _row_ConsumerGroupMemberMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("subscribed_topic_names", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subscribed_topic_names", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subscribed_topic_names", o, n, buf, 1)
         items_subscribed_topic_names: list[Any] = []
         for i in range(n):
             try:
@@ -1227,6 +1245,8 @@ def _row_ConsumerGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_classic_member_metadata = (0, [], _NO_TAGS)
     while tags_left:

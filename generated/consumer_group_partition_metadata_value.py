@@ -227,8 +227,8 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
     if n < 0:
         raise _rt.unexpected_null("racks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("racks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("racks", o, n, buf, 1)
         items_racks: list[Any] = []
         for i in range(n):
             try:
@@ -268,6 +268,8 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -312,8 +314,8 @@ def _row_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
     if n < 0:
         raise _rt.unexpected_null("racks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("racks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("racks", o, n, buf, 1)
         items_racks: list[Any] = []
         for i in range(n):
             try:
@@ -353,6 +355,8 @@ def _row_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -461,8 +465,8 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
     if n < 0:
         raise _rt.unexpected_null("partition_metadata", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("partition_metadata", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partition_metadata", o, n, buf, 1)
         items_partition_metadata: list[Any] = []
         for i in range(n):
             try:
@@ -481,6 +485,8 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -555,8 +561,8 @@ def _row_TopicMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partition_metadata", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("partition_metadata", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partition_metadata", o, n, buf, 1)
         items_partition_metadata: list[Any] = []
         for i in range(n):
             try:
@@ -575,6 +581,8 @@ def _row_TopicMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -649,6 +657,8 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
     """Read ConsumerGroupPartitionMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupPartitionMetadataValue)
     try:
         n = buf[o]
@@ -663,8 +673,8 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 1)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -683,6 +693,8 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -710,6 +722,8 @@ def _row_ConsumerGroupPartitionMetadataValue_v0(
     """Read ConsumerGroupPartitionMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     try:
         n = buf[o]
@@ -724,8 +738,8 @@ def _row_ConsumerGroupPartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 1)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -744,6 +758,8 @@ def _row_ConsumerGroupPartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

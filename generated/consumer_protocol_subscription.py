@@ -233,8 +233,8 @@ def _read_TopicPartition_v1(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 4)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -270,8 +270,8 @@ def _row_TopicPartition_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 4)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -307,6 +307,8 @@ def _read_ConsumerProtocolSubscription_v0(
     """Read ConsumerProtocolSubscription at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -317,8 +319,8 @@ def _read_ConsumerProtocolSubscription_v0(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -370,6 +372,8 @@ def _row_ConsumerProtocolSubscription_v0(buf: _rt.BytesLike, o: int) -> tuple[tu
     """Read ConsumerProtocolSubscription at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     r_user_data: Any
     try:
@@ -381,8 +385,8 @@ def _row_ConsumerProtocolSubscription_v0(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -463,6 +467,8 @@ def _read_ConsumerProtocolSubscription_v1(
     """Read ConsumerProtocolSubscription at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -473,8 +479,8 @@ def _read_ConsumerProtocolSubscription_v1(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -524,8 +530,8 @@ def _read_ConsumerProtocolSubscription_v1(
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -546,6 +552,8 @@ def _row_ConsumerProtocolSubscription_v1(buf: _rt.BytesLike, o: int) -> tuple[tu
     """Read ConsumerProtocolSubscription at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     r_user_data: Any
     r_owned_partitions: Any
@@ -558,8 +566,8 @@ def _row_ConsumerProtocolSubscription_v1(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -609,8 +617,8 @@ def _row_ConsumerProtocolSubscription_v1(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -674,6 +682,8 @@ def _read_ConsumerProtocolSubscription_v2(
     """Read ConsumerProtocolSubscription at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -684,8 +694,8 @@ def _read_ConsumerProtocolSubscription_v2(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -735,8 +745,8 @@ def _read_ConsumerProtocolSubscription_v2(
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -762,6 +772,8 @@ def _row_ConsumerProtocolSubscription_v2(buf: _rt.BytesLike, o: int) -> tuple[tu
     """Read ConsumerProtocolSubscription at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     r_user_data: Any
     r_owned_partitions: Any
@@ -775,8 +787,8 @@ def _row_ConsumerProtocolSubscription_v2(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -826,8 +838,8 @@ def _row_ConsumerProtocolSubscription_v2(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -901,6 +913,8 @@ def _read_ConsumerProtocolSubscription_v3(
     """Read ConsumerProtocolSubscription at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -911,8 +925,8 @@ def _read_ConsumerProtocolSubscription_v3(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -962,8 +976,8 @@ def _read_ConsumerProtocolSubscription_v3(
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -1006,6 +1020,8 @@ def _row_ConsumerProtocolSubscription_v3(buf: _rt.BytesLike, o: int) -> tuple[tu
     """Read ConsumerProtocolSubscription at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     r_user_data: Any
     r_owned_partitions: Any
@@ -1020,8 +1036,8 @@ def _row_ConsumerProtocolSubscription_v3(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1071,8 +1087,8 @@ def _row_ConsumerProtocolSubscription_v3(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:

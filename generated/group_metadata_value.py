@@ -1081,6 +1081,8 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1245,6 +1247,8 @@ def _row_MemberMetadata_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1352,6 +1356,8 @@ def _read_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -1419,8 +1425,8 @@ def _read_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1514,6 +1520,8 @@ def _row_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -1585,8 +1593,8 @@ def _row_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1739,6 +1747,8 @@ def _read_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -1806,8 +1816,8 @@ def _read_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1904,6 +1914,8 @@ def _row_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -1975,8 +1987,8 @@ def _row_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -2134,6 +2146,8 @@ def _read_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -2201,8 +2215,8 @@ def _read_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -2298,6 +2312,8 @@ def _row_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -2370,8 +2386,8 @@ def _row_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -2539,6 +2555,8 @@ def _read_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -2606,8 +2624,8 @@ def _read_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -2720,6 +2738,8 @@ def _row_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -2792,8 +2812,8 @@ def _row_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -2980,6 +3000,8 @@ def _read_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 4."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         n = buf[o]
@@ -3075,8 +3097,8 @@ def _read_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -3216,6 +3238,8 @@ def _read_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -3253,6 +3277,8 @@ def _read_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -3278,6 +3304,8 @@ def _row_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 4 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -3378,8 +3406,8 @@ def _row_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -3526,6 +3554,8 @@ def _row_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -3574,6 +3604,8 @@ def _row_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -187,6 +187,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -225,6 +227,8 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -281,6 +285,8 @@ def _read_Voter_v1(buf: bytes, o: int) -> tuple[Voter, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -321,6 +327,8 @@ def _row_Voter_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -361,6 +369,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     """Read LeaderChangeMessage at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(LeaderChangeMessage)
     try:
         (self.version, self.leader_id) = _S_hi_unpack(buf, o)
@@ -381,8 +391,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -402,6 +412,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_voters)
                 unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
@@ -442,8 +454,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     if n < 0:
         raise _rt.unexpected_null("granting_voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("granting_voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("granting_voters", o, n, buf, 1)
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
@@ -463,6 +475,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_granting_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_granting_voters)
                 unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
@@ -502,6 +516,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -527,6 +543,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     """Read LeaderChangeMessage at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_version: Any
     r_leader_id: Any
     r_voters: Any
@@ -550,8 +568,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -570,6 +588,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_voters)
                 unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
@@ -617,8 +637,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         raise _rt.unexpected_null("granting_voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("granting_voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("granting_voters", o, n, buf, 1)
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
@@ -637,6 +657,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_granting_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_granting_voters)
                 unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
@@ -681,6 +703,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -755,6 +779,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     """Read LeaderChangeMessage at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(LeaderChangeMessage)
     try:
         (self.version, self.leader_id) = _S_hi_unpack(buf, o)
@@ -775,8 +801,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -798,6 +824,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_voters)
                 unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
@@ -838,8 +866,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     if n < 0:
         raise _rt.unexpected_null("granting_voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("granting_voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("granting_voters", o, n, buf, 1)
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
@@ -861,6 +889,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_granting_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_granting_voters)
                 unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
@@ -900,6 +930,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -925,6 +957,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     """Read LeaderChangeMessage at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_version: Any
     r_leader_id: Any
     r_voters: Any
@@ -948,8 +982,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -972,6 +1006,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_voters)
                 unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
@@ -1019,8 +1055,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         raise _rt.unexpected_null("granting_voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("granting_voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("granting_voters", o, n, buf, 1)
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
@@ -1043,6 +1079,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_granting_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_granting_voters)
                 unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
@@ -1087,6 +1125,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

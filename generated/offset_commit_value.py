@@ -164,6 +164,8 @@ def _read_OffsetCommitValue_v0(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
     """Read OffsetCommitValue at versions 0, 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, n) = _S_qh_unpack(buf, o)
@@ -197,6 +199,8 @@ def _row_OffsetCommitValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read OffsetCommitValue at versions 0, 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_offset: Any
     r_metadata: Any
     r_commit_timestamp: Any
@@ -247,6 +251,8 @@ def _read_OffsetCommitValue_v1(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
     """Read OffsetCommitValue at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, n) = _S_qh_unpack(buf, o)
@@ -279,6 +285,8 @@ def _row_OffsetCommitValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read OffsetCommitValue at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_offset: Any
     r_metadata: Any
     r_commit_timestamp: Any
@@ -340,6 +348,8 @@ def _read_OffsetCommitValue_v3(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
     """Read OffsetCommitValue at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, self.leader_epoch, n) = _S_qih_unpack(buf, o)
@@ -374,6 +384,8 @@ def _row_OffsetCommitValue_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read OffsetCommitValue at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_offset: Any
     r_leader_epoch: Any
     r_metadata: Any
@@ -429,6 +441,8 @@ def _read_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
     """Read OffsetCommitValue at version 4."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, self.leader_epoch) = _S_qi_unpack(buf, o)
@@ -472,6 +486,8 @@ def _read_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.topic_id = _ZERO_UUID
     while tags_left:
@@ -516,6 +532,8 @@ def _row_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read OffsetCommitValue at version 4 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_offset: Any
     r_leader_epoch: Any
     r_metadata: Any
@@ -562,6 +580,8 @@ def _row_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_topic_id = _ZERO_UUID
     while tags_left:

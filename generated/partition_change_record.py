@@ -289,6 +289,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
     """Read PartitionChangeRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionChangeRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -308,6 +310,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.isr = None
     self.leader = -2
@@ -337,8 +341,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -377,8 +381,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     self.replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -405,8 +409,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     self.removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -435,8 +439,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     self.adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -488,6 +492,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
     """Read PartitionChangeRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_isr: Any
@@ -511,6 +517,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_isr = None
     r_leader = -2
@@ -540,8 +548,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -580,8 +588,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     r_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -608,8 +616,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     r_removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -638,8 +646,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     r_adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -814,6 +822,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
     """Read PartitionChangeRecord at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionChangeRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -832,6 +842,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.isr = None
     self.leader = -2
@@ -862,8 +874,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -902,8 +914,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     self.replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -930,8 +942,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     self.removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -960,8 +972,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     self.adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1006,8 +1018,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.directories = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("directories", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("directories", o, n, buf, 16)
                     items_directories: list[Any] = []
                     for i in range(n):
                         try:
@@ -1052,6 +1064,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
     """Read PartitionChangeRecord at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_isr: Any
@@ -1076,6 +1090,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_isr = None
     r_leader = -2
@@ -1106,8 +1122,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -1146,8 +1162,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     r_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1174,8 +1190,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     r_removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1204,8 +1220,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     r_adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1250,8 +1266,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_directories = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("directories", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("directories", o, n, buf, 16)
                     items_directories: list[Any] = []
                     for i in range(n):
                         try:
@@ -1440,6 +1456,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
     """Read PartitionChangeRecord at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionChangeRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -1456,6 +1474,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.isr = None
     self.leader = -2
@@ -1488,8 +1508,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -1528,8 +1548,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     self.replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1556,8 +1576,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     self.removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1586,8 +1606,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     self.adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1632,8 +1652,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.eligible_leader_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("eligible_leader_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("eligible_leader_replicas", o, n, buf, 4)
                     self.eligible_leader_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1662,8 +1682,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.last_known_elr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("last_known_elr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_known_elr", o, n, buf, 4)
                     self.last_known_elr = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1692,8 +1712,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.directories = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("directories", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("directories", o, n, buf, 16)
                     items_directories: list[Any] = []
                     for i in range(n):
                         try:
@@ -1736,6 +1756,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
     """Read PartitionChangeRecord at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_isr: Any
@@ -1762,6 +1784,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_isr = None
     r_leader = -2
@@ -1794,8 +1818,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -1834,8 +1858,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     r_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1862,8 +1886,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     r_removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1892,8 +1916,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     r_adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1938,8 +1962,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_eligible_leader_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("eligible_leader_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("eligible_leader_replicas", o, n, buf, 4)
                     r_eligible_leader_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1968,8 +1992,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_last_known_elr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("last_known_elr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_known_elr", o, n, buf, 4)
                     r_last_known_elr = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1998,8 +2022,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_directories = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("directories", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("directories", o, n, buf, 16)
                     items_directories: list[Any] = []
                     for i in range(n):
                         try:

@@ -300,6 +300,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     """Read PartitionRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -321,8 +323,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -339,8 +341,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -357,8 +359,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         self.removing_replicas = list(
             _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
         )
@@ -377,8 +379,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         self.adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -401,6 +403,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.leader_recovery_state = 0
     while tags_left:
@@ -448,6 +452,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     """Read PartitionRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_replicas: Any
@@ -478,8 +484,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         r_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -496,8 +502,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -514,8 +520,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         r_removing_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -532,8 +538,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         r_adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -553,6 +559,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_leader_recovery_state = 0
     while tags_left:
@@ -700,6 +708,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     """Read PartitionRecord at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -721,8 +731,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -739,8 +749,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -757,8 +767,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         self.removing_replicas = list(
             _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
         )
@@ -777,8 +787,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         self.adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -803,8 +813,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("directories", o - 1)
     else:
-        if n * 16 > len(buf) - o:
-            raise _rt.too_many("directories", o, n, buf)
+        if n * 16 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("directories", o, n, buf, 16)
         items_directories: list[Any] = []
         for i in range(n):
             try:
@@ -829,6 +839,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.leader_recovery_state = 0
     while tags_left:
@@ -876,6 +888,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     """Read PartitionRecord at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_replicas: Any
@@ -907,8 +921,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         r_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -925,8 +939,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -943,8 +957,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         r_removing_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -961,8 +975,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         r_adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -987,8 +1001,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("directories", o - 1)
     else:
-        if n * 16 > len(buf) - o:
-            raise _rt.too_many("directories", o, n, buf)
+        if n * 16 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("directories", o, n, buf, 16)
         items_directories: list[Any] = []
         for i in range(n):
             try:
@@ -1011,6 +1025,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_leader_recovery_state = 0
     while tags_left:
@@ -1171,6 +1187,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     """Read PartitionRecord at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -1192,8 +1210,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1210,8 +1228,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1228,8 +1246,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         self.removing_replicas = list(
             _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
         )
@@ -1248,8 +1266,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         self.adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1274,8 +1292,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("directories", o - 1)
     else:
-        if n * 16 > len(buf) - o:
-            raise _rt.too_many("directories", o, n, buf)
+        if n * 16 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("directories", o, n, buf, 16)
         items_directories: list[Any] = []
         for i in range(n):
             try:
@@ -1298,6 +1316,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.leader_recovery_state = 0
     self.eligible_leader_replicas = None
@@ -1340,8 +1360,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
                 if n < 0:
                     self.eligible_leader_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("eligible_leader_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("eligible_leader_replicas", o, n, buf, 4)
                     self.eligible_leader_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1370,8 +1390,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
                 if n < 0:
                     self.last_known_elr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("last_known_elr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_known_elr", o, n, buf, 4)
                     self.last_known_elr = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1405,6 +1425,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     """Read PartitionRecord at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_replicas: Any
@@ -1438,8 +1460,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         r_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1456,8 +1478,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1474,8 +1496,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         r_removing_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1492,8 +1514,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         r_adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1518,8 +1540,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("directories", o - 1)
     else:
-        if n * 16 > len(buf) - o:
-            raise _rt.too_many("directories", o, n, buf)
+        if n * 16 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("directories", o, n, buf, 16)
         items_directories: list[Any] = []
         for i in range(n):
             try:
@@ -1542,6 +1564,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_leader_recovery_state = 0
     r_eligible_leader_replicas = None
@@ -1584,8 +1608,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
                 if n < 0:
                     r_eligible_leader_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("eligible_leader_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("eligible_leader_replicas", o, n, buf, 4)
                     r_eligible_leader_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1614,8 +1638,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
                 if n < 0:
                     r_last_known_elr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("last_known_elr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_known_elr", o, n, buf, 4)
                     r_last_known_elr = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )

@@ -408,6 +408,8 @@ def _read_BrokerFeature_v0(buf: bytes, o: int) -> tuple[BrokerFeature, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -471,6 +473,8 @@ def _row_BrokerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -576,6 +580,8 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -659,6 +665,8 @@ def _row_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -717,6 +725,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq_unpack(buf, o)
@@ -740,8 +750,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -802,6 +812,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -844,8 +856,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -889,6 +901,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -960,6 +974,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -990,6 +1006,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_incarnation_id: Any
     r_broker_epoch: Any
@@ -1019,8 +1037,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -1084,6 +1102,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -1133,8 +1153,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -1180,6 +1200,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -1253,6 +1275,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1361,6 +1385,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq_unpack(buf, o)
@@ -1384,8 +1410,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -1446,6 +1472,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -1488,8 +1516,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -1533,6 +1561,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -1603,6 +1633,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1633,6 +1665,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_incarnation_id: Any
     r_broker_epoch: Any
@@ -1663,8 +1697,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -1728,6 +1762,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -1777,8 +1813,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -1824,6 +1860,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -1897,6 +1935,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -2005,6 +2045,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
@@ -2037,8 +2079,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -2099,6 +2141,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -2141,8 +2185,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -2186,6 +2230,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -2255,6 +2301,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -2285,6 +2333,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_is_migrating_zk_broker: Any
     r_incarnation_id: Any
@@ -2325,8 +2375,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -2390,6 +2440,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -2439,8 +2491,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -2486,6 +2538,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -2559,6 +2613,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -2674,6 +2730,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
@@ -2706,8 +2764,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -2768,6 +2826,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -2810,8 +2870,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -2855,6 +2915,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -2923,6 +2985,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.log_dirs = []
     while tags_left:
@@ -2947,8 +3011,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -2991,6 +3055,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_is_migrating_zk_broker: Any
     r_incarnation_id: Any
@@ -3032,8 +3098,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -3097,6 +3163,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -3146,8 +3214,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -3193,6 +3261,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -3266,6 +3336,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_log_dirs = []
     while tags_left:
@@ -3290,8 +3362,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -3436,6 +3508,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 4."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
@@ -3468,8 +3542,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -3530,6 +3604,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -3572,8 +3648,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -3617,6 +3693,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -3684,6 +3762,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.log_dirs = []
     self.cordoned_log_dirs = None
@@ -3709,8 +3789,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -3746,8 +3826,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                 if n < 0:
                     self.cordoned_log_dirs = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf, 16)
                     items_cordoned_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -3790,6 +3870,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 4 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_is_migrating_zk_broker: Any
     r_incarnation_id: Any
@@ -3832,8 +3914,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -3897,6 +3979,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -3946,8 +4030,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -3993,6 +4077,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -4066,6 +4152,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_log_dirs = []
     r_cordoned_log_dirs = None
@@ -4091,8 +4179,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -4128,8 +4216,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                 if n < 0:
                     r_cordoned_log_dirs = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf, 16)
                     items_cordoned_log_dirs: list[Any] = []
                     for i in range(n):
                         try:

@@ -302,6 +302,8 @@ def _read_ControllerFeature_v0(buf: bytes, o: int) -> tuple[ControllerFeature, i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -365,6 +367,8 @@ def _row_ControllerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -470,6 +474,8 @@ def _read_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[ControllerEndpoint,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -553,6 +559,8 @@ def _row_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -613,6 +621,8 @@ def _read_RegisterControllerRecord_v0(
     """Read RegisterControllerRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterControllerRecord)
     try:
         (self.controller_id, u_incarnation_id, self.zk_migration_ready) = _S_iuz_unpack(buf, o)
@@ -636,8 +646,8 @@ def _read_RegisterControllerRecord_v0(
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -698,6 +708,8 @@ def _read_RegisterControllerRecord_v0(
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -740,8 +752,8 @@ def _read_RegisterControllerRecord_v0(
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -785,6 +797,8 @@ def _read_RegisterControllerRecord_v0(
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -822,6 +836,8 @@ def _read_RegisterControllerRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -847,6 +863,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
     """Read RegisterControllerRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_controller_id: Any
     r_incarnation_id: Any
     r_zk_migration_ready: Any
@@ -874,8 +892,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -939,6 +957,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -988,8 +1008,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -1035,6 +1055,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -1078,6 +1100,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -74,6 +74,8 @@ def _read_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RemoveTopicR
     """Read RemoveTopicRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RemoveTopicRecord)
     try:
         (u_topic_id,) = _S_u_unpack(buf, o)
@@ -90,6 +92,8 @@ def _read_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RemoveTopicR
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -115,6 +119,8 @@ def _row_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read RemoveTopicRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topic_id: Any
     try:
         (u_topic_id,) = _S_u_unpack(buf, o)
@@ -131,6 +137,8 @@ def _row_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

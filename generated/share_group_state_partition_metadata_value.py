@@ -277,6 +277,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -338,6 +340,8 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -427,8 +431,8 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -440,6 +444,8 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -507,8 +513,8 @@ def _row_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -520,6 +526,8 @@ def _row_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -586,6 +594,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
     """Read ShareGroupStatePartitionMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ShareGroupStatePartitionMetadataValue)
     try:
         n = buf[o]
@@ -600,8 +610,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("initializing_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("initializing_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("initializing_topics", o, n, buf, 1)
         items_initializing_topics: list[Any] = []
         for i in range(n):
             try:
@@ -625,8 +635,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("initialized_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("initialized_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("initialized_topics", o, n, buf, 1)
         items_initialized_topics: list[Any] = []
         for i in range(n):
             try:
@@ -650,8 +660,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("deleting_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("deleting_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("deleting_topics", o, n, buf, 1)
         items_deleting_topics: list[Any] = []
         for i in range(n):
             try:
@@ -692,6 +702,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
                     o += 1
                 else:
                     tags_left_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_deleting_topics > 10000:
+                        raise _rt.too_many_tags(o, tags_left_deleting_topics)
                 unknown_deleting_topics: list[tuple[int, bytes]] | None = None
                 while tags_left_deleting_topics:
                     tags_left_deleting_topics -= 1
@@ -731,6 +743,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -758,6 +772,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
     """Read ShareGroupStatePartitionMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_initializing_topics: Any
     r_initialized_topics: Any
     r_deleting_topics: Any
@@ -774,8 +790,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("initializing_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("initializing_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("initializing_topics", o, n, buf, 1)
         items_initializing_topics: list[Any] = []
         for i in range(n):
             try:
@@ -799,8 +815,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("initialized_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("initialized_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("initialized_topics", o, n, buf, 1)
         items_initialized_topics: list[Any] = []
         for i in range(n):
             try:
@@ -824,8 +840,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("deleting_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("deleting_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("deleting_topics", o, n, buf, 1)
         items_deleting_topics: list[Any] = []
         for i in range(n):
             try:
@@ -867,6 +883,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
                     o += 1
                 else:
                     tags_left_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_deleting_topics > 10000:
+                        raise _rt.too_many_tags(o, tags_left_deleting_topics)
                 unknown_deleting_topics: list[tuple[int, bytes]] | None = None
                 while tags_left_deleting_topics:
                     tags_left_deleting_topics -= 1
@@ -911,6 +929,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

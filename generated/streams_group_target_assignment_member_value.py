@@ -212,8 +212,8 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -225,6 +225,8 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -284,8 +286,8 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -297,6 +299,8 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -360,6 +364,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
     """Read StreamsGroupTargetAssignmentMemberValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(StreamsGroupTargetAssignmentMemberValue)
     try:
         n = buf[o]
@@ -374,8 +380,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("active_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("active_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("active_tasks", o, n, buf, 1)
         items_active_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -399,8 +405,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("standby_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("standby_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("standby_tasks", o, n, buf, 1)
         items_standby_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -424,8 +430,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("warmup_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("warmup_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("warmup_tasks", o, n, buf, 1)
         items_warmup_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -444,6 +450,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -471,6 +479,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
     """Read StreamsGroupTargetAssignmentMemberValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_active_tasks: Any
     r_standby_tasks: Any
     r_warmup_tasks: Any
@@ -487,8 +497,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("active_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("active_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("active_tasks", o, n, buf, 1)
         items_active_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -512,8 +522,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("standby_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("standby_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("standby_tasks", o, n, buf, 1)
         items_standby_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -537,8 +547,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("warmup_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("warmup_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("warmup_tasks", o, n, buf, 1)
         items_warmup_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -557,6 +567,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -453,8 +453,8 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     if n < 0:
         raise _rt.unexpected_null("source_topics", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("source_topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topics", o, n, buf, 2)
         self.source_topics = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -471,8 +471,8 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     if n < 0:
         raise _rt.unexpected_null("source_topic_regex", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("source_topic_regex", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topic_regex", o, n, buf, 2)
         self.source_topic_regex = list(
             _AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o)
         )
@@ -491,8 +491,8 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     if n < 0:
         raise _rt.unexpected_null("repartition_source_topics", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_source_topics", o, n, buf, 2)
         self.repartition_source_topics = list(
             _AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o)
         )
@@ -506,6 +506,8 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -545,8 +547,8 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("source_topics", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("source_topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topics", o, n, buf, 2)
         r_source_topics = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -563,8 +565,8 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("source_topic_regex", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("source_topic_regex", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topic_regex", o, n, buf, 2)
         r_source_topic_regex = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -581,8 +583,8 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_source_topics", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_source_topics", o, n, buf, 2)
         r_repartition_source_topics = list(
             _AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o)
         )
@@ -596,6 +598,8 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -724,6 +728,8 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -799,6 +805,8 @@ def _row_TopicConfig_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -884,8 +892,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
     if n < 0:
         raise _rt.unexpected_null("topic_configs", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topic_configs", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topic_configs", o, n, buf, 1)
         items_topic_configs: list[Any] = []
         for i in range(n):
             try:
@@ -940,6 +948,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
                     o += 1
                 else:
                     tags_left_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_topic_configs > 10000:
+                        raise _rt.too_many_tags(o, tags_left_topic_configs)
                 unknown_topic_configs: list[tuple[int, bytes]] | None = None
                 while tags_left_topic_configs:
                     tags_left_topic_configs -= 1
@@ -977,6 +987,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1044,8 +1056,8 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("topic_configs", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topic_configs", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topic_configs", o, n, buf, 1)
         items_topic_configs: list[Any] = []
         for i in range(n):
             try:
@@ -1101,6 +1113,8 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     o += 1
                 else:
                     tags_left_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_topic_configs > 10000:
+                        raise _rt.too_many_tags(o, tags_left_topic_configs)
                 unknown_topic_configs: list[tuple[int, bytes]] | None = None
                 while tags_left_topic_configs:
                     tags_left_topic_configs -= 1
@@ -1143,6 +1157,8 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1244,8 +1260,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("source_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("source_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topics", o, n, buf, 1)
         items_source_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1290,8 +1306,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("source_topic_regex", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("source_topic_regex", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topic_regex", o, n, buf, 1)
         items_source_topic_regex: list[Any] = []
         for i in range(n):
             try:
@@ -1336,8 +1352,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("state_changelog_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("state_changelog_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("state_changelog_topics", o, n, buf, 1)
         items_state_changelog_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1361,8 +1377,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_sink_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("repartition_sink_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_sink_topics", o, n, buf, 1)
         items_repartition_sink_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1407,8 +1423,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_source_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_source_topics", o, n, buf, 1)
         items_repartition_source_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1432,8 +1448,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("copartition_groups", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("copartition_groups", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("copartition_groups", o, n, buf, 1)
         items_copartition_groups: list[Any] = []
         for i in range(n):
             try:
@@ -1452,6 +1468,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1516,8 +1534,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("source_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("source_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topics", o, n, buf, 1)
         items_source_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1562,8 +1580,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("source_topic_regex", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("source_topic_regex", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topic_regex", o, n, buf, 1)
         items_source_topic_regex: list[Any] = []
         for i in range(n):
             try:
@@ -1608,8 +1626,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("state_changelog_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("state_changelog_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("state_changelog_topics", o, n, buf, 1)
         items_state_changelog_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1633,8 +1651,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_sink_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("repartition_sink_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_sink_topics", o, n, buf, 1)
         items_repartition_sink_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1679,8 +1697,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_source_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_source_topics", o, n, buf, 1)
         items_repartition_source_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1704,8 +1722,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("copartition_groups", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("copartition_groups", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("copartition_groups", o, n, buf, 1)
         items_copartition_groups: list[Any] = []
         for i in range(n):
             try:
@@ -1724,6 +1742,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1910,6 +1930,8 @@ def _read_StreamsGroupTopologyValue_v0(
     """Read StreamsGroupTopologyValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(StreamsGroupTopologyValue)
     try:
         (self.epoch,) = _S_i_unpack(buf, o)
@@ -1930,8 +1952,8 @@ def _read_StreamsGroupTopologyValue_v0(
     if n < 0:
         raise _rt.unexpected_null("subtopologies", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subtopologies", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subtopologies", o, n, buf, 1)
         items_subtopologies: list[Any] = []
         for i in range(n):
             try:
@@ -1950,6 +1972,8 @@ def _read_StreamsGroupTopologyValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1975,6 +1999,8 @@ def _row_StreamsGroupTopologyValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
     """Read StreamsGroupTopologyValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_epoch: Any
     r_subtopologies: Any
     try:
@@ -1996,8 +2022,8 @@ def _row_StreamsGroupTopologyValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
     if n < 0:
         raise _rt.unexpected_null("subtopologies", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subtopologies", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subtopologies", o, n, buf, 1)
         items_subtopologies: list[Any] = []
         for i in range(n):
             try:
@@ -2016,6 +2042,8 @@ def _row_StreamsGroupTopologyValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

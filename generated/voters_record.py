@@ -287,6 +287,8 @@ def _read_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[KRaftVersionFeatur
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -328,6 +330,8 @@ def _row_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -425,6 +429,8 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -507,6 +513,8 @@ def _row_Endpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -581,8 +589,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
     if n < 0:
         raise _rt.unexpected_null("endpoints", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("endpoints", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("endpoints", o, n, buf, 1)
         items_endpoints: list[Any] = []
         for i in range(n):
             try:
@@ -643,6 +651,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
                     o += 1
                 else:
                     tags_left_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_endpoints > 10000:
+                        raise _rt.too_many_tags(o, tags_left_endpoints)
                 unknown_endpoints: list[tuple[int, bytes]] | None = None
                 while tags_left_endpoints:
                     tags_left_endpoints -= 1
@@ -685,6 +695,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -732,8 +744,8 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("endpoints", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("endpoints", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("endpoints", o, n, buf, 1)
         items_endpoints: list[Any] = []
         for i in range(n):
             try:
@@ -796,6 +808,8 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     o += 1
                 else:
                     tags_left_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_endpoints > 10000:
+                        raise _rt.too_many_tags(o, tags_left_endpoints)
                 unknown_endpoints: list[tuple[int, bytes]] | None = None
                 while tags_left_endpoints:
                     tags_left_endpoints -= 1
@@ -844,6 +858,8 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -906,6 +922,8 @@ def _read_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[VotersRecord, int
     """Read VotersRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(VotersRecord)
     try:
         (self.version,) = _S_h_unpack(buf, o)
@@ -926,8 +944,8 @@ def _read_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[VotersRecord, int
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -946,6 +964,8 @@ def _read_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[VotersRecord, int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -971,6 +991,8 @@ def _row_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], i
     """Read VotersRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_version: Any
     r_voters: Any
     try:
@@ -992,8 +1014,8 @@ def _row_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], i
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -1012,6 +1034,8 @@ def _row_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -349,6 +349,8 @@ def _read_Party_v1(buf: bytes, o: int) -> tuple[Party, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -409,6 +411,8 @@ def _row_Party_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -452,6 +456,8 @@ def _read_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TaggedDemo)
     try:
         (self.id, n) = _S_ih_unpack(buf, o)
@@ -477,8 +483,8 @@ def _read_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("weights", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -491,8 +497,8 @@ def _read_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -549,6 +555,8 @@ def _row_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     """Read TaggedDemo at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     r_name: Any
     r_weights: Any
@@ -578,8 +586,8 @@ def _row_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("weights", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         r_weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -592,8 +600,8 @@ def _row_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -695,6 +703,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TaggedDemo)
     try:
         (self.id,) = _S_i_unpack(buf, o)
@@ -739,8 +749,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("weights", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -757,8 +767,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -798,6 +808,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -860,6 +872,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.note = None
     while tags_left:
@@ -923,6 +937,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     """Read TaggedDemo at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     r_name: Any
     r_weights: Any
@@ -973,8 +989,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("weights", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         r_weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -991,8 +1007,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1033,6 +1049,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -1098,6 +1116,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_note = None
     while tags_left:
@@ -1250,6 +1270,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TaggedDemo)
     try:
         (self.id,) = _S_i_unpack(buf, o)
@@ -1294,8 +1316,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("weights", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -1326,8 +1348,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1367,6 +1389,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -1427,6 +1451,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.note = None
     self.epoch = -1
@@ -1503,6 +1529,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     """Read TaggedDemo at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     r_name: Any
     r_weights: Any
@@ -1555,8 +1583,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("weights", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         r_weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -1587,8 +1615,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1629,6 +1657,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -1694,6 +1724,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_note = None
     r_epoch = -1
