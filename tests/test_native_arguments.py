@@ -371,3 +371,14 @@ def test_column_builder_positions_outside_the_data_are_refused(
         builder.add_entries(batch, 2**63, 0, True, 1 << 30, 1 << 20, 10, 1 << 30, crc32c.crc32c)
     assert builder.rows == 0
     assert builder.add_entries(batch, len(batch), 0, True, 1, 1, 1, 1, crc32c.crc32c) == len(batch)
+
+
+def test_empty_values_first_in_a_column(records_module: ModuleType) -> None:
+    """An empty key or value as a column's first bytes (its buffer not yet allocated)."""
+    from codegen.dumps.writer import encode_record_batch
+
+    batch = encode_record_batch([(b"", b""), (b"k", None), (b"", b"v")], timestamp=1)
+    builder = records_module.ColumnBuilder(False)
+    builder.add_v2(batch, batch, 61, len(batch), 0)
+    count, _, _ = builder.finish()
+    assert count == 3

@@ -2155,7 +2155,7 @@ static int col_fill(Column *col, Py_ssize_t n) {
         col->len = 0;
         if (col_reserve(col, n * v->len) < 0) return -1;
         for (Py_ssize_t row = 0; row < n; row++) {
-            memcpy(col->data + row * v->len, v->s, (size_t)v->len);
+            if (v->len) memcpy(col->data + row * v->len, v->s, (size_t)v->len);
             col->offsets[row + 1] = (int32_t)((row + 1) * v->len);
         }
         col->len = n * v->len;

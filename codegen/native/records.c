@@ -805,7 +805,7 @@ static inline int put_var(Col *c, Py_ssize_t row, const unsigned char *v, Py_ssi
     if (put_valid(c, row, v != NULL) < 0) return -1;
     if (v) {
         if (buf_reserve(&c->data, len) < 0) return -1;
-        memcpy(c->data.p + c->data.len, v, len);
+        if (len) memcpy(c->data.p + c->data.len, v, len); /* p is NULL until it grows */
         c->data.len += len;
     }
     return put_end(c, c->data.len);
