@@ -61,7 +61,7 @@ fuzz: $(STAMP)
 ## sanitize: the native engine and record loop built with AddressSanitizer and
 ## UndefinedBehaviorSanitizer (for the run only, never over the checkout's build), then the
 ## native tests and a short fuzz round (SANITIZE_FUZZ_SECONDS in all) under them; any report
-## fails the run. About 5 minutes; not part of make test.
+## fails the run. About 5 minutes of CPU time; not part of make test.
 SANITIZE_FUZZ_SECONDS ?= 60
 SANITIZE_EXAMPLES ?= 2
 SANITIZE_CC := $(or $(CC),cc)
@@ -74,9 +74,9 @@ SANITIZE_ENV = SPECGEN_NATIVE_CFLAGS="-fsanitize=address,undefined -fno-sanitize
   SPECGEN_REQUIRE_NATIVE=1 SPECGEN_BACKEND=native
 sanitize: $(STAMP)
 	$(SANITIZE_ENV) SPECGEN_NATIVE_EXAMPLES=$(SANITIZE_EXAMPLES) SPECGEN_EXAMPLES=$(SANITIZE_EXAMPLES) \
-	  $(PY) -m pytest -q -p no:cacheprovider $(SANITIZE_TESTS)
+	  $(PY) -m pytest -q -p no:cacheprovider --capture=sys $(SANITIZE_TESTS)
 	$(SANITIZE_ENV) KAFKA_SPECGEN_FUZZ=$(SANITIZE_FUZZ_SECONDS) \
-	  $(PY) -m pytest -q -p no:cacheprovider tests/fuzz/test_fuzz_decode.py tests/fuzz/test_fuzz_segments.py
+	  $(PY) -m pytest -q -p no:cacheprovider --capture=sys tests/fuzz/test_fuzz_decode.py tests/fuzz/test_fuzz_segments.py
 
 generate: $(STAMP)
 	$(PY) -m codegen generate
