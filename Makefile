@@ -61,7 +61,7 @@ fuzz: $(STAMP)
 ## sanitize: the native engine and record loop built with AddressSanitizer and
 ## UndefinedBehaviorSanitizer (for the run only, never over the checkout's build), then the
 ## native tests and a short fuzz round (SANITIZE_FUZZ_SECONDS in all) under them; any report
-## fails the run. About 5 minutes of CPU time; not part of make test.
+## fails the run. About 8 minutes of CPU time; not part of make test.
 SANITIZE_FUZZ_SECONDS ?= 60
 SANITIZE_EXAMPLES ?= 2
 SANITIZE_CC := $(or $(CC),cc)
