@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup python-setup oracle-setup demo test test-fast fuzz generate check lint typecheck bench clean
+.PHONY: setup python-setup oracle-setup demo test test-fast fuzz sanitize generate check lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	@echo "python-setup: a venv in $(VENV) with the project (editable; its C engine is built)," \
@@ -88,6 +88,26 @@ test-fast: $(STAMP)
 FUZZ_SECONDS ?= 600
 fuzz: $(STAMP)
 	KAFKA_SPECGEN_FUZZ=$(FUZZ_SECONDS) $(PY) -m pytest tests/fuzz -q
+
+## sanitize: the native engine and record loop built with AddressSanitizer and
+## UndefinedBehaviorSanitizer (for the run only, never over the checkout's build), then the
+## native tests and a short fuzz round (SANITIZE_FUZZ_SECONDS in all) under them; any report
+## fails the run. About 8 minutes of CPU time; not part of make test.
+SANITIZE_FUZZ_SECONDS ?= 60
+SANITIZE_EXAMPLES ?= 2
+SANITIZE_CC := $(or $(CC),cc)
+SANITIZE_TESTS := tests/test_native_arguments.py tests/test_read_limits.py \
+  tests/test_native_engine.py tests/test_native_records.py tests/test_native_columns.py \
+  tests/test_record_pair_reader.py tests/test_buffers.py tests/test_arrow_columnar.py
+SANITIZE_ENV = SPECGEN_NATIVE_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1" \
+  LD_PRELOAD="$$($(SANITIZE_CC) -print-file-name=libasan.so)" PYTHONMALLOC=malloc \
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  SPECGEN_REQUIRE_NATIVE=1 SPECGEN_BACKEND=native
+sanitize: $(STAMP)
+	$(SANITIZE_ENV) SPECGEN_NATIVE_EXAMPLES=$(SANITIZE_EXAMPLES) SPECGEN_EXAMPLES=$(SANITIZE_EXAMPLES) \
+	  $(PY) -m pytest -q -p no:cacheprovider --capture=sys $(SANITIZE_TESTS)
+	$(SANITIZE_ENV) KAFKA_SPECGEN_FUZZ=$(SANITIZE_FUZZ_SECONDS) \
+	  $(PY) -m pytest -q -p no:cacheprovider --capture=sys tests/fuzz/test_fuzz_decode.py tests/fuzz/test_fuzz_segments.py
 
 generate: $(STAMP)
 	$(PY) -m codegen generate

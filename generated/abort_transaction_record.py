@@ -88,6 +88,8 @@ def _read_AbortTransactionRecord_v0(
     """Read AbortTransactionRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(AbortTransactionRecord)
     try:
         tags_left = buf[o]
@@ -97,6 +99,8 @@ def _read_AbortTransactionRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.reason = None
     while tags_left:
@@ -158,6 +162,8 @@ def _row_AbortTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[An
     """Read AbortTransactionRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_reason: Any
     try:
         tags_left = buf[o]
@@ -167,6 +173,8 @@ def _row_AbortTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[An
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_reason = None
     while tags_left:

@@ -181,6 +181,8 @@ def _read_AccessControlEntryRecord_v0(
     """Read AccessControlEntryRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(AccessControlEntryRecord)
     try:
         (u_id, self.resource_type) = _S_ub_unpack(buf, o)
@@ -272,6 +274,8 @@ def _read_AccessControlEntryRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -297,6 +301,8 @@ def _row_AccessControlEntryRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
     """Read AccessControlEntryRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     r_resource_type: Any
     r_resource_name: Any
@@ -395,6 +401,8 @@ def _row_AccessControlEntryRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

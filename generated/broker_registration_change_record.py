@@ -192,6 +192,8 @@ def _read_BrokerRegistrationChangeRecord_v0(
     """Read BrokerRegistrationChangeRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -210,6 +212,8 @@ def _read_BrokerRegistrationChangeRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     while tags_left:
@@ -257,6 +261,8 @@ def _row_BrokerRegistrationChangeRecord_v0(
     """Read BrokerRegistrationChangeRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -274,6 +280,8 @@ def _row_BrokerRegistrationChangeRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     while tags_left:
@@ -358,6 +366,8 @@ def _read_BrokerRegistrationChangeRecord_v1(
     """Read BrokerRegistrationChangeRecord at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -375,6 +385,8 @@ def _read_BrokerRegistrationChangeRecord_v1(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     self.in_controlled_shutdown = 0
@@ -439,6 +451,8 @@ def _row_BrokerRegistrationChangeRecord_v1(
     """Read BrokerRegistrationChangeRecord at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -457,6 +471,8 @@ def _row_BrokerRegistrationChangeRecord_v1(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     r_in_controlled_shutdown = 0
@@ -563,6 +579,8 @@ def _read_BrokerRegistrationChangeRecord_v2(
     """Read BrokerRegistrationChangeRecord at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -579,6 +597,8 @@ def _read_BrokerRegistrationChangeRecord_v2(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     self.in_controlled_shutdown = 0
@@ -635,8 +655,8 @@ def _read_BrokerRegistrationChangeRecord_v2(
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -681,6 +701,8 @@ def _row_BrokerRegistrationChangeRecord_v2(
     """Read BrokerRegistrationChangeRecord at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -700,6 +722,8 @@ def _row_BrokerRegistrationChangeRecord_v2(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     r_in_controlled_shutdown = 0
@@ -756,8 +780,8 @@ def _row_BrokerRegistrationChangeRecord_v2(
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -860,6 +884,8 @@ def _read_BrokerRegistrationChangeRecord_v3(
     """Read BrokerRegistrationChangeRecord at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(BrokerRegistrationChangeRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -875,6 +901,8 @@ def _read_BrokerRegistrationChangeRecord_v3(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.fenced = 0
     self.in_controlled_shutdown = 0
@@ -932,8 +960,8 @@ def _read_BrokerRegistrationChangeRecord_v3(
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -969,8 +997,8 @@ def _read_BrokerRegistrationChangeRecord_v3(
                 if n < 0:
                     self.cordoned_log_dirs = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf, 16)
                     items_cordoned_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -1015,6 +1043,8 @@ def _row_BrokerRegistrationChangeRecord_v3(
     """Read BrokerRegistrationChangeRecord at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     r_fenced: Any
@@ -1035,6 +1065,8 @@ def _row_BrokerRegistrationChangeRecord_v3(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_fenced = 0
     r_in_controlled_shutdown = 0
@@ -1092,8 +1124,8 @@ def _row_BrokerRegistrationChangeRecord_v3(
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -1129,8 +1161,8 @@ def _row_BrokerRegistrationChangeRecord_v3(
                 if n < 0:
                     r_cordoned_log_dirs = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf, 16)
                     items_cordoned_log_dirs: list[Any] = []
                     for i in range(n):
                         try:

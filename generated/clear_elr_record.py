@@ -86,6 +86,8 @@ def _read_ClearElrRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ClearElrRecord,
     """Read ClearElrRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ClearElrRecord)
     try:
         n = buf[o]
@@ -116,6 +118,8 @@ def _read_ClearElrRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ClearElrRecord,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -141,6 +145,8 @@ def _row_ClearElrRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...],
     """Read ClearElrRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topic_name: Any
     try:
         n = buf[o]
@@ -171,6 +177,8 @@ def _row_ClearElrRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...],
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

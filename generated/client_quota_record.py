@@ -231,6 +231,8 @@ def _read_EntityData_v0(buf: bytes, o: int) -> tuple[EntityData, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -309,6 +311,8 @@ def _row_EntityData_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -370,6 +374,8 @@ def _read_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ClientQuotaR
     """Read ClientQuotaRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ClientQuotaRecord)
     try:
         n = buf[o]
@@ -384,8 +390,8 @@ def _read_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ClientQuotaR
     if n < 0:
         raise _rt.unexpected_null("entity", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("entity", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("entity", o, n, buf, 1)
         items_entity: list[Any] = []
         for i in range(n):
             try:
@@ -443,6 +449,8 @@ def _read_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ClientQuotaR
                     o += 1
                 else:
                     tags_left_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_entity > 10000:
+                        raise _rt.too_many_tags(o, tags_left_entity)
                 unknown_entity: list[tuple[int, bytes]] | None = None
                 while tags_left_entity:
                     tags_left_entity -= 1
@@ -505,6 +513,8 @@ def _read_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ClientQuotaR
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -530,6 +540,8 @@ def _row_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read ClientQuotaRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_entity: Any
     r_key: Any
     r_value: Any
@@ -547,8 +559,8 @@ def _row_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     if n < 0:
         raise _rt.unexpected_null("entity", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("entity", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("entity", o, n, buf, 1)
         items_entity: list[Any] = []
         for i in range(n):
             try:
@@ -607,6 +619,8 @@ def _row_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
                     o += 1
                 else:
                     tags_left_entity, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_entity > 10000:
+                        raise _rt.too_many_tags(o, tags_left_entity)
                 unknown_entity: list[tuple[int, bytes]] | None = None
                 while tags_left_entity:
                     tags_left_entity -= 1
@@ -676,6 +690,8 @@ def _row_ClientQuotaRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -122,6 +122,8 @@ def _read_ConfigRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ConfigRecord, int
     """Read ConfigRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConfigRecord)
     try:
         (self.resource_type,) = _S_b_unpack(buf, o)
@@ -203,6 +205,8 @@ def _read_ConfigRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ConfigRecord, int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -228,6 +232,8 @@ def _row_ConfigRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], i
     """Read ConfigRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_resource_type: Any
     r_resource_name: Any
     r_name: Any
@@ -312,6 +318,8 @@ def _row_ConfigRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

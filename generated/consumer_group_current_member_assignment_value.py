@@ -300,8 +300,8 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -313,6 +313,8 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.assignment_epochs = []
     while tags_left:
@@ -337,8 +339,8 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
                 if n < 0:
                     self.assignment_epochs = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("assignment_epochs", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("assignment_epochs", o, n, buf, 4)
                     self.assignment_epochs = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -393,8 +395,8 @@ def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -406,6 +408,8 @@ def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_assignment_epochs = []
     while tags_left:
@@ -430,8 +434,8 @@ def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                 if n < 0:
                     r_assignment_epochs = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("assignment_epochs", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("assignment_epochs", o, n, buf, 4)
                     r_assignment_epochs = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -516,6 +520,8 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
     """Read ConsumerGroupCurrentMemberAssignmentValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupCurrentMemberAssignmentValue)
     try:
         (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib_unpack(buf, o)
@@ -538,8 +544,8 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("assigned_partitions", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("assigned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("assigned_partitions", o, n, buf, 1)
         items_assigned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -563,8 +569,8 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("partitions_pending_revocation", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("partitions_pending_revocation", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions_pending_revocation", o, n, buf, 1)
         items_partitions_pending_revocation: list[Any] = []
         for i in range(n):
             try:
@@ -583,6 +589,8 @@ def _read_ConsumerGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -610,6 +618,8 @@ def _row_ConsumerGroupCurrentMemberAssignmentValue_v0(
     """Read ConsumerGroupCurrentMemberAssignmentValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_member_epoch: Any
     r_previous_member_epoch: Any
     r_state: Any
@@ -636,8 +646,8 @@ def _row_ConsumerGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("assigned_partitions", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("assigned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("assigned_partitions", o, n, buf, 1)
         items_assigned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -661,8 +671,8 @@ def _row_ConsumerGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("partitions_pending_revocation", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("partitions_pending_revocation", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions_pending_revocation", o, n, buf, 1)
         items_partitions_pending_revocation: list[Any] = []
         for i in range(n):
             try:
@@ -681,6 +691,8 @@ def _row_ConsumerGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -376,6 +376,8 @@ def _read_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[ClassicProtocol, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -446,6 +448,8 @@ def _row_ClassicProtocol_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -515,8 +519,8 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
     if n < 0:
         raise _rt.unexpected_null("supported_protocols", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("supported_protocols", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("supported_protocols", o, n, buf, 1)
         items_supported_protocols: list[Any] = []
         for i in range(n):
             try:
@@ -566,6 +570,8 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
                     o += 1
                 else:
                     tags_left_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_supported_protocols > 10000:
+                        raise _rt.too_many_tags(o, tags_left_supported_protocols)
                 unknown_supported_protocols: list[tuple[int, bytes]] | None = None
                 while tags_left_supported_protocols:
                     tags_left_supported_protocols -= 1
@@ -605,6 +611,8 @@ def _read_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[ClassicMemberMet
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -649,8 +657,8 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
     if n < 0:
         raise _rt.unexpected_null("supported_protocols", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("supported_protocols", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("supported_protocols", o, n, buf, 1)
         items_supported_protocols: list[Any] = []
         for i in range(n):
             try:
@@ -701,6 +709,8 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
                     o += 1
                 else:
                     tags_left_supported_protocols, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_supported_protocols > 10000:
+                        raise _rt.too_many_tags(o, tags_left_supported_protocols)
                 unknown_supported_protocols: list[tuple[int, bytes]] | None = None
                 while tags_left_supported_protocols:
                     tags_left_supported_protocols -= 1
@@ -745,6 +755,8 @@ def _row_ClassicMemberMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -804,6 +816,8 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
     """Read ConsumerGroupMemberMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupMemberMetadataValue)
     try:
         n = buf[o]
@@ -908,8 +922,8 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("subscribed_topic_names", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subscribed_topic_names", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subscribed_topic_names", o, n, buf, 1)
         items_subscribed_topic_names: list[Any] = []
         for i in range(n):
             try:
@@ -1003,6 +1017,8 @@ def _read_ConsumerGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.classic_member_metadata = ClassicMemberMetadata()
     while tags_left:
@@ -1054,6 +1070,8 @@ def _row_ConsumerGroupMemberMetadataValue_v0(
     """Read ConsumerGroupMemberMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_instance_id: Any
     r_rack_id: Any
     r_client_id: Any
@@ -1166,8 +1184,8 @@ def _row_ConsumerGroupMemberMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("subscribed_topic_names", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subscribed_topic_names", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subscribed_topic_names", o, n, buf, 1)
         items_subscribed_topic_names: list[Any] = []
         for i in range(n):
             try:
@@ -1261,6 +1279,8 @@ def _row_ConsumerGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_classic_member_metadata = (0, [], _NO_TAGS)
     while tags_left:

@@ -91,6 +91,8 @@ def _read_ConsumerGroupMetadataKey_v0(
     """Read ConsumerGroupMetadataKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -115,6 +117,8 @@ def _row_ConsumerGroupMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
     """Read ConsumerGroupMetadataKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

@@ -111,6 +111,8 @@ def _read_ConsumerGroupMetadataValue_v0(
     """Read ConsumerGroupMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupMetadataValue)
     try:
         (self.epoch,) = _S_i_unpack(buf, o)
@@ -126,6 +128,8 @@ def _read_ConsumerGroupMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.metadata_hash = 0
     while tags_left:
@@ -171,6 +175,8 @@ def _row_ConsumerGroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tupl
     """Read ConsumerGroupMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_epoch: Any
     r_metadata_hash: Any
     try:
@@ -187,6 +193,8 @@ def _row_ConsumerGroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tupl
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_metadata_hash = 0
     while tags_left:

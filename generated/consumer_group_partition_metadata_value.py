@@ -256,8 +256,8 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
     if n < 0:
         raise _rt.unexpected_null("racks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("racks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("racks", o, n, buf, 1)
         items_racks: list[Any] = []
         for i in range(n):
             try:
@@ -297,6 +297,8 @@ def _read_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[PartitionMetadata, i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -341,8 +343,8 @@ def _row_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
     if n < 0:
         raise _rt.unexpected_null("racks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("racks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("racks", o, n, buf, 1)
         items_racks: list[Any] = []
         for i in range(n):
             try:
@@ -382,6 +384,8 @@ def _row_PartitionMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -490,8 +494,8 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
     if n < 0:
         raise _rt.unexpected_null("partition_metadata", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("partition_metadata", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partition_metadata", o, n, buf, 1)
         items_partition_metadata: list[Any] = []
         for i in range(n):
             try:
@@ -510,6 +514,8 @@ def _read_TopicMetadata_v0(buf: bytes, o: int) -> tuple[TopicMetadata, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -584,8 +590,8 @@ def _row_TopicMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partition_metadata", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("partition_metadata", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partition_metadata", o, n, buf, 1)
         items_partition_metadata: list[Any] = []
         for i in range(n):
             try:
@@ -604,6 +610,8 @@ def _row_TopicMetadata_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -678,6 +686,8 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
     """Read ConsumerGroupPartitionMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupPartitionMetadataValue)
     try:
         n = buf[o]
@@ -692,8 +702,8 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 1)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -712,6 +722,8 @@ def _read_ConsumerGroupPartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -739,6 +751,8 @@ def _row_ConsumerGroupPartitionMetadataValue_v0(
     """Read ConsumerGroupPartitionMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     try:
         n = buf[o]
@@ -753,8 +767,8 @@ def _row_ConsumerGroupPartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 1)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -773,6 +787,8 @@ def _row_ConsumerGroupPartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -111,6 +111,8 @@ def _read_ConsumerGroupRegularExpressionKey_v0(
     """Read ConsumerGroupRegularExpressionKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupRegularExpressionKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -152,6 +154,8 @@ def _row_ConsumerGroupRegularExpressionKey_v0(
     """Read ConsumerGroupRegularExpressionKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_group_id: Any
     r_regular_expression: Any
     try:

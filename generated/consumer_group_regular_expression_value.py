@@ -144,6 +144,8 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
     """Read ConsumerGroupRegularExpressionValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupRegularExpressionValue)
     try:
         n = buf[o]
@@ -158,8 +160,8 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 1)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -205,6 +207,8 @@ def _read_ConsumerGroupRegularExpressionValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -232,6 +236,8 @@ def _row_ConsumerGroupRegularExpressionValue_v0(
     """Read ConsumerGroupRegularExpressionValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     r_version: Any
     r_timestamp: Any
@@ -248,8 +254,8 @@ def _row_ConsumerGroupRegularExpressionValue_v0(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 1)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -295,6 +301,8 @@ def _row_ConsumerGroupRegularExpressionValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -186,8 +186,8 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -199,6 +199,8 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -244,8 +246,8 @@ def _row_TopicPartition_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -257,6 +259,8 @@ def _row_TopicPartition_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -311,6 +315,8 @@ def _read_ConsumerGroupTargetAssignmentMemberValue_v0(
     """Read ConsumerGroupTargetAssignmentMemberValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupTargetAssignmentMemberValue)
     try:
         n = buf[o]
@@ -325,8 +331,8 @@ def _read_ConsumerGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("topic_partitions", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topic_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topic_partitions", o, n, buf, 1)
         items_topic_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -345,6 +351,8 @@ def _read_ConsumerGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -372,6 +380,8 @@ def _row_ConsumerGroupTargetAssignmentMemberValue_v0(
     """Read ConsumerGroupTargetAssignmentMemberValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topic_partitions: Any
     try:
         n = buf[o]
@@ -386,8 +396,8 @@ def _row_ConsumerGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("topic_partitions", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topic_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topic_partitions", o, n, buf, 1)
         items_topic_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -406,6 +416,8 @@ def _row_ConsumerGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

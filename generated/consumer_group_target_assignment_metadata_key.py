@@ -99,6 +99,8 @@ def _read_ConsumerGroupTargetAssignmentMetadataKey_v0(
     """Read ConsumerGroupTargetAssignmentMetadataKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerGroupTargetAssignmentMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -125,6 +127,8 @@ def _row_ConsumerGroupTargetAssignmentMetadataKey_v0(
     """Read ConsumerGroupTargetAssignmentMetadataKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

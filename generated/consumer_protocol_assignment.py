@@ -189,8 +189,8 @@ def _read_TopicPartition_v0(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 4)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -226,8 +226,8 @@ def _row_TopicPartition_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 4)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -263,6 +263,8 @@ def _read_ConsumerProtocolAssignment_v0(
     """Read ConsumerProtocolAssignment at versions 0, 1, 2, 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerProtocolAssignment)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -273,8 +275,8 @@ def _read_ConsumerProtocolAssignment_v0(
     if n < 0:
         raise _rt.unexpected_null("assigned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("assigned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("assigned_partitions", o, n, buf, 1)
         items_assigned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -308,6 +310,8 @@ def _row_ConsumerProtocolAssignment_v0(buf: _rt.BytesLike, o: int) -> tuple[tupl
     """Read ConsumerProtocolAssignment at versions 0, 1, 2, 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_assigned_partitions: Any
     r_user_data: Any
     try:
@@ -319,8 +323,8 @@ def _row_ConsumerProtocolAssignment_v0(buf: _rt.BytesLike, o: int) -> tuple[tupl
     if n < 0:
         raise _rt.unexpected_null("assigned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("assigned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("assigned_partitions", o, n, buf, 1)
         items_assigned_partitions: list[Any] = []
         for i in range(n):
             try:

@@ -255,8 +255,8 @@ def _read_TopicPartition_v1(buf: bytes, o: int) -> tuple[TopicPartition, int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 4)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -292,8 +292,8 @@ def _row_TopicPartition_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 4)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -329,6 +329,8 @@ def _read_ConsumerProtocolSubscription_v0(
     """Read ConsumerProtocolSubscription at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -339,8 +341,8 @@ def _read_ConsumerProtocolSubscription_v0(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -392,6 +394,8 @@ def _row_ConsumerProtocolSubscription_v0(buf: _rt.BytesLike, o: int) -> tuple[tu
     """Read ConsumerProtocolSubscription at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     r_user_data: Any
     try:
@@ -403,8 +407,8 @@ def _row_ConsumerProtocolSubscription_v0(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -485,6 +489,8 @@ def _read_ConsumerProtocolSubscription_v1(
     """Read ConsumerProtocolSubscription at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -495,8 +501,8 @@ def _read_ConsumerProtocolSubscription_v1(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -546,8 +552,8 @@ def _read_ConsumerProtocolSubscription_v1(
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -568,6 +574,8 @@ def _row_ConsumerProtocolSubscription_v1(buf: _rt.BytesLike, o: int) -> tuple[tu
     """Read ConsumerProtocolSubscription at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     r_user_data: Any
     r_owned_partitions: Any
@@ -580,8 +588,8 @@ def _row_ConsumerProtocolSubscription_v1(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -631,8 +639,8 @@ def _row_ConsumerProtocolSubscription_v1(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -696,6 +704,8 @@ def _read_ConsumerProtocolSubscription_v2(
     """Read ConsumerProtocolSubscription at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -706,8 +716,8 @@ def _read_ConsumerProtocolSubscription_v2(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -757,8 +767,8 @@ def _read_ConsumerProtocolSubscription_v2(
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -784,6 +794,8 @@ def _row_ConsumerProtocolSubscription_v2(buf: _rt.BytesLike, o: int) -> tuple[tu
     """Read ConsumerProtocolSubscription at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     r_user_data: Any
     r_owned_partitions: Any
@@ -797,8 +809,8 @@ def _row_ConsumerProtocolSubscription_v2(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -848,8 +860,8 @@ def _row_ConsumerProtocolSubscription_v2(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -923,6 +935,8 @@ def _read_ConsumerProtocolSubscription_v3(
     """Read ConsumerProtocolSubscription at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ConsumerProtocolSubscription)
     try:
         (n,) = _S_i_unpack(buf, o)
@@ -933,8 +947,8 @@ def _read_ConsumerProtocolSubscription_v3(
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -984,8 +998,8 @@ def _read_ConsumerProtocolSubscription_v3(
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -1028,6 +1042,8 @@ def _row_ConsumerProtocolSubscription_v3(buf: _rt.BytesLike, o: int) -> tuple[tu
     """Read ConsumerProtocolSubscription at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topics: Any
     r_user_data: Any
     r_owned_partitions: Any
@@ -1042,8 +1058,8 @@ def _row_ConsumerProtocolSubscription_v3(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("topics", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topics", o, n, buf, 2)
         items_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1093,8 +1109,8 @@ def _row_ConsumerProtocolSubscription_v3(buf: _rt.BytesLike, o: int) -> tuple[tu
     if n < 0:
         raise _rt.unexpected_null("owned_partitions", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("owned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("owned_partitions", o, n, buf, 1)
         items_owned_partitions: list[Any] = []
         for i in range(n):
             try:

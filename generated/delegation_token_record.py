@@ -184,6 +184,8 @@ def _read_DelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Delegati
     """Read DelegationTokenRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(DelegationTokenRecord)
     try:
         n = buf[o]
@@ -240,8 +242,8 @@ def _read_DelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Delegati
     if n < 0:
         raise _rt.unexpected_null("renewers", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("renewers", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("renewers", o, n, buf, 1)
         items_renewers: list[Any] = []
         for i in range(n):
             try:
@@ -312,6 +314,8 @@ def _read_DelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Delegati
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -337,6 +341,8 @@ def _row_DelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
     """Read DelegationTokenRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_owner: Any
     r_requester: Any
     r_renewers: Any
@@ -399,8 +405,8 @@ def _row_DelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
     if n < 0:
         raise _rt.unexpected_null("renewers", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("renewers", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("renewers", o, n, buf, 1)
         items_renewers: list[Any] = []
         for i in range(n):
             try:
@@ -469,6 +475,8 @@ def _row_DelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

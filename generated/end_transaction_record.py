@@ -74,6 +74,8 @@ def _read_EndTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[EndTransa
     """Read EndTransactionRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(EndTransactionRecord)
     try:
         tags_left = buf[o]
@@ -83,6 +85,8 @@ def _read_EndTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[EndTransa
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -108,6 +112,8 @@ def _row_EndTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read EndTransactionRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     try:
         tags_left = buf[o]
     except IndexError:
@@ -116,6 +122,8 @@ def _row_EndTransactionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

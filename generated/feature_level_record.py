@@ -100,6 +100,8 @@ def _read_FeatureLevelRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[FeatureLeve
     """Read FeatureLevelRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(FeatureLevelRecord)
     try:
         n = buf[o]
@@ -136,6 +138,8 @@ def _read_FeatureLevelRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[FeatureLeve
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -161,6 +165,8 @@ def _row_FeatureLevelRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read FeatureLevelRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_name: Any
     r_feature_level: Any
     try:
@@ -198,6 +204,8 @@ def _row_FeatureLevelRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

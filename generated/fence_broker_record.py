@@ -101,6 +101,8 @@ def _read_FenceBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[FenceBrokerR
     """Read FenceBrokerRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(FenceBrokerRecord)
     try:
         (self.id, self.epoch) = _S_iq_unpack(buf, o)
@@ -116,6 +118,8 @@ def _read_FenceBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[FenceBrokerR
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -141,6 +145,8 @@ def _row_FenceBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read FenceBrokerRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     r_epoch: Any
     try:
@@ -157,6 +163,8 @@ def _row_FenceBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -89,6 +89,8 @@ def _read_GroupMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[GroupMetadata
     """Read GroupMetadataKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -113,6 +115,8 @@ def _row_GroupMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...
     """Read GroupMetadataKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_group: Any
     try:
         (n,) = _S_h_unpack(buf, o)

@@ -1103,6 +1103,8 @@ def _read_MemberMetadata_v4(buf: bytes, o: int) -> tuple[MemberMetadata, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1267,6 +1269,8 @@ def _row_MemberMetadata_v4(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1374,6 +1378,8 @@ def _read_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -1441,8 +1447,8 @@ def _read_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1536,6 +1542,8 @@ def _row_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -1607,8 +1615,8 @@ def _row_GroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1761,6 +1769,8 @@ def _read_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -1828,8 +1838,8 @@ def _read_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1926,6 +1936,8 @@ def _row_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -1997,8 +2009,8 @@ def _row_GroupMetadataValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -2156,6 +2168,8 @@ def _read_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -2223,8 +2237,8 @@ def _read_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -2320,6 +2334,8 @@ def _row_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -2392,8 +2408,8 @@ def _row_GroupMetadataValue_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -2561,6 +2577,8 @@ def _read_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -2628,8 +2646,8 @@ def _read_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -2742,6 +2760,8 @@ def _row_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -2814,8 +2834,8 @@ def _row_GroupMetadataValue_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -3002,6 +3022,8 @@ def _read_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     """Read GroupMetadataValue at version 4."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(GroupMetadataValue)
     try:
         n = buf[o]
@@ -3097,8 +3119,8 @@ def _read_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -3238,6 +3260,8 @@ def _read_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -3275,6 +3299,8 @@ def _read_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[GroupMetada
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -3300,6 +3326,8 @@ def _row_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read GroupMetadataValue at version 4 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_protocol_type: Any
     r_generation: Any
     r_protocol: Any
@@ -3400,8 +3428,8 @@ def _row_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -3548,6 +3576,8 @@ def _row_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -3596,6 +3626,8 @@ def _row_GroupMetadataValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -207,6 +207,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -245,6 +247,8 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -301,6 +305,8 @@ def _read_Voter_v1(buf: bytes, o: int) -> tuple[Voter, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -341,6 +347,8 @@ def _row_Voter_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -381,6 +389,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     """Read LeaderChangeMessage at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(LeaderChangeMessage)
     try:
         (self.version, self.leader_id) = _S_hi_unpack(buf, o)
@@ -401,8 +411,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -422,6 +432,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_voters)
                 unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
@@ -462,8 +474,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     if n < 0:
         raise _rt.unexpected_null("granting_voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("granting_voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("granting_voters", o, n, buf, 1)
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
@@ -483,6 +495,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_granting_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_granting_voters)
                 unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
@@ -522,6 +536,8 @@ def _read_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -547,6 +563,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     """Read LeaderChangeMessage at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_version: Any
     r_leader_id: Any
     r_voters: Any
@@ -570,8 +588,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -590,6 +608,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_voters)
                 unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
@@ -637,8 +657,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         raise _rt.unexpected_null("granting_voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("granting_voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("granting_voters", o, n, buf, 1)
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
@@ -657,6 +677,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_granting_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_granting_voters)
                 unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
@@ -701,6 +723,8 @@ def _row_LeaderChangeMessage_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -775,6 +799,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     """Read LeaderChangeMessage at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(LeaderChangeMessage)
     try:
         (self.version, self.leader_id) = _S_hi_unpack(buf, o)
@@ -795,8 +821,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -818,6 +844,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_voters)
                 unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
@@ -858,8 +886,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
     if n < 0:
         raise _rt.unexpected_null("granting_voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("granting_voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("granting_voters", o, n, buf, 1)
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
@@ -881,6 +909,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_granting_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_granting_voters)
                 unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
@@ -920,6 +950,8 @@ def _read_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[LeaderChan
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -945,6 +977,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     """Read LeaderChangeMessage at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_version: Any
     r_leader_id: Any
     r_voters: Any
@@ -968,8 +1002,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -992,6 +1026,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
                     o += 1
                 else:
                     tags_left_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_voters)
                 unknown_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_voters:
                     tags_left_voters -= 1
@@ -1039,8 +1075,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         raise _rt.unexpected_null("granting_voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("granting_voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("granting_voters", o, n, buf, 1)
         items_granting_voters: list[Any] = []
         for i in range(n):
             try:
@@ -1063,6 +1099,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
                     o += 1
                 else:
                     tags_left_granting_voters, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_granting_voters > 10000:
+                        raise _rt.too_many_tags(o, tags_left_granting_voters)
                 unknown_granting_voters: list[tuple[int, bytes]] | None = None
                 while tags_left_granting_voters:
                     tags_left_granting_voters -= 1
@@ -1107,6 +1145,8 @@ def _row_LeaderChangeMessage_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -119,6 +119,8 @@ def _read_LegacyOffsetCommitKey_v0(buf: _rt.BytesLike, o: int) -> tuple[LegacyOf
     """Read LegacyOffsetCommitKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(LegacyOffsetCommitKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -164,6 +166,8 @@ def _row_LegacyOffsetCommitKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
     """Read LegacyOffsetCommitKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_group: Any
     r_topic: Any
     r_partition: Any

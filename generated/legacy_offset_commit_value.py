@@ -135,6 +135,8 @@ def _read_LegacyOffsetCommitValue_v0(
     """Read LegacyOffsetCommitValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(LegacyOffsetCommitValue)
     try:
         (self.offset, n) = _S_qh_unpack(buf, o)
@@ -165,6 +167,8 @@ def _row_LegacyOffsetCommitValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[A
     """Read LegacyOffsetCommitValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_offset: Any
     r_metadata: Any
     r_commit_timestamp: Any

@@ -179,6 +179,8 @@ def _read_OffsetCommitValue_v0(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
     """Read OffsetCommitValue at versions 0, 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, n) = _S_qh_unpack(buf, o)
@@ -212,6 +214,8 @@ def _row_OffsetCommitValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read OffsetCommitValue at versions 0, 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_offset: Any
     r_metadata: Any
     r_commit_timestamp: Any
@@ -262,6 +266,8 @@ def _read_OffsetCommitValue_v1(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
     """Read OffsetCommitValue at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, n) = _S_qh_unpack(buf, o)
@@ -294,6 +300,8 @@ def _row_OffsetCommitValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read OffsetCommitValue at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_offset: Any
     r_metadata: Any
     r_commit_timestamp: Any
@@ -355,6 +363,8 @@ def _read_OffsetCommitValue_v3(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
     """Read OffsetCommitValue at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, self.leader_epoch, n) = _S_qih_unpack(buf, o)
@@ -389,6 +399,8 @@ def _row_OffsetCommitValue_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read OffsetCommitValue at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_offset: Any
     r_leader_epoch: Any
     r_metadata: Any
@@ -444,6 +456,8 @@ def _read_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
     """Read OffsetCommitValue at version 4."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(OffsetCommitValue)
     try:
         (self.offset, self.leader_epoch) = _S_qi_unpack(buf, o)
@@ -487,6 +501,8 @@ def _read_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[OffsetCommit
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.topic_id = _ZERO_UUID
     while tags_left:
@@ -531,6 +547,8 @@ def _row_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read OffsetCommitValue at version 4 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_offset: Any
     r_leader_epoch: Any
     r_metadata: Any
@@ -577,6 +595,8 @@ def _row_OffsetCommitValue_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_topic_id = _ZERO_UUID
     while tags_left:

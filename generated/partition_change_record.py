@@ -317,6 +317,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
     """Read PartitionChangeRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionChangeRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -336,6 +338,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.isr = None
     self.leader = -2
@@ -365,8 +369,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -405,8 +409,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     self.replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -433,8 +437,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     self.removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -463,8 +467,8 @@ def _read_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     self.adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -516,6 +520,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
     """Read PartitionChangeRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_isr: Any
@@ -539,6 +545,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_isr = None
     r_leader = -2
@@ -568,8 +576,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -608,8 +616,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     r_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -636,8 +644,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     r_removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -666,8 +674,8 @@ def _row_PartitionChangeRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     r_adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -842,6 +850,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
     """Read PartitionChangeRecord at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionChangeRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -860,6 +870,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.isr = None
     self.leader = -2
@@ -890,8 +902,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -930,8 +942,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     self.replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -958,8 +970,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     self.removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -988,8 +1000,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     self.adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1034,8 +1046,8 @@ def _read_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.directories = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("directories", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("directories", o, n, buf, 16)
                     items_directories: list[Any] = []
                     for i in range(n):
                         try:
@@ -1080,6 +1092,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
     """Read PartitionChangeRecord at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_isr: Any
@@ -1104,6 +1118,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_isr = None
     r_leader = -2
@@ -1134,8 +1150,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -1174,8 +1190,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     r_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1202,8 +1218,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     r_removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1232,8 +1248,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     r_adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1278,8 +1294,8 @@ def _row_PartitionChangeRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_directories = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("directories", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("directories", o, n, buf, 16)
                     items_directories: list[Any] = []
                     for i in range(n):
                         try:
@@ -1468,6 +1484,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
     """Read PartitionChangeRecord at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionChangeRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -1484,6 +1502,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.isr = None
     self.leader = -2
@@ -1516,8 +1536,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -1556,8 +1576,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     self.replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1584,8 +1604,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     self.removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1614,8 +1634,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     self.adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1660,8 +1680,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.eligible_leader_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("eligible_leader_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("eligible_leader_replicas", o, n, buf, 4)
                     self.eligible_leader_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1690,8 +1710,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.last_known_elr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("last_known_elr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_known_elr", o, n, buf, 4)
                     self.last_known_elr = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1720,8 +1740,8 @@ def _read_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[Partitio
                 if n < 0:
                     self.directories = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("directories", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("directories", o, n, buf, 16)
                     items_directories: list[Any] = []
                     for i in range(n):
                         try:
@@ -1764,6 +1784,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
     """Read PartitionChangeRecord at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_isr: Any
@@ -1790,6 +1812,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_isr = None
     r_leader = -2
@@ -1822,8 +1846,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_isr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("isr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("isr", o, n, buf, 4)
                     r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
                     o += n * 4
 
@@ -1862,8 +1886,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("replicas", o, n, buf, 4)
                     r_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1890,8 +1914,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_removing_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("removing_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("removing_replicas", o, n, buf, 4)
                     r_removing_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1920,8 +1944,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_adding_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("adding_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("adding_replicas", o, n, buf, 4)
                     r_adding_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1966,8 +1990,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_eligible_leader_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("eligible_leader_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("eligible_leader_replicas", o, n, buf, 4)
                     r_eligible_leader_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1996,8 +2020,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_last_known_elr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("last_known_elr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_known_elr", o, n, buf, 4)
                     r_last_known_elr = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -2026,8 +2050,8 @@ def _row_PartitionChangeRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any
                 if n < 0:
                     r_directories = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("directories", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("directories", o, n, buf, 16)
                     items_directories: list[Any] = []
                     for i in range(n):
                         try:

@@ -330,6 +330,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     """Read PartitionRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -351,8 +353,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -369,8 +371,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -387,8 +389,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         self.removing_replicas = list(
             _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
         )
@@ -407,8 +409,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         self.adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -431,6 +433,8 @@ def _read_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.leader_recovery_state = 0
     while tags_left:
@@ -478,6 +482,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     """Read PartitionRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_replicas: Any
@@ -508,8 +514,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         r_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -526,8 +532,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -544,8 +550,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         r_removing_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -562,8 +568,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         r_adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -583,6 +589,8 @@ def _row_PartitionRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_leader_recovery_state = 0
     while tags_left:
@@ -730,6 +738,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     """Read PartitionRecord at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -751,8 +761,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -769,8 +779,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -787,8 +797,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         self.removing_replicas = list(
             _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
         )
@@ -807,8 +817,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         self.adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -833,8 +843,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("directories", o - 1)
     else:
-        if n * 16 > len(buf) - o:
-            raise _rt.too_many("directories", o, n, buf)
+        if n * 16 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("directories", o, n, buf, 16)
         items_directories: list[Any] = []
         for i in range(n):
             try:
@@ -859,6 +869,8 @@ def _read_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.leader_recovery_state = 0
     while tags_left:
@@ -906,6 +918,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     """Read PartitionRecord at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_replicas: Any
@@ -937,8 +951,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         r_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -955,8 +969,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -973,8 +987,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         r_removing_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -991,8 +1005,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         r_adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1017,8 +1031,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("directories", o - 1)
     else:
-        if n * 16 > len(buf) - o:
-            raise _rt.too_many("directories", o, n, buf)
+        if n * 16 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("directories", o, n, buf, 16)
         items_directories: list[Any] = []
         for i in range(n):
             try:
@@ -1041,6 +1055,8 @@ def _row_PartitionRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_leader_recovery_state = 0
     while tags_left:
@@ -1201,6 +1217,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     """Read PartitionRecord at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(PartitionRecord)
     try:
         (self.partition_id, u_topic_id) = _S_iu_unpack(buf, o)
@@ -1222,8 +1240,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         self.replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1240,8 +1258,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         self.isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1258,8 +1276,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         self.removing_replicas = list(
             _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
         )
@@ -1278,8 +1296,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         self.adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1304,8 +1322,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
     if n < 0:
         raise _rt.unexpected_null("directories", o - 1)
     else:
-        if n * 16 > len(buf) - o:
-            raise _rt.too_many("directories", o, n, buf)
+        if n * 16 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("directories", o, n, buf, 16)
         items_directories: list[Any] = []
         for i in range(n):
             try:
@@ -1328,6 +1346,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.leader_recovery_state = 0
     self.eligible_leader_replicas = None
@@ -1370,8 +1390,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
                 if n < 0:
                     self.eligible_leader_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("eligible_leader_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("eligible_leader_replicas", o, n, buf, 4)
                     self.eligible_leader_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1400,8 +1420,8 @@ def _read_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[PartitionRecor
                 if n < 0:
                     self.last_known_elr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("last_known_elr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_known_elr", o, n, buf, 4)
                     self.last_known_elr = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1435,6 +1455,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     """Read PartitionRecord at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_partition_id: Any
     r_topic_id: Any
     r_replicas: Any
@@ -1468,8 +1490,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("replicas", o, n, buf, 4)
         r_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1486,8 +1508,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("isr", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("isr", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("isr", o, n, buf, 4)
         r_isr = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1504,8 +1526,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("removing_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("removing_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("removing_replicas", o, n, buf, 4)
         r_removing_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1522,8 +1544,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("adding_replicas", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("adding_replicas", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("adding_replicas", o, n, buf, 4)
         r_adding_replicas = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -1548,8 +1570,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
     if n < 0:
         raise _rt.unexpected_null("directories", o - 1)
     else:
-        if n * 16 > len(buf) - o:
-            raise _rt.too_many("directories", o, n, buf)
+        if n * 16 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("directories", o, n, buf, 16)
         items_directories: list[Any] = []
         for i in range(n):
             try:
@@ -1572,6 +1594,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_leader_recovery_state = 0
     r_eligible_leader_replicas = None
@@ -1614,8 +1638,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
                 if n < 0:
                     r_eligible_leader_replicas = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("eligible_leader_replicas", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("eligible_leader_replicas", o, n, buf, 4)
                     r_eligible_leader_replicas = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -1644,8 +1668,8 @@ def _row_PartitionRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...]
                 if n < 0:
                     r_last_known_elr = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("last_known_elr", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_known_elr", o, n, buf, 4)
                     r_last_known_elr = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )

@@ -120,6 +120,8 @@ def _read_ProducerIdsRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ProducerIdsR
     """Read ProducerIdsRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ProducerIdsRecord)
     try:
         (self.broker_id, self.broker_epoch, self.next_producer_id) = _S_iqq_unpack(buf, o)
@@ -137,6 +139,8 @@ def _read_ProducerIdsRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[ProducerIdsR
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -162,6 +166,8 @@ def _row_ProducerIdsRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read ProducerIdsRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     r_next_producer_id: Any
@@ -181,6 +187,8 @@ def _row_ProducerIdsRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

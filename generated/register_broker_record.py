@@ -442,6 +442,8 @@ def _read_BrokerFeature_v0(buf: bytes, o: int) -> tuple[BrokerFeature, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -505,6 +507,8 @@ def _row_BrokerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -610,6 +614,8 @@ def _read_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[BrokerEndpoint, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -693,6 +699,8 @@ def _row_BrokerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -751,6 +759,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq_unpack(buf, o)
@@ -774,8 +784,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -836,6 +846,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -878,8 +890,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -923,6 +935,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -994,6 +1008,8 @@ def _read_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1024,6 +1040,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_incarnation_id: Any
     r_broker_epoch: Any
@@ -1053,8 +1071,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -1118,6 +1136,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -1167,8 +1187,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -1214,6 +1234,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -1287,6 +1309,8 @@ def _row_RegisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1395,6 +1419,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, u_incarnation_id, self.broker_epoch) = _S_iuq_unpack(buf, o)
@@ -1418,8 +1444,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -1480,6 +1506,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -1522,8 +1550,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -1567,6 +1595,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -1637,6 +1667,8 @@ def _read_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1667,6 +1699,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_incarnation_id: Any
     r_broker_epoch: Any
@@ -1697,8 +1731,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -1762,6 +1796,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -1811,8 +1847,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -1858,6 +1894,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -1931,6 +1969,8 @@ def _row_RegisterBrokerRecord_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -2039,6 +2079,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
@@ -2071,8 +2113,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -2133,6 +2175,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -2175,8 +2219,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -2220,6 +2264,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -2289,6 +2335,8 @@ def _read_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -2319,6 +2367,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_is_migrating_zk_broker: Any
     r_incarnation_id: Any
@@ -2359,8 +2409,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -2424,6 +2474,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -2473,8 +2525,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -2520,6 +2572,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -2593,6 +2647,8 @@ def _row_RegisterBrokerRecord_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -2708,6 +2764,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 3."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
@@ -2740,8 +2798,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -2802,6 +2860,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -2844,8 +2904,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -2889,6 +2949,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -2957,6 +3019,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.log_dirs = []
     while tags_left:
@@ -2981,8 +3045,8 @@ def _read_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -3025,6 +3089,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 3 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_is_migrating_zk_broker: Any
     r_incarnation_id: Any
@@ -3066,8 +3132,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -3131,6 +3197,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -3180,8 +3248,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -3227,6 +3295,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -3300,6 +3370,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_log_dirs = []
     while tags_left:
@@ -3324,8 +3396,8 @@ def _row_RegisterBrokerRecord_v3(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -3470,6 +3542,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     """Read RegisterBrokerRecord at version 4."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterBrokerRecord)
     try:
         (self.broker_id, self.is_migrating_zk_broker, u_incarnation_id, self.broker_epoch) = (
@@ -3502,8 +3576,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -3564,6 +3638,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -3606,8 +3682,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -3651,6 +3727,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -3718,6 +3796,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.log_dirs = []
     self.cordoned_log_dirs = None
@@ -3743,8 +3823,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -3780,8 +3860,8 @@ def _read_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[RegisterB
                 if n < 0:
                     self.cordoned_log_dirs = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf, 16)
                     items_cordoned_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -3824,6 +3904,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read RegisterBrokerRecord at version 4 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_is_migrating_zk_broker: Any
     r_incarnation_id: Any
@@ -3866,8 +3948,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -3931,6 +4013,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -3980,8 +4064,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -4027,6 +4111,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -4100,6 +4186,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_log_dirs = []
     r_cordoned_log_dirs = None
@@ -4125,8 +4213,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                 if n < 0:
                     raise _rt.unexpected_null("log_dirs", o - 1)
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("log_dirs", o, n, buf, 16)
                     items_log_dirs: list[Any] = []
                     for i in range(n):
                         try:
@@ -4162,8 +4250,8 @@ def _row_RegisterBrokerRecord_v4(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
                 if n < 0:
                     r_cordoned_log_dirs = None
                 else:
-                    if n * 16 > len(buf) - o:
-                        raise _rt.too_many("cordoned_log_dirs", o, n, buf)
+                    if n * 16 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("cordoned_log_dirs", o, n, buf, 16)
                     items_cordoned_log_dirs: list[Any] = []
                     for i in range(n):
                         try:

@@ -325,6 +325,8 @@ def _read_ControllerFeature_v0(buf: bytes, o: int) -> tuple[ControllerFeature, i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -388,6 +390,8 @@ def _row_ControllerFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -493,6 +497,8 @@ def _read_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[ControllerEndpoint,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -576,6 +582,8 @@ def _row_ControllerEndpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -636,6 +644,8 @@ def _read_RegisterControllerRecord_v0(
     """Read RegisterControllerRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RegisterControllerRecord)
     try:
         (self.controller_id, u_incarnation_id, self.zk_migration_ready) = _S_iuz_unpack(buf, o)
@@ -659,8 +669,8 @@ def _read_RegisterControllerRecord_v0(
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -721,6 +731,8 @@ def _read_RegisterControllerRecord_v0(
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -763,8 +775,8 @@ def _read_RegisterControllerRecord_v0(
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -808,6 +820,8 @@ def _read_RegisterControllerRecord_v0(
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -845,6 +859,8 @@ def _read_RegisterControllerRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -870,6 +886,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
     """Read RegisterControllerRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_controller_id: Any
     r_incarnation_id: Any
     r_zk_migration_ready: Any
@@ -897,8 +915,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
     if n < 0:
         raise _rt.unexpected_null("end_points", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("end_points", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("end_points", o, n, buf, 1)
         items_end_points: list[Any] = []
         for i in range(n):
             try:
@@ -962,6 +980,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
                     o += 1
                 else:
                     tags_left_end_points, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_end_points > 10000:
+                        raise _rt.too_many_tags(o, tags_left_end_points)
                 unknown_end_points: list[tuple[int, bytes]] | None = None
                 while tags_left_end_points:
                     tags_left_end_points -= 1
@@ -1011,8 +1031,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
     if n < 0:
         raise _rt.unexpected_null("features", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("features", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("features", o, n, buf, 1)
         items_features: list[Any] = []
         for i in range(n):
             try:
@@ -1058,6 +1078,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
                     o += 1
                 else:
                     tags_left_features, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_features > 10000:
+                        raise _rt.too_many_tags(o, tags_left_features)
                 unknown_features: list[tuple[int, bytes]] | None = None
                 while tags_left_features:
                     tags_left_features -= 1
@@ -1101,6 +1123,8 @@ def _row_RegisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -93,6 +93,8 @@ def _read_RemoveAccessControlEntryRecord_v0(
     """Read RemoveAccessControlEntryRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RemoveAccessControlEntryRecord)
     try:
         (u_id,) = _S_u_unpack(buf, o)
@@ -109,6 +111,8 @@ def _read_RemoveAccessControlEntryRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -136,6 +140,8 @@ def _row_RemoveAccessControlEntryRecord_v0(
     """Read RemoveAccessControlEntryRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     try:
         (u_id,) = _S_u_unpack(buf, o)
@@ -152,6 +158,8 @@ def _row_RemoveAccessControlEntryRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -90,6 +90,8 @@ def _read_RemoveDelegationTokenRecord_v0(
     """Read RemoveDelegationTokenRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RemoveDelegationTokenRecord)
     try:
         n = buf[o]
@@ -120,6 +122,8 @@ def _read_RemoveDelegationTokenRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -145,6 +149,8 @@ def _row_RemoveDelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tup
     """Read RemoveDelegationTokenRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_token_id: Any
     try:
         n = buf[o]
@@ -175,6 +181,8 @@ def _row_RemoveDelegationTokenRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tup
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

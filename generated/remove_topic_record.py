@@ -89,6 +89,8 @@ def _read_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RemoveTopicR
     """Read RemoveTopicRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RemoveTopicRecord)
     try:
         (u_topic_id,) = _S_u_unpack(buf, o)
@@ -105,6 +107,8 @@ def _read_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[RemoveTopicR
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -130,6 +134,8 @@ def _row_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read RemoveTopicRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_topic_id: Any
     try:
         (u_topic_id,) = _S_u_unpack(buf, o)
@@ -146,6 +152,8 @@ def _row_RemoveTopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

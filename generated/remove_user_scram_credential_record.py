@@ -106,6 +106,8 @@ def _read_RemoveUserScramCredentialRecord_v0(
     """Read RemoveUserScramCredentialRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(RemoveUserScramCredentialRecord)
     try:
         n = buf[o]
@@ -142,6 +144,8 @@ def _read_RemoveUserScramCredentialRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -169,6 +173,8 @@ def _row_RemoveUserScramCredentialRecord_v0(
     """Read RemoveUserScramCredentialRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_name: Any
     r_mechanism: Any
     try:
@@ -206,6 +212,8 @@ def _row_RemoveUserScramCredentialRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -239,8 +239,8 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -252,6 +252,8 @@ def _read_TopicPartitions_v0(buf: bytes, o: int) -> tuple[TopicPartitions, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -297,8 +299,8 @@ def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -310,6 +312,8 @@ def _row_TopicPartitions_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -364,6 +368,8 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
     """Read ShareGroupCurrentMemberAssignmentValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ShareGroupCurrentMemberAssignmentValue)
     try:
         (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib_unpack(buf, o)
@@ -386,8 +392,8 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("assigned_partitions", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("assigned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("assigned_partitions", o, n, buf, 1)
         items_assigned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -406,6 +412,8 @@ def _read_ShareGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -433,6 +441,8 @@ def _row_ShareGroupCurrentMemberAssignmentValue_v0(
     """Read ShareGroupCurrentMemberAssignmentValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_member_epoch: Any
     r_previous_member_epoch: Any
     r_state: Any
@@ -458,8 +468,8 @@ def _row_ShareGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("assigned_partitions", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("assigned_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("assigned_partitions", o, n, buf, 1)
         items_assigned_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -478,6 +488,8 @@ def _row_ShareGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

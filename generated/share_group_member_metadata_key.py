@@ -107,6 +107,8 @@ def _read_ShareGroupMemberMetadataKey_v0(
     """Read ShareGroupMemberMetadataKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ShareGroupMemberMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -146,6 +148,8 @@ def _row_ShareGroupMemberMetadataKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tup
     """Read ShareGroupMemberMetadataKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_group_id: Any
     r_member_id: Any
     try:

@@ -138,6 +138,8 @@ def _read_ShareGroupMemberMetadataValue_v0(
     """Read ShareGroupMemberMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ShareGroupMemberMetadataValue)
     try:
         n = buf[o]
@@ -218,8 +220,8 @@ def _read_ShareGroupMemberMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("subscribed_topic_names", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subscribed_topic_names", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subscribed_topic_names", o, n, buf, 1)
         items_subscribed_topic_names: list[Any] = []
         for i in range(n):
             try:
@@ -259,6 +261,8 @@ def _read_ShareGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -286,6 +290,8 @@ def _row_ShareGroupMemberMetadataValue_v0(
     """Read ShareGroupMemberMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_rack_id: Any
     r_client_id: Any
     r_client_host: Any
@@ -369,8 +375,8 @@ def _row_ShareGroupMemberMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("subscribed_topic_names", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subscribed_topic_names", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subscribed_topic_names", o, n, buf, 1)
         items_subscribed_topic_names: list[Any] = []
         for i in range(n):
             try:
@@ -410,6 +416,8 @@ def _row_ShareGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

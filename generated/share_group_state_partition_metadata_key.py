@@ -95,6 +95,8 @@ def _read_ShareGroupStatePartitionMetadataKey_v0(
     """Read ShareGroupStatePartitionMetadataKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ShareGroupStatePartitionMetadataKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -121,6 +123,8 @@ def _row_ShareGroupStatePartitionMetadataKey_v0(
     """Read ShareGroupStatePartitionMetadataKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_group_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

@@ -307,6 +307,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -368,6 +370,8 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -457,8 +461,8 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -470,6 +474,8 @@ def _read_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[TopicPartitionsInf
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -537,8 +543,8 @@ def _row_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -550,6 +556,8 @@ def _row_TopicPartitionsInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -616,6 +624,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
     """Read ShareGroupStatePartitionMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ShareGroupStatePartitionMetadataValue)
     try:
         n = buf[o]
@@ -630,8 +640,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("initializing_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("initializing_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("initializing_topics", o, n, buf, 1)
         items_initializing_topics: list[Any] = []
         for i in range(n):
             try:
@@ -655,8 +665,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("initialized_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("initialized_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("initialized_topics", o, n, buf, 1)
         items_initialized_topics: list[Any] = []
         for i in range(n):
             try:
@@ -680,8 +690,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("deleting_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("deleting_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("deleting_topics", o, n, buf, 1)
         items_deleting_topics: list[Any] = []
         for i in range(n):
             try:
@@ -722,6 +732,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
                     o += 1
                 else:
                     tags_left_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_deleting_topics > 10000:
+                        raise _rt.too_many_tags(o, tags_left_deleting_topics)
                 unknown_deleting_topics: list[tuple[int, bytes]] | None = None
                 while tags_left_deleting_topics:
                     tags_left_deleting_topics -= 1
@@ -761,6 +773,8 @@ def _read_ShareGroupStatePartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -788,6 +802,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
     """Read ShareGroupStatePartitionMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_initializing_topics: Any
     r_initialized_topics: Any
     r_deleting_topics: Any
@@ -804,8 +820,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("initializing_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("initializing_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("initializing_topics", o, n, buf, 1)
         items_initializing_topics: list[Any] = []
         for i in range(n):
             try:
@@ -829,8 +845,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("initialized_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("initialized_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("initialized_topics", o, n, buf, 1)
         items_initialized_topics: list[Any] = []
         for i in range(n):
             try:
@@ -854,8 +870,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("deleting_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("deleting_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("deleting_topics", o, n, buf, 1)
         items_deleting_topics: list[Any] = []
         for i in range(n):
             try:
@@ -897,6 +913,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
                     o += 1
                 else:
                     tags_left_deleting_topics, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_deleting_topics > 10000:
+                        raise _rt.too_many_tags(o, tags_left_deleting_topics)
                 unknown_deleting_topics: list[tuple[int, bytes]] | None = None
                 while tags_left_deleting_topics:
                     tags_left_deleting_topics -= 1
@@ -941,6 +959,8 @@ def _row_ShareGroupStatePartitionMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

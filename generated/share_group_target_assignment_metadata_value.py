@@ -125,6 +125,8 @@ def _read_ShareGroupTargetAssignmentMetadataValue_v0(
     """Read ShareGroupTargetAssignmentMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ShareGroupTargetAssignmentMetadataValue)
     try:
         (self.assignment_epoch,) = _S_i_unpack(buf, o)
@@ -140,6 +142,8 @@ def _read_ShareGroupTargetAssignmentMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.assignment_timestamp = 0
     while tags_left:
@@ -187,6 +191,8 @@ def _row_ShareGroupTargetAssignmentMetadataValue_v0(
     """Read ShareGroupTargetAssignmentMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_assignment_epoch: Any
     r_assignment_timestamp: Any
     try:
@@ -203,6 +209,8 @@ def _row_ShareGroupTargetAssignmentMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_assignment_timestamp = 0
     while tags_left:

@@ -122,6 +122,8 @@ def _read_ShareSnapshotKey_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareSnapshot
     """Read ShareSnapshotKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ShareSnapshotKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -153,6 +155,8 @@ def _row_ShareSnapshotKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...
     """Read ShareSnapshotKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_group_id: Any
     r_topic_id: Any
     r_partition: Any

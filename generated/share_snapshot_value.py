@@ -297,6 +297,8 @@ def _read_StateBatch_v0(buf: bytes, o: int) -> tuple[StateBatch, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -342,6 +344,8 @@ def _row_StateBatch_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -392,6 +396,8 @@ def _read_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareSnapsh
     """Read ShareSnapshotValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ShareSnapshotValue)
     try:
         (
@@ -430,8 +436,8 @@ def _read_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareSnapsh
     if n < 0:
         raise _rt.unexpected_null("state_batches", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("state_batches", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("state_batches", o, n, buf, 1)
         items_state_batches: list[Any] = []
         for i in range(n):
             try:
@@ -464,6 +470,8 @@ def _read_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareSnapsh
                     o += 1
                 else:
                     tags_left_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_state_batches > 10000:
+                        raise _rt.too_many_tags(o, tags_left_state_batches)
                 unknown_state_batches: list[tuple[int, bytes]] | None = None
                 while tags_left_state_batches:
                     tags_left_state_batches -= 1
@@ -501,6 +509,8 @@ def _read_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[ShareSnapsh
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.delivery_complete_count = -1
     while tags_left:
@@ -546,6 +556,8 @@ def _row_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     """Read ShareSnapshotValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_snapshot_epoch: Any
     r_state_epoch: Any
     r_leader_epoch: Any
@@ -591,8 +603,8 @@ def _row_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
     if n < 0:
         raise _rt.unexpected_null("state_batches", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("state_batches", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("state_batches", o, n, buf, 1)
         items_state_batches: list[Any] = []
         for i in range(n):
             try:
@@ -628,6 +640,8 @@ def _row_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
                     o += 1
                 else:
                     tags_left_state_batches, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_state_batches > 10000:
+                        raise _rt.too_many_tags(o, tags_left_state_batches)
                 unknown_state_batches: list[tuple[int, bytes]] | None = None
                 while tags_left_state_batches:
                     tags_left_state_batches -= 1
@@ -672,6 +686,8 @@ def _row_ShareSnapshotValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, .
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_delivery_complete_count = -1
     while tags_left:

@@ -86,6 +86,8 @@ def _read_SnapshotFooterRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[SnapshotF
     """Read SnapshotFooterRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(SnapshotFooterRecord)
     try:
         (self.version,) = _S_h_unpack(buf, o)
@@ -101,6 +103,8 @@ def _read_SnapshotFooterRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[SnapshotF
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -126,6 +130,8 @@ def _row_SnapshotFooterRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read SnapshotFooterRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_version: Any
     try:
         (r_version,) = _S_h_unpack(buf, o)
@@ -141,6 +147,8 @@ def _row_SnapshotFooterRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -105,6 +105,8 @@ def _read_SnapshotHeaderRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[SnapshotH
     """Read SnapshotHeaderRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(SnapshotHeaderRecord)
     try:
         (self.version, self.last_contained_log_timestamp) = _S_hq_unpack(buf, o)
@@ -122,6 +124,8 @@ def _read_SnapshotHeaderRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[SnapshotH
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -147,6 +151,8 @@ def _row_SnapshotHeaderRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
     """Read SnapshotHeaderRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_version: Any
     r_last_contained_log_timestamp: Any
     try:
@@ -165,6 +171,8 @@ def _row_SnapshotHeaderRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any,
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

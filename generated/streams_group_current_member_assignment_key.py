@@ -113,6 +113,8 @@ def _read_StreamsGroupCurrentMemberAssignmentKey_v0(
     """Read StreamsGroupCurrentMemberAssignmentKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(StreamsGroupCurrentMemberAssignmentKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -154,6 +156,8 @@ def _row_StreamsGroupCurrentMemberAssignmentKey_v0(
     """Read StreamsGroupCurrentMemberAssignmentKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_group_id: Any
     r_member_id: Any
     try:

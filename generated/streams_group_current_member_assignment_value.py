@@ -418,8 +418,8 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -431,6 +431,8 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.assignment_epochs = []
     while tags_left:
@@ -455,8 +457,8 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
                 if n < 0:
                     self.assignment_epochs = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("assignment_epochs", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("assignment_epochs", o, n, buf, 4)
                     self.assignment_epochs = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -525,8 +527,8 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -538,6 +540,8 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_assignment_epochs = []
     while tags_left:
@@ -562,8 +566,8 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                 if n < 0:
                     r_assignment_epochs = None
                 else:
-                    if n * 4 > len(buf) - o:
-                        raise _rt.too_many("assignment_epochs", o, n, buf)
+                    if n * 4 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("assignment_epochs", o, n, buf, 4)
                     r_assignment_epochs = list(
                         _AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o)
                     )
@@ -657,6 +661,8 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
     """Read StreamsGroupCurrentMemberAssignmentValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(StreamsGroupCurrentMemberAssignmentValue)
     try:
         (self.member_epoch, self.previous_member_epoch, self.state) = _S_iib_unpack(buf, o)
@@ -679,8 +685,8 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("active_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("active_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("active_tasks", o, n, buf, 1)
         items_active_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -704,8 +710,8 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("standby_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("standby_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("standby_tasks", o, n, buf, 1)
         items_standby_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -729,8 +735,8 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("warmup_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("warmup_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("warmup_tasks", o, n, buf, 1)
         items_warmup_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -754,8 +760,8 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("active_tasks_pending_revocation", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("active_tasks_pending_revocation", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("active_tasks_pending_revocation", o, n, buf, 1)
         items_active_tasks_pending_revocation: list[Any] = []
         for i in range(n):
             try:
@@ -779,8 +785,8 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("standby_tasks_pending_revocation", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("standby_tasks_pending_revocation", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("standby_tasks_pending_revocation", o, n, buf, 1)
         items_standby_tasks_pending_revocation: list[Any] = []
         for i in range(n):
             try:
@@ -804,8 +810,8 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("warmup_tasks_pending_revocation", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("warmup_tasks_pending_revocation", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("warmup_tasks_pending_revocation", o, n, buf, 1)
         items_warmup_tasks_pending_revocation: list[Any] = []
         for i in range(n):
             try:
@@ -824,6 +830,8 @@ def _read_StreamsGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -851,6 +859,8 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
     """Read StreamsGroupCurrentMemberAssignmentValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_member_epoch: Any
     r_previous_member_epoch: Any
     r_state: Any
@@ -881,8 +891,8 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("active_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("active_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("active_tasks", o, n, buf, 1)
         items_active_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -906,8 +916,8 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("standby_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("standby_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("standby_tasks", o, n, buf, 1)
         items_standby_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -931,8 +941,8 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("warmup_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("warmup_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("warmup_tasks", o, n, buf, 1)
         items_warmup_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -956,8 +966,8 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("active_tasks_pending_revocation", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("active_tasks_pending_revocation", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("active_tasks_pending_revocation", o, n, buf, 1)
         items_active_tasks_pending_revocation: list[Any] = []
         for i in range(n):
             try:
@@ -981,8 +991,8 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("standby_tasks_pending_revocation", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("standby_tasks_pending_revocation", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("standby_tasks_pending_revocation", o, n, buf, 1)
         items_standby_tasks_pending_revocation: list[Any] = []
         for i in range(n):
             try:
@@ -1006,8 +1016,8 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
     if n < 0:
         raise _rt.unexpected_null("warmup_tasks_pending_revocation", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("warmup_tasks_pending_revocation", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("warmup_tasks_pending_revocation", o, n, buf, 1)
         items_warmup_tasks_pending_revocation: list[Any] = []
         for i in range(n):
             try:
@@ -1026,6 +1036,8 @@ def _row_StreamsGroupCurrentMemberAssignmentValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

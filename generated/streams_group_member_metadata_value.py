@@ -358,6 +358,8 @@ def _read_KeyValue_v0(buf: bytes, o: int) -> tuple[KeyValue, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -433,6 +435,8 @@ def _row_KeyValue_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -513,6 +517,8 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -573,6 +579,8 @@ def _row_Endpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -618,6 +626,8 @@ def _read_StreamsGroupMemberMetadataValue_v0(
     """Read StreamsGroupMemberMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(StreamsGroupMemberMetadataValue)
     try:
         n = buf[o]
@@ -763,8 +773,8 @@ def _read_StreamsGroupMemberMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("client_tags", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("client_tags", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("client_tags", o, n, buf, 1)
         items_client_tags: list[Any] = []
         for i in range(n):
             try:
@@ -819,6 +829,8 @@ def _read_StreamsGroupMemberMetadataValue_v0(
                     o += 1
                 else:
                     tags_left_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_client_tags > 10000:
+                        raise _rt.too_many_tags(o, tags_left_client_tags)
                 unknown_client_tags: list[tuple[int, bytes]] | None = None
                 while tags_left_client_tags:
                     tags_left_client_tags -= 1
@@ -856,6 +868,8 @@ def _read_StreamsGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -883,6 +897,8 @@ def _row_StreamsGroupMemberMetadataValue_v0(
     """Read StreamsGroupMemberMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_instance_id: Any
     r_rack_id: Any
     r_client_id: Any
@@ -1036,8 +1052,8 @@ def _row_StreamsGroupMemberMetadataValue_v0(
     if n < 0:
         raise _rt.unexpected_null("client_tags", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("client_tags", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("client_tags", o, n, buf, 1)
         items_client_tags: list[Any] = []
         for i in range(n):
             try:
@@ -1093,6 +1109,8 @@ def _row_StreamsGroupMemberMetadataValue_v0(
                     o += 1
                 else:
                     tags_left_client_tags, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_client_tags > 10000:
+                        raise _rt.too_many_tags(o, tags_left_client_tags)
                 unknown_client_tags: list[tuple[int, bytes]] | None = None
                 while tags_left_client_tags:
                     tags_left_client_tags -= 1
@@ -1135,6 +1153,8 @@ def _row_StreamsGroupMemberMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

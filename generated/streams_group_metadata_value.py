@@ -294,6 +294,8 @@ def _read_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[LastAssignmentCon
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -369,6 +371,8 @@ def _row_LastAssignmentConfig_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -417,6 +421,8 @@ def _read_StreamsGroupMetadataValue_v0(
     """Read StreamsGroupMetadataValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(StreamsGroupMetadataValue)
     try:
         (self.epoch, self.metadata_hash) = _S_iq_unpack(buf, o)
@@ -432,6 +438,8 @@ def _read_StreamsGroupMetadataValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.validated_topology_epoch = -1
     self.last_assignment_configs = []
@@ -475,8 +483,8 @@ def _read_StreamsGroupMetadataValue_v0(
                 if n < 0:
                     self.last_assignment_configs = None
                 else:
-                    if n * 1 > len(buf) - o:
-                        raise _rt.too_many("last_assignment_configs", o, n, buf)
+                    if n * 1 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_assignment_configs", o, n, buf, 1)
                     items_last_assignment_configs: list[Any] = []
                     for i in range(n):
                         try:
@@ -533,6 +541,8 @@ def _read_StreamsGroupMetadataValue_v0(
                                 tags_left_last_assignment_configs, o = _rt.read_uvarint(
                                     buf, o, "<tagged fields>"
                                 )
+                                if tags_left_last_assignment_configs > 10000:
+                                    raise _rt.too_many_tags(o, tags_left_last_assignment_configs)
                             unknown_last_assignment_configs: list[tuple[int, bytes]] | None = None
                             while tags_left_last_assignment_configs:
                                 tags_left_last_assignment_configs -= 1
@@ -641,6 +651,8 @@ def _row_StreamsGroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
     """Read StreamsGroupMetadataValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_epoch: Any
     r_metadata_hash: Any
     r_validated_topology_epoch: Any
@@ -661,6 +673,8 @@ def _row_StreamsGroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_validated_topology_epoch = -1
     r_last_assignment_configs = []
@@ -704,8 +718,8 @@ def _row_StreamsGroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
                 if n < 0:
                     r_last_assignment_configs = None
                 else:
-                    if n * 1 > len(buf) - o:
-                        raise _rt.too_many("last_assignment_configs", o, n, buf)
+                    if n * 1 > len(buf) - o or n > 1000000:
+                        raise _rt.too_many("last_assignment_configs", o, n, buf, 1)
                     items_last_assignment_configs: list[Any] = []
                     for i in range(n):
                         try:
@@ -763,6 +777,8 @@ def _row_StreamsGroupMetadataValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
                                 tags_left_last_assignment_configs, o = _rt.read_uvarint(
                                     buf, o, "<tagged fields>"
                                 )
+                                if tags_left_last_assignment_configs > 10000:
+                                    raise _rt.too_many_tags(o, tags_left_last_assignment_configs)
                             unknown_last_assignment_configs: list[tuple[int, bytes]] | None = None
                             while tags_left_last_assignment_configs:
                                 tags_left_last_assignment_configs -= 1

@@ -236,8 +236,8 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         self.partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -249,6 +249,8 @@ def _read_TaskIds_v0(buf: bytes, o: int) -> tuple[TaskIds, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -308,8 +310,8 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partitions", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partitions", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partitions", o, n, buf, 4)
         r_partitions = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -321,6 +323,8 @@ def _row_TaskIds_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -384,6 +388,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
     """Read StreamsGroupTargetAssignmentMemberValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(StreamsGroupTargetAssignmentMemberValue)
     try:
         n = buf[o]
@@ -398,8 +404,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("active_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("active_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("active_tasks", o, n, buf, 1)
         items_active_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -423,8 +429,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("standby_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("standby_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("standby_tasks", o, n, buf, 1)
         items_standby_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -448,8 +454,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("warmup_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("warmup_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("warmup_tasks", o, n, buf, 1)
         items_warmup_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -468,6 +474,8 @@ def _read_StreamsGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -495,6 +503,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
     """Read StreamsGroupTargetAssignmentMemberValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_active_tasks: Any
     r_standby_tasks: Any
     r_warmup_tasks: Any
@@ -511,8 +521,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("active_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("active_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("active_tasks", o, n, buf, 1)
         items_active_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -536,8 +546,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("standby_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("standby_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("standby_tasks", o, n, buf, 1)
         items_standby_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -561,8 +571,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
     if n < 0:
         raise _rt.unexpected_null("warmup_tasks", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("warmup_tasks", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("warmup_tasks", o, n, buf, 1)
         items_warmup_tasks: list[Any] = []
         for i in range(n):
             try:
@@ -581,6 +591,8 @@ def _row_StreamsGroupTargetAssignmentMemberValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

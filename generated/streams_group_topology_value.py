@@ -489,8 +489,8 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     if n < 0:
         raise _rt.unexpected_null("source_topics", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("source_topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topics", o, n, buf, 2)
         self.source_topics = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -507,8 +507,8 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     if n < 0:
         raise _rt.unexpected_null("source_topic_regex", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("source_topic_regex", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topic_regex", o, n, buf, 2)
         self.source_topic_regex = list(
             _AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o)
         )
@@ -527,8 +527,8 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
     if n < 0:
         raise _rt.unexpected_null("repartition_source_topics", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_source_topics", o, n, buf, 2)
         self.repartition_source_topics = list(
             _AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o)
         )
@@ -542,6 +542,8 @@ def _read_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[CopartitionGroup, int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -581,8 +583,8 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("source_topics", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("source_topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topics", o, n, buf, 2)
         r_source_topics = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -599,8 +601,8 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("source_topic_regex", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("source_topic_regex", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topic_regex", o, n, buf, 2)
         r_source_topic_regex = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -617,8 +619,8 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_source_topics", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_source_topics", o, n, buf, 2)
         r_repartition_source_topics = list(
             _AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o)
         )
@@ -632,6 +634,8 @@ def _row_CopartitionGroup_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -760,6 +764,8 @@ def _read_TopicConfig_v0(buf: bytes, o: int) -> tuple[TopicConfig, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -835,6 +841,8 @@ def _row_TopicConfig_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -920,8 +928,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
     if n < 0:
         raise _rt.unexpected_null("topic_configs", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topic_configs", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topic_configs", o, n, buf, 1)
         items_topic_configs: list[Any] = []
         for i in range(n):
             try:
@@ -976,6 +984,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
                     o += 1
                 else:
                     tags_left_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_topic_configs > 10000:
+                        raise _rt.too_many_tags(o, tags_left_topic_configs)
                 unknown_topic_configs: list[tuple[int, bytes]] | None = None
                 while tags_left_topic_configs:
                     tags_left_topic_configs -= 1
@@ -1013,6 +1023,8 @@ def _read_TopicInfo_v0(buf: bytes, o: int) -> tuple[TopicInfo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1080,8 +1092,8 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("topic_configs", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("topic_configs", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("topic_configs", o, n, buf, 1)
         items_topic_configs: list[Any] = []
         for i in range(n):
             try:
@@ -1137,6 +1149,8 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     o += 1
                 else:
                     tags_left_topic_configs, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_topic_configs > 10000:
+                        raise _rt.too_many_tags(o, tags_left_topic_configs)
                 unknown_topic_configs: list[tuple[int, bytes]] | None = None
                 while tags_left_topic_configs:
                     tags_left_topic_configs -= 1
@@ -1179,6 +1193,8 @@ def _row_TopicInfo_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1280,8 +1296,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("source_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("source_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topics", o, n, buf, 1)
         items_source_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1326,8 +1342,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("source_topic_regex", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("source_topic_regex", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topic_regex", o, n, buf, 1)
         items_source_topic_regex: list[Any] = []
         for i in range(n):
             try:
@@ -1372,8 +1388,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("state_changelog_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("state_changelog_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("state_changelog_topics", o, n, buf, 1)
         items_state_changelog_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1397,8 +1413,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_sink_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("repartition_sink_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_sink_topics", o, n, buf, 1)
         items_repartition_sink_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1443,8 +1459,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_source_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_source_topics", o, n, buf, 1)
         items_repartition_source_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1468,8 +1484,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
     if n < 0:
         raise _rt.unexpected_null("copartition_groups", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("copartition_groups", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("copartition_groups", o, n, buf, 1)
         items_copartition_groups: list[Any] = []
         for i in range(n):
             try:
@@ -1488,6 +1504,8 @@ def _read_Subtopology_v0(buf: bytes, o: int) -> tuple[Subtopology, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1552,8 +1570,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("source_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("source_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topics", o, n, buf, 1)
         items_source_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1598,8 +1616,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("source_topic_regex", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("source_topic_regex", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("source_topic_regex", o, n, buf, 1)
         items_source_topic_regex: list[Any] = []
         for i in range(n):
             try:
@@ -1644,8 +1662,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("state_changelog_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("state_changelog_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("state_changelog_topics", o, n, buf, 1)
         items_state_changelog_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1669,8 +1687,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_sink_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("repartition_sink_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_sink_topics", o, n, buf, 1)
         items_repartition_sink_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1715,8 +1733,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("repartition_source_topics", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("repartition_source_topics", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("repartition_source_topics", o, n, buf, 1)
         items_repartition_source_topics: list[Any] = []
         for i in range(n):
             try:
@@ -1740,8 +1758,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("copartition_groups", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("copartition_groups", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("copartition_groups", o, n, buf, 1)
         items_copartition_groups: list[Any] = []
         for i in range(n):
             try:
@@ -1760,6 +1778,8 @@ def _row_Subtopology_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -1946,6 +1966,8 @@ def _read_StreamsGroupTopologyValue_v0(
     """Read StreamsGroupTopologyValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(StreamsGroupTopologyValue)
     try:
         (self.epoch,) = _S_i_unpack(buf, o)
@@ -1966,8 +1988,8 @@ def _read_StreamsGroupTopologyValue_v0(
     if n < 0:
         raise _rt.unexpected_null("subtopologies", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subtopologies", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subtopologies", o, n, buf, 1)
         items_subtopologies: list[Any] = []
         for i in range(n):
             try:
@@ -1986,6 +2008,8 @@ def _read_StreamsGroupTopologyValue_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -2011,6 +2035,8 @@ def _row_StreamsGroupTopologyValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
     """Read StreamsGroupTopologyValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_epoch: Any
     r_subtopologies: Any
     try:
@@ -2032,8 +2058,8 @@ def _row_StreamsGroupTopologyValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
     if n < 0:
         raise _rt.unexpected_null("subtopologies", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("subtopologies", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("subtopologies", o, n, buf, 1)
         items_subtopologies: list[Any] = []
         for i in range(n):
             try:
@@ -2052,6 +2078,8 @@ def _row_StreamsGroupTopologyValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

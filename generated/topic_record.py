@@ -101,6 +101,8 @@ def _read_TopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[TopicRecord, int]:
     """Read TopicRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TopicRecord)
     try:
         n = buf[o]
@@ -138,6 +140,8 @@ def _read_TopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[TopicRecord, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -163,6 +167,8 @@ def _row_TopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], in
     """Read TopicRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_name: Any
     r_topic_id: Any
     try:
@@ -201,6 +207,8 @@ def _row_TopicRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -89,6 +89,8 @@ def _read_TransactionLogKey_v0(buf: _rt.BytesLike, o: int) -> tuple[TransactionL
     """Read TransactionLogKey at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TransactionLogKey)
     try:
         (n,) = _S_h_unpack(buf, o)
@@ -113,6 +115,8 @@ def _row_TransactionLogKey_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ..
     """Read TransactionLogKey at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_transactional_id: Any
     try:
         (n,) = _S_h_unpack(buf, o)

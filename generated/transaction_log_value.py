@@ -358,8 +358,8 @@ def _read_PartitionsSchema_v0(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     if n < 0:
         raise _rt.unexpected_null("partition_ids", o - 4)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partition_ids", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partition_ids", o, n, buf, 4)
         self.partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -395,8 +395,8 @@ def _row_PartitionsSchema_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partition_ids", o - 4)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partition_ids", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partition_ids", o, n, buf, 4)
         r_partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -463,8 +463,8 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
     if n < 0:
         raise _rt.unexpected_null("partition_ids", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partition_ids", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partition_ids", o, n, buf, 4)
         self.partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -476,6 +476,8 @@ def _read_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[PartitionsSchema, int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -535,8 +537,8 @@ def _row_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("partition_ids", o - 1)
     else:
-        if n * 4 > len(buf) - o:
-            raise _rt.too_many("partition_ids", o, n, buf)
+        if n * 4 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("partition_ids", o, n, buf, 4)
         r_partition_ids = list(_AU_i[n](buf, o) if n < 64 else _unpack_from(f">{n}i", buf, o))
         o += n * 4
 
@@ -548,6 +550,8 @@ def _row_PartitionsSchema_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -605,6 +609,8 @@ def _read_TransactionLogValue_v0(buf: _rt.BytesLike, o: int) -> tuple[Transactio
     """Read TransactionLogValue at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TransactionLogValue)
     try:
         (
@@ -635,8 +641,8 @@ def _read_TransactionLogValue_v0(buf: _rt.BytesLike, o: int) -> tuple[Transactio
     if n < 0:
         self.transaction_partitions = None
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("transaction_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("transaction_partitions", o, n, buf, 1)
         items_transaction_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -671,6 +677,8 @@ def _row_TransactionLogValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     """Read TransactionLogValue at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_producer_id: Any
     r_producer_epoch: Any
     r_transaction_timeout_ms: Any
@@ -704,8 +712,8 @@ def _row_TransactionLogValue_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         r_transaction_partitions = None
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("transaction_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("transaction_partitions", o, n, buf, 1)
         items_transaction_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -813,6 +821,8 @@ def _read_TransactionLogValue_v1(buf: _rt.BytesLike, o: int) -> tuple[Transactio
     """Read TransactionLogValue at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TransactionLogValue)
     try:
         (
@@ -847,8 +857,8 @@ def _read_TransactionLogValue_v1(buf: _rt.BytesLike, o: int) -> tuple[Transactio
     if n < 0:
         self.transaction_partitions = None
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("transaction_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("transaction_partitions", o, n, buf, 1)
         items_transaction_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -879,6 +889,8 @@ def _read_TransactionLogValue_v1(buf: _rt.BytesLike, o: int) -> tuple[Transactio
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.previous_producer_id = -1
     self.next_producer_id = -1
@@ -975,6 +987,8 @@ def _row_TransactionLogValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     """Read TransactionLogValue at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_producer_id: Any
     r_previous_producer_id: Any
     r_next_producer_id: Any
@@ -1016,8 +1030,8 @@ def _row_TransactionLogValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
     if n < 0:
         r_transaction_partitions = None
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("transaction_partitions", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("transaction_partitions", o, n, buf, 1)
         items_transaction_partitions: list[Any] = []
         for i in range(n):
             try:
@@ -1048,6 +1062,8 @@ def _row_TransactionLogValue_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, 
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_previous_producer_id = -1
     r_next_producer_id = -1

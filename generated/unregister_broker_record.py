@@ -109,6 +109,8 @@ def _read_UnregisterBrokerRecord_v0(
     """Read UnregisterBrokerRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(UnregisterBrokerRecord)
     try:
         (self.broker_id, self.broker_epoch) = _S_iq_unpack(buf, o)
@@ -124,6 +126,8 @@ def _read_UnregisterBrokerRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -149,6 +153,8 @@ def _row_UnregisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[An
     """Read UnregisterBrokerRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_broker_id: Any
     r_broker_epoch: Any
     try:
@@ -165,6 +171,8 @@ def _row_UnregisterBrokerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[An
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -90,6 +90,8 @@ def _read_UnregisterControllerRecord_v0(
     """Read UnregisterControllerRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(UnregisterControllerRecord)
     try:
         (self.controller_id,) = _S_i_unpack(buf, o)
@@ -105,6 +107,8 @@ def _read_UnregisterControllerRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -130,6 +134,8 @@ def _row_UnregisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tupl
     """Read UnregisterControllerRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_controller_id: Any
     try:
         (r_controller_id,) = _S_i_unpack(buf, o)
@@ -145,6 +151,8 @@ def _row_UnregisterControllerRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tupl
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -152,6 +152,8 @@ def _read_UserScramCredentialRecord_v0(
     """Read UserScramCredentialRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(UserScramCredentialRecord)
     try:
         n = buf[o]
@@ -242,6 +244,8 @@ def _read_UserScramCredentialRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -267,6 +271,8 @@ def _row_UserScramCredentialRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
     """Read UserScramCredentialRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_name: Any
     r_mechanism: Any
     r_salt: Any
@@ -362,6 +368,8 @@ def _row_UserScramCredentialRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

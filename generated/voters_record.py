@@ -313,6 +313,8 @@ def _read_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[KRaftVersionFeatur
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -354,6 +356,8 @@ def _row_KRaftVersionFeature_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], in
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -451,6 +455,8 @@ def _read_Endpoint_v0(buf: bytes, o: int) -> tuple[Endpoint, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -533,6 +539,8 @@ def _row_Endpoint_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -607,8 +615,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
     if n < 0:
         raise _rt.unexpected_null("endpoints", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("endpoints", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("endpoints", o, n, buf, 1)
         items_endpoints: list[Any] = []
         for i in range(n):
             try:
@@ -669,6 +677,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
                     o += 1
                 else:
                     tags_left_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_endpoints > 10000:
+                        raise _rt.too_many_tags(o, tags_left_endpoints)
                 unknown_endpoints: list[tuple[int, bytes]] | None = None
                 while tags_left_endpoints:
                     tags_left_endpoints -= 1
@@ -711,6 +721,8 @@ def _read_Voter_v0(buf: bytes, o: int) -> tuple[Voter, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -758,8 +770,8 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
     if n < 0:
         raise _rt.unexpected_null("endpoints", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("endpoints", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("endpoints", o, n, buf, 1)
         items_endpoints: list[Any] = []
         for i in range(n):
             try:
@@ -822,6 +834,8 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
                     o += 1
                 else:
                     tags_left_endpoints, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_endpoints > 10000:
+                        raise _rt.too_many_tags(o, tags_left_endpoints)
                 unknown_endpoints: list[tuple[int, bytes]] | None = None
                 while tags_left_endpoints:
                     tags_left_endpoints -= 1
@@ -870,6 +884,8 @@ def _row_Voter_v0(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -932,6 +948,8 @@ def _read_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[VotersRecord, int
     """Read VotersRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(VotersRecord)
     try:
         (self.version,) = _S_h_unpack(buf, o)
@@ -952,8 +970,8 @@ def _read_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[VotersRecord, int
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -972,6 +990,8 @@ def _read_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[VotersRecord, int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -997,6 +1017,8 @@ def _row_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], i
     """Read VotersRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_version: Any
     r_voters: Any
     try:
@@ -1018,8 +1040,8 @@ def _row_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], i
     if n < 0:
         raise _rt.unexpected_null("voters", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("voters", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("voters", o, n, buf, 1)
         items_voters: list[Any] = []
         for i in range(n):
             try:
@@ -1038,6 +1060,8 @@ def _row_VotersRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], i
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

@@ -92,6 +92,8 @@ def _read_ZkMigrationStateRecord_v0(
     """Read ZkMigrationStateRecord at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(ZkMigrationStateRecord)
     try:
         (self.zk_migration_state,) = _S_b_unpack(buf, o)
@@ -107,6 +109,8 @@ def _read_ZkMigrationStateRecord_v0(
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -132,6 +136,8 @@ def _row_ZkMigrationStateRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[An
     """Read ZkMigrationStateRecord at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_zk_migration_state: Any
     try:
         (r_zk_migration_state,) = _S_b_unpack(buf, o)
@@ -147,6 +153,8 @@ def _row_ZkMigrationStateRecord_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[An
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1

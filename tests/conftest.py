@@ -36,6 +36,37 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(TimeProgress(config), "kafka-specgen-time-progress")
     if ci_requires_everything():
         config.pluginmanager.register(SkipsFailInCi(), "kafka-specgen-skips-fail-in-ci")
+    _sanitized_native(config)
+
+
+def _sanitized_native(config: pytest.Config) -> None:
+    """With ``SPECGEN_NATIVE_CFLAGS`` set (``make sanitize``), the native modules every test
+    uses, the backend's included, are built with those flags for this session (into a tmp
+    dir, never over the checkout's build) before anything imports them."""
+    if not os.environ.get("SPECGEN_NATIVE_CFLAGS"):
+        return
+    import shutil
+    import tempfile
+
+    from codegen.native import build
+
+    out_dir = Path(tempfile.mkdtemp(prefix="specgen-native-"))
+    config.add_cleanup(lambda: shutil.rmtree(out_dir, ignore_errors=True))
+    for module in ("_engine", "_records"):
+        _load_native(
+            module, build.build(out=out_dir / build.output_path(module).name, module=module)[0]
+        )
+
+
+def _load_native(module: str, path: Path) -> ModuleType:
+    """Import a built native module file as ``codegen.native.<module>``."""
+    name = f"codegen.native.{module}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    sys.modules[name] = loaded
+    return loaded
 
 
 @pytest.fixture(scope="session")
@@ -112,13 +143,7 @@ def compiled_native(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str],
     def compile_module(module: str) -> ModuleType:
         out = out_dir / build.output_path(module).name
         build.build(out=out, module=module)
-        name = f"codegen.native.{module}"
-        spec = importlib.util.spec_from_file_location(name, out)
-        assert spec is not None and spec.loader is not None
-        loaded = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(loaded)
-        sys.modules[name] = loaded
-        return loaded
+        return _load_native(module, out)
 
     return compile_module
 

@@ -607,13 +607,17 @@ def test_reader_signature_and_buffers(
     assert native(bytearray(data), 2) == (obj, len(data))
     assert native(memoryview(data)[2:]) == (obj, len(data) - 2)
     assert (native.message, native.version) == ("OffsetCommitValue", 3)
-    with pytest.raises(ValueError, match="offset must not be negative"):
+    with pytest.raises(
+        DecodeError, match=rf"offset -1 is outside the buffer \({len(data)} bytes\)"
+    ):
         native(data, -1)
     with pytest.raises(TypeError):
         native(data, 0, 1)
 
 
-def test_build_without_a_compiler_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_without_a_compiler_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Neither the interpreter's compiler nor the one ``CC`` names; nothing is written, and
+    never over the checkout's build (the output goes to the tmp dir)."""
     import sysconfig
 
     from codegen.native import build
@@ -624,8 +628,14 @@ def test_build_without_a_compiler_says_so(monkeypatch: pytest.MonkeyPatch) -> No
         return "no-such-cc -pthread" if name == "CC" else real(name)
 
     monkeypatch.setattr(sysconfig, "get_config_var", config_var)
+    monkeypatch.delenv("CC", raising=False)
+    out = tmp_path / "engine.so"
     with pytest.raises(build.CompilerNotFound, match=r"no C compiler: .*'no-such-cc -pthread'"):
-        build.build()
+        build.build(out=out)
+    monkeypatch.setenv("CC", "no-such-cc-either")
+    with pytest.raises(build.CompilerNotFound, match=r"CC names 'no-such-cc-either'"):
+        build.build(out=out)
+    assert not out.exists()
 
 
 def _mutable_parts(value: Any) -> Iterator[Any]:

@@ -459,3 +459,61 @@ def test_unknown_tags_are_written_as_kafka_writes_them(
         assert kafka["ok"], kafka
         assert kafka["hex"] == kafka_writes
         assert ours.encode(0).hex() == kafka_writes
+
+
+# --------------------------------------------------------------------------- read limits
+
+
+def _limit_wire(kind: str, count: int) -> bytes:
+    """ConsumerGroupRegularExpressionValue v0 (topics []string, version, timestamp; flexible)
+    with ``count`` empty topic names, or ``count`` unknown tagged fields (tags 0, 1, ...)."""
+    tail = bytes(16)
+    if kind == "array":
+        return uvarint(count + 1) + b"\x01" * count + tail + b"\x00"
+    return b"\x01" + tail + uvarint(count) + b"".join(uvarint(t) + b"\x00" for t in range(count))
+
+
+@pytest.mark.skipif("kafka-group-coordinator" not in ARTIFACTS, reason="no group specs")
+@pytest.mark.parametrize(
+    ("kind", "count", "kafka_error"),
+    [
+        ("array", 1_000_000, None),
+        (
+            "array",
+            1_000_001,
+            "Tried to read a collection of size 1000001, which exceeds the maximum allowed "
+            "size of 1000000.",
+        ),
+        ("tags", 10_000, None),
+        (
+            "tags",
+            10_001,
+            "Tried to read 10001 tagged fields, which exceeds the maximum allowed count of 10000.",
+        ),
+    ],
+    ids=["array-at-limit", "array-above", "tags-at-limit", "tags-above"],
+)
+def test_read_limits(
+    kind: str, count: int, kafka_error: str | None, codec_package: Any, oracle: KafkaOracle
+) -> None:
+    """Kafka 4.4.0 reads an array of 1,000,000 elements and 10,000 tagged fields and refuses
+    one more of either; we read and refuse the same (tests/test_read_limits.py: both
+    backends and the columnar decoder)."""
+    from codegen.runtime import InvalidLength, InvalidTaggedField
+
+    name = "ConsumerGroupRegularExpressionValue"
+    message = next(m for m in ARTIFACTS["kafka-group-coordinator"] if m.name == name)
+    cls = getattr(_module(codec_package, "kafka-group-coordinator", message), name)
+    data = _limit_wire(kind, count)
+    [kafka] = oracle.batch([{"op": "decode", "class": name, "version": 0, "hex": data.hex()}])
+    if kafka_error is None:
+        assert kafka["ok"], kafka
+        ours = cls.decode(data, 0)
+        assert len(ours.topics if kind == "array" else ours.unknown_tags) == count
+        if kind == "array":
+            assert comparable_json(ours.to_json(0)) == comparable_json(kafka["json"])
+    else:
+        assert not kafka["ok"] and kafka_error in json.dumps(kafka), kafka
+        error = InvalidLength if kind == "array" else InvalidTaggedField
+        with pytest.raises(error, match="the most Kafka reads"):
+            cls.decode(data, 0)

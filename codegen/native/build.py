@@ -1,7 +1,9 @@
 """Compile the native modules in place: ``python -m codegen.native.build``.
 
 It uses the running interpreter's compiler settings (sysconfig: CC, CCSHARED, the include
-folder and the extension suffix; ``CC`` in the environment wins) at -O2 and writes each module
+folder and the extension suffix; ``CC`` in the environment wins) at -O2, then any flags
+``SPECGEN_NATIVE_CFLAGS`` adds (``make sanitize`` adds AddressSanitizer and
+UndefinedBehaviorSanitizer there), and writes each module
 (``_engine<suffix>`` from ``engine.c``, ``_records<suffix>`` from ``records.c``) next to its
 source. The wheel build (codegen/hatch_hook.py) calls :func:`build` for each module the same way;
 ``pip install -e`` builds them in place. ``SPECGEN_NATIVE_BUILD`` tells the wheel build what to do
@@ -26,6 +28,8 @@ MODULES = {"_engine": HERE / "engine.c", "_records": HERE / "records.c"}
 """Module name -> its C source: the table-driven decoder and the dump record loop (both
 include ``shared.h``, next to them)."""
 SOURCE = MODULES["_engine"]
+EXTRA_FLAGS = "SPECGEN_NATIVE_CFLAGS"
+"""Environment variable: compiler flags added after the default ones (e.g. sanitizers)."""
 
 
 NATIVE_BUILD_VARIABLE = "SPECGEN_NATIVE_BUILD"
@@ -96,6 +100,7 @@ def build_command(
         "-Wno-unused-parameter",
         "-Wno-missing-field-initializers",
         "-shared",
+        *shlex.split(os.environ.get(EXTRA_FLAGS, "")),
         "-I",
         include,
         str(MODULES[module]),

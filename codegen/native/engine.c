@@ -19,6 +19,10 @@
 #define FORMAT_VERSION 1
 #define MAGIC "kafka-specgen-native"
 #define MAX_STRING_LENGTH 0x7FFF
+/* Kafka 4.4.0's read limits (runtime.MAX_ARRAY_LENGTH, MAX_TAGGED_FIELDS), checked before
+   anything is allocated; equal counts are read. */
+#define MAX_ARRAY_LENGTH 1000000
+#define MAX_TAGGED_FIELDS 10000
 
 #if defined(__GNUC__)
 #define COLD __attribute__((cold, noinline))
@@ -184,10 +188,23 @@ static COLD int err_too_long(const Path *path, PyObject *leaf, Py_ssize_t at, in
                                          MAX_STRING_LENGTH));
 }
 
-static COLD int err_too_many(Ctx *c, const Path *path, PyObject *leaf, Py_ssize_t at, int64_t n) {
+/* runtime.too_many: a count that cannot fit (elements of size bytes or more), else one
+   above Kafka's limit. */
+static COLD int err_too_many(Ctx *c, const Path *path, PyObject *leaf, Py_ssize_t at, int64_t n,
+                             Py_ssize_t size) {
+    if (n * size > c->len - at)
+        return raise_at(InvalidLength, path, leaf, at,
+                        PyUnicode_FromFormat("array of %lld elements cannot fit in the %zd bytes left",
+                                             (long long)n, c->len - at));
     return raise_at(InvalidLength, path, leaf, at,
-                    PyUnicode_FromFormat("array of %lld elements cannot fit in the %zd bytes left",
-                                         (long long)n, c->len - at));
+                    PyUnicode_FromFormat("array of %lld elements is above %d, the most Kafka reads",
+                                         (long long)n, MAX_ARRAY_LENGTH));
+}
+
+static COLD int err_too_many_tags(const Path *path, Py_ssize_t at, int64_t n) {
+    return raise_at(InvalidTaggedField, path, S_tagged_fields, at,
+                    PyUnicode_FromFormat("%lld tagged fields are above %d, the most Kafka reads",
+                                         (long long)n, MAX_TAGGED_FIELDS));
 }
 
 static COLD int err_utf8(const Path *path, PyObject *leaf, Py_ssize_t at) {
@@ -273,7 +290,7 @@ static inline int read_length(Ctx *c, int compact, int width, Py_ssize_t *pos, i
         *n = u - 1;
         return 0;
     }
-    if (UNLIKELY(o + width > c->len)) return err_need(c, path, leaf, o, width);
+    if (UNLIKELY(width > c->len - o)) return err_need(c, path, leaf, o, width);
     *n = width == 2 ? (int64_t)(int16_t)load16(c->buf + o) : (int64_t)(int32_t)load32(c->buf + o);
     *pos = o + width;
     return 0;
@@ -537,8 +554,9 @@ static int read_array(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, P
         *out = Py_None;
         return 0;
     }
-    if (UNLIKELY(n * element_min_size(op) > c->len - o))
-        return err_too_many(c, path, op->attr, o, n);
+    Py_ssize_t min_size = element_min_size(op); /* n < 2^35, min_size <= 16: no overflow */
+    if (UNLIKELY(n * min_size > c->len - o || n > MAX_ARRAY_LENGTH))
+        return err_too_many(c, path, op->attr, o, n, min_size);
     PyObject *list = PyList_New((Py_ssize_t)n);
     if (!list) return -1;
     if (op->element <= OP_UUID) {
@@ -592,7 +610,7 @@ static int read_value(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, P
             return read_child(c, op->child, pos, path, out);
         }
         if (op->flags & F_NULLABLE) {
-            if (UNLIKELY(o + 1 > c->len)) return err_need(c, path, op->attr, o, 1);
+            if (UNLIKELY(o >= c->len)) return err_need(c, path, op->attr, o, 1);
             *pos = o + 1;
             if ((int8_t)c->buf[o] < 0) {
                 Py_INCREF(Py_None);
@@ -605,7 +623,7 @@ static int read_value(Ctx *c, const Op *op, Py_ssize_t *pos, const Path *path, P
     }
     default: {
         Py_ssize_t size = FIXED_SIZE[op->opcode];
-        if (UNLIKELY(o + size > c->len)) return err_need(c, path, op->attr, o, size);
+        if (UNLIKELY(size > c->len - o)) return err_need(c, path, op->attr, o, size);
         PyObject *v = fixed_value(op->opcode, c->buf + o);
         if (!v) return -1;
         *pos = o + size;
@@ -636,8 +654,9 @@ static int read_tagged_section(Ctx *c, const STable *t, PyObject *obj, Py_ssize_
     if (c->buf[o] < 0x80) {
         left = c->buf[o];
         *pos = o + 1;
-    } else if (read_uvarint(c, pos, &left, path, S_tagged_fields) < 0) {
-        return -1;
+    } else {
+        if (read_uvarint(c, pos, &left, path, S_tagged_fields) < 0) return -1;
+        if (UNLIKELY(left > MAX_TAGGED_FIELDS)) return err_too_many_tags(path, *pos, left);
     }
     for (Py_ssize_t i = 0; i < t->ntagged; i++) {
         const Tagged *tg = &t->tagged[i];
@@ -718,7 +737,7 @@ static int read_struct(Ctx *c, const STable *t, Py_ssize_t *pos, const Path *pat
         if (code < OP_UUID) {
             /* numbers and bools, most fields: read_value's default case without the call */
             Py_ssize_t o = *pos, size = FIXED_SIZE[code];
-            if (UNLIKELY(o + size > c->len)) {
+            if (UNLIKELY(size > c->len - o)) {
                 err_need(c, path, op->attr, o, size);
                 goto fail;
             }
@@ -1041,26 +1060,62 @@ static void Reader_dealloc(Reader *r) {
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
-/* Read one message at offset; returns the object (new reference) or NULL. */
-static PyObject *reader_read(Reader *r, PyObject *buf, Py_ssize_t *pos) {
+/* runtime.checked_offset, for what the fast test below does not pass: the pure readers'
+   errors (a TypeError, a BufferUnderflow outside the buffer), or the offset as an int. */
+static PyObject *CheckedOffset;
+
+static COLD int slow_offset(PyObject *arg, Py_ssize_t len, Py_ssize_t *pos) {
+    if (!CheckedOffset) {
+        PyObject *runtime = PyImport_ImportModule("codegen.runtime");
+        if (!runtime) return -1;
+        CheckedOffset = PyObject_GetAttrString(runtime, "checked_offset");
+        Py_DECREF(runtime);
+        if (!CheckedOffset) return -1;
+    }
+    PyObject *checked = PyObject_CallFunction(CheckedOffset, "nO", len, arg);
+    if (!checked) return -1;
+    *pos = PyLong_AsSsize_t(checked);
+    Py_DECREF(checked);
+    return *pos == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* The offset argument as a position from 0 to len (the buffer's length in bytes): every
+   read below starts inside the buffer or at its end, so no bounds check can overflow. */
+static inline int check_offset(PyObject *arg, Py_ssize_t len, Py_ssize_t *pos) {
+    if (LIKELY(PyLong_CheckExact(arg))) {
+        int overflow;
+        long long at = PyLong_AsLongLongAndOverflow(arg, &overflow);
+        if (LIKELY(!overflow && at >= 0 && at <= len)) {
+            *pos = (Py_ssize_t)at;
+            return 0;
+        }
+    }
+    return slow_offset(arg, len, pos);
+}
+
+/* Read one message of buf at offset (NULL: 0); the object (new reference) or NULL. *pos is
+   where it ends, *len the buffer's length in bytes. */
+static PyObject *reader_read(Reader *r, PyObject *buf, PyObject *offset, Py_ssize_t *pos,
+                             Py_ssize_t *len) {
     if (!r->tables) {
         PyErr_SetString(PyExc_RuntimeError, "this reader has been cleared");
         return NULL;
     }
-    if (*pos < 0) {
-        PyErr_SetString(PyExc_ValueError, "offset must not be negative");
-        return NULL;
-    }
     PyObject *obj = NULL;
+    *pos = 0;
     if (LIKELY(PyBytes_CheckExact(buf))) {
         Ctx c = {(const unsigned char *)PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf), r};
+        *len = c.len;
+        if (offset && check_offset(offset, c.len, pos) < 0) return NULL;
         if (read_struct(&c, &r->tables[0], pos, NULL, &obj) < 0) return NULL;
         return obj;
     }
     Py_buffer view;
     if (PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE) < 0) return NULL;
     Ctx c = {(const unsigned char *)view.buf, view.len, r};
-    int rc = read_struct(&c, &r->tables[0], pos, NULL, &obj);
+    *len = view.len;
+    int rc = offset ? check_offset(offset, c.len, pos) : 0;
+    if (rc == 0) rc = read_struct(&c, &r->tables[0], pos, NULL, &obj);
     PyBuffer_Release(&view);
     return rc < 0 ? NULL : obj;
 }
@@ -1069,8 +1124,8 @@ static PyObject *reader_read(Reader *r, PyObject *buf, Py_ssize_t *pos) {
 static PyObject *reader_read_raw(PyObject *self, const unsigned char *buf, Py_ssize_t len,
                                  Py_ssize_t *pos) {
     Reader *r = (Reader *)self;
-    if (UNLIKELY(!r->tables || *pos < 0)) {
-        PyErr_SetString(PyExc_ValueError, "cleared reader or negative offset");
+    if (UNLIKELY(!r->tables || *pos < 0 || *pos > len)) {
+        PyErr_SetString(PyExc_ValueError, "cleared reader or offset outside the buffer");
         return NULL;
     }
     Ctx c = {buf, len, r};
@@ -1092,12 +1147,8 @@ static PyObject *Reader_vectorcall(PyObject *self, PyObject *const *args, size_t
         PyErr_SetString(PyExc_TypeError, "reader(buf, offset) takes one or two arguments");
         return NULL;
     }
-    Py_ssize_t pos = 0;
-    if (nargs == 2) {
-        pos = PyLong_AsSsize_t(args[1]);
-        if (pos == -1 && PyErr_Occurred()) return NULL;
-    }
-    PyObject *obj = reader_read((Reader *)self, args[0], &pos);
+    Py_ssize_t pos, len;
+    PyObject *obj = reader_read((Reader *)self, args[0], nargs == 2 ? args[1] : NULL, &pos, &len);
     if (!obj) return NULL;
     PyObject *end = PyLong_FromSsize_t(pos);
     if (!end) { Py_DECREF(obj); return NULL; }
@@ -1125,14 +1176,12 @@ static COLD void locate_error(Reader *r) {
 
 /* decode(data): the whole buffer is one message, as KafkaMessage.decode. */
 static PyObject *Reader_decode(Reader *r, PyObject *data) {
-    Py_ssize_t pos = 0;
-    PyObject *obj = reader_read(r, data, &pos);
+    Py_ssize_t pos, total; /* total: in bytes, whatever the buffer's item size */
+    PyObject *obj = reader_read(r, data, NULL, &pos, &total);
     if (!obj) {
         locate_error(r);
         return NULL;
     }
-    Py_ssize_t total = PyObject_Length(data);
-    if (total < 0) { Py_DECREF(obj); return NULL; }
     if (pos != total) {
         Py_DECREF(obj);
         PyObject *reason = PyUnicode_FromFormat("%zd bytes left after the message", total - pos);
@@ -1260,7 +1309,8 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    PyObject *types_arg, *slow; /* the types mapping keeps the readers alive */
+    PyObject *types_arg, *slow; /* a private copy of the types mapping: its tuples hold the
+                                   readers, which the caller can no longer remove */
     Py_ssize_t ntypes;
     PairType *types; /* by record type; key NULL where there is no such type */
 } PairReader;
@@ -1294,6 +1344,7 @@ static void PairReader_dealloc(PairReader *p) {
 /* One read on the fast path: a new reference, or NULL with no error set when the slow path
    must decide (a decode error, which the slow path raises with its context). */
 static PyObject *pair_part(Reader *r, PyObject *buf) {
+    if (UNLIKELY(!r->tables)) return NULL; /* cleared by the collector: the slow path */
     Py_ssize_t pos = 2;
     Ctx c = {(const unsigned char *)PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf), r};
     PyObject *obj = NULL;
@@ -1376,12 +1427,16 @@ static PyObject *make_pair_reader(PyObject *module, PyObject *const *args, Py_ss
     PairReader *p = PyObject_GC_New(PairReader, &PairReaderType);
     if (!p) return NULL;
     p->vectorcall = PairReader_vectorcall;
-    p->types_arg = Py_NewRef(types);
+    p->types_arg = NULL;
     p->slow = Py_NewRef(args[1]);
     p->ntypes = ntypes;
     p->types = PyMem_Calloc(ntypes ? ntypes : 1, sizeof(PairType));
     if (!p->types) { PyObject_GC_Track(p); Py_DECREF(p); return PyErr_NoMemory(); }
     PyObject_GC_Track(p);
+    /* The readers are kept as pointers: the copy (whose entries are tuples, immutable) holds
+       them for as long as this reader lives, whatever the caller does to its dict. */
+    types = p->types_arg = PyDict_Copy(types);
+    if (!types) { Py_DECREF(p); return NULL; }
     it = 0;
     while (PyDict_Next(types, &it, &item, &entry)) {
         PairType *t = &p->types[PyLong_AsLong(item)];
@@ -1493,7 +1548,7 @@ static HOT_INLINE int col_reserve(Column *col, Py_ssize_t more) {
 
 static HOT_INLINE int col_append(Column *col, const char *p, Py_ssize_t n) {
     if (UNLIKELY(col_reserve(col, n) < 0)) return -1;
-    memcpy(col->data + col->len, p, (size_t)n);
+    if (LIKELY(n)) memcpy(col->data + col->len, p, (size_t)n); /* data is NULL until it grows */
     col->len += n;
     return 0;
 }
@@ -1755,7 +1810,7 @@ typedef struct {
 /* The root's tagged section, as read_tagged_section: 0, -1 refused, -2 fatal. */
 static int col_tagged(Ctx *c, const ColReader *cr, const STable *t, Py_ssize_t *pos, RowOut *o) {
     int64_t left;
-    if (col_uvarint(c, pos, &left) < 0) return -1;
+    if (col_uvarint(c, pos, &left) < 0 || left > MAX_TAGGED_FIELDS) return -1;
     for (Py_ssize_t i = 0; i < t->ntagged; i++) {
         const Tagged *tg = &t->tagged[i];
         Py_ssize_t k = cr->slot_col[tg->op.slot];
@@ -1942,6 +1997,16 @@ static int get_view(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, Py_ssiz
     return 0;
 }
 
+/* A typed buffer's items where they can be read as C ints: the buffer itself when it is
+   aligned for them, else a copy (*copy, freed by the caller). NULL: no memory. */
+static const void *aligned_items(const Py_buffer *view, size_t align, void **copy) {
+    if (((uintptr_t)view->buf % align) == 0) return view->buf;
+    *copy = PyMem_Malloc(view->len ? (size_t)view->len : 1);
+    if (!*copy) { PyErr_NoMemory(); return NULL; }
+    memcpy(*copy, view->buf, (size_t)view->len);
+    return *copy;
+}
+
 /* Load the columns' kinds and allocate their buffers for n rows. */
 static int col_setup(Column *cols, PyObject *kinds, Py_ssize_t n) {
     Py_ssize_t ncols = PyTuple_GET_SIZE(kinds), bitmap = (n + 7) / 8;
@@ -2090,7 +2155,7 @@ static int col_fill(Column *col, Py_ssize_t n) {
         col->len = 0;
         if (col_reserve(col, n * v->len) < 0) return -1;
         for (Py_ssize_t row = 0; row < n; row++) {
-            memcpy(col->data + row * v->len, v->s, (size_t)v->len);
+            if (v->len) memcpy(col->data + row * v->len, v->s, (size_t)v->len);
             col->offsets[row + 1] = (int32_t)((row + 1) * v->len);
         }
         col->len = n * v->len;
@@ -2119,6 +2184,7 @@ static PyObject *columns(PyObject *module, PyObject *args) {
         return NULL;
     Py_ssize_t nreaders = PyTuple_GET_SIZE(readers), ncols = PyTuple_GET_SIZE(kinds);
     Py_buffer data = {0}, starts = {0}, ends = {0}, index = {0};
+    void *index_copy = NULL, *starts_copy = NULL, *ends_copy = NULL;
     ColReader *crs = NULL;
     Column *cols = NULL;
     PyObject **pending = NULL;
@@ -2136,8 +2202,10 @@ static PyObject *columns(PyObject *module, PyObject *args) {
     if (get_view(starts_obj, &starts, 8, n, "starts") < 0 ||
         get_view(ends_obj, &ends, 8, n, "ends") < 0)
         goto done;
-    const int32_t *idx = index.buf;
-    const int64_t *st = starts.buf, *en = ends.buf;
+    const int32_t *idx = aligned_items(&index, sizeof(int32_t), &index_copy);
+    const int64_t *st = aligned_items(&starts, sizeof(int64_t), &starts_copy);
+    const int64_t *en = aligned_items(&ends, sizeof(int64_t), &ends_copy);
+    if (!idx || !st || !en) goto done;
     crs = PyMem_Calloc((size_t)nreaders + 1, sizeof(ColReader));
     cols = PyMem_Calloc((size_t)ncols + 1, sizeof(Column));
     pending = PyMem_Calloc((size_t)ncols + 1, sizeof(PyObject *));
@@ -2241,6 +2309,9 @@ done:
     if (starts.obj) PyBuffer_Release(&starts);
     if (ends.obj) PyBuffer_Release(&ends);
     if (index.obj) PyBuffer_Release(&index);
+    PyMem_Free(index_copy);
+    PyMem_Free(starts_copy);
+    PyMem_Free(ends_copy);
     for (Py_ssize_t k = 0; crs && k < nreaders; k++) col_unplan(&crs[k]);
     PyMem_Free(crs);
     for (Py_ssize_t j = 0; cols && j < ncols; j++) {

@@ -8,8 +8,10 @@
  *   key, value, headers), each length checked against the record's bounds before use, and
  *   raises MalformedRecords on the first one that does not parse exactly, as the pure loop
  *   raises _Malformed: the caller then hands the batch to the reference parser, whose error it
- *   reports. No reader runs for such a batch. (The parse keeps 56 bytes per record, at most
- *   8 per byte of records: a record takes 7 bytes or more.)
+ *   reports. No reader runs for such a batch. (The parse keeps a Parsed, 72 bytes, per record
+ *   of the count given, which loop and add_v2 check against the bytes given, one per record:
+ *   so up to 72 bytes per byte of records; add_entries checks 7 bytes per record, the least a
+ *   record takes, so up to about 10 there.)
  * - then, record by record:
  *   - a known key (its record type decodes it exactly: new_key(key) returns
  *     (key, type_id, name, key_obj, readers)) is decoded once and cached by its bytes;
@@ -814,7 +816,7 @@ static inline int put_var(Col *c, Py_ssize_t row, const unsigned char *v, Py_ssi
     if (put_valid(c, row, v != NULL) < 0) return -1;
     if (v) {
         if (buf_reserve(&c->data, len) < 0) return -1;
-        memcpy(c->data.p + c->data.len, v, len);
+        if (len) memcpy(c->data.p + c->data.len, v, len); /* p is NULL until it grows */
         c->data.len += len;
     }
     return put_end(c, c->data.len);
@@ -1045,9 +1047,12 @@ static Py_ssize_t Columns_nbytes(const Columns *C) {
     return n;
 }
 
-/* The entry's stored CRC-32C matches crc32c(entry[21:]) (the function the pure loop calls). */
-static int crc_matches(PyObject *crc32c, const unsigned char *e, Py_ssize_t total) {
-    PyObject *view = PyMemoryView_FromMemory((char *)e + 21, total - 21, PyBUF_READ);
+/* The entry at data[at:at + total] has the stored CRC-32C crc32c(entry[21:]) gives (the
+   function the pure loop calls). crc32c gets a slice of a memoryview of the caller's object,
+   which keeps that object alive for as long as the callable keeps the view. */
+static int crc_matches(PyObject *crc32c, PyObject *bytes_view, const unsigned char *e,
+                       Py_ssize_t at, Py_ssize_t total) {
+    PyObject *view = PySequence_GetSlice(bytes_view, at + 21, at + total);
     if (!view) return -1;
     PyObject *computed = PyObject_CallOneArg(crc32c, view);
     Py_DECREF(view);
@@ -1082,6 +1087,17 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
     PyObject *crc32c = args[8];
     Py_buffer data;
     if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
+    /* The bytes as a memoryview of unsigned bytes, whatever the buffer's item format, for
+       the slices crc32c is given. */
+    PyObject *bytes_view = NULL, *whole = PyMemoryView_FromObject(args[0]);
+    if (whole) {
+        bytes_view = PyObject_CallMethod(whole, "cast", "s", "B");
+        Py_DECREF(whole);
+    }
+    if (!bytes_view) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
     const unsigned char *d = data.buf;
     const Py_ssize_t n = data.len;
     Parsed *recs = NULL;
@@ -1103,7 +1119,7 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
         const int32_t count = be32(e + 57);
         if (count < 0 || count > (total - 61) / 7 || count > max_size / 7 || count > max_records)
             break;
-        int crc_ok = crc_matches(crc32c, e, total);
+        int crc_ok = crc_matches(crc32c, bytes_view, e, (Py_ssize_t)pos, total);
         if (crc_ok < 0) goto done;
         if (verify_crc && !crc_ok) break;
         if (count > cap) {
@@ -1132,6 +1148,7 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
     if (!PyErr_Occurred()) out = PyLong_FromLongLong(pos);
 done:
     PyMem_Free(recs);
+    Py_DECREF(bytes_view);
     PyBuffer_Release(&data);
     return out;
 }

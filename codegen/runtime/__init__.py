@@ -11,6 +11,7 @@ import base64
 import binascii
 import gc
 import math
+import operator
 import struct
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -73,6 +74,10 @@ MAX_STRING_LENGTH = 0x7FFF
 ZERO_UUID = uuid.UUID(int=0)
 # Tags are Java ints in Kafka: a tag read above this one is a negative int there.
 MAX_TAG = 0x7FFFFFFF
+# Kafka 4.4.0's generated readers refuse, before allocating, an array of more elements and a
+# tagged-field section of more fields than these (equal counts are read).
+MAX_ARRAY_LENGTH = 1_000_000
+MAX_TAGGED_FIELDS = 10_000
 
 # What the public readers take: any buffer, as the native engine does (the generated reads
 # index and slice bytes, so a message's readers copy any other buffer to bytes first).
@@ -286,12 +291,38 @@ def string_too_long(field: str, offset: int, length: int) -> InvalidLength:
     )
 
 
-def too_many(field: str, offset: int, count: int, buf: bytes) -> InvalidLength:
-    return InvalidLength(
-        f"array of {count} elements cannot fit in the {len(buf) - offset} bytes left",
-        field=field,
+def too_many(field: str, offset: int, count: int, buf: bytes, size: int) -> InvalidLength:
+    """An array count that cannot fit the bytes left (elements of ``size`` bytes or more),
+    else one above Kafka's limit: the reads check both with one test."""
+    if count * size > len(buf) - offset:
+        reason = f"array of {count} elements cannot fit in the {len(buf) - offset} bytes left"
+    else:
+        reason = f"array of {count} elements is above {MAX_ARRAY_LENGTH}, the most Kafka reads"
+    return InvalidLength(reason, field=field, offset=offset)
+
+
+def too_many_tags(offset: int, count: int) -> InvalidTaggedField:
+    return InvalidTaggedField(
+        f"{count} tagged fields are above {MAX_TAGGED_FIELDS}, the most Kafka reads",
+        field="<tagged fields>",
         offset=offset,
     )
+
+
+def checked_offset(size: int, offset: object) -> int:
+    """The offset a public reader was given, as an int from 0 to ``size`` (the buffer's
+    length in bytes): a TypeError for what is not an integer, a BufferUnderflow for what is
+    outside the buffer. The native engine calls this for what its own test does not pass,
+    so both backends refuse alike."""
+    try:
+        at = operator.index(offset)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"offset must be an integer, not '{type(offset).__name__}'") from None
+    if not 0 <= at <= size:
+        raise BufferUnderflow(
+            f"offset {at} is outside the buffer ({size} bytes)", field="", offset=at
+        )
+    return at
 
 
 def bad_utf8(field: str, offset: int, exc: UnicodeDecodeError) -> InvalidUtf8:

@@ -378,6 +378,8 @@ def _read_Party_v1(buf: bytes, o: int) -> tuple[Party, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -438,6 +440,8 @@ def _row_Party_v1(buf: bytes, o: int) -> tuple[tuple[Any, ...], int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     while tags_left:
         tags_left -= 1
@@ -481,6 +485,8 @@ def _read_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TaggedDemo)
     try:
         (self.id, n) = _S_ih_unpack(buf, o)
@@ -506,8 +512,8 @@ def _read_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("weights", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -520,8 +526,8 @@ def _read_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -578,6 +584,8 @@ def _row_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     """Read TaggedDemo at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     r_name: Any
     r_weights: Any
@@ -607,8 +615,8 @@ def _row_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("weights", o - 4)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         r_weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -621,8 +629,8 @@ def _row_TaggedDemo_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("members", o - 4)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -724,6 +732,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 1."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TaggedDemo)
     try:
         (self.id,) = _S_i_unpack(buf, o)
@@ -768,8 +778,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("weights", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -786,8 +796,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -827,6 +837,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -889,6 +901,8 @@ def _read_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.note = None
     while tags_left:
@@ -952,6 +966,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     """Read TaggedDemo at version 1 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     r_name: Any
     r_weights: Any
@@ -1002,8 +1018,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("weights", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         r_weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -1020,8 +1036,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1062,6 +1078,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -1127,6 +1145,8 @@ def _row_TaggedDemo_v1(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_note = None
     while tags_left:
@@ -1279,6 +1299,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     """Read TaggedDemo at version 2."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(TaggedDemo)
     try:
         (self.id,) = _S_i_unpack(buf, o)
@@ -1323,8 +1345,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("weights", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         self.weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -1355,8 +1377,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1396,6 +1418,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -1456,6 +1480,8 @@ def _read_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[TaggedDemo, int]:
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     self.note = None
     self.epoch = -1
@@ -1532,6 +1558,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     """Read TaggedDemo at version 2 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_id: Any
     r_name: Any
     r_weights: Any
@@ -1584,8 +1612,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("weights", o - 1)
     else:
-        if n * 2 > len(buf) - o:
-            raise _rt.too_many("weights", o, n, buf)
+        if n * 2 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("weights", o, n, buf, 2)
         r_weights = list(_AU_h[n](buf, o) if n < 64 else _unpack_from(f">{n}h", buf, o))
         o += n * 2
 
@@ -1616,8 +1644,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     if n < 0:
         raise _rt.unexpected_null("members", o - 1)
     else:
-        if n * 1 > len(buf) - o:
-            raise _rt.too_many("members", o, n, buf)
+        if n * 1 > len(buf) - o or n > 1000000:
+            raise _rt.too_many("members", o, n, buf, 1)
         items_members: list[Any] = []
         for i in range(n):
             try:
@@ -1658,6 +1686,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
                     o += 1
                 else:
                     tags_left_members, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+                    if tags_left_members > 10000:
+                        raise _rt.too_many_tags(o, tags_left_members)
                 unknown_members: list[tuple[int, bytes]] | None = None
                 while tags_left_members:
                     tags_left_members -= 1
@@ -1723,6 +1753,8 @@ def _row_TaggedDemo_v2(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
         o += 1
     else:
         tags_left, o = _rt.read_uvarint(buf, o, "<tagged fields>")
+        if tags_left > 10000:
+            raise _rt.too_many_tags(o, tags_left)
     unknown: list[tuple[int, bytes]] | None = None
     r_note = None
     r_epoch = -1
