@@ -46,6 +46,7 @@ from codegen.forensics.inputs import InputError, LogDirs, PartitionFolder, disco
 __all__ = [
     "DEFAULT_MAX_TIMEOUT_MS",
     "INTERNAL_TOPICS",
+    "ONGOING",
     "STATES",
     "AbortedRange",
     "BlockedGroup",
@@ -56,6 +57,7 @@ __all__ = [
     "TransactionReport",
     "TransactionalId",
     "abort_command",
+    "data_partitions",
     "transaction_report",
 ]
 
@@ -557,7 +559,8 @@ def _snapshot(replica: PartitionFolder, result: PartitionTransactions) -> None:
         result.index_problems.append(str(exc))
 
 
-def _data_partitions(dirs: LogDirs) -> list[PartitionFolder]:
+def data_partitions(dirs: LogDirs) -> list[PartitionFolder]:
+    """One replica of each data partition (not an internal topic) with segments."""
     chosen: list[PartitionFolder] = []
     for (topic, _), replicas in sorted(dirs.replicas.items()):
         if topic in INTERNAL_TOPICS:
@@ -663,7 +666,7 @@ def transaction_report(
         if isinstance(path, LogDirs)
         else discover([path] if isinstance(path, str | Path) else list(path))
     )
-    data = _data_partitions(dirs)
+    data = data_partitions(dirs)
     if not data and not dirs.partitions(TRANSACTION_STATE):
         raise InputError(
             "expected __transaction_state-N or data partition folders (or broker log dirs "
