@@ -66,7 +66,7 @@ def write_mixed(root: Path, records: int, partitions: int, seed: int) -> int:
         index: list[bytes] = []
         with SegmentWriter(folder / "00000000000000000000.log") as w:
             written, at = 0, T0
-            pid = 1000 * (p + 1)
+            pid = 1_000_000 * (p + 1)
             while written < per_partition:
                 at += 10
                 batch = [(None, b"value-%d" % written)] * RECORDS_PER_BATCH

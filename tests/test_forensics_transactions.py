@@ -43,6 +43,7 @@ def txn_record(
     *,
     timeout: int = 60_000,
     start: int = -1,
+    tv: int = 0,
 ) -> tuple[bytes, bytes, int]:
     key = struct.pack(">h", 0) + MESSAGES["TransactionLogKey"](transactional_id=tid).encode(0)
     by_topic: dict[str, list[int]] = {}
@@ -58,6 +59,7 @@ def txn_record(
         ],
         transaction_last_update_timestamp_ms=at,
         transaction_start_timestamp_ms=start,
+        client_transaction_version=tv,
     )
     return key, struct.pack(">h", 1) + value.encode(1), at
 
@@ -340,3 +342,33 @@ def test_real_data_without_transactions() -> None:
     assert (p.topic, p.open, p.aborted_from_markers) == ("my-topic", [], [])
     assert p.last_stable_offset == p.log_end_offset == 16
     assert report.hanging == [] and report.transactional_ids == []
+
+
+def test_transaction_version_2_bumps_are_not_fencing(tmp_path: Path) -> None:
+    """KIP-890: every transaction's end bumps the epoch; a fence is an abort followed at once
+    by a new instance's InitProducerId (Empty with the next epoch), as a 4.x broker writes."""
+    coord = tmp_path / "__transaction_state-0"
+    coord.mkdir()
+    records = [
+        txn_record("a", "Empty", 5, 0, T0, [], tv=0),
+        txn_record("a", "Ongoing", 5, 0, T0 + 1, [O0], start=T0 + 1, tv=2),
+        txn_record("a", "PrepareAbort", 5, 1, T0 + 5, [O0], start=T0 + 1, tv=2),
+        txn_record("a", "CompleteAbort", 5, 1, T0 + 6, [], start=T0 + 1, tv=2),
+        txn_record("f", "Empty", 6, 0, T0, [], tv=0),
+        txn_record("f", "Ongoing", 6, 0, T0 + 1, [O0], start=T0 + 1, tv=2),
+        txn_record("f", "PrepareAbort", 6, 1, T0 + 110, [O0], start=T0 + 1, tv=2),
+        txn_record("f", "CompleteAbort", 6, 1, T0 + 111, [], start=T0 + 1, tv=2),
+        txn_record("f", "Empty", 6, 2, T0 + 215, [], tv=2),
+        txn_record("t", "Ongoing", 7, 0, T0 + 1, [O0], timeout=1500, start=T0 + 1, tv=2),
+        txn_record("t", "PrepareAbort", 7, 1, T0 + 1843, [O0], timeout=1500, start=T0 + 1, tv=2),
+        txn_record("t", "CompleteAbort", 7, 1, T0 + 1905, [], timeout=1500, start=T0 + 1, tv=2),
+    ]
+    with SegmentWriter(coord / "00000000000000000000.log") as w:
+        for key, value, at in records:
+            w.write_batch([(key, value)], timestamp=at)
+    ids = {t.transactional_id: t for t in transaction_report(tmp_path).transactional_ids}
+    assert [x.outcome for x in ids["a"].transactions] == ["aborted"]
+    assert [c.change for c in ids["a"].changes if c.change] == []
+    assert [x.outcome for x in ids["f"].transactions] == ["aborted (fenced)"]
+    assert [c.change for c in ids["f"].changes if c.change] == ["epoch bump"]
+    assert [x.outcome for x in ids["t"].transactions] == ["aborted (timed out)"]

@@ -45,6 +45,7 @@ from codegen.forensics.inputs import InputError, LogDirs, PartitionFolder, disco
 
 __all__ = [
     "DEFAULT_MAX_TIMEOUT_MS",
+    "FENCE_WINDOW_MS",
     "INTERNAL_TOPICS",
     "ONGOING",
     "STATES",
@@ -77,6 +78,11 @@ STATES: Final = {
 """``TransactionState`` ids of Kafka's transaction coordinator (the record's status byte)."""
 
 ONGOING: Final = "Ongoing"
+FENCE_WINDOW_MS: Final = 1000
+"""An abort followed this soon by the id's re-initialization (Empty with a new epoch) is a
+fencing: a new producer instance's InitProducerId aborted the open transaction."""
+_ENDING: Final = frozenset({"PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort"})
+_TV2: Final = 2
 INTERNAL_TOPICS: Final = frozenset(
     {TRANSACTION_STATE, CONSUMER_OFFSETS, "__cluster_metadata", "__share_group_state"}
 )
@@ -362,10 +368,15 @@ def _coordinator(
 def _add_change(tid: TransactionalId, offset: int, value: Any) -> None:
     state = STATES.get(value.transaction_status, f"status {value.transaction_status}")
     before = tid.changes[-1] if tid.changes else None
+    # Transaction version 2 (KIP-890) bumps the epoch, or moves to the next producer id, as
+    # every transaction ends: not a fencing.
+    ending = state in _ENDING and value.client_transaction_version >= _TV2
     change = ""
-    if before is not None and value.producer_id != before.producer_id:
+    if before is None or ending:
+        pass
+    elif value.producer_id != before.producer_id:
         change = "new producer id"
-    elif before is not None and value.producer_epoch != before.producer_epoch:
+    elif value.producer_epoch != before.producer_epoch:
         change = "epoch bump"
     parts = _partitions_of(value)
     step = StateChange(
@@ -381,6 +392,17 @@ def _add_change(tid: TransactionalId, offset: int, value: Any) -> None:
     )
     tid.changes.append(step)
     current = tid.transactions[-1] if tid.transactions else None
+    if (
+        current is not None
+        and current.outcome == "aborted"
+        and change
+        and state == "Empty"
+        and before is not None
+        and before.state == "CompleteAbort"
+        and step.timestamp - before.timestamp <= FENCE_WINDOW_MS
+    ):
+        # A new instance's InitProducerId aborted the transaction, then took the id.
+        current.outcome = "aborted (fenced)"
     if current is not None and current.outcome != "open":
         current = None
     if state == ONGOING and current is None:
@@ -397,9 +419,11 @@ def _add_change(tid: TransactionalId, offset: int, value: Any) -> None:
         # instance (InitProducerId), bumps the epoch; only the time tells the two apart.
         since = _since_ongoing(tid)
         bumped = any(c.change or c.state == "PrepareEpochFence" for c in since)
+        timed_out = step.timestamp - current.start_timestamp >= step.timeout_ms > 0
+        tv2 = value.client_transaction_version >= _TV2
         if state == "CompleteCommit":
             current.outcome = "committed"
-        elif bumped and step.timestamp - current.start_timestamp >= step.timeout_ms > 0:
+        elif timed_out and (bumped or tv2):
             current.outcome = "aborted (timed out)"
         elif bumped:
             current.outcome = "aborted (fenced)"
