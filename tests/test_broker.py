@@ -273,3 +273,30 @@ def test_open_transactions_match_describe_producers(broker_run: BrokerRun) -> No
     for p in report.partitions:
         assert p.index_problems == [], (p.topic, p.partition)
     assert by_partition[("t-txn-disk", 0)].aborted_from_markers
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(oracle_missing() is not None, reason=f"Kafka oracle: {oracle_missing()}")
+def test_broker_txnindex_files_match_dump_log_segments(broker_run: BrokerRun) -> None:
+    """The broker's own .txnindex files, as DumpLogSegments prints them and as the generated
+    AbortedTxn reads them."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from codegen.dumps.command import dump_log_run
+    from codegen.dumps.log_files import read_transaction_index
+
+    indexes = sorted(broker_run.log_dir.glob("t-txn*-*/*.txnindex"))
+    entries = [e for f in indexes for e in read_transaction_index(f)]
+    assert {e.txn.producer_id for e in entries} >= {
+        t["producerId"]
+        for t in broker_run.truth["transactions"]["described"]
+        if t["transactionalId"] in ("txn-abort", "txn-timeout")
+    }
+    with KafkaOracle() as oracle:
+        for f in indexes:
+            theirs = oracle.dump_log_result(["--files", str(f)])
+            out, err = io.StringIO(), io.StringIO()
+            with redirect_stdout(out), redirect_stderr(err):
+                dump_log_run([f], [None])
+            assert out.getvalue() == theirs["stdout"], f
