@@ -691,11 +691,12 @@ def dump_command(
     --share-group-state-decoder and --cluster-metadata-decoder; a record of any other topic
     has its key and value as base64 and, when valid UTF-8, as text. --format dump-log prints
     what kafka-dump-log --deep-iteration --print-data-log prints, for the index and
-    producer-state files of a folder too. Each error is in the output too: a segment-error
-    line (file, position, size, errorKind, error) for a stretch of a file that could not be
-    read, an error line for a record that did not decode (a row of the table;
-    kafka-dump-log's own lines with --format dump-log). The errors and a summary (records,
-    errors, unknown records) go to stderr.
+    producer-state files of a folder too. A .txnindex file given by name is read in every
+    format, an entry per line or row (Kafka 4.4.0's AbortedTxn). Each error is in the output
+    too: a segment-error line (file, position, size, errorKind, error) for a stretch of a file
+    that could not be read, an error line for a record that did not decode (a row of the
+    table; kafka-dump-log's own lines with --format dump-log). The errors and a summary
+    (records, errors, unknown records) go to stderr.
 
     \b
     Exit codes:
@@ -705,7 +706,8 @@ def dump_command(
          --max-batch-bytes or --max-batch-records) or a record that did not decode; with
          --format dump-log also where kafka-dump-log stops or reports an index mismatch
       2  usage error: bad options, a path that does not exist or cannot be read, a folder
-         with nothing to read, an index file without --format dump-log
+         with nothing to read, an index or producer-state file other than .txnindex
+         without --format dump-log
 
     \b
     Examples:
