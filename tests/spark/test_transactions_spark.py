@@ -59,6 +59,18 @@ def _python(report: TransactionReport) -> dict[str, Any]:
             for p in report.partitions
             for t in p.open
         ),
+        "coordinator": sorted(
+            (
+                t.transactional_id,
+                c.producer_id,
+                c.producer_epoch,
+                c.state,
+                c.timeout_ms,
+                sorted(f"{topic}-{p}" for topic, p in c.partitions),
+            )
+            for t in report.transactional_ids
+            for c in t.changes[-1:]
+        ),
     }
 
 
@@ -76,6 +88,11 @@ def _spark(spark: Any, path: Path, as_of: AsOf | None = None) -> dict[str, Any]:
         "aborted": sorted(tuple(r) for r in transactions.aborted_ranges(data).collect()),
         "open": sorted(
             tuple(r) for r in transactions.open_transactions(data, coordinator, now).collect()
+        ),
+        "coordinator": []
+        if coordinator is None
+        else sorted(
+            (*r[:5], sorted(r[5])) for r in transactions.coordinator_states(coordinator).collect()
         ),
     }
 
