@@ -127,6 +127,7 @@ bench: setup
 	$(PY) bench/bench_codecs.py
 	$(PY) bench/bench_dumps.py
 	$(PY) bench/bench_forensics.py
+	$(PY) bench/bench_transactions.py
 	$(PY) bench/bench_spark.py
 
 clean:

@@ -232,6 +232,12 @@ def _register_subcommands() -> None:
     except MissingExtraError as exc:
         for name in ("downgrade-check", "groups", "lag"):
             cli.add_command(_needs_extra(name, exc))
+    try:  # transactions from the disk (codegen/forensics/transactions.py)
+        from codegen.forensics.transactions_command import transactions_command
+
+        cli.add_command(transactions_command)
+    except MissingExtraError as exc:
+        cli.add_command(_needs_extra("transactions", exc))
 
 
 def _needs_extra(name: str, error: MissingExtraError) -> click.Command:

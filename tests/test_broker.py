@@ -3,8 +3,9 @@
 The session fixture ``broker_run`` (tests/conftest.py, tests/broker/client.py) starts a
 single-node KRaft broker, loads it with tests/broker/src/BrokerWorkload.java (classic groups with
 every assignor, consumer-protocol groups, a regex subscription, an upgrade and a downgrade, a
-share group, a streams group, transactional offset commits, admin alters and deletes, an empty
-topic and a four-partition topic with committed offsets) and stops it. These tests
+share group, a streams group, transactional offset commits, transactions that commit, abort, time
+out and are fenced, one left open, admin alters and deletes, an empty topic and a four-partition
+topic with committed offsets) and stops it. These tests
 compare what our decoders make of its log folder with Kafka's own answers:
 
 - ``dump --format dump-log`` equals DumpLogSegments on every internal-topic segment;
@@ -12,6 +13,8 @@ compare what our decoders make of its log folder with Kafka's own answers:
 - the Spark ``kafka-log`` source gives the same offsets and group states;
 - the forensics commands give the broker's protocol types, log ends and share group offsets,
   also when the log dir is split into two broker images.
+- ``transactions`` gives the broker's ListTransactions / DescribeTransactions /
+  DescribeProducers answers, and each transaction's outcome.
 """
 
 from __future__ import annotations
@@ -287,3 +290,104 @@ def test_lag_over_two_broker_images_matches_one(broker_run: BrokerRun, tmp_path:
     alone = ends([one])
     assert sum(end is None for end, _ in alone.values()) == 2
     assert ends([one, two]) == whole
+
+
+# ------------------------------------------------------------------- transactions from the disk
+
+
+def _transaction_report(run: BrokerRun) -> Any:
+    from codegen.forensics.transactions import transaction_report
+
+    return transaction_report(run.log_dir)
+
+
+def test_transactional_ids_match_list_and_describe_transactions(broker_run: BrokerRun) -> None:
+    truth = broker_run.truth["transactions"]
+    report = _transaction_report(broker_run)
+    ids = {t.transactional_id: t for t in report.transactional_ids}
+    latest = {tid: t.changes[-1] for tid, t in ids.items()}
+    described = {d["transactionalId"]: d for d in truth["described"]}
+    assert {"txn-1", "txn-commit", "txn-abort", "txn-fenced", "txn-timeout", "txn-open"} <= set(
+        described
+    )
+    assert set(described) == set(ids)
+    for tid, d in described.items():
+        ours = latest[tid]
+        assert (ours.state, ours.producer_id, ours.producer_epoch, ours.timeout_ms) == (
+            d["state"],
+            d["producerId"],
+            d["producerEpoch"],
+            d["transactionTimeoutMs"],
+        ), tid
+        assert sorted(f"{t}-{p}" for t, p in ours.partitions) == d["partitions"], tid
+        if d["transactionStartTimeMs"] is not None:
+            assert ours.start_timestamp == d["transactionStartTimeMs"], tid
+    listed = {t["transactionalId"]: (t["producerId"], t["state"]) for t in truth["listed"]}
+    assert listed == {tid: (latest[tid].producer_id, latest[tid].state) for tid in listed}
+
+
+def test_transaction_outcomes_and_fencing(broker_run: BrokerRun) -> None:
+    ids = {t.transactional_id: t for t in _transaction_report(broker_run).transactional_ids}
+
+    def outcomes(tid: str) -> list[str]:
+        return [x.outcome for x in ids[tid].transactions]
+
+    assert outcomes("txn-commit") == ["committed"]
+    assert outcomes("txn-abort") == ["aborted"]
+    assert outcomes("txn-timeout") == ["aborted (timed out)"]
+    assert outcomes("txn-fenced") == ["aborted (fenced)", "committed"]
+    assert outcomes("txn-open") == ["open"]
+    assert outcomes("txn-1") == ["committed", "aborted"]
+    assert any(c.change for c in ids["txn-fenced"].changes)
+
+
+def test_open_transactions_match_describe_producers(broker_run: BrokerRun) -> None:
+    truth = broker_run.truth["transactions"]
+    report = _transaction_report(broker_run)
+    theirs = {
+        (p["topic"], p["partition"], p["producerId"], p["currentTransactionStartOffset"])
+        for p in truth["producers"]
+        if p["currentTransactionStartOffset"] is not None
+    }
+    ours = {
+        (t.topic, t.partition, t.producer_id, t.first_offset)
+        for p in report.partitions
+        for t in p.open
+    }
+    assert ours == theirs and len(ours) == 1  # txn-open's transaction on t-txn-disk-1
+    assert report.hanging == []
+    by_partition = {(p.topic, p.partition): p for p in report.partitions}
+    (open_txn,) = by_partition[("t-txn-disk", 1)].open
+    assert open_txn.transactional_id == "txn-open"
+    assert by_partition[("t-txn-disk", 1)].last_stable_offset == open_txn.first_offset
+    # every aborted range the markers give is in the broker's .txnindex, with its LSO
+    for p in report.partitions:
+        assert p.index_problems == [], (p.topic, p.partition)
+    assert by_partition[("t-txn-disk", 0)].aborted_from_markers
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(oracle_missing() is not None, reason=f"Kafka oracle: {oracle_missing()}")
+def test_broker_txnindex_files_match_dump_log_segments(broker_run: BrokerRun) -> None:
+    """The broker's own .txnindex files, as DumpLogSegments prints them and as the generated
+    AbortedTxn reads them."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from codegen.dumps.command import dump_log_run
+    from codegen.dumps.log_files import read_transaction_index
+
+    indexes = sorted(broker_run.log_dir.glob("t-txn*-*/*.txnindex"))
+    entries = [e for f in indexes for e in read_transaction_index(f)]
+    assert {e.txn.producer_id for e in entries} >= {
+        t["producerId"]
+        for t in broker_run.truth["transactions"]["described"]
+        if t["transactionalId"] in ("txn-abort", "txn-timeout")
+    }
+    with KafkaOracle() as oracle:
+        for f in indexes:
+            theirs = oracle.dump_log_result(["--files", str(f)])
+            out, err = io.StringIO(), io.StringIO()
+            with redirect_stdout(out), redirect_stderr(err):
+                dump_log_run([f], [None])
+            assert out.getvalue() == theirs["stdout"], f

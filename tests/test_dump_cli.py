@@ -298,3 +298,55 @@ def test_a_torn_tail_is_counted_as_invalid_bytes() -> None:
     code, out, _ = _run(MADE / "torn-0", "--format", "dump-log")
     assert code == 1
     assert out.endswith("Found 30 invalid bytes at the end of 00000000000000000000.log\n")
+
+
+# ------------------------------------------------------------- aborted-transaction indexes
+
+
+def test_txnindex_reads_as_jsonl_through_the_aborted_txn_spec() -> None:
+    code, out, _ = _run(MADE / "txns-1" / "00000000000000000000.txnindex")
+    assert code == 1  # versions 1 and -1 are outside AbortedTxn's 0..0
+    first, error = (json.loads(line) for line in out.splitlines())
+    assert first == {
+        "kind": "aborted-txn",
+        "recordName": "AbortedTxn",
+        "position": 0,
+        "version": 0,
+        "producerId": 4,
+        "firstOffset": 0,
+        "lastOffset": 3,
+        "lastStableOffset": 0,
+        "topic": "txns",
+        "partition": 1,
+        "file": str(MADE / "txns-1" / "00000000000000000000.txnindex"),
+    }
+    assert error["kind"] == "error" and error["position"] == 34
+    assert "Unexpected aborted transaction version 1 in transaction index" in error["error"]
+    assert error["error"].endswith("supported version range is 0 to 0")
+
+
+def test_txnindex_torn_tail_is_an_error_after_the_whole_entries() -> None:
+    code, out, err = _run(MADE / "txns-0" / "00000000000000000000.txnindex")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 1
+    assert [(r["producerId"], r["firstOffset"], r["lastOffset"]) for r in rows[:3]] == [
+        (3, 0, 4),
+        (5, 2, 9),
+        (3, 10, 12),
+    ]
+    assert rows[3]["kind"] == "error" and rows[3]["position"] == 102
+    assert "the last 10 bytes at position 102 are not a whole 34-byte entry" in err
+
+
+def test_txnindex_table_has_a_row_per_entry() -> None:
+    code, out, _ = _run(MADE / "orders-0" / "00000000000000000100.txnindex", "--format", "table")
+    assert code == 0
+    assert '{"producerId":7,"firstOffset":105,"lastOffset":107,"lastStableOffset":105}' in out
+    assert "orders-0" in out and "AbortedTxn" in out
+
+
+def test_txnindex_dump_log_prints_the_first_byte_as_the_version_as_kafka_4_3_does() -> None:
+    code, out, _ = _run(MADE / "txns-1" / "00000000000000000000.txnindex", "--format", "dump-log")
+    assert code == 0
+    versions = [line.split()[1] for line in out.splitlines() if line.startswith("version:")]
+    assert versions == ["0", "0", "-1"]

@@ -33,6 +33,7 @@ SHIPPED_DATA_SPECS = frozenset(
         "VotersRecord",
         "ConsumerProtocolSubscription",
         "ConsumerProtocolAssignment",
+        "AbortedTxn",
     }
 )
 

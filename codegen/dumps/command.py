@@ -50,6 +50,7 @@ from codegen.text import plural
 
 if TYPE_CHECKING:
     from codegen.dumps.dumplog_json import NonConsecutive
+    from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
 
 __all__ = [
     "EXIT_CLEAN",
@@ -90,6 +91,10 @@ PLAIN: Final = "plain"
 """``--topic`` of any topic but the internal ones: keys and values are printed as they are."""
 DEFAULT_MAX_MESSAGE_SIZE: Final = 5 * 1024 * 1024
 """kafka-dump-log's ``--max-message-size`` default."""
+TXN_INDEX: Final = ".txnindex"
+"""Aborted-transaction indexes: read in every format, an entry a line or row."""
+ABORTED_TXN: Final = "aborted-txn"
+"""``kind`` of the output line of a ``.txnindex`` entry."""
 SEGMENT_ERROR: Final = "segment-error"
 """``kind`` of the output line of a stretch of a file that could not be read."""
 
@@ -251,7 +256,7 @@ class _Counts:
     def damaged(self) -> bool:
         return bool(self.errors or self.segment_errors)
 
-    def _echo(self, line: str) -> None:
+    def echo(self, line: str) -> None:
         shown = self.errors + self.segment_errors
         if self.quiet or shown > STDERR_ERROR_LINES:
             return
@@ -264,21 +269,21 @@ class _Counts:
             if item.kind == ERROR:
                 self.errors += 1
                 where = "" if self.batch is None else f"{self.batch.file}@{self.batch.position}: "
-                self._echo(f"record error: {where}offset {item.offset}: {item.error}")
+                self.echo(f"record error: {where}offset {item.offset}: {item.error}")
             elif item.kind == UNKNOWN:
                 self.unknown += 1
             if item.newer_than_spec:
                 self.newer += 1
         elif isinstance(item, SegmentError):
             self.segment_errors += 1
-            self._echo(f"segment error: {item}")
+            self.echo(f"segment error: {item}")
         else:
             self.batches += 1
             self.records += item.record_count  # the records read (the list may be emptied)
             self.batch = item
             if not item.crc_valid:  # only --format dump-log reads such batches
                 self.segment_errors += 1
-                self._echo(
+                self.echo(
                     f"segment error: {item.file}@{item.position}: {ErrorKind.CRC_MISMATCH} "
                     f"(base offset {item.base_offset}): batch printed with isvalid: false"
                 )
@@ -482,7 +487,9 @@ def utc_text(ms: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-TableRow = tuple[DecodedRecord | SegmentError, str | None, RowSource | None]
+TableRow = tuple[
+    "DecodedRecord | SegmentError | AbortedTxnEntry | TxnIndexError", str | None, RowSource | None
+]
 """A row of the records table: the record or error, its decoder's topic (None: plain) and
 where it comes from."""
 
@@ -505,6 +512,21 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
     )
     for rec, topic, source in rows:
         where = ("", "") if source is None else (source.label, os.path.basename(source.file))
+        if isinstance(rec, ValueError):  # a TxnIndexError
+            table.add_row(*where, "", "", "", ERROR, "", f"at position {rec.position}: {rec}")
+            continue
+        if not isinstance(rec, DecodedRecord | SegmentError):  # an AbortedTxnEntry
+            txn = rec.txn.to_json(0)
+            table.add_row(
+                *where,
+                str(rec.txn.first_offset),
+                "",
+                "",
+                rec.txn.SPEC_NAME,
+                "",
+                json.dumps(txn, separators=(",", ":")),
+            )
+            continue
         if isinstance(rec, SegmentError):
             table.add_row(
                 *where,
@@ -809,11 +831,12 @@ def dump_command(
     --share-group-state-decoder and --cluster-metadata-decoder; a record of any other topic
     has its key and value as base64 and, when valid UTF-8, as text. --format dump-log prints
     what kafka-dump-log --deep-iteration --print-data-log prints, for the index and
-    producer-state files of a folder too. Each error is in the output too: a segment-error
-    line (file, position, size, errorKind, error) for a stretch of a file that could not be
-    read, an error line for a record that did not decode (a row of the table;
-    kafka-dump-log's own lines with --format dump-log). The errors and a summary (records,
-    errors, unknown records) go to stderr.
+    producer-state files of a folder too. A .txnindex file given by name is read in every
+    format, an entry per line or row (Kafka 4.4.0's AbortedTxn). Each error is in the output
+    too: a segment-error line (file, position, size, errorKind, error) for a stretch of a file
+    that could not be read, an error line for a record that did not decode (a row of the
+    table; kafka-dump-log's own lines with --format dump-log). The errors and a summary
+    (records, errors, unknown records) go to stderr.
 
     \b
     Exit codes:
@@ -823,7 +846,8 @@ def dump_command(
          --max-batch-bytes or --max-batch-records) or a record that did not decode; with
          --format dump-log also where kafka-dump-log stops or reports an index mismatch
       2  usage error: bad options, a path that does not exist or cannot be read, a folder
-         with nothing to read, an index file without --format dump-log
+         with nothing to read, an index or producer-state file other than .txnindex
+         without --format dump-log
 
     \b
     Examples:
@@ -860,11 +884,14 @@ def dump_command(
     listed = CONSUMER_OFFSETS if compacted and topic == "auto" else chosen
     files = _files(paths, listed, every_kind=fmt == "dump-log")
     if fmt != "dump-log":
-        index_files = [f for f in files if f.suffix in LOG_FOLDER_SUFFIXES[2:]]
+        index_files = [
+            f for f in files if f.suffix in LOG_FOLDER_SUFFIXES[2:] and f.suffix != TXN_INDEX
+        ]
         if index_files:
             raise click.UsageError(
                 f"{index_files[0]} is an index or producer-state file, not a segment: pass "
-                "--format dump-log to print it as kafka-dump-log does"
+                "--format dump-log to print it as kafka-dump-log does (.txnindex files are read "
+                "in every format)"
             )
     topics: list[tuple[Path, str | None]] = []
     for f in files:
@@ -1123,6 +1150,37 @@ def _byte_writer(out: TextIO) -> Callable[[bytes], Any]:
     return buffer.write  # type: ignore[no-any-return]
 
 
+def _transaction_index(
+    path: Path,
+    source: RowSource,
+    fmt: str,
+    counts: _Counts,
+    table_rows: list[TableRow],
+    write: Callable[[bytes], Any],
+) -> None:
+    """The entries of a ``.txnindex``: a jsonl line or table row each, decoded by the generated
+    ``AbortedTxn``; an entry of an unknown version or a torn tail is an error line (exit 1)."""
+    from codegen.dumps.log_files import TxnIndexError, read_transaction_index
+
+    fields = source.json_fields()
+    try:
+        for entry in read_transaction_index(path):
+            counts.records += 1
+            if fmt == "table":
+                table_rows.append((entry, None, source))
+            else:
+                obj = {"kind": ABORTED_TXN, "recordName": "AbortedTxn", **entry.to_json()}
+                write(_json_bytes({**obj, **fields}) + b"\n")
+    except TxnIndexError as exc:
+        counts.errors += 1
+        counts.echo(f"transaction index error: {path}@{exc.position}: {exc}")
+        error = {"kind": ERROR, "position": exc.position, "error": str(exc), **fields}
+        if fmt == "table":
+            table_rows.append((exc, None, source))
+        else:
+            write(_json_bytes(error) + b"\n")
+
+
 def _decode(
     topics: list[tuple[Path, str | None]],
     counts: _Counts,
@@ -1150,6 +1208,10 @@ def _decode(
             counts.files += 1
             source = RowSource.of(f, t)
             file_fields = source.json_fields()
+            if f.suffix == TXN_INDEX:
+                _transaction_index(f, source, fmt, counts, table_rows, write)
+                advance(os.path.getsize(f))
+                continue
             if isinstance(view, LatestByKey):
                 view.where = source
             jsonl = JsonlLines(t, file_fields, user_topic=bool(user and t in user))

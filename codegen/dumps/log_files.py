@@ -1,8 +1,8 @@
 """The other files of a partition folder, as ``kafka-dump-log`` prints them.
 
 ``.index`` (offset index: int32 relative offset, int32 position), ``.timeindex`` (int64
-timestamp, int32 relative offset), ``.txnindex`` (aborted transactions: int16 version, int64
-producer id, first offset, last offset, last stable offset) and producer-state ``.snapshot``
+timestamp, int32 relative offset), ``.txnindex`` (aborted transactions: an int16 version, then
+the generated ``AbortedTxn`` body at that version) and producer-state ``.snapshot``
 files (int16 version 1, uint32 CRC-32C of the rest, an int32-counted array of producer
 entries). The index dumps check each entry against the segment next to the index, as Kafka's
 tool does, and collect what does not match in an :class:`IndexReport`, printed on stderr
@@ -22,16 +22,26 @@ import crc32c
 
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.segments import SegmentReader
+from generated.aborted_txn import AbortedTxn
 
 __all__ = [
+    "TXN_ENTRY_SIZE",
+    "AbortedTxnEntry",
     "IndexReport",
     "LogFileError",
+    "ProducerEntry",
+    "TxnIndexError",
     "dump_index_file",
+    "read_producer_snapshot",
+    "read_transaction_index",
 ]
 
 _OFFSET_ENTRY: Final = struct.Struct(">ii")
 _TIME_ENTRY: Final = struct.Struct(">qi")
-_TXN_ENTRY: Final = struct.Struct(">hqqqq")
+_TXN_VERSION: Final = struct.Struct(">h")
+TXN_ENTRY_SIZE: Final = 34
+"""Bytes of one ``.txnindex`` entry: the int16 version and the four int64 of ``AbortedTxn`` v0."""
+_TXN_CURRENT_VERSION: Final = 0
 _SNAPSHOT_HEADER: Final = struct.Struct(">hIi")
 _PRODUCER_ENTRY: Final = struct.Struct(">qhiqiqiq")
 _SNAPSHOT_VERSION: Final = 1
@@ -237,18 +247,79 @@ def _time_index(
         previous = timestamp
 
 
+class TxnIndexError(ValueError):
+    """A ``.txnindex`` entry of a version other than 0 (Kafka's broker and tool stop there), or
+    a file whose size is not a multiple of 34 bytes."""
+
+    def __init__(self, message: str, position: int, *, torn: bool = False) -> None:
+        super().__init__(message)
+        self.position = position
+        self.torn = torn
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTxnEntry:
+    """One entry of a ``.txnindex``: where it is, its version and the decoded ``AbortedTxn``."""
+
+    position: int
+    version: int
+    txn: AbortedTxn
+
+    def to_json(self) -> dict[str, int]:
+        return {"position": self.position, "version": self.version, **self.txn.to_json(0)}
+
+
+def read_transaction_index(
+    path: Path | str, data: bytes | None = None
+) -> Iterator[AbortedTxnEntry]:
+    """The entries of an aborted-transaction index, each body read by the generated
+    ``AbortedTxn`` codec at the entry's int16 version. Raises :class:`TxnIndexError` at an
+    entry of a version outside 0..0 (what Kafka 4.4.0's ``TransactionIndex`` refuses) or a torn
+    last entry, after yielding those before it."""
+    raw = Path(path).read_bytes() if data is None else data
+    for position in range(0, len(raw) - TXN_ENTRY_SIZE + 1, TXN_ENTRY_SIZE):
+        (version,) = _TXN_VERSION.unpack_from(raw, position)
+        if not AbortedTxn.LOWEST_VERSION <= version <= AbortedTxn.HIGHEST_VERSION:
+            raise TxnIndexError(
+                f"Unexpected aborted transaction version {version} in transaction index "
+                f"{os.path.abspath(path)}, supported version range is "
+                f"{AbortedTxn.LOWEST_VERSION} to {AbortedTxn.HIGHEST_VERSION}",
+                position,
+            )
+        body = raw[position + _TXN_VERSION.size : position + TXN_ENTRY_SIZE]
+        yield AbortedTxnEntry(position, version, AbortedTxn.decode(body, version))
+    torn = len(raw) % TXN_ENTRY_SIZE
+    if torn:
+        raise TxnIndexError(
+            f"the last {torn} bytes at position {len(raw) - torn} are not a whole "
+            f"{TXN_ENTRY_SIZE}-byte entry",
+            len(raw) - torn,
+            torn=True,
+        )
+
+
 def _txn_index(path: Path) -> Iterator[str]:
-    data = path.read_bytes()
-    for version, producer_id, first, last, stable in _entries(data, 34, _TXN_ENTRY):
-        if version != 0:
+    """DumpLogSegments' lines. Its 4.3 ``AbortedTxn`` takes the first byte of the int16 for the
+    version and refuses only one above 0, so version 1 prints as 0 and -1 as -1 (4.4.0 reads the
+    int16, as :func:`read_transaction_index` does); it reads every entry before printing any,
+    and ignores a torn tail."""
+    raw = path.read_bytes()
+    lines = []
+    for position in range(0, len(raw) - TXN_ENTRY_SIZE + 1, TXN_ENTRY_SIZE):
+        version = int.from_bytes(raw[position : position + 1], signed=True)
+        if version > _TXN_CURRENT_VERSION:
             raise LogFileError(
                 f"Unexpected aborted transaction version {version} in transaction index "
-                f"{os.path.abspath(path)}, current version is 0"
+                f"{os.path.abspath(path)}, current version is {_TXN_CURRENT_VERSION}"
             )
-        yield (
-            f"version: {version} producerId: {producer_id} firstOffset: {first} "
-            f"lastOffset: {last} lastStableOffset: {stable}"
+        body = raw[position + _TXN_VERSION.size : position + TXN_ENTRY_SIZE]
+        txn = AbortedTxn.decode(body, _TXN_CURRENT_VERSION)
+        lines.append(
+            f"version: {version} producerId: {txn.producer_id} "
+            f"firstOffset: {txn.first_offset} lastOffset: {txn.last_offset} "
+            f"lastStableOffset: {txn.last_stable_offset}"
         )
+    yield from lines
 
 
 def _first_sequence(last: int, delta: int) -> int:
@@ -285,6 +356,43 @@ def _producer_entries(data: bytes) -> list[tuple[int, ...]]:
         _PRODUCER_ENTRY.unpack_from(data, _SNAPSHOT_HEADER.size + i * _PRODUCER_ENTRY.size)
         for i in range(count)
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerEntry:
+    """One producer of a producer-state snapshot, as the broker keeps it."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    last_timestamp: int
+    coordinator_epoch: int
+    current_txn_first_offset: int
+    """First offset of the producer's open transaction on the partition, -1 for none."""
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "producerId": self.producer_id,
+            "producerEpoch": self.producer_epoch,
+            "lastSequence": self.last_sequence,
+            "lastOffset": self.last_offset,
+            "offsetDelta": self.offset_delta,
+            "lastTimestamp": self.last_timestamp,
+            "coordinatorEpoch": self.coordinator_epoch,
+            "currentTxnFirstOffset": self.current_txn_first_offset,
+        }
+
+
+def read_producer_snapshot(path: Path) -> list[ProducerEntry]:
+    """The producers of a ``.snapshot`` file. Raises :class:`LogFileError` (not fatal) with
+    Kafka's message when it is corrupt."""
+    try:
+        entries = _producer_entries(path.read_bytes())
+    except _CorruptSnapshot as exc:
+        raise LogFileError(f"{path}: {exc}", fatal=False) from None
+    return [ProducerEntry(*e) for e in entries]
 
 
 def _producer_snapshot(path: Path) -> tuple[list[str], str | None]:

@@ -183,6 +183,8 @@ def server_properties(log_dir: Path, broker_port: int, controller_port: int) -> 
         "group.share.heartbeat.interval.ms": "500",
         "group.share.min.heartbeat.interval.ms": "500",
         "group.consumer.migration.policy": "bidirectional",
+        # the workload's timed-out transaction is aborted within a second of its timeout
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
     }
     return "".join(f"{k}={v}\n" for k, v in settings.items())
 

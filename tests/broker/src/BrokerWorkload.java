@@ -31,6 +31,9 @@ import org.apache.kafka.clients.admin.ShareMemberDescription;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
 import org.apache.kafka.clients.admin.StreamsGroupMemberDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -115,12 +118,14 @@ public final class BrokerWorkload {
     snapshot("consumer groups, upgrade and downgrade");
     shareGroup();
     transactions();
+    transactionOutcomes();
     adminOperations();
     lagGroups();
     snapshot("share group, transactions and admin operations");
     liveGroups();
     waitSettled();
     Map<String, Object> truth = settledTruth();
+    truth.put("transactions", transactionTruth());
     truth.put("snapshots", snapshots);
     ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     File tmp = new File(output.getPath() + ".tmp");
@@ -462,6 +467,141 @@ public final class BrokerWorkload {
       producer.abortTransaction();
     }
     log("transactions done");
+  }
+
+  /** Transactions on data partitions that commit, abort, time out (a producer that begins and
+   * is then left, as if killed) and are fenced (a second instance of the id), and one left
+   * open at the end. */
+  private void transactionOutcomes() throws Exception {
+    admin.createTopics(List.of(new NewTopic("t-txn-disk", 2, (short) 1))).all().get();
+    try (KafkaProducer<String, String> p = producer("txn-commit")) {
+      p.initTransactions();
+      p.beginTransaction();
+      for (int i = 0; i < 3; i++) {
+        p.send(new ProducerRecord<>("t-txn-disk", 0, "k" + i, "committed"));
+      }
+      p.commitTransaction();
+    }
+    try (KafkaProducer<String, String> p = producer("txn-abort")) {
+      p.initTransactions();
+      p.beginTransaction();
+      p.send(new ProducerRecord<>("t-txn-disk", 0, "k", "aborted"));
+      p.send(new ProducerRecord<>("t-txn-disk", 1, "k", "aborted"));
+      p.flush();
+      p.abortTransaction();
+    }
+    KafkaProducer<String, String> fenced = producer("txn-fenced");
+    fenced.initTransactions();
+    fenced.beginTransaction();
+    fenced.send(new ProducerRecord<>("t-txn-disk", 1, "k", "fenced"));
+    fenced.flush();
+    try (KafkaProducer<String, String> next = producer("txn-fenced")) {
+      next.initTransactions(); // bumps the epoch: the coordinator aborts the first one's
+      next.beginTransaction();
+      next.send(new ProducerRecord<>("t-txn-disk", 1, "k", "after the fence"));
+      next.commitTransaction();
+    }
+    Properties shortTimeout = new Properties();
+    shortTimeout.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "1500");
+    KafkaProducer<String, String> killed = producer("txn-timeout", shortTimeout);
+    killed.initTransactions();
+    killed.beginTransaction();
+    killed.send(new ProducerRecord<>("t-txn-disk", 0, "k", "never ended"));
+    killed.flush(); // then left: no commit, no abort, no close
+    long deadline = System.currentTimeMillis() + WAIT_MS;
+    while (!transactionState("txn-timeout").equals("CompleteAbort")) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException("the coordinator did not abort txn-timeout");
+      }
+      sleep(200);
+    }
+    KafkaProducer<String, String> open = producer("txn-open");
+    open.initTransactions();
+    open.beginTransaction();
+    open.send(new ProducerRecord<>("t-txn-disk", 1, "k", "open at the end"));
+    open.flush(); // left open: Ongoing when the broker stops
+    log("transaction outcomes done");
+  }
+
+  private KafkaProducer<String, String> producer(String transactionalId, Properties extra) {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+    p.putAll(extra);
+    return new KafkaProducer<>(p);
+  }
+
+  private String transactionState(String transactionalId) throws Exception {
+    return admin
+        .describeTransactions(List.of(transactionalId))
+        .description(transactionalId)
+        .get()
+        .state()
+        .toString();
+  }
+
+  /** ListTransactions, DescribeTransactions of every id, DescribeProducers of the transactional
+   * topics' partitions. */
+  private Map<String, Object> transactionTruth() throws Exception {
+    Map<String, Object> out = new LinkedHashMap<>();
+    List<String> ids = new ArrayList<>();
+    List<Map<String, Object>> listed = new ArrayList<>();
+    for (TransactionListing t : admin.listTransactions().all().get()) {
+      ids.add(t.transactionalId());
+      listed.add(
+          Map.of(
+              "transactionalId", t.transactionalId(),
+              "producerId", t.producerId(),
+              "state", t.state().toString()));
+    }
+    out.put("listed", listed);
+    List<Map<String, Object>> described = new ArrayList<>();
+    for (Map.Entry<String, TransactionDescription> e :
+        new TreeMap<>(admin.describeTransactions(ids).all().get()).entrySet()) {
+      TransactionDescription d = e.getValue();
+      Map<String, Object> row = new LinkedHashMap<>();
+      row.put("transactionalId", e.getKey());
+      row.put("state", d.state().toString());
+      row.put("producerId", d.producerId());
+      row.put("producerEpoch", d.producerEpoch());
+      row.put("transactionTimeoutMs", d.transactionTimeoutMs());
+      row.put("transactionStartTimeMs", d.transactionStartTimeMs().isPresent() ? d.transactionStartTimeMs().getAsLong() : null);
+      List<String> parts = new ArrayList<>();
+      for (TopicPartition tp : d.topicPartitions()) {
+        parts.add(tp.topic() + "-" + tp.partition());
+      }
+      parts.sort(null);
+      row.put("partitions", parts);
+      described.add(row);
+    }
+    out.put("described", described);
+    List<TopicPartition> partitions = new ArrayList<>();
+    for (String topic : List.of("t-txn", "t-txn-disk")) {
+      for (int p = 0; p < 2; p++) {
+        partitions.add(new TopicPartition(topic, p));
+      }
+    }
+    List<Map<String, Object>> producers = new ArrayList<>();
+    admin.describeProducers(partitions).all().get().forEach((tp, d) -> {
+      for (ProducerState s : d.activeProducers()) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("topic", tp.topic());
+        row.put("partition", tp.partition());
+        row.put("producerId", s.producerId());
+        row.put("producerEpoch", s.producerEpoch());
+        row.put("lastSequence", s.lastSequence());
+        row.put("lastTimestamp", s.lastTimestamp());
+        row.put("coordinatorEpoch", s.coordinatorEpoch().isPresent() ? s.coordinatorEpoch().getAsInt() : null);
+        row.put("currentTransactionStartOffset", s.currentTransactionStartOffset().isPresent()
+                ? s.currentTransactionStartOffset().getAsLong()
+                : null);
+        producers.add(row);
+      }
+    });
+    out.put("producers", producers);
+    return out;
   }
 
   /** Offsets altered and deleted by an administrator, and a deleted group. */

@@ -10,6 +10,7 @@ each file with Kafka's DumpLogSegments.
 
 from __future__ import annotations
 
+import struct
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,7 +111,6 @@ def index_files() -> dict[str, bytes]:
     timestamp, one out of order, an offset that is not a batch's last), transaction index and
     a producer-state snapshot; and a snapshot with a wrong CRC."""
     import io
-    import struct
 
     import crc32c
 
@@ -167,6 +167,25 @@ def index_files() -> dict[str, bytes]:
     }
 
 
+def transaction_indexes() -> dict[str, bytes]:
+    """Aborted-transaction indexes: three entries then the first 10 bytes of a fourth (a torn
+    append); entries of versions 0, 1 and -1 (Kafka 4.3's tool reads the first byte of the
+    version: 0, 0 and -1); versions 0, 256 and 0 (that byte is 1: the tool stops there)."""
+    entries = [(0, 3, 0, 4, 0), (0, 5, 2, 9, 5), (0, 3, 10, 12, 10)]
+    three = b"".join(struct.pack(">hqqqq", *e) for e in entries)
+
+    def versions(*numbers: int) -> bytes:
+        return b"".join(
+            struct.pack(">hqqqq", v, 4, 5 * i, 5 * i + 3, 5 * i) for i, v in enumerate(numbers)
+        )
+
+    return {
+        "txns-0/00000000000000000000.txnindex": three + three[:10],
+        "txns-1/00000000000000000000.txnindex": versions(0, 1, -1),
+        "txns-2/00000000000000000000.txnindex": versions(0, 256, 0),
+    }
+
+
 def padded() -> dict[str, bytes]:
     """Two batches, then 100 zero bytes (a preallocated segment after an unclean shutdown);
     and two batches then the first 30 bytes of a third (a torn write)."""
@@ -183,7 +202,15 @@ def padded() -> dict[str, bytes]:
     }
 
 
-BUILDERS = (corrupt_batch, legacy, keyless_offsets, bad_frames, index_files, padded)
+BUILDERS = (
+    corrupt_batch,
+    legacy,
+    keyless_offsets,
+    bad_frames,
+    index_files,
+    transaction_indexes,
+    padded,
+)
 
 
 def build() -> dict[str, bytes]:

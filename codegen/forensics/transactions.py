@@ -1,0 +1,750 @@
+"""Transactions from the disk: the coordinator's view, open transactions, stuck last stable
+offsets, producer state, aborted ranges and hanging transactions.
+
+Three sources, each optional but not all absent:
+
+- ``__transaction_state`` (the transaction coordinator's log): per transactional id its states
+  over time (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort,
+  PrepareEpochFence, Dead), producer id and epoch, timeout and partitions. A transaction runs
+  from its first Ongoing record to the Complete* record that ends it.
+- the data partitions: their transactional batches and COMMIT/ABORT markers give, per
+  partition, the transactions still open at the end (producer id, epoch, first offset, first
+  batch time), the last stable offset (LSO) they imply (the first offset of the oldest open
+  transaction, else the log end) and the aborted ranges (first offset to the ABORT marker);
+  the ``.txnindex`` files give the aborted ranges the broker indexed, checked against the
+  markers; the newest ``.snapshot`` gives the broker's producer state.
+- ``__consumer_offsets``: the groups whose committed offset on a partition has reached its
+  stuck LSO (a ``read_committed`` consumer cannot read past it).
+
+A transaction open on a partition is *hanging* (KIP-664) when the coordinator does not list it:
+no transactional id of the dump has its producer id, or that id's latest state is not Ongoing
+with this partition, producer id and epoch; or when it has been open longer than its timeout
+(the coordinator's ``transactionTimeoutMs``, else ``max_timeout_ms``, Kafka's
+``transaction.max.timeout.ms`` default of 15 minutes). Without ``__transaction_state`` only the
+timeout rule can be applied, and each hanging transaction says so.
+
+*Now* is the ``as_of`` time, else the newest batch timestamp read. With ``as_of`` the batches
+and records written after it are left out, as if the disks had been copied then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from codegen.dumps.batches import keep_rows
+from codegen.dumps.compacted import CompactedView
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, decode_batches
+from codegen.dumps.decoded import RECORD, TOMBSTONE, EndTxnMarker, control_record
+from codegen.dumps.model import RecordBatch, SegmentError
+from codegen.dumps.segments import SegmentReader, segment_file_info
+from codegen.forensics.groups import AsOf
+from codegen.forensics.inputs import InputError, LogDirs, PartitionFolder, discover
+
+__all__ = [
+    "DEFAULT_MAX_TIMEOUT_MS",
+    "FENCE_WINDOW_MS",
+    "INTERNAL_TOPICS",
+    "ONGOING",
+    "STATES",
+    "AbortedRange",
+    "BlockedGroup",
+    "CoordinatorTransaction",
+    "OpenTransaction",
+    "PartitionTransactions",
+    "StateChange",
+    "TransactionReport",
+    "TransactionalId",
+    "abort_command",
+    "data_partitions",
+    "transaction_report",
+]
+
+DEFAULT_MAX_TIMEOUT_MS: Final = 900_000
+"""``transaction.max.timeout.ms``'s default, what ``kafka-transactions find-hanging`` uses."""
+
+STATES: Final = {
+    0: "Empty",
+    1: "Ongoing",
+    2: "PrepareCommit",
+    3: "PrepareAbort",
+    4: "CompleteCommit",
+    5: "CompleteAbort",
+    6: "Dead",
+    7: "PrepareEpochFence",
+}
+"""``TransactionState`` ids of Kafka's transaction coordinator (the record's status byte)."""
+
+ONGOING: Final = "Ongoing"
+FENCE_WINDOW_MS: Final = 1000
+"""An abort followed this soon by the id's re-initialization (Empty with a new epoch) is a
+fencing: a new producer instance's InitProducerId aborted the open transaction."""
+_ENDING: Final = frozenset({"PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort"})
+_TV2: Final = 2
+INTERNAL_TOPICS: Final = frozenset(
+    {TRANSACTION_STATE, CONSUMER_OFFSETS, "__cluster_metadata", "__share_group_state"}
+)
+"""Topics whose partitions are not read as data partitions."""
+
+
+@dataclass(frozen=True, slots=True)
+class StateChange:
+    """One ``__transaction_state`` record of a transactional id."""
+
+    offset: int
+    """Offset of the record in its ``__transaction_state`` partition."""
+    timestamp: int
+    """The record's last-update time (the batch time for a tombstone)."""
+    state: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    partitions: tuple[tuple[str, int], ...]
+    start_timestamp: int
+    change: str = ""
+    """What changed the producer: ``new producer id`` or ``epoch bump`` (fencing), else ""."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "offset": self.offset,
+            "timestamp": self.timestamp,
+            "state": self.state,
+            "producerId": self.producer_id,
+            "producerEpoch": self.producer_epoch,
+            "timeoutMs": self.timeout_ms,
+            "partitions": [f"{t}-{p}" for t, p in self.partitions],
+            "startTimestamp": self.start_timestamp,
+            "change": self.change,
+        }
+
+
+@dataclass(slots=True)
+class CoordinatorTransaction:
+    """One transaction as the coordinator logged it: from Ongoing to its Complete* record."""
+
+    producer_id: int
+    producer_epoch: int
+    start_timestamp: int
+    partitions: tuple[tuple[str, int], ...]
+    end_timestamp: int | None = None
+    outcome: str = "open"
+    """``committed``, ``aborted``, ``aborted (timed out)``, ``aborted (fenced)`` or ``open``."""
+
+    @property
+    def duration_ms(self) -> int | None:
+        return None if self.end_timestamp is None else self.end_timestamp - self.start_timestamp
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "producerId": self.producer_id,
+            "producerEpoch": self.producer_epoch,
+            "startTimestamp": self.start_timestamp,
+            "endTimestamp": self.end_timestamp,
+            "durationMs": self.duration_ms,
+            "outcome": self.outcome,
+            "partitions": [f"{t}-{p}" for t, p in self.partitions],
+        }
+
+
+@dataclass(slots=True)
+class TransactionalId:
+    """A transactional id's history in ``__transaction_state``."""
+
+    transactional_id: str
+    coordinator_partition: int
+    changes: list[StateChange] = field(default_factory=list)
+    transactions: list[CoordinatorTransaction] = field(default_factory=list)
+    deleted_at: int | None = None
+    """Offset of the tombstone that removed the id (expired), None while it lives."""
+
+    @property
+    def latest(self) -> StateChange | None:
+        return self.changes[-1] if self.changes and self.deleted_at is None else None
+
+    def to_json(self) -> dict[str, Any]:
+        last = self.changes[-1] if self.changes else None
+        return {
+            "kind": "transactional-id",
+            "transactionalId": self.transactional_id,
+            "coordinatorPartition": self.coordinator_partition,
+            "state": "deleted" if self.deleted_at is not None else (last and last.state),
+            "producerId": last and last.producer_id,
+            "producerEpoch": last and last.producer_epoch,
+            "timeoutMs": last and last.timeout_ms,
+            "partitions": [] if last is None else [f"{t}-{p}" for t, p in last.partitions],
+            "deletedAt": self.deleted_at,
+            "fencing": [c.to_json() for c in self.changes if c.change],
+            "transactions": [t.to_json() for t in self.transactions],
+            "states": [c.to_json() for c in self.changes],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedRange:
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    """Offset of the ABORT marker."""
+    last_stable_offset: int
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "producerId": self.producer_id,
+            "firstOffset": self.first_offset,
+            "lastOffset": self.last_offset,
+            "lastStableOffset": self.last_stable_offset,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BlockedGroup:
+    group: str
+    committed_offset: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group": self.group, "committedOffset": self.committed_offset}
+
+
+@dataclass(slots=True)
+class OpenTransaction:
+    """A transaction with records on a partition and no COMMIT/ABORT marker after them."""
+
+    topic: str
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+    first_timestamp: int
+    last_offset: int
+    age_ms: int = 0
+    transactional_id: str | None = None
+    timeout_ms: int | None = None
+    hanging: bool = False
+    reason: str = ""
+    blocked_groups: list[BlockedGroup] = field(default_factory=list)
+
+    @property
+    def abort_command(self) -> str:
+        return abort_command(self.topic, self.partition, self.first_offset)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "producerId": self.producer_id,
+            "producerEpoch": self.producer_epoch,
+            "firstOffset": self.first_offset,
+            "lastOffset": self.last_offset,
+            "firstTimestamp": self.first_timestamp,
+            "ageMs": self.age_ms,
+            "transactionalId": self.transactional_id,
+            "timeoutMs": self.timeout_ms,
+            "hanging": self.hanging,
+            "reason": self.reason,
+            "blockedGroups": [g.to_json() for g in self.blocked_groups],
+            "abortCommand": self.abort_command if self.hanging else None,
+        }
+
+
+@dataclass(slots=True)
+class PartitionTransactions:
+    """A data partition's transactions: open ones, the LSO, aborted ranges, producers."""
+
+    topic: str
+    partition: int
+    folder: str
+    log_end_offset: int = 0
+    open: list[OpenTransaction] = field(default_factory=list)
+    aborted_from_markers: list[AbortedRange] = field(default_factory=list)
+    aborted_from_index: list[AbortedRange] = field(default_factory=list)
+    index_problems: list[str] = field(default_factory=list)
+    """Differences between the markers' aborted ranges and the ``.txnindex`` entries."""
+    committed: int = 0
+    """Transactions committed on this partition (COMMIT markers that closed one)."""
+    producers: list[dict[str, int]] = field(default_factory=list)
+    """The newest ``.snapshot``'s producers."""
+    snapshot: str | None = None
+    """The ``.snapshot`` file read (its base offset is the log offset it was taken at)."""
+
+    @property
+    def last_stable_offset(self) -> int:
+        return min((t.first_offset for t in self.open), default=self.log_end_offset)
+
+    @property
+    def gap(self) -> int:
+        return self.log_end_offset - self.last_stable_offset
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "partition",
+            "topic": self.topic,
+            "partition": self.partition,
+            "folder": self.folder,
+            "logEndOffset": self.log_end_offset,
+            "lastStableOffset": self.last_stable_offset,
+            "gap": self.gap,
+            "committedTransactions": self.committed,
+            "openTransactions": [t.to_json() for t in self.open],
+            "abortedFromMarkers": [a.to_json() for a in self.aborted_from_markers],
+            "abortedFromIndex": [a.to_json() for a in self.aborted_from_index],
+            "indexProblems": self.index_problems,
+            "snapshot": self.snapshot,
+            "producers": self.producers,
+        }
+
+
+@dataclass(slots=True)
+class TransactionReport:
+    now: int
+    coordinator: str | None
+    """The ``__transaction_state`` read ("" none)."""
+    transactional_ids: list[TransactionalId]
+    partitions: list[PartitionTransactions]
+    errors: list[SegmentError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def hanging(self) -> list[OpenTransaction]:
+        return [t for p in self.partitions for t in p.open if t.hanging]
+
+    def lines(self) -> list[dict[str, Any]]:
+        """The jsonl output: transactional ids, partitions, then one line per hanging one."""
+        out = [t.to_json() for t in self.transactional_ids]
+        out += [p.to_json() for p in self.partitions]
+        out += [{"kind": "hanging", **t.to_json()} for t in self.hanging]
+        return out
+
+
+def abort_command(topic: str, partition: int, start_offset: int) -> str:
+    """The live command (KIP-664) that writes the ABORT marker ending a hanging transaction."""
+    return (
+        "kafka-transactions.sh --bootstrap-server HOST:PORT abort "
+        f"--topic {topic} --partition {partition} --start-offset {start_offset}"
+    )
+
+
+def _partitions_of(value: Any) -> tuple[tuple[str, int], ...]:
+    return tuple(
+        sorted((t.topic, p) for t in (value.transaction_partitions or []) for p in t.partition_ids)
+    )
+
+
+def _coordinator(
+    dirs: LogDirs, as_of: AsOf | None, errors: list[SegmentError]
+) -> tuple[dict[str, TransactionalId], str | None, int]:
+    ids: dict[str, TransactionalId] = {}
+    partitions = dirs.partitions(TRANSACTION_STATE)
+    if not partitions:
+        return ids, None, -1
+    newest = -1
+    read: list[str] = []
+    for partition, files in dirs.coordinator_segments(TRANSACTION_STATE, TRANSACTION_STATE):
+        read.append(str(files[0].parent))
+        for f in files:
+            for item in decode_batches(f, TRANSACTION_STATE, errors=errors):
+                if isinstance(item, SegmentError):
+                    continue
+                batch = item.batch
+                if as_of is not None and as_of.excludes(batch.base_offset, batch.max_timestamp):
+                    continue
+                newest = max(newest, batch.max_timestamp)
+                for rec in item.records:
+                    if rec.kind not in (RECORD, TOMBSTONE) or rec.name != "TransactionLog":
+                        continue
+                    key: Any = rec.key
+                    tid = ids.setdefault(
+                        key.transactional_id, TransactionalId(key.transactional_id, partition)
+                    )
+                    if rec.value is None:
+                        tid.deleted_at = rec.offset
+                        continue
+                    tid.deleted_at = None
+                    _add_change(tid, rec.offset, rec.value)
+    return ids, ", ".join(read), newest
+
+
+def _add_change(tid: TransactionalId, offset: int, value: Any) -> None:
+    state = STATES.get(value.transaction_status, f"status {value.transaction_status}")
+    before = tid.changes[-1] if tid.changes else None
+    # Transaction version 2 (KIP-890) bumps the epoch, or moves to the next producer id, as
+    # every transaction ends: not a fencing.
+    ending = state in _ENDING and value.client_transaction_version >= _TV2
+    change = ""
+    if before is None or ending:
+        pass
+    elif value.producer_id != before.producer_id:
+        change = "new producer id"
+    elif value.producer_epoch != before.producer_epoch:
+        change = "epoch bump"
+    parts = _partitions_of(value)
+    step = StateChange(
+        offset,
+        value.transaction_last_update_timestamp_ms,
+        state,
+        value.producer_id,
+        value.producer_epoch,
+        value.transaction_timeout_ms,
+        parts,
+        value.transaction_start_timestamp_ms,
+        change,
+    )
+    tid.changes.append(step)
+    current = tid.transactions[-1] if tid.transactions else None
+    if (
+        current is not None
+        and current.outcome == "aborted"
+        and change
+        and state == "Empty"
+        and before is not None
+        and before.state == "CompleteAbort"
+        and step.timestamp - before.timestamp <= FENCE_WINDOW_MS
+    ):
+        # A new instance's InitProducerId aborted the transaction, then took the id.
+        current.outcome = "aborted (fenced)"
+    if current is not None and current.outcome != "open":
+        current = None
+    if state == ONGOING and current is None:
+        tid.transactions.append(
+            CoordinatorTransaction(
+                value.producer_id, value.producer_epoch, step.start_timestamp, parts
+            )
+        )
+    elif state == ONGOING and current is not None:
+        current.partitions = parts
+    elif state in ("CompleteCommit", "CompleteAbort") and current is not None:
+        current.end_timestamp = step.timestamp
+        # A coordinator that aborts a transaction for its timeout, or for a new producer
+        # instance (InitProducerId), bumps the epoch; only the time tells the two apart.
+        since = _since_ongoing(tid)
+        bumped = any(c.change or c.state == "PrepareEpochFence" for c in since)
+        timed_out = step.timestamp - current.start_timestamp >= step.timeout_ms > 0
+        tv2 = value.client_transaction_version >= _TV2
+        if state == "CompleteCommit":
+            current.outcome = "committed"
+        elif timed_out and (bumped or tv2):
+            current.outcome = "aborted (timed out)"
+        elif bumped:
+            current.outcome = "aborted (fenced)"
+        else:
+            current.outcome = "aborted"
+
+
+def _since_ongoing(tid: TransactionalId) -> list[StateChange]:
+    out: list[StateChange] = []
+    for c in reversed(tid.changes):
+        if c.state == ONGOING:
+            break
+        out.append(c)
+    return out
+
+
+@dataclass(slots=True)
+class _Scan:
+    """One data partition read batch by batch in log order."""
+
+    result: PartitionTransactions
+    open: dict[int, OpenTransaction] = field(default_factory=dict)
+    newest: int = -1
+
+
+def _scan_partition(
+    replica: PartitionFolder, as_of: AsOf | None, errors: list[SegmentError]
+) -> tuple[PartitionTransactions, int]:
+    result = PartitionTransactions(replica.topic, replica.partition, str(replica.folder))
+    scan = _Scan(result)
+    end = 0
+    logs = replica.logs()
+    for f in logs:
+        reader = SegmentReader(f)
+        for item in reader.decoded_batches(_no_records, keep_rows):
+            if isinstance(item, SegmentError):
+                errors.append(item)
+                continue
+            batch, rows = item
+            if as_of is not None and as_of.excludes(batch.base_offset, batch.max_timestamp):
+                continue
+            scan.newest = max(scan.newest, batch.max_timestamp)
+            end = max(end, batch.last_offset + 1)
+            if batch.is_transactional:
+                _transactional_batch(scan, batch, rows, end)
+    if logs and as_of is None:
+        base = segment_file_info(logs[-1]).base_offset
+        end = max(end, base or 0)  # an empty active segment past the last batch
+    result.log_end_offset = end
+    result.open = sorted(scan.open.values(), key=lambda t: t.first_offset)
+    _index_ranges(replica, result, as_of)
+    _snapshot(replica, result)
+    return result, scan.newest
+
+
+def _no_records(data: bytes, start: int, end: int, batch: RecordBatch) -> list[Any]:
+    """Data batches: their headers say all a transaction needs, the records are not read."""
+    return []
+
+
+def _transactional_batch(scan: _Scan, batch: RecordBatch, rows: list[Any], end: int) -> None:
+    pid = batch.producer_id
+    if not batch.is_control:
+        txn = scan.open.get(pid)
+        if txn is None:
+            scan.open[pid] = OpenTransaction(
+                scan.result.topic,
+                scan.result.partition,
+                pid,
+                batch.producer_epoch,
+                batch.base_offset,
+                batch.max_timestamp,
+                batch.last_offset,
+            )
+        else:
+            txn.last_offset = batch.last_offset
+        return
+    for row in rows:
+        marker = control_record(row).value
+        if not isinstance(marker, EndTxnMarker):
+            continue
+        txn = scan.open.pop(pid, None)
+        if txn is None:
+            continue  # a marker for a producer with nothing open here: nothing to end
+        if marker.committed:
+            scan.result.committed += 1
+            continue
+        others = [t.first_offset for t in scan.open.values()]
+        # Kafka's lastStableOffset(completedTxn): the oldest other open transaction's first
+        # offset, else one past the marker.
+        lso = min(others, default=row[0] + 1)
+        scan.result.aborted_from_markers.append(AbortedRange(pid, txn.first_offset, row[0], lso))
+
+
+def _index_ranges(
+    replica: PartitionFolder, result: PartitionTransactions, as_of: AsOf | None
+) -> None:
+    from codegen.dumps.log_files import TxnIndexError, read_transaction_index
+
+    indexes = sorted(replica.folder.glob("*.txnindex"))
+    for path in indexes:
+        try:
+            for entry in read_transaction_index(path):
+                t = entry.txn
+                result.aborted_from_index.append(
+                    AbortedRange(t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset)
+                )
+        except TxnIndexError as exc:
+            result.index_problems.append(f"{path.name}@{exc.position}: {exc}")
+    if not indexes:
+        return
+    if as_of is not None:
+        end = result.log_end_offset
+        result.aborted_from_index = [a for a in result.aborted_from_index if a.last_offset < end]
+    first = _first_offset(replica)
+    markers = {
+        (a.producer_id, a.first_offset, a.last_offset): a for a in result.aborted_from_markers
+    }
+    indexed = {(a.producer_id, a.first_offset, a.last_offset): a for a in result.aborted_from_index}
+    for k, a in sorted(markers.items(), key=lambda kv: kv[0][2]):
+        other = indexed.get(k)
+        if other is None:
+            result.index_problems.append(
+                f"producer {k[0]} aborted {k[1]}..{k[2]} (ABORT marker) is not in the .txnindex"
+            )
+        elif other.last_stable_offset != a.last_stable_offset:
+            result.index_problems.append(
+                f"producer {k[0]} aborted {k[1]}..{k[2]}: the .txnindex says last stable offset "
+                f"{other.last_stable_offset}, the markers {a.last_stable_offset}"
+            )
+    for k in sorted(set(indexed) - set(markers), key=lambda k: k[2]):
+        if k[2] >= first:  # an entry whose marker was removed (retention) is expected
+            result.index_problems.append(
+                f"producer {k[0]} aborted {k[1]}..{k[2]} is in the .txnindex but no ABORT marker "
+                "closes such a transaction in the segments"
+            )
+
+
+def _first_offset(replica: PartitionFolder) -> int:
+    logs = replica.logs()
+    return (segment_file_info(logs[0]).base_offset or 0) if logs else 0
+
+
+def _snapshot(replica: PartitionFolder, result: PartitionTransactions) -> None:
+    from codegen.dumps.log_files import LogFileError, read_producer_snapshot
+
+    snapshots = sorted(
+        replica.folder.glob("*.snapshot"), key=lambda p: int(p.name.split(".")[0] or 0)
+    )
+    if not snapshots:
+        return
+    newest = snapshots[-1]
+    result.snapshot = str(newest)
+    try:
+        result.producers = [e.to_json() for e in read_producer_snapshot(newest)]
+    except LogFileError as exc:
+        result.index_problems.append(str(exc))
+
+
+def data_partitions(dirs: LogDirs) -> list[PartitionFolder]:
+    """One replica of each data partition (not an internal topic) with segments."""
+    chosen: list[PartitionFolder] = []
+    for (topic, _), replicas in sorted(dirs.replicas.items()):
+        if topic in INTERNAL_TOPICS:
+            continue
+        with_logs = [r for r in replicas if r.logs()]
+        if with_logs:
+            # The replica holding the most: the highest base offset of its last segment.
+            chosen.append(max(with_logs, key=_rank))
+    return chosen
+
+
+def _rank(r: PartitionFolder) -> tuple[int, int]:
+    logs = r.logs()
+    return (segment_file_info(logs[-1]).base_offset or 0, sum(f.stat().st_size for f in logs))
+
+
+def _committed_offsets(
+    dirs: LogDirs, as_of: AsOf | None, errors: list[SegmentError]
+) -> dict[tuple[str, int], list[BlockedGroup]]:
+    out: dict[tuple[str, int], list[BlockedGroup]] = {}
+    for _, files in dirs.coordinator_segments(CONSUMER_OFFSETS):
+        view = CompactedView()
+        for f in files:
+            for item in decode_batches(f, CONSUMER_OFFSETS, errors=errors):
+                if isinstance(item, SegmentError):
+                    continue
+                b = item.batch
+                if as_of is not None and as_of.excludes(b.base_offset, b.max_timestamp):
+                    continue
+                view.add_batch(item)
+        for c in view.offsets.values():
+            out.setdefault((c.topic, c.partition), []).append(BlockedGroup(c.group, c.offset))
+    return out
+
+
+def _judge(
+    txn: OpenTransaction,
+    ids: dict[str, TransactionalId],
+    by_producer: dict[int, TransactionalId],
+    have_coordinator: bool,
+    max_timeout_ms: int,
+) -> None:
+    tid = by_producer.get(txn.producer_id)
+    timeout = max_timeout_ms
+    reasons: list[str] = []
+    if tid is not None:
+        txn.transactional_id = tid.transactional_id
+        latest = tid.latest
+        if latest is None:
+            reasons.append(f"the coordinator deleted transactional id {tid.transactional_id!r}")
+        else:
+            timeout = latest.timeout_ms or max_timeout_ms
+            where = (txn.topic, txn.partition)
+            if latest.producer_id != txn.producer_id:
+                reasons.append(
+                    f"{tid.transactional_id!r} now has producer id {latest.producer_id} "
+                    f"(this transaction's producer {txn.producer_id} was replaced)"
+                )
+            elif latest.state != ONGOING:
+                reasons.append(
+                    f"the coordinator's state of {tid.transactional_id!r} is {latest.state}, "
+                    "not Ongoing"
+                )
+            elif where not in latest.partitions:
+                reasons.append(
+                    f"the coordinator's Ongoing transaction of {tid.transactional_id!r} does not "
+                    f"list {txn.topic}-{txn.partition}"
+                )
+            elif latest.producer_epoch > txn.producer_epoch:
+                reasons.append(
+                    f"written with epoch {txn.producer_epoch}, the coordinator is at epoch "
+                    f"{latest.producer_epoch}"
+                )
+    elif have_coordinator:
+        reasons.append(f"no transactional id of the coordinator has producer id {txn.producer_id}")
+    txn.timeout_ms = timeout
+    if txn.age_ms > timeout:
+        reasons.append(f"open {txn.age_ms} ms, longer than its timeout of {timeout} ms")
+    if not have_coordinator and reasons:
+        reasons.append("(no __transaction_state in the input: judged by the timeout only)")
+    txn.hanging = bool(reasons)
+    txn.reason = "; ".join(reasons)
+
+
+def transaction_report(
+    path: Path | str | Sequence[Path | str] | LogDirs,
+    transactional_id: str | None = None,
+    as_of: AsOf | None = None,
+    max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
+) -> TransactionReport:
+    """The transactions of a cluster's disks (see the module's description).
+
+    Raises :class:`~codegen.forensics.inputs.InputError` when the paths hold neither
+    ``__transaction_state`` nor data partitions, or ``transactional_id`` is not in the dump.
+    """
+    if as_of is not None and as_of.offset is not None:
+        raise InputError(
+            "--as-of takes a time for transactions (an ISO-8601 time such as "
+            "2024-05-01T12:00:00Z): a log offset means something else in every partition"
+        )
+    dirs = (
+        path
+        if isinstance(path, LogDirs)
+        else discover([path] if isinstance(path, str | Path) else list(path))
+    )
+    data = data_partitions(dirs)
+    if not data and not dirs.partitions(TRANSACTION_STATE):
+        raise InputError(
+            "expected __transaction_state-N or data partition folders (or broker log dirs "
+            f"holding them) for transactions; {', '.join(map(str, dirs.given))} holds "
+            f"{dirs.describe()}"
+        )
+    errors: list[SegmentError] = []
+    ids, coordinator, newest = _coordinator(dirs, as_of, errors)
+    partitions: list[PartitionTransactions] = []
+    for replica in data:
+        result, latest = _scan_partition(replica, as_of, errors)
+        partitions.append(result)
+        newest = max(newest, latest)
+    now = as_of.timestamp_ms if as_of is not None and as_of.timestamp_ms is not None else newest
+    by_producer: dict[int, TransactionalId] = {}
+    for tid in ids.values():
+        for c in tid.changes:
+            by_producer[c.producer_id] = tid
+    committed = _committed_offsets(dirs, as_of, errors) if any(p.open for p in partitions) else {}
+    for p in partitions:
+        for txn in p.open:
+            txn.age_ms = max(now - txn.first_timestamp, 0)
+            _judge(txn, ids, by_producer, coordinator is not None, max_timeout_ms)
+            if txn.hanging:
+                txn.blocked_groups = sorted(
+                    (
+                        g
+                        for g in committed.get((p.topic, p.partition), [])
+                        if g.committed_offset >= p.last_stable_offset
+                    ),
+                    key=lambda g: g.group,
+                )
+    notes: list[str] = []
+    if coordinator is None:
+        notes.append(
+            "no __transaction_state in the input: transactional ids are unknown, and open "
+            "transactions are judged by their age only"
+        )
+    if not data:
+        notes.append("no data partition in the input: open transactions and LSOs are unknown")
+    chosen = sorted(ids.values(), key=lambda t: t.transactional_id)
+    if transactional_id is not None:
+        chosen = [t for t in chosen if t.transactional_id == transactional_id]
+        if not chosen:
+            raise InputError(
+                f"transactional id {transactional_id!r} is not in the dump's "
+                "__transaction_state; run without --transactional-id to list them"
+            )
+        pids = {c.producer_id for c in chosen[0].changes}
+        partitions = [
+            p
+            for p in partitions
+            if any(t.producer_id in pids for t in p.open)
+            or any(a.producer_id in pids for a in p.aborted_from_markers)
+            or any((p.topic, p.partition) in c.partitions for c in chosen[0].changes)
+        ]
+    return TransactionReport(now, coordinator, chosen, partitions, errors, notes)

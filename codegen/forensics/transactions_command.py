@@ -1,0 +1,294 @@
+"""``python -m codegen transactions``: the transactions of a cluster's disks."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from codegen.forensics.groups import parse_as_of
+from codegen.forensics.transactions import (
+    DEFAULT_MAX_TIMEOUT_MS,
+    TransactionReport,
+    transaction_report,
+)
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_HANGING",
+    "EXIT_NONE_HANGING",
+    "render_transactions_html",
+    "render_transactions_table",
+    "transactions_command",
+]
+
+EXIT_NONE_HANGING = 0
+EXIT_HANGING = 1
+EXIT_BAD_INPUT = 2
+
+
+def _time(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    moment = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _ms(ms: int | None) -> str:
+    return "-" if ms is None else f"{ms} ms"
+
+
+def render_transactions_table(report: TransactionReport) -> str:
+    """Hanging transactions first (with the command that ends each), then partitions, then
+    transactional ids with their transactions and fencing."""
+    out: list[str] = [f"now {_time(report.now)}; coordinator: {report.coordinator or 'not given'}"]
+    out.extend(f"note: {n}" for n in report.notes)
+    hanging = report.hanging
+    out.append(f"hanging transactions: {len(hanging)}")
+    for t in hanging:
+        groups = ", ".join(f"{g.group} (at {g.committed_offset})" for g in t.blocked_groups)
+        out.append(
+            f"  {t.topic}-{t.partition}  producer {t.producer_id} epoch {t.producer_epoch}  "
+            f"first offset {t.first_offset}  open {_ms(t.age_ms)}  "
+            f"transactional id {t.transactional_id or '-'}"
+        )
+        out.append(f"    why: {t.reason}")
+        out.append(f"    blocks read_committed groups: {groups or 'none found'}")
+        out.append(f"    abort it: {t.abort_command}")
+    out.append("partitions:")
+    for p in report.partitions:
+        out.append(
+            f"  {p.topic}-{p.partition}  log end {p.log_end_offset}  LSO {p.last_stable_offset}  "
+            f"gap {p.gap}  open {len(p.open)}  committed {p.committed}  "
+            f"aborted {len(p.aborted_from_markers)} (markers) / {len(p.aborted_from_index)} "
+            "(.txnindex)"
+        )
+        for t in p.open:
+            state = "HANGING" if t.hanging else "open"
+            out.append(
+                f"    {state:<7} producer {t.producer_id} epoch {t.producer_epoch}  first offset "
+                f"{t.first_offset}  age {_ms(t.age_ms)}  {t.transactional_id or ''}".rstrip()
+            )
+        for a in p.aborted_from_markers:
+            out.append(
+                f"    aborted producer {a.producer_id}  {a.first_offset}..{a.last_offset}  "
+                f"LSO then {a.last_stable_offset}"
+            )
+        out.extend(f"    .txnindex: {problem}" for problem in p.index_problems)
+        if p.snapshot is not None:
+            out.append(f"    producers in {Path(p.snapshot).name}: {len(p.producers)}")
+            for e in p.producers:
+                txn = e["currentTxnFirstOffset"]
+                out.append(
+                    f"      producer {e['producerId']} epoch {e['producerEpoch']}  last sequence "
+                    f"{e['lastSequence']}  last timestamp {_time(e['lastTimestamp'])}  "
+                    f"coordinator epoch {e['coordinatorEpoch']}"
+                    + (f"  open transaction from {txn}" if txn >= 0 else "")
+                )
+    out.append("transactional ids:")
+    for tid in report.transactional_ids:
+        last = tid.changes[-1] if tid.changes else None
+        state = "deleted" if tid.deleted_at is not None else (last.state if last else "-")
+        out.append(
+            f"  {tid.transactional_id}  {state}  producer "
+            f"{last.producer_id if last else '-'} epoch {last.producer_epoch if last else '-'}  "
+            f"timeout {_ms(last.timeout_ms if last else None)}  "
+            f"(__transaction_state-{tid.coordinator_partition})"
+        )
+        for c in tid.changes:
+            if c.change:
+                out.append(
+                    f"    {c.change} at {_time(c.timestamp)}: producer {c.producer_id} epoch "
+                    f"{c.producer_epoch} ({c.state})"
+                )
+        for x in tid.transactions:
+            parts = ", ".join(f"{t}-{p}" for t, p in x.partitions)
+            out.append(
+                f"    {x.outcome:<19} from {_time(x.start_timestamp)}  took "
+                f"{_ms(x.duration_ms)}  producer {x.producer_id} epoch {x.producer_epoch}  "
+                f"[{parts}]"
+            )
+    for err in report.errors:
+        out.append(f"warning: {err}")
+    return "\n".join(out)
+
+
+def _cells(values: list[object]) -> str:
+    return "".join(f"<td>{html.escape(str(v))}</td>" for v in values)
+
+
+def _table(head: list[str], rows: list[list[object]], empty: str) -> str:
+    if not rows:
+        return f"<p>{html.escape(empty)}</p>"
+    top = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join(f"<tr>{_cells(r)}</tr>" for r in rows)
+    return f"<table><tr>{top}</tr>{body}</table>"
+
+
+def render_transactions_html(report: TransactionReport, title: str) -> str:
+    """The report as one self-contained page: the answer (hanging transactions) first."""
+    hanging = _table(
+        [
+            "partition",
+            "producer",
+            "epoch",
+            "first offset",
+            "open",
+            "why",
+            "blocked groups",
+            "abort",
+        ],
+        [
+            [
+                f"{t.topic}-{t.partition}",
+                t.producer_id,
+                t.producer_epoch,
+                t.first_offset,
+                _ms(t.age_ms),
+                t.reason,
+                ", ".join(g.group for g in t.blocked_groups) or "none found",
+                t.abort_command,
+            ]
+            for t in report.hanging
+        ],
+        "No hanging transaction.",
+    )
+    partitions = _table(
+        ["partition", "log end", "LSO", "gap", "open", "committed", "aborted", ".txnindex"],
+        [
+            [
+                f"{p.topic}-{p.partition}",
+                p.log_end_offset,
+                p.last_stable_offset,
+                p.gap,
+                len(p.open),
+                p.committed,
+                len(p.aborted_from_markers),
+                "; ".join(p.index_problems) or "agrees",
+            ]
+            for p in report.partitions
+        ],
+        "No data partition in the input.",
+    )
+    ids = _table(
+        ["transactional id", "state", "producer", "epoch", "timeout", "transactions", "fencing"],
+        [
+            [
+                t.transactional_id,
+                "deleted" if t.deleted_at is not None else (t.changes[-1].state),
+                t.changes[-1].producer_id,
+                t.changes[-1].producer_epoch,
+                _ms(t.changes[-1].timeout_ms),
+                ", ".join(f"{x.outcome} ({_ms(x.duration_ms)})" for x in t.transactions),
+                ", ".join(f"{c.change} to epoch {c.producer_epoch}" for c in t.changes if c.change),
+            ]
+            for t in report.transactional_ids
+            if t.changes
+        ],
+        "No __transaction_state in the input.",
+    )
+    notes = "".join(f"<p>{html.escape(n)}</p>" for n in report.notes)
+    style = (
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}"
+    )
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>"
+        f"<p>Now: {_time(report.now)}</p>{notes}"
+        f"<h2>Hanging transactions ({len(report.hanging)})</h2>{hanging}"
+        f"<h2>Partitions</h2>{partitions}<h2>Transactional ids</h2>{ids}</body></html>\n"
+    )
+
+
+@click.command("transactions")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--transactional-id", "transactional_id", metavar="ID", help="Only this id.")
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="TIME",
+    help="Read the disks as they were at this ISO-8601 time (UTC unless a zone is given): "
+    "later batches and records are left out, and ages are taken at this time. Default: the "
+    "newest batch time read.",
+)
+@click.option(
+    "--max-timeout-ms",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_TIMEOUT_MS,
+    show_default=True,
+    help="Timeout of an open transaction whose transactional id is not known (the broker's "
+    "transaction.max.timeout.ms; kafka-transactions find-hanging's default).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "jsonl", "html"]),
+    default="table",
+    show_default=True,
+    help="table: hanging transactions, partitions, transactional ids; jsonl: one JSON object "
+    "per transactional id, partition and hanging transaction (kind says which); html: the "
+    "report as one self-contained page.",
+)
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report to FILE instead of standard output.",
+)
+def transactions_command(
+    paths: tuple[str, ...],
+    transactional_id: str | None,
+    as_of: str | None,
+    max_timeout_ms: int,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Transactions from the disk: open and hanging transactions, stuck last stable offsets,
+    producer state and aborted ranges.
+
+    PATH... are broker log dirs (one per broker), partition folders or segments, and globs.
+    From __transaction_state: each transactional id's states over time, producer id and epoch
+    changes (fencing), partitions, timeout, and each transaction's duration and outcome. From
+    the data partitions: open transactions (producer id, epoch, first offset, age), the last
+    stable offset (LSO) they imply, the log end and the gap; aborted ranges from the ABORT
+    markers checked against the .txnindex files; producers from the newest .snapshot. A
+    transaction open on a partition is hanging (KIP-664) when the coordinator does not list it
+    as Ongoing there or it is older than its timeout; each comes with the read_committed
+    groups whose committed offset has reached the stuck LSO and the kafka-transactions command
+    that aborts it. Rules: docs/forensics.md.
+
+    Exit status: 0 no hanging transaction, 1 hanging transaction(s) found, 2 bad input (the
+    error says what was expected and what was found).
+
+    \b
+    Examples:
+      python -m codegen transactions /var/kafka-logs
+      python -m codegen transactions 'images/broker-*/kafka-logs' --format jsonl
+      python -m codegen transactions /var/kafka-logs --transactional-id payments-1
+      python -m codegen transactions /var/kafka-logs --as-of 2024-05-01T12:00:00Z
+      python -m codegen transactions /var/kafka-logs --format html --output txns.html
+    """
+    try:
+        point = parse_as_of(as_of) if as_of is not None else None
+        report = transaction_report(list(paths), transactional_id, point, max_timeout_ms)
+    except ValueError as exc:  # InputError and a bad --as-of are both ValueErrors
+        click.echo(f"transactions: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if fmt == "jsonl":
+        text = "\n".join(json.dumps(line, separators=(",", ":")) for line in report.lines())
+    elif fmt == "html":
+        names = ", ".join(Path(p).name for p in paths)
+        text = render_transactions_html(report, f"Transactions of {names}")
+    else:
+        text = render_transactions_table(report)
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    sys.exit(EXIT_HANGING if report.hanging else EXIT_NONE_HANGING)
