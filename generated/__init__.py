@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from codegen.runtime import KafkaMessage
 
     from .abort_transaction_record import AbortTransactionRecord
+    from .aborted_txn import AbortedTxn
     from .access_control_entry_record import AccessControlEntryRecord
     from .begin_transaction_record import BeginTransactionRecord
     from .broker_registration_change_record import BrokerRegistrationChangeRecord
@@ -123,6 +124,8 @@ if TYPE_CHECKING:
         def __getitem__(
             self, name: Literal["AbortTransactionRecord"]
         ) -> type[AbortTransactionRecord]: ...
+        @overload
+        def __getitem__(self, name: Literal["AbortedTxn"]) -> type[AbortedTxn]: ...
         @overload
         def __getitem__(
             self, name: Literal["AccessControlEntryRecord"]

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TypeAlias as _TypeAlias
 
 from codegen import runtime as _rt
 from codegen.runtime import StructError as _StructError
@@ -29,6 +31,9 @@ _S_i_pack = _struct.Struct(">i").pack
 _S_qqqq_unpack = _struct.Struct(">qqqq").unpack_from
 _S_qqqq_pack = _struct.Struct(">qqqq").pack
 
+AbortedTxnRow: _TypeAlias = tuple[int, int, int, int, _Mapping[int, bytes]]
+"""A row of AbortedTxn (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
+
 
 @_dataclass(slots=True, kw_only=True)
 class AbortedTxn(_rt.KafkaMessage):
@@ -41,6 +46,16 @@ class AbortedTxn(_rt.KafkaMessage):
     HIGHEST_VERSION: ClassVar[int] = 0
     VALID_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("0")
     FLEXIBLE_VERSIONS: ClassVar[_VersionRange] = _VersionRange.parse("none")
+
+    if TYPE_CHECKING:  # the row methods typed with this message's rows; no run-time cost
+
+        @classmethod
+        def decode_row(cls, data: _rt.BytesLike, version: int) -> AbortedTxnRow: ...
+
+        @classmethod
+        def row_reader(
+            cls, version: int
+        ) -> _Callable[[_rt.BytesLike, int], tuple[AbortedTxnRow, int]]: ...
 
     producer_id: int = 0
     """Producer id whose transaction was aborted. Versions 0+."""
@@ -114,6 +129,8 @@ def _read_AbortedTxn_v0(buf: _rt.BytesLike, o: int) -> tuple[AbortedTxn, int]:
     """Read AbortedTxn at version 0."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     self = _new(AbortedTxn)
     try:
         (self.producer_id, self.first_offset, self.last_offset, self.last_stable_offset) = (
@@ -140,6 +157,8 @@ def _row_AbortedTxn_v0(buf: _rt.BytesLike, o: int) -> tuple[tuple[Any, ...], int
     """Read AbortedTxn at version 0 as a row."""
     if type(buf) is not bytes:
         buf = _rt.buffer_bytes(buf)
+    if type(o) is not int or not 0 <= o <= len(buf):
+        o = _rt.checked_offset(len(buf), o)
     r_producer_id: Any
     r_first_offset: Any
     r_last_offset: Any
