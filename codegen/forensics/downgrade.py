@@ -72,6 +72,7 @@ from codegen.forensics.releases import (
     release,
     release_lines,
 )
+from codegen.text import plural
 
 __all__ = [
     "BLOCKED",
@@ -529,7 +530,7 @@ def _record_check(
     report.blockers.extend(blockers)
     if topic == CONSUMER_OFFSETS:
         report.live_records += live
-    summary = f"{read}; {live} live record(s), {len(blockers)} blocking"
+    summary = f"{read}; {plural(live, 'live record')}, {len(blockers)} blocking"
     if blockers:
         return Check(
             name,

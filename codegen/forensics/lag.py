@@ -59,6 +59,7 @@ from codegen.forensics.downgrade import DumpInputError, dump_partitions
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import LogDirs, LogEnds, discover
 from codegen.forensics.shares import SharePartitionState, share_states
+from codegen.text import plural
 
 __all__ = [
     "DEFAULT_MIN_COMMITS",
@@ -240,8 +241,8 @@ def burrow_status(
     if len(commits) < min_commits:
         return (
             "OK",
-            f"incomplete: {len(commits)} commit(s), {min_commits} needed before the partition "
-            "is judged",
+            f"incomplete: {plural(len(commits), 'commit')}, {min_commits} needed before the "
+            "partition is judged",
         )
     lags = [c.lag for c in commits]
     if any(lag == 0 for lag in lags):
