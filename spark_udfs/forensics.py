@@ -20,7 +20,12 @@ are those of the Python API, row for row (a test compares them):
   :func:`member_epochs`, the member and assignment epochs over time (KAFKA-19779).
 - :func:`offset_history`, :func:`partition_lag`, :func:`group_lag`: every commit that took
   effect with the log end offset and lag at its time, and the Burrow-like status per
-  partition and group of :mod:`codegen.forensics.lag`.
+  partition and group of :mod:`codegen.forensics.lag`, against the log ends of
+  :func:`read_log_ends` (segments, empty segments and ``replication-offset-checkpoint``
+  files, the highest replica, each partition saying where its end came from).
+- :func:`read_share_states`, :func:`share_lag`: share groups' partitions from
+  ``__share_group_state`` (replayed on the driver by :mod:`codegen.forensics.shares`) and
+  their lag (KIP-1226).
 """
 
 from __future__ import annotations
@@ -30,11 +35,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
+from codegen.dumps.segments import segment_file_info
+from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import GROUP_RECORD_PREFIXES, dump_partitions, finding_reason
 from codegen.forensics.groups import COOPERATIVE, STREAMS_ASSIGNOR, AsOf, server_assignor_why
-from codegen.forensics.inputs import as_log_dirs
+from codegen.forensics.inputs import REPLICATION_CHECKPOINT, as_log_dirs
 from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, ERROR_STATUSES
 from codegen.forensics.releases import release
+from codegen.forensics.shares import DELIVERY_STATES, share_states
 from spark_udfs.compacted import effective_records
 from spark_udfs.functions import decode_consumer_offsets
 from spark_udfs.session import kafka_log_reader
@@ -54,9 +62,13 @@ __all__ = [
     "partition_lag",
     "read_dump",
     "read_log_ends",
+    "read_share_states",
+    "share_lag",
 ]
 
 _OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
+_EARLIEST: Final = -(1 << 63)
+"""The time of a log end known at any time (empty segments, a checkpoint)."""
 
 
 # ------------------------------------------------------------------------------------ input
@@ -100,50 +112,186 @@ def read_dump(
 
 
 def read_log_ends(spark: SparkSession, path: Path | Sequence[Path | str]) -> DataFrame | None:
-    """The data topics' rows among ``path`` (broker log dirs, partition folders and globs, as
-    :mod:`codegen.forensics.inputs` finds them: every ``<topic>-<partition>`` folder of a
-    topic that is not internal, and those next to a partition folder given), or None when
-    there are none."""
+    """Log end offsets of the data partitions among ``path`` (broker log dirs, partition
+    folders and globs, as :mod:`codegen.forensics.inputs` finds them: every
+    ``<topic>-<partition>`` folder of a topic that is not internal, those next to a partition
+    folder given, and the brokers' ``replication-offset-checkpoint`` files), or None when there
+    are none. As :class:`codegen.forensics.inputs.LogEnds`: per partition, each replica's
+    segments (the end over time; an empty active segment adds its base offset) or empty
+    segments (the active segment's base offset) and each checkpoint's high watermark are
+    candidates, and the highest wins (segments before a checkpoint at the same end); rows as
+    :func:`log_ends`. The file listing and the checkpoints (a few lines each) are read on the
+    driver; the segments on the executors."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
     dirs = as_log_dirs(path)
-    folders = {
-        str(r.folder)
-        for table in (dirs.replicas, dirs.neighbours)
-        for (topic, _), replicas in table.items()
-        if not topic.startswith("__")
-        for r in replicas
-        if any(r.folder.glob("*.log"))
-    }
-    if not folders:
+    keys = sorted(
+        {
+            k
+            for k in (*dirs.replicas, *dirs.neighbours, *dirs.checkpoints)
+            if not k[0].startswith("__")
+        }
+    )
+    # Candidates in the order LogEnds compares them (the first of equal ends wins).
+    replicas: list[tuple[str, int, int, str, int | None]] = []
+    files: list[tuple[str, int]] = []
+    checkpoints: list[tuple[str, int, int, str, int]] = []
+    for k in keys:
+        n = 0
+        for r in dirs.replicas.get(k) or dirs.neighbours.get(k) or []:
+            logs = r.logs()
+            if not logs:
+                continue
+            replicas.append((*k, n, str(r.folder), segment_file_info(logs[-1]).base_offset))
+            files.extend((str(f), n) for f in logs)
+            n += 1
+        for hw, checkpoint in dirs.checkpoints.get(k, []):
+            checkpoints.append((*k, n, str(checkpoint), hw))
+            n += 1
+    if not replicas and not checkpoints:
         return None
-    raw = kafka_log_reader(spark).option("includeHeaders", "false").load(sorted(folders))
-    return log_ends(raw.withColumn("timestampMs", _millis("timestamp")))
+    candidate = "topic string, partition int, _replica int, _where string"
+    folders = spark.createDataFrame(replicas, f"{candidate}, _activeBase long")
+    marks = spark.createDataFrame(checkpoints, f"{candidate}, endOffset long")
+    # Per batch of each replica, the end over time (running maxima within the replica).
+    running = Window.partitionBy("topic", "partition", "_replica").orderBy("file", "batchPosition")
+    running = running.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    steps = _empty_steps(spark)
+    if files:
+        segment_files = spark.createDataFrame(files, "_given string, _replica int")
+        raw = kafka_log_reader(spark).option("includeHeaders", "false").load([f for f, _ in files])
+        # The source names a relative path given from the server's folder (Spark Connect).
+        given = (F.col("file") == F.col("_given")) | F.col("file").endswith(
+            F.concat(F.lit("/"), F.col("_given"))
+        )
+        steps = (
+            _batch_ends(raw.withColumn("timestampMs", _millis("timestamp")))
+            .join(F.broadcast(segment_files), given)
+            .select(
+                "topic",
+                F.col("partition").cast("int").alias("partition"),
+                "_replica",
+                F.max("_ts").over(running).alias("endTime"),
+                F.max("_end").over(running).alias("endOffset"),
+            )
+        )
+    per_replica = steps.groupBy("topic", "partition", "_replica").agg(
+        F.max("endTime").alias("_lastTime"), F.max("endOffset").alias("_lastEnd")
+    )
+    replica_ends = folders.join(per_replica, ["topic", "partition", "_replica"], "left").filter(
+        F.col("_lastEnd").isNotNull() | F.col("_activeBase").isNotNull()
+    )
+    # The active segment's base offset: past the last batch (records removed), or the whole
+    # log end of a replica whose segments are empty.
+    active = replica_ends.select(
+        "topic",
+        "partition",
+        "_replica",
+        F.coalesce(F.col("_lastTime"), F.lit(_EARLIEST)).alias("endTime"),
+        F.greatest(F.col("_lastEnd"), F.col("_activeBase")).alias("endOffset"),
+    )
+    candidates = replica_ends.select(
+        "topic",
+        "partition",
+        "_replica",
+        "_where",
+        F.greatest(F.col("_lastEnd"), F.col("_activeBase")).alias("_last"),
+        F.lit(True).alias("history"),
+        F.when(F.col("_lastEnd").isNull(), F.lit("empty segments"))
+        .otherwise(F.lit("segments"))
+        .alias("_source"),
+    ).unionByName(
+        marks.select(
+            "topic",
+            "partition",
+            "_replica",
+            "_where",
+            F.col("endOffset").alias("_last"),
+            F.lit(False).alias("history"),
+            F.lit(REPLICATION_CHECKPOINT).alias("_source"),
+        )
+    )
+    best = candidates.groupBy("topic", "partition").agg(
+        F.max(
+            F.struct("_last", "history", (-F.col("_replica")).alias("_rank"), "_source", "_where")
+        ).alias("_best"),
+        F.count("*").alias("_n"),
+    )
+    source = F.concat(
+        F.col("_best._source"),
+        F.lit(": "),
+        F.col("_best._where"),
+        F.when(
+            F.col("_n") > 1,
+            F.concat(F.lit("; the highest of "), F.col("_n"), F.lit(" replicas/checkpoints")),
+        ).otherwise(F.lit("")),
+    )
+    rows = steps.unionByName(active).unionByName(
+        marks.select(
+            "topic", "partition", "_replica", F.lit(_EARLIEST).alias("endTime"), "endOffset"
+        )
+    )
+    return (
+        rows.join(F.broadcast(best), ["topic", "partition"])
+        .filter(F.col("_replica") == -F.col("_best._rank"))
+        .select(
+            "topic",
+            "partition",
+            "endTime",
+            "endOffset",
+            source.alias("logEndSource"),
+            F.col("_best.history").alias("history"),
+        )
+    )
+
+
+def _empty_steps(spark: SparkSession) -> DataFrame:
+    return spark.createDataFrame(
+        [], "topic string, partition int, _replica int, endTime long, endOffset long"
+    )
+
+
+def _batch_ends(data: DataFrame) -> DataFrame:
+    """Per batch (``file, batchPosition``): its newest timestamp ``_ts`` and ``_end``, one
+    past its newest offset."""
+    from pyspark.sql import functions as F
+
+    return (
+        data.filter(F.col("_error").isNull())
+        .groupBy("topic", "partition", "file", "batchPosition")
+        .agg(F.max("timestampMs").alias("_ts"), (F.max("offset") + 1).alias("_end"))
+    )
 
 
 def log_ends(data: DataFrame) -> DataFrame:
-    """Log end offsets over time of data partitions: per batch ``topic, partition, endTime,
-    endOffset``, where ``endTime`` is the newest batch timestamp so far and ``endOffset`` one
-    past the newest offset so far (running maxima, as :class:`codegen.forensics.inputs.LogEnds`).
+    """Log end offsets over time of data partitions from their ``kafka-log`` rows (with
+    ``timestampMs``): per batch ``topic, partition, endTime, endOffset, logEndSource,
+    history``, where ``endTime`` is the newest batch timestamp so far and ``endOffset`` one
+    past the newest offset so far (running maxima, as :class:`codegen.forensics.inputs.LogEnds`);
+    ``logEndSource`` is ``segments: <folder>`` and ``history`` true. Rows hold no empty
+    segment nor checkpoint: :func:`read_log_ends` reads those.
 
     The batch of a row is its (file, batchPosition); a batch's last offset is its newest
     record's offset (a compacted batch whose last records were removed ends earlier here)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    batches = (
-        data.filter(F.col("_error").isNull())
-        .groupBy("topic", "partition", "file", "batchPosition")
-        .agg(F.max("timestampMs").alias("_ts"), (F.max("offset") + 1).alias("_end"))
-    )
     running = (
         Window.partitionBy("topic", "partition")
         .orderBy("file", "batchPosition")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
-    return batches.select(
+    folder = F.regexp_replace(F.col("file"), r"/[^/]*$", "")
+    return _batch_ends(data).select(
         "topic",
         "partition",
         F.max("_ts").over(running).alias("endTime"),
         F.max("_end").over(running).alias("endOffset"),
+        F.concat(
+            F.lit("segments: "), F.min(folder).over(Window.partitionBy("topic", "partition"))
+        ).alias("logEndSource"),
+        F.lit(True).alias("history"),
     )
 
 
@@ -832,7 +980,7 @@ def _inventory(states: DataFrame) -> Column:
     )
 
 
-def group_states(decoded: DataFrame) -> DataFrame:
+def group_states(decoded: DataFrame, shares: DataFrame | None = None) -> DataFrame:
     """Each group at the end of ``decoded`` (cut it with :func:`read_dump`'s ``as_of``), as
     :func:`codegen.forensics.groups.group_reports` lists them: ``partition, group, type, state,
     protocolType, protocol, generation, epoch, members, committedOffsets, assignors``.
@@ -845,7 +993,9 @@ def group_states(decoded: DataFrame) -> DataFrame:
     null: the log does not hold the list it advertised). ``assignors`` is the KIP-726
     inventory (``chosen, chosenOverTime, advertised, common, subscriptionVersions,
     cooperativeSwitch, why``) of :func:`codegen.forensics.groups.assignor_inventory`; null for
-    a dead group."""
+    a dead group. With ``shares`` (:func:`read_share_states`), a share group's
+    ``sharePartitions`` are its partitions' states, by topic and partition (null for the other
+    groups, and without ``shares``)."""
     from pyspark.sql import functions as F
 
     rec = _effective(_narrow(decoded))
@@ -883,6 +1033,20 @@ def group_states(decoded: DataFrame) -> DataFrame:
         .unionByName(dead, allowMissingColumns=True)
         .join(_classic_history(seq), ["partition", "group"], "left")
     )
+    share_partitions: Column = F.lit(None).cast(f"array<struct<{_SHARE_PARTITION_FIELDS}>>")
+    if shares is not None:
+        per_group = shares.groupBy("group").agg(
+            F.sort_array(
+                F.collect_list(F.struct(*(c for c in shares.columns if c != "group")))
+            ).alias("_shares")
+        )
+        full = full.join(F.broadcast(per_group), "group", "left")
+        share_partitions = F.when(
+            F.col("type") == "share",
+            F.coalesce(
+                F.col("_shares"), F.array().cast(f"array<struct<{_SHARE_PARTITION_FIELDS}>>")
+            ),
+        )
     return full.select(
         "partition",
         "group",
@@ -895,6 +1059,7 @@ def group_states(decoded: DataFrame) -> DataFrame:
         F.coalesce(F.col("members"), F.array().cast(f"array<{_MEMBER_TYPE}>")).alias("members"),
         F.coalesce(F.col("committedOffsets"), F.lit(0)).alias("committedOffsets"),
         _inventory(full).alias("assignors"),
+        share_partitions.alias("sharePartitions"),
     )
 
 
@@ -1200,7 +1365,9 @@ def _offset_history(rec: DataFrame, ends: DataFrame | None) -> DataFrame:
             F.lit(None).cast("long").alias("logEndOffset"),
             F.lit(None).cast("long").alias("lag"),
         )
-    # An as-of join: each commit takes the last end at or before its time (ends first on ties).
+    # An as-of join: each commit takes the last end at or before its time (ends first on ties,
+    # the highest end last). A checkpoint's end has no history: no end at a commit's time.
+    ends = ends.filter(F.col("history"))
     known = ends.select("topic", "partition").distinct().withColumn("_known", F.lit(True))
     events = commits.select(
         "group",
@@ -1226,7 +1393,7 @@ def _offset_history(rec: DataFrame, ends: DataFrame | None) -> DataFrame:
     )
     asof = (
         Window.partitionBy("topic", "partition")
-        .orderBy("_t", "_k")
+        .orderBy("_t", "_k", "_end")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
     joined = (
@@ -1256,9 +1423,11 @@ def partition_lag(
     now: int | None = None,
     min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> DataFrame:
-    """Per (group, topic, partition): ``live, deletedAt, commits, logEndOffset, lag, status``
-    at *now* (given, else the newest timestamp of the dump and of ``ends``) over the last
-    ``window`` commits, by the rules of :func:`codegen.forensics.lag.burrow_status`."""
+    """Per (group, topic, partition): ``live, deletedAt, windowCommits, logEndOffset,
+    logEndSource, lag, status`` at *now* (given, else the newest timestamp of the dump and of
+    ``ends``) over the last ``window`` commits, by the rules of
+    :func:`codegen.forensics.lag.burrow_status`. A partition whose log end is only a
+    checkpoint's (``history`` false in ``ends``) has its lag now and no status."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -1320,6 +1489,7 @@ def partition_lag(
         .agg(F.array_sort(F.collect_list("recordOffset")).alias("deletedAt"))
     )
     end_now: Column = F.lit(None).cast("long")
+    end_source: Column = F.lit(None).cast("string")
     with_now = stats.crossJoin(F.broadcast(now_col))
     if ends is not None:
         last_end = (
@@ -1328,11 +1498,14 @@ def partition_lag(
             .groupBy("topic", "partition")
             .agg(F.max("endOffset").cast("long").alias("_endNow"))
         )
-        known = ends.select("topic", "partition").distinct().withColumn("_known", F.lit(True))
+        known = ends.groupBy("topic", "partition").agg(
+            F.lit(True).alias("_known"), F.first("logEndSource").alias("_endSource")
+        )
         with_now = with_now.join(last_end, ["topic", "partition"], "left").join(
             F.broadcast(known), ["topic", "partition"], "left"
         )
         end_now = F.when(F.col("_known"), F.coalesce(F.col("_endNow"), F.lit(0)))
+        end_source = F.col("_endSource")
     n_ts, o_ts = F.col("_newest.commitTimestamp"), F.col("_oldest.commitTimestamp")
     idle, span = F.col("_now") - n_ts, n_ts - o_ts
     stopped = idle > span
@@ -1362,6 +1535,7 @@ def partition_lag(
             F.coalesce(F.col("deletedAt"), F.array().cast("array<long>")).alias("deletedAt"),
             F.col("_n").alias("windowCommits"),
             end_now.alias("logEndOffset"),
+            end_source.alias("logEndSource"),
             F.when(
                 end_now.isNotNull(), F.greatest(end_now - F.col("_newest.offset"), F.lit(0))
             ).alias("lag"),
@@ -1390,4 +1564,84 @@ def group_lag(partitions: DataFrame) -> DataFrame:
         .when(F.col("_warn") == 1, "WARN")
         .otherwise("OK")
         .alias("status"),
+    )
+
+
+# ----------------------------------------------------------------------------- share groups
+
+_IN_FLIGHT_TYPE: Final = (
+    "struct<firstOffset:bigint,lastOffset:bigint,deliveryState:string,deliveryCount:int>"
+)
+_SHARE_PARTITION_FIELDS: Final = (
+    "topic:string,topicId:string,partition:int,startOffset:bigint,stateEpoch:int,"
+    "leaderEpoch:int,snapshotEpoch:int,deliveryCompleteCount:int,delivered:bigint,"
+    f"inFlight:array<{_IN_FLIGHT_TYPE}>"
+)
+_SHARE_STATE_SCHEMA: Final = (
+    "group string, topic string, topicId string, partition int, startOffset long, "
+    "stateEpoch int, leaderEpoch int, snapshotEpoch int, deliveryCompleteCount int, "
+    f"delivered long, inFlight array<{_IN_FLIGHT_TYPE}>"
+)
+
+
+def read_share_states(spark: SparkSession, path: Path | Sequence[Path | str]) -> DataFrame:
+    """Every share partition's state at the end of the ``__share_group_state`` partitions
+    among ``path`` (no row when there are none): ``group, topic, topicId, partition,
+    startOffset, stateEpoch, leaderEpoch, snapshotEpoch, deliveryCompleteCount, delivered,
+    inFlight`` (each batch ``firstOffset, lastOffset, deliveryState, deliveryCount``), as
+    :func:`codegen.forensics.shares.share_states` gives them (the topic's name from
+    ``__cluster_metadata``, null without it; ``delivered``: the records at or after the start
+    offset whose delivery is complete). The state is replayed on the driver: one snapshot per
+    share partition and its updates, small next to the offset commits."""
+    dirs = as_log_dirs(path)
+    rows = [
+        (
+            s.group,
+            s.topic,
+            s.topic_id,
+            s.partition,
+            s.start_offset,
+            s.state_epoch,
+            s.leader_epoch,
+            s.snapshot_epoch,
+            s.delivery_complete_count,
+            s.delivered,
+            [
+                (
+                    b.first_offset,
+                    b.last_offset,
+                    DELIVERY_STATES.get(b.delivery_state, str(b.delivery_state)),
+                    b.delivery_count,
+                )
+                for b in s.in_flight
+            ],
+        )
+        for s in share_states(dirs, cluster_metadata(dirs))
+    ]
+    return spark.createDataFrame(rows, _SHARE_STATE_SCHEMA)
+
+
+def share_lag(states: DataFrame, ends: DataFrame | None = None) -> DataFrame:
+    """Share partitions (:func:`read_share_states`) with ``logEndOffset``, ``logEndSource`` (the
+    partition's last log end in ``ends``, :func:`read_log_ends`) and ``lag``: the log end offset
+    minus the start offset minus the records after it already delivered, never below 0
+    (KIP-1226, as ``listShareGroupOffsets``); null without a log end (or a topic name)."""
+    from pyspark.sql import functions as F
+
+    if ends is None:
+        last = states.sparkSession.createDataFrame(
+            [], "topic string, partition int, logEndOffset long, logEndSource string"
+        )
+    else:
+        last = ends.groupBy("topic", "partition").agg(
+            F.max("endOffset").cast("long").alias("logEndOffset"),
+            F.first("logEndSource").alias("logEndSource"),
+        )
+    end = F.col("logEndOffset")
+    return states.join(F.broadcast(last), ["topic", "partition"], "left").withColumn(
+        "lag",
+        F.when(
+            end.isNotNull(),
+            F.greatest(end - F.col("startOffset") - F.col("delivered"), F.lit(0)),
+        ),
     )

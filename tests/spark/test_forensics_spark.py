@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_forensics_downgrade import cluster, partition, state_batch
+from test_forensics_downgrade import key as downgrade_key
+from test_forensics_downgrade import value as downgrade_value
 from test_forensics_groups import TOPIC_ID, classic, commit, key, subscription, value, write
-from test_forensics_lag import write_lag_scenarios
+from test_forensics_lag import T0 as LAG_T0
+from test_forensics_lag import commit_record, write_lag_scenarios
 
+from codegen.dumps import SegmentWriter
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.lag import lag_reports
@@ -465,10 +471,13 @@ def test_member_epochs_flatten_the_member_epoch_events(spark: Any, kinds: Path) 
 # ------------------------------------------------------------------------------ lag
 
 
-def python_lag(path: Path, window: int) -> tuple[list[Any], list[Any], dict[str, Any]]:
+def python_lag(path: Path | list[Path], window: int) -> tuple[list[Any], list[Any], dict[str, Any]]:
     reports = lag_reports(path, window=window)
     parts = sorted(
-        (p.group, p.topic, p.partition, p.live, p.deleted_at, p.log_end_offset, p.lag, p.status)
+        (
+            *(p.group, p.topic, p.partition, p.live, p.deleted_at),
+            *(p.log_end_offset, p.log_end_source, p.lag, p.status),
+        )
         for g in reports
         for p in g.partitions
     )
@@ -481,15 +490,21 @@ def python_lag(path: Path, window: int) -> tuple[list[Any], list[Any], dict[str,
         for p in g.partitions
         for c in p.commits
     )
-    return parts, history, {g.group: g.status for g in reports}
+    # Share groups commit no offsets: their lag is share_lag's (compared below).
+    return parts, history, {g.group: g.status for g in reports if g.partitions}
 
 
-def spark_lag(spark: Any, path: Path, window: int) -> tuple[list[Any], list[Any], dict[str, Any]]:
+def spark_lag(
+    spark: Any, path: Path | list[Path], window: int
+) -> tuple[list[Any], list[Any], dict[str, Any]]:
     decoded = forensics.read_dump(spark, path)
     ends = forensics.read_log_ends(spark, path)
     lag = forensics.partition_lag(decoded, ends, window=window).cache()
     parts = sorted(
-        (r.group, r.topic, r.partition, r.live, r.deletedAt, r.logEndOffset, r.lag, r.status)
+        (
+            *(r.group, r.topic, r.partition, r.live, r.deletedAt),
+            *(r.logEndOffset, r.logEndSource, r.lag, r.status),
+        )
         for r in lag.collect()
     )
     history = sorted(
@@ -506,7 +521,7 @@ def spark_lag(spark: Any, path: Path, window: int) -> tuple[list[Any], list[Any]
 
 def test_lag_matches_the_python_api_on_every_status(spark: Any, lag_folder: Path) -> None:
     expected = python_lag(lag_folder, window=3)
-    assert {p[7] for p in expected[0]} == {"OK", "WARN", "STALL", "STOP", None}
+    assert {p[8] for p in expected[0]} == {"OK", "WARN", "STALL", "STOP", None}
     assert spark_lag(spark, lag_folder, window=3) == expected
 
 
@@ -514,3 +529,108 @@ def test_lag_matches_the_python_api_on_every_status(spark: Any, lag_folder: Path
 def test_lag_matches_the_python_api(spark: Any, synth: Path, name: str) -> None:
     path = synth if name == "synth" else REAL / "aibulb"
     assert spark_lag(spark, path, window=10) == python_lag(path, window=10)
+
+
+# ------------------------------------------------------------------- a cluster's disks
+
+
+@pytest.fixture(scope="module")
+def two_brokers(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Two broker images. broker-1: the commits of g on t-0 (an empty segment starting at 42),
+    t-1 (only in broker-1's replication-offset-checkpoint, 30) and t-2 (checkpoint 12, below
+    broker-2's segments: 20 from batches, 25 from the empty active segment after them); the
+    share group sg's state on orders-0 (tests/test_forensics_downgrade.py's). broker-2: t-2."""
+    root = tmp_path_factory.mktemp("forensics-cluster")
+    topics = {"__consumer_offsets": 1, "__share_group_state": 1, "orders": 1, "t": 3}
+    one = cluster(root, topics, 27)
+    orders = uuid.UUID(int=3)  # the third topic by name
+    offsets = one / "__consumer_offsets-0"
+    offsets.mkdir()
+    with SegmentWriter(offsets / "00000000000000000000.log") as w:
+        w.write_batch(
+            [
+                (
+                    downgrade_key("ShareGroupMetadataKey", group_id="sg"),
+                    downgrade_value("ShareGroupMetadataValue", 0, epoch=1),
+                )
+            ],
+            timestamp=LAG_T0,
+        )
+        for seconds, p, offset in [(0, 0, 40), (0, 1, 20), (10, 1, 25), (0, 2, 5), (10, 2, 15)]:
+            at = LAG_T0 + seconds * 1000
+            w.write_batch([commit_record("g", "t", p, offset, at)], timestamp=at)
+    (one / "t-0").mkdir()
+    (one / "t-0" / "00000000000000000042.log").write_bytes(b"")
+    (one / "replication-offset-checkpoint").write_text("0\n2\nt 1 30\nt 2 12\n")
+    skey = downgrade_key("ShareSnapshotKey", group_id="sg", topic_id=orders, partition=0)
+    ukey = downgrade_key("ShareUpdateKey", group_id="sg", topic_id=orders, partition=0)
+    snapshot = downgrade_value(
+        "ShareSnapshotValue",
+        0,
+        snapshot_epoch=1,
+        state_epoch=2,
+        leader_epoch=3,
+        start_offset=5,
+        state_batches=[state_batch(5, 6, 0, 1), state_batch(7, 9, 2, 1)],
+    )
+    released = downgrade_value(
+        "ShareUpdateValue",
+        0,
+        snapshot_epoch=1,
+        leader_epoch=4,
+        start_offset=8,
+        state_batches=[state_batch(12, 13, 0, 2)],
+    )
+    partition(one, "__share_group_state", 0, [(skey, snapshot)], [(ukey, released)])
+    partition(one, "orders", 0, [(None, b"x")] * 20)
+    two = root / "broker-2"
+    (two / "t-2").mkdir(parents=True)
+    with SegmentWriter(two / "t-2" / "00000000000000000000.log") as w:
+        w.write_batch([(None, b"x")] * 10, timestamp=LAG_T0)
+        w.write_batch([(None, b"x")] * 10, timestamp=LAG_T0 + 5000)
+    (two / "t-2" / "00000000000000000025.log").write_bytes(b"")
+    return [one, two]
+
+
+def test_log_ends_of_a_cluster_match_the_python_api(spark: Any, two_brokers: list[Path]) -> None:
+    expected = python_lag(two_brokers, window=10)
+    one, two = two_brokers
+    sources = {(p[1], p[2]): (p[5], p[6], p[7], p[8]) for p in expected[0]}
+    checkpoint = one / "replication-offset-checkpoint"
+    assert sources == {
+        ("t", 0): (42, f"empty segments: {one / 't-0'}", 2, "OK"),
+        ("t", 1): (30, f"replication-offset-checkpoint: {checkpoint}", 5, None),
+        ("t", 2): (
+            25,
+            f"segments: {two / 't-2'}; the highest of 2 replicas/checkpoints",
+            10,
+            "WARN",
+        ),
+    }
+    assert spark_lag(spark, two_brokers, window=10) == expected
+
+
+def test_share_partitions_and_lag_match_the_python_api(spark: Any, two_brokers: list[Path]) -> None:
+    (python_lag_report,) = [g for g in lag_reports(two_brokers) if g.group == "sg"]
+    expected_lag = [s.to_json() for s in python_lag_report.share_partitions]
+    # end 20 - start 8 - 8..9 acknowledged (KIP-1226)
+    assert [(s["startOffset"], s["logEndOffset"], s["lag"]) for s in expected_lag] == [(8, 20, 10)]
+    (sg,) = [g for g in group_reports(two_brokers) if g.group == "sg"]
+    expected_states = [s.to_json() for s in sg.share_partitions]
+
+    shares = forensics.read_share_states(spark, two_brokers)
+    ends = forensics.read_log_ends(spark, two_brokers)
+    lag = [
+        {k: v for k, v in r.asDict(recursive=True).items() if k not in ("group", "delivered")}
+        for r in forensics.share_lag(shares, ends).collect()
+    ]
+    assert lag == expected_lag
+    states = {
+        r.group: r.sharePartitions
+        for r in forensics.group_states(forensics.read_dump(spark, two_brokers), shares).collect()
+    }
+    assert [
+        {k: v for k, v in s.asDict(recursive=True).items() if k != "delivered"}
+        for s in states["sg"]
+    ] == expected_states
+    assert states["g"] is None
