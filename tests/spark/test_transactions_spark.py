@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_forensics_transactions import T0, S, write_cluster
+from test_forensics_transactions import T0, S, txn_record, write_cluster
 
+from codegen.dumps import SegmentWriter
 from codegen.forensics.groups import AsOf
 from codegen.forensics.transactions import TransactionReport, abort_command, transaction_report
 from spark_udfs import transactions
@@ -62,8 +63,11 @@ def _python(report: TransactionReport) -> dict[str, Any]:
             for p in report.partitions
             for t in p.open
         ),
+        # each id's latest record; a deleted id's is null (its tombstone)
         "coordinator": sorted(
-            (
+            (t.transactional_id, None, None, None, None, [])
+            if c is None
+            else (
                 t.transactional_id,
                 c.producer_id,
                 c.producer_epoch,
@@ -72,7 +76,7 @@ def _python(report: TransactionReport) -> dict[str, Any]:
                 sorted(f"{topic}-{p}" for topic, p in c.partitions),
             )
             for t in report.transactional_ids
-            for c in t.changes[-1:]
+            for c in [t.latest]
         ),
         "transactions": sorted(
             (
@@ -169,3 +173,32 @@ def test_spark_without_the_coordinator_judges_by_age(
     expected = _python(transaction_report(data_only, as_of=old))
     assert expected["open"] and all("timeout only" in row[9] for row in expected["open"])
     assert _spark(spark, data_only, old) == expected
+
+
+def test_spark_names_a_replaced_producer_and_a_deleted_id(spark: Any, tmp_path: Path) -> None:
+    """Open transactions whose id moved on: the producer id was replaced, the id was deleted."""
+    log = tmp_path / "kafka-logs"
+    shop, coord = log / "shop-0", log / "__transaction_state-0"
+    shop.mkdir(parents=True)
+    coord.mkdir()
+    with SegmentWriter(shop / "00000000000000000000.log") as w:
+        txn: dict[str, Any] = {"producer_epoch": 0, "transactional": True}
+        w.write_batch([(None, b"r")] * 2, timestamp=T0 + S, producer_id=20, **txn)  # 0-1
+        w.write_batch([(None, b"g")] * 2, timestamp=T0 + S, producer_id=22, **txn)  # 2-3
+    shop_0 = ("shop", 0)
+    replaced = [
+        txn_record("tx-replaced", "Ongoing", 20, 0, T0 + S, [shop_0], start=T0 + S),
+        txn_record("tx-replaced", "Empty", 21, 0, T0 + 2 * S, []),
+    ]
+    gone = txn_record("tx-gone", "Ongoing", 22, 0, T0 + S, [shop_0], start=T0 + S)
+    with SegmentWriter(coord / "00000000000000000000.log") as w:
+        for key, value, at in [*replaced, gone]:
+            w.write_batch([(key, value)], timestamp=at)
+        w.write_batch([(gone[0], None)], timestamp=T0 + 3 * S)
+    expected = _python(transaction_report(log))
+    reasons = {row[2]: row[9] for row in expected["open"]}
+    assert reasons == {
+        20: "'tx-replaced' now has producer id 21 (this transaction's producer 20 was replaced)",
+        22: "the coordinator deleted transactional id 'tx-gone'",
+    }
+    assert _spark(spark, log) == expected
