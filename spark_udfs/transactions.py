@@ -13,21 +13,36 @@ ends it. So nothing is collected to the driver but the file listing.
   was written (Kafka's ``lastStableOffset(completedTxn)``), as the ``.txnindex`` holds them.
 - :func:`partition_transactions`: per partition the log end, the LSO the open transactions
   imply, the gap, and the open and committed counts.
-- :func:`open_transactions`: the open ones with their age at ``now``, transactional id and
-  whether they hang (the coordinator's latest state of the id, from ``__transaction_state``).
+- :func:`coordinator_states`: each transactional id's latest ``__transaction_state`` record.
+- :func:`coordinator_transactions`: each transactional id's transactions with start, end,
+  duration and outcome (the Python API's labels and fencing rule).
+- :func:`open_transactions`: the open ones with their age at ``now``, transactional id,
+  whether they hang and why, and the command that would abort them.
+
+The rules that are sequential or worded (a transaction's outcome, why one hangs) are the Python
+API's own functions, called through small UDFs on the few rows involved (per transactional id,
+per open transaction), so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from codegen.dumps.coordinator import TRANSACTION_STATE
 from codegen.dumps.model import ControlType
 from codegen.dumps.segments import segment_file_info
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import InputError, discover
-from codegen.forensics.transactions import DEFAULT_MAX_TIMEOUT_MS, ONGOING, STATES, data_partitions
+from codegen.forensics.transactions import (
+    DEFAULT_MAX_TIMEOUT_MS,
+    STATES,
+    TransactionalId,
+    abort_command,
+    add_state_change,
+    data_partitions,
+    hanging_reason,
+)
 from spark_udfs.session import kafka_log_reader
 
 if TYPE_CHECKING:
@@ -36,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "aborted_ranges",
     "coordinator_states",
+    "coordinator_transactions",
     "newest_timestamp",
     "open_transactions",
     "partition_transactions",
@@ -268,6 +284,84 @@ def coordinator_states(coordinator: DataFrame) -> DataFrame:
     )
 
 
+def coordinator_transactions(coordinator: DataFrame) -> DataFrame:
+    """Each transactional id's transactions as the coordinator logged them, from Ongoing to the
+    Complete* record that ends them: ``transactionalId, number, producerId, producerEpoch,
+    startTimestamp, endTimestamp, durationMs, outcome, partitions`` (``number`` counts from 0
+    per id; ``endTimestamp`` and ``durationMs`` null while open). ``outcome`` is the Python
+    API's (``committed``, ``aborted``, ``aborted (timed out)``, ``aborted (fenced)``,
+    ``open``): each id's records, in log order, go through
+    :func:`codegen.forensics.transactions.add_state_change` (ids are few next to records)."""
+    from pyspark.sql import functions as F
+
+    from spark_udfs.functions import flat
+
+    rows = flat(coordinator, "TransactionLog")
+    record = F.struct(
+        "offset",
+        F.col("transactionStatus").alias("status"),
+        "producerId",
+        "producerEpoch",
+        F.col("transactionTimeoutMs").alias("timeoutMs"),
+        F.col("transactionPartitions").alias("partitions"),
+        F.col("transactionLastUpdateTimestampMs").alias("lastUpdateMs"),
+        F.col("transactionStartTimestampMs").alias("startMs"),
+        F.col("clientTransactionVersion").alias("version"),
+    )
+    replay = F.udf(
+        lambda tid, partition, records: _replay(tid, partition, records), _TRANSACTIONS_TYPE
+    )
+    ids = rows.groupBy("transactionalId", "partition").agg(F.collect_list(record).alias("_records"))
+    return ids.select(
+        "transactionalId",
+        F.posexplode(replay("transactionalId", "partition", "_records")).alias("number", "_t"),
+    ).select("transactionalId", "number", "_t.*")
+
+
+_TRANSACTIONS_TYPE = (
+    "array<struct<producerId:long,producerEpoch:int,startTimestamp:long,endTimestamp:long,"
+    "durationMs:long,outcome:string,partitions:array<string>>>"
+)
+
+
+def _replay(
+    transactional_id: str, partition: int, records: list[Any]
+) -> list[tuple[int, int, int, int | None, int | None, str, list[str]]]:
+    """One id's ``__transaction_state`` records, in log order, through the Python API's rules."""
+    tid = TransactionalId(transactional_id, partition)
+    for r in sorted(records, key=lambda r: r.offset):  # log order
+        if r.status is None:  # a tombstone: the id expired
+            tid.deleted_at = r.offset
+            continue
+        tid.deleted_at = None
+        add_state_change(
+            tid,
+            r.offset,
+            status=r.status,
+            producer_id=r.producerId,
+            producer_epoch=r.producerEpoch,
+            timeout_ms=r.timeoutMs,
+            partitions=tuple(
+                sorted((t.topic, p) for t in (r.partitions or []) for p in t.partitionIds)
+            ),
+            last_update_ms=r.lastUpdateMs,
+            start_ms=r.startMs,
+            transaction_version=r.version or 0,
+        )
+    return [
+        (
+            t.producer_id,
+            t.producer_epoch,
+            t.start_timestamp,
+            t.end_timestamp,
+            t.duration_ms,
+            t.outcome,
+            [f"{topic}-{p}" for topic, p in t.partitions],
+        )
+        for t in tid.transactions
+    ]
+
+
 def open_transactions(
     data: DataFrame,
     coordinator: DataFrame | None,
@@ -275,47 +369,72 @@ def open_transactions(
     max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
 ) -> DataFrame:
     """``topic, partition, producerId, producerEpoch, firstOffset, ageMs, transactionalId,
-    timeoutMs, hanging`` per open transaction, by the rules of
-    :func:`codegen.forensics.transactions.transaction_report` (the transactional id of a
-    producer: the id whose latest record has its producer id)."""
+    timeoutMs, hanging, reason, abortCommand`` per open transaction, by the rules of
+    :func:`codegen.forensics.transactions.transaction_report`: the transactional id of a
+    producer is the id with records of its producer id; ``timeoutMs`` and ``reason`` (why it
+    hangs, "" when it does not) come from
+    :func:`codegen.forensics.transactions.hanging_reason` per open transaction (they are few);
+    ``abortCommand`` (null unless it hangs) is the live command that would end it."""
     from pyspark.sql import functions as F
 
     txns = producer_transactions(data).filter(F.col("outcome").isNull())
     txns = txns.withColumn("ageMs", F.greatest(F.lit(now) - F.col("firstTimestamp"), F.lit(0)))
     if coordinator is None:
-        hanging = F.col("ageMs") > max_timeout_ms
-        return txns.select(
+        j = txns.select(
+            "*",
+            F.lit(None).cast("string").alias("transactionalId"),
+            F.lit(None).cast("string").alias("state"),
+            F.lit(None).cast("long").alias("_pid"),
+            F.lit(None).cast("int").alias("_epoch"),
+            F.lit(None).cast("int").alias("_timeout"),
+            F.lit(None).cast("array<string>").alias("partitions"),
+        )
+    else:
+        from spark_udfs.functions import flat
+
+        # Python's by_producer: every producer id an id's records name
+        owners = (
+            flat(coordinator, "TransactionLog")
+            .filter(F.col("producerId").isNotNull())
+            .groupBy(F.col("producerId").alias("_owned"))
+            .agg(F.max_by("transactionalId", "offset").alias("transactionalId"))
+        )
+        states = coordinator_states(coordinator).select(
+            "transactionalId",
+            F.col("producerId").alias("_pid"),
+            F.col("producerEpoch").alias("_epoch"),
+            "state",
+            F.col("timeoutMs").alias("_timeout"),
+            "partitions",
+        )
+        j = txns.join(owners, txns["producerId"] == owners["_owned"], "left").join(
+            states, "transactionalId", "left"
+        )
+    have_coordinator = coordinator is not None
+    judge = F.udf(
+        lambda *row: _judgement(
+            *row, have_coordinator=have_coordinator, max_timeout_ms=max_timeout_ms
+        ),
+        "struct<timeoutMs:long,reason:string,abortCommand:string>",
+    )
+    judged = j.withColumn(
+        "_j",
+        judge(
             "topic",
             "partition",
             "producerId",
             "producerEpoch",
             "firstOffset",
             "ageMs",
-            F.lit(None).cast("string").alias("transactionalId"),
-            F.lit(max_timeout_ms).alias("timeoutMs"),
-            hanging.alias("hanging"),
-        )
-    states = coordinator_states(coordinator).select(
-        "transactionalId",
-        F.col("producerId").alias("_pid"),
-        F.col("producerEpoch").alias("_epoch"),
-        "state",
-        F.col("timeoutMs").alias("_timeout"),
-        "partitions",
+            "transactionalId",
+            "state",
+            "_pid",
+            "_epoch",
+            "_timeout",
+            "partitions",
+        ),
     )
-    j = txns.join(states, txns["producerId"] == states["_pid"], "left")
-    timeout = F.when(
-        F.col("_timeout").isNotNull() & (F.col("_timeout") > 0), F.col("_timeout")
-    ).otherwise(F.lit(max_timeout_ms))
-    listed = (
-        (F.col("state") == ONGOING)
-        & F.array_contains(
-            "partitions", F.concat_ws("-", F.col("topic"), F.col("partition").cast("string"))
-        )
-        & (F.col("_epoch") <= F.col("producerEpoch"))
-    )
-    hanging = F.col("transactionalId").isNull() | ~listed | (F.col("ageMs") > timeout)
-    return j.select(
+    return judged.select(
         "topic",
         "partition",
         "producerId",
@@ -323,6 +442,45 @@ def open_transactions(
         "firstOffset",
         "ageMs",
         "transactionalId",
-        timeout.alias("timeoutMs"),
-        hanging.alias("hanging"),
+        F.col("_j.timeoutMs").alias("timeoutMs"),
+        (F.col("_j.reason") != "").alias("hanging"),
+        F.col("_j.reason").alias("reason"),
+        F.col("_j.abortCommand").alias("abortCommand"),
     )
+
+
+def _judgement(
+    topic: str,
+    partition: int,
+    producer_id: int,
+    producer_epoch: int,
+    first_offset: int,
+    age_ms: int,
+    transactional_id: str | None,
+    state: str | None,
+    latest_producer_id: int | None,
+    latest_epoch: int | None,
+    latest_timeout_ms: int | None,
+    partitions: list[str] | None,
+    *,
+    have_coordinator: bool,
+    max_timeout_ms: int,
+) -> tuple[int, str, str | None]:
+    """The Python API's timeout, reason and abort command of one open transaction."""
+    listed = {(t, int(p)) for t, _, p in (s.rpartition("-") for s in partitions or [])}
+    timeout, reason = hanging_reason(
+        topic,
+        partition,
+        producer_id,
+        producer_epoch,
+        age_ms,
+        transactional_id,
+        latest_state=state,
+        latest_producer_id=latest_producer_id,
+        latest_producer_epoch=latest_epoch,
+        latest_timeout_ms=latest_timeout_ms,
+        latest_partitions=listed,
+        have_coordinator=have_coordinator,
+        max_timeout_ms=max_timeout_ms,
+    )
+    return timeout, reason, abort_command(topic, partition, first_offset) if reason else None

@@ -29,7 +29,7 @@ and records written after it are left out, as if the disks had been copied then.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -58,7 +58,9 @@ __all__ = [
     "TransactionReport",
     "TransactionalId",
     "abort_command",
+    "add_state_change",
     "data_partitions",
+    "hanging_reason",
     "transaction_report",
 ]
 
@@ -366,28 +368,57 @@ def _coordinator(
 
 
 def _add_change(tid: TransactionalId, offset: int, value: Any) -> None:
-    state = STATES.get(value.transaction_status, f"status {value.transaction_status}")
+    add_state_change(
+        tid,
+        offset,
+        status=value.transaction_status,
+        producer_id=value.producer_id,
+        producer_epoch=value.producer_epoch,
+        timeout_ms=value.transaction_timeout_ms,
+        partitions=_partitions_of(value),
+        last_update_ms=value.transaction_last_update_timestamp_ms,
+        start_ms=value.transaction_start_timestamp_ms,
+        transaction_version=value.client_transaction_version,
+    )
+
+
+def add_state_change(
+    tid: TransactionalId,
+    offset: int,
+    *,
+    status: int,
+    producer_id: int,
+    producer_epoch: int,
+    timeout_ms: int,
+    partitions: tuple[tuple[str, int], ...],
+    last_update_ms: int,
+    start_ms: int,
+    transaction_version: int,
+) -> None:
+    """Add one ``__transaction_state`` value record (in log order) to ``tid``: its state
+    change, the fencing it shows, and the transaction it starts, extends or ends with its
+    outcome. The one definition of these rules, for the Python API and the Spark functions."""
+    state = STATES.get(status, f"status {status}")
     before = tid.changes[-1] if tid.changes else None
     # Transaction version 2 (KIP-890) bumps the epoch, or moves to the next producer id, as
     # every transaction ends: not a fencing.
-    ending = state in _ENDING and value.client_transaction_version >= _TV2
+    ending = state in _ENDING and transaction_version >= _TV2
     change = ""
     if before is None or ending:
         pass
-    elif value.producer_id != before.producer_id:
+    elif producer_id != before.producer_id:
         change = "new producer id"
-    elif value.producer_epoch != before.producer_epoch:
+    elif producer_epoch != before.producer_epoch:
         change = "epoch bump"
-    parts = _partitions_of(value)
     step = StateChange(
         offset,
-        value.transaction_last_update_timestamp_ms,
+        last_update_ms,
         state,
-        value.producer_id,
-        value.producer_epoch,
-        value.transaction_timeout_ms,
-        parts,
-        value.transaction_start_timestamp_ms,
+        producer_id,
+        producer_epoch,
+        timeout_ms,
+        partitions,
+        start_ms,
         change,
     )
     tid.changes.append(step)
@@ -407,12 +438,10 @@ def _add_change(tid: TransactionalId, offset: int, value: Any) -> None:
         current = None
     if state == ONGOING and current is None:
         tid.transactions.append(
-            CoordinatorTransaction(
-                value.producer_id, value.producer_epoch, step.start_timestamp, parts
-            )
+            CoordinatorTransaction(producer_id, producer_epoch, step.start_timestamp, partitions)
         )
     elif state == ONGOING and current is not None:
-        current.partitions = parts
+        current.partitions = partitions
     elif state in ("CompleteCommit", "CompleteAbort") and current is not None:
         current.end_timestamp = step.timestamp
         # A coordinator that aborts a transaction for its timeout, or for a new producer
@@ -420,7 +449,7 @@ def _add_change(tid: TransactionalId, offset: int, value: Any) -> None:
         since = _since_ongoing(tid)
         bumped = any(c.change or c.state == "PrepareEpochFence" for c in since)
         timed_out = step.timestamp - current.start_timestamp >= step.timeout_ms > 0
-        tv2 = value.client_transaction_version >= _TV2
+        tv2 = transaction_version >= _TV2
         if state == "CompleteCommit":
             current.outcome = "committed"
         elif timed_out and (bumped or tv2):
@@ -622,51 +651,87 @@ def _committed_offsets(
 
 def _judge(
     txn: OpenTransaction,
-    ids: dict[str, TransactionalId],
     by_producer: dict[int, TransactionalId],
     have_coordinator: bool,
     max_timeout_ms: int,
 ) -> None:
     tid = by_producer.get(txn.producer_id)
+    latest = tid.latest if tid is not None else None
+    txn.transactional_id = tid.transactional_id if tid is not None else None
+    txn.timeout_ms, txn.reason = hanging_reason(
+        txn.topic,
+        txn.partition,
+        txn.producer_id,
+        txn.producer_epoch,
+        txn.age_ms,
+        txn.transactional_id,
+        latest_state=latest.state if latest is not None else None,
+        latest_producer_id=latest.producer_id if latest is not None else None,
+        latest_producer_epoch=latest.producer_epoch if latest is not None else None,
+        latest_timeout_ms=latest.timeout_ms if latest is not None else None,
+        latest_partitions=latest.partitions if latest is not None else (),
+        have_coordinator=have_coordinator,
+        max_timeout_ms=max_timeout_ms,
+    )
+    txn.hanging = bool(txn.reason)
+
+
+def hanging_reason(
+    topic: str,
+    partition: int,
+    producer_id: int,
+    producer_epoch: int,
+    age_ms: int,
+    transactional_id: str | None,
+    *,
+    latest_state: str | None,
+    latest_producer_id: int | None,
+    latest_producer_epoch: int | None,
+    latest_timeout_ms: int | None,
+    latest_partitions: Collection[tuple[str, int]],
+    have_coordinator: bool,
+    max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
+) -> tuple[int, str]:
+    """An open transaction's timeout and why it hangs ("" when it does not), by KIP-664's rules.
+
+    ``transactional_id``: the coordinator's id with this producer id (None: none has it);
+    ``latest_*``: that id's latest record (``latest_state`` None: the id was deleted). The one
+    definition of the rules and their wording, for the Python API and the Spark functions.
+    """
     timeout = max_timeout_ms
     reasons: list[str] = []
-    if tid is not None:
-        txn.transactional_id = tid.transactional_id
-        latest = tid.latest
-        if latest is None:
-            reasons.append(f"the coordinator deleted transactional id {tid.transactional_id!r}")
+    if transactional_id is not None:
+        if latest_state is None:
+            reasons.append(f"the coordinator deleted transactional id {transactional_id!r}")
         else:
-            timeout = latest.timeout_ms or max_timeout_ms
-            where = (txn.topic, txn.partition)
-            if latest.producer_id != txn.producer_id:
+            timeout = latest_timeout_ms or max_timeout_ms
+            if latest_producer_id != producer_id:
                 reasons.append(
-                    f"{tid.transactional_id!r} now has producer id {latest.producer_id} "
-                    f"(this transaction's producer {txn.producer_id} was replaced)"
+                    f"{transactional_id!r} now has producer id {latest_producer_id} "
+                    f"(this transaction's producer {producer_id} was replaced)"
                 )
-            elif latest.state != ONGOING:
+            elif latest_state != ONGOING:
                 reasons.append(
-                    f"the coordinator's state of {tid.transactional_id!r} is {latest.state}, "
+                    f"the coordinator's state of {transactional_id!r} is {latest_state}, "
                     "not Ongoing"
                 )
-            elif where not in latest.partitions:
+            elif (topic, partition) not in latest_partitions:
                 reasons.append(
-                    f"the coordinator's Ongoing transaction of {tid.transactional_id!r} does not "
-                    f"list {txn.topic}-{txn.partition}"
+                    f"the coordinator's Ongoing transaction of {transactional_id!r} does not "
+                    f"list {topic}-{partition}"
                 )
-            elif latest.producer_epoch > txn.producer_epoch:
+            elif latest_producer_epoch is not None and latest_producer_epoch > producer_epoch:
                 reasons.append(
-                    f"written with epoch {txn.producer_epoch}, the coordinator is at epoch "
-                    f"{latest.producer_epoch}"
+                    f"written with epoch {producer_epoch}, the coordinator is at epoch "
+                    f"{latest_producer_epoch}"
                 )
     elif have_coordinator:
-        reasons.append(f"no transactional id of the coordinator has producer id {txn.producer_id}")
-    txn.timeout_ms = timeout
-    if txn.age_ms > timeout:
-        reasons.append(f"open {txn.age_ms} ms, longer than its timeout of {timeout} ms")
+        reasons.append(f"no transactional id of the coordinator has producer id {producer_id}")
+    if age_ms > timeout:
+        reasons.append(f"open {age_ms} ms, longer than its timeout of {timeout} ms")
     if not have_coordinator and reasons:
         reasons.append("(no __transaction_state in the input: judged by the timeout only)")
-    txn.hanging = bool(reasons)
-    txn.reason = "; ".join(reasons)
+    return timeout, "; ".join(reasons)
 
 
 def transaction_report(
@@ -713,7 +778,7 @@ def transaction_report(
     for p in partitions:
         for txn in p.open:
             txn.age_ms = max(now - txn.first_timestamp, 0)
-            _judge(txn, ids, by_producer, coordinator is not None, max_timeout_ms)
+            _judge(txn, by_producer, coordinator is not None, max_timeout_ms)
             if txn.hanging:
                 txn.blocked_groups = sorted(
                     (

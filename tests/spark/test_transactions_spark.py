@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_forensics_transactions import T0, S, write_cluster
+from test_forensics_transactions import T0, S, txn_record, write_cluster
 
+from codegen.dumps import SegmentWriter
 from codegen.forensics.groups import AsOf
-from codegen.forensics.transactions import TransactionReport, transaction_report
+from codegen.forensics.transactions import TransactionReport, abort_command, transaction_report
 from spark_udfs import transactions
 
 
@@ -55,12 +57,17 @@ def _python(report: TransactionReport) -> dict[str, Any]:
                 t.transactional_id,
                 t.timeout_ms,
                 t.hanging,
+                t.reason,
+                t.abort_command if t.hanging else None,
             )
             for p in report.partitions
             for t in p.open
         ),
+        # each id's latest record; a deleted id's is null (its tombstone)
         "coordinator": sorted(
-            (
+            (t.transactional_id, None, None, None, None, [])
+            if c is None
+            else (
                 t.transactional_id,
                 c.producer_id,
                 c.producer_epoch,
@@ -69,7 +76,22 @@ def _python(report: TransactionReport) -> dict[str, Any]:
                 sorted(f"{topic}-{p}" for topic, p in c.partitions),
             )
             for t in report.transactional_ids
-            for c in t.changes[-1:]
+            for c in [t.latest]
+        ),
+        "transactions": sorted(
+            (
+                t.transactional_id,
+                n,
+                x.producer_id,
+                x.producer_epoch,
+                x.start_timestamp,
+                x.end_timestamp,
+                x.duration_ms,
+                x.outcome,
+                [f"{topic}-{p}" for topic, p in x.partitions],
+            )
+            for t in report.transactional_ids
+            for n, x in enumerate(t.transactions)
         ),
     }
 
@@ -94,6 +116,9 @@ def _spark(spark: Any, path: Path, as_of: AsOf | None = None) -> dict[str, Any]:
         else sorted(
             (*r[:5], sorted(r[5])) for r in transactions.coordinator_states(coordinator).collect()
         ),
+        "transactions": []
+        if coordinator is None
+        else sorted(tuple(r) for r in transactions.coordinator_transactions(coordinator).collect()),
     }
 
 
@@ -101,5 +126,79 @@ def _spark(spark: Any, path: Path, as_of: AsOf | None = None) -> dict[str, Any]:
 def test_spark_answers_equal_the_python_api(spark: Any, cluster: Path, at: int | None) -> None:
     as_of = None if at is None else AsOf(timestamp_ms=at)
     expected = _python(transaction_report(cluster, as_of=as_of))
-    assert any(row[-1] for row in expected["open"])  # a hanging transaction at each time
+    assert any(row[8] for row in expected["open"])  # a hanging transaction at each time
     assert _spark(spark, cluster, as_of) == expected
+
+
+def test_spark_outcomes_cover_every_label(spark: Any, cluster: Path) -> None:
+    """The compared transactions end in every way the Python API tells apart."""
+    data, coordinator, _ = transactions.read_transactions(spark, cluster)
+    assert coordinator is not None
+    outcomes = {
+        (r.transactionalId, r.outcome, r.durationMs)
+        for r in transactions.coordinator_transactions(coordinator).collect()
+    }
+    assert outcomes == {
+        ("tx-commit", "committed", 2 * S),
+        ("tx-abort", "aborted", 2 * S),
+        ("tx-timeout", "aborted (timed out)", 11 * S),
+        ("tx-fenced", "aborted (fenced)", 1 * S),
+        ("tx-open", "open", None),
+    }
+    now = transactions.newest_timestamp(data, coordinator)
+    hanging = {
+        (r.producerId, r.reason, r.abortCommand)
+        for r in transactions.open_transactions(data, coordinator, now).collect()
+        if r.hanging
+    }
+    assert hanging == {
+        (
+            99,
+            "no transactional id of the coordinator has producer id 99",
+            abort_command("orders", 1, 2),
+        )
+    }
+
+
+def test_spark_without_the_coordinator_judges_by_age(
+    spark: Any, cluster: Path, tmp_path: Path
+) -> None:
+    data_only = tmp_path / "kafka-logs"
+    shutil.copytree(cluster, data_only, ignore=shutil.ignore_patterns("__transaction_state-*"))
+    young = AsOf(timestamp_ms=T0 + 200 * S)  # nothing open longer than 900 s yet
+    expected = _python(transaction_report(data_only, as_of=young))
+    assert expected["open"] and not any(row[8] for row in expected["open"])
+    assert _spark(spark, data_only, young) == expected
+    old = AsOf(timestamp_ms=T0 + 1_000 * S)
+    expected = _python(transaction_report(data_only, as_of=old))
+    assert expected["open"] and all("timeout only" in row[9] for row in expected["open"])
+    assert _spark(spark, data_only, old) == expected
+
+
+def test_spark_names_a_replaced_producer_and_a_deleted_id(spark: Any, tmp_path: Path) -> None:
+    """Open transactions whose id moved on: the producer id was replaced, the id was deleted."""
+    log = tmp_path / "kafka-logs"
+    shop, coord = log / "shop-0", log / "__transaction_state-0"
+    shop.mkdir(parents=True)
+    coord.mkdir()
+    with SegmentWriter(shop / "00000000000000000000.log") as w:
+        txn: dict[str, Any] = {"producer_epoch": 0, "transactional": True}
+        w.write_batch([(None, b"r")] * 2, timestamp=T0 + S, producer_id=20, **txn)  # 0-1
+        w.write_batch([(None, b"g")] * 2, timestamp=T0 + S, producer_id=22, **txn)  # 2-3
+    shop_0 = ("shop", 0)
+    replaced = [
+        txn_record("tx-replaced", "Ongoing", 20, 0, T0 + S, [shop_0], start=T0 + S),
+        txn_record("tx-replaced", "Empty", 21, 0, T0 + 2 * S, []),
+    ]
+    gone = txn_record("tx-gone", "Ongoing", 22, 0, T0 + S, [shop_0], start=T0 + S)
+    with SegmentWriter(coord / "00000000000000000000.log") as w:
+        for key, value, at in [*replaced, gone]:
+            w.write_batch([(key, value)], timestamp=at)
+        w.write_batch([(gone[0], None)], timestamp=T0 + 3 * S)
+    expected = _python(transaction_report(log))
+    reasons = {row[2]: row[9] for row in expected["open"]}
+    assert reasons == {
+        20: "'tx-replaced' now has producer id 21 (this transaction's producer 20 was replaced)",
+        22: "the coordinator deleted transactional id 'tx-gone'",
+    }
+    assert _spark(spark, log) == expected
