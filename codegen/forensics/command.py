@@ -18,7 +18,9 @@ from codegen.forensics.shares import DELIVERY_STATES, InFlightBatch
 from codegen.text import plural
 
 __all__ = [
+    "OUTPUT_OPTION",
     "downgrade_check_command",
+    "emit",
     "groups_command",
     "lag_command",
     "render_groups_table",
@@ -200,7 +202,7 @@ def render_groups_table(reports: list[GroupReport]) -> str:
     return "\n".join(out)
 
 
-_OUTPUT = click.option(
+OUTPUT_OPTION = click.option(
     "--output",
     "-o",
     "output",
@@ -209,7 +211,8 @@ _OUTPUT = click.option(
 )
 
 
-def _emit(text: str, output: Path | None) -> None:
+def emit(text: str, output: Path | None) -> None:
+    """``text`` to standard output, or to ``output`` (``--output``), ending with a newline."""
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
     else:
@@ -242,7 +245,7 @@ def _no_groups(paths: tuple[str, ...]) -> str:
     help="table: one block per group; jsonl: one JSON object per group; html: the report "
     "(groups, offsets and lag with plots) as one self-contained file.",
 )
-@_OUTPUT
+@OUTPUT_OPTION
 def groups_command(
     paths: tuple[str, ...], group: str | None, as_of: str | None, fmt: str, output: Path | None
 ) -> None:
@@ -275,9 +278,9 @@ def groups_command(
         click.echo(f"groups: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "jsonl":
-        _emit("\n".join(json.dumps(r.to_json(), separators=(",", ":")) for r in reports), output)
+        emit("\n".join(json.dumps(r.to_json(), separators=(",", ":")) for r in reports), output)
     else:
-        _emit(render_groups_table(reports) if reports else _no_groups(paths), output)
+        emit(render_groups_table(reports) if reports else _no_groups(paths), output)
 
 
 def _html_report(
@@ -303,7 +306,7 @@ def _html_report(
                     f"group {group!r} is not in the dump; run without --group to list them"
                 )
         names = ", ".join(Path(p).name for p in paths)
-        _emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
+        emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
     except (ValueError, ReportUnavailableError) as exc:
         click.echo(f"{command}: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -382,7 +385,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
     help="table: a line per group and partition; jsonl: one JSON object per group with every "
     "commit; html: the report (groups, offsets and lag with plots) as one self-contained file.",
 )
-@_OUTPUT
+@OUTPUT_OPTION
 def lag_command(
     paths: tuple[str, ...],
     group: str | None,
@@ -421,6 +424,6 @@ def lag_command(
         click.echo(f"lag: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "jsonl":
-        _emit("\n".join(json.dumps(r.to_json(), separators=(",", ":")) for r in reports), output)
+        emit("\n".join(json.dumps(r.to_json(), separators=(",", ":")) for r in reports), output)
     else:
-        _emit(render_lag_table(reports) if reports else _no_groups(paths), output)
+        emit(render_lag_table(reports) if reports else _no_groups(paths), output)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from codegen.forensics.command import OUTPUT_OPTION, emit
 from codegen.forensics.groups import parse_as_of
 from codegen.forensics.transactions import (
     DEFAULT_MAX_TIMEOUT_MS,
@@ -234,13 +235,7 @@ def render_transactions_html(report: TransactionReport, title: str) -> str:
     "per transactional id, partition and hanging transaction (kind says which); html: the "
     "report as one self-contained page.",
 )
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the report to FILE instead of standard output.",
-)
+@OUTPUT_OPTION
 def transactions_command(
     paths: tuple[str, ...],
     transactional_id: str | None,
@@ -287,8 +282,5 @@ def transactions_command(
         text = render_transactions_html(report, f"Transactions of {names}")
     else:
         text = render_transactions_table(report)
-    if output is None:
-        click.echo(text, nl=not text.endswith("\n"))
-    else:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    emit(text, output)
     sys.exit(EXIT_HANGING if report.hanging else EXIT_NONE_HANGING)
