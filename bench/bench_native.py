@@ -12,7 +12,7 @@ with process CPU time instead of wall time, which a busy shared machine disturbs
 under valgrind (callgrind), when it is installed.
 
 ``--columnar N`` times instead the binary column to Arrow columns path of the Spark layer
-(``spark_udfs.arrow.decode_message_array``) on N OffsetCommitValue v3 rows with their version
+(``codegen.columnar.decode.decode_message_array``) on N OffsetCommitValue v3 rows with their version
 prefix (bench_spark.py's values, 1 % null): the engine's columnar decoder (native backend)
 against the generated decode row by row (``_generic``; on the pure backend, and on the
 native backend's readers), as one array and in batches of 10,000 rows (Spark's Arrow batch
@@ -295,8 +295,8 @@ def columnar(rows: int, runs: int, clock: str) -> None:
     import pyarrow as pa
     from bench_spark import records
 
+    from codegen.columnar.decode import decode_message_array
     from codegen.runtime import use_backend
-    from spark_udfs.arrow import decode_message_array
 
     timer = CLOCKS[clock]
     _, values = records(rows)
@@ -347,7 +347,7 @@ def _generic_rows(arr: Any, name: str) -> object:
     """decode_message_array's work with the row-by-row reference whatever the backend."""
     import numpy as np
 
-    from spark_udfs import arrow
+    from codegen.columnar import decode as arrow
 
     rows = arrow.Rows(arr)
     versions = np.full(rows.n, 3, np.int64)

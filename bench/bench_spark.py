@@ -285,7 +285,7 @@ def bridge_probe(name: str, sample: bytes) -> Any:
     made: dict[int, Any] = {}
 
     def same_structs(values: pa.Array) -> pa.Array:
-        from spark_udfs.arrow import decode_message_array
+        from codegen.columnar.decode import decode_message_array
 
         n = len(values)
         if n not in made:

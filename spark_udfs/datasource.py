@@ -92,15 +92,8 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
-from codegen.dumps.segments import SEGMENT_SUFFIXES
-from codegen.dumps.topic_map import TopicMap, topic_map_option
-from spark_udfs.connect import server_path
-from spark_udfs.errors import MalformedKafkaRecordError
-from spark_udfs.options import Mode
-from spark_udfs.package import SHIPPED
-from spark_udfs.pushdown import Pushed, batch_ranges, keep_files, push
-from spark_udfs.topics import (
+from codegen.columnar.package import SHIPPED
+from codegen.columnar.topics import (
     TOPICS,
     Selection,
     decode_topic_arrays,
@@ -109,6 +102,13 @@ from spark_udfs.topics import (
     topics_arrow_type,
     widen_to,
 )
+from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
+from codegen.dumps.segments import SEGMENT_SUFFIXES
+from codegen.dumps.topic_map import TopicMap, topic_map_option
+from spark_udfs.connect import server_path
+from spark_udfs.errors import MalformedKafkaRecordError
+from spark_udfs.options import Mode
+from spark_udfs.pushdown import Pushed, batch_ranges, keep_files, push
 from spark_udfs.user_topics import decode_user_arrays, user_topics_arrow_type
 
 __all__ = [

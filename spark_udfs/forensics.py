@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from codegen.columnar.topics import union_type
 from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
 from codegen.dumps.segments import segment_file_info
 from codegen.forensics.cluster import cluster_metadata
@@ -46,7 +47,6 @@ from codegen.forensics.shares import DELIVERY_STATES, share_states
 from spark_udfs.compacted import effective_records
 from spark_udfs.functions import decode_consumer_offsets
 from spark_udfs.session import kafka_log_reader
-from spark_udfs.topics import union_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

@@ -23,11 +23,11 @@ from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from spark_udfs.arrow import needs_version
+from codegen.columnar.decode import needs_version
+from codegen.columnar.package import SHIPPED, codecs, package_name
+from codegen.columnar.topics import TOPICS, topic_arrow_type
 from spark_udfs.options import Mode
-from spark_udfs.package import SHIPPED, codecs, package_name
 from spark_udfs.schema import message_schema
-from spark_udfs.topics import TOPICS, topic_arrow_type
 from spark_udfs.udfs import message_udf, sql_message_udf, topic_udf
 
 if TYPE_CHECKING:
@@ -155,7 +155,8 @@ class PackageFunctions:
         value: str = "value",
         mode: str | Mode = Mode.FAILFAST,
     ) -> DataFrame:
-        """Add the decoded columns of topic ``family`` (a :data:`~spark_udfs.topics.TOPICS` name).
+        """Add the decoded columns of topic ``family`` (a
+        :data:`~codegen.columnar.topics.TOPICS` name).
 
         Every input row gives exactly one output row. The ``isControl`` column, when present
         (the ``kafka-log`` source has it), keeps control records (transaction markers) from
@@ -351,7 +352,8 @@ def decode_topic(
     value: str = "value",
     mode: str | Mode = Mode.FAILFAST,
 ) -> DataFrame:
-    """Add the decoded columns of topic ``family`` (a :data:`~spark_udfs.topics.TOPICS` name).
+    """Add the decoded columns of topic ``family`` (a
+        :data:`~codegen.columnar.topics.TOPICS` name).
 
     Every input row gives exactly one output row. The ``isControl`` column, when present (the
     ``kafka-log`` source has it), keeps control records (transaction markers) from being decoded.

@@ -2,7 +2,7 @@
 
 A UDF's closure holds plain data only (package and message name, version, mode, a token); the
 decoders are
-built on the worker on first use (module-level caches in :mod:`spark_udfs.arrow`), so nothing
+built on the worker on first use (module-level caches in :mod:`codegen.columnar.decode`), so nothing
 that cannot be pickled travels with a UDF. The executors need this package and the codec package
 importable (a wheel, or ``SparkContext.addPyFile``; see docs/spark.md).
 """
@@ -16,12 +16,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spark_udfs.arrow import decode_message_array, needs_version
+from codegen.columnar.decode import decode_message_array, needs_version
+from codegen.columnar.package import SHIPPED
+from codegen.columnar.schema import DECODE_ERROR, message_arrow_type
+from codegen.columnar.topics import decode_topic_arrays, topic_arrow_type
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
-from spark_udfs.package import SHIPPED
-from spark_udfs.schema import DECODE_ERROR, message_arrow_type, message_schema
-from spark_udfs.topics import decode_topic_arrays, topic_arrow_type
+from spark_udfs.schema import message_schema
 
 __all__ = [
     "message_return_type",

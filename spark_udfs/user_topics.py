@@ -21,6 +21,10 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
+from codegen.columnar.decode import I64, BoolArr, Rows, decode_rows
+from codegen.columnar.package import codecs
+from codegen.columnar.schema import DECODE_ERROR, message_arrow_type
+from codegen.columnar.topics import TopicDecoded
 from codegen.dumps.topic_map import (
     MessageSide,
     TopicEntry,
@@ -30,10 +34,6 @@ from codegen.dumps.topic_map import (
     read_version,
 )
 from codegen.dumps.user_topics import prefix_error
-from spark_udfs.arrow import I64, BoolArr, Rows, decode_rows
-from spark_udfs.package import codecs
-from spark_udfs.schema import DECODE_ERROR, message_arrow_type
-from spark_udfs.topics import TopicDecoded
 
 __all__ = ["decode_user_arrays", "user_topics_arrow_type"]
 

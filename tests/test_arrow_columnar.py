@@ -1,4 +1,4 @@
-"""The engine's columnar decoder (``_engine.columns`` through ``spark_udfs.arrow``) against the
+"""The engine's columnar decoder (``_engine.columns`` through ``codegen.columnar.decode``) against the
 reference: the generated ``decode`` row by row (``arrow._generic``) on the pure backend.
 
 For every shipped message and the ``native_shapes`` case spec, at every version, batches of
@@ -30,12 +30,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import instances
 
+from codegen.columnar import decode as arrow
+from codegen.columnar.decode import Rows, decode_message_array
+from codegen.columnar.package import codecs
 from codegen.ir import Message
 from codegen.runtime import use_backend
 from codegen.runtime.backends import native_readers
-from spark_udfs import arrow
-from spark_udfs.arrow import Rows, decode_message_array
-from spark_udfs.package import codecs
 
 SETTINGS = corpus_settings("SPECGEN_NATIVE_EXAMPLES", 8)
 PAIRS = native_params()

@@ -284,7 +284,7 @@ def test_pair_reader_owns_its_readers(engine: ModuleType) -> None:
 def test_columns_reads_misaligned_index_buffers(engine: ModuleType) -> None:
     """starts, ends (int64) and index (int32) at an odd address read as aligned ones do."""
     np = pytest.importorskip("numpy")
-    from spark_udfs import arrow
+    from codegen.columnar import decode as arrow
 
     cls = generated.MESSAGES["OffsetCommitValue"]
     reader = readers(engine, cls, 3)["native reader"]

@@ -156,7 +156,7 @@ def test_limits_in_nested_structs_name_the_path(engine: ModuleType) -> None:
 
 def test_the_columnar_decoder_refuses_the_same_rows(engine: ModuleType) -> None:
     np = pytest.importorskip("numpy")
-    from spark_udfs import arrow
+    from codegen.columnar import decode as arrow
 
     cls = generated.MESSAGES[NAME]
     reader = native_readers(engine, cls._NATIVE_CLASSES, {0: cls._NATIVE_TABLES[0]})[0][0]

@@ -307,7 +307,7 @@ def test_python_api_gives_the_same_records(written: Written, user_codecs: Module
 
 def test_the_arrow_decode_core_never_guesses_a_version(user_codecs: ModuleType) -> None:
     pa = pytest.importorskip("pyarrow")
-    from spark_udfs.arrow import decode_message_array
+    from codegen.columnar.decode import decode_message_array
 
     with pytest.raises(ValueError) as info:
         decode_message_array(pa.array([V2]), "TaggedDemo", package=PACKAGE)

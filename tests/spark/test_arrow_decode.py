@@ -9,14 +9,14 @@ import uuid
 import pyarrow as pa
 import pytest
 
+from codegen.columnar.decode import decode_message_array
+from codegen.columnar.schema import message_arrow_type
+from codegen.columnar.topics import decode_topic_arrays
 from generated import MESSAGES
 from generated._spark_schemas import SCHEMAS
 from generated.group_metadata_value import GroupMetadataValue, MemberMetadata
 from generated.offset_commit_key import OffsetCommitKey as OCK
 from generated.offset_commit_value import OffsetCommitValue as OCV
-from spark_udfs.arrow import decode_message_array
-from spark_udfs.schema import message_arrow_type
-from spark_udfs.topics import decode_topic_arrays
 
 H = struct.Struct(">h")
 

@@ -14,9 +14,9 @@ import newer_specs
 import pyarrow as pa
 import pytest
 
-from spark_udfs.arrow import decode_message_array
-from spark_udfs.package import PackageError, codecs
-from spark_udfs.topics import decode_topic_arrays
+from codegen.columnar.decode import decode_message_array
+from codegen.columnar.package import PackageError, codecs
+from codegen.columnar.topics import decode_topic_arrays
 
 
 @pytest.fixture(scope="module")

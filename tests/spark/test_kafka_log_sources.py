@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 import spark_udfs
+from codegen.columnar.topics import TOPICS
 from codegen.dumps.coordinator import decode_records
 from codegen.dumps.decoded import RECORD, TOMBSTONE
 from codegen.dumps.metadata import decode_metadata_records
 from spark_udfs import functions
 from spark_udfs.datasource import KafkaLogDataSource, expand_braces, pack_slices
-from spark_udfs.topics import TOPICS
 
 from .conftest import REAL_DATA
 

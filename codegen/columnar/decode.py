@@ -25,10 +25,10 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from codegen.columnar.package import SHIPPED, codecs
+from codegen.columnar.schema import message_arrow_type
 from codegen.runtime import KafkaMessage, read_uvarint, uuid_json
 from codegen.runtime.backends import native_engine
-from spark_udfs.package import SHIPPED, codecs
-from spark_udfs.schema import message_arrow_type
 
 __all__ = [
     "Decoded",

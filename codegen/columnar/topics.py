@@ -22,7 +22,7 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from spark_udfs.arrow import (
+from codegen.columnar.decode import (
     I64,
     BoolArr,
     Rows,
@@ -31,8 +31,8 @@ from spark_udfs.arrow import (
     decode_rows,
     parse_frames,
 )
-from spark_udfs.package import SHIPPED, codecs
-from spark_udfs.schema import message_arrow_type
+from codegen.columnar.package import SHIPPED, codecs
+from codegen.columnar.schema import message_arrow_type
 
 __all__ = [
     "TOPICS",
