@@ -378,8 +378,12 @@ def decode_native(
             if not nonnull:
                 arrays.append(_nulls(typ, n))
                 continue
-            if column.convert is not None:
-                values = [column.convert(v) for v in values]
+            convert = column.convert
+            if convert is not None and column.kind == "tagged":
+                # Most rows have no tagged fields: no call for those.
+                values = [convert(v) if v else None for v in values]
+            elif convert is not None:
+                values = [None if v is None else convert(v) for v in values]
             arrays.append(pa.array(values, type=typ))
             continue
         bitmap = pa.py_buffer(out[0]) if out[1] else None

@@ -17,7 +17,7 @@ Two loops give the same batches:
   ``SPECGEN_BACKEND=pure``) builds the columns from :class:`~codegen.dumps.SegmentReader`'s
   records.
 
-pyarrow and numpy come with the ``spark`` extra.
+pyarrow and numpy come with the ``dumps`` extra.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ try:
     import numpy as np
     import pyarrow as pa
 except ModuleNotFoundError as exc:
-    raise missing_extra("reading log segments as Arrow batches", "spark", exc) from None
+    raise missing_extra("reading log segments as Arrow batches", "dumps", exc) from None
 
 from codegen.dumps.batches import (
     CRC32C,
@@ -124,6 +124,7 @@ def record_batches(
     max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
     native: bool | None = None,
+    segment_errors: list[SegmentError] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The records of a segment or snapshot file (or bytes) as Arrow batches of
     :data:`RECORD_SCHEMA`.
@@ -133,14 +134,24 @@ def record_batches(
     after the log batch that brings it to ``batch_rows`` rows or more. ``headers=False`` leaves
     the headers column null (faster). ``native`` None runs the native columnar loop when
     :func:`native_columns_enabled`; True requires it (ImportError when it is not built); False
-    runs the pure loop.
+    runs the pure loop. ``segment_errors`` receives each stretch that could not be read (its
+    row in the batches says less: no size), before the batch holding its row is yielded.
     """
     if name is None:
         name = "<bytes>" if isinstance(source, bytes) else os.fspath(source)
     data = read_range(source, start, end)
     if native is None:
         native = native_columns_enabled()
-    options = (name, start, headers, verify_crc, batch_rows, max_batch_size, max_batch_records)
+    options = (
+        name,
+        start,
+        headers,
+        verify_crc,
+        batch_rows,
+        max_batch_size,
+        max_batch_records,
+        segment_errors,
+    )
     if native:
         module = _native_module()
         if module is None:
@@ -176,6 +187,7 @@ def _native_batches(
     batch_rows: int,
     max_size: int,
     max_records: int,
+    segment_errors: list[SegmentError] | None,
 ) -> Iterator[pa.RecordBatch]:
     builder = module.ColumnBuilder(headers)
     errors: list[tuple[int, str]] = []
@@ -203,6 +215,8 @@ def _native_batches(
                 max_records,
             )
             if error is not None:
+                if segment_errors is not None:
+                    segment_errors.append(error)
                 errors.append((builder.rows, f"{error.kind}: {error.reason}"))
                 builder.add_error(error.base_offset, start + error.position)
             pos = next_pos
@@ -458,6 +472,7 @@ def _pure_batches(
     batch_rows: int,
     max_size: int,
     max_records: int,
+    segment_errors: list[SegmentError] | None,
 ) -> Iterator[pa.RecordBatch]:
     reader = SegmentReader(
         data,
@@ -470,6 +485,8 @@ def _pure_batches(
     items: Iterator[Any] = iter(reader) if headers else reader.raw_batches()
     for item in items:
         if isinstance(item, SegmentError):
+            if segment_errors is not None:
+                segment_errors.append(item)
             _error_row(cols, item, item.position)
         elif headers:
             _batch_rows(cols, item, item.records, item.position, True)

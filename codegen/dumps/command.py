@@ -25,6 +25,7 @@ from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     SHARE_GROUP_STATE,
     TRANSACTION_STATE,
+    coordinator_decoder,
     decode_batches,
 )
 from codegen.dumps.decoded import (
@@ -49,8 +50,12 @@ from codegen.extras import MissingExtraError
 from codegen.text import plural
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from codegen.dumps.compacted import CompactedView, GroupMember
     from codegen.dumps.dumplog_json import NonConsecutive
     from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
+    from codegen.views.offsets import CommittedOffsets
 
 __all__ = [
     "EXIT_CLEAN",
@@ -173,8 +178,16 @@ def _files(paths: tuple[Path, ...], topic: str | None, every_kind: bool = False)
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class BatchPlace:
+    """Where a log batch is: what an error record's output line says of its batch."""
+
+    file: str
+    position: int
+
+
 def record_to_json(
-    rec: DecodedRecord, topic: str, batch: RecordBatch | None = None
+    rec: DecodedRecord, topic: str, batch: RecordBatch | BatchPlace | None = None
 ) -> dict[str, Any]:
     """One output line: the record's position, kind, type and Kafka's JSON key/value objects.
 
@@ -249,7 +262,7 @@ class _Counts:
     unknown: int = 0
     newer: int = 0
     segment_errors: int = 0
-    batch: RecordBatch | None = None
+    batch: RecordBatch | BatchPlace | None = None
     """The batch the records being counted belong to (for their error lines)."""
 
     @property
@@ -571,12 +584,12 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
     Console(file=out, width=200).print(table)
 
 
-_Damage = list[tuple[DecodedRecord, RecordBatch] | SegmentError]
+_Damage = list[tuple[DecodedRecord, RecordBatch | BatchPlace] | SegmentError]
 """Segment errors and error records (with their batch), in file order."""
 
 
 def _damage_json(
-    item: tuple[DecodedRecord, RecordBatch] | SegmentError,
+    item: tuple[DecodedRecord, RecordBatch | BatchPlace] | SegmentError,
     topic: str,
     file_fields: dict[str, Any] | None = None,
 ) -> str:
@@ -589,14 +602,17 @@ def _damage_json(
     return json.dumps(obj, separators=(",", ":")) + "\n"
 
 
-def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: str) -> None:
-    offsets = view.offset_rows()
-    groups = view.group_rows()
+def _print_compacted(
+    out: TextIO, view: CompactedView, offset_table: pa.Table, fmt: str, damage: _Damage, topic: str
+) -> None:
+    """The committed offsets (``codegen.views.offsets.OFFSET_SCHEMA`` rows) and the groups."""
+    offsets = offset_table.to_pylist()
+    groups = view.group_rows(offset_table.column("group").unique().to_pylist())
     if fmt == "jsonl":
         for item in damage:
             out.write(_damage_json(item, topic))
-        for o in offsets:
-            out.write(json.dumps({"view": "offset", **_asdict(o)}, separators=(",", ":")) + "\n")
+        encode = _STDLIB_JSON
+        out.writelines(encode({"view": "offset", **o}) + "\n" for o in offsets)
         for g in groups:
             row = _asdict(g)
             row["members"] = [_asdict(m) for m in g.members.values()]
@@ -620,14 +636,14 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
     )
     for o in offsets:
         t.add_row(
-            o.group,
-            o.topic,
-            str(o.partition),
-            str(o.offset),
-            str(o.leader_epoch),
-            o.metadata,
-            str(o.commit_timestamp),
-            utc_text(o.commit_timestamp),
+            o["group"],
+            o["topic"],
+            str(o["partition"]),
+            str(o["offset"]),
+            str(o["leaderEpoch"]),
+            o["metadata"],
+            str(o["commitTimestamp"]),
+            utc_text(o["commitTimestamp"]),
         )
     console.print(t)
     t = Table(
@@ -647,7 +663,7 @@ def _print_compacted(out: TextIO, view: Any, fmt: str, damage: _Damage, topic: s
     for g in groups:
         gen = g.generation if g.generation is not None else g.epoch
         protocol = "/".join(p for p in (g.protocol_type, g.protocol) if p)
-        members = list(g.members.values()) or [None]
+        members: list[GroupMember | None] = [*g.members.values()] or [None]
         for i, m in enumerate(members):
             head = (g.group, g.type, g.state, protocol, str(gen)) if i == 0 else ("",) * 5
             if m is None:
@@ -1181,6 +1197,51 @@ def _transaction_index(
             write(_json_bytes(error) + b"\n")
 
 
+def _compacted_columns(
+    path: Path,
+    view: CompactedView,
+    offsets: CommittedOffsets,
+    package: str,
+    counts: _Counts,
+    damage: _Damage,
+    advance: Callable[[int], None],
+    limits: tuple[int, int],
+) -> None:
+    """One ``__consumer_offsets`` file into the compacted view, from the engine's columns."""
+    from codegen.views.consumer_offsets import read_compacted
+
+    decoder = coordinator_decoder(CONSUMER_OFFSETS, package)
+    name = str(path)
+    done = 0
+    for chunk in read_compacted(
+        path,
+        view,
+        offsets,
+        decoder,
+        max_batch_size=limits[0],
+        max_batch_records=limits[1],
+    ):
+        counts.batches += chunk.batches
+        counts.records += chunk.records
+        counts.unknown += chunk.unknown
+        counts.newer += chunk.newer
+        found: list[tuple[int, SegmentError | DecodedRecord]] = [
+            (err.position, err) for err in chunk.segment_errors
+        ]
+        found += chunk.errors
+        for position, item in sorted(found, key=lambda x: x[0]):  # in file order
+            if isinstance(item, SegmentError):
+                counts.add(item)
+                damage.append(item)
+            else:
+                counts.batch = BatchPlace(name, position)
+                counts.add(item)
+                damage.append((item, counts.batch))
+        advance(max(chunk.position - done, 0))
+        done = max(done, chunk.position)
+    advance(max(os.path.getsize(path) - done, 0))
+
+
 def _decode(
     topics: list[tuple[Path, str | None]],
     counts: _Counts,
@@ -1195,8 +1256,15 @@ def _decode(
 
     out: TextIO = sys.stdout
     view = None
+    offsets: CommittedOffsets | None = None
     if compacted:
         view = LatestByKey() if user and topics[0][1] in user else CompactedView()
+        if not isinstance(view, LatestByKey):
+            from codegen.views.offsets import CommittedOffsets
+
+            offsets = CommittedOffsets()
+    partition_folder: Path | None = None
+    limits = (max_batch_size, max_batch_records)
     table_rows: list[TableRow] = []
     damage: _Damage = []  # the errors, for the compacted views
     total = sum(os.path.getsize(f) for f, _ in topics)
@@ -1214,6 +1282,13 @@ def _decode(
                 continue
             if isinstance(view, LatestByKey):
                 view.where = source
+            if offsets is not None and t == CONSUMER_OFFSETS:
+                assert isinstance(view, CompactedView)
+                if f.parent != partition_folder:
+                    offsets.end_partition()
+                    partition_folder = f.parent
+                _compacted_columns(f, view, offsets, package, counts, damage, advance, limits)
+                continue
             jsonl = JsonlLines(t, file_fields, user_topic=bool(user and t in user))
             batches = (
                 _plain_batches(f, max_batch_size, max_batch_records)
@@ -1244,6 +1319,7 @@ def _decode(
     if isinstance(view, LatestByKey):
         _print_latest(out, view, fmt, damage)
     elif view is not None:
-        _print_compacted(out, view, fmt, damage, topics[0][1] or CONSUMER_OFFSETS)
+        assert offsets is not None
+        _print_compacted(out, view, offsets.table(), fmt, damage, topics[0][1] or CONSUMER_OFFSETS)
     elif fmt == "table":
         _table_records(out, table_rows)

@@ -123,15 +123,21 @@ class CompactedView:
 
     def add_batch(self, item: DecodedBatch) -> None:
         batch = item.batch
-        if batch.is_control:
-            for rec in item.records:
+        self.add_records(item.records, batch.producer_id, batch.is_transactional, batch.is_control)
+
+    def add_records(
+        self, records: list[DecodedRecord], producer_id: int, transactional: bool, control: bool
+    ) -> None:
+        """The records of one log batch, with its producer id and flags."""
+        if control:
+            for rec in records:
                 if rec.kind == KIND_CONTROL and isinstance(rec.value, EndTxnMarker):
-                    self.end_transaction(batch.producer_id, rec.value.committed)
+                    self.end_transaction(producer_id, rec.value.committed)
             return
-        if batch.is_transactional:
-            self.pending.setdefault(batch.producer_id, []).extend(item.records)
+        if transactional:
+            self.pending.setdefault(producer_id, []).extend(records)
             return
-        for rec in item.records:
+        for rec in records:
             self.add(rec)
 
     def end_transaction(self, producer_id: int, committed: bool) -> None:
@@ -274,11 +280,14 @@ class CompactedView:
     def offset_rows(self) -> list[CommittedOffset]:
         return [self.offsets[k] for k in sorted(self.offsets)]
 
-    def group_rows(self) -> list[GroupState]:
+    def group_rows(self, offset_groups: Iterable[str] | None = None) -> list[GroupState]:
         """Every group, by name; a group that only committed offsets (a consumer that assigns
-        its partitions itself) is a classic group in state ``Empty``, as the broker lists it."""
+        its partitions itself) is a classic group in state ``Empty``, as the broker lists it.
+        ``offset_groups``: the groups with committed offsets, when they were not fed here."""
         groups = dict(self.groups)
-        for group, _, _ in self.offsets:
+        if offset_groups is None:
+            offset_groups = (group for group, _, _ in self.offsets)
+        for group in offset_groups:
             if group not in groups:
                 groups[group] = GroupState(group, "classic")
         return [groups[k] for k in sorted(groups)]

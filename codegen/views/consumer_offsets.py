@@ -1,0 +1,177 @@
+"""A ``__consumer_offsets`` file read for its compacted view from the engine's columnar batches.
+
+Offset commits (about 99 % of a real dump) stay columns: they go to
+:class:`~codegen.views.offsets.CommittedOffsets`, the one definition of committed offsets the
+command line and Spark share. The few other records (group metadata, members, assignments,
+transaction markers) are decoded one by one, as :class:`~codegen.dumps.coordinator
+.CoordinatorDecoder` decodes every record, and go to the group view
+(:class:`~codegen.dumps.compacted.CompactedView`) with their batch's producer id and flags.
+Records that do not decode are decoded once more by the same decoder, so their errors read as
+every other command's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from codegen.columnar.decode import Rows
+from codegen.columnar.package import SHIPPED
+from codegen.columnar.schema import DECODE_ERROR
+from codegen.columnar.topics import decode_topic_arrays
+from codegen.dumps.arrow import record_batches
+from codegen.dumps.compacted import CompactedView
+from codegen.dumps.coordinator import CoordinatorDecoder
+from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord, control_record
+from codegen.dumps.model import SegmentError
+from codegen.views.offsets import COMMIT_NAMES, CommittedOffsets
+
+__all__ = ["FileChunk", "decode_commits", "read_compacted"]
+
+_COMMIT_TYPES = (0, 1)  # the record types of LegacyOffsetCommitKey and OffsetCommitKey
+
+
+@dataclass(slots=True)
+class FileChunk:
+    """What one columnar batch of a file held, for the command's counts and progress."""
+
+    batches: int
+    """Log batches (with records) read."""
+    records: int
+    position: int
+    """Byte position in the file reached."""
+    segment_errors: list[SegmentError] = field(default_factory=list)
+    errors: list[tuple[int, DecodedRecord]] = field(default_factory=list)
+    """Records that did not decode, after their batch's position in the file."""
+    unknown: int = 0
+    newer: int = 0
+
+
+def read_compacted(
+    path: Path,
+    view: CompactedView,
+    offsets: CommittedOffsets,
+    decoder: CoordinatorDecoder,
+    *,
+    max_batch_size: int,
+    max_batch_records: int,
+    batch_rows: int = 32768,
+) -> Iterator[FileChunk]:
+    """Feed one ``__consumer_offsets`` file to ``view`` (all but offset commits) and ``offsets``
+    (offset commits and transaction markers), a chunk at a time. Call
+    ``offsets.end_partition()`` after the last file of a log partition."""
+    found: list[SegmentError] = []
+    for rb in record_batches(
+        path,
+        headers=False,
+        batch_rows=batch_rows,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
+        segment_errors=found,
+    ):
+        chunk = _chunk(rb, view, offsets, decoder)
+        chunk.segment_errors, found = found, []
+        yield chunk
+    if found:
+        yield FileChunk(0, 0, found[-1].position + found[-1].size, found)
+
+
+def decode_commits(rb: pa.RecordBatch, package: str = SHIPPED) -> tuple[pa.Table, dict[int, str]]:
+    """``__consumer_offsets`` rows with their offset commits decoded (the topic decoder's
+    columns, and ``_decode_error``), and the decode errors by row."""
+    decoded = decode_topic_arrays(
+        "consumer_offsets",
+        rb.column("key"),
+        rb.column("value"),
+        rb.column("isControl"),
+        names=COMMIT_NAMES,
+        package=package,
+    )
+    table = pa.Table.from_batches([rb])
+    for name, column in decoded.columns.items():
+        table = table.append_column(name, column)
+    n = rb.num_rows
+    reasons = pa.nulls(n, pa.string())
+    if decoded.errors:
+        text: list[str | None] = [None] * n
+        for row, reason in decoded.errors.items():
+            text[row] = reason
+        reasons = pa.array(text, pa.string())
+    return table.append_column(DECODE_ERROR, reasons), decoded.errors
+
+
+def _chunk(
+    rb: pa.RecordBatch,
+    view: CompactedView,
+    offsets: CommittedOffsets,
+    decoder: CoordinatorDecoder,
+) -> FileChunk:
+    n = rb.num_rows
+    readable = np.asarray(rb.column("_error").is_null().to_numpy(zero_copy_only=False), np.bool_)
+    control = np.asarray(rb.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))
+    positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
+    keys = Rows(rb.column("key"))
+    record_type, has_type = keys.int16_at(keys.starts, keys.ends)
+    commit = readable & ~control & has_type & np.isin(record_type, _COMMIT_TYPES)
+    data_positions = positions[readable]
+    chunk = FileChunk(
+        batches=len(np.unique(data_positions)),
+        records=int(readable.sum()),
+        position=int(positions.max()) if n else 0,
+    )
+    table, errors = decode_commits(rb, decoder.package)
+    offsets.add(table)
+    failed = np.zeros(n, np.bool_)
+    failed[list(errors)] = True
+    failed &= commit
+    newer = table.column("isNewerVersion").fill_null(False).to_numpy(zero_copy_only=False)
+    chunk.newer = int((np.asarray(newer) & commit & ~failed).sum())
+    # Everything else, record by record: few records.
+    others = np.nonzero(readable & (~commit | failed))[0]
+    if not len(others):
+        return chunk
+    offset_col = rb.column("offset").to_numpy(zero_copy_only=False)
+    ts_col = rb.column("timestamp").cast(pa.int64()).to_numpy(zero_copy_only=False) // 1000
+    key_col = rb.column("key").to_pylist()
+    value_col = rb.column("value").to_pylist()
+    producer = rb.column("producerId").to_numpy(zero_copy_only=False)
+    txn = rb.column("isTransactional").fill_null(False).to_numpy(zero_copy_only=False)
+    batch_records: list[DecodedRecord] = []
+    current = current_row = -1
+    for i in others.tolist():
+        offset, ts = int(offset_col[i]), int(ts_col[i])
+        if control[i]:
+            rec = control_record((offset, ts, key_col[i], value_col[i]))
+        else:
+            rec = decoder.decode(key_col[i], value_col[i], offset, ts)
+        if rec.kind == ERROR:
+            chunk.errors.append((int(positions[i]), rec))
+        elif rec.kind == UNKNOWN:
+            chunk.unknown += 1
+        if rec.newer_than_spec:
+            chunk.newer += 1
+        if failed[i]:
+            continue  # an offset commit that did not decode: counted, nothing to apply
+        if positions[i] != current and batch_records:
+            _feed(view, batch_records, producer, txn, control, current_row)
+            batch_records = []
+        current, current_row = int(positions[i]), i
+        batch_records.append(rec)
+    if batch_records:
+        _feed(view, batch_records, producer, txn, control, current_row)
+    return chunk
+
+
+def _feed(
+    view: CompactedView,
+    records: list[DecodedRecord],
+    producer: np.ndarray,
+    txn: np.ndarray,
+    control: np.ndarray,
+    row: int,
+) -> None:
+    view.add_records(records, int(producer[row]), bool(txn[row]), bool(control[row]))

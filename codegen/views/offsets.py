@@ -1,0 +1,313 @@
+"""The committed offsets of ``__consumer_offsets``, from Arrow columns: one definition for the
+command line and Spark.
+
+Log-compaction semantics, as the group coordinator loads the topic: per (group, topic,
+partition) the last commit wins and a tombstone deletes the key; a record of a transactional
+batch (a transactional offset commit) takes effect at its producer's next end-transaction
+marker in the same log partition if that is a COMMIT, and is dropped if it is an ABORT or if no
+marker follows (a transaction still open).
+
+Input: decoded ``__consumer_offsets`` rows, the ``kafka-log`` columns (``offset, producerId,
+isTransactional, isControl, key``, and ``topic, partition`` when several log partitions are
+mixed) with the topic decoder's (:func:`codegen.columnar.topics.decode_topic_arrays`:
+``recordName, decodedKey, decodedValue, isTombstone``, and ``_error`` or ``_decode_error``).
+The steps:
+
+1. :func:`commit_rows`: the offset commits and end-transaction markers of such rows, narrowed
+   to :data:`COMMIT_ROW_SCHEMA`;
+2. :func:`reduce_plain`: per key, the newest non-transactional commit (transactional commits and
+   markers kept): a step that can run on any chunk of rows, in any order, any number of times,
+   so a log of any size is read in bounded memory (Spark runs it in ``mapInArrow``);
+3. :func:`latest`: the committed offsets of the rows of one log partition (Spark runs it per log
+   partition in ``applyInArrow``).
+
+:class:`CommittedOffsets` runs the three over a stream of record batches for the command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = [
+    "COMMIT_NAMES",
+    "COMMIT_ROW_SCHEMA",
+    "OFFSET_SCHEMA",
+    "CommittedOffsets",
+    "commit_rows",
+    "latest",
+    "reduce_plain",
+]
+
+COMMIT_NAMES: Final = frozenset({"OffsetCommit", "LegacyOffsetCommit"})
+"""The ``recordName``s of offset commits."""
+
+_KEY: Final = ["group", "topic", "partition"]
+_LOG_KEY: Final = ["logTopic", "logPartition", *_KEY]
+
+OFFSET_SCHEMA: Final = pa.schema(
+    [
+        pa.field("group", pa.string()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("leaderEpoch", pa.int32()),
+        pa.field("metadata", pa.string()),
+        pa.field("commitTimestamp", pa.int64()),
+        pa.field("expireTimestamp", pa.int64()),
+        pa.field("recordOffset", pa.int64()),
+    ]
+)
+"""The committed offsets: one row per live (group, topic, partition), sorted by it;
+``recordOffset`` is the log offset of the commit."""
+
+COMMIT_ROW_SCHEMA: Final = pa.schema(
+    [
+        pa.field("logTopic", pa.string()),
+        pa.field("logPartition", pa.int32()),
+        *OFFSET_SCHEMA,
+        pa.field("producerId", pa.int64()),
+        pa.field("isTransactional", pa.bool_()),
+        pa.field("marker", pa.int8()),
+        pa.field("isTombstone", pa.bool_()),
+    ]
+)
+"""A commit (``marker`` -1) or an end-transaction marker (``marker`` 0 ABORT, 1 COMMIT; no
+key). A tombstone has null value columns."""
+
+_NO_MARKER: Final = -1
+
+
+def _column(rows: pa.Table, name: str, typ: pa.DataType) -> pa.ChunkedArray | pa.Array:
+    if name in rows.column_names:
+        return rows.column(name)
+    return pa.nulls(rows.num_rows, typ)
+
+
+def _member(union: pa.ChunkedArray, name: str) -> pa.ChunkedArray | None:
+    """A union member's structs (null where the row is another record), if the union has it."""
+    typ = union.type
+    if typ.get_field_index(name) < 0:
+        return None
+    return pc.struct_field(union, name)
+
+
+def _either(
+    first: pa.ChunkedArray | None,
+    second: pa.ChunkedArray | None,
+    field: str,
+    typ: pa.DataType,
+    n: int,
+) -> pa.Array | pa.ChunkedArray:
+    """``field`` of whichever member is set (``first`` wins), null where neither has it."""
+    parts = [
+        pc.struct_field(m, field)
+        for m in (first, second)
+        if m is not None and m.type.get_field_index(field) >= 0
+    ]
+    if not parts:
+        return pa.nulls(n, typ)
+    out = parts[0] if len(parts) == 1 else pc.coalesce(*parts)
+    return out.cast(typ)
+
+
+def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
+    """The offset commits and end-transaction markers of decoded ``__consumer_offsets`` rows,
+    in their order (:data:`COMMIT_ROW_SCHEMA`). Rows that did not decode are left out, as the
+    coordinator skips nothing but cannot use them either."""
+    rows = decoded if isinstance(decoded, pa.Table) else pa.Table.from_batches([decoded])
+    n = rows.num_rows
+    error = None
+    for name in ("_error", "_decode_error"):
+        if name in rows.column_names:
+            e = rows.column(name).is_null()
+            error = e if error is None else pc.and_(error, e)
+    ok = pa.array(np.ones(n, np.bool_)) if error is None else error
+    control = rows.column("isControl").fill_null(False)
+    commit = pc.and_(
+        pc.and_(ok, pc.invert(control)),
+        pc.is_in(rows.column("recordName"), pa.array(sorted(COMMIT_NAMES))).fill_null(False),
+    )
+    control_type = pc.binary_slice(rows.column("key"), 2, 4)
+    is_commit_marker = pc.equal(control_type, pa.scalar(b"\x00\x01", pa.binary()))
+    is_abort_marker = pc.equal(control_type, pa.scalar(b"\x00\x00", pa.binary()))
+    marker = pc.and_(
+        pc.and_(control, rows.column("isTransactional").fill_null(False)),
+        pc.or_(is_commit_marker, is_abort_marker).fill_null(False),
+    )
+    keep = pc.or_(commit, marker)
+    rows = rows.filter(keep)
+    is_commit_marker = is_commit_marker.filter(keep)
+    marker = marker.filter(keep)
+    m = rows.num_rows
+    key = rows.column("decodedKey")
+    value = rows.column("decodedValue")
+    k_new, k_old = _member(key, "OffsetCommitKey"), _member(key, "LegacyOffsetCommitKey")
+    v_new, v_old = _member(value, "OffsetCommitValue"), _member(value, "LegacyOffsetCommitValue")
+    tombstone = pc.and_(pc.invert(marker), rows.column("isTombstone").fill_null(False))
+
+    def value_field(field: str, typ: pa.DataType, default: int | None = None) -> pa.Array:
+        out = _either(v_new, v_old, field, typ, m)
+        if default is not None:
+            out = out.fill_null(pa.scalar(default, typ))
+        return pc.if_else(pc.or_(marker, tombstone), pa.scalar(None, typ), out)
+
+    columns = {
+        "logTopic": _column(rows, "topic", pa.string()),
+        "logPartition": _column(rows, "partition", pa.int32()).cast(pa.int32()),
+        "group": _either(k_new, k_old, "group", pa.string(), m),
+        "topic": _either(k_new, k_old, "topic", pa.string(), m),
+        "partition": _either(k_new, k_old, "partition", pa.int32(), m),
+        "offset": value_field("offset", pa.int64()),
+        "leaderEpoch": value_field("leaderEpoch", pa.int32(), -1),
+        "metadata": value_field("metadata", pa.string()),
+        "commitTimestamp": value_field("commitTimestamp", pa.int64()),
+        "expireTimestamp": value_field("expireTimestamp", pa.int64(), -1),
+        "recordOffset": rows.column("offset"),
+        "producerId": rows.column("producerId"),
+        "isTransactional": rows.column("isTransactional").fill_null(False),
+        "marker": pc.if_else(
+            marker,
+            pc.if_else(is_commit_marker, pa.scalar(1, pa.int8()), pa.scalar(0, pa.int8())),
+            pa.scalar(_NO_MARKER, pa.int8()),
+        ),
+        "isTombstone": tombstone,
+    }
+    return pa.table(columns, schema=COMMIT_ROW_SCHEMA)
+
+
+def _last_per_key(rows: pa.Table, keys: list[str]) -> pa.Table:
+    """The last row of each key, in the rows' order."""
+    if rows.num_rows == 0:
+        return rows
+    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
+    last = indexed.group_by(keys, use_threads=False).aggregate([("_i", "max")])
+    return rows.take(pa.array(np.sort(last.column("_i_max").to_numpy())))
+
+
+def reduce_plain(rows: pa.Table) -> pa.Table:
+    """Per (log partition, key), only the newest non-transactional commit (by log offset);
+    transactional commits and markers are kept. Order of the input does not matter; the output
+    is in log-offset order per log partition."""
+    if rows.num_rows == 0:
+        return rows
+    order = [(c, "ascending") for c in ("logTopic", "logPartition", "recordOffset")]
+    if not _in_log_order(rows):
+        rows = rows.sort_by(order)
+    plain = pc.and_(
+        pc.invert(rows.column("isTransactional")), pc.equal(rows.column("marker"), _NO_MARKER)
+    )
+    newest = _last_per_key(rows.filter(plain), _LOG_KEY)
+    others = rows.filter(pc.invert(plain))
+    if not others.num_rows:
+        return newest
+    return pa.concat_tables([newest, others]).sort_by(order)
+
+
+def _in_log_order(rows: pa.Table) -> bool:
+    """Whether the rows are of one log partition, by offset (as a log is read)."""
+    for name in ("logTopic", "logPartition"):
+        column = rows.column(name)
+        if column.null_count not in (0, len(column)) or len(column.unique()) > 1:
+            return False
+    offsets = rows.column("recordOffset").to_numpy()
+    return bool((offsets[1:] >= offsets[:-1]).all())
+
+
+def _apply_offsets(rows: pa.Table) -> pa.Table:
+    """The commits of one log partition that take effect, with ``applyOffset``: their own
+    offset, or a transactional commit's COMMIT marker's; aborted and open ones dropped."""
+    marker = rows.column("marker").to_numpy()
+    txn = rows.column("isTransactional").to_numpy(zero_copy_only=False)
+    offsets = rows.column("recordOffset").to_numpy()
+    producers = rows.column("producerId").to_numpy()
+    apply = np.where((marker == _NO_MARKER) & ~txn, offsets, -1)
+    pending = np.nonzero((marker == _NO_MARKER) & txn)[0]
+    ends = np.nonzero(marker != _NO_MARKER)[0]
+    if len(pending) and len(ends):
+        # (producer, offset) pairs as one sortable number: dense ranks of each, so it fits.
+        _, producer_rank = np.unique(
+            np.concatenate([producers[pending], producers[ends]]), return_inverse=True
+        )
+        offset_values, offset_rank = np.unique(
+            np.concatenate([offsets[pending], offsets[ends]]), return_inverse=True
+        )
+        pair = producer_rank.astype(np.int64) * (len(offset_values) + 1) + offset_rank
+        record_pair, end_pair = pair[: len(pending)], pair[len(pending) :]
+        end_producer = producer_rank[len(pending) :]
+        order = np.argsort(end_pair, kind="stable")
+        # the first marker of the same producer after each record
+        nxt = np.searchsorted(end_pair[order], record_pair, side="right")
+        found = nxt < len(ends)
+        nxt = np.minimum(nxt, len(ends) - 1)
+        marker_row = ends[order[nxt]]
+        found &= end_producer[order[nxt]] == producer_rank[: len(pending)]
+        committed = found & (marker[marker_row] == 1)
+        apply[pending[committed]] = offsets[marker_row[committed]]
+    effective = apply >= 0
+    out = rows.append_column("applyOffset", pa.array(apply))
+    return out.filter(pa.array(effective))
+
+
+def latest(rows: pa.Table) -> pa.Table:
+    """The committed offsets (:data:`OFFSET_SCHEMA`) of the commit rows of one log partition
+    (raw, or reduced by :func:`reduce_plain`; any order)."""
+    if rows.num_rows == 0:
+        return OFFSET_SCHEMA.empty_table()
+    rows = rows.sort_by("recordOffset")
+    effective = _apply_offsets(rows)
+    ordered = effective.sort_by([("applyOffset", "ascending"), ("recordOffset", "ascending")])
+    last = _last_per_key(ordered, _KEY)
+    live = last.filter(pc.invert(last.column("isTombstone")))
+    return live.select(OFFSET_SCHEMA.names).sort_by([(k, "ascending") for k in _KEY])
+
+
+def _merge_partitions(parts: Iterable[pa.Table]) -> pa.Table:
+    """The committed offsets of several log partitions: a key normally lives in one; if it is in
+    several, the partition read last wins (the order the coordinator would have loaded them)."""
+    tables = [t for t in parts if t.num_rows]
+    if not tables:
+        return OFFSET_SCHEMA.empty_table()
+    if len(tables) == 1:
+        return tables[0]
+    last = _last_per_key(pa.concat_tables(tables), _KEY)
+    return last.sort_by([(k, "ascending") for k in _KEY])
+
+
+class CommittedOffsets:
+    """:func:`commit_rows`, :func:`reduce_plain` and :func:`latest` over a stream of decoded
+    batches, in bounded memory: add the batches of each log partition in log order, then
+    read :meth:`table`."""
+
+    def __init__(self, reduce_every: int = 1 << 18) -> None:
+        self._reduce_every = reduce_every
+        self._chunks: list[pa.Table] = []
+        self._rows = 0
+        self._reduced = 0
+        self._done: list[pa.Table] = []
+
+    def add(self, decoded: pa.Table | pa.RecordBatch) -> None:
+        """Add decoded rows of the current log partition."""
+        rows = commit_rows(decoded)
+        if not rows.num_rows:
+            return
+        self._chunks.append(rows)
+        self._rows += rows.num_rows
+        if self._rows > max(self._reduce_every, 2 * self._reduced):
+            self._chunks = [reduce_plain(pa.concat_tables(self._chunks))]
+            self._rows = self._reduced = self._chunks[0].num_rows
+
+    def end_partition(self) -> None:
+        """The current log partition is complete."""
+        if self._chunks:
+            self._done.append(latest(pa.concat_tables(self._chunks)))
+        self._chunks, self._rows, self._reduced = [], 0, 0
+
+    def table(self) -> pa.Table:
+        """The committed offsets of everything added (:data:`OFFSET_SCHEMA`)."""
+        self.end_partition()
+        return _merge_partitions(self._done)

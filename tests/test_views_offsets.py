@@ -1,0 +1,187 @@
+"""The columnar committed-offsets view (``codegen.views.offsets``) against the record-by-record
+compacted view (``codegen.dumps.compacted.CompactedView``), on real segments written with
+commits, tombstones, legacy records and transactions that commit, abort or stay open."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codegen.dumps.arrow import record_batches
+from codegen.dumps.compacted import CompactedView
+from codegen.dumps.coordinator import decode_batches
+from codegen.dumps.writer import SegmentWriter
+from codegen.views.consumer_offsets import decode_commits
+from codegen.views.offsets import (
+    COMMIT_ROW_SCHEMA,
+    OFFSET_SCHEMA,
+    CommittedOffsets,
+    commit_rows,
+    latest,
+    reduce_plain,
+)
+from generated import MESSAGES
+
+_H = struct.Struct(">h")
+COMMIT, ABORT = 1, 0
+
+
+def _key(legacy: bool, group: str, topic: str, partition: int) -> bytes:
+    name = "LegacyOffsetCommitKey" if legacy else "OffsetCommitKey"
+    cls = MESSAGES[name]
+    return _H.pack(cls.API_KEY) + cls(group=group, topic=topic, partition=partition).encode(0)
+
+
+def _value(legacy: bool, version: int, offset: int, ts: int) -> bytes:
+    if legacy:
+        cls = MESSAGES["LegacyOffsetCommitValue"]
+        return _H.pack(0) + cls(offset=offset, metadata="m", commit_timestamp=ts).encode(0)
+    cls = MESSAGES["OffsetCommitValue"]
+    fields: dict[str, Any] = {"offset": offset, "metadata": "", "commit_timestamp": ts}
+    if version >= 3:
+        fields["leader_epoch"] = offset % 7
+    if version == 1:
+        fields["expire_timestamp"] = ts + 1000
+    return _H.pack(version) + cls(**fields).encode(version)
+
+
+# One step of a log: ("commit", key, legacy, version, offset, producer or None, tombstone)
+# or ("end", producer, COMMIT/ABORT).
+KEYS = [("g1", "t", 0), ("g1", "t", 1), ("g2", "t", 0), ("", "u", 3)]
+commit_step = st.tuples(
+    st.just("commit"),
+    st.sampled_from(range(len(KEYS))),
+    st.booleans(),
+    st.sampled_from([1, 2, 3]),
+    st.integers(0, 10_000),
+    st.one_of(st.none(), st.sampled_from([7, 8, 9])),
+    st.booleans(),
+)
+end_step = st.tuples(st.just("end"), st.sampled_from([7, 8, 9]), st.sampled_from([COMMIT, ABORT]))
+logs = st.lists(st.one_of(commit_step, commit_step, end_step), max_size=40)
+
+
+def _write(path: Path, steps: list[tuple[Any, ...]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with SegmentWriter(path) as w:
+        for n, step in enumerate(steps):
+            ts = 1_700_000_000_000 + n
+            if step[0] == "end":
+                _, producer, kind = step
+                w.write_control(kind, producer_id=producer, producer_epoch=0, timestamp=ts)
+                continue
+            _, k, legacy, version, offset, producer, tombstone = step
+            key = _key(legacy, *KEYS[k])
+            value = None if tombstone else _value(legacy, version, offset, ts)
+            w.write_batch(
+                [(key, value)],
+                timestamp=ts,
+                producer_id=-1 if producer is None else producer,
+                producer_epoch=-1 if producer is None else 0,
+                transactional=producer is not None,
+            )
+
+
+def _reference(path: Path) -> list[dict[str, Any]]:
+    view = CompactedView().add_batches(decode_batches(path))
+    return [
+        {
+            "group": o.group,
+            "topic": o.topic,
+            "partition": o.partition,
+            "offset": o.offset,
+            "leaderEpoch": o.leader_epoch,
+            "metadata": o.metadata,
+            "commitTimestamp": o.commit_timestamp,
+            "expireTimestamp": o.expire_timestamp,
+            "recordOffset": o.record_offset,
+        }
+        for o in view.offset_rows()
+    ]
+
+
+def _decoded(path: Path, batch_rows: int) -> list[pa.Table]:
+    return [decode_commits(rb)[0] for rb in record_batches(path, batch_rows=batch_rows)]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    steps=logs,
+    batch_rows=st.sampled_from([1, 3, 1000]),
+    reduce_every=st.sampled_from([1, 5, 1 << 18]),
+)
+def test_the_columnar_view_equals_the_record_view(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int, reduce_every: int
+) -> None:  # fmt: skip
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    _write(path, steps)
+    offsets = CommittedOffsets(reduce_every=reduce_every)
+    for table in _decoded(path, batch_rows):
+        offsets.add(table)
+    assert offsets.table().to_pylist() == _reference(path)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs, seed=st.randoms(use_true_random=False))
+def test_the_reduction_step_takes_chunks_in_any_order(
+    tmp_path: Path, steps: list[tuple[Any, ...]], seed: Any
+) -> None:  # fmt: skip
+    """What Spark does: reduce_plain on chunks read in any order, then latest per partition."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    _write(path, steps)
+    chunks = [commit_rows(t) for t in _decoded(path, 2)]
+    seed.shuffle(chunks)
+    reduced = [reduce_plain(c) for c in chunks]
+    seed.shuffle(reduced)
+    rows = reduce_plain(pa.concat_tables(reduced)) if reduced else OFFSET_SCHEMA.empty_table()
+    got = latest(rows) if reduced else rows
+    assert got.to_pylist() == _reference(path)
+
+
+def test_a_transactional_commit_applies_at_its_marker(tmp_path: Path) -> None:
+    """A transactional commit made before a plain one of the same key, committed after it,
+    wins: it takes effect at the COMMIT marker."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    steps = [
+        ("commit", 0, False, 3, 100, 7, False),  # offset 0: transactional, producer 7
+        ("commit", 0, False, 3, 200, None, False),  # offset 1: plain
+        ("end", 7, COMMIT),  # offset 2
+        ("commit", 1, False, 3, 300, 8, False),  # offset 3: aborted
+        ("end", 8, ABORT),
+        ("commit", 2, False, 3, 400, 9, False),  # never ends
+    ]
+    _write(path, steps)
+    offsets = CommittedOffsets()
+    for table in _decoded(path, 1000):
+        offsets.add(table)
+    rows = offsets.table().to_pylist()
+    assert [(r["group"], r["partition"], r["offset"], r["recordOffset"]) for r in rows] == [
+        ("g1", 0, 100, 0)
+    ]
+    assert rows == _reference(path)
+
+
+def test_rows_that_did_not_decode_are_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    good = _value(False, 3, 5, 1)
+    with SegmentWriter(path.parent.mkdir(parents=True) or path) as w:
+        w.write_batch([(_key(False, "g", "t", 0), good)])
+        w.write_batch([(_key(False, "g", "t", 0), _H.pack(3) + b"\x00")])  # cut short
+    (table,) = _decoded(path, 1000)
+    assert table.column("_decode_error").null_count == 1
+    got = latest(commit_rows(table)).to_pylist()
+    assert [r["offset"] for r in got] == [5] == [r["offset"] for r in _reference(path)]
+
+
+def test_an_empty_input_has_no_offsets() -> None:
+    assert CommittedOffsets().table().num_rows == 0
+    assert latest(COMMIT_ROW_SCHEMA.empty_table()).schema == OFFSET_SCHEMA
