@@ -1,7 +1,8 @@
 """Compacted views of ``__consumer_offsets`` as distributed DataFrame operations.
 
-The same semantics as ``codegen.dumps.compacted`` (the pure-Python core), without collecting
-anything to the driver:
+:func:`committed_offsets` runs the command line's definition (:mod:`codegen.views.offsets`);
+:func:`effective_records` and :func:`group_states` are DataFrame operations with the semantics of
+``codegen.dumps.compacted``, without collecting anything to the driver:
 
 - a record of a transactional batch counts only when its producer's next end-transaction marker
   in the same partition is a COMMIT, and it takes effect at the marker's offset; records of
@@ -15,7 +16,10 @@ isControl`` and the control key in ``key``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -99,19 +103,73 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
 
     Columns: ``group, topic, partition, offset, leaderEpoch, metadata, commitTimestamp,
     expireTimestamp, recordOffset`` (the log offset the commit came from), sorted by key.
+
+    The definition is the command line's (:mod:`codegen.views.offsets`): each Spark partition
+    keeps the newest plain commit per key (``mapInArrow``), then each log partition's commits
+    and transaction markers are resolved (``applyInArrow``).
     """
     from pyspark.sql import functions as F
 
-    rec = effective_records(decoded).filter(
-        F.col("recordName").isin("OffsetCommit", "LegacyOffsetCommit")
-    )
-    keys, value = committed_offset_columns()
-    latest = _latest(rec, keys, value)
+    from codegen.views.offsets import COMMIT_ROW_SCHEMA, OFFSET_SCHEMA
+
+    names = set(decoded.columns)
+    wanted = ["offset", "producerId", "isTransactional", "isControl", "key", "recordName"]
+    wanted += ["isTombstone", *(c for c in ("_error", "_decode_error") if c in names)]
+    log = [
+        F.col(c) if c in names else F.lit(None).cast(t).alias(c)
+        for c, t in (("topic", "string"), ("partition", "int"))
+    ]
+    unions = [
+        F.struct(*(F.col(f"{union}.{m}").alias(m) for m in members)).alias(union)
+        for union, members in _commit_members(decoded).items()
+    ]
+    narrow = decoded.select(*log, *wanted, *unions)
+    rows = narrow.mapInArrow(_reduce_commits, _ddl(COMMIT_ROW_SCHEMA))
     return (
-        latest.filter(F.col("_p").isNotNull())
-        .select("group", "topic", "partition", "_p.*")
+        rows.groupBy("logTopic", "logPartition")
+        .applyInArrow(_latest_offsets, _ddl(OFFSET_SCHEMA))
         .orderBy("group", "topic", "partition")
     )
+
+
+def _commit_members(decoded: DataFrame) -> dict[str, list[str]]:
+    """The offset-commit members of the decoded key and value unions (what the view reads)."""
+    from pyspark.sql.types import StructType
+
+    out: dict[str, list[str]] = {}
+    for union, members in (
+        ("decodedKey", ("OffsetCommitKey", "LegacyOffsetCommitKey")),
+        ("decodedValue", ("OffsetCommitValue", "LegacyOffsetCommitValue")),
+    ):
+        typ = decoded.schema[union].dataType
+        assert isinstance(typ, StructType)
+        out[union] = [m for m in members if m in typ.fieldNames()]
+    return out
+
+
+def _ddl(schema: pa.Schema) -> str:
+    spark_types = {
+        pa.string(): "string",
+        pa.int8(): "tinyint",
+        pa.int32(): "int",
+        pa.int64(): "long",
+        pa.bool_(): "boolean",
+    }
+    return ", ".join(f"`{f.name}` {spark_types[f.type]}" for f in schema)
+
+
+def _reduce_commits(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    from codegen.views.offsets import commit_rows, reduce_plain
+
+    chunks = [rows for rb in batches if (rows := commit_rows(rb)).num_rows]
+    if chunks:
+        yield from reduce_plain(pa.concat_tables(chunks)).to_batches()
+
+
+def _latest_offsets(rows: pa.Table) -> pa.Table:
+    from codegen.views.offsets import latest
+
+    return latest(rows)
 
 
 def group_states(decoded: DataFrame) -> DataFrame:
