@@ -114,7 +114,7 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
 
     names = set(decoded.columns)
     wanted = ["offset", "producerId", "isTransactional", "isControl", "key", "recordName"]
-    wanted += ["isTombstone", *(c for c in ("_error", "_decode_error") if c in names)]
+    wanted += ["isTombstone", *(c for c in ("timestamp", "_error", "_decode_error") if c in names)]
     log = [
         F.col(c) if c in names else F.lit(None).cast(t).alias(c)
         for c, t in (("topic", "string"), ("partition", "int"))

@@ -16,6 +16,7 @@ from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import decode_batches
 from codegen.dumps.writer import SegmentWriter
+from codegen.forensics.groups import GroupsView
 from codegen.views.consumer_offsets import decode_commits
 from codegen.views.offsets import (
     COMMIT_ROW_SCHEMA,
@@ -105,6 +106,16 @@ def _reference(path: Path) -> list[dict[str, Any]]:
     ]
 
 
+def _reference_deletions(path: Path) -> list[tuple[str, str, int, int, int]]:
+    view = GroupsView(0).add_batches(decode_batches(path))
+    assert isinstance(view, GroupsView)
+    return [
+        (e.group, e.detail["topic"], e.detail["partition"], e.offset, e.timestamp)
+        for e in view.events
+        if e.kind == "offset-deleted"
+    ]
+
+
 def _decoded(path: Path, batch_rows: int) -> list[pa.Table]:
     return [decode_commits(rb)[0] for rb in record_batches(path, batch_rows=batch_rows)]
 
@@ -126,6 +137,7 @@ def test_the_columnar_view_equals_the_record_view(
     for table in _decoded(path, batch_rows):
         offsets.add(table)
     assert offsets.table().to_pylist() == _reference(path)
+    assert [tuple(r.values()) for r in offsets.deleted().to_pylist()] == _reference_deletions(path)
 
 
 @settings(

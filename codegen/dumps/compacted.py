@@ -50,6 +50,21 @@ class CommittedOffset:
     record_offset: int
     """Offset of the log record the commit came from."""
 
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> CommittedOffset:
+        """From a row of the columnar view (``codegen.views.offsets.OFFSET_SCHEMA``)."""
+        return cls(
+            row["group"],
+            row["topic"],
+            row["partition"],
+            row["offset"],
+            row["leaderEpoch"],
+            row["metadata"],
+            row["commitTimestamp"],
+            row["expireTimestamp"],
+            row["recordOffset"],
+        )
+
 
 @dataclass(slots=True)
 class GroupMember:

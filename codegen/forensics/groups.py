@@ -54,14 +54,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
-from codegen.dumps.compacted import CompactedView, GroupState
-from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
+from codegen.dumps.compacted import CommittedOffset, CompactedView, GroupState
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.inputs import LogDirs, as_log_dirs
 from codegen.forensics.shares import SharePartitionState, share_states
+from codegen.views.consumer_offsets import read_compacted
+from codegen.views.offsets import CommittedOffsets
 
 __all__ = [
     "AsOf",
@@ -163,6 +167,28 @@ class GroupsView(CompactedView):
         if self.as_of is not None and self.as_of.excludes(batch.base_offset, batch.max_timestamp):
             return
         super().add_batch(item)
+
+    def take_offsets(self, offsets: CommittedOffsets) -> None:
+        """The committed offsets and their deletions from the columnar view, for a view fed
+        every record but the offset commits (:func:`codegen.views.consumer_offsets
+        .read_compacted`)."""
+        self.offsets = {
+            (r["group"], r["topic"], r["partition"]): CommittedOffset.from_row(r)
+            for r in offsets.table().to_pylist()
+        }
+        deleted = [
+            GroupEvent(
+                self.partition,
+                d["recordOffset"],
+                d["timestamp"],
+                d["group"],
+                "offset-deleted",
+                {"topic": d["topic"], "partition": d["partition"]},
+            )
+            for d in offsets.deleted().to_pylist()
+        ]
+        if deleted:
+            self.events = sorted(self.events + deleted, key=lambda e: e.offset)
 
     def _event(self, rec: DecodedRecord, group: str, kind: str, **detail: Any) -> None:
         self.events.append(
@@ -428,10 +454,24 @@ def group_views(
     """Replay each ``__consumer_offsets`` partition under ``path`` (broker log dirs, partition
     folders, segment files, globs: :mod:`codegen.forensics.inputs`) up to ``as_of``."""
     views: list[GroupsView] = []
+    decoder = coordinator_decoder(CONSUMER_OFFSETS)
+    up_to = (None, None) if as_of is None else (as_of.offset, as_of.timestamp_ms)
     for partition, files in dump_partitions(path):
         view = GroupsView(partition, as_of)
+        offsets = CommittedOffsets()
         for f in files:
-            view.add_batches(decode_batches(f, CONSUMER_OFFSETS, errors=errors))
+            for chunk in read_compacted(
+                f,
+                view,
+                offsets,
+                decoder,
+                max_batch_size=DEFAULT_MAX_DECOMPRESSED_SIZE,
+                max_batch_records=DEFAULT_MAX_BATCH_RECORDS,
+                up_to=up_to,
+            ):
+                if errors is not None:
+                    errors.extend(chunk.segment_errors)
+        view.take_offsets(offsets)
         views.append(view)
     return views
 

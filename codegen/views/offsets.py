@@ -36,9 +36,11 @@ import pyarrow.compute as pc
 __all__ = [
     "COMMIT_NAMES",
     "COMMIT_ROW_SCHEMA",
+    "DELETION_SCHEMA",
     "OFFSET_SCHEMA",
     "CommittedOffsets",
     "commit_rows",
+    "deletions",
     "latest",
     "reduce_plain",
 ]
@@ -70,6 +72,7 @@ COMMIT_ROW_SCHEMA: Final = pa.schema(
         pa.field("logTopic", pa.string()),
         pa.field("logPartition", pa.int32()),
         *OFFSET_SCHEMA,
+        pa.field("timestamp", pa.int64()),
         pa.field("producerId", pa.int64()),
         pa.field("isTransactional", pa.bool_()),
         pa.field("marker", pa.int8()),
@@ -77,7 +80,18 @@ COMMIT_ROW_SCHEMA: Final = pa.schema(
     ]
 )
 """A commit (``marker`` -1) or an end-transaction marker (``marker`` 0 ABORT, 1 COMMIT; no
-key). A tombstone has null value columns."""
+key). A tombstone has null value columns. ``timestamp`` is the record's (epoch ms)."""
+
+DELETION_SCHEMA: Final = pa.schema(
+    [
+        pa.field("group", pa.string()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("recordOffset", pa.int64()),
+        pa.field("timestamp", pa.int64()),
+    ]
+)
+"""The tombstones that deleted a live committed offset, in the order they took effect."""
 
 _NO_MARKER: Final = -1
 
@@ -113,6 +127,12 @@ def _either(
         return pa.nulls(n, typ)
     out = parts[0] if len(parts) == 1 else pc.coalesce(*parts)
     return out.cast(typ)
+
+
+def _millis(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    if pa.types.is_timestamp(column.type):
+        return pc.divide(column.cast(pa.int64()), 1000)  # kafka-log: microseconds
+    return column.cast(pa.int64())
 
 
 def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
@@ -168,6 +188,7 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
         "commitTimestamp": value_field("commitTimestamp", pa.int64()),
         "expireTimestamp": value_field("expireTimestamp", pa.int64(), -1),
         "recordOffset": rows.column("offset"),
+        "timestamp": _millis(_column(rows, "timestamp", pa.int64())),
         "producerId": rows.column("producerId"),
         "isTransactional": rows.column("isTransactional").fill_null(False),
         "marker": pc.if_else(
@@ -189,10 +210,39 @@ def _last_per_key(rows: pa.Table, keys: list[str]) -> pa.Table:
     return rows.take(pa.array(np.sort(last.column("_i_max").to_numpy())))
 
 
+def _key_ids(rows: pa.Table, keys: list[str]) -> np.ndarray:
+    """A number per row, equal for rows of equal ``keys``."""
+    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
+    lists = indexed.group_by(keys, use_threads=False).aggregate([("_i", "list")])
+    members = lists.column("_i_list").combine_chunks()
+    ids = np.empty(rows.num_rows, np.int64)
+    ids[members.flatten().to_numpy()] = pc.list_parent_indices(members).to_numpy()
+    return ids
+
+
+def _plain_kept(plain: pa.Table) -> pa.Table:
+    """Of plain commits in log order: per key the newest, every tombstone, and the commit just
+    before each tombstone (what says whether the tombstone deleted a live offset)."""
+    if plain.num_rows == 0:
+        return plain
+    tombstone = plain.column("isTombstone").to_numpy(zero_copy_only=False)
+    if not tombstone.any():
+        return _last_per_key(plain, _LOG_KEY)
+    ids = _key_ids(plain, _LOG_KEY)
+    order = np.lexsort((np.arange(len(ids)), ids))  # by key, then log order
+    same_next = np.zeros(len(ids), np.bool_)
+    same_next[:-1] = ids[order][1:] == ids[order][:-1]
+    next_tombstone = np.zeros(len(ids), np.bool_)
+    next_tombstone[:-1] = tombstone[order][1:]
+    keep = np.zeros(len(ids), np.bool_)
+    keep[order] = ~same_next | (same_next & next_tombstone) | tombstone[order]
+    return plain.filter(pa.array(keep))
+
+
 def reduce_plain(rows: pa.Table) -> pa.Table:
-    """Per (log partition, key), only the newest non-transactional commit (by log offset);
-    transactional commits and markers are kept. Order of the input does not matter; the output
-    is in log-offset order per log partition."""
+    """Per (log partition, key), only the newest non-transactional commit (by log offset), its
+    tombstones and the commits just before them; transactional commits and markers are kept.
+    Order of the input does not matter; the output is in log-offset order per log partition."""
     if rows.num_rows == 0:
         return rows
     order = [(c, "ascending") for c in ("logTopic", "logPartition", "recordOffset")]
@@ -201,7 +251,7 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
     plain = pc.and_(
         pc.invert(rows.column("isTransactional")), pc.equal(rows.column("marker"), _NO_MARKER)
     )
-    newest = _last_per_key(rows.filter(plain), _LOG_KEY)
+    newest = _plain_kept(rows.filter(plain))
     others = rows.filter(pc.invert(plain))
     if not others.num_rows:
         return newest
@@ -266,6 +316,23 @@ def latest(rows: pa.Table) -> pa.Table:
     return live.select(OFFSET_SCHEMA.names).sort_by([(k, "ascending") for k in _KEY])
 
 
+def deletions(rows: pa.Table) -> pa.Table:
+    """The tombstones among the commit rows of one log partition (raw, or reduced by
+    :func:`reduce_plain`) that deleted a live committed offset (:data:`DELETION_SCHEMA`)."""
+    if rows.num_rows == 0 or not pc.any(rows.column("isTombstone")).as_py():
+        return DELETION_SCHEMA.empty_table()
+    effective = _apply_offsets(rows.sort_by("recordOffset"))
+    ordered = effective.sort_by([("applyOffset", "ascending"), ("recordOffset", "ascending")])
+    ids = _key_ids(ordered, _KEY)
+    tombstone = ordered.column("isTombstone").to_numpy(zero_copy_only=False)
+    order = np.lexsort((np.arange(len(ids)), ids))
+    after_live = np.zeros(len(ids), np.bool_)
+    after_live[1:] = (ids[order][1:] == ids[order][:-1]) & ~tombstone[order][:-1]
+    deleted = np.zeros(len(ids), np.bool_)
+    deleted[order] = after_live & tombstone[order]
+    return ordered.filter(pa.array(deleted)).select(DELETION_SCHEMA.names)
+
+
 def _merge_partitions(parts: Iterable[pa.Table]) -> pa.Table:
     """The committed offsets of several log partitions: a key normally lives in one; if it is in
     several, the partition read last wins (the order the coordinator would have loaded them)."""
@@ -289,6 +356,7 @@ class CommittedOffsets:
         self._rows = 0
         self._reduced = 0
         self._done: list[pa.Table] = []
+        self._deleted: list[pa.Table] = []
 
     def add(self, decoded: pa.Table | pa.RecordBatch) -> None:
         """Add decoded rows of the current log partition."""
@@ -304,10 +372,19 @@ class CommittedOffsets:
     def end_partition(self) -> None:
         """The current log partition is complete."""
         if self._chunks:
-            self._done.append(latest(pa.concat_tables(self._chunks)))
+            rows = pa.concat_tables(self._chunks)
+            self._done.append(latest(rows))
+            self._deleted.append(deletions(rows))
         self._chunks, self._rows, self._reduced = [], 0, 0
 
     def table(self) -> pa.Table:
         """The committed offsets of everything added (:data:`OFFSET_SCHEMA`)."""
         self.end_partition()
         return _merge_partitions(self._done)
+
+    def deleted(self) -> pa.Table:
+        """The tombstones that deleted a live committed offset (:data:`DELETION_SCHEMA`), by log
+        partition in the order added, each in the order they took effect."""
+        self.end_partition()
+        tables = [t for t in self._deleted if t.num_rows]
+        return pa.concat_tables(tables) if tables else DELETION_SCHEMA.empty_table()
