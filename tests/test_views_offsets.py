@@ -67,7 +67,7 @@ end_step = st.tuples(st.just("end"), st.sampled_from([7, 8, 9]), st.sampled_from
 logs = st.lists(st.one_of(commit_step, commit_step, end_step), max_size=40)
 
 
-def _write(path: Path, steps: list[tuple[Any, ...]]) -> None:
+def write_log(path: Path, steps: list[tuple[Any, ...]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with SegmentWriter(path) as w:
         for n, step in enumerate(steps):
@@ -132,7 +132,7 @@ def test_the_columnar_view_equals_the_record_view(
     tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int, reduce_every: int
 ) -> None:  # fmt: skip
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
-    _write(path, steps)
+    write_log(path, steps)
     offsets = CommittedOffsets(reduce_every=reduce_every)
     for table in _decoded(path, batch_rows):
         offsets.add(table)
@@ -149,7 +149,7 @@ def test_the_reduction_step_takes_chunks_in_any_order(
 ) -> None:  # fmt: skip
     """What Spark does: reduce_plain on chunks read in any order, then latest per partition."""
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
-    _write(path, steps)
+    write_log(path, steps)
     chunks = [commit_rows(t) for t in _decoded(path, 2)]
     seed.shuffle(chunks)
     reduced = [reduce_plain(c) for c in chunks]
@@ -171,7 +171,7 @@ def test_a_transactional_commit_applies_at_its_marker(tmp_path: Path) -> None:
         ("end", 8, ABORT),
         ("commit", 2, False, 3, 400, 9, False),  # never ends
     ]
-    _write(path, steps)
+    write_log(path, steps)
     offsets = CommittedOffsets()
     for table in _decoded(path, 1000):
         offsets.add(table)

@@ -54,12 +54,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
+from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     SHARE_GROUP_STATE,
     TRANSACTION_STATE,
-    decode_batches,
+    CoordinatorDecoder,
+    coordinator_decoder,
 )
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
@@ -73,6 +75,7 @@ from codegen.forensics.releases import (
     release_lines,
 )
 from codegen.text import plural
+from codegen.views.live import LiveKeys
 
 __all__ = [
     "BLOCKED",
@@ -135,10 +138,15 @@ class LiveRecords(CompactedView):
         if rec.value_bytes is None:
             self.live.pop(rec.key_bytes, None)
             return
+        self.live[rec.key_bytes] = self.live_record(rec)
+
+    def live_record(self, rec: DecodedRecord) -> LiveRecord:
+        """What is judged of a live record (not a tombstone)."""
+        assert rec.value_bytes is not None
         version = rec.value_version
         if version < 0 and len(rec.value_bytes) >= 2:
             version = int.from_bytes(rec.value_bytes[:2], "big", signed=True)
-        self.live[rec.key_bytes] = LiveRecord(
+        return LiveRecord(
             self.partition,
             rec.offset,
             rec.record_type,
@@ -146,6 +154,15 @@ class LiveRecords(CompactedView):
             version,
             _group_of(rec),
         )
+
+    def take_live(self, rows: list[dict[str, Any]], decoder: CoordinatorDecoder) -> None:
+        """The live records from the columnar view (``codegen.views.live``), decoded here:
+        a view fed no records, so only :attr:`live` is filled."""
+        for row in rows:
+            ts = row["timestamp"]
+            millis = -1 if ts is None else int(ts.timestamp() * 1000)
+            rec = decoder.decode(row["key"], row["value"], row["recordOffset"], millis)
+            self.live[row["key"]] = self.live_record(rec)
 
 
 def _group_of(rec: DecodedRecord) -> str | None:
@@ -187,7 +204,8 @@ def live_records(
     errors: list[SegmentError] | None = None,
     topic: str = CONSUMER_OFFSETS,
 ) -> list[LiveRecords]:
-    """The compacted state of each ``topic`` partition under ``path``."""
+    """The live records of each ``topic`` partition under ``path`` (:attr:`LiveRecords.live`;
+    read from columns, so the views hold no group state)."""
     return _live(dump_partitions(path, topic), topic, errors)
 
 
@@ -195,10 +213,17 @@ def _live(
     partitions: list[tuple[int, list[Path]]], topic: str, errors: list[SegmentError] | None
 ) -> list[LiveRecords]:
     views: list[LiveRecords] = []
+    decoder = coordinator_decoder(topic)
     for partition, files in partitions:
         view = LiveRecords(partition)
+        keys = LiveKeys()
         for f in files:
-            view.add_batches(decode_batches(f, topic, errors=errors))
+            found: list[SegmentError] = []
+            for rb in record_batches(f, headers=False, segment_errors=found):
+                keys.add(rb)
+            if errors is not None:
+                errors.extend(found)
+        view.take_live(keys.table().to_pylist(), decoder)
         views.append(view)
     return views
 

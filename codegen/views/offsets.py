@@ -33,6 +33,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from codegen.views.compaction import (
+    NO_MARKER,
+    apply_offsets,
+    in_log_order,
+    key_ids,
+    last_per_key,
+    millis,
+)
+
 __all__ = [
     "COMMIT_NAMES",
     "COMMIT_ROW_SCHEMA",
@@ -93,8 +102,6 @@ DELETION_SCHEMA: Final = pa.schema(
 )
 """The tombstones that deleted a live committed offset, in the order they took effect."""
 
-_NO_MARKER: Final = -1
-
 
 def _column(rows: pa.Table, name: str, typ: pa.DataType) -> pa.ChunkedArray | pa.Array:
     if name in rows.column_names:
@@ -127,12 +134,6 @@ def _either(
         return pa.nulls(n, typ)
     out = parts[0] if len(parts) == 1 else pc.coalesce(*parts)
     return out.cast(typ)
-
-
-def _millis(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
-    if pa.types.is_timestamp(column.type):
-        return pc.divide(column.cast(pa.int64()), 1000)  # kafka-log: microseconds
-    return column.cast(pa.int64())
 
 
 def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
@@ -188,36 +189,17 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
         "commitTimestamp": value_field("commitTimestamp", pa.int64()),
         "expireTimestamp": value_field("expireTimestamp", pa.int64(), -1),
         "recordOffset": rows.column("offset"),
-        "timestamp": _millis(_column(rows, "timestamp", pa.int64())),
+        "timestamp": millis(_column(rows, "timestamp", pa.int64())),
         "producerId": rows.column("producerId"),
         "isTransactional": rows.column("isTransactional").fill_null(False),
         "marker": pc.if_else(
             marker,
             pc.if_else(is_commit_marker, pa.scalar(1, pa.int8()), pa.scalar(0, pa.int8())),
-            pa.scalar(_NO_MARKER, pa.int8()),
+            pa.scalar(NO_MARKER, pa.int8()),
         ),
         "isTombstone": tombstone,
     }
     return pa.table(columns, schema=COMMIT_ROW_SCHEMA)
-
-
-def _last_per_key(rows: pa.Table, keys: list[str]) -> pa.Table:
-    """The last row of each key, in the rows' order."""
-    if rows.num_rows == 0:
-        return rows
-    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
-    last = indexed.group_by(keys, use_threads=False).aggregate([("_i", "max")])
-    return rows.take(pa.array(np.sort(last.column("_i_max").to_numpy())))
-
-
-def _key_ids(rows: pa.Table, keys: list[str]) -> np.ndarray:
-    """A number per row, equal for rows of equal ``keys``."""
-    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
-    lists = indexed.group_by(keys, use_threads=False).aggregate([("_i", "list")])
-    members = lists.column("_i_list").combine_chunks()
-    ids = np.empty(rows.num_rows, np.int64)
-    ids[members.flatten().to_numpy()] = pc.list_parent_indices(members).to_numpy()
-    return ids
 
 
 def _plain_kept(plain: pa.Table) -> pa.Table:
@@ -227,8 +209,8 @@ def _plain_kept(plain: pa.Table) -> pa.Table:
         return plain
     tombstone = plain.column("isTombstone").to_numpy(zero_copy_only=False)
     if not tombstone.any():
-        return _last_per_key(plain, _LOG_KEY)
-    ids = _key_ids(plain, _LOG_KEY)
+        return last_per_key(plain, _LOG_KEY)
+    ids = key_ids(plain, _LOG_KEY)
     order = np.lexsort((np.arange(len(ids)), ids))  # by key, then log order
     same_next = np.zeros(len(ids), np.bool_)
     same_next[:-1] = ids[order][1:] == ids[order][:-1]
@@ -246,10 +228,10 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
     if rows.num_rows == 0:
         return rows
     order = [(c, "ascending") for c in ("logTopic", "logPartition", "recordOffset")]
-    if not _in_log_order(rows):
+    if not in_log_order(rows, "logTopic", "logPartition"):
         rows = rows.sort_by(order)
     plain = pc.and_(
-        pc.invert(rows.column("isTransactional")), pc.equal(rows.column("marker"), _NO_MARKER)
+        pc.invert(rows.column("isTransactional")), pc.equal(rows.column("marker"), NO_MARKER)
     )
     newest = _plain_kept(rows.filter(plain))
     others = rows.filter(pc.invert(plain))
@@ -258,60 +240,15 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
     return pa.concat_tables([newest, others]).sort_by(order)
 
 
-def _in_log_order(rows: pa.Table) -> bool:
-    """Whether the rows are of one log partition, by offset (as a log is read)."""
-    for name in ("logTopic", "logPartition"):
-        column = rows.column(name)
-        if column.null_count not in (0, len(column)) or len(column.unique()) > 1:
-            return False
-    offsets = rows.column("recordOffset").to_numpy()
-    return bool((offsets[1:] >= offsets[:-1]).all())
-
-
-def _apply_offsets(rows: pa.Table) -> pa.Table:
-    """The commits of one log partition that take effect, with ``applyOffset``: their own
-    offset, or a transactional commit's COMMIT marker's; aborted and open ones dropped."""
-    marker = rows.column("marker").to_numpy()
-    txn = rows.column("isTransactional").to_numpy(zero_copy_only=False)
-    offsets = rows.column("recordOffset").to_numpy()
-    producers = rows.column("producerId").to_numpy()
-    apply = np.where((marker == _NO_MARKER) & ~txn, offsets, -1)
-    pending = np.nonzero((marker == _NO_MARKER) & txn)[0]
-    ends = np.nonzero(marker != _NO_MARKER)[0]
-    if len(pending) and len(ends):
-        # (producer, offset) pairs as one sortable number: dense ranks of each, so it fits.
-        _, producer_rank = np.unique(
-            np.concatenate([producers[pending], producers[ends]]), return_inverse=True
-        )
-        offset_values, offset_rank = np.unique(
-            np.concatenate([offsets[pending], offsets[ends]]), return_inverse=True
-        )
-        pair = producer_rank.astype(np.int64) * (len(offset_values) + 1) + offset_rank
-        record_pair, end_pair = pair[: len(pending)], pair[len(pending) :]
-        end_producer = producer_rank[len(pending) :]
-        order = np.argsort(end_pair, kind="stable")
-        # the first marker of the same producer after each record
-        nxt = np.searchsorted(end_pair[order], record_pair, side="right")
-        found = nxt < len(ends)
-        nxt = np.minimum(nxt, len(ends) - 1)
-        marker_row = ends[order[nxt]]
-        found &= end_producer[order[nxt]] == producer_rank[: len(pending)]
-        committed = found & (marker[marker_row] == 1)
-        apply[pending[committed]] = offsets[marker_row[committed]]
-    effective = apply >= 0
-    out = rows.append_column("applyOffset", pa.array(apply))
-    return out.filter(pa.array(effective))
-
-
 def latest(rows: pa.Table) -> pa.Table:
     """The committed offsets (:data:`OFFSET_SCHEMA`) of the commit rows of one log partition
     (raw, or reduced by :func:`reduce_plain`; any order)."""
     if rows.num_rows == 0:
         return OFFSET_SCHEMA.empty_table()
     rows = rows.sort_by("recordOffset")
-    effective = _apply_offsets(rows)
+    effective = apply_offsets(rows)
     ordered = effective.sort_by([("applyOffset", "ascending"), ("recordOffset", "ascending")])
-    last = _last_per_key(ordered, _KEY)
+    last = last_per_key(ordered, _KEY)
     live = last.filter(pc.invert(last.column("isTombstone")))
     return live.select(OFFSET_SCHEMA.names).sort_by([(k, "ascending") for k in _KEY])
 
@@ -321,9 +258,9 @@ def deletions(rows: pa.Table) -> pa.Table:
     :func:`reduce_plain`) that deleted a live committed offset (:data:`DELETION_SCHEMA`)."""
     if rows.num_rows == 0 or not pc.any(rows.column("isTombstone")).as_py():
         return DELETION_SCHEMA.empty_table()
-    effective = _apply_offsets(rows.sort_by("recordOffset"))
+    effective = apply_offsets(rows.sort_by("recordOffset"))
     ordered = effective.sort_by([("applyOffset", "ascending"), ("recordOffset", "ascending")])
-    ids = _key_ids(ordered, _KEY)
+    ids = key_ids(ordered, _KEY)
     tombstone = ordered.column("isTombstone").to_numpy(zero_copy_only=False)
     order = np.lexsort((np.arange(len(ids)), ids))
     after_live = np.zeros(len(ids), np.bool_)
@@ -341,7 +278,7 @@ def _merge_partitions(parts: Iterable[pa.Table]) -> pa.Table:
         return OFFSET_SCHEMA.empty_table()
     if len(tables) == 1:
         return tables[0]
-    last = _last_per_key(pa.concat_tables(tables), _KEY)
+    last = last_per_key(pa.concat_tables(tables), _KEY)
     return last.sort_by([(k, "ascending") for k in _KEY])
 
 

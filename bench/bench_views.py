@@ -1,0 +1,85 @@
+"""How the views from columns scale: ``dump --compacted`` and ``groups`` on a 1 M-record and a
+16 M-record ``__consumer_offsets`` dump, per record and in peak memory.
+
+Each dump is written as ``make demo`` writes its dump (``spark_udfs.synth``: classic and
+consumer groups, transactional commits, tombstones), one partition per million records (a
+broker rolls segments long before 16 M records, so no one file holds them all). Every command
+runs whole, stdout to /dev/null, timed in CPU (user + system) with its peak resident memory;
+the best of ``--repeat`` runs. The targets: the 16 M dump within 20 % of the 1 M figure per
+record, and peak memory within 2x.
+
+    python bench/bench_views.py                     # 1 M and 16 M records
+    python bench/bench_views.py --sizes 200000 800000 --repeat 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench_dumps import python_env
+
+from spark_udfs.synth import write_consumer_offsets
+
+COMMANDS = {
+    "dump --compacted": ["dump", "--compacted", "-q"],
+    "groups": ["groups", "--format", "jsonl"],
+}
+
+
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """(CPU seconds, peak RSS in MB) of one command."""
+    with open(os.devnull, "wb") as null:
+        proc = subprocess.Popen(cmd, stdout=null, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        err = proc.stderr.read() if proc.stderr else b""
+    if os.waitstatus_to_exitcode(status) not in (0, 3):
+        sys.exit(f"{cmd[:5]}... failed: {err.decode()[-2000:]}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 16_000_000])
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--groups", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = python_env(Path(tmp) / "pycache")
+        dumps = {}
+        for n in args.sizes:
+            folder = Path(tmp) / f"dump-{n}"
+            stats = write_consumer_offsets(
+                folder, records=n, partitions=max(1, n // 1_000_000), groups=args.groups
+            )
+            dumps[n] = (folder, stats.records)
+            print(f"{stats.records:,} records in {len(stats.files)} partition(s)", flush=True)
+        results: dict[tuple[str, int], tuple[float, int]] = {}
+        for name, argv in COMMANDS.items():
+            for n, (folder, _) in dumps.items():
+                cmd = [sys.executable, "-m", "codegen", argv[0], str(folder), *argv[1:]]
+                runs = [measure(cmd, env) for _ in range(args.repeat)]
+                results[name, n] = (min(r[0] for r in runs), max(r[1] for r in runs))
+        first = args.sizes[0]
+        print(f"\n{'command':18} {'records':>12} {'cpu s':>8} {'records/s':>11} "
+              f"{'per record':>11} {'peak MB':>8} {'memory':>7}")  # fmt: skip
+        for name in COMMANDS:
+            base_cpu, base_mem = results[name, first]
+            base_rate = dumps[first][1] / base_cpu
+            for n, (_, records) in dumps.items():
+                cpu, mem = results[name, n]
+                rate = records / cpu
+                print(
+                    f"{name:18} {records:>12,} {cpu:8.2f} {rate:>11,.0f} "
+                    f"{base_rate / rate:10.2f}x {mem:8} {mem / base_mem:6.2f}x"
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Log compaction on Arrow columns: the primitives the views share.
+
+A log partition's rows in log order (``recordOffset``), each a record or an end-transaction
+marker (``marker``: -1 none, 0 ABORT, 1 COMMIT) with its producer id and transactional flag.
+A record of a transactional batch takes effect at its producer's next marker if that is a
+COMMIT (``applyOffset``) and never otherwise; the last record per key in that order wins.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["NO_MARKER", "apply_offsets", "in_log_order", "key_ids", "last_per_key", "millis"]
+
+NO_MARKER: Final = -1
+"""``marker`` of a record (not an end-transaction marker)."""
+
+
+def millis(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """Epoch milliseconds of a timestamp column (``kafka-log``'s are microseconds)."""
+    if pa.types.is_timestamp(column.type):
+        return pc.divide(column.cast(pa.int64()), 1000)
+    return column.cast(pa.int64())
+
+
+def last_per_key(rows: pa.Table, keys: list[str]) -> pa.Table:
+    """The last row of each key, in the rows' order."""
+    if rows.num_rows == 0:
+        return rows
+    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
+    last = indexed.group_by(keys, use_threads=False).aggregate([("_i", "max")])
+    return rows.take(pa.array(np.sort(last.column("_i_max").to_numpy())))
+
+
+def key_ids(rows: pa.Table, keys: list[str]) -> np.ndarray:
+    """A number per row, equal for rows of equal ``keys``."""
+    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
+    lists = indexed.group_by(keys, use_threads=False).aggregate([("_i", "list")])
+    members = lists.column("_i_list").combine_chunks()
+    ids = np.empty(rows.num_rows, np.int64)
+    ids[members.flatten().to_numpy()] = pc.list_parent_indices(members).to_numpy()
+    return ids
+
+
+def in_log_order(rows: pa.Table, *partition: str) -> bool:
+    """Whether the rows are of one log partition (equal ``partition`` columns), by offset."""
+    for name in partition:
+        column = rows.column(name)
+        if column.null_count not in (0, len(column)) or len(column.unique()) > 1:
+            return False
+    offsets = rows.column("recordOffset").to_numpy()
+    return bool((offsets[1:] >= offsets[:-1]).all())
+
+
+def apply_offsets(rows: pa.Table) -> pa.Table:
+    """The records of one log partition (in log order) that take effect, with ``applyOffset``:
+    their own offset, or a transactional record's COMMIT marker's; aborted and open ones and
+    the markers dropped."""
+    marker = rows.column("marker").to_numpy()
+    txn = rows.column("isTransactional").to_numpy(zero_copy_only=False)
+    offsets = rows.column("recordOffset").to_numpy()
+    producers = rows.column("producerId").to_numpy()
+    apply = np.where((marker == NO_MARKER) & ~txn, offsets, -1)
+    pending = np.nonzero((marker == NO_MARKER) & txn)[0]
+    ends = np.nonzero(marker != NO_MARKER)[0]
+    if len(pending) and len(ends):
+        # (producer, offset) pairs as one sortable number: dense ranks of each, so it fits.
+        _, producer_rank = np.unique(
+            np.concatenate([producers[pending], producers[ends]]), return_inverse=True
+        )
+        offset_values, offset_rank = np.unique(
+            np.concatenate([offsets[pending], offsets[ends]]), return_inverse=True
+        )
+        pair = producer_rank.astype(np.int64) * (len(offset_values) + 1) + offset_rank
+        record_pair, end_pair = pair[: len(pending)], pair[len(pending) :]
+        end_producer = producer_rank[len(pending) :]
+        order = np.argsort(end_pair, kind="stable")
+        # the first marker of the same producer after each record
+        nxt = np.searchsorted(end_pair[order], record_pair, side="right")
+        found = nxt < len(ends)
+        nxt = np.minimum(nxt, len(ends) - 1)
+        marker_row = ends[order[nxt]]
+        found &= end_producer[order[nxt]] == producer_rank[: len(pending)]
+        committed = found & (marker[marker_row] == 1)
+        apply[pending[committed]] = offsets[marker_row[committed]]
+    effective = apply >= 0
+    out = rows.append_column("applyOffset", pa.array(apply))
+    return out.filter(pa.array(effective))
