@@ -17,10 +17,12 @@ from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import decode_batches
 from codegen.dumps.writer import SegmentWriter
 from codegen.forensics.groups import GroupsView
+from codegen.forensics.lag import OffsetsView
 from codegen.views.consumer_offsets import decode_commits
 from codegen.views.offsets import (
     COMMIT_ROW_SCHEMA,
     OFFSET_SCHEMA,
+    CommitHistory,
     CommittedOffsets,
     commit_rows,
     latest,
@@ -197,3 +199,26 @@ def test_rows_that_did_not_decode_are_left_out(tmp_path: Path) -> None:
 def test_an_empty_input_has_no_offsets() -> None:
     assert CommittedOffsets().table().num_rows == 0
     assert latest(COMMIT_ROW_SCHEMA.empty_table()).schema == OFFSET_SCHEMA
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs, batch_rows=st.sampled_from([1, 3, 1000]))
+def test_the_commit_history_equals_the_record_view(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
+) -> None:
+    """What ``lag`` reads: every commit that took effect, the tombstones after a commit, and
+    which offsets are live."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    expected = OffsetsView(0).add_batches(decode_batches(path))
+    assert isinstance(expected, OffsetsView)
+    commits = CommitHistory()
+    for table in _decoded(path, batch_rows):
+        commits.add(table)
+    got = OffsetsView(0)
+    got.take_history(commits.table(), -1)
+    assert got.history == expected.history
+    assert got.deletions == expected.deletions
+    assert got.offsets == expected.offsets

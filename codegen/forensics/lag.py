@@ -50,8 +50,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from codegen.dumps.compacted import CompactedView
-from codegen.dumps.coordinator import CONSUMER_OFFSETS, decode_batches
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from codegen.dumps.arrow import record_batches
+from codegen.dumps.compacted import CommittedOffset, CompactedView
+from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.forensics.cluster import cluster_metadata
@@ -60,6 +65,9 @@ from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import LogDirs, LogEnds, discover
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.text import plural
+from codegen.views.compaction import key_ids
+from codegen.views.consumer_offsets import batches_up_to, decode_commits
+from codegen.views.offsets import CommitHistory
 
 __all__ = [
     "DEFAULT_MIN_COMMITS",
@@ -182,6 +190,11 @@ class GroupLag:
         return doc
 
 
+_KEY_COLUMNS: Final = ("group", "topic", "partition")
+_COMMIT_COLUMNS: Final = ("recordOffset", "commitTimestamp", "offset", "leaderEpoch")
+"""The columns of the columnar history that make a :class:`Commit`."""
+
+
 class OffsetsView(CompactedView):
     """The compacted view of one partition, also keeping every commit and offset deletion."""
 
@@ -201,6 +214,65 @@ class OffsetsView(CompactedView):
             return
         self.newest_timestamp = max(self.newest_timestamp, batch.max_timestamp)
         super().add_batch(item)
+
+    def take_history(self, history: pa.Table, newest_timestamp: int) -> None:
+        """The commits from the columnar view (``codegen.views.offsets.HISTORY_SCHEMA`` rows
+        of this partition, in the order they took effect), for a view fed no records."""
+        self.newest_timestamp = max(self.newest_timestamp, newest_timestamp)
+        if not history.num_rows:
+            return
+        ordered = history.sort_by([(c, "ascending") for c in _KEY_COLUMNS])  # stable
+        n = ordered.num_rows
+        groups, topics, partitions = (ordered.column(c).to_pylist() for c in _KEY_COLUMNS)
+        tombstone = ordered.column("isTombstone").to_numpy(zero_copy_only=False)
+        record_offset = ordered.column("recordOffset").to_numpy()
+        # Key segments (the rows are sorted by key), and where each starts in the commits and
+        # in the deletions (tombstones after a commit of their key).
+        segment = np.cumsum(np.diff(key_ids(ordered, list(_KEY_COLUMNS)), prepend=-1) != 0) - 1
+        starts = np.flatnonzero(np.diff(segment, prepend=-1))
+        commit_rows = np.flatnonzero(~tombstone)
+        seen = np.cumsum(~tombstone) - ~tombstone  # commits before each row
+        deleted_rows = np.flatnonzero(tombstone & (seen > seen[starts][segment]))
+        bounds = np.append(starts, n)
+        commit_bounds = np.searchsorted(commit_rows, bounds).tolist()
+        deleted_bounds = np.searchsorted(deleted_rows, bounds).tolist()
+        take = pa.array(commit_rows)
+        commits_of = list(
+            map(
+                Commit,
+                record_offset[commit_rows].tolist(),
+                ordered.column("commitTimestamp").take(take).to_pylist(),
+                ordered.column("offset").take(take).to_pylist(),
+                ordered.column("leaderEpoch").take(take).to_pylist(),
+                itertools.repeat(None, len(commit_rows)),
+                itertools.repeat(None, len(commit_rows)),
+            )
+        )
+        deleted_at = record_offset[deleted_rows].tolist()
+        metadata = ordered.column("metadata").to_pylist()
+        expire = ordered.column("expireTimestamp").to_pylist()
+        ends = bounds[1:].tolist()
+        for k, start in enumerate(starts.tolist()):
+            commits = commits_of[commit_bounds[k] : commit_bounds[k + 1]]
+            if not commits:
+                continue
+            key = (groups[start], topics[start], partitions[start])
+            self.history[key] = commits
+            deleted = deleted_at[deleted_bounds[k] : deleted_bounds[k + 1]]
+            if deleted:
+                self.deletions[key] = deleted
+            last_row = ends[k] - 1
+            if not tombstone[last_row]:
+                last = commits[-1]
+                self.offsets[key] = CommittedOffset(
+                    *key,
+                    last.offset,
+                    last.leader_epoch,
+                    metadata[last_row],
+                    last.commit_timestamp,
+                    expire[last_row],
+                    last.record_offset,
+                )
 
     def add(self, rec: DecodedRecord) -> None:
         super().add(rec)
@@ -227,6 +299,28 @@ class OffsetsView(CompactedView):
             self.history[k] = [commit]
         else:
             commits.append(commit)
+
+
+def _offsets_view(
+    partition: int, files: list[Path], as_of: AsOf | None, errors: list[SegmentError] | None
+) -> OffsetsView:
+    """One partition's commits from the engine's columns (``codegen.views.offsets.history``)."""
+    view = OffsetsView(partition, as_of)
+    commits = CommitHistory()
+    newest = -1
+    for f in files:
+        found: list[SegmentError] = []
+        for rb in record_batches(f, headers=False, batch_rows=32768, segment_errors=found):
+            if as_of is not None:
+                rb = rb.filter(pa.array(batches_up_to(rb, as_of.offset, as_of.timestamp_ms)))
+            stamps = rb.column("timestamp").drop_null()
+            if len(stamps):
+                newest = max(newest, pc.max(stamps).cast(pa.int64()).as_py() // 1000)
+            commits.add(decode_commits(rb)[0])
+        if errors is not None:
+            errors.extend(found)
+    view.take_history(commits.table(), newest)
+    return view
 
 
 def burrow_status(
@@ -310,12 +404,9 @@ def lag_reports(
         if isinstance(path, LogDirs)
         else discover([path] if isinstance(path, str | Path) else list(path))
     )
-    views: list[OffsetsView] = []
-    for partition, files in dump_partitions(dirs):
-        view = OffsetsView(partition, as_of)
-        for f in files:
-            view.add_batches(decode_batches(f, CONSUMER_OFFSETS, errors=errors))
-        views.append(view)
+    views = [
+        _offsets_view(partition, files, as_of, errors) for partition, files in dump_partitions(dirs)
+    ]
     ends = LogEnds(dirs)
     keys = {k for v in views for k in v.history if group is None or k[0] == group}
     shares: dict[str, list[SharePartitionLag]] = {}

@@ -30,7 +30,7 @@ from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord, control_record
 from codegen.dumps.model import SegmentError
 from codegen.views.offsets import COMMIT_NAMES, CommittedOffsets
 
-__all__ = ["FileChunk", "decode_commits", "read_compacted"]
+__all__ = ["FileChunk", "batches_up_to", "decode_commits", "read_compacted"]
 
 _COMMIT_TYPES = (0, 1)  # the record types of LegacyOffsetCommitKey and OffsetCommitKey
 
@@ -76,7 +76,7 @@ def read_compacted(
         segment_errors=found,
     ):
         if up_to != (None, None):
-            rb = rb.filter(pa.array(_batches_up_to(rb, *up_to)))
+            rb = rb.filter(pa.array(batches_up_to(rb, *up_to)))
         chunk = _chunk(rb, view, offsets, decoder)
         chunk.segment_errors, found = found, []
         yield chunk
@@ -84,7 +84,7 @@ def read_compacted(
         yield FileChunk(0, 0, found[-1].position + found[-1].size, found)
 
 
-def _batches_up_to(rb: pa.RecordBatch, offset: int | None, timestamp_ms: int | None) -> np.ndarray:
+def batches_up_to(rb: pa.RecordBatch, offset: int | None, timestamp_ms: int | None) -> np.ndarray:
     """The rows of the log batches whose first offset is at most ``offset`` and whose newest
     timestamp is at most ``timestamp_ms`` (rows that could not be read are kept)."""
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)

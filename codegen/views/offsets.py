@@ -46,10 +46,13 @@ __all__ = [
     "COMMIT_NAMES",
     "COMMIT_ROW_SCHEMA",
     "DELETION_SCHEMA",
+    "HISTORY_SCHEMA",
     "OFFSET_SCHEMA",
+    "CommitHistory",
     "CommittedOffsets",
     "commit_rows",
     "deletions",
+    "history",
     "latest",
     "reduce_plain",
 ]
@@ -268,6 +271,57 @@ def deletions(rows: pa.Table) -> pa.Table:
     deleted = np.zeros(len(ids), np.bool_)
     deleted[order] = after_live & tombstone[order]
     return ordered.filter(pa.array(deleted)).select(DELETION_SCHEMA.names)
+
+
+HISTORY_SCHEMA: Final = pa.schema(
+    [
+        pa.field("group", pa.string()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("recordOffset", pa.int64()),
+        pa.field("commitTimestamp", pa.int64()),
+        pa.field("offset", pa.int64()),
+        pa.field("leaderEpoch", pa.int32()),
+        pa.field("metadata", pa.string()),
+        pa.field("expireTimestamp", pa.int64()),
+        pa.field("isTombstone", pa.bool_()),
+    ]
+)
+"""Every commit and tombstone that took effect, in the order it did (by key: stable)."""
+
+
+def history(rows: pa.Table) -> pa.Table:
+    """The commits and tombstones of the (raw, not reduced) commit rows of one log partition
+    that took effect, in the order they did (:data:`HISTORY_SCHEMA`)."""
+    if rows.num_rows == 0:
+        return HISTORY_SCHEMA.empty_table()
+    effective = apply_offsets(rows.sort_by("recordOffset"))
+    ordered = effective.sort_by([("applyOffset", "ascending"), ("recordOffset", "ascending")])
+    return ordered.select(HISTORY_SCHEMA.names)
+
+
+class CommitHistory:
+    """:func:`commit_rows` and :func:`history` over the batches of log partitions (each in log
+    order): every commit is kept, as the history is the answer."""
+
+    def __init__(self) -> None:
+        self._chunks: list[pa.Table] = []
+        self._done: list[pa.Table] = []
+
+    def add(self, decoded: pa.Table | pa.RecordBatch) -> None:
+        rows = commit_rows(decoded)
+        if rows.num_rows:
+            self._chunks.append(rows)
+
+    def end_partition(self) -> None:
+        if self._chunks:
+            self._done.append(history(pa.concat_tables(self._chunks)))
+        self._chunks = []
+
+    def table(self) -> pa.Table:
+        self.end_partition()
+        tables = [t for t in self._done if t.num_rows]
+        return pa.concat_tables(tables) if tables else HISTORY_SCHEMA.empty_table()
 
 
 def _merge_partitions(parts: Iterable[pa.Table]) -> pa.Table:
