@@ -266,6 +266,24 @@ def test_table_rows_show_partition_file_and_utc_time() -> None:
     assert "1684027534529" in out and "2023-05-14T01:25:34.529Z" in out
 
 
+def test_a_large_table_is_printed_a_table_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows are not all held until the end: every TABLE_ROWS rows make a table of their own."""
+    import codegen.dumps.command as command
+
+    folder = KAFKA / "aibulb" / "my-topic-0"
+
+    def offsets(text: str) -> list[str]:
+        return [line.split()[2] for line in text.splitlines() if line.split()[:1] == [folder.name]]
+
+    _, whole, _ = _run(folder, "--format", "table")
+    monkeypatch.setattr(command, "TABLE_ROWS", 2)
+    code, out, _ = _run(folder, "--format", "table")
+    tables = [line for line in out.splitlines() if line.split()[:2] == ["partition", "file"]]
+    assert code == 0 and len(offsets(whole)) >= 4
+    assert offsets(out) == offsets(whole)
+    assert 2 <= len(tables) <= (len(offsets(whole)) + 1) // 2 + 1
+
+
 def test_groups_that_only_committed_offsets_are_listed(tmp_path: Path) -> None:
     from generated.offset_commit_key import OffsetCommitKey
     from generated.offset_commit_value import OffsetCommitValue

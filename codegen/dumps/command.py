@@ -507,6 +507,10 @@ TableRow = tuple[
 where it comes from."""
 
 
+TABLE_ROWS: Final = 10_000
+"""``--format table`` prints a table when it has this many rows (and one at the end)."""
+
+
 def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -1314,6 +1318,9 @@ def _decode(
                     damage.extend((rec, item.batch) for rec in item.records if rec.kind == ERROR)
                 elif fmt == "table":
                     table_rows.extend((rec, t, source) for rec in item.records)
+                    if len(table_rows) >= TABLE_ROWS:  # a table at a time: memory stays flat
+                        _table_records(out, table_rows)
+                        table_rows = []
                 else:
                     write(jsonl.batch(item.batch, item.records))
     if isinstance(view, LatestByKey):
