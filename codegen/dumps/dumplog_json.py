@@ -329,8 +329,9 @@ def dump_log_lines(
     decoder cannot take (a coordinator record without a key) ends the run: its line is yielded
     without the decoded part, then :class:`DumpLogAborted` is raised; so does an entry size
     smaller than any message (zero padding), where Kafka's reader throws. ``observe`` is
-    called, in output order, with every batch, every data record decoded for printing and the
-    segment error that ended the dump, if any. Offsets that do not follow each other are added to
+    called, in output order, with every batch, every data record decoded for printing that is
+    worth counting (an error, an unknown type, newer than our specs) and the segment error that
+    ended the dump, if any. Offsets that do not follow each other are added to
     ``non_consecutive`` (see :func:`non_consecutive_lines`). ``package`` is the generated package
     whose classes decode the records; ``record_decoder`` decodes them instead (a user topic's,
     :mod:`codegen.dumps.user_topics`).
@@ -536,7 +537,8 @@ def dump_log_line_groups(
                 decoded = texts.decode(records[:keyed]) if records else items[:keyed]
                 if observe is not None:
                     for rec in decoded:
-                        observe(rec)
+                        if rec.kind == ERROR or rec.kind == UNKNOWN or rec.newer_than_spec:
+                            observe(rec)
             text_of = None if texts is None else texts.texts
             for i, (offset, timestamp, key_bytes, value_bytes, sequence, header_keys) in enumerate(
                 rows
