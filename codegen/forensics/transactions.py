@@ -368,7 +368,6 @@ def _coordinator(
                     if rec.value is None:
                         tid.deleted_at = rec.offset
                         continue
-                    tid.deleted_at = None
                     _add_change(tid, rec.offset, rec.value)
     return ids, ", ".join(read), newest
 
@@ -403,7 +402,9 @@ def add_state_change(
 ) -> None:
     """Add one ``__transaction_state`` value record (in log order) to ``tid``: its state
     change, the fencing it shows, and the transaction it starts, extends or ends with its
-    outcome. The one definition of these rules, for the Python API and the Spark functions."""
+    outcome (a value after the id's tombstone revives it). The one definition of these rules,
+    for the Python API and the Spark functions."""
+    tid.deleted_at = None
     state = STATES.get(status) or f"status {status}"
     before = tid.changes[-1] if tid.changes else None
     # Transaction version 2 (KIP-890) bumps the epoch, or moves to the next producer id, as
