@@ -34,7 +34,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, decode_batches
@@ -97,9 +97,9 @@ INTERNAL_TOPICS: Final = frozenset(
 """Topics whose partitions are not read as data partitions."""
 
 
-@dataclass(frozen=True, slots=True)
-class StateChange:
-    """One ``__transaction_state`` record of a transactional id."""
+class StateChange(NamedTuple):
+    """One ``__transaction_state`` record of a transactional id (a named tuple: one is made
+    per record, and a tuple is the cheapest immutable value to make)."""
 
     offset: int
     """Offset of the record in its ``__transaction_state`` partition."""
