@@ -28,6 +28,7 @@ in one Arrow group, each open transaction in a small UDF), so the two cannot dri
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -375,10 +376,17 @@ def transactional_id_schema() -> StructType:
     )
 
 
+@cache
+def _arrow_schema() -> Any:
+    """:func:`transactional_id_schema` as Arrow (once per worker, not once per id)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(transactional_id_schema())
+
+
 def _history(records: Any) -> Any:
     """One id's ``__transaction_state`` records (an Arrow table) -> its one-row history."""
     import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
 
     rows = records.sort_by("offset").to_pylist()  # log order
     tid = TransactionalId(rows[0]["transactionalId"], rows[0]["coordinatorPartition"])
@@ -400,8 +408,7 @@ def _history(records: Any) -> Any:
             start_ms=r["startMs"],
             transaction_version=r["version"] or 0,
         )
-    schema = to_arrow_schema(transactional_id_schema())
-    return pa.Table.from_pylist([tid.to_json()], schema=schema)
+    return pa.Table.from_pylist([tid.to_json()], schema=_arrow_schema())
 
 
 def coordinator_transactions(coordinator: DataFrame) -> DataFrame:

@@ -338,6 +338,12 @@ def test_the_native_pass_checks_what_it_is_given(records_module: ModuleType) -> 
         records_module.batch_headers(b"", 0, True, 1, 1, crc32c.crc32c, expansion, tuple)
     with pytest.raises(TypeError, match="tuple subclass"):
         records_module.batch_headers(b"", 0, True, 1, 1, crc32c.crc32c, expansion, dict, 1)
+
+    class WithDict(tuple[int, ...]):
+        pass
+
+    with pytest.raises(TypeError, match="without a __dict__"):
+        records_module.batch_headers(b"", 0, True, 1, 1, crc32c.crc32c, expansion, WithDict, 1)
     with pytest.raises(TypeError, match="expansion"):
         records_module.batch_headers(b"", 0, True, 1, 1, crc32c.crc32c, (0,), BatchHeader, 1)
     with pytest.raises(ValueError, match="outside"):

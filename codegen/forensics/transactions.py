@@ -537,7 +537,7 @@ def _transactional_batch(scan: _Scan, batch: BatchHeader) -> None:
                 batch.last_offset,
             ]
         else:
-            txn[3] = batch.last_offset
+            txn[3] = batch.last_offset  # the last offset
         return
     for offset, control_type in batch.controls:
         if control_type not in _END_TXN:
@@ -550,8 +550,9 @@ def _transactional_batch(scan: _Scan, batch: BatchHeader) -> None:
             continue
         # Kafka's lastStableOffset(completedTxn): the oldest other open transaction's first
         # offset, else one past the marker.
-        lso = min((t[1] for t in scan.open.values()), default=offset + 1)
-        scan.result.aborted_from_markers.append(AbortedRange(pid, ended[1], offset, lso))
+        lso = min((first for _, first, _, _ in scan.open.values()), default=offset + 1)
+        _, first, _, _ = ended
+        scan.result.aborted_from_markers.append(AbortedRange(pid, first, offset, lso))
 
 
 def _index_ranges(

@@ -1224,8 +1224,12 @@ static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize
     }
     for (int i = 0; i < 5; i++)
         if (as_int64(PyTuple_GET_ITEM(args[6], i), &expansion[i]) < 0) return NULL;
-    if (!PyType_Check(args[7]) || !PyType_IsSubtype((PyTypeObject *)args[7], &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "batch_headers: header_type must be a tuple subclass");
+    /* Its instances are filled here and left untracked by the cyclic collector: a tuple
+       subclass without a __dict__ that could make a cycle. */
+    if (!PyType_Check(args[7]) || !PyType_IsSubtype((PyTypeObject *)args[7], &PyTuple_Type) ||
+        ((PyTypeObject *)args[7])->tp_dictoffset != 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "batch_headers: header_type must be a tuple subclass without a __dict__");
         return NULL;
     }
     PyTypeObject *header_type = (PyTypeObject *)args[7];
