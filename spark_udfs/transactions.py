@@ -39,7 +39,6 @@ from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import InputError, discover
 from codegen.forensics.transactions import (
     DEFAULT_MAX_TIMEOUT_MS,
-    STATES,
     TransactionalId,
     abort_command,
     add_state_change,
@@ -257,36 +256,20 @@ def partition_transactions(data: DataFrame, active: DataFrame) -> DataFrame:
 def coordinator_states(coordinator: DataFrame) -> DataFrame:
     """Each transactional id's latest record: ``transactionalId, producerId, producerEpoch,
     state, timeoutMs, partitions`` (``topic-partition`` strings); a deleted id has a null
-    state."""
-    from pyspark.sql import Window
+    state (and null producer, epoch and timeout, no partitions). The latest state of
+    :func:`transactional_ids`, the Python API's ``TransactionalId.latest``."""
     from pyspark.sql import functions as F
 
-    from spark_udfs.functions import flat
-
-    rows = flat(coordinator, "TransactionLog")
-    latest = Window.partitionBy("transactionalId").orderBy(F.col("offset").desc())
-    names = F.create_map(*[x for k, v in STATES.items() for x in (F.lit(k), F.lit(v))])
-    parts = F.flatten(
-        F.transform(
-            F.coalesce("transactionPartitions", F.array()),
-            lambda t: F.transform(
-                t["partitionIds"], lambda p: F.concat_ws("-", t["topic"], p.cast("string"))
-            ),
-        )
-    )
-    return (
-        rows.withColumn("_rank", F.row_number().over(latest))
-        .filter(F.col("_rank") == 1)
-        .select(
-            "transactionalId",
-            "producerId",
-            "producerEpoch",
-            F.when(F.col("transactionStatus").isNotNull(), names[F.col("transactionStatus")]).alias(
-                "state"
-            ),
-            F.col("transactionTimeoutMs").alias("timeoutMs"),
-            parts.alias("partitions"),
-        )
+    live = F.col("deletedAt").isNull()
+    return transactional_ids(coordinator).select(
+        "transactionalId",
+        F.when(live, F.col("producerId")).alias("producerId"),
+        F.when(live, F.col("producerEpoch")).alias("producerEpoch"),
+        F.when(live, F.col("state")).alias("state"),
+        F.when(live, F.col("timeoutMs")).alias("timeoutMs"),
+        F.when(live, F.col("partitions"))
+        .otherwise(F.array().cast("array<string>"))
+        .alias("partitions"),
     )
 
 
