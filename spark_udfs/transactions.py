@@ -14,18 +14,21 @@ ends it. So nothing is collected to the driver but the file listing.
 - :func:`partition_transactions`: per partition the log end, the LSO the open transactions
   imply, the gap, and the open and committed counts.
 - :func:`coordinator_states`: each transactional id's latest ``__transaction_state`` record.
+- :func:`transactional_ids`: each transactional id's history as the Python API gives it: its
+  states over time, producer id and epoch changes (fencing), transactions, latest state.
 - :func:`coordinator_transactions`: each transactional id's transactions with start, end,
   duration and outcome (the Python API's labels and fencing rule).
 - :func:`open_transactions`: the open ones with their age at ``now``, transactional id,
   whether they hang and why, and the command that would abort them.
 
-The rules that are sequential or worded (a transaction's outcome, why one hangs) are the Python
-API's own functions, called through small UDFs on the few rows involved (per transactional id,
-per open transaction), so the two cannot drift apart.
+The rules that are sequential or worded (a transaction's outcome, fencing, why one hangs) are
+the Python API's own functions, run on the few rows involved (each transactional id's records
+in one Arrow group, each open transaction in a small UDF), so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +39,6 @@ from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import InputError, discover
 from codegen.forensics.transactions import (
     DEFAULT_MAX_TIMEOUT_MS,
-    STATES,
     TransactionalId,
     abort_command,
     add_state_change,
@@ -47,6 +49,7 @@ from spark_udfs.session import kafka_log_reader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 __all__ = [
     "aborted_ranges",
@@ -57,6 +60,8 @@ __all__ = [
     "partition_transactions",
     "producer_transactions",
     "read_transactions",
+    "transactional_id_schema",
+    "transactional_ids",
 ]
 
 
@@ -251,37 +256,142 @@ def partition_transactions(data: DataFrame, active: DataFrame) -> DataFrame:
 def coordinator_states(coordinator: DataFrame) -> DataFrame:
     """Each transactional id's latest record: ``transactionalId, producerId, producerEpoch,
     state, timeoutMs, partitions`` (``topic-partition`` strings); a deleted id has a null
-    state."""
-    from pyspark.sql import Window
+    state (and null producer, epoch and timeout, no partitions). The latest state of
+    :func:`transactional_ids`, the Python API's ``TransactionalId.latest``."""
+    from pyspark.sql import functions as F
+
+    live = F.col("deletedAt").isNull()
+    return transactional_ids(coordinator).select(
+        "transactionalId",
+        F.when(live, F.col("producerId")).alias("producerId"),
+        F.when(live, F.col("producerEpoch")).alias("producerEpoch"),
+        F.when(live, F.col("state")).alias("state"),
+        F.when(live, F.col("timeoutMs")).alias("timeoutMs"),
+        F.when(live, F.col("partitions"))
+        .otherwise(F.array().cast("array<string>"))
+        .alias("partitions"),
+    )
+
+
+def transactional_ids(coordinator: DataFrame) -> DataFrame:
+    """Each transactional id's history, one row per id: the Python API's
+    :meth:`~codegen.forensics.transactions.TransactionalId.to_json`, field for field (the
+    ``transactions`` command's jsonl line of the id). ``state`` (``deleted`` after a tombstone),
+    ``producerId``, ``producerEpoch``, ``timeoutMs`` and ``partitions`` are the latest record's;
+    ``states`` holds every record (offset, time, state, producer id and epoch, timeout,
+    partitions, start time, and ``change``: ``new producer id`` or ``epoch bump`` when it fenced
+    the producer before, else ""); ``fencing`` the records that fenced; ``transactions`` each
+    transaction with start, end, duration and outcome.
+
+    Each id's records (few next to the data) go, in log order, through the Python API's own
+    rules (:func:`codegen.forensics.transactions.add_state_change`) in one Arrow group
+    (``groupBy(...).applyInArrow``), so the two cannot drift apart."""
     from pyspark.sql import functions as F
 
     from spark_udfs.functions import flat
 
-    rows = flat(coordinator, "TransactionLog")
-    latest = Window.partitionBy("transactionalId").orderBy(F.col("offset").desc())
-    names = F.create_map(*[x for k, v in STATES.items() for x in (F.lit(k), F.lit(v))])
-    parts = F.flatten(
-        F.transform(
-            F.coalesce("transactionPartitions", F.array()),
-            lambda t: F.transform(
-                t["partitionIds"], lambda p: F.concat_ws("-", t["topic"], p.cast("string"))
-            ),
-        )
+    records = flat(coordinator, "TransactionLog").select(
+        "transactionalId",
+        F.col("partition").cast("int").alias("coordinatorPartition"),
+        "offset",
+        F.col("transactionStatus").cast("int").alias("status"),
+        F.col("producerId").cast("long").alias("producerId"),
+        F.col("producerEpoch").cast("int").alias("producerEpoch"),
+        F.col("transactionTimeoutMs").cast("int").alias("timeoutMs"),
+        F.col("transactionPartitions").alias("partitions"),
+        F.col("transactionLastUpdateTimestampMs").alias("lastUpdateMs"),
+        F.col("transactionStartTimestampMs").alias("startMs"),
+        F.col("clientTransactionVersion").cast("int").alias("version"),
     )
-    return (
-        rows.withColumn("_rank", F.row_number().over(latest))
-        .filter(F.col("_rank") == 1)
-        .select(
-            "transactionalId",
-            "producerId",
-            "producerEpoch",
-            F.when(F.col("transactionStatus").isNotNull(), names[F.col("transactionStatus")]).alias(
-                "state"
-            ),
-            F.col("transactionTimeoutMs").alias("timeoutMs"),
-            parts.alias("partitions"),
-        )
+    return records.groupBy("transactionalId", "coordinatorPartition").applyInArrow(
+        _history, transactional_id_schema()
     )
+
+
+def transactional_id_schema() -> StructType:
+    """The columns of :func:`transactional_ids`."""
+    from pyspark.sql.types import (
+        ArrayType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    def struct(*fields: tuple[str, Any]) -> StructType:
+        return StructType([StructField(name, typ) for name, typ in fields])
+
+    long, integer, string, names = LongType(), IntegerType(), StringType(), ArrayType(StringType())
+    change = struct(
+        ("offset", long),
+        ("timestamp", long),
+        ("state", string),
+        ("producerId", long),
+        ("producerEpoch", integer),
+        ("timeoutMs", integer),
+        ("partitions", names),
+        ("startTimestamp", long),
+        ("change", string),
+    )
+    transaction = struct(
+        ("producerId", long),
+        ("producerEpoch", integer),
+        ("startTimestamp", long),
+        ("endTimestamp", long),
+        ("durationMs", long),
+        ("outcome", string),
+        ("partitions", names),
+    )
+    return struct(
+        ("kind", string),
+        ("transactionalId", string),
+        ("coordinatorPartition", integer),
+        ("state", string),
+        ("producerId", long),
+        ("producerEpoch", integer),
+        ("timeoutMs", integer),
+        ("partitions", names),
+        ("deletedAt", long),
+        ("fencing", ArrayType(change)),
+        ("transactions", ArrayType(transaction)),
+        ("states", ArrayType(change)),
+    )
+
+
+@cache
+def _arrow_schema() -> Any:
+    """:func:`transactional_id_schema` as Arrow (once per worker, not once per id)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(transactional_id_schema())
+
+
+def _history(records: Any) -> Any:
+    """One id's ``__transaction_state`` records (an Arrow table) -> its one-row history."""
+    import pyarrow as pa
+
+    rows = records.sort_by("offset").to_pylist()  # log order
+    tid = TransactionalId(rows[0]["transactionalId"], rows[0]["coordinatorPartition"])
+    for r in rows:
+        if r["status"] is None:  # a tombstone: the id expired
+            tid.deleted_at = r["offset"]
+            continue
+        add_state_change(
+            tid,
+            r["offset"],
+            status=r["status"],
+            producer_id=r["producerId"],
+            producer_epoch=r["producerEpoch"],
+            timeout_ms=r["timeoutMs"],
+            partitions=tuple(
+                sorted((t["topic"], p) for t in (r["partitions"] or []) for p in t["partitionIds"])
+            ),
+            last_update_ms=r["lastUpdateMs"],
+            start_ms=r["startMs"],
+            transaction_version=r["version"] or 0,
+        )
+    return pa.Table.from_pylist([tid.to_json()], schema=_arrow_schema())
 
 
 def coordinator_transactions(coordinator: DataFrame) -> DataFrame:
@@ -290,76 +400,14 @@ def coordinator_transactions(coordinator: DataFrame) -> DataFrame:
     startTimestamp, endTimestamp, durationMs, outcome, partitions`` (``number`` counts from 0
     per id; ``endTimestamp`` and ``durationMs`` null while open). ``outcome`` is the Python
     API's (``committed``, ``aborted``, ``aborted (timed out)``, ``aborted (fenced)``,
-    ``open``): each id's records, in log order, go through
-    :func:`codegen.forensics.transactions.add_state_change` (ids are few next to records)."""
+    ``open``): the ``transactions`` of :func:`transactional_ids`, one row each."""
     from pyspark.sql import functions as F
 
-    from spark_udfs.functions import flat
-
-    rows = flat(coordinator, "TransactionLog")
-    record = F.struct(
-        "offset",
-        F.col("transactionStatus").alias("status"),
-        "producerId",
-        "producerEpoch",
-        F.col("transactionTimeoutMs").alias("timeoutMs"),
-        F.col("transactionPartitions").alias("partitions"),
-        F.col("transactionLastUpdateTimestampMs").alias("lastUpdateMs"),
-        F.col("transactionStartTimestampMs").alias("startMs"),
-        F.col("clientTransactionVersion").alias("version"),
+    return (
+        transactional_ids(coordinator)
+        .select("transactionalId", F.posexplode("transactions").alias("number", "_t"))
+        .select("transactionalId", "number", "_t.*")
     )
-    replay = F.udf(
-        lambda tid, partition, records: _replay(tid, partition, records), _TRANSACTIONS_TYPE
-    )
-    ids = rows.groupBy("transactionalId", "partition").agg(F.collect_list(record).alias("_records"))
-    return ids.select(
-        "transactionalId",
-        F.posexplode(replay("transactionalId", "partition", "_records")).alias("number", "_t"),
-    ).select("transactionalId", "number", "_t.*")
-
-
-_TRANSACTIONS_TYPE = (
-    "array<struct<producerId:long,producerEpoch:int,startTimestamp:long,endTimestamp:long,"
-    "durationMs:long,outcome:string,partitions:array<string>>>"
-)
-
-
-def _replay(
-    transactional_id: str, partition: int, records: list[Any]
-) -> list[tuple[int, int, int, int | None, int | None, str, list[str]]]:
-    """One id's ``__transaction_state`` records, in log order, through the Python API's rules."""
-    tid = TransactionalId(transactional_id, partition)
-    for r in sorted(records, key=lambda r: r.offset):  # log order
-        if r.status is None:  # a tombstone: the id expired
-            tid.deleted_at = r.offset
-            continue
-        tid.deleted_at = None
-        add_state_change(
-            tid,
-            r.offset,
-            status=r.status,
-            producer_id=r.producerId,
-            producer_epoch=r.producerEpoch,
-            timeout_ms=r.timeoutMs,
-            partitions=tuple(
-                sorted((t.topic, p) for t in (r.partitions or []) for p in t.partitionIds)
-            ),
-            last_update_ms=r.lastUpdateMs,
-            start_ms=r.startMs,
-            transaction_version=r.version or 0,
-        )
-    return [
-        (
-            t.producer_id,
-            t.producer_epoch,
-            t.start_timestamp,
-            t.end_timestamp,
-            t.duration_ms,
-            t.outcome,
-            [f"{topic}-{p}" for topic, p in t.partitions],
-        )
-        for t in tid.transactions
-    ]
 
 
 def open_transactions(

@@ -5,19 +5,23 @@ batch with no coordinator record) that blocks a read_committed group."""
 from __future__ import annotations
 
 import json
+import shutil
 import struct
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import crc32c
 import pytest
 from click.testing import CliRunner
 
-from codegen.dumps import SegmentWriter
+from codegen.dumps import Codec, SegmentWriter, compress
 from codegen.dumps.model import ControlType
+from codegen.dumps.segments import _frames, native_headers_enabled
 from codegen.forensics.groups import AsOf
 from codegen.forensics.transactions import abort_command, transaction_report
 from codegen.forensics.transactions_command import transactions_command
+from codegen.runtime import backends
 from generated import MESSAGES
 from generated.transaction_log_value import PartitionsSchema
 
@@ -372,3 +376,66 @@ def test_transaction_version_2_bumps_are_not_fencing(tmp_path: Path) -> None:
     assert [x.outcome for x in ids["f"].transactions] == ["aborted (fenced)"]
     assert [c.change for c in ids["f"].changes if c.change] == ["epoch bump"]
     assert [x.outcome for x in ids["t"].transactions] == ["aborted (timed out)"]
+
+
+def _compressed(entry: bytes) -> bytes:
+    """A v2 batch with its records gzip-compressed (a producer may compress a marker batch)."""
+    payload = compress(Codec.GZIP, entry[61:])
+    header = bytearray(entry[:61])
+    struct.pack_into(">i", header, 8, 49 + len(payload))
+    header[22] |= int(Codec.GZIP)
+    struct.pack_into(">I", header, 17, crc32c.crc32c(bytes(header[21:]) + payload))
+    return bytes(header) + payload
+
+
+def _damaged_copy(cluster: Path, root: Path) -> Path:
+    """The cluster with orders-1's markers compressed, the first plain batch of orders-0 made
+    corrupt (its CRC no longer matches) and a torn tail on orders-0."""
+    copy = root / "kafka-logs"
+    shutil.copytree(cluster, copy)
+    o1 = copy / "orders-1" / "00000000000000000000.log"
+    data = o1.read_bytes()
+    entries = [data[p : p + n] for p, n in _frames(data, "o1", 1 << 20)]  # type: ignore[misc]
+    o1.write_bytes(b"".join(_compressed(e) if e[22] & 0x20 else e for e in entries))
+    o0 = copy / "orders-0" / "00000000000000000000.log"
+    damaged = bytearray(o0.read_bytes())
+    damaged[70] ^= 0x40
+    o0.write_bytes(bytes(damaged) + struct.pack(">qi", 40, 200) + b"cut")
+    return copy
+
+
+@pytest.mark.parametrize("at", [None, T0 + 4 * S + 500])
+def test_both_backends_give_the_same_answers(
+    cluster: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    records_module: ModuleType,
+    at: int | None,
+) -> None:
+    """The native header pass and the reference read the data partitions to the same report,
+    errors included; compressed markers end their transactions as plain ones do."""
+    as_of = None if at is None else AsOf(timestamp_ms=at)
+    damaged = _damaged_copy(cluster, tmp_path)
+    answers: dict[str, list[Any]] = {}
+    for backend in ("pure", "native"):
+        monkeypatch.setenv(backends.ENVIRONMENT_VARIABLE, backend)
+        assert native_headers_enabled() == (backend == "native")
+        for name, path in (("plain", cluster), ("damaged", damaged)):
+            report = transaction_report(path, as_of=as_of)
+            answers.setdefault(name, []).append(
+                (
+                    report.now,
+                    report.lines(),
+                    [(e.kind, e.position, e.reason) for e in report.errors],
+                )
+            )
+    assert answers["plain"][0] == answers["plain"][1]
+    assert answers["damaged"][0] == answers["damaged"][1]
+    _, plain, _ = answers["plain"][0]
+    _, lines, errors = answers["damaged"][0]
+    assert [kind for kind, _, _ in errors] == ["crc-mismatch", "truncated-tail"]
+    orders1 = [line for line in lines if line.get("topic") == "orders" and line["partition"] == 1]
+    expected = [line for line in plain if line.get("topic") == "orders" and line["partition"] == 1]
+    for line in (*orders1, *expected):
+        line.pop("folder", None)
+    assert orders1 == expected and any(line["kind"] == "hanging" for line in orders1)

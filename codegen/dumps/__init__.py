@@ -21,6 +21,7 @@ from codegen.dumps.compression import (
     decompressed_size_bound,
 )
 from codegen.dumps.model import (
+    BatchHeader,
     ControlRecord,
     ControlType,
     ErrorKind,
@@ -53,6 +54,7 @@ from codegen.dumps.writer import (
 __all__ = [
     "DEFAULT_MAX_BATCH_RECORDS",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
+    "BatchHeader",
     "Codec",
     "CompressionError",
     "ControlRecord",

@@ -30,7 +30,9 @@ from codegen.dumps.compression import (
     decompressed_size_bound,
 )
 from codegen.dumps.model import (
+    NO_CONTROLS,
     NO_HEADERS,
+    BatchHeader,
     ControlRecord,
     ControlType,
     ErrorKind,
@@ -65,6 +67,7 @@ __all__ = [
     "parse_end_txn_marker",
     "parse_v2",
     "parse_v2_raw",
+    "read_batch_header",
 ]
 
 # The checksum of v2 batches (the native columnar loop calls it too).
@@ -250,14 +253,11 @@ def _error(
     return SegmentError(kind, file, position, size, base_offset, reason)
 
 
-def _open_v2(
+def _check_v2(
     buf: bytes, file: str, position: int, max_size: int, verify_crc: bool, max_records: int
-) -> tuple[RecordBatch, bytes, int, int] | SegmentError:
-    """Check a v2 batch and return it without records, plus where its records are.
-
-    The record count is checked against the bytes (and the caps) before anything is
-    decompressed or allocated, so the record loops can trust it.
-    """
+) -> RecordBatch | SegmentError:
+    """Check a v2 batch's header (CRC, codec, record count against the bytes and the caps) and
+    return it without records; nothing is decompressed."""
     total = len(buf)
     (
         base_offset,
@@ -337,7 +337,7 @@ def _open_v2(
             base_offset,
             _too_many_records(count, max_records),
         )
-    batch = RecordBatch(
+    return RecordBatch(
         file,
         position,
         total,
@@ -357,6 +357,21 @@ def _open_v2(
         base_seq,
         count,
     )
+
+
+def _open_v2(
+    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool, max_records: int
+) -> tuple[RecordBatch, bytes, int, int] | SegmentError:
+    """Check a v2 batch and return it without records, plus where its records are.
+
+    The record count is checked against the bytes (and the caps) before anything is
+    decompressed or allocated, so the record loops can trust it.
+    """
+    batch = _check_v2(buf, file, position, max_size, verify_crc, max_records)
+    if isinstance(batch, SegmentError):
+        return batch
+    total, count, base_offset = len(buf), batch.record_count, batch.base_offset
+    codec_id = batch.attributes & 0x07
     if codec_id == 0:
         data, start, end = buf, RECORD_BATCH_OVERHEAD, total
     else:
@@ -737,6 +752,63 @@ def decode_entry_with(
     else:
         return batch, items
     return _error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), base_offset, reason)
+
+
+def read_batch_header(
+    buf: bytes,
+    *,
+    file: str = "<bytes>",
+    position: int = 0,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    verify_crc: bool = True,
+    max_records: int = DEFAULT_MAX_BATCH_RECORDS,
+) -> BatchHeader | SegmentError:
+    """The header of one log entry without its records: the reference of the header pass.
+
+    A v2 data batch gets :func:`decode_entry`'s header checks (CRC, codec, record count against
+    the bytes and the caps); its records are neither decompressed nor parsed, so damage inside
+    them goes unseen. Control batches and legacy entries are decoded whole by
+    :func:`decode_entry` (a control batch's records are its markers).
+    """
+    if len(buf) >= RECORD_BATCH_OVERHEAD and buf[16] == 2 and not buf[22] & 0x20:
+        try:
+            checked = _check_v2(buf, file, position, max_size, verify_crc, max_records)
+        except Exception as exc:  # a safety net, as in decode_entry
+            reason = f"unexpected {type(exc).__name__}: {exc}"
+            return _error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), None, reason)
+        if isinstance(checked, SegmentError):
+            return checked
+        batch, controls = checked, NO_CONTROLS
+    else:
+        decoded = decode_entry(
+            buf,
+            file=file,
+            position=position,
+            max_size=max_size,
+            verify_crc=verify_crc,
+            max_records=max_records,
+        )
+        if isinstance(decoded, SegmentError):
+            return decoded
+        batch = decoded
+        controls = tuple(
+            (r.offset, r.control_type) for r in batch.records if isinstance(r, ControlRecord)
+        )
+    return BatchHeader(
+        batch.position,
+        batch.size,
+        batch.magic,
+        batch.base_offset,
+        batch.last_offset,
+        batch.base_timestamp,
+        batch.max_timestamp,
+        batch.producer_id,
+        batch.producer_epoch,
+        batch.base_sequence,
+        batch.attributes,
+        batch.record_count,
+        controls,
+    )
 
 
 def decode_entry_raw(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 from codegen.dumps.compression import Codec
 
 __all__ = [
+    "NO_CONTROLS",
     "NO_HEADERS",
+    "BatchHeader",
     "ControlRecord",
     "ControlType",
     "ErrorKind",
@@ -198,6 +200,41 @@ class RecordBatch:
     @property
     def next_offset(self) -> int:
         return self.last_offset + 1
+
+
+NO_CONTROLS: Final[tuple[tuple[int, int], ...]] = ()
+
+
+class BatchHeader(NamedTuple):
+    """What a log entry's header says, read without its records (see
+    :meth:`~codegen.dumps.segments.SegmentReader.batch_headers`).
+
+    The fields are :class:`RecordBatch`'s. ``controls`` is ``(offset, control type)`` per record
+    of a control batch (its key checked, and an ABORT/COMMIT marker's value, as
+    :func:`~codegen.dumps.batches.decode_entry` checks them); empty for every other entry.
+    """
+
+    position: int
+    size: int
+    magic: int
+    base_offset: int
+    last_offset: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    attributes: int
+    record_count: int
+    controls: tuple[tuple[int, int], ...]
+
+    @property
+    def is_transactional(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & 0x10)
+
+    @property
+    def is_control(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & 0x20)
 
 
 @dataclass(slots=True)

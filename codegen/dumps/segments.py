@@ -21,6 +21,7 @@ Framing rules:
 
 from __future__ import annotations
 
+import importlib
 import mmap
 import os
 import re
@@ -29,9 +30,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Final, TypeGuard, TypeVar
 
 from codegen.dumps.batches import (
+    CRC32C,
     DEFAULT_MAX_BATCH_RECORDS,
     LOG_OVERHEAD,
     MIN_LEGACY_SIZE,
@@ -40,21 +43,25 @@ from codegen.dumps.batches import (
     decode_entry_with,
     keep_rows,
     parse_v2_raw,
+    read_batch_header,
 )
-from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompressed_size_bound
 from codegen.dumps.model import (
+    BatchHeader,
     ErrorKind,
     RawRecord,
     RecordBatch,
     SegmentError,
     SegmentSummary,
 )
+from codegen.runtime import backends
 
 __all__ = [
     "SegmentFileInfo",
     "SegmentReader",
     "Source",
     "iter_raw_records",
+    "native_headers_enabled",
     "read_segment",
     "segment_file_info",
     "segment_files",
@@ -64,6 +71,27 @@ __all__ = [
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview
 """A file path, or the bytes of a file."""
+
+_HEADER_RUN: Final = 4096
+"""Most headers one call of the native header pass returns (bounds the list it builds)."""
+_EXPANSION: Final = tuple(decompressed_size_bound(codec, 1) or 0 for codec in range(5))
+"""Per codec id, the most bytes one compressed byte can give (0: no bound), for the native
+header pass's record count check."""
+
+
+def _native_header_pass() -> ModuleType | None:
+    try:
+        module = importlib.import_module("codegen.native._records")
+    except ImportError:
+        return None
+    return module if hasattr(module, "batch_headers") else None
+
+
+def native_headers_enabled() -> bool:
+    """Whether :meth:`SegmentReader.batch_headers` runs the native header pass by default: it
+    is built (``python -m codegen.native.build``) and the backend asked for is not ``pure``."""
+    return backends.requested() != backends.PURE and _native_header_pass() is not None
+
 
 SEGMENT_SUFFIXES: Final = (".log", ".checkpoint")
 """The files of a partition folder that hold records: log segments and KRaft snapshots."""
@@ -348,6 +376,64 @@ class SegmentReader:
                     self._note_error(item)
                 else:
                     self._note_batch(item[0], len(item[1]))
+                yield item
+
+    def batch_headers(self, *, native: bool | None = None) -> Iterator[BatchHeader | SegmentError]:
+        """The header of every entry, without reading data batches' records, or the errors.
+
+        Each entry is checked as :func:`~codegen.dumps.batches.read_batch_header` checks it:
+        data batches by their header and CRC only (their records are not decompressed, so
+        damage inside them is not seen); control batches and legacy entries whole. The framing
+        and its errors are the other modes'. :attr:`summary` counts the errors only.
+
+        ``native`` None runs the native header pass (``codegen/native/records.c``) when
+        :func:`native_headers_enabled`; True requires it (ImportError when it is not built);
+        False reads every entry with the reference. Both give the same headers and errors.
+        """
+        if native is None:
+            native = native_headers_enabled()
+        module = _native_header_pass() if native else None
+        if native and module is None:
+            raise ImportError(
+                "the native header pass is not built: run python -m codegen.native.build"
+            )
+        with self._open() as data:
+            self._reset(len(data))
+            pos, n = 0, len(data)
+            while pos < n:
+                if module is not None:
+                    # The plain v2 batches in C, up to an entry it leaves to the reference.
+                    headers, pos = module.batch_headers(
+                        data,
+                        pos,
+                        self.verify_crc,
+                        self.max_batch_size,
+                        self.max_batch_records,
+                        CRC32C,
+                        _EXPANSION,
+                        BatchHeader,
+                        _HEADER_RUN,
+                    )
+                    yield from headers
+                    if len(headers) == _HEADER_RUN or pos >= n:
+                        continue
+                frame, next_pos = frame_at(data, self.name, self.max_batch_size, pos)
+                pos = next_pos
+                if isinstance(frame, SegmentError):
+                    self._note_error(frame)
+                    yield frame
+                    continue
+                at, total = frame
+                item = read_batch_header(
+                    data[at : at + total],
+                    file=self.name,
+                    position=at,
+                    max_size=self.max_batch_size,
+                    verify_crc=self.verify_crc,
+                    max_records=self.max_batch_records,
+                )
+                if isinstance(item, SegmentError):
+                    self._note_error(item)
                 yield item
 
     def raw_batches(self) -> Iterator[tuple[RecordBatch, list[RawRecord]] | SegmentError]:

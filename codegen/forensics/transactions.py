@@ -29,16 +29,17 @@ and records written after it are left out, as if the disks had been copied then.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import gc
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
-from codegen.dumps.batches import keep_rows
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, decode_batches
-from codegen.dumps.decoded import RECORD, TOMBSTONE, EndTxnMarker, control_record
-from codegen.dumps.model import RecordBatch, SegmentError
+from codegen.dumps.decoded import RECORD, TOMBSTONE
+from codegen.dumps.model import BatchHeader, ControlType, SegmentError
 from codegen.dumps.segments import SegmentReader, segment_file_info
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import InputError, LogDirs, PartitionFolder, discover
@@ -59,6 +60,7 @@ __all__ = [
     "TransactionalId",
     "abort_command",
     "add_state_change",
+    "collector_paused",
     "data_partitions",
     "hanging_reason",
     "transaction_report",
@@ -85,15 +87,19 @@ FENCE_WINDOW_MS: Final = 1000
 fencing: a new producer instance's InitProducerId aborted the open transaction."""
 _ENDING: Final = frozenset({"PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort"})
 _TV2: Final = 2
+_TRANSACTIONAL: Final = 0x10
+_CONTROL: Final = 0x20
+"""Batch attribute bits (v2): isTransactional, isControl."""
+_END_TXN: Final = frozenset({ControlType.ABORT, ControlType.COMMIT})
 INTERNAL_TOPICS: Final = frozenset(
     {TRANSACTION_STATE, CONSUMER_OFFSETS, "__cluster_metadata", "__share_group_state"}
 )
 """Topics whose partitions are not read as data partitions."""
 
 
-@dataclass(frozen=True, slots=True)
-class StateChange:
-    """One ``__transaction_state`` record of a transactional id."""
+class StateChange(NamedTuple):
+    """One ``__transaction_state`` record of a transactional id (a named tuple: one is made
+    per record, and a tuple is the cheapest immutable value to make)."""
 
     offset: int
     """Offset of the record in its ``__transaction_state`` partition."""
@@ -355,14 +361,13 @@ def _coordinator(
                 for rec in item.records:
                     if rec.kind not in (RECORD, TOMBSTONE) or rec.name != "TransactionLog":
                         continue
-                    key: Any = rec.key
-                    tid = ids.setdefault(
-                        key.transactional_id, TransactionalId(key.transactional_id, partition)
-                    )
+                    name = rec.key.transactional_id  # type: ignore[union-attr]
+                    tid = ids.get(name)
+                    if tid is None:
+                        tid = ids[name] = TransactionalId(name, partition)
                     if rec.value is None:
                         tid.deleted_at = rec.offset
                         continue
-                    tid.deleted_at = None
                     _add_change(tid, rec.offset, rec.value)
     return ids, ", ".join(read), newest
 
@@ -397,8 +402,10 @@ def add_state_change(
 ) -> None:
     """Add one ``__transaction_state`` value record (in log order) to ``tid``: its state
     change, the fencing it shows, and the transaction it starts, extends or ends with its
-    outcome. The one definition of these rules, for the Python API and the Spark functions."""
-    state = STATES.get(status, f"status {status}")
+    outcome (a value after the id's tombstone revives it). The one definition of these rules,
+    for the Python API and the Spark functions."""
+    tid.deleted_at = None
+    state = STATES.get(status) or f"status {status}"
     before = tid.changes[-1] if tid.changes else None
     # Transaction version 2 (KIP-890) bumps the epoch, or moves to the next producer id, as
     # every transaction ends: not a fencing.
@@ -474,77 +481,78 @@ class _Scan:
     """One data partition read batch by batch in log order."""
 
     result: PartitionTransactions
-    open: dict[int, OpenTransaction] = field(default_factory=dict)
-    newest: int = -1
+    open: dict[int, list[int]] = field(default_factory=dict)
+    """Per producer id with a transaction open: its epoch, first offset, first batch time and
+    last offset (most end soon: an :class:`OpenTransaction` is made for those still open)."""
 
 
 def _scan_partition(
     replica: PartitionFolder, as_of: AsOf | None, errors: list[SegmentError]
 ) -> tuple[PartitionTransactions, int]:
+    """A data partition from its batch headers (records are not read: a transaction's
+    batches, and the markers that end it, say all it needs)."""
     result = PartitionTransactions(replica.topic, replica.partition, str(replica.folder))
     scan = _Scan(result)
     end = 0
+    newest = -1
     logs = replica.logs()
     for f in logs:
-        reader = SegmentReader(f)
-        for item in reader.decoded_batches(_no_records, keep_rows):
-            if isinstance(item, SegmentError):
-                errors.append(item)
+        for header in SegmentReader(f).batch_headers():
+            if isinstance(header, SegmentError):
+                errors.append(header)
                 continue
-            batch, rows = item
-            if as_of is not None and as_of.excludes(batch.base_offset, batch.max_timestamp):
+            timestamp, last = header.max_timestamp, header.last_offset
+            if as_of is not None and as_of.excludes(header.base_offset, timestamp):
                 continue
-            scan.newest = max(scan.newest, batch.max_timestamp)
-            end = max(end, batch.last_offset + 1)
-            if batch.is_transactional:
-                _transactional_batch(scan, batch, rows, end)
+            if timestamp > newest:
+                newest = timestamp
+            if last >= end:
+                end = last + 1
+            if header.attributes & _TRANSACTIONAL and header.magic >= 2:
+                _transactional_batch(scan, header)
     if logs and as_of is None:
         base = segment_file_info(logs[-1]).base_offset
         end = max(end, base or 0)  # an empty active segment past the last batch
     result.log_end_offset = end
-    result.open = sorted(scan.open.values(), key=lambda t: t.first_offset)
+    result.open = [
+        OpenTransaction(result.topic, result.partition, pid, epoch, first, first_ts, last)
+        for pid, (epoch, first, first_ts, last) in sorted(
+            scan.open.items(), key=lambda kv: kv[1][1]
+        )
+    ]
     _index_ranges(replica, result, as_of)
     _snapshot(replica, result)
-    return result, scan.newest
+    return result, newest
 
 
-def _no_records(data: bytes, start: int, end: int, batch: RecordBatch) -> list[Any]:
-    """Data batches: their headers say all a transaction needs, the records are not read."""
-    return []
-
-
-def _transactional_batch(scan: _Scan, batch: RecordBatch, rows: list[Any], end: int) -> None:
+def _transactional_batch(scan: _Scan, batch: BatchHeader) -> None:
     pid = batch.producer_id
-    if not batch.is_control:
+    if not batch.attributes & _CONTROL:
         txn = scan.open.get(pid)
         if txn is None:
-            scan.open[pid] = OpenTransaction(
-                scan.result.topic,
-                scan.result.partition,
-                pid,
+            scan.open[pid] = [
                 batch.producer_epoch,
                 batch.base_offset,
                 batch.max_timestamp,
                 batch.last_offset,
-            )
+            ]
         else:
-            txn.last_offset = batch.last_offset
+            txn[3] = batch.last_offset  # the last offset
         return
-    for row in rows:
-        marker = control_record(row).value
-        if not isinstance(marker, EndTxnMarker):
+    for offset, control_type in batch.controls:
+        if control_type not in _END_TXN:
             continue
-        txn = scan.open.pop(pid, None)
-        if txn is None:
+        ended = scan.open.pop(pid, None)
+        if ended is None:
             continue  # a marker for a producer with nothing open here: nothing to end
-        if marker.committed:
+        if control_type == ControlType.COMMIT:
             scan.result.committed += 1
             continue
-        others = [t.first_offset for t in scan.open.values()]
         # Kafka's lastStableOffset(completedTxn): the oldest other open transaction's first
         # offset, else one past the marker.
-        lso = min(others, default=row[0] + 1)
-        scan.result.aborted_from_markers.append(AbortedRange(pid, txn.first_offset, row[0], lso))
+        lso = min((first for _, first, _, _ in scan.open.values()), default=offset + 1)
+        _, first, _, _ = ended
+        scan.result.aborted_from_markers.append(AbortedRange(pid, first, offset, lso))
 
 
 def _index_ranges(
@@ -734,6 +742,22 @@ def hanging_reason(
     return timeout, "; ".join(reasons)
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector within. A report holds an object or two per
+    ``__transaction_state`` record and no cycles: the collector would only rescan them (and all
+    else the process holds) as they grow, about a third of the time, so it pauses while they
+    are read (and, in the command, written)."""
+    pause = gc.isenabled()
+    if pause:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if pause:
+            gc.enable()
+
+
 def transaction_report(
     path: Path | str | Sequence[Path | str] | LogDirs,
     transactional_id: str | None = None,
@@ -763,12 +787,13 @@ def transaction_report(
             f"{dirs.describe()}"
         )
     errors: list[SegmentError] = []
-    ids, coordinator, newest = _coordinator(dirs, as_of, errors)
     partitions: list[PartitionTransactions] = []
-    for replica in data:
-        result, latest = _scan_partition(replica, as_of, errors)
-        partitions.append(result)
-        newest = max(newest, latest)
+    with collector_paused():
+        ids, coordinator, newest = _coordinator(dirs, as_of, errors)
+        for replica in data:
+            result, latest = _scan_partition(replica, as_of, errors)
+            partitions.append(result)
+            newest = max(newest, latest)
     now = as_of.timestamp_ms if as_of is not None and as_of.timestamp_ms is not None else newest
     by_producer: dict[int, TransactionalId] = {}
     for tid in ids.values():

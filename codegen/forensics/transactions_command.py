@@ -15,6 +15,7 @@ from codegen.forensics.groups import parse_as_of
 from codegen.forensics.transactions import (
     DEFAULT_MAX_TIMEOUT_MS,
     TransactionReport,
+    collector_paused,
     transaction_report,
 )
 
@@ -269,18 +270,19 @@ def transactions_command(
       python -m codegen transactions /var/kafka-logs --as-of 2024-05-01T12:00:00Z
       python -m codegen transactions /var/kafka-logs --format html --output txns.html
     """
-    try:
-        point = parse_as_of(as_of) if as_of is not None else None
-        report = transaction_report(list(paths), transactional_id, point, max_timeout_ms)
-    except ValueError as exc:  # InputError and a bad --as-of are both ValueErrors
-        click.echo(f"transactions: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    if fmt == "jsonl":
-        text = "\n".join(json.dumps(line, separators=(",", ":")) for line in report.lines())
-    elif fmt == "html":
-        names = ", ".join(Path(p).name for p in paths)
-        text = render_transactions_html(report, f"Transactions of {names}")
-    else:
-        text = render_transactions_table(report)
+    with collector_paused():
+        try:
+            point = parse_as_of(as_of) if as_of is not None else None
+            report = transaction_report(list(paths), transactional_id, point, max_timeout_ms)
+        except ValueError as exc:  # InputError and a bad --as-of are both ValueErrors
+            click.echo(f"transactions: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        if fmt == "jsonl":
+            text = "\n".join(json.dumps(line, separators=(",", ":")) for line in report.lines())
+        elif fmt == "html":
+            names = ", ".join(Path(p).name for p in paths)
+            text = render_transactions_html(report, f"Transactions of {names}")
+        else:
+            text = render_transactions_table(report)
     emit(text, output)
     sys.exit(EXIT_HANGING if report.hanging else EXIT_NONE_HANGING)

@@ -1153,6 +1153,203 @@ done:
     return out;
 }
 
+/* --------------------------------------------------------------------------- batch headers */
+
+static inline int16_t be16(const unsigned char *p) { return (int16_t)((p[0] << 8) | p[1]); }
+
+/* The (offset, control type) pairs of an uncompressed control batch's records, each checked
+   as decode_entry checks control keys and ABORT/COMMIT markers: a tuple, or NULL with no
+   error set when the reference must read the batch (records that do not parse, a malformed
+   key or marker, an offset past int64), or NULL with an error. */
+static PyObject *control_pairs(const unsigned char *e, Py_ssize_t total, int32_t count,
+                               int64_t base_offset, Parsed *recs) {
+    if (parse(e, 61, total, count, recs, 0) < 0) {
+        if (!PyErr_ExceptionMatches(MalformedRecords)) return NULL;
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *pairs = PyTuple_New(count);
+    if (!pairs) return NULL;
+    for (int32_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        int64_t offset;
+        if (r->key_len < 4 || be16(r->key) < 0 ||
+            __builtin_add_overflow(base_offset, r->off_delta, &offset))
+            goto leave;
+        const int16_t type = be16(r->key + 2);
+        if ((type == 0 || type == 1) && (r->value_len < 6 || be16(r->value) < 0)) goto leave;
+        PyObject *pair = Py_BuildValue("(Lh)", (long long)offset, type);
+        if (!pair) {
+            Py_DECREF(pairs);
+            return NULL;
+        }
+        PyObject_GC_UnTrack(pair); /* ints only: never part of a cycle */
+        PyTuple_SET_ITEM(pairs, i, pair);
+    }
+    PyObject_GC_UnTrack(pairs);
+    return pairs;
+leave:
+    Py_DECREF(pairs);
+    return NULL;
+}
+
+#define N_HEADER_FIELDS 13
+
+/* batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, expansion, header_type,
+   limit) -> (headers, pos): the headers of the v2 batches of data from pos on, as
+   header_type (a tuple subclass of 13 fields: codegen.dumps.model.BatchHeader) with the
+   checks of codegen.dumps.batches.read_batch_header. Data batches are not decompressed nor
+   their records parsed; uncompressed control batches have their records parsed and their
+   keys and markers checked. It stops before the first entry that is anything else (a framing
+   error, a legacy entry, a bad header, count or CRC, a compressed control batch or one the
+   checks refuse: the caller reads that one with the reference) and after limit headers.
+   expansion[codec] bounds what a byte of that codec decompresses to (0: no bound). */
+static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError,
+                        "batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, "
+                        "expansion, header_type, limit) takes 9 arguments");
+        return NULL;
+    }
+    int64_t pos, max_size, max_records, limit, expansion[5];
+    if (as_int64(args[1], &pos) < 0 || as_int64(args[3], &max_size) < 0 ||
+        as_int64(args[4], &max_records) < 0 || as_int64(args[8], &limit) < 0)
+        return NULL;
+    int verify_crc = PyObject_IsTrue(args[2]);
+    if (verify_crc < 0) return NULL;
+    PyObject *crc32c = args[5];
+    if (!PyTuple_Check(args[6]) || PyTuple_GET_SIZE(args[6]) != 5) {
+        PyErr_SetString(PyExc_TypeError, "batch_headers: expansion must be a tuple of 5 ints");
+        return NULL;
+    }
+    for (int i = 0; i < 5; i++)
+        if (as_int64(PyTuple_GET_ITEM(args[6], i), &expansion[i]) < 0) return NULL;
+    /* Its instances are filled here and left untracked by the cyclic collector: a tuple
+       subclass without a __dict__ that could make a cycle. */
+    if (!PyType_Check(args[7]) || !PyType_IsSubtype((PyTypeObject *)args[7], &PyTuple_Type) ||
+        ((PyTypeObject *)args[7])->tp_dictoffset != 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "batch_headers: header_type must be a tuple subclass without a __dict__");
+        return NULL;
+    }
+    PyTypeObject *header_type = (PyTypeObject *)args[7];
+    Py_buffer data;
+    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *bytes_view = NULL, *whole = PyMemoryView_FromObject(args[0]);
+    if (whole) {
+        bytes_view = PyObject_CallMethod(whole, "cast", "s", "B");
+        Py_DECREF(whole);
+    }
+    if (!bytes_view) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    const unsigned char *d = data.buf;
+    const Py_ssize_t n = data.len;
+    Parsed *recs = NULL;
+    Py_ssize_t cap = 0;
+    PyObject *out = NULL, *headers = PyList_New(0), *empty = PyTuple_New(0);
+    if (!headers || !empty) goto done;
+    if (pos < 0 || pos > n) {
+        PyErr_Format(PyExc_ValueError, "batch_headers: position %lld outside %zd bytes",
+                     (long long)pos, n);
+        goto done;
+    }
+    while (pos < n && PyList_GET_SIZE(headers) < limit) {
+        const unsigned char *e = d + pos;
+        const Py_ssize_t rem = n - (Py_ssize_t)pos;
+        if (rem < 12) break;
+        const int32_t size = be32(e + 8);
+        if (size < 14 || size > rem - 12 || size > max_size) break; /* framing: the reader's */
+        const Py_ssize_t total = 12 + (Py_ssize_t)size;
+        if (total < 61 || e[16] != 2) break;
+        const int attrs = be16(e + 21), codec = attrs & 0x07, control = (attrs & 0x20) != 0;
+        const int32_t count = be32(e + 57);
+        const int64_t stored = total - 61;
+        if (codec > 4 || count < 0 || count > max_size / 7 || count > max_records) break;
+        if (codec == 0 && count > stored / 7) break;
+        if (codec != 0 && expansion[codec] > 0 &&
+            (stored > INT64_MAX / expansion[codec] || count > expansion[codec] * stored / 7))
+            break;
+        if (control && codec != 0) break;
+        int crc_ok = crc_matches(crc32c, bytes_view, e, (Py_ssize_t)pos, total);
+        if (crc_ok < 0) goto done;
+        if (verify_crc && !crc_ok) break;
+        const int64_t base_offset = be64(e);
+        int64_t last_offset;
+        if (__builtin_add_overflow(base_offset, (int64_t)be32(e + 23), &last_offset)) break;
+        PyObject *controls = empty;
+        if (control) {
+            if (count > cap) {
+                Parsed *more = PyMem_Realloc(recs, (size_t)count * sizeof(Parsed));
+                if (!more) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                recs = more;
+                cap = count;
+            }
+            controls = control_pairs(e, total, count, base_offset, recs);
+            if (!controls) {
+                if (PyErr_Occurred()) goto done;
+                break;
+            }
+        } else {
+            Py_INCREF(controls);
+        }
+        PyObject *h = header_type->tp_alloc(header_type, N_HEADER_FIELDS);
+        if (!h) {
+            Py_DECREF(controls);
+            goto done;
+        }
+        PyObject *fields[N_HEADER_FIELDS] = {
+            PyLong_FromLongLong(pos),
+            PyLong_FromSsize_t(total),
+            PyLong_FromLong(2),
+            PyLong_FromLongLong(base_offset),
+            PyLong_FromLongLong(last_offset),
+            PyLong_FromLongLong(be64(e + 27)),
+            PyLong_FromLongLong(be64(e + 35)),
+            PyLong_FromLongLong(be64(e + 43)),
+            PyLong_FromLong(be16(e + 51)),
+            PyLong_FromLong(be32(e + 53)),
+            PyLong_FromLong(attrs),
+            PyLong_FromLong(count),
+            controls,
+        };
+        int failed = 0;
+        for (int i = 0; i < N_HEADER_FIELDS; i++) {
+            if (!fields[i]) failed = 1;
+            PyTuple_SET_ITEM(h, i, fields[i]);
+        }
+        if (failed) {
+            Py_DECREF(h);
+            goto done;
+        }
+        PyObject_GC_UnTrack(h); /* ints and untracked tuples only: never part of a cycle */
+        int appended = PyList_Append(headers, h);
+        Py_DECREF(h);
+        if (appended < 0) goto done;
+        pos += total;
+    }
+    out = Py_BuildValue("(OL)", headers, (long long)pos);
+done:
+    PyMem_Free(recs);
+    Py_XDECREF(headers);
+    Py_XDECREF(empty);
+    Py_DECREF(bytes_view);
+    PyBuffer_Release(&data);
+    return out;
+}
+
+static PyMethodDef records_functions[] = {
+    {"batch_headers", (PyCFunction)(void (*)(void))batch_headers, METH_FASTCALL,
+     "batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, expansion, "
+     "header_type, limit) -> (headers, pos): the v2 batch headers from pos on, up to the first "
+     "entry the caller must read with the reference, or limit headers."},
+    {NULL, NULL, 0, NULL},
+};
+
 static int opt_int64(PyObject *o, int *valid, int64_t *v) {
     *valid = o != Py_None;
     *v = 0;
@@ -1426,7 +1623,9 @@ static PyTypeObject ColumnsType = {
 };
 
 static struct PyModuleDef records_module = {
-    PyModuleDef_HEAD_INIT, "_records", "The coordinator dump record loop and the columnar record loop.", -1, NULL,
+    PyModuleDef_HEAD_INIT, "_records",
+    "The coordinator dump record loop, the columnar record loop and the batch header pass.", -1,
+    records_functions,
 };
 
 PyMODINIT_FUNC PyInit__records(void) {

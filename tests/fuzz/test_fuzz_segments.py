@@ -21,7 +21,7 @@ from mutations import mutated
 from test_dumps_records import _synth_segment
 from test_segment_mutations import CAP, base_segment, check
 
-from codegen.dumps import Codec, ControlType, ErrorKind, SegmentError, SegmentWriter
+from codegen.dumps import Codec, ControlType, ErrorKind, SegmentError, SegmentReader, SegmentWriter
 from codegen.dumps.command import EXIT_CLEAN, EXIT_DAMAGE, dump_command
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
@@ -31,6 +31,7 @@ from codegen.dumps.coordinator import (
 )
 from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, TOMBSTONE, UNKNOWN, DecodedBatch
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
+from codegen.dumps.segments import native_headers_enabled
 from generated import MESSAGES
 
 pytestmark = pytest.mark.fuzz
@@ -172,3 +173,30 @@ def test_the_dump_command_exits_0_or_1_on_mutated_files(
             kinds = {json.loads(line)["kind"] for line in res.stdout.splitlines()}
             damaged = bool(kinds & {ERROR, "segment-error"})
             assert res.exit_code == (EXIT_DAMAGE if damaged else EXIT_CLEAN), kinds
+
+
+@given(data=SEGMENTS, verify_crc=st.booleans())
+def test_the_header_pass_agrees_with_its_reference_on_mutated_segments(
+    data: bytes, verify_crc: bool
+) -> None:
+    """The native header pass (when built) and the reference give the same headers and errors,
+    which cover the file in order."""
+
+    def reader() -> SegmentReader:
+        return SegmentReader(
+            data, verify_crc=verify_crc, max_batch_size=CAP, max_batch_records=MAX_RECORDS
+        )
+
+    with no_hang():
+        pure = list(reader().batch_headers(native=False))
+        if native_headers_enabled():
+            fast = list(reader().batch_headers(native=True))
+            assert fast == pure
+            assert [type(i) for i in fast] == [type(i) for i in pure]
+    pos = 0
+    for item in pure:
+        if isinstance(item, SegmentError):
+            assert not item.reason.startswith("unexpected"), item
+        assert (item.position, item.size > 0) == (pos, True), item
+        pos += item.size
+    assert pos == len(data)

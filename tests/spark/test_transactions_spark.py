@@ -93,6 +93,11 @@ def _python(report: TransactionReport) -> dict[str, Any]:
             for t in report.transactional_ids
             for n, x in enumerate(t.transactions)
         ),
+        # each id's whole history: the command's jsonl line of the id
+        "ids": sorted(
+            (line for line in report.lines() if line["kind"] == "transactional-id"),
+            key=lambda line: line["transactionalId"],
+        ),
     }
 
 
@@ -119,6 +124,15 @@ def _spark(spark: Any, path: Path, as_of: AsOf | None = None) -> dict[str, Any]:
         "transactions": []
         if coordinator is None
         else sorted(tuple(r) for r in transactions.coordinator_transactions(coordinator).collect()),
+        "ids": []
+        if coordinator is None
+        else sorted(
+            (
+                r.asDict(recursive=True)
+                for r in transactions.transactional_ids(coordinator).collect()
+            ),
+            key=lambda line: line["transactionalId"],
+        ),
     }
 
 
@@ -137,6 +151,16 @@ def test_spark_outcomes_cover_every_label(spark: Any, cluster: Path) -> None:
     outcomes = {
         (r.transactionalId, r.outcome, r.durationMs)
         for r in transactions.coordinator_transactions(coordinator).collect()
+    }
+    fencing = {
+        (t.transactionalId, c.change, c.producerEpoch)
+        for t in transactions.transactional_ids(coordinator).collect()
+        for c in t.fencing
+    }
+    assert fencing == {
+        ("tx-fenced", "epoch bump", 1),  # the new instance's InitProducerId aborts ...
+        ("tx-fenced", "epoch bump", 2),  # ... and takes the id
+        ("tx-timeout", "epoch bump", 1),  # the coordinator aborts on the timeout
     }
     assert outcomes == {
         ("tx-commit", "committed", 2 * S),
@@ -196,6 +220,8 @@ def test_spark_names_a_replaced_producer_and_a_deleted_id(spark: Any, tmp_path: 
             w.write_batch([(key, value)], timestamp=at)
         w.write_batch([(gone[0], None)], timestamp=T0 + 3 * S)
     expected = _python(transaction_report(log))
+    fencing = {(t["transactionalId"], c["change"]) for t in expected["ids"] for c in t["fencing"]}
+    assert fencing == {("tx-replaced", "new producer id")}
     reasons = {row[2]: row[9] for row in expected["open"]}
     assert reasons == {
         20: "'tx-replaced' now has producer id 21 (this transaction's producer 20 was replaced)",
