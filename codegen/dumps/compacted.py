@@ -123,15 +123,26 @@ class CompactedView:
 
     def add_batch(self, item: DecodedBatch) -> None:
         batch = item.batch
-        if batch.is_control:
-            for rec in item.records:
+        self.add_records(item.records, batch.producer_id, batch.is_transactional, batch.is_control)
+
+    def add_records(
+        self,
+        records: Iterable[DecodedRecord],
+        producer_id: int,
+        transactional: bool,
+        control: bool,
+    ) -> None:
+        """The records of one batch with the header fields the view reads (records rebuilt
+        from rows, as Spark gives them, have no :class:`RecordBatch`)."""
+        if control:
+            for rec in records:
                 if rec.kind == KIND_CONTROL and isinstance(rec.value, EndTxnMarker):
-                    self.end_transaction(batch.producer_id, rec.value.committed)
+                    self.end_transaction(producer_id, rec.value.committed)
             return
-        if batch.is_transactional:
-            self.pending.setdefault(batch.producer_id, []).extend(item.records)
+        if transactional:
+            self.pending.setdefault(producer_id, []).extend(records)
             return
-        for rec in item.records:
+        for rec in records:
             self.add(rec)
 
     def end_transaction(self, producer_id: int, committed: bool) -> None:
