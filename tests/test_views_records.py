@@ -27,9 +27,9 @@ def rows_of(files: list[Path]) -> pa.Table:
         table = pa.Table.from_batches(list(record_batches(f, headers=False)))
         millis = pc.cast(table["timestamp"], pa.int64())
         tables.append(
-            table.append_column("file", pa.array([str(f)] * len(table)))
-            .append_column("timestampMs", pc.divide(millis, 1000))
-            .filter(pc.is_null(table["_error"]))
+            table.append_column("timestampMs", pc.divide(millis, 1000)).filter(
+                pc.is_null(table["_error"])
+            )
         )
     return pa.concat_tables(tables)
 

@@ -1,9 +1,9 @@
 """Decoded records rebuilt from rows of a log partition, for the views to replay.
 
 Spark's ``kafka-log`` source gives one row per record, with the fields of its batch
-(``producerId``, ``isTransactional``, ``isControl``, ``file``, ``batchPosition``) repeated on
-each. :func:`log_batches` turns the rows of one partition back into its batches, in offset
-order, with their records decoded by the decoder the command line uses
+(``producerId``, ``isTransactional``, ``isControl``, ``batchPosition``) repeated on each.
+:func:`log_batches` turns the rows of one partition back into its batches, in offset order,
+with their records decoded by the decoder the command line uses
 (:class:`codegen.dumps.coordinator.CoordinatorDecoder`, control records by
 :func:`codegen.dumps.decoded.control_record`), so a view fed from Spark is fed what
 :func:`codegen.dumps.coordinator.decode_batches` feeds it from the files.
@@ -30,9 +30,11 @@ RECORD_COLUMNS: Final = (
     "isControl",
 )
 """The columns :func:`log_batches` reads (``timestampMs``: epoch milliseconds)."""
-BATCH_COLUMNS: Final = ("file", "batchPosition")
-"""Where each batch is, when the rows have it: rows of one batch share it. Without it each
-record is a batch of its own, which the views apply alike."""
+BATCH_COLUMNS: Final = ("batchPosition",)
+"""Where each batch starts in its file, when the rows have it. A batch is a run of rows with
+the same position and header fields; two batches of two files at the same position, one right
+after the other, read as one, which the views apply alike (what a view does with a batch
+depends on its header fields only). Without it each record is a batch of its own."""
 
 
 @dataclass(slots=True)
@@ -59,7 +61,6 @@ def log_batches(
         producers = columns["producerId"]
         transactional = columns["isTransactional"]
         control = columns["isControl"]
-        files = columns.get("file")
         positions = columns.get("batchPosition")
         rows = zip(offsets, columns["timestampMs"], columns["key"], columns["value"], strict=True)
         for i, (offset, timestamp, key, value) in enumerate(rows):
@@ -68,8 +69,8 @@ def log_batches(
             last = offset
             at = (
                 (offset,)
-                if files is None or positions is None
-                else (files[i], positions[i], producers[i], transactional[i], control[i])
+                if positions is None
+                else (positions[i], producers[i], transactional[i], control[i])
             )
             if current is None or at != where:
                 if current is not None:
