@@ -126,14 +126,9 @@ class CompactedView:
         self.add_records(item.records, batch.producer_id, batch.is_transactional, batch.is_control)
 
     def add_records(
-        self,
-        records: Iterable[DecodedRecord],
-        producer_id: int,
-        transactional: bool,
-        control: bool,
+        self, records: list[DecodedRecord], producer_id: int, transactional: bool, control: bool
     ) -> None:
-        """The records of one batch with the header fields the view reads (records rebuilt
-        from rows, as Spark gives them, have no :class:`RecordBatch`)."""
+        """The records of one log batch, with its producer id and flags."""
         if control:
             for rec in records:
                 if rec.kind == KIND_CONTROL and isinstance(rec.value, EndTxnMarker):

@@ -1,1 +1,3 @@
-"""Views of decoded records, defined once and run by the command line and by Spark."""
+"""Views of decoded logs computed from Arrow columns: one definition each, run by the command
+line (in-process, over the engine's columnar batches) and by Spark (``mapInArrow`` /
+``applyInArrow``). pyarrow and numpy only; no pyspark here."""
