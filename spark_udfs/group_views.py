@@ -20,7 +20,7 @@ from codegen.views.records import BATCH_COLUMNS, RECORD_COLUMNS, log_batches
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 __all__ = [
     "COMPACTED_GROUPS_SCHEMA",
@@ -115,7 +115,7 @@ def replayed(
     rows = decoded
     if "_error" in columns:  # a damaged batch: the command line reports it and reads on
         rows = rows.filter(F.col("_error").isNull())
-    wanted = [
+    wanted: list[Column | str] = [
         "topic",
         "partition",
         *(timestamp if c == "timestampMs" else F.col(c) for c in RECORD_COLUMNS),
