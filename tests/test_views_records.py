@@ -64,6 +64,11 @@ def test_rows_in_any_order_replay_to_the_command_lines_groups(name: str, tmp_pat
         shuffled = table.take(rng.sample(range(len(table)), len(table)))
         # Small chunks: batches span them.
         views.append(replayed(partition, shuffled, chunk=7))
+        # Without batch positions (rows of Spark's Kafka source) each record is a batch.
+        alone = replayed(partition, table.drop_columns(["batchPosition"]), chunk=1000)
+        assert [r.to_json() for r in group_reports([alone])] == [
+            r.to_json() for r in group_reports([views[-1]])
+        ]
     assert as_json(views) == expected
     assert expected and any(r["timeline"] for r in expected)
 
