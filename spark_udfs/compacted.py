@@ -174,113 +174,16 @@ def _latest_offsets(rows: pa.Table) -> pa.Table:
 
 def group_states(decoded: DataFrame) -> DataFrame:
     """Per group: ``group, type, state, protocolType, protocol, leader, generation, epoch,
-    members``, from the latest group and member records (classic and consumer groups).
+    members`` (how many), the classic and consumer groups of the compacted view of the command
+    line (:meth:`codegen.dumps.compacted.CompactedView.group_rows`, replayed per partition on
+    the executors by :mod:`spark_udfs.group_views`), by group id.
 
-    States as the pure-Python view derives them: no members is ``Empty``; a consumer group is
+    States as that view derives them: no members is ``Empty``; a consumer group is
     ``Reconciling`` while a member's epoch is behind the group epoch; otherwise ``Stable``. A
     group that only committed offsets (a consumer that assigns its partitions itself) is a
     classic group in state ``Empty``, as the broker lists it. Share and streams groups are not
     listed.
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import StructType
+    from spark_udfs.group_views import COMPACTED_GROUPS_SCHEMA, compacted_groups, replayed
 
-    rec = effective_records(decoded)
-    classic = (
-        _latest(
-            rec.filter(F.col("recordName") == "GroupMetadata"),
-            {"group": F.col("decodedKey.GroupMetadataKey.group")},
-            F.when(F.col("isTombstone"), F.lit(None)).otherwise(
-                F.col("decodedValue.GroupMetadataValue")
-            ),
-        )
-        .filter(F.col("_p").isNotNull())
-        .select(
-            "group",
-            F.lit("classic").alias("type"),
-            F.when(F.size("_p.members") == 0, "Empty").otherwise("Stable").alias("state"),
-            F.col("_p.protocolType").alias("protocolType"),
-            F.col("_p.protocol").alias("protocol"),
-            F.col("_p.leader").alias("leader"),
-            F.col("_p.generation").alias("generation"),
-            F.lit(None).cast("int").alias("epoch"),
-            F.size("_p.members").alias("members"),
-        )
-    )
-    meta = (
-        _latest(
-            rec.filter(F.col("recordName") == "ConsumerGroupMetadata"),
-            {"group": F.col("decodedKey.ConsumerGroupMetadataKey.groupId")},
-            F.when(F.col("isTombstone"), F.lit(None)).otherwise(
-                F.col("decodedValue.ConsumerGroupMetadataValue.epoch")
-            ),
-        )
-        .filter(F.col("_p").isNotNull())
-        .select("group", F.col("_p").alias("epoch"))
-    )
-    members = _latest(
-        rec.filter(F.col("recordName") == "ConsumerGroupMemberMetadata"),
-        {
-            "group": F.col("decodedKey.ConsumerGroupMemberMetadataKey.groupId"),
-            "member": F.col("decodedKey.ConsumerGroupMemberMetadataKey.memberId"),
-        },
-        F.when(F.col("isTombstone"), F.lit(None)).otherwise(F.lit(True)),
-    ).filter(F.col("_p").isNotNull())
-    assignments = _latest(
-        rec.filter(F.col("recordName") == "ConsumerGroupCurrentMemberAssignment"),
-        {
-            "group": F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.groupId"),
-            "member": F.col("decodedKey.ConsumerGroupCurrentMemberAssignmentKey.memberId"),
-        },
-        F.when(F.col("isTombstone"), F.lit(None)).otherwise(
-            F.col("decodedValue.ConsumerGroupCurrentMemberAssignmentValue.memberEpoch")
-        ),
-    ).select("group", "member", F.col("_p").alias("memberEpoch"))
-    per_member = members.join(assignments, ["group", "member"], "left")
-    counts = per_member.groupBy("group").agg(
-        F.count("*").alias("members"), F.min("memberEpoch").alias("_minEpoch")
-    )
-    consumer = meta.join(counts, "group", "left").select(
-        "group",
-        F.lit("consumer").alias("type"),
-        F.when(F.coalesce(F.col("members"), F.lit(0)) == 0, "Empty")
-        .when(F.col("_minEpoch") < F.col("epoch"), "Reconciling")
-        .otherwise("Stable")
-        .alias("state"),
-        F.lit("consumer").alias("protocolType"),
-        F.lit(None).cast("string").alias("protocol"),
-        F.lit(None).cast("string").alias("leader"),
-        F.lit(None).cast("int").alias("generation"),
-        "epoch",
-        F.coalesce(F.col("members"), F.lit(0)).alias("members"),
-    )
-    listed = classic.unionByName(consumer)
-    # Share and streams groups are not listed here yet, but they are not offset-only groups.
-    key_type = decoded.schema["decodedKey"].dataType
-    assert isinstance(key_type, StructType)
-    other_keys = [
-        name for name in key_type.fieldNames() if name.startswith(("ShareGroup", "StreamsGroup"))
-    ]
-    with_records = listed.select("group")
-    if other_keys:
-        other_ids = F.coalesce(*(F.col(f"decodedKey.{name}.groupId") for name in other_keys))
-        other = rec.select(other_ids.alias("group")).filter(F.col("group").isNotNull())
-        with_records = with_records.unionByName(other)
-    offset_only = (
-        committed_offsets(decoded)
-        .select("group")
-        .distinct()
-        .join(with_records, "group", "left_anti")
-        .select(
-            "group",
-            F.lit("classic").alias("type"),
-            F.lit("Empty").alias("state"),
-            F.lit(None).cast("string").alias("protocolType"),
-            F.lit(None).cast("string").alias("protocol"),
-            F.lit(None).cast("string").alias("leader"),
-            F.lit(None).cast("int").alias("generation"),
-            F.lit(None).cast("int").alias("epoch"),
-            F.lit(0).alias("members"),
-        )
-    )
-    return listed.unionByName(offset_only).orderBy("group")
+    return replayed(decoded, compacted_groups, COMPACTED_GROUPS_SCHEMA).orderBy("group")

@@ -2,9 +2,11 @@
 
 Every function takes the decoded ``__consumer_offsets`` records (:func:`read_dump`, or
 :func:`spark_udfs.functions.decode_consumer_offsets` over ``kafka-log`` rows) and returns a
-DataFrame computed with windows, ``groupBy`` and aggregations: nothing is collected to the
-driver. Each answer reads ``decoded`` once: the columns it needs are kept on the executors
-(``localCheckpoint``, memory then local disk) for the many views it joins. The semantics
+DataFrame: nothing is collected to the driver. The group answers run the Python API's own
+view on the executors, one replay per ``__consumer_offsets`` partition
+(:mod:`spark_udfs.group_views`); the others are computed with windows, ``groupBy`` and
+aggregations, and read ``decoded`` once: the columns they need are kept on the executors
+(``localCheckpoint``, memory then local disk) for the many views they join. The semantics
 are those of the Python API, row for row (a test compares them):
 
 - :func:`downgrade_findings`: per live record (last value per key after compaction, not
@@ -35,17 +37,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from codegen.columnar.topics import union_type
-from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
 from codegen.dumps.segments import segment_file_info
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import GROUP_RECORD_PREFIXES, dump_partitions, finding_reason
-from codegen.forensics.groups import COOPERATIVE, STREAMS_ASSIGNOR, AsOf, server_assignor_why
+from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import REPLICATION_CHECKPOINT, as_log_dirs
 from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, ERROR_STATUSES
 from codegen.forensics.releases import release
 from codegen.forensics.shares import DELIVERY_STATES, share_states
 from spark_udfs.compacted import effective_records
 from spark_udfs.functions import decode_consumer_offsets
+from spark_udfs.group_views import (
+    EVENT_DETAIL_FIELDS,
+    GROUP_STATES_SCHEMA,
+    GROUP_TIMELINES_SCHEMA,
+    MEMBER_EPOCHS_SCHEMA,
+    group_events,
+    group_rows,
+    member_epoch_rows,
+    replayed,
+)
 from spark_udfs.session import kafka_log_reader
 
 if TYPE_CHECKING:
@@ -466,524 +477,15 @@ def downgrade_findings(decoded: DataFrame, to: str) -> DataFrame:
 
 # ------------------------------------------------------------------------------------ groups
 
-_MEMBER_TYPE: Final = (
-    "struct<memberId:string,clientId:string,clientHost:string,instanceId:string,"
-    "assignors:array<string>,subscribedTopics:array<string>,"
-    "assignment:map<string,array<int>>,memberEpoch:int>"
-)
-_INVENTORY_TYPE: Final = (
-    "struct<chosen:string,chosenOverTime:array<string>,advertised:map<string,array<string>>,"
-    "common:array<string>,subscriptionVersions:map<string,int>,cooperativeSwitch:string,"
-    "why:string>"
-)
-_ASSIGNED_TYPE: Final = "map<string,struct<partitions:array<int>,assignmentEpochs:array<int>>>"
-_DETAIL_FIELDS: Final = (
-    ("type", "string"),
-    ("from", "string"),
-    ("to", "string"),
-    ("generation", "int"),
-    ("epoch", "int"),
-    ("previous", "int"),
-    ("member", "string"),
-    ("topic", "string"),
-    ("partition", "int"),
-    ("protocol", "string"),
-    ("previousProtocol", "string"),
-    ("memberEpoch", "int"),
-    ("previousMemberEpoch", "int"),
-    ("assigned", _ASSIGNED_TYPE),
-)
-_EVENT_TYPE: Final = (
-    "struct<kind:string,detail:struct<"
-    + ",".join(f"`{name}`:{kind}" for name, kind in _DETAIL_FIELDS)
-    + ">>"
-)
-_GROUP_KINDS: Final = (
-    ("ConsumerGroup", "consumer"),
-    ("ShareGroup", "share"),
-    ("StreamsGroup", "streams"),
-)
-_STATE_PARTS: Final = ("Metadata", "MemberMetadata", "CurrentMemberAssignment")
-_SERVER_ASSIGNOR_WHY: Final = server_assignor_why("")
-"""After the group type (``consumer``, ``share``, ``streams``)."""
-
-
-def _member_payloads(subscription: Column, assignment: Column) -> Column:
-    """A classic consumer member's subscribed topics, assignment and subscription version,
-    decoded as the Python view decodes them (with its fallbacks for clients that sent older
-    layouts)."""
-    from pyspark.sql import functions as F
-
-    udf = F.udf(
-        lambda sub, asg: _decode_payloads(sub, asg),
-        "struct<topics:array<string>,partitions:map<string,array<int>>,version:int>",
-    )
-    return udf(subscription, assignment)
-
-
-def _decode_payloads(
-    subscription: bytes | None, assignment: bytes | None
-) -> tuple[list[str], dict[str, list[int]], int | None]:
-    sub = decode_subscription(subscription) if subscription is not None else None
-    parts = decode_assignment(assignment).partitions if assignment is not None else {}
-    return (sub.topics if sub else []), parts, (sub.version if sub else None)
-
-
-def _by_member_id(members: Column) -> Column:
-    """``members`` sorted by ``memberId`` (maps in the structs make them unorderable)."""
-    from pyspark.sql import functions as F
-
-    return F.array_sort(
-        members,
-        lambda a, b: (
-            F.when(a.memberId < b.memberId, -1).when(a.memberId > b.memberId, 1).otherwise(0)
-        ),
-    )
-
-
-def _uuid(topic_id: Column) -> Column:
-    """A topic id as Python prints a UUID (the decoders give Kafka's base64 form)."""
-    from pyspark.sql import functions as F
-
-    return F.regexp_replace(
-        F.lower(F.hex(F.unbase64(topic_id))),
-        "^(.{8})(.{4})(.{4})(.{4})(.{12})$",
-        "$1-$2-$3-$4-$5",
-    )
-
-
-def _of_kinds(
-    part: str, field: str, kinds: tuple[str, ...] = ("Consumer", "Share", "Streams")
-) -> Column:
-    """``field`` of the ``<Kind>Group<part>`` value, whichever kind the record is."""
-    from pyspark.sql import functions as F
-
-    return F.coalesce(*(F.col(f"decodedValue.{k}Group{part}Value.{field}") for k in kinds))
-
-
-def _assignment_values() -> tuple[Column, Column, Column, Column]:
-    """A current member assignment record's ``assignment`` (topic id, or streams subtopology,
-    -> partitions), ``assigned`` (topic id -> partitions and assignment epochs, as the
-    member-epoch event gives them), member epoch and previous member epoch."""
-    from pyspark.sql import functions as F
-
-    consumer = F.col("decodedValue.ConsumerGroupCurrentMemberAssignmentValue.assignedPartitions")
-    share = F.col("decodedValue.ShareGroupCurrentMemberAssignmentValue.assignedPartitions")
-    streams = F.col("decodedValue.StreamsGroupCurrentMemberAssignmentValue.activeTasks")
-    assignment = F.coalesce(
-        F.map_from_entries(
-            F.transform(consumer, lambda t: F.struct(_uuid(t.topicId), t.partitions))
-        ),
-        F.map_from_entries(F.transform(share, lambda t: F.struct(_uuid(t.topicId), t.partitions))),
-        F.map_from_entries(F.transform(streams, lambda t: F.struct(t.subtopologyId, t.partitions))),
-    )
-    no_epochs = F.lit(None).cast("array<int>")
-    assigned = F.coalesce(
-        F.map_from_entries(
-            F.transform(
-                consumer,
-                lambda t: F.struct(
-                    _uuid(t.topicId),
-                    F.struct(
-                        t.partitions.alias("partitions"),
-                        t.assignmentEpochs.alias("assignmentEpochs"),
-                    ),
-                ),
-            )
-        ),
-        F.map_from_entries(
-            F.transform(
-                share,
-                lambda t: F.struct(
-                    _uuid(t.topicId),
-                    F.struct(t.partitions.alias("partitions"), no_epochs.alias("assignmentEpochs")),
-                ),
-            )
-        ),
-        F.create_map().cast(_ASSIGNED_TYPE),
-    )
-    return (
-        assignment,
-        assigned,
-        _of_kinds("CurrentMemberAssignment", "memberEpoch"),
-        _of_kinds("CurrentMemberAssignment", "previousMemberEpoch"),
-    )
-
-
-def _group_records(rec: DataFrame) -> DataFrame:
-    """The records that make a group's state, in apply order per (partition, group): the
-    ``GroupMetadata`` records and the metadata, member and current assignment records of the
-    other group types, with ``group, kind, part, isDelete`` and the fields the states and
-    timelines read (``generation, protocol, protocolType, memberIds`` of a classic value;
-    ``epoch, member, membership`` (``add`` or ``remove``) of the others)."""
-    from pyspark.sql import functions as F
-
-    kinds = F.when(F.col("recordName") == "GroupMetadata", F.lit("classic"))
-    for prefix, kind in _GROUP_KINDS:
-        kinds = kinds.when(F.col("recordName").startswith(prefix), F.lit(kind))
-    part = F.regexp_replace(F.col("recordName"), "^(Consumer|Share|Streams)Group", "")
-    classic = F.col("decodedValue.GroupMetadataValue")
-    member_id = F.coalesce(
-        *(
-            F.col(f"decodedKey.{k}Group{p}Key.memberId")
-            for k in ("Consumer", "Share", "Streams")
-            for p in ("MemberMetadata", "CurrentMemberAssignment")
-        )
-    )
-    selected = (
-        rec.select(
-            "partition",
-            "offset",
-            "applyOffset",
-            "timestampMs",
-            "isTombstone",
-            "decodedKey",
-            "decodedValue",
-            "group",
-            kinds.alias("kind"),
-            F.when(F.col("recordName") == "GroupMetadata", F.lit("GroupMetadata"))
-            .otherwise(part)
-            .alias("part"),
-        )
-        .filter(F.col("kind").isNotNull())
-        .filter((F.col("kind") == "classic") | F.col("part").isin(*_STATE_PARTS))
-    )
-    value = ~F.col("isTombstone")
-    is_member_part = F.col("part").isin("MemberMetadata", "CurrentMemberAssignment")
-    return selected.select(
-        "*",
-        (F.col("part").isin("GroupMetadata", "Metadata") & F.col("isTombstone")).alias("isDelete"),
-        F.struct("applyOffset", "offset").alias("pos"),
-        classic.generation.alias("generation"),
-        classic.protocol.alias("protocol"),
-        classic.protocolType.alias("protocolType"),
-        F.array_sort(F.array_distinct(F.transform(classic.members, lambda m: m.memberId))).alias(
-            "memberIds"
-        ),
-        F.when(F.col("part") == "Metadata", _of_kinds("Metadata", "epoch")).alias("epoch"),
-        member_id.alias("member"),
-        F.when(is_member_part & value, F.lit("add"))
-        .when((F.col("part") == "MemberMetadata") & F.col("isTombstone"), F.lit("remove"))
-        .alias("membership"),
-    )
-
-
-def _sequenced(grec: DataFrame) -> DataFrame:
-    """Group records with the replay's bookkeeping, per (partition, group) in apply order:
-    ``beforeType`` (the type of the group before the record; null when there was none),
-    ``created`` (the record created the group, or replaced it by one of another type),
-    ``segment`` (how many creations so far: the records of one life of the group) and, over
-    the whole group, ``lastPos`` and ``last`` (its last record's kind and whether it deletes)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    by_group = Window.partitionBy("partition", "group")
-    order = by_group.orderBy("applyOffset", "offset")
-    so_far = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    prev_alive = ~F.coalesce(F.lag("isDelete").over(order), F.lit(True))
-    marked = grec.withColumn("beforeType", F.when(prev_alive, F.lag("kind").over(order)))
-    created = ~F.col("isDelete") & (
-        F.col("beforeType").isNull() | (F.col("beforeType") != F.col("kind"))
-    )
-    return (
-        marked.withColumn("created", created)
-        .withColumn("segment", F.sum(F.col("created").cast("int")).over(so_far))
-        .withColumn("last", F.max_by(F.struct("kind", "isDelete", "segment"), "pos").over(by_group))
-    )
-
-
-def _classic_states(seq: DataFrame) -> DataFrame:
-    """Classic groups alive at the end: the last record is a ``GroupMetadata`` value."""
-    from pyspark.sql import functions as F
-
-    latest = (
-        seq.filter(
-            (F.col("kind") == "classic")
-            & ~F.col("last.isDelete")
-            & (F.col("last.kind") == "classic")
-            & (F.col("segment") == F.col("last.segment"))
-        )
-        .groupBy("partition", "group")
-        .agg(F.max_by(F.col("decodedValue.GroupMetadataValue"), "pos").alias("_v"))
-    )
-    members = latest.select(
-        "partition", "group", "_v.protocolType", "_v.protocol", F.explode("_v.members").alias("m")
-    )
-    consumer = F.col("protocolType") == "consumer"
-    payload = _member_payloads(
-        F.when(consumer, F.col("m.subscription")), F.when(consumer, F.col("m.assignment"))
-    )
-    detail = members.select(
-        "partition",
-        "group",
-        F.struct(
-            F.col("m.memberId").alias("memberId"),
-            F.col("m.clientId").alias("clientId"),
-            F.col("m.clientHost").alias("clientHost"),
-            F.col("m.groupInstanceId").alias("instanceId"),
-            F.lit(None).cast("array<string>").alias("assignors"),
-            F.coalesce(payload.topics, F.array().cast("array<string>")).alias("subscribedTopics"),
-            F.coalesce(payload.partitions, F.create_map().cast("map<string,array<int>>")).alias(
-                "assignment"
-            ),
-            F.lit(None).cast("int").alias("memberEpoch"),
-        ).alias("member"),
-    )
-    by_group = detail.groupBy("partition", "group").agg(
-        _by_member_id(F.collect_list("member")).alias("members")
-    )
-    return latest.join(by_group, ["partition", "group"], "left").select(
-        "partition",
-        "group",
-        F.lit("classic").alias("type"),
-        F.when(F.size("_v.members") == 0, "Empty").otherwise("Stable").alias("state"),
-        F.col("_v.protocolType").alias("protocolType"),
-        F.col("_v.protocol").alias("protocol"),
-        F.col("_v.generation").alias("generation"),
-        F.lit(None).cast("int").alias("epoch"),
-        F.coalesce(F.col("members"), F.array().cast(f"array<{_MEMBER_TYPE}>")).alias("members"),
-    )
-
-
-def _member_states(seq: DataFrame) -> DataFrame:
-    """Consumer, share and streams groups alive at the end, from the records of their last
-    life (after the deletion, or the record of another type, that ended the previous one)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    current = seq.filter(
-        ~F.col("last.isDelete")
-        & (F.col("last.kind") != "classic")
-        & (F.col("segment") == F.col("last.segment"))
-    )
-    epochs = (
-        current.filter(F.col("part") == "Metadata")
-        .groupBy("partition", "group")
-        .agg(F.max_by("epoch", "pos").alias("epoch"))
-    )
-    mem = current.filter(F.col("part") != "Metadata")
-    pos = F.col("pos")
-    is_meta = F.col("part") == "MemberMetadata"
-    removed = is_meta & F.col("isTombstone")
-    member_window = Window.partitionBy("partition", "group", "member")
-    since = mem.withColumn("_removedAt", F.max(F.when(removed, pos)).over(member_window)).filter(
-        F.col("_removedAt").isNull() | (pos > F.col("_removedAt"))
-    )
-    meta = F.struct(
-        _of_kinds("MemberMetadata", "clientId").alias("clientId"),
-        _of_kinds("MemberMetadata", "clientHost").alias("clientHost"),
-        _of_kinds("MemberMetadata", "instanceId", ("Consumer", "Streams")).alias("instanceId"),
-        _of_kinds("MemberMetadata", "subscribedTopicNames", ("Consumer", "Share")).alias(
-            "subscribedTopics"
-        ),
-        F.col("decodedValue.ConsumerGroupMemberMetadataValue.serverAssignor").alias("assignor"),
-    )
-    assignment, _, member_epoch, _ = _assignment_values()
-    asg = F.struct(
-        F.col("isTombstone").alias("gone"),
-        assignment.alias("assignment"),
-        member_epoch.alias("memberEpoch"),
-    )
-    per_member = since.groupBy("partition", "group", "member").agg(
-        F.max_by(F.when(is_meta, meta), F.when(is_meta, pos)).alias("_meta"),
-        F.max_by(F.when(~is_meta, asg), F.when(~is_meta, pos)).alias("_asg"),
-        F.max(F.when(~is_meta & ~F.col("isTombstone"), F.lit(True))).alias("_anyAsg"),
-    )
-    # A member exists once a metadata or assignment value created it (after its last removal).
-    present = per_member.filter(F.col("_meta").isNotNull() | F.coalesce("_anyAsg", F.lit(False)))
-    live_asg = F.when(~F.col("_asg.gone"), F.col("_asg"))
-    assignor = F.col("_meta.assignor")
-    member = F.struct(
-        F.col("member").alias("memberId"),
-        F.coalesce(F.col("_meta.clientId"), F.lit("")).alias("clientId"),
-        F.coalesce(F.col("_meta.clientHost"), F.lit("")).alias("clientHost"),
-        F.col("_meta.instanceId").alias("instanceId"),
-        F.when(assignor.isNotNull() & (assignor != ""), F.array(assignor))
-        .otherwise(F.array().cast("array<string>"))
-        .alias("assignors"),
-        F.coalesce(F.col("_meta.subscribedTopics"), F.array().cast("array<string>")).alias(
-            "subscribedTopics"
-        ),
-        F.coalesce(live_asg.assignment, F.create_map().cast("map<string,array<int>>")).alias(
-            "assignment"
-        ),
-        live_asg.memberEpoch.alias("memberEpoch"),
-    )
-    members = present.groupBy("partition", "group").agg(
-        _by_member_id(F.collect_list(member)).alias("members"),
-        F.min(live_asg.memberEpoch).alias("_minEpoch"),
-    )
-    groups = current.select("partition", "group", F.col("last.kind").alias("type")).distinct()
-    joined = groups.join(epochs, ["partition", "group"], "left").join(
-        members, ["partition", "group"], "left"
-    )
-    count = F.when(F.col("members").isNull(), 0).otherwise(F.size("members"))
-    return joined.select(
-        "partition",
-        "group",
-        "type",
-        F.when(count == 0, "Empty")
-        .when(F.col("epoch").isNotNull() & (F.col("_minEpoch") < F.col("epoch")), "Reconciling")
-        .otherwise("Stable")
-        .alias("state"),
-        F.col("type").alias("protocolType"),  # as listGroups gives it
-        F.lit(None).cast("string").alias("protocol"),
-        F.lit(None).cast("int").alias("generation"),
-        "epoch",
-        F.coalesce(F.col("members"), F.array().cast(f"array<{_MEMBER_TYPE}>")).alias("members"),
-    )
-
-
-def _classic_history(seq: DataFrame) -> DataFrame:
-    """Per classic group of consumers: the assignors chosen in order of first use, and each
-    member's subscription version in the last ``GroupMetadata`` value of protocol type
-    ``consumer`` (what :class:`codegen.forensics.groups.GroupsView` keeps, across deletions)."""
-    from pyspark.sql import functions as F
-
-    values = seq.filter(
-        (F.col("kind") == "classic") & ~F.col("isTombstone") & (F.col("protocolType") == "consumer")
-    )
-    chosen = (
-        values.filter(F.col("protocol").isNotNull() & (F.col("protocol") != ""))
-        .groupBy("partition", "group", "protocol")
-        .agg(F.min("pos").alias("_first"))
-        .groupBy("partition", "group")
-        .agg(F.array_sort(F.collect_list(F.struct("_first", "protocol"))).alias("_chosen"))
-        .select("partition", "group", F.col("_chosen.protocol").alias("chosenOverTime"))
-    )
-    last = values.groupBy("partition", "group").agg(
-        F.max_by(F.col("decodedValue.GroupMetadataValue.members"), "pos").alias("_members")
-    )
-    # (A Python UDF cannot run inside a higher-order function: explode the members.)
-    members = last.select("partition", "group", F.explode("_members").alias("m"))
-    version = _member_payloads(F.col("m.subscription"), F.lit(None).cast("binary")).version
-    versions = members.groupBy("partition", "group").agg(
-        F.map_from_entries(F.collect_list(F.struct(F.col("m.memberId"), version))).alias(
-            "subscriptionVersions"
-        )
-    )
-    # The last assignor any GroupMetadata value chose (GroupsView.last_protocol).
-    last = (
-        seq.filter(
-            (F.col("kind") == "classic")
-            & ~F.col("isTombstone")
-            & F.col("protocol").isNotNull()
-            & (F.col("protocol") != "")
-        )
-        .groupBy("partition", "group")
-        .agg(F.max_by("protocol", "pos").alias("lastProtocol"))
-    )
-    return chosen.join(versions, ["partition", "group"], "full").join(
-        last, ["partition", "group"], "full"
-    )
-
-
-def _inventory(states: DataFrame) -> Column:
-    """The KIP-726 assignor inventory of :func:`codegen.forensics.groups.assignor_inventory`
-    from a group state row with ``chosenOverTime`` and ``subscriptionVersions``."""
-    from pyspark.sql import functions as F
-
-    members = F.coalesce(F.col("members"), F.array().cast(f"array<{_MEMBER_TYPE}>"))
-    ids = F.transform(members, lambda m: m.memberId)
-    versions = F.coalesce(F.col("subscriptionVersions"), F.create_map().cast("map<string,int>"))
-    old = F.array_sort(F.map_keys(F.map_filter(versions, lambda _, v: v < 1)))
-    protocol = F.col("protocol")
-    # An empty group has no protocol: judge the one it ran last.
-    current = F.when(protocol.isNotNull() & (protocol != ""), protocol).otherwise(
-        F.col("lastProtocol")
-    )
-    chosen_over_time = F.coalesce(F.col("chosenOverTime"), F.array().cast("array<string>"))
-    not_consumers = F.col("protocolType").isNotNull() & (F.col("protocolType") != "consumer")
-    streams = (current == STREAMS_ASSIGNOR) | F.array_contains(chosen_over_time, STREAMS_ASSIGNOR)
-    no_current = current.isNull()
-    verdict = (
-        F.when(not_consumers | streams | no_current, F.lit(None).cast("string"))
-        .when(current == COOPERATIVE, "done")
-        .when(F.size(old) > 0, "not-possible")
-        .otherwise("two-step")
-    )
-    why = (
-        F.when(
-            not_consumers,
-            F.concat(
-                F.lit("protocol type '"),
-                F.col("protocolType"),
-                F.lit("': not consumers, no consumer assignor to switch"),
-            ),
-        )
-        .when(
-            streams,
-            F.lit(
-                "a Kafka Streams application (assignor 'stream'): it rebalances cooperatively "
-                "from 2.4 on (KIP-429), there is no cooperative-sticky switch to make"
-            ),
-        )
-        .when(
-            no_current,
-            F.lit(
-                "no assignor was ever chosen in the log (only offsets committed): nothing to switch"
-            ),
-        )
-        .when(current == COOPERATIVE, F.lit("the group already runs cooperative-sticky"))
-        .when(
-            F.size(old) > 0,
-            F.concat(
-                F.lit("member(s) "),
-                F.array_join(old, ", "),
-                F.lit(
-                    " send consumer-protocol subscription v0, without owned partitions (Java "
-                    "clients before 2.4 or other clients without KIP-429): they cannot rebalance "
-                    "cooperatively; upgrade those clients first"
-                ),
-            ),
-        )
-        .otherwise(
-            F.concat(
-                F.lit(
-                    "the log holds only the chosen assignor's subscription, not each member's "
-                    f"list: roll out [{COOPERATIVE}, "
-                ),
-                current,
-                F.lit(f"] to every member, then [{COOPERATIVE}] alone (KIP-429)"),
-            )
-        )
-    )
-    classic = F.struct(
-        protocol.alias("chosen"),
-        F.coalesce(F.col("chosenOverTime"), F.array().cast("array<string>")).alias(
-            "chosenOverTime"
-        ),
-        F.map_from_entries(
-            F.transform(ids, lambda m: F.struct(m, F.lit(None).cast("array<string>")))
-        ).alias("advertised"),
-        F.lit(None).cast("array<string>").alias("common"),
-        versions.alias("subscriptionVersions"),
-        verdict.alias("cooperativeSwitch"),
-        why.alias("why"),
-    )
-    server = F.array_sort(F.array_distinct(F.flatten(F.transform(members, lambda m: m.assignors))))
-    others = F.struct(
-        F.when(F.size(server) == 1, server[0]).alias("chosen"),
-        server.alias("chosenOverTime"),
-        F.map_from_entries(F.transform(members, lambda m: F.struct(m.memberId, m.assignors))).alias(
-            "advertised"
-        ),
-        F.when(F.size(server) > 0, server).alias("common"),
-        F.create_map().cast("map<string,int>").alias("subscriptionVersions"),
-        F.lit(None).cast("string").alias("cooperativeSwitch"),
-        F.concat(F.col("type"), F.lit(_SERVER_ASSIGNOR_WHY)).alias("why"),
-    )
-    return (
-        F.when(F.col("type").isNull(), F.lit(None).cast(_INVENTORY_TYPE))
-        .when(F.col("type") == "classic", classic)
-        .otherwise(others)
-    )
+_DETAIL_FIELDS: Final = EVENT_DETAIL_FIELDS
 
 
 def group_states(decoded: DataFrame, shares: DataFrame | None = None) -> DataFrame:
     """Each group at the end of ``decoded`` (cut it with :func:`read_dump`'s ``as_of``), as
     :func:`codegen.forensics.groups.group_reports` lists them: ``partition, group, type, state,
-    protocolType, protocol, generation, epoch, members, committedOffsets, assignors``.
+    protocolType, protocol, generation, epoch, members, committedOffsets, assignors``. Each
+    partition's records are replayed on the executors through the command line's
+    :class:`codegen.forensics.groups.GroupsView` (:mod:`spark_udfs.group_views`).
 
     ``type`` is ``classic``, ``consumer``, ``share`` or ``streams``; a deleted group is listed
     with ``type`` null and state ``Dead`` (its timeline is in :func:`group_timelines`), and a
@@ -998,41 +500,7 @@ def group_states(decoded: DataFrame, shares: DataFrame | None = None) -> DataFra
     groups, and without ``shares``)."""
     from pyspark.sql import functions as F
 
-    rec = _effective(_narrow(decoded))
-    seq = _sequenced(_group_records(rec))
-    live = _classic_states(seq).unionByName(_member_states(seq))
-    offsets = (
-        _latest_offsets(rec)
-        .groupBy("partition", "group")
-        .agg(F.count("*").alias("committedOffsets"))
-    )
-    existed = seq.filter(F.col("created")).select("partition", "group").distinct()
-    # Only committed offsets, and never a group record: Kafka loads an empty classic group.
-    offsets_only = (
-        offsets.join(existed, ["partition", "group"], "left_anti")
-        .select("partition", "group", "committedOffsets")
-        .withColumn("type", F.lit("classic"))
-    )
-    # Dead: existed and is gone, or never existed and only has its offsets' deletions.
-    deleted_offsets = (
-        _offset_deletions(rec)
-        .select(F.col("_logPartition").alias("partition"), "group")
-        .distinct()
-        .join(existed, ["partition", "group"], "left_anti")
-        .join(offsets, ["partition", "group"], "left_anti")
-    )
-    dead = (
-        existed.join(live, ["partition", "group"], "left_anti")
-        .unionByName(deleted_offsets)
-        .join(offsets, ["partition", "group"], "left")
-        .withColumn("state", F.lit("Dead"))
-    )
-    full = (
-        live.join(offsets, ["partition", "group"], "left")
-        .unionByName(offsets_only, allowMissingColumns=True)
-        .unionByName(dead, allowMissingColumns=True)
-        .join(_classic_history(seq), ["partition", "group"], "left")
-    )
+    full = replayed(decoded, group_rows, GROUP_STATES_SCHEMA)
     share_partitions: Column = F.lit(None).cast(f"array<struct<{_SHARE_PARTITION_FIELDS}>>")
     if shares is not None:
         per_group = shares.groupBy("group").agg(
@@ -1051,70 +519,24 @@ def group_states(decoded: DataFrame, shares: DataFrame | None = None) -> DataFra
         "partition",
         "group",
         "type",
-        F.coalesce(F.col("state"), F.lit("Empty")).alias("state"),
+        "state",
         "protocolType",
         "protocol",
         "generation",
         "epoch",
-        F.coalesce(F.col("members"), F.array().cast(f"array<{_MEMBER_TYPE}>")).alias("members"),
-        F.coalesce(F.col("committedOffsets"), F.lit(0)).alias("committedOffsets"),
-        _inventory(full).alias("assignors"),
+        "members",
+        "committedOffsets",
+        "assignors",
         share_partitions.alias("sharePartitions"),
     )
 
 
-def _event(kind: str | Column, **detail: Column) -> Column:
-    """One timeline event: ``kind`` and the ``detail`` struct (the fields the kind gives)."""
-    from pyspark.sql import functions as F
-
-    unknown = set(detail) - {name for name, _ in _DETAIL_FIELDS}
-    assert not unknown, unknown
-    fields = [
-        (detail[name] if name in detail else F.lit(None)).cast(spark_type).alias(name)
-        for name, spark_type in _DETAIL_FIELDS
-    ]
-    kind_col = F.lit(kind) if isinstance(kind, str) else kind
-    return F.struct(kind_col.alias("kind"), F.struct(*fields).alias("detail"))
-
-
-def _events_if(condition: Column, events: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.when(condition, events).otherwise(F.array().cast(f"array<{_EVENT_TYPE}>"))
-
-
-def _offset_deletions(rec: DataFrame) -> DataFrame:
-    """Tombstones of committed offsets that existed (the key's previous record is a value)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    order = Window.partitionBy("_logPartition", "group", "topic", "partition").orderBy(
-        "applyOffset", "recordOffset"
-    )
-    rows = _offset_rows(rec).withColumn("_prevGone", F.lag("isTombstone").over(order))
-    return rows.filter(F.col("isTombstone") & ~F.col("_prevGone"))
-
-
-def _event_columns() -> list[str | Column]:
-    """The columns of a timeline event row, from rows whose ``_e`` is the event struct."""
-    from pyspark.sql import functions as F
-
-    return [
-        "partition",
-        "group",
-        "applyOffset",
-        "offset",
-        "eventIndex",
-        "timestamp",
-        F.col("_e.kind").alias("kind"),
-        F.col("_e.detail").alias("detail"),
-    ]
-
-
 def group_timelines(decoded: DataFrame) -> DataFrame:
-    """Every group's timeline, as :class:`codegen.forensics.groups.GroupsView` records it:
-    ``partition, group, applyOffset, offset, eventIndex, timestamp, kind, detail``, one row per
-    event; a group's timeline is its rows ordered by ``applyOffset, offset, eventIndex``.
+    """Every group's timeline, as :class:`codegen.forensics.groups.GroupsView` records it (the
+    view itself, replayed per partition on the executors): ``partition, group, applyOffset,
+    offset, eventIndex, timestamp, kind, detail``, one row per event; a group's timeline is its
+    rows ordered by ``applyOffset, offset, eventIndex`` (``applyOffset``: the record's offset,
+    or for a transactional record the offset of the marker that committed it).
 
     Kinds: ``created`` and ``group-deleted`` (``type``), ``protocol-conversion`` (``from``,
     ``to``), ``rebalance`` (``generation`` of a classic group or ``epoch`` of the others, and
@@ -1123,186 +545,17 @@ def group_timelines(decoded: DataFrame) -> DataFrame:
     ``member-epoch`` (``member, memberEpoch, previousMemberEpoch, assigned``: per topic id the
     partitions and their assignment epochs, KAFKA-19779). ``detail`` has every field; those
     the kind does not give are null."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    rec = _effective(_narrow(decoded))
-    seq = _sequenced(_group_records(rec))
-    order = Window.partitionBy("partition", "group").orderBy("applyOffset", "offset")
-    before = order.rowsBetween(Window.unboundedPreceding, -1)
-    by_member = (
-        Window.partitionBy("partition", "group", "member")
-        .orderBy("applyOffset", "offset")
-        .rowsBetween(Window.unboundedPreceding, -1)
-    )
-    protocol = F.col("protocol")
-    is_classic_value = (F.col("kind") == "classic") & ~F.col("isTombstone")
-    truthy_protocol = F.when(is_classic_value & protocol.isNotNull() & (protocol != ""), protocol)
-    epoch_at = F.when(F.col("epoch").isNotNull(), F.struct("segment", "epoch"))
-    membership_at = F.when(F.col("membership").isNotNull(), F.struct("segment", "membership"))
-    known = seq.select(
-        "*",
-        F.lag("generation").over(order).alias("_prevGeneration"),
-        F.lag("memberIds").over(order).alias("_prevMembers"),
-        F.last(truthy_protocol, ignorenulls=True).over(before).alias("_lastProtocol"),
-        F.last(F.when(F.col("created"), F.col("kind")), ignorenulls=True)
-        .over(before)
-        .alias("_lastCreated"),
-        F.last(epoch_at, ignorenulls=True).over(before).alias("_prevEpochAt"),
-        F.last(membership_at, ignorenulls=True).over(by_member).alias("_prevMembershipAt"),
-    )
-    created = F.col("created")
-    kind = F.col("kind")
-    classic_value = is_classic_value
-    other = (kind != "classic") & ~F.col("isDelete")
-    prev_epoch = F.when(
-        F.col("_prevEpochAt.segment") == F.col("segment"), F.col("_prevEpochAt.epoch")
-    )
-    prev_membership = F.when(
-        F.col("_prevMembershipAt.segment") == F.col("segment"),
-        F.col("_prevMembershipAt.membership"),
-    )
-    ids = F.col("memberIds")
-    prev_ids = F.when(created, F.array().cast("array<string>")).otherwise(F.col("_prevMembers"))
-    joined = F.array_sort(F.array_except(ids, prev_ids))
-    left = F.array_sort(F.array_except(prev_ids, ids))
-    member = F.col("member")
-    _, assigned, member_epoch, previous_member_epoch = _assignment_values()
-    events = F.concat(
-        _events_if(
-            F.col("isDelete") & F.col("beforeType").isNotNull(),
-            F.array(_event("group-deleted", type=F.col("beforeType"))),
-        ),
-        _events_if(created, F.array(_event("created", type=kind))),
-        _events_if(
-            created & F.col("_lastCreated").isNotNull() & (F.col("_lastCreated") != kind),
-            F.array(_event("protocol-conversion", **{"from": F.col("_lastCreated"), "to": kind})),
-        ),
-        _events_if(
-            classic_value & ~created & ~F.col("generation").eqNullSafe(F.col("_prevGeneration")),
-            F.array(
-                _event(
-                    "rebalance",
-                    generation=F.col("generation"),
-                    previous=F.col("_prevGeneration"),
-                )
-            ),
-        ),
-        _events_if(
-            other & ~created & F.col("epoch").isNotNull() & ~F.col("epoch").eqNullSafe(prev_epoch),
-            F.array(_event("rebalance", epoch=F.col("epoch"), previous=prev_epoch)),
-        ),
-        _events_if(classic_value, F.transform(joined, lambda m: _event("member-joined", member=m))),
-        _events_if(
-            other
-            & (F.col("membership") == "add")
-            & (prev_membership.isNull() | (prev_membership == "remove")),
-            F.array(_event("member-joined", member=member)),
-        ),
-        _events_if(classic_value, F.transform(left, lambda m: _event("member-left", member=m))),
-        _events_if(
-            other & (F.col("membership") == "remove") & (prev_membership == "add"),
-            F.array(_event("member-left", member=member)),
-        ),
-        _events_if(
-            truthy_protocol.isNotNull()
-            & F.col("_lastProtocol").isNotNull()
-            & (F.col("_lastProtocol") != protocol),
-            F.array(
-                _event(
-                    "assignor-changed", previousProtocol=F.col("_lastProtocol"), protocol=protocol
-                )
-            ),
-        ),
-        _events_if(
-            (F.col("part") == "CurrentMemberAssignment") & ~F.col("isTombstone"),
-            F.array(
-                _event(
-                    "member-epoch",
-                    member=member,
-                    memberEpoch=member_epoch,
-                    previousMemberEpoch=previous_member_epoch,
-                    assigned=assigned,
-                )
-            ),
-        ),
-    )
-    state_events = known.select(
-        "partition",
-        "group",
-        "applyOffset",
-        "offset",
-        F.col("timestampMs").alias("timestamp"),
-        F.posexplode(events).alias("eventIndex", "_e"),
-    ).select(*_event_columns())
-    offset_events = (
-        _offset_deletions(rec)
-        .select(
-            F.col("_logPartition").alias("partition"),
-            "group",
-            "applyOffset",
-            F.col("recordOffset").alias("offset"),
-            F.lit(0).alias("eventIndex"),
-            F.col("timestampMs").alias("timestamp"),
-            _event("offset-deleted", topic=F.col("topic"), partition=F.col("partition")).alias(
-                "_e"
-            ),
-        )
-        .select(*_event_columns())
-    )
-    return state_events.unionByName(offset_events)
+    return replayed(decoded, group_events, GROUP_TIMELINES_SCHEMA)
 
 
 def member_epochs(decoded: DataFrame) -> DataFrame:
     """The member and assignment epochs over time of consumer-protocol groups (KAFKA-19779):
-    one row per partition of each current member assignment record, ``partition, group,
-    applyOffset, offset, timestamp, member, memberEpoch, previousMemberEpoch, topicId,
-    topicPartition, assignmentEpoch`` (null where the record has no assignment epochs). An
-    assignment without partitions gives one row with ``topicId`` null."""
-    from pyspark.sql import functions as F
-
-    # The member-epoch events of group_timelines, read from the records they come from.
-    grec = _group_records(_effective(_narrow(decoded))).filter(
-        (F.col("part") == "CurrentMemberAssignment") & ~F.col("isTombstone")
-    )
-    _, assigned, member_epoch, previous_member_epoch = _assignment_values()
-    events = grec.select(
-        "partition",
-        "group",
-        "applyOffset",
-        "offset",
-        F.col("timestampMs").alias("timestamp"),
-        "member",
-        member_epoch.alias("memberEpoch"),
-        previous_member_epoch.alias("previousMemberEpoch"),
-        assigned.alias("assigned"),
-    )
-    per_partition = F.flatten(
-        F.transform(
-            F.map_entries("assigned"),
-            lambda e: F.transform(
-                e.value.partitions,
-                lambda p, i: F.struct(
-                    e.key.alias("topicId"),
-                    p.alias("topicPartition"),
-                    F.try_element_at(e.value.assignmentEpochs, i + 1).alias("assignmentEpoch"),
-                ),
-            ),
-        )
-    )
-    kept = [
-        "partition",
-        "group",
-        "applyOffset",
-        "offset",
-        "timestamp",
-        "member",
-        "memberEpoch",
-        "previousMemberEpoch",
-    ]
-    return events.select(*kept, F.explode_outer(per_partition).alias("_p")).select(
-        *kept, "_p.topicId", "_p.topicPartition", "_p.assignmentEpoch"
-    )
+    one row per partition of each current member assignment record (the ``member-epoch``
+    events of :func:`group_timelines`), ``partition, group, applyOffset, offset, timestamp,
+    member, memberEpoch, previousMemberEpoch, topicId, topicPartition, assignmentEpoch`` (null
+    where the record has no assignment epochs). An assignment without partitions gives one row
+    with ``topicId`` null."""
+    return replayed(decoded, member_epoch_rows, MEMBER_EPOCHS_SCHEMA)
 
 
 # ------------------------------------------------------------------------------------ lag

@@ -1,0 +1,298 @@
+"""The group views of the command line, run by Spark: one replay per ``__consumer_offsets``
+partition, in ``groupBy("topic", "partition").applyInArrow(...)``.
+
+Each partition's rows are turned back into its batches and records
+(:mod:`codegen.views.records`) and fed, in offset order, to the view the command line uses
+(:class:`codegen.forensics.groups.GroupsView`, :class:`codegen.dumps.compacted.CompactedView`);
+its answers come back as Arrow rows. The semantics are those views', defined once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, Final
+
+from codegen.dumps.compacted import CompactedView
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+from codegen.forensics.groups import GroupEvent, GroupsView, group_reports
+from codegen.views.records import BATCH_COLUMNS, RECORD_COLUMNS, log_batches
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame
+
+__all__ = [
+    "COMPACTED_GROUPS_SCHEMA",
+    "EVENT_DETAIL_FIELDS",
+    "GROUP_STATES_SCHEMA",
+    "GROUP_TIMELINES_SCHEMA",
+    "INVENTORY_TYPE",
+    "MEMBER_EPOCHS_SCHEMA",
+    "MEMBER_TYPE",
+    "compacted_groups",
+    "group_events",
+    "group_rows",
+    "member_epoch_rows",
+    "replayed",
+]
+
+_CHUNK: Final = 65_536
+"""Rows turned into Python objects at a time."""
+
+MEMBER_TYPE: Final = (
+    "struct<memberId:string,clientId:string,clientHost:string,instanceId:string,"
+    "assignors:array<string>,subscribedTopics:array<string>,"
+    "assignment:map<string,array<int>>,memberEpoch:int>"
+)
+INVENTORY_TYPE: Final = (
+    "struct<chosen:string,chosenOverTime:array<string>,advertised:map<string,array<string>>,"
+    "common:array<string>,subscriptionVersions:map<string,int>,cooperativeSwitch:string,"
+    "why:string>"
+)
+_ASSIGNED_TYPE: Final = "map<string,struct<partitions:array<int>,assignmentEpochs:array<int>>>"
+EVENT_DETAIL_FIELDS: Final = (
+    ("type", "string"),
+    ("from", "string"),
+    ("to", "string"),
+    ("generation", "int"),
+    ("epoch", "int"),
+    ("previous", "int"),
+    ("member", "string"),
+    ("topic", "string"),
+    ("partition", "int"),
+    ("protocol", "string"),
+    ("previousProtocol", "string"),
+    ("memberEpoch", "int"),
+    ("previousMemberEpoch", "int"),
+    ("assigned", _ASSIGNED_TYPE),
+)
+"""Every field a timeline event's ``detail`` may have, with its Spark type."""
+
+GROUP_STATES_SCHEMA: Final = (
+    "partition int, group string, type string, state string, protocolType string, "
+    f"protocol string, generation int, epoch int, members array<{MEMBER_TYPE}>, "
+    f"committedOffsets bigint, assignors {INVENTORY_TYPE}"
+)
+GROUP_TIMELINES_SCHEMA: Final = (
+    "partition int, group string, applyOffset bigint, offset bigint, eventIndex int, "
+    "timestamp bigint, kind string, detail struct<"
+    + ",".join(f"`{name}`:{kind}" for name, kind in EVENT_DETAIL_FIELDS)
+    + ">"
+)
+MEMBER_EPOCHS_SCHEMA: Final = (
+    "partition int, group string, applyOffset bigint, offset bigint, timestamp bigint, "
+    "member string, memberEpoch int, previousMemberEpoch int, topicId string, "
+    "topicPartition int, assignmentEpoch int"
+)
+COMPACTED_GROUPS_SCHEMA: Final = (
+    "group string, type string, state string, protocolType string, protocol string, "
+    "leader string, generation int, epoch int, members bigint"
+)
+
+
+# ------------------------------------------------------------------------ on the driver
+
+
+def replayed(
+    decoded: DataFrame,
+    answer: Callable[[int, Iterator[Mapping[str, Sequence[Any]]]], list[dict[str, Any]]],
+    schema: str,
+) -> DataFrame:
+    """``answer(partition, chunks)`` of each ``__consumer_offsets`` partition of ``decoded``
+    (:func:`spark_udfs.functions.decode_consumer_offsets` over ``kafka-log`` rows, or rows of
+    the Kafka source with :func:`spark_udfs.live.as_log_rows`), as a DataFrame of ``schema``.
+    Only the raw columns travel: the executors decode the records as the command line does."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    columns = set(decoded.columns)
+    timestamp = (
+        F.col("timestampMs")
+        if "timestampMs" in columns
+        else F.floor(F.unix_micros(F.col("timestamp")) / 1000).cast("long").alias("timestampMs")
+    )
+    rows = decoded
+    if "_error" in columns:  # a damaged batch: the command line reports it and reads on
+        rows = rows.filter(F.col("_error").isNull())
+    wanted: list[Column | str] = [
+        "topic",
+        "partition",
+        *(timestamp if c == "timestampMs" else F.col(c) for c in RECORD_COLUMNS),
+        *(c for c in BATCH_COLUMNS if c in columns),
+    ]
+    arrow_schema = to_arrow_schema(decoded.sparkSession.createDataFrame([], schema).schema)
+
+    def run(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
+        import pyarrow as pa
+
+        table = table.sort_by("offset")
+        chunks = (b.to_pydict() for b in table.to_batches(max_chunksize=_CHUNK))
+        return pa.Table.from_pylist(answer(int(key[1].as_py()), chunks), schema=arrow_schema)
+
+    return rows.select(*wanted).groupBy("topic", "partition").applyInArrow(run, schema)
+
+
+# ------------------------------------------------------------------------ on the executors
+
+
+def _replay(view: CompactedView, chunks: Iterator[Mapping[str, Sequence[Any]]]) -> list[int]:
+    """Feed the partition's batches to ``view``; for a :class:`GroupsView`, each event's
+    apply offset (its record's offset, or for a transactional record the offset of the marker
+    that committed it)."""
+    applied: list[int] = []
+    events = view.events if isinstance(view, GroupsView) else []
+    for batch in log_batches(chunks, coordinator_decoder(CONSUMER_OFFSETS)):
+        view.add_records(batch.records, batch.producer_id, batch.transactional, batch.control)
+        for event in events[len(applied) :]:
+            applied.append(batch.records[-1].offset if batch.control else event.offset)
+    return applied
+
+
+def _pairs(mapping: Mapping[str, Any] | None) -> list[tuple[str, Any]] | None:
+    """A map column's value for Arrow."""
+    return None if mapping is None else list(mapping.items())
+
+
+def group_rows(
+    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
+) -> list[dict[str, Any]]:
+    """The rows of :func:`spark_udfs.forensics.group_states`: the reports of
+    :func:`codegen.forensics.groups.group_reports`."""
+    view = GroupsView(partition)
+    _replay(view, chunks)
+    rows = []
+    for r in group_reports([view]):
+        inventory = None
+        if r.inventory is not None:
+            i = asdict(r.inventory)
+            inventory = {
+                "chosen": i["chosen"],
+                "chosenOverTime": i["chosen_over_time"],
+                "advertised": _pairs(i["advertised"]),
+                "common": i["common"],
+                "subscriptionVersions": _pairs(i["subscription_versions"]),
+                "cooperativeSwitch": i["cooperative_switch"],
+                "why": i["why"],
+            }
+        rows.append(
+            {
+                "partition": r.partition,
+                "group": r.group,
+                "type": r.type,
+                "state": r.state,
+                "protocolType": r.protocol_type,
+                "protocol": r.protocol,
+                "generation": r.generation,
+                "epoch": r.epoch,
+                "members": [{**m, "assignment": _pairs(m["assignment"])} for m in r.members],
+                "committedOffsets": r.committed_offsets,
+                "assignors": inventory,
+            }
+        )
+    return rows
+
+
+def _timeline(
+    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
+) -> Iterator[tuple[int, int, GroupEvent]]:
+    """``(apply offset, index among its record's events, event)`` of the partition's events."""
+    view = GroupsView(partition)
+    applied = _replay(view, chunks)
+    index = 0
+    for n, (event, apply_offset) in enumerate(zip(view.events, applied, strict=True)):
+        before = view.events[n - 1] if n else None
+        same = (
+            before is not None
+            and before.group == event.group
+            and before.offset == event.offset
+            and applied[n - 1] == apply_offset
+        )
+        index = index + 1 if same else 0
+        yield apply_offset, index, event
+
+
+def _detail(event: GroupEvent) -> dict[str, Any]:
+    detail: dict[str, Any] = dict.fromkeys(name for name, _ in EVENT_DETAIL_FIELDS)
+    for name, value in event.detail.items():
+        if event.kind == "assignor-changed" and name == "previous":
+            name = "previousProtocol"  # ``previous`` is an int (generation, epoch)
+        detail[name] = value
+    assigned = detail["assigned"]
+    detail["assigned"] = _pairs(assigned)
+    return detail
+
+
+def group_events(
+    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
+) -> list[dict[str, Any]]:
+    """The rows of :func:`spark_udfs.forensics.group_timelines`: the events of
+    :class:`codegen.forensics.groups.GroupsView`."""
+    return [
+        {
+            "partition": e.partition,
+            "group": e.group,
+            "applyOffset": apply_offset,
+            "offset": e.offset,
+            "eventIndex": index,
+            "timestamp": e.timestamp,
+            "kind": e.kind,
+            "detail": _detail(e),
+        }
+        for apply_offset, index, e in _timeline(partition, chunks)
+    ]
+
+
+def member_epoch_rows(
+    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
+) -> list[dict[str, Any]]:
+    """The rows of :func:`spark_udfs.forensics.member_epochs`: the ``member-epoch`` events, one
+    row per assigned partition (one row without a topic for an empty assignment)."""
+    rows = []
+    for apply_offset, _, e in _timeline(partition, chunks):
+        if e.kind != "member-epoch":
+            continue
+        d = e.detail
+        head = {
+            "partition": e.partition,
+            "group": e.group,
+            "applyOffset": apply_offset,
+            "offset": e.offset,
+            "timestamp": e.timestamp,
+            "member": d["member"],
+            "memberEpoch": d["memberEpoch"],
+            "previousMemberEpoch": d["previousMemberEpoch"],
+        }
+        assigned = [
+            (topic, p, None if epochs is None or i >= len(epochs) else epochs[i])
+            for topic, parts in d["assigned"].items()
+            for epochs in [parts["assignmentEpochs"]]
+            for i, p in enumerate(parts["partitions"])
+        ]
+        for topic, p, epoch in assigned or [(None, None, None)]:
+            rows.append({**head, "topicId": topic, "topicPartition": p, "assignmentEpoch": epoch})
+    return rows
+
+
+def compacted_groups(
+    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
+) -> list[dict[str, Any]]:
+    """The rows of :func:`spark_udfs.compacted.group_states`: the classic and consumer groups
+    of :meth:`codegen.dumps.compacted.CompactedView.group_rows`."""
+    view = CompactedView()
+    _replay(view, chunks)
+    return [
+        {
+            "group": g.group,
+            "type": g.type,
+            "state": g.state,
+            "protocolType": g.protocol_type if g.type == "classic" else g.type,
+            "protocol": g.protocol,
+            "leader": g.leader,
+            "generation": g.generation,
+            "epoch": g.epoch,
+            "members": len(g.members),
+        }
+        for g in view.group_rows()
+        if g.type in ("classic", "consumer")
+    ]
