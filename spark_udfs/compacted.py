@@ -1,8 +1,9 @@
-"""Compacted views of ``__consumer_offsets`` as distributed DataFrame operations.
+"""Compacted views of ``__consumer_offsets`` in Spark, without collecting to the driver.
 
-:func:`committed_offsets` runs the command line's definition (:mod:`codegen.views.offsets`);
-:func:`effective_records` and :func:`group_states` are DataFrame operations with the semantics of
-``codegen.dumps.compacted``, without collecting anything to the driver:
+:func:`committed_offsets` runs the command line's definition (:mod:`codegen.views.offsets`),
+:func:`group_states` the command line's group view (:mod:`spark_udfs.group_views`).
+:func:`effective_records` is a DataFrame operation with the semantics of
+``codegen.dumps.compacted``, for the functions that still need every record that took effect:
 
 - a record of a transactional batch counts only when its producer's next end-transaction marker
   in the same partition is a COMMIT, and it takes effect at the marker's offset; records of
@@ -61,20 +62,6 @@ def effective_records(decoded: DataFrame) -> DataFrame:
         .drop("_next", "marker")
     )
     return plain.unionByName(committed.select(*plain.columns))
-
-
-def _latest(df: DataFrame, keys: dict[str, Column], payload: Column) -> DataFrame:
-    """Per key, the payload of the last record in apply order (null payload = deleted)."""
-    from pyspark.sql import functions as F
-
-    order = F.struct("applyOffset", "offset")
-    return (
-        df.select(
-            *(c.alias(n) for n, c in keys.items()), order.alias("_order"), payload.alias("_p")
-        )
-        .groupBy(*keys)
-        .agg(F.max_by("_p", "_order").alias("_p"))
-    )
 
 
 def committed_offset_columns() -> tuple[dict[str, Column], Column]:

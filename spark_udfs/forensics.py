@@ -579,17 +579,6 @@ def _offset_rows(rec: DataFrame) -> DataFrame:
     )
 
 
-def _latest_offsets(rec: DataFrame) -> DataFrame:
-    """Live committed offsets: ``partition`` (of ``__consumer_offsets``), ``group``."""
-    from pyspark.sql import functions as F
-
-    rows = _offset_rows(rec)
-    latest = rows.groupBy("_logPartition", "group", "topic", "partition").agg(
-        F.max_by("isTombstone", F.struct("applyOffset", "recordOffset")).alias("_gone")
-    )
-    return latest.filter(~F.col("_gone")).select(F.col("_logPartition").alias("partition"), "group")
-
-
 def offset_history(decoded: DataFrame, ends: DataFrame | None = None) -> DataFrame:
     """Every commit that took effect: ``group, topic, partition, seq`` (its place in the
     partition's history, from 0), ``recordOffset, commitTimestamp, offset, leaderEpoch,
