@@ -6,8 +6,8 @@
 On the bench's log dump (``bench_spark.py``'s 2 M OffsetCommit records in four segments,
 repeated into one partition folder per copy up to ``--millions`` million records: the 16 M dump
 of its scale section), ``local[2]`` runs, in turn, each query with the source taking the
-filters (``pushFilters=true``) and without (Spark filters what the source reads), to the ``noop``
-sink. It reports the median wall time, the CPU seconds of the driver JVM and of the Python
+filters (``pushFilters=true``) and without (``false``: Spark filters what the source reads), to
+the ``noop`` sink. It reports the median wall time, the CPU seconds of the driver JVM and of the Python
 workers, the rows each query returns and the records the source read: all of them without
 pushdown; with it, those in the byte ranges left after the files, segments and batches that
 cannot match were skipped. Results go to ``<work>/pushdown.json``.
@@ -145,7 +145,12 @@ def main() -> None:
             .load(str(folder))
             .where(where)
         )
-        plain = spark.read.format("kafka-log").options(**options).load(str(folder)).where(where)
+        plain = (
+            spark.read.format("kafka-log")
+            .options(**options, pushFilters="false")
+            .load(str(folder))
+            .where(where)
+        )
         rows = pushed.count()
         res = measure({"pushed": noop(pushed), "not pushed": noop(plain)}, args.runs, jvm_pid)
         res["pushed"]["records_read"] = records_read(folder, options, where, spark)

@@ -14,12 +14,21 @@ decoding anything:
   match is not read;
 - the decoder decodes only the records of the wanted record names.
 
-The source takes filters with the option ``pushFilters=true``, and Spark sends them only when
-``spark.sql.python.filterPushdown.enabled`` is on (off by default; ``spark_udfs.session`` turns
-it on where it registers the source). Opt-in, because Spark 4.3.0 keeps one read plan per
-loaded DataFrame (``PythonDataSourceV2.setReadInfo``): when one query scans the same loaded
-DataFrame twice with different filters, both scans read with the filters of the last one
-planned, and rows go missing. Load the files once per scan in such a query.
+When the source takes filters (the option ``pushFilters``, :func:`takes_filters`), Spark
+sends them only with ``spark.sql.python.filterPushdown.enabled`` on (off by default;
+``spark_udfs.session`` turns it on where it registers the source).
+
+By default (``pushFilters=auto``) the source takes them only where Spark keeps each scan's read
+plan to that scan (:func:`scoped_read_plans`). Spark 4.3.0 does not: the planning worker calls
+``reader()``, ``pushFilters()`` and ``partitions()`` on one reader per scan and sends back its
+partitions and its pickled ``read`` (the reader with its filters), but ``PythonScanBuilder``
+stores them on the loaded DataFrame's ``PythonDataSourceV2`` (``setReadInfo``), and every scan
+of that DataFrame reads with what is stored there when it runs, partitions and ``read`` alike.
+So a query that scans one loaded DataFrame twice with different filters (a union or self-join
+of two filtered copies) reads both with the last scan's filters, and a later query whose
+filters Spark cannot send (none, or only ones it does not translate) reads with the filters of
+an earlier query: rows go missing either way, and nothing the source keeps in its partitions
+or its reader can tell the scans apart.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import (
+    DataSourceReader,
     EqualTo,
     Filter,
     GreaterThan,
@@ -54,6 +64,8 @@ __all__ = [
     "batch_ranges",
     "keep_files",
     "push",
+    "scoped_read_plans",
+    "takes_filters",
 ]
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
@@ -65,6 +77,24 @@ _HEADER = struct.Struct(">qiiBIhiqq")
 _CONTROL = 0x20
 _MAX = 2**63 - 1
 _MIN = -(2**63)
+
+
+def scoped_read_plans() -> bool:
+    """Whether this Spark keeps the read plan a scan's filters made to that scan.
+
+    SPARK-58551 (apache/spark#57752, Spark 5.0) moved the plan from ``PythonDataSourceV2`` into
+    ``PythonScanBuilder``/``PythonScan`` in the change that added ``DataSourceReader.pushLimit``,
+    so that method marks a Spark where pushed filters cannot leak into another scan."""
+    return hasattr(DataSourceReader, "pushLimit")
+
+
+def takes_filters(option: str) -> bool:
+    """The ``pushFilters`` option: ``true``, ``false``, or ``auto`` (true where
+    :func:`scoped_read_plans`)."""
+    value = option.lower()
+    if value not in ("auto", "true", "false"):
+        raise ValueError(f"kafka-log: pushFilters={option!r}: use auto, true or false")
+    return scoped_read_plans() if value == "auto" else value == "true"
 
 
 @dataclass(frozen=True, slots=True)

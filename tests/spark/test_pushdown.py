@@ -71,7 +71,12 @@ def _same_rows(spark: Any, path: Path | str, where: str, **options: str) -> int:
         .load(str(path))
         .where(where)
     )
-    plain = spark.read.format("kafka-log").options(**options).load(str(path)).where(where)
+    plain = (
+        spark.read.format("kafka-log")
+        .options(**options, pushFilters="false")
+        .load(str(path))
+        .where(where)
+    )
     got, expected = _rows(pushed), _rows(plain)
     assert got == expected, where
     return len(got)
@@ -153,3 +158,123 @@ def test_a_stale_offset_index_is_not_used(tmp_path: Path) -> None:
         for o in rb.column("offset").to_pylist()
     }
     assert set(range(100, 121)) <= offsets
+
+
+# Each scan of one loaded DataFrame must read with its own filters: Spark 4.3.0 keeps one read
+# plan per loaded DataFrame (spark_udfs.pushdown), which pushFilters=auto (the default) leaves
+# alone there. pushFilters=true on such a Spark reads the last plan: the strict xfail notes
+# when a Spark keeps plans per scan without the sign scoped_read_plans() looks for.
+def _unscoped_xfail() -> pytest.MarkDecorator:
+    from spark_udfs.pushdown import scoped_read_plans
+
+    return pytest.mark.xfail(
+        not scoped_read_plans(),
+        reason="Spark shares one read plan between the scans of a loaded DataFrame",
+        strict=True,
+    )
+
+
+PUSH_SETTINGS = [
+    pytest.param(None, marks=CONNECT, id="default"),
+    pytest.param("auto", id="auto"),
+    pytest.param("true", marks=_unscoped_xfail(), id="true"),
+]
+FIRST = "partition = 0 and offset < 20"
+SECOND = "partition = 1 and offset >= 880"
+
+
+def _load(spark: Any, path: Path | str, push: str | None, **options: str) -> Any:
+    reader = spark.read.format("kafka-log").options(**options)
+    if push is not None:
+        reader = reader.option("pushFilters", push)
+    return reader.load(str(path))
+
+
+def _scans_of_one_dataframe(spark: Any, df: Any) -> dict[str, Any]:
+    """A union and a self-join of two filtered copies of ``df``, then queries in turn: one that
+    pushes filters, then ones Spark sends none of (no filter; one it cannot translate)."""
+    from pyspark.sql import functions as F
+
+    first, second = df.where(FIRST), df.where(SECOND)
+    joined = first.select("key", F.col("offset").alias("a")).join(
+        second.select("key", F.col("offset").alias("b")), "key"
+    )
+    return {
+        "union": _rows(first.unionByName(second)),
+        "self-join": _rows(joined),
+        "in turn": [
+            first.count(),
+            df.count(),
+            df.where("offset % 2 = 0").count(),
+            second.count(),
+        ],
+    }
+
+
+@pytest.mark.parametrize("push", PUSH_SETTINGS)
+def test_each_scan_of_a_loaded_dataframe_reads_its_own_rows(
+    spark: Any, log: Path, push: str | None
+) -> None:
+    got = _scans_of_one_dataframe(spark, _load(spark, log, push))
+    expected = _scans_of_one_dataframe(spark, _load(spark, log, "false"))
+    assert len(expected["union"]) == 20 + 10 and expected["self-join"]
+    assert got == expected
+
+
+@pytest.mark.parametrize("push", PUSH_SETTINGS)
+def test_compacted_views_read_with_pushdown_as_without(
+    spark: Any, dump: Any, push: str | None
+) -> None:
+    from spark_udfs import compacted, functions
+
+    folder = dump.files[0].parent.parent
+
+    def views(push: str | None) -> list[list[tuple[Any, ...]]]:
+        decoded = functions.decode_consumer_offsets(_load(spark, folder, push))
+        return [_rows(compacted.committed_offsets(decoded)), _rows(compacted.group_states(decoded))]
+
+    got, expected = views(push), views("false")
+    assert expected[0] and expected[1]
+    assert got == expected
+
+
+def _decoded_dump(spark: Any, path: Path, push: str | None) -> Any:
+    """``forensics.read_dump`` with ``pushFilters`` set (None: the function itself)."""
+    from spark_udfs import forensics
+    from spark_udfs.functions import decode_consumer_offsets
+
+    if push is None:
+        return forensics.read_dump(spark, path)
+    raw = _load(spark, path, push, includeHeaders="false")
+    return decode_consumer_offsets(raw.withColumn("timestampMs", forensics._millis("timestamp")))
+
+
+# The forensics views' scans of one dump push the same filters, so even pushFilters=true reads
+# them right on a Spark that shares the plan.
+@pytest.mark.parametrize(
+    "push", [pytest.param(None, marks=CONNECT, id="default"), pytest.param("true", id="true")]
+)
+def test_forensics_read_with_pushdown_as_without(spark: Any, dump: Any, push: str | None) -> None:
+    from spark_udfs import forensics
+
+    folder = dump.files[0].parent.parent
+
+    def views(push: str | None) -> list[list[tuple[Any, ...]]]:
+        decoded = _decoded_dump(spark, folder, push)
+        return [
+            _rows(forensics.group_states(decoded)),
+            _rows(forensics.offset_history(decoded)),
+            _rows(forensics.group_timelines(decoded)),
+        ]
+
+    got, expected = views(push), views("false")
+    assert all(expected)
+    assert got == expected
+
+
+def test_a_wrong_push_filters_value_is_an_error_that_lists_the_right_ones(log: Path) -> None:
+    from spark_udfs.datasource import KafkaLogDataSource
+
+    source = KafkaLogDataSource({"path": str(log), "pushFilters": "yes"})
+    with pytest.raises(ValueError, match=r"pushFilters='yes': use auto, true or false"):
+        source.reader(None)
