@@ -71,6 +71,12 @@ Options (case-insensitive):
   DataFrame read with ``pushFilters=true`` must be scanned by one query, once (load it again
   for each other scan). Spark pushes filters only with
   ``spark.sql.python.filterPushdown.enabled`` on, which ``spark_udfs.session`` sets.
+- ``where``: filters the source applies to every scan of the DataFrame, on any Spark: conjuncts
+  joined by ``AND``, each a comparison (``=``, ``<``, ``<=``, ``>``, ``>=``) of ``topic``,
+  ``partition``, ``offset``, ``timestamp`` (an ISO time with its zone) or, with ``decode``,
+  ``recordName`` with a literal, ``column IN (...)``, or ``[NOT] isControl``; they skip what
+  ``pushFilters`` skips. Anything else is an error at ``load()``.
+  ``.option("where", "partition = 3 and offset >= 1000")``
 - ``recordLoop``: ``auto`` (default) builds the raw columns with the native columnar loop when
   it is built and ``SPECGEN_BACKEND`` is not ``pure``, else with the pure loop; ``native``
   requires the native one, ``pure`` takes the pure one (the reference: same rows).
@@ -100,7 +106,14 @@ from spark_udfs.connect import server_path
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
 from spark_udfs.package import SHIPPED
-from spark_udfs.pushdown import Pushed, batch_ranges, keep_files, push, takes_filters
+from spark_udfs.pushdown import (
+    Pushed,
+    batch_ranges,
+    given_filters,
+    keep_files,
+    push,
+    takes_filters,
+)
 from spark_udfs.topics import (
     TOPICS,
     Selection,
@@ -536,7 +549,9 @@ class KafkaLogReader(DataSourceReader):
         self.decoding = decoding
         self.mode = mode
         self.schema = schema
-        self.pushed = Pushed()
+        # The ``where`` option's filters: part of the DataFrame, so of every scan of it.
+        self.given = given_filters(options.get("where", ""), decoding is not None)
+        self.pushed: Pushed = push(self.given, decoding is not None)[0]
         self.raw_schema = self._raw_schema()
 
     def _raw_schema(self) -> pa.Schema:
@@ -629,7 +644,8 @@ class KafkaLogFilteringReader(KafkaLogReader):
 
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Take the filters the source applies itself (``spark_udfs.pushdown``)."""
-        self.pushed, rest = push(filters, self.decoding is not None)
+        # The where option's filters are all taken, so only the query's can be left.
+        self.pushed, rest = push([*self.given, *filters], self.decoding is not None)
         self.raw_schema = self._raw_schema()
         return rest
 
@@ -662,7 +678,11 @@ class KafkaLogDataSource(DataSource):
             raise ValueError("kafka-log: recordTypes selects records to decode; add decode")
         decoding = self._decoding()
         mode = Mode.parse(opts.get("mode", "FAILFAST"))
-        return decoding, mode, _output_schema(opts, decoding, mode)
+        schema = _output_schema(opts, decoding, mode)
+        given = given_filters(opts.get("where", ""), decoding is not None)
+        if "recordName" not in schema.names and push(given, True)[0].record_names is not None:
+            raise ValueError("kafka-log: where filters on recordName; add it to columns")
+        return decoding, mode, schema
 
     def schema(self) -> Any:
         return from_arrow_schema(self._decoding_and_schema()[2])

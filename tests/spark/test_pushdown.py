@@ -3,6 +3,8 @@ and without, and what is skipped before decoding is only what cannot match."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -278,3 +280,65 @@ def test_a_wrong_push_filters_value_is_an_error_that_lists_the_right_ones(log: P
     source = KafkaLogDataSource({"path": str(log), "pushFilters": "yes"})
     with pytest.raises(ValueError, match=r"pushFilters='yes': use auto, true or false"):
         source.reader(None)
+
+
+# The where option: filters given at load are part of the DataFrame, so every scan of it reads
+# with them, on any Spark, with or without pushFilters.
+GIVEN = [
+    pytest.param("offset >= 305 and offset < 320", {}, marks=CONNECT),
+    (
+        f"topic IN ('orders', 'payments') and not isControl "
+        f"and timestamp >= '{dt.datetime.fromtimestamp((T0 + 700_000) / 1000, dt.UTC).isoformat()}'",
+        {},
+    ),
+    ("partition in (1) and isControl", {}),
+]
+
+
+@pytest.mark.parametrize(("where", "options"), GIVEN)
+def test_the_where_option_reads_what_where_reads(
+    spark: Any, log: Path, where: str, options: dict[str, str]
+) -> None:
+    given = _load(spark, log, "false", where=where, **options)
+    expected = _load(spark, log, "false", **options).where(_as_sql(where))
+    assert _rows(given) == _rows(expected) != []
+
+
+def _as_sql(where: str) -> str:
+    """``where`` as Spark SQL: a zoned ISO time as a timestamp literal."""
+    return re.sub(r"'(\d{4}-[^']*)'", r"timestamp'\1'", where)
+
+
+@pytest.mark.spark_connect
+def test_the_where_option_holds_for_every_scan_of_the_dataframe(spark: Any, log: Path) -> None:
+    given = _load(spark, log, "auto", where="offset >= 5 and offset < 885")
+    plain = _load(spark, log, "false").where("offset >= 5 and offset < 885")
+    got, expected = _scans_of_one_dataframe(spark, given), _scans_of_one_dataframe(spark, plain)
+    assert got == expected and expected["in turn"][1] < _load(spark, log, "false").count()
+
+
+def test_records_and_ranges_in_the_where_option_with_decode(spark: Any) -> None:
+    path = REAL_DATA / "aibulb"
+    where = "recordName in ('GroupMetadata', 'TopicRecord') and offset >= 3"
+    given = _load(spark, path, "false", decode="true", where=where)
+    expected = _load(spark, path, "false", decode="true").where(where)
+    assert _rows(given) == _rows(expected) != []
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("key = 'x'", r"cannot apply \"key = 'x'\"; it takes comparisons"),
+        ("recordName = 'OffsetCommit'", r"\(recordName needs decode\)"),
+        ("offset ~ 3", r"cannot read 'offset ~ 3'; write conjuncts joined by AND"),
+        ("offset >= x", r"'x' is not a literal"),
+        ("timestamp > '2024-05-01 12:00'", r"give an ISO time with its zone"),
+    ],
+)
+def test_what_the_where_option_cannot_take_is_an_error_at_load(
+    log: Path, where: str, message: str
+) -> None:
+    from spark_udfs.datasource import KafkaLogDataSource
+
+    with pytest.raises(ValueError, match=message):
+        KafkaLogDataSource({"path": str(log), "where": where}).schema()
