@@ -342,3 +342,13 @@ def test_what_the_where_option_cannot_take_is_an_error_at_load(
 
     with pytest.raises(ValueError, match=message):
         KafkaLogDataSource({"path": str(log), "where": where}).schema()
+
+
+def test_a_where_option_on_record_names_needs_the_record_name_column() -> None:
+    from spark_udfs.datasource import KafkaLogDataSource
+
+    options = {"decode": "true", "where": "recordName = 'GroupMetadata'"}
+    source = KafkaLogDataSource({"path": str(REAL_DATA / "aibulb"), **options, "columns": "offset"})
+    with pytest.raises(ValueError, match="where filters on recordName; add it to columns"):
+        source.schema()
+    KafkaLogDataSource({"path": str(REAL_DATA / "aibulb"), **options}).schema()
