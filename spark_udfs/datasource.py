@@ -64,12 +64,19 @@ Options (case-insensitive):
   the source's order. ``.option("columns", "partition,offset,decodedValue")``
 - ``pushFilters``: ``true`` takes the query's filters on ``topic``, ``partition``, ``offset``,
   ``timestamp``, ``isControl`` and, with ``decode``, ``recordName``, and skips the files,
-  segments, batches and records they rule out (:mod:`spark_udfs.pushdown`); ``false``
-  (default) leaves every filter to Spark. Spark pushes filters only with
-  ``spark.sql.python.filterPushdown.enabled`` on, which ``spark_udfs.session`` sets. Spark
-  4.3.0 shares one read plan between the scans of one loaded DataFrame, so a DataFrame read
-  with ``pushFilters=true`` must not be scanned twice with different filters in one query
-  (a self-join or union of two filtered copies): load it once per scan.
+  segments, batches and records they rule out (:mod:`spark_udfs.pushdown`); ``false`` leaves
+  every filter to Spark; ``auto`` (default) is ``true`` where Spark keeps each scan's read plan
+  to that scan (Spark 5.0, SPARK-58551) and ``false`` on Spark 4.3, which shares one read plan
+  between every scan of a loaded DataFrame, within a query and across queries: there a
+  DataFrame read with ``pushFilters=true`` must be scanned by one query, once (load it again
+  for each other scan). Spark pushes filters only with
+  ``spark.sql.python.filterPushdown.enabled`` on, which ``spark_udfs.session`` sets.
+- ``where``: filters the source applies to every scan of the DataFrame, on any Spark: conjuncts
+  joined by ``AND``, each a comparison (``=``, ``<``, ``<=``, ``>``, ``>=``) of ``topic``,
+  ``partition``, ``offset``, ``timestamp`` (an ISO time with its zone) or, with ``decode``,
+  ``recordName`` with a literal, ``column IN (...)``, or ``[NOT] isControl``; they skip what
+  ``pushFilters`` skips. Anything else is an error at ``load()``.
+  ``.option("where", "partition = 3 and offset >= 1000")``
 - ``recordLoop``: ``auto`` (default) builds the raw columns with the native columnar loop when
   it is built and ``SPECGEN_BACKEND`` is not ``pure``, else with the pure loop; ``native``
   requires the native one, ``pure`` takes the pure one (the reference: same rows).
@@ -108,7 +115,14 @@ from codegen.dumps.topic_map import TopicMap, topic_map_option
 from spark_udfs.connect import server_path
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
-from spark_udfs.pushdown import Pushed, batch_ranges, keep_files, push
+from spark_udfs.pushdown import (
+    Pushed,
+    batch_ranges,
+    given_filters,
+    keep_files,
+    push,
+    takes_filters,
+)
 from spark_udfs.user_topics import decode_user_arrays, user_topics_arrow_type
 
 __all__ = [
@@ -535,7 +549,9 @@ class KafkaLogReader(DataSourceReader):
         self.decoding = decoding
         self.mode = mode
         self.schema = schema
-        self.pushed = Pushed()
+        # The ``where`` option's filters: part of the DataFrame, so of every scan of it.
+        self.given = given_filters(options.get("where", ""), decoding is not None)
+        self.pushed: Pushed = push(self.given, decoding is not None)[0]
         self.raw_schema = self._raw_schema()
 
     def _raw_schema(self) -> pa.Schema:
@@ -624,16 +640,14 @@ def _filtered(rb: pa.RecordBatch, pushed: Pushed) -> pa.RecordBatch:
 
 
 class KafkaLogFilteringReader(KafkaLogReader):
-    """The reader of ``pushFilters=true``: it takes the query's filters it can apply."""
+    """The reader that takes the query's filters it can apply (``pushFilters``)."""
 
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Take the filters the source applies itself (``spark_udfs.pushdown``)."""
-        self.pushed, rest = push(filters, self.decoding is not None)
+        # The where option's filters are all taken, so only the query's can be left.
+        self.pushed, rest = push([*self.given, *filters], self.decoding is not None)
         self.raw_schema = self._raw_schema()
         return rest
-
-
-_PUSH_FILTERS = {"true": True, "false": False}
 
 
 class KafkaLogDataSource(DataSource):
@@ -664,7 +678,11 @@ class KafkaLogDataSource(DataSource):
             raise ValueError("kafka-log: recordTypes selects records to decode; add decode")
         decoding = self._decoding()
         mode = Mode.parse(opts.get("mode", "FAILFAST"))
-        return decoding, mode, _output_schema(opts, decoding, mode)
+        schema = _output_schema(opts, decoding, mode)
+        given = given_filters(opts.get("where", ""), decoding is not None)
+        if "recordName" not in schema.names and push(given, True)[0].record_names is not None:
+            raise ValueError("kafka-log: where filters on recordName; add it to columns")
+        return decoding, mode, schema
 
     def schema(self) -> Any:
         return from_arrow_schema(self._decoding_and_schema()[2])
@@ -672,10 +690,8 @@ class KafkaLogDataSource(DataSource):
     def reader(self, schema: Any) -> KafkaLogReader:
         opts = self._opts()
         _record_loop(opts)  # a wrong value fails on the driver
-        push_filters = _PUSH_FILTERS.get(opts.get("pushfilters", "false").lower())
-        if push_filters is None:
-            raise ValueError(f"kafka-log: pushFilters={opts['pushfilters']!r}: use true or false")
         # Spark 4.3.0 refuses a reader that has pushFilters while its pushdown setting is off,
-        # and shares one read plan between the scans of one loaded DataFrame: opt-in only.
-        reader = KafkaLogFilteringReader if push_filters else KafkaLogReader
+        # and shares one read plan between the scans of one loaded DataFrame (pushdown.py).
+        takes = takes_filters(opts.get("pushfilters", "auto"))
+        reader = KafkaLogFilteringReader if takes else KafkaLogReader
         return reader(opts, *self._decoding_and_schema())

@@ -14,12 +14,22 @@ decoding anything:
   match is not read;
 - the decoder decodes only the records of the wanted record names.
 
-The source takes filters with the option ``pushFilters=true``, and Spark sends them only when
-``spark.sql.python.filterPushdown.enabled`` is on (off by default; ``spark_udfs.session`` turns
-it on where it registers the source). Opt-in, because Spark 4.3.0 keeps one read plan per
-loaded DataFrame (``PythonDataSourceV2.setReadInfo``): when one query scans the same loaded
-DataFrame twice with different filters, both scans read with the filters of the last one
-planned, and rows go missing. Load the files once per scan in such a query.
+When the source takes filters (the option ``pushFilters``, :func:`takes_filters`), Spark
+sends them only with ``spark.sql.python.filterPushdown.enabled`` on (off by default;
+``spark_udfs.session`` turns it on where it registers the source).
+
+By default (``pushFilters=auto``) the source takes them only where Spark keeps each scan's read
+plan to that scan (:func:`scoped_read_plans`). Spark 4.3.0 does not: the planning worker calls
+``reader()``, ``pushFilters()`` and ``partitions()`` on one reader per scan and sends back its
+partitions and its pickled ``read`` (the reader with its filters), but ``PythonScanBuilder``
+stores them on the loaded DataFrame's ``PythonDataSourceV2`` (``setReadInfo``), and every scan
+of that DataFrame reads with what is stored there when it runs, partitions and ``read`` alike.
+So a query that scans one loaded DataFrame twice with different filters (a union or self-join
+of two filtered copies) reads both with the last scan's filters, and a later query whose
+filters Spark cannot send (none, or only ones it does not translate) reads with the filters of
+an earlier query: rows go missing either way, and nothing the source keeps in its partitions
+or its reader can tell the scans apart. The option ``where`` (:func:`given_filters`) gives
+the same filters at load instead: part of the DataFrame, so of every scan of it.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ import datetime as dt
 import os
 import re
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +48,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import (
+    DataSourceReader,
     EqualTo,
     Filter,
     GreaterThan,
@@ -52,8 +63,11 @@ __all__ = [
     "PUSHDOWN_CONF",
     "Pushed",
     "batch_ranges",
+    "given_filters",
     "keep_files",
     "push",
+    "scoped_read_plans",
+    "takes_filters",
 ]
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
@@ -65,6 +79,24 @@ _HEADER = struct.Struct(">qiiBIhiqq")
 _CONTROL = 0x20
 _MAX = 2**63 - 1
 _MIN = -(2**63)
+
+
+def scoped_read_plans() -> bool:
+    """Whether this Spark keeps the read plan a scan's filters made to that scan.
+
+    SPARK-58551 (apache/spark#57752, Spark 5.0) moved the plan from ``PythonDataSourceV2`` into
+    ``PythonScanBuilder``/``PythonScan`` in the change that added ``DataSourceReader.pushLimit``,
+    so that method marks a Spark where pushed filters cannot leak into another scan."""
+    return hasattr(DataSourceReader, "pushLimit")
+
+
+def takes_filters(option: str) -> bool:
+    """The ``pushFilters`` option: ``true``, ``false``, or ``auto`` (true where
+    :func:`scoped_read_plans`)."""
+    value = option.lower()
+    if value not in ("auto", "true", "false"):
+        raise ValueError(f"kafka-log: pushFilters={option!r}: use auto, true or false")
+    return scoped_read_plans() if value == "auto" else value == "true"
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +251,85 @@ def _take(f: Filter, p: Pushed, decoding: bool) -> Pushed | None:
     if bounds is None:
         return None
     return replace(p, **{name: getattr(p, name).meet(*bounds)})
+
+
+# The ``where`` option: conjuncts joined by AND (outside quotes), each a comparison of a column
+# with a literal, a column IN a list, or isControl / NOT isControl.
+_AND = re.compile(r"\s+and\s+(?=(?:[^']*'[^']*')*[^']*$)", re.I)
+_CONJUNCT = re.compile(
+    r"(?P<not>not\s+)?(?P<name>[A-Za-z_]\w*)"
+    r"(?:\s*(?P<op><=|>=|=|<|>)\s*(?P<literal>.+)|\s+in\s*\((?P<values>.*)\))?",
+    re.I | re.S,
+)
+_LITERAL = re.compile(r"'[^']*'|-?\d+|true|false", re.I)
+_COMPARISONS: dict[str, Callable[[tuple[str, ...], Any], Filter]] = {
+    "=": EqualTo,
+    "<": LessThan,
+    "<=": LessThanOrEqual,
+    ">": GreaterThan,
+    ">=": GreaterThanOrEqual,
+}
+
+
+def given_filters(where: str, decoding: bool) -> list[Filter]:
+    """The filters of the ``where`` option, as Spark would push them; a conjunct the source
+    cannot apply exactly (or cannot read) is an error that says what it takes."""
+    filters: list[Filter] = []
+    for conjunct in _AND.split(where.strip()) if where.strip() else []:
+        f = _given_filter(conjunct.strip(), where)
+        if _take(f, Pushed(), decoding) is None:
+            needs = " (recordName needs decode)" if "recordName" in conjunct else ""
+            raise ValueError(
+                f"kafka-log: where={where!r}: the source cannot apply {conjunct!r}{needs}; "
+                "it takes comparisons of topic, partition, offset, timestamp (an ISO time "
+                "with its zone) and, with decode, recordName with a literal, IN lists and "
+                "[NOT] isControl: put the rest in .where()"
+            )
+        filters.append(f)
+    return filters
+
+
+def _given_filter(conjunct: str, where: str) -> Filter:
+    m = _CONJUNCT.fullmatch(conjunct)
+    if m is None or (m["not"] and (m["op"] or m["values"] is not None)):
+        raise ValueError(
+            f"kafka-log: where={where!r}: cannot read {conjunct!r}; write conjuncts joined by "
+            "AND, each `column op literal` (=, <, <=, >, >=), `column IN (literals)` or "
+            "[NOT] isControl"
+        )
+    name = m["name"]
+    if m["op"] is None and m["values"] is None:
+        bare: Filter = EqualTo((name,), True)
+        return Not(bare) if m["not"] else bare
+    if m["values"] is not None:
+        items = [v.strip() for v in m["values"].split(",")]
+        return In((name,), tuple(_literal(name, v, where) for v in items))
+    return _COMPARISONS[m["op"]]((name,), _literal(name, m["literal"].strip(), where))
+
+
+def _literal(name: str, text: str, where: str) -> Any:
+    if not _LITERAL.fullmatch(text):
+        raise ValueError(
+            f"kafka-log: where={where!r}: {text!r} is not a literal: use an integer, "
+            "'a string', true or false"
+        )
+    if text.startswith("'"):
+        value = text[1:-1]
+        if name != "timestamp":
+            return value
+        try:
+            moment = dt.datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            raise ValueError(
+                f"kafka-log: where={where!r}: timestamp {value!r}: give an ISO time with its "
+                "zone, '2024-05-01T12:00:00Z'"
+            )
+        return moment
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return int(text)
 
 
 def _is_int(value: Any) -> bool:
