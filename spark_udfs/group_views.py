@@ -9,14 +9,14 @@ its answers come back as Arrow rows. The semantics are those views', defined onc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Final
 
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
 from codegen.forensics.groups import GroupEvent, GroupsView, group_reports
-from codegen.views.records import BATCH_COLUMNS, RECORD_COLUMNS, log_batches
+from codegen.views.records import BATCH_COLUMNS, RECORD_COLUMNS, log_batches, split_commits
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -96,10 +96,10 @@ COMPACTED_GROUPS_SCHEMA: Final = (
 
 def replayed(
     decoded: DataFrame,
-    answer: Callable[[int, Iterator[Mapping[str, Sequence[Any]]]], list[dict[str, Any]]],
+    answer: Callable[[int, pa.Table], list[dict[str, Any]]],
     schema: str,
 ) -> DataFrame:
-    """``answer(partition, chunks)`` of each ``__consumer_offsets`` partition of ``decoded``
+    """``answer(partition, rows)`` of each ``__consumer_offsets`` partition of ``decoded``
     (:func:`spark_udfs.functions.decode_consumer_offsets` over ``kafka-log`` rows, or rows of
     the Kafka source with :func:`spark_udfs.live.as_log_rows`), as a DataFrame of ``schema``.
     Only the raw columns travel: the executors decode the records as the command line does."""
@@ -126,9 +126,7 @@ def replayed(
     def run(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
         import pyarrow as pa
 
-        table = table.sort_by("offset")
-        chunks = (b.to_pydict() for b in table.to_batches(max_chunksize=_CHUNK))
-        return pa.Table.from_pylist(answer(int(key[1].as_py()), chunks), schema=arrow_schema)
+        return pa.Table.from_pylist(answer(int(key[1].as_py()), table), schema=arrow_schema)
 
     return rows.select(*wanted).groupBy("topic", "partition").applyInArrow(run, schema)
 
@@ -136,17 +134,25 @@ def replayed(
 # ------------------------------------------------------------------------ on the executors
 
 
-def _replay(view: CompactedView, chunks: Iterator[Mapping[str, Sequence[Any]]]) -> list[int]:
-    """Feed the partition's batches to ``view``; for a :class:`GroupsView`, each event's
-    apply offset (its record's offset, or for a transactional record the offset of the marker
-    that committed it)."""
+def _replay(view: CompactedView, rows: pa.Table) -> list[int]:
+    """Feed the partition's rows to ``view`` as the command line does: the offset commits as
+    columns (:func:`codegen.views.records.split_commits`), the other records one by one; for
+    a :class:`GroupsView`, each event's apply offset (its record's offset, or for a
+    transactional record the offset of the marker that committed it)."""
+    decoder = coordinator_decoder(CONSUMER_OFFSETS)
+    offsets, chunks = split_commits(rows, decoder, _CHUNK)
     applied: list[int] = []
     events = view.events if isinstance(view, GroupsView) else []
-    for batch in log_batches(chunks, coordinator_decoder(CONSUMER_OFFSETS)):
+    for batch in log_batches(chunks, decoder):
         view.add_records(batch.records, batch.producer_id, batch.transactional, batch.control)
         for event in events[len(applied) :]:
             applied.append(batch.records[-1].offset if batch.control else event.offset)
-    return applied
+    if not isinstance(view, GroupsView):
+        view.take_offsets(offsets)
+        return applied
+    apply_offset = {id(e): a for e, a in zip(view.events, applied, strict=True)}
+    view.take_offsets(offsets)  # adds the offset-deleted events, by offset
+    return [apply_offset.get(id(e), e.offset) for e in view.events]
 
 
 def _pairs(mapping: Mapping[str, Any] | None) -> list[tuple[str, Any]] | None:
@@ -154,14 +160,12 @@ def _pairs(mapping: Mapping[str, Any] | None) -> list[tuple[str, Any]] | None:
     return None if mapping is None else list(mapping.items())
 
 
-def group_rows(
-    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
-) -> list[dict[str, Any]]:
+def group_rows(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
     """The rows of :func:`spark_udfs.forensics.group_states`: the reports of
     :func:`codegen.forensics.groups.group_reports`."""
     view = GroupsView(partition)
-    _replay(view, chunks)
-    rows = []
+    _replay(view, rows)
+    out: list[dict[str, Any]] = []
     for r in group_reports([view]):
         inventory = None
         if r.inventory is not None:
@@ -175,7 +179,7 @@ def group_rows(
                 "cooperativeSwitch": i["cooperative_switch"],
                 "why": i["why"],
             }
-        rows.append(
+        out.append(
             {
                 "partition": r.partition,
                 "group": r.group,
@@ -190,15 +194,13 @@ def group_rows(
                 "assignors": inventory,
             }
         )
-    return rows
+    return out
 
 
-def _timeline(
-    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
-) -> Iterator[tuple[int, int, GroupEvent]]:
+def _timeline(partition: int, rows: pa.Table) -> Iterator[tuple[int, int, GroupEvent]]:
     """``(apply offset, index among its record's events, event)`` of the partition's events."""
     view = GroupsView(partition)
-    applied = _replay(view, chunks)
+    applied = _replay(view, rows)
     index = 0
     for n, (event, apply_offset) in enumerate(zip(view.events, applied, strict=True)):
         before = view.events[n - 1] if n else None
@@ -223,9 +225,7 @@ def _detail(event: GroupEvent) -> dict[str, Any]:
     return detail
 
 
-def group_events(
-    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
-) -> list[dict[str, Any]]:
+def group_events(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
     """The rows of :func:`spark_udfs.forensics.group_timelines`: the events of
     :class:`codegen.forensics.groups.GroupsView`."""
     return [
@@ -239,17 +239,15 @@ def group_events(
             "kind": e.kind,
             "detail": _detail(e),
         }
-        for apply_offset, index, e in _timeline(partition, chunks)
+        for apply_offset, index, e in _timeline(partition, rows)
     ]
 
 
-def member_epoch_rows(
-    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
-) -> list[dict[str, Any]]:
+def member_epoch_rows(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
     """The rows of :func:`spark_udfs.forensics.member_epochs`: the ``member-epoch`` events, one
     row per assigned partition (one row without a topic for an empty assignment)."""
-    rows = []
-    for apply_offset, _, e in _timeline(partition, chunks):
+    out: list[dict[str, Any]] = []
+    for apply_offset, _, e in _timeline(partition, rows):
         if e.kind != "member-epoch":
             continue
         d = e.detail
@@ -270,17 +268,15 @@ def member_epoch_rows(
             for i, p in enumerate(parts["partitions"])
         ]
         for topic, p, epoch in assigned or [(None, None, None)]:
-            rows.append({**head, "topicId": topic, "topicPartition": p, "assignmentEpoch": epoch})
-    return rows
+            out.append({**head, "topicId": topic, "topicPartition": p, "assignmentEpoch": epoch})
+    return out
 
 
-def compacted_groups(
-    partition: int, chunks: Iterator[Mapping[str, Sequence[Any]]]
-) -> list[dict[str, Any]]:
+def compacted_groups(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
     """The rows of :func:`spark_udfs.compacted.group_states`: the classic and consumer groups
     of :meth:`codegen.dumps.compacted.CompactedView.group_rows`."""
     view = CompactedView()
-    _replay(view, chunks)
+    _replay(view, rows)
     return [
         {
             "group": g.group,

@@ -14,7 +14,7 @@ from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
 from codegen.forensics.downgrade import dump_partitions
 from codegen.forensics.groups import GroupsView, group_reports
-from codegen.views.records import log_batches
+from codegen.views.records import log_batches, split_commits
 
 ROOT = Path(__file__).resolve().parent.parent
 AIBULB = ROOT / "tests" / "data" / "forensics" / "aibulb"
@@ -39,6 +39,17 @@ def replayed(partition: int, table: pa.Table, chunk: int) -> GroupsView:
     chunks = (b.to_pydict() for b in table.sort_by("offset").to_batches(max_chunksize=chunk))
     for batch in log_batches(chunks, coordinator_decoder(CONSUMER_OFFSETS)):
         view.add_records(batch.records, batch.producer_id, batch.transactional, batch.control)
+    return view
+
+
+def replayed_as_the_command_line(partition: int, table: pa.Table, chunk: int) -> GroupsView:
+    """What Spark's group views do: commits as columns, the other records one by one."""
+    view = GroupsView(partition)
+    decoder = coordinator_decoder(CONSUMER_OFFSETS)
+    offsets, chunks = split_commits(table, decoder, chunk)
+    for batch in log_batches(chunks, decoder):
+        view.add_records(batch.records, batch.producer_id, batch.transactional, batch.control)
+    view.take_offsets(offsets)
     return view
 
 
@@ -71,6 +82,12 @@ def test_rows_in_any_order_replay_to_the_command_lines_groups(name: str, tmp_pat
         ]
     assert as_json(views) == expected
     assert expected and any(r["timeline"] for r in expected)
+    columnar = [
+        replayed_as_the_command_line(p, rows_of(files).take(rng.sample(range(n), n)), chunk=5)
+        for p, files in dump_partitions(path)
+        for n in [len(rows_of(files))]
+    ]
+    assert as_json(columnar) == expected
 
 
 def test_transactions_apply_at_their_commit_marker(tmp_path: Path) -> None:

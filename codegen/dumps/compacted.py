@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegen.dumps.decoded import (
     KIND_CONTROL,
@@ -27,6 +27,9 @@ from codegen.dumps.decoded import (
     EndTxnMarker,
 )
 from codegen.dumps.model import SegmentError
+
+if TYPE_CHECKING:
+    from codegen.views.offsets import CommittedOffsets
 
 __all__ = ["CommittedOffset", "CompactedView", "GroupMember", "GroupState", "compact"]
 
@@ -154,6 +157,14 @@ class CompactedView:
             return
         for rec in records:
             self.add(rec)
+
+    def take_offsets(self, offsets: CommittedOffsets) -> None:
+        """The committed offsets from the columnar view (:mod:`codegen.views.offsets`), for a
+        view fed every record but the offset commits."""
+        self.offsets = {
+            (r["group"], r["topic"], r["partition"]): CommittedOffset.from_row(r)
+            for r in offsets.table().to_pylist()
+        }
 
     def end_transaction(self, producer_id: int, committed: bool) -> None:
         records = self.pending.pop(producer_id, [])

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
-from codegen.dumps.compacted import CommittedOffset, CompactedView, GroupState
+from codegen.dumps.compacted import CompactedView, GroupState
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
@@ -172,10 +172,7 @@ class GroupsView(CompactedView):
         """The committed offsets and their deletions from the columnar view, for a view fed
         every record but the offset commits (:func:`codegen.views.consumer_offsets
         .read_compacted`)."""
-        self.offsets = {
-            (r["group"], r["topic"], r["partition"]): CommittedOffset.from_row(r)
-            for r in offsets.table().to_pylist()
-        }
+        super().take_offsets(offsets)
         deleted = [
             GroupEvent(
                 self.partition,

@@ -103,7 +103,9 @@ def batches_up_to(rb: pa.RecordBatch, offset: int | None, timestamp_ms: int | No
     return keep
 
 
-def decode_commits(rb: pa.RecordBatch, package: str = SHIPPED) -> tuple[pa.Table, dict[int, str]]:
+def decode_commits(
+    rb: pa.RecordBatch | pa.Table, package: str = SHIPPED
+) -> tuple[pa.Table, dict[int, str]]:
     """``__consumer_offsets`` rows with their offset commits decoded (the topic decoder's
     columns, and ``_decode_error``), and the decode errors by row."""
     decoded = decode_topic_arrays(
@@ -114,7 +116,7 @@ def decode_commits(rb: pa.RecordBatch, package: str = SHIPPED) -> tuple[pa.Table
         names=COMMIT_NAMES,
         package=package,
     )
-    table = pa.Table.from_batches([rb])
+    table = rb if isinstance(rb, pa.Table) else pa.Table.from_batches([rb])
     for name, column in decoded.columns.items():
         table = table.append_column(name, column)
     n = rb.num_rows

@@ -15,10 +15,22 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import numpy as np
+import pyarrow as pa
+
+from codegen.columnar.decode import Rows
 from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import DecodedRecord, control_record
+from codegen.views.consumer_offsets import decode_commits
+from codegen.views.offsets import CommittedOffsets
 
-__all__ = ["BATCH_COLUMNS", "RECORD_COLUMNS", "LogBatch", "log_batches"]
+__all__ = [
+    "BATCH_COLUMNS",
+    "RECORD_COLUMNS",
+    "LogBatch",
+    "log_batches",
+    "split_commits",
+]
 
 RECORD_COLUMNS: Final = (
     "offset",
@@ -84,3 +96,31 @@ def log_batches(
             )
     if current is not None:
         yield current
+
+
+_COMMIT_TYPES: Final = (0, 1)  # the record types of LegacyOffsetCommitKey and OffsetCommitKey
+
+
+def split_commits(
+    rows: pa.Table, decoder: CoordinatorDecoder, chunk: int = 65_536
+) -> tuple[CommittedOffsets, Iterator[Mapping[str, Sequence[Any]]]]:
+    """A ``__consumer_offsets`` partition's rows (any order): its offset commits and
+    transaction markers as the columnar view the command line reads
+    (:class:`~codegen.views.offsets.CommittedOffsets`), and the other rows, offset-ordered
+    chunks for :func:`log_batches` (the few records a group view decodes one by one)."""
+    rows = rows.sort_by("offset")
+    keys = Rows(rows.column("key"))
+    record_type, has_type = keys.int16_at(keys.starts, keys.ends)
+    control = np.asarray(rows.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))
+    commit = ~control & has_type & np.isin(record_type, _COMMIT_TYPES)
+    offsets = CommittedOffsets()
+    with_markers = rows.filter(pa.array(commit | control))
+    if with_markers.num_rows:
+        if "timestamp" in with_markers.column_names:
+            with_markers = with_markers.drop_columns(["timestamp"])
+        stamped = with_markers.rename_columns(
+            ["timestamp" if c == "timestampMs" else c for c in with_markers.column_names]
+        )
+        offsets.add(decode_commits(stamped, decoder.package)[0])
+    others = rows.filter(pa.array(~commit))
+    return offsets, (b.to_pydict() for b in others.to_batches(max_chunksize=chunk))
