@@ -8,13 +8,22 @@ COMMIT (``applyOffset``) and never otherwise; the last record per key in that or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["NO_MARKER", "apply_offsets", "in_log_order", "key_ids", "last_per_key", "millis"]
+__all__ = [
+    "NO_MARKER",
+    "ReducedChunks",
+    "apply_offsets",
+    "in_log_order",
+    "key_ids",
+    "last_per_key",
+    "millis",
+]
 
 NO_MARKER: Final = -1
 """``marker`` of a record (not an end-transaction marker)."""
@@ -90,3 +99,31 @@ def apply_offsets(rows: pa.Table) -> pa.Table:
     effective = apply >= 0
     out = rows.append_column("applyOffset", pa.array(apply))
     return out.filter(pa.array(effective))
+
+
+class ReducedChunks:
+    """Rows gathered a chunk at a time and reduced by ``reduce`` (a step that may run on its
+    own output) whenever they pass ``every`` rows and twice what the last reduction left: a
+    log of any size in bounded memory."""
+
+    def __init__(self, reduce: Callable[[pa.Table], pa.Table], every: int) -> None:
+        self._reduce = reduce
+        self._every = every
+        self._chunks: list[pa.Table] = []
+        self._rows = 0
+        self._reduced = 0
+
+    def add(self, rows: pa.Table) -> None:
+        if not rows.num_rows:
+            return
+        self._chunks.append(rows)
+        self._rows += rows.num_rows
+        if self._rows > max(self._every, 2 * self._reduced):
+            self._chunks = [self._reduce(pa.concat_tables(self._chunks))]
+            self._rows = self._reduced = self._chunks[0].num_rows
+
+    def take(self) -> pa.Table | None:
+        """The rows gathered (None if none), and a fresh start."""
+        rows = pa.concat_tables(self._chunks) if self._chunks else None
+        self._chunks, self._rows, self._reduced = [], 0, 0
+        return rows

@@ -16,7 +16,13 @@ from typing import Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codegen.views.compaction import NO_MARKER, apply_offsets, in_log_order, last_per_key
+from codegen.views.compaction import (
+    NO_MARKER,
+    ReducedChunks,
+    apply_offsets,
+    in_log_order,
+    last_per_key,
+)
 
 __all__ = ["LIVE_ROW_SCHEMA", "LiveKeys", "live", "live_rows", "reduce_live"]
 
@@ -100,23 +106,12 @@ class LiveKeys:
     partition in log order, in bounded memory."""
 
     def __init__(self, reduce_every: int = 1 << 18) -> None:
-        self._reduce_every = reduce_every
-        self._chunks: list[pa.Table] = []
-        self._rows = 0
-        self._reduced = 0
+        self._rows = ReducedChunks(reduce_live, reduce_every)
 
     def add(self, rb: pa.RecordBatch) -> None:
-        rows = live_rows(rb)
-        if not rows.num_rows:
-            return
-        self._chunks.append(rows)
-        self._rows += rows.num_rows
-        if self._rows > max(self._reduce_every, 2 * self._reduced):
-            self._chunks = [reduce_live(pa.concat_tables(self._chunks))]
-            self._rows = self._reduced = self._chunks[0].num_rows
+        self._rows.add(live_rows(rb))
 
     def table(self) -> pa.Table:
-        """The live records added so far."""
-        if not self._chunks:
-            return LIVE_ROW_SCHEMA.empty_table()
-        return live(pa.concat_tables(self._chunks))
+        """The live records of what was added (then a fresh start)."""
+        rows = self._rows.take()
+        return LIVE_ROW_SCHEMA.empty_table() if rows is None else live(rows)

@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 
 from codegen.views.compaction import (
     NO_MARKER,
+    ReducedChunks,
     apply_offsets,
     in_log_order,
     key_ids,
@@ -342,31 +343,20 @@ class CommittedOffsets:
     read :meth:`table`."""
 
     def __init__(self, reduce_every: int = 1 << 18) -> None:
-        self._reduce_every = reduce_every
-        self._chunks: list[pa.Table] = []
-        self._rows = 0
-        self._reduced = 0
+        self._rows = ReducedChunks(reduce_plain, reduce_every)
         self._done: list[pa.Table] = []
         self._deleted: list[pa.Table] = []
 
     def add(self, decoded: pa.Table | pa.RecordBatch) -> None:
         """Add decoded rows of the current log partition."""
-        rows = commit_rows(decoded)
-        if not rows.num_rows:
-            return
-        self._chunks.append(rows)
-        self._rows += rows.num_rows
-        if self._rows > max(self._reduce_every, 2 * self._reduced):
-            self._chunks = [reduce_plain(pa.concat_tables(self._chunks))]
-            self._rows = self._reduced = self._chunks[0].num_rows
+        self._rows.add(commit_rows(decoded))
 
     def end_partition(self) -> None:
         """The current log partition is complete."""
-        if self._chunks:
-            rows = pa.concat_tables(self._chunks)
+        rows = self._rows.take()
+        if rows is not None:
             self._done.append(latest(rows))
             self._deleted.append(deletions(rows))
-        self._chunks, self._rows, self._reduced = [], 0, 0
 
     def table(self) -> pa.Table:
         """The committed offsets of everything added (:data:`OFFSET_SCHEMA`)."""
