@@ -356,6 +356,19 @@ def test_txnindex_torn_tail_is_an_error_after_the_whole_entries() -> None:
     assert "the last 10 bytes at position 102 are not a whole 34-byte entry" in err
 
 
+def test_a_partition_folder_gives_its_aborted_transaction_index_too() -> None:
+    """Not only when named: a folder's .txnindex follows the segment it indexes, in every
+    format but --compacted (an index is no record of the compacted state)."""
+    code, out, _ = _run(MADE / "orders-0")
+    lines = [json.loads(line) for line in out.splitlines()]
+    files = [Path(line["file"]).name for line in lines]
+    assert code == 0
+    assert files[-1] == "00000000000000000100.txnindex" and lines[-1]["kind"] == "aborted-txn"
+    assert set(files[:-1]) == {"00000000000000000100.log"}
+    code, out, _ = _run(MADE / "orders-0", "--format", "table")
+    assert code == 0 and "AbortedTxn" in out
+
+
 def test_txnindex_table_has_a_row_per_entry() -> None:
     code, out, _ = _run(MADE / "orders-0" / "00000000000000000100.txnindex", "--format", "table")
     assert code == 0

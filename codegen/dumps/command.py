@@ -137,29 +137,35 @@ def _partition_folders(log_dir: Path) -> list[tuple[str, int, Path]]:
     return sorted(found)
 
 
-def _folder_files(folder: Path, every_kind: bool) -> list[Path]:
+def _folder_files(folder: Path, every_kind: bool, txn_index: bool = False) -> list[Path]:
     if not every_kind:
-        return segment_files(folder)
+        found = segment_files(folder)
+        if txn_index:  # each after the segment it indexes (same base offset)
+            found = sorted([*found, *folder.glob(f"*{TXN_INDEX}")], key=lambda f: f.name)
+        return found
     return sorted(f for f in folder.iterdir() if f.is_file() and f.suffix in LOG_FOLDER_SUFFIXES)
 
 
-def _files(paths: tuple[Path, ...], topic: str | None, every_kind: bool = False) -> list[Path]:
+def _files(
+    paths: tuple[Path, ...], topic: str | None, every_kind: bool = False, txn_index: bool = False
+) -> list[Path]:
     """The files to read: files as given; a partition folder's segments and snapshots (with
-    ``every_kind``, its index and producer-state files too); for a broker's log folder, also
-    those of its partition folders (of ``topic`` only, when given)."""
+    ``txn_index``, its aborted-transaction indexes; with ``every_kind``, its index and
+    producer-state files too); for a broker's log folder, also those of its partition folders
+    (of ``topic`` only, when given)."""
     out: list[Path] = []
     for p in paths:
         if not p.is_dir():
             out.append(p)
             continue
-        found = _folder_files(p, every_kind)
+        found = _folder_files(p, every_kind, txn_index)
         partitions = _partition_folders(p)
         if topic is not None and partitions:
             # a log folder's own files (bootstrap.checkpoint): only those of the topic asked for
             found = [f for f in found if guess_topic(f) == topic]
         for name, _, sub in partitions:
             if topic is None or name == topic:
-                found.extend(_folder_files(sub, every_kind))
+                found.extend(_folder_files(sub, every_kind, txn_index))
         if not found:
             what = ", ".join(sorted(f.name for f in p.iterdir())[:5]) or "nothing"
             where = (
@@ -902,7 +908,7 @@ def dump_command(
     chosen = None if topic in ("auto", PLAIN) else TOPIC_CHOICES[topic]
     # --compacted on a broker's log folder: its __consumer_offsets partitions
     listed = CONSUMER_OFFSETS if compacted and topic == "auto" else chosen
-    files = _files(paths, listed, every_kind=fmt == "dump-log")
+    files = _files(paths, listed, every_kind=fmt == "dump-log", txn_index=not compacted)
     if fmt != "dump-log":
         index_files = [
             f for f in files if f.suffix in LOG_FOLDER_SUFFIXES[2:] and f.suffix != TXN_INDEX
