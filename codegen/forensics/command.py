@@ -5,9 +5,12 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import click
+import orjson
 
 from codegen.forensics.downgrade import DowngradeReport, DumpInputError, check_downgrade
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
@@ -211,6 +214,19 @@ OUTPUT_OPTION = click.option(
 )
 
 
+def jsonl(docs: Iterable[Any]) -> str:
+    """Compact JSON lines, UTF-8 text as the dump's jsonl (orjson; the standard encoder for
+    what orjson refuses: integers past 64 bits, lone surrogates)."""
+    return "\n".join(map(_json_line, docs))
+
+
+def _json_line(doc: Any) -> str:
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
 def emit(text: str, output: Path | None) -> None:
     """``text`` to standard output, or to ``output`` (``--output``), ending with a newline."""
     if output is None:
@@ -278,7 +294,7 @@ def groups_command(
         click.echo(f"groups: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "jsonl":
-        emit("\n".join(json.dumps(r.to_json(), separators=(",", ":")) for r in reports), output)
+        emit(jsonl(r.to_json() for r in reports), output)
     else:
         emit(render_groups_table(reports) if reports else _no_groups(paths), output)
 
@@ -424,6 +440,6 @@ def lag_command(
         click.echo(f"lag: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "jsonl":
-        emit("\n".join(json.dumps(r.to_json(), separators=(",", ":")) for r in reports), output)
+        emit(jsonl(r.to_json() for r in reports), output)
     else:
         emit(render_lag_table(reports) if reports else _no_groups(paths), output)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from codegen.forensics.command import OUTPUT_OPTION, emit
+from codegen.forensics.command import OUTPUT_OPTION, emit, jsonl
 from codegen.forensics.groups import parse_as_of
 from codegen.forensics.transactions import (
     DEFAULT_MAX_TIMEOUT_MS,
@@ -278,7 +277,7 @@ def transactions_command(
             click.echo(f"transactions: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)
         if fmt == "jsonl":
-            text = "\n".join(json.dumps(line, separators=(",", ":")) for line in report.lines())
+            text = jsonl(report.lines())
         elif fmt == "html":
             names = ", ".join(Path(p).name for p in paths)
             text = render_transactions_html(report, f"Transactions of {names}")
