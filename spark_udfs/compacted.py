@@ -25,7 +25,13 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["committed_offset_columns", "committed_offsets", "effective_records", "group_states"]
+__all__ = [
+    "commit_columns",
+    "committed_offset_columns",
+    "committed_offsets",
+    "effective_records",
+    "group_states",
+]
 
 
 def effective_records(decoded: DataFrame) -> DataFrame:
@@ -95,9 +101,21 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
     keeps the newest plain commit per key (``mapInArrow``), then each log partition's commits
     and transaction markers are resolved (``applyInArrow``).
     """
-    from pyspark.sql import functions as F
-
     from codegen.views.offsets import COMMIT_ROW_SCHEMA, OFFSET_SCHEMA
+
+    narrow = commit_columns(decoded)
+    rows = narrow.mapInArrow(_reduce_commits, _ddl(COMMIT_ROW_SCHEMA))
+    return (
+        rows.groupBy("logTopic", "logPartition")
+        .applyInArrow(_latest_offsets, _ddl(OFFSET_SCHEMA))
+        .orderBy("group", "topic", "partition")
+    )
+
+
+def commit_columns(decoded: DataFrame) -> DataFrame:
+    """The columns of ``decoded`` that :func:`codegen.views.offsets.commit_rows` reads (the
+    offset-commit members of the key and value unions only): what travels to the views."""
+    from pyspark.sql import functions as F
 
     names = set(decoded.columns)
     wanted = ["offset", "producerId", "isTransactional", "isControl", "key", "recordName"]
@@ -110,13 +128,7 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
         F.struct(*(F.col(f"{union}.{m}").alias(m) for m in members)).alias(union)
         for union, members in _commit_members(decoded).items()
     ]
-    narrow = decoded.select(*log, *wanted, *unions)
-    rows = narrow.mapInArrow(_reduce_commits, _ddl(COMMIT_ROW_SCHEMA))
-    return (
-        rows.groupBy("logTopic", "logPartition")
-        .applyInArrow(_latest_offsets, _ddl(OFFSET_SCHEMA))
-        .orderBy("group", "topic", "partition")
-    )
+    return decoded.select(*log, *wanted, *unions)
 
 
 def _commit_members(decoded: DataFrame) -> dict[str, list[str]]:
