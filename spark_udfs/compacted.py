@@ -3,7 +3,8 @@
 :func:`committed_offsets` runs the command line's definition (:mod:`codegen.views.offsets`),
 :func:`group_states` the command line's group view (:mod:`spark_udfs.group_views`).
 :func:`effective_records` is a DataFrame operation with the semantics of
-``codegen.dumps.compacted``, for the functions that still need every record that took effect:
+``codegen.dumps.compacted``, every record that took effect (what the records of the Kafka
+source are compared with):
 
 - a record of a transactional batch counts only when its producer's next end-transaction marker
   in the same partition is a COMMIT, and it takes effect at the marker's offset; records of

@@ -36,17 +36,16 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from codegen.columnar.topics import union_type
 from codegen.dumps.segments import segment_file_info
 from codegen.forensics import lag as lag_views
 from codegen.forensics.cluster import cluster_metadata
-from codegen.forensics.downgrade import GROUP_RECORD_PREFIXES, dump_partitions, finding_reason
+from codegen.forensics.downgrade import LiveRecord, LiveRecords, dump_partitions, judge
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import REPLICATION_CHECKPOINT, LogEnd, as_log_dirs
 from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
 from codegen.forensics.releases import release
 from codegen.forensics.shares import DELIVERY_STATES, share_states
-from spark_udfs.compacted import commit_columns, effective_records
+from spark_udfs.compacted import commit_columns
 from spark_udfs.functions import decode_consumer_offsets
 from spark_udfs.group_views import (
     EVENT_DETAIL_FIELDS,
@@ -79,7 +78,6 @@ __all__ = [
     "share_lag",
 ]
 
-_OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
 _EARLIEST: Final = -(1 << 63)
 """The time of a log end known at any time (empty segments, a checkpoint)."""
 
@@ -308,173 +306,108 @@ def log_ends(data: DataFrame) -> DataFrame:
     )
 
 
-def _narrow(decoded: DataFrame) -> DataFrame:
-    """``decoded`` read once per answer: the columns the answers read, with the offset commit
-    fields in ``commit`` and the decoded key and value kept only for the other records (the
-    group records, a small part of a dump), materialized on the executors
-    (``localCheckpoint``, lazily: by the answer's first job). Every answer joins several views
-    of the records; without this each view would read and decode the files again."""
-    from pyspark.sql import functions as F
-
-    is_offset = F.col("recordName").isin(*_OFFSET_RECORDS)
-    k = F.coalesce(F.col("decodedKey.OffsetCommitKey"), F.col("decodedKey.LegacyOffsetCommitKey"))
-    v_new = F.col("decodedValue.OffsetCommitValue")
-    v_old = F.col("decodedValue.LegacyOffsetCommitValue")
-    commit = F.struct(
-        k.group.alias("group"),
-        k.topic.alias("topic"),
-        k.partition.alias("partition"),
-        F.coalesce(v_new.commitTimestamp, v_old.commitTimestamp).alias("commitTimestamp"),
-        F.coalesce(v_new.offset, v_old.offset).alias("offset"),
-        F.coalesce(v_new.leaderEpoch, F.lit(-1)).alias("leaderEpoch"),
-    )
-    return decoded.select(
-        "topic",
-        "partition",
-        "offset",
-        "timestampMs",
-        "producerId",
-        "isTransactional",
-        "isControl",
-        "_error",
-        "key",
-        "recordType",
-        "recordName",
-        "isTombstone",
-        F.coalesce(F.col("valueVersion").cast("int"), _int16_prefix("value"), F.lit(-1)).alias(
-            "valueVersionOrPrefix"
-        ),
-        F.col("value").isNull().alias("valueIsNull"),
-        _group_column().alias("group"),
-        F.when(~is_offset, F.col("decodedKey")).alias("decodedKey"),
-        F.when(~is_offset, F.col("decodedValue")).alias("decodedValue"),
-        F.when(is_offset, commit).alias("commit"),
-    ).localCheckpoint(eager=False)
-
-
-def _effective(records: DataFrame) -> DataFrame:
-    """The records of :func:`_narrow` that take effect (:func:`effective_records`), also
-    materialized: the answers read them many times, and the transactional records need a
-    shuffle to find their markers."""
-    return effective_records(records).localCheckpoint(eager=False)
-
-
 # ------------------------------------------------------------------------------------ downgrade
 
+_LIVE_DDL: Final = (
+    "partition int, offset long, recordType int, name string, valueVersion int, group string"
+)
+_FINDINGS_DDL: Final = (
+    "rule string, partition int, offset long, recordType int, name string, "
+    "valueVersion int, group string, reason string"
+)
+_LIVE_COLUMNS: Final = (
+    "topic",
+    "partition",
+    "offset",
+    "timestamp",
+    "producerId",
+    "isTransactional",
+    "isControl",
+    "key",
+    "value",
+    "_error",
+)
+"""The ``kafka-log`` columns :func:`codegen.views.live.live_rows` reads: only the raw bytes
+travel, the few live records are decoded on the executors."""
 
-def _int16_prefix(col: str) -> Column:
-    from pyspark.sql import functions as F
 
-    raw = F.conv(F.hex(F.substring(F.col(col), 1, 2)), 16, 10).cast("int")
-    value = F.when(raw >= 32768, raw - 65536).otherwise(raw)
-    return F.when(F.length(F.col(col)) >= 2, value)
+def _live_of(rows: pa.Table, partition: int) -> list[LiveRecord]:
+    """The live records of one ``__consumer_offsets`` partition's rows, by offset, as
+    ``downgrade-check`` finds them (:class:`codegen.views.live.LiveKeys`, then
+    :meth:`codegen.forensics.downgrade.LiveRecords.take_live`)."""
+    import pyarrow as pa
+
+    from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+    from codegen.views.live import LiveKeys
+
+    stamp = rows.column("timestamp").cast(pa.timestamp("us", tz="UTC"))
+    rows = rows.set_column(rows.schema.get_field_index("timestamp"), "timestamp", stamp)
+    keys = LiveKeys()
+    for rb in rows.sort_by("offset").to_batches():
+        keys.add(rb)
+    view = LiveRecords(partition)
+    view.take_live(keys.table().to_pylist(), coordinator_decoder(CONSUMER_OFFSETS))
+    return sorted(view.live.values(), key=lambda r: r.offset)
 
 
-def _group_column() -> Column:
-    """The group id of any coordinator key: ``group`` (empty counts as none) or ``groupId``."""
-    from pyspark.sql import functions as F
+def _live_records_of(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
+    import pyarrow as pa
 
-    named: list[Column] = []
-    ids: list[Column] = []
-    for spec in union_type("consumer_offsets", "coordinator-key"):
-        fields = {f.name for f in spec.type}
-        if "group" in fields:
-            g = F.col(f"decodedKey.{spec.name}.group")
-            named.append(F.when(g != "", g))
-        elif "groupId" in fields:
-            ids.append(F.col(f"decodedKey.{spec.name}.groupId"))
-    return F.coalesce(*named, *ids)
+    live = [
+        {
+            "partition": r.partition,
+            "offset": r.offset,
+            "recordType": r.record_type,
+            "name": r.name,
+            "valueVersion": r.value_version,
+            "group": r.group,
+        }
+        for r in _live_of(rows, int(key[1].as_py()))
+    ]
+    return pa.Table.from_pylist(live, schema=_arrow_schema(_LIVE_DDL))
 
 
 def live_records(decoded: DataFrame) -> DataFrame:
     """Records live after compaction: ``partition, offset, recordType, name, valueVersion,
-    group`` (the last record per key in apply order, tombstones removed)."""
-    return _live_records(_effective(_narrow(decoded)))
+    group`` (the last record per key in apply order, tombstones removed), as
+    :func:`codegen.forensics.downgrade.live_records` gives them."""
+    rows = decoded.select(*_LIVE_COLUMNS).groupBy("topic", "partition")
+    return rows.applyInArrow(_live_records_of, _LIVE_DDL)
 
 
-def _live_records(rec: DataFrame) -> DataFrame:
-    from pyspark.sql import functions as F
+def _findings_of(to: str) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
+    def answer(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
+        import pyarrow as pa
 
-    payload = F.struct(
-        F.col("offset").alias("offset"),
-        F.col("recordType").cast("int").alias("recordType"),
-        F.coalesce(F.col("recordName"), F.lit("unknown")).alias("name"),
-        F.col("valueVersionOrPrefix").alias("valueVersion"),
-        F.col("group").alias("group"),
-        F.col("valueIsNull").alias("deleted"),
-    )
-    latest = (
-        rec.filter(F.col("key").isNotNull())
-        .groupBy("partition", "key")
-        .agg(F.max_by(payload, F.struct("applyOffset", "offset")).alias("_p"))
-    )
-    return latest.filter(~F.col("_p.deleted")).select("partition", "_p.*").drop("deleted")
+        target = release(to)
+        found = [
+            {
+                "rule": b.rule,
+                "partition": b.partition,
+                "offset": b.offset,
+                "recordType": b.record_type,
+                "name": b.name,
+                "valueVersion": b.value_version,
+                "group": b.group,
+                "reason": b.reason,
+            }
+            for r in _live_of(rows, int(key[1].as_py()))
+            if (b := judge(r, target)) is not None
+        ]
+        return pa.Table.from_pylist(found, schema=_arrow_schema(_FINDINGS_DDL))
 
-
-def _release_table(spark: SparkSession, to: str) -> tuple[DataFrame, bool, str]:
-    target = release(to)
-    rows = [
-        (t, r.name, r.highest_value_version, r.highest_is_flexible)
-        for t, r in sorted(target.record_types.items())
-    ]
-    table = spark.createDataFrame(
-        rows, "recordType int, readsName string, highest int, highestIsFlexible boolean"
-    )
-    return table, target.ignores_unknown, target.line
+    return answer
 
 
 def downgrade_findings(decoded: DataFrame, to: str) -> DataFrame:
     """Live records release ``to`` cannot load (or skips): ``rule, partition, offset,
     recordType, name, valueVersion, group, reason``, as
     :func:`codegen.forensics.downgrade.check_downgrade` finds them (``rule`` ``ignored`` is not
-    blocking). Raises :class:`~codegen.forensics.releases.UnknownReleaseError` for an unknown
-    release."""
-    from pyspark.sql import functions as F
-
-    table, ignores_unknown, line = _release_table(decoded.sparkSession, to)
-    live = live_records(decoded).join(F.broadcast(table), "recordType", "left")
-    name, version = F.col("name"), F.col("valueVersion")
-    group_state = name.startswith(GROUP_RECORD_PREFIXES[0])
-    for prefix in GROUP_RECORD_PREFIXES[1:]:
-        group_state = group_state | name.startswith(prefix)
-    group_state = (name != "unknown") & group_state
-    unknown = F.col("highest").isNull()
-    newer = version > F.col("highest")
-    readable_newer = F.lit(ignores_unknown) & F.col("highestIsFlexible")
-    rule = (
-        F.when(unknown & group_state, F.lit("group-conversion"))
-        .when(unknown & F.lit(ignores_unknown), F.lit("ignored"))
-        .when(unknown, F.lit("unknown-type"))
-        .when(newer & ~readable_newer, F.lit("value-version"))
-    )
-    # The wording is the Python API's own, for the few rows that are findings.
-    reason = F.udf(
-        lambda partition, offset, rtype, rname, rversion, group: finding_reason(
-            partition, offset, rtype, rname, rversion, group, line
-        ),
-        "string",
-    )(
-        F.col("partition"),
-        F.col("offset"),
-        F.col("recordType"),
-        name,
-        version,
-        F.col("group"),
-    )
-    return (
-        live.withColumn("_rule", rule)
-        .filter(F.col("_rule").isNotNull())
-        .select(
-            F.col("_rule").alias("rule"),
-            "partition",
-            "offset",
-            "recordType",
-            "name",
-            "valueVersion",
-            "group",
-            reason.alias("reason"),
-        )
-    )
+    blocking; the broker's mode unknown), one ``__consumer_offsets`` partition per call.
+    Raises :class:`~codegen.forensics.releases.UnknownReleaseError` for an unknown release."""
+    release(to)  # an unknown release is an error here, not on the executors
+    rows = decoded.select(*_LIVE_COLUMNS).groupBy("topic", "partition")
+    return rows.applyInArrow(_findings_of(to), _FINDINGS_DDL)
 
 
 # ------------------------------------------------------------------------------------ groups
