@@ -3,7 +3,8 @@
 :func:`committed_offsets` runs the command line's definition (:mod:`codegen.views.offsets`),
 :func:`group_states` the command line's group view (:mod:`spark_udfs.group_views`).
 :func:`effective_records` is a DataFrame operation with the semantics of
-``codegen.dumps.compacted``, for the functions that still need every record that took effect:
+``codegen.dumps.compacted``, every record that took effect (what the records of the Kafka
+source are compared with):
 
 - a record of a transactional batch counts only when its producer's next end-transaction marker
   in the same partition is a COMMIT, and it takes effect at the marker's offset; records of
@@ -25,7 +26,13 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["committed_offset_columns", "committed_offsets", "effective_records", "group_states"]
+__all__ = [
+    "commit_columns",
+    "committed_offset_columns",
+    "committed_offsets",
+    "effective_records",
+    "group_states",
+]
 
 
 def effective_records(decoded: DataFrame) -> DataFrame:
@@ -95,9 +102,21 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
     keeps the newest plain commit per key (``mapInArrow``), then each log partition's commits
     and transaction markers are resolved (``applyInArrow``).
     """
-    from pyspark.sql import functions as F
-
     from codegen.views.offsets import COMMIT_ROW_SCHEMA, OFFSET_SCHEMA
+
+    narrow = commit_columns(decoded)
+    rows = narrow.mapInArrow(_reduce_commits, _ddl(COMMIT_ROW_SCHEMA))
+    return (
+        rows.groupBy("logTopic", "logPartition")
+        .applyInArrow(_latest_offsets, _ddl(OFFSET_SCHEMA))
+        .orderBy("group", "topic", "partition")
+    )
+
+
+def commit_columns(decoded: DataFrame) -> DataFrame:
+    """The columns of ``decoded`` that :func:`codegen.views.offsets.commit_rows` reads (the
+    offset-commit members of the key and value unions only): what travels to the views."""
+    from pyspark.sql import functions as F
 
     names = set(decoded.columns)
     wanted = ["offset", "producerId", "isTransactional", "isControl", "key", "recordName"]
@@ -110,13 +129,7 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
         F.struct(*(F.col(f"{union}.{m}").alias(m) for m in members)).alias(union)
         for union, members in _commit_members(decoded).items()
     ]
-    narrow = decoded.select(*log, *wanted, *unions)
-    rows = narrow.mapInArrow(_reduce_commits, _ddl(COMMIT_ROW_SCHEMA))
-    return (
-        rows.groupBy("logTopic", "logPartition")
-        .applyInArrow(_latest_offsets, _ddl(OFFSET_SCHEMA))
-        .orderBy("group", "topic", "partition")
-    )
+    return decoded.select(*log, *wanted, *unions)
 
 
 def _commit_members(decoded: DataFrame) -> dict[str, list[str]]:

@@ -4,10 +4,10 @@ Every function takes the decoded ``__consumer_offsets`` records (:func:`read_dum
 :func:`spark_udfs.functions.decode_consumer_offsets` over ``kafka-log`` rows) and returns a
 DataFrame: nothing is collected to the driver. The group answers run the Python API's own
 view on the executors, one replay per ``__consumer_offsets`` partition
-(:mod:`spark_udfs.group_views`); the others are computed with windows, ``groupBy`` and
-aggregations, and read ``decoded`` once: the columns they need are kept on the executors
-(``localCheckpoint``, memory then local disk) for the many views they join. The semantics
-are those of the Python API, row for row (a test compares them):
+(:mod:`spark_udfs.group_views`); the offset answers run the command line's definitions
+(:mod:`codegen.views.offsets` per ``__consumer_offsets`` partition, then
+:mod:`codegen.forensics.lag` per data partition with its log ends) in ``applyInArrow``. The
+semantics are those of the Python API, row for row (a test compares them):
 
 - :func:`downgrade_findings`: per live record (last value per key after compaction, not
   tombstoned, transactional records once committed) that a release cannot load, the rule and
@@ -32,20 +32,20 @@ are those of the Python API, row for row (a test compares them):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from codegen.columnar.topics import union_type
 from codegen.dumps.segments import segment_file_info
+from codegen.forensics import lag as lag_views
 from codegen.forensics.cluster import cluster_metadata
-from codegen.forensics.downgrade import GROUP_RECORD_PREFIXES, dump_partitions, finding_reason
+from codegen.forensics.downgrade import LiveRecord, LiveRecords, dump_partitions, judge
 from codegen.forensics.groups import AsOf
-from codegen.forensics.inputs import REPLICATION_CHECKPOINT, as_log_dirs
-from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, ERROR_STATUSES
+from codegen.forensics.inputs import REPLICATION_CHECKPOINT, LogEnd, as_log_dirs
+from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
 from codegen.forensics.releases import release
 from codegen.forensics.shares import DELIVERY_STATES, share_states
-from spark_udfs.compacted import effective_records
+from spark_udfs.compacted import commit_columns
 from spark_udfs.functions import decode_consumer_offsets
 from spark_udfs.group_views import (
     EVENT_DETAIL_FIELDS,
@@ -60,6 +60,7 @@ from spark_udfs.group_views import (
 from spark_udfs.session import kafka_log_reader
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
 
 __all__ = [
@@ -77,7 +78,6 @@ __all__ = [
     "share_lag",
 ]
 
-_OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
 _EARLIEST: Final = -(1 << 63)
 """The time of a log end known at any time (empty segments, a checkpoint)."""
 
@@ -306,173 +306,108 @@ def log_ends(data: DataFrame) -> DataFrame:
     )
 
 
-def _narrow(decoded: DataFrame) -> DataFrame:
-    """``decoded`` read once per answer: the columns the answers read, with the offset commit
-    fields in ``commit`` and the decoded key and value kept only for the other records (the
-    group records, a small part of a dump), materialized on the executors
-    (``localCheckpoint``, lazily: by the answer's first job). Every answer joins several views
-    of the records; without this each view would read and decode the files again."""
-    from pyspark.sql import functions as F
-
-    is_offset = F.col("recordName").isin(*_OFFSET_RECORDS)
-    k = F.coalesce(F.col("decodedKey.OffsetCommitKey"), F.col("decodedKey.LegacyOffsetCommitKey"))
-    v_new = F.col("decodedValue.OffsetCommitValue")
-    v_old = F.col("decodedValue.LegacyOffsetCommitValue")
-    commit = F.struct(
-        k.group.alias("group"),
-        k.topic.alias("topic"),
-        k.partition.alias("partition"),
-        F.coalesce(v_new.commitTimestamp, v_old.commitTimestamp).alias("commitTimestamp"),
-        F.coalesce(v_new.offset, v_old.offset).alias("offset"),
-        F.coalesce(v_new.leaderEpoch, F.lit(-1)).alias("leaderEpoch"),
-    )
-    return decoded.select(
-        "topic",
-        "partition",
-        "offset",
-        "timestampMs",
-        "producerId",
-        "isTransactional",
-        "isControl",
-        "_error",
-        "key",
-        "recordType",
-        "recordName",
-        "isTombstone",
-        F.coalesce(F.col("valueVersion").cast("int"), _int16_prefix("value"), F.lit(-1)).alias(
-            "valueVersionOrPrefix"
-        ),
-        F.col("value").isNull().alias("valueIsNull"),
-        _group_column().alias("group"),
-        F.when(~is_offset, F.col("decodedKey")).alias("decodedKey"),
-        F.when(~is_offset, F.col("decodedValue")).alias("decodedValue"),
-        F.when(is_offset, commit).alias("commit"),
-    ).localCheckpoint(eager=False)
-
-
-def _effective(records: DataFrame) -> DataFrame:
-    """The records of :func:`_narrow` that take effect (:func:`effective_records`), also
-    materialized: the answers read them many times, and the transactional records need a
-    shuffle to find their markers."""
-    return effective_records(records).localCheckpoint(eager=False)
-
-
 # ------------------------------------------------------------------------------------ downgrade
 
+_LIVE_DDL: Final = (
+    "partition int, offset long, recordType int, name string, valueVersion int, group string"
+)
+_FINDINGS_DDL: Final = (
+    "rule string, partition int, offset long, recordType int, name string, "
+    "valueVersion int, group string, reason string"
+)
+_LIVE_COLUMNS: Final = (
+    "topic",
+    "partition",
+    "offset",
+    "timestamp",
+    "producerId",
+    "isTransactional",
+    "isControl",
+    "key",
+    "value",
+    "_error",
+)
+"""The ``kafka-log`` columns :func:`codegen.views.live.live_rows` reads: only the raw bytes
+travel, the few live records are decoded on the executors."""
 
-def _int16_prefix(col: str) -> Column:
-    from pyspark.sql import functions as F
 
-    raw = F.conv(F.hex(F.substring(F.col(col), 1, 2)), 16, 10).cast("int")
-    value = F.when(raw >= 32768, raw - 65536).otherwise(raw)
-    return F.when(F.length(F.col(col)) >= 2, value)
+def _live_of(rows: pa.Table, partition: int) -> list[LiveRecord]:
+    """The live records of one ``__consumer_offsets`` partition's rows, by offset, as
+    ``downgrade-check`` finds them (:class:`codegen.views.live.LiveKeys`, then
+    :meth:`codegen.forensics.downgrade.LiveRecords.take_live`)."""
+    import pyarrow as pa
+
+    from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+    from codegen.views.live import LiveKeys
+
+    stamp = rows.column("timestamp").cast(pa.timestamp("us", tz="UTC"))
+    rows = rows.set_column(rows.schema.get_field_index("timestamp"), "timestamp", stamp)
+    keys = LiveKeys()
+    for rb in rows.sort_by("offset").to_batches():
+        keys.add(rb)
+    view = LiveRecords(partition)
+    view.take_live(keys.table().to_pylist(), coordinator_decoder(CONSUMER_OFFSETS))
+    return sorted(view.live.values(), key=lambda r: r.offset)
 
 
-def _group_column() -> Column:
-    """The group id of any coordinator key: ``group`` (empty counts as none) or ``groupId``."""
-    from pyspark.sql import functions as F
+def _live_records_of(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
+    import pyarrow as pa
 
-    named: list[Column] = []
-    ids: list[Column] = []
-    for spec in union_type("consumer_offsets", "coordinator-key"):
-        fields = {f.name for f in spec.type}
-        if "group" in fields:
-            g = F.col(f"decodedKey.{spec.name}.group")
-            named.append(F.when(g != "", g))
-        elif "groupId" in fields:
-            ids.append(F.col(f"decodedKey.{spec.name}.groupId"))
-    return F.coalesce(*named, *ids)
+    live = [
+        {
+            "partition": r.partition,
+            "offset": r.offset,
+            "recordType": r.record_type,
+            "name": r.name,
+            "valueVersion": r.value_version,
+            "group": r.group,
+        }
+        for r in _live_of(rows, int(key[1].as_py()))
+    ]
+    return pa.Table.from_pylist(live, schema=_arrow_schema(_LIVE_DDL))
 
 
 def live_records(decoded: DataFrame) -> DataFrame:
     """Records live after compaction: ``partition, offset, recordType, name, valueVersion,
-    group`` (the last record per key in apply order, tombstones removed)."""
-    return _live_records(_effective(_narrow(decoded)))
+    group`` (the last record per key in apply order, tombstones removed), as
+    :func:`codegen.forensics.downgrade.live_records` gives them."""
+    rows = decoded.select(*_LIVE_COLUMNS).groupBy("topic", "partition")
+    return rows.applyInArrow(_live_records_of, _LIVE_DDL)
 
 
-def _live_records(rec: DataFrame) -> DataFrame:
-    from pyspark.sql import functions as F
+def _findings_of(to: str) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
+    def answer(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
+        import pyarrow as pa
 
-    payload = F.struct(
-        F.col("offset").alias("offset"),
-        F.col("recordType").cast("int").alias("recordType"),
-        F.coalesce(F.col("recordName"), F.lit("unknown")).alias("name"),
-        F.col("valueVersionOrPrefix").alias("valueVersion"),
-        F.col("group").alias("group"),
-        F.col("valueIsNull").alias("deleted"),
-    )
-    latest = (
-        rec.filter(F.col("key").isNotNull())
-        .groupBy("partition", "key")
-        .agg(F.max_by(payload, F.struct("applyOffset", "offset")).alias("_p"))
-    )
-    return latest.filter(~F.col("_p.deleted")).select("partition", "_p.*").drop("deleted")
+        target = release(to)
+        found = [
+            {
+                "rule": b.rule,
+                "partition": b.partition,
+                "offset": b.offset,
+                "recordType": b.record_type,
+                "name": b.name,
+                "valueVersion": b.value_version,
+                "group": b.group,
+                "reason": b.reason,
+            }
+            for r in _live_of(rows, int(key[1].as_py()))
+            if (b := judge(r, target)) is not None
+        ]
+        return pa.Table.from_pylist(found, schema=_arrow_schema(_FINDINGS_DDL))
 
-
-def _release_table(spark: SparkSession, to: str) -> tuple[DataFrame, bool, str]:
-    target = release(to)
-    rows = [
-        (t, r.name, r.highest_value_version, r.highest_is_flexible)
-        for t, r in sorted(target.record_types.items())
-    ]
-    table = spark.createDataFrame(
-        rows, "recordType int, readsName string, highest int, highestIsFlexible boolean"
-    )
-    return table, target.ignores_unknown, target.line
+    return answer
 
 
 def downgrade_findings(decoded: DataFrame, to: str) -> DataFrame:
     """Live records release ``to`` cannot load (or skips): ``rule, partition, offset,
     recordType, name, valueVersion, group, reason``, as
     :func:`codegen.forensics.downgrade.check_downgrade` finds them (``rule`` ``ignored`` is not
-    blocking). Raises :class:`~codegen.forensics.releases.UnknownReleaseError` for an unknown
-    release."""
-    from pyspark.sql import functions as F
-
-    table, ignores_unknown, line = _release_table(decoded.sparkSession, to)
-    live = live_records(decoded).join(F.broadcast(table), "recordType", "left")
-    name, version = F.col("name"), F.col("valueVersion")
-    group_state = name.startswith(GROUP_RECORD_PREFIXES[0])
-    for prefix in GROUP_RECORD_PREFIXES[1:]:
-        group_state = group_state | name.startswith(prefix)
-    group_state = (name != "unknown") & group_state
-    unknown = F.col("highest").isNull()
-    newer = version > F.col("highest")
-    readable_newer = F.lit(ignores_unknown) & F.col("highestIsFlexible")
-    rule = (
-        F.when(unknown & group_state, F.lit("group-conversion"))
-        .when(unknown & F.lit(ignores_unknown), F.lit("ignored"))
-        .when(unknown, F.lit("unknown-type"))
-        .when(newer & ~readable_newer, F.lit("value-version"))
-    )
-    # The wording is the Python API's own, for the few rows that are findings.
-    reason = F.udf(
-        lambda partition, offset, rtype, rname, rversion, group: finding_reason(
-            partition, offset, rtype, rname, rversion, group, line
-        ),
-        "string",
-    )(
-        F.col("partition"),
-        F.col("offset"),
-        F.col("recordType"),
-        name,
-        version,
-        F.col("group"),
-    )
-    return (
-        live.withColumn("_rule", rule)
-        .filter(F.col("_rule").isNotNull())
-        .select(
-            F.col("_rule").alias("rule"),
-            "partition",
-            "offset",
-            "recordType",
-            "name",
-            "valueVersion",
-            "group",
-            reason.alias("reason"),
-        )
-    )
+    blocking; the broker's mode unknown), one ``__consumer_offsets`` partition per call.
+    Raises :class:`~codegen.forensics.releases.UnknownReleaseError` for an unknown release."""
+    release(to)  # an unknown release is an error here, not on the executors
+    rows = decoded.select(*_LIVE_COLUMNS).groupBy("topic", "partition")
+    return rows.applyInArrow(_findings_of(to), _FINDINGS_DDL)
 
 
 # ------------------------------------------------------------------------------------ groups
@@ -560,22 +495,126 @@ def member_epochs(decoded: DataFrame) -> DataFrame:
 
 # ------------------------------------------------------------------------------------ lag
 
+_HISTORY_DDL: Final = (
+    "logPartition int, applyIndex long, group string, topic string, partition int, "
+    "recordOffset long, commitTimestamp long, offset long, leaderEpoch int, metadata string, "
+    "expireTimestamp long, isTombstone boolean"
+)
+_OFFSET_HISTORY_DDL: Final = (
+    "group string, topic string, partition int, seq int, recordOffset long, "
+    "commitTimestamp long, offset long, leaderEpoch int, logEndOffset long, lag long"
+)
+_PARTITION_LAG_DDL: Final = (
+    "group string, topic string, partition int, live boolean, deletedAt array<long>, "
+    "windowCommits long, logEndOffset long, logEndSource string, lag long, status string, "
+    "now long"
+)
+_ENDS_DDL: Final = (
+    "topic string, partition int, endTime long, endOffset long, logEndSource string, "
+    "history boolean"
+)
 
-def _offset_rows(rec: DataFrame) -> DataFrame:
-    from pyspark.sql import functions as F
 
-    return rec.filter(F.col("commit").isNotNull()).select(
-        F.col("partition").alias("_logPartition"),
-        "applyOffset",
-        F.col("offset").alias("recordOffset"),
-        "isTombstone",
-        "timestampMs",
-        "commit.group",
-        "commit.topic",
-        "commit.partition",
-        "commit.commitTimestamp",
-        "commit.offset",
-        "commit.leaderEpoch",
+def _commit_history(decoded: DataFrame) -> DataFrame:
+    """Every commit and tombstone that took effect (:func:`codegen.views.offsets.history`, one
+    log partition per call), with ``applyIndex``, its place in its log partition's history."""
+    return (
+        commit_columns(decoded)
+        .groupBy("topic", "partition")
+        .applyInArrow(_history_of, _HISTORY_DDL)
+    )
+
+
+def _history_of(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
+    import pyarrow as pa
+
+    from codegen.views.offsets import commit_rows, history
+
+    done = history(commit_rows(rows))
+    n = done.num_rows
+    return done.add_column(0, "applyIndex", pa.array(range(n), pa.int64())).add_column(
+        0, "logPartition", pa.repeat(key[1].cast(pa.int32()), n)
+    )
+
+
+def _by_data_partition(
+    history: DataFrame, ends: DataFrame | None, answer: Callable[..., pa.Table], ddl: str
+) -> DataFrame:
+    """``answer(history, ends)`` per data partition (``topic, partition``): its commits' rows
+    and its log end rows (none without ``ends``)."""
+    by_key = history.groupBy("topic", "partition")
+    if ends is None:
+        ends = history.sparkSession.createDataFrame([], _ENDS_DDL)
+    return by_key.cogroup(ends.groupBy("topic", "partition")).applyInArrow(answer, ddl)
+
+
+def _log_end(ends: pa.Table) -> LogEnd | None:
+    """A data partition's :class:`codegen.forensics.inputs.LogEnd` from its :func:`log_ends`
+    rows (running maxima: in time order, the ends grow)."""
+    if not ends.num_rows:
+        return None
+    ordered = ends.sort_by([("endTime", "ascending"), ("endOffset", "ascending")])
+    source, _, where = str(ordered.column("logEndSource")[0].as_py()).partition(": ")
+    return LogEnd(
+        ordered.column("endTime").to_pylist(),
+        ordered.column("endOffset").to_pylist(),
+        source,
+        where,
+        bool(ordered.column("history")[0].as_py()),
+    )
+
+
+def _views(history: pa.Table) -> Iterator[lag_views.OffsetsView]:
+    """The command line's offsets view of each log partition among ``history`` rows."""
+    import pyarrow.compute as pc
+
+    from codegen.views.offsets import HISTORY_SCHEMA
+
+    for lp in sorted(set(history.column("logPartition").to_pylist())):
+        rows = history.filter(pc.equal(history.column("logPartition"), lp))
+        view = lag_views.OffsetsView(lp)
+        view.take_history(rows.sort_by("applyIndex").select(HISTORY_SCHEMA.names), -1)
+        yield view
+
+
+def _offset_history_of(history: pa.Table, ends: pa.Table) -> pa.Table:
+    import pyarrow as pa
+
+    end = _log_end(ends)
+    out: list[dict[str, Any]] = []
+    for view in _views(history):
+        for (g, t, p), commits in sorted(view.history.items()):
+            lag_views.commit_lags(commits, end)
+            out.extend(
+                {
+                    "group": g,
+                    "topic": t,
+                    "partition": p,
+                    "seq": seq,
+                    "recordOffset": c.record_offset,
+                    "commitTimestamp": c.commit_timestamp,
+                    "offset": c.offset,
+                    "leaderEpoch": c.leader_epoch,
+                    "logEndOffset": c.log_end_offset,
+                    "lag": c.lag,
+                }
+                for seq, c in enumerate(commits)
+            )
+    return pa.Table.from_pylist(out, schema=_arrow_schema(_OFFSET_HISTORY_DDL))
+
+
+def _arrow_schema(ddl: str) -> pa.Schema:
+    import pyarrow as pa
+
+    types = {
+        "string": pa.string(),
+        "int": pa.int32(),
+        "long": pa.int64(),
+        "boolean": pa.bool_(),
+        "array<long>": pa.list_(pa.int64()),
+    }
+    return pa.schema(
+        [(name, types[kind]) for name, kind in (f.strip().split(" ", 1) for f in ddl.split(","))]
     )
 
 
@@ -583,79 +622,51 @@ def offset_history(decoded: DataFrame, ends: DataFrame | None = None) -> DataFra
     """Every commit that took effect: ``group, topic, partition, seq`` (its place in the
     partition's history, from 0), ``recordOffset, commitTimestamp, offset, leaderEpoch,
     logEndOffset, lag``; the log end offset and lag at the commit's time are null without
-    ``ends`` (:func:`log_ends`) for that partition."""
-    return _offset_history(_effective(_narrow(decoded)), ends)
+    ``ends`` (:func:`log_ends`) for that partition. The command line's definitions
+    (:func:`codegen.views.offsets.history` per log partition,
+    :func:`codegen.forensics.lag.commit_lags` per data partition)."""
+    history = _commit_history(decoded)
+    return _by_data_partition(history, ends, _offset_history_of, _OFFSET_HISTORY_DDL)
 
 
-def _offset_history(rec: DataFrame, ends: DataFrame | None) -> DataFrame:
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+def _partition_lag_of(window: int, min_commits: int) -> Callable[[pa.Table, pa.Table], pa.Table]:
+    def answer(history: pa.Table, ends: pa.Table) -> pa.Table:
+        import pyarrow as pa
 
-    rows = _offset_rows(rec).filter(~F.col("isTombstone"))
-    order = Window.partitionBy("group", "topic", "partition").orderBy("applyOffset", "recordOffset")
-    commits = rows.withColumn("seq", F.row_number().over(order) - 1)
-    if ends is None:
-        return commits.select(
-            "group",
-            "topic",
-            "partition",
-            "seq",
-            "recordOffset",
-            "commitTimestamp",
-            "offset",
-            "leaderEpoch",
-            F.lit(None).cast("long").alias("logEndOffset"),
-            F.lit(None).cast("long").alias("lag"),
-        )
-    # An as-of join: each commit takes the last end at or before its time (ends first on ties,
-    # the highest end last). A checkpoint's end has no history: no end at a commit's time.
-    ends = ends.filter(F.col("history"))
-    known = ends.select("topic", "partition").distinct().withColumn("_known", F.lit(True))
-    events = commits.select(
-        "group",
-        "topic",
-        "partition",
-        "seq",
-        "recordOffset",
-        "commitTimestamp",
-        "offset",
-        "leaderEpoch",
-        F.col("commitTimestamp").alias("_t"),
-        F.lit(1).alias("_k"),
-        F.lit(None).cast("long").alias("_end"),
-    ).unionByName(
-        ends.select(
-            "topic",
-            "partition",
-            F.col("endTime").alias("_t"),
-            F.lit(0).alias("_k"),
-            F.col("endOffset").cast("long").alias("_end"),
-        ),
-        allowMissingColumns=True,
-    )
-    asof = (
-        Window.partitionBy("topic", "partition")
-        .orderBy("_t", "_k", "_end")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    joined = (
-        events.withColumn("_endAt", F.last("_end", ignorenulls=True).over(asof))
-        .filter(F.col("_k") == 1)
-        .join(F.broadcast(known), ["topic", "partition"], "left")
-    )
-    end = F.when(F.col("_known"), F.coalesce(F.col("_endAt"), F.lit(0)))
-    return joined.select(
-        "group",
-        "topic",
-        "partition",
-        "seq",
-        "recordOffset",
-        "commitTimestamp",
-        "offset",
-        "leaderEpoch",
-        end.alias("logEndOffset"),
-        F.when(end.isNotNull(), F.greatest(end - F.col("offset"), F.lit(0))).alias("lag"),
-    )
+        out: list[dict[str, Any]] = []
+        if history.num_rows:
+            end = _log_end(ends)
+            now = history.column("_now")[0].as_py()
+            for view in _views(history.drop_columns(["_now"])):
+                for k in sorted(view.history):
+                    report = lag_views.partition_lag(
+                        k,
+                        view.history[k],
+                        view.deletions.get(k, []),
+                        k in view.offsets,
+                        end,
+                        now,
+                        window,
+                        min_commits,
+                    )
+                    out.append(
+                        {
+                            "group": report.group,
+                            "topic": report.topic,
+                            "partition": report.partition,
+                            "live": report.live,
+                            "deletedAt": report.deleted_at,
+                            "windowCommits": len(report.commits[-window:]),
+                            "logEndOffset": report.log_end_offset,
+                            "logEndSource": report.log_end_source,
+                            "lag": report.lag,
+                            "status": report.status,
+                            "now": now,
+                        }
+                    )
+        return pa.Table.from_pylist(out, schema=_arrow_schema(_PARTITION_LAG_DDL))
+
+    return answer
 
 
 def partition_lag(
@@ -669,8 +680,8 @@ def partition_lag(
     logEndSource, lag, status`` at *now* (given, else the newest timestamp of the dump and of
     ``ends``) over the last ``window`` commits, by the rules of
     :func:`codegen.forensics.lag.burrow_status`. A partition whose log end is only a
-    checkpoint's (``history`` false in ``ends``) has its lag now and no status."""
-    from pyspark.sql import Window
+    checkpoint's (``history`` false in ``ends``) has its lag now and no status. The command
+    line's definitions (:func:`codegen.forensics.lag.partition_lag` per data partition)."""
     from pyspark.sql import functions as F
 
     if window < 1:
@@ -678,134 +689,37 @@ def partition_lag(
     if min_commits < 1:
         raise ValueError(f"--min-commits {min_commits}: give at least 1 commit")
     min_commits = min(min_commits, window)
-    records = _narrow(decoded)
-    rec = _effective(records)
-    history = _offset_history(rec, ends)
     if now is None:
-        newest = records.select(F.max("timestampMs").alias("_now"))
+        newest = decoded.select(F.max("timestampMs").alias("_now"))
         if ends is not None:
             newest = newest.unionByName(ends.select(F.max("endTime").alias("_now")))
-        now_col = newest.agg(F.max("_now").alias("_now"))
+        now_col = newest.agg(F.max("_now").cast("long").alias("_now"))
     else:
         now_col = decoded.sparkSession.range(1).select(F.lit(now).cast("long").alias("_now"))
-    keys = ["group", "topic", "partition"]
-    counts = history.groupBy(*keys).agg(F.max("seq").alias("_last"))
-    recent = history.join(counts, keys).filter(F.col("seq") > F.col("_last") - window)
-    by_seq = Window.partitionBy(*keys).orderBy("seq")
-    recent = recent.withColumn("_prevLag", F.lag("lag").over(by_seq)).withColumn(
-        "_prevOffset", F.lag("offset").over(by_seq)
-    )
-    stats = recent.groupBy(*keys).agg(
-        F.count("*").alias("_n"),
-        F.max(F.col("lag").isNull().cast("int")).alias("_unknown"),
-        F.max((F.col("lag") == 0).cast("int")).alias("_zero"),
-        F.max_by(F.struct("commitTimestamp", "offset"), "seq").alias("_newest"),
-        F.min_by(F.struct("commitTimestamp", "offset"), "seq").alias("_oldest"),
-        F.min(
-            F.when(F.col("_prevLag").isNotNull(), (F.col("lag") >= F.col("_prevLag")).cast("int"))
-        ).alias("_neverShrinks"),
-        F.max(
-            F.when(F.col("_prevOffset").isNotNull(), F.col("offset") < F.col("_prevOffset")).cast(
-                "int"
-            )
-        ).alias("_rewind"),
-    )
-    deletions = (
-        _offset_rows(rec)
-        .groupBy(*keys)
-        .agg(
-            F.max_by("isTombstone", F.struct("applyOffset", "recordOffset")).alias("_gone"),
-        )
-    )
-    # A tombstone counts as a deletion once the key has a commit before it (in apply order).
-    rows = _offset_rows(rec)
-    first = (
-        rows.filter(~F.col("isTombstone"))
-        .groupBy(*keys)
-        .agg(F.min(F.struct("applyOffset", "recordOffset")).alias("_first"))
-    )
-    deleted_at = (
-        rows.join(first, keys)
-        .filter(F.col("isTombstone") & (F.struct("applyOffset", "recordOffset") > F.col("_first")))
-        .groupBy(*keys)
-        .agg(F.array_sort(F.collect_list("recordOffset")).alias("deletedAt"))
-    )
-    end_now: Column = F.lit(None).cast("long")
-    end_source: Column = F.lit(None).cast("string")
-    with_now = stats.crossJoin(F.broadcast(now_col))
-    if ends is not None:
-        last_end = (
-            ends.crossJoin(F.broadcast(now_col))
-            .filter(F.col("endTime") <= F.col("_now"))
-            .groupBy("topic", "partition")
-            .agg(F.max("endOffset").cast("long").alias("_endNow"))
-        )
-        known = ends.groupBy("topic", "partition").agg(
-            F.lit(True).alias("_known"), F.first("logEndSource").alias("_endSource")
-        )
-        with_now = with_now.join(last_end, ["topic", "partition"], "left").join(
-            F.broadcast(known), ["topic", "partition"], "left"
-        )
-        end_now = F.when(F.col("_known"), F.coalesce(F.col("_endNow"), F.lit(0)))
-        end_source = F.col("_endSource")
-    n_ts, o_ts = F.col("_newest.commitTimestamp"), F.col("_oldest.commitTimestamp")
-    idle, span = F.col("_now") - n_ts, n_ts - o_ts
-    stopped = idle > span
-    at_end = end_now.isNotNull() & (F.col("_newest.offset") >= end_now)
-    several = F.col("_n") > 1
-    never_shrinks = F.coalesce(F.col("_neverShrinks"), F.lit(1)) == 1
-    status = (
-        F.when(F.col("_unknown") == 1, F.lit(None).cast("string"))
-        .when(F.col("_n") < min_commits, "OK")
-        .when(F.col("_zero") == 1, "OK")
-        .when(stopped & at_end, "OK")
-        .when(stopped, "STOP")
-        .when(F.coalesce(F.col("_rewind"), F.lit(0)) == 1, "REWIND")
-        .when(
-            several & (F.col("_newest.offset") == F.col("_oldest.offset")) & never_shrinks,
-            "STALL",
-        )
-        .when(several & never_shrinks, "WARN")
-        .otherwise("OK")
-    )
-    return (
-        with_now.join(deletions, keys, "left")
-        .join(deleted_at, keys, "left")
-        .select(
-            *keys,
-            (~F.coalesce(F.col("_gone"), F.lit(False))).alias("live"),
-            F.coalesce(F.col("deletedAt"), F.array().cast("array<long>")).alias("deletedAt"),
-            F.col("_n").alias("windowCommits"),
-            end_now.alias("logEndOffset"),
-            end_source.alias("logEndSource"),
-            F.when(
-                end_now.isNotNull(), F.greatest(end_now - F.col("_newest.offset"), F.lit(0))
-            ).alias("lag"),
-            status.alias("status"),
-            F.col("_now").alias("now"),
-        )
+    history = _commit_history(decoded).crossJoin(F.broadcast(now_col))
+    answer = _partition_lag_of(window, min_commits)
+    return _by_data_partition(history, ends, answer, _PARTITION_LAG_DDL)
+
+
+def _group_lag_of(key: tuple[pa.Scalar, ...], partitions: pa.Table) -> pa.Table:
+    import pyarrow as pa
+
+    status = lag_views.group_status(partitions.column("status").to_pylist())
+    return pa.table(
+        {"group": [key[0].as_py()], "status": [status]},
+        schema=_arrow_schema("group string, status string"),
     )
 
 
 def group_lag(partitions: DataFrame) -> DataFrame:
-    """A group's status from its partitions' (:func:`partition_lag`): ``ERR`` when one is
-    ``STOP``, ``STALL`` or ``REWIND``, else ``WARN`` when one is ``WARN``, else ``OK``; null when
-    none has a status."""
-    from pyspark.sql import functions as F
-
-    s = F.col("status")
-    agg = partitions.groupBy("group").agg(
-        F.max(s.isin(*ERROR_STATUSES).cast("int")).alias("_err"),
-        F.max((s == "WARN").cast("int")).alias("_warn"),
-        F.count(s).alias("_known"),
-    )
-    return agg.select(
-        "group",
-        F.when(F.col("_known") == 0, F.lit(None).cast("string"))
-        .when(F.col("_err") == 1, "ERR")
-        .when(F.col("_warn") == 1, "WARN")
-        .otherwise("OK")
-        .alias("status"),
+    """A group's status from its partitions' (:func:`partition_lag`), as
+    :func:`codegen.forensics.lag.group_status` gives it: ``ERR`` when one is ``STOP``,
+    ``STALL`` or ``REWIND``, else ``WARN`` when one is ``WARN``, else ``OK``; null when none
+    has a status."""
+    return (
+        partitions.select("group", "status")
+        .groupBy("group")
+        .applyInArrow(_group_lag_of, "group string, status string")
     )
 
 

@@ -62,7 +62,7 @@ from codegen.dumps.model import SegmentError
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions
 from codegen.forensics.groups import AsOf
-from codegen.forensics.inputs import LogDirs, LogEnds, discover
+from codegen.forensics.inputs import LogDirs, LogEnd, LogEnds, discover
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.text import plural
 from codegen.views.compaction import key_ids
@@ -79,8 +79,11 @@ __all__ = [
     "PartitionLag",
     "SharePartitionLag",
     "burrow_status",
+    "commit_lags",
+    "group_status",
     "lag_reports",
     "log_folder_of",
+    "partition_lag",
 ]
 
 DEFAULT_WINDOW: Final = 10
@@ -375,13 +378,58 @@ def log_folder_of(path: Path) -> Path:
     return path
 
 
-def _group_status(statuses: Iterable[str | None]) -> str | None:
+def group_status(statuses: Iterable[str | None]) -> str | None:
+    """A group's status from its partitions': ``ERR``, ``WARN``, ``OK`` or none."""
     seen = {s for s in statuses if s is not None}
     if not seen:
         return None
     if seen & set(ERROR_STATUSES):
         return "ERR"
     return "WARN" if "WARN" in seen else "OK"
+
+
+def commit_lags(commits: list[Commit], end: LogEnd | None) -> None:
+    """Fill in each commit's log end offset and lag at its time (unknown without a log end
+    history: none, or only a checkpoint's)."""
+    if end is not None and end.history:
+        for c in commits:
+            c.log_end_offset = end.at(c.commit_timestamp)
+            c.lag = max(c.log_end_offset - c.offset, 0)
+
+
+def partition_lag(
+    key: tuple[str, str, int],
+    commits: list[Commit],
+    deleted_at: list[int],
+    live: bool,
+    end: LogEnd | None,
+    now: int,
+    window: int,
+    min_commits: int,
+) -> PartitionLag:
+    """One partition's lag and status at ``now``: ``commits`` (every commit of ``key`` that
+    took effect, oldest first) get their log end offset and lag at their time from ``end``,
+    and the last ``window`` are judged by :func:`burrow_status` (``min_commits`` at most
+    ``window``)."""
+    commit_lags(commits, end)
+    end_now = None if end is None else (end.at(now) if end.history else end.last)
+    status, reason = burrow_status(commits[-window:], now, end_now, min_commits)
+    if end is not None and not end.history:
+        reason = (
+            "log end only from a replication-offset-checkpoint (the segments are not "
+            "here): lag now is known, its history and the status are not"
+        )
+    return PartitionLag(
+        *key,
+        commits,
+        deleted_at,
+        live,
+        end_now,
+        None if end is None else f"{end.source}: {end.where}",
+        None if end_now is None else max(end_now - commits[-1].offset, 0),
+        status,
+        reason,
+    )
 
 
 def lag_reports(
@@ -435,42 +483,22 @@ def lag_reports(
     by_group: dict[str, list[PartitionLag]] = {}
     for v in views:
         for k in sorted(v.history):
-            if k not in keys:
-                continue
-            g, t, p = k
-            commits = v.history[k]
-            end = ends.of(t, p)
-            if end is not None and end.history:
-                for c in commits:
-                    c.log_end_offset = end.at(c.commit_timestamp)
-                    c.lag = max(c.log_end_offset - c.offset, 0)
-            end_now = None if end is None else (end.at(now) if end.history else end.last)
-            last = commits[-1]
-            status, reason = burrow_status(commits[-window:], now, end_now, min_commits)
-            if end is not None and not end.history:
-                reason = (
-                    "log end only from a replication-offset-checkpoint (the segments are not "
-                    "here): lag now is known, its history and the status are not"
-                )
-            by_group.setdefault(g, []).append(
-                PartitionLag(
-                    g,
-                    t,
-                    p,
-                    commits,
+            if k in keys:
+                report = partition_lag(
+                    k,
+                    v.history[k],
                     v.deletions.get(k, []),
                     k in v.offsets,
-                    end_now,
-                    None if end is None else f"{end.source}: {end.where}",
-                    None if end_now is None else max(end_now - last.offset, 0),
-                    status,
-                    reason,
+                    ends.of(k[1], k[2]),
+                    now,
+                    window,
+                    min_commits,
                 )
-            )
+                by_group.setdefault(k[0], []).append(report)
     return [
         GroupLag(
             g,
-            _group_status(p.status for p in by_group.get(g, [])),
+            group_status(p.status for p in by_group.get(g, [])),
             by_group.get(g, []),
             now,
             shares.get(g, []),
