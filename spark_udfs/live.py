@@ -152,8 +152,9 @@ def partition_count(spark: SparkSession, topic: str, options: Mapping[str, str])
         raise LiveTopicError(
             f"cannot ask the cluster how many partitions {topic!r} has over Spark Connect (the "
             "admin client runs in the driver's JVM, which a Connect client cannot reach); give "
-            "read_internal_topic(..., partitions=N) with the broker's setting for that topic "
-            "(offsets.topic.num.partitions for __consumer_offsets, default 50), or an assign option"
+            "partitions=N to read_internal_topic or track_committed_offsets, with the broker's "
+            "setting for that topic (offsets.topic.num.partitions for __consumer_offsets, "
+            "default 50), or an assign option"
         )
     jvm = spark.sparkContext._jvm
     assert jvm is not None

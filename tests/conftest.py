@@ -328,8 +328,10 @@ def kafka_spark() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def live_spark(kafka_spark: Any) -> Any:
-    """``kafka_spark``, which must have Spark's Kafka source (``spark.read.format("kafka")``)."""
+def live_spark(request: pytest.FixtureRequest, spark_connect_url: str | None) -> Iterator[Any]:
+    """A session with Spark's Kafka source (``spark.read.format("kafka")``): ``kafka_spark``;
+    in the ``spark_connect`` pass a Spark Connect client of the run's server, which has the
+    source's jars on its class path (``spark_connect_url``), released before the server stops."""
     from broker.client import spark_kafka_conf
 
     _, reason = spark_kafka_conf()
@@ -337,9 +339,19 @@ def live_spark(kafka_spark: Any) -> Any:
         if os.environ.get("CI") == "true":  # make setup fetches it: CI must run these
             pytest.fail(f"Spark's Kafka source: {reason}")
         pytest.skip(f"Spark's Kafka source: {reason}")
+    if spark_connect_url is not None:
+        from spark_udfs.session import get_session
+
+        client = get_session(
+            app_name="kafka-specgen-tests", shuffle_partitions=2, remote=spark_connect_url
+        )
+        yield client
+        client.stop()  # idempotent: tests/spark's session may be this one
+        return
+    kafka_spark = request.getfixturevalue("kafka_spark")
     if "spark-sql-kafka" not in kafka_spark.sparkContext.getConf().get("spark.jars", ""):
         pytest.fail("a Spark session without Spark's Kafka source was started earlier in this run")
-    return kafka_spark
+    yield kafka_spark
 
 
 @pytest.fixture(scope="session")

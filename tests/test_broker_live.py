@@ -11,6 +11,10 @@ its log folder, after the workload; ``live_spark`` has Spark's Kafka source on i
 - the streaming recipe (``spark_udfs.live.track_committed_offsets``) builds the table of
   committed offsets the broker answers, over several micro-batches;
 - the main job reads ``__consumer_offsets`` live with ``--bootstrap-servers``.
+
+The tests marked ``spark_connect`` run once more in that pass of ``make test``, as a Spark
+Connect client of the run's local server (``live_spark``): there the client cannot ask the
+cluster for a topic's partition count, so they give the broker's setting, as a user would.
 """
 
 from __future__ import annotations
@@ -38,17 +42,43 @@ _DECODERS = {
 }
 
 
+# The broker's settings for the internal topics' partition counts (tests/broker/client.py).
+_PARTITIONS_SETTING = {
+    CONSUMER_OFFSETS: "offsets.topic.num.partitions",
+    TRANSACTION_STATE: "transaction.state.log.num.partitions",
+    SHARE_GROUP_STATE: "share.coordinator.state.topic.num.partitions",
+}
+
+
+def _partitions(spark: Any, broker: LiveBroker, topic: str) -> int | None:
+    """None on a classic session (it asks the cluster); over Spark Connect the broker's setting
+    for ``topic``, read from its configuration, as ``read_internal_topic`` then needs it."""
+    from spark_udfs.connect import is_connect
+
+    if not is_connect(spark):
+        return None
+    lines = (broker.folder / "server.properties").read_text().splitlines()
+    settings = dict(line.split("=", 1) for line in lines if "=" in line)
+    return int(settings[_PARTITIONS_SETTING[topic]])
+
+
 def _offsets(rows: Any) -> dict[tuple[str, str, int], tuple[int, str, int]]:
     return {(r.group, r.topic, r.partition): (r.offset, r.metadata, r.leaderEpoch) for r in rows}
 
 
+@pytest.mark.spark_connect
 def test_batch_read_of_consumer_offsets_matches_the_broker(
     live_broker: LiveBroker, live_spark: Any
 ) -> None:
     from spark_udfs import compacted, live
     from spark_udfs.functions import decode_consumer_offsets
 
-    raw = live.read_internal_topic(live_spark, live_broker.bootstrap_servers, CONSUMER_OFFSETS)
+    raw = live.read_internal_topic(
+        live_spark,
+        live_broker.bootstrap_servers,
+        CONSUMER_OFFSETS,
+        partitions=_partitions(live_spark, live_broker, CONSUMER_OFFSETS),
+    )
     decoded = live.as_log_rows(decode_consumer_offsets(raw)).cache()
     got = _offsets(compacted.committed_offsets(decoded).collect())
     truth = live_broker.run.truth
@@ -95,6 +125,7 @@ def _record_rows(df: Any) -> set[tuple[Any, ...]]:
     }
 
 
+@pytest.mark.spark_connect
 @pytest.mark.parametrize("topic", list(_DECODERS))
 def test_live_records_decode_like_the_log_files(
     broker_run: BrokerRun, live_broker: LiveBroker, live_spark: Any, topic: str
@@ -115,7 +146,12 @@ def test_live_records_decode_like_the_log_files(
     }
     assert expected, f"the workload left no {topic} records"
 
-    rows = decode(live.read_internal_topic(live_spark, live_broker.bootstrap_servers, topic))
+    partitions = _partitions(live_spark, live_broker, topic)
+    rows = decode(
+        live.read_internal_topic(
+            live_spark, live_broker.bootstrap_servers, topic, partitions=partitions
+        )
+    )
     # The restarted broker may have appended since; compare the records the files hold.
     end = F.element_at(
         F.create_map(*(F.lit(x) for kv in ends.items() for x in kv)), F.col("partition")
@@ -124,6 +160,7 @@ def test_live_records_decode_like_the_log_files(
     assert got == expected
 
 
+@pytest.mark.spark_connect
 def test_streaming_recipe_keeps_the_committed_offsets_of_the_broker(
     live_broker: LiveBroker, live_spark: Any, tmp_path: Path
 ) -> None:
@@ -138,11 +175,13 @@ def test_streaming_recipe_keeps_the_committed_offsets_of_the_broker(
         trigger={"availableNow": True},
         # Small micro-batches: the table is built up over several of them.
         options={"maxOffsetsPerTrigger": "60"},
+        partitions=_partitions(live_spark, live_broker, CONSUMER_OFFSETS),
     )
     query.awaitTermination(300)
     assert query.exception() is None
-    batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
-    assert len(batches) > 2, [p["numInputRows"] for p in query.recentProgress]
+    # The property, not the key: a Connect client's progress JSON has the sources' counts only.
+    batches = [p for p in query.recentProgress if p.numInputRows > 0]
+    assert len(batches) > 2, [p.numInputRows for p in query.recentProgress]
     got = _offsets(live_spark.read.parquet(str(table)).collect())
     assert got == _truth_offsets(live_broker.run.truth)
 

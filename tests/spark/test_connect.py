@@ -32,12 +32,16 @@ def test_server_path_leaves_paths_alone_outside_a_connect_worker() -> None:
 
 
 @pytest.mark.connect_only  # a classic session asks the cluster itself (tests/test_broker_live.py)
-def test_live_topics_need_the_partition_count_over_connect(spark: Any) -> None:
+def test_live_topics_need_the_partition_count_over_connect(spark: Any, tmp_path: Path) -> None:
     from broker.client import spark_kafka_conf
 
     assert is_connect(spark)
-    with pytest.raises(live.LiveTopicError, match=r"partitions=N"):
+    with pytest.raises(live.LiveTopicError, match=r"partitions=N to read_internal_topic"):
         live.read_internal_topic(spark, "127.0.0.1:9", "__consumer_offsets")
+    with pytest.raises(live.LiveTopicError, match=r"or track_committed_offsets"):
+        live.track_committed_offsets(
+            spark, "127.0.0.1:9", tmp_path / "table", tmp_path / "checkpoint"
+        )
     _, missing = spark_kafka_conf()
     if missing is not None:
         pytest.skip(f"Spark's Kafka source: {missing}")
