@@ -2,7 +2,7 @@
 
 Synthesizes an __consumer_offsets dump (``spark_udfs.synth``: classic and consumer groups,
 transactional commits, tombstones) and times, on the same files, the compacted view
-(``codegen.dumps.compacted``, what ``dump --compacted`` computes) and each forensics answer
+(``codegen.views``, what ``dump --compacted`` computes) and each forensics answer
 (``codegen.forensics``), printing each one's wall and CPU time and their ratios to the
 compacted view (the CPU time is the steadier figure on a shared machine). The target is at most
 2x for ``groups`` and ``lag``. Each figure is the best of ``--repeat`` runs.
@@ -22,19 +22,34 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
 from codegen.dumps.compacted import CompactedView
-from codegen.dumps.coordinator import decode_batches
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
 from codegen.forensics.downgrade import check_downgrade, dump_partitions
 from codegen.forensics.groups import group_reports
 from codegen.forensics.lag import lag_reports
+from codegen.views.consumer_offsets import read_compacted
+from codegen.views.offsets import CommittedOffsets
 from spark_udfs.synth import write_consumer_offsets
 
 
 def compacted(folder: Path) -> None:
+    """What ``dump --compacted`` computes: the columnar committed offsets and the group view."""
+    decoder = coordinator_decoder(CONSUMER_OFFSETS)
     for _, files in dump_partitions(folder):
-        view = CompactedView()
+        view, offsets = CompactedView(), CommittedOffsets()
         for f in files:
-            view.add_batches(decode_batches(f))
+            for _ in read_compacted(
+                f,
+                view,
+                offsets,
+                decoder,
+                max_batch_size=DEFAULT_MAX_DECOMPRESSED_SIZE,
+                max_batch_records=DEFAULT_MAX_BATCH_RECORDS,
+            ):
+                pass
+        view.group_rows(offsets.table().column("group").unique().to_pylist())
 
 
 def best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
