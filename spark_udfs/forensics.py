@@ -586,18 +586,7 @@ def _offset_history_of(history: pa.Table, ends: pa.Table) -> pa.Table:
         for (g, t, p), commits in sorted(view.history.items()):
             lag_views.commit_lags(commits, end)
             out.extend(
-                {
-                    "group": g,
-                    "topic": t,
-                    "partition": p,
-                    "seq": seq,
-                    "recordOffset": c.record_offset,
-                    "commitTimestamp": c.commit_timestamp,
-                    "offset": c.offset,
-                    "leaderEpoch": c.leader_epoch,
-                    "logEndOffset": c.log_end_offset,
-                    "lag": c.lag,
-                }
+                {"group": g, "topic": t, "partition": p, "seq": seq, **c.to_json()}
                 for seq, c in enumerate(commits)
             )
     return pa.Table.from_pylist(out, schema=_arrow_schema(_OFFSET_HISTORY_DDL))

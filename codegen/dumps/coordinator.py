@@ -574,6 +574,17 @@ class CoordinatorDecoder:
         """
         if self._native_loop is None:
             return self._decode_raw(parse_v2_raw(data, pos, end, batch))
+        try:
+            return self._run_native(data, pos, end, batch)
+        except Exception:
+            return self._decode_raw(parse_v2_raw(data, pos, end, batch))
+
+    def _run_native(
+        self, data: bytes, pos: int, end: int, batch: RecordBatch
+    ) -> list[DecodedRecord]:
+        """The native loop over a v2 data batch, the cyclic GC paused (its records make no
+        cycles)."""
+        assert self._native_loop is not None
         pause = gc.isenabled()
         if pause:
             gc.disable()
@@ -588,8 +599,6 @@ class CoordinatorDecoder:
                 batch.attributes & 0x08,
                 batch.max_timestamp,
             )
-        except Exception:
-            return self._decode_raw(parse_v2_raw(data, pos, end, batch))
         finally:
             if pause:
                 gc.enable()
@@ -602,25 +611,10 @@ class CoordinatorDecoder:
         ``kafka-dump-log`` prints their keys); else None."""
         if self._native_loop is None:
             return None
-        pause = gc.isenabled()
-        if pause:
-            gc.disable()
         try:
-            records = self._native_loop(
-                data,
-                pos,
-                end,
-                batch.record_count,
-                batch.base_offset,
-                batch.base_timestamp,
-                batch.attributes & 0x08,
-                batch.max_timestamp,
-            )
+            records = self._run_native(data, pos, end, batch)
         except Exception:
             return None
-        finally:
-            if pause:
-                gc.enable()
         return None if self._native_loop.with_headers else records  # type: ignore[attr-defined]
 
     def decode_rows(self, batch: RecordBatch, rows: list[RawRecord]) -> list[DecodedRecord]:

@@ -102,6 +102,16 @@ class Commit:
     log_end_offset: int | None
     lag: int | None
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recordOffset": self.record_offset,
+            "commitTimestamp": self.commit_timestamp,
+            "offset": self.offset,
+            "leaderEpoch": self.leader_epoch,
+            "logEndOffset": self.log_end_offset,
+            "lag": self.lag,
+        }
+
 
 @dataclass(slots=True)
 class PartitionLag:
@@ -134,17 +144,7 @@ class PartitionLag:
             "status": self.status,
             "reason": self.reason,
             "deletedAt": self.deleted_at,
-            "commits": [
-                {
-                    "recordOffset": c.record_offset,
-                    "commitTimestamp": c.commit_timestamp,
-                    "offset": c.offset,
-                    "leaderEpoch": c.leader_epoch,
-                    "logEndOffset": c.log_end_offset,
-                    "lag": c.lag,
-                }
-                for c in self.commits
-            ],
+            "commits": [c.to_json() for c in self.commits],
         }
 
 

@@ -161,18 +161,20 @@ def _chunk(
         return chunk
     offset_col = rb.column("offset").to_numpy(zero_copy_only=False)
     ts_col = rb.column("timestamp").cast(pa.int64()).to_numpy(zero_copy_only=False) // 1000
-    key_col = rb.column("key").to_pylist()
-    value_col = rb.column("value").to_pylist()
+    # Python bytes of the few rows decoded here only, not of the whole batch.
+    taken = pa.array(others)
+    key_of = dict(zip(others.tolist(), rb.column("key").take(taken).to_pylist(), strict=True))
+    value_of = dict(zip(others.tolist(), rb.column("value").take(taken).to_pylist(), strict=True))
     producer = rb.column("producerId").to_numpy(zero_copy_only=False)
     txn = rb.column("isTransactional").fill_null(False).to_numpy(zero_copy_only=False)
     batch_records: list[DecodedRecord] = []
     current = current_row = -1
     for i in others.tolist():
-        offset, ts = int(offset_col[i]), int(ts_col[i])
+        offset, ts, key, value = int(offset_col[i]), int(ts_col[i]), key_of[i], value_of[i]
         if control[i]:
-            rec = control_record((offset, ts, key_col[i], value_col[i]))
+            rec = control_record((offset, ts, key, value))
         else:
-            rec = decoder.decode(key_col[i], value_col[i], offset, ts)
+            rec = decoder.decode(key, value, offset, ts)
         if rec.kind == ERROR:
             chunk.errors.append((int(positions[i]), rec))
         elif rec.kind == UNKNOWN:
