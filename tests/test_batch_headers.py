@@ -20,6 +20,7 @@ from typing import Any
 import crc32c
 import pytest
 from corpus import TEST_DATA
+from v2_batches import record_bytes_variants, with_records
 
 from codegen.dumps import (
     Codec,
@@ -27,7 +28,6 @@ from codegen.dumps import (
     NewRecord,
     SegmentError,
     SegmentReader,
-    compress,
     encode_control_batch,
     encode_record_batch,
 )
@@ -94,16 +94,6 @@ def as_header(batch: RecordBatch) -> BatchHeader:
         batch.record_count,
         tuple((r.offset, r.control_type) for r in batch.records if isinstance(r, ControlRecord)),
     )
-
-
-def _with_records(plain: bytes, body: bytes, codec: Codec = Codec.NONE) -> bytes:
-    """The v2 batch ``plain`` with other record bytes, compressed and checksummed."""
-    payload = compress(codec, body)
-    header = bytearray(plain[:61])
-    struct.pack_into(">i", header, 8, 49 + len(payload))
-    struct.pack_into(">h", header, 21, int(codec) | (struct.unpack_from(">h", plain, 21)[0] & ~7))
-    struct.pack_into(">I", header, 17, crc32c.crc32c(bytes(header[21:]) + payload))
-    return bytes(header) + payload
 
 
 def _rechecked(batch: bytearray) -> bytes:
@@ -190,7 +180,7 @@ def test_a_compressed_control_batch_is_read_whole(
     codec: Codec, records_module: ModuleType, fallbacks: list[int]
 ) -> None:
     marker = encode_control_batch(ControlType.ABORT, base_offset=3, producer_id=4)
-    data = _with_records(marker, marker[61:], codec)
+    data = with_records(marker, marker[61:], codec)
     (header,) = both(data)
     assert isinstance(header, BatchHeader)
     assert header.controls == ((3, ControlType.ABORT),)
@@ -243,14 +233,10 @@ def test_every_truncation_and_byte_mutation(kind: str, records_module: ModuleTyp
     body = plain[61:]
     before = encode_record_batch([(b"before", b"1")], base_offset=-5)
     after = encode_record_batch([(b"after", b"2")], base_offset=1000)
-    variants = [body[:n] for n in range(len(body))]
-    for pos in range(len(body)):
-        for new in {body[pos] ^ 0x01, body[pos] ^ 0x80, 0xFF}:
-            variants.append(body[:pos] + bytes([new]) + body[pos + 1 :])
-    variants += [body + b"\x00", body + body]
+    variants = record_bytes_variants(body)
     bad = 0
     for variant in variants:
-        got = both(before + _with_records(plain, variant) + after)
+        got = both(before + with_records(plain, variant) + after)
         bad += any(isinstance(i, SegmentError) for i in got)
         last = got[-1]
         assert isinstance(last, BatchHeader) and last.base_offset == 1000
@@ -305,7 +291,7 @@ def test_offsets_past_int64(records_module: ModuleType) -> None:
     marker = encode_control_batch(ControlType.COMMIT, base_offset=2**63 - 1)
     body = bytearray(marker[61:])
     body[3] = 2  # the record's offset delta: 1
-    (header,) = both(_with_records(marker, bytes(body)))
+    (header,) = both(with_records(marker, bytes(body)))
     assert isinstance(header, BatchHeader) and header.controls == ((2**63, ControlType.COMMIT),)
 
 

@@ -16,10 +16,10 @@ import struct
 from itertools import chain
 from typing import Any
 
-import crc32c
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from v2_batches import reference_batches, with_records
 
 from codegen.dumps import (
     Codec,
@@ -27,21 +27,16 @@ from codegen.dumps import (
     Header,
     NewRecord,
     SegmentError,
-    SegmentReader,
     SegmentWriter,
     TimestampType,
-    compress,
     encode_record_batch,
 )
 from codegen.dumps import coordinator as coordinator_module
 from codegen.dumps.coordinator import (
-    CONSUMER_OFFSETS,
-    coordinator_decoder,
     decode_batches,
     decode_records,
 )
 from codegen.dumps.decoded import DecodedBatch
-from codegen.dumps.decoded import control_record as reference_control_record
 from codegen.dumps.varints import read_zigzag32
 from codegen.dumps.writer import _varint
 from generated.group_metadata_key import GroupMetadataKey
@@ -56,27 +51,11 @@ def _slow(examples: int) -> settings:
     )
 
 
-def reference_batches(data: bytes, verify_crc: bool) -> list[DecodedBatch | SegmentError]:
-    decoder = coordinator_decoder(CONSUMER_OFFSETS)
-    out: list[DecodedBatch | SegmentError] = []
-    for item in SegmentReader(data, verify_crc=verify_crc).raw_batches():
-        if isinstance(item, SegmentError):
-            out.append(item)
-            continue
-        batch, rows = item
-        if batch.is_control:
-            records = [reference_control_record(row) for row in rows]
-        else:
-            records = [decoder.decode(k, v, o, t) for o, t, k, v in rows]
-        out.append(DecodedBatch(batch, records))
-    return out
-
-
 def assert_same_as_reference(data: bytes) -> None:
     for verify_crc in (True, False):
         errors: list[SegmentError] = []
         fast = list(decode_batches(data, verify_crc=verify_crc, errors=errors))
-        assert fast == reference_batches(data, verify_crc)
+        assert fast == reference_batches(data, verify_crc=verify_crc)
         assert errors == [item for item in fast if isinstance(item, SegmentError)]
         records = list(decode_records(data, verify_crc=verify_crc, include_control=True))
         assert records == list(
@@ -270,17 +249,7 @@ def test_corrupt_records_in_checksummed_batches(
             body.insert(pos, byte)
         elif body:
             del body[pos]
-    assert_same_as_reference(_with_records(plain, bytes(body), codec))
-
-
-def _with_records(plain: bytes, body: bytes, codec: Codec = Codec.NONE) -> bytes:
-    """The v2 batch ``plain`` with other (uncompressed) records, compressed and checksummed."""
-    payload = compress(codec, body)
-    header = bytearray(plain[:61])
-    struct.pack_into(">i", header, 8, 49 + len(payload))
-    struct.pack_into(">h", header, 21, int(codec))
-    struct.pack_into(">I", header, 17, crc32c.crc32c(bytes(header[21:]) + payload))
-    return bytes(header) + payload
+    assert_same_as_reference(with_records(plain, bytes(body), codec))
 
 
 def _split_records(body: bytes, count: int) -> list[bytes]:
@@ -315,7 +284,7 @@ def test_records_with_a_wrong_size(
         sizes = [len(p) for p in parts]
         sizes[i] = max(sizes[i] - change, 0)  # fewer bytes than the fields take
     body = b"".join(_varint(n) + p for n, p in zip(sizes, parts, strict=True))
-    assert_same_as_reference(_with_records(plain, body, codec))
+    assert_same_as_reference(with_records(plain, body, codec))
 
 
 @pytest.mark.native_only  # the one-pass loop is the native one: pure reads with the reference

@@ -27,6 +27,7 @@ import crc32c
 import pyarrow as pa
 import pytest
 from corpus import KAFKA_DATA, TEST_DATA
+from v2_batches import record_bytes_variants, with_records
 
 from codegen.dumps import (
     Codec,
@@ -35,7 +36,6 @@ from codegen.dumps import (
     NewRecord,
     SegmentError,
     TimestampType,
-    compress,
     encode_control_batch,
     encode_record_batch,
 )
@@ -221,16 +221,6 @@ def _batch(records: list[Any], **kwargs: Any) -> bytes:
     return encode_record_batch(records, timestamp=1_700_000_000_000, **kwargs)
 
 
-def _with_records(plain: bytes, body: bytes, codec: Codec = Codec.NONE) -> bytes:
-    """The v2 batch ``plain`` with other record bytes, compressed and checksummed."""
-    payload = compress(codec, body)
-    header = bytearray(plain[:61])
-    struct.pack_into(">i", header, 8, 49 + len(payload))
-    struct.pack_into(">h", header, 21, int(codec) | (struct.unpack_from(">h", plain, 21)[0] & ~7))
-    struct.pack_into(">I", header, 17, crc32c.crc32c(bytes(header[21:]) + payload))
-    return bytes(header) + payload
-
-
 _FEW: list[Callable[[], bytes]] = [
     lambda: _batch(
         [
@@ -260,14 +250,9 @@ def test_every_truncation_and_byte_mutation(
     body = plain[61:]
     before = _batch([(b"before", b"1")], base_offset=-5)
     after = _batch([(b"after", b"2")], base_offset=1000)
-    variants = [body[:n] for n in range(len(body))]
-    for pos in range(len(body)):
-        for new in {body[pos] ^ 0x01, body[pos] ^ 0x80, 0xFF}:
-            variants.append(body[:pos] + bytes([new]) + body[pos + 1 :])
-    variants += [body + b"\x00", body + body]
     bad = 0
-    for variant in variants:
-        data = before + _with_records(plain, variant, codec) + after
+    for variant in record_bytes_variants(body):
+        data = before + with_records(plain, variant, codec) + after
         got = rows(both(data, headers=(len(variant) % 2 == 0)))
         bad += any(r["_error"] for r in got)
         assert got[-1]["key"] == b"after"
@@ -308,7 +293,7 @@ def test_offsets_and_timestamps_past_int64(records_module: ModuleType) -> None:
     plain = _batch([(None, None)], base_offset=2**63 - 1)
     # size 6, attrs, timestamp delta 0, offset delta 1, null key and value, no headers
     body = bytes([2 * 6, 0, 0, 2, 1, 1, 0])
-    data = _with_records(plain, body)
+    data = with_records(plain, body)
     for native_loop in (False, True):
         with pytest.raises(OverflowError):
             list(record_batches(data, native=native_loop))

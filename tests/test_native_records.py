@@ -28,12 +28,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import crc32c
 import pytest
 from corpus import KAFKA_DATA, TEST_DATA, corpus_settings
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 from strategies import coordinator_records
+from v2_batches import record_bytes_variants, reference_batches, with_records
 
 from codegen.dumps import (
     Codec,
@@ -44,7 +44,6 @@ from codegen.dumps import (
     SegmentReader,
     SegmentWriter,
     TimestampType,
-    compress,
     coordinator,
     encode_record_batch,
 )
@@ -56,7 +55,7 @@ from codegen.dumps.coordinator import (
     decode_records,
     record_types,
 )
-from codegen.dumps.decoded import DecodedBatch, DecodedRecord, control_record
+from codegen.dumps.decoded import DecodedBatch, DecodedRecord
 from codegen.dumps.dumplog_json import DumpLogAborted, dump_log_lines
 from codegen.dumps.model import RecordBatch
 from codegen.dumps.writer import _varint
@@ -124,22 +123,6 @@ def readers_installed(maps: ReaderMaps | None) -> Iterator[None]:
 # ------------------------------------------------------------------------------ comparing
 
 
-def reference_items(data: bytes, topic: str, verify_crc: bool) -> Items:
-    decoder = CoordinatorDecoder(topic, native=False)
-    out: Items = []
-    for item in SegmentReader(data, verify_crc=verify_crc).raw_batches():
-        if isinstance(item, SegmentError):
-            out.append(item)
-            continue
-        batch, rows = item
-        if batch.is_control:
-            records = [control_record(row) for row in rows]
-        else:
-            records = [decoder.decode(k, v, o, t) for o, t, k, v in rows]
-        out.append(DecodedBatch(batch, records))
-    return out
-
-
 def decoded_items(decoder: CoordinatorDecoder, data: bytes, verify_crc: bool) -> Items:
     reader = SegmentReader(data, verify_crc=verify_crc)
     return [
@@ -177,7 +160,7 @@ def assert_loops_agree(
     """Reference, pure loop and native loop give the same items; returns them."""
     expected: Items = []
     for verify_crc in crc_checks:
-        expected = reference_items(data, topic, verify_crc)  # always with the pure readers
+        expected = reference_batches(data, topic, verify_crc)  # always with the pure readers
         with readers_installed(maps):
             pure = CoordinatorDecoder(topic, native=False)
             native = CoordinatorDecoder(topic, native=True)
@@ -395,16 +378,6 @@ def _written(batches: list[bytes]) -> bytes:
     return b"".join(batches)
 
 
-def _with_records(plain: bytes, body: bytes, codec: Codec = Codec.NONE) -> bytes:
-    """The v2 batch ``plain`` with other record bytes, compressed and checksummed."""
-    payload = compress(codec, body)
-    header = bytearray(plain[:61])
-    struct.pack_into(">i", header, 8, 49 + len(payload))
-    struct.pack_into(">h", header, 21, int(codec) | (struct.unpack_from(">h", plain, 21)[0] & ~7))
-    struct.pack_into(">I", header, 17, crc32c.crc32c(bytes(header[21:]) + payload))
-    return bytes(header) + payload
-
-
 # Small batches whose record bytes are cut and mutated at every position.
 _FEW_BATCHES: list[Callable[[], bytes]] = [
     lambda: _batch(
@@ -435,15 +408,10 @@ def test_every_truncation_and_byte_mutation(
     maps = reader_maps(which, native_readers)
     plain = _FEW_BATCHES[case]()
     body = plain[61:]
-    variants = [body[:n] for n in range(len(body))]
-    for pos in range(len(body)):
-        for new in {body[pos] ^ 0x01, body[pos] ^ 0x80, 0xFF}:
-            variants.append(body[:pos] + bytes([new]) + body[pos + 1 :])
-    variants += [body + b"\x00", body + body]
     errors = 0
-    for variant in variants:
+    for variant in record_bytes_variants(body):
         # The CRC is valid: checking it or not takes the same path.
-        items = assert_loops_agree(_with_records(plain, variant), maps=maps, crc_checks=(True,))
+        items = assert_loops_agree(with_records(plain, variant), maps=maps, crc_checks=(True,))
         errors += sum(isinstance(i, SegmentError) for i in items)
     assert errors > len(body)  # most cuts and many mutations are malformed batches
 
@@ -498,7 +466,7 @@ def test_long_and_overlong_varints(field: int, native: ModuleType, fallbacks: Fa
         sizes[field] = longest[field] + extra
         body = record([1] * 8) + record(sizes)
         (item,) = assert_loops_agree(
-            _with_records(plain, body), fallbacks=None if extra else fallbacks, crc_checks=(True,)
+            with_records(plain, body), fallbacks=None if extra else fallbacks, crc_checks=(True,)
         )
         assert isinstance(item, SegmentError) == bool(extra)
 
@@ -514,7 +482,7 @@ def test_offsets_and_timestamps_past_int64(native: ModuleType) -> None:
         + _record(-(2**63), 0, key, None)
         + _record(0, 1, key, None)
     )
-    (decoded,) = assert_loops_agree(_with_records(plain, body))
+    (decoded,) = assert_loops_agree(with_records(plain, body))
     assert isinstance(decoded, DecodedBatch)
     assert [r.offset for r in decoded.records] == [2**63 - 2 + 2**31 - 1, 2**63 - 2, 2**63 - 1]
     assert [r.timestamp for r in decoded.records] == [base_ts + 2**62, base_ts - 2**63, base_ts]
@@ -527,7 +495,7 @@ def test_key_cache_is_cleared_past_its_limit(native: ModuleType) -> None:
     many = [NewRecord(_oc_key("g", str(i), 0), None) for i in range(2**16 + 1)]
     few = [NewRecord(_oc_key("g", "t", 0), None)]
     data = _written([_batch(many), _batch(few)])
-    expected = reference_items(data, CONSUMER_OFFSETS, True)
+    expected = reference_batches(data)
     reader = SegmentReader(data)
     items = reader.decoded_batches(decoder.decode_v2_records, decoder.decode_rows)
     first = next(items)

@@ -1,0 +1,57 @@
+"""v2 record batches for the tests that hold a fast path (the native record loop, the header
+pass, the columnar builder, the one-pass coordinator decoder) against the pure one: a batch
+given other record bytes under a valid CRC, every cut and byte change of those bytes, and the
+reference decode of a coordinator segment.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import crc32c
+
+from codegen.dumps import Codec, SegmentError, SegmentReader, compress
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder
+from codegen.dumps.decoded import DecodedBatch, control_record
+
+
+def with_records(plain: bytes, body: bytes, codec: Codec = Codec.NONE) -> bytes:
+    """The v2 batch ``plain`` with other (uncompressed) record bytes, compressed with ``codec``
+    and checksummed; its other attribute bits (transactional, control) are kept."""
+    payload = compress(codec, body)
+    header = bytearray(plain[:61])
+    struct.pack_into(">i", header, 8, 49 + len(payload))
+    struct.pack_into(">h", header, 21, int(codec) | (struct.unpack_from(">h", plain, 21)[0] & ~7))
+    struct.pack_into(">I", header, 17, crc32c.crc32c(bytes(header[21:]) + payload))
+    return bytes(header) + payload
+
+
+def record_bytes_variants(body: bytes) -> list[bytes]:
+    """Record bytes cut at every position, each byte changed three ways, one byte more and
+    the bytes twice."""
+    variants = [body[:n] for n in range(len(body))]
+    for pos in range(len(body)):
+        for new in {body[pos] ^ 0x01, body[pos] ^ 0x80, 0xFF}:
+            variants.append(body[:pos] + bytes([new]) + body[pos + 1 :])
+    variants += [body + b"\x00", body + body]
+    return variants
+
+
+def reference_batches(
+    data: bytes, topic: str = CONSUMER_OFFSETS, verify_crc: bool = True
+) -> list[DecodedBatch | SegmentError]:
+    """The reference decode of a coordinator segment: the segment reader's raw mode, then
+    ``CoordinatorDecoder.decode`` per record, control records through ``control_record``."""
+    decoder = CoordinatorDecoder(topic, native=False)
+    out: list[DecodedBatch | SegmentError] = []
+    for item in SegmentReader(data, verify_crc=verify_crc).raw_batches():
+        if isinstance(item, SegmentError):
+            out.append(item)
+            continue
+        batch, rows = item
+        if batch.is_control:
+            records = [control_record(row) for row in rows]
+        else:
+            records = [decoder.decode(k, v, o, t) for o, t, k, v in rows]
+        out.append(DecodedBatch(batch, records))
+    return out
