@@ -78,22 +78,11 @@ def every_way(source: Any) -> list[BatchHeader | SegmentError]:
 
 
 def as_header(batch: RecordBatch) -> BatchHeader:
-    """What the header pass should say of a batch the full decoder read."""
-    return BatchHeader(
-        batch.position,
-        batch.size,
-        batch.magic,
-        batch.base_offset,
-        batch.last_offset,
-        batch.base_timestamp,
-        batch.max_timestamp,
-        batch.producer_id,
-        batch.producer_epoch,
-        batch.base_sequence,
-        batch.attributes,
-        batch.record_count,
-        tuple((r.offset, r.control_type) for r in batch.records if isinstance(r, ControlRecord)),
-    )
+    """What the header pass should say of a batch the full decoder read: its fields of the same
+    name, and its control records' offsets and types."""
+    fields = {name: getattr(batch, name) for name in BatchHeader._fields if name != "controls"}
+    controls = [(r.offset, r.control_type) for r in batch.records if isinstance(r, ControlRecord)]
+    return BatchHeader(**fields, controls=tuple(controls))
 
 
 def _rechecked(batch: bytearray) -> bytes:
