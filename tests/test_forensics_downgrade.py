@@ -500,26 +500,13 @@ def state_batch(first: int, last: int, state: int, count: int) -> Any:
     )
 
 
-def test_share_partitions_in_groups_and_lag(tmp_path: Path) -> None:
-    from codegen.forensics.command import groups_command, lag_command
-    from codegen.forensics.groups import group_reports
-    from codegen.forensics.lag import lag_reports
-
-    image = cluster(tmp_path, {"__consumer_offsets": 1, "__share_group_state": 1, "orders": 1}, 27)
-    orders = uuid.UUID(int=3)  # the third topic by name: __consumer_offsets, __share..., orders
-    partition(
-        image,
-        "__consumer_offsets",
-        0,
-        [
-            (
-                key("ShareGroupMetadataKey", group_id="sg"),
-                value("ShareGroupMetadataValue", 0, epoch=1),
-            )
-        ],
-    )
-    skey = key("ShareSnapshotKey", group_id="sg", topic_id=orders, partition=0)
-    ukey = key("ShareUpdateKey", group_id="sg", topic_id=orders, partition=0)
+def write_share_state(image: Path, topic_id: uuid.UUID) -> None:
+    """Share group sg's state on partition 0 of ``topic_id``, in ``__share_group_state-0``: a
+    snapshot (start 5: 5-6 available, 7-9 acknowledged; state epoch 2, leader epoch 3), an
+    update acknowledging 6 (start and leader epoch unchanged: -1), and one releasing 12-13
+    (delivered twice) with the start moved to 8 (leader epoch 4)."""
+    skey = key("ShareSnapshotKey", group_id="sg", topic_id=topic_id, partition=0)
+    ukey = key("ShareUpdateKey", group_id="sg", topic_id=topic_id, partition=0)
     snapshot = value(
         "ShareSnapshotValue",
         0,
@@ -548,6 +535,27 @@ def test_share_partitions_in_groups_and_lag(tmp_path: Path) -> None:
     partition(
         image, "__share_group_state", 0, [(skey, snapshot)], [(ukey, acked)], [(ukey, released)]
     )
+
+
+def test_share_partitions_in_groups_and_lag(tmp_path: Path) -> None:
+    from codegen.forensics.command import groups_command, lag_command
+    from codegen.forensics.groups import group_reports
+    from codegen.forensics.lag import lag_reports
+
+    image = cluster(tmp_path, {"__consumer_offsets": 1, "__share_group_state": 1, "orders": 1}, 27)
+    orders = uuid.UUID(int=3)  # the third topic by name: __consumer_offsets, __share..., orders
+    partition(
+        image,
+        "__consumer_offsets",
+        0,
+        [
+            (
+                key("ShareGroupMetadataKey", group_id="sg"),
+                value("ShareGroupMetadataValue", 0, epoch=1),
+            )
+        ],
+    )
+    write_share_state(image, orders)
     data = image / "orders-0"
     data.mkdir()
     with SegmentWriter(data / "00000000000000000000.log") as w:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_forensics_downgrade import cluster, partition, state_batch
+from test_forensics_downgrade import cluster, partition, write_share_state
 from test_forensics_downgrade import key as downgrade_key
 from test_forensics_downgrade import value as downgrade_value
 from test_forensics_groups import TOPIC_ID, classic, commit, key, subscription, value, write
@@ -66,37 +66,52 @@ def classic_member(member_id: str, sub_version: int, partitions: list[int]) -> M
     )
 
 
-def consumer_member(group: str, member: str, assignor: str) -> tuple[bytes, bytes]:
+def member(kind: str, group: str, member_id: str, **fields: Any) -> tuple[bytes, bytes]:
+    """A member's metadata record of a ``kind`` group (Consumer, Share or Streams)."""
     return (
-        key("ConsumerGroupMemberMetadataKey", group_id=group, member_id=member),
-        value(
-            "ConsumerGroupMemberMetadataValue",
-            0,
-            client_id=f"c-{member}",
-            client_host="/h",
-            subscribed_topic_names=["t"],
-            server_assignor=assignor,
-        ),
+        key(f"{kind}GroupMemberMetadataKey", group_id=group, member_id=member_id),
+        value(f"{kind}GroupMemberMetadataValue", 0, **fields),
     )
 
 
-def current_assignment(group: str, member: str, epoch: int) -> tuple[bytes, bytes]:
-    assigned = TopicPartitions(topic_id=TOPIC_ID, partitions=[epoch], assignment_epochs=[epoch])
+def assignment(
+    kind: str, group: str, member_id: str, epoch: int, **assigned: Any
+) -> tuple[bytes, bytes]:
+    """A member's current assignment record of a ``kind`` group, at ``epoch`` (after
+    ``epoch - 1``)."""
     return (
-        key("ConsumerGroupCurrentMemberAssignmentKey", group_id=group, member_id=member),
+        key(f"{kind}GroupCurrentMemberAssignmentKey", group_id=group, member_id=member_id),
         value(
-            "ConsumerGroupCurrentMemberAssignmentValue",
+            f"{kind}GroupCurrentMemberAssignmentValue",
             0,
             member_epoch=epoch,
             previous_member_epoch=epoch - 1,
-            assigned_partitions=[assigned],
+            **assigned,
         ),
     )
 
 
-def group_epoch(group: str, epoch: int | None) -> tuple[bytes, bytes | None]:
-    k = key("ConsumerGroupMetadataKey", group_id=group)
-    return (k, None if epoch is None else value("ConsumerGroupMetadataValue", 0, epoch=epoch))
+def group_epoch(kind: str, group: str, epoch: int | None) -> tuple[bytes, bytes | None]:
+    """A ``kind`` group's epoch record; its tombstone when ``epoch`` is None."""
+    k = key(f"{kind}GroupMetadataKey", group_id=group)
+    return (k, None if epoch is None else value(f"{kind}GroupMetadataValue", 0, epoch=epoch))
+
+
+def consumer_member(group: str, member_id: str, assignor: str) -> tuple[bytes, bytes]:
+    return member(
+        "Consumer",
+        group,
+        member_id,
+        client_id=f"c-{member_id}",
+        client_host="/h",
+        subscribed_topic_names=["t"],
+        server_assignor=assignor,
+    )
+
+
+def current_assignment(group: str, member_id: str, epoch: int) -> tuple[bytes, bytes]:
+    assigned = TopicPartitions(topic_id=TOPIC_ID, partitions=[epoch], assignment_epochs=[epoch])
+    return assignment("Consumer", group, member_id, epoch, assigned_partitions=[assigned])
 
 
 @pytest.fixture(scope="module")
@@ -116,74 +131,50 @@ def mixes(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ],
         [commit("conv", 0, 5), commit("mix", 1, 7)],  # 2, 3
         [gone],  # 4: conv deleted, then back as a consumer group
-        [consumer_member("conv", "m", "uniform"), group_epoch("conv", 5)],  # 5, 6
+        [consumer_member("conv", "m", "uniform"), group_epoch("Consumer", "conv", 5)],  # 5, 6
         [current_assignment("conv", "m", 5)],  # 7
-        [current_assignment("cg", "a", 2), group_epoch("cg", 3)],  # 8, 9: assignment first
+        [
+            current_assignment("cg", "a", 2),
+            group_epoch("Consumer", "cg", 3),
+        ],  # 8, 9: assignment first
         [consumer_member("cg", "a", "range"), consumer_member("cg", "b", "range")],  # 10, 11
         [member_gone, commit("mix", 1, None)],  # 12, 13
-        [group_epoch("dead", 1), consumer_member("dead", "z", "uniform")],  # 14, 15
-        [group_epoch("dead", None), current_assignment("dead", "z", 1)],  # 16, 17
+        [group_epoch("Consumer", "dead", 1), consumer_member("dead", "z", "uniform")],  # 14, 15
+        [group_epoch("Consumer", "dead", None), current_assignment("dead", "z", 1)],  # 16, 17
     )
 
 
-def share_member(group: str, member: str) -> tuple[bytes, bytes]:
-    return (
-        key("ShareGroupMemberMetadataKey", group_id=group, member_id=member),
-        value(
-            "ShareGroupMemberMetadataValue",
-            0,
-            client_id=f"s-{member}",
-            client_host="/s",
-            subscribed_topic_names=["t"],
-        ),
+def share_member(group: str, member_id: str) -> tuple[bytes, bytes]:
+    return member(
+        "Share",
+        group,
+        member_id,
+        client_id=f"s-{member_id}",
+        client_host="/s",
+        subscribed_topic_names=["t"],
     )
 
 
-def share_assignment(group: str, member: str, epoch: int) -> tuple[bytes, bytes]:
+def share_assignment(group: str, member_id: str, epoch: int) -> tuple[bytes, bytes]:
     assigned = ShareTopicPartitions(topic_id=TOPIC_ID, partitions=[0, epoch])
-    return (
-        key("ShareGroupCurrentMemberAssignmentKey", group_id=group, member_id=member),
-        value(
-            "ShareGroupCurrentMemberAssignmentValue",
-            0,
-            member_epoch=epoch,
-            previous_member_epoch=epoch - 1,
-            assigned_partitions=[assigned],
-        ),
+    return assignment("Share", group, member_id, epoch, assigned_partitions=[assigned])
+
+
+def streams_member(group: str, member_id: str) -> tuple[bytes, bytes]:
+    return member(
+        "Streams",
+        group,
+        member_id,
+        instance_id=f"i-{member_id}",
+        client_id=f"k-{member_id}",
+        client_host="/k",
+        process_id="p",
     )
 
 
-def streams_member(group: str, member: str) -> tuple[bytes, bytes]:
-    return (
-        key("StreamsGroupMemberMetadataKey", group_id=group, member_id=member),
-        value(
-            "StreamsGroupMemberMetadataValue",
-            0,
-            instance_id=f"i-{member}",
-            client_id=f"k-{member}",
-            client_host="/k",
-            process_id="p",
-        ),
-    )
-
-
-def streams_assignment(group: str, member: str, epoch: int) -> tuple[bytes, bytes]:
+def streams_assignment(group: str, member_id: str, epoch: int) -> tuple[bytes, bytes]:
     tasks = [TaskIds(subtopology_id="sub-0", partitions=[0, 1])]
-    return (
-        key("StreamsGroupCurrentMemberAssignmentKey", group_id=group, member_id=member),
-        value(
-            "StreamsGroupCurrentMemberAssignmentValue",
-            0,
-            member_epoch=epoch,
-            previous_member_epoch=epoch - 1,
-            active_tasks=tasks,
-        ),
-    )
-
-
-def epoch_of(kind: str, group: str, epoch: int | None) -> tuple[bytes, bytes | None]:
-    k = key(f"{kind}GroupMetadataKey", group_id=group)
-    return (k, None if epoch is None else value(f"{kind}GroupMetadataValue", 0, epoch=epoch))
+    return assignment("Streams", group, member_id, epoch, active_tasks=tasks)
 
 
 @pytest.fixture(scope="module")
@@ -195,30 +186,19 @@ def kinds(tmp_path_factory: pytest.TempPathFactory) -> Path:
     no_epochs = TopicPartitions(topic_id=TOPIC_ID, partitions=[3])
     return write(
         tmp_path_factory.mktemp("forensics-kinds"),
-        [epoch_of("Share", "sg", 2), share_member("sg", "s1"), share_member("sg", "s2")],  # 0-2
+        [group_epoch("Share", "sg", 2), share_member("sg", "s1"), share_member("sg", "s2")],  # 0-2
         [share_assignment("sg", "s1", 1)],  # 3: s1 behind the group epoch
         [(key("ShareGroupMemberMetadataKey", group_id="sg", member_id="s2"), None)],  # 4
-        [epoch_of("Streams", "st", 1), streams_member("st", "k1")],  # 5, 6
-        [streams_assignment("st", "k1", 1), epoch_of("Streams", "st", 2)],  # 7, 8
-        [consumer_member("gone", "m", "range"), epoch_of("Consumer", "gone", 1)],  # 9, 10
-        [epoch_of("Consumer", "gone", None), commit("solo", 0, 4)],  # 11, 12
+        [group_epoch("Streams", "st", 1), streams_member("st", "k1")],  # 5, 6
+        [streams_assignment("st", "k1", 1), group_epoch("Streams", "st", 2)],  # 7, 8
+        [consumer_member("gone", "m", "range"), group_epoch("Consumer", "gone", 1)],  # 9, 10
+        [group_epoch("Consumer", "gone", None), commit("solo", 0, 4)],  # 11, 12
         [commit("solo", 0, None)],  # 13
         [classic("swap", 1, "range", classic_member("a", 1, [0]))],  # 14
         [consumer_member("swap", "a", "uniform")],  # 15: replaces the classic group
         [classic("coop", 1, "range", classic_member("c", 1, [0]))],  # 16
         [classic("coop", 2, "cooperative-sticky", classic_member("c", 1, [0, 1]))],  # 17
-        [
-            (
-                key("ConsumerGroupCurrentMemberAssignmentKey", group_id="swap", member_id="a"),
-                value(
-                    "ConsumerGroupCurrentMemberAssignmentValue",
-                    0,
-                    member_epoch=1,
-                    previous_member_epoch=0,
-                    assigned_partitions=[no_epochs],
-                ),
-            )
-        ],  # 18
+        [assignment("Consumer", "swap", "a", 1, assigned_partitions=[no_epochs])],  # 18
     )
 
 
@@ -592,26 +572,7 @@ def two_brokers(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     (one / "t-0").mkdir()
     (one / "t-0" / "00000000000000000042.log").write_bytes(b"")
     (one / "replication-offset-checkpoint").write_text("0\n2\nt 1 30\nt 2 12\n")
-    skey = downgrade_key("ShareSnapshotKey", group_id="sg", topic_id=orders, partition=0)
-    ukey = downgrade_key("ShareUpdateKey", group_id="sg", topic_id=orders, partition=0)
-    snapshot = downgrade_value(
-        "ShareSnapshotValue",
-        0,
-        snapshot_epoch=1,
-        state_epoch=2,
-        leader_epoch=3,
-        start_offset=5,
-        state_batches=[state_batch(5, 6, 0, 1), state_batch(7, 9, 2, 1)],
-    )
-    released = downgrade_value(
-        "ShareUpdateValue",
-        0,
-        snapshot_epoch=1,
-        leader_epoch=4,
-        start_offset=8,
-        state_batches=[state_batch(12, 13, 0, 2)],
-    )
-    partition(one, "__share_group_state", 0, [(skey, snapshot)], [(ukey, released)])
+    write_share_state(one, orders)
     partition(one, "orders", 0, [(None, b"x")] * 20)
     two = root / "broker-2"
     (two / "t-2").mkdir(parents=True)
