@@ -226,16 +226,28 @@ class Fixture:
     text: str  # str() of the error raised by decode()
 
 
+OFFSET_COMMIT_HEAD = """
+        00 00 00 00 00 00 00 01  # offset: 1
+        00 00 00 02              # leader_epoch: 2
+"""
+"""OffsetCommitValue's first fields from version 3 on: bytes 0-11."""
+
+OFFSET_COMMIT_V4_UNTAGGED = (
+    OFFSET_COMMIT_HEAD
+    + """
+        01                       # metadata: ""
+        00 00 00 00 00 00 00 03  # commit_timestamp: 3
+"""
+)
+"""OffsetCommitValue v4's fields before its tagged fields: bytes 0-20."""
+
 FIXTURES = [
     Fixture(
         "unknown tag above the largest Kafka reads",
         "OffsetCommitValue",
         4,
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
-        01                       # metadata: ""
-        00 00 00 00 00 00 00 03  # commit_timestamp: 3
+        OFFSET_COMMIT_V4_UNTAGGED
+        + """
         01                       # one tagged field
         80 80 80 80 08           #   tag 2147483648 (2**31)
         00                       #   size 0; its value would start at byte 28
@@ -257,9 +269,8 @@ FIXTURES = [
         "compact length missing",
         "OffsetCommitValue",
         4,
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
+        OFFSET_COMMIT_HEAD
+        + """
                                  # metadata: no length byte
         """,
         "BufferUnderflow",
@@ -269,9 +280,8 @@ FIXTURES = [
         "unsigned varint cut short",
         "OffsetCommitValue",
         4,
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
+        OFFSET_COMMIT_HEAD
+        + """
         80                       # metadata: uvarint length with a continuation bit, then nothing
         """,
         "BufferUnderflow",
@@ -281,9 +291,8 @@ FIXTURES = [
         "unsigned varint longer than 5 bytes",
         "OffsetCommitValue",
         4,
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
+        OFFSET_COMMIT_HEAD
+        + """
         80 80 80 80 80 01        # metadata: six-byte uvarint
         """,
         "InvalidLength",
@@ -293,9 +302,8 @@ FIXTURES = [
         "compact string above 32767 bytes",
         "OffsetCommitValue",
         4,
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
+        OFFSET_COMMIT_HEAD
+        + """
         81 80 02                 # metadata: uvarint 32769, so length 32768
         """,
         "InvalidLength",
@@ -305,9 +313,8 @@ FIXTURES = [
         "string length past the end",
         "OffsetCommitValue",
         3,
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
+        OFFSET_COMMIT_HEAD
+        + """
         00 05 61 62              # metadata: length 5, only "ab"
         """,
         "BufferUnderflow",
@@ -403,11 +410,8 @@ FIXTURES = [
         "tagged value that does not fit its size",
         "OffsetCommitValue",
         4,
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
-        01                       # metadata: ""
-        00 00 00 00 00 00 00 03  # commit_timestamp: 3
+        OFFSET_COMMIT_V4_UNTAGGED
+        + """
         01                       # one tagged field
         00 03 aa bb cc           #   tag 0 (topic_id, a 16-byte uuid), size 3
         """,
@@ -419,11 +423,8 @@ FIXTURES = [
         "tagged value shorter than its size",
         "OffsetCommitValue",
         4,
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
-        01                       # metadata: ""
-        00 00 00 00 00 00 00 03  # commit_timestamp: 3
+        OFFSET_COMMIT_V4_UNTAGGED
+        + """
         01                       # one tagged field
         00 11                    #   tag 0, size 17
         00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01 ff
@@ -456,11 +457,8 @@ FIXTURES = [
         "tagged-field section length past the end",
         "OffsetCommitValue",
         4,
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
-        01                       # metadata: ""
-        00 00 00 00 00 00 00 03  # commit_timestamp: 3
+        OFFSET_COMMIT_V4_UNTAGGED
+        + """
         01                       # one tagged field
         05 09 00                 #   tag 5 (unknown), size 9, one byte
         """,
@@ -506,11 +504,8 @@ def test_unknown_tags_come_in_wire_order_through_the_given_constructor(
 ) -> None:
     pair = pairs("shipped", "OffsetCommitValue", 4)
     data = unhex(
-        """
-        00 00 00 00 00 00 00 01  # offset: 1
-        00 00 00 02              # leader_epoch: 2
-        01                       # metadata: ""
-        00 00 00 00 00 00 00 03  # commit_timestamp: 3
+        OFFSET_COMMIT_V4_UNTAGGED
+        + """
         03                       # three tagged fields, out of order, one tag twice
         07 01 aa                 #   tag 7: aa
         05 00                    #   tag 5: empty
