@@ -16,11 +16,11 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import best
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
 from codegen.dumps.compacted import CompactedView
@@ -50,17 +50,6 @@ def compacted(folder: Path) -> None:
             ):
                 pass
         view.group_rows(offsets.table().column("group").unique().to_pylist())
-
-
-def best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """The least wall and CPU seconds of ``repeat`` runs of ``fn()``."""
-    walls, cpus = [], []
-    for _ in range(repeat):
-        started, cpu = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - started)
-        cpus.append(time.process_time() - cpu)
-    return min(walls), min(cpus)
 
 
 def main() -> None:

@@ -19,15 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_spark import ROOT, noop, process_cpu, say, write_segments
+from bench_spark import ROOT, noop, say, write_segments
+from timing import timed
 
 QUERIES = {
     "one partition, offsets from 1000 (the issue's query)": (
@@ -98,30 +97,6 @@ def _filters(where: str) -> list[Any]:
     return out
 
 
-def measure(jobs: dict[str, Any], runs: int, jvm_pid: int) -> dict[str, Any]:
-    """Each job ``runs`` times in turn, no warm-up run (the count before has warmed the session;
-    a read of the whole dump takes minutes): median wall time and CPU seconds."""
-    times: dict[str, list[float]] = {name: [] for name in jobs}
-    cpu: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
-    for _ in range(runs):
-        for name, job in jobs.items():
-            jvm0, py0 = process_cpu(jvm_pid)
-            t = time.perf_counter()
-            job()
-            times[name].append(time.perf_counter() - t)
-            jvm1, py1 = process_cpu(jvm_pid)
-            cpu[name].append((jvm1 - jvm0, py1 - py0))
-    return {
-        name: {
-            "median_s": statistics.median(times[name]),
-            "runs_s": times[name],
-            "jvm_cpu_s": statistics.median(c[0] for c in cpu[name]),
-            "python_cpu_s": statistics.median(c[1] for c in cpu[name]),
-        }
-        for name in jobs
-    }
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2_000_000)
@@ -159,7 +134,8 @@ def main() -> None:
         )
         rows = pushed.count()
         jobs = {"pushed": noop(pushed), "where option": noop(given), "not pushed": noop(plain)}
-        res = measure(jobs, args.runs, jvm_pid)
+        # No warm-up run: the count has warmed the session, and a read of the dump takes minutes.
+        res = timed(jobs, args.runs, jvm_pid, warm_up=False)
         res["pushed"]["records_read"] = records_read(folder, options, where, spark)
         res["where option"]["records_read"] = res["pushed"]["records_read"]  # the same ranges
         res["not pushed"]["records_read"] = total

@@ -37,7 +37,6 @@ import json
 import os
 import resource
 import shutil
-import statistics
 import struct
 import subprocess
 import sys
@@ -48,6 +47,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -170,52 +170,6 @@ def plain_udfs() -> tuple[Any, Any]:
         return (offset, epoch, meta, struct.unpack_from(">q", b, 16 + n)[0], -1)
 
     return (udf(decode_key, KEY_DDL, useArrow=False), udf(decode_value, VALUE_DDL, useArrow=False))
-
-
-def process_cpu(jvm_pid: int) -> tuple[float, float]:
-    """CPU seconds used so far by the driver JVM and by its descendants (the Python workers)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    procs: dict[int, tuple[int, int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        # parent pid; utime + stime + cutime + cstime
-        procs[int(entry)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
-    workers, todo = 0, [c for c, (parent, _) in procs.items() if parent == jvm_pid]
-    while todo:
-        pid = todo.pop()
-        workers += procs[pid][1]
-        todo += [c for c, (parent, _) in procs.items() if parent == pid]
-    return procs.get(jvm_pid, (0, 0))[1] / tick, workers / tick
-
-
-def timed(jobs: dict[str, Callable[[], None]], runs: int, jvm_pid: int) -> dict[str, Any]:
-    """Warm each job up, then run them in turn ``runs`` times (noisy machines drift)."""
-    for job in jobs.values():
-        job()
-    times: dict[str, list[float]] = {name: [] for name in jobs}
-    cpu: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
-    for _ in range(runs):
-        for name, job in jobs.items():
-            jvm0, py0 = process_cpu(jvm_pid)
-            t = time.perf_counter()
-            job()
-            times[name].append(time.perf_counter() - t)
-            jvm1, py1 = process_cpu(jvm_pid)
-            cpu[name].append((jvm1 - jvm0, py1 - py0))
-    return {
-        name: {
-            "median_s": statistics.median(times[name]),
-            "runs_s": times[name],
-            "jvm_cpu_s": statistics.median(c[0] for c in cpu[name]),
-            "python_cpu_s": statistics.median(c[1] for c in cpu[name]),
-        }
-        for name in jobs
-    }
 
 
 class ReadyBatches(DataSource):

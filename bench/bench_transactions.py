@@ -21,11 +21,11 @@ import random
 import struct
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import best
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
@@ -118,17 +118,6 @@ def plain_read(root: Path) -> None:
     for folder in sorted(root.iterdir()):
         for f in segment_files(folder):
             SegmentReader(f).read_all()
-
-
-def best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """The least wall and CPU seconds of ``repeat`` runs of ``fn()``."""
-    walls, cpus = [], []
-    for _ in range(repeat):
-        started, cpu = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - started)
-        cpus.append(time.process_time() - cpu)
-    return min(walls), min(cpus)
 
 
 def main() -> None:

@@ -133,10 +133,8 @@ def mixes(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [gone],  # 4: conv deleted, then back as a consumer group
         [consumer_member("conv", "m", "uniform"), group_epoch("Consumer", "conv", 5)],  # 5, 6
         [current_assignment("conv", "m", 5)],  # 7
-        [
-            current_assignment("cg", "a", 2),
-            group_epoch("Consumer", "cg", 3),
-        ],  # 8, 9: assignment first
+        # 8, 9: the assignment first
+        [current_assignment("cg", "a", 2), group_epoch("Consumer", "cg", 3)],
         [consumer_member("cg", "a", "range"), consumer_member("cg", "b", "range")],  # 10, 11
         [member_gone, commit("mix", 1, None)],  # 12, 13
         [group_epoch("Consumer", "dead", 1), consumer_member("dead", "z", "uniform")],  # 14, 15
