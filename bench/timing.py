@@ -1,0 +1,74 @@
+"""How the benchmarks time their jobs: wall and CPU seconds, the best of a few runs for a
+one-core job; for Spark jobs, the median of rounds run in turn with the CPU seconds of the
+driver JVM and of its Python workers (read from /proc)."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """The least wall and CPU seconds of ``repeat`` runs of ``fn()``."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        started, cpu = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+    return min(walls), min(cpus)
+
+
+def process_cpu(jvm_pid: int) -> tuple[float, float]:
+    """CPU seconds used so far by the driver JVM and by its descendants (the Python workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    procs: dict[int, tuple[int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # parent pid; utime + stime + cutime + cstime
+        procs[int(entry)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+    workers, todo = 0, [c for c, (parent, _) in procs.items() if parent == jvm_pid]
+    while todo:
+        pid = todo.pop()
+        workers += procs[pid][1]
+        todo += [c for c, (parent, _) in procs.items() if parent == pid]
+    return procs.get(jvm_pid, (0, 0))[1] / tick, workers / tick
+
+
+def timed(
+    jobs: dict[str, Callable[[], None]], runs: int, jvm_pid: int, warm_up: bool = True
+) -> dict[str, Any]:
+    """Each job run once to warm up (unless ``warm_up`` is False: when the session is warm
+    already and a run takes minutes), then the jobs in turn ``runs`` times (noisy machines
+    drift): median wall time and the median CPU seconds of the JVM and the Python workers."""
+    if warm_up:
+        for job in jobs.values():
+            job()
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    cpu: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
+    for _ in range(runs):
+        for name, job in jobs.items():
+            jvm0, py0 = process_cpu(jvm_pid)
+            t = time.perf_counter()
+            job()
+            times[name].append(time.perf_counter() - t)
+            jvm1, py1 = process_cpu(jvm_pid)
+            cpu[name].append((jvm1 - jvm0, py1 - py0))
+    return {
+        name: {
+            "median_s": statistics.median(times[name]),
+            "runs_s": times[name],
+            "jvm_cpu_s": statistics.median(c[0] for c in cpu[name]),
+            "python_cpu_s": statistics.median(c[1] for c in cpu[name]),
+        }
+        for name in jobs
+    }
