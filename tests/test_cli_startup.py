@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from codegen.cli import SUBCOMMANDS, cli, load_subcommand
+from codegen.dumps.coordinator import COORDINATOR_TOPICS
 from spark_udfs.synth import write_consumer_offsets
 
 RUN_AND_LIST_MODULES = """\
@@ -32,6 +33,7 @@ main()
 """
 
 COMMAND_MODULES = {sub.module for sub in SUBCOMMANDS.values()}
+COORDINATOR_FOLDERS = set(COORDINATOR_TOPICS.values())
 HEAVY = {"pandas", "numpy", "pyarrow", "jsonschema", "jinja2", "rich", "orjson", "generated"}
 
 
@@ -131,3 +133,42 @@ def test_pandas_stays_importable_in_process_after_the_command_line_ran(tmp_path:
     if "No module named 'pandas'" in proc.stderr and "command line" not in proc.stderr:
         pytest.skip("pandas is not installed")
     assert (proc.returncode, proc.stdout.splitlines()[-1]) == (0, "pandas"), proc.stderr
+
+
+# --------------------------------------------------------------------------- generated modules
+
+
+def test_record_types_import_their_classes_on_first_use() -> None:
+    # The package's index names each spec's type, API key and folder, so a topic's record
+    # types are known without importing a module; a type's two modules load when it is used.
+    code = (
+        "import sys\n"
+        "from codegen.dumps.coordinator import record_types\n"
+        "types = record_types('__consumer_offsets')\n"
+        "before = sorted(m for m in sys.modules if m.startswith('generated.'))\n"
+        "name = types[1].name\n"
+        "after = sorted(m for m in sys.modules if m.startswith('generated.'))\n"
+        "print(json.dumps([sorted(types), before, after, name]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import json\n{code}"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    ids, before, after, name = json.loads(proc.stdout)
+    assert {0, 1, 2} <= set(ids)  # offset commits (0, 1) and group metadata (2), among others
+    assert before == []
+    assert after == ["generated.offset_commit_key", "generated.offset_commit_value"]
+    assert name == "OffsetCommit"
+
+
+def test_a_package_without_kinds_gives_the_same_record_types() -> None:
+    # A package generated before the index named the kinds: its classes are imported instead.
+    from codegen.dumps.coordinator import _all_record_types, _imported_record_types
+    from generated import MESSAGES
+
+    assert MESSAGES.kinds is not None
+    lazy = _all_record_types("generated")
+    imported = _imported_record_types(MESSAGES)
+    assert sorted(lazy) == sorted(imported) == sorted(COORDINATOR_FOLDERS)
+    for folder in imported:
+        assert dict(lazy[folder]) == dict(imported[folder]), folder
