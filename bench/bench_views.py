@@ -11,6 +11,10 @@ record, and peak memory within 2x (``lag`` keeps every commit: its history is th
 
     python bench/bench_views.py                     # 1 M and 16 M records
     python bench/bench_views.py --sizes 200000 800000 --repeat 1
+    python bench/bench_views.py --startup --sizes 1000000   # and each command on 1,000 records
+
+``--startup`` also runs ``--help`` and every command on a 1,000-record dump: what a command costs
+before it reads much (interpreter start-up and imports), next to its cost on the first size.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 16_000_000])
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--startup", action="store_true", help="also time a 1,000-record dump")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         env = python_env(Path(tmp) / "pycache")
@@ -82,6 +87,22 @@ def main() -> None:
                     f"{name:18} {records:>12,} {cpu:8.2f} {rate:>11,.0f} "
                     f"{base_rate / rate:10.2f}x {mem:8} {mem / base_mem:6.2f}x"
                 )
+        if args.startup:
+            startup(Path(tmp), env, args.repeat, {n: results[n, first][0] for n in COMMANDS})
+
+
+def startup(tmp: Path, env: dict[str, str], repeat: int, big: dict[str, float]) -> None:
+    """CPU seconds of ``--help`` and of each command on 1,000 records, and their share of the
+    command's CPU on the first size."""
+    folder = tmp / "dump-startup"
+    write_consumer_offsets(folder, records=1000, partitions=1, groups=10)
+    codegen = [sys.executable, "-m", "codegen"]
+    cpu = min(measure([*codegen, "--help"], env)[0] for _ in range(repeat))
+    print(f"\n{'start-up':18} {'cpu s':>8} {'of big':>7}\n{'--help':18} {cpu:8.3f}")
+    for name, argv in COMMANDS.items():
+        cmd = [*codegen, argv[0], str(folder), *argv[1:]]
+        cpu = min(measure(cmd, env)[0] for _ in range(repeat))
+        print(f"{name:18} {cpu:8.3f} {cpu / big[name]:6.0%}")
 
 
 if __name__ == "__main__":

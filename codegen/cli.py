@@ -1,13 +1,15 @@
-"""Command line: ``python -m codegen {validate,generate,check,lint,dump}``."""
+"""Command line: ``python -m codegen {validate,generate,check,lint,dump,groups,lag,...}``."""
 
 from __future__ import annotations
 
+import importlib
 import shlex
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Final, NoReturn
 
 import click
 
@@ -25,7 +27,103 @@ from codegen.project import (
 from codegen.text import plural
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@dataclass(frozen=True, slots=True)
+class Subcommand:
+    """A subcommand that lives with the stage it drives, imported only when it runs: the
+    commands' modules bring numpy, pyarrow, jsonschema... which cost more than many a run."""
+
+    module: str
+    attribute: str
+    summary: str
+    """The first paragraph of its help: the command list of ``--help`` shows it without
+    importing the module (a test keeps the two equal)."""
+
+
+SUBCOMMANDS: Final[Mapping[str, Subcommand]] = {
+    "lint": Subcommand(
+        "codegen.lint.command",
+        "lint_command",
+        "Check that the specs NEW are compatible with the specs OLD.",
+    ),
+    "dump": Subcommand(
+        "codegen.dumps.command",
+        "dump_command",
+        "Decode __consumer_offsets, __transaction_state, __share_group_state and "
+        "__cluster_metadata segments (.log) and KRaft snapshots (.checkpoint); read any other "
+        "topic's segments plain, or as the topic map (--topics) says.",
+    ),
+    "downgrade-check": Subcommand(
+        "codegen.forensics.command",
+        "downgrade_check_command",
+        "Tell whether the brokers of Kafka VERSION can run a cluster's disks.",
+    ),
+    "groups": Subcommand(
+        "codegen.forensics.command",
+        "groups_command",
+        "Each group of a __consumer_offsets dump at a point in time, and its timeline.",
+    ),
+    "lag": Subcommand(
+        "codegen.forensics.command",
+        "lag_command",
+        "Committed offsets over time, lag and a Burrow-like status (OK, WARN, ERR, STOP, "
+        "REWIND, STALL).",
+    ),
+    "transactions": Subcommand(
+        "codegen.forensics.transactions_command",
+        "transactions_command",
+        "Transactions from the disk: open and hanging transactions, stuck last stable "
+        "offsets, producer state and aborted ranges.",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """The commands of :data:`SUBCOMMANDS` load on first use. One whose extra is not
+    installed is still listed, and says what to install when run."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *SUBCOMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in SUBCOMMANDS:
+            self.add_command(load_subcommand(cmd_name), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click's own listing, from the summaries of the commands not loaded yet
+        listed = [
+            (name, self.commands.get(name) or click.Command(name, help=SUBCOMMANDS[name].summary))
+            for name in self.list_commands(ctx)
+        ]
+        shown = [(name, cmd) for name, cmd in listed if not cmd.hidden]
+        if shown:
+            limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in shown])
+
+
+def load_subcommand(name: str) -> click.Command:
+    """The command ``name`` of :data:`SUBCOMMANDS`, imported now."""
+    sub = SUBCOMMANDS[name]
+    try:
+        module = importlib.import_module(sub.module)
+    except MissingExtraError as exc:
+        return _needs_extra(name, exc)
+    command: click.Command = getattr(module, sub.attribute)
+    return command
+
+
+def _needs_extra(name: str, error: MissingExtraError) -> click.Command:
+    text = error.text(f"python -m codegen {name}")
+
+    def run() -> None:
+        raise click.ClickException(text)
+
+    settings = {"ignore_unknown_options": True, "allow_extra_args": True}
+    return click.Command(name, callback=run, help=text, context_settings=settings)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kafka-specgen")
 def cli() -> None:
     """Kafka JSON message specs to byte-exact Python codecs, lint and topic-dump decoding.
@@ -204,57 +302,34 @@ def check(spec_dirs: tuple[Path, ...], out: Path | None, package: str | None) ->
     sys.exit(1)
 
 
-def _register_subcommands() -> None:
-    # Each subcommand lives with the stage it drives; registering here keeps --help complete.
-    # One whose extra is not installed is still listed, and says what to install when run.
-    try:
-        from codegen.lint.command import lint_command
+class WithoutPandas:
+    """A finder that fails ``import pandas``: the command line runs as where the ``dumps``
+    extra alone is installed (pandas comes with ``spark``), for no command uses pandas.
 
-        cli.add_command(lint_command)
-    except MissingExtraError as exc:
-        cli.add_command(_needs_extra("lint", exc))
-    try:
-        from codegen.dumps.command import dump_command
+    Where pandas is installed, pyarrow imports it on its first conversion of a Python value
+    (``pa.array`` of a list, ``pa.scalar``, a compute function given a Python value, the import
+    of ``pyarrow.dataset`` that ``Table.group_by`` makes): about 0.3 CPU s of every command
+    that computes a view, more than the view itself takes on a small dump. Without pandas,
+    pyarrow skips its pandas checks; the import system asks this finder first.
+    """
 
-        cli.add_command(dump_command)
-    except MissingExtraError as exc:
-        cli.add_command(_needs_extra("dump", exc))
-    try:  # group forensics over __consumer_offsets dumps (codegen/forensics)
-        from codegen.forensics.command import (
-            downgrade_check_command,
-            groups_command,
-            lag_command,
-        )
-
-        cli.add_command(downgrade_check_command)
-        cli.add_command(groups_command)
-        cli.add_command(lag_command)
-    except MissingExtraError as exc:
-        for name in ("downgrade-check", "groups", "lag"):
-            cli.add_command(_needs_extra(name, exc))
-    try:  # transactions from the disk (codegen/forensics/transactions.py)
-        from codegen.forensics.transactions_command import transactions_command
-
-        cli.add_command(transactions_command)
-    except MissingExtraError as exc:
-        cli.add_command(_needs_extra("transactions", exc))
-
-
-def _needs_extra(name: str, error: MissingExtraError) -> click.Command:
-    text = error.text(f"python -m codegen {name}")
-
-    def run() -> None:
-        raise click.ClickException(text)
-
-    settings = {"ignore_unknown_options": True, "allow_extra_args": True}
-    return click.Command(name, callback=run, help=text, context_settings=settings)
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(
+                f"No module named {name!r} (the command line runs without pandas)", name=name
+            )
 
 
 def main() -> None:
-    _register_subcommands()
+    finder = WithoutPandas()
+    if "pandas" not in sys.modules:
+        sys.meta_path.insert(0, finder)
     try:
         cli()
     except MissingExtraError as exc:  # e.g. generate without jinja2
         command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
         click.echo(f"Error: {exc.text(f'python -m codegen {command}'.rstrip())}", err=True)
         sys.exit(1)
+    finally:
+        if finder in sys.meta_path:  # an in-process caller gets its import system back
+            sys.meta_path.remove(finder)

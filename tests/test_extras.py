@@ -58,6 +58,16 @@ def test_dump_without_the_dumps_extra(tmp_path: Path) -> None:
     )
 
 
+def test_help_lists_a_command_whose_extra_is_missing(tmp_path: Path) -> None:
+    proc = _codegen_without("crc32c,pyarrow", "--help", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    listed = [line.split()[0] for line in proc.stdout.split("Commands:")[1].splitlines() if line]
+    assert {"dump", "groups", "lag", "downgrade-check", "transactions"} <= set(listed)
+    proc = _codegen_without("crc32c", "dump", "--help", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout.split()[:1]) == (0, ["Usage:"])
+    assert "python -m codegen dump needs the dumps extra" in proc.stdout
+
+
 def test_generator_runs_without_the_dumps_extra(tmp_path: Path) -> None:
     proc = _codegen_without(
         "crc32c,lz4,zstandard,cramjam,rich",

@@ -94,13 +94,18 @@ TOPICS: dict[str, Topic] = {
 @cache
 def _specs(folder: str, spec_type: str, package: str = SHIPPED) -> dict[int, str]:
     found = codecs(package)
+    kinds = getattr(found.messages, "kinds", None)  # None: an older package, ask the classes
     out: dict[int, str] = {}
     for name, f in sorted(found.folders.items()):
         if f != folder:
             continue
-        cls = found.messages[name]
-        if spec_type == cls.SPEC_TYPE and cls.API_KEY is not None:
-            out[cls.API_KEY] = name
+        if kinds is not None:
+            kind, api_key = kinds[name].spec_type, kinds[name].api_key
+        else:
+            cls = found.messages[name]
+            kind, api_key = cls.SPEC_TYPE, cls.API_KEY
+        if spec_type == kind and api_key is not None:
+            out[api_key] = name
     return out
 
 

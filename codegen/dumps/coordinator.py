@@ -144,14 +144,88 @@ def _strip_suffix(name: str, suffix: str) -> str:
     return name[: -len(suffix)] if name.endswith(suffix) else name
 
 
+def _record_type(api_key: int, kcls: type[KafkaMessage], vcls: type[KafkaMessage]) -> RecordType:
+    newest = vcls.HIGHEST_VERSION
+    return RecordType(
+        id=api_key,
+        name=_strip_suffix(kcls.SPEC_NAME, "Key"),
+        key_class=kcls,
+        value_class=vcls,
+        key_reader=kcls._READERS[kcls.LOWEST_VERSION],
+        value_readers=dict(vcls._READERS),
+        newest_flexible=newest if newest in vcls.FLEXIBLE_VERSIONS else None,
+    )
+
+
+class _LazyRecordTypes(Mapping[int, RecordType]):
+    """Record type id -> :class:`RecordType` of one topic, whose key and value classes are
+    imported when the type is first looked up: a dump of offset commits needs two modules of
+    the package's dozens."""
+
+    def __init__(self, messages: Mapping[str, type[KafkaMessage]]) -> None:
+        self._messages = messages
+        self._specs: dict[int, tuple[str, str]] = {}  # id -> (key spec, value spec)
+        self._resolved: dict[int, RecordType] = {}
+
+    def add(self, api_key: int, key_spec: str, value_spec: str) -> None:
+        self._specs[api_key] = (key_spec, value_spec)
+
+    def __getitem__(self, type_id: int) -> RecordType:
+        rt = self._resolved.get(type_id)
+        if rt is None:
+            key_spec, value_spec = self._specs[type_id]
+            rt = _record_type(type_id, self._messages[key_spec], self._messages[value_spec])
+            self._resolved[type_id] = rt
+        return rt
+
+    def get(self, type_id: int, default: Any = None) -> Any:
+        rt = self._resolved.get(type_id)
+        if rt is not None:
+            return rt
+        return self[type_id] if type_id in self._specs else default
+
+    def __contains__(self, type_id: object) -> bool:
+        return type_id in self._specs
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+
+_RECORD_SPEC_TYPES: Final = ("coordinator-key", "coordinator-value")
+
+
 @cache
 def _all_record_types(package: str = SHIPPED_PACKAGE) -> Mapping[str, Mapping[int, RecordType]]:
     messages = package_messages(package)
+    kinds = getattr(messages, "kinds", None)
+    if kinds is None:  # a package generated before its index named the kinds
+        return _imported_record_types(messages)
+    keys: dict[tuple[str, int], str] = {}
+    values: dict[tuple[str, int], str] = {}
+    for spec, kind in kinds.items():
+        if kind.spec_type in _RECORD_SPEC_TYPES and kind.api_key is not None:
+            target = keys if kind.spec_type == "coordinator-key" else values
+            target[(kind.folder, kind.api_key)] = spec
+    tables: dict[str, _LazyRecordTypes] = {}
+    for (folder, api_key), key_spec in sorted(keys.items()):
+        value_spec = values.get((folder, api_key))
+        if value_spec is not None:
+            tables.setdefault(folder, _LazyRecordTypes(messages)).add(api_key, key_spec, value_spec)
+    return tables
+
+
+def _imported_record_types(
+    messages: Mapping[str, type[KafkaMessage]],
+) -> Mapping[str, Mapping[int, RecordType]]:
+    """The tables from the classes themselves (each module imported)."""
     keys: dict[tuple[str, int], type[KafkaMessage]] = {}
     values: dict[tuple[str, int], type[KafkaMessage]] = {}
     for spec in messages:
         cls = messages[spec]
-        if cls.SPEC_TYPE not in ("coordinator-key", "coordinator-value") or cls.API_KEY is None:
+        if cls.SPEC_TYPE not in _RECORD_SPEC_TYPES or cls.API_KEY is None:
             continue
         folder = _spec_folder(cls)
         if folder is None:
@@ -161,19 +235,8 @@ def _all_record_types(package: str = SHIPPED_PACKAGE) -> Mapping[str, Mapping[in
     tables: dict[str, dict[int, RecordType]] = {}
     for (folder, api_key), kcls in sorted(keys.items()):
         vcls = values.get((folder, api_key))
-        if vcls is None:
-            continue
-        newest = vcls.HIGHEST_VERSION
-        flexible = newest if newest in vcls.FLEXIBLE_VERSIONS else None
-        tables.setdefault(folder, {})[api_key] = RecordType(
-            id=api_key,
-            name=_strip_suffix(kcls.SPEC_NAME, "Key"),
-            key_class=kcls,
-            value_class=vcls,
-            key_reader=kcls._READERS[kcls.LOWEST_VERSION],
-            value_readers=dict(vcls._READERS),
-            newest_flexible=flexible,
-        )
+        if vcls is not None:
+            tables.setdefault(folder, {})[api_key] = _record_type(api_key, kcls, vcls)
     return tables
 
 
@@ -321,23 +384,13 @@ class CoordinatorDecoder:
     ) -> None:
         self.topic = topic
         self.package = package_name(package)
-        self.types = record_types(topic, self.package)
-        self._names = {t.id: t.name for t in self.types.values()}
+        self.types = record_types(topic, self.package)  # classes imported on first use
         self._key_cache: dict[bytes, _KnownKey] = {}
-        if topic == CONSUMER_OFFSETS:
-            gm = self.types.get(2)
-            self._group_metadata = gm.value_class if gm is not None else None
-        else:
-            self._group_metadata = None
-        # The value readers the inline paths may use, by version < 256 (None: take decode()).
-        # Group metadata values get their members attached by decode(), so they have none.
-        self._inline_readers: dict[int, tuple[Reader | None, ...]] = {
-            t.id: tuple(
-                None if t.value_class is self._group_metadata else t.value_readers.get(v)
-                for v in range(256)
-            )
-            for t in self.types.values()
-        }
+        # Group metadata (__consumer_offsets' record type 2) gets its members attached.
+        self._group_metadata = 2 if topic == CONSUMER_OFFSETS and 2 in self.types else None
+        # The value readers the inline paths may use, by type and version < 256 (None: take
+        # decode()), made on a type's first key. Group metadata values have none.
+        self._inline_readers: dict[int, tuple[Reader | None, ...]] = {}
         if native is None:
             native = native_record_loop_enabled()
         self._native_loop: Callable[..., list[DecodedRecord]] | None = None
@@ -482,7 +535,7 @@ class CoordinatorDecoder:
             newer_than_spec=newer,
             note=note,
         )
-        if type(value_obj) is self._group_metadata:
+        if rtype == self._group_metadata:
             self._attach_members(rec)
         return rec
 
@@ -519,7 +572,13 @@ class CoordinatorDecoder:
         key_obj, end = rt.key_reader(key, 2)
         if end != len(key):
             raise LookupError
-        return (key, rt.id, rt.name, key_obj, self._inline_readers[rt.id])
+        readers = self._inline_readers.get(rt.id)
+        if readers is None:
+            readers = self._inline_readers[rt.id] = tuple(
+                None if rt.id == self._group_metadata else rt.value_readers.get(v)
+                for v in range(256)
+            )
+        return (key, rt.id, rt.name, key_obj, readers)
 
     def _known_key(self, key: bytes) -> _KnownKey:
         """Decode a key not seen before and cache it; as :meth:`_key_entry`."""

@@ -895,13 +895,39 @@ class KafkaMessage(KafkaStruct):
 # ----------------------------------------------------------------------------- the index
 
 
-class MessageIndex(Mapping[str, type[KafkaMessage]]):
-    """Spec name -> generated class, importing each module on first use."""
+@dataclass(frozen=True, slots=True)
+class MessageKind:
+    """What a spec is, known without importing its module: its class's ``SPEC_TYPE`` and
+    ``API_KEY``, and the folder its spec came from (the topic family, ``consumer_offsets``)."""
 
-    def __init__(self, package: str, modules: Mapping[str, str]) -> None:
+    spec_type: str
+    api_key: int | None
+    folder: str
+
+
+class MessageIndex(Mapping[str, type[KafkaMessage]]):
+    """Spec name -> generated class, importing each module on first use.
+
+    ``kinds`` (spec name -> ``(SPEC_TYPE, API_KEY, folder)``) lets a reader pick the classes
+    it needs, such as one topic's record types, without importing the others; packages
+    generated before it was written have none (:attr:`kinds` is then None).
+    """
+
+    def __init__(
+        self,
+        package: str,
+        modules: Mapping[str, str],
+        kinds: Mapping[str, tuple[str, int | None, str]] | None = None,
+    ) -> None:
         self._package = package
         self._modules = dict(modules)
         self._loaded: dict[str, type[KafkaMessage]] = {}
+        self._kinds = None if kinds is None else {n: MessageKind(*k) for n, k in kinds.items()}
+
+    @property
+    def kinds(self) -> Mapping[str, MessageKind] | None:
+        """Spec name -> :class:`MessageKind` of every spec, or None (an older package)."""
+        return self._kinds
 
     def __getitem__(self, name: str) -> type[KafkaMessage]:
         cls = self._loaded.get(name)

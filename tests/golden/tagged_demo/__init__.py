@@ -25,4 +25,9 @@ if TYPE_CHECKING:
 else:
     _MessageIndex = MessageIndex
 
-MESSAGES = _MessageIndex(__name__, {"TaggedDemo": "tagged_demo"})
+MESSAGES = _MessageIndex(
+    __name__,
+    {"TaggedDemo": "tagged_demo"},
+    # (SPEC_TYPE, API_KEY, spec folder) of each: readers pick classes without importing others
+    {"TaggedDemo": ("data", None, "tagged_demo")},
+)

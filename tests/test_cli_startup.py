@@ -1,0 +1,174 @@
+"""What a command imports: only its own module, and never pandas.
+
+Interpreter start-up and imports are part of every command's cost (issue 27: the command line
+at the engine's speed). Each case runs ``python -m codegen`` in a subprocess and lists the
+modules it imported by the time it exits, so an eager import added anywhere on a command's path
+shows here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codegen.cli import SUBCOMMANDS, cli, load_subcommand
+from codegen.dumps.coordinator import COORDINATOR_TOPICS
+from spark_udfs.synth import write_consumer_offsets
+
+RUN_AND_LIST_MODULES = """\
+import atexit, json, sys
+listing = sys.argv[1]
+def _listed():
+    with open(listing, "w") as out:
+        json.dump(sorted(sys.modules), out)
+atexit.register(_listed)
+sys.argv = ["codegen", *sys.argv[2:]]
+from codegen.__main__ import main
+main()
+"""
+
+COMMAND_MODULES = {sub.module for sub in SUBCOMMANDS.values()}
+COORDINATOR_FOLDERS = set(COORDINATOR_TOPICS.values())
+HEAVY = {"pandas", "numpy", "pyarrow", "jsonschema", "jinja2", "rich", "orjson", "generated"}
+
+
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("dump")
+    write_consumer_offsets(folder, records=300, partitions=1, groups=4)
+    yield folder
+
+
+def _imported(tmp_path: Path, *args: str, ok: tuple[int, ...] = (0,)) -> set[str]:
+    listing = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_AND_LIST_MODULES, str(listing), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode in ok, proc.stderr[-3000:]
+    return set(json.loads(listing.read_text()))
+
+
+def _top(modules: set[str]) -> set[str]:
+    return {m.partition(".")[0] for m in modules}
+
+
+def test_help_imports_no_command_module(tmp_path: Path) -> None:
+    modules = _imported(tmp_path, "--help")
+    assert not modules & COMMAND_MODULES
+    assert not _top(modules) & HEAVY
+    assert "codegen.lint" not in modules and "codegen.dumps" not in modules
+
+
+def test_help_lists_every_command_with_its_own_summary() -> None:
+    # The list of --help comes from SUBCOMMANDS' summaries: they must say what the commands'
+    # own help says first.
+    for name, sub in SUBCOMMANDS.items():
+        command = load_subcommand(name)
+        assert command.name == name
+        first = (command.help or "").split("\n\n")[0]
+        assert " ".join(first.split()) == sub.summary, name
+    assert set(SUBCOMMANDS) <= set(cli.list_commands(None))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("args", "ok", "not_imported"),
+    [
+        (["dump", "{dump}", "-q", "--compacted"], (0,), ["codegen.forensics", "codegen.lint"]),
+        (["dump", "{dump}", "-q", "--format", "jsonl"], (0,), ["codegen.forensics", "pyarrow"]),
+        (
+            ["groups", "{dump}", "--format", "jsonl"],
+            (0,),
+            ["codegen.lint", "codegen.dumps.command"],
+        ),
+        (["lag", "{dump}", "--format", "jsonl"], (0,), ["codegen.lint", "codegen.dumps.command"]),
+        (
+            ["downgrade-check", "{dump}", "--to", "3.9", "--format", "json"],
+            (0, 1, 3),
+            ["codegen.lint", "codegen.dumps.command"],
+        ),
+        (
+            ["dump", "{segment}", "-q", "--format", "dump-log"],
+            (0,),
+            ["codegen.forensics", "pyarrow"],
+        ),
+        (["lint", "--help"], (0,), ["codegen.dumps", "codegen.forensics", "pyarrow"]),
+    ],
+    ids=["dump --compacted", "dump jsonl", "groups", "lag", "downgrade-check", "dump-log", "lint"],
+)
+def test_a_command_imports_its_own_module_only_and_never_pandas(
+    tmp_path: Path, dump: Path, args: list[str], ok: tuple[int, ...], not_imported: list[str]
+) -> None:
+    segment = dump / "__consumer_offsets-0" / "00000000000000000000.log"
+    argv = [a.format(dump=dump, segment=segment) for a in args]
+    modules = _imported(tmp_path, *argv, ok=ok)
+    assert SUBCOMMANDS[argv[0]].module in modules
+    assert not {m for m in modules if m.partition(".")[0] == "pandas"}
+    for name in not_imported:
+        assert not {m for m in modules if m == name or m.startswith(f"{name}.")}, name
+
+
+def test_pandas_stays_importable_in_process_after_the_command_line_ran(tmp_path: Path) -> None:
+    # main() fails `import pandas` while it runs, and only then: a caller in the same process
+    # (a notebook, Spark code) still gets pandas afterwards.
+    code = (
+        "import sys\n"
+        "from codegen.cli import main\n"
+        "sys.argv = ['codegen', '--version']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "import pandas\n"
+        "print(pandas.__name__)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if "No module named 'pandas'" in proc.stderr and "command line" not in proc.stderr:
+        pytest.skip("pandas is not installed")
+    assert (proc.returncode, proc.stdout.splitlines()[-1]) == (0, "pandas"), proc.stderr
+
+
+# --------------------------------------------------------------------------- generated modules
+
+
+def test_record_types_import_their_classes_on_first_use() -> None:
+    # The package's index names each spec's type, API key and folder, so a topic's record
+    # types are known without importing a module; a type's two modules load when it is used.
+    code = (
+        "import sys\n"
+        "from codegen.dumps.coordinator import record_types\n"
+        "types = record_types('__consumer_offsets')\n"
+        "before = sorted(m for m in sys.modules if m.startswith('generated.'))\n"
+        "name = types[1].name\n"
+        "after = sorted(m for m in sys.modules if m.startswith('generated.'))\n"
+        "print(json.dumps([sorted(types), before, after, name]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import json\n{code}"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    ids, before, after, name = json.loads(proc.stdout)
+    assert {0, 1, 2} <= set(ids)  # offset commits (0, 1) and group metadata (2), among others
+    assert before == []
+    assert after == ["generated.offset_commit_key", "generated.offset_commit_value"]
+    assert name == "OffsetCommit"
+
+
+def test_a_package_without_kinds_gives_the_same_record_types() -> None:
+    # A package generated before the index named the kinds: its classes are imported instead.
+    from codegen.dumps.coordinator import _all_record_types, _imported_record_types
+    from generated import MESSAGES
+
+    assert MESSAGES.kinds is not None
+    lazy = _all_record_types("generated")
+    imported = _imported_record_types(MESSAGES)
+    assert sorted(lazy) == sorted(imported) == sorted(COORDINATOR_FOLDERS)
+    for folder in imported:
+        assert dict(lazy[folder]) == dict(imported[folder]), folder
