@@ -28,7 +28,7 @@ from codegen.dumps.batches import (
     legacy_record_checksums,
     parse_v2,
 )
-from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Codec
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     SHARE_GROUP_STATE,
@@ -83,6 +83,8 @@ _TS_NAMES: Final = {
     TimestampType.CREATE_TIME: "CreateTime",
     TimestampType.LOG_APPEND_TIME: "LogAppendTime",
 }
+_CODEC_NAMES: Final = {codec: codec.name.lower() for codec in Codec}
+_BOOL_TEXT: Final = {False: "false", True: "true"}
 _CONTROL_LABELS: Final[dict[int, str]] = {
     ControlType.LEADER_CHANGE: " LeaderChange: ",
     ControlType.SNAPSHOT_HEADER: " SnapshotHeader ",
@@ -216,7 +218,7 @@ def _file_intro(path: str) -> list[str]:
 
 def _batch_line(b: RecordBatch) -> str:
     ts = _TS_NAMES.get(b.timestamp_type, "NoTimestampType")
-    codec = b.codec.name.lower()
+    codec = _CODEC_NAMES[b.codec]
     if b.magic >= 2:
         horizon = (
             "OptionalLong.empty"
@@ -228,15 +230,15 @@ def _batch_line(b: RecordBatch) -> str:
             f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
             f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
             f"partitionLeaderEpoch: {b.partition_leader_epoch} "
-            f"isTransactional: {str(b.is_transactional).lower()} "
-            f"isControl: {str(b.is_control).lower()} deleteHorizonMs: {horizon}"
+            f"isTransactional: {_BOOL_TEXT[b.is_transactional]} "
+            f"isControl: {_BOOL_TEXT[b.is_control]} deleteHorizonMs: {horizon}"
         )
     else:
         head = f"offset: {b.last_offset}"
     return (
         f"{head} position: {b.position} {ts}: {b.max_timestamp} size: {b.size} "
         f"magic: {b.magic} compresscodec: {codec} crc: {b.crc} "
-        f"isvalid: {str(b.crc_valid).lower()}"
+        f"isvalid: {_BOOL_TEXT[b.crc_valid]}"
     )
 
 
@@ -497,9 +499,8 @@ def _observe_records(
     observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None],
 ) -> None:
     """Report the records worth counting: errors, unknown types, versions newer than ours."""
-    for rec in records:
-        if rec.kind == ERROR or rec.kind == UNKNOWN or rec.newer_than_spec:
-            observe(rec)
+    for rec in [r for r in records if r.kind == ERROR or r.kind == UNKNOWN or r.newer_than_spec]:
+        observe(rec)
 
 
 def _follow(offsets: list[int], last: int, gaps: dict[int, int]) -> int:
@@ -598,7 +599,7 @@ def dump_log_line_groups(
                     with_data
                     and not skip_record_metadata
                     and texts is not None
-                    and all(rec.key_bytes is not None for rec in decoded)
+                    and None not in [rec.key_bytes for rec in decoded]
                 ):
                     data = texts.data_texts(decoded)
                     if observe is not None:
