@@ -17,6 +17,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
+from operator import attrgetter
 from typing import Any, BinaryIO, Final, cast
 
 import orjson
@@ -83,6 +84,8 @@ _TS_NAMES: Final = {
     TimestampType.CREATE_TIME: "CreateTime",
     TimestampType.LOG_APPEND_TIME: "LogAppendTime",
 }
+_OFFSET: Final = attrgetter("offset")
+_KEY_BYTES: Final = attrgetter("key_bytes")
 _CODEC_NAMES: Final = {codec: codec.name.lower() for codec in Codec}
 _BOOL_TEXT: Final = {False: "false", True: "true"}
 _CONTROL_LABELS: Final[dict[int, str]] = {
@@ -599,12 +602,12 @@ def dump_log_line_groups(
                     with_data
                     and not skip_record_metadata
                     and texts is not None
-                    and None not in [rec.key_bytes for rec in decoded]
+                    and None not in map(_KEY_BYTES, decoded)
                 ):
                     data = texts.data_texts(decoded)
                     if observe is not None:
                         _observe_records(decoded, observe)
-                    last_offset = _follow([rec.offset for rec in decoded], last_offset, gaps)
+                    last_offset = _follow(list(map(_OFFSET, decoded)), last_offset, gaps)
                     yield [_batch_line(item), *_decoded_lines(item, ts_name, decoded, data)]
                     continue
             rows, records = _rows(item, items)
