@@ -28,7 +28,7 @@ from codegen.dumps.coordinator import (
     record_types,
 )
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN
-from codegen.dumps.dumplog_json import parse_record
+from codegen.dumps.dumplog_json import jackson_json, jackson_json_each, parse_record
 from codegen.dumps.metadata import decode_metadata_records, metadata_decoder
 from codegen.dumps.model import ControlType
 from generated.offset_commit_key import OffsetCommitKey
@@ -314,6 +314,22 @@ def test_unknown_record_type_keeps_bytes() -> None:
         "Unknown record type 99 at offset 5, skipping.",
         None,
     )
+
+
+def test_json_of_many_values_at_once_is_each_values_json() -> None:
+    """dump-log writes a batch's values in one pass: the same text as one at a time, escapes
+    (upper-case hex, as Jackson) included, and orjson's refusals left to the caller."""
+    values = [
+        {"metadata": 'tab\there \x01 \\u00e9 \u00e9 \u2028 "q"', "offset": 1},
+        {"members": [{"id": "a\nb", "assignment": None}], "epoch": -1},
+        {},
+        "\x1f",
+    ]
+    assert jackson_json_each(values) == [jackson_json(v) for v in values]
+    assert jackson_json_each(values)[3] == '"\\u001F"'
+    assert jackson_json_each([]) == []
+    with pytest.raises(TypeError):
+        jackson_json_each([{"s": "\ud800"}])
 
 
 def test_newer_flexible_version_keeps_unknown_tags() -> None:

@@ -17,6 +17,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
+from operator import attrgetter
 from typing import Any, BinaryIO, Final, cast
 
 import orjson
@@ -28,7 +29,7 @@ from codegen.dumps.batches import (
     legacy_record_checksums,
     parse_v2,
 )
-from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Codec
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     SHARE_GROUP_STATE,
@@ -83,6 +84,10 @@ _TS_NAMES: Final = {
     TimestampType.CREATE_TIME: "CreateTime",
     TimestampType.LOG_APPEND_TIME: "LogAppendTime",
 }
+_OFFSET: Final = attrgetter("offset")
+_KEY_BYTES: Final = attrgetter("key_bytes")
+_CODEC_NAMES: Final = {codec: codec.name.lower() for codec in Codec}
+_BOOL_TEXT: Final = {False: "false", True: "true"}
 _CONTROL_LABELS: Final[dict[int, str]] = {
     ControlType.LEADER_CHANGE: " LeaderChange: ",
     ControlType.SNAPSHOT_HEADER: " SnapshotHeader ",
@@ -112,6 +117,15 @@ def jackson_json(obj: Any) -> str:
     if "\\u00" in text:
         text = _LOWER_ESCAPE.sub(_upper_escape, text)
     return text
+
+
+def jackson_json_each(objs: list[Any]) -> list[str]:
+    """:func:`jackson_json` of each object, in one decode; TypeError when orjson refuses one."""
+    dumps = orjson.dumps
+    text = b"\n".join(map(dumps, objs)).decode()
+    if "\\u00" in text:
+        text = _LOWER_ESCAPE.sub(_upper_escape, text)
+    return text.split("\n") if objs else []
 
 
 def value_json(rec: DecodedRecord) -> dict[str, Any]:
@@ -207,7 +221,7 @@ def _file_intro(path: str) -> list[str]:
 
 def _batch_line(b: RecordBatch) -> str:
     ts = _TS_NAMES.get(b.timestamp_type, "NoTimestampType")
-    codec = b.codec.name.lower()
+    codec = _CODEC_NAMES[b.codec]
     if b.magic >= 2:
         horizon = (
             "OptionalLong.empty"
@@ -219,15 +233,15 @@ def _batch_line(b: RecordBatch) -> str:
             f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
             f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
             f"partitionLeaderEpoch: {b.partition_leader_epoch} "
-            f"isTransactional: {str(b.is_transactional).lower()} "
-            f"isControl: {str(b.is_control).lower()} deleteHorizonMs: {horizon}"
+            f"isTransactional: {_BOOL_TEXT[b.is_transactional]} "
+            f"isControl: {_BOOL_TEXT[b.is_control]} deleteHorizonMs: {horizon}"
         )
     else:
         head = f"offset: {b.last_offset}"
     return (
         f"{head} position: {b.position} {ts}: {b.max_timestamp} size: {b.size} "
         f"magic: {b.magic} compresscodec: {codec} crc: {b.crc} "
-        f"isvalid: {str(b.crc_valid).lower()}"
+        f"isvalid: {_BOOL_TEXT[b.crc_valid]}"
     )
 
 
@@ -374,7 +388,7 @@ class _RecordTexts:
         self.topic = topic
         self.package = package
         self.record_decoder = record_decoder
-        self.key_texts: dict[bytes, str] = {}
+        self.key_texts: dict[bytes | None, str] = {}
         self.coordinator = (
             None
             if topic == CLUSTER_METADATA or record_decoder is not None
@@ -402,25 +416,49 @@ class _RecordTexts:
             [(r.offset, r.timestamp, r.key, r.value) for r in records]
         )
 
-    def texts(self, rec: DecodedRecord) -> tuple[str | None, str | None]:
-        kind = rec.kind
-        if (
-            kind in (RECORD, TOMBSTONE)
-            and not rec.newer_than_spec
-            and rec.key_bytes is not None
-            and self.coordinator is not None
-        ):
-            key = self.key_texts.get(rec.key_bytes)
-            if key is None:
-                if len(self.key_texts) >= _KEY_TEXTS_SIZE:
-                    self.key_texts.clear()
-                key = jackson_json(record_json(rec, self.topic)[0])
-                self.key_texts[rec.key_bytes] = key
-            if kind == TOMBSTONE:
-                return key, "<DELETE>"
-            data = jackson_json(value_json(rec))
-            return key, f'{{"version":"{rec.value_version}","data":{data}}}'
-        return parse_record(rec, self.topic)
+    def key_text(self, rec: DecodedRecord) -> str:
+        """The ``key:`` text of a decoded coordinator record, made once per distinct key."""
+        key = self.key_texts.get(rec.key_bytes)
+        if key is None:
+            if len(self.key_texts) >= _KEY_TEXTS_SIZE:
+                self.key_texts.clear()
+            key = jackson_json(record_json(rec, self.topic)[0])
+            self.key_texts[rec.key_bytes] = key
+        return key
+
+    def data_texts(self, records: list[DecodedRecord], lead: str = " ") -> list[str]:
+        """The ``key: .. payload: ..`` part of each record's line (the texts of
+        :func:`parse_record`), after ``lead``. The values of a coordinator topic's records
+        are written as JSON in one pass, and a key's text is made once."""
+        if self.coordinator is None:
+            return [_data_text(*parse_record(rec, self.topic), lead) for rec in records]
+        datas = [
+            rec.value.to_json(rec.value_version) if rec.members is None else value_json(rec)
+            for rec in records
+            if rec.kind == RECORD and not rec.newer_than_spec
+        ]
+        try:
+            values = iter(jackson_json_each(datas))
+        except TypeError:
+            values = iter([jackson_json(data) for data in datas])
+        cached, key_text = self.key_texts.get, self.key_text
+        # what parse_record prints as key and value JSON (these kinds have keys); the rest by it
+        return [
+            f'{lead}key: {cached(rec.key_bytes) or key_text(rec)} payload: {{"version":"'
+            f'{rec.value_version}","data":{next(values)}}}'
+            if rec.kind == RECORD and not rec.newer_than_spec
+            else f"{lead}key: {cached(rec.key_bytes) or key_text(rec)} payload: <DELETE>"
+            if rec.kind == TOMBSTONE and not rec.newer_than_spec
+            else _data_text(*parse_record(rec, self.topic), lead)
+            for rec in records
+        ]
+
+
+def _data_text(key: str | None, payload: str | None, lead: str) -> str:
+    """``key: K payload: P`` after ``lead``, without the parts that are None."""
+    if key is None:
+        return "" if payload is None else f"{lead}payload: {payload}"
+    return f"{lead}key: {key}" if payload is None else f"{lead}key: {key} payload: {payload}"
 
 
 def _all_records(batch: RecordBatch, rows: list[RawRecord]) -> list[Record]:
@@ -457,6 +495,47 @@ def _rows(
         )
         for r in records
     ], records
+
+
+def _observe_records(
+    records: list[DecodedRecord],
+    observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None],
+) -> None:
+    """Report the records worth counting: errors, unknown types, versions newer than ours."""
+    for rec in [r for r in records if r.kind == ERROR or r.kind == UNKNOWN or r.newer_than_spec]:
+        observe(rec)
+
+
+def _follow(offsets: list[int], last: int, gaps: dict[int, int]) -> int:
+    """Note in ``gaps`` each offset that does not follow the one before it (``last`` before
+    the first); returns the last offset."""
+    if offsets == list(range(last + 1, last + 1 + len(offsets))):
+        return offsets[-1] if offsets else last
+    for offset in offsets:
+        if offset != last + 1:
+            gaps[last] = offset
+        last = offset
+    return last
+
+
+def _decoded_lines(
+    batch: RecordBatch, ts_name: str, records: list[DecodedRecord], data: list[str]
+) -> list[str]:
+    """The record lines of a v2 data batch the native loop decoded (its records have keys and
+    no headers), ``data`` being their ``key:``/``payload:`` parts: the lines the reference
+    loop of :func:`dump_log_line_groups` makes of such records, a batch at a time."""
+    base_offset, base_seq = batch.base_offset, batch.base_sequence
+    sequences = (
+        [-1] * len(records)
+        if base_seq < 0
+        else [increment_sequence(base_seq, rec.offset - base_offset) for rec in records]
+    )
+    return [
+        f"| offset: {rec.offset} {ts_name}: {rec.timestamp} keySize: {len(rec.key_bytes or b'')} "
+        f"valueSize: {-1 if rec.value_bytes is None else len(rec.value_bytes)} "
+        f"sequence: {sequence} headerKeys: []{text}"
+        for rec, sequence, text in zip(records, sequences, data, strict=True)
+    ]
 
 
 def dump_log_line_groups(
@@ -512,10 +591,26 @@ def dump_log_line_groups(
                     )
                 break
             item, items = entry
-            rows, records = _rows(item, items)
             if observe is not None:
                 observe(item)
             valid_end = item.position + item.size
+            ts_name = _TS_NAMES.get(item.timestamp_type, "NoTimestampType")
+            with_data = print_data and not item.is_control
+            if items and isinstance(items[0], DecodedRecord):  # the native loop's, decoded
+                decoded: list[DecodedRecord] = items
+                if (
+                    with_data
+                    and not skip_record_metadata
+                    and texts is not None
+                    and None not in map(_KEY_BYTES, decoded)
+                ):
+                    data = texts.data_texts(decoded)
+                    if observe is not None:
+                        _observe_records(decoded, observe)
+                    last_offset = _follow(list(map(_OFFSET, decoded)), last_offset, gaps)
+                    yield [_batch_line(item), *_decoded_lines(item, ts_name, decoded, data)]
+                    continue
+            rows, records = _rows(item, items)
             lines = [_batch_line(item)]
             checksums: list[tuple[int, bool]] = []
             if item.magic < 2:
@@ -523,12 +618,10 @@ def dump_log_line_groups(
                     legacy = open(path, "rb")  # noqa: SIM115 - closed below
                 legacy.seek(item.position)
                 checksums = legacy_record_checksums(legacy.read(item.size), max_batch_size)
-            ts_name = _TS_NAMES.get(item.timestamp_type, "NoTimestampType")
-            is_control = item.is_control
-            with_data = print_data and not is_control
-            decoded: list[DecodedRecord] = []
+            keyed = len(rows)
+            lead = "| " if skip_record_metadata else " "
+            data = []
             if with_data and texts is not None:
-                keyed = len(rows)
                 if key_text:  # Kafka's decoder stops at a coordinator record without a key
                     keys = [row[2] for row in rows]
                     if None in keys:
@@ -536,16 +629,12 @@ def dump_log_line_groups(
                 # records: the reference read them; else items are the native loop's, decoded
                 decoded = texts.decode(records[:keyed]) if records else items[:keyed]
                 if observe is not None:
-                    for rec in decoded:
-                        if rec.kind == ERROR or rec.kind == UNKNOWN or rec.newer_than_spec:
-                            observe(rec)
-            text_of = None if texts is None else texts.texts
+                    _observe_records(decoded, observe)
+                data = texts.data_texts(decoded, lead)
+            last_offset = _follow([row[0] for row in rows[: keyed + 1]], last_offset, gaps)
             for i, (offset, timestamp, key_bytes, value_bytes, sequence, header_keys) in enumerate(
                 rows
             ):
-                if offset != last_offset + 1:
-                    gaps[last_offset] = offset
-                last_offset = offset
                 line = ""
                 if not skip_record_metadata:
                     key_size = -1 if key_bytes is None else len(key_bytes)
@@ -564,15 +653,15 @@ def dump_log_line_groups(
                         if i < len(checksums):
                             crc, valid = checksums[i]
                             line += f" isValid: {str(valid).lower()} crc: {crc}"
-                    if is_control:
+                    if item.is_control:
                         line += _control_text(item, records[i], package)
                 if with_data:
-                    prefix = "| " if skip_record_metadata else " "
-                    if text_of is None:
+                    if texts is None:
                         key = None if key_bytes is None else _plain(key_bytes)
                         payload = None if value_bytes is None else _plain(value_bytes)
-                    elif i < len(decoded):
-                        key, payload = text_of(decoded[i])
+                        line += _data_text(key, payload, lead)
+                    elif i < keyed:
+                        line += data[i]
                     else:  # the keyless record Kafka's decoder stops at
                         lines.append(line)
                         yield lines
@@ -581,11 +670,6 @@ def dump_log_line_groups(
                             "specified decoder (message had a missing key)",
                             unfinished=True,
                         )
-                    if key is not None:
-                        line += f"{prefix}key: {key}"
-                        prefix = " "
-                    if payload is not None:
-                        line += f"{prefix}payload: {payload}"
                 lines.append(line)
             yield lines
     finally:

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Final, Self
 
 from codegen.runtime.errors import (
     BufferUnderflow,
@@ -502,8 +502,12 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+_URL_SAFE: Final = bytes.maketrans(b"+/", b"-_")
+
+
 def uuid_json(value: uuid.UUID) -> str:
-    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+    """The uuid as Kafka's JSON writes it: URL-safe base64 without padding (22 characters)."""
+    return binascii.b2a_base64(value.bytes, newline=False).translate(_URL_SAFE)[:22].decode("ascii")
 
 
 def json_missing(cls: str, key: str, version: int) -> JsonFormatError:
