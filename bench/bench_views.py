@@ -11,12 +11,14 @@ record, and peak memory within 2x (``lag`` keeps every commit: its history is th
 
     python bench/bench_views.py                     # 1 M and 16 M records
     python bench/bench_views.py --sizes 200000 800000 --repeat 1
+    python bench/bench_views.py --only lag --keep /tmp/views   # dumps written once, reused
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,24 +49,48 @@ def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
 
 
+def _dump(where: Path, n: int, groups: int) -> tuple[Path, int]:
+    """The ``n``-record dump under ``where`` (written unless a complete one is there) and its
+    record count."""
+    folder = where / f"dump-{n}-{groups}"
+    done = where / f"dump-{n}-{groups}.records"
+    if done.exists():
+        records = int(done.read_text())
+        print(f"{records:,} records in {folder} (kept)", flush=True)
+        return folder, records
+    shutil.rmtree(folder, ignore_errors=True)  # an unfinished one
+    stats = write_consumer_offsets(
+        folder, records=n, partitions=max(1, n // 1_000_000), groups=groups
+    )
+    done.write_text(str(stats.records))  # written last: the dump is complete
+    print(f"{stats.records:,} records in {len(stats.files)} partition(s)", flush=True)
+    return folder, stats.records
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 16_000_000])
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument(
+        "--only", choices=sorted(COMMANDS), nargs="+", help="Only these commands (default: all)."
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="Write the dumps into DIR and keep them; a dump already there (same size and "
+        "groups) is reused.",
+    )
     args = parser.parse_args()
+    commands = {k: v for k, v in COMMANDS.items() if args.only is None or k in args.only}
     with tempfile.TemporaryDirectory() as tmp:
         env = python_env(Path(tmp) / "pycache")
         dumps = {}
         for n in args.sizes:
-            folder = Path(tmp) / f"dump-{n}"
-            stats = write_consumer_offsets(
-                folder, records=n, partitions=max(1, n // 1_000_000), groups=args.groups
-            )
-            dumps[n] = (folder, stats.records)
-            print(f"{stats.records:,} records in {len(stats.files)} partition(s)", flush=True)
+            dumps[n] = _dump(args.keep or Path(tmp), n, args.groups)
         results: dict[tuple[str, int], tuple[float, int]] = {}
-        for name, argv in COMMANDS.items():
+        for name, argv in commands.items():
             for n, (folder, _) in dumps.items():
                 cmd = [sys.executable, "-m", "codegen", argv[0], str(folder), *argv[1:]]
                 runs = [measure(cmd, env) for _ in range(args.repeat)]
@@ -72,7 +98,7 @@ def main() -> None:
         first = args.sizes[0]
         print(f"\n{'command':18} {'records':>12} {'cpu s':>8} {'records/s':>11} "
               f"{'per record':>11} {'peak MB':>8} {'memory':>7}")  # fmt: skip
-        for name in COMMANDS:
+        for name in commands:
             base_cpu, base_mem = results[name, first]
             base_rate = dumps[first][1] / base_cpu
             for n, (_, records) in dumps.items():

@@ -408,7 +408,8 @@ def render_lag_table(reports: list[GroupLag]) -> str:
     default="table",
     show_default=True,
     help="table: a line per group and partition; jsonl: one JSON object per group with every "
-    "commit; html: the report (groups, offsets and lag with plots) as one self-contained file.",
+    "commit (groups by __consumer_offsets partition, then name, each partition written once "
+    "read); html: the report (groups, offsets and lag with plots) as one self-contained file.",
 )
 @OUTPUT_OPTION
 def lag_command(

@@ -24,7 +24,8 @@ without it the log end is unknown). They have no status.
 
 Status (after Burrow's consumer lag evaluation rules), per partition over a sliding window of
 the last ``window`` commits (default 10), evaluated at *now*: the ``--as-of`` time, else the
-newest timestamp in the dump (offset commits and data batches). The first rule that holds:
+newest timestamp in the dump: of the ``__consumer_offsets`` batches (up to ``--as-of``) and of
+every data partition's batches. The first rule that holds:
 
 1. no status when a lag in the window is unknown (no log end history for the partition);
 2. ``OK`` (incomplete) when the window holds fewer than ``min_commits`` commits (default 2,
@@ -317,31 +318,25 @@ def keyed_commits(history: pa.Table) -> KeyedCommits:
     n = history.num_rows
     if not n:
         return KeyedCommits.empty()
-    ids = key_ids(history, list(_KEY_COLUMNS))
-    _, first = np.unique(ids, return_index=True)  # ids are 0..k-1
-    firsts = pa.array(first)
+    # The rows by key, then in the order they took effect.
+    order, starts = _by_key(history)
+    ends = np.append(starts[1:], n)
+    firsts = pa.array(order[starts])
     found = zip(*(history.column(c).take(firsts).to_pylist() for c in _KEY_COLUMNS), strict=True)
-    keys: list[tuple[str, str, int]] = list(found)
-    by_key = sorted(range(len(keys)), key=keys.__getitem__)
-    rank = np.empty(len(keys), np.int64)
-    rank[by_key] = np.arange(len(keys))
-    order = np.argsort(rank[ids], kind="stable")  # by key, then the order they took effect
-    counts = np.bincount(rank[ids], minlength=len(keys))
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    ends = starts + counts
+    sorted_keys: list[tuple[str, str, int]] = list(found)
+    counts = ends - starts
     tombstone = history.column("isTombstone").to_numpy(zero_copy_only=False)[order]
     is_commit = ~tombstone
     before = np.cumsum(is_commit) - is_commit  # commits before each row (sorted)
     commits_of = np.append(before[starts], before[-1] + is_commit[-1])
     commit_counts = np.diff(commits_of)
     keep = np.flatnonzero(commit_counts > 0)  # keys with a commit
-    segment = np.repeat(np.arange(len(keys)), counts)
+    segment = np.repeat(np.arange(len(sorted_keys)), counts)
     deleted_rows = np.flatnonzero(tombstone & (before > before[starts][segment]))
     deleted_bounds = np.searchsorted(deleted_rows, np.append(starts, n)).tolist()
     record_offset = history.column("recordOffset").to_numpy()[order]
     deleted_at = record_offset[deleted_rows].tolist()
     commit_rows = order[is_commit]
-    sorted_keys = [keys[k] for k in by_key]
     kept = keep.tolist()
     return KeyedCommits(
         [sorted_keys[k] for k in kept],
@@ -354,6 +349,41 @@ def keyed_commits(history: pa.Table) -> KeyedCommits:
         (~tombstone[ends[keep] - 1]).tolist(),
         order[ends[keep] - 1],
     )
+
+
+def _by_key(history: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The order of the rows by (group, topic, partition), stable, and where each key starts in
+    it: one sort of a number per row made of the ranks of its group and topic among the
+    distinct ones (few) and its partition."""
+    group = history.column("group").combine_chunks().dictionary_encode()
+    topic = history.column("topic").combine_chunks().dictionary_encode()
+    partition = history.column("partition")
+    if group.null_count or topic.null_count or partition.null_count:
+        ids = key_ids(history, list(_KEY_COLUMNS))  # nulls sort last, as Arrow sorts them
+        keys = history.select(list(_KEY_COLUMNS)).to_pylist()
+        _, first = np.unique(ids, return_index=True)
+        rank = np.empty(len(first), np.int64)
+        by_key = sorted(range(len(first)), key=lambda k: _null_last(keys[first[k]]))
+        rank[by_key] = np.arange(len(first))
+        code = rank[ids]
+    else:
+        parts = np.asarray(partition.to_numpy(), np.int64)
+        low, span = int(parts.min()), int(parts.max()) - int(parts.min()) + 1
+        code = np.zeros(len(parts), np.int64)
+        for column in (group, topic):
+            names = column.dictionary.to_pylist()
+            rank = np.empty(len(names), np.int64)
+            rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+            code = code * len(names) + rank[column.indices.to_numpy()]
+        code = code * span + (parts - low)
+    order = np.argsort(code, kind="stable")
+    ordered = code[order]
+    starts = np.flatnonzero(np.diff(ordered, prepend=ordered[0] - 1))
+    return order, starts
+
+
+def _null_last(row: dict[str, Any]) -> tuple[tuple[bool, Any], ...]:
+    return tuple((row[c] is None, row[c] or 0) for c in _KEY_COLUMNS)
 
 
 def _int64(table: pa.Table, name: str) -> np.ndarray:

@@ -291,6 +291,10 @@ HISTORY_SCHEMA: Final = pa.schema(
 """Every commit and tombstone that took effect, in the order it did (by key: stable)."""
 
 
+_HISTORY_INPUT: Final = [*HISTORY_SCHEMA.names, "marker", "isTransactional", "producerId"]
+"""The columns of commit rows :func:`history` reads."""
+
+
 def history(rows: pa.Table) -> pa.Table:
     """The commits and tombstones of the (raw, not reduced) commit rows of one log partition
     that took effect, in the order they did (:data:`HISTORY_SCHEMA`)."""
@@ -326,7 +330,7 @@ class CommitHistory:
     def add(self, decoded: pa.Table | pa.RecordBatch) -> None:
         rows = commit_rows(decoded)
         if rows.num_rows:
-            self._chunks.append(rows)
+            self._chunks.append(rows.select(_HISTORY_INPUT))  # what history() reads only
 
     def end_partition(self) -> None:
         if self._chunks:
