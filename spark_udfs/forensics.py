@@ -675,7 +675,7 @@ def partition_lag(
     ``ends``) over the last ``window`` commits, by the rules of
     :func:`codegen.forensics.lag.burrow_status`. A partition whose log end is only a
     checkpoint's (``history`` false in ``ends``) has its lag now and no status. The command
-    line's definitions (:func:`codegen.forensics.lag.partition_lag` per data partition)."""
+    line's definitions (:func:`codegen.forensics.lag.partition_lags` per data partition)."""
     from pyspark.sql import functions as F
 
     if window < 1:

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
+from codegen.forensics import lag as lag_module
 from codegen.forensics.command import lag_command
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnds, discover
@@ -441,3 +442,30 @@ def test_multi_partition_output_is_unchanged(tmp_path: Path, fmt: str, args: lis
     assert sorted(lines) == sorted(expected)
     assert name == sorted(name, key=lambda g: (home[g], g))
     assert got.endswith("\n") and not got.endswith("\n\n")
+
+
+def test_groups_come_a_partition_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each __consumer_offsets partition's groups are made once it is read, before the next one
+    is read; lag_reports merges them into one list by name."""
+    dump = write_golden_dump(tmp_path / "dump")
+    home = {r.group: r.partition for r in group_reports(dump)}
+    read: list[Path] = []
+    original = lag_module._read_history
+
+    def reading(files: list[Path], *args: Any) -> Any:
+        read.extend(files)
+        return original(files, *args)
+
+    monkeypatch.setattr(lag_module, "_read_history", reading)
+    chunks = lag_module.lag_chunks(dump, window=3)
+    assert read == []  # nothing read before the chunks are taken
+    seen: list[list[str]] = []
+    for n, chunk in enumerate(chunks):
+        assert [f.parent.name for f in read] == [f"__consumer_offsets-{n}"]
+        read.clear()
+        seen.append([g.group for g in chunk])
+        assert {home[g] for g in seen[-1]} == {n}
+        assert seen[-1] == sorted(seen[-1])
+    assert len(seen) == 4
+    merged = lag_reports(dump, window=3)
+    assert [g.group for g in merged] == sorted(g for names in seen for g in names)
