@@ -641,7 +641,6 @@ def partition_lags(
 def commits_json(partitions: Sequence[PartitionLag]) -> list[str]:
     """Each partition's commits as one JSON array text (what ``[c.to_json() for c in
     p.commits]`` encodes to, compact), written from the columns in bulk."""
-
     if not partitions:
         return []
     first = partitions[0].history
