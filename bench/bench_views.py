@@ -12,6 +12,7 @@ record, and peak memory within 2x (``lag`` keeps every commit: its history is th
     python bench/bench_views.py                     # 1 M and 16 M records
     python bench/bench_views.py --sizes 200000 800000 --repeat 1
     python bench/bench_views.py --startup --sizes 1000000   # and each command on 1,000 records
+    python bench/bench_views.py --only lag --keep /tmp/views   # dumps written once, reused
 
 ``--startup`` also runs ``--help`` and every command on a 1,000-record dump: what a command costs
 before it reads much (interpreter start-up and imports), next to its cost on the first size.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,25 +53,49 @@ def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
 
 
+def _dump(where: Path, n: int, groups: int) -> tuple[Path, int]:
+    """The ``n``-record dump under ``where`` (written unless a complete one is there) and its
+    record count."""
+    folder = where / f"dump-{n}-{groups}"
+    done = where / f"dump-{n}-{groups}.records"
+    if done.exists():
+        records = int(done.read_text())
+        print(f"{records:,} records in {folder} (kept)", flush=True)
+        return folder, records
+    shutil.rmtree(folder, ignore_errors=True)  # an unfinished one
+    stats = write_consumer_offsets(
+        folder, records=n, partitions=max(1, n // 1_000_000), groups=groups
+    )
+    done.write_text(str(stats.records))  # written last: the dump is complete
+    print(f"{stats.records:,} records in {len(stats.files)} partition(s)", flush=True)
+    return folder, stats.records
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 16_000_000])
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--groups", type=int, default=1000)
     parser.add_argument("--startup", action="store_true", help="also time a 1,000-record dump")
+    parser.add_argument(
+        "--only", choices=sorted(COMMANDS), nargs="+", help="Only these commands (default: all)."
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="Write the dumps into DIR and keep them; a dump already there (same size and "
+        "groups) is reused.",
+    )
     args = parser.parse_args()
+    commands = {k: v for k, v in COMMANDS.items() if args.only is None or k in args.only}
     with tempfile.TemporaryDirectory() as tmp:
         env = python_env(Path(tmp) / "pycache")
         dumps = {}
         for n in args.sizes:
-            folder = Path(tmp) / f"dump-{n}"
-            stats = write_consumer_offsets(
-                folder, records=n, partitions=max(1, n // 1_000_000), groups=args.groups
-            )
-            dumps[n] = (folder, stats.records)
-            print(f"{stats.records:,} records in {len(stats.files)} partition(s)", flush=True)
+            dumps[n] = _dump(args.keep or Path(tmp), n, args.groups)
         results: dict[tuple[str, int], tuple[float, int]] = {}
-        for name, argv in COMMANDS.items():
+        for name, argv in commands.items():
             for n, (folder, _) in dumps.items():
                 cmd = [sys.executable, "-m", "codegen", argv[0], str(folder), *argv[1:]]
                 runs = [measure(cmd, env) for _ in range(args.repeat)]
@@ -77,7 +103,7 @@ def main() -> None:
         first = args.sizes[0]
         print(f"\n{'command':18} {'records':>12} {'cpu s':>8} {'records/s':>11} "
               f"{'per record':>11} {'peak MB':>8} {'memory':>7}")  # fmt: skip
-        for name in COMMANDS:
+        for name in commands:
             base_cpu, base_mem = results[name, first]
             base_rate = dumps[first][1] / base_cpu
             for n, (_, records) in dumps.items():
@@ -88,7 +114,7 @@ def main() -> None:
                     f"{base_rate / rate:10.2f}x {mem:8} {mem / base_mem:6.2f}x"
                 )
         if args.startup:
-            startup(Path(tmp), env, args.repeat, {n: results[n, first][0] for n in COMMANDS})
+            startup(Path(tmp), env, args.repeat, {n: results[n, first][0] for n in commands})
 
 
 def startup(tmp: Path, env: dict[str, str], repeat: int, big: dict[str, float]) -> None:
@@ -100,6 +126,8 @@ def startup(tmp: Path, env: dict[str, str], repeat: int, big: dict[str, float]) 
     cpu = min(measure([*codegen, "--help"], env)[0] for _ in range(repeat))
     print(f"\n{'start-up':18} {'cpu s':>8} {'of big':>7}\n{'--help':18} {cpu:8.3f}")
     for name, argv in COMMANDS.items():
+        if name not in big:
+            continue
         cmd = [*codegen, argv[0], str(folder), *argv[1:]]
         cpu = min(measure(cmd, env)[0] for _ in range(repeat))
         print(f"{name:18} {cpu:8.3f} {cpu / big[name]:6.0%}")

@@ -564,32 +564,44 @@ def _log_end(ends: pa.Table) -> LogEnd | None:
     )
 
 
-def _views(history: pa.Table) -> Iterator[lag_views.OffsetsView]:
-    """The command line's offsets view of each log partition among ``history`` rows."""
+def _keyed(history: pa.Table) -> Iterator[lag_views.KeyedCommits]:
+    """The command line's commits by key (:func:`codegen.forensics.lag.keyed_commits`) of each
+    log partition among ``history`` rows."""
     import pyarrow.compute as pc
 
     from codegen.views.offsets import HISTORY_SCHEMA
 
     for lp in sorted(set(history.column("logPartition").to_pylist())):
         rows = history.filter(pc.equal(history.column("logPartition"), lp))
-        view = lag_views.OffsetsView(lp)
-        view.take_history(rows.sort_by("applyIndex").select(HISTORY_SCHEMA.names), -1)
-        yield view
+        yield lag_views.keyed_commits(rows.sort_by("applyIndex").select(HISTORY_SCHEMA.names))
 
 
 def _offset_history_of(history: pa.Table, ends: pa.Table) -> pa.Table:
+    import numpy as np
     import pyarrow as pa
 
     end = _log_end(ends)
-    out: list[dict[str, Any]] = []
-    for view in _views(history):
-        for (g, t, p), commits in sorted(view.history.items()):
-            lag_views.commit_lags(commits, end)
-            out.extend(
-                {"group": g, "topic": t, "partition": p, "seq": seq, **c.to_json()}
-                for seq, c in enumerate(commits)
-            )
-    return pa.Table.from_pylist(out, schema=_arrow_schema(_OFFSET_HISTORY_DDL))
+    tables: list[pa.Table] = []
+    for kc in _keyed(history):
+        log_end, lag, known = lag_views.commit_lags(kc, [end] * len(kc.keys))
+        counts = np.diff(kc.bounds)
+        key_of = np.repeat(np.arange(len(kc.keys)), counts)
+        columns = {
+            "group": pa.array([k[0] for k in kc.keys]).take(key_of),
+            "topic": pa.array([k[1] for k in kc.keys]).take(key_of),
+            "partition": pa.array([k[2] for k in kc.keys], pa.int32()).take(key_of),
+            "seq": pa.array(np.arange(len(key_of)) - np.repeat(kc.bounds[:-1], counts), pa.int32()),
+            "recordOffset": kc.record_offset,
+            "commitTimestamp": kc.commit_timestamp,
+            "offset": kc.offset,
+            "leaderEpoch": pa.array(kc.leader_epoch, pa.int32()),
+            "logEndOffset": pa.array(log_end, mask=~known),
+            "lag": pa.array(lag, mask=~known),
+        }
+        tables.append(pa.table(columns, schema=_arrow_schema(_OFFSET_HISTORY_DDL)))
+    if not tables:
+        return _arrow_schema(_OFFSET_HISTORY_DDL).empty_table()
+    return pa.concat_tables(tables)
 
 
 def _arrow_schema(ddl: str) -> pa.Schema:
@@ -626,18 +638,11 @@ def _partition_lag_of(window: int, min_commits: int) -> Callable[[pa.Table, pa.T
         if history.num_rows:
             end = _log_end(ends)
             now = history.column("_now")[0].as_py()
-            for view in _views(history.drop_columns(["_now"])):
-                for k in sorted(view.history):
-                    report = lag_views.partition_lag(
-                        k,
-                        view.history[k],
-                        view.deletions.get(k, []),
-                        k in view.offsets,
-                        end,
-                        now,
-                        window,
-                        min_commits,
-                    )
+            for kc in _keyed(history.drop_columns(["_now"])):
+                reports = lag_views.partition_lags(
+                    kc, [end] * len(kc.keys), now, window, min_commits
+                )
+                for report in reports:
                     out.append(
                         {
                             "group": report.group,
@@ -645,7 +650,7 @@ def _partition_lag_of(window: int, min_commits: int) -> Callable[[pa.Table, pa.T
                             "partition": report.partition,
                             "live": report.live,
                             "deletedAt": report.deleted_at,
-                            "windowCommits": len(report.commits[-window:]),
+                            "windowCommits": min(len(report.history), window),
                             "logEndOffset": report.log_end_offset,
                             "logEndSource": report.log_end_source,
                             "lag": report.lag,
@@ -670,7 +675,7 @@ def partition_lag(
     ``ends``) over the last ``window`` commits, by the rules of
     :func:`codegen.forensics.lag.burrow_status`. A partition whose log end is only a
     checkpoint's (``history`` false in ``ends``) has its lag now and no status. The command
-    line's definitions (:func:`codegen.forensics.lag.partition_lag` per data partition)."""
+    line's definitions (:func:`codegen.forensics.lag.partition_lags` per data partition)."""
     from pyspark.sql import functions as F
 
     if window < 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import struct
@@ -14,12 +15,14 @@ from click.testing import CliRunner
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
+from codegen.forensics import lag as lag_module
 from codegen.forensics.command import lag_command
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnds, discover
 from codegen.forensics.lag import Commit, burrow_status, lag_reports
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
+from spark_udfs.synth import write_consumer_offsets
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "forensics" / "aibulb"
@@ -378,3 +381,91 @@ def test_output_file(log_folder: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(lag_command, [str(log_folder), "--output", str(out)])
     assert result.exit_code == 0 and result.output == ""
     assert out.read_text().startswith("g-mixed")
+
+
+GOLDEN = ROOT / "tests" / "golden" / "lag"
+GOLDEN_T0 = 1_700_000_000_000
+
+
+def write_golden_dump(root: Path) -> Path:
+    """A 3,000-record dump over 4 ``__consumer_offsets`` partitions as ``make demo`` writes it
+    (``spark_udfs.synth``), with the data partitions of topics orders-0..5 (orders-6 and 7 have
+    none: lag unknown): 20 batches each, the log end growing by 600 every 250 ms."""
+    write_consumer_offsets(root, records=3000, partitions=4, groups=12)
+    for topic in range(6):
+        for partition in range(12):
+            folder = root / f"orders-{topic}-{partition}"
+            folder.mkdir()
+            with SegmentWriter(folder / "00000000000000000000.log") as w:
+                for k in range(20):
+                    w.write_batch(
+                        [(None, b"x")],
+                        base_offset=k * 600 + partition,
+                        timestamp=GOLDEN_T0 + k * 250,
+                    )
+    return root
+
+
+def _blocks(table: str) -> list[str]:
+    """A lag table's blocks, one per group (its line, then its partitions' lines)."""
+    blocks: list[str] = []
+    for line in table.splitlines():
+        if line.startswith("  "):
+            blocks[-1] += "\n" + line
+        else:
+            blocks.append(line)
+    return blocks
+
+
+@pytest.mark.parametrize(
+    ("fmt", "args"), [("jsonl", ["--format", "jsonl"]), ("table", ["--window", "3"])]
+)
+def test_multi_partition_output_is_unchanged(tmp_path: Path, fmt: str, args: list[str]) -> None:
+    """The golden output was written before ``lag`` streamed its groups a ``__consumer_offsets``
+    partition at a time, by group name: the same groups, to the byte, now in the order of
+    their partitions, then by name."""
+    dump = write_golden_dump(tmp_path / "dump")
+    result = CliRunner().invoke(lag_command, [str(dump), *args])
+    assert result.exit_code == 0, result.output
+    golden = gzip.decompress((GOLDEN / f"synth.{fmt}.gz").read_bytes()).decode()
+    got = result.output.replace(str(dump), "<ROOT>")
+    home = {r.group: r.partition for r in group_reports(dump)}
+    assert len(set(home.values())) == 4
+    if fmt == "jsonl":
+        expected = golden.splitlines()
+        lines = got.splitlines()
+        name = [json.loads(line)["group"] for line in lines]
+    else:
+        expected = _blocks(golden)
+        lines = _blocks(got)
+        name = [block.split("  ", 1)[0] for block in lines]
+    assert sorted(lines) == sorted(expected)
+    assert name == sorted(name, key=lambda g: (home[g], g))
+    assert got.endswith("\n") and not got.endswith("\n\n")
+
+
+def test_groups_come_a_partition_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each __consumer_offsets partition's groups are made once it is read, before the next one
+    is read; lag_reports merges them into one list by name."""
+    dump = write_golden_dump(tmp_path / "dump")
+    home = {r.group: r.partition for r in group_reports(dump)}
+    read: list[Path] = []
+    original = lag_module._read_history
+
+    def reading(files: list[Path], *args: Any) -> Any:
+        read.extend(files)
+        return original(files, *args)
+
+    monkeypatch.setattr(lag_module, "_read_history", reading)
+    chunks = lag_module.lag_chunks(dump, window=3)
+    assert read == []  # nothing read before the chunks are taken
+    seen: list[list[str]] = []
+    for n, chunk in enumerate(chunks):
+        assert [f.parent.name for f in read] == [f"__consumer_offsets-{n}"]
+        read.clear()
+        seen.append([g.group for g in chunk])
+        assert {home[g] for g in seen[-1]} == {n}
+        assert seen[-1] == sorted(seen[-1])
+    assert len(seen) == 4
+    merged = lag_reports(dump, window=3)
+    assert [g.group for g in merged] == sorted(g for names in seen for g in names)

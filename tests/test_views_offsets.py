@@ -218,7 +218,7 @@ def test_the_commit_history_equals_the_record_view(
     for table in _decoded(path, batch_rows):
         commits.add(table)
     got = OffsetsView(0)
-    got.take_history(commits.table(), -1)
+    got.take_history(commits.table())
     assert got.history == expected.history
     assert got.deletions == expected.deletions
     assert got.offsets == expected.offsets

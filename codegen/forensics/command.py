@@ -5,16 +5,23 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Final
 
 import click
 
 from codegen.forensics.downgrade import DowngradeReport, DumpInputError, check_downgrade
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
 from codegen.forensics.inputs import InputError, discover
-from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, GroupLag, lag_reports
+from codegen.forensics.lag import (
+    DEFAULT_MIN_COMMITS,
+    DEFAULT_WINDOW,
+    GroupLag,
+    commits_json,
+    lag_chunks,
+    lag_reports,
+)
 from codegen.forensics.releases import UnknownReleaseError
 from codegen.forensics.shares import DELIVERY_STATES, InFlightBatch
 from codegen.text import plural
@@ -25,6 +32,7 @@ __all__ = [
     "emit",
     "groups_command",
     "lag_command",
+    "lag_json_lines",
     "render_groups_table",
     "render_lag_table",
     "render_table",
@@ -346,7 +354,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
     for g in reports:
         out.append(f"{_group_cell(g.group)}  {g.status or 'no status'}  (now {_time(g.now)})")
         for p in g.partitions:
-            last = p.commits[-1]
+            last = p.history.newest()
             end = "-" if p.log_end_offset is None else str(p.log_end_offset)
             lag = "-" if p.lag is None else str(p.lag)
             deleted = "" if p.live else "  offset deleted"
@@ -354,7 +362,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
             out.append(
                 f"  {p.topic}-{p.partition}  {p.status or '-':<5}  committed {last.offset} "
                 f"at {_time(last.commit_timestamp)}  log end {end}{source}  lag {lag}  "
-                f"{plural(len(p.commits), 'commit')}{deleted}  ({p.reason})"
+                f"{plural(len(p.history), 'commit')}{deleted}  ({p.reason})"
             )
         for sp in g.share_partitions:
             end = "-" if sp.log_end_offset is None else str(sp.log_end_offset)
@@ -400,7 +408,8 @@ def render_lag_table(reports: list[GroupLag]) -> str:
     default="table",
     show_default=True,
     help="table: a line per group and partition; jsonl: one JSON object per group with every "
-    "commit; html: the report (groups, offsets and lag with plots) as one self-contained file.",
+    "commit (groups by __consumer_offsets partition, then name, each partition written once "
+    "read); html: the report (groups, offsets and lag with plots) as one self-contained file.",
 )
 @OUTPUT_OPTION
 def lag_command(
@@ -434,13 +443,75 @@ def lag_command(
     if fmt == "html":
         _html_report(paths, group, as_of, window, output, "lag")
         return
+    out = _LazyOutput(output)
     try:
         point = parse_as_of(as_of) if as_of is not None else None
-        reports = lag_reports(list(paths), group, point, window, min_commits=min_commits)
+        chunks = lag_chunks(list(paths), group, point, window, min_commits=min_commits)
+        for chunk in chunks:
+            if fmt == "jsonl":
+                out.write_lines(lag_json_lines(chunk))
+            elif chunk:
+                out.write_lines([render_lag_table(chunk).encode()])
     except ValueError as exc:
+        out.close()
         click.echo(f"lag: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    if fmt == "jsonl":
-        emit(jsonl(r.to_json() for r in reports), output)
-    else:
-        emit(render_lag_table(reports) if reports else _no_groups(paths), output)
+    if not out.lines:
+        out.write_lines([b"" if fmt == "jsonl" else _no_groups(paths).encode()])
+    out.close()
+
+
+_JSON_COMMITS: Final = 1 << 16
+"""Commits encoded at a time: text of bounded size, in few bulk steps."""
+
+
+def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
+    """One compact JSON line per group (UTF-8, no newline), as :func:`jsonl` writes
+    ``GroupLag.to_json()``; the commits are encoded from their columns, a few hundred
+    thousand at a time (:func:`codegen.forensics.lag.commits_json`)."""
+    import orjson
+
+    batch: list[GroupLag] = []
+    size = 0
+    for n, g in enumerate(reports):
+        batch.append(g)
+        size += sum(len(p.history) for p in g.partitions)
+        if size >= _JSON_COMMITS or n == len(reports) - 1:
+            arrays = iter(commits_json([p for b in batch for p in b.partitions]))
+            for b in batch:
+                texts = [orjson.Fragment(next(arrays)) for _ in b.partitions]
+                try:
+                    yield orjson.dumps(b.to_json(texts))
+                except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
+                    yield _json_line(b.to_json()).encode()
+            batch, size = [], 0
+
+
+class _LazyOutput:
+    """Standard output, or ``--output`` opened at the first line (nothing written on an error
+    before it): lines written as they come, each ending with a newline."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.lines = 0
+        self._file: BinaryIO | None = None
+
+    def write_lines(self, lines: Iterable[bytes]) -> None:
+        if self._file is None:
+            if self.path is None:
+                self._file = sys.stdout.buffer
+            else:
+                self._file = self.path.open("wb")
+        out: BinaryIO = self._file
+        for line in lines:
+            out.write(line)
+            out.write(b"\n")
+            self.lines += 1
+
+    def close(self) -> None:
+        if self._file is None:
+            return
+        if self.path is None:
+            self._file.flush()
+        else:
+            self._file.close()

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from codegen.dumps.model import RecordBatch
+from codegen.dumps.model import BatchHeader
 from codegen.dumps.segments import SegmentReader, segment_file_info, segment_files
 
 __all__ = [
@@ -306,6 +306,15 @@ class LogEnds:
             self.newest_timestamp = max(self.newest_timestamp, found.times[-1])
         return found
 
+    def newest_data_timestamp(self) -> int:
+        """The newest batch timestamp of every data partition found (not the internal
+        topics'), -1 when there is none."""
+        if self.dirs is not None:
+            for k in sorted({*self.dirs.replicas, *self.dirs.neighbours}):
+                if not k[0].startswith("__"):
+                    self.of(*k)
+        return self.newest_timestamp
+
     def _load(self, k: tuple[str, int]) -> LogEnd | None:
         if self.dirs is None:
             return None
@@ -338,8 +347,8 @@ def _from_segments(r: PartitionFolder) -> LogEnd | None:
     ends: list[int] = []
     newest = -1
     for f in logs:
-        for item in SegmentReader(f):
-            if not isinstance(item, RecordBatch):
+        for item in SegmentReader(f).batch_headers():
+            if not isinstance(item, BatchHeader):
                 continue
             # Running maxima keep both lists sorted for the bisection.
             newest = max(newest, item.max_timestamp)

@@ -24,7 +24,8 @@ without it the log end is unknown). They have no status.
 
 Status (after Burrow's consumer lag evaluation rules), per partition over a sliding window of
 the last ``window`` commits (default 10), evaluated at *now*: the ``--as-of`` time, else the
-newest timestamp in the dump (offset commits and data batches). The first rule that holds:
+newest timestamp in the dump: of the ``__consumer_offsets`` batches (up to ``--as-of``) and of
+every data partition's batches. The first rule that holds:
 
 1. no status when a lag in the window is unknown (no log end history for the partition);
 2. ``OK`` (incomplete) when the window holds fewer than ``min_commits`` commits (default 2,
@@ -45,7 +46,7 @@ else ``WARN`` when any is ``WARN``, else ``OK`` (and none when no partition has 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -59,6 +60,7 @@ from codegen.dumps.compacted import CommittedOffset, CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
+from codegen.dumps.segments import SegmentReader
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions
 from codegen.forensics.groups import AsOf
@@ -74,16 +76,21 @@ __all__ = [
     "DEFAULT_WINDOW",
     "ERROR_STATUSES",
     "Commit",
+    "CommitColumns",
     "GroupLag",
+    "KeyedCommits",
     "OffsetsView",
     "PartitionLag",
     "SharePartitionLag",
     "burrow_status",
     "commit_lags",
+    "commits_json",
     "group_status",
+    "keyed_commits",
+    "lag_chunks",
     "lag_reports",
     "log_folder_of",
-    "partition_lag",
+    "partition_lags",
 ]
 
 DEFAULT_WINDOW: Final = 10
@@ -92,7 +99,19 @@ ERROR_STATUSES: Final = ("STOP", "STALL", "REWIND")
 _OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
 
 
-@dataclass(slots=True)  # not frozen: one per record, and frozen init is slower
+_COMMIT_FIELDS: Final = (
+    "recordOffset",
+    "commitTimestamp",
+    "offset",
+    "leaderEpoch",
+    "logEndOffset",
+    "lag",
+)
+"""A commit's JSON members, in order (:meth:`Commit.to_json`, and the text
+:func:`commits_json` writes from columns)."""
+
+
+@dataclass(slots=True)  # not frozen: frozen init is slower
 class Commit:
     record_offset: int
     """Offset of the commit's record in ``__consumer_offsets``."""
@@ -103,14 +122,69 @@ class Commit:
     lag: int | None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "recordOffset": self.record_offset,
-            "commitTimestamp": self.commit_timestamp,
-            "offset": self.offset,
-            "leaderEpoch": self.leader_epoch,
-            "logEndOffset": self.log_end_offset,
-            "lag": self.lag,
-        }
+        return dict(
+            zip(
+                _COMMIT_FIELDS,
+                (
+                    self.record_offset,
+                    self.commit_timestamp,
+                    self.offset,
+                    self.leader_epoch,
+                    self.log_end_offset,
+                    self.lag,
+                ),
+                strict=True,
+            )
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CommitColumns:
+    """Commits as numpy columns, oldest first: rows ``start:stop`` of arrays that may hold
+    other partitions' commits too (one ``__consumer_offsets`` partition's, by key)."""
+
+    record_offset: np.ndarray
+    commit_timestamp: np.ndarray
+    offset: np.ndarray
+    leader_epoch: np.ndarray
+    log_end_offset: np.ndarray
+    """At the commit's time; meaningless where ``known`` is false."""
+    lag: np.ndarray
+    known: np.ndarray
+    """Whether the log end offset (and so the lag) at the commit's time is known."""
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def commits(self, last: int | None = None) -> list[Commit]:
+        """The commits as objects (the ``last`` ones only, when given)."""
+        start = self.start if last is None else max(self.start, self.stop - last)
+        return _commit_objects(self, np.arange(start, self.stop))
+
+    def newest(self) -> Commit:
+        return _commit_objects(self, np.arange(self.stop - 1, self.stop))[0]
+
+
+def _commit_objects(c: CommitColumns, rows: np.ndarray) -> list[Commit]:
+    known = c.known[rows]
+    ends: list[int | None] = c.log_end_offset[rows].tolist()
+    lags: list[int | None] = c.lag[rows].tolist()
+    if not known.all():
+        for i in np.flatnonzero(~known).tolist():
+            ends[i] = lags[i] = None
+    return list(
+        map(
+            Commit,
+            c.record_offset[rows].tolist(),
+            c.commit_timestamp[rows].tolist(),
+            c.offset[rows].tolist(),
+            c.leader_epoch[rows].tolist(),
+            ends,
+            lags,
+        )
+    )
 
 
 @dataclass(slots=True)
@@ -118,7 +192,8 @@ class PartitionLag:
     group: str
     topic: str
     partition: int
-    commits: list[Commit] = field(default_factory=list)
+    history: CommitColumns
+    """Every commit that took effect, oldest first, with its log end offset and lag."""
     deleted_at: list[int] = field(default_factory=list)
     """Record offsets of the tombstones that deleted this offset."""
     live: bool = True
@@ -132,7 +207,13 @@ class PartitionLag:
     status: str | None = None
     reason: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def commits(self) -> list[Commit]:
+        """Every commit as an object (built on each call: read :attr:`history` in bulk)."""
+        return self.history.commits()
+
+    def summary_json(self) -> dict[str, Any]:
+        """:meth:`to_json` without ``commits``."""
         return {
             "group": self.group,
             "topic": self.topic,
@@ -144,8 +225,14 @@ class PartitionLag:
             "status": self.status,
             "reason": self.reason,
             "deletedAt": self.deleted_at,
-            "commits": [c.to_json() for c in self.commits],
         }
+
+    def to_json(self, commits: Any = None) -> dict[str, Any]:
+        """The partition as JSON; ``commits`` replaces the commits' list when given (their
+        text, already encoded)."""
+        if commits is None:
+            commits = [c.to_json() for c in self.commits]
+        return {**self.summary_json(), "commits": commits}
 
 
 @dataclass(slots=True)
@@ -181,12 +268,15 @@ class GroupLag:
     now: int
     share_partitions: list[SharePartitionLag] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, commits: Sequence[Any] | None = None) -> dict[str, Any]:
+        """The group as JSON; ``commits`` (one per partition) replaces each partition's list of
+        commits when given."""
+        given = commits if commits is not None else [None] * len(self.partitions)
         doc: dict[str, Any] = {
             "group": self.group,
             "status": self.status,
             "now": self.now,
-            "partitions": [p.to_json() for p in self.partitions],
+            "partitions": [p.to_json(c) for p, c in zip(self.partitions, given, strict=True)],
         }
         if self.share_partitions:
             doc["sharePartitions"] = [s.to_json() for s in self.share_partitions]
@@ -194,87 +284,156 @@ class GroupLag:
 
 
 _KEY_COLUMNS: Final = ("group", "topic", "partition")
-_COMMIT_COLUMNS: Final = ("recordOffset", "commitTimestamp", "offset", "leaderEpoch")
-"""The columns of the columnar history that make a :class:`Commit`."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedCommits:
+    """The commits of one ``__consumer_offsets`` partition that took effect, by (group, topic,
+    partition), as columns: the keys sorted, each key's commits in the order they took effect.
+    Keys whose records are all tombstones are left out."""
+
+    keys: list[tuple[str, str, int]]
+    bounds: np.ndarray
+    """The commits of ``keys[k]`` are rows ``bounds[k]:bounds[k + 1]`` of the columns."""
+    record_offset: np.ndarray
+    commit_timestamp: np.ndarray
+    offset: np.ndarray
+    leader_epoch: np.ndarray
+    deleted_at: list[list[int]]
+    """Per key, the record offsets of the tombstones after its first commit."""
+    live: list[bool]
+    """Per key, whether its last record is a commit (not a tombstone)."""
+    last_rows: np.ndarray
+    """Per key, the row of its last record in the history table read."""
+
+    @classmethod
+    def empty(cls) -> KeyedCommits:
+        none = np.zeros(0, np.int64)
+        return cls([], np.zeros(1, np.int64), none, none, none, none, [], [], none)
+
+
+def keyed_commits(history: pa.Table) -> KeyedCommits:
+    """:class:`KeyedCommits` of the history of one log partition
+    (:data:`codegen.views.offsets.HISTORY_SCHEMA` rows, in the order they took effect)."""
+    n = history.num_rows
+    if not n:
+        return KeyedCommits.empty()
+    # The rows by key, then in the order they took effect.
+    order, starts = _by_key(history)
+    ends = np.append(starts[1:], n)
+    firsts = pa.array(order[starts])
+    found = zip(*(history.column(c).take(firsts).to_pylist() for c in _KEY_COLUMNS), strict=True)
+    sorted_keys: list[tuple[str, str, int]] = list(found)
+    counts = ends - starts
+    tombstone = history.column("isTombstone").to_numpy(zero_copy_only=False)[order]
+    is_commit = ~tombstone
+    before = np.cumsum(is_commit) - is_commit  # commits before each row (sorted)
+    commits_of = np.append(before[starts], before[-1] + is_commit[-1])
+    commit_counts = np.diff(commits_of)
+    keep = np.flatnonzero(commit_counts > 0)  # keys with a commit
+    segment = np.repeat(np.arange(len(sorted_keys)), counts)
+    deleted_rows = np.flatnonzero(tombstone & (before > before[starts][segment]))
+    deleted_bounds = np.searchsorted(deleted_rows, np.append(starts, n)).tolist()
+    record_offset = history.column("recordOffset").to_numpy()[order]
+    deleted_at = record_offset[deleted_rows].tolist()
+    commit_rows = order[is_commit]
+    kept = keep.tolist()
+    return KeyedCommits(
+        [sorted_keys[k] for k in kept],
+        np.append(commits_of[keep], commits_of[-1]) if len(keep) else np.zeros(1, np.int64),
+        _int64(history, "recordOffset")[commit_rows],
+        _int64(history, "commitTimestamp")[commit_rows],
+        _int64(history, "offset")[commit_rows],
+        _int64(history, "leaderEpoch")[commit_rows],
+        [deleted_at[deleted_bounds[k] : deleted_bounds[k + 1]] for k in kept],
+        (~tombstone[ends[keep] - 1]).tolist(),
+        order[ends[keep] - 1],
+    )
+
+
+def _by_key(history: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The order of the rows by (group, topic, partition), stable, and where each key starts in
+    it: one sort of a number per row made of the ranks of its group and topic among the
+    distinct ones (few) and its partition."""
+    group = history.column("group").combine_chunks().dictionary_encode()
+    topic = history.column("topic").combine_chunks().dictionary_encode()
+    partition = history.column("partition")
+    if group.null_count or topic.null_count or partition.null_count:
+        ids = key_ids(history, list(_KEY_COLUMNS))  # nulls sort last, as Arrow sorts them
+        keys = history.select(list(_KEY_COLUMNS)).to_pylist()
+        _, first = np.unique(ids, return_index=True)
+        rank = np.empty(len(first), np.int64)
+        by_key = sorted(range(len(first)), key=lambda k: _null_last(keys[first[k]]))
+        rank[by_key] = np.arange(len(first))
+        code = rank[ids]
+    else:
+        parts = np.asarray(partition.to_numpy(), np.int64)
+        low, span = int(parts.min()), int(parts.max()) - int(parts.min()) + 1
+        code = np.zeros(len(parts), np.int64)
+        for column in (group, topic):
+            names = column.dictionary.to_pylist()
+            rank = np.empty(len(names), np.int64)
+            rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+            code = code * len(names) + rank[column.indices.to_numpy()]
+        code = code * span + (parts - low)
+    order = np.argsort(code, kind="stable")
+    ordered = code[order]
+    starts = np.flatnonzero(np.diff(ordered, prepend=ordered[0] - 1))
+    return order, starts
+
+
+def _null_last(row: dict[str, Any]) -> tuple[tuple[bool, Any], ...]:
+    return tuple((row[c] is None, row[c] or 0) for c in _KEY_COLUMNS)
+
+
+def _int64(table: pa.Table, name: str) -> np.ndarray:
+    """An integer column as int64 (0 where null: a tombstone has no value)."""
+    return np.asarray(table.column(name).fill_null(0).to_numpy(), np.int64)
 
 
 class OffsetsView(CompactedView):
-    """The compacted view of one partition, also keeping every commit and offset deletion."""
+    """The compacted view of one partition, also keeping every commit and offset deletion,
+    record by record: the reference :func:`keyed_commits` is tested against."""
 
     def __init__(self, partition: int, as_of: AsOf | None = None) -> None:
         super().__init__()
         self.partition = partition
         self.as_of = as_of
         self.history: dict[tuple[str, str, int], list[Commit]] = {}
-        """(group, topic, partition) -> its commits, oldest first (log end offset and lag are
-        filled in by :func:`lag_reports`)."""
+        """(group, topic, partition) -> its commits, oldest first (no log end offset, no lag)."""
         self.deletions: dict[tuple[str, str, int], list[int]] = {}
-        self.newest_timestamp = -1
 
     def add_batch(self, item: DecodedBatch) -> None:
         batch = item.batch
         if self.as_of is not None and self.as_of.excludes(batch.base_offset, batch.max_timestamp):
             return
-        self.newest_timestamp = max(self.newest_timestamp, batch.max_timestamp)
         super().add_batch(item)
 
-    def take_history(self, history: pa.Table, newest_timestamp: int) -> None:
+    def take_history(self, history: pa.Table) -> None:
         """The commits from the columnar view (``codegen.views.offsets.HISTORY_SCHEMA`` rows
         of this partition, in the order they took effect), for a view fed no records."""
-        self.newest_timestamp = max(self.newest_timestamp, newest_timestamp)
-        if not history.num_rows:
-            return
-        ordered = history.sort_by([(c, "ascending") for c in _KEY_COLUMNS])  # stable
-        n = ordered.num_rows
-        groups, topics, partitions = (ordered.column(c).to_pylist() for c in _KEY_COLUMNS)
-        tombstone = ordered.column("isTombstone").to_numpy(zero_copy_only=False)
-        record_offset = ordered.column("recordOffset").to_numpy()
-        # Key segments (the rows are sorted by key), and where each starts in the commits and
-        # in the deletions (tombstones after a commit of their key).
-        segment = np.cumsum(np.diff(key_ids(ordered, list(_KEY_COLUMNS)), prepend=-1) != 0) - 1
-        starts = np.flatnonzero(np.diff(segment, prepend=-1))
-        commit_rows = np.flatnonzero(~tombstone)
-        seen = np.cumsum(~tombstone) - ~tombstone  # commits before each row
-        deleted_rows = np.flatnonzero(tombstone & (seen > seen[starts][segment]))
-        bounds = np.append(starts, n)
-        commit_bounds = np.searchsorted(commit_rows, bounds).tolist()
-        deleted_bounds = np.searchsorted(deleted_rows, bounds).tolist()
-        take = pa.array(commit_rows)
-        commits_of = list(
-            map(
-                Commit,
-                record_offset[commit_rows].tolist(),
-                ordered.column("commitTimestamp").take(take).to_pylist(),
-                ordered.column("offset").take(take).to_pylist(),
-                ordered.column("leaderEpoch").take(take).to_pylist(),
-                itertools.repeat(None, len(commit_rows)),
-                itertools.repeat(None, len(commit_rows)),
-            )
-        )
-        deleted_at = record_offset[deleted_rows].tolist()
-        metadata = ordered.column("metadata").to_pylist()
-        expire = ordered.column("expireTimestamp").to_pylist()
-        ends = bounds[1:].tolist()
-        for k, start in enumerate(starts.tolist()):
-            commits = commits_of[commit_bounds[k] : commit_bounds[k + 1]]
-            if not commits:
-                continue
-            key = (groups[start], topics[start], partitions[start])
-            self.history[key] = commits
-            deleted = deleted_at[deleted_bounds[k] : deleted_bounds[k + 1]]
-            if deleted:
-                self.deletions[key] = deleted
-            last_row = ends[k] - 1
-            if not tombstone[last_row]:
-                last = commits[-1]
+        kc = keyed_commits(history)
+        last = pa.array(kc.last_rows)
+        metadata = history.column("metadata").take(last).to_pylist()
+        expire = history.column("expireTimestamp").take(last).to_pylist()
+        unknown = np.zeros(len(kc.offset), np.bool_)
+        columns = (kc.record_offset, kc.commit_timestamp, kc.offset, kc.leader_epoch)
+        bounds = kc.bounds.tolist()
+        for k, key in enumerate(kc.keys):
+            cols = CommitColumns(*columns, kc.offset, kc.offset, unknown, bounds[k], bounds[k + 1])
+            commits = self.history[key] = cols.commits()
+            if kc.deleted_at[k]:
+                self.deletions[key] = kc.deleted_at[k]
+            if kc.live[k]:
+                newest = commits[-1]
                 self.offsets[key] = CommittedOffset(
                     *key,
-                    last.offset,
-                    last.leader_epoch,
-                    metadata[last_row],
-                    last.commit_timestamp,
-                    expire[last_row],
-                    last.record_offset,
+                    newest.offset,
+                    newest.leader_epoch,
+                    metadata[k],
+                    newest.commit_timestamp,
+                    expire[k],
+                    newest.record_offset,
                 )
 
     def add(self, rec: DecodedRecord) -> None:
@@ -304,26 +463,33 @@ class OffsetsView(CompactedView):
             commits.append(commit)
 
 
-def _offsets_view(
-    partition: int, files: list[Path], as_of: AsOf | None, errors: list[SegmentError] | None
-) -> OffsetsView:
-    """One partition's commits from the engine's columns (``codegen.views.offsets.history``)."""
-    view = OffsetsView(partition, as_of)
+def _read_history(
+    files: list[Path], as_of: AsOf | None, errors: list[SegmentError] | None
+) -> pa.Table:
+    """One log partition's history from the engine's columns (``codegen.views.offsets.history``)."""
     commits = CommitHistory()
-    newest = -1
     for f in files:
         found: list[SegmentError] = []
         for rb in record_batches(f, headers=False, batch_rows=32768, segment_errors=found):
             if as_of is not None:
                 rb = rb.filter(pa.array(batches_up_to(rb, as_of.offset, as_of.timestamp_ms)))
-            stamps = rb.column("timestamp").drop_null()
-            if len(stamps):
-                newest = max(newest, pc.max(stamps).cast(pa.int64()).as_py() // 1000)
             commits.add(decode_commits(rb)[0])
         if errors is not None:
             errors.extend(found)
-    view.take_history(commits.table(), newest)
-    return view
+    return commits.table()
+
+
+def _newest_timestamp(files: list[Path], as_of: AsOf | None) -> int:
+    """The newest timestamp of the batches with records among ``files`` (up to ``as_of``), from
+    their headers (not their records)."""
+    newest = -1
+    for f in files:
+        for h in SegmentReader(f).batch_headers():
+            if isinstance(h, SegmentError) or not h.record_count:
+                continue
+            if as_of is None or not as_of.excludes(h.base_offset, h.max_timestamp):
+                newest = max(newest, h.max_timestamp)
+    return newest
 
 
 def burrow_status(
@@ -388,59 +554,201 @@ def group_status(statuses: Iterable[str | None]) -> str | None:
     return "WARN" if "WARN" in seen else "OK"
 
 
-def commit_lags(commits: list[Commit], end: LogEnd | None) -> None:
-    """Fill in each commit's log end offset and lag at its time (unknown without a log end
-    history: none, or only a checkpoint's)."""
-    if end is not None and end.history:
-        for c in commits:
-            c.log_end_offset = end.at(c.commit_timestamp)
-            c.lag = max(c.log_end_offset - c.offset, 0)
+def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """The concatenated ``arange(start, stop)`` of each pair."""
+    lengths = stops - starts
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(starts - offsets, lengths) + np.arange(total)
 
 
-def partition_lag(
-    key: tuple[str, str, int],
-    commits: list[Commit],
-    deleted_at: list[int],
-    live: bool,
-    end: LogEnd | None,
+def commit_lags(
+    kc: KeyedCommits, ends: Sequence[LogEnd | None]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each commit's log end offset and lag at its time, and where they are known (``ends``:
+    the log end of each key's data partition; unknown without a log end history: none, or
+    only a checkpoint's). The lag is the log end minus the committed offset, never below 0."""
+    n = len(kc.offset)
+    log_end = np.zeros(n, np.int64)
+    known = np.zeros(n, np.bool_)
+    by_end: dict[int, list[int]] = {}
+    for k, end in enumerate(ends):
+        if end is not None and end.history:
+            by_end.setdefault(id(end), []).append(k)
+    found = {id(e): e for e in ends if e is not None}
+    for end_id, members in by_end.items():
+        end = found[end_id]
+        chosen = np.asarray(members)
+        rows = _ranges(kc.bounds[chosen], kc.bounds[chosen + 1])
+        # LogEnd.at, for every commit at once.
+        at = np.searchsorted(np.asarray(end.times), kc.commit_timestamp[rows], side="right")
+        values = np.asarray(end.ends, np.int64)
+        log_end[rows] = np.where(at > 0, values[np.maximum(at - 1, 0)], 0)
+        known[rows] = True
+    lag = np.maximum(log_end - kc.offset, 0)
+    return log_end, lag, known
+
+
+def partition_lags(
+    kc: KeyedCommits,
+    ends: Sequence[LogEnd | None],
     now: int,
     window: int,
     min_commits: int,
-) -> PartitionLag:
-    """One partition's lag and status at ``now``: ``commits`` (every commit of ``key`` that
-    took effect, oldest first) get their log end offset and lag at their time from ``end``,
-    and the last ``window`` are judged by :func:`burrow_status` (``min_commits`` at most
-    ``window``)."""
-    commit_lags(commits, end)
-    end_now = None if end is None else (end.at(now) if end.history else end.last)
-    status, reason = burrow_status(commits[-window:], now, end_now, min_commits)
-    if end is not None and not end.history:
-        reason = (
-            "log end only from a replication-offset-checkpoint (the segments are not "
-            "here): lag now is known, its history and the status are not"
+) -> list[PartitionLag]:
+    """Each key's lag and status at ``now``: its commits get their log end offset and lag at
+    their time from ``ends`` (its data partition's log end, per key), and the last ``window``
+    are judged by :func:`burrow_status` (``min_commits`` at most ``window``)."""
+    if not kc.keys:
+        return []
+    log_end, lag, known = commit_lags(kc, ends)
+    columns = (kc.record_offset, kc.commit_timestamp, kc.offset, kc.leader_epoch, log_end, lag)
+    shared = CommitColumns(*columns, known, 0, len(kc.offset))
+    stops = kc.bounds[1:]
+    starts = np.maximum(kc.bounds[:-1], stops - window)
+    windows = _commit_objects(shared, _ranges(starts, stops))
+    cut = np.append(0, np.cumsum(stops - starts)).tolist()
+    bounds = kc.bounds.tolist()
+    out: list[PartitionLag] = []
+    for k, key in enumerate(kc.keys):
+        end = ends[k]
+        in_window = windows[cut[k] : cut[k + 1]]
+        end_now = None if end is None else (end.at(now) if end.history else end.last)
+        status, reason = burrow_status(in_window, now, end_now, min_commits)
+        if end is not None and not end.history:
+            reason = (
+                "log end only from a replication-offset-checkpoint (the segments are not "
+                "here): lag now is known, its history and the status are not"
+            )
+        out.append(
+            PartitionLag(
+                *key,
+                CommitColumns(*columns, known, bounds[k], bounds[k + 1]),
+                kc.deleted_at[k],
+                kc.live[k],
+                end_now,
+                None if end is None else f"{end.source}: {end.where}",
+                None if end_now is None else max(end_now - in_window[-1].offset, 0),
+                status,
+                reason,
+            )
         )
-    return PartitionLag(
-        *key,
-        commits,
-        deleted_at,
-        live,
-        end_now,
-        None if end is None else f"{end.source}: {end.where}",
-        None if end_now is None else max(end_now - commits[-1].offset, 0),
-        status,
-        reason,
+    return out
+
+
+def commits_json(partitions: Sequence[PartitionLag]) -> list[str]:
+    """Each partition's commits as one JSON array text (what ``[c.to_json() for c in
+    p.commits]`` encodes to, compact), written from the columns in bulk."""
+    if not partitions:
+        return []
+    first = partitions[0].history
+    starts = np.fromiter((p.history.start for p in partitions), np.int64, len(partitions))
+    stops = np.fromiter((p.history.stop for p in partitions), np.int64, len(partitions))
+    shared = all(p.history.record_offset is first.record_offset for p in partitions)
+    if shared and np.array_equal(starts[1:], stops[:-1]):
+        rows: np.ndarray | slice = slice(int(starts[0]), int(stops[-1]))
+        columns = first
+    else:  # commits of several log partitions: gathered first
+        columns = _gathered([p.history for p in partitions])
+        rows = slice(0, len(columns))
+        lengths = stops - starts
+        stops = np.cumsum(lengths)
+        starts = stops - lengths
+
+    def text(name: str) -> pa.Scalar:
+        return pa.scalar(name, pa.large_string())
+
+    def number(values: np.ndarray, known: np.ndarray | None = None) -> pa.Array:
+        arr = pa.array(values[rows], mask=None if known is None else ~known[rows])
+        out = pc.cast(arr, pa.large_string())
+        return out if known is None else out.fill_null("null")
+
+    known = columns.known[rows]
+    parts: list[pa.Scalar | pa.Array] = []
+    values = (
+        columns.record_offset,
+        columns.commit_timestamp,
+        columns.offset,
+        columns.leader_epoch,
+        columns.log_end_offset,
+        columns.lag,
+    )
+    literal = "{"
+    for name, column in zip(_COMMIT_FIELDS, values, strict=True):
+        literal += f'"{name}":'
+        if name in ("logEndOffset", "lag") and not known.any():
+            literal += "null,"
+            continue
+        partly = name in ("logEndOffset", "lag") and not known.all()
+        parts += [text(literal), number(column, columns.known if partly else None)]
+        literal = ","
+    parts.append(text(literal.removesuffix(",") + "}"))
+    objects = pc.binary_join_element_wise(*parts, text(""))
+    lists = pa.LargeListArray.from_arrays(
+        pa.array(np.append(starts, stops[-1]) - starts[0], pa.int64()), objects
+    )
+    arrays = pc.binary_join_element_wise(
+        text("["), pc.binary_join(lists, text(",")), text("]"), text("")
+    )
+    return arrays.to_pylist()  # type: ignore[no-any-return]
+
+
+def _gathered(histories: Sequence[CommitColumns]) -> CommitColumns:
+    def take(name: str) -> np.ndarray:
+        return np.concatenate([getattr(h, name)[h.start : h.stop] for h in histories])
+
+    names = (
+        "record_offset",
+        "commit_timestamp",
+        "offset",
+        "leader_epoch",
+        "log_end_offset",
+        "lag",
+        "known",
+    )
+    ro, ts, off, epoch, end, lag, known = (take(n) for n in names)
+    return CommitColumns(ro, ts, off, epoch, end, lag, known, 0, len(ro))
+
+
+def _selected(kc: KeyedCommits, group: str | None) -> KeyedCommits:
+    """Only ``group``'s keys (a contiguous run: the keys are sorted)."""
+    if group is None:
+        return kc
+    at = [k for k, key in enumerate(kc.keys) if key[0] == group]
+    if not at:
+        return KeyedCommits.empty()
+    a, b = at[0], at[-1] + 1
+    return KeyedCommits(
+        kc.keys[a:b],
+        kc.bounds[a : b + 1],
+        kc.record_offset,
+        kc.commit_timestamp,
+        kc.offset,
+        kc.leader_epoch,
+        kc.deleted_at[a:b],
+        kc.live[a:b],
+        kc.last_rows[a:b],
     )
 
 
-def lag_reports(
+def lag_chunks(
     path: Path | Sequence[Path | str] | LogDirs,
     group: str | None = None,
     as_of: AsOf | None = None,
     window: int = DEFAULT_WINDOW,
     errors: list[SegmentError] | None = None,
     min_commits: int = DEFAULT_MIN_COMMITS,
-) -> list[GroupLag]:
-    """Offset history, lag and status of every group (or one) of a dump, by group."""
+) -> Iterator[list[GroupLag]]:
+    """Offset history, lag and status of every group (or one) of a dump, one list of groups
+    per ``__consumer_offsets`` partition, in partition order, each by group name; then the
+    share groups without a committed offset, by name. A partition's groups are made when it
+    has been read, so memory holds one partition's history. A group normally lives in one
+    partition (its coordinator's); one found in several is listed once per partition.
+
+    The input is checked and *now* found (from the batch headers and the data partitions' log
+    ends) before this returns; the partitions are read as the chunks are taken."""
     if window < 1:
         raise ValueError(f"--window {window}: give at least 1 commit")
     if min_commits < 1:
@@ -452,11 +760,8 @@ def lag_reports(
         if isinstance(path, LogDirs)
         else discover([path] if isinstance(path, str | Path) else list(path))
     )
-    views = [
-        _offsets_view(partition, files, as_of, errors) for partition, files in dump_partitions(dirs)
-    ]
+    partitions = dump_partitions(dirs)
     ends = LogEnds(dirs)
-    keys = {k for v in views for k in v.history if group is None or k[0] == group}
     shares: dict[str, list[SharePartitionLag]] = {}
     if as_of is None:  # the share state is read at the end of the log only
         for state in share_states(dirs, cluster_metadata(dirs), errors):
@@ -470,38 +775,73 @@ def lag_reports(
                     None if end is None else f"{end.source}: {end.where}",
                 )
             )
-    if group is not None and not keys and group not in shares:
+    if as_of is not None and as_of.timestamp_ms is not None:
+        now = as_of.timestamp_ms
+    else:
+        newest = [_newest_timestamp(files, as_of) for _, files in partitions]
+        now = max([*newest, ends.newest_data_timestamp()])
+    return _chunks(partitions, ends, shares, group, as_of, now, window, min_commits, errors)
+
+
+def _chunks(
+    partitions: list[tuple[int, list[Path]]],
+    ends: LogEnds,
+    shares: dict[str, list[SharePartitionLag]],
+    group: str | None,
+    as_of: AsOf | None,
+    now: int,
+    window: int,
+    min_commits: int,
+    errors: list[SegmentError] | None,
+) -> Iterator[list[GroupLag]]:
+    found = False
+    for _, files in partitions:
+        kc = _selected(keyed_commits(_read_history(files, as_of, errors)), group)
+        reports = partition_lags(
+            kc, [ends.of(t, p) for _, t, p in kc.keys], now, window, min_commits
+        )
+        chunk = [
+            GroupLag(
+                g,
+                group_status(p.status for p in parts),
+                parts,
+                now,
+                shares.pop(g, []),
+            )
+            for g, parts in (
+                (g, list(ps)) for g, ps in itertools.groupby(reports, key=lambda r: r.group)
+            )
+        ]
+        found = found or bool(chunk)
+        yield chunk
+    rest = [GroupLag(g, None, [], now, shares[g]) for g in sorted(shares)]
+    if group is not None and not found and not rest:
         label = '"" (empty group id)' if group == "" else repr(group)
         raise DumpInputError(
             f"group {label} has no committed offset in the dump; run without --group to list them"
         )
-    for _, t, p in keys:
-        ends.of(t, p)
-    now = max([v.newest_timestamp for v in views] + [ends.newest_timestamp])
-    if as_of is not None and as_of.timestamp_ms is not None:
-        now = as_of.timestamp_ms
-    by_group: dict[str, list[PartitionLag]] = {}
-    for v in views:
-        for k in sorted(v.history):
-            if k in keys:
-                report = partition_lag(
-                    k,
-                    v.history[k],
-                    v.deletions.get(k, []),
-                    k in v.offsets,
-                    ends.of(k[1], k[2]),
-                    now,
-                    window,
-                    min_commits,
-                )
-                by_group.setdefault(k[0], []).append(report)
-    return [
-        GroupLag(
-            g,
-            group_status(p.status for p in by_group.get(g, [])),
-            by_group.get(g, []),
-            now,
-            shares.get(g, []),
-        )
-        for g in sorted(set(by_group) | set(shares))
-    ]
+    if rest:
+        yield rest
+
+
+def lag_reports(
+    path: Path | Sequence[Path | str] | LogDirs,
+    group: str | None = None,
+    as_of: AsOf | None = None,
+    window: int = DEFAULT_WINDOW,
+    errors: list[SegmentError] | None = None,
+    min_commits: int = DEFAULT_MIN_COMMITS,
+) -> list[GroupLag]:
+    """:func:`lag_chunks` as one list by group name (a group found in several
+    ``__consumer_offsets`` partitions merged, its partitions in partition order)."""
+    by_group: dict[str, GroupLag] = {}
+    for chunk in lag_chunks(path, group, as_of, window, errors, min_commits):
+        for g in chunk:
+            seen = by_group.get(g.group)
+            if seen is None:
+                by_group[g.group] = g
+                continue
+            seen.partitions += g.partitions
+            seen.share_partitions += g.share_partitions
+            seen.status = group_status(p.status for p in seen.partitions)
+    return [by_group[g] for g in sorted(by_group)]

@@ -144,22 +144,23 @@ def _timeline_plot(report: GroupReport) -> str:
 
 
 def _partition_plot(p: PartitionLag) -> str:
-    if len(p.commits) < 2:
-        (only,) = p.commits
+    commits = p.commits  # built once: a property
+    if len(commits) < 2:
+        (only,) = commits
         return _sentence(
             f"One commit (offset {only.offset} at {_iso(only.commit_timestamp)}): nothing to "
             "plot over time."
         )
     from matplotlib.ticker import MaxNLocator
 
-    lags = [c.lag for c in p.commits if c.lag is not None]
+    lags = [c.lag for c in commits if c.lag is not None]
     fig = _figure(9, 4 if lags else 2.5)
     if lags:
         top, bottom = fig.subplots(2, 1, sharex=True)
     else:
         top, bottom = fig.subplots(1, 1), None
-    xs = [_days(c.commit_timestamp) for c in p.commits]
-    known = [(x, c.log_end_offset) for x, c in zip(xs, p.commits, strict=True)]
+    xs = [_days(c.commit_timestamp) for c in commits]
+    known = [(x, c.log_end_offset) for x, c in zip(xs, commits, strict=True)]
     ends = [(x, e) for x, e in known if e is not None]
     if ends:
         top.step(
@@ -173,7 +174,7 @@ def _partition_plot(p: PartitionLag) -> str:
         )
     # Drawn over the log end, so a consumer that keeps up shows both lines.
     top.step(
-        xs, [c.offset for c in p.commits], where="post", label="committed offset", color="#1f77b4"
+        xs, [c.offset for c in commits], where="post", label="committed offset", color="#1f77b4"
     )
     top.set_ylabel("offset")
     top.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -181,7 +182,7 @@ def _partition_plot(p: PartitionLag) -> str:
     top.set_title(f"{group_label(p.group)}: {p.topic}-{p.partition}")
     axes = [top]
     if bottom is not None:
-        points = [(x, c.lag) for x, c in zip(xs, p.commits, strict=True) if c.lag is not None]
+        points = [(x, c.lag) for x, c in zip(xs, commits, strict=True) if c.lag is not None]
         bottom.plot([x for x, _ in points], [lag for _, lag in points], marker="o", markersize=3)
         bottom.set_ylabel("lag")
         bottom.set_ylim(0, max(1, max(lags)) * 1.05)
@@ -249,7 +250,7 @@ def _group_section(report: GroupReport | None, lag: GroupLag | None, name: str) 
             source = f" (from {p.log_end_source})" if p.log_end_source else ""
             parts.append(
                 f"<h3>{html.escape(p.topic)}-{p.partition} {_badge(p.status)}</h3>"
-                f"<p>{html.escape(p.reason)}; committed {p.commits[-1].offset}, log end "
+                f"<p>{html.escape(p.reason)}; committed {p.history.newest().offset}, log end "
                 f"{'-' if p.log_end_offset is None else p.log_end_offset}"
                 f"{html.escape(source)}, lag {'-' if p.lag is None else p.lag}"
                 f"{'' if p.live else ' (offset deleted)'}</p>"

@@ -291,14 +291,32 @@ HISTORY_SCHEMA: Final = pa.schema(
 """Every commit and tombstone that took effect, in the order it did (by key: stable)."""
 
 
+_HISTORY_INPUT: Final = [*HISTORY_SCHEMA.names, "marker", "isTransactional", "producerId"]
+"""The columns of commit rows :func:`history` reads."""
+
+
 def history(rows: pa.Table) -> pa.Table:
     """The commits and tombstones of the (raw, not reduced) commit rows of one log partition
     that took effect, in the order they did (:data:`HISTORY_SCHEMA`)."""
     if rows.num_rows == 0:
         return HISTORY_SCHEMA.empty_table()
-    effective = apply_offsets(rows.sort_by("recordOffset"))
-    ordered = effective.sort_by([("applyOffset", "ascending"), ("recordOffset", "ascending")])
-    return ordered.select(HISTORY_SCHEMA.names)
+    # Sorted only when not in order already (a log partition read in order is; its
+    # transactional commits take effect later, at their markers).
+    if not _ascending(rows.column("recordOffset").to_numpy()):
+        rows = rows.sort_by("recordOffset")
+    # Which rows take effect, and in what order, from the few columns that say it; then the
+    # history's columns taken once.
+    narrow = rows.select(["marker", "isTransactional", "recordOffset", "producerId"])
+    effective = apply_offsets(narrow.append_column("_row", pa.array(np.arange(rows.num_rows))))
+    taken = effective.column("_row").to_numpy()
+    apply = effective.column("applyOffset").to_numpy()
+    if not _ascending(apply):
+        taken = taken[np.lexsort((effective.column("recordOffset").to_numpy(), apply))]
+    return rows.select(HISTORY_SCHEMA.names).take(pa.array(taken))
+
+
+def _ascending(values: np.ndarray) -> bool:
+    return bool((values[1:] >= values[:-1]).all())
 
 
 class CommitHistory:
@@ -312,7 +330,7 @@ class CommitHistory:
     def add(self, decoded: pa.Table | pa.RecordBatch) -> None:
         rows = commit_rows(decoded)
         if rows.num_rows:
-            self._chunks.append(rows)
+            self._chunks.append(rows.select(_HISTORY_INPUT))  # what history() reads only
 
     def end_partition(self) -> None:
         if self._chunks:
