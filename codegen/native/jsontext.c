@@ -36,11 +36,11 @@ enum { K_INT = 1, K_BOOL, K_STRING, K_BYTES, K_RECORDS, K_UUID, K_STRUCT, K_ARRA
 /* The record fields the writer reads (DecodedRecord's slots, by name). */
 enum {
     R_OFFSET, R_TIMESTAMP, R_KIND, R_KEY_BYTES, R_VALUE, R_VALUE_VERSION, R_NEWER, R_NOTE,
-    R_MEMBERS, N_RECORD_FIELDS,
+    R_MEMBERS, R_RECORD_TYPE, R_NAME, R_KEY, N_RECORD_FIELDS,
 };
 static const char *const RECORD_FIELDS[N_RECORD_FIELDS] = {
     "offset", "timestamp", "kind", "key_bytes", "value", "value_version", "newer_than_spec",
-    "note", "members",
+    "note", "members", "record_type", "name", "key",
 };
 
 static PyObject *S_bytes;
@@ -432,6 +432,8 @@ static PyTypeObject PlanType = {
    is keyed by, so an address is never reused while kept. Cleared when full. */
 #define MIDDLES_SIZE (1 << 16)
 #define MIDDLES_SLOTS (MIDDLES_SIZE * 2)
+/* Records whose middles are asked for at once. */
+#define PREFETCH_AHEAD 32
 
 typedef struct {
     PyObject *key_bytes, *kind, *middle; /* owned; key_bytes NULL: empty */
@@ -588,22 +590,67 @@ static const Plan *plan_of(Writer *w, PyObject *value, PyObject *version) {
     return Py_TYPE(plan) == &PlanType ? (const Plan *)plan : NULL;
 }
 
-/* The middle bytes of a record (a new reference), or NULL with an error set. */
-static PyObject *middle_of(Writer *w, PyObject *rec, PyObject *key_bytes, PyObject *kind,
-                           long version) {
-    if (!w->middles && !(w->middles = PyMem_Calloc(MIDDLES_SLOTS, sizeof(Middle))))
-        return PyErr_NoMemory();
+/* Where the middle of (key_bytes, kind, version) is looked for first. */
+static inline Py_ssize_t middle_slot(PyObject *key_bytes, PyObject *kind, long version) {
     size_t h = ((uintptr_t)key_bytes >> 4) * 0x9E3779B97F4A7C15ULL;
     h ^= ((uintptr_t)kind >> 4) + (size_t)version * 0x85EBCA6BULL;
-    Py_ssize_t i = (Py_ssize_t)((h ^ (h >> 29)) & (MIDDLES_SLOTS - 1));
+    return (Py_ssize_t)((h ^ (h >> 29)) & (MIDDLES_SLOTS - 1));
+}
+
+/* The middle of a record printed here (JsonlLines._middle's text): a new bytes object, NULL
+   with an error set, or NULL without one where the reference prints it. */
+static PyObject *build_middle(Writer *w, PyObject *rec, int is_record, long version) {
+    PyObject *record_type = slot(w, rec, R_RECORD_TYPE), *name = slot(w, rec, R_NAME);
+    PyObject *key = slot(w, rec, R_KEY), *kind = slot(w, rec, R_KIND);
+    if (!record_type || !name || !key || !kind || !PyLong_CheckExact(record_type))
+        return NULL;
+    PyObject *zero = PyLong_FromLong(0);
+    if (!zero) return NULL;
+    const Plan *key_plan = plan_of(w, key, zero);
+    Py_DECREF(zero);
+    if (!key_plan) return NULL;
+    Buf b = {NULL, 0, 0};
+    Py_INCREF(key);
+    int rc = PUT_LITERAL(&b, "\"kind\":");
+    if (rc >= 0) rc = put_string(&b, kind);
+    if (rc >= 0) rc = PUT_LITERAL(&b, ",\"recordType\":");
+    if (rc >= 0) rc = put_int(&b, record_type);
+    if (rc >= 0) rc = PUT_LITERAL(&b, ",\"recordName\":");
+    if (rc >= 0) rc = put_string(&b, name);
+    if (rc >= 0) rc = PUT_LITERAL(&b, ",\"valueVersion\":");
+    if (rc >= 0) rc = version >= 0 ? buf_int64(&b, version) : PUT_LITERAL(&b, "null");
+    if (rc >= 0) rc = PUT_LITERAL(&b, ",\"key\":{\"type\":\"");
+    if (rc >= 0) rc = put_int(&b, record_type);
+    if (rc >= 0) rc = PUT_LITERAL(&b, "\",\"data\":");
+    if (rc >= 0) rc = put_struct(&b, key_plan, key, 0);
+    if (rc >= 0 && !is_record) rc = PUT_LITERAL(&b, "},\"value\":null");
+    if (rc >= 0 && is_record) {
+        rc = PUT_LITERAL(&b, "},\"value\":{\"version\":\"");
+        if (rc >= 0) rc = buf_int64(&b, version);
+        if (rc >= 0) rc = PUT_LITERAL(&b, "\",\"data\":");
+    }
+    Py_DECREF(key);
+    PyObject *out = rc >= 0 ? PyBytes_FromStringAndSize(b.p, b.len) : NULL;
+    PyMem_Free(b.p);
+    return out;
+}
+
+/* The middle bytes of a record (a new reference), or NULL with an error set. */
+static PyObject *middle_of(Writer *w, PyObject *rec, PyObject *key_bytes, PyObject *kind,
+                           int is_record, long version) {
+    if (!w->middles && !(w->middles = PyMem_Calloc(MIDDLES_SLOTS, sizeof(Middle))))
+        return PyErr_NoMemory();
+    const Py_ssize_t first = middle_slot(key_bytes, kind, version);
+    Py_ssize_t i = first;
     for (;; i = (i + 1) & (MIDDLES_SLOTS - 1)) {
         Middle *m = &w->middles[i];
         if (!m->key_bytes) break;
         if (m->key_bytes == key_bytes && m->kind == kind && m->version == version)
             return Py_NewRef(m->middle);
     }
-    PyObject *middle = PyObject_CallOneArg(w->middle, rec);
-    if (!middle) return NULL;
+    PyObject *middle = build_middle(w, rec, is_record, version);
+    if (!middle && PyErr_Occurred()) return NULL;
+    if (!middle && !(middle = PyObject_CallOneArg(w->middle, rec))) return NULL;
     if (!PyBytes_CheckExact(middle)) {
         PyErr_Format(PyExc_TypeError, "middle must return bytes, not %R", middle);
         Py_DECREF(middle);
@@ -611,7 +658,7 @@ static PyObject *middle_of(Writer *w, PyObject *rec, PyObject *key_bytes, PyObje
     }
     if (w->nmiddles >= MIDDLES_SIZE) middles_clear(w);
     /* The call may have run code: find the first free slot again. */
-    i = (Py_ssize_t)((h ^ (h >> 29)) & (MIDDLES_SLOTS - 1));
+    i = first;
     while (w->middles[i].key_bytes) i = (i + 1) & (MIDDLES_SLOTS - 1);
     Middle *m = &w->middles[i];
     m->key_bytes = Py_NewRef(key_bytes);
@@ -683,7 +730,7 @@ static int put_record(Writer *w, PyObject *rec, PyObject *close) {
     if (rc >= 0) rc = put_int(b, ts);
     if (rc >= 0) rc = PUT_LITERAL(b, ",");
     if (rc < 0) goto undo;
-    PyObject *middle = middle_of(w, rec, key_bytes, kind, version_number);
+    PyObject *middle = middle_of(w, rec, key_bytes, kind, is_record, version_number);
     if (!middle) {
         rc = -1;
         goto undo;
@@ -736,6 +783,36 @@ static int noted(Writer *w, PyObject *rec) {
     return rc;
 }
 
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
+/* The cache lines of the middles of records[start:start+n] asked for ahead of their use: the
+   table slots first, then the middles those slots hold (their loads then overlap). */
+static void prefetch_middles(Writer *w, PyObject *records, Py_ssize_t start, Py_ssize_t n) {
+    Py_ssize_t slots[PREFETCH_AHEAD];
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = start; i < start + n; i++) {
+        PyObject *rec = PyList_GET_ITEM(records, i);
+        if (Py_TYPE(rec) != w->record_cls) continue;
+        PyObject *key_bytes = slot(w, rec, R_KEY_BYTES), *kind = slot(w, rec, R_KIND);
+        PyObject *version = slot(w, rec, R_VALUE_VERSION);
+        if (!key_bytes || !kind || !version || !PyLong_CheckExact(version)) continue;
+        int overflow = 0;
+        long v = PyLong_AsLongAndOverflow(version, &overflow);
+        if (overflow) continue;
+        slots[count] = middle_slot(key_bytes, kind, v);
+        PREFETCH(&w->middles[slots[count]]);
+        count++;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *middle = w->middles[slots[i]].middle;
+        if (middle) PREFETCH(middle);
+    }
+}
+
 static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3 || !PyList_CheckExact(args[0]) || !PyBytes_CheckExact(args[1]) ||
         !PyList_CheckExact(args[2])) {
@@ -746,6 +823,8 @@ static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs
     Buf *b = &w->buf;
     b->len = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
+        if (w->middles && i % PREFETCH_AHEAD == 0)
+            prefetch_middles(w, records, i, Py_MIN(PREFETCH_AHEAD, PyList_GET_SIZE(records) - i));
         PyObject *rec = PyList_GET_ITEM(records, i);
         Py_INCREF(rec);
         int rc = noted(w, rec);
