@@ -139,7 +139,7 @@ def test_native_lines_are_the_reference_on_drawn_records(topic: str) -> None:
         key, value = pair
         if value and flip:
             i = flip % len(value)
-            value = value[:i] + bytes([value[i] ^ (flip >> 8 or 1)]) + value[i + 1 :]
+            value = value[:i] + bytes([value[i] ^ ((flip >> 8) % 255 + 1)]) + value[i + 1 :]
         if value and cut:
             value = value[: len(value) // 2]
         return key, value

@@ -459,10 +459,16 @@ class JsonlLines:
         """The lines of a batch's records. ``noted`` (when given) receives the records the
         summary counts (:meth:`_Counts.add_records`), found on the way."""
         self._batch = batch
-        fields = batch_json_fields(batch)
-        known = tuple(fields.values())
+        known = (
+            batch.producer_id,
+            batch.producer_epoch,
+            batch.base_sequence,
+            batch.magic,
+            batch.attributes,
+        )
         close = self._closes.get(known)
         if close is None:  # the file's and batch's fields, the same for most batches
+            fields = batch_json_fields(batch)
             close = b"," + _json_bytes({**self.file_fields, **fields})[1:] + b"\n"
             if len(self._closes) >= _MIDDLES_SIZE:
                 self._closes.clear()
@@ -1390,7 +1396,8 @@ def _decode(
                 if view is None and fmt == "jsonl":
                     noted: list[DecodedRecord] = []
                     text = jsonl.batch(item.batch, item.records, noted)
-                    counts.add_records(noted)
+                    if noted:
+                        counts.add_records(noted)
                     write(text)
                     continue
                 counts.add_records(item.records)

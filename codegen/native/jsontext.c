@@ -116,6 +116,10 @@ static const char HEX[] = "0123456789abcdef";
 /* A JSON string as orjson writes it: '"' and '\\' escaped, the control characters below
    0x20 as \b \t \n \f \r or \u00xx, everything else (non-ASCII too) as its UTF-8 bytes. */
 static int put_text(Buf *b, const char *s, Py_ssize_t n) {
+    if (n > (PY_SSIZE_T_MAX - 2) / 6) {
+        PyErr_NoMemory();
+        return -1;
+    }
     if (buf_reserve(b, 6 * n + 2) < 0) return -1;
     char *o = b->p + b->len;
     *o++ = '"';
@@ -453,6 +457,7 @@ typedef struct {
     PyObject *make_plans; /* make_plans(cls) -> that tuple */
     PyObject *value_text; /* value_text(rec) -> bytes, or None: the line's reference */
     PyObject *line;       /* line(rec) -> bytes: the reference's whole line */
+    int busy;             /* in batch(): its buffer is in use */
     Buf buf;
 } Writer;
 
@@ -820,6 +825,12 @@ static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs
         return NULL;
     }
     PyObject *records = args[0], *close = args[1], *noted_list = args[2];
+    if (w->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Writer.batch called again from its own callbacks");
+        return NULL;
+    }
+    w->busy = 1;
+    PyObject *out = NULL;
     Buf *b = &w->buf;
     b->len = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
@@ -840,9 +851,12 @@ static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs
             Py_XDECREF(line);
         }
         Py_DECREF(rec);
-        if (rc < 0) return NULL;
+        if (rc < 0) goto done;
     }
-    return PyBytes_FromStringAndSize(b->p, b->len);
+    out = PyBytes_FromStringAndSize(b->p, b->len);
+done:
+    w->busy = 0;
+    return out;
 }
 
 static PyMethodDef Writer_methods[] = {
