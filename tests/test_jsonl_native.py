@@ -97,6 +97,16 @@ def test_plans_refuse_what_they_cannot_print() -> None:
     assert plan.dumps(object()) is None
 
 
+def test_plans_print_integers_of_every_width() -> None:
+    from generated.offset_commit_value import OffsetCommitValue
+
+    plan = value_plans(OffsetCommitValue)[3]
+    widths = [10**k + d for k in range(19) for d in (-1, 0, 1)]
+    for n in [0, *widths, *(-w for w in widths), (1 << 63) - 1, -(1 << 63)]:
+        obj = OffsetCommitValue(offset=n, commit_timestamp=-n - 1 if n < 0 else n)
+        assert plan.dumps(obj) == orjson.dumps(obj.to_json(3)), n
+
+
 def _reference_and_native(topic: str, data: bytes | str, name: str | None = None) -> None:
     """The lines and noted records of every batch, by the native writer and by the reference."""
     fields = {"topic": topic, "partition": 0, "file": name or "f.log"}

@@ -84,16 +84,30 @@ static inline int buf_put(Buf *b, const char *s, Py_ssize_t n) {
 
 #define PUT_LITERAL(b, s) buf_put((b), (s), (Py_ssize_t)(sizeof(s) - 1))
 
+static const char DIGIT_PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* A decimal integer, two digits per step (offsets and timestamps have 13 to 19). */
 static int buf_int64(Buf *b, long long v) {
     char tmp[24];
-    int n = 0;
+    char *end = tmp + sizeof tmp, *o = end;
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) tmp[sizeof tmp - 1 - n++] = '-';
-    return buf_put(b, tmp + sizeof tmp - n, n);
+    while (u >= 100) {
+        unsigned d = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--o = DIGIT_PAIRS[d + 1];
+        *--o = DIGIT_PAIRS[d];
+    }
+    if (u >= 10) {
+        *--o = DIGIT_PAIRS[u * 2 + 1];
+        *--o = DIGIT_PAIRS[u * 2];
+    } else {
+        *--o = (char)('0' + u);
+    }
+    if (v < 0) *--o = '-';
+    return buf_put(b, o, end - o);
 }
 
 /* --------------------------------------------------------------------------- values */
