@@ -52,7 +52,7 @@ def _sanitized_native(config: pytest.Config) -> None:
 
     out_dir = Path(tempfile.mkdtemp(prefix="specgen-native-"))
     config.add_cleanup(lambda: shutil.rmtree(out_dir, ignore_errors=True))
-    for module in ("_engine", "_records"):
+    for module in ("_engine", "_records", "_jsontext"):
         _load_native(
             module, build.build(out=out_dir / build.output_path(module).name, module=module)[0]
         )

@@ -148,7 +148,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
         source = ROOT / name
         if source.is_dir():
             # A clone has no built engine: the wheel build compiles its own.
-            ignore = shutil.ignore_patterns("__pycache__", "_engine*.so", "_records*.so")
+            ignore = shutil.ignore_patterns(
+                "__pycache__", "_engine*.so", "_records*.so", "_jsontext*.so"
+            )
             shutil.copytree(source, checkout / name, ignore=ignore)
         else:
             shutil.copy2(source, checkout / name)
@@ -178,7 +180,7 @@ def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
     (specgen,) = built.wheels.glob("*.whl")
     assert re.fullmatch(r"kafka_specgen-0\.1\.0-cp3\d+-cp3\d+-\w+\.whl", specgen.name), specgen.name
     in_wheel = zipfile.ZipFile(specgen).namelist()
-    for module in ("_engine", "_records"):
+    for module in ("_engine", "_records", "_jsontext"):
         built_modules = [n for n in in_wheel if n.startswith(f"codegen/native/{module}")]
         assert len(built_modules) == 1 and built_modules[0].endswith(".so"), built_modules
     # Its sdist, for every other Python: the engine's C sources and no built module.
@@ -189,6 +191,7 @@ def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
     assert {
         "codegen/native/engine.c",
         "codegen/native/records.c",
+        "codegen/native/jsontext.c",
         "codegen/native/shared.h",
     } <= set(in_sdist)
     assert not [n for n in in_sdist if n.endswith(".so")], in_sdist

@@ -310,7 +310,7 @@ class _Counts:
     def add_records(self, records: list[DecodedRecord]) -> None:
         """:meth:`add` for the records that count (errors, unknown, newer than our specs)."""
         for rec in records:
-            if rec.kind == ERROR or rec.kind == UNKNOWN or rec.newer_than_spec:
+            if rec.kind in _NOTED_KINDS or rec.newer_than_spec:
                 self.add(rec)
 
     def summary(self) -> str:
@@ -320,6 +320,10 @@ class _Counts:
             f"{plural(self.unknown, 'unknown record')}, {self.newer} newer than our specs, "
             f"{plural(self.segment_errors, 'segment error')}"
         )
+
+
+_NOTED_KINDS: Final = (ERROR, UNKNOWN)
+"""The record kinds the summary counts (with the records newer than our specs)."""
 
 
 def _batches(
@@ -426,6 +430,11 @@ class JsonlLines:
     followed by the fields of its file and batch. For the records of a coordinator topic that
     decoded plainly, the part of the line between the timestamp and the value's data (kind,
     type, name, version, key object) is serialised once per distinct key and version.
+
+    :meth:`line` is the reference, one record at a time. With the native backend the records
+    of a coordinator topic are printed by the native printer (``codegen/native/jsontext.c``,
+    the plans of :mod:`codegen.dumps.json_text`), which prints what :meth:`line` prints and
+    hands it every record it does not print itself.
     """
 
     def __init__(
@@ -435,47 +444,78 @@ class JsonlLines:
         self.file_fields = file_fields
         self.user_topic = user_topic  # records decoded by a topic map (record_to_json each)
         self.middles: dict[tuple[bytes, str, int], bytes] = {}
+        self.coordinator = topic is not None and topic != CLUSTER_METADATA and not user_topic
+        self._batch: RecordBatch | None = None
+        self._close = b""
+        self._closes: dict[tuple[Any, ...], bytes] = {}
+        self._writer = _native_writer(self) if self.coordinator else None
 
-    def batch(self, batch: RecordBatch, records: list[DecodedRecord]) -> bytes:
+    def batch(
+        self,
+        batch: RecordBatch,
+        records: list[DecodedRecord],
+        noted: list[DecodedRecord] | None = None,
+    ) -> bytes:
+        """The lines of a batch's records. ``noted`` (when given) receives the records the
+        summary counts (:meth:`_Counts.add_records`), found on the way."""
+        self._batch = batch
+        known = (
+            batch.producer_id,
+            batch.producer_epoch,
+            batch.base_sequence,
+            batch.magic,
+            batch.attributes,
+        )
+        close = self._closes.get(known)
+        if close is None:  # the file's and batch's fields, the same for most batches
+            fields = batch_json_fields(batch)
+            close = b"," + _json_bytes({**self.file_fields, **fields})[1:] + b"\n"
+            if len(self._closes) >= _MIDDLES_SIZE:
+                self._closes.clear()
+            self._closes[known] = close
+        self._close = close
+        if self._writer is not None:
+            text: bytes = self._writer.batch(records, close, [] if noted is None else noted)
+            return text
+        if noted is not None:
+            noted += [r for r in records if r.kind in _NOTED_KINDS or r.newer_than_spec]
+        return b"".join([self.line(rec) for rec in records])
+
+    def line(self, rec: DecodedRecord) -> bytes:
+        """One record's line in the batch :meth:`batch` was last given (the reference)."""
         from codegen.dumps.dumplog_json import value_json
 
-        close = b"," + _json_bytes({**self.file_fields, **batch_json_fields(batch)})[1:] + b"\n"
-        topic = self.topic
-        plain_topic = topic is None
-        coordinator = topic is not None and topic != CLUSTER_METADATA and not self.user_topic
-        middles = self.middles
-        parts: list[bytes] = []
-        add = parts.append
-        for rec in records:
-            kind = rec.kind
-            if (
-                coordinator
-                and kind in (RECORD, TOMBSTONE)
-                and rec.key_bytes is not None
-                and not rec.newer_than_spec
-                and not rec.note
-            ):
-                add(f'{{"offset":{rec.offset},"timestamp":{rec.timestamp},'.encode())
-                known = (rec.key_bytes, kind, rec.value_version)
-                middle = middles.get(known)
-                if middle is None:
-                    middle = self._middle(rec)
-                    if len(middles) >= _MIDDLES_SIZE:
-                        middles.clear()
-                    middles[known] = middle
-                add(middle)
-                if kind == RECORD:
-                    add(_json_bytes(value_json(rec)))
-                    add(b"}")
-                add(close)
-                continue
-            if plain_topic and kind == RECORD:
-                obj = plain_record_json(rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes)
-            else:
-                obj = record_to_json(rec, topic or "", batch)
-            add(_json_bytes(obj)[:-1])
-            add(close)
-        return b"".join(parts)
+        kind = rec.kind
+        close = self._close
+        if (
+            self.coordinator
+            and kind in (RECORD, TOMBSTONE)
+            and rec.key_bytes is not None
+            and not rec.newer_than_spec
+            and not rec.note
+        ):
+            start = f'{{"offset":{rec.offset},"timestamp":{rec.timestamp},'.encode()
+            middle = self.middle(rec)
+            if kind == RECORD:
+                return start + middle + _json_bytes(value_json(rec)) + b"}" + close
+            return start + middle + close
+        if self.topic is None and kind == RECORD:
+            obj = plain_record_json(rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes)
+        else:
+            assert self._batch is not None
+            obj = record_to_json(rec, self.topic or "", self._batch)
+        return _json_bytes(obj)[:-1] + close
+
+    def middle(self, rec: DecodedRecord) -> bytes:
+        """:meth:`_middle` of a record, kept per key, kind and value version."""
+        known = (rec.key_bytes, rec.kind, rec.value_version)
+        middle = self.middles.get(known)  # type: ignore[arg-type]
+        if middle is None:
+            middle = self._middle(rec)
+            if len(self.middles) >= _MIDDLES_SIZE:
+                self.middles.clear()
+            self.middles[known] = middle  # type: ignore[index]
+        return middle
 
     def _middle(self, rec: DecodedRecord) -> bytes:
         """``"kind":..,"key":{..},"value":`` and the value's opening up to its data (``null``
@@ -492,6 +532,41 @@ class JsonlLines:
         if rec.kind == TOMBSTONE:
             return text + b',"value":null'
         return text + b',"value":{"version":' + _json_bytes(str(rec.value_version)) + b',"data":'
+
+
+def _native_writer(lines: JsonlLines) -> Any:
+    """The native printer of a coordinator topic's lines, or None: not built, or the pure
+    backend asked for (which keeps :meth:`JsonlLines.line`, the reference)."""
+    from codegen.runtime import backends
+
+    if backends.requested() == backends.PURE:
+        return None
+    from codegen.dumps.json_text import jsontext_module, value_plans
+
+    module = jsontext_module()
+    if module is None:
+        return None
+    return module.Writer(
+        DecodedRecord,
+        RECORD,
+        TOMBSTONE,
+        _NOTED_KINDS,
+        lines.middle,
+        value_plans,
+        _value_text,
+        lines.line,
+    )
+
+
+def _value_text(rec: DecodedRecord) -> bytes | None:
+    """The JSON of a record's value data as the line prints it, or None where only the whole
+    line's encoder says how (orjson refuses it)."""
+    from codegen.dumps.dumplog_json import value_json
+
+    try:
+        return orjson.dumps(value_json(rec))
+    except TypeError:
+        return None
 
 
 def utc_text(ms: int) -> str:
@@ -1318,6 +1393,13 @@ def _decode(
                     continue
                 advance(item.batch.size)
                 add(item.batch)
+                if view is None and fmt == "jsonl":
+                    noted: list[DecodedRecord] = []
+                    text = jsonl.batch(item.batch, item.records, noted)
+                    if noted:
+                        counts.add_records(noted)
+                    write(text)
+                    continue
                 counts.add_records(item.records)
                 if view is not None:
                     view.add_batch(item)

@@ -4,7 +4,8 @@ It uses the running interpreter's compiler settings (sysconfig: CC, CCSHARED, th
 folder and the extension suffix; ``CC`` in the environment wins) at -O2, then any flags
 ``SPECGEN_NATIVE_CFLAGS`` adds (``make sanitize`` adds AddressSanitizer and
 UndefinedBehaviorSanitizer there), and writes each module
-(``_engine<suffix>`` from ``engine.c``, ``_records<suffix>`` from ``records.c``) next to its
+(``_engine<suffix>`` from ``engine.c``, ``_records<suffix>`` from ``records.c``,
+``_jsontext<suffix>`` from ``jsontext.c``) next to its
 source. The wheel build (codegen/hatch_hook.py) calls :func:`build` for each module the same way;
 ``pip install -e`` builds them in place. ``SPECGEN_NATIVE_BUILD`` tells the wheel build what to do
 (:func:`native_build_mode`): ``auto`` builds the engine where a compiler works and makes a pure
@@ -24,9 +25,13 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MODULES = {"_engine": HERE / "engine.c", "_records": HERE / "records.c"}
-"""Module name -> its C source: the table-driven decoder and the dump record loop (both
-include ``shared.h``, next to them)."""
+MODULES = {
+    "_engine": HERE / "engine.c",
+    "_records": HERE / "records.c",
+    "_jsontext": HERE / "jsontext.c",
+}
+"""Module name -> its C source: the table-driven decoder, the dump record loop and the jsonl
+printer (each includes ``shared.h``, next to them)."""
 SOURCE = MODULES["_engine"]
 EXTRA_FLAGS = "SPECGEN_NATIVE_CFLAGS"
 """Environment variable: compiler flags added after the default ones (e.g. sanitizers)."""

@@ -1,0 +1,162 @@
+"""The JSON form of generated structs as data, for the native jsonl printer.
+
+``codegen/native/jsontext.c`` prints a decoded value straight from its slots. What it prints,
+and when, is the generated ``to_json`` (``templates/json.py.j2``, Kafka's JsonConverter form),
+here made data from two things every generated package carries:
+
+- the struct's layout table at the version (``_NATIVE_TABLES``, ``codegen.native_tables``):
+  which fields are on the wire (printed always), tagged (printed when not their default) or
+  absent (not printed) at that version, their slots and nested structs;
+- its JSON names and spec order (``_spark_schemas``: the ``json_key`` of each field, with its
+  attribute and spec type).
+
+A struct the printer cannot print exactly (a ``float64`` field, whose text is the
+reference's encoder's) gets no plan: its records go through ``to_json`` and orjson. The plans
+are checked against ``to_json`` for every message and version by tests/test_jsonl_native.py.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import uuid
+from functools import cache
+from types import ModuleType
+from typing import Any, Final
+
+import orjson
+
+__all__ = ["jsontext_module", "value_plans"]
+
+# The layout tables' numbers (codegen.native_tables: MAGIC, the opcodes, flags, default kinds).
+_MAGIC: Final = "kafka-specgen-native"
+_ARRAY: Final = 12
+_NULLABLE: Final = 2
+_DEFAULT_UUID, _DEFAULT_LIST, _DEFAULT_STRUCT = 1, 2, 3
+_UNKNOWN_TAGS: Final = "unknown_tags"
+
+
+class _Unprintable(Exception):
+    """A struct the native printer cannot print exactly: its records take the reference."""
+
+
+@cache
+def jsontext_module() -> ModuleType | None:
+    """The compiled printer (``codegen.native._jsontext``), or None when it is not built."""
+    try:
+        return importlib.import_module("codegen.native._jsontext")
+    except ImportError:
+        return None
+
+
+def _kinds(module: ModuleType) -> dict[str, int]:
+    ints = dict.fromkeys(("int8", "int16", "int32", "int64", "uint16", "uint32"), module.INT)
+    return {
+        **ints,
+        "bool": module.BOOL,
+        "string": module.STRING,
+        "bytes": module.BYTES,
+        "records": module.RECORDS,
+        "uuid": module.UUID,
+        "struct": module.STRUCT,
+    }
+
+
+def _schemas(cls: type) -> dict[str, Any]:
+    """The ``_spark_schemas.SCHEMAS`` of the package that generated ``cls``."""
+    package = cls.__module__.rpartition(".")[0]
+    module = sys.modules.get(f"{package}._spark_schemas") or importlib.import_module(
+        f"{package}._spark_schemas"
+    )
+    schemas: dict[str, Any] = module.SCHEMAS
+    return schemas
+
+
+def _default(kind: int, payload: object, classes: dict[str, type]) -> object:
+    """A tagged field's default as to_json compares with it (``!=``)."""
+    if kind == _DEFAULT_UUID:
+        assert isinstance(payload, int)
+        return uuid.UUID(int=payload)
+    if kind == _DEFAULT_LIST:
+        return []
+    if kind == _DEFAULT_STRUCT:
+        assert isinstance(payload, str)
+        return classes[payload]()
+    return payload
+
+
+def _kind(module: ModuleType, spec_type: str) -> int:
+    kind = _kinds(module).get(spec_type)
+    if kind is None:  # float64: its text is the reference encoder's
+        raise _Unprintable(spec_type)
+    return kind
+
+
+def _struct_plan(
+    module: ModuleType,
+    structs: tuple[Any, ...],
+    index: int,
+    schema: dict[str, Any],
+    classes: dict[str, type],
+) -> Any:
+    name, _flexible, _nslots, ops, absent, tagged, _elsewhere = structs[index]
+    cls = classes[name]
+    wire = {op[3]: op for op in ops}
+    tagged_ops = {t[1][3]: t for t in tagged}
+    absent_attrs = {a[1] for a in absent}
+    fields = []
+    for field in schema["fields"]:
+        meta = field["metadata"]
+        attr = meta["attr"]
+        if attr == _UNKNOWN_TAGS:
+            continue  # to_json prints no unknown tags
+        if attr in wire:
+            op, is_tagged, default = wire[attr], False, None
+        elif attr in tagged_ops:
+            tag = tagged_ops[attr]
+            op, is_tagged, default = tag[1], True, _default(tag[2], tag[3], classes)
+        elif attr in absent_attrs:
+            continue
+        else:
+            raise _Unprintable(f"{name}.{attr} is not in its layout")
+        opcode, flags, _slot, _attr, _element, child_index = op
+        spec_type = meta["kafkaType"]
+        if opcode == _ARRAY:
+            kind, element = module.ARRAY, _kind(module, meta["elementType"])
+            child_schema = field["type"]["elementType"]
+        else:
+            kind, element = _kind(module, spec_type), 0
+            child_schema = field["type"]
+        child = None
+        if (element or kind) == module.STRUCT:
+            child = _struct_plan(module, structs, child_index, child_schema, classes)
+        key = orjson.dumps(field["name"]) + b":"
+        fields.append(
+            (key, attr, kind, element, bool(flags & _NULLABLE), is_tagged, default, child)
+        )
+    return module.Plan(cls, tuple(fields))
+
+
+def value_plans(cls: type) -> tuple[Any, ...]:
+    """The plans of a generated message class by version (index): a ``Plan``, or None where
+    its ``to_json`` prints it (no layout table, a field the printer does not print)."""
+    module = jsontext_module()
+    tables: dict[int, Any] | None = getattr(cls, "_NATIVE_TABLES", None)
+    classes: dict[str, type] | None = getattr(cls, "_NATIVE_CLASSES", None)
+    name: str | None = getattr(cls, "SPEC_NAME", None)
+    if module is None or not tables or classes is None or name is None:
+        return ()
+    try:
+        schema = _schemas(cls)[name]
+    except (ImportError, KeyError):
+        return ()
+    plans: list[Any] = [None] * (max(tables) + 1)
+    for version, table in tables.items():
+        magic, _format, _message, _version, structs = table
+        if magic != _MAGIC or version < 0:
+            continue
+        try:
+            plans[version] = _struct_plan(module, structs, 0, schema, dict(classes))
+        except (_Unprintable, TypeError, ValueError, KeyError):
+            plans[version] = None
+    return tuple(plans)

@@ -1,0 +1,190 @@
+"""The native jsonl printer (``codegen/native/jsontext.c``) prints what the reference prints.
+
+- every plan (:mod:`codegen.dumps.json_text`, one per message and version) prints what orjson
+  prints of the generated ``to_json``, on instances drawn by hypothesis;
+- a file's lines printed by the native writer are the reference's
+  (:meth:`~codegen.dumps.command.JsonlLines.line`, the pure backend's path) byte for byte, on
+  the real coordinator-topic files in tests/data and on drawn and mutated records (errors,
+  unknown types and versions, newer versions, tombstones, control batches);
+- ``dump --format jsonl`` prints the same bytes, summary and exit code on both backends.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import _shipped, coordinator_records, instances
+
+from codegen.dumps import encode_control_batch, encode_record_batch
+from codegen.dumps.command import JsonlLines, dump_command
+from codegen.dumps.coordinator import COORDINATOR_TOPICS, decode_batches, record_types
+from codegen.dumps.decoded import DecodedRecord
+from codegen.dumps.json_text import jsontext_module, value_plans
+from codegen.dumps.model import ControlType, SegmentError
+from codegen.runtime import backends
+
+DATA = Path(__file__).resolve().parent / "data"
+NATIVE = jsontext_module() is not None and backends.requested() != backends.PURE
+
+pytestmark = [
+    pytest.mark.native_only,
+    pytest.mark.skipif(not NATIVE, reason="the native printer is not built or not asked for"),
+]
+
+
+def _message_classes() -> list[type]:
+    """Every key and value class of the coordinator topics' record types."""
+    classes: dict[str, type] = {}
+    for topic in COORDINATOR_TOPICS:
+        for rt in record_types(topic).values():
+            for cls in (rt.key_class, rt.value_class):
+                classes[cls.__name__] = cls
+    return [classes[name] for name in sorted(classes)]
+
+
+def _has_float(cls: type) -> bool:
+    message = _shipped()[cls.SPEC_NAME]  # type: ignore[attr-defined]
+    return any(f.type.kind == "float64" for s in message.structs for f in s.fields)
+
+
+@pytest.mark.parametrize("cls", _message_classes(), ids=lambda c: c.__name__)
+def test_plans_print_to_json(cls: type) -> None:
+    """A plan prints orjson's text of to_json at its version; a message with no float64 field
+    has a plan at every version."""
+    message = _shipped()[cls.SPEC_NAME]  # type: ignore[attr-defined]
+    module = sys.modules[cls.__module__]
+    plans = value_plans(cls)
+    versions = list(message.valid_versions.versions())
+    if _has_float(cls):
+        pytest.skip("float64 fields are printed by the reference encoder")
+    assert [v for v in versions if plans[v] is None] == []
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        version = data.draw(st.sampled_from(versions))
+        obj = data.draw(instances(message, module, version))
+        try:
+            expected: bytes | None = orjson.dumps(obj.to_json(version))
+        except TypeError:  # lone surrogates, integers past 64 bits: the reference's encoder
+            expected = None
+        assert plans[version].dumps(obj) == expected
+
+    check()
+
+
+def test_plans_refuse_what_they_cannot_print() -> None:
+    """Values the decoder never makes are left to the reference, not printed differently."""
+    from generated.offset_commit_value import OffsetCommitValue
+
+    plan = value_plans(OffsetCommitValue)[3]
+    good = OffsetCommitValue(offset=1, leader_epoch=2, metadata='m\u00e9\n"', commit_timestamp=3)
+    assert plan.dumps(good) == orjson.dumps(good.to_json(3))
+    for bad in (
+        OffsetCommitValue(offset=1 << 64),
+        OffsetCommitValue(offset=True),
+        OffsetCommitValue(metadata="\ud800"),
+        OffsetCommitValue(metadata=None),  # type: ignore[arg-type]
+    ):
+        assert plan.dumps(bad) is None
+    assert plan.dumps(object()) is None
+
+
+def test_plans_print_integers_of_every_width() -> None:
+    from generated.offset_commit_value import OffsetCommitValue
+
+    plan = value_plans(OffsetCommitValue)[3]
+    widths = [10**k + d for k in range(19) for d in (-1, 0, 1)]
+    for n in [0, *widths, *(-w for w in widths), (1 << 63) - 1, -(1 << 63)]:
+        obj = OffsetCommitValue(offset=n, commit_timestamp=-n - 1 if n < 0 else n)
+        assert plan.dumps(obj) == orjson.dumps(obj.to_json(3)), n
+
+
+def _reference_and_native(topic: str, data: bytes | str, name: str | None = None) -> None:
+    """The lines and noted records of every batch, by the native writer and by the reference."""
+    fields = {"topic": topic, "partition": 0, "file": name or "f.log"}
+    native = JsonlLines(topic, fields)
+    reference = JsonlLines(topic, fields)
+    reference._writer = None  # the pure backend's path
+    assert native._writer is not None
+    for item in decode_batches(data, topic, name=name):
+        if isinstance(item, SegmentError):
+            continue
+        noted: list[DecodedRecord] = []
+        expected_noted: list[DecodedRecord] = []
+        got = native.batch(item.batch, item.records, noted)
+        expected = reference.batch(item.batch, item.records, expected_noted)
+        assert got == expected
+        assert noted == expected_noted
+
+
+def _coordinator_files() -> list[Path]:
+    return sorted(
+        p for p in DATA.rglob("*.log") if p.parent.name.rpartition("-")[0] in COORDINATOR_TOPICS
+    )
+
+
+def test_real_files_are_there() -> None:
+    assert len(_coordinator_files()) >= 5
+
+
+@pytest.mark.parametrize("path", _coordinator_files(), ids=lambda p: str(p.relative_to(DATA)))
+def test_native_lines_are_the_reference_on_real_files(path: Path) -> None:
+    _reference_and_native(path.parent.name.rpartition("-")[0], str(path), str(path))
+
+
+@pytest.mark.parametrize("topic", sorted(COORDINATOR_TOPICS))
+def test_native_lines_are_the_reference_on_drawn_records(topic: str) -> None:
+    """Drawn records, some mutated (a flipped byte, a cut value): records, tombstones, errors,
+    unknown and newer records and control batches."""
+
+    def mutate(pair: tuple[bytes | None, bytes | None], flip: int, cut: bool) -> Any:
+        key, value = pair
+        if value and flip:
+            i = flip % len(value)
+            value = value[:i] + bytes([value[i] ^ ((flip >> 8) % 255 + 1)]) + value[i + 1 :]
+        if value and cut:
+            value = value[: len(value) // 2]
+        return key, value
+
+    mutated = st.builds(
+        mutate,
+        coordinator_records(topic),
+        st.integers(0, 1 << 16),
+        st.booleans(),
+    )
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        records=st.lists(st.one_of(coordinator_records(topic), mutated), min_size=1, max_size=10)
+    )
+    def check(records: list[tuple[bytes | None, bytes | None]]) -> None:
+        data = encode_record_batch(
+            records * 2, timestamp=1_700_000_000_000, producer_id=7, transactional=True
+        ) + encode_control_batch(ControlType.COMMIT, base_offset=len(records) * 2)
+        _reference_and_native(topic, data)
+
+    check()
+
+
+def _dump(args: list[str], backend: str) -> tuple[bytes, str, int]:
+    result = CliRunner().invoke(dump_command, args, env={"SPECGEN_BACKEND": backend})
+    return result.stdout_bytes, result.stderr, result.exit_code
+
+
+@pytest.mark.parametrize(
+    "folder",
+    ["kafka-data/aibulb", "kafka-data/ldi-poc", "kafka-data/mscaldas-spooldir", "dumplog"],
+)
+def test_dump_jsonl_is_the_same_on_both_backends(folder: str) -> None:
+    paths = [str(p) for p in sorted((DATA / folder).rglob("*.log"))]
+    native = _dump([*paths, "--format", "jsonl"], "native")
+    pure = _dump([*paths, "--format", "jsonl"], "pure")
+    assert native[0] and native == pure
