@@ -28,7 +28,7 @@ from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord, control_record
 from codegen.dumps.model import SegmentError
-from codegen.views.offsets import COMMIT_NAMES, CommittedOffsets
+from codegen.views.offsets import COMMIT_FIELDS, COMMIT_NAMES, CommittedOffsets
 
 __all__ = ["FileChunk", "batches_up_to", "decode_commits", "read_compacted"]
 
@@ -115,6 +115,7 @@ def decode_commits(
         rb.column("isControl"),
         names=COMMIT_NAMES,
         package=package,
+        fields=COMMIT_FIELDS,
     )
     table = rb if isinstance(rb, pa.Table) else pa.Table.from_batches([rb])
     for name, column in decoded.columns.items():

@@ -30,9 +30,11 @@ from collections.abc import Iterable
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from codegen.columnar.decode import Rows
 from codegen.views.compaction import (
     NO_MARKER,
     ReducedChunks,
@@ -44,6 +46,7 @@ from codegen.views.compaction import (
 )
 
 __all__ = [
+    "COMMIT_FIELDS",
     "COMMIT_NAMES",
     "COMMIT_ROW_SCHEMA",
     "DELETION_SCHEMA",
@@ -60,6 +63,11 @@ __all__ = [
 
 COMMIT_NAMES: Final = frozenset({"OffsetCommit", "LegacyOffsetCommit"})
 """The ``recordName``s of offset commits."""
+COMMIT_FIELDS: Final = frozenset(
+    {"group", "topic", "partition", "offset", "leaderEpoch", "metadata"}
+    | {"commitTimestamp", "expireTimestamp"}
+)
+"""The fields of the decoded commit keys and values that :func:`commit_rows` reads."""
 
 _KEY: Final = ["group", "topic", "partition"]
 _LOG_KEY: Final = ["logTopic", "logPartition", *_KEY]
@@ -113,31 +121,47 @@ def _column(rows: pa.Table, name: str, typ: pa.DataType) -> pa.ChunkedArray | pa
     return pa.nulls(rows.num_rows, typ)
 
 
-def _member(union: pa.ChunkedArray, name: str) -> pa.ChunkedArray | None:
-    """A union member's structs (null where the row is another record), if the union has it."""
-    typ = union.type
-    if typ.get_field_index(name) < 0:
-        return None
-    return pc.struct_field(union, name)
+def _flags(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.bool_]:
+    """A boolean column as numpy, null as False."""
+    return np.asarray(column.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
+
+
+def _single(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(column, pa.ChunkedArray):
+        return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    return column
 
 
 def _either(
-    first: pa.ChunkedArray | None,
-    second: pa.ChunkedArray | None,
-    field: str,
-    typ: pa.DataType,
-    n: int,
-) -> pa.Array | pa.ChunkedArray:
-    """``field`` of whichever member is set (``first`` wins), null where neither has it."""
-    parts = [
-        pc.struct_field(m, field)
-        for m in (first, second)
-        if m is not None and m.type.get_field_index(field) >= 0
-    ]
+    union: pa.StructArray, members: tuple[str, str], field: str, typ: pa.DataType
+) -> pa.Array:
+    """``field`` of whichever member of ``union`` is set (the first wins), null where neither
+    is; a member no row of the chunk has is not read."""
+    n = len(union)
+    parts = []
+    for member in members:
+        i = union.type.get_field_index(member)
+        if i < 0 or union.field(i).null_count == n:
+            continue
+        j = union.type.field(i).type.get_field_index(field)
+        if j >= 0:
+            parts.append(pc.struct_field(union, [i, j]))
     if not parts:
         return pa.nulls(n, typ)
     out = parts[0] if len(parts) == 1 else pc.coalesce(*parts)
     return out.cast(typ)
+
+
+def _null_where(arr: pa.Array, hidden: npt.NDArray[np.bool_]) -> pa.Array:
+    """``arr`` with the rows of ``hidden`` null."""
+    if not hidden.any():
+        return arr
+    return pc.if_else(pa.array(hidden), pa.scalar(None, arr.type), arr)
+
+
+_KEY_MEMBERS: Final = ("OffsetCommitKey", "LegacyOffsetCommitKey")
+_VALUE_MEMBERS: Final = ("OffsetCommitValue", "LegacyOffsetCommitValue")
+_COMMIT_NAME_ARRAY: Final = pa.array(sorted(COMMIT_NAMES), pa.string())
 
 
 def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
@@ -146,47 +170,34 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
     coordinator skips nothing but cannot use them either."""
     rows = decoded if isinstance(decoded, pa.Table) else pa.Table.from_batches([decoded])
     n = rows.num_rows
-    error = None
+    control = _flags(rows.column("isControl"))
+    transactional = _flags(rows.column("isTransactional"))
+    commit = ~control & _flags(pc.is_in(rows.column("recordName"), _COMMIT_NAME_ARRAY))
     for name in ("_error", "_decode_error"):
-        if name in rows.column_names:
-            e = rows.column(name).is_null()
-            error = e if error is None else pc.and_(error, e)
-    ok = pa.array(np.ones(n, np.bool_)) if error is None else error
-    control = rows.column("isControl").fill_null(False)
-    commit = pc.and_(
-        pc.and_(ok, pc.invert(control)),
-        pc.is_in(rows.column("recordName"), pa.array(sorted(COMMIT_NAMES))).fill_null(False),
-    )
-    control_type = pc.binary_slice(rows.column("key"), 2, 4)
-    is_commit_marker = pc.equal(control_type, pa.scalar(b"\x00\x01", pa.binary()))
-    is_abort_marker = pc.equal(control_type, pa.scalar(b"\x00\x00", pa.binary()))
-    marker = pc.and_(
-        pc.and_(control, rows.column("isTransactional").fill_null(False)),
-        pc.or_(is_commit_marker, is_abort_marker).fill_null(False),
-    )
-    keep = pc.or_(commit, marker)
-    rows = rows.filter(keep)
-    is_commit_marker = is_commit_marker.filter(keep)
-    marker = marker.filter(keep)
-    m = rows.num_rows
-    key = rows.column("decodedKey")
-    value = rows.column("decodedValue")
-    k_new, k_old = _member(key, "OffsetCommitKey"), _member(key, "LegacyOffsetCommitKey")
-    v_new, v_old = _member(value, "OffsetCommitValue"), _member(value, "LegacyOffsetCommitValue")
-    tombstone = pc.and_(pc.invert(marker), rows.column("isTombstone").fill_null(False))
+        if name in rows.column_names and rows.column(name).null_count != n:
+            commit &= _flags(rows.column(name).is_null())
+    # An end-transaction marker's key: int16 version, int16 type (0 ABORT, 1 COMMIT).
+    keys = Rows(rows.column("key"))
+    marker_type, typed = keys.int16_at(keys.starts + 2, keys.ends)
+    marker = control & transactional & typed & ((marker_type == 0) | (marker_type == 1))
+    tombstone = ~marker & _flags(rows.column("isTombstone"))
+    # Value columns are null for markers and tombstones.
+    hidden = marker | tombstone
+    key = _single(rows.column("decodedKey"))
+    value = _single(rows.column("decodedValue"))
 
     def value_field(field: str, typ: pa.DataType, default: int | None = None) -> pa.Array:
-        out = _either(v_new, v_old, field, typ, m)
+        out = _either(value, _VALUE_MEMBERS, field, typ)
         if default is not None:
             out = out.fill_null(pa.scalar(default, typ))
-        return pc.if_else(pc.or_(marker, tombstone), pa.scalar(None, typ), out)
+        return _null_where(out, hidden)
 
     columns = {
         "logTopic": _column(rows, "topic", pa.string()),
         "logPartition": _column(rows, "partition", pa.int32()).cast(pa.int32()),
-        "group": _either(k_new, k_old, "group", pa.string(), m),
-        "topic": _either(k_new, k_old, "topic", pa.string(), m),
-        "partition": _either(k_new, k_old, "partition", pa.int32(), m),
+        "group": _either(key, _KEY_MEMBERS, "group", pa.string()),
+        "topic": _either(key, _KEY_MEMBERS, "topic", pa.string()),
+        "partition": _either(key, _KEY_MEMBERS, "partition", pa.int32()),
         "offset": value_field("offset", pa.int64()),
         "leaderEpoch": value_field("leaderEpoch", pa.int32(), -1),
         "metadata": value_field("metadata", pa.string()),
@@ -195,15 +206,13 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
         "recordOffset": rows.column("offset"),
         "timestamp": millis(_column(rows, "timestamp", pa.int64())),
         "producerId": rows.column("producerId"),
-        "isTransactional": rows.column("isTransactional").fill_null(False),
-        "marker": pc.if_else(
-            marker,
-            pc.if_else(is_commit_marker, pa.scalar(1, pa.int8()), pa.scalar(0, pa.int8())),
-            pa.scalar(NO_MARKER, pa.int8()),
-        ),
-        "isTombstone": tombstone,
+        "isTransactional": pa.array(transactional),
+        "marker": pa.array(np.where(marker, marker_type, NO_MARKER).astype(np.int8)),
+        "isTombstone": pa.array(tombstone),
     }
-    return pa.table(columns, schema=COMMIT_ROW_SCHEMA)
+    out = pa.table(columns, schema=COMMIT_ROW_SCHEMA)
+    keep = commit | marker
+    return out if keep.all() else out.filter(pa.array(keep))
 
 
 def _plain_kept(plain: pa.Table) -> pa.Table:
