@@ -20,8 +20,10 @@ __all__ = [
     "ReducedChunks",
     "apply_offsets",
     "in_log_order",
+    "key_groups",
     "key_ids",
     "last_per_key",
+    "last_rows",
     "millis",
 ]
 
@@ -36,22 +38,41 @@ def millis(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     return column.cast(pa.int64())
 
 
+def last_rows(rows: pa.Table, keys: list[str]) -> np.ndarray:
+    """The row numbers of the last row of each key, ascending."""
+    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
+    last = indexed.group_by(keys, use_threads=False).aggregate([("_i", "max")])
+    return np.sort(last.column("_i_max").to_numpy())
+
+
 def last_per_key(rows: pa.Table, keys: list[str]) -> pa.Table:
     """The last row of each key, in the rows' order."""
     if rows.num_rows == 0:
         return rows
+    return rows.take(pa.array(last_rows(rows, keys)))
+
+
+def key_groups(rows: pa.Table, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The row numbers grouped by ``keys`` (each key's rows in their order, keys in the order
+    they first appear), and where each key's rows start in it (with the end last)."""
     indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
-    last = indexed.group_by(keys, use_threads=False).aggregate([("_i", "max")])
-    return rows.take(pa.array(np.sort(last.column("_i_max").to_numpy())))
+    lists = indexed.group_by(keys, use_threads=False).aggregate([("_i", "list")])
+    members = lists.column("_i_list").combine_chunks()
+    order = members.flatten().to_numpy()
+    bounds = members.offsets.to_numpy().astype(np.int64)
+    first = np.zeros(len(order), np.bool_)
+    first[bounds[:-1]] = True
+    if not ((np.diff(order) > 0) | first[1:]).all():  # each key's rows in their order
+        ids = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+        order = order[np.lexsort((order, ids))]
+    return order, bounds
 
 
 def key_ids(rows: pa.Table, keys: list[str]) -> np.ndarray:
     """A number per row, equal for rows of equal ``keys``."""
-    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
-    lists = indexed.group_by(keys, use_threads=False).aggregate([("_i", "list")])
-    members = lists.column("_i_list").combine_chunks()
+    order, bounds = key_groups(rows, keys)
     ids = np.empty(rows.num_rows, np.int64)
-    ids[members.flatten().to_numpy()] = pc.list_parent_indices(members).to_numpy()
+    ids[order] = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
     return ids
 
 

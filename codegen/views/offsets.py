@@ -40,8 +40,10 @@ from codegen.views.compaction import (
     ReducedChunks,
     apply_offsets,
     in_log_order,
+    key_groups,
     key_ids,
     last_per_key,
+    last_rows,
     millis,
 )
 
@@ -215,23 +217,25 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
     return out if keep.all() else out.filter(pa.array(keep))
 
 
-def _plain_kept(plain: pa.Table) -> pa.Table:
-    """Of plain commits in log order: per key the newest, every tombstone, and the commit just
-    before each tombstone (what says whether the tombstone deleted a live offset)."""
-    if plain.num_rows == 0:
-        return plain
-    tombstone = plain.column("isTombstone").to_numpy(zero_copy_only=False)
+def _plain_kept(plain: pa.Table) -> npt.NDArray[np.bool_]:
+    """Of plain commits in log order, the rows to keep: per key the newest, every tombstone,
+    and the commit just before each tombstone (what says whether the tombstone deleted a live
+    offset)."""
+    keep = np.zeros(plain.num_rows, np.bool_)
+    tombstone = _flags(plain.column("isTombstone"))
     if not tombstone.any():
-        return last_per_key(plain, _LOG_KEY)
-    ids = key_ids(plain, _LOG_KEY)
-    order = np.lexsort((np.arange(len(ids)), ids))  # by key, then log order
-    same_next = np.zeros(len(ids), np.bool_)
-    same_next[:-1] = ids[order][1:] == ids[order][:-1]
-    next_tombstone = np.zeros(len(ids), np.bool_)
-    next_tombstone[:-1] = tombstone[order][1:]
-    keep = np.zeros(len(ids), np.bool_)
-    keep[order] = ~same_next | (same_next & next_tombstone) | tombstone[order]
-    return plain.filter(pa.array(keep))
+        keep[last_rows(plain, _LOG_KEY)] = True
+        return keep
+    order, bounds = key_groups(plain, _LOG_KEY)
+    keep[order[bounds[1:] - 1]] = True  # each key's newest
+    in_order = tombstone[order]
+    keep[order[in_order]] = True
+    # the row before each tombstone of the same key
+    before = np.flatnonzero(in_order[1:])
+    first = np.zeros(len(order), np.bool_)
+    first[bounds[:-1]] = True
+    keep[order[before[~first[before + 1]]]] = True
+    return keep
 
 
 def reduce_plain(rows: pa.Table) -> pa.Table:
@@ -240,17 +244,16 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
     Order of the input does not matter; the output is in log-offset order per log partition."""
     if rows.num_rows == 0:
         return rows
-    order = [(c, "ascending") for c in ("logTopic", "logPartition", "recordOffset")]
     if not in_log_order(rows, "logTopic", "logPartition"):
-        rows = rows.sort_by(order)
-    plain = pc.and_(
-        pc.invert(rows.column("isTransactional")), pc.equal(rows.column("marker"), NO_MARKER)
-    )
-    newest = _plain_kept(rows.filter(plain))
-    others = rows.filter(pc.invert(plain))
-    if not others.num_rows:
-        return newest
-    return pa.concat_tables([newest, others]).sort_by(order)
+        rows = rows.sort_by(
+            [(c, "ascending") for c in ("logTopic", "logPartition", "recordOffset")]
+        )
+    marker = rows.column("marker").to_numpy()
+    plain = ~_flags(rows.column("isTransactional")) & (marker == NO_MARKER)
+    keys = rows.select([*_LOG_KEY, "isTombstone"])
+    keep = ~plain
+    keep[plain] = _plain_kept(keys if plain.all() else keys.filter(pa.array(plain)))
+    return rows if keep.all() else rows.filter(pa.array(keep))
 
 
 def latest(rows: pa.Table) -> pa.Table:
