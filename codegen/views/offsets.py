@@ -150,15 +150,19 @@ def _either(
             parts.append(pc.struct_field(union, [i, j]))
     if not parts:
         return pa.nulls(n, typ)
-    out = parts[0] if len(parts) == 1 else pc.coalesce(*parts)
+    # a row has one member: if_else is coalesce here, and cheaper
+    out = parts[0] if len(parts) == 1 else pc.if_else(parts[0].is_valid(), *parts)
     return out.cast(typ)
 
 
-def _null_where(arr: pa.Array, hidden: npt.NDArray[np.bool_]) -> pa.Array:
-    """``arr`` with the rows of ``hidden`` null."""
-    if not hidden.any():
+def _valid_only(arr: pa.Array, valid: npt.NDArray[np.bool_]) -> pa.Array:
+    """A fixed-width ``arr`` without nulls, null outside ``valid``."""
+    if valid.all():
         return arr
-    return pc.if_else(pa.array(hidden), pa.scalar(None, arr.type), arr)
+    if arr.offset:
+        arr = pa.concat_arrays([arr])
+    bitmap = pa.array(valid).buffers()[1]
+    return pa.Array.from_buffers(arr.type, len(arr), [bitmap, arr.buffers()[1]])
 
 
 _KEY_MEMBERS: Final = ("OffsetCommitKey", "LegacyOffsetCommitKey")
@@ -183,16 +187,20 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
     marker_type, typed = keys.int16_at(keys.starts + 2, keys.ends)
     marker = control & transactional & typed & ((marker_type == 0) | (marker_type == 1))
     tombstone = ~marker & _flags(rows.column("isTombstone"))
-    # Value columns are null for markers and tombstones.
+    # Value columns are null for markers and tombstones (which have no decoded value, unless
+    # the input says otherwise).
     hidden = marker | tombstone
     key = _single(rows.column("decodedKey"))
     value = _single(rows.column("decodedValue"))
+    hidden_values = value.null_count != n and (hidden & _flags(value.is_valid())).any()
 
     def value_field(field: str, typ: pa.DataType, default: int | None = None) -> pa.Array:
         out = _either(value, _VALUE_MEMBERS, field, typ)
         if default is not None:
-            out = out.fill_null(pa.scalar(default, typ))
-        return _null_where(out, hidden)
+            return _valid_only(out.fill_null(pa.scalar(default, typ)), ~hidden)
+        if hidden_values:
+            return pc.if_else(pa.array(hidden), pa.scalar(None, typ), out)
+        return out
 
     columns = {
         "logTopic": _column(rows, "topic", pa.string()),
