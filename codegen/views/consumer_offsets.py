@@ -143,9 +143,8 @@ def _chunk(
     keys = Rows(rb.column("key"))
     record_type, has_type = keys.int16_at(keys.starts, keys.ends)
     commit = readable & ~control & has_type & np.isin(record_type, _COMMIT_TYPES)
-    data_positions = positions[readable]
     chunk = FileChunk(
-        batches=len(np.unique(data_positions)),
+        batches=_distinct_count(positions[readable]),
         records=int(readable.sum()),
         position=int(positions.max()) if n else 0,
     )
@@ -192,6 +191,14 @@ def _chunk(
     if batch_records:
         _feed(view, batch_records, producer, txn, control, current_row)
     return chunk
+
+
+def _distinct_count(values: np.ndarray) -> int:
+    """How many distinct values (a file's batch positions come in ascending order)."""
+    steps = np.diff(values)
+    if (steps >= 0).all():
+        return int(len(values) > 0) + int(np.count_nonzero(steps))
+    return len(np.unique(values))
 
 
 def _feed(
