@@ -83,10 +83,7 @@ def reduce_live(rows: pa.Table) -> pa.Table:
     marker = rows.column("marker").to_numpy()
     plain = ~_flags(rows.column("isTransactional")) & (marker == NO_MARKER)
     keep = ~plain
-    keys = rows.select(["key"])
-    newest = np.zeros(int(plain.sum()), np.bool_)
-    newest[last_rows(keys if plain.all() else keys.filter(pa.array(plain)), ["key"])] = True
-    keep[plain] = newest
+    keep[last_rows(rows, ["key"], plain)] = True
     return rows if keep.all() else rows.filter(pa.array(keep))
 
 

@@ -225,16 +225,16 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
     return out if keep.all() else out.filter(pa.array(keep))
 
 
-def _plain_kept(plain: pa.Table) -> npt.NDArray[np.bool_]:
-    """Of plain commits in log order, the rows to keep: per key the newest, every tombstone,
-    and the commit just before each tombstone (what says whether the tombstone deleted a live
-    offset)."""
-    keep = np.zeros(plain.num_rows, np.bool_)
-    tombstone = _flags(plain.column("isTombstone"))
+def _plain_kept(rows: pa.Table, plain: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Of the plain commits (``plain``) of rows in log order, the rows to keep: per key the
+    newest, every tombstone, and the commit just before each tombstone (what says whether the
+    tombstone deleted a live offset)."""
+    keep = np.zeros(rows.num_rows, np.bool_)
+    tombstone = _flags(rows.column("isTombstone")) & plain
     if not tombstone.any():
-        keep[last_rows(plain, _LOG_KEY)] = True
+        keep[last_rows(rows, _LOG_KEY, plain)] = True
         return keep
-    order, bounds = key_groups(plain, _LOG_KEY)
+    order, bounds = key_groups(rows, _LOG_KEY, plain)
     keep[order[bounds[1:] - 1]] = True  # each key's newest
     in_order = tombstone[order]
     keep[order[in_order]] = True
@@ -258,9 +258,7 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
         )
     marker = rows.column("marker").to_numpy()
     plain = ~_flags(rows.column("isTransactional")) & (marker == NO_MARKER)
-    keys = rows.select([*_LOG_KEY, "isTombstone"])
-    keep = ~plain
-    keep[plain] = _plain_kept(keys if plain.all() else keys.filter(pa.array(plain)))
+    keep = ~plain | _plain_kept(rows, plain)
     return rows if keep.all() else rows.filter(pa.array(keep))
 
 
