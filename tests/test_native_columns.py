@@ -182,9 +182,8 @@ def test_transactional_and_control_batches(
     assert [r["sequence"] for r in got[5:9]] == [None, 2**31 - 2, 2**31 - 1, 0]
     assert got[0]["headers"] == [{"key": "h", "value": b"x"}, {"key": "n", "value": None}]
     assert got[10]["headers"] == [{"key": "\ufffd\ufffdbad\ufffd", "value": b"v"}]
-    # Only the control batches went to the reference (once per way: 8 ways).
-    control = {p for p in boundaries(data) if data[p + 22] & 0x20}
-    assert set(no_fallback) == control
+    # Control batches are read in C too: nothing went to the reference.
+    assert no_fallback == []
 
 
 @pytest.mark.parametrize("codec", list(Codec))
@@ -254,6 +253,46 @@ def test_every_truncation_and_byte_mutation(
     for variant in record_bytes_variants(body):
         data = before + with_records(plain, variant, codec) + after
         got = rows(both(data, headers=(len(variant) % 2 == 0)))
+        bad += any(r["_error"] for r in got)
+        assert got[-1]["key"] == b"after"
+    assert bad > len(body)
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        pytest.param(encode_control_batch(ControlType.COMMIT, key_version=-1), id="key-version"),
+        pytest.param(encode_control_batch(ControlType.ABORT, value=b"\x00"), id="short-marker"),
+        pytest.param(
+            encode_control_batch(ControlType.COMMIT, marker_version=-2), id="marker-version"
+        ),
+        pytest.param(encode_control_batch(ControlType.LEADER_CHANGE, value=None), id="no-value"),
+        pytest.param(encode_control_batch(99, value=b"x"), id="unknown-type"),
+        pytest.param(encode_control_batch(ControlType.ABORT, base_offset=2**63 - 1), id="last"),
+    ],
+)
+def test_control_records_checked_as_the_reference_checks_them(
+    marker: bytes, records_module: ModuleType
+) -> None:
+    """A control batch's keys and markers: the reference's rows, or its error row."""
+    every_way(_batch([(b"k", b"v")], base_offset=-5) + marker + _batch([(b"k", b"v")]))
+
+
+def test_control_batch_truncation_and_byte_mutation(records_module: ModuleType) -> None:
+    """A control batch's records cut short or with a byte changed (under a valid CRC): the
+    same rows and error rows in both loops, and the batch after is read."""
+    plain = encode_control_batch(ControlType.COMMIT, base_offset=4, producer_id=3)
+    body = plain[61:]
+    before = _batch([(b"before", b"1")], base_offset=-5)
+    after = _batch([(b"after", b"2")], base_offset=1000)
+    variants = [body[:n] for n in range(len(body))]
+    for pos in range(len(body)):
+        for new in {body[pos] ^ 0x01, body[pos] ^ 0x80, 0xFF}:
+            variants.append(body[:pos] + bytes([new]) + body[pos + 1 :])
+    variants += [body + b"\x00", body + body]
+    bad = 0
+    for variant in variants:
+        got = rows(both(before + _with_records(plain, variant) + after, headers=True))
         bad += any(r["_error"] for r in got)
         assert got[-1]["key"] == b"after"
     assert bad > len(body)
@@ -347,11 +386,13 @@ def test_column_builder_checks_what_it_is_given(records_module: ModuleType) -> N
 
 
 def test_add_entries_stops_at_what_the_caller_reads(records_module: ModuleType) -> None:
-    """The C loop over entries takes plain v2 data batches only, and hands back the position
-    of anything else (read by the reference, for its rows and errors) or of a due flush."""
+    """The C loop over entries takes uncompressed v2 batches only (control batches whose keys
+    and markers pass the reference's checks), and hands back the position of anything else
+    (read by the reference, for its rows and errors) or of a due flush."""
     plain = _batch([(b"k", b"v")] * 3)
     lz4 = _batch([(b"k", b"v")], codec=Codec.LZ4, base_offset=3)
     control = encode_control_batch(ControlType.COMMIT, base_offset=4, producer_id=1)
+    bad_marker = encode_control_batch(ControlType.COMMIT, base_offset=4, marker_version=-1)
     flipped = bytearray(plain)
     flipped[-2] ^= 1  # a value byte: the records parse, the CRC no longer matches
     cut = plain[:-5]
@@ -364,7 +405,8 @@ def test_add_entries_stops_at_what_the_caller_reads(records_module: ModuleType) 
 
     n = len(plain)
     assert add(plain * 2) == (2 * n, 6)
-    for other in (lz4, control, bytes(flipped), cut, bytes(12)):
+    assert add(plain + control + plain) == (2 * n + len(control), 7)
+    for other in (lz4, bad_marker, bytes(flipped), cut, bytes(12)):
         data = plain + other + plain
         assert add(data) == (n, 3)
         assert add(data, n + len(other)) == (len(data), 3)

@@ -345,10 +345,12 @@ def decode_native(
     *,
     trailing_ok: bool = False,
     package: str = SHIPPED,
+    fields: frozenset[str] | None = None,
 ) -> tuple[pa.StructArray, dict[int, str]]:
     """:func:`decode_rows` through the engine's columnar decoder, with ``readers`` (the
     engine's object readers by version). A row it refuses is decoded again with the class's
-    ``decode`` (or ``read``, with ``trailing_ok``), whose error text is the row's error."""
+    ``decode`` (or ``read``, with ``trailing_ok``), whose error text is the row's error.
+    ``fields`` (struct field names) fills only those columns; the others are all null."""
     n = len(starts)
     cls = codecs(package).messages[name]
     live_versions = versions if live is None else versions[live]
@@ -361,9 +363,10 @@ def decode_native(
         if live is not None:
             index[~live] = -1
     columns = _columns(name, package)
+    filled = [c for c in columns if fields is None or c.field.name in fields]
     valid, nulls, outs, failed = engine.columns(
         tuple(readers[int(v)] for v in uniq),
-        tuple((c.attr, c.kind) for c in columns),
+        tuple((c.attr, c.kind) for c in filled),
         rows.buffer,
         np.ascontiguousarray(starts, np.int64),
         np.ascontiguousarray(ends, np.int64),
@@ -371,8 +374,13 @@ def decode_native(
         trailing_ok,
     )
     arrays: list[pa.Array] = []
-    for column, out in zip(columns, outs, strict=True):
+    by_column = dict(zip(filled, outs, strict=True))
+    for column in columns:
         typ = column.field.type
+        out = by_column.get(column)
+        if out is None:
+            arrays.append(_nulls(typ, n))
+            continue
         if column.kind in ("object", "tagged"):
             values, nonnull = out
             if not nonnull:
@@ -420,6 +428,7 @@ def decode_rows(
     *,
     trailing_ok: bool = False,
     package: str = SHIPPED,
+    fields: frozenset[str] | None = None,
 ) -> tuple[pa.StructArray, dict[int, str]]:
     """Decode the message bodies ``[starts, ends)`` at ``versions`` (already valid versions).
 
@@ -428,6 +437,8 @@ def decode_rows(
     A message must end at ``ends`` unless ``trailing_ok``, which ignores bytes after it.
     The engine's columnar decoder runs when the message's readers are the engine's (the
     native backend); otherwise the generated ``decode``, row by row (the reference).
+    ``fields`` (struct field names) lets the engine leave the other columns null (they are
+    read and checked all the same, so errors do not change); the reference fills them all.
     """
     n = len(starts)
     typ = message_arrow_type(name, package)
@@ -451,6 +462,7 @@ def decode_rows(
             live,
             trailing_ok=trailing_ok,
             package=package,
+            fields=fields,
         )
     if live is None:
         return _generic(name, rows, starts, ends, versions, trailing_ok, package)

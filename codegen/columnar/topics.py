@@ -260,6 +260,7 @@ def _value_side(
     has_version: BoolArr,
     newer_out: BoolArr,
     package: str,
+    fields: frozenset[str] | None = None,
 ) -> tuple[BoolArr, pa.StructArray]:
     """Decode the version-prefixed values of rows ``live`` (non-null) as ``spec``."""
     starts, ends = rows.starts, rows.ends
@@ -273,7 +274,7 @@ def _value_side(
     eff, newer, ok = clamp_versions(spec, prefix, have, errors, index, package)
     newer_out[live] = newer[live]
     structs, errs = decode_rows(
-        spec, rows, starts + 2, ends, eff, ok, trailing_ok=True, package=package
+        spec, rows, starts + 2, ends, eff, ok, trailing_ok=True, package=package, fields=fields
     )
     return _decoded_rows(ok, errs, errors), structs
 
@@ -315,6 +316,7 @@ def decode_topic_arrays(
     package: str = SHIPPED,
     names: Selection = None,
     wanted: frozenset[str] | None = None,
+    fields: frozenset[str] | None = None,
 ) -> TopicDecoded:
     """Decode one batch of (key, value) pairs of a topic family; see the module docstring.
 
@@ -322,7 +324,9 @@ def decode_topic_arrays(
     by default): a package generated from a newer Kafka release decodes its new record types.
     ``names`` (record names) decodes only those records, into unions of only their specs.
     ``wanted`` names the columns to build (default: all); every selected record is decoded
-    either way, so ``errors`` is the same.
+    either way, so ``errors`` is the same. ``fields`` names the fields of the decoded keys
+    and values a caller reads: with the native engine the others may be left null (every
+    field is still read, so ``errors`` is the same).
     """
     topic = TOPICS[family]
     vrows = Rows(value)
@@ -368,6 +372,7 @@ def decode_topic_arrays(
                 sel,
                 trailing_ok=True,
                 package=package,
+                fields=fields,
             )
             key_ok = _decoded_rows(sel, errs, errors)
             key_parts[kspec] = (key_ok, structs)
@@ -375,7 +380,7 @@ def decode_topic_arrays(
             with_value = key_ok & vrows.valid
             if vspec is not None and with_value.any():
                 value_parts[vspec] = _value_side(
-                    vspec, vrows, with_value, errors, versions, has_version, newer, package
+                    vspec, vrows, with_value, errors, versions, has_version, newer, package, fields
                 )
     else:
         cand_rows = np.nonzero(vrows.valid & ~is_control)[0].astype(np.int64)

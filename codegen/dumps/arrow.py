@@ -8,11 +8,12 @@ stretch that could not be read (``_error`` = ``kind: reason``, its base offset w
 Two loops give the same batches:
 
 - the native columnar loop (``ColumnBuilder`` in ``codegen/native/records.c``) parses the
-  records of v2 data batches straight into Arrow buffers. Framing, the batch header checks,
-  the CRC-32C and decompression stay in Python (:func:`~codegen.dumps.batches.decode_entry`'s
-  own steps, once per batch); a batch whose records do not parse, a control batch and a legacy
-  entry are read by the reference (``decode_entry``), so errors and control checks are the
-  reference's;
+  records of v2 batches straight into Arrow buffers, with the reference's framing, header,
+  CRC-32C and control-record checks for uncompressed batches; a compressed batch is
+  decompressed in Python (:func:`~codegen.dumps.batches.decode_entry`'s own steps, once per
+  batch). A batch whose records do not parse, a control batch the checks refuse (or a
+  compressed one) and a legacy entry are read by the reference (``decode_entry``), so errors
+  are the reference's;
 - the pure loop (the reference, and the fallback when the native modules are not built or
   ``SPECGEN_BACKEND=pure``) builds the columns from :class:`~codegen.dumps.SegmentReader`'s
   records.
@@ -193,7 +194,7 @@ def _native_batches(
     errors: list[tuple[int, str]] = []
     pos, end = 0, len(data)
     while pos < end:
-        # The plain v2 data batches in C, up to an entry it leaves here or a full Arrow batch.
+        # The uncompressed v2 batches in C, up to an entry it leaves here or a full Arrow batch.
         pos = builder.add_entries(
             data, pos, start, verify_crc, max_size, max_records, batch_rows, _FLUSH_BYTES, CRC32C
         )

@@ -937,6 +937,23 @@ static inline int32_t be32(const unsigned char *p) {
     return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
 }
 
+static inline int16_t be16(const unsigned char *p) { return (int16_t)((p[0] << 8) | p[1]); }
+
+/* Whether the parsed records of a control batch pass decode_entry's checks of control keys
+   and ABORT/COMMIT markers, with offsets that fit an int64: else the reference reads it. */
+static int control_records_ok(const Parsed *recs, int32_t count, int64_t base_offset) {
+    for (int32_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        int64_t offset;
+        if (r->key_len < 4 || be16(r->key) < 0 ||
+            __builtin_add_overflow(base_offset, r->off_delta, &offset))
+            return 0;
+        const int16_t type = be16(r->key + 2);
+        if ((type == 0 || type == 1) && (r->value_len < 6 || be16(r->value) < 0)) return 0;
+    }
+    return 1;
+}
+
 /* Append the parsed records of one v2 data batch whose header is entry[0:61]. */
 static int put_v2(Columns *C, const unsigned char *entry, const Parsed *recs, Py_ssize_t count,
                   int64_t position) {
@@ -1064,12 +1081,13 @@ static int crc_matches(PyObject *crc32c, PyObject *bytes_view, const unsigned ch
 }
 
 /* add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows,
-   flush_bytes, crc32c) -> pos: the plain v2 data batches of data from pos on, with the checks
-   of the segment reader's framing and _open_v2. It stops before the first entry that is
-   anything else (a framing error, a legacy entry, a control or compressed batch, a bad count
-   or CRC, records that do not parse: the caller reads that one as the pure loop does), before
-   an entry when flush_bytes of column data are held, and after the entry that brings the rows
-   to batch_rows; it returns where it stopped. */
+   flush_bytes, crc32c) -> pos: the uncompressed v2 batches of data from pos on, with the
+   checks of the segment reader's framing and _open_v2 (and, for a control batch,
+   decode_entry's checks of its keys and markers). It stops before the first entry that is
+   anything else (a framing error, a legacy entry, a compressed batch, a bad count or CRC,
+   records that do not parse, control records the checks refuse: the caller reads that one as
+   the pure loop does), before an entry when flush_bytes of column data are held, and after
+   the entry that brings the rows to batch_rows; it returns where it stopped. */
 static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 9) {
         PyErr_SetString(PyExc_TypeError,
@@ -1115,7 +1133,8 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
         const int32_t size = be32(e + 8);
         if (size < 14 || size > rem - 12 || size > max_size) break; /* framing: the reader's */
         const Py_ssize_t total = 12 + (Py_ssize_t)size;
-        if (total < 61 || e[16] != 2 || (e[22] & 0x20) || (e[22] & 0x07)) break;
+        if (total < 61 || e[16] != 2 || (e[22] & 0x07)) break;
+        const int control = (e[22] & 0x20) != 0;
         const int32_t count = be32(e + 57);
         if (count < 0 || count > (total - 61) / 7 || count > max_size / 7 || count > max_records)
             break;
@@ -1136,6 +1155,7 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
             PyErr_Clear(); /* the caller's reference read says why */
             break;
         }
+        if (control && !control_records_ok(recs, count, be64(e))) break;
         Mark m;
         mark_save(C, &m);
         if (put_v2(C, e, recs, count, base + pos) < 0) {
@@ -1155,8 +1175,6 @@ done:
 
 /* --------------------------------------------------------------------------- batch headers */
 
-static inline int16_t be16(const unsigned char *p) { return (int16_t)((p[0] << 8) | p[1]); }
-
 /* The (offset, control type) pairs of an uncompressed control batch's records, each checked
    as decode_entry checks control keys and ABORT/COMMIT markers: a tuple, or NULL with no
    error set when the reference must read the batch (records that do not parse, a malformed
@@ -1168,17 +1186,13 @@ static PyObject *control_pairs(const unsigned char *e, Py_ssize_t total, int32_t
         PyErr_Clear();
         return NULL;
     }
+    if (!control_records_ok(recs, count, base_offset)) return NULL;
     PyObject *pairs = PyTuple_New(count);
     if (!pairs) return NULL;
     for (int32_t i = 0; i < count; i++) {
         const Parsed *r = &recs[i];
-        int64_t offset;
-        if (r->key_len < 4 || be16(r->key) < 0 ||
-            __builtin_add_overflow(base_offset, r->off_delta, &offset))
-            goto leave;
-        const int16_t type = be16(r->key + 2);
-        if ((type == 0 || type == 1) && (r->value_len < 6 || be16(r->value) < 0)) goto leave;
-        PyObject *pair = Py_BuildValue("(Lh)", (long long)offset, type);
+        PyObject *pair = Py_BuildValue("(Lh)", (long long)(base_offset + r->off_delta),
+                                       be16(r->key + 2));
         if (!pair) {
             Py_DECREF(pairs);
             return NULL;
@@ -1188,9 +1202,6 @@ static PyObject *control_pairs(const unsigned char *e, Py_ssize_t total, int32_t
     }
     PyObject_GC_UnTrack(pairs);
     return pairs;
-leave:
-    Py_DECREF(pairs);
-    return NULL;
 }
 
 #define N_HEADER_FIELDS 13
@@ -1589,7 +1600,7 @@ static void Columns_dealloc(Columns *C) {
 static PyMethodDef Columns_methods[] = {
     {"add_entries", (PyCFunction)(void (*)(void))Columns_add_entries, METH_FASTCALL,
      "add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows, "
-     "flush_bytes, crc32c) -> pos: the plain v2 data batches from pos on, up to the first "
+     "flush_bytes, crc32c) -> pos: the uncompressed v2 batches from pos on, up to the first "
      "entry the caller must read, or until an Arrow batch is due."},
     {"add_v2", (PyCFunction)(void (*)(void))Columns_add_v2, METH_FASTCALL,
      "add_v2(entry, records, start, end, position): the records of a v2 data batch; "

@@ -20,8 +20,10 @@ __all__ = [
     "ReducedChunks",
     "apply_offsets",
     "in_log_order",
+    "key_groups",
     "key_ids",
     "last_per_key",
+    "last_rows",
     "millis",
 ]
 
@@ -36,22 +38,54 @@ def millis(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     return column.cast(pa.int64())
 
 
+def _grouped(rows: pa.Table, keys: list[str], among: np.ndarray | None, aggregate: str) -> pa.Array:
+    """``aggregate`` of the row numbers per key, of the keys of the rows ``among`` (None:
+    all). Grouping by the flag too spares copying the key columns of the rows ``among``."""
+    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
+    if among is None or among.all():
+        grouped = indexed.group_by(keys, use_threads=False).aggregate([("_i", aggregate)])
+        return grouped.column(f"_i_{aggregate}").combine_chunks()
+    indexed = indexed.append_column("_among", pa.array(among))
+    grouped = indexed.group_by([*keys, "_among"], use_threads=False).aggregate([("_i", aggregate)])
+    wanted = grouped.column("_among").combine_chunks()
+    return grouped.column(f"_i_{aggregate}").combine_chunks().filter(wanted)
+
+
+def last_rows(rows: pa.Table, keys: list[str], among: np.ndarray | None = None) -> np.ndarray:
+    """The row numbers of the last row of each key (of the rows ``among``), ascending."""
+    return np.sort(_grouped(rows, keys, among, "max").to_numpy())
+
+
 def last_per_key(rows: pa.Table, keys: list[str]) -> pa.Table:
     """The last row of each key, in the rows' order."""
     if rows.num_rows == 0:
         return rows
-    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
-    last = indexed.group_by(keys, use_threads=False).aggregate([("_i", "max")])
-    return rows.take(pa.array(np.sort(last.column("_i_max").to_numpy())))
+    return rows.take(pa.array(last_rows(rows, keys)))
+
+
+def key_groups(
+    rows: pa.Table, keys: list[str], among: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The row numbers grouped by ``keys`` (each key's rows in their order, keys in the order
+    they first appear; only the rows ``among``), and where each key's rows start in it (with
+    the end last)."""
+    members = _grouped(rows, keys, among, "list")
+    order = members.flatten().to_numpy()
+    bounds = members.offsets.to_numpy().astype(np.int64)
+    bounds = bounds - bounds[0]
+    first = np.zeros(len(order), np.bool_)
+    first[bounds[:-1]] = True
+    if not ((np.diff(order) > 0) | first[1:]).all():  # each key's rows in their order
+        ids = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+        order = order[np.lexsort((order, ids))]
+    return order, bounds
 
 
 def key_ids(rows: pa.Table, keys: list[str]) -> np.ndarray:
     """A number per row, equal for rows of equal ``keys``."""
-    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
-    lists = indexed.group_by(keys, use_threads=False).aggregate([("_i", "list")])
-    members = lists.column("_i_list").combine_chunks()
+    order, bounds = key_groups(rows, keys)
     ids = np.empty(rows.num_rows, np.int64)
-    ids[members.flatten().to_numpy()] = pc.list_parent_indices(members).to_numpy()
+    ids[order] = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
     return ids
 
 

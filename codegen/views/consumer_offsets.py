@@ -19,20 +19,16 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from codegen.columnar.decode import Rows
-from codegen.columnar.package import SHIPPED
-from codegen.columnar.schema import DECODE_ERROR
-from codegen.columnar.topics import decode_topic_arrays
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CoordinatorDecoder
-from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord, control_record
+from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
-from codegen.views.offsets import COMMIT_NAMES, CommittedOffsets
+from codegen.views.commits import commit_keys, decode_commits
+from codegen.views.offsets import CommittedOffsets
+from codegen.views.records import log_batches
 
 __all__ = ["FileChunk", "batches_up_to", "decode_commits", "read_compacted"]
-
-_COMMIT_TYPES = (0, 1)  # the record types of LegacyOffsetCommitKey and OffsetCommitKey
 
 
 @dataclass(slots=True)
@@ -103,32 +99,6 @@ def batches_up_to(rb: pa.RecordBatch, offset: int | None, timestamp_ms: int | No
     return keep
 
 
-def decode_commits(
-    rb: pa.RecordBatch | pa.Table, package: str = SHIPPED
-) -> tuple[pa.Table, dict[int, str]]:
-    """``__consumer_offsets`` rows with their offset commits decoded (the topic decoder's
-    columns, and ``_decode_error``), and the decode errors by row."""
-    decoded = decode_topic_arrays(
-        "consumer_offsets",
-        rb.column("key"),
-        rb.column("value"),
-        rb.column("isControl"),
-        names=COMMIT_NAMES,
-        package=package,
-    )
-    table = rb if isinstance(rb, pa.Table) else pa.Table.from_batches([rb])
-    for name, column in decoded.columns.items():
-        table = table.append_column(name, column)
-    n = rb.num_rows
-    reasons = pa.nulls(n, pa.string())
-    if decoded.errors:
-        text: list[str | None] = [None] * n
-        for row, reason in decoded.errors.items():
-            text[row] = reason
-        reasons = pa.array(text, pa.string())
-    return table.append_column(DECODE_ERROR, reasons), decoded.errors
-
-
 def _chunk(
     rb: pa.RecordBatch,
     view: CompactedView,
@@ -139,12 +109,9 @@ def _chunk(
     readable = np.asarray(rb.column("_error").is_null().to_numpy(zero_copy_only=False), np.bool_)
     control = np.asarray(rb.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
-    keys = Rows(rb.column("key"))
-    record_type, has_type = keys.int16_at(keys.starts, keys.ends)
-    commit = readable & ~control & has_type & np.isin(record_type, _COMMIT_TYPES)
-    data_positions = positions[readable]
+    commit = readable & commit_keys(rb.column("key"), control)
     chunk = FileChunk(
-        batches=len(np.unique(data_positions)),
+        batches=_distinct_count(positions[readable]),
         records=int(readable.sum()),
         position=int(positions.max()) if n else 0,
     )
@@ -155,50 +122,44 @@ def _chunk(
     failed &= commit
     newer = table.column("isNewerVersion").fill_null(False).to_numpy(zero_copy_only=False)
     chunk.newer = int((np.asarray(newer) & commit & ~failed).sum())
-    # Everything else, record by record: few records.
+    # Everything else, record by record (few records), and the offset commits that did not
+    # decode (counted, nothing to apply), in file order.
     others = np.nonzero(readable & (~commit | failed))[0]
     if not len(others):
         return chunk
-    offset_col = rb.column("offset").to_numpy(zero_copy_only=False)
-    ts_col = rb.column("timestamp").cast(pa.int64()).to_numpy(zero_copy_only=False) // 1000
-    # Python bytes of the few rows decoded here only, not of the whole batch.
     taken = pa.array(others)
-    key_of = dict(zip(others.tolist(), rb.column("key").take(taken).to_pylist(), strict=True))
-    value_of = dict(zip(others.tolist(), rb.column("value").take(taken).to_pylist(), strict=True))
-    producer = rb.column("producerId").to_numpy(zero_copy_only=False)
-    txn = rb.column("isTransactional").fill_null(False).to_numpy(zero_copy_only=False)
-    batch_records: list[DecodedRecord] = []
-    current = current_row = -1
-    for i in others.tolist():
-        offset, ts, key, value = int(offset_col[i]), int(ts_col[i]), key_of[i], value_of[i]
-        if control[i]:
-            rec = control_record((offset, ts, key, value))
-        else:
-            rec = decoder.decode(key, value, offset, ts)
-        if rec.kind == ERROR:
-            chunk.errors.append((int(positions[i]), rec))
-        elif rec.kind == UNKNOWN:
-            chunk.unknown += 1
-        if rec.newer_than_spec:
-            chunk.newer += 1
-        if failed[i]:
-            continue  # an offset commit that did not decode: counted, nothing to apply
-        if positions[i] != current and batch_records:
-            _feed(view, batch_records, producer, txn, control, current_row)
-            batch_records = []
-        current, current_row = int(positions[i]), i
-        batch_records.append(rec)
-    if batch_records:
-        _feed(view, batch_records, producer, txn, control, current_row)
+    rows = iter(others.tolist())
+    timestamps = rb.column("timestamp").cast(pa.int64()).take(taken).to_numpy(zero_copy_only=False)
+    columns = {
+        "offset": rb.column("offset").take(taken).to_pylist(),
+        "timestampMs": (timestamps // 1000).tolist(),
+        "key": rb.column("key").take(taken).to_pylist(),
+        "value": rb.column("value").take(taken).to_pylist(),
+        "producerId": rb.column("producerId").take(taken).to_pylist(),
+        "isTransactional": rb.column("isTransactional").fill_null(False).take(taken).to_pylist(),
+        "isControl": control[others].tolist(),
+        "batchPosition": positions[others].tolist(),
+    }
+    for batch in log_batches([columns], decoder, offset_order=False):
+        records = []
+        for rec in batch.records:
+            i = next(rows)
+            if rec.kind == ERROR:
+                chunk.errors.append((int(positions[i]), rec))
+            elif rec.kind == UNKNOWN:
+                chunk.unknown += 1
+            if rec.newer_than_spec:
+                chunk.newer += 1
+            if not failed[i]:
+                records.append(rec)
+        if records:
+            view.add_records(records, batch.producer_id, batch.transactional, batch.control)
     return chunk
 
 
-def _feed(
-    view: CompactedView,
-    records: list[DecodedRecord],
-    producer: np.ndarray,
-    txn: np.ndarray,
-    control: np.ndarray,
-    row: int,
-) -> None:
-    view.add_records(records, int(producer[row]), bool(txn[row]), bool(control[row]))
+def _distinct_count(values: np.ndarray) -> int:
+    """How many distinct values (a file's batch positions come in ascending order)."""
+    steps = np.diff(values)
+    if (steps >= 0).all():
+        return int(len(values) > 0) + int(np.count_nonzero(steps))
+    return len(np.unique(values))

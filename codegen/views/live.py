@@ -13,15 +13,18 @@ from __future__ import annotations
 
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from codegen.columnar.decode import Rows
 from codegen.views.compaction import (
     NO_MARKER,
     ReducedChunks,
     apply_offsets,
     in_log_order,
     last_per_key,
+    last_rows,
 )
 
 __all__ = ["LIVE_ROW_SCHEMA", "LiveKeys", "live", "live_rows", "reduce_live"]
@@ -42,35 +45,32 @@ LIVE_ROW_SCHEMA: Final = pa.schema(
 
 def live_rows(rb: pa.RecordBatch) -> pa.Table:
     """The keyed records and end-transaction markers of ``kafka-log`` rows, narrowed."""
-    table = pa.Table.from_batches([rb])
-    readable = rb.column("_error").is_null()
-    control = rb.column("isControl").fill_null(False)
-    control_type = pc.binary_slice(rb.column("key"), 2, 4)
-    commit = pc.equal(control_type, pa.scalar(b"\x00\x01", pa.binary())).fill_null(False)
-    abort = pc.equal(control_type, pa.scalar(b"\x00\x00", pa.binary())).fill_null(False)
-    is_marker = pc.and_(
-        pc.and_(control, rb.column("isTransactional").fill_null(False)), pc.or_(commit, abort)
-    )
-    keyed = pc.and_(pc.invert(control), rb.column("key").is_valid())
-    keep = pc.and_(readable, pc.or_(keyed, is_marker))
-    marker = pc.if_else(
-        is_marker,
-        pc.if_else(commit, pa.scalar(1, pa.int8()), pa.scalar(0, pa.int8())),
-        pa.scalar(NO_MARKER, pa.int8()),
-    )
+    readable = _flags(rb.column("_error").is_null())
+    control = _flags(rb.column("isControl"))
+    transactional = _flags(rb.column("isTransactional"))
+    # An end-transaction marker's key: int16 version, int16 type (0 ABORT, 1 COMMIT).
+    keys = Rows(rb.column("key"))
+    marker_type, typed = keys.int16_at(keys.starts + 2, keys.ends)
+    is_marker = control & transactional & typed & ((marker_type == 0) | (marker_type == 1))
+    keep = readable & ((~control & keys.valid) | is_marker)
     rows = pa.table(
         {
-            "key": table.column("key"),
-            "value": table.column("value"),
-            "recordOffset": table.column("offset"),
-            "timestamp": table.column("timestamp"),
-            "producerId": table.column("producerId"),
-            "isTransactional": table.column("isTransactional").fill_null(False),
-            "marker": marker,
+            "key": rb.column("key"),
+            "value": rb.column("value"),
+            "recordOffset": rb.column("offset"),
+            "timestamp": rb.column("timestamp"),
+            "producerId": rb.column("producerId"),
+            "isTransactional": pa.array(transactional),
+            "marker": pa.array(np.where(is_marker, marker_type, NO_MARKER).astype(np.int8)),
         },
         schema=LIVE_ROW_SCHEMA,
     )
-    return rows.filter(keep)
+    return rows if keep.all() else rows.filter(pa.array(keep))
+
+
+def _flags(column: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.bool_]:
+    """A boolean column as numpy, null as False."""
+    return np.asarray(column.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
 
 
 def reduce_live(rows: pa.Table) -> pa.Table:
@@ -80,14 +80,11 @@ def reduce_live(rows: pa.Table) -> pa.Table:
         return rows
     if not in_log_order(rows):
         rows = rows.sort_by("recordOffset")
-    plain = pc.and_(
-        pc.invert(rows.column("isTransactional")), pc.equal(rows.column("marker"), NO_MARKER)
-    )
-    newest = last_per_key(rows.filter(plain), ["key"])
-    others = rows.filter(pc.invert(plain))
-    if not others.num_rows:
-        return newest
-    return pa.concat_tables([newest, others]).sort_by("recordOffset")
+    marker = rows.column("marker").to_numpy()
+    plain = ~_flags(rows.column("isTransactional")) & (marker == NO_MARKER)
+    keep = ~plain
+    keep[last_rows(rows, ["key"], plain)] = True
+    return rows if keep.all() else rows.filter(pa.array(keep))
 
 
 def live(rows: pa.Table) -> pa.Table:

@@ -30,20 +30,25 @@ from collections.abc import Iterable
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from codegen.columnar.decode import Rows
 from codegen.views.compaction import (
     NO_MARKER,
     ReducedChunks,
     apply_offsets,
     in_log_order,
+    key_groups,
     key_ids,
     last_per_key,
+    last_rows,
     millis,
 )
 
 __all__ = [
+    "COMMIT_FIELDS",
     "COMMIT_NAMES",
     "COMMIT_ROW_SCHEMA",
     "DELETION_SCHEMA",
@@ -60,6 +65,11 @@ __all__ = [
 
 COMMIT_NAMES: Final = frozenset({"OffsetCommit", "LegacyOffsetCommit"})
 """The ``recordName``s of offset commits."""
+COMMIT_FIELDS: Final = frozenset(
+    {"group", "topic", "partition", "offset", "leaderEpoch", "metadata"}
+    | {"commitTimestamp", "expireTimestamp"}
+)
+"""The fields of the decoded commit keys and values that :func:`commit_rows` reads."""
 
 _KEY: Final = ["group", "topic", "partition"]
 _LOG_KEY: Final = ["logTopic", "logPartition", *_KEY]
@@ -113,31 +123,51 @@ def _column(rows: pa.Table, name: str, typ: pa.DataType) -> pa.ChunkedArray | pa
     return pa.nulls(rows.num_rows, typ)
 
 
-def _member(union: pa.ChunkedArray, name: str) -> pa.ChunkedArray | None:
-    """A union member's structs (null where the row is another record), if the union has it."""
-    typ = union.type
-    if typ.get_field_index(name) < 0:
-        return None
-    return pc.struct_field(union, name)
+def _flags(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.bool_]:
+    """A boolean column as numpy, null as False."""
+    return np.asarray(column.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
+
+
+def _single(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(column, pa.ChunkedArray):
+        return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    return column
 
 
 def _either(
-    first: pa.ChunkedArray | None,
-    second: pa.ChunkedArray | None,
-    field: str,
-    typ: pa.DataType,
-    n: int,
-) -> pa.Array | pa.ChunkedArray:
-    """``field`` of whichever member is set (``first`` wins), null where neither has it."""
-    parts = [
-        pc.struct_field(m, field)
-        for m in (first, second)
-        if m is not None and m.type.get_field_index(field) >= 0
-    ]
+    union: pa.StructArray, members: tuple[str, str], field: str, typ: pa.DataType
+) -> pa.Array:
+    """``field`` of whichever member of ``union`` is set (the first wins), null where neither
+    is; a member no row of the chunk has is not read."""
+    n = len(union)
+    parts = []
+    for member in members:
+        i = union.type.get_field_index(member)
+        if i < 0 or union.field(i).null_count == n:
+            continue
+        j = union.type.field(i).type.get_field_index(field)
+        if j >= 0:
+            parts.append(pc.struct_field(union, [i, j]))
     if not parts:
         return pa.nulls(n, typ)
-    out = parts[0] if len(parts) == 1 else pc.coalesce(*parts)
+    # a row has one member: if_else is coalesce here, and cheaper
+    out = parts[0] if len(parts) == 1 else pc.if_else(parts[0].is_valid(), *parts)
     return out.cast(typ)
+
+
+def _valid_only(arr: pa.Array, valid: npt.NDArray[np.bool_]) -> pa.Array:
+    """A fixed-width ``arr`` without nulls, null outside ``valid``."""
+    if valid.all():
+        return arr
+    if arr.offset:
+        arr = pa.concat_arrays([arr])
+    bitmap = pa.array(valid).buffers()[1]
+    return pa.Array.from_buffers(arr.type, len(arr), [bitmap, arr.buffers()[1]])
+
+
+_KEY_MEMBERS: Final = ("OffsetCommitKey", "LegacyOffsetCommitKey")
+_VALUE_MEMBERS: Final = ("OffsetCommitValue", "LegacyOffsetCommitValue")
+_COMMIT_NAME_ARRAY: Final = pa.array(sorted(COMMIT_NAMES), pa.string())
 
 
 def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
@@ -146,47 +176,38 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
     coordinator skips nothing but cannot use them either."""
     rows = decoded if isinstance(decoded, pa.Table) else pa.Table.from_batches([decoded])
     n = rows.num_rows
-    error = None
+    control = _flags(rows.column("isControl"))
+    transactional = _flags(rows.column("isTransactional"))
+    commit = ~control & _flags(pc.is_in(rows.column("recordName"), _COMMIT_NAME_ARRAY))
     for name in ("_error", "_decode_error"):
-        if name in rows.column_names:
-            e = rows.column(name).is_null()
-            error = e if error is None else pc.and_(error, e)
-    ok = pa.array(np.ones(n, np.bool_)) if error is None else error
-    control = rows.column("isControl").fill_null(False)
-    commit = pc.and_(
-        pc.and_(ok, pc.invert(control)),
-        pc.is_in(rows.column("recordName"), pa.array(sorted(COMMIT_NAMES))).fill_null(False),
-    )
-    control_type = pc.binary_slice(rows.column("key"), 2, 4)
-    is_commit_marker = pc.equal(control_type, pa.scalar(b"\x00\x01", pa.binary()))
-    is_abort_marker = pc.equal(control_type, pa.scalar(b"\x00\x00", pa.binary()))
-    marker = pc.and_(
-        pc.and_(control, rows.column("isTransactional").fill_null(False)),
-        pc.or_(is_commit_marker, is_abort_marker).fill_null(False),
-    )
-    keep = pc.or_(commit, marker)
-    rows = rows.filter(keep)
-    is_commit_marker = is_commit_marker.filter(keep)
-    marker = marker.filter(keep)
-    m = rows.num_rows
-    key = rows.column("decodedKey")
-    value = rows.column("decodedValue")
-    k_new, k_old = _member(key, "OffsetCommitKey"), _member(key, "LegacyOffsetCommitKey")
-    v_new, v_old = _member(value, "OffsetCommitValue"), _member(value, "LegacyOffsetCommitValue")
-    tombstone = pc.and_(pc.invert(marker), rows.column("isTombstone").fill_null(False))
+        if name in rows.column_names and rows.column(name).null_count != n:
+            commit &= _flags(rows.column(name).is_null())
+    # An end-transaction marker's key: int16 version, int16 type (0 ABORT, 1 COMMIT).
+    keys = Rows(rows.column("key"))
+    marker_type, typed = keys.int16_at(keys.starts + 2, keys.ends)
+    marker = control & transactional & typed & ((marker_type == 0) | (marker_type == 1))
+    tombstone = ~marker & _flags(rows.column("isTombstone"))
+    # Value columns are null for markers and tombstones (which have no decoded value, unless
+    # the input says otherwise).
+    hidden = marker | tombstone
+    key = _single(rows.column("decodedKey"))
+    value = _single(rows.column("decodedValue"))
+    hidden_values = value.null_count != n and (hidden & _flags(value.is_valid())).any()
 
     def value_field(field: str, typ: pa.DataType, default: int | None = None) -> pa.Array:
-        out = _either(v_new, v_old, field, typ, m)
+        out = _either(value, _VALUE_MEMBERS, field, typ)
         if default is not None:
-            out = out.fill_null(pa.scalar(default, typ))
-        return pc.if_else(pc.or_(marker, tombstone), pa.scalar(None, typ), out)
+            return _valid_only(out.fill_null(pa.scalar(default, typ)), ~hidden)
+        if hidden_values:
+            return pc.if_else(pa.array(hidden), pa.scalar(None, typ), out)
+        return out
 
     columns = {
         "logTopic": _column(rows, "topic", pa.string()),
         "logPartition": _column(rows, "partition", pa.int32()).cast(pa.int32()),
-        "group": _either(k_new, k_old, "group", pa.string(), m),
-        "topic": _either(k_new, k_old, "topic", pa.string(), m),
-        "partition": _either(k_new, k_old, "partition", pa.int32(), m),
+        "group": _either(key, _KEY_MEMBERS, "group", pa.string()),
+        "topic": _either(key, _KEY_MEMBERS, "topic", pa.string()),
+        "partition": _either(key, _KEY_MEMBERS, "partition", pa.int32()),
         "offset": value_field("offset", pa.int64()),
         "leaderEpoch": value_field("leaderEpoch", pa.int32(), -1),
         "metadata": value_field("metadata", pa.string()),
@@ -195,34 +216,34 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
         "recordOffset": rows.column("offset"),
         "timestamp": millis(_column(rows, "timestamp", pa.int64())),
         "producerId": rows.column("producerId"),
-        "isTransactional": rows.column("isTransactional").fill_null(False),
-        "marker": pc.if_else(
-            marker,
-            pc.if_else(is_commit_marker, pa.scalar(1, pa.int8()), pa.scalar(0, pa.int8())),
-            pa.scalar(NO_MARKER, pa.int8()),
-        ),
-        "isTombstone": tombstone,
+        "isTransactional": pa.array(transactional),
+        "marker": pa.array(np.where(marker, marker_type, NO_MARKER).astype(np.int8)),
+        "isTombstone": pa.array(tombstone),
     }
-    return pa.table(columns, schema=COMMIT_ROW_SCHEMA)
+    out = pa.table(columns, schema=COMMIT_ROW_SCHEMA)
+    keep = commit | marker
+    return out if keep.all() else out.filter(pa.array(keep))
 
 
-def _plain_kept(plain: pa.Table) -> pa.Table:
-    """Of plain commits in log order: per key the newest, every tombstone, and the commit just
-    before each tombstone (what says whether the tombstone deleted a live offset)."""
-    if plain.num_rows == 0:
-        return plain
-    tombstone = plain.column("isTombstone").to_numpy(zero_copy_only=False)
+def _plain_kept(rows: pa.Table, plain: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Of the plain commits (``plain``) of rows in log order, the rows to keep: per key the
+    newest, every tombstone, and the commit just before each tombstone (what says whether the
+    tombstone deleted a live offset)."""
+    keep = np.zeros(rows.num_rows, np.bool_)
+    tombstone = _flags(rows.column("isTombstone")) & plain
     if not tombstone.any():
-        return last_per_key(plain, _LOG_KEY)
-    ids = key_ids(plain, _LOG_KEY)
-    order = np.lexsort((np.arange(len(ids)), ids))  # by key, then log order
-    same_next = np.zeros(len(ids), np.bool_)
-    same_next[:-1] = ids[order][1:] == ids[order][:-1]
-    next_tombstone = np.zeros(len(ids), np.bool_)
-    next_tombstone[:-1] = tombstone[order][1:]
-    keep = np.zeros(len(ids), np.bool_)
-    keep[order] = ~same_next | (same_next & next_tombstone) | tombstone[order]
-    return plain.filter(pa.array(keep))
+        keep[last_rows(rows, _LOG_KEY, plain)] = True
+        return keep
+    order, bounds = key_groups(rows, _LOG_KEY, plain)
+    keep[order[bounds[1:] - 1]] = True  # each key's newest
+    in_order = tombstone[order]
+    keep[order[in_order]] = True
+    # the row before each tombstone of the same key
+    before = np.flatnonzero(in_order[1:])
+    first = np.zeros(len(order), np.bool_)
+    first[bounds[:-1]] = True
+    keep[order[before[~first[before + 1]]]] = True
+    return keep
 
 
 def reduce_plain(rows: pa.Table) -> pa.Table:
@@ -231,17 +252,27 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
     Order of the input does not matter; the output is in log-offset order per log partition."""
     if rows.num_rows == 0:
         return rows
-    order = [(c, "ascending") for c in ("logTopic", "logPartition", "recordOffset")]
     if not in_log_order(rows, "logTopic", "logPartition"):
-        rows = rows.sort_by(order)
-    plain = pc.and_(
-        pc.invert(rows.column("isTransactional")), pc.equal(rows.column("marker"), NO_MARKER)
-    )
-    newest = _plain_kept(rows.filter(plain))
-    others = rows.filter(pc.invert(plain))
-    if not others.num_rows:
-        return newest
-    return pa.concat_tables([newest, others]).sort_by(order)
+        rows = rows.sort_by(
+            [(c, "ascending") for c in ("logTopic", "logPartition", "recordOffset")]
+        )
+    marker = rows.column("marker").to_numpy()
+    plain = ~_flags(rows.column("isTransactional")) & (marker == NO_MARKER)
+    keep = ~plain | _plain_kept(rows, plain)
+    return rows if keep.all() else rows.filter(pa.array(keep))
+
+
+def _in_effect(rows: pa.Table) -> pa.Table:
+    """The commit rows of one log partition (any order) that take effect, with their
+    ``applyOffset``, in the order they do (a sort is skipped where the rows are in order)."""
+    offsets = rows.column("recordOffset").to_numpy()
+    if not (offsets[1:] >= offsets[:-1]).all():
+        rows = rows.sort_by("recordOffset")
+    effective = apply_offsets(rows)
+    applied = effective.column("applyOffset").to_numpy()
+    if (applied[1:] >= applied[:-1]).all():  # ties are in record order already
+        return effective
+    return effective.sort_by([("applyOffset", "ascending"), ("recordOffset", "ascending")])
 
 
 def latest(rows: pa.Table) -> pa.Table:
@@ -249,9 +280,10 @@ def latest(rows: pa.Table) -> pa.Table:
     (raw, or reduced by :func:`reduce_plain`; any order)."""
     if rows.num_rows == 0:
         return OFFSET_SCHEMA.empty_table()
-    rows = rows.sort_by("recordOffset")
-    effective = apply_offsets(rows)
-    ordered = effective.sort_by([("applyOffset", "ascending"), ("recordOffset", "ascending")])
+    return _latest(_in_effect(rows))
+
+
+def _latest(ordered: pa.Table) -> pa.Table:
     last = last_per_key(ordered, _KEY)
     live = last.filter(pc.invert(last.column("isTombstone")))
     return live.select(OFFSET_SCHEMA.names).sort_by([(k, "ascending") for k in _KEY])
@@ -262,8 +294,10 @@ def deletions(rows: pa.Table) -> pa.Table:
     :func:`reduce_plain`) that deleted a live committed offset (:data:`DELETION_SCHEMA`)."""
     if rows.num_rows == 0 or not pc.any(rows.column("isTombstone")).as_py():
         return DELETION_SCHEMA.empty_table()
-    effective = apply_offsets(rows.sort_by("recordOffset"))
-    ordered = effective.sort_by([("applyOffset", "ascending"), ("recordOffset", "ascending")])
+    return _deletions(_in_effect(rows))
+
+
+def _deletions(ordered: pa.Table) -> pa.Table:
     ids = key_ids(ordered, _KEY)
     tombstone = ordered.column("isTombstone").to_numpy(zero_copy_only=False)
     order = np.lexsort((np.arange(len(ids)), ids))
@@ -373,8 +407,10 @@ class CommittedOffsets:
         """The current log partition is complete."""
         rows = self._rows.take()
         if rows is not None:
-            self._done.append(latest(rows))
-            self._deleted.append(deletions(rows))
+            ordered = _in_effect(rows)  # once for both
+            self._done.append(_latest(ordered))
+            if _flags(rows.column("isTombstone")).any():
+                self._deleted.append(_deletions(ordered))
 
     def table(self) -> pa.Table:
         """The committed offsets of everything added (:data:`OFFSET_SCHEMA`)."""

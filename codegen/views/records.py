@@ -18,10 +18,9 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 
-from codegen.columnar.decode import Rows
 from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import DecodedRecord, control_record
-from codegen.views.consumer_offsets import decode_commits
+from codegen.views.commits import commit_keys, decode_commits
 from codegen.views.offsets import CommittedOffsets
 
 __all__ = [
@@ -60,11 +59,16 @@ class LogBatch:
 
 
 def log_batches(
-    chunks: Iterable[Mapping[str, Sequence[Any]]], decoder: CoordinatorDecoder
+    chunks: Iterable[Mapping[str, Sequence[Any]]],
+    decoder: CoordinatorDecoder,
+    *,
+    offset_order: bool = True,
 ) -> Iterator[LogBatch]:
     """The batches of one partition's rows, given in offset order in chunks (each chunk: name ->
     values, the :data:`RECORD_COLUMNS` and optionally the :data:`BATCH_COLUMNS`; a batch may
-    span chunks). Chunks keep the Python objects of a large partition few at a time."""
+    span chunks), each record decoded in the order given. Chunks keep the Python objects of a
+    large partition few at a time. ``offset_order=False`` takes rows in a file's order (with
+    their batch positions), where offsets need not ascend."""
     current: LogBatch | None = None
     where: tuple[Any, ...] | None = None
     last = -1
@@ -76,7 +80,7 @@ def log_batches(
         positions = columns.get("batchPosition")
         rows = zip(offsets, columns["timestampMs"], columns["key"], columns["value"], strict=True)
         for i, (offset, timestamp, key, value) in enumerate(rows):
-            if offset < last:
+            if offset < last and offset_order:
                 raise ValueError(f"rows out of offset order: {offset} after {last}")
             last = offset
             at = (
@@ -98,9 +102,6 @@ def log_batches(
         yield current
 
 
-_COMMIT_TYPES: Final = (0, 1)  # the record types of LegacyOffsetCommitKey and OffsetCommitKey
-
-
 def split_commits(
     rows: pa.Table, decoder: CoordinatorDecoder, chunk: int = 65_536
 ) -> tuple[CommittedOffsets, Iterator[Mapping[str, Sequence[Any]]]]:
@@ -109,10 +110,8 @@ def split_commits(
     (:class:`~codegen.views.offsets.CommittedOffsets`), and the other rows, offset-ordered
     chunks for :func:`log_batches` (the few records a group view decodes one by one)."""
     rows = rows.sort_by("offset")
-    keys = Rows(rows.column("key"))
-    record_type, has_type = keys.int16_at(keys.starts, keys.ends)
     control = np.asarray(rows.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))
-    commit = ~control & has_type & np.isin(record_type, _COMMIT_TYPES)
+    commit = commit_keys(rows.column("key"), control)
     offsets = CommittedOffsets()
     with_markers = rows.filter(pa.array(commit | control))
     if with_markers.num_rows:
