@@ -285,14 +285,10 @@ def test_control_batch_truncation_and_byte_mutation(records_module: ModuleType) 
     body = plain[61:]
     before = _batch([(b"before", b"1")], base_offset=-5)
     after = _batch([(b"after", b"2")], base_offset=1000)
-    variants = [body[:n] for n in range(len(body))]
-    for pos in range(len(body)):
-        for new in {body[pos] ^ 0x01, body[pos] ^ 0x80, 0xFF}:
-            variants.append(body[:pos] + bytes([new]) + body[pos + 1 :])
-    variants += [body + b"\x00", body + body]
+    variants = record_bytes_variants(body)
     bad = 0
     for variant in variants:
-        got = rows(both(before + _with_records(plain, variant) + after, headers=True))
+        got = rows(both(before + with_records(plain, variant) + after, headers=True))
         bad += any(r["_error"] for r in got)
         assert got[-1]["key"] == b"after"
     assert bad > len(body)
