@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ from codegen.views.offsets import (
     CommitHistory,
     CommittedOffsets,
     commit_rows,
+    deletions,
     latest,
     reduce_plain,
 )
@@ -182,6 +184,29 @@ def test_a_transactional_commit_applies_at_its_marker(tmp_path: Path) -> None:
         ("g1", 0, 100, 0)
     ]
     assert rows == _reference(path)
+
+
+@pytest.mark.parametrize("plain_after", [False, True])
+def test_a_transactional_tombstone_deletes_the_offset_live_at_its_marker(
+    tmp_path: Path, plain_after: bool
+) -> None:
+    """The commit a transactional tombstone deletes is the one live at its COMMIT marker: the
+    reduction keeps it, though it sees a newer plain commit of the key (and, with
+    ``plain_after``, one made between the tombstone and its marker)."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    steps: list[tuple[Any, ...]] = [("commit", 0, False, 3, n, None, False) for n in range(4)]
+    steps.append(("commit", 0, False, 3, 0, 8, True))  # offset 4: transactional tombstone
+    if plain_after:
+        steps.append(("commit", 0, False, 3, 50, None, False))  # offset 5: what it deletes
+    steps += [("end", 8, COMMIT), ("commit", 0, False, 3, 99, None, False)]
+    write_log(path, steps)
+    rows = pa.concat_tables([commit_rows(t) for t in _decoded(path, 1000)])
+    expected = _reference_deletions(path)
+    assert [d[3] for d in expected] == [4]
+    for k in range(rows.num_rows + 1):  # reduced once after each row, then at the end
+        reduced = reduce_plain(pa.concat_tables([reduce_plain(rows[:k]), rows[k:]]))
+        got = [tuple(r.values()) for r in deletions(reduced).to_pylist()]
+        assert got == expected, k
 
 
 def test_rows_that_did_not_decode_are_left_out(tmp_path: Path) -> None:

@@ -259,7 +259,38 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
     marker = rows.column("marker").to_numpy()
     plain = ~_flags(rows.column("isTransactional")) & (marker == NO_MARKER)
     keep = ~plain | _plain_kept(rows, plain)
+    _keep_before_transactional_tombstones(rows, plain, keep)
     return rows if keep.all() else rows.filter(pa.array(keep))
+
+
+def _keep_before_transactional_tombstones(
+    rows: pa.Table, plain: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_]
+) -> None:
+    """A transactional tombstone takes effect at its producer's next marker, after any plain
+    commits of its key made in between: keep the last plain commit of the key before that
+    marker (what says whether the tombstone deleted a live offset), or, while no marker is in
+    the rows, every plain commit of the key after the tombstone and the last one before it.
+    Rows in log order per log partition. The coordinator writes no transactional tombstone,
+    so this loop has nothing to do on a real log."""
+    marker = rows.column("marker").to_numpy()
+    pending = np.flatnonzero(_flags(rows.column("isTombstone")) & ~plain & (marker == NO_MARKER))
+    if not len(pending):
+        return
+    ids = key_ids(rows, _LOG_KEY)
+    log = key_ids(rows, ["logTopic", "logPartition"])
+    producers = rows.column("producerId").to_numpy()
+    markers = np.flatnonzero(marker != NO_MARKER)
+    for t in pending.tolist():
+        ends = markers[
+            (log[markers] == log[t]) & (producers[markers] == producers[t]) & (markers > t)
+        ]
+        same = np.flatnonzero(plain & (ids == ids[t]))
+        if len(ends):
+            before = same[same < ends[0]]
+            keep[before[-1:]] = True
+        else:
+            keep[same[same > t]] = True
+            keep[same[same < t][-1:]] = True
 
 
 def _in_effect(rows: pa.Table) -> pa.Table:
