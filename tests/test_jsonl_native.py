@@ -107,6 +107,34 @@ def test_plans_print_integers_of_every_width() -> None:
         assert plan.dumps(obj) == orjson.dumps(obj.to_json(3)), n
 
 
+def test_plans_print_uuids() -> None:
+    """Uuids print as to_json prints them: the engine's and any exact uuid.UUID read in C, a
+    subclass through its own __eq__ and bytes."""
+    import uuid
+
+    from generated.offset_commit_value import OffsetCommitValue
+
+    class Equal(uuid.UUID):
+        __slots__ = ()
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = uuid.UUID.__hash__
+
+    plan = value_plans(OffsetCommitValue)[4]
+    ints = [0, 1, 255, 1 << 64, (1 << 127) + 12345, (1 << 128) - 1]
+    decoded = [
+        OffsetCommitValue.decode(OffsetCommitValue(topic_id=uuid.UUID(int=n)).encode(4), 4)
+        for n in ints
+    ]
+    drawn = [OffsetCommitValue(topic_id=uuid.UUID(int=n)) for n in ints]
+    odd = [OffsetCommitValue(topic_id=Equal(int=5)), OffsetCommitValue(topic_id=Equal(int=0))]
+    for obj in [*decoded, *drawn, *odd]:
+        assert plan.dumps(obj) == orjson.dumps(obj.to_json(4)), obj.topic_id
+    assert b"topicId" not in plan.dumps(odd[0])
+
+
 def _reference_and_native(topic: str, data: bytes | str, name: str | None = None) -> None:
     """The lines and noted records of every batch, by the native writer and by the reference."""
     fields = {"topic": topic, "partition": 0, "file": name or "f.log"}

@@ -226,7 +226,52 @@ static int put_base64(Buf *b, const unsigned char *p, Py_ssize_t n, const char *
     return 0;
 }
 
+/* uuid.UUID, whose value is its `int` slot: read in C, not through its Python properties. */
+static PyTypeObject *UuidType;
+static PyObject *S_int;
+
+/* The int of an exact uuid.UUID (new reference), or NULL: not one (no error) or an error. */
+static PyObject *uuid_int(PyObject *v) {
+    if (Py_TYPE(v) != UuidType) return NULL;
+    PyObject *i = PyObject_GetAttr(v, S_int);
+    if (!i && PyErr_ExceptionMatches(PyExc_AttributeError)) PyErr_Clear();
+    if (i && !PyLong_CheckExact(i)) Py_CLEAR(i);
+    return i;
+}
+
+/* An exact uuid.UUID's 16 bytes (UUID.bytes: its int big-endian), printed: 0, NOT_HERE (an
+   int outside 0..2**128-1, where UUID.bytes raises) or -1. */
+static int put_uuid_int(Buf *b, PyObject *i) {
+    unsigned char raw[16];
+#if PY_VERSION_HEX >= 0x030D0000
+    Py_ssize_t need = PyLong_AsNativeBytes(
+        i, raw, 16,
+        Py_ASNATIVEBYTES_BIG_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
+            Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    if (need < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError)) return -1;
+        PyErr_Clear();
+        return NOT_HERE;
+    }
+    if (need > 16) return NOT_HERE;
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)i, raw, 16, 0, 0) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+        PyErr_Clear();
+        return NOT_HERE;
+    }
+#endif
+    return put_base64(b, raw, 16, B64URL, 0);
+}
+
 static int put_uuid(Buf *b, PyObject *v) {
+    PyObject *i = uuid_int(v);
+    if (i) {
+        int rc = put_uuid_int(b, i);
+        Py_DECREF(i);
+        return rc;
+    }
+    if (PyErr_Occurred()) return -1;
     PyObject *raw = PyObject_GetAttr(v, S_bytes);
     if (!raw) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
@@ -301,6 +346,25 @@ static int put_field(Buf *b, const PField *f, PyObject *v, int depth) {
 
 #define MAX_DEPTH 64
 
+/* v != default (to_json's test of a tagged field): 1, 0 or -1. Two exact uuids compare their
+   ints, as UUID.__eq__ does, without its Python frame. */
+static int tagged_differs(PyObject *v, PyObject *dflt) {
+    if (v == dflt) return 0;
+    PyObject *a = uuid_int(v);
+    if (a) {
+        PyObject *b = uuid_int(dflt);
+        if (b) {
+            int rc = PyObject_RichCompareBool(a, b, Py_NE);
+            Py_DECREF(a);
+            Py_DECREF(b);
+            return rc;
+        }
+        Py_DECREF(a);
+    }
+    if (PyErr_Occurred()) return -1;
+    return PyObject_RichCompareBool(v, dflt, Py_NE);
+}
+
 static int put_struct(Buf *b, const Plan *plan, PyObject *obj, int depth) {
     if (Py_TYPE(obj) != plan->cls || depth > MAX_DEPTH) return NOT_HERE;
     if (PUT_LITERAL(b, "{") < 0) return -1;
@@ -312,7 +376,7 @@ static int put_struct(Buf *b, const Plan *plan, PyObject *obj, int depth) {
         Py_INCREF(v);
         int rc = 0;
         if (f->tagged_default) {
-            rc = PyObject_RichCompareBool(v, f->tagged_default, Py_NE);
+            rc = tagged_differs(v, f->tagged_default);
             if (rc == 0) {
                 Py_DECREF(v);
                 continue;
@@ -905,6 +969,19 @@ static struct PyModuleDef jsontext_module = {
 PyMODINIT_FUNC PyInit__jsontext(void) {
     if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&WriterType) < 0) return NULL;
     if (!S_bytes && !(S_bytes = PyUnicode_InternFromString("bytes"))) return NULL;
+    if (!S_int && !(S_int = PyUnicode_InternFromString("int"))) return NULL;
+    if (!UuidType) {
+        PyObject *uuid = PyImport_ImportModule("uuid");
+        PyObject *cls = uuid ? PyObject_GetAttrString(uuid, "UUID") : NULL;
+        Py_XDECREF(uuid);
+        if (!cls) return NULL;
+        if (!PyType_Check(cls)) {
+            Py_DECREF(cls);
+            PyErr_SetString(PyExc_TypeError, "uuid.UUID is not a class");
+            return NULL;
+        }
+        UuidType = (PyTypeObject *)cls; /* kept for the module's life */
+    }
     PyObject *m = PyModule_Create(&jsontext_module);
     if (!m) return NULL;
     if (PyModule_AddObjectRef(m, "Plan", (PyObject *)&PlanType) < 0 ||
