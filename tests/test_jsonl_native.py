@@ -24,8 +24,13 @@ from strategies import _shipped, coordinator_records, instances
 
 from codegen.dumps import encode_control_batch, encode_record_batch
 from codegen.dumps.command import JsonlLines, dump_command
-from codegen.dumps.coordinator import COORDINATOR_TOPICS, decode_batches, record_types
-from codegen.dumps.decoded import DecodedRecord
+from codegen.dumps.coordinator import (
+    CONSUMER_OFFSETS,
+    COORDINATOR_TOPICS,
+    decode_batches,
+    record_types,
+)
+from codegen.dumps.decoded import DecodedBatch, DecodedRecord
 from codegen.dumps.json_text import jsontext_module, value_plans
 from codegen.dumps.model import ControlType, SegmentError
 from codegen.runtime import backends
@@ -200,6 +205,31 @@ def test_native_lines_are_the_reference_on_drawn_records(topic: str) -> None:
         _reference_and_native(topic, data)
 
     check()
+
+
+def test_native_lines_of_batches_large_and_small() -> None:
+    """A batch whose lines pass the writer's starting room (1 MiB) and grow it, then small
+    ones, then an empty one: each batch's bytes are the reference's."""
+    from generated.offset_commit_key import OffsetCommitKey
+    from generated.offset_commit_value import OffsetCommitValue
+
+    def commit(i: int) -> tuple[bytes, bytes]:
+        key = OffsetCommitKey(group=f"g{i % 7}", topic="t" * (i % 300), partition=i)
+        value = OffsetCommitValue(offset=i, metadata="m" * (i % 500), commit_timestamp=i)
+        return b"\x00\x01" + key.encode(0), b"\x00\x03" + value.encode(3)
+
+    big = [commit(i) for i in range(6_000)]
+    data = b"".join(
+        encode_record_batch(records, base_offset=offset, timestamp=1_700_000_000_000)
+        for offset, records in ((0, big), (6_000, big[:3]), (6_003, big[:1]), (6_004, big))
+    )
+    _reference_and_native(CONSUMER_OFFSETS, data)
+    fields = {"topic": CONSUMER_OFFSETS, "partition": 0, "file": "f.log"}
+    lines = JsonlLines(CONSUMER_OFFSETS, fields)
+    (item,) = decode_batches(encode_record_batch(big[:1]), CONSUMER_OFFSETS)
+    assert isinstance(item, DecodedBatch)
+    assert lines.batch(item.batch, [], []) == b""
+    assert lines.batch(item.batch, item.records, []).count(b"\n") == 1
 
 
 def _dump(args: list[str], backend: str) -> tuple[bytes, str, int]:

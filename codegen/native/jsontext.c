@@ -50,6 +50,7 @@ static PyObject *S_bytes;
 typedef struct {
     char *p;
     Py_ssize_t len, cap;
+    PyObject *owner; /* a bytes object p points into (the batch's result), or NULL: PyMem */
 } Buf;
 
 static int buf_grow(Buf *b, Py_ssize_t more) {
@@ -60,6 +61,16 @@ static int buf_grow(Buf *b, Py_ssize_t more) {
             return -1;
         }
         cap *= 2;
+    }
+    if (b->owner) {
+        if (_PyBytes_Resize(&b->owner, cap) < 0) { /* owner released and NULL */
+            b->p = NULL;
+            b->len = b->cap = 0;
+            return -1;
+        }
+        b->p = PyBytes_AS_STRING(b->owner);
+        b->cap = cap;
+        return 0;
     }
     char *p = PyMem_Realloc(b->p, (size_t)cap);
     if (!p) {
@@ -536,7 +547,8 @@ typedef struct {
     PyObject *value_text; /* value_text(rec) -> bytes, or None: the line's reference */
     PyObject *line;       /* line(rec) -> bytes: the reference's whole line */
     int busy;             /* in batch(): its buffer is in use */
-    Buf buf;
+    Buf buf;              /* batch()'s lines, written straight into the bytes it returns */
+    Py_ssize_t size_hint; /* the capacity the next batch's bytes start with */
 } Writer;
 
 static void middles_clear(Writer *w) {
@@ -910,7 +922,16 @@ static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs
     w->busy = 1;
     PyObject *out = NULL;
     Buf *b = &w->buf;
+    PyMem_Free(b->p);
     b->len = 0;
+    b->cap = Py_MAX(w->size_hint, 1 << 12);
+    if (!(b->owner = PyBytes_FromStringAndSize(NULL, b->cap))) {
+        b->p = NULL;
+        b->cap = 0;
+        w->busy = 0;
+        return NULL;
+    }
+    b->p = PyBytes_AS_STRING(b->owner);
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
         if (w->middles && i % PREFETCH_AHEAD == 0)
             prefetch_middles(w, records, i, Py_MIN(PREFETCH_AHEAD, PyList_GET_SIZE(records) - i));
@@ -931,8 +952,15 @@ static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs
         Py_DECREF(rec);
         if (rc < 0) goto done;
     }
-    out = PyBytes_FromStringAndSize(b->p, b->len);
+    /* The next batch starts with room for this one's lines and a quarter more (at most
+       1 MiB: a huge batch's lines grow by doubling). */
+    w->size_hint = Py_MIN(b->len + b->len / 4, (Py_ssize_t)1 << 20);
+    if (_PyBytes_Resize(&b->owner, b->len) == 0) out = b->owner;
+    b->owner = NULL; /* now out (or released) */
 done:
+    Py_CLEAR(b->owner);
+    b->p = NULL;
+    b->len = b->cap = 0;
     w->busy = 0;
     return out;
 }
