@@ -24,8 +24,13 @@ from strategies import _shipped, coordinator_records, instances
 
 from codegen.dumps import encode_control_batch, encode_record_batch
 from codegen.dumps.command import JsonlLines, dump_command
-from codegen.dumps.coordinator import COORDINATOR_TOPICS, decode_batches, record_types
-from codegen.dumps.decoded import DecodedRecord
+from codegen.dumps.coordinator import (
+    CONSUMER_OFFSETS,
+    COORDINATOR_TOPICS,
+    decode_batches,
+    record_types,
+)
+from codegen.dumps.decoded import DecodedBatch, DecodedRecord
 from codegen.dumps.json_text import jsontext_module, value_plans
 from codegen.dumps.model import ControlType, SegmentError
 from codegen.runtime import backends
@@ -107,6 +112,34 @@ def test_plans_print_integers_of_every_width() -> None:
         assert plan.dumps(obj) == orjson.dumps(obj.to_json(3)), n
 
 
+def test_plans_print_uuids() -> None:
+    """Uuids print as to_json prints them: the engine's and any exact uuid.UUID read in C, a
+    subclass through its own __eq__ and bytes."""
+    import uuid
+
+    from generated.offset_commit_value import OffsetCommitValue
+
+    class Equal(uuid.UUID):
+        __slots__ = ()
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = uuid.UUID.__hash__
+
+    plan = value_plans(OffsetCommitValue)[4]
+    ints = [0, 1, 255, 1 << 64, (1 << 127) + 12345, (1 << 128) - 1]
+    decoded = [
+        OffsetCommitValue.decode(OffsetCommitValue(topic_id=uuid.UUID(int=n)).encode(4), 4)
+        for n in ints
+    ]
+    drawn = [OffsetCommitValue(topic_id=uuid.UUID(int=n)) for n in ints]
+    odd = [OffsetCommitValue(topic_id=Equal(int=5)), OffsetCommitValue(topic_id=Equal(int=0))]
+    for obj in [*decoded, *drawn, *odd]:
+        assert plan.dumps(obj) == orjson.dumps(obj.to_json(4)), obj.topic_id
+    assert b"topicId" not in plan.dumps(odd[0])
+
+
 def _reference_and_native(topic: str, data: bytes | str, name: str | None = None) -> None:
     """The lines and noted records of every batch, by the native writer and by the reference."""
     fields = {"topic": topic, "partition": 0, "file": name or "f.log"}
@@ -172,6 +205,31 @@ def test_native_lines_are_the_reference_on_drawn_records(topic: str) -> None:
         _reference_and_native(topic, data)
 
     check()
+
+
+def test_native_lines_of_batches_large_and_small() -> None:
+    """A batch whose lines pass the writer's starting room (1 MiB) and grow it, then small
+    ones, then an empty one: each batch's bytes are the reference's."""
+    from generated.offset_commit_key import OffsetCommitKey
+    from generated.offset_commit_value import OffsetCommitValue
+
+    def commit(i: int) -> tuple[bytes, bytes]:
+        key = OffsetCommitKey(group=f"g{i % 7}", topic="t" * (i % 300), partition=i)
+        value = OffsetCommitValue(offset=i, metadata="m" * (i % 500), commit_timestamp=i)
+        return b"\x00\x01" + key.encode(0), b"\x00\x03" + value.encode(3)
+
+    big = [commit(i) for i in range(6_000)]
+    data = b"".join(
+        encode_record_batch(records, base_offset=offset, timestamp=1_700_000_000_000)
+        for offset, records in ((0, big), (6_000, big[:3]), (6_003, big[:1]), (6_004, big))
+    )
+    _reference_and_native(CONSUMER_OFFSETS, data)
+    fields = {"topic": CONSUMER_OFFSETS, "partition": 0, "file": "f.log"}
+    lines = JsonlLines(CONSUMER_OFFSETS, fields)
+    (item,) = decode_batches(encode_record_batch(big[:1]), CONSUMER_OFFSETS)
+    assert isinstance(item, DecodedBatch)
+    assert lines.batch(item.batch, [], []) == b""
+    assert lines.batch(item.batch, item.records, []).count(b"\n") == 1
 
 
 def _dump(args: list[str], backend: str) -> tuple[bytes, str, int]:

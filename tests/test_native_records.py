@@ -555,3 +555,29 @@ def test_record_loop_checks_what_it_is_given(native: ModuleType) -> None:
     assert keys == []  # the batch is parsed whole before anything is decoded
     assert len(loop(body, 0, len(body), 1, 0, 0, False, 0)) == 1
     assert len(keys) == 1
+
+
+def test_record_loop_reads_newer_versions_itself(native: ModuleType) -> None:
+    """A value version newer than the specs (read at the newest flexible one, as decode reads
+    it) is decoded in the loop: the record decode gives, newer_than_spec, no slow call."""
+    from generated.offset_commit_value import OffsetCommitValue
+
+    newest = OffsetCommitValue.HIGHEST_VERSION
+    decoder = CoordinatorDecoder(CONSUMER_OFFSETS)
+    slow_calls: list[bytes | None] = []
+
+    def slow(key: bytes | None, value: bytes | None, offset: int, ts: int) -> DecodedRecord:
+        slow_calls.append(value)
+        return decoder.decode(key, value, offset, ts)
+
+    newer = _oc_value(newest)
+    newer = struct.pack(">h", newest + 1) + newer[2:]
+    left_over = newer + b"\x00"  # bytes after the value: decode's note, so the slow path
+    records = [NewRecord(_oc_key("g", "t", 1), v) for v in (newer, _oc_value(newest), left_over)]
+    body = _batch(records)[61:]
+    loop = native.RecordLoop(DecodedRecord, decoder._key_entry, slow, "record", "tombstone")
+    got = loop(body, 0, len(body), 3, 0, 0, False, 0)
+    assert got == [decoder.decode(r.key, r.value, i, 0) for i, r in enumerate(records)]
+    assert [r.newer_than_spec for r in got] == [True, False, True]
+    assert got[0].value_version == newest + 1 and got[2].note
+    assert slow_calls == [left_over]

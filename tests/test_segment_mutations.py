@@ -256,6 +256,29 @@ def test_decompression_bombs_stop_at_the_cap() -> None:
         assert isinstance(second, RecordBatch) and second.records[0].key == b"after"
 
 
+def test_lz4_output_past_a_decompression_step_is_whole_and_capped() -> None:
+    """lz4 output is asked for a step (1 MiB) at a time: frames around and past a step, alone
+    and concatenated, come out whole, and the cap still holds to the byte."""
+    import os
+
+    import lz4.frame
+
+    from codegen.dumps import compression
+
+    step = compression._LZ4_STEP
+    for size in (0, 1, step - 1, step, step + 1, 2 * step + 7):
+        payload = (os.urandom(1024) * (size // 1024 + 1))[:size]
+        frames = lz4.frame.compress(payload) + lz4.frame.compress(b"tail")
+        whole = payload + b"tail"
+        assert compression.decompress(Codec.LZ4, frames) == whole
+        assert compression.decompress(Codec.LZ4, frames, len(whole)) == whole
+        with pytest.raises(compression.CompressionError) as err:
+            compression.decompress(Codec.LZ4, frames, len(whole) - 1)
+        assert err.value.too_large
+        with pytest.raises(compression.CompressionError, match="truncated frame"):
+            compression.decompress(Codec.LZ4, lz4.frame.compress(payload + b"x")[:-5])
+
+
 def test_zstd_header_claiming_a_huge_size() -> None:
     frame = bytearray(zstandard.ZstdCompressor(write_content_size=True).compress(b"x" * 100))
     # Frame header descriptor: make the content size field claim 2**40 bytes (8-byte field).

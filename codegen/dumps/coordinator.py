@@ -91,8 +91,9 @@ class _Malformed(Exception):
     """A record the one-pass loop leaves to the reference parser (which reports why)."""
 
 
-_KnownKey = tuple[bytes, int, str, Any, tuple[Reader | None, ...]]
-"""A key that decoded exactly: (its bytes, record type id, name, key object, inline readers)."""
+_KnownKey = tuple[bytes, int, str, Any, tuple[Reader | None, ...], tuple[Reader | None, ...]]
+"""A key that decoded exactly: (its bytes, record type id, name, key object, inline readers by
+version, and the readers of the versions newer than the specs: the newest flexible one's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,7 +391,9 @@ class CoordinatorDecoder:
         self._group_metadata = 2 if topic == CONSUMER_OFFSETS and 2 in self.types else None
         # The value readers the inline paths may use, by type and version < 256 (None: take
         # decode()), made on a type's first key. Group metadata values have none.
-        self._inline_readers: dict[int, tuple[Reader | None, ...]] = {}
+        self._inline_readers: dict[
+            int, tuple[tuple[Reader | None, ...], tuple[Reader | None, ...]]
+        ] = {}
         if native is None:
             native = native_record_loop_enabled()
         self._native_loop: Callable[..., list[DecodedRecord]] | None = None
@@ -572,13 +575,15 @@ class CoordinatorDecoder:
         key_obj, end = rt.key_reader(key, 2)
         if end != len(key):
             raise LookupError
-        readers = self._inline_readers.get(rt.id)
-        if readers is None:
-            readers = self._inline_readers[rt.id] = tuple(
-                None if rt.id == self._group_metadata else rt.value_readers.get(v)
-                for v in range(256)
+        inline = self._inline_readers.get(rt.id)
+        if inline is None:
+            members = rt.id == self._group_metadata  # decode() attaches their members
+            by_version = [(None, False) if members else rt.value_reader(v) for v in range(256)]
+            inline = self._inline_readers[rt.id] = (
+                tuple(None if newer else reader for reader, newer in by_version),
+                tuple(reader if newer else None for reader, newer in by_version),
             )
-        return (key, rt.id, rt.name, key_obj, readers)
+        return (key, rt.id, rt.name, key_obj, *inline)
 
     def _known_key(self, key: bytes) -> _KnownKey:
         """Decode a key not seen before and cache it; as :meth:`_key_entry`."""
@@ -602,7 +607,7 @@ class CoordinatorDecoder:
             try:
                 # Internal topics repeat keys (one per group/partition): decode each key once.
                 known = known_keys(key) or new_key(key)  # type: ignore[arg-type]
-                key, type_id, name, key_obj, readers = known
+                key, type_id, name, key_obj, readers, _newer = known
                 if value is None:
                     add(rec_cls(offset, ts, TOMBSTONE, type_id, name, key_obj, None, -1, key, None))
                     continue

@@ -50,6 +50,7 @@ static PyObject *S_bytes;
 typedef struct {
     char *p;
     Py_ssize_t len, cap;
+    PyObject *owner; /* a bytes object p points into (the batch's result), or NULL: PyMem */
 } Buf;
 
 static int buf_grow(Buf *b, Py_ssize_t more) {
@@ -60,6 +61,16 @@ static int buf_grow(Buf *b, Py_ssize_t more) {
             return -1;
         }
         cap *= 2;
+    }
+    if (b->owner) {
+        if (_PyBytes_Resize(&b->owner, cap) < 0) { /* owner released and NULL */
+            b->p = NULL;
+            b->len = b->cap = 0;
+            return -1;
+        }
+        b->p = PyBytes_AS_STRING(b->owner);
+        b->cap = cap;
+        return 0;
     }
     char *p = PyMem_Realloc(b->p, (size_t)cap);
     if (!p) {
@@ -226,7 +237,52 @@ static int put_base64(Buf *b, const unsigned char *p, Py_ssize_t n, const char *
     return 0;
 }
 
+/* uuid.UUID, whose value is its `int` slot: read in C, not through its Python properties. */
+static PyTypeObject *UuidType;
+static PyObject *S_int;
+
+/* The int of an exact uuid.UUID (new reference), or NULL: not one (no error) or an error. */
+static PyObject *uuid_int(PyObject *v) {
+    if (Py_TYPE(v) != UuidType) return NULL;
+    PyObject *i = PyObject_GetAttr(v, S_int);
+    if (!i && PyErr_ExceptionMatches(PyExc_AttributeError)) PyErr_Clear();
+    if (i && !PyLong_CheckExact(i)) Py_CLEAR(i);
+    return i;
+}
+
+/* An exact uuid.UUID's 16 bytes (UUID.bytes: its int big-endian), printed: 0, NOT_HERE (an
+   int outside 0..2**128-1, where UUID.bytes raises) or -1. */
+static int put_uuid_int(Buf *b, PyObject *i) {
+    unsigned char raw[16];
+#if PY_VERSION_HEX >= 0x030D0000
+    Py_ssize_t need = PyLong_AsNativeBytes(
+        i, raw, 16,
+        Py_ASNATIVEBYTES_BIG_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
+            Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    if (need < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError)) return -1;
+        PyErr_Clear();
+        return NOT_HERE;
+    }
+    if (need > 16) return NOT_HERE;
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)i, raw, 16, 0, 0) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+        PyErr_Clear();
+        return NOT_HERE;
+    }
+#endif
+    return put_base64(b, raw, 16, B64URL, 0);
+}
+
 static int put_uuid(Buf *b, PyObject *v) {
+    PyObject *i = uuid_int(v);
+    if (i) {
+        int rc = put_uuid_int(b, i);
+        Py_DECREF(i);
+        return rc;
+    }
+    if (PyErr_Occurred()) return -1;
     PyObject *raw = PyObject_GetAttr(v, S_bytes);
     if (!raw) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
@@ -301,6 +357,25 @@ static int put_field(Buf *b, const PField *f, PyObject *v, int depth) {
 
 #define MAX_DEPTH 64
 
+/* v != default (to_json's test of a tagged field): 1, 0 or -1. Two exact uuids compare their
+   ints, as UUID.__eq__ does, without its Python frame. */
+static int tagged_differs(PyObject *v, PyObject *dflt) {
+    if (v == dflt) return 0;
+    PyObject *a = uuid_int(v);
+    if (a) {
+        PyObject *b = uuid_int(dflt);
+        if (b) {
+            int rc = PyObject_RichCompareBool(a, b, Py_NE);
+            Py_DECREF(a);
+            Py_DECREF(b);
+            return rc;
+        }
+        Py_DECREF(a);
+    }
+    if (PyErr_Occurred()) return -1;
+    return PyObject_RichCompareBool(v, dflt, Py_NE);
+}
+
 static int put_struct(Buf *b, const Plan *plan, PyObject *obj, int depth) {
     if (Py_TYPE(obj) != plan->cls || depth > MAX_DEPTH) return NOT_HERE;
     if (PUT_LITERAL(b, "{") < 0) return -1;
@@ -312,7 +387,7 @@ static int put_struct(Buf *b, const Plan *plan, PyObject *obj, int depth) {
         Py_INCREF(v);
         int rc = 0;
         if (f->tagged_default) {
-            rc = PyObject_RichCompareBool(v, f->tagged_default, Py_NE);
+            rc = tagged_differs(v, f->tagged_default);
             if (rc == 0) {
                 Py_DECREF(v);
                 continue;
@@ -472,7 +547,8 @@ typedef struct {
     PyObject *value_text; /* value_text(rec) -> bytes, or None: the line's reference */
     PyObject *line;       /* line(rec) -> bytes: the reference's whole line */
     int busy;             /* in batch(): its buffer is in use */
-    Buf buf;
+    Buf buf;              /* batch()'s lines, written straight into the bytes it returns */
+    Py_ssize_t size_hint; /* the capacity the next batch's bytes start with */
 } Writer;
 
 static void middles_clear(Writer *w) {
@@ -846,7 +922,16 @@ static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs
     w->busy = 1;
     PyObject *out = NULL;
     Buf *b = &w->buf;
+    PyMem_Free(b->p);
     b->len = 0;
+    b->cap = Py_MAX(w->size_hint, 1 << 12);
+    if (!(b->owner = PyBytes_FromStringAndSize(NULL, b->cap))) {
+        b->p = NULL;
+        b->cap = 0;
+        w->busy = 0;
+        return NULL;
+    }
+    b->p = PyBytes_AS_STRING(b->owner);
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
         if (w->middles && i % PREFETCH_AHEAD == 0)
             prefetch_middles(w, records, i, Py_MIN(PREFETCH_AHEAD, PyList_GET_SIZE(records) - i));
@@ -867,8 +952,15 @@ static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs
         Py_DECREF(rec);
         if (rc < 0) goto done;
     }
-    out = PyBytes_FromStringAndSize(b->p, b->len);
+    /* The next batch starts with room for this one's lines and a quarter more (at most
+       1 MiB: a huge batch's lines grow by doubling). */
+    w->size_hint = Py_MIN(b->len + b->len / 4, (Py_ssize_t)1 << 20);
+    if (_PyBytes_Resize(&b->owner, b->len) == 0) out = b->owner;
+    b->owner = NULL; /* now out (or released) */
 done:
+    Py_CLEAR(b->owner);
+    b->p = NULL;
+    b->len = b->cap = 0;
     w->busy = 0;
     return out;
 }
@@ -905,6 +997,19 @@ static struct PyModuleDef jsontext_module = {
 PyMODINIT_FUNC PyInit__jsontext(void) {
     if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&WriterType) < 0) return NULL;
     if (!S_bytes && !(S_bytes = PyUnicode_InternFromString("bytes"))) return NULL;
+    if (!S_int && !(S_int = PyUnicode_InternFromString("int"))) return NULL;
+    if (!UuidType) {
+        PyObject *uuid = PyImport_ImportModule("uuid");
+        PyObject *cls = uuid ? PyObject_GetAttrString(uuid, "UUID") : NULL;
+        Py_XDECREF(uuid);
+        if (!cls) return NULL;
+        if (!PyType_Check(cls)) {
+            Py_DECREF(cls);
+            PyErr_SetString(PyExc_TypeError, "uuid.UUID is not a class");
+            return NULL;
+        }
+        UuidType = (PyTypeObject *)cls; /* kept for the module's life */
+    }
     PyObject *m = PyModule_Create(&jsontext_module);
     if (!m) return NULL;
     if (PyModule_AddObjectRef(m, "Plan", (PyObject *)&PlanType) < 0 ||

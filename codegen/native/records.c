@@ -14,10 +14,13 @@
  *   record takes, so up to about 10 there.)
  * - then, record by record:
  *   - a known key (its record type decodes it exactly: new_key(key) returns
- *     (key, type_id, name, key_obj, readers)) is decoded once and cached by its bytes;
+ *     (key, type_id, name, key_obj, readers, newer_readers)) is decoded once and cached by
+ *     its bytes;
  *   - a value with a version < 256 whose reader (readers[version], any callable with the
  *     reader(buf, offset) -> (obj, end) signature, called with vectorcall) reads it exactly
- *     becomes a "record"; a null value a "tombstone";
+ *     becomes a "record"; a null value a "tombstone"; a version newer than the specs (no
+ *     reader in readers, one in newer_readers: the newest flexible version's) a "record"
+ *     newer_than_spec;
  *   - everything else is slow(key, value, offset, timestamp): CoordinatorDecoder.decode.
  *
  * DecodedRecord objects are allocated with tp_alloc and their slots written at the offsets of
@@ -292,11 +295,14 @@ static PyObject *known_key(Loop *L, const unsigned char *key, Py_ssize_t len, Py
         *failed = !caught();
         return NULL;
     }
-    if (!PyTuple_CheckExact(known) || PyTuple_GET_SIZE(known) != 5 ||
+    if (!PyTuple_CheckExact(known) || PyTuple_GET_SIZE(known) != 6 ||
         !PyBytes_CheckExact(PyTuple_GET_ITEM(known, 0)) ||
-        !PyTuple_CheckExact(PyTuple_GET_ITEM(known, 4))) {
+        !PyTuple_CheckExact(PyTuple_GET_ITEM(known, 4)) ||
+        !PyTuple_CheckExact(PyTuple_GET_ITEM(known, 5))) {
         PyErr_Format(PyExc_TypeError,
-                     "new_key must return (key, type_id, name, key_obj, readers), not %R", known);
+                     "new_key must return (key, type_id, name, key_obj, readers, newer_readers), "
+                     "not %R",
+                     known);
         Py_DECREF(known);
         *failed = 1;
         return NULL;
@@ -338,7 +344,7 @@ static PyObject *decode_one(Loop *L, const Parsed *r, PyObject *offset, PyObject
     if (!known) goto slow;
     PyObject *cached_key = PyTuple_GET_ITEM(known, 0), *type_id = PyTuple_GET_ITEM(known, 1),
              *name = PyTuple_GET_ITEM(known, 2), *decoded_key = PyTuple_GET_ITEM(known, 3),
-             *readers = PyTuple_GET_ITEM(known, 4);
+             *readers = PyTuple_GET_ITEM(known, 4), *newer_readers = PyTuple_GET_ITEM(known, 5);
     Py_XSETREF(key_obj, Py_NewRef(cached_key));
     if (!value_obj) {
         Py_INCREF(offset);
@@ -347,10 +353,18 @@ static PyObject *decode_one(Loop *L, const Parsed *r, PyObject *offset, PyObject
                          Py_NewRef(Py_None), MinusOne, cached_key, NULL);
         goto done;
     }
-    /* A version of 256 or more or negative, or no reader for it: the slow path. */
-    if (value_len < 2 || value[0] != 0 || value[1] >= PyTuple_GET_SIZE(readers)) goto slow;
-    PyObject *reader = PyTuple_GET_ITEM(readers, value[1]);
-    if (reader == Py_None) goto slow;
+    /* A version of 256 or more or negative, or no reader for it: the slow path. A version
+       newer than the specs is read by newer_readers[version] (the newest flexible one's). */
+    if (value_len < 2 || value[0] != 0) goto slow;
+    PyObject *reader = value[1] < PyTuple_GET_SIZE(readers) ? PyTuple_GET_ITEM(readers, value[1])
+                                                            : Py_None;
+    int newer = 0;
+    if (reader == Py_None) {
+        if (value[1] >= PyTuple_GET_SIZE(newer_readers)) goto slow;
+        reader = PyTuple_GET_ITEM(newer_readers, value[1]);
+        if (reader == Py_None) goto slow;
+        newer = 1;
+    }
     PyObject *decoded_value;
     if (Engine && Py_TYPE(reader) == Engine->reader_type) {
         /* The engine's reader, straight from the record's bytes. */
@@ -397,6 +411,10 @@ static PyObject *decode_one(Loop *L, const Parsed *r, PyObject *offset, PyObject
                      version, cached_key, value_obj);
     value_obj = NULL; /* stolen */
     Py_DECREF(version);
+    if (out && newer) {
+        PyObject **flag = (PyObject **)((char *)out + L->offsets[F_NEWER_THAN_SPEC]);
+        Py_SETREF(*flag, Py_NewRef(Py_True));
+    }
     goto done;
 slow:
     out = call_slow(L, key_obj, value_obj, offset, ts);
