@@ -171,6 +171,23 @@ def test_the_objects_of_a_run_are_frozen_before_the_interpreter_s_teardown(
     assert _run(tmp_path, "groups", str(dump))["frozen"] > 10_000
 
 
+def test_a_command_s_imports_are_frozen_and_the_collector_runs_on() -> None:
+    # Long-lived module objects out of the collector's way during the run; the run's own
+    # objects are still collected.
+    code = (
+        "import gc\n"
+        "from codegen.cli import load_subcommand\n"
+        "before = gc.get_freeze_count()\n"
+        "load_subcommand('groups')\n"
+        "print(before, gc.get_freeze_count(), gc.isenabled())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    before, after, enabled = proc.stdout.split()
+    assert (int(before), enabled) == (0, "True")
+    assert int(after) > 10_000
+
+
 @pytest.mark.parametrize("args", VIEW_COMMANDS[:4], ids=VIEW_IDS[:4])
 def test_a_reader_that_stops_early_makes_a_failure_without_traceback(
     dump: Path, args: list[str]
