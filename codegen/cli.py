@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import shlex
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, NoReturn
@@ -102,11 +104,28 @@ class LazyGroup(click.Group):
                 formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in shown])
 
 
+@contextmanager
+def _long_lived_imports() -> Iterator[None]:
+    """Imports with the cyclic garbage collector off, and what they made frozen after: the
+    modules live as long as the process, yet each collection of the oldest generation
+    during a run walked all their objects (on a 1 M-record dump, 60-70 ms of the collector's
+    80-90 ms in ``groups`` and ``lag``; 15 ms of a small dump's ``groups`` at import)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 def load_subcommand(name: str) -> click.Command:
     """The command ``name`` of :data:`SUBCOMMANDS`, imported now."""
     sub = SUBCOMMANDS[name]
     try:
-        module = importlib.import_module(sub.module)
+        with _long_lived_imports():
+            module = importlib.import_module(sub.module)
     except MissingExtraError as exc:
         return _needs_extra(name, exc)
     command: click.Command = getattr(module, sub.attribute)

@@ -10,17 +10,12 @@ to its end. Decoding never raises on bad data: the result is a :class:`RecordBat
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import struct
 import zlib
 from collections.abc import Callable
-from typing import Final, TypeVar
-
-from codegen.extras import missing_extra
-
-try:
-    import crc32c
-except ModuleNotFoundError as exc:  # a runtime-only install: name the extra to add
-    raise missing_extra("decoding Kafka log segments", "dumps", exc) from None
+from typing import Final, Protocol, TypeVar
 
 from codegen.dumps.compression import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
@@ -49,6 +44,7 @@ from codegen.dumps.varints import (
     read_zigzag32,
     read_zigzag64,
 )
+from codegen.extras import missing_extra
 
 __all__ = [
     "DEFAULT_MAX_BATCH_RECORDS",
@@ -70,8 +66,38 @@ __all__ = [
     "read_batch_header",
 ]
 
-# The checksum of v2 batches (the native columnar loop calls it too).
-CRC32C: Final = crc32c.crc32c
+
+class Crc32c(Protocol):
+    """CRC-32C of ``data``, continuing from ``value`` (a checksum of the bytes before)."""
+
+    def __call__(self, data: bytes | memoryview, value: int = 0, /) -> int: ...
+
+
+def _load_crc32c() -> Crc32c:
+    """The ``crc32c`` package's C function, loaded without running the package's
+    ``__init__``: that calls ``importlib.metadata.version`` for its ``__version__``, whose
+    import (``email`` and more) costs every dump command about 15 ms of CPU. A layout
+    without the ``_crc32c`` extension falls back to the plain import."""
+    package = importlib.util.find_spec("crc32c")
+    if package is None:  # a runtime-only install: name the extra to add
+        missing = ModuleNotFoundError("No module named 'crc32c'", name="crc32c")
+        raise missing_extra("decoding Kafka log segments", "dumps", missing)
+    extension = importlib.machinery.PathFinder.find_spec(
+        "crc32c._crc32c", package.submodule_search_locations
+    )
+    if extension is None or extension.loader is None:
+        import crc32c
+
+        function: Crc32c = crc32c.crc32c
+        return function
+    module = importlib.util.module_from_spec(extension)
+    extension.loader.exec_module(module)
+    function = module.crc32c
+    return function
+
+
+CRC32C: Final = _load_crc32c()
+"""The checksum of v2 batches, producer snapshots and more (the native loops call it too)."""
 LOG_OVERHEAD: Final = 12
 """``int64 offset`` + ``int32 size`` in front of every entry."""
 RECORD_BATCH_OVERHEAD: Final = 61

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import crc32c
-
+from codegen.dumps.batches import CRC32C
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.segments import SegmentReader
 from generated.aborted_txn import AbortedTxn
@@ -341,7 +340,7 @@ def _producer_entries(data: bytes) -> list[tuple[int, ...]]:
     version, crc, count = _SNAPSHOT_HEADER.unpack_from(data)
     if version != _SNAPSHOT_VERSION:
         raise _CorruptSnapshot(f"Snapshot contained an unknown file version {version}")
-    computed = crc32c.crc32c(memoryview(data)[6:])
+    computed = CRC32C(memoryview(data)[6:])
     if computed != crc:
         raise _CorruptSnapshot(
             f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. "

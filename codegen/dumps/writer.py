@@ -15,13 +15,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import BinaryIO, Final
 
-from codegen.extras import missing_extra
-
-try:
-    import crc32c
-except ModuleNotFoundError as exc:  # a runtime-only install: name the extra to add
-    raise missing_extra("writing Kafka log segments", "dumps", exc) from None
-
+from codegen.dumps.batches import CRC32C
 from codegen.dumps.compression import Codec, compress
 from codegen.dumps.model import ControlType, Header, TimestampType
 
@@ -183,7 +177,7 @@ def encode_record_batch(
             count,
         )
     )
-    crc = crc32c.crc32c(payload, crc32c.crc32c(memoryview(header)[21:]))
+    crc = CRC32C(payload, CRC32C(memoryview(header)[21:]))
     struct.pack_into(">I", header, 17, crc)
     return bytes(header) + payload
 

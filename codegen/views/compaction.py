@@ -15,6 +15,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+# Acero's nodes from their own module: ``Table.group_by`` imports ``pyarrow.acero``, which
+# imports ``pyarrow.dataset`` and its file systems (15-35 ms of CPU; this module: 1 ms).
+from pyarrow._acero import AggregateNodeOptions, Declaration, TableSourceNodeOptions
+
 __all__ = [
     "NO_MARKER",
     "ReducedChunks",
@@ -38,15 +42,29 @@ def millis(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     return column.cast(pa.int64())
 
 
+def _group_by(table: pa.Table, keys: list[str], aggregate: str) -> pa.Table:
+    """``table.group_by(keys, use_threads=False).aggregate([("_i", aggregate)])``: the plan
+    that method runs (groups in the order they first appear), built here."""
+    aggregation = AggregateNodeOptions(
+        [("_i", f"hash_{aggregate}", None, f"_i_{aggregate}")], keys=keys
+    )
+    plan = Declaration.from_sequence(
+        [
+            Declaration("table_source", TableSourceNodeOptions(table)),
+            Declaration("aggregate", aggregation),
+        ]
+    )
+    return plan.to_table(use_threads=False)
+
+
 def _grouped(rows: pa.Table, keys: list[str], among: np.ndarray | None, aggregate: str) -> pa.Array:
     """``aggregate`` of the row numbers per key, of the keys of the rows ``among`` (None:
     all). Grouping by the flag too spares copying the key columns of the rows ``among``."""
     indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
     if among is None or among.all():
-        grouped = indexed.group_by(keys, use_threads=False).aggregate([("_i", aggregate)])
-        return grouped.column(f"_i_{aggregate}").combine_chunks()
+        return _group_by(indexed, keys, aggregate).column(f"_i_{aggregate}").combine_chunks()
     indexed = indexed.append_column("_among", pa.array(among))
-    grouped = indexed.group_by([*keys, "_among"], use_threads=False).aggregate([("_i", aggregate)])
+    grouped = _group_by(indexed, [*keys, "_among"], aggregate)
     wanted = grouped.column("_among").combine_chunks()
     return grouped.column(f"_i_{aggregate}").combine_chunks().filter(wanted)
 
