@@ -361,7 +361,9 @@ def test_record_count_bomb_is_reported_before_decompressing(
 ) -> None:
     data = record_count_bomb(9_000_000)
     assert len(data) < 6_000
-    list(decode_batches(record_count_bomb(10)))  # build the decoder tables before measuring
+    # build the decoders' tables (their record types load on first use) before measuring
+    list(decode_batches(record_count_bomb(10)))
+    list(decode_metadata_batches(record_count_bomb(10)))
     _no_decompression(monkeypatch)
     reason = (
         "record count 9000000 is above the limit of 1000000 records per batch; "
