@@ -20,7 +20,7 @@ from typing import Any
 import crc32c
 import pytest
 from corpus import TEST_DATA
-from v2_batches import record_bytes_variants, with_records
+from v2_batches import BAD_CONTROL_BATCHES, record_bytes_variants, with_records
 
 from codegen.dumps import (
     Codec,
@@ -185,18 +185,7 @@ def test_legacy_entries(records_module: ModuleType) -> None:
     assert not any(h.is_transactional or h.controls for h in got if isinstance(h, BatchHeader))
 
 
-@pytest.mark.parametrize(
-    "marker",
-    [
-        pytest.param(encode_control_batch(ControlType.COMMIT, key_version=-1), id="key-version"),
-        pytest.param(encode_control_batch(ControlType.ABORT, value=b"\x00"), id="short-marker"),
-        pytest.param(
-            encode_control_batch(ControlType.COMMIT, marker_version=-2), id="marker-version"
-        ),
-        pytest.param(encode_control_batch(ControlType.LEADER_CHANGE, value=None), id="no-value"),
-        pytest.param(encode_control_batch(99, value=b"x"), id="unknown-type"),
-    ],
-)
+@pytest.mark.parametrize("marker", BAD_CONTROL_BATCHES)
 def test_control_records_checked_as_the_decoder_checks_them(
     marker: bytes, records_module: ModuleType
 ) -> None:

@@ -27,7 +27,7 @@ import crc32c
 import pyarrow as pa
 import pytest
 from corpus import KAFKA_DATA, TEST_DATA
-from v2_batches import record_bytes_variants, with_records
+from v2_batches import BAD_CONTROL_BATCHES, record_bytes_variants, with_records
 
 from codegen.dumps import (
     Codec,
@@ -261,13 +261,7 @@ def test_every_truncation_and_byte_mutation(
 @pytest.mark.parametrize(
     "marker",
     [
-        pytest.param(encode_control_batch(ControlType.COMMIT, key_version=-1), id="key-version"),
-        pytest.param(encode_control_batch(ControlType.ABORT, value=b"\x00"), id="short-marker"),
-        pytest.param(
-            encode_control_batch(ControlType.COMMIT, marker_version=-2), id="marker-version"
-        ),
-        pytest.param(encode_control_batch(ControlType.LEADER_CHANGE, value=None), id="no-value"),
-        pytest.param(encode_control_batch(99, value=b"x"), id="unknown-type"),
+        *BAD_CONTROL_BATCHES,
         pytest.param(encode_control_batch(ControlType.ABORT, base_offset=2**63 - 1), id="last"),
     ],
 )

@@ -9,8 +9,16 @@ from __future__ import annotations
 import struct
 
 import crc32c
+import pytest
 
-from codegen.dumps import Codec, SegmentError, SegmentReader, compress
+from codegen.dumps import (
+    Codec,
+    ControlType,
+    SegmentError,
+    SegmentReader,
+    compress,
+    encode_control_batch,
+)
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder
 from codegen.dumps.decoded import DecodedBatch, control_record
 
@@ -55,3 +63,13 @@ def reference_batches(
             records = [decoder.decode(k, v, o, t) for o, t, k, v in rows]
         out.append(DecodedBatch(batch, records))
     return out
+
+
+BAD_CONTROL_BATCHES = [
+    pytest.param(encode_control_batch(ControlType.COMMIT, key_version=-1), id="key-version"),
+    pytest.param(encode_control_batch(ControlType.ABORT, value=b"\x00"), id="short-marker"),
+    pytest.param(encode_control_batch(ControlType.COMMIT, marker_version=-2), id="marker-version"),
+    pytest.param(encode_control_batch(ControlType.LEADER_CHANGE, value=None), id="no-value"),
+    pytest.param(encode_control_batch(99, value=b"x"), id="unknown-type"),
+]
+"""Control batches whose key or marker the decoder refuses."""
