@@ -270,27 +270,62 @@ def _keep_before_transactional_tombstones(
     commits of its key made in between: keep the last plain commit of the key before that
     marker (what says whether the tombstone deleted a live offset), or, while no marker is in
     the rows, every plain commit of the key after the tombstone and the last one before it.
-    Rows in log order per log partition. The coordinator writes no transactional tombstone,
-    so this loop has nothing to do on a real log."""
+    Rows in log order per log partition, the log partitions one after another."""
     marker = rows.column("marker").to_numpy()
     pending = np.flatnonzero(_flags(rows.column("isTombstone")) & ~plain & (marker == NO_MARKER))
     if not len(pending):
         return
+    stride = rows.num_rows + 1  # (group, row) pairs as one number: group * stride + row
+    end, found = _next_markers(rows, pending, np.flatnonzero(marker != NO_MARKER), stride)
+    # the plain commits by (key, row)
     ids = key_ids(rows, _LOG_KEY)
-    log = key_ids(rows, ["logTopic", "logPartition"])
+    by_key = np.sort(ids[plain] * stride + np.flatnonzero(plain))
+    key = ids[pending]
+    # the last plain commit of the key before the marker (or before the open tombstone)
+    last = np.searchsorted(by_key, key * stride + end) - 1
+    hit = last >= 0
+    hit[hit] &= by_key[last[hit]] // stride == key[hit]
+    keep[by_key[last[hit]] % stride] = True
+    # an open tombstone: every plain commit of the key after it
+    open_ = ~found
+    lo = np.searchsorted(by_key, key[open_] * stride + pending[open_], side="right")
+    hi = np.searchsorted(by_key, (key[open_] + 1) * stride)
+    cover = np.zeros(len(by_key) + 1, np.int64)
+    np.add.at(cover, lo, 1)
+    np.add.at(cover, hi, -1)
+    keep[by_key[np.cumsum(cover[:-1]) > 0] % stride] = True
+
+
+def _next_markers(
+    rows: pa.Table, pending: npt.NDArray[np.intp], markers: npt.NDArray[np.intp], stride: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+    """The row of the next marker of each ``pending`` row's producer in its log partition (the
+    row itself where there is none), and whether there is one."""
+    found = np.zeros(len(pending), np.bool_)
+    if not len(markers):
+        return pending, found
+    log = _runs(rows, ["logTopic", "logPartition"])
     producers = rows.column("producerId").to_numpy()
-    markers = np.flatnonzero(marker != NO_MARKER)
-    for t in pending.tolist():
-        ends = markers[
-            (log[markers] == log[t]) & (producers[markers] == producers[t]) & (markers > t)
-        ]
-        same = np.flatnonzero(plain & (ids == ids[t]))
-        if len(ends):
-            before = same[same < ends[0]]
-            keep[before[-1:]] = True
-        else:
-            keep[same[same > t]] = True
-            keep[same[same < t][-1:]] = True
+    rows_ = np.concatenate([pending, markers])
+    _, owner = np.unique(producers[rows_], return_inverse=True)
+    _, owner = np.unique(log[rows_] * (owner.max() + 1) + owner, return_inverse=True)
+    mine, theirs = owner[: len(pending)], owner[len(pending) :]
+    by_owner = np.sort(theirs * stride + markers)
+    nxt = np.searchsorted(by_owner, mine * stride + pending, side="right")
+    found = nxt < len(by_owner)
+    found[found] &= by_owner[nxt[found]] // stride == mine[found]
+    return np.where(found, by_owner[np.minimum(nxt, len(by_owner) - 1)] % stride, pending), found
+
+
+def _runs(rows: pa.Table, names: list[str]) -> npt.NDArray[np.int64]:
+    """A number per row, the same along each run of equal ``names`` columns."""
+    change = np.zeros(rows.num_rows, np.int64)
+    for name in names:
+        column = _single(rows.column(name))
+        after, before = column[1:], column[:-1]
+        change[1:] |= _flags(pc.not_equal(after, before))
+        change[1:] |= _flags(pc.not_equal(after.is_null(), before.is_null()))
+    return np.cumsum(change)
 
 
 def _in_effect(rows: pa.Table) -> pa.Table:
