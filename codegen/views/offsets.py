@@ -225,27 +225,6 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
     return out if keep.all() else out.filter(pa.array(keep))
 
 
-def _plain_kept(rows: pa.Table, plain: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
-    """Of the plain commits (``plain``) of rows in log order, the rows to keep: per key the
-    newest, every tombstone, and the commit just before each tombstone (what says whether the
-    tombstone deleted a live offset)."""
-    keep = np.zeros(rows.num_rows, np.bool_)
-    tombstone = _flags(rows.column("isTombstone")) & plain
-    if not tombstone.any():
-        keep[last_rows(rows, _LOG_KEY, plain)] = True
-        return keep
-    order, bounds = key_groups(rows, _LOG_KEY, plain)
-    keep[order[bounds[1:] - 1]] = True  # each key's newest
-    in_order = tombstone[order]
-    keep[order[in_order]] = True
-    # the row before each tombstone of the same key
-    before = np.flatnonzero(in_order[1:])
-    first = np.zeros(len(order), np.bool_)
-    first[bounds[:-1]] = True
-    keep[order[before[~first[before + 1]]]] = True
-    return keep
-
-
 def reduce_plain(rows: pa.Table) -> pa.Table:
     """Per (log partition, key), only the newest non-transactional commit (by log offset), its
     tombstones and the commits just before them; transactional commits and markers are kept.
@@ -258,34 +237,53 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
         )
     marker = rows.column("marker").to_numpy()
     plain = ~_flags(rows.column("isTransactional")) & (marker == NO_MARKER)
-    keep = ~plain | _plain_kept(rows, plain)
-    _keep_before_transactional_tombstones(rows, plain, keep)
+    tombstone = _flags(rows.column("isTombstone"))
+    keep = ~plain
+    if not tombstone.any():
+        keep[last_rows(rows, _LOG_KEY, plain)] = True
+    else:
+        _keep_around_tombstones(rows, plain, tombstone, marker, keep)
     return rows if keep.all() else rows.filter(pa.array(keep))
 
 
-def _keep_before_transactional_tombstones(
-    rows: pa.Table, plain: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_]
+def _keep_around_tombstones(
+    rows: pa.Table,
+    plain: npt.NDArray[np.bool_],
+    tombstone: npt.NDArray[np.bool_],
+    marker: npt.NDArray[np.int8],
+    keep: npt.NDArray[np.bool_],
 ) -> None:
-    """A transactional tombstone takes effect at its producer's next marker, after any plain
-    commits of its key made in between: keep the last plain commit of the key before that
-    marker (what says whether the tombstone deleted a live offset), or, while no marker is in
-    the rows, every plain commit of the key after the tombstone and the last one before it.
-    Rows in log order per log partition, the log partitions one after another."""
-    marker = rows.column("marker").to_numpy()
-    pending = np.flatnonzero(_flags(rows.column("isTombstone")) & ~plain & (marker == NO_MARKER))
+    """Of the plain commits of rows in log order (log partitions one after another), keep per
+    key the newest, every tombstone and the commit just before each (what says whether the
+    tombstone deleted a live offset). A transactional tombstone takes effect at its
+    producer's next marker, after any plain commits of its key made in between: keep the last
+    plain commit of the key before that marker, or, while no marker is in the rows, every
+    plain commit of the key after the tombstone and the last one before it."""
+    order, bounds = key_groups(rows, _LOG_KEY)  # every row, by key, each key's in log order
+    ids = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    in_plain = plain[order]
+    # the plain commits by (key, row): ascending as one number, key * stride + row
+    stride = rows.num_rows + 1
+    key_of, row_of = ids[in_plain], order[in_plain]
+    by_key = key_of * stride + row_of
+    same_key_next = np.zeros(len(by_key), np.bool_)
+    same_key_next[:-1] = key_of[1:] == key_of[:-1]
+    keep[row_of[~same_key_next]] = True  # each key's newest
+    dead = tombstone[row_of]
+    keep[row_of[dead]] = True
+    keep[row_of[:-1][dead[1:] & same_key_next[:-1]]] = True  # just before a tombstone
+    pending = np.flatnonzero(tombstone & ~plain & (marker == NO_MARKER))
     if not len(pending):
         return
-    stride = rows.num_rows + 1  # (group, row) pairs as one number: group * stride + row
     end, found = _next_markers(rows, pending, np.flatnonzero(marker != NO_MARKER), stride)
-    # the plain commits by (key, row)
-    ids = key_ids(rows, _LOG_KEY)
-    by_key = np.sort(ids[plain] * stride + np.flatnonzero(plain))
-    key = ids[pending]
+    key = np.empty(rows.num_rows, np.int64)
+    key[order] = ids
+    key = key[pending]
     # the last plain commit of the key before the marker (or before the open tombstone)
     last = np.searchsorted(by_key, key * stride + end) - 1
     hit = last >= 0
-    hit[hit] &= by_key[last[hit]] // stride == key[hit]
-    keep[by_key[last[hit]] % stride] = True
+    hit[hit] &= key_of[last[hit]] == key[hit]
+    keep[row_of[last[hit]]] = True
     # an open tombstone: every plain commit of the key after it
     open_ = ~found
     lo = np.searchsorted(by_key, key[open_] * stride + pending[open_], side="right")
@@ -293,7 +291,7 @@ def _keep_before_transactional_tombstones(
     cover = np.zeros(len(by_key) + 1, np.int64)
     np.add.at(cover, lo, 1)
     np.add.at(cover, hi, -1)
-    keep[by_key[np.cumsum(cover[:-1]) > 0] % stride] = True
+    keep[row_of[np.cumsum(cover[:-1]) > 0]] = True
 
 
 def _next_markers(
@@ -410,9 +408,16 @@ def history(rows: pa.Table) -> pa.Table:
     effective = apply_offsets(narrow.append_column("_row", pa.array(np.arange(rows.num_rows))))
     taken = effective.column("_row").to_numpy()
     apply = effective.column("applyOffset").to_numpy()
+    out = rows.select(HISTORY_SCHEMA.names)
     if not _ascending(apply):
         taken = taken[np.lexsort((effective.column("recordOffset").to_numpy(), apply))]
-    return rows.select(HISTORY_SCHEMA.names).take(pa.array(taken))
+        return out.take(pa.array(taken))
+    # in log order: the rows kept, chunk by chunk (a take of chunked columns copies them whole)
+    if len(taken) == rows.num_rows:
+        return out
+    kept = np.zeros(rows.num_rows, np.bool_)
+    kept[taken] = True
+    return out.filter(pa.array(kept))
 
 
 def _ascending(values: np.ndarray) -> bool:
