@@ -340,17 +340,24 @@ class WithoutPandas:
             )
 
 
-def _arrow_memory_pool() -> None:
-    """Arrow's buffers from the C library's allocator, unless pyarrow is loaded already or the
-    user chose (``ARROW_DEFAULT_MEMORY_POOL``, read once by pyarrow): its default, mimalloc,
-    gives the pages of each freed chunk back to the system and faults them in again for the
-    next, about 0.4 s of system time in ``lag`` on a 1 M-record dump, and holds 50-80 MB more."""
+def _native_library_settings() -> None:
+    """Settings the native libraries read once, as they load; a user's own win, and so does a
+    library loaded before (an in-process caller's):
+
+    - Arrow's buffers come from the C library's allocator: pyarrow's default, mimalloc, gives
+      the pages of each freed chunk back to the system and faults them in again for the next,
+      about 0.4 s of system time in ``lag`` on a 1 M-record dump, and holds 50-80 MB more;
+    - OpenBLAS (loaded by numpy) starts one thread, not one per core: its threads spin as they
+      start, about 0.1 CPU s of every command, and no command does linear algebra.
+    """
     if "pyarrow" not in sys.modules:
         os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def main() -> None:
-    _arrow_memory_pool()
+    _native_library_settings()
     finder = WithoutPandas()
     if "pandas" not in sys.modules:
         sys.meta_path.insert(0, finder)

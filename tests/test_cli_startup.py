@@ -23,7 +23,7 @@ from codegen.dumps.coordinator import COORDINATOR_TOPICS
 from spark_udfs.synth import write_consumer_offsets
 
 RUN_AND_LIST_MODULES = """\
-import atexit, gc, json, sys
+import atexit, gc, json, os, sys
 listing = sys.argv[1]
 def _listed():
     with open(listing, "w") as out:
@@ -31,6 +31,7 @@ def _listed():
         if "pyarrow" in sys.modules:
             pool = sys.modules["pyarrow"].default_memory_pool().backend_name
         listed = {"modules": sorted(sys.modules), "frozen": gc.get_freeze_count(), "pool": pool}
+        listed["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")
         json.dump(listed, out)
 atexit.register(_listed)
 sys.argv = ["codegen", *sys.argv[2:]]
@@ -182,15 +183,20 @@ def test_the_objects_of_a_run_are_frozen_before_the_interpreter_s_teardown(
     assert _run(tmp_path, "groups", str(dump))["frozen"] > 10_000
 
 
-def test_a_command_s_arrow_buffers_come_from_malloc_unless_the_user_chose(
+def test_a_command_s_native_libraries_load_with_its_settings_unless_the_user_chose(
     tmp_path: Path, dump: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # mimalloc, pyarrow's default, gives each freed chunk's pages back and faults them in
-    # again: about 0.4 s of system time in lag on a 1 M-record dump.
-    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
-    assert _run(tmp_path, "lag", str(dump), "--format", "jsonl")["pool"] == "system"
+    # again (about 0.4 s of system time in lag on a 1 M-record dump); OpenBLAS's threads spin
+    # as numpy loads it (about 0.1 CPU s of every command).
+    for name in ("ARROW_DEFAULT_MEMORY_POOL", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    ran = _run(tmp_path, "lag", str(dump), "--format", "jsonl")
+    assert (ran["pool"], ran["blas_threads"]) == ("system", "1")
     monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
-    assert _run(tmp_path, "lag", str(dump), "--format", "jsonl")["pool"] == "mimalloc"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    ran = _run(tmp_path, "lag", str(dump), "--format", "jsonl")
+    assert (ran["pool"], ran["blas_threads"]) == ("mimalloc", "2")
 
 
 def test_a_command_s_imports_are_frozen_and_the_collector_runs_on() -> None:
