@@ -44,6 +44,7 @@ from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
 from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
 from codegen.dumps.segments import SegmentReader, segment_files
+from codegen.dumps.text_table import table_text
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
 from codegen.dumps.user_topics import UserRecord, UserTopicDecoder, user_decoders
 from codegen.extras import MissingExtraError
@@ -52,7 +53,7 @@ from codegen.text import plural
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from codegen.dumps.compacted import CompactedView, GroupMember
+    from codegen.dumps.compacted import CompactedView, GroupMember, GroupState
     from codegen.dumps.dumplog_json import NonConsecutive
     from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
     from codegen.views.offsets import CommittedOffsets
@@ -592,30 +593,32 @@ TABLE_ROWS: Final = 10_000
 """``--format table`` prints a table when it has this many rows (and one at the end)."""
 
 
-def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
+_RECORD_COLUMNS: Final = (
+    "partition",
+    "file",
+    "offset",
+    "timestamp",
+    "time (UTC)",
+    "recordName",
+    "key",
+    "value",
+)
 
-    table = Table(
-        "partition",
-        "file",
-        "offset",
-        "timestamp",
-        "time (UTC)",
-        "recordName",
-        "key",
-        "value",
-        title=title,
-        box=None,
-    )
+
+def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) -> None:
+    out.write(table_text(_RECORD_COLUMNS, _record_cells(rows), title=title))
+
+
+def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
+    """The cells of :data:`_RECORD_COLUMNS` of each row."""
     for rec, topic, source in rows:
         where = ("", "") if source is None else (source.label, os.path.basename(source.file))
         if isinstance(rec, ValueError):  # a TxnIndexError
-            table.add_row(*where, "", "", "", ERROR, "", f"at position {rec.position}: {rec}")
+            yield (*where, "", "", "", ERROR, "", f"at position {rec.position}: {rec}")
             continue
         if not isinstance(rec, DecodedRecord | SegmentError):  # an AbortedTxnEntry
             txn = rec.txn.to_json(0)
-            table.add_row(
+            yield (
                 *where,
                 str(rec.txn.first_offset),
                 "",
@@ -626,7 +629,7 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
             )
             continue
         if isinstance(rec, SegmentError):
-            table.add_row(
+            yield (
                 *where,
                 "" if rec.base_offset is None else str(rec.base_offset),
                 "",
@@ -638,7 +641,7 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
             continue
         when = (str(rec.offset), str(rec.timestamp), utc_text(rec.timestamp))
         if topic is None and rec.kind == RECORD:
-            table.add_row(
+            yield (
                 *where,
                 *when,
                 RECORD,
@@ -655,7 +658,7 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
             value = f"{rec.kind}: {rec.error}"
         elif isinstance(value, dict) and "data" in value:
             value = value["data"]
-        table.add_row(
+        yield (
             *where,
             *when,
             rec.name or str(rec.record_type),
@@ -666,7 +669,6 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
             if isinstance(value, str)
             else json.dumps(value, separators=(",", ":")),
         )
-    Console(file=out, width=200).print(table)
 
 
 _Damage = list[tuple[DecodedRecord, RecordBatch | BatchPlace] | SegmentError]
@@ -687,6 +689,54 @@ def _damage_json(
     return json.dumps(obj, separators=(",", ":")) + "\n"
 
 
+_OFFSET_COLUMNS: Final = (
+    "group",
+    "topic",
+    "partition",
+    "offset",
+    "leaderEpoch",
+    "metadata",
+    "commitTimestamp",
+    "commit time (UTC)",
+)
+_GROUP_COLUMNS: Final = (
+    "group",
+    "type",
+    "state",
+    "protocol",
+    "generation/epoch",
+    "memberId",
+    "clientId",
+    "clientHost",
+    "assignors",
+    "assignment",
+)
+
+
+def _group_cells(groups: list[GroupState]) -> Iterator[tuple[str, ...]]:
+    """The cells of :data:`_GROUP_COLUMNS`: a row per member, the group's own in the first."""
+    for g in groups:
+        gen = g.generation if g.generation is not None else g.epoch
+        protocol = "/".join(p for p in (g.protocol_type, g.protocol) if p)
+        members: list[GroupMember | None] = [*g.members.values()] or [None]
+        for i, m in enumerate(members):
+            head = (g.group, g.type, g.state, protocol, str(gen)) if i == 0 else ("",) * 5
+            if m is None:
+                yield (*head, "", "", "", "", "")
+            else:
+                assignment = ", ".join(
+                    f"{tp}:{','.join(map(str, ps))}" for tp, ps in sorted(m.assignment.items())
+                )
+                yield (
+                    *head,
+                    m.member_id,
+                    m.client_id,
+                    m.client_host,
+                    ",".join(m.assignors),
+                    assignment,
+                )
+
+
 def _print_compacted(
     out: TextIO, view: CompactedView, offset_table: pa.Table, fmt: str, damage: _Damage, topic: str
 ) -> None:
@@ -703,69 +753,26 @@ def _print_compacted(
             row["members"] = [_asdict(m) for m in g.members.values()]
             out.write(json.dumps({"view": "group", **row}, separators=(",", ":")) + "\n")
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(file=out, width=200)
-    t = Table(
-        "group",
-        "topic",
-        "partition",
-        "offset",
-        "leaderEpoch",
-        "metadata",
-        "commitTimestamp",
-        "commit time (UTC)",
-        title="committed offsets",
-        box=None,
-    )
-    for o in offsets:
-        t.add_row(
-            o["group"],
-            o["topic"],
-            str(o["partition"]),
-            str(o["offset"]),
-            str(o["leaderEpoch"]),
-            o["metadata"],
-            str(o["commitTimestamp"]),
-            utc_text(o["commitTimestamp"]),
+    out.write(
+        table_text(
+            _OFFSET_COLUMNS,
+            (
+                (
+                    o["group"],
+                    o["topic"],
+                    str(o["partition"]),
+                    str(o["offset"]),
+                    str(o["leaderEpoch"]),
+                    o["metadata"],
+                    str(o["commitTimestamp"]),
+                    utc_text(o["commitTimestamp"]),
+                )
+                for o in offsets
+            ),
+            title="committed offsets",
         )
-    console.print(t)
-    t = Table(
-        "group",
-        "type",
-        "state",
-        "protocol",
-        "generation/epoch",
-        "memberId",
-        "clientId",
-        "clientHost",
-        "assignors",
-        "assignment",
-        title="groups",
-        box=None,
     )
-    for g in groups:
-        gen = g.generation if g.generation is not None else g.epoch
-        protocol = "/".join(p for p in (g.protocol_type, g.protocol) if p)
-        members: list[GroupMember | None] = [*g.members.values()] or [None]
-        for i, m in enumerate(members):
-            head = (g.group, g.type, g.state, protocol, str(gen)) if i == 0 else ("",) * 5
-            if m is None:
-                t.add_row(*head, "", "", "", "", "")
-            else:
-                assignment = ", ".join(
-                    f"{tp}:{','.join(map(str, ps))}" for tp, ps in sorted(m.assignment.items())
-                )
-                t.add_row(
-                    *head,
-                    m.member_id,
-                    m.client_id,
-                    m.client_host,
-                    ",".join(m.assignors),
-                    assignment,
-                )
-    console.print(t)
+    out.write(table_text(_GROUP_COLUMNS, _group_cells(groups), title="groups"))
     if damage:
         rows: list[TableRow] = [
             (i, topic, None) if isinstance(i, SegmentError) else (i[0], topic, None) for i in damage
