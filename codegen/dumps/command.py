@@ -611,8 +611,16 @@ def _table_records(out: TextIO, rows: list[TableRow], title: str | None = None) 
 
 def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
     """The cells of :data:`_RECORD_COLUMNS` of each row."""
+    from codegen.dumps.dumplog_json import value_json
+
+    keys: dict[bytes, str] = {}  # a table's cells that repeat
+    times: dict[int, str] = {}
+    places: dict[RowSource | None, tuple[str, str]] = {None: ("", "")}
     for rec, topic, source in rows:
-        where = ("", "") if source is None else (source.label, os.path.basename(source.file))
+        where = places.get(source)
+        if where is None:
+            assert source is not None
+            where = places[source] = (source.label, os.path.basename(source.file))
         if isinstance(rec, ValueError):  # a TxnIndexError
             yield (*where, "", "", "", ERROR, "", f"at position {rec.position}: {rec}")
             continue
@@ -625,7 +633,7 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
                 "",
                 rec.txn.SPEC_NAME,
                 "",
-                json.dumps(txn, separators=(",", ":")),
+                _json_text(txn),
             )
             continue
         if isinstance(rec, SegmentError):
@@ -639,7 +647,25 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
                 f"{rec.kind} at {rec.file}@{rec.position} ({rec.size} bytes): {rec.reason}",
             )
             continue
-        when = (str(rec.offset), str(rec.timestamp), utc_text(rec.timestamp))
+        time = times.get(rec.timestamp)
+        if time is None:
+            time = times[rec.timestamp] = utc_text(rec.timestamp)
+        when = (str(rec.offset), str(rec.timestamp), time)
+        if (
+            rec.kind in (RECORD, TOMBSTONE)
+            and topic not in (None, CLUSTER_METADATA)
+            and rec.key_bytes is not None
+            and not rec.newer_than_spec
+            and not rec.note
+            and not isinstance(rec, UserRecord)
+        ):  # a coordinator topic's record, as its jsonl line has it (keys repeat: kept)
+            key_cell = keys.get(rec.key_bytes)
+            if key_cell is None:
+                data = rec.key.to_json(0)  # type: ignore[union-attr]
+                key_cell = keys[rec.key_bytes] = _json_text(data) if data else ""
+            value_cell = "<tombstone>" if rec.kind == TOMBSTONE else _json_text(value_json(rec))
+            yield (*where, *when, rec.name or str(rec.record_type), key_cell, value_cell)
+            continue
         if topic is None and rec.kind == RECORD:
             yield (
                 *where,
@@ -662,13 +688,17 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
             *where,
             *when,
             rec.name or str(rec.record_type),
-            key if isinstance(key, str) else json.dumps(key, separators=(",", ":")) if key else "",
+            key if isinstance(key, str) else _json_text(key) if key else "",
             "<tombstone>"
             if value is None
-            else str(value)
+            else value
             if isinstance(value, str)
-            else json.dumps(value, separators=(",", ":")),
+            else _json_text(value),
         )
+
+
+def _json_text(obj: Any) -> str:
+    return _json_bytes(obj).decode("utf-8", "surrogateescape")
 
 
 _Damage = list[tuple[DecodedRecord, RecordBatch | BatchPlace] | SegmentError]

@@ -79,19 +79,37 @@ def table_text(
 ) -> str:
     """The table's text: ``title`` centred above, the header, a line per row; each line begins
     with a space and columns are two spaces apart."""
-    cells = [[_cell(c) for c in row] for row in rows]
-    natural = [_width(h) for h in header]
-    for row in cells:
-        for i, c in enumerate(row):
-            w = len(c) if c.isascii() else _width(c)
-            if w > natural[i]:
-                natural[i] = w
+    table = [tuple(header), *(_shown(row) for row in rows)]
+    columns = list(zip(*table, strict=True))
+    ascii_columns = ["".join(column).isascii() for column in columns]
+    natural = [
+        max(map(len, column)) if ascii else max(map(_width, column))
+        for column, ascii in zip(columns, ascii_columns, strict=True)
+    ]
     room = width - 2 - 2 * (len(header) - 1)
     widths = _column_widths(natural, max(room, len(header)))
     lines = []
-    total = 2 + sum(widths) + 2 * (len(widths) - 1)
     if title is not None:
+        total = 2 + sum(widths) + 2 * (len(widths) - 1)
         lines.append(title.center(total).rstrip())
-    for row in [list(header), *cells]:
-        lines.append(" " + "  ".join(_fit(c, w) for c, w in zip(row, widths, strict=True)))
-    return "\n".join(line.rstrip() for line in lines) + "\n"
+    line = " " + "  ".join(f"{{:<{w}}}" for w in widths)
+    cut = [i for i, w in enumerate(widths) if natural[i] > w]
+    for row in table:
+        if "".join(row).isascii():  # the common case: str.format pads, cells too wide are cut
+            if cut:
+                row = list(row)
+                for i in cut:
+                    if len(row[i]) > widths[i]:
+                        row[i] = row[i][: widths[i] - 1] + "…"
+            lines.append(line.format(*row).rstrip())
+        else:
+            cells = "  ".join(_fit(c, w) for c, w in zip(row, widths, strict=True))
+            lines.append((" " + cells).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _shown(row: Sequence[str]) -> Sequence[str]:
+    """The row with its control characters escaped."""
+    if "".join(row).isprintable():  # no control character (a fast test, rarely False)
+        return row
+    return tuple(_cell(c) for c in row)
