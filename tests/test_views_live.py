@@ -28,7 +28,7 @@ def _column_view(path: Path, batch_rows: int, reduce_every: int) -> list[Any]:
     for rb in record_batches(path, batch_rows=batch_rows):
         keys.add(rb)
     view = LiveRecords(0)
-    view.take_live(keys.table().to_pylist(), coordinator_decoder("__consumer_offsets"))
+    view.take_live(keys.table(), coordinator_decoder("__consumer_offsets"))
     return sorted(view.live.values(), key=lambda r: r.offset)
 
 

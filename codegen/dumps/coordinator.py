@@ -414,6 +414,22 @@ class CoordinatorDecoder:
 
     # -- one record ------------------------------------------------------------------------
 
+    def decode_key(self, key: bytes) -> tuple[int, str, KafkaMessage | None]:
+        """A type-prefixed key alone, as :meth:`decode` reads it: its record type (-1 where it
+        has none), the type's name ("" for a type the specs lack) and the key (None where it
+        does not decode)."""
+        if len(key) < 2:
+            return -1, "", None
+        rtype = _int16(key)
+        rt = self.types.get(rtype)
+        if rt is None:
+            return rtype, "", None
+        try:
+            key_obj, _ = rt.key_reader(key, 2)
+        except Exception:
+            return rtype, rt.name, None
+        return rtype, rt.name, key_obj
+
     def decode(
         self, key: bytes | None, value: bytes | None, offset: int = -1, timestamp: int = -1
     ) -> DecodedRecord:

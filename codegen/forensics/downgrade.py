@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CompactedView
@@ -76,6 +76,9 @@ from codegen.forensics.releases import (
 )
 from codegen.text import plural
 from codegen.views.live import LiveKeys
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "BLOCKED",
@@ -152,21 +155,27 @@ class LiveRecords(CompactedView):
             rec.record_type,
             rec.name if rec.kind != UNKNOWN and rec.name else "unknown",
             version,
-            _group_of(rec),
+            _group_of(rec.key),
         )
 
-    def take_live(self, rows: list[dict[str, Any]], decoder: CoordinatorDecoder) -> None:
-        """The live records from the columnar view (``codegen.views.live``), decoded here:
-        a view fed no records, so only :attr:`live` is filled."""
-        for row in rows:
-            ts = row["timestamp"]
-            millis = -1 if ts is None else int(ts.timestamp() * 1000)
-            rec = decoder.decode(row["key"], row["value"], row["recordOffset"], millis)
-            self.live[row["key"]] = self.live_record(rec)
+    def take_live(self, live: pa.Table, decoder: CoordinatorDecoder) -> None:
+        """The live records from the columnar view (``codegen.views.live`` rows), for a view
+        fed no records: only :attr:`live` is filled, and only the keys are decoded (a live
+        record is judged by its type, its value's version and its group)."""
+        keys = live.column("key").to_pylist()
+        values = live.column("value").to_pylist()
+        offsets = live.column("recordOffset").to_pylist()
+        for key, value, offset in zip(keys, values, offsets, strict=True):
+            rtype, name, key_obj = decoder.decode_key(key)
+            version = int.from_bytes(value[:2], "big", signed=True) if len(value) >= 2 else -1
+            group = _group_of(key_obj)
+            self.live[key] = LiveRecord(
+                self.partition, offset, rtype, name or "unknown", version, group
+            )
 
 
-def _group_of(rec: DecodedRecord) -> str | None:
-    key: Any = rec.key
+def _group_of(key: Any) -> str | None:
+    """The group (or transactional id) a record's key names."""
     if key is None:
         return None
     for name in ("group", "group_id", "transactional_id"):
@@ -223,7 +232,7 @@ def _live(
                 keys.add(rb)
             if errors is not None:
                 errors.extend(found)
-        view.take_live(keys.table().to_pylist(), decoder)
+        view.take_live(keys.table(), decoder)
         views.append(view)
     return views
 
