@@ -228,7 +228,7 @@ def _live(
         keys = LiveKeys()
         for f in files:
             found: list[SegmentError] = []
-            for rb in record_batches(f, headers=False, segment_errors=found):
+            for rb in record_batches(f, headers=False, batch_rows=32768, segment_errors=found):
                 keys.add(rb)
             if errors is not None:
                 errors.extend(found)
