@@ -105,12 +105,24 @@ class LazyGroup(click.Group):
                 formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in shown])
 
 
+class _Program:
+    """Whether the command line runs as the process's program (:func:`main`), where it may
+    set up the process for itself; a caller in process (``cli`` invoked from Python) keeps its
+    own garbage collector and import system."""
+
+    running = False
+
+
 @contextmanager
 def _long_lived_imports() -> Iterator[None]:
-    """Imports with the cyclic garbage collector off, and what they made frozen after: the
-    modules live as long as the process, yet each collection of the oldest generation
-    during a run walked all their objects (on a 1 M-record dump, 60-70 ms of the collector's
-    80-90 ms in ``groups`` and ``lag``; 15 ms of a small dump's ``groups`` at import)."""
+    """As the process's program, imports with the cyclic garbage collector off, and what they
+    made frozen after: the modules live as long as the process, yet each collection of the
+    oldest generation during a run walked all their objects (on a 1 M-record dump, 60-70 ms
+    of the collector's 80-90 ms in ``groups`` and ``lag``; 15 ms of a small dump's
+    ``groups`` at import). A caller's objects are never frozen."""
+    if not _Program.running:
+        yield
+        return
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -361,6 +373,7 @@ def main() -> None:
     finder = WithoutPandas()
     if "pandas" not in sys.modules:
         sys.meta_path.insert(0, finder)
+    was_running, _Program.running = _Program.running, True
     try:
         cli()
     except MissingExtraError as exc:  # e.g. generate without jinja2
@@ -368,5 +381,6 @@ def main() -> None:
         click.echo(f"Error: {exc.text(f'python -m codegen {command}'.rstrip())}", err=True)
         sys.exit(1)
     finally:
+        _Program.running = was_running
         if finder in sys.meta_path:  # an in-process caller gets its import system back
             sys.meta_path.remove(finder)
