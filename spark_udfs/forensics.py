@@ -346,7 +346,7 @@ def _live_of(rows: pa.Table, partition: int) -> list[LiveRecord]:
     for rb in rows.sort_by("offset").to_batches():
         keys.add(rb)
     view = LiveRecords(partition)
-    view.take_live(keys.table().to_pylist(), coordinator_decoder(CONSUMER_OFFSETS))
+    view.take_live(keys.table(), coordinator_decoder(CONSUMER_OFFSETS))
     return sorted(view.live.values(), key=lambda r: r.offset)
 
 

@@ -173,42 +173,44 @@ def _time(ms: int) -> str:
 
 def render_groups_table(reports: list[GroupReport]) -> str:
     """One block per group: its state, members, assignors and timeline."""
+    return "\n".join(map(_group_block, reports))
+
+
+def _group_block(r: GroupReport) -> str:
+    """A group's block of :func:`render_groups_table`."""
     out: list[str] = []
-    for r in reports:
-        gen = f"generation {r.generation}" if r.type == "classic" else f"epoch {r.epoch}"
-        kind = r.type or "deleted"
-        out.append(
-            f"{_group_cell(r.group)}  (partition {r.partition}, {kind}, {r.state}, "
-            f"protocol {r.protocol or '-'}, {gen if r.type else '-'}, "
-            f"{plural(len(r.members), 'member')}, "
-            f"{plural(r.committed_offsets, 'committed offset')})"
+    gen = f"generation {r.generation}" if r.type == "classic" else f"epoch {r.epoch}"
+    kind = r.type or "deleted"
+    out.append(
+        f"{_group_cell(r.group)}  (partition {r.partition}, {kind}, {r.state}, "
+        f"protocol {r.protocol or '-'}, {gen if r.type else '-'}, "
+        f"{plural(len(r.members), 'member')}, "
+        f"{plural(r.committed_offsets, 'committed offset')})"
+    )
+    for m in r.members:
+        assignment = ", ".join(
+            f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(m["assignment"].items())
         )
-        for m in r.members:
-            assignment = ", ".join(
-                f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(m["assignment"].items())
-            )
-            epoch = "" if m["memberEpoch"] is None else f" epoch {m['memberEpoch']}"
-            out.append(
-                f"  member {m['memberId']}  client {m['clientId']}@{m['clientHost']}{epoch}"
-                f"  [{assignment}]"
-            )
-        if r.inventory is not None:
-            inv = r.inventory
-            switch = (
-                f"; cooperative switch: {inv.cooperative_switch}" if inv.cooperative_switch else ""
-            )
-            out.append(
-                f"  assignors: chosen {inv.chosen or '-'} (over time: "
-                f"{', '.join(inv.chosen_over_time) or '-'}){switch}: {inv.why}"
-            )
-        for sp in r.share_partitions:
-            out.append(
-                f"  share partition {sp.topic_label}-{sp.partition}  start offset "
-                f"{sp.start_offset}  state epoch {sp.state_epoch}  leader epoch "
-                f"{sp.leader_epoch}  {_in_flight(sp.in_flight)}"
-            )
-        out.append("  timeline:")
-        out.extend(_format_event(e) for e in r.events)
+        epoch = "" if m["memberEpoch"] is None else f" epoch {m['memberEpoch']}"
+        out.append(
+            f"  member {m['memberId']}  client {m['clientId']}@{m['clientHost']}{epoch}"
+            f"  [{assignment}]"
+        )
+    if r.inventory is not None:
+        inv = r.inventory
+        switch = f"; cooperative switch: {inv.cooperative_switch}" if inv.cooperative_switch else ""
+        out.append(
+            f"  assignors: chosen {inv.chosen or '-'} (over time: "
+            f"{', '.join(inv.chosen_over_time) or '-'}){switch}: {inv.why}"
+        )
+    for sp in r.share_partitions:
+        out.append(
+            f"  share partition {sp.topic_label}-{sp.partition}  start offset "
+            f"{sp.start_offset}  state epoch {sp.state_epoch}  leader epoch "
+            f"{sp.leader_epoch}  {_in_flight(sp.in_flight)}"
+        )
+    out.append("  timeline:")
+    out.extend(_format_event(e) for e in r.events)
     return "\n".join(out)
 
 
@@ -242,6 +244,18 @@ def emit(text: str, output: Path | None) -> None:
         click.echo(text, nl=not text.endswith("\n"))
     else:
         output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+def emit_lines(texts: Iterable[str], output: Path | None) -> None:
+    """Each of ``texts`` and a newline, to standard output or to ``output``, as they come: a
+    large report is never held as one string."""
+    if output is None:
+        for text in texts:
+            click.echo(text)
+        return
+    with output.open("w", encoding="utf-8") as out:
+        for text in texts:
+            out.write(text + "\n")
 
 
 def _no_groups(paths: tuple[str, ...]) -> str:
@@ -303,9 +317,11 @@ def groups_command(
         click.echo(f"groups: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "jsonl":
-        emit(jsonl(r.to_json() for r in reports), output)
+        emit_lines((_json_line(r.to_json()) for r in reports), output)
+    elif reports:
+        emit_lines(map(_group_block, reports), output)  # a block at a time: memory stays flat
     else:
-        emit(render_groups_table(reports) if reports else _no_groups(paths), output)
+        emit(_no_groups(paths), output)
 
 
 def _html_report(

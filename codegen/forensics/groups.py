@@ -173,16 +173,27 @@ class GroupsView(CompactedView):
         every record but the offset commits (:func:`codegen.views.consumer_offsets
         .read_compacted`)."""
         super().take_offsets(offsets)
+        table = offsets.deleted()
+        names: dict[str, str] = {}  # one string per name: deletions repeat groups and topics
+        groups = [names.setdefault(g, g) for g in table.column("group").to_pylist()]
+        topics = [names.setdefault(t, t) for t in table.column("topic").to_pylist()]
         deleted = [
             GroupEvent(
                 self.partition,
-                d["recordOffset"],
-                d["timestamp"],
-                d["group"],
+                offset,
+                timestamp,
+                group,
                 "offset-deleted",
-                {"topic": d["topic"], "partition": d["partition"]},
+                {"topic": topic, "partition": partition},
             )
-            for d in offsets.deleted().to_pylist()
+            for offset, timestamp, group, topic, partition in zip(
+                table.column("recordOffset").to_pylist(),
+                table.column("timestamp").to_pylist(),
+                groups,
+                topics,
+                table.column("partition").to_pylist(),
+                strict=True,
+            )
         ]
         if deleted:
             self.events = sorted(self.events + deleted, key=lambda e: e.offset)
