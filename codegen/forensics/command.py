@@ -316,12 +316,12 @@ def groups_command(
     except ValueError as exc:  # InputError and a bad --as-of are both ValueErrors
         click.echo(f"groups: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    if fmt == "jsonl":
+    if not reports:
+        emit("" if fmt == "jsonl" else _no_groups(paths), output)
+    elif fmt == "jsonl":  # a group at a time: a large report is never one string
         emit_lines((_json_line(r.to_json()) for r in reports), output)
-    elif reports:
-        emit_lines(map(_group_block, reports), output)  # a block at a time: memory stays flat
     else:
-        emit(_no_groups(paths), output)
+        emit_lines(map(_group_block, reports), output)
 
 
 def _html_report(
