@@ -381,3 +381,22 @@ def test_txnindex_dump_log_prints_the_first_byte_as_the_version_as_kafka_4_3_doe
     assert code == 0
     versions = [line.split()[1] for line in out.splitlines() if line.startswith("version:")]
     assert versions == ["0", "0", "-1"]
+
+
+def test_the_progress_bar_moves_in_steps_not_per_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A terminal's bar was advanced once per log batch: a fifth of a command's time.
+    import sys
+
+    from rich.progress import Progress
+
+    import codegen.dumps.command as command
+
+    calls: list[int] = []
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(Progress, "advance", lambda self, task, n: calls.append(n))
+    total = 100 * command.PROGRESS_MIN_BYTES
+    _, advance = command._progress(total)
+    for _ in range(total // 4096):
+        advance(4096)
+    assert 400 <= len(calls) <= 500
+    assert 0 <= total - sum(calls) < total // 500  # the rest: the bar is gone at the end
