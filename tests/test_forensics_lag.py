@@ -132,6 +132,9 @@ def test_history_and_lag_over_time(log_folder: Path) -> None:
     assert [c.offset for c in deleted[0].commits] == [5]  # the aborted 999 never took effect
     assert deleted[1].live is False and len(deleted[1].deleted_at) == 1
     assert deleted[0].lag is None and "no log end offsets" in deleted[0].reason
+    # the newest commit, read alone, is the last of them all (log end known or not)
+    for part in [p, *deleted.values()]:
+        assert part.history.newest() == part.history.commits()[-1]
 
 
 def test_group_with_only_offsets_is_an_empty_classic_group(log_folder: Path) -> None:

@@ -164,7 +164,16 @@ class CommitColumns:
         return _commit_objects(self, np.arange(start, self.stop))
 
     def newest(self) -> Commit:
-        return _commit_objects(self, np.arange(self.stop - 1, self.stop))[0]
+        i = self.stop - 1  # one commit: read as scalars (a table line asks it of each key)
+        known = bool(self.known[i])
+        return Commit(
+            int(self.record_offset[i]),
+            int(self.commit_timestamp[i]),
+            int(self.offset[i]),
+            int(self.leader_epoch[i]),
+            int(self.log_end_offset[i]) if known else None,
+            int(self.lag[i]) if known else None,
+        )
 
 
 def _commit_objects(c: CommitColumns, rows: np.ndarray) -> list[Commit]:
