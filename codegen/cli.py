@@ -56,7 +56,7 @@ SUBCOMMANDS: Final[Mapping[str, Subcommand]] = {
         "topic's segments plain, or as the topic map (--topics) says.",
     ),
     "downgrade-check": Subcommand(
-        "codegen.forensics.command",
+        "codegen.forensics.downgrade_command",
         "downgrade_check_command",
         "Tell whether the brokers of Kafka VERSION can run a cluster's disks.",
     ),

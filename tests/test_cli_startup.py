@@ -115,7 +115,7 @@ def test_help_lists_every_command_with_its_own_summary() -> None:
         (
             ["downgrade-check", "{dump}", "--to", "3.9", "--format", "json"],
             (0, 1, 3),
-            ["codegen.lint", "codegen.dumps.command"],
+            ["codegen.lint", "codegen.dumps.command", "codegen.forensics.groups"],
         ),
         (
             ["dump", "{segment}", "-q", "--format", "dump-log"],

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
-from codegen.forensics.command import downgrade_check_command
 from codegen.forensics.downgrade import check_downgrade, live_records
+from codegen.forensics.downgrade_command import downgrade_check_command
 from codegen.forensics.release_specs import RELEASE_JARS, derive_releases
 from codegen.forensics.releases import HARD_CODED, release, release_lines
 from generated import MESSAGES

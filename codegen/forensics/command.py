@@ -1,17 +1,15 @@
-"""``python -m codegen downgrade-check`` and ``python -m codegen groups``."""
+"""``python -m codegen groups`` and ``python -m codegen lag``."""
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import BinaryIO, Final
 
 import click
 
-from codegen.forensics.downgrade import DowngradeReport, DumpInputError, check_downgrade
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
 from codegen.forensics.inputs import InputError, discover
 from codegen.forensics.lag import (
@@ -22,141 +20,24 @@ from codegen.forensics.lag import (
     lag_chunks,
     lag_reports,
 )
-from codegen.forensics.releases import UnknownReleaseError
+from codegen.forensics.output import (
+    EXIT_BAD_INPUT,
+    OUTPUT_OPTION,
+    emit,
+    emit_lines,
+    group_cell,
+    json_line,
+)
 from codegen.forensics.shares import DELIVERY_STATES, InFlightBatch
 from codegen.text import plural
 
 __all__ = [
-    "OUTPUT_OPTION",
-    "downgrade_check_command",
-    "emit",
     "groups_command",
     "lag_command",
     "lag_json_lines",
     "render_groups_table",
     "render_lag_table",
-    "render_table",
 ]
-
-EXIT_SAFE = 0
-EXIT_BLOCKED = 1
-EXIT_BAD_INPUT = 2
-EXIT_SAFE_AS_FAR_AS_CHECKED = 3
-
-_COLUMNS = ("rule", "where", "record", "version", "group", "reason")
-
-
-def render_table(report: DowngradeReport) -> str:
-    """The checks with their results, the blocking records, what to do, then the verdict."""
-    lines: list[str] = []
-    if report.checks:
-        mode = (
-            "mode unknown: no __cluster_metadata or meta.properties in the input"
-            if report.mode == "unknown"
-            else f"{report.mode} mode"
-        )
-        lines.append(
-            f"downgrade to Kafka {report.target} ({mode}; read: {', '.join(report.inputs)})"
-        )
-        width = max(len(c.name) for c in report.checks)
-        for c in report.checks:
-            lines.append(f"  {c.name.ljust(width)}  {c.status.upper():<14}  {c.summary}")
-            lines.extend(f"  {''.ljust(width)}  {'':<14}  - {f}" for f in c.findings)
-    rows = [
-        (
-            b.rule,
-            f"{b.topic}-{b.partition}@{b.offset}",
-            f"{b.name} ({b.record_type})",
-            str(b.value_version),
-            _group_cell(b.group),
-            b.reason,
-        )
-        for b in [*report.blockers, *report.ignored]
-    ]
-    if rows:
-        lines.append("records:")
-        widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(_COLUMNS[:-1])]
-        for cells in [_COLUMNS, *rows]:
-            padded = (v.ljust(w) for v, w in zip(cells[:-1], widths, strict=True))
-            lines.append("  " + "  ".join(padded) + "  " + cells[-1])
-    steps = report.steps()
-    if steps:
-        lines.append("what to do, in order (KIP-848: consumers first, then configs and features):")
-        lines.extend(f"  {n}. {step}" for n, step in enumerate(steps, start=1))
-    for err in report.segment_errors:
-        lines.append(f"warning: {err}")
-    not_made = [c.name for c in report.checks if c.status not in ("passed", "blocked")]
-    scope = f"; not checked in full: {', '.join(not_made)}" if not_made else ""
-    lines.append(
-        f"{report.verdict}: Kafka {report.target}, "
-        f"{plural(report.live_records, 'live __consumer_offsets record')}, "
-        f"{plural(len(report.blockers), 'blocking record')}, {len(report.ignored)} skipped{scope}"
-    )
-    return "\n".join(lines)
-
-
-def _group_cell(group: str | None) -> str:
-    if group is None:
-        return "-"
-    return '"" (empty group id)' if group == "" else group
-
-
-def exit_code(report: DowngradeReport) -> int:
-    if report.blocked:
-        return EXIT_BLOCKED
-    return EXIT_SAFE if report.safe else EXIT_SAFE_AS_FAR_AS_CHECKED
-
-
-@click.command("downgrade-check")
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option(
-    "--to",
-    "to",
-    required=True,
-    metavar="VERSION",
-    help="Target Kafka release, from 0.11 to 4.4 (e.g. 2.1, 3.4, 4.0; 3.4.1 counts as 3.4).",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="table: each check with its result, the blocking records, what to do, the verdict; "
-    "json: one object.",
-)
-def downgrade_check_command(paths: tuple[str, ...], to: str, fmt: str) -> None:
-    """Tell whether the brokers of Kafka VERSION can run a cluster's disks.
-
-    PATH... are broker log dirs (one per broker), partition folders or segment files; globs
-    are expanded. Checks, each passed, blocked (what blocks, what to do) or not checked (why):
-    the group coordinator (__consumer_offsets), the transaction coordinator
-    (__transaction_state), the share coordinator (__share_group_state), dynamic configs of
-    resource types the release does not know (KIP-848's GROUP configs) and the finalized
-    metadata.version and feature levels (__cluster_metadata). Only records live after
-    compaction are judged. Rules: docs/forensics.md.
-
-    Exit status: 0 safe (every check made and passed), 1 blocked, 2 bad input, 3 safe as far as
-    checked (nothing blocks, but a check could not be made in full: the verdict says why).
-
-    \b
-    Examples:
-      python -m codegen downgrade-check /var/kafka-logs --to 3.9
-      python -m codegen downgrade-check 'images/broker-*/kafka-logs' --to 3.4
-      python -m codegen downgrade-check /var/kafka-logs/__consumer_offsets-7 --to 2.1 --format json
-    """
-    try:
-        report = check_downgrade(list(paths), to)
-    except (UnknownReleaseError, InputError) as exc:
-        click.echo(f"downgrade-check: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    if fmt == "json":
-        doc = report.to_json()
-        doc["exitCode"] = exit_code(report)
-        click.echo(json.dumps(doc, indent=1))
-    else:
-        click.echo(render_table(report))
-    sys.exit(exit_code(report))
 
 
 def _format_event(e: GroupEvent) -> str:
@@ -182,7 +63,7 @@ def _group_block(r: GroupReport) -> str:
     gen = f"generation {r.generation}" if r.type == "classic" else f"epoch {r.epoch}"
     kind = r.type or "deleted"
     out.append(
-        f"{_group_cell(r.group)}  (partition {r.partition}, {kind}, {r.state}, "
+        f"{group_cell(r.group)}  (partition {r.partition}, {kind}, {r.state}, "
         f"protocol {r.protocol or '-'}, {gen if r.type else '-'}, "
         f"{plural(len(r.members), 'member')}, "
         f"{plural(r.committed_offsets, 'committed offset')})"
@@ -212,50 +93,6 @@ def _group_block(r: GroupReport) -> str:
     out.append("  timeline:")
     out.extend(_format_event(e) for e in r.events)
     return "\n".join(out)
-
-
-OUTPUT_OPTION = click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the report to FILE instead of standard output.",
-)
-
-
-def jsonl(docs: Iterable[Any]) -> str:
-    """Compact JSON lines, UTF-8 text as the dump's jsonl (orjson; the standard encoder for
-    what orjson refuses: integers past 64 bits, lone surrogates)."""
-    return "\n".join(map(_json_line, docs))
-
-
-def _json_line(doc: Any) -> str:
-    import orjson  # the dumps extra; the lint's hook runs this CLI without it
-
-    try:
-        return orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
-
-
-def emit(text: str, output: Path | None) -> None:
-    """``text`` to standard output, or to ``output`` (``--output``), ending with a newline."""
-    if output is None:
-        click.echo(text, nl=not text.endswith("\n"))
-    else:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-
-
-def emit_lines(texts: Iterable[str], output: Path | None) -> None:
-    """Each of ``texts`` and a newline, to standard output or to ``output``, as they come: a
-    large report is never held as one string."""
-    if output is None:
-        for text in texts:
-            click.echo(text)
-        return
-    with output.open("w", encoding="utf-8") as out:
-        for text in texts:
-            out.write(text + "\n")
 
 
 def _no_groups(paths: tuple[str, ...]) -> str:
@@ -319,7 +156,7 @@ def groups_command(
     if not reports:
         emit("" if fmt == "jsonl" else _no_groups(paths), output)
     elif fmt == "jsonl":  # a group at a time: a large report is never one string
-        emit_lines((_json_line(r.to_json()) for r in reports), output)
+        emit_lines((json_line(r.to_json()) for r in reports), output)
     else:
         emit_lines(map(_group_block, reports), output)
 
@@ -343,7 +180,7 @@ def _html_report(
             lags = [g for g in lags if g.group == group]
             groups = [g for g in groups if g.group == group]
             if not lags and not groups:
-                raise DumpInputError(
+                raise InputError(
                     f"group {group!r} is not in the dump; run without --group to list them"
                 )
         names = ", ".join(Path(p).name for p in paths)
@@ -368,7 +205,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
     """One line per group, one per partition under it."""
     out: list[str] = []
     for g in reports:
-        out.append(f"{_group_cell(g.group)}  {g.status or 'no status'}  (now {_time(g.now)})")
+        out.append(f"{group_cell(g.group)}  {g.status or 'no status'}  (now {_time(g.now)})")
         for p in g.partitions:
             last = p.history.newest()
             end = "-" if p.log_end_offset is None else str(p.log_end_offset)
@@ -499,7 +336,7 @@ def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
                 try:
                     yield orjson.dumps(b.to_json(texts))
                 except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
-                    yield _json_line(b.to_json()).encode()
+                    yield json_line(b.to_json()).encode()
             batch, size = [], 0
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from codegen.forensics.command import OUTPUT_OPTION, emit, jsonl
 from codegen.forensics.groups import parse_as_of
+from codegen.forensics.output import OUTPUT_OPTION, emit, jsonl
 from codegen.forensics.transactions import (
     DEFAULT_MAX_TIMEOUT_MS,
     TransactionReport,

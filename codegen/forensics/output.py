@@ -1,0 +1,76 @@
+"""What the forensics commands share to write their answers: the ``--output`` option, JSON
+lines, the bad-input exit status and how a group is named in a table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "OUTPUT_OPTION",
+    "emit",
+    "emit_lines",
+    "group_cell",
+    "json_line",
+    "jsonl",
+]
+
+EXIT_BAD_INPUT = 2
+"""The input is not what the command reads (every forensics command)."""
+
+
+def group_cell(group: str | None) -> str:
+    """A group id in a table: ``-`` for none, and the empty id said in words."""
+    if group is None:
+        return "-"
+    return '"" (empty group id)' if group == "" else group
+
+
+OUTPUT_OPTION = click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report to FILE instead of standard output.",
+)
+
+
+def jsonl(docs: Iterable[Any]) -> str:
+    """Compact JSON lines, UTF-8 text as the dump's jsonl (orjson; the standard encoder for
+    what orjson refuses: integers past 64 bits, lone surrogates)."""
+    return "\n".join(map(json_line, docs))
+
+
+def json_line(doc: Any) -> str:
+    """One compact JSON line (no newline), as :func:`jsonl` writes each."""
+    import orjson  # the dumps extra; the lint's hook runs this CLI without it
+
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
+def emit(text: str, output: Path | None) -> None:
+    """``text`` to standard output, or to ``output`` (``--output``), ending with a newline."""
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+def emit_lines(texts: Iterable[str], output: Path | None) -> None:
+    """Each of ``texts`` and a newline, to standard output or to ``output``, as they come: a
+    large report is never held as one string."""
+    if output is None:
+        for text in texts:
+            click.echo(text)
+        return
+    with output.open("w", encoding="utf-8") as out:
+        for text in texts:
+            out.write(text + "\n")
