@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -19,10 +20,14 @@ import pyarrow.compute as pc
 # imports ``pyarrow.dataset`` and its file systems (15-35 ms of CPU; this module: 1 ms).
 from pyarrow._acero import AggregateNodeOptions, Declaration, TableSourceNodeOptions
 
+from codegen.columnar.decode import Rows
+
 __all__ = [
     "NO_MARKER",
     "ReducedChunks",
     "apply_offsets",
+    "end_markers",
+    "flags",
     "in_log_order",
     "key_groups",
     "key_ids",
@@ -33,6 +38,24 @@ __all__ = [
 
 NO_MARKER: Final = -1
 """``marker`` of a record (not an end-transaction marker)."""
+
+
+def flags(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.bool_]:
+    """A boolean column as numpy, null as False."""
+    return np.asarray(column.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
+
+
+def end_markers(
+    key: pa.ChunkedArray | pa.Array,
+    control: npt.NDArray[np.bool_],
+    transactional: npt.NDArray[np.bool_],
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int8]]:
+    """Which rows are end-transaction markers (a transactional control record whose key is
+    int16 version, int16 type 0 ABORT or 1 COMMIT), and each row's ``marker`` column."""
+    keys = Rows(key)
+    marker_type, typed = keys.int16_at(keys.starts + 2, keys.ends)
+    is_marker = control & transactional & typed & ((marker_type == 0) | (marker_type == 1))
+    return is_marker, np.where(is_marker, marker_type, NO_MARKER).astype(np.int8)
 
 
 def millis(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from typing import Final
 
-import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 
-from codegen.columnar.decode import Rows
 from codegen.views.compaction import (
     NO_MARKER,
     ReducedChunks,
     apply_offsets,
+    end_markers,
+    flags,
     in_log_order,
     last_per_key,
     last_rows,
@@ -45,14 +44,11 @@ LIVE_ROW_SCHEMA: Final = pa.schema(
 
 def live_rows(rb: pa.RecordBatch) -> pa.Table:
     """The keyed records and end-transaction markers of ``kafka-log`` rows, narrowed."""
-    readable = _flags(rb.column("_error").is_null())
-    control = _flags(rb.column("isControl"))
-    transactional = _flags(rb.column("isTransactional"))
-    # An end-transaction marker's key: int16 version, int16 type (0 ABORT, 1 COMMIT).
-    keys = Rows(rb.column("key"))
-    marker_type, typed = keys.int16_at(keys.starts + 2, keys.ends)
-    is_marker = control & transactional & typed & ((marker_type == 0) | (marker_type == 1))
-    keep = readable & ((~control & keys.valid) | is_marker)
+    readable = flags(rb.column("_error").is_null())
+    control = flags(rb.column("isControl"))
+    transactional = flags(rb.column("isTransactional"))
+    is_marker, marker = end_markers(rb.column("key"), control, transactional)
+    keep = readable & ((~control & flags(rb.column("key").is_valid())) | is_marker)
     rows = pa.table(
         {
             "key": rb.column("key"),
@@ -61,16 +57,11 @@ def live_rows(rb: pa.RecordBatch) -> pa.Table:
             "timestamp": rb.column("timestamp"),
             "producerId": rb.column("producerId"),
             "isTransactional": pa.array(transactional),
-            "marker": pa.array(np.where(is_marker, marker_type, NO_MARKER).astype(np.int8)),
+            "marker": pa.array(marker),
         },
         schema=LIVE_ROW_SCHEMA,
     )
     return rows if keep.all() else rows.filter(pa.array(keep))
-
-
-def _flags(column: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.bool_]:
-    """A boolean column as numpy, null as False."""
-    return np.asarray(column.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
 
 
 def reduce_live(rows: pa.Table) -> pa.Table:
@@ -81,7 +72,7 @@ def reduce_live(rows: pa.Table) -> pa.Table:
     if not in_log_order(rows):
         rows = rows.sort_by("recordOffset")
     marker = rows.column("marker").to_numpy()
-    plain = ~_flags(rows.column("isTransactional")) & (marker == NO_MARKER)
+    plain = ~flags(rows.column("isTransactional")) & (marker == NO_MARKER)
     keep = ~plain
     keep[last_rows(rows, ["key"], plain)] = True
     return rows if keep.all() else rows.filter(pa.array(keep))

@@ -34,11 +34,12 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codegen.columnar.decode import Rows
 from codegen.views.compaction import (
     NO_MARKER,
     ReducedChunks,
     apply_offsets,
+    end_markers,
+    flags,
     in_log_order,
     key_groups,
     key_ids,
@@ -123,11 +124,6 @@ def _column(rows: pa.Table, name: str, typ: pa.DataType) -> pa.ChunkedArray | pa
     return pa.nulls(rows.num_rows, typ)
 
 
-def _flags(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.bool_]:
-    """A boolean column as numpy, null as False."""
-    return np.asarray(column.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
-
-
 def _single(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     if isinstance(column, pa.ChunkedArray):
         return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
@@ -176,23 +172,20 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
     coordinator skips nothing but cannot use them either."""
     rows = decoded if isinstance(decoded, pa.Table) else pa.Table.from_batches([decoded])
     n = rows.num_rows
-    control = _flags(rows.column("isControl"))
-    transactional = _flags(rows.column("isTransactional"))
-    commit = ~control & _flags(pc.is_in(rows.column("recordName"), _COMMIT_NAME_ARRAY))
+    control = flags(rows.column("isControl"))
+    transactional = flags(rows.column("isTransactional"))
+    commit = ~control & flags(pc.is_in(rows.column("recordName"), _COMMIT_NAME_ARRAY))
     for name in ("_error", "_decode_error"):
         if name in rows.column_names and rows.column(name).null_count != n:
-            commit &= _flags(rows.column(name).is_null())
-    # An end-transaction marker's key: int16 version, int16 type (0 ABORT, 1 COMMIT).
-    keys = Rows(rows.column("key"))
-    marker_type, typed = keys.int16_at(keys.starts + 2, keys.ends)
-    marker = control & transactional & typed & ((marker_type == 0) | (marker_type == 1))
-    tombstone = ~marker & _flags(rows.column("isTombstone"))
+            commit &= flags(rows.column(name).is_null())
+    marker, marker_column = end_markers(rows.column("key"), control, transactional)
+    tombstone = ~marker & flags(rows.column("isTombstone"))
     # Value columns are null for markers and tombstones (which have no decoded value, unless
     # the input says otherwise).
     hidden = marker | tombstone
     key = _single(rows.column("decodedKey"))
     value = _single(rows.column("decodedValue"))
-    hidden_values = value.null_count != n and (hidden & _flags(value.is_valid())).any()
+    hidden_values = value.null_count != n and (hidden & flags(value.is_valid())).any()
 
     def value_field(field: str, typ: pa.DataType, default: int | None = None) -> pa.Array:
         out = _either(value, _VALUE_MEMBERS, field, typ)
@@ -217,7 +210,7 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
         "timestamp": millis(_column(rows, "timestamp", pa.int64())),
         "producerId": rows.column("producerId"),
         "isTransactional": pa.array(transactional),
-        "marker": pa.array(np.where(marker, marker_type, NO_MARKER).astype(np.int8)),
+        "marker": pa.array(marker_column),
         "isTombstone": pa.array(tombstone),
     }
     out = pa.table(columns, schema=COMMIT_ROW_SCHEMA)
@@ -236,8 +229,8 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
             [(c, "ascending") for c in ("logTopic", "logPartition", "recordOffset")]
         )
     marker = rows.column("marker").to_numpy()
-    plain = ~_flags(rows.column("isTransactional")) & (marker == NO_MARKER)
-    tombstone = _flags(rows.column("isTombstone"))
+    plain = ~flags(rows.column("isTransactional")) & (marker == NO_MARKER)
+    tombstone = flags(rows.column("isTombstone"))
     keep = ~plain
     if not tombstone.any():
         keep[last_rows(rows, _LOG_KEY, plain)] = True
@@ -321,8 +314,8 @@ def _runs(rows: pa.Table, names: list[str]) -> npt.NDArray[np.int64]:
     for name in names:
         column = _single(rows.column(name))
         after, before = column[1:], column[:-1]
-        change[1:] |= _flags(pc.not_equal(after, before))
-        change[1:] |= _flags(pc.not_equal(after.is_null(), before.is_null()))
+        change[1:] |= flags(pc.not_equal(after, before))
+        change[1:] |= flags(pc.not_equal(after.is_null(), before.is_null()))
     return np.cumsum(change)
 
 
@@ -480,7 +473,7 @@ class CommittedOffsets:
         if rows is not None:
             ordered = _in_effect(rows)  # once for both
             self._done.append(_latest(ordered))
-            if _flags(rows.column("isTombstone")).any():
+            if flags(rows.column("isTombstone")).any():
                 self._deleted.append(_deletions(ordered))
 
     def table(self) -> pa.Table:
