@@ -7,6 +7,7 @@ reference decode of a coordinator segment.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 import crc32c
 import pytest
@@ -18,6 +19,7 @@ from codegen.dumps import (
     SegmentReader,
     compress,
     encode_control_batch,
+    encode_record_batch,
 )
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder
 from codegen.dumps.decoded import DecodedBatch, control_record
@@ -43,6 +45,16 @@ def record_bytes_variants(body: bytes) -> list[bytes]:
             variants.append(body[:pos] + bytes([new]) + body[pos + 1 :])
     variants += [body + b"\x00", body + body]
     return variants
+
+
+def between_good_batches(plain: bytes, codec: Codec = Codec.NONE) -> Iterator[tuple[bytes, bytes]]:
+    """Each of :func:`record_bytes_variants` of the batch ``plain``'s records, and a segment of
+    ``plain`` with those records (:func:`with_records`) between two good batches: one before
+    (base offset -5, key ``before``) and one after (base offset 1000, key ``after``)."""
+    before = encode_record_batch([(b"before", b"1")], base_offset=-5)
+    after = encode_record_batch([(b"after", b"2")], base_offset=1000)
+    for variant in record_bytes_variants(plain[61:]):
+        yield variant, before + with_records(plain, variant, codec) + after
 
 
 def reference_batches(
