@@ -436,6 +436,17 @@ _MIDDLES_SIZE: Final = 1 << 16
 """Line parts kept per file (internal topics repeat a key per group and partition)."""
 
 
+def _plain_keyed(rec: DecodedRecord) -> bool:
+    """A coordinator record (or tombstone) whose line is its key's part and its value's JSON:
+    decoded at a version the specs know, nothing left over."""
+    return (
+        rec.kind in (RECORD, TOMBSTONE)
+        and rec.key_bytes is not None
+        and not rec.newer_than_spec
+        and not rec.note
+    )
+
+
 class JsonlLines:
     """The jsonl lines of decoded records, a batch at a time (one ``bytes`` per batch).
 
@@ -500,13 +511,7 @@ class JsonlLines:
 
         kind = rec.kind
         close = self._close
-        if (
-            self.coordinator
-            and kind in (RECORD, TOMBSTONE)
-            and rec.key_bytes is not None
-            and not rec.newer_than_spec
-            and not rec.note
-        ):
+        if self.coordinator and _plain_keyed(rec):
             start = f'{{"offset":{rec.offset},"timestamp":{rec.timestamp},'.encode()
             middle = self.middle(rec)
             if kind == RECORD:
@@ -664,17 +669,15 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
             time = times[rec.timestamp] = utc_text(rec.timestamp)
         when = (str(rec.offset), str(rec.timestamp), time)
         if (
-            rec.kind in (RECORD, TOMBSTONE)
-            and topic not in (None, CLUSTER_METADATA)
-            and rec.key_bytes is not None
-            and not rec.newer_than_spec
-            and not rec.note
+            topic not in (None, CLUSTER_METADATA)
             and not isinstance(rec, UserRecord)
+            and _plain_keyed(rec)
         ):  # a coordinator topic's record, as its jsonl line has it (keys repeat: kept)
-            key_cell = keys.get(rec.key_bytes)
+            key_bytes = rec.key_bytes or b""  # never None here (_plain_keyed)
+            key_cell = keys.get(key_bytes)
             if key_cell is None:
                 data = rec.key.to_json(0)  # type: ignore[union-attr]
-                key_cell = keys[rec.key_bytes] = _json_text(data) if data else ""
+                key_cell = keys[key_bytes] = _json_text(data) if data else ""
             value_cell = "<tombstone>" if rec.kind == TOMBSTONE else _json_text(value_json(rec))
             yield (*where, *when, rec.name or str(rec.record_type), key_cell, value_cell)
             continue
