@@ -27,6 +27,7 @@ __all__ = [
     "ReducedChunks",
     "apply_offsets",
     "end_markers",
+    "first_after",
     "flags",
     "in_log_order",
     "key_groups",
@@ -140,6 +141,26 @@ def in_log_order(rows: pa.Table, *partition: str) -> bool:
     return bool((offsets[1:] >= offsets[:-1]).all())
 
 
+def first_after(
+    record_owner: np.ndarray, record_at: np.ndarray, end_owner: np.ndarray, end_at: np.ndarray
+) -> npt.NDArray[np.int64]:
+    """For each record, the index of the first end of the same owner (a producer) at a later
+    position (a log offset or row), -1 where there is none: a transactional record's marker."""
+    n = len(record_at)
+    out = np.full(n, -1, np.int64)
+    if not n or not len(end_at):
+        return out
+    # (owner, position) pairs as one sortable number: dense ranks of each, so it fits.
+    _, owner = np.unique(np.concatenate([record_owner, end_owner]), return_inverse=True)
+    places, at = np.unique(np.concatenate([record_at, end_at]), return_inverse=True)
+    pair = owner.astype(np.int64) * (len(places) + 1) + at
+    order = np.argsort(pair[n:], kind="stable")
+    nxt = np.minimum(np.searchsorted(pair[n:][order], pair[:n], side="right"), len(end_at) - 1)
+    found = (pair[n:][order[nxt]] > pair[:n]) & (owner[n:][order[nxt]] == owner[:n])
+    out[found] = order[nxt[found]]
+    return out
+
+
 def apply_offsets(rows: pa.Table) -> pa.Table:
     """The records of one log partition (in log order) that take effect, with ``applyOffset``:
     their own offset, or a transactional record's COMMIT marker's; aborted and open ones and
@@ -151,26 +172,10 @@ def apply_offsets(rows: pa.Table) -> pa.Table:
     apply = np.where((marker == NO_MARKER) & ~txn, offsets, -1)
     pending = np.nonzero((marker == NO_MARKER) & txn)[0]
     ends = np.nonzero(marker != NO_MARKER)[0]
-    if len(pending) and len(ends):
-        # (producer, offset) pairs as one sortable number: dense ranks of each, so it fits.
-        _, producer_rank = np.unique(
-            np.concatenate([producers[pending], producers[ends]]), return_inverse=True
-        )
-        offset_values, offset_rank = np.unique(
-            np.concatenate([offsets[pending], offsets[ends]]), return_inverse=True
-        )
-        pair = producer_rank.astype(np.int64) * (len(offset_values) + 1) + offset_rank
-        record_pair, end_pair = pair[: len(pending)], pair[len(pending) :]
-        end_producer = producer_rank[len(pending) :]
-        order = np.argsort(end_pair, kind="stable")
-        # the first marker of the same producer after each record
-        nxt = np.searchsorted(end_pair[order], record_pair, side="right")
-        found = nxt < len(ends)
-        nxt = np.minimum(nxt, len(ends) - 1)
-        marker_row = ends[order[nxt]]
-        found &= end_producer[order[nxt]] == producer_rank[: len(pending)]
-        committed = found & (marker[marker_row] == 1)
-        apply[pending[committed]] = offsets[marker_row[committed]]
+    end = first_after(producers[pending], offsets[pending], producers[ends], offsets[ends])
+    marker_row = ends[end[end >= 0]]
+    committed = marker[marker_row] == 1
+    apply[pending[end >= 0][committed]] = offsets[marker_row[committed]]
     effective = apply >= 0
     out = rows.append_column("applyOffset", pa.array(apply))
     return out.filter(pa.array(effective))

@@ -39,6 +39,7 @@ from codegen.views.compaction import (
     ReducedChunks,
     apply_offsets,
     end_markers,
+    first_after,
     flags,
     in_log_order,
     key_groups,
@@ -268,7 +269,7 @@ def _keep_around_tombstones(
     pending = np.flatnonzero(tombstone & ~plain & (marker == NO_MARKER))
     if not len(pending):
         return
-    end, found = _next_markers(rows, pending, np.flatnonzero(marker != NO_MARKER), stride)
+    end, found = _next_markers(rows, pending, np.flatnonzero(marker != NO_MARKER))
     key = np.empty(rows.num_rows, np.int64)
     key[order] = ids
     key = key[pending]
@@ -288,24 +289,20 @@ def _keep_around_tombstones(
 
 
 def _next_markers(
-    rows: pa.Table, pending: npt.NDArray[np.intp], markers: npt.NDArray[np.intp], stride: int
+    rows: pa.Table, pending: npt.NDArray[np.intp], markers: npt.NDArray[np.intp]
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
     """The row of the next marker of each ``pending`` row's producer in its log partition (the
     row itself where there is none), and whether there is one."""
-    found = np.zeros(len(pending), np.bool_)
     if not len(markers):
-        return pending, found
+        return pending, np.zeros(len(pending), np.bool_)
     log = _runs(rows, ["logTopic", "logPartition"])
     producers = rows.column("producerId").to_numpy()
-    rows_ = np.concatenate([pending, markers])
-    _, owner = np.unique(producers[rows_], return_inverse=True)
-    _, owner = np.unique(log[rows_] * (owner.max() + 1) + owner, return_inverse=True)
-    mine, theirs = owner[: len(pending)], owner[len(pending) :]
-    by_owner = np.sort(theirs * stride + markers)
-    nxt = np.searchsorted(by_owner, mine * stride + pending, side="right")
-    found = nxt < len(by_owner)
-    found[found] &= by_owner[nxt[found]] // stride == mine[found]
-    return np.where(found, by_owner[np.minimum(nxt, len(by_owner) - 1)] % stride, pending), found
+    both = np.concatenate([pending, markers])
+    _, producer = np.unique(producers[both], return_inverse=True)
+    owner = log[both] * (producer.max() + 1) + producer  # a producer in a log partition
+    end = first_after(owner[: len(pending)], pending, owner[len(pending) :], markers)
+    found = end >= 0
+    return np.where(found, markers[end], pending), found
 
 
 def _runs(rows: pa.Table, names: list[str]) -> npt.NDArray[np.int64]:
