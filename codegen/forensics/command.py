@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import Final
 
 import click
 
@@ -23,8 +23,8 @@ from codegen.forensics.lag import (
 from codegen.forensics.output import (
     EXIT_BAD_INPUT,
     OUTPUT_OPTION,
+    LineOutput,
     emit,
-    emit_lines,
     group_cell,
     json_line,
 )
@@ -155,10 +155,11 @@ def groups_command(
         sys.exit(EXIT_BAD_INPUT)
     if not reports:
         emit("" if fmt == "jsonl" else _no_groups(paths), output)
-    elif fmt == "jsonl":  # a group at a time: a large report is never one string
-        emit_lines((json_line(r.to_json()) for r in reports), output)
-    else:
-        emit_lines(map(_group_block, reports), output)
+    else:  # a group at a time: a large report is never one string
+        out = LineOutput(output)
+        text = (json_line(r.to_json()) if fmt == "jsonl" else _group_block(r) for r in reports)
+        out.write_lines(t.encode() for t in text)
+        out.close()
 
 
 def _html_report(
@@ -296,7 +297,7 @@ def lag_command(
     if fmt == "html":
         _html_report(paths, group, as_of, window, output, "lag")
         return
-    out = _LazyOutput(output)
+    out = LineOutput(output)
     try:
         point = parse_as_of(as_of) if as_of is not None else None
         chunks = lag_chunks(list(paths), group, point, window, min_commits=min_commits)
@@ -338,33 +339,3 @@ def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
                 except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
                     yield json_line(b.to_json()).encode()
             batch, size = [], 0
-
-
-class _LazyOutput:
-    """Standard output, or ``--output`` opened at the first line (nothing written on an error
-    before it): lines written as they come, each ending with a newline."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.lines = 0
-        self._file: BinaryIO | None = None
-
-    def write_lines(self, lines: Iterable[bytes]) -> None:
-        if self._file is None:
-            if self.path is None:
-                self._file = sys.stdout.buffer
-            else:
-                self._file = self.path.open("wb")
-        out: BinaryIO = self._file
-        for line in lines:
-            out.write(line)
-            out.write(b"\n")
-            self.lines += 1
-
-    def close(self) -> None:
-        if self._file is None:
-            return
-        if self.path is None:
-            self._file.flush()
-        else:
-            self._file.close()

@@ -1,20 +1,22 @@
-"""What the forensics commands share to write their answers: the ``--output`` option, JSON
-lines, the bad-input exit status and how a group is named in a table."""
+"""What the forensics commands share to write their answers: the ``--output`` option, a text
+at once or lines as they come, JSON lines, the bad-input exit status and how a group is named
+in a table."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
 __all__ = [
     "EXIT_BAD_INPUT",
     "OUTPUT_OPTION",
+    "LineOutput",
     "emit",
-    "emit_lines",
     "group_cell",
     "json_line",
     "jsonl",
@@ -64,13 +66,31 @@ def emit(text: str, output: Path | None) -> None:
         output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
 
 
-def emit_lines(texts: Iterable[str], output: Path | None) -> None:
-    """Each of ``texts`` and a newline, to standard output or to ``output``, as they come: a
-    large report is never held as one string."""
-    if output is None:
-        for text in texts:
-            click.echo(text)
-        return
-    with output.open("w", encoding="utf-8") as out:
-        for text in texts:
-            out.write(text + "\n")
+class LineOutput:
+    """Standard output, or ``--output`` opened at the first line (nothing written on an error
+    before it): lines written as they come, each ending with a newline."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.lines = 0
+        self._file: BinaryIO | None = None
+
+    def write_lines(self, lines: Iterable[bytes]) -> None:
+        if self._file is None:
+            if self.path is None:
+                self._file = sys.stdout.buffer
+            else:
+                self._file = self.path.open("wb")
+        out: BinaryIO = self._file
+        for line in lines:
+            out.write(line)
+            out.write(b"\n")
+            self.lines += 1
+
+    def close(self) -> None:
+        if self._file is None:
+            return
+        if self.path is None:
+            self._file.flush()
+        else:
+            self._file.close()
