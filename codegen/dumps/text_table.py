@@ -21,13 +21,6 @@ _ESCAPES: Final = {  # C0 and C1 controls, and the line and paragraph separators
     **{c: f"\\u{c:04x}" for c in (0x2028, 0x2029)},
     **{ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"},
 }
-_CONTROL: Final = frozenset(chr(c) for c in _ESCAPES)
-
-
-def _cell(text: str) -> str:
-    if _CONTROL.isdisjoint(text):
-        return text
-    return text.translate(_ESCAPES)
 
 
 def _width(text: str) -> int:
@@ -112,4 +105,4 @@ def _shown(row: Sequence[str]) -> Sequence[str]:
     """The row with its control characters escaped."""
     if "".join(row).isprintable():  # no control character (a fast test, rarely False)
         return row
-    return tuple(_cell(c) for c in row)
+    return tuple(c.translate(_ESCAPES) for c in row)
