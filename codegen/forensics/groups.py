@@ -121,6 +121,16 @@ class GroupEvent:
     kind: str
     detail: dict[str, Any]
 
+    def to_json(self) -> dict[str, Any]:
+        """The event as a group's timeline lists it (its group and partition are the
+        group's). ``detail`` holds JSON values already: shared, not copied."""
+        return {
+            "offset": self.offset,
+            "timestamp": self.timestamp,
+            "kind": self.kind,
+            "detail": self.detail,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class _Shape:
@@ -422,10 +432,7 @@ class GroupReport:
             "members": self.members,
             "committedOffsets": self.committed_offsets,
             "assignors": None if self.inventory is None else _camel(asdict(self.inventory)),
-            "timeline": [
-                {k: v for k, v in asdict(e).items() if k not in ("group", "partition")}
-                for e in self.events
-            ],
+            "timeline": [e.to_json() for e in self.events],
         }
         if self.type == "share" or self.share_partitions:
             doc["sharePartitions"] = [s.to_json() for s in self.share_partitions]
