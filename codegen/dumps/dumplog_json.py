@@ -524,17 +524,17 @@ def _decoded_lines(
     """The record lines of a v2 data batch the native loop decoded (its records have keys and
     no headers), ``data`` being their ``key:``/``payload:`` parts: the lines the reference
     loop of :func:`dump_log_line_groups` makes of such records, a batch at a time."""
-    base_offset, base_seq = batch.base_offset, batch.base_sequence
-    sequences = (
-        [-1] * len(records)
-        if base_seq < 0
-        else [increment_sequence(base_seq, rec.offset - base_offset) for rec in records]
-    )
+    heads = _v2_heads(_rows(batch, records)[0], ts_name)
+    return [head + text for head, text in zip(heads, data, strict=True)]
+
+
+def _v2_heads(rows: list[_Row], ts_name: str) -> list[str]:
+    """The ``| offset: ...`` part of the lines of a v2 batch's rows (:func:`_rows`)."""
     return [
-        f"| offset: {rec.offset} {ts_name}: {rec.timestamp} keySize: {len(rec.key_bytes or b'')} "
-        f"valueSize: {-1 if rec.value_bytes is None else len(rec.value_bytes)} "
-        f"sequence: {sequence} headerKeys: []{text}"
-        for rec, sequence, text in zip(records, sequences, data, strict=True)
+        f"| offset: {offset} {ts_name}: {timestamp} keySize: {-1 if key is None else len(key)} "
+        f"valueSize: {-1 if value is None else len(value)} sequence: {sequence} "
+        f"headerKeys: [{header_keys}]"
+        for offset, timestamp, key, value, sequence, header_keys in rows
     ]
 
 
@@ -620,6 +620,7 @@ def dump_log_line_groups(
                 checksums = legacy_record_checksums(legacy.read(item.size), max_batch_size)
             keyed = len(rows)
             lead = "| " if skip_record_metadata else " "
+            heads = _v2_heads(rows, ts_name) if item.magic >= 2 and not skip_record_metadata else []
             data = []
             if with_data and texts is not None:
                 if key_text:  # Kafka's decoder stops at a coordinator record without a key
@@ -632,20 +633,14 @@ def dump_log_line_groups(
                     _observe_records(decoded, observe)
                 data = texts.data_texts(decoded, lead)
             last_offset = _follow([row[0] for row in rows[: keyed + 1]], last_offset, gaps)
-            for i, (offset, timestamp, key_bytes, value_bytes, sequence, header_keys) in enumerate(
-                rows
-            ):
+            for i, (offset, timestamp, key_bytes, value_bytes, *_) in enumerate(rows):
                 line = ""
                 if not skip_record_metadata:
-                    key_size = -1 if key_bytes is None else len(key_bytes)
-                    value_size = -1 if value_bytes is None else len(value_bytes)
-                    if item.magic >= 2:
-                        line = (
-                            f"| offset: {offset} {ts_name}: {timestamp} keySize: {key_size} "
-                            f"valueSize: {value_size} sequence: {sequence} "
-                            f"headerKeys: [{header_keys}]"
-                        )
+                    if heads:
+                        line = heads[i]
                     else:
+                        key_size = -1 if key_bytes is None else len(key_bytes)
+                        value_size = -1 if value_bytes is None else len(value_bytes)
                         line = (
                             f"| offset: {offset} {ts_name}: {timestamp} "
                             f"keySize: {key_size} valueSize: {value_size}"
