@@ -225,7 +225,8 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
     Order of the input does not matter; the output is in log-offset order per log partition."""
     if rows.num_rows == 0:
         return rows
-    if not in_log_order(rows, "logTopic", "logPartition"):
+    one_log = in_log_order(rows, "logTopic", "logPartition")
+    if not one_log:
         rows = rows.sort_by(
             [(c, "ascending") for c in ("logTopic", "logPartition", "recordOffset")]
         )
@@ -236,7 +237,7 @@ def reduce_plain(rows: pa.Table) -> pa.Table:
     if not tombstone.any():
         keep[last_rows(rows, _LOG_KEY, plain)] = True
     else:
-        _keep_around_tombstones(rows, plain, tombstone, marker, keep)
+        _keep_around_tombstones(rows, plain, tombstone, marker, keep, one_log)
     return rows if keep.all() else rows.filter(pa.array(keep))
 
 
@@ -246,13 +247,15 @@ def _keep_around_tombstones(
     tombstone: npt.NDArray[np.bool_],
     marker: npt.NDArray[np.int8],
     keep: npt.NDArray[np.bool_],
+    one_log: bool,
 ) -> None:
     """Of the plain commits of rows in log order (log partitions one after another), keep per
     key the newest, every tombstone and the commit just before each (what says whether the
     tombstone deleted a live offset). A transactional tombstone takes effect at its
     producer's next marker, after any plain commits of its key made in between: keep the last
     plain commit of the key before that marker, or, while no marker is in the rows, every
-    plain commit of the key after the tombstone and the last one before it."""
+    plain commit of the key after the tombstone and the last one before it. ``one_log``: the
+    rows are of one log partition."""
     order, bounds = key_groups(rows, _LOG_KEY)  # every row, by key, each key's in log order
     ids = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
     in_plain = plain[order]
@@ -269,7 +272,7 @@ def _keep_around_tombstones(
     pending = np.flatnonzero(tombstone & ~plain & (marker == NO_MARKER))
     if not len(pending):
         return
-    end, found = _next_markers(rows, pending, np.flatnonzero(marker != NO_MARKER))
+    end, found = _next_markers(rows, pending, np.flatnonzero(marker != NO_MARKER), one_log)
     key = np.empty(rows.num_rows, np.int64)
     key[order] = ids
     key = key[pending]
@@ -289,13 +292,17 @@ def _keep_around_tombstones(
 
 
 def _next_markers(
-    rows: pa.Table, pending: npt.NDArray[np.intp], markers: npt.NDArray[np.intp]
+    rows: pa.Table,
+    pending: npt.NDArray[np.intp],
+    markers: npt.NDArray[np.intp],
+    one_log: bool,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
     """The row of the next marker of each ``pending`` row's producer in its log partition (the
-    row itself where there is none), and whether there is one."""
+    row itself where there is none), and whether there is one (``one_log``: the rows are of
+    one log partition)."""
     if not len(markers):
         return pending, np.zeros(len(pending), np.bool_)
-    log = _runs(rows, ["logTopic", "logPartition"])
+    log = np.zeros(rows.num_rows, np.int64) if one_log else _runs(rows, _LOG_KEY[:2])
     producers = rows.column("producerId").to_numpy()
     both = np.concatenate([pending, markers])
     _, producer = np.unique(producers[both], return_inverse=True)
