@@ -16,6 +16,11 @@ record, and peak memory within 2x (``lag`` keeps every commit: its history is th
 
 ``--startup`` also runs ``--help`` and every command on a 1,000-record dump: what a command costs
 before it reads much (interpreter start-up and imports), next to its cost on the first size.
+
+The ``floor`` row is what every view does before it computes anything: the command line's
+start-up (``codegen.cli`` imported), every record read by the engine's columnar loop and the
+offset commits decoded to columns (:func:`codegen.views.commits.decode_commits`), nothing
+kept. ``of floor`` is each command's CPU over the floor's on the same dump.
 """
 
 from __future__ import annotations
@@ -40,6 +45,21 @@ COMMANDS = {
     "lag": ["lag", "--format", "jsonl"],
     "downgrade-check": ["downgrade-check", "--to", "3.9", "--format", "json"],
 }
+
+
+FLOOR = "floor"
+_FLOOR_SCRIPT = """
+import sys
+from pathlib import Path
+import codegen.cli
+codegen.cli._native_library_settings()  # as a command starts
+from codegen.dumps.arrow import record_batches
+from codegen.views.commits import decode_commits
+for path in sorted(Path(sys.argv[1]).rglob("*.log")):
+    for rb in record_batches(path, headers=False, batch_rows=32768):
+        decode_commits(rb)
+"""
+"""The floor: start-up, every record read, the offset commits decoded (see the module doc)."""
 
 
 def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
@@ -95,15 +115,20 @@ def main() -> None:
         for n in args.sizes:
             dumps[n] = _dump(args.keep or Path(tmp), n, args.groups)
         results: dict[tuple[str, int], tuple[float, int]] = {}
-        for name, argv in commands.items():
+        argvs = {FLOOR: ["-c", _FLOOR_SCRIPT]} | {
+            name: ["-m", "codegen", argv[0], "{}", *argv[1:]] for name, argv in commands.items()
+        }
+        for name, argv in argvs.items():
             for n, (folder, _) in dumps.items():
-                cmd = [sys.executable, "-m", "codegen", argv[0], str(folder), *argv[1:]]
+                cmd = [sys.executable, *(a.replace("{}", str(folder)) for a in argv)]
+                if name == FLOOR:
+                    cmd.append(str(folder))
                 runs = [measure(cmd, env) for _ in range(args.repeat)]
                 results[name, n] = (min(r[0] for r in runs), max(r[1] for r in runs))
         first = args.sizes[0]
         print(f"\n{'command':18} {'records':>12} {'cpu s':>8} {'records/s':>11} "
-              f"{'per record':>11} {'peak MB':>8} {'memory':>7}")  # fmt: skip
-        for name in commands:
+              f"{'per record':>11} {'peak MB':>8} {'memory':>7} {'of floor':>9}")  # fmt: skip
+        for name in argvs:
             base_cpu, base_mem = results[name, first]
             base_rate = dumps[first][1] / base_cpu
             for n, (_, records) in dumps.items():
@@ -111,7 +136,8 @@ def main() -> None:
                 rate = records / cpu
                 print(
                     f"{name:18} {records:>12,} {cpu:8.2f} {rate:>11,.0f} "
-                    f"{base_rate / rate:10.2f}x {mem:8} {mem / base_mem:6.2f}x"
+                    f"{base_rate / rate:10.2f}x {mem:8} {mem / base_mem:6.2f}x "
+                    f"{cpu / results[FLOOR, n][0]:8.2f}x"
                 )
         if args.startup:
             startup(Path(tmp), env, args.repeat, {n: results[n, first][0] for n in commands})
