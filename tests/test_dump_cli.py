@@ -400,3 +400,57 @@ def test_the_progress_bar_moves_in_steps_not_per_batch(monkeypatch: pytest.Monke
         advance(4096)
     assert 400 <= len(calls) <= 500
     assert 0 <= total - sum(calls) < total // 500  # the rest: the bar is gone at the end
+
+
+def test_byte_output_gathers_writes_and_writes_all_on_error(tmp_path: Path) -> None:
+    """Lines reach the file in writes of about _WRITE_SIZE, in order, and what is gathered
+    is written when the block ends with an error (nothing lost)."""
+    from codegen.dumps import command
+
+    class Counted:
+        def __init__(self) -> None:
+            self.writes: list[bytes] = []
+
+        def write(self, data: bytes) -> int:
+            self.writes.append(data)
+            return len(data)
+
+    class Out:
+        def __init__(self) -> None:
+            self.buffer = Counted()
+
+        def flush(self) -> None:
+            pass
+
+        def isatty(self) -> bool:
+            return False
+
+    out = Out()
+    line = b"x" * 9999 + b"\n"
+    n = 3 * command._WRITE_SIZE // len(line)
+    with pytest.raises(KeyboardInterrupt), command._ByteOutput(out) as output:  # type: ignore[arg-type]
+        for _ in range(n):
+            output.write(line)
+        raise KeyboardInterrupt
+    assert b"".join(out.buffer.writes) == line * n
+    assert len(out.buffer.writes) <= 4
+    assert all(len(w) >= command._WRITE_SIZE for w in out.buffer.writes[:-1])
+
+
+def test_byte_output_writes_through_to_a_terminal() -> None:
+    from codegen.dumps import command
+
+    writes: list[bytes] = []
+
+    class Out:
+        buffer = type("B", (), {"write": staticmethod(writes.append)})()
+
+        def flush(self) -> None:
+            pass
+
+        def isatty(self) -> bool:
+            return True
+
+    output = command._ByteOutput(Out())  # type: ignore[arg-type]
+    output.write(b"a\n")
+    assert writes == [b"a\n"]

@@ -1293,14 +1293,48 @@ def _plain_batches(
         yield DecodedBatch(batch, records)
 
 
-def _byte_writer(out: TextIO) -> Callable[[bytes], Any]:
-    """Write UTF-8 bytes to ``out``: to its binary buffer when it has one (a terminal, a file,
-    a pipe), else as text."""
-    buffer = getattr(out, "buffer", None)
-    if buffer is None:
-        return lambda data: out.write(data.decode())
-    out.flush()
-    return buffer.write  # type: ignore[no-any-return]
+_WRITE_SIZE: Final = 1 << 20
+"""Bytes :class:`_ByteOutput` gathers before it writes."""
+
+
+class _ByteOutput:
+    """UTF-8 bytes to ``out``: to its binary buffer when it has one (a file, a pipe), else as
+    text. Gathered into writes of about :data:`_WRITE_SIZE` (a batch's lines, some 10 kB,
+    pass the buffer's 8 kB and would each be a system call), except to a terminal, where
+    lines show as they come. A ``with`` block writes what is gathered as it ends, error or
+    not."""
+
+    def __init__(self, out: TextIO) -> None:
+        buffer = getattr(out, "buffer", None)
+        if buffer is None:
+            self._write: Callable[[bytes], Any] = lambda data: out.write(data.decode())
+        else:
+            out.flush()
+            self._write = buffer.write
+        self._gather = buffer is not None and not out.isatty()
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def write(self, data: bytes) -> None:
+        if not self._gather:
+            self._write(data)
+            return
+        self._parts.append(data)
+        self._size += len(data)
+        if self._size >= _WRITE_SIZE:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._parts:
+            data = b"".join(self._parts)
+            self._parts, self._size = [], 0
+            self._write(data)
+
+    def __enter__(self) -> _ByteOutput:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()
 
 
 def _transaction_index(
@@ -1406,9 +1440,10 @@ def _decode(
     damage: _Damage = []  # the errors, for the compacted views
     total = sum(os.path.getsize(f) for f, _ in topics)
     bar, advance = _progress(total)
-    write = _byte_writer(out)
+    output = _ByteOutput(out)
+    write = output.write
     add = counts.add
-    with bar:
+    with output, bar:
         for f, t in topics:
             counts.files += 1
             source = RowSource.of(f, t)
