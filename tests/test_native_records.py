@@ -47,7 +47,7 @@ from codegen.dumps import (
     coordinator,
     encode_record_batch,
 )
-from codegen.dumps.batches import parse_v2_raw
+from codegen.dumps.batches import CRC32C, parse_v2_raw
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     COORDINATOR_TOPICS,
@@ -123,11 +123,16 @@ def readers_installed(maps: ReaderMaps | None) -> Iterator[None]:
 # ------------------------------------------------------------------------------ comparing
 
 
-def decoded_items(decoder: CoordinatorDecoder, data: bytes, verify_crc: bool) -> Items:
+def decoded_items(
+    decoder: CoordinatorDecoder, data: bytes, verify_crc: bool, runs: bool = False
+) -> Items:
+    """The reader's items with the decoder's loops; ``runs``: its native loop also reads runs
+    of plain batches in one call each (as the dump commands read)."""
     reader = SegmentReader(data, verify_crc=verify_crc)
+    loop = decoder.native_loop if runs else None
     return [
         item if isinstance(item, SegmentError) else DecodedBatch(*item)
-        for item in reader.decoded_batches(decoder.decode_v2_records, decoder.decode_rows)
+        for item in reader.decoded_batches(decoder.decode_v2_records, decoder.decode_rows, loop)
     ]
 
 
@@ -157,7 +162,8 @@ def assert_loops_agree(
     fallbacks: Fallbacks | None = None,
     crc_checks: tuple[bool, ...] = (True, False),
 ) -> Items:
-    """Reference, pure loop and native loop give the same items; returns them."""
+    """Reference, pure loop and native loop (a batch at a time, and in runs) give the same
+    items; returns them."""
     expected: Items = []
     for verify_crc in crc_checks:
         expected = reference_batches(data, topic, verify_crc)  # always with the pure readers
@@ -168,6 +174,7 @@ def assert_loops_agree(
             assert decoded_items(pure, data, verify_crc) == expected
             before = fallbacks.count if fallbacks else 0
             assert decoded_items(native, data, verify_crc) == expected
+            assert decoded_items(native, data, verify_crc, runs=True) == expected
             if fallbacks is not None:
                 assert fallbacks.count == before, "a well-formed batch reached the reference"
     return expected
@@ -581,3 +588,63 @@ def test_record_loop_reads_newer_versions_itself(native: ModuleType) -> None:
     assert [r.newer_than_spec for r in got] == [True, False, True]
     assert got[0].value_version == newest + 1 and got[2].note
     assert slow_calls == [left_over]
+
+
+@pytest.mark.parametrize("run", [1, 2, 5, 4096])
+def test_runs_of_batches_stop_where_the_reader_must_read(
+    run: int, native: ModuleType, monkeypatch: pytest.MonkeyPatch, fallbacks: Fallbacks
+) -> None:
+    """The native loop's runs of plain batches end at a compressed batch, a control batch, a
+    legacy entry, a batch whose CRC or records are bad and at the run's limit of records: the
+    reader reads those as before, and the items are the reference's."""
+    from codegen.dumps import encode_control_batch, segments
+    from codegen.dumps.writer import encode_legacy_entry
+
+    monkeypatch.setattr(segments, "_LOOP_RUN", run)
+    plain = [NewRecord(_oc_key("g", "t", p), _oc_value(3)) for p in range(3)]
+    good = [_batch(plain, base_offset=10 * i) for i in range(8)]
+    bad_crc = bytearray(good[3])
+    bad_crc[-1] ^= 1
+    data = _written(
+        [
+            good[0],
+            good[1],
+            _batch(plain, base_offset=20, codec=Codec.LZ4),
+            good[2],
+            encode_control_batch(ControlType.COMMIT, base_offset=31, producer_id=5),
+            bytes(bad_crc),
+            good[4],
+            with_records(good[5], good[5][61:-1] + b"\x7f"),  # its last record cut short
+            encode_legacy_entry([NewRecord(b"k", b"v")], magic=1, offset=60),
+            good[6],
+            good[7],
+        ]
+    )
+    before = fallbacks.count
+    items = assert_loops_agree(data)
+    assert [type(i).__name__ for i in items].count("SegmentError") >= 2
+    assert fallbacks.count > before  # the batch cut short: only the reference says why
+    decoder = CoordinatorDecoder(CONSUMER_OFFSETS, native=True)
+    loop = decoder.native_loop
+    args = (True, 1 << 20, 1 << 20, CRC32C, RecordBatch, "f", Codec.NONE)
+    types = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+    got, pos = loop.batches(data, 0, *args, types, run)  # 3 records a batch
+    assert [b.base_offset for b, _ in got] == ([0] if run <= 3 else [0, 10])
+    assert pos == sum(len(b) for b in good[: len(got)])
+    at_lz4 = len(good[0]) + len(good[1])
+    assert loop.batches(data, at_lz4, *args, types, run) == ([], at_lz4)
+
+
+def test_runs_check_what_they_are_given(native: ModuleType) -> None:
+    loop = CoordinatorDecoder(CONSUMER_OFFSETS, native=True).native_loop
+    data = _batch([NewRecord(_oc_key("g", "t", 1), _oc_value(3))])
+    args = (True, 1 << 20, 1 << 20, CRC32C, RecordBatch, "f", Codec.NONE)
+    types = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+    with pytest.raises(TypeError, match="11 arguments"):
+        loop.batches(data, 0)
+    with pytest.raises(TypeError, match="tuple of 2"):
+        loop.batches(data, 0, *args, (), 10)
+    with pytest.raises(ValueError, match="outside"):
+        loop.batches(data, len(data) + 1, *args, types, 10)
+    ((batch, records),) = loop.batches(data, 0, *args, types, 10)[0]
+    assert batch.file == "f" and batch.records == [] and len(records) == 1

@@ -408,6 +408,13 @@ class CoordinatorDecoder:
             )
 
     @property
+    def native_loop(self) -> Any:
+        """The native record loop :meth:`decode_v2_records` runs (a ``RecordLoop``), or None:
+        :meth:`~codegen.dumps.segments.SegmentReader.decoded_batches` runs it over runs of
+        batches."""
+        return self._native_loop
+
+    @property
     def native(self) -> bool:
         """Whether v2 data batches go through the native record loop."""
         return self._native_loop is not None
@@ -757,7 +764,9 @@ def _segment_batches(
     package: str | ModuleType = SHIPPED_PACKAGE,
 ) -> Iterator[DecodedBatch | SegmentError]:
     decoder = coordinator_decoder(topic, package)
-    items = reader.decoded_batches(decoder.decode_v2_records, decoder.decode_rows)
+    items = reader.decoded_batches(
+        decoder.decode_v2_records, decoder.decode_rows, decoder.native_loop
+    )
     while True:
         # Parsing and decoding a batch allocate many objects and no cycles: the cyclic GC
         # pauses meanwhile (never while the caller runs between batches).

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Final, TypeGuard, TypeVar
+from typing import Any, Final, TypeGuard, TypeVar
 
 from codegen.dumps.batches import (
     CRC32C,
@@ -45,7 +45,11 @@ from codegen.dumps.batches import (
     parse_v2_raw,
     read_batch_header,
 )
-from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompressed_size_bound
+from codegen.dumps.compression import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    Codec,
+    decompressed_size_bound,
+)
 from codegen.dumps.model import (
     BatchHeader,
     ErrorKind,
@@ -53,6 +57,7 @@ from codegen.dumps.model import (
     RecordBatch,
     SegmentError,
     SegmentSummary,
+    TimestampType,
 )
 from codegen.runtime import backends
 
@@ -77,6 +82,10 @@ _HEADER_RUN: Final = 4096
 _EXPANSION: Final = tuple(decompressed_size_bound(codec, 1) or 0 for codec in range(5))
 """Per codec id, the most bytes one compressed byte can give (0: no bound), for the native
 header pass's record count check."""
+_LOOP_RUN: Final = 64
+"""Records after which one call of a native record loop's ``batches`` returns (bounds the
+list it builds)."""
+_TIMESTAMP_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 
 def _native_header_pass() -> ModuleType | None:
@@ -348,26 +357,52 @@ class SegmentReader:
         self,
         v2_records: V2RecordLoop[_Item],
         other_records: Callable[[RecordBatch, list[RawRecord]], list[_Item]],
+        native_loop: Any = None,
     ) -> Iterator[tuple[RecordBatch, list[_Item]] | SegmentError]:
         """Batches (with empty ``records``) and their records as items, or errors.
 
         ``v2_records`` turns the record bytes of v2 data batches into items, ``other_records``
         the records of every other entry (see :func:`~codegen.dumps.batches.decode_entry_with`).
+        ``native_loop``, the native record loop ``v2_records`` runs (its ``RecordLoop``, see
+        ``codegen/native/records.c``), reads the uncompressed v2 data batches a run at a time,
+        in one call each, up to an entry it leaves to the steps here: the same batches, items
+        and errors, without a Python step per batch.
         """
         with self._open() as data:
             self._reset(len(data))
-            for frame in _frames(data, self.name, self.max_batch_size):
+            pos, n = 0, len(data)
+            while pos < n:
+                if native_loop is not None:
+                    run, pos = native_loop.batches(
+                        data,
+                        pos,
+                        self.verify_crc,
+                        self.max_batch_size,
+                        self.max_batch_records,
+                        CRC32C,
+                        RecordBatch,
+                        self.name,
+                        Codec.NONE,
+                        _TIMESTAMP_TYPES,
+                        _LOOP_RUN,
+                    )
+                    for batch, items in run:
+                        self._note_batch(batch, len(items))
+                        yield batch, items
+                    if run:
+                        continue
+                frame, pos = frame_at(data, self.name, self.max_batch_size, pos)
                 if isinstance(frame, SegmentError):
                     self._note_error(frame)
                     yield frame
                     continue
-                pos, total = frame
+                at, total = frame
                 item = decode_entry_with(
-                    data[pos : pos + total],
+                    data[at : at + total],
                     v2_records,
                     other_records,
                     file=self.name,
-                    position=pos,
+                    position=at,
                     max_size=self.max_batch_size,
                     verify_crc=self.verify_crc,
                     max_records=self.max_batch_records,

@@ -660,8 +660,14 @@ static PyObject *Loop_get_with_headers(Loop *L, void *closure) {
     return PyLong_FromSsize_t(L->with_headers);
 }
 
+static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs);
+
 static PyMethodDef Loop_methods[] = {
     {"clear_keys", (PyCFunction)Loop_clear_keys, METH_NOARGS, "Forget the decoded keys."},
+    {"batches", (PyCFunction)(void (*)(void))Loop_batches, METH_FASTCALL,
+     "batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codec, "
+     "timestamp_types, limit) -> (items, pos): (batch, records) of the plain v2 data batches "
+     "from pos on, up to the first entry the caller must read itself."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1098,6 +1104,183 @@ static int crc_matches(PyObject *crc32c, PyObject *bytes_view, const unsigned ch
     return value == (uint32_t)be32(e + 17);
 }
 
+/* The uncompressed v2 batch at d[pos:n]: its size (the 12-byte entry header included) when
+   the segment reader's framing and _open_v2's checks take it as it is (control or not), 0 when
+   the caller must leave it to the reference (anything else: a framing error, a legacy entry, a
+   compressed batch, a bad count, a CRC that does not match while verify_crc), -1 with an error
+   set. crc_ok receives whether its CRC matches. */
+static Py_ssize_t plain_v2_size(const unsigned char *d, Py_ssize_t n, int64_t pos,
+                                int64_t max_size, int64_t max_records, int verify_crc,
+                                PyObject *crc32c, PyObject *bytes_view, int *crc_ok) {
+    const unsigned char *e = d + pos;
+    const Py_ssize_t rem = n - (Py_ssize_t)pos;
+    if (rem < 12) return 0;
+    const int32_t size = be32(e + 8);
+    if (size < 14 || size > rem - 12 || size > max_size) return 0; /* framing: the reader's */
+    const Py_ssize_t total = 12 + (Py_ssize_t)size;
+    if (total < 61 || e[16] != 2 || (e[22] & 0x07)) return 0;
+    const int32_t count = be32(e + 57);
+    if (count < 0 || count > (total - 61) / 7 || count > max_size / 7 || count > max_records)
+        return 0;
+    *crc_ok = crc_matches(crc32c, bytes_view, e, (Py_ssize_t)pos, total);
+    if (*crc_ok < 0) return -1;
+    return verify_crc && !*crc_ok ? 0 : total;
+}
+
+/* data as a memoryview of unsigned bytes, whatever its buffer's item format: what crc32c is
+   given slices of. */
+static PyObject *byte_view(PyObject *data) {
+    PyObject *view = NULL, *whole = PyMemoryView_FromObject(data);
+    if (whole) {
+        view = PyObject_CallMethod(whole, "cast", "s", "B");
+        Py_DECREF(whole);
+    }
+    return view;
+}
+
+/* A v2 batch's header fields as the RecordBatch the reference makes of them (no records):
+   batch_class(file, position, size, 2, base_offset, last_offset, partition_leader_epoch, crc,
+   crc_valid, attributes, codec, timestamp_type, base_timestamp, max_timestamp, producer_id,
+   producer_epoch, base_sequence, record_count). NULL with no error set when the last offset
+   passes int64 (the reference reads it). */
+static PyObject *record_batch(PyObject *batch_class, PyObject *file, PyObject *codec,
+                              PyObject *ts_types, const unsigned char *e, int64_t pos,
+                              Py_ssize_t total, int crc_ok) {
+    const int64_t base_offset = be64(e);
+    int64_t last_offset;
+    if (__builtin_add_overflow(base_offset, (int64_t)be32(e + 23), &last_offset)) return NULL;
+    const int attrs = be16(e + 21);
+    PyObject *args[18] = {
+        file,
+        PyLong_FromLongLong(pos),
+        PyLong_FromSsize_t(total),
+        Py_NewRef(Two),
+        PyLong_FromLongLong(base_offset),
+        PyLong_FromLongLong(last_offset),
+        PyLong_FromLong(be32(e + 12)),
+        PyLong_FromUnsignedLong((uint32_t)be32(e + 17)),
+        PyBool_FromLong(crc_ok),
+        PyLong_FromLong(attrs),
+        codec,
+        PyTuple_GET_ITEM(ts_types, (attrs >> 3) & 1),
+        PyLong_FromLongLong(be64(e + 27)),
+        PyLong_FromLongLong(be64(e + 35)),
+        PyLong_FromLongLong(be64(e + 43)),
+        PyLong_FromLong(be16(e + 51)),
+        PyLong_FromLong(be32(e + 53)),
+        PyLong_FromLong(be32(e + 57)),
+    };
+    PyObject *batch = NULL;
+    int made = 1;
+    for (int i = 0; i < 18; i++) made &= args[i] != NULL;
+    if (made) batch = PyObject_Vectorcall(batch_class, args, 18, NULL);
+    for (int i = 0; i < 18; i++)
+        if (i != 0 && i != 10 && i != 11) Py_XDECREF(args[i]); /* the borrowed ones kept */
+    if (!batch && !PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "no batch made");
+    return batch;
+}
+
+/* batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codec,
+   timestamp_types, limit) -> (items, pos): the uncompressed v2 data batches of data from pos
+   on, each as (record_batch(...), the loop's records of it), read as
+   SegmentReader.decoded_batches reads them with this loop, a batch at a time. It stops before
+   the first entry that is anything else (see plain_v2_size; a control batch; records the loop
+   refuses, for whatever Exception: the caller reads that one as before, and gets the same
+   answer) and after the batch that brings the records to limit; it returns where it stopped.
+   codec is the records' codec (none), timestamp_types the two types by attribute bit 3. */
+static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError,
+                        "batches(data, pos, verify_crc, max_size, max_records, crc32c, "
+                        "batch_class, file, codec, timestamp_types, limit) takes 11 arguments");
+        return NULL;
+    }
+    if (!L->slow) {
+        PyErr_SetString(PyExc_RuntimeError, "this record loop has been cleared");
+        return NULL;
+    }
+    int64_t pos, max_size, max_records, limit;
+    if (as_int64(args[1], &pos) < 0 || as_int64(args[3], &max_size) < 0 ||
+        as_int64(args[4], &max_records) < 0 || as_int64(args[10], &limit) < 0)
+        return NULL;
+    int verify_crc = PyObject_IsTrue(args[2]);
+    if (verify_crc < 0) return NULL;
+    PyObject *crc32c = args[5], *batch_class = args[6], *file = args[7], *codec = args[8];
+    PyObject *ts_types = args[9];
+    if (!PyTuple_Check(ts_types) || PyTuple_GET_SIZE(ts_types) != 2) {
+        PyErr_SetString(PyExc_TypeError, "batches: timestamp_types must be a tuple of 2");
+        return NULL;
+    }
+    Py_buffer data;
+    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *bytes_view = byte_view(args[0]);
+    if (!bytes_view) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    const unsigned char *d = data.buf;
+    const Py_ssize_t n = data.len;
+    PyObject *out = NULL, *items = PyList_New(0);
+    int64_t records = 0;
+    if (!items) goto done;
+    if (pos < 0 || pos > n) {
+        PyErr_Format(PyExc_ValueError, "batches: position %lld outside %zd bytes",
+                     (long long)pos, n);
+        goto done;
+    }
+    while (pos < n && records < limit) {
+        int crc_ok = 0;
+        const Py_ssize_t total = plain_v2_size(d, n, pos, max_size, max_records, verify_crc,
+                                               crc32c, bytes_view, &crc_ok);
+        if (total < 0) goto done;
+        const unsigned char *e = d + pos;
+        if (total == 0 || (e[22] & 0x20)) break;
+        PyObject *batch = record_batch(batch_class, file, codec, ts_types, e, pos, total, crc_ok);
+        if (!batch) {
+            if (PyErr_Occurred()) goto done;
+            break;
+        }
+        const int64_t base_offset = be64(e), base_ts = be64(e + 27);
+        const int32_t count = be32(e + 57);
+        PyObject *base_offset_obj = PyLong_FromLongLong(base_offset);
+        PyObject *base_ts_obj = PyLong_FromLongLong(base_ts);
+        PyObject *append_ts_obj = (e[22] & 0x08) ? PyLong_FromLongLong(be64(e + 35)) : NULL;
+        PyObject *recs = NULL;
+        if (base_offset_obj && base_ts_obj && (append_ts_obj || !(e[22] & 0x08))) {
+            if (L->used > KEY_CACHE_SIZE) cache_clear(L);
+            recs = run(L, e, 61, total, count, base_offset, base_offset_obj, base_ts,
+                       base_ts_obj, append_ts_obj);
+        }
+        Py_XDECREF(base_offset_obj);
+        Py_XDECREF(base_ts_obj);
+        Py_XDECREF(append_ts_obj);
+        if (!recs) {
+            Py_DECREF(batch);
+            /* the caller's own read of this batch says what it is */
+            if (PyErr_ExceptionMatches(PyExc_Exception)) {
+                PyErr_Clear();
+                break;
+            }
+            goto done;
+        }
+        PyObject *item = PyTuple_Pack(2, batch, recs);
+        Py_DECREF(batch);
+        Py_DECREF(recs);
+        if (!item) goto done;
+        int appended = PyList_Append(items, item);
+        Py_DECREF(item);
+        if (appended < 0) goto done;
+        records += count;
+        pos += total;
+    }
+    out = Py_BuildValue("(OL)", items, (long long)pos);
+done:
+    Py_XDECREF(items);
+    Py_DECREF(bytes_view);
+    PyBuffer_Release(&data);
+    return out;
+}
+
 /* add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows,
    flush_bytes, crc32c) -> pos: the uncompressed v2 batches of data from pos on, with the
    checks of the segment reader's framing and _open_v2 (and, for a control batch,
@@ -1123,13 +1306,7 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
     PyObject *crc32c = args[8];
     Py_buffer data;
     if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
-    /* The bytes as a memoryview of unsigned bytes, whatever the buffer's item format, for
-       the slices crc32c is given. */
-    PyObject *bytes_view = NULL, *whole = PyMemoryView_FromObject(args[0]);
-    if (whole) {
-        bytes_view = PyObject_CallMethod(whole, "cast", "s", "B");
-        Py_DECREF(whole);
-    }
+    PyObject *bytes_view = byte_view(args[0]);
     if (!bytes_view) {
         PyBuffer_Release(&data);
         return NULL;
@@ -1145,20 +1322,14 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
         goto done;
     }
     while (pos < n && Columns_nbytes(C) <= flush_bytes && !Columns_full(C)) {
+        int crc_ok = 0;
+        const Py_ssize_t total = plain_v2_size(d, n, pos, max_size, max_records, verify_crc,
+                                               crc32c, bytes_view, &crc_ok);
+        if (total < 0) goto done;
+        if (total == 0) break;
         const unsigned char *e = d + pos;
-        const Py_ssize_t rem = n - (Py_ssize_t)pos;
-        if (rem < 12) break;
-        const int32_t size = be32(e + 8);
-        if (size < 14 || size > rem - 12 || size > max_size) break; /* framing: the reader's */
-        const Py_ssize_t total = 12 + (Py_ssize_t)size;
-        if (total < 61 || e[16] != 2 || (e[22] & 0x07)) break;
         const int control = (e[22] & 0x20) != 0;
         const int32_t count = be32(e + 57);
-        if (count < 0 || count > (total - 61) / 7 || count > max_size / 7 || count > max_records)
-            break;
-        int crc_ok = crc_matches(crc32c, bytes_view, e, (Py_ssize_t)pos, total);
-        if (crc_ok < 0) goto done;
-        if (verify_crc && !crc_ok) break;
         if (count > cap) {
             Parsed *more = PyMem_Realloc(recs, (size_t)count * sizeof(Parsed));
             if (!more) {
@@ -1264,11 +1435,7 @@ static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize
     PyTypeObject *header_type = (PyTypeObject *)args[7];
     Py_buffer data;
     if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
-    PyObject *bytes_view = NULL, *whole = PyMemoryView_FromObject(args[0]);
-    if (whole) {
-        bytes_view = PyObject_CallMethod(whole, "cast", "s", "B");
-        Py_DECREF(whole);
-    }
+    PyObject *bytes_view = byte_view(args[0]);
     if (!bytes_view) {
         PyBuffer_Release(&data);
         return NULL;
