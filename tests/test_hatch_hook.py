@@ -193,6 +193,10 @@ def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
         "codegen/native/records.c",
         "codegen/native/jsontext.c",
         "codegen/native/shared.h",
+        "codegen/native/v2_records.h",
+        "codegen/native/log_entries.h",
+        "codegen/native/record_loop.h",
+        "codegen/native/record_columns.h",
     } <= set(in_sdist)
     assert not [n for n in in_sdist if n.endswith(".so")], in_sdist
     # The pure wheel (SPECGEN_NATIVE_BUILD=skip): any Python, no compiled module.

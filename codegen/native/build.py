@@ -30,8 +30,9 @@ MODULES = {
     "_records": HERE / "records.c",
     "_jsontext": HERE / "jsontext.c",
 }
-"""Module name -> its C source: the table-driven decoder, the dump record loop and the jsonl
-printer (each includes ``shared.h``, next to them)."""
+"""Module name -> its C source: the table-driven decoder, the dump record loops and the jsonl
+printer (each includes ``shared.h``, next to them; ``records.c`` includes its parts too:
+``v2_records.h``, ``log_entries.h``, ``record_loop.h``, ``record_columns.h``)."""
 SOURCE = MODULES["_engine"]
 EXTRA_FLAGS = "SPECGEN_NATIVE_CFLAGS"
 """Environment variable: compiler flags added after the default ones (e.g. sanitizers)."""

@@ -1,0 +1,236 @@
+/* Log entries: the checks that let a loop read a v2 batch where it lies in a segment (the
+ * segment reader's framing, _open_v2's header and count checks, the CRC), and the header pass
+ * (batch_headers). Part of the _records module (records.c).
+ */
+#ifndef SPECGEN_LOG_ENTRIES_H
+#define SPECGEN_LOG_ENTRIES_H
+
+#include "v2_records.h"
+
+/* The entry at data[at:at + total] has the stored CRC-32C crc32c(entry[21:]) gives (the
+   function the pure loop calls). crc32c gets a slice of a memoryview of the caller's object,
+   which keeps that object alive for as long as the callable keeps the view. */
+static int crc_matches(PyObject *crc32c, PyObject *bytes_view, const unsigned char *e,
+                       Py_ssize_t at, Py_ssize_t total) {
+    PyObject *view = PySequence_GetSlice(bytes_view, at + 21, at + total);
+    if (!view) return -1;
+    PyObject *computed = PyObject_CallOneArg(crc32c, view);
+    Py_DECREF(view);
+    if (!computed) return -1;
+    unsigned long value = PyLong_AsUnsignedLong(computed);
+    Py_DECREF(computed);
+    if (value == (unsigned long)-1 && PyErr_Occurred()) return -1;
+    return value == (uint32_t)be32(e + 17);
+}
+
+/* The uncompressed v2 batch at d[pos:n]: its size (the 12-byte entry header included) when
+   the segment reader's framing and _open_v2's checks take it as it is (control or not), 0 when
+   the caller must leave it to the reference (anything else: a framing error, a legacy entry, a
+   compressed batch, a bad count, a CRC that does not match while verify_crc), -1 with an error
+   set. crc_ok receives whether its CRC matches. */
+static Py_ssize_t plain_v2_size(const unsigned char *d, Py_ssize_t n, int64_t pos,
+                                int64_t max_size, int64_t max_records, int verify_crc,
+                                PyObject *crc32c, PyObject *bytes_view, int *crc_ok) {
+    const unsigned char *e = d + pos;
+    const Py_ssize_t rem = n - (Py_ssize_t)pos;
+    if (rem < 12) return 0;
+    const int32_t size = be32(e + 8);
+    if (size < 14 || size > rem - 12 || size > max_size) return 0; /* framing: the reader's */
+    const Py_ssize_t total = 12 + (Py_ssize_t)size;
+    if (total < 61 || e[16] != 2 || (e[22] & 0x07)) return 0;
+    const int32_t count = be32(e + 57);
+    if (count < 0 || count > (total - 61) / 7 || count > max_size / 7 || count > max_records)
+        return 0;
+    *crc_ok = crc_matches(crc32c, bytes_view, e, (Py_ssize_t)pos, total);
+    if (*crc_ok < 0) return -1;
+    return verify_crc && !*crc_ok ? 0 : total;
+}
+
+/* A segment's bytes held for a loop over its entries: its buffer, and a memoryview of its
+   bytes (whatever the buffer's item format) for the slices crc32c is given. */
+typedef struct {
+    Py_buffer buf;
+    PyObject *bytes_view;
+} Segment;
+
+/* Hold data (any buffer) for a loop from pos: 0, or -1 with an error and nothing held (pos
+   outside the bytes: a ValueError naming who). Release with segment_release. */
+static int segment_hold(Segment *s, PyObject *data, int64_t pos, const char *who) {
+    if (PyObject_GetBuffer(data, &s->buf, PyBUF_SIMPLE) < 0) return -1;
+    if (pos < 0 || pos > s->buf.len) {
+        PyErr_Format(PyExc_ValueError, "%s: position %lld outside %zd bytes", who,
+                     (long long)pos, s->buf.len);
+        PyBuffer_Release(&s->buf);
+        return -1;
+    }
+    PyObject *whole = PyMemoryView_FromObject(data);
+    s->bytes_view = whole ? PyObject_CallMethod(whole, "cast", "s", "B") : NULL;
+    Py_XDECREF(whole);
+    if (!s->bytes_view) {
+        PyBuffer_Release(&s->buf);
+        return -1;
+    }
+    return 0;
+}
+
+static void segment_release(Segment *s) {
+    Py_DECREF(s->bytes_view);
+    PyBuffer_Release(&s->buf);
+}
+
+/* The (offset, control type) pairs of an uncompressed control batch's records, each checked
+   as decode_entry checks control keys and ABORT/COMMIT markers: a tuple, or NULL with no
+   error set when the reference must read the batch (records that do not parse, a malformed
+   key or marker, an offset past int64), or NULL with an error. */
+static PyObject *control_pairs(const unsigned char *e, Py_ssize_t total, int32_t count,
+                               int64_t base_offset, Parsed *recs) {
+    if (parse(e, 61, total, count, recs, 0) < 0) {
+        if (!PyErr_ExceptionMatches(MalformedRecords)) return NULL;
+        PyErr_Clear();
+        return NULL;
+    }
+    if (!control_records_ok(recs, count, base_offset)) return NULL;
+    PyObject *pairs = PyTuple_New(count);
+    if (!pairs) return NULL;
+    for (int32_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        PyObject *pair = Py_BuildValue("(Lh)", (long long)(base_offset + r->off_delta),
+                                       be16(r->key + 2));
+        if (!pair) {
+            Py_DECREF(pairs);
+            return NULL;
+        }
+        PyObject_GC_UnTrack(pair); /* ints only: never part of a cycle */
+        PyTuple_SET_ITEM(pairs, i, pair);
+    }
+    PyObject_GC_UnTrack(pairs);
+    return pairs;
+}
+
+#define N_HEADER_FIELDS 13
+
+/* batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, expansion, header_type,
+   limit) -> (headers, pos): the headers of the v2 batches of data from pos on, as
+   header_type (a tuple subclass of 13 fields: codegen.dumps.model.BatchHeader) with the
+   checks of codegen.dumps.batches.read_batch_header. Data batches are not decompressed nor
+   their records parsed; uncompressed control batches have their records parsed and their
+   keys and markers checked. It stops before the first entry that is anything else (a framing
+   error, a legacy entry, a bad header, count or CRC, a compressed control batch or one the
+   checks refuse: the caller reads that one with the reference) and after limit headers.
+   expansion[codec] bounds what a byte of that codec decompresses to (0: no bound). */
+static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError,
+                        "batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, "
+                        "expansion, header_type, limit) takes 9 arguments");
+        return NULL;
+    }
+    int64_t pos, max_size, max_records, limit, expansion[5];
+    if (as_int64(args[1], &pos) < 0 || as_int64(args[3], &max_size) < 0 ||
+        as_int64(args[4], &max_records) < 0 || as_int64(args[8], &limit) < 0)
+        return NULL;
+    int verify_crc = PyObject_IsTrue(args[2]);
+    if (verify_crc < 0) return NULL;
+    PyObject *crc32c = args[5];
+    if (!PyTuple_Check(args[6]) || PyTuple_GET_SIZE(args[6]) != 5) {
+        PyErr_SetString(PyExc_TypeError, "batch_headers: expansion must be a tuple of 5 ints");
+        return NULL;
+    }
+    for (int i = 0; i < 5; i++)
+        if (as_int64(PyTuple_GET_ITEM(args[6], i), &expansion[i]) < 0) return NULL;
+    /* Its instances are filled here and left untracked by the cyclic collector: a tuple
+       subclass without a __dict__ that could make a cycle. */
+    if (!PyType_Check(args[7]) || !PyType_IsSubtype((PyTypeObject *)args[7], &PyTuple_Type) ||
+        ((PyTypeObject *)args[7])->tp_dictoffset != 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "batch_headers: header_type must be a tuple subclass without a __dict__");
+        return NULL;
+    }
+    PyTypeObject *header_type = (PyTypeObject *)args[7];
+    Segment seg;
+    if (segment_hold(&seg, args[0], pos, "batch_headers") < 0) return NULL;
+    const unsigned char *d = seg.buf.buf;
+    const Py_ssize_t n = seg.buf.len;
+    Parsed *recs = NULL;
+    Py_ssize_t cap = 0;
+    PyObject *out = NULL, *headers = PyList_New(0), *empty = PyTuple_New(0);
+    if (!headers || !empty) goto done;
+    while (pos < n && PyList_GET_SIZE(headers) < limit) {
+        const unsigned char *e = d + pos;
+        const Py_ssize_t rem = n - (Py_ssize_t)pos;
+        if (rem < 12) break;
+        const int32_t size = be32(e + 8);
+        if (size < 14 || size > rem - 12 || size > max_size) break; /* framing: the reader's */
+        const Py_ssize_t total = 12 + (Py_ssize_t)size;
+        if (total < 61 || e[16] != 2) break;
+        const int attrs = be16(e + 21), codec = attrs & 0x07, control = (attrs & 0x20) != 0;
+        const int32_t count = be32(e + 57);
+        const int64_t stored = total - 61;
+        if (codec > 4 || count < 0 || count > max_size / 7 || count > max_records) break;
+        if (codec == 0 && count > stored / 7) break;
+        if (codec != 0 && expansion[codec] > 0 &&
+            (stored > INT64_MAX / expansion[codec] || count > expansion[codec] * stored / 7))
+            break;
+        if (control && codec != 0) break;
+        int crc_ok = crc_matches(crc32c, seg.bytes_view, e, (Py_ssize_t)pos, total);
+        if (crc_ok < 0) goto done;
+        if (verify_crc && !crc_ok) break;
+        const int64_t base_offset = be64(e);
+        int64_t last_offset;
+        if (__builtin_add_overflow(base_offset, (int64_t)be32(e + 23), &last_offset)) break;
+        PyObject *controls = empty;
+        if (control) {
+            if (parsed_room(&recs, &cap, count) < 0) goto done;
+            controls = control_pairs(e, total, count, base_offset, recs);
+            if (!controls) {
+                if (PyErr_Occurred()) goto done;
+                break;
+            }
+        } else {
+            Py_INCREF(controls);
+        }
+        PyObject *h = header_type->tp_alloc(header_type, N_HEADER_FIELDS);
+        if (!h) {
+            Py_DECREF(controls);
+            goto done;
+        }
+        PyObject *fields[N_HEADER_FIELDS] = {
+            PyLong_FromLongLong(pos),
+            PyLong_FromSsize_t(total),
+            PyLong_FromLong(2),
+            PyLong_FromLongLong(base_offset),
+            PyLong_FromLongLong(last_offset),
+            PyLong_FromLongLong(be64(e + 27)),
+            PyLong_FromLongLong(be64(e + 35)),
+            PyLong_FromLongLong(be64(e + 43)),
+            PyLong_FromLong(be16(e + 51)),
+            PyLong_FromLong(be32(e + 53)),
+            PyLong_FromLong(attrs),
+            PyLong_FromLong(count),
+            controls,
+        };
+        int failed = 0;
+        for (int i = 0; i < N_HEADER_FIELDS; i++) {
+            if (!fields[i]) failed = 1;
+            PyTuple_SET_ITEM(h, i, fields[i]);
+        }
+        if (failed) {
+            Py_DECREF(h);
+            goto done;
+        }
+        PyObject_GC_UnTrack(h); /* ints and untracked tuples only: never part of a cycle */
+        int appended = PyList_Append(headers, h);
+        Py_DECREF(h);
+        if (appended < 0) goto done;
+        pos += total;
+    }
+    out = Py_BuildValue("(OL)", headers, (long long)pos);
+done:
+    PyMem_Free(recs);
+    Py_XDECREF(headers);
+    Py_XDECREF(empty);
+    segment_release(&seg);
+    return out;
+}
+
+#endif /* SPECGEN_LOG_ENTRIES_H */

@@ -1,0 +1,706 @@
+/* The columnar record loop (ColumnBuilder): records appended to growable Arrow buffers of
+ * the kafka-log raw columns. Part of the _records module (records.c).
+ */
+#ifndef SPECGEN_RECORD_COLUMNS_H
+#define SPECGEN_RECORD_COLUMNS_H
+
+#include "log_entries.h"
+
+/* ColumnBuilder(with_headers): the columnar record loop. It appends the records of v2 data
+ * batches (add_v2: the batch's entry bytes for its header fields, and its decompressed records,
+ * parsed by parse() above) and rows given by Python (add_rows: legacy entries and control
+ * batches, decoded by the reference) and error rows (add_error) to growable Arrow buffers of the
+ * kafka-log raw columns; finish() hands the buffers over and starts again. Batch-level fields
+ * are written per record here. codegen/dumps/arrow.py drives it and wraps the buffers. */
+
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+} Buf;
+
+static COLD int buf_grow(Buf *b, Py_ssize_t need) {
+    Py_ssize_t cap = b->cap ? b->cap : 4096;
+    while (cap < need) {
+        if (cap > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap *= 2;
+    }
+    char *p = PyMem_Realloc(b->p, cap);
+    if (!p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int buf_reserve(Buf *b, Py_ssize_t extra) {
+    if (LIKELY(b->len + extra <= b->cap)) return 0;
+    return buf_grow(b, b->len + extra);
+}
+
+/* The column kinds: fixed-width values, bits (booleans), variable-length (int32 offsets). */
+enum { K_FIXED, K_BITS, K_VAR };
+
+typedef struct {
+    Buf valid;  /* validity bits, one per row */
+    Buf data;   /* values, bits or bytes */
+    Buf offs;   /* K_VAR: int32 offsets, rows + 1 of them; list columns too */
+    Py_ssize_t nulls;
+} Col;
+
+enum {
+    C_OFFSET, C_TIMESTAMP, C_TS_TYPE, C_KEY, C_VALUE, C_HEADERS, C_PRODUCER_ID,
+    C_PRODUCER_EPOCH, C_SEQUENCE, C_TXN, C_CONTROL, C_POSITION, C_HEADER_KEY, C_HEADER_VALUE,
+    N_COLS,
+};
+/* The header children are indexed by header, not by row. */
+
+typedef struct {
+    Py_ssize_t len[N_COLS][3], nulls[N_COLS], rows, headers;
+} Mark;
+
+typedef struct {
+    PyObject_HEAD
+    int with_headers;
+    Py_ssize_t rows, headers; /* rows; headers in the header children */
+    Col cols[N_COLS];
+} Columns;
+
+static void mark_save(Columns *C, Mark *m) {
+    for (int i = 0; i < N_COLS; i++) {
+        m->len[i][0] = C->cols[i].valid.len;
+        m->len[i][1] = C->cols[i].data.len;
+        m->len[i][2] = C->cols[i].offs.len;
+        m->nulls[i] = C->cols[i].nulls;
+    }
+    m->rows = C->rows;
+    m->headers = C->headers;
+}
+
+static void mark_restore(Columns *C, const Mark *m) {
+    for (int i = 0; i < N_COLS; i++) {
+        C->cols[i].valid.len = m->len[i][0];
+        C->cols[i].data.len = m->len[i][1];
+        C->cols[i].offs.len = m->len[i][2];
+        C->cols[i].nulls = m->nulls[i];
+    }
+    C->rows = m->rows;
+    C->headers = m->headers;
+}
+
+/* Bit i of b (the buffer holds i bits already): set or cleared, a new byte zeroed. */
+static inline int bit_put(Buf *b, Py_ssize_t i, int on) {
+    if ((i & 7) == 0) {
+        if (buf_reserve(b, 1) < 0) return -1;
+        b->p[b->len++] = 0;
+    }
+    if (on) b->p[i >> 3] |= (char)(1 << (i & 7));
+    else b->p[i >> 3] &= (char)~(1 << (i & 7));
+    return 0;
+}
+
+static inline int put_valid(Col *c, Py_ssize_t row, int valid) {
+    if (!valid) c->nulls++;
+    return bit_put(&c->valid, row, valid);
+}
+
+static inline int put_fixed(Col *c, Py_ssize_t row, int valid, const void *v, size_t size) {
+    if (put_valid(c, row, valid) < 0 || buf_reserve(&c->data, (Py_ssize_t)size) < 0) return -1;
+    memcpy(c->data.p + c->data.len, v, size);
+    c->data.len += (Py_ssize_t)size;
+    return 0;
+}
+
+static inline int put_i64(Col *c, Py_ssize_t row, int valid, int64_t v) {
+    return put_fixed(c, row, valid, &v, 8);
+}
+static inline int put_i32(Col *c, Py_ssize_t row, int valid, int32_t v) {
+    return put_fixed(c, row, valid, &v, 4);
+}
+
+static inline int put_bool(Col *c, Py_ssize_t row, int valid, int v) {
+    if (put_valid(c, row, valid) < 0) return -1;
+    return bit_put(&c->data, row, v);
+}
+
+/* Close one variable-length value: its end offset (the data holds its bytes already). */
+static inline int put_end(Col *c, Py_ssize_t end) {
+    if (UNLIKELY(end > INT32_MAX)) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "an Arrow batch of the records holds more than 2 GiB of keys, values or "
+                        "headers; read with fewer rows per batch");
+        return -1;
+    }
+    if (buf_reserve(&c->offs, 4) < 0) return -1;
+    int32_t e = (int32_t)end;
+    memcpy(c->offs.p + c->offs.len, &e, 4);
+    c->offs.len += 4;
+    return 0;
+}
+
+/* A variable-length value (NULL: null). */
+static inline int put_var(Col *c, Py_ssize_t row, const unsigned char *v, Py_ssize_t len) {
+    if (put_valid(c, row, v != NULL) < 0) return -1;
+    if (v) {
+        if (buf_reserve(&c->data, len) < 0) return -1;
+        if (len) memcpy(c->data.p + c->data.len, v, len); /* p is NULL until it grows */
+        c->data.len += len;
+    }
+    return put_end(c, c->data.len);
+}
+
+/* A header key as UTF-8: Header.name decodes it with errors="replace". */
+static int put_header_key(Columns *C, const unsigned char *k, Py_ssize_t len) {
+    Col *c = &C->cols[C_HEADER_KEY];
+    int ascii = 1;
+    for (Py_ssize_t i = 0; i < len && ascii; i++) ascii = k[i] < 0x80;
+    if (ascii) return put_var(c, C->headers, k, len);
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)k, len, "replace");
+    if (!text) return -1;
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
+    int rc = utf8 ? put_var(c, C->headers, (const unsigned char *)utf8, n) : -1;
+    Py_DECREF(text);
+    return rc;
+}
+
+/* The batch-level fields of one row. ts_type, pid, epoch: valid when has_batch. */
+typedef struct {
+    int has_batch, has_ts_type, txn, control;
+    int32_t ts_type;
+    int64_t producer_id, position;
+    int16_t producer_epoch;
+} BatchFields;
+
+/* Bits [start, start + n) of b, which holds start bits: all set or all cleared. */
+static int bits_fill(Buf *b, Py_ssize_t start, Py_ssize_t n, int on) {
+    const Py_ssize_t end = start + n, bytes = (end + 7) >> 3;
+    if (bytes > b->len) {
+        if (buf_reserve(b, bytes - b->len) < 0) return -1;
+        memset(b->p + b->len, 0, (size_t)(bytes - b->len));
+        b->len = bytes;
+    }
+    Py_ssize_t i = start;
+    for (; i < end && (i & 7); i++) {
+        if (on) b->p[i >> 3] |= (char)(1 << (i & 7));
+        else b->p[i >> 3] &= (char)~(1 << (i & 7));
+    }
+    if (end - i >= 8) { /* whole bytes */
+        memset(b->p + (i >> 3), on ? 0xFF : 0, (size_t)((end - i) >> 3));
+        i += (end - i) & ~(Py_ssize_t)7;
+    }
+    for (; i < end; i++) {
+        if (on) b->p[i >> 3] |= (char)(1 << (i & 7));
+        else b->p[i >> 3] &= (char)~(1 << (i & 7));
+    }
+    return 0;
+}
+
+/* One fixed-width value (or null) in rows [row, row + n) of a column. */
+static int fill_fixed(Col *c, Py_ssize_t row, Py_ssize_t n, int valid, const void *v, size_t size) {
+    if (n == 1) return put_fixed(c, row, valid, v, size); /* a batch of one: no fill loops */
+    if (!valid) c->nulls += n;
+    if (bits_fill(&c->valid, row, n, valid) < 0 || buf_reserve(&c->data, n * (Py_ssize_t)size) < 0)
+        return -1;
+    char *out = c->data.p + c->data.len;
+    for (Py_ssize_t i = 0; i < n; i++) memcpy(out + i * (Py_ssize_t)size, v, size);
+    c->data.len += n * (Py_ssize_t)size;
+    return 0;
+}
+
+static int fill_bool(Col *c, Py_ssize_t row, Py_ssize_t n, int valid, int v) {
+    if (n == 1) return put_bool(c, row, valid, v);
+    if (!valid) c->nulls += n;
+    if (bits_fill(&c->valid, row, n, valid) < 0) return -1;
+    return bits_fill(&c->data, row, n, v);
+}
+
+/* The batch-level fields of rows [row, row + n): the same in every record of a batch. */
+static int put_batch_fields(Columns *C, const BatchFields *b, Py_ssize_t row, Py_ssize_t n) {
+    Col *c = C->cols;
+    int16_t epoch = b->producer_epoch;
+    if (fill_fixed(&c[C_TS_TYPE], row, n, b->has_ts_type, &b->ts_type, 4) < 0 ||
+        fill_fixed(&c[C_PRODUCER_ID], row, n, b->has_batch, &b->producer_id, 8) < 0 ||
+        fill_fixed(&c[C_PRODUCER_EPOCH], row, n, b->has_batch, &epoch, 2) < 0 ||
+        fill_bool(&c[C_TXN], row, n, b->has_batch, b->txn) < 0 ||
+        fill_bool(&c[C_CONTROL], row, n, b->has_batch, b->control) < 0 ||
+        fill_fixed(&c[C_POSITION], row, n, 1, &b->position, 8) < 0)
+        return -1;
+    return 0;
+}
+
+/* The header list of a record (NULL headers: a null list). The bytes have been checked. */
+static int put_headers(Columns *C, const unsigned char *h, int64_t count, Py_ssize_t limit) {
+    Col *list = &C->cols[C_HEADERS];
+    if (put_valid(list, C->rows, h != NULL) < 0) return -1;
+    if (h) {
+        Py_ssize_t p = 0;
+        for (int64_t i = 0; i < count; i++) {
+            int64_t klen = 0, vlen = -1;
+            read_length(h, &p, limit, 0, &klen);
+            if (put_header_key(C, h + p - klen, (Py_ssize_t)klen) < 0) return -1;
+            read_length(h, &p, limit, 1, &vlen);
+            if (put_var(&C->cols[C_HEADER_VALUE], C->headers,
+                        vlen >= 0 ? h + p - vlen : NULL, vlen >= 0 ? (Py_ssize_t)vlen : 0) < 0)
+                return -1;
+            C->headers++;
+        }
+    }
+    return put_end(list, C->headers);
+}
+
+static COLD int out_of_range(const char *what, Py_ssize_t index) {
+    PyErr_Format(PyExc_OverflowError,
+                 "record %zd: its %s does not fit in a signed 64-bit integer", index, what);
+    return -1;
+}
+
+/* Append the parsed records of one v2 data batch whose header is entry[0:61]. */
+static int put_v2(Columns *C, const unsigned char *entry, const Parsed *recs, Py_ssize_t count,
+                  int64_t position) {
+    const int64_t base_offset = be64(entry), base_ts = be64(entry + 27),
+                  max_ts = be64(entry + 35);
+    const int attrs = (entry[21] << 8) | entry[22];
+    const int32_t base_seq = be32(entry + 53);
+    const int log_append = attrs & 0x08;
+    BatchFields b = {1, 1, (attrs & 0x10) != 0, (attrs & 0x20) != 0, (attrs >> 3) & 1,
+                     be64(entry + 43), position, (int16_t)((entry[51] << 8) | entry[52])};
+    Col *c = C->cols;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        const Py_ssize_t row = C->rows;
+        int64_t offset, ts;
+        if (__builtin_add_overflow(base_offset, r->off_delta, &offset))
+            return out_of_range("offset", i);
+        if (log_append) ts = max_ts;
+        else if (__builtin_add_overflow(base_ts, r->ts_delta, &ts))
+            return out_of_range("timestamp", i);
+        /* Milliseconds to microseconds, wrapping as numpy's int64 does. */
+        int64_t us = (int64_t)((uint64_t)ts * 1000u);
+        /* The sequence: Record.sequence (null when negative) with headers, else
+           increment_sequence (null only without a base sequence). */
+        int has_seq = base_seq >= 0;
+        int64_t seq = (int64_t)base_seq + r->off_delta;
+        if (seq > INT32_MAX) seq -= 0x80000000LL;
+        if (C->with_headers && seq < 0) has_seq = 0;
+        if (put_i64(&c[C_OFFSET], row, 1, offset) < 0 ||
+            put_i64(&c[C_TIMESTAMP], row, 1, us) < 0 ||
+            put_var(&c[C_KEY], row, r->key_len >= 0 ? r->key : NULL,
+                    r->key_len >= 0 ? (Py_ssize_t)r->key_len : 0) < 0 ||
+            put_var(&c[C_VALUE], row, r->value_len >= 0 ? r->value : NULL,
+                    r->value_len >= 0 ? (Py_ssize_t)r->value_len : 0) < 0 ||
+            put_headers(C, C->with_headers ? r->headers : NULL, r->n_headers,
+                        PY_SSIZE_T_MAX) < 0 ||
+            put_i32(&c[C_SEQUENCE], row, has_seq, has_seq ? (int32_t)seq : 0) < 0)
+            return -1;
+        C->rows++;
+    }
+    return put_batch_fields(C, &b, C->rows - count, count);
+}
+
+static int Columns_full(Columns *C) {
+    if (C->rows >= PY_SSIZE_T_MAX / 16) {
+        PyErr_SetString(PyExc_OverflowError, "too many rows in one Arrow batch");
+        return 1;
+    }
+    return 0;
+}
+
+/* add_v2(entry, records, start, end, position): entry is the batch's log entry (its header
+   fields are read from entry[0:61]), records[start:end] its (decompressed) records. */
+static PyObject *Columns_add_v2(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "add_v2(entry, records, start, end, position) takes 5 arguments");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
+    if (end == -1 && PyErr_Occurred()) return NULL;
+    int64_t position;
+    if (as_int64(args[4], &position) < 0 || Columns_full(C)) return NULL;
+    Py_buffer entry, data;
+    if (PyObject_GetBuffer(args[0], &entry, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(args[1], &data, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&entry);
+        return NULL;
+    }
+    PyObject *out = NULL;
+    Parsed *recs = NULL;
+    const unsigned char *e = entry.buf;
+    if (entry.len < 61 || e[16] != 2) {
+        PyErr_SetString(PyExc_ValueError, "entry is not a v2 batch of 61 bytes or more");
+        goto done;
+    }
+    Py_ssize_t count = be32(e + 57);
+    if (start < 0 || end < start || end > data.len || count < 0 || count > end - start) {
+        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
+                     start, end, count, data.len);
+        goto done;
+    }
+    recs = PyMem_Malloc((count ? count : 1) * sizeof(Parsed));
+    if (!recs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (parse(data.buf, start, end, count, recs, 0) < 0) goto done;
+    /* Header lists are read again from where parse() left them: their bytes are checked. */
+    Mark m;
+    mark_save(C, &m);
+    if (put_v2(C, e, recs, count, position) < 0) {
+        mark_restore(C, &m);
+        goto done;
+    }
+    out = Py_NewRef(Py_None);
+done:
+    PyMem_Free(recs);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&entry);
+    return out;
+}
+
+static Py_ssize_t Columns_nbytes(const Columns *C) {
+    Py_ssize_t n = 0;
+    for (int i = 0; i < N_COLS; i++) n += C->cols[i].data.len;
+    return n;
+}
+
+/* add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows,
+   flush_bytes, crc32c) -> pos: the uncompressed v2 batches of data from pos on, with the
+   checks of the segment reader's framing and _open_v2 (and, for a control batch,
+   decode_entry's checks of its keys and markers). It stops before the first entry that is
+   anything else (a framing error, a legacy entry, a compressed batch, a bad count or CRC,
+   records that do not parse, control records the checks refuse: the caller reads that one as
+   the pure loop does), before an entry when flush_bytes of column data are held, and after
+   the entry that brings the rows to batch_rows; it returns where it stopped. */
+static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError,
+                        "add_entries(data, pos, position_base, verify_crc, max_size, "
+                        "max_records, batch_rows, flush_bytes, crc32c) takes 9 arguments");
+        return NULL;
+    }
+    int64_t pos, base, max_size, max_records, batch_rows, flush_bytes;
+    if (as_int64(args[1], &pos) < 0 || as_int64(args[2], &base) < 0 ||
+        as_int64(args[4], &max_size) < 0 || as_int64(args[5], &max_records) < 0 ||
+        as_int64(args[6], &batch_rows) < 0 || as_int64(args[7], &flush_bytes) < 0)
+        return NULL;
+    int verify_crc = PyObject_IsTrue(args[3]);
+    if (verify_crc < 0) return NULL;
+    PyObject *crc32c = args[8];
+    Segment seg;
+    if (segment_hold(&seg, args[0], pos, "add_entries") < 0) return NULL;
+    const unsigned char *d = seg.buf.buf;
+    const Py_ssize_t n = seg.buf.len;
+    Parsed *recs = NULL;
+    Py_ssize_t cap = 0;
+    PyObject *out = NULL;
+    while (pos < n && Columns_nbytes(C) <= flush_bytes && !Columns_full(C)) {
+        int crc_ok = 0;
+        const Py_ssize_t total = plain_v2_size(d, n, pos, max_size, max_records, verify_crc,
+                                               crc32c, seg.bytes_view, &crc_ok);
+        if (total < 0) goto done;
+        if (total == 0) break;
+        const unsigned char *e = d + pos;
+        const int control = (e[22] & 0x20) != 0;
+        const int32_t count = be32(e + 57);
+        if (parsed_room(&recs, &cap, count) < 0) goto done;
+        if (parse(e, 61, total, count, recs, 0) < 0) {
+            if (!PyErr_ExceptionMatches(MalformedRecords)) goto done;
+            PyErr_Clear(); /* the caller's reference read says why */
+            break;
+        }
+        if (control && !control_records_ok(recs, count, be64(e))) break;
+        Mark m;
+        mark_save(C, &m);
+        if (put_v2(C, e, recs, count, base + pos) < 0) {
+            mark_restore(C, &m);
+            goto done;
+        }
+        pos += total;
+        if (C->rows >= batch_rows) break;
+    }
+    if (!PyErr_Occurred()) out = PyLong_FromLongLong(pos);
+done:
+    PyMem_Free(recs);
+    segment_release(&seg);
+    return out;
+}
+
+static int opt_int64(PyObject *o, int *valid, int64_t *v) {
+    *valid = o != Py_None;
+    *v = 0;
+    return *valid ? as_int64(o, v) : 0;
+}
+
+/* A bytes value or None; -1 with TypeError otherwise. */
+static int bytes_or_none(PyObject *o, const unsigned char **p, Py_ssize_t *len) {
+    if (o == Py_None) {
+        *p = NULL;
+        *len = 0;
+        return 0;
+    }
+    if (!PyBytes_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected bytes or None, not %.100s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *p = (const unsigned char *)PyBytes_AS_STRING(o);
+    *len = PyBytes_GET_SIZE(o);
+    return 0;
+}
+
+/* One row of add_rows: (offset, timestamp, key, value, headers, sequence). */
+static int put_row(Columns *C, PyObject *row, const BatchFields *b) {
+    if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a row is (offset, timestamp, key, value, headers, sequence)");
+        return -1;
+    }
+    Col *c = C->cols;
+    const Py_ssize_t r = C->rows;
+    int64_t offset, ts, seq;
+    int has_seq;
+    const unsigned char *key, *value;
+    Py_ssize_t key_len, value_len;
+    PyObject *headers = PyTuple_GET_ITEM(row, 4);
+    if (as_int64(PyTuple_GET_ITEM(row, 0), &offset) < 0 ||
+        as_int64(PyTuple_GET_ITEM(row, 1), &ts) < 0 ||
+        bytes_or_none(PyTuple_GET_ITEM(row, 2), &key, &key_len) < 0 ||
+        bytes_or_none(PyTuple_GET_ITEM(row, 3), &value, &value_len) < 0 ||
+        opt_int64(PyTuple_GET_ITEM(row, 5), &has_seq, &seq) < 0)
+        return -1;
+    if (headers != Py_None && !PyList_Check(headers)) {
+        PyErr_SetString(PyExc_TypeError, "headers must be a list of (name, value) or None");
+        return -1;
+    }
+    if (put_i64(&c[C_OFFSET], r, 1, offset) < 0 ||
+        put_i64(&c[C_TIMESTAMP], r, 1, (int64_t)((uint64_t)ts * 1000u)) < 0 ||
+        put_var(&c[C_KEY], r, key, key_len) < 0 || put_var(&c[C_VALUE], r, value, value_len) < 0 ||
+        put_valid(&c[C_HEADERS], r, headers != Py_None) < 0)
+        return -1;
+    for (Py_ssize_t i = 0; headers != Py_None && i < PyList_GET_SIZE(headers); i++) {
+        PyObject *h = PyList_GET_ITEM(headers, i);
+        Py_ssize_t n;
+        const char *name;
+        const unsigned char *hv;
+        Py_ssize_t hv_len;
+        if (!PyTuple_Check(h) || PyTuple_GET_SIZE(h) != 2 ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(h, 0))) {
+            PyErr_SetString(PyExc_TypeError, "a header is (name: str, value: bytes | None)");
+            return -1;
+        }
+        if (!(name = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(h, 0), &n)) ||
+            bytes_or_none(PyTuple_GET_ITEM(h, 1), &hv, &hv_len) < 0 ||
+            put_var(&c[C_HEADER_KEY], C->headers, (const unsigned char *)name, n) < 0 ||
+            put_var(&c[C_HEADER_VALUE], C->headers, hv, hv_len) < 0)
+            return -1;
+        C->headers++;
+    }
+    if (put_end(&c[C_HEADERS], C->headers) < 0 ||
+        put_i32(&c[C_SEQUENCE], r, has_seq, (int32_t)seq) < 0 || put_batch_fields(C, b, r, 1) < 0)
+        return -1;
+    if (has_seq && (seq < INT32_MIN || seq > INT32_MAX)) {
+        PyErr_Format(PyExc_OverflowError, "sequence %lld does not fit int32", (long long)seq);
+        return -1;
+    }
+    C->rows++;
+    return 0;
+}
+
+/* add_rows(rows, position, timestamp_type, producer_id, producer_epoch, is_transactional,
+   is_control): rows of (offset, timestamp, key, value, headers, sequence) tuples, headers
+   None or a list of (name, value), sequence None or an int; timestamp_type None or an int. */
+static PyObject *Columns_add_rows(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "add_rows(rows: list, position, timestamp_type, producer_id, "
+                        "producer_epoch, is_transactional, is_control) takes 7 arguments");
+        return NULL;
+    }
+    BatchFields b = {1, 0, 0, 0, 0, 0, 0, 0};
+    int64_t ts_type, epoch;
+    int has;
+    if (as_int64(args[1], &b.position) < 0 || opt_int64(args[2], &b.has_ts_type, &ts_type) < 0 ||
+        as_int64(args[3], &b.producer_id) < 0 || opt_int64(args[4], &has, &epoch) < 0 ||
+        (b.txn = PyObject_IsTrue(args[5])) < 0 || (b.control = PyObject_IsTrue(args[6])) < 0 ||
+        Columns_full(C))
+        return NULL;
+    b.ts_type = (int32_t)ts_type;
+    b.producer_epoch = (int16_t)epoch;
+    Mark m;
+    mark_save(C, &m);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(args[0]); i++) {
+        if (put_row(C, PyList_GET_ITEM(args[0], i), &b) < 0) {
+            mark_restore(C, &m);
+            return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+/* add_error(base_offset, position): a row of nulls but its offset (null when None or
+   negative) and position; the caller keeps the error text. */
+static PyObject *Columns_add_error(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "add_error(base_offset, position) takes 2 arguments");
+        return NULL;
+    }
+    int has_offset;
+    int64_t offset;
+    BatchFields b = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (opt_int64(args[0], &has_offset, &offset) < 0 || as_int64(args[1], &b.position) < 0 ||
+        Columns_full(C))
+        return NULL;
+    Col *c = C->cols;
+    const Py_ssize_t r = C->rows;
+    Mark m;
+    mark_save(C, &m);
+    if (put_i64(&c[C_OFFSET], r, has_offset && offset >= 0, has_offset ? offset : -1) < 0 ||
+        put_i64(&c[C_TIMESTAMP], r, 0, 0) < 0 || put_var(&c[C_KEY], r, NULL, 0) < 0 ||
+        put_var(&c[C_VALUE], r, NULL, 0) < 0 || put_valid(&c[C_HEADERS], r, 0) < 0 ||
+        put_end(&c[C_HEADERS], C->headers) < 0 || put_i32(&c[C_SEQUENCE], r, 0, 0) < 0 ||
+        put_batch_fields(C, &b, r, 1) < 0) {
+        mark_restore(C, &m);
+        return NULL;
+    }
+    C->rows++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *buf_take(Buf *b) {
+    return PyBytes_FromStringAndSize(b->p ? b->p : "", b->len);
+}
+
+/* (null count, validity or None, data[, offsets]) of one column. */
+static PyObject *col_take(Col *c, int kind) {
+    PyObject *valid = c->nulls ? buf_take(&c->valid) : Py_NewRef(Py_None);
+    PyObject *data = buf_take(&c->data);
+    PyObject *offs = kind == K_VAR ? buf_take(&c->offs) : Py_NewRef(Py_None);
+    PyObject *out = (valid && data && offs) ? Py_BuildValue("(nOOO)", c->nulls, valid, data, offs)
+                                            : NULL;
+    Py_XDECREF(valid);
+    Py_XDECREF(data);
+    Py_XDECREF(offs);
+    return out;
+}
+
+static void Columns_reset(Columns *C) {
+    for (int i = 0; i < N_COLS; i++) {
+        Col *c = &C->cols[i];
+        c->valid.len = c->data.len = c->nulls = 0;
+        c->offs.len = 0;
+    }
+    /* Every variable-length and list column starts with offset 0. */
+    static const int var_cols[] = {C_KEY, C_VALUE, C_HEADERS, C_HEADER_KEY, C_HEADER_VALUE};
+    for (size_t i = 0; i < sizeof var_cols / sizeof *var_cols; i++) {
+        Buf *o = &C->cols[var_cols[i]].offs;
+        if (buf_reserve(o, 4) == 0) {
+            memset(o->p, 0, 4);
+            o->len = 4;
+        }
+    }
+    C->rows = C->headers = 0;
+}
+
+static const int COL_KINDS[N_COLS] = {
+    [C_OFFSET] = K_FIXED, [C_TIMESTAMP] = K_FIXED, [C_TS_TYPE] = K_FIXED, [C_KEY] = K_VAR,
+    [C_VALUE] = K_VAR, [C_HEADERS] = K_VAR, [C_PRODUCER_ID] = K_FIXED,
+    [C_PRODUCER_EPOCH] = K_FIXED, [C_SEQUENCE] = K_FIXED, [C_TXN] = K_BITS,
+    [C_CONTROL] = K_BITS, [C_POSITION] = K_FIXED, [C_HEADER_KEY] = K_VAR,
+    [C_HEADER_VALUE] = K_VAR,
+};
+
+/* finish() -> (rows, headers, columns): the buffers of every column (offset, timestamp,
+   timestampType, key, value, headers, producerId, producerEpoch, sequence,
+   isTransactional, isControl, batchPosition, header keys, header values), each
+   (null count, validity or None, data, offsets or None); the builder starts again. */
+static PyObject *Columns_finish(Columns *C, PyObject *unused) {
+    for (int i = 0; i < N_COLS; i++)
+        if (C->cols[i].offs.len == 0 && COL_KINDS[i] == K_VAR) return PyErr_NoMemory();
+    PyObject *cols = PyTuple_New(N_COLS);
+    if (!cols) return NULL;
+    for (int i = 0; i < N_COLS; i++) {
+        PyObject *c = col_take(&C->cols[i], COL_KINDS[i]);
+        if (!c) {
+            Py_DECREF(cols);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(cols, i, c);
+    }
+    PyObject *out = Py_BuildValue("(nnN)", C->rows, C->headers, cols);
+    if (out) Columns_reset(C);
+    return out;
+}
+
+static PyObject *Columns_get_rows(Columns *C, void *closure) { return PyLong_FromSsize_t(C->rows); }
+
+static PyObject *Columns_get_nbytes(Columns *C, void *closure) {
+    return PyLong_FromSsize_t(Columns_nbytes(C));
+}
+
+static PyObject *Columns_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"with_headers", NULL};
+    int with_headers = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:ColumnBuilder", names, &with_headers))
+        return NULL;
+    Columns *C = (Columns *)type->tp_alloc(type, 0);
+    if (!C) return NULL;
+    C->with_headers = with_headers;
+    Columns_reset(C);
+    if (PyErr_Occurred()) {
+        Py_DECREF(C);
+        return NULL;
+    }
+    return (PyObject *)C;
+}
+
+static void Columns_dealloc(Columns *C) {
+    for (int i = 0; i < N_COLS; i++) {
+        PyMem_Free(C->cols[i].valid.p);
+        PyMem_Free(C->cols[i].data.p);
+        PyMem_Free(C->cols[i].offs.p);
+    }
+    Py_TYPE(C)->tp_free((PyObject *)C);
+}
+
+static PyMethodDef Columns_methods[] = {
+    {"add_entries", (PyCFunction)(void (*)(void))Columns_add_entries, METH_FASTCALL,
+     "add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows, "
+     "flush_bytes, crc32c) -> pos: the uncompressed v2 batches from pos on, up to the first "
+     "entry the caller must read, or until an Arrow batch is due."},
+    {"add_v2", (PyCFunction)(void (*)(void))Columns_add_v2, METH_FASTCALL,
+     "add_v2(entry, records, start, end, position): the records of a v2 data batch; "
+     "MalformedRecords (nothing added) when they do not parse."},
+    {"add_rows", (PyCFunction)(void (*)(void))Columns_add_rows, METH_FASTCALL,
+     "add_rows(rows, position, timestamp_type, producer_id, producer_epoch, "
+     "is_transactional, is_control): rows decoded in Python."},
+    {"add_error", (PyCFunction)(void (*)(void))Columns_add_error, METH_FASTCALL,
+     "add_error(base_offset, position): the row of an entry that could not be read."},
+    {"finish", (PyCFunction)Columns_finish, METH_NOARGS,
+     "finish() -> (rows, headers, column buffers); the builder starts again."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Columns_getset[] = {
+    {"rows", (getter)Columns_get_rows, NULL, "rows added since the last finish()", NULL},
+    {"nbytes", (getter)Columns_get_nbytes, NULL, "bytes of column data held", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ColumnsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "codegen.native._records.ColumnBuilder",
+    .tp_basicsize = sizeof(Columns),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "ColumnBuilder(with_headers=True): the kafka-log raw columns as Arrow buffers.",
+    .tp_new = Columns_new,
+    .tp_dealloc = (destructor)Columns_dealloc,
+    .tp_methods = Columns_methods,
+    .tp_getset = Columns_getset,
+};
+
+#endif /* SPECGEN_RECORD_COLUMNS_H */

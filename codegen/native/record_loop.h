@@ -1,0 +1,675 @@
+/* The record loop of the coordinator dump decoder (part of the _records module, records.c).
+ *
+ * RecordLoop(record_class, new_key, slow, record_kind, tombstone_kind) is built once per
+ * CoordinatorDecoder (codegen/dumps/coordinator.py); calling it with the (decompressed) record
+ * bytes of one v2 data batch does what CoordinatorDecoder._decode_v2_well_formed does:
+ *
+ * - it first parses every record (varint lengths, attributes, timestamp and offset deltas,
+ *   key, value, headers), each length checked against the record's bounds before use, and
+ *   raises MalformedRecords on the first one that does not parse exactly, as the pure loop
+ *   raises _Malformed: the caller then hands the batch to the reference parser, whose error it
+ *   reports. No reader runs for such a batch. (The parse keeps a Parsed, 72 bytes, per record
+ *   of the count given, which loop and add_v2 check against the bytes given, one per record:
+ *   so up to 72 bytes per byte of records; add_entries checks 7 bytes per record, the least a
+ *   record takes, so up to about 10 there.)
+ * - then, record by record:
+ *   - a known key (its record type decodes it exactly: new_key(key) returns
+ *     (key, type_id, name, key_obj, readers, newer_readers)) is decoded once and cached by
+ *     its bytes;
+ *   - a value with a version < 256 whose reader (readers[version], any callable with the
+ *     reader(buf, offset) -> (obj, end) signature, called with vectorcall) reads it exactly
+ *     becomes a "record"; a null value a "tombstone"; a version newer than the specs (no
+ *     reader in readers, one in newer_readers: the newest flexible version's) a "record"
+ *     newer_than_spec;
+ *   - everything else is slow(key, value, offset, timestamp): CoordinatorDecoder.decode.
+ *
+ * batches(...) reads a run of uncompressed v2 data batches from a segment's bytes in one call,
+ * as SegmentReader.decoded_batches reads them a batch at a time with this loop.
+ *
+ * DecodedRecord objects are allocated with tp_alloc and their slots written at the offsets of
+ * their member descriptors, checked when the loop is built.
+ */
+#ifndef SPECGEN_RECORD_LOOP_H
+#define SPECGEN_RECORD_LOOP_H
+
+#include "log_entries.h"
+
+/* DecodedRecord's fields, in declaration order (its __slots__). */
+enum {
+    F_OFFSET, F_TIMESTAMP, F_KIND, F_RECORD_TYPE, F_NAME, F_KEY, F_VALUE, F_VALUE_VERSION,
+    F_KEY_BYTES, F_VALUE_BYTES, F_NEWER_THAN_SPEC, F_ERROR, F_NOTE, F_MEMBERS, N_FIELDS,
+};
+static const char *const FIELD_NAMES[N_FIELDS] = {
+    "offset", "timestamp", "kind", "record_type", "name", "key", "value", "value_version",
+    "key_bytes", "value_bytes", "newer_than_spec", "error", "note", "members",
+};
+
+/* The pure loop's key cache is cleared before a batch when it holds more keys than this. */
+#define KEY_CACHE_SIZE (1 << 16)
+
+/* Open addressing with linear probing, keyed by the key's bytes (hashed as bytes objects are,
+   with the interpreter's keyed hash, so crafted keys cannot make every lookup collide). */
+typedef struct {
+    Py_hash_t hash;
+    PyObject *key;   /* bytes, owned; NULL: empty */
+    PyObject *known; /* (key, type_id, name, key_obj, readers), owned */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyTypeObject *record_cls;
+    Py_ssize_t offsets[N_FIELDS];
+    PyObject *new_key, *slow, *record_kind, *tombstone_kind;
+    Entry *entries;
+    Py_ssize_t mask; /* capacity - 1; capacity is a power of two */
+    Py_ssize_t used;
+    Py_ssize_t with_headers; /* records with headers in the last batch read */
+} Loop;
+
+static void cache_clear(Loop *L) {
+    if (!L->entries) return;
+    for (Py_ssize_t i = 0; i <= L->mask; i++) {
+        Py_CLEAR(L->entries[i].key);
+        Py_CLEAR(L->entries[i].known);
+    }
+    PyMem_Free(L->entries);
+    L->entries = NULL;
+    L->mask = -1;
+    L->used = 0;
+}
+
+/* The cached (key, ...) tuple for these bytes, borrowed, or NULL. */
+static inline PyObject *cache_get(Loop *L, const char *key, Py_ssize_t len, Py_hash_t hash) {
+    if (!L->entries) return NULL;
+    for (Py_ssize_t i = (size_t)hash & L->mask;; i = (i + 1) & L->mask) {
+        Entry *e = &L->entries[i];
+        if (!e->key) return NULL;
+        if (e->hash == hash && PyBytes_GET_SIZE(e->key) == len &&
+            memcmp(PyBytes_AS_STRING(e->key), key, len) == 0)
+            return e->known;
+    }
+}
+
+static void cache_place(Entry *entries, Py_ssize_t mask, Py_hash_t hash, PyObject *key,
+                        PyObject *known) {
+    Py_ssize_t i = (size_t)hash & mask;
+    while (entries[i].key) i = (i + 1) & mask;
+    entries[i].hash = hash;
+    entries[i].key = key;
+    entries[i].known = known;
+}
+
+/* Store a new key (not in the cache); the table stays at most half full. */
+static int cache_put(Loop *L, PyObject *key, Py_hash_t hash, PyObject *known) {
+    if ((L->used + 1) * 2 > L->mask + 1) {
+        Py_ssize_t capacity = L->entries ? (L->mask + 1) * 2 : 1024;
+        Entry *grown = PyMem_Calloc(capacity, sizeof(Entry));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t i = 0; L->entries && i <= L->mask; i++)
+            if (L->entries[i].key)
+                cache_place(grown, capacity - 1, L->entries[i].hash, L->entries[i].key,
+                            L->entries[i].known);
+        PyMem_Free(L->entries);
+        L->entries = grown;
+        L->mask = capacity - 1;
+    }
+    Py_INCREF(key);
+    Py_INCREF(known);
+    cache_place(L->entries, L->mask, hash, key, known);
+    L->used++;
+    return 0;
+}
+
+/* a + b as a Python int; a_obj is a when given (it is then returned, new reference, for b = 0). */
+static inline PyObject *sum(int64_t a, int64_t b, PyObject *a_obj) {
+    if (b == 0 && a_obj) {
+        Py_INCREF(a_obj);
+        return a_obj;
+    }
+    int64_t total;
+    if (LIKELY(!__builtin_add_overflow(a, b, &total))) return PyLong_FromLongLong(total);
+    PyObject *x = PyLong_FromLongLong(a), *y = PyLong_FromLongLong(b);
+    PyObject *r = (x && y) ? PyNumber_Add(x, y) : NULL;
+    Py_XDECREF(x);
+    Py_XDECREF(y);
+    return r;
+}
+
+static inline void set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value) {
+    *(PyObject **)((char *)obj + offset) = value;
+}
+
+/* A DecodedRecord without error, note or members. Steals offset, ts, value and value_bytes
+   (value_bytes may be NULL: None); borrows the rest. NULL on failure (the stolen released). */
+static PyObject *new_record(Loop *L, PyObject *offset, PyObject *ts, PyObject *kind,
+                            PyObject *type_id, PyObject *name, PyObject *key_obj, PyObject *value,
+                            PyObject *version, PyObject *key_bytes, PyObject *value_bytes) {
+    PyObject *rec = L->record_cls->tp_alloc(L->record_cls, 0);
+    if (UNLIKELY(!rec)) {
+        Py_DECREF(offset);
+        Py_DECREF(ts);
+        Py_DECREF(value);
+        Py_XDECREF(value_bytes);
+        return NULL;
+    }
+    const Py_ssize_t *o = L->offsets;
+    set_slot(rec, o[F_OFFSET], offset);
+    set_slot(rec, o[F_TIMESTAMP], ts);
+    set_slot(rec, o[F_KIND], Py_NewRef(kind));
+    set_slot(rec, o[F_RECORD_TYPE], Py_NewRef(type_id));
+    set_slot(rec, o[F_NAME], Py_NewRef(name));
+    set_slot(rec, o[F_KEY], Py_NewRef(key_obj));
+    set_slot(rec, o[F_VALUE], value);
+    set_slot(rec, o[F_VALUE_VERSION], Py_NewRef(version));
+    set_slot(rec, o[F_KEY_BYTES], Py_NewRef(key_bytes));
+    set_slot(rec, o[F_VALUE_BYTES], value_bytes ? value_bytes : Py_NewRef(Py_None));
+    set_slot(rec, o[F_NEWER_THAN_SPEC], Py_NewRef(Py_False));
+    set_slot(rec, o[F_ERROR], Py_NewRef(Py_None));
+    set_slot(rec, o[F_NOTE], Py_NewRef(Py_None));
+    set_slot(rec, o[F_MEMBERS], Py_NewRef(Py_None));
+    return rec;
+}
+
+/* slow(key, value, offset, ts); borrows everything (key and value may be NULL: None). */
+static PyObject *call_slow(Loop *L, PyObject *key, PyObject *value, PyObject *offset,
+                           PyObject *ts) {
+    PyObject *args[5] = {NULL, key ? key : Py_None, value ? value : Py_None, offset, ts};
+    return PyObject_Vectorcall(L->slow, args + 1, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+/* The engine's C API (shared.h): its readers read from raw memory without building the
+   (obj, end) tuple. NULL when the engine is not built: every reader is called. */
+static const EngineCAPI *Engine;
+
+/* True (and the error cleared) when the pending error is an Exception, which the pure loop's
+   `except Exception` turns into the slow path; other errors propagate. */
+static int caught(void) {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) return 0;
+    PyErr_Clear();
+    return 1;
+}
+
+/* The known-key tuple for the key bytes d[start:start+len], borrowed; NULL with *failed = 0
+   when new_key rejected the key (*key_obj then holds the new key bytes to pass on), NULL with
+   *failed = 1 on a real error. */
+static PyObject *known_key(Loop *L, const unsigned char *key, Py_ssize_t len, Py_hash_t hash,
+                           PyObject **key_obj, int *failed) {
+    PyObject *known = cache_get(L, (const char *)key, len, hash);
+    if (LIKELY(known != NULL)) return known;
+    *key_obj = PyBytes_FromStringAndSize((const char *)key, len);
+    if (!*key_obj) {
+        *failed = 1;
+        return NULL;
+    }
+    known = PyObject_CallOneArg(L->new_key, *key_obj);
+    if (!known) {
+        *failed = !caught();
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(known) || PyTuple_GET_SIZE(known) != 6 ||
+        !PyBytes_CheckExact(PyTuple_GET_ITEM(known, 0)) ||
+        !PyTuple_CheckExact(PyTuple_GET_ITEM(known, 4)) ||
+        !PyTuple_CheckExact(PyTuple_GET_ITEM(known, 5))) {
+        PyErr_Format(PyExc_TypeError,
+                     "new_key must return (key, type_id, name, key_obj, readers, newer_readers), "
+                     "not %R",
+                     known);
+        Py_DECREF(known);
+        *failed = 1;
+        return NULL;
+    }
+    int rc = cache_put(L, PyTuple_GET_ITEM(known, 0), hash, known);
+    Py_DECREF(known); /* the cache holds it */
+    if (rc < 0) {
+        *failed = 1;
+        return NULL;
+    }
+    return known;
+}
+
+/* The decoded record of one parsed record (new reference), or NULL on error. */
+static PyObject *decode_one(Loop *L, const Parsed *r, PyObject *offset, PyObject *ts) {
+    const unsigned char *key = r->key, *value = r->value;
+    const int64_t key_len = r->key_len, value_len = r->value_len;
+    PyObject *key_obj = NULL, *value_obj = NULL, *out = NULL;
+    PyObject *known = NULL;
+    if (key_len >= 0) {
+        int failed = 0;
+        known = known_key(L, key, (Py_ssize_t)key_len, r->key_hash, &key_obj, &failed);
+        if (!known && failed) goto done;
+        /* Held while readers run Python code, which may let another thread clear the cache. */
+        Py_XINCREF(known);
+    }
+    if (value_len >= 0) {
+        value_obj = PyBytes_FromStringAndSize((const char *)value, (Py_ssize_t)value_len);
+        if (!value_obj) goto done;
+    }
+    if (!known) goto slow;
+    PyObject *cached_key = PyTuple_GET_ITEM(known, 0), *type_id = PyTuple_GET_ITEM(known, 1),
+             *name = PyTuple_GET_ITEM(known, 2), *decoded_key = PyTuple_GET_ITEM(known, 3),
+             *readers = PyTuple_GET_ITEM(known, 4), *newer_readers = PyTuple_GET_ITEM(known, 5);
+    Py_XSETREF(key_obj, Py_NewRef(cached_key));
+    if (!value_obj) {
+        Py_INCREF(offset);
+        Py_INCREF(ts);
+        out = new_record(L, offset, ts, L->tombstone_kind, type_id, name, decoded_key,
+                         Py_NewRef(Py_None), MinusOne, cached_key, NULL);
+        goto done;
+    }
+    /* A version of 256 or more or negative, or no reader for it: the slow path. A version
+       newer than the specs is read by newer_readers[version] (the newest flexible one's). */
+    if (value_len < 2 || value[0] != 0) goto slow;
+    PyObject *reader = value[1] < PyTuple_GET_SIZE(readers) ? PyTuple_GET_ITEM(readers, value[1])
+                                                            : Py_None;
+    int newer = 0;
+    if (reader == Py_None) {
+        if (value[1] >= PyTuple_GET_SIZE(newer_readers)) goto slow;
+        reader = PyTuple_GET_ITEM(newer_readers, value[1]);
+        if (reader == Py_None) goto slow;
+        newer = 1;
+    }
+    PyObject *decoded_value;
+    if (Engine && Py_TYPE(reader) == Engine->reader_type) {
+        /* The engine's reader, straight from the record's bytes. */
+        Py_ssize_t end = 2;
+        decoded_value = Engine->read(reader, value, (Py_ssize_t)value_len, &end);
+        if (!decoded_value) {
+            if (caught()) goto slow;
+            goto done;
+        }
+        if (end != value_len) {
+            Py_DECREF(decoded_value);
+            goto slow;
+        }
+    } else {
+        PyObject *args[3] = {NULL, value_obj, Two};
+        PyObject *result =
+            PyObject_Vectorcall(reader, args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        if (!result) {
+            if (caught()) goto slow;
+            goto done;
+        }
+        if (!PyTuple_CheckExact(result) || PyTuple_GET_SIZE(result) != 2 ||
+            !PyLong_CheckExact(PyTuple_GET_ITEM(result, 1))) {
+            Py_DECREF(result);
+            goto slow;
+        }
+        Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1));
+        if (end != value_len) {
+            Py_DECREF(result);
+            if (end == -1 && PyErr_Occurred() && !caught()) goto done;
+            goto slow;
+        }
+        decoded_value = Py_NewRef(PyTuple_GET_ITEM(result, 0));
+        Py_DECREF(result);
+    }
+    PyObject *version = PyLong_FromLong(value[1]);
+    if (!version) {
+        Py_DECREF(decoded_value);
+        goto done;
+    }
+    Py_INCREF(offset);
+    Py_INCREF(ts);
+    out = new_record(L, offset, ts, L->record_kind, type_id, name, decoded_key, decoded_value,
+                     version, cached_key, value_obj);
+    value_obj = NULL; /* stolen */
+    Py_DECREF(version);
+    if (out && newer) {
+        PyObject **flag = (PyObject **)((char *)out + L->offsets[F_NEWER_THAN_SPEC]);
+        Py_SETREF(*flag, Py_NewRef(Py_True));
+    }
+    goto done;
+slow:
+    out = call_slow(L, key_obj, value_obj, offset, ts);
+done:
+    Py_XDECREF(known);
+    Py_XDECREF(key_obj);
+    Py_XDECREF(value_obj);
+    return out;
+}
+
+/* The records of d[pos:end], count of them: a list, or NULL with MalformedRecords (or another
+   error) set. The whole batch is parsed before any reader runs. */
+static PyObject *run(Loop *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t end,
+                     Py_ssize_t count, int64_t base_offset, PyObject *base_offset_obj,
+                     int64_t base_ts, PyObject *base_ts_obj, PyObject *append_ts_obj) {
+    Parsed *recs = PyMem_Malloc((count ? count : 1) * sizeof(Parsed));
+    if (!recs) return PyErr_NoMemory();
+    PyObject *out = NULL;
+    L->with_headers = 0;
+    if (parse(d, pos, end, count, recs, 1) < 0) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) L->with_headers += recs[i].n_headers > 0;
+    out = PyList_New(count);
+    if (!out) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        PyObject *offset = sum(base_offset, r->off_delta, base_offset_obj);
+        PyObject *ts = append_ts_obj ? Py_NewRef(append_ts_obj)
+                                     : sum(base_ts, r->ts_delta, base_ts_obj);
+        PyObject *rec = (offset && ts) ? decode_one(L, r, offset, ts) : NULL;
+        Py_XDECREF(offset);
+        Py_XDECREF(ts);
+        if (!rec) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, rec);
+    }
+done:
+    PyMem_Free(recs);
+    return out;
+}
+
+/* loop(data, start, end, count, base_offset, base_timestamp, log_append, append_timestamp) */
+static PyObject *Loop_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                 PyObject *kwnames) {
+    Loop *L = (Loop *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if ((kwnames && PyTuple_GET_SIZE(kwnames)) || nargs != 8) {
+        PyErr_SetString(PyExc_TypeError,
+                        "loop(data, start, end, count, base_offset, base_timestamp, log_append, "
+                        "append_timestamp) takes 8 positional arguments");
+        return NULL;
+    }
+    if (!L->slow) {
+        PyErr_SetString(PyExc_RuntimeError, "this record loop has been cleared");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
+    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    if (!PyLong_CheckExact(args[4]) || !PyLong_CheckExact(args[5]) ||
+        !PyLong_CheckExact(args[7])) {
+        PyErr_SetString(PyExc_TypeError, "the base offset and timestamps must be ints");
+        return NULL;
+    }
+    int64_t base_offset, base_ts;
+    if (as_int64(args[4], &base_offset) < 0 || as_int64(args[5], &base_ts) < 0) return NULL;
+    int log_append = PyObject_IsTrue(args[6]);
+    if (log_append < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = NULL;
+    /* Every record takes one byte or more, so count is bounded by the bytes given. */
+    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
+        PyErr_Format(PyExc_ValueError,
+                     "bad bounds: start %zd, end %zd, count %zd for %zd bytes", start, end, count,
+                     view.len);
+    } else {
+        if (L->used > KEY_CACHE_SIZE) cache_clear(L);
+        out = run(L, (const unsigned char *)view.buf, start, end, count, base_offset, args[4],
+                  base_ts, args[5], log_append ? args[7] : NULL);
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* record_class must be the slotted DecodedRecord: exactly FIELD_NAMES as its __slots__. */
+static int check_record_class(Loop *L, PyObject *cls) {
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "record_class must be a class");
+        return -1;
+    }
+    PyTypeObject *type = (PyTypeObject *)cls;
+    PyObject *slots = direct_slots(type, N_FIELDS);
+    int ok = slots != NULL;
+    for (int i = 0; ok && i < N_FIELDS; i++) {
+        PyObject *name = PyTuple_GET_ITEM(slots, i);
+        ok = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, FIELD_NAMES[i]) == 0;
+        L->offsets[i] = ok ? member_offset(type, name) : -1;
+        ok = ok && L->offsets[i] >= 0;
+    }
+    if (PyErr_Occurred()) return -1;
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError,
+                     "%R is not the slotted DecodedRecord this loop was written for (its "
+                     "__slots__ must be %s, ... %s): update codegen/native/records.c with it",
+                     cls, FIELD_NAMES[0], FIELD_NAMES[N_FIELDS - 1]);
+        return -1;
+    }
+    return 0;
+}
+
+static int Loop_traverse(Loop *L, visitproc visit, void *arg) {
+    Py_VISIT(L->record_cls);
+    Py_VISIT(L->new_key);
+    Py_VISIT(L->slow);
+    for (Py_ssize_t i = 0; L->entries && i <= L->mask; i++) Py_VISIT(L->entries[i].known);
+    return 0;
+}
+
+static int Loop_clear(Loop *L) {
+    Py_CLEAR(L->record_cls);
+    Py_CLEAR(L->new_key);
+    Py_CLEAR(L->slow);
+    Py_CLEAR(L->record_kind);
+    Py_CLEAR(L->tombstone_kind);
+    cache_clear(L);
+    return 0;
+}
+
+static void Loop_dealloc(Loop *L) {
+    PyObject_GC_UnTrack(L);
+    Loop_clear(L);
+    PyObject_GC_Del(L);
+}
+
+static PyObject *Loop_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"record_class", "new_key", "slow", "record_kind", "tombstone_kind",
+                            NULL};
+    PyObject *cls, *new_key, *slow, *record_kind, *tombstone_kind;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOUU:RecordLoop", names, &cls, &new_key,
+                                     &slow, &record_kind, &tombstone_kind))
+        return NULL;
+    if (!PyCallable_Check(new_key) || !PyCallable_Check(slow)) {
+        PyErr_SetString(PyExc_TypeError, "new_key and slow must be callable");
+        return NULL;
+    }
+    Loop *L = PyObject_GC_New(Loop, type);
+    if (!L) return NULL;
+    L->vectorcall = Loop_vectorcall;
+    L->record_cls = NULL;
+    L->new_key = L->slow = L->record_kind = L->tombstone_kind = NULL;
+    L->entries = NULL;
+    L->mask = -1;
+    L->used = 0;
+    L->with_headers = 0;
+    PyObject_GC_Track(L);
+    if (check_record_class(L, cls) < 0) {
+        Py_DECREF(L);
+        return NULL;
+    }
+    L->record_cls = (PyTypeObject *)Py_NewRef(cls);
+    L->new_key = Py_NewRef(new_key);
+    L->slow = Py_NewRef(slow);
+    L->record_kind = Py_NewRef(record_kind);
+    L->tombstone_kind = Py_NewRef(tombstone_kind);
+    return (PyObject *)L;
+}
+
+static PyObject *Loop_clear_keys(Loop *L, PyObject *unused) {
+    cache_clear(L);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Loop_get_cached_keys(Loop *L, void *closure) {
+    return PyLong_FromSsize_t(L->used);
+}
+
+static PyObject *Loop_get_with_headers(Loop *L, void *closure) {
+    return PyLong_FromSsize_t(L->with_headers);
+}
+
+/* A v2 batch's header fields as the RecordBatch the reference makes of them (no records):
+   batch_class(file, position, size, 2, base_offset, last_offset, partition_leader_epoch, crc,
+   crc_valid, attributes, codec, timestamp_type, base_timestamp, max_timestamp, producer_id,
+   producer_epoch, base_sequence, record_count). NULL with no error set when the last offset
+   passes int64 (the reference reads it). */
+static PyObject *record_batch(PyObject *batch_class, PyObject *file, PyObject *codec,
+                              PyObject *ts_types, const unsigned char *e, int64_t pos,
+                              Py_ssize_t total, int crc_ok) {
+    const int64_t base_offset = be64(e);
+    int64_t last_offset;
+    if (__builtin_add_overflow(base_offset, (int64_t)be32(e + 23), &last_offset)) return NULL;
+    const int attrs = be16(e + 21);
+    PyObject *args[18] = {
+        file,
+        PyLong_FromLongLong(pos),
+        PyLong_FromSsize_t(total),
+        Py_NewRef(Two),
+        PyLong_FromLongLong(base_offset),
+        PyLong_FromLongLong(last_offset),
+        PyLong_FromLong(be32(e + 12)),
+        PyLong_FromUnsignedLong((uint32_t)be32(e + 17)),
+        PyBool_FromLong(crc_ok),
+        PyLong_FromLong(attrs),
+        codec,
+        PyTuple_GET_ITEM(ts_types, (attrs >> 3) & 1),
+        PyLong_FromLongLong(be64(e + 27)),
+        PyLong_FromLongLong(be64(e + 35)),
+        PyLong_FromLongLong(be64(e + 43)),
+        PyLong_FromLong(be16(e + 51)),
+        PyLong_FromLong(be32(e + 53)),
+        PyLong_FromLong(be32(e + 57)),
+    };
+    PyObject *batch = NULL;
+    int made = 1;
+    for (int i = 0; i < 18; i++) made &= args[i] != NULL;
+    if (made) batch = PyObject_Vectorcall(batch_class, args, 18, NULL);
+    for (int i = 0; i < 18; i++)
+        if (i != 0 && i != 10 && i != 11) Py_XDECREF(args[i]); /* the borrowed ones kept */
+    if (!batch && !PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "no batch made");
+    return batch;
+}
+
+/* batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codec,
+   timestamp_types, limit) -> (items, pos): the uncompressed v2 data batches of data from pos
+   on, each as (record_batch(...), the loop's records of it), read as
+   SegmentReader.decoded_batches reads them with this loop, a batch at a time. It stops before
+   the first entry that is anything else (see plain_v2_size; a control batch; records the loop
+   refuses, for whatever Exception: the caller reads that one as before, and gets the same
+   answer) and after the batch that brings the records to limit; it returns where it stopped.
+   codec is the records' codec (none), timestamp_types the two types by attribute bit 3. */
+static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError,
+                        "batches(data, pos, verify_crc, max_size, max_records, crc32c, "
+                        "batch_class, file, codec, timestamp_types, limit) takes 11 arguments");
+        return NULL;
+    }
+    if (!L->slow) {
+        PyErr_SetString(PyExc_RuntimeError, "this record loop has been cleared");
+        return NULL;
+    }
+    int64_t pos, max_size, max_records, limit;
+    if (as_int64(args[1], &pos) < 0 || as_int64(args[3], &max_size) < 0 ||
+        as_int64(args[4], &max_records) < 0 || as_int64(args[10], &limit) < 0)
+        return NULL;
+    int verify_crc = PyObject_IsTrue(args[2]);
+    if (verify_crc < 0) return NULL;
+    PyObject *crc32c = args[5], *batch_class = args[6], *file = args[7], *codec = args[8];
+    PyObject *ts_types = args[9];
+    if (!PyTuple_Check(ts_types) || PyTuple_GET_SIZE(ts_types) != 2) {
+        PyErr_SetString(PyExc_TypeError, "batches: timestamp_types must be a tuple of 2");
+        return NULL;
+    }
+    Segment seg;
+    if (segment_hold(&seg, args[0], pos, "batches") < 0) return NULL;
+    const unsigned char *d = seg.buf.buf;
+    const Py_ssize_t n = seg.buf.len;
+    PyObject *out = NULL, *items = PyList_New(0);
+    int64_t records = 0;
+    if (!items) goto done;
+    while (pos < n && records < limit) {
+        int crc_ok = 0;
+        const Py_ssize_t total = plain_v2_size(d, n, pos, max_size, max_records, verify_crc,
+                                               crc32c, seg.bytes_view, &crc_ok);
+        if (total < 0) goto done;
+        const unsigned char *e = d + pos;
+        if (total == 0 || (e[22] & 0x20)) break;
+        PyObject *batch = record_batch(batch_class, file, codec, ts_types, e, pos, total, crc_ok);
+        if (!batch) {
+            if (PyErr_Occurred()) goto done;
+            break;
+        }
+        const int64_t base_offset = be64(e), base_ts = be64(e + 27);
+        const int32_t count = be32(e + 57);
+        PyObject *base_offset_obj = PyLong_FromLongLong(base_offset);
+        PyObject *base_ts_obj = PyLong_FromLongLong(base_ts);
+        PyObject *append_ts_obj = (e[22] & 0x08) ? PyLong_FromLongLong(be64(e + 35)) : NULL;
+        PyObject *recs = NULL;
+        if (base_offset_obj && base_ts_obj && (append_ts_obj || !(e[22] & 0x08))) {
+            if (L->used > KEY_CACHE_SIZE) cache_clear(L);
+            recs = run(L, e, 61, total, count, base_offset, base_offset_obj, base_ts,
+                       base_ts_obj, append_ts_obj);
+        }
+        Py_XDECREF(base_offset_obj);
+        Py_XDECREF(base_ts_obj);
+        Py_XDECREF(append_ts_obj);
+        if (!recs) {
+            Py_DECREF(batch);
+            /* the caller's own read of this batch says what it is */
+            if (PyErr_ExceptionMatches(PyExc_Exception)) {
+                PyErr_Clear();
+                break;
+            }
+            goto done;
+        }
+        PyObject *item = PyTuple_Pack(2, batch, recs);
+        Py_DECREF(batch);
+        Py_DECREF(recs);
+        if (!item) goto done;
+        int appended = PyList_Append(items, item);
+        Py_DECREF(item);
+        if (appended < 0) goto done;
+        records += count;
+        pos += total;
+    }
+    out = Py_BuildValue("(OL)", items, (long long)pos);
+done:
+    Py_XDECREF(items);
+    segment_release(&seg);
+    return out;
+}
+
+static PyMethodDef Loop_methods[] = {
+    {"clear_keys", (PyCFunction)Loop_clear_keys, METH_NOARGS, "Forget the decoded keys."},
+    {"batches", (PyCFunction)(void (*)(void))Loop_batches, METH_FASTCALL,
+     "batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codec, "
+     "timestamp_types, limit) -> (items, pos): (batch, records) of the plain v2 data batches "
+     "from pos on, up to the first entry the caller must read itself."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Loop_getset[] = {
+    {"cached_keys", (getter)Loop_get_cached_keys, NULL, "how many decoded keys are cached", NULL},
+    {"with_headers", (getter)Loop_get_with_headers, NULL,
+     "how many records of the last batch read have headers (which the records do not keep)",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject LoopType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "codegen.native._records.RecordLoop",
+    .tp_basicsize = sizeof(Loop),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "RecordLoop(record_class, new_key, slow, record_kind, tombstone_kind)\n\n"
+              "loop(data, start, end, count, base_offset, base_timestamp, log_append, "
+              "append_timestamp) -> list of records of one v2 data batch, or MalformedRecords.",
+    .tp_new = Loop_new,
+    .tp_dealloc = (destructor)Loop_dealloc,
+    .tp_traverse = (traverseproc)Loop_traverse,
+    .tp_clear = (inquiry)Loop_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Loop, vectorcall),
+    .tp_methods = Loop_methods,
+    .tp_getset = Loop_getset,
+};
+
+#endif /* SPECGEN_RECORD_LOOP_H */
