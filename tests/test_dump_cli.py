@@ -454,3 +454,18 @@ def test_byte_output_writes_through_to_a_terminal() -> None:
     output = command._ByteOutput(Out())  # type: ignore[arg-type]
     output.write(b"a\n")
     assert writes == [b"a\n"]
+
+
+def test_byte_output_writes_a_file_in_order(tmp_path: Path) -> None:
+    """To a file the gathered lines go out in order, after what its text layer held."""
+    from codegen.dumps import command
+
+    target = tmp_path / "out.jsonl"
+    lines = [b"%d\n" % i * 500 for i in range(5000)]
+    with target.open("w") as out:
+        out.write("first\n")  # buffered by the text layer: flushed before the lines
+        with command._ByteOutput(out) as output:
+            for line in lines:
+                output.write(line)
+        out.write("last\n")
+    assert target.read_bytes() == b"first\n" + b"".join(lines) + b"last\n"
