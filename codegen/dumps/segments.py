@@ -83,8 +83,9 @@ _EXPANSION: Final = tuple(decompressed_size_bound(codec, 1) or 0 for codec in ra
 """Per codec id, the most bytes one compressed byte can give (0: no bound), for the native
 header pass's record count check."""
 _LOOP_RUN: Final = 64
-"""Records after which one call of a native record loop's ``batches`` returns (bounds the
-list it builds)."""
+"""Records after which one call of a native record loop's ``batches`` returns. Longer runs
+keep more records alive while the caller runs, so the cyclic collector moves them to older
+generations: past a few hundred records that costs more than the calls saved."""
 _TIMESTAMP_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 
