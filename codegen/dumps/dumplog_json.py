@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from itertools import repeat
 from operator import attrgetter
 from typing import Any, BinaryIO, Final, cast
 
@@ -524,17 +525,20 @@ def _decoded_lines(
     """The record lines of a v2 data batch the native loop decoded (its records have keys and
     no headers), ``data`` being their ``key:``/``payload:`` parts: the lines the reference
     loop of :func:`dump_log_line_groups` makes of such records, a batch at a time."""
-    heads = _v2_heads(_rows(batch, records)[0], ts_name)
-    return [head + text for head, text in zip(heads, data, strict=True)]
+    return _v2_heads(_rows(batch, records)[0], ts_name, data)
 
 
-def _v2_heads(rows: list[_Row], ts_name: str) -> list[str]:
-    """The ``| offset: ...`` part of the lines of a v2 batch's rows (:func:`_rows`)."""
+def _v2_heads(rows: list[_Row], ts_name: str, tails: Iterable[str] = repeat("")) -> list[str]:
+    """The ``| offset: ...`` part of the lines of a v2 batch's rows (:func:`_rows`), each
+    followed by its ``tails`` text (none by default)."""
     return [
         f"| offset: {offset} {ts_name}: {timestamp} keySize: {-1 if key is None else len(key)} "
         f"valueSize: {-1 if value is None else len(value)} sequence: {sequence} "
-        f"headerKeys: [{header_keys}]"
-        for offset, timestamp, key, value, sequence, header_keys in rows
+        f"headerKeys: [{header_keys}]{tail}"
+        # tails: one per row, or the endless default
+        for (offset, timestamp, key, value, sequence, header_keys), tail in zip(
+            rows, tails, strict=False
+        )
     ]
 
 
