@@ -14,10 +14,11 @@ from typing import Any
 import crc32c
 import pytest
 from click.testing import CliRunner
+from v2_batches import entry_frames
 
 from codegen.dumps import Codec, SegmentWriter, compress
 from codegen.dumps.model import ControlType
-from codegen.dumps.segments import _frames, native_headers_enabled
+from codegen.dumps.segments import native_headers_enabled
 from codegen.forensics.groups import AsOf
 from codegen.forensics.transactions import abort_command, transaction_report
 from codegen.forensics.transactions_command import transactions_command
@@ -395,7 +396,7 @@ def _damaged_copy(cluster: Path, root: Path) -> Path:
     shutil.copytree(cluster, copy)
     o1 = copy / "orders-1" / "00000000000000000000.log"
     data = o1.read_bytes()
-    entries = [data[p : p + n] for p, n in _frames(data, "o1", 1 << 20)]  # type: ignore[misc]
+    entries = [data[p : p + n] for p, n in entry_frames(data, 1 << 20)]  # type: ignore[misc]
     o1.write_bytes(b"".join(_compressed(e) if e[22] & 0x20 else e for e in entries))
     o0 = copy / "orders-0" / "00000000000000000000.log"
     damaged = bytearray(o0.read_bytes())

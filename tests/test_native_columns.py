@@ -27,7 +27,7 @@ import crc32c
 import pyarrow as pa
 import pytest
 from corpus import KAFKA_DATA, TEST_DATA
-from v2_batches import BAD_CONTROL_BATCHES, between_good_batches, with_records
+from v2_batches import BAD_CONTROL_BATCHES, between_good_batches, entry_frames, with_records
 
 from codegen.dumps import (
     Codec,
@@ -41,7 +41,6 @@ from codegen.dumps import (
 )
 from codegen.dumps import arrow as dumps_arrow
 from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
-from codegen.dumps.segments import _frames
 from codegen.dumps.writer import encode_legacy_entry
 from codegen.runtime import backends
 
@@ -100,7 +99,7 @@ def errors(batches: list[pa.RecordBatch]) -> list[str]:
 
 def boundaries(data: bytes) -> list[int]:
     """The positions of the complete entries of a segment."""
-    return [f[0] for f in _frames(data, "<bytes>", 1 << 30) if not isinstance(f, SegmentError)]
+    return [f[0] for f in entry_frames(data) if not isinstance(f, SegmentError)]
 
 
 # ------------------------------------------------------------------------------ real segments

@@ -23,6 +23,7 @@ from codegen.dumps import (
 )
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder
 from codegen.dumps.decoded import DecodedBatch, control_record
+from codegen.dumps.segments import frame_at
 
 
 def with_records(plain: bytes, body: bytes, codec: Codec = Codec.NONE) -> bytes:
@@ -85,3 +86,13 @@ BAD_CONTROL_BATCHES = [
     pytest.param(encode_control_batch(99, value=b"x"), id="unknown-type"),
 ]
 """Control batches whose key or marker the decoder refuses."""
+
+
+def entry_frames(data: bytes, max_size: int = 1 << 30) -> list[tuple[int, int] | SegmentError]:
+    """``(position, size)`` of every complete entry of a segment, or its framing errors."""
+    frames: list[tuple[int, int] | SegmentError] = []
+    pos = 0
+    while pos < len(data):
+        frame, pos = frame_at(data, "<bytes>", max_size, pos)
+        frames.append(frame)
+    return frames

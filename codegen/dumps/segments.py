@@ -128,6 +128,7 @@ _ZERO_SCAN: Final = 1 << 20
 
 _Buffer = bytes | mmap.mmap
 _Item = TypeVar("_Item")
+_Entry = TypeVar("_Entry")
 
 _LOG_NAME: Final = re.compile(r"(\d{20})\.log")
 _SNAPSHOT_NAME: Final = re.compile(r"(\d{20})-(\d{10})\.checkpoint")
@@ -170,17 +171,6 @@ def _all_zero(data: _Buffer, start: int, end: int) -> bool:
             return False
         pos = stop
     return True
-
-
-def _frames(
-    data: _Buffer, file: str, max_size: int, pos: int = 0
-) -> Iterator[tuple[int, int] | SegmentError]:
-    """Yield ``(position, size)`` of every complete entry from ``pos`` on, or the framing
-    errors."""
-    n = len(data)
-    while pos < n:
-        frame, pos = frame_at(data, file, max_size, pos)
-        yield frame
 
 
 def frame_at(
@@ -331,28 +321,50 @@ class SegmentReader:
 
     # -- modes ----------------------------------------------------------------------------------
 
-    def __iter__(self) -> Iterator[RecordBatch | SegmentError]:
+    def _entries(
+        self,
+        read: Callable[[bytes, int], _Entry | SegmentError],
+        native_run: Callable[[_Buffer, int], tuple[list[_Entry], int]] | None = None,
+    ) -> Iterator[_Entry | SegmentError]:
+        """Every entry of the source, read by ``read(entry bytes, position)``, and the
+        framing errors (errors noted in :attr:`summary`). ``native_run(data, pos)`` reads the
+        entries it can from ``pos`` on in one call, up to one it leaves to ``read``: ``(what it
+        read, where it stopped)``."""
         with self._open() as data:
             self._reset(len(data))
-            for frame in _frames(data, self.name, self.max_batch_size):
+            pos, n = 0, len(data)
+            while pos < n:
+                if native_run is not None:
+                    run, pos = native_run(data, pos)
+                    yield from run
+                    if run:
+                        continue
+                frame, pos = frame_at(data, self.name, self.max_batch_size, pos)
                 if isinstance(frame, SegmentError):
                     self._note_error(frame)
                     yield frame
                     continue
-                pos, total = frame
-                item = decode_entry(
-                    data[pos : pos + total],
-                    file=self.name,
-                    position=pos,
-                    max_size=self.max_batch_size,
-                    verify_crc=self.verify_crc,
-                    max_records=self.max_batch_records,
-                )
+                at, total = frame
+                item = read(data[at : at + total], at)
                 if isinstance(item, SegmentError):
                     self._note_error(item)
-                else:
-                    self._note_batch(item, len(item.records))
                 yield item
+
+    def _limits(self) -> dict[str, Any]:
+        """The reader's settings, as the entry readers take them."""
+        return {
+            "file": self.name,
+            "max_size": self.max_batch_size,
+            "verify_crc": self.verify_crc,
+            "max_records": self.max_batch_records,
+        }
+
+    def __iter__(self) -> Iterator[RecordBatch | SegmentError]:
+        limits = self._limits()
+        for item in self._entries(lambda buf, at: decode_entry(buf, position=at, **limits)):
+            if not isinstance(item, SegmentError):
+                self._note_batch(item, len(item.records))
+            yield item
 
     def decoded_batches(
         self,
@@ -369,50 +381,32 @@ class SegmentReader:
         in one call each, up to an entry it leaves to the steps here: the same batches, items
         and errors, without a Python step per batch.
         """
-        with self._open() as data:
-            self._reset(len(data))
-            pos, n = 0, len(data)
-            while pos < n:
-                if native_loop is not None:
-                    run, pos = native_loop.batches(
-                        data,
-                        pos,
-                        self.verify_crc,
-                        self.max_batch_size,
-                        self.max_batch_records,
-                        CRC32C,
-                        RecordBatch,
-                        self.name,
-                        Codec.NONE,
-                        _TIMESTAMP_TYPES,
-                        _LOOP_RUN,
-                    )
-                    for batch, items in run:
-                        self._note_batch(batch, len(items))
-                        yield batch, items
-                    if run:
-                        continue
-                frame, pos = frame_at(data, self.name, self.max_batch_size, pos)
-                if isinstance(frame, SegmentError):
-                    self._note_error(frame)
-                    yield frame
-                    continue
-                at, total = frame
-                item = decode_entry_with(
-                    data[at : at + total],
-                    v2_records,
-                    other_records,
-                    file=self.name,
-                    position=at,
-                    max_size=self.max_batch_size,
-                    verify_crc=self.verify_crc,
-                    max_records=self.max_batch_records,
-                )
-                if isinstance(item, SegmentError):
-                    self._note_error(item)
-                else:
-                    self._note_batch(item[0], len(item[1]))
-                yield item
+        limits = self._limits()
+
+        def read(buf: bytes, at: int) -> tuple[RecordBatch, list[_Item]] | SegmentError:
+            return decode_entry_with(buf, v2_records, other_records, position=at, **limits)
+
+        def native_run(data: _Buffer, pos: int) -> tuple[list[Any], int]:
+            run: list[Any]
+            run, pos = native_loop.batches(
+                data,
+                pos,
+                self.verify_crc,
+                self.max_batch_size,
+                self.max_batch_records,
+                CRC32C,
+                RecordBatch,
+                self.name,
+                Codec.NONE,
+                _TIMESTAMP_TYPES,
+                _LOOP_RUN,
+            )
+            return run, pos
+
+        for item in self._entries(read, None if native_loop is None else native_run):
+            if not isinstance(item, SegmentError):
+                self._note_batch(item[0], len(item[1]))
+            yield item
 
     def batch_headers(self, *, native: bool | None = None) -> Iterator[BatchHeader | SegmentError]:
         """The header of every entry, without reading data batches' records, or the errors.
@@ -433,44 +427,29 @@ class SegmentReader:
             raise ImportError(
                 "the native header pass is not built: run python -m codegen.native.build"
             )
-        with self._open() as data:
-            self._reset(len(data))
-            pos, n = 0, len(data)
-            while pos < n:
-                if module is not None:
-                    # The plain v2 batches in C, up to an entry it leaves to the reference.
-                    headers, pos = module.batch_headers(
-                        data,
-                        pos,
-                        self.verify_crc,
-                        self.max_batch_size,
-                        self.max_batch_records,
-                        CRC32C,
-                        _EXPANSION,
-                        BatchHeader,
-                        _HEADER_RUN,
-                    )
-                    yield from headers
-                    if len(headers) == _HEADER_RUN or pos >= n:
-                        continue
-                frame, next_pos = frame_at(data, self.name, self.max_batch_size, pos)
-                pos = next_pos
-                if isinstance(frame, SegmentError):
-                    self._note_error(frame)
-                    yield frame
-                    continue
-                at, total = frame
-                item = read_batch_header(
-                    data[at : at + total],
-                    file=self.name,
-                    position=at,
-                    max_size=self.max_batch_size,
-                    verify_crc=self.verify_crc,
-                    max_records=self.max_batch_records,
-                )
-                if isinstance(item, SegmentError):
-                    self._note_error(item)
-                yield item
+        limits = self._limits()
+
+        def native_run(data: _Buffer, pos: int) -> tuple[list[Any], int]:
+            # The plain v2 batches in C, up to an entry it leaves to the reference.
+            assert module is not None
+            headers: list[Any]
+            headers, pos = module.batch_headers(
+                data,
+                pos,
+                self.verify_crc,
+                self.max_batch_size,
+                self.max_batch_records,
+                CRC32C,
+                _EXPANSION,
+                BatchHeader,
+                _HEADER_RUN,
+            )
+            return headers, pos
+
+        yield from self._entries(
+            lambda buf, at: read_batch_header(buf, position=at, **limits),
+            None if module is None else native_run,
+        )
 
     def raw_batches(self) -> Iterator[tuple[RecordBatch, list[RawRecord]] | SegmentError]:
         """Batches (with empty ``records``) and their records as tuples, or errors."""
