@@ -302,7 +302,7 @@ def _next_markers(
     one log partition)."""
     if not len(markers):
         return pending, np.zeros(len(pending), np.bool_)
-    log = np.zeros(rows.num_rows, np.int64) if one_log else _runs(rows, _LOG_KEY[:2])
+    log = np.zeros(rows.num_rows, np.int64) if one_log else key_ids(rows, _LOG_KEY[:2])
     producers = rows.column("producerId").to_numpy()
     both = np.concatenate([pending, markers])
     _, producer = np.unique(producers[both], return_inverse=True)
@@ -310,17 +310,6 @@ def _next_markers(
     end = first_after(owner[: len(pending)], pending, owner[len(pending) :], markers)
     found = end >= 0
     return np.where(found, markers[end], pending), found
-
-
-def _runs(rows: pa.Table, names: list[str]) -> npt.NDArray[np.int64]:
-    """A number per row, the same along each run of equal ``names`` columns."""
-    change = np.zeros(rows.num_rows, np.int64)
-    for name in names:
-        column = _single(rows.column(name))
-        after, before = column[1:], column[:-1]
-        change[1:] |= flags(pc.not_equal(after, before))
-        change[1:] |= flags(pc.not_equal(after.is_null(), before.is_null()))
-    return np.cumsum(change)
 
 
 def _in_effect(rows: pa.Table) -> pa.Table:
