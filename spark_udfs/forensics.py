@@ -673,7 +673,7 @@ def partition_lag(
     """Per (group, topic, partition): ``live, deletedAt, windowCommits, logEndOffset,
     logEndSource, lag, status`` at *now* (given, else the newest timestamp of the dump and of
     ``ends``) over the last ``window`` commits, by the rules of
-    :func:`codegen.forensics.lag.burrow_status`. A partition whose log end is only a
+    :func:`codegen.forensics.lag.window_statuses`. A partition whose log end is only a
     checkpoint's (``history`` false in ``ends``) has its lag now and no status. The command
     line's definitions (:func:`codegen.forensics.lag.partition_lags` per data partition)."""
     from pyspark.sql import functions as F

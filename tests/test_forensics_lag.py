@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -19,7 +20,7 @@ from codegen.forensics import lag as lag_module
 from codegen.forensics.command import lag_command
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnds, discover
-from codegen.forensics.lag import Commit, burrow_status, lag_reports
+from codegen.forensics.lag import Commit, burrow_status, lag_reports, window_statuses
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
 from spark_udfs.synth import write_consumer_offsets
@@ -179,6 +180,46 @@ def c(at: int, offset: int, lag: int | None) -> Commit:
 )
 def test_burrow_rules(window: list[Commit], now: int, end_now: int | None, expected: str) -> None:
     assert burrow_status(window, now, end_now)[0] == expected
+
+
+def test_windows_judged_together_as_one_by_one() -> None:
+    # Every rule's window, and empty ones between, in one call: nothing leaks across windows.
+    cases = [
+        ([c(0, 1, 3), c(10, 2, 0), c(20, 3, 4)], 10),
+        ([], None),
+        ([c(0, 5, 3), c(10, 2, 6), c(20, 3, 5)], 10),
+        ([c(30, 1, 3), c(40, 2, 3), c(50, 3, 4)], 3),
+        ([c(0, 5, 3), c(10, 5, 3), c(20, 5, 4)], 10),
+        ([c(0, 9, 1)], 10),
+        ([c(0, 1, 3), c(10, 2, 3), c(20, 3, 4)], 10),
+        ([c(0, 1, None), c(10, 2, 3)], 10),
+        ([c(0, 1, 5), c(10, 2, 3), c(20, 3, 4)], 10),
+        ([c(12, 8, 3), c(14, 2, 6), c(16, 3, 5), c(18, 1, 4)], 10),
+        ([], None),
+    ]
+    commits = [x for window, _ in cases for x in window]
+    sizes = np.array([len(window) for window, _ in cases], np.int64)
+    stops = np.cumsum(sizes)
+    judged = {}
+    for now in (20, 25, 100):
+        together = judged[now] = window_statuses(
+            np.array([x.commit_timestamp for x in commits], np.int64),
+            np.array([x.offset for x in commits], np.int64),
+            np.array([x.lag or 0 for x in commits], np.int64),
+            np.array([x.lag is not None for x in commits], np.bool_),
+            stops - sizes,
+            stops,
+            now,
+            [end for _, end in cases],
+        )
+        alone = [burrow_status(window, now, end) for window, end in cases]
+        assert together == alone
+    assert judged[20][9] == ("REWIND", "the committed offset went back from 3 to 1")
+    assert judged[100][9] == ("STOP", "no commit for 82 ms, longer than the window spans (6 ms)")
+    assert judged[25][2] == ("REWIND", "the committed offset went back from 5 to 2")
+    none = np.zeros(0, np.int64)
+    nothing = window_statuses(none, none, none, none.astype(np.bool_), none, none, 5, [])
+    assert nothing == []
 
 
 def test_log_ends_follow_batch_times(log_folder: Path) -> None:

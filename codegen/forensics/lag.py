@@ -507,41 +507,123 @@ def burrow_status(
     end_now: int | None,
     min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> tuple[str | None, str]:
-    """Status of one partition over a window of commits (oldest first), and why."""
-    if not commits or any(c.lag is None for c in commits):
-        return None, "no log end offsets for this partition (its data segments are not here)"
-    if len(commits) < min_commits:
-        return (
-            "OK",
-            f"incomplete: {plural(len(commits), 'commit')}, {min_commits} needed before the "
-            "partition is judged",
-        )
-    lags = [c.lag for c in commits]
-    if any(lag == 0 for lag in lags):
-        return "OK", "a lag of 0 in the window"
-    newest, oldest = commits[-1], commits[0]
-    if now - newest.commit_timestamp > newest.commit_timestamp - oldest.commit_timestamp:
-        if end_now is not None and newest.offset >= end_now:
-            return "OK", "no commit lately, but the committed offset is at the log end"
-        return (
-            "STOP",
-            f"no commit for {now - newest.commit_timestamp} ms, longer than the window spans "
-            f"({newest.commit_timestamp - oldest.commit_timestamp} ms)",
-        )
-    pairs = list(itertools.pairwise(commits))
-    back = [(a, b) for a, b in pairs if b.offset < a.offset]
-    if back:
-        a, b = back[-1]
-        return "REWIND", f"the committed offset went back from {a.offset} to {b.offset}"
-    lag_never_shrinks = all((b.lag or 0) >= (a.lag or 0) for a, b in pairs)
-    if len(commits) > 1 and newest.offset == oldest.offset and lag_never_shrinks:
-        return (
-            "STALL",
-            "the committed offset did not move over the window and the lag did not shrink",
-        )
-    if len(commits) > 1 and lag_never_shrinks:
-        return "WARN", "the offset moves but the lag never shrank over the window"
-    return "OK", "the lag shrinks"
+    """Status of one partition over a window of commits (oldest first), and why
+    (:func:`window_statuses` of the one window)."""
+    known = np.array([c.lag is not None for c in commits], np.bool_)
+    ((status, reason),) = window_statuses(
+        np.array([c.commit_timestamp for c in commits], np.int64),
+        np.array([c.offset for c in commits], np.int64),
+        np.array([c.lag or 0 for c in commits], np.int64),
+        known,
+        np.zeros(1, np.int64),
+        np.array([len(commits)], np.int64),
+        now,
+        [end_now],
+        min_commits,
+    )
+    return status, reason
+
+
+_NO_LOG_END: Final = "no log end offsets for this partition (its data segments are not here)"
+
+
+def window_statuses(
+    commit_timestamp: np.ndarray,
+    offset: np.ndarray,
+    lag: np.ndarray,
+    known: np.ndarray,
+    starts: np.ndarray,
+    stops: np.ndarray,
+    now: int,
+    end_now: Sequence[int | None],
+    min_commits: int = DEFAULT_MIN_COMMITS,
+) -> list[tuple[str | None, str]]:
+    """Burrow's status of each window of commits (rows ``starts[k]:stops[k]`` of the columns,
+    oldest first; ``known``: whether a commit's lag is), and why, judged at ``now`` with the
+    window's log end then (``end_now``). The rules, first that holds:
+
+    - a commit's lag unknown (or no commit): no status;
+    - fewer than ``min_commits`` commits: OK, incomplete;
+    - a lag of 0 in the window: OK;
+    - no commit for longer than the window spans: STOP (OK if the newest committed offset is
+      at the log end);
+    - the committed offset went back between two commits: REWIND (the last such step);
+    - the lag never shrank from one commit to the next: STALL if the committed offset did not
+      move over the window, else WARN;
+    - else OK.
+    """
+    n = len(offset)
+    sizes = stops - starts
+    has = sizes > 0
+    newest, oldest = np.maximum(stops - 1, 0), np.minimum(starts, max(n - 1, 0))
+
+    def count(flag: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """How many rows ``first:stops[k]`` of each window have ``flag``."""
+        before = np.zeros(n + 1, np.int64)
+        np.cumsum(flag, out=before[1:])
+        return np.where(has, before[stops] - before[np.minimum(first, stops)], 0)
+
+    step = np.zeros(n, np.bool_)  # row i against row i - 1 (counted from a window's 2nd row)
+    back = step.copy()
+    back[1:] = offset[1:] < offset[:-1]
+    shrank = step.copy()
+    shrank[1:] = lag[1:] < lag[:-1]
+    unknown = count(~known, starts).tolist()
+    zero_lag = count(known & (lag == 0), starts).tolist()
+    went_back = count(back, starts + 1).tolist()
+    never_shrinks = (count(shrank, starts + 1) == 0).tolist()
+    # the last step back of each window: the greatest row with one, by a running maximum
+    last_back = np.maximum.accumulate(np.where(back, np.arange(n), -1)) if n else back
+    ts, off = commit_timestamp.tolist(), offset.tolist()
+    out: list[tuple[str | None, str]] = []
+    for k, size in enumerate(sizes.tolist()):
+        if not size or unknown[k]:
+            out.append((None, _NO_LOG_END))
+            continue
+        if size < min_commits:
+            out.append(
+                (
+                    "OK",
+                    f"incomplete: {plural(size, 'commit')}, {min_commits} needed before the "
+                    "partition is judged",
+                )
+            )
+            continue
+        if zero_lag[k]:
+            out.append(("OK", "a lag of 0 in the window"))
+            continue
+        new, old = int(newest[k]), int(oldest[k])
+        idle, span = now - ts[new], ts[new] - ts[old]
+        end = end_now[k]
+        if idle > span:
+            if end is not None and off[new] >= end:
+                out.append(("OK", "no commit lately, but the committed offset is at the log end"))
+            else:
+                out.append(
+                    (
+                        "STOP",
+                        f"no commit for {idle} ms, longer than the window spans ({span} ms)",
+                    )
+                )
+            continue
+        if went_back[k]:
+            b = int(last_back[new])
+            out.append(("REWIND", f"the committed offset went back from {off[b - 1]} to {off[b]}"))
+            continue
+        if size > 1 and never_shrinks[k]:
+            if off[new] == off[old]:
+                out.append(
+                    (
+                        "STALL",
+                        "the committed offset did not move over the window and the lag did "
+                        "not shrink",
+                    )
+                )
+            else:
+                out.append(("WARN", "the offset moves but the lag never shrank over the window"))
+            continue
+        out.append(("OK", "the lag shrinks"))
+    return out
 
 
 def log_folder_of(path: Path) -> Path:
@@ -609,23 +691,23 @@ def partition_lags(
 ) -> list[PartitionLag]:
     """Each key's lag and status at ``now``: its commits get their log end offset and lag at
     their time from ``ends`` (its data partition's log end, per key), and the last ``window``
-    are judged by :func:`burrow_status` (``min_commits`` at most ``window``)."""
+    are judged by :func:`window_statuses` (``min_commits`` at most ``window``)."""
     if not kc.keys:
         return []
     log_end, lag, known = commit_lags(kc, ends)
     columns = (kc.record_offset, kc.commit_timestamp, kc.offset, kc.leader_epoch, log_end, lag)
-    shared = CommitColumns(*columns, known, 0, len(kc.offset))
     stops = kc.bounds[1:]
     starts = np.maximum(kc.bounds[:-1], stops - window)
-    windows = _commit_objects(shared, _ranges(starts, stops))
-    cut = np.append(0, np.cumsum(stops - starts)).tolist()
+    ends_now = [None if e is None else (e.at(now) if e.history else e.last) for e in ends]
+    statuses = window_statuses(
+        kc.commit_timestamp, kc.offset, lag, known, starts, stops, now, ends_now, min_commits
+    )
+    newest_offsets = kc.offset[stops - 1].tolist()
     bounds = kc.bounds.tolist()
     out: list[PartitionLag] = []
     for k, key in enumerate(kc.keys):
-        end = ends[k]
-        in_window = windows[cut[k] : cut[k + 1]]
-        end_now = None if end is None else (end.at(now) if end.history else end.last)
-        status, reason = burrow_status(in_window, now, end_now, min_commits)
+        end, end_now = ends[k], ends_now[k]
+        status, reason = statuses[k]
         if end is not None and not end.history:
             reason = (
                 "log end only from a replication-offset-checkpoint (the segments are not "
@@ -639,7 +721,7 @@ def partition_lags(
                 kc.live[k],
                 end_now,
                 None if end is None else f"{end.source}: {end.where}",
-                None if end_now is None else max(end_now - in_window[-1].offset, 0),
+                None if end_now is None else max(end_now - newest_offsets[k], 0),
                 status,
                 reason,
             )
