@@ -791,12 +791,13 @@ def _print_compacted(
     if fmt == "jsonl":
         for item in damage:
             out.write(_damage_json(item, topic))
-        encode = _STDLIB_JSON
-        out.writelines(encode({"view": "offset", **o}) + "\n" for o in offsets)
+        lines = [_json_bytes({"view": "offset", **o}) for o in offsets]
         for g in groups:
             row = _asdict(g)
             row["members"] = [_asdict(m) for m in g.members.values()]
-            out.write(json.dumps({"view": "group", **row}, separators=(",", ":")) + "\n")
+            lines.append(_json_bytes({"view": "group", **row}))
+        if lines:
+            out.write(b"\n".join(lines).decode() + "\n")
         return
     out.write(
         table_text(
