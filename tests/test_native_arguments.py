@@ -339,7 +339,7 @@ def test_add_entries_hands_crc32c_views_that_own_their_memory(
         kept.clear()
         builder = records_module.ColumnBuilder(False)
         expected = [bytes(batch[21:])] * 2
-        end = builder.add_entries(data, 0, 0, True, 1 << 30, 1 << 20, 10000, 1 << 30, keeping)
+        end = builder.add_entries(data, 0, 0, True, 1 << 30, 1 << 20, 10000, 1 << 30, keeping, None)
         assert end == 2 * len(batch) and builder.rows == 6
         if isinstance(data, bytearray):
             with pytest.raises(BufferError):
@@ -353,24 +353,23 @@ def test_add_entries_hands_crc32c_views_that_own_their_memory(
 def test_column_builder_positions_outside_the_data_are_refused(
     records_module: ModuleType,
 ) -> None:
-    """add_v2's record bounds and add_entries's position, near 2^63 and negative: refused
-    with a ValueError (or an OverflowError above 2^63 - 1), never read."""
+    """add_entries's position, near 2^63 and negative: refused with a ValueError (or an
+    OverflowError above 2^63 - 1), never read."""
     import crc32c
 
     from codegen.dumps.writer import encode_record_batch
 
     batch = encode_record_batch([(b"k", b"v")], timestamp=1_700_000_000_000)
     builder = records_module.ColumnBuilder(False)
-    for start, end in [(61, 2**63 - 1), (2**63 - 8, 2**63 - 1), (-1, len(batch)), (62, 61)]:
-        with pytest.raises(ValueError, match="bad bounds"):
-            builder.add_v2(batch, batch, start, end, 0)
+    limits = (True, 1 << 30, 1 << 20, 10, 1 << 30, crc32c.crc32c, None)
     for pos in (len(batch) + 1, 2**63 - 1, -1, -(2**63)):
         with pytest.raises(ValueError, match="outside"):
-            builder.add_entries(batch, pos, 0, True, 1 << 30, 1 << 20, 10, 1 << 30, crc32c.crc32c)
+            builder.add_entries(batch, pos, 0, *limits)
     with pytest.raises(OverflowError):
-        builder.add_entries(batch, 2**63, 0, True, 1 << 30, 1 << 20, 10, 1 << 30, crc32c.crc32c)
+        builder.add_entries(batch, 2**63, 0, *limits)
     assert builder.rows == 0
-    assert builder.add_entries(batch, len(batch), 0, True, 1, 1, 1, 1, crc32c.crc32c) == len(batch)
+    end = builder.add_entries(batch, len(batch), 0, True, 1, 1, 1, 1, crc32c.crc32c, None)
+    assert end == len(batch)
 
 
 def test_empty_values_first_in_a_column(records_module: ModuleType) -> None:
@@ -378,7 +377,9 @@ def test_empty_values_first_in_a_column(records_module: ModuleType) -> None:
     from codegen.dumps.writer import encode_record_batch
 
     batch = encode_record_batch([(b"", b""), (b"k", None), (b"", b"v")], timestamp=1)
+    import crc32c
+
     builder = records_module.ColumnBuilder(False)
-    builder.add_v2(batch, batch, 61, len(batch), 0)
+    builder.add_entries(batch, 0, 0, True, 1 << 30, 1 << 20, 10, 1 << 30, crc32c.crc32c, None)
     count, _, _ = builder.finish()
     assert count == 3

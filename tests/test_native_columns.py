@@ -41,6 +41,7 @@ from codegen.dumps import (
 )
 from codegen.dumps import arrow as dumps_arrow
 from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
+from codegen.dumps.compression import CompressionError, decompress
 from codegen.dumps.writer import encode_legacy_entry
 from codegen.runtime import backends
 
@@ -353,38 +354,51 @@ def test_the_backend_picks_the_loop(
 def test_column_builder_checks_what_it_is_given(records_module: ModuleType) -> None:
     builder = records_module.ColumnBuilder(True)
     plain = _FEW[0]()
-    with pytest.raises(ValueError, match="bad bounds"):
-        builder.add_v2(plain, plain, 61, len(plain) + 1, 0)
-    with pytest.raises(ValueError, match="not a v2 batch"):
-        builder.add_v2(plain[:60], plain, 61, len(plain), 0)
-    with pytest.raises(records_module.MalformedRecords):
-        builder.add_v2(plain, plain + b"\x00", 61, len(plain) + 1, 0)
     with pytest.raises(TypeError):
         builder.add_rows([(1, 2, "not bytes", None, None, None)], 0, 0, -1, -1, False, False)
     assert builder.rows == 0  # nothing half-added
-    builder.add_v2(plain, plain, 61, len(plain), 0)
+    limits = (True, 1 << 30, 1 << 20, 10000, 1 << 30, crc32c.crc32c, None)
+    assert builder.add_entries(plain, 0, 0, *limits) == len(plain)
     assert builder.rows == 3
     count, _, _ = builder.finish()
     assert count == 3 and builder.rows == 0
 
 
 def test_add_entries_stops_at_what_the_caller_reads(records_module: ModuleType) -> None:
-    """The C loop over entries takes uncompressed v2 batches only (control batches whose keys
-    and markers pass the reference's checks), and hands back the position of anything else
-    (read by the reference, for its rows and errors) or of a due flush."""
+    """The C loop over entries takes v2 batches (compressed data batches when given the
+    reader's decompress function; control batches whose keys and markers pass the reference's
+    checks), and hands back the position of anything else (read by the reference, for its rows
+    and errors) or of a due flush."""
     plain = _batch([(b"k", b"v")] * 3)
     lz4 = _batch([(b"k", b"v")], codec=Codec.LZ4, base_offset=3)
+    zstd = _batch([(b"k", b"v")] * 2, codec=Codec.ZSTD, base_offset=3)
+    broken = bytearray(lz4)
+    broken[-4:] = b"\xff\xff\xff\xff"  # the frame's end: lz4 refuses it, the CRC matches
+    struct.pack_into(">I", broken, 17, crc32c.crc32c(bytes(broken[21:])))
+    bad_lz4 = bytes(broken)
+    with pytest.raises(CompressionError):
+        decompress(Codec.LZ4, bad_lz4[61:])
     control = encode_control_batch(ControlType.COMMIT, base_offset=4, producer_id=1)
     bad_marker = encode_control_batch(ControlType.COMMIT, base_offset=4, marker_version=-1)
     flipped = bytearray(plain)
     flipped[-2] ^= 1  # a value byte: the records parse, the CRC no longer matches
     cut = plain[:-5]
 
-    def add(data: bytes, pos: int = 0, crc: bool = True, rows: int = 10000) -> tuple[int, int]:
+    def add(
+        data: bytes,
+        pos: int = 0,
+        crc: bool = True,
+        rows: int = 10000,
+        unpack: Callable[..., bytes] | None = None,
+    ) -> tuple[int, int]:
         """Where add_entries stops, and the rows it added."""
         builder = records_module.ColumnBuilder(False)
-        end = builder.add_entries(data, pos, 0, crc, 1 << 30, 1 << 20, rows, 1 << 30, crc32c.crc32c)
+        limits = (crc, 1 << 30, 1 << 20, rows, 1 << 30, crc32c.crc32c, unpack)
+        end = builder.add_entries(data, pos, 0, *limits)
         return end, builder.rows
+
+    def refusing(codec: int, data: memoryview, max_size: int) -> bytes:
+        raise CompressionError("refused")
 
     n = len(plain)
     assert add(plain * 2) == (2 * n, 6)
@@ -393,12 +407,19 @@ def test_add_entries_stops_at_what_the_caller_reads(records_module: ModuleType) 
         data = plain + other + plain
         assert add(data) == (n, 3)
         assert add(data, n + len(other)) == (len(data), 3)
+    # compressed batches: decompressed by the function given, unless it refuses them
+    for packed, count in ((lz4, 1), (zstd, 2)):
+        data = plain + packed + plain
+        assert add(data, unpack=decompress) == (len(data), 6 + count)
+        assert add(data, unpack=refusing) == (n, 3)
+        assert add(data, unpack=lambda *_: b"\x00" * 6) == (n, 3)  # too short for its count
+    assert add(plain + bad_lz4 + plain, unpack=decompress) == (n, 3)
     assert add(bytes(flipped), crc=False) == (n, 3)  # as verifyCrc=false reads it
     assert add(plain * 3, rows=4) == (2 * n, 6)  # after the batch that reaches 4 rows
     builder = records_module.ColumnBuilder(False)
     with pytest.raises(ValueError, match="outside"):
-        builder.add_entries(plain, len(plain) + 1, 0, True, 1, 1, 1, 1, crc32c.crc32c)
-    with pytest.raises(TypeError, match="9 arguments"):
+        builder.add_entries(plain, len(plain) + 1, 0, True, 1, 1, 1, 1, crc32c.crc32c, None)
+    with pytest.raises(TypeError, match="10 arguments"):
         builder.add_entries(plain, 0)
 
 

@@ -48,6 +48,7 @@ from codegen.dumps import (
     encode_record_batch,
 )
 from codegen.dumps.batches import CRC32C, parse_v2_raw
+from codegen.dumps.compression import decompress
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     COORDINATOR_TOPICS,
@@ -65,6 +66,7 @@ SEGMENTS = sorted(TEST_DATA.rglob("*.log"))
 READERS = ["pure readers", "native readers"]
 
 Items = list[DecodedBatch | SegmentError]
+_CODECS = tuple(Codec(i) for i in range(5))  # a loop's codecs by id
 
 
 # ------------------------------------------------------------------------------ the modules
@@ -626,25 +628,31 @@ def test_runs_of_batches_stop_where_the_reader_must_read(
     assert fallbacks.count > before  # the batch cut short: only the reference says why
     decoder = CoordinatorDecoder(CONSUMER_OFFSETS, native=True)
     loop = decoder.native_loop
-    args = (True, 1 << 20, 1 << 20, CRC32C, RecordBatch, "f", Codec.NONE)
+    args = (True, 1 << 20, 1 << 20, CRC32C, RecordBatch, "f", _CODECS)
     types = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
-    got, pos = loop.batches(data, 0, *args, types, run)  # 3 records a batch
+    got, pos = loop.batches(data, 0, *args, types, run, None)  # 3 records a batch
     assert [b.base_offset for b, _ in got] == ([0] if run <= 3 else [0, 10])
     assert pos == sum(len(b) for b in good[: len(got)])
     at_lz4 = len(good[0]) + len(good[1])
-    assert loop.batches(data, at_lz4, *args, types, run) == ([], at_lz4)
+    assert loop.batches(data, at_lz4, *args, types, run, None) == ([], at_lz4)
+    # given the reader's decompress function, the run goes on through the lz4 batch
+    got, pos = loop.batches(data, at_lz4, *args, types, 6, decompress)
+    assert [(b.base_offset, b.codec) for b, _ in got] == [(20, Codec.LZ4), (20, Codec.NONE)]
+    assert [r.value for r in got[0][1]] == [r.value for r in got[1][1]]
 
 
 def test_runs_check_what_they_are_given(native: ModuleType) -> None:
     loop = CoordinatorDecoder(CONSUMER_OFFSETS, native=True).native_loop
     data = _batch([NewRecord(_oc_key("g", "t", 1), _oc_value(3))])
-    args = (True, 1 << 20, 1 << 20, CRC32C, RecordBatch, "f", Codec.NONE)
+    args = (True, 1 << 20, 1 << 20, CRC32C, RecordBatch, "f", _CODECS)
     types = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
-    with pytest.raises(TypeError, match="11 arguments"):
+    with pytest.raises(TypeError, match="12 arguments"):
         loop.batches(data, 0)
     with pytest.raises(TypeError, match="tuple of 2"):
-        loop.batches(data, 0, *args, (), 10)
+        loop.batches(data, 0, *args, (), 10, None)
+    with pytest.raises(TypeError, match="tuple of 5"):
+        loop.batches(data, 0, *args[:-1], Codec.NONE, types, 10, None)
     with pytest.raises(ValueError, match="outside"):
-        loop.batches(data, len(data) + 1, *args, types, 10)
-    ((batch, records),) = loop.batches(data, 0, *args, types, 10)[0]
+        loop.batches(data, len(data) + 1, *args, types, 10, None)
+    ((batch, records),) = loop.batches(data, 0, *args, types, 10, None)[0]
     assert batch.file == "f" and batch.records == [] and len(records) == 1

@@ -9,11 +9,10 @@ Two loops give the same batches:
 
 - the native columnar loop (``ColumnBuilder`` in ``codegen/native/records.c``) parses the
   records of v2 batches straight into Arrow buffers, with the reference's framing, header,
-  CRC-32C and control-record checks for uncompressed batches; a compressed batch is
-  decompressed in Python (:func:`~codegen.dumps.batches.decode_entry`'s own steps, once per
-  batch). A batch whose records do not parse, a control batch the checks refuse (or a
-  compressed one) and a legacy entry are read by the reference (``decode_entry``), so errors
-  are the reference's;
+  CRC-32C and control-record checks; a compressed batch's records come from the reference's
+  own decompress function, called from the loop. A batch that does not decompress or whose
+  records do not parse, a control batch the checks refuse (or a compressed one) and a legacy
+  entry are read by the reference (``decode_entry``), so errors are the reference's;
 - the pure loop (the reference, and the fallback when the native modules are not built or
   ``SPECGEN_BACKEND=pure``) builds the columns from :class:`~codegen.dumps.SegmentReader`'s
   records.
@@ -40,12 +39,10 @@ except ModuleNotFoundError as exc:
 from codegen.dumps.batches import (
     CRC32C,
     DEFAULT_MAX_BATCH_RECORDS,
-    RECORD_BATCH_OVERHEAD,
-    _open_v2,
     decode_entry,
     decode_entry_raw,
 )
-from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompress
 from codegen.dumps.model import RecordBatch, SegmentError, increment_sequence
 from codegen.dumps.segments import SegmentReader, frame_at
 from codegen.runtime import backends
@@ -196,7 +193,16 @@ def _native_batches(
     while pos < end:
         # The uncompressed v2 batches in C, up to an entry it leaves here or a full Arrow batch.
         pos = builder.add_entries(
-            data, pos, start, verify_crc, max_size, max_records, batch_rows, _FLUSH_BYTES, CRC32C
+            data,
+            pos,
+            start,
+            verify_crc,
+            max_size,
+            max_records,
+            batch_rows,
+            _FLUSH_BYTES,
+            CRC32C,
+            decompress,
         )
         if builder.rows >= batch_rows or builder.nbytes > _FLUSH_BYTES:
             yield _native_record_batch(builder.finish(), errors)
@@ -204,7 +210,6 @@ def _native_batches(
         elif pos < end:
             frame, next_pos = frame_at(data, name, max_size, pos)
             error = _native_entry(
-                module,
                 builder,
                 frame,
                 data,
@@ -229,7 +234,6 @@ def _native_batches(
 
 
 def _native_entry(
-    module: ModuleType,
     builder: Any,
     frame: tuple[int, int] | SegmentError,
     data: bytes,
@@ -240,29 +244,21 @@ def _native_entry(
     max_size: int,
     max_records: int,
 ) -> SegmentError | None:
-    """One entry ``add_entries`` left: its rows added, or the error it makes."""
+    """One entry ``add_entries`` left, read by the reference: its rows added, or the error it
+    makes."""
     if isinstance(frame, SegmentError):
         return frame
     pos, total = frame
-    entry = data[pos : pos + total]
-    # A compressed v2 data batch: decompressed here, its records to the C loop.
-    if total >= RECORD_BATCH_OVERHEAD and entry[16] == 2 and not entry[22] & 0x20:
-        try:
-            opened = _open_v2(entry, name, pos, max_size, verify_crc, max_records)
-        except Exception:  # the reference's safety net reports it
-            opened = None
-        if isinstance(opened, SegmentError):
-            return opened
-        if opened is not None:
-            _, records, first, last = opened
-            try:
-                builder.add_v2(entry, records, first, last, start + pos)
-            except module.MalformedRecords:
-                pass  # the reference says why
-            else:
-                return None
     item = _reference_rows(
-        builder, entry, name, pos, start, headers, verify_crc, max_size, max_records
+        builder,
+        data[pos : pos + total],
+        name,
+        pos,
+        start,
+        headers,
+        verify_crc,
+        max_size,
+        max_records,
     )
     return item if isinstance(item, SegmentError) else None
 

@@ -48,6 +48,7 @@ from codegen.dumps.batches import (
 from codegen.dumps.compression import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     Codec,
+    decompress,
     decompressed_size_bound,
 )
 from codegen.dumps.model import (
@@ -87,6 +88,8 @@ _LOOP_RUN: Final = 64
 keep more records alive while the caller runs, so the cyclic collector moves them to older
 generations: past a few hundred records that costs more than the calls saved."""
 _TIMESTAMP_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+_CODECS: Final = tuple(Codec(codec) for codec in range(5))
+"""The codecs by id, for the batches a native record loop reads."""
 
 
 def _native_header_pass() -> ModuleType | None:
@@ -397,9 +400,10 @@ class SegmentReader:
                 CRC32C,
                 RecordBatch,
                 self.name,
-                Codec.NONE,
+                _CODECS,
                 _TIMESTAMP_TYPES,
                 _LOOP_RUN,
+                decompress,
             )
             return run, pos
 

@@ -23,27 +23,60 @@ static int crc_matches(PyObject *crc32c, PyObject *bytes_view, const unsigned ch
     return value == (uint32_t)be32(e + 17);
 }
 
-/* The uncompressed v2 batch at d[pos:n]: its size (the 12-byte entry header included) when
-   the segment reader's framing and _open_v2's checks take it as it is (control or not), 0 when
-   the caller must leave it to the reference (anything else: a framing error, a legacy entry, a
-   compressed batch, a bad count, a CRC that does not match while verify_crc), -1 with an error
-   set. crc_ok receives whether its CRC matches. */
-static Py_ssize_t plain_v2_size(const unsigned char *d, Py_ssize_t n, int64_t pos,
-                                int64_t max_size, int64_t max_records, int verify_crc,
-                                PyObject *crc32c, PyObject *bytes_view, int *crc_ok) {
+/* The v2 batch at d[pos:n]: its size (the 12-byte entry header included) when the segment
+   reader's framing and _check_v2's checks take it as it is (control or not), 0 when the caller
+   must leave it to the reference (anything else: a framing error, a legacy entry, a bad count,
+   a CRC that does not match while verify_crc, a compressed batch unless compressed_too), -1
+   with an error set. crc_ok receives whether its CRC matches. A compressed batch's record
+   count is checked against its decompressed bytes later (decompressed_records). */
+static Py_ssize_t v2_size(const unsigned char *d, Py_ssize_t n, int64_t pos, int64_t max_size,
+                          int64_t max_records, int verify_crc, PyObject *crc32c,
+                          PyObject *bytes_view, int compressed_too, int *crc_ok) {
     const unsigned char *e = d + pos;
     const Py_ssize_t rem = n - (Py_ssize_t)pos;
     if (rem < 12) return 0;
     const int32_t size = be32(e + 8);
     if (size < 14 || size > rem - 12 || size > max_size) return 0; /* framing: the reader's */
     const Py_ssize_t total = 12 + (Py_ssize_t)size;
-    if (total < 61 || e[16] != 2 || (e[22] & 0x07)) return 0;
+    if (total < 61 || e[16] != 2) return 0;
+    const int codec = e[22] & 0x07;
+    if (codec > 4 || (codec && !compressed_too)) return 0;
     const int32_t count = be32(e + 57);
-    if (count < 0 || count > (total - 61) / 7 || count > max_size / 7 || count > max_records)
-        return 0;
+    if (count < 0 || count > max_size / 7 || count > max_records) return 0;
+    if (!codec && count > (total - 61) / 7) return 0;
     *crc_ok = crc_matches(crc32c, bytes_view, e, (Py_ssize_t)pos, total);
     if (*crc_ok < 0) return -1;
     return verify_crc && !*crc_ok ? 0 : total;
+}
+
+/* The records of the compressed batch of total bytes at pos in the segment, as _open_v2
+   decompresses them: decompress(codec id, the bytes after the batch header, max_size) (the
+   reader's own function) gives bytes that hold the batch's count of records at 7 bytes or
+   more each. NULL with no error set when the reference must read the batch (decompress
+   raises, or gives too few bytes: it says why), or NULL with an error. */
+static PyObject *decompressed_records(PyObject *decompress, PyObject *bytes_view,
+                                      const unsigned char *e, int64_t pos, Py_ssize_t total,
+                                      int64_t max_size) {
+    PyObject *payload = PySequence_GetSlice(bytes_view, pos + 61, pos + total);
+    if (!payload) return NULL;
+    PyObject *codec = PyLong_FromLong(e[22] & 0x07), *limit = PyLong_FromLongLong(max_size);
+    PyObject *records = NULL;
+    if (codec && limit) {
+        PyObject *args[3] = {codec, payload, limit};
+        records = PyObject_Vectorcall(decompress, args, 3, NULL);
+    }
+    Py_XDECREF(codec);
+    Py_XDECREF(limit);
+    Py_DECREF(payload);
+    if (!records) {
+        if (PyErr_ExceptionMatches(PyExc_Exception)) PyErr_Clear();
+        return NULL;
+    }
+    if (!PyBytes_CheckExact(records) || be32(e + 57) > PyBytes_GET_SIZE(records) / 7) {
+        Py_DECREF(records);
+        return NULL;
+    }
+    return records;
 }
 
 /* A segment's bytes held for a loop over its entries: its buffer, and a memoryview of its

@@ -6,10 +6,10 @@
 
 #include "log_entries.h"
 
-/* ColumnBuilder(with_headers): the columnar record loop. It appends the records of v2 data
- * batches (add_v2: the batch's entry bytes for its header fields, and its decompressed records,
- * parsed by parse() above) and rows given by Python (add_rows: legacy entries and control
- * batches, decoded by the reference) and error rows (add_error) to growable Arrow buffers of the
+/* ColumnBuilder(with_headers): the columnar record loop. It appends the records of v2 batches
+ * (add_entries: where they lie in the segment, or decompressed; parsed by parse()) and rows
+ * given by Python (add_rows: legacy entries and the batches add_entries leaves, decoded by the
+ * reference) and error rows (add_error) to growable Arrow buffers of the
  * kafka-log raw columns; finish() hands the buffers over and starts again. Batch-level fields
  * are written per record here. codegen/dumps/arrow.py drives it and wraps the buffers. */
 
@@ -310,59 +310,6 @@ static int Columns_full(Columns *C) {
     return 0;
 }
 
-/* add_v2(entry, records, start, end, position): entry is the batch's log entry (its header
-   fields are read from entry[0:61]), records[start:end] its (decompressed) records. */
-static PyObject *Columns_add_v2(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError,
-                        "add_v2(entry, records, start, end, position) takes 5 arguments");
-        return NULL;
-    }
-    Py_ssize_t start = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
-    if (end == -1 && PyErr_Occurred()) return NULL;
-    int64_t position;
-    if (as_int64(args[4], &position) < 0 || Columns_full(C)) return NULL;
-    Py_buffer entry, data;
-    if (PyObject_GetBuffer(args[0], &entry, PyBUF_SIMPLE) < 0) return NULL;
-    if (PyObject_GetBuffer(args[1], &data, PyBUF_SIMPLE) < 0) {
-        PyBuffer_Release(&entry);
-        return NULL;
-    }
-    PyObject *out = NULL;
-    Parsed *recs = NULL;
-    const unsigned char *e = entry.buf;
-    if (entry.len < 61 || e[16] != 2) {
-        PyErr_SetString(PyExc_ValueError, "entry is not a v2 batch of 61 bytes or more");
-        goto done;
-    }
-    Py_ssize_t count = be32(e + 57);
-    if (start < 0 || end < start || end > data.len || count < 0 || count > end - start) {
-        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
-                     start, end, count, data.len);
-        goto done;
-    }
-    recs = PyMem_Malloc((count ? count : 1) * sizeof(Parsed));
-    if (!recs) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (parse(data.buf, start, end, count, recs, 0) < 0) goto done;
-    /* Header lists are read again from where parse() left them: their bytes are checked. */
-    Mark m;
-    mark_save(C, &m);
-    if (put_v2(C, e, recs, count, position) < 0) {
-        mark_restore(C, &m);
-        goto done;
-    }
-    out = Py_NewRef(Py_None);
-done:
-    PyMem_Free(recs);
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&entry);
-    return out;
-}
-
 static Py_ssize_t Columns_nbytes(const Columns *C) {
     Py_ssize_t n = 0;
     for (int i = 0; i < N_COLS; i++) n += C->cols[i].data.len;
@@ -370,18 +317,21 @@ static Py_ssize_t Columns_nbytes(const Columns *C) {
 }
 
 /* add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows,
-   flush_bytes, crc32c) -> pos: the uncompressed v2 batches of data from pos on, with the
-   checks of the segment reader's framing and _open_v2 (and, for a control batch,
-   decode_entry's checks of its keys and markers). It stops before the first entry that is
-   anything else (a framing error, a legacy entry, a compressed batch, a bad count or CRC,
-   records that do not parse, control records the checks refuse: the caller reads that one as
-   the pure loop does), before an entry when flush_bytes of column data are held, and after
-   the entry that brings the rows to batch_rows; it returns where it stopped. */
+   flush_bytes, crc32c, decompress) -> pos: the v2 batches of data from pos on (compressed
+   data batches too when decompress, the reader's decompress function, is not None), with the
+   checks of the segment reader's framing and _open_v2 (and, for an uncompressed control
+   batch, decode_entry's checks of its keys and markers). It stops before the first entry that
+   is anything else (a framing error, a legacy entry, a compressed control batch, a bad count
+   or CRC, records that do not decompress or parse, control records the checks refuse: the
+   caller reads that one as the pure loop does), before an entry when flush_bytes of column
+   data are held, and after the entry that brings the rows to batch_rows; it returns where it
+   stopped. */
 static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 9) {
+    if (nargs != 10) {
         PyErr_SetString(PyExc_TypeError,
                         "add_entries(data, pos, position_base, verify_crc, max_size, "
-                        "max_records, batch_rows, flush_bytes, crc32c) takes 9 arguments");
+                        "max_records, batch_rows, flush_bytes, crc32c, decompress) takes 10 "
+                        "arguments");
         return NULL;
     }
     int64_t pos, base, max_size, max_records, batch_rows, flush_bytes;
@@ -391,7 +341,7 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
         return NULL;
     int verify_crc = PyObject_IsTrue(args[3]);
     if (verify_crc < 0) return NULL;
-    PyObject *crc32c = args[8];
+    PyObject *crc32c = args[8], *decompress = args[9];
     Segment seg;
     if (segment_hold(&seg, args[0], pos, "add_entries") < 0) return NULL;
     const unsigned char *d = seg.buf.buf;
@@ -401,15 +351,35 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
     PyObject *out = NULL;
     while (pos < n && Columns_nbytes(C) <= flush_bytes && !Columns_full(C)) {
         int crc_ok = 0;
-        const Py_ssize_t total = plain_v2_size(d, n, pos, max_size, max_records, verify_crc,
-                                               crc32c, seg.bytes_view, &crc_ok);
+        const Py_ssize_t total = v2_size(d, n, pos, max_size, max_records, verify_crc, crc32c,
+                                         seg.bytes_view, decompress != Py_None, &crc_ok);
         if (total < 0) goto done;
         if (total == 0) break;
         const unsigned char *e = d + pos;
         const int control = (e[22] & 0x20) != 0;
+        if (control && (e[22] & 0x07)) break;
         const int32_t count = be32(e + 57);
-        if (parsed_room(&recs, &cap, count) < 0) goto done;
-        if (parse(e, 61, total, count, recs, 0) < 0) {
+        /* the records: where they lie in the segment, or decompressed */
+        const unsigned char *data = e;
+        Py_ssize_t start = 61, end = total;
+        PyObject *decompressed = NULL;
+        if (e[22] & 0x07) {
+            decompressed = decompressed_records(decompress, seg.bytes_view, e, pos, total,
+                                                max_size);
+            if (!decompressed) {
+                if (PyErr_Occurred()) goto done;
+                break;
+            }
+            data = (const unsigned char *)PyBytes_AS_STRING(decompressed);
+            start = 0;
+            end = PyBytes_GET_SIZE(decompressed);
+        }
+        if (parsed_room(&recs, &cap, count) < 0) {
+            Py_XDECREF(decompressed);
+            goto done;
+        }
+        if (parse(data, start, end, count, recs, 0) < 0) {
+            Py_XDECREF(decompressed);
             if (!PyErr_ExceptionMatches(MalformedRecords)) goto done;
             PyErr_Clear(); /* the caller's reference read says why */
             break;
@@ -417,7 +387,9 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
         if (control && !control_records_ok(recs, count, be64(e))) break;
         Mark m;
         mark_save(C, &m);
-        if (put_v2(C, e, recs, count, base + pos) < 0) {
+        const int put = put_v2(C, e, recs, count, base + pos);
+        Py_XDECREF(decompressed); /* the records' bytes are copied into the columns */
+        if (put < 0) {
             mark_restore(C, &m);
             goto done;
         }
@@ -670,11 +642,8 @@ static void Columns_dealloc(Columns *C) {
 static PyMethodDef Columns_methods[] = {
     {"add_entries", (PyCFunction)(void (*)(void))Columns_add_entries, METH_FASTCALL,
      "add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows, "
-     "flush_bytes, crc32c) -> pos: the uncompressed v2 batches from pos on, up to the first "
+     "flush_bytes, crc32c, decompress) -> pos: the v2 batches from pos on, up to the first "
      "entry the caller must read, or until an Arrow batch is due."},
-    {"add_v2", (PyCFunction)(void (*)(void))Columns_add_v2, METH_FASTCALL,
-     "add_v2(entry, records, start, end, position): the records of a v2 data batch; "
-     "MalformedRecords (nothing added) when they do not parse."},
     {"add_rows", (PyCFunction)(void (*)(void))Columns_add_rows, METH_FASTCALL,
      "add_rows(rows, position, timestamp_type, producer_id, producer_epoch, "
      "is_transactional, is_control): rows decoded in Python."},

@@ -9,7 +9,7 @@
  *   raises MalformedRecords on the first one that does not parse exactly, as the pure loop
  *   raises _Malformed: the caller then hands the batch to the reference parser, whose error it
  *   reports. No reader runs for such a batch. (The parse keeps a Parsed, 72 bytes, per record
- *   of the count given, which loop and add_v2 check against the bytes given, one per record:
+ *   of the count given, which loop checks against the bytes given, one per record:
  *   so up to 72 bytes per byte of records; add_entries checks 7 bytes per record, the least a
  *   record takes, so up to about 10 there.)
  * - then, record by record:
@@ -23,8 +23,9 @@
  *     newer_than_spec;
  *   - everything else is slow(key, value, offset, timestamp): CoordinatorDecoder.decode.
  *
- * batches(...) reads a run of uncompressed v2 data batches from a segment's bytes in one call,
- * as SegmentReader.decoded_batches reads them a batch at a time with this loop.
+ * batches(...) reads a run of v2 data batches (compressed ones decompressed by the reader's
+ * own function) from a segment's bytes in one call, as SegmentReader.decoded_batches reads
+ * them a batch at a time with this loop.
  *
  * DecodedRecord objects are allocated with tp_alloc and their slots written at the offsets of
  * their member descriptors, checked when the loop is built.
@@ -547,19 +548,22 @@ static PyObject *record_batch(PyObject *batch_class, PyObject *file, PyObject *c
     return batch;
 }
 
-/* batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codec,
-   timestamp_types, limit) -> (items, pos): the uncompressed v2 data batches of data from pos
+/* batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codecs,
+   timestamp_types, limit, decompress) -> (items, pos): the v2 data batches of data from pos
    on, each as (record_batch(...), the loop's records of it), read as
-   SegmentReader.decoded_batches reads them with this loop, a batch at a time. It stops before
-   the first entry that is anything else (see plain_v2_size; a control batch; records the loop
-   refuses, for whatever Exception: the caller reads that one as before, and gets the same
-   answer) and after the batch that brings the records to limit; it returns where it stopped.
-   codec is the records' codec (none), timestamp_types the two types by attribute bit 3. */
+   SegmentReader.decoded_batches reads them with this loop, a batch at a time; compressed ones
+   too when decompress (the reader's decompress function) is not None. It stops before the
+   first entry that is anything else (see v2_size and decompressed_records; a control batch;
+   records the loop refuses, for whatever Exception: the caller reads that one as before, and
+   gets the same answer) and after the batch that brings the records to limit; it returns
+   where it stopped. codecs are the Codec members by id, timestamp_types the two types by
+   attribute bit 3. */
 static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 11) {
+    if (nargs != 12) {
         PyErr_SetString(PyExc_TypeError,
                         "batches(data, pos, verify_crc, max_size, max_records, crc32c, "
-                        "batch_class, file, codec, timestamp_types, limit) takes 11 arguments");
+                        "batch_class, file, codecs, timestamp_types, limit, decompress) takes "
+                        "12 arguments");
         return NULL;
     }
     if (!L->slow) {
@@ -572,12 +576,17 @@ static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) 
         return NULL;
     int verify_crc = PyObject_IsTrue(args[2]);
     if (verify_crc < 0) return NULL;
-    PyObject *crc32c = args[5], *batch_class = args[6], *file = args[7], *codec = args[8];
-    PyObject *ts_types = args[9];
+    PyObject *crc32c = args[5], *batch_class = args[6], *file = args[7], *codecs = args[8];
+    PyObject *ts_types = args[9], *decompress = args[11];
     if (!PyTuple_Check(ts_types) || PyTuple_GET_SIZE(ts_types) != 2) {
         PyErr_SetString(PyExc_TypeError, "batches: timestamp_types must be a tuple of 2");
         return NULL;
     }
+    if (!PyTuple_Check(codecs) || PyTuple_GET_SIZE(codecs) != 5) {
+        PyErr_SetString(PyExc_TypeError, "batches: codecs must be a tuple of 5");
+        return NULL;
+    }
+    const int compressed_too = decompress != Py_None;
     Segment seg;
     if (segment_hold(&seg, args[0], pos, "batches") < 0) return NULL;
     const unsigned char *d = seg.buf.buf;
@@ -587,13 +596,31 @@ static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) 
     if (!items) goto done;
     while (pos < n && records < limit) {
         int crc_ok = 0;
-        const Py_ssize_t total = plain_v2_size(d, n, pos, max_size, max_records, verify_crc,
-                                               crc32c, seg.bytes_view, &crc_ok);
+        const Py_ssize_t total = v2_size(d, n, pos, max_size, max_records, verify_crc, crc32c,
+                                         seg.bytes_view, compressed_too, &crc_ok);
         if (total < 0) goto done;
         const unsigned char *e = d + pos;
         if (total == 0 || (e[22] & 0x20)) break;
-        PyObject *batch = record_batch(batch_class, file, codec, ts_types, e, pos, total, crc_ok);
+        const int codec = e[22] & 0x07;
+        /* the records: where they lie in the segment, or decompressed */
+        const unsigned char *data = e;
+        Py_ssize_t start = 61, end = total;
+        PyObject *decompressed = NULL;
+        if (codec) {
+            decompressed = decompressed_records(decompress, seg.bytes_view, e, pos, total,
+                                                max_size);
+            if (!decompressed) {
+                if (PyErr_Occurred()) goto done;
+                break;
+            }
+            data = (const unsigned char *)PyBytes_AS_STRING(decompressed);
+            start = 0;
+            end = PyBytes_GET_SIZE(decompressed);
+        }
+        PyObject *batch = record_batch(batch_class, file, PyTuple_GET_ITEM(codecs, codec),
+                                       ts_types, e, pos, total, crc_ok);
         if (!batch) {
+            Py_XDECREF(decompressed);
             if (PyErr_Occurred()) goto done;
             break;
         }
@@ -605,9 +632,10 @@ static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) 
         PyObject *recs = NULL;
         if (base_offset_obj && base_ts_obj && (append_ts_obj || !(e[22] & 0x08))) {
             if (L->used > KEY_CACHE_SIZE) cache_clear(L);
-            recs = run(L, e, 61, total, count, base_offset, base_offset_obj, base_ts,
+            recs = run(L, data, start, end, count, base_offset, base_offset_obj, base_ts,
                        base_ts_obj, append_ts_obj);
         }
+        Py_XDECREF(decompressed);
         Py_XDECREF(base_offset_obj);
         Py_XDECREF(base_ts_obj);
         Py_XDECREF(append_ts_obj);
@@ -640,9 +668,9 @@ done:
 static PyMethodDef Loop_methods[] = {
     {"clear_keys", (PyCFunction)Loop_clear_keys, METH_NOARGS, "Forget the decoded keys."},
     {"batches", (PyCFunction)(void (*)(void))Loop_batches, METH_FASTCALL,
-     "batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codec, "
-     "timestamp_types, limit) -> (items, pos): (batch, records) of the plain v2 data batches "
-     "from pos on, up to the first entry the caller must read itself."},
+     "batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codecs, "
+     "timestamp_types, limit, decompress) -> (items, pos): (batch, records) of the v2 data "
+     "batches from pos on, up to the first entry the caller must read itself."},
     {NULL, NULL, 0, NULL},
 };
 
