@@ -34,7 +34,8 @@ lower-cased, ``TopicId`` -> ``topicId``), the keys Kafka's ``JsonConverter`` wri
 ``dump`` prints, so one field has one name in every output (``docs/naming.md``).
 
 Field metadata carries what a decoder needs to fill the field from a generated object:
-``attr`` (the Python attribute) and ``kafkaType`` (the spec type, ``tagged`` for the map).
+``attr`` (the Python attribute), ``kafkaType`` (the spec type, ``tagged`` for the map) and
+``versions`` (the message versions that have the field: ``3+``, ``0-2``; not on the map).
 """
 
 from __future__ import annotations
@@ -101,7 +102,12 @@ def _field(f: Field, flexible: bool) -> dict[str, Any]:
         "name": f.json_key,
         "type": spark_type(f.type, f.struct, flexible),
         "nullable": True,
-        "metadata": {"attr": f.attr, "kafkaType": f.type.kind, "elementType": kind},
+        "metadata": {
+            "attr": f.attr,
+            "kafkaType": f.type.kind,
+            "elementType": kind,
+            "versions": str(f.versions),
+        },
     }
 
 

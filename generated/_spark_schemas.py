@@ -16,7 +16,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "reason",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "reason", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "reason",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -38,19 +43,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "producerId",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "producer_id", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "producer_id",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "firstOffset",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "first_offset", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "first_offset",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "lastOffset",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "last_offset", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "last_offset",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "lastStableOffset",
@@ -60,6 +80,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "last_stable_offset",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
         ],
@@ -71,13 +92,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "id",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "resourceType",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "resource_type", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "resource_type",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "resourceName",
@@ -87,37 +118,63 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "resource_name",
                     "kafkaType": "string",
                     "elementType": "string",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "patternType",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "pattern_type", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "pattern_type",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "principal",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "principal", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "principal",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "host",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "host", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "host",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "operation",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "operation", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "operation",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "permissionType",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "permission_type", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "permission_type",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -139,7 +196,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "name",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "name",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -161,19 +223,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "brokerId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "broker_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "broker_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "brokerEpoch",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "broker_epoch", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "broker_epoch",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "fenced",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "fenced", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "fenced",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "inControlledShutdown",
@@ -183,13 +260,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "in_controlled_shutdown",
                     "kafkaType": "int8",
                     "elementType": "int8",
+                    "versions": "1+",
                 },
             },
             {
                 "name": "logDirs",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "log_dirs", "kafkaType": "array", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "log_dirs",
+                    "kafkaType": "array",
+                    "elementType": "uuid",
+                    "versions": "2+",
+                },
             },
             {
                 "name": "cordonedLogDirs",
@@ -199,6 +282,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "cordoned_log_dirs",
                     "kafkaType": "array",
                     "elementType": "uuid",
+                    "versions": "3+",
                 },
             },
             {
@@ -221,7 +305,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "topicName",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic_name", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "topic_name",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -254,6 +343,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "entity_type",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -264,6 +354,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "entity_name",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -286,25 +377,45 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "entity", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "entity",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "key",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "key", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "key",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "value",
                 "type": "double",
                 "nullable": True,
-                "metadata": {"attr": "value", "kafkaType": "float64", "elementType": "float64"},
+                "metadata": {
+                    "attr": "value",
+                    "kafkaType": "float64",
+                    "elementType": "float64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "remove",
                 "type": "boolean",
                 "nullable": True,
-                "metadata": {"attr": "remove", "kafkaType": "bool", "elementType": "bool"},
+                "metadata": {
+                    "attr": "remove",
+                    "kafkaType": "bool",
+                    "elementType": "bool",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -326,7 +437,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "resourceType",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "resource_type", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "resource_type",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "resourceName",
@@ -336,19 +452,30 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "resource_name",
                     "kafkaType": "string",
                     "elementType": "string",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "name",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "name",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "value",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "value", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "value",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -370,13 +497,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "memberId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "member_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -387,7 +524,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "memberEpoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "member_epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "member_epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "previousMemberEpoch",
@@ -397,13 +539,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "previous_member_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "state",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "state", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "state",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "assignedPartitions",
@@ -420,6 +568,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -434,6 +583,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -448,6 +598,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "assignment_epochs",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -474,6 +625,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "assigned_partitions",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -491,6 +643,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -505,6 +658,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -519,6 +673,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "assignment_epochs",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -545,6 +700,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "partitions_pending_revocation",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -567,13 +723,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "memberId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "member_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -584,25 +750,45 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "instanceId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "instance_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "instance_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "rackId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "rack_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "rack_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "clientId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "client_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "client_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "clientHost",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "client_host", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "client_host",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "subscribedTopicNames",
@@ -612,6 +798,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "subscribed_topic_names",
                     "kafkaType": "array",
                     "elementType": "string",
+                    "versions": "0+",
                 },
             },
             {
@@ -622,6 +809,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "subscribed_topic_regex",
                     "kafkaType": "string",
                     "elementType": "string",
+                    "versions": "0+",
                 },
             },
             {
@@ -632,6 +820,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "rebalance_timeout_ms",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -642,6 +831,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "server_assignor",
                     "kafkaType": "string",
                     "elementType": "string",
+                    "versions": "0+",
                 },
             },
             {
@@ -657,6 +847,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 "attr": "session_timeout_ms",
                                 "kafkaType": "int32",
                                 "elementType": "int32",
+                                "versions": "0+",
                             },
                         },
                         {
@@ -674,6 +865,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 "attr": "name",
                                                 "kafkaType": "string",
                                                 "elementType": "string",
+                                                "versions": "0+",
                                             },
                                         },
                                         {
@@ -684,6 +876,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 "attr": "metadata",
                                                 "kafkaType": "bytes",
                                                 "elementType": "bytes",
+                                                "versions": "0+",
                                             },
                                         },
                                         {
@@ -710,6 +903,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 "attr": "supported_protocols",
                                 "kafkaType": "array",
                                 "elementType": "struct",
+                                "versions": "0+",
                             },
                         },
                         {
@@ -734,6 +928,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "classic_member_metadata",
                     "kafkaType": "struct",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -756,7 +951,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -767,13 +967,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "epoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "metadataHash",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "metadata_hash", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "metadata_hash",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -795,7 +1005,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -817,6 +1032,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -827,6 +1043,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_name",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -837,6 +1054,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "num_partitions",
                                     "kafkaType": "int32",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -854,6 +1072,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "partition",
                                                     "kafkaType": "int32",
                                                     "elementType": "int32",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -868,6 +1087,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "racks",
                                                     "kafkaType": "array",
                                                     "elementType": "string",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -894,6 +1114,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partition_metadata",
                                     "kafkaType": "array",
                                     "elementType": "struct",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -916,7 +1137,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "topics", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "topics",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -938,7 +1164,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "regularExpression",
@@ -948,6 +1179,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "regular_expression",
                     "kafkaType": "string",
                     "elementType": "string",
+                    "versions": "0",
                 },
             },
         ],
@@ -959,19 +1191,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "topics",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "topics", "kafkaType": "array", "elementType": "string"},
+                "metadata": {
+                    "attr": "topics",
+                    "kafkaType": "array",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "version",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "version", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "version",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "timestamp",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "timestamp", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "timestamp",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -993,13 +1240,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "memberId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "member_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -1021,6 +1278,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1035,6 +1293,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1061,6 +1320,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "topic_partitions",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -1083,7 +1343,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -1098,6 +1363,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "assignment_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -1108,6 +1374,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "assignment_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -1141,6 +1408,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1155,6 +1423,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                         ],
@@ -1166,13 +1435,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "assigned_partitions",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "userData",
                 "type": "binary",
                 "nullable": True,
-                "metadata": {"attr": "user_data", "kafkaType": "bytes", "elementType": "bytes"},
+                "metadata": {
+                    "attr": "user_data",
+                    "kafkaType": "bytes",
+                    "elementType": "bytes",
+                    "versions": "0+",
+                },
             },
         ],
     },
@@ -1183,13 +1458,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "topics",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "topics", "kafkaType": "array", "elementType": "string"},
+                "metadata": {
+                    "attr": "topics",
+                    "kafkaType": "array",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "userData",
                 "type": "binary",
                 "nullable": True,
-                "metadata": {"attr": "user_data", "kafkaType": "bytes", "elementType": "bytes"},
+                "metadata": {
+                    "attr": "user_data",
+                    "kafkaType": "bytes",
+                    "elementType": "bytes",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "ownedPartitions",
@@ -1206,6 +1491,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "1+",
                                 },
                             },
                             {
@@ -1220,6 +1506,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "1+",
                                 },
                             },
                         ],
@@ -1231,19 +1518,30 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "owned_partitions",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "1+",
                 },
             },
             {
                 "name": "generationId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "generation_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "generation_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "2+",
+                },
             },
             {
                 "name": "rackId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "rack_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "rack_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "3+",
+                },
             },
         ],
     },
@@ -1254,19 +1552,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "owner",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "owner", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "owner",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "requester",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "requester", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "requester",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "renewers",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "renewers", "kafkaType": "array", "elementType": "string"},
+                "metadata": {
+                    "attr": "renewers",
+                    "kafkaType": "array",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "issueTimestamp",
@@ -1276,13 +1589,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "issue_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "maxTimestamp",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "max_timestamp", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "max_timestamp",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "expirationTimestamp",
@@ -1292,13 +1611,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "expiration_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "tokenId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "token_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "token_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -1336,13 +1661,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "name",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "name",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "featureLevel",
                 "type": "short",
                 "nullable": True,
-                "metadata": {"attr": "feature_level", "kafkaType": "int16", "elementType": "int16"},
+                "metadata": {
+                    "attr": "feature_level",
+                    "kafkaType": "int16",
+                    "elementType": "int16",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -1364,13 +1699,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "id",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "epoch",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "epoch", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "epoch",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -1392,7 +1737,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "group",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -1407,25 +1757,41 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "protocol_type",
                     "kafkaType": "string",
                     "elementType": "string",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "generation",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "generation", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "generation",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "protocol",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "protocol", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "protocol",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "leader",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "leader", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "leader",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "currentStateTimestamp",
@@ -1435,6 +1801,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "current_state_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "2+",
                 },
             },
             {
@@ -1452,6 +1819,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "member_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1462,6 +1830,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "group_instance_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "3+",
                                 },
                             },
                             {
@@ -1472,6 +1841,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "client_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1482,6 +1852,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "client_host",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1492,6 +1863,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "rebalance_timeout",
                                     "kafkaType": "int32",
                                     "elementType": "int32",
+                                    "versions": "1+",
                                 },
                             },
                             {
@@ -1502,6 +1874,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "session_timeout",
                                     "kafkaType": "int32",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1512,6 +1885,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subscription",
                                     "kafkaType": "bytes",
                                     "elementType": "bytes",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1522,6 +1896,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "assignment",
                                     "kafkaType": "bytes",
                                     "elementType": "bytes",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1544,7 +1919,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "members", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "members",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -1566,7 +1946,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "version",
                 "type": "short",
                 "nullable": True,
-                "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
+                "metadata": {
+                    "attr": "version",
+                    "kafkaType": "int16",
+                    "elementType": "int16",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "kRaftVersion",
@@ -1576,6 +1961,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "k_raft_version",
                     "kafkaType": "int16",
                     "elementType": "int16",
+                    "versions": "0+",
                 },
             },
             {
@@ -1598,13 +1984,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "version",
                 "type": "short",
                 "nullable": True,
-                "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
+                "metadata": {
+                    "attr": "version",
+                    "kafkaType": "int16",
+                    "elementType": "int16",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "leaderId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "leader_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "leader_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "voters",
@@ -1621,6 +2017,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "voter_id",
                                     "kafkaType": "int32",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1631,6 +2028,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "voter_directory_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "1+",
                                 },
                             },
                             {
@@ -1653,7 +2051,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "voters", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "voters",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "grantingVoters",
@@ -1670,6 +2073,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "voter_id",
                                     "kafkaType": "int32",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -1680,6 +2084,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "voter_directory_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "1+",
                                 },
                             },
                             {
@@ -1706,6 +2111,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "granting_voters",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -1728,19 +2134,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "group",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "topic",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "topic",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "partition",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "partition", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "partition",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -1751,13 +2172,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "offset",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "offset", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "offset",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0",
+                },
             },
             {
                 "name": "metadata",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "metadata", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "metadata",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "commitTimestamp",
@@ -1767,6 +2198,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "commit_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0",
                 },
             },
         ],
@@ -1794,19 +2226,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "group",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "topic",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "topic",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "partition",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "partition", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "partition",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -1817,19 +2264,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "offset",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "offset", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "offset",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "leaderEpoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "leader_epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "leader_epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "3+",
+                },
             },
             {
                 "name": "metadata",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "metadata", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "metadata",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "commitTimestamp",
@@ -1839,6 +2301,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "commit_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -1849,13 +2312,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "expire_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "1",
                 },
             },
             {
                 "name": "topicId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "topic_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "4+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -1877,31 +2346,56 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "partitionId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "partition_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "partition_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "topicId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "topic_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "isr",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "isr", "kafkaType": "array", "elementType": "int32"},
+                "metadata": {
+                    "attr": "isr",
+                    "kafkaType": "array",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "leader",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "leader", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "leader",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "replicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "replicas", "kafkaType": "array", "elementType": "int32"},
+                "metadata": {
+                    "attr": "replicas",
+                    "kafkaType": "array",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "removingReplicas",
@@ -1911,6 +2405,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "removing_replicas",
                     "kafkaType": "array",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -1921,6 +2416,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "adding_replicas",
                     "kafkaType": "array",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -1931,13 +2427,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "leader_recovery_state",
                     "kafkaType": "int8",
                     "elementType": "int8",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "directories",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "directories", "kafkaType": "array", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "directories",
+                    "kafkaType": "array",
+                    "elementType": "uuid",
+                    "versions": "1+",
+                },
             },
             {
                 "name": "eligibleLeaderReplicas",
@@ -1947,6 +2449,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "eligible_leader_replicas",
                     "kafkaType": "array",
                     "elementType": "int32",
+                    "versions": "2+",
                 },
             },
             {
@@ -1957,6 +2460,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "last_known_elr",
                     "kafkaType": "array",
                     "elementType": "int32",
+                    "versions": "2+",
                 },
             },
             {
@@ -1979,25 +2483,45 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "partitionId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "partition_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "partition_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "topicId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "topic_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "replicas",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "replicas", "kafkaType": "array", "elementType": "int32"},
+                "metadata": {
+                    "attr": "replicas",
+                    "kafkaType": "array",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "isr",
                 "type": {"type": "array", "elementType": "integer", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "isr", "kafkaType": "array", "elementType": "int32"},
+                "metadata": {
+                    "attr": "isr",
+                    "kafkaType": "array",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "removingReplicas",
@@ -2007,6 +2531,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "removing_replicas",
                     "kafkaType": "array",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -2017,13 +2542,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "adding_replicas",
                     "kafkaType": "array",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "leader",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "leader", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "leader",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "leaderRecoveryState",
@@ -2033,13 +2564,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "leader_recovery_state",
                     "kafkaType": "int8",
                     "elementType": "int8",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "leaderEpoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "leader_epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "leader_epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "partitionEpoch",
@@ -2049,13 +2586,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "partition_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "directories",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "directories", "kafkaType": "array", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "directories",
+                    "kafkaType": "array",
+                    "elementType": "uuid",
+                    "versions": "1+",
+                },
             },
             {
                 "name": "eligibleLeaderReplicas",
@@ -2065,6 +2608,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "eligible_leader_replicas",
                     "kafkaType": "array",
                     "elementType": "int32",
+                    "versions": "2+",
                 },
             },
             {
@@ -2075,6 +2619,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "last_known_elr",
                     "kafkaType": "array",
                     "elementType": "int32",
+                    "versions": "2+",
                 },
             },
             {
@@ -2097,13 +2642,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "brokerId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "broker_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "broker_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "brokerEpoch",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "broker_epoch", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "broker_epoch",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "nextProducerId",
@@ -2113,6 +2668,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "next_producer_id",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -2135,7 +2691,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "brokerId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "broker_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "broker_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "isMigratingZkBroker",
@@ -2145,19 +2706,30 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "is_migrating_zk_broker",
                     "kafkaType": "bool",
                     "elementType": "bool",
+                    "versions": "2+",
                 },
             },
             {
                 "name": "incarnationId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "incarnation_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "incarnation_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "brokerEpoch",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "broker_epoch", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "broker_epoch",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "endPoints",
@@ -2174,6 +2746,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "name",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2184,6 +2757,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "host",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2194,6 +2768,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "port",
                                     "kafkaType": "uint16",
                                     "elementType": "uint16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2204,6 +2779,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "security_protocol",
                                     "kafkaType": "int16",
                                     "elementType": "int16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2226,7 +2802,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "end_points", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "end_points",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "features",
@@ -2243,6 +2824,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "name",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2253,6 +2835,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "min_supported_version",
                                     "kafkaType": "int16",
                                     "elementType": "int16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2263,6 +2846,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "max_supported_version",
                                     "kafkaType": "int16",
                                     "elementType": "int16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2285,19 +2869,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "features", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "features",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "rack",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "rack", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "rack",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "fenced",
                 "type": "boolean",
                 "nullable": True,
-                "metadata": {"attr": "fenced", "kafkaType": "bool", "elementType": "bool"},
+                "metadata": {
+                    "attr": "fenced",
+                    "kafkaType": "bool",
+                    "elementType": "bool",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "inControlledShutdown",
@@ -2307,13 +2906,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "in_controlled_shutdown",
                     "kafkaType": "bool",
                     "elementType": "bool",
+                    "versions": "1+",
                 },
             },
             {
                 "name": "logDirs",
                 "type": {"type": "array", "elementType": "string", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "log_dirs", "kafkaType": "array", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "log_dirs",
+                    "kafkaType": "array",
+                    "elementType": "uuid",
+                    "versions": "3+",
+                },
             },
             {
                 "name": "cordonedLogDirs",
@@ -2323,6 +2928,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "cordoned_log_dirs",
                     "kafkaType": "array",
                     "elementType": "uuid",
+                    "versions": "4+",
                 },
             },
             {
@@ -2345,13 +2951,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "controllerId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "controller_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "controller_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "incarnationId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "incarnation_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "incarnation_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "zkMigrationReady",
@@ -2361,6 +2977,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "zk_migration_ready",
                     "kafkaType": "bool",
                     "elementType": "bool",
+                    "versions": "0+",
                 },
             },
             {
@@ -2378,6 +2995,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "name",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2388,6 +3006,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "host",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2398,6 +3017,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "port",
                                     "kafkaType": "uint16",
                                     "elementType": "uint16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2408,6 +3028,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "security_protocol",
                                     "kafkaType": "int16",
                                     "elementType": "int16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2430,7 +3051,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "end_points", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "end_points",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "features",
@@ -2447,6 +3073,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "name",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2457,6 +3084,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "min_supported_version",
                                     "kafkaType": "int16",
                                     "elementType": "int16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2467,6 +3095,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "max_supported_version",
                                     "kafkaType": "int16",
                                     "elementType": "int16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2489,7 +3118,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "features", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "features",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -2511,7 +3145,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "id",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -2533,7 +3172,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "tokenId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "token_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "token_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -2555,7 +3199,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "topicId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "topic_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -2577,13 +3226,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "name",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "name",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "mechanism",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "mechanism", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "mechanism",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -2605,13 +3264,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "memberId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "member_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -2622,7 +3291,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "memberEpoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "member_epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "member_epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "previousMemberEpoch",
@@ -2632,13 +3306,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "previous_member_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "state",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "state", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "state",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "assignedPartitions",
@@ -2655,6 +3335,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2669,6 +3350,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2695,6 +3377,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "assigned_partitions",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -2717,13 +3400,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "memberId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "member_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -2734,19 +3427,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "rackId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "rack_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "rack_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "clientId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "client_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "client_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "clientHost",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "client_host", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "client_host",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "subscribedTopicNames",
@@ -2756,6 +3464,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "subscribed_topic_names",
                     "kafkaType": "array",
                     "elementType": "string",
+                    "versions": "0+",
                 },
             },
             {
@@ -2778,7 +3487,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -2789,13 +3503,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "epoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "metadataHash",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "metadata_hash", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "metadata_hash",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -2817,7 +3541,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -2839,6 +3568,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2849,6 +3579,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_name",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2863,6 +3594,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2889,6 +3621,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "initializing_topics",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -2906,6 +3639,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2916,6 +3650,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_name",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2930,6 +3665,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2956,6 +3692,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "initialized_topics",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -2973,6 +3710,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -2983,6 +3721,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_name",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3009,6 +3748,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "deleting_topics",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -3031,13 +3771,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "memberId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "member_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -3059,6 +3809,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3073,6 +3824,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3099,6 +3851,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "topic_partitions",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -3121,7 +3874,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -3136,6 +3894,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "assignment_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -3146,6 +3905,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "assignment_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -3168,19 +3928,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "topicId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "topic_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0",
+                },
             },
             {
                 "name": "partition",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "partition", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "partition",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -3195,25 +3970,41 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "snapshot_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "stateEpoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "state_epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "state_epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "leaderEpoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "leader_epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "leader_epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "startOffset",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "start_offset", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "start_offset",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "deliveryCompleteCount",
@@ -3223,6 +4014,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "delivery_complete_count",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -3233,6 +4025,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "create_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -3243,6 +4036,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "write_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -3260,6 +4054,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "first_offset",
                                     "kafkaType": "int64",
                                     "elementType": "int64",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3270,6 +4065,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "last_offset",
                                     "kafkaType": "int64",
                                     "elementType": "int64",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3280,6 +4076,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "delivery_state",
                                     "kafkaType": "int8",
                                     "elementType": "int8",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3290,6 +4087,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "delivery_count",
                                     "kafkaType": "int16",
                                     "elementType": "int16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3316,6 +4114,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "state_batches",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -3338,19 +4137,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "topicId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "topic_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0",
+                },
             },
             {
                 "name": "partition",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "partition", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "partition",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -3365,19 +4179,30 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "snapshot_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "leaderEpoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "leader_epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "leader_epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "startOffset",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "start_offset", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "start_offset",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "deliveryCompleteCount",
@@ -3387,6 +4212,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "delivery_complete_count",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -3404,6 +4230,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "first_offset",
                                     "kafkaType": "int64",
                                     "elementType": "int64",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3414,6 +4241,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "last_offset",
                                     "kafkaType": "int64",
                                     "elementType": "int64",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3424,6 +4252,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "delivery_state",
                                     "kafkaType": "int8",
                                     "elementType": "int8",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3434,6 +4263,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "delivery_count",
                                     "kafkaType": "int16",
                                     "elementType": "int16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3460,6 +4290,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "state_batches",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -3482,7 +4313,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "version",
                 "type": "short",
                 "nullable": True,
-                "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
+                "metadata": {
+                    "attr": "version",
+                    "kafkaType": "int16",
+                    "elementType": "int16",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -3504,7 +4340,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "version",
                 "type": "short",
                 "nullable": True,
-                "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
+                "metadata": {
+                    "attr": "version",
+                    "kafkaType": "int16",
+                    "elementType": "int16",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "lastContainedLogTimestamp",
@@ -3514,6 +4355,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "last_contained_log_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -3536,13 +4378,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "memberId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "member_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -3553,7 +4405,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "memberEpoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "member_epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "member_epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "previousMemberEpoch",
@@ -3563,13 +4420,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "previous_member_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "state",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "state", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "state",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "activeTasks",
@@ -3586,6 +4449,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3600,6 +4464,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3614,6 +4479,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "assignment_epochs",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3636,7 +4502,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "active_tasks", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "active_tasks",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "standbyTasks",
@@ -3653,6 +4524,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3667,6 +4539,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3681,6 +4554,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "assignment_epochs",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3707,6 +4581,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "standby_tasks",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -3724,6 +4599,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3738,6 +4614,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3752,6 +4629,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "assignment_epochs",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3774,7 +4652,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "warmup_tasks", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "warmup_tasks",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "activeTasksPendingRevocation",
@@ -3791,6 +4674,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3805,6 +4689,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3819,6 +4704,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "assignment_epochs",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3845,6 +4731,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "active_tasks_pending_revocation",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -3862,6 +4749,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3876,6 +4764,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3890,6 +4779,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "assignment_epochs",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3916,6 +4806,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "standby_tasks_pending_revocation",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -3933,6 +4824,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3947,6 +4839,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3961,6 +4854,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "assignment_epochs",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -3987,6 +4881,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "warmup_tasks_pending_revocation",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -4009,13 +4904,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "memberId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "member_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -4026,25 +4931,45 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "instanceId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "instance_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "instance_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "rackId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "rack_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "rack_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "clientId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "client_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "client_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "clientHost",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "client_host", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "client_host",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "rebalanceTimeoutMs",
@@ -4054,6 +4979,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "rebalance_timeout_ms",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -4064,13 +4990,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "topology_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
                 "name": "processId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "process_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "process_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "userEndpoint",
@@ -4085,6 +5017,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 "attr": "host",
                                 "kafkaType": "string",
                                 "elementType": "string",
+                                "versions": "0+",
                             },
                         },
                         {
@@ -4095,6 +5028,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 "attr": "port",
                                 "kafkaType": "uint16",
                                 "elementType": "uint16",
+                                "versions": "0+",
                             },
                         },
                         {
@@ -4119,6 +5053,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "user_endpoint",
                     "kafkaType": "struct",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -4136,6 +5071,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "key",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4146,6 +5082,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "value",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4168,7 +5105,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "client_tags", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "client_tags",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -4190,7 +5132,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -4201,13 +5148,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "epoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "metadataHash",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "metadata_hash", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "metadata_hash",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "validatedTopologyEpoch",
@@ -4217,6 +5174,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "validated_topology_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -4234,6 +5192,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "key",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4244,6 +5203,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "value",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4270,6 +5230,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "last_assignment_configs",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -4280,6 +5241,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "stored_description_topology_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -4290,6 +5252,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "failed_description_topology_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -4312,13 +5275,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
             {
                 "name": "memberId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "member_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "member_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             },
         ],
     },
@@ -4340,6 +5313,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4354,6 +5328,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4376,7 +5351,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "active_tasks", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "active_tasks",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "standbyTasks",
@@ -4393,6 +5373,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4407,6 +5388,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4433,6 +5415,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "standby_tasks",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -4450,6 +5433,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4464,6 +5448,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partitions",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4486,7 +5471,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "warmup_tasks", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "warmup_tasks",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -4508,7 +5498,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -4523,6 +5518,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "assignment_epoch",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -4533,6 +5529,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "assignment_timestamp",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -4555,7 +5552,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "groupId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "group_id", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "group_id",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0",
+                },
             }
         ],
     },
@@ -4566,7 +5568,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "epoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "subtopologies",
@@ -4583,6 +5590,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "subtopology_id",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4597,6 +5605,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "source_topics",
                                     "kafkaType": "array",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4611,6 +5620,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "source_topic_regex",
                                     "kafkaType": "array",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4628,6 +5638,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "name",
                                                     "kafkaType": "string",
                                                     "elementType": "string",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4638,6 +5649,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "partitions",
                                                     "kafkaType": "int32",
                                                     "elementType": "int32",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4648,6 +5660,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "replication_factor",
                                                     "kafkaType": "int16",
                                                     "elementType": "int16",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4665,6 +5678,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                                     "attr": "key",
                                                                     "kafkaType": "string",
                                                                     "elementType": "string",
+                                                                    "versions": "0+",
                                                                 },
                                                             },
                                                             {
@@ -4675,6 +5689,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                                     "attr": "value",
                                                                     "kafkaType": "string",
                                                                     "elementType": "string",
+                                                                    "versions": "0+",
                                                                 },
                                                             },
                                                             {
@@ -4701,6 +5716,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "topic_configs",
                                                     "kafkaType": "array",
                                                     "elementType": "struct",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4727,6 +5743,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "state_changelog_topics",
                                     "kafkaType": "array",
                                     "elementType": "struct",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4741,6 +5758,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "repartition_sink_topics",
                                     "kafkaType": "array",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4758,6 +5776,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "name",
                                                     "kafkaType": "string",
                                                     "elementType": "string",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4768,6 +5787,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "partitions",
                                                     "kafkaType": "int32",
                                                     "elementType": "int32",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4778,6 +5798,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "replication_factor",
                                                     "kafkaType": "int16",
                                                     "elementType": "int16",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4795,6 +5816,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                                     "attr": "key",
                                                                     "kafkaType": "string",
                                                                     "elementType": "string",
+                                                                    "versions": "0+",
                                                                 },
                                                             },
                                                             {
@@ -4805,6 +5827,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                                     "attr": "value",
                                                                     "kafkaType": "string",
                                                                     "elementType": "string",
+                                                                    "versions": "0+",
                                                                 },
                                                             },
                                                             {
@@ -4831,6 +5854,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "topic_configs",
                                                     "kafkaType": "array",
                                                     "elementType": "struct",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4857,6 +5881,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "repartition_source_topics",
                                     "kafkaType": "array",
                                     "elementType": "struct",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4878,6 +5903,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "source_topics",
                                                     "kafkaType": "array",
                                                     "elementType": "int16",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4892,6 +5918,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "source_topic_regex",
                                                     "kafkaType": "array",
                                                     "elementType": "int16",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4906,6 +5933,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "repartition_source_topics",
                                                     "kafkaType": "array",
                                                     "elementType": "int16",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -4932,6 +5960,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "copartition_groups",
                                     "kafkaType": "array",
                                     "elementType": "struct",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -4958,6 +5987,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "subtopologies",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -4980,13 +6010,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "name",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "name",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "topicId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "topic_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -5012,6 +6052,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "transactional_id",
                     "kafkaType": "string",
                     "elementType": "string",
+                    "versions": "0",
                 },
             }
         ],
@@ -5023,7 +6064,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "producerId",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "producer_id", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "producer_id",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "previousProducerId",
@@ -5033,6 +6079,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "previous_producer_id",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "1+",
                 },
             },
             {
@@ -5043,6 +6090,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "next_producer_id",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "1+",
                 },
             },
             {
@@ -5053,6 +6101,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "producer_epoch",
                     "kafkaType": "int16",
                     "elementType": "int16",
+                    "versions": "0+",
                 },
             },
             {
@@ -5063,6 +6112,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "next_producer_epoch",
                     "kafkaType": "int16",
                     "elementType": "int16",
+                    "versions": "1+",
                 },
             },
             {
@@ -5073,6 +6123,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "transaction_timeout_ms",
                     "kafkaType": "int32",
                     "elementType": "int32",
+                    "versions": "0+",
                 },
             },
             {
@@ -5083,6 +6134,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "transaction_status",
                     "kafkaType": "int8",
                     "elementType": "int8",
+                    "versions": "0+",
                 },
             },
             {
@@ -5100,6 +6152,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "topic",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -5114,6 +6167,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "partition_ids",
                                     "kafkaType": "array",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -5140,6 +6194,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "transaction_partitions",
                     "kafkaType": "array",
                     "elementType": "struct",
+                    "versions": "0+",
                 },
             },
             {
@@ -5150,6 +6205,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "transaction_last_update_timestamp_ms",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -5160,6 +6216,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "transaction_start_timestamp_ms",
                     "kafkaType": "int64",
                     "elementType": "int64",
+                    "versions": "0+",
                 },
             },
             {
@@ -5170,6 +6227,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "client_transaction_version",
                     "kafkaType": "int16",
                     "elementType": "int16",
+                    "versions": "1+",
                 },
             },
             {
@@ -5192,13 +6250,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "id",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "epoch",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "epoch", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "epoch",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -5220,13 +6288,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "brokerId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "broker_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "broker_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "brokerEpoch",
                 "type": "long",
                 "nullable": True,
-                "metadata": {"attr": "broker_epoch", "kafkaType": "int64", "elementType": "int64"},
+                "metadata": {
+                    "attr": "broker_epoch",
+                    "kafkaType": "int64",
+                    "elementType": "int64",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -5248,7 +6326,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "controllerId",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "controller_id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "controller_id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -5270,37 +6353,67 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "name",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "name",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "mechanism",
                 "type": "byte",
                 "nullable": True,
-                "metadata": {"attr": "mechanism", "kafkaType": "int8", "elementType": "int8"},
+                "metadata": {
+                    "attr": "mechanism",
+                    "kafkaType": "int8",
+                    "elementType": "int8",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "salt",
                 "type": "binary",
                 "nullable": True,
-                "metadata": {"attr": "salt", "kafkaType": "bytes", "elementType": "bytes"},
+                "metadata": {
+                    "attr": "salt",
+                    "kafkaType": "bytes",
+                    "elementType": "bytes",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "storedKey",
                 "type": "binary",
                 "nullable": True,
-                "metadata": {"attr": "stored_key", "kafkaType": "bytes", "elementType": "bytes"},
+                "metadata": {
+                    "attr": "stored_key",
+                    "kafkaType": "bytes",
+                    "elementType": "bytes",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "serverKey",
                 "type": "binary",
                 "nullable": True,
-                "metadata": {"attr": "server_key", "kafkaType": "bytes", "elementType": "bytes"},
+                "metadata": {
+                    "attr": "server_key",
+                    "kafkaType": "bytes",
+                    "elementType": "bytes",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "iterations",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "iterations", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "iterations",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -5322,7 +6435,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "version",
                 "type": "short",
                 "nullable": True,
-                "metadata": {"attr": "version", "kafkaType": "int16", "elementType": "int16"},
+                "metadata": {
+                    "attr": "version",
+                    "kafkaType": "int16",
+                    "elementType": "int16",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "voters",
@@ -5339,6 +6457,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "voter_id",
                                     "kafkaType": "int32",
                                     "elementType": "int32",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -5349,6 +6468,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "voter_directory_id",
                                     "kafkaType": "uuid",
                                     "elementType": "uuid",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -5366,6 +6486,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "name",
                                                     "kafkaType": "string",
                                                     "elementType": "string",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -5376,6 +6497,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "host",
                                                     "kafkaType": "string",
                                                     "elementType": "string",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -5386,6 +6508,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                     "attr": "port",
                                                     "kafkaType": "uint16",
                                                     "elementType": "uint16",
+                                                    "versions": "0+",
                                                 },
                                             },
                                             {
@@ -5412,6 +6535,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "endpoints",
                                     "kafkaType": "array",
                                     "elementType": "struct",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -5427,6 +6551,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 "attr": "min_supported_version",
                                                 "kafkaType": "int16",
                                                 "elementType": "int16",
+                                                "versions": "0+",
                                             },
                                         },
                                         {
@@ -5437,6 +6562,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 "attr": "max_supported_version",
                                                 "kafkaType": "int16",
                                                 "elementType": "int16",
+                                                "versions": "0+",
                                             },
                                         },
                                         {
@@ -5461,6 +6587,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "k_raft_version_feature",
                                     "kafkaType": "struct",
                                     "elementType": "struct",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -5483,7 +6610,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "voters", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "voters",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
@@ -5509,6 +6641,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "attr": "zk_migration_state",
                     "kafkaType": "int8",
                     "elementType": "int8",
+                    "versions": "0+",
                 },
             },
             {

@@ -11,9 +11,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 import pytest
@@ -83,6 +84,51 @@ def test_plans_print_to_json(cls: type) -> None:
         assert plans[version].dumps(obj) == expected
 
     check()
+
+
+_PAST_NEWEST_SPEC: Final = {
+    "apiKey": 9,
+    "type": "coordinator-value",
+    "name": "PlanProbeValue",
+    "validVersions": "0-2",
+    "flexibleVersions": "0+",
+    "fields": [
+        {"name": "Kept", "type": "int64", "versions": "0+"},
+        {"name": "Ended", "type": "string", "versions": "0-2"},
+        {"name": "Early", "type": "int32", "versions": "0-1"},
+        {
+            "name": "Parts",
+            "type": "[]Part",
+            "versions": "0+",
+            "fields": [
+                {"name": "Id", "type": "int32", "versions": "0+"},
+                {"name": "Old", "type": "int32", "versions": "1-2"},
+            ],
+        },
+        {"name": "Tag", "type": "int32", "versions": "2+", "taggedVersions": "2+", "tag": 0,
+         "default": "-1"},
+    ],
+}  # fmt: skip
+
+
+def test_plans_past_the_newest_version(tmp_path: Path, codec_package: Any) -> None:
+    """Past a flexible message's newest version (read with that version's reader), the last
+    plan prints what to_json prints there: fields whose versions end at the newest are gone,
+    in nested structs too. A message not flexible at its newest has no such plan."""
+    (tmp_path / "PlanProbeValue.json").write_text(json.dumps(_PAST_NEWEST_SPEC))
+    package = codec_package("plan_probe_codecs", [tmp_path])
+    cls = package.MESSAGES["PlanProbeValue"]
+    part = sys.modules[cls.__module__].Part
+    plans = value_plans(cls)
+    assert len(plans) == 4 and all(p is not None for p in plans)
+    obj = cls(kept=1, ended="e", early=2, parts=[part(id=3, old=4)], tag=5)
+    for version in (3, 4, 100):
+        assert orjson.loads(plans[-1].dumps(obj)) == {"kept": 1, "parts": [{"id": 3}], "tag": 5}
+        assert plans[-1].dumps(obj) == orjson.dumps(obj.to_json(version))
+    assert plans[2].dumps(obj) == orjson.dumps(obj.to_json(2))
+    from generated.offset_commit_key import OffsetCommitKey
+
+    assert value_plans(OffsetCommitKey)[-1] is None  # not flexible
 
 
 def test_plans_refuse_what_they_cannot_print() -> None:

@@ -98,7 +98,10 @@ def _struct_plan(
     index: int,
     schema: dict[str, Any],
     classes: dict[str, type],
+    past_newest: bool = False,
 ) -> Any:
+    """A struct's plan by its layout at a version; ``past_newest``: at a version past the
+    newest, read with that layout (the fields whose versions end there are not printed)."""
     name, _flexible, _nslots, ops, absent, tagged, _elsewhere = structs[index]
     cls = classes[name]
     wire = {op[3]: op for op in ops}
@@ -110,6 +113,12 @@ def _struct_plan(
         attr = meta["attr"]
         if attr == _UNKNOWN_TAGS:
             continue  # to_json prints no unknown tags
+        if past_newest:
+            versions = meta.get("versions")
+            if versions is None:  # a package generated before fields said their versions
+                raise _Unprintable(f"{name}.{attr}: no versions")
+            if not versions.endswith("+"):
+                continue
         if attr in wire:
             op, is_tagged, default = wire[attr], False, None
         elif attr in tagged_ops:
@@ -129,7 +138,7 @@ def _struct_plan(
             child_schema = field["type"]
         child = None
         if (element or kind) == module.STRUCT:
-            child = _struct_plan(module, structs, child_index, child_schema, classes)
+            child = _struct_plan(module, structs, child_index, child_schema, classes, past_newest)
         key = orjson.dumps(field["name"]) + b":"
         fields.append(
             (key, attr, kind, element, bool(flags & _NULLABLE), is_tagged, default, child)
@@ -139,7 +148,10 @@ def _struct_plan(
 
 def value_plans(cls: type) -> tuple[Any, ...]:
     """The plans of a generated message class by version (index): a ``Plan``, or None where
-    its ``to_json`` prints it (no layout table, a field the printer does not print)."""
+    its ``to_json`` prints it (no layout table, a field the printer does not print). The last
+    is the plan of every version past the newest, which the decoder reads with the newest
+    version's reader when the message is flexible there (``RecordType.value_reader``):
+    ``to_json`` then prints the fields of open-ended versions only (``3+``)."""
     module = jsontext_module()
     tables: dict[int, Any] | None = getattr(cls, "_NATIVE_TABLES", None)
     classes: dict[str, type] | None = getattr(cls, "_NATIVE_CLASSES", None)
@@ -150,13 +162,28 @@ def value_plans(cls: type) -> tuple[Any, ...]:
         schema = _schemas(cls)[name]
     except (ImportError, KeyError):
         return ()
-    plans: list[Any] = [None] * (max(tables) + 1)
+    newest = max(tables)
+    plans: list[Any] = [None] * (newest + 2)
     for version, table in tables.items():
         magic, _format, _message, _version, structs = table
         if magic != _MAGIC or version < 0:
             continue
-        try:
-            plans[version] = _struct_plan(module, structs, 0, schema, dict(classes))
-        except (_Unprintable, TypeError, ValueError, KeyError):
-            plans[version] = None
+        plans[version] = _plan(module, structs, schema, classes, past_newest=False)
+        if version == newest and structs[0][1]:  # flexible: newer versions are read with it
+            plans[-1] = _plan(module, structs, schema, classes, past_newest=True)
     return tuple(plans)
+
+
+def _plan(
+    module: ModuleType,
+    structs: tuple[Any, ...],
+    schema: dict[str, Any],
+    classes: dict[str, type],
+    *,
+    past_newest: bool,
+) -> Any:
+    """The plan of a message by one version's layout, or None where it cannot print it."""
+    try:
+        return _struct_plan(module, structs, 0, schema, dict(classes), past_newest)
+    except (_Unprintable, TypeError, ValueError, KeyError):
+        return None

@@ -542,7 +542,8 @@ typedef struct {
     Middle *middles;      /* MIDDLES_SLOTS entries, or NULL before the first */
     Py_ssize_t nmiddles;
     PyObject *middle;     /* middle(rec) -> bytes */
-    PyObject *plans;      /* dict: value class -> tuple of Plan or None, by version */
+    PyObject *plans;      /* dict: value class -> tuple of Plan or None, by version (the last
+                             also every later version's) */
     PyObject *make_plans; /* make_plans(cls) -> that tuple */
     PyObject *value_text; /* value_text(rec) -> bytes, or None: the line's reference */
     PyObject *line;       /* line(rec) -> bytes: the reference's whole line */
@@ -680,8 +681,10 @@ static const Plan *plan_of(Writer *w, PyObject *value, PyObject *version) {
         PyErr_Clear();
         return NULL;
     }
-    if (v < 0 || v >= PyTuple_GET_SIZE(plans)) return NULL;
-    PyObject *plan = PyTuple_GET_ITEM(plans, v);
+    const Py_ssize_t size = PyTuple_GET_SIZE(plans);
+    if (v < 0 || !size) return NULL;
+    /* the last plan is also every later version's (value_plans: past the newest) */
+    PyObject *plan = PyTuple_GET_ITEM(plans, v < size ? v : size - 1);
     return Py_TYPE(plan) == &PlanType ? (const Plan *)plan : NULL;
 }
 
@@ -812,7 +815,7 @@ static int put_record(Writer *w, PyObject *rec, PyObject *close) {
         PyObject *members = slot(w, rec, R_MEMBERS);
         value = slot(w, rec, R_VALUE);
         if (!members || !value) return NOT_HERE;
-        if (members == Py_None && !is_newer) {
+        if (members == Py_None) {
             plan = plan_of(w, value, version);
             if (!plan && PyErr_Occurred()) return -1;
         }

@@ -16,19 +16,34 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "name": "id",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "id", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "id",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "name",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "name", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "name",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "weights",
                 "type": {"type": "array", "elementType": "short", "containsNull": True},
                 "nullable": True,
-                "metadata": {"attr": "weights", "kafkaType": "array", "elementType": "int16"},
+                "metadata": {
+                    "attr": "weights",
+                    "kafkaType": "array",
+                    "elementType": "int16",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "owner",
@@ -43,6 +58,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 "attr": "host",
                                 "kafkaType": "string",
                                 "elementType": "string",
+                                "versions": "0+",
                             },
                         },
                         {
@@ -53,6 +69,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                 "attr": "port",
                                 "kafkaType": "uint16",
                                 "elementType": "uint16",
+                                "versions": "0+",
                             },
                         },
                         {
@@ -73,7 +90,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     ],
                 },
                 "nullable": True,
-                "metadata": {"attr": "owner", "kafkaType": "struct", "elementType": "struct"},
+                "metadata": {
+                    "attr": "owner",
+                    "kafkaType": "struct",
+                    "elementType": "struct",
+                    "versions": "2+",
+                },
             },
             {
                 "name": "members",
@@ -90,6 +112,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "host",
                                     "kafkaType": "string",
                                     "elementType": "string",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -100,6 +123,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                     "attr": "port",
                                     "kafkaType": "uint16",
                                     "elementType": "uint16",
+                                    "versions": "0+",
                                 },
                             },
                             {
@@ -122,31 +146,56 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "containsNull": True,
                 },
                 "nullable": True,
-                "metadata": {"attr": "members", "kafkaType": "array", "elementType": "struct"},
+                "metadata": {
+                    "attr": "members",
+                    "kafkaType": "array",
+                    "elementType": "struct",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "topicId",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "topic_id", "kafkaType": "uuid", "elementType": "uuid"},
+                "metadata": {
+                    "attr": "topic_id",
+                    "kafkaType": "uuid",
+                    "elementType": "uuid",
+                    "versions": "1+",
+                },
             },
             {
                 "name": "note",
                 "type": "string",
                 "nullable": True,
-                "metadata": {"attr": "note", "kafkaType": "string", "elementType": "string"},
+                "metadata": {
+                    "attr": "note",
+                    "kafkaType": "string",
+                    "elementType": "string",
+                    "versions": "1+",
+                },
             },
             {
                 "name": "epoch",
                 "type": "integer",
                 "nullable": True,
-                "metadata": {"attr": "epoch", "kafkaType": "int32", "elementType": "int32"},
+                "metadata": {
+                    "attr": "epoch",
+                    "kafkaType": "int32",
+                    "elementType": "int32",
+                    "versions": "2+",
+                },
             },
             {
                 "name": "blob",
                 "type": "binary",
                 "nullable": True,
-                "metadata": {"attr": "blob", "kafkaType": "bytes", "elementType": "bytes"},
+                "metadata": {
+                    "attr": "blob",
+                    "kafkaType": "bytes",
+                    "elementType": "bytes",
+                    "versions": "0+",
+                },
             },
             {
                 "name": "_unknown_tagged_fields",
