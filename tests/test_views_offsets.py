@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CompactedView
-from codegen.dumps.coordinator import decode_batches
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
 from codegen.dumps.writer import SegmentWriter
 from codegen.forensics.groups import GroupsView
 from codegen.forensics.lag import OffsetsView
-from codegen.views.consumer_offsets import decode_commits
+from codegen.views.consumer_offsets import decode_commits, read_compacted
 from codegen.views.offsets import (
     COMMIT_ROW_SCHEMA,
     OFFSET_SCHEMA,
@@ -161,6 +161,73 @@ def test_the_reduction_step_takes_chunks_in_any_order(
     rows = reduce_plain(pa.concat_tables(reduced)) if reduced else OFFSET_SCHEMA.empty_table()
     got = latest(rows) if reduced else rows
     assert got.to_pylist() == _reference(path)
+
+
+# Group records among the commits: ("group", group, epoch, producer or None): a consumer
+# group's ConsumerGroupMetadata record, transactional when it has a producer.
+group_step = st.tuples(
+    st.just("group"),
+    st.sampled_from(["g1", "g2"]),
+    st.integers(0, 50),
+    st.one_of(st.none(), st.sampled_from([7, 8, 9])),
+)
+logs_with_groups = st.lists(st.one_of(commit_step, group_step, end_step, end_step), max_size=40)
+
+
+def write_log_with_groups(path: Path, steps: list[tuple[Any, ...]]) -> None:
+    """:func:`write_log`'s steps, and group steps: a batch each, in order."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with SegmentWriter(path) as w:
+        for n, step in enumerate(steps):
+            ts = 1_700_000_000_000 + n
+            if step[0] == "end":
+                w.write_control(step[2], producer_id=step[1], producer_epoch=0, timestamp=ts)
+                continue
+            if step[0] == "group":
+                _, group, epoch, producer = step
+                key = _H.pack(3) + MESSAGES["ConsumerGroupMetadataKey"](group_id=group).encode(0)
+                value = _H.pack(0) + MESSAGES["ConsumerGroupMetadataValue"](epoch=epoch).encode(0)
+            else:
+                _, k, legacy, version, offset, producer, tombstone = step
+                key = _key(legacy, *KEYS[k])
+                value = None if tombstone else _value(legacy, version, offset, ts)
+            w.write_batch(
+                [(key, value)],
+                timestamp=ts,
+                producer_id=-1 if producer is None else producer,
+                producer_epoch=-1 if producer is None else 0,
+                transactional=producer is not None,
+            )
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs_with_groups, batch_rows=st.sampled_from([1, 4, 1000]))
+def test_group_records_read_from_columns_equal_the_record_view(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
+) -> None:  # fmt: skip
+    """``read_compacted`` (commits as columns, the other records one by one, markers only to
+    the producers with open group records) gives the record view's groups and offsets, with
+    transactions of group records and of commits by the same and by other producers."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log_with_groups(path, steps)
+    reference = CompactedView().add_batches(decode_batches(path))
+    view, offsets = CompactedView(), CommittedOffsets()
+    decoder = coordinator_decoder(CONSUMER_OFFSETS)
+    limits = {"max_batch_size": 1 << 20, "max_batch_records": 1 << 20, "batch_rows": batch_rows}
+    for _ in read_compacted(path, view, offsets, decoder, **limits):
+        pass
+    view.take_offsets(offsets)
+    assert view.group_rows() == reference.group_rows()
+    assert view.offset_rows() == reference.offset_rows()
+    open_groups = {  # the open transactions' group records (the columns hold the commits)
+        producer: [r.offset for r in records if "OffsetCommit" not in r.name]
+        for producer, records in reference.pending.items()
+    }
+    assert {p: [r.offset for r in rs] for p, rs in view.pending.items()} == {
+        p: offsets for p, offsets in open_groups.items() if offsets
+    }
 
 
 def test_a_transactional_commit_applies_at_its_marker(tmp_path: Path) -> None:
