@@ -197,23 +197,30 @@ def test_windows_judged_together_as_one_by_one() -> None:
         ([c(12, 8, 3), c(14, 2, 6), c(16, 3, 5), c(18, 1, 4)], 10),
         ([], None),
     ]
-    commits = [x for window, _ in cases for x in window]
-    sizes = np.array([len(window) for window, _ in cases], np.int64)
-    stops = np.cumsum(sizes)
     judged = {}
-    for now in (20, 25, 100):
-        together = judged[now] = window_statuses(
-            np.array([x.commit_timestamp for x in commits], np.int64),
-            np.array([x.offset for x in commits], np.int64),
-            np.array([x.lag or 0 for x in commits], np.int64),
-            np.array([x.lag is not None for x in commits], np.bool_),
-            stops - sizes,
-            stops,
-            now,
-            [end for _, end in cases],
-        )
-        alone = [burrow_status(window, now, end) for window, end in cases]
-        assert together == alone
+    # the windows one after another, and with older commits between them (not judged)
+    for older in ([], [c(99, 0, 0), c(1, 9, None)]):
+        commits: list[Commit] = []
+        starts = []
+        for window, _ in cases:
+            commits += older
+            starts.append(len(commits))
+            commits += window
+        first = np.array(starts, np.int64)
+        stops = first + [len(window) for window, _ in cases]
+        for now in (20, 25, 100):
+            together = judged[now] = window_statuses(
+                np.array([x.commit_timestamp for x in commits], np.int64),
+                np.array([x.offset for x in commits], np.int64),
+                np.array([x.lag or 0 for x in commits], np.int64),
+                np.array([x.lag is not None for x in commits], np.bool_),
+                first,
+                stops,
+                now,
+                [end for _, end in cases],
+            )
+            alone = [burrow_status(window, now, end) for window, end in cases]
+            assert together == alone
     assert judged[20][9] == ("REWIND", "the committed offset went back from 3 to 1")
     assert judged[100][9] == ("STOP", "no commit for 82 ms, longer than the window spans (6 ms)")
     assert judged[25][2] == ("REWIND", "the committed offset went back from 5 to 2")

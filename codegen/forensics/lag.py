@@ -552,8 +552,17 @@ def window_statuses(
       move over the window, else WARN;
     - else OK.
     """
-    n = len(offset)
     sizes = stops - starts
+    rows = _ranges(starts, stops)
+    if len(rows) < len(offset):  # the windows' rows only, one after another
+        commit_timestamp, offset, lag, known = (
+            column[rows] for column in (commit_timestamp, offset, lag, known)
+        )
+        stops = np.cumsum(sizes)
+        starts = stops - sizes
+    n = len(offset)
+    if not n:  # no commit: every window empty
+        return [(None, _NO_LOG_END)] * len(starts)
     has = sizes > 0
     newest, oldest = np.maximum(stops - 1, 0), np.minimum(starts, max(n - 1, 0))
 
@@ -573,8 +582,13 @@ def window_statuses(
     went_back = count(back, starts + 1).tolist()
     never_shrinks = (count(shrank, starts + 1) == 0).tolist()
     # the last step back of each window: the greatest row with one, by a running maximum
-    last_back = np.maximum.accumulate(np.where(back, np.arange(n), -1)) if n else back
-    ts, off = commit_timestamp.tolist(), offset.tolist()
+    last_back = np.maximum.accumulate(np.where(back, np.arange(n), -1))
+    # what the rules read of each window, at its newest and oldest commits and last step back
+    back_at = np.clip(last_back[newest], min(1, n - 1), n - 1)
+    ts_new, ts_old = commit_timestamp[newest].tolist(), commit_timestamp[oldest].tolist()
+    off_new, off_old = offset[newest].tolist(), offset[oldest].tolist()
+    off_back = offset[back_at].tolist()
+    off_before = offset[np.maximum(back_at - 1, 0)].tolist()
     out: list[tuple[str | None, str]] = []
     for k, size in enumerate(sizes.tolist()):
         if not size or unknown[k]:
@@ -592,11 +606,10 @@ def window_statuses(
         if zero_lag[k]:
             out.append(("OK", "a lag of 0 in the window"))
             continue
-        new, old = int(newest[k]), int(oldest[k])
-        idle, span = now - ts[new], ts[new] - ts[old]
+        idle, span = now - ts_new[k], ts_new[k] - ts_old[k]
         end = end_now[k]
         if idle > span:
-            if end is not None and off[new] >= end:
+            if end is not None and off_new[k] >= end:
                 out.append(("OK", "no commit lately, but the committed offset is at the log end"))
             else:
                 out.append(
@@ -607,11 +620,11 @@ def window_statuses(
                 )
             continue
         if went_back[k]:
-            b = int(last_back[new])
-            out.append(("REWIND", f"the committed offset went back from {off[b - 1]} to {off[b]}"))
+            went = f"the committed offset went back from {off_before[k]} to {off_back[k]}"
+            out.append(("REWIND", went))
             continue
         if size > 1 and never_shrinks[k]:
-            if off[new] == off[old]:
+            if off_new[k] == off_old[k]:
                 out.append(
                     (
                         "STALL",
