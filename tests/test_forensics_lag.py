@@ -229,6 +229,24 @@ def test_windows_judged_together_as_one_by_one() -> None:
     assert nothing == []
 
 
+@pytest.mark.parametrize("folder", ["scenarios", "aibulb", "ldi-poc"])
+def test_commit_arrays_are_the_commits_json(folder: str, log_folder: Path) -> None:
+    """The commits' JSON arrays written from the columns are what the objects encode to, with
+    their log ends known, partly known or not: in the columns' order, in any other (gathered
+    first), and for partitions of several reports together."""
+    import orjson
+
+    path = log_folder if folder == "scenarios" else REAL.parent / folder
+    partitions = [p for g in lag_reports(path) for p in g.partitions]
+    assert partitions
+    expected = [orjson.dumps([c.to_json() for c in p.commits]) for p in partitions]
+    assert lag_module.commits_json(partitions) == expected
+    backwards = partitions[::-1]
+    assert lag_module.commits_json(backwards) == expected[::-1]
+    if folder == "scenarios":
+        assert any(b"null" in e for e in expected) and any(b'"lag":0' in e for e in expected)
+
+
 def test_log_ends_follow_batch_times(log_folder: Path) -> None:
     ends = LogEnds(discover([log_folder]))
     end = ends.of("t", 0)

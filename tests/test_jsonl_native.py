@@ -292,3 +292,36 @@ def test_dump_jsonl_is_the_same_on_both_backends(folder: str) -> None:
     native = _dump([*paths, "--format", "jsonl"], "native")
     pure = _dump([*paths, "--format", "jsonl"], "pure")
     assert native[0] and native == pure
+
+
+def test_object_arrays_check_what_they_are_given() -> None:
+    """The integer rows' printer (lag's commits): its arguments are checked before a row is
+    read, and it prints what orjson prints of the same dicts."""
+    import numpy as np
+
+    module = jsontext_module()
+    assert module is not None
+    rows = np.array([0, -1, 2**63 - 1, -(2**63)], np.int64)
+    known = np.array([True, False, True, True])
+    prefixes = (b'{"a":', b',"b":')
+    bounds = np.array([0, 1, 1, 4], np.int64)
+    got = module.object_arrays(prefixes, (rows, rows), (None, known), bounds)
+    values = rows.tolist()
+    objects = [{"a": v, "b": v if k else None} for v, k in zip(values, known.tolist(), strict=True)]
+    assert got == [orjson.dumps(objects[a:b]) for a, b in [(0, 1), (1, 1), (1, 4)]]
+    bad = [
+        ((prefixes, (rows,), (None,), bounds), ValueError),  # fewer columns than prefixes
+        ((prefixes, (rows, rows[:3]), (None, None), bounds), ValueError),  # lengths differ
+        ((prefixes, (rows, rows), (None, known[:3]), bounds), ValueError),  # a short mask
+        ((prefixes, (rows, rows.astype(np.int32)), (None, None), bounds), ValueError),
+        ((prefixes, (rows, rows), (None, None), np.array([0, 5], np.int64)), ValueError),
+        ((prefixes, (rows, rows), (None, None), np.array([2, 1], np.int64)), ValueError),
+        ((prefixes, (rows, rows), (None, None), np.array([-1, 1], np.int64)), ValueError),
+        ((prefixes, (rows, rows), (None, None), np.zeros(0, np.int64)), ValueError),
+        (((b"{", "not bytes"), (rows, rows), (None, None), bounds), TypeError),
+        (((b"{",) * 17, (rows,) * 17, (None,) * 17, bounds), ValueError),
+        ((prefixes, [rows, rows], (None, None), bounds), TypeError),
+    ]
+    for args, error in bad:
+        with pytest.raises(error):
+            module.object_arrays(*args)

@@ -52,8 +52,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CommittedOffset, CompactedView
@@ -742,17 +742,22 @@ def partition_lags(
     return out
 
 
-def commits_json(partitions: Sequence[PartitionLag]) -> list[str]:
+def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
     """Each partition's commits as one JSON array text (what ``[c.to_json() for c in
-    p.commits]`` encodes to, compact), written from the columns in bulk."""
+    p.commits]`` encodes to, compact): written from the columns by the native printer
+    (``object_arrays`` in ``codegen/native/jsontext.c``), or from the objects (the pure
+    backend, and where the printer is not built)."""
     if not partitions:
         return []
+    printer = _native_printer()
+    if printer is None:
+        return [orjson.dumps([c.to_json() for c in p.commits]) for p in partitions]
     first = partitions[0].history
     starts = np.fromiter((p.history.start for p in partitions), np.int64, len(partitions))
     stops = np.fromiter((p.history.stop for p in partitions), np.int64, len(partitions))
     shared = all(p.history.record_offset is first.record_offset for p in partitions)
     if shared and np.array_equal(starts[1:], stops[:-1]):
-        rows: np.ndarray | slice = slice(int(starts[0]), int(stops[-1]))
+        rows = slice(int(starts[0]), int(stops[-1]))
         columns = first
     else:  # commits of several log partitions: gathered first
         columns = _gathered([p.history for p in partitions])
@@ -760,17 +765,7 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[str]:
         lengths = stops - starts
         stops = np.cumsum(lengths)
         starts = stops - lengths
-
-    def text(name: str) -> pa.Scalar:
-        return pa.scalar(name, pa.large_string())
-
-    def number(values: np.ndarray, known: np.ndarray | None = None) -> pa.Array:
-        arr = pa.array(values[rows], mask=None if known is None else ~known[rows])
-        out = pc.cast(arr, pa.large_string())
-        return out if known is None else out.fill_null("null")
-
-    known = columns.known[rows]
-    parts: list[pa.Scalar | pa.Array] = []
+    known = np.ascontiguousarray(columns.known[rows], np.bool_)
     values = (
         columns.record_offset,
         columns.commit_timestamp,
@@ -779,24 +774,32 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[str]:
         columns.log_end_offset,
         columns.lag,
     )
-    literal = "{"
-    for name, column in zip(_COMMIT_FIELDS, values, strict=True):
-        literal += f'"{name}":'
-        if name in ("logEndOffset", "lag") and not known.any():
-            literal += "null,"
-            continue
-        partly = name in ("logEndOffset", "lag") and not known.all()
-        parts += [text(literal), number(column, columns.known if partly else None)]
-        literal = ","
-    parts.append(text(literal.removesuffix(",") + "}"))
-    objects = pc.binary_join_element_wise(*parts, text(""))
-    lists = pa.LargeListArray.from_arrays(
-        pa.array(np.append(starts, stops[-1]) - starts[0], pa.int64()), objects
+    masks = tuple(known if name in ("logEndOffset", "lag") else None for name in _COMMIT_FIELDS)
+    texts: list[bytes] = printer.object_arrays(
+        _COMMIT_PREFIXES,
+        tuple(np.ascontiguousarray(v[rows], np.int64) for v in values),
+        masks,
+        np.append(starts, stops[-1]) - starts[0],
     )
-    arrays = pc.binary_join_element_wise(
-        text("["), pc.binary_join(lists, text(",")), text("]"), text("")
-    )
-    return arrays.to_pylist()  # type: ignore[no-any-return]
+    return texts
+
+
+_COMMIT_PREFIXES: Final = tuple(
+    ("{" if i == 0 else ",").encode() + orjson.dumps(name) + b":"
+    for i, name in enumerate(_COMMIT_FIELDS)
+)
+"""What comes before each member's value in a commit's JSON object."""
+
+
+def _native_printer() -> Any:
+    """The native printer module (``codegen.native._jsontext``), or None: not built, or the
+    pure backend asked for."""
+    from codegen.dumps.json_text import jsontext_module
+    from codegen.runtime import backends
+
+    if backends.requested() == backends.PURE:
+        return None
+    return jsontext_module()
 
 
 def _gathered(histories: Sequence[CommitColumns]) -> CommitColumns:

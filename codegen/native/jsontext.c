@@ -989,12 +989,120 @@ static PyTypeObject WriterType = {
     .tp_methods = Writer_methods,
 };
 
+/* --------------------------------------------------------------------------- integer rows */
+
+#define MAX_OBJECT_FIELDS 16
+
+/* object_arrays(prefixes, columns, masks, bounds) -> list of bytes: per k, the JSON array of
+   the objects of rows bounds[k]:bounds[k + 1]: each row prefixes[0], columns[0][row],
+   prefixes[1], columns[1][row], ... then "}" (prefixes: b'{"a":', b',"b":', ...). columns are
+   int64 buffers of one length; masks, per column, a buffer of one byte per row (the value is
+   null where it is 0) or None. What orjson writes of the same lists of dicts. */
+static PyObject *object_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "object_arrays(prefixes, columns, masks, bounds): three tuples and a "
+                        "buffer");
+        return NULL;
+    }
+    const Py_ssize_t nf = PyTuple_GET_SIZE(args[0]);
+    if (nf < 1 || nf > MAX_OBJECT_FIELDS || PyTuple_GET_SIZE(args[1]) != nf ||
+        PyTuple_GET_SIZE(args[2]) != nf) {
+        PyErr_Format(PyExc_ValueError, "object_arrays: 1 to %d fields, as many of each",
+                     MAX_OBJECT_FIELDS);
+        return NULL;
+    }
+    Py_buffer cols[MAX_OBJECT_FIELDS], masks[MAX_OBJECT_FIELDS], bounds;
+    int held_cols = 0, held_masks[MAX_OBJECT_FIELDS] = {0}, held_bounds = 0;
+    PyObject *out = NULL;
+    Buf b = {NULL, 0, 0, NULL};
+    Py_ssize_t n = -1;
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        if (!PyBytes_Check(PyTuple_GET_ITEM(args[0], i))) {
+            PyErr_SetString(PyExc_TypeError, "object_arrays: prefixes must be bytes");
+            goto done;
+        }
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(args[1], i), &cols[i], PyBUF_C_CONTIGUOUS) < 0)
+            goto done;
+        held_cols++;
+        if (cols[i].itemsize != 8 || (n >= 0 && cols[i].len / 8 != n)) {
+            PyErr_SetString(PyExc_ValueError, "object_arrays: int64 columns of one length");
+            goto done;
+        }
+        n = cols[i].len / 8;
+        PyObject *mask = PyTuple_GET_ITEM(args[2], i);
+        if (mask != Py_None) {
+            if (PyObject_GetBuffer(mask, &masks[i], PyBUF_C_CONTIGUOUS) < 0) goto done;
+            held_masks[i] = 1;
+            if (masks[i].itemsize != 1 || masks[i].len != n) {
+                PyErr_SetString(PyExc_ValueError, "object_arrays: a byte of mask per row");
+                goto done;
+            }
+        }
+    }
+    if (PyObject_GetBuffer(args[3], &bounds, PyBUF_C_CONTIGUOUS) < 0) goto done;
+    held_bounds = 1;
+    if (bounds.itemsize != 8 || bounds.len < 8) {
+        PyErr_SetString(PyExc_ValueError, "object_arrays: int64 bounds, the end last");
+        goto done;
+    }
+    const int64_t *at = bounds.buf;
+    const Py_ssize_t groups = bounds.len / 8 - 1;
+    for (Py_ssize_t k = 0; k <= groups; k++) {
+        if (at[k] < 0 || at[k] > n || (k && at[k] < at[k - 1])) {
+            PyErr_SetString(PyExc_ValueError, "object_arrays: bounds outside the rows");
+            goto done;
+        }
+    }
+    out = PyList_New(groups);
+    if (!out) goto done;
+    for (Py_ssize_t k = 0; k < groups; k++) {
+        b.len = 0;
+        if (PUT_LITERAL(&b, "[") < 0) goto fail;
+        for (int64_t row = at[k]; row < at[k + 1]; row++) {
+            if (row > at[k] && PUT_LITERAL(&b, ",") < 0) goto fail;
+            for (Py_ssize_t i = 0; i < nf; i++) {
+                PyObject *prefix = PyTuple_GET_ITEM(args[0], i);
+                if (buf_put(&b, PyBytes_AS_STRING(prefix), PyBytes_GET_SIZE(prefix)) < 0)
+                    goto fail;
+                const int null = held_masks[i] && !((const char *)masks[i].buf)[row];
+                if (null ? PUT_LITERAL(&b, "null") < 0
+                         : buf_int64(&b, ((const int64_t *)cols[i].buf)[row]) < 0)
+                    goto fail;
+            }
+            if (PUT_LITERAL(&b, "}") < 0) goto fail;
+        }
+        if (PUT_LITERAL(&b, "]") < 0) goto fail;
+        PyObject *text = PyBytes_FromStringAndSize(b.p, b.len);
+        if (!text) goto fail;
+        PyList_SET_ITEM(out, k, text);
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyMem_Free(b.p);
+    if (held_bounds) PyBuffer_Release(&bounds);
+    for (Py_ssize_t i = 0; i < nf; i++)
+        if (held_masks[i]) PyBuffer_Release(&masks[i]);
+    for (int i = 0; i < held_cols; i++) PyBuffer_Release(&cols[i]);
+    return out;
+}
+
+static PyMethodDef module_methods[] = {
+    {"object_arrays", (PyCFunction)(void (*)(void))object_arrays, METH_FASTCALL,
+     "object_arrays(prefixes, columns, masks, bounds) -> list of bytes: JSON arrays of objects "
+     "of int64 columns (null where a mask is 0), one per run of rows."},
+    {NULL, NULL, 0, NULL},
+};
+
 /* --------------------------------------------------------------------------- module */
 
 static struct PyModuleDef jsontext_module = {
     PyModuleDef_HEAD_INIT, "_jsontext",
     "The jsonl lines of decoded records, printed from their slots (dump --format jsonl).", -1,
-    NULL,
+    module_methods,
 };
 
 PyMODINIT_FUNC PyInit__jsontext(void) {
