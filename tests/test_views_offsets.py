@@ -314,3 +314,22 @@ def test_the_commit_history_equals_the_record_view(
     assert got.history == expected.history
     assert got.deletions == expected.deletions
     assert got.offsets == expected.offsets
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    codes=st.lists(
+        st.one_of(st.integers(0, 40), st.integers(0, 2**32 - 1), st.integers(0, 2**62)),
+        max_size=300,
+    )
+)
+def test_stable_order_is_numpys_stable_argsort(codes: list[int]) -> None:
+    """The radix passes give numpy's stable order: equal codes keep their order."""
+    import numpy as np
+
+    from codegen.views.compaction import stable_order
+
+    for values in (codes, [c % 2**16 for c in codes], [c % 2**32 for c in codes]):
+        array = np.array(values, np.int64)
+        expected = np.argsort(array, kind="stable")
+        assert stable_order(array).tolist() == expected.tolist()

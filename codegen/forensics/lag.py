@@ -67,7 +67,7 @@ from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import LogDirs, LogEnd, LogEnds, discover
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.text import plural
-from codegen.views.compaction import key_ids
+from codegen.views.compaction import key_ids, stable_order
 from codegen.views.consumer_offsets import batches_up_to, decode_commits
 from codegen.views.offsets import CommitHistory
 
@@ -328,11 +328,8 @@ def keyed_commits(history: pa.Table) -> KeyedCommits:
     if not n:
         return KeyedCommits.empty()
     # The rows by key, then in the order they took effect.
-    order, starts = _by_key(history)
+    order, starts, sorted_keys = _by_key(history)
     ends = np.append(starts[1:], n)
-    firsts = pa.array(order[starts])
-    found = zip(*(history.column(c).take(firsts).to_pylist() for c in _KEY_COLUMNS), strict=True)
-    sorted_keys: list[tuple[str, str, int]] = list(found)
     counts = ends - starts
     tombstone = history.column("isTombstone").to_numpy(zero_copy_only=False)[order]
     is_commit = ~tombstone
@@ -360,10 +357,10 @@ def keyed_commits(history: pa.Table) -> KeyedCommits:
     )
 
 
-def _by_key(history: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """The order of the rows by (group, topic, partition), stable, and where each key starts in
-    it: one sort of a number per row made of the ranks of its group and topic among the
-    distinct ones (few) and its partition."""
+def _by_key(history: pa.Table) -> tuple[np.ndarray, np.ndarray, list[tuple[str, str, int]]]:
+    """The order of the rows by (group, topic, partition), stable, where each key starts in
+    it, and the keys in that order: one sort of a number per row made of the ranks of its group
+    and topic among the distinct ones (few) and its partition."""
     group = history.column("group").combine_chunks().dictionary_encode()
     topic = history.column("topic").combine_chunks().dictionary_encode()
     partition = history.column("partition")
@@ -375,20 +372,34 @@ def _by_key(history: pa.Table) -> tuple[np.ndarray, np.ndarray]:
         by_key = sorted(range(len(first)), key=lambda k: _null_last(keys[first[k]]))
         rank[by_key] = np.arange(len(first))
         code = rank[ids]
-    else:
-        parts = np.asarray(partition.to_numpy(), np.int64)
-        low, span = int(parts.min()), int(parts.max()) - int(parts.min()) + 1
-        code = np.zeros(len(parts), np.int64)
-        for column in (group, topic):
-            names = column.dictionary.to_pylist()
-            rank = np.empty(len(names), np.int64)
-            rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
-            code = code * len(names) + rank[column.indices.to_numpy()]
-        code = code * span + (parts - low)
-    order = np.argsort(code, kind="stable")
-    ordered = code[order]
-    starts = np.flatnonzero(np.diff(ordered, prepend=ordered[0] - 1))
-    return order, starts
+        order = stable_order(code)
+        starts = _starts(code[order])
+        rows = order[starts].tolist()
+        return order, starts, [tuple(keys[r].values()) for r in rows]
+    parts = np.asarray(partition.to_numpy(), np.int64)
+    low, span = int(parts.min()), int(parts.max()) - int(parts.min()) + 1
+    code = np.zeros(len(parts), np.int64)
+    names: list[list[str]] = []
+    indices: list[np.ndarray] = []
+    for column in (group, topic):
+        names.append(column.dictionary.to_pylist())
+        rank = np.empty(len(names[-1]), np.int64)
+        rank[sorted(range(len(names[-1])), key=names[-1].__getitem__)] = np.arange(len(names[-1]))
+        indices.append(column.indices.to_numpy())
+        code = code * len(names[-1]) + rank[indices[-1]]
+    code = code * span + (parts - low)
+    order = stable_order(code)
+    starts = _starts(code[order])
+    firsts = order[starts]
+    groups, topics = (
+        [n[i] for i in ix[firsts].tolist()] for n, ix in zip(names, indices, strict=True)
+    )
+    return order, starts, list(zip(groups, topics, parts[firsts].tolist(), strict=True))
+
+
+def _starts(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of ``ordered`` starts."""
+    return np.flatnonzero(np.diff(ordered, prepend=ordered[0] - 1))
 
 
 def _null_last(row: dict[str, Any]) -> tuple[tuple[bool, Any], ...]:

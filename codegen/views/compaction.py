@@ -35,6 +35,7 @@ __all__ = [
     "last_per_key",
     "last_rows",
     "millis",
+    "stable_order",
 ]
 
 NO_MARKER: Final = -1
@@ -121,6 +122,19 @@ def key_groups(
         ids = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
         order = order[np.lexsort((order, ids))]
     return order, bounds
+
+
+def stable_order(codes: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """``np.argsort(codes, kind="stable")`` of non-negative codes: below 2**32, by one or two
+    passes of numpy's radix sort on 16 bits (a few times faster than its merge sort)."""
+    top = int(codes.max()) if len(codes) else 0
+    if top < 1 << 16:
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    if top < 1 << 32:
+        order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+        high = (codes >> 16).astype(np.uint16)[order]
+        return order[np.argsort(high, kind="stable")]
+    return np.argsort(codes, kind="stable")
 
 
 def key_ids(rows: pa.Table, keys: list[str]) -> np.ndarray:

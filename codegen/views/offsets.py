@@ -47,6 +47,7 @@ from codegen.views.compaction import (
     last_per_key,
     last_rows,
     millis,
+    stable_order,
 )
 
 __all__ = [
@@ -350,7 +351,7 @@ def deletions(rows: pa.Table) -> pa.Table:
 def _deletions(ordered: pa.Table) -> pa.Table:
     ids = key_ids(ordered, _KEY)
     tombstone = ordered.column("isTombstone").to_numpy(zero_copy_only=False)
-    order = np.lexsort((np.arange(len(ids)), ids))
+    order = stable_order(ids)
     after_live = np.zeros(len(ids), np.bool_)
     after_live[1:] = (ids[order][1:] == ids[order][:-1]) & ~tombstone[order][:-1]
     deleted = np.zeros(len(ids), np.bool_)
