@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from corpus import NATIVE_SHAPES, corpus_settings, native_corpora, native_params
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import instances
 
@@ -473,3 +473,22 @@ def test_compact_string_above_the_longest_kafka_string(engine: ModuleType) -> No
         body = head + uvarint(length + 1) + b"a" * length + struct.pack(">q", 3) + b"\x00"
         _, errors = check([body], 4)
         assert bool(errors) == (length > 0x7FFF)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.integers(-(2**15), 2**15 - 1), max_size=200),
+    wide=st.lists(st.integers(-(2**40), 2**40), max_size=5),
+)
+def test_distinct_is_numpys_unique(values: list[int], wide: list[int]) -> None:
+    """Record types and versions (int16 and int64, one value, a few, a wide range)."""
+    from codegen.columnar.decode import distinct
+
+    for array in (
+        np.array(values, np.int16),
+        np.array(values, np.int64),
+        np.array(values + wide, np.int64),
+        np.array(values[:1] * 5, np.int64),
+    ):
+        got = distinct(array)
+        assert got.dtype == np.int64 and got.tolist() == np.unique(array).tolist()

@@ -37,11 +37,29 @@ __all__ = [
     "decode_native",
     "decode_rows",
     "default_framing",
+    "distinct",
 ]
 
 I64 = npt.NDArray[np.int64]
 BoolArr = npt.NDArray[np.bool_]
 Converter = Callable[[Any], Any] | None
+
+
+def distinct(values: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.int64]:
+    """The distinct values, ascending: ``np.unique`` without its sort where they span a small
+    range (record types, versions: most batches hold one or a few)."""
+    if not len(values):
+        return np.zeros(0, np.int64)
+    first = values[0]
+    if (values == first).all():
+        return np.array([first], np.int64)
+    low, high = int(values.min()), int(values.max())
+    if high - low >= 1 << 16:
+        return np.unique(values).astype(np.int64)
+    seen = np.zeros(high - low + 1, np.bool_)
+    seen[values.astype(np.int64) - low] = True
+    return np.flatnonzero(seen) + low
+
 
 # ---------------------------------------------------------------------------------- input rows
 
@@ -354,8 +372,7 @@ def decode_native(
     n = len(starts)
     cls = codecs(package).messages[name]
     live_versions = versions if live is None else versions[live]
-    first = live_versions[:1]
-    uniq = first if (live_versions == first).all() else np.unique(live_versions)
+    uniq = distinct(live_versions)
     if len(uniq) <= 1:
         index = np.zeros(n, np.int32) if live is None else live.astype(np.int32) - 1
     else:

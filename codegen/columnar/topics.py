@@ -29,6 +29,7 @@ from codegen.columnar.decode import (
     _nulls,
     clamp_versions,
     decode_rows,
+    distinct,
     parse_frames,
 )
 from codegen.columnar.package import SHIPPED, codecs
@@ -302,10 +303,8 @@ def _record_names(topic: Topic, rtype: I64, types: list[int], package: str) -> p
 
 
 def _distinct(record_types: I64) -> list[int]:
-    """The record types of a batch in order; most batches hold one, found without sorting."""
-    if len(record_types) and (record_types == record_types[0]).all():
-        return [int(record_types[0])]
-    return [int(t) for t in np.unique(record_types)]
+    """The record types of a batch in order."""
+    return distinct(record_types).tolist()  # type: ignore[no-any-return]
 
 
 def decode_topic_arrays(
