@@ -70,8 +70,19 @@ commit_step = st.tuples(
 end_step = st.tuples(st.just("end"), st.sampled_from([7, 8, 9]), st.sampled_from([COMMIT, ABORT]))
 logs = st.lists(st.one_of(commit_step, commit_step, end_step), max_size=40)
 
+# Group records among the commits: ("group", group, epoch, producer or None): a consumer
+# group's ConsumerGroupMetadata record, transactional when it has a producer.
+group_step = st.tuples(
+    st.just("group"),
+    st.sampled_from(["g1", "g2"]),
+    st.integers(0, 50),
+    st.one_of(st.none(), st.sampled_from([7, 8, 9])),
+)
+logs_with_groups = st.lists(st.one_of(commit_step, group_step, end_step, end_step), max_size=40)
+
 
 def write_log(path: Path, steps: list[tuple[Any, ...]]) -> None:
+    """The steps (commits, ends and groups), a batch each, in order."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with SegmentWriter(path) as w:
         for n, step in enumerate(steps):
@@ -80,9 +91,14 @@ def write_log(path: Path, steps: list[tuple[Any, ...]]) -> None:
                 _, producer, kind = step
                 w.write_control(kind, producer_id=producer, producer_epoch=0, timestamp=ts)
                 continue
-            _, k, legacy, version, offset, producer, tombstone = step
-            key = _key(legacy, *KEYS[k])
-            value = None if tombstone else _value(legacy, version, offset, ts)
+            if step[0] == "group":
+                _, group, epoch, producer = step
+                key = _H.pack(3) + MESSAGES["ConsumerGroupMetadataKey"](group_id=group).encode(0)
+                value = _H.pack(0) + MESSAGES["ConsumerGroupMetadataValue"](epoch=epoch).encode(0)
+            else:
+                _, k, legacy, version, offset, producer, tombstone = step
+                key = _key(legacy, *KEYS[k])
+                value = None if tombstone else _value(legacy, version, offset, ts)
             w.write_batch(
                 [(key, value)],
                 timestamp=ts,
@@ -163,43 +179,6 @@ def test_the_reduction_step_takes_chunks_in_any_order(
     assert got.to_pylist() == _reference(path)
 
 
-# Group records among the commits: ("group", group, epoch, producer or None): a consumer
-# group's ConsumerGroupMetadata record, transactional when it has a producer.
-group_step = st.tuples(
-    st.just("group"),
-    st.sampled_from(["g1", "g2"]),
-    st.integers(0, 50),
-    st.one_of(st.none(), st.sampled_from([7, 8, 9])),
-)
-logs_with_groups = st.lists(st.one_of(commit_step, group_step, end_step, end_step), max_size=40)
-
-
-def write_log_with_groups(path: Path, steps: list[tuple[Any, ...]]) -> None:
-    """:func:`write_log`'s steps, and group steps: a batch each, in order."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with SegmentWriter(path) as w:
-        for n, step in enumerate(steps):
-            ts = 1_700_000_000_000 + n
-            if step[0] == "end":
-                w.write_control(step[2], producer_id=step[1], producer_epoch=0, timestamp=ts)
-                continue
-            if step[0] == "group":
-                _, group, epoch, producer = step
-                key = _H.pack(3) + MESSAGES["ConsumerGroupMetadataKey"](group_id=group).encode(0)
-                value = _H.pack(0) + MESSAGES["ConsumerGroupMetadataValue"](epoch=epoch).encode(0)
-            else:
-                _, k, legacy, version, offset, producer, tombstone = step
-                key = _key(legacy, *KEYS[k])
-                value = None if tombstone else _value(legacy, version, offset, ts)
-            w.write_batch(
-                [(key, value)],
-                timestamp=ts,
-                producer_id=-1 if producer is None else producer,
-                producer_epoch=-1 if producer is None else 0,
-                transactional=producer is not None,
-            )
-
-
 @settings(
     max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -211,7 +190,7 @@ def test_group_records_read_from_columns_equal_the_record_view(
     the producers with open group records) gives the record view's groups and offsets, with
     transactions of group records and of commits by the same and by other producers."""
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
-    write_log_with_groups(path, steps)
+    write_log(path, steps)
     reference = CompactedView().add_batches(decode_batches(path))
     view, offsets = CompactedView(), CommittedOffsets()
     decoder = coordinator_decoder(CONSUMER_OFFSETS)

@@ -79,6 +79,33 @@ static PyObject *decompressed_records(PyObject *decompress, PyObject *bytes_view
     return records;
 }
 
+/* Where the records of the v2 batch of total bytes at e (at pos in the segment) are: in the
+   segment (e[61:total]) or, compressed, in the bytes decompressed_records gives (held: the
+   caller releases it with Py_XDECREF when done with the records). */
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t start, end;
+    PyObject *held;
+} BatchRecords;
+
+/* 1 with *r filled, 0 when the reference must read the batch (no error set), -1 with an
+   error. */
+static int batch_records(BatchRecords *r, PyObject *decompress, PyObject *bytes_view,
+                         const unsigned char *e, int64_t pos, Py_ssize_t total,
+                         int64_t max_size) {
+    r->data = e;
+    r->start = 61;
+    r->end = total;
+    r->held = NULL;
+    if (!(e[22] & 0x07)) return 1;
+    r->held = decompressed_records(decompress, bytes_view, e, pos, total, max_size);
+    if (!r->held) return PyErr_Occurred() ? -1 : 0;
+    r->data = (const unsigned char *)PyBytes_AS_STRING(r->held);
+    r->start = 0;
+    r->end = PyBytes_GET_SIZE(r->held);
+    return 1;
+}
+
 /* A segment's bytes held for a loop over its entries: its buffer, and a memoryview of its
    bytes (whatever the buffer's item format) for the slices crc32c is given. */
 typedef struct {

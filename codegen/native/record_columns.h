@@ -359,27 +359,16 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
         const int control = (e[22] & 0x20) != 0;
         if (control && (e[22] & 0x07)) break;
         const int32_t count = be32(e + 57);
-        /* the records: where they lie in the segment, or decompressed */
-        const unsigned char *data = e;
-        Py_ssize_t start = 61, end = total;
-        PyObject *decompressed = NULL;
-        if (e[22] & 0x07) {
-            decompressed = decompressed_records(decompress, seg.bytes_view, e, pos, total,
-                                                max_size);
-            if (!decompressed) {
-                if (PyErr_Occurred()) goto done;
-                break;
-            }
-            data = (const unsigned char *)PyBytes_AS_STRING(decompressed);
-            start = 0;
-            end = PyBytes_GET_SIZE(decompressed);
-        }
+        BatchRecords r;
+        const int found = batch_records(&r, decompress, seg.bytes_view, e, pos, total, max_size);
+        if (found < 0) goto done;
+        if (!found) break;
         if (parsed_room(&recs, &cap, count) < 0) {
-            Py_XDECREF(decompressed);
+            Py_XDECREF(r.held);
             goto done;
         }
-        if (parse(data, start, end, count, recs, 0) < 0) {
-            Py_XDECREF(decompressed);
+        if (parse(r.data, r.start, r.end, count, recs, 0) < 0) {
+            Py_XDECREF(r.held);
             if (!PyErr_ExceptionMatches(MalformedRecords)) goto done;
             PyErr_Clear(); /* the caller's reference read says why */
             break;
@@ -388,7 +377,7 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
         Mark m;
         mark_save(C, &m);
         const int put = put_v2(C, e, recs, count, base + pos);
-        Py_XDECREF(decompressed); /* the records' bytes are copied into the columns */
+        Py_XDECREF(r.held); /* the records' bytes are copied into the columns */
         if (put < 0) {
             mark_restore(C, &m);
             goto done;

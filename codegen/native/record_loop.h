@@ -602,25 +602,14 @@ static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) 
         const unsigned char *e = d + pos;
         if (total == 0 || (e[22] & 0x20)) break;
         const int codec = e[22] & 0x07;
-        /* the records: where they lie in the segment, or decompressed */
-        const unsigned char *data = e;
-        Py_ssize_t start = 61, end = total;
-        PyObject *decompressed = NULL;
-        if (codec) {
-            decompressed = decompressed_records(decompress, seg.bytes_view, e, pos, total,
-                                                max_size);
-            if (!decompressed) {
-                if (PyErr_Occurred()) goto done;
-                break;
-            }
-            data = (const unsigned char *)PyBytes_AS_STRING(decompressed);
-            start = 0;
-            end = PyBytes_GET_SIZE(decompressed);
-        }
+        BatchRecords r;
+        const int found = batch_records(&r, decompress, seg.bytes_view, e, pos, total, max_size);
+        if (found < 0) goto done;
+        if (!found) break;
         PyObject *batch = record_batch(batch_class, file, PyTuple_GET_ITEM(codecs, codec),
                                        ts_types, e, pos, total, crc_ok);
         if (!batch) {
-            Py_XDECREF(decompressed);
+            Py_XDECREF(r.held);
             if (PyErr_Occurred()) goto done;
             break;
         }
@@ -632,10 +621,10 @@ static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) 
         PyObject *recs = NULL;
         if (base_offset_obj && base_ts_obj && (append_ts_obj || !(e[22] & 0x08))) {
             if (L->used > KEY_CACHE_SIZE) cache_clear(L);
-            recs = run(L, data, start, end, count, base_offset, base_offset_obj, base_ts,
+            recs = run(L, r.data, r.start, r.end, count, base_offset, base_offset_obj, base_ts,
                        base_ts_obj, append_ts_obj);
         }
-        Py_XDECREF(decompressed);
+        Py_XDECREF(r.held);
         Py_XDECREF(base_offset_obj);
         Py_XDECREF(base_ts_obj);
         Py_XDECREF(append_ts_obj);
