@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from codegen.dumps.decoded import (
     KIND_CONTROL,
@@ -40,6 +40,20 @@ _GROUP_KINDS = {
 }
 
 
+_OFFSET_COLUMNS: Final = (
+    "group",
+    "topic",
+    "partition",
+    "offset",
+    "leaderEpoch",
+    "metadata",
+    "commitTimestamp",
+    "expireTimestamp",
+    "recordOffset",
+)
+"""The columnar view's columns of :class:`CommittedOffset`'s fields, in their order."""
+
+
 @dataclass(slots=True)
 class CommittedOffset:
     group: str
@@ -54,19 +68,9 @@ class CommittedOffset:
     """Offset of the log record the commit came from."""
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> CommittedOffset:
-        """From a row of the columnar view (``codegen.views.offsets.OFFSET_SCHEMA``)."""
-        return cls(
-            row["group"],
-            row["topic"],
-            row["partition"],
-            row["offset"],
-            row["leaderEpoch"],
-            row["metadata"],
-            row["commitTimestamp"],
-            row["expireTimestamp"],
-            row["recordOffset"],
-        )
+    def from_table(cls, table: Any) -> list[CommittedOffset]:
+        """The rows of a table of the columnar view (``codegen.views.offsets.OFFSET_SCHEMA``)."""
+        return list(map(cls, *(table.column(name).to_pylist() for name in _OFFSET_COLUMNS)))
 
 
 @dataclass(slots=True)
@@ -162,8 +166,7 @@ class CompactedView:
         """The committed offsets from the columnar view (:mod:`codegen.views.offsets`), for a
         view fed every record but the offset commits."""
         self.offsets = {
-            (r["group"], r["topic"], r["partition"]): CommittedOffset.from_row(r)
-            for r in offsets.table().to_pylist()
+            (o.group, o.topic, o.partition): o for o in CommittedOffset.from_table(offsets.table())
         }
 
     def end_transaction(self, producer_id: int, committed: bool) -> None:
