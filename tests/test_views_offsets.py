@@ -312,3 +312,14 @@ def test_stable_order_is_numpys_stable_argsort(codes: list[int]) -> None:
         array = np.array(values, np.int64)
         expected = np.argsort(array, kind="stable")
         assert stable_order(array).tolist() == expected.tolist()
+
+
+def test_committed_offsets_are_the_schema_columns_in_order() -> None:
+    """``CommittedOffset.from_table`` takes the columns by position: the fields and the
+    columnar view's columns are the same, in the same order."""
+    from dataclasses import fields
+
+    from codegen.dumps.command import json_key
+    from codegen.dumps.compacted import CommittedOffset
+
+    assert [json_key(f.name) for f in fields(CommittedOffset)] == OFFSET_SCHEMA.names

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from codegen.dumps.decoded import (
     KIND_CONTROL,
@@ -40,20 +40,6 @@ _GROUP_KINDS = {
 }
 
 
-_OFFSET_COLUMNS: Final = (
-    "group",
-    "topic",
-    "partition",
-    "offset",
-    "leaderEpoch",
-    "metadata",
-    "commitTimestamp",
-    "expireTimestamp",
-    "recordOffset",
-)
-"""The columnar view's columns of :class:`CommittedOffset`'s fields, in their order."""
-
-
 @dataclass(slots=True)
 class CommittedOffset:
     group: str
@@ -69,8 +55,11 @@ class CommittedOffset:
 
     @classmethod
     def from_table(cls, table: Any) -> list[CommittedOffset]:
-        """The rows of a table of the columnar view (``codegen.views.offsets.OFFSET_SCHEMA``)."""
-        return list(map(cls, *(table.column(name).to_pylist() for name in _OFFSET_COLUMNS)))
+        """The rows of a table of the columnar view (``codegen.views.offsets.OFFSET_SCHEMA``,
+        whose columns are this class's fields in order)."""
+        from codegen.views.offsets import OFFSET_SCHEMA
+
+        return list(map(cls, *(table.column(name).to_pylist() for name in OFFSET_SCHEMA.names)))
 
 
 @dataclass(slots=True)
