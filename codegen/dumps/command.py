@@ -555,13 +555,9 @@ class JsonlLines:
 def _native_writer(lines: JsonlLines) -> Any:
     """The native printer of a coordinator topic's lines, or None: not built, or the pure
     backend asked for (which keeps :meth:`JsonlLines.line`, the reference)."""
-    from codegen.runtime import backends
+    from codegen.dumps.json_text import native_printer, value_plans
 
-    if backends.requested() == backends.PURE:
-        return None
-    from codegen.dumps.json_text import jsontext_module, value_plans
-
-    module = jsontext_module()
+    module = native_printer()
     if module is None:
         return None
     return module.Writer(

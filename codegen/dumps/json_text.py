@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["jsontext_module", "value_plans"]
+__all__ = ["jsontext_module", "native_printer", "value_plans"]
 
 # The layout tables' numbers (codegen.native_tables: MAGIC, the opcodes, flags, default kinds).
 _MAGIC: Final = "kafka-specgen-native"
@@ -47,6 +47,14 @@ def jsontext_module() -> ModuleType | None:
         return importlib.import_module("codegen.native._jsontext")
     except ImportError:
         return None
+
+
+def native_printer() -> ModuleType | None:
+    """The compiled printer where the native backend prints: None when it is not built or the
+    pure backend is asked for (the reference prints then)."""
+    from codegen.runtime import backends
+
+    return None if backends.requested() == backends.PURE else jsontext_module()
 
 
 def _kinds(module: ModuleType) -> dict[str, int]:

@@ -59,6 +59,7 @@ from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CommittedOffset, CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
+from codegen.dumps.json_text import native_printer
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import SegmentReader
 from codegen.forensics.cluster import cluster_metadata
@@ -575,7 +576,7 @@ def window_statuses(
     if not n:  # no commit: every window empty
         return [(None, _NO_LOG_END)] * len(starts)
     has = sizes > 0
-    newest, oldest = np.maximum(stops - 1, 0), np.minimum(starts, max(n - 1, 0))
+    newest, oldest = np.maximum(stops - 1, 0), np.minimum(starts, n - 1)
 
     def count(flag: np.ndarray, first: np.ndarray) -> np.ndarray:
         """How many rows ``first:stops[k]`` of each window have ``flag``."""
@@ -760,7 +761,7 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
     backend, and where the printer is not built)."""
     if not partitions:
         return []
-    printer = _native_printer()
+    printer = native_printer()
     if printer is None:
         return [orjson.dumps([c.to_json() for c in p.commits]) for p in partitions]
     first = partitions[0].history
@@ -800,17 +801,6 @@ _COMMIT_PREFIXES: Final = tuple(
     for i, name in enumerate(_COMMIT_FIELDS)
 )
 """What comes before each member's value in a commit's JSON object."""
-
-
-def _native_printer() -> Any:
-    """The native printer module (``codegen.native._jsontext``), or None: not built, or the
-    pure backend asked for."""
-    from codegen.dumps.json_text import jsontext_module
-    from codegen.runtime import backends
-
-    if backends.requested() == backends.PURE:
-        return None
-    return jsontext_module()
 
 
 def _gathered(histories: Sequence[CommitColumns]) -> CommitColumns:

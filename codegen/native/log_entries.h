@@ -23,6 +23,19 @@ static int crc_matches(PyObject *crc32c, PyObject *bytes_view, const unsigned ch
     return value == (uint32_t)be32(e + 17);
 }
 
+/* The size of the entry at d[pos:n] (its 12-byte header included) when the segment reader's
+   framing takes it and it is a v2 batch of 61 bytes or more; 0 otherwise. */
+static Py_ssize_t v2_entry_size(const unsigned char *d, Py_ssize_t n, int64_t pos,
+                                int64_t max_size) {
+    const unsigned char *e = d + pos;
+    const Py_ssize_t rem = n - (Py_ssize_t)pos;
+    if (rem < 12) return 0;
+    const int32_t size = be32(e + 8);
+    if (size < 14 || size > rem - 12 || size > max_size) return 0; /* framing: the reader's */
+    const Py_ssize_t total = 12 + (Py_ssize_t)size;
+    return total < 61 || e[16] != 2 ? 0 : total;
+}
+
 /* The v2 batch at d[pos:n]: its size (the 12-byte entry header included) when the segment
    reader's framing and _check_v2's checks take it as it is (control or not), 0 when the caller
    must leave it to the reference (anything else: a framing error, a legacy entry, a bad count,
@@ -33,12 +46,8 @@ static Py_ssize_t v2_size(const unsigned char *d, Py_ssize_t n, int64_t pos, int
                           int64_t max_records, int verify_crc, PyObject *crc32c,
                           PyObject *bytes_view, int compressed_too, int *crc_ok) {
     const unsigned char *e = d + pos;
-    const Py_ssize_t rem = n - (Py_ssize_t)pos;
-    if (rem < 12) return 0;
-    const int32_t size = be32(e + 8);
-    if (size < 14 || size > rem - 12 || size > max_size) return 0; /* framing: the reader's */
-    const Py_ssize_t total = 12 + (Py_ssize_t)size;
-    if (total < 61 || e[16] != 2) return 0;
+    const Py_ssize_t total = v2_entry_size(d, n, pos, max_size);
+    if (!total) return 0;
     const int codec = e[22] & 0x07;
     if (codec > 4 || (codec && !compressed_too)) return 0;
     const int32_t count = be32(e + 57);
@@ -217,12 +226,8 @@ static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize
     if (!headers || !empty) goto done;
     while (pos < n && PyList_GET_SIZE(headers) < limit) {
         const unsigned char *e = d + pos;
-        const Py_ssize_t rem = n - (Py_ssize_t)pos;
-        if (rem < 12) break;
-        const int32_t size = be32(e + 8);
-        if (size < 14 || size > rem - 12 || size > max_size) break; /* framing: the reader's */
-        const Py_ssize_t total = 12 + (Py_ssize_t)size;
-        if (total < 61 || e[16] != 2) break;
+        const Py_ssize_t total = v2_entry_size(d, n, pos, max_size);
+        if (!total) break;
         const int attrs = be16(e + 21), codec = attrs & 0x07, control = (attrs & 0x20) != 0;
         const int32_t count = be32(e + 57);
         const int64_t stored = total - 61;
