@@ -43,7 +43,7 @@ import bench_codecs  # noqa: E402  (bench/ is not a package)
 from codegen.emit import load_messages  # noqa: E402
 from codegen.ir import Message  # noqa: E402
 from codegen.native_tables import message_table  # noqa: E402
-from codegen.runtime import NO_TAGS  # noqa: E402
+from codegen.runtime.wire import NO_TAGS  # noqa: E402
 from tests.corpus import kafka_specs  # noqa: E402
 
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}

@@ -13,11 +13,11 @@ from dataclasses import field as _field
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 from typing import TypeAlias as _TypeAlias
 
-from codegen import runtime as _rt
-from codegen.runtime import DecodeError as _DecodeError
-from codegen.runtime import StructError as _StructError
-from codegen.runtime import VersionRange as _VersionRange
-from codegen.runtime import new as _new
+from codegen.runtime import generated_api as _rt
+from codegen.runtime.generated_api import DecodeError as _DecodeError
+from codegen.runtime.generated_api import StructError as _StructError
+from codegen.runtime.generated_api import VersionRange as _VersionRange
+from codegen.runtime.generated_api import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
@@ -319,7 +319,7 @@ _NATIVE_STRUCT_0: Any = (
     (),
 )
 _NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0,)
-_rt.backends.install(
+_rt.install_backend(
     ConsumerGroupTargetAssignmentMetadataValue,
     {"ConsumerGroupTargetAssignmentMetadataValue": ConsumerGroupTargetAssignmentMetadataValue},
     {

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
-from codegen import runtime as _rt
-from codegen.runtime import UVARINT_1 as _UV1
-from codegen.runtime import DecodeError as _DecodeError
-from codegen.runtime import EncodeError as _EncodeError
-from codegen.runtime import JsonFormatError as _JsonFormatError
-from codegen.runtime import StructError as _StructError
-from codegen.runtime import VersionRange as _VersionRange
-from codegen.runtime import new as _new
+from codegen.runtime import generated_api as _rt
+from codegen.runtime.generated_api import UVARINT_1 as _UV1
+from codegen.runtime.generated_api import DecodeError as _DecodeError
+from codegen.runtime.generated_api import EncodeError as _EncodeError
+from codegen.runtime.generated_api import JsonFormatError as _JsonFormatError
+from codegen.runtime.generated_api import StructError as _StructError
+from codegen.runtime.generated_api import VersionRange as _VersionRange
+from codegen.runtime.generated_api import new as _new
 
 _MISSING: Any = object()
 _NO_TAGS = _rt.NO_TAGS
@@ -520,7 +520,7 @@ _NATIVE_STRUCT_1: Any = (
     (),
 )
 _NATIVE_LAYOUT_0: Any = (_NATIVE_STRUCT_0, _NATIVE_STRUCT_1)
-_rt.backends.install(
+_rt.install_backend(
     ShareGroupTargetAssignmentMemberValue,
     {
         "TopicPartition": TopicPartition,

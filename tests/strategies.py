@@ -34,7 +34,8 @@ from hypothesis import strategies as st
 
 from codegen.dumps.coordinator import record_types
 from codegen.ir import INTEGER_RANGES, Field, FieldType, Message, Struct
-from codegen.runtime import NO_TAGS, KafkaStruct, UnknownTags
+from codegen.runtime import KafkaStruct, UnknownTags
+from codegen.runtime.wire import NO_TAGS
 
 MAX_STRING_BYTES = 0x7FFF
 # 16383 two-byte characters and one ASCII letter: exactly the 32767-byte limit.

@@ -358,7 +358,7 @@ def test_empty_rows_and_empty_batch(engine: ModuleType) -> None:
 def test_tagged_fields_at_the_top_level(engine: ModuleType) -> None:
     """Unknown tags fill the map column; known ones replace their default; a duplicate tag
     keeps the last value, as the codec does."""
-    from codegen.runtime import uvarint
+    from codegen.runtime.wire import uvarint
 
     cls, check = ocv(engine)
     body = cls(offset=9, metadata="m").encode(4)[:-1]  # without its empty tagged section
@@ -452,7 +452,7 @@ def test_known_tagged_field_that_does_not_fit_its_size(engine: ModuleType) -> No
     that is not the value's is the codec's error."""
     import uuid
 
-    from codegen.runtime import uvarint
+    from codegen.runtime.wire import uvarint
 
     cls, check = ocv(engine)
     topic = uuid.UUID(int=0xABCDEF)
@@ -465,7 +465,7 @@ def test_known_tagged_field_that_does_not_fit_its_size(engine: ModuleType) -> No
 
 
 def test_compact_string_above_the_longest_kafka_string(engine: ModuleType) -> None:
-    from codegen.runtime import uvarint
+    from codegen.runtime.wire import uvarint
 
     _, check = ocv(engine)
     head = struct.pack(">qi", 1, 2)

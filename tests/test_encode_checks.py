@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from codegen.runtime import NO_TAGS, UnknownTags
+from codegen.runtime import UnknownTags
 from codegen.runtime.errors import (
     DecodeError,
     EncodeError,
@@ -28,6 +28,7 @@ from codegen.runtime.errors import (
     UnsupportedFieldError,
     ValueRangeError,
 )
+from codegen.runtime.wire import NO_TAGS
 from generated.abort_transaction_record import AbortTransactionRecord
 from generated.client_quota_record import ClientQuotaRecord, EntityData
 from generated.consumer_group_member_metadata_value import (

@@ -37,7 +37,8 @@ from strategies import InstanceBuilder, Options, comparable_json, json_view
 
 from codegen.emit import load_messages
 from codegen.ir import Message
-from codegen.runtime import KafkaCodecError, UnknownTagError, uvarint
+from codegen.runtime import KafkaCodecError, UnknownTagError
+from codegen.runtime.wire import uvarint
 
 _MISSING = missing_reason()
 pytestmark = [

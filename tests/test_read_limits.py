@@ -19,15 +19,9 @@ from typing import Any
 import pytest
 
 import generated
-from codegen.runtime import (
-    MAX_ARRAY_LENGTH,
-    MAX_TAGGED_FIELDS,
-    DecodeError,
-    InvalidLength,
-    InvalidTaggedField,
-    uvarint,
-)
+from codegen.runtime import DecodeError, InvalidLength, InvalidTaggedField
 from codegen.runtime.backends import native_readers
+from codegen.runtime.wire import MAX_ARRAY_LENGTH, MAX_TAGGED_FIELDS, uvarint
 
 NAME = "ConsumerGroupRegularExpressionValue"  # v0: topics []string, version, timestamp; flexible
 TAIL = bytes(16)  # version and timestamp

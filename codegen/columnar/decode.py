@@ -27,8 +27,10 @@ import pyarrow as pa
 
 from codegen.columnar.package import SHIPPED, codecs
 from codegen.columnar.schema import message_arrow_type
-from codegen.runtime import KafkaMessage, read_uvarint, uuid_json
+from codegen.runtime import KafkaMessage
 from codegen.runtime.backends import native_engine
+from codegen.runtime.json_values import uuid_json
+from codegen.runtime.wire import read_uvarint
 
 __all__ = [
     "Decoded",

@@ -50,7 +50,8 @@ from codegen.dumps.decoded import (
 from codegen.dumps.model import RawRecord, RecordBatch, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE, package_messages, package_name
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
-from codegen.runtime import BytesLike, DecodeError, KafkaMessage, backends, buffer_bytes
+from codegen.runtime import BytesLike, DecodeError, KafkaMessage, backends
+from codegen.runtime.wire import buffer_bytes
 
 __all__ = [
     "CONSUMER_OFFSETS",

@@ -19,7 +19,7 @@
 #define FORMAT_VERSION 1
 #define MAGIC "kafka-specgen-native"
 #define MAX_STRING_LENGTH 0x7FFF
-/* Kafka 4.4.0's read limits (runtime.MAX_ARRAY_LENGTH, MAX_TAGGED_FIELDS), checked before
+/* Kafka 4.4.0's read limits (runtime.wire.MAX_ARRAY_LENGTH, MAX_TAGGED_FIELDS), checked before
    anything is allocated; equal counts are read. */
 #define MAX_ARRAY_LENGTH 1000000
 #define MAX_TAGGED_FIELDS 10000
@@ -251,7 +251,7 @@ static inline uint64_t load64(const unsigned char *p) {
     return v;
 }
 
-/* runtime.read_uvarint: at most 5 bytes. */
+/* runtime.wire.read_uvarint: at most 5 bytes. */
 static int read_uvarint(Ctx *c, Py_ssize_t *pos, int64_t *out, const Path *path, PyObject *leaf) {
     Py_ssize_t o = *pos, start = o;
     int64_t value = 0;
@@ -1060,13 +1060,13 @@ static void Reader_dealloc(Reader *r) {
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
-/* runtime.checked_offset, for what the fast test below does not pass: the pure readers'
+/* runtime.wire.checked_offset, for what the fast test below does not pass: the pure readers'
    errors (a TypeError, a BufferUnderflow outside the buffer), or the offset as an int. */
 static PyObject *CheckedOffset;
 
 static COLD int slow_offset(PyObject *arg, Py_ssize_t len, Py_ssize_t *pos) {
     if (!CheckedOffset) {
-        PyObject *runtime = PyImport_ImportModule("codegen.runtime");
+        PyObject *runtime = PyImport_ImportModule("codegen.runtime.wire");
         if (!runtime) return -1;
         CheckedOffset = PyObject_GetAttrString(runtime, "checked_offset");
         Py_DECREF(runtime);
@@ -1555,7 +1555,7 @@ static HOT_INLINE int col_append(Column *col, const char *p, Py_ssize_t n) {
 
 static const char B64URL[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-/* runtime.uuid_json: URL-safe base64 of the 16 bytes without padding (22 characters). */
+/* runtime.json_values.uuid_json: URL-safe base64 of the 16 bytes without padding (22 characters). */
 static void uuid_text(const unsigned char *p, char *out) {
     for (int i = 0; i < 15; i += 3) {
         uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];

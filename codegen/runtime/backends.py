@@ -21,6 +21,9 @@ from importlib import import_module
 from types import ModuleType
 from typing import Any
 
+from codegen.runtime.messages import KafkaStruct
+from codegen.runtime.wire import NO_TAGS, unknown_tags_read
+
 ENVIRONMENT_VARIABLE = "SPECGEN_BACKEND"
 CHOICES = ("auto", "native", "pure")
 NATIVE = "native"
@@ -147,8 +150,6 @@ def native_readers(
 ) -> tuple[dict[int, Any], dict[int, Any]]:
     """The engine's readers and row readers of each version's table, as the backend makes
     them: ``classes`` maps each struct name of the tables to its generated class."""
-    from codegen.runtime import NO_TAGS, unknown_tags_read
-
     rows = {name: _default_row_factory(c) for name, c in classes.items()}
     readers = {
         v: engine.reader(t, classes, unknown_tags_read, no_tags=NO_TAGS) for v, t in tables.items()
@@ -166,8 +167,6 @@ def _default_row_factory(cls: Any) -> Callable[[], tuple[Any, ...]]:
 
 
 def _as_row(obj: Any) -> tuple[Any, ...]:
-    from codegen.runtime import KafkaStruct
-
     def value(v: Any) -> Any:
         if isinstance(v, KafkaStruct):
             return _as_row(v)

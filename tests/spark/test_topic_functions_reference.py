@@ -42,7 +42,7 @@ from codegen.dumps.metadata import metadata_decoder
 from codegen.dumps.model import SegmentError
 from codegen.emit import load_messages
 from codegen.ir import Message
-from codegen.runtime import uuid_json
+from codegen.runtime.json_values import uuid_json
 from generated import MESSAGES
 from generated._spark_schemas import FOLDERS, SCHEMAS
 from spark_udfs import functions

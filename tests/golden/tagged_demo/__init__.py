@@ -4,14 +4,14 @@
 
 from typing import TYPE_CHECKING
 
-from codegen.runtime import MessageIndex
+from codegen.runtime.generated_api import MessageIndex
 
 if TYPE_CHECKING:
     # For type checkers only: MESSAGES["Name"] is the class of that spec, any other str a
     # KafkaMessage class (a KeyError at run time). Nothing here is imported at run time.
     from typing import Literal, overload
 
-    from codegen.runtime import KafkaMessage
+    from codegen.runtime.generated_api import KafkaMessage
 
     from .tagged_demo import TaggedDemo
 
