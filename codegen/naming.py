@@ -1,4 +1,4 @@
-"""Python and JSON names for spec names."""
+"""Python and JSON names for spec names, and case conversion between them. Stdlib only."""
 
 from __future__ import annotations
 
@@ -33,6 +33,13 @@ def attribute_name(spec_name: str) -> str:
     """The Python attribute for a spec field; keywords get a trailing underscore."""
     s = snake_case(spec_name)
     return f"{s}_" if keyword.iskeyword(s) else s
+
+
+def camel_case(attribute: str) -> str:
+    """A Python attribute under Kafka's JSON style: ``leader_epoch`` -> ``leaderEpoch`` (the
+    names the Spark columns have too; docs/naming.md)."""
+    head, *rest = attribute.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
 def json_name(spec_name: str) -> str:

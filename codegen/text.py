@@ -1,8 +1,11 @@
-"""Counts in messages: ``1 problem``, ``2 problems``, ``1,024 batches`` (standard library only)."""
+"""Numbers and moments in messages and tables: ``1 problem``, ``2 problems``, ``1,024 batches``;
+``2023-05-14T01:25:34.529Z`` (standard library only)."""
 
 from __future__ import annotations
 
-__all__ = ["plural"]
+from datetime import UTC, datetime
+
+__all__ = ["plural", "utc_text"]
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -18,3 +21,15 @@ def plural(count: int, word: str, many: str | None = None) -> str:
         else:
             many = f"{word}s"
     return f"{count:,} {many}"
+
+
+def utc_text(ms: int, none: str = "") -> str:
+    """Epoch milliseconds as UTC ISO 8601 (``2023-05-14T01:25:34.529Z``); ``none`` when negative
+    (no timestamp) or out of range."""
+    if ms < 0:
+        return none
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return none
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

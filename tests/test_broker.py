@@ -374,8 +374,8 @@ def test_broker_txnindex_files_match_dump_log_segments(broker_run: BrokerRun) ->
     import io
     from contextlib import redirect_stderr, redirect_stdout
 
-    from codegen.dumps.command import dump_log_run
     from codegen.dumps.log_files import read_transaction_index
+    from codegen.dumps.run import dump_log_run
 
     indexes = sorted(broker_run.log_dir.glob("t-txn*-*/*.txnindex"))
     entries = [e for f in indexes for e in read_transaction_index(f)]

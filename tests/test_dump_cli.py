@@ -268,7 +268,7 @@ def test_table_rows_show_partition_file_and_utc_time() -> None:
 
 def test_a_large_table_is_printed_a_table_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows are not all held until the end: every TABLE_ROWS rows make a table of their own."""
-    import codegen.dumps.command as command
+    import codegen.dumps.table as table
 
     folder = KAFKA / "aibulb" / "my-topic-0"
 
@@ -276,7 +276,7 @@ def test_a_large_table_is_printed_a_table_at_a_time(monkeypatch: pytest.MonkeyPa
         return [line.split()[2] for line in text.splitlines() if line.split()[:1] == [folder.name]]
 
     _, whole, _ = _run(folder, "--format", "table")
-    monkeypatch.setattr(command, "TABLE_ROWS", 2)
+    monkeypatch.setattr(table, "TABLE_ROWS", 2)
     code, out, _ = _run(folder, "--format", "table")
     tables = [line for line in out.splitlines() if line.split()[:2] == ["partition", "file"]]
     assert code == 0 and len(offsets(whole)) >= 4
@@ -389,13 +389,13 @@ def test_the_progress_bar_moves_in_steps_not_per_batch(monkeypatch: pytest.Monke
 
     from rich.progress import Progress
 
-    import codegen.dumps.command as command
+    import codegen.dumps.run as run
 
     calls: list[int] = []
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     monkeypatch.setattr(Progress, "advance", lambda self, task, n: calls.append(n))
-    total = 100 * command.PROGRESS_MIN_BYTES
-    _, advance = command._progress(total)
+    total = 100 * run.PROGRESS_MIN_BYTES
+    _, advance = run.progress(total)
     for _ in range(total // 4096):
         advance(4096)
     assert 400 <= len(calls) <= 500
@@ -403,9 +403,9 @@ def test_the_progress_bar_moves_in_steps_not_per_batch(monkeypatch: pytest.Monke
 
 
 def test_byte_output_gathers_writes_and_writes_all_on_error(tmp_path: Path) -> None:
-    """Lines reach the file in writes of about _WRITE_SIZE, in order, and what is gathered
+    """Lines reach the file in writes of about WRITE_SIZE, in order, and what is gathered
     is written when the block ends with an error (nothing lost)."""
-    from codegen.dumps import command
+    from codegen.dumps import run
 
     class Counted:
         def __init__(self) -> None:
@@ -427,18 +427,18 @@ def test_byte_output_gathers_writes_and_writes_all_on_error(tmp_path: Path) -> N
 
     out = Out()
     line = b"x" * 9999 + b"\n"
-    n = 3 * command._WRITE_SIZE // len(line)
-    with pytest.raises(KeyboardInterrupt), command._ByteOutput(out) as output:  # type: ignore[arg-type]
+    n = 3 * run.WRITE_SIZE // len(line)
+    with pytest.raises(KeyboardInterrupt), run.ByteOutput(out) as output:  # type: ignore[arg-type]
         for _ in range(n):
             output.write(line)
         raise KeyboardInterrupt
     assert b"".join(out.buffer.writes) == line * n
     assert len(out.buffer.writes) <= 4
-    assert all(len(w) >= command._WRITE_SIZE for w in out.buffer.writes[:-1])
+    assert all(len(w) >= run.WRITE_SIZE for w in out.buffer.writes[:-1])
 
 
 def test_byte_output_writes_through_to_a_terminal() -> None:
-    from codegen.dumps import command
+    from codegen.dumps import run
 
     writes: list[bytes] = []
 
@@ -451,20 +451,20 @@ def test_byte_output_writes_through_to_a_terminal() -> None:
         def isatty(self) -> bool:
             return True
 
-    output = command._ByteOutput(Out())  # type: ignore[arg-type]
+    output = run.ByteOutput(Out())  # type: ignore[arg-type]
     output.write(b"a\n")
     assert writes == [b"a\n"]
 
 
 def test_byte_output_writes_a_file_in_order(tmp_path: Path) -> None:
     """To a file the gathered lines go out in order, after what its text layer held."""
-    from codegen.dumps import command
+    from codegen.dumps import run
 
     target = tmp_path / "out.jsonl"
     lines = [b"%d\n" % i * 500 for i in range(5000)]
     with target.open("w") as out:
         out.write("first\n")  # buffered by the text layer: flushed before the lines
-        with command._ByteOutput(out) as output:
+        with run.ByteOutput(out) as output:
             for line in lines:
                 output.write(line)
         out.write("last\n")

@@ -18,8 +18,9 @@ from typing import cast
 import pytest
 from oracle import KafkaOracle, missing_reason
 
-from codegen.dumps.command import dump_log_run, guess_topic
 from codegen.dumps.dumplog_json import DECODER_OPTIONS
+from codegen.dumps.log_dirs import guess_topic
+from codegen.dumps.run import dump_log_run
 
 ROOT = Path(__file__).resolve().parent
 DATA_DIRS = (ROOT / "data" / "kafka-data", ROOT / "data" / "dumplog")

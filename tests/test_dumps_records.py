@@ -28,9 +28,10 @@ from codegen.dumps.coordinator import (
     record_types,
 )
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN
-from codegen.dumps.dumplog_json import jackson_json, jackson_json_each, parse_record
+from codegen.dumps.dumplog_json import parse_record
 from codegen.dumps.metadata import decode_metadata_records, metadata_decoder
 from codegen.dumps.model import ControlType
+from codegen.dumps.record_json import jackson_json, jackson_json_each
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
 
@@ -734,7 +735,8 @@ def test_jsonl_lines_are_the_record_objects(topic: str) -> None:
     from strategies import coordinator_records
 
     from codegen.dumps import encode_control_batch, encode_record_batch
-    from codegen.dumps.command import JsonlLines, batch_json_fields, record_to_json
+    from codegen.dumps.jsonl import JsonlLines
+    from codegen.dumps.record_json import batch_json_fields, record_to_json
 
     fields = {"topic": topic, "partition": 0, "file": "f.log"}
 

@@ -3,7 +3,7 @@
 - every plan (:mod:`codegen.dumps.json_text`, one per message and version) prints what orjson
   prints of the generated ``to_json``, on instances drawn by hypothesis;
 - a file's lines printed by the native writer are the reference's
-  (:meth:`~codegen.dumps.command.JsonlLines.line`, the pure backend's path) byte for byte, on
+  (:meth:`~codegen.dumps.jsonl.JsonlLines.line`, the pure backend's path) byte for byte, on
   the real coordinator-topic files in tests/data and on drawn and mutated records (errors,
   unknown types and versions, newer versions, tombstones, control batches);
 - ``dump --format jsonl`` prints the same bytes, summary and exit code on both backends.
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from strategies import _shipped, coordinator_records, instances
 
 from codegen.dumps import encode_control_batch, encode_record_batch
-from codegen.dumps.command import JsonlLines, dump_command
+from codegen.dumps.command import dump_command
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     COORDINATOR_TOPICS,
@@ -33,6 +33,7 @@ from codegen.dumps.coordinator import (
 )
 from codegen.dumps.decoded import DecodedBatch, DecodedRecord
 from codegen.dumps.json_text import jsontext_module, value_plans
+from codegen.dumps.jsonl import JsonlLines
 from codegen.dumps.model import ControlType, SegmentError
 from codegen.runtime import backends
 

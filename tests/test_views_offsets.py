@@ -319,7 +319,7 @@ def test_committed_offsets_are_the_schema_columns_in_order() -> None:
     columnar view's columns are the same, in the same order."""
     from dataclasses import fields
 
-    from codegen.dumps.command import json_key
     from codegen.dumps.compacted import CommittedOffset
+    from codegen.naming import camel_case
 
-    assert [json_key(f.name) for f in fields(CommittedOffset)] == OFFSET_SCHEMA.names
+    assert [camel_case(f.name) for f in fields(CommittedOffset)] == OFFSET_SCHEMA.names

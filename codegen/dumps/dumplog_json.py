@@ -1,10 +1,10 @@
 """The text ``kafka-dump-log`` (``DumpLogSegments``) prints, from decoded records.
 
-:func:`jackson_json` writes JSON the way Jackson's ``JsonNode.toString`` does. :func:`parse_record`
-gives the ``key:``/``payload:`` strings of one record as the ``--offsets-decoder``,
-``--transaction-log-decoder``, ``--share-group-state-decoder`` and ``--cluster-metadata-decoder``
-print them; :func:`dump_log_lines` renders a whole file like the tool (batch lines, record lines,
-control records, trailing bytes).
+:func:`parse_record` gives the ``key:``/``payload:`` strings of one record as the
+``--offsets-decoder``, ``--transaction-log-decoder``, ``--share-group-state-decoder`` and
+``--cluster-metadata-decoder`` print them (the JSON of :mod:`codegen.dumps.record_json`, as
+Jackson writes it); :func:`dump_log_lines` renders a whole file like the tool (batch lines,
+record lines, control records, trailing bytes).
 
 This is an emulation of Kafka's tool, so it follows Kafka where our decoders are more lenient: a
 value version above the newest known one is an error for coordinator topics (Kafka checks the
@@ -13,15 +13,11 @@ range there), and consumer-protocol payloads that do not decode strictly stay ba
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import repeat
 from operator import attrgetter
 from typing import Any, BinaryIO, Final, cast
-
-import orjson
 
 from codegen.dumps.batches import (
     DEFAULT_MAX_BATCH_RECORDS,
@@ -50,9 +46,9 @@ from codegen.dumps.model import (
     increment_sequence,
 )
 from codegen.dumps.packages import SHIPPED_PACKAGE
+from codegen.dumps.record_json import jackson_json, jackson_json_each, record_json, value_json
 from codegen.dumps.segments import SegmentReader
-from codegen.dumps.user_output import user_dump_log_texts
-from codegen.dumps.user_topics import UserRecord
+from codegen.dumps.user_topics import UserRecord, version_of
 
 __all__ = [
     "DECODER_OPTIONS",
@@ -60,11 +56,9 @@ __all__ = [
     "NonConsecutive",
     "dump_log_line_groups",
     "dump_log_lines",
-    "jackson_json",
     "non_consecutive_lines",
     "parse_record",
-    "record_json",
-    "value_json",
+    "user_dump_log_texts",
 ]
 
 DECODER_OPTIONS: Final = {
@@ -79,7 +73,6 @@ CUT_SHORT: Final = ErrorKind.TRUNCATED_TAIL
 _HEADER_UP_TO_MAGIC: Final = 17
 """Offset, size, partition leader epoch and magic: Kafka reads no entry from fewer bytes."""
 _BODY_ERROR: Final = "Failed to deserialize record with type "
-_LOWER_ESCAPE: Final = re.compile(r"(\\+)u00([0-9a-f]{2})")
 _TS_NAMES: Final = {
     TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
     TimestampType.CREATE_TIME: "CreateTime",
@@ -98,73 +91,25 @@ _CONTROL_LABELS: Final[dict[int, str]] = {
 }
 
 
-def _upper_escape(m: re.Match[str]) -> str:
-    slashes = m.group(1)
-    if len(slashes) % 2 == 0:  # an escaped backslash followed by the text "u00.."
-        return m.group(0)
-    return f"{slashes}u00{m.group(2).upper()}"
+def user_dump_log_texts(rec: UserRecord) -> tuple[str | None, str | None]:
+    """The ``key:`` and ``payload:`` texts of a user topic's record: a side the map names as its
+    message's JSON, the others as UTF-8 text (Kafka's StringDecoder); a record that did not
+    decode as ``Error at offset O, skipping. <reason>`` in place of the payload."""
 
+    def text(mapped: bool, message: Any, version: int, data: bytes | None) -> str | None:
+        if data is None:
+            return None
+        if mapped and message is not None:
+            return jackson_json(message.to_json(version_of(message, version)))
+        return data.decode("utf-8", "replace")
 
-_STDLIB_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""The fallback for what orjson refuses (strings with lone surrogates, integers past 64 bits)."""
-
-
-def jackson_json(obj: Any) -> str:
-    """Compact JSON as Jackson prints it (UTF-8 text, ``\\u00XX`` with upper-case hex)."""
-    try:
-        text = orjson.dumps(obj).decode()
-    except TypeError:
-        text = _STDLIB_JSON(obj)
-    if "\\u00" in text:
-        text = _LOWER_ESCAPE.sub(_upper_escape, text)
-    return text
-
-
-def jackson_json_each(objs: list[Any]) -> list[str]:
-    """:func:`jackson_json` of each object, in one decode; TypeError when orjson refuses one."""
-    dumps = orjson.dumps
-    text = b"\n".join(map(dumps, objs)).decode()
-    if "\\u00" in text:
-        text = _LOWER_ESCAPE.sub(_upper_escape, text)
-    return text.split("\n") if objs else []
-
-
-def value_json(rec: DecodedRecord) -> dict[str, Any]:
-    """The value's JSON; GroupMetadataValue consumer payloads decoded in place, as Kafka does."""
-    version = rec.value_version
-    data: dict[str, Any] = rec.value.to_json(version)
-    if rec.record_type == 2 and rec.members is not None and rec.name == "GroupMetadata":
-        from codegen.dumps.consumer_protocol import kafka_payload_json
-
-        for member_json, member in zip(data["members"], rec.value.members, strict=True):
-            for field, assignment in (("subscription", False), ("assignment", True)):
-                raw = member.assignment if assignment else member.subscription
-                decoded = kafka_payload_json(raw, assignment)
-                if decoded is not None:
-                    member_json[field] = decoded
-    return data
-
-
-def record_json(rec: DecodedRecord, topic: str) -> tuple[dict[str, Any] | None, Any]:
-    """(key object, value object) as Kafka's decoder builds them before printing.
-
-    For coordinator topics the key is ``{"type": "<id>", "data": ...}`` and the value
-    ``{"version": "<v>", "data": ...}`` (None for a tombstone); for ``__cluster_metadata`` the key
-    is None and the value ``{"type": "<ENUM>", "version": <v>, "data": ...}``.
-    """
-    if topic == CLUSTER_METADATA:
-        frame = rec.key
-        name = getattr(frame, "type_name", rec.name)
-        return None, {
-            "type": name,
-            "version": rec.value_version,
-            "data": rec.value.to_json(rec.value_version),
-        }
-    assert rec.key is not None and not isinstance(rec.key, tuple)
-    key = {"type": str(rec.record_type), "data": rec.key.to_json(0)}  # type: ignore[union-attr]
-    if rec.kind == TOMBSTONE:
-        return key, None
-    return key, {"version": str(rec.value_version), "data": value_json(rec)}
+    if rec.kind == ERROR:
+        key = None if rec.key_bytes is None else rec.key_bytes.decode("utf-8", "replace")
+        return key, f"Error at offset {rec.offset}, skipping. {rec.error}"
+    return (
+        text(rec.key_mapped, rec.key, rec.key_version, rec.key_bytes),
+        text(rec.value_mapped, rec.value, rec.value_version, rec.value_bytes),
+    )
 
 
 def parse_record(rec: DecodedRecord, topic: str) -> tuple[str | None, str | None]:

@@ -1,0 +1,238 @@
+"""``dump --format jsonl``: a JSON object per line, those of :mod:`codegen.dumps.record_json`.
+
+:class:`JsonlLines` writes a batch's record lines at a time; the other functions write the
+lines of errors, ``.txnindex`` entries and the ``--compacted`` views.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+import orjson
+
+from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
+from codegen.dumps.json_text import native_printer, value_plans
+from codegen.dumps.log_dirs import RowSource
+from codegen.dumps.metadata import CLUSTER_METADATA
+from codegen.dumps.model import RecordBatch, SegmentError
+from codegen.dumps.record_json import (
+    ABORTED_TXN,
+    BatchPlace,
+    Damage,
+    batch_json_fields,
+    compact_json,
+    plain_record_json,
+    plainly_keyed,
+    record_to_json,
+    segment_error_to_json,
+    value_json,
+)
+from codegen.naming import camel_case
+
+if TYPE_CHECKING:
+    from codegen.dumps.compacted import GroupState
+    from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
+
+__all__ = [
+    "NOTED_KINDS",
+    "JsonlLines",
+    "aborted_txn_line",
+    "compacted_lines",
+    "damage_line",
+    "latest_lines",
+    "transaction_index_error_line",
+]
+
+NOTED_KINDS: Final = (ERROR, UNKNOWN)
+"""The record kinds the summary counts (with the records newer than our specs)."""
+_MIDDLES_SIZE: Final = 1 << 16
+"""Line parts kept per file (internal topics repeat a key per group and partition)."""
+
+
+class JsonlLines:
+    """The jsonl lines of decoded records, a batch at a time (one ``bytes`` per batch).
+
+    A record line is :func:`record_to_json` (:func:`plain_record_json` for an ordinary topic)
+    followed by the fields of its file and batch. For the records of a coordinator topic that
+    decoded plainly, the part of the line between the timestamp and the value's data (kind,
+    type, name, version, key object) is serialised once per distinct key and version.
+
+    :meth:`line` is the reference, one record at a time. With the native backend the records
+    of a coordinator topic are printed by the native printer (``codegen/native/jsontext.c``,
+    the plans of :mod:`codegen.dumps.json_text`), which prints what :meth:`line` prints and
+    hands it every record it does not print itself.
+    """
+
+    def __init__(
+        self, topic: str | None, file_fields: dict[str, Any], *, user_topic: bool = False
+    ) -> None:
+        self.topic = topic
+        self.file_fields = file_fields
+        self.user_topic = user_topic  # records decoded by a topic map (record_to_json each)
+        self.middles: dict[tuple[bytes, str, int], bytes] = {}
+        self.coordinator = topic is not None and topic != CLUSTER_METADATA and not user_topic
+        self._batch: RecordBatch | None = None
+        self._close = b""
+        self._closes: dict[tuple[Any, ...], bytes] = {}
+        self._writer = _native_writer(self) if self.coordinator else None
+
+    def batch(
+        self,
+        batch: RecordBatch,
+        records: list[DecodedRecord],
+        noted: list[DecodedRecord] | None = None,
+    ) -> bytes:
+        """The lines of a batch's records. ``noted`` (when given) receives the records the
+        summary counts (``Counts.add_records`` of :mod:`codegen.dumps.run`), found on the
+        way."""
+        self._batch = batch
+        known = (
+            batch.producer_id,
+            batch.producer_epoch,
+            batch.base_sequence,
+            batch.magic,
+            batch.attributes,
+        )
+        close = self._closes.get(known)
+        if close is None:  # the file's and batch's fields, the same for most batches
+            fields = batch_json_fields(batch)
+            close = b"," + compact_json({**self.file_fields, **fields})[1:] + b"\n"
+            if len(self._closes) >= _MIDDLES_SIZE:
+                self._closes.clear()
+            self._closes[known] = close
+        self._close = close
+        if self._writer is not None:
+            text: bytes = self._writer.batch(records, close, [] if noted is None else noted)
+            return text
+        if noted is not None:
+            noted += [r for r in records if r.kind in NOTED_KINDS or r.newer_than_spec]
+        return b"".join([self.line(rec) for rec in records])
+
+    def line(self, rec: DecodedRecord) -> bytes:
+        """One record's line in the batch :meth:`batch` was last given (the reference)."""
+        kind = rec.kind
+        close = self._close
+        if self.coordinator and plainly_keyed(rec):
+            start = f'{{"offset":{rec.offset},"timestamp":{rec.timestamp},'.encode()
+            middle = self.middle(rec)
+            if kind == RECORD:
+                return start + middle + compact_json(value_json(rec)) + b"}" + close
+            return start + middle + close
+        if self.topic is None and kind == RECORD:
+            obj = plain_record_json(rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes)
+        else:
+            assert self._batch is not None
+            obj = record_to_json(rec, self.topic or "", self._batch)
+        return compact_json(obj)[:-1] + close
+
+    def middle(self, rec: DecodedRecord) -> bytes:
+        """:meth:`_middle` of a record, kept per key, kind and value version."""
+        known = (rec.key_bytes, rec.kind, rec.value_version)
+        middle = self.middles.get(known)  # type: ignore[arg-type]
+        if middle is None:
+            middle = self._middle(rec)
+            if len(self.middles) >= _MIDDLES_SIZE:
+                self.middles.clear()
+            self.middles[known] = middle  # type: ignore[index]
+        return middle
+
+    def _middle(self, rec: DecodedRecord) -> bytes:
+        """``"kind":..,"key":{..},"value":`` and the value's opening up to its data (``null``
+        for a tombstone): :func:`record_to_json`'s fields, in its order."""
+        key = {"type": str(rec.record_type), "data": rec.key.to_json(0)}  # type: ignore[union-attr]
+        fields = {
+            "kind": rec.kind,
+            "recordType": rec.record_type,
+            "recordName": rec.name,
+            "valueVersion": rec.value_version if rec.value_version >= 0 else None,
+            "key": key,
+        }
+        text = compact_json(fields)[1:-1]
+        if rec.kind == TOMBSTONE:
+            return text + b',"value":null'
+        return text + b',"value":{"version":' + compact_json(str(rec.value_version)) + b',"data":'
+
+
+def _native_writer(lines: JsonlLines) -> Any:
+    """The native printer of a coordinator topic's lines, or None: not built, or the pure
+    backend asked for (which keeps :meth:`JsonlLines.line`, the reference)."""
+    module = native_printer()
+    if module is None:
+        return None
+    return module.Writer(
+        DecodedRecord,
+        RECORD,
+        TOMBSTONE,
+        NOTED_KINDS,
+        lines.middle,
+        value_plans,
+        _value_text,
+        lines.line,
+    )
+
+
+def _value_text(rec: DecodedRecord) -> bytes | None:
+    """The JSON of a record's value data as the line prints it, or None where only the whole
+    line's encoder says how (orjson refuses it)."""
+    try:
+        return orjson.dumps(value_json(rec))
+    except TypeError:
+        return None
+
+
+def damage_line(
+    item: tuple[DecodedRecord, RecordBatch | BatchPlace] | SegmentError,
+    topic: str,
+    file_fields: dict[str, Any] | None = None,
+) -> str:
+    """The line of a segment error or of an error record (with its batch)."""
+    if isinstance(item, SegmentError):
+        obj = segment_error_to_json(item)
+    else:
+        obj = record_to_json(item[0], topic, item[1])
+    if file_fields is not None:
+        obj = {**obj, **{k: v for k, v in file_fields.items() if k not in obj}}
+    return json.dumps(obj, separators=(",", ":")) + "\n"
+
+
+def aborted_txn_line(entry: AbortedTxnEntry, file_fields: dict[str, Any]) -> bytes:
+    """The line of a ``.txnindex`` entry (the generated ``AbortedTxn``'s JSON)."""
+    obj = {"kind": ABORTED_TXN, "recordName": "AbortedTxn", **entry.to_json()}
+    return compact_json({**obj, **file_fields}) + b"\n"
+
+
+def transaction_index_error_line(exc: TxnIndexError, file_fields: dict[str, Any]) -> bytes:
+    """The line of a ``.txnindex`` entry that cannot be read (an unknown version, a torn tail)."""
+    error = {"kind": ERROR, "position": exc.position, "error": str(exc), **file_fields}
+    return compact_json(error) + b"\n"
+
+
+def _as_json(obj: Any) -> dict[str, Any]:
+    """A view row's slots under their JSON names (``leader_epoch`` -> ``leaderEpoch``)."""
+    return {camel_case(name): getattr(obj, name) for name in obj.__slots__ if name != "members"}
+
+
+def compacted_lines(
+    out: TextIO, offsets: list[dict[str, Any]], groups: list[GroupState], damage: Damage, topic: str
+) -> None:
+    """``--compacted`` of ``__consumer_offsets``: the errors, then a line per committed offset
+    (``"view": "offset"``) and per group (``"view": "group"``, its members in it)."""
+    for item in damage:
+        out.write(damage_line(item, topic))
+    lines = [compact_json({"view": "offset", **o}) for o in offsets]
+    for g in groups:
+        row = _as_json(g)
+        row["members"] = [_as_json(m) for m in g.members.values()]
+        lines.append(compact_json({"view": "group", **row}))
+    if lines:
+        out.write(b"\n".join(lines).decode() + "\n")
+
+
+def latest_lines(out: TextIO, rows: list[tuple[DecodedRecord, RowSource]], damage: Damage) -> None:
+    """``--compacted`` of user topics: the errors, then the last record of each live key."""
+    for item in damage:
+        out.write(damage_line(item, ""))
+    for rec, source in rows:
+        obj = {**record_to_json(rec, source.topic or ""), **source.json_fields()}
+        out.write(json.dumps(obj, separators=(",", ":")) + "\n")

@@ -1,0 +1,548 @@
+"""The loops of ``dump``: read each file, decode its records, feed a view or print them.
+
+:func:`decode_files` is the loop of ``--format jsonl`` and ``table`` and of the ``--compacted``
+views, :func:`dump_log_run` that of ``--format dump-log``; :class:`Counts` keeps what they read
+and the errors they found (echoed on stderr as they come, summed up at the end).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+import click
+
+from codegen.dumps import jsonl, table
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
+from codegen.dumps.compacted import CompactedView
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
+from codegen.dumps.decoded import (
+    ERROR,
+    RECORD,
+    UNKNOWN,
+    DecodedBatch,
+    DecodedRecord,
+    control_record,
+)
+from codegen.dumps.latest import LatestByKey
+from codegen.dumps.log_dirs import LOG_FOLDER_SUFFIXES, TXN_INDEX, RowSource
+from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
+from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
+from codegen.dumps.packages import SHIPPED_PACKAGE
+from codegen.dumps.record_json import BatchPlace, Damage
+from codegen.dumps.segments import SegmentReader
+from codegen.dumps.user_topics import UserTopicDecoder
+from codegen.text import plural
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from codegen.dumps.dumplog_json import NonConsecutive
+    from codegen.views.offsets import CommittedOffsets
+
+# Imported where they are used, as start-up costs every command: the .txnindex and index
+# readers (codegen.dumps.log_files, which loads a generated module), the dump-log text
+# (codegen.dumps.dumplog_json) and, for --compacted only, the views (pyarrow).
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "PROGRESS_MIN_BYTES",
+    "WRITE_SIZE",
+    "ByteOutput",
+    "Counts",
+    "decode_files",
+    "dump_log_run",
+    "progress",
+]
+
+PROGRESS_MIN_BYTES: Final = 32 << 20
+"""Inputs at least this large get a progress bar (when stderr is a terminal)."""
+STDERR_ERROR_LINES: Final = 100
+"""Errors echoed one per line on stderr before the rest are only counted (all are in the
+output)."""
+DEFAULT_MAX_MESSAGE_SIZE: Final = 5 * 1024 * 1024
+"""kafka-dump-log's ``--max-message-size`` default."""
+WRITE_SIZE: Final = 1 << 20
+"""Bytes :class:`ByteOutput` gathers before it writes."""
+
+
+@dataclass(slots=True)
+class Counts:
+    """What was read, and the errors echoed on stderr as they are found."""
+
+    quiet: bool
+    files: int = 0
+    batches: int = 0
+    records: int = 0
+    errors: int = 0
+    unknown: int = 0
+    newer: int = 0
+    segment_errors: int = 0
+    batch: RecordBatch | BatchPlace | None = None
+    """The batch the records being counted belong to (for their error lines)."""
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.errors or self.segment_errors)
+
+    def echo(self, line: str) -> None:
+        shown = self.errors + self.segment_errors
+        if self.quiet or shown > STDERR_ERROR_LINES:
+            return
+        if shown == STDERR_ERROR_LINES:
+            line += " (further errors are in the output only, not on stderr)"
+        click.echo(line, err=True)
+
+    def add(self, item: RecordBatch | SegmentError | DecodedRecord) -> None:
+        if isinstance(item, DecodedRecord):
+            if item.kind == ERROR:
+                self.errors += 1
+                where = "" if self.batch is None else f"{self.batch.file}@{self.batch.position}: "
+                self.echo(f"record error: {where}offset {item.offset}: {item.error}")
+            elif item.kind == UNKNOWN:
+                self.unknown += 1
+            if item.newer_than_spec:
+                self.newer += 1
+        elif isinstance(item, SegmentError):
+            self.segment_errors += 1
+            self.echo(f"segment error: {item}")
+        else:
+            self.batches += 1
+            self.records += item.record_count  # the records read (the list may be emptied)
+            self.batch = item
+            if not item.crc_valid:  # only --format dump-log reads such batches
+                self.segment_errors += 1
+                self.echo(
+                    f"segment error: {item.file}@{item.position}: {ErrorKind.CRC_MISMATCH} "
+                    f"(base offset {item.base_offset}): batch printed with isvalid: false"
+                )
+
+    def add_records(self, records: list[DecodedRecord]) -> None:
+        """:meth:`add` for the records that count (errors, unknown, newer than our specs)."""
+        for rec in records:
+            if rec.kind in jsonl.NOTED_KINDS or rec.newer_than_spec:
+                self.add(rec)
+
+    def summary(self) -> str:
+        return (
+            f"{plural(self.files, 'file')}, {plural(self.batches, 'batch')}, "
+            f"{plural(self.records, 'record')}, {plural(self.errors, 'error')}, "
+            f"{plural(self.unknown, 'unknown record')}, {self.newer} newer than our specs, "
+            f"{plural(self.segment_errors, 'segment error')}"
+        )
+
+
+def progress(total: int) -> tuple[AbstractContextManager[Any], Callable[[int], None]]:
+    """A progress bar on stderr for ``total`` bytes, and the function that advances it (no bar
+    for small inputs or where stderr is not a terminal)."""
+    if total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        return nullcontext(), lambda n: None
+    from rich.console import Console  # only for a bar: rich costs start-up time
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    bar = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=Console(file=sys.stderr),
+        transient=True,
+    )
+    task = bar.add_task("decoding", total=total)
+    # The bar moves by a 500th of the work at least: a call per log batch (tens of thousands
+    # a second) cost a fifth of a command's time in a terminal.
+    step = max(total // 500, 1)
+    pending = 0
+
+    def advance(n: int) -> None:
+        nonlocal pending
+        pending += n
+        if pending >= step:
+            bar.advance(task, pending)
+            pending = 0
+
+    return bar, advance
+
+
+class ByteOutput:
+    """UTF-8 bytes to ``out``: to its binary buffer when it has one (a file, a pipe), else as
+    text. Gathered into writes of about :data:`WRITE_SIZE` (a batch's lines, some 10 kB,
+    pass the buffer's 8 kB and would each be a system call), except to a terminal, where
+    lines show as they come. A ``with`` block writes what is gathered as it ends, error or
+    not."""
+
+    def __init__(self, out: TextIO) -> None:
+        buffer = getattr(out, "buffer", None)
+        if buffer is None:
+            self._write: Callable[[bytes], Any] = lambda data: out.write(data.decode())
+        else:
+            out.flush()
+            self._write = buffer.write
+        self._gather = buffer is not None and not out.isatty()
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def write(self, data: bytes) -> None:
+        if not self._gather:
+            self._write(data)
+            return
+        self._parts.append(data)
+        self._size += len(data)
+        if self._size >= WRITE_SIZE:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._parts:
+            data = b"".join(self._parts)
+            self._parts, self._size = [], 0
+            self._write(data)
+
+    def __enter__(self) -> ByteOutput:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()
+
+
+# ------------------------------------------------------------------------ the records of a file
+
+
+def _batches(
+    path: Path,
+    topic: str,
+    max_batch_size: int,
+    max_batch_records: int,
+    package: str,
+    user: dict[str, UserTopicDecoder] | None = None,
+) -> Iterator[DecodedBatch | SegmentError]:
+    """The decoded batches of a file of ``topic``: by the topic map's decoder, the metadata
+    decoder or the coordinator topic's."""
+    if user and topic in user:
+        return user[topic].batches(
+            path, max_batch_size=max_batch_size, max_batch_records=max_batch_records
+        )
+    if topic == CLUSTER_METADATA:
+        return decode_metadata_batches(
+            str(path),
+            package=package,
+            max_batch_size=max_batch_size,
+            max_batch_records=max_batch_records,
+        )
+    return decode_batches(
+        str(path),
+        topic,
+        package=package,
+        max_batch_size=max_batch_size,
+        max_batch_records=max_batch_records,
+    )
+
+
+def _plain_batches(
+    path: Path, max_batch_size: int, max_batch_records: int
+) -> Iterator[DecodedBatch | SegmentError]:
+    """The batches of an ordinary topic's segment: data records kept as raw rows (in a
+    DecodedRecord's byte fields), control records decoded."""
+    reader = SegmentReader(
+        str(path), max_batch_size=max_batch_size, max_batch_records=max_batch_records
+    )
+    for item in reader.raw_batches():
+        if isinstance(item, SegmentError):
+            yield item
+            continue
+        batch, rows = item
+        if batch.is_control:
+            records = [control_record(row) for row in rows]
+        else:
+            records = [
+                DecodedRecord(o, ts, RECORD, -1, "", None, None, -1, k, v) for o, ts, k, v in rows
+            ]
+        yield DecodedBatch(batch, records)
+
+
+def _transaction_index(
+    path: Path,
+    source: RowSource,
+    fmt: str,
+    counts: Counts,
+    table_rows: list[table.TableRow],
+    write: Callable[[bytes], Any],
+) -> None:
+    """The entries of a ``.txnindex``: a jsonl line or table row each, decoded by the generated
+    ``AbortedTxn``; an entry of an unknown version or a torn tail is an error line (exit 1)."""
+    from codegen.dumps.log_files import TxnIndexError, read_transaction_index
+
+    fields = source.json_fields()
+    try:
+        for entry in read_transaction_index(path):
+            counts.records += 1
+            if fmt == "table":
+                table_rows.append((entry, None, source))
+            else:
+                write(jsonl.aborted_txn_line(entry, fields))
+    except TxnIndexError as exc:
+        counts.errors += 1
+        counts.echo(f"transaction index error: {path}@{exc.position}: {exc}")
+        if fmt == "table":
+            table_rows.append((exc, None, source))
+        else:
+            write(jsonl.transaction_index_error_line(exc, fields))
+
+
+def _compacted_columns(
+    path: Path,
+    view: CompactedView,
+    offsets: CommittedOffsets,
+    package: str,
+    counts: Counts,
+    damage: Damage,
+    advance: Callable[[int], None],
+    limits: tuple[int, int],
+) -> None:
+    """One ``__consumer_offsets`` file into the compacted view, from the engine's columns."""
+    from codegen.views.consumer_offsets import read_compacted
+
+    decoder = coordinator_decoder(CONSUMER_OFFSETS, package)
+    name = str(path)
+    done = 0
+    for chunk in read_compacted(
+        path,
+        view,
+        offsets,
+        decoder,
+        max_batch_size=limits[0],
+        max_batch_records=limits[1],
+    ):
+        counts.batches += chunk.batches
+        counts.records += chunk.records
+        counts.unknown += chunk.unknown
+        counts.newer += chunk.newer
+        found: list[tuple[int, SegmentError | DecodedRecord]] = [
+            (err.position, err) for err in chunk.segment_errors
+        ]
+        found += chunk.errors
+        for position, item in sorted(found, key=lambda x: x[0]):  # in file order
+            if isinstance(item, SegmentError):
+                counts.add(item)
+                damage.append(item)
+            else:
+                counts.batch = BatchPlace(name, position)
+                counts.add(item)
+                damage.append((item, counts.batch))
+        advance(max(chunk.position - done, 0))
+        done = max(done, chunk.position)
+    advance(max(os.path.getsize(path) - done, 0))
+
+
+# --------------------------------------------------------------------------------- the loops
+
+
+def decode_files(
+    topics: list[tuple[Path, str | None]],
+    counts: Counts,
+    fmt: str,
+    compacted: bool,
+    max_batch_size: int,
+    max_batch_records: int,
+    package: str = SHIPPED_PACKAGE,
+    user: dict[str, UserTopicDecoder] | None = None,
+) -> None:
+    """Read each file of ``topics`` (path, its decoder's topic or None: plain) in order and
+    print its records (``fmt``: jsonl or table), or feed them to the ``--compacted`` view and
+    print that at the end."""
+    out: TextIO = sys.stdout
+    view = None
+    offsets: CommittedOffsets | None = None
+    if compacted:
+        view = LatestByKey() if user and topics[0][1] in user else CompactedView()
+        if not isinstance(view, LatestByKey):
+            from codegen.views.offsets import CommittedOffsets
+
+            offsets = CommittedOffsets()
+    partition_folder: Path | None = None
+    limits = (max_batch_size, max_batch_records)
+    table_rows: list[table.TableRow] = []
+    damage: Damage = []  # the errors, for the compacted views
+    total = sum(os.path.getsize(f) for f, _ in topics)
+    bar, advance = progress(total)
+    output = ByteOutput(out)
+    write = output.write
+    add = counts.add
+    with output, bar:
+        for f, t in topics:
+            counts.files += 1
+            source = RowSource.of(f, t)
+            file_fields = source.json_fields()
+            if f.suffix == TXN_INDEX:
+                _transaction_index(f, source, fmt, counts, table_rows, write)
+                advance(os.path.getsize(f))
+                continue
+            if isinstance(view, LatestByKey):
+                view.where = source
+            if offsets is not None and t == CONSUMER_OFFSETS:
+                assert isinstance(view, CompactedView)
+                if f.parent != partition_folder:
+                    offsets.end_partition()
+                    partition_folder = f.parent
+                _compacted_columns(f, view, offsets, package, counts, damage, advance, limits)
+                continue
+            lines = jsonl.JsonlLines(t, file_fields, user_topic=bool(user and t in user))
+            batches = (
+                _plain_batches(f, max_batch_size, max_batch_records)
+                if t is None
+                else _batches(f, t, max_batch_size, max_batch_records, package, user)
+            )
+            for item in batches:
+                if isinstance(item, SegmentError):
+                    add(item)
+                    advance(item.size)
+                    if view is not None:
+                        damage.append(item)
+                    elif fmt == "table":
+                        table_rows.append((item, t, source))
+                    else:
+                        write(jsonl.damage_line(item, t or "", file_fields).encode())
+                    continue
+                advance(item.batch.size)
+                add(item.batch)
+                if view is None and fmt == "jsonl":
+                    noted: list[DecodedRecord] = []
+                    text = lines.batch(item.batch, item.records, noted)
+                    if noted:
+                        counts.add_records(noted)
+                    write(text)
+                    continue
+                counts.add_records(item.records)
+                if view is not None:
+                    view.add_batch(item)
+                    damage.extend((rec, item.batch) for rec in item.records if rec.kind == ERROR)
+                elif fmt == "table":
+                    table_rows.extend((rec, t, source) for rec in item.records)
+                    if len(table_rows) >= table.TABLE_ROWS:  # a table at a time: flat memory
+                        table.records_table(out, table_rows)
+                        table_rows = []
+                else:
+                    write(lines.batch(item.batch, item.records))
+    if isinstance(view, LatestByKey):
+        rows = view.rows()
+        if fmt == "jsonl":
+            jsonl.latest_lines(out, rows, damage)
+        else:
+            table.latest_tables(out, rows, damage)
+    elif view is not None:
+        assert offsets is not None
+        _print_compacted(out, view, offsets.table(), fmt, damage, topics[0][1] or CONSUMER_OFFSETS)
+    elif fmt == "table":
+        table.records_table(out, table_rows)
+
+
+def _print_compacted(
+    out: TextIO, view: CompactedView, offset_table: pa.Table, fmt: str, damage: Damage, topic: str
+) -> None:
+    """The committed offsets (``codegen.views.offsets.OFFSET_SCHEMA`` rows) and the groups."""
+    offsets = offset_table.to_pylist()
+    groups = view.group_rows(offset_table.column("group").unique().to_pylist())
+    if fmt == "jsonl":
+        jsonl.compacted_lines(out, offsets, groups, damage, topic)
+    else:
+        table.compacted_tables(out, offsets, groups, damage, topic)
+
+
+def dump_log_run(
+    files: Sequence[Path],
+    topics: Sequence[str | None],
+    *,
+    skip_record_metadata: bool = False,
+    max_bytes: int | None = None,
+    verify_index_only: bool = False,
+    index_sanity_check: bool = False,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    counts: Counts | None = None,
+    package: str = SHIPPED_PACKAGE,
+    user: dict[str, UserTopicDecoder] | None = None,
+) -> bool:
+    """Print what ``kafka-dump-log --files F1,F2,.. --deep-iteration --print-data-log`` (with
+    the decoder of each file's topic, None for none) prints: stdout to stdout, its notes and
+    the closing blocks (non-consecutive offsets, index mismatches) to stderr.
+
+    ``package`` is the generated package whose classes decode the records; ``user`` the
+    decoders of the user topics among ``topics`` (their payloads are the decoded JSON). Returns
+    True when Kafka's tool would have stopped with an error (a record its decoder cannot take);
+    the message is then on stderr and the rest is not printed, as in Kafka.
+    """
+    from codegen.dumps.dumplog_json import (
+        DumpLogAborted,
+        dump_log_line_groups,
+        non_consecutive_lines,
+    )
+    from codegen.dumps.log_files import IndexReport, LogFileError, dump_index_file
+
+    out, err = sys.stdout.write, sys.stderr.write
+    gaps: NonConsecutive = {}
+    report = IndexReport()
+    observe = None if counts is None else counts.add
+    for f, t in zip(files, topics, strict=True):
+        if counts is not None:
+            counts.files += 1
+        if f.suffix not in (".log", ".checkpoint"):
+            out(f"Dumping {f}\n")
+            if f.suffix in LOG_FOLDER_SUFFIXES:
+                try:
+                    for line in dump_index_file(
+                        f,
+                        report,
+                        verify_only=verify_index_only,
+                        sanity_only=index_sanity_check,
+                        max_message_size=max_message_size,
+                    ):
+                        out(line + "\n")
+                except LogFileError as exc:
+                    err(f"{exc}\n")
+                    if counts is not None:
+                        counts.errors += 1
+                    if exc.fatal:
+                        return True
+            else:
+                err(f"Ignoring unknown file {f}\n")
+            continue
+        groups = dump_log_line_groups(
+            str(f),
+            t,
+            skip_record_metadata=skip_record_metadata,
+            max_bytes=max_bytes,
+            max_batch_size=max_batch_size,
+            max_batch_records=max_batch_records,
+            observe=observe,
+            non_consecutive=gaps,
+            package=package,
+            record_decoder=None if not user or t not in user else user[t].decode_record,
+        )
+        # One write per log batch; the last lines wait, as Kafka may stop in the middle of one.
+        pending: list[str] = []
+        try:
+            for group in groups:
+                if pending:
+                    out("\n".join(pending) + "\n")
+                pending = group
+        except DumpLogAborted as exc:
+            if pending:
+                out("\n".join(pending) + ("" if exc.unfinished else "\n"))
+            sys.stdout.flush()
+            err(f"{exc}\n")
+            return True
+        if pending:
+            out("\n".join(pending) + "\n")
+    if counts is not None:
+        counts.errors += report.problems
+    for line in report.lines():
+        err(line + "\n")
+    for line in non_consecutive_lines(gaps):
+        err(line + "\n")
+    return False

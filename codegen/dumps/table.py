@@ -1,0 +1,235 @@
+"""``dump --format table``: records, errors and the ``--compacted`` views as text tables.
+
+The cells are the JSON of :mod:`codegen.dumps.record_json` (a coordinator record's key and
+value data, a user topic's messages, any other topic's text); :func:`codegen.dumps.text_table.
+table_text` draws them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
+from codegen.dumps.log_dirs import RowSource
+from codegen.dumps.metadata import CLUSTER_METADATA
+from codegen.dumps.model import SegmentError
+from codegen.dumps.record_json import (
+    SEGMENT_ERROR,
+    Damage,
+    compact_json,
+    plainly_keyed,
+    record_to_json,
+    value_json,
+)
+from codegen.dumps.text_table import table_text
+from codegen.dumps.user_topics import UserRecord
+from codegen.text import utc_text
+
+if TYPE_CHECKING:
+    from codegen.dumps.compacted import GroupMember, GroupState
+    from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
+
+__all__ = ["TABLE_ROWS", "TableRow", "compacted_tables", "latest_tables", "records_table"]
+
+TableRow = tuple[
+    "DecodedRecord | SegmentError | AbortedTxnEntry | TxnIndexError", str | None, RowSource | None
+]
+"""A row of the records table: the record or error, its decoder's topic (None: plain) and
+where it comes from."""
+
+TABLE_ROWS: Final = 10_000
+"""``--format table`` prints a table when it has this many rows (and one at the end)."""
+
+_RECORD_COLUMNS: Final = (
+    "partition",
+    "file",
+    "offset",
+    "timestamp",
+    "time (UTC)",
+    "recordName",
+    "key",
+    "value",
+)
+_OFFSET_COLUMNS: Final = (
+    "group",
+    "topic",
+    "partition",
+    "offset",
+    "leaderEpoch",
+    "metadata",
+    "commitTimestamp",
+    "commit time (UTC)",
+)
+_GROUP_COLUMNS: Final = (
+    "group",
+    "type",
+    "state",
+    "protocol",
+    "generation/epoch",
+    "memberId",
+    "clientId",
+    "clientHost",
+    "assignors",
+    "assignment",
+)
+
+
+def records_table(out: TextIO, rows: list[TableRow], title: str | None = None) -> None:
+    """A table of records and errors, a row each."""
+    out.write(table_text(_RECORD_COLUMNS, _record_cells(rows), title=title))
+
+
+def _json_text(obj: Any) -> str:
+    return compact_json(obj).decode("utf-8", "surrogateescape")
+
+
+def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
+    """The cells of :data:`_RECORD_COLUMNS` of each row."""
+    keys: dict[bytes, str] = {}  # a table's cells that repeat
+    times: dict[int, str] = {}
+    places: dict[RowSource | None, tuple[str, str]] = {None: ("", "")}
+    for rec, topic, source in rows:
+        where = places.get(source)
+        if where is None:
+            assert source is not None
+            where = places[source] = (source.label, os.path.basename(source.file))
+        if isinstance(rec, ValueError):  # a TxnIndexError
+            yield (*where, "", "", "", ERROR, "", f"at position {rec.position}: {rec}")
+            continue
+        if not isinstance(rec, DecodedRecord | SegmentError):  # an AbortedTxnEntry
+            txn = rec.txn.to_json(0)
+            yield (
+                *where,
+                str(rec.txn.first_offset),
+                "",
+                "",
+                rec.txn.SPEC_NAME,
+                "",
+                _json_text(txn),
+            )
+            continue
+        if isinstance(rec, SegmentError):
+            yield (
+                *where,
+                "" if rec.base_offset is None else str(rec.base_offset),
+                "",
+                "",
+                SEGMENT_ERROR,
+                "",
+                f"{rec.kind} at {rec.file}@{rec.position} ({rec.size} bytes): {rec.reason}",
+            )
+            continue
+        time = times.get(rec.timestamp)
+        if time is None:
+            time = times[rec.timestamp] = utc_text(rec.timestamp)
+        when = (str(rec.offset), str(rec.timestamp), time)
+        if (
+            topic not in (None, CLUSTER_METADATA)
+            and not isinstance(rec, UserRecord)
+            and plainly_keyed(rec)
+        ):  # a coordinator topic's record, as its jsonl line has it (keys repeat: kept)
+            key_bytes = rec.key_bytes or b""  # never None here (plainly_keyed)
+            key_cell = keys.get(key_bytes)
+            if key_cell is None:
+                data = rec.key.to_json(0)  # type: ignore[union-attr]
+                key_cell = keys[key_bytes] = _json_text(data) if data else ""
+            value_cell = "<tombstone>" if rec.kind == TOMBSTONE else _json_text(value_json(rec))
+            yield (*where, *when, rec.name or str(rec.record_type), key_cell, value_cell)
+            continue
+        if topic is None and rec.kind == RECORD:
+            yield (
+                *where,
+                *when,
+                RECORD,
+                "" if rec.key_bytes is None else rec.key_bytes.decode("utf-8", "replace"),
+                "<null>" if rec.value_bytes is None else rec.value_bytes.decode("utf-8", "replace"),
+            )
+            continue
+        obj = record_to_json(rec, topic or "")
+        key = obj.get("key", {}).get("data") if isinstance(obj.get("key"), dict) else ""
+        value = obj.get("value")
+        if isinstance(rec, UserRecord):  # the message JSON itself, or the text of a raw side
+            key, value = obj.get("key", obj.get("keyText")), obj.get("value", obj.get("valueText"))
+        if rec.kind in (ERROR, UNKNOWN):
+            value = f"{rec.kind}: {rec.error}"
+        elif isinstance(value, dict) and "data" in value:
+            value = value["data"]
+        yield (
+            *where,
+            *when,
+            rec.name or str(rec.record_type),
+            key if isinstance(key, str) else _json_text(key) if key else "",
+            "<tombstone>"
+            if value is None
+            else value
+            if isinstance(value, str)
+            else _json_text(value),
+        )
+
+
+def _group_cells(groups: list[GroupState]) -> Iterator[tuple[str, ...]]:
+    """The cells of :data:`_GROUP_COLUMNS`: a row per member, the group's own in the first."""
+    for g in groups:
+        gen = g.generation if g.generation is not None else g.epoch
+        protocol = "/".join(p for p in (g.protocol_type, g.protocol) if p)
+        members: list[GroupMember | None] = [*g.members.values()] or [None]
+        for i, m in enumerate(members):
+            head = (g.group, g.type, g.state, protocol, str(gen)) if i == 0 else ("",) * 5
+            if m is None:
+                yield (*head, "", "", "", "", "")
+            else:
+                assignment = ", ".join(
+                    f"{tp}:{','.join(map(str, ps))}" for tp, ps in sorted(m.assignment.items())
+                )
+                yield (
+                    *head,
+                    m.member_id,
+                    m.client_id,
+                    m.client_host,
+                    ",".join(m.assignors),
+                    assignment,
+                )
+
+
+def compacted_tables(
+    out: TextIO, offsets: list[dict[str, Any]], groups: list[GroupState], damage: Damage, topic: str
+) -> None:
+    """``--compacted`` of ``__consumer_offsets``: the committed offsets, the groups (a row per
+    member), then the errors."""
+    out.write(
+        table_text(
+            _OFFSET_COLUMNS,
+            (
+                (
+                    o["group"],
+                    o["topic"],
+                    str(o["partition"]),
+                    str(o["offset"]),
+                    str(o["leaderEpoch"]),
+                    o["metadata"],
+                    str(o["commitTimestamp"]),
+                    utc_text(o["commitTimestamp"]),
+                )
+                for o in offsets
+            ),
+            title="committed offsets",
+        )
+    )
+    out.write(table_text(_GROUP_COLUMNS, _group_cells(groups), title="groups"))
+    if damage:
+        rows: list[TableRow] = [
+            (i, topic, None) if isinstance(i, SegmentError) else (i[0], topic, None) for i in damage
+        ]
+        records_table(out, rows, title="errors")
+
+
+def latest_tables(out: TextIO, rows: list[tuple[DecodedRecord, RowSource]], damage: Damage) -> None:
+    """``--compacted`` of user topics: the last record of each live key, then the errors."""
+    records_table(out, [(rec, source.topic, source) for rec, source in rows], "latest per key")
+    if damage:
+        errors: list[TableRow] = [
+            (i, None, None) if isinstance(i, SegmentError) else (i[0], "", None) for i in damage
+        ]
+        records_table(out, errors, title="errors")
