@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 
+from codegen.commands import BUILT_IN_EXTRA, extra_of
 from codegen.extras import MissingExtraError
 
 
@@ -14,9 +15,9 @@ def main() -> None:
     except ModuleNotFoundError as exc:
         if exc.name != "click":
             raise
-        # The command line comes with an extra: dump with "dumps", the rest with "generator".
+        # The command line comes with an extra: each command's own (codegen.commands).
         command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
-        extra = "dumps" if command == "dump" else "generator"
+        extra = extra_of(command, "click") or BUILT_IN_EXTRA
         error = MissingExtraError(f"python -m codegen {command}".rstrip(), extra, exc.name)
         print(f"Error: {error}", file=sys.stderr)
         sys.exit(1)

@@ -8,15 +8,16 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, NoReturn
+from typing import NoReturn
 
 import click
 
 from codegen import __version__
+from codegen.commands import SUBCOMMANDS, extra_of
 from codegen.errors import NoSpecsError, SpecErrors, display_path
 from codegen.extras import MissingExtraError
 from codegen.project import (
@@ -28,56 +29,6 @@ from codegen.project import (
     hook_settings,
 )
 from codegen.text import plural
-
-
-@dataclass(frozen=True, slots=True)
-class Subcommand:
-    """A subcommand that lives with the stage it drives, imported only when it runs: the
-    commands' modules bring numpy, pyarrow, jsonschema... which cost more than many a run."""
-
-    module: str
-    attribute: str
-    summary: str
-    """The first paragraph of its help: the command list of ``--help`` shows it without
-    importing the module (a test keeps the two equal)."""
-
-
-SUBCOMMANDS: Final[Mapping[str, Subcommand]] = {
-    "lint": Subcommand(
-        "codegen.lint.command",
-        "lint_command",
-        "Check that the specs NEW are compatible with the specs OLD.",
-    ),
-    "dump": Subcommand(
-        "codegen.dumps.command",
-        "dump_command",
-        "Decode __consumer_offsets, __transaction_state, __share_group_state and "
-        "__cluster_metadata segments (.log) and KRaft snapshots (.checkpoint); read any other "
-        "topic's segments plain, or as the topic map (--topics) says.",
-    ),
-    "downgrade-check": Subcommand(
-        "codegen.forensics.downgrade_command",
-        "downgrade_check_command",
-        "Tell whether the brokers of Kafka VERSION can run a cluster's disks.",
-    ),
-    "groups": Subcommand(
-        "codegen.forensics.command",
-        "groups_command",
-        "Each group of a __consumer_offsets dump at a point in time, and its timeline.",
-    ),
-    "lag": Subcommand(
-        "codegen.forensics.command",
-        "lag_command",
-        "Committed offsets over time, lag and a Burrow-like status (OK, WARN, ERR, STOP, "
-        "REWIND, STALL).",
-    ),
-    "transactions": Subcommand(
-        "codegen.forensics.transactions_command",
-        "transactions_command",
-        "Transactions from the disk: open and hanging transactions, stuck last stable "
-        "offsets, producer state and aborted ranges.",
-    ),
-}
 
 
 class LazyGroup(click.Group):
@@ -374,11 +325,21 @@ def main() -> None:
     if "pandas" not in sys.modules:
         sys.meta_path.insert(0, finder)
     was_running, _Program.running = _Program.running, True
+    command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
     try:
         cli()
     except MissingExtraError as exc:  # e.g. generate without jinja2
-        command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
         click.echo(f"Error: {exc.text(f'python -m codegen {command}'.rstrip())}", err=True)
+        sys.exit(1)
+    except ModuleNotFoundError as exc:
+        # The one guard of every import a command makes: a library of an extra, wherever it
+        # is imported, is named with the extra that brings it.
+        missing = exc.name.partition(".")[0] if exc.name else None
+        extra = extra_of(command, missing)
+        if extra is None:
+            raise
+        error = MissingExtraError(f"python -m codegen {command}".rstrip(), extra, missing)
+        click.echo(f"Error: {error}", err=True)
         sys.exit(1)
     finally:
         _Program.running = was_running

@@ -170,8 +170,9 @@ def _html_report(
     output: Path | None,
     command: str,
 ) -> None:
-    from codegen.forensics.report import ReportUnavailableError, render_html
+    from codegen.forensics.report import render_html, require_plotting
 
+    require_plotting()  # before the work: a missing extra is said at once
     try:
         point = parse_as_of(as_of) if as_of is not None else None
         dirs = discover(list(paths))
@@ -186,7 +187,7 @@ def _html_report(
                 )
         names = ", ".join(Path(p).name for p in paths)
         emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
-    except (ValueError, ReportUnavailableError) as exc:
+    except ValueError as exc:
         click.echo(f"{command}: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
 

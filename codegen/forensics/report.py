@@ -17,6 +17,7 @@ import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from codegen.extras import missing_extra
 from codegen.forensics.groups import GroupReport
 from codegen.forensics.lag import GroupLag, PartitionLag
 from codegen.forensics.shares import DELIVERY_STATES
@@ -24,7 +25,7 @@ from codegen.forensics.shares import DELIVERY_STATES
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["ReportUnavailableError", "render_html"]
+__all__ = ["render_html", "require_plotting"]
 
 _STATUS_COLOURS: Final = {
     "OK": "#2e7d32",
@@ -58,17 +59,19 @@ td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-al
 """
 
 
-class ReportUnavailableError(RuntimeError):
-    """matplotlib, which draws the plots, is not installed."""
+def require_plotting() -> None:
+    """Import what draws the plots, or raise the ``MissingExtraError`` of the ``report``
+    extra: the one guard of every matplotlib import here, called before any work."""
+    try:
+        import matplotlib.figure
+        import matplotlib.ticker  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise missing_extra("the HTML report", "report", exc, option="--format html") from None
 
 
 def _figure(width: float, height: float) -> Figure:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ReportUnavailableError(
-            "--format html draws its plots with matplotlib: pip install 'kafka-specgen[report]'"
-        ) from None
+    from matplotlib.figure import Figure
+
     return Figure(figsize=(width, height), layout="constrained")
 
 
@@ -313,6 +316,7 @@ def _total_lag(lag: GroupLag | None) -> str:
 
 def render_html(groups: Sequence[GroupReport], lags: Sequence[GroupLag], title: str) -> str:
     """The report of the given groups and their offsets, as one HTML document."""
+    require_plotting()
     by_group = {r.group: r for r in groups}
     lag_by_group = {g.group: g for g in lags}
     names = sorted(set(by_group) | set(lag_by_group))
