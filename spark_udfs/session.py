@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import importlib
 import os
+import socket
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spark_udfs.connect import add_python_file, default_parallelism, is_connect
 
@@ -47,11 +48,16 @@ def get_session(
 
     ``remote`` (default: the ``SPARK_REMOTE`` environment variable, as PySpark reads it) makes
     a Spark Connect client instead, and ``master`` is not used: ``"sc://host:15002"`` for a
-    running server, ``"local[2]"`` to start one in this process. ``ship=True`` adds this
+    running server, ``"local[2]"`` to start one in this process (on a free port of 127.0.0.1,
+    so a server already running on 15002 is no obstacle). ``ship=True`` adds this
     package to the executors (``addPyFile``, or ``addArtifacts`` over Spark Connect; needed on a
     cluster unless the wheel is installed there). ``driver_memory`` only applies when this call
     starts the JVM; a client of a running Connect server sets only the ``spark.sql.*`` settings
     (of ``extra_conf`` too): the others are the server's.
+
+    What a local session starts (the driver's ports, a web UI turned on in ``extra_conf``, a
+    local Connect server) listens on 127.0.0.1 only, unless ``SPARK_LOCAL_IP`` or
+    ``extra_conf`` say otherwise: a machine's other users and its network see none of it.
     """
     from pyspark.sql import SparkSession
 
@@ -65,23 +71,77 @@ def get_session(
         "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
         **(extra_conf or {}),
     }
-    if remote:
+    builder: Any  # the classic builder, or the Connect one (a subtype of neither)
+    if remote and remote.startswith("local"):
+        _loopback_only(conf, extra_conf or {})
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        url = _start_local_connect_server(remote, conf, app_name)
+        builder = ConnectSession.builder.remote(url)
+        conf = {k: v for k, v in conf.items() if k.startswith("spark.sql.")}
+    elif remote:
         builder = SparkSession.builder.remote(remote)
-        if not remote.startswith("local"):
-            # A running server was configured when it started: a client sets SQL settings only.
-            conf = {k: v for k, v in conf.items() if k.startswith("spark.sql.")}
+        # A running server was configured when it started: a client sets SQL settings only.
+        conf = {k: v for k, v in conf.items() if k.startswith("spark.sql.")}
     else:
-        builder = SparkSession.builder.master(master or os.environ.get("SPARK_MASTER", "local[*]"))
+        master = master or os.environ.get("SPARK_MASTER", "local[*]")
+        if master.startswith("local"):
+            _loopback_only(conf, extra_conf or {})
+        builder = SparkSession.builder.master(master)
     builder = builder.appName(app_name)
     for k, v in conf.items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    spark: SparkSession = builder.getOrCreate()
     if not is_connect(spark):  # a Connect server keeps its own log level
         spark.sparkContext.setLogLevel("ERROR")
     if ship:
         ship_package(spark)
     register_data_source(spark)
     return spark
+
+
+def _loopback_only(conf: dict[str, str], extra_conf: dict[str, str]) -> None:
+    """A local Spark's listeners on 127.0.0.1: the driver's RPC and block manager ports
+    (``spark.driver.bindAddress``) and the web UIs, which bind every interface unless
+    ``SPARK_LOCAL_IP`` names one (read by the JVM as it starts). The user's own win."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    local_ip = os.environ["SPARK_LOCAL_IP"]
+    for key in ("spark.driver.bindAddress", "spark.driver.host"):
+        conf.setdefault(key, extra_conf.get(key, local_ip))
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_local_connect_server(master: str, conf: dict[str, str], app_name: str) -> str:
+    """Start a Spark Connect server in this process (PySpark's own, as ``remote("local")``
+    does) on a free port of the loopback address, and return its URL.
+
+    PySpark's ``remote("local[N]")`` binds the fixed port 15002 on every interface and fails
+    when a server already runs there; the server here is the same plugin, bound like every
+    other listener of a local session (``SPARK_LOCAL_IP``, 127.0.0.1 by default). Its clients
+    authenticate with a token made for the process (``SPARK_CONNECT_AUTHENTICATE_TOKEN``, which
+    the client reads too), and stopping the client's session stops the server."""
+    from pyspark.sql.connect.session import SparkSession as RemoteSession
+
+    host = os.environ["SPARK_LOCAL_IP"]
+    port = int(conf.get("spark.connect.grpc.binding.port") or _free_port(host))
+    options = {
+        **conf,
+        "spark.app.name": app_name,
+        "spark.connect.grpc.binding.address": host,
+        "spark.connect.grpc.binding.port": str(port),
+    }
+    RemoteSession._start_connect_server(master, options)
+    # As PySpark's own local remote: the client's stop() stops this server as well.
+    os.environ["SPARK_LOCAL_REMOTE"] = "1"
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+    # gRPC's local credentials carry the token in plain text only to the name "localhost".
+    name = "localhost" if host in ("127.0.0.1", "::1", "localhost") else host
+    return f"sc://{name}:{port}"
 
 
 def build_package_zip(target: Path | None = None) -> Path:

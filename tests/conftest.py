@@ -355,9 +355,9 @@ def live_spark(request: pytest.FixtureRequest, spark_connect_url: str | None) ->
 
 
 @pytest.fixture(scope="session")
-def spark_connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
-    """In the ``spark_connect`` pass (``SPECGEN_SPARK_CONNECT=1``): the URL of a local Spark
-    Connect server started for this run (``connect_server``), stopped at the end; else None."""
+def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """In the ``spark_connect`` pass (``SPECGEN_SPARK_CONNECT=1``): a local Spark Connect
+    server started for this run (``connect_server``), stopped at the end; else None."""
     import connect_server
 
     if not connect_server.enabled():
@@ -372,5 +372,11 @@ def spark_connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str 
         **spark_kafka_conf()[0],
     }
     server = connect_server.start_server(tmp_path_factory.mktemp("connect"), conf)
-    yield server.url
+    yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect_url(spark_connect_server: Any) -> str | None:
+    """The URL of ``spark_connect_server`` in the ``spark_connect`` pass; else None."""
+    return None if spark_connect_server is None else str(spark_connect_server.url)

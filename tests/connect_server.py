@@ -73,6 +73,7 @@ def start_server(folder: Path, conf: dict[str, str]) -> ConnectServer:
     for key, value in settings.items():
         command += ["--conf", f"{key}={value}"]
     env = dict(os.environ, SPARK_HOME=str(home), PYSPARK_PYTHON=sys.executable, PWD=str(ROOT))
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # the driver's ports and any web UI
     for var in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE"):
         env.pop(var, None)
     log = folder / "connect-server.log"
