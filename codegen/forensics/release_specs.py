@@ -35,13 +35,17 @@ from typing import Any, Final
 
 __all__ = [
     "KRAFT_JARS",
+    "METADATA_JARS",
+    "PATCH_JARS",
     "RELEASE_JARS",
     "SHARE_JARS",
     "TRANSACTION_JARS",
     "derive_features",
+    "derive_metadata",
     "derive_release",
     "derive_releases",
     "main",
+    "metadata_readability",
     "spec_versions",
 ]
 
@@ -82,6 +86,30 @@ SHARE_JARS: Final[dict[str, str]] = {
     line: f"kafka-share-coordinator-{line}.0.jar" for line in ("4.0", "4.1", "4.2", "4.3", "4.4")
 }
 """Release line -> the jar holding its ``__share_group_state`` record specs."""
+
+PATCH_JARS: Final[dict[str, str]] = {"3.4.1": "kafka_2.13-3.4.1.jar"}
+"""Patch release -> the core jar whose specs say what it reads of ``__consumer_offsets`` and
+``__transaction_state``, for the patch releases whose loading differs from their line's first
+release (3.4.1: KIP-915's backport)."""
+
+METADATA_JARS: Final[dict[str, str]] = {
+    line: f"kafka-metadata-{v}.jar"
+    for line, v in (
+        ("3.3", "3.3.1"),
+        ("3.4", "3.4.0"),
+        ("3.5", "3.5.0"),
+        ("3.6", "3.6.0"),
+        ("3.7", "3.7.0"),
+        ("3.8", "3.8.0"),
+        ("3.9", "3.9.0"),
+        ("4.0", "4.0.0"),
+        ("4.1", "4.1.0"),
+        ("4.2", "4.2.0"),
+        ("4.3", "4.3.0"),
+        ("4.4", "4.4.0"),
+    )
+}
+"""KRaft line -> the jar holding its ``__cluster_metadata`` record specs."""
 
 KRAFT_JARS: Final[dict[str, tuple[str, str]]] = {
     line: (f"kafka-server-common-{v}.jar", f"kafka-clients-{v}.jar")
@@ -126,11 +154,11 @@ def _flexible_from(text: str | None) -> int | None:
     return int(text.rstrip("+"))
 
 
-def _specs(jar: Path) -> dict[str, dict[str, Any]]:
+def _specs(jar: Path, folder: str = "common/message/") -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     with zipfile.ZipFile(jar) as zf:
         for name in zf.namelist():
-            if not name.startswith("common/message/") or not name.endswith(".json"):
+            if not name.startswith(folder) or not name.endswith(".json"):
                 continue
             # Kafka's specs allow whole-line // comments (the licence header).
             spec = json.loads(_COMMENT_LINE.sub("", zf.read(name).decode("utf-8")))
@@ -177,6 +205,100 @@ def derive_release(jar: Path, records: str = "group") -> dict[str, dict[str, Any
     return dict(sorted(types.items(), key=lambda kv: int(kv[0])))
 
 
+def _versions(text: str | None) -> tuple[int, int] | None:
+    """(lowest, highest) of a field's versions (``2+`` -> (2, 2**15)), None for ``none``."""
+    if text is None or text == "none":
+        return None
+    if text.endswith("+"):
+        return int(text[:-1]), 2**15
+    found = spec_versions(text)
+    return found
+
+
+def _present(field: dict[str, Any], version: int) -> bool:
+    span = _versions(field.get("versions"))
+    return span is not None and span[0] <= version <= span[1]
+
+
+def _tagged(field: dict[str, Any]) -> bool:
+    return "tag" in field
+
+
+def _struct_of(field: dict[str, Any]) -> str | None:
+    """The struct a field holds (``[]BrokerEndpoint`` -> ``BrokerEndpoint``), or None."""
+    kind = str(field["type"]).removeprefix("[]")
+    return kind if kind[:1].isupper() else None
+
+
+def _layout(spec: dict[str, Any], version: int) -> list[tuple[str, str]]:
+    """The non-tagged top-level fields a reader of ``spec`` reads at ``version``, in order."""
+    return [
+        (f["name"], f["type"]) for f in spec["fields"] if _present(f, version) and not _tagged(f)
+    ]
+
+
+def _flexible(spec: dict[str, Any], version: int) -> bool:
+    flexible = _flexible_from(spec.get("flexibleVersions"))
+    return flexible is not None and version >= flexible
+
+
+def metadata_readability(old: dict[str, Any], newest: dict[str, Any]) -> dict[str, str]:
+    """The versions of a ``__cluster_metadata`` record newer than ``old``'s spec reads (up to
+    ``newest``'s), that ``old``'s generated class cannot read, with the exception it throws.
+
+    The generated ``read()`` of a record has no version guard: a newer version is read with
+    the conditions of the reader's fields (``_version >= N``), then ``MetadataRecordSerde``
+    throws "Found N byte(s) of garbage" when bytes are left; a nested struct's ``read()``
+    does check, and throws ``UnsupportedVersionException``."""
+    versions = spec_versions(old["validVersions"])
+    newest_versions = spec_versions(newest["validVersions"])
+    if versions is None or newest_versions is None:
+        return {}
+    unreadable: dict[str, str] = {}
+    for version in range(versions[1] + 1, newest_versions[1] + 1):
+        structs = [
+            s for f in old["fields"] if _present(f, version) and (s := _struct_of(f)) is not None
+        ]
+        if structs:
+            unreadable[str(version)] = (
+                "org.apache.kafka.common.errors.UnsupportedVersionException: Can't read "
+                f"version {version} of {structs[0]}"
+            )
+        elif _layout(old, version) != _layout(newest, version) or _flexible(
+            old, version
+        ) != _flexible(newest, version):
+            unreadable[str(version)] = (
+                "org.apache.kafka.server.common.serialization.MetadataParseException: Found "
+                f"byte(s) of garbage after {old['apiKey']} (version {version} holds fields "
+                f"version {versions[1]} does not)"
+            )
+    return unreadable
+
+
+def _metadata_specs(jar: Path) -> dict[int, dict[str, Any]]:
+    return {
+        int(spec["apiKey"]): spec
+        for spec in _specs(jar, "common/metadata/").values()
+        if spec.get("type") == "metadata"
+    }
+
+
+def derive_metadata(jar: Path, newest_jar: Path) -> dict[str, dict[str, Any]]:
+    """The ``__cluster_metadata`` record types a KRaft release reads: api key -> name, highest
+    version and the newer versions (up to ``newest_jar``'s) it cannot read."""
+    newest = _metadata_specs(newest_jar)
+    types: dict[str, dict[str, Any]] = {}
+    for api_key, spec in sorted(_metadata_specs(jar).items()):
+        versions = spec_versions(spec["validVersions"])
+        assert versions is not None
+        entry: dict[str, Any] = {"name": spec["name"], "highestVersion": versions[1]}
+        unreadable = metadata_readability(spec, newest.get(api_key, spec))
+        if unreadable:
+            entry["unreadable"] = unreadable
+        types[str(api_key)] = entry
+    return types
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -209,8 +331,10 @@ def derive_features(server_common: Path, clients: Path) -> dict[str, Any]:
 
 def derive_releases(jar_dir: Path, releases: Iterable[str] = RELEASE_JARS) -> dict[str, Any]:
     """The vendored document: per release line its source jar, the jar's digest and types, the
-    transaction and share coordinators' types, and (KRaft lines) the supported features."""
+    transaction and share coordinators' types, and (KRaft lines) the supported features and the
+    metadata records read; then the patch releases of :data:`PATCH_JARS`."""
     out: dict[str, Any] = {}
+    newest = max(METADATA_JARS, key=lambda line: tuple(int(p) for p in line.split(".")))
     for release in releases:
         jar = jar_dir / RELEASE_JARS[release]
         entry: dict[str, Any] = {
@@ -229,7 +353,21 @@ def derive_releases(jar_dir: Path, releases: Iterable[str] = RELEASE_JARS) -> di
         if release in KRAFT_JARS:
             common, clients = KRAFT_JARS[release]
             entry["kraft"] = derive_features(jar_dir / common, jar_dir / clients)
+        if release in METADATA_JARS:
+            entry["metadataSource"] = _coordinates(jar_dir / METADATA_JARS[release])
+            entry["metadataRecordTypes"] = derive_metadata(
+                jar_dir / METADATA_JARS[release], jar_dir / METADATA_JARS[newest]
+            )
         out[release] = entry
+    for patch, name in PATCH_JARS.items():
+        jar = jar_dir / name
+        out[patch] = {
+            "source": _coordinates(jar),
+            "sha256": _sha256(jar),
+            "recordTypes": derive_release(jar),
+            "transactionSource": _coordinates(jar),
+            "transactionRecordTypes": derive_release(jar, "transaction"),
+        }
     return out
 
 
@@ -249,7 +387,10 @@ def main(argv: list[str] | None = None) -> int:
             "by tests/oracle/releases/fetch.sh): the __consumer_offsets, __transaction_state and "
             "__share_group_state record versions from the record specs inside them, and for "
             "KRaft lines the metadata.version and feature levels and config resource types "
-            "from their MetadataVersion, feature and ConfigResource enums."
+            "from their MetadataVersion, feature and ConfigResource enums, and the "
+            "__cluster_metadata record versions they read (and the newer ones they cannot) from "
+            "their kafka-metadata jar. Keys with three numbers are patch releases whose loading "
+            "differs from their line's first release."
         ),
         "releases": derive_releases(Path(args[0])),
     }

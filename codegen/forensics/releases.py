@@ -11,30 +11,47 @@ release):
   record type, each step citing the Kafka change that introduced it. In those releases the key
   version is the record type: 0 and 1 are offset commits, 2 is group metadata.
 
-KIP-915 (KAFKA-14869, Kafka 3.5) changed how a coordinator treats what it does not know: record
-types it does not know are skipped, and a value version above the highest it knows is read with
-that highest version when that version is flexible (unknown tagged fields are skipped). Before
-it, both stop the partition from loading. Backports of KIP-915 to patch releases (the KIP lists
-3.4.1 and older lines as candidates) are not modelled: a line is judged as its ``.0`` release.
+How each coordinator loads its partitions (what it skips, what fails the load and what a failure
+costs) is :mod:`codegen.forensics.loaders`; :func:`release` gives each release its loaders. A
+version such as ``3.4`` is the line's first release (``3.4.0``); a patch release whose loading
+differs has its own table (``3.4.1``: KIP-915's backport, whose jar reads the flexible value
+versions and whose coordinators skip unknown keys), and later patches of its line are judged by
+it. The other backports KIP-915 planned (3.0.3, 3.1.3, 3.2.4, 3.3.3) were never released.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any, Final
 
+from codegen.forensics.loaders import (
+    EMPTY,
+    FAIL,
+    NOT_LOADED,
+    PREFIX,
+    READ_AS_NEWEST,
+    SKIP,
+    Loader,
+)
+
 __all__ = [
+    "DEFAULT",
     "HARD_CODED",
-    "KIP_915_FROM",
+    "NEW",
+    "OLD",
     "KRaftSupport",
+    "MetadataRecordReads",
     "RecordTypeReads",
     "Release",
     "UnknownReleaseError",
+    "patch_releases",
     "release",
     "release_lines",
+    "share_loader",
 ]
 
 
@@ -73,23 +90,73 @@ class KRaftSupport:
         return self.metadata_versions.get(level, f"level {level}")
 
 
+DEFAULT: Final = "default"
+OLD: Final = "old"
+NEW: Final = "new"
+
+
 @dataclass(frozen=True, slots=True)
 class Release:
-    """A Kafka release line and what its coordinators read and its controllers support."""
+    """A Kafka release and what its coordinators read and its controllers support."""
 
     line: str
     record_types: dict[int, RecordTypeReads]
-    ignores_unknown: bool
-    """KIP-915: unknown record types are skipped and newer flexible value versions are read."""
-    transaction_types: dict[int, RecordTypeReads] = field(default_factory=dict)
-    """What its transaction coordinator reads of ``__transaction_state``."""
+    group_loader: Loader
+    """The group coordinator that loads ``__consumer_offsets`` with the release's defaults."""
+    transaction_loader: Loader
+    """How its transaction coordinator loads ``__transaction_state``."""
     share_types: dict[int, RecordTypeReads] | None = None
     """What its share coordinator reads of ``__share_group_state``; None: it has none."""
     kraft: KRaftSupport | None = None
     """None before 3.3: no production KRaft (KIP-833), no metadata.version."""
+    version: str = ""
+    """The release judged: ``3.4.0`` for ``3.4``, ``3.4.1`` for ``3.4.1``."""
+    other_group_loader: Loader | None = None
+    """The group coordinator a configuration switches to, if any: the new one in 3.6-3.9
+    (``group.coordinator.new.enable``, or from 3.7 ``group.coordinator.rebalance.protocols``
+    including ``consumer``), the old one in 4.0 (``group.coordinator.new.enable=false``)."""
+    metadata_types: dict[int, MetadataRecordReads] = field(default_factory=dict)
+    """What its ``MetadataRecordSerde`` reads of ``__cluster_metadata`` (KRaft lines)."""
+
+    @property
+    def label(self) -> str:
+        """How messages name the release: its line, or the patch release asked for."""
+        return self.version if self.version and not self.version.endswith(".0") else self.line
+
+    @property
+    def transaction_types(self) -> Mapping[int, RecordTypeReads]:
+        return self.transaction_loader.types
+
+    @property
+    def ignores_unknown(self) -> bool:
+        """Unknown ``__consumer_offsets`` record types are skipped (KIP-915), by the default
+        group coordinator."""
+        return self.group_loader.unknown_types == SKIP
 
     def reads(self, record_type: int) -> RecordTypeReads | None:
         return self.record_types.get(record_type)
+
+    def group_loaders(self, coordinator: str = DEFAULT) -> Loader:
+        """The group coordinator ``default``, ``old`` or ``new`` (raises ValueError when the
+        release has no such one)."""
+        if coordinator == DEFAULT:
+            return self.group_loader
+        for loader in (self.group_loader, self.other_group_loader):
+            if loader is not None and loader.name.startswith(f"the {coordinator} "):
+                return loader
+        raise ValueError(f"Kafka {self.label} has no {coordinator} group coordinator")
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataRecordReads:
+    """What a KRaft release reads of one ``__cluster_metadata`` record type."""
+
+    name: str
+    highest_version: int
+    unreadable: dict[int, str]
+    """Newer versions (up to the newest release's) it cannot read, with the exception it
+    throws; a newer version not listed is read as ``highest_version`` (its new fields are
+    tagged)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +202,18 @@ HARD_CODED: Final[dict[str, tuple[tuple[int, str], tuple[int, str]]]] = {
 }
 """Release lines before the coordinator's records became JSON specs (2.8)."""
 
-KIP_915_FROM: Final = (3, 5)
-"""First release line with KIP-915's lenient loading (KAFKA-14869)."""
+SKIPS_UNKNOWN_KEYS_FROM: Final = (3, 4, 1)
+"""KIP-915 (KAFKA-14869): the first release whose coordinators skip record types they do not
+know (3.5 on, and the 3.4.1 backport)."""
+NEW_GROUP_COORDINATOR_FROM: Final = (3, 6)
+"""The new group coordinator exists, behind ``group.coordinator.new.enable``."""
+NEW_GROUP_COORDINATOR_DEFAULT_FROM: Final = (4, 0)
+"""The new group coordinator is the default; 4.1 removed the old one."""
+OLD_GROUP_COORDINATOR_UNTIL: Final = (4, 1)
+STRICT_VALUE_VERSIONS_FROM: Final = (4, 0)
+"""KAFKA-18672: ``CoordinatorRecordSerde`` throws ``UnknownRecordVersionException``."""
+SKIPPING_TRANSACTION_LOG_FROM: Final = (4, 3)
+"""``TransactionLog.read`` skips unknown key and value versions."""
 
 
 def _line_key(line: str) -> tuple[int, ...]:
@@ -160,10 +237,9 @@ def _hard_coded(line: str) -> dict[int, RecordTypeReads]:
 
 
 def _derived(
-    line: str, which: str = "recordTypes", source_key: str = "source"
+    entry: Mapping[str, Any], which: str = "recordTypes", source_key: str = "source"
 ) -> dict[int, RecordTypeReads]:
-    entry = _vendored()[line]
-    source = f"specs in {entry[source_key]}"
+    source = f"specs in {entry.get(source_key)}"
     types = entry.get(which, {})
     assert isinstance(types, dict)
     return {
@@ -180,16 +256,15 @@ TRANSACTION_LOG_V0: Final = (
 )
 
 
-def _transaction_types(line: str) -> dict[int, RecordTypeReads]:
-    if line not in HARD_CODED:
-        derived = _derived(line, "transactionRecordTypes", "transactionSource")
+def _transaction_types(entry: Mapping[str, Any] | None) -> dict[int, RecordTypeReads]:
+    if entry is not None:
+        derived = _derived(entry, "transactionRecordTypes", "transactionSource")
         if derived:
             return derived
     return {0: RecordTypeReads("TransactionLog", 0, None, TRANSACTION_LOG_V0)}
 
 
-def _kraft(line: str) -> KRaftSupport | None:
-    entry = _vendored().get(line)
+def _kraft(entry: Mapping[str, Any] | None) -> KRaftSupport | None:
     doc: Any = None if entry is None else entry.get("kraft")
     if doc is None:
         return None
@@ -204,42 +279,166 @@ def _kraft(line: str) -> KRaftSupport | None:
     )
 
 
+def _metadata_types(entry: Mapping[str, Any] | None) -> dict[int, MetadataRecordReads]:
+    types: Any = {} if entry is None else entry.get("metadataRecordTypes", {})
+    return {
+        int(api_key): MetadataRecordReads(
+            t["name"],
+            int(t["highestVersion"]),
+            {int(v): why for v, why in t.get("unreadable", {}).items()},
+        )
+        for api_key, t in types.items()
+    }
+
+
 @cache
 def release_lines() -> tuple[str, ...]:
     """Every release line covered, oldest first."""
-    return tuple(sorted({*HARD_CODED, *_vendored()}, key=_line_key))
+    lines = {k for k in _vendored() if k.count(".") == 1}
+    return tuple(sorted({*HARD_CODED, *lines}, key=_line_key))
+
+
+def patch_releases() -> tuple[str, ...]:
+    """The patch releases with a table of their own (their loading differs from their line's
+    first release), oldest first."""
+    return tuple(sorted((k for k in _vendored() if k.count(".") == 2), key=_line_key))
 
 
 class UnknownReleaseError(ValueError):
-    """A ``--to`` value that is not a Kafka release line we know."""
+    """A ``--to`` value that is not a Kafka release we know."""
+
+
+def _version_numbers(version: str) -> list[int]:
+    try:
+        return [int(p) for p in version.strip().split(".")]
+    except ValueError:
+        return []
 
 
 @cache
 def release(version: str) -> Release:
-    """The release line of a Kafka version (``3.4``, ``3.4.0``, ``0.11.0.3``)."""
-    parts = version.strip().split(".")
-    try:
-        numbers = [int(p) for p in parts]
-    except ValueError:
-        numbers = []
-    # 0.x lines have three numbers (0.11.0), the others two (3.4).
-    width = 2
-    line = ".".join(str(n) for n in numbers[:width]) if len(numbers) >= width else ""
+    """The release a Kafka version names (``3.4`` = ``3.4.0``, ``3.4.1``, ``0.11.0.3``)."""
+    numbers = _version_numbers(version)
+    line = ".".join(str(n) for n in numbers[:2]) if len(numbers) >= 2 else ""
     lines = release_lines()
     if line not in lines:
         raise UnknownReleaseError(
             f"unknown Kafka release {version!r}: give a release from {lines[0]} to {lines[-1]} "
-            f"such as 2.1, 3.4 or 4.0 (known lines: {', '.join(lines)})"
+            f"such as 2.1, 3.4, 3.4.1 or 4.0 (known lines: {', '.join(lines)})"
         )
-    types = _hard_coded(line) if line in HARD_CODED else _derived(line)
+    # 0.11.0.3: four numbers before 1.0, three after.
+    width = 4 if numbers[0] == 0 else 3
+    full = tuple((numbers + [0] * width)[:width])
+    entry: Mapping[str, Any] | None = None
+    if line not in HARD_CODED:
+        entry = _vendored()[line]
+        for patch in patch_releases():
+            key = _line_key(patch)
+            if key[:2] == full[:2] and full[:3] >= key:
+                entry = {**entry, **_vendored()[patch]}
+    types = _hard_coded(line) if entry is None else _derived(entry)
     share = None
-    if line not in HARD_CODED and "shareRecordTypes" in _vendored()[line]:
-        share = _derived(line, "shareRecordTypes", "shareSource")
+    if entry is not None and "shareRecordTypes" in entry:
+        share = _derived(entry, "shareRecordTypes", "shareSource")
+    at = full[:3]
+    transactions = _transaction_types(entry)
+    group = _group_loader(at, types, default=True)
+    assert group is not None  # every release has a default group coordinator
     return Release(
         line,
         types,
-        _line_key(line) >= KIP_915_FROM,
-        _transaction_types(line),
+        group,
+        _transaction_loader(at, transactions),
         share,
-        _kraft(line),
+        _kraft(entry),
+        ".".join(map(str, full)),
+        _group_loader(at, types, default=False),
+        _metadata_types(entry),
+    )
+
+
+def _names(at: tuple[int, ...]) -> str:
+    return ".".join(map(str, at))
+
+
+def _group_loader(
+    at: tuple[int, ...], types: dict[int, RecordTypeReads], default: bool
+) -> Loader | None:
+    new_is_default = at >= NEW_GROUP_COORDINATOR_DEFAULT_FROM
+    has_new = at >= NEW_GROUP_COORDINATOR_FROM
+    has_old = at < OLD_GROUP_COORDINATOR_UNTIL
+    new = new_is_default if default else not new_is_default
+    if new and has_new:
+        strict = at >= STRICT_VALUE_VERSIONS_FROM
+        return Loader(
+            "group",
+            "the new group coordinator (its runtime's CoordinatorLoaderImpl replaying "
+            "GroupCoordinatorShard)",
+            types,
+            SKIP,
+            FAIL if strict else READ_AS_NEWEST,
+            NOT_LOADED,
+            "CoordinatorLoaderImpl skips UnknownRecordTypeException; "
+            + (
+                "CoordinatorRecordSerde throws UnknownRecordVersionException (KAFKA-18672, 4.0)"
+                if strict
+                else "the generated read() has no version guard before 4.0"
+            ),
+            control_batches_fail=at[:2] == (3, 6),
+        )
+    if not new and has_old:
+        skips = at >= SKIPS_UNKNOWN_KEYS_FROM
+        return Loader(
+            "group",
+            "the old (Scala) group coordinator (GroupMetadataManager)",
+            {t: r for t, r in types.items() if t <= 2},
+            SKIP if skips else FAIL,
+            FAIL,
+            EMPTY,
+            "GroupMetadataManager.readMessageKey "
+            + ("returns UnknownKey (KIP-915, 3.4.1 and 3.5 on)" if skips else "throws")
+            + "; readOffsetMessageValue / readGroupMessageValue throw on an unknown version",
+        )
+    return None
+
+
+def _transaction_loader(at: tuple[int, ...], types: dict[int, RecordTypeReads]) -> Loader:
+    if at >= SKIPPING_TRANSACTION_LOG_FROM:
+        return Loader(
+            "transaction",
+            "the transaction coordinator (TransactionStateManager, TransactionLog.read)",
+            types,
+            SKIP,
+            SKIP,
+            PREFIX,
+            "TransactionLog.read returns UnknownKeyVersion / UnknownValueVersion, skipped",
+        )
+    skips = at >= SKIPS_UNKNOWN_KEYS_FROM
+    return Loader(
+        "transaction",
+        "the transaction coordinator (TransactionStateManager, TransactionLog.scala)",
+        types,
+        SKIP if skips else FAIL,
+        FAIL,
+        PREFIX,
+        "TransactionLog.readTxnRecordKey "
+        + ("skips an unknown key version" if skips else "throws on an unknown key version")
+        + "; readTxnRecordValue throws on an unknown value version; "
+        "loadTransactionMetadata catches it and keeps what it read",
+    )
+
+
+def share_loader(target: Release) -> Loader | None:
+    """The share coordinator's loader (4.0 on): the coordinator runtime."""
+    if target.share_types is None:
+        return None
+    return Loader(
+        "share",
+        "the share coordinator (its runtime's CoordinatorLoaderImpl replaying "
+        "ShareCoordinatorShard)",
+        target.share_types,
+        SKIP,
+        FAIL,
+        NOT_LOADED,
+        "CoordinatorRecordSerde throws UnknownRecordVersionException",
     )
