@@ -9,10 +9,10 @@ view on the executors, one replay per ``__consumer_offsets`` partition
 :mod:`codegen.forensics.lag` per data partition with its log ends) in ``applyInArrow``. The
 semantics are those of the Python API, row for row (a test compares them):
 
-- :func:`downgrade_findings`: per live record (last value per key after compaction, not
-  tombstoned, transactional records once committed) that a release cannot load, the rule and
-  the reason of :func:`codegen.forensics.downgrade.judge`. The release table is the one of
-  :mod:`codegen.forensics.releases`, turned into a small broadcast DataFrame.
+- :func:`downgrade_findings`: per partition, what a release's group coordinator makes of it
+  (every record its loader reads, the live records it would lose or skip), by
+  :func:`codegen.forensics.downgrade.partition_findings`. The release table is the one of
+  :mod:`codegen.forensics.releases`.
 - :func:`group_states`: each group (classic, consumer, share, streams, and the deleted ones)
   at the end of the (possibly ``as_of``-cut) log, with its members in detail (client id, host,
   instance id, assignors, subscribed topics, assignment, member epoch) and its KIP-726
@@ -39,7 +39,13 @@ from typing import TYPE_CHECKING, Any, Final
 from codegen.dumps.segments import segment_file_info
 from codegen.forensics import lag as lag_views
 from codegen.forensics.cluster import cluster_metadata
-from codegen.forensics.downgrade import LiveRecord, LiveRecords, dump_partitions, judge
+from codegen.forensics.downgrade import (
+    LiveRecord,
+    LiveRecords,
+    dump_partitions,
+    partition_findings,
+    scan_partition,
+)
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import REPLICATION_CHECKPOINT, LogEnd, as_log_dirs
 from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
@@ -331,23 +337,27 @@ _LIVE_COLUMNS: Final = (
 travel, the few live records are decoded on the executors."""
 
 
-def _live_of(rows: pa.Table, partition: int) -> list[LiveRecord]:
-    """The live records of one ``__consumer_offsets`` partition's rows, by offset, as
-    ``downgrade-check`` finds them (:class:`codegen.views.live.LiveKeys`, then
-    :meth:`codegen.forensics.downgrade.LiveRecords.take_live`)."""
+def _scan_of(rows: pa.Table, partition: int) -> LiveRecords:
+    """One ``__consumer_offsets`` partition's rows read as ``downgrade-check`` reads its files
+    (:func:`codegen.forensics.downgrade.scan_partition`): its live records, and every record by
+    kind."""
     import pyarrow as pa
 
     from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
-    from codegen.views.live import LiveKeys
 
     stamp = rows.column("timestamp").cast(pa.timestamp("us", tz="UTC"))
     rows = rows.set_column(rows.schema.get_field_index("timestamp"), "timestamp", stamp)
-    keys = LiveKeys()
-    for rb in rows.sort_by("offset").to_batches():
-        keys.add(rb)
-    view = LiveRecords(partition)
-    view.take_live(keys.table(), coordinator_decoder(CONSUMER_OFFSETS))
-    return sorted(view.live.values(), key=lambda r: r.offset)
+    return scan_partition(
+        CONSUMER_OFFSETS,
+        partition,
+        rows.sort_by("offset").to_batches(),
+        coordinator_decoder(CONSUMER_OFFSETS),
+    )
+
+
+def _live_of(rows: pa.Table, partition: int) -> list[LiveRecord]:
+    """The live records of one ``__consumer_offsets`` partition's rows, by offset."""
+    return sorted(_scan_of(rows, partition).live.values(), key=lambda r: r.offset)
 
 
 def _live_records_of(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
@@ -391,8 +401,9 @@ def _findings_of(to: str) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Tabl
                 "group": b.group,
                 "reason": b.reason,
             }
-            for r in _live_of(rows, int(key[1].as_py()))
-            if (b := judge(r, target)) is not None
+            for b in partition_findings(
+                _scan_of(rows, int(key[1].as_py())), target, target.group_loader
+            )
         ]
         return pa.Table.from_pylist(found, schema=_arrow_schema(_FINDINGS_DDL))
 
@@ -400,8 +411,10 @@ def _findings_of(to: str) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Tabl
 
 
 def downgrade_findings(decoded: DataFrame, to: str) -> DataFrame:
-    """Live records release ``to`` cannot load (or skips): ``rule, partition, offset,
-    recordType, name, valueVersion, group, reason``, as
+    """What release ``to``'s default group coordinator makes of each partition (the first
+    record it fails on, then the other kinds it cannot read; the live group records it would
+    lose; the live records it skips): ``rule, partition, offset, recordType, name,
+    valueVersion, group, reason``, as
     :func:`codegen.forensics.downgrade.check_downgrade` finds them (``rule`` ``ignored`` is not
     blocking; the broker's mode unknown), one ``__consumer_offsets`` partition per call.
     Raises :class:`~codegen.forensics.releases.UnknownReleaseError` for an unknown release."""

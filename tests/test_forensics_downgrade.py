@@ -10,6 +10,16 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from downgrade_logs import (
+    cluster,
+    commit,
+    dump,
+    group_metadata,
+    key,
+    partition,
+    share_snapshot,
+    value,
+)
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
@@ -17,45 +27,10 @@ from codegen.forensics.downgrade import check_downgrade, live_records
 from codegen.forensics.downgrade_command import downgrade_check_command
 from codegen.forensics.release_specs import RELEASE_JARS, derive_releases
 from codegen.forensics.releases import HARD_CODED, release, release_lines
-from generated import MESSAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "forensics" / "ldi-poc"
 RELEASE_JAR_DIR = ROOT / ".cache" / "kafka-releases" / "jars"
-
-
-def key(name: str, record_type: int | None = None, **fields: Any) -> bytes:
-    cls = MESSAGES[name]
-    rtype = cls.API_KEY if record_type is None else record_type
-    return struct.pack(">h", rtype) + cls(**fields).encode(0)
-
-
-def value(name: str, version: int, **fields: Any) -> bytes:
-    cls = MESSAGES[name]
-    return struct.pack(">h", version) + cls(**fields).encode(min(version, cls.HIGHEST_VERSION))
-
-
-def commit(group: str, partition: int, offset: int, version: int) -> tuple[bytes, bytes]:
-    return (
-        key("OffsetCommitKey", group=group, topic="t", partition=partition),
-        value("OffsetCommitValue", version, offset=offset, commit_timestamp=1),
-    )
-
-
-def group_metadata(group: str, version: int) -> tuple[bytes, bytes]:
-    return (
-        key("GroupMetadataKey", group=group),
-        value("GroupMetadataValue", version, protocol_type="consumer", generation=1),
-    )
-
-
-def dump(tmp_path: Path, *batches: list[tuple[bytes, bytes | None]]) -> Path:
-    folder = tmp_path / "__consumer_offsets-3"
-    folder.mkdir()
-    with SegmentWriter(folder / "00000000000000000000.log") as w:
-        for records in batches:
-            w.write_batch(records)
-    return folder
 
 
 @pytest.fixture
@@ -73,14 +48,16 @@ def test_kafka_2_1_dump_is_safe_for_2_1(kafka_2_1_dump: Path) -> None:
 def test_kafka_2_1_dump_is_blocked_for_2_0(kafka_2_1_dump: Path) -> None:
     report = check_downgrade(kafka_2_1_dump, "2.0")
     assert report.blocked
-    found = {(b.name, b.value_version, b.offset, b.partition, b.group) for b in report.blockers}
-    assert found == {
-        ("GroupMetadata", 2, 0, 3, "g"),
-        ("OffsetCommit", 3, 1, 3, "g"),
-        ("OffsetCommit", 3, 2, 3, "g"),
-    }
+    # The loader fails on the first record (offset 0) and never reads on; each other kind of
+    # record it could not read is named once, with how many there are.
+    found = [
+        (b.name, b.value_version, b.offset, b.partition, b.group, b.count) for b in report.blockers
+    ]
+    assert found == [("GroupMetadata", 2, 0, 3, "g", 1), ("OffsetCommit", 3, 1, 3, "g", 2)]
     assert {b.rule for b in report.blockers} == {"value-version"}
-    assert "predates KIP-915" in report.blockers[0].reason
+    first = report.blockers[0].reason
+    assert "Unknown group metadata message version: 2" in first
+    assert "served as empty" in first or "serves the partition as empty" in first
 
 
 def test_offset_commit_v4_of_a_4x_dump_is_blocked_for_3_4_only(tmp_path: Path) -> None:
@@ -89,18 +66,27 @@ def test_offset_commit_v4_of_a_4x_dump_is_blocked_for_3_4_only(tmp_path: Path) -
     assert [(b.rule, b.name, b.value_version) for b in blocked.blockers] == [
         ("value-version", "OffsetCommit", 4)
     ]
+    # KIP-915's backport: 3.4.1's OffsetCommitValue reads up to v4.
+    assert not check_downgrade(folder, "3.4.1").blocked
     assert not check_downgrade(folder, "3.5").blocked
     assert not check_downgrade(folder, "4.4").blocked
 
 
-def test_newer_flexible_value_version_is_read_by_kip_915_releases(tmp_path: Path) -> None:
-    # v5 does not exist yet; a KIP-915 coordinator reads it as v4 (flexible), skipping tags.
+def test_a_value_version_newer_than_the_release_reads(tmp_path: Path) -> None:
+    # v5 does not exist yet. The old group coordinator throws on it in every release
+    # (readOffsetMessageValue); the new one reads it as v4 before 4.0 (no version guard in the
+    # generated read()), and from 4.0 its serde throws UnknownRecordVersionException.
     folder = dump(tmp_path, [commit("g", 0, 10, 5)])
-    assert not check_downgrade(folder, "3.5").blocked
-    assert [b.rule for b in check_downgrade(folder, "3.4").blockers] == ["value-version"]
+    for to in ("3.4", "3.4.1", "3.5", "3.9", "4.0", "4.4"):
+        (blocker,) = check_downgrade(folder, to).blockers
+        assert blocker.rule == "value-version", to
+    assert "Unknown offset message version: 5" in check_downgrade(folder, "3.9").blockers[0].reason
+    assert not check_downgrade(folder, "3.9", group_coordinator="new").blocked
+    strict = check_downgrade(folder, "4.0").blockers[0].reason
+    assert "UnknownRecordVersionException" in strict and "does not serve it" in strict
 
 
-def test_only_live_records_are_judged(tmp_path: Path) -> None:
+def test_every_record_on_disk_is_loaded_not_only_live_ones(tmp_path: Path) -> None:
     gm_key, _ = group_metadata("gone", 3)
     folder = tmp_path / "__consumer_offsets-0"
     folder.mkdir()
@@ -111,9 +97,16 @@ def test_only_live_records_are_judged(tmp_path: Path) -> None:
         w.write_batch([commit("g", 0, 2, 1)])  # the same key rewritten as v1
         w.write_batch([commit("t", 0, 1, 3)], producer_id=7, producer_epoch=0, transactional=True)
         w.write_control(ControlType.ABORT, producer_id=7, producer_epoch=0)
+    # A broker loads the partition from its log start: the tombstoned v3 group record, the
+    # overwritten v3 commit and the aborted one are read too, and 2.0 fails on the first.
     report = check_downgrade(folder, "2.0")
-    assert not report.blocked, report.blockers
     assert report.live_records == 1
+    assert [(b.offset, b.name, b.value_version, b.count) for b in report.blockers] == [
+        (0, "GroupMetadata", 3, 1),
+        (2, "OffsetCommit", 3, 2),
+    ]
+    assert "no longer live" in report.blockers[0].reason
+    assert not check_downgrade(folder, "2.3").blocked
 
 
 def test_committed_transactional_commit_is_live(tmp_path: Path) -> None:
@@ -131,15 +124,16 @@ def test_consumer_group_must_be_converted_before_downgrading(tmp_path: Path) -> 
         value("ConsumerGroupMetadataValue", 0, epoch=5),
     )
     folder = dump(tmp_path, [cg])
-    for target in ("3.4", "2.0"):
+    # The old group coordinator reads record types 0-2 only (3.5-3.9 run it by default).
+    for target in ("3.4", "2.0", "3.5", "3.9"):
         blockers = check_downgrade(folder, target).blockers
         assert [(b.rule, b.group, b.record_type) for b in blockers] == [
             ("group-conversion", "cg", 3)
         ]
         assert "KIP-848" in blockers[0].reason
-    assert not check_downgrade(
-        folder, "3.5"
-    ).blocked  # 3.5's specs read ConsumerGroupMetadataValue v0
+    # The new one reads them: 4.0's default, or 3.6-3.9 configured for it.
+    assert not check_downgrade(folder, "3.9", group_coordinator="new").blocked
+    assert not check_downgrade(folder, "4.0").blocked
 
 
 def test_streams_group_is_blocked_before_the_release_that_knows_it(tmp_path: Path) -> None:
@@ -195,6 +189,11 @@ def test_release_versions_resolve_to_their_line() -> None:
     assert release("0.11.0.3").line == "0.11"
     assert release("4.4.0").ignores_unknown
     assert not release("3.4").ignores_unknown
+    # KIP-915's backport: 3.4.1 skips unknown keys and reads OffsetCommitValue v4.
+    assert (release("3.4").version, release("3.4.1").version) == ("3.4.0", "3.4.1")
+    assert release("3.4.1").ignores_unknown and release("3.4.1").label == "3.4.1"
+    assert release("3.4.1").reads(1).highest_value_version == 4  # type: ignore[union-attr]
+    assert release("3.4").reads(1).highest_value_version == 3  # type: ignore[union-attr]
     # The 2.8 jars (first with JSON specs) agree with the hard-coded 2.7 table.
     seven, eight = release("2.7"), release("2.8")
     assert {t: r.highest_value_version for t, r in seven.record_types.items()} == {
@@ -261,69 +260,6 @@ def test_vendored_release_table_matches_the_jars() -> None:
 KAFKA_DATA = ROOT / "tests" / "data" / "kafka-data"
 
 
-def metadata_record(spec: str, version: int = 0, **fields: Any) -> bytes:
-    """A __cluster_metadata record value: frame version 1, apiKey, version, body."""
-    cls = MESSAGES[spec]
-    assert cls.API_KEY < 128 and version < 128  # one-byte unsigned varints
-    return bytes([1, cls.API_KEY, version]) + cls(**fields).encode(version)
-
-
-def cluster(
-    tmp_path: Path,
-    topics: dict[str, int],
-    metadata_version: int = 21,
-    features: dict[str, int] | None = None,
-    configs: list[tuple[int, str, str, str | None]] = (),  # type: ignore[assignment]
-) -> Path:
-    """A broker image whose __cluster_metadata holds ``topics`` (name -> partitions), the
-    finalized features and dynamic configs (resource type, resource, name, value or None)."""
-    image = tmp_path / "broker-1"
-    folder = image / "__cluster_metadata-0"
-    folder.mkdir(parents=True)
-    records: list[tuple[bytes | None, bytes | None]] = [
-        (
-            None,
-            metadata_record(
-                "FeatureLevelRecord", name="metadata.version", feature_level=metadata_version
-            ),
-        )
-    ]
-    for name, level in (features or {}).items():
-        records.append(
-            (None, metadata_record("FeatureLevelRecord", name=name, feature_level=level))
-        )
-    for n, (name, count) in enumerate(sorted(topics.items())):
-        tid = uuid.UUID(int=n + 1)
-        records.append((None, metadata_record("TopicRecord", name=name, topic_id=tid)))
-        for p in range(count):
-            records.append((None, metadata_record("PartitionRecord", partition_id=p, topic_id=tid)))
-    for rtype, resource, name, val in configs:
-        records.append(
-            (
-                None,
-                metadata_record(
-                    "ConfigRecord",
-                    resource_type=rtype,
-                    resource_name=resource,
-                    name=name,
-                    value=val,
-                ),
-            )
-        )
-    with SegmentWriter(folder / "00000000000000000000.log") as w:
-        for rec in records:
-            w.write_batch([rec])
-    return image
-
-
-def partition(image: Path, topic: str, n: int, *batches: list[tuple[bytes, bytes | None]]) -> None:
-    folder = image / f"{topic}-{n}"
-    folder.mkdir()
-    with SegmentWriter(folder / "00000000000000000000.log") as w:
-        for records in batches:
-            w.write_batch(records)
-
-
 def statuses(report: Any) -> dict[str, str]:
     return {c.name: c.status for c in report.checks}
 
@@ -333,6 +269,7 @@ def test_a_whole_cluster_within_the_target_is_safe(tmp_path: Path) -> None:
     partition(image, "__consumer_offsets", 0, [group_metadata("g", 3)], [commit("g", 0, 10, 3)])
     report = check_downgrade(image, "3.9")
     assert statuses(report) == {
+        "metadata records": "passed",
         "group coordinator": "passed",
         "transaction coordinator": "passed",
         "share coordinator": "passed",
@@ -402,13 +339,6 @@ def test_finalized_features_above_the_target_block(tmp_path: Path) -> None:
     assert any("group.version is finalized at 1, above the 0" in f for f in features.findings)
     assert any("downgrade --feature group.version=0" in s for s in features.steps)
     assert statuses(check_downgrade(image, "4.0"))["cluster features"] == "passed"
-
-
-def share_snapshot(group: str) -> tuple[bytes, bytes]:
-    return (
-        key("ShareSnapshotKey", group_id=group, topic_id=uuid.UUID(int=7), partition=0),
-        value("ShareSnapshotValue", 0, snapshot_epoch=1, state_epoch=1, start_offset=5),
-    )
 
 
 def test_share_state_on_a_release_without_share_groups_blocks(tmp_path: Path) -> None:

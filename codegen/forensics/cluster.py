@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from codegen.dumps.decoded import KIND_CONTROL, RECORD, DecodedRecord
+from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, UNKNOWN, DecodedRecord
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_records
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import segment_file_info, segment_files
@@ -50,6 +50,11 @@ class ClusterMetadata:
     """Finalized features other than metadata.version (level 0 = not finalized, left out)."""
     configs: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     """(resource type, resource name) -> the names of its live dynamic configs."""
+    record_kinds: dict[tuple[int, int], tuple[str, int, str]] = field(default_factory=dict)
+    """(api key, version) -> (file, offset, name) of its first record, in the order a broker
+    loads them: the latest snapshot, then the log after it."""
+    source_file: str = ""
+    """The file being read (set while replaying)."""
 
     @property
     def partition_counts(self) -> dict[str, int]:
@@ -64,6 +69,10 @@ class ClusterMetadata:
             if value is not None and hasattr(value, "k_raft_version"):
                 self._feature(KRAFT_VERSION, int(value.k_raft_version))
             return
+        if rec.kind in (RECORD, UNKNOWN, ERROR) and rec.key_bytes is None:
+            kind = (rec.record_type, rec.value_version)
+            if kind not in self.record_kinds:
+                self.record_kinds[kind] = (self.source_file, rec.offset, rec.name)
         if rec.kind != RECORD or value is None:
             return
         name = rec.name
@@ -97,7 +106,10 @@ class ClusterMetadata:
             self.features.pop(name, None)
 
 
-def _replay(meta: ClusterMetadata, records: Iterable[DecodedRecord], start: int = 0) -> None:
+def _replay(
+    meta: ClusterMetadata, records: Iterable[DecodedRecord], start: int = 0, source: str = ""
+) -> None:
+    meta.source_file = source
     for rec in records:
         if rec.offset >= start:
             meta.add(rec)
@@ -127,15 +139,17 @@ def cluster_metadata(
     start = 0
     if snapshots:
         latest = max(snapshots, key=lambda f: segment_file_info(f).snapshot_end_offset or 0)
-        _replay(meta, decode_metadata_records(latest, errors=errors))
+        _replay(meta, decode_metadata_records(latest, errors=errors), source=latest.name)
         start = segment_file_info(latest).snapshot_end_offset or 0
     for f in files:
         if f.suffix == ".log":
-            _replay(meta, decode_metadata_records(f, errors=errors), start)
+            _replay(meta, decode_metadata_records(f, errors=errors), start, f.name)
     if meta.metadata_version is None:
         for image in dirs.images:
             bootstrap = image / "bootstrap.checkpoint"
             if bootstrap.is_file():
-                _replay(meta, decode_metadata_records(bootstrap, errors=errors))
+                _replay(
+                    meta, decode_metadata_records(bootstrap, errors=errors), source=bootstrap.name
+                )
                 break
     return meta

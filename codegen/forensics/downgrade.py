@@ -1,46 +1,38 @@
 """Downgrade readiness: can the brokers of a given Kafka release run this cluster's disks?
 
-A verdict is made of checks, each ``passed``, ``blocked`` (what blocks and what to do),
-``not checked`` or ``partly checked`` (why: what the input lacks). The verdict is ``SAFE`` only
-when every check was made and passed, ``BLOCKED`` when any blocked, else ``SAFE AS FAR AS
-CHECKED``. The checks:
+A verdict (:mod:`codegen.forensics.verdict`) is made of checks, each ``passed``, ``blocked``
+(what blocks and what to do), ``not checked`` or ``partly checked`` (why: what the input
+lacks). The verdict is ``SAFE`` only when every check was made and passed, ``BLOCKED`` when any
+blocked, else ``SAFE AS FAR AS CHECKED``. The checks, in the order an operator acts on them
+(KIP-848: consumers first, then configs, features and the brokers); a broker starting meets
+the metadata checks first (:attr:`~codegen.forensics.verdict.DowngradeReport.first_failure`):
 
-``group coordinator`` (``__consumer_offsets``)
-    Only records still live after compaction matter (the last value per key, not tombstoned;
-    transactional commits count once committed, see :mod:`codegen.dumps.compacted`): a broker
-    of the target release reads exactly those when it loads the partition. Each is judged
-    against what that release reads (:mod:`codegen.forensics.releases`):
+``metadata records``, ``cluster features``, ``dynamic configs`` (``__cluster_metadata``)
+    See :mod:`codegen.forensics.cluster_checks`.
+``group coordinator`` (``__consumer_offsets``), ``transaction coordinator``
+(``__transaction_state``), ``share coordinator`` (``__share_group_state``)
+    A coordinator loads a partition by reading every record of it in log order: tombstoned,
+    overwritten and aborted ones too, until the log cleaner has removed them
+    (:mod:`codegen.forensics.loaders` says how each release's coordinators treat what they do
+    not know). Per partition:
 
-    ``unknown-type``
-        the release does not know the record type and predates KIP-915, so loading fails;
-    ``value-version``
-        the value version is above the highest the release reads, and the release cannot read
-        it with that highest version (it predates KIP-915, or that version is not flexible);
+    ``unknown-type``, ``value-version``, ``control-batch``, ``no-key``
+        the first record the release's loader fails on, and what that costs (the old group
+        coordinator serves the partition as empty, the coordinator runtime does not serve it,
+        the transaction coordinator keeps what it read before); the other kinds of record it
+        could not read follow;
     ``group-conversion``
-        a consumer, share or streams group record of a type the release does not know: even a
-        KIP-915 coordinator, which skips it, would lose the group. Consumer groups are
-        converted to classic groups by downgrading their consumers first (KIP-848's downgrade
-        path); share groups can only be deleted; streams groups are deleted and their
-        applications restarted with the classic protocol.
+        a live consumer, share or streams group record of a type the loader does not read:
+        the group would be lost. Consumer groups are converted to classic groups by
+        downgrading their consumers first (KIP-848's downgrade path); share groups can only be
+        deleted; streams groups are deleted and their applications restarted with the classic
+        protocol;
+    ``share-group``
+        live share-partition state on a release without a share coordinator (before 4.0).
 
-    Record types the release does not know that are not group state (skipped by a KIP-915
-    coordinator) are listed as ``ignored``.
-``transaction coordinator`` (``__transaction_state``)
-    Live records of a type, or with a value version, the release's transaction coordinator
-    does not read (``TransactionLogValue`` v1, flexible, is written from
-    ``transaction.version`` 1 on, KIP-890; the transaction coordinator has no KIP-915 reading).
-``share coordinator`` (``__share_group_state``)
-    Live share-partition state on a release without a share coordinator (before 4.0), or of
-    types and versions the release does not read (judged as the group coordinator's).
-``cluster features`` (``__cluster_metadata``)
-    The finalized ``metadata.version`` and feature levels (``FeatureLevelRecord``; the latest
-    snapshot, then the log after it; ``kraft.version`` from ``KRaftVersionRecord``) against the
-    latest production levels of the release (its ``MetadataVersion`` and feature enums). A
-    KRaft cluster cannot run a release before 3.3 (KIP-833).
-``dynamic configs`` (``__cluster_metadata``)
-    Live ``ConfigRecord`` of a resource type the release does not know, such as the ``GROUP``
-    configs of KIP-848 (``group.consumer.session.timeout.ms``...), which must be deleted before
-    brokers are downgraded.
+    Live records the loader skips that are not group state are listed as ``ignored``. Which
+    group coordinator loads is configuration (3.6-3.9 can run the new one, 4.0 the old one):
+    the release's default is judged unless another is named.
 
 Whether a coordinator topic is absent from the cluster (a pass) or only from the input (not
 checked) is told by the ``TopicRecord`` of ``__cluster_metadata``; without it, an absent topic
@@ -49,10 +41,10 @@ is not checked.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Final, cast
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CompactedView
@@ -66,13 +58,27 @@ from codegen.dumps.coordinator import (
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.forensics.cluster import ClusterMetadata, cluster_metadata
+from codegen.forensics.cluster_checks import (
+    configs_check,
+    features_check,
+    metadata_records_check,
+    shell_word,
+)
 from codegen.forensics.inputs import InputError, LogDirs, discover
-from codegen.forensics.releases import (
-    KRaftSupport,
-    RecordTypeReads,
-    Release,
-    release,
-    release_lines,
+from codegen.forensics.loaded import NO_KEY, LoadedPartition, RecordKind, group_of
+from codegen.forensics.loaders import FAIL, NOT_LOADED, PREFIX, SKIP, Loader
+from codegen.forensics.releases import DEFAULT, Release, release, share_loader
+from codegen.forensics.verdict import (
+    BLOCKED,
+    BLOCKED_VERDICT,
+    NOT_CHECKED,
+    PARTLY_CHECKED,
+    PASSED,
+    SAFE,
+    SAFE_AS_FAR_AS_CHECKED,
+    Blocker,
+    Check,
+    DowngradeReport,
 )
 from codegen.text import plural
 from codegen.views.live import LiveKeys
@@ -82,10 +88,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLOCKED",
+    "BLOCKED_VERDICT",
     "GROUP_RECORD_PREFIXES",
     "NOT_CHECKED",
     "PARTLY_CHECKED",
     "PASSED",
+    "SAFE",
+    "SAFE_AS_FAR_AS_CHECKED",
     "Blocker",
     "Check",
     "DowngradeReport",
@@ -94,18 +103,14 @@ __all__ = [
     "LiveRecords",
     "check_downgrade",
     "dump_partitions",
-    "finding_reason",
     "is_paths",
-    "judge",
     "live_records",
+    "loader_topic",
+    "partition_findings",
+    "scan_partition",
 ]
 
 GROUP_RECORD_PREFIXES: Final = ("ConsumerGroup", "ShareGroup", "StreamsGroup")
-
-PASSED: Final = "passed"
-BLOCKED: Final = "blocked"
-NOT_CHECKED: Final = "not checked"
-PARTLY_CHECKED: Final = "partly checked"
 
 DumpInputError = InputError
 """The input is not what the command reads (kept under its former name)."""
@@ -133,6 +138,8 @@ class LiveRecords(CompactedView):
         super().__init__()
         self.partition = partition
         self.live: dict[bytes, LiveRecord] = {}
+        self.loaded: LoadedPartition | None = None
+        """Every record of the partition by kind, when it was read from files or rows."""
 
     def add(self, rec: DecodedRecord) -> None:
         super().add(rec)
@@ -155,7 +162,7 @@ class LiveRecords(CompactedView):
             rec.record_type,
             rec.name if rec.kind != UNKNOWN and rec.name else "unknown",
             version,
-            _group_of(rec.key),
+            group_of(rec.key),
         )
 
     def take_live(self, live: pa.Table, decoder: CoordinatorDecoder) -> None:
@@ -168,21 +175,9 @@ class LiveRecords(CompactedView):
         for key, value, offset in zip(keys, values, offsets, strict=True):
             rtype, name, key_obj = decoder.decode_key(key)
             version = int.from_bytes(value[:2], "big", signed=True) if len(value) >= 2 else -1
-            group = _group_of(key_obj)
             self.live[key] = LiveRecord(
-                self.partition, offset, rtype, name or "unknown", version, group
+                self.partition, offset, rtype, name or "unknown", version, group_of(key_obj)
             )
-
-
-def _group_of(key: Any) -> str | None:
-    """The group (or transactional id) a record's key names."""
-    if key is None:
-        return None
-    for name in ("group", "group_id", "transactional_id"):
-        value = getattr(key, name, None)
-        if value is not None:
-            return str(value)
-    return None
 
 
 def _dirs(path: Path | Sequence[Path | str] | LogDirs) -> LogDirs:
@@ -214,144 +209,234 @@ def live_records(
     topic: str = CONSUMER_OFFSETS,
 ) -> list[LiveRecords]:
     """The live records of each ``topic`` partition under ``path`` (:attr:`LiveRecords.live`;
-    read from columns, so the views hold no group state)."""
-    return _live(dump_partitions(path, topic), topic, errors)
+    read from columns, so the views hold no group state), each with every record it holds by
+    kind (:attr:`LiveRecords.loaded`)."""
+    return _scan(dump_partitions(path, topic), topic, errors)
 
 
-def _live(
+def scan_partition(
+    topic: str, partition: int, batches: Iterable[pa.RecordBatch], decoder: CoordinatorDecoder
+) -> LiveRecords:
+    """One coordinator partition read once from ``kafka-log`` rows in log order: its live
+    records, and every record by kind (what its loader meets)."""
+    view = LiveRecords(partition)
+    loaded = LoadedPartition(topic, partition)
+    keys = LiveKeys()
+    for rb in batches:
+        keys.add(rb)
+        loaded.add(rb, decoder)
+    view.take_live(keys.table(), decoder)
+    view.loaded = loaded
+    return view
+
+
+def _scan(
     partitions: list[tuple[int, list[Path]]], topic: str, errors: list[SegmentError] | None
 ) -> list[LiveRecords]:
-    views: list[LiveRecords] = []
     decoder = coordinator_decoder(topic)
+    views: list[LiveRecords] = []
     for partition, files in partitions:
-        view = LiveRecords(partition)
-        keys = LiveKeys()
-        for f in files:
-            found: list[SegmentError] = []
-            for rb in record_batches(f, headers=False, batch_rows=32768, segment_errors=found):
-                keys.add(rb)
-            if errors is not None:
-                errors.extend(found)
-        view.take_live(keys.table(), decoder)
-        views.append(view)
+        found: list[SegmentError] = []
+        batches = (
+            rb
+            for f in files
+            for rb in record_batches(f, headers=False, batch_rows=32768, segment_errors=found)
+        )
+        views.append(scan_partition(topic, partition, batches, decoder))
+        if errors is not None:
+            errors.extend(found)
     return views
 
 
-@dataclass(frozen=True, slots=True)
-class Blocker:
-    """A live record the target release cannot load, or skips."""
-
-    rule: str
-    """``unknown-type``, ``value-version``, ``group-conversion``, ``share-group`` or
-    ``ignored``."""
-    partition: int
-    offset: int
-    record_type: int
-    name: str
-    value_version: int
-    group: str | None
-    reason: str
-    topic: str = CONSUMER_OFFSETS
-
-
-@dataclass(slots=True)
-class Check:
-    """One part of the verdict: what was checked, its result, what blocks and what to do."""
-
-    name: str
-    status: str
-    """``passed``, ``blocked``, ``not checked`` or ``partly checked``."""
-    summary: str
-    findings: list[str] = field(default_factory=list)
-    """What blocks (a line each)."""
-    steps: list[str] = field(default_factory=list)
-    """What to do, in order."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "check": self.name,
-            "status": self.status,
-            "summary": self.summary,
-            "findings": self.findings,
-            "steps": self.steps,
-        }
-
-
-SAFE: Final = "SAFE"
-SAFE_AS_FAR_AS_CHECKED: Final = "SAFE AS FAR AS CHECKED"
-BLOCKED_VERDICT: Final = "BLOCKED"
-
-
-@dataclass(slots=True)
-class DowngradeReport:
-    target: str
-    """The release line judged against."""
-    live_records: int = 0
-    """Live ``__consumer_offsets`` records judged."""
-    blockers: list[Blocker] = field(default_factory=list)
-    """Records of the coordinator topics that block."""
-    ignored: list[Blocker] = field(default_factory=list)
-    segment_errors: list[str] = field(default_factory=list)
-    checks: list[Check] = field(default_factory=list)
-    mode: str = "unknown"
-    """``KRaft`` (``__cluster_metadata`` or a version 1 ``meta.properties`` in the input),
-    ``ZooKeeper`` (a version 0 ``meta.properties``) or ``unknown``."""
-    inputs: list[str] = field(default_factory=list)
-
-    @property
-    def blocked(self) -> bool:
-        return bool(self.blockers) or any(c.status == BLOCKED for c in self.checks)
-
-    @property
-    def complete(self) -> bool:
-        """Every check was made in full."""
-        return all(c.status in (PASSED, BLOCKED) for c in self.checks)
-
-    @property
-    def safe(self) -> bool:
-        """SAFE: nothing blocks and every check was made."""
-        return not self.blocked and self.complete
-
-    @property
-    def verdict(self) -> str:
-        if self.blocked:
-            return BLOCKED_VERDICT
-        return SAFE if self.complete else SAFE_AS_FAR_AS_CHECKED
-
-    def steps(self) -> list[str]:
-        """What to do, in KIP-848's order (the checks are kept in that order)."""
-        return [s for c in self.checks for s in c.steps]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "verdict": self.verdict,
-            "safe": self.safe,
-            "mode": self.mode,
-            "inputs": self.inputs,
-            "checks": [c.to_json() for c in self.checks],
-            "steps": self.steps(),
-            "liveRecords": self.live_records,
-            "blockers": [_camel(asdict(b)) for b in self.blockers],
-            "ignored": [_camel(asdict(b)) for b in self.ignored],
-            "segmentErrors": self.segment_errors,
-        }
-
-
-def _camel(d: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, v in d.items():
-        head, *rest = k.split("_")
-        out[head + "".join(p.title() for p in rest)] = v
-    return out
-
-
-def _is_group_state(rec: LiveRecord) -> bool:
-    name = rec.name
-    if name == "unknown":
-        # A type newer than our specs: name it from no spec, judge it as not group state.
-        return False
+def _is_group_state(name: str) -> bool:
+    # A type newer than our specs is named "unknown": judged as not group state.
     return name.startswith(GROUP_RECORD_PREFIXES)
+
+
+def loader_topic(loader: Loader) -> str:
+    """The topic a coordinator's loader reads."""
+    return {
+        "group": CONSUMER_OFFSETS,
+        "transaction": TRANSACTION_STATE,
+        "share": SHARE_GROUP_STATE,
+    }[loader.coordinator]
+
+
+def partition_findings(
+    view: LiveRecords, target: Release, loader: Loader, mode: str = "unknown"
+) -> list[Blocker]:
+    """What release ``target``'s ``loader`` makes of one partition: the first record it fails
+    on (then the other kinds it cannot read), the live group records it would lose and the
+    live records it skips (``ignored``). The one definition behind ``downgrade-check`` and the
+    Spark ``downgrade_findings``."""
+    topic = loader_topic(loader)
+    where = f"{topic}-{view.partition}"
+    live = sorted(view.live.values(), key=lambda r: r.offset)
+    live_offsets = {r.offset for r in live}
+    found: list[Blocker] = []
+    failures = _failures(view, loader, live_offsets)
+    for n, (kind, rule, error) in enumerate(failures):
+        if n == 0:
+            head = (
+                f"{loader.name} of Kafka {target.label} fails on it ({error}): "
+                f"{loader.consequence(where)}"
+            )
+            if loader.on_failure == PREFIX:
+                lost = {r.group or "" for r in live if r.offset >= kind.first_offset}
+                head += f" ({plural(len(lost), 'transactional id')} written from there on)"
+        else:
+            head = f"{loader.name} of Kafka {target.label} cannot read it either ({error})"
+        todo = (
+            _group_advice(kind.record_type, kind.name, kind.group, target)
+            if rule == "group-conversion"
+            else _load_advice(kind, rule, target, loader, mode, live_offsets)
+        )
+        found.append(
+            Blocker(
+                rule,
+                view.partition,
+                kind.first_offset,
+                kind.record_type,
+                kind.name,
+                -1 if kind.value_version is None else kind.value_version,
+                kind.group,
+                f"{head}; {todo}",
+                topic,
+                kind.count,
+            )
+        )
+    failed_at = {f[0].first_offset for f in failures}
+    for rec in live:
+        if rec.offset in failed_at:
+            continue
+        action = loader.read(rec.record_type, rec.value_version).action
+        unread = rec.record_type not in loader.types
+        if topic == CONSUMER_OFFSETS and unread and _is_group_state(rec.name):
+            rule = "group-conversion"
+            reason = _group_advice(rec.record_type, rec.name, rec.group, target)
+        elif action == SKIP:
+            rule = "ignored"
+            reason = f"{loader.name} of Kafka {target.label} skips " + (
+                f"unknown record type {rec.record_type} (KIP-915)"
+                if unread
+                else f"{rec.name}Value v{rec.value_version}"
+            )
+        else:
+            continue
+        found.append(
+            Blocker(
+                rule,
+                rec.partition,
+                rec.offset,
+                rec.record_type,
+                rec.name,
+                rec.value_version,
+                rec.group,
+                reason,
+                topic,
+            )
+        )
+    return found
+
+
+def _failures(
+    view: LiveRecords, loader: Loader, live_offsets: set[int]
+) -> list[tuple[RecordKind, str, str]]:
+    """The kinds of record the loader fails on, by first offset: (kind, rule, exception). A
+    live group record of a type it does not read is a group to convert first."""
+    loaded = view.loaded if view.loaded is not None else _from_live(view, loader)
+    found: list[tuple[RecordKind, str, str]] = []
+    for kind in loaded.kinds.values():
+        if kind.record_type == NO_KEY:
+            found.append((kind, "no-key", _no_key_error(loader)))
+            continue
+        outcome = loader.read(kind.record_type, kind.value_version)
+        if outcome.action != FAIL:
+            continue
+        if kind.record_type in loader.types:
+            rule = "value-version"
+        elif (
+            _is_group_state(kind.name)
+            and kind.first_offset in live_offsets
+            and loader_topic(loader) == CONSUMER_OFFSETS
+        ):
+            rule = "group-conversion"
+        else:
+            rule = "unknown-type"
+        found.append((kind, rule, outcome.error))
+    if loader.control_batches_fail and loaded.first_control_offset is not None:
+        marker = RecordKind(-1, None, loaded.first_control_offset, 1, "control batch", None)
+        error = "java.lang.IllegalStateException: Control batches are not supported yet."
+        found.append((marker, "control-batch", error))
+    return sorted(found, key=lambda f: f[0].first_offset)
+
+
+def _from_live(view: LiveRecords, loader: Loader) -> LoadedPartition:
+    """A view made from records rather than files: its live records are all there is."""
+    loaded = LoadedPartition(loader_topic(loader), view.partition)
+    for rec in sorted(view.live.values(), key=lambda r: r.offset):
+        kind = loaded.kinds.get((rec.record_type, rec.value_version))
+        if kind is None:
+            loaded.kinds[(rec.record_type, rec.value_version)] = RecordKind(
+                rec.record_type, rec.value_version, rec.offset, 1, rec.name, rec.group
+            )
+        else:
+            kind.count += 1
+        loaded.records += 1
+    return loaded
+
+
+def _no_key_error(loader: Loader) -> str:
+    if loader.on_failure == NOT_LOADED:
+        return "java.lang.NullPointerException: a record without a key"
+    what = (
+        "Transaction state log's key"
+        if loader.coordinator == "transaction"
+        else ("Group metadata/offset entry key")
+    )
+    return f"java.lang.IllegalArgumentException: requirement failed: {what} should not be null"
+
+
+def _load_advice(
+    kind: RecordKind,
+    rule: str,
+    target: Release,
+    loader: Loader,
+    mode: str,
+    live_offsets: set[int],
+) -> str:
+    """What to do about a record the loader fails on."""
+    if rule == "control-batch":
+        return (
+            "transactional offset commits left markers in the log, which Kafka 3.6's new group "
+            "coordinator cannot load: keep the old group coordinator (3.6's default), or "
+            "downgrade to 3.7 or later"
+        )
+    if rule == "no-key":
+        return "the partition holds a record without a key, which no coordinator writes"
+    gone = ""
+    if kind.first_offset not in live_offsets:
+        gone = (
+            "the record is no longer live (overwritten or tombstoned): the log cleaner removes "
+            "it once its segment is rolled and cleaned (a tombstone stays delete.retention.ms "
+            "longer), so check again after compaction; or "
+        )
+    if rule == "unknown-type":
+        return gone + (
+            "delete what wrote it (e.g. the group) and let the log cleaner remove its records, "
+            "or downgrade to a release that skips unknown record types (3.4.1, 3.5 or later)"
+        )
+    if loader.coordinator == "transaction":
+        return gone + (
+            "lower transaction.version to 0 (kafka-features.sh downgrade --feature "
+            "transaction.version=0), then let each transactional id write its state again "
+            "(its next transaction) or expire (transactional.id.expiration.ms), and the log "
+            "cleaner remove the old records"
+        )
+    return gone + (
+        "rewrite the record (e.g. commit the offset again, or let the group rebalance) from "
+        f"{_rewrite_advice(target, mode)}, or delete it"
+    )
 
 
 def _rewrite_advice(target: Release, mode: str) -> str:
@@ -364,93 +449,7 @@ def _rewrite_advice(target: Release, mode: str) -> str:
             "brokers whose inter.broker.protocol.version (ZooKeeper) or metadata.version "
             "(KRaft) is at most Kafka {line}'s"
         )
-    return how.format(line=target.line)
-
-
-def judge(rec: LiveRecord, target: Release, mode: str = "unknown") -> Blocker | None:
-    """Why ``target``'s group coordinator cannot load ``rec`` (or skips it), or None."""
-    return _judge(rec, target, target.reads(rec.record_type), target.ignores_unknown, mode)
-
-
-def finding_reason(
-    partition: int,
-    offset: int,
-    record_type: int,
-    name: str,
-    value_version: int,
-    group: str | None,
-    to: str,
-) -> str | None:
-    """The reason :func:`judge` gives for a ``__consumer_offsets`` record (the mode unknown),
-    or None when it reads it: one wording for every layer that reports findings."""
-    rec = LiveRecord(partition, offset, record_type, name, value_version, group)
-    found = judge(rec, release(to))
-    return None if found is None else found.reason
-
-
-def _judge(
-    rec: LiveRecord,
-    target: Release,
-    reads: RecordTypeReads | None,
-    lenient: bool,
-    mode: str,
-    topic: str = CONSUMER_OFFSETS,
-) -> Blocker | None:
-    def finding(rule: str, reason: str) -> Blocker:
-        return Blocker(
-            rule,
-            rec.partition,
-            rec.offset,
-            rec.record_type,
-            rec.name,
-            rec.value_version,
-            rec.group,
-            reason,
-            topic,
-        )
-
-    if reads is None:
-        if topic == CONSUMER_OFFSETS and _is_group_state(rec):
-            return finding("group-conversion", _group_advice(rec, target))
-        if lenient:
-            return finding(
-                "ignored",
-                f"Kafka {target.line} skips unknown record type {rec.record_type} (KIP-915)",
-            )
-        return finding(
-            "unknown-type",
-            f"Kafka {target.line} does not know record type {rec.record_type} and predates "
-            "KIP-915 (3.5), so loading the partition fails; delete what wrote it (e.g. the "
-            "group) before downgrading, or downgrade to 3.5 or later",
-        )
-    if rec.value_version > reads.highest_value_version:
-        if lenient and reads.highest_is_flexible:
-            return None
-        why = (
-            "predates KIP-915 (3.5)"
-            if not target.ignores_unknown
-            else f"its v{reads.highest_value_version} is not flexible"
-        )
-        if topic == TRANSACTION_STATE:
-            why = "its transaction coordinator reads no newer value version"
-            todo = (
-                "lower transaction.version to 0 (kafka-features.sh downgrade --feature "
-                "transaction.version=0), then let each transactional id write its state again "
-                "(its next transaction) or expire (transactional.id.expiration.ms), and the log "
-                "cleaner remove the old record"
-            )
-        else:
-            todo = (
-                "rewrite the record (e.g. commit the offset again, or let the group rebalance) "
-                f"from {_rewrite_advice(target, mode)}, or delete it"
-            )
-        return finding(
-            "value-version",
-            f"{reads.name}Value v{rec.value_version} is newer than the v"
-            f"{reads.highest_value_version} Kafka {target.line} reads, and Kafka {target.line} "
-            f"{why}; {todo}",
-        )
-    return None
+    return how.format(line=target.label)
 
 
 def _group_kind(name: str) -> str:
@@ -460,13 +459,13 @@ def _group_kind(name: str) -> str:
     return "streams"
 
 
-def _group_advice(rec: LiveRecord, target: Release) -> str:
-    kind = _group_kind(rec.name)
+def _group_advice(record_type: int, name: str, group: str | None, target: Release) -> str:
+    kind = _group_kind(name)
     head = (
-        f"Kafka {target.line} does not know record type {rec.record_type} ({rec.name}) of "
-        f"{kind} group {_quoted(rec.group)}"
+        f"Kafka {target.label}'s {target.group_loader.name.removeprefix('the ')} does not read "
+        f"record type {record_type} ({name}) of {kind} group {_quoted(group)}"
     )
-    return f"{head}; {_GROUP_STEPS[kind].format(group=_shell(rec.group))}"
+    return f"{head}; {_GROUP_STEPS[kind].format(group=shell_word(group))}"
 
 
 _GROUP_STEPS: Final = {
@@ -493,16 +492,6 @@ def _quoted(group: str | None) -> str:
     if group is None:
         return "-"
     return '"" (empty group id)' if group == "" else repr(group)
-
-
-def _shell(group: str | None) -> str:
-    if not group:
-        return "''"
-    return (
-        group
-        if group.replace("-", "").replace("_", "").replace(".", "").isalnum()
-        else ("'" + group.replace("'", "'\\''") + "'")
-    )
 
 
 def _coverage(topic: str, dirs: LogDirs, meta: ClusterMetadata | None) -> tuple[str | None, str]:
@@ -546,38 +535,45 @@ def _record_check(
     meta: ClusterMetadata | None,
     report: DowngradeReport,
     errors: list[SegmentError],
-    judge_one: Any,
+    judge_partition: Callable[[LiveRecords], list[Blocker]],
+    loaded_by: str,
 ) -> Check:
     partial, read = _coverage(topic, dirs, meta)
     if partial in (PASSED, NOT_CHECKED):
         return Check(name, partial, read)
-    views = _live(dirs.coordinator_segments(topic), topic, errors)
-    live = 0
+    views = _scan(dirs.coordinator_segments(topic), topic, errors)
+    live = sum(len(v.live) for v in views)
+    records = sum(v.loaded.records for v in views if v.loaded is not None)
     blockers: list[Blocker] = []
     for view in views:
-        for rec in sorted(view.live.values(), key=lambda r: r.offset):
-            live += 1
-            finding = judge_one(rec)
-            if finding is None:
-                continue
+        for finding in judge_partition(view):
             (report.ignored if finding.rule == "ignored" else blockers).append(finding)
     report.blockers.extend(blockers)
     if topic == CONSUMER_OFFSETS:
         report.live_records += live
-    summary = f"{read}; {plural(live, 'live record')}, {len(blockers)} blocking"
+    summary = (
+        f"{read}; {plural(records, 'record')} ({live} live) loaded by {loaded_by}; "
+        f"{len(blockers)} blocking"
+    )
     if blockers:
         return Check(
             name,
             BLOCKED,
             summary,
-            [
-                f"{b.topic}-{b.partition}@{b.offset} {b.name} ({b.record_type}) v{b.value_version}"
-                f" {_quoted(b.group)}: {b.rule}"
-                for b in blockers
-            ],
+            [_finding_line(b) for b in blockers],
             _dedupe(b.reason.split("; ", 1)[-1] for b in blockers),
         )
     return Check(name, partial or PASSED, summary)
+
+
+def _finding_line(b: Blocker) -> str:
+    if b.rule == "control-batch":
+        what = "control batch"
+    else:
+        version = "tombstone" if b.value_version < 0 else f"v{b.value_version}"
+        what = f"{b.name} ({b.record_type}) {version}"
+    more = f" (and {b.count - 1} more like it)" if b.count > 1 else ""
+    return f"{b.topic}-{b.partition}@{b.offset} {what} {_quoted(b.group)}: {b.rule}{more}"
 
 
 def _dedupe(items: Iterable[str]) -> list[str]:
@@ -588,10 +584,14 @@ def _dedupe(items: Iterable[str]) -> list[str]:
     return out
 
 
-def _share_judge(target: Release, mode: str) -> Any:
-    def judge_one(rec: LiveRecord) -> Blocker | None:
-        if target.share_types is None:
-            return Blocker(
+def _share_findings(target: Release, mode: str) -> Callable[[LiveRecords], list[Blocker]]:
+    loader = share_loader(target)
+
+    def findings(view: LiveRecords) -> list[Blocker]:
+        if loader is not None:
+            return partition_findings(view, target, loader, mode)
+        return [
+            Blocker(
                 "share-group",
                 rec.partition,
                 rec.offset,
@@ -599,162 +599,56 @@ def _share_judge(target: Release, mode: str) -> Any:
                 rec.name,
                 rec.value_version,
                 rec.group,
-                f"Kafka {target.line} has no share coordinator (share groups came with 4.0, "
+                f"Kafka {target.label} has no share coordinator (share groups came with 4.0, "
                 f"KIP-932): the state of share group {_quoted(rec.group)} would be lost; "
-                + _GROUP_STEPS["share"].format(group=_shell(rec.group)),
+                + _GROUP_STEPS["share"].format(group=shell_word(rec.group)),
                 SHARE_GROUP_STATE,
             )
-        reads = target.share_types.get(rec.record_type)
-        return _judge(rec, target, reads, True, mode, SHARE_GROUP_STATE)
+            for rec in sorted(view.live.values(), key=lambda r: r.offset)
+        ]
 
-    return judge_one
-
-
-def _features_check(target: Release, meta: ClusterMetadata | None, mode: str) -> Check:
-    name = "cluster features"
-    if meta is None:
-        why = "the input holds no __cluster_metadata: " + (
-            "a ZooKeeper cluster keeps inter.broker.protocol.version in server.properties "
-            "and its finalized features in ZooKeeper, not on the brokers' disks"
-            if mode != "KRaft"
-            else "give a log dir holding __cluster_metadata-0"
-        )
-        return Check(name, NOT_CHECKED, why)
-    kraft = target.kraft
-    if kraft is None:
-        return Check(
-            name,
-            BLOCKED,
-            f"a KRaft cluster (metadata.version "
-            f"{'unknown' if meta.metadata_version is None else meta.metadata_version}); "
-            f"Kafka {target.line} has no production KRaft mode",
-            [f"Kafka {target.line} predates production KRaft (3.3, KIP-833)"],
-            [
-                f"a KRaft cluster cannot run Kafka {target.line} (KRaft is production from 3.3, "
-                "KIP-833, and there is no migration from KRaft back to ZooKeeper): choose 3.3 "
-                "or later"
-            ],
-        )
-    findings: list[str] = []
-    steps: list[str] = []
-    level = meta.metadata_version
-    names = _newest_kraft()
-    if level is None:
-        summary = "no metadata.version FeatureLevelRecord in __cluster_metadata"
-    else:
-        have = names.metadata_version_name(level) if names else f"level {level}"
-        top = kraft.highest_metadata_version
-        summary = (
-            f"metadata.version {level} ({have}) against at most "
-            f"{top} ({kraft.metadata_version_name(top)}) in Kafka {target.line}"
-        )
-        if level > kraft.highest_metadata_version:
-            first = _first_line_supporting(level)
-            findings.append(
-                f"metadata.version {level} ({have}) is above the highest Kafka {target.line} "
-                f"supports, {kraft.highest_metadata_version} "
-                f"({kraft.metadata_version_name(kraft.highest_metadata_version)})"
-            )
-            steps.append(
-                f"metadata.version {level} cannot in general be lowered to "
-                f"{kraft.highest_metadata_version} (kafka-features.sh downgrade --metadata "
-                "refuses a downgrade that would lose metadata, and --unsafe loses it): this "
-                f"cluster cannot be downgraded to Kafka {target.line}"
-                + (f"; the oldest release line supporting it is {first}" if first else "")
-            )
-    for feature, finalized in sorted(meta.features.items()):
-        supported = kraft.features.get(feature, 0)
-        summary += f"; {feature} {finalized} (at most {supported})"
-        if finalized > supported:
-            findings.append(
-                f"{feature} is finalized at {finalized}, above the {supported} Kafka "
-                f"{target.line} supports"
-            )
-            steps.append(
-                f"lower {feature} to {supported}: kafka-features.sh --bootstrap-server B "
-                f"downgrade --feature {feature}={supported}"
-                + (
-                    " (after no consumer, share or streams group is left)"
-                    if feature in ("group.version", "share.version", "streams.version")
-                    else ""
-                )
-            )
-    status = BLOCKED if findings else (PASSED if level is not None else PARTLY_CHECKED)
-    return Check(name, status, summary, findings, steps)
+    return findings
 
 
-def _newest_kraft() -> KRaftSupport | None:
-    """The newest release's table, which names every older metadata.version too."""
-    return release(release_lines()[-1]).kraft
-
-
-def _first_line_supporting(level: int) -> str | None:
-    for line in release_lines():
-        k = release(line).kraft
-        if k is not None and k.highest_metadata_version >= level:
-            return line
-    return None
-
-
-def _configs_check(target: Release, meta: ClusterMetadata | None) -> Check:
-    name = "dynamic configs"
-    if meta is None:
-        return Check(name, NOT_CHECKED, "the input holds no __cluster_metadata")
-    kraft = target.kraft
-    if kraft is None:
-        return Check(
-            name,
-            NOT_CHECKED,
-            f"Kafka {target.line} has no KRaft controller to read them (see cluster features)",
-        )
-    findings: list[str] = []
-    steps: list[str] = []
-    for (rtype, resource), names in sorted(meta.configs.items()):
-        if rtype in kraft.config_resource_types:
-            continue
-        type_name = meta.config_type_name(rtype)
-        findings.append(
-            f"{type_name} ({rtype}) config(s) of {resource!r}: {', '.join(sorted(names))}; "
-            f"Kafka {target.line} does not know that resource type"
-        )
-        entity = {"GROUP": "groups", "CLIENT_METRICS": "client-metrics"}.get(type_name)
-        if entity is not None:
-            steps.append(
-                f"delete them before downgrading brokers (KIP-848): kafka-configs.sh "
-                f"--bootstrap-server B --alter --entity-type {entity} --entity-name "
-                f"{_shell(resource)} --delete-config {','.join(sorted(names))}"
-            )
-        else:
-            steps.append(f"delete the {type_name} configs of {resource!r} before downgrading")
-    total = sum(len(n) for n in meta.configs.values())
-    summary = f"{total} live dynamic config(s) of {len(meta.configs)} resource(s)"
-    return Check(name, BLOCKED if findings else PASSED, summary, findings, steps)
+def _loaded_by(target: Release, loader: Loader) -> str:
+    """Names the group coordinator judged, and the other one configuration can select."""
+    default, other = target.group_loader, target.other_group_loader
+    if loader is not default:
+        return f"{loader.name} (as asked; Kafka {target.label}'s default is {default.name})"
+    if other is None:
+        return loader.name
+    how = (
+        "group.coordinator.new.enable=true, or from 3.7 group.coordinator.rebalance.protocols "
+        "with consumer"
+        if other.name.startswith("the new ")
+        else "group.coordinator.new.enable=false"
+    )
+    return f"{loader.name}, Kafka {target.label}'s default ({how} selects {other.name})"
 
 
 def check_downgrade(
-    path: Path | Sequence[Path | str] | LogDirs | Iterable[LiveRecords], to: str
+    path: Path | Sequence[Path | str] | LogDirs | Iterable[LiveRecords],
+    to: str,
+    group_coordinator: str = DEFAULT,
 ) -> DowngradeReport:
     """Judge broker disks (paths, globs, or views made by :func:`live_records`) against
-    release ``to``.
+    release ``to``, with its ``default`` group coordinator, or the ``old`` or ``new`` one.
 
-    Raises :class:`~codegen.forensics.releases.UnknownReleaseError` for an unknown release and
+    Raises :class:`~codegen.forensics.releases.UnknownReleaseError` for an unknown release,
+    ``ValueError`` for a group coordinator the release does not have, and
     :class:`~codegen.forensics.inputs.InputError` when the paths hold none of the topics read
     (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``,
     ``__cluster_metadata``).
     """
     target = release(to)
+    group = target.group_loaders(group_coordinator)
     errors: list[SegmentError] = []
     if not isinstance(path, Path | str | LogDirs) and not _is_paths(path):
-        views = list(cast("Iterable[LiveRecords]", path))
-        report = DowngradeReport(target.line)
-        for view in views:
-            for rec in sorted(view.live.values(), key=lambda r: r.offset):
-                report.live_records += 1
-                finding = judge(rec, target)
-                if finding is not None:
-                    (report.ignored if finding.rule == "ignored" else report.blockers).append(
-                        finding
-                    )
+        report = DowngradeReport(target.label, group_coordinator=group.name)
+        for view in cast("Iterable[LiveRecords]", path):
+            report.live_records += len(view.live)
+            for finding in partition_findings(view, target, group):
+                (report.ignored if finding.rule == "ignored" else report.blockers).append(finding)
         return report
     dirs = _dirs(cast("Path | Sequence[Path | str] | LogDirs", path))
     dirs.require(
@@ -766,7 +660,9 @@ def check_downgrade(
     )
     meta = cluster_metadata(dirs, errors)
     mode = meta.mode if meta is not None else _mode(dirs)
-    report = DowngradeReport(target.line, mode=mode, inputs=[str(p) for p in dirs.given])
+    report = DowngradeReport(
+        target.label, mode=mode, inputs=[str(p) for p in dirs.given], group_coordinator=group.name
+    )
     report.checks.append(
         _record_check(
             "group coordinator",
@@ -775,7 +671,8 @@ def check_downgrade(
             meta,
             report,
             errors,
-            lambda rec: judge(rec, target, mode),
+            lambda view: partition_findings(view, target, group, mode),
+            _loaded_by(target, group),
         )
     )
     report.checks.append(
@@ -786,16 +683,11 @@ def check_downgrade(
             meta,
             report,
             errors,
-            lambda rec: _judge(
-                rec,
-                target,
-                target.transaction_types.get(rec.record_type),
-                False,
-                mode,
-                TRANSACTION_STATE,
-            ),
+            lambda view: partition_findings(view, target, target.transaction_loader, mode),
+            target.transaction_loader.name,
         )
     )
+    share = share_loader(target)
     report.checks.append(
         _record_check(
             "share coordinator",
@@ -804,13 +696,38 @@ def check_downgrade(
             meta,
             report,
             errors,
-            _share_judge(target, mode),
+            _share_findings(target, mode),
+            share.name if share is not None else f"no share coordinator in Kafka {target.label}",
         )
     )
-    report.checks.append(_configs_check(target, meta))
-    report.checks.append(_features_check(target, meta, mode))
+    # KIP-848's order for what to do: consumers first, then configs, features, the brokers.
+    report.checks.append(configs_check(target, meta))
+    report.checks.append(features_check(target, meta, mode))
+    report.checks.append(metadata_records_check(target, meta))
+    report.first_failure = _first_failure(report)
     report.segment_errors = [str(e) for e in errors]
     return report
+
+
+_START_UP_ORDER: Final = (
+    "metadata records",
+    "cluster features",
+    "dynamic configs",
+    "group coordinator",
+    "transaction coordinator",
+    "share coordinator",
+)
+"""The order a broker meets what the checks judge: its metadata log, then the coordinators."""
+
+
+def _first_failure(report: DowngradeReport) -> str | None:
+    """What the release fails on first when it starts."""
+    checks = {c.name: c for c in report.checks}
+    for name in _START_UP_ORDER:
+        check = checks.get(name)
+        if check is not None and check.status == BLOCKED and check.findings:
+            return f"{name}: {check.findings[0]}"
+    return None
 
 
 def is_paths(value: object) -> bool:

@@ -11,7 +11,7 @@ import click
 from codegen.forensics.downgrade import DowngradeReport, check_downgrade
 from codegen.forensics.inputs import InputError
 from codegen.forensics.output import EXIT_BAD_INPUT, group_cell
-from codegen.forensics.releases import UnknownReleaseError
+from codegen.forensics.releases import DEFAULT, NEW, OLD, UnknownReleaseError
 from codegen.text import plural
 
 __all__ = [
@@ -42,6 +42,8 @@ def render_table(report: DowngradeReport) -> str:
         lines.append(
             f"downgrade to Kafka {report.target} ({mode}; read: {', '.join(report.inputs)})"
         )
+        if report.first_failure:
+            lines.append(f"  first failure at start-up: {report.first_failure}")
         width = max(len(c.name) for c in report.checks)
         for c in report.checks:
             lines.append(f"  {c.name.ljust(width)}  {c.status.upper():<14}  {c.summary}")
@@ -92,7 +94,18 @@ def exit_code(report: DowngradeReport) -> int:
     "to",
     required=True,
     metavar="VERSION",
-    help="Target Kafka release, from 0.11 to 4.4 (e.g. 2.1, 3.4, 4.0; 3.4.1 counts as 3.4).",
+    help="Target Kafka release, from 0.11 to 4.4 (e.g. 2.1, 3.4, 4.0): a line is its first "
+    "release (3.4 = 3.4.0); a patch release whose loading differs has its own table (3.4.1).",
+)
+@click.option(
+    "--group-coordinator",
+    type=click.Choice([DEFAULT, OLD, NEW]),
+    default=DEFAULT,
+    show_default=True,
+    help="The group coordinator the release runs: its default (the old Scala one up to 3.9, "
+    "the new one from 4.0), or old / new as configured (3.6-3.9: "
+    "group.coordinator.new.enable or group.coordinator.rebalance.protocols with consumer; "
+    "4.0: group.coordinator.new.enable=false).",
 )
 @click.option(
     "--format",
@@ -103,7 +116,9 @@ def exit_code(report: DowngradeReport) -> int:
     help="table: each check with its result, the blocking records, what to do, the verdict; "
     "json: one object.",
 )
-def downgrade_check_command(paths: tuple[str, ...], to: str, fmt: str) -> None:
+def downgrade_check_command(
+    paths: tuple[str, ...], to: str, group_coordinator: str, fmt: str
+) -> None:
     """Tell whether the brokers of Kafka VERSION can run a cluster's disks.
 
     PATH... are broker log dirs (one per broker), partition folders or segment files; globs
@@ -114,18 +129,24 @@ def downgrade_check_command(paths: tuple[str, ...], to: str, fmt: str) -> None:
     metadata.version and feature levels (__cluster_metadata). Only records live after
     compaction are judged. Rules: docs/forensics.md.
 
+    Each coordinator is judged as the release's own loader reads its topic at start-up: every
+    record on disk in log order (tombstoned and overwritten ones too, until the log cleaner
+    removes them), with what the release skips, what fails the load and what a failure costs.
+
     Exit status: 0 safe (every check made and passed), 1 blocked, 2 bad input, 3 safe as far as
     checked (nothing blocks, but a check could not be made in full: the verdict says why).
 
     \b
     Examples:
       python -m codegen downgrade-check /var/kafka-logs --to 3.9
+      python -m codegen downgrade-check /var/kafka-logs --to 3.9 --group-coordinator new
+      python -m codegen downgrade-check /var/kafka-logs --to 3.4.1
       python -m codegen downgrade-check 'images/broker-*/kafka-logs' --to 3.4
       python -m codegen downgrade-check /var/kafka-logs/__consumer_offsets-7 --to 2.1 --format json
     """
     try:
-        report = check_downgrade(list(paths), to)
-    except (UnknownReleaseError, InputError) as exc:
+        report = check_downgrade(list(paths), to, group_coordinator)
+    except (UnknownReleaseError, InputError, ValueError) as exc:
         click.echo(f"downgrade-check: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "json":

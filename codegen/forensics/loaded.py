@@ -1,0 +1,112 @@
+"""Every record a coordinator's loader meets in one partition, by kind.
+
+A broker loads a coordinator partition from the log start to its end, in log order
+(:mod:`codegen.forensics.loaders`): every record the files hold, not only the ones compaction
+would keep. :class:`LoadedPartition` sums them up from the ``kafka-log`` Arrow columns
+(:data:`codegen.dumps.arrow.RECORD_SCHEMA`) of one partition: per kind (record type, value
+version or tombstone) the first offset, how many there are and the group of the first, and the
+first control batch (transaction markers). Only the first record of each kind is decoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from codegen.columnar.decode import Rows
+from codegen.views.compaction import flags
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from codegen.dumps.coordinator import CoordinatorDecoder
+
+__all__ = ["NO_KEY", "LoadedPartition", "RecordKind", "group_of"]
+
+NO_KEY: Final = -1
+"""The record type of a record without a key (or with a key too short to hold one)."""
+_TOMBSTONE: Final = -1
+
+
+@dataclass(slots=True)
+class RecordKind:
+    """The records of one type and value version (None: tombstones) of a partition."""
+
+    record_type: int
+    value_version: int | None
+    first_offset: int
+    count: int
+    name: str
+    """The record's name from our specs, ``unknown`` for a type they do not have."""
+    group: str | None
+    """The group (transactional id) of the first one."""
+
+
+@dataclass(slots=True)
+class LoadedPartition:
+    """What the loader of one coordinator partition reads, in log order."""
+
+    topic: str
+    partition: int
+    records: int = 0
+    first_control_offset: int | None = None
+    kinds: dict[tuple[int, int], RecordKind] = field(default_factory=dict)
+
+    def add(self, rb: pa.RecordBatch, decoder: CoordinatorDecoder) -> None:
+        """Count the records of ``kafka-log`` rows of this partition, given in log order."""
+        readable = flags(rb.column("_error").is_null())
+        control = flags(rb.column("isControl")) & readable
+        offsets = rb.column("offset").to_numpy(zero_copy_only=False)
+        if control.any() and self.first_control_offset is None:
+            self.first_control_offset = int(offsets[control][0])
+        rows = readable & ~control
+        if not rows.any():
+            return
+        keys, values = Rows(rb.column("key")), Rows(rb.column("value"))
+        types, typed = keys.int16_at(keys.starts, keys.ends)
+        versions, versioned = values.int16_at(values.starts, values.ends)
+        types = np.where(keys.valid & typed, types, NO_KEY)
+        versions = np.where(values.valid, np.where(versioned, versions, -2), _TOMBSTONE)
+        codes = (types[rows] + 32768) * 65536 + (versions[rows] + 32768)
+        distinct, first, counts = np.unique(codes, return_index=True, return_counts=True)
+        row_offsets = offsets[rows]
+        key_column = rb.column("key")
+        row_index = np.flatnonzero(rows)
+        self.records += int(rows.sum())
+        for code, at, n in zip(distinct.tolist(), first.tolist(), counts.tolist(), strict=True):
+            rtype, version = code // 65536 - 32768, code % 65536 - 32768
+            kind = self.kinds.get((rtype, version))
+            if kind is not None:
+                kind.count += n
+                continue
+            key = key_column[int(row_index[at])].as_py()
+            name, group = "unknown", None
+            if rtype != NO_KEY and key is not None:
+                _, decoded_name, key_obj = decoder.decode_key(key)
+                name = decoded_name or "unknown"
+                group = group_of(key_obj)
+            self.kinds[(rtype, version)] = RecordKind(
+                rtype,
+                None if version == _TOMBSTONE else version,
+                int(row_offsets[at]),
+                n,
+                name,
+                group,
+            )
+
+    def in_log_order(self) -> list[RecordKind]:
+        """The kinds by their first offset."""
+        return sorted(self.kinds.values(), key=lambda k: k.first_offset)
+
+
+def group_of(key: object) -> str | None:
+    """The group (or transactional id) a record's key names."""
+    if key is None:
+        return None
+    for name in ("group", "group_id", "transactional_id"):
+        value = getattr(key, name, None)
+        if value is not None:
+            return str(value)
+    return None
