@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import segment_files
 from codegen.extras import MissingExtraError
 from codegen.text import plural
@@ -37,7 +38,8 @@ addPyFile.
 It ends with where the results are and the next commands to try on the same data.
 Exit status: 0 every record decoded; 1 a record that did not decode or a batch that could not
 be read (the results are written all the same); 2 a usage error, an --input that is not
-__consumer_offsets data included.
+__consumer_offsets data included (a file that is not a Kafka log segment at all: "not a Kafka
+log segment").
 """
 TOPIC = "__consumer_offsets"
 EXIT_DAMAGE = 1  # a record that did not decode or a batch not read, as python -m codegen dump
@@ -106,8 +108,9 @@ def input_files(paths: list[Path]) -> list[Path]:
     broker's log folder, the segments of its ``__consumer_offsets-<n>`` folders.
 
     Raises :class:`InputError` for a path that does not exist, a folder with nothing to read,
-    and a partition folder (or a segment in one) of another topic, or a log folder without
-    ``__consumer_offsets`` partitions: the error names what it found there.
+    a partition folder (or a segment in one) of another topic, a log folder without
+    ``__consumer_offsets`` partitions (the error names what it found there), and a file that is
+    not Kafka log data ("not a Kafka log segment", :mod:`codegen.dumps.recognize`).
     """
     files: list[Path] = []
     for path in paths:
@@ -138,6 +141,10 @@ def input_files(paths: list[Path]) -> list[Path]:
                 f"{_GIVE}"
             )
         files.extend(found)
+    try:
+        require_kafka_data(files)
+    except NotKafkaData as exc:
+        raise InputError(f"--input: {exc}") from None
     return files
 
 

@@ -591,8 +591,7 @@ def test_cli_exit_code_is_0_for_a_clean_dump_with_unknown_record_types(tmp_path:
     assert res.exit_code == 0, res.output
     assert [json.loads(x)["kind"] for x in res.stdout.splitlines()] == [RECORD, UNKNOWN]
     assert res.stderr == (
-        "1 file, 1 batch, 2 records, 0 errors, 1 unknown record, "
-        "0 newer than our specs, 0 segment errors\n"
+        "1 file, 1 batch, 2 records, 0 errors, 1 unknown record, 0 newer than our specs\n"
     )
 
 
@@ -637,8 +636,8 @@ def test_cli_jsonl_reports_each_error_and_exits_1(tmp_path: Path) -> None:
         "entry of 256 bytes is cut short: only 1 bytes remain"
     )
     assert stderr[3] == (
-        "1 file, 2 batches, 3 records, 1 error, 0 unknown records, "
-        "0 newer than our specs, 2 segment errors"
+        "1 file, 2 batches, 3 records, 3 errors (2 segment errors, 1 record not decoded), "
+        "0 unknown records, 0 newer than our specs"
     )
 
 
@@ -656,8 +655,8 @@ def test_cli_table_dump_log_and_compacted_report_errors_and_exit_1(tmp_path: Pat
     invalid = seg.stat().st_size - third
     assert res.stdout.splitlines()[-1] == f"Found {invalid} invalid bytes at the end of {seg.name}"
     assert res.stderr.splitlines()[-1] == (
-        "1 file, 2 batches, 3 records, 1 error, 0 unknown records, "
-        "0 newer than our specs, 1 segment error"
+        "1 file, 2 batches, 3 records, 2 errors (1 segment error, 1 record not decoded), "
+        "0 unknown records, 0 newer than our specs"
     )
     res = runner.invoke(dump_command, [str(folder), "--compacted"])
     assert res.exit_code == 1

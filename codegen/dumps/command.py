@@ -31,6 +31,7 @@ from codegen.dumps.log_dirs import (
 )
 from codegen.dumps.metadata import CLUSTER_METADATA
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
+from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.run import DEFAULT_MAX_MESSAGE_SIZE, Counts, decode_files, dump_log_run
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
 from codegen.dumps.user_topics import UserTopicDecoder, user_decoders
@@ -201,8 +202,9 @@ def dump_command(
          --max-batch-bytes or --max-batch-records) or a record that did not decode; with
          --format dump-log also where kafka-dump-log stops or reports an index mismatch
       2  usage error: bad options, a path that does not exist or cannot be read, a folder
-         with nothing to read, an index or producer-state file other than .txnindex
-         without --format dump-log
+         with nothing to read, a file that is not Kafka log data ("not a Kafka log
+         segment": its first entry has no valid header, magic byte, size or checksum), an
+         index or producer-state file other than .txnindex without --format dump-log
 
     \b
     Examples:
@@ -239,7 +241,15 @@ def dump_command(
     listed = CONSUMER_OFFSETS if compacted and topic == "auto" else chosen
     try:
         files = input_files(paths, listed, every_kind=fmt == "dump-log", txn_index=not compacted)
-    except NothingToRead as exc:
+        # Segments and snapshots, and files of no kind the folder holds (read as segments);
+        # kafka-dump-log's text passes over those, as Kafka's tool does.
+        require_kafka_data(
+            f
+            for f in files
+            if f.suffix in LOG_FOLDER_SUFFIXES[:2]
+            or (fmt != "dump-log" and f.suffix not in LOG_FOLDER_SUFFIXES)
+        )
+    except (NothingToRead, NotKafkaData) as exc:
         raise click.UsageError(str(exc)) from None
     if fmt != "dump-log":
         index_files = [

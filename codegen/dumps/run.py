@@ -130,11 +130,19 @@ class Counts:
                 self.add(rec)
 
     def summary(self) -> str:
+        """``3 files, 9 batches, 120 records, 2 errors (1 segment error, 1 record not
+        decoded), 0 unknown records, 0 newer than our specs``: every error counted in one
+        total, then by kind."""
+        errors = plural(self.errors + self.segment_errors, "error")
+        if self.damaged:
+            errors += (
+                f" ({plural(self.segment_errors, 'segment error')}, "
+                f"{plural(self.errors, 'record')} not decoded)"
+            )
         return (
             f"{plural(self.files, 'file')}, {plural(self.batches, 'batch')}, "
-            f"{plural(self.records, 'record')}, {plural(self.errors, 'error')}, "
-            f"{plural(self.unknown, 'unknown record')}, {self.newer} newer than our specs, "
-            f"{plural(self.segment_errors, 'segment error')}"
+            f"{plural(self.records, 'record')}, {errors}, "
+            f"{plural(self.unknown, 'unknown record')}, {self.newer} newer than our specs"
         )
 
 

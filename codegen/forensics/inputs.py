@@ -26,12 +26,13 @@ from __future__ import annotations
 import bisect
 import glob
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from codegen.dumps.model import BatchHeader
+from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import SegmentReader, segment_file_info, segment_files
 
 __all__ = [
@@ -229,7 +230,20 @@ def discover(paths: Sequence[str | Path]) -> LogDirs:
                 dirs.files.extend(f for f in segment_files(path) if f.suffix == ".log")
             else:
                 dirs.other.extend(sorted(path.iterdir()))
+    try:
+        require_kafka_data(_log_files(dirs))
+    except NotKafkaData as exc:
+        raise InputError(str(exc)) from None
     return dirs
+
+
+def _log_files(dirs: LogDirs) -> Iterator[Path]:
+    """The segment files of every partition folder found and the segment files given."""
+    for table in (dirs.replicas, dirs.neighbours):
+        for replicas in table.values():
+            for r in replicas:
+                yield from r.logs()
+    yield from dirs.files
 
 
 def _add(table: dict[tuple[str, int], list[PartitionFolder]], r: PartitionFolder) -> None:

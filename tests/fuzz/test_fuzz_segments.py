@@ -22,7 +22,7 @@ from test_dumps_records import _synth_segment
 from test_segment_mutations import CAP, base_segment, check
 
 from codegen.dumps import Codec, ControlType, ErrorKind, SegmentError, SegmentReader, SegmentWriter
-from codegen.dumps.command import EXIT_CLEAN, EXIT_DAMAGE, dump_command
+from codegen.dumps.command import EXIT_CLEAN, EXIT_DAMAGE, EXIT_USAGE, dump_command
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     SHARE_GROUP_STATE,
@@ -31,6 +31,7 @@ from codegen.dumps.coordinator import (
 )
 from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, TOMBSTONE, UNKNOWN, DecodedBatch
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
+from codegen.dumps.recognize import not_kafka_reason
 from codegen.dumps.segments import native_headers_enabled
 from generated import MESSAGES
 
@@ -160,6 +161,9 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_dump_command_exits_0_or_1_on_mutated_files(
     log_dir: Path, data: bytes, fmt: str
 ) -> None:
+    """Exit 0 or 1 (damage) on every file that starts as a Kafka segment; 2 with "not a Kafka
+    log segment" on exactly those whose first entry does not (codegen.dumps.recognize)."""
+    not_kafka = not_kafka_reason(data)
     for folder in ("__consumer_offsets-0", "__cluster_metadata-0"):
         path = log_dir / folder / "00000000000000000000.log"
         path.write_bytes(data)
@@ -168,6 +172,10 @@ def test_the_dump_command_exits_0_or_1_on_mutated_files(
                 dump_command, [str(path), "--format", fmt, "--max-batch-bytes", str(CAP)]
             )
         assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+        if not_kafka is not None:
+            assert res.exit_code == EXIT_USAGE, res.output
+            assert f"Error: not a Kafka log segment: {path}: {not_kafka}; " in res.stderr
+            continue
         assert res.exit_code in (EXIT_CLEAN, EXIT_DAMAGE), res.output
         if fmt == "jsonl":
             kinds = {json.loads(line)["kind"] for line in res.stdout.splitlines()}
