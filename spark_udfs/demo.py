@@ -16,6 +16,7 @@ from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import segment_files
 from codegen.extras import MissingExtraError
 from codegen.text import plural
+from spark_udfs import quiet
 from spark_udfs.live import DEFAULT_CONNECTOR_JARS, ConnectorMissingError, connector_conf
 
 __all__ = ["DEFAULT_OUT", "input_files", "main", "parse_args"]
@@ -270,14 +271,16 @@ RESULTS = {
 def _spark_conf(out: Path) -> dict[str, str]:
     """Spark's scratch space, the warehouse and the JVM's temporary files go below ``out``.
     The scratch space is given as ``SPARK_LOCAL_DIRS`` (in the environment the JVM starts
-    with), not ``spark.local.dir``, which makes Spark warn that a cluster manager overrides it."""
+    with), not ``spark.local.dir``, which makes Spark warn that a cluster manager overrides it.
+    The driver's log4j configuration keeps routine start-up notes out (spark_udfs.quiet)."""
     scratch = out / "spark-tmp"
     scratch.mkdir(parents=True, exist_ok=True)
     os.environ["SPARK_LOCAL_DIRS"] = str(scratch)
     java = f"-Djava.io.tmpdir={scratch} -XX:-UsePerfData"
+    driver_java = f"{java} {quiet.java_options()}"
     return {
         "spark.sql.warehouse.dir": str(out / "spark-warehouse"),
-        "spark.driver.extraJavaOptions": java,
+        "spark.driver.extraJavaOptions": driver_java,
         "spark.executor.extraJavaOptions": java,
         # Spark's console progress bar, where a person is watching.
         "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
@@ -308,10 +311,11 @@ def _start_spark(master: str | None, out: Path, conf: dict[str, str]) -> Any:
     from spark_udfs.session import build_package_zip, get_session
 
     _say(f"starting Spark ({master or 'local[*]'})")
+    spark_conf = {**_spark_conf(out), **conf}
     try:
-        spark = get_session(
-            master, app_name="kafka-specgen-demo", extra_conf={**_spark_conf(out), **conf}
-        )
+        # The JVM's one routine line that no option turns off, dropped from stderr.
+        with quiet.routine_lines_dropped():
+            spark = get_session(master, app_name="kafka-specgen-demo", extra_conf=spark_conf)
     except Exception as exc:  # the JVM did not start: almost always Java
         raise SystemExit(
             f"Spark did not start: {exc}\n"

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -373,5 +374,37 @@ def test_demo_decodes_a_dump_given_with_input(
     assert _files_below(work) == set()
     assert _files_below(temp) == set()
     assert _files_below(root) == before
-    # Spark is given its scratch folder in a way it does not warn about.
+    # Spark is given its scratch folder in a way it does not warn about, and the routine
+    # start-up warnings of Spark and the JVM are kept out (spark_udfs.quiet).
     assert "spark.local.dir" not in proc.stderr
+    routine = (
+        "incubator modules|native-hadoop|log4j profile|default log level|loopback|SPARK_LOCAL_IP"
+    )
+    assert not re.search(routine, proc.stderr), proc.stderr
+
+
+def test_routine_lines_are_dropped_from_stderr_and_the_rest_passes_as_it_comes() -> None:
+    """The filter of the demo's stderr: the routine line goes, every other line stays, in
+    order, and a line without its newline yet (a progress bar's) is passed at once."""
+    from spark_udfs.quiet import ROUTINE_LINES, _pump
+
+    source_r, source_w = os.pipe()
+    target_r, target_w = os.pipe()
+    pump = threading.Thread(target=_pump, args=(source_r, target_w, ROUTINE_LINES))
+    pump.start()
+    os.write(source_w, b"WARNING: Using incubator modules: jdk.incubator.vector\n")
+    os.write(source_w, b"WARNING: something else\n[Stage 1:>  (0 + 2) / 4]\r")
+    seen = b""
+    while not seen.endswith(b"\r"):  # the progress line arrives before any newline
+        seen += os.read(target_r, 4096)
+    assert seen == b"WARNING: something else\n[Stage 1:>  (0 + 2) / 4]\r"
+    os.write(source_w, b"WARNING: Using incub")  # held until it is known to be routine
+    os.write(source_w, b"ator modules: jdk.incubator.vector\r\nWARN: Using incubator\n")
+    os.close(source_w)
+    pump.join(timeout=10)
+    os.close(target_w)
+    rest = b""
+    while chunk := os.read(target_r, 4096):
+        rest += chunk
+    os.close(target_r)
+    assert rest == b"WARN: Using incubator\n"
