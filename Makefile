@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 
 ## setup: everything make test needs: the machine's tools checked (Java 17, Maven, a C compiler,
 ## Chromium: tests/machine.sh says how to install a missing one), the Python set-up, Kafka's jars
-setup: machine-check python-setup oracle-setup broker-setup
+setup: machine-check python-setup oracle-setup lint-history-setup broker-setup
 
 ## machine-check: the tools the tests need from the machine, with the command that installs
 ## each missing one (a failure for Java or Maven, and under CI=true for any)
@@ -51,6 +51,14 @@ oracle-setup:
 	  "(Maven, into .cache; a few minutes the first time, then nothing to do)"
 	@bash tests/oracle/fetch.sh
 	@bash tests/oracle/releases/fetch.sh
+
+## lint-history-setup: the specs of every Kafka release from 3.3.1 to 4.4.0 (kafka-clients and the
+## coordinator jars, Maven) that tests/lint/test_kafka_history.py lints pair by pair
+.PHONY: lint-history-setup
+lint-history-setup:
+	@echo "lint-history-setup: the specs of Kafka's releases 3.3.1-4.4.0 (Maven, into .cache;" \
+	  "about 300 MB of jars the first time, then nothing to do)"
+	@bash tests/lint/kafka_history/fetch.sh
 
 ## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
 ## DUMP=/path/to/logdir decodes your own dump instead; BOOTSTRAP=host:port reads a running
