@@ -7,6 +7,7 @@ Stdlib only: the runtime and generated code may use it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -120,3 +121,29 @@ def _part(text: str, whole: str) -> int:
 
 VersionRange.NONE = VersionRange(0, -1)
 VersionRange.ALL = VersionRange(0, MAX_VERSION)
+
+
+def versions_text(versions: Iterable[int]) -> str:
+    """A set of versions as runs: ``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+    parts: list[str] = []
+    for v in sorted(set(versions)):
+        if parts and parts[-1].split("-")[-1] == str(v - 1):
+            parts[-1] = f"{parts[-1].split('-')[0]}-{v}"
+        else:
+            parts.append(str(v))
+    return ", ".join(parts)
+
+
+def parse_versions_text(text: str) -> list[int]:
+    """The versions of :func:`versions_text`; VersionRangeError when the text is not one."""
+    found: list[int] = []
+    for part in text.split(", "):
+        low, _, high = part.partition("-")
+        found.extend(range(_part(low, text), _part(high or low, text) + 1))
+    return found
+
+
+def versions_phrase(versions: Iterable[int]) -> str:
+    """``"version 3"`` or ``"versions 0-2, 5"``."""
+    numbers = sorted(set(versions))
+    return f"{'version' if len(numbers) == 1 else 'versions'} {versions_text(numbers)}"

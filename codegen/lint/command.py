@@ -39,14 +39,18 @@ Examples:
   python -m codegen lint --format sarif --output lint.sarif --git origin/main
   python -m codegen lint --format junit --output lint.xml --git origin/main
   python -m codegen lint --allow versions-removed old/ new/
-  python -m codegen lint --select wire,downgrade --fail-on warning old/ new/
+  python -m codegen lint --select wire,json --fail-on warning old/ new/
+  python -m codegen lint --fail-categories wire-json old/ new/   # renames fail too
   python -m codegen lint --downgrade-report old/ new/
   python -m codegen lint --list-rules
 
 \b
-Exit status: 0 compatible, 1 a finding at or above --fail-on (default error:
-a breaking change), 2 invalid input (spec errors, git errors, or two unrelated
+Exit status: 0 compatible, 1 a finding of a failing category (--fail-categories,
+default wire: bytes and stored data) at or above --fail-on (default error: a
+breaking change), 2 invalid input (spec errors, git errors, or two unrelated
 specs; with --format json, github, sarif or junit they are in the report too).
+Categories: wire (bytes, stored data), json (JSON keys and values), code (the
+generated Python API), style (entityType, suppression comments).
 Configuration: [tool.kafka-specgen.lint] in the nearest pyproject.toml, or
 --config FILE; flags replace its values. With --git, the lint also remembers what
 the specs held in every earlier commit (and in their kafka-specgen-lint.lock):
@@ -107,6 +111,7 @@ def _merge(results: list[LintResult]) -> LintResult:
         tuple(f for r in results for f in r.findings),
         tuple(d for r in results for d in r.downgrade),
         results[0].fail_on,
+        results[0].fail_categories,
     )
 
 
@@ -118,9 +123,11 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
 def _config(
     config_file: str | None,
     no_config: bool,
-    overrides: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None],
+    overrides: tuple[
+        tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None, tuple[str, ...]
+    ],
 ) -> LintConfig:
-    select, ignore, allow, fail_on = overrides
+    select, ignore, allow, fail_on, fail_categories = overrides
     try:
         if config_file is not None:
             base = load_config_file(Path(config_file))
@@ -133,6 +140,7 @@ def _config(
             ignore=_names(ignore),
             allow=_names(allow),
             fail_on=None if fail_on is None else FailOn(fail_on),
+            fail_categories=_names(fail_categories),
         )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
@@ -283,6 +291,14 @@ def _run(
     "[default: error]",
 )
 @click.option(
+    "--fail-categories",
+    multiple=True,
+    metavar="CATEGORIES",
+    help="The categories whose findings fail (exit 1): a preset, wire (the bytes and stored "
+    "data; the default), wire-json (also the JSON form) or all (also the generated API), or "
+    "categories (comma-separated, repeatable).",
+)
+@click.option(
     "--config",
     "config_file",
     type=click.Path(exists=True, dir_okay=False),
@@ -308,6 +324,7 @@ def lint_command(
     ignore: tuple[str, ...],
     allow: tuple[str, ...],
     fail_on: str | None,
+    fail_categories: tuple[str, ...],
     config_file: str | None,
     no_config: bool,
     downgrade_report: bool,
@@ -327,7 +344,7 @@ def lint_command(
             raise click.UsageError("--list-rules prints text (a table) or json")
         _emit(render_rules_json() if output_format == "json" else render_rules_table(), output)
         return
-    config = _config(config_file, no_config, (select, ignore, allow, fail_on))
+    config = _config(config_file, no_config, (select, ignore, allow, fail_on, fail_categories))
     if write_lock:
         if git_refs is not None:
             raise click.UsageError("--write-lock writes the locks of the working tree; drop --git")

@@ -7,6 +7,8 @@ The table (or the whole ``--config`` TOML file, which may also hold the table) h
 * ``allow``: rule ids whose findings are reported as suppressed (the same as ``--allow``);
 * ``fail-on``: the lowest severity that fails the lint: ``error`` (breaking findings, the
   default), ``warning`` or ``info``;
+* ``fail-categories``: the categories whose findings fail the lint: a preset (``wire``, the
+  default; ``wire-json``; ``all``) or a list of categories;
 * ``exclude``: glob patterns of spec paths whose findings are not reported;
 * ``per-path-ignores``: a table of glob pattern -> rule ids or categories not reported for
   the specs the pattern matches;
@@ -30,12 +32,30 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codegen.lint.findings import Finding, artifact_path
-from codegen.lint.rules import RULES, Severity, rules_matching
+from codegen.lint.rules import (
+    DEFAULT_FAIL_CATEGORIES,
+    PRESETS,
+    RULES,
+    Category,
+    Severity,
+    categories_named,
+    rules_matching,
+)
 
 PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "kafka-specgen", "lint")
 LIST_RULES_HINT = "see `python -m codegen lint --list-rules`"
-KEYS = ("select", "ignore", "allow", "fail-on", "exclude", "per-path-ignores", "paths", "against")
+KEYS = (
+    "select",
+    "ignore",
+    "allow",
+    "fail-on",
+    "fail-categories",
+    "exclude",
+    "per-path-ignores",
+    "paths",
+    "against",
+)
 
 
 class FailOn(enum.Enum):
@@ -63,6 +83,18 @@ def unknown_rule_message(name: str, categories: bool = True) -> str:
     return f"unknown {what} '{name}'; {LIST_RULES_HINT}"
 
 
+def check_categories(names: Iterable[str], where: str) -> frozenset[Category]:
+    """The categories of presets and category names, or ConfigError for an unknown name."""
+    found = categories_named(tuple(names))
+    if isinstance(found, str):
+        presets = ", ".join(PRESETS)
+        raise ConfigError(
+            f"{where}: unknown category or preset '{found}'; use a preset ({presets}) or "
+            f"categories ({', '.join(c.value for c in Category if c is not Category.INPUT)})"
+        )
+    return found
+
+
 def check_rule_names(names: Iterable[str], where: str, categories: bool = True) -> tuple[str, ...]:
     """The names, or ConfigError for the first one that is no rule id (nor category)."""
     result = tuple(names)
@@ -85,6 +117,7 @@ class LintConfig:
     source: str | None = None  # the file the configuration was read from
     paths: tuple[str, ...] = ()  # spec paths, relative to ``base``
     against: str | None = None  # the default git ref
+    fail_categories: frozenset[Category] = DEFAULT_FAIL_CATEGORIES
 
     def spec_paths(self) -> list[Path]:
         """``paths`` as paths relative to the working directory."""
@@ -142,6 +175,7 @@ class LintConfig:
         ignore: tuple[str, ...] = (),
         allow: tuple[str, ...] = (),
         fail_on: FailOn | None = None,
+        fail_categories: tuple[str, ...] = (),
     ) -> LintConfig:
         """This configuration with the command-line values that were given."""
         return replace(
@@ -150,6 +184,11 @@ class LintConfig:
             ignore=check_rule_names(ignore, "--ignore") or self.ignore,
             allow=check_rule_names(allow, "--allow", categories=False) or self.allow,
             fail_on=self.fail_on if fail_on is None else fail_on,
+            fail_categories=(
+                check_categories(fail_categories, "--fail-categories")
+                if fail_categories
+                else self.fail_categories
+            ),
         )
 
 
@@ -187,6 +226,12 @@ def config_from_table(table: Mapping[str, object], where: str, base: Path) -> Li
                 f"{where}: fail-on is {_toml_text(value)}; use one of {', '.join(names)}"
             )
         fail_on = FailOn(value)
+    fail_categories = DEFAULT_FAIL_CATEGORIES
+    if "fail-categories" in table:
+        value = table["fail-categories"]
+        where_key = f"{where}: fail-categories"
+        given = (value,) if isinstance(value, str) else _strings(value, where_key)
+        fail_categories = check_categories(given, where_key)
     against = table.get("against")
     if against is not None and (not isinstance(against, str) or not against):
         raise ConfigError(f"{where}: against is {_toml_text(against)}; give a git ref")
@@ -210,6 +255,7 @@ def config_from_table(table: Mapping[str, object], where: str, base: Path) -> Li
         source=where,
         paths=_strings(table.get("paths", []), f"{where}: paths"),
         against=against,
+        fail_categories=fail_categories,
     )
 
 

@@ -6,14 +6,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from codegen.errors import SpecProblem
-from codegen.lint.checks import compare_sets
 from codegen.lint.config import FailOn, LintConfig
 from codegen.lint.findings import Finding
 from codegen.lint.memory import Memory
 from codegen.lint.model import SpecSet
 from codegen.lint.records import RecordDowngrade, downgrade_report
 from codegen.lint.retired import lock_findings, retired_findings, set_memory
-from codegen.lint.rules import Category, Severity
+from codegen.lint.rules import DEFAULT_FAIL_CATEGORIES, Category, Severity
+from codegen.lint.sets import compare_sets
 from codegen.lint.suppress import apply_suppressions
 
 EXIT_COMPATIBLE, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
@@ -26,6 +26,7 @@ class LintResult:
     findings: tuple[Finding, ...]
     downgrade: tuple[RecordDowngrade, ...]
     fail_on: FailOn = FailOn.ERROR
+    fail_categories: frozenset[Category] = DEFAULT_FAIL_CATEGORIES
 
     @property
     def invalid(self) -> bool:
@@ -34,11 +35,16 @@ class LintResult:
 
     @property
     def breaking(self) -> bool:
-        return any(f.counts for f in self.findings)
+        """A breaking finding of a category that fails (``fail-categories``)."""
+        return any(f.fails(Severity.BREAKING, self.fail_categories) for f in self.findings)
 
     @property
     def failed(self) -> bool:
-        return any(f.fails(self.fail_on.severity) for f in self.findings)
+        return any(f.fails(self.fail_on.severity, self.fail_categories) for f in self.findings)
+
+    def fails(self, finding: Finding) -> bool:
+        """True when ``finding`` makes this lint fail (its fail-on and fail-categories)."""
+        return finding.fails(self.fail_on.severity, self.fail_categories)
 
     @property
     def exit_code(self) -> int:
@@ -74,13 +80,15 @@ def lint(
     locks of both sets and ``history`` (:func:`codegen.lint.history.history_memory`).
     """
     settings = LintConfig() if config is None else config
-    found = compare_sets(old, new)
-    if any(f.category is Category.INPUT for f in found):
-        return LintResult(old.label, new.label, tuple(found), (), settings.fail_on)
     memory = set_memory(old, old.label)
     for more in (history, old.lock, new.lock):
         if more is not None:
             memory = memory | more
+    found = compare_sets(old, new, memory)
+    if any(f.category is Category.INPUT for f in found):
+        return LintResult(
+            old.label, new.label, tuple(found), (), settings.fail_on, settings.fail_categories
+        )
     found = sorted(
         [*found, *retired_findings(old, new, memory), *lock_findings(old, new)],
         key=Finding.sort_key,
@@ -88,7 +96,9 @@ def lint(
     findings = apply_suppressions(found, new, (*settings.allow, *allow))
     kept = tuple(settings.kept(findings))
     downgrade = tuple(downgrade_report(old, new))
-    return LintResult(old.label, new.label, kept, downgrade, settings.fail_on)
+    return LintResult(
+        old.label, new.label, kept, downgrade, settings.fail_on, settings.fail_categories
+    )
 
 
 def invalid_result(old_label: str, new_label: str, problems: Iterable[SpecProblem]) -> LintResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from codegen.lint.rules import Category, Severity, rule
+from codegen.lint.rules import DEFAULT_FAIL_CATEGORIES, Category, Severity, rule
 
 
 def artifact_path(path: str) -> str:
@@ -34,13 +34,20 @@ class Finding:
     def category(self) -> Category:
         return rule(self.rule).category
 
-    def fails(self, threshold: Severity) -> bool:
-        """True when the finding makes the lint fail at ``--fail-on threshold``."""
-        return self.suppressed is None and self.severity.rank >= threshold.rank
+    def fails(
+        self, threshold: Severity, categories: frozenset[Category] = DEFAULT_FAIL_CATEGORIES
+    ) -> bool:
+        """True when the finding makes the lint fail at ``--fail-on threshold`` when
+        ``categories`` fail (``fail-categories``)."""
+        return (
+            self.suppressed is None
+            and self.category in categories
+            and self.severity.rank >= threshold.rank
+        )
 
     @property
     def counts(self) -> bool:
-        """True when the finding makes the lint fail at the default threshold (breaking)."""
+        """True when the finding makes the lint fail by default: breaking, on the wire."""
         return self.fails(Severity.BREAKING)
 
     def suppress(self, reason: str, by: str) -> Finding:
@@ -52,5 +59,5 @@ class Finding:
     def __str__(self) -> str:
         return (
             f"{self.path}:{self.line}: {self.json_path}: {self.severity.value} "
-            f"[{self.rule}] {self.message}"
+            f"[{self.rule}] ({self.category.value}) {self.message}"
         )

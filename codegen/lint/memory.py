@@ -1,4 +1,5 @@
-"""What specs have ever shipped: tags, field names, API keys and record type ids.
+"""What specs have ever shipped: tags, field names, API keys, record type ids and the byte
+layout of every version.
 
 A comparison of two snapshots forgets what neither side has: a tag removed in one commit can
 come back with another meaning in the next. The memory keeps every use. It is read from the
@@ -17,11 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from codegen.ir import Field, Message
+from codegen.lint.layout import LayoutTextError, layout_text, message_layout, parse_layout
+from codegen.versions import VersionRangeError, parse_versions_text, versions_text
 
 LOCK_NAME = "kafka-specgen-lint.lock"
-LOCK_FORMAT = 1
+LOCK_FORMAT = 2  # 2 adds the layouts; a lock of format 1 is read as one without them
+_FORMATS = (1, 2)
 _ABOUT = (
-    "Every tag, field name, apiKey and record type id these specs have used. Written by "
+    "Every tag, field name, apiKey, record type id and version layout these specs have used. "
+    "Written by "
     "`kafka-specgen lint --write-lock`, checked by every lint (docs/lint.md, 'Memory'). "
     "Commit it; never remove entries."
 )
@@ -59,8 +64,17 @@ class RecordTypeUse:
     key: str
 
 
-Use = TagUse | FieldUse | ApiKeyUse | RecordTypeUse
-U = TypeVar("U", TagUse, FieldUse, ApiKeyUse, RecordTypeUse)
+@dataclass(frozen=True, slots=True, order=True)
+class LayoutUse:
+    """The byte layout a version of a spec had (:func:`codegen.lint.layout.layout_text`)."""
+
+    spec: str
+    version: int
+    layout: str
+
+
+Use = TagUse | FieldUse | ApiKeyUse | RecordTypeUse | LayoutUse
+U = TypeVar("U", TagUse, FieldUse, ApiKeyUse, RecordTypeUse, LayoutUse)
 
 
 class LockError(Exception):
@@ -87,6 +101,14 @@ class Memory:
     def missing_from(self, other: Memory) -> list[Use]:
         """The uses of this memory that ``other`` does not hold."""
         return sorted((u for u in self.uses if u not in other.uses), key=_use_key)
+
+    def layouts(self, spec: str, version: int) -> list[LayoutUse]:
+        """The layouts ``version`` of ``spec`` had."""
+        return sorted(
+            u
+            for u in self.uses
+            if isinstance(u, LayoutUse) and u.spec == spec and u.version == version
+        )
 
 
 def _use_key(use: Use) -> tuple[str, str]:
@@ -148,6 +170,9 @@ def memory_of(
             uses.setdefault(use, source)
         if found.api_key is not None and found.spec_type not in _RECORD_SPEC_TYPES:
             uses.setdefault(ApiKeyUse(found.spec_type, found.api_key, found.name), source)
+        for version in message.valid_versions.versions():
+            text = layout_text(message_layout(message, version))
+            uses.setdefault(LayoutUse(message.name, version, text), source)
     for record in record_types:
         uses.setdefault(record, source)
     return Memory(uses)
@@ -195,6 +220,17 @@ def lock_text(memory: Memory) -> str:
     records: dict[str, dict[str, list[str]]] = {}
     for r in memory.of_type(RecordTypeUse):
         records.setdefault(r.namespace, {}).setdefault(str(r.type_id), []).append(r.key)
+    layouts: dict[str, dict[int, list[str]]] = {}
+    for u in memory.of_type(LayoutUse):
+        layouts.setdefault(u.spec, {}).setdefault(u.version, []).append(u.layout)
+    for spec, per_version in layouts.items():
+        # versions with the same layouts share an entry: {"0-3": [...], "4": [...]}
+        grouped: dict[tuple[str, ...], list[int]] = {}
+        for version, texts in sorted(per_version.items()):
+            grouped.setdefault(tuple(sorted(texts)), []).append(version)
+        specs.setdefault(spec, {})["layouts"] = {
+            versions_text(versions): list(texts) for texts, versions in grouped.items()
+        }
     doc = {
         "about": _ABOUT,
         "format": LOCK_FORMAT,
@@ -232,7 +268,7 @@ def parse_lock(text: str, where: str, source: str = "the lock") -> Memory:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LockError(f"{where}: not a lock file: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != LOCK_FORMAT:
+    if not isinstance(doc, dict) or doc.get("format") not in _FORMATS:
         raise LockError(f"{where}: not a lock file of format {LOCK_FORMAT}")
     uses: dict[Use, str] = {}
     api_keys = _table(doc, "apiKeys", where)
@@ -260,4 +296,14 @@ def parse_lock(text: str, where: str, source: str = "the lock") -> Memory:
             for name, types in _table(field_table, struct, where_spec).items():
                 for type_text in _names(types, f"{where_spec}.fields.{struct}.{name}"):
                     uses[FieldUse(spec, struct, name, type_text)] = source
+        for versions, texts in _table(body, "layouts", where_spec).items():
+            at = f"{where_spec}.layouts.{versions}"
+            for text in _names(texts, at):
+                try:
+                    parse_layout(text)
+                    numbers = parse_versions_text(versions)
+                except (LayoutTextError, VersionRangeError) as exc:
+                    raise LockError(f"{at}: {exc}") from None
+                for version in numbers:
+                    uses[LayoutUse(spec, version, text)] = source
     return Memory(uses)

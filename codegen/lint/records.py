@@ -102,7 +102,8 @@ def follow_moves(
 
 def key_layout_changed(old: RecordType, new: RecordType) -> bool:
     return not same_wire(
-        message_layout(old.key, old.key_version), message_layout(new.key, new.key_version)
+        message_layout(old.key.message, old.key_version),
+        message_layout(new.key.message, new.key_version),
     )
 
 
@@ -135,7 +136,7 @@ def _value_verdict(old: RecordType, new: RecordType, version: int) -> tuple[bool
     assert old.value is not None and new.value is not None
     old_valid = old.value.message.valid_versions
     if version in old_valid:
-        reason = unreadable_reason(new.value, version, old.value, version)
+        reason = unreadable_reason(new.value.message, version, old.value.message, version)
         if reason is None:
             return True, "same layout in both specs"
         return False, reason
@@ -147,7 +148,7 @@ def _value_verdict(old: RecordType, new: RecordType, version: int) -> tuple[bool
             f"old readers parse version {version} as their highest version {highest}, "
             "which is not flexible, so they cannot skip new fields"
         )
-    reason = unreadable_reason(new.value, version, old.value, highest)
+    reason = unreadable_reason(new.value.message, version, old.value.message, highest)
     if reason is None:
         return True, (
             f"KIP-915: old readers parse it as version {highest}; new tagged fields "

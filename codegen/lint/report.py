@@ -41,6 +41,24 @@ def _verdict(result: LintResult) -> str:
     return "compatible"
 
 
+def _passing_breaking(result: LintResult) -> str:
+    """``; breaking json findings pass (fail-categories wire)`` when some breaking findings
+    are of categories that do not fail."""
+    passing = sorted(
+        {
+            f.category.value
+            for f in result.active()
+            if f.severity is Severity.BREAKING
+            and f.category is not Category.INPUT
+            and f.category not in result.fail_categories
+        }
+    )
+    if not passing:
+        return ""
+    failing = ", ".join(c.value for c in Category if c in result.fail_categories)
+    return f"; breaking {' and '.join(passing)} findings pass (fail-categories {failing})"
+
+
 def _summary(result: LintResult) -> str:
     suppressed = sum(1 for f in result.findings if f.suppressed is not None)
     verdict = _verdict(result)
@@ -49,7 +67,8 @@ def _summary(result: LintResult) -> str:
     return (
         f"{result.old_label} -> {result.new_label}: {verdict} "
         f"({result.count(Severity.BREAKING)} breaking, {result.count(Severity.WARNING)} "
-        f"warning, {result.count(Severity.INFO)} info, {suppressed} suppressed)"
+        f"warning, {result.count(Severity.INFO)} info, {suppressed} suppressed"
+        f"{_passing_breaking(result)})"
     )
 
 
@@ -89,10 +108,12 @@ def render_text(result: LintResult, downgrade: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _finding_json(f: Finding) -> dict[str, Any]:
+def _finding_json(f: Finding, result: LintResult) -> dict[str, Any]:
     return {
         "rule": f.rule,
         "severity": f.severity.value,
+        "category": f.category.value,
+        "fails": result.fails(f),
         "message": f.message,
         "path": f.path,
         "line": f.line,
@@ -125,12 +146,13 @@ def render_json(result: LintResult, downgrade: bool = False) -> str:
         "compatible": not result.breaking and not result.invalid,
         "exitCode": result.exit_code,
         "failOn": result.fail_on.value,
+        "failCategories": [c.value for c in Category if c in result.fail_categories],
         "summary": {s.value: result.count(s) for s in Severity}
         | {
             "suppressed": sum(1 for f in result.findings if f.suppressed is not None),
             "invalid": result.problems,
         },
-        "findings": [_finding_json(f) for f in result.findings],
+        "findings": [_finding_json(f, result) for f in result.findings],
     }
     if downgrade:
         doc["downgrade"] = [_downgrade_json(r) for r in result.downgrade]
@@ -146,10 +168,20 @@ def _escape_property(text: str) -> str:
 
 
 def _title(f: Finding) -> str:
-    """``rule (severity)``; input that cannot be compared is no compatibility verdict."""
+    """``rule (severity, category)``; input that cannot be compared is no compatibility
+    verdict."""
     if f.category is Category.INPUT:
         return f"{f.rule} (invalid input)"
-    return f"{f.rule} ({f.severity.value})"
+    return f"{f.rule} ({f.severity.value}, {f.category.value})"
+
+
+def _level(f: Finding, result: LintResult, levels: dict[Severity, str]) -> str:
+    """The annotation level: a breaking finding that does not fail the lint (its category
+    does not fail) is shown one level lower."""
+    passes = not f.fails(Severity.BREAKING, result.fail_categories)
+    if f.severity is Severity.BREAKING and passes and f.category is not Category.INPUT:
+        return levels[Severity.WARNING]
+    return levels[f.severity]
 
 
 def render_github(result: LintResult, downgrade: bool = False) -> str:
@@ -163,7 +195,8 @@ def render_github(result: LintResult, downgrade: bool = False) -> str:
         )
         props = f"{place}title={_escape_property(_title(f))}"
         lines.append(
-            f"::{_GITHUB_LEVEL[f.severity]} {props}::{_escape_data(f'{f.json_path}: {f.message}')}"
+            f"::{_level(f, result, _GITHUB_LEVEL)} {props}::"
+            f"{_escape_data(f'{f.json_path}: {f.message}')}"
         )
     lines.append(_summary(result))
     if downgrade:
@@ -208,13 +241,17 @@ def fingerprint(f: Finding) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
+def _sarif_result(f: Finding, index: dict[str, int], result: LintResult) -> dict[str, Any]:
     item: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index[f.rule],
-        "level": _SARIF_LEVEL[f.severity],
+        "level": _level(f, result, _SARIF_LEVEL),
         "message": {"text": f.message},
-        "properties": {"jsonPath": f.json_path, "severity": f.severity.value},
+        "properties": {
+            "jsonPath": f.json_path,
+            "severity": f.severity.value,
+            "category": f.category.value,
+        },
         "partialFingerprints": {FINGERPRINT: fingerprint(f)},
     }
     if f.path:
@@ -259,7 +296,7 @@ def render_sarif(result: LintResult, downgrade: bool = False) -> str:
             }
         },
         "invocations": [invocation],
-        "results": [_sarif_result(f, index) for f in result.findings],
+        "results": [_sarif_result(f, index, result) for f in result.findings],
     }
     if downgrade:
         run["properties"] = {"downgrade": [_downgrade_json(r) for r in result.downgrade]}
@@ -295,14 +332,15 @@ def render_junit(result: LintResult, downgrade: bool = False) -> str:
                 file=path,
                 line=str(max(f.line, 1)),
             )
-            text = f"{f.path}:{f.line}: {f.json_path}: {f.message}"
+            label = "" if f.category is Category.INPUT else f"({f.category.value}) "
+            text = f"{f.path}:{f.line}: {f.json_path}: {label}{f.message}"
             if f.category is Category.INPUT:
                 ET.SubElement(case, "error", message=f.message, type=f.rule).text = text
                 counts["errors"] += 1
             elif f.suppressed is not None:
                 ET.SubElement(case, "skipped", message=f"suppressed: {f.suppressed}")
                 counts["skipped"] += 1
-            elif f.fails(result.fail_on.severity):
+            elif result.fails(f):
                 ET.SubElement(case, "failure", message=f.message, type=f.rule).text = text
                 counts["failures"] += 1
             else:

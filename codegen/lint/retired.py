@@ -1,7 +1,7 @@
 """The new specs against the memory of what specs have ever used (:mod:`codegen.lint.memory`).
 
 Things the old specs still have are judged by the comparison of old and new
-(:mod:`codegen.lint.checks`); here only *retired* things are checked: a tag, field name,
+(:mod:`codegen.lint.sets`); here only *retired* things are checked: a tag, field name,
 apiKey or record type id that the memory holds but the old specs no longer have. Coming back
 with the same meaning is fine (the same tag, field name and type; the same spec name for an
 apiKey or a record key); with another meaning it is a reuse, and breaking.
@@ -9,12 +9,13 @@ apiKey or a record key); with another meaning it is a reuse, and breaking.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from codegen.lint.findings import Finding
 from codegen.lint.memory import (
     ApiKeyUse,
     FieldUse,
+    LayoutUse,
     Memory,
     RecordTypeUse,
     TagUse,
@@ -64,6 +65,8 @@ def _describe(use: Use) -> str:
         return f"field {_struct_path(use.spec, use.struct)}.{use.field} ({use.type})"
     if isinstance(use, ApiKeyUse):
         return f"apiKey {use.api_key} of {use.spec_type} {use.spec}"
+    if isinstance(use, LayoutUse):
+        return f"the layout of {use.spec} version {use.version}"
     where = "" if use.namespace == "." else f" of {use.namespace}"
     return f"record type {use.type_id}{where} ({use.key})"
 
@@ -237,7 +240,7 @@ def retired_findings(old: SpecSet, new: SpecSet, memory: Memory) -> list[Finding
     return findings
 
 
-def _example(uses: list[Use]) -> str:
+def _example(uses: Sequence[Use]) -> str:
     shown = ", ".join(_describe(u) for u in uses[:3])
     more = f" and {len(uses) - 3} more" if len(uses) > 3 else ""
     return f"{shown}{more}"
@@ -248,7 +251,11 @@ def lock_findings(old: SpecSet, new: SpecSet) -> list[Finding]:
     if new.lock is None:
         return []
     findings: list[Finding] = []
-    missing = set_memory(new, new.label).missing_from(new.lock)
+    # Layouts need not be up to date: the lock keeps those of the versions it was written
+    # with, for versions brought back later; a lock only grows, so none may be lost.
+    missing = [
+        u for u in set_memory(new, new.label).missing_from(new.lock) if not isinstance(u, LayoutUse)
+    ]
     lost = [] if old.lock is None else old.lock.missing_from(new.lock)
     command = "kafka-specgen lint --write-lock PATH"
     if missing:

@@ -26,12 +26,13 @@ class Severity(enum.Enum):
 
 
 class Category(enum.Enum):
-    """What a rule protects; ``--select`` and ``--ignore`` accept a category for its rules."""
+    """What a rule protects (like buf's WIRE / WIRE_JSON / FILE); ``--select``, ``--ignore`` and
+    ``fail-categories`` accept a category for its rules."""
 
-    WIRE = "wire"  # the bytes old and new readers and writers exchange
-    JSON = "json"  # the JSON form and the generated names (keys, classes, attributes)
-    DOWNGRADE = "downgrade"  # coordinator records read back after a downgrade (KIP-915)
-    STYLE = "style"  # review notes and the lint's own files (suppression comments, the lock)
+    WIRE = "wire"  # bytes on the wire or stored data that readers no longer read as written
+    JSON = "json"  # the JSON form (JsonConverter keys and values: renames, defaults)
+    CODE = "code"  # the generated Python API (class, attribute and collection names)
+    STYLE = "style"  # what nothing generated depends on: entityType, suppression comments
     INPUT = "input"  # the input cannot be compared at all; never selectable (exit 2)
 
 
@@ -45,7 +46,7 @@ class Rule:
 
 
 _B, _W, _I = Severity.BREAKING, Severity.WARNING, Severity.INFO
-_WIRE, _JSON, _DOWN, _STYLE = Category.WIRE, Category.JSON, Category.DOWNGRADE, Category.STYLE
+_WIRE, _JSON, _CODE, _STYLE = Category.WIRE, Category.JSON, Category.CODE, Category.STYLE
 
 _ALL = (
     # ------------------------------------------------------------------ spec level
@@ -59,14 +60,14 @@ _ALL = (
     Rule(
         "spec-added",
         _I,
-        _STYLE,
+        _WIRE,
         "A spec in the new set has no counterpart in the old set.",
         "Nothing to do; the finding lists new specs for review.",
     ),
     Rule(
         "spec-renamed",
         _W,
-        _JSON,
+        _CODE,
         "Two compared spec files have different names.",
         "Keep the name: it is the generated class and module name.",
     ),
@@ -100,10 +101,12 @@ _ALL = (
     ),
     Rule(
         "lowest-version-lowered",
-        _B,
+        _W,
         _WIRE,
-        "The lowest valid version was lowered.",
-        "Do not bring back retired version numbers; their old layout may differ.",
+        "Versions below the lowest are brought back, and nothing (git history or lock) records "
+        "the layout they had.",
+        "Check that they have the layout they had; lint with the git history or commit the "
+        "lock so that the lint compares them.",
     ),
     Rule(
         "versions-removed",
@@ -111,6 +114,22 @@ _ALL = (
         _WIRE,
         "The lowest valid version was raised, removing versions.",
         "Keep the versions until no writer or stored data uses them, then allow this rule.",
+    ),
+    Rule(
+        "unstable-version-changed",
+        _I,
+        _WIRE,
+        "A version marked latestVersionUnstable (not yet released) changed or went away; "
+        "Kafka allows that, so it is a note.",
+        "Nothing to do; once the version is stable, its changes are judged as usual.",
+    ),
+    Rule(
+        "version-layout-changed",
+        _B,
+        _WIRE,
+        "The bytes of an existing version changed in a way no field rule names, or a version "
+        "brought back has another layout than the one it had (git history or lock).",
+        "Keep the layout of every version readers may know; change it in a new version.",
     ),
     # ------------------------------------------------------------------ fields
     Rule(
@@ -166,13 +185,14 @@ _ALL = (
         "field-renamed",
         _B,
         _JSON,
-        "A field was renamed (paired by tag or position); the JSON form and API change.",
-        "Keep the name; if no one uses the JSON form or the API, allow this rule with a reason.",
+        "Fields of existing versions have other names with the same bytes (paired by their "
+        "place in the layout, or by tag): JSON keys and attributes change.",
+        "Keep the names; if no one uses the JSON form or the API, allow this rule with a reason.",
     ),
     Rule(
         "struct-renamed",
         _W,
-        _JSON,
+        _CODE,
         "A struct type was renamed; the generated class name changes.",
         "Keep the struct name.",
     ),
@@ -185,7 +205,7 @@ _ALL = (
     ),
     Rule(
         "nullability-widened",
-        _W,
+        _B,
         _WIRE,
         "A field became nullable in an existing version; old readers reject the null.",
         "Make it nullable only from a new version on.",
@@ -193,8 +213,9 @@ _ALL = (
     Rule(
         "default-changed",
         _B,
-        _WIRE,
-        "A non-tagged field's default changed.",
+        _JSON,
+        "A non-tagged field's default changed: what readers fill in for versions without the "
+        "field (the bytes stay the same).",
         "Keep the default: readers of versions without the field fill it in.",
     ),
     Rule(
@@ -237,14 +258,14 @@ _ALL = (
     Rule(
         "ignorable-changed",
         _W,
-        _WIRE,
+        _CODE,
         "A field's ignorable flag changed.",
         "Check writers: ignorable decides whether unsupported values are dropped or rejected.",
     ),
     Rule(
         "map-key-changed",
         _W,
-        _JSON,
+        _CODE,
         "A field's mapKey flag changed (API and equality change).",
         "Keep mapKey unless every user of the generated API is updated.",
     ),
@@ -259,28 +280,28 @@ _ALL = (
     Rule(
         "coordinator-key-flexible",
         _B,
-        _DOWN,
+        _WIRE,
         "A coordinator record key became flexible.",
         "Keys are never flexible: their bytes identify the record for compaction.",
     ),
     Rule(
         "coordinator-key-changed",
         _B,
-        _DOWN,
+        _WIRE,
         "A coordinator record key gained, lost or changed fields.",
         "Add a new record type with a new key instead.",
     ),
     Rule(
         "coordinator-value-not-flexible",
         _B,
-        _DOWN,
+        _WIRE,
         "Fields were added to a coordinator value that has no flexible version yet.",
         "First release a flexible version with the same fields, then add tagged fields.",
     ),
     Rule(
         "coordinator-value-untagged-change",
         _B,
-        _DOWN,
+        _WIRE,
         "A new coordinator value version changes non-tagged fields; KIP-915 readers parse "
         "future versions as their highest known one and misread it.",
         "Add only tagged fields to coordinator values.",
@@ -288,7 +309,7 @@ _ALL = (
     Rule(
         "coordinator-value-made-flexible",
         _I,
-        _DOWN,
+        _WIRE,
         "A coordinator value gained its first flexible version; readers before KIP-915 "
         "cannot read it.",
         "Keep writing the highest non-flexible version until a tagged field is needed.",
@@ -296,7 +317,7 @@ _ALL = (
     Rule(
         "record-type-added",
         _I,
-        _DOWN,
+        _WIRE,
         "A new coordinator record type; readers older than KIP-915 fail on it and newer ones "
         "skip it, so a downgrade loses these records.",
         "Write the new records only once downgrading past this release is ruled out.",
@@ -304,14 +325,14 @@ _ALL = (
     Rule(
         "record-type-removed",
         _B,
-        _DOWN,
+        _WIRE,
         "A coordinator record type is gone; stored records of that type cannot be read.",
         "Keep the key and value specs while stored data may contain the type.",
     ),
     Rule(
         "coordinator-model-changed",
         _I,
-        _DOWN,
+        _WIRE,
         "A record spec moved between the data model (type id = key version) and the "
         "coordinator-key/coordinator-value model (type id = apiKey).",
         "Nothing to do when the wire layout is the same, as checked.",
@@ -334,14 +355,14 @@ _ALL = (
     Rule(
         "record-type-reused",
         _B,
-        _DOWN,
+        _WIRE,
         "A coordinator record type id that a retired record key had now belongs to another key.",
         "Never reuse a record type id; take one no record has ever had.",
     ),
     Rule(
         "lock-outdated",
         _B,
-        _STYLE,
+        _WIRE,
         "The lock file misses uses the specs have, or lost uses the old lock held.",
         "Run `kafka-specgen lint --write-lock PATH` and commit the lock with the specs.",
     ),
@@ -387,6 +408,28 @@ INPUT_RULES: dict[str, Rule] = {
 }
 
 CATEGORIES = tuple(c.value for c in Category if c is not Category.INPUT)
+
+# Which categories fail the lint (``fail-categories``, ``--fail-categories``): a preset, nested
+# like buf's WIRE, WIRE_JSON and FILE, or categories named one by one.
+PRESETS: dict[str, tuple[Category, ...]] = {
+    "wire": (Category.WIRE,),
+    "wire-json": (Category.WIRE, Category.JSON),
+    "all": (Category.WIRE, Category.JSON, Category.CODE, Category.STYLE),
+}
+DEFAULT_FAIL_CATEGORIES = frozenset(PRESETS["wire"])
+
+
+def categories_named(names: tuple[str, ...]) -> frozenset[Category] | str:
+    """The categories that presets and category names stand for, or the first unknown name."""
+    found: set[Category] = set()
+    for name in names:
+        if name in PRESETS:
+            found.update(PRESETS[name])
+        elif name in CATEGORIES:
+            found.add(Category(name))
+        else:
+            return name
+    return frozenset(found)
 
 
 def rule(rule_id: str) -> Rule:

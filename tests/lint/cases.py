@@ -108,6 +108,22 @@ CASES: list[Case] = [
     Case("highest-version-lowered", m(_BASE, valid="0-3"), m(_BASE, valid="0-2")),
     Case("lowest-version-lowered", m(_BASE, valid="1-3"), m(_BASE, valid="0-3")),
     Case("versions-removed", m(_BASE, valid="0-3"), m(_BASE, valid="2-3")),
+    # version 2 is not released yet: it may change (here it gains a field)
+    Case(
+        "unstable-version-changed",
+        m(_BASE, type="request", api_key=90, unstable=True),
+        m([*_BASE, f("C", "int64", "2+")], type="request", api_key=90),
+    ),
+    # versions 0-1 come back, but not with the layout the lock remembers
+    Case(
+        "version-layout-changed",
+        _locked({"Sample.json": m(_BASE, valid="2-3")}, {"Sample.json": m(_BASE, valid="0-3")}),
+        {
+            "Sample.json": m(
+                [f("Id", "int64", "0-1"), f("A", versions="2+"), f("B", "string")], valid="0-3"
+            )
+        },
+    ),
     Case("field-type-changed", m(_BASE), m([f("A", "int64"), f("B", "string")])),
     Case(
         "tagged-field-type-changed",
@@ -147,8 +163,8 @@ CASES: list[Case] = [
     ),
     Case(
         "tag-changed",
-        m([f("A"), _tagged("T", 0), _tagged("U", 1)], flexible="0+"),
-        m([f("A"), _tagged("T", 1), _tagged("U", 0)], flexible="0+"),
+        m([f("A"), _tagged("T", 0), _tagged("U", 1, "string")], flexible="0+"),
+        m([f("A"), _tagged("T", 1), _tagged("U", 0, "string")], flexible="0+"),
     ),
     Case(
         "tag-reused",
@@ -317,8 +333,9 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
         (
             "lowest-version-lowered",
             "$.validVersions",
-            "the lowest version was lowered from 1 to 0 (validVersions 1-3 -> 0-3); retired "
-            "version numbers may have had another layout, do not bring them back",
+            "version 0 comes back (validVersions 1-3 -> 0-3), and nothing records the layout it "
+            "had (no git history or lock holds it); retired version numbers may have had "
+            "another layout: check it, or lint with the git history or a lock",
         ),
     ],
     "versions-removed": [
@@ -327,6 +344,23 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
             "$.validVersions",
             "versions 0-1 were removed (validVersions 0-3 -> 2-3); old writers and stored "
             "data may use them: keep them until nothing does",
+        ),
+    ],
+    "unstable-version-changed": [
+        (
+            "unstable-version-changed",
+            "$.validVersions",
+            "version 2 of Sample was not released: marked latestVersionUnstable, so Kafka may "
+            "change or remove it; its bytes change: 2 non-tagged fields became 3",
+        ),
+    ],
+    "version-layout-changed": [
+        (
+            "version-layout-changed",
+            "$.validVersions",
+            "versions 0-1 of Sample come back (validVersions 2-3 -> 0-3) with another layout "
+            "than in the lock: field Id was int32 and is int64; readers of that release read "
+            "these bytes differently: give them the layout they had",
         ),
     ],
     "field-type-changed": [
@@ -388,8 +422,8 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
         (
             "field-renamed",
             "$.fields[0].name",
-            "field A was renamed to Alpha (paired by position 0); the wire format is the "
-            "same, but the JSON key changes from a to alpha and the attribute from a to "
+            "field A was renamed to Alpha in versions 0-2 (the same bytes: paired by its place "
+            "in the layout); the JSON key changes from a to alpha and the attribute from a to "
             "alpha: keep the name A",
         ),
     ],
@@ -438,7 +472,7 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
         (
             "tag-changed",
             "$.fields[1].tag",
-            "field T tag changed from 0 to 1, which was the tag of field U (int32); the tag is "
+            "field T tag changed from 0 to 1, which was the tag of field U (string); the tag is "
             "on the wire, keep 0",
         ),
         (
@@ -624,7 +658,7 @@ EXPECTED: dict[str, list[tuple[str, str, str]]] = {
         (
             "lock-outdated",
             "$",
-            "the lock lost 3 uses that the old lock holds (apiKey 91 of request GoneRequest, field GoneRequest.A (int32), field GoneRequest.B (string)); a lock only grows: put them back (`kafka-specgen lint --write-lock PATH` merges the git history back in)",
+            "the lock lost 6 uses that the old lock holds (apiKey 91 of request GoneRequest, field GoneRequest.A (int32), field GoneRequest.B (string) and 3 more); a lock only grows: put them back (`kafka-specgen lint --write-lock PATH` merges the git history back in)",
         ),
     ],
 }

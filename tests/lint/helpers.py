@@ -22,11 +22,15 @@ def message(
     flexible: str = "none",
     api_key: int | None = None,
     common: list[dict[str, Any]] | None = None,
+    unstable: bool = False,
 ) -> str:
     doc: dict[str, Any] = {"name": name, "type": type}
     if api_key is not None:
         doc["apiKey"] = api_key
-    doc |= {"validVersions": valid, "flexibleVersions": flexible, "fields": fields}
+    doc |= {"validVersions": valid, "flexibleVersions": flexible}
+    if unstable:
+        doc["latestVersionUnstable"] = True
+    doc["fields"] = fields
     if common is not None:
         doc["commonStructs"] = common
     return json.dumps(doc, indent=2) + "\n"

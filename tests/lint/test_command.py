@@ -40,7 +40,7 @@ def test_compatible_exits_0(tmp_path: Path) -> None:
 def test_breaking_exits_1(tmp_path: Path) -> None:
     code, out, _ = _invoke(*_pair(tmp_path, BREAKING))
     assert code == 1
-    assert "[field-type-changed] field A type changed from int32 to int64" in out
+    assert "[field-type-changed] (wire) field A type changed from int32 to int64" in out
 
 
 def test_allow_makes_it_pass(tmp_path: Path) -> None:
@@ -243,7 +243,7 @@ def _record_folders(tmp_path: Path, value_change: str) -> tuple[Path, Path]:
 
 def test_single_file_value_gets_the_record_role_of_its_folder(tmp_path: Path) -> None:
     old, new = _record_folders(tmp_path, "2+")
-    expected = "[coordinator-value-untagged-change] version 2 of GroupValue changes the non-tagged fields of version 1 (adds C)"
+    expected = "[coordinator-value-untagged-change] (wire) version 2 of GroupValue changes the non-tagged fields of version 1 (adds C)"
     code, out, _ = _invoke(str(old), str(new))
     assert code == 1 and expected in out
     code, out, _ = _invoke(str(old / "GroupValue.json"), str(new / "GroupValue.json"))

@@ -18,8 +18,9 @@ from tests.lint.helpers import field, message, write
 BASE = message([field("A"), field("B", "string")])
 # field-type-changed (wire, breaking) and field-renamed (json, breaking)
 TWO_BREAKS = message([field("A", "int64"), field("Bee", "string")])
-# nullability-widened (wire, warning) only
-WIDENED = message([field("A"), field("B", "string", nullableVersions="1+")])
+# tagged-field-removed (wire, warning) only: TAGGED -> UNTAGGED
+TAGGED = message([field("A"), field("T", versions="0+", taggedVersions="0+", tag=0)], flexible="0+")
+UNTAGGED = message([field("A")], flexible="0+")
 # spec-added (style, info) only, in folder mode
 ADDED = {"Sample.json": BASE, "Extra.json": message([field("X")], name="Extra")}
 
@@ -39,7 +40,7 @@ def _rules(out: str) -> list[str]:
 
 
 def test_every_rule_has_one_of_the_four_categories() -> None:
-    assert CATEGORIES == ("wire", "json", "downgrade", "style")
+    assert CATEGORIES == ("wire", "json", "code", "style")
     assert {r.category.value for r in RULES.values()} == set(CATEGORIES)
     assert {r.category for r in INPUT_RULES.values()} == {Category.INPUT}
 
@@ -89,9 +90,62 @@ def test_allow_takes_rule_ids_not_categories(tmp_path: Path) -> None:
 
 
 def test_select_by_category(tmp_path: Path) -> None:
-    code, out, _ = _invoke("--select", "json", *_folders(tmp_path, TWO_BREAKS))
-    assert code == 1
+    pair = _folders(tmp_path, TWO_BREAKS)
+    code, out, _ = _invoke("--select", "json", *pair)
+    # reported, but json findings do not fail by default (fail-categories: wire)
+    assert code == 0
     assert _rules(out) == ["field-renamed"]
+    assert "; breaking json findings pass (fail-categories wire))" in out
+    code, out, _ = _invoke("--select", "json", "--fail-categories", "wire-json", *pair)
+    assert code == 1
+    assert "breaking changes found (1 breaking, 0 warning, 0 info, 0 suppressed)" in out
+
+
+@pytest.mark.parametrize(
+    ("given", "code"),
+    [
+        ((), 1),  # the default: wire
+        (("wire",), 1),
+        (("json",), 1),  # field-renamed fails; field-type-changed is wire
+        (("wire-json",), 1),
+        (("all",), 1),
+        (("code,style",), 0),
+        (("code", "json"), 1),
+    ],
+)
+def test_fail_categories_presets_and_names(
+    tmp_path: Path, given: tuple[str, ...], code: int
+) -> None:
+    pair = _folders(tmp_path, TWO_BREAKS)
+    flags = [arg for name in given for arg in ("--fail-categories", name)]
+    assert _invoke(*flags, *pair)[0] == code
+
+
+def test_fail_categories_of_a_rename_alone(tmp_path: Path) -> None:
+    pair = _folders(tmp_path, message([field("A"), field("Bee", "string")]))
+    assert _invoke(*pair)[0] == 0
+    assert _invoke("--fail-categories", "wire-json", *pair)[0] == 1
+    assert _invoke("--fail-categories", "json", *pair)[0] == 1
+    assert _invoke("--fail-categories", "code", *pair)[0] == 0
+
+
+def test_unknown_fail_category(tmp_path: Path) -> None:
+    code, _, err = _invoke("--fail-categories", "wires", *_folders(tmp_path, TWO_BREAKS))
+    assert code == 2
+    assert (
+        "--fail-categories: unknown category or preset 'wires'; use a preset (wire, "
+        "wire-json, all) or categories (wire, json, code, style)"
+    ) in err
+
+
+def test_fail_categories_in_the_configuration() -> None:
+    table = {"fail-categories": "wire-json"}
+    assert config_from_table(table, "x", Path()).fail_categories == {Category.WIRE, Category.JSON}
+    table = {"fail-categories": ["code"]}
+    assert config_from_table(table, "x", Path()).fail_categories == {Category.CODE}
+    assert LintConfig().fail_categories == {Category.WIRE}
+    with pytest.raises(ConfigError, match="fail-categories: unknown category or preset 'x'"):
+        config_from_table({"fail-categories": ["x"]}, "x", Path())
 
 
 def test_select_by_id_and_ignore_by_category(tmp_path: Path) -> None:
@@ -107,9 +161,9 @@ def test_select_by_id_and_ignore_by_category(tmp_path: Path) -> None:
 
 
 def test_fail_on_default_is_error(tmp_path: Path) -> None:
-    pair = _folders(tmp_path, WIDENED)
+    pair = _folders(tmp_path, UNTAGGED, TAGGED)
     code, out, _ = _invoke(*pair)
-    assert (code, _rules(out)) == (0, ["nullability-widened"])
+    assert (code, _rules(out)) == (0, ["tagged-field-removed"])
     code, out, _ = _invoke("--fail-on", "warning", *pair)
     assert code == 1
     assert "failed (--fail-on warning) (0 breaking, 1 warning, 0 info, 0 suppressed)" in out
@@ -125,8 +179,8 @@ def test_fail_on_info(tmp_path: Path) -> None:
 
 
 def test_suppressed_findings_never_fail(tmp_path: Path) -> None:
-    pair = _folders(tmp_path, WIDENED)
-    assert _invoke("--fail-on", "info", "--allow", "nullability-widened", *pair)[0] == 0
+    pair = _folders(tmp_path, UNTAGGED, TAGGED)
+    assert _invoke("--fail-on", "info", "--allow", "tagged-field-removed", *pair)[0] == 0
 
 
 def _pyproject(root: Path, body: str) -> Path:
@@ -138,7 +192,7 @@ def _pyproject(root: Path, body: str) -> Path:
 
 def test_pyproject_found_from_a_subfolder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
-    _pyproject(project, 'select = ["json"]\nfail-on = "warning"')
+    _pyproject(project, 'select = ["json"]\nfail-on = "warning"\nfail-categories = "wire-json"')
     pair = _folders(project / "specs", TWO_BREAKS)
     (project / "sub" / "deeper").mkdir(parents=True)
     monkeypatch.chdir(project / "sub" / "deeper")
@@ -147,8 +201,10 @@ def test_pyproject_found_from_a_subfolder(tmp_path: Path, monkeypatch: pytest.Mo
     # a flag replaces the value of the same key
     code, out, _ = _invoke("--select", "wire", *pair)
     assert _rules(out) == ["field-type-changed"]
+    code, out, _ = _invoke("--fail-categories", "wire", *pair)
+    assert (code, _rules(out)) == (0, ["field-renamed"])
     # and --no-config ignores the file
-    code, out, _ = _invoke("--no-config", *_folders(project / "w", WIDENED))
+    code, out, _ = _invoke("--no-config", *_folders(project / "w", UNTAGGED, TAGGED))
     assert code == 0
 
 
@@ -165,7 +221,7 @@ def test_pyproject_without_the_table_is_skipped(tmp_path: Path) -> None:
 def test_cli_fail_on_overrides_the_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _pyproject(tmp_path, 'fail-on = "warning"')
     monkeypatch.chdir(tmp_path)
-    pair = _folders(tmp_path / "w", WIDENED)
+    pair = _folders(tmp_path / "w", UNTAGGED, TAGGED)
     assert _invoke(*pair)[0] == 1
     assert _invoke("--fail-on", "error", *pair)[0] == 0
 
@@ -196,7 +252,8 @@ def test_config_file_with_the_table(tmp_path: Path) -> None:
         ("select = 3", "select: expected a list of strings, got 3"),
         (
             'severity = "x"',
-            "unknown key 'severity'; the keys are select, ignore, allow, fail-on, exclude, per-path-ignores",
+            "unknown key 'severity'; the keys are select, ignore, allow, fail-on, "
+            "fail-categories, exclude, per-path-ignores",
         ),
         (
             '[tool.kafka-specgen.lint.per-path-ignores]\n"a/*" = ["wyre"]',

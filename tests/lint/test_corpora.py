@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from corpus import kafka_specs, previous_kafka_specs
 
-from codegen.lint import LintResult, SpecSet, lint, load_set
+from codegen.lint import Category, LintConfig, LintResult, SpecSet, lint, load_set
 from codegen.lint.records import RecordDowngrade
 from tests.lint.helpers import found
 
@@ -23,8 +23,9 @@ pytestmark = pytest.mark.oracle
 GROUP = Path("kafka-group-coordinator") / "common" / "message"
 
 # ZooKeeper-era inter-broker requests (gone with ZooKeeper in 4.0), ListClientMetricsResources
-# (replaced by ListConfigResources) and the share group's partition metadata record
-# (type 9, dropped while share groups were in preview, KIP-932).
+# (renamed ListConfigResources on its apiKey 74: a spec is its name, the finding says so) and
+# the share group's partition metadata record (type 9, dropped while share groups were in
+# preview, KIP-932).
 REMOVED_SPECS = {
     "ControlledShutdownRequest",
     "ControlledShutdownResponse",
@@ -69,23 +70,33 @@ def test_previous_to_pinned_finds_the_known_breaks(previous: SpecSet, pinned: Sp
     assert result.exit_code == 1
     breaking = [f for f in result.active() if f.counts]
     assert Counter(f.rule for f in breaking) == {
-        # KIP-896 (4.0) removed the old versions of 49 requests, responses and RequestHeader.
-        "versions-removed": 49,
+        # KIP-896 (4.0) removed the old versions of 41 requests, responses and RequestHeader.
+        "versions-removed": 41,
         "spec-removed": 12,
-        # VoteRequest's Candidate* fields became Replica* (KIP-996), TxnOffsetCommitRequest's
-        # GenerationId became GenerationIdOrMemberEpoch: same bytes, new JSON keys.
-        "field-renamed": 4,
-        # Share group records and RPCs changed version 0 while in preview (KIP-932).
-        "field-added-to-existing-version": 2,
+        # A share group record changed version 0 while in preview (KIP-932).
+        "field-added-to-existing-version": 1,
         "record-type-removed": 1,
     }
+    # VoteRequest's Candidate* fields became Replica* (KIP-996), TxnOffsetCommitRequest's
+    # GenerationId became GenerationIdOrMemberEpoch: the same bytes under new JSON keys (json,
+    # which does not fail by default).
+    renamed = {f.spec for f in result.active() if f.rule == "field-renamed"}
+    assert renamed == {"VoteRequest", "TxnOffsetCommitRequest"}
+    assert {f.category.value for f in result.active() if f.rule == "field-renamed"} == {"json"}
+    (heir,) = [f for f in breaking if f.spec == "ListClientMetricsResourcesRequest"]
+    assert "ListConfigResourcesRequest now has its apiKey 74" in heir.message
+    # The share group RPCs' version 0 was not released (latestVersionUnstable) when 4.1
+    # removed it, and ReadShareGroupStateSummaryResponse's changed: notes, not breaks.
+    unstable = {f.spec for f in result.active() if f.rule == "unstable-version-changed"}
+    assert {"ShareFetchRequest", "ShareFetchResponse", "ReadShareGroupStateSummaryResponse"} <= (
+        unstable
+    )
     assert {f.spec for f in breaking if f.rule == "spec-removed"} == REMOVED_SPECS
     removed_versions = {f.spec for f in breaking if f.rule == "versions-removed"}
     assert {"ProduceRequest", "FetchResponse", "RequestHeader"} <= removed_versions
     assert all(s.endswith(("Request", "Response", "Header")) for s in removed_versions)
     assert {(f.spec, f.rule) for f in breaking} >= {
         ("ShareGroupMetadataValue", "field-added-to-existing-version"),
-        ("ReadShareGroupStateSummaryResponse", "field-added-to-existing-version"),
         ("ShareGroupPartitionMetadataKey", "record-type-removed"),
     }
     # Every group and transaction coordinator record of 3.9.0 that 4.4.0 still has moved from
@@ -153,7 +164,7 @@ def test_offset_commit_value_breaking_variants(tmp_path: Path) -> None:
         "coordinator-value-untagged-change": ('"validVersions": "0-4"', '"validVersions": "0-5"'),
         "fields-reordered": (
             '"name": "offset", "type": "int64"',
-            '"name": "metadata", "type": "int64"',
+            '"name": "METADATA", "type": "string"',
         ),
     }
     base = (previous_kafka_specs() / GROUP / "OffsetCommitValue.json").read_text()
@@ -166,14 +177,40 @@ def test_offset_commit_value_breaking_variants(tmp_path: Path) -> None:
                 '"versions": "0+" },\n    { "name": "extra", "type": "int32", "versions": "5+" },',
                 1,
             )
-        if rule == "fields-reordered":
+        if rule == "fields-reordered":  # the two fields change places, with their types
             text = text.replace(
-                '{ "name": "metadata", "type": "string"', '{ "name": "offset", "type": "string"'
-            )
+                '{ "name": "metadata", "type": "string"', '{ "name": "offset", "type": "int64"'
+            ).replace("METADATA", "metadata")
         (new / "OffsetCommitValue.json").write_text(text)
         result = lint(load_set(old), load_set(new))
         assert result.exit_code == 1, rule
         assert rule in {f.rule for f in result.active()}, (rule, found(result))
+
+
+def test_offset_commit_value_names_swapped_with_the_same_bytes(tmp_path: Path) -> None:
+    # offset (int64) and metadata (string) trade names, not places: the stored bytes read
+    # as they were written, but under the other names; a JSON (and code) break, not a wire one
+    old = _copy(["OffsetCommitKey", "OffsetCommitValue"], previous_kafka_specs(), tmp_path / "old")
+    new = _copy(["OffsetCommitKey"], previous_kafka_specs(), tmp_path / "new")
+    text = (old / "OffsetCommitValue.json").read_text()
+    text = text.replace('"name": "offset", "type": "int64"', '"name": "METADATA", "type": "int64"')
+    text = text.replace(
+        '"name": "metadata", "type": "string"', '"name": "offset", "type": "string"'
+    )
+    (new / "OffsetCommitValue.json").write_text(text.replace("METADATA", "metadata"))
+    result = lint(load_set(old), load_set(new))
+    assert result.exit_code == 0
+    assert found(result) == [
+        (
+            "field-renamed",
+            "$.fields[0].name",
+            "versions 0-4 keep their bytes; fields renamed for v0-4: offset -> metadata, "
+            "metadata -> offset; the JSON keys and attributes of these versions change with the "
+            "names: keep them, or allow field-renamed where no one reads the JSON or the API",
+        )
+    ]
+    strict = LintConfig(fail_categories=frozenset({Category.WIRE, Category.JSON}))
+    assert lint(load_set(old), load_set(new), config=strict).exit_code == 1
 
 
 def test_tagged_field_added_to_flexible_coordinator_value(tmp_path: Path) -> None:

@@ -32,7 +32,8 @@ def test_rule_section(rule_id: str) -> None:
     assert f"**Instead:** {rule.instead}\n" in body
     for rule_of, path, message in EXPECTED.get(rule_id, []):
         if rule_of == rule_id:
-            assert f"{path}: {rule.severity.value} [{rule_id}] {message}\n" in body
+            shown = f"{path}: {rule.severity.value} [{rule_id}] ({rule.category.value}) {message}"
+            assert f"{shown}\n" in body
 
 
 def test_categories_input_rules_and_config_keys_are_documented() -> None:

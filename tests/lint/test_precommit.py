@@ -111,7 +111,7 @@ def _check_hook(repo: Path, env: dict[str, str], pre_commit: list[str], config: 
     assert failed.returncode == 1, output
     assert "Kafka message spec evolution lint" in output
     assert (
-        "message_specs/Sample.json:7: $.fields[0].type: breaking [field-type-changed] field A "
+        "message_specs/Sample.json:7: $.fields[0].type: breaking [field-type-changed] (wire) field A "
         "type changed from int32 to int64" in output
     )
     # the breaking change stays uncommitted: put the old spec back, then a compatible change

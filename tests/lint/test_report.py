@@ -77,6 +77,8 @@ def test_json(result: LintResult) -> None:
     assert set(first) == {
         "rule",
         "severity",
+        "category",
+        "fails",
         "message",
         "path",
         "line",
@@ -100,7 +102,8 @@ def test_github(result: LintResult) -> None:
     lines = render_github(result).splitlines()
     assert lines[0].startswith("::error file=")
     assert (
-        ",line=7,title=field-type-changed (breaking)::$.fields[0].type: field A type " in (lines[1])
+        ",line=7,title=field-type-changed (breaking%2C wire)::$.fields[0].type: field A type "
+        in (lines[1])
     )
     assert len([line for line in lines if line.startswith("::")]) == 2
     assert "breaking changes found (2 breaking, 0 warning, 0 info, 1 suppressed)" in lines[-1]
@@ -117,7 +120,7 @@ def test_text(result: LintResult) -> None:
     text = render_text(result, downgrade=True)
     lines = text.splitlines()
     assert lines[1].endswith(
-        "GroupValue.json:7: $.fields[0].type: breaking [field-type-changed] field A type changed "
+        "GroupValue.json:7: $.fields[0].type: breaking [field-type-changed] (wire) field A type changed "
         "from int32 to int64; keep the type and add a new field in a new version instead"
     )
     assert "(suppressed: allowed on the command line)" in text
@@ -163,10 +166,11 @@ def test_junit_below_fail_on_passes_and_input_is_an_error(tmp_path: Path) -> Non
     from codegen.lint.engine import invalid_result
     from codegen.lint.report import render_junit
 
+    tagged = field("T", versions="0+", taggedVersions="0+", tag=0)
     widened = run(
         tmp_path,
-        message([field("A"), field("B", "string")]),
-        message([field("A"), field("B", "string", nullableVersions="1+")]),
+        message([field("A"), tagged], flexible="0+"),
+        message([field("A")], flexible="0+"),
     )
     root = ET.fromstring(render_junit(widened))
     assert root.get("failures") == "0"
