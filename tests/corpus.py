@@ -61,6 +61,27 @@ def previous_kafka_specs(artifact: str | None = None) -> Path:
     return _specs(PREVIOUS_KAFKA_VERSION, artifact)
 
 
+KAFKA_HISTORY = ROOT / "tests" / "lint" / "kafka_history"
+
+
+def kafka_history() -> list[tuple[str, Path]]:
+    """``(version, specs folder)`` of every release of the lint's history corpus, oldest first
+    (``tests/lint/kafka_history/releases.tsv``, fetched by ``make setup``)."""
+    releases: list[tuple[str, Path]] = []
+    for line in (KAFKA_HISTORY / "releases.tsv").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            version = line.split()[0]
+            folder = ROOT / ".cache" / "kafka-history" / "specs" / version
+            if not folder.is_dir():
+                raise CorpusMissingError(
+                    f"{folder.relative_to(ROOT)} is missing: run `make setup` (it fetches the "
+                    "Kafka releases of tests/lint/kafka_history/releases.tsv with Maven and "
+                    "unpacks their message specs)"
+                )
+            releases.append((version, folder))
+    return releases
+
+
 def data_path(relative: str) -> Path:
     """A file or folder under ``tests/data``; missing is an error, not a skip."""
     path = TEST_DATA / relative
