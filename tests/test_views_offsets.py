@@ -8,6 +8,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,7 @@ from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, dec
 from codegen.dumps.writer import SegmentWriter
 from codegen.forensics.groups import GroupsView
 from codegen.forensics.lag import OffsetsView
+from codegen.views.commits import commit_keys
 from codegen.views.consumer_offsets import decode_commits, read_compacted
 from codegen.views.offsets import (
     COMMIT_ROW_SCHEMA,
@@ -323,3 +325,11 @@ def test_committed_offsets_are_the_schema_columns_in_order() -> None:
     from codegen.naming import camel_case
 
     assert [camel_case(f.name) for f in fields(CommittedOffset)] == OFFSET_SCHEMA.names
+
+
+@pytest.mark.parametrize("keys", [[], [b""], [b"", None, b"\x00"]])
+def test_chunks_with_no_byte_to_read_have_no_commit(keys: list[bytes | None]) -> None:
+    """A chunk of no row (a partition with no record before an --as-of cut) or of keys too
+    short for a record type: its data buffer may hold no byte at all."""
+    found = commit_keys(pa.array(keys, pa.binary()), np.zeros(len(keys), np.bool_))
+    assert found.tolist() == [False] * len(keys)

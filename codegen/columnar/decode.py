@@ -131,6 +131,8 @@ def _read(data: npt.NDArray[np.uint8], pos: I64, size: int, dtype: str) -> npt.N
     An overlapping view with one value starting at every byte lets numpy copy whole values
     (much faster than gathering rows of a ``sliding_window_view``).
     """
+    if not len(pos):  # no row (an empty chunk's buffer may hold no byte at all)
+        return np.zeros(0, dtype)
     every = np.ndarray(shape=(len(data) - size + 1,), dtype=dtype, buffer=data, strides=(1,))
     return every[pos]
 
