@@ -15,19 +15,21 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 	@echo "python-setup: done"
 
-## setup: everything make test needs: the machine's tools checked (Java 17, Maven, a C compiler,
-## Chromium: tests/machine.sh says how to install a missing one), the Python set-up, Kafka's jars
-setup: machine-check python-setup oracle-setup lint-history-setup broker-setup
+## setup: everything make test needs: the machine's tools (Java 17, Maven, a C compiler,
+## Chromium: installed with apt-get where this user can, else a stop that says how), the Python
+## set-up, Kafka's jars
+setup: machine-setup python-setup oracle-setup lint-history-setup broker-setup
 
 ## machine-check: the tools the tests need from the machine, with the command that installs
-## each missing one (a failure for Java or Maven, and under CI=true for any)
+## each missing one; a failure when one is missing (ALLOW_MISSING="cc chromium" spares those)
 .PHONY: machine-check machine-setup
 machine-check:
 	@bash tests/machine.sh check
 
-## machine-setup: install the missing tools with apt-get (as root, e.g. a fresh CI machine)
+## machine-setup: install the missing tools with apt-get (as root or with sudo that asks no
+## password), then check
 machine-setup:
-	bash tests/machine.sh install
+	@bash tests/machine.sh install
 
 ## python-setup: Python venv with the project, every extra it uses and the test tools
 python-setup: $(STAMP)
@@ -69,9 +71,10 @@ demo: python-setup $(if $(BOOTSTRAP),spark-kafka-setup)
 	  $(if $(BOOTSTRAP),--bootstrap-servers '$(BOOTSTRAP)') $(if $(OUT),--out '$(OUT)')
 
 # make test's pytest: two workers; a progress line at every tenth of the estimated time
-# (tests/progress.py) instead of a percentage of the tests; every skip named with its reason.
+# (tests/progress.py, from each phase's last run) instead of a percentage of the tests; every
+# skip and xfail named with its reason.
 PYTEST := $(PY) -m pytest -n 2 --dist loadgroup -o console_output_style=classic \
-  --time-progress -rfEs
+  --time-progress -rfEsxX
 PHASE := bash tests/phase.sh
 
 ## test: the set-up, then generated code up to date, style and types, then every test (codecs
@@ -85,7 +88,7 @@ test:
 	@$(PHASE) "every test, codecs on the native backend" $(PYTEST)
 	@SPECGEN_BACKEND=pure $(PHASE) "codec tests on the pure backend" $(PYTEST) -m codec
 	@SPECGEN_SPARK_CONNECT=1 $(PHASE) "Spark tests over a local Spark Connect server" \
-	  $(PY) -m pytest -o console_output_style=classic --time-progress -rfEs -m spark_connect
+	  $(PY) -m pytest -o console_output_style=classic --time-progress -rfEsxX -m spark_connect
 	@$(PHASE) end
 
 ## test-fast: the tests that need neither Spark nor the Kafka jars
