@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml
 
 ## setup: everything make test needs: the machine's tools (Java 17, Maven, a C compiler,
 ## Chromium: installed with apt-get where this user can, else a stop that says how), the Python
-## set-up, Kafka's jars
-setup: machine-setup python-setup oracle-setup lint-history-setup broker-setup
+## set-up, Kafka's jars, the S3 server
+setup: machine-setup python-setup oracle-setup lint-history-setup broker-setup s3-setup
 
 ## machine-check: the tools the tests need from the machine, with the command that installs
 ## each missing one; a failure when one is missing (ALLOW_MISSING="cc chromium" spares those)
@@ -40,6 +40,12 @@ python-setup: $(STAMP)
 broker-setup: spark-kafka-setup
 	@echo "broker-setup: the Kafka 4.4.0 broker and its workload (Maven, into .cache)"
 	@bash tests/broker/fetch.sh
+
+## s3-setup: the S3-compatible server of the object-storage tests (s3proxy, Maven, into .cache)
+.PHONY: s3-setup
+s3-setup:
+	@echo "s3-setup: the S3-compatible server of the object-storage tests (s3proxy, Maven, into .cache)"
+	@bash tests/s3/fetch.sh
 
 ## spark-kafka-setup: Spark's Kafka source (spark-sql-kafka, Maven) for live topics
 .PHONY: spark-kafka-setup

@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from codegen.dumps import storage
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import segment_files
+from codegen.dumps.storage import StoragePath
 from codegen.extras import MissingExtraError
 from codegen.text import plural
 from spark_udfs import quiet
@@ -67,17 +69,17 @@ class InputError(ValueError):
     """An ``--input`` path that cannot be read as a ``__consumer_offsets`` dump."""
 
 
-def _partition_folders(log_dir: Path) -> list[Path]:
+def _partition_folders(log_dir: StoragePath) -> list[StoragePath]:
     """The ``__consumer_offsets-<n>`` folders of a broker's log folder, by partition number."""
-    found: list[tuple[int, Path]] = []
+    found: list[tuple[int, StoragePath]] = []
     for sub in log_dir.iterdir():
         name, _, number = sub.name.rpartition("-")
         if sub.is_dir() and name == TOPIC and number.isdigit():
             found.append((int(number), sub))
-    return [path for _, path in sorted(found)]
+    return [path for _, path in sorted(found, key=lambda entry: entry[0])]
 
 
-def _topic_partition(folder: Path) -> tuple[str, int] | None:
+def _topic_partition(folder: StoragePath) -> tuple[str, int] | None:
     """The topic and partition a folder named ``<topic>-<n>`` holds; None for another name."""
     name, _, number = folder.name.rpartition("-")
     return (name, int(number)) if name and number.isdigit() else None
@@ -87,24 +89,24 @@ _GIVE = f"give a broker's log folder, a {TOPIC}-<n> folder or its .log files"
 _OTHER_TOPICS = "(python -m codegen dump reads any topic)"
 
 
-def _not_ours(path: Path, topic: str, partition: int, what: str) -> InputError:
+def _not_ours(path: StoragePath, topic: str, partition: int, what: str) -> InputError:
     return InputError(
         f"--input {path}: {what} partition {partition} of topic {topic}, not {TOPIC}; "
         f"the demo decodes {TOPIC}: {_GIVE} {_OTHER_TOPICS}"
     )
 
 
-def _topics_found(folder: Path) -> str:
+def _topics_found(folder: StoragePath) -> str:
     """``my-topic (1 partition), __cluster_metadata (1 partition)``: the partition folders."""
     counts: dict[str, int] = {}
-    for sub in sorted(folder.iterdir()):
+    for sub in storage.listdir(folder):
         named = _topic_partition(sub) if sub.is_dir() else None
         if named is not None:
             counts[named[0]] = counts.get(named[0], 0) + 1
     return ", ".join(f"{t} ({plural(n, 'partition')})" for t, n in counts.items())
 
 
-def input_files(paths: list[Path]) -> list[Path]:
+def input_files(paths: list[StoragePath]) -> list[StoragePath]:
     """The segment files to decode: a file as given; a partition folder's segments; for a
     broker's log folder, the segments of its ``__consumer_offsets-<n>`` folders.
 
@@ -113,7 +115,7 @@ def input_files(paths: list[Path]) -> list[Path]:
     ``__consumer_offsets`` partitions (the error names what it found there), and a file that is
     not Kafka log data ("not a Kafka log segment", :mod:`codegen.dumps.recognize`).
     """
-    files: list[Path] = []
+    files: list[StoragePath] = []
     for path in paths:
         if path.is_file():
             named = _topic_partition(path.parent)
@@ -170,7 +172,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--input",
-        type=Path,
+        type=storage.path,
         nargs="+",
         action="extend",
         metavar="PATH",
@@ -436,9 +438,12 @@ def _record_kinds(decoded: Any) -> None:
         print(f"  {r['recordName']:<{width}}  {r['value']:<28}  {r['count']:>12,}")
 
 
-def _shown(path: str | Path) -> str:
-    """A path as the user would type it from here: relative below the working folder."""
-    here = os.path.relpath(path)
+def _shown(path: str | StoragePath) -> str:
+    """A path as the user would type it from here: relative below the working folder (a URL
+    as it is)."""
+    if storage.is_url(path):
+        return str(path)
+    here = os.path.relpath(str(path))
     return here if not here.startswith("..") else str(path)
 
 
@@ -447,13 +452,13 @@ def _python() -> str:
     return _shown(sys.executable)
 
 
-def _log_folder(args: argparse.Namespace, out: Path) -> Path | None:
+def _log_folder(args: argparse.Namespace, out: Path) -> StoragePath | None:
     """A folder the forensics commands read (a log folder or a partition folder), if any."""
     if args.bootstrap_servers is not None:
         return None
     if args.files is None:
         return out / "dump"
-    first: Path = args.input[0]
+    first: StoragePath = args.input[0]
     return first if first.is_dir() else first.parent
 
 

@@ -33,10 +33,10 @@ semantics are those of the Python API, row for row (a test compares them):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from codegen.dumps.segments import segment_file_info
+from codegen.dumps.storage import StoragePath
 from codegen.forensics import lag as lag_views
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import (
@@ -118,7 +118,7 @@ def _cut(raw: DataFrame, as_of: AsOf | None) -> DataFrame:
 
 
 def read_dump(
-    spark: SparkSession, path: Path | Sequence[Path | str], as_of: AsOf | None = None
+    spark: SparkSession, path: StoragePath | Sequence[StoragePath | str], as_of: AsOf | None = None
 ) -> DataFrame:
     """The decoded ``__consumer_offsets`` records under ``path`` (broker log dirs, partition
     folders, segments and globs; one replica per partition), cut at ``as_of``, with
@@ -128,7 +128,9 @@ def read_dump(
     return decode_consumer_offsets(_cut(raw, as_of))
 
 
-def read_log_ends(spark: SparkSession, path: Path | Sequence[Path | str]) -> DataFrame | None:
+def read_log_ends(
+    spark: SparkSession, path: StoragePath | Sequence[StoragePath | str]
+) -> DataFrame | None:
     """Log end offsets of the data partitions among ``path`` (broker log dirs, partition
     folders and globs, as :mod:`codegen.forensics.inputs` finds them: every
     ``<topic>-<partition>`` folder of a topic that is not internal, those next to a partition
@@ -747,7 +749,9 @@ _SHARE_STATE_SCHEMA: Final = (
 )
 
 
-def read_share_states(spark: SparkSession, path: Path | Sequence[Path | str]) -> DataFrame:
+def read_share_states(
+    spark: SparkSession, path: StoragePath | Sequence[StoragePath | str]
+) -> DataFrame:
     """Every share partition's state at the end of the ``__share_group_state`` partitions
     among ``path`` (no row when there are none): ``group, topic, topicId, partition,
     startOffset, stateEpoch, leaderEpoch, snapshotEpoch, deliveryCompleteCount, delivered,

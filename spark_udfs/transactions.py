@@ -29,12 +29,12 @@ in one Arrow group, each open transaction in a small UDF), so the two cannot dri
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codegen.dumps.coordinator import TRANSACTION_STATE
 from codegen.dumps.model import ControlType
 from codegen.dumps.segments import segment_file_info
+from codegen.dumps.storage import StoragePath
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import InputError, discover
 from codegen.forensics.transactions import (
@@ -66,7 +66,7 @@ __all__ = [
 
 
 def read_transactions(
-    spark: SparkSession, path: Path | str, as_of: AsOf | None = None
+    spark: SparkSession, path: StoragePath | str, as_of: AsOf | None = None
 ) -> tuple[DataFrame, DataFrame | None, DataFrame]:
     """The data partitions' ``kafka-log`` rows under ``path`` (cut at ``as_of``, whole batches),
     the decoded ``__transaction_state`` records (None without one), and per partition the base

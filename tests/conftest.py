@@ -380,3 +380,19 @@ def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
 def spark_connect_url(spark_connect_server: Any) -> str | None:
     """The URL of ``spark_connect_server`` in the ``spark_connect`` pass; else None."""
     return None if spark_connect_server is None else str(spark_connect_server.url)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real S3-compatible server (s3proxy, ``tests/s3server.py``) on 127.0.0.1, for this
+    session's worker; stopped by its process id at the end."""
+    import s3server
+
+    reason = s3server.missing_reason()
+    if reason is not None:
+        if os.environ.get("CI") == "true":  # make setup fetches it: CI must run these
+            pytest.fail(f"S3 server: {reason}")
+        pytest.skip(f"S3 server: {reason}")
+    server = s3server.start(tmp_path_factory.mktemp("s3"))
+    yield server
+    server.stop()

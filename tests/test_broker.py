@@ -260,6 +260,53 @@ def test_forensics_match_the_broker(broker_run: BrokerRun) -> None:
     print(f"forensics agree with the broker on {agree} of {total} facts")
 
 
+def test_the_log_dir_in_s3_reads_as_on_disk(broker_run: BrokerRun, s3_server: Any) -> None:
+    """The broker's log dir uploaded to a real S3-compatible server: the forensics (which agree
+    with the broker above) find the same facts there, and each command prints what it prints
+    for the disk, with the credentials of the standard chain."""
+    import os
+    import subprocess
+    import sys
+
+    import s3server
+
+    from codegen.dumps import storage
+
+    remote = s3server.upload(s3_server, broker_run.log_dir, f"broker-run/{uuid.uuid4().hex[:8]}")
+    local = _forensic_facts([broker_run.log_dir])
+    on_s3 = _forensic_facts([storage.path(remote, s3_server.options())])
+    assert on_s3["ends"] == local["ends"] and on_s3["shares"] == local["shares"]
+    assert {g: r.protocol_type for g, r in on_s3["groups"].items()} == {
+        g: r.protocol_type for g, r in local["groups"].items()
+    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    for command in (
+        ["dump", "{}", "--compacted"],
+        ["dump", "{}/__transaction_state-0"],
+        ["groups", "{}", "--format", "jsonl"],
+        ["lag", "{}", "--format", "jsonl"],
+        ["transactions", "{}", "--format", "jsonl"],
+        ["downgrade-check", "{}", "--to", "3.9"],
+    ):
+        runs = [
+            subprocess.run(
+                [sys.executable, "-m", "codegen", *(c.format(where) for c in command)],
+                capture_output=True,
+                text=True,
+                env={**env, **extra},
+                timeout=300,
+            )
+            for where, extra in ((broker_run.log_dir, {}), (remote, s3_server.environment()))
+        ]
+        disk, s3 = runs
+        assert disk.stdout, (command, disk.stderr)
+        assert (s3.returncode, s3.stdout) == (
+            disk.returncode,
+            disk.stdout.replace(str(broker_run.log_dir), remote),
+        ), command
+        assert s3_server.secret_key not in s3.stdout + s3.stderr
+
+
 def test_lag_over_two_broker_images_matches_one(broker_run: BrokerRun, tmp_path: Path) -> None:
     import shutil
 

@@ -36,6 +36,7 @@ try:
 except ModuleNotFoundError as exc:
     raise missing_extra("reading log segments as Arrow batches", "dumps", exc) from None
 
+from codegen.dumps import storage
 from codegen.dumps.batches import (
     CRC32C,
     DEFAULT_MAX_BATCH_RECORDS,
@@ -45,6 +46,7 @@ from codegen.dumps.batches import (
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompress
 from codegen.dumps.model import RecordBatch, SegmentError, increment_sequence
 from codegen.dumps.segments import SegmentReader, frame_at
+from codegen.dumps.storage import RemotePath
 from codegen.runtime import backends
 
 __all__ = [
@@ -100,18 +102,17 @@ def native_columns_enabled() -> bool:
 
 
 def read_range(
-    source: str | os.PathLike[str] | bytes, start: int = 0, end: int | None = None
+    source: str | os.PathLike[str] | RemotePath | bytes, start: int = 0, end: int | None = None
 ) -> bytes:
-    """The bytes ``[start, end)`` of a file or of bytes (``end`` None: to the end)."""
+    """The bytes ``[start, end)`` of a file (local or remote: one ranged read) or of bytes
+    (``end`` None: to the end)."""
     if isinstance(source, bytes):
         return source[start:end]
-    with open(source, "rb") as fh:
-        fh.seek(start)
-        return fh.read() if end is None else fh.read(end - start)
+    return storage.read_range(storage.path(source), start, end)
 
 
 def record_batches(
-    source: str | os.PathLike[str] | bytes,
+    source: str | os.PathLike[str] | RemotePath | bytes,
     *,
     start: int = 0,
     end: int | None = None,
@@ -136,7 +137,7 @@ def record_batches(
     row in the batches says less: no size), before the batch holding its row is yielded.
     """
     if name is None:
-        name = "<bytes>" if isinstance(source, bytes) else os.fspath(source)
+        name = "<bytes>" if isinstance(source, bytes) else str(source)
     data = read_range(source, start, end)
     if native is None:
         native = native_columns_enabled()

@@ -33,6 +33,8 @@ from codegen.dumps.metadata import CLUSTER_METADATA
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.run import DEFAULT_MAX_MESSAGE_SIZE, Counts, decode_files, dump_log_run
+from codegen.dumps.storage import StoragePath
+from codegen.dumps.storage_params import StoragePathParam
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
 from codegen.dumps.user_topics import UserTopicDecoder, user_decoders
 from codegen.extras import MissingExtraError
@@ -58,7 +60,7 @@ PLAIN: Final = "plain"
 
 
 @click.command(name="dump")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=StoragePathParam())
 @click.option(
     "--topic",
     type=click.Choice([*TOPIC_CHOICES, PLAIN, "auto"]),
@@ -150,7 +152,7 @@ PLAIN: Final = "plain"
     "--topics",
     "topics_file",
     metavar="FILE",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=StoragePathParam(dir_okay=False),
     help="Topic map: which message the keys and values of your own topics hold and how their "
     "version is known (a TOML file, or a pyproject.toml with [tool.kafka-specgen.topics]; "
     "docs/dumps.md). Default: the current folder's pyproject.toml when it has that table. "
@@ -160,7 +162,7 @@ PLAIN: Final = "plain"
     "--quiet", "-q", is_flag=True, help="Print neither the errors nor the summary on stderr."
 )
 def dump_command(
-    paths: tuple[Path, ...],
+    paths: tuple[StoragePath, ...],
     topic: str,
     fmt: str,
     compacted: bool,
@@ -173,7 +175,7 @@ def dump_command(
     max_message_size: int,
     package: str | None,
     specs: tuple[Path, ...],
-    topics_file: Path | None,
+    topics_file: StoragePath | None,
     quiet: bool,
 ) -> None:
     """Decode __consumer_offsets, __transaction_state, __share_group_state and
@@ -261,7 +263,7 @@ def dump_command(
                 "--format dump-log to print it as kafka-dump-log does (.txnindex files are read "
                 "in every format)"
             )
-    topics: list[tuple[Path, str | None]] = []
+    topics: list[tuple[StoragePath, str | None]] = []
     for f in files:
         topics.append((f, None if topic == PLAIN else chosen or guess_topic(f)))
     counts = Counts(quiet)
@@ -308,11 +310,11 @@ def dump_command(
 
 
 def _user_topics(
-    path: Path | None,
+    path: StoragePath | None,
     package: str,
-    topics: list[tuple[Path, str | None]],
+    topics: list[tuple[StoragePath, str | None]],
     auto: bool,
-) -> tuple[dict[str, UserTopicDecoder], list[tuple[Path, str | None]]]:
+) -> tuple[dict[str, UserTopicDecoder], list[tuple[StoragePath, str | None]]]:
     """The decoders of the user topics among ``topics`` (the map of ``--topics``, else of the
     current folder's pyproject.toml, its messages in ``package`` unless the map names its own),
     and ``topics`` with theirs named (with ``--topic auto``: files of other topics stay plain)."""

@@ -13,12 +13,12 @@ range there), and consumer-protocol payloads that do not decode strictly stay ba
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
 from itertools import repeat
 from operator import attrgetter
-from typing import Any, BinaryIO, Final, cast
+from typing import Any, Final, cast
 
+from codegen.dumps import storage
 from codegen.dumps.batches import (
     DEFAULT_MAX_BATCH_RECORDS,
     LOG_OVERHEAD,
@@ -48,6 +48,7 @@ from codegen.dumps.model import (
 from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import jackson_json, jackson_json_each, record_json, value_json
 from codegen.dumps.segments import SegmentReader
+from codegen.dumps.storage import StoragePath
 from codegen.dumps.user_topics import UserRecord, version_of
 
 __all__ = [
@@ -149,8 +150,8 @@ def parse_record(rec: DecodedRecord, topic: str) -> tuple[str | None, str | None
 # whole files
 
 
-def _file_intro(path: str) -> list[str]:
-    name = os.path.basename(path)
+def _file_intro(path: str | StoragePath) -> list[str]:
+    name = storage.path(path).name
     lines = [f"Dumping {path}"]
     if name.endswith(".log"):
         stem = name[: -len(".log")]
@@ -242,15 +243,14 @@ def _plain(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _source(path: str, max_bytes: int | None) -> str | bytes:
+def _source(path: StoragePath, max_bytes: int | None) -> StoragePath | bytes:
     """The file, or its first ``max_bytes`` bytes (Kafka reads the batches that fit in them)."""
     if max_bytes is None:
         return path
-    with open(path, "rb") as fh:
-        return fh.read(max_bytes)
+    return storage.read_range(path, 0, max_bytes)
 
 
-def _impossible_size(source: str | bytes, err: SegmentError) -> int | None:
+def _impossible_size(source: StoragePath | bytes, err: SegmentError) -> int | None:
     """The size field at ``err`` when Kafka's reader throws on it: smaller than any message,
     with more than an entry header up to the magic byte left (zero padding, for one); else
     None (Kafka stops reading there and counts the rest as invalid bytes)."""
@@ -259,15 +259,13 @@ def _impossible_size(source: str | bytes, err: SegmentError) -> int | None:
     if isinstance(source, bytes):
         header = source[err.position : err.position + LOG_OVERHEAD]
     else:
-        with open(source, "rb") as fh:
-            fh.seek(err.position)
-            header = fh.read(LOG_OVERHEAD)
+        header = storage.read_range(source, err.position, err.position + LOG_OVERHEAD)
     size = int.from_bytes(header[8:12], "big", signed=True)
     return size if size < MIN_LEGACY_SIZE else None
 
 
 def dump_log_lines(
-    path: str,
+    path: str | StoragePath,
     topic: str | None,
     *,
     print_data: bool = True,
@@ -488,7 +486,7 @@ def _v2_heads(rows: list[_Row], ts_name: str, tails: Iterable[str] = repeat(""))
 
 
 def dump_log_line_groups(
-    path: str,
+    path: str | StoragePath,
     topic: str | None,
     *,
     print_data: bool = True,
@@ -504,22 +502,24 @@ def dump_log_line_groups(
     """The lines of :func:`dump_log_lines`, a list per log batch (the lines of a file's start
     and end in lists of their own). When the run ends with :class:`DumpLogAborted`, the last
     list yielded ends with the line the exception is about."""
+    file = storage.path(path)
+    name = str(path)
     yield _file_intro(path)
     texts = None if topic is None else _RecordTexts(topic, package, record_decoder)
     key_text = DECODER_OPTIONS.get(topic or "") is not None and topic != CLUSTER_METADATA
     valid_end = 0
-    size = os.path.getsize(path) if max_bytes is None else -1
+    size = file.stat().st_size if max_bytes is None else -1
     last_offset = -1
     gaps: dict[int, int] = {}
-    source = _source(path, max_bytes)
+    source = _source(file, max_bytes)
     reader = SegmentReader(
         source,
-        name=path,
+        name=name,
         max_batch_size=max_batch_size,
         max_batch_records=max_batch_records,
         verify_crc=False,
     )
-    legacy: BinaryIO | None = None
+    legacy: Any = None  # a local or a remote file, opened at the first legacy entry
     v2_items = parse_v2 if texts is None else texts.v2_items
     try:
         # items: Records, or the native loop's decoded records (see _rows)
@@ -535,7 +535,7 @@ def dump_log_line_groups(
                 if impossible is not None:
                     raise DumpLogAborted(
                         f"Found record size {impossible} smaller than minimum record overhead "
-                        f"({MIN_LEGACY_SIZE}) in file {path}.",
+                        f"({MIN_LEGACY_SIZE}) in file {name}.",
                         unfinished=False,
                     )
                 break
@@ -564,7 +564,7 @@ def dump_log_line_groups(
             checksums: list[tuple[int, bool]] = []
             if item.magic < 2:
                 if legacy is None:
-                    legacy = open(path, "rb")  # noqa: SIM115 - closed below
+                    legacy = file.open("rb")
                 legacy.seek(item.position)
                 checksums = legacy_record_checksums(legacy.read(item.size), max_batch_size)
             keyed = len(rows)
@@ -620,6 +620,6 @@ def dump_log_line_groups(
         if legacy is not None:
             legacy.close()
         if gaps and non_consecutive is not None:
-            non_consecutive.setdefault(os.path.abspath(path), {}).update(gaps)
+            non_consecutive.setdefault(storage.absolute(file), {}).update(gaps)
     if size > valid_end:
-        yield [f"Found {size - valid_end} invalid bytes at the end of {os.path.basename(path)}"]
+        yield [f"Found {size - valid_end} invalid bytes at the end of {file.name}"]

@@ -9,12 +9,12 @@ folder (its partition folders). :func:`input_files` lists the files to read in o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, SHARE_GROUP_STATE, TRANSACTION_STATE
 from codegen.dumps.metadata import CLUSTER_METADATA
 from codegen.dumps.segments import segment_files
+from codegen.dumps.storage import StoragePath
 
 __all__ = [
     "INTERNAL_TOPICS",
@@ -45,7 +45,7 @@ class NothingToRead(ValueError):
     """A folder given holds no file to read; the text says what it holds and what to pass."""
 
 
-def guess_topic(path: Path) -> str | None:
+def guess_topic(path: StoragePath) -> str | None:
     """The internal topic a segment path belongs to, from its folder or file name."""
     if path.name.endswith(".checkpoint"):
         return CLUSTER_METADATA
@@ -56,34 +56,45 @@ def guess_topic(path: Path) -> str | None:
     return None
 
 
-def _partition_folders(log_dir: Path) -> list[tuple[str, int, Path]]:
+def _partition_folders(log_dir: StoragePath) -> list[tuple[str, int, StoragePath]]:
     """(topic, partition, folder) of the partition folders (``<topic>-<n>``) of a broker's log
     folder, by topic and partition number."""
-    found: list[tuple[str, int, Path]] = []
+    found: list[tuple[str, int, StoragePath]] = []
     for sub in log_dir.iterdir():
         name, _, number = sub.name.rpartition("-")
-        if sub.is_dir() and name and number.isdigit():
+        if name and number.isdigit() and sub.is_dir():
             found.append((name, int(number), sub))
-    return sorted(found)
+    return sorted(found, key=lambda entry: entry[:2])
 
 
-def _folder_files(folder: Path, every_kind: bool, txn_index: bool = False) -> list[Path]:
+def _name(path: StoragePath) -> str:
+    return path.name
+
+
+def _folder_files(
+    folder: StoragePath, every_kind: bool, txn_index: bool = False
+) -> list[StoragePath]:
     if not every_kind:
         found = segment_files(folder)
         if txn_index:  # each after the segment it indexes (same base offset)
             found = sorted([*found, *folder.glob(f"*{TXN_INDEX}")], key=lambda f: f.name)
         return found
-    return sorted(f for f in folder.iterdir() if f.is_file() and f.suffix in LOG_FOLDER_SUFFIXES)
+    return sorted(
+        (f for f in folder.iterdir() if f.suffix in LOG_FOLDER_SUFFIXES and f.is_file()), key=_name
+    )
 
 
 def input_files(
-    paths: tuple[Path, ...], topic: str | None, every_kind: bool = False, txn_index: bool = False
-) -> list[Path]:
+    paths: tuple[StoragePath, ...],
+    topic: str | None,
+    every_kind: bool = False,
+    txn_index: bool = False,
+) -> list[StoragePath]:
     """The files to read: files as given; a partition folder's segments and snapshots (with
     ``txn_index``, its aborted-transaction indexes; with ``every_kind``, its index and
     producer-state files too); for a broker's log folder, also those of its partition folders
     (of ``topic`` only, when given). :class:`NothingToRead` for a folder without any."""
-    out: list[Path] = []
+    out: list[StoragePath] = []
     for p in paths:
         if not p.is_dir():
             out.append(p)
@@ -123,7 +134,7 @@ class RowSource:
     file: str
 
     @classmethod
-    def of(cls, path: Path, topic: str | None) -> RowSource:
+    def of(cls, path: StoragePath, topic: str | None) -> RowSource:
         """The topic (the decoder's, else the partition folder's) and partition of a file, from
         its folder name (``orders-3``); None where the name does not tell."""
         name, _, number = path.parent.name.rpartition("-")

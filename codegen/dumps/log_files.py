@@ -11,16 +11,16 @@ at the end of the run. The texts are Kafka's.
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Final
 
+from codegen.dumps import storage
 from codegen.dumps.batches import CRC32C
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.segments import SegmentReader
+from codegen.dumps.storage import StoragePath
 from generated.aborted_txn import AbortedTxn
 
 __all__ = [
@@ -95,14 +95,14 @@ class IndexReport:
                 yield f"Indexed offset: {a}, found log offset: {b}"
 
 
-def _base_offset(path: Path) -> int:
+def _base_offset(path: StoragePath) -> int:
     stem = path.name.split(".")[0]
     if not stem.isdigit():
         raise LogFileError(f"{path}: the file name does not start with a base offset")
     return int(stem)
 
 
-def _sibling(path: Path, suffix: str) -> Path:
+def _sibling(path: StoragePath, suffix: str) -> StoragePath:
     return path.parent / (path.name.split(".")[0] + suffix)
 
 
@@ -119,7 +119,7 @@ def _batches_from(segment: bytes, position: int, limit: int) -> Iterator[RecordB
         yield item
 
 
-def _read_segment(path: Path) -> bytes:
+def _read_segment(path: StoragePath) -> bytes:
     log = _sibling(path, ".log")
     try:
         return log.read_bytes()
@@ -128,7 +128,11 @@ def _read_segment(path: Path) -> bytes:
 
 
 def _offset_index(
-    path: Path, report: IndexReport, verify_only: bool, sanity_only: bool, max_message_size: int
+    path: StoragePath,
+    report: IndexReport,
+    verify_only: bool,
+    sanity_only: bool,
+    max_message_size: int,
 ) -> Iterator[str]:
     base = _base_offset(path)
     data = path.read_bytes()
@@ -141,12 +145,12 @@ def _offset_index(
         last = entries[-1][0]
         if last < base:
             raise LogFileError(
-                f"Corrupt index found, index file ({os.path.abspath(path)}) has non-zero size "
+                f"Corrupt index found, index file ({storage.absolute(path)}) has non-zero size "
                 f"but the last offset is {last} which is less than the base offset {base}."
             )
         if len(data) % 8:
             raise LogFileError(
-                f"Index file {os.path.abspath(path)} is corrupt, found {len(data)} bytes which "
+                f"Index file {storage.absolute(path)} is corrupt, found {len(data)} bytes which "
                 "is neither positive nor a multiple of 8."
             )
         yield f"{path} passed sanity check."
@@ -160,7 +164,7 @@ def _offset_index(
                 f"{path}: no batch at position {position} of the segment for offset {offset}"
             )
         if first.last_offset != offset:
-            mismatches = report.offset_mismatches.setdefault(os.path.abspath(path), {})
+            mismatches = report.offset_mismatches.setdefault(storage.absolute(path), {})
             mismatches[offset] = first.last_offset
         if not verify_only:
             yield f"offset: {offset} position: {position}"
@@ -185,7 +189,7 @@ def _lookup(offsets: list[tuple[int, int]], target: int) -> int:
 
 
 def _time_index(
-    path: Path, report: IndexReport, verify_only: bool, sanity_only: bool
+    path: StoragePath, report: IndexReport, verify_only: bool, sanity_only: bool
 ) -> Iterator[str]:
     base = _base_offset(path)
     segment = _read_segment(path)
@@ -200,7 +204,7 @@ def _time_index(
     data = path.read_bytes()
     entries = [(ts, base + rel) for ts, rel in _entries(data, 12, _TIME_ENTRY)]
     if sanity_only:
-        where = os.path.abspath(path)
+        where = storage.absolute(path)
         if entries:
             last_ts, last_offset = entries[-1]
             if last_ts < entries[0][0]:
@@ -221,7 +225,7 @@ def _time_index(
             )
         yield f"{path} passed sanity check."
         return
-    where = os.path.abspath(path)
+    where = storage.absolute(path)
     previous = -1
     for i, (timestamp, offset) in enumerate(entries):
         if offset == base and i > 0:
@@ -269,19 +273,19 @@ class AbortedTxnEntry:
 
 
 def read_transaction_index(
-    path: Path | str, data: bytes | None = None
+    path: StoragePath | str, data: bytes | None = None
 ) -> Iterator[AbortedTxnEntry]:
     """The entries of an aborted-transaction index, each body read by the generated
     ``AbortedTxn`` codec at the entry's int16 version. Raises :class:`TxnIndexError` at an
     entry of a version outside 0..0 (what Kafka 4.4.0's ``TransactionIndex`` refuses) or a torn
     last entry, after yielding those before it."""
-    raw = Path(path).read_bytes() if data is None else data
+    raw = storage.path(path).read_bytes() if data is None else data
     for position in range(0, len(raw) - TXN_ENTRY_SIZE + 1, TXN_ENTRY_SIZE):
         (version,) = _TXN_VERSION.unpack_from(raw, position)
         if not AbortedTxn.LOWEST_VERSION <= version <= AbortedTxn.HIGHEST_VERSION:
             raise TxnIndexError(
                 f"Unexpected aborted transaction version {version} in transaction index "
-                f"{os.path.abspath(path)}, supported version range is "
+                f"{storage.absolute(path)}, supported version range is "
                 f"{AbortedTxn.LOWEST_VERSION} to {AbortedTxn.HIGHEST_VERSION}",
                 position,
             )
@@ -297,7 +301,7 @@ def read_transaction_index(
         )
 
 
-def _txn_index(path: Path) -> Iterator[str]:
+def _txn_index(path: StoragePath) -> Iterator[str]:
     """DumpLogSegments' lines. Its 4.3 ``AbortedTxn`` takes the first byte of the int16 for the
     version and refuses only one above 0, so version 1 prints as 0 and -1 as -1 (4.4.0 reads the
     int16, as :func:`read_transaction_index` does); it reads every entry before printing any,
@@ -309,7 +313,7 @@ def _txn_index(path: Path) -> Iterator[str]:
         if version > _TXN_CURRENT_VERSION:
             raise LogFileError(
                 f"Unexpected aborted transaction version {version} in transaction index "
-                f"{os.path.abspath(path)}, current version is {_TXN_CURRENT_VERSION}"
+                f"{storage.absolute(path)}, current version is {_TXN_CURRENT_VERSION}"
             )
         body = raw[position + _TXN_VERSION.size : position + TXN_ENTRY_SIZE]
         txn = AbortedTxn.decode(body, _TXN_CURRENT_VERSION)
@@ -384,7 +388,7 @@ class ProducerEntry:
         }
 
 
-def read_producer_snapshot(path: Path) -> list[ProducerEntry]:
+def read_producer_snapshot(path: StoragePath) -> list[ProducerEntry]:
     """The producers of a ``.snapshot`` file. Raises :class:`LogFileError` (not fatal) with
     Kafka's message when it is corrupt."""
     try:
@@ -394,7 +398,7 @@ def read_producer_snapshot(path: Path) -> list[ProducerEntry]:
     return [ProducerEntry(*e) for e in entries]
 
 
-def _producer_snapshot(path: Path) -> tuple[list[str], str | None]:
+def _producer_snapshot(path: StoragePath) -> tuple[list[str], str | None]:
     """The lines of a producer-state snapshot, and Kafka's message when it is corrupt (Kafka
     prints it on stderr and goes on with the next file)."""
     try:
@@ -418,7 +422,7 @@ def _producer_snapshot(path: Path) -> tuple[list[str], str | None]:
 
 
 def dump_index_file(
-    path: Path,
+    path: StoragePath,
     report: IndexReport,
     *,
     verify_only: bool = False,

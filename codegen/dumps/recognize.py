@@ -19,10 +19,10 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Final
 
 from codegen.dumps.batches import CRC32C, LOG_OVERHEAD, MIN_LEGACY_SIZE, RECORD_BATCH_OVERHEAD
+from codegen.dumps.storage import StoragePath
 
 __all__ = ["EXPECTED", "NotKafkaData", "not_kafka_reason", "require_kafka_data"]
 
@@ -107,7 +107,7 @@ def not_kafka_reason(data: bytes, file_size: int | None = None) -> str | None:
     return "its first entry frames, but its checksum does not match and nothing follows it"
 
 
-def require_kafka_data(files: Iterable[Path]) -> None:
+def require_kafka_data(files: Iterable[StoragePath]) -> None:
     """Raise :class:`NotKafkaData` for the first of ``files`` that is not Kafka log data."""
     for path in files:
         with path.open("rb") as f:

@@ -7,12 +7,10 @@ and the errors they found (echoed on stderr as they come, summed up at the end).
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import click
@@ -37,6 +35,7 @@ from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import BatchPlace, Damage
 from codegen.dumps.segments import SegmentReader
+from codegen.dumps.storage import StoragePath
 from codegen.dumps.user_topics import UserTopicDecoder
 from codegen.text import plural
 
@@ -222,7 +221,7 @@ class ByteOutput:
 
 
 def _batches(
-    path: Path,
+    path: StoragePath,
     topic: str,
     max_batch_size: int,
     max_batch_records: int,
@@ -237,13 +236,13 @@ def _batches(
         )
     if topic == CLUSTER_METADATA:
         return decode_metadata_batches(
-            str(path),
+            path,
             package=package,
             max_batch_size=max_batch_size,
             max_batch_records=max_batch_records,
         )
     return decode_batches(
-        str(path),
+        path,
         topic,
         package=package,
         max_batch_size=max_batch_size,
@@ -252,13 +251,11 @@ def _batches(
 
 
 def _plain_batches(
-    path: Path, max_batch_size: int, max_batch_records: int
+    path: StoragePath, max_batch_size: int, max_batch_records: int
 ) -> Iterator[DecodedBatch | SegmentError]:
     """The batches of an ordinary topic's segment: data records kept as raw rows (in a
     DecodedRecord's byte fields), control records decoded."""
-    reader = SegmentReader(
-        str(path), max_batch_size=max_batch_size, max_batch_records=max_batch_records
-    )
+    reader = SegmentReader(path, max_batch_size=max_batch_size, max_batch_records=max_batch_records)
     for item in reader.raw_batches():
         if isinstance(item, SegmentError):
             yield item
@@ -274,7 +271,7 @@ def _plain_batches(
 
 
 def _transaction_index(
-    path: Path,
+    path: StoragePath,
     source: RowSource,
     fmt: str,
     counts: Counts,
@@ -303,7 +300,7 @@ def _transaction_index(
 
 
 def _compacted_columns(
-    path: Path,
+    path: StoragePath,
     view: CompactedView,
     offsets: CommittedOffsets,
     package: str,
@@ -344,14 +341,14 @@ def _compacted_columns(
                 damage.append((item, counts.batch))
         advance(max(chunk.position - done, 0))
         done = max(done, chunk.position)
-    advance(max(os.path.getsize(path) - done, 0))
+    advance(max(path.stat().st_size - done, 0))
 
 
 # --------------------------------------------------------------------------------- the loops
 
 
 def decode_files(
-    topics: list[tuple[Path, str | None]],
+    topics: list[tuple[StoragePath, str | None]],
     counts: Counts,
     fmt: str,
     compacted: bool,
@@ -372,11 +369,11 @@ def decode_files(
             from codegen.views.offsets import CommittedOffsets
 
             offsets = CommittedOffsets()
-    partition_folder: Path | None = None
+    partition_folder: StoragePath | None = None
     limits = (max_batch_size, max_batch_records)
     table_rows: list[table.TableRow] = []
     damage: Damage = []  # the errors, for the compacted views
-    total = sum(os.path.getsize(f) for f, _ in topics)
+    total = sum(f.stat().st_size for f, _ in topics)
     bar, advance = progress(total)
     output = ByteOutput(out)
     write = output.write
@@ -388,7 +385,7 @@ def decode_files(
             file_fields = source.json_fields()
             if f.suffix == TXN_INDEX:
                 _transaction_index(f, source, fmt, counts, table_rows, write)
-                advance(os.path.getsize(f))
+                advance(f.stat().st_size)
                 continue
             if isinstance(view, LatestByKey):
                 view.where = source
@@ -462,7 +459,7 @@ def _print_compacted(
 
 
 def dump_log_run(
-    files: Sequence[Path],
+    files: Sequence[StoragePath],
     topics: Sequence[str | None],
     *,
     skip_record_metadata: bool = False,
@@ -521,7 +518,7 @@ def dump_log_run(
                 err(f"Ignoring unknown file {f}\n")
             continue
         groups = dump_log_line_groups(
-            str(f),
+            f,
             t,
             skip_record_metadata=skip_record_metadata,
             max_bytes=max_bytes,

@@ -29,10 +29,10 @@ import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Final, TypeGuard, TypeVar
 
+from codegen.dumps import storage
 from codegen.dumps.batches import (
     CRC32C,
     DEFAULT_MAX_BATCH_RECORDS,
@@ -75,8 +75,8 @@ __all__ = [
     "summarize",
 ]
 
-Source = str | os.PathLike[str] | bytes | bytearray | memoryview
-"""A file path, or the bytes of a file."""
+Source = str | os.PathLike[str] | storage.RemotePath | bytes | bytearray | memoryview
+"""A file path (local, or a URL of :mod:`codegen.dumps.storage`), or the bytes of a file."""
 
 _HEADER_RUN: Final = 4096
 """Most headers one call of the native header pass returns (bounds the list it builds)."""
@@ -110,13 +110,24 @@ SEGMENT_SUFFIXES: Final = (".log", ".checkpoint")
 """The files of a partition folder that hold records: log segments and KRaft snapshots."""
 
 
-def segment_files(folder: str | os.PathLike[str]) -> list[Path]:
+def segment_files(folder: str | os.PathLike[str] | storage.RemotePath) -> list[storage.StoragePath]:
     """The segments and snapshots of a partition folder, in name (= base offset) order."""
-    return sorted(f for f in Path(folder).iterdir() if f.is_file() and f.suffix in SEGMENT_SUFFIXES)
+    listed = storage.path(folder).iterdir()
+    return sorted((f for f in listed if f.suffix in SEGMENT_SUFFIXES and f.is_file()), key=_name)
 
 
-def _is_folder(source: Source) -> TypeGuard[str | os.PathLike[str]]:
-    return not isinstance(source, bytes | bytearray | memoryview) and os.path.isdir(source)
+def _name(path: storage.StoragePath) -> str:
+    return path.name
+
+
+def _is_folder(
+    source: Source,
+) -> TypeGuard[str | os.PathLike[str] | storage.RemotePath]:
+    if isinstance(source, bytes | bytearray | memoryview):
+        return False
+    if isinstance(source, storage.RemotePath) or storage.is_url(source):
+        return storage.path(source).is_dir()
+    return os.path.isdir(source)
 
 
 def segment_sources(source: Source) -> list[Source]:
@@ -150,9 +161,9 @@ class SegmentFileInfo:
     snapshot_epoch: int | None = None
 
 
-def segment_file_info(path: str | os.PathLike[str]) -> SegmentFileInfo:
+def segment_file_info(path: str | os.PathLike[str] | storage.RemotePath) -> SegmentFileInfo:
     """Classify a segment or snapshot file by its name."""
-    name = os.path.basename(os.fspath(path))
+    name = path.name if isinstance(path, storage.RemotePath) else os.path.basename(os.fspath(path))
     if m := _LOG_NAME.fullmatch(name):
         return SegmentFileInfo("log", base_offset=int(m.group(1)))
     if m := _SNAPSHOT_NAME.fullmatch(name):
@@ -265,6 +276,8 @@ class SegmentReader:
                 "decode_batches and the metadata decoders read whole partition folders, and "
                 "segment_files(folder) lists a folder's segments"
             )
+        if isinstance(source, str) and storage.is_url(source):
+            source = storage.path(source)
         self._source = source
         if name is None:
             name = "<bytes>" if isinstance(source, bytes | bytearray | memoryview) else str(source)
@@ -311,12 +324,16 @@ class SegmentReader:
         if isinstance(src, bytearray | memoryview):
             yield bytes(src)
             return
+        if isinstance(src, storage.RemotePath):
+            yield src.read_bytes()  # a whole file read: one request
+            return
         with open(src, "rb") as fh:
             try:
                 mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             except ValueError:  # an empty file cannot be mapped
                 yield fh.read()
                 return
+            storage.READS.add(len(mapped))
             try:
                 yield mapped
             finally:

@@ -41,7 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from codegen.dumps import storage
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
+from codegen.dumps.storage import RemotePath
 from codegen.runtime import KafkaMessage
 
 __all__ = [
@@ -275,7 +277,7 @@ def parse_topic_map(
     return TopicMap(tuple(entries), package, source)
 
 
-def _root(document: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
+def _root(document: Mapping[str, Any], path: Path | RemotePath) -> Mapping[str, Any]:
     """The table holding ``package`` and ``topics``: ``[tool.kafka-specgen]`` of a
     pyproject.toml, else the file's top level."""
     if path.name != "pyproject.toml":
@@ -291,14 +293,14 @@ def _root(document: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
     return table
 
 
-def load_topic_map(path: str | Path, default_package: str | None = None) -> TopicMap:
+def load_topic_map(path: str | Path | RemotePath, default_package: str | None = None) -> TopicMap:
     """Read and validate the map of a TOML file: ``[tool.kafka-specgen]`` of a
     ``pyproject.toml``, else the file's top level (``package`` and a ``[topics]`` table).
 
     The messages are those of the file's ``package``, else of ``default_package``, else of the
-    shipped codecs.
+    shipped codecs. ``path`` may be a URL of object storage (:mod:`codegen.dumps.storage`).
     """
-    path = Path(path)
+    path = storage.path(path)
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

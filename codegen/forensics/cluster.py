@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, UNKNOWN, DecodedRecord
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_records
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import segment_file_info, segment_files
+from codegen.dumps.storage import StoragePath
 from codegen.forensics.inputs import LogDirs
 
 __all__ = ["CONFIG_RESOURCE_TYPES", "ClusterMetadata", "cluster_metadata"]
@@ -124,7 +124,7 @@ def cluster_metadata(
     if not replicas:
         return None
 
-    def rank(folder: Path) -> tuple[int, int]:
+    def rank(folder: StoragePath) -> tuple[int, int]:
         files = segment_files(folder)
         ends = [
             segment_file_info(f).base_offset or segment_file_info(f).snapshot_end_offset or 0

@@ -57,6 +57,7 @@ from codegen.dumps.coordinator import (
 )
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
+from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.cluster import ClusterMetadata, cluster_metadata
 from codegen.forensics.cluster_checks import (
     configs_check,
@@ -180,15 +181,15 @@ class LiveRecords(CompactedView):
             )
 
 
-def _dirs(path: Path | Sequence[Path | str] | LogDirs) -> LogDirs:
+def _dirs(path: StoragePath | Sequence[StoragePath | str] | LogDirs) -> LogDirs:
     if isinstance(path, LogDirs):
         return path
-    return discover([path] if isinstance(path, str | Path) else list(path))
+    return discover([path] if isinstance(path, str | Path | RemotePath) else list(path))
 
 
 def dump_partitions(
-    path: Path | Sequence[Path | str] | LogDirs, topic: str = CONSUMER_OFFSETS
-) -> list[tuple[int, list[Path]]]:
+    path: StoragePath | Sequence[StoragePath | str] | LogDirs, topic: str = CONSUMER_OFFSETS
+) -> list[tuple[int, list[StoragePath]]]:
     """(partition, segment files) of ``topic`` to read from broker log dirs, partition folders
     or segment files (see :mod:`codegen.forensics.inputs`); one replica per partition.
 
@@ -204,7 +205,7 @@ def dump_partitions(
 
 
 def live_records(
-    path: Path | Sequence[Path | str] | LogDirs,
+    path: StoragePath | Sequence[StoragePath | str] | LogDirs,
     errors: list[SegmentError] | None = None,
     topic: str = CONSUMER_OFFSETS,
 ) -> list[LiveRecords]:
@@ -231,7 +232,7 @@ def scan_partition(
 
 
 def _scan(
-    partitions: list[tuple[int, list[Path]]], topic: str, errors: list[SegmentError] | None
+    partitions: list[tuple[int, list[StoragePath]]], topic: str, errors: list[SegmentError] | None
 ) -> list[LiveRecords]:
     decoder = coordinator_decoder(topic)
     views: list[LiveRecords] = []
@@ -627,7 +628,7 @@ def _loaded_by(target: Release, loader: Loader) -> str:
 
 
 def check_downgrade(
-    path: Path | Sequence[Path | str] | LogDirs | Iterable[LiveRecords],
+    path: StoragePath | Sequence[StoragePath | str] | LogDirs | Iterable[LiveRecords],
     to: str,
     group_coordinator: str = DEFAULT,
 ) -> DowngradeReport:
@@ -643,14 +644,14 @@ def check_downgrade(
     target = release(to)
     group = target.group_loaders(group_coordinator)
     errors: list[SegmentError] = []
-    if not isinstance(path, Path | str | LogDirs) and not _is_paths(path):
+    if not isinstance(path, Path | RemotePath | str | LogDirs) and not _is_paths(path):
         report = DowngradeReport(target.label, group_coordinator=group.name)
         for view in cast("Iterable[LiveRecords]", path):
             report.live_records += len(view.live)
             for finding in partition_findings(view, target, group):
                 (report.ignored if finding.rule == "ignored" else report.blockers).append(finding)
         return report
-    dirs = _dirs(cast("Path | Sequence[Path | str] | LogDirs", path))
+    dirs = _dirs(cast("StoragePath | Sequence[StoragePath | str] | LogDirs", path))
     dirs.require(
         CONSUMER_OFFSETS,
         TRANSACTION_STATE,
@@ -736,7 +737,9 @@ def is_paths(value: object) -> bool:
 
 
 def _is_paths(value: object) -> bool:
-    return isinstance(value, list | tuple) and all(isinstance(v, str | Path) for v in value)
+    return isinstance(value, list | tuple) and all(
+        isinstance(v, str | Path | RemotePath) for v in value
+    )
 
 
 def _mode(dirs: LogDirs) -> str:

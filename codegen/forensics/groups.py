@@ -60,6 +60,7 @@ from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
+from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.inputs import LogDirs, as_log_dirs
@@ -462,7 +463,7 @@ def _member_json(m: Any, group_type: str) -> dict[str, Any]:
 
 
 def group_views(
-    path: Path | Sequence[Path | str] | LogDirs,
+    path: StoragePath | Sequence[StoragePath | str] | LogDirs,
     as_of: AsOf | None = None,
     errors: list[SegmentError] | None = None,
 ) -> list[GroupsView]:
@@ -492,15 +493,15 @@ def group_views(
 
 
 def group_reports(
-    source: Path | Sequence[Path | str] | LogDirs | Iterable[GroupsView],
+    source: StoragePath | Sequence[StoragePath | str] | LogDirs | Iterable[GroupsView],
     group: str | None = None,
     as_of: AsOf | None = None,
 ) -> list[GroupReport]:
     """Every group (or one) of a dump at ``as_of`` (default: the end), by group id."""
     views: list[GroupsView]
     shares: dict[str, list[SharePartitionState]] = {}
-    if isinstance(source, Path | str | LogDirs) or is_paths(source):
-        dirs = as_log_dirs(cast("Path | Sequence[Path | str] | LogDirs", source))
+    if isinstance(source, Path | RemotePath | str | LogDirs) or is_paths(source):
+        dirs = as_log_dirs(cast("StoragePath | Sequence[StoragePath | str] | LogDirs", source))
         views = group_views(dirs, as_of)
         if as_of is None:  # the share state is read at the end of the log only
             for state in share_states(dirs, cluster_metadata(dirs)):

@@ -24,16 +24,17 @@ what was expected and what was found.
 from __future__ import annotations
 
 import bisect
-import glob
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from codegen.dumps import storage
 from codegen.dumps.model import BatchHeader
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import SegmentReader, segment_file_info, segment_files
+from codegen.dumps.storage import RemotePath, StoragePath
 
 __all__ = [
     "REPLICATION_CHECKPOINT",
@@ -63,31 +64,29 @@ class PartitionFolder:
 
     topic: str
     partition: int
-    folder: Path
-    image: Path | None
+    folder: StoragePath
+    image: StoragePath | None
     """The log dir given (or the folder above a partition folder given), None for a file."""
 
-    def logs(self) -> list[Path]:
+    def logs(self) -> list[StoragePath]:
         return [f for f in segment_files(self.folder) if f.suffix == ".log"]
 
 
-def expand(paths: Iterable[str | Path]) -> list[Path]:
-    """Paths with their globs (``*``, ``?``, ``[...]``) expanded, in order, without repeats."""
-    out: list[Path] = []
-    for p in paths:
-        text = str(p)
-        if glob.has_magic(text):
-            matches = sorted(glob.glob(text))
-            if not matches:
-                raise InputError(f"{text}: the pattern matches nothing")
-            found = [Path(m) for m in matches]
-        else:
-            found = [Path(text)]
+def expand(
+    paths: Iterable[str | StoragePath], options: Mapping[str, str] | None = None
+) -> list[StoragePath]:
+    """Paths with their globs (``*``, ``?``, ``[...]``, ``{a,b}``) expanded, in order, without
+    repeats; local paths or URLs of object storage (:mod:`codegen.dumps.storage`, its
+    ``options``)."""
+    out: list[StoragePath] = []
+    for text, found in storage.expand(list(paths), options):
+        if not found:
+            raise InputError(f"{text}: the pattern matches nothing")
         out.extend(f for f in found if f not in out)
     return out
 
 
-def read_offset_checkpoint(path: Path) -> dict[tuple[str, int], int]:
+def read_offset_checkpoint(path: StoragePath) -> dict[tuple[str, int], int]:
     """A broker's ``replication-offset-checkpoint`` (version 0: a version line, a count line,
     then ``topic partition offset`` lines). Raises :class:`InputError` when malformed."""
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -108,7 +107,7 @@ def read_offset_checkpoint(path: Path) -> dict[tuple[str, int], int]:
     return entries
 
 
-def _partition_of(folder: Path) -> tuple[str, int] | None:
+def _partition_of(folder: StoragePath) -> tuple[str, int] | None:
     m = _PARTITION_DIR.match(folder.name)
     return (m.group(1), int(m.group(2))) if m else None
 
@@ -117,18 +116,18 @@ def _partition_of(folder: Path) -> tuple[str, int] | None:
 class LogDirs:
     """The partition folders, segment files and offset checkpoints of the paths given."""
 
-    given: list[Path]
-    images: list[Path] = field(default_factory=list)
+    given: list[StoragePath]
+    images: list[StoragePath] = field(default_factory=list)
     """Folders holding partition folders (the log dirs given, or above a partition folder)."""
     replicas: dict[tuple[str, int], list[PartitionFolder]] = field(default_factory=dict)
     """(topic, partition) -> its replicas among the paths given."""
     neighbours: dict[tuple[str, int], list[PartitionFolder]] = field(default_factory=dict)
     """Partition folders next to a partition folder given: read for log ends only."""
-    files: list[Path] = field(default_factory=list)
+    files: list[StoragePath] = field(default_factory=list)
     """Segment files given outside any partition folder."""
-    checkpoints: dict[tuple[str, int], list[tuple[int, Path]]] = field(default_factory=dict)
+    checkpoints: dict[tuple[str, int], list[tuple[int, StoragePath]]] = field(default_factory=dict)
     """(topic, partition) -> (high watermark, checkpoint file) per image holding one."""
-    other: list[Path] = field(default_factory=list)
+    other: list[StoragePath] = field(default_factory=list)
     """What the paths held that is none of the above (for error messages)."""
 
     def topics(self) -> list[str]:
@@ -168,18 +167,18 @@ class LogDirs:
 
     def coordinator_segments(
         self, topic: str, files_are: str = "__consumer_offsets"
-    ) -> list[tuple[int, list[Path]]]:
+    ) -> list[tuple[int, list[StoragePath]]]:
         """(partition, .log segments) of a coordinator topic, one replica per partition: the
         one whose last segment starts furthest (then the most bytes). Bare segment files are
         read as partition -1 of ``files_are``."""
-        out: list[tuple[int, list[Path]]] = []
+        out: list[tuple[int, list[StoragePath]]] = []
         for partition, replicas in self.partitions(topic).items():
             best = max(replicas, key=_replica_rank)
             logs = best.logs()
             if logs:
                 out.append((partition, logs))
         if self.files and topic == files_are:
-            by_partition: dict[int, list[Path]] = {}
+            by_partition: dict[int, list[StoragePath]] = {}
             for f in self.files:
                 by_partition.setdefault(-1, []).append(f)
             out.extend(sorted(by_partition.items()))
@@ -194,16 +193,22 @@ def _replica_rank(r: PartitionFolder) -> tuple[int, int]:
     return (base, sum(f.stat().st_size for f in logs))
 
 
-def as_log_dirs(paths: str | Path | Sequence[str | Path] | LogDirs) -> LogDirs:
+def as_log_dirs(
+    paths: str | StoragePath | Sequence[str | StoragePath] | LogDirs,
+    options: Mapping[str, str] | None = None,
+) -> LogDirs:
     """``paths`` discovered (a :class:`LogDirs` is kept as it is)."""
     if isinstance(paths, LogDirs):
         return paths
-    return discover([paths] if isinstance(paths, str | Path) else list(paths))
+    return discover([paths] if isinstance(paths, str | Path | RemotePath) else list(paths), options)
 
 
-def discover(paths: Sequence[str | Path]) -> LogDirs:
-    """The partition folders, files and checkpoints under ``paths`` (globs expanded)."""
-    given = expand(paths)
+def discover(
+    paths: Sequence[str | StoragePath], options: Mapping[str, str] | None = None
+) -> LogDirs:
+    """The partition folders, files and checkpoints under ``paths`` (globs expanded; local
+    paths or URLs of object storage, read with ``options``: :mod:`codegen.dumps.storage`)."""
+    given = expand(paths, options)
     if not given:
         raise InputError("no path given: give broker log dirs, partition folders or segments")
     dirs = LogDirs(given)
@@ -237,7 +242,7 @@ def discover(paths: Sequence[str | Path]) -> LogDirs:
     return dirs
 
 
-def _log_files(dirs: LogDirs) -> Iterator[Path]:
+def _log_files(dirs: LogDirs) -> Iterator[StoragePath]:
     """The segment files of every partition folder found and the segment files given."""
     for table in (dirs.replicas, dirs.neighbours):
         for replicas in table.values():
@@ -254,12 +259,12 @@ def _add(table: dict[tuple[str, int], list[PartitionFolder]], r: PartitionFolder
 
 def _scan_image(
     dirs: LogDirs,
-    image: Path,
+    image: StoragePath,
     into: dict[tuple[str, int], list[PartitionFolder]],
-    skip: Path | None = None,
+    skip: StoragePath | None = None,
 ) -> bool:
     found = False
-    for sub in sorted(image.iterdir()):
+    for sub in storage.listdir(image):
         if not sub.is_dir() or sub == skip:
             continue
         owner = _partition_of(sub)

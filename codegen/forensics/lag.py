@@ -62,6 +62,7 @@ from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.json_text import native_printer
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import SegmentReader
+from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions
 from codegen.forensics.groups import AsOf
@@ -485,7 +486,7 @@ class OffsetsView(CompactedView):
 
 
 def _read_history(
-    files: list[Path], as_of: AsOf | None, errors: list[SegmentError] | None
+    files: list[StoragePath], as_of: AsOf | None, errors: list[SegmentError] | None
 ) -> pa.Table:
     """One log partition's history from the engine's columns (``codegen.views.offsets.history``)."""
     commits = CommitHistory()
@@ -500,7 +501,7 @@ def _read_history(
     return commits.table()
 
 
-def _newest_timestamp(files: list[Path], as_of: AsOf | None) -> int:
+def _newest_timestamp(files: list[StoragePath], as_of: AsOf | None) -> int:
     """The newest timestamp of the batches with records among ``files`` (up to ``as_of``), from
     their headers (not their records)."""
     newest = -1
@@ -651,7 +652,7 @@ def window_statuses(
     return out
 
 
-def log_folder_of(path: Path) -> Path:
+def log_folder_of(path: StoragePath) -> StoragePath:
     """The broker log folder a dump path belongs to (where the data topics' folders are)."""
     if path.is_file():
         return path.parent.parent
@@ -842,7 +843,7 @@ def _selected(kc: KeyedCommits, group: str | None) -> KeyedCommits:
 
 
 def lag_chunks(
-    path: Path | Sequence[Path | str] | LogDirs,
+    path: StoragePath | Sequence[StoragePath | str] | LogDirs,
     group: str | None = None,
     as_of: AsOf | None = None,
     window: int = DEFAULT_WINDOW,
@@ -866,7 +867,7 @@ def lag_chunks(
     dirs = (
         path
         if isinstance(path, LogDirs)
-        else discover([path] if isinstance(path, str | Path) else list(path))
+        else discover([path] if isinstance(path, str | Path | RemotePath) else list(path))
     )
     partitions = dump_partitions(dirs)
     ends = LogEnds(dirs)
@@ -892,7 +893,7 @@ def lag_chunks(
 
 
 def _chunks(
-    partitions: list[tuple[int, list[Path]]],
+    partitions: list[tuple[int, list[StoragePath]]],
     ends: LogEnds,
     shares: dict[str, list[SharePartitionLag]],
     group: str | None,
@@ -933,7 +934,7 @@ def _chunks(
 
 
 def lag_reports(
-    path: Path | Sequence[Path | str] | LogDirs,
+    path: StoragePath | Sequence[StoragePath | str] | LogDirs,
     group: str | None = None,
     as_of: AsOf | None = None,
     window: int = DEFAULT_WINDOW,

@@ -36,11 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from codegen.dumps import storage
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE
 from codegen.dumps.model import BatchHeader, ControlType, SegmentError
 from codegen.dumps.segments import SegmentReader, segment_file_info
+from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import InputError, LogDirs, PartitionFolder, discover
 
@@ -560,7 +562,7 @@ def _index_ranges(
 ) -> None:
     from codegen.dumps.log_files import TxnIndexError, read_transaction_index
 
-    indexes = sorted(replica.folder.glob("*.txnindex"))
+    indexes = [f for f in storage.listdir(replica.folder) if f.suffix == ".txnindex"]
     for path in indexes:
         try:
             for entry in read_transaction_index(path):
@@ -608,7 +610,8 @@ def _snapshot(replica: PartitionFolder, result: PartitionTransactions) -> None:
     from codegen.dumps.log_files import LogFileError, read_producer_snapshot
 
     snapshots = sorted(
-        replica.folder.glob("*.snapshot"), key=lambda p: int(p.name.split(".")[0] or 0)
+        (f for f in storage.listdir(replica.folder) if f.suffix == ".snapshot"),
+        key=lambda p: int(p.name.split(".")[0] or 0),
     )
     if not snapshots:
         return
@@ -759,7 +762,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def transaction_report(
-    path: Path | str | Sequence[Path | str] | LogDirs,
+    path: StoragePath | str | Sequence[StoragePath | str] | LogDirs,
     transactional_id: str | None = None,
     as_of: AsOf | None = None,
     max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
@@ -777,7 +780,7 @@ def transaction_report(
     dirs = (
         path
         if isinstance(path, LogDirs)
-        else discover([path] if isinstance(path, str | Path) else list(path))
+        else discover([path] if isinstance(path, str | Path | RemotePath) else list(path))
     )
     data = data_partitions(dirs)
     if not data and not dirs.partitions(TRANSACTION_STATE):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +23,7 @@ from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
+from codegen.dumps.storage import StoragePath
 from codegen.views.commits import commit_keys, decode_commits
 from codegen.views.offsets import CommittedOffsets
 from codegen.views.records import log_batches
@@ -48,7 +48,7 @@ class FileChunk:
 
 
 def read_compacted(
-    path: Path,
+    path: StoragePath,
     view: CompactedView,
     offsets: CommittedOffsets,
     decoder: CoordinatorDecoder,
