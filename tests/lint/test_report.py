@@ -72,6 +72,7 @@ def test_sarif_content(result: LintResult) -> None:
 def test_json(result: LintResult) -> None:
     doc = json.loads(render_json(result, downgrade=True))
     assert doc["compatible"] is False
+    assert doc["failCategories"] == ["wire"]
     assert doc["summary"] == {"breaking": 2, "warning": 0, "info": 0, "suppressed": 1, "invalid": 0}
     first = doc["findings"][0]
     assert set(first) == {
