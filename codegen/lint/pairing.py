@@ -112,13 +112,15 @@ def _segments(
     old: list[LField], new: list[LField], anchors: list[tuple[LField, LField]]
 ) -> list[tuple[list[LField], list[LField]]]:
     """The stretches of old and new fields between fields paired by name (in order)."""
-    new_places = [new.index(n) for _, n in anchors]
+    old_place = {id(f): i for i, f in enumerate(old)}
+    new_place = {id(f): i for i, f in enumerate(new)}
+    new_places = [new_place[id(n)] for _, n in anchors]
     if new_places != sorted(new_places):  # reordered: one stretch
         return [(old, new)]
     result: list[tuple[list[LField], list[LField]]] = []
     old_start = new_start = 0
     for o, n in anchors:
-        old_end, new_end = old.index(o), new.index(n)
+        old_end, new_end = old_place[id(o)], new_place[id(n)]
         result.append((old[old_start:old_end], new[new_start:new_end]))
         old_start, new_start = old_end + 1, new_end + 1
     result.append((old[old_start:], new[new_start:]))
@@ -149,7 +151,8 @@ def correspond(
         and field_layout(old_tagged[t].ir, version, old_flexible)
         == field_layout(new_tagged[t].ir, version, new_flexible)
     ]
-    anchors = [(o, n) for o, n in named if o in old_mandatory and n in new_mandatory]
+    mandatory = {id(f) for f in (*old_mandatory, *new_mandatory)}
+    anchors = [(o, n) for o, n in named if id(o) in mandatory and id(n) in mandatory]
     layout = {id(f): field_layout(f.ir, version, old_flexible) for f in old_mandatory}
     layout |= {id(f): field_layout(f.ir, version, new_flexible) for f in new_mandatory}
     by_layout: list[tuple[LField, LField]] = []
