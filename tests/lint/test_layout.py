@@ -229,6 +229,32 @@ def test_versions_brought_back_with_the_layout_they_had(tmp_path: Path) -> None:
     assert result.exit_code == 1
 
 
+def test_versions_brought_back_against_the_git_history(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from codegen.lint.command import lint_command
+    from tests.lint.histories import git, history, put
+
+    full = message([field("A"), field("B", "string")], valid="0-3")
+    repo = history(
+        tmp_path,
+        {"Sample.json": full},
+        {"Sample.json": message([field("A"), field("B", "string")], valid="2-3")},
+    )
+    put(repo, {"Sample.json": message([field("A", "int64"), field("B", "string")], valid="0-3")})
+    # versions 2-3 change too (a field-type-changed); versions 0-1 come back changed
+    result = CliRunner().invoke(lint_command, ["--no-config", "--git", "HEAD", str(repo / "specs")])
+    first = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()[:12]
+    assert result.exit_code == 1
+    assert (
+        f"[version-layout-changed] (wire) versions 0-1 of Sample come back (validVersions 2-3 -> "
+        f"0-3) with another layout than in commit {first}: field A was int32 and is int64"
+    ) in result.stdout
+    put(repo, {"Sample.json": full})
+    back = CliRunner().invoke(lint_command, ["--no-config", "--git", "HEAD", str(repo / "specs")])
+    assert (back.exit_code, "version-layout-changed" in back.stdout) == (0, False)
+
+
 # --------------------------------------------------------------------------- the text form
 
 _KINDS = st.sampled_from(["int8", "int16", "int32", "int64", "string", "bytes", "uuid", "bool"])
