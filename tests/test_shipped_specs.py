@@ -20,10 +20,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_DIR = ROOT / "message_specs"
 CORPUS_DIR = ROOT / ".cache" / "kafka-4.4.0" / "specs"
 
-# Shipped in full: every coordinator record spec, and every "metadata" spec of the jar that holds
-# the KRaft records. Shipped besides them: these "data" specs of kafka-clients.
+# Shipped in full: every coordinator record spec, every "metadata" spec of the jar that holds
+# the KRaft records and every spec of kafka-storage (the __remote_log_metadata records and the
+# producer-state snapshot). Shipped besides them: these "data" specs of kafka-clients.
 COORDINATOR_TYPES = frozenset({"coordinator-key", "coordinator-value"})
 KRAFT_METADATA_ARTIFACT = "kafka-metadata"
+STORAGE_ARTIFACT = "kafka-storage"
 SHIPPED_DATA_SPECS = frozenset(
     {
         "LeaderChangeMessage",
@@ -211,10 +213,9 @@ def _wanted(path: Path, spec: dict[str, Any]) -> bool:
     """Whether a corpus spec belongs to the shipped set."""
     artifact = path.relative_to(CORPUS_DIR).parts[0]
     kind = spec.get("type")
-    if kind in COORDINATOR_TYPES:
+    if kind in COORDINATOR_TYPES or artifact == STORAGE_ARTIFACT:
         return True
     if kind == "metadata":
-        # kafka-storage also has "metadata" specs: __remote_log_metadata, not KRaft records.
         return artifact == KRAFT_METADATA_ARTIFACT
     return artifact == "kafka-clients" and spec.get("name") in SHIPPED_DATA_SPECS
 

@@ -29,7 +29,7 @@ from codegen.dumps.log_dirs import (
     guess_topic,
     input_files,
 )
-from codegen.dumps.metadata import CLUSTER_METADATA
+from codegen.dumps.metadata import CLUSTER_METADATA, REMOTE_LOG_METADATA
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.run import DEFAULT_MAX_MESSAGE_SIZE, Counts, decode_files, dump_log_run
@@ -54,6 +54,7 @@ TOPIC_CHOICES: Final = {
     "transactions": TRANSACTION_STATE,
     "share-state": SHARE_GROUP_STATE,
     "cluster-metadata": CLUSTER_METADATA,
+    "remote-log-metadata": REMOTE_LOG_METADATA,
 }
 PLAIN: Final = "plain"
 """``--topic`` of any topic but the internal ones: keys and values are printed as they are."""

@@ -3,8 +3,9 @@
 :func:`parse_record` gives the ``key:``/``payload:`` strings of one record as the
 ``--offsets-decoder``, ``--transaction-log-decoder``, ``--share-group-state-decoder`` and
 ``--cluster-metadata-decoder`` print them (the JSON of :mod:`codegen.dumps.record_json`, as
-Jackson writes it); :func:`dump_log_lines` renders a whole file like the tool (batch lines,
-record lines, control records, trailing bytes).
+Jackson writes it), and ``--remote-log-metadata-decoder`` (the text of Kafka's objects,
+:func:`codegen.dumps.remote_log_metadata.kafka_object_text`); :func:`dump_log_lines` renders a
+whole file like the tool (batch lines, record lines, control records, trailing bytes).
 
 This is an emulation of Kafka's tool, so it follows Kafka where our decoders are more lenient: a
 value version above the newest known one is an error for coordinator topics (Kafka checks the
@@ -34,7 +35,13 @@ from codegen.dumps.coordinator import (
     coordinator_decoder,
 )
 from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
-from codegen.dumps.metadata import CLUSTER_METADATA, decode_control, metadata_decoder
+from codegen.dumps.metadata import (
+    CLUSTER_METADATA,
+    METADATA_TOPICS,
+    REMOTE_LOG_METADATA,
+    decode_control,
+    metadata_decoder,
+)
 from codegen.dumps.model import (
     ControlType,
     ErrorKind,
@@ -67,6 +74,7 @@ DECODER_OPTIONS: Final = {
     TRANSACTION_STATE: "--transaction-log-decoder",
     SHARE_GROUP_STATE: "--share-group-state-decoder",
     CLUSTER_METADATA: "--cluster-metadata-decoder",
+    REMOTE_LOG_METADATA: "--remote-log-metadata-decoder",
 }
 """Topic -> the ``kafka-dump-log`` option that decodes it."""
 
@@ -117,6 +125,8 @@ def parse_record(rec: DecodedRecord, topic: str) -> tuple[str | None, str | None
     """The ``key:`` and ``payload:`` texts ``kafka-dump-log`` prints for a data record."""
     if isinstance(rec, UserRecord):
         return user_dump_log_texts(rec)
+    if topic == REMOTE_LOG_METADATA:
+        return None, _remote_log_metadata_text(rec)
     if topic == CLUSTER_METADATA:
         if rec.kind == RECORD:
             return None, jackson_json(record_json(rec, topic)[1])
@@ -144,6 +154,34 @@ def parse_record(rec: DecodedRecord, topic: str) -> tuple[str | None, str | None
         return f"Error at offset {rec.offset}, skipping. {reason}", None
     key, value = record_json(rec, topic)
     return jackson_json(key), "<DELETE>" if value is None else jackson_json(value)
+
+
+def _remote_log_metadata_text(rec: DecodedRecord) -> str:
+    """``--remote-log-metadata-decoder``'s payload: the text of Kafka's object, or of the error
+    that stopped its serde (the frame's, or its transform's)."""
+    from codegen.dumps.remote_log_metadata import (
+        RemoteLogMetadataError,
+        kafka_object_text,
+        kafka_refuses_newer,
+    )
+
+    if rec.kind == RECORD and rec.newer_than_spec and kafka_refuses_newer(rec.value):
+        reason = f"{_BODY_ERROR}{rec.record_type}"
+    elif rec.kind == RECORD:
+        try:
+            return kafka_object_text(rec.record_type, rec.value)
+        except RemoteLogMetadataError as exc:
+            reason = str(exc)
+    elif rec.value_bytes is None:  # Kafka's parser calls remaining() on the null value
+        reason = (
+            'Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
+            '"org.apache.kafka.common.record.internal.Record.value()" is null'
+        )
+    else:
+        reason = rec.error or ""
+        if reason.startswith(_BODY_ERROR):  # Kafka's message stops before our detail
+            reason = reason.split(": ", 1)[0]
+    return f"Error at offset {rec.offset}, skipping. {reason}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,7 +373,7 @@ class _RecordTexts:
         self.key_texts: dict[bytes | None, str] = {}
         self.coordinator = (
             None
-            if topic == CLUSTER_METADATA or record_decoder is not None
+            if topic in METADATA_TOPICS or record_decoder is not None
             else coordinator_decoder(topic, package)
         )
 
@@ -354,7 +392,7 @@ class _RecordTexts:
         if self.record_decoder is not None:  # a user topic's (codegen.dumps.user_topics)
             return [self.record_decoder(r) for r in records]
         if self.coordinator is None:
-            mdec = metadata_decoder(self.package)
+            mdec = metadata_decoder(self.package, self.topic)
             return [mdec.decode(r.value, r.offset, r.timestamp, r.key) for r in records]
         return self.coordinator.decode_raw(
             [(r.offset, r.timestamp, r.key, r.value) for r in records]
@@ -506,7 +544,7 @@ def dump_log_line_groups(
     name = str(path)
     yield _file_intro(path)
     texts = None if topic is None else _RecordTexts(topic, package, record_decoder)
-    key_text = DECODER_OPTIONS.get(topic or "") is not None and topic != CLUSTER_METADATA
+    key_text = DECODER_OPTIONS.get(topic or "") is not None and topic not in METADATA_TOPICS
     valid_end = 0
     size = file.stat().st_size if max_bytes is None else -1
     last_offset = -1

@@ -14,7 +14,7 @@ import orjson
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.json_text import native_printer, value_plans
 from codegen.dumps.log_dirs import RowSource
-from codegen.dumps.metadata import CLUSTER_METADATA
+from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.record_json import (
     ABORTED_TXN,
@@ -71,7 +71,7 @@ class JsonlLines:
         self.file_fields = file_fields
         self.user_topic = user_topic  # records decoded by a topic map (record_to_json each)
         self.middles: dict[tuple[bytes, str, int], bytes] = {}
-        self.coordinator = topic is not None and topic != CLUSTER_METADATA and not user_topic
+        self.coordinator = topic is not None and topic not in METADATA_TOPICS and not user_topic
         self._batch: RecordBatch | None = None
         self._close = b""
         self._closes: dict[tuple[Any, ...], bytes] = {}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, SHARE_GROUP_STATE, TRANSACTION_STATE
-from codegen.dumps.metadata import CLUSTER_METADATA
+from codegen.dumps.metadata import CLUSTER_METADATA, REMOTE_LOG_METADATA
 from codegen.dumps.segments import segment_files
 from codegen.dumps.storage import StoragePath
 
@@ -26,7 +26,13 @@ __all__ = [
     "input_files",
 ]
 
-INTERNAL_TOPICS: Final = (CONSUMER_OFFSETS, TRANSACTION_STATE, SHARE_GROUP_STATE, CLUSTER_METADATA)
+INTERNAL_TOPICS: Final = (
+    CONSUMER_OFFSETS,
+    TRANSACTION_STATE,
+    SHARE_GROUP_STATE,
+    CLUSTER_METADATA,
+    REMOTE_LOG_METADATA,
+)
 """The internal topics whose records ``dump`` decodes by its own specs."""
 TXN_INDEX: Final = ".txnindex"
 """Aborted-transaction indexes: read in every format, an entry a line or row."""

@@ -3,10 +3,10 @@
 ``.index`` (offset index: int32 relative offset, int32 position), ``.timeindex`` (int64
 timestamp, int32 relative offset), ``.txnindex`` (aborted transactions: an int16 version, then
 the generated ``AbortedTxn`` body at that version) and producer-state ``.snapshot``
-files (int16 version 1, uint32 CRC-32C of the rest, an int32-counted array of producer
-entries). The index dumps check each entry against the segment next to the index, as Kafka's
-tool does, and collect what does not match in an :class:`IndexReport`, printed on stderr
-at the end of the run. The texts are Kafka's.
+files (an int16 version, then the generated ``ProducerSnapshot`` body: a CRC-32C of the rest
+and the producer entries). The index dumps check each entry against the segment next to the
+index, as Kafka's tool does, and collect what does not match in an :class:`IndexReport`,
+printed on stderr at the end of the run. The texts are Kafka's.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from codegen.dumps.batches import CRC32C
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import StoragePath
+from codegen.runtime import DecodeError, InvalidLength, UnexpectedNull
 from generated.aborted_txn import AbortedTxn
+from generated.producer_snapshot import ProducerEntry, ProducerSnapshot
 
 __all__ = [
     "TXN_ENTRY_SIZE",
@@ -31,6 +33,7 @@ __all__ = [
     "ProducerEntry",
     "TxnIndexError",
     "dump_index_file",
+    "producer_entry_json",
     "read_producer_snapshot",
     "read_transaction_index",
 ]
@@ -41,9 +44,10 @@ _TXN_VERSION: Final = struct.Struct(">h")
 TXN_ENTRY_SIZE: Final = 34
 """Bytes of one ``.txnindex`` entry: the int16 version and the four int64 of ``AbortedTxn`` v0."""
 _TXN_CURRENT_VERSION: Final = 0
-_SNAPSHOT_HEADER: Final = struct.Struct(">hIi")
-_PRODUCER_ENTRY: Final = struct.Struct(">qhiqiqiq")
-_SNAPSHOT_VERSION: Final = 1
+_SNAPSHOT_VERSION: Final = struct.Struct(">h")
+_SNAPSHOT_CRC_END: Final = 6
+"""The int16 version and the uint32 CRC: the CRC covers the bytes after them."""
+_SNAPSHOT_COUNT: Final = struct.Struct(">i")
 _INT32_MAX: Final = 0x7FFFFFFF
 
 
@@ -336,86 +340,93 @@ class _CorruptSnapshot(Exception):
     pass
 
 
-def _producer_entries(data: bytes) -> list[tuple[int, ...]]:
-    if len(data) < _SNAPSHOT_HEADER.size:
+def _kafka_schema_error(exc: DecodeError, data: bytes) -> str:
+    """What Kafka's generated ``ProducerSnapshot`` reader says of the bytes our codec refused:
+    its texts for a null or too-long entry array, and the message of Java's
+    ``BufferUnderflowException`` (none: "null") where the bytes end too soon."""
+    if isinstance(exc, UnexpectedNull):
+        return "non-nullable field producerEntries was serialized as null"
+    if isinstance(exc, InvalidLength) and len(data) >= _SNAPSHOT_CRC_END + _SNAPSHOT_COUNT.size:
+        (count,) = _SNAPSHOT_COUNT.unpack_from(data, _SNAPSHOT_CRC_END)
+        remaining = len(data) - _SNAPSHOT_CRC_END - _SNAPSHOT_COUNT.size
+        if count > remaining:  # Kafka compares the count with the bytes, not the entries' size
+            return (
+                f"Tried to allocate a collection of size {count}, but there are only "
+                f"{remaining} bytes remaining."
+            )
+    return "null"
+
+
+def _producer_snapshot_body(data: bytes) -> ProducerSnapshot:
+    """The generated ``ProducerSnapshot`` of a ``.snapshot`` file's bytes, checked as Kafka's
+    ``ProducerStateManager.readSnapshot`` checks them (version, schema, then the CRC; bytes
+    after the entries are covered by the CRC and otherwise ignored)."""
+    try:
+        if len(data) < _SNAPSHOT_VERSION.size:
+            raise _CorruptSnapshot("null")
+        (version,) = _SNAPSHOT_VERSION.unpack_from(data)
+        if not ProducerSnapshot.LOWEST_VERSION <= version <= ProducerSnapshot.HIGHEST_VERSION:
+            raise _CorruptSnapshot(f"Snapshot contained an unknown file version {version}")
+        try:
+            snapshot, _ = ProducerSnapshot.read(data, _SNAPSHOT_VERSION.size, version)
+        except DecodeError as exc:
+            raise _CorruptSnapshot(_kafka_schema_error(exc, data)) from None
+    except _CorruptSnapshot as exc:
+        raise _CorruptSnapshot(f"Snapshot failed schema validation: {exc}") from None
+    computed = CRC32C(memoryview(data)[_SNAPSHOT_CRC_END:])
+    if computed != snapshot.crc:
         raise _CorruptSnapshot(
-            f"Snapshot failed schema validation: {len(data)} bytes are too few for the header"
-        )
-    version, crc, count = _SNAPSHOT_HEADER.unpack_from(data)
-    if version != _SNAPSHOT_VERSION:
-        raise _CorruptSnapshot(f"Snapshot contained an unknown file version {version}")
-    computed = CRC32C(memoryview(data)[6:])
-    if computed != crc:
-        raise _CorruptSnapshot(
-            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. "
+            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {snapshot.crc}. "
             f"Computed crc: {computed}"
         )
-    if count < 0 or _SNAPSHOT_HEADER.size + count * _PRODUCER_ENTRY.size > len(data):
-        raise _CorruptSnapshot(
-            f"Snapshot failed schema validation: {count} producer entries do not fit in "
-            f"{len(data)} bytes"
-        )
-    return [
-        _PRODUCER_ENTRY.unpack_from(data, _SNAPSHOT_HEADER.size + i * _PRODUCER_ENTRY.size)
-        for i in range(count)
-    ]
+    return snapshot
 
 
-@dataclass(frozen=True, slots=True)
-class ProducerEntry:
-    """One producer of a producer-state snapshot, as the broker keeps it."""
-
-    producer_id: int
-    producer_epoch: int
-    last_sequence: int
-    last_offset: int
-    offset_delta: int
-    last_timestamp: int
-    coordinator_epoch: int
-    current_txn_first_offset: int
-    """First offset of the producer's open transaction on the partition, -1 for none."""
-
-    def to_json(self) -> dict[str, int]:
-        return {
-            "producerId": self.producer_id,
-            "producerEpoch": self.producer_epoch,
-            "lastSequence": self.last_sequence,
-            "lastOffset": self.last_offset,
-            "offsetDelta": self.offset_delta,
-            "lastTimestamp": self.last_timestamp,
-            "coordinatorEpoch": self.coordinator_epoch,
-            "currentTxnFirstOffset": self.current_txn_first_offset,
-        }
+def producer_entry_json(entry: ProducerEntry) -> dict[str, int]:
+    """A producer of a snapshot as the reports name its fields (``producerEpoch`` and
+    ``lastTimestamp`` for the spec's ``Epoch`` and ``Timestamp``)."""
+    return {
+        "producerId": entry.producer_id,
+        "producerEpoch": entry.epoch,
+        "lastSequence": entry.last_sequence,
+        "lastOffset": entry.last_offset,
+        "offsetDelta": entry.offset_delta,
+        "lastTimestamp": entry.timestamp,
+        "coordinatorEpoch": entry.coordinator_epoch,
+        "currentTxnFirstOffset": entry.current_txn_first_offset,
+    }
 
 
-def read_producer_snapshot(path: StoragePath) -> list[ProducerEntry]:
-    """The producers of a ``.snapshot`` file. Raises :class:`LogFileError` (not fatal) with
-    Kafka's message when it is corrupt."""
+def read_producer_snapshot(path: StoragePath, data: bytes | None = None) -> list[ProducerEntry]:
+    """The producers of a ``.snapshot`` file (the generated ``ProducerSnapshot``'s entries).
+    Raises :class:`LogFileError` (not fatal) with Kafka's message when it is corrupt."""
     try:
-        entries = _producer_entries(path.read_bytes())
+        raw = path.read_bytes() if data is None else data
+        return _producer_snapshot_body(raw).producer_entries
     except _CorruptSnapshot as exc:
         raise LogFileError(f"{path}: {exc}", fatal=False) from None
-    return [ProducerEntry(*e) for e in entries]
 
 
 def _producer_snapshot(path: StoragePath) -> tuple[list[str], str | None]:
     """The lines of a producer-state snapshot, and Kafka's message when it is corrupt (Kafka
     prints it on stderr and goes on with the next file)."""
     try:
-        entries = _producer_entries(path.read_bytes())
+        entries = _producer_snapshot_body(path.read_bytes()).producer_entries
     except _CorruptSnapshot as exc:
         return [], str(exc)
     lines = []
-    for pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn_first in entries:
-        txn = f"OptionalLong[{txn_first}]" if txn_first >= 0 else "OptionalLong.empty"
+    for e in entries:
+        first = e.current_txn_first_offset
+        txn = f"OptionalLong[{first}]" if first >= 0 else "OptionalLong.empty"
         line = (
-            f"producerId: {pid} producerEpoch: {epoch} coordinatorEpoch: {coordinator_epoch} "
-            f"currentTxnFirstOffset: {txn} lastTimestamp: {ts}"
+            f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: "
+            f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp}"
         )
-        if last_offset >= 0:
+        if e.last_offset >= 0:
             line += (
-                f" firstSequence: {_first_sequence(last_seq, delta)} lastSequence: {last_seq} "
-                f"lastOffset: {last_offset} offsetDelta: {delta} timestamp: {ts}"
+                f" firstSequence: {_first_sequence(e.last_sequence, e.offset_delta)} "
+                f"lastSequence: {e.last_sequence} lastOffset: {e.last_offset} "
+                f"offsetDelta: {e.offset_delta} timestamp: {e.timestamp}"
             )
         lines.append(line)
     return lines, None

@@ -1,8 +1,11 @@
-"""``__cluster_metadata`` records and KRaft snapshots (``.checkpoint`` files).
+"""``__cluster_metadata`` records and KRaft snapshots (``.checkpoint`` files), and the records
+of ``__remote_log_metadata``, framed alike.
 
 A metadata record has a null key; its value is a frame: ``uvarint frameVersion`` (1),
 ``uvarint apiKey``, ``uvarint version``, then the record body. The apiKey -> class table is built
-once from the generated classes of ``SPEC_TYPE`` ``metadata``. Control batches carry KRaft control
+once per topic from the generated classes of ``SPEC_TYPE`` ``metadata`` of the topic's spec
+folder (``cluster_metadata``, ``remote_log_metadata``: the two reuse apiKeys, as Kafka's
+``kafka-metadata`` and ``kafka-storage`` modules do). Control batches carry KRaft control
 records (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters), decoded at version 0 with
 the control type -> class mapping Kafka hard-codes. The classes come from a generated package:
 the shipped ``generated`` by default, or any other (``package="mycodecs"``).
@@ -40,6 +43,8 @@ from codegen.runtime import KafkaMessage
 __all__ = [
     "CLUSTER_METADATA",
     "CONTROL_CLASSES",
+    "METADATA_TOPICS",
+    "REMOTE_LOG_METADATA",
     "MetadataDecoder",
     "MetadataFrame",
     "decode_control",
@@ -51,6 +56,15 @@ __all__ = [
 ]
 
 CLUSTER_METADATA: Final = "__cluster_metadata"
+REMOTE_LOG_METADATA: Final = "__remote_log_metadata"
+"""The topic of the default remote log metadata manager (``TopicBasedRemoteLogMetadataManager``,
+KIP-405): the states of the segments of tiered topics."""
+
+METADATA_TOPICS: Final[Mapping[str, str]] = {
+    CLUSTER_METADATA: "cluster_metadata",
+    REMOTE_LOG_METADATA: "remote_log_metadata",
+}
+"""Topic -> the spec folder of its framed metadata records."""
 
 CONTROL_CLASSES: Final[Mapping[int, str]] = {
     ControlType.LEADER_CHANGE: "LeaderChangeMessage",
@@ -92,29 +106,47 @@ def _uvarint(data: bytes, pos: int, what: str) -> tuple[int, int]:
 
 
 def metadata_types(
-    package: str | ModuleType = SHIPPED_PACKAGE,
+    package: str | ModuleType = SHIPPED_PACKAGE, topic: str = CLUSTER_METADATA
 ) -> Mapping[int, type[KafkaMessage]]:
-    """apiKey -> generated class of every ``metadata`` spec of ``package``."""
-    return _metadata_types(package_name(package))
+    """apiKey -> generated class of every ``metadata`` spec of ``topic``'s folder in
+    ``package``. For ``__cluster_metadata`` a package without a ``cluster_metadata`` folder (or
+    generated before its index named folders) gives its ``metadata`` specs of any folder but
+    ``remote_log_metadata``."""
+    return _metadata_types(package_name(package), topic)
 
 
 @cache
-def _metadata_types(package: str) -> Mapping[int, type[KafkaMessage]]:
+def _metadata_types(package: str, topic: str) -> Mapping[int, type[KafkaMessage]]:
     messages = package_messages(package)
+    folder = METADATA_TOPICS[topic]
+    kinds = getattr(messages, "kinds", None)
+    names: list[str] = []
+    if kinds is not None:
+        specs = {n: k.folder for n, k in kinds.items() if k.spec_type == "metadata"}
+        names = [n for n, f in specs.items() if f == folder]
+        if not names and topic == CLUSTER_METADATA:
+            remote = METADATA_TOPICS[REMOTE_LOG_METADATA]
+            names = [n for n, f in specs.items() if f != remote]
+    elif topic == CLUSTER_METADATA:
+        names = [n for n in messages if messages[n].SPEC_TYPE == "metadata"]
     out: dict[int, type[KafkaMessage]] = {}
-    for spec in messages:
+    for spec in names:
         cls = messages[spec]
-        if cls.SPEC_TYPE == "metadata" and cls.API_KEY is not None:
+        if cls.API_KEY is not None:
             out[cls.API_KEY] = cls
     return out
 
 
 class MetadataDecoder:
-    """Decodes ``__cluster_metadata`` record values; build once, reuse."""
+    """Decodes the record values of ``__cluster_metadata`` (or of another framed topic of
+    :data:`METADATA_TOPICS`); build once, reuse."""
 
-    def __init__(self, package: str | ModuleType = SHIPPED_PACKAGE) -> None:
+    def __init__(
+        self, package: str | ModuleType = SHIPPED_PACKAGE, topic: str = CLUSTER_METADATA
+    ) -> None:
         self.package = package_name(package)
-        types = metadata_types(self.package)
+        self.topic = topic
+        types = metadata_types(self.package, topic)
         self.types = types
         self._names = {k: c.SPEC_NAME for k, c in types.items()}
         self._type_names = {k: record_type_name(c.SPEC_NAME) for k, c in types.items()}
@@ -275,14 +307,16 @@ def decode_control(row: RawRecord, package: str | ModuleType = SHIPPED_PACKAGE) 
     return DecodedRecord(offset, ts, KIND_CONTROL, ctype, name, None, obj, 0, key, value)
 
 
-def metadata_decoder(package: str | ModuleType = SHIPPED_PACKAGE) -> MetadataDecoder:
-    """The shared metadata decoder with the classes of ``package``."""
-    return _shared_decoder(package_name(package))
+def metadata_decoder(
+    package: str | ModuleType = SHIPPED_PACKAGE, topic: str = CLUSTER_METADATA
+) -> MetadataDecoder:
+    """The shared decoder of ``topic``'s framed records with the classes of ``package``."""
+    return _shared_decoder(package_name(package), topic)
 
 
 @cache
-def _shared_decoder(package: str) -> MetadataDecoder:
-    return MetadataDecoder(package)
+def _shared_decoder(package: str, topic: str) -> MetadataDecoder:
+    return MetadataDecoder(package, topic)
 
 
 def decode_metadata_batches(
@@ -294,14 +328,16 @@ def decode_metadata_batches(
     errors: list[SegmentError] | None = None,
     max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    topic: str = CLUSTER_METADATA,
 ) -> Iterator[DecodedBatch | SegmentError]:
-    """Batches of a ``__cluster_metadata`` segment or snapshot with decoded records.
+    """Batches of a ``__cluster_metadata`` segment or snapshot (or of a segment of another
+    ``topic`` of :data:`METADATA_TOPICS`) with decoded records.
 
     ``source`` may also be a partition folder: its segments and snapshots, in name order.
     ``max_batch_size`` and ``max_batch_records`` are :class:`SegmentReader`'s caps. ``package``
     is the generated package whose classes decode the records.
     """
-    decoder = metadata_decoder(package)
+    decoder = metadata_decoder(package, topic)
     for src in segment_sources(source):
         reader = SegmentReader(
             src,
@@ -323,8 +359,10 @@ def _decoded(
             yield item
             continue
         batch, rows = item
-        if batch.is_control:
+        if batch.is_control and decoder.topic == CLUSTER_METADATA:
             yield DecodedBatch(batch, [decode_control(r, decoder.package) for r in rows])
+        elif batch.is_control:
+            yield DecodedBatch(batch, [control_record(r) for r in rows])
         else:
             yield DecodedBatch(batch, decoder.decode_raw(rows))
 
@@ -339,8 +377,10 @@ def decode_metadata_records(
     errors: list[SegmentError] | None = None,
     max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    topic: str = CLUSTER_METADATA,
 ) -> Iterator[DecodedRecord]:
-    """Every decoded record of a metadata segment, snapshot or folder, control records included."""
+    """Every decoded record of a metadata segment, snapshot or folder (of ``topic``), control
+    records included."""
     batches = decode_metadata_batches(
         source,
         name=name,
@@ -349,6 +389,7 @@ def decode_metadata_records(
         errors=errors,
         max_batch_size=max_batch_size,
         max_batch_records=max_batch_records,
+        topic=topic,
     )
     for item in batches:
         if isinstance(item, SegmentError):

@@ -29,7 +29,7 @@ from codegen.dumps.decoded import (
     DecodedRecord,
     EndTxnMarker,
 )
-from codegen.dumps.metadata import CLUSTER_METADATA
+from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.user_topics import UserRecord, version_of
 from codegen.runtime import KafkaMessage
@@ -127,10 +127,11 @@ def record_json(rec: DecodedRecord, topic: str) -> tuple[dict[str, Any] | None, 
     """(key object, value object) as Kafka's decoder builds them before printing.
 
     For coordinator topics the key is ``{"type": "<id>", "data": ...}`` and the value
-    ``{"version": "<v>", "data": ...}`` (None for a tombstone); for ``__cluster_metadata`` the key
-    is None and the value ``{"type": "<ENUM>", "version": <v>, "data": ...}``.
+    ``{"version": "<v>", "data": ...}`` (None for a tombstone); for ``__cluster_metadata`` (and
+    ``__remote_log_metadata``, framed alike) the key is None and the value
+    ``{"type": "<ENUM>", "version": <v>, "data": ...}``.
     """
-    if topic == CLUSTER_METADATA:
+    if topic in METADATA_TOPICS:
         frame = rec.key
         name = getattr(frame, "type_name", rec.name)
         return None, {

@@ -30,7 +30,7 @@ from codegen.dumps.decoded import (
 )
 from codegen.dumps.latest import LatestByKey
 from codegen.dumps.log_dirs import LOG_FOLDER_SUFFIXES, TXN_INDEX, RowSource
-from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
+from codegen.dumps.metadata import METADATA_TOPICS, decode_metadata_batches
 from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import BatchPlace, Damage
@@ -229,17 +229,18 @@ def _batches(
     user: dict[str, UserTopicDecoder] | None = None,
 ) -> Iterator[DecodedBatch | SegmentError]:
     """The decoded batches of a file of ``topic``: by the topic map's decoder, the metadata
-    decoder or the coordinator topic's."""
+    decoder (``__cluster_metadata``, ``__remote_log_metadata``) or the coordinator topic's."""
     if user and topic in user:
         return user[topic].batches(
             path, max_batch_size=max_batch_size, max_batch_records=max_batch_records
         )
-    if topic == CLUSTER_METADATA:
+    if topic in METADATA_TOPICS:
         return decode_metadata_batches(
             path,
             package=package,
             max_batch_size=max_batch_size,
             max_batch_records=max_batch_records,
+            topic=topic,
         )
     return decode_batches(
         path,

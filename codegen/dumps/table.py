@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.log_dirs import RowSource
-from codegen.dumps.metadata import CLUSTER_METADATA
+from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import SegmentError
 from codegen.dumps.record_json import (
     SEGMENT_ERROR,
@@ -126,7 +126,8 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
             time = times[rec.timestamp] = utc_text(rec.timestamp)
         when = (str(rec.offset), str(rec.timestamp), time)
         if (
-            topic not in (None, CLUSTER_METADATA)
+            topic is not None
+            and topic not in METADATA_TOPICS
             and not isinstance(rec, UserRecord)
             and plainly_keyed(rec)
         ):  # a coordinator topic's record, as its jsonl line has it (keys repeat: kept)

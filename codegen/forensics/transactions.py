@@ -607,7 +607,7 @@ def _first_offset(replica: PartitionFolder) -> int:
 
 
 def _snapshot(replica: PartitionFolder, result: PartitionTransactions) -> None:
-    from codegen.dumps.log_files import LogFileError, read_producer_snapshot
+    from codegen.dumps.log_files import LogFileError, producer_entry_json, read_producer_snapshot
 
     snapshots = sorted(
         (f for f in storage.listdir(replica.folder) if f.suffix == ".snapshot"),
@@ -618,7 +618,7 @@ def _snapshot(replica: PartitionFolder, result: PartitionTransactions) -> None:
     newest = snapshots[-1]
     result.snapshot = str(newest)
     try:
-        result.producers = [e.to_json() for e in read_producer_snapshot(newest)]
+        result.producers = [producer_entry_json(e) for e in read_producer_snapshot(newest)]
     except LogFileError as exc:
         result.index_problems.append(str(exc))
 

@@ -128,6 +128,15 @@ class MetadataRecord(TypedDict):
     json: JsonObject
 
 
+class RemoteLogMetadataRecord(TypedDict, total=False):
+    apiKey: int
+    type: str  # MetadataRecordType name: REMOTE_LOG_SEGMENT_METADATA_RECORD, ...
+    version: int
+    json: JsonObject
+    text: str  # toString of RemoteLogMetadataSerde's object (what DumpLogSegments prints)
+    textError: str  # the message of the exception the serde's transform threw instead
+
+
 class DumpLogResult(TypedDict):
     ok: bool  # False when main threw; "error"/"exception" then say what
     stdout: str
@@ -370,6 +379,12 @@ class KafkaOracle:
     def metadata(self, data: bytes) -> MetadataRecord:
         """Deserialise a ``__cluster_metadata`` record value with MetadataRecordSerde."""
         return cast(MetadataRecord, self._call({"op": "metadata", "hex": data.hex()}))
+
+    def remote_log_metadata(self, data: bytes) -> RemoteLogMetadataRecord:
+        """Deserialise a ``__remote_log_metadata`` record value with the storage module's serde."""
+        return cast(
+            RemoteLogMetadataRecord, self._call({"op": "remoteLogMetadata", "hex": data.hex()})
+        )
 
     def dump_log_result(self, args: Sequence[str]) -> DumpLogResult:
         """Run DumpLogSegments.main(args) inside the JVM: stdout, stderr, any exit status, and

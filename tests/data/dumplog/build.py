@@ -104,6 +104,70 @@ def bad_frames() -> dict[str, bytes]:
     return {"frames/__cluster_metadata-0/00000000000000000000.log": buf.getvalue()}
 
 
+def remote_log_frames() -> dict[str, bytes]:
+    """__remote_log_metadata records Kafka's serde or its objects reject, between two good
+    ones: a null value, a frame of an unknown type, a copy with no leader epochs, an update to
+    state 7, a partition deletion of version 1 (its inline struct refuses it), and a record
+    with a key (the parser ignores keys), then an ABORT marker."""
+    import io
+    import uuid
+
+    from generated import remote_log_segment_metadata_record as segment
+    from generated import remote_log_segment_metadata_update_record as update
+    from generated import remote_partition_delete_metadata_record as delete
+
+    topic = segment.TopicIdPartitionEntry(name="orders", id=uuid.UUID(int=11), partition=2)
+    seg_id = segment.RemoteLogSegmentIdEntry(topic_id_partition=topic, id=uuid.UUID(int=12))
+    copy = segment.RemoteLogSegmentMetadataRecord(
+        remote_log_segment_id=seg_id,
+        start_offset=0,
+        end_offset=99,
+        broker_id=1,
+        max_timestamp_ms=T0,
+        event_timestamp_ms=T0 + 1,
+        segment_leader_epochs=[segment.SegmentLeaderEpochEntry(leader_epoch=0, offset=0)],
+        segment_size_in_bytes=4096,
+        remote_log_segment_state=0,
+    )
+    no_epochs = segment.RemoteLogSegmentMetadataRecord(
+        remote_log_segment_id=seg_id, start_offset=0, end_offset=9, remote_log_segment_state=0
+    )
+    up_topic = update.TopicIdPartitionEntry(name="orders", id=uuid.UUID(int=11), partition=2)
+    finished = update.RemoteLogSegmentMetadataUpdateRecord(
+        remote_log_segment_id=update.RemoteLogSegmentIdEntry(
+            topic_id_partition=up_topic, id=uuid.UUID(int=12)
+        ),
+        broker_id=1,
+        event_timestamp_ms=T0 + 2,
+        custom_metadata=b"rsm",
+        remote_log_segment_state=1,
+    )
+    bad_state = update.RemoteLogSegmentMetadataUpdateRecord(
+        remote_log_segment_id=finished.remote_log_segment_id, remote_log_segment_state=7
+    )
+    deleted = delete.RemotePartitionDeleteMetadataRecord(
+        topic_id_partition=delete.TopicIdPartitionEntry(
+            name="orders", id=uuid.UUID(int=11), partition=2
+        ),
+        remote_partition_delete_state=0,
+    )
+
+    def frame(api_key: int, body: bytes, version: int = 0) -> bytes:
+        return bytes([1, api_key, version]) + body
+
+    buf = io.BytesIO()
+    with SegmentWriter(buf) as w:
+        w.write_batch([(None, frame(0, copy.encode(0)))], timestamp=T0)
+        w.write_batch([(None, None)], timestamp=T0 + 1)
+        w.write_batch([(None, frame(9, b""))], timestamp=T0 + 2)
+        w.write_batch([(None, frame(0, no_epochs.encode(0)))], timestamp=T0 + 3)
+        w.write_batch([(None, frame(1, bad_state.encode(0)))], timestamp=T0 + 4)
+        w.write_batch([(None, frame(2, deleted.encode(0), 1))], timestamp=T0 + 5)
+        w.write_batch([(b"key", frame(1, finished.encode(0)))], timestamp=T0 + 6)
+        w.write_control(ControlType.ABORT, timestamp=T0 + 7, producer_id=5, producer_epoch=0)
+    return {"frames/__remote_log_metadata-0/00000000000000000000.log": buf.getvalue()}
+
+
 def index_files() -> dict[str, bytes]:
     """A partition folder with every kind of file: a segment (from offset 100, with a
     transaction aborted by producer 7 and a gap), its offset index (an entry pointing at the
@@ -186,6 +250,30 @@ def transaction_indexes() -> dict[str, bytes]:
     }
 
 
+def producer_snapshots() -> dict[str, bytes]:
+    """Producer-state snapshots Kafka refuses, one way each (by base offset): 1 byte; version 2;
+    an entry count of -1; a count of 1000 with 8 bytes after it; a count of 2 with one entry
+    after it; a valid snapshot cut inside its CRC; and a valid one with 3 bytes after its
+    entries, covered by its CRC (read as if they were not there)."""
+    import crc32c
+
+    entry = struct.pack(">qhiqiqiq", 5, 0, 2, 40, 2, T0, -1, -1)
+
+    def crc_of(body: bytes, version: int = 1) -> bytes:
+        return struct.pack(">hI", version, crc32c.crc32c(body)) + body
+
+    folder = "snapshots-0/"
+    return {
+        f"{folder}00000000000000000001.snapshot": b"\x00",
+        f"{folder}00000000000000000002.snapshot": crc_of(struct.pack(">i", 0), 2),
+        f"{folder}00000000000000000003.snapshot": crc_of(struct.pack(">i", -1)),
+        f"{folder}00000000000000000004.snapshot": crc_of(struct.pack(">i", 1000) + bytes(8)),
+        f"{folder}00000000000000000005.snapshot": crc_of(struct.pack(">i", 2) + entry),
+        f"{folder}00000000000000000006.snapshot": crc_of(struct.pack(">i", 1) + entry)[:4],
+        f"{folder}00000000000000000007.snapshot": crc_of(struct.pack(">i", 1) + entry + b"end"),
+    }
+
+
 def padded() -> dict[str, bytes]:
     """Two batches, then 100 zero bytes (a preallocated segment after an unclean shutdown);
     and two batches then the first 30 bytes of a third (a torn write)."""
@@ -207,8 +295,10 @@ BUILDERS = (
     legacy,
     keyless_offsets,
     bad_frames,
+    remote_log_frames,
     index_files,
     transaction_indexes,
+    producer_snapshots,
     padded,
 )
 

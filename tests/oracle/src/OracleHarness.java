@@ -13,6 +13,7 @@
  *   {"op":"roundtrip","class":C,"version":V,"hex":H}
  *   {"op":"coordinator","serde":"group"|"share"|"transaction","key":H,"value":H|null}
  *   {"op":"metadata","hex":H}
+ *   {"op":"remoteLogMetadata","hex":H}   (RemoteLogMetadataSerde: the record and its toString)
  *   {"op":"dumplog","args":[...]}   (DumpLogSegments from -Doracle.dumplog.jars=<dir>)
  *
  * stdin is drained by its own thread into an unbounded queue, so a client may write any number
@@ -238,6 +239,8 @@ public final class OracleHarness {
                 return coordinator(request);
             case "metadata":
                 return metadata(unhex(text(request, "hex")));
+            case "remoteLogMetadata":
+                return remoteLogMetadata(unhex(text(request, "hex")));
             case "dumplog":
                 return dumpLog(request);
             default:
@@ -455,6 +458,38 @@ public final class OracleHarness {
         out.put("version", record.version());
         out.put("class", message.getClass().getName());
         out.set("json", MetadataJsonConverters.writeJson(message, record.version()));
+        return out;
+    }
+
+    /**
+     * A __remote_log_metadata record value: the frame and generated record as the storage
+     * module's serde reads them, and the text of the object RemoteLogMetadataSerde makes of it
+     * (what DumpLogSegments --remote-log-metadata-decoder prints), or the exception that makes.
+     */
+    private ObjectNode remoteLogMetadata(byte[] data) {
+        org.apache.kafka.server.common.serialization.BytesApiMessageSerde frames =
+            new org.apache.kafka.server.common.serialization.BytesApiMessageSerde() {
+                @Override
+                public ApiMessage apiMessageFor(short apiKey) {
+                    return org.apache.kafka.server.log.remote.metadata.storage.generated
+                        .MetadataRecordType.fromId(apiKey).newMetadataRecord();
+                }
+            };
+        ApiMessageAndVersion record = frames.deserialize(data);
+        ApiMessage message = record.message();
+        ObjectNode out = ok();
+        out.put("apiKey", message.apiKey());
+        out.put("type", org.apache.kafka.server.log.remote.metadata.storage.generated
+            .MetadataRecordType.fromId(message.apiKey()).name());
+        out.put("version", record.version());
+        out.set("json", org.apache.kafka.server.log.remote.metadata.storage.generated
+            .MetadataJsonConverters.writeJson(message, record.version()));
+        try {
+            out.put("text", new org.apache.kafka.server.log.remote.metadata.storage.serialization
+                .RemoteLogMetadataSerde().deserialize(data).toString());
+        } catch (RuntimeException e) {
+            out.put("textError", e.getMessage());
+        }
         return out;
     }
 
