@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml
 
 ## setup: everything make test needs: the machine's tools (Java 17, Maven, a C compiler,
 ## Chromium: installed with apt-get where this user can, else a stop that says how), the Python
-## set-up, Kafka's jars, the S3 server
-setup: machine-setup python-setup oracle-setup lint-history-setup broker-setup s3-setup
+## set-up, Kafka's jars (the releases the replay tests run among them), the S3 server
+setup: machine-setup python-setup oracle-setup lint-history-setup broker-setup s3-setup replay-setup
 
 ## machine-check: the tools the tests need from the machine, with the command that installs
 ## each missing one; a failure when one is missing (ALLOW_MISSING="cc chromium" spares those)
@@ -67,6 +67,23 @@ lint-history-setup:
 	@echo "lint-history-setup: the specs of Kafka's releases 3.3.1-4.4.0 (Maven, into .cache;" \
 	  "about 300 MB of jars the first time, then nothing to do)"
 	@bash tests/lint/kafka_history/fetch.sh
+
+## replay-setup: the jars of the Kafka releases make test replays logs through (and starts as
+## older brokers): tests/replay/releases.txt, fetched as a user's first --replay would (into
+## .cache/kafka-specgen; what Maven already holds in .cache/m2 is read there), harness compiled
+.PHONY: replay-setup
+replay-setup: python-setup
+	@echo "replay-setup: the jars of the releases the replay tests run (into .cache/kafka-specgen)"
+	@bash tests/replay/fetch.sh
+
+## test-replay-matrix: the replay of every release line 2.8-4.4 and patch release the replay
+## knows, with each group coordinator it can run (tests/test_replay_matrix.py); fetches their
+## jars first (~500 MB the first time). make test runs a representative part.
+.PHONY: test-replay-matrix
+test-replay-matrix: setup
+	@bash tests/replay/fetch.sh --all
+	KAFKA_SPECGEN_REPLAY_MATRIX=1 $(PY) -m pytest -n 2 -o console_output_style=classic -rfEs \
+	  -m replay_matrix tests/test_replay_matrix.py
 
 ## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
 ## DUMP=/path/to/logdir decodes your own dump instead; BOOTSTRAP=host:port reads a running

@@ -249,6 +249,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # a test of the native loop nothing on the pure backend: such tests are left out of those
     # passes, not skipped (a skip fails under CI=true).
     pure = os.environ.get("SPECGEN_BACKEND") == "pure"
+    # The replay of every release is make test-replay-matrix's (minutes of JVMs), not make test's.
+    matrix = os.environ.get("KAFKA_SPECGEN_REPLAY_MATRIX") == "1"
     kept: list[pytest.Item] = []
     not_here: list[pytest.Item] = []
     for item in items:
@@ -256,8 +258,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.codec)
         if connect and "spark" in item.keywords and "spark_connect" not in item.keywords:
             item.add_marker(classic_only)
-        left_out = (not connect and "connect_only" in item.keywords) or (
-            pure and "native_only" in item.keywords
+        left_out = (
+            (not connect and "connect_only" in item.keywords)
+            or (pure and "native_only" in item.keywords)
+            or ("replay_matrix" in item.keywords and not matrix)
         )
         (not_here if left_out else kept).append(item)
     if not_here:

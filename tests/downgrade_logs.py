@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen.dumps import SegmentWriter
+from codegen.dumps.model import ControlType
 from generated import MESSAGES
 
 
@@ -119,3 +120,59 @@ def share_snapshot(group: str) -> tuple[bytes, bytes]:
         key("ShareSnapshotKey", group_id=group, topic_id=uuid.UUID(int=7), partition=0),
         value("ShareSnapshotValue", 0, snapshot_epoch=1, state_epoch=1, start_offset=5),
     )
+
+
+def consumer_group(group: str, epoch: int) -> list[tuple[bytes, bytes | None]]:
+    """A consumer-protocol group's own records (no member, whose record layout changed while
+    KIP-848 was in early access): its epoch and its target assignment's."""
+    return [
+        (
+            key("ConsumerGroupMetadataKey", group_id=group),
+            value("ConsumerGroupMetadataValue", 0, epoch=epoch),
+        ),
+        (
+            key("ConsumerGroupTargetAssignmentMetadataKey", group_id=group),
+            value("ConsumerGroupTargetAssignmentMetadataValue", 0, assignment_epoch=epoch),
+        ),
+    ]
+
+
+def transaction(tid: str, version: int, producer_id: int = 7) -> tuple[bytes, bytes]:
+    return (
+        key("TransactionLogKey", transactional_id=tid),
+        value("TransactionLogValue", version, producer_id=producer_id, producer_epoch=0),
+    )
+
+
+def zoo(tmp_path: Path) -> Path:
+    """A broker image whose partitions each hold one thing releases load differently:
+
+    - ``__consumer_offsets-0``: classic group records, GroupMetadataValue and OffsetCommitValue
+      v3 (what 2.3 to 3.4 write);
+    - ``-1``: the same at v4 (flexible, KIP-915: 3.4.1 and 3.5 on read it);
+    - ``-2``: a consumer group's records, tombstoned (converted to classic) but still on disk,
+      then a commit;
+    - ``-3``: OffsetCommitValue v5 (newer than any release reads);
+    - ``-4``: a transactional offset commit and its COMMIT marker (a control batch);
+    - ``-5``: a live consumer-protocol group;
+    - ``__transaction_state-0``: TransactionLogValue v0, then v1 (flexible, KIP-915 / KIP-890),
+      then v0;
+    - ``__cluster_metadata-0``: metadata.version 7 (3.3-IV3) and the topics.
+    """
+    image = cluster(tmp_path, {"__consumer_offsets": 6, "__transaction_state": 1, "orders": 1}, 7)
+    partition(image, "__consumer_offsets", 0, [group_metadata("g0", 3)], [commit("g0", 0, 5, 3)])
+    partition(image, "__consumer_offsets", 1, [group_metadata("g1", 4)], [commit("g1", 0, 6, 4)])
+    # Kafka tombstones a group's target assignment before its epoch (createGroupTombstoneRecords).
+    tombstones = [(k, None) for k, _ in reversed(consumer_group("g2", 3))]
+    partition(image, "__consumer_offsets", 2, consumer_group("g2", 3), tombstones,
+              [commit("g2", 0, 7, 3)])  # fmt: skip
+    partition(image, "__consumer_offsets", 3, [commit("g3", 0, 8, 5)])
+    folder = image / "__consumer_offsets-4"
+    folder.mkdir()
+    with SegmentWriter(folder / "00000000000000000000.log") as w:
+        w.write_batch([commit("g4", 0, 9, 3)], producer_id=11, producer_epoch=0, transactional=True)
+        w.write_control(ControlType.COMMIT, producer_id=11, producer_epoch=0)
+    partition(image, "__consumer_offsets", 5, consumer_group("g5", 4))
+    partition(image, "__transaction_state", 0, [transaction("t-a", 0, 21)],
+              [transaction("t-b", 1, 22)], [transaction("t-c", 0, 23)])  # fmt: skip
+    return image

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from replay_support import CACHE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 _BLOCK = re.compile(
@@ -64,7 +65,8 @@ def test_examples_run(doc: str, request: pytest.FixtureRequest) -> None:
         else f"{doc} has no Python examples"
     )
     script = "\n".join(blocks)
-    env = dict(os.environ)
+    # The replay examples read the jars the set-up fetched, and fetch nothing.
+    env = {**os.environ, **CACHE_ENV}
     if doc in SPARK_DOCS:
         # The spark_connect pass: get_session() connects to the run's server (SPARK_REMOTE).
         url = request.getfixturevalue("spark_connect_url")

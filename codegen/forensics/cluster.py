@@ -19,7 +19,7 @@ from codegen.dumps.segments import segment_file_info, segment_files
 from codegen.dumps.storage import StoragePath
 from codegen.forensics.inputs import LogDirs
 
-__all__ = ["CONFIG_RESOURCE_TYPES", "ClusterMetadata", "cluster_metadata"]
+__all__ = ["CONFIG_RESOURCE_TYPES", "ClusterMetadata", "cluster_metadata", "metadata_files"]
 
 METADATA_VERSION: Final = "metadata.version"
 KRAFT_VERSION: Final = "kraft.version"
@@ -115,11 +115,10 @@ def _replay(
             meta.add(rec)
 
 
-def cluster_metadata(
-    dirs: LogDirs, errors: list[SegmentError] | None = None
-) -> ClusterMetadata | None:
-    """The metadata log's state, from the replica of ``__cluster_metadata-0`` holding the most
-    (None when the paths hold no ``__cluster_metadata``)."""
+def metadata_files(dirs: LogDirs) -> tuple[list[Path], int] | None:
+    """The files a node loads its metadata from, in that order: the latest snapshot of the
+    replica of ``__cluster_metadata-0`` holding the most, then its log segments; and the
+    snapshot's end offset, below which log records are not loaded (None: no such partition)."""
     replicas = dirs.partitions(CLUSTER_METADATA).get(0, [])
     if not replicas:
         return None
@@ -133,16 +132,32 @@ def cluster_metadata(
         return (max(ends, default=-1), sum(f.stat().st_size for f in files))
 
     folder = max((r.folder for r in replicas), key=rank)
-    meta = ClusterMetadata(str(folder))
     files = segment_files(folder)
     snapshots = [f for f in files if f.suffix == ".checkpoint"]
     start = 0
+    chosen: list[Path] = []
     if snapshots:
         latest = max(snapshots, key=lambda f: segment_file_info(f).snapshot_end_offset or 0)
-        _replay(meta, decode_metadata_records(latest, errors=errors), source=latest.name)
+        chosen.append(latest)
         start = segment_file_info(latest).snapshot_end_offset or 0
+    chosen.extend(f for f in files if f.suffix == ".log")
+    return chosen, start
+
+
+def cluster_metadata(
+    dirs: LogDirs, errors: list[SegmentError] | None = None
+) -> ClusterMetadata | None:
+    """The metadata log's state, from the replica of ``__cluster_metadata-0`` holding the most
+    (None when the paths hold no ``__cluster_metadata``)."""
+    found = metadata_files(dirs)
+    if found is None:
+        return None
+    files, start = found
+    meta = ClusterMetadata(str(files[0].parent) if files else "")
     for f in files:
-        if f.suffix == ".log":
+        if f.suffix == ".checkpoint":
+            _replay(meta, decode_metadata_records(f, errors=errors), source=f.name)
+        else:
             _replay(meta, decode_metadata_records(f, errors=errors), start, f.name)
     if meta.metadata_version is None:
         for image in dirs.images:

@@ -304,6 +304,7 @@ def partition_findings(
                 f"{head}; {todo}",
                 topic,
                 kind.count,
+                fails_load=True,
             )
         )
     failed_at = {f[0].first_offset for f in failures}

@@ -56,6 +56,9 @@ class Blocker:
     count: int = 1
     """Records of this kind in the partition the rule applies to (a load failure names the
     first; the loader never reads past it)."""
+    fails_load: bool = False
+    """The release's loader fails on this record (the first such record of its partition, or
+    one after it): the partition does not load in full."""
 
 
 @dataclass(slots=True)

@@ -1,0 +1,194 @@
+"""downgrade-check --replay: the logs replayed through each release's own loaders (a JVM with the
+release's jars, tests/replay/fetch.sh), its answers beside the model's, and what the release
+ends up with. The model must agree with the code on every check.
+
+make test replays the releases of tests/replay/releases.txt; make test-replay-matrix every
+release line from 2.8 to 4.4 and the patch releases (tests/test_replay_matrix.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from downgrade_logs import zoo
+from replay_support import TESTED, require, use_project_cache
+
+from codegen.forensics.downgrade import check_downgrade
+from codegen.forensics.downgrade_command import downgrade_check_command
+from codegen.forensics.releases import DEFAULT, release
+from codegen.forensics.replay import ReplayReport, agreements, replay, replay_release
+from codegen.forensics.replay.jars import jar_set
+
+pytestmark = pytest.mark.replay
+
+GROUPS = "__consumer_offsets"
+TRANSACTIONS = "__transaction_state"
+
+
+@pytest.fixture(scope="module")
+def zoo_image(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return zoo(tmp_path_factory.mktemp("zoo"))
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def zoo_failures(version: str, coordinator: str) -> dict[tuple[str, int], int]:
+    """Where each partition of :func:`downgrade_logs.zoo` stops loading in ``version`` with
+    the ``old`` or ``new`` group coordinator, as Kafka's code reads it."""
+    v = _key(version)
+    if coordinator == "old":
+        if v < (3, 4, 1):  # unknown keys and the flexible v4 values throw (before KIP-915)
+            fails = {(GROUPS, 1): 0, (GROUPS, 2): 0, (GROUPS, 3): 0, (GROUPS, 5): 0}
+            return {**fails, (TRANSACTIONS, 0): 1}
+        return {(GROUPS, 3): 0}  # OffsetCommitValue v5: no release reads it
+    if v[:2] == (3, 6):  # control batches not supported yet; v5 read as v4
+        return {(GROUPS, 4): 1}
+    if v < (4, 0):  # v5 read as v4 (no version guard before KAFKA-18672)
+        return {}
+    return {(GROUPS, 3): 0}  # UnknownRecordVersionException
+
+
+def check_zoo(image: Path, to: str, coordinator: str = DEFAULT) -> ReplayReport:
+    model = check_downgrade(image, to, coordinator)
+    replayed = replay(image, to, group_coordinator=coordinator)
+    replayed.agreements = agreements(model, replayed)
+    assert not replayed.harness_errors, replayed.harness_errors
+    loader = release(to).group_loaders(coordinator)
+    kind = "new" if loader.name.startswith("the new ") else "old"
+    got = {(p.topic, p.partition): p.offset for p in replayed.partitions if p.status != "loaded"}
+    assert got == zoo_failures(replayed.release, kind), (to, coordinator)
+    disagree = [a for a in replayed.agreements if not a.agree]
+    assert not disagree, disagree
+    assert replayed.agreements, "nothing was compared"
+    # What survives: g0 everywhere (v3 classic records), the consumer group g5 only where the
+    # new group coordinator loads it, each surviving group's offsets as the cluster has them.
+    survives = replayed.survives
+    assert survives.groups["g0"].type == "classic"
+    assert survives.offsets[("g0", "t", 0)] == 5
+    assert ("g5" in survives.groups) == (kind == "new"), to
+    for k, offset in survives.offsets.items():
+        assert replayed.current.offsets[k] == offset
+    if replayed.metadata is not None:
+        assert replayed.metadata.status == "loaded"
+        assert replayed.metadata_version == "3.3-IV3"
+    return replayed
+
+
+@pytest.mark.parametrize(
+    ("to", "coordinator"),
+    [
+        ("2.8", DEFAULT),
+        ("3.4", DEFAULT),
+        ("3.4.1", DEFAULT),
+        ("3.9", DEFAULT),
+        ("3.9", "new"),
+        ("4.0", DEFAULT),
+        ("4.4", DEFAULT),
+    ],
+)
+def test_the_zoo_replayed_agrees_with_the_model(
+    zoo_image: Path, monkeypatch: pytest.MonkeyPatch, to: str, coordinator: str
+) -> None:
+    use_project_cache(monkeypatch)
+    require((replay_release(release(to)),))
+    replayed = check_zoo(zoo_image, to, coordinator)
+    if to == "3.4":
+        (txn,) = [p for p in replayed.partitions if p.topic == TRANSACTIONS]
+        assert txn.status == "partial" and txn.offset == 1
+        assert "Unknown version 1 from the transaction log message value" in (txn.exception or "")
+        # The Scala loop kept the transaction read before the record: t-a, not t-b or t-c.
+        assert set(replayed.survives.transactions) == {"t-a"}
+        (p1,) = [p for p in replayed.partitions if (p.topic, p.partition) == (GROUPS, 1)]
+        assert p1.served == "empty"
+        assert "Unknown group metadata message version: 4" in (p1.exception or "")
+        assert any(
+            "Error loading offsets from __consumer_offsets-1" in line for line in p1.kafka_log
+        )
+    if to == "4.4":
+        (p3,) = [p for p in replayed.partitions if (p.topic, p.partition) == (GROUPS, 3)]
+        assert "UnknownRecordVersionException" in (p3.exception or "")
+        assert p3.served == "no"
+
+
+def test_every_tested_release_is_in_the_vendored_jar_lists() -> None:
+    from codegen.forensics.replay.jars import locked_releases
+
+    assert set(TESTED) <= set(locked_releases())
+    lines = {r.rsplit(".", 1)[0] for r in locked_releases()}
+    assert {"2.8", "3.4", "4.4"} <= lines and "3.4.1" in locked_releases()
+    assert {f"3.{m}" for m in range(10)} | {f"4.{m}" for m in range(5)} <= lines
+
+
+def _cli(*args: str) -> Any:
+    return CliRunner().invoke(downgrade_check_command, list(args))
+
+
+def test_cli_replay_prints_both_answers_and_exits_by_the_code(
+    zoo_image: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_project_cache(monkeypatch)
+    require(("3.4.1",))
+    table = _cli(str(zoo_image), "--to", "3.4.1", "--replay")
+    assert table.exit_code == 1, table.output
+    assert "replay through Kafka 3.4.1's own loaders" in table.output
+    assert "__consumer_offsets-3: FAILED at @0: java.lang.IllegalStateException" in table.output
+    assert "served as empty" in table.output
+    assert "REPLAY: LOSES DATA OR FAILS: Kafka 3.4.1; the model agrees on every check" in (
+        table.output
+    )
+    assert "consumer group 'g5' (Empty, 0 member(s))" in table.output  # lost
+    doc = json.loads(_cli(str(zoo_image), "--to", "3.4.1", "--replay", "--format", "json").stdout)
+    assert doc["exitCode"] == 1 and doc["replay"]["release"] == "3.4.1"
+    assert all(a["agree"] for a in doc["replay"]["agreements"])
+    assert {g["groupId"] for g in doc["replay"]["survives"]["groups"]} >= {"g0", "g1", "g2"}
+    assert doc["replay"]["timing"]["jvmStartupMs"] >= 0
+
+
+def test_a_missing_java_is_a_clear_error(
+    zoo_image: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_project_cache(monkeypatch)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = _cli(str(zoo_image), "--to", "3.9", "--replay")
+    assert result.exit_code == 4
+    assert "needs a JDK 17 or later: no java in JAVA_HOME or on the PATH" in result.output
+    assert "downgrade-check without --replay needs no Java" in result.output
+
+
+def test_jars_not_there_offline_is_a_clear_error(
+    zoo_image: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("KAFKA_SPECGEN_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("KAFKA_SPECGEN_MAVEN_REPOS", str(tmp_path / "no-repo"))
+    monkeypatch.setenv("KAFKA_SPECGEN_OFFLINE", "1")
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.m2 either
+    result = _cli(str(zoo_image), "--to", "3.9", "--replay")
+    assert result.exit_code == 4, result.output
+    assert "KAFKA_SPECGEN_OFFLINE is set" in result.output
+    assert "python -m codegen.forensics.replay fetch 3.9.0" in result.output
+    assert str(tmp_path / "empty-cache" / "maven") in result.output
+    given = _cli(str(zoo_image), "--to", "3.9", "--replay", "--kafka-jars", str(tmp_path))
+    assert given.exit_code == 4 and "holds no kafka_2.13-3.9.0.jar" in given.output
+
+
+def test_a_kafka_distribution_folder_replaces_the_cache(
+    zoo_image: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_project_cache(monkeypatch)
+    require(("4.0.0",))
+    libs = tmp_path / "kafka_2.13-4.0.0" / "libs"
+    libs.mkdir(parents=True)
+    for jar in jar_set("4.0.0").jars:
+        os.symlink(jar, libs / jar.name)
+    replayed = replay(zoo_image, "4.0", jars=libs)
+    assert replayed.jars == f"{libs} (given)"
+    assert {(p.topic, p.partition) for p in replayed.partitions if p.status != "loaded"} == {
+        (GROUPS, 3)
+    }
