@@ -115,7 +115,7 @@ def _replay(
             meta.add(rec)
 
 
-def metadata_files(dirs: LogDirs) -> tuple[list[Path], int] | None:
+def metadata_files(dirs: LogDirs) -> tuple[list[StoragePath], int] | None:
     """The files a node loads its metadata from, in that order: the latest snapshot of the
     replica of ``__cluster_metadata-0`` holding the most, then its log segments; and the
     snapshot's end offset, below which log records are not loaded (None: no such partition)."""
@@ -135,7 +135,7 @@ def metadata_files(dirs: LogDirs) -> tuple[list[Path], int] | None:
     files = segment_files(folder)
     snapshots = [f for f in files if f.suffix == ".checkpoint"]
     start = 0
-    chosen: list[Path] = []
+    chosen: list[StoragePath] = []
     if snapshots:
         latest = max(snapshots, key=lambda f: segment_file_info(f).snapshot_end_offset or 0)
         chosen.append(latest)

@@ -113,6 +113,7 @@ def replay(
         command="downgrade-check --replay",
     )  # fmt: skip
     classes = harness_classes(version)
+    _require_local(dirs)
     group_key = "group-new" if loader.name.startswith(f"the {NEW} ") else "group-old"
     parts: list[PartSpec] = []
     for coordinator, topic, key in (
@@ -137,6 +138,18 @@ def replay(
     _read_answer(answer, report)
     report.current = current_state(dirs)
     return report
+
+
+def _require_local(dirs: LogDirs) -> None:
+    """The JVM reads the segment files from the disk: object storage is not read there."""
+    for topic in (CONSUMER_OFFSETS, TRANSACTION_STATE, SHARE_GROUP_STATE, CLUSTER_METADATA):
+        for _, files in dirs.coordinator_segments(topic):
+            for f in files:
+                if not isinstance(f, Path):
+                    raise ReplayUnavailableError(
+                        f"{f}: the replay reads log segments from a local disk; copy the log "
+                        "dirs to one (downgrade-check without --replay reads them where they are)"
+                    )
 
 
 def _metadata_part(dirs: LogDirs) -> dict[str, Any] | None:
