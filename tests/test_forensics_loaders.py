@@ -155,3 +155,30 @@ def test_cli_names_the_group_coordinator_and_the_first_failure(tmp_path: Path) -
         downgrade_check_command, [str(folder), "--to", "3.5", "--group-coordinator", "new"]
     )
     assert missing.exit_code == 2 and "Kafka 3.5 has no new group coordinator" in missing.output
+
+
+def test_an_early_access_record_layout_the_release_misreads(tmp_path: Path) -> None:
+    # ConsumerGroupMemberMetadataValue v0 changed before KIP-848's release (3.7's still had
+    # Assignors): 3.6 and 3.7's new group coordinator misread a v0 that 3.8 on write; 3.9's
+    # serde knows record types 0-8 only and skips the share group's; 4.0's ShareGroupMetadata
+    # v0 is early access too.
+    member = (
+        key("ConsumerGroupMemberMetadataKey", group_id="g", member_id="m"),
+        value("ConsumerGroupMemberMetadataValue", 0, client_id="c", client_host="h"),
+    )
+    share = (
+        key("ShareGroupMetadataKey", group_id="s"),
+        value("ShareGroupMetadataValue", 0, epoch=1, metadata_hash=0x5A17_0C3E_9B21_4D77),
+    )
+    folder = dump(tmp_path, [member], [share])
+    (blocker,) = [b for b in check_downgrade(folder, "3.7", "new").blockers if b.fails_load]
+    assert (blocker.rule, blocker.offset, blocker.name) == (
+        "record-layout",
+        0,
+        "ConsumerGroupMemberMetadata",
+    )
+    assert "another layout" in blocker.reason
+    assert not [b for b in check_downgrade(folder, "3.9", "new").blockers if b.fails_load]
+    (share_blocker,) = [b for b in check_downgrade(folder, "4.0").blockers if b.fails_load]
+    assert (share_blocker.rule, share_blocker.offset) == ("record-layout", 1)
+    assert not [b for b in check_downgrade(folder, "4.1").blockers if b.fails_load]

@@ -192,3 +192,33 @@ def test_a_kafka_distribution_folder_replaces_the_cache(
     assert {(p.topic, p.partition) for p in replayed.partitions if p.status != "loaded"} == {
         (GROUPS, 3)
     }
+
+
+def test_an_early_access_layout_fails_in_the_code_too(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # 4.0's ShareGroupMetadataValue v0 is KIP-932's early-access layout: the model's
+    # record-layout rule, and 4.0's own serde misreading the v0 4.1 on write (it reads the
+    # epoch, then the first byte of the metadata hash as a count of tagged fields: a real hash
+    # rarely starts with a zero byte).
+    from downgrade_logs import dump, key, value
+
+    use_project_cache(monkeypatch)
+    require(("4.0.0",))
+    share = (
+        key("ShareGroupMetadataKey", group_id="s"),
+        value("ShareGroupMetadataValue", 0, epoch=1, metadata_hash=0x5A17_0C3E_9B21_4D77),
+    )
+    folder = dump(tmp_path, [commit_v3()], [share])
+    model = check_downgrade(folder, "4.0")
+    replayed = replay(folder, "4.0")
+    assert [(b.rule, b.offset) for b in model.blockers if b.fails_load] == [("record-layout", 1)]
+    (failed,) = [p for p in replayed.partitions if p.status != "loaded"]
+    assert failed.offset == 1 and "Could not read record with version 0" in (failed.exception or "")
+    assert all(a.agree for a in agreements(model, replayed))
+
+
+def commit_v3() -> tuple[bytes, bytes]:
+    from downgrade_logs import commit
+
+    return commit("g", 0, 1, 3)

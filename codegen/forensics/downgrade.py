@@ -16,7 +16,7 @@ the metadata checks first (:attr:`~codegen.forensics.verdict.DowngradeReport.fir
     (:mod:`codegen.forensics.loaders` says how each release's coordinators treat what they do
     not know). Per partition:
 
-    ``unknown-type``, ``value-version``, ``control-batch``, ``no-key``
+    ``unknown-type``, ``value-version``, ``record-layout``, ``control-batch``, ``no-key``
         the first record the release's loader fails on, and what that costs (the old group
         coordinator serves the partition as empty, the coordinator runtime does not serve it,
         the transaction coordinator keeps what it read before); the other kinds of record it
@@ -355,7 +355,10 @@ def _failures(
         outcome = loader.read(kind.record_type, kind.value_version)
         if outcome.action != FAIL:
             continue
-        if kind.record_type in loader.types:
+        reads = loader.types.get(kind.record_type)
+        if reads is not None and kind.value_version in reads.layout_differs:
+            rule = "record-layout"
+        elif reads is not None:
             rule = "value-version"
         elif (
             _is_group_state(kind.name)
@@ -422,6 +425,12 @@ def _load_advice(
             "the record is no longer live (overwritten or tombstoned): the log cleaner removes "
             "it once its segment is rolled and cleaned (a tombstone stays delete.retention.ms "
             "longer), so check again after compaction; or "
+        )
+    if rule == "record-layout":
+        return gone + (
+            "the record was written by a release whose layout of it at this version differs "
+            "(the feature was in early access in this release): delete the group (or its "
+            "share state) before downgrading, or keep a release from the one whose layout it is"
         )
     if rule == "unknown-type":
         return gone + (

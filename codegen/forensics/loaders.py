@@ -100,6 +100,14 @@ class Loader:
             if self.unknown_types == SKIP:
                 return Outcome(SKIP)
             return Outcome(FAIL, self._unknown_type_error(record_type))
+        if value_version in reads.layout_differs:
+            return Outcome(
+                FAIL,
+                f"its {reads.name}Value v{value_version} has another layout than the one written "
+                "at that version (an early-access record changed before its release), so the "
+                "value misreads (java.lang.RuntimeException: Could not read record with version "
+                f"{value_version} from value's buffer)",
+            )
         if value_version is None or 0 <= value_version <= reads.highest_value_version:
             return Outcome(READ)
         if self.newer_values == READ_AS_NEWEST and value_version > reads.highest_value_version:

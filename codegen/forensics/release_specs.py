@@ -166,10 +166,16 @@ def _specs(jar: Path, folder: str = "common/message/") -> dict[str, dict[str, An
     return found
 
 
-def derive_release(jar: Path, records: str = "group") -> dict[str, dict[str, Any]]:
+def derive_release(
+    jar: Path, records: str = "group", newest: Path | None = None
+) -> dict[str, dict[str, Any]]:
     """Record type id (as a string, for JSON) -> name, highest value version, flexible-from, of
-    the ``group`` (default), ``transaction`` or ``share`` coordinator's records in ``jar``."""
+    the ``group`` (default), ``transaction`` or ``share`` coordinator's records in ``jar``; with
+    ``newest`` (the newest release's jar of those records), the value versions whose layout on
+    the wire differs from that release's (``layoutDiffers``: records of early-access features
+    changed before their release at the same version, which this release's class misreads)."""
     specs = _specs(jar)
+    newest_specs = _specs(newest) if newest is not None else {}
     types: dict[str, dict[str, Any]] = {}
     for name, key in specs.items():
         if not name.endswith("Key"):
@@ -196,13 +202,95 @@ def derive_release(jar: Path, records: str = "group") -> dict[str, dict[str, Any
         else:
             key_versions = spec_versions(key["validVersions"])
             ids = list(range(key_versions[0], key_versions[1] + 1)) if key_versions else []
+        differs = []
+        theirs = newest_specs.get(value["name"])
+        if theirs is not None:
+            theirs_versions = spec_versions(theirs["validVersions"])
+            for v in range(versions[0], versions[1] + 1):
+                if theirs_versions is None or not theirs_versions[0] <= v <= theirs_versions[1]:
+                    continue
+                if not readable_as(value, theirs, v):
+                    differs.append(v)
         for type_id in ids:
-            types[str(type_id)] = {
+            entry: dict[str, Any] = {
                 "name": name[: -len("Key")],
                 "highestValueVersion": versions[1],
                 "flexibleFrom": _flexible_from(value.get("flexibleVersions")),
             }
+            if differs:
+                entry["layoutDiffers"] = differs
+            types[str(type_id)] = entry
     return dict(sorted(types.items(), key=lambda kv: int(kv[0])))
+
+
+def readable_as(reader: dict[str, Any], writer: dict[str, Any], version: int) -> bool:
+    """Whether ``reader``'s generated class reads what ``writer``'s writes at ``version``: the
+    same flexibility and the same fields in the same order with the same types (field names do
+    not reach the wire), struct by struct; a tagged field the reader does not know is skipped,
+    one it knows must have the writer's type."""
+    if _flexible(reader, version) != _flexible(writer, version):
+        return False
+    return _fields_readable(reader, reader["fields"], writer, writer["fields"], version)
+
+
+def _fields_readable(
+    rspec: dict[str, Any],
+    rfields: list[dict[str, Any]],
+    wspec: dict[str, Any],
+    wfields: list[dict[str, Any]],
+    version: int,
+) -> bool:
+    def split(
+        spec: dict[str, Any], items: list[dict[str, Any]]
+    ) -> tuple[list[tuple[dict[str, Any], Any]], dict[int, tuple[dict[str, Any], Any]]]:
+        plain, tagged = [], {}
+        for f in items:
+            if not _present(f, version):
+                continue
+            if _present_tagged(f, version):
+                tagged[int(f["tag"])] = (f, spec)
+            else:
+                plain.append((f, spec))
+        return plain, tagged
+
+    rplain, rtags = split(rspec, rfields)
+    wplain, wtags = split(wspec, wfields)
+    if len(rplain) != len(wplain):
+        return False
+    pairs = list(zip(rplain, wplain, strict=True))
+    pairs += [(rtags[t], wtags[t]) for t in rtags.keys() & wtags.keys()]
+    for (rf, rs), (wf, ws) in pairs:
+        rkind, wkind = str(rf["type"]), str(wf["type"])
+        if rkind.startswith("[]") != wkind.startswith("[]"):
+            return False
+        if _wire_type(rkind) != _wire_type(wkind):
+            return False
+        if _wire_type(rkind) == "struct" and not _fields_readable(
+            rs, _struct_fields(rs, rf), ws, _struct_fields(ws, wf), version
+        ):
+            return False
+    return True
+
+
+def _struct_fields(spec: dict[str, Any], field: dict[str, Any]) -> list[dict[str, Any]]:
+    if field.get("fields"):
+        return list(field["fields"])
+    name = str(field["type"]).removeprefix("[]")
+    for common in spec.get("commonStructs", []):
+        if common["name"] == name:
+            return list(common["fields"])
+    return []
+
+
+def _present_tagged(field: dict[str, Any], version: int) -> bool:
+    span = _versions(field.get("taggedVersions"))
+    return span is not None and span[0] <= version <= span[1]
+
+
+def _wire_type(kind: str) -> str:
+    """A field's type as the wire sees it: a struct's name does not matter, its fields do."""
+    kind = kind.removeprefix("[]")
+    return "struct" if kind[:1].isupper() else kind
 
 
 def _versions(text: str | None) -> tuple[int, int] | None:
@@ -340,16 +428,18 @@ def derive_releases(jar_dir: Path, releases: Iterable[str] = RELEASE_JARS) -> di
         entry: dict[str, Any] = {
             "source": _coordinates(jar),
             "sha256": _sha256(jar),
-            "recordTypes": derive_release(jar),
+            "recordTypes": derive_release(jar, newest=jar_dir / RELEASE_JARS[newest]),
         }
         if release in TRANSACTION_JARS:
             tjar = jar_dir / TRANSACTION_JARS[release]
             entry["transactionSource"] = _coordinates(tjar)
-            entry["transactionRecordTypes"] = derive_release(tjar, "transaction")
+            entry["transactionRecordTypes"] = derive_release(
+                tjar, "transaction", jar_dir / TRANSACTION_JARS[newest]
+            )
         if release in SHARE_JARS:
             sjar = jar_dir / SHARE_JARS[release]
             entry["shareSource"] = _coordinates(sjar)
-            entry["shareRecordTypes"] = derive_release(sjar, "share")
+            entry["shareRecordTypes"] = derive_release(sjar, "share", jar_dir / SHARE_JARS[newest])
         if release in KRAFT_JARS:
             common, clients = KRAFT_JARS[release]
             entry["kraft"] = derive_features(jar_dir / common, jar_dir / clients)
@@ -364,9 +454,11 @@ def derive_releases(jar_dir: Path, releases: Iterable[str] = RELEASE_JARS) -> di
         out[patch] = {
             "source": _coordinates(jar),
             "sha256": _sha256(jar),
-            "recordTypes": derive_release(jar),
+            "recordTypes": derive_release(jar, newest=jar_dir / RELEASE_JARS[newest]),
             "transactionSource": _coordinates(jar),
-            "transactionRecordTypes": derive_release(jar, "transaction"),
+            "transactionRecordTypes": derive_release(
+                jar, "transaction", jar_dir / TRANSACTION_JARS[newest]
+            ),
         }
     return out
 

@@ -65,6 +65,9 @@ class RecordTypeReads:
     """First flexible value version, or None when no version the release knows is flexible."""
     source: str
     """Where this fact comes from: the jar it was derived from, or the Kafka change."""
+    layout_differs: frozenset[int] = frozenset()
+    """Value versions whose layout differs from the newest release's at the same version (an
+    early-access record changed before its release): the release's class misreads them."""
 
     @property
     def highest_is_flexible(self) -> bool:
@@ -244,7 +247,11 @@ def _derived(
     assert isinstance(types, dict)
     return {
         int(type_id): RecordTypeReads(
-            t["name"], int(t["highestValueVersion"]), t["flexibleFrom"], source
+            t["name"],
+            int(t["highestValueVersion"]),
+            t["flexibleFrom"],
+            source,
+            frozenset(t.get("layoutDiffers", ())),
         )
         for type_id, t in types.items()
     }
@@ -370,11 +377,14 @@ def _group_loader(
     new = new_is_default if default else not new_is_default
     if new and has_new:
         strict = at >= STRICT_VALUE_VERSIONS_FROM
+        # Before 4.0 the serde's own switch knows the consumer group records (0-8) only, even
+        # where the jar holds share group specs (3.9).
+        known = types if at >= (4, 0) else {t: r for t, r in types.items() if t <= 8}
         return Loader(
             "group",
             "the new group coordinator (its runtime's CoordinatorLoaderImpl replaying "
             "GroupCoordinatorShard)",
-            types,
+            known,
             SKIP,
             FAIL if strict else READ_AS_NEWEST,
             NOT_LOADED,

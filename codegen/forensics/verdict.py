@@ -41,9 +41,9 @@ class Blocker:
     """A record the target release cannot load, or skips."""
 
     rule: str
-    """``unknown-type``, ``value-version``, ``control-batch``, ``no-key`` (the loader fails on
-    it), ``group-conversion``, ``share-group`` (a live group the release would lose) or
-    ``ignored`` (skipped, not blocking)."""
+    """``unknown-type``, ``value-version``, ``record-layout``, ``control-batch``, ``no-key`` (the
+    loader fails on it), ``group-conversion``, ``share-group`` (a live group the release would
+    lose) or ``ignored`` (skipped, not blocking)."""
     partition: int
     offset: int
     record_type: int
