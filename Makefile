@@ -85,6 +85,13 @@ test-replay-matrix: setup
 	KAFKA_SPECGEN_REPLAY_MATRIX=1 $(PY) -m pytest -n 2 -o console_output_style=classic -rfEs \
 	  -m replay_matrix tests/test_replay_matrix.py
 
+## test-broker-downgrades: the real downgrades of tests/test_broker_downgrades.py that make test
+## leaves out (Kafka 4.4.0 at 4.0-IV3 then a 4.0.2 broker; the latest log given to 3.9.2)
+.PHONY: test-broker-downgrades
+test-broker-downgrades: setup
+	KAFKA_SPECGEN_BROKER_DOWNGRADES=1 $(PY) -m pytest -o console_output_style=classic -rfEs \
+	  tests/test_broker_downgrades.py
+
 ## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
 ## DUMP=/path/to/logdir decodes your own dump instead; BOOTSTRAP=host:port reads a running
 ## cluster's topic live (Spark's Kafka source); OUT=folder says where results go (default: a

@@ -251,6 +251,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     pure = os.environ.get("SPECGEN_BACKEND") == "pure"
     # The replay of every release is make test-replay-matrix's (minutes of JVMs), not make test's.
     matrix = os.environ.get("KAFKA_SPECGEN_REPLAY_MATRIX") == "1"
+    downgrades = os.environ.get("KAFKA_SPECGEN_BROKER_DOWNGRADES") == "1"
     kept: list[pytest.Item] = []
     not_here: list[pytest.Item] = []
     for item in items:
@@ -262,6 +263,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             (not connect and "connect_only" in item.keywords)
             or (pure and "native_only" in item.keywords)
             or ("replay_matrix" in item.keywords and not matrix)
+            or ("broker_downgrades" in item.keywords and not downgrades)
         )
         (not_here if left_out else kept).append(item)
     if not_here:
