@@ -31,7 +31,6 @@ from broker.client import (
     cache_dir,
     java,
 )
-
 from codegen.forensics.replay.jars import jar_set
 
 WORKLOAD = Path(__file__).resolve().parent / "src" / "DowngradeWorkload.java"
