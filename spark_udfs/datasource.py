@@ -5,8 +5,12 @@ file below the given files or folders. A path may be a glob pattern, as with Spa
 sources (``*``, ``?``, ``[abc]``, ``{a,b}``: ``.load("/data/*/__consumer_offsets-*")``); a
 pattern that matches nothing is an error at ``load()``. Several paths: ``.load([a, b])`` or
 ``.option("paths", "a,b")`` (or a JSON array). Topic and partition come from the folder name
-(``<topic>-<partition>``, as brokers lay them out); a ``.checkpoint`` outside such a folder is a
-``__cluster_metadata`` snapshot. Files are packed into input partitions as Spark's file sources
+(``<topic>-<partition>``, as brokers lay them out, or ``<topic>-<partition>-<topic id>`` in a
+tiered topic's remote storage); a ``.checkpoint`` outside such a folder is a
+``__cluster_metadata`` snapshot. Remote storage (Kafka's LocalTieredStorage layout) reads like
+a log dir: one complete copy of each remote segment, and with the partition's local folder,
+remote rows only below the next segment's base offset and the local log's start (each offset
+once, as the broker serves them). Files are packed into input partitions as Spark's file sources
 pack theirs: each at most ``maxBytesPerPartition``, a file counted ``openCostInBytes`` more than
 its size, spread over at least ``minPartitions`` when there is enough to read; a file larger than
 a partition is split at batch boundaries (the driver reads only the 12-byte entry headers to find
@@ -24,7 +28,8 @@ Options (case-insensitive):
   reads the other topics plain (their decoded columns are null), as ``dump --topic auto``
   does; on a broker folder ``decodedKey``/``decodedValue`` then hold one field per spec of
   every internal topic found. A family name (``consumer_offsets``, ``transaction_state``,
-  ``share_group_state``, ``cluster_metadata``) decodes every file as that family. Adds the
+  ``share_group_state``, ``cluster_metadata``, ``remote_log_metadata``) decodes every file as
+  that family. Adds the
   topic decoder's columns (``recordType``, ``decodedKey``, ...). Example:
   ``.option("decode", "true")``.
 - ``topics``: a topic map (docs/dumps.md, "Your own topics"): the path of a TOML file (or a
@@ -96,6 +101,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -110,6 +116,8 @@ from codegen.columnar.topics import (
     widen_to,
 )
 from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
+from codegen.dumps.log_dirs import readable_remote, tiered_order
+from codegen.dumps.remote_storage import remote_partition
 from codegen.dumps.segments import SEGMENT_SUFFIXES
 from codegen.dumps.topic_map import TopicMap, topic_map_option
 from spark_udfs.connect import server_path
@@ -166,6 +174,9 @@ class LogSlice:
     end: int
     topic: str | None
     partition: int | None
+    below: int | None = None
+    """A remote segment's rows are read below this offset: the next segment (or the local
+    log) holds the offsets from it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +247,16 @@ def resolve_paths(paths: list[str]) -> list[Path]:
 
 
 def list_log_files(paths: list[str]) -> list[Path]:
-    """Every segment and snapshot below ``paths`` (files, folders or glob patterns)."""
+    """Every segment and snapshot below ``paths`` (files, folders or glob patterns); of a
+    tiered topic's remote storage, one complete copy of each remote segment
+    (:func:`codegen.dumps.log_dirs.readable_remote`)."""
+    return tiered_files(paths)[0]
+
+
+def tiered_files(paths: list[str]) -> tuple[list[Path], dict[Path, int]]:
+    """:func:`list_log_files` with each tiered partition's remote and local segments in offset
+    order, and the offset below which each remote segment is read
+    (:func:`codegen.dumps.log_dirs.tiered_order`)."""
     out: list[Path] = []
     for path in resolve_paths(paths):
         if path.is_dir():
@@ -244,14 +264,20 @@ def list_log_files(paths: list[str]) -> list[Path]:
             out.extend(sorted(f for f in found if f.is_file()))
         else:
             out.append(path)
-    return out
+    ordered, bounds = tiered_order(readable_remote(list(out)))
+    local = [f for f in ordered if isinstance(f, Path)]  # resolve_paths gives local paths
+    return local, {f: b for f, b in bounds.items() if isinstance(f, Path)}
 
 
 def topic_of(path: Path, options: dict[str, str]) -> tuple[str | None, int | None]:
     topic: str | None = options.get("topic")
     part: int | None = int(options["partition"]) if "partition" in options else None
+    remote = remote_partition(path.parent)
     m = _TOPIC_DIR.match(path.parent.name)
-    if m:
+    if remote is not None:  # a tiered topic's remote segment: <topic>-<partition>-<topic id>
+        topic = topic or remote.topic
+        part = remote.partition if part is None else part
+    elif m:
         topic = topic or m.group("topic")
         part = int(m.group("partition")) if part is None else part
     elif path.suffix == ".checkpoint":
@@ -483,7 +509,8 @@ def _decoding(
         raise ValueError(
             "kafka-log: decode=true found no internal topic to decode (topics: "
             f"{sorted(map(str, topics))}); give folders of __consumer_offsets, "
-            "__transaction_state, __share_group_state or __cluster_metadata, name the family "
+            "__transaction_state, __share_group_state, __cluster_metadata or "
+            "__remote_log_metadata, name the family "
             f"(decode=consumer_offsets, one of {list(TOPICS)}), or leave decode out"
         )
     return Decoding(families, None, _selection(record_types, families, package), user, mapped)
@@ -566,7 +593,8 @@ class KafkaLogReader(DataSourceReader):
 
     def partitions(self) -> list[LogSlices]:
         files = []
-        for path in list_log_files(_paths(self.options)):
+        listed, bounds = tiered_files(_paths(self.options))
+        for path in listed:
             topic, part = topic_of(path, self.options)
             files.append((path, topic, part))
         partitions = pack_slices(
@@ -575,6 +603,11 @@ class KafkaLogReader(DataSourceReader):
             open_cost=int(self.options.get("opencostinbytes", DEFAULT_OPEN_COST)),
             min_partitions=int(self.options.get("minpartitions", _cores())),
         )
+        if bounds:
+            partitions = [
+                LogSlices(tuple(replace(sl, below=bounds.get(Path(sl.path))) for sl in p.slices))
+                for p in partitions
+            ]
         # No file left to read (the pushed filters keep none): one empty partition, since
         # Spark reads a source that has none as one partition of its own making.
         return partitions or [LogSlices(())]
@@ -610,6 +643,10 @@ class KafkaLogReader(DataSourceReader):
             native=_record_loop(opts),
             schema=self.raw_schema,
         ):
+            if sl.below is not None:  # a remote segment's offsets the next one holds
+                offset = rb.column("offset")
+                keep = pc.or_kleene(pc.less(offset, sl.below), pc.is_null(offset))
+                rb = rb.filter(keep)
             rb = _filtered(rb, pushed)  # before decoding: what fails is not decoded
             if rb.num_rows and decoding is not None:
                 family = decoding.family(sl.topic)

@@ -6,7 +6,8 @@ up by this module's ``__getattr__`` from the shipped package's ``MESSAGES``; :fu
 is the same by spec name.
 
 Topic functions (``decode_consumer_offsets``, ``decode_transaction_state``,
-``decode_share_group_state``, ``decode_cluster_metadata``) take a DataFrame with binary key and
+``decode_share_group_state``, ``decode_cluster_metadata``, ``decode_remote_log_metadata``) take
+a DataFrame with binary key and
 value columns (the ``kafka-log`` data source, Spark's Kafka source, or a Parquet copy) and add
 ``recordType``, ``recordName``, ``decodedKey``, ``decodedValue``, ``valueVersion``,
 ``isTombstone``, ``isNewerVersion`` (and ``_decode_error`` in PERMISSIVE mode).
@@ -39,6 +40,7 @@ __all__ = [
     "decode_cluster_metadata",
     "decode_consumer_offsets",
     "decode_message",
+    "decode_remote_log_metadata",
     "decode_share_group_state",
     "decode_topic",
     "decode_transaction_state",
@@ -223,6 +225,16 @@ class PackageFunctions:
         """Decode ``__cluster_metadata`` records (log segments and ``.checkpoint`` snapshots)."""
         return self.decode_topic("cluster_metadata", df, key, value, mode)
 
+    def decode_remote_log_metadata(
+        self,
+        df: DataFrame,
+        key: str = "key",
+        value: str = "value",
+        mode: str | Mode = Mode.FAILFAST,
+    ) -> DataFrame:
+        """Decode ``__remote_log_metadata`` records (tiered storage's segment states)."""
+        return self.decode_topic("remote_log_metadata", df, key, value, mode)
+
     def register_sql_functions(
         self, spark: SparkSession, mode: str | Mode = Mode.FAILFAST, messages: bool = True
     ) -> list[str]:
@@ -387,6 +399,13 @@ def decode_cluster_metadata(
 ) -> DataFrame:
     """Decode ``__cluster_metadata`` records (log segments and ``.checkpoint`` snapshots)."""
     return decode_topic("cluster_metadata", df, key, value, mode)
+
+
+def decode_remote_log_metadata(
+    df: DataFrame, key: str = "key", value: str = "value", mode: str | Mode = Mode.FAILFAST
+) -> DataFrame:
+    """Decode ``__remote_log_metadata`` records (tiered storage's segment states)."""
+    return decode_topic("remote_log_metadata", df, key, value, mode)
 
 
 # ------------------------------------------------------------------------------------ SQL

@@ -89,6 +89,7 @@ TOPICS: dict[str, Topic] = {
     "transaction_state": Topic("__transaction_state", "transaction_state", "coordinator"),
     "share_group_state": Topic("__share_group_state", "share_group_state", "coordinator"),
     "cluster_metadata": Topic("__cluster_metadata", "cluster_metadata", "metadata"),
+    "remote_log_metadata": Topic("__remote_log_metadata", "remote_log_metadata", "metadata"),
 }
 
 

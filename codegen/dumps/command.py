@@ -28,6 +28,7 @@ from codegen.dumps.log_dirs import (
     RowSource,
     guess_topic,
     input_files,
+    tiered_order,
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, REMOTE_LOG_METADATA
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
@@ -184,10 +185,14 @@ def dump_command(
     topic's segments plain, or as the topic map (--topics) says.
 
     PATH is a segment file, a snapshot, a partition folder (its .log and .checkpoint files
-    are read in name order), or a broker's log folder (its partition folders, of --topic only
-    when given). Each record of an internal topic becomes one JSON line holding the same key and
-    value JSON kafka-dump-log prints with its --offsets-decoder, --transaction-log-decoder,
-    --share-group-state-decoder and --cluster-metadata-decoder; a record of any other topic
+    are read in name order), a broker's log folder (its partition folders, of --topic only
+    when given), or a tiered topic's remote storage (LocalTieredStorage's folder, or one of
+    its <topic>-<partition>-<topic id> folders): one complete copy of each remote segment, and
+    with the partition's local folder given too, its remote then its local records in offset
+    order, each offset once. Each record of an internal topic becomes one JSON line holding the
+    same key and value JSON kafka-dump-log prints with its --offsets-decoder,
+    --transaction-log-decoder, --share-group-state-decoder, --cluster-metadata-decoder and
+    --remote-log-metadata-decoder; a record of any other topic
     has its key and value as base64 and, when valid UTF-8, as text. --format dump-log prints
     what kafka-dump-log --deep-iteration --print-data-log prints, for the index and
     producer-state files of a folder too. A .txnindex file given by name is read in every
@@ -218,6 +223,8 @@ def dump_command(
       python -m codegen dump __cluster_metadata-0/00000000000000007259-0000000001.checkpoint
       python -m codegen dump /var/kafka/__consumer_offsets-0 --format dump-log
       python -m codegen dump /var/kafka/orders-0 --format dump-log --verify-index-only
+      python -m codegen dump /var/kafka /var/kafka-remote   # tiered: remote and local records
+      python -m codegen dump /var/kafka --topic remote-log-metadata --format dump-log
       python -m codegen dump /var/kafka/__consumer_offsets-0 --package mycodecs
       python -m codegen dump /var/kafka/__consumer_offsets-0 --specs kafka-4.2/specs
       python -m codegen dump /var/kafka/sensors-0 --topics topics.toml --package myproject.kafka
@@ -264,6 +271,9 @@ def dump_command(
                 "--format dump-log to print it as kafka-dump-log does (.txnindex files are read "
                 "in every format)"
             )
+    bounds: dict[StoragePath, int] = {}
+    if fmt != "dump-log":  # records in offset order: a tiered partition's remote, then local
+        files, bounds = tiered_order(files)
     topics: list[tuple[StoragePath, str | None]] = []
     for f in files:
         topics.append((f, None if topic == PLAIN else chosen or guess_topic(f)))
@@ -300,7 +310,15 @@ def dump_command(
                     counts.errors += 1
             else:
                 decode_files(
-                    topics, counts, fmt, compacted, max_batch_bytes, max_batch_records, codecs, user
+                    topics,
+                    counts,
+                    fmt,
+                    compacted,
+                    max_batch_bytes,
+                    max_batch_records,
+                    codecs,
+                    user,
+                    bounds,
                 )
     except OSError as exc:
         raise click.UsageError(f"cannot read {exc.filename or 'the input'}: {exc}") from None

@@ -54,7 +54,7 @@ from codegen.dumps.model import (
 )
 from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import jackson_json, jackson_json_each, record_json, value_json
-from codegen.dumps.segments import SegmentReader
+from codegen.dumps.segments import SegmentReader, segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.user_topics import UserRecord, version_of
 
@@ -193,7 +193,10 @@ def _file_intro(path: str | StoragePath) -> list[str]:
     lines = [f"Dumping {path}"]
     if name.endswith(".log"):
         stem = name[: -len(".log")]
-        lines.append(f"Log starting offset: {int(stem) if stem.isdigit() else 0}")
+        remote = segment_file_info(name).base_offset if not stem.isdigit() else None
+        # A remote segment's name (<offset>-<segment id>.log) gives its base offset here;
+        # Kafka's tool stops on such a name with a NumberFormatException.
+        lines.append(f"Log starting offset: {int(stem) if stem.isdigit() else remote or 0}")
     elif name == "bootstrap.checkpoint":
         lines.append("KRaft bootstrap snapshot")
     elif name.endswith(".checkpoint"):

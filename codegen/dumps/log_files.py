@@ -19,6 +19,7 @@ from typing import Final
 from codegen.dumps import storage
 from codegen.dumps.batches import CRC32C
 from codegen.dumps.model import RecordBatch, SegmentError
+from codegen.dumps.remote_storage import remote_file_name
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import StoragePath
 from codegen.runtime import DecodeError, InvalidLength, UnexpectedNull
@@ -100,10 +101,15 @@ class IndexReport:
 
 
 def _base_offset(path: StoragePath) -> int:
+    """The base offset a file's name starts with: ``<offset>.<suffix>``, or a remote segment's
+    ``<offset>-<segment id>.<suffix>`` (Kafka's tool cannot read those names; we can)."""
     stem = path.name.split(".")[0]
-    if not stem.isdigit():
+    if stem.isdigit():
+        return int(stem)
+    remote = remote_file_name(path.name)
+    if remote is None:
         raise LogFileError(f"{path}: the file name does not start with a base offset")
-    return int(stem)
+    return remote[0]
 
 
 def _sibling(path: StoragePath, suffix: str) -> StoragePath:

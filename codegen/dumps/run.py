@@ -8,7 +8,7 @@ and the errors they found (echoed on stderr as they come, summed up at the end).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TextIO
@@ -83,6 +83,9 @@ class Counts:
     unknown: int = 0
     newer: int = 0
     segment_errors: int = 0
+    overlapped: int = 0
+    """Batches of a remote segment at or past the next segment's base offset: the next
+    segment (or the local log) holds those offsets, and is read for them."""
     batch: RecordBatch | BatchPlace | None = None
     """The batch the records being counted belong to (for their error lines)."""
 
@@ -142,6 +145,12 @@ class Counts:
             f"{plural(self.files, 'file')}, {plural(self.batches, 'batch')}, "
             f"{plural(self.records, 'record')}, {errors}, "
             f"{plural(self.unknown, 'unknown record')}, {self.newer} newer than our specs"
+            + (
+                f", {plural(self.overlapped, 'batch')} of remote segments read from the next "
+                "segment instead"
+                if self.overlapped
+                else ""
+            )
         )
 
 
@@ -357,10 +366,13 @@ def decode_files(
     max_batch_records: int,
     package: str = SHIPPED_PACKAGE,
     user: dict[str, UserTopicDecoder] | None = None,
+    bounds: Mapping[StoragePath, int] | None = None,
 ) -> None:
     """Read each file of ``topics`` (path, its decoder's topic or None: plain) in order and
     print its records (``fmt``: jsonl or table), or feed them to the ``--compacted`` view and
-    print that at the end."""
+    print that at the end. ``bounds``: the offset below which a file's batches are read (a
+    remote segment's, :func:`codegen.dumps.log_dirs.tiered_order`)."""
+    bounds = bounds or {}
     out: TextIO = sys.stdout
     view = None
     offsets: CommittedOffsets | None = None
@@ -397,6 +409,7 @@ def decode_files(
                     partition_folder = f.parent
                 _compacted_columns(f, view, offsets, package, counts, damage, advance, limits)
                 continue
+            bound = bounds.get(f)
             lines = jsonl.JsonlLines(t, file_fields, user_topic=bool(user and t in user))
             batches = (
                 _plain_batches(f, max_batch_size, max_batch_records)
@@ -415,6 +428,9 @@ def decode_files(
                         write(jsonl.damage_line(item, t or "", file_fields).encode())
                     continue
                 advance(item.batch.size)
+                if bound is not None and item.batch.base_offset >= bound:
+                    counts.overlapped += 1
+                    continue
                 add(item.batch)
                 if view is None and fmt == "jsonl":
                     noted: list[DecodedRecord] = []

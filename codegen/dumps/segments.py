@@ -145,6 +145,8 @@ _Item = TypeVar("_Item")
 _Entry = TypeVar("_Entry")
 
 _LOG_NAME: Final = re.compile(r"(\d{20})\.log")
+_REMOTE_LOG_NAME: Final = re.compile(r"(\d+)-([A-Za-z0-9_-]{22})\.log")
+"""A remote segment as Kafka's LocalTieredStorage names it: ``<base offset>-<segment id>.log``."""
 _SNAPSHOT_NAME: Final = re.compile(r"(\d{20})-(\d{10})\.checkpoint")
 
 
@@ -159,6 +161,9 @@ class SegmentFileInfo:
     snapshot_end_offset: int | None = None
     """End offset of a KRaft snapshot named ``<20 digits>-<10 digits>.checkpoint``."""
     snapshot_epoch: int | None = None
+    segment_id: str | None = None
+    """The remote segment id of a segment named ``<base offset>-<segment id>.log`` (a copy in
+    tiered storage, as Kafka's ``LocalTieredStorage`` names it)."""
 
 
 def segment_file_info(path: str | os.PathLike[str] | storage.RemotePath) -> SegmentFileInfo:
@@ -166,6 +171,8 @@ def segment_file_info(path: str | os.PathLike[str] | storage.RemotePath) -> Segm
     name = path.name if isinstance(path, storage.RemotePath) else os.path.basename(os.fspath(path))
     if m := _LOG_NAME.fullmatch(name):
         return SegmentFileInfo("log", base_offset=int(m.group(1)))
+    if m := _REMOTE_LOG_NAME.fullmatch(name):
+        return SegmentFileInfo("log", base_offset=int(m.group(1)), segment_id=m.group(2))
     if m := _SNAPSHOT_NAME.fullmatch(name):
         return SegmentFileInfo(
             "snapshot", snapshot_end_offset=int(m.group(1)), snapshot_epoch=int(m.group(2))
