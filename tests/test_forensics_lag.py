@@ -355,6 +355,35 @@ def test_cli_html_from_groups_and_lag(log_folder: Path) -> None:
     assert missing.exit_code == 2 and "not in the dump" in missing.output
 
 
+def test_cli_several_groups(log_folder: Path) -> None:
+    """--group repeated: those groups only, in every format of lag and groups; one not in the
+    dump is exit 2 before any line is written."""
+    from codegen.forensics.command import groups_command
+
+    two = ["--group", "g-stall", "--group", "g-warn"]
+    table = run(str(log_folder), "--window", "3", *two)
+    assert table.exit_code == 0, table.output
+    assert [x.split()[0] for x in table.output.splitlines() if not x.startswith(" ")] == [
+        "g-stall",
+        "g-warn",
+    ]
+    jsonl = run(str(log_folder), *two, "--format", "jsonl")
+    assert sorted(json.loads(x)["group"] for x in jsonl.output.splitlines()) == [
+        "g-stall",
+        "g-warn",
+    ]
+    page = run(str(log_folder), "--window", "3", *two, "--format", "html")
+    assert 'id="group-g-stall"' in page.output and 'id="group-g-warn"' in page.output
+    assert 'id="group-g-ok"' not in page.output
+    groups = CliRunner().invoke(groups_command, [str(log_folder), *two, "--format", "jsonl"])
+    assert [json.loads(x)["group"] for x in groups.output.splitlines()] == ["g-stall", "g-warn"]
+    for command in (lag_command, groups_command):
+        missing = CliRunner().invoke(command, [str(log_folder), *two, "--group", "nope"])
+        assert missing.exit_code == 2
+        assert missing.stdout == ""
+        assert "group 'nope' is not in the dump" in missing.stderr
+
+
 # ------------------------------------------------------------------------ a cluster's disks
 
 

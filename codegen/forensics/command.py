@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -104,7 +104,13 @@ def _no_groups(paths: tuple[str, ...]) -> str:
 
 @click.command("groups")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--group", "group", metavar="G", help="Only this group.")
+@click.option(
+    "--group",
+    "groups",
+    metavar="G",
+    multiple=True,
+    help="Only this group (repeatable: only these groups).",
+)
 @click.option(
     "--as-of",
     "as_of",
@@ -123,7 +129,11 @@ def _no_groups(paths: tuple[str, ...]) -> str:
 )
 @OUTPUT_OPTION
 def groups_command(
-    paths: tuple[str, ...], group: str | None, as_of: str | None, fmt: str, output: Path | None
+    paths: tuple[str, ...],
+    groups: tuple[str, ...],
+    as_of: str | None,
+    fmt: str,
+    output: Path | None,
 ) -> None:
     """Each group of a __consumer_offsets dump at a point in time, and its timeline.
 
@@ -145,11 +155,12 @@ def groups_command(
       python -m codegen groups /var/kafka-logs --format html --output report.html
     """
     if fmt == "html":
-        _html_report(paths, group, as_of, DEFAULT_WINDOW, output, "groups")
+        _html_report(paths, groups, as_of, DEFAULT_WINDOW, output, "groups")
         return
     try:
         point = parse_as_of(as_of) if as_of is not None else None
-        reports = group_reports(list(paths), group, point)
+        one = groups[0] if len(groups) == 1 else None
+        reports = _only(group_reports(list(paths), one, point), groups)
     except ValueError as exc:  # InputError and a bad --as-of are both ValueErrors
         click.echo(f"groups: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -162,9 +173,25 @@ def groups_command(
         out.close()
 
 
+def _require_groups(wanted: Iterable[str], found: set[str]) -> None:
+    """An InputError for a ``--group`` not among the groups found."""
+    missing = [g for g in wanted if g not in found]
+    if missing:
+        names = ", ".join(repr(g) for g in missing)
+        raise InputError(f"group {names} is not in the dump; run without --group to list them")
+
+
+def _only(reports: list[GroupReport], wanted: tuple[str, ...]) -> list[GroupReport]:
+    """The reports of the ``--group`` groups (all without one)."""
+    if not wanted:
+        return reports
+    _require_groups(wanted, {r.group for r in reports})
+    return [r for r in reports if r.group in wanted]
+
+
 def _html_report(
     paths: tuple[str, ...],
-    group: str | None,
+    wanted: tuple[str, ...],
     as_of: str | None,
     window: int,
     output: Path | None,
@@ -178,13 +205,10 @@ def _html_report(
         dirs = discover(list(paths))
         lags = lag_reports(dirs, None, point, window)
         groups = group_reports(dirs, None, point)
-        if group is not None:
-            lags = [g for g in lags if g.group == group]
-            groups = [g for g in groups if g.group == group]
-            if not lags and not groups:
-                raise InputError(
-                    f"group {group!r} is not in the dump; run without --group to list them"
-                )
+        if wanted:
+            _require_groups(wanted, {g.group for g in lags} | {g.group for g in groups})
+            lags = [g for g in lags if g.group in wanted]
+            groups = [g for g in groups if g.group in wanted]
         names = ", ".join(Path(p).name for p in paths)
         emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
     except ValueError as exc:
@@ -233,7 +257,13 @@ def render_lag_table(reports: list[GroupLag]) -> str:
 
 @click.command("lag")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--group", "group", metavar="G", help="Only this group.")
+@click.option(
+    "--group",
+    "groups",
+    metavar="G",
+    multiple=True,
+    help="Only this group (repeatable: only these groups).",
+)
 @click.option(
     "--as-of",
     "as_of",
@@ -269,7 +299,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
 @OUTPUT_OPTION
 def lag_command(
     paths: tuple[str, ...],
-    group: str | None,
+    groups: tuple[str, ...],
     as_of: str | None,
     window: int,
     min_commits: int,
@@ -296,12 +326,17 @@ def lag_command(
       python -m codegen lag /var/kafka-logs --format html --output report.html
     """
     if fmt == "html":
-        _html_report(paths, group, as_of, window, output, "lag")
+        _html_report(paths, groups, as_of, window, output, "lag")
         return
     out = LineOutput(output)
     try:
         point = parse_as_of(as_of) if as_of is not None else None
-        chunks = lag_chunks(list(paths), group, point, window, min_commits=min_commits)
+        one = groups[0] if len(groups) == 1 else None
+        chunks: Iterable[list[GroupLag]] = lag_chunks(
+            list(paths), one, point, window, min_commits=min_commits
+        )
+        if len(groups) > 1:  # a few groups: all found before a line is written
+            chunks = [_chunks_of(chunks, groups)]
         for chunk in chunks:
             if fmt == "jsonl":
                 out.write_lines(lag_json_lines(chunk))
@@ -314,6 +349,14 @@ def lag_command(
     if not out.lines:
         out.write_lines([b"" if fmt == "jsonl" else _no_groups(paths).encode()])
     out.close()
+
+
+def _chunks_of(chunks: Iterable[list[GroupLag]], wanted: tuple[str, ...]) -> list[GroupLag]:
+    """The groups of ``wanted`` among the chunks'; a group named that is in none is an
+    InputError."""
+    kept = [g for chunk in chunks for g in chunk if g.group in wanted]
+    _require_groups(wanted, {g.group for g in kept})
+    return kept
 
 
 _JSON_COMMITS: Final = 1 << 16
