@@ -349,11 +349,9 @@ def _scan_of(rows: pa.Table, partition: int) -> LiveRecords:
 
     stamp = rows.column("timestamp").cast(pa.timestamp("us", tz="UTC"))
     rows = rows.set_column(rows.schema.get_field_index("timestamp"), "timestamp", stamp)
+    ordered = rows.sort_by("offset")
     return scan_partition(
-        CONSUMER_OFFSETS,
-        partition,
-        rows.sort_by("offset").to_batches(),
-        coordinator_decoder(CONSUMER_OFFSETS),
+        CONSUMER_OFFSETS, partition, ordered.to_batches, coordinator_decoder(CONSUMER_OFFSETS)
     )
 
 

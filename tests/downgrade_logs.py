@@ -176,3 +176,54 @@ def zoo(tmp_path: Path) -> Path:
     partition(image, "__transaction_state", 0, [transaction("t-a", 0, 21)],
               [transaction("t-b", 1, 22)], [transaction("t-c", 0, 23)])  # fmt: skip
     return image
+
+
+def streams_group(group: str, epoch: int) -> list[tuple[bytes, bytes | None]]:
+    """A streams group's own records: its epoch and its topology."""
+    return [
+        (
+            key("StreamsGroupMetadataKey", group_id=group),
+            value("StreamsGroupMetadataValue", 0, epoch=epoch),
+        ),
+        (
+            key("StreamsGroupTopologyKey", group_id=group),
+            value("StreamsGroupTopologyValue", 0, epoch=epoch),
+        ),
+    ]
+
+
+def known_bugs(tmp_path: Path) -> Path:
+    """A broker image whose ``__consumer_offsets`` partitions each hold, record by record, the
+    order behind one known bug of the new group coordinator's replay, as log compaction leaves
+    it (the order of Kafka's GroupCoordinatorShardCompactionReplayTest):
+
+    - ``-0`` KAFKA-20254: a classic group migrated to a streams group; the cleaner removed the
+      classic group's records and its tombstone, its offset commits stay first;
+    - ``-1`` KAFKA-21117: a consumer group downgraded online to a classic group, then upgraded
+      again; the cleaner removed the classic group's tombstone, so its record precedes the
+      consumer group's;
+    - ``-2`` KAFKA-21102: a member left; the cleaner removed its assignment's records and their
+      tombstones, its metadata and that record's tombstone stay.
+    """
+    image = cluster(tmp_path, {"__consumer_offsets": 3}, 25)
+    partition(image, "__consumer_offsets", 0, [commit("app", 0, 5, 3)], streams_group("app", 2))
+    classic = (
+        key("GroupMetadataKey", group="cg"),
+        value("GroupMetadataValue", 3, protocol_type="consumer", generation=4, protocol="range"),
+    )
+    partition(image, "__consumer_offsets", 1, [classic], consumer_group("cg", 5))
+    member = key("ConsumerGroupMemberMetadataKey", group_id="left", member_id="m-1")
+    partition(
+        image,
+        "__consumer_offsets",
+        2,
+        [
+            (
+                key("ConsumerGroupMetadataKey", group_id="left"),
+                value("ConsumerGroupMetadataValue", 0, epoch=3),
+            )
+        ],
+        [(member, value("ConsumerGroupMemberMetadataValue", 0, client_id="c", client_host="h"))],
+        [(member, None)],
+    )
+    return image

@@ -16,11 +16,13 @@ the metadata checks first (:attr:`~codegen.forensics.verdict.DowngradeReport.fir
     (:mod:`codegen.forensics.loaders` says how each release's coordinators treat what they do
     not know). Per partition:
 
-    ``unknown-type``, ``value-version``, ``record-layout``, ``control-batch``, ``no-key``
-        the first record the release's loader fails on, and what that costs (the old group
-        coordinator serves the partition as empty, the coordinator runtime does not serve it,
-        the transaction coordinator keeps what it read before); the other kinds of record it
-        could not read follow;
+    ``unknown-type``, ``value-version``, ``record-layout``, ``control-batch``, ``no-key``,
+    ``known-bug``, ``replay-order``
+        the first record the release's loader fails on (the last two: a record the new group
+        coordinator's shard refuses in its order, :mod:`codegen.forensics.known_bugs`), and
+        what that costs (the old group coordinator serves the partition as empty, the
+        coordinator runtime does not serve it, the transaction coordinator keeps what it read
+        before); the other kinds of record it could not read follow;
     ``group-conversion``
         a live consumer, share or streams group record of a type the loader does not read:
         the group would be lost. Consumer groups are converted to classic groups by
@@ -41,7 +43,7 @@ is not checked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
@@ -66,6 +68,7 @@ from codegen.forensics.cluster_checks import (
     shell_word,
 )
 from codegen.forensics.inputs import InputError, LogDirs, discover
+from codegen.forensics.known_bugs import replay_failure
 from codegen.forensics.loaded import NO_KEY, LoadedPartition, RecordKind, group_of
 from codegen.forensics.loaders import FAIL, NOT_LOADED, PREFIX, SKIP, Loader
 from codegen.forensics.releases import DEFAULT, Release, release, share_loader
@@ -216,14 +219,18 @@ def live_records(
 
 
 def scan_partition(
-    topic: str, partition: int, batches: Iterable[pa.RecordBatch], decoder: CoordinatorDecoder
+    topic: str,
+    partition: int,
+    source: Callable[[], Iterable[pa.RecordBatch]],
+    decoder: CoordinatorDecoder,
 ) -> LiveRecords:
-    """One coordinator partition read once from ``kafka-log`` rows in log order: its live
-    records, and every record by kind (what its loader meets)."""
+    """One coordinator partition read from ``kafka-log`` rows in log order (``source`` gives
+    them, again when the group records' order must be walked): its live records, and every
+    record by kind (what its loader meets)."""
     view = LiveRecords(partition)
-    loaded = LoadedPartition(topic, partition)
+    loaded = LoadedPartition(topic, partition, source=source)
     keys = LiveKeys()
-    for rb in batches:
+    for rb in source():
         keys.add(rb)
         loaded.add(rb, decoder)
     view.take_live(keys.table(), decoder)
@@ -238,14 +245,17 @@ def _scan(
     views: list[LiveRecords] = []
     for partition, files in partitions:
         found: list[SegmentError] = []
-        batches = (
-            rb
-            for f in files
-            for rb in record_batches(f, headers=False, batch_rows=32768, segment_errors=found)
-        )
+
+        def batches(
+            files: Sequence[StoragePath] = files, found: list[SegmentError] = found
+        ) -> Iterator[pa.RecordBatch]:
+            for f in files:
+                yield from record_batches(f, headers=False, batch_rows=32768, segment_errors=found)
+
         views.append(scan_partition(topic, partition, batches, decoder))
         if errors is not None:
             errors.extend(found)
+            found.clear()
     return views
 
 
@@ -275,7 +285,7 @@ def partition_findings(
     live = sorted(view.live.values(), key=lambda r: r.offset)
     live_offsets = {r.offset for r in live}
     found: list[Blocker] = []
-    failures = _failures(view, loader, live_offsets)
+    failures = _failures(view, target, loader, live_offsets)
     for n, (kind, rule, error) in enumerate(failures):
         if n == 0:
             head = (
@@ -342,10 +352,11 @@ def partition_findings(
 
 
 def _failures(
-    view: LiveRecords, loader: Loader, live_offsets: set[int]
+    view: LiveRecords, target: Release, loader: Loader, live_offsets: set[int]
 ) -> list[tuple[RecordKind, str, str]]:
     """The kinds of record the loader fails on, by first offset: (kind, rule, exception). A
-    live group record of a type it does not read is a group to convert first."""
+    live group record of a type it does not read is a group to convert first; a record the
+    new group coordinator's shard refuses in its order is a known bug or a replay order."""
     loaded = view.loaded if view.loaded is not None else _from_live(view, loader)
     found: list[tuple[RecordKind, str, str]] = []
     for kind in loaded.kinds.values():
@@ -369,11 +380,48 @@ def _failures(
         else:
             rule = "unknown-type"
         found.append((kind, rule, outcome.error))
+    if loader.coordinator == "group" and loader.on_failure == NOT_LOADED:
+        refused = _refused_in_order(loaded, target, loader)
+        if refused is not None:
+            found.append(refused)
     if loader.control_batches_fail and loaded.first_control_offset is not None:
         marker = RecordKind(-1, None, loaded.first_control_offset, 1, "control batch", None)
         error = "java.lang.IllegalStateException: Control batches are not supported yet."
         found.append((marker, "control-batch", error))
     return sorted(found, key=lambda f: f[0].first_offset)
+
+
+def _refused_in_order(
+    loaded: LoadedPartition, target: Release, loader: Loader
+) -> tuple[RecordKind, str, str] | None:
+    """The record the shard refuses in its order (:mod:`codegen.forensics.known_bugs`), read
+    only where the partition holds group records of the new protocols."""
+    if not any(_is_group_state(k.name) for k in loaded.kinds.values()):
+        return None
+    version = tuple(int(p) for p in target.version.split("."))
+    known = frozenset(r.name for r in loader.types.values())
+    records = loaded.decoded(coordinator_decoder(CONSUMER_OFFSETS))
+    failure = replay_failure(records, version, known)
+    if failure is None:
+        return None
+    kind = RecordKind(
+        -1, None if failure.tombstone else 0, failure.offset, 1, failure.name, failure.group
+    )
+    for k in loaded.kinds.values():
+        if k.name == failure.name:
+            kind = RecordKind(
+                k.record_type,
+                None if failure.tombstone else k.value_version,
+                failure.offset,
+                1,
+                failure.name,
+                failure.group,
+            )
+            break
+    error = f"java.lang.IllegalStateException: {failure.error}"
+    if failure.bug is not None:
+        error += f"; this is {failure.bug.describe()}"
+    return kind, "known-bug" if failure.bug is not None else "replay-order", error
 
 
 def _from_live(view: LiveRecords, loader: Loader) -> LoadedPartition:
@@ -411,6 +459,12 @@ def _load_advice(
     live_offsets: set[int],
 ) -> str:
     """What to do about a record the loader fails on."""
+    if rule in ("known-bug", "replay-order"):
+        return (
+            "the record's order is one the writing release made but this one's shard refuses "
+            "(log compaction removed what came between): see the issue named above; delete "
+            "the group once it is empty, or downgrade to a release whose shard accepts it"
+        )
     if rule == "control-batch":
         return (
             "transactional offset commits left markers in the log, which Kafka 3.6's new group "

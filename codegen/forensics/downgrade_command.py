@@ -119,6 +119,8 @@ def render_replay(replayed: ReplayReport) -> str:
             then = "; what was read before it is kept"
         at = f"{'' if p.file is None else Path(p.file).name}@{p.offset}"
         lines.append(f"  {where}: {p.status.upper()} at {at}: {p.exception}{then}")
+        if p.known_bug is not None:
+            lines.append(f"    known bug: {p.known_bug}")
     if replayed.metadata_version is not None:
         lines.append(f"  metadata.version of the image: {replayed.metadata_version}")
     for error in replayed.metadata_errors:

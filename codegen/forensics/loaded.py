@@ -10,8 +10,9 @@ first control batch (transaction markers). Only the first record of each kind is
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -53,6 +54,8 @@ class LoadedPartition:
     records: int = 0
     first_control_offset: int | None = None
     kinds: dict[tuple[int, int], RecordKind] = field(default_factory=dict)
+    source: Callable[[], Iterable[pa.RecordBatch]] | None = None
+    """Reads the partition's rows again (for :meth:`decoded`), when kept."""
 
     def add(self, rb: pa.RecordBatch, decoder: CoordinatorDecoder) -> None:
         """Count the records of ``kafka-log`` rows of this partition, given in log order."""
@@ -99,6 +102,28 @@ class LoadedPartition:
     def in_log_order(self) -> list[RecordKind]:
         """The kinds by their first offset."""
         return sorted(self.kinds.values(), key=lambda k: k.first_offset)
+
+    def decoded(self, decoder: CoordinatorDecoder) -> Iterator[tuple[int, str, Any, Any]]:
+        """(offset, record name, key, value or None) of every record in log order, read again
+        from :attr:`source`; an offset commit's value is only said to be there (not decoded)."""
+        if self.source is None:
+            return
+        for rb in self.source():
+            readable = flags(rb.column("_error").is_null())
+            rows = readable & ~flags(rb.column("isControl"))
+            keys = rb.column("key").to_pylist()
+            values = rb.column("value").to_pylist()
+            offsets = rb.column("offset").to_pylist()
+            for i in np.flatnonzero(rows).tolist():
+                key, value = keys[i], values[i]
+                if key is None or len(key) < 2:
+                    continue
+                if key[:2] in (b"\x00\x00", b"\x00\x01"):  # offset commits: keys only
+                    _, _, key_obj = decoder.decode_key(key)
+                    yield offsets[i], "OffsetCommit", key_obj, None if value is None else True
+                    continue
+                rec = decoder.decode(key, value, offsets[i])
+                yield offsets[i], rec.name or "unknown", rec.key, rec.value
 
 
 def group_of(key: object) -> str | None:

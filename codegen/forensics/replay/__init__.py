@@ -34,6 +34,7 @@ from typing import Any
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, SHARE_GROUP_STATE, TRANSACTION_STATE
 from codegen.dumps.metadata import CLUSTER_METADATA
 from codegen.forensics.inputs import LogDirs, discover
+from codegen.forensics.known_bugs import name_bug
 from codegen.forensics.releases import DEFAULT, NEW, Release, release
 from codegen.forensics.replay.harness import (
     HarnessError,
@@ -135,7 +136,7 @@ def replay(
         progress(f"replaying through Kafka {version}'s own loaders ({found.source})")
     answer = run_harness(version, found, parts)
     report = ReplayReport(target.label, version, found.source, loader.name)
-    _read_answer(answer, report)
+    _read_answer(answer, report, tuple(int(p) for p in version.split(".")))
     report.current = current_state(dirs)
     return report
 
@@ -167,7 +168,7 @@ def _metadata_part(dirs: LogDirs) -> dict[str, Any] | None:
     }
 
 
-def _read_answer(answer: dict[str, Any], report: ReplayReport) -> None:
+def _read_answer(answer: dict[str, Any], report: ReplayReport, version: tuple[int, ...]) -> None:
     report.java = str(answer.get("java", ""))
     report.jvm_startup_ms = int(answer.get("jvmStartupMs", 0))
     report.replay_ms = int(answer.get("replayMs", 0))
@@ -177,7 +178,7 @@ def _read_answer(answer: dict[str, Any], report: ReplayReport) -> None:
             report.harness_errors.append(f"{part['coordinator']}: {part['harnessError']}")
             continue
         for p in part.get("partitions", []):
-            replayed = _partition(p)
+            replayed = _partition(p, version)
             report.records += int(p.get("records", 0) or 0)
             if part["coordinator"] == "metadata":
                 report.metadata = replayed
@@ -211,8 +212,9 @@ def _read_answer(answer: dict[str, Any], report: ReplayReport) -> None:
             state.share_states.add((s["groupId"], s["topicId"], int(s["partition"])))
 
 
-def _partition(p: dict[str, Any]) -> PartitionReplay:
+def _partition(p: dict[str, Any], version: tuple[int, ...]) -> PartitionReplay:
     failure = p.get("failure") or {}
+    bug = None if not failure.get("exception") else name_bug(failure["exception"], version)
     lines = tuple(
         f"{line['level']} {line['message']}"
         + (f": {line['exception']}" if line.get("exception") else "")
@@ -227,6 +229,7 @@ def _partition(p: dict[str, Any]) -> PartitionReplay:
         p.get("served"),
         failure.get("file"),
         lines,
+        None if bug is None else bug.describe(),
     )
 
 

@@ -50,6 +50,8 @@ class PartitionReplay:
     """The metadata file of the record (``__cluster_metadata``)."""
     kafka_log: tuple[str, ...] = ()
     """Kafka's own WARN and ERROR lines while it loaded the partition."""
+    known_bug: str | None = None
+    """The known Kafka issue the failure is (:mod:`codegen.forensics.known_bugs`), described."""
 
 
 @dataclass(frozen=True, slots=True)
