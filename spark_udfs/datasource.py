@@ -131,7 +131,12 @@ from spark_udfs.pushdown import (
     push,
     takes_filters,
 )
-from spark_udfs.user_topics import decode_user_arrays, user_topics_arrow_type
+from spark_udfs.user_topics import (
+    RECORD_KEYS,
+    decode_user_arrays,
+    record_keys,
+    user_topics_arrow_type,
+)
 
 __all__ = [
     "Decoding",
@@ -722,7 +727,13 @@ class KafkaLogDataSource(DataSource):
         return decoding, mode, schema
 
     def schema(self) -> Any:
-        return from_arrow_schema(self._decoding_and_schema()[2])
+        decoding, _, arrow = self._decoding_and_schema()
+        schema = from_arrow_schema(arrow)
+        if decoding is not None and decoding.user is not None and "decodedKey" in schema.names:
+            keys = record_keys(decoding.user, decoding.user_topics)
+            if keys:  # which key a user topic's record has: flat finds it here
+                schema["decodedKey"].metadata = {RECORD_KEYS: keys}
+        return schema
 
     def reader(self, schema: Any) -> KafkaLogReader:
         opts = self._opts()

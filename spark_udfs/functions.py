@@ -30,6 +30,7 @@ from codegen.columnar.topics import TOPICS, topic_arrow_type
 from spark_udfs.options import Mode
 from spark_udfs.schema import message_schema
 from spark_udfs.udfs import message_udf, sql_message_udf, topic_udf
+from spark_udfs.user_topics import RECORD_KEYS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -53,8 +54,9 @@ __all__ = [
 POSITION_COLUMNS = ("topic", "partition", "offset")
 """Columns that, when the input has them, name a malformed record's position in FAILFAST."""
 
-FLAT_KEEP = ("partition", "offset", "timestamp")
-"""The input columns :func:`flat` keeps by default, after the record's own fields."""
+FLAT_KEEP = ("topic", "partition", "offset", "timestamp")
+"""The input columns :func:`flat` keeps by default, after the record's own fields: where the
+record is (its topic, partition and offset) and its timestamp."""
 
 
 def _col(c: Column | str) -> Column:
@@ -283,10 +285,10 @@ def _check_version(cls: Any, version: int | str | None, package: str, function: 
         return
     if isinstance(version, bool) or not isinstance(version, int):
         raise ValueError(f'{function}: version must be a number or "prefix", got {version!r}')
-    if version not in cls.VALID_VERSIONS:
-        raise ValueError(
-            f"{function}: {name} has no version {version} (valid versions: {cls.VALID_VERSIONS})"
-        )
+    try:
+        cls.given_version(version)  # the one rule of a given version (codegen.runtime)
+    except ValueError as exc:
+        raise ValueError(f"{function}: {exc}") from None
 
 
 _SQL_MESSAGE = (
@@ -431,18 +433,31 @@ def _capitalized(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
-def flat(df: DataFrame, record: str, keep: Sequence[str] = FLAT_KEEP) -> DataFrame:
-    """The records named ``record`` (a ``recordName``: ``OffsetCommit``, ``TopicRecord``)
-    with their key's and value's fields as top-level columns, for a readable ``show()``.
+def _key_members(df: DataFrame, record: str, key_members: list[str]) -> list[str]:
+    """The ``decodedKey`` members of the records named ``record``: an internal topic's
+    ``<record>Key``, or the key messages the topic map pairs with a user topic's value message
+    (the ``decodedKey`` column's metadata, set by ``kafka-log``)."""
+    paired = df.schema["decodedKey"].metadata.get(RECORD_KEYS, {}).get(record, [])
+    found = [m for m in paired if m in key_members]
+    if f"{record}Key" in key_members:
+        found.insert(0, f"{record}Key")
+    return found
 
-    ``df`` is decoded records: a topic function's output or ``kafka-log`` with ``decode``.
-    Columns: the key's fields, the value's fields (a name the key already has becomes
-    ``value<Name>``), then the ``keep`` columns of ``df`` that exist (a name the record's
-    fields already have becomes ``record<Name>``: ``recordOffset`` is the log offset).
-    ``_unknown_tagged_fields`` is left out; tombstones keep their key and have null value
-    fields. ``flat(co, "OffsetCommit")`` gives ``group, topic, partition, offset, leaderEpoch,
-    metadata, commitTimestamp, expireTimestamp, topicId, recordPartition, recordOffset,
-    timestamp``.
+
+def flat(df: DataFrame, record: str, keep: Sequence[str] = FLAT_KEEP) -> DataFrame:
+    """The records named ``record`` (a ``recordName``: ``OffsetCommit``, ``TopicRecord``, a
+    user topic's value message) with their key's and value's fields as top-level columns, for a
+    readable ``show()``.
+
+    ``df`` is decoded records: a topic function's output or ``kafka-log`` with ``decode`` or a
+    topic map. The key is the record type's ``<record>Key`` for internal topics, the map's key
+    message for a user topic. Columns: the key's fields, the value's fields (a name the key
+    already has becomes ``value<Name>``), then the ``keep`` columns of ``df`` that exist (a name
+    the record's fields already have becomes ``record<Name>``: ``recordOffset`` is the log
+    offset, ``recordTopic`` the topic). ``_unknown_tagged_fields`` is left out; tombstones keep
+    their key and have null value fields. ``flat(co, "OffsetCommit")`` gives ``group, topic,
+    partition, offset, leaderEpoch, metadata, commitTimestamp, expireTimestamp, topicId,
+    recordTopic, recordPartition, recordOffset, timestamp``.
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
@@ -450,7 +465,8 @@ def flat(df: DataFrame, record: str, keep: Sequence[str] = FLAT_KEEP) -> DataFra
     if "recordName" not in df.columns or "decodedValue" not in df.columns:
         raise ValueError(
             "flat needs decoded records (recordName, decodedValue): pass the output of a topic "
-            "function (decode_consumer_offsets, ...) or of kafka-log with decode=true"
+            "function (decode_consumer_offsets, ...) or of kafka-log with decode=true or a "
+            "topic map (topics)"
         )
     unions: dict[str, StructType] = {}
     for union in ("decodedKey", "decodedValue"):
@@ -460,9 +476,9 @@ def flat(df: DataFrame, record: str, keep: Sequence[str] = FLAT_KEEP) -> DataFra
             unions[union] = typ
     key_members = unions.get("decodedKey", StructType()).fieldNames()
     value_members = unions["decodedValue"].fieldNames()
-    key = f"{record}Key" if f"{record}Key" in key_members else None
+    keys = _key_members(df, record, key_members) if key_members else []
     value = next((m for m in (f"{record}Value", record) if m in value_members), None)
-    if key is None and value is None:
+    if not keys and value is None:
         known = {m[: -len("Key")] for m in key_members} | {
             m for m in value_members if not m.endswith("Value")
         }
@@ -471,17 +487,22 @@ def flat(df: DataFrame, record: str, keep: Sequence[str] = FLAT_KEEP) -> DataFra
         )
     columns: list[Column] = []
     taken: set[str] = set()
-    for union, member, prefix in (("decodedKey", key, "key"), ("decodedValue", value, "value")):
-        if member is None:
-            continue
+    sides = [("decodedKey", m, "key") for m in keys]
+    if value is not None:
+        sides.append(("decodedValue", value, "value"))
+    for union, member, prefix in sides:
         struct = unions[union][member].dataType
         assert isinstance(struct, StructType)
         for name in struct.fieldNames():
             if name.startswith("_"):
                 continue
-            alias = f"{prefix}{_capitalized(name)}" if name in taken else name
+            alias = name
+            if alias in taken:
+                alias = f"{prefix}{_capitalized(name)}"
+            if alias in taken:  # a second key message with the same field
+                alias = f"{member[:1].lower()}{member[1:]}{_capitalized(name)}"
             taken.add(alias)
-            columns.append(F.col(f"{union}.{member}.`{name}`").alias(alias))
+            columns.append(F.col(f"{union}.`{member}`.`{name}`").alias(alias))
     for name in keep:
         if name in df.columns:
             alias = f"record{_capitalized(name)}" if name in taken else name

@@ -26,16 +26,21 @@ from codegen.columnar.package import codecs
 from codegen.columnar.schema import DECODE_ERROR, message_arrow_type
 from codegen.columnar.topics import TopicDecoded
 from codegen.dumps.topic_map import (
+    PREFIX_SIZE,
     MessageSide,
     TopicEntry,
     TopicMap,
+    header_values,
     header_version,
     missing_header,
-    read_version,
+    prefix_error,
 )
-from codegen.dumps.user_topics import prefix_error
 
-__all__ = ["decode_user_arrays", "user_topics_arrow_type"]
+__all__ = ["RECORD_KEYS", "decode_user_arrays", "record_keys", "user_topics_arrow_type"]
+
+RECORD_KEYS = "kafka-specgen.recordKeys"
+"""The Spark metadata key of ``decodedKey`` that names, per ``recordName`` of a user topic,
+the ``decodedKey`` members its keys are (``spark_udfs.flat`` finds a record's key by it)."""
 
 _UNIONS = ("decodedKey", "decodedValue")
 _ORDER = (
@@ -87,6 +92,18 @@ def user_topics_arrow_type(
     return pa.struct([fields[name] for name in _ORDER if name in fields])
 
 
+def record_keys(topic_map: TopicMap, topics: Sequence[str]) -> dict[str, list[str]]:
+    """``recordName`` -> the key messages of the map's entries of ``topics`` that give records
+    that name (an entry's value message, else its key's), each once, in map order."""
+    keys: dict[str, list[str]] = {}
+    for entry in topic_map.entries_for(list(topics)).values():
+        if entry.key is not None:
+            names = keys.setdefault(entry.name, [])
+            if entry.key.message not in names:
+                names.append(entry.key.message)
+    return keys
+
+
 def _header_versions(
     name: str, headers: pa.Array | None, live: BoolArr, errors: dict[int, str], which: str
 ) -> tuple[I64, BoolArr]:
@@ -96,7 +113,7 @@ def _header_versions(
     ok = live.copy()
     rows = [] if headers is None else headers.to_pylist()
     for i in np.nonzero(live)[0].tolist():
-        found = [h["value"] for h in (rows[i] if rows else None) or () if h["key"] == name]
+        found = header_values(rows[i] if rows else None, name)
         try:
             if not found:
                 raise ValueError(missing_header(name))
@@ -115,8 +132,9 @@ def _decode_side(
     live: BoolArr,
     errors: dict[int, str],
     package: str,
-) -> tuple[pa.StructArray, I64, BoolArr, BoolArr]:
-    """(structs, versions read (-1: none), newer, decoded) of the ``live`` rows of one side."""
+) -> tuple[pa.StructArray, I64, BoolArr, BoolArr, BoolArr]:
+    """(structs, versions written, which rows have one, newer, decoded) of the ``live`` rows
+    of one side, by the one version rule (:mod:`codegen.dumps.topic_map`)."""
     rows = Rows(column)
     cls = codecs(package).messages[side.message]
     starts = rows.starts
@@ -127,17 +145,18 @@ def _decode_side(
             errors[i] = f"{which}: {prefix_error(int(rows.ends[i] - rows.starts[i]))}"
         ok &= have
         versions = np.where(ok, prefix, -1)
-        starts = starts + 2
+        starts = starts + PREFIX_SIZE
     elif side.header is not None:
         versions, ok = _header_versions(side.header, headers, live, errors, which)
     else:
-        versions = np.where(live, side.version if side.version is not None else -1, -1)
+        versions = np.where(live, cls.given_version(side.version or 0), -1)
+    written = ok.copy()
     effective = np.minimum(versions, cls.HIGHEST_VERSION)
     newer = ok & (versions > cls.HIGHEST_VERSION)
     outside = ok & ((versions < cls.LOWEST_VERSION) | newer)
     for i in np.nonzero(outside)[0].tolist():
         try:
-            read_version(cls, int(versions[i]), which)
+            cls.written_version(int(versions[i]))
         except ValueError as exc:
             errors[i] = f"{which}: {exc}"
             ok[i] = newer[i] = False
@@ -147,7 +166,7 @@ def _decode_side(
     for i, reason in errs.items():
         errors[i] = f"{which}: {reason}"
         ok[i] = False
-    return structs, versions, newer, ok
+    return structs, versions, written, newer, ok
 
 
 def _union(typ: pa.StructType, member: str | None, arr: pa.StructArray | None, n: int) -> pa.Array:
@@ -185,19 +204,20 @@ def decode_user_arrays(
     errors: dict[int, str] = {}
     sides: dict[str, tuple[str, pa.StructArray, BoolArr]] = {}
     versions = np.full(n, -1, np.int64)
+    has_version = np.zeros(n, np.bool_)
     newer = np.zeros(n, np.bool_)
     value_valid = Rows(value).valid
     for which, side, column in (("key", entry.key, key), ("value", entry.value, value)):
         if side is None:
             continue
         live = Rows(column).valid & ~is_control
-        structs, read, side_newer, ok = _decode_side(
+        structs, read, written, side_newer, ok = _decode_side(
             side, which, column, headers, live, errors, package
         )
         sides[which] = (side.message, structs, ok)
         newer |= side_newer
         if which == "value":
-            versions = read
+            versions, has_version = read, written
     failed = np.zeros(n, np.bool_)
     if errors:
         failed[list(errors)] = True
@@ -216,8 +236,9 @@ def decode_user_arrays(
         arr = None if found is None else _null_where(found[1], failed)
         columns[union] = _union(typ.field(union).type, found and found[0], arr, n)
     if "valueVersion" in names:
-        has = versions >= 0
-        columns["valueVersion"] = pa.array(np.where(has, versions, 0).astype(np.int16), mask=~has)
+        columns["valueVersion"] = pa.array(
+            np.where(has_version, versions, 0).astype(np.int16), mask=~has_version
+        )
     if "isTombstone" in names:
         columns["isTombstone"] = pa.array(~value_valid & ~is_control & ~failed)
     if "isNewerVersion" in names:

@@ -75,7 +75,9 @@ def test_map_entries_resolve_by_name_then_pattern() -> None:
     [
         (
             {"value": {"message": "NoSuchMessage", "version": 0}},
-            "topic map: topics.\"t\".value: no message named 'NoSuchMessage' in the codec package 'generated'",
+            "topic map: topics.\"t\".value: no message named 'NoSuchMessage' in the shipped codecs "
+            "('generated'), where a map that names no package looks: name the package your "
+            'specs were generated into, package = "myproject.codecs" at the top of the map file',
         ),
         (
             {"value": {"message": "OffsetCommitValue", "version": 9}},
@@ -318,3 +320,27 @@ def test_the_arrow_decode_core_never_guesses_a_version(user_codecs: ModuleType) 
     prefixed = decode_message_array(pa.array([b"\x00\x02" + V2]), "TaggedDemo", "prefix", PACKAGE)
     fixed = decode_message_array(pa.array([V2]), "TaggedDemo", 2, PACKAGE)
     assert prefixed.errors == fixed.errors == {} and prefixed.values.equals(fixed.values)
+
+
+def test_dump_log_keeps_a_record_on_one_line(
+    written: Written, user_codecs: ModuleType, tmp_path: Path
+) -> None:
+    """A raw key or payload holding line breaks or control characters is escaped in dump-log's
+    text, for records that decode and for those that do not: one record, one line."""
+    from codegen.dumps import SegmentWriter
+
+    folder = tmp_path / "sensors-0"
+    folder.mkdir()
+    with SegmentWriter(folder / "00000000000000000000.log") as w:
+        w.write_batch(
+            [
+                (b"line\nbreak", b"\x00\x00" + V0),  # decodes; the key is raw text
+                ("cr\r\x00\u2028".encode(), b"\x00\x02" + V2[:-1]),
+            ]
+        )
+    code, out, _ = _run(folder, "--topics", written.topic_map, "--format", "dump-log")
+    assert code == 1
+    records = [line for line in out.splitlines() if line.startswith("| offset")]
+    assert len(records) == 2 and len(out.splitlines()) == 5  # 2 intro lines, batch, 2 records
+    assert " key: line\\nbreak payload: {" in records[0]
+    assert " key: cr\\r\\u0000\\u2028 payload: Error at offset 1, skipping. value: " in records[1]

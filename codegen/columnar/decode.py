@@ -516,26 +516,20 @@ def clamp_versions(
     rows_index: I64,
     package: str = SHIPPED,
 ) -> tuple[I64, BoolArr, BoolArr]:
-    """Effective versions: above the highest known, the highest (Kafka's reading rule, KIP-915).
-
-    The rule needs a flexible highest version (unknown tagged fields can be skipped, nothing
-    else may change); above a rigid one a version cannot be read.
-    """
+    """Effective versions of versions written with the records (a prefix, a frame): the
+    message's ``written_version`` rule (``codegen.runtime``), on arrays. One the spec has is
+    read as itself, one above the highest with the highest when that is flexible (KIP-915);
+    the others are errors with the rule's text."""
     cls = codecs(package).messages[name]
     newer = ok & (versions > cls.HIGHEST_VERSION)
-    too_low = ok & (versions < cls.LOWEST_VERSION)
-    for j in np.nonzero(too_low)[0].tolist():
-        errors[int(rows_index[j])] = (
-            f"{name} has no version {int(versions[j])} (valid versions: {cls.VALID_VERSIONS})"
-        )
-    unreadable = too_low
-    if cls.HIGHEST_VERSION not in cls.FLEXIBLE_VERSIONS and newer.any():
-        for j in np.nonzero(newer)[0].tolist():
-            errors[int(rows_index[j])] = (
-                f"value version {int(versions[j])} of {name} is newer than the newest known "
-                f"({cls.HIGHEST_VERSION}), which is not flexible, so it cannot be read"
-            )
-        unreadable = too_low | newer
+    outside = ok & ((versions < cls.LOWEST_VERSION) | newer)
+    unreadable = np.zeros(len(versions), np.bool_)
+    for j in np.nonzero(outside)[0].tolist():
+        try:
+            cls.written_version(int(versions[j]))
+        except ValueError as exc:
+            errors[int(rows_index[j])] = str(exc)
+            unreadable[j] = True
     eff = np.minimum(versions, cls.HIGHEST_VERSION)
     return eff, newer & ~unreadable, ok & ~unreadable
 
@@ -551,8 +545,10 @@ def decode_message_array(
     ``version=None`` reads the version as :func:`default_framing` says (a ValueError for a
     message whose bytes carry none while it has several versions: never a guess); ``"prefix"``
     from an int16 in front of the message; a number means the bytes are the message body at
-    that version. Null rows give null structs and no error. ``package`` is the generated package
-    whose codecs decode (the shipped one by default).
+    that version, which must be one the message has (``given_version``: every row is an error
+    with its text otherwise). A version written in the bytes is read by ``written_version``
+    (:func:`clamp_versions`). Null rows give null structs and no error. ``package`` is the
+    generated package whose codecs decode (the shipped one by default).
     """
     rows = arr if isinstance(arr, Rows) else Rows(arr)
     cls = codecs(package).messages[name]
@@ -607,6 +603,12 @@ def decode_message_array(
     else:
         ok = valid.copy()
         versions = np.full(n, fixed if fixed is not None else 0, np.int64)
+        if isinstance(version, int):
+            try:
+                cls.given_version(version)
+            except ValueError as exc:
+                errors.update(dict.fromkeys(np.nonzero(valid)[0].tolist(), str(exc)))
+                ok[:] = False
     index = np.arange(n, dtype=np.int64)
     eff, newer, ok = clamp_versions(name, versions, ok, errors, index, package)
     values, errs = decode_rows(name, rows, starts, ends, eff, ok, package=package)

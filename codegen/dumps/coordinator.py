@@ -121,13 +121,13 @@ class RecordType:
         return None, False
 
     def unreadable_version(self, version: int) -> str:
-        vc = self.value_class
-        if version > vc.HIGHEST_VERSION:
-            return (
-                f"value version {version} of {vc.SPEC_NAME} is newer than the newest known "
-                f"({vc.HIGHEST_VERSION}), which is not flexible, so it cannot be read"
-            )
-        return f"unknown value version {version} of {vc.SPEC_NAME} (valid: {vc.VALID_VERSIONS})"
+        """The error of a value version no reader takes: the text of the value class's rule
+        for a version written with the record (``KafkaMessage.written_version``)."""
+        try:
+            self.value_class.written_version(version)
+        except ValueError as exc:
+            return str(exc)
+        raise AssertionError(f"version {version} of {self.value_class.SPEC_NAME} is readable")
 
 
 def _spec_folder(cls: type[KafkaMessage]) -> str | None:

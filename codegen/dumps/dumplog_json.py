@@ -14,6 +14,7 @@ range there), and consumer-protocol payloads that do not decode strictly stay ba
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import repeat
 from operator import attrgetter
@@ -100,21 +101,37 @@ _CONTROL_LABELS: Final[dict[int, str]] = {
 }
 
 
+_LINE_BREAKS: Final = re.compile("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+_SHORT_ESCAPES: Final = {"\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT_ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def one_line(text: str) -> str:
+    """``text`` with what would break or garble its line escaped (``\\n``, ``\\r``, other
+    control characters and Unicode line separators as ``\\uXXXX``); tabs stay."""
+    return _LINE_BREAKS.sub(_escaped, text)
+
+
 def user_dump_log_texts(rec: UserRecord) -> tuple[str | None, str | None]:
     """The ``key:`` and ``payload:`` texts of a user topic's record: a side the map names as its
     message's JSON, the others as UTF-8 text (Kafka's StringDecoder); a record that did not
-    decode as ``Error at offset O, skipping. <reason>`` in place of the payload."""
+    decode as ``Error at offset O, skipping. <reason>`` in place of the payload. Text that would
+    break the record's line is escaped (:func:`one_line`): one record, one line."""
 
-    def text(mapped: bool, message: Any, version: int, data: bytes | None) -> str | None:
+    def text(mapped: bool, message: Any, version: int | None, data: bytes | None) -> str | None:
         if data is None:
             return None
         if mapped and message is not None:
             return jackson_json(message.to_json(version_of(message, version)))
-        return data.decode("utf-8", "replace")
+        return one_line(data.decode("utf-8", "replace"))
 
     if rec.kind == ERROR:
-        key = None if rec.key_bytes is None else rec.key_bytes.decode("utf-8", "replace")
-        return key, f"Error at offset {rec.offset}, skipping. {rec.error}"
+        key = None if rec.key_bytes is None else one_line(rec.key_bytes.decode("utf-8", "replace"))
+        return key, one_line(f"Error at offset {rec.offset}, skipping. {rec.error}")
     return (
         text(rec.key_mapped, rec.key, rec.key_version, rec.key_bytes),
         text(rec.value_mapped, rec.value, rec.value_version, rec.value_bytes),

@@ -186,11 +186,11 @@ def _user_side_json(
     name: str,
     mapped: bool,
     message: KafkaMessage | None,
-    version: int,
+    version: int | None,
     data: bytes | None,
 ) -> None:
     if mapped:
-        obj[f"{name}Version"] = version if version >= 0 else None
+        obj[f"{name}Version"] = version
         obj[name] = None if message is None else message.to_json(version_of(message, version))
     else:
         obj.update(plain_side_json(name, data))
@@ -246,7 +246,9 @@ def record_to_json(
         elif rec.value is not None:
             obj["value"] = rec.value.to_json(getattr(rec.value, "version", 0))
         return obj
-    if rec.kind != UNKNOWN:
+    if isinstance(rec, UserRecord):  # the version written, None where there is none
+        obj["valueVersion"] = rec.value_version
+    elif rec.kind != UNKNOWN:
         obj["valueVersion"] = rec.value_version if rec.value_version >= 0 else None
     if rec.kind in (ERROR, UNKNOWN):
         obj["error"] = rec.error

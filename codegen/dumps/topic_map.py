@@ -17,9 +17,11 @@ It lives in ``pyproject.toml`` or in a file of its own, in the same shape::
 
     [tool.kafka-specgen.topics]
     "sensors" = { value = { message = "SensorReading", version = 2 } }
-    "sensors-*" = { key = { message = "SensorKey", version = 0 },
-                    value = { message = "SensorReading", version = "prefix" } }
     "audit" = { value = { message = "SensorReading", header = "schema-version" } }
+
+    [tool.kafka-specgen.topics."sensors-*"]   # an entry as a table (inline ones take one line)
+    key = { message = "SensorKey", version = 0 }
+    value = { message = "SensorReading", version = "prefix" }
 
 The map is validated when it is loaded against the package's ``MESSAGES``: an unknown message,
 a fixed version outside the message's valid versions, an unknown setting or an entry with
@@ -35,8 +37,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -48,17 +51,21 @@ from codegen.runtime import KafkaMessage
 
 __all__ = [
     "PREFIX",
+    "PREFIX_SIZE",
     "PYPROJECT_TABLE",
+    "HeaderShapeError",
     "MessageSide",
     "TopicEntry",
     "TopicMap",
     "TopicMapError",
     "find_topic_map",
+    "header_values",
     "header_version",
     "load_topic_map",
     "missing_header",
     "parse_topic_map",
-    "read_version",
+    "prefix_error",
+    "side_version",
     "topic_map_option",
 ]
 
@@ -71,6 +78,8 @@ _SIDES: Final = ("key", "value")
 _SIDE_KEYS: Final = frozenset({"message", "version", "header"})
 _ROOT_KEYS: Final = frozenset({"package", "topics"})
 _GLOB_CHARS: Final = frozenset("*?[")
+PREFIX_SIZE: Final = 2
+"""Bytes of the int16 version prefix."""
 
 
 class TopicMapError(ValueError):
@@ -195,7 +204,10 @@ class TopicMap:
 
 
 def _side(
-    raw: object, where: str, messages: Mapping[str, type[KafkaMessage]], package: str
+    raw: object,
+    where: str,
+    messages: Mapping[str, type[KafkaMessage]],
+    package: str,
 ) -> MessageSide:
     if not isinstance(raw, Mapping):
         raise TopicMapError(
@@ -213,11 +225,7 @@ def _side(
         raise TopicMapError(f'{where}: give the message, a spec name: message = "MyMessage"')
     cls = messages.get(message)
     if cls is None:
-        known = ", ".join(sorted(messages)[:20]) + (", ..." if len(messages) > 20 else "")
-        raise TopicMapError(
-            f"{where}: no message named {message!r} in the codec package {package!r}; "
-            f"it has {known}"
-        )
+        raise TopicMapError(f"{where}: {_no_message(message, messages, package)}")
     has_version, header = "version" in raw, raw.get("header")
     if has_version == ("header" in raw):
         raise TopicMapError(
@@ -234,11 +242,28 @@ def _side(
         return MessageSide(message, prefix=True)
     if isinstance(version, bool) or not isinstance(version, int):
         raise TopicMapError(f'{where}: version must be a number or "prefix", got {version!r}')
-    if version not in cls.VALID_VERSIONS:
-        raise TopicMapError(
-            f"{where}: {message} has no version {version} (valid versions: {cls.VALID_VERSIONS})"
-        )
+    try:
+        cls.given_version(version)
+    except ValueError as exc:
+        raise TopicMapError(f"{where}: {exc}") from None
     return MessageSide(message, version=version)
+
+
+def _no_message(message: str, messages: Mapping[str, type[KafkaMessage]], package: str) -> str:
+    """The error of a message the package lacks, with what to do: name the package that holds
+    it when the shipped codecs were searched (no package given), else check the name."""
+    known = ", ".join(sorted(messages)[:20]) + (", ..." if len(messages) > 20 else "")
+    if package == SHIPPED_PACKAGE:
+        return (
+            f"no message named {message!r} in the shipped codecs ({package!r}), where a map "
+            "that names no package looks: name the package your specs were generated into, "
+            'package = "myproject.codecs" at the top of the map file (in pyproject.toml under '
+            "[tool.kafka-specgen]), or give it with --package (kafka-log: the package option)"
+        )
+    return (
+        f"no message named {message!r} in the codec package {package!r}; it has {known} "
+        "(check the message's spec name, or the map's package)"
+    )
 
 
 def parse_topic_map(
@@ -371,33 +396,31 @@ def _is_root(document: Mapping[str, Any]) -> bool:
 
 
 # ------------------------------------------------------------------------------------ versions
+#
+# One rule for the version of a side, whichever path reads it (dump, the Python API, kafka-log):
+# a version the map gives must be one the message has (KafkaMessage.given_version, checked when
+# the map is loaded); a version written with the record (an int16 prefix, a header) is read by
+# KafkaMessage.written_version (a newer one with the newest when that is flexible, KIP-915).
+# The column and SQL functions of spark_udfs apply the same two rules to their version argument
+# and to a prefix. A header names its version as the plain decimal text of an int16.
+
+_VERSION_TEXT: Final = re.compile(r"-?(?:0|[1-9][0-9]{0,4})")
+_INT16: Final = range(-(1 << 15), 1 << 15)
 
 
-def read_version(cls: type[KafkaMessage], version: int, side: str) -> tuple[int, bool]:
-    """The version to decode a ``side`` (key or value) read at ``version`` with, and whether it
-    is newer than the spec: above the newest version, the newest when that one is flexible
-    (Kafka's reading rule, KIP-915). Raises ValueError with the record's error otherwise."""
-    if version < cls.LOWEST_VERSION:
-        raise ValueError(
-            f"{cls.SPEC_NAME} has no version {version} (valid versions: {cls.VALID_VERSIONS})"
-        )
-    if version <= cls.HIGHEST_VERSION:
-        return version, False
-    if cls.HIGHEST_VERSION in cls.FLEXIBLE_VERSIONS:
-        return cls.HIGHEST_VERSION, True
-    raise ValueError(
-        f"{side} version {version} of {cls.SPEC_NAME} is newer than the newest known "
-        f"({cls.HIGHEST_VERSION}), which is not flexible, so it cannot be read"
-    )
+def prefix_error(size: int) -> str:
+    """The error of bytes too short to hold the int16 version prefix."""
+    return f"could not read the int16 version prefix ({size} byte(s))"
 
 
 def header_version(name: str, value: bytes | None) -> int:
-    """The version a header's value names (decimal text); ValueError with the record's error
-    when it is missing or not a number."""
+    """The version a header's value names: the decimal text of an int16, as ``str(version)``
+    writes it (no sign but ``-``, no padding, no leading zero); ValueError with the record's
+    error otherwise."""
     if value is None:
         raise ValueError(f"header {name!r} is null: it must name the version")
-    text = value.decode("ascii", "replace").strip()
-    if not text.lstrip("-").isdigit() or len(text) > 6:
+    text = value.decode("ascii", "replace")
+    if not _VERSION_TEXT.fullmatch(text) or text == "-0" or int(text) not in _INT16:
         raise ValueError(f"header {name!r} is {value!r}, not a version number")
     return int(text)
 
@@ -405,3 +428,79 @@ def header_version(name: str, value: bytes | None) -> int:
 def missing_header(name: str) -> str:
     """The record error of a record without the header naming its version."""
     return f"no header {name!r} naming the version"
+
+
+class HeaderShapeError(TypeError):
+    """Headers in a shape no client gives: the text says which shapes are read."""
+
+
+def _header_pair(header: object) -> tuple[object, object]:
+    if isinstance(header, Mapping):  # an Arrow or Spark row: {"key": ..., "value": ...}
+        if "key" in header:
+            return header["key"], header.get("value")
+    elif isinstance(header, (tuple, list)) and len(header) == 2:
+        return header[0], header[1]
+    elif hasattr(header, "key") and hasattr(header, "value"):  # codegen.dumps.Header, a client's
+        return header.key, header.value
+    raise HeaderShapeError(
+        f"a record header must be a (key, value) pair, a mapping with key and value, or a "
+        f"Header; got {type(header).__name__} {header!r:.60}"
+    )
+
+
+def header_values(headers: object, name: str) -> list[bytes | None]:
+    """The values of the headers named ``name``, in order, from headers in any shape Kafka
+    clients give them: None (no headers, as confluent-kafka's ``headers()``), a sequence of
+    ``(key, value)`` pairs with a ``str`` or ``bytes`` key (kafka-python, confluent-kafka),
+    of mappings ``{"key": .., "value": ..}`` (Arrow and Spark rows) or of objects with ``key``
+    and ``value`` (``codegen.dumps.Header``), or a mapping ``{key: value}``. A ``bytes`` key
+    is read as UTF-8, as Kafka writes header keys; a ``str`` value as its UTF-8 bytes."""
+    if headers is None:
+        return []
+    pairs: Iterable[tuple[object, object]]
+    if isinstance(headers, Mapping):
+        pairs = headers.items()
+    elif isinstance(headers, Iterable) and not isinstance(headers, (str, bytes, bytearray)):
+        pairs = map(_header_pair, headers)
+    else:
+        raise HeaderShapeError(
+            f"record headers must be a sequence of headers or a mapping, got "
+            f"{type(headers).__name__} {headers!r:.60}"
+        )
+    found: list[bytes | None] = []
+    for key, value in pairs:
+        if isinstance(key, (bytes, bytearray, memoryview)):
+            key = bytes(key).decode("utf-8", "replace")
+        if key != name:
+            continue
+        if value is None or isinstance(value, bytes):
+            found.append(value)
+        elif isinstance(value, str):
+            found.append(value.encode("utf-8"))
+        elif isinstance(value, (bytearray, memoryview)):
+            found.append(bytes(value))
+        else:
+            raise HeaderShapeError(
+                f"header {name!r} has a value of type {type(value).__name__}: give bytes"
+            )
+    return found
+
+
+def side_version(
+    side: MessageSide, cls: type[KafkaMessage], data: bytes, headers: object = None
+) -> tuple[int, int]:
+    """(the version ``side`` says ``data`` is at, where its message starts) for a record's key
+    or value bytes: the map's version, the int16 prefix or the last header naming it. Raises
+    ValueError with the record's error text (a short prefix, a missing or malformed header, a
+    given version the message lacks)."""
+    if side.prefix:
+        if len(data) < PREFIX_SIZE:
+            raise ValueError(prefix_error(len(data)))
+        return int.from_bytes(data[:PREFIX_SIZE], "big", signed=True), PREFIX_SIZE
+    if side.header is not None:
+        found = header_values(headers, side.header)
+        if not found:
+            raise ValueError(missing_header(side.header))
+        return header_version(side.header, found[-1]), 0
+    assert side.version is not None
+    return cls.given_version(side.version), 0

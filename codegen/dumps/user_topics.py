@@ -13,9 +13,9 @@ segment to the same values and the same errors.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
@@ -27,7 +27,7 @@ from codegen.dumps.decoded import (
     DecodedRecord,
     control_record,
 )
-from codegen.dumps.model import Header, Record, SegmentError
+from codegen.dumps.model import Record, SegmentError
 from codegen.dumps.packages import package_messages
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.dumps.topic_map import (
@@ -35,9 +35,7 @@ from codegen.dumps.topic_map import (
     TopicEntry,
     TopicMap,
     TopicMapError,
-    header_version,
-    missing_header,
-    read_version,
+    side_version,
 )
 from codegen.runtime import KafkaMessage
 
@@ -46,32 +44,27 @@ __all__ = [
     "UserTopicDecoder",
     "decode_user_batches",
     "decode_user_records",
-    "prefix_error",
     "user_decoders",
     "version_of",
 ]
-
-_PREFIX_SIZE: Final = 2
-
-
-def prefix_error(size: int) -> str:
-    """The error of bytes too short to hold the int16 version prefix."""
-    return f"could not read the int16 version prefix ({size} byte(s))"
 
 
 @dataclass(slots=True)
 class UserRecord(DecodedRecord):
     """A record of a user topic: ``key``/``value`` are the map's messages (None for a side the
     map leaves out, a null key or a tombstone's value), ``key_version``/``value_version`` the
-    versions they were read at (-1: none)."""
+    versions they were written at (None where there is none: a null key, a tombstone, a side
+    the map leaves out, a prefix too short to read)."""
 
-    key_version: int = -1
+    value_version: int | None  # type: ignore[assignment]  # None, not the base's -1: no version
+    key_version: int | None = None
     key_mapped: bool = False
     value_mapped: bool = False
 
 
 class _SideReader:
-    """Decodes one side (key or value) of the records of one entry."""
+    """Decodes one side (key or value) of the records of one entry, by the one version rule
+    of :mod:`codegen.dumps.topic_map`."""
 
     def __init__(self, side: MessageSide, which: str, package: str) -> None:
         self.side = side
@@ -79,25 +72,18 @@ class _SideReader:
         self.cls: type[KafkaMessage] = package_messages(package)[side.message]
 
     def read(
-        self, data: bytes, headers: Sequence[Header]
-    ) -> tuple[KafkaMessage | None, int, bool, str | None]:
-        """(message, version read, newer than the spec, error); the message is None on error."""
-        side, cls = self.side, self.cls
-        body, version = data, side.version if side.version is not None else -1
+        self, data: bytes, headers: object
+    ) -> tuple[KafkaMessage | None, int | None, bool, str | None]:
+        """(message, version written, newer than the spec, error); the message is None on
+        error."""
+        cls = self.cls
+        version: int | None = None
         try:
-            if side.prefix:
-                if len(data) < _PREFIX_SIZE:
-                    raise ValueError(prefix_error(len(data)))
-                version = int.from_bytes(data[:2], "big", signed=True)
-                body = data[2:]
-            elif side.header is not None:
-                found = [h for h in headers if h.key == side.header.encode()]
-                if not found:
-                    raise ValueError(missing_header(side.header))
-                version = header_version(side.header, found[-1].value)
-            effective, newer = read_version(cls, version, self.which)
+            version, start = side_version(self.side, cls, data, headers)
+            effective, newer = cls.written_version(version)
+            body = data[start:] if start else data
             return cls.decode(body, effective), version, newer, None
-        except Exception as exc:
+        except ValueError as exc:  # a DecodeError or UnsupportedVersionError, or the map's
             return None, version, False, f"{self.which}: {exc or type(exc).__name__}"
 
 
@@ -119,13 +105,16 @@ class UserTopicDecoder:
         self,
         key: bytes | None,
         value: bytes | None,
-        headers: Sequence[Header] = (),
+        headers: object = None,
         offset: int = -1,
         timestamp: int = -1,
     ) -> UserRecord:
-        """Decode one record."""
+        """Decode one record. ``headers`` are the record's headers in any shape Kafka clients
+        give them (:func:`~codegen.dumps.topic_map.header_values`: kafka-python's and
+        confluent-kafka's ``(key, value)`` tuples, a mapping, ``Header`` objects, None)."""
         key_obj: Any = None
-        key_version = value_version = -1
+        key_version: int | None = None
+        value_version: int | None = None
         newer = False
         errors: list[str] = []
         if self._key is not None and key is not None:
@@ -265,7 +254,8 @@ def decode_user_records(
             yield from item.records
 
 
-def version_of(message: KafkaMessage, version: int) -> int:
+def version_of(message: KafkaMessage, version: int | None) -> int:
     """The version to print ``message`` at: the one it was read with (the newest known one for
     a version newer than the spec)."""
+    assert version is not None  # a decoded side was read at a version
     return min(version, type(message).HIGHEST_VERSION)

@@ -278,6 +278,39 @@ class KafkaMessage(KafkaStruct):
         return entry
 
     @classmethod
+    def given_version(cls, version: int) -> int:
+        """``version`` when the message has it; an UnsupportedVersionError otherwise.
+
+        The rule for a version a reader is told (a topic map's ``version = N``, a column or
+        SQL function's version argument): the bytes are said to be that version, and no
+        version the spec lacks can be read, as Kafka's generated ``read`` refuses one.
+        """
+        if isinstance(version, bool) or version not in cls.VALID_VERSIONS:
+            raise cls._no_version(version)
+        return version
+
+    @classmethod
+    def written_version(cls, version: int) -> tuple[int, bool]:
+        """The version to read bytes written at ``version`` with, and whether that is newer
+        than the spec; an UnsupportedVersionError when they cannot be read.
+
+        The rule for a version that comes with the record (an int16 prefix, a header): one
+        the spec has is read as itself; one above the newest is read with the newest when
+        that one is flexible (KIP-915: a newer version only adds tagged fields, which are
+        skipped); anything else cannot be read.
+        """
+        if version in cls.VALID_VERSIONS:
+            return version, False
+        if version > cls.HIGHEST_VERSION and cls.HIGHEST_VERSION in cls.FLEXIBLE_VERSIONS:
+            return cls.HIGHEST_VERSION, True
+        if version > cls.HIGHEST_VERSION >= cls.LOWEST_VERSION:
+            raise UnsupportedVersionError(
+                f"version {version} of {cls.SPEC_NAME} is newer than the newest known "
+                f"({cls.HIGHEST_VERSION}), which is not flexible, so it cannot be read"
+            )
+        raise cls._no_version(version)
+
+    @classmethod
     def _no_version(cls, version: int) -> UnsupportedVersionError:
         return UnsupportedVersionError(
             f"{cls.SPEC_NAME} has no version {version} (valid versions: {cls.VALID_VERSIONS})"

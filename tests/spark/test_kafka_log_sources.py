@@ -201,10 +201,12 @@ def test_flat_offset_commits(spark: Any) -> None:
         "commitTimestamp",
         "expireTimestamp",
         "topicId",
+        "recordTopic",
         "recordPartition",
         "recordOffset",
         "timestamp",
     ]
+    assert {r.recordTopic for r in flat.select("recordTopic").collect()} == {"__consumer_offsets"}
     got = sorted(
         (r.recordOffset, r.group, r.topic, r.partition, r.offset, r.commitTimestamp)
         for r in flat.collect()

@@ -226,6 +226,18 @@ def test_kafka_log_decodes_user_topics_as_dump_does(
     assert by_offset[("sensors", 4)].isTombstone and by_offset[("sensors", 5)].isNewerVersion
     assert by_offset[("sensors", 5)].valueVersion == 9
     assert by_offset[("readings", 0)].decodedKey.TaggedDemo.name == "ab"
+    # flat: the key's fields, the value's (prefixed where the key has the name), coordinates
+    flat = spark_udfs.flat(df, "TaggedDemo")
+    fields = ["id", "name", "weights", "owner", "members", "topicId", "note", "epoch", "blob"]
+    value_fields = ["value" + f[0].upper() + f[1:] for f in fields]
+    assert flat.columns == [*fields, *value_fields, "topic", "partition", "offset", "timestamp"]
+    (reading,) = flat.filter("topic = 'readings'").collect()
+    assert (reading.name, reading.valueName, reading.valueNote, reading.offset) == (
+        "ab",
+        None,
+        "hi",
+        0,
+    )
     # the same errors as dump's, record for record
     result = CliRunner().invoke(
         dump_command, [str(written.folder), "--topics", str(written.topic_map)]
