@@ -21,7 +21,7 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from codegen.columnar.decode import I64, BoolArr, Rows, decode_rows
+from codegen.columnar.decode import I64, BoolArr, Rows, clamp_versions, decode_rows
 from codegen.columnar.package import codecs
 from codegen.columnar.schema import DECODE_ERROR, message_arrow_type
 from codegen.columnar.topics import TopicDecoded
@@ -149,17 +149,13 @@ def _decode_side(
     elif side.header is not None:
         versions, ok = _header_versions(side.header, headers, live, errors, which)
     else:
-        versions = np.where(live, cls.given_version(side.version or 0), -1)
+        assert side.version is not None  # a map's side has one way to know its version
+        versions = np.where(live, cls.given_version(side.version), -1)
     written = ok.copy()
-    effective = np.minimum(versions, cls.HIGHEST_VERSION)
-    newer = ok & (versions > cls.HIGHEST_VERSION)
-    outside = ok & ((versions < cls.LOWEST_VERSION) | newer)
-    for i in np.nonzero(outside)[0].tolist():
-        try:
-            cls.written_version(int(versions[i]))
-        except ValueError as exc:
-            errors[i] = f"{which}: {exc}"
-            ok[i] = newer[i] = False
+    index = np.arange(len(versions), dtype=np.int64)
+    side_errors: dict[int, str] = {}
+    effective, newer, ok = clamp_versions(side.message, versions, ok, side_errors, index, package)
+    errors.update((i, f"{which}: {reason}") for i, reason in side_errors.items())
     structs, errs = decode_rows(
         side.message, rows, starts, rows.ends, effective, ok, package=package
     )

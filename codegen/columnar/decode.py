@@ -522,14 +522,16 @@ def clamp_versions(
     the others are errors with the rule's text."""
     cls = codecs(package).messages[name]
     newer = ok & (versions > cls.HIGHEST_VERSION)
-    outside = ok & ((versions < cls.LOWEST_VERSION) | newer)
-    unreadable = np.zeros(len(versions), np.bool_)
-    for j in np.nonzero(outside)[0].tolist():
+    unreadable = ok & (versions < cls.LOWEST_VERSION)
+    if cls.HIGHEST_VERSION not in cls.FLEXIBLE_VERSIONS:
+        unreadable |= newer
+    for j in np.nonzero(unreadable)[0].tolist():  # few rows: the rule says why, row by row
         try:
             cls.written_version(int(versions[j]))
         except ValueError as exc:
             errors[int(rows_index[j])] = str(exc)
-            unreadable[j] = True
+        else:
+            raise AssertionError(f"{name} reads version {int(versions[j])}")
     eff = np.minimum(versions, cls.HIGHEST_VERSION)
     return eff, newer & ~unreadable, ok & ~unreadable
 
