@@ -125,6 +125,13 @@ test:
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m "not spark and not oracle and not kafka"
 
+## test-cuts: --as-of at every batch boundary of the broker tests' log (make test compares a
+## seeded sample of 24 and the settled points): groups, lag and transactions against a copy
+## of the log dir as it was then; starts the broker (tests/test_broker.py), a few minutes
+.PHONY: test-cuts
+test-cuts: $(STAMP)
+	KAFKA_SPECGEN_BROKER_CUTS=all $(PY) -m pytest -q tests/test_broker.py -k every_moment
+
 ## fuzz: the tests/fuzz property tests for FUZZ_SECONDS in all (an equal share per test function)
 FUZZ_SECONDS ?= 600
 fuzz: $(STAMP)

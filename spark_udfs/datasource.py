@@ -85,6 +85,13 @@ Options (case-insensitive):
 - ``recordLoop``: ``auto`` (default) builds the raw columns with the native columnar loop when
   it is built and ``SPECGEN_BACKEND`` is not ``pure``, else with the pure loop; ``native``
   requires the native one, ``pure`` takes the pure one (the reference: same rows).
+- ``rows``: ``records`` (default) or ``batches``: one row per log entry, its header's fields
+  without its records (:data:`codegen.dumps.batch_rows.BATCH_SCHEMA`: ``topic, partition,
+  file, batchPosition, size, magic, baseOffset, lastOffset, maxTimestamp`` (epoch ms),
+  ``producerId, producerEpoch, isTransactional, isControl, recordCount, controls`` (a control
+  batch's records: offset and type) and ``_error``), read by the header pass: what a log end, a
+  cut or a transaction's state needs. Not with ``decode``, ``topics``, ``recordTypes``,
+  ``columns`` or ``where``. ``.option("rows", "batches")``
 """
 
 from __future__ import annotations
@@ -116,6 +123,7 @@ from codegen.columnar.topics import (
     widen_to,
 )
 from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
+from codegen.dumps.batch_rows import BATCH_SCHEMA, batch_rows
 from codegen.dumps.log_dirs import readable_remote, tiered_order
 from codegen.dumps.remote_storage import remote_partition
 from codegen.dumps.segments import SEGMENT_SUFFIXES
@@ -139,6 +147,7 @@ from spark_udfs.user_topics import (
 )
 
 __all__ = [
+    "BATCH_ROWS_SCHEMA",
     "Decoding",
     "KafkaLogDataSource",
     "LogSlice",
@@ -168,6 +177,18 @@ RAW_SCHEMA = pa.schema(
         *list(RECORD_SCHEMA)[_BEFORE_POSITION:],
     ]
 )
+
+
+BATCH_ROWS_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("file", pa.string()),
+        *list(BATCH_SCHEMA),
+    ]
+)
+"""The columns of ``rows=batches``."""
+_NOT_WITH_BATCHES = ("decode", "topics", "recordtypes", "columns", "where")
 
 
 @dataclass(frozen=True, slots=True)
@@ -692,6 +713,47 @@ class KafkaLogFilteringReader(KafkaLogReader):
         return rest
 
 
+class KafkaLogBatchReader(DataSourceReader):
+    """``rows=batches``: one row per log entry of each slice, its header's fields."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        self.options = options
+
+    def partitions(self) -> list[LogSlices]:
+        files = [
+            (path, *topic_of(path, self.options)) for path in list_log_files(_paths(self.options))
+        ]
+        partitions = pack_slices(
+            files,
+            max_bytes=int(self.options.get("maxbytesperpartition", DEFAULT_SPLIT)),
+            open_cost=int(self.options.get("opencostinbytes", DEFAULT_OPEN_COST)),
+            min_partitions=int(self.options.get("minpartitions", _cores())),
+        )
+        return partitions or [LogSlices(())]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, LogSlices)
+        verify = self.options.get("verifycrc", "true").lower() != "false"
+        for sl in partition.slices:
+            rows = batch_rows(sl.path, start=sl.start, end=sl.end, verify_crc=verify)
+            for rb in rows.to_batches():
+                yield _with_slice_columns(rb, sl, BATCH_ROWS_SCHEMA)
+
+
+def _rows_option(opts: dict[str, str]) -> str:
+    rows = opts.get("rows", "records").lower()
+    if rows not in ("records", "batches"):
+        raise ValueError(f"kafka-log: rows={rows!r}: use records or batches")
+    if rows == "batches":
+        given = [o for o in _NOT_WITH_BATCHES if opts.get(o)]
+        if given:
+            raise ValueError(
+                f"kafka-log: rows=batches reads batch headers only; {', '.join(given)} "
+                "apply to records (rows=records)"
+            )
+    return rows
+
+
 class KafkaLogDataSource(DataSource):
     """``spark.read.format("kafka-log")``; see the module docstring for columns and options."""
 
@@ -727,6 +789,10 @@ class KafkaLogDataSource(DataSource):
         return decoding, mode, schema
 
     def schema(self) -> Any:
+        opts = self._opts()
+        if _rows_option(opts) == "batches":
+            resolve_paths(_paths(opts))  # a missing path or empty pattern fails at load()
+            return from_arrow_schema(BATCH_ROWS_SCHEMA)
         decoding, _, arrow = self._decoding_and_schema()
         schema = from_arrow_schema(arrow)
         if decoding is not None and decoding.user is not None and "decodedKey" in schema.names:
@@ -735,8 +801,10 @@ class KafkaLogDataSource(DataSource):
                 schema["decodedKey"].metadata = {RECORD_KEYS: keys}
         return schema
 
-    def reader(self, schema: Any) -> KafkaLogReader:
+    def reader(self, schema: Any) -> DataSourceReader:
         opts = self._opts()
+        if _rows_option(opts) == "batches":
+            return KafkaLogBatchReader(opts)
         _record_loop(opts)  # a wrong value fails on the driver
         # Spark 4.3.0 refuses a reader that has pushFilters while its pushdown setting is off,
         # and shares one read plan between the scans of one loaded DataFrame (pushdown.py).

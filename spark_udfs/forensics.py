@@ -47,10 +47,11 @@ from codegen.forensics.downgrade import (
     scan_partition,
 )
 from codegen.forensics.groups import AsOf
-from codegen.forensics.inputs import REPLICATION_CHECKPOINT, LogEnd, as_log_dirs
+from codegen.forensics.inputs import NO_CUT, Cut, LogEnd, as_log_dirs
 from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
 from codegen.forensics.releases import release
 from codegen.forensics.shares import DELIVERY_STATES, share_states
+from codegen.views.log_ends import EARLIEST, REPLICATION_CHECKPOINT
 from spark_udfs.compacted import commit_columns
 from spark_udfs.functions import decode_consumer_offsets
 from spark_udfs.group_views import (
@@ -84,10 +85,6 @@ __all__ = [
     "share_lag",
 ]
 
-_EARLIEST: Final = -(1 << 63)
-"""The time of a log end known at any time (empty segments, a checkpoint)."""
-
-
 # ------------------------------------------------------------------------------------ input
 
 
@@ -97,54 +94,171 @@ def _millis(col: str) -> Column:
     return F.floor(F.unix_micros(F.col(col)) / 1000).cast("long")
 
 
-def _cut(raw: DataFrame, as_of: AsOf | None) -> DataFrame:
-    """Rows of the batches ``as_of`` keeps (whole batches, as the Python views cut them)."""
-    from pyspark.sql import Window
+def _given_file(listed: str = "_given") -> Column:
+    """A ``kafka-log`` row's ``file`` is the listed file ``listed`` (the source names a
+    relative path given from the server's folder, over Spark Connect)."""
+    from pyspark.sql import functions as F
+
+    return (F.col("file") == F.col(listed)) | F.col("file").endswith(
+        F.concat(F.lit("/"), F.col(listed))
+    )
+
+
+def batch_rows(spark: SparkSession, files: Sequence[str]) -> DataFrame:
+    """The batch rows of ``files`` (``kafka-log`` with ``rows=batches``: one row per log entry,
+    its header's fields)."""
+    return kafka_log_reader(spark).option("rows", "batches").load(list(files))
+
+
+def _kept(as_of: AsOf) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def keep(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from codegen.views.cut import kept_batches
+
+        for b in batches:
+            yield kept_batches(b, as_of)
+
+    return keep
+
+
+def kept_batches(spark: SparkSession, files: Sequence[str], as_of: AsOf) -> DataFrame:
+    """The batch rows of ``files`` the cut keeps (:func:`codegen.views.cut.kept_batches` per
+    Arrow batch), and those that could not be read."""
+    rows = batch_rows(spark, files)
+    return rows.mapInArrow(_kept(as_of), rows.schema)
+
+
+def _cut(raw: DataFrame, files: Sequence[str], as_of: AsOf | None) -> DataFrame:
+    """``kafka-log`` rows of the batches ``as_of`` keeps (whole batches, by their headers, as
+    the command line cuts them), and the rows that could not be read, with ``timestampMs``."""
     from pyspark.sql import functions as F
 
     raw = raw.withColumn("timestampMs", _millis("timestamp"))
     if as_of is None:
         return raw
-    batch = Window.partitionBy("file", "batchPosition")
-    cut = raw.withColumn("_base", F.min("offset").over(batch)).withColumn(
-        "_maxTs", F.max("timestampMs").over(batch)
+    kept = (
+        kept_batches(raw.sparkSession, files, as_of)
+        .select(F.col("file").alias("_keptFile"), F.col("batchPosition").alias("_keptAt"))
+        .withColumn("_kept", F.lit(True))
     )
-    keep = F.lit(True)
-    if as_of.offset is not None:
-        keep = keep & (F.col("_base") <= F.lit(as_of.offset))
-    if as_of.timestamp_ms is not None:
-        keep = keep & (F.col("_maxTs") <= F.lit(as_of.timestamp_ms))
-    return cut.filter(keep).drop("_base", "_maxTs")
+    on = (F.col("file") == F.col("_keptFile")) & (F.col("batchPosition") == F.col("_keptAt"))
+    return (
+        raw.join(kept, on, "left")
+        .filter(F.col("_kept").isNotNull() | F.col("_error").isNotNull())
+        .drop("_keptFile", "_keptAt", "_kept")
+    )
 
 
 def read_dump(
     spark: SparkSession, path: StoragePath | Sequence[StoragePath | str], as_of: AsOf | None = None
 ) -> DataFrame:
     """The decoded ``__consumer_offsets`` records under ``path`` (broker log dirs, partition
-    folders, segments and globs; one replica per partition), cut at ``as_of``, with
-    ``timestampMs``. Only the file listing runs on the driver."""
+    folders, segments and globs; one replica per partition), cut at ``as_of`` (whole batches,
+    by their headers, as ``--as-of``), with ``timestampMs``. Only the file listing runs on the
+    driver."""
     files = [str(f) for _, found in dump_partitions(path) for f in found]
     raw = kafka_log_reader(spark).option("includeHeaders", "false").load(files)
-    return decode_consumer_offsets(_cut(raw, as_of))
+    return decode_consumer_offsets(_cut(raw, files, as_of))
+
+
+def resolve_cut(
+    spark: SparkSession, path: StoragePath | Sequence[StoragePath | str], as_of: AsOf | None
+) -> Cut:
+    """``as_of`` for every partition under ``path``, as :func:`codegen.forensics.inputs
+    .resolve_cut` gives it: a ``__consumer_offsets`` offset's moment (the newest timestamp of
+    the batches with records it keeps) is one number the executors compute."""
+    from pyspark.sql import functions as F
+
+    if as_of is None:
+        return NO_CUT
+    if as_of.offset is None:
+        return Cut(as_of, as_of, as_of.timestamp_ms)
+    files = [str(f) for _, found in dump_partitions(path) for f in found]
+    newest = (
+        kept_batches(spark, files, as_of)
+        .filter(F.col("_error").isNull() & (F.col("recordCount") > 0))
+        .agg(F.max("maxTimestamp"))
+        .first()
+    )
+    moment = -1 if newest is None or newest[0] is None else int(newest[0])
+    return Cut(as_of, AsOf(timestamp_ms=moment), moment)
+
+
+_CANDIDATE_DDL: Final = (
+    "topic string, partition int, candidate int, source string, where string, "
+    "history boolean, endTime long, endOffset long"
+)
+
+
+def _replica_steps(
+    cut: AsOf | None,
+) -> Callable[[tuple[pa.Scalar, ...], pa.Table, pa.Table], pa.Table]:
+    def steps(key: tuple[pa.Scalar, ...], listing: pa.Table, batches: pa.Table) -> pa.Table:
+        import pyarrow as pa
+
+        from codegen.views.log_ends import (
+            SEGMENT_SCHEMA,
+            candidate_rows,
+            log_end_steps,
+            segments_at,
+        )
+
+        schema = _arrow_schema(_CANDIDATE_DDL)
+        if not listing.num_rows:
+            return schema.empty_table()
+        segments = listing.select(SEGMENT_SCHEMA.names).cast(SEGMENT_SCHEMA)
+        found = log_end_steps(segments_at(segments, batches, cut))
+        if found is None:
+            return schema.empty_table()
+        rows = candidate_rows(int(key[2].as_py()), str(listing.column("where")[0]), found)
+        n = rows.num_rows
+        return rows.add_column(0, "partition", pa.repeat(key[1].cast(pa.int32()), n)).add_column(
+            0, "topic", pa.repeat(key[0].cast(pa.string()), n)
+        )
+
+    return steps
+
+
+def _best_end(key: tuple[pa.Scalar, ...], candidates: pa.Table) -> pa.Table:
+    import pyarrow as pa
+
+    from codegen.views.log_ends import CANDIDATE_SCHEMA, best_log_end
+
+    found = best_log_end(candidates.select(CANDIDATE_SCHEMA.names).cast(CANDIDATE_SCHEMA))
+    schema = _arrow_schema(_ENDS_DDL)
+    if found is None:
+        return schema.empty_table()
+    steps, source, where, history, _ = found
+    n = steps.num_rows
+    return pa.table(
+        {
+            "topic": pa.repeat(key[0].cast(pa.string()), n),
+            "partition": pa.repeat(key[1].cast(pa.int32()), n),
+            "endTime": steps.column("endTime"),
+            "endOffset": steps.column("endOffset"),
+            "logEndSource": pa.repeat(pa.scalar(f"{source}: {where}"), n),
+            "history": pa.repeat(pa.scalar(history), n),
+        },
+        schema=schema,
+    )
 
 
 def read_log_ends(
-    spark: SparkSession, path: StoragePath | Sequence[StoragePath | str]
+    spark: SparkSession, path: StoragePath | Sequence[StoragePath | str], as_of: AsOf | None = None
 ) -> DataFrame | None:
-    """Log end offsets of the data partitions among ``path`` (broker log dirs, partition
-    folders and globs, as :mod:`codegen.forensics.inputs` finds them: every
+    """Log end offsets over time of the data partitions among ``path`` (broker log dirs,
+    partition folders and globs, as :mod:`codegen.forensics.inputs` finds them: every
     ``<topic>-<partition>`` folder of a topic that is not internal, those next to a partition
-    folder given, and the brokers' ``replication-offset-checkpoint`` files), or None when there
-    are none. As :class:`codegen.forensics.inputs.LogEnds`: per partition, each replica's
-    segments (the end over time; an empty active segment adds its base offset) or empty
-    segments (the active segment's base offset) and each checkpoint's high watermark are
-    candidates, and the highest wins (segments before a checkpoint at the same end); rows as
-    :func:`log_ends`. The file listing and the checkpoints (a few lines each) are read on the
-    driver; the segments on the executors."""
-    from pyspark.sql import Window
+    folder given, and the brokers' ``replication-offset-checkpoint`` files) at ``as_of``, or
+    None when there are none: ``topic, partition, endTime, endOffset, logEndSource, history``,
+    as :class:`codegen.forensics.inputs.LogEnds` gives them, by the same definitions
+    (:mod:`codegen.views.log_ends`): each replica's log end over time from its batch rows
+    (``kafka-log`` ``rows=batches``), then the highest candidate of each partition, both in
+    ``applyInArrow``. At a cut the checkpoints (written at the end) are left out. The file
+    listing and the checkpoints (a few lines each) are read on the driver."""
     from pyspark.sql import functions as F
 
     dirs = as_log_dirs(path)
+    cut = None if as_of is None else resolve_cut(spark, dirs.given, as_of).others
     keys = sorted(
         {
             k
@@ -152,166 +266,72 @@ def read_log_ends(
             if not k[0].startswith("__")
         }
     )
-    # Candidates in the order LogEnds compares them (the first of equal ends wins).
-    replicas: list[tuple[str, int, int, str, int | None]] = []
-    files: list[tuple[str, int]] = []
-    checkpoints: list[tuple[str, int, int, str, int]] = []
+    listing: list[tuple[str, int, int, str, int, str, int | None]] = []
+    checkpoints: list[tuple[str, int, int, str, str, bool, int, int]] = []
     for k in keys:
-        n = 0
-        for r in dirs.replicas.get(k) or dirs.neighbours.get(k) or []:
-            logs = r.logs()
-            if not logs:
-                continue
-            replicas.append((*k, n, str(r.folder), segment_file_info(logs[-1]).base_offset))
-            files.extend((str(f), n) for f in logs)
-            n += 1
-        for hw, checkpoint in dirs.checkpoints.get(k, []):
-            checkpoints.append((*k, n, str(checkpoint), hw))
-            n += 1
-    if not replicas and not checkpoints:
+        replicas = dirs.replicas.get(k) or dirs.neighbours.get(k) or []
+        for n, r in enumerate(replicas):
+            for m, f in enumerate(r.logs()):
+                listing.append((*k, n, str(r.folder), m, str(f), segment_file_info(f).base_offset))
+        if cut is None:
+            for m, (hw, checkpoint) in enumerate(dirs.checkpoints.get(k, [])):
+                where = str(checkpoint)
+                number = len(replicas) + m
+                checkpoints.append((*k, number, REPLICATION_CHECKPOINT, where, False, EARLIEST, hw))
+    if not listing and not checkpoints:
         return None
-    candidate = "topic string, partition int, _replica int, _where string"
-    folders = spark.createDataFrame(replicas, f"{candidate}, _activeBase long")
-    marks = spark.createDataFrame(checkpoints, f"{candidate}, endOffset long")
-    # Per batch of each replica, the end over time (running maxima within the replica).
-    running = Window.partitionBy("topic", "partition", "_replica").orderBy("file", "batchPosition")
-    running = running.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    steps = _empty_steps(spark)
-    if files:
-        segment_files = spark.createDataFrame(files, "_given string, _replica int")
-        raw = kafka_log_reader(spark).option("includeHeaders", "false").load([f for f, _ in files])
-        # The source names a relative path given from the server's folder (Spark Connect).
-        given = (F.col("file") == F.col("_given")) | F.col("file").endswith(
-            F.concat(F.lit("/"), F.col("_given"))
+    candidates = spark.createDataFrame(checkpoints, _CANDIDATE_DDL)
+    if listing:
+        ddl = (
+            "topic string, partition int, _replica int, where string, segment int, "
+            "_given string, baseOffset long"
         )
+        files = spark.createDataFrame(listing, ddl)
+        # a DataFrame of its own for the join: the two sides of a cogroup must not share one
+        named = spark.createDataFrame(listing, ddl).drop("where", "baseOffset")
+        batches = (
+            batch_rows(spark, [row[5] for row in listing])
+            .drop("topic", "partition")
+            .join(F.broadcast(named), _given_file())
+        )
+        group = ["topic", "partition", "_replica"]
         steps = (
-            _batch_ends(raw.withColumn("timestampMs", _millis("timestamp")))
-            .join(F.broadcast(segment_files), given)
-            .select(
-                "topic",
-                F.col("partition").cast("int").alias("partition"),
-                "_replica",
-                F.max("_ts").over(running).alias("endTime"),
-                F.max("_end").over(running).alias("endOffset"),
-            )
+            files.groupBy(*group)
+            .cogroup(batches.groupBy(*group))
+            .applyInArrow(_replica_steps(cut), _CANDIDATE_DDL)
         )
-    per_replica = steps.groupBy("topic", "partition", "_replica").agg(
-        F.max("endTime").alias("_lastTime"), F.max("endOffset").alias("_lastEnd")
-    )
-    replica_ends = folders.join(per_replica, ["topic", "partition", "_replica"], "left").filter(
-        F.col("_lastEnd").isNotNull() | F.col("_activeBase").isNotNull()
-    )
-    # The active segment's base offset: past the last batch (records removed), or the whole
-    # log end of a replica whose segments are empty.
-    active = replica_ends.select(
-        "topic",
-        "partition",
-        "_replica",
-        F.coalesce(F.col("_lastTime"), F.lit(_EARLIEST)).alias("endTime"),
-        F.greatest(F.col("_lastEnd"), F.col("_activeBase")).alias("endOffset"),
-    )
-    candidates = replica_ends.select(
-        "topic",
-        "partition",
-        "_replica",
-        "_where",
-        F.greatest(F.col("_lastEnd"), F.col("_activeBase")).alias("_last"),
-        F.lit(True).alias("history"),
-        F.when(F.col("_lastEnd").isNull(), F.lit("empty segments"))
-        .otherwise(F.lit("segments"))
-        .alias("_source"),
-    ).unionByName(
-        marks.select(
-            "topic",
-            "partition",
-            "_replica",
-            "_where",
-            F.col("endOffset").alias("_last"),
-            F.lit(False).alias("history"),
-            F.lit(REPLICATION_CHECKPOINT).alias("_source"),
-        )
-    )
-    best = candidates.groupBy("topic", "partition").agg(
-        F.max(
-            F.struct("_last", "history", (-F.col("_replica")).alias("_rank"), "_source", "_where")
-        ).alias("_best"),
-        F.count("*").alias("_n"),
-    )
-    source = F.concat(
-        F.col("_best._source"),
-        F.lit(": "),
-        F.col("_best._where"),
-        F.when(
-            F.col("_n") > 1,
-            F.concat(F.lit("; the highest of "), F.col("_n"), F.lit(" replicas/checkpoints")),
-        ).otherwise(F.lit("")),
-    )
-    rows = steps.unionByName(active).unionByName(
-        marks.select(
-            "topic", "partition", "_replica", F.lit(_EARLIEST).alias("endTime"), "endOffset"
-        )
-    )
-    return (
-        rows.join(F.broadcast(best), ["topic", "partition"])
-        .filter(F.col("_replica") == -F.col("_best._rank"))
-        .select(
-            "topic",
-            "partition",
-            "endTime",
-            "endOffset",
-            source.alias("logEndSource"),
-            F.col("_best.history").alias("history"),
-        )
-    )
+        candidates = steps.unionByName(candidates)
+    return candidates.groupBy("topic", "partition").applyInArrow(_best_end, _ENDS_DDL)
 
 
-def _empty_steps(spark: SparkSession) -> DataFrame:
-    return spark.createDataFrame(
-        [], "topic string, partition int, _replica int, endTime long, endOffset long"
-    )
-
-
-def _batch_ends(data: DataFrame) -> DataFrame:
-    """Per batch (``file, batchPosition``): its newest timestamp ``_ts`` and ``_end``, one
-    past its newest offset."""
-    from pyspark.sql import functions as F
-
-    return (
-        data.filter(F.col("_error").isNull())
-        .groupBy("topic", "partition", "file", "batchPosition")
-        .agg(F.max("timestampMs").alias("_ts"), (F.max("offset") + 1).alias("_end"))
-    )
-
-
-def log_ends(data: DataFrame) -> DataFrame:
-    """Log end offsets over time of data partitions from their ``kafka-log`` rows (with
-    ``timestampMs``): per batch ``topic, partition, endTime, endOffset, logEndSource,
-    history``, where ``endTime`` is the newest batch timestamp so far and ``endOffset`` one
-    past the newest offset so far (running maxima, as :class:`codegen.forensics.inputs.LogEnds`);
-    ``logEndSource`` is ``segments: <folder>`` and ``history`` true. Rows hold no empty
-    segment nor checkpoint: :func:`read_log_ends` reads those.
-
-    The batch of a row is its (file, batchPosition); a batch's last offset is its newest
-    record's offset (a compacted batch whose last records were removed ends earlier here)."""
+def log_ends(batches: DataFrame) -> DataFrame:
+    """Log end offsets over time of data partitions from their batch rows (:func:`batch_rows`,
+    ``kafka-log`` with ``rows=batches``): ``topic, partition, endTime, endOffset,
+    logEndSource, history`` by the definitions of :mod:`codegen.views.log_ends`, each
+    partition's files its segments (in name order), ``logEndSource`` ``segments: <folder>``.
+    Rows hold no checkpoint nor other replica: :func:`read_log_ends` reads those."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    running = (
-        Window.partitionBy("topic", "partition")
-        .orderBy("file", "batchPosition")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    folder = F.regexp_replace(F.col("file"), r"/[^/]*$", "")
-    return _batch_ends(data).select(
+    by_partition = Window.partitionBy("topic", "partition").orderBy("file")
+    numbered = batches.withColumn(
+        "segment", (F.dense_rank().over(by_partition) - 1).cast("int")
+    ).withColumn("_replica", F.lit(0))
+    segments = numbered.select(
         "topic",
         "partition",
-        F.max("_ts").over(running).alias("endTime"),
-        F.max("_end").over(running).alias("endOffset"),
-        F.concat(
-            F.lit("segments: "), F.min(folder).over(Window.partitionBy("topic", "partition"))
-        ).alias("logEndSource"),
-        F.lit(True).alias("history"),
+        "_replica",
+        "segment",
+        F.regexp_extract(F.col("file"), r"(\d+)\.log$", 1).cast("long").alias("baseOffset"),
+        F.regexp_replace(F.col("file"), r"/[^/]*$", "").alias("where"),
+    ).distinct()
+    group = ["topic", "partition", "_replica"]
+    steps = (
+        segments.groupBy(*group)
+        .cogroup(numbered.groupBy(*group))
+        .applyInArrow(_replica_steps(None), _CANDIDATE_DDL)
     )
+    return steps.groupBy("topic", "partition").applyInArrow(_best_end, _ENDS_DDL)
 
 
 # ------------------------------------------------------------------------------------ downgrade
@@ -748,17 +768,18 @@ _SHARE_STATE_SCHEMA: Final = (
 
 
 def read_share_states(
-    spark: SparkSession, path: StoragePath | Sequence[StoragePath | str]
+    spark: SparkSession, path: StoragePath | Sequence[StoragePath | str], as_of: AsOf | None = None
 ) -> DataFrame:
     """Every share partition's state at the end of the ``__share_group_state`` partitions
-    among ``path`` (no row when there are none): ``group, topic, topicId, partition,
-    startOffset, stateEpoch, leaderEpoch, snapshotEpoch, deliveryCompleteCount, delivered,
-    inFlight`` (each batch ``firstOffset, lastOffset, deliveryState, deliveryCount``), as
+    among ``path``, or at ``as_of`` (no row when there are none): ``group, topic, topicId,
+    partition, startOffset, stateEpoch, leaderEpoch, snapshotEpoch, deliveryCompleteCount,
+    delivered, inFlight`` (each batch ``firstOffset, lastOffset, deliveryState, deliveryCount``), as
     :func:`codegen.forensics.shares.share_states` gives them (the topic's name from
     ``__cluster_metadata``, null without it; ``delivered``: the records at or after the start
     offset whose delivery is complete). The state is replayed on the driver: one snapshot per
     share partition and its updates, small next to the offset commits."""
     dirs = as_log_dirs(path)
+    cut = None if as_of is None else resolve_cut(spark, dirs.given, as_of).others
     rows = [
         (
             s.group,
@@ -781,7 +802,7 @@ def read_share_states(
                 for b in s.in_flight
             ],
         )
-        for s in share_states(dirs, cluster_metadata(dirs))
+        for s in share_states(dirs, lambda: cluster_metadata(dirs), cut=cut)
     ]
     return spark.createDataFrame(rows, _SHARE_STATE_SCHEMA)
 

@@ -1,255 +1,230 @@
 """Transactions from the disk as DataFrame operations: the answers of
-:mod:`codegen.forensics.transactions`, row for row (a test compares them).
+:mod:`codegen.forensics.transactions`, row for row (a test compares them), by the same
+definitions.
 
-The input is ``kafka-log`` rows of the data partitions (:func:`read_transactions`). Each
-transactional batch is reduced to one row (its producer, epoch, offsets, time, and for a
-control batch the marker type); per (topic, partition, producer id) in log order, a batch
-belongs to the transaction numbered by the markers before it, and the marker with that number
-ends it. So nothing is collected to the driver but the file listing.
+The input (:func:`read_transactions`) is the batch rows (``kafka-log`` with ``rows=batches``)
+of the data partitions and of ``__consumer_offsets``, the decoded ``__transaction_state``, and
+the offset commits of ``__consumer_offsets``, cut at ``as_of``. Nothing is collected to the
+driver but the file listing and one number (*now*).
 
-- :func:`producer_transactions`: every transaction of a partition (first and last offset, first
-  batch time, the marker offset and outcome, null while open).
-- :func:`aborted_ranges`: the aborted ones with the last stable offset once their ABORT marker
-  was written (Kafka's ``lastStableOffset(completedTxn)``), as the ``.txnindex`` holds them.
-- :func:`partition_transactions`: per partition the log end, the LSO the open transactions
-  imply, the gap, and the open and committed counts.
+- :func:`partition_summaries`: per partition, at the cut, its log end, last stable offset,
+  committed count, open transactions and aborted ranges: :func:`codegen.views.transactions
+  .summarize` of its batch rows (``applyInArrow`` per partition), which the command line runs
+  on the files.
+- :func:`partition_transactions`, :func:`aborted_ranges`: those as rows.
 - :func:`coordinator_states`: each transactional id's latest ``__transaction_state`` record.
 - :func:`transactional_ids`: each transactional id's history as the Python API gives it: its
   states over time, producer id and epoch changes (fencing), transactions, latest state.
 - :func:`coordinator_transactions`: each transactional id's transactions with start, end,
   duration and outcome (the Python API's labels and fencing rule).
-- :func:`open_transactions`: the open ones with their age at ``now``, transactional id,
-  whether they hang and why, and the command that would abort them.
+- :func:`open_transactions`: the open ones at ``now``, judged by
+  :func:`codegen.views.transactions.judge_open` (``mapInArrow``): whether they hang (Kafka's
+  ``find-hanging`` rule, or the ``loose`` one), why, what comes next and when, the command that
+  would abort them; for ``__consumer_offsets`` the groups whose offsets they keep pending
+  (:func:`codegen.views.transactions.pending_commits`).
 
-The rules that are sequential or worded (a transaction's outcome, fencing, why one hangs) are
-the Python API's own functions, run on the few rows involved (each transactional id's records
-in one Arrow group, each open transaction in a small UDF), so the two cannot drift apart.
+The rules that are sequential or worded (a transaction's outcome, fencing) are the Python API's
+own functions, run on the few rows involved (each transactional id's records in one Arrow
+group), so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from codegen.dumps.coordinator import TRANSACTION_STATE
-from codegen.dumps.model import ControlType
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import InputError, discover
-from codegen.forensics.transactions import (
-    DEFAULT_MAX_TIMEOUT_MS,
-    TransactionalId,
-    abort_command,
-    add_state_change,
-    data_partitions,
-    hanging_reason,
-)
+from codegen.forensics.transactions import TransactionalId, add_state_change, data_partitions
+from codegen.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 from spark_udfs.session import kafka_log_reader
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = [
+    "TransactionInputs",
     "aborted_ranges",
     "coordinator_states",
     "coordinator_transactions",
     "newest_timestamp",
     "open_transactions",
+    "partition_summaries",
     "partition_transactions",
-    "producer_transactions",
     "read_transactions",
     "transactional_id_schema",
     "transactional_ids",
 ]
 
 
+@dataclass(frozen=True)
+class TransactionInputs:
+    """What :func:`read_transactions` reads, cut at ``as_of``."""
+
+    segments: DataFrame
+    """The segments of each partition read (one replica per partition): ``topic, partition,
+    segment, baseOffset, file``."""
+    batches: DataFrame
+    """Their batch rows with ``segment`` (:data:`codegen.dumps.batch_rows.BATCH_SCHEMA`)."""
+    coordinator: DataFrame | None
+    """The decoded ``__transaction_state`` records (None without one), with ``timestampMs``."""
+    commits: DataFrame | None
+    """The offset commits and markers of ``__consumer_offsets``
+    (:func:`spark_udfs.compacted.commit_columns`), None without it."""
+    as_of: AsOf | None
+
+
 def read_transactions(
     spark: SparkSession, path: StoragePath | str, as_of: AsOf | None = None
-) -> tuple[DataFrame, DataFrame | None, DataFrame]:
-    """The data partitions' ``kafka-log`` rows under ``path`` (cut at ``as_of``, whole batches),
-    the decoded ``__transaction_state`` records (None without one), and per partition the base
-    offset of its last segment (``topic, partition, activeBase``; the log end of an empty
-    active segment)."""
+) -> TransactionInputs:
+    """The inputs of the transaction answers under ``path`` (broker log dirs, partition folders,
+    globs), cut at ``as_of`` (a time; whole batches by their headers)."""
     from pyspark.sql import functions as F
 
-    from spark_udfs.forensics import _cut
+    from spark_udfs.compacted import commit_columns
+    from spark_udfs.forensics import _cut, _given_file, batch_rows, read_dump
     from spark_udfs.functions import decode_transaction_state
 
     if as_of is not None and as_of.offset is not None:
-        raise InputError("--as-of takes a time for transactions, not a log offset")
+        raise InputError(
+            "--as-of takes a time for transactions (an ISO-8601 time such as "
+            "2024-05-01T12:00:00Z): a log offset means something else in every partition"
+        )
     dirs = discover([path])
     replicas = data_partitions(dirs)
     if not replicas and not dirs.partitions(TRANSACTION_STATE):
-        raise InputError(f"{path}: expected __transaction_state-N or data partition folders")
+        raise InputError(
+            "expected __transaction_state-N or data partition folders (or broker log dirs "
+            f"holding them) for transactions; {path} holds {dirs.describe()}"
+        )
+    offsets = dirs.coordinator_replicas(CONSUMER_OFFSETS)
+    listing = [
+        (r.topic, r.partition, n, segment_file_info(f).base_offset, str(f))
+        for r in [*replicas, *offsets]
+        for n, f in enumerate(r.logs())
+    ]
+    ddl = "topic string, partition int, segment int, baseOffset long, file string"
+    segments = spark.createDataFrame(listing, ddl)
+    # a DataFrame of its own for the join: the two sides of a cogroup must not share one
+    named = spark.createDataFrame(listing, ddl).select(
+        "topic", "partition", "segment", F.col("file").alias("_given")
+    )
+    batches = (
+        batch_rows(spark, [f for *_, f in listing])
+        .drop("topic", "partition")
+        .join(F.broadcast(named), _given_file())
+        .drop("_given")
+    )
     reader = kafka_log_reader(spark).option("includeHeaders", "false")
-    data = _cut(reader.load([str(r.folder) for r in replicas]), as_of)
     files = [
-        f for _, fs in dirs.coordinator_segments(TRANSACTION_STATE, TRANSACTION_STATE) for f in fs
+        str(f)
+        for _, fs in dirs.coordinator_segments(TRANSACTION_STATE, TRANSACTION_STATE)
+        for f in fs
     ]
     coordinator = (
-        decode_transaction_state(_cut(reader.load([str(f) for f in files]), as_of))
-        if files
-        else None
+        decode_transaction_state(_cut(reader.load(files), files, as_of)) if files else None
     )
-    bases = [
-        (
-            r.topic,
-            r.partition,
-            0 if as_of is not None else segment_file_info(r.logs()[-1]).base_offset or 0,
+    commits = commit_columns(read_dump(spark, path, as_of)) if offsets else None
+    return TransactionInputs(segments, batches, coordinator, commits, as_of)
+
+
+_SUMMARY_DDL = (
+    "topic string, partition int, logEndOffset long, lastStableOffset long, committed long, "
+    "newestTimestamp long, whole boolean, "
+    "openTransactions array<struct<producerId:long,producerEpoch:smallint,firstOffset:long,"
+    "firstTimestamp:long,lastOffset:long,lastTimestamp:long>>, "
+    "aborted array<struct<producerId:long,firstOffset:long,lastOffset:long,"
+    "lastStableOffset:long>>"
+)
+
+
+def _summary_of(
+    as_of: AsOf | None,
+) -> Callable[[tuple[pa.Scalar, ...], pa.Table, pa.Table], pa.Table]:
+    def summary(key: tuple[pa.Scalar, ...], segments: pa.Table, batches: pa.Table) -> pa.Table:
+        import pyarrow as pa
+
+        from codegen.views.log_ends import SEGMENT_SCHEMA, segments_at
+        from codegen.views.transactions import summarize
+
+        at = segments_at(segments.select(SEGMENT_SCHEMA.names).cast(SEGMENT_SCHEMA), batches, as_of)
+        row = summarize(at).table()
+        return row.add_column(0, "partition", pa.array([key[1].as_py()], pa.int32())).add_column(
+            0, "topic", pa.array([key[0].as_py()], pa.string())
         )
-        for r in replicas
-    ]
-    active = spark.createDataFrame(bases, "topic string, partition int, activeBase long")
-    return data.withColumn("partition", F.col("partition").cast("int")), coordinator, active
+
+    return summary
 
 
-def newest_timestamp(data: DataFrame, coordinator: DataFrame | None) -> int:
-    """The report's *now* without ``as_of``: the newest record time read (one number)."""
+def partition_summaries(inputs: TransactionInputs) -> DataFrame:
+    """Per partition read (the data partitions and ``__consumer_offsets``): ``topic,
+    partition, logEndOffset, lastStableOffset, committed, newestTimestamp, whole,
+    openTransactions, aborted``: :func:`codegen.views.transactions.summarize` of its segments
+    and batch rows at the cut, per partition (``applyInArrow``)."""
+    by = ["topic", "partition"]
+    return (
+        inputs.segments.groupBy(*by)
+        .cogroup(inputs.batches.groupBy(*by))
+        .applyInArrow(_summary_of(inputs.as_of), _SUMMARY_DDL)
+    )
+
+
+def _reported(summaries: DataFrame) -> DataFrame:
+    """The partitions the report lists: every data partition, and the ``__consumer_offsets``
+    partitions with transactions (open, committed or aborted)."""
     from pyspark.sql import functions as F
 
-    frames = [data] + ([coordinator] if coordinator is not None else [])
-    found = [f.agg(F.max("timestampMs")).first() for f in frames]
+    return summaries.filter(
+        (F.col("topic") != CONSUMER_OFFSETS)
+        | (F.size("openTransactions") > 0)
+        | (F.size("aborted") > 0)
+        | (F.col("committed") > 0)
+    )
+
+
+def newest_timestamp(inputs: TransactionInputs) -> int:
+    """The report's *now* without ``as_of``: the newest batch time read (one number)."""
+    from pyspark.sql import functions as F
+
+    found = [partition_summaries(inputs).agg(F.max("newestTimestamp")).first()]
+    if inputs.coordinator is not None:
+        found.append(inputs.coordinator.agg(F.max("timestampMs")).first())
     return max((int(r[0]) for r in found if r is not None and r[0] is not None), default=-1)
 
 
-def _batches(data: DataFrame) -> DataFrame:
-    """One row per transactional batch: producer, epoch, offsets, newest time, marker type
-    (the control key's int16 type: 0 ABORT, 1 COMMIT; null for a data batch)."""
-    from pyspark.sql import functions as F
-
-    ctype = F.conv(F.hex(F.substring("key", 3, 2)), 16, 10).cast("int")
-    return (
-        data.filter(F.col("_error").isNull() & F.col("isTransactional"))
-        .groupBy("topic", "partition", "file", "batchPosition", "producerId")
-        .agg(
-            F.first("producerEpoch").alias("producerEpoch"),
-            F.first("isControl").alias("isControl"),
-            F.min("offset").alias("firstOffset"),
-            F.max("offset").alias("lastOffset"),
-            F.max("timestampMs").alias("timestampMs"),
-            F.first(F.when(F.col("isControl"), ctype)).alias("marker"),
-        )
-    )
-
-
-def producer_transactions(data: DataFrame) -> DataFrame:
-    """Per transaction of a partition: ``topic, partition, producerId, producerEpoch,
-    firstOffset, lastOffset, firstTimestamp, endOffset, outcome`` (``committed`` or
-    ``aborted``; ``endOffset`` and ``outcome`` null while open)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    b = _batches(data).filter(
-        ~F.col("isControl") | F.col("marker").isin(int(ControlType.ABORT), int(ControlType.COMMIT))
-    )
-    order = Window.partitionBy("topic", "partition", "producerId").orderBy("file", "batchPosition")
-    b = b.withColumn(
-        "_n",
-        F.coalesce(
-            F.sum(F.col("isControl").cast("int")).over(
-                order.rowsBetween(Window.unboundedPreceding, -1)
-            ),
-            F.lit(0),
-        ),
-    )
-    keys = ["topic", "partition", "producerId", "_n"]
-    txns = (
-        b.filter(~F.col("isControl"))
-        .groupBy(*keys)
-        .agg(
-            F.min_by("producerEpoch", "firstOffset").alias("producerEpoch"),
-            F.min("firstOffset").alias("firstOffset"),
-            F.max("lastOffset").alias("lastOffset"),
-            F.min_by("timestampMs", "firstOffset").alias("firstTimestamp"),
-        )
-    )
-    markers = b.filter(F.col("isControl")).select(
-        *keys,
-        F.col("firstOffset").alias("endOffset"),
-        F.when(F.col("marker") == int(ControlType.COMMIT), "committed")
-        .otherwise("aborted")
-        .alias("outcome"),
-    )
-    return txns.join(markers, keys, "left").drop("_n")
-
-
-def aborted_ranges(data: DataFrame) -> DataFrame:
-    """``topic, partition, producerId, firstOffset, lastOffset, lastStableOffset`` per aborted
-    transaction (``lastOffset``: its ABORT marker)."""
-    from pyspark.sql import functions as F
-
-    txns = producer_transactions(data)
-    aborted = txns.filter(F.col("outcome") == "aborted").alias("a")
-    others = txns.alias("o")
-    # other producers' transactions open when the marker was written
-    during = aborted.join(
-        others,
-        (F.col("a.topic") == F.col("o.topic"))
-        & (F.col("a.partition") == F.col("o.partition"))
-        & (F.col("a.producerId") != F.col("o.producerId"))
-        & (F.col("o.firstOffset") < F.col("a.endOffset"))
-        & (F.col("o.endOffset").isNull() | (F.col("o.endOffset") > F.col("a.endOffset"))),
-        "left",
-    )
-    return (
-        during.groupBy(
-            F.col("a.topic").alias("topic"),
-            F.col("a.partition").alias("partition"),
-            F.col("a.producerId").alias("producerId"),
-            F.col("a.firstOffset").alias("firstOffset"),
-            F.col("a.endOffset").alias("lastOffset"),
-        )
-        .agg(F.min("o.firstOffset").alias("_other"))
-        .select(
-            "topic",
-            "partition",
-            "producerId",
-            "firstOffset",
-            "lastOffset",
-            F.coalesce("_other", F.col("lastOffset") + 1).alias("lastStableOffset"),
-        )
-    )
-
-
-def partition_transactions(data: DataFrame, active: DataFrame) -> DataFrame:
+def partition_transactions(inputs: TransactionInputs) -> DataFrame:
     """``topic, partition, logEndOffset, lastStableOffset, gap, open, committed`` per data
-    partition."""
+    partition, and per ``__consumer_offsets`` partition with transactions."""
     from pyspark.sql import functions as F
 
-    ends = (
-        data.filter(F.col("_error").isNull())
-        .groupBy("topic", "partition")
-        .agg((F.max("offset") + 1).alias("_end"))
-        .join(active, ["topic", "partition"], "full")
-        .select(
-            "topic",
-            "partition",
-            F.greatest(F.coalesce("_end", F.lit(0)), F.coalesce("activeBase", F.lit(0))).alias(
-                "logEndOffset"
-            ),
-        )
-    )
-    txns = (
-        producer_transactions(data)
-        .groupBy("topic", "partition")
-        .agg(
-            F.min(F.when(F.col("outcome").isNull(), F.col("firstOffset"))).alias("_firstOpen"),
-            F.count(F.when(F.col("outcome").isNull(), 1)).alias("open"),
-            F.count(F.when(F.col("outcome") == "committed", 1)).alias("committed"),
-        )
-    )
-    joined = ends.join(txns, ["topic", "partition"], "left")
-    lso = F.coalesce("_firstOpen", "logEndOffset")
-    return joined.select(
+    return _reported(partition_summaries(inputs)).select(
         "topic",
         "partition",
         "logEndOffset",
-        lso.alias("lastStableOffset"),
-        (F.col("logEndOffset") - lso).alias("gap"),
-        F.coalesce("open", F.lit(0)).alias("open"),
-        F.coalesce("committed", F.lit(0)).alias("committed"),
+        "lastStableOffset",
+        (F.col("logEndOffset") - F.col("lastStableOffset")).alias("gap"),
+        F.size("openTransactions").cast("long").alias("open"),
+        "committed",
+    )
+
+
+def aborted_ranges(inputs: TransactionInputs) -> DataFrame:
+    """``topic, partition, producerId, firstOffset, lastOffset, lastStableOffset`` per aborted
+    transaction (``lastOffset``: its ABORT marker; the LSO once it was written, Kafka's
+    ``lastStableOffset(completedTxn)``), as the ``.txnindex`` holds them."""
+    from pyspark.sql import functions as F
+
+    return (
+        _reported(partition_summaries(inputs))
+        .select("topic", "partition", F.explode("aborted").alias("_a"))
+        .select("topic", "partition", "_a.*")
     )
 
 
@@ -410,125 +385,141 @@ def coordinator_transactions(coordinator: DataFrame) -> DataFrame:
     )
 
 
+_OPEN_DDL = (
+    "topic string, partition int, producerId long, producerEpoch smallint, firstOffset long, "
+    "lastOffset long, firstTimestamp long, lastTimestamp long, transactionalId string, "
+    "state string, coordinatorProducerId long, coordinatorTimeoutMs int, "
+    "coordinatorStartTimestamp long, partitions array<string>, ageMs long, idleMs long, "
+    "timeoutMs long, hanging boolean, findHanging boolean, reason string, outlook string, "
+    "timesOutAt long, abortCommand string"
+)
+
+
+def _judged(
+    now: int, have_coordinator: bool, max_timeout_ms: int, rule: str
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def judge(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from codegen.views.transactions import judge_open
+
+        for b in batches:
+            table = judge_open(
+                b,
+                now,
+                have_coordinator=have_coordinator,
+                max_timeout_ms=max_timeout_ms,
+                rule=rule,
+            )
+            yield from table.to_batches()
+
+    return judge
+
+
+_PENDING_DDL = "partition int, producerId long, firstOffset long, pendingGroups array<string>"
+
+
+def _pending_of(key: tuple[pa.Scalar, ...], opened: pa.Table, commits: pa.Table) -> pa.Table:
+    import pyarrow as pa
+
+    from codegen.views.offsets import commit_rows
+    from codegen.views.transactions import pending_commits
+
+    rows: dict[tuple[int, int], set[str]] = {}
+    if opened.num_rows and commits.num_rows:
+        pending = pending_commits(opened, commit_rows(commits))
+        for r in pending.select(["producerId", "firstOffset", "group"]).to_pylist():
+            rows.setdefault((r["producerId"], r["firstOffset"]), set()).add(r["group"])
+    return pa.table(
+        {
+            "partition": pa.array([key[0].as_py()] * len(rows), pa.int32()),
+            "producerId": pa.array([k[0] for k in rows], pa.int64()),
+            "firstOffset": pa.array([k[1] for k in rows], pa.int64()),
+            "pendingGroups": pa.array([sorted(g) for g in rows.values()], pa.list_(pa.string())),
+        }
+    )
+
+
 def open_transactions(
-    data: DataFrame,
-    coordinator: DataFrame | None,
+    inputs: TransactionInputs,
     now: int,
     max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
+    rule: str = FIND_HANGING,
 ) -> DataFrame:
-    """``topic, partition, producerId, producerEpoch, firstOffset, ageMs, transactionalId,
-    timeoutMs, hanging, reason, abortCommand`` per open transaction, by the rules of
-    :func:`codegen.forensics.transactions.transaction_report`: the transactional id of a
-    producer is the id with records of its producer id; ``timeoutMs`` and ``reason`` (why it
-    hangs, "" when it does not) come from
-    :func:`codegen.forensics.transactions.hanging_reason` per open transaction (they are few);
-    ``abortCommand`` (null unless it hangs) is the live command that would end it."""
+    """Per open transaction at ``now``: ``topic, partition, producerId, producerEpoch,
+    firstOffset, lastOffset, firstTimestamp, lastTimestamp, ageMs, idleMs, transactionalId,
+    timeoutMs, hanging, findHanging, reason, outlook, timesOutAt, abortCommand,
+    pendingGroups``, as :func:`codegen.forensics.transactions.transaction_report` gives them:
+    :func:`codegen.views.transactions.judge_open` over the open transactions with their
+    transactional id (the id whose records name the producer id) and its latest record, in
+    ``mapInArrow``; ``pendingGroups`` (``__consumer_offsets`` only, else null) from
+    :func:`codegen.views.transactions.pending_commits` per partition."""
     from pyspark.sql import functions as F
 
-    txns = producer_transactions(data).filter(F.col("outcome").isNull())
-    txns = txns.withColumn("ageMs", F.greatest(F.lit(now) - F.col("firstTimestamp"), F.lit(0)))
+    if rule not in RULES:
+        raise ValueError(f"hanging rule {rule!r}: use one of {', '.join(RULES)}")
+    summaries = partition_summaries(inputs)
+    opened = summaries.select("topic", "partition", F.explode("openTransactions").alias("_t"))
+    opened = opened.select("topic", "partition", "_t.*")
+    coordinator = inputs.coordinator
     if coordinator is None:
-        j = txns.select(
+        joined = opened.select(
             "*",
             F.lit(None).cast("string").alias("transactionalId"),
             F.lit(None).cast("string").alias("state"),
-            F.lit(None).cast("long").alias("_pid"),
-            F.lit(None).cast("int").alias("_epoch"),
-            F.lit(None).cast("int").alias("_timeout"),
+            F.lit(None).cast("long").alias("coordinatorProducerId"),
+            F.lit(None).cast("int").alias("coordinatorTimeoutMs"),
+            F.lit(None).cast("long").alias("coordinatorStartTimestamp"),
             F.lit(None).cast("array<string>").alias("partitions"),
         )
     else:
         from spark_udfs.functions import flat
 
-        # Python's by_producer: every producer id an id's records name
+        # the Python API's by_producer: the id whose records name the producer id
         owners = (
             flat(coordinator, "TransactionLog")
             .filter(F.col("producerId").isNotNull())
             .groupBy(F.col("producerId").alias("_owned"))
             .agg(F.max_by("transactionalId", "offset").alias("transactionalId"))
         )
-        states = coordinator_states(coordinator).select(
+        live = F.col("deletedAt").isNull()
+        latest = transactional_ids(coordinator).select(
             "transactionalId",
-            F.col("producerId").alias("_pid"),
-            F.col("producerEpoch").alias("_epoch"),
-            "state",
-            F.col("timeoutMs").alias("_timeout"),
-            "partitions",
+            F.when(live, F.col("state")).alias("state"),
+            F.when(live, F.col("producerId")).alias("coordinatorProducerId"),
+            F.when(live, F.col("timeoutMs")).alias("coordinatorTimeoutMs"),
+            F.when(live, F.element_at("states", -1).startTimestamp).alias(
+                "coordinatorStartTimestamp"
+            ),
+            F.when(live, F.col("partitions")).alias("partitions"),
         )
-        j = txns.join(owners, txns["producerId"] == owners["_owned"], "left").join(
-            states, "transactionalId", "left"
+        joined = (
+            opened.join(owners, opened["producerId"] == owners["_owned"], "left")
+            .drop("_owned")
+            .join(latest, "transactionalId", "left")
         )
-    have_coordinator = coordinator is not None
-    judge = F.udf(
-        lambda *row: _judgement(
-            *row, have_coordinator=have_coordinator, max_timeout_ms=max_timeout_ms
+    columns = [c.split(" ")[0] for c in _OPEN_DDL.split(", ")]
+    judged = joined.select(*columns[:14]).mapInArrow(
+        _judged(now, coordinator is not None, max_timeout_ms, rule), _OPEN_DDL
+    )
+    out = judged.drop("state", "coordinatorProducerId", "coordinatorTimeoutMs",
+                      "coordinatorStartTimestamp", "partitions")  # fmt: skip
+    if inputs.commits is None:
+        return out.withColumn("pendingGroups", F.lit(None).cast("array<string>"))
+    offsets = opened.filter(F.col("topic") == CONSUMER_OFFSETS).select(
+        "partition", "producerId", "firstOffset", "lastOffset"
+    )
+    commits = inputs.commits.withColumn("partition", F.col("partition").cast("int"))
+    pending = (
+        offsets.groupBy("partition")
+        .cogroup(commits.groupBy("partition"))
+        .applyInArrow(_pending_of, _PENDING_DDL)
+        .withColumn("topic", F.lit(CONSUMER_OFFSETS))
+    )
+    keys = ["topic", "partition", "producerId", "firstOffset"]
+    with_groups = out.join(pending, keys, "left")
+    return with_groups.withColumn(
+        "pendingGroups",
+        F.when(
+            F.col("topic") == CONSUMER_OFFSETS,
+            F.coalesce("pendingGroups", F.array().cast("array<string>")),
         ),
-        "struct<timeoutMs:long,reason:string,abortCommand:string>",
     )
-    judged = j.withColumn(
-        "_j",
-        judge(
-            "topic",
-            "partition",
-            "producerId",
-            "producerEpoch",
-            "firstOffset",
-            "ageMs",
-            "transactionalId",
-            "state",
-            "_pid",
-            "_epoch",
-            "_timeout",
-            "partitions",
-        ),
-    )
-    return judged.select(
-        "topic",
-        "partition",
-        "producerId",
-        "producerEpoch",
-        "firstOffset",
-        "ageMs",
-        "transactionalId",
-        F.col("_j.timeoutMs").alias("timeoutMs"),
-        (F.col("_j.reason") != "").alias("hanging"),
-        F.col("_j.reason").alias("reason"),
-        F.col("_j.abortCommand").alias("abortCommand"),
-    )
-
-
-def _judgement(
-    topic: str,
-    partition: int,
-    producer_id: int,
-    producer_epoch: int,
-    first_offset: int,
-    age_ms: int,
-    transactional_id: str | None,
-    state: str | None,
-    latest_producer_id: int | None,
-    latest_epoch: int | None,
-    latest_timeout_ms: int | None,
-    partitions: list[str] | None,
-    *,
-    have_coordinator: bool,
-    max_timeout_ms: int,
-) -> tuple[int, str, str | None]:
-    """The Python API's timeout, reason and abort command of one open transaction."""
-    listed = {(t, int(p)) for t, _, p in (s.rpartition("-") for s in partitions or [])}
-    timeout, reason = hanging_reason(
-        topic,
-        partition,
-        producer_id,
-        producer_epoch,
-        age_ms,
-        transactional_id,
-        latest_state=state,
-        latest_producer_id=latest_producer_id,
-        latest_producer_epoch=latest_epoch,
-        latest_timeout_ms=latest_timeout_ms,
-        latest_partitions=listed,
-        have_coordinator=have_coordinator,
-        max_timeout_ms=max_timeout_ms,
-    )
-    return timeout, reason, abort_command(topic, partition, first_offset) if reason else None

@@ -20,15 +20,18 @@ compare what our decoders make of its log folder with Kafka's own answers:
 from __future__ import annotations
 
 import base64
+import os
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from broker.client import BrokerRun
+from cuts import batch_cuts, python_rows, sample, spark_rows
 from oracle import KafkaOracle
 from oracle import missing_reason as oracle_missing
 from test_dumps_oracle import _compare
+from test_forensics_cuts import check_cli, check_every_cut
 
 from codegen.dumps.compacted import CompactedView, GroupState
 from codegen.dumps.coordinator import (
@@ -39,6 +42,9 @@ from codegen.dumps.coordinator import (
 )
 from codegen.dumps.decoded import DecodedBatch
 from codegen.dumps.metadata import CLUSTER_METADATA
+from codegen.dumps.model import BatchHeader
+from codegen.dumps.segments import SegmentReader
+from codegen.forensics.groups import AsOf
 
 pytestmark = [pytest.mark.kafka, pytest.mark.xdist_group("kafka")]
 
@@ -207,12 +213,12 @@ def test_spark_kafka_log_source_matches_the_broker(broker_run: BrokerRun, kafka_
 # ------------------------------------------------------ the forensics commands against the broker
 
 
-def _forensic_facts(paths: list[Path]) -> dict[str, Any]:
+def _forensic_facts(paths: list[Path], as_of: AsOf | None = None) -> dict[str, Any]:
     from codegen.forensics.groups import group_reports
     from codegen.forensics.lag import lag_reports
 
-    groups = {r.group: r for r in group_reports(paths)}
-    lags = lag_reports(paths)
+    groups = {r.group: r for r in group_reports(paths, None, as_of)}
+    lags = lag_reports(paths, None, as_of)
     ends = {(p.group, p.topic, p.partition): p.log_end_offset for g in lags for p in g.partitions}
     shares = {
         (g.group, s.state.topic, s.state.partition): (s.state.start_offset, s.lag)
@@ -222,21 +228,42 @@ def _forensic_facts(paths: list[Path]) -> dict[str, Any]:
     return {"groups": groups, "ends": ends, "shares": shares}
 
 
-def test_forensics_match_the_broker(broker_run: BrokerRun) -> None:
-    truth = broker_run.truth
-    facts = _forensic_facts([broker_run.log_dir])
+def _settled_moment(run: BrokerRun, truth: dict[str, Any]) -> AsOf | None:
+    """A settled point of the workload as an ``--as-of`` time: the newest batch time of the
+    ``__consumer_offsets`` prefix the truth holds for (None at the end)."""
+    if truth is run.truth:
+        return None
+    ends = {int(p): end for p, end in truth["consumerOffsetsEnd"].items()}
+    newest = -1
+    for partition in run.partition_dirs(CONSUMER_OFFSETS):
+        end = ends[int(partition.name.rsplit("-", 1)[1])]
+        for segment in sorted(partition.glob("*.log")):
+            for h in SegmentReader(segment).batch_headers():
+                if isinstance(h, BatchHeader) and h.base_offset < end:
+                    newest = max(newest, h.max_timestamp)
+    return AsOf(timestamp_ms=newest)
+
+
+def _facts_agree(run: BrokerRun, truth: dict[str, Any]) -> tuple[int, int]:
+    """The forensics at a settled point (``--as-of`` its time; the end read whole) against the
+    broker's answers then: every group's protocol type, type, state and members, the log end
+    of every partition with a committed offset, share groups' start offsets and lag."""
+    facts = _forensic_facts([run.log_dir], _settled_moment(run, truth))
     agree, total = 0, 0
-    # Protocol type as listGroups gives it, for every group.
     listed = _truth_groups(truth)
     for group_id, g in listed.items():
         ours = facts["groups"].get(group_id)
-        total += 1
         got = None if ours is None else ours.protocol_type
+        total += 1
         agree += (got or "") == (g["protocolType"] or "")
         assert (got or "") == (g["protocolType"] or ""), group_id
-    # Log end offsets of every partition with a committed offset (the empty topic's is 0).
+        assert ours is not None, group_id
+        theirs = (_TYPES[g["type"]], g["state"], sorted(m["memberId"] for m in g["members"]))
+        mine = (ours.type, ours.state, sorted(m["memberId"] for m in ours.members))
+        total += 3
+        agree += sum(a == b for a, b in zip(mine, theirs, strict=True))
+        assert mine == theirs, group_id
     log_ends = truth["logEnds"]
-    assert log_ends["t-empty-0"] == 0
     for (group, topic, partition), end in facts["ends"].items():
         key = f"{topic}-{partition}"
         if key not in log_ends:
@@ -244,19 +271,26 @@ def test_forensics_match_the_broker(broker_run: BrokerRun) -> None:
         total += 1
         agree += end == log_ends[key]
         assert end == log_ends[key], (group, key)
-    assert ("lag-empty", "t-empty", 0) in facts["ends"]
-    # Share groups' start offsets and lag (listShareGroupOffsets).
     expected = {
         (s["group"], s["topic"], s["partition"]): (s["startOffset"], s["lag"])
         for s in truth["shareOffsets"]
     }
-    assert expected
     for k, (start, lag) in expected.items():
         total += 2
         got_start, got_lag = facts["shares"].get(k, (None, None))
         agree += (got_start == start) + (lag is None or got_lag == lag)
         assert got_start == start, k
         assert lag is None or got_lag == lag, k
+    return agree, total
+
+
+def test_forensics_match_the_broker(broker_run: BrokerRun) -> None:
+    truth = broker_run.truth
+    facts = _forensic_facts([broker_run.log_dir])
+    assert broker_run.truth["logEnds"]["t-empty-0"] == 0
+    assert ("lag-empty", "t-empty", 0) in facts["ends"]
+    assert truth["shareOffsets"]
+    agree, total = _facts_agree(broker_run, truth)
     print(f"forensics agree with the broker on {agree} of {total} facts")
 
 
@@ -305,6 +339,64 @@ def test_the_log_dir_in_s3_reads_as_on_disk(broker_run: BrokerRun, s3_server: An
             disk.stdout.replace(str(broker_run.log_dir), remote),
         ), command
         assert s3_server.secret_key not in s3.stdout + s3.stderr
+
+
+def test_forensics_match_the_broker_at_every_settled_point(broker_run: BrokerRun) -> None:
+    """``groups`` and ``lag`` ``--as-of`` each settled point of the workload give the broker's
+    answers of that moment."""
+    agree, total = 0, 0
+    for truth in _truths(broker_run):
+        a, t = _facts_agree(broker_run, truth)
+        agree, total = agree + a, total + t
+    assert agree == total > 150
+    print(f"forensics agree with the broker at its {len(POINTS)} settled points: {agree} facts")
+
+
+# ------------------------------------------------------ every moment of the broker's log
+
+BROKER_CUTS = os.environ.get("KAFKA_SPECGEN_BROKER_CUTS", "24")
+"""Batch boundaries of the broker's log compared in ``make test`` (a seeded sample); ``all``
+compares every one (``make test-cuts``)."""
+
+
+def _cuts(run: BrokerRun) -> list[AsOf]:
+    """The settled points, then the batch boundaries of :data:`BROKER_CUTS`."""
+    settled = [c for t in run.truth["snapshots"] if (c := _settled_moment(run, t)) is not None]
+    every = batch_cuts(run.log_dir)
+    sampled = every if BROKER_CUTS == "all" else sample(every, int(BROKER_CUTS), seed=41)
+    return settled + [c for c in sampled if c not in settled]
+
+
+def test_every_moment_is_the_answer_over_the_log_before_it(
+    broker_run: BrokerRun, tmp_path: Path
+) -> None:
+    """At the settled points and the batch boundaries, ``groups``, ``lag`` and
+    ``transactions --as-of`` give the answer over a copy of the log dir as it was then (most
+    ``__consumer_offsets`` partitions are written only late in the run: at the early cuts they
+    hold nothing yet)."""
+    cuts = _cuts(broker_run)
+    compared = check_every_cut(broker_run.log_dir, cuts, tmp_path)
+    print(f"{compared} cuts of the broker's log compared with their prefix")
+
+
+def test_the_command_line_gives_the_api_answer_at_settled_points(
+    broker_run: BrokerRun, tmp_path: Path
+) -> None:
+    settled = _cuts(broker_run)[:3]
+    early = batch_cuts(broker_run.log_dir)[1]
+    for n, cut in enumerate([early, *settled]):
+        check_cli(broker_run.log_dir, cut, tmp_path, ("table", "html") if n == 1 else ())
+
+
+@pytest.mark.spark
+def test_spark_gives_the_api_answer_at_cuts(broker_run: BrokerRun, kafka_spark: Any) -> None:
+    """Spark's group states, lag, share lag and transactions at an early cut (most partitions
+    still empty) and at the first settled point equal the Python API's."""
+    early = batch_cuts(broker_run.log_dir)[1]
+    for cut in (early, _cuts(broker_run)[0]):
+        assert spark_rows(kafka_spark, broker_run.log_dir, cut) == python_rows(
+            broker_run.log_dir, cut
+        ), cut
 
 
 def test_lag_over_two_broker_images_matches_one(broker_run: BrokerRun, tmp_path: Path) -> None:

@@ -183,18 +183,53 @@ def test_open_transactions_lso_and_gap(cluster: Path) -> None:
 
 
 def test_the_synthesized_hanging_transaction_is_found(cluster: Path) -> None:
-    report = transaction_report(cluster)
+    # find-hanging's rule: pid 99's last write (T0 + 2 s) is 29 s old, past a 20 s maximum
+    # timeout, and no transactional id has its producer id
+    report = transaction_report(cluster, max_timeout_ms=20 * S)
     (hanging,) = report.hanging
     assert (hanging.topic, hanging.partition, hanging.producer_id) == ("orders", 1, 99)
-    assert hanging.transactional_id is None
-    assert "no transactional id of the coordinator has producer id 99" in hanging.reason
-    assert hanging.age_ms == 29 * S
+    assert hanging.transactional_id is None and hanging.find_hanging
+    assert hanging.reason == (
+        "no transactional id of the coordinator has producer id 99; its producer's last write "
+        "was 29000 ms ago, longer than the maximum transaction timeout of 20000 ms"
+    )
+    assert (hanging.age_ms, hanging.idle_ms) == (29 * S, 29 * S)
     # g-rc committed 2 = the stuck LSO; g-old (at 1) is not held by it
     assert [g.group for g in hanging.blocked_groups] == ["g-rc"]
     assert hanging.abort_command == abort_command("orders", 1, 2)
     assert hanging.abort_command.endswith("abort --topic orders --partition 1 --start-offset 2")
-    (legit,) = [t for p in report.partitions for t in p.open if not t.hanging]
+    # tx-open's transaction is as old, but the coordinator lists it: it ends it itself
+    (legit,) = [t for t in report.open if not t.hanging]
     assert (legit.producer_id, legit.transactional_id) == (14, "tx-open")
+    assert legit.abort_command is None and legit.times_out_at == T0 + 90 * S
+    assert legit.outlook.startswith("the coordinator lists it (Ongoing since ")
+    assert "aborts it at 2023-11-14T22:14:50.000Z unless the producer ends it first" in (
+        legit.outlook
+    )
+
+
+def test_young_unlisted_transactions_are_open_not_hanging(cluster: Path) -> None:
+    """By default (the brokers' 15 minutes) nothing hangs yet: pid 99 says from when
+    find-hanging would list it."""
+    report = transaction_report(cluster)
+    assert report.hanging == []
+    waiting = {t.producer_id: t for t in report.open}
+    assert sorted(waiting) == [14, 99]
+    assert waiting[99].times_out_at == T0 + 2 * S + 900 * S
+    assert waiting[99].outlook == (
+        "unless its markers come, kafka-transactions find-hanging lists it from "
+        "2023-11-14T22:28:22.000Z (its producer's last write plus the maximum transaction "
+        "timeout, 900000 ms)"
+    )
+    assert waiting[99].abort_command is None
+
+
+def test_find_hanging_needs_a_last_write_strictly_older_than_the_timeout(cluster: Path) -> None:
+    # pid 99's last write is at T0 + 2 s; Kafka lists it once now - lastTimestamp > max
+    at = T0 + 2 * S + 900 * S
+    assert transaction_report(cluster, as_of=AsOf(timestamp_ms=at)).hanging == []
+    (hanging,) = transaction_report(cluster, as_of=AsOf(timestamp_ms=at + 1)).hanging
+    assert hanging.producer_id == 99 and hanging.idle_ms == 900 * S + 1
 
 
 def test_aborted_ranges_from_markers_and_index(cluster: Path) -> None:
@@ -268,18 +303,42 @@ def test_as_of_reads_the_disks_as_they_were(cluster: Path) -> None:
     report = transaction_report(cluster, as_of=AsOf(timestamp_ms=T0 + 4 * S + 500))
     p0 = next(p for p in report.partitions if p.partition == 0)
     assert (p0.log_end_offset, p0.open) == (12, [])
-    (hanging,) = report.hanging
-    assert hanging.producer_id == 99 and hanging.age_ms == 2500
+    assert report.hanging == []
+    (young,) = report.open
+    assert young.producer_id == 99 and young.age_ms == 2500
+    (hanging,) = transaction_report(
+        cluster, as_of=AsOf(timestamp_ms=T0 + 4 * S + 500), max_timeout_ms=2 * S
+    ).hanging
+    assert hanging.producer_id == 99
     ids = {t.transactional_id for t in report.transactional_ids}
     assert "tx-open" not in ids
 
 
-def test_an_ongoing_transaction_older_than_its_timeout_hangs(cluster: Path) -> None:
-    report = transaction_report(cluster, as_of=AsOf(timestamp_ms=T0 + 200 * S))
+def test_a_listed_transaction_past_its_timeout_is_not_hanging(cluster: Path) -> None:
+    """The coordinator lists tx-open's transaction (Ongoing on orders-0): Kafka's find-hanging
+    never lists it, however old; the coordinator aborts it itself once its timeout passes."""
+    at = AsOf(timestamp_ms=T0 + 1000 * S)
+    report = transaction_report(cluster, as_of=at)
+    hanging = {t.producer_id: t for t in report.hanging}
+    assert sorted(hanging) == [99]  # last write 998 s ago, unlisted
+    (listed,) = [t for t in report.open if not t.hanging]
+    assert listed.producer_id == 14 and listed.idle_ms == 970 * S
+    assert listed.times_out_at == T0 + 90 * S and listed.abort_command is None
+
+
+def test_the_loose_rule_flags_more_but_aborts_only_what_kafka_lists(cluster: Path) -> None:
+    report = transaction_report(cluster, as_of=AsOf(timestamp_ms=T0 + 200 * S), rule="loose")
+    assert report.rule == "loose"
     hanging = {t.producer_id: t for t in report.hanging}
     assert sorted(hanging) == [14, 99]
     assert "open 170000 ms, longer than its timeout of 60000 ms" in hanging[14].reason
+    assert "find-hanging does not list it" in hanging[14].reason
     assert [g.group for g in hanging[14].blocked_groups] == ["g-rc"]
+    assert "no transactional id of the coordinator has producer id 99" in hanging[99].reason
+    assert all(t.abort_command is None and not t.find_hanging for t in hanging.values())
+    code, out, _ = _run(cluster, "--as-of", "2023-11-14T22:16:20Z", "--rule", "loose")
+    assert code == 1 and "rule: loose (looser than kafka-transactions find-hanging)" in out
+    assert "abort it:" not in out
 
 
 def test_transactional_id_filter(cluster: Path) -> None:
@@ -289,27 +348,34 @@ def test_transactional_id_filter(cluster: Path) -> None:
 
 
 def test_cli_jsonl_equals_the_api_and_exits_1_on_hanging(cluster: Path) -> None:
-    code, out, _ = _run(cluster, "--format", "jsonl")
+    code, out, _ = _run(cluster, "--format", "jsonl", "--max-timeout-ms", 20 * S)
     assert code == 1
     lines = [json.loads(line) for line in out.splitlines()]
-    assert lines == transaction_report(cluster).lines()
+    assert lines == transaction_report(cluster, max_timeout_ms=20 * S).lines()
     kinds = [line["kind"] for line in lines]
     assert kinds == ["transactional-id"] * 5 + ["partition"] * 2 + ["hanging"]
 
 
 def test_cli_table_and_html(cluster: Path, tmp_path: Path) -> None:
-    code, out, _ = _run(cluster)
+    code, out, _ = _run(cluster, "--max-timeout-ms", 20 * S)
     assert code == 1
     assert out.startswith("now 2023-11-14T22:13:51.000Z")
     assert "hanging transactions: 1" in out
     assert (
         "abort it: kafka-transactions.sh --bootstrap-server HOST:PORT abort --topic orders " in out
     )
+    assert "open transactions not hanging: 1" in out
     assert "orders-1  log end 11  LSO 2  gap 9" in out
     page = tmp_path / "t.html"
-    code, _, _ = _run(cluster, "--format", "html", "--output", page)
+    code, _, _ = _run(cluster, "--format", "html", "--output", page, "--max-timeout-ms", 20 * S)
     text = page.read_text()
     assert code == 1 and text.startswith("<!DOCTYPE html>") and "Hanging transactions (1)" in text
+    # every open transaction is named with its producer and offsets
+    assert "Open transactions not hanging (1)" in text
+    assert "<td>orders-0</td><td>14</td><td>0</td><td>15</td><td>18</td>" in text
+    assert "<td>orders-1</td><td>99</td><td>0</td><td>2</td>" in text
+    code, out, _ = _run(cluster)  # by default nothing is old enough
+    assert code == 0 and "hanging transactions: 0" in out and "find-hanging lists it from" in out
 
 
 def test_cli_clean_cluster_exits_0(cluster: Path) -> None:
@@ -422,7 +488,7 @@ def test_both_backends_give_the_same_answers(
         monkeypatch.setenv(backends.ENVIRONMENT_VARIABLE, backend)
         assert native_headers_enabled() == (backend == "native")
         for name, path in (("plain", cluster), ("damaged", damaged)):
-            report = transaction_report(path, as_of=as_of)
+            report = transaction_report(path, as_of=as_of, max_timeout_ms=1000)
             answers.setdefault(name, []).append(
                 (
                     report.now,
@@ -440,3 +506,88 @@ def test_both_backends_give_the_same_answers(
     for line in (*orders1, *expected):
         line.pop("folder", None)
     assert orders1 == expected and any(line["kind"] == "hanging" for line in orders1)
+
+
+def write_offset_transactions(root: Path) -> Path:
+    """A log dir of transactional offset commits (sendOffsetsToTransaction): tx-done (pid 32)
+    committed; pid 31 left g-lost's commits open with no coordinator record; tx-offs (pid 30)
+    is Ongoing with g-txn's commit."""
+    log = root / "kafka-logs"
+    offsets, coord = log / "__consumer_offsets-0", log / "__transaction_state-0"
+    for d in (offsets, coord):
+        d.mkdir(parents=True)
+    co0 = ("__consumer_offsets", 0)
+    txn: dict[str, Any] = {"producer_epoch": 0, "transactional": True}
+    with SegmentWriter(offsets / "00000000000000000000.log") as w:
+        w.write_batch([commit_record("g-plain", "orders", 0, 3, T0)], timestamp=T0)  # 0
+        w.write_batch(
+            [commit_record("g-done", "orders", 0, 4, T0 + S)],
+            timestamp=T0 + S,
+            producer_id=32,
+            **txn,
+        )  # 1
+        w.write_control(ControlType.COMMIT, timestamp=T0 + 2 * S, producer_id=32, producer_epoch=0)
+        w.write_batch(
+            [
+                commit_record("g-lost", "orders", 0, 7, T0 + 5 * S),
+                commit_record("g-lost", "orders", 1, 2, T0 + 5 * S),
+            ],
+            timestamp=T0 + 5 * S,
+            producer_id=31,
+            **txn,
+        )  # 3-4
+        w.write_batch(
+            [commit_record("g-txn", "orders", 0, 5, T0 + 10 * S)],
+            timestamp=T0 + 10 * S,
+            producer_id=30,
+            **txn,
+        )  # 5
+        w.write_batch(
+            [commit_record("g-plain", "orders", 0, 6, T0 + 60 * S)], timestamp=T0 + 60 * S
+        )
+    records = [
+        txn_record("tx-done", "Ongoing", 32, 0, T0 + S, [co0], start=T0 + S),
+        txn_record("tx-done", "CompleteCommit", 32, 0, T0 + 2 * S, [], start=T0 + S),
+        txn_record("tx-offs", "Ongoing", 30, 0, T0 + 10 * S, [co0], start=T0 + 10 * S),
+    ]
+    with SegmentWriter(coord / "00000000000000000000.log") as w:
+        for key, value, at in records:
+            w.write_batch([(key, value)], timestamp=at)
+    return log
+
+
+def test_transactional_offset_commits_in_consumer_offsets(tmp_path: Path) -> None:
+    """sendOffsetsToTransaction's commits: an open one keeps its group's offsets pending
+    (UNSTABLE_OFFSET_COMMIT for consumers asking for stable offsets); one no coordinator lists
+    hangs once old enough, as on a data partition."""
+    log = write_offset_transactions(tmp_path)
+    report = transaction_report(log, max_timeout_ms=30 * S)
+    assert report.partitions == []
+    (p,) = report.offset_partitions
+    assert (p.topic, p.partition, p.committed, p.last_stable_offset, p.log_end_offset) == (
+        "__consumer_offsets",
+        0,
+        1,
+        3,
+        7,
+    )
+    by_pid = {t.producer_id: t for t in p.open}
+    assert [t.producer_id for t in p.open] == [31, 30]
+    assert by_pid[31].pending_groups == ["g-lost"]
+    assert [(c.topic, c.partition, c.offset) for c in by_pid[31].pending_commits] == [
+        ("orders", 0, 7),
+        ("orders", 1, 2),
+    ]
+    assert by_pid[30].pending_groups == ["g-txn"]
+    (hanging,) = report.hanging
+    assert hanging is by_pid[31] and hanging.abort_command == abort_command(
+        "__consumer_offsets", 0, 3
+    )
+    assert not by_pid[30].hanging and by_pid[30].transactional_id == "tx-offs"
+    lines = report.lines()
+    (hanging_line,) = [line for line in lines if line["kind"] == "hanging"]
+    assert hanging_line["pendingGroups"] == ["g-lost"]
+    code, out, _ = _run(log, "--max-timeout-ms", 30 * S)
+    assert code == 1
+    assert "keeps pending the offsets of groups: g-lost (g-lost orders-0 at 7, " in out
+    assert "__consumer_offsets-0  log end 7  LSO 3  gap 4  open 2  committed 1" in out

@@ -63,9 +63,10 @@ from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions, is_paths
-from codegen.forensics.inputs import LogDirs, as_log_dirs
+from codegen.forensics.inputs import LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.views.consumer_offsets import read_compacted
+from codegen.views.cut import AsOf
 from codegen.views.offsets import CommittedOffsets
 
 __all__ = [
@@ -81,19 +82,6 @@ __all__ = [
 ]
 
 COOPERATIVE: Final = "cooperative-sticky"
-
-
-@dataclass(frozen=True, slots=True)
-class AsOf:
-    """Replay up to and including a log offset, or a record timestamp (epoch ms)."""
-
-    offset: int | None = None
-    timestamp_ms: int | None = None
-
-    def excludes(self, batch_offset: int, batch_timestamp: int) -> bool:
-        if self.offset is not None and batch_offset > self.offset:
-            return True
-        return self.timestamp_ms is not None and batch_timestamp > self.timestamp_ms
 
 
 def parse_as_of(text: str) -> AsOf:
@@ -471,7 +459,6 @@ def group_views(
     folders, segment files, globs: :mod:`codegen.forensics.inputs`) up to ``as_of``."""
     views: list[GroupsView] = []
     decoder = coordinator_decoder(CONSUMER_OFFSETS)
-    up_to = (None, None) if as_of is None else (as_of.offset, as_of.timestamp_ms)
     for partition, files in dump_partitions(path):
         view = GroupsView(partition, as_of)
         offsets = CommittedOffsets()
@@ -483,7 +470,7 @@ def group_views(
                 decoder,
                 max_batch_size=DEFAULT_MAX_DECOMPRESSED_SIZE,
                 max_batch_records=DEFAULT_MAX_BATCH_RECORDS,
-                up_to=up_to,
+                up_to=as_of,
             ):
                 if errors is not None:
                     errors.extend(chunk.segment_errors)
@@ -502,10 +489,10 @@ def group_reports(
     shares: dict[str, list[SharePartitionState]] = {}
     if isinstance(source, Path | RemotePath | str | LogDirs) or is_paths(source):
         dirs = as_log_dirs(cast("StoragePath | Sequence[StoragePath | str] | LogDirs", source))
-        views = group_views(dirs, as_of)
-        if as_of is None:  # the share state is read at the end of the log only
-            for state in share_states(dirs, cluster_metadata(dirs)):
-                shares.setdefault(state.group, []).append(state)
+        cut = resolve_cut(dirs, as_of)
+        views = group_views(dirs, cut.consumer_offsets)
+        for state in share_states(dirs, lambda: cluster_metadata(dirs), cut=cut.others):
+            shares.setdefault(state.group, []).append(state)
     else:
         views = list(cast("Iterable[GroupsView]", source))
     reports: list[GroupReport] = []

@@ -19,6 +19,11 @@ when the broker wrote it; no history). Each log end says where it came from.
 
 A command states what it needs (:meth:`LogDirs.require`): given something else, the error says
 what was expected and what was found.
+
+``--as-of`` reads the disks as they were at a moment (:func:`resolve_cut`, :func:`segments_at`,
+docs/forensics.md): of every partition, the batches up to the cut (:mod:`codegen.views.cut`)
+and the segment files that held them; the brokers' checkpoints, written at the end, are left
+out.
 """
 
 from __future__ import annotations
@@ -30,14 +35,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+import pyarrow as pa
+
 from codegen.dumps import storage
-from codegen.dumps.model import BatchHeader
+from codegen.dumps.batch_rows import batch_table
+from codegen.dumps.coordinator import CONSUMER_OFFSETS
+from codegen.dumps.model import BatchHeader, SegmentError
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import SegmentReader, segment_file_info, segment_files
 from codegen.dumps.storage import RemotePath, StoragePath
+from codegen.views.cut import AsOf
+from codegen.views.log_ends import (
+    REPLICATION_CHECKPOINT,
+    SEGMENT_SCHEMA,
+    SegmentsAt,
+    best_log_end,
+    candidate_rows,
+    checkpoint_rows,
+    log_end_steps,
+    segments_at,
+)
 
 __all__ = [
+    "NO_CUT",
     "REPLICATION_CHECKPOINT",
+    "Cut",
     "InputError",
     "LogDirs",
     "LogEnd",
@@ -47,11 +69,12 @@ __all__ = [
     "discover",
     "expand",
     "read_offset_checkpoint",
+    "replica_at",
+    "replica_rows",
+    "resolve_cut",
 ]
 
-REPLICATION_CHECKPOINT: Final = "replication-offset-checkpoint"
 _PARTITION_DIR: Final = re.compile(r"^(.+)-(\d+)$")
-_EARLIEST: Final = -(1 << 63)
 
 
 class InputError(ValueError):
@@ -165,18 +188,19 @@ class LogDirs:
             f"{command}; {', '.join(map(str, self.given))} holds {self.describe()}"
         )
 
+    def coordinator_replicas(self, topic: str) -> list[PartitionFolder]:
+        """The replica read of each partition of a coordinator topic (with segments): the one
+        whose last segment starts furthest (then the most bytes)."""
+        chosen = [max(replicas, key=_replica_rank) for replicas in self.partitions(topic).values()]
+        return [r for r in chosen if r.logs()]
+
     def coordinator_segments(
         self, topic: str, files_are: str = "__consumer_offsets"
     ) -> list[tuple[int, list[StoragePath]]]:
-        """(partition, .log segments) of a coordinator topic, one replica per partition: the
-        one whose last segment starts furthest (then the most bytes). Bare segment files are
-        read as partition -1 of ``files_are``."""
-        out: list[tuple[int, list[StoragePath]]] = []
-        for partition, replicas in self.partitions(topic).items():
-            best = max(replicas, key=_replica_rank)
-            logs = best.logs()
-            if logs:
-                out.append((partition, logs))
+        """(partition, .log segments) of a coordinator topic, one replica per partition
+        (:meth:`coordinator_replicas`). Bare segment files are read as partition -1 of
+        ``files_are``."""
+        out = [(r.partition, r.logs()) for r in self.coordinator_replicas(topic)]
         if self.files and topic == files_are:
             by_partition: dict[int, list[StoragePath]] = {}
             for f in self.files:
@@ -285,6 +309,81 @@ def _scan_image(
 
 
 @dataclass(frozen=True, slots=True)
+class Cut:
+    """``--as-of`` resolved for every partition read: ``__consumer_offsets`` by its own cut (an
+    offset is one of its offsets), every other partition by a time, ``now``."""
+
+    consumer_offsets: AsOf | None
+    others: AsOf | None
+    now: int | None
+    """The moment of the cut (epoch ms); None without a cut."""
+
+    def of(self, topic: str) -> AsOf | None:
+        return self.consumer_offsets if topic == CONSUMER_OFFSETS else self.others
+
+
+NO_CUT: Final = Cut(None, None, None)
+
+
+def resolve_cut(dirs: LogDirs, as_of: AsOf | None) -> Cut:
+    """``as_of`` for every partition of ``dirs``. A time cuts every partition at that time. A
+    ``__consumer_offsets`` offset cuts its partitions there; the moment of the cut is the
+    newest timestamp of the batches (with records) it keeps, and the other partitions are read
+    as of that moment (-1 when it keeps none: they keep nothing either)."""
+    if as_of is None:
+        return NO_CUT
+    if as_of.offset is None:
+        return Cut(as_of, as_of, as_of.timestamp_ms)
+    moment = -1
+    for _, files in dirs.coordinator_segments(CONSUMER_OFFSETS):
+        for f in files:
+            for h in SegmentReader(f).batch_headers():
+                if (
+                    isinstance(h, BatchHeader)
+                    and h.record_count
+                    and not as_of.excludes(h.base_offset, h.max_timestamp)
+                ):
+                    moment = max(moment, h.max_timestamp)
+    return Cut(as_of, AsOf(timestamp_ms=moment), moment)
+
+
+def replica_rows(
+    logs: Sequence[StoragePath], errors: list[SegmentError] | None = None
+) -> tuple[pa.Table, pa.Table]:
+    """A replica's segments (:data:`codegen.views.log_ends.SEGMENT_SCHEMA`) and their batch rows
+    with their ``segment`` (:func:`codegen.dumps.batch_rows.batch_rows`), what the views of
+    :mod:`codegen.views.log_ends` read. What could not be read also goes to ``errors``."""
+    segments = pa.table(
+        {
+            "segment": list(range(len(logs))),
+            "baseOffset": [segment_file_info(f).base_offset for f in logs],
+        },
+        schema=SEGMENT_SCHEMA,
+    )
+    tables = []
+    for n, f in enumerate(logs):
+        items = list(SegmentReader(f).batch_headers())
+        if errors is not None:
+            errors.extend(i for i in items if isinstance(i, SegmentError))
+        rows = batch_table(items)
+        tables.append(rows.append_column("segment", pa.repeat(pa.scalar(n, pa.int32()), len(rows))))
+    batches = (
+        pa.concat_tables(tables)
+        if tables
+        else batch_table([]).append_column("segment", pa.array([], pa.int32()))
+    )
+    return segments, batches
+
+
+def replica_at(
+    logs: Sequence[StoragePath], cut: AsOf | None, errors: list[SegmentError] | None = None
+) -> SegmentsAt:
+    """A replica's segments and batches as they were at ``cut`` (:func:`codegen.views
+    .log_ends.segments_at`)."""
+    return segments_at(*replica_rows(logs, errors), cut)
+
+
+@dataclass(frozen=True, slots=True)
 class LogEnd:
     """A partition's log end over time, and where it was read."""
 
@@ -308,10 +407,13 @@ class LogEnd:
 
 
 class LogEnds:
-    """Log end offsets of data partitions, from a :class:`LogDirs`' replicas and checkpoints."""
+    """Log end offsets of data partitions, from a :class:`LogDirs`' replicas and checkpoints;
+    with a ``cut``, from the segments as they were then (:func:`segments_at`): the
+    checkpoints, written at the end, are left out."""
 
-    def __init__(self, dirs: LogDirs | None) -> None:
+    def __init__(self, dirs: LogDirs | None, cut: AsOf | None = None) -> None:
         self.dirs = dirs
+        self.cut = cut
         self._found: dict[tuple[str, int], LogEnd | None] = {}
         self.newest_timestamp = -1
 
@@ -338,48 +440,22 @@ class LogEnds:
         if self.dirs is None:
             return None
         replicas = self.dirs.replicas.get(k) or self.dirs.neighbours.get(k) or []
-        candidates = [e for r in replicas if (e := _from_segments(r)) is not None]
-        candidates += [
-            LogEnd([_EARLIEST], [hw], REPLICATION_CHECKPOINT, str(path), False)
-            for hw, path in self.dirs.checkpoints.get(k, [])
-        ]
-        if not candidates:
+        tables = []
+        for n, r in enumerate(replicas):
+            steps = log_end_steps(replica_at(r.logs(), self.cut))
+            if steps is not None:
+                tables.append(candidate_rows(n, str(r.folder), steps))
+        if self.cut is None:
+            for m, (hw, path) in enumerate(self.dirs.checkpoints.get(k, [])):
+                tables.append(checkpoint_rows(len(replicas) + m, str(path), hw))
+        found = best_log_end(pa.concat_tables(tables)) if tables else None
+        if found is None:
             return None
-        # Prefer segments (they have a history) over a checkpoint at the same end.
-        best = max(candidates, key=lambda e: (e.last, e.history))
-        if len(candidates) > 1:
-            return LogEnd(
-                best.times,
-                best.ends,
-                best.source,
-                f"{best.where}; the highest of {len(candidates)} replicas/checkpoints",
-                best.history,
-            )
-        return best
-
-
-def _from_segments(r: PartitionFolder) -> LogEnd | None:
-    logs = r.logs()
-    if not logs:
-        return None
-    times: list[int] = []
-    ends: list[int] = []
-    newest = -1
-    for f in logs:
-        for item in SegmentReader(f).batch_headers():
-            if not isinstance(item, BatchHeader):
-                continue
-            # Running maxima keep both lists sorted for the bisection.
-            newest = max(newest, item.max_timestamp)
-            times.append(newest)
-            ends.append(max(ends[-1] if ends else 0, item.last_offset + 1))
-    active_base = segment_file_info(logs[-1]).base_offset
-    if not times:
-        if active_base is None:
-            return None
-        return LogEnd([_EARLIEST], [active_base], "empty segments", str(r.folder), True)
-    if active_base is not None and active_base > ends[-1]:
-        # The active segment is empty and starts past the last batch (records removed).
-        times.append(times[-1])
-        ends.append(active_base)
-    return LogEnd(times, ends, "segments", str(r.folder), True)
+        steps_table, source, where, history, _ = found
+        return LogEnd(
+            steps_table.column("endTime").to_pylist(),
+            steps_table.column("endOffset").to_pylist(),
+            source,
+            where,
+            history,
+        )

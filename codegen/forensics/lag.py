@@ -65,12 +65,18 @@ from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions
-from codegen.forensics.groups import AsOf
-from codegen.forensics.inputs import LogDirs, LogEnd, LogEnds, discover
+from codegen.forensics.inputs import (
+    LogDirs,
+    LogEnd,
+    LogEnds,
+    discover,
+    resolve_cut,
+)
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.text import plural
 from codegen.views.compaction import key_ids, stable_order
-from codegen.views.consumer_offsets import batches_up_to, decode_commits
+from codegen.views.consumer_offsets import batches_kept, decode_commits
+from codegen.views.cut import AsOf, kept_positions
 from codegen.views.offsets import CommitHistory
 
 __all__ = [
@@ -492,25 +498,25 @@ def _read_history(
     commits = CommitHistory()
     for f in files:
         found: list[SegmentError] = []
+        kept = None if as_of is None else kept_positions(f, as_of)
         for rb in record_batches(f, headers=False, batch_rows=32768, segment_errors=found):
-            if as_of is not None:
-                rb = rb.filter(pa.array(batches_up_to(rb, as_of.offset, as_of.timestamp_ms)))
+            if kept is not None:
+                rb = rb.filter(pa.array(batches_kept(rb, kept)))
             commits.add(decode_commits(rb)[0])
         if errors is not None:
             errors.extend(found)
     return commits.table()
 
 
-def _newest_timestamp(files: list[StoragePath], as_of: AsOf | None) -> int:
-    """The newest timestamp of the batches with records among ``files`` (up to ``as_of``), from
-    their headers (not their records)."""
+def _newest_timestamp(files: list[StoragePath]) -> int:
+    """The newest timestamp of the batches with records among ``files``, from their headers
+    (not their records)."""
     newest = -1
     for f in files:
         for h in SegmentReader(f).batch_headers():
             if isinstance(h, SegmentError) or not h.record_count:
                 continue
-            if as_of is None or not as_of.excludes(h.base_offset, h.max_timestamp):
-                newest = max(newest, h.max_timestamp)
+            newest = max(newest, h.max_timestamp)
     return newest
 
 
@@ -724,7 +730,7 @@ def partition_lags(
     columns = (kc.record_offset, kc.commit_timestamp, kc.offset, kc.leader_epoch, log_end, lag)
     stops = kc.bounds[1:]
     starts = np.maximum(kc.bounds[:-1], stops - window)
-    ends_now = [None if e is None else (e.at(now) if e.history else e.last) for e in ends]
+    ends_now = [None if e is None else end_at(e, now) for e in ends]
     statuses = window_statuses(
         kc.commit_timestamp, kc.offset, lag, known, starts, stops, now, ends_now, min_commits
     )
@@ -870,26 +876,33 @@ def lag_chunks(
         else discover([path] if isinstance(path, str | Path | RemotePath) else list(path))
     )
     partitions = dump_partitions(dirs)
-    ends = LogEnds(dirs)
-    shares: dict[str, list[SharePartitionLag]] = {}
-    if as_of is None:  # the share state is read at the end of the log only
-        for state in share_states(dirs, cluster_metadata(dirs), errors):
-            if group is not None and state.group != group:
-                continue
-            end = None if state.topic is None else ends.of(state.topic, state.partition)
-            shares.setdefault(state.group, []).append(
-                SharePartitionLag(
-                    state,
-                    None if end is None else end.last,
-                    None if end is None else f"{end.source}: {end.where}",
-                )
-            )
-    if as_of is not None and as_of.timestamp_ms is not None:
-        now = as_of.timestamp_ms
+    cut = resolve_cut(dirs, as_of)
+    ends = LogEnds(dirs, cut.others)
+    if cut.now is not None:
+        now = cut.now
     else:
-        newest = [_newest_timestamp(files, as_of) for _, files in partitions]
+        newest = [_newest_timestamp(files) for _, files in partitions]
         now = max([*newest, ends.newest_data_timestamp()])
-    return _chunks(partitions, ends, shares, group, as_of, now, window, min_commits, errors)
+    shares: dict[str, list[SharePartitionLag]] = {}
+    for state in share_states(dirs, lambda: cluster_metadata(dirs), errors, cut.others):
+        if group is not None and state.group != group:
+            continue
+        end = None if state.topic is None else ends.of(state.topic, state.partition)
+        shares.setdefault(state.group, []).append(
+            SharePartitionLag(
+                state,
+                None if end is None else end_at(end, now),
+                None if end is None else f"{end.source}: {end.where}",
+            )
+        )
+    return _chunks(
+        partitions, ends, shares, group, cut.consumer_offsets, now, window, min_commits, errors
+    )
+
+
+def end_at(end: LogEnd, now: int) -> int:
+    """A partition's log end at ``now``: from its history, or the one end a checkpoint gives."""
+    return end.at(now) if end.history else end.last
 
 
 def _chunks(

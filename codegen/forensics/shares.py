@@ -17,6 +17,7 @@ the in-flight batches.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -25,6 +26,7 @@ from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.forensics.cluster import ClusterMetadata
 from codegen.forensics.inputs import LogDirs
+from codegen.views.cut import AsOf
 
 __all__ = ["DELIVERY_STATES", "InFlightBatch", "SharePartitionState", "share_states"]
 
@@ -189,11 +191,18 @@ def _apply(
 
 def share_states(
     dirs: LogDirs,
-    meta: ClusterMetadata | None = None,
+    meta: ClusterMetadata | Callable[[], ClusterMetadata | None] | None = None,
     errors: list[SegmentError] | None = None,
+    cut: AsOf | None = None,
 ) -> list[SharePartitionState]:
     """Every share partition's state at the end of the ``__share_group_state`` partitions
-    among ``dirs`` (empty when there are none), by group, topic and partition."""
+    among ``dirs`` (empty when there are none), or at ``cut``, by group, topic and partition.
+    Topic names are those of ``meta`` (a topic id names one topic for good); given as a
+    function, it is called only when there are share partitions to name."""
+    if not dirs.partitions(SHARE_GROUP_STATE):
+        return []
+    if callable(meta):
+        meta = meta()
     topics = {} if meta is None else dict(meta.topics)
     states: dict[tuple[str, str, int], SharePartitionState] = {}
     for _, files in dirs.coordinator_segments(SHARE_GROUP_STATE):
@@ -201,7 +210,10 @@ def share_states(
             for item in decode_batches(f, SHARE_GROUP_STATE, errors=errors):
                 if isinstance(item, SegmentError):
                     continue
-                if item.batch.is_control or item.batch.is_transactional:
+                batch = item.batch
+                if batch.is_control or batch.is_transactional:
+                    continue
+                if cut is not None and cut.excludes(batch.base_offset, batch.max_timestamp):
                     continue
                 for rec in item.records:
                     if rec.kind in (RECORD, TOMBSTONE):

@@ -16,12 +16,17 @@ Three sources, each optional but not all absent:
 - ``__consumer_offsets``: the groups whose committed offset on a partition has reached its
   stuck LSO (a ``read_committed`` consumer cannot read past it).
 
-A transaction open on a partition is *hanging* (KIP-664) when the coordinator does not list it:
-no transactional id of the dump has its producer id, or that id's latest state is not Ongoing
-with this partition, producer id and epoch; or when it has been open longer than its timeout
-(the coordinator's ``transactionTimeoutMs``, else ``max_timeout_ms``, Kafka's
-``transaction.max.timeout.ms`` default of 15 minutes). Without ``__transaction_state`` only the
-timeout rule can be applied, and each hanging transaction says so.
+A transaction open on a partition *hangs* by the rule of Kafka's ``kafka-transactions.sh
+find-hanging`` (KIP-664): its producer's last write on the partition is older than the maximum
+transaction timeout (``max_timeout_ms``, the broker's ``transaction.max.timeout.ms`` default of
+15 minutes) and the coordinator does not list the partition for it (no transactional id has its
+producer id now, the id is gone, or its transaction does not hold the partition). The open
+transactions that do not hang say what comes next and when. The rules are defined once, in
+:mod:`codegen.views.transactions`; ``rule="loose"`` (an option, never the default) flags more.
+Without ``__transaction_state`` only the age can be judged, and each hanging transaction says
+so. Open transactions in ``__consumer_offsets`` (transactional offset commits,
+``sendOffsetsToTransaction``) are found the same way, with the groups whose offsets they keep
+pending.
 
 *Now* is the ``as_of`` time, else the newest batch timestamp read. With ``as_of`` the batches
 and records written after it are left out, as if the disks had been copied then.
@@ -30,21 +35,35 @@ and records written after it are left out, as if the disks had been copied then.
 from __future__ import annotations
 
 import gc
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+import pyarrow as pa
+
 from codegen.dumps import storage
+from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE
-from codegen.dumps.model import BatchHeader, ControlType, SegmentError
-from codegen.dumps.segments import SegmentReader, segment_file_info
+from codegen.dumps.model import SegmentError
+from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import RemotePath, StoragePath
-from codegen.forensics.groups import AsOf
-from codegen.forensics.inputs import InputError, LogDirs, PartitionFolder, discover
+from codegen.forensics.inputs import InputError, LogDirs, PartitionFolder, discover, replica_at
+from codegen.views.consumer_offsets import batches_kept, decode_commits
+from codegen.views.cut import AsOf, kept_positions
+from codegen.views.offsets import commit_rows
+from codegen.views.transactions import (
+    DEFAULT_MAX_TIMEOUT_MS,
+    FIND_HANGING,
+    TO_JUDGE_SCHEMA,
+    abort_command,
+    judge_open,
+    pending_commits,
+    summarize,
+)
 
 __all__ = [
     "DEFAULT_MAX_TIMEOUT_MS",
@@ -64,12 +83,8 @@ __all__ = [
     "add_state_change",
     "collector_paused",
     "data_partitions",
-    "hanging_reason",
     "transaction_report",
 ]
-
-DEFAULT_MAX_TIMEOUT_MS: Final = 900_000
-"""``transaction.max.timeout.ms``'s default, what ``kafka-transactions find-hanging`` uses."""
 
 STATES: Final = {
     0: "Empty",
@@ -89,10 +104,6 @@ FENCE_WINDOW_MS: Final = 1000
 fencing: a new producer instance's InitProducerId aborted the open transaction."""
 _ENDING: Final = frozenset({"PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort"})
 _TV2: Final = 2
-_TRANSACTIONAL: Final = 0x10
-_CONTROL: Final = 0x20
-"""Batch attribute bits (v2): isTransactional, isControl."""
-_END_TXN: Final = frozenset({ControlType.ABORT, ControlType.COMMIT})
 INTERNAL_TOPICS: Final = frozenset(
     {TRANSACTION_STATE, CONSUMER_OFFSETS, "__cluster_metadata", "__share_group_state"}
 )
@@ -218,8 +229,29 @@ class BlockedGroup:
 
 
 @dataclass(slots=True)
+class PendingCommit:
+    """An offset commit an open transaction holds in ``__consumer_offsets``: until the
+    transaction ends, a consumer of ``group`` asking for stable offsets gets
+    ``UNSTABLE_OFFSET_COMMIT`` for the partition."""
+
+    group: str
+    topic: str
+    partition: int
+    offset: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "topic": self.topic,
+            "partition": self.partition,
+            "offset": self.offset,
+        }
+
+
+@dataclass(slots=True)
 class OpenTransaction:
-    """A transaction with records on a partition and no COMMIT/ABORT marker after them."""
+    """A transaction with records on a partition and no COMMIT/ABORT marker after them, and
+    what :func:`codegen.views.transactions.judge` says of it."""
 
     topic: str
     partition: int
@@ -228,19 +260,37 @@ class OpenTransaction:
     first_offset: int
     first_timestamp: int
     last_offset: int
+    last_timestamp: int
+    """The newest timestamp of its producer's last batch here (the producer state's)."""
     age_ms: int = 0
+    """From its first batch to now."""
+    idle_ms: int = 0
+    """From its producer's last write to now (what find-hanging compares)."""
     transactional_id: str | None = None
     timeout_ms: int | None = None
     hanging: bool = False
+    find_hanging: bool = False
+    """Whether ``kafka-transactions.sh find-hanging`` lists it."""
     reason: str = ""
+    outlook: str = ""
+    times_out_at: int | None = None
     blocked_groups: list[BlockedGroup] = field(default_factory=list)
+    pending_commits: list[PendingCommit] = field(default_factory=list)
+    """For a transaction in ``__consumer_offsets``: the offset commits it holds."""
 
     @property
-    def abort_command(self) -> str:
+    def abort_command(self) -> str | None:
+        """The command that ends it, where ``find-hanging`` lists it."""
+        if not self.find_hanging:
+            return None
         return abort_command(self.topic, self.partition, self.first_offset)
 
+    @property
+    def pending_groups(self) -> list[str]:
+        return sorted({c.group for c in self.pending_commits})
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "topic": self.topic,
             "partition": self.partition,
             "producerId": self.producer_id,
@@ -248,14 +298,23 @@ class OpenTransaction:
             "firstOffset": self.first_offset,
             "lastOffset": self.last_offset,
             "firstTimestamp": self.first_timestamp,
+            "lastTimestamp": self.last_timestamp,
             "ageMs": self.age_ms,
+            "idleMs": self.idle_ms,
             "transactionalId": self.transactional_id,
             "timeoutMs": self.timeout_ms,
             "hanging": self.hanging,
+            "findHanging": self.find_hanging,
             "reason": self.reason,
+            "outlook": self.outlook,
+            "timesOutAt": self.times_out_at,
             "blockedGroups": [g.to_json() for g in self.blocked_groups],
-            "abortCommand": self.abort_command if self.hanging else None,
+            "abortCommand": self.abort_command,
         }
+        if self.topic == CONSUMER_OFFSETS:
+            doc["pendingGroups"] = self.pending_groups
+            doc["pendingCommits"] = [c.to_json() for c in self.pending_commits]
+        return doc
 
 
 @dataclass(slots=True)
@@ -314,25 +373,26 @@ class TransactionReport:
     partitions: list[PartitionTransactions]
     errors: list[SegmentError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    offset_partitions: list[PartitionTransactions] = field(default_factory=list)
+    """The ``__consumer_offsets`` partitions with transactional offset commits."""
+    rule: str = FIND_HANGING
+
+    @property
+    def open(self) -> list[OpenTransaction]:
+        """Every open transaction: of the data partitions, then of ``__consumer_offsets``."""
+        return [t for p in [*self.partitions, *self.offset_partitions] for t in p.open]
 
     @property
     def hanging(self) -> list[OpenTransaction]:
-        return [t for p in self.partitions for t in p.open if t.hanging]
+        return [t for t in self.open if t.hanging]
 
     def lines(self) -> list[dict[str, Any]]:
-        """The jsonl output: transactional ids, partitions, then one line per hanging one."""
+        """The jsonl output: transactional ids, partitions (the data partitions, then those of
+        ``__consumer_offsets``), then one line per hanging one."""
         out = [t.to_json() for t in self.transactional_ids]
-        out += [p.to_json() for p in self.partitions]
+        out += [p.to_json() for p in [*self.partitions, *self.offset_partitions]]
         out += [{"kind": "hanging", **t.to_json()} for t in self.hanging]
         return out
-
-
-def abort_command(topic: str, partition: int, start_offset: int) -> str:
-    """The live command (KIP-664) that writes the ABORT marker ending a hanging transaction."""
-    return (
-        "kafka-transactions.sh --bootstrap-server HOST:PORT abort "
-        f"--topic {topic} --partition {partition} --start-offset {start_offset}"
-    )
 
 
 def _partitions_of(value: Any) -> tuple[tuple[str, int], ...]:
@@ -478,88 +538,35 @@ def _since_ongoing(tid: TransactionalId) -> list[StateChange]:
     return out
 
 
-@dataclass(slots=True)
-class _Scan:
-    """One data partition read batch by batch in log order."""
-
-    result: PartitionTransactions
-    open: dict[int, list[int]] = field(default_factory=dict)
-    """Per producer id with a transaction open: its epoch, first offset, first batch time and
-    last offset (most end soon: an :class:`OpenTransaction` is made for those still open)."""
-
-
 def _scan_partition(
     replica: PartitionFolder, as_of: AsOf | None, errors: list[SegmentError]
 ) -> tuple[PartitionTransactions, int]:
-    """A data partition from its batch headers (records are not read: a transaction's
-    batches, and the markers that end it, say all it needs)."""
+    """A partition from its batch rows (records are not read: a transaction's batches, and the
+    markers that end it, say all it needs), and its newest batch time."""
     result = PartitionTransactions(replica.topic, replica.partition, str(replica.folder))
-    scan = _Scan(result)
-    end = 0
-    newest = -1
-    logs = replica.logs()
-    for f in logs:
-        for header in SegmentReader(f).batch_headers():
-            if isinstance(header, SegmentError):
-                errors.append(header)
-                continue
-            timestamp, last = header.max_timestamp, header.last_offset
-            if as_of is not None and as_of.excludes(header.base_offset, timestamp):
-                continue
-            if timestamp > newest:
-                newest = timestamp
-            if last >= end:
-                end = last + 1
-            if header.attributes & _TRANSACTIONAL and header.magic >= 2:
-                _transactional_batch(scan, header)
-    if logs and as_of is None:
-        base = segment_file_info(logs[-1]).base_offset
-        end = max(end, base or 0)  # an empty active segment past the last batch
-    result.log_end_offset = end
+    at = replica_at(replica.logs(), as_of, errors)
+    summary = summarize(at)
+    result.log_end_offset = summary.log_end_offset
+    found = summary.transactions
+    result.committed = found.committed
     result.open = [
-        OpenTransaction(result.topic, result.partition, pid, epoch, first, first_ts, last)
-        for pid, (epoch, first, first_ts, last) in sorted(
-            scan.open.items(), key=lambda kv: kv[1][1]
-        )
+        OpenTransaction(result.topic, result.partition, **_snake(row))
+        for row in found.open.to_pylist()
     ]
-    _index_ranges(replica, result, as_of)
-    _snapshot(replica, result)
-    return result, newest
+    result.aborted_from_markers = [AbortedRange(**_snake(row)) for row in found.aborted.to_pylist()]
+    _index_ranges(replica, result, at.whole)
+    _snapshot(replica, result, at.whole)
+    return result, summary.newest_timestamp
 
 
-def _transactional_batch(scan: _Scan, batch: BatchHeader) -> None:
-    pid = batch.producer_id
-    if not batch.attributes & _CONTROL:
-        txn = scan.open.get(pid)
-        if txn is None:
-            scan.open[pid] = [
-                batch.producer_epoch,
-                batch.base_offset,
-                batch.max_timestamp,
-                batch.last_offset,
-            ]
-        else:
-            txn[3] = batch.last_offset  # the last offset
-        return
-    for offset, control_type in batch.controls:
-        if control_type not in _END_TXN:
-            continue
-        ended = scan.open.pop(pid, None)
-        if ended is None:
-            continue  # a marker for a producer with nothing open here: nothing to end
-        if control_type == ControlType.COMMIT:
-            scan.result.committed += 1
-            continue
-        # Kafka's lastStableOffset(completedTxn): the oldest other open transaction's first
-        # offset, else one past the marker.
-        lso = min((first for _, first, _, _ in scan.open.values()), default=offset + 1)
-        _, first, _, _ = ended
-        scan.result.aborted_from_markers.append(AbortedRange(pid, first, offset, lso))
+def _snake(row: dict[str, Any]) -> dict[str, Any]:
+    """Arrow columns' names as the fields' (``firstOffset`` -> ``first_offset``)."""
+    return {"".join(f"_{c.lower()}" if c.isupper() else c for c in k): v for k, v in row.items()}
 
 
-def _index_ranges(
-    replica: PartitionFolder, result: PartitionTransactions, as_of: AsOf | None
-) -> None:
+def _index_ranges(replica: PartitionFolder, result: PartitionTransactions, whole: bool) -> None:
+    """The aborted ranges the ``.txnindex`` files hold (at a cut, those whose ABORT marker is
+    below the log end then), checked against the markers'."""
     from codegen.dumps.log_files import TxnIndexError, read_transaction_index
 
     indexes = [f for f in storage.listdir(replica.folder) if f.suffix == ".txnindex"]
@@ -574,7 +581,7 @@ def _index_ranges(
             result.index_problems.append(f"{path.name}@{exc.position}: {exc}")
     if not indexes:
         return
-    if as_of is not None:
+    if not whole:
         end = result.log_end_offset
         result.aborted_from_index = [a for a in result.aborted_from_index if a.last_offset < end]
     first = _first_offset(replica)
@@ -606,12 +613,19 @@ def _first_offset(replica: PartitionFolder) -> int:
     return (segment_file_info(logs[0]).base_offset or 0) if logs else 0
 
 
-def _snapshot(replica: PartitionFolder, result: PartitionTransactions) -> None:
+def _snapshot(replica: PartitionFolder, result: PartitionTransactions, whole: bool) -> None:
+    """The producers of the newest ``.snapshot``; at a cut, of the newest taken before it:
+    a broker takes one as it rolls a segment (named by the log end then, when the batch that
+    rolled it was appended) and as it stops, so at a cut those below the log end then."""
     from codegen.dumps.log_files import LogFileError, producer_entry_json, read_producer_snapshot
 
     snapshots = sorted(
-        (f for f in storage.listdir(replica.folder) if f.suffix == ".snapshot"),
-        key=lambda p: int(p.name.split(".")[0] or 0),
+        (
+            f
+            for f in storage.listdir(replica.folder)
+            if f.suffix == ".snapshot" and (whole or _snapshot_offset(f) < result.log_end_offset)
+        ),
+        key=_snapshot_offset,
     )
     if not snapshots:
         return
@@ -621,6 +635,10 @@ def _snapshot(replica: PartitionFolder, result: PartitionTransactions) -> None:
         result.producers = [producer_entry_json(e) for e in read_producer_snapshot(newest)]
     except LogFileError as exc:
         result.index_problems.append(str(exc))
+
+
+def _snapshot_offset(path: StoragePath) -> int:
+    return int(path.name.split(".")[0] or 0)
 
 
 def data_partitions(dirs: LogDirs) -> list[PartitionFolder]:
@@ -660,89 +678,53 @@ def _committed_offsets(
     return out
 
 
-def _judge(
-    txn: OpenTransaction,
-    by_producer: dict[int, TransactionalId],
+def _judge_all(
+    txns: list[OpenTransaction],
+    ids: dict[str, TransactionalId],
     have_coordinator: bool,
+    now: int,
     max_timeout_ms: int,
+    rule: str,
 ) -> None:
-    tid = by_producer.get(txn.producer_id)
-    latest = tid.latest if tid is not None else None
-    txn.transactional_id = tid.transactional_id if tid is not None else None
-    txn.timeout_ms, txn.reason = hanging_reason(
-        txn.topic,
-        txn.partition,
-        txn.producer_id,
-        txn.producer_epoch,
-        txn.age_ms,
-        txn.transactional_id,
-        latest_state=latest.state if latest is not None else None,
-        latest_producer_id=latest.producer_id if latest is not None else None,
-        latest_producer_epoch=latest.producer_epoch if latest is not None else None,
-        latest_timeout_ms=latest.timeout_ms if latest is not None else None,
-        latest_partitions=latest.partitions if latest is not None else (),
-        have_coordinator=have_coordinator,
-        max_timeout_ms=max_timeout_ms,
+    """Each open transaction judged at ``now`` (:func:`codegen.views.transactions.judge_open`):
+    its transactional id is the one whose records name its producer id (the latest)."""
+    by_producer: dict[int, TransactionalId] = {}
+    for tid in ids.values():
+        for c in tid.changes:
+            by_producer[c.producer_id] = tid
+    rows = []
+    for t in txns:
+        owner = by_producer.get(t.producer_id)
+        latest = owner.latest if owner is not None else None
+        rows.append(
+            {
+                "topic": t.topic,
+                "partition": t.partition,
+                "producerId": t.producer_id,
+                "firstOffset": t.first_offset,
+                "firstTimestamp": t.first_timestamp,
+                "lastTimestamp": t.last_timestamp,
+                "transactionalId": None if owner is None else owner.transactional_id,
+                "state": None if latest is None else latest.state,
+                "coordinatorProducerId": None if latest is None else latest.producer_id,
+                "coordinatorTimeoutMs": None if latest is None else latest.timeout_ms,
+                "coordinatorStartTimestamp": None if latest is None else latest.start_timestamp,
+                "partitions": [] if latest is None else [f"{a}-{b}" for a, b in latest.partitions],
+            }
+        )
+    table = pa.Table.from_pylist(rows, schema=TO_JUDGE_SCHEMA)
+    judged = judge_open(
+        table, now, have_coordinator=have_coordinator, max_timeout_ms=max_timeout_ms, rule=rule
     )
-    txn.hanging = bool(txn.reason)
-
-
-def hanging_reason(
-    topic: str,
-    partition: int,
-    producer_id: int,
-    producer_epoch: int,
-    age_ms: int,
-    transactional_id: str | None,
-    *,
-    latest_state: str | None,
-    latest_producer_id: int | None,
-    latest_producer_epoch: int | None,
-    latest_timeout_ms: int | None,
-    latest_partitions: Collection[tuple[str, int]],
-    have_coordinator: bool,
-    max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
-) -> tuple[int, str]:
-    """An open transaction's timeout and why it hangs ("" when it does not), by KIP-664's rules.
-
-    ``transactional_id``: the coordinator's id with this producer id (None: none has it);
-    ``latest_*``: that id's latest record (``latest_state`` None: the id was deleted). The one
-    definition of the rules and their wording, for the Python API and the Spark functions.
-    """
-    timeout = max_timeout_ms
-    reasons: list[str] = []
-    if transactional_id is not None:
-        if latest_state is None:
-            reasons.append(f"the coordinator deleted transactional id {transactional_id!r}")
-        else:
-            timeout = latest_timeout_ms or max_timeout_ms
-            if latest_producer_id != producer_id:
-                reasons.append(
-                    f"{transactional_id!r} now has producer id {latest_producer_id} "
-                    f"(this transaction's producer {producer_id} was replaced)"
-                )
-            elif latest_state != ONGOING:
-                reasons.append(
-                    f"the coordinator's state of {transactional_id!r} is {latest_state}, "
-                    "not Ongoing"
-                )
-            elif (topic, partition) not in latest_partitions:
-                reasons.append(
-                    f"the coordinator's Ongoing transaction of {transactional_id!r} does not "
-                    f"list {topic}-{partition}"
-                )
-            elif latest_producer_epoch is not None and latest_producer_epoch > producer_epoch:
-                reasons.append(
-                    f"written with epoch {producer_epoch}, the coordinator is at epoch "
-                    f"{latest_producer_epoch}"
-                )
-    elif have_coordinator:
-        reasons.append(f"no transactional id of the coordinator has producer id {producer_id}")
-    if age_ms > timeout:
-        reasons.append(f"open {age_ms} ms, longer than its timeout of {timeout} ms")
-    if not have_coordinator and reasons:
-        reasons.append("(no __transaction_state in the input: judged by the timeout only)")
-    return timeout, "; ".join(reasons)
+    columns = judged.select(
+        ["transactionalId", "ageMs", "idleMs", "timeoutMs", "hanging", "findHanging", "reason",
+         "outlook", "timesOutAt"]
+    ).to_pylist()  # fmt: skip
+    for t, j in zip(txns, columns, strict=True):
+        t.transactional_id = j["transactionalId"]
+        t.age_ms, t.idle_ms, t.timeout_ms = j["ageMs"], j["idleMs"], j["timeoutMs"]
+        t.hanging, t.find_hanging = j["hanging"], j["findHanging"]
+        t.reason, t.outlook, t.times_out_at = j["reason"], j["outlook"], j["timesOutAt"]
 
 
 @contextmanager
@@ -766,8 +748,10 @@ def transaction_report(
     transactional_id: str | None = None,
     as_of: AsOf | None = None,
     max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
+    rule: str = FIND_HANGING,
 ) -> TransactionReport:
-    """The transactions of a cluster's disks (see the module's description).
+    """The transactions of a cluster's disks (see the module's description); ``rule``:
+    ``find-hanging`` (Kafka's) or ``loose`` (:mod:`codegen.views.transactions`).
 
     Raises :class:`~codegen.forensics.inputs.InputError` when the paths hold neither
     ``__transaction_state`` nor data partitions, or ``transactional_id`` is not in the dump.
@@ -791,22 +775,25 @@ def transaction_report(
         )
     errors: list[SegmentError] = []
     partitions: list[PartitionTransactions] = []
+    offset_partitions: list[PartitionTransactions] = []
     with collector_paused():
         ids, coordinator, newest = _coordinator(dirs, as_of, errors)
         for replica in data:
             result, latest = _scan_partition(replica, as_of, errors)
             partitions.append(result)
             newest = max(newest, latest)
+        for replica in dirs.coordinator_replicas(CONSUMER_OFFSETS):
+            result, latest = _scan_partition(replica, as_of, errors)
+            newest = max(newest, latest)
+            if result.open or result.aborted_from_markers or result.committed:
+                _pending_commits(replica, result, as_of)
+                offset_partitions.append(result)
     now = as_of.timestamp_ms if as_of is not None and as_of.timestamp_ms is not None else newest
-    by_producer: dict[int, TransactionalId] = {}
-    for tid in ids.values():
-        for c in tid.changes:
-            by_producer[c.producer_id] = tid
+    txns = [t for p in [*partitions, *offset_partitions] for t in p.open]
+    _judge_all(txns, ids, coordinator is not None, now, max_timeout_ms, rule)
     committed = _committed_offsets(dirs, as_of, errors) if any(p.open for p in partitions) else {}
     for p in partitions:
         for txn in p.open:
-            txn.age_ms = max(now - txn.first_timestamp, 0)
-            _judge(txn, by_producer, coordinator is not None, max_timeout_ms)
             if txn.hanging:
                 txn.blocked_groups = sorted(
                     (
@@ -833,11 +820,44 @@ def transaction_report(
                 "__transaction_state; run without --transactional-id to list them"
             )
         pids = {c.producer_id for c in chosen[0].changes}
-        partitions = [
-            p
-            for p in partitions
-            if any(t.producer_id in pids for t in p.open)
-            or any(a.producer_id in pids for a in p.aborted_from_markers)
-            or any((p.topic, p.partition) in c.partitions for c in chosen[0].changes)
-        ]
-    return TransactionReport(now, coordinator, chosen, partitions, errors, notes)
+
+        def involved(p: PartitionTransactions) -> bool:
+            return (
+                any(t.producer_id in pids for t in p.open)
+                or any(a.producer_id in pids for a in p.aborted_from_markers)
+                or any((p.topic, p.partition) in c.partitions for c in chosen[0].changes)
+            )
+
+        partitions = [p for p in partitions if involved(p)]
+        offset_partitions = [p for p in offset_partitions if involved(p)]
+    return TransactionReport(
+        now, coordinator, chosen, partitions, errors, notes, offset_partitions, rule
+    )
+
+
+def _pending_commits(
+    replica: PartitionFolder, result: PartitionTransactions, as_of: AsOf | None
+) -> None:
+    """The offset commits each open transaction of a ``__consumer_offsets`` partition holds
+    (:func:`codegen.views.transactions.pending_commits`)."""
+    if not result.open:
+        return
+    tables = []
+    for f in replica.logs():
+        kept = None if as_of is None else kept_positions(f, as_of)
+        for rb in record_batches(f, headers=False):
+            if kept is not None:
+                rb = rb.filter(pa.array(batches_kept(rb, kept)))
+            tables.append(commit_rows(decode_commits(rb)[0]))
+    opened = pa.table(
+        {
+            "producerId": [t.producer_id for t in result.open],
+            "firstOffset": [t.first_offset for t in result.open],
+            "lastOffset": [t.last_offset for t in result.open],
+        }
+    )
+    by_start = {(t.producer_id, t.first_offset): t for t in result.open}
+    for row in pending_commits(opened, pa.concat_tables(tables)).to_pylist():
+        by_start[(row["producerId"], row["firstOffset"])].pending_commits.append(
+            PendingCommit(row["group"], row["topic"], row["partition"], row["offset"])
+        )

@@ -9,14 +9,16 @@ from pathlib import Path
 
 import click
 
+from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.forensics.groups import parse_as_of
 from codegen.forensics.output import OUTPUT_OPTION, emit, jsonl
 from codegen.forensics.transactions import (
-    DEFAULT_MAX_TIMEOUT_MS,
+    OpenTransaction,
     TransactionReport,
     collector_paused,
     transaction_report,
 )
+from codegen.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -43,25 +45,54 @@ def _ms(ms: int | None) -> str:
     return "-" if ms is None else f"{ms} ms"
 
 
+def _open_head(t: OpenTransaction) -> str:
+    return (
+        f"  {t.topic}-{t.partition}  producer {t.producer_id} epoch {t.producer_epoch}  "
+        f"first offset {t.first_offset}  open {_ms(t.age_ms)}  last write {_ms(t.idle_ms)} ago  "
+        f"transactional id {t.transactional_id or '-'}"
+    )
+
+
+def _pending(t: OpenTransaction) -> list[str]:
+    if t.topic != CONSUMER_OFFSETS:
+        return []
+    commits = ", ".join(
+        f"{c.group} {c.topic}-{c.partition} at {c.offset}" for c in t.pending_commits
+    )
+    return [
+        f"    keeps pending the offsets of groups: {', '.join(t.pending_groups) or 'none found'}"
+        f" ({commits or 'no offset commit read'}): consumers asking for stable offsets get "
+        "UNSTABLE_OFFSET_COMMIT until it ends"
+    ]
+
+
 def render_transactions_table(report: TransactionReport) -> str:
-    """Hanging transactions first (with the command that ends each), then partitions, then
-    transactional ids with their transactions and fencing."""
+    """Hanging transactions first (with the command that ends each), then the open ones that
+    do not hang (what comes next, and when), then partitions (the data partitions, then
+    ``__consumer_offsets``), then transactional ids with their transactions and fencing."""
     out: list[str] = [f"now {_time(report.now)}; coordinator: {report.coordinator or 'not given'}"]
+    if report.rule != FIND_HANGING:
+        out.append(f"rule: {report.rule} (looser than kafka-transactions find-hanging)")
     out.extend(f"note: {n}" for n in report.notes)
     hanging = report.hanging
     out.append(f"hanging transactions: {len(hanging)}")
     for t in hanging:
         groups = ", ".join(f"{g.group} (at {g.committed_offset})" for g in t.blocked_groups)
-        out.append(
-            f"  {t.topic}-{t.partition}  producer {t.producer_id} epoch {t.producer_epoch}  "
-            f"first offset {t.first_offset}  open {_ms(t.age_ms)}  "
-            f"transactional id {t.transactional_id or '-'}"
-        )
+        out.append(_open_head(t))
         out.append(f"    why: {t.reason}")
-        out.append(f"    blocks read_committed groups: {groups or 'none found'}")
-        out.append(f"    abort it: {t.abort_command}")
+        out.extend(_pending(t))
+        if t.topic != CONSUMER_OFFSETS:
+            out.append(f"    blocks read_committed groups: {groups or 'none found'}")
+        command = t.abort_command
+        out.append(f"    abort it: {command}" if command else f"    {t.outlook}")
+    waiting = [t for t in report.open if not t.hanging]
+    out.append(f"open transactions not hanging: {len(waiting)}")
+    for t in waiting:
+        out.append(_open_head(t))
+        out.append(f"    {t.outlook}")
+        out.extend(_pending(t))
     out.append("partitions:")
-    for p in report.partitions:
+    for p in [*report.partitions, *report.offset_partitions]:
         out.append(
             f"  {p.topic}-{p.partition}  log end {p.log_end_offset}  LSO {p.last_stable_offset}  "
             f"gap {p.gap}  open {len(p.open)}  committed {p.committed}  "
@@ -131,7 +162,8 @@ def _table(head: list[str], rows: list[list[object]], empty: str) -> str:
 
 
 def render_transactions_html(report: TransactionReport, title: str) -> str:
-    """The report as one self-contained page: the answer (hanging transactions) first."""
+    """The report as one self-contained page: the answer (hanging transactions) first, then
+    every open transaction with its producer, offsets and what comes next."""
     hanging = _table(
         [
             "partition",
@@ -139,8 +171,10 @@ def render_transactions_html(report: TransactionReport, title: str) -> str:
             "epoch",
             "first offset",
             "open",
+            "last write",
+            "transactional id",
             "why",
-            "blocked groups",
+            "blocked or pending groups",
             "abort",
         ],
         [
@@ -150,13 +184,48 @@ def render_transactions_html(report: TransactionReport, title: str) -> str:
                 t.producer_epoch,
                 t.first_offset,
                 _ms(t.age_ms),
+                f"{_ms(t.idle_ms)} ago",
+                t.transactional_id or "-",
                 t.reason,
-                ", ".join(g.group for g in t.blocked_groups) or "none found",
-                t.abort_command,
+                ", ".join(t.pending_groups or [g.group for g in t.blocked_groups]) or "none found",
+                t.abort_command or t.outlook,
             ]
             for t in report.hanging
         ],
         "No hanging transaction.",
+    )
+    waiting = _table(
+        [
+            "partition",
+            "producer",
+            "epoch",
+            "first offset",
+            "last offset",
+            "open",
+            "last write",
+            "transactional id",
+            "what comes next",
+            "times out at",
+            "pending groups",
+        ],
+        [
+            [
+                f"{t.topic}-{t.partition}",
+                t.producer_id,
+                t.producer_epoch,
+                t.first_offset,
+                t.last_offset,
+                _ms(t.age_ms),
+                f"{_ms(t.idle_ms)} ago",
+                t.transactional_id or "-",
+                t.outlook,
+                _time(t.times_out_at),
+                ", ".join(t.pending_groups) or "-",
+            ]
+            for t in report.open
+            if not t.hanging
+        ],
+        "No other open transaction.",
     )
     partitions = _table(
         ["partition", "log end", "LSO", "gap", "open", "committed", "aborted", ".txnindex"],
@@ -171,7 +240,7 @@ def render_transactions_html(report: TransactionReport, title: str) -> str:
                 len(p.aborted_from_markers),
                 "; ".join(p.index_problems) or "agrees",
             ]
-            for p in report.partitions
+            for p in [*report.partitions, *report.offset_partitions]
         ],
         "No data partition in the input.",
     )
@@ -202,7 +271,8 @@ def render_transactions_html(report: TransactionReport, title: str) -> str:
         f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>"
         f"<p>Now: {_time(report.now)}</p>{notes}"
         f"<h2>Hanging transactions ({len(report.hanging)})</h2>{hanging}"
-        f"<h2>Partitions</h2>{partitions}<h2>Transactional ids</h2>{ids}</body></html>\n"
+        f"<h2>Open transactions not hanging ({len(report.open) - len(report.hanging)})</h2>"
+        f"{waiting}<h2>Partitions</h2>{partitions}<h2>Transactional ids</h2>{ids}</body></html>\n"
     )
 
 
@@ -222,8 +292,19 @@ def render_transactions_html(report: TransactionReport, title: str) -> str:
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_TIMEOUT_MS,
     show_default=True,
-    help="Timeout of an open transaction whose transactional id is not known (the broker's "
-    "transaction.max.timeout.ms; kafka-transactions find-hanging's default).",
+    help="The maximum transaction timeout (the brokers' transaction.max.timeout.ms; "
+    "kafka-transactions find-hanging's --max-transaction-timeout): an open transaction hangs "
+    "once its producer's last write is older than this and the coordinator does not list it.",
+)
+@click.option(
+    "--rule",
+    type=click.Choice(RULES),
+    default=FIND_HANGING,
+    show_default=True,
+    help="find-hanging: Kafka's rule (KIP-664), above. loose: also flag an open transaction "
+    "older than its timeout (from its first batch) or one the coordinator does not list, "
+    "however young: looser than Kafka, it flags transactions the coordinator still ends on "
+    "its own; abort commands are still given only where find-hanging lists one.",
 )
 @click.option(
     "--format",
@@ -241,6 +322,7 @@ def transactions_command(
     transactional_id: str | None,
     as_of: str | None,
     max_timeout_ms: int,
+    rule: str,
     fmt: str,
     output: Path | None,
 ) -> None:
@@ -252,11 +334,13 @@ def transactions_command(
     changes (fencing), partitions, timeout, and each transaction's duration and outcome. From
     the data partitions: open transactions (producer id, epoch, first offset, age), the last
     stable offset (LSO) they imply, the log end and the gap; aborted ranges from the ABORT
-    markers checked against the .txnindex files; producers from the newest .snapshot. A
-    transaction open on a partition is hanging (KIP-664) when the coordinator does not list it
-    as Ongoing there or it is older than its timeout; each comes with the read_committed
-    groups whose committed offset has reached the stuck LSO and the kafka-transactions command
-    that aborts it. Rules: docs/forensics.md.
+    markers checked against the .txnindex files; producers from the newest .snapshot. From
+    __consumer_offsets: open transactional offset commits and the groups whose offsets they
+    keep pending. An open transaction hangs by kafka-transactions find-hanging's rule
+    (KIP-664): its producer's last write is older than --max-timeout-ms and the coordinator
+    does not list it; each comes with the read_committed groups it blocks and the command that
+    aborts it, and every other open transaction says when it would time out. Rules:
+    docs/forensics.md.
 
     Exit status: 0 no hanging transaction, 1 hanging transaction(s) found, 2 bad input (the
     error says what was expected and what was found).
@@ -272,7 +356,7 @@ def transactions_command(
     with collector_paused():
         try:
             point = parse_as_of(as_of) if as_of is not None else None
-            report = transaction_report(list(paths), transactional_id, point, max_timeout_ms)
+            report = transaction_report(list(paths), transactional_id, point, max_timeout_ms, rule)
         except ValueError as exc:  # InputError and a bad --as-of are both ValueErrors
             click.echo(f"transactions: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)

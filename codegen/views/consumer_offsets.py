@@ -25,10 +25,11 @@ from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
 from codegen.views.commits import commit_keys, decode_commits
+from codegen.views.cut import AsOf, kept_positions
 from codegen.views.offsets import CommittedOffsets
 from codegen.views.records import log_batches
 
-__all__ = ["FileChunk", "batches_up_to", "decode_commits", "read_compacted"]
+__all__ = ["FileChunk", "batches_kept", "decode_commits", "read_compacted"]
 
 
 @dataclass(slots=True)
@@ -56,13 +57,14 @@ def read_compacted(
     max_batch_size: int,
     max_batch_records: int,
     batch_rows: int = 32768,
-    up_to: tuple[int | None, int | None] = (None, None),
+    up_to: AsOf | None = None,
 ) -> Iterator[FileChunk]:
     """Feed one ``__consumer_offsets`` file to ``view`` (all but offset commits) and ``offsets``
     (offset commits and transaction markers), a chunk at a time. Call
-    ``offsets.end_partition()`` after the last file of a log partition. ``up_to`` (a log offset,
-    a timestamp in epoch ms) leaves out the log batches past either, whole."""
+    ``offsets.end_partition()`` after the last file of a log partition. ``up_to`` leaves out
+    the log batches past the cut, whole (:mod:`codegen.views.cut`)."""
     found: list[SegmentError] = []
+    kept = None if up_to is None else kept_positions(path, up_to)
     for rb in record_batches(
         path,
         headers=False,
@@ -71,8 +73,8 @@ def read_compacted(
         max_batch_records=max_batch_records,
         segment_errors=found,
     ):
-        if up_to != (None, None):
-            rb = rb.filter(pa.array(batches_up_to(rb, *up_to)))
+        if kept is not None:
+            rb = rb.filter(pa.array(batches_kept(rb, kept)))
         chunk = _chunk(rb, view, offsets, decoder)
         chunk.segment_errors, found = found, []
         yield chunk
@@ -80,21 +82,11 @@ def read_compacted(
         yield FileChunk(0, 0, found[-1].position + found[-1].size, found)
 
 
-def batches_up_to(rb: pa.RecordBatch, offset: int | None, timestamp_ms: int | None) -> np.ndarray:
-    """The rows of the log batches whose first offset is at most ``offset`` and whose newest
-    timestamp is at most ``timestamp_ms`` (rows that could not be read are kept)."""
-    positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
-    _, batch = np.unique(positions, return_inverse=True)
-    keep = np.ones(rb.num_rows, np.bool_)
-    if offset is not None:
-        first = np.full(batch.max(initial=-1) + 1, np.iinfo(np.int64).max)
-        np.minimum.at(first, batch, rb.column("offset").to_numpy(zero_copy_only=False))
-        keep &= first[batch] <= offset
-    if timestamp_ms is not None:
-        ts = rb.column("timestamp").cast(pa.int64()).fill_null(-1).to_numpy() // 1000
-        newest = np.full(batch.max(initial=-1) + 1, np.iinfo(np.int64).min)
-        np.maximum.at(newest, batch, ts)
-        keep &= newest[batch] <= timestamp_ms
+def batches_kept(rb: pa.RecordBatch, positions: np.ndarray) -> np.ndarray:
+    """The rows of the log batches at ``positions`` (ascending; :func:`codegen.views.cut
+    .kept_positions`), and the rows that could not be read (reported, never cut)."""
+    at = rb.column("batchPosition").to_numpy(zero_copy_only=False)
+    keep = np.isin(at, positions, assume_unique=False)
     keep |= ~np.asarray(rb.column("_error").is_null().to_numpy(zero_copy_only=False), np.bool_)
     return keep
 

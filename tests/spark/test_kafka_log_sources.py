@@ -353,3 +353,37 @@ def test_a_record_that_fails_to_decode_names_its_topic_partition_and_offset(
     reader = spark.read.format("kafka-log").options(decode="true", columns="decodedValue")
     with pytest.raises(Exception, match="topic __consumer_offsets, partition 3, offset 40"):
         reader.load(str(tmp_path)).collect()
+
+
+def test_batch_rows_are_the_header_pass_of_each_file(spark: Any, tmp_path: Path) -> None:
+    """``rows=batches``: one row per log entry, the header pass's fields, split files too;
+    a damaged entry is one row with ``_error``."""
+    from codegen.dumps.batch_rows import batch_rows
+
+    damaged = tmp_path / "t-0" / "00000000000000000000.log"
+    damaged.parent.mkdir()
+    data = bytearray((AIBULB / "my-topic-0" / "00000000000000000000.log").read_bytes())
+    data[70] ^= 0x40  # the first batch's CRC no longer matches
+    damaged.write_bytes(bytes(data))
+    paths = [*_log_files(AIBULB / "__consumer_offsets-0"), damaged]
+    df = (
+        spark.read.format("kafka-log")
+        .option("rows", "batches")
+        .option("maxBytesPerPartition", 2000)
+        .load([str(p) for p in paths])
+    )
+    got = sorted(
+        (r.file, r.batchPosition, r.baseOffset, r.lastOffset, r.maxTimestamp, r._error)
+        for r in df.collect()
+    )
+    expected = sorted(
+        (str(p), *(row[k] for k in ("batchPosition", "baseOffset", "lastOffset", "maxTimestamp",
+                                     "_error")))
+        for p in paths
+        for row in batch_rows(p).to_pylist()
+    )  # fmt: skip
+    assert got == expected and len(got) > 30
+    assert [e for *_, e in got if e] == [e for *_, e in expected if e] != []
+    reader = spark.read.format("kafka-log").option("rows", "batches").option("decode", "true")
+    with pytest.raises(Exception, match="rows=batches reads batch headers only; decode"):
+        reader.load(str(damaged))

@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_forensics_transactions import T0, S, txn_record, write_cluster
+from test_forensics_transactions import (
+    T0,
+    S,
+    txn_record,
+    write_cluster,
+    write_offset_transactions,
+)
 
 from codegen.dumps import SegmentWriter
 from codegen.forensics.groups import AsOf
@@ -21,6 +27,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _python(report: TransactionReport) -> dict[str, Any]:
+    listed = [*report.partitions, *report.offset_partitions]
     return {
         "partitions": sorted(
             (
@@ -32,7 +39,7 @@ def _python(report: TransactionReport) -> dict[str, Any]:
                 len(p.open),
                 p.committed,
             )
-            for p in report.partitions
+            for p in listed
         ),
         "aborted": sorted(
             (
@@ -43,7 +50,7 @@ def _python(report: TransactionReport) -> dict[str, Any]:
                 a.last_offset,
                 a.last_stable_offset,
             )
-            for p in report.partitions
+            for p in listed
             for a in p.aborted_from_markers
         ),
         "open": sorted(
@@ -53,15 +60,22 @@ def _python(report: TransactionReport) -> dict[str, Any]:
                 t.producer_id,
                 t.producer_epoch,
                 t.first_offset,
-                t.age_ms,
+                t.last_offset,
+                t.first_timestamp,
+                t.last_timestamp,
                 t.transactional_id,
+                t.age_ms,
+                t.idle_ms,
                 t.timeout_ms,
                 t.hanging,
+                t.find_hanging,
                 t.reason,
-                t.abort_command if t.hanging else None,
+                t.outlook,
+                t.times_out_at,
+                t.abort_command,
+                t.pending_groups if t.topic == "__consumer_offsets" else None,
             )
-            for p in report.partitions
-            for t in p.open
+            for t in report.open
         ),
         # each id's latest record; a deleted id's is null (its tombstone)
         "coordinator": sorted(
@@ -101,21 +115,44 @@ def _python(report: TransactionReport) -> dict[str, Any]:
     }
 
 
-def _spark(spark: Any, path: Path, as_of: AsOf | None = None) -> dict[str, Any]:
-    data, coordinator, active = transactions.read_transactions(spark, path, as_of)
+_OPEN_COLUMNS = (
+    "topic",
+    "partition",
+    "producerId",
+    "producerEpoch",
+    "firstOffset",
+    "lastOffset",
+    "firstTimestamp",
+    "lastTimestamp",
+    "transactionalId",
+    "ageMs",
+    "idleMs",
+    "timeoutMs",
+    "hanging",
+    "findHanging",
+    "reason",
+    "outlook",
+    "timesOutAt",
+    "abortCommand",
+    "pendingGroups",
+)
+
+
+def _spark(spark: Any, path: Path, as_of: AsOf | None = None, **judging: Any) -> dict[str, Any]:
+    inputs = transactions.read_transactions(spark, path, as_of)
+    coordinator = inputs.coordinator
     now = (
         as_of.timestamp_ms
         if as_of is not None and as_of.timestamp_ms is not None
-        else transactions.newest_timestamp(data, coordinator)
+        else transactions.newest_timestamp(inputs)
     )
+    opened = transactions.open_transactions(inputs, now, **judging).select(*_OPEN_COLUMNS)
     return {
         "partitions": sorted(
-            tuple(r) for r in transactions.partition_transactions(data, active).collect()
+            tuple(r) for r in transactions.partition_transactions(inputs).collect()
         ),
-        "aborted": sorted(tuple(r) for r in transactions.aborted_ranges(data).collect()),
-        "open": sorted(
-            tuple(r) for r in transactions.open_transactions(data, coordinator, now).collect()
-        ),
+        "aborted": sorted(tuple(r) for r in transactions.aborted_ranges(inputs).collect()),
+        "open": sorted(tuple(r) for r in opened.collect()),
         "coordinator": []
         if coordinator is None
         else sorted(
@@ -136,17 +173,42 @@ def _spark(spark: Any, path: Path, as_of: AsOf | None = None) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("at", [None, T0 + 4 * S + 500, T0 + 200 * S])
-def test_spark_answers_equal_the_python_api(spark: Any, cluster: Path, at: int | None) -> None:
+@pytest.mark.parametrize(
+    ("at", "max_timeout"),
+    [(None, 20 * S), (T0 + 4 * S + 500, 2 * S), (T0 + 200 * S, 20 * S), (T0 + 1000 * S, None)],
+)
+def test_spark_answers_equal_the_python_api(
+    spark: Any, cluster: Path, at: int | None, max_timeout: int | None
+) -> None:
     as_of = None if at is None else AsOf(timestamp_ms=at)
-    expected = _python(transaction_report(cluster, as_of=as_of))
-    assert any(row[8] for row in expected["open"])  # a hanging transaction at each time
-    assert _spark(spark, cluster, as_of) == expected
+    judging = {} if max_timeout is None else {"max_timeout_ms": max_timeout}
+    expected = _python(transaction_report(cluster, as_of=as_of, **judging))
+    assert any(row[12] for row in expected["open"])  # a hanging transaction at each time
+    assert _spark(spark, cluster, as_of, **judging) == expected
+
+
+def test_spark_finds_transactional_offset_commits(spark: Any, tmp_path: Path) -> None:
+    log = write_offset_transactions(tmp_path)
+    expected = _python(transaction_report(log, max_timeout_ms=30 * S))
+    pending = {row[2]: row[18] for row in expected["open"]}
+    assert pending == {30: ["g-txn"], 31: ["g-lost"]}
+    assert _spark(spark, log, max_timeout_ms=30 * S) == expected
+
+
+def test_spark_loose_rule_and_default_timeout_equal_the_python_api(
+    spark: Any, cluster: Path
+) -> None:
+    as_of = AsOf(timestamp_ms=T0 + 200 * S)
+    for rule in ("find-hanging", "loose"):
+        expected = _python(transaction_report(cluster, as_of=as_of, rule=rule))
+        assert _spark(spark, cluster, as_of, rule=rule) == expected
+        assert any(row[12] for row in expected["open"]) == (rule == "loose")
 
 
 def test_spark_outcomes_cover_every_label(spark: Any, cluster: Path) -> None:
     """The compared transactions end in every way the Python API tells apart."""
-    data, coordinator, _ = transactions.read_transactions(spark, cluster)
+    inputs = transactions.read_transactions(spark, cluster)
+    coordinator = inputs.coordinator
     assert coordinator is not None
     outcomes = {
         (r.transactionalId, r.outcome, r.durationMs)
@@ -169,16 +231,17 @@ def test_spark_outcomes_cover_every_label(spark: Any, cluster: Path) -> None:
         ("tx-fenced", "aborted (fenced)", 1 * S),
         ("tx-open", "open", None),
     }
-    now = transactions.newest_timestamp(data, coordinator)
+    now = transactions.newest_timestamp(inputs)
     hanging = {
         (r.producerId, r.reason, r.abortCommand)
-        for r in transactions.open_transactions(data, coordinator, now).collect()
+        for r in transactions.open_transactions(inputs, now, max_timeout_ms=20 * S).collect()
         if r.hanging
     }
     assert hanging == {
         (
             99,
-            "no transactional id of the coordinator has producer id 99",
+            "no transactional id of the coordinator has producer id 99; its producer's last "
+            "write was 29000 ms ago, longer than the maximum transaction timeout of 20000 ms",
             abort_command("orders", 1, 2),
         )
     }
@@ -191,11 +254,11 @@ def test_spark_without_the_coordinator_judges_by_age(
     shutil.copytree(cluster, data_only, ignore=shutil.ignore_patterns("__transaction_state-*"))
     young = AsOf(timestamp_ms=T0 + 200 * S)  # nothing open longer than 900 s yet
     expected = _python(transaction_report(data_only, as_of=young))
-    assert expected["open"] and not any(row[8] for row in expected["open"])
+    assert expected["open"] and not any(row[12] for row in expected["open"])
     assert _spark(spark, data_only, young) == expected
     old = AsOf(timestamp_ms=T0 + 1_000 * S)
     expected = _python(transaction_report(data_only, as_of=old))
-    assert expected["open"] and all("timeout only" in row[9] for row in expected["open"])
+    assert expected["open"] and all("by its age only" in row[14] for row in expected["open"])
     assert _spark(spark, data_only, old) == expected
 
 
@@ -219,12 +282,12 @@ def test_spark_names_a_replaced_producer_and_a_deleted_id(spark: Any, tmp_path: 
         for key, value, at in [*replaced, gone]:
             w.write_batch([(key, value)], timestamp=at)
         w.write_batch([(gone[0], None)], timestamp=T0 + 3 * S)
-    expected = _python(transaction_report(log))
+    expected = _python(transaction_report(log, max_timeout_ms=1))
     fencing = {(t["transactionalId"], c["change"]) for t in expected["ids"] for c in t["fencing"]}
     assert fencing == {("tx-replaced", "new producer id")}
-    reasons = {row[2]: row[9] for row in expected["open"]}
+    reasons = {row[2]: row[14].split("; ")[0] for row in expected["open"]}
     assert reasons == {
         20: "'tx-replaced' now has producer id 21 (this transaction's producer 20 was replaced)",
         22: "the coordinator deleted transactional id 'tx-gone'",
     }
-    assert _spark(spark, log) == expected
+    assert _spark(spark, log, max_timeout_ms=1) == expected
