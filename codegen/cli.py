@@ -20,6 +20,7 @@ from codegen import __version__
 from codegen.commands import SUBCOMMANDS, extra_of
 from codegen.errors import NoSpecsError, SpecErrors, display_path
 from codegen.extras import MissingExtraError
+from codegen.failures import GuardedCommand, InternalError, save_traceback
 from codegen.project import (
     CONFIG_TABLE,
     DEFAULT_OUT,
@@ -33,7 +34,10 @@ from codegen.text import plural
 
 class LazyGroup(click.Group):
     """The commands of :data:`SUBCOMMANDS` load on first use. One whose extra is not
-    installed is still listed, and says what to install when run."""
+    installed is still listed, and says what to install when run. Every command tells bad
+    input from a bug (:class:`codegen.failures.GuardedCommand`)."""
+
+    command_class = GuardedCommand
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *SUBCOMMANDS})
@@ -103,7 +107,7 @@ def _needs_extra(name: str, error: MissingExtraError) -> click.Command:
         raise click.ClickException(text)
 
     settings = {"ignore_unknown_options": True, "allow_extra_args": True}
-    return click.Command(name, callback=run, help=text, context_settings=settings)
+    return GuardedCommand(name, callback=run, help=text, context_settings=settings)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -336,8 +340,10 @@ def main() -> None:
         # is imported, is named with the extra that brings it.
         missing = exc.name.partition(".")[0] if exc.name else None
         extra = extra_of(command, missing)
-        if extra is None:
-            raise
+        if extra is None:  # no extra brings it: a bug
+            failure = InternalError(command or "kafka-specgen", exc, save_traceback(command, exc))
+            failure.show()
+            sys.exit(failure.exit_code)
         error = MissingExtraError(f"python -m codegen {command}".rstrip(), extra, missing)
         click.echo(f"Error: {error}", err=True)
         sys.exit(1)

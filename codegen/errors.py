@@ -1,4 +1,5 @@
-"""Spec problems, reported all at once as ``path:line: $.json.path: message``.
+"""Spec problems, reported all at once as ``path:line: $.json.path: message``, and the base
+of every error that is the user's to fix (:class:`BadInputError`).
 
 A spec folder that is missing or holds no spec is not a problem in a spec: it is
 :class:`NoSpecsError`, raised before any file is read.
@@ -8,6 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+
+class BadInputError(Exception):
+    """What the user gave is not what the code reads: a path, an option, data that is not
+    Kafka's. The message says what was expected and what was found. The commands exit 2 on it
+    (``codegen.failures``); any other exception is a bug, never reported as bad input."""
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -29,6 +29,7 @@ from codegen.columnar.package import SHIPPED, codecs
 from codegen.columnar.schema import message_arrow_type
 from codegen.runtime import KafkaMessage
 from codegen.runtime.backends import native_engine
+from codegen.runtime.errors import KafkaCodecError
 from codegen.runtime.json_values import uuid_json
 from codegen.runtime.wire import read_uvarint
 
@@ -185,7 +186,7 @@ def parse_frames(rows: Rows, idx: I64) -> tuple[I64, I64, I64, dict[int, str]]:
                 continue
             a, o = read_uvarint(buf, o, "apiKey")
             v, o = read_uvarint(buf, o, "version")
-        except Exception as exc:
+        except KafkaCodecError as exc:
             errors[i] = f"could not read the metadata record frame: {exc}"
             continue
         api[j], ver[j], start[j] = a, v, b + o
@@ -271,7 +272,7 @@ def _generic(
     ):
         try:
             obj = decode(raw[b:e], v)
-        except Exception as exc:
+        except KafkaCodecError as exc:  # the row's own error; anything else is a bug
             errors[j] = str(exc) or type(exc).__name__
             for a in appends:
                 a(None)
@@ -429,7 +430,7 @@ def decode_native(
         data = rows.buffer.slice(b, e - b).to_pybytes()
         try:
             decode(data, v)
-        except Exception as exc:
+        except KafkaCodecError as exc:
             errors[j] = str(exc) or type(exc).__name__
         else:
             raise RuntimeError(

@@ -39,6 +39,7 @@ from codegen.dumps.storage_params import StoragePathParam
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
 from codegen.dumps.user_topics import UserTopicDecoder, user_decoders
 from codegen.extras import MissingExtraError
+from codegen.failures import GuardedCommand
 from codegen.text import plural
 
 __all__ = ["EXIT_CLEAN", "EXIT_DAMAGE", "EXIT_USAGE", "PLAIN", "TOPIC_CHOICES", "dump_command"]
@@ -61,7 +62,7 @@ PLAIN: Final = "plain"
 """``--topic`` of any topic but the internal ones: keys and values are printed as they are."""
 
 
-@click.command(name="dump")
+@click.command(name="dump", cls=GuardedCommand)
 @click.argument("paths", nargs=-1, required=True, type=StoragePathParam())
 @click.option(
     "--topic",

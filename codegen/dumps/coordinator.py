@@ -369,6 +369,10 @@ def _located(exc: Exception, what: str, version: int, cls: type[KafkaMessage]) -
     return f"Could not read record with version {version} from {what}'s buffer due to: {text}."
 
 
+class _NotRaised(Exception):
+    """Caught where the native loop's MalformedRecords would be, without the native loop."""
+
+
 class CoordinatorDecoder:
     """Decodes the records of one coordinator topic; build it once and reuse it.
 
@@ -398,6 +402,9 @@ class CoordinatorDecoder:
         if native is None:
             native = native_record_loop_enabled()
         self._native_loop: Callable[..., list[DecodedRecord]] | None = None
+        self._malformed: type[Exception] = _NotRaised
+        """The native loop's MalformedRecords: what hands a batch to the reference (and only
+        that: any other exception from the loop is a bug, and propagates)."""
         if native:
             module = _native_records()
             if module is None:
@@ -407,6 +414,7 @@ class CoordinatorDecoder:
             self._native_loop = module.RecordLoop(
                 DecodedRecord, self._key_entry, self.decode, RECORD, TOMBSTONE
             )
+            self._malformed = module.MalformedRecords
 
     @property
     def native_loop(self) -> Any:
@@ -434,7 +442,7 @@ class CoordinatorDecoder:
             return rtype, "", None
         try:
             key_obj, _ = rt.key_reader(key, 2)
-        except Exception:
+        except DecodeError:
             return rtype, rt.name, None
         return rtype, rt.name, key_obj
 
@@ -467,7 +475,7 @@ class CoordinatorDecoder:
             )
         try:
             key_obj, end = rt.key_reader(key, 2)
-        except Exception as exc:
+        except DecodeError as exc:
             return DecodedRecord(
                 offset,
                 timestamp,
@@ -530,7 +538,7 @@ class CoordinatorDecoder:
             )
         try:
             value_obj, end = reader(value, 2)
-        except Exception as exc:
+        except DecodeError as exc:
             return DecodedRecord(
                 offset,
                 timestamp,
@@ -590,8 +598,10 @@ class CoordinatorDecoder:
             if pause:
                 gc.enable()
 
-    def _key_entry(self, key: bytes) -> _KnownKey:
-        """Decode a key; LookupError (or any exception) unless it decodes exactly."""
+    def _key_entry(self, key: bytes | None) -> _KnownKey:
+        """Decode a key; LookupError or the codec's DecodeError unless it decodes exactly."""
+        if key is None or len(key) < 2:
+            raise LookupError
         # Inline int16: record types are small non-negative numbers.
         rt = self.types.get((key[0] << 8) | key[1])
         if rt is None:
@@ -638,7 +648,10 @@ class CoordinatorDecoder:
                 if value[0]:
                     raise LookupError  # a version of 256 or more, or negative
                 version = value[1]
-                value_obj, end = readers[version](value, 2)  # type: ignore[misc]
+                reader = readers[version]
+                if reader is None:
+                    raise LookupError  # a version newer than the specs
+                value_obj, end = reader(value, 2)
                 if end != len(value):
                     raise LookupError
                 add(
@@ -646,7 +659,7 @@ class CoordinatorDecoder:
                         offset, ts, RECORD, type_id, name, key_obj, value_obj, version, key, value
                     )
                 )
-            except Exception:
+            except (LookupError, DecodeError):  # not the common case: decode() tells what it is
                 add(slow(key, value, offset, ts))
         return out
 
@@ -664,7 +677,7 @@ class CoordinatorDecoder:
             return self._decode_raw(parse_v2_raw(data, pos, end, batch))
         try:
             return self._run_native(data, pos, end, batch)
-        except Exception:
+        except self._malformed:  # the reference parser tells what is wrong with them
             return self._decode_raw(parse_v2_raw(data, pos, end, batch))
 
     def _run_native(
@@ -701,7 +714,7 @@ class CoordinatorDecoder:
             return None
         try:
             records = self._run_native(data, pos, end, batch)
-        except Exception:
+        except self._malformed:
             return None
         return None if self._native_loop.with_headers else records  # type: ignore[attr-defined]
 

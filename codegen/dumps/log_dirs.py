@@ -26,6 +26,7 @@ from codegen.dumps.remote_storage import (
 )
 from codegen.dumps.segments import segment_file_info, segment_files
 from codegen.dumps.storage import StoragePath
+from codegen.errors import BadInputError
 
 __all__ = [
     "INTERNAL_TOPICS",
@@ -61,7 +62,7 @@ LOG_FOLDER_SUFFIXES: Final = (
 """The files of a partition folder ``--format dump-log`` reads (Kafka's tool reads these kinds)."""
 
 
-class NothingToRead(ValueError):
+class NothingToRead(BadInputError, ValueError):
     """A folder given holds no file to read; the text says what it holds and what to pass."""
 
 

@@ -23,6 +23,7 @@ from typing import Final
 
 from codegen.dumps.batches import CRC32C, LOG_OVERHEAD, MIN_LEGACY_SIZE, RECORD_BATCH_OVERHEAD
 from codegen.dumps.storage import StoragePath
+from codegen.errors import BadInputError
 
 __all__ = ["EXPECTED", "NotKafkaData", "not_kafka_reason", "require_kafka_data"]
 
@@ -41,7 +42,7 @@ EXPECTED: Final = (
 """What the error says was expected."""
 
 
-class NotKafkaData(ValueError):
+class NotKafkaData(BadInputError, ValueError):
     """A file given as Kafka log data that is not: the text names the file, what its first
     bytes hold and what a segment holds there."""
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime as _dt
-import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
 import click
 
+from codegen.failures import GuardedCommand
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
 from codegen.forensics.inputs import InputError, discover
 from codegen.forensics.lag import (
@@ -21,7 +21,6 @@ from codegen.forensics.lag import (
     lag_reports,
 )
 from codegen.forensics.output import (
-    EXIT_BAD_INPUT,
     OUTPUT_OPTION,
     LineOutput,
     emit,
@@ -102,7 +101,7 @@ def _no_groups(paths: tuple[str, ...]) -> str:
     )
 
 
-@click.command("groups")
+@click.command("groups", cls=GuardedCommand)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option(
     "--group",
@@ -155,15 +154,11 @@ def groups_command(
       python -m codegen groups /var/kafka-logs --format html --output report.html
     """
     if fmt == "html":
-        _html_report(paths, groups, as_of, DEFAULT_WINDOW, output, "groups")
+        _html_report(paths, groups, as_of, DEFAULT_WINDOW, output)
         return
-    try:
-        point = parse_as_of(as_of) if as_of is not None else None
-        one = groups[0] if len(groups) == 1 else None
-        reports = _only(group_reports(list(paths), one, point), groups)
-    except ValueError as exc:  # InputError and a bad --as-of are both ValueErrors
-        click.echo(f"groups: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+    point = parse_as_of(as_of) if as_of is not None else None
+    one = groups[0] if len(groups) == 1 else None
+    reports = _only(group_reports(list(paths), one, point), groups)
     if not reports:
         emit("" if fmt == "jsonl" else _no_groups(paths), output)
     else:  # a group at a time: a large report is never one string
@@ -195,25 +190,20 @@ def _html_report(
     as_of: str | None,
     window: int,
     output: Path | None,
-    command: str,
 ) -> None:
     from codegen.forensics.report import render_html, require_plotting
 
     require_plotting()  # before the work: a missing extra is said at once
-    try:
-        point = parse_as_of(as_of) if as_of is not None else None
-        dirs = discover(list(paths))
-        lags = lag_reports(dirs, None, point, window)
-        groups = group_reports(dirs, None, point)
-        if wanted:
-            _require_groups(wanted, {g.group for g in lags} | {g.group for g in groups})
-            lags = [g for g in lags if g.group in wanted]
-            groups = [g for g in groups if g.group in wanted]
-        names = ", ".join(Path(p).name for p in paths)
-        emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
-    except ValueError as exc:
-        click.echo(f"{command}: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+    point = parse_as_of(as_of) if as_of is not None else None
+    dirs = discover(list(paths))
+    lags = lag_reports(dirs, None, point, window)
+    groups = group_reports(dirs, None, point)
+    if wanted:
+        _require_groups(wanted, {g.group for g in lags} | {g.group for g in groups})
+        lags = [g for g in lags if g.group in wanted]
+        groups = [g for g in groups if g.group in wanted]
+    names = ", ".join(Path(p).name for p in paths)
+    emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
 
 
 def _in_flight(batches: list[InFlightBatch]) -> str:
@@ -255,7 +245,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
     return "\n".join(out)
 
 
-@click.command("lag")
+@click.command("lag", cls=GuardedCommand)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option(
     "--group",
@@ -326,7 +316,7 @@ def lag_command(
       python -m codegen lag /var/kafka-logs --format html --output report.html
     """
     if fmt == "html":
-        _html_report(paths, groups, as_of, window, output, "lag")
+        _html_report(paths, groups, as_of, window, output)
         return
     out = LineOutput(output)
     try:
@@ -342,13 +332,10 @@ def lag_command(
                 out.write_lines(lag_json_lines(chunk))
             elif chunk:
                 out.write_lines([render_lag_table(chunk).encode()])
-    except ValueError as exc:
+        if not out.lines:
+            out.write_lines([b"" if fmt == "jsonl" else _no_groups(paths).encode()])
+    finally:  # an --output file written so far is closed on an error too
         out.close()
-        click.echo(f"lag: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    if not out.lines:
-        out.write_lines([b"" if fmt == "jsonl" else _no_groups(paths).encode()])
-    out.close()
 
 
 def _chunks_of(chunks: Iterable[list[GroupLag]], wanted: tuple[str, ...]) -> list[GroupLag]:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from codegen.failures import GuardedCommand
 from codegen.forensics.downgrade import DowngradeReport, check_downgrade
-from codegen.forensics.inputs import InputError
-from codegen.forensics.output import EXIT_BAD_INPUT, group_cell
-from codegen.forensics.releases import DEFAULT, NEW, OLD, UnknownReleaseError
+from codegen.forensics.output import group_cell
+from codegen.forensics.releases import DEFAULT, NEW, OLD
 from codegen.text import plural
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def _state_line(state: ClusterState) -> str:
     )
 
 
-@click.command("downgrade-check")
+@click.command("downgrade-check", cls=GuardedCommand)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option(
     "--to",
@@ -245,11 +245,7 @@ def downgrade_check_command(
       python -m codegen downgrade-check 'images/broker-*/kafka-logs' --to 3.4
       python -m codegen downgrade-check /var/kafka-logs/__consumer_offsets-7 --to 2.1 --format json
     """
-    try:
-        report = check_downgrade(list(paths), to, group_coordinator)
-    except (UnknownReleaseError, InputError, ValueError) as exc:
-        click.echo(f"downgrade-check: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+    report = check_downgrade(list(paths), to, group_coordinator)
     replayed = None
     if replay:
         from codegen.forensics.replay import ReplayUnavailableError, agreements

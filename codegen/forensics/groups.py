@@ -63,7 +63,7 @@ from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions, is_paths
-from codegen.forensics.inputs import LogDirs, as_log_dirs, resolve_cut
+from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.views.consumer_offsets import read_compacted
 from codegen.views.cut import AsOf
@@ -92,7 +92,7 @@ def parse_as_of(text: str) -> AsOf:
     try:
         moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(
+        raise InputError(
             f"--as-of {text!r} is neither a log offset (digits) nor an ISO-8601 time such as "
             "2024-05-01T12:00:00Z"
         ) from None

@@ -44,6 +44,7 @@ from codegen.dumps.model import BatchHeader, SegmentError
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import SegmentReader, segment_file_info, segment_files
 from codegen.dumps.storage import RemotePath, StoragePath
+from codegen.errors import BadInputError
 from codegen.views.cut import AsOf
 from codegen.views.log_ends import (
     REPLICATION_CHECKPOINT,
@@ -77,8 +78,9 @@ __all__ = [
 _PARTITION_DIR: Final = re.compile(r"^(.+)-(\d+)$")
 
 
-class InputError(ValueError):
-    """An input that is not what a command reads (no such path, the wrong topic, no segment)."""
+class InputError(BadInputError, ValueError):
+    """An input that is not what a command reads (no such path, the wrong topic, no segment,
+    an ``--as-of`` it cannot take)."""
 
 
 @dataclass(frozen=True, slots=True)

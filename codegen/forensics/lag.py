@@ -66,6 +66,7 @@ from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions
 from codegen.forensics.inputs import (
+    InputError,
     LogDirs,
     LogEnd,
     LogEnds,
@@ -865,9 +866,9 @@ def lag_chunks(
     The input is checked and *now* found (from the batch headers and the data partitions' log
     ends) before this returns; the partitions are read as the chunks are taken."""
     if window < 1:
-        raise ValueError(f"--window {window}: give at least 1 commit")
+        raise InputError(f"--window {window}: give at least 1 commit")
     if min_commits < 1:
-        raise ValueError(f"--min-commits {min_commits}: give at least 1 commit")
+        raise InputError(f"--min-commits {min_commits}: give at least 1 commit")
     # A window smaller than the minimum is judged once full.
     min_commits = min(min_commits, window)
     dirs = (

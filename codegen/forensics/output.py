@@ -8,9 +8,11 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Final
 
 import click
+
+from codegen.failures import EXIT_BAD_INPUT as FAILURE_EXIT_BAD_INPUT
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -22,8 +24,8 @@ __all__ = [
     "jsonl",
 ]
 
-EXIT_BAD_INPUT = 2
-"""The input is not what the command reads (every forensics command)."""
+EXIT_BAD_INPUT: Final = FAILURE_EXIT_BAD_INPUT
+"""The input is not what the command reads (every command: :mod:`codegen.failures`)."""
 
 
 def group_cell(group: str | None) -> str:

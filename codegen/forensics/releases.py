@@ -28,6 +28,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Final
 
+from codegen.errors import BadInputError
 from codegen.forensics.loaders import (
     EMPTY,
     FAIL,
@@ -140,14 +141,14 @@ class Release:
         return self.record_types.get(record_type)
 
     def group_loaders(self, coordinator: str = DEFAULT) -> Loader:
-        """The group coordinator ``default``, ``old`` or ``new`` (raises ValueError when the
-        release has no such one)."""
+        """The group coordinator ``default``, ``old`` or ``new`` (raises
+        :class:`NoSuchCoordinatorError` when the release has no such one)."""
         if coordinator == DEFAULT:
             return self.group_loader
         for loader in (self.group_loader, self.other_group_loader):
             if loader is not None and loader.name.startswith(f"the {coordinator} "):
                 return loader
-        raise ValueError(f"Kafka {self.label} has no {coordinator} group coordinator")
+        raise NoSuchCoordinatorError(f"Kafka {self.label} has no {coordinator} group coordinator")
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +312,11 @@ def patch_releases() -> tuple[str, ...]:
     return tuple(sorted((k for k in _vendored() if k.count(".") == 2), key=_line_key))
 
 
-class UnknownReleaseError(ValueError):
+class NoSuchCoordinatorError(BadInputError, ValueError):
+    """A ``--group-coordinator`` the release does not have."""
+
+
+class UnknownReleaseError(BadInputError, ValueError):
     """A ``--to`` value that is not a Kafka release we know."""
 
 

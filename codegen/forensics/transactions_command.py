@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
+from codegen.failures import EXIT_BAD_INPUT, GuardedCommand
 from codegen.forensics.groups import parse_as_of
 from codegen.forensics.output import OUTPUT_OPTION, emit, jsonl
 from codegen.forensics.transactions import (
@@ -31,7 +32,6 @@ __all__ = [
 
 EXIT_NONE_HANGING = 0
 EXIT_HANGING = 1
-EXIT_BAD_INPUT = 2
 
 
 def _time(ms: int | None) -> str:
@@ -276,7 +276,7 @@ def render_transactions_html(report: TransactionReport, title: str) -> str:
     )
 
 
-@click.command("transactions")
+@click.command("transactions", cls=GuardedCommand)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--transactional-id", "transactional_id", metavar="ID", help="Only this id.")
 @click.option(
@@ -354,12 +354,8 @@ def transactions_command(
       python -m codegen transactions /var/kafka-logs --format html --output txns.html
     """
     with collector_paused():
-        try:
-            point = parse_as_of(as_of) if as_of is not None else None
-            report = transaction_report(list(paths), transactional_id, point, max_timeout_ms, rule)
-        except ValueError as exc:  # InputError and a bad --as-of are both ValueErrors
-            click.echo(f"transactions: {exc}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
+        point = parse_as_of(as_of) if as_of is not None else None
+        report = transaction_report(list(paths), transactional_id, point, max_timeout_ms, rule)
         if fmt == "jsonl":
             text = jsonl(report.lines())
         elif fmt == "html":

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from codegen.errors import SpecProblem
+from codegen.failures import GuardedCommand
 from codegen.lint.config import ConfigError, FailOn, LintConfig, discover_config, load_config_file
 from codegen.lint.engine import LintResult, invalid_result, lint
 from codegen.lint.history import HistoryError, history_memory
@@ -226,7 +227,7 @@ def _run(
     return _merge(results)
 
 
-@click.command("lint", epilog=_EPILOG)
+@click.command("lint", cls=GuardedCommand, epilog=_EPILOG)
 @click.argument("paths", nargs=-1, metavar="[OLD NEW | PATH...]")
 @click.option(
     "--git",

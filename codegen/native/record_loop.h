@@ -186,10 +186,16 @@ static PyObject *call_slow(Loop *L, PyObject *key, PyObject *value, PyObject *of
    (obj, end) tuple. NULL when the engine is not built: every reader is called. */
 static const EngineCAPI *Engine;
 
-/* True (and the error cleared) when the pending error is an Exception, which the pure loop's
-   `except Exception` turns into the slow path; other errors propagate. */
+/* codegen.runtime.errors.DecodeError, set as the module loads. */
+static PyObject *DecodeError;
+
+/* True (and the error cleared) when the pending error is what the pure loop's
+   `except (LookupError, DecodeError)` turns into the slow path: a key or value that is not the
+   common case, or bytes the codec refuses. Anything else is a bug, and propagates. */
 static int caught(void) {
-    if (!PyErr_ExceptionMatches(PyExc_Exception)) return 0;
+    if (!PyErr_ExceptionMatches(PyExc_LookupError) &&
+        !(DecodeError && PyErr_ExceptionMatches(DecodeError)))
+        return 0;
     PyErr_Clear();
     return 1;
 }

@@ -43,6 +43,11 @@ PyMODINIT_FUNC PyInit__records(void) {
         "The records of a batch do not parse; the reference parser tells why.",
         PyExc_ValueError, NULL);
     if (!MalformedRecords) return NULL;
+    PyObject *errors = PyImport_ImportModule("codegen.runtime.errors");
+    if (!errors) return NULL;
+    DecodeError = PyObject_GetAttrString(errors, "DecodeError");
+    Py_DECREF(errors);
+    if (!DecodeError) return NULL;
     Engine = PyCapsule_Import("codegen.native._engine._C_API", 0);
     if (!Engine) PyErr_Clear(); /* not built: readers are called */
     if (PyType_Ready(&LoopType) < 0 || PyType_Ready(&ColumnsType) < 0) return NULL;
