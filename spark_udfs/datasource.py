@@ -125,6 +125,7 @@ from codegen.columnar.topics import (
 from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
 from codegen.dumps.batch_rows import BATCH_SCHEMA, batch_rows
 from codegen.dumps.log_dirs import readable_remote, tiered_order
+from codegen.dumps.partition_folders import partition_of
 from codegen.dumps.remote_storage import remote_partition
 from codegen.dumps.segments import SEGMENT_SUFFIXES
 from codegen.dumps.topic_map import TopicMap, topic_map_option
@@ -160,7 +161,6 @@ __all__ = [
     "resolve_paths",
 ]
 
-_TOPIC_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _ENTRY = struct.Struct(">qi")
 DEFAULT_SPLIT = 128 * 1024 * 1024
 DEFAULT_OPEN_COST = 4 * 1024 * 1024
@@ -299,13 +299,13 @@ def topic_of(path: Path, options: dict[str, str]) -> tuple[str | None, int | Non
     topic: str | None = options.get("topic")
     part: int | None = int(options["partition"]) if "partition" in options else None
     remote = remote_partition(path.parent)
-    m = _TOPIC_DIR.match(path.parent.name)
+    owner = partition_of(path.parent.name)
     if remote is not None:  # a tiered topic's remote segment: <topic>-<partition>-<topic id>
         topic = topic or remote.topic
         part = remote.partition if part is None else part
-    elif m:
-        topic = topic or m.group("topic")
-        part = int(m.group("partition")) if part is None else part
+    elif owner is not None:
+        topic = topic or owner[0]
+        part = owner[1] if part is None else part
     elif path.suffix == ".checkpoint":
         topic, part = topic or "__cluster_metadata", 0 if part is None else part
     return topic, part

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen.dumps import storage
+from codegen.dumps.partition_folders import partition_of
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import segment_files
 from codegen.dumps.storage import StoragePath
@@ -73,16 +74,15 @@ def _partition_folders(log_dir: StoragePath) -> list[StoragePath]:
     """The ``__consumer_offsets-<n>`` folders of a broker's log folder, by partition number."""
     found: list[tuple[int, StoragePath]] = []
     for sub in log_dir.iterdir():
-        name, _, number = sub.name.rpartition("-")
-        if sub.is_dir() and name == TOPIC and number.isdigit():
-            found.append((int(number), sub))
+        owner = partition_of(sub.name)
+        if owner is not None and owner[0] == TOPIC and sub.is_dir():
+            found.append((owner[1], sub))
     return [path for _, path in sorted(found, key=lambda entry: entry[0])]
 
 
 def _topic_partition(folder: StoragePath) -> tuple[str, int] | None:
     """The topic and partition a folder named ``<topic>-<n>`` holds; None for another name."""
-    name, _, number = folder.name.rpartition("-")
-    return (name, int(number)) if name and number.isdigit() else None
+    return partition_of(folder.name)
 
 
 _GIVE = f"give a broker's log folder, a {TOPIC}-<n> folder or its .log files"

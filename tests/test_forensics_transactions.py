@@ -591,3 +591,15 @@ def test_transactional_offset_commits_in_consumer_offsets(tmp_path: Path) -> Non
     assert code == 1
     assert "keeps pending the offsets of groups: g-lost (g-lost orders-0 at 7, " in out
     assert "__consumer_offsets-0  log end 7  LSO 3  gap 4  open 2  committed 1" in out
+
+
+def test_folders_named_like_partitions_are_not_taken_for_them(tmp_path: Path) -> None:
+    """A system configuration folder holds ``dbus-1`` and ``polkit-1``: folders with a topic's
+    name and a number, but no file a broker writes."""
+    for name, file in (("dbus-1", "system.conf"), ("polkit-1", "rules.d")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / file).write_text("x")
+    code, _, err = _run(tmp_path)
+    assert code == 2
+    assert "holds no Kafka partition folder or segment (found: dbus-1, polkit-1)" in err
+    assert "partition folders of dbus" not in err

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, SHARE_GROUP_STATE, TRANSACTION_STATE
 from codegen.dumps.metadata import CLUSTER_METADATA, REMOTE_LOG_METADATA
+from codegen.dumps.partition_folders import partition_of
 from codegen.dumps.remote_storage import (
     is_remote_storage,
     readable_segments,
@@ -82,9 +83,9 @@ def _partition_folders(log_dir: StoragePath) -> list[tuple[str, int, StoragePath
     folder, by topic and partition number."""
     found: list[tuple[str, int, StoragePath]] = []
     for sub in log_dir.iterdir():
-        name, _, number = sub.name.rpartition("-")
-        if name and number.isdigit() and sub.is_dir():
-            found.append((name, int(number), sub))
+        owner = partition_of(sub.name)
+        if owner is not None and sub.is_dir():
+            found.append((*owner, sub))
     return sorted(found, key=lambda entry: entry[:2])
 
 
@@ -298,9 +299,10 @@ class RowSource:
         remote = remote_partition(path.parent)
         if remote is not None:
             return cls(topic or remote.topic, remote.partition, str(path))
-        name, _, number = path.parent.name.rpartition("-")
-        partition = int(number) if name and number.isdigit() else None
-        return cls(topic or (name if partition is not None else None), partition, str(path))
+        owner = partition_of(path.parent.name)
+        if owner is None:
+            return cls(topic, None, str(path))
+        return cls(topic or owner[0], owner[1], str(path))
 
     @property
     def label(self) -> str:

@@ -29,7 +29,6 @@ out.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from codegen.dumps import storage
 from codegen.dumps.batch_rows import batch_table
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.model import BatchHeader, SegmentError
+from codegen.dumps.partition_folders import is_partition_folder, partition_of
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import SegmentReader, segment_file_info, segment_files
 from codegen.dumps.storage import RemotePath, StoragePath
@@ -74,8 +74,6 @@ __all__ = [
     "replica_rows",
     "resolve_cut",
 ]
-
-_PARTITION_DIR: Final = re.compile(r"^(.+)-(\d+)$")
 
 
 class InputError(BadInputError, ValueError):
@@ -133,8 +131,7 @@ def read_offset_checkpoint(path: StoragePath) -> dict[tuple[str, int], int]:
 
 
 def _partition_of(folder: StoragePath) -> tuple[str, int] | None:
-    m = _PARTITION_DIR.match(folder.name)
-    return (m.group(1), int(m.group(2))) if m else None
+    return partition_of(folder.name)
 
 
 @dataclass(slots=True)
@@ -291,11 +288,10 @@ def _scan_image(
 ) -> bool:
     found = False
     for sub in storage.listdir(image):
-        if not sub.is_dir() or sub == skip:
+        if sub == skip or not is_partition_folder(sub):
             continue
         owner = _partition_of(sub)
-        if owner is None:
-            continue
+        assert owner is not None
         found = True
         _add(into, PartitionFolder(*owner, sub, image))
     checkpoint = image / REPLICATION_CHECKPOINT
