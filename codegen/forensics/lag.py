@@ -75,6 +75,7 @@ from codegen.forensics.inputs import (
 )
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.text import plural
+from codegen.views import consumer_offsets
 from codegen.views.compaction import key_ids, stable_order
 from codegen.views.consumer_offsets import batches_kept, decode_commits
 from codegen.views.cut import AsOf, kept_positions
@@ -500,7 +501,8 @@ def _read_history(
     for f in files:
         found: list[SegmentError] = []
         kept = None if as_of is None else kept_positions(f, as_of)
-        for rb in record_batches(f, headers=False, batch_rows=32768, segment_errors=found):
+        rows = consumer_offsets.CHUNK_ROWS
+        for rb in record_batches(f, headers=False, batch_rows=rows, segment_errors=found):
             if kept is not None:
                 rb = rb.filter(pa.array(batches_kept(rb, kept)))
             commits.add(decode_commits(rb)[0])

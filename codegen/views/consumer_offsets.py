@@ -29,7 +29,11 @@ from codegen.views.cut import AsOf, kept_positions
 from codegen.views.offsets import CommittedOffsets
 from codegen.views.records import log_batches
 
-__all__ = ["FileChunk", "batches_kept", "decode_commits", "read_compacted"]
+__all__ = ["CHUNK_ROWS", "FileChunk", "batches_kept", "decode_commits", "read_compacted"]
+
+CHUNK_ROWS = 32768
+"""Rows of a ``__consumer_offsets`` file read at a time (one Arrow batch of the engine's
+columnar loop): the views' answers do not depend on it (the fuzz tests read with a few)."""
 
 
 @dataclass(slots=True)
@@ -56,7 +60,7 @@ def read_compacted(
     *,
     max_batch_size: int,
     max_batch_records: int,
-    batch_rows: int = 32768,
+    batch_rows: int | None = None,
     up_to: AsOf | None = None,
 ) -> Iterator[FileChunk]:
     """Feed one ``__consumer_offsets`` file to ``view`` (all but offset commits) and ``offsets``
@@ -68,7 +72,7 @@ def read_compacted(
     for rb in record_batches(
         path,
         headers=False,
-        batch_rows=batch_rows,
+        batch_rows=CHUNK_ROWS if batch_rows is None else batch_rows,
         max_batch_size=max_batch_size,
         max_batch_records=max_batch_records,
         segment_errors=found,
