@@ -174,14 +174,21 @@ def _spark(spark: Any, path: Path, as_of: AsOf | None = None, **judging: Any) ->
 
 
 @pytest.mark.parametrize(
-    ("at", "max_timeout"),
-    [(None, 20 * S), (T0 + 4 * S + 500, 2 * S), (T0 + 200 * S, 20 * S), (T0 + 1000 * S, None)],
+    ("at", "max_timeout", "rule"),
+    [
+        (None, 20 * S, "find-hanging"),
+        (T0 + 4 * S + 500, 2 * S, "find-hanging"),
+        (T0 + 200 * S, None, "loose"),  # listed and past its timeout: only loose flags it
+        (T0 + 1000 * S, None, "find-hanging"),
+    ],
 )
 def test_spark_answers_equal_the_python_api(
-    spark: Any, cluster: Path, at: int | None, max_timeout: int | None
+    spark: Any, cluster: Path, at: int | None, max_timeout: int | None, rule: str
 ) -> None:
     as_of = None if at is None else AsOf(timestamp_ms=at)
-    judging = {} if max_timeout is None else {"max_timeout_ms": max_timeout}
+    judging: dict[str, Any] = {"rule": rule}
+    if max_timeout is not None:
+        judging["max_timeout_ms"] = max_timeout
     expected = _python(transaction_report(cluster, as_of=as_of, **judging))
     assert any(row[12] for row in expected["open"])  # a hanging transaction at each time
     assert _spark(spark, cluster, as_of, **judging) == expected
@@ -193,16 +200,6 @@ def test_spark_finds_transactional_offset_commits(spark: Any, tmp_path: Path) ->
     pending = {row[2]: row[18] for row in expected["open"]}
     assert pending == {30: ["g-txn"], 31: ["g-lost"]}
     assert _spark(spark, log, max_timeout_ms=30 * S) == expected
-
-
-def test_spark_loose_rule_and_default_timeout_equal_the_python_api(
-    spark: Any, cluster: Path
-) -> None:
-    as_of = AsOf(timestamp_ms=T0 + 200 * S)
-    for rule in ("find-hanging", "loose"):
-        expected = _python(transaction_report(cluster, as_of=as_of, rule=rule))
-        assert _spark(spark, cluster, as_of, rule=rule) == expected
-        assert any(row[12] for row in expected["open"]) == (rule == "loose")
 
 
 def test_spark_outcomes_cover_every_label(spark: Any, cluster: Path) -> None:
