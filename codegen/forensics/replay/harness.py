@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -59,6 +60,7 @@ _COMMON: Final = (
     "specgen/replay/OldCoordinators.java",
 )
 _JVM_OPTIONS: Final = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m")
+"""C1 only: a replay is short, and the C2 compiler's threads cost more than they give there."""
 
 
 class JavaMissingError(ReplayUnavailableError):
@@ -194,7 +196,7 @@ def run_harness(
     release: str, jars: JarSet, parts: Sequence[PartSpec], *, timeout_s: float = 3600
 ) -> dict[str, Any]:
     """One JVM replaying ``parts`` through ``release``'s classes; its JSON answer, with the
-    wall time the run took (``wallMs``)."""
+    wall time the run took (``wallMs``) and the JVM's CPU time (``cpuMs``)."""
     java, javac = java_tools()
     classes = compile_harness(jars, javac)
     request = {
@@ -208,12 +210,14 @@ def run_harness(
         path = Path(tmp) / "request.json"
         path.write_text(json.dumps(request))
         started = time.monotonic()
+        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             [java, *_JVM_OPTIONS, "-cp", os.pathsep.join([str(classes), jars.classpath]),
              "specgen.replay.Replay", str(path)],
             capture_output=True, text=True, timeout=timeout_s, check=False,
         )  # fmt: skip
         wall = time.monotonic() - started
+        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0 or not done.stdout.strip():
         tail = "\n".join(done.stderr.strip().splitlines()[-30:])
         raise HarnessError(
@@ -221,4 +225,6 @@ def run_harness(
         )
     answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     answer["wallMs"] = round(wall * 1000)
+    cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
+    answer["cpuMs"] = round(cpu * 1000)
     return answer

@@ -29,6 +29,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -48,6 +49,7 @@ __all__ = [
 
 MAVEN_CENTRAL: Final = "https://repo1.maven.org/maven2"
 _DOWNLOAD_TIMEOUT_S: Final = 60
+_PARALLEL_DOWNLOADS: Final = 6
 
 
 class ReplayUnavailableError(RuntimeError):
@@ -194,9 +196,13 @@ def jar_set(
                 f"{release}) or give their folder with --kafka-jars"
             )
         say(f"fetching {len(missing)} jar(s) of Kafka {release} from Maven Central into {root}")
-        for n, art in enumerate(missing, start=1):
-            _download(art, root, digests.get(str(art)))
-            say(f"  {n}/{len(missing)} {art.file_name}")
+        # A few at a time: most of a jar's time is the request's round trip.
+        with ThreadPoolExecutor(max_workers=_PARALLEL_DOWNLOADS) as pool:
+            jobs = [pool.submit(_download, art, root, digests.get(str(art))) for art in missing]
+            for n, job in enumerate(as_completed(jobs), start=1):
+                job.result()
+                if n % 10 == 0 or n == len(jobs):
+                    say(f"  {n}/{len(jobs)} jars fetched")
     source = f"{root} ({how}" + (f"; {len(missing)} fetched)" if missing else ")")
     return JarSet(release, tuple(found), source)
 

@@ -44,7 +44,10 @@ public final class Kafka {
           return log.logEnd;
         case "read":
           long offset = ((Number) call.getArgument(0)).longValue();
-          return fetchDataInfo(m.getReturnType(), offset, log.recordsFrom(offset));
+          // At least the broker's default load buffer (5 MiB): how many whole batches one read
+          // serves changes nothing the loaders do with them.
+          int maxLength = Math.max(((Number) call.getArgument(1)).intValue(), 5 << 20);
+          return fetchDataInfo(m.getReturnType(), offset, log.recordsFrom(offset, maxLength));
         case "toString":
           return "Log(" + log.topic + "-" + log.partition + ")";
         default:
@@ -112,7 +115,25 @@ public final class Kafka {
     return option;
   }
 
+  private static final Map<Class<?>, Constructor<?>> FETCH_DATA = new java.util.concurrent.ConcurrentHashMap<>();
+
   static Object fetchDataInfo(Class<?> type, long offset, Object records) throws ReflectiveOperationException {
+    Constructor<?> best = FETCH_DATA.get(type);
+    if (best == null) {
+      best = fetchDataConstructor(type, records);
+      FETCH_DATA.put(type, best);
+    }
+    Class<?>[] p = best.getParameterTypes();
+    Object[] args = new Object[p.length];
+    args[0] = offsetMetadata(p[0], offset);
+    args[1] = records;
+    for (int i = 2; i < p.length; i++) {
+      args[i] = defaultFor(p[i]);
+    }
+    return best.newInstance(args);
+  }
+
+  private static Constructor<?> fetchDataConstructor(Class<?> type, Object records) {
     Constructor<?> best = null;
     for (Constructor<?> c : type.getConstructors()) {
       Class<?>[] p = c.getParameterTypes();
@@ -124,14 +145,7 @@ public final class Kafka {
     if (best == null) {
       throw new IllegalStateException("no FetchDataInfo constructor in " + type);
     }
-    Class<?>[] p = best.getParameterTypes();
-    Object[] args = new Object[p.length];
-    args[0] = offsetMetadata(p[0], offset);
-    args[1] = records;
-    for (int i = 2; i < p.length; i++) {
-      args[i] = defaultFor(p[i]);
-    }
-    return best.newInstance(args);
+    return best;
   }
 
   private static Object offsetMetadata(Class<?> type, long offset) throws ReflectiveOperationException {

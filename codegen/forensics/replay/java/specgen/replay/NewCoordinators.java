@@ -51,14 +51,20 @@ public abstract class NewCoordinators implements Part {
 
   @Override
   public Map<String, Object> run(Map<String, Object> request) throws Exception {
+    long read = System.nanoTime();
     List<PartitionLog> logs = PartitionLog.of(request);
+    long readMs = (System.nanoTime() - read) / 1_000_000;
     List<Map<String, Object>> partitions = new ArrayList<>();
     Map<String, List<Map<String, Object>>> state = new LinkedHashMap<>();
     for (PartitionLog log : logs) {
-      partitions.add(load(log, state));
+      long started = System.nanoTime();
+      Map<String, Object> p = load(log, state);
+      p.put("millis", (System.nanoTime() - started) / 1_000_000);
+      partitions.add(p);
     }
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("loader", loaderName());
+    out.put("readMillis", readMs);
     out.put("partitions", partitions);
     out.putAll(state);
     return out;

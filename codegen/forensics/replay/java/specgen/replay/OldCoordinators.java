@@ -91,7 +91,7 @@ public final class OldCoordinators {
       throws ReflectiveOperationException {
     Map<String, Object> at = new LinkedHashMap<>();
     at.put("offset", log.lastRead);
-    Object records = log.recordsFrom(log.lastRead);
+    Object records = log.recordsFrom(log.lastRead, Integer.MAX_VALUE); // the last read, on
     for (Object batch : iterable(Kafka.call(records, "batches"))) {
       if ((Boolean) Kafka.call(batch, "isControlBatch")) {
         continue;

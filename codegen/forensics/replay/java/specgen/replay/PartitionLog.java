@@ -28,6 +28,8 @@ public final class PartitionLog {
   private final Method readable;
   /** The last offset the loader asked for. */
   public volatile long lastRead = -1;
+  /** The offset after the last batch served. */
+  public volatile long lastServedEnd = -1;
 
   private PartitionLog(String topic, int partition, ByteBuffer bytes) throws ReflectiveOperationException {
     this.topic = topic;
@@ -94,6 +96,14 @@ public final class PartitionLog {
 
   /** The release's MemoryRecords of the batch holding {@code offset} (or the first after it). */
   public Object recordsFrom(long offset) throws ReflectiveOperationException {
+    return recordsFrom(offset, 0);
+  }
+
+  /**
+   * The release's MemoryRecords from the batch holding {@code offset} (or the first after it):
+   * whole batches up to {@code maxBytes}, at least one, as the broker's log reads them.
+   */
+  public Object recordsFrom(long offset, int maxBytes) throws ReflectiveOperationException {
     lastRead = offset;
     int lo = 0;
     int hi = batches;
@@ -109,8 +119,14 @@ public final class PartitionLog {
     if (lo >= batches) {
       slice = ByteBuffer.allocate(0);
     } else {
+      int end = lo + 1;
+      long taken = size[lo];
+      while (end < batches && taken + size[end] <= maxBytes) {
+        taken += size[end++];
+      }
+      lastServedEnd = next[end - 1];
       slice = bytes.duplicate();
-      slice.position(position[lo]).limit(position[lo] + size[lo]);
+      slice.position(position[lo]).limit(position[lo] + (int) taken);
       slice = slice.slice();
     }
     return readable.invoke(null, slice);
