@@ -155,11 +155,16 @@ def test_cli_replay_prints_both_answers_and_exits_by_the_code(
 def test_a_missing_java_is_a_clear_error(
     zoo_image: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    use_project_cache(monkeypatch)
+    # Java is asked for before the jars: a machine without Java hears that first, whether or
+    # not the release's jars are cached (here an empty cache, offline).
+    monkeypatch.setenv("KAFKA_SPECGEN_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("KAFKA_SPECGEN_MAVEN_REPOS", str(tmp_path / "no-repo"))
+    monkeypatch.setenv("KAFKA_SPECGEN_OFFLINE", "1")
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.m2 either
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path))
     result = _cli(str(zoo_image), "--to", "3.9", "--replay")
-    assert result.exit_code == 4
+    assert result.exit_code == 4, result.output
     assert "needs a JDK 17 or later: no java in JAVA_HOME or on the PATH" in result.output
     assert "downgrade-check without --replay needs no Java" in result.output
 

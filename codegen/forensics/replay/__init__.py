@@ -41,6 +41,7 @@ from codegen.forensics.replay.harness import (
     JavaMissingError,
     PartSpec,
     harness_classes,
+    java_tools,
     run_harness,
 )
 from codegen.forensics.replay.jars import (
@@ -131,6 +132,8 @@ def replay(
     metadata = _metadata_part(dirs)
     if metadata is not None and "metadata" in classes:
         parts.append(PartSpec("metadata", classes["metadata"], [metadata]))
+    # Java first: without it the jars (tens of MB fetched) would be of no use.
+    java_tools()
     found = jar_set(version, folder=jars, progress=progress)
     if progress is not None:
         progress(f"replaying through Kafka {version}'s own loaders ({found.source})")
