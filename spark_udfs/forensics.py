@@ -807,27 +807,44 @@ def read_share_states(
     return spark.createDataFrame(rows, _SHARE_STATE_SCHEMA)
 
 
-def share_lag(states: DataFrame, ends: DataFrame | None = None) -> DataFrame:
-    """Share partitions (:func:`read_share_states`) with ``logEndOffset``, ``logEndSource`` (the
-    partition's last log end in ``ends``, :func:`read_log_ends`) and ``lag``: the log end offset
-    minus the start offset minus the records after it already delivered, never below 0
-    (KIP-1226, as ``listShareGroupOffsets``); null without a log end (or a topic name)."""
-    from pyspark.sql import functions as F
+def _share_lag_of(now: int | None) -> Callable[[pa.Table, pa.Table], pa.Table]:
+    def answer(states: pa.Table, ends: pa.Table) -> pa.Table:
+        import pyarrow as pa
 
+        from codegen.forensics.lag import end_at
+        from codegen.forensics.shares import share_lag
+
+        end = _log_end(ends)
+        n = states.num_rows
+        at = None if end is None else (end.last if now is None else end_at(end, now))
+        source = None if end is None else f"{end.source}: {end.where}"
+        lags = [
+            None if at is None else share_lag(at, start, delivered)
+            for start, delivered in zip(
+                states.column("startOffset").to_pylist(),
+                states.column("delivered").to_pylist(),
+                strict=True,
+            )
+        ]
+        return (
+            states.append_column("logEndOffset", pa.array([at] * n, pa.int64()))
+            .append_column("logEndSource", pa.array([source] * n, pa.string()))
+            .append_column("lag", pa.array(lags, pa.int64()))
+        )
+
+    return answer
+
+
+def share_lag(
+    states: DataFrame, ends: DataFrame | None = None, now: int | None = None
+) -> DataFrame:
+    """Share partitions (:func:`read_share_states`) with ``logEndOffset``, ``logEndSource`` (the
+    partition's log end in ``ends``, :func:`read_log_ends`: at ``now``, else its last) and
+    ``lag`` by :func:`codegen.forensics.shares.share_lag` (KIP-1226, as
+    ``listShareGroupOffsets``), per partition in ``applyInArrow``; null without a log end (or a
+    topic name)."""
     if ends is None:
-        last = states.sparkSession.createDataFrame(
-            [], "topic string, partition int, logEndOffset long, logEndSource string"
-        )
-    else:
-        last = ends.groupBy("topic", "partition").agg(
-            F.max("endOffset").cast("long").alias("logEndOffset"),
-            F.first("logEndSource").alias("logEndSource"),
-        )
-    end = F.col("logEndOffset")
-    return states.join(F.broadcast(last), ["topic", "partition"], "left").withColumn(
-        "lag",
-        F.when(
-            end.isNotNull(),
-            F.greatest(end - F.col("startOffset") - F.col("delivered"), F.lit(0)),
-        ),
-    )
+        ends = states.sparkSession.createDataFrame([], _ENDS_DDL)
+    ddl = f"{_SHARE_STATE_SCHEMA}, logEndOffset long, logEndSource string, lag long"
+    by = ["topic", "partition"]
+    return states.groupBy(*by).cogroup(ends.groupBy(*by)).applyInArrow(_share_lag_of(now), ddl)

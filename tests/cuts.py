@@ -274,7 +274,7 @@ def spark_rows(spark: Any, path: Path, as_of: AsOf | None) -> dict[str, Any]:
     ends = forensics.read_log_ends(spark, path, as_of)
     states = forensics.group_states(decoded, shares).collect()
     lag = forensics.partition_lag(decoded, ends, now=cut.now).collect()
-    shared = forensics.share_lag(shares, ends).collect()
+    shared = forensics.share_lag(shares, ends, cut.now).collect()
     by_group: dict[str, list[str | None]] = {}
     for r in lag:
         by_group.setdefault(r.group, []).append(r.status)

@@ -28,7 +28,7 @@ from codegen.forensics.cluster import ClusterMetadata
 from codegen.forensics.inputs import LogDirs
 from codegen.views.cut import AsOf
 
-__all__ = ["DELIVERY_STATES", "InFlightBatch", "SharePartitionState", "share_states"]
+__all__ = ["DELIVERY_STATES", "InFlightBatch", "SharePartitionState", "share_lag", "share_states"]
 
 DELIVERY_STATES: Final = {0: "Available", 1: "Acquired", 2: "Acknowledged", 4: "Archived"}
 """Kafka's ``RecordState`` ids as the share coordinator persists them."""
@@ -79,7 +79,7 @@ class SharePartitionState:
         )
 
     def lag(self, log_end: int) -> int:
-        return max(log_end - self.start_offset - self.delivered, 0)
+        return share_lag(log_end, self.start_offset, self.delivered)
 
     """Offset of the last ``__share_group_state`` record applied."""
 
@@ -187,6 +187,13 @@ def _apply(
         state.delivery_complete_count = count
     elif value.start_offset != -1:
         state.delivery_complete_count = -1  # moved without a count: derive it from the batches
+
+
+def share_lag(log_end: int, start_offset: int, delivered: int) -> int:
+    """A share partition's lag as ``listShareGroupOffsets`` gives it (KIP-1226): the log end
+    minus the start offset minus the records after it whose delivery is complete, never below
+    0. The one definition, for the command line and Spark."""
+    return max(log_end - start_offset - delivered, 0)
 
 
 def share_states(
