@@ -23,13 +23,32 @@ import uuid
 from dataclasses import dataclass
 
 from codegen.ir import EmptyArray, EmptyStruct, Field, FieldType, Message, Struct
+from codegen.native.table_format import (
+    ARRAY,
+    BOOL,
+    BYTES,
+    COMPACT,
+    DEFAULT_LIST,
+    DEFAULT_STRUCT,
+    DEFAULT_UUID,
+    DEFAULT_VALUE,
+    FLOAT64,
+    FORMAT_VERSION,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    MAGIC,
+    NULLABLE,
+    STRING,
+    STRUCT,
+    TAGGED_MARKER,
+    UINT16,
+    UINT32,
+    UUID,
+)
 
-MAGIC = "kafka-specgen-native"
-FORMAT_VERSION = 1
-
-# Opcodes: one per wire shape. Records are read as bytes.
-INT8, INT16, INT32, INT64, UINT16, UINT32, FLOAT64, BOOL, UUID = range(1, 10)
-STRING, BYTES, ARRAY, STRUCT = range(10, 14)
+# The format's numbers (opcodes, flags, default kinds): codegen.native.table_format.
 _FIXED_OPCODES = {
     "int8": INT8,
     "int16": INT16,
@@ -42,17 +61,6 @@ _FIXED_OPCODES = {
     "uuid": UUID,
 }
 _OPCODES = {**_FIXED_OPCODES, "string": STRING, "bytes": BYTES, "records": BYTES}
-
-# Op flags.
-COMPACT = 1  # uvarint length + 1 (flexible versions), else a fixed-width length
-NULLABLE = 2  # a negative length (or struct marker) is None
-TAGGED_MARKER = 4  # a nullable struct in the tagged section: uvarint marker, no path segment
-
-# Default kinds.
-DEFAULT_VALUE = 0  # an immutable value, shared
-DEFAULT_UUID = 1  # uuid.UUID(int=default)
-DEFAULT_LIST = 2  # a new empty list
-DEFAULT_STRUCT = 3  # a new instance of the class named by default
 
 Op = tuple[int, int, int, str, int, int]
 Default = tuple[int, object]

@@ -34,7 +34,8 @@ from hypothesis import strategies as st
 from strategies import exact_form, instances
 
 from codegen.ir import Message
-from codegen.native_tables import FORMAT_VERSION, MessageTable, message_table, message_tables
+from codegen.native.table_format import FORMAT_VERSION
+from codegen.native_tables import MessageTable, message_table, message_tables
 from codegen.runtime import DecodeError, KafkaStruct
 from codegen.runtime.backends import native_readers
 

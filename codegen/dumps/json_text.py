@@ -26,13 +26,17 @@ from typing import Any, Final
 
 import orjson
 
+from codegen.native.table_format import (
+    ARRAY,
+    DEFAULT_LIST,
+    DEFAULT_STRUCT,
+    DEFAULT_UUID,
+    MAGIC,
+    NULLABLE,
+)
+
 __all__ = ["jsontext_module", "native_printer", "value_plans"]
 
-# The layout tables' numbers (codegen.native_tables: MAGIC, the opcodes, flags, default kinds).
-_MAGIC: Final = "kafka-specgen-native"
-_ARRAY: Final = 12
-_NULLABLE: Final = 2
-_DEFAULT_UUID, _DEFAULT_LIST, _DEFAULT_STRUCT = 1, 2, 3
 _UNKNOWN_TAGS: Final = "unknown_tags"
 
 
@@ -82,12 +86,12 @@ def _schemas(cls: type) -> dict[str, Any]:
 
 def _default(kind: int, payload: object, classes: dict[str, type]) -> object:
     """A tagged field's default as to_json compares with it (``!=``)."""
-    if kind == _DEFAULT_UUID:
+    if kind == DEFAULT_UUID:
         assert isinstance(payload, int)
         return uuid.UUID(int=payload)
-    if kind == _DEFAULT_LIST:
+    if kind == DEFAULT_LIST:
         return []
-    if kind == _DEFAULT_STRUCT:
+    if kind == DEFAULT_STRUCT:
         assert isinstance(payload, str)
         return classes[payload]()
     return payload
@@ -138,7 +142,7 @@ def _struct_plan(
             raise _Unprintable(f"{name}.{attr} is not in its layout")
         opcode, flags, _slot, _attr, _element, child_index = op
         spec_type = meta["kafkaType"]
-        if opcode == _ARRAY:
+        if opcode == ARRAY:
             kind, element = module.ARRAY, _kind(module, meta["elementType"])
             child_schema = field["type"]["elementType"]
         else:
@@ -148,9 +152,7 @@ def _struct_plan(
         if (element or kind) == module.STRUCT:
             child = _struct_plan(module, structs, child_index, child_schema, classes, past_newest)
         key = orjson.dumps(field["name"]) + b":"
-        fields.append(
-            (key, attr, kind, element, bool(flags & _NULLABLE), is_tagged, default, child)
-        )
+        fields.append((key, attr, kind, element, bool(flags & NULLABLE), is_tagged, default, child))
     return module.Plan(cls, tuple(fields))
 
 
@@ -174,7 +176,7 @@ def value_plans(cls: type) -> tuple[Any, ...]:
     plans: list[Any] = [None] * (newest + 2)
     for version, table in tables.items():
         magic, _format, _message, _version, structs = table
-        if magic != _MAGIC or version < 0:
+        if magic != MAGIC or version < 0:
             continue
         plans[version] = _plan(module, structs, schema, classes, past_newest=False)
         if version == newest and structs[0][1]:  # flexible: newer versions are read with it

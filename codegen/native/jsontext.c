@@ -22,14 +22,6 @@
 
 #include "shared.h"
 
-#if defined(__GNUC__)
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define LIKELY(x) (x)
-#define UNLIKELY(x) (x)
-#endif
-
 /* Field kinds (codegen/dumps/json_text.py: the same numbers). */
 enum { K_INT = 1, K_BOOL, K_STRING, K_BYTES, K_RECORDS, K_UUID, K_STRUCT, K_ARRAY, K_LAST };
 

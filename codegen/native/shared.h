@@ -1,5 +1,5 @@
-/* What engine.c and records.c share: the checks that let them write an object's slots
- * directly, and the engine's C API that records.c calls.
+/* What the native modules share: the hints of hot and cold paths, the checks that let them
+ * write an object's slots directly, and the engine's C API that records.c calls.
  *
  * Writing a slot at its member offset skips the descriptor, so it is done only where these
  * checks pass at load time: the class makes its instances with tp_alloc and has no __dict__,
@@ -11,6 +11,18 @@
 
 #include <Python.h>
 #include <structmember.h>
+
+#if defined(__GNUC__)
+#define COLD __attribute__((cold, noinline))
+#define HOT_INLINE inline __attribute__((always_inline))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define COLD
+#define HOT_INLINE inline
+#define LIKELY(x) (x)
+#define UNLIKELY(x) (x)
+#endif
 
 /* cls's own __slots__ (borrowed) when its instances can be written slot by slot: made by
    tp_alloc, no __dict__, a tuple of n names (any number when n < 0). NULL otherwise, with an

@@ -1,21 +1,12 @@
-/* The records of a v2 batch: varints, the first pass that parses a batch's records (every
- * length checked against the record's bounds before use), big-endian header fields and the
- * checks of control records. Part of the _records module (records.c); the loops build on it.
+/* The records of a v2 batch: zig-zag varints, the first pass that parses a batch's records
+ * (every length checked against the record's bounds before use), big-endian header fields and
+ * the checks of control records. Part of the _records module (records.c); the loops build on it.
  */
 #ifndef SPECGEN_V2_RECORDS_H
 #define SPECGEN_V2_RECORDS_H
 
 #include "shared.h"
-
-#if defined(__GNUC__)
-#define COLD __attribute__((cold, noinline))
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define COLD
-#define LIKELY(x) (x)
-#define UNLIKELY(x) (x)
-#endif
+#include "wire.h"
 
 #if PY_VERSION_HEX >= 0x030E0000
 #define HASH_BYTES Py_HashBuffer
@@ -23,39 +14,12 @@
 #define HASH_BYTES _Py_HashBytes
 #endif
 
-#define MAX_VARINT32 5
-#define MAX_VARINT64 10
-
 static PyObject *MalformedRecords, *Two, *MinusOne;
-
-/* An unsigned varint of at most max_bytes bytes in d[*pos:limit]; -1 when it runs past limit
-   or is longer (codegen/dumps/varints.py: read_zigzag32 / read_zigzag64 before the zig-zag). */
-static inline int read_unsigned(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit,
-                                int max_bytes, uint64_t *out) {
-    Py_ssize_t p = *pos;
-    if (LIKELY(p < limit && d[p] < 0x80)) {
-        *out = d[p];
-        *pos = p + 1;
-        return 0;
-    }
-    uint64_t result = 0;
-    for (int i = 0; i < max_bytes; i++, p++) {
-        if (p >= limit) return -1;
-        unsigned char b = d[p];
-        result |= (uint64_t)(b & 0x7F) << (7 * i);
-        if (b < 0x80) {
-            *out = result;
-            *pos = p + 1;
-            return 0;
-        }
-    }
-    return -1;
-}
 
 static inline int read_zigzag32(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit,
                                 int64_t *out) {
     uint64_t u;
-    if (read_unsigned(d, pos, limit, MAX_VARINT32, &u) < 0) return -1;
+    if (read_varint(d, pos, limit, MAX_VARINT32, &u) < 0) return -1;
     u &= 0xFFFFFFFFu;
     *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
     return 0;
@@ -64,7 +28,7 @@ static inline int read_zigzag32(const unsigned char *d, Py_ssize_t *pos, Py_ssiz
 static inline int read_zigzag64(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit,
                                 int64_t *out) {
     uint64_t u;
-    if (read_unsigned(d, pos, limit, MAX_VARINT64, &u) < 0) return -1;
+    if (read_varint(d, pos, limit, MAX_VARINT64, &u) < 0) return -1;
     *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
     return 0;
 }
@@ -168,16 +132,10 @@ static int parsed_room(Parsed **recs, Py_ssize_t *cap, int32_t count) {
     return 0;
 }
 
-static inline int64_t be64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
-    return (int64_t)v;
-}
-static inline int32_t be32(const unsigned char *p) {
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
-}
-
-static inline int16_t be16(const unsigned char *p) { return (int16_t)((p[0] << 8) | p[1]); }
+/* The signed big-endian fields of entries and records (wire.h's loads). */
+static inline int64_t be64(const unsigned char *p) { return (int64_t)load64(p); }
+static inline int32_t be32(const unsigned char *p) { return (int32_t)load32(p); }
+static inline int16_t be16(const unsigned char *p) { return (int16_t)load16(p); }
 
 /* Whether the parsed records of a control batch pass decode_entry's checks of control keys
    and ABORT/COMMIT markers, with offsets that fit an int64: else the reference reads it. */

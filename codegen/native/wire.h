@@ -1,0 +1,64 @@
+/* Kafka's wire format as the native modules read it: big-endian loads and the one unsigned
+ * varint reader (LEB128, as Kafka's ByteUtils reads it). The engine raises on what it refuses
+ * (engine.c's read_uvarint); the columnar builder and the record loops take the status.
+ */
+#ifndef SPECGEN_WIRE_H
+#define SPECGEN_WIRE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "shared.h"
+
+static inline uint16_t load16(const unsigned char *p) {
+    uint16_t v; memcpy(&v, p, 2);
+#if PY_LITTLE_ENDIAN
+    v = __builtin_bswap16(v);
+#endif
+    return v;
+}
+static inline uint32_t load32(const unsigned char *p) {
+    uint32_t v; memcpy(&v, p, 4);
+#if PY_LITTLE_ENDIAN
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+static inline uint64_t load64(const unsigned char *p) {
+    uint64_t v; memcpy(&v, p, 8);
+#if PY_LITTLE_ENDIAN
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+#define MAX_VARINT32 5 /* Kafka's 32-bit varints take at most 5 bytes, its 64-bit ones 10 */
+#define MAX_VARINT64 10
+enum { VARINT_CUT = -1, VARINT_LONG = -2 };
+
+/* An unsigned varint of at most max_bytes bytes in d[*pos:limit]: 0 with *out and *pos past
+   it; VARINT_CUT when the bytes end inside it, VARINT_LONG when it takes more bytes (*pos and
+   *out untouched then). */
+static inline int read_varint(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit,
+                              int max_bytes, uint64_t *out) {
+    Py_ssize_t p = *pos;
+    if (LIKELY(p < limit && d[p] < 0x80)) {
+        *out = d[p];
+        *pos = p + 1;
+        return 0;
+    }
+    uint64_t result = 0;
+    for (int i = 0; i < max_bytes; i++, p++) {
+        if (p >= limit) return VARINT_CUT;
+        unsigned char b = d[p];
+        result |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (b < 0x80) {
+            *out = result;
+            *pos = p + 1;
+            return 0;
+        }
+    }
+    return VARINT_LONG;
+}
+
+#endif /* SPECGEN_WIRE_H */
