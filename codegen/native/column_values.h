@@ -70,19 +70,9 @@ static HOT_INLINE int col_append(Column *col, const char *p, Py_ssize_t n) {
     return 0;
 }
 
-static const char B64URL[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
 /* runtime.json_values.uuid_json: URL-safe base64 of the 16 bytes without padding (22 characters). */
 static void uuid_text(const unsigned char *p, char *out) {
-    for (int i = 0; i < 15; i += 3) {
-        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];
-        *out++ = B64URL[v >> 18];
-        *out++ = B64URL[(v >> 12) & 63];
-        *out++ = B64URL[(v >> 6) & 63];
-        *out++ = B64URL[v & 63];
-    }
-    *out++ = B64URL[p[15] >> 2];
-    *out = B64URL[(p[15] & 3) << 4];
+    base64_text(out, p, 16, B64URL, 0);
 }
 
 /* Python's strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */

@@ -27,6 +27,7 @@
 #include "shared.h"
 #include "table_format.h"
 #include "wire.h"
+#include "base64.h"
 
 #define MAX_STRING_LENGTH 0x7FFF
 /* Kafka 4.4.0's read limits (runtime.wire.MAX_ARRAY_LENGTH, MAX_TAGGED_FIELDS), checked before
