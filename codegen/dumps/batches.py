@@ -130,6 +130,19 @@ _CODECS: Final = tuple(Codec)
 _TS_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 
+DAMAGE: Final = (
+    MalformedRecord,
+    CompressionError,
+    struct.error,
+    ValueError,
+    LookupError,
+    OverflowError,
+)
+"""What reading damaged bytes can raise: the parsers' and decompressors' own errors, and those of
+unpacking, indexing and converting what the bytes say. Decoding catches these (and only these)
+as a ``corrupt-records`` error where no earlier check named the damage."""
+
+
 class _CorruptControl(MalformedRecord):
     """Internal: a control record key or marker value is malformed."""
 
@@ -701,7 +714,7 @@ def decode_entry(
             _I64.unpack_from(buf)[0],
             f"unknown magic byte ({magic})",
         )
-    except Exception as exc:  # a safety net: bad data must never escape as an exception
+    except DAMAGE as exc:  # damage no check above names: bad data must not escape
         return _error(
             ErrorKind.CORRUPT_RECORDS,
             file,
@@ -773,7 +786,7 @@ def decode_entry_with(
         reason = str(exc)
     except IndexError:
         reason = "records run past the end of the batch"
-    except Exception as exc:  # a safety net, as in decode_entry
+    except DAMAGE as exc:  # as in decode_entry
         reason = f"unexpected {type(exc).__name__}: {exc}"
     else:
         return batch, items
@@ -799,7 +812,7 @@ def read_batch_header(
     if len(buf) >= RECORD_BATCH_OVERHEAD and buf[16] == 2 and not buf[22] & 0x20:
         try:
             checked = _check_v2(buf, file, position, max_size, verify_crc, max_records)
-        except Exception as exc:  # a safety net, as in decode_entry
+        except DAMAGE as exc:  # as in decode_entry
             reason = f"unexpected {type(exc).__name__}: {exc}"
             return _error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), None, reason)
         if isinstance(checked, SegmentError):

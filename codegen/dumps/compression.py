@@ -122,13 +122,13 @@ def _snappy_raw(data: bytes | memoryview, max_size: int, limit: int | None = Non
     whole stream's, when this is one xerial chunk and ``max_size`` what is left of it)."""
     try:
         size = cramjam.snappy.decompress_raw_len(data)
-    except Exception as exc:
+    except cramjam.DecompressionError as exc:
         raise _library_error("snappy", exc) from None
     if size > max_size:
         raise _too_large("snappy", max_size if limit is None else limit)
     try:
         return bytes(cramjam.snappy.decompress_raw(data))
-    except Exception as exc:
+    except cramjam.DecompressionError as exc:
         raise _library_error("snappy", exc) from None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from codegen.runtime import DecodeError
 from generated.consumer_protocol_assignment import ConsumerProtocolAssignment
 from generated.consumer_protocol_subscription import ConsumerProtocolSubscription
 from generated.group_metadata_value import GroupMetadataValue
@@ -126,13 +127,13 @@ def _decode(cls: Any, data: bytes) -> tuple[Any, int, int, str | None, str | Non
     try:
         obj, version, read_as = _strict(cls, data)
         return obj, version, read_as, None, None
-    except Exception as exc:
+    except ValueError as exc:  # a DecodeError, or _strict's own: no version to read
         error = str(exc) or type(exc).__name__
     version = _version(data) if len(data) >= 2 else -1
     for lower in range(min(version, cls.HIGHEST_VERSION) - 1, cls.LOWEST_VERSION - 1, -1):
         try:
             obj, _ = cls._READERS[lower](data, 2)
-        except Exception:
+        except DecodeError:
             continue
         note = f"version {version} bytes only decode as version {lower} ({error})"
         return obj, version, lower, None, note
@@ -178,7 +179,7 @@ def kafka_payload_json(data: bytes, assignment: bool) -> dict[str, Any] | None:
     cls: Any = ConsumerProtocolAssignment if assignment else ConsumerProtocolSubscription
     try:
         obj, _, read_as = _strict(cls, data)
-    except Exception:
+    except ValueError:  # a DecodeError, or _strict's own: no version to read
         return None
     result: dict[str, Any] = obj.to_json(read_as)
     return result

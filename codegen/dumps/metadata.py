@@ -38,7 +38,7 @@ from codegen.dumps.decoded import (
 from codegen.dumps.model import ControlType, RawRecord, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE, package_messages, package_name
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
-from codegen.runtime import KafkaMessage
+from codegen.runtime import DecodeError, KafkaMessage
 
 __all__ = [
     "CLUSTER_METADATA",
@@ -234,7 +234,7 @@ class MetadataDecoder:
         error = None
         try:
             obj, end = reader(value, pos)
-        except Exception as exc:
+        except DecodeError as exc:
             error = f"Failed to deserialize record with type {api_key}: {exc}"
         else:
             if end != len(value):
@@ -290,7 +290,7 @@ def decode_control(row: RawRecord, package: str | ModuleType = SHIPPED_PACKAGE) 
         if value is None:
             raise ValueError("control record has a null value")
         obj = cls.decode(value, 0)
-    except Exception as exc:
+    except ValueError as exc:  # a DecodeError or UnsupportedVersionError, or the null value
         return DecodedRecord(
             offset,
             ts,
