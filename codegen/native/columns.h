@@ -21,12 +21,9 @@ typedef struct {
 
 enum { DIRECT_NO = 0, DIRECT_YES = 1, DIRECT_NOT_NULL = 2 };
 
-/* wire.h's varint reader for rows: at most 5 bytes, -1 where read_uvarint raises. */
+/* wire.h's varint reader for rows: at most 5 bytes; below 0 where read_uvarint raises. */
 static inline int col_uvarint(const Ctx *c, Py_ssize_t *pos, int64_t *out) {
-    uint64_t value;
-    if (read_varint(c->buf, pos, c->len, MAX_VARINT32, &value) < 0) return -1;
-    *out = (int64_t)value;
-    return 0;
+    return read_varint(c->buf, pos, c->len, MAX_VARINT32, out);
 }
 
 /* A string or bytes op straight into its column, with the checks of read_string_or_bytes:

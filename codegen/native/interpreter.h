@@ -131,10 +131,8 @@ static COLD int err_varint(const Path *path, PyObject *leaf, Py_ssize_t at, int 
 }
 
 static int read_uvarint(Ctx *c, Py_ssize_t *pos, int64_t *out, const Path *path, PyObject *leaf) {
-    uint64_t value;
-    int status = read_varint(c->buf, pos, c->len, MAX_VARINT32, &value);
+    int status = read_varint(c->buf, pos, c->len, MAX_VARINT32, out);
     if (UNLIKELY(status < 0)) return err_varint(path, leaf, *pos, status);
-    *out = (int64_t)value;
     return 0;
 }
 

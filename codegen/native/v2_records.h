@@ -18,17 +18,18 @@ static PyObject *MalformedRecords, *Two, *MinusOne;
 
 static inline int read_zigzag32(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit,
                                 int64_t *out) {
-    uint64_t u;
-    if (read_varint(d, pos, limit, MAX_VARINT32, &u) < 0) return -1;
-    u &= 0xFFFFFFFFu;
+    int64_t bits;
+    if (read_varint(d, pos, limit, MAX_VARINT32, &bits) < 0) return -1;
+    uint64_t u = (uint64_t)bits & 0xFFFFFFFFu;
     *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
     return 0;
 }
 
 static inline int read_zigzag64(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit,
                                 int64_t *out) {
-    uint64_t u;
-    if (read_varint(d, pos, limit, MAX_VARINT64, &u) < 0) return -1;
+    int64_t bits;
+    if (read_varint(d, pos, limit, MAX_VARINT64, &bits) < 0) return -1;
+    uint64_t u = (uint64_t)bits;
     *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
     return 0;
 }

@@ -36,29 +36,25 @@ static inline uint64_t load64(const unsigned char *p) {
 #define MAX_VARINT64 10
 enum { VARINT_CUT = -1, VARINT_LONG = -2 };
 
-/* An unsigned varint of at most max_bytes bytes in d[*pos:limit]: 0 with *out and *pos past
-   it; VARINT_CUT when the bytes end inside it, VARINT_LONG when it takes more bytes (*pos and
-   *out untouched then). */
+/* An unsigned varint of at most max_bytes bytes in d[*pos:limit] (its bits in *out): 0 with
+   *out and *pos past it; VARINT_CUT when the bytes end inside it, VARINT_LONG when it takes more
+   bytes (*pos and *out untouched then). */
 static inline int read_varint(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit,
-                              int max_bytes, uint64_t *out) {
-    Py_ssize_t p = *pos;
-    if (LIKELY(p < limit && d[p] < 0x80)) {
-        *out = d[p];
-        *pos = p + 1;
-        return 0;
+                              int max_bytes, int64_t *out) {
+    Py_ssize_t o = *pos;
+    int64_t value = 0;
+    int shift = 0;
+    for (;;) {
+        if (o >= limit) return VARINT_CUT;
+        unsigned char b = d[o++];
+        value |= (int64_t)((uint64_t)(b & 0x7F) << shift);
+        if (b < 0x80) break;
+        shift += 7;
+        if (shift > 7 * (max_bytes - 1)) return VARINT_LONG;
     }
-    uint64_t result = 0;
-    for (int i = 0; i < max_bytes; i++, p++) {
-        if (p >= limit) return VARINT_CUT;
-        unsigned char b = d[p];
-        result |= (uint64_t)(b & 0x7F) << (7 * i);
-        if (b < 0x80) {
-            *out = result;
-            *pos = p + 1;
-            return 0;
-        }
-    }
-    return VARINT_LONG;
+    *out = value;
+    *pos = o;
+    return 0;
 }
 
 #endif /* SPECGEN_WIRE_H */
