@@ -39,6 +39,7 @@ from codegen.dumps.model import ControlType, RawRecord, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE, package_messages, package_name
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.runtime import DecodeError, KafkaMessage
+from codegen.runtime.wire import read_uvarint
 
 __all__ = [
     "CLUSTER_METADATA",
@@ -88,21 +89,11 @@ class _FrameError(Exception):
 
 
 def _uvarint(data: bytes, pos: int, what: str) -> tuple[int, int]:
-    value = 0
-    shift = 0
-    n = len(data)
-    for i in range(5):
-        if pos >= n:
-            raise _FrameError(f"Error while reading {what}")
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, pos
-        shift += 7
-        if i == 4:
-            break
-    raise _FrameError(f"Error while reading {what}")
+    """The runtime's unsigned varint, Kafka's error text where it cannot be read."""
+    try:
+        return read_uvarint(data, pos, what)
+    except DecodeError:
+        raise _FrameError(f"Error while reading {what}") from None
 
 
 def metadata_types(

@@ -7,37 +7,36 @@ Malformed bytes raise :class:`MalformedRecord`; a read past the end of the data 
 from __future__ import annotations
 
 from codegen.dumps.model import Header
+from codegen.runtime.errors import BufferUnderflow, InvalidLength
+from codegen.runtime.wire import read_uvarint
 
 
 class MalformedRecord(Exception):
     """The bytes being parsed are malformed (message = reason)."""
 
 
-def _read_unsigned(data: bytes, pos: int, max_shift: int, too_long: str) -> tuple[int, int]:
-    """Unsigned varint at ``pos`` whose last byte is shifted by at most ``max_shift`` bits."""
-    result = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift > max_shift:
-            raise MalformedRecord(too_long)
+def _read_unsigned(data: bytes, pos: int, max_bytes: int, too_long: str) -> tuple[int, int]:
+    """The runtime's unsigned varint of at most ``max_bytes`` bytes at ``pos``, with this
+    module's errors: IndexError where the bytes end inside it, MalformedRecord where it is
+    longer."""
+    try:
+        return read_uvarint(data, pos, "", max_bytes)
+    except BufferUnderflow:
+        raise IndexError("the record ends inside a varint") from None
+    except InvalidLength:
+        raise MalformedRecord(too_long) from None
 
 
 def read_zigzag32(data: bytes, pos: int) -> tuple[int, int]:
     """Zig-zag varint of at most 5 bytes at ``pos``; returns (value, next position)."""
-    result, pos = _read_unsigned(data, pos, 28, "varint is longer than 5 bytes")
+    result, pos = _read_unsigned(data, pos, 5, "varint is longer than 5 bytes")
     result &= 0xFFFFFFFF
     return (result >> 1) ^ -(result & 1), pos
 
 
 def read_zigzag64(data: bytes, pos: int) -> tuple[int, int]:
     """Zig-zag varlong of at most 10 bytes at ``pos``; returns (value, next position)."""
-    result, pos = _read_unsigned(data, pos, 63, "varlong is longer than 10 bytes")
+    result, pos = _read_unsigned(data, pos, 10, "varlong is longer than 10 bytes")
     result &= 0xFFFFFFFFFFFFFFFF
     return (result >> 1) ^ -(result & 1), pos
 

@@ -18,6 +18,7 @@ from typing import BinaryIO, Final, cast
 from codegen.dumps.batches import CRC32C
 from codegen.dumps.compression import Codec, compress
 from codegen.dumps.model import ControlType, Header, TimestampType
+from codegen.runtime.wire import uvarint
 
 __all__ = [
     "NewRecord",
@@ -55,16 +56,7 @@ RecordLike = NewRecord | tuple[bytes | None, bytes | None]
 
 def _varint(value: int) -> bytes:
     """Zig-zag varint (also used for varlongs: Python ints do not overflow)."""
-    u = (value << 1) ^ (value >> 63)
-    u &= 0xFFFFFFFFFFFFFFFF
-    if u < 0x80:
-        return bytes((u,))
-    out = bytearray()
-    while u >= 0x80:
-        out.append((u & 0x7F) | 0x80)
-        u >>= 7
-    out.append(u)
-    return bytes(out)
+    return uvarint(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
 
 
 _SMALL: Final = tuple(_varint(i) for i in range(-1, 64))

@@ -163,7 +163,8 @@ UVARINT_1 = tuple(bytes((i,)) for i in range(128))
 
 
 def uvarint(value: int) -> bytes:
-    """Unsigned LEB128, at most 5 bytes (Kafka's 32-bit unsigned varint)."""
+    """Unsigned LEB128: Kafka's unsigned varint (5 bytes at most for a 32-bit value; the record
+    format's zig-zag varlongs take up to 10)."""
     if value < 0x80:
         return UVARINT_1[value]
     out = bytearray()
@@ -174,12 +175,15 @@ def uvarint(value: int) -> bytes:
     return bytes(out)
 
 
-def read_uvarint(buf: bytes, offset: int, field: str) -> tuple[int, int]:
-    """Read an unsigned varint at ``offset``; return (value, next offset)."""
+def read_uvarint(buf: bytes, offset: int, field: str, max_bytes: int = 5) -> tuple[int, int]:
+    """Read an unsigned varint (LEB128: Kafka's 32-bit one, or of at most ``max_bytes`` bytes) at
+    ``offset``; return (value, next offset). BufferUnderflow where the bytes end inside it,
+    InvalidLength where it takes more bytes; ``field`` names the place in both."""
     value = 0
     shift = 0
     start = offset
     end = len(buf)
+    last = 7 * (max_bytes - 1)  # the shift of the last byte it may take
     while True:
         if offset >= end:
             raise BufferUnderflow(
@@ -191,8 +195,10 @@ def read_uvarint(buf: bytes, offset: int, field: str) -> tuple[int, int]:
         if b < 0x80:
             return value, offset
         shift += 7
-        if shift > 28:
-            raise InvalidLength("unsigned varint longer than 5 bytes", field=field, offset=start)
+        if shift > last:
+            raise InvalidLength(
+                f"unsigned varint longer than {max_bytes} bytes", field=field, offset=start
+            )
 
 
 # ----------------------------------------------------------------------------- buffers
