@@ -181,4 +181,26 @@ def test_an_early_access_record_layout_the_release_misreads(tmp_path: Path) -> N
     assert not [b for b in check_downgrade(folder, "3.9", "new").blockers if b.fails_load]
     (share_blocker,) = [b for b in check_downgrade(folder, "4.0").blockers if b.fails_load]
     assert (share_blocker.rule, share_blocker.offset) == ("record-layout", 1)
+    assert "Error reading byte array of" in share_blocker.reason  # 4.0's read of the hash
     assert not [b for b in check_downgrade(folder, "4.1").blockers if b.fails_load]
+
+
+def test_an_early_access_record_fails_only_where_its_bytes_do_not_read(tmp_path: Path) -> None:
+    # 4.0 reads ShareGroupMetadataValue v0 as Epoch and tagged fields: 4.4's MetadataHash of 0
+    # (no subscribed topics) reads as no tagged field, so 4.0 loads it (the hash dropped); the
+    # next record whose bytes it cannot read is where the load fails.
+    def share(metadata_hash: int) -> tuple[bytes, bytes]:
+        return (
+            key("ShareGroupMetadataKey", group_id="s"),
+            value("ShareGroupMetadataValue", 0, epoch=1, metadata_hash=metadata_hash),
+        )
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    readable = dump(tmp_path / "a", [share(0)], [share(0x0105_0200_0000_0000)])
+    assert not [b for b in check_downgrade(readable, "4.0").blockers if b.fails_load]
+    failing = dump(tmp_path / "b", [share(0)], [share(0x7F00_0000_0000_0000)])
+    (blocker,) = [b for b in check_downgrade(failing, "4.0").blockers if b.fails_load]
+    assert (blocker.rule, blocker.offset) == ("record-layout", 1)
+    # 127 tagged fields: the first (tag 0, size 0) reads, the second finds no byte left
+    assert "due to: null." in blocker.reason

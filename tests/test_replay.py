@@ -190,22 +190,39 @@ def test_an_early_access_layout_fails_in_the_code_too(
 ) -> None:
     # 4.0's ShareGroupMetadataValue v0 is KIP-932's early-access layout: the model's
     # record-layout rule, and 4.0's own serde misreading the v0 4.1 on write (it reads the
-    # epoch, then the first byte of the metadata hash as a count of tagged fields: a real hash
-    # rarely starts with a zero byte).
+    # epoch, then the first byte of the metadata hash as a count of tagged fields). Whether
+    # that read fails depends on the hash: one starting with a zero byte (an empty
+    # subscription's 0) reads as no tagged fields, one starting 01 05 02 as one unknown tag of
+    # two bytes; the model reads each record by 4.0's layout and names the first that fails,
+    # with Kafka's own exception text.
     from downgrade_logs import dump, key, value
 
     use_project_cache(monkeypatch)
     require(("4.0.2",))
-    share = (
-        key("ShareGroupMetadataKey", group_id="s"),
-        value("ShareGroupMetadataValue", 0, epoch=1, metadata_hash=0x5A17_0C3E_9B21_4D77),
+
+    def share(metadata_hash: int) -> tuple[bytes, bytes]:
+        return (
+            key("ShareGroupMetadataKey", group_id="s"),
+            value("ShareGroupMetadataValue", 0, epoch=1, metadata_hash=metadata_hash),
+        )
+
+    folder = dump(
+        tmp_path,
+        [commit_v3()],
+        [share(0)],
+        [share(0x0105_0200_0000_0000)],
+        [share(0x5A17_0C3E_9B21_4D77)],
     )
-    folder = dump(tmp_path, [commit_v3()], [share])
     model = check_downgrade(folder, "4.0.2")
     replayed = replay(folder, "4.0.2")
-    assert [(b.rule, b.offset) for b in model.blockers if b.fails_load] == [("record-layout", 1)]
+    (blocker,) = [b for b in model.blockers if b.fails_load]
+    assert (blocker.rule, blocker.offset) == ("record-layout", 3)
     (failed,) = [p for p in replayed.partitions if p.status != "loaded"]
-    assert failed.offset == 1 and "Could not read record with version 0" in (failed.exception or "")
+    assert failed.offset == 3
+    java = "Could not read record with version 0 from value's buffer due to: Error reading byte"
+    assert java in (failed.exception or "") and java in blocker.reason
+    cause = (failed.exception or "").split("due to: ")[-1].split(";")[0]
+    assert cause in blocker.reason  # the same exception, to the byte counts
     assert all(a.agree for a in agreements(model, replayed))
 
 

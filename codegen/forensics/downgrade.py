@@ -71,7 +71,8 @@ from codegen.forensics.inputs import InputError, LogDirs, discover
 from codegen.forensics.known_bugs import replay_failure
 from codegen.forensics.loaded import NO_KEY, LoadedPartition, RecordKind, group_of
 from codegen.forensics.loaders import FAIL, NOT_LOADED, PREFIX, SKIP, Loader
-from codegen.forensics.releases import DEFAULT, Release, release, share_loader
+from codegen.forensics.release_layouts import read_error
+from codegen.forensics.releases import DEFAULT, RecordTypeReads, Release, release, share_loader
 from codegen.forensics.verdict import (
     BLOCKED,
     BLOCKED_VERDICT,
@@ -368,8 +369,11 @@ def _failures(
             continue
         reads = loader.types.get(kind.record_type)
         if reads is not None and kind.value_version in reads.layout_differs:
-            rule = "record-layout"
-        elif reads is not None:
+            misread = _first_misread(loaded, kind, reads)
+            if misread is not None:
+                found.append((misread[0], "record-layout", misread[1]))
+            continue
+        if reads is not None:
             rule = "value-version"
         elif (
             _is_group_state(kind.name)
@@ -389,6 +393,37 @@ def _failures(
         error = "java.lang.IllegalStateException: Control batches are not supported yet."
         found.append((marker, "control-batch", error))
     return sorted(found, key=lambda f: f[0].first_offset)
+
+
+def _first_misread(
+    loaded: LoadedPartition, kind: RecordKind, reads: RecordTypeReads
+) -> tuple[RecordKind, str] | None:
+    """The first record of ``kind`` (a value version whose layout differs in the release) that
+    the release's class cannot read, and the exception, or None when it reads them all (as
+    its own fields: what the newer layout added is misread, not refused). Without the
+    release's layout or the partition's bytes, the first record of the kind."""
+    general = (
+        f"its {reads.name}Value v{kind.value_version} has another layout than the one written "
+        "at that version (an early-access record changed before its release), so the value "
+        "misreads"
+    )
+    if reads.layout is None or loaded.source is None:
+        return kind, (
+            f"{general} (java.lang.RuntimeException: Could not read record with version "
+            f"{kind.value_version} from value's buffer)"
+        )
+    assert kind.value_version is not None
+    decoder = coordinator_decoder(loaded.topic)
+    for offset, key, value in loaded.records_of(kind):
+        error = read_error(reads.layout, kind.value_version, value[2:])
+        if error is None:
+            continue
+        group = group_of(decoder.decode_key(key)[2])
+        first = RecordKind(
+            kind.record_type, kind.value_version, offset, kind.count, kind.name, group
+        )
+        return first, f"{general}: the one at offset {offset} does not read ({error})"
+    return None
 
 
 def _refused_in_order(

@@ -103,6 +103,26 @@ class LoadedPartition:
         """The kinds by their first offset."""
         return sorted(self.kinds.values(), key=lambda k: k.first_offset)
 
+    def records_of(self, kind: RecordKind) -> Iterator[tuple[int, bytes, bytes]]:
+        """(offset, key, value) of every record of ``kind`` (not tombstones) in log order,
+        read again from :attr:`source`."""
+        if self.source is None or kind.value_version is None:
+            return
+        for rb in self.source():
+            readable = flags(rb.column("_error").is_null())
+            rows = readable & ~flags(rb.column("isControl"))
+            keys, values = Rows(rb.column("key")), Rows(rb.column("value"))
+            types, typed = keys.int16_at(keys.starts, keys.ends)
+            versions, versioned = values.int16_at(values.starts, values.ends)
+            rows &= keys.valid & typed & values.valid & versioned
+            rows &= (types == kind.record_type) & (versions == kind.value_version)
+            if not rows.any():
+                continue
+            offsets = rb.column("offset")
+            for i in np.flatnonzero(rows).tolist():
+                key, value = rb.column("key")[i].as_py(), rb.column("value")[i].as_py()
+                yield int(offsets[i].as_py()), key, value
+
     def decoded(self, decoder: CoordinatorDecoder) -> Iterator[tuple[int, str, Any, Any]]:
         """(offset, record name, key, value or None) of every record in log order, read again
         from :attr:`source`; an offset commit's value is only said to be there (not decoded)."""

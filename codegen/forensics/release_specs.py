@@ -47,6 +47,7 @@ __all__ = [
     "main",
     "metadata_readability",
     "spec_versions",
+    "wire_spec",
 ]
 
 RELEASE_JARS: Final[dict[str, str]] = {
@@ -219,8 +220,31 @@ def derive_release(
             }
             if differs:
                 entry["layoutDiffers"] = differs
+                entry["layout"] = wire_spec(value)
             types[str(type_id)] = entry
     return dict(sorted(types.items(), key=lambda kv: int(kv[0])))
+
+
+_WIRE_KEYS: Final[tuple[str, ...]] = (
+    "name",
+    "type",
+    "versions",
+    "validVersions",
+    "flexibleVersions",
+    "nullableVersions",
+    "taggedVersions",
+    "tag",
+)
+
+
+def wire_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """What of a spec (or field) reaches the wire: names, types, versions and tags, its fields
+    and common structs (the reader of :mod:`codegen.forensics.release_layouts`)."""
+    out: dict[str, Any] = {k: spec[k] for k in _WIRE_KEYS if k in spec}
+    for nested in ("fields", "commonStructs"):
+        if spec.get(nested):
+            out[nested] = [wire_spec(f) for f in spec[nested]]
+    return out
 
 
 def readable_as(reader: dict[str, Any], writer: dict[str, Any], version: int) -> bool:

@@ -69,6 +69,9 @@ class RecordTypeReads:
     layout_differs: frozenset[int] = frozenset()
     """Value versions whose layout differs from the newest release's at the same version (an
     early-access record changed before its release): the release's class misreads them."""
+    layout: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    """The release's own spec of the value (what reaches the wire) when a layout differs: the
+    bytes a newer release wrote are read by it (:mod:`codegen.forensics.release_layouts`)."""
 
     @property
     def highest_is_flexible(self) -> bool:
@@ -253,6 +256,7 @@ def _derived(
             t["flexibleFrom"],
             source,
             frozenset(t.get("layoutDiffers", ())),
+            t.get("layout"),
         )
         for type_id, t in types.items()
     }
