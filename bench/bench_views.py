@@ -1,5 +1,5 @@
-"""How the views from columns scale: ``dump --compacted``, ``groups``, ``lag`` and
-``downgrade-check`` on a 1 M-record and a 16 M-record ``__consumer_offsets`` dump, per record and
+"""How the views from columns scale: ``dump --compacted``, ``groups``, ``lag``,
+``transactions`` and ``downgrade-check`` on a 1 M-record and a 16 M-record ``__consumer_offsets`` dump, per record and
 in peak memory.
 
 Each dump is written as ``make demo`` writes its dump (``spark_udfs.synth``: classic and
@@ -43,6 +43,7 @@ COMMANDS = {
     "dump --compacted": ["dump", "--compacted", "-q"],
     "groups": ["groups", "--format", "jsonl"],
     "lag": ["lag", "--format", "jsonl"],
+    "transactions": ["transactions", "--format", "jsonl"],
     "downgrade-check": ["downgrade-check", "--to", "3.9", "--format", "json"],
 }
 

@@ -72,12 +72,28 @@ def table_text(
 ) -> str:
     """The table's text: ``title`` centred above, the header, a line per row; each line begins
     with a space and columns are two spaces apart."""
-    table = [tuple(header), *(_shown(row) for row in rows)]
-    columns = list(zip(*table, strict=True))
-    ascii_columns = ["".join(column).isascii() for column in columns]
+    columns = [list(column) for column in zip(*rows, strict=True)] or [[] for _ in header]
+    return columns_text(header, columns, title=title, width=width)
+
+
+def columns_text(
+    header: Sequence[str],
+    columns: Sequence[list[str]],
+    *,
+    title: str | None = None,
+    width: int = PAGE_WIDTH,
+) -> str:
+    """:func:`table_text` of the rows given column by column (a list of cells per column, in
+    row order): the text is the same; the work is done a column at a time."""
+    columns = [_shown_column(column) for column in columns]
+    ascii_columns = [
+        h.isascii() and "".join(column).isascii() for h, column in zip(header, columns, strict=True)
+    ]
     natural = [
-        max(map(len, column)) if ascii else max(map(_width, column))
-        for column, ascii in zip(columns, ascii_columns, strict=True)
+        max(len(h), max(map(len, column), default=0))
+        if ascii
+        else max(_width(h), max(map(_width, column), default=0))
+        for h, column, ascii in zip(header, columns, ascii_columns, strict=True)
     ]
     room = width - 2 - 2 * (len(header) - 1)
     widths = _column_widths(natural, max(room, len(header)))
@@ -85,24 +101,35 @@ def table_text(
     if title is not None:
         total = 2 + sum(widths) + 2 * (len(widths) - 1)
         lines.append(title.center(total).rstrip())
+    # The common case, every cell ASCII: str.format pads, cells too wide are cut first.
     line = " " + "  ".join(f"{{:<{w}}}" for w in widths)
-    cut = [i for i, w in enumerate(widths) if natural[i] > w]
-    for row in table:
-        if "".join(row).isascii():  # the common case: str.format pads, cells too wide are cut
-            if cut:
-                row = list(row)
-                for i in cut:
-                    if len(row[i]) > widths[i]:
-                        row[i] = row[i][: widths[i] - 1] + "…"
-            lines.append(line.format(*row).rstrip())
-        else:
-            cells = "  ".join(_fit(c, w) for c, w in zip(row, widths, strict=True))
-            lines.append((" " + cells).rstrip())
+    cut = [
+        column if natural[i] <= w else [c if len(c) <= w else c[: w - 1] + "…" for c in column]
+        for i, (column, w) in enumerate(zip(columns, widths, strict=True))
+    ]
+    lines.append(
+        line.format(
+            *(h if len(h) <= w else h[: w - 1] + "…" for h, w in zip(header, widths, strict=True))
+        ).rstrip()
+    )
+    body = list(map(str.rstrip, map(line.format, *cut)))
+    if not all(ascii_columns):  # rows with other characters: cells fitted by their width
+        wide = [i for i, ascii in enumerate(ascii_columns) if not ascii]
+        for r in range(len(body)):
+            if all(columns[i][r].isascii() for i in wide):
+                continue
+            cells = "  ".join(_fit(c[r], w) for c, w in zip(columns, widths, strict=True))
+            body[r] = (" " + cells).rstrip()
+        if not all(map(str.isascii, header)):
+            lines[-1] = (
+                " " + "  ".join(_fit(h, w) for h, w in zip(header, widths, strict=True))
+            ).rstrip()
+    lines += body
     return "\n".join(lines) + "\n"
 
 
-def _shown(row: Sequence[str]) -> Sequence[str]:
-    """The row with its control characters escaped."""
-    if "".join(row).isprintable():  # no control character (a fast test, rarely False)
-        return row
-    return tuple(c.translate(_ESCAPES) for c in row)
+def _shown_column(column: list[str]) -> list[str]:
+    """The column with its control characters escaped."""
+    if "".join(column).isprintable():  # no control character (a fast test, rarely False)
+        return column
+    return [c.translate(_ESCAPES) for c in column]
