@@ -64,6 +64,7 @@ __all__ = [
     "coordinator_decoder",
     "decode_batches",
     "decode_records",
+    "native_records",
     "record_pair_reader",
     "record_types",
 ]
@@ -355,6 +356,12 @@ def native_record_loop_enabled() -> bool:
     if backends.requested() == backends.PURE:
         return False
     return _native_records() is not None
+
+
+def native_records() -> ModuleType | None:
+    """The native record loops' module (``codegen.native._records``) where new decoders run
+    them (:func:`native_record_loop_enabled`), else None."""
+    return _native_records() if native_record_loop_enabled() else None
 
 
 def _int16(data: bytes) -> int:

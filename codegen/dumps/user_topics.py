@@ -7,18 +7,27 @@ an ``error`` record whose text says which side and why (the codec's message, ver
 byte offset). A version read above the newest known one is read with the newest when that one is
 flexible (flagged ``newer_than_spec``), as Kafka reads its own records (KIP-915).
 
+:meth:`UserTopicDecoder.decode` is the reference, one record at a time. With the native backend
+the batches of a topic whose versions are not in headers go through the native record loop
+(``codegen/native/user_loop.h``), which reads each side with the engine's readers by the same
+rule and hands :meth:`~UserTopicDecoder.decode` every record it does not read exactly.
+
 The same rules and texts hold in Spark (``spark_udfs.user_topics``): both decode the same
 segment to the same values and the same errors.
 """
 
 from __future__ import annotations
 
+import gc
+import importlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
-from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, parse_v2_raw
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.coordinator import native_records
 from codegen.dumps.decoded import (
     ERROR,
     RECORD,
@@ -27,7 +36,7 @@ from codegen.dumps.decoded import (
     DecodedRecord,
     control_record,
 )
-from codegen.dumps.model import Record, SegmentError
+from codegen.dumps.model import RawRecord, Record, RecordBatch, SegmentError
 from codegen.dumps.packages import package_messages
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.dumps.topic_map import (
@@ -87,10 +96,18 @@ class _SideReader:
             return None, version, False, f"{self.which}: {exc or type(exc).__name__}"
 
 
-class UserTopicDecoder:
-    """Decodes the records of the topics of one map entry; build it once and reuse it."""
+_LOOP_VERSIONS = 256
+"""Versions the native loop reads (an int16 prefix of 0-255; others take the reference)."""
 
-    def __init__(self, entry: TopicEntry, package: str) -> None:
+
+class UserTopicDecoder:
+    """Decodes the records of the topics of one map entry; build it once and reuse it.
+
+    ``native`` None runs the native record loop where it is built and the backend asked for
+    is not ``pure`` (:func:`~codegen.dumps.coordinator.native_records`), and no side's version
+    is in a header; False keeps the reference."""
+
+    def __init__(self, entry: TopicEntry, package: str, *, native: bool | None = None) -> None:
         self.entry = entry
         self.package = package
         self.name = entry.name
@@ -100,6 +117,46 @@ class UserTopicDecoder:
             s is not None and s.header is not None for s in (entry.key, entry.value)
         )
         """Whether a side's version is in a header (the records are then read with theirs)."""
+        self._loop: Any = None
+        self._malformed: type[Exception] = _NotRaised
+        if native is None:
+            native = native_records() is not None
+        if native and not self.reads_headers:
+            self._loop, self._malformed = _native_loop(self, _records_module())
+
+    @property
+    def native(self) -> bool:
+        """Whether v2 data batches go through the native record loop."""
+        return self._loop is not None
+
+    def _side(
+        self, reader: _SideReader | None
+    ) -> tuple[bool, int, tuple[Any, ...], tuple[Any, ...]] | None:
+        """The native loop's form of a side: (prefix, version, readers, newer_readers), each
+        reader where the one version rule reads that version (``given_version`` for the map's
+        version, ``written_version`` for a prefix), the newer ones' apart."""
+        if reader is None:
+            return None
+        side, cls = reader.side, reader.cls
+        readers: list[Any] = [None] * _LOOP_VERSIONS
+        newer: list[Any] = [None] * _LOOP_VERSIONS
+        versions = range(_LOOP_VERSIONS) if side.prefix else [side.version]
+        for version in versions:
+            if version is None or not 0 <= version < _LOOP_VERSIONS:
+                continue
+            try:
+                if not side.prefix:
+                    cls.given_version(version)
+                effective, is_newer = cls.written_version(version)
+            except ValueError:
+                continue
+            (newer if is_newer else readers)[version] = cls._READERS[effective]
+        return (
+            side.prefix,
+            0 if side.prefix else int(side.version or 0),
+            tuple(readers),
+            tuple(newer),
+        )
 
     def decode(
         self,
@@ -163,6 +220,14 @@ class UserTopicDecoder:
         """The batches of a segment (or of a partition folder's segments) with their records
         decoded (control records as the other decoders give them), and segment errors. The
         batches' own ``records`` lists are emptied, as the other decoders leave them."""
+        if self._loop is not None:
+            yield from self._native_batches(
+                source,
+                verify_crc=verify_crc,
+                max_batch_size=max_batch_size,
+                max_batch_records=max_batch_records,
+            )
+            return
         for src in segment_sources(source):
             reader = SegmentReader(
                 src,
@@ -196,6 +261,84 @@ class UserTopicDecoder:
                     records = [self.decode_record(r) for r in item.records]
                 item.records = []
                 yield DecodedBatch(item, records)
+
+    def _native_batches(
+        self, source: Source, **limits: Any
+    ) -> Iterator[DecodedBatch | SegmentError]:
+        """:meth:`batches` with the native record loop (the same batches, records and
+        errors)."""
+        for src in segment_sources(source):
+            reader = SegmentReader(src, **limits)
+            items = reader.decoded_batches(self._v2_records, self._other_records, self._loop)
+            while True:
+                # Decoding a batch allocates many objects and no cycles: the cyclic GC pauses
+                # meanwhile (never while the caller runs between batches).
+                pause = gc.isenabled()
+                if pause:
+                    gc.disable()
+                try:
+                    item = next(items, None)
+                finally:
+                    if pause:
+                        gc.enable()
+                if item is None:
+                    break
+                yield item if isinstance(item, SegmentError) else DecodedBatch(*item)
+
+    def _v2_records(
+        self, data: bytes, pos: int, end: int, batch: RecordBatch
+    ) -> list[DecodedRecord]:
+        """The records of a v2 data batch by the native loop; a batch whose records do not
+        parse by the reference parser, which says what is wrong with them."""
+        try:
+            records: list[DecodedRecord] = self._loop(
+                data,
+                pos,
+                end,
+                batch.record_count,
+                batch.base_offset,
+                batch.base_timestamp,
+                batch.attributes & 0x08,
+                batch.max_timestamp,
+            )
+            return records
+        except self._malformed:
+            return self._other_records(batch, parse_v2_raw(data, pos, end, batch))
+
+    def _other_records(self, batch: RecordBatch, rows: list[RawRecord]) -> list[DecodedRecord]:
+        if batch.is_control:
+            return [control_record(row) for row in rows]
+        decode = self.decode
+        return [decode(k, v, (), o, t) for o, t, k, v in rows]
+
+
+class _NotRaised(Exception):
+    """Caught where the native loop's MalformedRecords would be, without the native loop."""
+
+
+def _records_module() -> ModuleType:
+    """The native record loops' module; ImportError, saying how to build it, when it is not
+    built."""
+    try:
+        return importlib.import_module("codegen.native._records")
+    except ImportError as exc:
+        raise ImportError(
+            "the native record loop is not built: run python -m codegen.native.build"
+        ) from exc
+
+
+def _native_loop(decoder: UserTopicDecoder, module: ModuleType) -> tuple[Any, type[Exception]]:
+    """The native record loop of a decoder's entry, and its MalformedRecords."""
+
+    def slow(key: bytes | None, value: bytes | None, offset: int, timestamp: int) -> UserRecord:
+        return decoder.decode(key, value, (), offset, timestamp)
+
+    def no_key(key: bytes) -> Any:  # the user loop reads keys itself
+        raise LookupError
+
+    user = (decoder.name, decoder._side(decoder._key), decoder._side(decoder._value))
+    loop = module.RecordLoop(UserRecord, no_key, slow, RECORD, TOMBSTONE, user)
+    return loop, module.MalformedRecords
 
 
 def user_decoders(topic_map: TopicMap, topics: Iterable[str | None]) -> dict[str, UserTopicDecoder]:

@@ -56,6 +56,9 @@ typedef struct {
     PyObject *known; /* (key, type_id, name, key_obj, readers), owned */
 } Entry;
 
+/* A user topic's mode of the loop (user_loop.h). */
+typedef struct UserMode UserMode;
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
@@ -66,7 +69,13 @@ typedef struct {
     Py_ssize_t mask; /* capacity - 1; capacity is a power of two */
     Py_ssize_t used;
     Py_ssize_t with_headers; /* records with headers in the last batch read */
+    UserMode *user;          /* a user topic's sides (user_loop.h), or NULL */
 } Loop;
+
+static PyObject *decode_user(Loop *L, const Parsed *r, PyObject *offset, PyObject *ts);
+static UserMode *user_mode(PyTypeObject *cls, PyObject *user);
+static void user_mode_free(UserMode *u);
+static int user_mode_traverse(UserMode *u, visitproc visit, void *arg);
 
 static void cache_clear(Loop *L) {
     if (!L->entries) return;
@@ -357,7 +366,9 @@ static PyObject *run(Loop *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t
         PyObject *offset = sum(base_offset, r->off_delta, base_offset_obj);
         PyObject *ts = append_ts_obj ? Py_NewRef(append_ts_obj)
                                      : sum(base_ts, r->ts_delta, base_ts_obj);
-        PyObject *rec = (offset && ts) ? decode_one(L, r, offset, ts) : NULL;
+        PyObject *rec = !(offset && ts) ? NULL
+                        : L->user       ? decode_user(L, r, offset, ts)
+                                        : decode_one(L, r, offset, ts);
         Py_XDECREF(offset);
         Py_XDECREF(ts);
         if (!rec) {
@@ -416,13 +427,14 @@ static PyObject *Loop_vectorcall(PyObject *self, PyObject *const *args, size_t n
     return out;
 }
 
-/* record_class must be the slotted DecodedRecord: exactly FIELD_NAMES as its __slots__. */
-static int check_record_class(Loop *L, PyObject *cls) {
+/* record_class must be the slotted DecodedRecord: exactly FIELD_NAMES as its __slots__ (for a
+   user topic, as its base's: user_loop.h checks its own). */
+static int check_record_class(Loop *L, PyObject *cls, int user) {
     if (!PyType_Check(cls)) {
         PyErr_SetString(PyExc_TypeError, "record_class must be a class");
         return -1;
     }
-    PyTypeObject *type = (PyTypeObject *)cls;
+    PyTypeObject *type = user ? ((PyTypeObject *)cls)->tp_base : (PyTypeObject *)cls;
     PyObject *slots = direct_slots(type, N_FIELDS);
     int ok = slots != NULL;
     for (int i = 0; ok && i < N_FIELDS; i++) {
@@ -447,7 +459,7 @@ static int Loop_traverse(Loop *L, visitproc visit, void *arg) {
     Py_VISIT(L->new_key);
     Py_VISIT(L->slow);
     for (Py_ssize_t i = 0; L->entries && i <= L->mask; i++) Py_VISIT(L->entries[i].known);
-    return 0;
+    return user_mode_traverse(L->user, visit, arg);
 }
 
 static int Loop_clear(Loop *L) {
@@ -457,6 +469,8 @@ static int Loop_clear(Loop *L) {
     Py_CLEAR(L->record_kind);
     Py_CLEAR(L->tombstone_kind);
     cache_clear(L);
+    user_mode_free(L->user);
+    L->user = NULL;
     return 0;
 }
 
@@ -468,10 +482,10 @@ static void Loop_dealloc(Loop *L) {
 
 static PyObject *Loop_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"record_class", "new_key", "slow", "record_kind", "tombstone_kind",
-                            NULL};
-    PyObject *cls, *new_key, *slow, *record_kind, *tombstone_kind;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOUU:RecordLoop", names, &cls, &new_key,
-                                     &slow, &record_kind, &tombstone_kind))
+                            "user", NULL};
+    PyObject *cls, *new_key, *slow, *record_kind, *tombstone_kind, *user = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOUU|O:RecordLoop", names, &cls, &new_key,
+                                     &slow, &record_kind, &tombstone_kind, &user))
         return NULL;
     if (!PyCallable_Check(new_key) || !PyCallable_Check(slow)) {
         PyErr_SetString(PyExc_TypeError, "new_key and slow must be callable");
@@ -486,8 +500,10 @@ static PyObject *Loop_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) 
     L->mask = -1;
     L->used = 0;
     L->with_headers = 0;
+    L->user = NULL;
     PyObject_GC_Track(L);
-    if (check_record_class(L, cls) < 0) {
+    if (check_record_class(L, cls, user != Py_None) < 0 ||
+        (user != Py_None && !(L->user = user_mode((PyTypeObject *)cls, user)))) {
         Py_DECREF(L);
         return NULL;
     }
@@ -682,7 +698,7 @@ static PyTypeObject LoopType = {
     .tp_name = "codegen.native._records.RecordLoop",
     .tp_basicsize = sizeof(Loop),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "RecordLoop(record_class, new_key, slow, record_kind, tombstone_kind)\n\n"
+    .tp_doc = "RecordLoop(record_class, new_key, slow, record_kind, tombstone_kind, user=None)\n\n"
               "loop(data, start, end, count, base_offset, base_timestamp, log_append, "
               "append_timestamp) -> list of records of one v2 data batch, or MalformedRecords.",
     .tp_new = Loop_new,

@@ -2,7 +2,8 @@
  * batches (v2_records.h) where they lie in a segment (log_entries.h):
  *
  * - RecordLoop (record_loop.h): the coordinator dump decoder's records, as DecodedRecord
- *   objects, a batch or a run of batches per call;
+ *   objects, a batch or a run of batches per call; a user topic's as UserRecord objects, as
+ *   its topic map says (user_loop.h);
  * - ColumnBuilder (record_columns.h): the kafka-log raw columns as Arrow buffers;
  * - batch_headers (log_entries.h): the header pass.
  *
@@ -18,6 +19,7 @@
 #include "v2_records.h"
 #include "log_entries.h"
 #include "record_loop.h"
+#include "user_loop.h"
 #include "record_columns.h"
 
 static PyMethodDef records_functions[] = {

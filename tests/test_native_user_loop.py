@@ -1,0 +1,195 @@
+"""The native record loop of user topics (``codegen/native/user_loop.h``) against the reference
+(``UserTopicDecoder.decode``, a record at a time): the same batches, records (field by field)
+and errors on the version rule's cases, the topic-map tests' topics (a key and a value at the
+map's versions, tombstones, a cut prefix, a newer version), a mixed topic with compressed
+batches, keys and values the codec refuses or leaves bytes of, and record bytes cut and
+mutated at every position under a valid CRC."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from user_topics_data import write_topics
+from v2_batches import record_bytes_variants, with_records
+from version_rule import CASES_FOLDER, GIVEN_CASES, PACKAGE, body, write_case_topics
+
+from codegen.dumps import Codec, Header, NewRecord, SegmentWriter
+from codegen.dumps.coordinator import native_records
+from codegen.dumps.decoded import DecodedBatch
+from codegen.dumps.model import SegmentError
+from codegen.dumps.topic_map import TopicMap, load_topic_map, parse_topic_map
+from codegen.dumps.user_topics import UserTopicDecoder, decode_user_records
+from codegen.dumps.writer import encode_record_batch
+
+
+@pytest.fixture(scope="module")
+def payments(codec_package: Any, records_module: ModuleType) -> ModuleType:
+    module: ModuleType = codec_package(PACKAGE, [CASES_FOLDER])
+    return module
+
+
+def _items(decoder: UserTopicDecoder, source: Path) -> list[Any]:
+    """Every batch (its fields and records, field by field) and error of a source."""
+    out: list[Any] = []
+    for item in decoder.batches(source):
+        if isinstance(item, SegmentError):
+            out.append(item)
+            continue
+        assert isinstance(item, DecodedBatch)
+        out.append(
+            (
+                item.batch,
+                [(type(r), dataclasses.astuple(r)) for r in item.records],
+            )
+        )
+    return out
+
+
+def assert_loops_agree(topic_map: TopicMap, topic: str, source: Path) -> list[Any]:
+    """The native loop and the reference give the same items; returns them."""
+    entry = topic_map.entry_for(topic)
+    assert entry is not None
+    native = UserTopicDecoder(entry, topic_map.package, native=True)
+    assert native.native
+    reference = UserTopicDecoder(entry, topic_map.package, native=False)
+    assert not reference.native
+    items = _items(native, source)
+    assert items == _items(reference, source)
+    return items
+
+
+def test_a_user_topic_decodes_natively_by_default(payments: ModuleType, tmp_path: Path) -> None:
+    logs = write_case_topics(tmp_path, payments)
+    topic_map = load_topic_map(logs.parent / "topics.toml")
+    entry = topic_map.entry_for("payments")
+    assert entry is not None
+    assert UserTopicDecoder(entry, PACKAGE).native == (native_records() is not None)
+    audit = topic_map.entry_for("audit")
+    assert audit is not None  # a version in a header: the records are read with theirs
+    assert not UserTopicDecoder(audit, PACKAGE, native=True).native
+
+
+def test_the_version_rule_cases(payments: ModuleType, tmp_path: Path) -> None:
+    """Every written case with an int16 prefix (in range, newer, negative, cut, a rigid
+    message's newer version) and every version a map gives."""
+    logs = write_case_topics(tmp_path / "written", payments)
+    topic_map = load_topic_map(logs.parent / "topics.toml")
+    kinds = []
+    for topic in ("payments", "ledger"):
+        for _, records in assert_loops_agree(topic_map, topic, logs / f"{topic}-0"):
+            kinds += [fields[2] for _, fields in records]
+    assert {"record", "error"} <= set(kinds)
+    for case in GIVEN_CASES:
+        if case.error is not None:
+            continue  # a map with a version its message lacks is refused as it loads
+        folder = tmp_path / case.id
+        (folder / "given-0").mkdir(parents=True)
+        with SegmentWriter(folder / "given-0" / "00000000000000000000.log") as writer:
+            writer.write_batch([(case.key, body(payments, case)), (case.key, None)])
+        given = parse_topic_map(
+            {"given": {"value": {"message": case.message, "version": case.version}}},
+            PACKAGE,
+        )
+        assert_loops_agree(given, "given", folder / "given-0")
+
+
+def test_the_topic_map_tests_topics(
+    user_codecs: ModuleType, records_module: ModuleType, tmp_path: Path
+) -> None:
+    written = write_topics(tmp_path, user_codecs)
+    topic_map = load_topic_map(written.topic_map)
+    for topic in ("sensors", "readings"):
+        assert assert_loops_agree(topic_map, topic, written.folder / f"{topic}-0")
+
+
+def _mixed_records(module: ModuleType, rng: random.Random, n: int) -> list[NewRecord]:
+    key_cls = module.MESSAGES["PaymentKey"]
+    value_cls = module.MESSAGES["PaymentValue"]
+    line_cls = value_cls._STRUCTS["PaymentLine"]
+    out = []
+    for i in range(n):
+        key: bytes | None = key_cls(account=f"a-{i % 7}", sequence=i).encode(0)
+        written = rng.choice([0, 1, 2, 3, 4, 9, 300, -2])
+        version = min(max(written, 0), 3)
+        value_obj = value_cls(
+            amount=i,
+            currency="EUR",
+            lines=[line_cls(item="tea", cents=i, tags=["hot"] * (i % 3))],
+            reference="r" if version >= 3 else None,
+            unknown_tags={7: b"x"} if written > 3 and i % 2 else {},
+        )
+        value: bytes | None = written.to_bytes(2, "big", signed=True) + value_obj.encode(version)
+        shape = rng.randrange(12)
+        if shape == 0:
+            value = None  # a tombstone
+        elif shape == 1:
+            key = None
+        elif shape == 2 and value is not None:
+            value = value[:-1]  # cut short
+        elif shape == 3 and value is not None:
+            value += b"\x00"  # a byte left over
+        elif shape == 4 and key is not None:
+            key = key[:-2]  # a key the codec refuses
+        elif shape == 5:
+            value = b"\x00"  # no room for the prefix
+        headers = [Header(b"trace", b"t")] if shape == 6 else []
+        out.append(NewRecord(key, value, headers=headers))
+    return out
+
+
+def test_a_mixed_topic_with_compressed_batches(payments: ModuleType, tmp_path: Path) -> None:
+    rng = random.Random(45)
+    partition = tmp_path / "pay-0"
+    partition.mkdir()
+    with SegmentWriter(partition / "00000000000000000000.log") as writer:
+        for b, codec in enumerate([Codec.NONE, Codec.LZ4, Codec.GZIP, Codec.NONE, Codec.ZSTD]):
+            writer.write_batch(
+                _mixed_records(payments, rng, 40), timestamp=1_700_000_000_000 + b, codec=codec
+            )
+    topic_map = parse_topic_map(
+        {
+            "pay": {
+                "key": {"message": "PaymentKey", "version": 0},
+                "value": {"message": "PaymentValue", "version": "prefix"},
+            }
+        },
+        PACKAGE,
+    )
+    items = assert_loops_agree(topic_map, "pay", partition)
+    kinds = {fields[2] for _, records in items for _, fields in records}
+    assert kinds == {"record", "tombstone", "error"}
+    newer = [fields for _, records in items for _, fields in records if fields[10]]
+    assert newer  # versions 4 and 9, read with the newest
+    records = list(decode_user_records(partition, topic_map, "pay"))
+    assert len(records) == 200
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_record_bytes_cut_and_mutated(payments: ModuleType, tmp_path: Path, keyed: bool) -> None:
+    """Record bytes cut and changed at every position (the CRC made valid): a batch the native
+    loop cannot parse is the reference's, records it can are the reference's too."""
+    value_cls = payments.MESSAGES["PaymentValue"]
+    value = b"\x00\x02" + value_cls(amount=5, currency="EUR", lines=[]).encode(2)
+    key = payments.MESSAGES["PaymentKey"](account="a", sequence=1).encode(0)
+    plain = encode_record_batch(
+        [NewRecord(key, value), NewRecord(None, value, headers=[Header(b"h", b"x")])],
+        timestamp=1_700_000_000_000,
+    )
+    sides: dict[str, Any] = {"value": {"message": "PaymentValue", "version": "prefix"}}
+    if keyed:
+        sides["key"] = {"message": "PaymentKey", "version": 0}
+    topic_map = parse_topic_map({"pay": sides}, PACKAGE)
+    partition = tmp_path / "pay-0"
+    partition.mkdir()
+    segment = partition / "00000000000000000000.log"
+    errors = 0
+    for variant in record_bytes_variants(plain[61:]):
+        segment.write_bytes(plain + with_records(plain, variant) + plain)
+        items = assert_loops_agree(topic_map, "pay", partition)
+        errors += sum(isinstance(i, SegmentError) for i in items)
+    assert errors > 0
