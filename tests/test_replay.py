@@ -226,6 +226,102 @@ def test_an_early_access_layout_fails_in_the_code_too(
     assert all(a.agree for a in agreements(model, replayed))
 
 
+def test_early_access_reads_agree_with_kafka_record_by_record(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The model's reading of an early-access record by the release's own layout
+    # (codegen.forensics.release_layouts) against 4.0.2's generated classes, one JVM: 48
+    # partitions, each a share group (ShareGroupMetadata of hash 0, which reads) and one seeded
+    # random record, a ShareGroupMetadata whose hash starts with a small byte (a count of
+    # tagged fields) or a ShareGroupStatePartitionMetadata of random topic lists. Each
+    # partition loads or fails at the same record with the same exception in both.
+    use_project_cache(monkeypatch)
+    require(("4.0.2",))
+    early_access_log(tmp_path)
+    model = check_downgrade(tmp_path, "4.0.2")
+    replayed = replay(tmp_path, "4.0.2")
+    assert not replayed.harness_errors, replayed.harness_errors
+    blockers = {b.partition: b for b in model.blockers if b.fails_load}
+    failed = {p.partition: p for p in replayed.partitions if p.status != "loaded"}
+    assert {p: b.offset for p, b in blockers.items()} == {p: f.offset for p, f in failed.items()}
+    for p, f in failed.items():
+        cause = (f.exception or "").split("due to: ")[-1].split(";")[0]
+        assert cause in blockers[p].reason, (p, cause, blockers[p].reason)
+    assert len(failed) >= 8 and len(replayed.partitions) - len(failed) >= 4  # both outcomes
+
+
+def early_access_log(folder: Path, partitions: int = 48, seed: int = 42) -> None:
+    """Per partition a share group (ShareGroupMetadata of hash 0) and one seeded random record
+    of 4.4's early-access layouts, written into the log dir ``folder``."""
+    import random
+    import uuid
+
+    from downgrade_logs import key, value
+
+    from codegen.dumps import SegmentWriter
+    from generated.share_group_state_partition_metadata_value import (
+        TopicInfo,
+        TopicPartitionsInfo,
+    )
+
+    rng = random.Random(seed)
+
+    def topics() -> list[TopicPartitionsInfo]:
+        return [
+            TopicPartitionsInfo(
+                topic_id=uuid.UUID(int=rng.getrandbits(128)),
+                topic_name="t" * rng.randrange(0, 4),
+                partitions=[rng.randrange(0, 300) for _ in range(rng.randrange(0, 4))],
+            )
+            for _ in range(rng.randrange(0, 3))
+        ]
+
+    def record(n: int) -> tuple[bytes, bytes]:
+        if n % 2 == 0:
+            # The hash's bytes as 4.0 reads them: a count of tagged fields, then per field a
+            # tag, a size and that many bytes (often small enough to fit, or not).
+            head = rng.choice([0, 1, 1, 1, 2, 2, 0x7F, rng.randrange(256)])
+            rest = [rng.randrange(256) for _ in range(7)]
+            if rng.random() < 0.8:
+                rest[1] = rng.randrange(0, 4)
+                rest[3 + rest[1] : 3 + rest[1] + 1] = [rng.randrange(0, 3)]
+            metadata_hash = int.from_bytes(bytes([head, *rest[:7]]), "big")
+            return (
+                key("ShareGroupMetadataKey", group_id="s"),
+                value(
+                    "ShareGroupMetadataValue",
+                    0,
+                    epoch=2,
+                    metadata_hash=metadata_hash - (1 << 64 if metadata_hash >= 1 << 63 else 0),
+                ),
+            )
+        deleting = [
+            TopicInfo(topic_id=uuid.UUID(int=rng.getrandbits(128)), topic_name="d")
+            for _ in range(rng.randrange(0, 2))
+        ]
+        return (
+            key("ShareGroupStatePartitionMetadataKey", group_id="s"),
+            value(
+                "ShareGroupStatePartitionMetadataValue",
+                0,
+                initializing_topics=topics(),
+                initialized_topics=topics(),
+                deleting_topics=deleting,
+            ),
+        )
+
+    group = (
+        key("ShareGroupMetadataKey", group_id="s"),
+        value("ShareGroupMetadataValue", 0, epoch=1, metadata_hash=0),
+    )
+    for p in range(partitions):
+        part = folder / f"__consumer_offsets-{p}"
+        part.mkdir()
+        with SegmentWriter(part / "00000000000000000000.log") as w:
+            w.write_batch([group])
+            w.write_batch([record(p)])
+
+
 def commit_v3() -> tuple[bytes, bytes]:
     from downgrade_logs import commit
 

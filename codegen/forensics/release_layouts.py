@@ -72,7 +72,7 @@ class _Reader:
                 return value
         raise _ReadError(
             "Varint is too long, the most significant bit "
-            f"in the 5th byte is set, converted value: {value:x}"
+            f"in the 5th byte is set, converted value: {value & 0xFFFFFFFF:x}"  # a Java int
         )
 
     def length(self, prefix: str) -> int:
@@ -139,12 +139,8 @@ class _Reader:
                 self.null(name, nullable)
             elif n > _MAX_STRING:
                 raise _ReadError(f"string field {name} had invalid length {n}")
-            elif n > self.remaining:
-                raise _ReadError(
-                    f"Error reading string of length {n}, only {self.remaining} bytes available"
-                )
             else:
-                self.pos += n
+                self.byte_array(n)  # readString reads an array of its length first
         elif kind in ("bytes", "records"):
             n = self.length("i")
             if n < 0:
