@@ -4,8 +4,9 @@ Synthesizes the 1 M-record __consumer_offsets dump of ``make demo`` (``spark_udf
 partitions, 300 groups; a few of its commits are OffsetCommitValue v5, newer than any release
 reads), then per release and group coordinator: ``downgrade-check``'s model (CPU seconds of
 this process), and the replay (a JVM: its start-up, the loaders' time, the records they read
-and per second). 3.9's new group coordinator reads v5 as v4 and replays the whole dump; the
-others stop at the first v5 record of each partition, as the model says. The JVM's CPU
+and per second). The old group coordinator and 4.4's new one stop at the first v5 record of
+each partition, 3.9's new one (which reads v5 as v4) at a consumer group's record after
+the group's offset commits ("is not a consumer group", refused before 4.0), as the model says. The JVM's CPU
 seconds (user and system, its compiler and GC threads included) make the records per second
 comparable on a shared machine. Then the same for a
 dump every release from 2.3 loads whole (1 M offset commits and group records of classic
