@@ -233,26 +233,30 @@ def test_early_access_reads_agree_with_kafka_record_by_record(
     # (codegen.forensics.release_layouts) against 4.0.2's generated classes, one JVM: 48
     # partitions, each a share group (ShareGroupMetadata of hash 0, which reads) and one seeded
     # random record, a ShareGroupMetadata whose hash starts with a small byte (a count of
-    # tagged fields) or a ShareGroupStatePartitionMetadata of random topic lists. Each
-    # partition loads or fails at the same record with the same exception in both.
+    # tagged fields) or a ShareGroupStatePartitionMetadata of random topic lists, and 24
+    # share-state partitions of a random ShareSnapshot. Each partition loads or fails at the
+    # same record with the same exception in both.
     use_project_cache(monkeypatch)
     require(("4.0.2",))
     early_access_log(tmp_path)
     model = check_downgrade(tmp_path, "4.0.2")
     replayed = replay(tmp_path, "4.0.2")
     assert not replayed.harness_errors, replayed.harness_errors
-    blockers = {b.partition: b for b in model.blockers if b.fails_load}
-    failed = {p.partition: p for p in replayed.partitions if p.status != "loaded"}
+    blockers = {(b.topic, b.partition): b for b in model.blockers if b.fails_load}
+    failed = {(p.topic, p.partition): p for p in replayed.partitions if p.status != "loaded"}
     assert {p: b.offset for p, b in blockers.items()} == {p: f.offset for p, f in failed.items()}
     for p, f in failed.items():
         cause = (f.exception or "").split("due to: ")[-1].split(";")[0]
         assert cause in blockers[p].reason, (p, cause, blockers[p].reason)
-    assert len(failed) >= 8 and len(replayed.partitions) - len(failed) >= 4  # both outcomes
+    for topic in ("__consumer_offsets", "__share_group_state"):  # both outcomes are met
+        loaded = [p for p in replayed.partitions if p.topic == topic and p.status == "loaded"]
+        assert len([p for p in failed if p[0] == topic]) >= 4 and len(loaded) >= 4, topic
 
 
 def early_access_log(folder: Path, partitions: int = 48, seed: int = 42) -> None:
     """Per partition a share group (ShareGroupMetadata of hash 0) and one seeded random record
-    of 4.4's early-access layouts, written into the log dir ``folder``."""
+    of 4.4's early-access layouts, and a random ShareSnapshot in half as many share-state
+    partitions, written into the log dir ``folder``."""
     import random
     import uuid
 
@@ -263,6 +267,7 @@ def early_access_log(folder: Path, partitions: int = 48, seed: int = 42) -> None
         TopicInfo,
         TopicPartitionsInfo,
     )
+    from generated.share_snapshot_value import StateBatch
 
     rng = random.Random(seed)
 
@@ -320,6 +325,34 @@ def early_access_log(folder: Path, partitions: int = 48, seed: int = 42) -> None
         with SegmentWriter(part / "00000000000000000000.log") as w:
             w.write_batch([group])
             w.write_batch([record(p)])
+    # The share coordinator's: a ShareSnapshot of 4.4's layout (4.0's has no
+    # DeliveryCompleteCount nor timestamps: it reads their bytes as the batches' count and more).
+    for p in range(partitions // 2):
+        part = folder / f"__share_group_state-{p}"
+        part.mkdir()
+        snapshot = value(
+            "ShareSnapshotValue",
+            0,
+            snapshot_epoch=rng.randrange(3),
+            state_epoch=rng.randrange(3),
+            leader_epoch=rng.randrange(3),
+            start_offset=rng.randrange(1000),
+            delivery_complete_count=rng.choice([-1, 0, 1, 2, rng.randrange(1 << 31)]),
+            create_timestamp=rng.choice([0, 1, rng.getrandbits(40)]),
+            write_timestamp=rng.choice([0, 1, rng.getrandbits(40)]),
+            state_batches=[
+                StateBatch(first_offset=i, last_offset=i + 1, delivery_state=0, delivery_count=1)
+                for i in range(rng.randrange(3))
+            ],
+        )
+        snapshot_key = key(
+            "ShareSnapshotKey",
+            group_id="s",
+            topic_id=uuid.UUID(int=rng.getrandbits(128)),
+            partition=p,
+        )
+        with SegmentWriter(part / "00000000000000000000.log") as w:
+            w.write_batch([(snapshot_key, snapshot)])
 
 
 def commit_v3() -> tuple[bytes, bytes]:

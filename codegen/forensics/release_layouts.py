@@ -111,6 +111,7 @@ class _Reader:
     def field(self, f: Mapping[str, Any]) -> None:
         kind = str(f["type"])
         name = str(f["name"])
+        name = name[:1].lower() + name[1:]  # the generated class's field, named in errors
         nullable = _present(f, "nullableVersions", self.version)
         if kind.startswith("[]"):
             n = self.length("i")
