@@ -16,6 +16,7 @@ from codegen.dumps.json_text import native_printer, value_plans
 from codegen.dumps.log_dirs import RowSource
 from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import RecordBatch, SegmentError
+from codegen.dumps.user_topics import UserRecord
 from codegen.dumps.record_json import (
     ABORTED_TXN,
     BatchPlace,
@@ -59,9 +60,10 @@ class JsonlLines:
     type, name, version, key object) is serialised once per distinct key and version.
 
     :meth:`line` is the reference, one record at a time. With the native backend the records
-    of a coordinator topic are printed by the native printer (``codegen/native/jsontext.c``,
-    the plans of :mod:`codegen.dumps.json_text`), which prints what :meth:`line` prints and
-    hands it every record it does not print itself.
+    of a coordinator topic, and a user topic's (``UserRecord``, each line whole), are printed
+    by the native printer (``codegen/native/jsontext.c``, the plans of
+    :mod:`codegen.dumps.json_text`), which prints what :meth:`line` prints and hands it every
+    record it does not print itself.
     """
 
     def __init__(
@@ -75,7 +77,7 @@ class JsonlLines:
         self._batch: RecordBatch | None = None
         self._close = b""
         self._closes: dict[tuple[Any, ...], bytes] = {}
-        self._writer = _native_writer(self) if self.coordinator else None
+        self._writer = _native_writer(self) if self.coordinator or user_topic else None
 
     def batch(
         self,
@@ -155,8 +157,8 @@ class JsonlLines:
 
 
 def _native_writer(lines: JsonlLines) -> Any:
-    """The native printer of a coordinator topic's lines, or None: not built, or the pure
-    backend asked for (which keeps :meth:`JsonlLines.line`, the reference)."""
+    """The native printer of a coordinator or user topic's lines, or None: not built, or the
+    pure backend asked for (which keeps :meth:`JsonlLines.line`, the reference)."""
     module = native_printer()
     if module is None:
         return None
@@ -169,6 +171,7 @@ def _native_writer(lines: JsonlLines) -> Any:
         value_plans,
         _value_text,
         lines.line,
+        UserRecord if lines.user_topic else None,
     )
 
 

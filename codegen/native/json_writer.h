@@ -18,10 +18,17 @@ typedef struct {
     long version;
 } Middle;
 
+/* The fields a user topic's record (UserRecord, a subclass of the record class) adds. */
+enum { U_KEY_VERSION, U_KEY_MAPPED, U_VALUE_MAPPED, N_USER_FIELDS };
+static const char *const USER_FIELDS[N_USER_FIELDS] = {"key_version", "key_mapped",
+                                                       "value_mapped"};
+
 typedef struct {
     PyObject_HEAD
     PyTypeObject *record_cls;
     Py_ssize_t offsets[N_RECORD_FIELDS];
+    PyTypeObject *user_cls; /* a user topic's record class (put_user_record), or NULL */
+    Py_ssize_t user_offsets[N_USER_FIELDS];
     PyObject *record_kind, *tombstone_kind;
     PyObject *noted_kinds; /* tuple: the kinds batch() notes (with newer_than_spec records) */
     Middle *middles;      /* MIDDLES_SLOTS entries, or NULL before the first */
@@ -53,6 +60,7 @@ static void middles_clear(Writer *w) {
 
 static int Writer_traverse(Writer *w, visitproc visit, void *arg) {
     Py_VISIT(w->record_cls);
+    Py_VISIT(w->user_cls);
     Py_VISIT(w->record_kind);
     Py_VISIT(w->tombstone_kind);
     Py_VISIT(w->noted_kinds);
@@ -66,6 +74,7 @@ static int Writer_traverse(Writer *w, visitproc visit, void *arg) {
 
 static int Writer_clear(Writer *w) {
     Py_CLEAR(w->record_cls);
+    Py_CLEAR(w->user_cls);
     Py_CLEAR(w->record_kind);
     Py_CLEAR(w->tombstone_kind);
     Py_CLEAR(w->noted_kinds);
@@ -86,19 +95,47 @@ static void Writer_dealloc(Writer *w) {
     Py_TYPE(w)->tp_free((PyObject *)w);
 }
 
+/* The offsets of a user record class's own fields (USER_FIELDS) into w; -1 with an error
+   set when it is not a subclass of the record class with exactly those slots. */
+static int user_offsets(Writer *w, PyTypeObject *cls) {
+    PyObject *slots = direct_slots(cls, N_USER_FIELDS);
+    int ok = slots != NULL && cls->tp_base == w->record_cls;
+    for (int i = 0; ok && i < N_USER_FIELDS; i++) {
+        PyObject *name = PyUnicode_InternFromString(USER_FIELDS[i]);
+        if (!name) return -1;
+        w->user_offsets[i] = slot_offset(cls, slots, i, name);
+        Py_DECREF(name);
+        ok = w->user_offsets[i] >= 0;
+    }
+    if (PyErr_Occurred()) return -1;
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s is not a subclass of %s whose own slots are key_version, key_mapped, "
+                     "value_mapped",
+                     cls->tp_name, w->record_cls->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
 /* Writer(record_class, record_kind, tombstone_kind, noted_kinds, middle, make_plans,
-   value_text, line). */
+   value_text, line, user_class=None). */
 static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyTypeObject *cls;
     PyObject *record_kind, *tombstone_kind, *noted_kinds, *middle, *make_plans, *value_text, *line;
+    PyObject *user_cls = Py_None;
     if (kwargs && PyDict_GET_SIZE(kwargs)) {
         PyErr_SetString(PyExc_TypeError, "Writer takes no keyword arguments");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "O!UUO!OOOO:Writer", &PyType_Type, &cls, &record_kind,
+    if (!PyArg_ParseTuple(args, "O!UUO!OOOO|O:Writer", &PyType_Type, &cls, &record_kind,
                           &tombstone_kind, &PyTuple_Type, &noted_kinds, &middle, &make_plans,
-                          &value_text, &line))
+                          &value_text, &line, &user_cls))
         return NULL;
+    if (user_cls != Py_None && !PyType_Check(user_cls)) {
+        PyErr_SetString(PyExc_TypeError, "user_class must be a class or None");
+        return NULL;
+    }
     if (!direct_slots(cls, -1)) {
         if (!PyErr_Occurred())
             PyErr_Format(PyExc_TypeError, "%s's slots cannot be read directly", cls->tp_name);
@@ -119,6 +156,10 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         }
     }
     w->record_cls = (PyTypeObject *)Py_NewRef(cls);
+    if (user_cls != Py_None) {
+        if (user_offsets(w, (PyTypeObject *)user_cls) < 0) goto fail;
+        w->user_cls = (PyTypeObject *)Py_NewRef(user_cls);
+    }
     w->record_kind = Py_NewRef(record_kind);
     w->tombstone_kind = Py_NewRef(tombstone_kind);
     w->noted_kinds = Py_NewRef(noted_kinds);
@@ -342,12 +383,113 @@ undo:
     return rc;
 }
 
+/* A user topic's raw side: "<name>Base64" (null for null bytes) and, for valid UTF-8,
+   "<name>Text" (plain_side_json's fields), each after a comma. 0 or -1. */
+static int put_raw_side(Buf *b, PyObject *data, const char *base64_key, const char *text_key) {
+    if (buf_put(b, base64_key, (Py_ssize_t)strlen(base64_key)) < 0) return -1;
+    if (data == Py_None) return PUT_LITERAL(b, "null");
+    const char *p = PyBytes_AS_STRING(data);
+    const Py_ssize_t n = PyBytes_GET_SIZE(data);
+    if (put_base64(b, (const unsigned char *)p, n, B64, 1) < 0) return -1;
+    int ascii = 1;
+    for (Py_ssize_t i = 0; ascii && i < n; i++) ascii = (unsigned char)p[i] < 0x80;
+    if (!ascii) { /* as bytes.decode("utf-8") decides */
+        PyObject *text = PyUnicode_DecodeUTF8(p, n, NULL);
+        if (!text) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return -1;
+            PyErr_Clear();
+            return 0;
+        }
+        Py_DECREF(text);
+    }
+    if (buf_put(b, text_key, (Py_ssize_t)strlen(text_key)) < 0) return -1;
+    return put_text(b, p, n);
+}
+
+/* A user topic's mapped side: its message at the version it was read with (the last plan
+   is every later version's, as version_of reads it), or null. 0, NOT_HERE or -1. */
+static int put_user_message(Writer *w, Buf *b, PyObject *message, PyObject *version) {
+    if (message == Py_None) return PUT_LITERAL(b, "null");
+    if (!version || !PyLong_CheckExact(version)) return NOT_HERE;
+    const Plan *plan = plan_of(w, message, version);
+    if (!plan) return PyErr_Occurred() ? -1 : NOT_HERE;
+    Py_INCREF(message);
+    int rc = put_struct(b, plan, message, 0);
+    Py_DECREF(message);
+    return rc;
+}
+
+/* One user topic's record or tombstone printed here (record_to_json's line of a UserRecord):
+   0, NOT_HERE (nothing kept), or -1. */
+static int put_user_record(Writer *w, PyObject *rec, PyObject *close) {
+    PyObject *kind = slot(w, rec, R_KIND);
+    if (!kind) return NOT_HERE;
+    int is_record = same(kind, w->record_kind);
+    if (is_record < 0) return -1;
+    if (!is_record) {
+        int is_tombstone = same(kind, w->tombstone_kind);
+        if (is_tombstone <= 0) return is_tombstone < 0 ? -1 : NOT_HERE;
+    }
+    PyObject *offset = slot(w, rec, R_OFFSET), *ts = slot(w, rec, R_TIMESTAMP);
+    PyObject *name = slot(w, rec, R_NAME), *newer = slot(w, rec, R_NEWER);
+    PyObject *key = slot(w, rec, R_KEY), *value = slot(w, rec, R_VALUE);
+    PyObject *key_bytes = slot(w, rec, R_KEY_BYTES);
+    PyObject *value_bytes = slot(w, rec, R_VALUE_BYTES);
+    PyObject *value_version = slot(w, rec, R_VALUE_VERSION);
+    PyObject *key_version = *(PyObject **)((char *)rec + w->user_offsets[U_KEY_VERSION]);
+    PyObject *key_mapped = *(PyObject **)((char *)rec + w->user_offsets[U_KEY_MAPPED]);
+    PyObject *value_mapped = *(PyObject **)((char *)rec + w->user_offsets[U_VALUE_MAPPED]);
+    if (!offset || !ts || !name || !newer || !key || !value || !key_bytes || !value_bytes ||
+        !value_version || !key_version || !key_mapped || !value_mapped)
+        return NOT_HERE;
+    if ((key_bytes != Py_None && !PyBytes_CheckExact(key_bytes)) ||
+        (value_bytes != Py_None && !PyBytes_CheckExact(value_bytes)) ||
+        (value_version != Py_None && !PyLong_CheckExact(value_version)) ||
+        (key_mapped != Py_True && key_mapped != Py_False) ||
+        (value_mapped != Py_True && value_mapped != Py_False))
+        return NOT_HERE;
+    int is_newer = PyObject_IsTrue(newer);
+    if (is_newer < 0) return -1;
+    Buf *b = &w->buf;
+    const Py_ssize_t start = b->len;
+    int rc = PUT_LITERAL(b, "{\"offset\":");
+    if (rc >= 0) rc = put_int(b, offset);
+    if (rc >= 0) rc = PUT_LITERAL(b, ",\"timestamp\":");
+    if (rc >= 0) rc = put_int(b, ts);
+    if (rc >= 0) rc = PUT_LITERAL(b, ",\"kind\":");
+    if (rc >= 0) rc = put_string(b, kind);
+    if (rc >= 0) rc = PUT_LITERAL(b, ",\"recordType\":null,\"recordName\":");
+    if (rc >= 0) rc = put_string(b, name);
+    if (rc >= 0) rc = PUT_LITERAL(b, ",\"valueVersion\":");
+    if (rc >= 0) rc = value_version == Py_None ? PUT_LITERAL(b, "null") : put_int(b, value_version);
+    if (rc >= 0 && key_mapped == Py_True) {
+        rc = PUT_LITERAL(b, ",\"keyVersion\":");
+        if (rc >= 0)
+            rc = key_version == Py_None ? PUT_LITERAL(b, "null") : put_int(b, key_version);
+        if (rc >= 0) rc = PUT_LITERAL(b, ",\"key\":");
+        if (rc >= 0) rc = put_user_message(w, b, key, key_version);
+    } else if (rc >= 0) {
+        rc = put_raw_side(b, key_bytes, ",\"keyBase64\":", ",\"keyText\":");
+    }
+    if (rc >= 0 && value_mapped == Py_True) {
+        rc = PUT_LITERAL(b, ",\"value\":");
+        if (rc >= 0) rc = put_user_message(w, b, value, value_version);
+    } else if (rc >= 0) {
+        rc = put_raw_side(b, value_bytes, ",\"valueBase64\":", ",\"valueText\":");
+    }
+    if (rc >= 0 && is_newer) rc = PUT_LITERAL(b, ",\"isNewerVersion\":true");
+    if (rc >= 0) rc = buf_put(b, PyBytes_AS_STRING(close), PyBytes_GET_SIZE(close));
+    if (rc >= 0) return 0;
+    b->len = start;
+    return rc;
+}
+
 /* 1 when the summary counts the record (a noted kind, or newer than the specs), 0 when not,
    -1 on error. */
 static int noted(Writer *w, PyObject *rec) {
     PyObject *kind, *newer;
     int rc = 0;
-    if (Py_TYPE(rec) == w->record_cls) {
+    if (Py_TYPE(rec) == w->record_cls || (w->user_cls && Py_TYPE(rec) == w->user_cls)) {
         kind = Py_XNewRef(slot(w, rec, R_KIND));
         newer = Py_XNewRef(slot(w, rec, R_NEWER));
     } else {
@@ -427,7 +569,10 @@ static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs
         Py_INCREF(rec);
         int rc = noted(w, rec);
         if (rc > 0) rc = PyList_Append(noted_list, rec);
-        if (rc >= 0) rc = Py_TYPE(rec) == w->record_cls ? put_record(w, rec, close) : NOT_HERE;
+        if (rc >= 0)
+            rc = Py_TYPE(rec) == w->record_cls                 ? put_record(w, rec, close)
+                 : w->user_cls && Py_TYPE(rec) == w->user_cls ? put_user_record(w, rec, close)
+                                                               : NOT_HERE;
         if (rc == NOT_HERE) {
             PyObject *line = PyObject_CallOneArg(w->line, rec);
             if (line && !PyBytes_CheckExact(line)) {
@@ -466,7 +611,8 @@ static PyTypeObject WriterType = {
     .tp_basicsize = sizeof(Writer),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "Writer(record_class, record_kind, tombstone_kind, noted_kinds, middle, "
-              "make_plans, value_text, line)",
+              "make_plans, value_text, line, user_class=None): user_class's records (a user "
+              "topic's) are printed whole, with no middle",
     .tp_new = Writer_new,
     .tp_dealloc = (destructor)Writer_dealloc,
     .tp_traverse = (traverseproc)Writer_traverse,

@@ -32,11 +32,11 @@ enum { K_INT = 1, K_BOOL, K_STRING, K_BYTES, K_RECORDS, K_UUID, K_STRUCT, K_ARRA
 /* The record fields the writer reads (DecodedRecord's slots, by name). */
 enum {
     R_OFFSET, R_TIMESTAMP, R_KIND, R_KEY_BYTES, R_VALUE, R_VALUE_VERSION, R_NEWER, R_NOTE,
-    R_MEMBERS, R_RECORD_TYPE, R_NAME, R_KEY, N_RECORD_FIELDS,
+    R_MEMBERS, R_RECORD_TYPE, R_NAME, R_KEY, R_VALUE_BYTES, N_RECORD_FIELDS,
 };
 static const char *const RECORD_FIELDS[N_RECORD_FIELDS] = {
     "offset", "timestamp", "kind", "key_bytes", "value", "value_version", "newer_than_spec",
-    "note", "members", "record_type", "name", "key",
+    "note", "members", "record_type", "name", "key", "value_bytes",
 };
 
 static PyObject *S_bytes;

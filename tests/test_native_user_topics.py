@@ -1,9 +1,13 @@
-"""The native record loop of user topics (``codegen/native/user_loop.h``) against the reference
-(``UserTopicDecoder.decode``, a record at a time): the same batches, records (field by field)
-and errors on the version rule's cases, the topic-map tests' topics (a key and a value at the
-map's versions, tombstones, a cut prefix, a newer version), a mixed topic with compressed
-batches, keys and values the codec refuses or leaves bytes of, and record bytes cut and
-mutated at every position under a valid CRC."""
+"""User topics on the native path against the reference, on the version rule's cases, the
+topic-map tests' topics (a key and a value at the map's versions, raw keys, tombstones, a cut
+prefix, a newer version), a mixed topic with compressed batches, keys and values the codec
+refuses or leaves bytes of, and record bytes cut and mutated at every position under a valid
+CRC:
+
+- the record loop (``codegen/native/user_loop.h``) gives the batches, records (field by field)
+  and errors of ``UserTopicDecoder.decode``, a record at a time;
+- the jsonl printer (``codegen/native/json_writer.h``) the bytes and noted records of
+  ``JsonlLines.line``, and ``dump`` the same output on both backends."""
 
 from __future__ import annotations
 
@@ -14,13 +18,16 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from user_topics_data import write_topics
 from v2_batches import record_bytes_variants, with_records
-from version_rule import CASES_FOLDER, GIVEN_CASES, PACKAGE, body, write_case_topics
+from version_rule import CASES_FOLDER, GIVEN_CASES, PACKAGE, WRITTEN, body, write_case_topics
 
 from codegen.dumps import Codec, Header, NewRecord, SegmentWriter
+from codegen.dumps.command import dump_command
 from codegen.dumps.coordinator import native_records
-from codegen.dumps.decoded import DecodedBatch
+from codegen.dumps.decoded import DecodedBatch, DecodedRecord
+from codegen.dumps.jsonl import JsonlLines
 from codegen.dumps.model import SegmentError
 from codegen.dumps.topic_map import TopicMap, load_topic_map, parse_topic_map
 from codegen.dumps.user_topics import UserTopicDecoder, decode_user_records
@@ -51,7 +58,8 @@ def _items(decoder: UserTopicDecoder, source: Path) -> list[Any]:
 
 
 def assert_loops_agree(topic_map: TopicMap, topic: str, source: Path) -> list[Any]:
-    """The native loop and the reference give the same items; returns them."""
+    """The native loop and the reference give the same items, and the native printer the
+    reference's lines of them; returns the items."""
     entry = topic_map.entry_for(topic)
     assert entry is not None
     native = UserTopicDecoder(entry, topic_map.package, native=True)
@@ -60,7 +68,26 @@ def assert_loops_agree(topic_map: TopicMap, topic: str, source: Path) -> list[An
     assert not reference.native
     items = _items(native, source)
     assert items == _items(reference, source)
+    assert_lines_agree(native, topic, source)
     return items
+
+
+def assert_lines_agree(decoder: UserTopicDecoder, topic: str, source: Path) -> None:
+    """The jsonl lines and noted records of every batch, by the native printer and by the
+    reference (``JsonlLines.line``)."""
+    fields = {"topic": topic, "partition": 0, "file": "f.log"}
+    native = JsonlLines(topic, fields, user_topic=True)
+    assert native._writer is not None
+    reference = JsonlLines(topic, fields, user_topic=True)
+    reference._writer = None  # the pure backend's path
+    for item in decoder.batches(source):
+        if isinstance(item, SegmentError):
+            continue
+        noted: list[DecodedRecord] = []
+        expected_noted: list[DecodedRecord] = []
+        got = native.batch(item.batch, item.records, noted)
+        assert got == reference.batch(item.batch, item.records, expected_noted)
+        assert noted == expected_noted
 
 
 def test_a_user_topic_decodes_natively_by_default(payments: ModuleType, tmp_path: Path) -> None:
@@ -193,3 +220,47 @@ def test_record_bytes_cut_and_mutated(payments: ModuleType, tmp_path: Path, keye
         items = assert_loops_agree(topic_map, "pay", partition)
         errors += sum(isinstance(i, SegmentError) for i in items)
     assert errors > 0
+
+
+@pytest.mark.parametrize("mapped", ["value", "key"])
+def test_raw_sides_of_every_shape(payments: ModuleType, tmp_path: Path, mapped: str) -> None:
+    """A side the map leaves out prints as base64 and, when it is UTF-8, as text: null, empty,
+    ASCII with quotes and line breaks, other UTF-8, and bytes that are not UTF-8."""
+    value_cls = payments.MESSAGES["PaymentValue"]
+    line_cls = value_cls._STRUCTS["PaymentLine"]
+    value = b"\x00\x03" + value_cls(
+        amount=1, currency="€", lines=[line_cls(item='thé\n"x"', cents=2, tags=["\x01"])]
+    ).encode(3)
+    key = payments.MESSAGES["PaymentKey"](account="ünï", sequence=-1).encode(0)
+    raws = [None, b"", b"s1", b'a\nb"c\\\x7f', "café ☕".encode(), b"\xff\xfe", b"\xed\xa0\x80"]
+    records = [NewRecord(raw, value) if mapped == "value" else NewRecord(key, raw) for raw in raws]
+    partition = tmp_path / "raw-0"
+    partition.mkdir()
+    with SegmentWriter(partition / "00000000000000000000.log") as writer:
+        writer.write_batch(records, timestamp=1_700_000_000_000)
+    side = (
+        {"message": "PaymentValue", "version": "prefix"}
+        if mapped == "value"
+        else {"message": "PaymentKey", "version": 0}
+    )
+    topic_map = parse_topic_map({"raw": {mapped: side}}, PACKAGE)
+    items = assert_loops_agree(topic_map, "raw", partition)
+    assert [fields[2] for _, records in items for _, fields in records][:3] == (
+        ["record"] * 3 if mapped == "value" else ["tombstone", "record", "record"]
+    )
+
+
+def test_dump_jsonl_is_the_same_on_both_backends(payments: ModuleType, tmp_path: Path) -> None:
+    logs = write_case_topics(tmp_path, payments)
+
+    def dump(backend: str) -> tuple[bytes, int]:
+        result = CliRunner().invoke(
+            dump_command,
+            [str(logs), "--topics", str(logs.parent / "topics.toml"), "--format", "jsonl"],
+            env={"SPECGEN_BACKEND": backend},
+        )
+        return result.stdout_bytes, result.exit_code
+
+    native = dump("native")
+    assert native[0].count(b"\n") == len(WRITTEN)
+    assert native == dump("pure")
