@@ -251,16 +251,20 @@ def test_raw_sides_of_every_shape(payments: ModuleType, tmp_path: Path, mapped: 
 
 
 def test_dump_jsonl_is_the_same_on_both_backends(payments: ModuleType, tmp_path: Path) -> None:
+    """Every record's line, and ``--compacted``'s last record per key (its lines printed apart
+    from their batches)."""
     logs = write_case_topics(tmp_path, payments)
+    topics = str(logs.parent / "topics.toml")
 
-    def dump(backend: str) -> tuple[bytes, int]:
+    def dump(backend: str, *args: str) -> tuple[bytes, int]:
         result = CliRunner().invoke(
-            dump_command,
-            [str(logs), "--topics", str(logs.parent / "topics.toml"), "--format", "jsonl"],
-            env={"SPECGEN_BACKEND": backend},
+            dump_command, [*args, "--topics", topics], env={"SPECGEN_BACKEND": backend}
         )
         return result.stdout_bytes, result.exit_code
 
-    native = dump("native")
+    native = dump("native", str(logs), "--format", "jsonl")
     assert native[0].count(b"\n") == len(WRITTEN)
-    assert native == dump("pure")
+    assert native == dump("pure", str(logs), "--format", "jsonl")
+    latest = dump("native", str(logs / "payments-0"), "--compacted", "-q")
+    assert b'"kind":"record"' in latest[0]
+    assert latest == dump("pure", str(logs / "payments-0"), "--compacted", "-q")

@@ -7,6 +7,7 @@ lines of errors, ``.txnindex`` entries and the ``--compacted`` views.
 from __future__ import annotations
 
 import json
+from itertools import groupby
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import orjson
@@ -16,7 +17,6 @@ from codegen.dumps.json_text import native_printer, value_plans
 from codegen.dumps.log_dirs import RowSource
 from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import RecordBatch, SegmentError
-from codegen.dumps.user_topics import UserRecord
 from codegen.dumps.record_json import (
     ABORTED_TXN,
     BatchPlace,
@@ -29,6 +29,7 @@ from codegen.dumps.record_json import (
     segment_error_to_json,
     value_json,
 )
+from codegen.dumps.user_topics import UserRecord
 from codegen.naming import camel_case
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class JsonlLines:
         self.user_topic = user_topic  # records decoded by a topic map (record_to_json each)
         self.middles: dict[tuple[bytes, str, int], bytes] = {}
         self.coordinator = topic is not None and topic not in METADATA_TOPICS and not user_topic
-        self._batch: RecordBatch | None = None
+        self._batch: RecordBatch | None = None  # None: lines apart from their batches
         self._close = b""
         self._closes: dict[tuple[Any, ...], bytes] = {}
         self._writer = _native_writer(self) if self.coordinator or user_topic else None
@@ -111,6 +112,16 @@ class JsonlLines:
             noted += [r for r in records if r.kind in NOTED_KINDS or r.newer_than_spec]
         return b"".join([self.line(rec) for rec in records])
 
+    def view_lines(self, records: list[DecodedRecord]) -> bytes:
+        """The lines of records shown apart from their batches (``--compacted`` of user
+        topics): each record's fields and the file's, no batch fields."""
+        self._batch = None
+        self._close = b"," + compact_json(self.file_fields)[1:] + b"\n"
+        if self._writer is not None:
+            text: bytes = self._writer.batch(records, self._close, [])
+            return text
+        return b"".join([self.line(rec) for rec in records])
+
     def line(self, rec: DecodedRecord) -> bytes:
         """One record's line in the batch :meth:`batch` was last given (the reference)."""
         kind = rec.kind
@@ -124,7 +135,6 @@ class JsonlLines:
         if self.topic is None and kind == RECORD:
             obj = plain_record_json(rec.offset, rec.timestamp, rec.key_bytes, rec.value_bytes)
         else:
-            assert self._batch is not None
             obj = record_to_json(rec, self.topic or "", self._batch)
         return compact_json(obj)[:-1] + close
 
@@ -233,9 +243,10 @@ def compacted_lines(
 
 
 def latest_lines(out: TextIO, rows: list[tuple[DecodedRecord, RowSource]], damage: Damage) -> None:
-    """``--compacted`` of user topics: the errors, then the last record of each live key."""
+    """``--compacted`` of user topics: the errors, then the last record of each live key (the
+    lines of :meth:`JsonlLines.view_lines`, a file's rows at a time)."""
     for item in damage:
         out.write(damage_line(item, ""))
-    for rec, source in rows:
-        obj = {**record_to_json(rec, source.topic or ""), **source.json_fields()}
-        out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    for source, group in groupby(rows, key=lambda row: row[1]):
+        lines = JsonlLines(source.topic, source.json_fields(), user_topic=True)
+        out.write(lines.view_lines([rec for rec, _ in group]).decode())

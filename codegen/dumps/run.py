@@ -7,9 +7,10 @@ and the errors they found (echoed on stderr as they come, summed up at the end).
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
@@ -357,6 +358,20 @@ def _compacted_columns(
 # --------------------------------------------------------------------------------- the loops
 
 
+@contextmanager
+def _gc_paused(pause: bool) -> Iterator[None]:
+    """The cyclic GC paused while a view keeps every live key's record (they make no cycles,
+    and each collection would walk all of them again)."""
+    pause = pause and gc.isenabled()
+    if pause:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if pause:
+            gc.enable()
+
+
 def decode_files(
     topics: list[tuple[StoragePath, str | None]],
     counts: Counts,
@@ -391,7 +406,7 @@ def decode_files(
     output = ByteOutput(out)
     write = output.write
     add = counts.add
-    with output, bar:
+    with output, bar, _gc_paused(isinstance(view, LatestByKey)):
         for f, t in topics:
             counts.files += 1
             source = RowSource.of(f, t)
@@ -451,11 +466,12 @@ def decode_files(
                 else:
                     write(lines.batch(item.batch, item.records))
     if isinstance(view, LatestByKey):
-        rows = view.rows()
-        if fmt == "jsonl":
-            jsonl.latest_lines(out, rows, damage)
-        else:
-            table.latest_tables(out, rows, damage)
+        with _gc_paused(True):
+            rows = view.rows()
+            if fmt == "jsonl":
+                jsonl.latest_lines(out, rows, damage)
+            else:
+                table.latest_tables(out, rows, damage)
     elif view is not None:
         assert offsets is not None
         _print_compacted(out, view, offsets.table(), fmt, damage, topics[0][1] or CONSUMER_OFFSETS)
