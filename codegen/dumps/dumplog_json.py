@@ -57,7 +57,7 @@ from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import jackson_json, jackson_json_each, record_json, value_json
 from codegen.dumps.segments import SegmentReader, segment_file_info
 from codegen.dumps.storage import StoragePath
-from codegen.dumps.user_topics import UserRecord, version_of
+from codegen.dumps.user_topics import UserRecord, UserTopicDecoder, version_of
 
 __all__ = [
     "DECODER_OPTIONS",
@@ -334,7 +334,7 @@ def dump_log_lines(
     observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
     non_consecutive: NonConsecutive | None = None,
     package: str = SHIPPED_PACKAGE,
-    record_decoder: Callable[[Record], DecodedRecord] | None = None,
+    user: UserTopicDecoder | None = None,
 ) -> Iterator[str]:
     """Lines like ``kafka-dump-log --files PATH --deep-iteration --print-data-log <decoder>``
     prints for one segment or snapshot; ``topic`` None prints keys and values as text.
@@ -349,7 +349,7 @@ def dump_log_lines(
     worth counting (an error, an unknown type, newer than our specs) and the segment error that
     ended the dump, if any. Offsets that do not follow each other are added to
     ``non_consecutive`` (see :func:`non_consecutive_lines`). ``package`` is the generated package
-    whose classes decode the records; ``record_decoder`` decodes them instead (a user topic's,
+    whose classes decode the records; ``user`` decodes them instead (a user topic's,
     :mod:`codegen.dumps.user_topics`).
     """
     for group in dump_log_line_groups(
@@ -363,7 +363,7 @@ def dump_log_lines(
         observe=observe,
         non_consecutive=non_consecutive,
         package=package,
-        record_decoder=record_decoder,
+        user=user,
     ):
         yield from group
 
@@ -385,15 +385,15 @@ class _RecordTexts:
         self,
         topic: str,
         package: str,
-        record_decoder: Callable[[Record], DecodedRecord] | None = None,
+        user: UserTopicDecoder | None = None,
     ) -> None:
         self.topic = topic
         self.package = package
-        self.record_decoder = record_decoder
+        self.user = user
         self.key_texts: dict[bytes | None, str] = {}
         self.coordinator = (
             None
-            if topic in METADATA_TOPICS or record_decoder is not None
+            if topic in METADATA_TOPICS or user is not None
             else coordinator_decoder(topic, package)
         )
 
@@ -401,16 +401,17 @@ class _RecordTexts:
         self, data: bytes, start: int, end: int, batch: RecordBatch
     ) -> list[Record] | list[DecodedRecord]:
         """A v2 data batch's records: decoded by the native loop when it can (records without
-        headers of a coordinator topic), else parsed by the reference loop."""
-        if self.coordinator is not None:
-            decoded = self.coordinator.native_v2_records(data, start, end, batch)
+        headers of a coordinator or user topic), else parsed by the reference loop."""
+        native = self.coordinator or self.user
+        if native is not None:
+            decoded = native.native_v2_records(data, start, end, batch)
             if decoded is not None:
                 return decoded
         return parse_v2(data, start, end, batch)
 
     def decode(self, records: list[Record]) -> list[DecodedRecord]:
-        if self.record_decoder is not None:  # a user topic's (codegen.dumps.user_topics)
-            return [self.record_decoder(r) for r in records]
+        if self.user is not None:  # a user topic's (codegen.dumps.user_topics)
+            return [self.user.decode_record(r) for r in records]
         if self.coordinator is None:
             mdec = metadata_decoder(self.package, self.topic)
             return [mdec.decode(r.value, r.offset, r.timestamp, r.key) for r in records]
@@ -555,7 +556,7 @@ def dump_log_line_groups(
     observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
     non_consecutive: NonConsecutive | None = None,
     package: str = SHIPPED_PACKAGE,
-    record_decoder: Callable[[Record], DecodedRecord] | None = None,
+    user: UserTopicDecoder | None = None,
 ) -> Iterator[list[str]]:
     """The lines of :func:`dump_log_lines`, a list per log batch (the lines of a file's start
     and end in lists of their own). When the run ends with :class:`DumpLogAborted`, the last
@@ -563,7 +564,7 @@ def dump_log_line_groups(
     file = storage.path(path)
     name = str(path)
     yield _file_intro(path)
-    texts = None if topic is None else _RecordTexts(topic, package, record_decoder)
+    texts = None if topic is None else _RecordTexts(topic, package, user)
     key_text = DECODER_OPTIONS.get(topic or "") is not None and topic not in METADATA_TOPICS
     valid_end = 0
     size = file.stat().st_size if max_bytes is None else -1

@@ -560,7 +560,7 @@ def dump_log_run(
             observe=observe,
             non_consecutive=gaps,
             package=package,
-            record_decoder=None if not user or t not in user else user[t].decode_record,
+            user=None if not user or t not in user else user[t],
         )
         # One write per log batch; the last lines wait, as Kafka may stop in the middle of one.
         pending: list[str] = []

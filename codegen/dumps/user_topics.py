@@ -291,19 +291,36 @@ class UserTopicDecoder:
         """The records of a v2 data batch by the native loop; a batch whose records do not
         parse by the reference parser, which says what is wrong with them."""
         try:
-            records: list[DecodedRecord] = self._loop(
-                data,
-                pos,
-                end,
-                batch.record_count,
-                batch.base_offset,
-                batch.base_timestamp,
-                batch.attributes & 0x08,
-                batch.max_timestamp,
-            )
-            return records
+            return self._run_loop(data, pos, end, batch)
         except self._malformed:
             return self._other_records(batch, parse_v2_raw(data, pos, end, batch))
+
+    def _run_loop(self, data: bytes, pos: int, end: int, batch: RecordBatch) -> list[DecodedRecord]:
+        records: list[DecodedRecord] = self._loop(
+            data,
+            pos,
+            end,
+            batch.record_count,
+            batch.base_offset,
+            batch.base_timestamp,
+            batch.attributes & 0x08,
+            batch.max_timestamp,
+        )
+        return records
+
+    def native_v2_records(
+        self, data: bytes, pos: int, end: int, batch: RecordBatch
+    ) -> list[DecodedRecord] | None:
+        """The records of a v2 data batch as the native loop reads them, when it does and none
+        has headers (decoded records do not keep headers, and ``kafka-dump-log`` prints their
+        keys); else None."""
+        if self._loop is None:
+            return None
+        try:
+            records = self._run_loop(data, pos, end, batch)
+        except self._malformed:
+            return None
+        return None if self._loop.with_headers else records
 
     def _other_records(self, batch: RecordBatch, rows: list[RawRecord]) -> list[DecodedRecord]:
         if batch.is_control:
