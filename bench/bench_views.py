@@ -1,6 +1,6 @@
 """How the views from columns scale: ``dump --compacted``, ``groups``, ``lag``,
-``transactions`` and ``downgrade-check`` on a 1 M-record and a 16 M-record ``__consumer_offsets`` dump, per record and
-in peak memory.
+``transactions`` and ``downgrade-check`` on a 1 M-record and a 16 M-record
+``__consumer_offsets`` dump, per record and in peak memory.
 
 Each dump is written as ``make demo`` writes its dump (``spark_udfs.synth``: classic and
 consumer groups, transactional commits, tombstones), one partition per million records (a
