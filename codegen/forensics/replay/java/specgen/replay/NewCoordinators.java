@@ -112,8 +112,9 @@ public abstract class NewCoordinators implements Part {
       // 3.6: the loader replays into the shard itself
     }
     long[] lastReplayed = {-1};
+    long[] deserialized = {0};
     Object playback = playback(playbackClass, target, lastReplayed);
-    Object loader = loader(log);
+    Object loader = loader(log, deserialized);
     Captured.take();
     Map<String, Object> p = log.describe();
     try {
@@ -125,7 +126,7 @@ public abstract class NewCoordinators implements Part {
     } catch (java.util.concurrent.ExecutionException e) {
       Throwable t = Replay.unwrap(e);
       Map<String, Object> failure = new LinkedHashMap<>();
-      failure.put("offset", failedOffset(t, log, lastReplayed[0]));
+      failure.put("offset", failedOffset(t, log, lastReplayed[0], deserialized[0]));
       failure.put("exception", Replay.describe(t));
       p.put("status", "failed");
       p.put("failure", failure);
@@ -141,18 +142,26 @@ public abstract class NewCoordinators implements Part {
   }
 
   /** The offset of the record the load failed on: named in Kafka's message (the record, or
-   * "at offset N"), else the one after the last replayed, else the batch being read. */
-  private static long failedOffset(Throwable t, PartitionLog log, long lastReplayed) {
+   * "at offset N"), else the one being replayed (3.8 on pass it), else found from the records
+   * deserialized so far (3.6, 3.7). */
+  private static long failedOffset(Throwable t, PartitionLog log, long lastReplayed, long deserialized)
+      throws ReflectiveOperationException {
+    boolean control = false;
     for (Throwable c = t; c != null; c = c.getCause()) {
-      Matcher m = OFFSET.matcher(String.valueOf(c.getMessage()));
+      String message = String.valueOf(c.getMessage());
+      Matcher m = OFFSET.matcher(message);
       if (m.find()) {
         return Long.parseLong(m.group(1));
       }
+      control |= message.contains("Control batches are not supported");
       if (c.getCause() == c) {
         break;
       }
     }
-    return lastReplayed >= 0 ? lastReplayed : log.lastRead;
+    if (lastReplayed >= 0 && !control) {
+      return lastReplayed;
+    }
+    return log.failedAfter(deserialized, control);
   }
 
   private static void onLoaded(Object shard) throws ReflectiveOperationException {
@@ -182,6 +191,24 @@ public abstract class NewCoordinators implements Part {
     }
   }
 
+  /** The loader's deserializer, counting the records it is given (each data record, in log
+   * order, skipped or not). */
+  private static Object counting(Class<?> type, Object serde, long[] count) {
+    return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (proxy, method, args) -> {
+      if (method.getName().equals("deserialize")) {
+        count[0]++;
+      }
+      if (method.getDeclaringClass() == Object.class && method.getName().equals("toString")) {
+        return "deserializer";
+      }
+      try {
+        return method.invoke(serde, args);
+      } catch (java.lang.reflect.InvocationTargetException e) {
+        throw e.getCause(); // Kafka's own exception, as the loader would see it
+      }
+    });
+  }
+
   /** The playback the loader replays into, forwarding to {@code target} and noting each
    * replayed offset (3.8 on pass it first). */
   private static Object playback(Class<?> type, Object target, long[] lastReplayed) {
@@ -201,7 +228,7 @@ public abstract class NewCoordinators implements Part {
   }
 
   /** The release's CoordinatorLoaderImpl over {@code log}. */
-  private Object loader(PartitionLog log) throws Exception {
+  private Object loader(PartitionLog log, long[] deserialized) throws Exception {
     Class<?> type;
     try {
       type = Class.forName("org.apache.kafka.coordinator.common.runtime.CoordinatorLoaderImpl");
@@ -216,10 +243,12 @@ public abstract class NewCoordinators implements Part {
     for (int i = 0; i < p.length; i++) {
       if (p[i] == Time.class) {
         args[i] = Time.SYSTEM;
+      } else if (p[i].isInstance(serde) && p[i].isInterface()) {
+        args[i] = counting(p[i], serde, deserialized);
       } else if (p[i].isInstance(serde)) {
         args[i] = serde;
       } else if (p[i] == int.class) {
-        args[i] = 16 * 1024 * 1024; // the load buffer; one batch is served per read anyway
+        args[i] = 16 * 1024 * 1024; // the load buffer
       } else if (p[i] == long.class) {
         args[i] = 16384L; // commit interval (4.3 on): the runtime's default
       } else if (p[i] == Function.class && generic[i].getTypeName().contains("Log>")) {

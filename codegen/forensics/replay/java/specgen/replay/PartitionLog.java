@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A coordinator partition's log as its segment files hold it, served to the release's loader one
- * batch per read (so a failure is at a known batch) as the release's own MemoryRecords.
+ * A coordinator partition's log as its segment files hold it, served to the release's loader in
+ * whole batches per read, as the release's own MemoryRecords.
  */
 public final class PartitionLog {
   public final String topic;
@@ -139,6 +139,29 @@ public final class PartitionLog {
 
   public int batchCount() {
     return batches;
+  }
+
+  /**
+   * Where a loader that does not pass offsets to its playback (3.6, 3.7) failed, from how many
+   * records it had deserialized: the control batch it met after them (it refuses those), or
+   * else the last of them (its read or its replay threw).
+   */
+  public long failedAfter(long deserialized, boolean controlBatch) throws ReflectiveOperationException {
+    long seen = 0;
+    for (Object batch : (Iterable<?>) Kafka.call(allRecords(), "batches")) {
+      if ((Boolean) Kafka.call(batch, "isControlBatch")) {
+        if (controlBatch && seen >= deserialized) {
+          return ((Number) Kafka.call(batch, "baseOffset")).longValue();
+        }
+        continue;
+      }
+      for (Object record : (Iterable<?>) batch) {
+        if (++seen == deserialized && !controlBatch) {
+          return ((Number) Kafka.call(record, "offset")).longValue();
+        }
+      }
+    }
+    return lastRead;
   }
 
   public Map<String, Object> describe() {
