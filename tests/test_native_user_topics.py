@@ -300,3 +300,43 @@ def test_dump_compacted_is_the_same_on_both_backends(payments: ModuleType, tmp_p
     latest = dump("native")
     assert b'"kind":"record"' in latest[0]
     assert latest == dump("pure")
+
+
+_SUNSET_SPEC = """{
+  "name": "SunsetValue",
+  "type": "data",
+  "validVersions": "0-2",
+  "flexibleVersions": "1+",
+  "fields": [
+    { "name": "Id", "type": "int32", "versions": "0+", "about": "Kept in every version." },
+    { "name": "Legacy", "type": "string", "versions": "0-2", "about": "Gone after 2." }
+  ]
+}"""
+
+
+def test_a_newer_version_prints_as_the_newest(
+    codec_package: Any, records_module: ModuleType, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A value written at a version past the newest is read with the newest and printed as
+    the newest prints it (``version_of``), a field whose versions end there included."""
+    specs = tmp_path_factory.mktemp("sunset-specs")
+    (specs / "SunsetValue.json").write_text(_SUNSET_SPEC)
+    module = codec_package("sunset_codecs", [specs])
+    value = module.MESSAGES["SunsetValue"](id=7, legacy="old").encode(2)
+    folder = tmp_path_factory.mktemp("sunset") / "sunset-0"
+    folder.mkdir()
+    with SegmentWriter(folder / "00000000000000000000.log") as writer:
+        writer.write_batch([(b"k", (v).to_bytes(2, "big") + value) for v in (2, 3, 9)])
+    topic_map = parse_topic_map(
+        {"sunset": {"value": {"message": "SunsetValue", "version": "prefix"}}}, "sunset_codecs"
+    )
+    items = assert_loops_agree(topic_map, "sunset", folder)
+    ((_, records),) = items
+    assert [fields[10] for _, fields in records] == [False, True, True]  # newer than the spec
+    entry = topic_map.entry_for("sunset")
+    assert entry is not None
+    lines = JsonlLines("sunset", {"topic": "sunset"}, user_topic=True)
+    (batch,) = UserTopicDecoder(entry, "sunset_codecs").batches(folder)
+    assert isinstance(batch, DecodedBatch)
+    text = lines.batch(batch.batch, batch.records)
+    assert text.count(b'"legacy":"old"') == 3

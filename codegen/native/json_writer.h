@@ -184,8 +184,10 @@ static inline int same(PyObject *a, PyObject *b) {
 }
 
 /* The Plan of a value's class at a version (borrowed), or NULL: none (no error) or an
-   error (set). */
-static const Plan *plan_of(Writer *w, PyObject *value, PyObject *version) {
+   error (set). A version past the newest takes the past-newest plan (value_plans' last: the
+   fields of open-ended versions, as to_json(version) prints them) when past_newest, else the
+   newest version's (as to_json(version_of(...)) prints a user topic's message). */
+static const Plan *plan_by(Writer *w, PyObject *value, PyObject *version, int past_newest) {
     PyObject *cls = (PyObject *)Py_TYPE(value);
     PyObject *plans = PyDict_GetItemWithError(w->plans, cls);
     if (!plans) {
@@ -208,10 +210,15 @@ static const Plan *plan_of(Writer *w, PyObject *value, PyObject *version) {
         return NULL;
     }
     const Py_ssize_t size = PyTuple_GET_SIZE(plans);
-    if (v < 0 || !size) return NULL;
+    if (v < 0 || size < (past_newest ? 1 : 2)) return NULL;
     /* the last plan is also every later version's (value_plans: past the newest) */
-    PyObject *plan = PyTuple_GET_ITEM(plans, v < size ? v : size - 1);
+    const Py_ssize_t last = past_newest ? size - 1 : size - 2;
+    PyObject *plan = PyTuple_GET_ITEM(plans, v < last ? v : last);
     return Py_TYPE(plan) == &PlanType ? (const Plan *)plan : NULL;
+}
+
+static const Plan *plan_of(Writer *w, PyObject *value, PyObject *version) {
+    return plan_by(w, value, version, 1);
 }
 
 /* Where the middle of (key_bytes, kind, version) is looked for first. */
@@ -406,12 +413,12 @@ static int put_raw_side(Buf *b, PyObject *data, const char *base64_key, const ch
     return put_text(b, p, n);
 }
 
-/* A user topic's mapped side: its message at the version it was read with (the last plan
-   is every later version's, as version_of reads it), or null. 0, NOT_HERE or -1. */
+/* A user topic's mapped side: its message at the version it was read with (a version past the
+   newest at the newest, as version_of reads it), or null. 0, NOT_HERE or -1. */
 static int put_user_message(Writer *w, Buf *b, PyObject *message, PyObject *version) {
     if (message == Py_None) return PUT_LITERAL(b, "null");
     if (!version || !PyLong_CheckExact(version)) return NOT_HERE;
-    const Plan *plan = plan_of(w, message, version);
+    const Plan *plan = plan_by(w, message, version, 0);
     if (!plan) return PyErr_Occurred() ? -1 : NOT_HERE;
     Py_INCREF(message);
     int rc = put_struct(b, plan, message, 0);
