@@ -64,6 +64,13 @@ SUBCOMMANDS: Final[Mapping[str, Subcommand]] = {
         "REWIND, STALL).",
         "dumps",
     ),
+    "tiered": Subcommand(
+        "codegen.tiered.command",
+        "tiered_command",
+        "Tiered storage from the disk: remote segments and their states, uploads that never "
+        "finished, deletions that hang, holes, and bytes and records remote versus local.",
+        "dumps",
+    ),
     "transactions": Subcommand(
         "codegen.forensics.transactions_command",
         "transactions_command",

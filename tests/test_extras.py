@@ -65,7 +65,7 @@ def test_help_lists_a_command_whose_extra_is_missing(tmp_path: Path) -> None:
     proc = _codegen_without("crc32c,pyarrow", "--help", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     listed = [line.split()[0] for line in proc.stdout.split("Commands:")[1].splitlines() if line]
-    assert {"dump", "groups", "lag", "downgrade-check", "transactions"} <= set(listed)
+    assert {"dump", "groups", "lag", "downgrade-check", "transactions", "tiered"} <= set(listed)
     proc = _codegen_without("crc32c", "dump", "--help", cwd=tmp_path)
     assert (proc.returncode, proc.stdout.split()[:1]) == (0, ["Usage:"])
     assert "python -m codegen dump needs the dumps extra" in proc.stdout
@@ -99,6 +99,7 @@ def test_library_import_names_the_extra() -> None:
 # ------------------------------------------------------------------ every command, every library
 
 DUMP = ROOT / "tests" / "data" / "forensics" / "aibulb"
+TIERED = ROOT / "tests" / "data" / "tiered"
 
 
 def _wide_segment(folder: Path) -> Path:
@@ -132,6 +133,8 @@ def commands(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
         "groups html": (("dumps", "report"), ["groups", str(DUMP), *html]),
         "lag html": (("dumps", "report"), ["lag", str(DUMP), *html]),
         "transactions": (("dumps",), ["transactions", str(DUMP)]),
+        "tiered": (("dumps",), ["tiered", str(TIERED / "logs"), str(TIERED / "remote")]),
+        "tiered html": (("dumps",), ["tiered", str(TIERED / "logs"), *html]),
         "downgrade-check": (("dumps",), ["downgrade-check", str(DUMP), "--to", "3.9"]),
         "lint": (("generator",), ["lint", specs, specs]),
         "validate": (("generator",), ["validate", "--specs", specs]),

@@ -33,7 +33,13 @@ from codegen.dumps.log_dirs import (
 from codegen.dumps.metadata import CLUSTER_METADATA, REMOTE_LOG_METADATA
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
-from codegen.dumps.run import DEFAULT_MAX_MESSAGE_SIZE, Counts, decode_files, dump_log_run
+from codegen.dumps.run import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    Counts,
+    decode_files,
+    dump_log_run,
+    remote_log_compacted,
+)
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.storage_params import StoragePathParam
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
@@ -85,7 +91,8 @@ PLAIN: Final = "plain"
     "--compacted",
     is_flag=True,
     help="Print the latest state instead of every record: committed offsets and groups "
-    "(__consumer_offsets only).",
+    "(__consumer_offsets), each remote segment's state (__remote_log_metadata), or the last "
+    "value per key (topics the topic map names).",
 )
 @click.option(
     "--max-batch-bytes",
@@ -226,6 +233,7 @@ def dump_command(
       python -m codegen dump /var/kafka/orders-0 --format dump-log --verify-index-only
       python -m codegen dump /var/kafka /var/kafka-remote   # tiered: remote and local records
       python -m codegen dump /var/kafka --topic remote-log-metadata --format dump-log
+      python -m codegen dump /var/kafka --topic remote-log-metadata --compacted
       python -m codegen dump /var/kafka/__consumer_offsets-0 --package mycodecs
       python -m codegen dump /var/kafka/__consumer_offsets-0 --specs kafka-4.2/specs
       python -m codegen dump /var/kafka/sensors-0 --topics topics.toml --package myproject.kafka
@@ -282,17 +290,23 @@ def dump_command(
     try:
         with _codecs(package, specs) as codecs:
             user, topics = _user_topics(topics_file, codecs, topics, topic == "auto")
+            remote_states = compacted and all(t == REMOTE_LOG_METADATA for _, t in topics)
             if (
                 compacted
+                and not remote_states
                 and any(t != CONSUMER_OFFSETS for _, t in topics)
                 and not (user and all(t in user for _, t in topics))
             ):
                 raise click.UsageError(
-                    "--compacted works on __consumer_offsets files, or on files of topics the "
-                    "topic map names (not both at once); pass __consumer_offsets partition "
-                    "folders or segments, a broker's log folder, or your topics' folders"
+                    "--compacted works on __consumer_offsets files, on __remote_log_metadata "
+                    "files, or on files of topics the topic map names (one of them at once); "
+                    "pass __consumer_offsets or __remote_log_metadata partition folders or "
+                    "segments, a broker's log folder (with --topic remote-log-metadata for its "
+                    "tiered storage's states), or your topics' folders"
                 )
-            if fmt == "dump-log":
+            if remote_states:
+                remote_log_compacted([f for f, _ in topics], counts, fmt)
+            elif fmt == "dump-log":
                 aborted = dump_log_run(
                     [f for f, _ in topics],
                     [t for _, t in topics],

@@ -59,6 +59,7 @@ __all__ = [
     "decode_files",
     "dump_log_run",
     "progress",
+    "remote_log_compacted",
 ]
 
 PROGRESS_MIN_BYTES: Final = 32 << 20
@@ -489,6 +490,79 @@ def _print_compacted(
         jsonl.compacted_lines(out, offsets, groups, damage, topic)
     else:
         table.compacted_tables(out, offsets, groups, damage, topic)
+
+
+def remote_log_compacted(files: Sequence[StoragePath], counts: Counts, fmt: str) -> None:
+    """``--compacted`` of ``__remote_log_metadata`` files: each remote segment's latest state
+    (and its states' times), as the tiered-storage view (:mod:`codegen.views.tiered`) gives
+    them from the metadata alone; a jsonl line (``kind`` ``remote-segment``) or table row
+    each, by topic, partition and offsets. Records that did not decode are errors."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from codegen.views.tiered import (
+        DEFAULT_STUCK_AFTER_MS,
+        metadata_facts,
+        read_metadata_rows,
+        report,
+    )
+
+    tables = []
+    for f in files:
+        counts.files += 1
+        rows = read_metadata_rows(f, RowSource.of(f, None).partition or 0)
+        if rows is None:
+            continue
+        counts.records += rows.num_rows
+        counts.batches += len(set(rows.column("batchPosition").to_pylist()))
+        for offset, error in zip(
+            rows.column("offset").to_pylist(),
+            pc.coalesce(rows.column("_error"), rows.column("_decode_error")).to_pylist(),
+            strict=True,
+        ):
+            if error is not None:
+                counts.errors += 1
+                counts.echo(f"record error: {f}: offset {offset}: {error}")
+        tables.append(rows)
+    facts = metadata_facts(pa.concat_tables(tables)) if tables else None
+    if facts is None or facts.num_rows == 0:
+        return
+    times = [t for t in facts.column("timeMs").to_pylist() if t is not None]
+    sections = report(
+        facts, max(times, default=0), DEFAULT_STUCK_AFTER_MS, has_metadata=True, has_listing=False
+    )
+    segments = sections.segments.drop_columns(["files", "filesBytes", "missingFiles"])
+    out = sys.stdout
+    if fmt == "jsonl":
+        from codegen.forensics.output import json_line
+
+        for row in segments.to_pylist():
+            out.write(json_line({"kind": "remote-segment", **row}) + "\n")
+        return
+    from codegen.dumps.text_table import table_text
+
+    def cell(v: Any) -> str:
+        return "-" if v is None else str(v)
+
+    out.write(
+        table_text(
+            ["partition", "segment", "offsets", "state", "status", "broker", "bytes", "epochs"],
+            [
+                [
+                    f"{r['topic']}-{r['partition']}",
+                    r["segmentId"],
+                    f"{cell(r['startOffset'])}..{cell(r['endOffset'])}",
+                    cell(r["state"]),
+                    r["status"],
+                    cell(r["brokerId"]),
+                    cell(r["sizeBytes"]),
+                    " ".join(f"{e['epoch']}@{e['offset']}" for e in r["leaderEpochs"] or []),
+                ]
+                for r in segments.to_pylist()
+            ],
+            title="remote segments: latest state",
+        )
+    )
 
 
 def dump_log_run(

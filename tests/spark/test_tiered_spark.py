@@ -58,3 +58,22 @@ def test_remote_log_metadata_decodes_in_spark(spark: Any) -> None:
         spark.read.format("kafka-log").option("decode", "true").load(str(folder)).collect()
     )
     assert [r["recordName"] for r in with_decode] == [r["recordName"] for r in rows]
+
+
+def test_the_tiered_report_is_the_command_lines(spark: Any) -> None:
+    """Every section of the tiered-storage report, Spark's and the command line's, row for row
+    (the same view, run per partition by applyInArrow)."""
+    from codegen.tiered.report import tiered_report as local_report
+    from spark_udfs.tiered import tiered_report
+
+    paths = [str(TIERED / "logs"), str(TIERED / "remote")]
+    theirs = tiered_report(spark, paths)
+    ours = local_report(paths)
+
+    def key(row: dict[str, Any]) -> str:
+        return repr(sorted(row.items()))
+
+    for name in ("partitions", "segments", "events", "epochs", "topics"):
+        rows = [r.asDict(recursive=True) for r in theirs[name].collect()]
+        expected = ours.sections.section(name).to_pylist()
+        assert sorted(rows, key=key) == sorted(expected, key=key), name
