@@ -38,6 +38,7 @@ ARGS: dict[str, list[str]] = {
     "groups": [str(AIBULB)],
     "lag": [str(AIBULB)],
     "transactions": [str(AIBULB)],
+    "tiered": [str(AIBULB)],
 }
 """Arguments each command parses (its callback is replaced in the tests below)."""
 

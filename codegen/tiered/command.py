@@ -13,8 +13,10 @@ from typing import Any, Final
 import click
 
 from codegen.dumps.text_table import table_text
+from codegen.failures import GuardedCommand
 from codegen.forensics.groups import parse_as_of
-from codegen.forensics.output import EXIT_BAD_INPUT, OUTPUT_OPTION, emit, jsonl
+from codegen.forensics.inputs import InputError
+from codegen.forensics.output import OUTPUT_OPTION, emit, jsonl
 from codegen.tiered.report import DEFAULT_STUCK_AFTER_MS, TieredReport, tiered_report
 
 __all__ = [
@@ -33,10 +35,11 @@ _UNITS: Final = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_00
 
 
 def parse_duration(text: str) -> int:
-    """``90s``, ``10m``, ``2h``, ``1d`` or milliseconds, in milliseconds."""
+    """``90s``, ``10m``, ``2h``, ``1d`` or milliseconds, in milliseconds (an
+    :class:`~codegen.forensics.inputs.InputError` otherwise)."""
     m = _DURATION.match(text.strip())
     if m is None:
-        raise ValueError(f"{text!r} is not a duration such as 500ms, 90s, 10m, 2h or 1d")
+        raise InputError(f"{text!r} is not a duration such as 500ms, 90s, 10m, 2h or 1d")
     return int(m.group(1)) * _UNITS[m.group(2) or "ms"]
 
 
@@ -349,7 +352,7 @@ def render_html(report: TieredReport, title: str) -> str:
     )
 
 
-@click.command("tiered")
+@click.command("tiered", cls=GuardedCommand)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option(
     "--as-of",
@@ -409,16 +412,12 @@ def tiered_command(
       python -m codegen tiered /var/kafka/logs /var/kafka/remote --as-of 2024-05-01T12:00:00Z
       python -m codegen tiered /var/kafka/logs /var/kafka/remote --format html -o tiered.html
     """
-    try:
-        point = parse_as_of(as_of) if as_of is not None else None
-        if point is not None and point.timestamp_ms is None:
-            raise ValueError("--as-of takes a time for tiered storage, not a log offset")
-        report = tiered_report(
-            list(paths), None if point is None else point.timestamp_ms, parse_duration(stuck_after)
-        )
-    except ValueError as exc:  # InputError, a bad --as-of or --stuck-after
-        click.echo(f"tiered: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+    point = parse_as_of(as_of) if as_of is not None else None
+    if point is not None and point.timestamp_ms is None:
+        raise InputError("--as-of takes a time for tiered storage, not a log offset")
+    report = tiered_report(
+        list(paths), None if point is None else point.timestamp_ms, parse_duration(stuck_after)
+    )
     if fmt == "jsonl":
         text = jsonl(report.lines())
     elif fmt == "html":
