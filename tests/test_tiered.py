@@ -179,6 +179,38 @@ def test_objects_deleted_from_the_remote_storage_are_a_hole(tmp_path: Path) -> N
     assert any("are lost" in f for f in report.findings)
 
 
+def test_the_html_page_renders_in_headless_chromium(tmp_path: Path) -> None:
+    """The page as a browser draws it: each partition's bar shows its remote segments, its
+    local log, the abandoned upload above them and the hole of objects deleted from the
+    bucket, each in its legend's colour (a test of the page, not of its text)."""
+    from matplotlib.image import imread
+
+    from codegen.tiered.command import _COLOURS, render_html
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:  # a failure under CI=true (tests/skips.py): make setup installs it
+        pytest.skip("headless Chromium not installed (sudo apt-get install -y chromium)")
+    copy = tmp_path / "run"
+    shutil.copytree(TIERED, copy)
+    folder = next(f for f in remote_partitions(copy / "remote") if f.label == "tiered-1")
+    victim = next(c for c in remote_segments(folder) if c.base_offset > 0)
+    for f in victim.files.values():
+        f.unlink()
+    page = tmp_path / "tiered.html"
+    page.write_text(render_html(tiered_report([copy / "logs", copy / "remote"]), "tiered"))
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--window-size=1200,2400", f"--screenshot={shot}", page.as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    pixels = imread(str(shot))[:, :, :3]
+    for name, colour in _COLOURS.items():
+        target = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        close = (abs(pixels - target) < 0.02).all(axis=2)
+        assert close.sum() > 300, f"{name} ({colour}) is not drawn"  # its legend square: 49
+
+
 def test_as_of_during_the_killed_upload() -> None:
     """At a moment the half-done copy was running: it is still copying (or stuck, past
     --stuck-after); the copy made after the restart does not exist yet."""
