@@ -340,3 +340,25 @@ def test_a_newer_version_prints_as_the_newest(
     assert isinstance(batch, DecodedBatch)
     text = lines.batch(batch.batch, batch.records)
     assert text.count(b'"legacy":"old"') == 3
+
+
+def test_table_cells_of_raw_sides(payments: ModuleType, tmp_path: Path) -> None:
+    """A side the map leaves out is shown as a plain topic's: its UTF-8 text, undecodable bytes
+    replaced; a null value is a tombstone."""
+    value = payments.MESSAGES["PaymentKey"](account="acc", sequence=3).encode(0)
+    (tmp_path / "raw-0").mkdir()
+    with SegmentWriter(tmp_path / "raw-0" / "00000000000000000000.log") as writer:
+        writer.write_batch([(value, b"caf\xc3\xa9 \xff"), (value, None)])
+    topics = tmp_path / "topics.toml"
+    topics.write_text(
+        f'package = "{PACKAGE}"\n[topics]\n"raw" = {{ key = {{ message = "PaymentKey", '
+        "version = 0 } }\n"
+    )
+    result = CliRunner().invoke(
+        dump_command, [str(tmp_path / "raw-0"), "--format", "table", "--topics", str(topics)]
+    )
+    assert result.exit_code == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith(" raw-0")]
+    assert len(rows) == 2
+    assert '{"account":"acc","sequence":3}' in rows[0] and "café \ufffd" in rows[0]
+    assert rows[1].rstrip().endswith("<tombstone>")

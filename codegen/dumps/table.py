@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
+from codegen.dumps.json_text import native_printer, value_plans
 from codegen.dumps.log_dirs import RowSource
 from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import SegmentError
@@ -24,7 +25,8 @@ from codegen.dumps.record_json import (
     value_json,
 )
 from codegen.dumps.text_table import table_text
-from codegen.dumps.user_topics import UserRecord
+from codegen.dumps.user_topics import UserRecord, version_of
+from codegen.runtime import KafkaMessage
 from codegen.text import utc_text
 
 if TYPE_CHECKING:
@@ -85,8 +87,49 @@ def _json_text(obj: Any) -> str:
     return compact_json(obj).decode("utf-8", "surrogateescape")
 
 
+class _MessageTexts:
+    """The compact JSON of a user topic's messages, at the versions they were read with: by
+    the native printer's plans where they print the message (orjson's text of ``to_json``,
+    checked by tests/test_jsonl_native.py), else ``to_json`` and :func:`compact_json`."""
+
+    def __init__(self) -> None:
+        self.native = native_printer() is not None
+        self.plans: dict[type, tuple[Any, ...]] = {}
+
+    def text(self, message: KafkaMessage, version: int | None) -> str:
+        at = version_of(message, version)
+        cls = type(message)
+        plans = self.plans.get(cls)
+        if plans is None:
+            plans = self.plans[cls] = value_plans(cls) if self.native else ()
+        plan = plans[at] if at < len(plans) else None
+        if plan is not None:
+            text: bytes | None = plan.dumps(message)
+            if text is not None:
+                return text.decode("utf-8", "surrogateescape")
+        return _json_text(message.to_json(at))
+
+
+def _user_cells(rec: UserRecord, messages: _MessageTexts) -> tuple[str, str]:
+    """The key and value cells of a user topic's record or tombstone: a mapped side's message
+    JSON (the key's empty when the message has no field to show), a raw side's text (as a
+    plain topic's: UTF-8, undecodable bytes replaced); a null value ``<tombstone>``."""
+    key = ""
+    if rec.key_mapped and isinstance(rec.key, KafkaMessage):
+        key = messages.text(rec.key, rec.key_version)
+        key = "" if key == "{}" else key
+    elif not rec.key_mapped and rec.key_bytes is not None:
+        key = rec.key_bytes.decode("utf-8", "replace")
+    if rec.value_bytes is None:
+        return key, "<tombstone>"
+    if rec.value_mapped and rec.value is not None:
+        return key, messages.text(rec.value, rec.value_version)
+    return key, rec.value_bytes.decode("utf-8", "replace")
+
+
 def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
     """The cells of :data:`_RECORD_COLUMNS` of each row."""
+    messages = _MessageTexts()
     keys: dict[bytes, str] = {}  # a table's cells that repeat
     times: dict[int, str] = {}
     places: dict[RowSource | None, tuple[str, str]] = {None: ("", "")}
@@ -125,11 +168,11 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
         if time is None:
             time = times[rec.timestamp] = utc_text(rec.timestamp)
         when = (str(rec.offset), str(rec.timestamp), time)
+        if isinstance(rec, UserRecord) and rec.kind in (RECORD, TOMBSTONE):
+            yield (*where, *when, rec.name or str(rec.record_type), *_user_cells(rec, messages))
+            continue
         if (
-            topic is not None
-            and topic not in METADATA_TOPICS
-            and not isinstance(rec, UserRecord)
-            and plainly_keyed(rec)
+            topic is not None and topic not in METADATA_TOPICS and plainly_keyed(rec)
         ):  # a coordinator topic's record, as its jsonl line has it (keys repeat: kept)
             key_bytes = rec.key_bytes or b""  # never None here (plainly_keyed)
             key_cell = keys.get(key_bytes)
@@ -151,8 +194,8 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
         obj = record_to_json(rec, topic or "")
         key = obj.get("key", {}).get("data") if isinstance(obj.get("key"), dict) else ""
         value = obj.get("value")
-        if isinstance(rec, UserRecord):  # the message JSON itself, or the text of a raw side
-            key, value = obj.get("key", obj.get("keyText")), obj.get("value", obj.get("valueText"))
+        if isinstance(rec, UserRecord):  # an error: the text of its key
+            key = obj.get("keyText")
         if rec.kind in (ERROR, UNKNOWN):
             value = f"{rec.kind}: {rec.error}"
         elif isinstance(value, dict) and "data" in value:
