@@ -83,13 +83,14 @@ def check_zoo(
 
 @pytest.mark.parametrize(
     ("to", "coordinator"),
-    [("3.4", DEFAULT), ("3.4.1", DEFAULT), ("3.9.2", "new"), ("4.0.2", DEFAULT)],
+    [("3.4", DEFAULT), ("3.4.1", DEFAULT), ("3.6.0", "new"), ("3.9.2", "new"), ("4.0.2", DEFAULT)],
 )
 def test_the_zoo_replayed_agrees_with_the_model(
     zoo_image: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, to: str, coordinator: str
 ) -> None:
     """Each kind of loader: the old group coordinator before and after KIP-915's backport, the
-    new one reading a newer value as its newest (3.9) and refusing it (4.0). 4.0.2's jars come
+    new one of 3.6 (whose playback is given no offsets; it refuses control batches), reading a
+    newer value as its newest (3.9) and refusing it (4.0). 4.0.2's jars come
     from a folder laid out as a Kafka distribution's libs/ (--kafka-jars)."""
     use_project_cache(monkeypatch)
     version = replay_release(release(to))
