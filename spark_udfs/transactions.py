@@ -39,7 +39,7 @@ from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.forensics.groups import AsOf
-from codegen.forensics.inputs import InputError, discover
+from codegen.forensics.inputs import Cut, InputError, discover
 from codegen.forensics.transactions import TransactionalId, add_state_change, data_partitions
 from codegen.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 from spark_udfs.session import kafka_log_reader
@@ -78,25 +78,23 @@ class TransactionInputs:
     commits: DataFrame | None
     """The offset commits and markers of ``__consumer_offsets``
     (:func:`spark_udfs.compacted.commit_columns`), None without it."""
-    as_of: AsOf | None
+    cut: Cut
+    """``as_of`` for each partition (:func:`spark_udfs.forensics.resolve_cut`); its ``now`` is
+    the report's *now* (None without a cut: :func:`newest_timestamp`)."""
 
 
 def read_transactions(
     spark: SparkSession, path: StoragePath | str, as_of: AsOf | None = None
 ) -> TransactionInputs:
     """The inputs of the transaction answers under ``path`` (broker log dirs, partition folders,
-    globs), cut at ``as_of`` (a time; whole batches by their headers)."""
+    globs), cut at ``as_of`` (a time, or a ``__consumer_offsets`` offset and the other
+    partitions at its moment, as ``--as-of``; whole batches by their headers)."""
     from pyspark.sql import functions as F
 
     from spark_udfs.compacted import commit_columns
-    from spark_udfs.forensics import _cut, _given_file, batch_rows, read_dump
+    from spark_udfs.forensics import _cut, _given_file, batch_rows, read_dump, resolve_cut
     from spark_udfs.functions import decode_transaction_state
 
-    if as_of is not None and as_of.offset is not None:
-        raise InputError(
-            "--as-of takes a time for transactions (an ISO-8601 time such as "
-            "2024-05-01T12:00:00Z): a log offset means something else in every partition"
-        )
     dirs = discover([path])
     replicas = data_partitions(dirs)
     if not replicas and not dirs.partitions(TRANSACTION_STATE):
@@ -105,6 +103,7 @@ def read_transactions(
             f"holding them) for transactions; {path} holds {dirs.describe()}"
         )
     offsets = dirs.coordinator_replicas(CONSUMER_OFFSETS)
+    cut = resolve_cut(spark, path, as_of)
     listing = [
         (r.topic, r.partition, n, segment_file_info(f).base_offset, str(f))
         for r in [*replicas, *offsets]
@@ -129,10 +128,10 @@ def read_transactions(
         for f in fs
     ]
     coordinator = (
-        decode_transaction_state(_cut(reader.load(files), files, as_of)) if files else None
+        decode_transaction_state(_cut(reader.load(files), files, cut.others)) if files else None
     )
-    commits = commit_columns(read_dump(spark, path, as_of)) if offsets else None
-    return TransactionInputs(segments, batches, coordinator, commits, as_of)
+    commits = commit_columns(read_dump(spark, path, cut.consumer_offsets)) if offsets else None
+    return TransactionInputs(segments, batches, coordinator, commits, cut)
 
 
 _SUMMARY_DDL = (
@@ -145,15 +144,14 @@ _SUMMARY_DDL = (
 )
 
 
-def _summary_of(
-    as_of: AsOf | None,
-) -> Callable[[tuple[pa.Scalar, ...], pa.Table, pa.Table], pa.Table]:
+def _summary_of(cut: Cut) -> Callable[[tuple[pa.Scalar, ...], pa.Table, pa.Table], pa.Table]:
     def summary(key: tuple[pa.Scalar, ...], segments: pa.Table, batches: pa.Table) -> pa.Table:
         import pyarrow as pa
 
         from codegen.views.log_ends import SEGMENT_SCHEMA, segments_at
         from codegen.views.transactions import summarize
 
+        as_of = cut.of(str(key[0].as_py()))
         at = segments_at(segments.select(SEGMENT_SCHEMA.names).cast(SEGMENT_SCHEMA), batches, as_of)
         row = summarize(at).table()
         return row.add_column(0, "partition", pa.array([key[1].as_py()], pa.int32())).add_column(
@@ -172,7 +170,7 @@ def partition_summaries(inputs: TransactionInputs) -> DataFrame:
     return (
         inputs.segments.groupBy(*by)
         .cogroup(inputs.batches.groupBy(*by))
-        .applyInArrow(_summary_of(inputs.as_of), _SUMMARY_DDL)
+        .applyInArrow(_summary_of(inputs.cut), _SUMMARY_DDL)
     )
 
 
@@ -190,9 +188,12 @@ def _reported(summaries: DataFrame) -> DataFrame:
 
 
 def newest_timestamp(inputs: TransactionInputs) -> int:
-    """The report's *now* without ``as_of``: the newest batch time read (one number)."""
+    """The report's *now*: the moment of the cut (``as_of``'s time, or its offset's moment),
+    else the newest batch time read (one number)."""
     from pyspark.sql import functions as F
 
+    if inputs.cut.now is not None:
+        return inputs.cut.now
     found = [partition_summaries(inputs).agg(F.max("newestTimestamp")).first()]
     if inputs.coordinator is not None:
         found.append(inputs.coordinator.agg(F.max("timestampMs")).first())

@@ -181,8 +181,8 @@ def _without_folders(doc: Any, roots: Sequence[Path]) -> Any:
 def answers(path: Path, as_of: AsOf | None, *, transactions: bool = True) -> dict[str, Any]:
     """What the Python API says of ``path`` at ``as_of``: every group (``groups --format
     jsonl``), every group's lag (``lag --format jsonl``: by ``__consumer_offsets`` partition,
-    then name) and, for a time, the transactions
-    (``transactions --format jsonl``), folders written relative to ``path``."""
+    then name) and the transactions (``transactions --format jsonl``), folders written
+    relative to ``path``."""
     from codegen.forensics.groups import group_reports
     from codegen.forensics.inputs import InputError
     from codegen.forensics.lag import lag_chunks
@@ -200,7 +200,7 @@ def answers(path: Path, as_of: AsOf | None, *, transactions: bool = True) -> dic
             lambda: [g.to_json() for chunk in lag_chunks(path, None, as_of) for g in chunk]
         ),
     }
-    if transactions and (as_of is None or as_of.offset is None):
+    if transactions:
         out["transactions"] = answer(lambda: transaction_report(path, as_of=as_of).lines())
     found: dict[str, Any] = _without_folders(out, [path])
     return found
@@ -249,16 +249,15 @@ def python_rows(path: Path, as_of: AsOf | None) -> dict[str, Any]:
             for s in g.share_partitions
         ),
     }
-    if as_of is None or as_of.offset is None:
-        report = transaction_report(path, as_of=as_of)
-        out["partitions"] = sorted(
-            (p.topic, p.partition, p.log_end_offset, p.last_stable_offset, len(p.open))
-            for p in [*report.partitions, *report.offset_partitions]
-        )
-        out["open"] = sorted(
-            (t.topic, t.partition, t.producer_id, t.first_offset, t.hanging, t.reason, t.outlook)
-            for t in report.open
-        )
+    report = transaction_report(path, as_of=as_of)
+    out["partitions"] = sorted(
+        (p.topic, p.partition, p.log_end_offset, p.last_stable_offset, len(p.open))
+        for p in [*report.partitions, *report.offset_partitions]
+    )
+    out["open"] = sorted(
+        (t.topic, t.partition, t.producer_id, t.first_offset, t.hanging, t.reason, t.outlook)
+        for t in report.open
+    )
     return out
 
 
@@ -317,17 +316,15 @@ def spark_rows(spark: Any, path: Path, as_of: AsOf | None) -> dict[str, Any]:
         "status": {g: group_status(s) for g, s in by_group.items()},
         "shares": sorted((r.group, r.topic, r.partition, r.logEndOffset, r.lag) for r in shared),
     }
-    if as_of is None or as_of.offset is None:
-        inputs = txns.read_transactions(spark, path, as_of)
-        now = cut.now if cut.now is not None else txns.newest_timestamp(inputs)
-        out["partitions"] = sorted(
-            (r.topic, r.partition, r.logEndOffset, r.lastStableOffset, r.open)
-            for r in txns.partition_transactions(inputs).collect()
-        )
-        out["open"] = sorted(
-            (r.topic, r.partition, r.producerId, r.firstOffset, r.hanging, r.reason, r.outlook)
-            for r in txns.open_transactions(inputs, now).collect()
-        )
+    inputs = txns.read_transactions(spark, path, as_of)
+    out["partitions"] = sorted(
+        (r.topic, r.partition, r.logEndOffset, r.lastStableOffset, r.open)
+        for r in txns.partition_transactions(inputs).collect()
+    )
+    out["open"] = sorted(
+        (r.topic, r.partition, r.producerId, r.firstOffset, r.hanging, r.reason, r.outlook)
+        for r in txns.open_transactions(inputs, txns.newest_timestamp(inputs)).collect()
+    )
     return out
 
 

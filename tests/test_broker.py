@@ -220,12 +220,18 @@ def _forensic_facts(paths: list[Path], as_of: AsOf | None = None) -> dict[str, A
     groups = {r.group: r for r in group_reports(paths, None, as_of)}
     lags = lag_reports(paths, None, as_of)
     ends = {(p.group, p.topic, p.partition): p.log_end_offset for g in lags for p in g.partitions}
+    committed = {
+        (p.group, p.topic, p.partition): (p.commits[-1].offset, p.commits[-1].leader_epoch)
+        for g in lags
+        for p in g.partitions
+        if p.live and p.commits
+    }
     shares = {
         (g.group, s.state.topic, s.state.partition): (s.state.start_offset, s.lag)
         for g in lags
         for s in g.share_partitions
     }
-    return {"groups": groups, "ends": ends, "shares": shares}
+    return {"groups": groups, "ends": ends, "committed": committed, "shares": shares}
 
 
 def _settled_moment(run: BrokerRun, truth: dict[str, Any]) -> AsOf | None:
@@ -246,8 +252,9 @@ def _settled_moment(run: BrokerRun, truth: dict[str, Any]) -> AsOf | None:
 
 def _facts_agree(run: BrokerRun, truth: dict[str, Any]) -> tuple[int, int]:
     """The forensics at a settled point (``--as-of`` its time; the end read whole) against the
-    broker's answers then: every group's protocol type, type, state and members, the log end
-    of every partition with a committed offset, share groups' start offsets and lag."""
+    broker's answers then: every group's protocol type, type, state and members, each
+    committed offset and its leader epoch (``lag``'s last commit), the log end of every
+    partition with a committed offset, share groups' start offsets and lag."""
     facts = _forensic_facts([run.log_dir], _settled_moment(run, truth))
     agree, total = 0, 0
     listed = _truth_groups(truth)
@@ -263,6 +270,13 @@ def _facts_agree(run: BrokerRun, truth: dict[str, Any]) -> tuple[int, int]:
         total += 3
         agree += sum(a == b for a, b in zip(mine, theirs, strict=True))
         assert mine == theirs, group_id
+    offsets = _truth_offsets(truth)
+    assert set(facts["committed"]) == set(offsets)  # none missing, none the broker has not
+    for key, (offset, _, epoch) in offsets.items():
+        total += 2
+        got = facts["committed"].get(key)
+        agree += (got is not None and got[0] == offset) + (got is not None and got[1] == epoch)
+        assert got == (offset, epoch), key
     log_ends = truth["logEnds"]
     for (group, topic, partition), end in facts["ends"].items():
         key = f"{topic}-{partition}"

@@ -386,7 +386,7 @@ def test_cli_clean_cluster_exits_0(cluster: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--as-of", "12"], "--as-of takes a time for transactions"),
+        (["--as-of", "12:00"], "--as-of '12:00' is neither a log offset"),
         (["--transactional-id", "nope"], "transactional id 'nope' is not in the dump"),
     ],
 )

@@ -28,8 +28,10 @@ so. Open transactions in ``__consumer_offsets`` (transactional offset commits,
 ``sendOffsetsToTransaction``) are found the same way, with the groups whose offsets they keep
 pending.
 
-*Now* is the ``as_of`` time, else the newest batch timestamp read. With ``as_of`` the batches
-and records written after it are left out, as if the disks had been copied then.
+*Now* is the ``as_of`` time (for a ``__consumer_offsets`` offset, the moment of
+:func:`codegen.forensics.inputs.resolve_cut`), else the newest batch timestamp read. With
+``as_of`` the batches and records written after it are left out, as if the disks had been
+copied then.
 """
 
 from __future__ import annotations
@@ -51,7 +53,14 @@ from codegen.dumps.decoded import RECORD, TOMBSTONE
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import RemotePath, StoragePath
-from codegen.forensics.inputs import InputError, LogDirs, PartitionFolder, discover, replica_at
+from codegen.forensics.inputs import (
+    InputError,
+    LogDirs,
+    PartitionFolder,
+    discover,
+    replica_at,
+    resolve_cut,
+)
 from codegen.views.consumer_offsets import batches_kept, decode_commits
 from codegen.views.cut import AsOf, kept_positions
 from codegen.views.offsets import commit_rows
@@ -756,11 +765,6 @@ def transaction_report(
     Raises :class:`~codegen.forensics.inputs.InputError` when the paths hold neither
     ``__transaction_state`` nor data partitions, or ``transactional_id`` is not in the dump.
     """
-    if as_of is not None and as_of.offset is not None:
-        raise InputError(
-            "--as-of takes a time for transactions (an ISO-8601 time such as "
-            "2024-05-01T12:00:00Z): a log offset means something else in every partition"
-        )
     dirs = (
         path
         if isinstance(path, LogDirs)
@@ -773,25 +777,30 @@ def transaction_report(
             f"holding them) for transactions; {', '.join(map(str, dirs.given))} holds "
             f"{dirs.describe()}"
         )
+    cut = resolve_cut(dirs, as_of)
     errors: list[SegmentError] = []
     partitions: list[PartitionTransactions] = []
     offset_partitions: list[PartitionTransactions] = []
     with collector_paused():
-        ids, coordinator, newest = _coordinator(dirs, as_of, errors)
+        ids, coordinator, newest = _coordinator(dirs, cut.others, errors)
         for replica in data:
-            result, latest = _scan_partition(replica, as_of, errors)
+            result, latest = _scan_partition(replica, cut.others, errors)
             partitions.append(result)
             newest = max(newest, latest)
         for replica in dirs.coordinator_replicas(CONSUMER_OFFSETS):
-            result, latest = _scan_partition(replica, as_of, errors)
+            result, latest = _scan_partition(replica, cut.consumer_offsets, errors)
             newest = max(newest, latest)
             if result.open or result.aborted_from_markers or result.committed:
-                _pending_commits(replica, result, as_of)
+                _pending_commits(replica, result, cut.consumer_offsets)
                 offset_partitions.append(result)
-    now = as_of.timestamp_ms if as_of is not None and as_of.timestamp_ms is not None else newest
+    now = cut.now if cut.now is not None else newest
     txns = [t for p in [*partitions, *offset_partitions] for t in p.open]
     _judge_all(txns, ids, coordinator is not None, now, max_timeout_ms, rule)
-    committed = _committed_offsets(dirs, as_of, errors) if any(p.open for p in partitions) else {}
+    committed = (
+        _committed_offsets(dirs, cut.consumer_offsets, errors)
+        if any(p.open for p in partitions)
+        else {}
+    )
     for p in partitions:
         for txn in p.open:
             if txn.hanging:

@@ -282,10 +282,11 @@ def render_transactions_html(report: TransactionReport, title: str) -> str:
 @click.option(
     "--as-of",
     "as_of",
-    metavar="TIME",
-    help="Read the disks as they were at this ISO-8601 time (UTC unless a zone is given): "
-    "later batches and records are left out, and ages are taken at this time. Default: the "
-    "newest batch time read.",
+    metavar="TIME|OFFSET",
+    help="Read the disks as they were at this ISO-8601 time (UTC unless a zone is given), or "
+    "at this __consumer_offsets offset (digits; every other partition as of the newest batch "
+    "time it keeps): later batches and records are left out, and ages are taken at that time. "
+    "Default: the newest batch time read.",
 )
 @click.option(
     "--max-timeout-ms",

@@ -47,7 +47,7 @@ def test_every_cut_of_a_random_history_is_the_answer_over_its_prefix(
             if cut.offset is None:
                 assert answers(copy, cut) == whole, cut
             else:
-                assert answers(copy, None, transactions=False) == whole, cut
+                assert answers(copy, None) == whole, cut
 
 
 @given(history=steps, compaction=compactions, rows=st.integers(1, 3), data=st.data())
