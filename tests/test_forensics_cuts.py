@@ -2,7 +2,8 @@
 of the synthesized transaction clusters, ``groups``, ``lag`` and ``transactions`` answer, and
 their answer is the one over only the records before the cut (a copy of the log dir as it was
 then, tests/cuts.py). The command line gives the Python API's answer at a sample of the cuts;
-Spark's at a few (tests/spark/test_forensics_cuts_spark.py), and on a real broker's logs in
+Spark's on a random history at a time and at an offset
+(tests/spark/test_forensics_histories_spark.py), and on a real broker's logs in
 tests/test_broker.py.
 
 A cut by a time is compared with the copy read at the same time (*now*, which the lag status
