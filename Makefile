@@ -127,10 +127,14 @@ test-fast: $(STAMP)
 
 ## test-cuts: --as-of at every batch boundary of the broker tests' log (make test compares a
 ## seeded sample of 24 and the settled points): groups, lag and transactions against a copy
-## of the log dir as it was then; starts the broker (tests/test_broker.py), a few minutes
+## of the log dir as it was then, and the forensics against the broker's answers at its
+## settled points; the broker (tests/test_broker.py) runs with CUTS_OFFSETS_PARTITIONS
+## __consumer_offsets partitions (Kafka's default 50; make test's run has 3), about ten minutes
+CUTS_OFFSETS_PARTITIONS ?= 50
 .PHONY: test-cuts
 test-cuts: $(STAMP)
-	KAFKA_SPECGEN_BROKER_CUTS=all $(PY) -m pytest -q tests/test_broker.py -k every_moment
+	KAFKA_SPECGEN_BROKER_CUTS=all KAFKA_SPECGEN_BROKER_OFFSETS_PARTITIONS=$(CUTS_OFFSETS_PARTITIONS) \
+	  $(PY) -m pytest -q -s tests/test_broker.py -k "every_moment or every_settled_point"
 
 ## fuzz: the tests/fuzz property tests for FUZZ_SECONDS in all (an equal share per test function)
 FUZZ_SECONDS ?= 600
