@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from codegen.dumps.storage import StoragePath
-from codegen.tiered.inputs import find_inputs, local_facts, remote_facts
+from codegen.tiered.inputs import find_inputs, local_facts, remote_facts, with_topic_ids
 from codegen.tiered.report import DEFAULT_STUCK_AFTER_MS
 from codegen.views.tiered import (
     FACT_SCHEMA,
@@ -64,11 +64,13 @@ def tiered_facts(
     from spark_udfs.functions import decode_remote_log_metadata
 
     inputs = find_inputs(list(paths))
-    on_driver = pa.concat_tables([remote_facts(inputs), local_facts(inputs, as_of_ms)])
-    files = spark.createDataFrame(on_driver.to_pylist(), _spark_schema(FACT_SCHEMA))
+    local = local_facts(inputs, as_of_ms)
+    remote = remote_facts(inputs)
+    files = _frame(spark, remote)
     metadata = inputs.metadata_partitions
     if not metadata:
-        return files, False, bool(inputs.remote_roots)
+        local = with_topic_ids(pa.concat_tables([remote, local])).slice(remote.num_rows)
+        return files.unionByName(_frame(spark, local)), False, bool(inputs.remote_roots)
     rows = (
         kafka_log_reader(spark)
         .option("includeHeaders", "false")
@@ -84,8 +86,23 @@ def tiered_facts(
             .select("segmentId")
         )
         files = files.join(later, "segmentId", "left_anti").select(*FACT_SCHEMA.names)
-        events = events.filter(F.col("recordTimeMs") <= as_of_ms)
-    return events.unionByName(files), True, bool(inputs.remote_roots)
+        events = events.filter(F.coalesce(F.col("recordTimeMs"), F.lit(0)) <= as_of_ms)
+    remote_read = events.unionByName(files)
+    if local.num_rows and local.column("topicId").null_count:
+        # a folder without partition.metadata: its id from the partition's other facts, as
+        # the command line takes it (codegen.tiered.inputs.with_topic_ids)
+        known = (
+            remote_read.filter(F.col("topicId").isNotNull())
+            .select("topic", "partition", "topicId")
+            .distinct()
+            .collect()
+        )
+        local = with_topic_ids(local, [(r["topic"], r["partition"], r["topicId"]) for r in known])
+    return remote_read.unionByName(_frame(spark, local)), True, bool(inputs.remote_roots)
+
+
+def _frame(spark: SparkSession, facts: pa.Table) -> DataFrame:
+    return spark.createDataFrame(facts.to_pylist(), _spark_schema(FACT_SCHEMA))
 
 
 def _newest(facts: DataFrame) -> int:

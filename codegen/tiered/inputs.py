@@ -41,6 +41,7 @@ __all__ = [
     "local_facts",
     "metadata_rows",
     "remote_facts",
+    "with_topic_ids",
 ]
 
 LOG_START_CHECKPOINT: Final = "log-start-offset-checkpoint"
@@ -233,22 +234,22 @@ def local_facts(inputs: TieredInputs, as_of_ms: int | None = None) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=FACT_SCHEMA)
 
 
-def with_topic_ids(facts: pa.Table) -> pa.Table:
+def with_topic_ids(facts: pa.Table, known: Iterable[tuple[str, int, str | None]] = ()) -> pa.Table:
     """``facts`` with the topic id of local facts whose folder has no ``partition.metadata``
-    taken from the other facts of the partition, when they name one id."""
+    taken from the other facts of the partition (and ``known``: (topic, partition, topic id)
+    of facts read elsewhere, as Spark's executors read the metadata), when they name one id."""
+    keys = list(
+        zip(*(facts.column(c).to_pylist() for c in ("topic", "partition", "topicId")), strict=True)
+    )
     ids: dict[tuple[str, int], set[str]] = {}
-    for topic, topic_id, partition in zip(
-        *(facts.column(c).to_pylist() for c in ("topic", "topicId", "partition")), strict=True
-    ):
+    for topic, partition, topic_id in [*keys, *known]:
         if topic_id is not None:
             ids.setdefault((topic, partition), set()).add(topic_id)
     column = [
         tid
         if tid is not None
         else (next(iter(s)) if len(s := ids.get((t, p), set())) == 1 else None)
-        for t, tid, p in zip(
-            *(facts.column(c).to_pylist() for c in ("topic", "topicId", "partition")), strict=True
-        )
+        for t, p, tid in keys
     ]
     return facts.set_column(
         FACT_SCHEMA.get_field_index("topicId"), "topicId", pa.array(column, pa.string())

@@ -77,3 +77,30 @@ def test_the_tiered_report_is_the_command_lines(spark: Any) -> None:
         rows = [r.asDict(recursive=True) for r in theirs[name].collect()]
         expected = ours.sections.section(name).to_pylist()
         assert sorted(rows, key=key) == sorted(expected, key=key), name
+
+
+def test_a_folder_without_partition_metadata_takes_the_partitions_topic_id(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A local folder without ``partition.metadata`` (an older broker's): its partition's topic
+    id comes from the metadata and the remote storage, in Spark as on the command line, so its
+    local and remote facts make one partition."""
+    import shutil
+
+    from codegen.tiered.report import tiered_report as local_report
+    from spark_udfs.tiered import tiered_report
+
+    copy = tmp_path / "tiered"
+    shutil.copytree(TIERED, copy)
+    (copy / "logs" / "tiered-kept-0" / "partition.metadata").unlink()
+    paths = [str(copy / "logs"), str(copy / "remote")]
+    ours = local_report(paths).sections.partitions.to_pylist()
+    theirs = [r.asDict(recursive=True) for r in tiered_report(spark, paths)["partitions"].collect()]
+    kept = [r for r in theirs if r["topic"] == "tiered-kept"]
+    assert len(kept) == 1 and kept[0]["topicId"] == TRUTH["topicIds"]["tiered-kept"]
+    assert kept[0]["localLog"] and kept[0]["remoteSegments"] > 0
+
+    def key(row: dict[str, Any]) -> str:
+        return repr(sorted(row.items()))
+
+    assert sorted(theirs, key=key) == sorted(ours, key=key)
