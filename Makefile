@@ -92,7 +92,8 @@ test-broker-downgrades: setup
 	KAFKA_SPECGEN_BROKER_DOWNGRADES=1 $(PY) -m pytest -o console_output_style=classic -rfEs \
 	  tests/test_broker_downgrades.py
 
-## demo: the main job: synthesize a 1M-record __consumer_offsets dump and decode it with Spark.
+## demo: the main job: write a small cluster's disks (1M records of __consumer_offsets, data topics,
+## __transaction_state, __cluster_metadata), decode them with Spark, run the forensics on them.
 ## DUMP=/path/to/logdir decodes your own dump instead; BOOTSTRAP=host:port reads a running
 ## cluster's topic live (Spark's Kafka source); OUT=folder says where results go (default: a
 ## new folder per run below .cache/demo). It ends with where the results are and what to try next.

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegen.dumps import storage
 from codegen.dumps.partition_folders import partition_of
@@ -22,16 +22,27 @@ from codegen.text import plural
 from spark_udfs import quiet
 from spark_udfs.live import DEFAULT_CONNECTOR_JARS, ConnectorMissingError, connector_conf
 
+if TYPE_CHECKING:
+    from spark_udfs.cluster import ClusterStats
+    from spark_udfs.demo_forensics import Answer
+
 __all__ = ["DEFAULT_OUT", "input_files", "main", "parse_args"]
 
 DEFAULT_OUT = Path(".cache") / "demo"
 DESCRIPTION = """\
 Decode a __consumer_offsets dump with Spark and print the committed offsets per group and a
-summary. Without --input it first synthesizes a dump (--records records over --partitions
-partitions); with --input it reads yours: a broker's log folder (its __consumer_offsets-<n>
-folders), one partition folder, or segment files. With --bootstrap-servers it reads the topic
-live from a running cluster with Spark's Kafka source (its jars from --kafka-jars, which
-`make setup` fills).
+summary, then run the forensics commands on the dump's log folder (groups, lag with its page,
+transactions, downgrade-check --to 3.9) and say in one line each what they found.
+
+Without --input it first synthesizes a small cluster's disks: one Kafka 4.4 broker's log
+folder after about an hour of a web shop's traffic (data topics, __consumer_offsets with
+--records records over --partitions partitions, __transaction_state, __cluster_metadata), with
+a story for the forensics to find: a consumer that falls behind and recovers, one stalled
+behind a hanging transaction, a rebalance storm, a rewind, a consumer that stopped, a classic
+group moved to the consumer protocol. With --input it reads yours: a broker's log folder (its
+__consumer_offsets-<n> folders), one partition folder, or segment files. With
+--bootstrap-servers it reads the topic live from a running cluster with Spark's Kafka source
+(its jars from --kafka-jars, which `make setup` fills).
 
 Everything it writes goes below --out: the synthesized dump, the Parquet results and Spark's
 scratch files. Without --out each run gets a new folder, .cache/demo/<time>-<source>; an --out
@@ -47,6 +58,8 @@ log segment").
 """
 TOPIC = "__consumer_offsets"
 EXIT_DAMAGE = 1  # a record that did not decode or a batch not read, as python -m codegen dump
+FORENSICS_NICENESS = 10
+"""How much nicer than Spark the forensics commands run beside it."""
 
 EXAMPLES = """\
 examples:
@@ -200,9 +213,18 @@ def _parser() -> argparse.ArgumentParser:
         f"{DEFAULT_OUT}/<time>-<source>)",
     )
     synth = parser.add_argument_group("synthesized dump (without --input or --bootstrap-servers)")
-    synth.add_argument("--records", type=_positive, help="records to write (default 1000000)")
-    synth.add_argument("--partitions", type=_positive, help="partitions (default 4)")
-    synth.add_argument("--groups", type=_positive, help="consumer groups (default 300)")
+    synth.add_argument(
+        "--records",
+        type=_positive,
+        help=f"records of {TOPIC} to write (default 1000000; the cluster's hour is longer for "
+        "more)",
+    )
+    synth.add_argument("--partitions", type=_positive, help=f"partitions of {TOPIC} (default 4)")
+    synth.add_argument(
+        "--groups",
+        type=_positive,
+        help="consumer groups reading clickstream, beside the story's (default 20)",
+    )
     parser.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     parser.add_argument("--show", type=_positive, default=40, help="result rows to print")
     return parser
@@ -238,7 +260,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     else:
         args.records = args.records or 1_000_000
         args.partitions = args.partitions or 4
-        args.groups = args.groups or 300
+        args.groups = args.groups or 20
     if args.out is None:
         args.out = _run_folder(args)
     elif args.out.exists() and not args.out.is_dir():
@@ -262,12 +284,28 @@ def _run_folder(args: argparse.Namespace) -> Path:
     return folder
 
 
+CLUSTER = "kafka-logs"
+"""The synthesized cluster's folder below --out: its broker's log folder."""
 # What a run writes below --out; an earlier run's are replaced, and the run says so.
 RESULTS = {
     "decoded.parquet": "every record with its decoded key and value (the kafka-log columns)",
     "committed_offsets.parquet": "the committed offset of each group, topic and partition",
-    "dump": f"the synthesized dump (its {TOPIC}-<n> folders)",
+    "groups.jsonl": "python -m codegen groups: each group's state, members and timeline",
+    "lag.txt": "python -m codegen lag: every group's lag and status",
+    "lag.html": "python -m codegen lag --format html: the page of the groups worth a look",
+    "transactions.jsonl": "python -m codegen transactions: transactional ids, partitions, hanging",
+    "downgrade-3.9.json": "python -m codegen downgrade-check --to 3.9: the verdict and its checks",
+    CLUSTER: "the synthesized cluster: a broker's log folder",
 }
+BROKER_FILES = (
+    "meta.properties",
+    ".kafka_cleanshutdown",
+    "cleaner-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+)
+"""A broker's files beside its partition folders: what a synthesized cluster holds."""
 
 
 def _spark_conf(out: Path) -> dict[str, str]:
@@ -289,23 +327,32 @@ def _spark_conf(out: Path) -> dict[str, str]:
     }
 
 
-def _synthesize(args: argparse.Namespace, dump: Path) -> list[Path]:
-    from spark_udfs.synth import write_consumer_offsets
+def _synthesize(args: argparse.Namespace, dump: Path) -> tuple[list[Path], ClusterStats]:
+    from spark_udfs.cluster import write_cluster
 
-    _say(f"writing {args.records:,} records over {args.partitions} partitions to {dump}")
-    stats = write_consumer_offsets(  # reports every tenth of the records, and the last
+    _say(
+        f"writing a small cluster's disks to {dump}: {args.records:,} records of {TOPIC} over "
+        f"{args.partitions} partitions, beside its data topics, __transaction_state and "
+        "__cluster_metadata"
+    )
+    stats = write_cluster(  # reports every tenth of the records, and the last
         dump,
         records=args.records,
         partitions=args.partitions,
         groups=args.groups,
-        progress=lambda n: _say(f"  {n:,} of {args.records:,} records written"),
+        progress=lambda n: _say(f"  {n:,} of {args.records:,} records of {TOPIC} written"),
     )
     size = sum(f.stat().st_size for f in stats.files)
+    minutes = (stats.end - stats.start) // 60_000
     _say(
         f"wrote {plural(stats.records, 'record')} in {plural(stats.batches, 'batch')} "
-        f"({size / 1e6:.1f} MB)"
+        f"({size / 1e6:.1f} MB) of {TOPIC}: {minutes} minutes of "
+        f"{plural(len(stats.groups), 'group')} and {stats.data_records:,} records of data; the "
+        "story to find:"
     )
-    return list(stats.files)
+    for group, what in stats.story.items():
+        print(f"  {group:<24} {what}")
+    return list(stats.files), stats
 
 
 def _start_spark(master: str | None, out: Path, conf: dict[str, str]) -> Any:
@@ -329,15 +376,19 @@ def _start_spark(master: str | None, out: Path, conf: dict[str, str]) -> Any:
 
 
 def _remove_earlier_dump(dump: Path) -> None:
-    """An earlier run's synthesized dump, before this run writes its own (a partition it had
-    and this one has not would stay behind). Only a folder of ``__consumer_offsets-<n>``
-    folders is removed; anything else there is an error that says so."""
+    """An earlier run's synthesized cluster, before this run writes its own (a partition it
+    had and this one has not would stay behind). Only a folder of partition folders and a
+    broker's own files (:data:`BROKER_FILES`) is removed; anything else there is an error that
+    says so."""
     if not dump.exists():
         return
-    if not dump.is_dir() or any(_topic_partition(p) is None for p in dump.iterdir()):
+    theirs = [
+        p for p in dump.iterdir() if _topic_partition(p) is None and p.name not in BROKER_FILES
+    ]
+    if not dump.is_dir() or theirs:
         raise SystemExit(
-            f"error: {dump} is not a synthesized dump of an earlier run (it holds more than "
-            f"{TOPIC}-<n> folders); give another --out"
+            f"error: {dump} is not a synthesized cluster of an earlier run (it holds more than "
+            "partition folders and a broker's files); give another --out"
         )
     shutil.rmtree(dump)
 
@@ -457,31 +508,36 @@ def _log_folder(args: argparse.Namespace, out: Path) -> StoragePath | None:
     if args.bootstrap_servers is not None:
         return None
     if args.files is None:
-        return out / "dump"
+        return out / CLUSTER
     first: StoragePath = args.input[0]
     return first if first.is_dir() else first.parent
 
 
-def _next_steps(args: argparse.Namespace, out: Path, group: str | None) -> None:
+def _next_steps(
+    args: argparse.Namespace, out: Path, answers: list[Answer], stats: ClusterStats | None
+) -> None:
     python = _python()
     shown = {name: text for name, text in RESULTS.items() if (out / name).exists()}
-    print(f"results in {out}:")
+    print(f"results in {_shown(out)}:")
     for name, text in shown.items():
-        print(f"  {name + ('/' if name == 'dump' else ''):<27} {text}")
+        print(f"  {name + ('/' if name == CLUSTER else ''):<27} {text}")
     print("next, on the same data:")
     folder = _log_folder(args, out)
     if folder is not None:
+        where = _shown(folder)
+        story = stats.story if stats is not None else {}
+        group = next((g for g in ("recommendations", "inventory-sync") if g in story), None)
         one = f" --group {group}" if group else ""
-        print(f"  {python} -m codegen groups {_shown(folder)}{one}")
-        print("      each group's state, members, assignors and timeline (docs/forensics.md)")
-        print(
-            f"  {python} -m codegen lag {_shown(folder)}{one} --format html > "
-            f"{_shown(out / 'lag.html')}"
-        )
-        print(
-            "      committed offsets over time, lag and status as a page with plots; lag needs "
-            "the data topics' segments beside the dump (a broker's log folder has them)"
-        )
+        print(f"  {python} -m codegen groups {where}{one}")
+        print("      a group's state, members, assignors and timeline (docs/forensics.md)")
+        print(f"  {python} -m codegen lag {where}")
+        print("      every group's lag and Burrow status; --format html draws them")
+        if any(a.name == "lag" and a.file.suffix == ".html" for a in answers):
+            print(f"      the page of the groups worth a look: {_shown(out / 'lag.html')}")
+        print(f"  {python} -m codegen transactions {where}")
+        print("      hanging transactions, what they block and the command that ends them")
+        print(f"  {python} -m codegen downgrade-check {where} --to 3.9")
+        print("      what keeps the cluster from going back to Kafka 3.9, and what to do first")
     print("  in Python, the Spark functions on the same data (docs/spark.md, docs/forensics.md):")
     print("      from pathlib import Path")
     print("      from spark_udfs import compacted, forensics")
@@ -511,16 +567,19 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"results go to {out}")
     out.mkdir(parents=True, exist_ok=True)
     if args.files is None and args.bootstrap_servers is None:
-        _remove_earlier_dump(out / "dump")
+        _remove_earlier_dump(out / CLUSTER)
     # Python's temporary files (ours, pyspark's and its workers') stay below --out too.
     scratch = out / "spark-tmp"
     scratch.mkdir(exist_ok=True)
     os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
     started = time.time()
+    stats: ClusterStats | None = None
+    files: list[StoragePath] = []
     if args.bootstrap_servers is not None:
-        files = []
+        pass
     elif args.files is None:
-        files = _synthesize(args, out / "dump")
+        synthesized, stats = _synthesize(args, out / CLUSTER)
+        files = list(synthesized)
     else:
         files = args.files
         size = sum(f.stat().st_size for f in files)
@@ -529,9 +588,19 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import functions as F
 
     from spark_udfs import compacted, live
+    from spark_udfs.demo_forensics import start_forensics
     from spark_udfs.functions import decode_consumer_offsets
     from spark_udfs.session import kafka_log_reader
 
+    # The forensics commands run beside Spark, on the cores it leaves idle (niced); their
+    # lines come after Spark's.
+    folder = _log_folder(args, out)
+    page = stats.lag_page if stats is not None else ()
+    forensics = (
+        start_forensics(folder, out, sys.executable, page, niceness=FORENSICS_NICENESS)
+        if folder is not None
+        else None
+    )
     spark = _start_spark(args.master, out, getattr(args, "kafka_conf", {}))
     decoded_path = out / "decoded.parquet"
     if args.bootstrap_servers is not None:
@@ -556,6 +625,8 @@ def main(argv: list[str] | None = None) -> int:
             f"another topic's data? (python -m codegen dump reads any topic)"
         )
         spark.stop()
+        if forensics is not None:
+            forensics.answers()  # their answers are in --out; nothing left running
         return EXIT_DAMAGE
 
     _say("committed offsets (compacted, distributed: spark_udfs.compacted.committed_offsets)")
@@ -579,7 +650,6 @@ def main(argv: list[str] | None = None) -> int:
     groups.groupBy("type", "state").count().withColumnRenamed("count", "groups").orderBy(
         "type", "state"
     ).show(truncate=False)
-    first = per_group.orderBy("group").select("group").first()
     committed, group_count = offsets.count(), per_group.count()
     spark.stop()
     status = EXIT_DAMAGE if damaged else 0
@@ -590,10 +660,21 @@ def main(argv: list[str] | None = None) -> int:
         else "every record decoded"
     )
     _say(
-        f"done in {time.time() - started:.0f} s: {plural(committed, 'committed offset')} in "
+        f"Spark done: {plural(committed, 'committed offset')} in "
         f"{plural(group_count, 'group')}; {verdict}"
     )
-    _next_steps(args, out, first["group"] if first is not None else None)
+    answers = []
+    if forensics is not None and folder is not None:
+        _say(
+            f"the forensics commands on {_shown(folder)} (docs/forensics.md), their answers in "
+            f"{_shown(out)}:"
+        )
+        answers = forensics.answers()
+        width = max(len(a.name) for a in answers)
+        for answer in answers:
+            print(f"  {answer.name:<{width}}  {answer.line}")
+    _say(f"done in {time.time() - started:.0f} s")
+    _next_steps(args, out, answers, stats)
     return status
 
 

@@ -53,7 +53,7 @@ def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_defaults_synthesize_a_million_records_into_a_new_folder_per_run() -> None:
     args = parse_args([])
-    assert (args.files, args.records, args.partitions, args.groups) == (None, 1_000_000, 4, 300)
+    assert (args.files, args.records, args.partitions, args.groups) == (None, 1_000_000, 4, 20)
     assert args.out.parent == DEFAULT_OUT == Path(".cache/demo")
     assert re.fullmatch(r"\d{8}-\d{6}(-\d+)?-synthesized", args.out.name), args.out
     assert parse_args(["--input", str(REAL_DUMP)]).out.name.endswith("-aibulb")
@@ -266,17 +266,19 @@ def test_synthesis_writes_the_records_asked_and_reports_against_that_total(
 
 
 def test_an_out_folder_reused_says_what_it_replaces(tmp_path: Path) -> None:
-    from spark_udfs.demo import _remove_earlier_dump, _replaced
+    from spark_udfs.cluster import write_cluster
+    from spark_udfs.demo import CLUSTER, _remove_earlier_dump, _replaced
 
     assert _replaced(tmp_path) == []
     (tmp_path / "decoded.parquet").mkdir()
-    dump = tmp_path / "dump"
-    write_consumer_offsets(dump, 50, partitions=2, groups=2)
-    assert _replaced(tmp_path) == ["decoded.parquet", "dump"]
-    _remove_earlier_dump(dump)  # an earlier synthesized dump: only __consumer_offsets-<n>
+    (tmp_path / "lag.html").write_text("<html></html>")
+    dump = tmp_path / CLUSTER
+    write_cluster(dump, 20_000, partitions=2, groups=2)
+    assert _replaced(tmp_path) == ["decoded.parquet", "lag.html", CLUSTER]
+    _remove_earlier_dump(dump)  # an earlier synthesized cluster: partitions, a broker's files
     assert not dump.exists()
     (dump / "mine").mkdir(parents=True)  # not one the demo wrote: left alone, and said so
-    with pytest.raises(SystemExit, match="is not a synthesized dump of an earlier run"):
+    with pytest.raises(SystemExit, match="is not a synthesized cluster of an earlier run"):
         _remove_earlier_dump(dump)
     assert (dump / "mine").is_dir()
 
@@ -355,21 +357,34 @@ def test_demo_decodes_a_dump_given_with_input(
     assert any(re.match(r"  OffsetCommit +v5, newer than the specs +\d", x) for x in kinds)
     assert "reading 4 segment files" in proc.stdout
     assert "results go to" in proc.stdout and "replacing" not in proc.stdout
+    # The forensics on the first input's log folder, one line each, their answers in --out.
+    heading = next(i for i, x in enumerate(lines) if "] the forensics commands on " in x)
+    assert lines[heading].endswith(
+        f"the forensics commands on {REAL_DUMP} (docs/forensics.md), their answers in {out}:"
+    )
+    names = [x.split()[0] for x in lines[heading + 1 : heading + 5]]
+    assert names == ["groups", "lag", "transactions", "downgrade-check"], lines[heading:]
     # The end: where the results are, and the next commands on the same data.
     end = lines[lines.index(f"results in {out}:") :]
-    assert (
-        end[1].split()[0] == "decoded.parquet" and end[2].split()[0] == "committed_offsets.parquet"
-    )
-    assert end[3] == "next, on the same data:"
+    listed = [x.split()[0] for x in end[1 : end.index("next, on the same data:")]]
+    assert listed == [
+        "decoded.parquet",
+        "committed_offsets.parquet",
+        "groups.jsonl",
+        "lag.txt",
+        "transactions.jsonl",
+        "downgrade-3.9.json",
+    ]
     python = sys.executable
-    group = re.search(r"--group (\S+)", end[4])
-    assert group is not None
-    assert end[4] == f"  {python} -m codegen groups {REAL_DUMP} --group {group[1]}"
-    assert f"  {python} -m codegen lag {REAL_DUMP} --group {group[1]} --format html > " in end[6]
+    steps = end[end.index("next, on the same data:") + 1 :]
+    assert steps[0] == f"  {python} -m codegen groups {REAL_DUMP}"
+    assert f"  {python} -m codegen lag {REAL_DUMP}" in steps
+    assert f"  {python} -m codegen transactions {REAL_DUMP}" in steps
+    assert f"  {python} -m codegen downgrade-check {REAL_DUMP} --to 3.9" in steps
     assert f'decoded = spark.read.parquet("{out / "decoded.parquet"}")' in proc.stdout
     assert f'forensics.read_dump(spark, Path("{REAL_DUMP}"))' in proc.stdout
     assert (out / "decoded.parquet").is_dir() and (out / "committed_offsets.parquet").is_dir()
-    assert not (out / "dump").exists()  # the input was read, nothing synthesized
+    assert not (out / "kafka-logs").exists()  # the input was read, nothing synthesized
     # Nothing outside --out: not in the working folder, TMPDIR or the input folder.
     assert _files_below(work) == set()
     assert _files_below(temp) == set()
@@ -381,6 +396,58 @@ def test_demo_decodes_a_dump_given_with_input(
         "incubator modules|native-hadoop|log4j profile|default log level|loopback|SPARK_LOCAL_IP"
     )
     assert not re.search(routine, proc.stderr), proc.stderr
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_demo_tells_the_story_of_its_synthesized_cluster(tmp_path: Path) -> None:
+    """The default run, smaller: the cluster it writes and the story the forensics find in it,
+    one line each, with the lag page and the next commands."""
+    out = tmp_path / "results"
+    env = os.environ | {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "PYSPARK_PYTHON": sys.executable,
+    }
+    argv = ["--records", "40000", "--partitions", "2", "--out", str(out), *SHOW]
+    work = tmp_path / "work"  # a working folder above neither the interpreter nor --out
+    work.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_udfs.demo", *argv],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert any("wrote 40,000 records in" in x and "the story to find:" in x for x in lines)
+    heading = next(i for i, x in enumerate(lines) if "] the forensics commands on " in x)
+    found = {x.split()[0]: x for x in lines[heading + 1 : heading + 5]}
+    assert re.search(r"recommendations rebalanced \d+ times from ", found["groups"])
+    assert "inventory-sync moved from classic to consumer" in found["groups"]
+    assert "deleted: console-consumer-" in found["groups"]
+    for needle in (
+        "fraud-detector STALL on payments-1",
+        "email-notifier STOP on shipments-0, shipments-1, shipments-2",
+        "search-indexer REWIND on inventory-0, inventory-1, inventory-2, inventory-3",
+        "analytics-etl fell behind (orders-",
+    ):
+        assert needle in found["lag"], found["lag"]
+    assert re.search(r"^  lag +3 ERR, \d+ OK; ", found["lag"])
+    assert "1 hanging transaction: payments-1 from offset " in found["transactions"]
+    assert "blocking fraud-detector" in found["transactions"]
+    assert (
+        "BLOCKED by group coordinator, dynamic configs, cluster features"
+        in found["downgrade-check"]
+    )
+    page = (out / "lag.html").read_text()
+    assert ">STALL</span>" in page and ">REWIND</span>" in page and ">STOP</span>" in page
+    assert 'id="group-analytics-etl"' in page and 'id="group-clickstream-sessionizer"' not in page
+    steps = lines[lines.index("next, on the same data:") + 1 :]
+    cluster = out / "kafka-logs"
+    assert steps[0] == f"  {sys.executable} -m codegen groups {cluster} --group recommendations"
+    assert f"      the page of the groups worth a look: {out / 'lag.html'}" in steps
 
 
 def test_routine_lines_are_dropped_from_stderr_and_the_rest_passes_as_it_comes() -> None:
@@ -408,3 +475,16 @@ def test_routine_lines_are_dropped_from_stderr_and_the_rest_passes_as_it_comes()
         rest += chunk
     os.close(target_r)
     assert rest == b"WARN: Using incubator\n"
+
+
+def test_the_readme_shows_the_demos_lag_page() -> None:
+    """The README's screenshot of the demo's lag page is there, a PNG as headless Chromium
+    takes it (docs/spark.md says how)."""
+    import struct
+
+    readme = (ROOT / "README.md").read_text()
+    assert "![The demo's lag page" in readme and "(docs/images/demo-lag.png)" in readme
+    shot = (ROOT / "docs" / "images" / "demo-lag.png").read_bytes()
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and shot[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", shot[16:24])
+    assert width >= 1000 and height >= 800
