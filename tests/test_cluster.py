@@ -2,9 +2,9 @@
 log folder, and holding the story the forensics commands are there to find, found by the
 commands themselves.
 
-One cluster of 40,000 ``__consumer_offsets`` records (a ten-minute hour) is written once for
-the module; each test reads it as a user would: ``dump``, ``groups``, ``lag``, ``transactions``
-and ``downgrade-check`` on the folder.
+One cluster of 40,000 ``__consumer_offsets`` records (the shortest hour, 25 minutes) is
+written once for the module; each test reads it as a user would: ``dump``, ``groups``, ``lag``,
+``transactions`` and ``downgrade-check`` on the folder.
 """
 
 from __future__ import annotations

@@ -35,6 +35,9 @@ __all__ = [
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 TIMEOUT_MS = 60_000
+HANGS_FOR = 20 * 60 * SECOND
+"""How long before the end the hanging transaction starts, at least: longer than a broker's
+default transaction.max.timeout.ms (15 minutes)."""
 
 
 @dataclass(slots=True)
@@ -52,7 +55,9 @@ def plan_transactions(
     rnd: random.Random, start: int, end: int, first_pid: int, story: Story
 ) -> tuple[list[Txn], dict[str, int]]:
     """payment-service's three instances, a transaction every two seconds or so each (3 % of
-    them aborted), and payment-reconciler's one transaction at 62 %, which hangs."""
+    them aborted), and payment-reconciler's one transaction at 62 %, which hangs (at least
+    :data:`HANGS_FOR` before the end: Kafka's find-hanging lists a transaction only once its
+    last write is older than the broker's transaction.max.timeout.ms)."""
     txns: list[Txn] = []
     pids: dict[str, int] = {}
     for i in range(3):
@@ -66,7 +71,8 @@ def plan_transactions(
             epoch += 1  # transaction version 2: every transaction ends with a new epoch
             t += 2 * SECOND + rnd.randrange(-400, 400)
     pids["payment-reconciler"] = first_pid + 3
-    txns.append(Txn(story.at(0.62), "payment-reconciler", first_pid + 3, 0, [1], False, True))
+    hangs_from = min(story.at(0.62), end - HANGS_FOR)
+    txns.append(Txn(hangs_from, "payment-reconciler", first_pid + 3, 0, [1], False, True))
     txns.sort(key=lambda x: x.time)
     return txns, pids
 
