@@ -113,6 +113,8 @@ def test_dump_exits_2_on_a_text_file_and_a_folder_of_them(scratch: Path) -> None
     for given in (scratch / "build-0.log", scratch):
         res = runner.invoke(cli, ["dump", str(given)])
         assert res.exit_code == 2, res.output
+        # Bad files, not a bad command line: said as the forensics say it, no usage banner.
+        assert res.stderr.startswith("dump: not a Kafka log segment: "), res.stderr
         _not_kafka(res.stderr, scratch / "build-0.log")
         assert res.stdout == ""
     line = scratch / "one-line.log"

@@ -24,7 +24,6 @@ from codegen.dumps.coordinator import CONSUMER_OFFSETS, SHARE_GROUP_STATE, TRANS
 from codegen.dumps.log_dirs import (
     LOG_FOLDER_SUFFIXES,
     TXN_INDEX,
-    NothingToRead,
     RowSource,
     guess_topic,
     input_files,
@@ -32,7 +31,7 @@ from codegen.dumps.log_dirs import (
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, REMOTE_LOG_METADATA
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
-from codegen.dumps.recognize import NotKafkaData, require_kafka_data
+from codegen.dumps.recognize import require_kafka_data
 from codegen.dumps.run import (
     DEFAULT_MAX_MESSAGE_SIZE,
     Counts,
@@ -258,18 +257,17 @@ def dump_command(
     chosen = None if topic in ("auto", PLAIN) else TOPIC_CHOICES[topic]
     # --compacted on a broker's log folder: its __consumer_offsets partitions
     listed = CONSUMER_OFFSETS if compacted and topic == "auto" else chosen
-    try:
-        files = input_files(paths, listed, every_kind=fmt == "dump-log", txn_index=not compacted)
-        # Segments and snapshots, and files of no kind the folder holds (read as segments);
-        # kafka-dump-log's text passes over those, as Kafka's tool does.
-        require_kafka_data(
-            f
-            for f in files
-            if f.suffix in LOG_FOLDER_SUFFIXES[:2]
-            or (fmt != "dump-log" and f.suffix not in LOG_FOLDER_SUFFIXES)
-        )
-    except (NothingToRead, NotKafkaData) as exc:
-        raise click.UsageError(str(exc)) from None
+    # Bad input (NothingToRead, NotKafkaData): "dump: ..." and exit 2, without the usage
+    # banner: the command line was right, the files are not.
+    files = input_files(paths, listed, every_kind=fmt == "dump-log", txn_index=not compacted)
+    # Segments and snapshots, and files of no kind the folder holds (read as segments);
+    # kafka-dump-log's text passes over those, as Kafka's tool does.
+    require_kafka_data(
+        f
+        for f in files
+        if f.suffix in LOG_FOLDER_SUFFIXES[:2]
+        or (fmt != "dump-log" and f.suffix not in LOG_FOLDER_SUFFIXES)
+    )
     if fmt != "dump-log":
         index_files = [
             f for f in files if f.suffix in LOG_FOLDER_SUFFIXES[2:] and f.suffix != TXN_INDEX
