@@ -335,13 +335,17 @@ def _synthesize(args: argparse.Namespace, dump: Path) -> tuple[list[Path], Clust
         f"{args.partitions} partitions, beside its data topics, __transaction_state and "
         "__cluster_metadata"
     )
-    stats = write_cluster(  # reports every tenth of the records, and the last
-        dump,
-        records=args.records,
-        partitions=args.partitions,
-        groups=args.groups,
-        progress=lambda n: _say(f"  {n:,} of {args.records:,} records of {TOPIC} written"),
-    )
+    try:
+        stats = write_cluster(  # reports every tenth of the records, and the last
+            dump,
+            records=args.records,
+            partitions=args.partitions,
+            groups=args.groups,
+            progress=lambda n: _say(f"  {n:,} of {args.records:,} records of {TOPIC} written"),
+        )
+    except ValueError as exc:  # too few --records for the story, or --groups for the rest
+        shutil.rmtree(dump, ignore_errors=True)  # the part written before it could tell
+        _parser().error(str(exc))
     size = sum(f.stat().st_size for f in stats.files)
     minutes = (stats.end - stats.start) // 60_000
     _say(

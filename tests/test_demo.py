@@ -265,6 +265,30 @@ def test_synthesis_writes_the_records_asked_and_reports_against_that_total(
     assert all(100 * n <= written < 100 * n + 40 for n, written in enumerate(seen, 1))
 
 
+def test_too_few_records_for_the_story_is_a_usage_error_before_spark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--records below the story's own is exit 2 naming the least, and the part of the
+    cluster written before the story could tell is gone."""
+    import tempfile
+
+    from spark_udfs.demo import CLUSTER, main
+
+    # main() points this process's temporary folder below --out: put it back afterwards.
+    monkeypatch.setattr(tempfile, "tempdir", tempfile.tempdir)
+    monkeypatch.setenv("TMPDIR", os.environ.get("TMPDIR", tempfile.gettempdir()))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--records", "100", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert re.fullmatch(
+        r"python -m spark_udfs\.demo: error: --records 100 cannot hold the story: give at "
+        r"least [\d,]+",
+        last,
+    ), last
+    assert not (tmp_path / CLUSTER).exists()
+
+
 def test_an_out_folder_reused_says_what_it_replaces(tmp_path: Path) -> None:
     from spark_udfs.cluster import write_cluster
     from spark_udfs.demo import CLUSTER, _remove_earlier_dump, _replaced
