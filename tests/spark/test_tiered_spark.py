@@ -60,15 +60,24 @@ def test_remote_log_metadata_decodes_in_spark(spark: Any) -> None:
     assert [r["recordName"] for r in with_decode] == [r["recordName"] for r in rows]
 
 
-def test_the_tiered_report_is_the_command_lines(spark: Any) -> None:
+@pytest.mark.parametrize("moment", ["now", "during the killed upload"])
+def test_the_tiered_report_is_the_command_lines(spark: Any, moment: str) -> None:
     """Every section of the tiered-storage report, Spark's and the command line's, row for row
-    (the same view, run per partition by applyInArrow)."""
+    (the same view, run per partition by applyInArrow): at the end, and with --as-of a second
+    into the upload the broker was killed in (later records and copies left out)."""
     from codegen.tiered.report import tiered_report as local_report
     from spark_udfs.tiered import tiered_report
 
     paths = [str(TIERED / "logs"), str(TIERED / "remote")]
-    theirs = tiered_report(spark, paths)
-    ours = local_report(paths)
+    as_of = None
+    if moment != "now":
+        segments = local_report(paths).sections.segments.to_pylist()
+        killed = next(s for s in segments if s["status"] == "upload-abandoned")
+        as_of = killed["copyStartedMs"] + 1000
+    theirs = tiered_report(spark, paths, as_of_ms=as_of)
+    ours = local_report(paths, as_of_ms=as_of)
+    if as_of is not None:
+        assert "copying" in {s["status"] for s in ours.sections.segments.to_pylist()}
 
     def key(row: dict[str, Any]) -> str:
         return repr(sorted(row.items()))
