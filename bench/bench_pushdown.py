@@ -11,7 +11,8 @@ without (``false``: Spark filters what the source reads), to the ``noop`` sink. 
 median wall time, the CPU seconds of the driver JVM and of the Python workers, the rows each
 query returns and the records the source read: all of them without pushdown; with it (or the
 option), those in the byte ranges left after the files, segments and batches that cannot match
-were skipped. Results go to ``<work>/pushdown.json``.
+were skipped, and the bytes it reads for them (the offset and time indexes, then the byte ranges
+they leave: the scan's size). Results go to ``<work>/pushdown.json``.
 """
 
 from __future__ import annotations
@@ -57,10 +58,13 @@ def dump(work: Path, rows: int, millions: int) -> Path:
     return folder
 
 
-def records_read(folder: Path, options: dict[str, str], where: str, spark: Any) -> int:
-    """The records in the byte ranges the source reads for ``where`` (pushed filters)."""
+def records_read(folder: Path, options: dict[str, str], where: str, spark: Any) -> tuple[int, int]:
+    """The records in the byte ranges the source reads for ``where`` (pushed filters), and the
+    bytes it reads for them (indexes included)."""
+    from codegen.dumps import storage
     from codegen.dumps.arrow import record_batches
     from spark_udfs.datasource import KafkaLogDataSource
+    from spark_udfs.pushdown import read_ranges
 
     source = KafkaLogDataSource({"path": str(folder), "pushFilters": "true", **options})
     reader = source.reader(None)
@@ -70,18 +74,13 @@ def records_read(folder: Path, options: dict[str, str], where: str, spark: Any) 
     rest: list[Filter] = reader.pushFilters(filters)
     say(f"  pushed {len(filters) - len(rest)} of {len(filters)} filters")
     total = 0
+    storage.READS.reset()
     for part in reader.partitions():
         for sl in part.slices:
-            for start, end in _ranges(sl, reader):
-                for rb in record_batches(sl.path, start=start, end=end, headers=False):
+            for at, data in read_ranges(storage.path(sl.path), sl.start, sl.end, part.pushed):
+                for rb in record_batches(data, position=at, headers=False):
                     total += rb.num_rows
-    return total
-
-
-def _ranges(sl: Any, reader: Any) -> list[tuple[int, int]]:
-    from spark_udfs.pushdown import batch_ranges
-
-    return batch_ranges(sl.path, sl.start, sl.end, reader.pushed)
+    return total, storage.READS.bytes
 
 
 def _filters(where: str) -> list[Any]:
@@ -111,8 +110,9 @@ def main() -> None:
     spark = get_session("local[2]", app_name="bench-pushdown", driver_memory="4g")
     jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
     total = spark.read.format("kafka-log").option("columns", "offset").load(str(folder)).count()
+    size = sum(f.stat().st_size for f in folder.glob("*/*.log"))
     say(f"the dump: {total:,} records in {len(list(folder.glob('*/*.log')))} segments")
-    results: dict[str, Any] = {"records": total}
+    results: dict[str, Any] = {"records": total, "bytes": size}
     for name, (options, where) in QUERIES.items():
         say(f"{name}: .where({where!r}) with {options}")
         pushed = (
@@ -136,9 +136,12 @@ def main() -> None:
         jobs = {"pushed": noop(pushed), "where option": noop(given), "not pushed": noop(plain)}
         # No warm-up run: the count has warmed the session, and a read of the dump takes minutes.
         res = timed(jobs, args.runs, jvm_pid, warm_up=False)
-        res["pushed"]["records_read"] = records_read(folder, options, where, spark)
-        res["where option"]["records_read"] = res["pushed"]["records_read"]  # the same ranges
+        read, read_bytes = records_read(folder, options, where, spark)
+        res["pushed"]["records_read"], res["pushed"]["bytes_read"] = read, read_bytes
+        res["where option"]["records_read"] = read  # the same ranges
+        res["where option"]["bytes_read"] = read_bytes
         res["not pushed"]["records_read"] = total
+        res["not pushed"]["bytes_read"] = size
         res["rows"] = rows  # the same without pushdown: tests/spark/test_pushdown.py
         res["speedup"] = res["not pushed"]["median_s"] / res["pushed"]["median_s"]
         results[name] = res
@@ -146,8 +149,8 @@ def main() -> None:
             r = res[kind]
             say(
                 f"  {kind:>12}: {r['median_s']:7.2f} s (JVM CPU {r['jvm_cpu_s']:.1f} s, Python "
-                f"CPU {r['python_cpu_s']:.1f} s), {r['records_read']:,} records read, "
-                f"{rows:,} rows"
+                f"CPU {r['python_cpu_s']:.1f} s), {r['records_read']:,} records and "
+                f"{r['bytes_read'] / 1e6:,.1f} MB read, {rows:,} rows"
             )
         say(f"  pushdown: {res['speedup']:.1f}x faster")
     out = args.work / "pushdown.json"

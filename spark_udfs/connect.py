@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from codegen.dumps import storage
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -57,11 +59,13 @@ _ARTIFACT_SESSION = "SPARK_JOB_ARTIFACT_UUID"
 
 def server_path(path: str) -> str:
     """``path`` as Spark's file sources read it: a relative path is relative to the working
-    folder of the JVM that plans the read. A Python worker of a Spark Connect session runs in
-    the session's artifact folder; the JVM's working folder is the ``PWD`` it was started
-    with, which the worker inherits."""
+    folder of the JVM that plans the read (a URL is left as it is). A Python worker of a Spark
+    Connect session runs in the session's artifact folder; the JVM's working folder is the
+    ``PWD`` it was started with, which the worker inherits."""
     session = os.environ.get(_ARTIFACT_SESSION)
     if os.path.isabs(path) or not session or os.path.basename(os.getcwd()) != session:
+        return path
+    if storage.is_url(path) or path.startswith("file://"):
         return path
     base = os.environ.get("PWD")
     return os.path.join(base, path) if base else path

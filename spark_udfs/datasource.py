@@ -70,11 +70,14 @@ Options (case-insensitive):
 - ``pushFilters``: ``true`` takes the query's filters on ``topic``, ``partition``, ``offset``,
   ``timestamp``, ``isControl`` and, with ``decode``, ``recordName``, and skips the files,
   segments, batches and records they rule out (:mod:`spark_udfs.pushdown`); ``false`` leaves
-  every filter to Spark; ``auto`` (default) is ``true`` where Spark keeps each scan's read plan
-  to that scan (Spark 5.0, SPARK-58551) and ``false`` on Spark 4.3, which shares one read plan
-  between every scan of a loaded DataFrame, within a query and across queries: there a
-  DataFrame read with ``pushFilters=true`` must be scanned by one query, once (load it again
-  for each other scan). Spark pushes filters only with
+  every filter to Spark; ``auto`` (default) is ``true`` where each scan of a loaded DataFrame
+  plans its own read (Spark 5.0, SPARK-58551) and ``false`` on a classic Spark 4.3 session,
+  which shares one read plan between every scan of a loaded DataFrame, within a query and
+  across queries: there a DataFrame read with ``pushFilters=true`` must be scanned by one
+  query, once (load it again for each other scan). A Spark Connect session set up by
+  :func:`spark_udfs.session.register_data_source` resolves each query anew (its plan cache is
+  off) and registers :class:`ScopedKafkaLogDataSource`, whose default is ``true``. Each input
+  partition carries its scan's filters, which its read applies. Spark pushes filters only with
   ``spark.sql.python.filterPushdown.enabled`` on, which ``spark_udfs.session`` sets.
 - ``where``: filters the source applies to every scan of the DataFrame, on any Spark: conjuncts
   joined by ``AND``, each a comparison (``=``, ``<``, ``<=``, ``>``, ``>=``) of ``topic``,
@@ -82,6 +85,10 @@ Options (case-insensitive):
   ``recordName`` with a literal, ``column IN (...)``, or ``[NOT] isControl``; they skip what
   ``pushFilters`` skips. Anything else is an error at ``load()``.
   ``.option("where", "partition = 3 and offset >= 1000")``
+- ``storage.<name>``: for paths in object storage or HDFS (``s3://``, ``gs://``, ``abfs://``,
+  ``hdfs://``, :mod:`codegen.dumps.storage`), a setting of pyarrow's filesystem (its argument
+  ``<name>``: ``storage.endpoint_override``, ``storage.access_key``, ``storage.secret_key``...);
+  without them the store's standard credential chain on each node. Never printed.
 - ``recordLoop``: ``auto`` (default) builds the raw columns with the native columnar loop when
   it is built and ``SPECGEN_BACKEND`` is not ``pure``, else with the pure loop; ``native``
   requires the native one, ``pure`` takes the pure one (the reference: same rows).
@@ -96,14 +103,12 @@ Options (case-insensitive):
 
 from __future__ import annotations
 
-import glob
+import itertools
 import json
 import os
-import re
 import struct
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -122,22 +127,25 @@ from codegen.columnar.topics import (
     topics_arrow_type,
     widen_to,
 )
+from codegen.dumps import storage
 from codegen.dumps.arrow import RECORD_SCHEMA, record_batches
 from codegen.dumps.batch_rows import BATCH_SCHEMA, batch_rows
 from codegen.dumps.log_dirs import readable_remote, tiered_order
 from codegen.dumps.partition_folders import partition_of
 from codegen.dumps.remote_storage import remote_partition
 from codegen.dumps.segments import SEGMENT_SUFFIXES
-from codegen.dumps.topic_map import TopicMap, topic_map_option
+from codegen.dumps.storage import RemotePath, StoragePath, expand_braces, split_outside_braces
+from codegen.dumps.topic_map import TopicMap, load_topic_map, topic_map_option
 from spark_udfs.connect import server_path
 from spark_udfs.errors import MalformedKafkaRecordError
 from spark_udfs.options import Mode
 from spark_udfs.pushdown import (
     Pushed,
-    batch_ranges,
     given_filters,
+    index_positions,
     keep_files,
     push,
+    read_ranges,
     takes_filters,
 )
 from spark_udfs.user_topics import (
@@ -207,95 +215,62 @@ class LogSlice:
 
 @dataclass(frozen=True, slots=True)
 class LogSlices(InputPartition):
-    """One input partition: slices of one or more files, read in turn."""
+    """One input partition: slices of one or more files, read in turn, and the filters of the
+    scan it was planned for (what the reader applies to it: never another scan's)."""
 
     slices: tuple[LogSlice, ...]
+    pushed: Pushed = field(default_factory=Pushed)
 
 
-_GLOB_CHARS = re.compile(r"[*?\[{]")
-
-
-def expand_braces(pattern: str) -> list[str]:
-    """Hadoop's ``{a,b}`` alternatives, which Python's ``glob`` lacks: ``x{1,2}`` -> x1, x2."""
-    depth, start = 0, -1
-    for i, ch in enumerate(pattern):
-        if ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                head, tail = pattern[:start], pattern[i + 1 :]
-                return [
-                    expanded
-                    for choice in _split_outside_braces(pattern[start + 1 : i])
-                    for expanded in expand_braces(head + choice + tail)
-                ]
-    return [pattern]
-
-
-def _split_outside_braces(text: str) -> list[str]:
-    """``text`` cut at the commas that are not inside ``{...}``."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "{":
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
-def resolve_paths(paths: list[str]) -> list[Path]:
+def resolve_paths(paths: list[str], options: Mapping[str, str] | None = None) -> list[StoragePath]:
     """The files and folders ``paths`` name: each an existing path or a glob pattern (``*``,
-    ``?``, ``[abc]``, ``{a,b}``, as Spark's file sources take them), matches in name order."""
-    out: list[Path] = []
+    ``?``, ``[abc]``, ``{a,b}``, as Spark's file sources take them), matches in name order; on
+    disk or, for a URL, in object storage (``options``: :mod:`codegen.dumps.storage`)."""
+    out: list[StoragePath] = []
     for given in paths:
         p = server_path(given)  # relative: to the server's folder, over Spark Connect too
-        path = Path(p)
+        path = storage.path(p, options)
         if path.exists():
             out.append(path)
-        elif _GLOB_CHARS.search(p):
-            matches = sorted({m for q in expand_braces(p) for m in glob.glob(q)})
+        elif storage.has_magic(p):
+            ((_, matches),) = storage.expand([p], options)
             if not matches:
                 raise FileNotFoundError(
                     f"kafka-log: the pattern {given} matches no file or folder; check it, or give "
                     "the folders themselves"
                 )
-            out.extend(Path(m) for m in matches)
+            out.extend(matches)
         else:
             raise FileNotFoundError(f"kafka-log: no such file or folder: {given}")
     return out
 
 
-def list_log_files(paths: list[str]) -> list[Path]:
-    """Every segment and snapshot below ``paths`` (files, folders or glob patterns); of a
-    tiered topic's remote storage, one complete copy of each remote segment
+def list_log_files(paths: list[str], options: Mapping[str, str] | None = None) -> list[StoragePath]:
+    """Every segment and snapshot below ``paths`` (files, folders or glob patterns; on disk or
+    in object storage, ``options``: :mod:`codegen.dumps.storage`); of a tiered topic's remote
+    storage, one complete copy of each remote segment
     (:func:`codegen.dumps.log_dirs.readable_remote`)."""
-    return tiered_files(paths)[0]
+    return tiered_files(paths, options)[0]
 
 
-def tiered_files(paths: list[str]) -> tuple[list[Path], dict[Path, int]]:
+def tiered_files(
+    paths: list[str], options: Mapping[str, str] | None = None
+) -> tuple[list[StoragePath], dict[str, int]]:
     """:func:`list_log_files` with each tiered partition's remote and local segments in offset
-    order, and the offset below which each remote segment is read
+    order, and the offset below which each remote segment is read, by the segment's path text
     (:func:`codegen.dumps.log_dirs.tiered_order`)."""
-    out: list[Path] = []
-    for path in resolve_paths(paths):
+    out: list[StoragePath] = []
+    for path in resolve_paths(paths, options):
         if path.is_dir():
-            found = [f for f in path.rglob("*") if f.suffix in SEGMENT_SUFFIXES]
-            out.extend(sorted(f for f in found if f.is_file()))
+            found = [f for f in path.rglob("*") if f.suffix in SEGMENT_SUFFIXES and f.is_file()]
+            out.extend(sorted(found, key=lambda f: str(f).split("/")))  # as paths sort
         else:
             out.append(path)
-    ordered, bounds = tiered_order(readable_remote(list(out)))
-    local = [f for f in ordered if isinstance(f, Path)]  # resolve_paths gives local paths
-    return local, {f: b for f, b in bounds.items() if isinstance(f, Path)}
+    ordered, bounds = tiered_order(readable_remote(out))
+    return ordered, {str(f): b for f, b in bounds.items()}
 
 
-def topic_of(path: Path, options: dict[str, str]) -> tuple[str | None, int | None]:
+def topic_of(path: StoragePath, options: Mapping[str, str]) -> tuple[str | None, int | None]:
     topic: str | None = options.get("topic")
     part: int | None = int(options["partition"]) if "partition" in options else None
     remote = remote_partition(path.parent)
@@ -312,17 +287,30 @@ def topic_of(path: Path, options: dict[str, str]) -> tuple[str | None, int | Non
 
 
 def plan_slices(
-    path: Path, max_bytes: int, topic: str | None, part: int | None, size: int | None = None
+    path: StoragePath, max_bytes: int, topic: str | None, part: int | None, size: int | None = None
 ) -> list[LogSlice]:
     """Split a file (of ``size`` bytes, when known) at entry boundaries into slices of about
-    ``max_bytes``."""
+    ``max_bytes``: on disk by walking the entries' 12-byte headers; in object storage at the
+    batch positions of the segment's offset index (a request for the index, not one per
+    entry), each cut checked to start a batch (one ranged read of its header)."""
     if size is None:
         size = path.stat().st_size
     if size <= max_bytes:
         return [LogSlice(str(path), 0, size, topic, part)]
-    slices: list[LogSlice] = []
+    cuts = _index_cuts(path, max_bytes, size) if isinstance(path, RemotePath) else None
+    if cuts is None and isinstance(path, RemotePath):
+        cuts = []  # no index to cut at: the file is one slice
+    if cuts is None:
+        cuts = _entry_cuts(path, max_bytes, size)
+    bounds = [0, *cuts, size]
+    return [LogSlice(str(path), a, b, topic, part) for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def _entry_cuts(path: StoragePath, max_bytes: int, size: int) -> list[int]:
+    """Entry boundaries about ``max_bytes`` apart, from the headers of a local file."""
+    cuts: list[int] = []
     start = pos = 0
-    with open(path, "rb") as fh:
+    with path.open("rb") as fh:
         while pos + 12 <= size:
             fh.seek(pos)
             head = fh.read(12)
@@ -331,11 +319,27 @@ def plan_slices(
                 break  # the rest is read (and reported) by the last slice
             pos += 12 + length
             if pos - start >= max_bytes:
-                slices.append(LogSlice(str(path), start, pos, topic, part))
+                cuts.append(pos)
                 start = pos
-    if start < size:
-        slices.append(LogSlice(str(path), start, size, topic, part))
-    return slices
+    return [c for c in cuts if c < size]
+
+
+def _index_cuts(path: RemotePath, max_bytes: int, size: int) -> list[int] | None:
+    """Batch positions about ``max_bytes`` apart from the offset index beside a segment,
+    each checked to hold a v2 batch header; None when there is no usable index."""
+    positions = index_positions(path)
+    if positions is None:
+        return None
+    cuts: list[int] = []
+    start = 0
+    for pos in positions:
+        if pos - start >= max_bytes and pos < size:
+            head = storage.read_range(path, pos, pos + 17)
+            if len(head) < 17 or head[16] != 2 or _ENTRY.unpack_from(head)[1] < 49:
+                return None  # the index does not point at batches: not ours to cut by
+            cuts.append(pos)
+            start = pos
+    return cuts
 
 
 def _cores() -> int:
@@ -347,7 +351,7 @@ def _cores() -> int:
 
 
 def pack_slices(
-    files: list[tuple[Path, str | None, int | None]],
+    files: list[tuple[StoragePath, str | None, int | None]],
     *,
     max_bytes: int = DEFAULT_SPLIT,
     open_cost: int = DEFAULT_OPEN_COST,
@@ -391,15 +395,20 @@ def read_slice(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     native: bool | None = None,
     schema: pa.Schema = RAW_SCHEMA,
+    data: bytes | None = None,
+    at: int = 0,
 ) -> Iterator[pa.RecordBatch]:
     """Raw rows of one slice as Arrow record batches (``schema``: ``RAW_SCHEMA`` or some of its
     columns), from :func:`codegen.dumps.arrow.record_batches` (the native columnar loop when it
     is built and the backend is not ``pure``; ``native`` forces one loop) with the slice's
-    topic, partition and file added."""
+    topic, partition and file added. ``data``: the slice's bytes at ``at`` of its file, read
+    already (else the slice's range is read from a local path)."""
     for rb in record_batches(
-        sl.path,
-        start=sl.start,
-        end=sl.end,
+        sl.path if data is None else data,
+        start=sl.start if data is None else 0,
+        end=sl.end if data is None else None,
+        position=None if data is None else at,
+        name=sl.path,
         headers=with_headers,
         verify_crc=verify_crc,
         batch_rows=batch_rows,
@@ -469,12 +478,21 @@ def _with_decoded(
     return pa.RecordBatch.from_arrays(arrays, names=names)
 
 
+_STORAGE = "storage."
+
+
+def storage_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The ``storage.*`` options, without the prefix: the settings of the filesystem of a URL
+    (:mod:`codegen.dumps.storage`: ``storage.endpoint_override``, ``storage.access_key``...)."""
+    return {k[len(_STORAGE) :]: v for k, v in options.items() if k.startswith(_STORAGE)}
+
+
 def _paths(options: dict[str, str]) -> list[str]:
     """``load(path)``, ``load([paths])`` (Spark passes a JSON array as ``paths``), or the
     ``paths`` option: a JSON array or paths separated by commas (not those inside ``{a,b}``)."""
     if "paths" in options:
         raw = options["paths"]
-        paths = json.loads(raw) if raw.startswith("[") else _split_outside_braces(raw)
+        paths = json.loads(raw) if raw.startswith("[") else split_outside_braces(raw)
         return [str(p).strip() for p in paths if str(p).strip()]
     if "path" in options:
         return [options["path"]]
@@ -605,11 +623,10 @@ class KafkaLogReader(DataSourceReader):
         # The ``where`` option's filters: part of the DataFrame, so of every scan of it.
         self.given = given_filters(options.get("where", ""), decoding is not None)
         self.pushed: Pushed = push(self.given, decoding is not None)[0]
-        self.raw_schema = self._raw_schema()
 
-    def _raw_schema(self) -> pa.Schema:
+    def _raw_schema(self, pushed: Pushed) -> pa.Schema:
         """The raw columns a read builds: those returned, decoded, or filtered on."""
-        needed = set(self.schema.names) | self.pushed.row_columns()
+        needed = set(self.schema.names) | pushed.row_columns()
         decoding = self.decoding
         if decoding is not None:
             needed |= set(_DECODE_INPUTS)
@@ -618,39 +635,39 @@ class KafkaLogReader(DataSourceReader):
         return pa.schema([f for f in RAW_SCHEMA if f.name in needed])
 
     def partitions(self) -> list[LogSlices]:
+        """The input partitions of this scan, each carrying the scan's filters."""
         files = []
-        listed, bounds = tiered_files(_paths(self.options))
+        listed, bounds = tiered_files(_paths(self.options), storage_options(self.options))
         for path in listed:
             topic, part = topic_of(path, self.options)
             files.append((path, topic, part))
-        partitions = pack_slices(
+        slices = pack_slices(
             keep_files(files, self.pushed),
             max_bytes=int(self.options.get("maxbytesperpartition", DEFAULT_SPLIT)),
             open_cost=int(self.options.get("opencostinbytes", DEFAULT_OPEN_COST)),
             min_partitions=int(self.options.get("minpartitions", _cores())),
         )
-        if bounds:
-            partitions = [
-                LogSlices(tuple(replace(sl, below=bounds.get(Path(sl.path))) for sl in p.slices))
-                for p in partitions
-            ]
         # No file left to read (the pushed filters keep none): one empty partition, since
         # Spark reads a source that has none as one partition of its own making.
-        return partitions or [LogSlices(())]
+        return [
+            LogSlices(tuple(replace(sl, below=bounds.get(sl.path)) for sl in p.slices), self.pushed)
+            for p in slices
+        ] or [LogSlices((), self.pushed)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, LogSlices)
+        raw_schema = self._raw_schema(partition.pushed)
         for sl in partition.slices:
-            yield from self._read_slice(sl)
+            path = storage.path(sl.path, storage_options(self.options))
+            for at, data in read_ranges(path, sl.start, sl.end, partition.pushed):
+                yield from self._read_range(sl, at, data, partition.pushed, raw_schema)
 
-    def _read_slice(self, sl: LogSlice) -> Iterator[pa.RecordBatch]:
-        for start, end in batch_ranges(sl.path, sl.start, sl.end, self.pushed):
-            yield from self._read_range(replace(sl, start=start, end=end))
-
-    def _read_range(self, sl: LogSlice) -> Iterator[pa.RecordBatch]:
+    def _read_range(
+        self, sl: LogSlice, at: int, data: bytes, pushed: Pushed, raw_schema: pa.Schema
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of ``data``, the bytes at ``at`` of the slice's file."""
         opts = self.options
         decoding = self.decoding
-        pushed = self.pushed
         package = opts.get("package", SHIPPED)
         if decoding is not None:
             permissive = self.mode == Mode.PERMISSIVE
@@ -663,11 +680,13 @@ class KafkaLogReader(DataSourceReader):
         for rb in read_slice(
             sl,
             with_headers=opts.get("includeheaders", "true").lower() != "false"
-            and "headers" in self.raw_schema.names,
+            and "headers" in raw_schema.names,
             verify_crc=opts.get("verifycrc", "true").lower() != "false",
             batch_rows=int(opts.get("batchrows", DEFAULT_BATCH_ROWS)),
             native=_record_loop(opts),
-            schema=self.raw_schema,
+            schema=raw_schema,
+            data=data,
+            at=at,
         ):
             if sl.below is not None:  # a remote segment's offsets the next one holds
                 offset = rb.column("offset")
@@ -709,7 +728,6 @@ class KafkaLogFilteringReader(KafkaLogReader):
         """Take the filters the source applies itself (``spark_udfs.pushdown``)."""
         # The where option's filters are all taken, so only the query's can be left.
         self.pushed, rest = push([*self.given, *filters], self.decoding is not None)
-        self.raw_schema = self._raw_schema()
         return rest
 
 
@@ -720,9 +738,8 @@ class KafkaLogBatchReader(DataSourceReader):
         self.options = options
 
     def partitions(self) -> list[LogSlices]:
-        files = [
-            (path, *topic_of(path, self.options)) for path in list_log_files(_paths(self.options))
-        ]
+        listed = list_log_files(_paths(self.options), storage_options(self.options))
+        files = [(path, *topic_of(path, self.options)) for path in listed]
         partitions = pack_slices(
             files,
             max_bytes=int(self.options.get("maxbytesperpartition", DEFAULT_SPLIT)),
@@ -735,7 +752,8 @@ class KafkaLogBatchReader(DataSourceReader):
         assert isinstance(partition, LogSlices)
         verify = self.options.get("verifycrc", "true").lower() != "false"
         for sl in partition.slices:
-            rows = batch_rows(sl.path, start=sl.start, end=sl.end, verify_crc=verify)
+            path = storage.path(sl.path, storage_options(self.options))
+            rows = batch_rows(path, start=sl.start, end=sl.end, verify_crc=verify)
             for rb in rows.to_batches():
                 yield _with_slice_columns(rb, sl, BATCH_ROWS_SCHEMA)
 
@@ -754,8 +772,20 @@ def _rows_option(opts: dict[str, str]) -> str:
     return rows
 
 
+def _topic_map(opts: dict[str, str], package: str) -> TopicMap:
+    """The ``topics`` option's map: JSON, or a file read as the data paths are (a relative path
+    from the server's folder over Spark Connect; a URL with the ``storage.*`` options)."""
+    text = opts["topics"].strip()
+    if text.startswith("{"):
+        return topic_map_option(text, package)
+    return load_topic_map(storage.path(server_path(text), storage_options(opts)), package)
+
+
 class KafkaLogDataSource(DataSource):
     """``spark.read.format("kafka-log")``; see the module docstring for columns and options."""
+
+    default_push_filters = "auto"
+    """``pushFilters`` when the option is not given."""
 
     @classmethod
     def name(cls) -> str:
@@ -768,16 +798,18 @@ class KafkaLogDataSource(DataSource):
         opts = self._opts()
         decode = opts.get("decode", "false")
         package = opts.get("package", SHIPPED)
-        user = topic_map_option(opts["topics"], package) if opts.get("topics") else None
+        user = _topic_map(opts, package) if opts.get("topics") else None
         if decode.lower() == "false" and user is None:
             return None
-        files = list_log_files(_paths(opts))
+        files = list_log_files(_paths(opts), storage_options(opts))
         topics = {topic_of(f, opts)[0] for f in files}
         return _decoding(topics, decode, package, opts.get("recordtypes", ""), user)
 
     def _decoding_and_schema(self) -> tuple[Decoding | None, Mode, pa.Schema]:
         opts = self._opts()
-        resolve_paths(_paths(opts))  # a missing path or empty pattern fails at load()
+        resolve_paths(_paths(opts), storage_options(opts))  # a missing path fails at load()
+        takes_filters(opts.get("pushfilters", self.default_push_filters))  # so do bad values
+        _record_loop(opts)
         if opts.get("recordtypes") and opts.get("decode", "false").lower() == "false":
             raise ValueError("kafka-log: recordTypes selects records to decode; add decode")
         decoding = self._decoding()
@@ -808,6 +840,15 @@ class KafkaLogDataSource(DataSource):
         _record_loop(opts)  # a wrong value fails on the driver
         # Spark 4.3.0 refuses a reader that has pushFilters while its pushdown setting is off,
         # and shares one read plan between the scans of one loaded DataFrame (pushdown.py).
-        takes = takes_filters(opts.get("pushfilters", "auto"))
+        takes = takes_filters(opts.get("pushfilters", self.default_push_filters))
         reader = KafkaLogFilteringReader if takes else KafkaLogReader
         return reader(opts, *self._decoding_and_schema())
+
+
+class ScopedKafkaLogDataSource(KafkaLogDataSource):
+    """``kafka-log`` as :func:`spark_udfs.session.register_data_source` registers it in a
+    Spark Connect session, whose plan cache it turns off: each query then resolves the loaded
+    DataFrame anew, one read plan per scan, so the source takes the query's filters by default
+    (``pushFilters`` true)."""
+
+    default_push_filters = "true"

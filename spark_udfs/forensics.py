@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from codegen.dumps import storage
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.forensics import lag as lag_views
@@ -104,10 +105,11 @@ def _given_file(listed: str = "_given") -> Column:
     )
 
 
-def batch_rows(spark: SparkSession, files: Sequence[str]) -> DataFrame:
+def batch_rows(spark: SparkSession, files: Sequence[StoragePath | str]) -> DataFrame:
     """The batch rows of ``files`` (``kafka-log`` with ``rows=batches``: one row per log entry,
-    its header's fields)."""
-    return kafka_log_reader(spark).option("rows", "batches").load(list(files))
+    its header's fields); files in object storage read with their store's options."""
+    reader = kafka_log_reader(spark, storage.options_of(files))
+    return reader.option("rows", "batches").load([str(f) for f in files])
 
 
 def _kept(as_of: AsOf) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -120,14 +122,14 @@ def _kept(as_of: AsOf) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.Recor
     return keep
 
 
-def kept_batches(spark: SparkSession, files: Sequence[str], as_of: AsOf) -> DataFrame:
+def kept_batches(spark: SparkSession, files: Sequence[StoragePath | str], as_of: AsOf) -> DataFrame:
     """The batch rows of ``files`` the cut keeps (:func:`codegen.views.cut.kept_batches` per
     Arrow batch), and those that could not be read."""
     rows = batch_rows(spark, files)
     return rows.mapInArrow(_kept(as_of), rows.schema)
 
 
-def _cut(raw: DataFrame, files: Sequence[str], as_of: AsOf | None) -> DataFrame:
+def _cut(raw: DataFrame, files: Sequence[StoragePath | str], as_of: AsOf | None) -> DataFrame:
     """``kafka-log`` rows of the batches ``as_of`` keeps (whole batches, by their headers, as
     the command line cuts them), and the rows that could not be read, with ``timestampMs``."""
     from pyspark.sql import functions as F
@@ -155,8 +157,9 @@ def read_dump(
     folders, segments and globs; one replica per partition), cut at ``as_of`` (whole batches,
     by their headers, as ``--as-of``), with ``timestampMs``. Only the file listing runs on the
     driver."""
-    files = [str(f) for _, found in dump_partitions(path) for f in found]
-    raw = kafka_log_reader(spark).option("includeHeaders", "false").load(files)
+    files = [f for _, found in dump_partitions(path) for f in found]
+    reader = kafka_log_reader(spark, storage.options_of(files)).option("includeHeaders", "false")
+    raw = reader.load([str(f) for f in files])
     return decode_consumer_offsets(_cut(raw, files, as_of))
 
 
@@ -172,7 +175,7 @@ def resolve_cut(
         return NO_CUT
     if as_of.offset is None:
         return Cut(as_of, as_of, as_of.timestamp_ms)
-    files = [str(f) for _, found in dump_partitions(path) for f in found]
+    files = [f for _, found in dump_partitions(path) for f in found]
     newest = (
         kept_batches(spark, files, as_of)
         .filter(F.col("_error").isNull() & (F.col("recordCount") > 0))
@@ -267,12 +270,14 @@ def read_log_ends(
         }
     )
     listing: list[tuple[str, int, int, str, int, str, int | None]] = []
+    segments: list[StoragePath] = []
     checkpoints: list[tuple[str, int, int, str, str, bool, int, int]] = []
     for k in keys:
         replicas = dirs.replicas.get(k) or dirs.neighbours.get(k) or []
         for n, r in enumerate(replicas):
             for m, f in enumerate(r.logs()):
                 listing.append((*k, n, str(r.folder), m, str(f), segment_file_info(f).base_offset))
+                segments.append(f)
         if cut is None:
             for m, (hw, checkpoint) in enumerate(dirs.checkpoints.get(k, [])):
                 where = str(checkpoint)
@@ -290,7 +295,7 @@ def read_log_ends(
         # a DataFrame of its own for the join: the two sides of a cogroup must not share one
         named = spark.createDataFrame(listing, ddl).drop("where", "baseOffset")
         batches = (
-            batch_rows(spark, [row[5] for row in listing])
+            batch_rows(spark, segments)
             .drop("topic", "partition")
             .join(F.broadcast(named), _given_file())
         )

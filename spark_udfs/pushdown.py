@@ -18,30 +18,39 @@ When the source takes filters (the option ``pushFilters``, :func:`takes_filters`
 sends them only with ``spark.sql.python.filterPushdown.enabled`` on (off by default;
 ``spark_udfs.session`` turns it on where it registers the source).
 
-By default (``pushFilters=auto``) the source takes them only where Spark keeps each scan's read
-plan to that scan (:func:`scoped_read_plans`). Spark 4.3.0 does not: the planning worker calls
-``reader()``, ``pushFilters()`` and ``partitions()`` on one reader per scan and sends back its
-partitions and its pickled ``read`` (the reader with its filters), but ``PythonScanBuilder``
-stores them on the loaded DataFrame's ``PythonDataSourceV2`` (``setReadInfo``), and every scan
-of that DataFrame reads with what is stored there when it runs, partitions and ``read`` alike.
-So a query that scans one loaded DataFrame twice with different filters (a union or self-join
-of two filtered copies) reads both with the last scan's filters, and a later query whose
-filters Spark cannot send (none, or only ones it does not translate) reads with the filters of
-an earlier query: rows go missing either way, and nothing the source keeps in its partitions
-or its reader can tell the scans apart. The option ``where`` (:func:`given_filters`) gives
-the same filters at load instead: part of the DataFrame, so of every scan of it.
+Each input partition carries the filters of the scan that planned it (``LogSlices.pushed``),
+and its read applies those, never filters kept in the reader. That is all a source can do:
+where Spark plans each scan on its own, each scan then reads its own rows.
+
+By default (``pushFilters=auto``) the source takes filters only where Spark keeps each scan's
+read plan to that scan (:func:`scoped_read_plans`). Classic Spark 4.3.0 does not: the planning
+worker calls ``reader()``, ``pushFilters()`` and ``partitions()`` on one reader per scan and
+sends back its partitions and its pickled ``read``, but ``PythonScanBuilder`` stores them on
+the loaded DataFrame's ``PythonDataSourceV2`` (``setReadInfo``), and every scan of that
+DataFrame reads with what is stored there when it runs, partitions and ``read`` alike. So a
+query that scans one loaded DataFrame twice with different filters (a union or self-join of
+two filtered copies) reads both with the last scan's partitions and filters, and a later query
+whose filters Spark cannot send (none, or only ones it does not translate) reads with those of
+an earlier query: rows go missing either way. Spark Connect resolves each query's plan anew,
+one ``PythonDataSourceV2`` per scan, once its plan cache (:data:`PLAN_CACHE_CONF`) is off,
+which ``spark_udfs.session`` does for its sessions (taking filters by default there). The
+option ``where`` (:func:`given_filters`) gives the same filters at load instead: part of the
+DataFrame, so of every scan of it.
+
+Reads are ranged (:func:`read_ranges`): the offset and time indexes beside a segment give the
+window of it that can hold wanted records, which one read fetches (a 1 GB segment in object
+storage costs its indexes and the window), and the headers of the batches in it say which to
+decode.
 """
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
-import os
 import re
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,18 +68,28 @@ from pyspark.sql.datasource import (
     Not,
 )
 
+from codegen.dumps import storage
+from codegen.dumps.storage import StoragePath
+
 __all__ = [
+    "PLAN_CACHE_CONF",
     "PUSHDOWN_CONF",
     "Pushed",
     "batch_ranges",
     "given_filters",
+    "index_positions",
     "keep_files",
     "push",
+    "read_ranges",
+    "read_window",
     "scoped_read_plans",
     "takes_filters",
 ]
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+PLAN_CACHE_CONF = "spark.connect.session.planCache.enabled"
+"""Spark Connect's cache of resolved plans: on, the scans of one loaded DataFrame share its
+read plan across queries too; ``spark_udfs.session`` turns it off for its sessions."""
 
 _SEGMENT = re.compile(r"^(\d{20})\.log$")
 # v2 batch header: baseOffset int64, batchLength int32, leaderEpoch int32, magic int8,
@@ -357,19 +376,19 @@ def _control(p: Pushed, value: bool) -> Pushed:
 
 
 def keep_files(
-    files: Iterable[tuple[Path, str | None, int | None]], pushed: Pushed
-) -> list[tuple[Path, str | None, int | None]]:
+    files: Iterable[tuple[StoragePath, str | None, int | None]], pushed: Pushed
+) -> list[tuple[StoragePath, str | None, int | None]]:
     """``files`` without those whose topic, partition or offsets (segment file names: a
     segment holds the offsets from its name up to the next segment's of its folder) cannot
     match."""
     files = [f for f in files if pushed.slice_matches(f[1], f[2])]
     if pushed.offset.everything:
         return files
-    bases: dict[Path, list[int]] = {}
+    bases: dict[str, list[int]] = {}
     for path, _, _ in files:
         m = _SEGMENT.match(path.name)
         if m:
-            bases.setdefault(path.parent, []).append(int(m.group(1)))
+            bases.setdefault(str(path.parent), []).append(int(m.group(1)))
     for listed in bases.values():
         listed.sort()
     out = []
@@ -377,7 +396,7 @@ def keep_files(
         m = _SEGMENT.match(path.name)
         if m:
             base = int(m.group(1))
-            starts = bases[path.parent]
+            starts = bases[str(path.parent)]
             i = bisect.bisect_right(starts, base)
             end = starts[i] - 1 if i < len(starts) else _MAX
             if not pushed.offset.overlaps(base, end):
@@ -386,72 +405,160 @@ def keep_files(
     return out
 
 
-def _index_start(path: str, start: int, end: int, first: int) -> int:
-    """Where in segment ``path`` the batch holding offset ``first`` starts at the latest,
-    from the offset index beside it (``<base>.index``: entries of relative offset and file
-    position, ascending); ``start`` when there is no index or no entry below ``first``."""
-    m = _SEGMENT.match(os.path.basename(path))
-    index = path[: -len(".log")] + ".index"
-    if not m or not os.path.exists(index):
-        return start
-    base = int(m.group(1))
-    raw = np.fromfile(index, dtype=">i4")
+# --------------------------------------------------------------------------- reading a slice
+#
+# A slice is read with one ranged read: the bytes from where the indexes say the first
+# wanted record can be (and, for an offset range, up to where its last can be), plus the header
+# of the batch after them, which confirms that the end the index gave is a batch's start. The
+# batches in those bytes are then kept or skipped by their headers, in memory.
+
+_INDEX_ENTRY = np.dtype(">i4")
+_TIME_ENTRY = np.dtype([("ts", ">i8"), ("rel", ">i4")])
+
+
+def _offset_index(segment: StoragePath, base: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(absolute last offsets, positions) of the batches the offset index beside ``segment``
+    names (``<base>.index``: int32 relative offset, int32 position; a preallocated index ends
+    in zeros), ascending; None without an index or with one out of order."""
+    index = segment.parent / (segment.name[: -len(".log")] + ".index")
+    try:
+        raw = np.frombuffer(storage.read_range(index), dtype=_INDEX_ENTRY)
+    except OSError:
+        return None
     if raw.size < 2:
-        return start
+        return None
     entries = raw[: raw.size // 2 * 2].reshape(-1, 2)
     rel, pos = entries[:, 0].astype(np.int64), entries[:, 1].astype(np.int64)
-    valid = (rel > 0) | (np.arange(len(rel)) == 0)  # a preallocated index ends in zeros
+    valid = (rel > 0) | (np.arange(len(rel)) == 0)
     rel, pos = rel[valid], pos[valid]
-    # an entry names a batch whose base offset is at most base + rel: every earlier batch
-    # ends before that one, so reading from its position misses nothing at or after it
-    i = int(np.searchsorted(base + rel, first, side="right")) - 1
-    if i < 0 or not (np.all(np.diff(pos) > 0) and np.all(np.diff(rel) > 0)):
-        return start
-    return max(start, min(int(pos[i]), end))
+    if not (np.all(np.diff(pos) > 0) and np.all(np.diff(rel) > 0)):
+        return None
+    return base + rel, pos
 
 
-def batch_ranges(path: str, start: int, end: int, pushed: Pushed) -> list[tuple[int, int]]:
-    """The byte ranges of ``[start, end)`` of ``path`` holding batches that can match, from
-    their headers (offsets, newest timestamp, control flag); batches that are not v2 or do
-    not frame are kept, so the reader reports them as it would."""
+def index_positions(segment: StoragePath) -> list[int] | None:
+    """The batch positions the offset index beside ``segment`` names, ascending (None
+    without a usable index)."""
+    m = _SEGMENT.match(segment.name)
+    found = _offset_index(segment, int(m.group(1))) if m else None
+    return None if found is None else [int(p) for p in found[1]]
+
+
+def _time_floor(segment: StoragePath, base: int, ts_lo: int) -> int | None:
+    """The first offset whose records can have a timestamp at or after ``ts_lo`` (ms), from
+    the time index beside ``segment`` (``<base>.timeindex``: int64 largest timestamp so far,
+    int32 its relative offset; every record up to that offset is no newer): None when it
+    rules nothing out."""
+    index = segment.parent / (segment.name[: -len(".log")] + ".timeindex")
+    try:
+        data = storage.read_range(index)
+    except OSError:
+        return None
+    raw = np.frombuffer(data[: len(data) // 12 * 12], dtype=_TIME_ENTRY)
+    raw = raw[(raw["rel"] > 0) | (np.arange(raw.size) == 0)]  # a preallocated tail
+    if raw.size == 0 or np.any(np.diff(raw["ts"]) <= 0):
+        return None
+    i = int(np.searchsorted(raw["ts"], ts_lo, side="left")) - 1
+    return None if i < 0 else base + int(raw["rel"][i]) + 1
+
+
+def read_window(path: StoragePath, start: int, end: int, pushed: Pushed) -> tuple[int, int]:
+    """The part of ``[start, end)`` of segment ``path`` where batches that can match lie, by
+    its offset index (an offset range) and time index (a lower time bound): ``(start, end)``
+    when no index narrows it. Batch positions, unchecked: :func:`read_ranges` checks them."""
+    m = _SEGMENT.match(path.name)
+    wants_ts = pushed.timestamp.lo != _MIN
+    if not m or (pushed.offset.everything and not wants_ts):
+        return start, end
+    base = int(m.group(1))
+    first = pushed.offset.lo if pushed.offset.lo != _MIN else None
+    if wants_ts:
+        floor = _time_floor(path, base, pushed.timestamp.lo // 1000)
+        if floor is not None:
+            first = floor if first is None else max(first, floor)
+    index = _offset_index(path, base) if first is not None or pushed.offset.hi != _MAX else None
+    if index is None:
+        return start, end
+    offsets, positions = index
+    lo, hi = start, end
+    if first is not None:
+        # an entry names a batch whose last offset it holds: from the last entry at or below
+        # ``first`` on, nothing at or after ``first`` is missed
+        i = int(np.searchsorted(offsets, first, side="right")) - 1
+        if i >= 0:
+            lo = max(start, min(int(positions[i]), end))
+    if pushed.offset.hi != _MAX:
+        # the batch after the first entry at or past ``hi`` starts past it
+        j = int(np.searchsorted(offsets, pushed.offset.hi, side="left")) + 1
+        if j < len(positions):
+            hi = min(end, max(int(positions[j]), lo))
+    return lo, hi
+
+
+def read_ranges(
+    path: StoragePath, start: int, end: int, pushed: Pushed
+) -> Iterator[tuple[int, bytes]]:
+    """The bytes of ``[start, end)`` of ``path`` that hold batches that can match, as
+    ``(position, bytes)``: one ranged read of the window the indexes give (checked: it starts
+    at a batch at or below the wanted offsets and ends where a batch starts, else the whole
+    range is read), then the batches whose headers (offsets, newest timestamp, control flag)
+    rule them out are left out. Entries that are not v2 or do not frame are kept, so the
+    reader reports them as it would."""
+    lo, hi = read_window(path, start, end, pushed)
+    data = storage.read_range(path, lo, min(end, hi + _HEADER.size) if hi < end else hi)
+    if not _window_holds(data, lo, hi, start, end, pushed):
+        lo, hi = start, end
+        data = storage.read_range(path, start, end)
+    data = data[: hi - lo]
+    yield from ((lo + s, data[s:e]) for s, e in batch_ranges(data, pushed))
+
+
+def _window_holds(data: bytes, lo: int, hi: int, start: int, end: int, pushed: Pushed) -> bool:
+    """Whether the window the indexes gave starts at a batch no later than the wanted
+    offsets and ends at a batch past them (an index that is stale, or of another file, is
+    not used)."""
+    if lo != start:
+        if len(data) < _HEADER.size:
+            return False
+        base, _, _, magic, *_ = _HEADER.unpack_from(data)
+        if magic != 2 or base > max(pushed.offset.lo, 0):
+            return False
+    if hi != end:
+        at = hi - lo
+        if len(data) < at + _HEADER.size:
+            return False
+        base, _, _, magic, *_ = _HEADER.unpack_from(data, at)
+        if magic != 2 or base <= pushed.offset.hi:
+            return False
+    return True
+
+
+def batch_ranges(data: bytes, pushed: Pushed) -> list[tuple[int, int]]:
+    """The byte ranges of ``data`` (back-to-back entries) holding batches that can match,
+    from their headers (offsets, newest timestamp, control flag); batches that are not v2 or
+    do not frame are kept, so the reader reports them as it would."""
+    end = len(data)
     wants_ts = pushed.timestamp.lo != _MIN
     if pushed.offset.everything and not wants_ts and pushed.control is None:
-        return [(start, end)]
-    pos = start
+        return [(0, end)] if end else []
+    pos = 0
     ranges: list[tuple[int, int]] = []
-    with open(path, "rb") as fh:
-        if pushed.offset.lo != _MIN:
-            pos = _index_start(path, start, end, pushed.offset.lo)
-            fh.seek(pos)
-            head = fh.read(_HEADER.size)
-            # An index that does not point at a batch at or below the offset (stale, or
-            # from another file) is not used.
-            if pos != start and (
-                len(head) < _HEADER.size
-                or _HEADER.unpack(head)[3] != 2
-                or _HEADER.unpack(head)[0] > pushed.offset.lo
-            ):
-                pos = start
-        while pos + 12 <= end:
-            fh.seek(pos)
-            head = fh.read(_HEADER.size)
-            if len(head) < _HEADER.size:
-                break
-            base, length, _, magic, _, attrs, delta, _, max_ts = _HEADER.unpack(head)
-            stop = pos + 12 + length
-            if length < _HEADER.size - 12 or stop > end or magic != 2 or delta < 0:
-                break  # the reader reports what is wrong from here on
-            keep = (
-                pushed.offset.overlaps(base, base + delta)
-                and not (wants_ts and max_ts * 1000 < pushed.timestamp.lo)
-                and (pushed.control is None or bool(attrs & _CONTROL) == pushed.control)
-            )
-            if keep:
-                if ranges and ranges[-1][1] == pos:
-                    ranges[-1] = (ranges[-1][0], stop)
-                else:
-                    ranges.append((pos, stop))
-            pos = stop
+    while pos + _HEADER.size <= end:
+        base, length, _, magic, _, attrs, delta, _, max_ts = _HEADER.unpack_from(data, pos)
+        stop = pos + 12 + length
+        if length < _HEADER.size - 12 or stop > end or magic != 2 or delta < 0:
+            break  # the reader reports what is wrong from here on
+        keep = (
+            pushed.offset.overlaps(base, base + delta)
+            and not (wants_ts and max_ts * 1000 < pushed.timestamp.lo)
+            and (pushed.control is None or bool(attrs & _CONTROL) == pushed.control)
+        )
+        if keep:
+            if ranges and ranges[-1][1] == pos:
+                ranges[-1] = (ranges[-1][0], stop)
+            else:
+                ranges.append((pos, stop))
+        pos = stop
     if pos < end:
         if ranges and ranges[-1][1] == pos:
             ranges[-1] = (ranges[-1][0], end)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from codegen.dumps import storage
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
@@ -104,10 +105,9 @@ def read_transactions(
         )
     offsets = dirs.coordinator_replicas(CONSUMER_OFFSETS)
     cut = resolve_cut(spark, path, as_of)
+    logs = [(r, n, f) for r in [*replicas, *offsets] for n, f in enumerate(r.logs())]
     listing = [
-        (r.topic, r.partition, n, segment_file_info(f).base_offset, str(f))
-        for r in [*replicas, *offsets]
-        for n, f in enumerate(r.logs())
+        (r.topic, r.partition, n, segment_file_info(f).base_offset, str(f)) for r, n, f in logs
     ]
     ddl = "topic string, partition int, segment int, baseOffset long, file string"
     segments = spark.createDataFrame(listing, ddl)
@@ -116,19 +116,20 @@ def read_transactions(
         "topic", "partition", "segment", F.col("file").alias("_given")
     )
     batches = (
-        batch_rows(spark, [f for *_, f in listing])
+        batch_rows(spark, [f for *_, f in logs])
         .drop("topic", "partition")
         .join(F.broadcast(named), _given_file())
         .drop("_given")
     )
-    reader = kafka_log_reader(spark).option("includeHeaders", "false")
+    reader = kafka_log_reader(spark, storage.options_of(dirs.given))
+    reader = reader.option("includeHeaders", "false")
     files = [
-        str(f)
-        for _, fs in dirs.coordinator_segments(TRANSACTION_STATE, TRANSACTION_STATE)
-        for f in fs
+        f for _, fs in dirs.coordinator_segments(TRANSACTION_STATE, TRANSACTION_STATE) for f in fs
     ]
     coordinator = (
-        decode_transaction_state(_cut(reader.load(files), files, cut.others)) if files else None
+        decode_transaction_state(_cut(reader.load([str(f) for f in files]), files, cut.others))
+        if files
+        else None
     )
     commits = commit_columns(read_dump(spark, path, cut.consumer_offsets)) if offsets else None
     return TransactionInputs(segments, batches, coordinator, commits, cut)

@@ -124,6 +124,7 @@ def record_batches(
     max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
     native: bool | None = None,
     segment_errors: list[SegmentError] | None = None,
+    position: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The records of a segment or snapshot file (or bytes) as Arrow batches of
     :data:`RECORD_SCHEMA`.
@@ -135,6 +136,8 @@ def record_batches(
     :func:`native_columns_enabled`; True requires it (ImportError when it is not built); False
     runs the pure loop. ``segment_errors`` receives each stretch that could not be read (its
     row in the batches says less: no size), before the batch holding its row is yielded.
+    ``position``: where the bytes read start in their file, for bytes cut from one (default
+    ``start``).
     """
     if name is None:
         name = "<bytes>" if isinstance(source, bytes) else str(source)
@@ -143,7 +146,7 @@ def record_batches(
         native = native_columns_enabled()
     options = (
         name,
-        start,
+        start if position is None else position,
         headers,
         verify_crc,
         batch_rows,

@@ -34,7 +34,7 @@ import fnmatch
 import glob as local_glob
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
@@ -55,6 +55,7 @@ __all__ = [
     "has_magic",
     "is_url",
     "listdir",
+    "options_of",
     "path",
     "read_range",
 ]
@@ -506,6 +507,23 @@ def absolute(p: StoragePath | str) -> str:
     """The text that names ``p`` wherever it is read: a local path made absolute, a URL."""
     p = path(p)
     return str(p) if isinstance(p, RemotePath) else os.path.abspath(p)
+
+
+def options_of(paths: Iterable[StoragePath | str]) -> dict[str, str]:
+    """The options of the stores ``paths`` are read from ({} for local paths and URLs read
+    with the standard chains), to read them elsewhere (Spark's executors) the same way. Paths
+    of stores with different options cannot be read with one set: a :class:`StorageError`."""
+    found: dict[str, str] | None = None
+    for p in paths:
+        if isinstance(p, RemotePath) and p._store.options:
+            options = dict(p._store.options)
+            if found is not None and found != options:
+                raise StorageError(
+                    f"{p}: read with other storage options than the paths before it; read "
+                    "the paths of each store apart"
+                )
+            found = options
+    return found or {}
 
 
 def listdir(folder: StoragePath) -> list[StoragePath]:

@@ -120,8 +120,20 @@ def test_record_names_and_ranges_with_decode(spark: Any) -> None:
         assert _same_rows(spark, path, where, decode="true") > 0
 
 
+def _offsets_read(path: Path, pushed: Any) -> list[int]:
+    from spark_udfs.pushdown import read_ranges
+
+    return [
+        o
+        for at, data in read_ranges(path, 0, path.stat().st_size, pushed)
+        for rb in record_batches(data, position=at)
+        for o in rb.column("offset").to_pylist()
+    ]
+
+
 def test_segments_and_batches_that_cannot_match_are_not_read(tmp_path: Path) -> None:
-    from spark_udfs.pushdown import Pushed, Range, batch_ranges, keep_files
+    from codegen.dumps import storage
+    from spark_udfs.pushdown import Pushed, Range, keep_files, read_ranges
 
     folder = _write_log(tmp_path)
     files = [(p, "orders", int(p.parent.name[-1])) for p in sorted(folder.rglob("*.log"))]
@@ -130,42 +142,40 @@ def test_segments_and_batches_that_cannot_match_are_not_read(tmp_path: Path) -> 
     assert [(p.parent.name, p.name) for p, _, _ in kept] == [
         ("orders-1", "00000000000000000300.log")
     ]
-    path = str(kept[0][0])
-    size = kept[0][0].stat().st_size
-    ranges = batch_ranges(path, 0, size, wanted)
-    assert sum(e - s for s, e in ranges) < size / 5
-    offsets = [
-        o
-        for s, e in ranges
-        for rb in record_batches(path, start=s, end=e)
-        for o in rb.column("offset").to_pylist()
-    ]
-    everything = [o for rb in record_batches(path) for o in rb.column("offset").to_pylist()]
+    path = kept[0][0]
+    size = path.stat().st_size
+    storage.READS.reset()
+    kept_bytes = sum(len(data) for _, data in read_ranges(path, 0, size, wanted))
+    assert kept_bytes < size / 5
+    # the index, then one read of the window it gives (and the next batch's header): here
+    # an index entry every fourth batch, so a window of about three entries' batches
+    index_bytes = path.with_suffix(".index").stat().st_size
+    assert storage.READS.requests == 2
+    assert storage.READS.bytes < index_bytes + size / 2
+    offsets = _offsets_read(path, wanted)
+    everything = [o for rb in record_batches(str(path)) for o in rb.column("offset").to_pylist()]
     assert set(range(410, 451)) <= set(offsets)
     assert [o for o in everything if 410 <= o <= 450] == [o for o in offsets if 410 <= o <= 450]
 
 
 def test_a_stale_offset_index_is_not_used(tmp_path: Path) -> None:
-    from spark_udfs.pushdown import Pushed, Range, batch_ranges
+    from spark_udfs.pushdown import Pushed, Range
 
     folder = _write_log(tmp_path)
     path = folder / "orders-0" / "00000000000000000000.log"
     index = path.with_suffix(".index")
     index.write_bytes(struct.pack(">ii", 50, 7))  # a position inside the first batch
-    ranges = batch_ranges(str(path), 0, path.stat().st_size, Pushed(offset=Range(100, 120)))
-    offsets = {
-        o
-        for s, e in ranges
-        for rb in record_batches(str(path), start=s, end=e)
-        for o in rb.column("offset").to_pylist()
-    }
-    assert set(range(100, 121)) <= offsets
+    assert set(range(100, 121)) <= set(_offsets_read(path, Pushed(offset=Range(100, 120))))
+    index.write_bytes(struct.pack(">ii", 5, 0) + struct.pack(">ii", 19, 400))  # a wrong end
+    assert set(range(0, 60)) <= set(_offsets_read(path, Pushed(offset=Range(0, 59))))
 
 
-# Each scan of one loaded DataFrame must read with its own filters: Spark 4.3.0 keeps one read
-# plan per loaded DataFrame (spark_udfs.pushdown), which pushFilters=auto (the default) leaves
-# alone there. pushFilters=true on such a Spark reads the last plan: the strict xfail notes
-# when a Spark keeps plans per scan without the sign scoped_read_plans() looks for.
+# Each scan of one loaded DataFrame must read with its own filters. A classic Spark 4.3.0 session
+# keeps one read plan per loaded DataFrame (spark_udfs.pushdown), which pushFilters=auto (the
+# default there) leaves alone; pushFilters=true there reads the last plan, which the strict xfail
+# notes (it fails the day a Spark keeps plans per scan without the sign scoped_read_plans() looks
+# for). Over Spark Connect, spark_udfs.session turns the plan cache off and each scan plans its
+# own read: the default takes the filters there, and every shape must read right with it.
 def _unscoped_xfail() -> pytest.MarkDecorator:
     from spark_udfs.pushdown import scoped_read_plans
 
@@ -180,6 +190,7 @@ PUSH_SETTINGS = [
     pytest.param(None, marks=CONNECT, id="default"),
     pytest.param("auto", id="auto"),
     pytest.param("true", marks=_unscoped_xfail(), id="true"),
+    pytest.param("true", marks=[CONNECT, pytest.mark.connect_only], id="true-connect"),
 ]
 # The compacted views read the decoded DataFrame in one scan each (the command line's
 # definitions in mapInArrow / applyInArrow), so they are right with any setting.
@@ -201,14 +212,15 @@ def _load(spark: Any, path: Path | str, push: str | None, **options: str) -> Any
 
 def _scans_of_one_dataframe(spark: Any, df: Any) -> dict[str, Any]:
     """A union and a self-join of two filtered copies of ``df``, then queries in turn: one that
-    pushes filters, then ones Spark sends none of (no filter; one it cannot translate)."""
+    pushes filters, then ones Spark sends none of (no filter; one it cannot translate); then
+    the same DataFrame cached, and a filtered copy of it cached."""
     from pyspark.sql import functions as F
 
     first, second = df.where(FIRST), df.where(SECOND)
     joined = first.select("key", F.col("offset").alias("a")).join(
         second.select("key", F.col("offset").alias("b")), "key"
     )
-    return {
+    shapes = {
         "union": _rows(first.unionByName(second)),
         "self-join": _rows(joined),
         "in turn": [
@@ -218,6 +230,26 @@ def _scans_of_one_dataframe(spark: Any, df: Any) -> dict[str, Any]:
             second.count(),
         ],
     }
+    cached = df.cache()
+    try:
+        shapes["cached"] = [
+            cached.where(FIRST).count(),
+            cached.count(),
+            cached.where(SECOND).count(),
+        ]
+    finally:
+        cached.unpersist()
+    late = df.where("offset >= 800").cache()
+    try:
+        shapes["filtered cache"] = [
+            late.count(),
+            late.where("offset < 850").count(),
+            df.where(FIRST).count(),
+            df.count(),
+        ]
+    finally:
+        late.unpersist()
+    return shapes
 
 
 @pytest.mark.parametrize("push", PUSH_SETTINGS)
@@ -228,6 +260,28 @@ def test_each_scan_of_a_loaded_dataframe_reads_its_own_rows(
     expected = _scans_of_one_dataframe(spark, _load(spark, log, "false"))
     assert len(expected["union"]) == 20 + 10 and expected["self-join"]
     assert got == expected
+
+
+def _physical_plan(df: Any) -> str:
+    import contextlib
+    import io
+
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        df.explain()
+    return text.getvalue()
+
+
+@pytest.mark.spark_connect
+def test_the_default_takes_the_filters_where_each_scan_plans_its_own_read(
+    spark: Any, log: Path
+) -> None:
+    from spark_udfs.connect import is_connect
+    from spark_udfs.pushdown import scoped_read_plans
+
+    plan = _physical_plan(_load(spark, log, None).where("offset < 5"))
+    pushed = not re.search(r"offset#\d+L < 5", plan)
+    assert pushed == (is_connect(spark) or scoped_read_plans()), plan
 
 
 @pytest.mark.parametrize("push", EVERY_SETTING)
