@@ -8,6 +8,7 @@ import socket
 import sys
 import tempfile
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -191,19 +192,51 @@ def ship_codec_package(spark: SparkSession, package: str | ModuleType) -> Path:
 def register_data_source(spark: SparkSession) -> None:
     """Register ``kafka-log`` and let Spark push filters into it (off by default in Spark:
     a source that takes filters is refused while ``spark.sql.python.filterPushdown.enabled`` is
-    off)."""
-    from spark_udfs.datasource import KafkaLogDataSource
-    from spark_udfs.pushdown import PUSHDOWN_CONF
+    off).
 
-    spark.dataSource.register(KafkaLogDataSource)
+    Over Spark Connect the session's plan cache (``spark.connect.session.planCache.enabled``)
+    is turned off: with it, the scans of one loaded DataFrame share a read plan, in a query and
+    across queries, as on a classic Spark 4.3 session; without it, each query resolves the
+    DataFrame anew and each scan plans its own read, so ``kafka-log`` takes the query's
+    filters there by default (``spark_udfs.pushdown``)."""
+    from spark_udfs.datasource import KafkaLogDataSource, ScopedKafkaLogDataSource
+    from spark_udfs.pushdown import PLAN_CACHE_CONF, PUSHDOWN_CONF
+
+    if is_connect(spark):
+        spark.conf.set(PLAN_CACHE_CONF, "false")
+        spark.dataSource.register(ScopedKafkaLogDataSource)
+    else:
+        spark.dataSource.register(KafkaLogDataSource)
     spark.conf.set(PUSHDOWN_CONF, "true")
 
 
-def kafka_log_reader(spark: SparkSession) -> DataFrameReader:
+def kafka_log_reader(
+    spark: SparkSession, storage_options: Mapping[str, str] | None = None
+) -> DataFrameReader:
     """``spark.read.format("kafka-log")`` spread over the session's cores (``minPartitions``:
     the source itself only knows the cores of the driver, which on a cluster are fewer). Over
     Spark Connect the cores are the server's ``spark.default.parallelism`` when it sets it,
-    else the source's default."""
+    else the source's default. ``storage_options``: the settings of the store the files are
+    in (``codegen.dumps.storage``; the source's ``storage.*`` options)."""
     reader = spark.read.format("kafka-log")
+    for key, value in (storage_options or {}).items():
+        reader = reader.option(f"storage.{key}", value)
+    if is_connect(spark):
+        _load_resolves(reader)
     cores = default_parallelism(spark)
     return reader if cores is None else reader.option("minPartitions", cores)
+
+
+def _load_resolves(reader: DataFrameReader) -> None:
+    """Make ``reader.load()`` of a Spark Connect client ask the server for the DataFrame's
+    schema, so that a path that does not exist, a pattern that matches nothing, a store that
+    refuses or a wrong option fail at ``load()``, as on a classic session, not at the first
+    action (a Connect client builds the plan without the server; the schema is kept)."""
+    load = reader.load
+
+    def load_and_resolve(*args: Any, **kwargs: Any) -> Any:
+        df = load(*args, **kwargs)
+        df.schema  # noqa: B018 - the server plans the source here
+        return df
+
+    setattr(reader, "load", load_and_resolve)  # noqa: B010 - the instance's, not the class's

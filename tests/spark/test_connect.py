@@ -26,9 +26,37 @@ def test_relative_paths_are_the_servers(spark: Any) -> None:
     assert {r.recordName for r in df.collect()} == {"OffsetCommit", "GroupMetadata"}
 
 
-def test_server_path_leaves_paths_alone_outside_a_connect_worker() -> None:
+@pytest.mark.parametrize(
+    ("path", "options", "message"),
+    [
+        ("no/such/folder", {}, "no such file or folder: no/such/folder"),
+        ("tests/data/kafka-data/nope-*", {}, "matches no file or folder"),
+        ("tests/data/kafka-data/aibulb", {"recordTypes": "OffsetCommit"}, "add decode"),
+        ("tests/data/kafka-data/aibulb", {"pushFilters": "yes"}, "use auto, true or false"),
+    ],
+)
+def test_errors_surface_at_load(
+    spark: Any, path: str, options: dict[str, str], message: str
+) -> None:
+    reader = kafka_log_reader(spark).options(**options)
+    with pytest.raises(Exception, match=message):
+        reader.load(path)
+
+
+def test_server_path_leaves_paths_alone_outside_a_connect_worker(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     assert server_path("a/b") == "a/b"
     assert server_path("/a/b") == "/a/b"
+    # in a Connect session's worker: relative paths from the server's folder, URLs as given
+    session = tmp_path / "session-1"
+    session.mkdir()
+    monkeypatch.chdir(session)
+    monkeypatch.setenv("SPARK_JOB_ARTIFACT_UUID", "session-1")
+    monkeypatch.setenv("PWD", "/srv/spark")
+    assert server_path("a/b") == "/srv/spark/a/b"
+    assert server_path("s3://bucket/a") == "s3://bucket/a"
+    assert server_path("file:///a/b") == "file:///a/b"
 
 
 @pytest.mark.connect_only  # a classic session asks the cluster itself (tests/test_broker_live.py)
