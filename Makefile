@@ -122,6 +122,18 @@ test:
 	  $(PY) -m pytest -o console_output_style=classic --time-progress -rfEsxX -m spark_connect
 	@$(PHASE) end
 
+## connect-server: a Spark Connect server for kafka-log and the UDFs (python -m
+## spark_udfs.connect_server start): PySpark's own, this venv's Python for its workers, on
+## 127.0.0.1:15002 (PORT=n), relative paths from WORKDIR (default: this folder), KAFKA=1 adds
+## Spark's Kafka source; its pid file and log in .cache/connect-server. connect-server-stop ends it.
+.PHONY: connect-server connect-server-stop
+connect-server: python-setup $(if $(KAFKA),spark-kafka-setup)
+	$(PY) -m spark_udfs.connect_server start $(if $(PORT),--port $(PORT)) \
+	  $(if $(WORKDIR),--workdir '$(WORKDIR)') $(if $(KAFKA),--kafka-jars .cache/spark-kafka/jars)
+
+connect-server-stop:
+	$(PY) -m spark_udfs.connect_server stop
+
 ## test-fast: the tests that need neither Spark nor the Kafka jars
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m "not spark and not oracle and not kafka"

@@ -65,5 +65,5 @@ def test_the_test_runs_connect_server_listens_on_loopback_only(
     spark: Any, spark_connect_server: Any
 ) -> None:
     assert spark.range(3).count() == 3
-    assert ("127.0.0.1", spark_connect_server.port) in listening(spark_connect_server.process.pid)
-    assert exposed(spark_connect_server.process.pid) == []
+    assert ("127.0.0.1", spark_connect_server.port) in listening(spark_connect_server.pid)
+    assert exposed(spark_connect_server.pid) == []
