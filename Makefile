@@ -96,10 +96,12 @@ test-broker-downgrades: setup
 ## __transaction_state, __cluster_metadata), decode them with Spark, run the forensics on them.
 ## DUMP=/path/to/logdir decodes your own dump instead; BOOTSTRAP=host:port reads a running
 ## cluster's topic live (Spark's Kafka source); OUT=folder says where results go (default: a
-## new folder per run below .cache/demo). It ends with where the results are and what to try next.
+## new folder per run below .cache/demo); REMOTE=sc://host:port runs it on a Spark Connect server
+## (make connect-server). It ends with where the results are and what to try next.
 demo: python-setup $(if $(BOOTSTRAP),spark-kafka-setup)
 	$(PY) -m spark_udfs.demo $(if $(DUMP),--input '$(DUMP)') \
-	  $(if $(BOOTSTRAP),--bootstrap-servers '$(BOOTSTRAP)') $(if $(OUT),--out '$(OUT)')
+	  $(if $(BOOTSTRAP),--bootstrap-servers '$(BOOTSTRAP)') $(if $(OUT),--out '$(OUT)') \
+	  $(if $(REMOTE),--remote '$(REMOTE)')
 
 # make test's pytest: two workers; a progress line at every tenth of the estimated time
 # (tests/progress.py, from each phase's last run) instead of a percentage of the tests; every
@@ -133,6 +135,13 @@ connect-server: python-setup $(if $(KAFKA),spark-kafka-setup)
 
 connect-server-stop:
 	$(PY) -m spark_udfs.connect_server stop
+
+## test-cluster: the Spark standalone cluster tests alone (tests/spark/test_standalone_cluster.py:
+## a master and two workers from pyspark's scripts on 127.0.0.1, over the S3 server; make test
+## runs them too)
+.PHONY: test-cluster
+test-cluster: $(STAMP)
+	$(PY) -m pytest -q -rfEsxX -m cluster tests/spark
 
 ## test-fast: the tests that need neither Spark nor the Kafka jars
 test-fast: $(STAMP)

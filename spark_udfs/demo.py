@@ -225,7 +225,14 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive,
         help="consumer groups reading clickstream, beside the story's (default 20)",
     )
-    parser.add_argument("--master", default=None, help="Spark master URL (default local[*])")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--master", default=None, help="Spark master URL (default local[*])")
+    where.add_argument(
+        "--remote",
+        default=None,
+        help="a Spark Connect server's URL, sc://host:port (default: SPARK_REMOTE); its Python "
+        "workers must import this package (make connect-server)",
+    )
     parser.add_argument("--show", type=_positive, default=40, help="result rows to print")
     return parser
 
@@ -359,10 +366,17 @@ def _synthesize(args: argparse.Namespace, dump: Path) -> tuple[list[Path], Clust
     return list(stats.files), stats
 
 
-def _start_spark(master: str | None, out: Path, conf: dict[str, str]) -> Any:
+def _start_spark(
+    master: str | None, out: Path, conf: dict[str, str], remote: str | None = None
+) -> Any:
     from spark_udfs.connect import add_python_file
     from spark_udfs.session import build_package_zip, get_session
 
+    remote = remote or (None if master else os.environ.get("SPARK_REMOTE"))
+    if remote:
+        _say(f"connecting to the Spark Connect server {remote}")
+        spark_conf = {**_spark_conf(out), **conf}  # a running server takes its spark.sql.* ones
+        return get_session(app_name="kafka-specgen-demo", extra_conf=spark_conf, remote=remote)
     _say(f"starting Spark ({master or 'local[*]'})")
     spark_conf = {**_spark_conf(out), **conf}
     try:
@@ -605,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
         if folder is not None
         else None
     )
-    spark = _start_spark(args.master, out, getattr(args, "kafka_conf", {}))
+    spark = _start_spark(args.master, out, getattr(args, "kafka_conf", {}), args.remote)
     decoded_path = out / "decoded.parquet"
     if args.bootstrap_servers is not None:
         _say(f"reading {TOPIC} from {args.bootstrap_servers} and decoding it into {decoded_path}")

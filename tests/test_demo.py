@@ -193,6 +193,11 @@ def test_bootstrap_servers_do_not_combine_with_a_dump(
     assert _usage_error([*live, *argv], capsys).endswith(f"error: {message}")
 
 
+def test_master_and_remote_do_not_combine(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _usage_error(["--master", "local[2]", "--remote", "sc://127.0.0.1:15002"], capsys)
+    assert "--remote: not allowed with argument --master" in line
+
+
 def test_bootstrap_servers_need_host_and_port(
     connector_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
