@@ -823,7 +823,7 @@ class KafkaLogDataSource(DataSource):
     def schema(self) -> Any:
         opts = self._opts()
         if _rows_option(opts) == "batches":
-            resolve_paths(_paths(opts))  # a missing path or empty pattern fails at load()
+            resolve_paths(_paths(opts), storage_options(opts))  # a missing path fails at load()
             return from_arrow_schema(BATCH_ROWS_SCHEMA)
         decoding, _, arrow = self._decoding_and_schema()
         schema = from_arrow_schema(arrow)

@@ -76,7 +76,7 @@ def test_kafka_log_and_forensics_on_the_cluster_are_local_modes(
     remote: str,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    import cluster_checks
+    from . import cluster_checks
 
     out = tmp_path / "cluster.json"
     env = {
