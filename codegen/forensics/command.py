@@ -16,10 +16,10 @@ from codegen.forensics.lag import (
     DEFAULT_MIN_COMMITS,
     DEFAULT_WINDOW,
     GroupLag,
-    commits_json,
     lag_chunks,
     lag_reports,
 )
+from codegen.forensics.lag_json import commits_json
 from codegen.forensics.output import (
     OUTPUT_OPTION,
     LineOutput,
@@ -353,7 +353,7 @@ _JSON_COMMITS: Final = 1 << 16
 def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
     """One compact JSON line per group (UTF-8, no newline), as :func:`jsonl` writes
     ``GroupLag.to_json()``; the commits are encoded from their columns, a few hundred
-    thousand at a time (:func:`codegen.forensics.lag.commits_json`)."""
+    thousand at a time (:func:`codegen.forensics.lag_json.commits_json`)."""
     import orjson
 
     batch: list[GroupLag] = []

@@ -52,14 +52,12 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-import orjson
 import pyarrow as pa
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CommittedOffset, CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
-from codegen.dumps.json_text import native_printer
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import RemotePath, StoragePath
@@ -82,6 +80,7 @@ from codegen.views.cut import AsOf, kept_positions
 from codegen.views.offsets import CommitHistory
 
 __all__ = [
+    "COMMIT_FIELDS",
     "DEFAULT_MIN_COMMITS",
     "DEFAULT_WINDOW",
     "ERROR_STATUSES",
@@ -94,7 +93,6 @@ __all__ = [
     "SharePartitionLag",
     "burrow_status",
     "commit_lags",
-    "commits_json",
     "group_status",
     "keyed_commits",
     "lag_chunks",
@@ -109,7 +107,7 @@ ERROR_STATUSES: Final = ("STOP", "STALL", "REWIND")
 _OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
 
 
-_COMMIT_FIELDS: Final = (
+COMMIT_FIELDS: Final = (
     "recordOffset",
     "commitTimestamp",
     "offset",
@@ -118,7 +116,7 @@ _COMMIT_FIELDS: Final = (
     "lag",
 )
 """A commit's JSON members, in order (:meth:`Commit.to_json`, and the text
-:func:`commits_json` writes from columns)."""
+``codegen.forensics.lag_json.commits_json`` writes from columns)."""
 
 
 @dataclass(slots=True)  # not frozen: frozen init is slower
@@ -134,7 +132,7 @@ class Commit:
     def to_json(self) -> dict[str, Any]:
         return dict(
             zip(
-                _COMMIT_FIELDS,
+                COMMIT_FIELDS,
                 (
                     self.record_offset,
                     self.commit_timestamp,
@@ -762,72 +760,6 @@ def partition_lags(
             )
         )
     return out
-
-
-def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
-    """Each partition's commits as one JSON array text (what ``[c.to_json() for c in
-    p.commits]`` encodes to, compact): written from the columns by the native printer
-    (``object_arrays`` in ``codegen/native/jsontext.c``), or from the objects (the pure
-    backend, and where the printer is not built)."""
-    if not partitions:
-        return []
-    printer = native_printer()
-    if printer is None:
-        return [orjson.dumps([c.to_json() for c in p.commits]) for p in partitions]
-    first = partitions[0].history
-    starts = np.fromiter((p.history.start for p in partitions), np.int64, len(partitions))
-    stops = np.fromiter((p.history.stop for p in partitions), np.int64, len(partitions))
-    shared = all(p.history.record_offset is first.record_offset for p in partitions)
-    if shared and np.array_equal(starts[1:], stops[:-1]):
-        rows = slice(int(starts[0]), int(stops[-1]))
-        columns = first
-    else:  # commits of several log partitions: gathered first
-        columns = _gathered([p.history for p in partitions])
-        rows = slice(0, len(columns))
-        lengths = stops - starts
-        stops = np.cumsum(lengths)
-        starts = stops - lengths
-    known = np.ascontiguousarray(columns.known[rows], np.bool_)
-    values = (
-        columns.record_offset,
-        columns.commit_timestamp,
-        columns.offset,
-        columns.leader_epoch,
-        columns.log_end_offset,
-        columns.lag,
-    )
-    masks = tuple(known if name in ("logEndOffset", "lag") else None for name in _COMMIT_FIELDS)
-    texts: list[bytes] = printer.object_arrays(
-        _COMMIT_PREFIXES,
-        tuple(np.ascontiguousarray(v[rows], np.int64) for v in values),
-        masks,
-        np.append(starts, stops[-1]) - starts[0],
-    )
-    return texts
-
-
-_COMMIT_PREFIXES: Final = tuple(
-    ("{" if i == 0 else ",").encode() + orjson.dumps(name) + b":"
-    for i, name in enumerate(_COMMIT_FIELDS)
-)
-"""What comes before each member's value in a commit's JSON object."""
-
-
-def _gathered(histories: Sequence[CommitColumns]) -> CommitColumns:
-    def take(name: str) -> np.ndarray:
-        return np.concatenate([getattr(h, name)[h.start : h.stop] for h in histories])
-
-    names = (
-        "record_offset",
-        "commit_timestamp",
-        "offset",
-        "leader_epoch",
-        "log_end_offset",
-        "lag",
-        "known",
-    )
-    ro, ts, off, epoch, end, lag, known = (take(n) for n in names)
-    return CommitColumns(ro, ts, off, epoch, end, lag, known, 0, len(ro))
 
 
 def _selected(kc: KeyedCommits, group: str | None) -> KeyedCommits:

@@ -37,6 +37,7 @@ from codegen.forensics.loaders import (
     READ_AS_NEWEST,
     SKIP,
     Loader,
+    RecordTypeReads,
 )
 
 __all__ = [
@@ -54,28 +55,6 @@ __all__ = [
     "release_lines",
     "share_loader",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class RecordTypeReads:
-    """What a release reads of one record type."""
-
-    name: str
-    highest_value_version: int
-    flexible_from: int | None
-    """First flexible value version, or None when no version the release knows is flexible."""
-    source: str
-    """Where this fact comes from: the jar it was derived from, or the Kafka change."""
-    layout_differs: frozenset[int] = frozenset()
-    """Value versions whose layout differs from the newest release's at the same version (an
-    early-access record changed before its release): the release's class misreads them."""
-    layout: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
-    """The release's own spec of the value (what reaches the wire) when a layout differs: the
-    bytes a newer release wrote are read by it (:mod:`codegen.forensics.release_layouts`)."""
-
-    @property
-    def highest_is_flexible(self) -> bool:
-        return self.flexible_from is not None and self.highest_value_version >= self.flexible_from
 
 
 @dataclass(frozen=True, slots=True)
