@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from typing import Any
 
 # Names the generated classes define themselves; a field may not take one of them.
 RESERVED_ATTRIBUTES = frozenset(
@@ -40,6 +41,12 @@ def camel_case(attribute: str) -> str:
     names the Spark columns have too; docs/naming.md)."""
     head, *rest = attribute.split("_")
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def camel_keys(d: dict[str, Any]) -> dict[str, Any]:
+    """A dict with ``snake_case`` keys (``asdict`` of a dataclass) as JSON's ``camelCase``
+    (:func:`camel_case` of each key)."""
+    return {camel_case(k): v for k, v in d.items()}
 
 
 def json_name(spec_name: str) -> str:

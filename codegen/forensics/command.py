@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
@@ -28,7 +27,7 @@ from codegen.forensics.output import (
     json_line,
 )
 from codegen.forensics.shares import DELIVERY_STATES, InFlightBatch
-from codegen.text import plural
+from codegen.text import plural, utc_text
 
 __all__ = [
     "groups_command",
@@ -45,10 +44,7 @@ def _format_event(e: GroupEvent) -> str:
 
 
 def _time(ms: int) -> str:
-    if ms < 0:
-        return "-".ljust(24)
-    moment = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_text(ms, none="-".ljust(24))
 
 
 def render_groups_table(reports: list[GroupReport]) -> str:

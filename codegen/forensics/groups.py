@@ -65,6 +65,7 @@ from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.downgrade import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
+from codegen.naming import camel_keys
 from codegen.views.consumer_offsets import read_compacted
 from codegen.views.cut import AsOf
 from codegen.views.offsets import CommittedOffsets
@@ -420,20 +421,12 @@ class GroupReport:
             "epoch": self.epoch,
             "members": self.members,
             "committedOffsets": self.committed_offsets,
-            "assignors": None if self.inventory is None else _camel(asdict(self.inventory)),
+            "assignors": None if self.inventory is None else camel_keys(asdict(self.inventory)),
             "timeline": [e.to_json() for e in self.events],
         }
         if self.type == "share" or self.share_partitions:
             doc["sharePartitions"] = [s.to_json() for s in self.share_partitions]
         return doc
-
-
-def _camel(d: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        head, *rest = k.split("_")
-        out[head + "".join(p.title() for p in rest)] = v
-    return out
 
 
 def _member_json(m: Any, group_type: str) -> dict[str, Any]:

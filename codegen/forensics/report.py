@@ -21,6 +21,7 @@ from codegen.extras import missing_extra
 from codegen.forensics.groups import GroupReport
 from codegen.forensics.lag import GroupLag, PartitionLag
 from codegen.forensics.shares import DELIVERY_STATES
+from codegen.text import utc_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -102,7 +103,7 @@ def _days(ms: int) -> float:
 
 
 def _iso(ms: int) -> str:
-    return _when(ms).isoformat(timespec="milliseconds").replace("+00:00", "Z") if ms >= 0 else "-"
+    return utc_text(ms, none="-")
 
 
 def _badge(status: str | None) -> str:

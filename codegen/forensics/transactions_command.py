@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import html
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from codegen.forensics.transactions import (
     collector_paused,
     transaction_report,
 )
+from codegen.text import utc_text
 from codegen.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 
 __all__ = [
@@ -35,10 +35,7 @@ EXIT_HANGING = 1
 
 
 def _time(ms: int | None) -> str:
-    if ms is None or ms < 0:
-        return "-"
-    moment = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return "-" if ms is None else utc_text(ms, none="-")
 
 
 def _ms(ms: int | None) -> str:

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
+from codegen.naming import camel_keys
 
 __all__ = [
     "BLOCKED",
@@ -23,7 +24,6 @@ __all__ = [
     "Blocker",
     "Check",
     "DowngradeReport",
-    "camel",
 ]
 
 PASSED: Final = "passed"
@@ -140,16 +140,7 @@ class DowngradeReport:
             "checks": [c.to_json() for c in self.checks],
             "steps": self.steps(),
             "liveRecords": self.live_records,
-            "blockers": [camel(asdict(b)) for b in self.blockers],
-            "ignored": [camel(asdict(b)) for b in self.ignored],
+            "blockers": [camel_keys(asdict(b)) for b in self.blockers],
+            "ignored": [camel_keys(asdict(b)) for b in self.ignored],
             "segmentErrors": self.segment_errors,
         }
-
-
-def camel(d: dict[str, Any]) -> dict[str, Any]:
-    """``snake_case`` keys as ``camelCase``."""
-    out = {}
-    for k, v in d.items():
-        head, *rest = k.split("_")
-        out[head + "".join(p.title() for p in rest)] = v
-    return out

@@ -25,7 +25,6 @@ however young; its abort command is still given only where ``find-hanging`` list
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
@@ -33,6 +32,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from codegen.text import utc_text
 from codegen.views.compaction import NO_MARKER
 from codegen.views.log_ends import SegmentsAt, log_end_steps
 
@@ -419,12 +419,9 @@ def _outlook(
 
 
 def _iso(ms: int) -> str:
-    """Epoch milliseconds as an ISO-8601 UTC time (as the commands print times)."""
-    try:
-        moment = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
-    except (OverflowError, OSError, ValueError):  # past what a datetime holds
-        return f"{ms} (epoch ms)"
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Epoch milliseconds as an ISO-8601 UTC time (as the commands print times); the number
+    where no time is (before 1970, past what a datetime holds)."""
+    return utc_text(ms, none=f"{ms} (epoch ms)")
 
 
 TO_JUDGE_SCHEMA: Final = pa.schema(

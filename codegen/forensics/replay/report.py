@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
-from codegen.forensics.verdict import DowngradeReport, camel
+from codegen.forensics.verdict import DowngradeReport
+from codegen.naming import camel_keys
 
 __all__ = [
     "Agreement",
@@ -83,13 +84,13 @@ class ClusterState:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "groups": [camel(asdict(g)) for g in sorted(self.groups.values(), key=_by_id)],
+            "groups": [camel_keys(asdict(g)) for g in sorted(self.groups.values(), key=_by_id)],
             "offsets": [
                 {"group": g, "topic": t, "partition": p, "offset": o}
                 for (g, t, p), o in sorted(self.offsets.items())
             ],
             "transactions": [
-                camel(asdict(t)) for t in sorted(self.transactions.values(), key=_by_tid)
+                camel_keys(asdict(t)) for t in sorted(self.transactions.values(), key=_by_tid)
             ],
             "shareStates": [
                 {"group": g, "topicId": t, "partition": p} for g, t, p in sorted(self.share_states)
@@ -197,10 +198,10 @@ class ReplayReport:
             "java": self.java,
             "groupCoordinator": self.group_coordinator,
             "verdict": self.verdict,
-            "metadata": None if self.metadata is None else camel(asdict(self.metadata)),
+            "metadata": None if self.metadata is None else camel_keys(asdict(self.metadata)),
             "metadataVersion": self.metadata_version,
             "metadataErrors": self.metadata_errors,
-            "partitions": [camel(asdict(p)) for p in self.partitions],
+            "partitions": [camel_keys(asdict(p)) for p in self.partitions],
             "survives": self.survives.to_json(),
             "current": self.current.to_json(),
             "lost": self.lost(),
