@@ -31,7 +31,8 @@ except ModuleNotFoundError as exc:  # a runtime-only install: name the extra to 
 
 from codegen import __version__
 from codegen.errors import ProblemLog
-from codegen.ir import INTEGER_RANGES, EmptyArray, EmptyStruct, Message, Struct, build_messages
+from codegen.ir import INTEGER_RANGES, EmptyArray, EmptyStruct, Message, Struct
+from codegen.ir_build import build_messages
 from codegen.layout import message_layouts
 from codegen.native import table_format
 from codegen.native_tables import module_tables

@@ -2,7 +2,7 @@
 
 Only structure is checked here (types of values, unknown keys, required keys). The
 meaning of the values (version rules, tags, defaults, ...) is checked when the IR is
-built, in :mod:`codegen.ir`. Values keep Kafka's coercions: scalar defaults become
+built, in :mod:`codegen.ir_build`. Values keep Kafka's coercions: scalar defaults become
 strings, a JSON-null default means "no default", a single listener becomes a list.
 """
 

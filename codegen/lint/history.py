@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from codegen.errors import ProblemLog
-from codegen.ir import Message, build_messages
+from codegen.ir import Message
+from codegen.ir_build import build_messages
 from codegen.lint.memory import Memory, Use, data_record_types, memory_of
 from codegen.spec import spec_from_text
 from codegen.specfile import SpecSyntaxError, parse_spec_text

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from codegen.errors import ProblemLog, SpecProblem, display_path
-from codegen.ir import Field, Message, build_messages
+from codegen.ir import Field, Message
+from codegen.ir_build import build_messages
 from codegen.lint.memory import LOCK_NAME, LockError, Memory, parse_lock
 from codegen.spec import FieldSpec, MessageSpec, find_spec_files, spec_from_text
 from codegen.specfile import SpecSyntaxError, parse_spec_text, read_spec_file

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from codegen.emit import render_message, template_environment
 from codegen.errors import ProblemLog, SpecErrors
-from codegen.ir import build_messages
+from codegen.ir_build import build_messages
 from codegen.lint import InvalidSpecs, lint, set_from_texts
 from codegen.lint.command import lint_command
 from codegen.lint.report import RENDERERS
