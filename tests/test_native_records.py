@@ -45,6 +45,7 @@ from codegen.dumps import (
     SegmentWriter,
     TimestampType,
     coordinator,
+    coordinator_types,
     encode_record_batch,
 )
 from codegen.dumps.batches import CRC32C, parse_v2_raw
@@ -112,13 +113,13 @@ def readers_installed(maps: ReaderMaps | None) -> Iterator[None]:
     try:
         for cls, readers in (maps or {}).items():
             cls._READERS = readers
-        coordinator._all_record_types.cache_clear()
+        coordinator_types._all_record_types.cache_clear()
         coordinator._shared_decoder.cache_clear()
         yield
     finally:
         for cls, readers in saved.items():
             cls._READERS = readers
-        coordinator._all_record_types.cache_clear()
+        coordinator_types._all_record_types.cache_clear()
         coordinator._shared_decoder.cache_clear()
 
 

@@ -1,10 +1,8 @@
 """Coordinator records: ``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``.
 
 A coordinator record has an ``int16`` record type in front of the key and an ``int16`` value
-version in front of the value; a null value is a tombstone. The record-type tables are built once
-from the generated classes (``SPEC_TYPE`` ``coordinator-key``/``coordinator-value`` and their
-``API_KEY``), grouped by the spec folder each class was generated from. The only things written
-out by hand here are what Kafka itself hard-codes: which folder belongs to which topic.
+version in front of the value; a null value is a tombstone. Each topic's record types (their
+ids, key and value classes) are :mod:`codegen.dumps.coordinator_types`'.
 
 The classes come from a generated package: the shipped ``generated`` by default, or any other
 (``package="mycodecs"``), for example one generated from a newer Kafka release's specs, whose new
@@ -24,10 +22,7 @@ from __future__ import annotations
 
 import gc
 import importlib
-import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache
 from itertools import chain
 from types import ModuleType
@@ -38,6 +33,15 @@ from codegen.dumps.batches import (
     parse_v2_raw,
 )
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.coordinator_types import (
+    CONSUMER_OFFSETS,
+    COORDINATOR_TOPICS,
+    SHARE_GROUP_STATE,
+    TRANSACTION_STATE,
+    Reader,
+    RecordType,
+    record_types,
+)
 from codegen.dumps.decoded import (
     ERROR,
     RECORD,
@@ -48,7 +52,7 @@ from codegen.dumps.decoded import (
     control_record,
 )
 from codegen.dumps.model import RawRecord, RecordBatch, SegmentError
-from codegen.dumps.packages import SHIPPED_PACKAGE, package_messages, package_name
+from codegen.dumps.packages import SHIPPED_PACKAGE, package_name
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.runtime import BytesLike, DecodeError, KafkaMessage, backends
 from codegen.runtime.wire import buffer_bytes
@@ -69,23 +73,6 @@ __all__ = [
     "record_types",
 ]
 
-CONSUMER_OFFSETS: Final = "__consumer_offsets"
-TRANSACTION_STATE: Final = "__transaction_state"
-SHARE_GROUP_STATE: Final = "__share_group_state"
-
-COORDINATOR_TOPICS: Final[Mapping[str, str]] = {
-    CONSUMER_OFFSETS: "consumer_offsets",
-    TRANSACTION_STATE: "transaction_state",
-    SHARE_GROUP_STATE: "share_group_state",
-}
-"""Topic -> the spec folder holding its coordinator's records (Kafka: one coordinator module
-per topic, each with its own record-type enum)."""
-
-Reader = Callable[[bytes, int], tuple[Any, int]]
-
-_HEADER_SPEC_PATH: Final = re.compile(r"([A-Za-z0-9_.-]+)[/\\][^/\\\s]+\.json")
-
-
 _KEY_CACHE_SIZE: Final = 1 << 16
 
 
@@ -96,159 +83,6 @@ class _Malformed(Exception):
 _KnownKey = tuple[bytes, int, str, Any, tuple[Reader | None, ...], tuple[Reader | None, ...]]
 """A key that decoded exactly: (its bytes, record type id, name, key object, inline readers by
 version, and the readers of the versions newer than the specs: the newest flexible one's)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RecordType:
-    """One coordinator record type: its id, name and key/value classes."""
-
-    id: int
-    name: str
-    key_class: type[KafkaMessage]
-    value_class: type[KafkaMessage]
-    key_reader: Reader
-    value_readers: Mapping[int, Reader]
-    newest_flexible: int | None
-    """The newest value version when the value spec is flexible there (so a newer version can
-    be read with it), else None."""
-
-    def value_reader(self, version: int) -> tuple[Reader | None, bool]:
-        """The reader for a value version and whether it is a newer-than-spec fallback."""
-        reader = self.value_readers.get(version)
-        if reader is not None:
-            return reader, False
-        if self.newest_flexible is not None and version > self.newest_flexible:
-            return self.value_readers[self.newest_flexible], True
-        return None, False
-
-    def unreadable_version(self, version: int) -> str:
-        """The error of a value version no reader takes: the text of the value class's rule
-        for a version written with the record (``KafkaMessage.written_version``)."""
-        try:
-            self.value_class.written_version(version)
-        except ValueError as exc:
-            return str(exc)
-        raise AssertionError(f"version {version} of {self.value_class.SPEC_NAME} is readable")
-
-
-def _spec_folder(cls: type[KafkaMessage]) -> str | None:
-    """The folder the class's spec came from, read from the generated module's header."""
-    module = sys.modules.get(cls.__module__)
-    path = getattr(module, "__file__", None)
-    if not path:
-        return None
-    with open(path, encoding="utf-8") as fh:
-        head = fh.read(600)
-    m = _HEADER_SPEC_PATH.search(head)
-    return m.group(1) if m else None
-
-
-def _strip_suffix(name: str, suffix: str) -> str:
-    return name[: -len(suffix)] if name.endswith(suffix) else name
-
-
-def _record_type(api_key: int, kcls: type[KafkaMessage], vcls: type[KafkaMessage]) -> RecordType:
-    newest = vcls.HIGHEST_VERSION
-    return RecordType(
-        id=api_key,
-        name=_strip_suffix(kcls.SPEC_NAME, "Key"),
-        key_class=kcls,
-        value_class=vcls,
-        key_reader=kcls._READERS[kcls.LOWEST_VERSION],
-        value_readers=dict(vcls._READERS),
-        newest_flexible=newest if newest in vcls.FLEXIBLE_VERSIONS else None,
-    )
-
-
-class _LazyRecordTypes(Mapping[int, RecordType]):
-    """Record type id -> :class:`RecordType` of one topic, whose key and value classes are
-    imported when the type is first looked up: a dump of offset commits needs two modules of
-    the package's dozens."""
-
-    def __init__(self, messages: Mapping[str, type[KafkaMessage]]) -> None:
-        self._messages = messages
-        self._specs: dict[int, tuple[str, str]] = {}  # id -> (key spec, value spec)
-        self._resolved: dict[int, RecordType] = {}
-
-    def add(self, api_key: int, key_spec: str, value_spec: str) -> None:
-        self._specs[api_key] = (key_spec, value_spec)
-
-    def __getitem__(self, type_id: int) -> RecordType:
-        rt = self._resolved.get(type_id)
-        if rt is None:
-            key_spec, value_spec = self._specs[type_id]
-            rt = _record_type(type_id, self._messages[key_spec], self._messages[value_spec])
-            self._resolved[type_id] = rt
-        return rt
-
-    def get(self, type_id: int, default: Any = None) -> Any:
-        rt = self._resolved.get(type_id)
-        if rt is not None:
-            return rt
-        return self[type_id] if type_id in self._specs else default
-
-    def __contains__(self, type_id: object) -> bool:
-        return type_id in self._specs
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs)
-
-
-_RECORD_SPEC_TYPES: Final = ("coordinator-key", "coordinator-value")
-
-
-@cache
-def _all_record_types(package: str = SHIPPED_PACKAGE) -> Mapping[str, Mapping[int, RecordType]]:
-    messages = package_messages(package)
-    kinds = getattr(messages, "kinds", None)
-    if kinds is None:  # a package generated before its index named the kinds
-        return _imported_record_types(messages)
-    keys: dict[tuple[str, int], str] = {}
-    values: dict[tuple[str, int], str] = {}
-    for spec, kind in kinds.items():
-        if kind.spec_type in _RECORD_SPEC_TYPES and kind.api_key is not None:
-            target = keys if kind.spec_type == "coordinator-key" else values
-            target[(kind.folder, kind.api_key)] = spec
-    tables: dict[str, _LazyRecordTypes] = {}
-    for (folder, api_key), key_spec in sorted(keys.items()):
-        value_spec = values.get((folder, api_key))
-        if value_spec is not None:
-            tables.setdefault(folder, _LazyRecordTypes(messages)).add(api_key, key_spec, value_spec)
-    return tables
-
-
-def _imported_record_types(
-    messages: Mapping[str, type[KafkaMessage]],
-) -> Mapping[str, Mapping[int, RecordType]]:
-    """The tables from the classes themselves (each module imported)."""
-    keys: dict[tuple[str, int], type[KafkaMessage]] = {}
-    values: dict[tuple[str, int], type[KafkaMessage]] = {}
-    for spec in messages:
-        cls = messages[spec]
-        if cls.SPEC_TYPE not in _RECORD_SPEC_TYPES or cls.API_KEY is None:
-            continue
-        folder = _spec_folder(cls)
-        if folder is None:
-            continue
-        target = keys if cls.SPEC_TYPE == "coordinator-key" else values
-        target[(folder, cls.API_KEY)] = cls
-    tables: dict[str, dict[int, RecordType]] = {}
-    for (folder, api_key), kcls in sorted(keys.items()):
-        vcls = values.get((folder, api_key))
-        if vcls is not None:
-            tables.setdefault(folder, {})[api_key] = _record_type(api_key, kcls, vcls)
-    return tables
-
-
-def record_types(
-    topic: str, package: str | ModuleType = SHIPPED_PACKAGE
-) -> Mapping[int, RecordType]:
-    """Record type id -> :class:`RecordType` for a coordinator topic (KeyError if not one)."""
-    folder = COORDINATOR_TOPICS[topic]
-    return _all_record_types(package_name(package)).get(folder, {})
 
 
 class RecordPairError(ValueError):
