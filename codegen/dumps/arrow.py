@@ -37,13 +37,9 @@ except ModuleNotFoundError as exc:
     raise missing_extra("reading log segments as Arrow batches", "dumps", exc) from None
 
 from codegen.dumps import storage
-from codegen.dumps.batches import (
-    CRC32C,
-    DEFAULT_MAX_BATCH_RECORDS,
-    decode_entry,
-    decode_entry_raw,
-)
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, decode_entry, decode_entry_raw
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompress
+from codegen.dumps.entry_format import CRC32C
 from codegen.dumps.model import RecordBatch, SegmentError, increment_sequence
 from codegen.dumps.segments import SegmentReader, frame_at
 from codegen.dumps.storage import RemotePath

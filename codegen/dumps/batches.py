@@ -1,8 +1,9 @@
 """Decoding of one log entry: a v2 record batch or a legacy v0/v1 message (or wrapper).
 
 The entry is given as the bytes from its 12-byte log header (``int64 offset``, ``int32 size``)
-to its end. Decoding never raises on bad data: the result is a :class:`RecordBatch` or a
-:class:`SegmentError` saying why not.
+to its end; a legacy one is read by :mod:`codegen.dumps.legacy`, with the format both share
+(:mod:`codegen.dumps.entry_format`). Decoding never raises on bad data: the result is a
+:class:`RecordBatch` or a :class:`SegmentError` saying why not.
 
 :func:`parse_v2` is the reference record loop, written for clarity: the native loops
 (``codegen/native/records.c``) are the fast ones and give the same records and errors.
@@ -10,23 +11,33 @@ to its end. Decoding never raises on bad data: the result is a :class:`RecordBat
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import struct
-import zlib
 from collections.abc import Callable
-from typing import Final, Protocol, TypeVar
+from typing import Final, TypeVar
 
 from codegen.dumps.compression import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
-    Codec,
     CompressionError,
     decompress,
     decompressed_size_bound,
 )
+from codegen.dumps.entry_format import (
+    CODECS,
+    CRC32C,
+    DEFAULT_MAX_BATCH_RECORDS,
+    I32,
+    I64,
+    LOG_OVERHEAD,
+    MIN_LEGACY_SIZE,
+    MIN_V2_RECORD_SIZE,
+    RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPES,
+    entry_error,
+    too_many_records,
+)
+from codegen.dumps.legacy import decode_legacy
 from codegen.dumps.model import (
     NO_CONTROLS,
-    NO_HEADERS,
     BatchHeader,
     ControlRecord,
     ControlType,
@@ -35,7 +46,6 @@ from codegen.dumps.model import (
     Record,
     RecordBatch,
     SegmentError,
-    TimestampType,
     increment_sequence,
 )
 from codegen.dumps.varints import (
@@ -44,7 +54,6 @@ from codegen.dumps.varints import (
     read_zigzag32,
     read_zigzag64,
 )
-from codegen.extras import missing_extra
 
 __all__ = [
     "DEFAULT_MAX_BATCH_RECORDS",
@@ -58,7 +67,6 @@ __all__ = [
     "decode_entry_with",
     "decode_legacy_message",
     "keep_rows",
-    "legacy_record_checksums",
     "parse_control_key",
     "parse_end_txn_marker",
     "parse_v2",
@@ -67,67 +75,9 @@ __all__ = [
 ]
 
 
-class Crc32c(Protocol):
-    """CRC-32C of ``data``, continuing from ``value`` (a checksum of the bytes before)."""
-
-    def __call__(self, data: bytes | memoryview, value: int = 0, /) -> int: ...
-
-
-def _load_crc32c() -> Crc32c:
-    """The ``crc32c`` package's C function, loaded without running the package's
-    ``__init__``: that calls ``importlib.metadata.version`` for its ``__version__``, whose
-    import (``email`` and more) costs every dump command about 15 ms of CPU. A layout
-    without the ``_crc32c`` extension falls back to the plain import."""
-    package = importlib.util.find_spec("crc32c")
-    if package is None:  # a runtime-only install: name the extra to add
-        missing = ModuleNotFoundError("No module named 'crc32c'", name="crc32c")
-        raise missing_extra("decoding Kafka log segments", "dumps", missing)
-    extension = importlib.machinery.PathFinder.find_spec(
-        "crc32c._crc32c", package.submodule_search_locations
-    )
-    if extension is None or extension.loader is None:
-        import crc32c
-
-        function: Crc32c = crc32c.crc32c
-        return function
-    module = importlib.util.module_from_spec(extension)
-    extension.loader.exec_module(module)
-    function = module.crc32c
-    return function
-
-
-CRC32C: Final = _load_crc32c()
-"""The checksum of v2 batches, producer snapshots and more (the native loops call it too)."""
-LOG_OVERHEAD: Final = 12
-"""``int64 offset`` + ``int32 size`` in front of every entry."""
-RECORD_BATCH_OVERHEAD: Final = 61
-"""Size of a v2 batch header, log overhead included."""
-MIN_LEGACY_SIZE: Final = 14
-"""Smallest legacy v0 message (crc, magic, attributes, key and value lengths)."""
-_MIN_V1_SIZE: Final = 22
-MIN_V2_RECORD_SIZE: Final = 7
-"""Smallest v2 record: its length, attributes, timestampDelta, offsetDelta, keyLength,
-valueLength and headerCount, one byte each."""
-DEFAULT_MAX_BATCH_RECORDS: Final = 1_000_000
-"""Default cap on the records of one batch. Kafka writes batches of at most max.message.bytes
-(1 MiB by default; KRaft 8 MiB), whose records take 15 bytes or more, so real batches stay well
-below it; a batch claiming more is read only when the caller raises the cap, which bounds the
-memory one batch takes (each record becomes objects of about 100-200 bytes)."""
-# The record loops do not check a record's length up front: every read either stays inside the
-# (de)compressed records or raises IndexError, slices never allocate past the end of the data,
-# and the position must land exactly on the record's end, so a wrong length is always caught.
-
 _V2_HEADER: Final = struct.Struct(">qiiBIhiqqqhii")
-_LEGACY_HEADER: Final = struct.Struct(">qiIBB")
-_ENTRY_HEADER: Final = struct.Struct(">qi")
-_I32: Final = struct.Struct(">i")
-_U32: Final = struct.Struct(">I")
-_I64: Final = struct.Struct(">q")
 _CONTROL_KEY: Final = struct.Struct(">hh")
 _END_TXN: Final = struct.Struct(">hi")
-
-_CODECS: Final = tuple(Codec)
-_TS_TYPES: Final = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 
 DAMAGE: Final = (
@@ -145,17 +95,6 @@ as a ``corrupt-records`` error where no earlier check named the damage."""
 
 class _CorruptControl(MalformedRecord):
     """Internal: a control record key or marker value is malformed."""
-
-
-class _TooManyRecords(MalformedRecord):
-    """Internal: a legacy wrapper holds more messages than the cap."""
-
-
-def _too_many_records(count: int | str, max_records: int) -> str:
-    return (
-        f"record count {count} is above the limit of {max_records} records per batch; "
-        "raise max_batch_records (--max-batch-records) to read this batch"
-    )
 
 
 def _record_size_error(size: int, start: int, pos: int) -> MalformedRecord:
@@ -286,12 +225,6 @@ def _to_control(records: list[Record]) -> list[Record]:
 # v2 batches
 
 
-def _error(
-    kind: ErrorKind, file: str, position: int, size: int, base_offset: int | None, reason: str
-) -> SegmentError:
-    return SegmentError(kind, file, position, size, base_offset, reason)
-
-
 def _check_v2(
     buf: bytes, file: str, position: int, max_size: int, verify_crc: bool, max_records: int
 ) -> RecordBatch | SegmentError:
@@ -315,7 +248,7 @@ def _check_v2(
     ) = _V2_HEADER.unpack_from(buf)
     computed = CRC32C(memoryview(buf)[21:])
     if verify_crc and computed != crc:
-        return _error(
+        return entry_error(
             ErrorKind.CRC_MISMATCH,
             file,
             position,
@@ -325,7 +258,7 @@ def _check_v2(
         )
     codec_id = attrs & 0x07
     if codec_id > 4:
-        return _error(
+        return entry_error(
             ErrorKind.BAD_HEADER,
             file,
             position,
@@ -334,7 +267,7 @@ def _check_v2(
             f"unknown compression type id {codec_id}",
         )
     if count < 0:
-        return _error(
+        return entry_error(
             ErrorKind.BAD_HEADER,
             file,
             position,
@@ -345,7 +278,7 @@ def _check_v2(
     stored = total - RECORD_BATCH_OVERHEAD
     bound = decompressed_size_bound(codec_id, stored)
     if bound is not None and count > bound // MIN_V2_RECORD_SIZE:
-        return _error(
+        return entry_error(
             ErrorKind.CORRUPT_RECORDS,
             file,
             position,
@@ -354,10 +287,10 @@ def _check_v2(
             f"record count {count} cannot fit in {stored} bytes of records"
             if codec_id == 0
             else f"record count {count} cannot fit in {stored} bytes of "
-            f"{_CODECS[codec_id].name.lower()} records (at most {bound} bytes decompressed)",
+            f"{CODECS[codec_id].name.lower()} records (at most {bound} bytes decompressed)",
         )
     if count > max_size // MIN_V2_RECORD_SIZE:
-        return _error(
+        return entry_error(
             ErrorKind.TOO_LARGE,
             file,
             position,
@@ -368,13 +301,13 @@ def _check_v2(
             "(--max-batch-bytes) to read this batch",
         )
     if count > max_records:
-        return _error(
+        return entry_error(
             ErrorKind.TOO_MANY_RECORDS,
             file,
             position,
             total,
             base_offset,
-            _too_many_records(count, max_records),
+            too_many_records(count, max_records),
         )
     return RecordBatch(
         file,
@@ -387,8 +320,8 @@ def _check_v2(
         crc,
         computed == crc,
         attrs,
-        _CODECS[codec_id],
-        _TS_TYPES[(attrs >> 3) & 1],
+        CODECS[codec_id],
+        TIMESTAMP_TYPES[(attrs >> 3) & 1],
         base_ts,
         max_ts,
         producer_id,
@@ -418,10 +351,10 @@ def _open_v2(
             data = decompress(codec_id, memoryview(buf)[RECORD_BATCH_OVERHEAD:], max_size)
         except CompressionError as exc:
             kind = ErrorKind.TOO_LARGE if exc.too_large else ErrorKind.COMPRESSION
-            return _error(kind, file, position, total, base_offset, exc.message)
+            return entry_error(kind, file, position, total, base_offset, exc.message)
         start, end = 0, len(data)
     if count > (end - start) // MIN_V2_RECORD_SIZE:
-        return _error(
+        return entry_error(
             ErrorKind.CORRUPT_RECORDS,
             file,
             position,
@@ -449,9 +382,9 @@ def _decode_v2(
             if isinstance(exc, _CorruptControl)
             else ErrorKind.CORRUPT_RECORDS
         )
-        return _error(kind, file, position, len(buf), batch.base_offset, str(exc))
+        return entry_error(kind, file, position, len(buf), batch.base_offset, str(exc))
     except IndexError:
-        return _error(
+        return entry_error(
             ErrorKind.CORRUPT_RECORDS,
             file,
             position,
@@ -461,211 +394,6 @@ def _decode_v2(
         )
     batch.records = records
     return batch
-
-
-# ---------------------------------------------------------------------------------------------
-# legacy v0/v1
-
-
-def _parse_legacy_message(
-    data: bytes, start: int, end: int
-) -> tuple[int, int, int, bytes | None, bytes | None]:
-    """(magic, attributes, timestamp, key, value) of the message in ``data[start:end]``."""
-    if end - start < MIN_LEGACY_SIZE:
-        raise MalformedRecord(f"message of {end - start} bytes is shorter than the minimum")
-    magic = data[start + 4]
-    attrs = data[start + 5]
-    pos = start + 6
-    if magic == 1:
-        if end - start < _MIN_V1_SIZE:
-            raise MalformedRecord(f"v1 message of {end - start} bytes is shorter than the minimum")
-        timestamp = _I64.unpack_from(data, pos)[0]
-        pos += 8
-    elif magic == 0:
-        timestamp = -1
-    else:
-        raise MalformedRecord(f"unknown magic byte ({magic})")
-    n = _I32.unpack_from(data, pos)[0]
-    pos += 4
-    key: bytes | None = None
-    if n >= 0:
-        if pos + n + 4 > end:
-            raise MalformedRecord(f"key size {n} runs past the end of the message")
-        key = data[pos : pos + n]
-        pos += n
-    elif n != -1:
-        raise MalformedRecord(f"invalid key size {n}")
-    n = _I32.unpack_from(data, pos)[0]
-    pos += 4
-    value: bytes | None = None
-    if n >= 0:
-        if pos + n > end:
-            raise MalformedRecord(f"value size {n} runs past the end of the message")
-        value = data[pos : pos + n]
-        pos += n
-    elif n != -1:
-        raise MalformedRecord(f"invalid value size {n}")
-    if pos != end:
-        raise MalformedRecord(f"{end - pos} bytes left after the message value")
-    return magic, attrs, timestamp, key, value
-
-
-def _inner_messages(
-    inner: bytes,
-    wrapper_offset: int,
-    wrapper_magic: int,
-    wrapper_ts: int,
-    log_append: bool,
-    verify_crc: bool,
-    max_records: int,
-) -> list[Record]:
-    items: list[tuple[int, int, int, bytes | None, bytes | None]] = []
-    n = len(inner)
-    p = 0
-    while p < n:
-        if len(items) == max_records:
-            raise _TooManyRecords(_too_many_records(f"{max_records + 1} or more", max_records))
-        if p + LOG_OVERHEAD > n:
-            raise MalformedRecord(f"inner message set ends with {n - p} stray bytes")
-        ioff, isize = _ENTRY_HEADER.unpack_from(inner, p)
-        if isize < MIN_LEGACY_SIZE or p + LOG_OVERHEAD + isize > n:
-            raise MalformedRecord(f"inner message at byte {p} has invalid size {isize}")
-        mstart = p + LOG_OVERHEAD
-        mend = mstart + isize
-        if verify_crc:
-            stored = _U32.unpack_from(inner, mstart)[0]
-            computed = zlib.crc32(memoryview(inner)[mstart + 4 : mend])
-            if stored != computed:
-                raise MalformedRecord(
-                    f"inner message at offset {ioff} is corrupt "
-                    f"(stored crc = {stored}, computed crc = {computed})"
-                )
-        _, iattrs, its, ikey, ivalue = _parse_legacy_message(inner, mstart, mend)
-        if iattrs & 0x07:
-            raise MalformedRecord(f"inner message at offset {ioff} is itself compressed")
-        items.append((ioff, iattrs, its, ikey, ivalue))
-        p = mend
-    if not items:
-        return []
-    shift = wrapper_offset - items[-1][0] if wrapper_magic > 0 else 0
-    out: list[Record] = []
-    for ioff, iattrs, its, ikey, ivalue in items:
-        ts = wrapper_ts if log_append else its
-        out.append(Record(ioff + shift, ts, ikey, ivalue, NO_HEADERS, -1, iattrs))
-    return out
-
-
-def _decode_legacy(
-    buf: bytes, file: str, position: int, max_size: int, verify_crc: bool, max_records: int
-) -> RecordBatch | SegmentError:
-    total = len(buf)
-    offset, _size, crc, magic, attrs = _LEGACY_HEADER.unpack_from(buf)
-    computed = zlib.crc32(memoryview(buf)[16:])
-    if verify_crc and computed != crc:
-        return _error(
-            ErrorKind.CRC_MISMATCH,
-            file,
-            position,
-            total,
-            offset,
-            f"message is corrupt (stored crc = {crc}, computed crc = {computed})",
-        )
-    try:
-        _, _, timestamp, key, value = _parse_legacy_message(buf, LOG_OVERHEAD, total)
-    except (MalformedRecord, struct.error) as exc:
-        kind = ErrorKind.BAD_MAGIC if "magic" in str(exc) else ErrorKind.CORRUPT_RECORDS
-        return _error(kind, file, position, total, offset, str(exc))
-    codec_id = attrs & 0x07
-    ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else _TS_TYPES[(attrs >> 3) & 1]
-    if codec_id > 4:
-        return _error(
-            ErrorKind.BAD_HEADER,
-            file,
-            position,
-            total,
-            offset,
-            f"unknown compression type id {codec_id}",
-        )
-    if codec_id == 0:
-        records = [Record(offset, timestamp, key, value, NO_HEADERS, -1, attrs)]
-    else:
-        if value is None:
-            return _error(
-                ErrorKind.CORRUPT_RECORDS,
-                file,
-                position,
-                total,
-                offset,
-                "found invalid compressed record set with null value",
-            )
-        try:
-            inner = decompress(codec_id, value, max_size)
-        except CompressionError as exc:
-            kind = ErrorKind.TOO_LARGE if exc.too_large else ErrorKind.COMPRESSION
-            return _error(kind, file, position, total, offset, exc.message)
-        try:
-            records = _inner_messages(
-                inner,
-                offset,
-                magic,
-                timestamp,
-                ts_type == TimestampType.LOG_APPEND_TIME,
-                verify_crc,
-                max_records,
-            )
-        except (MalformedRecord, struct.error) as exc:
-            kind = (
-                ErrorKind.TOO_MANY_RECORDS
-                if isinstance(exc, _TooManyRecords)
-                else ErrorKind.CORRUPT_RECORDS
-            )
-            return _error(kind, file, position, total, offset, str(exc))
-    return RecordBatch(
-        file,
-        position,
-        total,
-        magic,
-        records[0].offset if records else offset,
-        offset,
-        -1,
-        crc,
-        computed == crc,
-        attrs,
-        _CODECS[codec_id],
-        ts_type,
-        timestamp,
-        timestamp,
-        -1,
-        -1,
-        -1,
-        len(records),
-        records,
-    )
-
-
-def legacy_record_checksums(
-    buf: bytes, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
-) -> list[tuple[int, bool]]:
-    """(stored CRC, whether it matches) of each record of a legacy v0/v1 entry, in order.
-
-    ``buf`` is the whole entry (log header included) as :func:`decode_entry` read it: an
-    uncompressed message is its own record; a compressed wrapper's records are its inner
-    messages. Kafka's ``kafka-dump-log`` prints these after every legacy record.
-    """
-    _, _, crc, _, attrs = _LEGACY_HEADER.unpack_from(buf)
-    if not attrs & 0x07:
-        return [(crc, zlib.crc32(memoryview(buf)[16:]) == crc)]
-    value = _parse_legacy_message(buf, LOG_OVERHEAD, len(buf))[4]
-    inner = decompress(attrs & 0x07, value or b"", max_size)
-    out: list[tuple[int, bool]] = []
-    p = 0
-    while p + LOG_OVERHEAD + MIN_LEGACY_SIZE <= len(inner):
-        size = _ENTRY_HEADER.unpack_from(inner, p)[1]
-        start = p + LOG_OVERHEAD
-        stored = _U32.unpack_from(inner, start)[0]
-        out.append((stored, zlib.crc32(memoryview(inner)[start + 4 : start + size]) == stored))
-        p = start + size
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -690,32 +418,34 @@ def decode_entry(
     """
     try:
         if len(buf) < LOG_OVERHEAD + 5:
-            return _error(ErrorKind.BAD_LENGTH, file, position, len(buf), None, "entry too short")
+            return entry_error(
+                ErrorKind.BAD_LENGTH, file, position, len(buf), None, "entry too short"
+            )
         magic = buf[16]
         if magic == 2:
             if len(buf) < RECORD_BATCH_OVERHEAD:
-                return _error(
+                return entry_error(
                     ErrorKind.BAD_LENGTH,
                     file,
                     position,
                     len(buf),
-                    _I64.unpack_from(buf)[0],
+                    I64.unpack_from(buf)[0],
                     f"record batch size {len(buf) - LOG_OVERHEAD} is smaller than the "
                     f"minimum {RECORD_BATCH_OVERHEAD - LOG_OVERHEAD}",
                 )
             return _decode_v2(buf, file, position, max_size, verify_crc, max_records)
         if magic < 2:
-            return _decode_legacy(buf, file, position, max_size, verify_crc, max_records)
-        return _error(
+            return decode_legacy(buf, file, position, max_size, verify_crc, max_records)
+        return entry_error(
             ErrorKind.BAD_MAGIC,
             file,
             position,
             len(buf),
-            _I64.unpack_from(buf)[0],
+            I64.unpack_from(buf)[0],
             f"unknown magic byte ({magic})",
         )
     except DAMAGE as exc:  # damage no check above names: bad data must not escape
-        return _error(
+        return entry_error(
             ErrorKind.CORRUPT_RECORDS,
             file,
             position,
@@ -790,7 +520,7 @@ def decode_entry_with(
         reason = f"unexpected {type(exc).__name__}: {exc}"
     else:
         return batch, items
-    return _error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), base_offset, reason)
+    return entry_error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), base_offset, reason)
 
 
 def read_batch_header(
@@ -814,7 +544,7 @@ def read_batch_header(
             checked = _check_v2(buf, file, position, max_size, verify_crc, max_records)
         except DAMAGE as exc:  # as in decode_entry
             reason = f"unexpected {type(exc).__name__}: {exc}"
-            return _error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), None, reason)
+            return entry_error(ErrorKind.CORRUPT_RECORDS, file, position, len(buf), None, reason)
         if isinstance(checked, SegmentError):
             return checked
         batch, controls = checked, NO_CONTROLS
@@ -886,7 +616,7 @@ def decode_legacy_message(
 ) -> RecordBatch | SegmentError:
     """Decode a bare legacy message (starting at its CRC, without the 12-byte log header)."""
     if len(message) < MIN_LEGACY_SIZE:
-        return _error(
+        return entry_error(
             ErrorKind.BAD_LENGTH,
             "<message>",
             0,
@@ -895,7 +625,7 @@ def decode_legacy_message(
             f"message of {len(message)} bytes is shorter than the minimum",
         )
     if message[4] > 1:
-        return _error(
+        return entry_error(
             ErrorKind.BAD_MAGIC,
             "<message>",
             0,
@@ -903,7 +633,7 @@ def decode_legacy_message(
             offset,
             f"unknown magic byte ({message[4]})",
         )
-    buf = _I64.pack(offset) + _I32.pack(len(message)) + message
+    buf = I64.pack(offset) + I32.pack(len(message)) + message
     return decode_entry(
         buf, file="<message>", max_size=max_size, verify_crc=verify_crc, max_records=max_records
     )

@@ -25,7 +25,6 @@ from codegen.dumps.batches import (
     DEFAULT_MAX_BATCH_RECORDS,
     LOG_OVERHEAD,
     MIN_LEGACY_SIZE,
-    legacy_record_checksums,
     parse_v2,
 )
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Codec
@@ -36,6 +35,7 @@ from codegen.dumps.coordinator import (
     coordinator_decoder,
 )
 from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
+from codegen.dumps.legacy import legacy_record_checksums
 from codegen.dumps.metadata import (
     CLUSTER_METADATA,
     METADATA_TOPICS,

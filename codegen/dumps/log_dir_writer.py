@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from codegen.dumps.batches import CRC32C, decode_entry
+from codegen.dumps.batches import decode_entry
 from codegen.dumps.compression import Codec
+from codegen.dumps.entry_format import CRC32C
 from codegen.dumps.model import ControlRecord, ControlType, SegmentError
 from codegen.dumps.writer import RecordLike, encode_control_batch, encode_record_batch
 from generated.aborted_txn import AbortedTxn

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from codegen.dumps import storage
-from codegen.dumps.batches import CRC32C
+from codegen.dumps.entry_format import CRC32C
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.dumps.remote_storage import remote_file_name
 from codegen.dumps.segments import SegmentReader

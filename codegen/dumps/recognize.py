@@ -21,7 +21,8 @@ import zlib
 from collections.abc import Iterable
 from typing import Final
 
-from codegen.dumps.batches import CRC32C, LOG_OVERHEAD, MIN_LEGACY_SIZE, RECORD_BATCH_OVERHEAD
+from codegen.dumps.batches import LOG_OVERHEAD, MIN_LEGACY_SIZE, RECORD_BATCH_OVERHEAD
+from codegen.dumps.entry_format import CRC32C
 from codegen.dumps.storage import StoragePath
 from codegen.errors import BadInputError
 

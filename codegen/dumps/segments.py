@@ -34,7 +34,6 @@ from typing import Any, Final, TypeGuard, TypeVar
 
 from codegen.dumps import storage
 from codegen.dumps.batches import (
-    CRC32C,
     DEFAULT_MAX_BATCH_RECORDS,
     LOG_OVERHEAD,
     MIN_LEGACY_SIZE,
@@ -51,6 +50,7 @@ from codegen.dumps.compression import (
     decompress,
     decompressed_size_bound,
 )
+from codegen.dumps.entry_format import CRC32C
 from codegen.dumps.model import (
     BatchHeader,
     ErrorKind,

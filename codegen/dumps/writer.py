@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import BinaryIO, Final, cast
 
-from codegen.dumps.batches import CRC32C
 from codegen.dumps.compression import Codec, compress
+from codegen.dumps.entry_format import CRC32C
 from codegen.dumps.model import ControlType, Header, TimestampType
 from codegen.runtime.wire import uvarint
 
