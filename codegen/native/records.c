@@ -3,7 +3,8 @@
  *
  * - RecordLoop (record_loop.h): the coordinator dump decoder's records, as DecodedRecord
  *   objects, a batch or a run of batches per call; a user topic's as UserRecord objects, as
- *   its topic map says (user_loop.h);
+ *   its topic map says (user_loop.h); both on the loop's object and shared helpers
+ *   (loop_state.h);
  * - ColumnBuilder (record_columns.h): the kafka-log raw columns as Arrow buffers;
  * - batch_headers (log_entries.h): the header pass.
  *
@@ -18,8 +19,9 @@
 #include "shared.h"
 #include "v2_records.h"
 #include "log_entries.h"
-#include "record_loop.h"
+#include "loop_state.h"
 #include "user_loop.h"
+#include "record_loop.h"
 #include "record_columns.h"
 
 static PyMethodDef records_functions[] = {

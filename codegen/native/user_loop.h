@@ -20,6 +20,8 @@
 #ifndef SPECGEN_USER_LOOP_H
 #define SPECGEN_USER_LOOP_H
 
+#include "loop_state.h"
+
 /* UserRecord's own fields, in declaration order (its __slots__). */
 enum { U_KEY_VERSION, U_KEY_MAPPED, U_VALUE_MAPPED, N_USER_FIELDS };
 static const char *const USER_FIELD_NAMES[N_USER_FIELDS] = {
