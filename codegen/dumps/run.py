@@ -34,7 +34,7 @@ from codegen.dumps.log_dirs import LOG_FOLDER_SUFFIXES, TXN_INDEX, RowSource
 from codegen.dumps.metadata import METADATA_TOPICS, decode_metadata_batches
 from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE
-from codegen.dumps.record_json import BatchPlace, Damage
+from codegen.dumps.record_json import BatchPlace, Damage, compact_json
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.user_topics import UserTopicDecoder
@@ -535,10 +535,8 @@ def remote_log_compacted(files: Sequence[StoragePath], counts: Counts, fmt: str)
     segments = sections.segments.drop_columns(["files", "filesBytes", "missingFiles"])
     out = sys.stdout
     if fmt == "jsonl":
-        from codegen.forensics.output import json_line
-
         for row in segments.to_pylist():
-            out.write(json_line({"kind": "remote-segment", **row}) + "\n")
+            out.write(compact_json({"kind": "remote-segment", **row}).decode() + "\n")
         return
     from codegen.dumps.text_table import table_text
 
