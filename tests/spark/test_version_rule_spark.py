@@ -26,7 +26,7 @@ from version_rule import (
 
 import spark_udfs
 from codegen.dumps import SegmentWriter
-from spark_udfs.session import ship_codec_package
+from spark_udfs.session import kafka_log_reader, ship_codec_package
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +119,9 @@ def test_given_versions_in_kafka_log_the_column_and_the_sql_functions(
             folder = tmp_path / case.id
             folder.mkdir()
             (folder / "topics.toml").write_text(given_map_text(case))
-            with pytest.raises(Exception) as failed:  # kafka-log: load() reads the map
-                spark.read.format("kafka-log").option("topics", str(folder / "topics.toml")).load(
+            # kafka-log: load() reads the map (over Spark Connect too: kafka_log_reader resolves)
+            with pytest.raises(Exception) as failed:
+                kafka_log_reader(spark).option("topics", str(folder / "topics.toml")).load(
                     str(folder)
                 )
             assert f'topics."given".value: {case.error}' in str(failed.value)
