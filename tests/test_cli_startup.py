@@ -287,7 +287,7 @@ def test_record_types_import_their_classes_on_first_use() -> None:
 
 def test_a_package_without_kinds_gives_the_same_record_types() -> None:
     # A package generated before the index named the kinds: its classes are imported instead.
-    from codegen.dumps.coordinator import _all_record_types, _imported_record_types
+    from codegen.dumps.coordinator_types import _all_record_types, _imported_record_types
     from generated import MESSAGES
 
     assert MESSAGES.kinds is not None

@@ -174,7 +174,7 @@ def test_the_dump_command_exits_0_or_1_on_mutated_files(
         assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
         if not_kafka is not None:
             assert res.exit_code == EXIT_USAGE, res.output
-            assert f"Error: not a Kafka log segment: {path}: {not_kafka}; " in res.stderr
+            assert f"dump: not a Kafka log segment: {path}: {not_kafka}; " in res.stderr
             continue
         assert res.exit_code in (EXIT_CLEAN, EXIT_DAMAGE), res.output
         if fmt == "jsonl":
