@@ -297,7 +297,8 @@ def dump_command(
             ):
                 raise click.UsageError(
                     "--compacted works on __consumer_offsets files, on __remote_log_metadata "
-                    "files, or on files of topics the topic map names: one kind at a time, not both at once; "
+                    "files, or on files of topics the topic map names: one kind at a time, "
+                    "not both at once; "
                     "pass __consumer_offsets or __remote_log_metadata partition folders or "
                     "segments, a broker's log folder (with --topic remote-log-metadata for its "
                     "tiered storage's states), or your topics' folders"
