@@ -39,7 +39,9 @@ from codegen.dumps import storage
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.forensics import lag as lag_views
+from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, group_status
 from codegen.forensics.cluster import cluster_metadata
+from codegen.forensics.commits import KeyedCommits, keyed_commits
 from codegen.forensics.downgrade import (
     LiveRecord,
     LiveRecords,
@@ -49,7 +51,6 @@ from codegen.forensics.downgrade import (
 )
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import NO_CUT, Cut, LogEnd, as_log_dirs
-from codegen.forensics.lag import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
 from codegen.forensics.releases import release
 from codegen.forensics.shares import DELIVERY_STATES, share_states
 from codegen.views.log_ends import EARLIEST, REPLICATION_CHECKPOINT
@@ -602,8 +603,8 @@ def _log_end(ends: pa.Table) -> LogEnd | None:
     )
 
 
-def _keyed(history: pa.Table) -> Iterator[lag_views.KeyedCommits]:
-    """The command line's commits by key (:func:`codegen.forensics.lag.keyed_commits`) of each
+def _keyed(history: pa.Table) -> Iterator[KeyedCommits]:
+    """The command line's commits by key (:func:`codegen.forensics.commits.keyed_commits`) of each
     log partition among ``history`` rows."""
     import pyarrow.compute as pc
 
@@ -611,7 +612,7 @@ def _keyed(history: pa.Table) -> Iterator[lag_views.KeyedCommits]:
 
     for lp in sorted(set(history.column("logPartition").to_pylist())):
         rows = history.filter(pc.equal(history.column("logPartition"), lp))
-        yield lag_views.keyed_commits(rows.sort_by("applyIndex").select(HISTORY_SCHEMA.names))
+        yield keyed_commits(rows.sort_by("applyIndex").select(HISTORY_SCHEMA.names))
 
 
 def _offset_history_of(history: pa.Table, ends: pa.Table) -> pa.Table:
@@ -711,7 +712,7 @@ def partition_lag(
     """Per (group, topic, partition): ``live, deletedAt, windowCommits, logEndOffset,
     logEndSource, lag, status`` at *now* (given, else the newest timestamp of the dump and of
     ``ends``) over the last ``window`` commits, by the rules of
-    :func:`codegen.forensics.lag.window_statuses`. A partition whose log end is only a
+    :func:`codegen.forensics.burrow.window_statuses`. A partition whose log end is only a
     checkpoint's (``history`` false in ``ends``) has its lag now and no status. The command
     line's definitions (:func:`codegen.forensics.lag.partition_lags` per data partition)."""
     from pyspark.sql import functions as F
@@ -736,7 +737,7 @@ def partition_lag(
 def _group_lag_of(key: tuple[pa.Scalar, ...], partitions: pa.Table) -> pa.Table:
     import pyarrow as pa
 
-    status = lag_views.group_status(partitions.column("status").to_pylist())
+    status = group_status(partitions.column("status").to_pylist())
     return pa.table(
         {"group": [key[0].as_py()], "status": [status]},
         schema=_arrow_schema("group string, status string"),
@@ -745,7 +746,7 @@ def _group_lag_of(key: tuple[pa.Scalar, ...], partitions: pa.Table) -> pa.Table:
 
 def group_lag(partitions: DataFrame) -> DataFrame:
     """A group's status from its partitions' (:func:`partition_lag`), as
-    :func:`codegen.forensics.lag.group_status` gives it: ``ERR`` when one is ``STOP``,
+    :func:`codegen.forensics.burrow.group_status` gives it: ``ERR`` when one is ``STOP``,
     ``STALL`` or ``REWIND``, else ``WARN`` when one is ``WARN``, else ``OK``; null when none
     has a status."""
     return (

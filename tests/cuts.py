@@ -277,7 +277,7 @@ def spark_rows(spark: Any, path: Path, as_of: AsOf | None) -> dict[str, Any]:
     by_group: dict[str, list[str | None]] = {}
     for r in lag:
         by_group.setdefault(r.group, []).append(r.status)
-    from codegen.forensics.lag import group_status
+    from codegen.forensics.burrow import group_status
 
     out: dict[str, Any] = {
         "groups": sorted(

@@ -17,10 +17,12 @@ from click.testing import CliRunner
 from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
 from codegen.forensics import lag as lag_module
+from codegen.forensics.burrow import burrow_status, window_statuses
 from codegen.forensics.command import lag_command
+from codegen.forensics.commits import Commit
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnds, discover
-from codegen.forensics.lag import Commit, burrow_status, lag_reports, window_statuses
+from codegen.forensics.lag import lag_reports
 from codegen.forensics.lag_json import commits_json
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue

@@ -18,8 +18,8 @@ from codegen.dumps.arrow import record_batches
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
 from codegen.dumps.writer import SegmentWriter
+from codegen.forensics.commits import OffsetsView
 from codegen.forensics.groups import GroupsView
-from codegen.forensics.lag import OffsetsView
 from codegen.views.commits import commit_keys
 from codegen.views.consumer_offsets import decode_commits, read_compacted
 from codegen.views.offsets import (

@@ -9,11 +9,10 @@ from typing import Final
 import click
 
 from codegen.failures import GuardedCommand
+from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
 from codegen.forensics.inputs import InputError, discover
 from codegen.forensics.lag import (
-    DEFAULT_MIN_COMMITS,
-    DEFAULT_WINDOW,
     GroupLag,
     lag_chunks,
     lag_reports,

@@ -11,7 +11,8 @@ import numpy as np
 import orjson
 
 from codegen.dumps.json_text import native_printer
-from codegen.forensics.lag import COMMIT_FIELDS, CommitColumns, PartitionLag
+from codegen.forensics.commits import COMMIT_FIELDS, CommitColumns
+from codegen.forensics.lag import PartitionLag
 
 __all__ = ["commits_json"]
 

@@ -1,0 +1,193 @@
+"""Burrow's status of a partition's committed offsets, and of a group.
+
+After Burrow's consumer lag evaluation rules, per partition over a sliding window of
+the last ``window`` commits (default 10), evaluated at *now*: the ``--as-of`` time, else the
+newest timestamp in the dump: of the ``__consumer_offsets`` batches (up to ``--as-of``) and of
+every data partition's batches. The first rule that holds:
+
+1. no status when a lag in the window is unknown (no log end history for the partition);
+2. ``OK`` (incomplete) when the window holds fewer than ``min_commits`` commits (default 2,
+   at most the window): Burrow's ``minimum-complete``, so a single commit is not judged;
+3. ``OK`` when any lag in the window is 0;
+4. ``STOP`` when the time from the newest commit to now is longer than the window spans (newest
+   minus oldest commit time), unless the committed offset has reached the log end at now;
+5. ``REWIND`` when a committed offset is below the one before it in the window;
+6. ``STALL`` when the committed offset did not move over the window and the lag did not shrink
+   (it stayed the same or grew) between any two commits;
+7. ``WARN`` when the offset moved but the lag never shrank between two consecutive commits;
+8. ``OK`` otherwise.
+
+A group's status is ``ERR`` when any of its partitions is ``STOP``, ``STALL`` or ``REWIND``,
+else ``WARN`` when any is ``WARN``, else ``OK`` (and none when no partition has one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+import numpy as np
+
+from codegen.forensics.commits import Commit, row_ranges
+from codegen.text import plural
+
+__all__ = [
+    "DEFAULT_MIN_COMMITS",
+    "DEFAULT_WINDOW",
+    "ERROR_STATUSES",
+    "burrow_status",
+    "group_status",
+    "window_statuses",
+]
+
+DEFAULT_WINDOW: Final = 10
+DEFAULT_MIN_COMMITS: Final = 2
+ERROR_STATUSES: Final = ("STOP", "STALL", "REWIND")
+
+
+def burrow_status(
+    commits: list[Commit],
+    now: int,
+    end_now: int | None,
+    min_commits: int = DEFAULT_MIN_COMMITS,
+) -> tuple[str | None, str]:
+    """Status of one partition over a window of commits (oldest first), and why
+    (:func:`window_statuses` of the one window)."""
+    known = np.array([c.lag is not None for c in commits], np.bool_)
+    ((status, reason),) = window_statuses(
+        np.array([c.commit_timestamp for c in commits], np.int64),
+        np.array([c.offset for c in commits], np.int64),
+        np.array([c.lag or 0 for c in commits], np.int64),
+        known,
+        np.zeros(1, np.int64),
+        np.array([len(commits)], np.int64),
+        now,
+        [end_now],
+        min_commits,
+    )
+    return status, reason
+
+
+_NO_LOG_END: Final = "no log end offsets for this partition (its data segments are not here)"
+
+
+def window_statuses(
+    commit_timestamp: np.ndarray,
+    offset: np.ndarray,
+    lag: np.ndarray,
+    known: np.ndarray,
+    starts: np.ndarray,
+    stops: np.ndarray,
+    now: int,
+    end_now: Sequence[int | None],
+    min_commits: int = DEFAULT_MIN_COMMITS,
+) -> list[tuple[str | None, str]]:
+    """Burrow's status of each window of commits (rows ``starts[k]:stops[k]`` of the columns,
+    oldest first; ``known``: whether a commit's lag is), and why, judged at ``now`` with the
+    window's log end then (``end_now``). The rules, first that holds:
+
+    - a commit's lag unknown (or no commit): no status;
+    - fewer than ``min_commits`` commits: OK, incomplete;
+    - a lag of 0 in the window: OK;
+    - no commit for longer than the window spans: STOP (OK if the newest committed offset is
+      at the log end);
+    - the committed offset went back between two commits: REWIND (the last such step);
+    - the lag never shrank from one commit to the next: STALL if the committed offset did not
+      move over the window, else WARN;
+    - else OK.
+    """
+    sizes = stops - starts
+    rows = row_ranges(starts, stops)
+    if len(rows) < len(offset):  # the windows' rows only, one after another
+        commit_timestamp, offset, lag, known = (
+            column[rows] for column in (commit_timestamp, offset, lag, known)
+        )
+        stops = np.cumsum(sizes)
+        starts = stops - sizes
+    n = len(offset)
+    if not n:  # no commit: every window empty
+        return [(None, _NO_LOG_END)] * len(starts)
+    has = sizes > 0
+    newest, oldest = np.maximum(stops - 1, 0), np.minimum(starts, n - 1)
+
+    def count(flag: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """How many rows ``first:stops[k]`` of each window have ``flag``."""
+        before = np.zeros(n + 1, np.int64)
+        np.cumsum(flag, out=before[1:])
+        return np.where(has, before[stops] - before[np.minimum(first, stops)], 0)
+
+    step = np.zeros(n, np.bool_)  # row i against row i - 1 (counted from a window's 2nd row)
+    back = step.copy()
+    back[1:] = offset[1:] < offset[:-1]
+    shrank = step.copy()
+    shrank[1:] = lag[1:] < lag[:-1]
+    unknown = count(~known, starts).tolist()
+    zero_lag = count(known & (lag == 0), starts).tolist()
+    went_back = count(back, starts + 1).tolist()
+    never_shrinks = (count(shrank, starts + 1) == 0).tolist()
+    # the last step back of each window: the greatest row with one, by a running maximum
+    last_back = np.maximum.accumulate(np.where(back, np.arange(n), -1))
+    # what the rules read of each window, at its newest and oldest commits and last step back
+    back_at = np.clip(last_back[newest], min(1, n - 1), n - 1)
+    ts_new, ts_old = commit_timestamp[newest].tolist(), commit_timestamp[oldest].tolist()
+    off_new, off_old = offset[newest].tolist(), offset[oldest].tolist()
+    off_back = offset[back_at].tolist()
+    off_before = offset[np.maximum(back_at - 1, 0)].tolist()
+    out: list[tuple[str | None, str]] = []
+    for k, size in enumerate(sizes.tolist()):
+        if not size or unknown[k]:
+            out.append((None, _NO_LOG_END))
+            continue
+        if size < min_commits:
+            out.append(
+                (
+                    "OK",
+                    f"incomplete: {plural(size, 'commit')}, {min_commits} needed before the "
+                    "partition is judged",
+                )
+            )
+            continue
+        if zero_lag[k]:
+            out.append(("OK", "a lag of 0 in the window"))
+            continue
+        idle, span = now - ts_new[k], ts_new[k] - ts_old[k]
+        end = end_now[k]
+        if idle > span:
+            if end is not None and off_new[k] >= end:
+                out.append(("OK", "no commit lately, but the committed offset is at the log end"))
+            else:
+                out.append(
+                    (
+                        "STOP",
+                        f"no commit for {idle} ms, longer than the window spans ({span} ms)",
+                    )
+                )
+            continue
+        if went_back[k]:
+            went = f"the committed offset went back from {off_before[k]} to {off_back[k]}"
+            out.append(("REWIND", went))
+            continue
+        if size > 1 and never_shrinks[k]:
+            if off_new[k] == off_old[k]:
+                out.append(
+                    (
+                        "STALL",
+                        "the committed offset did not move over the window and the lag did "
+                        "not shrink",
+                    )
+                )
+            else:
+                out.append(("WARN", "the offset moves but the lag never shrank over the window"))
+            continue
+        out.append(("OK", "the lag shrinks"))
+    return out
+
+
+def group_status(statuses: Iterable[str | None]) -> str | None:
+    """A group's status from its partitions': ``ERR``, ``WARN``, ``OK`` or none."""
+    seen = {s for s in statuses if s is not None}
+    if not seen:
+        return None
+    if seen & set(ERROR_STATUSES):
+        return "ERR"
+    return "WARN" if "WARN" in seen else "OK"

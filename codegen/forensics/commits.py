@@ -1,0 +1,326 @@
+"""Committed offsets by key, as numpy columns: the commits of one ``__consumer_offsets``
+partition that took effect, per (group, topic, partition), oldest first, with the tombstones
+that deleted an offset (:func:`keyed_commits`), and the record-by-record reference they are
+tested against (:class:`OffsetsView`). :mod:`codegen.forensics.lag` adds log ends and lags,
+:mod:`codegen.forensics.burrow` judges them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+
+from codegen.dumps.compacted import CommittedOffset, CompactedView
+from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
+from codegen.views.compaction import key_ids, stable_order
+from codegen.views.cut import AsOf
+
+__all__ = [
+    "COMMIT_FIELDS",
+    "Commit",
+    "CommitColumns",
+    "KeyedCommits",
+    "OffsetsView",
+    "keyed_commits",
+    "row_ranges",
+]
+
+_OFFSET_RECORDS: Final = ("OffsetCommit", "LegacyOffsetCommit")
+_KEY_COLUMNS: Final = ("group", "topic", "partition")
+
+
+COMMIT_FIELDS: Final = (
+    "recordOffset",
+    "commitTimestamp",
+    "offset",
+    "leaderEpoch",
+    "logEndOffset",
+    "lag",
+)
+"""A commit's JSON members, in order (:meth:`Commit.to_json`, and the text
+``codegen.forensics.lag_json.commits_json`` writes from columns)."""
+
+
+@dataclass(slots=True)  # not frozen: frozen init is slower
+class Commit:
+    record_offset: int
+    """Offset of the commit's record in ``__consumer_offsets``."""
+    commit_timestamp: int
+    offset: int
+    leader_epoch: int
+    log_end_offset: int | None
+    lag: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(
+            zip(
+                COMMIT_FIELDS,
+                (
+                    self.record_offset,
+                    self.commit_timestamp,
+                    self.offset,
+                    self.leader_epoch,
+                    self.log_end_offset,
+                    self.lag,
+                ),
+                strict=True,
+            )
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CommitColumns:
+    """Commits as numpy columns, oldest first: rows ``start:stop`` of arrays that may hold
+    other partitions' commits too (one ``__consumer_offsets`` partition's, by key)."""
+
+    record_offset: np.ndarray
+    commit_timestamp: np.ndarray
+    offset: np.ndarray
+    leader_epoch: np.ndarray
+    log_end_offset: np.ndarray
+    """At the commit's time; meaningless where ``known`` is false."""
+    lag: np.ndarray
+    known: np.ndarray
+    """Whether the log end offset (and so the lag) at the commit's time is known."""
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def commits(self, last: int | None = None) -> list[Commit]:
+        """The commits as objects (the ``last`` ones only, when given)."""
+        start = self.start if last is None else max(self.start, self.stop - last)
+        return _commit_objects(self, np.arange(start, self.stop))
+
+    def newest(self) -> Commit:
+        i = self.stop - 1  # one commit: read as scalars (a table line asks it of each key)
+        known = bool(self.known[i])
+        return Commit(
+            int(self.record_offset[i]),
+            int(self.commit_timestamp[i]),
+            int(self.offset[i]),
+            int(self.leader_epoch[i]),
+            int(self.log_end_offset[i]) if known else None,
+            int(self.lag[i]) if known else None,
+        )
+
+
+def _commit_objects(c: CommitColumns, rows: np.ndarray) -> list[Commit]:
+    known = c.known[rows]
+    ends: list[int | None] = c.log_end_offset[rows].tolist()
+    lags: list[int | None] = c.lag[rows].tolist()
+    if not known.all():
+        for i in np.flatnonzero(~known).tolist():
+            ends[i] = lags[i] = None
+    return list(
+        map(
+            Commit,
+            c.record_offset[rows].tolist(),
+            c.commit_timestamp[rows].tolist(),
+            c.offset[rows].tolist(),
+            c.leader_epoch[rows].tolist(),
+            ends,
+            lags,
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedCommits:
+    """The commits of one ``__consumer_offsets`` partition that took effect, by (group, topic,
+    partition), as columns: the keys sorted, each key's commits in the order they took effect.
+    Keys whose records are all tombstones are left out."""
+
+    keys: list[tuple[str, str, int]]
+    bounds: np.ndarray
+    """The commits of ``keys[k]`` are rows ``bounds[k]:bounds[k + 1]`` of the columns."""
+    record_offset: np.ndarray
+    commit_timestamp: np.ndarray
+    offset: np.ndarray
+    leader_epoch: np.ndarray
+    deleted_at: list[list[int]]
+    """Per key, the record offsets of the tombstones after its first commit."""
+    live: list[bool]
+    """Per key, whether its last record is a commit (not a tombstone)."""
+    last_rows: np.ndarray
+    """Per key, the row of its last record in the history table read."""
+
+    @classmethod
+    def empty(cls) -> KeyedCommits:
+        none = np.zeros(0, np.int64)
+        return cls([], np.zeros(1, np.int64), none, none, none, none, [], [], none)
+
+
+def keyed_commits(history: pa.Table) -> KeyedCommits:
+    """:class:`KeyedCommits` of the history of one log partition
+    (:data:`codegen.views.offsets.HISTORY_SCHEMA` rows, in the order they took effect)."""
+    n = history.num_rows
+    if not n:
+        return KeyedCommits.empty()
+    # The rows by key, then in the order they took effect.
+    order, starts, sorted_keys = _by_key(history)
+    ends = np.append(starts[1:], n)
+    counts = ends - starts
+    tombstone = history.column("isTombstone").to_numpy(zero_copy_only=False)[order]
+    is_commit = ~tombstone
+    before = np.cumsum(is_commit) - is_commit  # commits before each row (sorted)
+    commits_of = np.append(before[starts], before[-1] + is_commit[-1])
+    commit_counts = np.diff(commits_of)
+    keep = np.flatnonzero(commit_counts > 0)  # keys with a commit
+    segment = np.repeat(np.arange(len(sorted_keys)), counts)
+    deleted_rows = np.flatnonzero(tombstone & (before > before[starts][segment]))
+    deleted_bounds = np.searchsorted(deleted_rows, np.append(starts, n)).tolist()
+    record_offset = history.column("recordOffset").to_numpy()[order]
+    deleted_at = record_offset[deleted_rows].tolist()
+    commit_rows = order[is_commit]
+    kept = keep.tolist()
+    return KeyedCommits(
+        [sorted_keys[k] for k in kept],
+        np.append(commits_of[keep], commits_of[-1]) if len(keep) else np.zeros(1, np.int64),
+        _int64(history, "recordOffset")[commit_rows],
+        _int64(history, "commitTimestamp")[commit_rows],
+        _int64(history, "offset")[commit_rows],
+        _int64(history, "leaderEpoch")[commit_rows],
+        [deleted_at[deleted_bounds[k] : deleted_bounds[k + 1]] for k in kept],
+        (~tombstone[ends[keep] - 1]).tolist(),
+        order[ends[keep] - 1],
+    )
+
+
+def _by_key(history: pa.Table) -> tuple[np.ndarray, np.ndarray, list[tuple[str, str, int]]]:
+    """The order of the rows by (group, topic, partition), stable, where each key starts in
+    it, and the keys in that order: one sort of a number per row made of the ranks of its group
+    and topic among the distinct ones (few) and its partition."""
+    group = history.column("group").combine_chunks().dictionary_encode()
+    topic = history.column("topic").combine_chunks().dictionary_encode()
+    partition = history.column("partition")
+    if group.null_count or topic.null_count or partition.null_count:
+        ids = key_ids(history, list(_KEY_COLUMNS))  # nulls sort last, as Arrow sorts them
+        keys = history.select(list(_KEY_COLUMNS)).to_pylist()
+        _, first = np.unique(ids, return_index=True)
+        rank = np.empty(len(first), np.int64)
+        by_key = sorted(range(len(first)), key=lambda k: _null_last(keys[first[k]]))
+        rank[by_key] = np.arange(len(first))
+        code = rank[ids]
+        order = stable_order(code)
+        starts = _starts(code[order])
+        rows = order[starts].tolist()
+        return order, starts, [tuple(keys[r].values()) for r in rows]
+    parts = np.asarray(partition.to_numpy(), np.int64)
+    low, span = int(parts.min()), int(parts.max()) - int(parts.min()) + 1
+    code = np.zeros(len(parts), np.int64)
+    names: list[list[str]] = []
+    indices: list[np.ndarray] = []
+    for column in (group, topic):
+        names.append(column.dictionary.to_pylist())
+        rank = np.empty(len(names[-1]), np.int64)
+        rank[sorted(range(len(names[-1])), key=names[-1].__getitem__)] = np.arange(len(names[-1]))
+        indices.append(column.indices.to_numpy())
+        code = code * len(names[-1]) + rank[indices[-1]]
+    code = code * span + (parts - low)
+    order = stable_order(code)
+    starts = _starts(code[order])
+    firsts = order[starts]
+    groups, topics = (
+        [n[i] for i in ix[firsts].tolist()] for n, ix in zip(names, indices, strict=True)
+    )
+    return order, starts, list(zip(groups, topics, parts[firsts].tolist(), strict=True))
+
+
+def _starts(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of ``ordered`` starts."""
+    return np.flatnonzero(np.diff(ordered, prepend=ordered[0] - 1))
+
+
+def _null_last(row: dict[str, Any]) -> tuple[tuple[bool, Any], ...]:
+    return tuple((row[c] is None, row[c] or 0) for c in _KEY_COLUMNS)
+
+
+def _int64(table: pa.Table, name: str) -> np.ndarray:
+    """An integer column as int64 (0 where null: a tombstone has no value)."""
+    return np.asarray(table.column(name).fill_null(0).to_numpy(), np.int64)
+
+
+class OffsetsView(CompactedView):
+    """The compacted view of one partition, also keeping every commit and offset deletion,
+    record by record: the reference :func:`keyed_commits` is tested against."""
+
+    def __init__(self, partition: int, as_of: AsOf | None = None) -> None:
+        super().__init__()
+        self.partition = partition
+        self.as_of = as_of
+        self.history: dict[tuple[str, str, int], list[Commit]] = {}
+        """(group, topic, partition) -> its commits, oldest first (no log end offset, no lag)."""
+        self.deletions: dict[tuple[str, str, int], list[int]] = {}
+
+    def add_batch(self, item: DecodedBatch) -> None:
+        batch = item.batch
+        if self.as_of is not None and self.as_of.excludes(batch.base_offset, batch.max_timestamp):
+            return
+        super().add_batch(item)
+
+    def take_history(self, history: pa.Table) -> None:
+        """The commits from the columnar view (``codegen.views.offsets.HISTORY_SCHEMA`` rows
+        of this partition, in the order they took effect), for a view fed no records."""
+        kc = keyed_commits(history)
+        last = pa.array(kc.last_rows)
+        metadata = history.column("metadata").take(last).to_pylist()
+        expire = history.column("expireTimestamp").take(last).to_pylist()
+        unknown = np.zeros(len(kc.offset), np.bool_)
+        columns = (kc.record_offset, kc.commit_timestamp, kc.offset, kc.leader_epoch)
+        bounds = kc.bounds.tolist()
+        for k, key in enumerate(kc.keys):
+            cols = CommitColumns(*columns, kc.offset, kc.offset, unknown, bounds[k], bounds[k + 1])
+            commits = self.history[key] = cols.commits()
+            if kc.deleted_at[k]:
+                self.deletions[key] = kc.deleted_at[k]
+            if kc.live[k]:
+                newest = commits[-1]
+                self.offsets[key] = CommittedOffset(
+                    *key,
+                    newest.offset,
+                    newest.leader_epoch,
+                    metadata[k],
+                    newest.commit_timestamp,
+                    expire[k],
+                    newest.record_offset,
+                )
+
+    def add(self, rec: DecodedRecord) -> None:
+        super().add(rec)
+        # The name first: most records are offset commits, and error records have no key.
+        if rec.name not in _OFFSET_RECORDS or rec.kind not in (RECORD, TOMBSTONE):
+            return
+        key: Any = rec.key
+        k = (key.group, key.topic, key.partition)
+        value: Any = rec.value
+        commits = self.history.get(k)
+        if value is None:
+            if commits is not None:
+                self.deletions.setdefault(k, []).append(rec.offset)
+            return
+        commit = Commit(
+            rec.offset,
+            value.commit_timestamp,
+            value.offset,
+            getattr(value, "leader_epoch", -1),
+            None,
+            None,
+        )
+        if commits is None:
+            self.history[k] = [commit]
+        else:
+            commits.append(commit)
+
+
+def row_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """The concatenated ``arange(start, stop)`` of each pair."""
+    lengths = stops - starts
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(starts - offsets, lengths) + np.arange(total)
