@@ -41,7 +41,8 @@ from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import Cut, InputError, discover
-from codegen.forensics.transactions import TransactionalId, add_state_change, data_partitions
+from codegen.forensics.partition_transactions import data_partitions
+from codegen.forensics.transactional_ids import TransactionalId, add_state_change
 from codegen.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 from spark_udfs.session import kafka_log_reader
 
@@ -252,7 +253,7 @@ def coordinator_states(coordinator: DataFrame) -> DataFrame:
 
 def transactional_ids(coordinator: DataFrame) -> DataFrame:
     """Each transactional id's history, one row per id: the Python API's
-    :meth:`~codegen.forensics.transactions.TransactionalId.to_json`, field for field (the
+    :meth:`~codegen.forensics.transactional_ids.TransactionalId.to_json`, field for field (the
     ``transactions`` command's jsonl line of the id). ``state`` (``deleted`` after a tombstone),
     ``producerId``, ``producerEpoch``, ``timeoutMs`` and ``partitions`` are the latest record's;
     ``states`` holds every record (offset, time, state, producer id and epoch, timeout,
@@ -261,7 +262,7 @@ def transactional_ids(coordinator: DataFrame) -> DataFrame:
     transaction with start, end, duration and outcome.
 
     Each id's records (few next to the data) go, in log order, through the Python API's own
-    rules (:func:`codegen.forensics.transactions.add_state_change`) in one Arrow group
+    rules (:func:`codegen.forensics.transactional_ids.add_state_change`) in one Arrow group
     (``groupBy(...).applyInArrow``), so the two cannot drift apart."""
     from pyspark.sql import functions as F
 

@@ -12,8 +12,8 @@ from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.failures import EXIT_BAD_INPUT, GuardedCommand
 from codegen.forensics.groups import parse_as_of
 from codegen.forensics.output import OUTPUT_OPTION, emit, jsonl
+from codegen.forensics.partition_transactions import OpenTransaction
 from codegen.forensics.transactions import (
-    OpenTransaction,
     TransactionReport,
     collector_paused,
     transaction_report,
