@@ -26,7 +26,8 @@ from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
 from codegen.dumps.compacted import CompactedView
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
-from codegen.forensics.downgrade import check_downgrade, dump_partitions
+from codegen.forensics.coordinator_partitions import dump_partitions
+from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import group_reports
 from codegen.forensics.lag import lag_reports
 from codegen.views.consumer_offsets import read_compacted

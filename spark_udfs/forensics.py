@@ -11,7 +11,7 @@ semantics are those of the Python API, row for row (a test compares them):
 
 - :func:`downgrade_findings`: per partition, what a release's group coordinator makes of it
   (every record its loader reads, the live records it would lose or skip), by
-  :func:`codegen.forensics.downgrade.partition_findings`. The release table is the one of
+  :func:`codegen.forensics.partition_findings.partition_findings`. The release table is the one of
   :mod:`codegen.forensics.releases`.
 - :func:`group_states`: each group (classic, consumer, share, streams, and the deleted ones)
   at the end of the (possibly ``as_of``-cut) log, with its members in detail (client id, host,
@@ -42,15 +42,15 @@ from codegen.forensics import lag as lag_views
 from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, group_status
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.commits import KeyedCommits, keyed_commits
-from codegen.forensics.downgrade import (
+from codegen.forensics.coordinator_partitions import (
     LiveRecord,
     LiveRecords,
     dump_partitions,
-    partition_findings,
     scan_partition,
 )
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import NO_CUT, Cut, LogEnd, as_log_dirs
+from codegen.forensics.partition_findings import partition_findings
 from codegen.forensics.releases import release
 from codegen.forensics.shares import DELIVERY_STATES, share_states
 from codegen.views.log_ends import EARLIEST, REPLICATION_CHECKPOINT
@@ -367,8 +367,8 @@ travel, the few live records are decoded on the executors."""
 
 def _scan_of(rows: pa.Table, partition: int) -> LiveRecords:
     """One ``__consumer_offsets`` partition's rows read as ``downgrade-check`` reads its files
-    (:func:`codegen.forensics.downgrade.scan_partition`): its live records, and every record by
-    kind."""
+    (:func:`codegen.forensics.coordinator_partitions.scan_partition`): its live records, and
+    every record by kind."""
     import pyarrow as pa
 
     from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
@@ -406,7 +406,7 @@ def _live_records_of(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
 def live_records(decoded: DataFrame) -> DataFrame:
     """Records live after compaction: ``partition, offset, recordType, name, valueVersion,
     group`` (the last record per key in apply order, tombstones removed), as
-    :func:`codegen.forensics.downgrade.live_records` gives them."""
+    :func:`codegen.forensics.coordinator_partitions.live_records` gives them."""
     rows = decoded.select(*_LIVE_COLUMNS).groupBy("topic", "partition")
     return rows.applyInArrow(_live_records_of, _LIVE_DDL)
 

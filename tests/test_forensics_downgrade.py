@@ -23,7 +23,8 @@ from downgrade_logs import (
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
-from codegen.forensics.downgrade import check_downgrade, live_records
+from codegen.forensics.coordinator_partitions import live_records
+from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.downgrade_command import downgrade_check_command
 from codegen.forensics.release_specs import RELEASE_JARS, derive_releases
 from codegen.forensics.releases import HARD_CODED, release, release_lines

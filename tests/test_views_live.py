@@ -1,5 +1,5 @@
 """The live records from columns (``codegen.views.live``, what ``downgrade-check`` judges)
-against the record-by-record view (``codegen.forensics.downgrade.LiveRecords``), on real
+against the record-by-record view (``codegen.forensics.coordinator_partitions.LiveRecords``), on real
 segments with commits, tombstones, group records and transactions."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from test_views_offsets import logs, write_log
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import coordinator_decoder, decode_batches
-from codegen.forensics.downgrade import LiveRecords
+from codegen.forensics.coordinator_partitions import LiveRecords
 from codegen.views.live import LiveKeys
 
 

@@ -62,7 +62,7 @@ from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.cluster import cluster_metadata
-from codegen.forensics.downgrade import DumpInputError, dump_partitions, is_paths
+from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.naming import camel_keys

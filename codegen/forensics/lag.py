@@ -50,7 +50,7 @@ from codegen.forensics.burrow import (
 )
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.commits import Commit, CommitColumns, KeyedCommits, keyed_commits, row_ranges
-from codegen.forensics.downgrade import DumpInputError, dump_partitions
+from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions
 from codegen.forensics.inputs import (
     InputError,
     LogDirs,

@@ -16,7 +16,8 @@ from test_forensics_lag import commit_record, write_lag_scenarios
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.coordinator import decode_batches
-from codegen.forensics.downgrade import check_downgrade, dump_partitions
+from codegen.forensics.coordinator_partitions import dump_partitions
+from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import AsOf, GroupsView, group_reports
 from codegen.forensics.lag import lag_reports
 from generated.consumer_group_current_member_assignment_value import TopicPartitions

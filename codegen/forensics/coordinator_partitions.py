@@ -1,0 +1,188 @@
+"""Coordinator partitions as a downgrade reads them: the partitions of a topic among the paths
+given (one replica each), and per partition its live records (after compaction, by key) and
+every record it holds by kind (what a release's loader meets, :mod:`codegen.forensics.loaded`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codegen.dumps.arrow import record_batches
+from codegen.dumps.compacted import CompactedView
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder, coordinator_decoder
+from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
+from codegen.dumps.model import SegmentError
+from codegen.dumps.storage import RemotePath, StoragePath
+from codegen.forensics.inputs import InputError, LogDirs, discover
+from codegen.forensics.loaded import LoadedPartition, group_of
+from codegen.views.live import LiveKeys
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "DumpInputError",
+    "LiveRecord",
+    "LiveRecords",
+    "dump_partitions",
+    "is_paths",
+    "live_records",
+    "log_dirs_of",
+    "scan_partition",
+    "scan_partitions",
+]
+
+DumpInputError = InputError
+"""The input is not what the command reads (kept under its former name)."""
+
+
+@dataclass(slots=True)  # not frozen: one per record, and frozen init is slower
+class LiveRecord:
+    """A record still live after compaction."""
+
+    partition: int
+    offset: int
+    record_type: int
+    name: str
+    """Record name from our specs (``OffsetCommit``, ``ConsumerGroupMetadata``...), or
+    ``unknown`` for a type our specs do not have."""
+    value_version: int
+    group: str | None
+    """The group (or, in ``__transaction_state``, the transactional id) the record is of."""
+
+
+class LiveRecords(CompactedView):
+    """The compacted view, also keeping every live record by (record type, key bytes)."""
+
+    def __init__(self, partition: int) -> None:
+        super().__init__()
+        self.partition = partition
+        self.live: dict[bytes, LiveRecord] = {}
+        self.loaded: LoadedPartition | None = None
+        """Every record of the partition by kind, when it was read from files or rows."""
+
+    def add(self, rec: DecodedRecord) -> None:
+        super().add(rec)
+        if rec.kind not in (RECORD, TOMBSTONE, UNKNOWN, ERROR) or rec.key_bytes is None:
+            return
+        if rec.value_bytes is None:
+            self.live.pop(rec.key_bytes, None)
+            return
+        self.live[rec.key_bytes] = self.live_record(rec)
+
+    def live_record(self, rec: DecodedRecord) -> LiveRecord:
+        """What is judged of a live record (not a tombstone)."""
+        assert rec.value_bytes is not None
+        version = rec.value_version
+        if version < 0 and len(rec.value_bytes) >= 2:
+            version = int.from_bytes(rec.value_bytes[:2], "big", signed=True)
+        return LiveRecord(
+            self.partition,
+            rec.offset,
+            rec.record_type,
+            rec.name if rec.kind != UNKNOWN and rec.name else "unknown",
+            version,
+            group_of(rec.key),
+        )
+
+    def take_live(self, live: pa.Table, decoder: CoordinatorDecoder) -> None:
+        """The live records from the columnar view (``codegen.views.live`` rows), for a view
+        fed no records: only :attr:`live` is filled, and only the keys are decoded (a live
+        record is judged by its type, its value's version and its group)."""
+        keys = live.column("key").to_pylist()
+        values = live.column("value").to_pylist()
+        offsets = live.column("recordOffset").to_pylist()
+        for key, value, offset in zip(keys, values, offsets, strict=True):
+            rtype, name, key_obj = decoder.decode_key(key)
+            version = int.from_bytes(value[:2], "big", signed=True) if len(value) >= 2 else -1
+            self.live[key] = LiveRecord(
+                self.partition, offset, rtype, name or "unknown", version, group_of(key_obj)
+            )
+
+
+def log_dirs_of(path: StoragePath | Sequence[StoragePath | str] | LogDirs) -> LogDirs:
+    if isinstance(path, LogDirs):
+        return path
+    return discover([path] if isinstance(path, str | Path | RemotePath) else list(path))
+
+
+def dump_partitions(
+    path: StoragePath | Sequence[StoragePath | str] | LogDirs, topic: str = CONSUMER_OFFSETS
+) -> list[tuple[int, list[StoragePath]]]:
+    """(partition, segment files) of ``topic`` to read from broker log dirs, partition folders
+    or segment files (see :mod:`codegen.forensics.inputs`); one replica per partition.
+
+    Raises :class:`~codegen.forensics.inputs.InputError` when the paths hold none."""
+    dirs = log_dirs_of(path)
+    dirs.require(topic, command=f"reading {topic}")
+    found = dirs.coordinator_segments(topic)
+    if not found:
+        raise InputError(
+            f"{', '.join(map(str, dirs.given))}: the {topic} partition folders hold no .log segment"
+        )
+    return found
+
+
+def live_records(
+    path: StoragePath | Sequence[StoragePath | str] | LogDirs,
+    errors: list[SegmentError] | None = None,
+    topic: str = CONSUMER_OFFSETS,
+) -> list[LiveRecords]:
+    """The live records of each ``topic`` partition under ``path`` (:attr:`LiveRecords.live`;
+    read from columns, so the views hold no group state), each with every record it holds by
+    kind (:attr:`LiveRecords.loaded`)."""
+    return scan_partitions(dump_partitions(path, topic), topic, errors)
+
+
+def scan_partition(
+    topic: str,
+    partition: int,
+    source: Callable[[], Iterable[pa.RecordBatch]],
+    decoder: CoordinatorDecoder,
+) -> LiveRecords:
+    """One coordinator partition read from ``kafka-log`` rows in log order (``source`` gives
+    them, again when the group records' order must be walked): its live records, and every
+    record by kind (what its loader meets)."""
+    view = LiveRecords(partition)
+    loaded = LoadedPartition(topic, partition, source=source)
+    keys = LiveKeys()
+    for rb in source():
+        keys.add(rb)
+        loaded.add(rb, decoder)
+    view.take_live(keys.table(), decoder)
+    view.loaded = loaded
+    return view
+
+
+def scan_partitions(
+    partitions: list[tuple[int, list[StoragePath]]], topic: str, errors: list[SegmentError] | None
+) -> list[LiveRecords]:
+    decoder = coordinator_decoder(topic)
+    views: list[LiveRecords] = []
+    for partition, files in partitions:
+        found: list[SegmentError] = []
+
+        def batches(
+            files: Sequence[StoragePath] = files, found: list[SegmentError] = found
+        ) -> Iterator[pa.RecordBatch]:
+            for f in files:
+                yield from record_batches(f, headers=False, batch_rows=32768, segment_errors=found)
+
+        views.append(scan_partition(topic, partition, batches, decoder))
+        if errors is not None:
+            errors.extend(found)
+            found.clear()
+    return views
+
+
+def is_paths(value: object) -> bool:
+    """A list or tuple of paths (rather than of views)."""
+    return _is_paths(value)
+
+
+def _is_paths(value: object) -> bool:
+    return isinstance(value, list | tuple) and all(
+        isinstance(v, str | Path | RemotePath) for v in value
+    )
