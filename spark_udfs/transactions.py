@@ -94,7 +94,13 @@ def read_transactions(
     from pyspark.sql import functions as F
 
     from spark_udfs.compacted import commit_columns
-    from spark_udfs.forensics import _cut, _given_file, batch_rows, read_dump, resolve_cut
+    from spark_udfs.forensics.inputs import (
+        batch_rows,
+        cut_rows,
+        is_given_file,
+        read_dump,
+        resolve_cut,
+    )
     from spark_udfs.functions import decode_transaction_state
 
     dirs = discover([path])
@@ -119,7 +125,7 @@ def read_transactions(
     batches = (
         batch_rows(spark, [f for *_, f in logs])
         .drop("topic", "partition")
-        .join(F.broadcast(named), _given_file())
+        .join(F.broadcast(named), is_given_file())
         .drop("_given")
     )
     reader = kafka_log_reader(spark, storage.options_of(dirs.given))
@@ -128,7 +134,7 @@ def read_transactions(
         f for _, fs in dirs.coordinator_segments(TRANSACTION_STATE, TRANSACTION_STATE) for f in fs
     ]
     coordinator = (
-        decode_transaction_state(_cut(reader.load([str(f) for f in files]), files, cut.others))
+        decode_transaction_state(cut_rows(reader.load([str(f) for f in files]), files, cut.others))
         if files
         else None
     )

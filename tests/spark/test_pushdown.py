@@ -304,12 +304,13 @@ def test_compacted_views_read_with_pushdown_as_without(
 def _decoded_dump(spark: Any, path: Path, push: str | None) -> Any:
     """``forensics.read_dump`` with ``pushFilters`` set (None: the function itself)."""
     from spark_udfs import forensics
+    from spark_udfs.forensics.inputs import epoch_millis
     from spark_udfs.functions import decode_consumer_offsets
 
     if push is None:
         return forensics.read_dump(spark, path)
     raw = _load(spark, path, push, includeHeaders="false")
-    return decode_consumer_offsets(raw.withColumn("timestampMs", forensics._millis("timestamp")))
+    return decode_consumer_offsets(raw.withColumn("timestampMs", epoch_millis("timestamp")))
 
 
 # The forensics views' scans of one dump push the same filters, so even pushFilters=true reads
