@@ -427,14 +427,15 @@ def test_data_source_slices(records_module: ModuleType) -> None:
     """The kafka-log source's slices (a file split at entry boundaries) read through both loops
     give its raw schema, with the slice's topic, partition and file."""
     datasource = pytest.importorskip("spark_udfs.datasource")
+    log_slices = pytest.importorskip("spark_udfs.log_slices")
     path = KAFKA_DATA / "ldi-poc" / "__consumer_offsets-6" / "00000000000000000000.log"
-    slices = datasource.plan_slices(path, 2048, "__consumer_offsets", 6)
+    slices = log_slices.plan_slices(path, 2048, "__consumer_offsets", 6)
     assert len(slices) > 3
     total = 0
     for sl in slices:
-        pure = list(datasource.read_slice(sl, native=False, batch_rows=50))
-        fast = list(datasource.read_slice(sl, native=True, batch_rows=50))
-        assert fast == pure and all(b.schema == datasource.RAW_SCHEMA for b in fast)
+        pure = list(log_slices.read_slice(sl, native=False, batch_rows=50))
+        fast = list(log_slices.read_slice(sl, native=True, batch_rows=50))
+        assert fast == pure and all(b.schema == log_slices.RAW_SCHEMA for b in fast)
         for b in fast:
             assert set(b.column("partition").to_pylist()) == {6}
             assert set(b.column("file").to_pylist()) == {str(path)}

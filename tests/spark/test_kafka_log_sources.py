@@ -16,8 +16,10 @@ from codegen.columnar.topics import TOPICS
 from codegen.dumps.coordinator import decode_records
 from codegen.dumps.decoded import RECORD, TOMBSTONE
 from codegen.dumps.metadata import decode_metadata_records
+from codegen.dumps.storage import expand_braces
 from spark_udfs import functions
-from spark_udfs.datasource import KafkaLogDataSource, expand_braces, pack_slices
+from spark_udfs.datasource import KafkaLogDataSource
+from spark_udfs.log_slices import pack_slices
 
 from .conftest import REAL_DATA
 
