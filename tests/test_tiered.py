@@ -20,7 +20,8 @@ import pytest
 from codegen.dumps.remote_storage import remote_partitions, remote_segments
 from codegen.tiered.command import parse_duration
 from codegen.tiered.report import tiered_report
-from codegen.views.tiered import FACT_SCHEMA, partition_view
+from codegen.views.tiered import partition_view
+from codegen.views.tiered_schemas import FACT_SCHEMA
 
 ROOT = Path(__file__).resolve().parent.parent
 TIERED = ROOT / "tests" / "data" / "tiered"

@@ -501,12 +501,8 @@ def remote_log_compacted(files: Sequence[StoragePath], counts: Counts, fmt: str)
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from codegen.views.tiered import (
-        DEFAULT_STUCK_AFTER_MS,
-        metadata_facts,
-        read_metadata_rows,
-        report,
-    )
+    from codegen.views.tiered import DEFAULT_STUCK_AFTER_MS, report
+    from codegen.views.tiered_facts import metadata_facts, read_metadata_rows
 
     tables = []
     for f in files:

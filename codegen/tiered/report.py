@@ -28,15 +28,9 @@ from codegen.tiered.inputs import (
     remote_facts,
     with_topic_ids,
 )
-from codegen.views.tiered import (
-    DEFAULT_STUCK_AFTER_MS,
-    FACT_SCHEMA,
-    HANGING,
-    UNFINISHED,
-    TieredSections,
-    metadata_facts,
-    report,
-)
+from codegen.views.tiered import DEFAULT_STUCK_AFTER_MS, report
+from codegen.views.tiered_facts import metadata_facts
+from codegen.views.tiered_schemas import FACT_SCHEMA, HANGING, UNFINISHED, TieredSections
 
 __all__ = ["DEFAULT_STUCK_AFTER_MS", "TieredReport", "facts_of", "tiered_report"]
 
@@ -129,7 +123,7 @@ class TieredReport:
 
 
 def facts_of(inputs: TieredInputs, as_of_ms: int | None = None) -> pa.Table:
-    """Every fact of the inputs (:data:`codegen.views.tiered.FACT_SCHEMA`); with
+    """Every fact of the inputs (:data:`codegen.views.tiered_schemas.FACT_SCHEMA`); with
     ``as_of_ms``, of the moment: the metadata and local batches up to it, and the remote files
     of the segments the metadata named by then (or never)."""
     rows = metadata_rows(inputs)

@@ -2,7 +2,9 @@
 uploads that never finished, deletions that hang, holes between the remote and the local log,
 bytes and records remote versus local, and leader epochs against the partition's checkpoint.
 One definition, Arrow in and Arrow out, run by ``python -m codegen tiered`` in process and by
-Spark (``spark_udfs.tiered``: ``groupBy(...).applyInArrow``).
+Spark (``spark_udfs.tiered``: ``groupBy(...).applyInArrow``). Its tables are defined in
+:mod:`codegen.views.tiered_schemas`, the metadata events made facts in
+:mod:`codegen.views.tiered_facts`.
 
 The input is one table of *facts* (:data:`FACT_SCHEMA`), each a row with its ``fact`` kind:
 
@@ -46,31 +48,31 @@ The rules (``docs/forensics.md``, "Tiered storage"):
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codegen.columnar.topics import decode_topic_arrays
-from codegen.dumps.arrow import record_batches
-from codegen.dumps.storage import StoragePath
+from codegen.views.tiered_schemas import (
+    EPOCH_SCHEMA,
+    EVENT_SCHEMA,
+    HANGING,
+    PARTITION_DELETE_STATES,
+    PARTITION_KEYS,
+    PARTITION_SCHEMA,
+    SECTIONS,
+    SEGMENT_SCHEMA,
+    SEGMENT_STATES,
+    TOPIC_SCHEMA,
+    UNFINISHED,
+    TieredSections,
+)
 
 __all__ = [
     "DEFAULT_STUCK_AFTER_MS",
-    "EPOCH_SCHEMA",
-    "EVENT_SCHEMA",
-    "FACT_SCHEMA",
-    "PARTITION_KEYS",
-    "PARTITION_SCHEMA",
-    "SECTIONS",
-    "SEGMENT_SCHEMA",
-    "TOPIC_SCHEMA",
-    "TieredSections",
-    "metadata_facts",
     "partition_view",
-    "read_metadata_rows",
     "report",
     "topic_totals",
 ]
@@ -78,378 +80,10 @@ __all__ = [
 DEFAULT_STUCK_AFTER_MS: Final = 10 * 60 * 1000
 """An upload or deletion unfinished for longer is stuck (the broker's remote log manager runs
 every 30 s by default, and copies a segment in seconds)."""
-SEGMENT_STATES: Final = (
-    "COPY_SEGMENT_STARTED",
-    "COPY_SEGMENT_FINISHED",
-    "DELETE_SEGMENT_STARTED",
-    "DELETE_SEGMENT_FINISHED",
-)
-PARTITION_DELETE_STATES: Final = (
-    "DELETE_PARTITION_MARKED",
-    "DELETE_PARTITION_STARTED",
-    "DELETE_PARTITION_FINISHED",
-)
 _COPY_STARTED, _COPY_FINISHED, _DELETE_STARTED, _DELETE_FINISHED = range(4)
 _REQUIRED_FILES: Final = (".log", ".index", ".timeindex", ".leader_epoch_checkpoint", ".snapshot")
 """The files of a complete copy (LocalTieredStorage's; ``.txnindex`` only with aborted
 transactions)."""
-
-_EPOCHS: Final = pa.list_(
-    pa.struct([pa.field("epoch", pa.int32()), pa.field("offset", pa.int64())])
-)
-
-FACT_SCHEMA: Final = pa.schema(
-    [
-        pa.field("fact", pa.string()),
-        pa.field("topic", pa.string()),
-        pa.field("topicId", pa.string()),
-        pa.field("partition", pa.int32()),
-        pa.field("segmentId", pa.string()),
-        pa.field("startOffset", pa.int64()),
-        pa.field("endOffset", pa.int64()),
-        pa.field("recordType", pa.int16()),
-        pa.field("state", pa.int8()),
-        pa.field("timeMs", pa.int64()),
-        pa.field("brokerId", pa.int32()),
-        pa.field("metadataPartition", pa.int32()),
-        pa.field("metadataOffset", pa.int64()),
-        pa.field("recordTimeMs", pa.int64()),
-        pa.field("sizeBytes", pa.int64()),
-        pa.field("records", pa.int64()),
-        pa.field("maxTimestampMs", pa.int64()),
-        pa.field("leaderEpochs", _EPOCHS),
-        pa.field("epoch", pa.int32()),
-        pa.field("fileType", pa.string()),
-        pa.field("file", pa.string()),
-        pa.field("error", pa.string()),
-    ]
-)
-"""The facts a partition's view is made of (the module's docstring says which fields each kind
-of fact sets; the others are null)."""
-PARTITION_KEYS: Final = ("topic", "topicId", "partition")
-"""What the facts are grouped by: a partition of one incarnation of a topic."""
-
-_KEY_FIELDS: Final = [
-    pa.field("topic", pa.string()),
-    pa.field("topicId", pa.string()),
-    pa.field("partition", pa.int32()),
-]
-SEGMENT_SCHEMA: Final = pa.schema(
-    [
-        *_KEY_FIELDS,
-        pa.field("segmentId", pa.string()),
-        pa.field("startOffset", pa.int64()),
-        pa.field("endOffset", pa.int64()),
-        pa.field("state", pa.string()),
-        pa.field("status", pa.string()),
-        pa.field("copyStartedMs", pa.int64()),
-        pa.field("copyFinishedMs", pa.int64()),
-        pa.field("deleteStartedMs", pa.int64()),
-        pa.field("deleteFinishedMs", pa.int64()),
-        pa.field("ageMs", pa.int64()),
-        pa.field("brokerId", pa.int32()),
-        pa.field("sizeBytes", pa.int64()),
-        pa.field("records", pa.int64()),
-        pa.field("leaderEpochs", _EPOCHS),
-        pa.field("files", pa.list_(pa.string())),
-        pa.field("filesBytes", pa.int64()),
-        pa.field("missingFiles", pa.list_(pa.string())),
-        pa.field("note", pa.string()),
-    ]
-)
-"""One row per remote segment (a copy, by its id), from its events and its files. ``status``:
-``remote`` (served), ``copying``, ``upload-stuck``, ``upload-abandoned``, ``deleting``,
-``delete-hanging``, ``deleted``, ``objects-missing`` (served by the metadata, files gone),
-``orphan-objects`` (files of an id the metadata never named), ``no-metadata`` (files read without
-``__remote_log_metadata``)."""
-PARTITION_SCHEMA: Final = pa.schema(
-    [
-        *_KEY_FIELDS,
-        pa.field("logStartOffset", pa.int64()),
-        pa.field("remoteLogStartOffset", pa.int64()),
-        pa.field("remoteEndOffset", pa.int64()),
-        pa.field("localLogStartOffset", pa.int64()),
-        pa.field("logEndOffset", pa.int64()),
-        pa.field("remoteSegments", pa.int64()),
-        pa.field("remoteBytes", pa.int64()),
-        pa.field("remoteStoredBytes", pa.int64()),
-        pa.field("remoteRecords", pa.int64()),
-        pa.field("localSegments", pa.int64()),
-        pa.field("localBytes", pa.int64()),
-        pa.field("localRecords", pa.int64()),
-        pa.field(
-            "holes",
-            pa.list_(
-                pa.struct(
-                    [
-                        pa.field("firstOffset", pa.int64()),
-                        pa.field("lastOffset", pa.int64()),
-                        pa.field("reason", pa.string()),
-                    ]
-                )
-            ),
-        ),
-        pa.field("offsetsLost", pa.int64()),
-        pa.field("unfinishedUploads", pa.int64()),
-        pa.field("abandonedObjectsBytes", pa.int64()),
-        pa.field("hangingDeletions", pa.int64()),
-        pa.field("epochMismatches", pa.int64()),
-        pa.field("partitionDeleteState", pa.string()),
-        pa.field("localLog", pa.bool_()),
-        pa.field("notes", pa.list_(pa.string())),
-    ]
-)
-"""One row per partition. ``logStartOffset``, ``localLogStartOffset``, ``remoteEndOffset`` and
-``logEndOffset`` are what the broker answers to ListOffsets earliest, earliest-local,
-latest-tiered and latest."""
-EVENT_SCHEMA: Final = pa.schema(
-    [
-        *_KEY_FIELDS,
-        pa.field("segmentId", pa.string()),
-        pa.field("startOffset", pa.int64()),
-        pa.field("endOffset", pa.int64()),
-        pa.field("state", pa.string()),
-        pa.field("timeMs", pa.int64()),
-        pa.field("brokerId", pa.int32()),
-        pa.field("metadataPartition", pa.int32()),
-        pa.field("metadataOffset", pa.int64()),
-        pa.field("error", pa.string()),
-    ]
-)
-"""Every state of the partition's segments and of its deletion, in the order written."""
-EPOCH_SCHEMA: Final = pa.schema(
-    [
-        *_KEY_FIELDS,
-        pa.field("segmentId", pa.string()),
-        pa.field("epoch", pa.int32()),
-        pa.field("offset", pa.int64()),
-        pa.field("checkpointEpoch", pa.int32()),
-        pa.field("checkpointStartOffset", pa.int64()),
-        pa.field("status", pa.string()),
-    ]
-)
-"""Each leader epoch of each live segment against the partition's checkpoint. ``status``:
-``agrees``, ``differs``, ``before-checkpoint`` (the checkpoint starts later) or
-``no-checkpoint``."""
-TOPIC_SCHEMA: Final = pa.schema(
-    [
-        pa.field("topic", pa.string()),
-        pa.field("topicId", pa.string()),
-        pa.field("partitions", pa.int64()),
-        pa.field("remoteSegments", pa.int64()),
-        pa.field("remoteBytes", pa.int64()),
-        pa.field("remoteStoredBytes", pa.int64()),
-        pa.field("remoteRecords", pa.int64()),
-        pa.field("localBytes", pa.int64()),
-        pa.field("localRecords", pa.int64()),
-        pa.field("offsetsLost", pa.int64()),
-        pa.field("unfinishedUploads", pa.int64()),
-        pa.field("abandonedObjectsBytes", pa.int64()),
-        pa.field("hangingDeletions", pa.int64()),
-        pa.field("epochMismatches", pa.int64()),
-    ]
-)
-"""Per topic (one incarnation: its topic id): the partitions' sums."""
-SECTIONS: Final[Mapping[str, pa.Schema]] = {
-    "partitions": PARTITION_SCHEMA,
-    "segments": SEGMENT_SCHEMA,
-    "events": EVENT_SCHEMA,
-    "epochs": EPOCH_SCHEMA,
-}
-"""The sections :func:`partition_view` gives, by name."""
-
-UNFINISHED: Final = frozenset({"copying", "upload-stuck", "upload-abandoned"})
-HANGING: Final = frozenset({"delete-hanging"})
-
-
-@dataclass(frozen=True, slots=True)
-class TieredSections:
-    """The view's tables: :data:`SECTIONS` and the topics."""
-
-    partitions: pa.Table
-    segments: pa.Table
-    events: pa.Table
-    epochs: pa.Table
-    topics: pa.Table
-
-    def section(self, name: str) -> pa.Table:
-        table: pa.Table = getattr(self, name)
-        return table
-
-
-# ------------------------------------------------------------------------------ the metadata
-
-
-def read_metadata_rows(
-    path: StoragePath, partition: int, as_of_ms: int | None = None
-) -> pa.Table | None:
-    """A ``__remote_log_metadata`` segment's records (of metadata partition ``partition``)
-    with the topic decoder's columns, as ``decode_remote_log_metadata`` gives them for
-    ``kafka-log`` rows (``_decode_error`` for a record that did not decode), up to
-    ``as_of_ms``; None when it holds none."""
-    tables: list[pa.Table] = []
-    for rb in record_batches(path, headers=False):
-        if rb.num_rows == 0:
-            continue
-        decoded = decode_topic_arrays(
-            "remote_log_metadata",
-            rb.column("key"),
-            rb.column("value"),
-            rb.column("isControl"),
-            wanted=frozenset({"recordType", "decodedValue"}),
-        )
-        table = pa.Table.from_batches([rb]).select(
-            ["offset", "timestamp", "isControl", "batchPosition", "_error"]
-        )
-        table = table.append_column("partition", pa.array([partition] * rb.num_rows, pa.int32()))
-        for name, column in decoded.columns.items():
-            table = table.append_column(name, column)
-        errors: list[str | None] = [None] * rb.num_rows
-        for row, reason in decoded.errors.items():
-            errors[row] = reason
-        tables.append(table.append_column("_decode_error", pa.array(errors, pa.string())))
-    if not tables:
-        return None
-    rows = pa.concat_tables(tables)
-    keep = pc.invert(pc.fill_null(rows.column("isControl"), False))
-    if as_of_ms is not None:
-        micros = pa.scalar(as_of_ms * 1000, pa.timestamp("us", tz="UTC"))
-        keep = pc.and_(keep, pc.fill_null(pc.less_equal(rows.column("timestamp"), micros), False))
-    return rows.filter(keep)
-
-
-def _members(decoded: pa.Array, name: str) -> pa.StructArray | None:
-    if not isinstance(decoded.type, pa.StructType) or decoded.type.get_field_index(name) < 0:
-        return None
-    member = pc.struct_field(decoded, name)
-    assert isinstance(member, pa.StructArray)
-    return member
-
-
-def _field(struct: pa.StructArray | None, *path: str, n: int, typ: pa.DataType) -> pa.Array:
-    """A field of a (nested) struct column, null where the struct is; all null without it."""
-    if struct is None:
-        return pa.nulls(n, typ)
-    arr: pa.Array = struct
-    for name in path:
-        if not isinstance(arr.type, pa.StructType) or arr.type.get_field_index(name) < 0:
-            return pa.nulls(n, typ)
-        arr = pc.struct_field(arr, name)
-    return arr.cast(typ)
-
-
-def _coalesce(arrays: list[pa.Array]) -> pa.Array:
-    return arrays[0] if len(arrays) == 1 else pc.coalesce(*arrays)
-
-
-def _epochs(struct: pa.StructArray | None, n: int) -> pa.Array:
-    if struct is None or struct.type.get_field_index("segmentLeaderEpochs") < 0:
-        return pa.nulls(n, _EPOCHS)
-    lists = pc.struct_field(struct, "segmentLeaderEpochs").to_pylist()
-    return pa.array(
-        [
-            None
-            if entries is None
-            else [{"epoch": e["leaderEpoch"], "offset": e["offset"]} for e in entries]
-            for entries in lists
-        ],
-        _EPOCHS,
-    )
-
-
-def metadata_facts(rows: pa.Table | pa.RecordBatch) -> pa.Table:
-    """``event`` facts of ``__remote_log_metadata`` rows with the topic decoder's columns
-    (``kafka-log`` rows through ``decode_remote_log_metadata``: ``partition``, ``offset``,
-    ``timestamp``, ``recordType``, ``decodedValue``, and ``_error`` / ``_decode_error`` when
-    there). A row that did not decode is an event with its ``error`` and no partition."""
-    table = rows if isinstance(rows, pa.Table) else pa.Table.from_batches([rows])
-    table = table.combine_chunks()
-    n = table.num_rows
-    if n == 0:
-        return FACT_SCHEMA.empty_table()
-    decoded = table.column("decodedValue").chunk(0)
-    seg = _members(decoded, "RemoteLogSegmentMetadataRecord")
-    upd = _members(decoded, "RemoteLogSegmentMetadataUpdateRecord")
-    dele = _members(decoded, "RemotePartitionDeleteMetadataRecord")
-    snap = _members(decoded, "RemoteLogSegmentMetadataSnapshotRecord")
-    s, i8, i16, i32, i64 = pa.string(), pa.int8(), pa.int16(), pa.int32(), pa.int64()
-
-    def of_segment(*path: str, typ: pa.DataType) -> pa.Array:
-        return _coalesce([_field(seg, *path, n=n, typ=typ), _field(upd, *path, n=n, typ=typ)])
-
-    topic = _coalesce(
-        [
-            of_segment("remoteLogSegmentId", "topicIdPartition", "name", typ=s),
-            _field(dele, "topicIdPartition", "name", n=n, typ=s),
-        ]
-    )
-    topic_id = _coalesce(
-        [
-            of_segment("remoteLogSegmentId", "topicIdPartition", "id", typ=s),
-            _field(dele, "topicIdPartition", "id", n=n, typ=s),
-        ]
-    )
-    partition = _coalesce(
-        [
-            of_segment("remoteLogSegmentId", "topicIdPartition", "partition", typ=i32),
-            _field(dele, "topicIdPartition", "partition", n=n, typ=i32),
-        ]
-    )
-    segment_id = _coalesce(
-        [of_segment("remoteLogSegmentId", "id", typ=s), _field(snap, "segmentId", n=n, typ=s)]
-    )
-
-    def numbers(name: str, typ: pa.DataType, sources: Sequence[pa.StructArray | None]) -> pa.Array:
-        return _coalesce([_field(x, name, n=n, typ=typ) for x in sources])
-
-    state = _coalesce(
-        [
-            numbers("remoteLogSegmentState", i8, (seg, upd, snap)),
-            _field(dele, "remotePartitionDeleteState", n=n, typ=i8),
-        ]
-    )
-    errors = [
-        table.column(c).chunk(0) for c in ("_error", "_decode_error") if c in table.column_names
-    ]
-    error = _coalesce(errors) if errors else pa.nulls(n, s)
-    timestamps = table.column("timestamp").chunk(0)
-    if pa.types.is_timestamp(timestamps.type):  # kafka-log's microseconds
-        record_ms = pc.divide(timestamps.cast(pa.timestamp("us", tz="UTC")).cast(i64), 1000)
-    else:
-        record_ms = timestamps.cast(i64)
-    epochs = (
-        _epochs(seg, n)
-        if snap is None
-        else pc.if_else(pc.is_valid(snap), _epochs(snap, n), _epochs(seg, n))
-    )
-    columns = {
-        "fact": pa.array(["event"] * n, s),
-        "topic": topic,
-        "topicId": topic_id,
-        "partition": partition,
-        "segmentId": segment_id,
-        "startOffset": numbers("startOffset", i64, (seg, snap)),
-        "endOffset": numbers("endOffset", i64, (seg, snap)),
-        "recordType": table.column("recordType").chunk(0).cast(i16),
-        "state": state,
-        "timeMs": numbers("eventTimestampMs", i64, (seg, upd, dele, snap)),
-        "brokerId": numbers("brokerId", i32, (seg, upd, dele, snap)),
-        "metadataPartition": table.column("partition").chunk(0).cast(i32),
-        "metadataOffset": table.column("offset").chunk(0).cast(i64),
-        "recordTimeMs": record_ms,
-        "sizeBytes": numbers("segmentSizeInBytes", i64, (seg, snap)),
-        "records": pa.nulls(n, i64),
-        "maxTimestampMs": numbers("maxTimestampMs", i64, (seg, snap)),
-        "leaderEpochs": epochs,
-        "epoch": pa.nulls(n, i32),
-        "fileType": pa.nulls(n, s),
-        "file": pa.nulls(n, s),
-        "error": error,
-    }
-    return pa.table(columns, schema=FACT_SCHEMA)
-
-
-# ------------------------------------------------------------------------------- the view
 
 
 @dataclass(slots=True)
