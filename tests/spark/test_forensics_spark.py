@@ -28,6 +28,7 @@ from generated.share_group_current_member_assignment_value import (
 )
 from generated.streams_group_current_member_assignment_value import TaskIds
 from spark_udfs import compacted, forensics
+from spark_udfs.group_views import EVENT_DETAIL_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 REAL = ROOT / "tests" / "data" / "forensics"
@@ -274,7 +275,7 @@ def spark_groups(spark: Any, path: Path, as_of: AsOf | None = None) -> list[tupl
     )
 
 
-_DETAIL_FIELDS = [name for name, _ in forensics._DETAIL_FIELDS]
+_DETAIL_FIELDS = [name for name, _ in EVENT_DETAIL_FIELDS]
 
 
 def python_timelines(path: Path, as_of: AsOf | None = None) -> dict[Any, list[Any]]:
