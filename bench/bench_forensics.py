@@ -2,7 +2,7 @@
 
 Synthesizes an __consumer_offsets dump (``spark_udfs.synth``: classic and consumer groups,
 transactional commits, tombstones) and times, on the same files, the compacted view
-(``codegen.views``, what ``dump --compacted`` computes) and each forensics answer
+(``codegen.dumps.views``, what ``dump --compacted`` computes) and each forensics answer
 (``codegen.forensics``), printing each one's wall and CPU time and their ratios to the
 compacted view (the CPU time is the steadier figure on a shared machine). The target is at most
 2x for ``groups`` and ``lag``. Each figure is the best of ``--repeat`` runs.
@@ -23,15 +23,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from timing import best
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+from codegen.dumps.views.compacted import CompactedView
+from codegen.dumps.views.consumer_offsets import read_compacted
+from codegen.dumps.views.offsets import CommittedOffsets
 from codegen.forensics.coordinator_partitions import dump_partitions
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import group_reports
 from codegen.forensics.lag import lag_reports
-from codegen.views.consumer_offsets import read_compacted
-from codegen.views.offsets import CommittedOffsets
 from spark_udfs.synth import write_consumer_offsets
 
 

@@ -20,7 +20,7 @@ before it reads much (interpreter start-up and imports), next to its cost on the
 The ``floor`` row is what every view does before it computes anything: the command line's
 start-up (``codegen.cli`` imported; pandas kept out, as a command keeps it out), every record
 read by the engine's columnar loop and the offset commits decoded to columns
-(:func:`codegen.views.commits.decode_commits`), nothing kept. ``of floor`` is each command's CPU over the floor's on the same dump.
+(:func:`codegen.dumps.views.commits.decode_commits`), nothing kept. ``of floor`` is each command's CPU over the floor's on the same dump.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ import codegen.cli
 codegen.cli._native_library_settings()  # as a command starts, and without pandas as it runs
 sys.meta_path.insert(0, codegen.cli.WithoutPandas())
 from codegen.dumps.arrow import record_batches
-from codegen.views.commits import decode_commits
+from codegen.dumps.views.commits import decode_commits
 for path in sorted(Path(sys.argv[1]).rglob("*.log")):
     for rb in record_batches(path, headers=False, batch_rows=32768):
         decode_commits(rb)

@@ -1,9 +1,9 @@
 """Compacted views of ``__consumer_offsets`` in Spark, without collecting to the driver.
 
-:func:`committed_offsets` runs the command line's definition (:mod:`codegen.views.offsets`),
+:func:`committed_offsets` runs the command line's definition (:mod:`codegen.dumps.views.offsets`),
 :func:`group_states` the command line's group view (:mod:`spark_udfs.group_views`).
 :func:`effective_records` is a DataFrame operation with the semantics of
-``codegen.dumps.compacted``, every record that took effect (what the records of the Kafka
+``codegen.dumps.views.compacted``, every record that took effect (what the records of the Kafka
 source are compared with):
 
 - a record of a transactional batch counts only when its producer's next end-transaction marker
@@ -98,11 +98,11 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
     Columns: ``group, topic, partition, offset, leaderEpoch, metadata, commitTimestamp,
     expireTimestamp, recordOffset`` (the log offset the commit came from), sorted by key.
 
-    The definition is the command line's (:mod:`codegen.views.offsets`): each Spark partition
+    The definition is the command line's (:mod:`codegen.dumps.views.offsets`): each Spark partition
     keeps the newest plain commit per key (``mapInArrow``), then each log partition's commits
     and transaction markers are resolved (``applyInArrow``).
     """
-    from codegen.views.offsets import COMMIT_ROW_SCHEMA, OFFSET_SCHEMA
+    from codegen.dumps.views.offsets import COMMIT_ROW_SCHEMA, OFFSET_SCHEMA
 
     narrow = commit_columns(decoded)
     rows = narrow.mapInArrow(_reduce_commits, _ddl(COMMIT_ROW_SCHEMA))
@@ -114,7 +114,7 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
 
 
 def commit_columns(decoded: DataFrame) -> DataFrame:
-    """The columns of ``decoded`` that :func:`codegen.views.offsets.commit_rows` reads (the
+    """The columns of ``decoded`` that :func:`codegen.dumps.views.offsets.commit_rows` reads (the
     offset-commit members of the key and value unions only): what travels to the views."""
     from pyspark.sql import functions as F
 
@@ -159,7 +159,7 @@ def _ddl(schema: pa.Schema) -> str:
 
 
 def _reduce_commits(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    from codegen.views.offsets import commit_rows, reduce_plain
+    from codegen.dumps.views.offsets import commit_rows, reduce_plain
 
     chunks = [rows for rb in batches if (rows := commit_rows(rb)).num_rows]
     if chunks:
@@ -167,7 +167,7 @@ def _reduce_commits(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
 
 
 def _latest_offsets(rows: pa.Table) -> pa.Table:
-    from codegen.views.offsets import latest
+    from codegen.dumps.views.offsets import latest
 
     return latest(rows)
 
@@ -175,7 +175,7 @@ def _latest_offsets(rows: pa.Table) -> pa.Table:
 def group_states(decoded: DataFrame) -> DataFrame:
     """Per group: ``group, type, state, protocolType, protocol, leader, generation, epoch,
     members`` (how many), the classic and consumer groups of the compacted view of the command
-    line (:meth:`codegen.dumps.compacted.CompactedView.group_rows`, replayed per partition on
+    line (:meth:`codegen.dumps.views.compacted.CompactedView.group_rows`, replayed per partition on
     the executors by :mod:`spark_udfs.group_views`), by group id.
 
     States as that view derives them: no members is ``Empty``; a consumer group is

@@ -2,9 +2,10 @@
 partition, in ``groupBy("topic", "partition").applyInArrow(...)``.
 
 Each partition's rows are turned back into its batches and records
-(:mod:`codegen.views.records`) and fed, in offset order, to the view the command line uses
-(:class:`codegen.forensics.groups.GroupsView`, :class:`codegen.dumps.compacted.CompactedView`);
-its answers come back as Arrow rows. The semantics are those views', defined once.
+(:mod:`codegen.dumps.views.records`) and fed, in offset order, to the view the command line uses
+(:class:`codegen.forensics.groups.GroupsView`,
+:class:`codegen.dumps.views.compacted.CompactedView`); its answers come back as Arrow rows. The
+semantics are those views', defined once.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Final
 
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+from codegen.dumps.views.compacted import CompactedView
+from codegen.dumps.views.records import BATCH_COLUMNS, RECORD_COLUMNS, log_batches, split_commits
 from codegen.forensics.groups import GroupEvent, GroupsView, group_reports
-from codegen.views.records import BATCH_COLUMNS, RECORD_COLUMNS, log_batches, split_commits
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -136,7 +137,7 @@ def replayed(
 
 def _replay(view: CompactedView, rows: pa.Table) -> list[int]:
     """Feed the partition's rows to ``view`` as the command line does: the offset commits as
-    columns (:func:`codegen.views.records.split_commits`), the other records one by one; for
+    columns (:func:`codegen.dumps.views.records.split_commits`), the other records one by one; for
     a :class:`GroupsView`, each event's apply offset (its record's offset, or for a
     transactional record the offset of the marker that committed it)."""
     decoder = coordinator_decoder(CONSUMER_OFFSETS)
@@ -274,7 +275,7 @@ def member_epoch_rows(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
 
 def compacted_groups(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
     """The rows of :func:`spark_udfs.compacted.group_states`: the classic and consumer groups
-    of :meth:`codegen.dumps.compacted.CompactedView.group_rows`."""
+    of :meth:`codegen.dumps.views.compacted.CompactedView.group_rows`."""
     view = CompactedView()
     _replay(view, rows)
     return [

@@ -1,13 +1,13 @@
-"""Tiered storage from the disk in Spark: the view of :mod:`codegen.views.tiered`, the one the
+"""Tiered storage from the disk in Spark: the view of :mod:`codegen.dumps.views.tiered`, the one the
 command line runs (``python -m codegen tiered``), row for row (a test compares them).
 
 :func:`tiered_facts` reads the facts: the ``__remote_log_metadata`` partitions through
 ``kafka-log`` and :func:`~spark_udfs.functions.decode_remote_log_metadata`, turned into events
-by :func:`codegen.views.tiered_facts.metadata_facts` on the executors (``mapInArrow``); the remote
-storage's listing and the local segments' batch headers read on the driver
+by :func:`codegen.dumps.views.tiered_facts.metadata_facts` on the executors (``mapInArrow``);
+the remote storage's listing and the local segments' batch headers read on the driver
 (:mod:`codegen.tiered.inputs`: a listing and headers, not the records). :func:`tiered_report`
-runs :func:`codegen.views.tiered.partition_view` per partition (``groupBy(topic, topicId,
-partition).applyInArrow``) for each section, and :func:`codegen.views.tiered.topic_totals`
+runs :func:`codegen.dumps.views.tiered.partition_view` per partition (``groupBy(topic, topicId,
+partition).applyInArrow``) for each section, and :func:`codegen.dumps.views.tiered.topic_totals`
 per topic::
 
     from spark_udfs.tiered import tiered_report
@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from codegen.dumps.storage import StoragePath
+from codegen.dumps.views.tiered import partition_view, topic_totals
+from codegen.dumps.views.tiered_facts import metadata_facts
+from codegen.dumps.views.tiered_schemas import FACT_SCHEMA, PARTITION_KEYS, SECTIONS, TOPIC_SCHEMA
 from codegen.tiered.inputs import find_inputs, local_facts, remote_facts, with_topic_ids
 from codegen.tiered.report import DEFAULT_STUCK_AFTER_MS
-from codegen.views.tiered import partition_view, topic_totals
-from codegen.views.tiered_facts import metadata_facts
-from codegen.views.tiered_schemas import FACT_SCHEMA, PARTITION_KEYS, SECTIONS, TOPIC_SCHEMA
 from spark_udfs.session import kafka_log_reader
 
 if TYPE_CHECKING:
@@ -51,8 +51,8 @@ def _events(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 def tiered_facts(
     spark: SparkSession, paths: Sequence[str | StoragePath], as_of_ms: int | None = None
 ) -> tuple[DataFrame, bool, bool]:
-    """The facts (:data:`codegen.views.tiered_schemas.FACT_SCHEMA`) of ``paths`` as of ``as_of_ms``
-    (the command line's), and whether metadata and a remote storage were read."""
+    """The facts (:data:`codegen.dumps.views.tiered_schemas.FACT_SCHEMA`) of ``paths`` as of
+    ``as_of_ms`` (the command line's), and whether metadata and a remote storage were read."""
     from pyspark.sql import functions as F
 
     from spark_udfs.functions import decode_remote_log_metadata
@@ -135,7 +135,7 @@ def tiered_report(
     as_of_ms: int | None = None,
     stuck_after_ms: int = DEFAULT_STUCK_AFTER_MS,
 ) -> dict[str, DataFrame]:
-    """The sections of :class:`codegen.views.tiered_schemas.TieredSections` (``partitions``,
+    """The sections of :class:`codegen.dumps.views.tiered_schemas.TieredSections` (``partitions``,
     ``segments``, ``events``, ``epochs``, ``topics``) as DataFrames."""
     facts, has_metadata, has_listing = tiered_facts(spark, paths, as_of_ms)
     facts = facts.cache()

@@ -8,7 +8,7 @@ the offset commits of ``__consumer_offsets``, cut at ``as_of``. Nothing is colle
 driver but the file listing and one number (*now*).
 
 - :func:`partition_summaries`: per partition, at the cut, its log end, last stable offset,
-  committed count, open transactions and aborted ranges: :func:`codegen.views.transactions
+  committed count, open transactions and aborted ranges: :func:`codegen.dumps.views.transactions
   .summarize` of its batch rows (``applyInArrow`` per partition), which the command line runs
   on the files.
 - :func:`partition_transactions`, :func:`aborted_ranges`: those as rows.
@@ -18,10 +18,10 @@ driver but the file listing and one number (*now*).
 - :func:`coordinator_transactions`: each transactional id's transactions with start, end,
   duration and outcome (the Python API's labels and fencing rule).
 - :func:`open_transactions`: the open ones at ``now``, judged by
-  :func:`codegen.views.transactions.judge_open` (``mapInArrow``): whether they hang (Kafka's
+  :func:`codegen.dumps.views.transactions.judge_open` (``mapInArrow``): whether they hang (Kafka's
   ``find-hanging`` rule, or the ``loose`` one), why, what comes next and when, the command that
   would abort them; for ``__consumer_offsets`` the groups whose offsets they keep pending
-  (:func:`codegen.views.transactions.pending_commits`).
+  (:func:`codegen.dumps.views.transactions.pending_commits`).
 
 The rules that are sequential or worded (a transaction's outcome, fencing) are the Python API's
 own functions, run on the few rows involved (each transactional id's records in one Arrow
@@ -39,11 +39,11 @@ from codegen.dumps import storage
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
+from codegen.dumps.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import Cut, InputError, discover
 from codegen.forensics.partition_transactions import data_partitions
 from codegen.forensics.transactional_ids import TransactionalId, add_state_change
-from codegen.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 from spark_udfs.session import kafka_log_reader
 
 if TYPE_CHECKING:
@@ -156,8 +156,8 @@ def _summary_of(cut: Cut) -> Callable[[tuple[pa.Scalar, ...], pa.Table, pa.Table
     def summary(key: tuple[pa.Scalar, ...], segments: pa.Table, batches: pa.Table) -> pa.Table:
         import pyarrow as pa
 
-        from codegen.views.log_ends import SEGMENT_SCHEMA, segments_at
-        from codegen.views.transactions import summarize
+        from codegen.dumps.views.log_ends import SEGMENT_SCHEMA, segments_at
+        from codegen.dumps.views.transactions import summarize
 
         as_of = cut.of(str(key[0].as_py()))
         at = segments_at(segments.select(SEGMENT_SCHEMA.names).cast(SEGMENT_SCHEMA), batches, as_of)
@@ -172,7 +172,7 @@ def _summary_of(cut: Cut) -> Callable[[tuple[pa.Scalar, ...], pa.Table, pa.Table
 def partition_summaries(inputs: TransactionInputs) -> DataFrame:
     """Per partition read (the data partitions and ``__consumer_offsets``): ``topic,
     partition, logEndOffset, lastStableOffset, committed, newestTimestamp, whole,
-    openTransactions, aborted``: :func:`codegen.views.transactions.summarize` of its segments
+    openTransactions, aborted``: :func:`codegen.dumps.views.transactions.summarize` of its segments
     and batch rows at the cut, per partition (``applyInArrow``)."""
     by = ["topic", "partition"]
     return (
@@ -408,7 +408,7 @@ def _judged(
     now: int, have_coordinator: bool, max_timeout_ms: int, rule: str
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def judge(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from codegen.views.transactions import judge_open
+        from codegen.dumps.views.transactions import judge_open
 
         for b in batches:
             table = judge_open(
@@ -429,8 +429,8 @@ _PENDING_DDL = "partition int, producerId long, firstOffset long, pendingGroups 
 def _pending_of(key: tuple[pa.Scalar, ...], opened: pa.Table, commits: pa.Table) -> pa.Table:
     import pyarrow as pa
 
-    from codegen.views.offsets import commit_rows
-    from codegen.views.transactions import pending_commits
+    from codegen.dumps.views.offsets import commit_rows
+    from codegen.dumps.views.transactions import pending_commits
 
     rows: dict[tuple[int, int], set[str]] = {}
     if opened.num_rows and commits.num_rows:
@@ -457,10 +457,10 @@ def open_transactions(
     firstOffset, lastOffset, firstTimestamp, lastTimestamp, ageMs, idleMs, transactionalId,
     timeoutMs, hanging, findHanging, reason, outlook, timesOutAt, abortCommand,
     pendingGroups``, as :func:`codegen.forensics.transactions.transaction_report` gives them:
-    :func:`codegen.views.transactions.judge_open` over the open transactions with their
+    :func:`codegen.dumps.views.transactions.judge_open` over the open transactions with their
     transactional id (the id whose records name the producer id) and its latest record, in
     ``mapInArrow``; ``pendingGroups`` (``__consumer_offsets`` only, else null) from
-    :func:`codegen.views.transactions.pending_commits` per partition."""
+    :func:`codegen.dumps.views.transactions.pending_commits` per partition."""
     from pyspark.sql import functions as F
 
     if rule not in RULES:

@@ -33,7 +33,6 @@ from oracle import missing_reason as oracle_missing
 from test_dumps_oracle import _compare
 from test_forensics_cuts import check_cli, check_every_cut
 
-from codegen.dumps.compacted import CompactedView, GroupState
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     SHARE_GROUP_STATE,
@@ -44,6 +43,7 @@ from codegen.dumps.decoded import DecodedBatch
 from codegen.dumps.metadata import CLUSTER_METADATA
 from codegen.dumps.model import BatchHeader
 from codegen.dumps.segments import SegmentReader
+from codegen.dumps.views.compacted import CompactedView, GroupState
 from codegen.forensics.groups import AsOf
 
 pytestmark = [pytest.mark.kafka, pytest.mark.xdist_group("kafka")]

@@ -15,7 +15,6 @@ from vector_tools import load_vectors
 
 from codegen.dumps import Codec, SegmentError, SegmentReader, SegmentWriter
 from codegen.dumps.command import dump_command
-from codegen.dumps.compacted import compact
 from codegen.dumps.consumer_protocol import decode_assignment, decode_subscription
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
@@ -32,6 +31,7 @@ from codegen.dumps.dumplog_json import parse_record
 from codegen.dumps.metadata import decode_metadata_records, metadata_decoder
 from codegen.dumps.model import ControlType
 from codegen.dumps.record_json import jackson_json, jackson_json_each
+from codegen.dumps.views.compacted import compact
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
 

@@ -1,5 +1,5 @@
 """The tiered-storage report (``python -m codegen tiered``, :mod:`codegen.tiered.report`, the
-view :mod:`codegen.views.tiered`): on a real tiered broker's run (``tests/data/tiered``) against
+view :mod:`codegen.dumps.views.tiered`): on a real tiered broker's run (``tests/data/tiered``) against
 what the broker itself answered (ListOffsets earliest, earliest-local, latest-tiered, latest;
 describeLogDirs) and its remote folder's listing; on that run with objects deleted from the
 remote storage (a hole, with the offsets lost); at a moment during the broker's half-done
@@ -18,10 +18,10 @@ import pyarrow as pa
 import pytest
 
 from codegen.dumps.remote_storage import remote_partitions, remote_segments
+from codegen.dumps.views.tiered import partition_view
+from codegen.dumps.views.tiered_schemas import FACT_SCHEMA
 from codegen.tiered.command import parse_duration
 from codegen.tiered.report import tiered_report
-from codegen.views.tiered import partition_view
-from codegen.views.tiered_schemas import FACT_SCHEMA
 
 ROOT = Path(__file__).resolve().parent.parent
 TIERED = ROOT / "tests" / "data" / "tiered"

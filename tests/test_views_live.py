@@ -1,4 +1,4 @@
-"""The live records from columns (``codegen.views.live``, what ``downgrade-check`` judges)
+"""The live records from columns (``codegen.dumps.views.live``, what ``downgrade-check`` judges)
 against the record-by-record view (``codegen.forensics.coordinator_partitions.LiveRecords``), on real
 segments with commits, tombstones, group records and transactions."""
 
@@ -13,8 +13,8 @@ from test_views_offsets import logs, write_log
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import coordinator_decoder, decode_batches
+from codegen.dumps.views.live import LiveKeys
 from codegen.forensics.coordinator_partitions import LiveRecords
-from codegen.views.live import LiveKeys
 
 
 def _record_view(path: Path) -> list[Any]:

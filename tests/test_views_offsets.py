@@ -1,5 +1,5 @@
-"""The columnar committed-offsets view (``codegen.views.offsets``) against the record-by-record
-compacted view (``codegen.dumps.compacted.CompactedView``), on real segments written with
+"""The columnar committed-offsets view (``codegen.dumps.views.offsets``) against the record-by-record
+compacted view (``codegen.dumps.views.compacted.CompactedView``), on real segments written with
 commits, tombstones, legacy records and transactions that commit, abort or stay open."""
 
 from __future__ import annotations
@@ -15,14 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegen.dumps.arrow import record_batches
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
-from codegen.dumps.writer import SegmentWriter
-from codegen.forensics.commits import OffsetsView
-from codegen.forensics.groups import GroupsView
-from codegen.views.commits import commit_keys
-from codegen.views.consumer_offsets import decode_commits, read_compacted
-from codegen.views.offsets import (
+from codegen.dumps.views.commits import commit_keys
+from codegen.dumps.views.compacted import CompactedView
+from codegen.dumps.views.consumer_offsets import decode_commits, read_compacted
+from codegen.dumps.views.offsets import (
     COMMIT_ROW_SCHEMA,
     OFFSET_SCHEMA,
     CommitHistory,
@@ -32,6 +29,9 @@ from codegen.views.offsets import (
     latest,
     reduce_plain,
 )
+from codegen.dumps.writer import SegmentWriter
+from codegen.forensics.commits import OffsetsView
+from codegen.forensics.groups import GroupsView
 from generated import MESSAGES
 
 _H = struct.Struct(">h")
@@ -308,7 +308,7 @@ def test_stable_order_is_numpys_stable_argsort(codes: list[int]) -> None:
     """The radix passes give numpy's stable order: equal codes keep their order."""
     import numpy as np
 
-    from codegen.views.compaction import stable_order
+    from codegen.dumps.views.compaction import stable_order
 
     for values in (codes, [c % 2**16 for c in codes], [c % 2**32 for c in codes]):
         array = np.array(values, np.int64)
@@ -321,7 +321,7 @@ def test_committed_offsets_are_the_schema_columns_in_order() -> None:
     columnar view's columns are the same, in the same order."""
     from dataclasses import fields
 
-    from codegen.dumps.compacted import CommittedOffset
+    from codegen.dumps.views.compacted import CommittedOffset
     from codegen.naming import camel_case
 
     assert [camel_case(f.name) for f in fields(CommittedOffset)] == OFFSET_SCHEMA.names

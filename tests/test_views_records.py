@@ -12,9 +12,9 @@ import pytest
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
+from codegen.dumps.views.records import log_batches, split_commits
 from codegen.forensics.coordinator_partitions import dump_partitions
 from codegen.forensics.groups import GroupsView, group_reports
-from codegen.views.records import log_batches, split_commits
 
 ROOT = Path(__file__).resolve().parent.parent
 AIBULB = ROOT / "tests" / "data" / "forensics" / "aibulb"

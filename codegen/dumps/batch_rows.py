@@ -3,10 +3,10 @@ the records of data batches (:meth:`~codegen.dumps.segments.SegmentReader.batch_
 native header pass where it is built).
 
 The rows the views of a partition's log are computed from (its log end over time, the cut of
-``--as-of``, its transactions: :mod:`codegen.views.log_ends`, :mod:`codegen.views.transactions`),
-by the command line from the files and by Spark from the ``kafka-log`` source's
-``rows=batches``. A stretch that could not be read is one row with ``_error`` set
-(``kind: reason``), its position and, when known, its base offset.
+``--as-of``, its transactions: :mod:`codegen.dumps.views.log_ends`,
+:mod:`codegen.dumps.views.transactions`), by the command line from the files and by Spark from
+the ``kafka-log`` source's ``rows=batches``. A stretch that could not be read is one row with
+``_error`` set (``kind: reason``), its position and, when known, its base offset.
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ from codegen.dumps.user_topics import UserRecord
 from codegen.naming import camel_case
 
 if TYPE_CHECKING:
-    from codegen.dumps.compacted import GroupState
     from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
+    from codegen.dumps.views.compacted import GroupState
 
 __all__ = [
     "NOTED_KINDS",

@@ -18,7 +18,6 @@ import click
 
 from codegen.dumps import jsonl, table
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
 from codegen.dumps.decoded import (
@@ -29,7 +28,6 @@ from codegen.dumps.decoded import (
     DecodedRecord,
     control_record,
 )
-from codegen.dumps.latest import LatestByKey
 from codegen.dumps.log_dirs import LOG_FOLDER_SUFFIXES, TXN_INDEX, RowSource
 from codegen.dumps.metadata import METADATA_TOPICS, decode_metadata_batches
 from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
@@ -44,11 +42,14 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from codegen.dumps.dumplog_json import NonConsecutive
-    from codegen.views.offsets import CommittedOffsets
+    from codegen.dumps.views.compacted import CompactedView
+    from codegen.dumps.views.latest import LatestByKey
+    from codegen.dumps.views.offsets import CommittedOffsets
 
 # Imported where they are used, as start-up costs every command: the .txnindex and index
 # readers (codegen.dumps.log_files, which loads a generated module), the dump-log text
-# (codegen.dumps.dumplog_json) and, for --compacted only, the views (pyarrow).
+# (codegen.dumps.dumplog_json) and, for --compacted only, the views (codegen.dumps.views,
+# whose package loads pyarrow and numpy).
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -322,7 +323,7 @@ def _compacted_columns(
     limits: tuple[int, int],
 ) -> None:
     """One ``__consumer_offsets`` file into the compacted view, from the engine's columns."""
-    from codegen.views.consumer_offsets import read_compacted
+    from codegen.dumps.views.consumer_offsets import read_compacted
 
     decoder = coordinator_decoder(CONSUMER_OFFSETS, package)
     name = str(path)
@@ -391,13 +392,18 @@ def decode_files(
     remote segment's, :func:`codegen.dumps.log_dirs.tiered_order`)."""
     bounds = bounds or {}
     out: TextIO = sys.stdout
-    view = None
+    view: CompactedView | None = None
+    latest: LatestByKey | None = None
     offsets: CommittedOffsets | None = None
     if compacted:
-        view = LatestByKey() if user and topics[0][1] in user else CompactedView()
-        if not isinstance(view, LatestByKey):
-            from codegen.views.offsets import CommittedOffsets
+        from codegen.dumps.views.compacted import CompactedView
+        from codegen.dumps.views.latest import LatestByKey
+        from codegen.dumps.views.offsets import CommittedOffsets
 
+        if user and topics[0][1] in user:
+            view = latest = LatestByKey()
+        else:
+            view = CompactedView()
             offsets = CommittedOffsets()
     partition_folder: StoragePath | None = None
     limits = (max_batch_size, max_batch_records)
@@ -417,10 +423,10 @@ def decode_files(
                 _transaction_index(f, source, fmt, counts, table_rows, write)
                 advance(f.stat().st_size)
                 continue
-            if isinstance(view, LatestByKey):
-                view.where = source
+            if latest is not None:
+                latest.where = source
             if offsets is not None and t == CONSUMER_OFFSETS:
-                assert isinstance(view, CompactedView)
+                assert view is not None
                 if f.parent != partition_folder:
                     offsets.end_partition()
                     partition_folder = f.parent
@@ -467,9 +473,9 @@ def decode_files(
                         table_rows = []
                 else:
                     write(lines.batch(item.batch, item.records))
-    if isinstance(view, LatestByKey):
+    if latest is not None:
         with _gc_paused():
-            rows = view.rows()
+            rows = latest.rows()
             if fmt == "jsonl":
                 jsonl.latest_lines(out, rows, damage)
             else:
@@ -484,7 +490,7 @@ def decode_files(
 def _print_compacted(
     out: TextIO, view: CompactedView, offset_table: pa.Table, fmt: str, damage: Damage, topic: str
 ) -> None:
-    """The committed offsets (``codegen.views.offsets.OFFSET_SCHEMA`` rows) and the groups."""
+    """The committed offsets (``codegen.dumps.views.offsets.OFFSET_SCHEMA`` rows) and the groups."""
     offsets = offset_table.to_pylist()
     groups = view.group_rows(offset_table.column("group").unique().to_pylist())
     if fmt == "jsonl":
@@ -495,14 +501,14 @@ def _print_compacted(
 
 def remote_log_compacted(files: Sequence[StoragePath], counts: Counts, fmt: str) -> None:
     """``--compacted`` of ``__remote_log_metadata`` files: each remote segment's latest state
-    (and its states' times), as the tiered-storage view (:mod:`codegen.views.tiered`) gives
+    (and its states' times), as the tiered-storage view (:mod:`codegen.dumps.views.tiered`) gives
     them from the metadata alone; a jsonl line (``kind`` ``remote-segment``) or table row
     each, by topic, partition and offsets. Records that did not decode are errors."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from codegen.views.tiered import DEFAULT_STUCK_AFTER_MS, report
-    from codegen.views.tiered_facts import metadata_facts, read_metadata_rows
+    from codegen.dumps.views.tiered import DEFAULT_STUCK_AFTER_MS, report
+    from codegen.dumps.views.tiered_facts import metadata_facts, read_metadata_rows
 
     tables = []
     for f in files:

@@ -30,8 +30,8 @@ from codegen.runtime import KafkaMessage
 from codegen.text import utc_text
 
 if TYPE_CHECKING:
-    from codegen.dumps.compacted import GroupMember, GroupState
     from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
+    from codegen.dumps.views.compacted import GroupMember, GroupState
 
 __all__ = ["TABLE_ROWS", "TableRow", "compacted_tables", "latest_tables", "records_table"]
 

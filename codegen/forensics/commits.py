@@ -12,10 +12,10 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 
-from codegen.dumps.compacted import CommittedOffset, CompactedView
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
-from codegen.views.compaction import key_ids, stable_order
-from codegen.views.cut import AsOf
+from codegen.dumps.views.compacted import CommittedOffset, CompactedView
+from codegen.dumps.views.compaction import key_ids, stable_order
+from codegen.dumps.views.cut import AsOf
 
 __all__ = [
     "COMMIT_FIELDS",
@@ -156,7 +156,7 @@ class KeyedCommits:
 
 def keyed_commits(history: pa.Table) -> KeyedCommits:
     """:class:`KeyedCommits` of the history of one log partition
-    (:data:`codegen.views.offsets.HISTORY_SCHEMA` rows, in the order they took effect)."""
+    (:data:`codegen.dumps.views.offsets.HISTORY_SCHEMA` rows, in the order they took effect)."""
     n = history.num_rows
     if not n:
         return KeyedCommits.empty()
@@ -263,7 +263,7 @@ class OffsetsView(CompactedView):
         super().add_batch(item)
 
     def take_history(self, history: pa.Table) -> None:
-        """The commits from the columnar view (``codegen.views.offsets.HISTORY_SCHEMA`` rows
+        """The commits from the columnar view (``codegen.dumps.views.offsets.HISTORY_SCHEMA`` rows
         of this partition, in the order they took effect), for a view fed no records."""
         kc = keyed_commits(history)
         last = pa.array(kc.last_rows)

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codegen.dumps.arrow import record_batches
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder, coordinator_decoder
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
+from codegen.dumps.views.compacted import CompactedView
+from codegen.dumps.views.live import LiveKeys
 from codegen.forensics.inputs import InputError, LogDirs, discover
 from codegen.forensics.loaded import LoadedPartition, group_of
-from codegen.views.live import LiveKeys
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -88,7 +88,7 @@ class LiveRecords(CompactedView):
         )
 
     def take_live(self, live: pa.Table, decoder: CoordinatorDecoder) -> None:
-        """The live records from the columnar view (``codegen.views.live`` rows), for a view
+        """The live records from the columnar view (``codegen.dumps.views.live`` rows), for a view
         fed no records: only :attr:`live` is filled, and only the keys are decoded (a live
         record is judged by its type, its value's version and its group)."""
         keys = live.column("key").to_pylist()

@@ -1,6 +1,6 @@
 """Groups over time: each group's state at a point in the log, and its timeline.
 
-The log is replayed in order through the compacted view of :mod:`codegen.dumps.compacted`
+The log is replayed in order through the compacted view of :mod:`codegen.dumps.views.compacted`
 (last value per key, tombstones remove, transactional records once committed), and every
 record that changes a group is turned into timeline events by comparing the group before and
 after it:
@@ -24,7 +24,7 @@ after it:
     per partition, the assignment epochs newer versions record (KAFKA-19779; null when absent).
 
 Kafka writes no record for a classic group's join or sync phases, only the result of each
-rebalance, so states are the ones :mod:`codegen.dumps.compacted` derives (``Empty``,
+rebalance, so states are the ones :mod:`codegen.dumps.views.compacted` derives (``Empty``,
 ``Stable``, ``Reconciling``).
 
 Assignor inventory (KIP-726): ``__consumer_offsets`` keeps, for each member of a classic group,
@@ -55,20 +55,20 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
-from codegen.dumps.compacted import CompactedView, GroupState
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
+from codegen.dumps.views.compacted import CompactedView, GroupState
+from codegen.dumps.views.consumer_offsets import read_compacted
+from codegen.dumps.views.cut import AsOf
+from codegen.dumps.views.offsets import CommittedOffsets
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.naming import camel_keys
-from codegen.views.consumer_offsets import read_compacted
-from codegen.views.cut import AsOf
-from codegen.views.offsets import CommittedOffsets
 
 __all__ = [
     "AsOf",
@@ -170,7 +170,7 @@ class GroupsView(CompactedView):
 
     def take_offsets(self, offsets: CommittedOffsets) -> None:
         """The committed offsets and their deletions from the columnar view, for a view fed
-        every record but the offset commits (:func:`codegen.views.consumer_offsets
+        every record but the offset commits (:func:`codegen.dumps.views.consumer_offsets
         .read_compacted`)."""
         super().take_offsets(offsets)
         table = offsets.deleted()

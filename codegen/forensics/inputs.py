@@ -21,7 +21,7 @@ A command states what it needs (:meth:`LogDirs.require`): given something else, 
 what was expected and what was found.
 
 ``--as-of`` reads the disks as they were at a moment (:func:`resolve_cut`, :func:`segments_at`,
-docs/forensics.md): of every partition, the batches up to the cut (:mod:`codegen.views.cut`)
+docs/forensics.md): of every partition, the batches up to the cut (:mod:`codegen.dumps.views.cut`)
 and the segment files that held them; the brokers' checkpoints, written at the end, are left
 out.
 """
@@ -44,9 +44,8 @@ from codegen.dumps.partition_folders import is_partition_folder, partition_of
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import SegmentReader, segment_file_info, segment_files
 from codegen.dumps.storage import RemotePath, StoragePath
-from codegen.errors import BadInputError
-from codegen.views.cut import AsOf
-from codegen.views.log_ends import (
+from codegen.dumps.views.cut import AsOf
+from codegen.dumps.views.log_ends import (
     REPLICATION_CHECKPOINT,
     SEGMENT_SCHEMA,
     SegmentsAt,
@@ -56,6 +55,7 @@ from codegen.views.log_ends import (
     log_end_steps,
     segments_at,
 )
+from codegen.errors import BadInputError
 
 __all__ = [
     "NO_CUT",
@@ -348,9 +348,10 @@ def resolve_cut(dirs: LogDirs, as_of: AsOf | None) -> Cut:
 def replica_rows(
     logs: Sequence[StoragePath], errors: list[SegmentError] | None = None
 ) -> tuple[pa.Table, pa.Table]:
-    """A replica's segments (:data:`codegen.views.log_ends.SEGMENT_SCHEMA`) and their batch rows
-    with their ``segment`` (:func:`codegen.dumps.batch_rows.batch_rows`), what the views of
-    :mod:`codegen.views.log_ends` read. What could not be read also goes to ``errors``."""
+    """A replica's segments (:data:`codegen.dumps.views.log_ends.SEGMENT_SCHEMA`) and their
+    batch rows with their ``segment`` (:func:`codegen.dumps.batch_rows.batch_rows`), what the
+    views of :mod:`codegen.dumps.views.log_ends` read. What could not be read also goes to
+    ``errors``."""
     segments = pa.table(
         {
             "segment": list(range(len(logs))),
@@ -376,7 +377,7 @@ def replica_rows(
 def replica_at(
     logs: Sequence[StoragePath], cut: AsOf | None, errors: list[SegmentError] | None = None
 ) -> SegmentsAt:
-    """A replica's segments and batches as they were at ``cut`` (:func:`codegen.views
+    """A replica's segments and batches as they were at ``cut`` (:func:`codegen.dumps.views
     .log_ends.segments_at`)."""
     return segments_at(*replica_rows(logs, errors), cut)
 

@@ -1,7 +1,7 @@
 """Committed offsets over time, lag, and a Burrow-like status per group and partition.
 
 History: every offset commit that took effect (transactional ones once committed, see
-:mod:`codegen.dumps.compacted`), per (group, topic, partition), in log order, with the
+:mod:`codegen.dumps.views.compacted`), per (group, topic, partition), in log order, with the
 tombstones that deleted the offset.
 
 Lag: the partition's log end offset at the commit's time minus the committed offset (never
@@ -42,6 +42,10 @@ from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import RemotePath, StoragePath
+from codegen.dumps.views import consumer_offsets
+from codegen.dumps.views.consumer_offsets import batches_kept, decode_commits
+from codegen.dumps.views.cut import AsOf, kept_positions
+from codegen.dumps.views.offsets import CommitHistory
 from codegen.forensics.burrow import (
     DEFAULT_MIN_COMMITS,
     DEFAULT_WINDOW,
@@ -60,10 +64,6 @@ from codegen.forensics.inputs import (
     resolve_cut,
 )
 from codegen.forensics.shares import SharePartitionState, share_states
-from codegen.views import consumer_offsets
-from codegen.views.consumer_offsets import batches_kept, decode_commits
-from codegen.views.cut import AsOf, kept_positions
-from codegen.views.offsets import CommitHistory
 
 __all__ = [
     "GroupLag",
@@ -177,7 +177,8 @@ class GroupLag:
 def _read_history(
     files: list[StoragePath], as_of: AsOf | None, errors: list[SegmentError] | None
 ) -> pa.Table:
-    """One log partition's history from the engine's columns (``codegen.views.offsets.history``)."""
+    """One log partition's history from the engine's columns
+    (``codegen.dumps.views.offsets.history``)."""
     commits = CommitHistory()
     for f in files:
         found: list[SegmentError] = []

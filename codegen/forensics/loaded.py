@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from codegen.columnar.decode import Rows
-from codegen.views.compaction import flags
+from codegen.dumps.views.compaction import flags
 
 if TYPE_CHECKING:
     import pyarrow as pa

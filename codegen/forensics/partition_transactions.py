@@ -18,11 +18,11 @@ from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
+from codegen.dumps.views.consumer_offsets import batches_kept, decode_commits
+from codegen.dumps.views.cut import AsOf, kept_positions
+from codegen.dumps.views.offsets import commit_rows
+from codegen.dumps.views.transactions import abort_command, pending_commits, summarize
 from codegen.forensics.inputs import LogDirs, PartitionFolder, replica_at
-from codegen.views.consumer_offsets import batches_kept, decode_commits
-from codegen.views.cut import AsOf, kept_positions
-from codegen.views.offsets import commit_rows
-from codegen.views.transactions import abort_command, pending_commits, summarize
 
 __all__ = [
     "INTERNAL_TOPICS",
@@ -91,7 +91,7 @@ class PendingCommit:
 @dataclass(slots=True)
 class OpenTransaction:
     """A transaction with records on a partition and no COMMIT/ABORT marker after them, and
-    what :func:`codegen.views.transactions.judge` says of it."""
+    what :func:`codegen.dumps.views.transactions.judge` says of it."""
 
     topic: str
     partition: int
@@ -329,7 +329,7 @@ def add_pending_commits(
     replica: PartitionFolder, result: PartitionTransactions, as_of: AsOf | None
 ) -> None:
     """The offset commits each open transaction of a ``__consumer_offsets`` partition holds
-    (:func:`codegen.views.transactions.pending_commits`)."""
+    (:func:`codegen.dumps.views.transactions.pending_commits`)."""
     if not result.open:
         return
     tables = []

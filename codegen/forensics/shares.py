@@ -24,9 +24,9 @@ from typing import Any, Final
 from codegen.dumps.coordinator import SHARE_GROUP_STATE, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedRecord
 from codegen.dumps.model import SegmentError
+from codegen.dumps.views.cut import AsOf
 from codegen.forensics.cluster import ClusterMetadata
 from codegen.forensics.inputs import LogDirs
-from codegen.views.cut import AsOf
 
 __all__ = ["DELIVERY_STATES", "InFlightBatch", "SharePartitionState", "share_lag", "share_states"]
 

@@ -12,8 +12,8 @@ from typing import Any, Final, NamedTuple
 from codegen.dumps.coordinator import TRANSACTION_STATE, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE
 from codegen.dumps.model import SegmentError
+from codegen.dumps.views.cut import AsOf
 from codegen.forensics.inputs import LogDirs
-from codegen.views.cut import AsOf
 
 __all__ = [
     "FENCE_WINDOW_MS",

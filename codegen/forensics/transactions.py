@@ -25,7 +25,7 @@ transaction timeout (``max_timeout_ms``, the broker's ``transaction.max.timeout.
 15 minutes) and the coordinator does not list the partition for it (no transactional id has its
 producer id now, the id is gone, or its transaction does not hold the partition). The open
 transactions that do not hang say what comes next and when. The rules are defined once, in
-:mod:`codegen.views.transactions`; ``rule="loose"`` (an option, never the default) flags more.
+:mod:`codegen.dumps.views.transactions`; ``rule="loose"`` (an option, never the default) flags more.
 Without ``__transaction_state`` only the age can be judged, and each hanging transaction says
 so. Open transactions in ``__consumer_offsets`` (transactional offset commits,
 ``sendOffsetsToTransaction``) are found the same way, with the groups whose offsets they keep
@@ -48,10 +48,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, decode_batches
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
+from codegen.dumps.views.compacted import CompactedView
+from codegen.dumps.views.cut import AsOf
+from codegen.dumps.views.transactions import (
+    DEFAULT_MAX_TIMEOUT_MS,
+    FIND_HANGING,
+    TO_JUDGE_SCHEMA,
+    abort_command,
+    judge_open,
+)
 from codegen.forensics.inputs import (
     InputError,
     LogDirs,
@@ -67,14 +75,6 @@ from codegen.forensics.partition_transactions import (
     scan_partition,
 )
 from codegen.forensics.transactional_ids import TransactionalId, read_transactional_ids
-from codegen.views.cut import AsOf
-from codegen.views.transactions import (
-    DEFAULT_MAX_TIMEOUT_MS,
-    FIND_HANGING,
-    TO_JUDGE_SCHEMA,
-    abort_command,
-    judge_open,
-)
 
 __all__ = [
     "DEFAULT_MAX_TIMEOUT_MS",
@@ -143,8 +143,9 @@ def _judge_all(
     max_timeout_ms: int,
     rule: str,
 ) -> None:
-    """Each open transaction judged at ``now`` (:func:`codegen.views.transactions.judge_open`):
-    its transactional id is the one whose records name its producer id (the latest)."""
+    """Each open transaction judged at ``now``
+    (:func:`codegen.dumps.views.transactions.judge_open`): its transactional id is the one whose
+    records name its producer id (the latest)."""
     by_producer: dict[int, TransactionalId] = {}
     for tid in ids.values():
         for c in tid.changes:
@@ -208,7 +209,7 @@ def transaction_report(
     rule: str = FIND_HANGING,
 ) -> TransactionReport:
     """The transactions of a cluster's disks (see the module's description); ``rule``:
-    ``find-hanging`` (Kafka's) or ``loose`` (:mod:`codegen.views.transactions`).
+    ``find-hanging`` (Kafka's) or ``loose`` (:mod:`codegen.dumps.views.transactions`).
 
     Raises :class:`~codegen.forensics.inputs.InputError` when the paths hold neither
     ``__transaction_state`` nor data partitions, or ``transactional_id`` is not in the dump.

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
+from codegen.dumps.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 from codegen.failures import EXIT_BAD_INPUT, GuardedCommand
 from codegen.forensics.groups import parse_as_of
 from codegen.forensics.output import OUTPUT_OPTION, emit, jsonl
@@ -19,7 +20,6 @@ from codegen.forensics.transactions import (
     transaction_report,
 )
 from codegen.text import utc_text
-from codegen.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 
 __all__ = [
     "EXIT_BAD_INPUT",

@@ -1,11 +1,13 @@
-"""The facts of the tiered-storage view (:data:`codegen.views.tiered_schemas.FACT_SCHEMA`) read
-from a cluster's disks and its remote storage, on disk or in object storage.
+"""The facts of the tiered-storage view
+(:data:`codegen.dumps.views.tiered_schemas.FACT_SCHEMA`) read from a cluster's disks and its
+remote storage, on disk or in object storage.
 
 PATH... are broker log dirs (their ``__remote_log_metadata-N`` and data partition folders, the
 ``log-start-offset-checkpoint``), partition folders (the log dir around them gives the metadata),
 and remote storages in Kafka's LocalTieredStorage layout (:mod:`codegen.dumps.remote_storage`).
 Each reader here makes the facts of one source: :func:`metadata_rows` (the metadata topic's
-records with the topic decoder's columns, for :func:`codegen.views.tiered_facts.metadata_facts`),
+records with the topic decoder's columns, for
+:func:`codegen.dumps.views.tiered_facts.metadata_facts`),
 :func:`remote_facts` (the listing, and the records of each complete copy's segment, from its
 batch headers), :func:`local_facts` (each data partition's segments, leader epochs and log
 start). ``as_of`` leaves out what was written after it.
@@ -31,9 +33,9 @@ from codegen.dumps.remote_storage import (
 )
 from codegen.dumps.segments import SegmentReader, segment_file_info
 from codegen.dumps.storage import StoragePath
+from codegen.dumps.views.tiered_facts import read_metadata_rows
+from codegen.dumps.views.tiered_schemas import FACT_SCHEMA
 from codegen.forensics.inputs import InputError, LogDirs, PartitionFolder, discover
-from codegen.views.tiered_facts import read_metadata_rows
-from codegen.views.tiered_schemas import FACT_SCHEMA
 
 __all__ = [
     "LOG_START_CHECKPOINT",

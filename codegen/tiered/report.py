@@ -1,6 +1,6 @@
 """The tiered-storage report of a cluster's disks and remote storage: the facts read
-(:mod:`codegen.tiered.inputs`), the view over them (:mod:`codegen.views.tiered`), the moment it
-is taken at and what it finds.
+(:mod:`codegen.tiered.inputs`), the view over them (:mod:`codegen.dumps.views.tiered`), the
+moment it is taken at and what it finds.
 
     from codegen.tiered.report import tiered_report
 
@@ -19,6 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from codegen.dumps.storage import StoragePath
+from codegen.dumps.views.tiered import DEFAULT_STUCK_AFTER_MS, report
+from codegen.dumps.views.tiered_facts import metadata_facts
+from codegen.dumps.views.tiered_schemas import FACT_SCHEMA, HANGING, UNFINISHED, TieredSections
 from codegen.tiered.inputs import (
     TieredInputs,
     concat_facts,
@@ -28,9 +31,6 @@ from codegen.tiered.inputs import (
     remote_facts,
     with_topic_ids,
 )
-from codegen.views.tiered import DEFAULT_STUCK_AFTER_MS, report
-from codegen.views.tiered_facts import metadata_facts
-from codegen.views.tiered_schemas import FACT_SCHEMA, HANGING, UNFINISHED, TieredSections
 
 __all__ = ["DEFAULT_STUCK_AFTER_MS", "TieredReport", "facts_of", "tiered_report"]
 
@@ -123,7 +123,7 @@ class TieredReport:
 
 
 def facts_of(inputs: TieredInputs, as_of_ms: int | None = None) -> pa.Table:
-    """Every fact of the inputs (:data:`codegen.views.tiered_schemas.FACT_SCHEMA`); with
+    """Every fact of the inputs (:data:`codegen.dumps.views.tiered_schemas.FACT_SCHEMA`); with
     ``as_of_ms``, of the moment: the metadata and local batches up to it, and the remote files
     of the segments the metadata named by then (or never)."""
     rows = metadata_rows(inputs)

@@ -8,7 +8,7 @@ Every function takes the decoded ``__consumer_offsets`` records (:func:`read_dum
 DataFrame: nothing is collected to the driver. The group answers run the Python API's own
 view on the executors, one replay per ``__consumer_offsets`` partition
 (:mod:`spark_udfs.group_views`); the offset answers run the command line's definitions
-(:mod:`codegen.views.offsets` per ``__consumer_offsets`` partition, then
+(:mod:`codegen.dumps.views.offsets` per ``__consumer_offsets`` partition, then
 :mod:`codegen.forensics.lag` per data partition with its log ends) in ``applyInArrow``. The
 semantics are those of the Python API, row for row (a test compares them):
 

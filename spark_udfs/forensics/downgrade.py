@@ -47,7 +47,7 @@ _LIVE_COLUMNS: Final = (
     "value",
     "_error",
 )
-"""The ``kafka-log`` columns :func:`codegen.views.live.live_rows` reads: only the raw bytes
+"""The ``kafka-log`` columns :func:`codegen.dumps.views.live.live_rows` reads: only the raw bytes
 travel, the few live records are decoded on the executors."""
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 from codegen.dumps import storage
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
+from codegen.dumps.views.log_ends import EARLIEST, REPLICATION_CHECKPOINT
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.coordinator_partitions import (
     dump_partitions,
@@ -19,7 +20,6 @@ from codegen.forensics.coordinator_partitions import (
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import NO_CUT, Cut, as_log_dirs
 from codegen.forensics.shares import DELIVERY_STATES, share_states
-from codegen.views.log_ends import EARLIEST, REPLICATION_CHECKPOINT
 from spark_udfs.functions import decode_consumer_offsets
 from spark_udfs.session import kafka_log_reader
 
@@ -71,7 +71,7 @@ def batch_rows(spark: SparkSession, files: Sequence[StoragePath | str]) -> DataF
 
 def _kept(as_of: AsOf) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def keep(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from codegen.views.cut import kept_batches
+        from codegen.dumps.views.cut import kept_batches
 
         for b in batches:
             yield kept_batches(b, as_of)
@@ -80,7 +80,7 @@ def _kept(as_of: AsOf) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.Recor
 
 
 def kept_batches(spark: SparkSession, files: Sequence[StoragePath | str], as_of: AsOf) -> DataFrame:
-    """The batch rows of ``files`` the cut keeps (:func:`codegen.views.cut.kept_batches` per
+    """The batch rows of ``files`` the cut keeps (:func:`codegen.dumps.views.cut.kept_batches` per
     Arrow batch), and those that could not be read."""
     rows = batch_rows(spark, files)
     return rows.mapInArrow(_kept(as_of), rows.schema)
@@ -155,7 +155,7 @@ def _replica_steps(
     def steps(key: tuple[pa.Scalar, ...], listing: pa.Table, batches: pa.Table) -> pa.Table:
         import pyarrow as pa
 
-        from codegen.views.log_ends import (
+        from codegen.dumps.views.log_ends import (
             SEGMENT_SCHEMA,
             candidate_rows,
             log_end_steps,
@@ -181,7 +181,7 @@ def _replica_steps(
 def _best_end(key: tuple[pa.Scalar, ...], candidates: pa.Table) -> pa.Table:
     import pyarrow as pa
 
-    from codegen.views.log_ends import CANDIDATE_SCHEMA, best_log_end
+    from codegen.dumps.views.log_ends import CANDIDATE_SCHEMA, best_log_end
 
     found = best_log_end(candidates.select(CANDIDATE_SCHEMA.names).cast(CANDIDATE_SCHEMA))
     schema = arrow_schema(ENDS_DDL)
@@ -211,7 +211,7 @@ def read_log_ends(
     folder given, and the brokers' ``replication-offset-checkpoint`` files) at ``as_of``, or
     None when there are none: ``topic, partition, endTime, endOffset, logEndSource, history``,
     as :class:`codegen.forensics.inputs.LogEnds` gives them, by the same definitions
-    (:mod:`codegen.views.log_ends`): each replica's log end over time from its batch rows
+    (:mod:`codegen.dumps.views.log_ends`): each replica's log end over time from its batch rows
     (``kafka-log`` ``rows=batches``), then the highest candidate of each partition, both in
     ``applyInArrow``. At a cut the checkpoints (written at the end) are left out. The file
     listing and the checkpoints (a few lines each) are read on the driver."""
@@ -269,7 +269,7 @@ def read_log_ends(
 def log_ends(batches: DataFrame) -> DataFrame:
     """Log end offsets over time of data partitions from their batch rows (:func:`batch_rows`,
     ``kafka-log`` with ``rows=batches``): ``topic, partition, endTime, endOffset,
-    logEndSource, history`` by the definitions of :mod:`codegen.views.log_ends`, each
+    logEndSource, history`` by the definitions of :mod:`codegen.dumps.views.log_ends`, each
     partition's files its segments (in name order), ``logEndSource`` ``segments: <folder>``.
     Rows hold no checkpoint nor other replica: :func:`read_log_ends` reads those."""
     from pyspark.sql import Window

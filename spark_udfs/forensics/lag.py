@@ -1,5 +1,5 @@
 """Committed offsets and lag in Spark: the command line's definitions
-(:mod:`codegen.views.offsets` per ``__consumer_offsets`` partition, then
+(:mod:`codegen.dumps.views.offsets` per ``__consumer_offsets`` partition, then
 :mod:`codegen.forensics.lag` per data partition with its log ends) in ``applyInArrow``; share
 groups' partitions from ``__share_group_state`` (replayed on the driver by
 :mod:`codegen.forensics.shares`) and their lag (KIP-1226)."""
@@ -46,7 +46,7 @@ _PARTITION_LAG_DDL: Final = (
 
 
 def _commit_history(decoded: DataFrame) -> DataFrame:
-    """Every commit and tombstone that took effect (:func:`codegen.views.offsets.history`, one
+    """Every commit and tombstone that took effect (:func:`codegen.dumps.views.offsets.history`, one
     log partition per call), with ``applyIndex``, its place in its log partition's history."""
     return (
         commit_columns(decoded)
@@ -58,7 +58,7 @@ def _commit_history(decoded: DataFrame) -> DataFrame:
 def _history_of(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
     import pyarrow as pa
 
-    from codegen.views.offsets import commit_rows, history
+    from codegen.dumps.views.offsets import commit_rows, history
 
     done = history(commit_rows(rows))
     n = done.num_rows
@@ -99,7 +99,7 @@ def _keyed(history: pa.Table) -> Iterator[KeyedCommits]:
     log partition among ``history`` rows."""
     import pyarrow.compute as pc
 
-    from codegen.views.offsets import HISTORY_SCHEMA
+    from codegen.dumps.views.offsets import HISTORY_SCHEMA
 
     for lp in sorted(set(history.column("logPartition").to_pylist())):
         rows = history.filter(pc.equal(history.column("logPartition"), lp))
@@ -139,7 +139,7 @@ def offset_history(decoded: DataFrame, ends: DataFrame | None = None) -> DataFra
     partition's history, from 0), ``recordOffset, commitTimestamp, offset, leaderEpoch,
     logEndOffset, lag``; the log end offset and lag at the commit's time are null without
     ``ends`` (:func:`log_ends`) for that partition. The command line's definitions
-    (:func:`codegen.views.offsets.history` per log partition,
+    (:func:`codegen.dumps.views.offsets.history` per log partition,
     :func:`codegen.forensics.lag.commit_lags` per data partition)."""
     history = _commit_history(decoded)
     return _by_data_partition(history, ends, _offset_history_of, _OFFSET_HISTORY_DDL)

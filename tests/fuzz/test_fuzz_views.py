@@ -22,8 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_forensics_cuts import check_cli
 
+from codegen.dumps.views import consumer_offsets
 from codegen.forensics.groups import AsOf
-from codegen.views import consumer_offsets
 
 
 def _cuts(log: Path, data: st.DataObject) -> list[AsOf]:

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.command import dump_command
-from codegen.dumps.compacted import CommittedOffset, GroupMember, GroupState
 from codegen.dumps.decoded import DecodedRecord, MetadataFrame
 from codegen.dumps.model import Record, RecordBatch, SegmentError
+from codegen.dumps.views.compacted import CommittedOffset, GroupMember, GroupState
 from codegen.naming import json_name, snake_case
 from generated import MESSAGES
 from generated._spark_schemas import SCHEMAS

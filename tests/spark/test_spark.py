@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from codegen.dumps import SegmentReader, SegmentWriter
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import decode_batches
+from codegen.dumps.views.compacted import CompactedView
 from generated.offset_commit_value import OffsetCommitValue
 from spark_udfs import compacted, functions
 from spark_udfs.schema import message_schema

@@ -3,8 +3,8 @@ uploads that never finished, deletions that hang, holes between the remote and t
 bytes and records remote versus local, and leader epochs against the partition's checkpoint.
 One definition, Arrow in and Arrow out, run by ``python -m codegen tiered`` in process and by
 Spark (``spark_udfs.tiered``: ``groupBy(...).applyInArrow``). Its tables are defined in
-:mod:`codegen.views.tiered_schemas`, the metadata events made facts in
-:mod:`codegen.views.tiered_facts`.
+:mod:`codegen.dumps.views.tiered_schemas`, the metadata events made facts in
+:mod:`codegen.dumps.views.tiered_facts`.
 
 The input is one table of *facts* (:data:`FACT_SCHEMA`), each a row with its ``fact`` kind:
 
@@ -55,7 +55,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codegen.views.tiered_schemas import (
+from codegen.dumps.views.tiered_schemas import (
     EPOCH_SCHEMA,
     EVENT_SCHEMA,
     HANGING,

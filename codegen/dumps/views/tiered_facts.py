@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from codegen.columnar.topics import decode_topic_arrays
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.storage import StoragePath
-from codegen.views.tiered_schemas import FACT_SCHEMA, LEADER_EPOCHS
+from codegen.dumps.views.tiered_schemas import FACT_SCHEMA, LEADER_EPOCHS
 
 __all__ = [
     "metadata_facts",

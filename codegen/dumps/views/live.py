@@ -15,7 +15,7 @@ from typing import Final
 
 import pyarrow as pa
 
-from codegen.views.compaction import (
+from codegen.dumps.views.compaction import (
     NO_MARKER,
     ReducedChunks,
     apply_offsets,

@@ -1,4 +1,4 @@
-"""The tables of the tiered-storage view (:mod:`codegen.views.tiered`): the facts it reads
+"""The tables of the tiered-storage view (:mod:`codegen.dumps.views.tiered`): the facts it reads
 (:data:`FACT_SCHEMA`), each section it gives (:data:`SECTIONS`, per topic :data:`TOPIC_SCHEMA`),
 the remote log metadata's state names, and the segment statuses that count as unfinished or
 hanging."""

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from codegen.views.cut import AsOf
+from codegen.dumps.views.cut import AsOf
 
 __all__ = [
     "CANDIDATE_SCHEMA",

@@ -1,13 +1,13 @@
 """``dump --compacted`` of user topics: the last record per key (a view over the records of
-:mod:`codegen.dumps.user_topics`, resolving transactions as :mod:`codegen.dumps.compacted`
+:mod:`codegen.dumps.user_topics`, resolving transactions as :mod:`codegen.dumps.views.compacted`
 does)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, DecodedRecord
+from codegen.dumps.views.compacted import CompactedView
 
 __all__ = ["LatestByKey"]
 

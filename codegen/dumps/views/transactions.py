@@ -3,7 +3,7 @@ one definition the ``transactions`` command and Spark (``spark_udfs.transactions
 ``applyInArrow`` per partition and ``mapInArrow`` over the open transactions) run.
 
 :func:`partition_transactions` reads a partition's transactional batches and markers in log
-order (:data:`codegen.dumps.batch_rows.BATCH_SCHEMA` rows, as :func:`codegen.views.log_ends
+order (:data:`codegen.dumps.batch_rows.BATCH_SCHEMA` rows, as :func:`codegen.dumps.views.log_ends
 .segments_at` keeps them): per producer, a transaction runs from its first batch to the
 COMMIT or ABORT marker that ends it; those without one are open. An aborted range's last
 stable offset is Kafka's ``lastStableOffset(completedTxn)``: the first offset of the oldest
@@ -32,9 +32,9 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from codegen.dumps.views.compaction import NO_MARKER
+from codegen.dumps.views.log_ends import SegmentsAt, log_end_steps
 from codegen.text import utc_text
-from codegen.views.compaction import NO_MARKER
-from codegen.views.log_ends import SegmentsAt, log_end_steps
 
 __all__ = [
     "ABORTED_SCHEMA",
@@ -207,8 +207,8 @@ class PartitionSummary(NamedTuple):
 
 
 def summarize(at: SegmentsAt) -> PartitionSummary:
-    """A partition's replica at a cut (:func:`codegen.views.log_ends.segments_at`) summed up:
-    its log end (:func:`codegen.views.log_ends.log_end_steps`) and transactions."""
+    """A partition's replica at a cut (:func:`codegen.dumps.views.log_ends.segments_at`) summed up:
+    its log end (:func:`codegen.dumps.views.log_ends.log_end_steps`) and transactions."""
     steps = log_end_steps(at)
     newest = at.batches.column("maxTimestamp").to_numpy(zero_copy_only=False)
     return PartitionSummary(
@@ -237,7 +237,7 @@ def pending_commits(open_txns: pa.Table, commits: pa.Table) -> pa.Table:
     """The offset commits the open transactions of a ``__consumer_offsets`` partition hold
     (:data:`PENDING_SCHEMA`, in log order): the transactional commits of each one's producer
     from its first offset to its last. ``commits``: the partition's rows of
-    :data:`codegen.views.offsets.COMMIT_ROW_SCHEMA`. Until the transaction ends, a consumer of
+    :data:`codegen.dumps.views.offsets.COMMIT_ROW_SCHEMA`. Until the transaction ends, a consumer of
     the group asking for stable offsets gets ``UNSTABLE_OFFSET_COMMIT`` for the partition."""
     spans = {
         pid: (first, last)

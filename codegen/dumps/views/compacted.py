@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codegen.dumps.decoded import (
     KIND_CONTROL,
@@ -27,9 +27,7 @@ from codegen.dumps.decoded import (
     EndTxnMarker,
 )
 from codegen.dumps.model import SegmentError
-
-if TYPE_CHECKING:
-    from codegen.views.offsets import CommittedOffsets
+from codegen.dumps.views.offsets import OFFSET_SCHEMA, CommittedOffsets
 
 __all__ = ["CommittedOffset", "CompactedView", "GroupMember", "GroupState", "compact"]
 
@@ -55,10 +53,8 @@ class CommittedOffset:
 
     @classmethod
     def from_table(cls, table: Any) -> list[CommittedOffset]:
-        """The rows of a table of the columnar view (``codegen.views.offsets.OFFSET_SCHEMA``,
+        """The rows of a table of the columnar view (``codegen.dumps.views.offsets.OFFSET_SCHEMA``,
         whose columns are this class's fields in order)."""
-        from codegen.views.offsets import OFFSET_SCHEMA
-
         return list(map(cls, *(table.column(name).to_pylist() for name in OFFSET_SCHEMA.names)))
 
 
@@ -152,7 +148,7 @@ class CompactedView:
             self.add(rec)
 
     def take_offsets(self, offsets: CommittedOffsets) -> None:
-        """The committed offsets from the columnar view (:mod:`codegen.views.offsets`), for a
+        """The committed offsets from the columnar view (:mod:`codegen.dumps.views.offsets`), for a
         view fed every record but the offset commits."""
         self.offsets = {
             (o.group, o.topic, o.partition): o for o in CommittedOffset.from_table(offsets.table())

@@ -34,7 +34,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codegen.views.compaction import (
+from codegen.dumps.views.compaction import (
     NO_MARKER,
     ReducedChunks,
     apply_offsets,

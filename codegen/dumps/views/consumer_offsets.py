@@ -1,11 +1,11 @@
 """A ``__consumer_offsets`` file read for its compacted view from the engine's columnar batches.
 
 Offset commits (about 99 % of a real dump) stay columns: they go to
-:class:`~codegen.views.offsets.CommittedOffsets`, the one definition of committed offsets the
+:class:`~codegen.dumps.views.offsets.CommittedOffsets`, the one definition of committed offsets the
 command line and Spark share. The few other records (group metadata, members, assignments,
 transaction markers) are decoded one by one, as :class:`~codegen.dumps.coordinator
 .CoordinatorDecoder` decodes every record, and go to the group view
-(:class:`~codegen.dumps.compacted.CompactedView`) with their batch's producer id and flags.
+(:class:`~codegen.dumps.views.compacted.CompactedView`) with their batch's producer id and flags.
 Records that do not decode are decoded once more by the same decoder, so their errors read as
 every other command's.
 """
@@ -19,15 +19,15 @@ import numpy as np
 import pyarrow as pa
 
 from codegen.dumps.arrow import record_batches
-from codegen.dumps.compacted import CompactedView
 from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
-from codegen.views.commits import commit_keys, decode_commits
-from codegen.views.cut import AsOf, kept_positions
-from codegen.views.offsets import CommittedOffsets
-from codegen.views.records import log_batches
+from codegen.dumps.views.commits import commit_keys, decode_commits
+from codegen.dumps.views.compacted import CompactedView
+from codegen.dumps.views.cut import AsOf, kept_positions
+from codegen.dumps.views.offsets import CommittedOffsets
+from codegen.dumps.views.records import log_batches
 
 __all__ = ["CHUNK_ROWS", "FileChunk", "batches_kept", "decode_commits", "read_compacted"]
 
@@ -66,7 +66,7 @@ def read_compacted(
     """Feed one ``__consumer_offsets`` file to ``view`` (all but offset commits) and ``offsets``
     (offset commits and transaction markers), a chunk at a time. Call
     ``offsets.end_partition()`` after the last file of a log partition. ``up_to`` leaves out
-    the log batches past the cut, whole (:mod:`codegen.views.cut`)."""
+    the log batches past the cut, whole (:mod:`codegen.dumps.views.cut`)."""
     found: list[SegmentError] = []
     kept = None if up_to is None else kept_positions(path, up_to)
     for rb in record_batches(
@@ -87,7 +87,7 @@ def read_compacted(
 
 
 def batches_kept(rb: pa.RecordBatch, positions: np.ndarray) -> np.ndarray:
-    """The rows of the log batches at ``positions`` (ascending; :func:`codegen.views.cut
+    """The rows of the log batches at ``positions`` (ascending; :func:`codegen.dumps.views.cut
     .kept_positions`), and the rows that could not be read (reported, never cut)."""
     at = rb.column("batchPosition").to_numpy(zero_copy_only=False)
     keep = np.isin(at, positions, assume_unique=False)

@@ -1,6 +1,7 @@
 """The offset commits among ``__consumer_offsets`` rows: which rows they are (by the key's
 record type) and their decoding into the topic decoder's columns. Shared by the file reader
-(:mod:`codegen.views.consumer_offsets`) and the rows Spark gives (:mod:`codegen.views.records`).
+(:mod:`codegen.dumps.views.consumer_offsets`) and the rows Spark gives
+(:mod:`codegen.dumps.views.records`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from codegen.columnar.decode import Rows
 from codegen.columnar.package import SHIPPED
 from codegen.columnar.schema import DECODE_ERROR
 from codegen.columnar.topics import decode_topic_arrays
-from codegen.views.offsets import COMMIT_FIELDS, COMMIT_NAMES
+from codegen.dumps.views.offsets import COMMIT_FIELDS, COMMIT_NAMES
 
 __all__ = ["commit_keys", "decode_commits"]
 
