@@ -143,8 +143,8 @@ def read_transactions(
 
 
 _SUMMARY_DDL = (
-    "topic string, partition int, logEndOffset long, lastStableOffset long, committed long, "
-    "newestTimestamp long, whole boolean, "
+    "topic string, partition int, logEndOffset long, lastStableOffset long, gap long, "
+    "committed long, newestTimestamp long, whole boolean, reported boolean, "
     "openTransactions array<struct<producerId:long,producerEpoch:smallint,firstOffset:long,"
     "firstTimestamp:long,lastOffset:long,lastTimestamp:long>>, "
     "aborted array<struct<producerId:long,firstOffset:long,lastOffset:long,"
@@ -161,7 +161,7 @@ def _summary_of(cut: Cut) -> Callable[[tuple[pa.Scalar, ...], pa.Table, pa.Table
 
         as_of = cut.of(str(key[0].as_py()))
         at = segments_at(segments.select(SEGMENT_SCHEMA.names).cast(SEGMENT_SCHEMA), batches, as_of)
-        row = summarize(at).table()
+        row = summarize(at).table(str(key[0].as_py()))
         return row.add_column(0, "partition", pa.array([key[1].as_py()], pa.int32())).add_column(
             0, "topic", pa.array([key[0].as_py()], pa.string())
         )
@@ -171,9 +171,9 @@ def _summary_of(cut: Cut) -> Callable[[tuple[pa.Scalar, ...], pa.Table, pa.Table
 
 def partition_summaries(inputs: TransactionInputs) -> DataFrame:
     """Per partition read (the data partitions and ``__consumer_offsets``): ``topic,
-    partition, logEndOffset, lastStableOffset, committed, newestTimestamp, whole,
-    openTransactions, aborted``: :func:`codegen.dumps.views.transactions.summarize` of its segments
-    and batch rows at the cut, per partition (``applyInArrow``)."""
+    partition, logEndOffset, lastStableOffset, gap, committed, newestTimestamp, whole,
+    reported, openTransactions, aborted``: :func:`codegen.dumps.views.transactions.summarize` of
+    its segments and batch rows at the cut, per partition (``applyInArrow``)."""
     by = ["topic", "partition"]
     return (
         inputs.segments.groupBy(*by)
@@ -183,16 +183,9 @@ def partition_summaries(inputs: TransactionInputs) -> DataFrame:
 
 
 def _reported(summaries: DataFrame) -> DataFrame:
-    """The partitions the report lists: every data partition, and the ``__consumer_offsets``
-    partitions with transactions (open, committed or aborted)."""
-    from pyspark.sql import functions as F
-
-    return summaries.filter(
-        (F.col("topic") != CONSUMER_OFFSETS)
-        | (F.size("openTransactions") > 0)
-        | (F.size("aborted") > 0)
-        | (F.col("committed") > 0)
-    )
+    """The partitions the report lists (``reported``:
+    :meth:`codegen.dumps.views.transactions.PartitionSummary.reported`)."""
+    return summaries.filter("reported")
 
 
 def newest_timestamp(inputs: TransactionInputs) -> int:
@@ -218,7 +211,7 @@ def partition_transactions(inputs: TransactionInputs) -> DataFrame:
         "partition",
         "logEndOffset",
         "lastStableOffset",
-        (F.col("logEndOffset") - F.col("lastStableOffset")).alias("gap"),
+        "gap",
         F.size("openTransactions").cast("long").alias("open"),
         "committed",
     )

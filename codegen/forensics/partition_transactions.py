@@ -165,6 +165,11 @@ class PartitionTransactions:
     partition: int
     folder: str
     log_end_offset: int = 0
+    last_stable_offset: int = 0
+    gap: int = 0
+    """Log end minus last stable offset."""
+    reported: bool = True
+    """Whether the report lists it (a ``__consumer_offsets`` partition: with transactions)."""
     open: list[OpenTransaction] = field(default_factory=list)
     aborted_from_markers: list[AbortedRange] = field(default_factory=list)
     aborted_from_index: list[AbortedRange] = field(default_factory=list)
@@ -176,14 +181,6 @@ class PartitionTransactions:
     """The newest ``.snapshot``'s producers."""
     snapshot: str | None = None
     """The ``.snapshot`` file read (its base offset is the log offset it was taken at)."""
-
-    @property
-    def last_stable_offset(self) -> int:
-        return min((t.first_offset for t in self.open), default=self.log_end_offset)
-
-    @property
-    def gap(self) -> int:
-        return self.log_end_offset - self.last_stable_offset
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -213,6 +210,8 @@ def scan_partition(
     at = replica_at(replica.logs(), as_of, errors)
     summary = summarize(at)
     result.log_end_offset = summary.log_end_offset
+    result.last_stable_offset, result.gap = summary.last_stable_offset, summary.gap
+    result.reported = summary.reported(result.topic)
     found = summary.transactions
     result.committed = found.committed
     result.open = [

@@ -239,7 +239,7 @@ def transaction_report(
         for replica in dirs.coordinator_replicas(CONSUMER_OFFSETS):
             result, latest = scan_partition(replica, cut.consumer_offsets, errors)
             newest = max(newest, latest)
-            if result.open or result.aborted_from_markers or result.committed:
+            if result.reported:
                 add_pending_commits(replica, result, cut.consumer_offsets)
                 offset_partitions.append(result)
     now = cut.now if cut.now is not None else newest

@@ -32,6 +32,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.views.compaction import NO_MARKER
 from codegen.dumps.views.log_ends import SegmentsAt, log_end_steps
 from codegen.text import utc_text
@@ -164,14 +165,18 @@ SUMMARY_SCHEMA: Final = pa.schema(
     [
         pa.field("logEndOffset", pa.int64()),
         pa.field("lastStableOffset", pa.int64()),
+        pa.field("gap", pa.int64()),
         pa.field("committed", pa.int64()),
         pa.field("newestTimestamp", pa.int64()),
         pa.field("whole", pa.bool_()),
+        pa.field("reported", pa.bool_()),
         pa.field("openTransactions", pa.list_(pa.struct(list(OPEN_SCHEMA)))),
         pa.field("aborted", pa.list_(pa.struct(list(ABORTED_SCHEMA)))),
     ]
 )
 """One row per partition (:meth:`PartitionSummary.table`)."""
+_TRANSACTIONS_ONLY: Final = frozenset({CONSUMER_OFFSETS})
+"""Topics whose partitions the transactions report lists only when they hold transactions."""
 
 
 class PartitionSummary(NamedTuple):
@@ -189,15 +194,34 @@ class PartitionSummary(NamedTuple):
         first = self.transactions.open.column("firstOffset").to_pylist()
         return min(first, default=self.log_end_offset)
 
-    def table(self) -> pa.Table:
+    @property
+    def gap(self) -> int:
+        """The offsets a ``read_committed`` consumer cannot read yet: log end minus LSO."""
+        return self.log_end_offset - self.last_stable_offset
+
+    def reported(self, topic: str) -> bool:
+        """Whether the transactions report lists the partition: every data partition, and a
+        ``__consumer_offsets`` one only with transactions (open, committed or aborted)."""
+        t = self.transactions
+        return (
+            topic not in _TRANSACTIONS_ONLY
+            or t.open.num_rows > 0
+            or t.aborted.num_rows > 0
+            or t.committed > 0
+        )
+
+    def table(self, topic: str) -> pa.Table:
+        """The partition of ``topic`` as one :data:`SUMMARY_SCHEMA` row."""
         return pa.Table.from_pylist(
             [
                 {
                     "logEndOffset": self.log_end_offset,
                     "lastStableOffset": self.last_stable_offset,
+                    "gap": self.gap,
                     "committed": self.transactions.committed,
                     "newestTimestamp": self.newest_timestamp,
                     "whole": self.whole,
+                    "reported": self.reported(topic),
                     "openTransactions": self.transactions.open.to_pylist(),
                     "aborted": self.transactions.aborted.to_pylist(),
                 }
