@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from codegen.dumps import storage
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE
@@ -230,23 +230,52 @@ def aborted_ranges(inputs: TransactionInputs) -> DataFrame:
     )
 
 
+_LATEST_DDL: Final = (
+    "transactionalId string, producerId long, producerEpoch int, state string, timeoutMs int, "
+    "partitions array<string>, startTimestamp long"
+)
+
+
 def coordinator_states(coordinator: DataFrame) -> DataFrame:
     """Each transactional id's latest record: ``transactionalId, producerId, producerEpoch,
-    state, timeoutMs, partitions`` (``topic-partition`` strings); a deleted id has a null
-    state (and null producer, epoch and timeout, no partitions). The latest state of
-    :func:`transactional_ids`, the Python API's ``TransactionalId.latest``."""
+    state, timeoutMs, partitions`` (``topic-partition`` strings), ``startTimestamp``; a
+    deleted id has a null state (and null producer, epoch, timeout and start, no
+    partitions): the Python API's :meth:`~codegen.forensics.transactional_ids.TransactionalId
+    .latest_json` of each id's records (``applyInArrow``, as :func:`transactional_ids`)."""
+    return (
+        _records(coordinator)
+        .groupBy("transactionalId", "coordinatorPartition")
+        .applyInArrow(_latest_of, _LATEST_DDL)
+    )
+
+
+def _latest_of(records: pa.Table) -> pa.Table:
+    """One id's ``__transaction_state`` records -> its latest record."""
+    import pyarrow as pa
+
+    from codegen.forensics.transactional_ids import LATEST_SCHEMA
+
+    return pa.Table.from_pylist([_replayed(records).latest_json()], schema=LATEST_SCHEMA)
+
+
+def _records(coordinator: DataFrame) -> DataFrame:
+    """The ``__transaction_state`` records with what :func:`_replayed` reads."""
     from pyspark.sql import functions as F
 
-    live = F.col("deletedAt").isNull()
-    return transactional_ids(coordinator).select(
+    from spark_udfs.functions import flat
+
+    return flat(coordinator, "TransactionLog").select(
         "transactionalId",
-        F.when(live, F.col("producerId")).alias("producerId"),
-        F.when(live, F.col("producerEpoch")).alias("producerEpoch"),
-        F.when(live, F.col("state")).alias("state"),
-        F.when(live, F.col("timeoutMs")).alias("timeoutMs"),
-        F.when(live, F.col("partitions"))
-        .otherwise(F.array().cast("array<string>"))
-        .alias("partitions"),
+        F.col("partition").cast("int").alias("coordinatorPartition"),
+        "offset",
+        F.col("transactionStatus").cast("int").alias("status"),
+        F.col("producerId").cast("long").alias("producerId"),
+        F.col("producerEpoch").cast("int").alias("producerEpoch"),
+        F.col("transactionTimeoutMs").cast("int").alias("timeoutMs"),
+        F.col("transactionPartitions").alias("partitions"),
+        F.col("transactionLastUpdateTimestampMs").alias("lastUpdateMs"),
+        F.col("transactionStartTimestampMs").alias("startMs"),
+        F.col("clientTransactionVersion").cast("int").alias("version"),
     )
 
 
@@ -263,25 +292,10 @@ def transactional_ids(coordinator: DataFrame) -> DataFrame:
     Each id's records (few next to the data) go, in log order, through the Python API's own
     rules (:func:`codegen.forensics.transactional_ids.add_state_change`) in one Arrow group
     (``groupBy(...).applyInArrow``), so the two cannot drift apart."""
-    from pyspark.sql import functions as F
-
-    from spark_udfs.functions import flat
-
-    records = flat(coordinator, "TransactionLog").select(
-        "transactionalId",
-        F.col("partition").cast("int").alias("coordinatorPartition"),
-        "offset",
-        F.col("transactionStatus").cast("int").alias("status"),
-        F.col("producerId").cast("long").alias("producerId"),
-        F.col("producerEpoch").cast("int").alias("producerEpoch"),
-        F.col("transactionTimeoutMs").cast("int").alias("timeoutMs"),
-        F.col("transactionPartitions").alias("partitions"),
-        F.col("transactionLastUpdateTimestampMs").alias("lastUpdateMs"),
-        F.col("transactionStartTimestampMs").alias("startMs"),
-        F.col("clientTransactionVersion").cast("int").alias("version"),
-    )
-    return records.groupBy("transactionalId", "coordinatorPartition").applyInArrow(
-        _history, transactional_id_schema()
+    return (
+        _records(coordinator)
+        .groupBy("transactionalId", "coordinatorPartition")
+        .applyInArrow(_history, transactional_id_schema())
     )
 
 
@@ -348,6 +362,12 @@ def _history(records: Any) -> Any:
     """One id's ``__transaction_state`` records (an Arrow table) -> its one-row history."""
     import pyarrow as pa
 
+    return pa.Table.from_pylist([_replayed(records).to_json()], schema=_arrow_schema())
+
+
+def _replayed(records: pa.Table) -> TransactionalId:
+    """One id's records (:func:`_records`, an Arrow table) through the Python API's rules, in
+    log order."""
     rows = records.sort_by("offset").to_pylist()  # log order
     tid = TransactionalId(rows[0]["transactionalId"], rows[0]["coordinatorPartition"])
     for r in rows:
@@ -368,7 +388,7 @@ def _history(records: Any) -> Any:
             start_ms=r["startMs"],
             transaction_version=r["version"] or 0,
         )
-    return pa.Table.from_pylist([tid.to_json()], schema=_arrow_schema())
+    return tid
 
 
 def coordinator_transactions(coordinator: DataFrame) -> DataFrame:
@@ -451,9 +471,9 @@ def open_transactions(
     timeoutMs, hanging, findHanging, reason, outlook, timesOutAt, abortCommand,
     pendingGroups``, as :func:`codegen.forensics.transactions.transaction_report` gives them:
     :func:`codegen.dumps.views.transactions.judge_open` over the open transactions with their
-    transactional id (the id whose records name the producer id) and its latest record, in
-    ``mapInArrow``; ``pendingGroups`` (``__consumer_offsets`` only, else null) from
-    :func:`codegen.dumps.views.transactions.pending_commits` per partition."""
+    transactional id (the id whose records name the producer id) and its latest record
+    (:func:`coordinator_states`), in ``mapInArrow``; ``pendingGroups`` (``__consumer_offsets``
+    only, else null) from :func:`codegen.dumps.views.transactions.pending_commits` per partition."""
     from pyspark.sql import functions as F
 
     if rule not in RULES:
@@ -482,16 +502,13 @@ def open_transactions(
             .groupBy(F.col("producerId").alias("_owned"))
             .agg(F.max_by("transactionalId", "offset").alias("transactionalId"))
         )
-        live = F.col("deletedAt").isNull()
-        latest = transactional_ids(coordinator).select(
+        latest = coordinator_states(coordinator).select(
             "transactionalId",
-            F.when(live, F.col("state")).alias("state"),
-            F.when(live, F.col("producerId")).alias("coordinatorProducerId"),
-            F.when(live, F.col("timeoutMs")).alias("coordinatorTimeoutMs"),
-            F.when(live, F.element_at("states", -1).startTimestamp).alias(
-                "coordinatorStartTimestamp"
-            ),
-            F.when(live, F.col("partitions")).alias("partitions"),
+            "state",
+            F.col("producerId").alias("coordinatorProducerId"),
+            F.col("timeoutMs").alias("coordinatorTimeoutMs"),
+            F.col("startTimestamp").alias("coordinatorStartTimestamp"),
+            "partitions",
         )
         joined = (
             opened.join(owners, opened["producerId"] == owners["_owned"], "left")

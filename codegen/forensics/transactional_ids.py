@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
+import pyarrow as pa
+
 from codegen.dumps.coordinator import TRANSACTION_STATE, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE
 from codegen.dumps.model import SegmentError
@@ -17,6 +19,7 @@ from codegen.forensics.inputs import LogDirs
 
 __all__ = [
     "FENCE_WINDOW_MS",
+    "LATEST_SCHEMA",
     "ONGOING",
     "STATES",
     "CoordinatorTransaction",
@@ -105,6 +108,20 @@ class CoordinatorTransaction:
         }
 
 
+LATEST_SCHEMA: Final = pa.schema(
+    [
+        pa.field("transactionalId", pa.string()),
+        pa.field("producerId", pa.int64()),
+        pa.field("producerEpoch", pa.int32()),
+        pa.field("state", pa.string()),
+        pa.field("timeoutMs", pa.int32()),
+        pa.field("partitions", pa.list_(pa.string())),
+        pa.field("startTimestamp", pa.int64()),
+    ]
+)
+"""A transactional id's latest record (:meth:`TransactionalId.latest_json`)."""
+
+
 @dataclass(slots=True)
 class TransactionalId:
     """A transactional id's history in ``__transaction_state``."""
@@ -118,7 +135,23 @@ class TransactionalId:
 
     @property
     def latest(self) -> StateChange | None:
+        """The record the coordinator holds for the id now; None once a tombstone deleted it
+        (a deleted id shows no state)."""
         return self.changes[-1] if self.changes and self.deleted_at is None else None
+
+    def latest_json(self) -> dict[str, Any]:
+        """:attr:`latest` as a :data:`LATEST_SCHEMA` row: null state, producer, epoch, timeout
+        and start time, and no partitions, for a deleted id (the Spark functions' too)."""
+        c = self.latest
+        return {
+            "transactionalId": self.transactional_id,
+            "producerId": None if c is None else c.producer_id,
+            "producerEpoch": None if c is None else c.producer_epoch,
+            "state": None if c is None else c.state,
+            "timeoutMs": None if c is None else c.timeout_ms,
+            "partitions": [] if c is None else [f"{t}-{p}" for t, p in c.partitions],
+            "startTimestamp": None if c is None else c.start_timestamp,
+        }
 
     def to_json(self) -> dict[str, Any]:
         last = self.changes[-1] if self.changes else None

@@ -44,7 +44,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pyarrow as pa
 
@@ -74,7 +74,11 @@ from codegen.forensics.partition_transactions import (
     data_partitions,
     scan_partition,
 )
-from codegen.forensics.transactional_ids import TransactionalId, read_transactional_ids
+from codegen.forensics.transactional_ids import (
+    LATEST_SCHEMA,
+    TransactionalId,
+    read_transactional_ids,
+)
 
 __all__ = [
     "DEFAULT_MAX_TIMEOUT_MS",
@@ -135,6 +139,10 @@ def _committed_offsets(
     return out
 
 
+_NO_OWNER: Final[dict[str, Any]] = {**{n: None for n in LATEST_SCHEMA.names}, "partitions": []}
+"""The latest record of no transactional id (a producer id none names)."""
+
+
 def _judge_all(
     txns: list[OpenTransaction],
     ids: dict[str, TransactionalId],
@@ -153,7 +161,7 @@ def _judge_all(
     rows = []
     for t in txns:
         owner = by_producer.get(t.producer_id)
-        latest = owner.latest if owner is not None else None
+        latest = _NO_OWNER if owner is None else owner.latest_json()
         rows.append(
             {
                 "topic": t.topic,
@@ -162,12 +170,12 @@ def _judge_all(
                 "firstOffset": t.first_offset,
                 "firstTimestamp": t.first_timestamp,
                 "lastTimestamp": t.last_timestamp,
-                "transactionalId": None if owner is None else owner.transactional_id,
-                "state": None if latest is None else latest.state,
-                "coordinatorProducerId": None if latest is None else latest.producer_id,
-                "coordinatorTimeoutMs": None if latest is None else latest.timeout_ms,
-                "coordinatorStartTimestamp": None if latest is None else latest.start_timestamp,
-                "partitions": [] if latest is None else [f"{a}-{b}" for a, b in latest.partitions],
+                "transactionalId": latest["transactionalId"],
+                "state": latest["state"],
+                "coordinatorProducerId": latest["producerId"],
+                "coordinatorTimeoutMs": latest["timeoutMs"],
+                "coordinatorStartTimestamp": latest["startTimestamp"],
+                "partitions": latest["partitions"],
             }
         )
     table = pa.Table.from_pylist(rows, schema=TO_JUDGE_SCHEMA)
