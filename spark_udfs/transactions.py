@@ -60,6 +60,7 @@ __all__ = [
     "open_transactions",
     "partition_summaries",
     "partition_transactions",
+    "producer_owners",
     "read_transactions",
     "transactional_id_schema",
     "transactional_ids",
@@ -407,6 +408,34 @@ def coordinator_transactions(coordinator: DataFrame) -> DataFrame:
     )
 
 
+def _owners_of(records: pa.Table) -> pa.Table:
+    from codegen.dumps.views.transactions import producer_owners as owners
+
+    return owners(records)
+
+
+def producer_owners(coordinator: DataFrame) -> DataFrame:
+    """``producerId, transactionalId``: the transactional id each producer id belongs to,
+    :func:`codegen.dumps.views.transactions.producer_owners` of the records naming it (each id's
+    ``states`` in :func:`transactional_ids`), per producer id (``applyInArrow``)."""
+    from pyspark.sql import functions as F
+
+    named = transactional_ids(coordinator).select(
+        "transactionalId", "coordinatorPartition", F.explode("states").alias("_s")
+    )
+    return (
+        named.select(
+            "transactionalId",
+            "coordinatorPartition",
+            "_s.offset",
+            "_s.timestamp",
+            "_s.producerId",
+        )
+        .groupBy("producerId")
+        .applyInArrow(_owners_of, "producerId long, transactionalId string")
+    )
+
+
 _OPEN_DDL = (
     "topic string, partition int, producerId long, producerEpoch smallint, firstOffset long, "
     "lastOffset long, firstTimestamp long, lastTimestamp long, transactionalId string, "
@@ -471,7 +500,7 @@ def open_transactions(
     timeoutMs, hanging, findHanging, reason, outlook, timesOutAt, abortCommand,
     pendingGroups``, as :func:`codegen.forensics.transactions.transaction_report` gives them:
     :func:`codegen.dumps.views.transactions.judge_open` over the open transactions with their
-    transactional id (the id whose records name the producer id) and its latest record
+    transactional id (:func:`producer_owners`) and its latest record
     (:func:`coordinator_states`), in ``mapInArrow``; ``pendingGroups`` (``__consumer_offsets``
     only, else null) from :func:`codegen.dumps.views.transactions.pending_commits` per partition."""
     from pyspark.sql import functions as F
@@ -493,15 +522,7 @@ def open_transactions(
             F.lit(None).cast("array<string>").alias("partitions"),
         )
     else:
-        from spark_udfs.functions import flat
-
-        # the Python API's by_producer: the id whose records name the producer id
-        owners = (
-            flat(coordinator, "TransactionLog")
-            .filter(F.col("producerId").isNotNull())
-            .groupBy(F.col("producerId").alias("_owned"))
-            .agg(F.max_by("transactionalId", "offset").alias("transactionalId"))
-        )
+        owners = producer_owners(coordinator).withColumnRenamed("producerId", "_owned")
         latest = coordinator_states(coordinator).select(
             "transactionalId",
             "state",

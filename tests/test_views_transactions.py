@@ -1,5 +1,6 @@
 """The rules the transactions and lag answers share between the command line and Spark, case by
-case: which partitions the report lists and their gap."""
+case: which transactional id owns a producer id, which partitions the report lists and their
+gap."""
 
 from __future__ import annotations
 
@@ -10,9 +11,37 @@ import pyarrow as pa
 from codegen.dumps.views.transactions import (
     ABORTED_SCHEMA,
     OPEN_SCHEMA,
+    OWNED_SCHEMA,
     PartitionSummary,
     PartitionTransactions,
+    producer_owners,
 )
+
+
+def _owners(*rows: tuple[str, int, int, int, int | None]) -> dict[int, str]:
+    table = pa.Table.from_pylist(
+        [dict(zip(OWNED_SCHEMA.names, r, strict=True)) for r in rows], schema=OWNED_SCHEMA
+    )
+    out = producer_owners(table)
+    pids, names = out.column("producerId").to_pylist(), out.column("transactionalId").to_pylist()
+    return dict(zip(pids, names, strict=True))
+
+
+def test_a_producer_id_belongs_to_the_id_of_its_newest_record() -> None:
+    # (transactionalId, coordinatorPartition, offset, timestamp, producerId)
+    owners = _owners(
+        ("old", 0, 90, 1_000, 7),  # a higher offset, but in another partition and older
+        ("new", 1, 3, 2_000, 7),
+        ("only", 0, 5, 1_500, 8),
+        ("tombstone", 0, 6, 1_600, None),  # names no producer id
+    )
+    assert owners == {7: "new", 8: "only"}
+
+
+def test_same_time_falls_back_to_partition_then_offset() -> None:
+    assert _owners(("a", 1, 2, 5, 9), ("b", 0, 50, 5, 9)) == {9: "a"}
+    assert _owners(("a", 0, 2, 5, 9), ("b", 0, 1, 5, 9)) == {9: "a"}
+    assert _owners() == {}
 
 
 def _summary(open_rows: list[dict[str, Any]], committed: int, aborted: int) -> PartitionSummary:

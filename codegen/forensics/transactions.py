@@ -56,9 +56,11 @@ from codegen.dumps.views.cut import AsOf
 from codegen.dumps.views.transactions import (
     DEFAULT_MAX_TIMEOUT_MS,
     FIND_HANGING,
+    OWNED_SCHEMA,
     TO_JUDGE_SCHEMA,
     abort_command,
     judge_open,
+    producer_owners,
 )
 from codegen.forensics.inputs import (
     InputError,
@@ -151,13 +153,34 @@ def _judge_all(
     max_timeout_ms: int,
     rule: str,
 ) -> None:
-    """Each open transaction judged at ``now``
-    (:func:`codegen.dumps.views.transactions.judge_open`): its transactional id is the one whose
-    records name its producer id (the latest)."""
-    by_producer: dict[int, TransactionalId] = {}
-    for tid in ids.values():
-        for c in tid.changes:
-            by_producer[c.producer_id] = tid
+    """Each open transaction judged at ``now`` (:func:`codegen.dumps.views.transactions.judge_open`)
+    with its transactional id: :func:`codegen.dumps.views.transactions.producer_owners` of the
+    records naming its producer id."""
+    wanted = {t.producer_id for t in txns}
+    named = pa.Table.from_pylist(
+        [
+            {
+                "transactionalId": tid.transactional_id,
+                "coordinatorPartition": tid.coordinator_partition,
+                "offset": c.offset,
+                "timestamp": c.timestamp,
+                "producerId": c.producer_id,
+            }
+            for tid in ids.values()
+            for c in tid.changes
+            if c.producer_id in wanted
+        ],
+        schema=OWNED_SCHEMA,
+    )
+    owners = producer_owners(named)
+    by_producer = {
+        pid: ids[name]
+        for pid, name in zip(
+            owners.column("producerId").to_pylist(),
+            owners.column("transactionalId").to_pylist(),
+            strict=True,
+        )
+    }
     rows = []
     for t in txns:
         owner = by_producer.get(t.producer_id)

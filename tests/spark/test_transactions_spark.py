@@ -288,3 +288,28 @@ def test_spark_names_a_replaced_producer_and_a_deleted_id(spark: Any, tmp_path: 
         22: "the coordinator deleted transactional id 'tx-gone'",
     }
     assert _spark(spark, log, max_timeout_ms=1) == expected
+
+
+def test_spark_and_python_give_a_producer_id_the_same_owner(spark: Any, tmp_path: Path) -> None:
+    """Two transactional ids in different coordinator partitions name one producer id: the
+    newer record's id owns it on both paths, whatever the offsets or the order of reading."""
+    log = tmp_path / "kafka-logs"
+    shop = log / "shop-0"
+    shop.mkdir(parents=True)
+    with SegmentWriter(shop / "00000000000000000000.log") as w:
+        txn: dict[str, Any] = {"producer_epoch": 0, "transactional": True}
+        w.write_batch([(None, b"r")] * 2, timestamp=T0 + 5 * S, producer_id=30, **txn)
+    shop_0 = ("shop", 0)
+    newer = [txn_record("tx-new", "Empty", 1, 0, T0 + S, [])] * 5
+    newer.append(txn_record("tx-new", "Ongoing", 30, 0, T0 + 5 * S, [shop_0], start=T0 + 5 * S))
+    older = [txn_record("tx-old", "Ongoing", 30, 0, T0 + 2 * S, [shop_0], start=T0 + 2 * S)]
+    # tx-new's record is at offset 5 of partition 0; tx-old's, older, at offset 0 of partition 1
+    for partition, records in enumerate([newer, older]):
+        folder = log / f"__transaction_state-{partition}"
+        folder.mkdir()
+        with SegmentWriter(folder / "00000000000000000000.log") as w:
+            for key, value, at in records:
+                w.write_batch([(key, value)], timestamp=at)
+    expected = _python(transaction_report(log, max_timeout_ms=1))
+    assert {row[2]: row[8] for row in expected["open"]} == {30: "tx-new"}
+    assert _spark(spark, log, max_timeout_ms=1) == expected

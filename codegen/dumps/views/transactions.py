@@ -44,6 +44,8 @@ __all__ = [
     "JUDGED_SCHEMA",
     "LOOSE",
     "OPEN_SCHEMA",
+    "OWNED_SCHEMA",
+    "OWNER_SCHEMA",
     "PENDING_SCHEMA",
     "RULES",
     "SUMMARY_SCHEMA",
@@ -56,6 +58,7 @@ __all__ = [
     "judge_open",
     "partition_transactions",
     "pending_commits",
+    "producer_owners",
     "summarize",
 ]
 
@@ -291,6 +294,51 @@ def pending_commits(open_txns: pa.Table, commits: pa.Table) -> pa.Table:
         if first <= r["recordOffset"] <= last:
             rows.append({**r, "firstOffset": first})
     return pa.Table.from_pylist(rows, schema=PENDING_SCHEMA)
+
+
+OWNED_SCHEMA: Final = pa.schema(
+    [
+        pa.field("transactionalId", pa.string()),
+        pa.field("coordinatorPartition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.int64()),
+        pa.field("producerId", pa.int64()),
+    ]
+)
+"""A ``__transaction_state`` value record naming a producer id: its id, where it is, its time
+(``transactionLastUpdateTimestampMs``)."""
+OWNER_SCHEMA: Final = pa.schema(
+    [pa.field("producerId", pa.int64()), pa.field("transactionalId", pa.string())]
+)
+
+
+def producer_owners(records: pa.Table) -> pa.Table:
+    """The transactional id each producer id belongs to (:data:`OWNER_SCHEMA`, by producer id),
+    from the records that name it (:data:`OWNED_SCHEMA` columns): the id of the newest one,
+    by its time, then its coordinator partition and offset. The coordinator hands a producer
+    id out once, so two ids name it only when one moved on; offsets of different coordinator
+    partitions do not compare, times do."""
+    named = records.select(OWNED_SCHEMA.names).cast(OWNED_SCHEMA)
+    named = named.filter(named.column("producerId").is_valid())
+    if not named.num_rows:
+        return OWNER_SCHEMA.empty_table()
+    ordered = named.sort_by(
+        [
+            ("producerId", "ascending"),
+            ("timestamp", "ascending"),
+            ("coordinatorPartition", "ascending"),
+            ("offset", "ascending"),
+        ]
+    )
+    pid = np.asarray(ordered.column("producerId").to_numpy(), np.int64)
+    newest = np.flatnonzero(np.append(pid[1:] != pid[:-1], True))
+    return pa.table(
+        {
+            "producerId": ordered.column("producerId").take(newest),
+            "transactionalId": ordered.column("transactionalId").take(newest),
+        },
+        schema=OWNER_SCHEMA,
+    )
 
 
 def abort_command(topic: str, partition: int, start_offset: int) -> str:
