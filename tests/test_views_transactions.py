@@ -1,6 +1,6 @@
 """The rules the transactions and lag answers share between the command line and Spark, case by
 case: which transactional id owns a producer id, which partitions the report lists and their
-gap."""
+gap, and *now* without ``--as-of``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from codegen.dumps.batch_rows import BATCH_SCHEMA
+from codegen.dumps.views.log_ends import EARLIEST
 from codegen.dumps.views.transactions import (
     ABORTED_SCHEMA,
     OPEN_SCHEMA,
@@ -16,6 +18,7 @@ from codegen.dumps.views.transactions import (
     PartitionTransactions,
     producer_owners,
 )
+from codegen.forensics.lag import newest_time
 
 
 def _owners(*rows: tuple[str, int, int, int, int | None]) -> dict[int, str]:
@@ -76,3 +79,23 @@ def test_reported_partitions_and_gap() -> None:
     row = busy.table("__consumer_offsets").to_pylist()[0]
     assert (row["lastStableOffset"], row["gap"], row["reported"]) == (4, 6, True)
     assert not quiet.table("__consumer_offsets").to_pylist()[0]["reported"]
+
+
+def _batches(*rows: tuple[int, int | None, str | None]) -> pa.Table:
+    empty = dict.fromkeys(BATCH_SCHEMA.names)
+    return pa.Table.from_pylist(
+        [{**empty, "maxTimestamp": t, "recordCount": n, "_error": e} for t, n, e in rows],
+        schema=BATCH_SCHEMA,
+    )
+
+
+def test_newest_time_reads_batches_with_records_and_ends_over_time() -> None:
+    batches = _batches((100, 2, None), (900, 0, None), (800, None, "corrupt: crc"), (300, 1, None))
+    assert newest_time(batches) == 300
+    ends = pa.table({"endTime": [EARLIEST, 250, 400], "history": [False, True, True]})
+    assert newest_time(batches, ends) == 400
+    assert newest_time(ends=pa.table({"endTime": [EARLIEST], "history": [False]})) == -1
+    assert newest_time() == -1
+    # parts of a dump: the newest of their times is the whole's
+    halves = [newest_time(b) for b in batches.to_batches(max_chunksize=2)]
+    assert max(halves) == newest_time(batches)

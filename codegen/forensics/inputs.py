@@ -414,7 +414,6 @@ class LogEnds:
         self.dirs = dirs
         self.cut = cut
         self._found: dict[tuple[str, int], LogEnd | None] = {}
-        self.newest_timestamp = -1
 
     def of(self, topic: str, partition: int) -> LogEnd | None:
         k = (topic, partition)
@@ -422,18 +421,20 @@ class LogEnds:
             return self._found[k]
         found = self._load(k)
         self._found[k] = found
-        if found is not None and found.history and found.times:
-            self.newest_timestamp = max(self.newest_timestamp, found.times[-1])
         return found
 
-    def newest_data_timestamp(self) -> int:
-        """The newest batch timestamp of every data partition found (not the internal
-        topics'), -1 when there is none."""
+    def data_ends(self) -> pa.Table:
+        """``endTime, history``: the newest step of the log end of every data partition found
+        (not the internal topics') and of every partition asked for."""
         if self.dirs is not None:
             for k in sorted({*self.dirs.replicas, *self.dirs.neighbours}):
                 if not k[0].startswith("__"):
                     self.of(*k)
-        return self.newest_timestamp
+        found = [e for e in self._found.values() if e is not None and e.times]
+        return pa.table(
+            {"endTime": [e.times[-1] for e in found], "history": [e.history for e in found]},
+            schema=pa.schema([pa.field("endTime", pa.int64()), pa.field("history", pa.bool_())]),
+        )
 
     def _load(self, k: tuple[str, int]) -> LogEnd | None:
         if self.dirs is None:

@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 
 from codegen.dumps.arrow import record_batches
+from codegen.dumps.batch_rows import batch_table
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import SegmentReader
@@ -74,6 +75,7 @@ __all__ = [
     "lag_chunks",
     "lag_reports",
     "log_folder_of",
+    "newest_time",
     "partition_lags",
 ]
 
@@ -193,15 +195,28 @@ def _read_history(
     return commits.table()
 
 
-def _newest_timestamp(files: list[StoragePath]) -> int:
-    """The newest timestamp of the batches with records among ``files``, from their headers
-    (not their records)."""
+def newest_time(
+    batches: pa.Table | pa.RecordBatch | None = None, ends: pa.Table | pa.RecordBatch | None = None
+) -> int:
+    """*now* without ``--as-of``: the newest timestamp of the ``__consumer_offsets`` batches
+    with records (``batches``: batch rows, :data:`codegen.dumps.batch_rows.BATCH_SCHEMA`'s
+    ``maxTimestamp, recordCount, _error``, their headers, not their records) and of the data
+    partitions' log ends known over time (``ends``: ``endTime, history`` rows; a checkpoint's
+    end has no time); -1 without either. Of parts of a dump, the newest of their times is the
+    whole's. The command line (:func:`lag_chunks`) and Spark
+    (``spark_udfs.forensics.partition_lag``) run it."""
     newest = -1
-    for f in files:
-        for h in SegmentReader(f).batch_headers():
-            if isinstance(h, SegmentError) or not h.record_count:
-                continue
-            newest = max(newest, h.max_timestamp)
+    if batches is not None and batches.num_rows:
+        counted = np.asarray(batches.column("recordCount").fill_null(0).to_numpy(), np.int64) > 0
+        readable = np.asarray(batches.column("_error").is_null().to_numpy(zero_copy_only=False))
+        times = np.asarray(batches.column("maxTimestamp").fill_null(-1).to_numpy(), np.int64)
+        kept = times[counted & readable]
+        newest = max(newest, int(kept.max()) if len(kept) else -1)
+    if ends is not None and ends.num_rows:
+        history = ends.column("history").fill_null(False).to_numpy(zero_copy_only=False)
+        times = np.asarray(ends.column("endTime").fill_null(-1).to_numpy(), np.int64)
+        kept = times[np.asarray(history, np.bool_)]
+        newest = max(newest, int(kept.max()) if len(kept) else -1)
     return newest
 
 
@@ -342,8 +357,11 @@ def lag_chunks(
     if cut.now is not None:
         now = cut.now
     else:
-        newest = [_newest_timestamp(files) for _, files in partitions]
-        now = max([*newest, ends.newest_data_timestamp()])
+        headers = [
+            batch_table(SegmentReader(f).batch_headers()) for _, fs in partitions for f in fs
+        ]
+        batches = pa.concat_tables(headers) if headers else None
+        now = newest_time(batches, ends.data_ends())
     shares: dict[str, list[SharePartitionLag]] = {}
     for state in share_states(dirs, lambda: cluster_metadata(dirs), errors, cut.others):
         if group is not None and state.group != group:

@@ -14,7 +14,7 @@ from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, group_
 from codegen.forensics.commits import KeyedCommits, keyed_commits
 from codegen.forensics.inputs import LogEnd
 from spark_udfs.compacted import commit_columns
-from spark_udfs.forensics.inputs import ENDS_DDL, SHARE_STATE_SCHEMA, arrow_schema
+from spark_udfs.forensics.inputs import ENDS_DDL, SHARE_STATE_SCHEMA, arrow_schema, batch_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -178,6 +178,48 @@ def _partition_lag_of(window: int, min_commits: int) -> Callable[[pa.Table, pa.T
     return answer
 
 
+def _newest_time_of(part: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def newest(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        for chunk in chunks:
+            yield pa.RecordBatch.from_pydict(
+                {"_now": [lag_views.newest_time(**{part: chunk})]},
+                schema=pa.schema([pa.field("_now", pa.int64())]),
+            )
+
+    return newest
+
+
+def _newest_time(decoded: DataFrame, ends: DataFrame | None) -> DataFrame:
+    """One row, ``_now``: :func:`codegen.forensics.lag.newest_time` of the batch rows of the
+    batches ``decoded``'s records come from and of ``ends``, per Arrow batch (``mapInArrow``),
+    then the newest of those. The listing of ``decoded``'s files is collected."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    spark = decoded.sparkSession
+    parts = [spark.range(1).select(F.lit(-1).cast("long").alias("_now"))]
+    files = sorted(r[0] for r in decoded.select("file").distinct().collect() if r[0] is not None)
+    if files:
+        read = decoded.select(
+            F.col("file").alias("_read"), F.col("batchPosition").alias("_at")
+        ).distinct()
+        on = (F.col("file") == F.col("_read")) & (F.col("batchPosition") == F.col("_at"))
+        batches = batch_rows(spark, files).join(read, on, "left_semi")
+        parts.append(
+            batches.select("maxTimestamp", "recordCount", "_error").mapInArrow(
+                _newest_time_of("batches"), "_now long"
+            )
+        )
+    if ends is not None:
+        parts.append(
+            ends.select("endTime", "history").mapInArrow(_newest_time_of("ends"), "_now long")
+        )
+    return reduce(lambda a, b: a.unionByName(b), parts).agg(F.max("_now").alias("_now"))
+
+
 def partition_lag(
     decoded: DataFrame,
     ends: DataFrame | None = None,
@@ -186,11 +228,12 @@ def partition_lag(
     min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> DataFrame:
     """Per (group, topic, partition): ``live, deletedAt, windowCommits, logEndOffset,
-    logEndSource, lag, status`` at *now* (given, else the newest timestamp of the dump and of
-    ``ends``) over the last ``window`` commits, by the rules of
-    :func:`codegen.forensics.burrow.window_statuses`. A partition whose log end is only a
-    checkpoint's (``history`` false in ``ends``) has its lag now and no status. The command
-    line's definitions (:func:`codegen.forensics.lag.partition_lags` per data partition)."""
+    logEndSource, lag, status`` at *now* (given, else :func:`codegen.forensics.lag.newest_time`
+    of the batches of ``decoded`` and of ``ends``, as the command line's) over the last
+    ``window`` commits, by the rules of :func:`codegen.forensics.burrow.window_statuses`. A
+    partition whose log end is only a checkpoint's (``history`` false in ``ends``) has its lag
+    now and no status. The command line's definitions
+    (:func:`codegen.forensics.lag.partition_lags` per data partition)."""
     from pyspark.sql import functions as F
 
     if window < 1:
@@ -199,10 +242,7 @@ def partition_lag(
         raise ValueError(f"--min-commits {min_commits}: give at least 1 commit")
     min_commits = min(min_commits, window)
     if now is None:
-        newest = decoded.select(F.max("timestampMs").alias("_now"))
-        if ends is not None:
-            newest = newest.unionByName(ends.select(F.max("endTime").alias("_now")))
-        now_col = newest.agg(F.max("_now").cast("long").alias("_now"))
+        now_col = _newest_time(decoded, ends)
     else:
         now_col = decoded.sparkSession.range(1).select(F.lit(now).cast("long").alias("_now"))
     history = _commit_history(decoded).crossJoin(F.broadcast(now_col))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import struct
 import uuid
 from pathlib import Path
 from typing import Any
 
+import crc32c
 import pytest
 from test_forensics_downgrade import cluster, partition, write_share_state
 from test_forensics_downgrade import key as downgrade_key
@@ -16,6 +18,7 @@ from test_forensics_lag import commit_record, write_lag_scenarios
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.coordinator import decode_batches
+from codegen.dumps.model import ControlType
 from codegen.forensics.coordinator_partitions import dump_partitions
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import AsOf, GroupsView, group_reports
@@ -539,6 +542,51 @@ def test_lag_matches_the_python_api_on_every_status(spark: Any, lag_folder: Path
 def test_lag_matches_the_python_api(spark: Any, synth: Path, name: str) -> None:
     path = synth if name == "synth" else REAL / "aibulb"
     assert spark_lag(spark, path, window=10) == python_lag(path, window=10)
+
+
+def _compacted_header(segment: Path, position: int, max_timestamp: int) -> None:
+    """The batch at ``position`` given a newer ``maxTimestamp`` than its records', as a batch
+    keeps it when compaction removed its newest record (its CRC-32C made again)."""
+    data = bytearray(segment.read_bytes())
+    end = position + 12 + struct.unpack_from(">i", data, position + 8)[0]
+    struct.pack_into(">q", data, position + 35, max_timestamp)
+    struct.pack_into(">I", data, position + 17, crc32c.crc32c(bytes(data[position + 21 : end])))
+    segment.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("newest", ["marker", "compacted"])
+def test_lag_now_is_the_newest_batch_header_on_both_paths(
+    spark: Any, tmp_path: Path, newest: str
+) -> None:
+    """Without ``now``, Spark's partition_lag takes *now* as the command line does
+    (codegen.forensics.lag.newest_time): the newest header time of the __consumer_offsets
+    batches with records: a COMMIT marker's, or a compacted batch's whose newest record is
+    gone (no record has that time)."""
+    log = tmp_path / "kafka-logs"
+    offsets, orders = log / "__consumer_offsets-0", log / "orders-0"
+    for d in (offsets, orders):
+        d.mkdir(parents=True)
+    with SegmentWriter(orders / "00000000000000000000.log") as w:
+        w.write_batch([(None, b"x")] * 10, timestamp=LAG_T0)
+    marked = LAG_T0 + 600_000
+    txn: dict[str, Any] = {"producer_id": 5, "producer_epoch": 0}
+    segment = offsets / "00000000000000000000.log"
+    with SegmentWriter(segment) as w:
+        w.write_batch([commit_record("g", "orders", 0, 4, LAG_T0)], timestamp=LAG_T0)
+        late = LAG_T0 + 1000
+        at = w.write_batch(
+            [commit_record("g", "orders", 0, 6, late)], timestamp=late, transactional=True, **txn
+        )
+        if newest == "marker":
+            w.write_control(ControlType.COMMIT, timestamp=marked, **txn)
+    if newest == "compacted":
+        _compacted_header(segment, at, marked)
+    assert {g.now for g in lag_reports(log, window=3)} == {marked}
+    decoded = forensics.read_dump(spark, log)
+    ends = forensics.read_log_ends(spark, log)
+    rows = forensics.partition_lag(decoded, ends, window=3).collect()
+    assert {r.now for r in rows} == {marked}
+    assert spark_lag(spark, log, window=3) == python_lag(log, window=3)
 
 
 # ------------------------------------------------------------------- a cluster's disks
