@@ -39,12 +39,12 @@ import pyarrow as pa
 from codegen.dumps import storage
 from codegen.dumps.batch_rows import batch_table
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
-from codegen.dumps.model import BatchHeader, SegmentError
+from codegen.dumps.model import SegmentError
 from codegen.dumps.partition_folders import is_partition_folder, partition_of
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import SegmentReader, segment_file_info, segment_files
 from codegen.dumps.storage import RemotePath, StoragePath
-from codegen.dumps.views.cut import AsOf
+from codegen.dumps.views.cut import AsOf, kept_batches, newest_batch_time
 from codegen.dumps.views.log_ends import (
     REPLICATION_CHECKPOINT,
     SEGMENT_SCHEMA,
@@ -332,16 +332,12 @@ def resolve_cut(dirs: LogDirs, as_of: AsOf | None) -> Cut:
         return NO_CUT
     if as_of.offset is None:
         return Cut(as_of, as_of, as_of.timestamp_ms)
-    moment = -1
-    for _, files in dirs.coordinator_segments(CONSUMER_OFFSETS):
-        for f in files:
-            for h in SegmentReader(f).batch_headers():
-                if (
-                    isinstance(h, BatchHeader)
-                    and h.record_count
-                    and not as_of.excludes(h.base_offset, h.max_timestamp)
-                ):
-                    moment = max(moment, h.max_timestamp)
+    kept = [
+        kept_batches(batch_table(SegmentReader(f).batch_headers()), as_of)
+        for _, files in dirs.coordinator_segments(CONSUMER_OFFSETS)
+        for f in files
+    ]
+    moment = max((newest_batch_time(rows) for rows in kept), default=-1)
     return Cut(as_of, AsOf(timestamp_ms=moment), moment)
 
 

@@ -45,7 +45,7 @@ from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views import consumer_offsets
 from codegen.dumps.views.consumer_offsets import batches_kept, decode_commits
-from codegen.dumps.views.cut import AsOf, kept_positions
+from codegen.dumps.views.cut import AsOf, kept_positions, newest_batch_time
 from codegen.dumps.views.offsets import CommitHistory
 from codegen.forensics.burrow import (
     DEFAULT_MIN_COMMITS,
@@ -199,19 +199,12 @@ def newest_time(
     batches: pa.Table | pa.RecordBatch | None = None, ends: pa.Table | pa.RecordBatch | None = None
 ) -> int:
     """*now* without ``--as-of``: the newest timestamp of the ``__consumer_offsets`` batches
-    with records (``batches``: batch rows, :data:`codegen.dumps.batch_rows.BATCH_SCHEMA`'s
-    ``maxTimestamp, recordCount, _error``, their headers, not their records) and of the data
-    partitions' log ends known over time (``ends``: ``endTime, history`` rows; a checkpoint's
-    end has no time); -1 without either. Of parts of a dump, the newest of their times is the
-    whole's. The command line (:func:`lag_chunks`) and Spark
+    with records (``batches``: batch rows, :func:`codegen.dumps.views.cut.newest_batch_time`) and of
+    the data partitions' log ends known over time (``ends``: ``endTime, history`` rows; a
+    checkpoint's end has no time); -1 without either. Of parts of a dump, the newest of their
+    times is the whole's. The command line (:func:`lag_chunks`) and Spark
     (``spark_udfs.forensics.partition_lag``) run it."""
-    newest = -1
-    if batches is not None and batches.num_rows:
-        counted = np.asarray(batches.column("recordCount").fill_null(0).to_numpy(), np.int64) > 0
-        readable = np.asarray(batches.column("_error").is_null().to_numpy(zero_copy_only=False))
-        times = np.asarray(batches.column("maxTimestamp").fill_null(-1).to_numpy(), np.int64)
-        kept = times[counted & readable]
-        newest = max(newest, int(kept.max()) if len(kept) else -1)
+    newest = -1 if batches is None else newest_batch_time(batches)
     if ends is not None and ends.num_rows:
         history = ends.column("history").fill_null(False).to_numpy(zero_copy_only=False)
         times = np.asarray(ends.column("endTime").fill_null(-1).to_numpy(), np.int64)

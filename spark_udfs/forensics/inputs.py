@@ -135,12 +135,25 @@ def resolve_cut(
     files = [f for _, found in dump_partitions(path) for f in found]
     newest = (
         kept_batches(spark, files, as_of)
-        .filter(F.col("_error").isNull() & (F.col("recordCount") > 0))
-        .agg(F.max("maxTimestamp"))
+        .select("maxTimestamp", "recordCount", "_error")
+        .mapInArrow(_newest_batch_times, "_now long")
+        .agg(F.max("_now"))
         .first()
     )
     moment = -1 if newest is None or newest[0] is None else int(newest[0])
     return Cut(as_of, AsOf(timestamp_ms=moment), moment)
+
+
+def _newest_batch_times(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """:func:`codegen.dumps.views.cut.newest_batch_time` of each Arrow batch of batch rows."""
+    import pyarrow as pa
+
+    from codegen.dumps.views.cut import newest_batch_time
+
+    for chunk in chunks:
+        yield pa.RecordBatch.from_pydict(
+            {"_now": [newest_batch_time(chunk)]}, schema=pa.schema([pa.field("_now", pa.int64())])
+        )
 
 
 _CANDIDATE_DDL: Final = (

@@ -19,7 +19,7 @@ from codegen.dumps.model import BatchHeader, SegmentError
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import StoragePath
 
-__all__ = ["AsOf", "kept_batches", "kept_positions"]
+__all__ = ["AsOf", "kept_batches", "kept_positions", "newest_batch_time"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +71,18 @@ def kept_batches(batches: pa.RecordBatch, as_of: AsOf) -> pa.RecordBatch:
     newest = np.asarray(batches.column("maxTimestamp").fill_null(0).to_numpy(), np.int64)
     broken = np.asarray(batches.column("_error").is_valid().to_numpy(zero_copy_only=False))
     return batches.filter(pa.array(as_of.keeps(base, newest) | broken))
+
+
+def newest_batch_time(batches: pa.Table | pa.RecordBatch) -> int:
+    """The newest timestamp of the readable batches with records among batch rows
+    (:data:`codegen.dumps.batch_rows.BATCH_SCHEMA`'s ``maxTimestamp, recordCount, _error``: their
+    headers, not their records), -1 without one: the moment of an offset cut (of the batches it
+    keeps), and of ``__consumer_offsets`` in the lag's *now*. Of parts of the rows, the newest
+    of their times is the whole's."""
+    if not batches.num_rows:
+        return -1
+    counted = np.asarray(batches.column("recordCount").fill_null(0).to_numpy(), np.int64) > 0
+    readable = np.asarray(batches.column("_error").is_null().to_numpy(zero_copy_only=False))
+    times = np.asarray(batches.column("maxTimestamp").fill_null(-1).to_numpy(), np.int64)
+    kept = times[counted & readable]
+    return int(kept.max()) if len(kept) else -1
