@@ -31,11 +31,15 @@ DataFrame reads with what is stored there when it runs, partitions and ``read`` 
 query that scans one loaded DataFrame twice with different filters (a union or self-join of
 two filtered copies) reads both with the last scan's partitions and filters, and a later query
 whose filters Spark cannot send (none, or only ones it does not translate) reads with those of
-an earlier query: rows go missing either way. Spark Connect resolves each query's plan anew,
-one ``PythonDataSourceV2`` per scan, once its plan cache (:data:`PLAN_CACHE_CONF`) is off,
-which ``spark_udfs.session`` does for its sessions (taking filters by default there). The
-option ``where`` (:func:`given_filters`) gives the same filters at load instead: part of the
-DataFrame, so of every scan of it.
+an earlier query: rows go missing either way. Handing every filter back to Spark (which then
+filters each scan's rows again) and pruning by the OR of all scans' filters does not help: a
+scan Spark sends no filter for is never shown to the source (``df.where(...).union(df)``
+plans once, for the filtered scan, and the whole scan reads that plan), and both scans get the
+same partitions and ``read``, so only a read that skips nothing is right for both. Spark
+Connect resolves each query's plan anew, one ``PythonDataSourceV2`` per scan, once its plan
+cache (:data:`PLAN_CACHE_CONF`) is off, which ``spark_udfs.session`` does for its sessions
+(taking filters by default there). The option ``where`` (:func:`given_filters`) gives the
+same filters at load instead: part of the DataFrame, so of every scan of it.
 
 Reads are ranged (:func:`read_ranges`): the offset and time indexes beside a segment give the
 window of it that can hold wanted records, which one read fetches (a 1 GB segment in object

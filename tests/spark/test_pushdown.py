@@ -211,7 +211,8 @@ def _load(spark: Any, path: Path | str, push: str | None, **options: str) -> Any
 
 
 def _scans_of_one_dataframe(spark: Any, df: Any) -> dict[str, Any]:
-    """A union and a self-join of two filtered copies of ``df``, then queries in turn: one that
+    """A union and a self-join of two filtered copies of ``df``, a union of a filtered copy and
+    ``df`` itself (only the filtered scan has filters to push), then queries in turn: one that
     pushes filters, then ones Spark sends none of (no filter; one it cannot translate); then
     the same DataFrame cached, and a filtered copy of it cached."""
     from pyspark.sql import functions as F
@@ -222,6 +223,7 @@ def _scans_of_one_dataframe(spark: Any, df: Any) -> dict[str, Any]:
     )
     shapes = {
         "union": _rows(first.unionByName(second)),
+        "filtered and whole": first.unionByName(df).count(),
         "self-join": _rows(joined),
         "in turn": [
             first.count(),
