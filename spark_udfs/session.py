@@ -159,10 +159,16 @@ def build_package_zip(target: Path | None = None) -> Path:
 
 def ship_package(spark: SparkSession) -> Path:
     """Send the package to every executor: ``SparkContext.addPyFile``, or over Spark Connect
-    (no ``SparkContext``) ``addArtifacts(pyfile=True)``, the session's own artifacts."""
+    (no ``SparkContext``) ``addArtifacts(pyfile=True)``, the session's own artifacts. A zip
+    carries no compiled engine, so the executors then read with the pure-Python backend: a
+    :class:`~codegen.runtime.backends.NativeFallbackWarning` here says so to the client
+    (:func:`spark_udfs.workers.warn_pure_workers`, one small job)."""
+    from spark_udfs.workers import warn_pure_workers
+
     path = build_package_zip()
     add_python_file(spark, path)
     register_data_source(spark)
+    warn_pure_workers(spark)
     return path
 
 

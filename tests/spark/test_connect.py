@@ -96,3 +96,38 @@ def test_a_codec_package_goes_to_the_server_as_artifacts(spark: Any, tmp_path: P
         assert rows[1].decodedValue.TransactionAuditValue.operator == "ops"
     finally:
         sys.path.remove(str(parent))
+
+
+def test_the_workers_say_whether_they_have_the_native_engine(spark: Any) -> None:
+    """This run's workers import the installed package, whose engine is built: no reason to
+    read with the pure backend, and no warning."""
+    import warnings
+
+    from spark_udfs.workers import warn_pure_workers
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = warn_pure_workers(spark, partitions=2)
+    assert found and set(found.values()) == {None}
+
+
+@pytest.mark.connect_only  # a shipped zip on the shared classic session would stay for the run
+def test_a_shipped_package_tells_the_client_its_workers_read_without_the_engine(
+    spark_connect_url: str,
+) -> None:
+    """``ship=True``'s zip has no compiled engine: the server's workers read with the pure
+    backend, and the client is told so (before, only the server's log said it)."""
+    from pyspark.sql.connect.session import SparkSession as RemoteSession
+
+    from codegen.runtime.backends import NativeFallbackWarning
+    from spark_udfs.session import ship_package
+
+    session = RemoteSession.builder.remote(spark_connect_url).create()
+    try:
+        with pytest.warns(NativeFallbackWarning, match=r"pure-Python backend.*ship=True") as told:
+            ship_package(session)  # the session's own artifacts: other sessions keep theirs
+        assert "the native engine is not built" in str(told[0].message)
+        rows = session.read.format("kafka-log").load(str(REAL_DATA / "aibulb")).count()
+        assert rows > 0  # the same rows, read the slow way
+    finally:
+        session.stop()

@@ -202,3 +202,5 @@ class TestLocalCluster:
         line = next((x for x in result.stdout.splitlines() if x.startswith("RESULT")), None)
         assert line is not None, result.stderr[-3000:]
         assert line == "RESULT [('GroupMetadata', 6), ('OffsetCommit', 7)] 2 False"
+        # the zip has no compiled engine: the client is told its executors read without it
+        assert "NativeFallbackWarning" in result.stderr and "ship=True" in result.stderr
