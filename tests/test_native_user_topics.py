@@ -7,7 +7,10 @@ CRC:
 - the record loop (``codegen/native/user_loop.h``) gives the batches, records (field by field)
   and errors of ``UserTopicDecoder.decode``, a record at a time;
 - the jsonl printer (``codegen/native/json_writer.h``) the bytes and noted records of
-  ``JsonlLines.line``, and ``dump`` the same output on both backends."""
+  ``JsonlLines.line``, and ``dump`` the same output on both backends;
+- the printer of record bytes (``codegen/native/json_wire.h``, ``BatchBytes``) the lines of
+  ``JsonlLines.line`` for every batch it prints (one whose every record the loop reads), and
+  the records newer than the specs the reference notes."""
 
 from __future__ import annotations
 
@@ -28,9 +31,9 @@ from codegen.dumps.command import dump_command
 from codegen.dumps.coordinator import native_records
 from codegen.dumps.decoded import DecodedBatch, DecodedRecord
 from codegen.dumps.jsonl import JsonlLines
-from codegen.dumps.model import SegmentError
+from codegen.dumps.model import SegmentError, TimestampType
 from codegen.dumps.topic_map import TopicMap, load_topic_map, parse_topic_map
-from codegen.dumps.user_topics import UserTopicDecoder, decode_user_records
+from codegen.dumps.user_topics import BatchBytes, UserTopicDecoder, decode_user_records
 from codegen.dumps.writer import encode_record_batch
 
 
@@ -69,7 +72,41 @@ def assert_loops_agree(topic_map: TopicMap, topic: str, source: Path) -> list[An
     items = _items(native, source)
     assert items == _items(reference, source)
     assert_lines_agree(native, topic, source)
+    assert_bytes_lines_agree(native, topic, source)
     return items
+
+
+def assert_bytes_lines_agree(decoder: UserTopicDecoder, topic: str, source: Path) -> int:
+    """The lines of every batch by the printer of record bytes and by the reference, and the
+    records newer than the specs it counts; returns how many batches it printed from their
+    bytes (the others went to the record loop)."""
+    fields = {"topic": topic, "partition": 0, "file": "f.log"}
+    printer = JsonlLines(topic, fields, user_topic=True, decoder=decoder)
+    inner = printer._bytes_printer
+    assert inner is not None
+    calls: list[Any] = []
+    printer._bytes_printer = lambda records, close: calls.append(inner(records, close)) or calls[-1]
+    reference = JsonlLines(topic, fields, user_topic=True)
+    reference._writer = None  # the pure backend's path
+    printed = 0
+    pairs = zip(decoder.byte_batches(source), decoder.batches(source), strict=True)
+    for item, decoded in pairs:
+        if isinstance(item, SegmentError):
+            assert item == decoded
+            continue
+        assert isinstance(decoded, DecodedBatch)
+        assert item.batch == decoded.batch
+        noted: list[DecodedRecord] = []
+        expected = reference.batch(decoded.batch, decoded.records, noted)
+        calls.clear()
+        newer = printer.newer_printed
+        assert printer.batch(item.batch, item.records, []) == expected
+        if calls and calls[0] is not None:
+            assert isinstance(item.records, BatchBytes)
+            printed += 1
+            assert [r.kind for r in noted if not r.newer_than_spec] == []
+            assert printer.newer_printed - newer == len(noted)
+    return printed
 
 
 def assert_lines_agree(decoder: UserTopicDecoder, topic: str, source: Path) -> None:
@@ -192,8 +229,87 @@ def test_a_mixed_topic_with_compressed_batches(payments: ModuleType, tmp_path: P
     assert kinds == {"record", "tombstone", "error"}
     newer = [fields for _, records in items for _, fields in records if fields[10]]
     assert newer  # versions 4 and 9, read with the newest
+    decoder = UserTopicDecoder(topic_map.entry_for("pay"), PACKAGE)  # type: ignore[arg-type]
+    assert assert_bytes_lines_agree(decoder, "pay", partition) == 0  # each batch has an error
     records = list(decode_user_records(partition, topic_map, "pay"))
     assert len(records) == 200
+
+
+@pytest.mark.parametrize("mapped", ["both", "value", "key"])
+def test_batches_printed_from_their_bytes(
+    payments: ModuleType, tmp_path: Path, mapped: str
+) -> None:
+    """Batches whose every record decodes (versions 0-4 and 9, tombstones, null keys,
+    headers, raw sides, every codec, log-append time) are printed from their bytes, as the
+    reference prints their records."""
+    rng = random.Random(46)
+    records = [
+        r
+        for r in _mixed_records(payments, rng, 400)
+        if r.value is None
+        or (len(r.value) > 2 and int.from_bytes(r.value[:2], "big", signed=True) in range(10))
+    ]
+    records = [r for r in records if r.key is None or len(r.key) > 2]
+    good = []
+    for r in records:  # the cut and padded values of _mixed_records out
+        try:
+            if r.value is not None:
+                payments.MESSAGES["PaymentValue"].decode(
+                    r.value[2:], min(int.from_bytes(r.value[:2], "big"), 3)
+                )
+            if r.key is not None:
+                payments.MESSAGES["PaymentKey"].decode(r.key, 0)
+        except ValueError:
+            continue
+        good.append(r)
+    partition = tmp_path / "pay-0"
+    partition.mkdir()
+    codecs = [Codec.NONE, Codec.LZ4, Codec.GZIP, Codec.SNAPPY, Codec.ZSTD]
+    with SegmentWriter(partition / "00000000000000000000.log") as writer:
+        for b, start in enumerate(range(0, len(good), 20)):
+            writer.write_batch(
+                good[start : start + 20],
+                timestamp=1_700_000_000_000 + b,
+                codec=codecs[b % len(codecs)],
+                timestamp_type=TimestampType.LOG_APPEND_TIME
+                if b % 2
+                else TimestampType.CREATE_TIME,
+                log_append_time=1_800_000_000_000 + b if b % 2 else None,
+            )
+    sides = {
+        "key": {"message": "PaymentKey", "version": 0},
+        "value": {"message": "PaymentValue", "version": "prefix"},
+    }
+    topic_map = parse_topic_map(
+        {"pay": sides if mapped == "both" else {mapped: sides[mapped]}}, PACKAGE
+    )
+    entry = topic_map.entry_for("pay")
+    assert entry is not None
+    decoder = UserTopicDecoder(entry, PACKAGE)
+    batches = sum(1 for _ in decoder.batches(partition))
+    assert batches >= 8
+    assert assert_bytes_lines_agree(decoder, "pay", partition) == batches
+    if mapped == "both":  # dump: the same lines and summary (its count of newer records)
+        topics = tmp_path / "topics.toml"
+        topics.write_text(
+            f'package = "{PACKAGE}"\n[topics.pay]\n'
+            'key = { message = "PaymentKey", version = 0 }\n'
+            'value = { message = "PaymentValue", version = "prefix" }\n'
+        )
+
+        def dump(backend: str) -> tuple[bytes, str, int]:
+            result = CliRunner().invoke(
+                dump_command,
+                [str(partition), "--format", "jsonl", "--topics", str(topics)],
+                env={"SPECGEN_BACKEND": backend},
+            )
+            return result.stdout_bytes, result.stderr, result.exit_code
+
+        native = dump("native")
+        assert native == dump("pure")
+        newer = sum(1 for r in good if r.value is not None and r.value[:2] >= b"\x00\x04")
+        assert newer > 0
+        assert f", {newer} newer than our specs" in native[1]
 
 
 @pytest.mark.parametrize("keyed", [True, False])

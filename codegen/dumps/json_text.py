@@ -31,11 +31,13 @@ from codegen.native.table_format import (
     DEFAULT_LIST,
     DEFAULT_STRUCT,
     DEFAULT_UUID,
+    FLOAT64,
     MAGIC,
     NULLABLE,
+    STRUCT,
 )
 
-__all__ = ["jsontext_module", "native_printer", "value_plans"]
+__all__ = ["jsontext_module", "native_printer", "value_plans", "wire_plans"]
 
 _UNKNOWN_TAGS: Final = "unknown_tags"
 
@@ -197,3 +199,108 @@ def _plan(
         return _struct_plan(module, structs, 0, schema, dict(classes), past_newest)
     except (_Unprintable, TypeError, ValueError, KeyError):
         return None
+
+
+def wire_plans(cls: type) -> tuple[Any, ...]:
+    """The ``WirePlan`` of a generated message class by version (index), or None where the
+    printer of record bytes (``codegen/native/json_wire.h``) leaves it to the objects' path
+    (no layout table; a field it does not print: ``float64``, a tagged struct's default). A
+    plan reads the bytes as the engine reads them at that version and prints what ``to_json``
+    prints at it."""
+    module = jsontext_module()
+    tables: dict[int, Any] | None = getattr(cls, "_NATIVE_TABLES", None)
+    name: str | None = getattr(cls, "SPEC_NAME", None)
+    if module is None or not tables or name is None:
+        return ()
+    try:
+        schema = _schemas(cls)[name]
+    except (ImportError, KeyError):
+        return ()
+    plans: list[Any] = [None] * (max(tables) + 1)
+    for version, table in tables.items():
+        magic, _format, _message, _version, structs = table
+        if magic != MAGIC or version < 0:
+            continue
+        try:
+            plans[version] = _wire_struct(module, structs, 0, schema, {})
+        except (_Unprintable, TypeError, ValueError, KeyError, OverflowError):
+            plans[version] = None
+    return tuple(plans)
+
+
+def _wire_default(module: ModuleType, kind: int, payload: object) -> tuple[int, object]:
+    """A tagged field's default as ``WirePlan`` compares with it: (default kind, value)."""
+    if kind == DEFAULT_LIST:
+        return module.D_EMPTY_LIST, None
+    if kind == DEFAULT_UUID:
+        assert isinstance(payload, int)
+        return module.D_UUID, payload.to_bytes(16, "big")
+    if kind == DEFAULT_STRUCT:  # a struct read is compared by the reference
+        return module.D_STRUCT, None
+    if isinstance(payload, float):
+        raise _Unprintable(f"tagged default {payload!r}")
+    if payload is None:
+        return module.D_NONE, None
+    if isinstance(payload, int):  # bool too: read as 0 or 1
+        return module.D_INT, int(payload)
+    if isinstance(payload, str):
+        return module.D_TEXT, payload.encode()
+    if isinstance(payload, bytes):
+        return module.D_TEXT, payload
+    raise _Unprintable(f"tagged default {payload!r}")
+
+
+def _wire_struct(
+    module: ModuleType,
+    structs: tuple[Any, ...],
+    index: int,
+    schema: dict[str, Any],
+    made: dict[int, Any],
+) -> Any:
+    """The ``WirePlan`` of struct ``index`` of a version's table (``made``: those built)."""
+    if index in made:
+        return made[index]
+    _name, flexible, nslots, ops, _absent, tagged, elsewhere = structs[index]
+    by_attr = {f["metadata"]["attr"]: f for f in schema["fields"]}
+
+    def wire_op(op: tuple[Any, ...]) -> tuple[Any, ...]:
+        opcode, flags, slot, attr, element, child_index = op
+        if FLOAT64 in (opcode, element):
+            raise _Unprintable(attr)
+        child = None
+        if STRUCT in (opcode, element):
+            field = by_attr[attr]
+            child_schema = field["type"]["elementType"] if opcode == ARRAY else field["type"]
+            child = _wire_struct(module, structs, child_index, child_schema, made)
+        return (opcode, flags, slot, element, child)
+
+    wire = {op[3]: op for op in ops}
+    tagged_ops = {t[1][3]: t for t in tagged}
+    fields = []
+    for field in schema["fields"]:
+        meta = field["metadata"]
+        attr = meta["attr"]
+        if attr == _UNKNOWN_TAGS or (attr not in wire and attr not in tagged_ops):
+            continue  # to_json prints no unknown tags, nor the fields absent at the version
+        is_tagged = attr in tagged_ops
+        op = tagged_ops[attr][1] if is_tagged else wire[attr]
+        dkind, default = (
+            _wire_default(module, *tagged_ops[attr][2:4]) if is_tagged else (module.D_NONE, None)
+        )
+        if op[0] == ARRAY:
+            kind, element = module.ARRAY, _kind(module, meta["elementType"])
+        else:
+            kind, element = _kind(module, meta["kafkaType"]), 0
+        key = orjson.dumps(field["name"]) + b":"
+        nullable = bool(op[1] & NULLABLE)
+        fields.append((key, op[2], kind, element, nullable, is_tagged, dkind, default))
+    plan = module.WirePlan(
+        bool(flexible),
+        nslots,
+        tuple(wire_op(op) for op in ops),
+        tuple((t[0], wire_op(t[1])) for t in tagged),
+        tuple(elsewhere),
+        tuple(fields),
+    )
+    made[index] = plan
+    return plan

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 import orjson
 
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
-from codegen.dumps.json_text import native_printer, value_plans
+from codegen.dumps.json_text import native_printer, value_plans, wire_plans
 from codegen.dumps.log_dirs import RowSource
 from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import RecordBatch, SegmentError
@@ -29,7 +29,7 @@ from codegen.dumps.record_json import (
     segment_error_to_json,
     value_json,
 )
-from codegen.dumps.user_topics import UserRecord
+from codegen.dumps.user_topics import BatchBytes, UserRecord, UserTopicDecoder
 from codegen.naming import camel_case
 
 if TYPE_CHECKING:
@@ -68,7 +68,12 @@ class JsonlLines:
     """
 
     def __init__(
-        self, topic: str | None, file_fields: dict[str, Any], *, user_topic: bool = False
+        self,
+        topic: str | None,
+        file_fields: dict[str, Any],
+        *,
+        user_topic: bool = False,
+        decoder: UserTopicDecoder | None = None,
     ) -> None:
         self.topic = topic
         self.file_fields = file_fields
@@ -79,6 +84,10 @@ class JsonlLines:
         self._close = b""
         self._closes: dict[tuple[Any, ...], bytes] = {}
         self._writer = _native_writer(self) if self.coordinator or user_topic else None
+        self._bytes_printer = None if decoder is None else _bytes_printer(decoder)
+        self.newer_printed = 0
+        """Records newer than the specs in the batches printed from their bytes (the summary
+        counts them: those batches give no records to note)."""
 
     def batch(
         self,
@@ -105,6 +114,14 @@ class JsonlLines:
                 self._closes.clear()
             self._closes[known] = close
         self._close = close
+        if isinstance(records, BatchBytes):
+            printed: tuple[bytes, int] | None = (
+                None if self._bytes_printer is None else self._bytes_printer(records, close)
+            )
+            if printed is not None:
+                self.newer_printed += printed[1]
+                return printed[0]
+            records = records.decoded()
         if self._writer is not None:
             text: bytes = self._writer.batch(records, close, [] if noted is None else noted)
             return text
@@ -183,6 +200,52 @@ def _native_writer(lines: JsonlLines) -> Any:
         lines.line,
         UserRecord if lines.user_topic else None,
     )
+
+
+def _bytes_printer(decoder: UserTopicDecoder) -> Any:
+    """``printer(records, close) -> (text, newer) | None``: a user topic's lines of a
+    :class:`BatchBytes` printed from the record bytes (``codegen/native/json_wire.h``), or
+    None where the decoded records must be printed; None when the native printer is not built
+    or the pure backend asked for."""
+    module = native_printer()
+    if module is None:
+        return None
+    plans: dict[type, tuple[Any, ...]] = {}
+
+    def plan(cls: type, version: int) -> Any:
+        if cls not in plans:
+            plans[cls] = wire_plans(cls)
+        found = plans[cls]
+        return found[version] if version < len(found) else None
+
+    key_side, value_side = decoder.loop_sides(plan)
+    heads = tuple(
+        b","
+        + compact_json({"kind": kind, "recordType": None, "recordName": decoder.name})[1:-1]
+        + b',"valueVersion":'
+        for kind in (RECORD, TOMBSTONE)
+    )
+    lines = module.user_lines
+
+    def printer(records: BatchBytes, close: bytes) -> tuple[bytes, int] | None:
+        batch = records.batch
+        printed: tuple[bytes, int] | None = lines(
+            records.data,
+            records.start,
+            records.end,
+            batch.record_count,
+            batch.base_offset,
+            batch.base_timestamp,
+            batch.attributes & 0x08,
+            batch.max_timestamp,
+            close,
+            heads,
+            key_side,
+            value_side,
+        )
+        return printed
+
+    return printer
 
 
 def _value_text(rec: DecodedRecord) -> bytes | None:

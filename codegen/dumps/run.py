@@ -239,10 +239,18 @@ def _batches(
     max_batch_records: int,
     package: str,
     user: dict[str, UserTopicDecoder] | None = None,
+    *,
+    as_bytes: bool = False,
 ) -> Iterator[DecodedBatch | SegmentError]:
     """The decoded batches of a file of ``topic``: by the topic map's decoder, the metadata
-    decoder (``__cluster_metadata``, ``__remote_log_metadata``) or the coordinator topic's."""
+    decoder (``__cluster_metadata``, ``__remote_log_metadata``) or the coordinator topic's.
+    ``as_bytes``: a user topic's v2 data batches as their bytes (``BatchBytes``), for the
+    jsonl printer of record bytes."""
     if user and topic in user:
+        if as_bytes:
+            return user[topic].byte_batches(
+                path, max_batch_size=max_batch_size, max_batch_records=max_batch_records
+            )
         return user[topic].batches(
             path, max_batch_size=max_batch_size, max_batch_records=max_batch_records
         )
@@ -433,11 +441,22 @@ def decode_files(
                 _compacted_columns(f, view, offsets, package, counts, damage, advance, limits)
                 continue
             bound = bounds.get(f)
-            lines = jsonl.JsonlLines(t, file_fields, user_topic=bool(user and t in user))
+            decoder = user.get(t) if user and t is not None else None
+            lines = jsonl.JsonlLines(
+                t, file_fields, user_topic=decoder is not None, decoder=decoder
+            )
             batches = (
                 _plain_batches(f, max_batch_size, max_batch_records)
                 if t is None
-                else _batches(f, t, max_batch_size, max_batch_records, package, user)
+                else _batches(
+                    f,
+                    t,
+                    max_batch_size,
+                    max_batch_records,
+                    package,
+                    user,
+                    as_bytes=view is None and fmt == "jsonl",
+                )
             )
             for item in batches:
                 if isinstance(item, SegmentError):
@@ -473,6 +492,7 @@ def decode_files(
                         table_rows = []
                 else:
                     write(lines.batch(item.batch, item.records))
+            counts.newer += lines.newer_printed
     if latest is not None:
         with _gc_paused():
             rows = latest.rows()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gc
 import importlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -49,6 +49,7 @@ from codegen.dumps.topic_map import (
 from codegen.runtime import KafkaMessage
 
 __all__ = [
+    "BatchBytes",
     "UserRecord",
     "UserTopicDecoder",
     "decode_user_batches",
@@ -119,10 +120,13 @@ class UserTopicDecoder:
         """Whether a side's version is in a header (the records are then read with theirs)."""
         self._loop: Any = None
         self._malformed: type[Exception] = _NotRaised
+        self._records_parse: Any = None
         if native is None:
             native = native_records() is not None
         if native and not self.reads_headers:
-            self._loop, self._malformed = _native_loop(self, _records_module())
+            module = _records_module()
+            self._loop, self._malformed = _native_loop(self, module)
+            self._records_parse = module.records_parse
 
     @property
     def native(self) -> bool:
@@ -132,9 +136,21 @@ class UserTopicDecoder:
     def _side(
         self, reader: _SideReader | None
     ) -> tuple[bool, int, tuple[Any, ...], tuple[Any, ...]] | None:
-        """The native loop's form of a side: (prefix, version, readers, newer_readers), each
-        reader where the one version rule reads that version (``given_version`` for the map's
-        version, ``written_version`` for a prefix), the newer ones' apart."""
+        """The native loop's form of a side: (prefix, version, readers, newer_readers)."""
+        return self.loop_side(reader, lambda cls, effective: cls._READERS[effective])
+
+    def loop_sides(self, pick: Callable[[Any, int], Any]) -> tuple[Any, Any]:
+        """(key side, value side) in the native loop's form with ``pick(cls, version)`` as
+        the reader of each version read (``codegen/native/json_wire.h`` takes its plans so)."""
+        return self.loop_side(self._key, pick), self.loop_side(self._value, pick)
+
+    @staticmethod
+    def loop_side(
+        reader: _SideReader | None, pick: Callable[[Any, int], Any]
+    ) -> tuple[bool, int, tuple[Any, ...], tuple[Any, ...]] | None:
+        """A side as (prefix, version, readers, newer_readers): ``pick(cls, effective)`` where
+        the one version rule reads that version (``given_version`` for the map's version,
+        ``written_version`` for a prefix), the newer ones' apart; None where it refuses it."""
         if reader is None:
             return None
         side, cls = reader.side, reader.cls
@@ -150,7 +166,7 @@ class UserTopicDecoder:
                 effective, is_newer = cls.written_version(version)
             except ValueError:
                 continue
-            (newer if is_newer else readers)[version] = cls._READERS[effective]
+            (newer if is_newer else readers)[version] = pick(cls, effective)
         return (
             side.prefix,
             0 if side.prefix else int(side.version or 0),
@@ -285,6 +301,37 @@ class UserTopicDecoder:
                     break
                 yield item if isinstance(item, SegmentError) else DecodedBatch(*item)
 
+    def byte_batches(
+        self,
+        source: Source,
+        *,
+        max_batch_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+        max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    ) -> Iterator[DecodedBatch | SegmentError]:
+        """:meth:`batches` for a printer of record bytes: with the native loop, the records of
+        each v2 data batch are its :class:`BatchBytes` (decoded when asked), the others'
+        decoded as :meth:`batches` decodes them; without it, :meth:`batches`."""
+        if self._loop is None:
+            yield from self.batches(
+                source, max_batch_size=max_batch_size, max_batch_records=max_batch_records
+            )
+            return
+        for src in segment_sources(source):
+            reader = SegmentReader(
+                src, max_batch_size=max_batch_size, max_batch_records=max_batch_records
+            )
+            for item in reader.decoded_batches(self._batch_bytes, self._other_records):
+                yield item if isinstance(item, SegmentError) else DecodedBatch(*item)
+
+    def _batch_bytes(
+        self, data: bytes, pos: int, end: int, batch: RecordBatch
+    ) -> list[DecodedRecord]:
+        """A batch whose records parse as its :class:`BatchBytes`; the others decoded, so
+        that a batch whose records do not parse is the segment error it is here."""
+        if self._records_parse(data, pos, end, batch.record_count):
+            return BatchBytes(self, data, pos, end, batch)
+        return self._v2_records(data, pos, end, batch)
+
     def _v2_records(
         self, data: bytes, pos: int, end: int, batch: RecordBatch
     ) -> list[DecodedRecord]:
@@ -327,6 +374,28 @@ class UserTopicDecoder:
             return [control_record(row) for row in rows]
         decode = self.decode
         return [decode(k, v, (), o, t) for o, t, k, v in rows]
+
+
+class BatchBytes(list[DecodedRecord]):
+    """The records of one v2 data batch, not decoded yet (an empty list): its record bytes
+    ``data[start:end]`` and header, for a printer of record bytes; :meth:`decoded` gives the
+    records :meth:`UserTopicDecoder.batches` gives."""
+
+    __slots__ = ("batch", "data", "decoder", "end", "start")
+
+    def __init__(
+        self, decoder: UserTopicDecoder, data: bytes, start: int, end: int, batch: RecordBatch
+    ) -> None:
+        super().__init__()
+        self.decoder = decoder
+        self.data = data
+        self.start = start
+        self.end = end
+        self.batch = batch
+
+    def decoded(self) -> list[DecodedRecord]:
+        """The batch's records, decoded."""
+        return self.decoder._v2_records(self.data, self.start, self.end, self.batch)
 
 
 class _NotRaised(Exception):

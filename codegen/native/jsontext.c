@@ -14,8 +14,13 @@
  * line is the reference's. Slots are read at the member offsets checked when a plan is made,
  * and only from objects of exactly the planned class.
  *
+ * A user topic's lines are printed straight from the record bytes when every record of the
+ * batch reads (json_wire.h: WirePlan, user_lines), with no object per record; the other
+ * batches go through the record loop and the Writer.
+ *
  * One translation unit: the parts are included here, in this order: json_values.h (the output
- * buffer and the JSON text of values), json_plans.h (Plan), json_writer.h (Writer); the JSON
+ * buffer and the JSON text of values), json_plans.h (Plan), json_writer.h (Writer),
+ * json_wire.h (WirePlan and user_lines, with the record parse of v2_records.h); the JSON
  * arrays of integer rows (object_arrays) and the module follow.
  */
 #define PY_SSIZE_T_CLEAN
@@ -44,6 +49,7 @@ static PyObject *S_bytes;
 #include "json_values.h"
 #include "json_plans.h"
 #include "json_writer.h"
+#include "json_wire.h"
 
 /* --------------------------------------------------------------------------- integer rows */
 
@@ -150,6 +156,11 @@ static PyMethodDef module_methods[] = {
     {"object_arrays", (PyCFunction)(void (*)(void))object_arrays, METH_FASTCALL,
      "object_arrays(prefixes, columns, masks, bounds) -> list of bytes: JSON arrays of objects "
      "of int64 columns (null where a mask is 0), one per run of rows."},
+    {"user_lines", (PyCFunction)(void (*)(void))user_lines, METH_FASTCALL,
+     "user_lines(data, start, end, count, base_offset, base_timestamp, log_append, "
+     "append_timestamp, close, heads, key_side, value_side) -> (bytes, newer) | None: a user "
+     "topic's jsonl lines of one v2 data batch printed from the record bytes (json_wire.h), "
+     "or None where the record loop and the Writer must print it."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -162,7 +173,14 @@ static struct PyModuleDef jsontext_module = {
 };
 
 PyMODINIT_FUNC PyInit__jsontext(void) {
-    if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&WriterType) < 0) return NULL;
+    if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&WriterType) < 0 ||
+        PyType_Ready(&WirePlanType) < 0)
+        return NULL;
+    /* v2_records.h's parse raises this; user_lines clears it (the reference says why). */
+    MalformedRecords = PyExc_ValueError;
+    (void)control_records_ok;
+    (void)Two;
+    (void)MinusOne;
     if (!S_bytes && !(S_bytes = PyUnicode_InternFromString("bytes"))) return NULL;
     if (!S_int && !(S_int = PyUnicode_InternFromString("int"))) return NULL;
     if (!UuidType) {
@@ -181,6 +199,13 @@ PyMODINIT_FUNC PyInit__jsontext(void) {
     if (!m) return NULL;
     if (PyModule_AddObjectRef(m, "Plan", (PyObject *)&PlanType) < 0 ||
         PyModule_AddObjectRef(m, "Writer", (PyObject *)&WriterType) < 0 ||
+        PyModule_AddObjectRef(m, "WirePlan", (PyObject *)&WirePlanType) < 0 ||
+        PyModule_AddIntConstant(m, "D_NONE", D_NONE) < 0 ||
+        PyModule_AddIntConstant(m, "D_INT", D_INT) < 0 ||
+        PyModule_AddIntConstant(m, "D_TEXT", D_TEXT) < 0 ||
+        PyModule_AddIntConstant(m, "D_EMPTY_LIST", D_EMPTY_LIST) < 0 ||
+        PyModule_AddIntConstant(m, "D_UUID", D_UUID) < 0 ||
+        PyModule_AddIntConstant(m, "D_STRUCT", D_STRUCT) < 0 ||
         PyModule_AddIntConstant(m, "INT", K_INT) < 0 ||
         PyModule_AddIntConstant(m, "BOOL", K_BOOL) < 0 ||
         PyModule_AddIntConstant(m, "STRING", K_STRING) < 0 ||

@@ -24,7 +24,42 @@
 #include "record_loop.h"
 #include "record_columns.h"
 
+/* records_parse(data, start, end, count) -> bool: whether the count records of
+   data[start:end] parse (v2_records.h's first pass), as the record loop needs them to. */
+static PyObject *records_parse(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "records_parse(data, start, end, count)");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
+    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = NULL;
+    Parsed *recs = NULL;
+    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
+        out = Py_NewRef(Py_False);
+    } else if (!(recs = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(Parsed)))) {
+        PyErr_NoMemory();
+    } else if (parse(view.buf, start, end, count, recs, 0) < 0) {
+        if (PyErr_ExceptionMatches(MalformedRecords)) {
+            PyErr_Clear();
+            out = Py_NewRef(Py_False);
+        }
+    } else {
+        out = Py_NewRef(Py_True);
+    }
+    PyMem_Free(recs);
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef records_functions[] = {
+    {"records_parse", (PyCFunction)(void (*)(void))records_parse, METH_FASTCALL,
+     "records_parse(data, start, end, count) -> bool: whether the records of one v2 data "
+     "batch parse as the record loop parses them (else the reference says what is wrong)."},
     {"batch_headers", (PyCFunction)(void (*)(void))batch_headers, METH_FASTCALL,
      "batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, expansion, "
      "header_type, limit) -> (headers, pos): the v2 batch headers from pos on, up to the first "
