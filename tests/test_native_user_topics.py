@@ -30,6 +30,7 @@ from codegen.dumps import Codec, Header, NewRecord, SegmentWriter
 from codegen.dumps.command import dump_command
 from codegen.dumps.coordinator import native_records
 from codegen.dumps.decoded import DecodedBatch, DecodedRecord
+from codegen.dumps.dumplog_json import dump_log_line_groups
 from codegen.dumps.jsonl import JsonlLines
 from codegen.dumps.model import SegmentError, TimestampType
 from codegen.dumps.topic_map import TopicMap, load_topic_map, parse_topic_map
@@ -262,6 +263,8 @@ def test_batches_printed_from_their_bytes(
         except ValueError:
             continue
         good.append(r)
+    # the even batches without headers (dump-log prints header keys by the reference)
+    good = [r if i // 20 % 2 else NewRecord(r.key, r.value) for i, r in enumerate(good)]
     partition = tmp_path / "pay-0"
     partition.mkdir()
     codecs = [Codec.NONE, Codec.LZ4, Codec.GZIP, Codec.SNAPPY, Codec.ZSTD]
@@ -297,19 +300,44 @@ def test_batches_printed_from_their_bytes(
             'value = { message = "PaymentValue", version = "prefix" }\n'
         )
 
-        def dump(backend: str) -> tuple[bytes, str, int]:
+        def dump(backend: str, fmt: str) -> tuple[bytes, str, int]:
             result = CliRunner().invoke(
                 dump_command,
-                [str(partition), "--format", "jsonl", "--topics", str(topics)],
+                [str(partition), "--format", fmt, "--topics", str(topics)],
                 env={"SPECGEN_BACKEND": backend},
             )
             return result.stdout_bytes, result.stderr, result.exit_code
 
-        native = dump("native")
-        assert native == dump("pure")
         newer = sum(1 for r in good if r.value is not None and r.value[:2] >= b"\x00\x04")
         assert newer > 0
-        assert f", {newer} newer than our specs" in native[1]
+        for fmt in ("jsonl", "dump-log"):
+            native = dump("native", fmt)
+            assert native == dump("pure", fmt)
+            assert f", {newer} newer than our specs" in native[1]
+        newer_counted: list[int] = []
+        groups = list(
+            dump_log_line_groups(
+                partition / "00000000000000000000.log",
+                "pay",
+                package=PACKAGE,
+                user=decoder,
+                observe=lambda item: None,
+                count_newer=newer_counted.append,
+            )
+        )
+        # a batch printed from its bytes: its line, then its records' lines in one text; one
+        # with headers (their keys are printed) by the reference, a line per record
+        chunks = [good[start : start + 20] for start in range(0, len(good), 20)]
+        expected = [len(c) + 1 if any(r.headers for r in c) else 2 for c in chunks]
+        assert [len(g) for g in groups[1:]] == expected
+        assert 2 in expected
+        assert sum(newer_counted) == sum(
+            1
+            for c in chunks
+            if not any(r.headers for r in c)
+            for r in c
+            if r.value is not None and r.value[:2] >= b"\x00\x04"
+        )
 
 
 @pytest.mark.parametrize("keyed", [True, False])
@@ -361,6 +389,35 @@ def test_raw_sides_of_every_shape(payments: ModuleType, tmp_path: Path, mapped: 
     )
     topic_map = parse_topic_map({"raw": {mapped: side}}, PACKAGE)
     items = assert_loops_agree(topic_map, "raw", partition)
+    topics = tmp_path / "topics.toml"
+    topics.write_text(
+        f'package = "{PACKAGE}"\n[topics.raw]\n{mapped} = '
+        + (
+            '{ message = "PaymentValue", version = "prefix" }'
+            if mapped == "value"
+            else '{ message = "PaymentKey", version = 0 }'
+        )
+        + "\n"
+    )
+    for raw in raws:  # dump-log: each raw side alone (a batch from its bytes or not)
+        (partition / "00000000000000000000.log").unlink()
+        with SegmentWriter(partition / "00000000000000000000.log") as writer:
+            only = NewRecord(raw, value) if mapped == "value" else NewRecord(key, raw)
+            writer.write_batch([only, only], timestamp=1_700_000_000_000)
+        runs = [
+            CliRunner().invoke(
+                dump_command,
+                [str(partition), "--format", "dump-log", "--topics", str(topics)],
+                env={"SPECGEN_BACKEND": backend},
+            )
+            for backend in ("native", "pure")
+        ]
+        native, pure = runs
+        assert (native.stdout_bytes, native.stderr, native.exit_code) == (
+            pure.stdout_bytes,
+            pure.stderr,
+            pure.exit_code,
+        )
     assert [fields[2] for _, records in items for _, fields in records][:3] == (
         ["record"] * 3 if mapped == "value" else ["tombstone", "record", "record"]
     )

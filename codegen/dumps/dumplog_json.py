@@ -35,6 +35,7 @@ from codegen.dumps.coordinator import (
     coordinator_decoder,
 )
 from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
+from codegen.dumps.json_text import native_printer, wire_sides
 from codegen.dumps.legacy import legacy_record_checksums
 from codegen.dumps.metadata import (
     CLUSTER_METADATA,
@@ -57,7 +58,7 @@ from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import jackson_json, jackson_json_each, record_json, value_json
 from codegen.dumps.segments import SegmentReader, segment_file_info
 from codegen.dumps.storage import StoragePath
-from codegen.dumps.user_topics import UserRecord, UserTopicDecoder, version_of
+from codegen.dumps.user_topics import BatchBytes, UserRecord, UserTopicDecoder, version_of
 
 __all__ = [
     "DECODER_OPTIONS",
@@ -396,6 +397,25 @@ class _RecordTexts:
             if topic in METADATA_TOPICS or user is not None
             else coordinator_decoder(topic, package)
         )
+        self._user_lines = None if user is None else _user_lines(user)
+
+    def entries(
+        self, data: bytes, start: int, end: int, batch: RecordBatch
+    ) -> list[Record] | list[DecodedRecord]:
+        """:meth:`v2_items`, or a user topic's batch as its :class:`BatchBytes` when its
+        records parse and its lines may be printed from their bytes (:meth:`lines`)."""
+        if self._user_lines is not None:
+            assert self.user is not None
+            entry = self.user.byte_batch(data, start, end, batch)
+            if entry is not None:
+                return entry
+        return self.v2_items(data, start, end, batch)
+
+    def lines(self, batch: BatchBytes, ts_name: str) -> tuple[str, int] | None:
+        """The record lines of a batch printed from its bytes and how many of its records are
+        newer than the specs, or None where :meth:`v2_items` and the reference print them."""
+        assert self._user_lines is not None
+        return self._user_lines(batch, ts_name)
 
     def v2_items(
         self, data: bytes, start: int, end: int, batch: RecordBatch
@@ -455,6 +475,39 @@ class _RecordTexts:
             else _data_text(*parse_record(rec, self.topic), lead)
             for rec in records
         ]
+
+
+def _user_lines(
+    user: UserTopicDecoder,
+) -> Callable[[BatchBytes, str], tuple[str, int] | None] | None:
+    """``lines(batch, ts_name)``: a user topic's record lines of a batch printed from its record
+    bytes (``codegen/native/json_wire.h``'s ``user_dump_log``), or None where they cannot be;
+    None without the native loop and printer."""
+    module = native_printer()
+    if module is None or not user.native:
+        return None
+    key_side, value_side = wire_sides(user)
+    print_lines = module.user_dump_log
+
+    def lines(records: BatchBytes, ts_name: str) -> tuple[str, int] | None:
+        b = records.batch
+        printed: tuple[str, int] | None = print_lines(
+            records.data,
+            records.start,
+            records.end,
+            b.record_count,
+            b.base_offset,
+            b.base_timestamp,
+            b.attributes & 0x08,
+            b.max_timestamp,
+            b.base_sequence,
+            ts_name.encode(),
+            key_side,
+            value_side,
+        )
+        return printed
+
+    return lines
 
 
 def _data_text(key: str | None, payload: str | None, lead: str) -> str:
@@ -557,10 +610,15 @@ def dump_log_line_groups(
     non_consecutive: NonConsecutive | None = None,
     package: str = SHIPPED_PACKAGE,
     user: UserTopicDecoder | None = None,
+    count_newer: Callable[[int], None] | None = None,
 ) -> Iterator[list[str]]:
     """The lines of :func:`dump_log_lines`, a list per log batch (the lines of a file's start
     and end in lists of their own). When the run ends with :class:`DumpLogAborted`, the last
-    list yielded ends with the line the exception is about."""
+    list yielded ends with the line the exception is about.
+
+    ``count_newer(n)`` (with ``observe``) takes the number of records newer than the specs of
+    a user topic's batch printed from its bytes, whose records ``observe`` does not see; without
+    it, with ``observe``, every batch's records are decoded for it."""
     file = storage.path(path)
     name = str(path)
     yield _file_intro(path)
@@ -580,6 +638,8 @@ def dump_log_line_groups(
     )
     legacy: Any = None  # a local or a remote file, opened at the first legacy entry
     v2_items = parse_v2 if texts is None else texts.v2_items
+    if texts is not None and (observe is None or count_newer is not None):
+        v2_items = texts.entries
     try:
         # items: Records, or the native loop's decoded records (see _rows)
         entries: Iterator[tuple[RecordBatch, Any] | SegmentError]
@@ -604,6 +664,21 @@ def dump_log_line_groups(
             valid_end = item.position + item.size
             ts_name = _TS_NAMES.get(item.timestamp_type, "NoTimestampType")
             with_data = print_data and not item.is_control
+            if isinstance(items, BatchBytes):  # a user topic's records, not decoded yet
+                assert texts is not None
+                printed = (
+                    texts.lines(items, ts_name) if with_data and not skip_record_metadata else None
+                )
+                if printed is not None:
+                    text, newer = printed
+                    if newer and count_newer is not None:
+                        count_newer(newer)
+                    offsets = list(range(item.base_offset, item.base_offset + item.record_count))
+                    last_offset = _follow(offsets, last_offset, gaps)
+                    yield [_batch_line(item), text] if text else [_batch_line(item)]
+                    continue
+                # its records as the other batches' (Records, or the loop's decoded records)
+                items = cast(Any, texts.v2_items(items.data, items.start, items.end, items.batch))
             if items and isinstance(items[0], DecodedRecord):  # the native loop's, decoded
                 decoded: list[DecodedRecord] = items
                 if (

@@ -22,7 +22,7 @@ import sys
 import uuid
 from functools import cache
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -37,7 +37,10 @@ from codegen.native.table_format import (
     STRUCT,
 )
 
-__all__ = ["jsontext_module", "native_printer", "value_plans", "wire_plans"]
+__all__ = ["jsontext_module", "native_printer", "value_plans", "wire_plans", "wire_sides"]
+
+if TYPE_CHECKING:
+    from codegen.dumps.user_topics import UserTopicDecoder
 
 _UNKNOWN_TAGS: Final = "unknown_tags"
 
@@ -226,6 +229,21 @@ def wire_plans(cls: type) -> tuple[Any, ...]:
         except (_Unprintable, TypeError, ValueError, KeyError, OverflowError):
             plans[version] = None
     return tuple(plans)
+
+
+def wire_sides(decoder: UserTopicDecoder) -> tuple[Any, Any]:
+    """A user topic's (key side, value side) as ``codegen/native/json_wire.h`` takes them: the
+    native loop's form (``UserTopicDecoder.loop_sides``) with a ``WirePlan`` for each reader
+    (None where there is no plan: those records take the decoded path)."""
+    plans: dict[type, tuple[Any, ...]] = {}
+
+    def plan(cls: type, version: int) -> Any:
+        if cls not in plans:
+            plans[cls] = wire_plans(cls)
+        found = plans[cls]
+        return found[version] if version < len(found) else None
+
+    return decoder.loop_sides(plan)
 
 
 def _wire_default(module: ModuleType, kind: int, payload: object) -> tuple[int, object]:

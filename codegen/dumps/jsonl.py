@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 import orjson
 
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
-from codegen.dumps.json_text import native_printer, value_plans, wire_plans
+from codegen.dumps.json_text import native_printer, value_plans, wire_sides
 from codegen.dumps.log_dirs import RowSource
 from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import RecordBatch, SegmentError
@@ -210,15 +210,7 @@ def _bytes_printer(decoder: UserTopicDecoder) -> Any:
     module = native_printer()
     if module is None:
         return None
-    plans: dict[type, tuple[Any, ...]] = {}
-
-    def plan(cls: type, version: int) -> Any:
-        if cls not in plans:
-            plans[cls] = wire_plans(cls)
-        found = plans[cls]
-        return found[version] if version < len(found) else None
-
-    key_side, value_side = decoder.loop_sides(plan)
+    key_side, value_side = wire_sides(decoder)
     heads = tuple(
         b","
         + compact_json({"kind": kind, "recordType": None, "recordName": decoder.name})[1:-1]

@@ -128,6 +128,10 @@ class Counts:
                     f"(base offset {item.base_offset}): batch printed with isvalid: false"
                 )
 
+    def add_newer(self, n: int) -> None:
+        """Count ``n`` records newer than our specs (printed without their objects)."""
+        self.newer += n
+
     def add_records(self, records: list[DecodedRecord]) -> None:
         """:meth:`add` for the records that count (errors, unknown, newer than our specs)."""
         for rec in records:
@@ -656,6 +660,7 @@ def dump_log_run(
             non_consecutive=gaps,
             package=package,
             user=None if not user or t not in user else user[t],
+            count_newer=None if counts is None else counts.add_newer,
         )
         # One write per log batch; the last lines wait, as Kafka may stop in the middle of one.
         pending: list[str] = []

@@ -328,9 +328,17 @@ class UserTopicDecoder:
     ) -> list[DecodedRecord]:
         """A batch whose records parse as its :class:`BatchBytes`; the others decoded, so
         that a batch whose records do not parse is the segment error it is here."""
-        if self._records_parse(data, pos, end, batch.record_count):
-            return BatchBytes(self, data, pos, end, batch)
-        return self._v2_records(data, pos, end, batch)
+        found = self.byte_batch(data, pos, end, batch)
+        return self._v2_records(data, pos, end, batch) if found is None else found
+
+    def byte_batch(self, data: bytes, pos: int, end: int, batch: RecordBatch) -> BatchBytes | None:
+        """A v2 data batch as its :class:`BatchBytes` when the native loop is built and its
+        records parse as the loop parses them; else None."""
+        if self._records_parse is None or not self._records_parse(
+            data, pos, end, batch.record_count
+        ):
+            return None
+        return BatchBytes(self, data, pos, end, batch)
 
     def _v2_records(
         self, data: bytes, pos: int, end: int, batch: RecordBatch

@@ -749,4 +749,148 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------------------- dump-log */
+
+/* Jackson's form of the JSON text b->p[from:]: orjson's \u00xx escapes with upper-case hex
+   (record_json.jackson_json). */
+static void jackson_escapes(Buf *b, Py_ssize_t from) {
+    char *p = b->p;
+    for (Py_ssize_t i = from; i < b->len; i++) {
+        if (p[i] != '\\') continue;
+        if (i + 5 < b->len && p[i + 1] == 'u') {
+            for (int k = 4; k <= 5; k++)
+                if (p[i + k] >= 'a' && p[i + k] <= 'f') p[i + k] = (char)(p[i + k] - 'a' + 'A');
+            i += 5;
+        } else {
+            i += 1; /* the escaped character */
+        }
+    }
+}
+
+/* 1 when p[0:n] is UTF-8 that dumplog_json.one_line leaves as it is (no control character
+   but tab, no U+0085, U+2028 or U+2029), 0 when not (the reference prints it), -1 on error. */
+static int plain_line_text(const unsigned char *p, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char c = p[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) return 0;
+        if (c == 0xC2 && i + 1 < n && p[i + 1] == 0x85) return 0;
+        if (c == 0xE2 && i + 2 < n && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9))
+            return 0;
+    }
+    return utf8_ok(p, n);
+}
+
+/* " <label>: <text>" of one side of n bytes at p (nothing for null bytes): a mapped side's
+   JSON as Jackson prints it, a raw side's UTF-8 text. 0, NOT_HERE or -1. */
+static int put_dump_log_side(Buf *b, const char *label, const WireSide *s,
+                             const unsigned char *p, int64_t n, int *newer) {
+    if (n < 0) return 0;
+    if (buf_put(b, label, (Py_ssize_t)strlen(label)) < 0) return -1;
+    if (s->mapped) {
+        const Py_ssize_t from = b->len;
+        long version;
+        const int rc = put_side(b, s, p, n, &version, newer);
+        if (rc < 0) return rc;
+        jackson_escapes(b, from);
+        return 0;
+    }
+    const int ok = plain_line_text(p, (Py_ssize_t)n);
+    if (ok <= 0) return ok < 0 ? -1 : NOT_HERE;
+    return buf_put(b, (const char *)p, (Py_ssize_t)n);
+}
+
+/* Kafka's DefaultRecordBatch.incrementSequence. */
+static int64_t next_sequence(int64_t sequence, int64_t increment) {
+    if (sequence > INT32_MAX - increment) return increment - (INT32_MAX - sequence) - 1;
+    return sequence + increment;
+}
+
+/* user_dump_log(data, start, end, count, base_offset, base_timestamp, log_append,
+   append_timestamp, base_sequence, ts_name, key_side, value_side) -> (str, newer) | None: the
+   `| offset: ...` lines of one v2 data batch of a user topic, as dumplog_json prints its
+   records (key: and payload: as user_dump_log_texts gives them), joined by newlines; None
+   where the reference prints them: a record with headers, offsets that do not follow each
+   other, a record the engine would refuse, a raw side one_line would change. */
+static PyObject *user_dump_log(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 12 || !PyBytes_CheckExact(args[9])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "user_dump_log(data, start, end, count, base_offset, base_timestamp, "
+                        "log_append, append_timestamp, base_sequence, ts_name: bytes, key_side, "
+                        "value_side)");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
+    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    int64_t base_offset, base_ts, append_ts, base_seq;
+    if (as_int64(args[4], &base_offset) < 0 || as_int64(args[5], &base_ts) < 0 ||
+        as_int64(args[7], &append_ts) < 0 || as_int64(args[8], &base_seq) < 0)
+        return NULL;
+    const int log_append = PyObject_IsTrue(args[6]);
+    if (log_append < 0) return NULL;
+    WireSide key, value;
+    if (wire_side(args[10], &key) < 0 || wire_side(args[11], &value) < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = NULL, *ts_name = args[9];
+    Buf *b = &wire_lines;
+    b->len = 0;
+    int64_t newer_count = 0;
+    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
+        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
+                     start, end, count, view.len);
+        goto done;
+    }
+    if (count > INT32_MAX || base_seq > INT32_MAX) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (parsed_room(&wire_recs, &wire_recs_cap, (int32_t)count) < 0) goto done;
+    Parsed *recs = wire_recs;
+    if (parse(view.buf, start, end, count, recs, 0) < 0) {
+        PyErr_Clear();
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        int64_t offset, ts = append_ts;
+        int newer = 0, rc = 0;
+        if (r->off_delta != i || r->n_headers != 0 ||
+            __builtin_add_overflow(base_offset, r->off_delta, &offset) ||
+            (!log_append && __builtin_add_overflow(base_ts, r->ts_delta, &ts))) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        if ((i && PUT_LITERAL(b, "\n") < 0) || PUT_LITERAL(b, "| offset: ") < 0 ||
+            buf_int64(b, offset) < 0 || PUT_LITERAL(b, " ") < 0 ||
+            buf_put(b, PyBytes_AS_STRING(ts_name), PyBytes_GET_SIZE(ts_name)) < 0 ||
+            PUT_LITERAL(b, ": ") < 0 || buf_int64(b, ts) < 0 ||
+            PUT_LITERAL(b, " keySize: ") < 0 || buf_int64(b, r->key_len < 0 ? -1 : r->key_len) < 0 ||
+            PUT_LITERAL(b, " valueSize: ") < 0 ||
+            buf_int64(b, r->value_len < 0 ? -1 : r->value_len) < 0 ||
+            PUT_LITERAL(b, " sequence: ") < 0 ||
+            buf_int64(b, base_seq < 0 ? -1 : next_sequence(base_seq, i)) < 0 ||
+            PUT_LITERAL(b, " headerKeys: []") < 0)
+            goto done;
+        rc = put_dump_log_side(b, " key: ", &key, r->key, r->key_len, &newer);
+        if (rc >= 0) rc = put_dump_log_side(b, " payload: ", &value, r->value, r->value_len, &newer);
+        if (rc == NOT_HERE) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (rc < 0) goto done;
+        newer_count += newer;
+    }
+    PyObject *text = PyUnicode_DecodeUTF8(b->p, b->len, NULL);
+    if (text) {
+        out = Py_BuildValue("(NL)", text, (long long)newer_count);
+    }
+done:
+    b->len = 0;
+    PyBuffer_Release(&view);
+    return out;
+}
+
 #endif /* SPECGEN_JSON_WIRE_H */

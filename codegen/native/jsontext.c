@@ -15,8 +15,8 @@
  * and only from objects of exactly the planned class.
  *
  * A user topic's lines are printed straight from the record bytes when every record of the
- * batch reads (json_wire.h: WirePlan, user_lines), with no object per record; the other
- * batches go through the record loop and the Writer.
+ * batch reads (json_wire.h: WirePlan, user_lines; user_dump_log for dump-log's lines), with no
+ * object per record; the other batches go through the record loop and the Writer.
  *
  * One translation unit: the parts are included here, in this order: json_values.h (the output
  * buffer and the JSON text of values), json_plans.h (Plan), json_writer.h (Writer),
@@ -161,6 +161,11 @@ static PyMethodDef module_methods[] = {
      "append_timestamp, close, heads, key_side, value_side) -> (bytes, newer) | None: a user "
      "topic's jsonl lines of one v2 data batch printed from the record bytes (json_wire.h), "
      "or None where the record loop and the Writer must print it."},
+    {"user_dump_log", (PyCFunction)(void (*)(void))user_dump_log, METH_FASTCALL,
+     "user_dump_log(data, start, end, count, base_offset, base_timestamp, log_append, "
+     "append_timestamp, base_sequence, ts_name, key_side, value_side) -> (str, newer) | None: "
+     "a user topic's dump-log record lines of one v2 data batch printed from the record bytes, "
+     "or None where the reference must print them."},
     {NULL, NULL, 0, NULL},
 };
 
