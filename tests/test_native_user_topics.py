@@ -26,7 +26,7 @@ from user_topics_data import write_topics
 from v2_batches import record_bytes_variants, with_records
 from version_rule import CASES_FOLDER, GIVEN_CASES, PACKAGE, WRITTEN, body, write_case_topics
 
-from codegen.dumps import Codec, Header, NewRecord, SegmentWriter
+from codegen.dumps import Codec, Header, NewRecord, SegmentWriter, table
 from codegen.dumps.command import dump_command
 from codegen.dumps.coordinator import native_records
 from codegen.dumps.decoded import DecodedBatch, DecodedRecord
@@ -238,7 +238,7 @@ def test_a_mixed_topic_with_compressed_batches(payments: ModuleType, tmp_path: P
 
 @pytest.mark.parametrize("mapped", ["both", "value", "key"])
 def test_batches_printed_from_their_bytes(
-    payments: ModuleType, tmp_path: Path, mapped: str
+    payments: ModuleType, tmp_path: Path, mapped: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Batches whose every record decodes (versions 0-4 and 9, tombstones, null keys,
     headers, raw sides, every codec, log-append time) are printed from their bytes, as the
@@ -308,12 +308,23 @@ def test_batches_printed_from_their_bytes(
             )
             return result.stdout_bytes, result.stderr, result.exit_code
 
+        segment = (partition / "00000000000000000000.log").read_bytes()
         newer = sum(1 for r in good if r.value is not None and r.value[:2] >= b"\x00\x04")
         assert newer > 0
-        for fmt in ("jsonl", "dump-log"):
+        for fmt in ("jsonl", "dump-log", "table"):
             native = dump("native", fmt)
             assert native == dump("pure", fmt)
             assert f", {newer} newer than our specs" in native[1]
+        # tables of 50 rows: their ends fall where the reference's do, among batches from
+        # their bytes and one that is not (a record cut short)
+        with SegmentWriter(partition / "00000000000000000000.log", append=True) as writer:
+            writer.write_batch([*good[:7], NewRecord(good[0].key, b"\x00\x03\x01")])
+            writer.write_batch(good[7:40])
+        monkeypatch.setattr(table, "TABLE_ROWS", 50)
+        native_table = dump("native", "table")
+        assert native_table == dump("pure", "table")
+        (partition / "00000000000000000000.log").write_bytes(segment)
+        assert native_table[0].count(b"offset") >= 4  # a header per table
         newer_counted: list[int] = []
         groups = list(
             dump_log_line_groups(
@@ -399,25 +410,25 @@ def test_raw_sides_of_every_shape(payments: ModuleType, tmp_path: Path, mapped: 
         )
         + "\n"
     )
-    for raw in raws:  # dump-log: each raw side alone (a batch from its bytes or not)
+    for raw in raws:  # dump-log and table: each raw side alone (from its bytes or not)
         (partition / "00000000000000000000.log").unlink()
         with SegmentWriter(partition / "00000000000000000000.log") as writer:
             only = NewRecord(raw, value) if mapped == "value" else NewRecord(key, raw)
             writer.write_batch([only, only], timestamp=1_700_000_000_000)
-        runs = [
-            CliRunner().invoke(
-                dump_command,
-                [str(partition), "--format", "dump-log", "--topics", str(topics)],
-                env={"SPECGEN_BACKEND": backend},
+        for fmt in ("dump-log", "table"):
+            native, pure = (
+                CliRunner().invoke(
+                    dump_command,
+                    [str(partition), "--format", fmt, "--topics", str(topics)],
+                    env={"SPECGEN_BACKEND": backend},
+                )
+                for backend in ("native", "pure")
             )
-            for backend in ("native", "pure")
-        ]
-        native, pure = runs
-        assert (native.stdout_bytes, native.stderr, native.exit_code) == (
-            pure.stdout_bytes,
-            pure.stderr,
-            pure.exit_code,
-        )
+            assert (native.stdout_bytes, native.stderr, native.exit_code) == (
+                pure.stdout_bytes,
+                pure.stderr,
+                pure.exit_code,
+            )
     assert [fields[2] for _, records in items for _, fields in records][:3] == (
         ["record"] * 3 if mapped == "value" else ["tombstone", "record", "record"]
     )

@@ -35,7 +35,7 @@ from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import BatchPlace, Damage, compact_json
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import StoragePath
-from codegen.dumps.user_topics import UserTopicDecoder
+from codegen.dumps.user_topics import BatchBytes, UserTopicDecoder
 from codegen.text import plural
 
 if TYPE_CHECKING:
@@ -420,6 +420,7 @@ def decode_files(
     partition_folder: StoragePath | None = None
     limits = (max_batch_size, max_batch_records)
     table_rows: list[table.TableRow] = []
+    table_more = 0  # the rows of the table's UserCells past one each
     damage: Damage = []  # the errors, for the compacted views
     total = sum(f.stat().st_size for f, _ in topics)
     bar, advance = progress(total)
@@ -446,6 +447,7 @@ def decode_files(
                 continue
             bound = bounds.get(f)
             decoder = user.get(t) if user and t is not None else None
+            cells = None if decoder is None or fmt != "table" else table.user_cells_printer(decoder)
             lines = jsonl.JsonlLines(
                 t, file_fields, user_topic=decoder is not None, decoder=decoder
             )
@@ -459,7 +461,7 @@ def decode_files(
                     max_batch_records,
                     package,
                     user,
-                    as_bytes=view is None and fmt == "jsonl",
+                    as_bytes=view is None and fmt in ("jsonl", "table"),
                 )
             )
             for item in batches:
@@ -485,15 +487,26 @@ def decode_files(
                         counts.add_records(noted)
                     write(text)
                     continue
+                if isinstance(item.records, BatchBytes):  # a user topic's, for the table
+                    made = None if cells is None else cells(item.records)
+                    if made is not None:
+                        counts.add_newer(made[1])
+                        table_rows.append((made[0], t, source))
+                        table_more += len(made[0].rows) - 1
+                        if len(table_rows) + table_more >= table.TABLE_ROWS:
+                            table.records_table(out, table_rows)
+                            table_rows, table_more = [], 0
+                        continue
+                    item.records = item.records.decoded()
                 counts.add_records(item.records)
                 if view is not None:
                     view.add_batch(item)
                     damage.extend((rec, item.batch) for rec in item.records if rec.kind == ERROR)
                 elif fmt == "table":
                     table_rows.extend((rec, t, source) for rec in item.records)
-                    if len(table_rows) >= table.TABLE_ROWS:  # a table at a time: flat memory
+                    if len(table_rows) + table_more >= table.TABLE_ROWS:  # a table at a time
                         table.records_table(out, table_rows)
-                        table_rows = []
+                        table_rows, table_more = [], 0
                 else:
                     write(lines.batch(item.batch, item.records))
             counts.newer += lines.newer_printed

@@ -8,11 +8,11 @@ table_text` draws them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
-from codegen.dumps.json_text import native_printer, value_plans
+from codegen.dumps.json_text import native_printer, value_plans, wire_sides
 from codegen.dumps.log_dirs import RowSource
 from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import SegmentError
@@ -25,7 +25,7 @@ from codegen.dumps.record_json import (
     value_json,
 )
 from codegen.dumps.text_table import table_text
-from codegen.dumps.user_topics import UserRecord, version_of
+from codegen.dumps.user_topics import BatchBytes, UserRecord, UserTopicDecoder, version_of
 from codegen.runtime import KafkaMessage
 from codegen.text import utc_text
 
@@ -33,10 +33,20 @@ if TYPE_CHECKING:
     from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
     from codegen.dumps.views.compacted import GroupMember, GroupState
 
-__all__ = ["TABLE_ROWS", "TableRow", "compacted_tables", "latest_tables", "records_table"]
+__all__ = [
+    "TABLE_ROWS",
+    "TableRow",
+    "UserCells",
+    "compacted_tables",
+    "latest_tables",
+    "records_table",
+    "user_cells_printer",
+]
 
 TableRow = tuple[
-    "DecodedRecord | SegmentError | AbortedTxnEntry | TxnIndexError", str | None, RowSource | None
+    "DecodedRecord | SegmentError | AbortedTxnEntry | TxnIndexError | UserCells",
+    str | None,
+    RowSource | None,
 ]
 """A row of the records table: the record or error, its decoder's topic (None: plain) and
 where it comes from."""
@@ -110,6 +120,50 @@ class _MessageTexts:
         return _json_text(message.to_json(at))
 
 
+class UserCells:
+    """The rows of a user topic's batch made from its record bytes (``user_table_cells`` of
+    ``codegen/native/json_wire.h``): (offset, timestamp, key, value) texts per record, the
+    cells :func:`_user_cells` makes of its decoded records."""
+
+    __slots__ = ("name", "rows")
+
+    def __init__(self, name: str, rows: list[tuple[str, str, str, str]]) -> None:
+        self.name = name
+        self.rows = rows
+
+
+def user_cells_printer(
+    decoder: UserTopicDecoder,
+) -> Callable[[BatchBytes], tuple[UserCells, int] | None] | None:
+    """``cells(batch)``: a user topic's table rows of a batch made from its record bytes and
+    how many of its records are newer than the specs, or None where its decoded records
+    must make them; None without the native loop and printer."""
+    module = native_printer()
+    if module is None or not decoder.native:
+        return None
+    key_side, value_side = wire_sides(decoder)
+    make = module.user_table_cells
+    name = decoder.name
+
+    def cells(records: BatchBytes) -> tuple[UserCells, int] | None:
+        b = records.batch
+        made: tuple[list[tuple[str, str, str, str]], int] | None = make(
+            records.data,
+            records.start,
+            records.end,
+            b.record_count,
+            b.base_offset,
+            b.base_timestamp,
+            b.attributes & 0x08,
+            b.max_timestamp,
+            key_side,
+            value_side,
+        )
+        return None if made is None else (UserCells(name, made[0]), made[1])
+
+    return cells
+
+
 def _user_cells(rec: UserRecord, messages: _MessageTexts) -> tuple[str, str]:
     """The key and value cells of a user topic's record or tombstone: a mapped side's message
     JSON (the key's empty when the message has no field to show), a raw side's text (as a
@@ -132,12 +186,20 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
     messages = _MessageTexts()
     keys: dict[bytes, str] = {}  # a table's cells that repeat
     times: dict[int, str] = {}
+    times_text: dict[str, str] = {}  # by the timestamp's text
     places: dict[RowSource | None, tuple[str, str]] = {None: ("", "")}
     for rec, topic, source in rows:
         where = places.get(source)
         if where is None:
             assert source is not None
             where = places[source] = (source.label, os.path.basename(source.file))
+        if isinstance(rec, UserCells):  # a user topic's batch, from its record bytes
+            for offset, timestamp, user_key, user_value in rec.rows:
+                time = times_text.get(timestamp)
+                if time is None:
+                    time = times_text[timestamp] = utc_text(int(timestamp))
+                yield (*where, offset, timestamp, time, rec.name, user_key, user_value)
+            continue
         if isinstance(rec, ValueError):  # a TxnIndexError
             yield (*where, "", "", "", ERROR, "", f"at position {rec.position}: {rec}")
             continue

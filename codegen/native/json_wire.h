@@ -893,4 +893,118 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------------------- table */
+
+/* A table cell of one side into *cell (a new str): a mapped side's JSON ("" for "{}" when
+   empty_object_blank), a raw side's UTF-8 text; `absent` (borrowed) for null bytes. */
+static int table_cell(Buf *b, const WireSide *s, const unsigned char *p, int64_t n,
+                      PyObject *absent, int empty_object_blank, int *newer, PyObject **cell) {
+    if (n < 0) {
+        *cell = Py_NewRef(absent);
+        return 0;
+    }
+    if (s->mapped) {
+        b->len = 0;
+        long version;
+        const int rc = put_side(b, s, p, n, &version, newer);
+        if (rc < 0) return rc;
+        if (empty_object_blank && b->len == 2 && b->p[0] == '{' && b->p[1] == '}') b->len = 0;
+        *cell = PyUnicode_DecodeUTF8(b->p, b->len, NULL);
+        return *cell ? 0 : -1;
+    }
+    const int ok = utf8_ok(p, (Py_ssize_t)n);
+    if (ok <= 0) return ok < 0 ? -1 : NOT_HERE; /* decode("utf-8", "replace"): the reference */
+    *cell = PyUnicode_DecodeUTF8((const char *)p, (Py_ssize_t)n, NULL);
+    return *cell ? 0 : -1;
+}
+
+static PyObject *decimal(int64_t v) {
+    char tmp[24];
+    Buf b = {tmp, 0, sizeof tmp, NULL};
+    buf_int64(&b, v); /* fits: no growth */
+    return PyUnicode_FromStringAndSize(b.p, b.len);
+}
+
+/* user_table_cells(data, start, end, count, base_offset, base_timestamp, log_append,
+   append_timestamp, key_side, value_side) -> (rows, newer) | None: a user topic's records
+   table cells of one v2 data batch, (offset, timestamp, key, value) per record as
+   table._user_cells makes them (the key "" when null or an empty object, the value
+   "<tombstone>" when null); None where the reference makes them. */
+static PyObject *user_table_cells(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError,
+                        "user_table_cells(data, start, end, count, base_offset, base_timestamp, "
+                        "log_append, append_timestamp, key_side, value_side)");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
+    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    int64_t base_offset, base_ts, append_ts;
+    if (as_int64(args[4], &base_offset) < 0 || as_int64(args[5], &base_ts) < 0 ||
+        as_int64(args[7], &append_ts) < 0)
+        return NULL;
+    const int log_append = PyObject_IsTrue(args[6]);
+    if (log_append < 0) return NULL;
+    WireSide key, value;
+    if (wire_side(args[8], &key) < 0 || wire_side(args[9], &value) < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = NULL, *rows = NULL, *blank = NULL, *tombstone = NULL;
+    Buf *b = &wire_sides;
+    int64_t newer_count = 0;
+    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
+        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
+                     start, end, count, view.len);
+        goto done;
+    }
+    if (count > INT32_MAX) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (parsed_room(&wire_recs, &wire_recs_cap, (int32_t)count) < 0) goto done;
+    Parsed *recs = wire_recs;
+    if (parse(view.buf, start, end, count, recs, 0) < 0) {
+        PyErr_Clear();
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (!(rows = PyList_New(count)) || !(blank = PyUnicode_FromString("")) ||
+        !(tombstone = PyUnicode_FromString("<tombstone>")))
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        int64_t offset, ts = append_ts;
+        int newer = 0, rc;
+        if (__builtin_add_overflow(base_offset, r->off_delta, &offset) ||
+            (!log_append && __builtin_add_overflow(base_ts, r->ts_delta, &ts))) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        PyObject *cells[4] = {NULL, NULL, NULL, NULL};
+        rc = table_cell(b, &key, r->key, r->key_len, blank, 1, &newer, &cells[2]);
+        if (rc >= 0)
+            rc = table_cell(b, &value, r->value, r->value_len, tombstone, 0, &newer, &cells[3]);
+        if (rc >= 0 && (!(cells[0] = decimal(offset)) || !(cells[1] = decimal(ts)))) rc = -1;
+        PyObject *row = rc >= 0 ? PyTuple_New(4) : NULL;
+        if (!row) {
+            for (int k = 0; k < 4; k++) Py_XDECREF(cells[k]);
+            if (rc == NOT_HERE) out = Py_NewRef(Py_None);
+            goto done;
+        }
+        for (int k = 0; k < 4; k++) PyTuple_SET_ITEM(row, k, cells[k]);
+        PyList_SET_ITEM(rows, i, row);
+        newer_count += newer;
+    }
+    out = Py_BuildValue("(OL)", rows, (long long)newer_count);
+done:
+    b->len = 0;
+    Py_XDECREF(rows);
+    Py_XDECREF(blank);
+    Py_XDECREF(tombstone);
+    PyBuffer_Release(&view);
+    return out;
+}
+
 #endif /* SPECGEN_JSON_WIRE_H */

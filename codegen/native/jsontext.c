@@ -15,8 +15,9 @@
  * and only from objects of exactly the planned class.
  *
  * A user topic's lines are printed straight from the record bytes when every record of the
- * batch reads (json_wire.h: WirePlan, user_lines; user_dump_log for dump-log's lines), with no
- * object per record; the other batches go through the record loop and the Writer.
+ * batch reads (json_wire.h: WirePlan, user_lines; user_dump_log and user_table_cells for
+ * dump-log's lines and table's cells), with no object per record; the other batches go
+ * through the record loop and the Writer.
  *
  * One translation unit: the parts are included here, in this order: json_values.h (the output
  * buffer and the JSON text of values), json_plans.h (Plan), json_writer.h (Writer),
@@ -166,6 +167,11 @@ static PyMethodDef module_methods[] = {
      "append_timestamp, base_sequence, ts_name, key_side, value_side) -> (str, newer) | None: "
      "a user topic's dump-log record lines of one v2 data batch printed from the record bytes, "
      "or None where the reference must print them."},
+    {"user_table_cells", (PyCFunction)(void (*)(void))user_table_cells, METH_FASTCALL,
+     "user_table_cells(data, start, end, count, base_offset, base_timestamp, log_append, "
+     "append_timestamp, key_side, value_side) -> (rows, newer) | None: a user topic's table "
+     "cells (offset, timestamp, key, value) of one v2 data batch from the record bytes, or "
+     "None where the reference must make them."},
     {NULL, NULL, 0, NULL},
 };
 
