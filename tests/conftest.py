@@ -375,6 +375,10 @@ def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     conf = {
         "spark.sql.shuffle.partitions": "2",
         "spark.sql.execution.arrow.maxRecordsPerBatch": "1000",
+        # the pass is a few client sessions: forked workers cost less CPU per task, and a few
+        # sessions' pools are all a fork server keeps (tests/spark/test_connect.py checks the
+        # default, which is bounded over many sessions, on a server of its own)
+        "spark.python.use.daemon": "true",
         **spark_kafka_conf()[0],
     }
     server = connect_server.start_server(tmp_path_factory.mktemp("connect"), conf)

@@ -131,3 +131,70 @@ def test_a_shipped_package_tells_the_client_its_workers_read_without_the_engine(
         assert rows > 0  # the same rows, read the slow way
     finally:
         session.stop()
+
+
+def _python_workers(pid: int) -> list[tuple[int, int, str]]:
+    """The Python processes below ``pid``: (pid, resident KiB, command)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat.rpartition(")")[2].split()[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            try:
+                argv = (Path("/proc") / str(child) / "cmdline").read_bytes().split(b"\0")
+                rss = int((Path("/proc") / str(child) / "statm").read_text().split()[1])
+            except OSError:
+                continue
+            if Path(argv[0].decode()).name.startswith("python"):
+                found.append(
+                    (
+                        child,
+                        rss * os.sysconf("SC_PAGE_SIZE") // 1024,
+                        " ".join(a.decode() for a in argv[1:3]),
+                    )
+                )
+    return found
+
+
+@pytest.mark.connect_only
+def test_python_workers_stay_bounded_over_many_client_sessions(tmp_path: Path) -> None:
+    """Each client session of a Connect server has its own Python worker pools (Spark keys them
+    by the session's artifact folder) and Spark 4.3 ends none when the session ends: with
+    PySpark's fork server (``spark.python.use.daemon``) each session left about five processes
+    (190 MiB) behind for good, 11 after the first session. A server as ``make connect-server``
+    starts it (on its own here: the pass's server keeps the fork server) runs its workers
+    without it: after several sessions that each read with ``kafka-log`` (planning, filters
+    pushed, and decoded), what is left is what one session runs at a time."""
+    import connect_server
+    from pyspark.sql.connect.session import SparkSession as RemoteSession
+
+    from spark_udfs.session import register_data_source
+
+    server = connect_server.start_server(tmp_path / "server", {})
+    try:
+        counts = []
+        for _ in range(3):
+            session = RemoteSession.builder.remote(server.url).create()
+            try:
+                register_data_source(session)
+                df = session.read.format("kafka-log").load(str(REAL_DATA / "aibulb"))
+                assert df.where("offset < 3").count() > 0
+                decoded = session.read.format("kafka-log").option("decode", "true")
+                names = decoded.load(str(REAL_DATA / "aibulb")).groupBy("recordName").count()
+                assert len(names.collect()) > 1
+            finally:
+                session.stop()
+            counts.append(len(_python_workers(server.pid)))
+        workers = _python_workers(server.pid)
+    finally:
+        server.stop()
+    # a session's planning and tasks (local[2]) run in a few workers at a time; the pools of
+    # the sessions before are gone (with the fork server: 11, then 5 more per session)
+    assert max(counts) <= 4, (counts, workers)
