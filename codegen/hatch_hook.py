@@ -32,6 +32,10 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 from hatchling.plugin import hookimpl
 
+# The project's modules are imported in the functions that use them: hatchling loads this file
+# before kafka-specgen itself is on sys.path (initialize puts it there), and a project that
+# generates codecs needs the generator extra only when it builds.
+
 DISTRIBUTION = "kafka-specgen"
 CONFIG_TABLE = "[tool.hatch.build.hooks.kafka-specgen]"
 

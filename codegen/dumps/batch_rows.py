@@ -17,6 +17,7 @@ from typing import Final
 
 import pyarrow as pa
 
+from codegen.dumps.arrow import read_range
 from codegen.dumps.model import BatchHeader, SegmentError
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import RemotePath
@@ -92,8 +93,6 @@ def batch_rows(
     """The batch rows of a segment file, or of its bytes ``[start, end)`` (from an entry
     boundary: positions are the file's)."""
     if start or end is not None:
-        from codegen.dumps.arrow import read_range
-
         data = read_range(source, start, end)
         name = None if isinstance(source, bytes) else str(source)
         return batch_table(

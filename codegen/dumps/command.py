@@ -43,6 +43,7 @@ from codegen.dumps.storage import StoragePath
 from codegen.dumps.storage_params import StoragePathParam
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
 from codegen.dumps.user_topics import UserTopicDecoder, user_decoders
+from codegen.errors import NoSpecsError, SpecErrors
 from codegen.extras import MissingExtraError
 from codegen.failures import GuardedCommand
 from codegen.text import plural
@@ -377,8 +378,7 @@ def _codecs(package: str | None, specs: tuple[Path, ...]) -> Iterator[str]:
         yield name
         return
     try:
-        from codegen.emit import write_package
-        from codegen.errors import NoSpecsError, SpecErrors
+        from codegen.emit import write_package  # the generator extra, for --specs only
     except MissingExtraError as exc:
         raise click.UsageError(exc.text("dump --specs")) from None
     name = f"kafka_specgen_dump_{uuid.uuid4().hex[:12]}"

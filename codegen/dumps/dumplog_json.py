@@ -56,6 +56,11 @@ from codegen.dumps.model import (
 )
 from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import jackson_json, jackson_json_each, record_json, value_json
+from codegen.dumps.remote_log_metadata import (
+    RemoteLogMetadataError,
+    kafka_object_text,
+    kafka_refuses_newer,
+)
 from codegen.dumps.segments import SegmentReader, segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.user_topics import BatchBytes, UserRecord, UserTopicDecoder, version_of
@@ -177,12 +182,6 @@ def parse_record(rec: DecodedRecord, topic: str) -> tuple[str | None, str | None
 def _remote_log_metadata_text(rec: DecodedRecord) -> str:
     """``--remote-log-metadata-decoder``'s payload: the text of Kafka's object, or of the error
     that stopped its serde (the frame's, or its transform's)."""
-    from codegen.dumps.remote_log_metadata import (
-        RemoteLogMetadataError,
-        kafka_object_text,
-        kafka_refuses_newer,
-    )
-
     if rec.kind == RECORD and rec.newer_than_spec and kafka_refuses_newer(rec.value):
         reason = f"{_BODY_ERROR}{rec.record_type}"
     elif rec.kind == RECORD:

@@ -36,6 +36,7 @@ from codegen.native.table_format import (
     NULLABLE,
     STRUCT,
 )
+from codegen.runtime import backends
 
 __all__ = ["jsontext_module", "native_printer", "value_plans", "wire_plans", "wire_sides"]
 
@@ -61,8 +62,6 @@ def jsontext_module() -> ModuleType | None:
 def native_printer() -> ModuleType | None:
     """The compiled printer where the native backend prints: None when it is not built or the
     pure backend is asked for (the reference prints then)."""
-    from codegen.runtime import backends
-
     return None if backends.requested() == backends.PURE else jsontext_module()
 
 

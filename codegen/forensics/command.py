@@ -186,7 +186,7 @@ def _html_report(
     window: int,
     output: Path | None,
 ) -> None:
-    from codegen.forensics.report import render_html, require_plotting
+    from codegen.forensics.report import render_html, require_plotting  # --format html only
 
     require_plotting()  # before the work: a missing extra is said at once
     point = parse_as_of(as_of) if as_of is not None else None

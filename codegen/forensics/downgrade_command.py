@@ -248,6 +248,7 @@ def downgrade_check_command(
     report = check_downgrade(list(paths), to, group_coordinator)
     replayed = None
     if replay:
+        # --replay only: the release loaders' harness and its jars
         from codegen.forensics.replay import ReplayUnavailableError, agreements
         from codegen.forensics.replay import replay as run_replay
 

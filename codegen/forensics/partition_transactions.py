@@ -15,6 +15,13 @@ import pyarrow as pa
 from codegen.dumps import storage
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE
+from codegen.dumps.log_files import (
+    LogFileError,
+    TxnIndexError,
+    producer_entry_json,
+    read_producer_snapshot,
+    read_transaction_index,
+)
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
@@ -232,8 +239,6 @@ def _snake(row: dict[str, Any]) -> dict[str, Any]:
 def _index_ranges(replica: PartitionFolder, result: PartitionTransactions, whole: bool) -> None:
     """The aborted ranges the ``.txnindex`` files hold (at a cut, those whose ABORT marker is
     below the log end then), checked against the markers'."""
-    from codegen.dumps.log_files import TxnIndexError, read_transaction_index
-
     indexes = [f for f in storage.listdir(replica.folder) if f.suffix == ".txnindex"]
     for path in indexes:
         try:
@@ -282,8 +287,6 @@ def _snapshot(replica: PartitionFolder, result: PartitionTransactions, whole: bo
     """The producers of the newest ``.snapshot``; at a cut, of the newest taken before it:
     a broker takes one as it rolls a segment (named by the log end then, when the batch that
     rolled it was appended) and as it stops, so at a cut those below the log end then."""
-    from codegen.dumps.log_files import LogFileError, producer_entry_json, read_producer_snapshot
-
     snapshots = sorted(
         (
             f

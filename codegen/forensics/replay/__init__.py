@@ -33,6 +33,8 @@ from typing import Any
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, SHARE_GROUP_STATE, TRANSACTION_STATE
 from codegen.dumps.metadata import CLUSTER_METADATA
+from codegen.forensics.cluster import metadata_files
+from codegen.forensics.groups import group_views
 from codegen.forensics.inputs import LogDirs, discover
 from codegen.forensics.known_bugs import name_bug
 from codegen.forensics.releases import DEFAULT, NEW, Release, release
@@ -60,6 +62,8 @@ from codegen.forensics.replay.report import (
     Transaction,
     agreements,
 )
+from codegen.forensics.shares import share_states
+from codegen.forensics.transactions import transaction_report
 
 __all__ = [
     "Agreement",
@@ -157,8 +161,6 @@ def _require_local(dirs: LogDirs) -> None:
 
 
 def _metadata_part(dirs: LogDirs) -> dict[str, Any] | None:
-    from codegen.forensics.cluster import metadata_files
-
     found = metadata_files(dirs)
     if found is None:
         return None
@@ -248,8 +250,6 @@ def kafka_uuid(value: object) -> str:
 def current_state(dirs: LogDirs) -> ClusterState:
     """What the cluster has now, by this project's views of the same files: its groups (not
     the deleted ones) and committed offsets, transactional ids, share-partition states."""
-    from codegen.forensics.groups import group_views
-
     state = ClusterState()
     if dirs.coordinator_segments(CONSUMER_OFFSETS):
         for view in group_views(dirs):
@@ -262,8 +262,6 @@ def current_state(dirs: LogDirs) -> ClusterState:
             for o in view.offset_rows():
                 state.offsets[(o.group, o.topic, o.partition)] = o.offset
     if dirs.coordinator_segments(TRANSACTION_STATE):
-        from codegen.forensics.transactions import transaction_report
-
         for t in transaction_report(dirs).transactional_ids:
             if t.deleted_at is not None or not t.changes:
                 continue
@@ -276,8 +274,6 @@ def current_state(dirs: LogDirs) -> ClusterState:
                 last.state,
             )
     if dirs.coordinator_segments(SHARE_GROUP_STATE):
-        from codegen.forensics.shares import share_states
-
         for s in share_states(dirs):
             state.share_states.add((s.group, kafka_uuid(s.topic_id), s.partition))
     return state
