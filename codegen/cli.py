@@ -21,6 +21,7 @@ from codegen.commands import SUBCOMMANDS, extra_of
 from codegen.errors import NoSpecsError, SpecErrors, display_path
 from codegen.extras import MissingExtraError
 from codegen.failures import GuardedCommand, InternalError, save_traceback
+from codegen.gc_pause import gc_paused
 from codegen.project import (
     CONFIG_TABLE,
     DEFAULT_OUT,
@@ -78,14 +79,11 @@ def _long_lived_imports() -> Iterator[None]:
     if not _Program.running:
         yield
         return
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
+    with gc_paused():
+        try:
+            yield
+        finally:
+            gc.freeze()
 
 
 def load_subcommand(name: str) -> click.Command:

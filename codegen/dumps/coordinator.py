@@ -20,7 +20,6 @@ Decoding never raises on bad data (KIP-915):
 
 from __future__ import annotations
 
-import gc
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
@@ -54,6 +53,7 @@ from codegen.dumps.decoded import (
 from codegen.dumps.model import RawRecord, RecordBatch, SegmentError
 from codegen.dumps.packages import SHIPPED_PACKAGE, package_name
 from codegen.dumps.segments import SegmentReader, Source, segment_sources
+from codegen.gc_pause import gc_paused
 from codegen.runtime import BytesLike, DecodeError, KafkaMessage, backends
 from codegen.runtime.wire import buffer_bytes
 
@@ -416,6 +416,8 @@ class CoordinatorDecoder:
         return rec
 
     def _attach_members(self, rec: DecodedRecord) -> None:
+        # imported for the groups that have members: it loads three generated modules, which
+        # every dump would pay for at start-up
         from codegen.dumps.consumer_protocol import group_members
 
         rec.members = group_members(rec.value)
@@ -430,14 +432,8 @@ class CoordinatorDecoder:
         """
         # A batch allocates several objects per record and no cycles: the cyclic GC would
         # only rescan them (it cost about half the time), so it pauses for the batch.
-        pause = gc.isenabled()
-        if pause:
-            gc.disable()
-        try:
+        with gc_paused():
             return self._decode_raw(rows)
-        finally:
-            if pause:
-                gc.enable()
 
     def _key_entry(self, key: bytes | None) -> _KnownKey:
         """Decode a key; LookupError or the codec's DecodeError unless it decodes exactly."""
@@ -527,10 +523,7 @@ class CoordinatorDecoder:
         """The native loop over a v2 data batch, the cyclic GC paused (its records make no
         cycles)."""
         assert self._native_loop is not None
-        pause = gc.isenabled()
-        if pause:
-            gc.disable()
-        try:
+        with gc_paused():
             return self._native_loop(
                 data,
                 pos,
@@ -541,9 +534,6 @@ class CoordinatorDecoder:
                 batch.attributes & 0x08,
                 batch.max_timestamp,
             )
-        finally:
-            if pause:
-                gc.enable()
 
     def native_v2_records(
         self, data: bytes, pos: int, end: int, batch: RecordBatch
@@ -625,10 +615,7 @@ def _segment_batches(
     while True:
         # Parsing and decoding a batch allocate many objects and no cycles: the cyclic GC
         # pauses meanwhile (never while the caller runs between batches).
-        pause = gc.isenabled()
-        if pause:
-            gc.disable()
-        try:
+        with gc_paused():
             item = next(items, None)
             if item is None:
                 return
@@ -639,9 +626,6 @@ def _segment_batches(
                 result = item
             else:
                 result = DecodedBatch(*item)
-        finally:
-            if pause:
-                gc.enable()
         yield result
 
 

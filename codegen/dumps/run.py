@@ -7,10 +7,9 @@ and the errors they found (echoed on stderr as they come, summed up at the end).
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
@@ -35,7 +34,9 @@ from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import BatchPlace, Damage, compact_json
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import StoragePath
+from codegen.dumps.text_table import table_text
 from codegen.dumps.user_topics import BatchBytes, UserTopicDecoder
+from codegen.gc_pause import gc_paused
 from codegen.text import plural
 
 if TYPE_CHECKING:
@@ -372,21 +373,6 @@ def _compacted_columns(
 # --------------------------------------------------------------------------------- the loops
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic GC paused while records are read and kept (a table's rows, a view's live
-    keys): decoded records make no cycles, and each collection would walk every kept one
-    again (half of a user topic's ``--format table`` time, 200,000 records)."""
-    pause = gc.isenabled()
-    if pause:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if pause:
-            gc.enable()
-
-
 def decode_files(
     topics: list[tuple[StoragePath, str | None]],
     counts: Counts,
@@ -427,7 +413,9 @@ def decode_files(
     output = ByteOutput(out)
     write = output.write
     add = counts.add
-    with output, bar, _gc_paused():
+    # the GC paused while records are read and kept (a table's rows, a view's live keys): each
+    # collection would walk every kept one again (half of a user topic's table time)
+    with output, bar, gc_paused():
         for f, t in topics:
             counts.files += 1
             source = RowSource.of(f, t)
@@ -511,7 +499,7 @@ def decode_files(
                     write(lines.batch(item.batch, item.records))
             counts.newer += lines.newer_printed
     if latest is not None:
-        with _gc_paused():
+        with gc_paused():
             rows = latest.rows()
             if fmt == "jsonl":
                 jsonl.latest_lines(out, rows, damage)
@@ -577,7 +565,6 @@ def remote_log_compacted(files: Sequence[StoragePath], counts: Counts, fmt: str)
         for row in segments.to_pylist():
             out.write(compact_json({"kind": "remote-segment", **row}).decode() + "\n")
         return
-    from codegen.dumps.text_table import table_text
 
     def cell(v: Any) -> str:
         return "-" if v is None else str(v)

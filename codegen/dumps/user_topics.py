@@ -18,7 +18,6 @@ segment to the same values and the same errors.
 
 from __future__ import annotations
 
-import gc
 import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from codegen.dumps.topic_map import (
     TopicMapError,
     side_version,
 )
+from codegen.gc_pause import gc_paused
 from codegen.runtime import KafkaMessage
 
 __all__ = [
@@ -289,14 +289,8 @@ class UserTopicDecoder:
             while True:
                 # Decoding a batch allocates many objects and no cycles: the cyclic GC pauses
                 # meanwhile (never while the caller runs between batches).
-                pause = gc.isenabled()
-                if pause:
-                    gc.disable()
-                try:
+                with gc_paused():
                     item = next(items, None)
-                finally:
-                    if pause:
-                        gc.enable()
                 if item is None:
                     break
                 yield item if isinstance(item, SegmentError) else DecodedBatch(*item)

@@ -39,9 +39,7 @@ copied then.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -81,12 +79,12 @@ from codegen.forensics.transactional_ids import (
     TransactionalId,
     read_transactional_ids,
 )
+from codegen.gc_pause import gc_paused
 
 __all__ = [
     "DEFAULT_MAX_TIMEOUT_MS",
     "TransactionReport",
     "abort_command",
-    "collector_paused",
     "transaction_report",
 ]
 
@@ -216,22 +214,6 @@ def _judge_all(
         t.reason, t.outlook, t.times_out_at = j["reason"], j["outlook"], j["timesOutAt"]
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector within. A report holds an object or two per
-    ``__transaction_state`` record and no cycles: the collector would only rescan them (and all
-    else the process holds) as they grow, about a third of the time, so it pauses while they
-    are read (and, in the command, written)."""
-    pause = gc.isenabled()
-    if pause:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if pause:
-            gc.enable()
-
-
 def transaction_report(
     path: StoragePath | str | Sequence[StoragePath | str] | LogDirs,
     transactional_id: str | None = None,
@@ -261,7 +243,9 @@ def transaction_report(
     errors: list[SegmentError] = []
     partitions: list[PartitionTransactions] = []
     offset_partitions: list[PartitionTransactions] = []
-    with collector_paused():
+    # The GC paused: a report holds an object or two per __transaction_state record and no
+    # cycles; each collection would rescan them as they grow (a third of the time).
+    with gc_paused():
         ids, coordinator, newest = read_transactional_ids(dirs, cut.others, errors)
         for replica in data:
             result, latest = scan_partition(replica, cut.others, errors)

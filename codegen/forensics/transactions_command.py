@@ -16,9 +16,9 @@ from codegen.forensics.output import OUTPUT_OPTION, emit, jsonl
 from codegen.forensics.partition_transactions import OpenTransaction
 from codegen.forensics.transactions import (
     TransactionReport,
-    collector_paused,
     transaction_report,
 )
+from codegen.gc_pause import gc_paused
 from codegen.text import utc_text
 
 __all__ = [
@@ -351,7 +351,7 @@ def transactions_command(
       python -m codegen transactions /var/kafka-logs --as-of 2024-05-01T12:00:00Z
       python -m codegen transactions /var/kafka-logs --format html --output txns.html
     """
-    with collector_paused():
+    with gc_paused():  # the report's objects make no cycles (see transaction_report)
         point = parse_as_of(as_of) if as_of is not None else None
         report = transaction_report(list(paths), transactional_id, point, max_timeout_ms, rule)
         if fmt == "jsonl":

@@ -4,12 +4,12 @@ only."""
 
 from __future__ import annotations
 
-import gc
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
+from codegen.gc_pause import gc_paused
 from codegen.runtime.errors import (
     DecodeError,
     EncodeError,
@@ -169,18 +169,14 @@ class KafkaMessage(KafkaStruct):
             raise cls._no_version(version)
         if type(data) is not bytes:
             data = buffer_bytes(data)
-        # Decoding arrays of structs allocates many objects and no cycles: pausing the cyclic
-        # garbage collector meanwhile saves it from scanning them again and again.
-        pause = cls._MANY_OBJECTS and gc.isenabled()
-        if pause:
-            gc.disable()
         try:
-            obj, end = reader(data, 0)
+            if cls._MANY_OBJECTS:  # arrays of structs: many objects, no cycles
+                with gc_paused():
+                    obj, end = reader(data, 0)
+            else:
+                obj, end = reader(data, 0)
         except DecodeError as exc:
             raise exc.located(cls.SPEC_NAME, version) from None
-        finally:
-            if pause:
-                gc.enable()
         if end != len(data):
             raise trailing(cls.SPEC_NAME, version, end, len(data))
         return obj
