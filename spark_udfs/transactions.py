@@ -21,7 +21,7 @@ driver but the file listing and one number (*now*).
   :func:`codegen.dumps.views.transactions.judge_open` (``mapInArrow``): whether they hang (Kafka's
   ``find-hanging`` rule, or the ``loose`` one), why, what comes next and when, the command that
   would abort them; for ``__consumer_offsets`` the groups whose offsets they keep pending
-  (:func:`codegen.dumps.views.transactions.pending_commits`).
+  (:func:`codegen.dumps.views.transactions.pending_groups`).
 
 The rules that are sequential or worded (a transaction's outcome, fencing) are the Python API's
 own functions, run on the few rows involved (each transactional id's records in one Arrow
@@ -78,6 +78,8 @@ class TransactionInputs:
     """Their batch rows with ``segment`` (:data:`codegen.dumps.batch_rows.BATCH_SCHEMA`)."""
     coordinator: DataFrame | None
     """The decoded ``__transaction_state`` records (None without one), with ``timestampMs``."""
+    coordinator_batches: DataFrame | None
+    """The batch rows of ``__transaction_state`` the cut keeps (None without one)."""
     commits: DataFrame | None
     """The offset commits and markers of ``__consumer_offsets``
     (:func:`spark_udfs.compacted.commit_columns`), None without it."""
@@ -99,6 +101,7 @@ def read_transactions(
         batch_rows,
         cut_rows,
         is_given_file,
+        kept_batches,
         read_dump,
         resolve_cut,
     )
@@ -134,13 +137,18 @@ def read_transactions(
     files = [
         f for _, fs in dirs.coordinator_segments(TRANSACTION_STATE, TRANSACTION_STATE) for f in fs
     ]
-    coordinator = (
-        decode_transaction_state(cut_rows(reader.load([str(f) for f in files]), files, cut.others))
-        if files
-        else None
-    )
+    coordinator = coordinator_batches = None
+    if files:
+        coordinator = decode_transaction_state(
+            cut_rows(reader.load([str(f) for f in files]), files, cut.others)
+        )
+        coordinator_batches = (
+            batch_rows(spark, files)
+            if cut.others is None
+            else kept_batches(spark, files, cut.others)
+        )
     commits = commit_columns(read_dump(spark, path, cut.consumer_offsets)) if offsets else None
-    return TransactionInputs(segments, batches, coordinator, commits, cut)
+    return TransactionInputs(segments, batches, coordinator, coordinator_batches, commits, cut)
 
 
 _SUMMARY_DDL = (
@@ -191,14 +199,19 @@ def _reported(summaries: DataFrame) -> DataFrame:
 
 def newest_timestamp(inputs: TransactionInputs) -> int:
     """The report's *now*: the moment of the cut (``as_of``'s time, or its offset's moment),
-    else the newest batch time read (one number)."""
+    else the newest batch time read (one number), as the command line's: the newest of
+    :func:`codegen.dumps.views.cut.newest_batch_time` of each partition's batch rows (its summary's
+    ``newestTimestamp``) and of ``__transaction_state``'s, per Arrow batch (``mapInArrow``)."""
     from pyspark.sql import functions as F
+
+    from spark_udfs.forensics.inputs import newest_batch_times
 
     if inputs.cut.now is not None:
         return inputs.cut.now
     found = [partition_summaries(inputs).agg(F.max("newestTimestamp")).first()]
-    if inputs.coordinator is not None:
-        found.append(inputs.coordinator.agg(F.max("timestampMs")).first())
+    if inputs.coordinator_batches is not None:
+        newest = inputs.coordinator_batches.select("maxTimestamp", "recordCount", "_error")
+        found.append(newest.mapInArrow(newest_batch_times, "_now long").agg(F.max("_now")).first())
     return max((int(r[0]) for r in found if r is not None and r[0] is not None), default=-1)
 
 
@@ -469,24 +482,26 @@ _PENDING_DDL = "partition int, producerId long, firstOffset long, pendingGroups 
 
 
 def _pending_of(key: tuple[pa.Scalar, ...], opened: pa.Table, commits: pa.Table) -> pa.Table:
+    """A ``__consumer_offsets`` partition's open transactions and commits -> the groups each
+    keeps pending (:func:`codegen.dumps.views.transactions.pending_groups`)."""
     import pyarrow as pa
 
     from codegen.dumps.views.offsets import commit_rows
-    from codegen.dumps.views.transactions import pending_commits
-
-    rows: dict[tuple[int, int], set[str]] = {}
-    if opened.num_rows and commits.num_rows:
-        pending = pending_commits(opened, commit_rows(commits))
-        for r in pending.select(["producerId", "firstOffset", "group"]).to_pylist():
-            rows.setdefault((r["producerId"], r["firstOffset"]), set()).add(r["group"])
-    return pa.table(
-        {
-            "partition": pa.array([key[0].as_py()] * len(rows), pa.int32()),
-            "producerId": pa.array([k[0] for k in rows], pa.int64()),
-            "firstOffset": pa.array([k[1] for k in rows], pa.int64()),
-            "pendingGroups": pa.array([sorted(g) for g in rows.values()], pa.list_(pa.string())),
-        }
+    from codegen.dumps.views.transactions import (
+        PENDING_GROUPS_SCHEMA,
+        PENDING_SCHEMA,
+        pending_commits,
+        pending_groups,
     )
+
+    groups = PENDING_GROUPS_SCHEMA.empty_table()
+    if opened.num_rows:  # a partition with commits and no open transaction: no row
+        pending = PENDING_SCHEMA.empty_table()
+        if commits.num_rows:
+            pending = pending_commits(opened, commit_rows(commits))
+        groups = pending_groups(opened, pending)
+    where = pa.array([key[0].as_py()] * groups.num_rows, pa.int32())
+    return groups.add_column(0, "partition", where)
 
 
 def open_transactions(
@@ -502,7 +517,7 @@ def open_transactions(
     :func:`codegen.dumps.views.transactions.judge_open` over the open transactions with their
     transactional id (:func:`producer_owners`) and its latest record
     (:func:`coordinator_states`), in ``mapInArrow``; ``pendingGroups`` (``__consumer_offsets``
-    only, else null) from :func:`codegen.dumps.views.transactions.pending_commits` per partition."""
+    only, else null) from :func:`codegen.dumps.views.transactions.pending_groups` per partition."""
     from pyspark.sql import functions as F
 
     if rule not in RULES:
@@ -554,12 +569,5 @@ def open_transactions(
         .applyInArrow(_pending_of, _PENDING_DDL)
         .withColumn("topic", F.lit(CONSUMER_OFFSETS))
     )
-    keys = ["topic", "partition", "producerId", "firstOffset"]
-    with_groups = out.join(pending, keys, "left")
-    return with_groups.withColumn(
-        "pendingGroups",
-        F.when(
-            F.col("topic") == CONSUMER_OFFSETS,
-            F.coalesce("pendingGroups", F.array().cast("array<string>")),
-        ),
-    )
+    # every open transaction of __consumer_offsets has its row; those of data partitions none
+    return out.join(pending, ["topic", "partition", "producerId", "firstOffset"], "left")

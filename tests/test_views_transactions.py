@@ -1,6 +1,6 @@
 """The rules the transactions and lag answers share between the command line and Spark, case by
 case: which transactional id owns a producer id, which partitions the report lists and their
-gap, and *now* without ``--as-of``."""
+gap, which groups an open transaction keeps pending, and *now* without ``--as-of``."""
 
 from __future__ import annotations
 
@@ -9,14 +9,17 @@ from typing import Any
 import pyarrow as pa
 
 from codegen.dumps.batch_rows import BATCH_SCHEMA
-from codegen.dumps.views.log_ends import EARLIEST
+from codegen.dumps.views.log_ends import EARLIEST, SEGMENT_SCHEMA, segments_at
 from codegen.dumps.views.transactions import (
     ABORTED_SCHEMA,
     OPEN_SCHEMA,
     OWNED_SCHEMA,
+    PENDING_SCHEMA,
     PartitionSummary,
     PartitionTransactions,
+    pending_groups,
     producer_owners,
+    summarize,
 )
 from codegen.forensics.lag import newest_time
 
@@ -99,3 +102,42 @@ def test_newest_time_reads_batches_with_records_and_ends_over_time() -> None:
     # parts of a dump: the newest of their times is the whole's
     halves = [newest_time(b) for b in batches.to_batches(max_chunksize=2)]
     assert max(halves) == newest_time(batches)
+
+
+def test_a_partitions_newest_time_is_its_newest_batch_with_records() -> None:
+    """summarize's newestTimestamp (the transactions' *now* of a partition) is the rule of the
+    lag's *now*: an empty batch (compaction kept its header) and an unreadable one do not
+    count."""
+    batches = _batches((100, 2, None), (900, 0, None), (800, None, "corrupt: crc"), (300, 1, None))
+    offsets = {
+        "baseOffset": [0, 2, None, 3],
+        "lastOffset": [1, 2, None, 3],
+        "batchPosition": [0, 1, 2, 3],
+    }
+    for name, values in offsets.items():
+        at = batches.schema.get_field_index(name)
+        batches = batches.set_column(at, name, pa.array(values, pa.int64()))
+    batches = batches.append_column("segment", pa.array([0] * batches.num_rows, pa.int32()))
+    segments = pa.Table.from_pylist([dict.fromkeys(SEGMENT_SCHEMA.names, 0)], schema=SEGMENT_SCHEMA)
+    assert summarize(segments_at(segments, batches, None)).newest_timestamp == 300
+    empty = batches.slice(0, 0)
+    assert summarize(segments_at(segments, empty, None)).newest_timestamp == -1
+
+
+def test_pending_groups_are_each_open_transactions_groups_once_sorted() -> None:
+    opened = pa.table(
+        {"producerId": [30, 31, 32], "firstOffset": [4, 9, 12], "lastOffset": [8, 11, 15]}
+    )
+    commit = dict.fromkeys(PENDING_SCHEMA.names)
+    pending = pa.Table.from_pylist(
+        [{**commit, "producerId": 30, "firstOffset": 4, "group": g} for g in ("g-b", "g-a", "g-b")]
+        + [{**commit, "producerId": 31, "firstOffset": 9, "group": "g-c"}],
+        schema=PENDING_SCHEMA,
+    )
+    rows = pending_groups(opened, pending).to_pylist()
+    assert rows == [
+        {"producerId": 30, "firstOffset": 4, "pendingGroups": ["g-a", "g-b"]},
+        {"producerId": 31, "firstOffset": 9, "pendingGroups": ["g-c"]},
+        {"producerId": 32, "firstOffset": 12, "pendingGroups": []},  # holds no commit
+    ]
+    assert pending_groups(opened.slice(0, 0), PENDING_SCHEMA.empty_table()).num_rows == 0

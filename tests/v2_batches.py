@@ -1,13 +1,15 @@
 """v2 record batches for the tests that hold a fast path (the native record loop, the header
 pass, the columnar builder, the one-pass coordinator decoder) against the pure one: a batch
-given other record bytes under a valid CRC, every cut and byte change of those bytes, and the
-reference decode of a coordinator segment.
+given other record bytes under a valid CRC, every cut and byte change of those bytes, the
+reference decode of a coordinator segment, and a batch whose header outlives its newest record
+(compaction).
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from pathlib import Path
 
 import crc32c
 import pytest
@@ -96,3 +98,13 @@ def entry_frames(data: bytes, max_size: int = 1 << 30) -> list[tuple[int, int] |
         frame, pos = frame_at(data, "<bytes>", max_size, pos)
         frames.append(frame)
     return frames
+
+
+def with_newer_header(segment: Path, position: int, max_timestamp: int) -> None:
+    """The batch at ``position`` given a newer ``maxTimestamp`` than its records', as a batch
+    keeps it when compaction removed its newest record (its CRC-32C made again)."""
+    data = bytearray(segment.read_bytes())
+    end = position + 12 + struct.unpack_from(">i", data, position + 8)[0]
+    struct.pack_into(">q", data, position + 35, max_timestamp)
+    struct.pack_into(">I", data, position + 17, crc32c.crc32c(bytes(data[position + 21 : end])))
+    segment.write_bytes(bytes(data))

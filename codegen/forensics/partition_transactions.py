@@ -28,7 +28,12 @@ from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.consumer_offsets import batches_kept, decode_commits
 from codegen.dumps.views.cut import AsOf, kept_positions
 from codegen.dumps.views.offsets import commit_rows
-from codegen.dumps.views.transactions import abort_command, pending_commits, summarize
+from codegen.dumps.views.transactions import (
+    abort_command,
+    pending_commits,
+    pending_groups,
+    summarize,
+)
 from codegen.forensics.inputs import LogDirs, PartitionFolder, replica_at
 
 __all__ = [
@@ -124,6 +129,9 @@ class OpenTransaction:
     blocked_groups: list[BlockedGroup] = field(default_factory=list)
     pending_commits: list[PendingCommit] = field(default_factory=list)
     """For a transaction in ``__consumer_offsets``: the offset commits it holds."""
+    pending_groups: list[str] = field(default_factory=list)
+    """For a transaction in ``__consumer_offsets``: the groups whose offsets it keeps pending
+    (:func:`codegen.dumps.views.transactions.pending_groups`)."""
 
     @property
     def abort_command(self) -> str | None:
@@ -131,10 +139,6 @@ class OpenTransaction:
         if not self.find_hanging:
             return None
         return abort_command(self.topic, self.partition, self.first_offset)
-
-    @property
-    def pending_groups(self) -> list[str]:
-        return sorted({c.group for c in self.pending_commits})
 
     def to_json(self) -> dict[str, Any]:
         doc = {
@@ -331,7 +335,8 @@ def add_pending_commits(
     replica: PartitionFolder, result: PartitionTransactions, as_of: AsOf | None
 ) -> None:
     """The offset commits each open transaction of a ``__consumer_offsets`` partition holds
-    (:func:`codegen.dumps.views.transactions.pending_commits`)."""
+    (:func:`codegen.dumps.views.transactions.pending_commits`) and the groups whose offsets it keeps
+    pending (:func:`codegen.dumps.views.transactions.pending_groups`)."""
     if not result.open:
         return
     tables = []
@@ -349,7 +354,10 @@ def add_pending_commits(
         }
     )
     by_start = {(t.producer_id, t.first_offset): t for t in result.open}
-    for row in pending_commits(opened, pa.concat_tables(tables)).to_pylist():
+    pending = pending_commits(opened, pa.concat_tables(tables))
+    for row in pending.to_pylist():
         by_start[(row["producerId"], row["firstOffset"])].pending_commits.append(
             PendingCommit(row["group"], row["topic"], row["partition"], row["offset"])
         )
+    for row in pending_groups(opened, pending).to_pylist():
+        by_start[(row["producerId"], row["firstOffset"])].pending_groups = row["pendingGroups"]

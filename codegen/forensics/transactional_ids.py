@@ -11,10 +11,12 @@ from typing import Any, Final, NamedTuple
 
 import pyarrow as pa
 
+from codegen.dumps.batch_rows import batch_table
 from codegen.dumps.coordinator import TRANSACTION_STATE, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE
 from codegen.dumps.model import SegmentError
-from codegen.dumps.views.cut import AsOf
+from codegen.dumps.segments import SegmentReader
+from codegen.dumps.views.cut import AsOf, kept_batches, newest_batch_time
 from codegen.forensics.inputs import LogDirs
 
 __all__ = [
@@ -180,6 +182,9 @@ def _partitions_of(value: Any) -> tuple[tuple[str, int], ...]:
 def read_transactional_ids(
     dirs: LogDirs, as_of: AsOf | None, errors: list[SegmentError]
 ) -> tuple[dict[str, TransactionalId], str | None, int]:
+    """Each transactional id's history at ``as_of``, the partition folders read, and the
+    newest batch time of the batches kept (:func:`codegen.dumps.views.cut.newest_batch_time`
+    of their headers; -1 without one)."""
     ids: dict[str, TransactionalId] = {}
     partitions = dirs.partitions(TRANSACTION_STATE)
     if not partitions:
@@ -189,13 +194,16 @@ def read_transactional_ids(
     for partition, files in dirs.coordinator_segments(TRANSACTION_STATE, TRANSACTION_STATE):
         read.append(str(files[0].parent))
         for f in files:
+            rows = batch_table(SegmentReader(f).batch_headers())
+            newest = max(
+                newest, newest_batch_time(rows if as_of is None else kept_batches(rows, as_of))
+            )
             for item in decode_batches(f, TRANSACTION_STATE, errors=errors):
                 if isinstance(item, SegmentError):
                     continue
                 batch = item.batch
                 if as_of is not None and as_of.excludes(batch.base_offset, batch.max_timestamp):
                     continue
-                newest = max(newest, batch.max_timestamp)
                 for rec in item.records:
                     if rec.kind not in (RECORD, TOMBSTONE) or rec.name != "TransactionLog":
                         continue

@@ -32,7 +32,9 @@ so. Open transactions in ``__consumer_offsets`` (transactional offset commits,
 pending.
 
 *Now* is the ``as_of`` time (for a ``__consumer_offsets`` offset, the moment of
-:func:`codegen.forensics.inputs.resolve_cut`), else the newest batch timestamp read. With
+:func:`codegen.forensics.inputs.resolve_cut`), else the newest batch time read (the newest
+header time of the batches with records, :func:`codegen.dumps.views.cut.newest_batch_time`, the rule
+of the lag's *now*; Spark's ``spark_udfs.transactions.newest_timestamp`` runs it too). With
 ``as_of`` the batches and records written after it are left out, as if the disks had been
 copied then.
 """

@@ -39,6 +39,7 @@ __all__ = [
     "is_given_file",
     "kept_batches",
     "log_ends",
+    "newest_batch_times",
     "read_dump",
     "read_log_ends",
     "read_share_states",
@@ -136,7 +137,7 @@ def resolve_cut(
     newest = (
         kept_batches(spark, files, as_of)
         .select("maxTimestamp", "recordCount", "_error")
-        .mapInArrow(_newest_batch_times, "_now long")
+        .mapInArrow(newest_batch_times, "_now long")
         .agg(F.max("_now"))
         .first()
     )
@@ -144,7 +145,7 @@ def resolve_cut(
     return Cut(as_of, AsOf(timestamp_ms=moment), moment)
 
 
-def _newest_batch_times(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def newest_batch_times(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """:func:`codegen.dumps.views.cut.newest_batch_time` of each Arrow batch of batch rows."""
     import pyarrow as pa
 

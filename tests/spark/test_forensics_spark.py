@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import struct
 import uuid
 from pathlib import Path
 from typing import Any
 
-import crc32c
 import pytest
 from test_forensics_downgrade import cluster, partition, write_share_state
 from test_forensics_downgrade import key as downgrade_key
@@ -15,6 +13,7 @@ from test_forensics_downgrade import value as downgrade_value
 from test_forensics_groups import TOPIC_ID, classic, commit, key, subscription, value, write
 from test_forensics_lag import T0 as LAG_T0
 from test_forensics_lag import commit_record, write_lag_scenarios
+from v2_batches import with_newer_header
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.coordinator import decode_batches
@@ -544,16 +543,6 @@ def test_lag_matches_the_python_api(spark: Any, synth: Path, name: str) -> None:
     assert spark_lag(spark, path, window=10) == python_lag(path, window=10)
 
 
-def _compacted_header(segment: Path, position: int, max_timestamp: int) -> None:
-    """The batch at ``position`` given a newer ``maxTimestamp`` than its records', as a batch
-    keeps it when compaction removed its newest record (its CRC-32C made again)."""
-    data = bytearray(segment.read_bytes())
-    end = position + 12 + struct.unpack_from(">i", data, position + 8)[0]
-    struct.pack_into(">q", data, position + 35, max_timestamp)
-    struct.pack_into(">I", data, position + 17, crc32c.crc32c(bytes(data[position + 21 : end])))
-    segment.write_bytes(bytes(data))
-
-
 @pytest.mark.parametrize("newest", ["marker", "compacted"])
 def test_lag_now_is_the_newest_batch_header_on_both_paths(
     spark: Any, tmp_path: Path, newest: str
@@ -580,7 +569,7 @@ def test_lag_now_is_the_newest_batch_header_on_both_paths(
         if newest == "marker":
             w.write_control(ControlType.COMMIT, timestamp=marked, **txn)
     if newest == "compacted":
-        _compacted_header(segment, at, marked)
+        with_newer_header(segment, at, marked)
     assert {g.now for g in lag_reports(log, window=3)} == {marked}
     decoded = forensics.read_dump(spark, log)
     ends = forensics.read_log_ends(spark, log)

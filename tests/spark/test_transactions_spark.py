@@ -14,6 +14,7 @@ from test_forensics_transactions import (
     write_cluster,
     write_offset_transactions,
 )
+from v2_batches import with_newer_header
 
 from codegen.dumps import SegmentWriter
 from codegen.forensics.groups import AsOf
@@ -313,3 +314,29 @@ def test_spark_and_python_give_a_producer_id_the_same_owner(spark: Any, tmp_path
     expected = _python(transaction_report(log, max_timeout_ms=1))
     assert {row[2]: row[8] for row in expected["open"]} == {30: "tx-new"}
     assert _spark(spark, log, max_timeout_ms=1) == expected
+
+
+def test_spark_and_python_take_the_same_now(spark: Any, tmp_path: Path) -> None:
+    """Without a cut, *now* is the newest header time of the batches with records
+    (codegen.dumps.views.cut.newest_batch_time) on both paths: here a __transaction_state batch
+    whose header outlives its newest record (compaction removed it), which no record's
+    timestamp shows."""
+    log = tmp_path / "kafka-logs"
+    shop, coord = log / "shop-0", log / "__transaction_state-0"
+    shop.mkdir(parents=True)
+    coord.mkdir()
+    with SegmentWriter(shop / "00000000000000000000.log") as w:
+        txn: dict[str, Any] = {"producer_epoch": 0, "transactional": True}
+        w.write_batch([(None, b"r")] * 2, timestamp=T0 + S, producer_id=40, **txn)
+    shop_0 = ("shop", 0)
+    segment = coord / "00000000000000000000.log"
+    with SegmentWriter(segment) as w:
+        for at in (T0 + S, T0 + 2 * S):
+            key, value, _ = txn_record("tx-a", "Ongoing", 40, 0, at, [shop_0], start=T0 + S)
+            position = w.write_batch([(key, value)], timestamp=at)
+    with_newer_header(segment, position, T0 + 50 * S)
+    report = transaction_report(log, max_timeout_ms=30 * S)
+    assert report.now == T0 + 50 * S
+    inputs = transactions.read_transactions(spark, log)
+    assert transactions.newest_timestamp(inputs) == report.now
+    assert _spark(spark, log, max_timeout_ms=30 * S) == _python(report)

@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.views.compaction import NO_MARKER
+from codegen.dumps.views.cut import newest_batch_time
 from codegen.dumps.views.log_ends import SegmentsAt, log_end_steps
 from codegen.text import utc_text
 
@@ -46,6 +47,7 @@ __all__ = [
     "OPEN_SCHEMA",
     "OWNED_SCHEMA",
     "OWNER_SCHEMA",
+    "PENDING_GROUPS_SCHEMA",
     "PENDING_SCHEMA",
     "RULES",
     "SUMMARY_SCHEMA",
@@ -58,6 +60,7 @@ __all__ = [
     "judge_open",
     "partition_transactions",
     "pending_commits",
+    "pending_groups",
     "producer_owners",
     "summarize",
 ]
@@ -183,8 +186,9 @@ _TRANSACTIONS_ONLY: Final = frozenset({CONSUMER_OFFSETS})
 
 
 class PartitionSummary(NamedTuple):
-    """A partition at a cut: its log end, its transactions, its newest batch time (-1 without
-    a batch) and whether the cut kept all of it."""
+    """A partition at a cut: its log end, its transactions, its newest batch time
+    (:func:`codegen.dumps.views.cut.newest_batch_time`, -1 without a batch with records) and whether
+    the cut kept all of it."""
 
     log_end_offset: int
     transactions: PartitionTransactions
@@ -237,11 +241,10 @@ def summarize(at: SegmentsAt) -> PartitionSummary:
     """A partition's replica at a cut (:func:`codegen.dumps.views.log_ends.segments_at`) summed up:
     its log end (:func:`codegen.dumps.views.log_ends.log_end_steps`) and transactions."""
     steps = log_end_steps(at)
-    newest = at.batches.column("maxTimestamp").to_numpy(zero_copy_only=False)
     return PartitionSummary(
         0 if steps is None else int(steps.ends[-1]),
         partition_transactions(at.batches),
-        int(newest.max()) if len(newest) else -1,
+        newest_batch_time(at.batches),
         at.whole,
     )
 
@@ -294,6 +297,47 @@ def pending_commits(open_txns: pa.Table, commits: pa.Table) -> pa.Table:
         if first <= r["recordOffset"] <= last:
             rows.append({**r, "firstOffset": first})
     return pa.Table.from_pylist(rows, schema=PENDING_SCHEMA)
+
+
+PENDING_GROUPS_SCHEMA: Final = pa.schema(
+    [
+        pa.field("producerId", pa.int64()),
+        pa.field("firstOffset", pa.int64()),
+        pa.field("pendingGroups", pa.list_(pa.string())),
+    ]
+)
+"""An open transaction of ``__consumer_offsets`` and the groups whose offsets it keeps
+pending."""
+
+
+def pending_groups(open_txns: pa.Table, pending: pa.Table) -> pa.Table:
+    """The groups each open transaction of a ``__consumer_offsets`` partition keeps pending
+    (:data:`PENDING_GROUPS_SCHEMA`, one row per transaction of ``open_txns``, in its order;
+    names sorted, each once; none when it holds no commit): those of its commits in
+    ``pending`` (:func:`pending_commits`)."""
+    groups: dict[tuple[int, int], set[str]] = {
+        (pid, first): set()
+        for pid, first in zip(
+            open_txns.column("producerId").to_pylist(),
+            open_txns.column("firstOffset").to_pylist(),
+            strict=True,
+        )
+    }
+    for pid, first, group in zip(
+        pending.column("producerId").to_pylist(),
+        pending.column("firstOffset").to_pylist(),
+        pending.column("group").to_pylist(),
+        strict=True,
+    ):
+        groups[(pid, first)].add(group)
+    return pa.table(
+        {
+            "producerId": [k[0] for k in groups],
+            "firstOffset": [k[1] for k in groups],
+            "pendingGroups": [sorted(g) for g in groups.values()],
+        },
+        schema=PENDING_GROUPS_SCHEMA,
+    )
 
 
 OWNED_SCHEMA: Final = pa.schema(
