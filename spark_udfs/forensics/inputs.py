@@ -280,6 +280,30 @@ def read_log_ends(
     return candidates.groupBy("topic", "partition").applyInArrow(_best_end, ENDS_DDL)
 
 
+_SEGMENT_NAME_DDL: Final = (
+    "topic string, partition int, _replica int, segment int, baseOffset long, where string"
+)
+
+
+def _segment_names(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Segment rows with their base offset read from the file's name as the command line
+    reads it (:func:`codegen.dumps.segments.segment_file_info`) and their folder."""
+    import posixpath
+
+    import pyarrow as pa
+
+    for chunk in chunks:
+        files = chunk.column("file").to_pylist()
+        yield (
+            chunk.drop_columns(["file"])
+            .append_column(
+                "baseOffset",
+                pa.array([segment_file_info(f).base_offset for f in files], pa.int64()),
+            )
+            .append_column("where", pa.array([posixpath.dirname(f) for f in files], pa.string()))
+        )
+
+
 def log_ends(batches: DataFrame) -> DataFrame:
     """Log end offsets over time of data partitions from their batch rows (:func:`batch_rows`,
     ``kafka-log`` with ``rows=batches``): ``topic, partition, endTime, endOffset,
@@ -293,14 +317,11 @@ def log_ends(batches: DataFrame) -> DataFrame:
     numbered = batches.withColumn(
         "segment", (F.dense_rank().over(by_partition) - 1).cast("int")
     ).withColumn("_replica", F.lit(0))
-    segments = numbered.select(
-        "topic",
-        "partition",
-        "_replica",
-        "segment",
-        F.regexp_extract(F.col("file"), r"(\d+)\.log$", 1).cast("long").alias("baseOffset"),
-        F.regexp_replace(F.col("file"), r"/[^/]*$", "").alias("where"),
-    ).distinct()
+    segments = (
+        numbered.select("topic", "partition", "_replica", "segment", "file")
+        .distinct()
+        .mapInArrow(_segment_names, _SEGMENT_NAME_DDL)
+    )
     group = ["topic", "partition", "_replica"]
     steps = (
         segments.groupBy(*group)

@@ -662,3 +662,29 @@ def test_share_partitions_and_lag_match_the_python_api(spark: Any, two_brokers: 
         for s in states["sg"]
     ] == expected_states
     assert states["g"] is None
+
+
+def test_log_ends_of_batch_rows_equal_read_log_ends(spark: Any, tmp_path: Path) -> None:
+    """log_ends over batch rows reads each segment's base offset from its name as the command
+    line does (codegen.dumps.segments.segment_file_info), and gives read_log_ends' answer for
+    one replica without a checkpoint."""
+    log = tmp_path / "kafka-logs"
+    orders = log / "orders-0"
+    orders.mkdir(parents=True)
+    with SegmentWriter(orders / "00000000000000000000.log") as w:
+        w.write_batch([(None, b"a")] * 3, timestamp=LAG_T0)
+        w.write_batch([(None, b"b")] * 2, timestamp=LAG_T0 + 1000)
+    with SegmentWriter(orders / "00000000000000000005.log", base_offset=5) as w:
+        w.write_batch([(None, b"c")] * 4, timestamp=LAG_T0 + 2000)
+    files = sorted(orders.glob("*.log"))
+    ends = forensics.read_log_ends(spark, log)
+    assert ends is not None
+    expected = sorted(
+        (r.topic, r.partition, r.endTime, r.endOffset, r.history) for r in ends.collect()
+    )
+    assert expected[-1][3] == 9
+    rows = forensics.log_ends(forensics.batch_rows(spark, files)).collect()
+    assert sorted((r.topic, r.partition, r.endTime, r.endOffset, r.history) for r in rows) == (
+        expected
+    )
+    assert {r.logEndSource.split(": ")[0] for r in rows} == {"segments"}
