@@ -147,8 +147,9 @@ test-cluster: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m "not spark and not oracle and not kafka"
 
-## test-cuts: --as-of at every batch boundary of the broker tests' log (make test compares a
-## seeded sample of 24 and the settled points): groups, lag and transactions against a copy
+## test-cuts: --as-of at every batch boundary of the broker tests' log and at every
+## __consumer_offsets offset of its busiest partition (make test compares a seeded sample of
+## 24 and 6, and the settled points): groups, lag and transactions against a copy
 ## of the log dir as it was then, and the forensics against the broker's answers at its
 ## settled points; the broker (tests/test_broker.py) runs with CUTS_OFFSETS_PARTITIONS
 ## __consumer_offsets partitions (Kafka's default 50; make test's run has 3), about ten minutes

@@ -141,6 +141,17 @@ def batch_cuts(log_dir: Path) -> list[AsOf]:
     return cuts + [AsOf(offset=o) for o in sorted(o for o in offsets if o >= 0)]
 
 
+def offset_cuts(log_dir: Path) -> list[AsOf]:
+    """``__consumer_offsets`` offsets before and at each batch of its busiest partition (the
+    most batches): with several partitions, each is cut at the offset and the rest of the log
+    at its moment (the newest batch kept), as ``--as-of OFFSET`` does."""
+    folders = [f for f in _partition_folders(log_dir) if _topic(f) == CONSUMER_OFFSETS]
+    heads = [[h for s in sorted(f.glob("*.log")) for h in _headers(s)] for f in folders]
+    busiest = max(heads, key=len, default=[])
+    offsets = {o for h in busiest for o in (h.base_offset, h.base_offset - 1) if o >= 0}
+    return [AsOf(offset=o) for o in sorted(offsets)]
+
+
 def sample(cuts: Sequence[AsOf], count: int, seed: int) -> list[AsOf]:
     """``count`` of ``cuts`` (seeded), always with the first and the last of each kind."""
     if len(cuts) <= count:
@@ -255,7 +266,11 @@ def python_rows(path: Path, as_of: AsOf | None) -> dict[str, Any]:
         for p in [*report.partitions, *report.offset_partitions]
     )
     out["open"] = sorted(
-        (t.topic, t.partition, t.producer_id, t.first_offset, t.hanging, t.reason, t.outlook)
+        (
+            *(t.topic, t.partition, t.producer_id, t.first_offset, t.transactional_id),
+            *(t.idle_ms, t.hanging, t.find_hanging, t.reason, t.outlook, t.times_out_at),
+            t.pending_groups if t.topic == "__consumer_offsets" else None,
+        )
         for t in report.open
     )
     return out
@@ -322,7 +337,11 @@ def spark_rows(spark: Any, path: Path, as_of: AsOf | None) -> dict[str, Any]:
         for r in txns.partition_transactions(inputs).collect()
     )
     out["open"] = sorted(
-        (r.topic, r.partition, r.producerId, r.firstOffset, r.hanging, r.reason, r.outlook)
+        (
+            *(r.topic, r.partition, r.producerId, r.firstOffset, r.transactionalId),
+            *(r.idleMs, r.hanging, r.findHanging, r.reason, r.outlook, r.timesOutAt),
+            r.pendingGroups,
+        )
         for r in txns.open_transactions(inputs, txns.newest_timestamp(inputs)).collect()
     )
     return out

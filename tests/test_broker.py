@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from broker.client import BrokerRun
-from cuts import batch_cuts, python_rows, sample, spark_rows
+from cuts import batch_cuts, offset_cuts, python_rows, sample, spark_rows
 from oracle import KafkaOracle
 from oracle import missing_reason as oracle_missing
 from test_dumps_oracle import _compare
@@ -371,14 +371,21 @@ def test_forensics_match_the_broker_at_every_settled_point(broker_run: BrokerRun
 BROKER_CUTS = os.environ.get("KAFKA_SPECGEN_BROKER_CUTS", "24")
 """Batch boundaries of the broker's log compared in ``make test`` (a seeded sample); ``all``
 compares every one (``make test-cuts``)."""
+BROKER_OFFSET_CUTS = 6
+"""``__consumer_offsets`` offsets compared in ``make test`` (a seeded sample of
+:func:`cuts.offset_cuts`; ``make test-cuts`` compares every one)."""
 
 
 def _cuts(run: BrokerRun) -> list[AsOf]:
-    """The settled points, then the batch boundaries of :data:`BROKER_CUTS`."""
+    """The settled points, then the batch boundaries of :data:`BROKER_CUTS`, then the offsets
+    of :data:`BROKER_OFFSET_CUTS`."""
     settled = [c for t in run.truth["snapshots"] if (c := _settled_moment(run, t)) is not None]
     every = batch_cuts(run.log_dir)
     sampled = every if BROKER_CUTS == "all" else sample(every, int(BROKER_CUTS), seed=41)
-    return settled + [c for c in sampled if c not in settled]
+    offsets = offset_cuts(run.log_dir)
+    if BROKER_CUTS != "all":
+        offsets = sample(offsets, BROKER_OFFSET_CUTS, seed=41)
+    return settled + [c for c in [*sampled, *offsets] if c not in settled]
 
 
 def test_every_moment_is_the_answer_over_the_log_before_it(
@@ -398,17 +405,22 @@ def test_the_command_line_gives_the_api_answer_at_settled_points(
 ) -> None:
     settled = _cuts(broker_run)[:3]
     early = batch_cuts(broker_run.log_dir)[1]
-    for n, cut in enumerate([early, *settled]):
+    offsets = offset_cuts(broker_run.log_dir)
+    middle = offsets[len(offsets) // 2]  # every __consumer_offsets partition cut there
+    for n, cut in enumerate([early, *settled, middle]):
         check_cli(broker_run.log_dir, cut, tmp_path, ("table", "html") if n == 1 else ())
 
 
 @pytest.mark.spark
 def test_spark_gives_the_api_answer_at_cuts(broker_run: BrokerRun, kafka_spark: Any) -> None:
     """Spark's group states, lag, share lag and transactions at the first settled point (most
-    ``__consumer_offsets`` partitions still empty) equal the Python API's (the other cuts:
+    ``__consumer_offsets`` partitions still empty) and at a ``__consumer_offsets`` offset
+    halfway through the busiest partition equal the Python API's (the other cuts:
     tests/spark/test_forensics_histories_spark.py, make test-cuts's Python answers)."""
-    cut = _cuts(broker_run)[0]
-    assert spark_rows(kafka_spark, broker_run.log_dir, cut) == python_rows(broker_run.log_dir, cut)
+    offsets = offset_cuts(broker_run.log_dir)
+    for cut in (_cuts(broker_run)[0], offsets[len(offsets) // 2]):
+        expected = python_rows(broker_run.log_dir, cut)
+        assert spark_rows(kafka_spark, broker_run.log_dir, cut) == expected, cut
 
 
 def test_lag_over_two_broker_images_matches_one(broker_run: BrokerRun, tmp_path: Path) -> None:

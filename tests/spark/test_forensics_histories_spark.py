@@ -36,7 +36,10 @@ def _middle_offset(log: Path) -> AsOf:
 def test_spark_answers_a_random_history_at_its_cuts(spark: Any, seed: int, tmp_path: Path) -> None:
     log = write(seeded(seed), [1, 5, 0, 3], tmp_path)
     cuts = batch_cuts(log)
+    pending = []
     for cut in (cuts[len(cuts) // 2], _middle_offset(log)):
         expected = python_rows(log, cut)
         assert expected["groups"] and expected["lag"] and expected["open"], cut
         assert spark_rows(spark, log, cut) == expected, cut
+        pending += [row[-1] for row in expected["open"] if row[0] == "__consumer_offsets"]
+    assert pending  # an open transactional offset commit and the groups it keeps pending
