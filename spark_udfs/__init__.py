@@ -2,6 +2,12 @@
 
 :func:`for_package` binds the column, topic and SQL functions to any generated package;
 :mod:`spark_udfs.functions` holds those of the shipped package.
+
+Imports inside this package's functions are made on first use, for one reason: importing a
+``spark_udfs`` module loads no pyspark (the ``spark`` extra) until a
+function that builds a Spark plan runs; a function Spark runs in its Python workers imports there
+what it runs. None dodges an import cycle: the ``acyclic`` contract in ``pyproject.toml`` covers
+``spark_udfs`` and counts imports inside functions too.
 """
 
 from __future__ import annotations

@@ -371,6 +371,7 @@ def _start_spark(
 ) -> Any:
     from spark_udfs.connect import add_python_file
     from spark_udfs.session import build_package_zip, get_session
+    from spark_udfs.workers import warn_pure_workers
 
     remote = remote or (None if master else os.environ.get("SPARK_REMOTE"))
     if remote:
@@ -390,6 +391,7 @@ def _start_spark(
         ) from None
     if master:  # executors elsewhere import the package from the zip
         add_python_file(spark, build_package_zip(out / "kafka_specgen.zip"))
+        warn_pure_workers(spark)  # a zip carries no compiled engine: the client hears it
     return spark
 
 
