@@ -43,8 +43,8 @@ COMMAND_MODULES = {sub.module for sub in SUBCOMMANDS.values()}
 COORDINATOR_FOLDERS = set(COORDINATOR_TOPICS.values())
 HEAVY = {"pandas", "numpy", "pyarrow", "jsonschema", "jinja2", "rich", "orjson", "generated"}
 # crc32c's __init__ imports importlib.metadata (and email) for its __version__: the dump
-# path loads its C function alone. pyarrow.acero imports pyarrow.dataset: the views build
-# their group-by plans from pyarrow._acero.
+# path loads its C function alone. pyarrow.acero imports pyarrow.dataset (Table.group_by
+# imports it): the views group rows by key codes of their own.
 NEVER_ON_THE_DUMP_PATH = [
     "pandas",
     "crc32c",

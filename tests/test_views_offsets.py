@@ -4,6 +4,7 @@ commits, tombstones, legacy records and transactions that commit, abort or stay 
 
 from __future__ import annotations
 
+import itertools
 import struct
 from pathlib import Path
 from typing import Any
@@ -314,6 +315,54 @@ def test_stable_order_is_numpys_stable_argsort(codes: list[int]) -> None:
         array = np.array(values, np.int64)
         expected = np.argsort(array, kind="stable")
         assert stable_order(array).tolist() == expected.tolist()
+
+
+_KEY_ROWS = st.lists(
+    st.tuples(
+        st.none() | st.sampled_from(["", "a", "b", "ab", "\u00e9"]),
+        st.none() | st.integers(-(2**31), 2**31 - 1) | st.integers(-2, 2),
+        st.none() | st.binary(max_size=3),
+        st.none() | st.integers(-(2**63), 2**63 - 1) | st.integers(-2, 2),
+    ),
+    max_size=200,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=_KEY_ROWS, among=st.lists(st.booleans(), min_size=200, max_size=200))
+def test_key_groupings_group_equal_keys(rows: list[tuple[Any, ...]], among: list[bool]) -> None:
+    """``key_ids``, ``last_rows`` and ``key_groups`` group rows by equal keys (null a value of
+    its own), over strings, binary, narrow and wide integers, with a one-value column, and a
+    code span too wide to join (four columns of 2**31 to 2**64 values)."""
+    from codegen.dumps.views.compaction import key_groups, key_ids, last_rows
+
+    names = ["s", "i", "b", "w"]
+    types = [pa.string(), pa.int32(), pa.binary(), pa.int64()]
+    columns = {
+        n: pa.array([r[k] for r in rows], t)
+        for k, (n, t) in enumerate(zip(names, types, strict=True))
+    }
+    table = pa.table(columns | {"none": pa.nulls(len(rows), pa.string())})
+    chosen = np.array(among[: len(rows)], np.bool_)
+    for keys in (names, ["s"], ["i", "none"], ["w", "i", "w", "i"]):
+        values = [tuple(r[names.index(k)] if k in names else None for k in keys) for r in rows]
+        ids = key_ids(table, keys).tolist()
+        assert len(set(ids)) == len(set(values))
+        assert all(
+            (ids[a] == ids[b]) == (values[a] == values[b])
+            for a in range(len(rows))
+            for b in range(a)
+        )
+        for subset in (None, chosen):
+            picked = [i for i in range(len(rows)) if subset is None or subset[i]]
+            last = {values[i]: i for i in picked}
+            assert last_rows(table, keys, subset).tolist() == sorted(last.values())
+            order, bounds = key_groups(table, keys, subset)
+            groups = [order[a:b].tolist() for a, b in itertools.pairwise(bounds.tolist())]
+            expected = {}
+            for i in picked:
+                expected.setdefault(values[i], []).append(i)
+            assert sorted(groups) == sorted(expected.values())
 
 
 def test_committed_offsets_are_the_schema_columns_in_order() -> None:

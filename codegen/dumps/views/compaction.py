@@ -16,10 +16,6 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Acero's nodes from their own module: ``Table.group_by`` imports ``pyarrow.acero``, which
-# imports ``pyarrow.dataset`` and its file systems (15-35 ms of CPU; this module: 1 ms).
-from pyarrow._acero import AggregateNodeOptions, Declaration, TableSourceNodeOptions
-
 from codegen.columnar.decode import Rows
 
 __all__ = [
@@ -30,6 +26,7 @@ __all__ = [
     "first_after",
     "flags",
     "in_log_order",
+    "key_codes",
     "key_groups",
     "key_ids",
     "last_per_key",
@@ -67,36 +64,69 @@ def millis(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     return column.cast(pa.int64())
 
 
-def _group_by(table: pa.Table, keys: list[str], aggregate: str) -> pa.Table:
-    """``table.group_by(keys, use_threads=False).aggregate([("_i", aggregate)])``: the plan
-    that method runs (groups in the order they first appear), built here."""
-    aggregation = AggregateNodeOptions(
-        [("_i", f"hash_{aggregate}", None, f"_i_{aggregate}")], keys=keys
-    )
-    plan = Declaration.from_sequence(
-        [
-            Declaration("table_source", TableSourceNodeOptions(table)),
-            Declaration("aggregate", aggregation),
-        ]
-    )
-    return plan.to_table(use_threads=False)
+_DENSE_MAX: Final = 1 << 16
+"""A table of this many slots (or one per row, if more) indexes codes directly."""
 
 
-def _grouped(rows: pa.Table, keys: list[str], among: np.ndarray | None, aggregate: str) -> pa.Array:
-    """``aggregate`` of the row numbers per key, of the keys of the rows ``among`` (None:
-    all). Grouping by the flag too spares copying the key columns of the rows ``among``."""
-    indexed = rows.select(keys).append_column("_i", pa.array(np.arange(rows.num_rows)))
-    if among is None or among.all():
-        return _group_by(indexed, keys, aggregate).column(f"_i_{aggregate}").combine_chunks()
-    indexed = indexed.append_column("_among", pa.array(among))
-    grouped = _group_by(indexed, [*keys, "_among"], aggregate)
-    wanted = grouped.column("_among").combine_chunks()
-    return grouped.column(f"_i_{aggregate}").combine_chunks().filter(wanted)
+def key_codes(rows: pa.Table, keys: list[str]) -> tuple[npt.NDArray[np.int64], int]:
+    """A non-negative number per row, equal exactly for rows of equal ``keys`` (null a value
+    of its own, as Arrow groups it), and a bound of them: each column's values numbered (by a
+    dictionary; integers of 32 bits or fewer from their least), the numbers joined in mixed
+    radix. An all-null column (a single log partition's ``logTopic``) adds nothing. Cheaper
+    than Arrow's hash aggregation over the same columns, which hashes every column of every
+    row together."""
+    n = rows.num_rows
+    code = np.zeros(n, np.int64)
+    span = 1
+    for name in keys:
+        column = rows.column(name)
+        if column.null_count == n:
+            continue
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if pa.types.is_integer(column.type) and column.type.bit_width <= 32:
+            low, high = pc.min(column).as_py(), pc.max(column).as_py()
+            values = np.asarray(column.fill_null(0).to_numpy(), np.int64)
+            if column.null_count:  # null numbered below the least value
+                low -= 1
+                values[~flags(column.is_valid())] = low
+            ids = values - low
+            size = high - low + 1
+        else:
+            encoded = pc.dictionary_encode(column, null_encoding="encode")
+            ids = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), np.int64)
+            size = len(encoded.dictionary)
+        if span * size >= 1 << 62:  # too wide to join: number the keys so far densely
+            _, dense = np.unique(code, return_inverse=True)
+            code, span = dense.astype(np.int64), int(dense.max()) + 1
+        code = code * size + ids
+        span *= size
+    return code, span
+
+
+def _last_of_codes(codes: npt.NDArray[np.int64], span: int, rows: np.ndarray) -> np.ndarray:
+    """Of ``rows`` (ascending) with these ``codes``, the last of each code, ascending."""
+    if not len(rows):
+        return rows
+    if span <= max(_DENSE_MAX, 2 * len(rows)):
+        last = np.full(span, -1, np.int64)
+        np.maximum.at(last, codes, rows)
+        return np.sort(last[last >= 0])
+    order = stable_order(codes) if span < 1 << 32 else np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    ends = np.empty(len(ordered), np.bool_)
+    ends[:-1] = ordered[1:] != ordered[:-1]
+    ends[-1] = True
+    return np.sort(rows[order[ends]])
 
 
 def last_rows(rows: pa.Table, keys: list[str], among: np.ndarray | None = None) -> np.ndarray:
     """The row numbers of the last row of each key (of the rows ``among``), ascending."""
-    return np.sort(_grouped(rows, keys, among, "max").to_numpy())
+    codes, span = key_codes(rows, keys)
+    if among is None or among.all():
+        return _last_of_codes(codes, span, np.arange(rows.num_rows))
+    chosen = np.flatnonzero(among)
+    return _last_of_codes(codes[chosen], span, chosen)
 
 
 def last_per_key(rows: pa.Table, keys: list[str]) -> pa.Table:
@@ -106,21 +136,32 @@ def last_per_key(rows: pa.Table, keys: list[str]) -> pa.Table:
     return rows.take(pa.array(last_rows(rows, keys)))
 
 
+def _dense(codes: npt.NDArray[np.int64], span: int) -> npt.NDArray[np.int64]:
+    """The codes numbered 0, 1, ... in their order (equal codes, equal numbers)."""
+    if not len(codes):
+        return codes
+    if span <= max(_DENSE_MAX, 2 * len(codes)):
+        present = np.zeros(span, np.bool_)
+        present[codes] = True
+        number = np.cumsum(present, dtype=np.int64) - 1
+        return number[codes]
+    _, dense = np.unique(codes, return_inverse=True)
+    return dense.astype(np.int64).reshape(-1)
+
+
 def key_groups(
     rows: pa.Table, keys: list[str], among: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The row numbers grouped by ``keys`` (each key's rows in their order, keys in the order
-    they first appear; only the rows ``among``), and where each key's rows start in it (with
-    the end last)."""
-    members = _grouped(rows, keys, among, "list")
-    order = members.flatten().to_numpy()
-    bounds = members.offsets.to_numpy().astype(np.int64)
-    bounds = bounds - bounds[0]
-    first = np.zeros(len(order), np.bool_)
-    first[bounds[:-1]] = True
-    if not ((np.diff(order) > 0) | first[1:]).all():  # each key's rows in their order
-        ids = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
-        order = order[np.lexsort((order, ids))]
+    """The row numbers grouped by ``keys`` (each key's rows in their order, the keys in the
+    order of their :func:`key_codes`; only the rows ``among``), and where each key's rows start
+    in it (with the end last)."""
+    codes, span = key_codes(rows, keys)
+    chosen = np.arange(rows.num_rows) if among is None else np.flatnonzero(among)
+    ids = _dense(codes[chosen], span)
+    order = chosen[stable_order(ids)]
+    counts = np.bincount(ids, minlength=int(ids.max()) + 1 if len(ids) else 0)
+    bounds = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=bounds[1:])
     return order, bounds
 
 
@@ -138,11 +179,9 @@ def stable_order(codes: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
 
 
 def key_ids(rows: pa.Table, keys: list[str]) -> np.ndarray:
-    """A number per row, equal for rows of equal ``keys``."""
-    order, bounds = key_groups(rows, keys)
-    ids = np.empty(rows.num_rows, np.int64)
-    ids[order] = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
-    return ids
+    """A number per row, equal for rows of equal ``keys``: 0, 1, ... in the order of their
+    :func:`key_codes`."""
+    return _dense(*key_codes(rows, keys))
 
 
 def in_log_order(rows: pa.Table, *partition: str) -> bool:
