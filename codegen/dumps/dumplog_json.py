@@ -480,7 +480,7 @@ def _user_lines(
     user: UserTopicDecoder,
 ) -> Callable[[BatchBytes, str], tuple[str, int] | None] | None:
     """``lines(batch, ts_name)``: a user topic's record lines of a batch printed from its record
-    bytes (``codegen/native/json_wire.h``'s ``user_dump_log``), or None where they cannot be;
+    bytes (``codegen/native/user_wire.h``'s ``user_dump_log``), or None where they cannot be;
     None without the native loop and printer."""
     module = native_printer()
     if module is None or not user.native:

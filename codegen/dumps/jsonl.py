@@ -204,7 +204,7 @@ def _native_writer(lines: JsonlLines) -> Any:
 
 def _bytes_printer(decoder: UserTopicDecoder) -> Any:
     """``printer(records, close) -> (text, newer) | None``: a user topic's lines of a
-    :class:`BatchBytes` printed from the record bytes (``codegen/native/json_wire.h``), or
+    :class:`BatchBytes` printed from the record bytes (``codegen/native/user_wire.h``), or
     None where the decoded records must be printed; None when the native printer is not built
     or the pure backend asked for."""
     module = native_printer()

@@ -122,7 +122,7 @@ class _MessageTexts:
 
 class UserCells:
     """The rows of a user topic's batch made from its record bytes (``user_table_cells`` of
-    ``codegen/native/json_wire.h``): (offset, timestamp, key, value) texts per record, the
+    ``codegen/native/user_wire.h``): (offset, timestamp, key, value) texts per record, the
     cells :func:`_user_cells` makes of its decoded records."""
 
     __slots__ = ("name", "rows")

@@ -15,13 +15,14 @@
  * and only from objects of exactly the planned class.
  *
  * A user topic's lines are printed straight from the record bytes when every record of the
- * batch reads (json_wire.h: WirePlan, user_lines; user_dump_log and user_table_cells for
- * dump-log's lines and table's cells), with no object per record; the other batches go
+ * batch reads (json_wire.h: WirePlan; user_wire.h: user_lines, and user_dump_log and
+ * user_table_cells for dump-log's lines and table's cells), with no object per record; the other batches go
  * through the record loop and the Writer.
  *
  * One translation unit: the parts are included here, in this order: json_values.h (the output
  * buffer and the JSON text of values), json_plans.h (Plan), json_writer.h (Writer),
- * json_wire.h (WirePlan and user_lines, with the record parse of v2_records.h); the JSON
+ * json_wire.h (WirePlan, with the record parse of v2_records.h), user_wire.h (a user
+ * topic's batches in jsonl, dump-log and table forms); the JSON
  * arrays of integer rows (object_arrays) and the module follow.
  */
 #define PY_SSIZE_T_CLEAN
@@ -51,6 +52,7 @@ static PyObject *S_bytes;
 #include "json_plans.h"
 #include "json_writer.h"
 #include "json_wire.h"
+#include "user_wire.h"
 
 /* --------------------------------------------------------------------------- integer rows */
 

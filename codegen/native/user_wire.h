@@ -1,0 +1,467 @@
+/* A user topic's v2 data batches printed straight from their record bytes, in the three forms
+ * dump prints: jsonl lines, dump-log record lines and table cells. Part of the _jsontext module
+ * (jsontext.c), after json_wire.h, whose WirePlans print each mapped side.
+ *
+ * user_lines(data, start, end, count, base_offset, base_timestamp, log_append,
+ *            append_timestamp, close, heads, key_side, value_side) -> (bytes, newer) | None
+ * prints the records of one v2 data batch as put_user_record prints their UserRecords;
+ * heads = (record_head, tombstone_head): the line from ',"kind":' up to '"valueVersion":';
+ * a side is None (its bytes printed raw) or (prefix, version, plans, newer_plans) as
+ * codegen/native/user_loop.h takes it, with WirePlans for readers. user_dump_log and
+ * user_table_cells take the same sides. Each returns None for a batch it leaves to the
+ * record loop (a record the engine would refuse, or one these printers do not print).
+ */
+#ifndef SPECGEN_USER_WIRE_H
+#define SPECGEN_USER_WIRE_H
+
+#include "json_wire.h"
+
+/* ------------------------------------------------------------------------------- user lines */
+
+typedef struct {
+    int mapped, prefix;
+    long version;
+    PyObject *plans, *newer; /* tuples of 256: WirePlan or None */
+} WireSide;
+
+static int wire_side(PyObject *spec, WireSide *s) {
+    memset(s, 0, sizeof *s);
+    if (spec == Py_None) return 0;
+    if (!PyArg_ParseTuple(spec, "plO!O!:user_lines side", &s->prefix, &s->version,
+                          &PyTuple_Type, &s->plans, &PyTuple_Type, &s->newer))
+        return -1;
+    if (PyTuple_GET_SIZE(s->plans) != 256 || PyTuple_GET_SIZE(s->newer) != 256) {
+        PyErr_SetString(PyExc_ValueError, "user_lines: a side has 256 plans and 256 newer plans");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < 512; i++) {
+        PyObject *p = PyTuple_GET_ITEM(i < 256 ? s->plans : s->newer, i % 256);
+        if (p != Py_None && !PyObject_TypeCheck(p, &WirePlanType)) {
+            PyErr_SetString(PyExc_TypeError, "user_lines: plans are WirePlan or None");
+            return -1;
+        }
+    }
+    s->mapped = 1;
+    return 0;
+}
+
+/* A raw side: "<name>Base64" (null for null bytes) and, for valid UTF-8, "<name>Text". */
+static int put_raw_bytes(Buf *b, const unsigned char *p, int64_t n, const char *base64_key,
+                         const char *text_key) {
+    if (buf_put(b, base64_key, (Py_ssize_t)strlen(base64_key)) < 0) return -1;
+    if (n < 0) return PUT_LITERAL(b, "null");
+    if (put_base64(b, p, (Py_ssize_t)n, B64, 1) < 0) return -1;
+    const int ok = utf8_ok(p, (Py_ssize_t)n);
+    if (ok <= 0) return ok;
+    if (buf_put(b, text_key, (Py_ssize_t)strlen(text_key)) < 0) return -1;
+    return put_text(b, (const char *)p, (Py_ssize_t)n);
+}
+
+/* A mapped side of n bytes at p (n < 0: null): ',"<name>Version":V,"<name>":{..}' parts are
+   the caller's; here the version read (*version, -1: none) and the message's JSON into m. */
+static int put_side(Buf *m, const WireSide *s, const unsigned char *p, int64_t n, long *version,
+                    int *newer) {
+    *version = -1;
+    if (n < 0) return PUT_LITERAL(m, "null");
+    Py_ssize_t pos = 0;
+    long v = s->version;
+    if (s->prefix) {
+        if (n < 2) return NOT_HERE;
+        v = (int16_t)load16(p);
+        pos = 2;
+    }
+    if (v < 0 || v >= 256) return NOT_HERE;
+    PyObject *plan = PyTuple_GET_ITEM(s->plans, v);
+    if (plan == Py_None) {
+        plan = PyTuple_GET_ITEM(s->newer, v);
+        if (plan == Py_None) return NOT_HERE;
+        *newer = 1;
+    }
+    int rc = print_struct(m, (const WirePlan *)plan, p, (Py_ssize_t)n, &pos, 0);
+    if (rc < 0) return rc;
+    if (pos != n) return NOT_HERE;
+    *version = v;
+    return 0;
+}
+
+static int put_version(Buf *b, long version) {
+    return version < 0 ? PUT_LITERAL(b, "null") : buf_int64(b, version);
+}
+
+/* One record's line: 0, NOT_HERE or -1. side holds its sides' JSON meanwhile. */
+static int put_wire_record(Buf *b, Buf *side, const Parsed *r, int64_t offset, int64_t ts,
+                           PyObject *close, PyObject *const *heads, const WireSide *key,
+                           const WireSide *value, int *newer) {
+    long key_version = -1, value_version = -1;
+    Py_ssize_t key_len = 0;
+    int rc;
+    side->len = 0;
+    *newer = 0;
+    if (key->mapped) {
+        if ((rc = put_side(side, key, r->key, r->key_len, &key_version, newer)) < 0) return rc;
+        key_len = side->len;
+    }
+    if (value->mapped &&
+        (rc = put_side(side, value, r->value, r->value_len, &value_version, newer)) < 0)
+        return rc;
+    PyObject *head = heads[r->value_len < 0];
+    if (PUT_LITERAL(b, "{\"offset\":") < 0 || buf_int64(b, offset) < 0 ||
+        PUT_LITERAL(b, ",\"timestamp\":") < 0 || buf_int64(b, ts) < 0 ||
+        buf_put(b, PyBytes_AS_STRING(head), PyBytes_GET_SIZE(head)) < 0 ||
+        put_version(b, value_version) < 0)
+        return -1;
+    if (key->mapped) {
+        if (PUT_LITERAL(b, ",\"keyVersion\":") < 0 || put_version(b, key_version) < 0 ||
+            PUT_LITERAL(b, ",\"key\":") < 0 || buf_put(b, side->p, key_len) < 0)
+            return -1;
+    } else if ((rc = put_raw_bytes(b, r->key, r->key_len, ",\"keyBase64\":", ",\"keyText\":")) <
+               0) {
+        return rc;
+    }
+    if (value->mapped) {
+        if (PUT_LITERAL(b, ",\"value\":") < 0 || buf_put(b, side->p + key_len, side->len - key_len) < 0)
+            return -1;
+    } else if ((rc = put_raw_bytes(b, r->value, r->value_len, ",\"valueBase64\":",
+                                   ",\"valueText\":")) < 0) {
+        return rc;
+    }
+    if (*newer && PUT_LITERAL(b, ",\"isNewerVersion\":true") < 0) return -1;
+    return buf_put(b, PyBytes_AS_STRING(close), PyBytes_GET_SIZE(close));
+}
+
+/* user_lines' buffers, kept between calls (a batch's lines are about the same size as the
+   last one's): the lines, a record's sides, the parsed records. Only used with the GIL held,
+   and no Python code runs while they are in use. */
+static Buf wire_lines, wire_sides;
+static Parsed *wire_recs;
+static Py_ssize_t wire_recs_cap;
+
+static PyObject *user_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 12 || !PyBytes_CheckExact(args[8]) || !PyTuple_Check(args[9]) ||
+        PyTuple_GET_SIZE(args[9]) != 2 || !PyBytes_CheckExact(PyTuple_GET_ITEM(args[9], 0)) ||
+        !PyBytes_CheckExact(PyTuple_GET_ITEM(args[9], 1))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "user_lines(data, start, end, count, base_offset, base_timestamp, "
+                        "log_append, append_timestamp, close: bytes, heads: (bytes, bytes), "
+                        "key_side, value_side)");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
+    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    int64_t base_offset, base_ts, append_ts;
+    if (as_int64(args[4], &base_offset) < 0 || as_int64(args[5], &base_ts) < 0 ||
+        as_int64(args[7], &append_ts) < 0)
+        return NULL;
+    const int log_append = PyObject_IsTrue(args[6]);
+    if (log_append < 0) return NULL;
+    WireSide key, value;
+    if (wire_side(args[10], &key) < 0 || wire_side(args[11], &value) < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = NULL;
+    Buf *b = &wire_lines, *side = &wire_sides;
+    b->len = side->len = 0;
+    int64_t newer_count = 0;
+    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
+        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
+                     start, end, count, view.len);
+        goto done;
+    }
+    if (count > INT32_MAX) { /* no v2 batch holds as many */
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (parsed_room(&wire_recs, &wire_recs_cap, (int32_t)count) < 0) goto done;
+    Parsed *recs = wire_recs;
+    if (parse(view.buf, start, end, count, recs, 0) < 0) {
+        PyErr_Clear(); /* the reference path says what is wrong */
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (buf_reserve(b, (end - start) * 2 + count * PyBytes_GET_SIZE(args[8])) < 0) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        int64_t offset, ts = append_ts;
+        int newer = 0;
+        if (__builtin_add_overflow(base_offset, r->off_delta, &offset) ||
+            (!log_append && __builtin_add_overflow(base_ts, r->ts_delta, &ts))) {
+            out = Py_NewRef(Py_None); /* past int64: the reference's ints */
+            goto done;
+        }
+        int rc = put_wire_record(b, side, r, offset, ts, args[8],
+                                 &PyTuple_GET_ITEM(args[9], 0), &key, &value, &newer);
+        if (rc == NOT_HERE) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (rc < 0) goto done;
+        newer_count += newer;
+    }
+    out = Py_BuildValue("(y#L)", b->p, b->len, (long long)newer_count);
+done:
+    b->len = side->len = 0;
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------- dump-log */
+
+/* Jackson's form of the JSON text b->p[from:]: orjson's \u00xx escapes with upper-case hex
+   (record_json.jackson_json). */
+static void jackson_escapes(Buf *b, Py_ssize_t from) {
+    char *p = b->p;
+    for (Py_ssize_t i = from; i < b->len; i++) {
+        if (p[i] != '\\') continue;
+        if (i + 5 < b->len && p[i + 1] == 'u') {
+            for (int k = 4; k <= 5; k++)
+                if (p[i + k] >= 'a' && p[i + k] <= 'f') p[i + k] = (char)(p[i + k] - 'a' + 'A');
+            i += 5;
+        } else {
+            i += 1; /* the escaped character */
+        }
+    }
+}
+
+/* 1 when p[0:n] is UTF-8 that dumplog_json.one_line leaves as it is (no control character
+   but tab, no U+0085, U+2028 or U+2029), 0 when not (the reference prints it), -1 on error. */
+static int plain_line_text(const unsigned char *p, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char c = p[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) return 0;
+        if (c == 0xC2 && i + 1 < n && p[i + 1] == 0x85) return 0;
+        if (c == 0xE2 && i + 2 < n && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9))
+            return 0;
+    }
+    return utf8_ok(p, n);
+}
+
+/* " <label>: <text>" of one side of n bytes at p (nothing for null bytes): a mapped side's
+   JSON as Jackson prints it, a raw side's UTF-8 text. 0, NOT_HERE or -1. */
+static int put_dump_log_side(Buf *b, const char *label, const WireSide *s,
+                             const unsigned char *p, int64_t n, int *newer) {
+    if (n < 0) return 0;
+    if (buf_put(b, label, (Py_ssize_t)strlen(label)) < 0) return -1;
+    if (s->mapped) {
+        const Py_ssize_t from = b->len;
+        long version;
+        const int rc = put_side(b, s, p, n, &version, newer);
+        if (rc < 0) return rc;
+        jackson_escapes(b, from);
+        return 0;
+    }
+    const int ok = plain_line_text(p, (Py_ssize_t)n);
+    if (ok <= 0) return ok < 0 ? -1 : NOT_HERE;
+    return buf_put(b, (const char *)p, (Py_ssize_t)n);
+}
+
+/* Kafka's DefaultRecordBatch.incrementSequence. */
+static int64_t next_sequence(int64_t sequence, int64_t increment) {
+    if (sequence > INT32_MAX - increment) return increment - (INT32_MAX - sequence) - 1;
+    return sequence + increment;
+}
+
+/* user_dump_log(data, start, end, count, base_offset, base_timestamp, log_append,
+   append_timestamp, base_sequence, ts_name, key_side, value_side) -> (str, newer) | None: the
+   `| offset: ...` lines of one v2 data batch of a user topic, as dumplog_json prints its
+   records (key: and payload: as user_dump_log_texts gives them), joined by newlines; None
+   where the reference prints them: a record with headers, offsets that do not follow each
+   other, a record the engine would refuse, a raw side one_line would change. */
+static PyObject *user_dump_log(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 12 || !PyBytes_CheckExact(args[9])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "user_dump_log(data, start, end, count, base_offset, base_timestamp, "
+                        "log_append, append_timestamp, base_sequence, ts_name: bytes, key_side, "
+                        "value_side)");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
+    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    int64_t base_offset, base_ts, append_ts, base_seq;
+    if (as_int64(args[4], &base_offset) < 0 || as_int64(args[5], &base_ts) < 0 ||
+        as_int64(args[7], &append_ts) < 0 || as_int64(args[8], &base_seq) < 0)
+        return NULL;
+    const int log_append = PyObject_IsTrue(args[6]);
+    if (log_append < 0) return NULL;
+    WireSide key, value;
+    if (wire_side(args[10], &key) < 0 || wire_side(args[11], &value) < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = NULL, *ts_name = args[9];
+    Buf *b = &wire_lines;
+    b->len = 0;
+    int64_t newer_count = 0;
+    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
+        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
+                     start, end, count, view.len);
+        goto done;
+    }
+    if (count > INT32_MAX || base_seq > INT32_MAX) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (parsed_room(&wire_recs, &wire_recs_cap, (int32_t)count) < 0) goto done;
+    Parsed *recs = wire_recs;
+    if (parse(view.buf, start, end, count, recs, 0) < 0) {
+        PyErr_Clear();
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        int64_t offset, ts = append_ts;
+        int newer = 0, rc = 0;
+        if (r->off_delta != i || r->n_headers != 0 ||
+            __builtin_add_overflow(base_offset, r->off_delta, &offset) ||
+            (!log_append && __builtin_add_overflow(base_ts, r->ts_delta, &ts))) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        if ((i && PUT_LITERAL(b, "\n") < 0) || PUT_LITERAL(b, "| offset: ") < 0 ||
+            buf_int64(b, offset) < 0 || PUT_LITERAL(b, " ") < 0 ||
+            buf_put(b, PyBytes_AS_STRING(ts_name), PyBytes_GET_SIZE(ts_name)) < 0 ||
+            PUT_LITERAL(b, ": ") < 0 || buf_int64(b, ts) < 0 ||
+            PUT_LITERAL(b, " keySize: ") < 0 || buf_int64(b, r->key_len < 0 ? -1 : r->key_len) < 0 ||
+            PUT_LITERAL(b, " valueSize: ") < 0 ||
+            buf_int64(b, r->value_len < 0 ? -1 : r->value_len) < 0 ||
+            PUT_LITERAL(b, " sequence: ") < 0 ||
+            buf_int64(b, base_seq < 0 ? -1 : next_sequence(base_seq, i)) < 0 ||
+            PUT_LITERAL(b, " headerKeys: []") < 0)
+            goto done;
+        rc = put_dump_log_side(b, " key: ", &key, r->key, r->key_len, &newer);
+        if (rc >= 0) rc = put_dump_log_side(b, " payload: ", &value, r->value, r->value_len, &newer);
+        if (rc == NOT_HERE) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (rc < 0) goto done;
+        newer_count += newer;
+    }
+    PyObject *text = PyUnicode_DecodeUTF8(b->p, b->len, NULL);
+    if (text) {
+        out = Py_BuildValue("(NL)", text, (long long)newer_count);
+    }
+done:
+    b->len = 0;
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------- table */
+
+/* A table cell of one side into *cell (a new str): a mapped side's JSON ("" for "{}" when
+   empty_object_blank), a raw side's UTF-8 text; `absent` (borrowed) for null bytes. */
+static int table_cell(Buf *b, const WireSide *s, const unsigned char *p, int64_t n,
+                      PyObject *absent, int empty_object_blank, int *newer, PyObject **cell) {
+    if (n < 0) {
+        *cell = Py_NewRef(absent);
+        return 0;
+    }
+    if (s->mapped) {
+        b->len = 0;
+        long version;
+        const int rc = put_side(b, s, p, n, &version, newer);
+        if (rc < 0) return rc;
+        if (empty_object_blank && b->len == 2 && b->p[0] == '{' && b->p[1] == '}') b->len = 0;
+        *cell = PyUnicode_DecodeUTF8(b->p, b->len, NULL);
+        return *cell ? 0 : -1;
+    }
+    const int ok = utf8_ok(p, (Py_ssize_t)n);
+    if (ok <= 0) return ok < 0 ? -1 : NOT_HERE; /* decode("utf-8", "replace"): the reference */
+    *cell = PyUnicode_DecodeUTF8((const char *)p, (Py_ssize_t)n, NULL);
+    return *cell ? 0 : -1;
+}
+
+static PyObject *decimal(int64_t v) {
+    char tmp[24];
+    Buf b = {tmp, 0, sizeof tmp, NULL};
+    buf_int64(&b, v); /* fits: no growth */
+    return PyUnicode_FromStringAndSize(b.p, b.len);
+}
+
+/* user_table_cells(data, start, end, count, base_offset, base_timestamp, log_append,
+   append_timestamp, key_side, value_side) -> (rows, newer) | None: a user topic's records
+   table cells of one v2 data batch, (offset, timestamp, key, value) per record as
+   table._user_cells makes them (the key "" when null or an empty object, the value
+   "<tombstone>" when null); None where the reference makes them. */
+static PyObject *user_table_cells(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError,
+                        "user_table_cells(data, start, end, count, base_offset, base_timestamp, "
+                        "log_append, append_timestamp, key_side, value_side)");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
+    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    int64_t base_offset, base_ts, append_ts;
+    if (as_int64(args[4], &base_offset) < 0 || as_int64(args[5], &base_ts) < 0 ||
+        as_int64(args[7], &append_ts) < 0)
+        return NULL;
+    const int log_append = PyObject_IsTrue(args[6]);
+    if (log_append < 0) return NULL;
+    WireSide key, value;
+    if (wire_side(args[8], &key) < 0 || wire_side(args[9], &value) < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = NULL, *rows = NULL, *blank = NULL, *tombstone = NULL;
+    Buf *b = &wire_sides;
+    int64_t newer_count = 0;
+    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
+        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
+                     start, end, count, view.len);
+        goto done;
+    }
+    if (count > INT32_MAX) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (parsed_room(&wire_recs, &wire_recs_cap, (int32_t)count) < 0) goto done;
+    Parsed *recs = wire_recs;
+    if (parse(view.buf, start, end, count, recs, 0) < 0) {
+        PyErr_Clear();
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (!(rows = PyList_New(count)) || !(blank = PyUnicode_FromString("")) ||
+        !(tombstone = PyUnicode_FromString("<tombstone>")))
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        int64_t offset, ts = append_ts;
+        int newer = 0, rc;
+        if (__builtin_add_overflow(base_offset, r->off_delta, &offset) ||
+            (!log_append && __builtin_add_overflow(base_ts, r->ts_delta, &ts))) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        PyObject *cells[4] = {NULL, NULL, NULL, NULL};
+        rc = table_cell(b, &key, r->key, r->key_len, blank, 1, &newer, &cells[2]);
+        if (rc >= 0)
+            rc = table_cell(b, &value, r->value, r->value_len, tombstone, 0, &newer, &cells[3]);
+        if (rc >= 0 && (!(cells[0] = decimal(offset)) || !(cells[1] = decimal(ts)))) rc = -1;
+        PyObject *row = rc >= 0 ? PyTuple_New(4) : NULL;
+        if (!row) {
+            for (int k = 0; k < 4; k++) Py_XDECREF(cells[k]);
+            if (rc == NOT_HERE) out = Py_NewRef(Py_None);
+            goto done;
+        }
+        for (int k = 0; k < 4; k++) PyTuple_SET_ITEM(row, k, cells[k]);
+        PyList_SET_ITEM(rows, i, row);
+        newer_count += newer;
+    }
+    out = Py_BuildValue("(OL)", rows, (long long)newer_count);
+done:
+    b->len = 0;
+    Py_XDECREF(rows);
+    Py_XDECREF(blank);
+    Py_XDECREF(tombstone);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+#endif
