@@ -489,17 +489,9 @@ def _user_lines(
     print_lines = module.user_dump_log
 
     def lines(records: BatchBytes, ts_name: str) -> tuple[str, int] | None:
-        b = records.batch
         printed: tuple[str, int] | None = print_lines(
-            records.data,
-            records.start,
-            records.end,
-            b.record_count,
-            b.base_offset,
-            b.base_timestamp,
-            b.attributes & 0x08,
-            b.max_timestamp,
-            b.base_sequence,
+            *records.wire_arguments(),
+            records.batch.base_sequence,
             ts_name.encode(),
             key_side,
             value_side,

@@ -220,20 +220,8 @@ def _bytes_printer(decoder: UserTopicDecoder) -> Any:
     lines = module.user_lines
 
     def printer(records: BatchBytes, close: bytes) -> tuple[bytes, int] | None:
-        batch = records.batch
         printed: tuple[bytes, int] | None = lines(
-            records.data,
-            records.start,
-            records.end,
-            batch.record_count,
-            batch.base_offset,
-            batch.base_timestamp,
-            batch.attributes & 0x08,
-            batch.max_timestamp,
-            close,
-            heads,
-            key_side,
-            value_side,
+            *records.wire_arguments(), close, heads, key_side, value_side
         )
         return printed
 

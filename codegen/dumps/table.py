@@ -146,18 +146,8 @@ def user_cells_printer(
     name = decoder.name
 
     def cells(records: BatchBytes) -> tuple[UserCells, int] | None:
-        b = records.batch
         made: tuple[list[tuple[str, str, str, str]], int] | None = make(
-            records.data,
-            records.start,
-            records.end,
-            b.record_count,
-            b.base_offset,
-            b.base_timestamp,
-            b.attributes & 0x08,
-            b.max_timestamp,
-            key_side,
-            value_side,
+            *records.wire_arguments(), key_side, value_side
         )
         return None if made is None else (UserCells(name, made[0]), made[1])
 

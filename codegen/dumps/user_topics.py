@@ -399,6 +399,22 @@ class BatchBytes(list[DecodedRecord]):
         """The batch's records, decoded."""
         return self.decoder._v2_records(self.data, self.start, self.end, self.batch)
 
+    def wire_arguments(self) -> tuple[bytes, int, int, int, int, int, int, int]:
+        """The batch as the printers of record bytes (``codegen/native/user_wire.h``) take it
+        first: data, start, end, count, base offset, base timestamp, log-append time, append
+        timestamp."""
+        b = self.batch
+        return (
+            self.data,
+            self.start,
+            self.end,
+            b.record_count,
+            b.base_offset,
+            b.base_timestamp,
+            b.attributes & 0x08,
+            b.max_timestamp,
+        )
+
 
 class _NotRaised(Exception):
     """Caught where the native loop's MalformedRecords would be, without the native loop."""

@@ -136,6 +136,59 @@ static Buf wire_lines, wire_sides;
 static Parsed *wire_recs;
 static Py_ssize_t wire_recs_cap;
 
+/* One v2 data batch as the printers here take it, from their first eight arguments (data,
+   start, end, count, base_offset, base_timestamp, log_append, append_timestamp): the data
+   held and its records parsed into wire_recs. */
+typedef struct {
+    Py_buffer view;
+    Py_ssize_t size, count; /* the batch's records' bytes, and how many records */
+    int64_t base_offset, base_ts, append_ts;
+    int log_append;
+    Parsed *recs;
+} WireBatch;
+
+/* 1: the batch's records in w->recs (release w->view after); 0: a batch the reference prints
+   (no v2 batch holds over INT32_MAX records; records the engine would refuse: the reference
+   path says what is wrong); -1 with an exception. w->view is held only when 1. */
+static int wire_batch(PyObject *const *args, WireBatch *w) {
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
+    w->count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
+    if (w->count == -1 && PyErr_Occurred()) return -1;
+    if (as_int64(args[4], &w->base_offset) < 0 || as_int64(args[5], &w->base_ts) < 0 ||
+        as_int64(args[7], &w->append_ts) < 0)
+        return -1;
+    if ((w->log_append = PyObject_IsTrue(args[6])) < 0) return -1;
+    if (PyObject_GetBuffer(args[0], &w->view, PyBUF_SIMPLE) < 0) return -1;
+    const Py_ssize_t count = w->count;
+    int got = 1;
+    if (start < 0 || end < start || end > w->view.len || count < 0 || count > end - start) {
+        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
+                     start, end, count, w->view.len);
+        got = -1;
+    } else if (count > INT32_MAX) {
+        got = 0;
+    } else if (parsed_room(&wire_recs, &wire_recs_cap, (int32_t)count) < 0) {
+        got = -1;
+    } else if (parse(w->view.buf, start, end, count, wire_recs, 0) < 0) {
+        PyErr_Clear();
+        got = 0;
+    }
+    w->recs = wire_recs;
+    w->size = end - start;
+    if (got < 1) PyBuffer_Release(&w->view);
+    return got;
+}
+
+/* Record r's offset and timestamp: 0, or NOT_HERE past int64 (the reference's ints). */
+static int wire_position(const WireBatch *w, const Parsed *r, int64_t *offset, int64_t *ts) {
+    *ts = w->append_ts;
+    if (__builtin_add_overflow(w->base_offset, r->off_delta, offset) ||
+        (!w->log_append && __builtin_add_overflow(w->base_ts, r->ts_delta, ts)))
+        return NOT_HERE;
+    return 0;
+}
+
 static PyObject *user_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 12 || !PyBytes_CheckExact(args[8]) || !PyTuple_Check(args[9]) ||
         PyTuple_GET_SIZE(args[9]) != 2 || !PyBytes_CheckExact(PyTuple_GET_ITEM(args[9], 0)) ||
@@ -146,48 +199,23 @@ static PyObject *user_lines(PyObject *module, PyObject *const *args, Py_ssize_t 
                         "key_side, value_side)");
         return NULL;
     }
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
-    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
-    if (count == -1 && PyErr_Occurred()) return NULL;
-    int64_t base_offset, base_ts, append_ts;
-    if (as_int64(args[4], &base_offset) < 0 || as_int64(args[5], &base_ts) < 0 ||
-        as_int64(args[7], &append_ts) < 0)
-        return NULL;
-    const int log_append = PyObject_IsTrue(args[6]);
-    if (log_append < 0) return NULL;
     WireSide key, value;
     if (wire_side(args[10], &key) < 0 || wire_side(args[11], &value) < 0) return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    WireBatch w;
+    const int got = wire_batch(args, &w);
+    if (got < 1) return got < 0 ? NULL : Py_NewRef(Py_None);
     PyObject *out = NULL;
     Buf *b = &wire_lines, *side = &wire_sides;
     b->len = side->len = 0;
     int64_t newer_count = 0;
-    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
-        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
-                     start, end, count, view.len);
-        goto done;
-    }
-    if (count > INT32_MAX) { /* no v2 batch holds as many */
-        out = Py_NewRef(Py_None);
-        goto done;
-    }
-    if (parsed_room(&wire_recs, &wire_recs_cap, (int32_t)count) < 0) goto done;
-    Parsed *recs = wire_recs;
-    if (parse(view.buf, start, end, count, recs, 0) < 0) {
-        PyErr_Clear(); /* the reference path says what is wrong */
-        out = Py_NewRef(Py_None);
-        goto done;
-    }
-    if (buf_reserve(b, (end - start) * 2 + count * PyBytes_GET_SIZE(args[8])) < 0) goto done;
+    const Py_ssize_t count = w.count;
+    if (buf_reserve(b, w.size * 2 + count * PyBytes_GET_SIZE(args[8])) < 0) goto done;
     for (Py_ssize_t i = 0; i < count; i++) {
-        const Parsed *r = &recs[i];
-        int64_t offset, ts = append_ts;
+        const Parsed *r = &w.recs[i];
+        int64_t offset, ts;
         int newer = 0;
-        if (__builtin_add_overflow(base_offset, r->off_delta, &offset) ||
-            (!log_append && __builtin_add_overflow(base_ts, r->ts_delta, &ts))) {
-            out = Py_NewRef(Py_None); /* past int64: the reference's ints */
+        if (wire_position(&w, r, &offset, &ts) == NOT_HERE) {
+            out = Py_NewRef(Py_None);
             goto done;
         }
         int rc = put_wire_record(b, side, r, offset, ts, args[8],
@@ -202,7 +230,7 @@ static PyObject *user_lines(PyObject *module, PyObject *const *args, Py_ssize_t 
     out = Py_BuildValue("(y#L)", b->p, b->len, (long long)newer_count);
 done:
     b->len = side->len = 0;
-    PyBuffer_Release(&view);
+    PyBuffer_Release(&w.view);
     return out;
 }
 
@@ -276,47 +304,27 @@ static PyObject *user_dump_log(PyObject *module, PyObject *const *args, Py_ssize
                         "value_side)");
         return NULL;
     }
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
-    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
-    if (count == -1 && PyErr_Occurred()) return NULL;
-    int64_t base_offset, base_ts, append_ts, base_seq;
-    if (as_int64(args[4], &base_offset) < 0 || as_int64(args[5], &base_ts) < 0 ||
-        as_int64(args[7], &append_ts) < 0 || as_int64(args[8], &base_seq) < 0)
-        return NULL;
-    const int log_append = PyObject_IsTrue(args[6]);
-    if (log_append < 0) return NULL;
+    int64_t base_seq;
+    if (as_int64(args[8], &base_seq) < 0) return NULL;
     WireSide key, value;
     if (wire_side(args[10], &key) < 0 || wire_side(args[11], &value) < 0) return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    WireBatch w;
+    const int got = wire_batch(args, &w);
+    if (got < 1) return got < 0 ? NULL : Py_NewRef(Py_None);
+    if (base_seq > INT32_MAX) {
+        PyBuffer_Release(&w.view);
+        return Py_NewRef(Py_None);
+    }
     PyObject *out = NULL, *ts_name = args[9];
     Buf *b = &wire_lines;
     b->len = 0;
     int64_t newer_count = 0;
-    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
-        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
-                     start, end, count, view.len);
-        goto done;
-    }
-    if (count > INT32_MAX || base_seq > INT32_MAX) {
-        out = Py_NewRef(Py_None);
-        goto done;
-    }
-    if (parsed_room(&wire_recs, &wire_recs_cap, (int32_t)count) < 0) goto done;
-    Parsed *recs = wire_recs;
-    if (parse(view.buf, start, end, count, recs, 0) < 0) {
-        PyErr_Clear();
-        out = Py_NewRef(Py_None);
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < count; i++) {
-        const Parsed *r = &recs[i];
-        int64_t offset, ts = append_ts;
+    for (Py_ssize_t i = 0; i < w.count; i++) {
+        const Parsed *r = &w.recs[i];
+        int64_t offset, ts;
         int newer = 0, rc = 0;
         if (r->off_delta != i || r->n_headers != 0 ||
-            __builtin_add_overflow(base_offset, r->off_delta, &offset) ||
-            (!log_append && __builtin_add_overflow(base_ts, r->ts_delta, &ts))) {
+            wire_position(&w, r, &offset, &ts) == NOT_HERE) {
             out = Py_NewRef(Py_None);
             goto done;
         }
@@ -346,7 +354,7 @@ static PyObject *user_dump_log(PyObject *module, PyObject *const *args, Py_ssize
     }
 done:
     b->len = 0;
-    PyBuffer_Release(&view);
+    PyBuffer_Release(&w.view);
     return out;
 }
 
@@ -394,48 +402,23 @@ static PyObject *user_table_cells(PyObject *module, PyObject *const *args, Py_ss
                         "log_append, append_timestamp, key_side, value_side)");
         return NULL;
     }
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
-    Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
-    if (count == -1 && PyErr_Occurred()) return NULL;
-    int64_t base_offset, base_ts, append_ts;
-    if (as_int64(args[4], &base_offset) < 0 || as_int64(args[5], &base_ts) < 0 ||
-        as_int64(args[7], &append_ts) < 0)
-        return NULL;
-    const int log_append = PyObject_IsTrue(args[6]);
-    if (log_append < 0) return NULL;
     WireSide key, value;
     if (wire_side(args[8], &key) < 0 || wire_side(args[9], &value) < 0) return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    WireBatch w;
+    const int got = wire_batch(args, &w);
+    if (got < 1) return got < 0 ? NULL : Py_NewRef(Py_None);
     PyObject *out = NULL, *rows = NULL, *blank = NULL, *tombstone = NULL;
     Buf *b = &wire_sides;
     int64_t newer_count = 0;
-    if (start < 0 || end < start || end > view.len || count < 0 || count > end - start) {
-        PyErr_Format(PyExc_ValueError, "bad bounds: start %zd, end %zd, count %zd for %zd bytes",
-                     start, end, count, view.len);
-        goto done;
-    }
-    if (count > INT32_MAX) {
-        out = Py_NewRef(Py_None);
-        goto done;
-    }
-    if (parsed_room(&wire_recs, &wire_recs_cap, (int32_t)count) < 0) goto done;
-    Parsed *recs = wire_recs;
-    if (parse(view.buf, start, end, count, recs, 0) < 0) {
-        PyErr_Clear();
-        out = Py_NewRef(Py_None);
-        goto done;
-    }
+    const Py_ssize_t count = w.count;
     if (!(rows = PyList_New(count)) || !(blank = PyUnicode_FromString("")) ||
         !(tombstone = PyUnicode_FromString("<tombstone>")))
         goto done;
     for (Py_ssize_t i = 0; i < count; i++) {
-        const Parsed *r = &recs[i];
-        int64_t offset, ts = append_ts;
+        const Parsed *r = &w.recs[i];
+        int64_t offset, ts;
         int newer = 0, rc;
-        if (__builtin_add_overflow(base_offset, r->off_delta, &offset) ||
-            (!log_append && __builtin_add_overflow(base_ts, r->ts_delta, &ts))) {
+        if (wire_position(&w, r, &offset, &ts) == NOT_HERE) {
             out = Py_NewRef(Py_None);
             goto done;
         }
@@ -460,7 +443,7 @@ done:
     Py_XDECREF(rows);
     Py_XDECREF(blank);
     Py_XDECREF(tombstone);
-    PyBuffer_Release(&view);
+    PyBuffer_Release(&w.view);
     return out;
 }
 
