@@ -4,14 +4,16 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
 import org.apache.kafka.server.log.remote.storage.Transferer;
 
 /**
  * LocalTieredStorage's file copy (its transferer.class setting, the hook Kafka gives to
  * simulate copy failures), with one addition: while the file "pause-uploads" exists in the
  * storage folder's parent, a copy stops before its time index, after the segment and its
- * offset index were written, and says so by creating "upload-paused". The broker test stops
- * the broker there: an upload that never finished.
+ * offset index were written, and says so by adding the time index's path as a line of
+ * "upload-paused". The broker test stops the broker there: each upload paused (one, or more
+ * when another partition's upload started meanwhile) never finished.
  */
 public final class PausingTransferer implements Transferer {
   @Override
@@ -42,7 +44,11 @@ public final class PausingTransferer implements Transferer {
       return;
     }
     File paused = new File(root, "upload-paused");
-    Files.writeString(paused.toPath(), to.getPath());
+    Files.writeString(
+        paused.toPath(),
+        to.getPath() + "\n",
+        StandardOpenOption.CREATE,
+        StandardOpenOption.APPEND);
     while (pause.exists()) {
       try {
         Thread.sleep(50);
