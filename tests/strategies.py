@@ -32,7 +32,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from codegen.dumps.coordinator import record_types
+from codegen.dumps.coordinator import COORDINATOR_TOPICS, record_types
 from codegen.ir import INTEGER_RANGES, Field, FieldType, Message, Struct
 from codegen.runtime import KafkaStruct, UnknownTags
 from codegen.runtime.wire import NO_TAGS
@@ -307,6 +307,16 @@ def plain_row(value: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- coordinator records
+
+
+def coordinator_message_classes() -> list[type]:
+    """Every key and value class of the coordinator topics' record types, by name."""
+    classes: dict[str, type] = {}
+    for topic in COORDINATOR_TOPICS:
+        for rt in record_types(topic).values():
+            for cls in (rt.key_class, rt.value_class):
+                classes[cls.__name__] = cls
+    return [classes[name] for name in sorted(classes)]
 
 
 @cache

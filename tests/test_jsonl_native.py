@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import _shipped, coordinator_records, instances
+from strategies import _shipped, coordinator_message_classes, coordinator_records, instances
 
 from codegen.dumps import encode_control_batch, encode_record_batch
 from codegen.dumps.command import dump_command
@@ -29,7 +29,6 @@ from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
     COORDINATOR_TOPICS,
     decode_batches,
-    record_types,
 )
 from codegen.dumps.decoded import DecodedBatch, DecodedRecord
 from codegen.dumps.json_text import jsontext_module, value_plans
@@ -46,22 +45,12 @@ pytestmark = [
 ]
 
 
-def _message_classes() -> list[type]:
-    """Every key and value class of the coordinator topics' record types."""
-    classes: dict[str, type] = {}
-    for topic in COORDINATOR_TOPICS:
-        for rt in record_types(topic).values():
-            for cls in (rt.key_class, rt.value_class):
-                classes[cls.__name__] = cls
-    return [classes[name] for name in sorted(classes)]
-
-
 def _has_float(cls: type) -> bool:
     message = _shipped()[cls.SPEC_NAME]  # type: ignore[attr-defined]
     return any(f.type.kind == "float64" for s in message.structs for f in s.fields)
 
 
-@pytest.mark.parametrize("cls", _message_classes(), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", coordinator_message_classes(), ids=lambda c: c.__name__)
 def test_plans_print_to_json(cls: type) -> None:
     """A plan prints orjson's text of to_json at its version; a message with no float64 field
     has a plan at every version."""

@@ -21,11 +21,10 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import _shipped, instances
+from strategies import _shipped, coordinator_message_classes, instances
 from v2_batches import record_bytes_variants
 from version_rule import CASES_FOLDER, PACKAGE
 
-from codegen.dumps.coordinator import COORDINATOR_TOPICS, record_types
 from codegen.dumps.json_text import jsontext_module, wire_plans
 from codegen.runtime import backends
 
@@ -35,16 +34,6 @@ pytestmark = [
     pytest.mark.native_only,
     pytest.mark.skipif(not NATIVE, reason="the native printer is not built or not asked for"),
 ]
-
-
-def _message_classes() -> list[type]:
-    """Every key and value class of the coordinator topics' record types."""
-    classes: dict[str, type] = {}
-    for topic in COORDINATOR_TOPICS:
-        for rt in record_types(topic).values():
-            for cls in (rt.key_class, rt.value_class):
-                classes[cls.__name__] = cls
-    return [classes[name] for name in sorted(classes)]
 
 
 def _has_float(message: Any) -> bool:
@@ -69,7 +58,7 @@ def _expected(cls: Any, data: bytes, version: int) -> bytes | None:
     return orjson.dumps(obj.to_json(version))
 
 
-@pytest.mark.parametrize("cls", _message_classes(), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", coordinator_message_classes(), ids=lambda c: c.__name__)
 def test_wire_plans_print_to_json(cls: Any) -> None:
     """A plan prints the decoder's message as to_json at its version; a message with no
     float64 field has a plan at every version."""
@@ -137,7 +126,7 @@ def test_bytes_cut_and_changed(codec_package: Any) -> None:
 )
 def test_coordinator_bytes_cut_and_changed(name: str) -> None:
     """Values with uuids, tagged fields and a tagged struct, cut and changed."""
-    (cls,) = [c for c in _message_classes() if c.__name__ == name]
+    (cls,) = [c for c in coordinator_message_classes() if c.__name__ == name]
     message = _shipped()[cls.SPEC_NAME]
     version = max(message.valid_versions.versions())
 
@@ -151,7 +140,7 @@ def test_coordinator_bytes_cut_and_changed(name: str) -> None:
 
 def test_wire_plans_refuse_float64_and_tagged_struct_defaults() -> None:
     """What the printer does not print has no plan (its records take the decoder's path)."""
-    for cls in _message_classes():
+    for cls in coordinator_message_classes():
         message = _shipped()[cls.SPEC_NAME]
         plans = wire_plans(cls)
         if _has_float(message):
