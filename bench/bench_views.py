@@ -1,13 +1,18 @@
-"""How the views from columns scale: ``dump --compacted``, ``groups``, ``lag`` and
-``downgrade-check`` on a 1 M-record and a 16 M-record ``__consumer_offsets`` dump, per record
-and in peak memory (``transactions`` refuses a folder of ``__consumer_offsets`` alone).
+"""How the views from columns scale: ``dump --compacted``, ``groups``, ``lag``,
+``downgrade-check`` and ``transactions`` on a 1 M-record and a 16 M-record
+``__consumer_offsets`` dump, per record and in peak memory.
 
 Each dump is written as ``make demo`` writes its dump (``spark_udfs.synth``: classic and
 consumer groups, transactional commits, tombstones), one partition per million records (a
-broker rolls segments long before 16 M records, so no one file holds them all). Every command
-runs whole, stdout to /dev/null, timed in CPU (user + system) with its peak resident memory;
-the best of ``--repeat`` runs. The targets: the 16 M dump within 20 % of the 1 M figure per
-record, and peak memory within 2x (``lag`` keeps every commit: its history is the answer).
+broker rolls segments long before 16 M records, so no one file holds them all).
+``transactions`` reads the dump and, in a folder of its own, the ``__transaction_state`` its
+transactional offset commits imply (:func:`write_transaction_state`: an id per producer, its
+transactions committed or aborted as their markers say, some ids expired, a few still open).
+Every command runs whole, stdout to /dev/null, timed in CPU (user + system) with its peak
+resident memory; the best of ``--repeat`` rounds, each round running every row. The targets:
+each view within 1.5x its floor at 1 M and at 16 M records, and 2 M records per CPU second at
+16 M; peak memory at 16 M within 2x of 1 M's (``lag`` keeps every commit: its history is the
+answer).
 
     python bench/bench_views.py                     # 1 M and 16 M records
     python bench/bench_views.py --sizes 200000 800000 --repeat 1
@@ -20,23 +25,35 @@ before it reads much (interpreter start-up and imports), next to its cost on the
 The ``floor`` row is what every view does before it computes anything: the command line's
 start-up (``codegen.cli`` imported; pandas kept out, as a command keeps it out), every record
 read by the engine's columnar loop and the offset commits decoded to columns
-(:func:`codegen.dumps.views.commits.decode_commits`), nothing kept. ``of floor`` is each command's CPU over the floor's on the same dump.
+(:func:`codegen.dumps.views.commits.decode_commits`), nothing kept. The ``floor
+(transactions)`` row is the same over the dump and its ``__transaction_state``, whose records
+are decoded to columns too (``transactions`` reads only the batch headers of
+``__consumer_offsets`` past its open transactions, so it may run under this floor). ``of
+floor`` is each command's CPU over its floor's on the same input.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_dumps import python_env
 
+from codegen.dumps import ControlType, SegmentReader, SegmentWriter
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE
+from codegen.dumps.model import SegmentError
+from generated.transaction_log_key import TransactionLogKey
+from generated.transaction_log_value import PartitionsSchema, TransactionLogValue
 from spark_udfs.synth import write_consumer_offsets
 
 COMMANDS = {
@@ -44,7 +61,10 @@ COMMANDS = {
     "groups": ["groups", "--format", "jsonl"],
     "lag": ["lag", "--format", "jsonl"],
     "downgrade-check": ["downgrade-check", "--to", "3.9", "--format", "json"],
+    "transactions": ["transactions", "--format", "jsonl"],
 }
+TRANSACTIONS = "transactions"
+TRANSACTIONS_FLOOR = "floor (transactions)"
 
 
 FLOOR = "floor"
@@ -54,13 +74,108 @@ from pathlib import Path
 import codegen.cli
 codegen.cli._native_library_settings()  # as a command starts, and without pandas as it runs
 sys.meta_path.insert(0, codegen.cli.WithoutPandas())
+from codegen.columnar.topics import decode_topic_arrays
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.views.commits import decode_commits
-for path in sorted(Path(sys.argv[1]).rglob("*.log")):
-    for rb in record_batches(path, headers=False, batch_rows=32768):
-        decode_commits(rb)
+for folder in sys.argv[1:]:
+    for path in sorted(Path(folder).rglob("*.log")):
+        coordinator = path.parent.name.startswith("__transaction_state-")
+        for rb in record_batches(path, headers=False, batch_rows=32768):
+            if coordinator:
+                decode_topic_arrays(
+                    "transaction_state", rb["key"], rb["value"], rb["isControl"]
+                )
+            else:
+                decode_commits(rb)
 """
-"""The floor: start-up, every record read, the offset commits decoded (see the module doc)."""
+"""The floor: start-up, every record read, the offset commits decoded, and the records of a
+``__transaction_state`` folder decoded (see the module doc)."""
+
+
+TRANSACTION_STATE_PARTITIONS = 4
+"""``__transaction_state`` partitions the ``transactions`` dump adds (a broker has 50; these
+hold every transactional id of the dump)."""
+_STATUS = {"Empty": 0, "Ongoing": 1, "PrepareCommit": 2, "PrepareAbort": 3,
+           "CompleteCommit": 4, "CompleteAbort": 5}  # fmt: skip
+
+
+def write_transaction_state(dump: Path, out: Path, seed: int = 7) -> int:
+    """``__transaction_state`` (in ``out``) of the ``__consumer_offsets`` of ``dump``, as the coordinator
+    writes it for the transactional offset commits there (``sendOffsetsToTransaction``): per
+    producer a transactional id ``txn-<producer id>`` with its InitProducerId (Empty), the
+    Ongoing record of AddOffsetsToTxn naming the commits' partition, then PrepareCommit and
+    CompleteCommit (or PrepareAbort and CompleteAbort) as the partition's COMMIT or ABORT marker
+    says; a tenth of the ids expired later (a tombstone), and ids still open at the end (an
+    Ongoing transaction with nothing written yet, one waiting in PrepareCommit). Returns the
+    records written."""
+    rnd = random.Random(seed)
+    started: dict[int, tuple[int, int, int]] = {}  # producer id -> (partition, first time, epoch)
+    events: list[tuple[int, int, str, int, int]] = []  # (time, producer, state, partition, start)
+    for folder in sorted(dump.glob(f"{CONSUMER_OFFSETS}-*")):
+        partition = int(folder.name.rpartition("-")[2])
+        for f in sorted(folder.glob("*.log")):
+            for h in SegmentReader(f).batch_headers():
+                if isinstance(h, SegmentError) or not h.is_transactional:
+                    continue
+                if not h.is_control:
+                    started.setdefault(
+                        h.producer_id, (partition, h.max_timestamp, h.producer_epoch)
+                    )
+                    continue
+                _, first, _ = started.pop(h.producer_id)
+                commit = any(t == ControlType.COMMIT for _, t in h.controls)
+                events.append((first - 2, h.producer_id, "Empty", partition, -1))
+                events.append((first - 1, h.producer_id, "Ongoing", partition, first - 1))
+                ending = "Commit" if commit else "Abort"
+                events.append((h.max_timestamp - 1, h.producer_id, f"Prepare{ending}", partition,
+                               first - 1))  # fmt: skip
+                events.append((h.max_timestamp, h.producer_id, f"Complete{ending}", partition,
+                               first - 1))  # fmt: skip
+                if rnd.random() < 0.1:  # expired (a short transactional.id.expiration.ms)
+                    events.append((h.max_timestamp + rnd.randrange(60_000, 600_000),
+                                   h.producer_id, "", partition, 0))  # fmt: skip
+    last = max((e[0] for e in events if e[2].startswith("Complete")), default=1_700_000_000_000)
+    events = [e for e in events if e[0] <= last]
+    for i, (state, tail) in enumerate([("Ongoing", 60_000), ("PrepareCommit", 1_000)] * 4):
+        pid = 10_000_000 + i
+        events.append((last - tail - 1, pid, "Empty", i % 4, -1))
+        events.append((last - tail, pid, state, i % 4, last - tail))
+    events.sort()
+    writers = [
+        SegmentWriter(_mkdir(out / f"{TRANSACTION_STATE}-{p}") / "00000000000000000000.log")
+        for p in range(TRANSACTION_STATE_PARTITIONS)
+    ]
+    written = 0
+    for at, pid, state, partition, start in events:
+        tid = f"txn-{pid}"
+        p = zlib.crc32(tid.encode()) % len(writers)
+        key = struct.pack(">h", 0) + TransactionLogKey(transactional_id=tid).encode(0)
+        value = None
+        if state:
+            holds = state in ("Ongoing", "PrepareCommit", "PrepareAbort")
+            value = struct.pack(">h", 1) + TransactionLogValue(
+                producer_id=pid,
+                producer_epoch=0,
+                transaction_timeout_ms=60_000,
+                transaction_status=_STATUS[state],
+                transaction_partitions=[
+                    PartitionsSchema(topic=CONSUMER_OFFSETS, partition_ids=[partition])
+                ]
+                if holds
+                else [],
+                transaction_last_update_timestamp_ms=at,
+                transaction_start_timestamp_ms=start,
+            ).encode(1)
+        writers[p].write_batch([(key, value)], timestamp=at)
+        written += 1
+    for w in writers:
+        w.close()
+    return written
+
+
+def _mkdir(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
@@ -92,6 +207,20 @@ def _dump(where: Path, n: int, groups: int) -> tuple[Path, int]:
     return folder, stats.records
 
 
+def _transaction_state(where: Path, dump: Path, n: int, groups: int) -> tuple[Path, int]:
+    """The ``__transaction_state`` of the ``n``-record dump (:func:`write_transaction_state`),
+    in a folder of its own under ``where`` (the other views read the dump alone)."""
+    folder = where / f"dump-{n}-{groups}-transaction-state"
+    done = where / f"dump-{n}-{groups}-transaction-state.records"
+    if done.exists():
+        return folder, int(done.read_text())
+    shutil.rmtree(folder, ignore_errors=True)
+    records = write_transaction_state(dump, folder)
+    done.write_text(str(records))
+    print(f"{records:,} __transaction_state records beside it", flush=True)
+    return folder, records
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 16_000_000])
@@ -112,50 +241,87 @@ def main() -> None:
     commands = {k: v for k, v in COMMANDS.items() if args.only is None or k in args.only}
     with tempfile.TemporaryDirectory() as tmp:
         env = python_env(Path(tmp) / "pycache")
-        dumps = {}
+        where = args.keep or Path(tmp)
+        # per size: the folders each row reads and their records
+        inputs: dict[tuple[str, int], tuple[list[Path], int]] = {}
         for n in args.sizes:
-            dumps[n] = _dump(args.keep or Path(tmp), n, args.groups)
-        results: dict[tuple[str, int], tuple[float, int]] = {}
-        argvs = {FLOOR: ["-c", _FLOOR_SCRIPT]} | {
+            folder, records = _dump(where, n, args.groups)
+            for name in [FLOOR, *commands]:
+                inputs[name, n] = ([folder], records)
+            if TRANSACTIONS in commands:
+                state, more = _transaction_state(where, folder, n, args.groups)
+                for name in (TRANSACTIONS_FLOOR, TRANSACTIONS):
+                    inputs[name, n] = ([folder, state], records + more)
+        argvs = {FLOOR: ["-c", _FLOOR_SCRIPT]}
+        if TRANSACTIONS in commands:
+            argvs[TRANSACTIONS_FLOOR] = ["-c", _FLOOR_SCRIPT]
+        argvs |= {
             name: ["-m", "codegen", argv[0], "{}", *argv[1:]] for name, argv in commands.items()
         }
-        for name, argv in argvs.items():
-            for n, (folder, _) in dumps.items():
-                cmd = [sys.executable, *(a.replace("{}", str(folder)) for a in argv)]
-                if name == FLOOR:
-                    cmd.append(str(folder))
-                runs = [measure(cmd, env) for _ in range(args.repeat)]
-                results[name, n] = (min(r[0] for r in runs), max(r[1] for r in runs))
+        small = _small_dump(Path(tmp))
+        for name, argv in argvs.items():  # once on 1,000 records: the module cache filled
+            measure(_command(name, argv, small[name in (TRANSACTIONS_FLOOR, TRANSACTIONS)]), env)
+        results: dict[tuple[str, int], tuple[float, int]] = {}
+        # rounds of every row, so a change of the machine's load falls on all rows alike
+        for _ in range(args.repeat):
+            for name, argv in argvs.items():
+                for n in args.sizes:
+                    cmd = _command(name, argv, inputs[name, n][0])
+                    cpu, mem = measure(cmd, env)
+                    was = results.get((name, n), (cpu, mem))
+                    results[name, n] = (min(cpu, was[0]), max(mem, was[1]))
         first = args.sizes[0]
-        print(f"\n{'command':18} {'records':>12} {'cpu s':>8} {'records/s':>11} "
+        print(f"\n{'command':20} {'records':>12} {'cpu s':>8} {'records/s':>11} "
               f"{'per record':>11} {'peak MB':>8} {'memory':>7} {'of floor':>9}")  # fmt: skip
         for name in argvs:
+            floor = TRANSACTIONS_FLOOR if name == TRANSACTIONS else FLOOR
             base_cpu, base_mem = results[name, first]
-            base_rate = dumps[first][1] / base_cpu
-            for n, (_, records) in dumps.items():
+            base_rate = inputs[name, first][1] / base_cpu
+            for n in args.sizes:
+                records = inputs[name, n][1]
                 cpu, mem = results[name, n]
                 rate = records / cpu
                 print(
-                    f"{name:18} {records:>12,} {cpu:8.2f} {rate:>11,.0f} "
+                    f"{name:20} {records:>12,} {cpu:8.2f} {rate:>11,.0f} "
                     f"{base_rate / rate:10.2f}x {mem:8} {mem / base_mem:6.2f}x "
-                    f"{cpu / results[FLOOR, n][0]:8.2f}x"
+                    f"{cpu / results[floor, n][0]:8.2f}x"
                 )
         if args.startup:
-            startup(Path(tmp), env, args.repeat, {n: results[n, first][0] for n in commands})
+            big = {n: results[n, first][0] for n in commands}
+            startup(small[True], env, args.repeat, big)
 
 
-def startup(tmp: Path, env: dict[str, str], repeat: int, big: dict[str, float]) -> None:
-    """CPU seconds of ``--help`` and of each command on 1,000 records, and their share of the
-    command's CPU on the first size."""
+def _command(name: str, argv: list[str], folders: list[Path]) -> list[str]:
+    """The command line of a row reading ``folders``."""
+    cmd = [sys.executable]
+    for a in argv:
+        cmd.extend(map(str, folders) if a == "{}" else [a])
+    if name in (FLOOR, TRANSACTIONS_FLOOR):
+        cmd.extend(map(str, folders))
+    return cmd
+
+
+def _small_dump(tmp: Path) -> dict[bool, list[Path]]:
+    """A 1,000-record dump: its folder, and with its ``__transaction_state`` (True)."""
     folder = tmp / "dump-startup"
     write_consumer_offsets(folder, records=1000, partitions=1, groups=10)
+    state = tmp / "dump-startup-transaction-state"
+    write_transaction_state(folder, state)
+    return {False: [folder], True: [folder, state]}
+
+
+def startup(small: list[Path], env: dict[str, str], repeat: int, big: dict[str, float]) -> None:
+    """CPU seconds of ``--help`` and of each command on 1,000 records, and their share of the
+    command's CPU on the first size."""
+    folder, state = small
     codegen = [sys.executable, "-m", "codegen"]
     cpu = min(measure([*codegen, "--help"], env)[0] for _ in range(repeat))
     print(f"\n{'start-up':18} {'cpu s':>8} {'of big':>7}\n{'--help':18} {cpu:8.3f}")
     for name, argv in COMMANDS.items():
         if name not in big:
             continue
-        cmd = [*codegen, argv[0], str(folder), *argv[1:]]
+        read = [str(folder), str(state)] if name == TRANSACTIONS else [str(folder)]
+        cmd = [*codegen, argv[0], *read, *argv[1:]]
         cpu = min(measure(cmd, env)[0] for _ in range(repeat))
         print(f"{name:18} {cpu:8.3f} {cpu / big[name]:6.0%}")
 
