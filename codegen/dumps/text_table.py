@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-__all__ = ["table_text"]
+__all__ = ["columns_text", "columns_text_reference", "table_text"]
 
 PAGE_WIDTH: Final = 200
 """Characters per line of a table."""
@@ -84,7 +84,33 @@ def columns_text(
     width: int = PAGE_WIDTH,
 ) -> str:
     """:func:`table_text` of the rows given column by column (a list of cells per column, in
-    row order): the text is the same; the work is done a column at a time."""
+    row order): the text is the same; the work is done a column at a time. With the native
+    backend the engine draws it (``codegen/native/table_text.h``), else
+    :func:`columns_text_reference`."""
+    from codegen.dumps.json_text import native_printer
+
+    module = native_printer()
+    if module is None:
+        return columns_text_reference(header, columns, title=title, width=width)
+    text: str = module.table_text(
+        tuple(header),
+        [column if type(column) is list else list(column) for column in columns],
+        title,
+        width,
+        _width,
+        _fit,
+    )
+    return text
+
+
+def columns_text_reference(
+    header: Sequence[str],
+    columns: Sequence[list[str]],
+    *,
+    title: str | None = None,
+    width: int = PAGE_WIDTH,
+) -> str:
+    """:func:`columns_text` in Python: the readable reference the engine's is compared with."""
     columns = [_shown_column(column) for column in columns]
     ascii_columns = [
         h.isascii() and "".join(column).isascii() for h, column in zip(header, columns, strict=True)

@@ -22,7 +22,8 @@
  * One translation unit: the parts are included here, in this order: json_values.h (the output
  * buffer and the JSON text of values), json_plans.h (Plan), json_writer.h (Writer),
  * json_wire.h (WirePlan, with the record parse of v2_records.h), user_wire.h (a user
- * topic's batches in jsonl, dump-log and table forms); the JSON
+ * topic's batches in jsonl, dump-log and table forms), table_text.h (a table's text from its
+ * cells, for dump --format table); the JSON
  * arrays of integer rows (object_arrays) and the module follow.
  */
 #define PY_SSIZE_T_CLEAN
@@ -53,6 +54,7 @@ static PyObject *S_bytes;
 #include "json_writer.h"
 #include "json_wire.h"
 #include "user_wire.h"
+#include "table_text.h"
 
 /* --------------------------------------------------------------------------- integer rows */
 
@@ -174,6 +176,10 @@ static PyMethodDef module_methods[] = {
      "append_timestamp, key_side, value_side) -> (rows, newer) | None: a user topic's table "
      "cells (offset, timestamp, key, value) of one v2 data batch from the record bytes, or "
      "None where the reference must make them."},
+    {"table_text", (PyCFunction)(void (*)(void))table_text, METH_FASTCALL,
+     "table_text(header, columns, title, width, width_of, fit) -> str: the text of a table "
+     "given column by column (codegen/dumps/text_table.py's columns_text), cells that are not "
+     "one cell a character measured by width_of and fitted by fit."},
     {NULL, NULL, 0, NULL},
 };
 
