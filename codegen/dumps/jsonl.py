@@ -44,6 +44,7 @@ __all__ = [
     "damage_line",
     "latest_lines",
     "transaction_index_error_line",
+    "value_data_text",
 ]
 
 NOTED_KINDS: Final = (ERROR, UNKNOWN)
@@ -196,7 +197,7 @@ def _native_writer(lines: JsonlLines) -> Any:
         NOTED_KINDS,
         lines.middle,
         value_plans,
-        _value_text,
+        value_data_text,
         lines.line,
         UserRecord if lines.user_topic else None,
     )
@@ -228,7 +229,7 @@ def _bytes_printer(decoder: UserTopicDecoder) -> Any:
     return printer
 
 
-def _value_text(rec: DecodedRecord) -> bytes | None:
+def value_data_text(rec: DecodedRecord) -> bytes | None:
     """The JSON of a record's value data as the line prints it, or None where only the whole
     line's encoder says how (orjson refuses it)."""
     try:

@@ -491,7 +491,8 @@ def decode_files(
                     view.add_batch(item)
                     damage.extend((rec, item.batch) for rec in item.records if rec.kind == ERROR)
                 elif fmt == "table":
-                    table_rows.extend((rec, t, source) for rec in item.records)
+                    table_rows.append((item.records, t, source))
+                    table_more += len(item.records) - 1
                     if len(table_rows) + table_more >= table.TABLE_ROWS:  # a table at a time
                         table.records_table(out, table_rows)
                         table_rows, table_more = [], 0

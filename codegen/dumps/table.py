@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO, TypeAlias
 
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.json_text import native_printer, value_plans, wire_sides
+from codegen.dumps.jsonl import value_data_text
 from codegen.dumps.log_dirs import RowSource
 from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import SegmentError
@@ -24,7 +25,7 @@ from codegen.dumps.record_json import (
     record_to_json,
     value_json,
 )
-from codegen.dumps.text_table import table_text
+from codegen.dumps.text_table import columns_text, table_text
 from codegen.dumps.user_topics import BatchBytes, UserRecord, UserTopicDecoder, version_of
 from codegen.runtime import KafkaMessage
 from codegen.text import utc_text
@@ -43,13 +44,16 @@ __all__ = [
     "user_cells_printer",
 ]
 
+_Row: TypeAlias = "DecodedRecord | SegmentError | AbortedTxnEntry | TxnIndexError"
 TableRow = tuple[
-    "DecodedRecord | SegmentError | AbortedTxnEntry | TxnIndexError | UserCells",
+    "DecodedRecord | SegmentError | AbortedTxnEntry | TxnIndexError | UserCells"
+    " | list[DecodedRecord]",
     str | None,
     RowSource | None,
 ]
-"""A row of the records table: the record or error, its decoder's topic (None: plain) and
-where it comes from."""
+"""Rows of the records table: a record or error (a row), a user topic's batch made from its
+record bytes or a batch's decoded records (a row each), with their decoder's topic (None:
+plain) and where they come from."""
 
 TABLE_ROWS: Final = 10_000
 """``--format table`` prints a table when it has this many rows (and one at the end)."""
@@ -90,7 +94,7 @@ _GROUP_COLUMNS: Final = (
 
 def records_table(out: TextIO, rows: list[TableRow], title: str | None = None) -> None:
     """A table of records and errors, a row each."""
-    out.write(table_text(_RECORD_COLUMNS, _record_cells(rows), title=title))
+    out.write(columns_text(_RECORD_COLUMNS, _record_columns(rows), title=title))
 
 
 def _json_text(obj: Any) -> str:
@@ -171,31 +175,40 @@ def _user_cells(rec: UserRecord, messages: _MessageTexts) -> tuple[str, str]:
     return key, rec.value_bytes.decode("utf-8", "replace")
 
 
-def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
-    """The cells of :data:`_RECORD_COLUMNS` of each row."""
-    messages = _MessageTexts()
-    keys: dict[bytes, str] = {}  # a table's cells that repeat
-    times: dict[int, str] = {}
-    times_text: dict[str, str] = {}  # by the timestamp's text
-    places: dict[RowSource | None, tuple[str, str]] = {None: ("", "")}
-    for rec, topic, source in rows:
-        where = places.get(source)
+class _RecordCells:
+    """The cells of the records table's rows, and the cells of a table that repeat."""
+
+    def __init__(self) -> None:
+        self.messages = _MessageTexts()
+        self.keys: dict[bytes, str] = {}  # a coordinator record's key cell by its key bytes
+        self.times: dict[int, str] = {}
+        self.times_text: dict[str, str] = {}  # by the timestamp's text
+        self.places: dict[RowSource | None, tuple[str, str]] = {None: ("", "")}
+
+    def where(self, source: RowSource | None) -> tuple[str, str]:
+        """The partition and file cells of a row from ``source``."""
+        where = self.places.get(source)
         if where is None:
             assert source is not None
-            where = places[source] = (source.label, os.path.basename(source.file))
-        if isinstance(rec, UserCells):  # a user topic's batch, from its record bytes
-            for offset, timestamp, user_key, user_value in rec.rows:
-                time = times_text.get(timestamp)
-                if time is None:
-                    time = times_text[timestamp] = utc_text(int(timestamp))
-                yield (*where, offset, timestamp, time, rec.name, user_key, user_value)
-            continue
+            where = self.places[source] = (source.label, os.path.basename(source.file))
+        return where
+
+    def user_rows(self, cells: UserCells, where: tuple[str, str]) -> Iterator[tuple[str, ...]]:
+        """The rows of a user topic's batch made from its record bytes."""
+        times_text = self.times_text
+        for offset, timestamp, user_key, user_value in cells.rows:
+            time = times_text.get(timestamp)
+            if time is None:
+                time = times_text[timestamp] = utc_text(int(timestamp))
+            yield (*where, offset, timestamp, time, cells.name, user_key, user_value)
+
+    def row(self, rec: _Row, topic: str | None, where: tuple[str, str]) -> tuple[str, ...]:
+        """The cells of one record or error."""
         if isinstance(rec, ValueError):  # a TxnIndexError
-            yield (*where, "", "", "", ERROR, "", f"at position {rec.position}: {rec}")
-            continue
+            return (*where, "", "", "", ERROR, "", f"at position {rec.position}: {rec}")
         if not isinstance(rec, DecodedRecord | SegmentError):  # an AbortedTxnEntry
             txn = rec.txn.to_json(0)
-            yield (
+            return (
                 *where,
                 str(rec.txn.first_offset),
                 "",
@@ -204,9 +217,8 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
                 "",
                 _json_text(txn),
             )
-            continue
         if isinstance(rec, SegmentError):
-            yield (
+            return (
                 *where,
                 "" if rec.base_offset is None else str(rec.base_offset),
                 "",
@@ -215,34 +227,35 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
                 "",
                 f"{rec.kind} at {rec.file}@{rec.position} ({rec.size} bytes): {rec.reason}",
             )
-            continue
-        time = times.get(rec.timestamp)
+        time = self.times.get(rec.timestamp)
         if time is None:
-            time = times[rec.timestamp] = utc_text(rec.timestamp)
+            time = self.times[rec.timestamp] = utc_text(rec.timestamp)
         when = (str(rec.offset), str(rec.timestamp), time)
         if isinstance(rec, UserRecord) and rec.kind in (RECORD, TOMBSTONE):
-            yield (*where, *when, rec.name or str(rec.record_type), *_user_cells(rec, messages))
-            continue
+            return (
+                *where,
+                *when,
+                rec.name or str(rec.record_type),
+                *_user_cells(rec, self.messages),
+            )
         if (
             topic is not None and topic not in METADATA_TOPICS and plainly_keyed(rec)
         ):  # a coordinator topic's record, as its jsonl line has it (keys repeat: kept)
             key_bytes = rec.key_bytes or b""  # never None here (plainly_keyed)
-            key_cell = keys.get(key_bytes)
+            key_cell = self.keys.get(key_bytes)
             if key_cell is None:
                 data = rec.key.to_json(0)  # type: ignore[union-attr]
-                key_cell = keys[key_bytes] = _json_text(data) if data else ""
+                key_cell = self.keys[key_bytes] = _json_text(data) if data else ""
             value_cell = "<tombstone>" if rec.kind == TOMBSTONE else _json_text(value_json(rec))
-            yield (*where, *when, rec.name or str(rec.record_type), key_cell, value_cell)
-            continue
+            return (*where, *when, rec.name or str(rec.record_type), key_cell, value_cell)
         if topic is None and rec.kind == RECORD:
-            yield (
+            return (
                 *where,
                 *when,
                 RECORD,
                 "" if rec.key_bytes is None else rec.key_bytes.decode("utf-8", "replace"),
                 "<null>" if rec.value_bytes is None else rec.value_bytes.decode("utf-8", "replace"),
             )
-            continue
         obj = record_to_json(rec, topic or "")
         key = obj.get("key", {}).get("data") if isinstance(obj.get("key"), dict) else ""
         value = obj.get("value")
@@ -252,7 +265,7 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
             value = f"{rec.kind}: {rec.error}"
         elif isinstance(value, dict) and "data" in value:
             value = value["data"]
-        yield (
+        return (
             *where,
             *when,
             rec.name or str(rec.record_type),
@@ -263,6 +276,62 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
             if isinstance(value, str)
             else _json_text(value),
         )
+
+
+def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
+    """The cells of :data:`_RECORD_COLUMNS` of each row (of each record of a batch's): the
+    reference."""
+    cells = _RecordCells()
+    for rec, topic, source in rows:
+        where = cells.where(source)
+        if isinstance(rec, UserCells):  # a user topic's batch, from its record bytes
+            yield from cells.user_rows(rec, where)
+        elif isinstance(rec, list):  # a batch's decoded records
+            for one in rec:
+                yield cells.row(one, topic, where)
+        else:
+            yield cells.row(rec, topic, where)
+
+
+def _record_columns(rows: list[TableRow]) -> list[list[str]]:
+    """The columns of :data:`_RECORD_COLUMNS`: :func:`_record_cells` by columns, a coordinator
+    topic's batches made by the native printer (``record_cells`` of
+    ``codegen/native/table_cells.h``) where it is built and asked for."""
+    module = native_printer()
+    if module is None:
+        return [list(column) for column in zip(*_record_cells(rows), strict=True)] or [
+            [] for _ in _RECORD_COLUMNS
+        ]
+    cells = _RecordCells()
+    writer = module.Writer(
+        DecodedRecord, RECORD, TOMBSTONE, (), None, value_plans, value_data_text, None
+    )
+    columns: list[list[str]] = [[] for _ in _RECORD_COLUMNS]
+    appends = [column.append for column in columns]
+    for rec, topic, source in rows:
+        where = cells.where(source)
+        if isinstance(rec, list) and topic is not None and topic not in METADATA_TOPICS:
+
+            def row(
+                one: DecodedRecord, topic: str = topic, where: tuple[str, str] = where
+            ) -> tuple[str, ...]:
+                return cells.row(one, topic, where)
+
+            module.record_cells(
+                writer, rec, *where, columns, cells.keys, cells.times, utc_text, row, "<tombstone>"
+            )
+            continue
+        made = (
+            cells.user_rows(rec, where)
+            if isinstance(rec, UserCells)
+            else (cells.row(one, topic, where) for one in rec)
+            if isinstance(rec, list)
+            else (cells.row(rec, topic, where),)
+        )
+        for cell_row in made:
+            for append, cell in zip(appends, cell_row, strict=True):
+                append(cell)
+    return columns
 
 
 def _group_cells(groups: list[GroupState]) -> Iterator[tuple[str, ...]]:

@@ -23,7 +23,8 @@
  * buffer and the JSON text of values), json_plans.h (Plan), json_writer.h (Writer),
  * json_wire.h (WirePlan, with the record parse of v2_records.h), user_wire.h (a user
  * topic's batches in jsonl, dump-log and table forms), table_text.h (a table's text from its
- * cells, for dump --format table); the JSON
+ * cells, for dump --format table), table_cells.h (the cells of a coordinator topic's records
+ * in that table); the JSON
  * arrays of integer rows (object_arrays) and the module follow.
  */
 #define PY_SSIZE_T_CLEAN
@@ -55,6 +56,7 @@ static PyObject *S_bytes;
 #include "json_wire.h"
 #include "user_wire.h"
 #include "table_text.h"
+#include "table_cells.h"
 
 /* --------------------------------------------------------------------------- integer rows */
 
@@ -180,6 +182,11 @@ static PyMethodDef module_methods[] = {
      "table_text(header, columns, title, width, width_of, fit) -> str: the text of a table "
      "given column by column (codegen/dumps/text_table.py's columns_text), cells that are not "
      "one cell a character measured by width_of and fitted by fit."},
+    {"record_cells", (PyCFunction)(void (*)(void))record_cells, METH_FASTCALL,
+     "record_cells(writer, records, partition, file, columns, keys, times, time_text, row, "
+     "tombstone) -> None: the records table's cells of a coordinator topic's records appended "
+     "to its eight columns (table_cells.h); row(rec) makes the cells of a record the plans do "
+     "not."},
     {NULL, NULL, 0, NULL},
 };
 

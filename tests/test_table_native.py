@@ -1,0 +1,118 @@
+"""``dump --format table`` by the native printer is the reference's text.
+
+- the cells of a coordinator topic's batches (``record_cells`` of
+  ``codegen/native/table_cells.h``) are the reference's (:func:`codegen.dumps.table.
+  _record_cells`, the pure backend's path), on the real files in tests/data and on drawn and
+  mutated records (errors, unknown and newer records, tombstones, control batches), among
+  rows the reference makes (segment errors, single records);
+- ``dump --format table`` prints the same bytes, summary and exit code on both backends.
+
+The table's layout (``table_text.h``) is compared with its reference in
+tests/test_text_table.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import coordinator_records
+
+from codegen.dumps import encode_control_batch, encode_record_batch
+from codegen.dumps.command import dump_command
+from codegen.dumps.coordinator import COORDINATOR_TOPICS, decode_batches
+from codegen.dumps.json_text import jsontext_module
+from codegen.dumps.log_dirs import RowSource
+from codegen.dumps.model import ControlType, SegmentError
+from codegen.dumps.table import TableRow, _record_cells, _record_columns
+from codegen.runtime import backends
+
+DATA = Path(__file__).resolve().parent / "data"
+NATIVE = jsontext_module() is not None and backends.requested() != backends.PURE
+
+pytestmark = [
+    pytest.mark.native_only,
+    pytest.mark.skipif(not NATIVE, reason="the native printer is not built or not asked for"),
+]
+
+
+def _rows(topic: str, data: bytes | str, name: str) -> list[TableRow]:
+    """A table's rows as the dump loop gives them: a batch's records at a time, segment errors
+    and a record of each batch on its own too."""
+    source = RowSource.of(Path(name), topic)
+    rows: list[TableRow] = []
+    for item in decode_batches(data, topic, name=name):
+        if isinstance(item, SegmentError):
+            rows.append((item, topic, source))
+            continue
+        rows.append((item.records, topic, source))
+        if item.records:
+            rows.append((item.records[-1], topic, None))
+    return rows
+
+
+def _same_cells(rows: list[TableRow]) -> None:
+    expected = [list(column) for column in zip(*_record_cells(rows), strict=True)]
+    got = _record_columns(rows)
+    assert got == (expected or [[] for _ in got])
+
+
+def _coordinator_files() -> list[Path]:
+    return sorted(
+        p for p in DATA.rglob("*.log") if p.parent.name.rpartition("-")[0] in COORDINATOR_TOPICS
+    )
+
+
+@pytest.mark.parametrize("path", _coordinator_files(), ids=lambda p: str(p.relative_to(DATA)))
+def test_native_cells_are_the_reference_on_real_files(path: Path) -> None:
+    _same_cells(_rows(path.parent.name.rpartition("-")[0], str(path), str(path)))
+
+
+@pytest.mark.parametrize("topic", sorted(COORDINATOR_TOPICS))
+def test_native_cells_are_the_reference_on_drawn_records(topic: str) -> None:
+    """Drawn records, some mutated (a flipped byte, a cut value), and a torn batch after them."""
+
+    def mutate(pair: tuple[bytes | None, bytes | None], flip: int, cut: bool) -> Any:
+        key, value = pair
+        if value and flip:
+            i = flip % len(value)
+            value = value[:i] + bytes([value[i] ^ ((flip >> 8) % 255 + 1)]) + value[i + 1 :]
+        if value and cut:
+            value = value[: len(value) // 2]
+        return key, value
+
+    mutated = st.builds(mutate, coordinator_records(topic), st.integers(0, 1 << 16), st.booleans())
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        records=st.lists(st.one_of(coordinator_records(topic), mutated), min_size=1, max_size=10),
+        timestamp=st.sampled_from([-1, 0, 1_700_000_000_123, 253_402_300_799_999, 1 << 50]),
+    )
+    def check(records: list[tuple[bytes | None, bytes | None]], timestamp: int) -> None:
+        data = encode_record_batch(
+            records * 2, timestamp=timestamp, producer_id=7, transactional=True
+        ) + encode_control_batch(ControlType.COMMIT, base_offset=len(records) * 2)
+        torn = encode_record_batch(records, base_offset=len(records) * 2 + 1)
+        _same_cells(_rows(topic, data + torn[:-3], "00000000000000000000.log"))
+
+    check()
+
+
+def _dump(args: list[str], backend: str) -> tuple[bytes, str, int]:
+    result = CliRunner().invoke(dump_command, args, env={"SPECGEN_BACKEND": backend})
+    return result.stdout_bytes, result.stderr, result.exit_code
+
+
+@pytest.mark.parametrize(
+    "folder",
+    ["kafka-data/aibulb", "kafka-data/ldi-poc", "kafka-data/mscaldas-spooldir", "dumplog"],
+)
+def test_dump_table_is_the_same_on_both_backends(folder: str) -> None:
+    paths = [str(p) for p in sorted((DATA / folder).rglob("*.log"))]
+    native = _dump([*paths, "--format", "table"], "native")
+    pure = _dump([*paths, "--format", "table"], "pure")
+    assert native[0] and native == pure
