@@ -1,6 +1,9 @@
 """The header pass (``SegmentReader.batch_headers``): the native pass (``batch_headers`` in
 ``codegen/native/records.c``) gives the headers and errors the reference
-(``read_batch_header`` per entry) gives, and the headers say what the full decoder says.
+(``read_batch_header`` per entry) gives, and the headers say what the full decoder says. The
+native pass into columns (``SegmentReader.batch_header_columns``, ``batch_columns.h``) gives the
+same batch rows (``header_rows``) as the reference's headers and errors (``batch_table``),
+errors with their positions included.
 
 Inputs: every segment and snapshot under ``tests/data``, synthetic segments with transactional
 and control batches (compressed ones too), every codec, legacy entries, control records whose
@@ -18,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 import crc32c
+import pyarrow as pa
 import pytest
 from corpus import TEST_DATA
 from v2_batches import BAD_CONTROL_BATCHES, between_good_batches, with_records
@@ -32,6 +36,7 @@ from codegen.dumps import (
     encode_record_batch,
 )
 from codegen.dumps import segments as dumps_segments
+from codegen.dumps.batch_rows import batch_table, header_rows
 from codegen.dumps.model import BatchHeader, ControlRecord, RecordBatch
 from codegen.dumps.writer import encode_legacy_entry
 from codegen.runtime import backends
@@ -67,7 +72,23 @@ def both(source: Any, **options: Any) -> list[BatchHeader | SegmentError]:
     fast = list(SegmentReader(source, **options).batch_headers(native=True))
     assert fast == pure, options
     assert [type(i) for i in fast] == [type(i) for i in pure]
+    same_rows(source, pure, **options)
     return fast
+
+
+def same_rows(source: Any, pure: list[BatchHeader | SegmentError], **options: Any) -> None:
+    """The batch rows of the native pass into columns are the reference's, at an offset too
+    (where the reference's rows cannot be made, its own can neither)."""
+    runs = list(SegmentReader(source, **options).batch_header_columns(native=True))
+    try:
+        expected = batch_table(pure, 100)
+    except (OverflowError, pa.ArrowException) as e:
+        with pytest.raises(type(e)):
+            header_rows(runs, 100)
+        return
+    got = header_rows(runs, 100)
+    assert got.schema == expected.schema
+    assert got.to_pylist() == expected.to_pylist(), options
 
 
 def every_way(source: Any) -> list[BatchHeader | SegmentError]:
@@ -280,6 +301,51 @@ def test_many_headers_per_call(records_module: ModuleType, fallbacks: list[int])
     assert native_fallbacks(data, fallbacks) == []
 
 
+def test_column_runs_across_calls_and_errors(
+    records_module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of header columns shorter than the segment, between entries the reference reads
+    (legacy entries, a corrupt batch): the rows in file order, errors where they are."""
+    monkeypatch.setattr(dumps_segments, "_COLUMN_RUN", 3)
+    good = [encode_record_batch([(b"k", b"v")], base_offset=i) for i in range(7)]
+    corrupt = bytearray(good[0])
+    corrupt[-1] ^= 0xFF  # its CRC no longer matches
+    control = encode_control_batch(ControlType.COMMIT, base_offset=30, producer_id=7)
+    data = b"".join(
+        [
+            *good[:4],
+            bytes(corrupt),
+            encode_legacy_entry([(b"k", b"v")], magic=1, offset=20),
+            *good[4:],
+            control,
+        ]
+    )
+    items = list(SegmentReader(data).batch_header_columns(native=True))
+    assert [type(i).__name__ for i in items] == [
+        "HeaderColumns",  # 3 batches
+        "HeaderColumns",  # 1
+        "SegmentError",
+        "BatchHeader",  # the legacy entry
+        "HeaderColumns",  # 3
+        "HeaderColumns",  # 1 (the control batch)
+    ]
+    rows = header_rows(items)
+    error = rows.filter(rows.column("_error").is_valid()).to_pylist()
+    assert [(e["batchPosition"], e["size"]) for e in error] == [
+        (sum(map(len, good[:4])), len(corrupt))
+    ]
+    both(data)
+
+
+def test_column_runs_without_the_native_pass(records_module: ModuleType) -> None:
+    data = encode_record_batch([(b"k", b"v")]) + encode_control_batch(
+        ControlType.ABORT, base_offset=1, producer_id=3
+    )
+    items = list(SegmentReader(data).batch_header_columns(native=False))
+    assert [type(i) for i in items] == [BatchHeader, BatchHeader]
+    assert header_rows(items).equals(batch_table(items))
+
+
 def test_the_backend_picks_the_pass(
     records_module: ModuleType, monkeypatch: pytest.MonkeyPatch, fallbacks: list[int]
 ) -> None:
@@ -313,3 +379,13 @@ def test_the_native_pass_checks_what_it_is_given(records_module: ModuleType) -> 
         records_module.batch_headers(
             b"abc", 4, True, 1, 1, crc32c.crc32c, expansion, BatchHeader, 1
         )
+    with pytest.raises(TypeError, match="8 arguments"):
+        records_module.batch_header_columns(b"", 0, True, 1, 1, crc32c.crc32c, expansion)
+    with pytest.raises(TypeError, match="expansion"):
+        records_module.batch_header_columns(b"", 0, True, 1, 1, crc32c.crc32c, (0,), 1)
+    with pytest.raises(ValueError, match="outside"):
+        records_module.batch_header_columns(b"abc", 4, True, 1, 1, crc32c.crc32c, expansion, 1)
+    columns, pos = records_module.batch_header_columns(
+        b"", 0, True, 1, 1, crc32c.crc32c, expansion, 1
+    )
+    assert (pos, len(columns), columns[9]) == (0, 12, bytes(4))  # one bound: 0

@@ -16,6 +16,7 @@ __all__ = [
     "ControlType",
     "ErrorKind",
     "Header",
+    "HeaderColumns",
     "RawRecord",
     "Record",
     "RecordBatch",
@@ -235,6 +236,39 @@ class BatchHeader(NamedTuple):
     @property
     def is_control(self) -> bool:
         return self.magic >= 2 and bool(self.attributes & 0x20)
+
+
+class HeaderColumns(NamedTuple):
+    """A run of v2 batch headers as columns, one item per batch, each a ``bytes`` of a
+    native-endian array (``batch_header_columns`` in ``codegen/native/batch_columns.h``): what
+    :class:`BatchHeader` says of each, but the first timestamp and base sequence, and the
+    control records of all of them, batch ``i``'s being ``control_bounds[i]:control_bounds[i +
+    1]``. Positions are in the file read."""
+
+    position: bytes
+    """int64"""
+    size: bytes
+    """int64"""
+    base_offset: bytes
+    """int64"""
+    last_offset: bytes
+    """int64"""
+    max_timestamp: bytes
+    """int64"""
+    producer_id: bytes
+    """int64"""
+    producer_epoch: bytes
+    """int16"""
+    attributes: bytes
+    """int16"""
+    record_count: bytes
+    """int32"""
+    control_bounds: bytes
+    """int32, one more item than batches"""
+    control_offset: bytes
+    """int64"""
+    control_type: bytes
+    """int16"""
 
 
 @dataclass(slots=True)

@@ -54,6 +54,7 @@ from codegen.dumps.entry_format import CRC32C
 from codegen.dumps.model import (
     BatchHeader,
     ErrorKind,
+    HeaderColumns,
     RawRecord,
     RecordBatch,
     SegmentError,
@@ -80,6 +81,9 @@ Source = str | os.PathLike[str] | storage.RemotePath | bytes | bytearray | memor
 
 _HEADER_RUN: Final = 4096
 """Most headers one call of the native header pass returns (bounds the list it builds)."""
+_COLUMN_RUN: Final = 1 << 16
+"""Most headers one call of the native header pass into columns reads (bounds its arrays:
+about 4 MB)."""
 _EXPANSION: Final = tuple(decompressed_size_bound(codec, 1) or 0 for codec in range(5))
 """Per codec id, the most bytes one compressed byte can give (0: no bound), for the native
 header pass's record count check."""
@@ -97,7 +101,7 @@ def _native_header_pass() -> ModuleType | None:
         module = importlib.import_module("codegen.native._records")
     except ImportError:
         return None
-    return module if hasattr(module, "batch_headers") else None
+    return module if hasattr(module, "batch_header_columns") else None
 
 
 def native_headers_enabled() -> bool:
@@ -473,6 +477,41 @@ class SegmentReader:
                 _HEADER_RUN,
             )
             return headers, pos
+
+        yield from self._entries(
+            lambda buf, at: read_batch_header(buf, position=at, **limits),
+            None if module is None else native_run,
+        )
+
+    def batch_header_columns(
+        self, *, native: bool | None = None
+    ) -> Iterator[HeaderColumns | BatchHeader | SegmentError]:
+        """:meth:`batch_headers`, in file order, the runs of headers the native header pass reads
+        as :class:`HeaderColumns` (no object per batch), the entries it leaves to the reference
+        as their headers or errors. Without the native pass (``native`` as in
+        :meth:`batch_headers`), every entry is one of those."""
+        if native is None:
+            native = native_headers_enabled()
+        module = _native_header_pass() if native else None
+        if native and module is None:
+            raise ImportError(
+                "the native header pass is not built: run python -m codegen.native.build"
+            )
+        limits = self._limits()
+
+        def native_run(data: _Buffer, pos: int) -> tuple[list[Any], int]:
+            assert module is not None
+            columns, after = module.batch_header_columns(
+                data,
+                pos,
+                self.verify_crc,
+                self.max_batch_size,
+                self.max_batch_records,
+                CRC32C,
+                _EXPANSION,
+                _COLUMN_RUN,
+            )
+            return ([HeaderColumns(*columns)] if after > pos else []), after
 
         yield from self._entries(
             lambda buf, at: read_batch_header(buf, position=at, **limits),

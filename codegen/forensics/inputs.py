@@ -37,7 +37,7 @@ from typing import Final
 import pyarrow as pa
 
 from codegen.dumps import storage
-from codegen.dumps.batch_rows import batch_table
+from codegen.dumps.batch_rows import batch_rows, header_rows
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.model import SegmentError
 from codegen.dumps.partition_folders import is_partition_folder, partition_of
@@ -333,7 +333,7 @@ def resolve_cut(dirs: LogDirs, as_of: AsOf | None) -> Cut:
     if as_of.offset is None:
         return Cut(as_of, as_of, as_of.timestamp_ms)
     kept = [
-        kept_batches(batch_table(SegmentReader(f).batch_headers()), as_of)
+        kept_batches(batch_rows(f), as_of)
         for _, files in dirs.coordinator_segments(CONSUMER_OFFSETS)
         for f in files
     ]
@@ -357,15 +357,15 @@ def replica_rows(
     )
     tables = []
     for n, f in enumerate(logs):
-        items = list(SegmentReader(f).batch_headers())
+        items = list(SegmentReader(f).batch_header_columns())
         if errors is not None:
             errors.extend(i for i in items if isinstance(i, SegmentError))
-        rows = batch_table(items)
+        rows = header_rows(items)
         tables.append(rows.append_column("segment", pa.repeat(pa.scalar(n, pa.int32()), len(rows))))
     batches = (
         pa.concat_tables(tables)
         if tables
-        else batch_table([]).append_column("segment", pa.array([], pa.int32()))
+        else header_rows([]).append_column("segment", pa.array([], pa.int32()))
     )
     return segments, batches
 

@@ -38,10 +38,9 @@ import numpy as np
 import pyarrow as pa
 
 from codegen.dumps.arrow import record_batches
-from codegen.dumps.batch_rows import batch_table
+from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.model import SegmentError
-from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views import consumer_offsets
 from codegen.dumps.views.consumer_offsets import batches_kept, decode_commits
@@ -350,9 +349,7 @@ def lag_chunks(
     if cut.now is not None:
         now = cut.now
     else:
-        headers = [
-            batch_table(SegmentReader(f).batch_headers()) for _, fs in partitions for f in fs
-        ]
+        headers = [batch_rows(f) for _, fs in partitions for f in fs]
         batches = pa.concat_tables(headers) if headers else None
         now = newest_time(batches, ends.data_ends())
     shares: dict[str, list[SharePartitionLag]] = {}

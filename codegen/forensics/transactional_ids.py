@@ -11,11 +11,10 @@ from typing import Any, Final, NamedTuple
 
 import pyarrow as pa
 
-from codegen.dumps.batch_rows import batch_table
+from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.coordinator import TRANSACTION_STATE, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE
 from codegen.dumps.model import SegmentError
-from codegen.dumps.segments import SegmentReader
 from codegen.dumps.views.cut import AsOf, kept_batches, newest_batch_time
 from codegen.forensics.inputs import LogDirs
 
@@ -194,7 +193,7 @@ def read_transactional_ids(
     for partition, files in dirs.coordinator_segments(TRANSACTION_STATE, TRANSACTION_STATE):
         read.append(str(files[0].parent))
         for f in files:
-            rows = batch_table(SegmentReader(f).batch_headers())
+            rows = batch_rows(f)
             newest = max(
                 newest, newest_batch_time(rows if as_of is None else kept_batches(rows, as_of))
             )

@@ -1,6 +1,7 @@
 /* Log entries: the checks that let a loop read a v2 batch where it lies in a segment (the
  * segment reader's framing, _open_v2's header and count checks, the CRC), and the header pass
- * (batch_headers). Part of the _records module (records.c).
+ * (batch_headers; header_at, the step batch_columns.h's pass shares). Part of the _records
+ * module (records.c).
  */
 #ifndef SPECGEN_LOG_ENTRIES_H
 #define SPECGEN_LOG_ENTRIES_H
@@ -147,18 +148,22 @@ static void segment_release(Segment *s) {
     PyBuffer_Release(&s->buf);
 }
 
-/* The (offset, control type) pairs of an uncompressed control batch's records, each checked
-   as decode_entry checks control keys and ABORT/COMMIT markers: a tuple, or NULL with no
-   error set when the reference must read the batch (records that do not parse, a malformed
-   key or marker, an offset past int64), or NULL with an error. */
-static PyObject *control_pairs(const unsigned char *e, Py_ssize_t total, int32_t count,
-                               int64_t base_offset, Parsed *recs) {
+/* Whether the records of an uncompressed control batch parse into recs and pass decode_entry's
+   checks of control keys and ABORT/COMMIT markers with offsets that fit an int64: 1, 0 when
+   the reference must read the batch (no error set), -1 with an error. */
+static int control_parsed(const unsigned char *e, Py_ssize_t total, int32_t count,
+                          int64_t base_offset, Parsed *recs) {
     if (parse(e, 61, total, count, recs, 0) < 0) {
-        if (!PyErr_ExceptionMatches(MalformedRecords)) return NULL;
+        if (!PyErr_ExceptionMatches(MalformedRecords)) return -1;
         PyErr_Clear();
-        return NULL;
+        return 0;
     }
-    if (!control_records_ok(recs, count, base_offset)) return NULL;
+    return control_records_ok(recs, count, base_offset);
+}
+
+/* The (offset, control type) pairs of the count control records control_parsed parsed into
+   recs: a tuple, or NULL with an error. */
+static PyObject *control_pairs(int32_t count, int64_t base_offset, const Parsed *recs) {
     PyObject *pairs = PyTuple_New(count);
     if (!pairs) return NULL;
     for (int32_t i = 0; i < count; i++) {
@@ -176,17 +181,82 @@ static PyObject *control_pairs(const unsigned char *e, Py_ssize_t total, int32_t
     return pairs;
 }
 
+/* The settings of a header pass (batch_headers, batch_header_columns). */
+typedef struct {
+    int verify_crc;
+    int64_t max_size, max_records, limit, expansion[5];
+    PyObject *crc32c; /* borrowed */
+} HeaderPass;
+
+/* HeaderPass from the arguments (data, pos, verify_crc, max_size, max_records, crc32c,
+   expansion, ..., limit) both passes take, the limit at args[limit_at]: 0, or -1 with an
+   error. *pos receives args[1]. */
+static int header_pass_args(HeaderPass *hp, PyObject *const *args, Py_ssize_t limit_at,
+                            int64_t *pos, const char *who) {
+    if (as_int64(args[1], pos) < 0 || as_int64(args[3], &hp->max_size) < 0 ||
+        as_int64(args[4], &hp->max_records) < 0 || as_int64(args[limit_at], &hp->limit) < 0)
+        return -1;
+    hp->verify_crc = PyObject_IsTrue(args[2]);
+    if (hp->verify_crc < 0) return -1;
+    hp->crc32c = args[5];
+    if (!PyTuple_Check(args[6]) || PyTuple_GET_SIZE(args[6]) != 5) {
+        PyErr_Format(PyExc_TypeError, "%s: expansion must be a tuple of 5 ints", who);
+        return -1;
+    }
+    for (int i = 0; i < 5; i++)
+        if (as_int64(PyTuple_GET_ITEM(args[6], i), &hp->expansion[i]) < 0) return -1;
+    return 0;
+}
+
+/* What the header pass reads of one v2 batch. */
+typedef struct {
+    Py_ssize_t total; /* the entry's size, its 12-byte header included */
+    int attrs;
+    int32_t count;
+    int64_t base_offset, last_offset;
+} HeaderRead;
+
+/* The v2 batch at pos in seg as the header pass takes it, with the checks of
+   codegen.dumps.batches.read_batch_header: a data batch by its header and CRC, an uncompressed
+   control batch with its records parsed into *recs (grown to *cap) and checked. 1 with *h
+   filled, 0 when the reference must read the entry (anything else: a framing error, a legacy
+   entry, a bad header, count or CRC, a compressed control batch or one the checks refuse), -1
+   with an error. expansion[codec] bounds what a byte of that codec decompresses to (0: no
+   bound). */
+static int header_at(const Segment *seg, int64_t pos, const HeaderPass *hp, Parsed **recs,
+                     Py_ssize_t *cap, HeaderRead *h) {
+    const unsigned char *d = seg->buf.buf, *e = d + pos;
+    const Py_ssize_t total = v2_entry_size(d, seg->buf.len, pos, hp->max_size);
+    if (!total) return 0;
+    const int attrs = be16(e + 21), codec = attrs & 0x07, control = (attrs & 0x20) != 0;
+    const int32_t count = be32(e + 57);
+    const int64_t stored = total - 61;
+    if (codec > 4 || count < 0 || count > hp->max_size / 7 || count > hp->max_records) return 0;
+    if (codec == 0 && count > stored / 7) return 0;
+    const int64_t bound = hp->expansion[codec];
+    if (codec != 0 && bound > 0 && (stored > INT64_MAX / bound || count > bound * stored / 7))
+        return 0;
+    if (control && codec != 0) return 0;
+    int crc_ok = crc_matches(hp->crc32c, seg->bytes_view, e, (Py_ssize_t)pos, total);
+    if (crc_ok < 0) return -1;
+    if (hp->verify_crc && !crc_ok) return 0;
+    h->total = total;
+    h->attrs = attrs;
+    h->count = count;
+    h->base_offset = be64(e);
+    if (__builtin_add_overflow(h->base_offset, (int64_t)be32(e + 23), &h->last_offset)) return 0;
+    if (!control) return 1;
+    if (parsed_room(recs, cap, count) < 0) return -1;
+    return control_parsed(e, total, count, h->base_offset, *recs);
+}
+
 #define N_HEADER_FIELDS 13
 
 /* batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, expansion, header_type,
-   limit) -> (headers, pos): the headers of the v2 batches of data from pos on, as
-   header_type (a tuple subclass of 13 fields: codegen.dumps.model.BatchHeader) with the
-   checks of codegen.dumps.batches.read_batch_header. Data batches are not decompressed nor
-   their records parsed; uncompressed control batches have their records parsed and their
-   keys and markers checked. It stops before the first entry that is anything else (a framing
-   error, a legacy entry, a bad header, count or CRC, a compressed control batch or one the
-   checks refuse: the caller reads that one with the reference) and after limit headers.
-   expansion[codec] bounds what a byte of that codec decompresses to (0: no bound). */
+   limit) -> (headers, pos): the headers of the v2 batches of data from pos on that header_at
+   takes, as header_type (a tuple subclass of 13 fields: codegen.dumps.model.BatchHeader). It
+   stops before the first entry the caller must read with the reference, and after limit
+   headers. */
 static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 9) {
         PyErr_SetString(PyExc_TypeError,
@@ -194,19 +264,9 @@ static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize
                         "expansion, header_type, limit) takes 9 arguments");
         return NULL;
     }
-    int64_t pos, max_size, max_records, limit, expansion[5];
-    if (as_int64(args[1], &pos) < 0 || as_int64(args[3], &max_size) < 0 ||
-        as_int64(args[4], &max_records) < 0 || as_int64(args[8], &limit) < 0)
-        return NULL;
-    int verify_crc = PyObject_IsTrue(args[2]);
-    if (verify_crc < 0) return NULL;
-    PyObject *crc32c = args[5];
-    if (!PyTuple_Check(args[6]) || PyTuple_GET_SIZE(args[6]) != 5) {
-        PyErr_SetString(PyExc_TypeError, "batch_headers: expansion must be a tuple of 5 ints");
-        return NULL;
-    }
-    for (int i = 0; i < 5; i++)
-        if (as_int64(PyTuple_GET_ITEM(args[6], i), &expansion[i]) < 0) return NULL;
+    HeaderPass hp;
+    int64_t pos;
+    if (header_pass_args(&hp, args, 8, &pos, "batch_headers") < 0) return NULL;
     /* Its instances are filled here and left untracked by the cyclic collector: a tuple
        subclass without a __dict__ that could make a cycle. */
     if (!PyType_Check(args[7]) || !PyType_IsSubtype((PyTypeObject *)args[7], &PyTuple_Type) ||
@@ -224,70 +284,53 @@ static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize
     Py_ssize_t cap = 0;
     PyObject *out = NULL, *headers = PyList_New(0), *empty = PyTuple_New(0);
     if (!headers || !empty) goto done;
-    while (pos < n && PyList_GET_SIZE(headers) < limit) {
+    while (pos < n && PyList_GET_SIZE(headers) < hp.limit) {
+        HeaderRead h;
+        const int taken = header_at(&seg, pos, &hp, &recs, &cap, &h);
+        if (taken < 0) goto done;
+        if (!taken) break;
         const unsigned char *e = d + pos;
-        const Py_ssize_t total = v2_entry_size(d, n, pos, max_size);
-        if (!total) break;
-        const int attrs = be16(e + 21), codec = attrs & 0x07, control = (attrs & 0x20) != 0;
-        const int32_t count = be32(e + 57);
-        const int64_t stored = total - 61;
-        if (codec > 4 || count < 0 || count > max_size / 7 || count > max_records) break;
-        if (codec == 0 && count > stored / 7) break;
-        if (codec != 0 && expansion[codec] > 0 &&
-            (stored > INT64_MAX / expansion[codec] || count > expansion[codec] * stored / 7))
-            break;
-        if (control && codec != 0) break;
-        int crc_ok = crc_matches(crc32c, seg.bytes_view, e, (Py_ssize_t)pos, total);
-        if (crc_ok < 0) goto done;
-        if (verify_crc && !crc_ok) break;
-        const int64_t base_offset = be64(e);
-        int64_t last_offset;
-        if (__builtin_add_overflow(base_offset, (int64_t)be32(e + 23), &last_offset)) break;
         PyObject *controls = empty;
-        if (control) {
-            if (parsed_room(&recs, &cap, count) < 0) goto done;
-            controls = control_pairs(e, total, count, base_offset, recs);
-            if (!controls) {
-                if (PyErr_Occurred()) goto done;
-                break;
-            }
+        if (h.attrs & 0x20) {
+            controls = control_pairs(h.count, h.base_offset, recs);
+            if (!controls) goto done;
         } else {
             Py_INCREF(controls);
         }
-        PyObject *h = header_type->tp_alloc(header_type, N_HEADER_FIELDS);
-        if (!h) {
+        PyObject *item = header_type->tp_alloc(header_type, N_HEADER_FIELDS);
+        if (!item) {
             Py_DECREF(controls);
             goto done;
         }
         PyObject *fields[N_HEADER_FIELDS] = {
             PyLong_FromLongLong(pos),
-            PyLong_FromSsize_t(total),
+            PyLong_FromSsize_t(h.total),
             PyLong_FromLong(2),
-            PyLong_FromLongLong(base_offset),
-            PyLong_FromLongLong(last_offset),
+            PyLong_FromLongLong(h.base_offset),
+            PyLong_FromLongLong(h.last_offset),
             PyLong_FromLongLong(be64(e + 27)),
             PyLong_FromLongLong(be64(e + 35)),
             PyLong_FromLongLong(be64(e + 43)),
             PyLong_FromLong(be16(e + 51)),
             PyLong_FromLong(be32(e + 53)),
-            PyLong_FromLong(attrs),
-            PyLong_FromLong(count),
+            PyLong_FromLong(h.attrs),
+            PyLong_FromLong(h.count),
             controls,
         };
         int failed = 0;
         for (int i = 0; i < N_HEADER_FIELDS; i++) {
             if (!fields[i]) failed = 1;
-            PyTuple_SET_ITEM(h, i, fields[i]);
+            PyTuple_SET_ITEM(item, i, fields[i]);
         }
         if (failed) {
-            Py_DECREF(h);
+            Py_DECREF(item);
             goto done;
         }
-        PyObject_GC_UnTrack(h); /* ints and untracked tuples only: never part of a cycle */
-        int appended = PyList_Append(headers, h);
-        Py_DECREF(h);
+        PyObject_GC_UnTrack(item); /* ints and untracked tuples only: never part of a cycle */
+        int appended = PyList_Append(headers, item);
+        Py_DECREF(item);
         if (appended < 0) goto done;
-        pos += total;
+        pos += h.total;
     }
     out = Py_BuildValue("(OL)", headers, (long long)pos);
 done:

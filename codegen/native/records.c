@@ -6,7 +6,8 @@
  *   its topic map says (user_loop.h); both on the loop's object and shared helpers
  *   (loop_state.h);
  * - ColumnBuilder (record_columns.h): the kafka-log raw columns as Arrow buffers;
- * - batch_headers (log_entries.h): the header pass.
+ * - batch_headers (log_entries.h): the header pass, as objects;
+ * - batch_header_columns (batch_columns.h): the header pass, as columns.
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
  */
@@ -23,6 +24,7 @@
 #include "user_loop.h"
 #include "record_loop.h"
 #include "record_columns.h"
+#include "batch_columns.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
    data[start:end] parse (v2_records.h's first pass), as the record loop needs them to. */
@@ -64,6 +66,9 @@ static PyMethodDef records_functions[] = {
      "batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, expansion, "
      "header_type, limit) -> (headers, pos): the v2 batch headers from pos on, up to the first "
      "entry the caller must read with the reference, or limit headers."},
+    {"batch_header_columns", (PyCFunction)(void (*)(void))batch_header_columns, METH_FASTCALL,
+     "batch_header_columns(data, pos, verify_crc, max_size, max_records, crc32c, expansion, "
+     "limit) -> (columns, pos): batch_headers' headers as 12 native-endian arrays (bytes)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -8,15 +8,13 @@ file that could not be read are kept (reported): where they lie in time is unkno
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from codegen.dumps.model import BatchHeader, SegmentError
-from codegen.dumps.segments import SegmentReader
+from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.storage import StoragePath
 
 __all__ = ["AsOf", "kept_batches", "kept_positions", "newest_batch_time"]
@@ -49,18 +47,15 @@ class AsOf:
 
 
 def kept_positions(
-    path: StoragePath, as_of: AsOf, items: Iterable[BatchHeader | SegmentError] | None = None
+    path: StoragePath, as_of: AsOf, rows: pa.Table | None = None
 ) -> npt.NDArray[np.int64]:
     """The byte positions of the batches of ``path`` the cut keeps, ascending (from its batch
-    headers, read here unless ``items`` gives them)."""
-    headers = [
-        h
-        for h in (SegmentReader(path).batch_headers() if items is None else items)
-        if isinstance(h, BatchHeader)
-    ]
-    positions = np.fromiter((h.position for h in headers), np.int64, len(headers))
-    base = np.fromiter((h.base_offset for h in headers), np.int64, len(headers))
-    newest = np.fromiter((h.max_timestamp for h in headers), np.int64, len(headers))
+    rows, :func:`codegen.dumps.batch_rows.batch_rows`, read here unless ``rows`` gives them)."""
+    rows = batch_rows(path) if rows is None else rows
+    rows = rows.filter(rows.column("_error").is_null())
+    positions = np.asarray(rows.column("batchPosition").to_numpy(), np.int64)
+    base = np.asarray(rows.column("baseOffset").to_numpy(), np.int64)
+    newest = np.asarray(rows.column("maxTimestamp").to_numpy(), np.int64)
     return positions[as_of.keeps(base, newest)]
 
 
