@@ -43,7 +43,7 @@ from codegen.dumps.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGIN
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import Cut, InputError, discover
 from codegen.forensics.partition_transactions import data_partitions
-from codegen.forensics.transactional_ids import TransactionalId, add_state_change
+from codegen.forensics.transactional_ids import TransactionalId, replay
 from spark_udfs.session import kafka_log_reader
 
 if TYPE_CHECKING:
@@ -381,27 +381,8 @@ def _history(records: Any) -> Any:
 
 def _replayed(records: pa.Table) -> TransactionalId:
     """One id's records (:func:`_records`, an Arrow table) through the Python API's rules, in
-    log order."""
-    rows = records.sort_by("offset").to_pylist()  # log order
-    tid = TransactionalId(rows[0]["transactionalId"], rows[0]["coordinatorPartition"])
-    for r in rows:
-        if r["status"] is None:  # a tombstone: the id expired
-            tid.deleted_at = r["offset"]
-            continue
-        add_state_change(
-            tid,
-            r["offset"],
-            status=r["status"],
-            producer_id=r["producerId"],
-            producer_epoch=r["producerEpoch"],
-            timeout_ms=r["timeoutMs"],
-            partitions=tuple(
-                sorted((t["topic"], p) for t in (r["partitions"] or []) for p in t["partitionIds"])
-            ),
-            last_update_ms=r["lastUpdateMs"],
-            start_ms=r["startMs"],
-            transaction_version=r["version"] or 0,
-        )
+    log order (:func:`codegen.forensics.transactional_ids.replay`, as the command reads them)."""
+    (tid,) = replay(records.sort_by("offset")).values()
     return tid
 
 

@@ -2,19 +2,27 @@
 its states over time (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort,
 PrepareEpochFence, Dead), producer id and epoch, timeout and partitions, the fencings they show,
 and its transactions, each from its first Ongoing record to the Complete* record that ends it
-with its outcome (:func:`add_state_change`, the one definition of these rules)."""
+with its outcome (:func:`add_state_change`, the one definition of these rules).
+
+The records come from the engine's columns (:func:`transaction_log_records`: one row per
+record with what the rules read) and go through :func:`replay` in log order; Spark's
+``spark_udfs.transactions`` replays each id's rows of the same columns the same way."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from codegen.columnar.topics import decode_topic_arrays
+from codegen.dumps.arrow import record_batches
 from codegen.dumps.batch_rows import batch_rows
-from codegen.dumps.coordinator import TRANSACTION_STATE, decode_batches
-from codegen.dumps.decoded import RECORD, TOMBSTONE
+from codegen.dumps.coordinator import TRANSACTION_STATE
 from codegen.dumps.model import SegmentError
+from codegen.dumps.views.consumer_offsets import batches_kept
 from codegen.dumps.views.cut import AsOf, kept_batches, newest_batch_time
 from codegen.forensics.inputs import LogDirs
 
@@ -28,6 +36,8 @@ __all__ = [
     "TransactionalId",
     "add_state_change",
     "read_transactional_ids",
+    "replay",
+    "transaction_log_records",
 ]
 
 STATES: Final = {
@@ -172,10 +182,111 @@ class TransactionalId:
         }
 
 
-def _partitions_of(value: Any) -> tuple[tuple[str, int], ...]:
-    return tuple(
-        sorted((t.topic, p) for t in (value.transaction_partitions or []) for p in t.partition_ids)
+RECORD_COLUMNS: Final = (
+    "transactionalId",
+    "coordinatorPartition",
+    "offset",
+    "status",
+    "producerId",
+    "producerEpoch",
+    "timeoutMs",
+    "partitions",
+    "lastUpdateMs",
+    "startMs",
+    "version",
+)
+"""The columns :func:`replay` reads: one ``__transaction_state`` record each (``status`` null
+for a tombstone; ``partitions`` the value's ``transactionPartitions``, topics with their
+``partitionIds``; ``version`` its ``clientTransactionVersion``)."""
+
+_VALUE_COLUMNS: Final = {
+    "status": "transactionStatus",
+    "producerId": "producerId",
+    "producerEpoch": "producerEpoch",
+    "timeoutMs": "transactionTimeoutMs",
+    "partitions": "transactionPartitions",
+    "lastUpdateMs": "transactionLastUpdateTimestampMs",
+    "startMs": "transactionStartTimestampMs",
+    "version": "clientTransactionVersion",
+}
+
+
+def transaction_log_records(rb: pa.RecordBatch, partition: int) -> pa.Table:
+    """The ``TransactionLog`` records among rows of a ``__transaction_state`` partition (the
+    engine's columns, :data:`codegen.dumps.arrow.RECORD_SCHEMA`) as :data:`RECORD_COLUMNS`, in
+    log order: the rows that could not be read, control records, records of other types and
+    records that do not decode are left out."""
+    decoded = decode_topic_arrays(
+        "transaction_state", rb.column("key"), rb.column("value"), rb.column("isControl")
     )
+    keys = decoded.columns["decodedKey"]
+    key = keys.field("TransactionLogKey") if keys.type.num_fields else None
+    keep = np.asarray(rb.column("_error").is_null().to_numpy(zero_copy_only=False), np.bool_)
+    keep &= np.asarray(
+        pc.equal(decoded.columns["recordName"], "TransactionLog").fill_null(False), np.bool_
+    )
+    if key is not None:
+        keep &= np.asarray(key.is_valid(), np.bool_)
+    else:
+        keep[:] = False
+    if decoded.errors:
+        keep[list(decoded.errors)] = False
+    rows = pa.array(keep)
+    values = decoded.columns["decodedValue"]
+    value = values.field("TransactionLogValue") if values.type.num_fields else None
+    n = int(keep.sum())
+    columns: dict[str, pa.Array] = {
+        "transactionalId": key.field("transactionalId").filter(rows) if key else pa.nulls(0),
+        "coordinatorPartition": pa.repeat(pa.scalar(partition, pa.int32()), n),
+        "offset": rb.column("offset").filter(rows),
+    }
+    for name, field_name in _VALUE_COLUMNS.items():
+        columns[name] = value.field(field_name).filter(rows) if value is not None else pa.nulls(n)
+    return pa.table(columns)
+
+
+def replay(
+    records: pa.Table, ids: dict[str, TransactionalId] | None = None
+) -> dict[str, TransactionalId]:
+    """Each transactional id's history after ``records`` (:data:`RECORD_COLUMNS`, in log order)
+    added to ``ids`` (new ones made in the order their first record comes): a value record
+    through :func:`add_state_change`, a tombstone marks the id deleted."""
+    ids = {} if ids is None else ids
+    columns = [records.column(name).to_pylist() for name in RECORD_COLUMNS]
+    for (
+        name,
+        coordinator_partition,
+        offset,
+        status,
+        pid,
+        epoch,
+        timeout,
+        parts,
+        last,
+        start,
+        version,
+    ) in zip(*columns, strict=True):
+        tid = ids.get(name)
+        if tid is None:
+            tid = ids[name] = TransactionalId(name, coordinator_partition)
+        if status is None:  # a tombstone: the id expired
+            tid.deleted_at = offset
+            continue
+        add_state_change(
+            tid,
+            offset,
+            status=status,
+            producer_id=pid,
+            producer_epoch=epoch,
+            timeout_ms=timeout,
+            partitions=tuple(
+                sorted((t["topic"], p) for t in parts or () for p in t["partitionIds"])
+            ),
+            last_update_ms=last,
+            start_ms=start,
+            transaction_version=version or 0,
+        )
+    return ids
 
 
 def read_transactional_ids(
@@ -194,42 +305,17 @@ def read_transactional_ids(
         read.append(str(files[0].parent))
         for f in files:
             rows = batch_rows(f)
-            newest = max(
-                newest, newest_batch_time(rows if as_of is None else kept_batches(rows, as_of))
-            )
-            for item in decode_batches(f, TRANSACTION_STATE, errors=errors):
-                if isinstance(item, SegmentError):
-                    continue
-                batch = item.batch
-                if as_of is not None and as_of.excludes(batch.base_offset, batch.max_timestamp):
-                    continue
-                for rec in item.records:
-                    if rec.kind not in (RECORD, TOMBSTONE) or rec.name != "TransactionLog":
-                        continue
-                    name = rec.key.transactional_id  # type: ignore[union-attr]
-                    tid = ids.get(name)
-                    if tid is None:
-                        tid = ids[name] = TransactionalId(name, partition)
-                    if rec.value is None:
-                        tid.deleted_at = rec.offset
-                        continue
-                    _add_change(tid, rec.offset, rec.value)
+            kept = rows if as_of is None else kept_batches(rows, as_of)
+            newest = max(newest, newest_batch_time(kept))
+            positions = None
+            if as_of is not None:
+                readable = kept.filter(kept.column("_error").is_null())
+                positions = np.asarray(readable.column("batchPosition").to_numpy(), np.int64)
+            for rb in record_batches(f, headers=False, batch_rows=32768, segment_errors=errors):
+                if positions is not None:
+                    rb = rb.filter(pa.array(batches_kept(rb, positions)))
+                replay(transaction_log_records(rb, partition), ids)
     return ids, ", ".join(read), newest
-
-
-def _add_change(tid: TransactionalId, offset: int, value: Any) -> None:
-    add_state_change(
-        tid,
-        offset,
-        status=value.transaction_status,
-        producer_id=value.producer_id,
-        producer_epoch=value.producer_epoch,
-        timeout_ms=value.transaction_timeout_ms,
-        partitions=_partitions_of(value),
-        last_update_ms=value.transaction_last_update_timestamp_ms,
-        start_ms=value.transaction_start_timestamp_ms,
-        transaction_version=value.client_transaction_version,
-    )
 
 
 def add_state_change(
