@@ -26,10 +26,11 @@ The ``floor`` row is what every view does before it computes anything: the comma
 start-up (``codegen.cli`` imported; pandas kept out, as a command keeps it out), every record
 read by the engine's columnar loop and the offset commits decoded to columns
 (:func:`codegen.dumps.views.commits.decode_commits`), nothing kept. The ``floor
-(transactions)`` row is the same over the dump and its ``__transaction_state``, whose records
-are decoded to columns too (``transactions`` reads only the batch headers of
-``__consumer_offsets`` past its open transactions, so it may run under this floor). ``of
-floor`` is each command's CPU over its floor's on the same input.
+(transactions)`` row is what ``transactions`` needs of its input: start-up, every record of the
+dump and of its ``__transaction_state`` read, and the coordinator's records decoded to columns
+(the offset commits are not: ``transactions`` reads the batch headers of ``__consumer_offsets``
+and the commits of its open transactions only, so it may run under this floor). ``of floor``
+is each command's CPU over its floor's on the same input.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ sys.meta_path.insert(0, codegen.cli.WithoutPandas())
 from codegen.columnar.topics import decode_topic_arrays
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.views.commits import decode_commits
-for folder in sys.argv[1:]:
+commits = sys.argv[1] == "commits"
+for folder in sys.argv[2:]:
     for path in sorted(Path(folder).rglob("*.log")):
         coordinator = path.parent.name.startswith("__transaction_state-")
         for rb in record_batches(path, headers=False, batch_rows=32768):
@@ -85,11 +87,11 @@ for folder in sys.argv[1:]:
                 decode_topic_arrays(
                     "transaction_state", rb["key"], rb["value"], rb["isControl"]
                 )
-            else:
+            elif commits:
                 decode_commits(rb)
 """
-"""The floor: start-up, every record read, the offset commits decoded, and the records of a
-``__transaction_state`` folder decoded (see the module doc)."""
+"""The floors: start-up, every record read, and the offset commits decoded (``commits``) or
+the records of a ``__transaction_state`` folder (``transactions``); see the module doc."""
 
 
 TRANSACTION_STATE_PARTITIONS = 4
@@ -252,9 +254,9 @@ def main() -> None:
                 state, more = _transaction_state(where, folder, n, args.groups)
                 for name in (TRANSACTIONS_FLOOR, TRANSACTIONS):
                     inputs[name, n] = ([folder, state], records + more)
-        argvs = {FLOOR: ["-c", _FLOOR_SCRIPT]}
+        argvs = {FLOOR: ["-c", _FLOOR_SCRIPT, "commits"]}
         if TRANSACTIONS in commands:
-            argvs[TRANSACTIONS_FLOOR] = ["-c", _FLOOR_SCRIPT]
+            argvs[TRANSACTIONS_FLOOR] = ["-c", _FLOOR_SCRIPT, "transactions"]
         argvs |= {
             name: ["-m", "codegen", argv[0], "{}", *argv[1:]] for name, argv in commands.items()
         }
