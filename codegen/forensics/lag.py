@@ -32,7 +32,7 @@ import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -175,6 +175,12 @@ class GroupLag:
         return doc
 
 
+_HISTORY_CHUNKS: Final = 4
+"""Records read and made commit rows at a time, in the other views' chunks
+(:data:`codegen.dumps.views.consumer_offsets.CHUNK_ROWS`): the history keeps every commit
+anyway, and fewer steps per record cost less (one 1 M-record partition: 0.80 -> 0.75 s CPU)."""
+
+
 def _read_history(
     files: list[StoragePath], as_of: AsOf | None, errors: list[SegmentError] | None
 ) -> pa.Table:
@@ -184,8 +190,12 @@ def _read_history(
     for f in files:
         found: list[SegmentError] = []
         kept = None if as_of is None else kept_positions(f, as_of)
-        rows = consumer_offsets.CHUNK_ROWS
-        for rb in record_batches(f, headers=False, batch_rows=rows, segment_errors=found):
+        for rb in record_batches(
+            f,
+            headers=False,
+            batch_rows=_HISTORY_CHUNKS * consumer_offsets.CHUNK_ROWS,
+            segment_errors=found,
+        ):
             if kept is not None:
                 rb = rb.filter(pa.array(batches_kept(rb, kept)))
             commits.add(decode_commits(rb)[0])
