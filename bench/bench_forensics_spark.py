@@ -1,10 +1,15 @@
-"""``groups``, ``lag`` and ``downgrade-check`` in Spark ``local[2]``, and how they scale.
+"""``groups``, ``lag``, ``downgrade-check`` and ``transactions`` in Spark ``local[2]``, and how
+they scale.
 
 For each size in ``--records`` (``1M``, ``4M``, ``16M``, or plain numbers), a
 ``__consumer_offsets`` dump of ``--groups`` groups (``spark_udfs.synth``: classic and consumer
 groups, transactional commits, tombstones) is written once to ``--dumps`` (by default a folder
 in the system temp folder, kept between runs, so a size is synthesized only the first time).
-Each answer of ``spark_udfs.forensics`` then runs from the segment files to a ``noop`` sink
+``transactions`` also reads the ``__transaction_state`` the dump's transactional offset
+commits imply (``bench_views.write_transaction_state``: about 1 % more records, not counted),
+written beside it (``<dump>-transaction-state``) the first time. Each answer of ``spark_udfs.forensics`` (``spark_udfs.transactions``:
+each transactional id's history, the partitions' summaries and the open transactions judged)
+then runs from the segment files to a ``noop`` sink
 (distributed, nothing collected; each answer reads and decodes the files once and keeps what
 it reads on the executors). The shuffle partitions scale with the input (one per
 ``--records-per-shuffle-partition`` records, at least 4; adaptive execution merges small ones).
@@ -39,11 +44,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import group_reports
 from codegen.forensics.lag import lag_reports
+from codegen.forensics.transactions import transaction_report
 from spark_udfs import forensics
+from spark_udfs import transactions as txns
 from spark_udfs.session import get_session
 from spark_udfs.synth import write_consumer_offsets
 
-ANSWERS = ("groups", "lag", "downgrade-check")
+ANSWERS = ("groups", "lag", "downgrade-check", "transactions")
 
 
 def records_of(text: str) -> int:
@@ -70,6 +77,19 @@ def dump_of(root: Path, records: int, groups: int, partitions: int) -> tuple[Pat
         took = time.perf_counter() - started
         print(f"# wrote {stats.records:,} records to {folder} in {took:.0f} s", flush=True)
     return folder, int(json.loads(done.read_text())["records"])
+
+
+def transaction_state_of(folder: Path) -> Path:
+    """The ``__transaction_state`` of the dump in ``folder``, written beside it the first time."""
+    from bench_views import write_transaction_state
+
+    state = folder.with_name(folder.name + "-transaction-state")
+    done = state / "records.json"
+    if not done.exists():
+        shutil.rmtree(state, ignore_errors=True)
+        records = write_transaction_state(folder, state)
+        done.write_text(json.dumps({"records": records}))
+    return state
 
 
 def cpu_seconds() -> float:
@@ -130,11 +150,19 @@ def spark_answers(spark: Any, folder: Path) -> dict[str, Callable[[], None]]:
 
         return go
 
+    def transactions() -> None:
+        inputs = txns.read_transactions(spark, [folder, transaction_state_of(folder)])
+        assert inputs.coordinator is not None
+        run(txns.transactional_ids(inputs.coordinator))
+        run(txns.partition_summaries(inputs))
+        run(txns.open_transactions(inputs, txns.newest_timestamp(inputs)))
+
     return {
         # group_reports gives the states, inventories and timelines together
         "groups": answer(forensics.group_states, forensics.group_timelines),
         "lag": answer(forensics.partition_lag),
         "downgrade-check": answer(lambda d: forensics.downgrade_findings(d, "3.4")),
+        "transactions": transactions,
     }
 
 
@@ -143,6 +171,7 @@ def python_answers(folder: Path) -> dict[str, Callable[[], object]]:
         "groups": lambda: group_reports(folder),
         "lag": lambda: lag_reports(folder),
         "downgrade-check": lambda: check_downgrade(folder, "3.4"),
+        "transactions": lambda: transaction_report([folder, transaction_state_of(folder)]),
     }
 
 
@@ -167,6 +196,9 @@ def main() -> None:
         parser.error(f"--answers: unknown {sorted(unknown)}; choose from {list(ANSWERS)}")
     sizes = [records_of(s) for s in args.records.split(",")]
     dumps = [dump_of(args.dumps, n, args.groups, args.partitions) for n in sizes]
+    if "transactions" in answers:
+        for folder, _ in dumps:
+            transaction_state_of(folder)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = get_session("local[2]", app_name="bench-forensics")
     first: dict[str, tuple[float, float]] = {}

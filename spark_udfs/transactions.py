@@ -30,15 +30,16 @@ group), so the two cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from codegen.dumps import storage
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE
 from codegen.dumps.segments import segment_file_info
-from codegen.dumps.storage import StoragePath
+from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import Cut, InputError, discover
@@ -89,11 +90,14 @@ class TransactionInputs:
 
 
 def read_transactions(
-    spark: SparkSession, path: StoragePath | str, as_of: AsOf | None = None
+    spark: SparkSession,
+    path: StoragePath | str | Sequence[StoragePath | str],
+    as_of: AsOf | None = None,
 ) -> TransactionInputs:
     """The inputs of the transaction answers under ``path`` (broker log dirs, partition folders,
-    globs), cut at ``as_of`` (a time, or a ``__consumer_offsets`` offset and the other
-    partitions at its moment, as ``--as-of``; whole batches by their headers)."""
+    globs; one or several, as the command line's PATH...), cut at ``as_of`` (a time, or a
+    ``__consumer_offsets`` offset and the other partitions at its moment, as ``--as-of``; whole
+    batches by their headers)."""
     from pyspark.sql import functions as F
 
     from spark_udfs.compacted import commit_columns
@@ -107,15 +111,16 @@ def read_transactions(
     )
     from spark_udfs.functions import decode_transaction_state
 
-    dirs = discover([path])
+    paths = [path] if isinstance(path, str | Path | RemotePath) else list(path)
+    dirs = discover(paths)
     replicas = data_partitions(dirs)
     if not replicas and not dirs.partitions(TRANSACTION_STATE):
         raise InputError(
             "expected __transaction_state-N or data partition folders (or broker log dirs "
-            f"holding them) for transactions; {path} holds {dirs.describe()}"
+            f"holding them) for transactions; {', '.join(map(str, paths))} holds {dirs.describe()}"
         )
     offsets = dirs.coordinator_replicas(CONSUMER_OFFSETS)
-    cut = resolve_cut(spark, path, as_of)
+    cut = resolve_cut(spark, paths, as_of)
     logs = [(r, n, f) for r in [*replicas, *offsets] for n, f in enumerate(r.logs())]
     listing = [
         (r.topic, r.partition, n, segment_file_info(f).base_offset, str(f)) for r, n, f in logs
@@ -147,7 +152,7 @@ def read_transactions(
             if cut.others is None
             else kept_batches(spark, files, cut.others)
         )
-    commits = commit_columns(read_dump(spark, path, cut.consumer_offsets)) if offsets else None
+    commits = commit_columns(read_dump(spark, paths, cut.consumer_offsets)) if offsets else None
     return TransactionInputs(segments, batches, coordinator, coordinator_batches, commits, cut)
 
 
