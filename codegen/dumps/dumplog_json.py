@@ -410,11 +410,30 @@ class _RecordTexts:
                 return entry
         return self.v2_items(data, start, end, batch)
 
-    def lines(self, batch: BatchBytes, ts_name: str) -> tuple[str, int] | None:
+    def lines(
+        self,
+        batch: BatchBytes,
+        ts_name: str,
+        observe: Callable[[RecordBatch | SegmentError | DecodedRecord], None] | None = None,
+    ) -> tuple[str, int] | None:
         """The record lines of a batch printed from its bytes and how many of its records are
-        newer than the specs, or None where :meth:`v2_items` and the reference print them."""
+        newer than the specs, or None where :meth:`v2_items` and the reference print them. A
+        record the printer does not print gets the reference's ``key:``/``payload:`` texts
+        (:meth:`data_texts`), and ``observe`` sees it as :func:`_observe_records` would (it is
+        not counted in the newer ones)."""
         assert self._user_lines is not None
-        return self._user_lines(batch, ts_name)
+        decoded: list[DecodedRecord] = []
+
+        def data(i: int) -> str | None:
+            if not decoded:
+                decoded.extend(batch.decoded())
+                if len(decoded) != batch.batch.record_count:
+                    return None
+            if observe is not None:
+                _observe_records(decoded[i : i + 1], observe)
+            return self.data_texts(decoded[i : i + 1])[0]
+
+        return self._user_lines(batch, ts_name, data)
 
     def v2_items(
         self, data: bytes, start: int, end: int, batch: RecordBatch
@@ -478,9 +497,10 @@ class _RecordTexts:
 
 def _user_lines(
     user: UserTopicDecoder,
-) -> Callable[[BatchBytes, str], tuple[str, int] | None] | None:
-    """``lines(batch, ts_name)``: a user topic's record lines of a batch printed from its record
-    bytes (``codegen/native/user_wire.h``'s ``user_dump_log``), or None where they cannot be;
+) -> Callable[[BatchBytes, str, Callable[[int], str | None]], tuple[str, int] | None] | None:
+    """``lines(batch, ts_name, data)``: a user topic's record lines of a batch printed from its
+    record bytes (``codegen/native/user_wire.h``'s ``user_dump_log``), ``data(i)`` giving the
+    ``key:``/``payload:`` texts of a record it does not print, or None where they cannot be;
     None without the native loop and printer."""
     module = native_printer()
     if module is None or not user.native:
@@ -488,13 +508,16 @@ def _user_lines(
     key_side, value_side = wire_sides(user)
     print_lines = module.user_dump_log
 
-    def lines(records: BatchBytes, ts_name: str) -> tuple[str, int] | None:
+    def lines(
+        records: BatchBytes, ts_name: str, data: Callable[[int], str | None]
+    ) -> tuple[str, int] | None:
         printed: tuple[str, int] | None = print_lines(
             *records.wire_arguments(),
             records.batch.base_sequence,
             ts_name.encode(),
             key_side,
             value_side,
+            data,
         )
         return printed
 
@@ -658,7 +681,9 @@ def dump_log_line_groups(
             if isinstance(items, BatchBytes):  # a user topic's records, not decoded yet
                 assert texts is not None
                 printed = (
-                    texts.lines(items, ts_name) if with_data and not skip_record_metadata else None
+                    texts.lines(items, ts_name, observe)
+                    if with_data and not skip_record_metadata
+                    else None
                 )
                 if printed is not None:
                     text, newer = printed

@@ -7,6 +7,7 @@ lines of errors, ``.txnindex`` entries and the ``--compacted`` views.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from itertools import groupby
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
@@ -117,7 +118,9 @@ class JsonlLines:
         self._close = close
         if isinstance(records, BatchBytes):
             printed: tuple[bytes, int] | None = (
-                None if self._bytes_printer is None else self._bytes_printer(records, close)
+                None
+                if self._bytes_printer is None
+                else self._bytes_printer(records, close, self._record_line(records, noted))
             )
             if printed is not None:
                 self.newer_printed += printed[1]
@@ -129,6 +132,26 @@ class JsonlLines:
         if noted is not None:
             noted += [r for r in records if r.kind in NOTED_KINDS or r.newer_than_spec]
         return b"".join([self.line(rec) for rec in records])
+
+    def _record_line(
+        self, records: BatchBytes, noted: list[DecodedRecord] | None
+    ) -> Callable[[int], bytes | None]:
+        """``line(i)``: the reference's line of record i of a batch printed from its bytes (one
+        the printer does not print), noted as :meth:`batch` notes; None when the batch's
+        records are not its count (the reference prints the whole batch then)."""
+        decoded: list[DecodedRecord] = []
+
+        def line(i: int) -> bytes | None:
+            if not decoded:
+                decoded.extend(records.decoded())
+                if len(decoded) != records.batch.record_count:
+                    return None
+            rec = decoded[i]
+            if noted is not None and (rec.kind in NOTED_KINDS or rec.newer_than_spec):
+                noted.append(rec)
+            return self.line(rec)
+
+        return line
 
     def view_lines(self, records: list[DecodedRecord]) -> bytes:
         """The lines of records shown apart from their batches (``--compacted`` of user
@@ -204,10 +227,11 @@ def _native_writer(lines: JsonlLines) -> Any:
 
 
 def _bytes_printer(decoder: UserTopicDecoder) -> Any:
-    """``printer(records, close) -> (text, newer) | None``: a user topic's lines of a
-    :class:`BatchBytes` printed from the record bytes (``codegen/native/user_wire.h``), or
-    None where the decoded records must be printed; None when the native printer is not built
-    or the pure backend asked for."""
+    """``printer(records, close, fallback) -> (text, newer) | None``: a user topic's lines of a
+    :class:`BatchBytes` printed from the record bytes (``codegen/native/user_wire.h``), a
+    record it does not print by ``fallback(i)`` (its newer records not counted in ``newer``),
+    or None where the decoded records must be printed; None when the native printer is not
+    built or the pure backend asked for."""
     module = native_printer()
     if module is None:
         return None
@@ -220,9 +244,11 @@ def _bytes_printer(decoder: UserTopicDecoder) -> Any:
     )
     lines = module.user_lines
 
-    def printer(records: BatchBytes, close: bytes) -> tuple[bytes, int] | None:
+    def printer(
+        records: BatchBytes, close: bytes, fallback: Callable[[int], bytes | None]
+    ) -> tuple[bytes, int] | None:
         printed: tuple[bytes, int] | None = lines(
-            *records.wire_arguments(), close, heads, key_side, value_side
+            *records.wire_arguments(), close, heads, key_side, value_side, fallback
         )
         return printed
 

@@ -479,6 +479,7 @@ def decode_files(
                     made = None if cells is None else cells(item.records)
                     if made is not None:
                         counts.add_newer(made[1])
+                        counts.add_records(made[0].holes)
                         table_rows.append((made[0], t, source))
                         table_more += len(made[0].rows) - 1
                         if len(table_rows) + table_more >= table.TABLE_ROWS:

@@ -127,21 +127,29 @@ class _MessageTexts:
 class UserCells:
     """The rows of a user topic's batch made from its record bytes (``user_table_cells`` of
     ``codegen/native/user_wire.h``): (offset, timestamp, key, value) texts per record, the
-    cells :func:`_user_cells` makes of its decoded records."""
+    cells :func:`_user_cells` makes of its decoded records, or the decoded record where the
+    printer does not make them (``holes``, in order: the reference makes its row)."""
 
-    __slots__ = ("name", "rows")
+    __slots__ = ("holes", "name", "rows")
 
-    def __init__(self, name: str, rows: list[tuple[str, str, str, str]]) -> None:
+    def __init__(
+        self,
+        name: str,
+        rows: list[tuple[str, str, str, str] | DecodedRecord],
+        holes: list[DecodedRecord],
+    ) -> None:
         self.name = name
         self.rows = rows
+        self.holes = holes
 
 
 def user_cells_printer(
     decoder: UserTopicDecoder,
 ) -> Callable[[BatchBytes], tuple[UserCells, int] | None] | None:
     """``cells(batch)``: a user topic's table rows of a batch made from its record bytes and
-    how many of its records are newer than the specs, or None where its decoded records
-    must make them; None without the native loop and printer."""
+    how many of its records are newer than the specs (not counting its ``holes``, the records
+    the printer left to the reference), or None where its decoded records must make them all;
+    None without the native loop and printer."""
     module = native_printer()
     if module is None or not decoder.native:
         return None
@@ -150,10 +158,21 @@ def user_cells_printer(
     name = decoder.name
 
     def cells(records: BatchBytes) -> tuple[UserCells, int] | None:
-        made: tuple[list[tuple[str, str, str, str]], int] | None = make(
-            *records.wire_arguments(), key_side, value_side
+        decoded: list[DecodedRecord] = []
+        holes: list[DecodedRecord] = []
+
+        def hole(i: int) -> DecodedRecord | None:
+            if not decoded:
+                decoded.extend(records.decoded())
+                if len(decoded) != records.batch.record_count:
+                    return None
+            holes.append(decoded[i])
+            return decoded[i]
+
+        made: tuple[list[tuple[str, str, str, str] | DecodedRecord], int] | None = make(
+            *records.wire_arguments(), key_side, value_side, hole
         )
-        return None if made is None else (UserCells(name, made[0]), made[1])
+        return None if made is None else (UserCells(name, made[0], holes), made[1])
 
     return cells
 
@@ -193,10 +212,16 @@ class _RecordCells:
             where = self.places[source] = (source.label, os.path.basename(source.file))
         return where
 
-    def user_rows(self, cells: UserCells, where: tuple[str, str]) -> Iterator[tuple[str, ...]]:
+    def user_rows(
+        self, cells: UserCells, topic: str | None, where: tuple[str, str]
+    ) -> Iterator[tuple[str, ...]]:
         """The rows of a user topic's batch made from its record bytes."""
         times_text = self.times_text
-        for offset, timestamp, user_key, user_value in cells.rows:
+        for made in cells.rows:
+            if isinstance(made, DecodedRecord):  # a record the printer left
+                yield self.row(made, topic, where)
+                continue
+            offset, timestamp, user_key, user_value = made
             time = times_text.get(timestamp)
             if time is None:
                 time = times_text[timestamp] = utc_text(int(timestamp))
@@ -285,7 +310,7 @@ def _record_cells(rows: list[TableRow]) -> Iterator[tuple[str, ...]]:
     for rec, topic, source in rows:
         where = cells.where(source)
         if isinstance(rec, UserCells):  # a user topic's batch, from its record bytes
-            yield from cells.user_rows(rec, where)
+            yield from cells.user_rows(rec, topic, where)
         elif isinstance(rec, list):  # a batch's decoded records
             for one in rec:
                 yield cells.row(one, topic, where)
@@ -322,7 +347,7 @@ def _record_columns(rows: list[TableRow]) -> list[list[str]]:
             )
             continue
         made = (
-            cells.user_rows(rec, where)
+            cells.user_rows(rec, topic, where)
             if isinstance(rec, UserCells)
             else (cells.row(one, topic, where) for one in rec)
             if isinstance(rec, list)

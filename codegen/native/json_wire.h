@@ -11,10 +11,9 @@
  * print_struct() then prints the slots in JSON order, walking nested structs again.
  *
  * walk() never raises: anything the engine would refuse (or that this printer does not know)
- * is NOT_HERE, and the batch printers of user_wire.h then return None for the whole batch,
- * which the caller reads by the record loop and the Writer (the reference path), whose error
- * records say what is wrong. So a batch printed here is exactly one every record of which the
- * engine reads.
+ * is NOT_HERE, and the batch printers of user_wire.h then ask the reference for that record's
+ * text (the record loop's record, whose error says what is wrong), or return None for the
+ * whole batch when it gives none. So a record printed here is exactly one the engine reads.
  */
 #ifndef SPECGEN_JSON_WIRE_H
 #define SPECGEN_JSON_WIRE_H

@@ -9,7 +9,11 @@
  * a side is None (its bytes printed raw) or (prefix, version, plans, newer_plans) as
  * codegen/native/user_loop.h takes it, with WirePlans for readers. user_dump_log and
  * user_table_cells take the same sides. Each returns None for a batch it leaves to the
- * record loop (a record the engine would refuse, or one these printers do not print).
+ * record loop (a record the engine would refuse, offsets or timestamps past int64, a record
+ * with headers in dump-log). A record whose side these printers do not print (a version no
+ * plan has, a float64, a present tagged struct, bytes a plan refuses) is made by the last
+ * argument, fallback(i) -> the reference's text of the batch's record i (a row for
+ * user_table_cells), or None: then the whole batch is the reference's too.
  */
 #ifndef SPECGEN_USER_WIRE_H
 #define SPECGEN_USER_WIRE_H
@@ -17,6 +21,17 @@
 #include "json_wire.h"
 
 /* ------------------------------------------------------------------------------- user lines */
+
+/* fallback(i) for the batch's record i (a new reference): its text or row, Py_None (the whole
+   batch is the reference's), or NULL with an error. */
+static PyObject *wire_fallback(PyObject *fallback, Py_ssize_t i) {
+    if (fallback == Py_None) return Py_NewRef(Py_None);
+    PyObject *index = PyLong_FromSsize_t(i);
+    if (!index) return NULL;
+    PyObject *made = PyObject_CallOneArg(fallback, index);
+    Py_DECREF(index);
+    return made;
+}
 
 typedef struct {
     int mapped, prefix;
@@ -130,11 +145,13 @@ static int put_wire_record(Buf *b, Buf *side, const Parsed *r, int64_t offset, i
 }
 
 /* user_lines' buffers, kept between calls (a batch's lines are about the same size as the
-   last one's): the lines, a record's sides, the parsed records. Only used with the GIL held,
-   and no Python code runs while they are in use. */
+   last one's): the lines, a record's sides, the parsed records. Only used with the GIL held;
+   the only Python code that runs while they are in use is a fallback, and a printer it calls
+   leaves its batch to the reference (wire_busy). */
 static Buf wire_lines, wire_sides;
 static Parsed *wire_recs;
 static Py_ssize_t wire_recs_cap;
+static int wire_busy;
 
 /* One v2 data batch as the printers here take it, from their first eight arguments (data,
    start, end, count, base_offset, base_timestamp, log_append, append_timestamp): the data
@@ -151,6 +168,7 @@ typedef struct {
    (no v2 batch holds over INT32_MAX records; records the engine would refuse: the reference
    path says what is wrong); -1 with an exception. w->view is held only when 1. */
 static int wire_batch(PyObject *const *args, WireBatch *w) {
+    if (wire_busy) return 0; /* called by a fallback: the buffers are in use */
     Py_ssize_t start = PyLong_AsSsize_t(args[1]);
     Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
     w->count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);
@@ -177,7 +195,14 @@ static int wire_batch(PyObject *const *args, WireBatch *w) {
     w->recs = wire_recs;
     w->size = end - start;
     if (got < 1) PyBuffer_Release(&w->view);
+    else wire_busy = 1;
     return got;
+}
+
+/* The batch's data released, the buffers free again. */
+static void wire_release(WireBatch *w) {
+    PyBuffer_Release(&w->view);
+    wire_busy = 0;
 }
 
 /* Record r's offset and timestamp: 0, or NOT_HERE past int64 (the reference's ints). */
@@ -189,14 +214,25 @@ static int wire_position(const WireBatch *w, const Parsed *r, int64_t *offset, i
     return 0;
 }
 
+/* 1 when every record's offset and timestamp are int64s (wire_position), else 0: checked
+   before any record is printed, so that a fallback is never asked for a record of a batch
+   the reference then prints whole (it would note that record twice). */
+static int wire_positions_ok(const WireBatch *w) {
+    for (Py_ssize_t i = 0; i < w->count; i++) {
+        int64_t offset, ts;
+        if (wire_position(w, &w->recs[i], &offset, &ts) == NOT_HERE) return 0;
+    }
+    return 1;
+}
+
 static PyObject *user_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 12 || !PyBytes_CheckExact(args[8]) || !PyTuple_Check(args[9]) ||
+    if (nargs != 13 || !PyBytes_CheckExact(args[8]) || !PyTuple_Check(args[9]) ||
         PyTuple_GET_SIZE(args[9]) != 2 || !PyBytes_CheckExact(PyTuple_GET_ITEM(args[9], 0)) ||
         !PyBytes_CheckExact(PyTuple_GET_ITEM(args[9], 1))) {
         PyErr_SetString(PyExc_TypeError,
                         "user_lines(data, start, end, count, base_offset, base_timestamp, "
                         "log_append, append_timestamp, close: bytes, heads: (bytes, bytes), "
-                        "key_side, value_side)");
+                        "key_side, value_side, fallback)");
         return NULL;
     }
     WireSide key, value;
@@ -209,6 +245,10 @@ static PyObject *user_lines(PyObject *module, PyObject *const *args, Py_ssize_t 
     b->len = side->len = 0;
     int64_t newer_count = 0;
     const Py_ssize_t count = w.count;
+    if (!wire_positions_ok(&w)) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
     if (buf_reserve(b, w.size * 2 + count * PyBytes_GET_SIZE(args[8])) < 0) goto done;
     for (Py_ssize_t i = 0; i < count; i++) {
         const Parsed *r = &w.recs[i];
@@ -218,11 +258,22 @@ static PyObject *user_lines(PyObject *module, PyObject *const *args, Py_ssize_t 
             out = Py_NewRef(Py_None);
             goto done;
         }
+        const Py_ssize_t line_start = b->len;
         int rc = put_wire_record(b, side, r, offset, ts, args[8],
                                  &PyTuple_GET_ITEM(args[9], 0), &key, &value, &newer);
-        if (rc == NOT_HERE) {
-            out = Py_NewRef(Py_None);
-            goto done;
+        if (rc == NOT_HERE) { /* the reference's line of this record */
+            b->len = line_start;
+            newer = 0;
+            PyObject *line = wire_fallback(args[12], i);
+            if (!line) goto done;
+            if (line == Py_None) {
+                out = line;
+                goto done;
+            }
+            rc = PyBytes_CheckExact(line) ? buf_put(b, PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line)) : -1;
+            if (!PyBytes_CheckExact(line))
+                PyErr_Format(PyExc_TypeError, "fallback must return bytes or None, not %R", line);
+            Py_DECREF(line);
         }
         if (rc < 0) goto done;
         newer_count += newer;
@@ -230,7 +281,7 @@ static PyObject *user_lines(PyObject *module, PyObject *const *args, Py_ssize_t 
     out = Py_BuildValue("(y#L)", b->p, b->len, (long long)newer_count);
 done:
     b->len = side->len = 0;
-    PyBuffer_Release(&w.view);
+    wire_release(&w);
     return out;
 }
 
@@ -291,17 +342,18 @@ static int64_t next_sequence(int64_t sequence, int64_t increment) {
 }
 
 /* user_dump_log(data, start, end, count, base_offset, base_timestamp, log_append,
-   append_timestamp, base_sequence, ts_name, key_side, value_side) -> (str, newer) | None: the
+   append_timestamp, base_sequence, ts_name, key_side, value_side, fallback) -> (str, newer) |
+   None: the
    `| offset: ...` lines of one v2 data batch of a user topic, as dumplog_json prints its
    records (key: and payload: as user_dump_log_texts gives them), joined by newlines; None
    where the reference prints them: a record with headers, offsets that do not follow each
    other, a record the engine would refuse, a raw side one_line would change. */
 static PyObject *user_dump_log(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 12 || !PyBytes_CheckExact(args[9])) {
+    if (nargs != 13 || !PyBytes_CheckExact(args[9])) {
         PyErr_SetString(PyExc_TypeError,
                         "user_dump_log(data, start, end, count, base_offset, base_timestamp, "
                         "log_append, append_timestamp, base_sequence, ts_name: bytes, key_side, "
-                        "value_side)");
+                        "value_side, fallback)");
         return NULL;
     }
     int64_t base_seq;
@@ -312,13 +364,20 @@ static PyObject *user_dump_log(PyObject *module, PyObject *const *args, Py_ssize
     const int got = wire_batch(args, &w);
     if (got < 1) return got < 0 ? NULL : Py_NewRef(Py_None);
     if (base_seq > INT32_MAX) {
-        PyBuffer_Release(&w.view);
+        wire_release(&w);
         return Py_NewRef(Py_None);
     }
     PyObject *out = NULL, *ts_name = args[9];
     Buf *b = &wire_lines;
     b->len = 0;
     int64_t newer_count = 0;
+    int whole = wire_positions_ok(&w);
+    for (Py_ssize_t i = 0; whole && i < w.count; i++)
+        whole = w.recs[i].off_delta == i && w.recs[i].n_headers == 0;
+    if (!whole) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
     for (Py_ssize_t i = 0; i < w.count; i++) {
         const Parsed *r = &w.recs[i];
         int64_t offset, ts;
@@ -339,22 +398,43 @@ static PyObject *user_dump_log(PyObject *module, PyObject *const *args, Py_ssize
             buf_int64(b, base_seq < 0 ? -1 : next_sequence(base_seq, i)) < 0 ||
             PUT_LITERAL(b, " headerKeys: []") < 0)
             goto done;
+        const Py_ssize_t data_start = b->len;
         rc = put_dump_log_side(b, " key: ", &key, r->key, r->key_len, &newer);
         if (rc >= 0) rc = put_dump_log_side(b, " payload: ", &value, r->value, r->value_len, &newer);
-        if (rc == NOT_HERE) {
-            out = Py_NewRef(Py_None);
-            goto done;
+        if (rc == NOT_HERE) { /* the reference's key: and payload: texts of this record */
+            b->len = data_start;
+            newer = 0;
+            PyObject *data = wire_fallback(args[12], i);
+            if (!data) goto done;
+            if (data == Py_None) {
+                out = data;
+                goto done;
+            }
+            /* its lone surrogates kept (the text is decoded with surrogatepass) */
+            PyObject *utf8 = PyUnicode_Check(data)
+                                 ? PyUnicode_AsEncodedString(data, "utf-8", "surrogatepass")
+                                 : NULL;
+            if (utf8) {
+                rc = buf_put(b, PyBytes_AS_STRING(utf8), PyBytes_GET_SIZE(utf8));
+                Py_DECREF(utf8);
+            } else {
+                if (!PyErr_Occurred())
+                    PyErr_Format(PyExc_TypeError, "fallback must return a str or None, not %R",
+                                 data);
+                rc = -1;
+            }
+            Py_DECREF(data);
         }
         if (rc < 0) goto done;
         newer_count += newer;
     }
-    PyObject *text = PyUnicode_DecodeUTF8(b->p, b->len, NULL);
+    PyObject *text = PyUnicode_DecodeUTF8(b->p, b->len, "surrogatepass");
     if (text) {
         out = Py_BuildValue("(NL)", text, (long long)newer_count);
     }
 done:
     b->len = 0;
-    PyBuffer_Release(&w.view);
+    wire_release(&w);
     return out;
 }
 
@@ -391,15 +471,16 @@ static PyObject *decimal(int64_t v) {
 }
 
 /* user_table_cells(data, start, end, count, base_offset, base_timestamp, log_append,
-   append_timestamp, key_side, value_side) -> (rows, newer) | None: a user topic's records
-   table cells of one v2 data batch, (offset, timestamp, key, value) per record as
+   append_timestamp, key_side, value_side, fallback) -> (rows, newer) | None: a user topic's
+   records table cells of one v2 data batch, (offset, timestamp, key, value) per record as
    table._user_cells makes them (the key "" when null or an empty object, the value
-   "<tombstone>" when null); None where the reference makes them. */
+   "<tombstone>" when null), or what fallback(i) gives for a record they cannot be made of;
+   None where the reference makes them all. */
 static PyObject *user_table_cells(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 10) {
+    if (nargs != 11) {
         PyErr_SetString(PyExc_TypeError,
                         "user_table_cells(data, start, end, count, base_offset, base_timestamp, "
-                        "log_append, append_timestamp, key_side, value_side)");
+                        "log_append, append_timestamp, key_side, value_side, fallback)");
         return NULL;
     }
     WireSide key, value;
@@ -411,6 +492,10 @@ static PyObject *user_table_cells(PyObject *module, PyObject *const *args, Py_ss
     Buf *b = &wire_sides;
     int64_t newer_count = 0;
     const Py_ssize_t count = w.count;
+    if (!wire_positions_ok(&w)) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
     if (!(rows = PyList_New(count)) || !(blank = PyUnicode_FromString("")) ||
         !(tombstone = PyUnicode_FromString("<tombstone>")))
         goto done;
@@ -430,10 +515,17 @@ static PyObject *user_table_cells(PyObject *module, PyObject *const *args, Py_ss
         PyObject *row = rc >= 0 ? PyTuple_New(4) : NULL;
         if (!row) {
             for (int k = 0; k < 4; k++) Py_XDECREF(cells[k]);
-            if (rc == NOT_HERE) out = Py_NewRef(Py_None);
-            goto done;
+            if (rc != NOT_HERE) goto done;
+            /* the reference's row of this record */
+            newer = 0;
+            if (!(row = wire_fallback(args[10], i))) goto done;
+            if (row == Py_None) {
+                out = row;
+                goto done;
+            }
+        } else {
+            for (int k = 0; k < 4; k++) PyTuple_SET_ITEM(row, k, cells[k]);
         }
-        for (int k = 0; k < 4; k++) PyTuple_SET_ITEM(row, k, cells[k]);
         PyList_SET_ITEM(rows, i, row);
         newer_count += newer;
     }
@@ -443,7 +535,7 @@ done:
     Py_XDECREF(rows);
     Py_XDECREF(blank);
     Py_XDECREF(tombstone);
-    PyBuffer_Release(&w.view);
+    wire_release(&w);
     return out;
 }
 
