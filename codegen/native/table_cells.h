@@ -1,14 +1,18 @@
 /* The cells of `dump --format table`'s records table for a coordinator topic's batch, made from
  * the decoded records' slots with a Writer's plans (json_writer.h), a column list each: what
  * codegen/dumps/table.py's reference makes of each record (tests/test_table_native.py compares
- * the two). A record the plans do not make exactly (another kind or class, a newer version, a
- * note, a value they cannot print) gets the reference's row, row(rec). Part of the _jsontext
+ * the two). A record the plans do not make exactly (another kind or class, a value they cannot
+ * print) gets the reference's row, row(rec). Part of the _jsontext
  * module (jsontext.c).
  */
 #ifndef SPECGEN_TABLE_CELLS_H
 #define SPECGEN_TABLE_CELLS_H
 
 enum { C_PARTITION, C_FILE, C_OFFSET, C_TIMESTAMP, C_TIME, C_NAME, C_KEY, C_VALUE, N_CELLS };
+
+/* The JSON of a key or value being printed, kept between records (a buffer each print would
+   allocate again); no Python code runs while it is in use. */
+static Buf cells_json;
 
 /* The text of b as a str (the JSON the plans print is UTF-8). */
 static PyObject *cells_text(const Buf *b) { return PyUnicode_DecodeUTF8(b->p, b->len, NULL); }
@@ -27,15 +31,16 @@ static PyObject *key_cell(Writer *w, PyObject *rec, PyObject *key_bytes, PyObjec
     const Plan *plan = plan_of(w, key, zero);
     Py_DECREF(zero);
     if (!plan) return NULL;
-    Buf b = {NULL, 0, 0, NULL};
+    Buf *b = &cells_json;
+    b->len = 0;
     Py_INCREF(key);
-    int rc = put_struct(&b, plan, key, 0);
+    int rc = put_struct(b, plan, key, 0);
     Py_DECREF(key);
     if (rc >= 0) {
-        cell = b.len == 2 && memcmp(b.p, "{}", 2) == 0 ? PyUnicode_New(0, 0) : cells_text(&b);
+        cell = b->len == 2 && memcmp(b->p, "{}", 2) == 0 ? PyUnicode_New(0, 0) : cells_text(b);
         if (cell && PyDict_SetItem(keys, key_bytes, cell) < 0) Py_CLEAR(cell);
     }
-    PyMem_Free(b.p);
+    b->len = 0;
     return cell;
 }
 
@@ -60,12 +65,13 @@ static PyObject *value_cell(Writer *w, PyObject *rec, int is_record, PyObject *v
     }
     const Plan *plan = plan_of(w, value, version);
     if (!plan) return NULL;
-    Buf b = {NULL, 0, 0, NULL};
+    Buf *b = &cells_json;
+    b->len = 0;
     Py_INCREF(value);
-    int rc = put_struct(&b, plan, value, 0);
+    int rc = put_struct(b, plan, value, 0);
     Py_DECREF(value);
-    PyObject *cell = rc >= 0 ? cells_text(&b) : NULL;
-    PyMem_Free(b.p);
+    PyObject *cell = rc >= 0 ? cells_text(b) : NULL;
+    b->len = 0;
     return cell;
 }
 
@@ -83,14 +89,12 @@ static int record_cells_of(Writer *w, PyObject *rec, PyObject *keys, PyObject *t
         if (is_tombstone <= 0) return is_tombstone;
     }
     PyObject *offset = slot(w, rec, R_OFFSET), *ts = slot(w, rec, R_TIMESTAMP);
-    PyObject *newer = slot(w, rec, R_NEWER), *note = slot(w, rec, R_NOTE);
+    /* a record newer than the specs, or with a note, has the same cells (its key's and its
+       value's JSON, the value's by the plan past the newest version) */
     PyObject *version = slot(w, rec, R_VALUE_VERSION), *name = slot(w, rec, R_NAME);
-    if (!offset || !ts || !newer || !note || !version || !name || !PyLong_CheckExact(offset) ||
+    if (!offset || !ts || !version || !name || !PyLong_CheckExact(offset) ||
         !PyLong_CheckExact(ts) || !PyUnicode_CheckExact(name) || !PyUnicode_GET_LENGTH(name))
         return 0;
-    int flag = PyObject_IsTrue(newer);
-    if (flag) return flag < 0 ? -1 : 0;
-    if ((flag = PyObject_IsTrue(note))) return flag < 0 ? -1 : 0;
     for (int i = C_OFFSET; i <= C_VALUE; i++) cells[i] = NULL;
     if (!(cells[C_KEY] = key_cell(w, rec, key_bytes, keys))) goto not_here;
     if (!(cells[C_VALUE] = value_cell(w, rec, is_record, version, tombstone))) goto not_here;
