@@ -85,6 +85,10 @@ static PyObject *table_shown(PyObject *cell, int *single) {
     return shown;
 }
 
+/* The buffer of the last table drawn, kept for the next (up to this size), or empty. */
+#define TABLE_BUFFER_KEPT (64 << 20)
+static Buf table_buffer;
+
 /* The text being written: characters of one kind (1, 2 or 4 bytes), widened when a wider
    character comes. */
 typedef struct {
@@ -123,6 +127,10 @@ static int table_put(TableOut *t, PyObject *s, Py_ssize_t start, Py_ssize_t n) {
     const void *data = PyUnicode_DATA(s);
     if (kind == t->kind) {
         memcpy(t->b.p + t->b.len, (const char *)data + start * kind, (size_t)(n * kind));
+    } else if (kind == PyUnicode_1BYTE_KIND && t->kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS1 *from = (const Py_UCS1 *)data + start;
+        Py_UCS2 *to = (Py_UCS2 *)(t->b.p + t->b.len);
+        for (Py_ssize_t i = 0; i < n; i++) to[i] = from[i];
     } else {
         const Py_ssize_t at = t->b.len / t->kind;
         for (Py_ssize_t i = 0; i < n; i++)
@@ -279,7 +287,12 @@ static PyObject *table_text(PyObject *module, PyObject *const *args, Py_ssize_t 
     char *single = PyMem_Malloc((size_t)(ncells ? ncells : 1));
     Py_ssize_t *natural = PyMem_Malloc((size_t)(2 * ncol) * sizeof(Py_ssize_t));
     Py_ssize_t *widths = natural ? natural + ncol : NULL;
-    TableOut t = {{NULL, 0, 0, NULL}, 1};
+    /* the last table's buffer again (a table's text is some megabytes: growing a new one
+       each time costs more than writing it) */
+    TableOut t = {table_buffer, 1};
+    t.b.len = 0;
+    table_buffer.p = NULL;
+    table_buffer.cap = 0;
     PyObject *out = NULL;
     if (!cells || !single || !natural) {
         PyErr_NoMemory();
@@ -320,6 +333,8 @@ static PyObject *table_text(PyObject *module, PyObject *const *args, Py_ssize_t 
     }
     const Py_ssize_t room = page - 2 - 2 * (ncol - 1);
     table_column_widths(natural, widths, ncol, room > ncol ? room : ncol);
+    for (Py_ssize_t i = 0; i < ncol; i++)
+        if (widths[i] < natural[i]) t.kind = PyUnicode_2BYTE_KIND; /* an ellipsis will come */
     if (title != Py_None) {
         long long total = 2 + 2 * (long long)(ncol - 1);
         for (Py_ssize_t i = 0; i < ncol; i++) total += widths[i];
@@ -359,7 +374,12 @@ done:
     PyMem_Free(cells);
     PyMem_Free(single);
     PyMem_Free(natural);
-    PyMem_Free(t.b.p);
+    if (table_buffer.p || t.b.cap > TABLE_BUFFER_KEPT) { /* another table's, kept meanwhile */
+        PyMem_Free(t.b.p);
+    } else {
+        table_buffer = t.b;
+        table_buffer.len = 0;
+    }
     return out;
 }
 
