@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final, TextIO, TypeAlias
+from itertools import repeat
+from typing import TYPE_CHECKING, Any, Final, TextIO, TypeAlias, cast
 
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.json_text import native_printer, value_plans, wire_sides
@@ -216,16 +217,27 @@ class _RecordCells:
         self, cells: UserCells, topic: str | None, where: tuple[str, str]
     ) -> Iterator[tuple[str, ...]]:
         """The rows of a user topic's batch made from its record bytes."""
-        times_text = self.times_text
         for made in cells.rows:
             if isinstance(made, DecodedRecord):  # a record the printer left
                 yield self.row(made, topic, where)
                 continue
             offset, timestamp, user_key, user_value = made
-            time = times_text.get(timestamp)
-            if time is None:
-                time = times_text[timestamp] = utc_text(int(timestamp))
-            yield (*where, offset, timestamp, time, cells.name, user_key, user_value)
+            yield (
+                *where,
+                offset,
+                timestamp,
+                self.user_time(timestamp),
+                cells.name,
+                user_key,
+                user_value,
+            )
+
+    def user_time(self, timestamp: str) -> str:
+        """The UTC time cell of a user topic's row, by its timestamp's text."""
+        time = self.times_text.get(timestamp)
+        if time is None:
+            time = self.times_text[timestamp] = utc_text(int(timestamp))
+        return time
 
     def row(self, rec: _Row, topic: str | None, where: tuple[str, str]) -> tuple[str, ...]:
         """The cells of one record or error."""
@@ -346,6 +358,9 @@ def _record_columns(rows: list[TableRow]) -> list[list[str]]:
                 writer, rec, *where, columns, cells.keys, cells.times, utc_text, row, "<tombstone>"
             )
             continue
+        if isinstance(rec, UserCells) and not rec.holes:  # a column at a time
+            _extend_user_columns(columns, rec, where, cells.user_time)
+            continue
         made = (
             cells.user_rows(rec, topic, where)
             if isinstance(rec, UserCells)
@@ -357,6 +372,29 @@ def _record_columns(rows: list[TableRow]) -> list[list[str]]:
             for append, cell in zip(appends, cell_row, strict=True):
                 append(cell)
     return columns
+
+
+def _extend_user_columns(
+    columns: list[list[str]],
+    cells: UserCells,
+    where: tuple[str, str],
+    user_time: Callable[[str], str],
+) -> None:
+    """:meth:`_RecordCells.user_rows` of a batch none of whose records was left, appended a
+    column at a time."""
+    rows = cast("list[tuple[str, str, str, str]]", cells.rows)
+    n = len(rows)
+    if not n:
+        return
+    offsets, timestamps, keys, values = zip(*rows, strict=True)
+    columns[0].extend(repeat(where[0], n))
+    columns[1].extend(repeat(where[1], n))
+    columns[2].extend(offsets)
+    columns[3].extend(timestamps)
+    columns[4].extend(map(user_time, timestamps))
+    columns[5].extend(repeat(cells.name, n))
+    columns[6].extend(keys)
+    columns[7].extend(values)
 
 
 def _group_cells(groups: list[GroupState]) -> Iterator[tuple[str, ...]]:
