@@ -262,19 +262,19 @@ def coordinator_states(coordinator: DataFrame) -> DataFrame:
     partitions): the Python API's :meth:`~codegen.forensics.transactional_ids.TransactionalId
     .latest_json` of each id's records (``applyInArrow``, as :func:`transactional_ids`)."""
     return (
-        _records(coordinator)
-        .groupBy("transactionalId", "coordinatorPartition")
-        .applyInArrow(_latest_of, _LATEST_DDL)
+        _records(coordinator).groupBy("coordinatorPartition").applyInArrow(_latest_of, _LATEST_DDL)
     )
 
 
 def _latest_of(records: pa.Table) -> pa.Table:
-    """One id's ``__transaction_state`` records -> its latest record."""
+    """One ``__transaction_state`` partition's records -> each id's latest record."""
     import pyarrow as pa
 
     from codegen.forensics.transactional_ids import LATEST_SCHEMA
 
-    return pa.Table.from_pylist([_replayed(records).latest_json()], schema=LATEST_SCHEMA)
+    return pa.Table.from_pylist(
+        [tid.latest_json() for tid in _replayed(records)], schema=LATEST_SCHEMA
+    )
 
 
 def _records(coordinator: DataFrame) -> DataFrame:
@@ -308,12 +308,14 @@ def transactional_ids(coordinator: DataFrame) -> DataFrame:
     the producer before, else ""); ``fencing`` the records that fenced; ``transactions`` each
     transaction with start, end, duration and outcome.
 
-    Each id's records (few next to the data) go, in log order, through the Python API's own
-    rules (:func:`codegen.forensics.transactional_ids.add_state_change`) in one Arrow group
-    (``groupBy(...).applyInArrow``), so the two cannot drift apart."""
+    Each ``__transaction_state`` partition's records (few next to the data; an id lives in one
+    partition) go, in log order, through the Python API's own rules
+    (:func:`codegen.forensics.transactional_ids.replay`) in one Arrow group
+    (``groupBy(...).applyInArrow``), so the two cannot drift apart: a group per partition, not
+    per id (a Python call per id cost more than the rules)."""
     return (
         _records(coordinator)
-        .groupBy("transactionalId", "coordinatorPartition")
+        .groupBy("coordinatorPartition")
         .applyInArrow(_history, transactional_id_schema())
     )
 
@@ -378,17 +380,20 @@ def _arrow_schema() -> Any:
 
 
 def _history(records: Any) -> Any:
-    """One id's ``__transaction_state`` records (an Arrow table) -> its one-row history."""
+    """One ``__transaction_state`` partition's records (an Arrow table) -> a row per id, its
+    history."""
     import pyarrow as pa
 
-    return pa.Table.from_pylist([_replayed(records).to_json()], schema=_arrow_schema())
+    return pa.Table.from_pylist(
+        [tid.to_json() for tid in _replayed(records)], schema=_arrow_schema()
+    )
 
 
-def _replayed(records: pa.Table) -> TransactionalId:
-    """One id's records (:func:`_records`, an Arrow table) through the Python API's rules, in
-    log order (:func:`codegen.forensics.transactional_ids.replay`, as the command reads them)."""
-    (tid,) = replay(records.sort_by("offset")).values()
-    return tid
+def _replayed(records: pa.Table) -> list[TransactionalId]:
+    """One partition's records (:func:`_records`, an Arrow table) through the Python API's
+    rules, in log order (:func:`codegen.forensics.transactional_ids.replay`, as the command
+    reads them)."""
+    return list(replay(records.sort_by("offset")).values())
 
 
 def coordinator_transactions(coordinator: DataFrame) -> DataFrame:
@@ -416,9 +421,12 @@ def _owners_of(records: pa.Table) -> pa.Table:
 def producer_owners(coordinator: DataFrame) -> DataFrame:
     """``producerId, transactionalId``: the transactional id each producer id belongs to,
     :func:`codegen.dumps.views.transactions.producer_owners` of the records naming it (each id's
-    ``states`` in :func:`transactional_ids`), per producer id (``applyInArrow``)."""
+    ``states`` in :func:`transactional_ids`), per bucket of producer ids (``applyInArrow``; as
+    many buckets as shuffle partitions: a Python call per producer id cost more than the rule,
+    which takes any number of them)."""
     from pyspark.sql import functions as F
 
+    buckets = int(coordinator.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     named = transactional_ids(coordinator).select(
         "transactionalId", "coordinatorPartition", F.explode("states").alias("_s")
     )
@@ -430,7 +438,7 @@ def producer_owners(coordinator: DataFrame) -> DataFrame:
             "_s.timestamp",
             "_s.producerId",
         )
-        .groupBy("producerId")
+        .groupBy(F.pmod(F.col("producerId"), F.lit(buckets)))
         .applyInArrow(_owners_of, "producerId long, transactionalId string")
     )
 
