@@ -7,7 +7,9 @@
  *   (loop_state.h);
  * - ColumnBuilder (record_columns.h): the kafka-log raw columns as Arrow buffers;
  * - batch_headers (log_entries.h): the header pass, as objects;
- * - batch_header_columns (batch_columns.h): the header pass, as columns.
+ * - batch_header_columns (batch_columns.h): the header pass, as columns;
+ * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
+ *   same key supersedes, on the key bytes of the columns.
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
  */
@@ -25,6 +27,7 @@
 #include "record_loop.h"
 #include "record_columns.h"
 #include "batch_columns.h"
+#include "superseded_commits.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
    data[start:end] parse (v2_records.h's first pass), as the record loop needs them to. */
@@ -69,6 +72,9 @@ static PyMethodDef records_functions[] = {
     {"batch_header_columns", (PyCFunction)(void (*)(void))batch_header_columns, METH_FASTCALL,
      "batch_header_columns(data, pos, verify_crc, max_size, max_records, crc32c, expansion, "
      "limit) -> (columns, pos): batch_headers' headers as 12 native-endian arrays (bytes)."},
+    {"superseded_commits", (PyCFunction)superseded_commits, METH_O,
+     "superseded_commits(chunks) -> bool | None: mark the plain offset commits a later plain "
+     "commit of the same key supersedes (see superseded_commits.h)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -49,6 +49,13 @@ from codegen.dumps.views.compaction import (
     millis,
     stable_order,
 )
+from codegen.dumps.views.superseded import (
+    NOT_PLAIN,
+    PLAIN_COMMIT,
+    TRANSACTIONAL_TOMBSTONE,
+    native_enabled,
+    superseded,
+)
 
 __all__ = [
     "COMMIT_FIELDS",
@@ -168,11 +175,11 @@ _VALUE_MEMBERS: Final = ("OffsetCommitValue", "LegacyOffsetCommitValue")
 _COMMIT_NAME_ARRAY: Final = pa.array(sorted(COMMIT_NAMES), pa.string())
 
 
-def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
-    """The offset commits and end-transaction markers of decoded ``__consumer_offsets`` rows,
-    in their order (:data:`COMMIT_ROW_SCHEMA`). Rows that did not decode are left out, as the
-    coordinator skips nothing but cannot use them either."""
-    rows = decoded if isinstance(decoded, pa.Table) else pa.Table.from_batches([decoded])
+def _commits(
+    rows: pa.Table,
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Which rows are offset commits that decoded, which are control records and which are
+    transactional."""
     n = rows.num_rows
     control = flags(rows.column("isControl"))
     transactional = flags(rows.column("isTransactional"))
@@ -180,6 +187,16 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
     for name in ("_error", "_decode_error"):
         if name in rows.column_names and rows.column(name).null_count != n:
             commit &= flags(rows.column(name).is_null())
+    return commit, control, transactional
+
+
+def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
+    """The offset commits and end-transaction markers of decoded ``__consumer_offsets`` rows,
+    in their order (:data:`COMMIT_ROW_SCHEMA`). Rows that did not decode are left out, as the
+    coordinator skips nothing but cannot use them either."""
+    rows = decoded if isinstance(decoded, pa.Table) else pa.Table.from_batches([decoded])
+    n = rows.num_rows
+    commit, control, transactional = _commits(rows)
     marker, marker_column = end_markers(rows.column("key"), control, transactional)
     tombstone = ~marker & flags(rows.column("isTombstone"))
     # Value columns are null for markers and tombstones (which have no decoded value, unless
@@ -411,6 +428,14 @@ def _ascending(values: np.ndarray) -> bool:
     return bool((values[1:] >= values[:-1]).all())
 
 
+_COMMIT_INPUT: Final = [
+    *("isControl", "isTransactional", "recordName", "_error", "_decode_error", "key"),
+    *("isTombstone", "decodedKey", "decodedValue", "topic", "partition", "offset"),
+    *("timestamp", "producerId"),
+]
+"""The columns of decoded rows :func:`commit_rows` reads."""
+
+
 class CommitHistory:
     """:func:`commit_rows` and :func:`history` over the batches of log partitions (each in log
     order): every commit is kept, as the history is the answer."""
@@ -450,19 +475,60 @@ def _merge_partitions(parts: Iterable[pa.Table]) -> pa.Table:
 class CommittedOffsets:
     """:func:`commit_rows`, :func:`reduce_plain` and :func:`latest` over a stream of decoded
     batches, in bounded memory: add the batches of each log partition in log order, then
-    read :meth:`table`."""
+    read :meth:`table`. With the native engine, the decoded rows are held until
+    ``reduce_every`` of them and the plain commits superseded among them
+    (:mod:`codegen.dumps.views.superseded`) are left out before :func:`commit_rows`."""
 
     def __init__(self, reduce_every: int = 1 << 18) -> None:
         self._rows = ReducedChunks(reduce_plain, reduce_every)
+        self._every = reduce_every
         self._done: list[pa.Table] = []
         self._deleted: list[pa.Table] = []
+        self._held: list[pa.Table] = []
+        self._held_rows = 0
+        self._kept_keys: list[pa.Array] = []
+        """The keys of the current log partition's transactional tombstones so far."""
 
     def add(self, decoded: pa.Table | pa.RecordBatch) -> None:
         """Add decoded rows of the current log partition."""
-        self._rows.add(commit_rows(decoded))
+        if not native_enabled():
+            self._rows.add(commit_rows(decoded))
+            return
+        rows = decoded if isinstance(decoded, pa.Table) else pa.Table.from_batches([decoded])
+        self._held.append(rows.select([c for c in _COMMIT_INPUT if c in rows.column_names]))
+        self._held_rows += rows.num_rows
+        if self._held_rows >= self._every:
+            self._take_held()
+
+    def _take_held(self) -> None:
+        held, self._held, self._held_rows = self._held, [], 0
+        if not held:
+            return
+        chunks = []
+        for rows in held:
+            commit, _, transactional = _commits(rows)
+            tombstone = flags(rows.column("isTombstone"))
+            kinds = np.where(commit & ~transactional, PLAIN_COMMIT + tombstone, NOT_PLAIN)
+            kept = commit & transactional & tombstone
+            if kept.any():
+                kinds[kept] = TRANSACTIONAL_TOMBSTONE
+                self._kept_keys.append(_single(rows.column("key")).filter(pa.array(kept)))
+            chunks.append((rows.column("key"), kinds.astype(np.uint8)))
+        if self._kept_keys:  # those of earlier chunks too
+            earlier = pa.concat_arrays(self._kept_keys)
+            chunks.insert(0, (earlier, np.full(len(earlier), TRANSACTIONAL_TOMBSTONE, np.uint8)))
+        dropped = superseded(chunks)
+        if dropped is not None and self._kept_keys:
+            dropped = dropped[1:]
+        for i, rows in enumerate(held):
+            if dropped is not None and dropped[i].any():
+                rows = rows.filter(pa.array(~dropped[i]))
+            self._rows.add(commit_rows(rows))
 
     def end_partition(self) -> None:
         """The current log partition is complete."""
+        self._take_held()
+        self._kept_keys = []
         rows = self._rows.take()
         if rows is not None:
             ordered = _in_effect(rows)  # once for both
