@@ -16,7 +16,7 @@
 
 typedef struct {
     uint64_t hash;
-    const uint8_t *key; /* after the record type */
+    size_t at; /* the key's bytes in the table's arena */
     int32_t size;
     int32_t chunk;
     int32_t row; /* the key's last plain row so far, in chunk */
@@ -25,35 +25,62 @@ typedef struct {
     uint8_t kept; /* a transactional tombstone's key */
 } CommitSlot;
 
-/* The keys seen, by open addressing; grown to stay at most half full, so that it is sized by
-   the keys (tens of thousands), not the rows, and stays in the caches. */
+/* The keys seen, by open addressing, grown to stay at most half full, each key's bytes copied
+   once into an arena: sized by the keys (tens of thousands), not the rows, so that a lookup
+   stays in the caches rather than comparing with an older row's bytes. */
 typedef struct {
     CommitSlot *slots;
     size_t mask, used;
+    uint8_t *arena;
+    size_t arena_len, arena_cap;
 } CommitTable;
 
-static CommitSlot *commit_slot(CommitTable *t, uint64_t h, const uint8_t *key, int32_t size) {
+static HOT_INLINE CommitSlot *commit_slot(CommitTable *t, uint64_t h, const uint8_t *key,
+                                          int32_t size) {
     for (size_t at = (size_t)h & t->mask;; at = (at + 1) & t->mask) {
         CommitSlot *slot = &t->slots[at];
         if (!slot->used || (slot->hash == h && slot->size == size &&
-                            memcmp(slot->key, key, (size_t)size) == 0))
+                            memcmp(t->arena + slot->at, key, (size_t)size) == 0))
             return slot;
     }
 }
 
 static int commit_table_grow(CommitTable *t) {
-    size_t size = (t->mask + 1) * 2;
+    size_t size = (t->mask + 1) * 2, old_size = t->mask + 1;
     CommitSlot *old = t->slots, *slots = PyMem_Calloc(size, sizeof(CommitSlot));
     if (!slots) {
         PyErr_NoMemory();
         return -1;
     }
-    size_t old_size = t->mask + 1;
     t->slots = slots;
     t->mask = size - 1;
-    for (size_t i = 0; i < old_size; i++)
-        if (old[i].used) *commit_slot(t, old[i].hash, old[i].key, old[i].size) = old[i];
+    for (size_t i = 0; i < old_size; i++) {
+        if (!old[i].used) continue;
+        size_t at = (size_t)old[i].hash & t->mask;
+        while (slots[at].used) at = (at + 1) & t->mask;
+        slots[at] = old[i];
+    }
     PyMem_Free(old);
+    return 0;
+}
+
+/* A new key's slot (free until now): its bytes copied into the arena. */
+static int commit_key_add(CommitTable *t, CommitSlot *slot, const uint8_t *key, int32_t size) {
+    if (t->arena_len + (size_t)size > t->arena_cap) {
+        size_t cap = t->arena_cap ? t->arena_cap * 2 : 1 << 16;
+        while (cap < t->arena_len + (size_t)size) cap *= 2;
+        uint8_t *arena = PyMem_Realloc(t->arena, cap);
+        if (!arena) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->arena = arena;
+        t->arena_cap = cap;
+    }
+    memcpy(t->arena + t->arena_len, key, (size_t)size);
+    slot->at = t->arena_len;
+    t->arena_len += (size_t)size;
+    t->used++;
     return 0;
 }
 
@@ -109,7 +136,7 @@ static PyObject *superseded_commits(PyObject *module, PyObject *arg) {
     if (!seq) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     CommitChunk *chunks = PyMem_Calloc((size_t)(n ? n : 1), sizeof(CommitChunk));
-    CommitTable table = {NULL, 0, 0};
+    CommitTable table = {NULL, 0, 0, NULL, 0, 0};
     PyObject *result = NULL;
     if (!chunks) {
         PyErr_NoMemory();
@@ -172,22 +199,30 @@ static PyObject *superseded_commits(PyObject *module, PyObject *arg) {
                         if (commit_table_grow(&table) < 0) goto done;
                         slot = commit_slot(&table, h, key, size);
                     }
-                    table.used++;
-                }
-                if (pass == 0) {
-                    *slot = (CommitSlot){h, key, size, (int32_t)c, (int32_t)i, 0, 1, 1};
+                    if (commit_key_add(&table, slot, key, size) < 0) goto done;
+                    slot->hash = h;
+                    slot->size = size;
+                    slot->used = 1;
+                    slot->kind = 0;
+                } else if (slot->kept) {
                     continue;
                 }
-                if (slot->kept) continue;
-                if (slot->used && slot->kind == 1 && kind[i] == 1)
+                if (pass == 0) {
+                    slot->kept = 1;
+                    continue;
+                }
+                if (slot->kind == 1 && kind[i] == 1)
                     ((uint8_t *)chunks[slot->chunk].out.buf)[slot->row] = 1;
-                *slot = (CommitSlot){h, key, size, (int32_t)c, (int32_t)i, kind[i], 1, 0};
+                slot->chunk = (int32_t)c;
+                slot->row = (int32_t)i;
+                slot->kind = kind[i];
             }
         }
     }
     result = Py_NewRef(Py_True);
 done:
     PyMem_Free(table.slots);
+    PyMem_Free(table.arena);
     if (chunks) release_commit_chunks(chunks, n);
     Py_DECREF(seq);
     return result;
