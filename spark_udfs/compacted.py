@@ -159,9 +159,12 @@ def _ddl(schema: pa.Schema) -> str:
 
 
 def _reduce_commits(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    from codegen.dumps.views.offsets import commit_rows, reduce_plain
+    from codegen.dumps.views.offsets import commit_rows_by_log, reduce_plain
 
-    chunks = [rows for rb in batches if (rows := commit_rows(rb)).num_rows]
+    # each log partition's slice in log order (as the kafka-log source reads a file) loses its
+    # superseded commits before they become commit rows, as on the command line
+    left = commit_rows_by_log([pa.Table.from_batches([rb]) for rb in batches])
+    chunks = [rows for rows in left if rows.num_rows]
     if chunks:
         yield from reduce_plain(pa.concat_tables(chunks)).to_batches()
 

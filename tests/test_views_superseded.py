@@ -13,7 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.dumps.views.offsets import CommittedOffsets, commit_rows, reduce_plain
+from codegen.dumps.views.offsets import (
+    CommittedOffsets,
+    commit_rows,
+    commit_rows_by_log,
+    reduce_plain,
+)
 from codegen.dumps.views.superseded import (
     NOT_PLAIN,
     PLAIN_COMMIT,
@@ -153,3 +158,63 @@ def test_the_pure_backend_drops_nothing_here() -> None:
         assert superseded([(keys, np.array([1, 1], np.uint8))]) is None
     finally:
         use_backend(None)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs, batch_rows=st.sampled_from([1, 3, 1000]), seed=st.randoms(use_true_random=False))
+def test_sparks_reduction_step_is_the_reference_in_any_order(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int, seed: Any
+) -> None:  # fmt: skip
+    """``mapInArrow``'s step: a slice in log order loses its superseded commits first; one
+    out of order is reduced as it is; either way ``reduce_plain``'s answer."""
+    from spark_udfs.compacted import _reduce_commits
+
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    decoded = _decoded(path, batch_rows)
+    shuffled = decoded[:]
+    seed.shuffle(shuffled)
+    for tables in (decoded, shuffled):
+        batches = [b for t in tables for b in t.to_batches()]
+        got = list(_reduce_commits(iter(batches)))
+        assert (pa.Table.from_batches(got).to_pylist() if got else []) == _reduced(tables)
+
+
+def test_commit_rows_by_log_reduce_each_log_partition_as_the_reference() -> None:
+    """Rows of two log partitions interleaved, one in log order and one not: each reduces to
+    what reduce_plain makes of all its rows."""
+    a, b = _key(False, "g", "t", 0), _key(False, "g", "t", 1)
+
+    def rows(log: int, offsets: list[int], keys: list[bytes]) -> pa.Table:
+        n = len(offsets)
+        value = pa.array([{"offset": o} for o in offsets])
+        union = pa.StructArray.from_arrays([value], ["OffsetCommitValue"])
+        key = pa.StructArray.from_arrays(
+            [pa.array([{"group": "g", "topic": "t", "partition": k[-1]} for k in keys])],
+            ["OffsetCommitKey"],
+        )
+        return pa.table(
+            {
+                "topic": pa.array(["__consumer_offsets"] * n),
+                "partition": pa.array([log] * n, pa.int32()),
+                "offset": pa.array(offsets, pa.int64()),
+                "producerId": pa.array([-1] * n, pa.int64()),
+                "isTransactional": pa.array([False] * n),
+                "isControl": pa.array([False] * n),
+                "key": pa.array(keys, pa.binary()),
+                "recordName": pa.array(["OffsetCommit"] * n),
+                "isTombstone": pa.array([False] * n),
+                "decodedKey": key,
+                "decodedValue": union,
+            }
+        )
+
+    first = rows(0, [0, 1, 2, 3], [a, b, a, b])  # log 0 in order
+    second = rows(1, [9, 8, 7], [a, a, b])  # log 1 not
+    mixed = pa.concat_tables([first.slice(0, 2), second, first.slice(2)])
+    got = commit_rows_by_log([mixed])
+    assert [t.num_rows for t in got] == [2, 3]  # log 0's two superseded rows left out
+    for left, whole in zip(got, (first, second), strict=True):
+        assert reduce_plain(left).to_pylist() == reduce_plain(commit_rows(whole)).to_pylist()

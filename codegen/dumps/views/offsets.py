@@ -67,6 +67,8 @@ __all__ = [
     "CommitHistory",
     "CommittedOffsets",
     "commit_rows",
+    "commit_rows_by_log",
+    "commit_rows_left",
     "deletions",
     "history",
     "latest",
@@ -428,6 +430,67 @@ def _ascending(values: np.ndarray) -> bool:
     return bool((values[1:] >= values[:-1]).all())
 
 
+def commit_rows_left(
+    decoded: list[pa.Table], kept_keys: list[pa.Array] | None = None
+) -> list[pa.Table]:
+    """:func:`commit_rows` of decoded rows of one log partition, consecutive and in log order,
+    less the plain commits that a later plain commit of the same key supersedes where the
+    native engine finds them (:mod:`codegen.dumps.views.superseded`): rows :func:`reduce_plain`
+    drops, so its answer is that of every row. ``kept_keys``, when given, holds the keys of the
+    log partition's transactional tombstones in earlier rows (their rows are kept) and gains
+    those of these rows."""
+    kept_keys = [] if kept_keys is None else kept_keys
+    if not decoded:
+        return []
+    chunks = []
+    for rows in decoded:
+        commit, _, transactional = _commits(rows)
+        tombstone = flags(rows.column("isTombstone"))
+        kinds = np.where(commit & ~transactional, PLAIN_COMMIT + tombstone, NOT_PLAIN)
+        kept = commit & transactional & tombstone
+        if kept.any():
+            kinds[kept] = TRANSACTIONAL_TOMBSTONE
+            kept_keys.append(_single(rows.column("key")).filter(pa.array(kept)))
+        chunks.append((rows.column("key"), kinds.astype(np.uint8)))
+    if kept_keys:  # those of earlier rows too
+        earlier = pa.concat_arrays(kept_keys)
+        chunks.insert(0, (earlier, np.full(len(earlier), TRANSACTIONAL_TOMBSTONE, np.uint8)))
+    dropped = superseded(chunks)
+    if dropped is not None and kept_keys:
+        dropped = dropped[1:]
+    out = []
+    for i, rows in enumerate(decoded):
+        if dropped is not None and dropped[i].any():
+            rows = rows.filter(pa.array(~dropped[i]))
+        out.append(commit_rows(rows))
+    return out
+
+
+def commit_rows_by_log(decoded: list[pa.Table]) -> list[pa.Table]:
+    """:func:`commit_rows` of decoded rows of any log partitions (``topic, partition``
+    columns), reduced by nothing: each log partition's rows (in their order) lose the
+    superseded commits (:func:`commit_rows_left`) where they are in log order."""
+    tables = [t for t in decoded if t.num_rows]
+    if not tables:
+        return []
+    rows = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    log = [c for c in ("topic", "partition") if c in rows.column_names]
+    if not log:
+        return commit_rows_left([rows]) if _ascending(_offsets(rows)) else [commit_rows(rows)]
+    order, bounds = key_groups(rows, log)
+    if len(bounds) == 2:  # one log partition
+        return commit_rows_left([rows]) if _ascending(_offsets(rows)) else [commit_rows(rows)]
+    out = []
+    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        part = rows.take(pa.array(order[start:end]))
+        out += commit_rows_left([part]) if _ascending(_offsets(part)) else [commit_rows(part)]
+    return out
+
+
+def _offsets(rows: pa.Table) -> npt.NDArray[np.int64]:
+    return np.asarray(rows.column("offset").to_numpy(), np.int64)
+
+
 _COMMIT_INPUT: Final = [
     *("isControl", "isTransactional", "recordName", "_error", "_decode_error", "key"),
     *("isTombstone", "decodedKey", "decodedValue", "topic", "partition", "offset"),
@@ -502,28 +565,8 @@ class CommittedOffsets:
 
     def _take_held(self) -> None:
         held, self._held, self._held_rows = self._held, [], 0
-        if not held:
-            return
-        chunks = []
-        for rows in held:
-            commit, _, transactional = _commits(rows)
-            tombstone = flags(rows.column("isTombstone"))
-            kinds = np.where(commit & ~transactional, PLAIN_COMMIT + tombstone, NOT_PLAIN)
-            kept = commit & transactional & tombstone
-            if kept.any():
-                kinds[kept] = TRANSACTIONAL_TOMBSTONE
-                self._kept_keys.append(_single(rows.column("key")).filter(pa.array(kept)))
-            chunks.append((rows.column("key"), kinds.astype(np.uint8)))
-        if self._kept_keys:  # those of earlier chunks too
-            earlier = pa.concat_arrays(self._kept_keys)
-            chunks.insert(0, (earlier, np.full(len(earlier), TRANSACTIONAL_TOMBSTONE, np.uint8)))
-        dropped = superseded(chunks)
-        if dropped is not None and self._kept_keys:
-            dropped = dropped[1:]
-        for i, rows in enumerate(held):
-            if dropped is not None and dropped[i].any():
-                rows = rows.filter(pa.array(~dropped[i]))
-            self._rows.add(commit_rows(rows))
+        for rows in commit_rows_left(held, self._kept_keys):
+            self._rows.add(rows)
 
     def end_partition(self) -> None:
         """The current log partition is complete."""
