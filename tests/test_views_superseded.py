@@ -218,3 +218,43 @@ def test_commit_rows_by_log_reduce_each_log_partition_as_the_reference() -> None
     assert [t.num_rows for t in got] == [2, 3]  # log 0's two superseded rows left out
     for left, whole in zip(got, (first, second), strict=True):
         assert reduce_plain(left).to_pylist() == reduce_plain(commit_rows(whole)).to_pylist()
+
+
+def test_many_keys_grow_the_table_and_keep_each_keys_bytes() -> None:
+    """More keys than the first table and arena hold (4,096 slots, 64 KiB): each key's second
+    commit still supersedes its first and no other."""
+    keys = [_key(False, f"group-{i:05d}", "a-topic-name", i % 7) for i in range(12_000)]
+    column = pa.array(keys + keys[::-1], pa.binary())
+    (dropped,) = superseded([(column, np.ones(len(column), np.uint8))]) or [None]
+    assert dropped is not None
+    assert dropped.tolist() == [True] * len(keys) + [False] * len(keys)
+
+
+def _engine_call(chunks: Any) -> Any:
+    from codegen.native import _records
+
+    return _records.superseded_commits(chunks)
+
+
+def _chunk(offsets: list[int], data: bytes, kinds: list[int]) -> tuple[Any, ...]:
+    n = len(kinds)
+    return (np.array(offsets, np.int32), data, np.array(kinds, np.uint8), np.zeros(n, np.uint8))
+
+
+@pytest.mark.parametrize(
+    ("chunks", "error", "message"),
+    [
+        (None, TypeError, "a list of chunks"),
+        ([(b"", b"")], TypeError, "a chunk is"),
+        ([_chunk([0], b"", [1])], ValueError, "disagree"),  # offsets one short
+        ([_chunk([0, 13], _key(False, "g", "t", 0), [1])], ValueError, "outside its data"),
+        ([_chunk([4, 0], b"\0" * 8, [1])], ValueError, "outside its data"),  # backwards
+        ([_chunk([-1, 2], b"\0" * 8, [0])], ValueError, "outside its data"),
+        ([_chunk([0, 0], b"", [4])], ValueError, "0, 1, 2 or 3"),
+        ([(np.zeros(2, np.int32), b"", np.zeros(1, np.uint8), b"\0")], BufferError, "writable"),
+    ],
+)
+def test_bad_arguments_are_typed_errors(chunks: Any, error: type[Exception], message: str) -> None:
+    """Every length is checked before the key bytes are read; ``out`` must be writable."""
+    with pytest.raises(error, match=message):
+        _engine_call(chunks)
