@@ -25,9 +25,9 @@ from timing import best
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.consumer_offsets import read_compacted
-from codegen.dumps.views.offsets import CommittedOffsets
 from codegen.forensics.coordinator_partitions import dump_partitions
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import group_reports

@@ -102,7 +102,7 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
     keeps the newest plain commit per key (``mapInArrow``), then each log partition's commits
     and transaction markers are resolved (``applyInArrow``).
     """
-    from codegen.dumps.views.offsets import COMMIT_ROW_SCHEMA, OFFSET_SCHEMA
+    from codegen.dumps.views.commit_rows import COMMIT_ROW_SCHEMA, OFFSET_SCHEMA
 
     narrow = commit_columns(decoded)
     rows = narrow.mapInArrow(_reduce_commits, _ddl(COMMIT_ROW_SCHEMA))
@@ -114,8 +114,8 @@ def committed_offsets(decoded: DataFrame) -> DataFrame:
 
 
 def commit_columns(decoded: DataFrame) -> DataFrame:
-    """The columns of ``decoded`` that :func:`codegen.dumps.views.offsets.commit_rows` reads (the
-    offset-commit members of the key and value unions only): what travels to the views."""
+    """The columns of ``decoded`` that :func:`codegen.dumps.views.commit_rows.commit_rows` reads
+    (the offset-commit members of the key and value unions only): what travels to the views."""
     from pyspark.sql import functions as F
 
     names = set(decoded.columns)
@@ -159,7 +159,8 @@ def _ddl(schema: pa.Schema) -> str:
 
 
 def _reduce_commits(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    from codegen.dumps.views.offsets import commit_rows_by_log, reduce_plain
+    from codegen.dumps.views.commit_rows import commit_rows_by_log
+    from codegen.dumps.views.reduction import reduce_plain
 
     # each log partition's slice in log order (as the kafka-log source reads a file) loses its
     # superseded commits before they become commit rows, as on the command line

@@ -480,7 +480,7 @@ def _pending_of(key: tuple[pa.Scalar, ...], opened: pa.Table, commits: pa.Table)
     keeps pending (:func:`codegen.dumps.views.transactions.pending_groups`)."""
     import pyarrow as pa
 
-    from codegen.dumps.views.offsets import commit_rows
+    from codegen.dumps.views.commit_rows import commit_rows
     from codegen.dumps.views.transactions import (
         PENDING_GROUPS_SCHEMA,
         PENDING_SCHEMA,

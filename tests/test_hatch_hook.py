@@ -210,6 +210,7 @@ def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
         "codegen/native/record_loop.h",
         "codegen/native/record_columns.h",
         "codegen/native/superseded_commits.h",
+        "codegen/native/commit_effects.h",
     } <= set(in_sdist)
     assert not [n for n in in_sdist if n.endswith(".so")], in_sdist
     # The pure wheel (SPECGEN_NATIVE_BUILD=skip): any Python, no compiled module.

@@ -13,12 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.dumps.views.offsets import (
-    CommittedOffsets,
-    commit_rows,
-    commit_rows_by_log,
-    reduce_plain,
-)
+from codegen.dumps.views.commit_rows import commit_rows, commit_rows_by_log
+from codegen.dumps.views.committed import CommittedOffsets
+from codegen.dumps.views.reduction import reduce_plain
 from codegen.dumps.views.superseded import (
     NOT_PLAIN,
     PLAIN_COMMIT,

@@ -43,9 +43,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from codegen.dumps.dumplog_json import NonConsecutive
+    from codegen.dumps.views.committed import CommittedOffsets
     from codegen.dumps.views.compacted import CompactedView
     from codegen.dumps.views.latest import LatestByKey
-    from codegen.dumps.views.offsets import CommittedOffsets
 
 # Imported where they are used, as start-up costs every command: the .txnindex and index
 # readers (codegen.dumps.log_files, which loads a generated module), the dump-log text
@@ -394,15 +394,15 @@ def decode_files(
     latest: LatestByKey | None = None
     offsets: CommittedOffsets | None = None
     if compacted:
+        from codegen.dumps.views.committed import CommittedOffsets
         from codegen.dumps.views.compacted import CompactedView
         from codegen.dumps.views.latest import LatestByKey
-        from codegen.dumps.views.offsets import CommittedOffsets
 
         if user and topics[0][1] in user:
             view = latest = LatestByKey()
         else:
             view = CompactedView()
-            offsets = CommittedOffsets()
+            offsets = CommittedOffsets(package=package)
     partition_folder: StoragePath | None = None
     limits = (max_batch_size, max_batch_records)
     table_rows: list[table.TableRow] = []
@@ -517,7 +517,8 @@ def decode_files(
 def _print_compacted(
     out: TextIO, view: CompactedView, offset_table: pa.Table, fmt: str, damage: Damage, topic: str
 ) -> None:
-    """The committed offsets (``codegen.dumps.views.offsets.OFFSET_SCHEMA`` rows) and the groups."""
+    """The committed offsets (``codegen.dumps.views.commit_rows.OFFSET_SCHEMA`` rows) and the
+    groups."""
     offsets = offset_table.to_pylist()
     groups = view.group_rows(offset_table.column("group").unique().to_pylist())
     if fmt == "jsonl":

@@ -60,10 +60,10 @@ from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
+from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView, GroupState
 from codegen.dumps.views.consumer_offsets import read_compacted
 from codegen.dumps.views.cut import AsOf
-from codegen.dumps.views.offsets import CommittedOffsets
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut

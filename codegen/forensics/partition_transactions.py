@@ -25,9 +25,9 @@ from codegen.dumps.log_files import (
 from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
+from codegen.dumps.views.commit_rows import commit_rows
 from codegen.dumps.views.consumer_offsets import batches_kept, decode_commits
 from codegen.dumps.views.cut import AsOf, kept_positions
-from codegen.dumps.views.offsets import commit_rows
 from codegen.dumps.views.transactions import (
     abort_command,
     pending_commits,

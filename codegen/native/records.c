@@ -9,7 +9,8 @@
  * - batch_headers (log_entries.h): the header pass, as objects;
  * - batch_header_columns (batch_columns.h): the header pass, as columns;
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
- *   same key supersedes, on the key bytes of the columns.
+ *   same key supersedes, on the key bytes of the columns;
+ * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass.
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
  */
@@ -28,6 +29,7 @@
 #include "record_columns.h"
 #include "batch_columns.h"
 #include "superseded_commits.h"
+#include "commit_effects.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
    data[start:end] parse (v2_records.h's first pass), as the record loop needs them to. */
@@ -100,13 +102,17 @@ PyMODINIT_FUNC PyInit__records(void) {
     if (!DecodeError) return NULL;
     Engine = PyCapsule_Import("codegen.native._engine._C_API", 0);
     if (!Engine) PyErr_Clear(); /* not built: readers are called */
-    if (PyType_Ready(&LoopType) < 0 || PyType_Ready(&ColumnsType) < 0) return NULL;
+    if (PyType_Ready(&LoopType) < 0 || PyType_Ready(&ColumnsType) < 0 ||
+        PyType_Ready(&EffectsType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&records_module);
     if (!m) return NULL;
     Py_INCREF(&LoopType);
     Py_INCREF(MalformedRecords);
     Py_INCREF(&ColumnsType);
+    Py_INCREF(&EffectsType);
     if (PyModule_AddObject(m, "ColumnBuilder", (PyObject *)&ColumnsType) < 0 ||
+        PyModule_AddObject(m, "CommitEffects", (PyObject *)&EffectsType) < 0 ||
         PyModule_AddObject(m, "RecordLoop", (PyObject *)&LoopType) < 0 ||
         PyModule_AddObject(m, "MalformedRecords", MalformedRecords) < 0) {
         Py_DECREF(m);

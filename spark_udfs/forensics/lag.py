@@ -58,7 +58,8 @@ def _commit_history(decoded: DataFrame) -> DataFrame:
 def _history_of(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
     import pyarrow as pa
 
-    from codegen.dumps.views.offsets import commit_rows, history
+    from codegen.dumps.views.commit_rows import commit_rows
+    from codegen.dumps.views.offsets import history
 
     done = history(commit_rows(rows))
     n = done.num_rows

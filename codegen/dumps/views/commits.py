@@ -16,7 +16,7 @@ from codegen.columnar.decode import Rows
 from codegen.columnar.package import SHIPPED
 from codegen.columnar.schema import DECODE_ERROR
 from codegen.columnar.topics import decode_topic_arrays
-from codegen.dumps.views.offsets import COMMIT_FIELDS, COMMIT_NAMES
+from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 
 __all__ = ["commit_keys", "decode_commits"]
 

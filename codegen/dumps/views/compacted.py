@@ -27,7 +27,8 @@ from codegen.dumps.decoded import (
     EndTxnMarker,
 )
 from codegen.dumps.model import SegmentError
-from codegen.dumps.views.offsets import OFFSET_SCHEMA, CommittedOffsets
+from codegen.dumps.views.commit_rows import OFFSET_SCHEMA
+from codegen.dumps.views.committed import CommittedOffsets
 
 __all__ = ["CommittedOffset", "CompactedView", "GroupMember", "GroupState", "compact"]
 
@@ -53,8 +54,9 @@ class CommittedOffset:
 
     @classmethod
     def from_table(cls, table: Any) -> list[CommittedOffset]:
-        """The rows of a table of the columnar view (``codegen.dumps.views.offsets.OFFSET_SCHEMA``,
-        whose columns are this class's fields in order)."""
+        """The rows of a table of the columnar view
+        (``codegen.dumps.views.commit_rows.OFFSET_SCHEMA``, whose columns are this class's
+        fields in order)."""
         return list(map(cls, *(table.column(name).to_pylist() for name in OFFSET_SCHEMA.names)))
 
 
@@ -148,8 +150,8 @@ class CompactedView:
             self.add(rec)
 
     def take_offsets(self, offsets: CommittedOffsets) -> None:
-        """The committed offsets from the columnar view (:mod:`codegen.dumps.views.offsets`), for a
-        view fed every record but the offset commits."""
+        """The committed offsets from the columnar view (:mod:`codegen.dumps.views.committed`),
+        for a view fed every record but the offset commits."""
         self.offsets = {
             (o.group, o.topic, o.partition): o for o in CommittedOffset.from_table(offsets.table())
         }

@@ -1,8 +1,8 @@
 """A ``__consumer_offsets`` file read for its compacted view from the engine's columnar batches.
 
 Offset commits (about 99 % of a real dump) stay columns: they go to
-:class:`~codegen.dumps.views.offsets.CommittedOffsets`, the one definition of committed offsets the
-command line and Spark share. The few other records (group metadata, members, assignments,
+:class:`~codegen.dumps.views.committed.CommittedOffsets`, the one definition of committed offsets
+the command line and Spark share. The few other records (group metadata, members, assignments,
 transaction markers) are decoded one by one, as :class:`~codegen.dumps.coordinator
 .CoordinatorDecoder` decodes every record, and go to the group view
 (:class:`~codegen.dumps.views.compacted.CompactedView`) with their batch's producer id and flags.
@@ -24,9 +24,9 @@ from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.commits import commit_keys, decode_commits
+from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.cut import AsOf, kept_positions
-from codegen.dumps.views.offsets import CommittedOffsets
 from codegen.dumps.views.records import log_batches
 
 __all__ = ["CHUNK_ROWS", "FileChunk", "batches_kept", "decode_commits", "read_compacted"]

@@ -21,7 +21,7 @@ import pyarrow as pa
 from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import DecodedRecord, control_record
 from codegen.dumps.views.commits import commit_keys, decode_commits
-from codegen.dumps.views.offsets import CommittedOffsets
+from codegen.dumps.views.committed import CommittedOffsets
 
 __all__ = [
     "BATCH_COLUMNS",
@@ -107,7 +107,7 @@ def split_commits(
 ) -> tuple[CommittedOffsets, Iterator[Mapping[str, Sequence[Any]]]]:
     """A ``__consumer_offsets`` partition's rows (any order): its offset commits and
     transaction markers as the columnar view the command line reads
-    (:class:`~codegen.dumps.views.offsets.CommittedOffsets`), and the other rows, offset-ordered
+    (:class:`~codegen.dumps.views.committed.CommittedOffsets`), and the other rows, offset-ordered
     chunks for :func:`log_batches` (the few records a group view decodes one by one)."""
     rows = rows.sort_by("offset")
     control = np.asarray(rows.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))

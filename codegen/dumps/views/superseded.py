@@ -2,10 +2,10 @@
 native engine on the key bytes of the record loop's columns (``superseded_commits.h``), before
 anything is taken out of the decoded columns.
 
-:func:`codegen.dumps.views.offsets.reduce_plain` would drop each of these rows (it keeps per key
+:func:`codegen.dumps.views.reduction.reduce_plain` would drop each of these rows (it keeps per key
 the newest plain commit, every plain tombstone and the plain commit just before it), and
-dropping them first leaves its answer as it is, so :class:`~codegen.dumps.views.offsets
-.CommittedOffsets` makes commit rows of the other rows only: about one row in eight of a
+dropping them first leaves its answer as it is, so :func:`~codegen.dumps.views.commit_rows
+.commit_rows_left` makes commit rows of the other rows only: about one row in eight of a
 ``__consumer_offsets`` partition. A transactional tombstone keeps more (the plain commit of its
 key before its marker, and every one after it while the marker is not read): no row of its key
 is dropped, in the rows given and after them (the caller gives its key again as a row of

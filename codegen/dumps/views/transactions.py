@@ -267,8 +267,9 @@ def pending_commits(open_txns: pa.Table, commits: pa.Table) -> pa.Table:
     """The offset commits the open transactions of a ``__consumer_offsets`` partition hold
     (:data:`PENDING_SCHEMA`, in log order): the transactional commits of each one's producer
     from its first offset to its last. ``commits``: the partition's rows of
-    :data:`codegen.dumps.views.offsets.COMMIT_ROW_SCHEMA`. Until the transaction ends, a consumer of
-    the group asking for stable offsets gets ``UNSTABLE_OFFSET_COMMIT`` for the partition."""
+    :data:`codegen.dumps.views.commit_rows.COMMIT_ROW_SCHEMA`. Until the transaction ends, a
+    consumer of the group asking for stable offsets gets ``UNSTABLE_OFFSET_COMMIT`` for the
+    partition."""
     spans = {
         pid: (first, last)
         for pid, first, last in zip(

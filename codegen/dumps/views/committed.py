@@ -1,0 +1,83 @@
+"""The committed offsets of a stream of decoded ``__consumer_offsets`` rows, for the command line
+(``dump --compacted``, ``groups``): :class:`CommittedOffsets`.
+
+With the native engine each log partition is one pass (:class:`codegen.dumps.views.effects
+.RecordEffects`), in memory bounded by its keys; the pure backend makes commit rows of
+everything (:func:`~codegen.dumps.views.commit_rows.commit_rows`), reduces them whenever they
+pile up (:func:`~codegen.dumps.views.reduction.reduce_plain`) and sorts what is left
+(:func:`~codegen.dumps.views.offsets.in_effect`): the reference the tests hold the engine to.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from codegen.columnar.package import SHIPPED
+from codegen.dumps.views.commit_rows import commit_rows
+from codegen.dumps.views.compaction import ReducedChunks, flags
+from codegen.dumps.views.effects import RecordEffects, native_enabled
+from codegen.dumps.views.offsets import (
+    DELETION_SCHEMA,
+    deletions_in_effect,
+    in_effect,
+    latest_in_effect,
+    merge_partitions,
+    offsets_of,
+)
+from codegen.dumps.views.reduction import reduce_plain
+
+__all__ = ["CommittedOffsets"]
+
+
+class CommittedOffsets:
+    """The committed offsets of decoded ``__consumer_offsets`` rows (the engine's columns with
+    :func:`~codegen.dumps.views.commits.decode_commits`' decoded ones, decoded with
+    ``package``): add the rows of each log partition in log order, :meth:`end_partition`
+    after each, then read :meth:`table` and :meth:`deleted`. ``reduce_every``: the pure
+    backend's rows held before :func:`reduce_plain`."""
+
+    def __init__(self, reduce_every: int = 1 << 18, package: str = SHIPPED) -> None:
+        self._rows = ReducedChunks(reduce_plain, reduce_every)
+        self._package = package
+        self._effects: RecordEffects | None = None
+        self._done: list[pa.Table] = []
+        self._deleted: list[pa.Table] = []
+
+    def add(self, decoded: pa.Table | pa.RecordBatch) -> None:
+        """Add decoded rows of the current log partition."""
+        rows = decoded if isinstance(decoded, pa.Table) else pa.Table.from_batches([decoded])
+        if self._effects is None and native_enabled():
+            self._effects = RecordEffects(self._package)
+        if self._effects is not None:
+            self._effects.add(rows)
+        else:
+            self._rows.add(commit_rows(rows))
+
+    def end_partition(self) -> None:
+        """The current log partition is complete."""
+        if self._effects is not None:
+            effects, self._effects = self._effects, None
+            self._done.append(offsets_of(effects.live()))
+            deleted = effects.deleted()
+            if deleted.num_rows:
+                self._deleted.append(deleted.select(DELETION_SCHEMA.names))
+        rows = self._rows.take()
+        if rows is not None:
+            ordered = in_effect(rows)  # once for both
+            self._done.append(latest_in_effect(ordered))
+            if flags(rows.column("isTombstone")).any():
+                self._deleted.append(deletions_in_effect(ordered))
+
+    def table(self) -> pa.Table:
+        """The committed offsets of everything added (:data:`~codegen.dumps.views.commit_rows
+        .OFFSET_SCHEMA`)."""
+        self.end_partition()
+        return merge_partitions(self._done)
+
+    def deleted(self) -> pa.Table:
+        """The tombstones that deleted a live committed offset (:data:`~codegen.dumps.views
+        .offsets.DELETION_SCHEMA`), by log partition in the order added, each in the order
+        they took effect."""
+        self.end_partition()
+        tables = [t for t in self._deleted if t.num_rows]
+        return pa.concat_tables(tables) if tables else DELETION_SCHEMA.empty_table()

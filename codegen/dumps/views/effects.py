@@ -1,0 +1,229 @@
+"""The committed offsets of one log partition in one pass of the native engine
+(``commit_effects.h``'s ``CommitEffects``): the rows in log order, each commit taking effect at
+once or, in a transaction, at its producer's COMMIT marker; per key the last one that took
+effect, and the tombstones that deleted a committed offset.
+
+Two inputs, one definition:
+
+* :class:`RecordEffects`: the engine's columns of a log partition's records (key and value
+  bytes, decoded for which rows are offset commits), a chunk at a time, as the command line
+  reads a file. The engine keeps each key's committed offset as its key, value bytes, offset
+  and timestamp, so memory is bounded by the keys, not the rows; the few rows of the answer
+  are decoded again at the end (:func:`codegen.dumps.views.commits.decode_commits`).
+* :func:`commit_row_effects`: commit rows (:data:`codegen.dumps.views.offsets
+  .COMMIT_ROW_SCHEMA`) of one log partition in log order, as Spark's ``applyInArrow`` step
+  gives them: the rows of the answer by number.
+
+The pure backend's reference is :func:`codegen.dumps.compaction.apply_offsets` with the sorts of
+:mod:`codegen.dumps.views.offsets`; both are held to it by the tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from codegen.columnar.package import SHIPPED
+from codegen.dumps.views.commit_rows import (
+    COMMIT_ROW_SCHEMA,
+    commit_rows,
+    offset_commits,
+    single_array,
+)
+from codegen.dumps.views.commits import decode_commits
+from codegen.dumps.views.compaction import NO_MARKER, end_markers, flags
+from codegen.runtime import backends
+
+__all__ = [
+    "ABORT_MARKER",
+    "COMMIT_MARKER",
+    "NOTHING",
+    "PLAIN_COMMIT",
+    "PLAIN_TOMBSTONE",
+    "TRANSACTIONAL_COMMIT",
+    "TRANSACTIONAL_TOMBSTONE",
+    "RecordEffects",
+    "commit_row_effects",
+    "native_enabled",
+    "record_kinds",
+]
+
+DELETED_HELD: Final = 1 << 16
+"""Deleting tombstones the engine holds before they are decoded again (a few MB)."""
+NOTHING: Final = 0
+"""A row with nothing to apply: another record, or one that did not decode."""
+PLAIN_COMMIT: Final = 1
+PLAIN_TOMBSTONE: Final = 2
+TRANSACTIONAL_COMMIT: Final = 3
+TRANSACTIONAL_TOMBSTONE: Final = 4
+ABORT_MARKER: Final = 5
+COMMIT_MARKER: Final = 6
+
+
+def _engine_type() -> Any:
+    try:
+        module = importlib.import_module("codegen.native._records")
+    except ImportError:
+        return None
+    return getattr(module, "CommitEffects", None)
+
+
+def native_enabled() -> bool:
+    """Whether the engine is built and the backend asked for is not ``pure``."""
+    return backends.requested() != backends.PURE and _engine_type() is not None
+
+
+def _kinds(
+    commit: npt.NDArray[np.bool_],
+    transactional: npt.NDArray[np.bool_],
+    tombstone: npt.NDArray[np.bool_],
+    marker: npt.NDArray[np.int8],
+) -> npt.NDArray[np.uint8]:
+    kinds = np.where(commit, PLAIN_COMMIT + tombstone + 2 * transactional, NOTHING)
+    kinds = np.where(marker != NO_MARKER, ABORT_MARKER + marker, kinds)
+    return kinds.astype(np.uint8)
+
+
+def record_kinds(decoded: pa.Table) -> npt.NDArray[np.uint8]:
+    """Each decoded ``__consumer_offsets`` row's kind (:data:`PLAIN_COMMIT`, ...), as
+    :func:`~codegen.dumps.views.commit_rows.commit_rows` reads the rows."""
+    commit, control, transactional = offset_commits(decoded)
+    is_marker, marker = end_markers(decoded.column("key"), control, transactional)
+    tombstone = ~is_marker & flags(decoded.column("isTombstone"))
+    return _kinds(commit, transactional, tombstone, marker)
+
+
+def _int64(column: pa.ChunkedArray | pa.Array, null: int) -> npt.NDArray[np.int64]:
+    return np.ascontiguousarray(column.fill_null(null).to_numpy(), np.int64)
+
+
+def _binary_buffers(column: pa.Array) -> tuple[npt.NDArray[np.int32], Any]:
+    """The int32 offsets (from the first row) and data of a binary column."""
+    if column.type != pa.binary():
+        raise TypeError(f"a key or value column of type {column.type}, not binary")
+    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
+    return offsets, column.buffers()[2] or b""
+
+
+class RecordEffects:
+    """The committed offsets of one log partition from its decoded ``__consumer_offsets`` rows
+    (the engine's columns with :func:`~codegen.dumps.views.commits.decode_commits`'), added in
+    log order; ``package`` decodes the answer's rows again as it decoded them."""
+
+    def __init__(self, package: str = SHIPPED) -> None:
+        self._effects = _engine_type()()
+        self._package = package
+        self._timestamp_type: pa.DataType = pa.int64()
+        self._deleted: list[pa.Table] = []
+
+    def add(self, decoded: pa.Table) -> None:
+        n = decoded.num_rows
+        if not n:
+            return
+        key_offsets, key_data = _binary_buffers(single_array(decoded.column("key")))
+        value_offsets, value_data = _binary_buffers(single_array(decoded.column("value")))
+        timestamps = decoded.column("timestamp")
+        self._timestamp_type = timestamps.type
+        self._effects.add_records(
+            key_offsets,
+            key_data,
+            value_offsets,
+            value_data,
+            record_kinds(decoded),
+            _int64(decoded.column("producerId"), -1),
+            _int64(decoded.column("offset"), -1),
+            _int64(timestamps.cast(pa.int64()), 0),
+        )
+        if self._effects.deleted_count >= DELETED_HELD:
+            self._take_deleted()
+
+    def _take_deleted(self) -> None:
+        deleted = self._commit_rows(self._effects.take_deleted(), tombstones=True)
+        if deleted.num_rows:
+            self._deleted.append(deleted)
+
+    def _commit_rows(self, out: tuple[bytes, ...], tombstones: bool) -> pa.Table:
+        """The engine's rows (live() or take_deleted()) decoded again, as commit rows."""
+        rows, times, key_offsets, key_data, value_offsets, value_data = out
+        n = len(rows) // 8
+        if not n:
+            return COMMIT_ROW_SCHEMA.empty_table()
+        key = pa.Array.from_buffers(
+            pa.binary(), n, [None, pa.py_buffer(key_offsets), pa.py_buffer(key_data)]
+        )
+        if tombstones:
+            value = pa.nulls(n, pa.binary())
+        else:
+            value = pa.Array.from_buffers(
+                pa.binary(), n, [None, pa.py_buffer(value_offsets), pa.py_buffer(value_data)]
+            )
+        table = pa.table(
+            {
+                "offset": pa.array(np.frombuffer(rows, np.int64)),
+                "timestamp": pa.array(np.frombuffer(times, np.int64)).cast(self._timestamp_type),
+                "key": key,
+                "value": value,
+                "producerId": pa.array(np.full(n, -1, np.int64)),
+                "isTransactional": pa.array(np.zeros(n, np.bool_)),
+                "isControl": pa.array(np.zeros(n, np.bool_)),
+            }
+        )
+        decoded, _ = decode_commits(table, self._package)
+        return commit_rows(decoded)
+
+    def deleted(self) -> pa.Table:
+        """The commit rows of the tombstones that deleted a committed offset, in the order
+        they took effect."""
+        self._take_deleted()
+        tables = [t for t in self._deleted if t.num_rows]
+        return pa.concat_tables(tables) if tables else COMMIT_ROW_SCHEMA.empty_table()
+
+    def live(self) -> pa.Table:
+        """The commit rows of the keys' committed offsets, by record offset."""
+        return self._commit_rows(self._effects.live(), tombstones=False)
+
+
+def commit_row_effects(
+    rows: pa.Table,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """Of commit rows of one log partition in log order, the rows of the committed offsets
+    (ascending) and of the tombstones that deleted one (in the order they took effect); None
+    when the engine is not asked (:func:`native_enabled`) or a commit's key has a null."""
+    if not native_enabled():
+        return None
+    marker = np.asarray(rows.column("marker").to_numpy(), np.int8)
+    group = single_array(rows.column("group"))
+    topic = single_array(rows.column("topic"))
+    partition = single_array(rows.column("partition"))
+    commit = marker == NO_MARKER
+    for column in (group, topic, partition):
+        if column.null_count and not flags(column.is_valid())[commit].all():
+            return None
+    if group.type != pa.string() or topic.type != pa.string():
+        return None
+    kinds = _kinds(
+        commit,
+        flags(rows.column("isTransactional")),
+        flags(rows.column("isTombstone")),
+        marker,
+    )
+    effects = _engine_type()()
+    effects.add_commit_rows(
+        *_string_buffers(group),
+        *_string_buffers(topic),
+        np.ascontiguousarray(partition.fill_null(0).to_numpy(), np.int32),
+        kinds,
+        _int64(rows.column("producerId"), -1),
+    )
+    live = np.frombuffer(effects.live()[0], np.int64)
+    deleted = np.frombuffer(effects.take_deleted()[0], np.int64)
+    return live, deleted
+
+
+def _string_buffers(column: pa.Array) -> tuple[npt.NDArray[np.int32], Any]:
+    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
+    return offsets, column.buffers()[2] or b""

@@ -1,0 +1,732 @@
+/* CommitEffects: the committed offsets of one log partition of __consumer_offsets and the
+ * tombstones that deleted one, in one pass over its rows in log order, fed a chunk at a time
+ * (codegen.dumps.views.effects).
+ *
+ * Each row has a kind: 0 nothing to apply (another record, one that did not decode), 1 a
+ * plain commit, 2 a plain tombstone, 3 a transactional commit, 4 a transactional tombstone,
+ * 5 an ABORT marker, 6 a COMMIT marker. A plain row takes effect at once; a transactional one
+ * waits with its producer's other rows for the producer's next marker and takes effect there,
+ * in order, if it is a COMMIT, never if it is an ABORT or if none follows. Per key (group,
+ * topic, partition) the row that took effect last is the key's committed offset, none after a
+ * tombstone; a tombstone that takes effect while its key has a committed offset deleted it.
+ * The pure backend computes the same with sorts (compaction.apply_offsets, offsets._latest,
+ * offsets._deletions): the reference the tests hold this to.
+ *
+ * Two ways to feed it. add_records: the engine's columns (key and value bytes, record offset,
+ * timestamp); each committed offset's row is kept as its key's record type, value bytes,
+ * offset and timestamp (values in an arena compacted as it fills with superseded ones), so the
+ * caller decodes the few rows of the answer again and memory is bounded by the keys. A key is
+ * an offset commit key's bytes after the type up to its partition (bytes after that are no
+ * part of it, as the decoder reads none); a key of another shape is its bytes after the type.
+ * add_commit_rows: commit rows (decoded group, topic, partition columns), numbered from 0 in
+ * the order added; the row numbers are the answer.
+ */
+
+typedef struct {
+    int64_t row;    /* record offset (add_records) or row number; -1: no committed offset */
+    int64_t time;   /* timestamp */
+    size_t value;   /* the value's bytes in the value arena */
+    int32_t length; /* their length */
+    uint16_t type;  /* the key's record type */
+} EffectRow;
+
+typedef struct {
+    size_t at; /* the key's bytes in the key arena */
+    int32_t size;
+    EffectRow live;
+} EffectKey;
+
+typedef struct {
+    uint64_t hash;
+    int64_t key; /* its number + 1; 0 a free slot */
+} EffectSlot;
+
+typedef struct {
+    int64_t key, next; /* next: the producer's next waiting row, -1 after the last */
+    EffectRow row;
+    uint8_t tombstone;
+} Waiting;
+
+typedef struct {
+    int64_t key;
+    EffectRow row;
+} Deleted;
+
+typedef struct {
+    int64_t producer;
+    int64_t head, tail; /* the producer's waiting rows (indices in waiting), -1 when none */
+    uint8_t used;
+} ProducerSlot;
+
+typedef struct {
+    PyObject_HEAD
+    EffectSlot *slots;
+    size_t mask, used;
+    EffectKey *keys;
+    size_t key_count, key_cap;
+    uint8_t *arena; /* the keys' bytes */
+    size_t arena_len, arena_cap;
+    uint8_t *values; /* the bytes of the values kept (and of superseded ones until compacted) */
+    size_t values_len, values_cap, values_live;
+    ProducerSlot *producers;
+    size_t producer_mask, producer_count;
+    Waiting *waiting;
+    size_t waiting_len, waiting_cap, waiting_count; /* count: those still in a list */
+    Deleted *deleted;
+    size_t deleted_len, deleted_cap;
+    uint8_t *scratch; /* a key built from decoded columns */
+    size_t scratch_cap;
+    int64_t rows; /* rows added by add_commit_rows */
+    int mode;     /* 0 none yet, 1 add_records, 2 add_commit_rows */
+} EffectsObject;
+
+/* *items grown to hold need items (of item_size bytes), doubling. */
+static int grow_array(void **items, size_t *cap, size_t need, size_t item_size) {
+    if (need <= *cap) return 0;
+    size_t cap2 = *cap ? *cap : 256;
+    while (cap2 < need) {
+        if (cap2 > PY_SSIZE_T_MAX / 2 / item_size) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap2 *= 2;
+    }
+    void *grown = PyMem_Realloc(*items, cap2 * item_size);
+    if (!grown) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *items = grown;
+    *cap = cap2;
+    return 0;
+}
+
+static HOT_INLINE uint64_t effect_hash(const uint8_t *p, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, p, n);
+    h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
+    return h ^ (h >> 32);
+}
+
+static int effects_grow_slots(EffectsObject *e) {
+    size_t size = (e->mask + 1) * 2;
+    EffectSlot *slots = PyMem_Calloc(size, sizeof(EffectSlot));
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i <= e->mask; i++) {
+        if (!e->slots[i].key) continue;
+        size_t at = (size_t)e->slots[i].hash & (size - 1);
+        while (slots[at].key) at = (at + 1) & (size - 1);
+        slots[at] = e->slots[i];
+    }
+    PyMem_Free(e->slots);
+    e->slots = slots;
+    e->mask = size - 1;
+    return 0;
+}
+
+/* The number of the key of these bytes (added if new; h: their effect_hash), -1 on no
+   memory. */
+static int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size, uint64_t h) {
+    if (e->used * 2 >= e->mask && effects_grow_slots(e) < 0) return -1;
+    size_t at = (size_t)h & e->mask;
+    for (;; at = (at + 1) & e->mask) {
+        EffectSlot *slot = &e->slots[at];
+        if (!slot->key) break;
+        if (slot->hash == h) {
+            EffectKey *k = &e->keys[slot->key - 1];
+            if ((size_t)k->size == size && memcmp(e->arena + k->at, bytes, size) == 0)
+                return slot->key - 1;
+        }
+    }
+    if (grow_array((void **)&e->keys, &e->key_cap, e->key_count + 1, sizeof(EffectKey)) < 0 ||
+        grow_array((void **)&e->arena, &e->arena_cap, e->arena_len + size, 1) < 0)
+        return -1;
+    if (size) memcpy(e->arena + e->arena_len, bytes, size);
+    e->keys[e->key_count] = (EffectKey){e->arena_len, (int32_t)size, {.row = -1}};
+    e->arena_len += size;
+    e->slots[at] = (EffectSlot){h, (int64_t)e->key_count + 1};
+    e->used++;
+    return (int64_t)e->key_count++;
+}
+
+static int effects_grow_producers(EffectsObject *e) {
+    size_t old_size = e->producer_mask + 1, size = old_size * 2;
+    ProducerSlot *old = e->producers, *slots = PyMem_Calloc(size, sizeof(ProducerSlot));
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < old_size; i++) {
+        if (!old[i].used) continue;
+        uint64_t h = (uint64_t)old[i].producer * 0x9E3779B97F4A7C15ull;
+        size_t at = (size_t)(h >> 20) & (size - 1);
+        while (slots[at].used) at = (at + 1) & (size - 1);
+        slots[at] = old[i];
+    }
+    PyMem_Free(old);
+    e->producers = slots;
+    e->producer_mask = size - 1;
+    return 0;
+}
+
+static ProducerSlot *effects_producer(EffectsObject *e, int64_t producer) {
+    if (e->producer_count * 2 >= e->producer_mask && effects_grow_producers(e) < 0) return NULL;
+    uint64_t h = (uint64_t)producer * 0x9E3779B97F4A7C15ull;
+    for (size_t at = (size_t)(h >> 20) & e->producer_mask;; at = (at + 1) & e->producer_mask) {
+        ProducerSlot *slot = &e->producers[at];
+        if (!slot->used) {
+            *slot = (ProducerSlot){producer, -1, -1, 1};
+            e->producer_count++;
+            return slot;
+        }
+        if (slot->producer == producer) return slot;
+    }
+}
+
+/* The value arena without the superseded values: each key's committed offset's and each
+   waiting row's value copied into a new one (a row no longer waiting has length 0). */
+static int effects_compact_values(EffectsObject *e) {
+    size_t size = 0, at = 0, n = e->key_count + e->waiting_len;
+    for (size_t i = 0; i < n; i++) {
+        EffectRow *r = i < e->key_count ? &e->keys[i].live : &e->waiting[i - e->key_count].row;
+        if (r->row >= 0 && r->length > 0) size += (size_t)r->length;
+    }
+    uint8_t *values = PyMem_Malloc(size ? size : 1);
+    if (!values) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        EffectRow *r = i < e->key_count ? &e->keys[i].live : &e->waiting[i - e->key_count].row;
+        if (r->row < 0 || r->length <= 0) continue;
+        memcpy(values + at, e->values + r->value, (size_t)r->length);
+        r->value = at;
+        at += (size_t)r->length;
+    }
+    PyMem_Free(e->values);
+    e->values = values;
+    e->values_cap = size ? size : 1;
+    e->values_len = e->values_live = at;
+    return 0;
+}
+
+/* The waiting rows without those no longer in a producer's list, each list in its order. */
+static int effects_compact_waiting(EffectsObject *e) {
+    Waiting *waiting = PyMem_Malloc((e->waiting_count ? e->waiting_count : 1) * sizeof(Waiting));
+    if (!waiting) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t at = 0;
+    for (size_t p = 0; p <= e->producer_mask; p++) {
+        ProducerSlot *slot = &e->producers[p];
+        if (!slot->used || slot->head < 0) continue;
+        int64_t w = slot->head;
+        slot->head = slot->tail = -1;
+        for (; w >= 0 && at < e->waiting_count; w = e->waiting[w].next) {
+            waiting[at] = e->waiting[w];
+            waiting[at].next = -1;
+            if (slot->tail >= 0)
+                waiting[slot->tail].next = (int64_t)at;
+            else
+                slot->head = (int64_t)at;
+            slot->tail = (int64_t)at++;
+        }
+    }
+    PyMem_Free(e->waiting);
+    e->waiting = waiting;
+    e->waiting_cap = e->waiting_count ? e->waiting_count : 1;
+    e->waiting_len = at;
+    return 0;
+}
+
+/* A row's value bytes into the arena (compacted first when superseded ones fill most of it). */
+static int effects_keep_value(EffectsObject *e, EffectRow *r, const uint8_t *value,
+                              int32_t length) {
+    r->value = 0;
+    r->length = length;
+    if (length <= 0) return 0;
+    if (e->values_len + (size_t)length > e->values_cap && e->values_len > 2 * e->values_live &&
+        effects_compact_values(e) < 0)
+        return -1;
+    if (grow_array((void **)&e->values, &e->values_cap, e->values_len + (size_t)length, 1) < 0)
+        return -1;
+    memcpy(e->values + e->values_len, value, (size_t)length);
+    r->value = e->values_len;
+    e->values_len += (size_t)length;
+    e->values_live += (size_t)length;
+    return 0;
+}
+
+/* Row r of key `key` takes effect. */
+static int effects_apply(EffectsObject *e, int64_t key, const EffectRow *r, int tombstone) {
+    EffectKey *k = &e->keys[key];
+    if (k->live.row >= 0 && k->live.length > 0) e->values_live -= (size_t)k->live.length;
+    if (!tombstone) {
+        k->live = *r;
+        if (r->length > 0) e->values_live += (size_t)r->length;
+        return 0;
+    }
+    if (k->live.row >= 0) {
+        if (grow_array((void **)&e->deleted, &e->deleted_cap, e->deleted_len + 1,
+                       sizeof(Deleted)) < 0)
+            return -1;
+        e->deleted[e->deleted_len++] = (Deleted){key, *r};
+    }
+    k->live.row = -1;
+    return 0;
+}
+
+/* One row: its kind (1 to 6), its key's number (kinds 1 to 4), its producer (3 to 6), and
+   what is kept of it (kinds 1 to 4; its value's bytes not yet in the arena). */
+static int effects_row(EffectsObject *e, uint8_t kind, int64_t key, int64_t producer,
+                       EffectRow r, const uint8_t *value) {
+    if (kind == 1 || kind == 2) {
+        if (kind == 1 && effects_keep_value(e, &r, value, r.length) < 0) return -1;
+        if (kind == 1) e->values_live -= (size_t)(r.length > 0 ? r.length : 0);
+        return effects_apply(e, key, &r, kind == 2);
+    }
+    ProducerSlot *p = effects_producer(e, producer);
+    if (!p) return -1;
+    if (kind == 3 || kind == 4) {
+        if (e->waiting_len >= 2 * e->waiting_count + 1024 && effects_compact_waiting(e) < 0)
+            return -1;
+        if (kind == 3 && effects_keep_value(e, &r, value, r.length) < 0) return -1;
+        if (kind == 4) r.length = 0;
+        size_t w = e->waiting_len;
+        if (grow_array((void **)&e->waiting, &e->waiting_cap, w + 1, sizeof(Waiting)) < 0)
+            return -1;
+        e->waiting[w] = (Waiting){key, -1, r, kind == 4};
+        e->waiting_len++;
+        e->waiting_count++;
+        if (p->tail >= 0)
+            e->waiting[p->tail].next = (int64_t)w;
+        else
+            p->head = (int64_t)w;
+        p->tail = (int64_t)w;
+        return 0;
+    }
+    int64_t w = p->head;
+    p->head = p->tail = -1;
+    for (; w >= 0; w = e->waiting[w].next) {
+        Waiting *item = &e->waiting[w];
+        if (item->row.length > 0) e->values_live -= (size_t)item->row.length;
+        e->waiting_count--;
+        if (kind == 6 && effects_apply(e, item->key, &item->row, item->tombstone) < 0) return -1;
+        item->row.length = 0; /* its value no longer kept here */
+    }
+    if (!e->waiting_count) e->waiting_len = 0;
+    return 0;
+}
+
+/* Where an offset commit key's part after the type ends, -1 if the bytes are not one (too
+   short, a length below -1). */
+static Py_ssize_t commit_key_end(const uint8_t *key, Py_ssize_t size) {
+    Py_ssize_t at = 2;
+    for (int s = 0; s < 2; s++) {
+        if (at + 2 > size) return -1;
+        Py_ssize_t len = (int16_t)(key[at] << 8 | key[at + 1]);
+        if (len < -1) return -1;
+        at += 2 + (len > 0 ? len : 0);
+    }
+    return at + 4 <= size ? at + 4 : -1;
+}
+
+#define EFFECT_MAX_BUFFERS 8
+
+typedef struct {
+    Py_buffer views[EFFECT_MAX_BUFFERS];
+    int count;
+} BufferSet;
+
+static void buffers_release(BufferSet *set) {
+    for (int v = 0; v < set->count; v++) PyBuffer_Release(&set->views[v]);
+    set->count = 0;
+}
+
+static int buffers_get(BufferSet *set, PyObject *const *args, int n) {
+    for (int v = 0; v < n; v++) {
+        if (PyObject_GetBuffer(args[v], &set->views[v], PyBUF_SIMPLE) < 0) {
+            buffers_release(set);
+            return -1;
+        }
+        set->count++;
+    }
+    return 0;
+}
+
+/* Whether offsets (n + 1 int32 in a buffer) bound rows of data of `len` bytes. */
+static int offsets_valid(const Py_buffer *offsets, Py_ssize_t n, Py_ssize_t len) {
+    if (offsets->len != (n + 1) * (Py_ssize_t)sizeof(int32_t)) return 0;
+    const int32_t *off = offsets->buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (off[i] < 0 || off[i + 1] < off[i] || off[i + 1] > len) return 0;
+    return 1;
+}
+
+/* n rows' kinds (uint8, 0 to 6) and int64 column(s) of n values each. */
+static int rows_valid(const Py_buffer *kinds, Py_ssize_t n, const Py_buffer *int64s, int count) {
+    for (int c = 0; c < count; c++)
+        if (int64s[c].len != n * (Py_ssize_t)sizeof(int64_t)) {
+            PyErr_SetString(PyExc_ValueError, "a chunk's columns are not one length");
+            return 0;
+        }
+    const uint8_t *kind = kinds->buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (kind[i] > 6) {
+            PyErr_SetString(PyExc_ValueError, "a row's kind is 0 to 6");
+            return 0;
+        }
+    return 1;
+}
+
+static int effects_mode(EffectsObject *e, int mode) {
+    if (e->mode && e->mode != mode) {
+        PyErr_SetString(PyExc_ValueError,
+                        "CommitEffects: add_records and add_commit_rows do not mix");
+        return -1;
+    }
+    e->mode = mode;
+    return 0;
+}
+
+/* add_records(key_offsets, key_data, value_offsets, value_data, kinds, producers, offsets,
+   timestamps): rows of the engine's columns, in log order: binary key and value (int32
+   offsets, rows + 1 of them from the first row, and data), uint8 kinds, int64 producer ids,
+   record offsets and timestamps. */
+static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
+                                     Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "add_records(key_offsets, key_data, value_offsets, "
+                                         "value_data, kinds, producers, offsets, timestamps)");
+        return NULL;
+    }
+    if (effects_mode(e, 1) < 0) return NULL;
+    BufferSet b = {.count = 0};
+    if (buffers_get(&b, args, 8) < 0) return NULL;
+    PyObject *result = NULL;
+    uint64_t *hashes = NULL;
+    int32_t *sizes = NULL;
+    Py_ssize_t n = b.views[4].len;
+    if (!rows_valid(&b.views[4], n, &b.views[5], 3)) goto done;
+    if (!offsets_valid(&b.views[0], n, b.views[1].len) ||
+        !offsets_valid(&b.views[2], n, b.views[3].len)) {
+        PyErr_SetString(PyExc_ValueError, "a key's or value's offsets are outside its data");
+        goto done;
+    }
+    const int32_t *koff = b.views[0].buf, *voff = b.views[2].buf;
+    const uint8_t *kdata = b.views[1].buf, *vdata = b.views[3].buf, *kind = b.views[4].buf;
+    const int64_t *producer = b.views[5].buf, *offset = b.views[6].buf, *time = b.views[7].buf;
+    /* each key's hash and size first, so that the table's slots, keys and key bytes of the
+       rows a little ahead are fetched while a row is applied (a key is rarely in the cache) */
+    if (!(hashes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint64_t))) ||
+        !(sizes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int32_t)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (kind[i] < 1 || kind[i] > 4) continue;
+        const uint8_t *k = kdata + koff[i];
+        Py_ssize_t size = koff[i + 1] - koff[i];
+        if (size < 2) {
+            PyErr_Format(PyExc_ValueError,
+                         "the offset commit at offset %lld has a key of %zd bytes",
+                         (long long)offset[i], size);
+            goto done;
+        }
+        Py_ssize_t end = commit_key_end(k, size);
+        sizes[i] = (int32_t)((end < 0 ? size : end) - 2);
+        hashes[i] = effect_hash(k + 2, (size_t)sizes[i]);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t ahead = i + 16;
+        if (ahead < n && kind[ahead] >= 1 && kind[ahead] <= 4)
+            __builtin_prefetch(&e->slots[hashes[ahead] & e->mask]);
+        ahead = i + 8;
+        if (ahead < n && kind[ahead] >= 1 && kind[ahead] <= 4) {
+            const EffectSlot *slot = &e->slots[hashes[ahead] & e->mask];
+            if (slot->key) {
+                const EffectKey *k = &e->keys[slot->key - 1];
+                __builtin_prefetch(k);
+                __builtin_prefetch(e->arena + k->at);
+            }
+        }
+        if (!kind[i]) continue;
+        int64_t key = -1;
+        EffectRow r = {.row = offset[i], .time = time[i]};
+        if (kind[i] <= 4) {
+            const uint8_t *k = kdata + koff[i];
+            r.type = (uint16_t)(k[0] << 8 | k[1]);
+            r.length = voff[i + 1] - voff[i];
+            if ((key = effects_key(e, k + 2, (size_t)sizes[i], hashes[i])) < 0) goto done;
+        }
+        if (effects_row(e, kind[i], key, producer[i], r, vdata + voff[i]) < 0) goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(hashes);
+    PyMem_Free(sizes);
+    buffers_release(&b);
+    return result;
+}
+
+/* add_commit_rows(group_offsets, group_data, topic_offsets, topic_data, partitions, kinds,
+   producers): commit rows (codegen.dumps.views.offsets.COMMIT_ROW_SCHEMA) in log order, by
+   their decoded key: two string columns (int32 offsets and data; no nulls among the rows of
+   kinds 1 to 4) and int32 partitions; uint8 kinds, int64 producer ids. They are numbered from
+   0 in the order added, and so is the answer. */
+static PyObject *Effects_add_commit_rows(EffectsObject *e, PyObject *const *args,
+                                         Py_ssize_t nargs) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "add_commit_rows(group_offsets, group_data, "
+                                         "topic_offsets, topic_data, partitions, kinds, "
+                                         "producers)");
+        return NULL;
+    }
+    if (effects_mode(e, 2) < 0) return NULL;
+    BufferSet b = {.count = 0};
+    if (buffers_get(&b, args, 7) < 0) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = b.views[5].len;
+    if (!rows_valid(&b.views[5], n, &b.views[6], 1)) goto done;
+    if (b.views[4].len != n * (Py_ssize_t)sizeof(int32_t) ||
+        !offsets_valid(&b.views[0], n, b.views[1].len) ||
+        !offsets_valid(&b.views[2], n, b.views[3].len)) {
+        PyErr_SetString(PyExc_ValueError, "a chunk's key columns do not hold its rows");
+        goto done;
+    }
+    const int32_t *group = b.views[0].buf, *topic = b.views[2].buf, *partition = b.views[4].buf;
+    const uint8_t *kind = b.views[5].buf;
+    const int64_t *producer = b.views[6].buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t key = -1, row = e->rows++;
+        if (!kind[i]) continue;
+        if (kind[i] <= 4) {
+            /* the key's bytes after its type, as add_records keeps them */
+            int32_t g = group[i + 1] - group[i], t = topic[i + 1] - topic[i];
+            if (g > INT16_MAX || t > INT16_MAX) {
+                PyErr_SetString(PyExc_ValueError, "a key's group or topic is longer than a "
+                                                  "key holds (32,767 bytes)");
+                goto done;
+            }
+            size_t size = 2 + (size_t)g + 2 + (size_t)t + 4;
+            if (grow_array((void **)&e->scratch, &e->scratch_cap, size, 1) < 0) goto done;
+            uint8_t *s = e->scratch;
+            s[0] = (uint8_t)(g >> 8), s[1] = (uint8_t)g;
+            memcpy(s + 2, (const uint8_t *)b.views[1].buf + group[i], (size_t)g);
+            s += 2 + g;
+            s[0] = (uint8_t)(t >> 8), s[1] = (uint8_t)t;
+            memcpy(s + 2, (const uint8_t *)b.views[3].buf + topic[i], (size_t)t);
+            s += 2 + t;
+            uint32_t p = (uint32_t)partition[i];
+            s[0] = (uint8_t)(p >> 24), s[1] = (uint8_t)(p >> 16), s[2] = (uint8_t)(p >> 8);
+            s[3] = (uint8_t)p;
+            if ((key = effects_key(e, e->scratch, size, effect_hash(e->scratch, size))) < 0)
+                goto done;
+        }
+        EffectRow r = {.row = row};
+        if (effects_row(e, kind[i], key, producer[i], r, NULL) < 0) goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    buffers_release(&b);
+    return result;
+}
+
+/* The rows as (rows, times, key offsets, key data, value offsets, value data): int64 record
+   offsets or row numbers, int64 timestamps, each key's bytes with its record type and each
+   value's (empty for a tombstone) as binary columns' buffers. */
+static PyObject *effects_rows_out(EffectsObject *e, size_t n, const EffectRow *const *rows,
+                                  const int64_t *keys) {
+    size_t key_bytes = 0, value_bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        key_bytes += 2 + (size_t)e->keys[keys[i]].size;
+        value_bytes += (size_t)(rows[i]->length > 0 ? rows[i]->length : 0);
+    }
+    if (key_bytes > INT32_MAX || value_bytes > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "the answer's keys or values pass 2 GiB");
+        return NULL;
+    }
+    PyObject *out[6] = {
+        PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8)),
+        PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8)),
+        PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((n + 1) * 4)),
+        PyBytes_FromStringAndSize(NULL, (Py_ssize_t)key_bytes),
+        PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((n + 1) * 4)),
+        PyBytes_FromStringAndSize(NULL, (Py_ssize_t)value_bytes),
+    };
+    PyObject *result = NULL;
+    for (int i = 0; i < 6; i++)
+        if (!out[i]) goto done;
+    int64_t *row = (int64_t *)PyBytes_AS_STRING(out[0]), *time = (int64_t *)PyBytes_AS_STRING(out[1]);
+    int32_t *koff = (int32_t *)PyBytes_AS_STRING(out[2]), *voff = (int32_t *)PyBytes_AS_STRING(out[4]);
+    uint8_t *kdata = (uint8_t *)PyBytes_AS_STRING(out[3]), *vdata = (uint8_t *)PyBytes_AS_STRING(out[5]);
+    size_t ka = 0, va = 0;
+    koff[0] = voff[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const EffectRow *r = rows[i];
+        const EffectKey *k = &e->keys[keys[i]];
+        row[i] = r->row;
+        time[i] = r->time;
+        kdata[ka] = (uint8_t)(r->type >> 8), kdata[ka + 1] = (uint8_t)r->type;
+        if (k->size) memcpy(kdata + ka + 2, e->arena + k->at, (size_t)k->size);
+        ka += 2 + (size_t)k->size;
+        koff[i + 1] = (int32_t)ka;
+        if (r->length > 0) {
+            memcpy(vdata + va, e->values + r->value, (size_t)r->length);
+            va += (size_t)r->length;
+        }
+        voff[i + 1] = (int32_t)va;
+    }
+    result = PyTuple_New(6);
+    if (!result) goto done;
+    for (int i = 0; i < 6; i++) {
+        PyTuple_SET_ITEM(result, i, out[i]);
+        out[i] = NULL;
+    }
+done:
+    for (int i = 0; i < 6; i++) Py_XDECREF(out[i]);
+    return result;
+}
+
+static int compare_live(const void *a, const void *b) {
+    int64_t x = (*(const EffectKey *const *)a)->live.row;
+    int64_t y = (*(const EffectKey *const *)b)->live.row;
+    return (x > y) - (x < y);
+}
+
+/* live() -> (rows, times, key offsets, key data, value offsets, value data): the keys'
+   committed offsets, by row (record offset or row number) ascending. */
+static PyObject *Effects_live(EffectsObject *e, PyObject *unused) {
+    size_t n = 0;
+    for (size_t k = 0; k < e->key_count; k++) n += e->keys[k].live.row >= 0;
+    const EffectKey **live = PyMem_Malloc((n ? n : 1) * sizeof(EffectKey *));
+    const EffectRow **rows = PyMem_Malloc((n ? n : 1) * sizeof(EffectRow *));
+    int64_t *keys = PyMem_Malloc((n ? n : 1) * sizeof(int64_t));
+    PyObject *out = NULL;
+    if (!live || !rows || !keys) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t i = 0;
+    for (size_t k = 0; k < e->key_count; k++)
+        if (e->keys[k].live.row >= 0) live[i++] = &e->keys[k];
+    if (n) qsort(live, n, sizeof(EffectKey *), compare_live);
+    for (i = 0; i < n; i++) {
+        rows[i] = &live[i]->live;
+        keys[i] = live[i] - e->keys;
+    }
+    out = effects_rows_out(e, n, rows, keys);
+done:
+    PyMem_Free(live);
+    PyMem_Free(rows);
+    PyMem_Free(keys);
+    return out;
+}
+
+/* take_deleted() -> (rows, times, key offsets, key data, value offsets, value data): the
+   tombstones that deleted a committed offset since the last call, in the order they took
+   effect. */
+static PyObject *Effects_take_deleted(EffectsObject *e, PyObject *unused) {
+    size_t n = e->deleted_len;
+    const EffectRow **rows = PyMem_Malloc((n ? n : 1) * sizeof(EffectRow *));
+    int64_t *keys = PyMem_Malloc((n ? n : 1) * sizeof(int64_t));
+    PyObject *out = NULL;
+    if (!rows || !keys) {
+        PyErr_NoMemory();
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            rows[i] = &e->deleted[i].row;
+            keys[i] = e->deleted[i].key;
+        }
+        if ((out = effects_rows_out(e, n, rows, keys))) e->deleted_len = 0;
+    }
+    PyMem_Free(rows);
+    PyMem_Free(keys);
+    return out;
+}
+
+static PyObject *Effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    if (PyTuple_GET_SIZE(args) || (kwargs && PyDict_GET_SIZE(kwargs))) {
+        PyErr_SetString(PyExc_TypeError, "CommitEffects() takes no arguments");
+        return NULL;
+    }
+    EffectsObject *e = (EffectsObject *)type->tp_alloc(type, 0);
+    if (!e) return NULL;
+    e->mask = 4095;
+    e->producer_mask = 63;
+    e->slots = PyMem_Calloc(e->mask + 1, sizeof(EffectSlot));
+    e->producers = PyMem_Calloc(e->producer_mask + 1, sizeof(ProducerSlot));
+    if (!e->slots || !e->producers) {
+        Py_DECREF(e);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)e;
+}
+
+static void Effects_dealloc(EffectsObject *e) {
+    PyMem_Free(e->slots);
+    PyMem_Free(e->keys);
+    PyMem_Free(e->arena);
+    PyMem_Free(e->values);
+    PyMem_Free(e->producers);
+    PyMem_Free(e->waiting);
+    PyMem_Free(e->deleted);
+    PyMem_Free(e->scratch);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+static PyObject *Effects_kept_bytes(EffectsObject *e, void *closure) {
+    return PyLong_FromSize_t(e->arena_len + e->values_len);
+}
+
+static PyObject *Effects_deleted_count(EffectsObject *e, void *closure) {
+    return PyLong_FromSize_t(e->deleted_len);
+}
+
+static PyGetSetDef Effects_getset[] = {
+    {"kept_bytes", (getter)Effects_kept_bytes, NULL,
+     "The bytes of the keys and values held (superseded values until compacted).", NULL},
+    {"deleted_count", (getter)Effects_deleted_count, NULL,
+     "The deleting tombstones take_deleted() would give.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef Effects_methods[] = {
+    {"add_records", (PyCFunction)(void (*)(void))Effects_add_records, METH_FASTCALL,
+     "add_records(key_offsets, key_data, value_offsets, value_data, kinds, producers, "
+     "offsets, timestamps): rows of the engine's columns, in log order."},
+    {"add_commit_rows", (PyCFunction)(void (*)(void))Effects_add_commit_rows, METH_FASTCALL,
+     "add_commit_rows(group_offsets, group_data, topic_offsets, topic_data, partitions, "
+     "kinds, producers): commit rows in log order, by their decoded key."},
+    {"live", (PyCFunction)Effects_live, METH_NOARGS,
+     "live() -> (rows, times, key offsets, key data, value offsets, value data): the "
+     "committed offsets."},
+    {"take_deleted", (PyCFunction)Effects_take_deleted, METH_NOARGS,
+     "take_deleted() -> (rows, times, key offsets, key data, value offsets, value data): the "
+     "deleting tombstones since the last call."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject EffectsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "codegen.native._records.CommitEffects",
+    .tp_basicsize = sizeof(EffectsObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The committed offsets of one log partition, in one pass (commit_effects.h).",
+    .tp_new = Effects_new,
+    .tp_dealloc = (destructor)Effects_dealloc,
+    .tp_methods = Effects_methods,
+    .tp_getset = Effects_getset,
+};

@@ -1,0 +1,194 @@
+"""The native engine's one pass over a log partition's commits (codegen.dumps.views.effects,
+commit_effects.h) against the pure backend's sorts (compaction.apply_offsets and the sorts of
+codegen.dumps.views.offsets): the committed offsets and the deleting tombstones, row for row,
+from the engine's columns (the command line) and from commit rows in any order (Spark's
+``applyInArrow`` step); and its typed errors on bad arguments."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codegen.dumps.views.commit_rows import commit_rows
+from codegen.dumps.views.committed import CommittedOffsets
+from codegen.dumps.views.effects import commit_row_effects, native_enabled
+from codegen.dumps.views.offsets import (
+    deletions,
+    deletions_in_effect,
+    in_effect,
+    latest,
+    latest_in_effect,
+)
+from codegen.runtime.backends import use_backend
+from tests.test_views_offsets import _decoded, _key, logs, write_log
+
+pytestmark = pytest.mark.skipif(not native_enabled(), reason="the native engine is not built")
+
+
+def _both(decoded: list[pa.Table]) -> list[tuple[pa.Table, pa.Table]]:
+    answers = []
+    for backend in ("native", "pure"):
+        use_backend(backend)
+        try:
+            offsets = CommittedOffsets()
+            for table in decoded:
+                offsets.add(table)
+            answers.append((offsets.table(), offsets.deleted()))
+        finally:
+            use_backend(None)
+    return answers
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs, batch_rows=st.sampled_from([1, 3, 1000]))
+def test_one_pass_equals_the_sorts(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
+) -> None:  # fmt: skip
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    (native, pure) = _both(_decoded(path, batch_rows))
+    assert native[0].equals(pure[0])
+    assert native[1].equals(pure[1])
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs, seed=st.randoms(use_true_random=False))
+def test_commit_rows_in_any_order_equal_the_sorts(
+    tmp_path: Path, steps: list[tuple[Any, ...]], seed: random.Random
+) -> None:  # fmt: skip
+    """Spark's step: the commit rows of a log partition, shuffled, to latest and deletions."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    tables = [commit_rows(t) for t in _decoded(path, 1000)]
+    if not tables:  # no steps
+        return
+    rows = pa.concat_tables(tables)
+    order = list(range(rows.num_rows))
+    seed.shuffle(order)
+    rows = rows.take(pa.array(order, pa.int64()))
+    assert commit_row_effects(rows.sort_by("recordOffset")) is not None
+    ordered = in_effect(rows)
+    assert latest(rows).equals(latest_in_effect(ordered))
+    assert deletions(rows).equals(deletions_in_effect(ordered))
+
+
+def test_a_large_dump_with_open_transactions(tmp_path: Path) -> None:
+    """Thousands of keys and transactions, some never ended: the engine's tables grow and its
+    value and waiting-row stores are compacted many times over."""
+    rng = random.Random(7)
+    steps: list[tuple[Any, ...]] = []
+    keys = list(range(4))
+    for n in range(6000):
+        producer = rng.choice([None, None, 7, 8, 9])
+        if producer is not None and rng.random() < 0.1:
+            steps.append(("end", producer, rng.choice([0, 1])))
+        steps.append(
+            ("commit", rng.choice(keys), rng.random() < 0.2, 3, n, producer, rng.random() < 0.05)
+        )
+    steps.append(("end", 7, 1))  # 8 and 9 left open
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    (native, pure) = _both(_decoded(path, 512))
+    assert native[0].equals(pure[0])
+    assert native[1].equals(pure[1])
+    assert native[0].num_rows and native[1].num_rows
+
+
+def test_many_keys_and_producers_grow_the_tables() -> None:
+    """More keys and producers than the first tables hold, straight through the engine."""
+    from codegen.native import _records
+
+    n = 20_000
+    keys = [_key(False, f"group-{i % 9000}", "topic", i % 3) for i in range(n)]
+    key = pa.array(keys, pa.binary())
+    value = pa.array([b"\x00\x03" + bytes(20)] * n, pa.binary())
+    kinds = np.where(np.arange(n) % 2, 3, 1).astype(np.uint8)  # every other transactional
+    producers = np.arange(n, dtype=np.int64)  # each its own producer, never ended
+    effects = _records.CommitEffects()
+    effects.add_records(
+        *_buffers(key), *_buffers(value), kinds, producers, np.arange(n, dtype=np.int64),
+        np.zeros(n, np.int64),
+    )  # fmt: skip
+    rows = np.frombuffer(effects.live()[0], np.int64)
+    # the plain commits only, the last of each key
+    last: dict[bytes, int] = {}
+    for i in range(0, n, 2):
+        last[keys[i][2:]] = i
+    assert rows.tolist() == sorted(last.values())
+
+
+def _buffers(column: pa.Array) -> tuple[np.ndarray, Any]:
+    return np.frombuffer(column.buffers()[1], np.int32, len(column) + 1), column.buffers()[2]
+
+
+def _rows(n: int) -> tuple[Any, ...]:
+    key = pa.array([_key(False, "g", "t", 0)] * n, pa.binary())
+    value = pa.array([b"v"] * n, pa.binary())
+    return (
+        *_buffers(key), *_buffers(value), np.ones(n, np.uint8), np.zeros(n, np.int64),
+        np.arange(n, dtype=np.int64), np.zeros(n, np.int64),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        (lambda a: a[:7], TypeError, "add_records"),
+        (lambda a: (a[0][:-1], *a[1:]), ValueError, "outside its data"),
+        (lambda a: (a[0], a[1][:3], *a[2:]), ValueError, "outside its data"),
+        (lambda a: (*a[:2], a[2], b"", *a[4:]), ValueError, "outside its data"),
+        (lambda a: (*a[:4], np.full(2, 7, np.uint8), *a[5:]), ValueError, "kind is 0 to 6"),
+        (lambda a: (*a[:5], a[5][:1], *a[6:]), ValueError, "not one length"),
+        (lambda a: (*a[:7], a[7].astype(np.int32)), ValueError, "not one length"),
+        (lambda a: (*a[:4], a[4], None, *a[6:]), TypeError, "bytes-like"),
+    ],
+)
+def test_bad_arguments_are_typed_errors(change: Any, error: type[Exception], message: str) -> None:
+    from codegen.native import _records
+
+    with pytest.raises(error, match=message):
+        _records.CommitEffects().add_records(*change(_rows(2)))
+
+
+def test_a_commit_key_too_short_is_an_error_with_its_offset() -> None:
+    from codegen.native import _records
+
+    args = list(_rows(1))
+    args[0], args[1] = np.array([0, 1], np.int32), b"\x00"
+    with pytest.raises(ValueError, match="offset 0 has a key of 1 bytes"):
+        _records.CommitEffects().add_records(*args)
+
+
+def test_commit_rows_and_records_do_not_mix() -> None:
+    from codegen.native import _records
+
+    effects = _records.CommitEffects()
+    effects.add_records(*_rows(1))
+    empty = np.zeros(1, np.int32)
+    with pytest.raises(ValueError, match="do not mix"):
+        effects.add_commit_rows(empty, b"", empty, b"", b"", b"", b"")
+    with pytest.raises(TypeError, match="no arguments"):
+        _records.CommitEffects(1)
+
+
+def test_commit_rows_of_a_group_longer_than_a_key_holds() -> None:
+    from codegen.native import _records
+
+    group = pa.array(["g" * 40_000], pa.string())
+    topic = pa.array(["t"], pa.string())
+    with pytest.raises(ValueError, match="longer than a key holds"):
+        _records.CommitEffects().add_commit_rows(
+            *_buffers(group), *_buffers(topic), np.zeros(1, np.int32), np.ones(1, np.uint8),
+            np.zeros(1, np.int64),
+        )  # fmt: skip
