@@ -20,6 +20,8 @@
  * part of it, as the decoder reads none); a key of another shape is its bytes after the type.
  * add_commit_rows: commit rows (decoded group, topic, partition columns), numbered from 0 in
  * the order added; the row numbers are the answer.
+ *
+ * Keys are hashed by superseded_commits.h's commit_key_hash (included before this part).
  */
 
 typedef struct {
@@ -101,22 +103,6 @@ static int grow_array(void **items, size_t *cap, size_t need, size_t item_size) 
     return 0;
 }
 
-static HOT_INLINE uint64_t effect_hash(const uint8_t *p, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
-    }
-    uint64_t tail = 0;
-    memcpy(&tail, p, n);
-    h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
-    return h ^ (h >> 32);
-}
-
 static int effects_grow_slots(EffectsObject *e) {
     size_t size = (e->mask + 1) * 2;
     EffectSlot *slots = PyMem_Calloc(size, sizeof(EffectSlot));
@@ -136,8 +122,8 @@ static int effects_grow_slots(EffectsObject *e) {
     return 0;
 }
 
-/* The number of the key of these bytes (added if new; h: their effect_hash), -1 on no
-   memory. */
+/* The number of the key of these bytes (added if new; h: their commit_key_hash, the hash
+   superseded_commits.h keys its table by), -1 on no memory. */
 static int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size, uint64_t h) {
     if (e->used * 2 >= e->mask && effects_grow_slots(e) < 0) return -1;
     size_t at = (size_t)h & e->mask;
@@ -448,7 +434,7 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
         }
         Py_ssize_t end = commit_key_end(k, size);
         sizes[i] = (int32_t)((end < 0 ? size : end) - 2);
-        hashes[i] = effect_hash(k + 2, (size_t)sizes[i]);
+        hashes[i] = commit_key_hash(k + 2, sizes[i]);
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t ahead = i + 16;
@@ -533,8 +519,8 @@ static PyObject *Effects_add_commit_rows(EffectsObject *e, PyObject *const *args
             uint32_t p = (uint32_t)partition[i];
             s[0] = (uint8_t)(p >> 24), s[1] = (uint8_t)(p >> 16), s[2] = (uint8_t)(p >> 8);
             s[3] = (uint8_t)p;
-            if ((key = effects_key(e, e->scratch, size, effect_hash(e->scratch, size))) < 0)
-                goto done;
+            uint64_t h = commit_key_hash(e->scratch, (Py_ssize_t)size);
+            if ((key = effects_key(e, e->scratch, size, h)) < 0) goto done;
         }
         EffectRow r = {.row = row};
         if (effects_row(e, kind[i], key, producer[i], r, NULL) < 0) goto done;
