@@ -110,6 +110,17 @@ def native_headers_enabled() -> bool:
     return backends.requested() != backends.PURE and _native_header_pass() is not None
 
 
+def _header_pass_for(native: bool | None) -> ModuleType | None:
+    """The native header pass a call asked for (``native`` as in
+    :meth:`SegmentReader.batch_headers`), or None for the reference."""
+    if native is None:
+        native = native_headers_enabled()
+    module = _native_header_pass() if native else None
+    if native and module is None:
+        raise ImportError("the native header pass is not built: run python -m codegen.native.build")
+    return module
+
+
 SEGMENT_SUFFIXES: Final = (".log", ".checkpoint")
 """The files of a partition folder that hold records: log segments and KRaft snapshots."""
 
@@ -452,13 +463,7 @@ class SegmentReader:
         :func:`native_headers_enabled`; True requires it (ImportError when it is not built);
         False reads every entry with the reference. Both give the same headers and errors.
         """
-        if native is None:
-            native = native_headers_enabled()
-        module = _native_header_pass() if native else None
-        if native and module is None:
-            raise ImportError(
-                "the native header pass is not built: run python -m codegen.native.build"
-            )
+        module = _header_pass_for(native)
         limits = self._limits()
 
         def native_run(data: _Buffer, pos: int) -> tuple[list[Any], int]:
@@ -490,13 +495,7 @@ class SegmentReader:
         as :class:`HeaderColumns` (no object per batch), the entries it leaves to the reference
         as their headers or errors. Without the native pass (``native`` as in
         :meth:`batch_headers`), every entry is one of those."""
-        if native is None:
-            native = native_headers_enabled()
-        module = _native_header_pass() if native else None
-        if native and module is None:
-            raise ImportError(
-                "the native header pass is not built: run python -m codegen.native.build"
-            )
+        module = _header_pass_for(native)
         limits = self._limits()
 
         def native_run(data: _Buffer, pos: int) -> tuple[list[Any], int]:
