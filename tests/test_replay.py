@@ -234,7 +234,8 @@ def test_early_access_reads_agree_with_kafka_record_by_record(
     # (codegen.forensics.release_layouts) against 4.0.2's generated classes, one JVM: 48
     # partitions, each a share group (ShareGroupMetadata of hash 0, which reads) and one seeded
     # random record, a ShareGroupMetadata whose hash starts with a small byte (a count of
-    # tagged fields) or a ShareGroupStatePartitionMetadata of random topic lists, and 24
+    # tagged fields) or with a five-byte count (Java's int: negative reads none) or a
+    # ShareGroupStatePartitionMetadata of random topic lists, and 24
     # share-state partitions of a random ShareSnapshot. Each partition loads or fails at the
     # same record with the same exception in both.
     use_project_cache(monkeypatch)
@@ -291,6 +292,13 @@ def early_access_log(folder: Path, partitions: int = 48, seed: int = 42) -> None
             if rng.random() < 0.8:
                 rest[1] = rng.randrange(0, 4)
                 rest[3 + rest[1] : 3 + rest[1] + 1] = [rng.randrange(0, 3)]
+            if rng.random() < 0.3:
+                # A count of five bytes: Java keeps its low 32 bits as an int, so a negative
+                # count (bit 31 set) or a zero one reads no fields, a positive one runs out.
+                head = rng.randrange(0x80, 0x100)
+                rest[:4] = [rng.randrange(0x80, 0x100) for _ in range(3)] + [rng.randrange(0x80)]
+                if rng.random() < 0.3:
+                    head, rest[:3] = 0x80, [0x80, 0x80, 0x80]
             metadata_hash = int.from_bytes(bytes([head, *rest[:7]]), "big")
             return (
                 key("ShareGroupMetadataKey", group_id="s"),

@@ -43,6 +43,12 @@ class _ReadError(Exception):
         self.message = message
 
 
+def _java_int(value: int) -> int:
+    """``value`` as Java's int arithmetic leaves it (its low 32 bits, signed)."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
 class _Reader:
     def __init__(self, body: bytes, spec: Mapping[str, Any], version: int) -> None:
         self.buf = body
@@ -64,12 +70,14 @@ class _Reader:
         return out
 
     def unsigned_varint(self) -> int:
+        """As ``ByteUtils.readUnsignedVarint``: a Java int, so a fifth byte's bits past the 32nd
+        are lost and bit 31 makes it negative (a negative count reads no fields)."""
         value = 0
         for i in range(5):
             b = self.take(1)[0]
             value |= (b & 0x7F) << (7 * i)
             if not b & 0x80:
-                return value
+                return _java_int(value)
         raise _ReadError(
             "Varint is too long, the most significant bit "
             f"in the 5th byte is set, converted value: {value & 0xFFFFFFFF:x}"  # a Java int
@@ -78,7 +86,7 @@ class _Reader:
     def length(self, prefix: str) -> int:
         """A length prefix: a varint of length + 1 when flexible, else int16/int32."""
         if self.flexible:
-            return self.unsigned_varint() - 1
+            return _java_int(self.unsigned_varint() - 1)
         return int(struct.unpack(">" + prefix, self.take(struct.calcsize(prefix)))[0])
 
     def struct_fields(self, fields: Sequence[Mapping[str, Any]], name: str) -> None:
@@ -101,6 +109,8 @@ class _Reader:
                 self.byte_array(size)
 
     def byte_array(self, size: int) -> None:
+        if size < 0:
+            raise _ReadError(str(size))  # new byte[size]: java.lang.NegativeArraySizeException
         if size > self.remaining:
             raise _ReadError(
                 f"Error reading byte array of {size} byte(s): only "
