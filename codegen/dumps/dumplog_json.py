@@ -422,16 +422,14 @@ class _RecordTexts:
         (:meth:`data_texts`), and ``observe`` sees it as :func:`_observe_records` would (it is
         not counted in the newer ones)."""
         assert self._user_lines is not None
-        decoded: list[DecodedRecord] = []
 
         def data(i: int) -> str | None:
-            if not decoded:
-                decoded.extend(batch.decoded())
-                if len(decoded) != batch.batch.record_count:
-                    return None
+            rec = batch.record(i)
+            if rec is None:
+                return None
             if observe is not None:
-                _observe_records(decoded[i : i + 1], observe)
-            return self.data_texts(decoded[i : i + 1])[0]
+                _observe_records([rec], observe)
+            return self.data_texts([rec])[0]
 
         return self._user_lines(batch, ts_name, data)
 

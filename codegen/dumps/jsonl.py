@@ -139,14 +139,11 @@ class JsonlLines:
         """``line(i)``: the reference's line of record i of a batch printed from its bytes (one
         the printer does not print), noted as :meth:`batch` notes; None when the batch's
         records are not its count (the reference prints the whole batch then)."""
-        decoded: list[DecodedRecord] = []
 
         def line(i: int) -> bytes | None:
-            if not decoded:
-                decoded.extend(records.decoded())
-                if len(decoded) != records.batch.record_count:
-                    return None
-            rec = decoded[i]
+            rec = records.record(i)
+            if rec is None:
+                return None
             if noted is not None and (rec.kind in NOTED_KINDS or rec.newer_than_spec):
                 noted.append(rec)
             return self.line(rec)

@@ -401,6 +401,12 @@ class SegmentReader:
             "max_records": self.max_batch_records,
         }
 
+    def _header_pass_checks(self) -> tuple[bool, int, int, Any, tuple[int, ...]]:
+        """The reader's checks as the native header passes take them after ``data, pos``: CRC
+        verification, the batch size and record count limits, the CRC function, and each
+        codec's expansion bound."""
+        return (self.verify_crc, self.max_batch_size, self.max_batch_records, CRC32C, _EXPANSION)
+
     def __iter__(self) -> Iterator[RecordBatch | SegmentError]:
         limits = self._limits()
         for item in self._entries(lambda buf, at: decode_entry(buf, position=at, **limits)):
@@ -465,22 +471,13 @@ class SegmentReader:
         """
         module = _header_pass_for(native)
         limits = self._limits()
+        checks = self._header_pass_checks()
 
         def native_run(data: _Buffer, pos: int) -> tuple[list[Any], int]:
             # The plain v2 batches in C, up to an entry it leaves to the reference.
             assert module is not None
             headers: list[Any]
-            headers, pos = module.batch_headers(
-                data,
-                pos,
-                self.verify_crc,
-                self.max_batch_size,
-                self.max_batch_records,
-                CRC32C,
-                _EXPANSION,
-                BatchHeader,
-                _HEADER_RUN,
-            )
+            headers, pos = module.batch_headers(data, pos, *checks, BatchHeader, _HEADER_RUN)
             return headers, pos
 
         yield from self._entries(
@@ -497,19 +494,11 @@ class SegmentReader:
         :meth:`batch_headers`), every entry is one of those."""
         module = _header_pass_for(native)
         limits = self._limits()
+        checks = self._header_pass_checks()
 
         def native_run(data: _Buffer, pos: int) -> tuple[list[Any], int]:
             assert module is not None
-            columns, after = module.batch_header_columns(
-                data,
-                pos,
-                self.verify_crc,
-                self.max_batch_size,
-                self.max_batch_records,
-                CRC32C,
-                _EXPANSION,
-                _COLUMN_RUN,
-            )
+            columns, after = module.batch_header_columns(data, pos, *checks, _COLUMN_RUN)
             return ([HeaderColumns(*columns)] if after > pos else []), after
 
         yield from self._entries(

@@ -159,16 +159,13 @@ def user_cells_printer(
     name = decoder.name
 
     def cells(records: BatchBytes) -> tuple[UserCells, int] | None:
-        decoded: list[DecodedRecord] = []
         holes: list[DecodedRecord] = []
 
         def hole(i: int) -> DecodedRecord | None:
-            if not decoded:
-                decoded.extend(records.decoded())
-                if len(decoded) != records.batch.record_count:
-                    return None
-            holes.append(decoded[i])
-            return decoded[i]
+            rec = records.record(i)
+            if rec is not None:
+                holes.append(rec)
+            return rec
 
         made: tuple[list[tuple[str, str, str, str] | DecodedRecord], int] | None = make(
             *records.wire_arguments(), key_side, value_side, hole

@@ -383,7 +383,7 @@ class BatchBytes(list[DecodedRecord]):
     ``data[start:end]`` and header, for a printer of record bytes; :meth:`decoded` gives the
     records :meth:`UserTopicDecoder.batches` gives."""
 
-    __slots__ = ("batch", "data", "decoder", "end", "start")
+    __slots__ = ("_records", "batch", "data", "decoder", "end", "start")
 
     def __init__(
         self, decoder: UserTopicDecoder, data: bytes, start: int, end: int, batch: RecordBatch
@@ -394,10 +394,20 @@ class BatchBytes(list[DecodedRecord]):
         self.start = start
         self.end = end
         self.batch = batch
+        self._records: list[DecodedRecord] | None = None
 
     def decoded(self) -> list[DecodedRecord]:
         """The batch's records, decoded."""
         return self.decoder._v2_records(self.data, self.start, self.end, self.batch)
+
+    def record(self, i: int) -> DecodedRecord | None:
+        """The batch's record i, for a printer of record bytes that leaves it to the reference
+        (the batch is decoded on the first call only), or None when the decoded records are
+        not the batch's count (the reference prints the whole batch then)."""
+        records = self._records
+        if records is None:
+            records = self._records = self.decoded()
+        return records[i] if len(records) == self.batch.record_count else None
 
     def wire_arguments(self) -> tuple[bytes, int, int, int, int, int, int, int]:
         """The batch as the printers of record bytes (``codegen/native/user_wire.h``) take it
