@@ -7,18 +7,22 @@ groups, transactional commits, tombstones) is written once to ``--dumps`` (by de
 in the system temp folder, kept between runs, so a size is synthesized only the first time).
 ``transactions`` also reads the ``__transaction_state`` the dump's transactional offset
 commits imply (``bench_views.write_transaction_state``: about 1 % more records, not counted),
-written beside it (``<dump>-transaction-state``) the first time. Each answer of ``spark_udfs.forensics`` (``spark_udfs.transactions``:
-each transactional id's history, the partitions' summaries and the open transactions judged)
-then runs from the segment files to a ``noop`` sink
-(distributed, nothing collected; each answer reads and decodes the files once and keeps what
-it reads on the executors). The shuffle partitions scale with the input (one per
+written beside it (``<dump>-transaction-state``) the first time. Each answer of
+``spark_udfs.forensics`` (``spark_udfs.transactions``: each transactional id's history, the
+partitions' summaries and the open transactions judged) then runs from the segment files to a
+``noop`` sink (distributed, nothing collected; each answer reads and decodes the files once and
+keeps what it reads on the executors). The shuffle partitions scale with the input (one per
 ``--records-per-shuffle-partition`` records, at least 4; adaptive execution merges small ones).
-Prints each answer's wall time, its CPU time (the driver, the JVM and the Python workers,
-read from ``/proc``: the machine is shared, so CPU time is the steadier figure), the times per
-record, and how the time per record at each size compares with the first size (the aim:
-within 20 % from 1 M to 16 M), and the driver's peak Python memory and JVM heap in use after
-each answer (flat across sizes: nothing is collected to the driver). ``--python`` also times
-the Python API (``codegen.forensics``, one core) on the same files.
+
+Prints each answer's wall time and its CPU time, in all and apart: the driver (this process),
+the JVM (in ``local[2]`` the executors too) and the Python workers, read from ``/proc`` (the
+machine is shared, so CPU time is the steadier figure); the times per record and how the time
+per record at each size compares with the first size (the aim: within 20 % from 1 M to 16 M);
+the driver's peak Python memory and JVM heap in use after each answer (flat across sizes:
+nothing is collected to the driver); and the load average as the answer ended. A small size
+(``100k``) shows what an answer costs whatever its input (the JVM's start of each query, its
+JIT compilation). ``--python`` also times the Python API (``codegen.forensics``, one core) on
+the same files.
 
     python bench/bench_forensics_spark.py --records 1M,4M
     python bench/bench_forensics_spark.py --records 16M --answers groups
@@ -40,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import process_cpu
 
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import group_reports
@@ -92,31 +98,11 @@ def transaction_state_of(folder: Path) -> Path:
     return state
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and every process under it (the JVM, the Python workers),
-    from ``/proc`` (Linux); 0 elsewhere."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    children: dict[int, list[int]] = {}
-    used: dict[int, float] = {}
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # the process ended
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-        # utime, stime, and those of its children that ended
-        used[int(entry.name)] = sum(int(x) for x in fields[11:15]) / tick
-    total, todo = 0.0, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        total += used.get(pid, 0.0)
-        todo.extend(children.get(pid, []))
-    return total
+def cpu_seconds(jvm_pid: int) -> tuple[float, float, float]:
+    """CPU seconds used so far by the driver (this process), the JVM (in ``local[2]`` the
+    executors too) and the Python workers (the JVM's children), from ``/proc`` (Linux)."""
+    jvm, workers = process_cpu(jvm_pid)
+    return time.process_time(), jvm, workers
 
 
 def driver_rss_mb() -> float:
@@ -131,11 +117,12 @@ def jvm_heap_used_mb(spark: Any) -> float:
     return float(runtime.totalMemory() - runtime.freeMemory()) / 2**20
 
 
-def timed(fn: Callable[[], object]) -> tuple[float, float]:
-    """Wall and CPU seconds of ``fn()``."""
-    started, cpu = time.perf_counter(), cpu_seconds()
+def timed(fn: Callable[[], object], jvm_pid: int) -> tuple[float, tuple[float, ...]]:
+    """Wall seconds of ``fn()`` and its CPU seconds in the driver, the JVM and the workers."""
+    started, cpu = time.perf_counter(), cpu_seconds(jvm_pid)
     fn()
-    return time.perf_counter() - started, cpu_seconds() - cpu
+    after = cpu_seconds(jvm_pid)
+    return time.perf_counter() - started, tuple(b - a for a, b in zip(cpu, after, strict=True))
 
 
 def run(df: Any) -> None:
@@ -201,10 +188,12 @@ def main() -> None:
             transaction_state_of(folder)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = get_session("local[2]", app_name="bench-forensics")
+    jvm_pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
     first: dict[str, tuple[float, float]] = {}
     print(
         f"{'answer':<16} {'records':>11} {'shuf':>4} {'wall s':>7} {'us/rec':>7} {'vs 1st':>7}"
-        f" {'cpu s':>7} {'us/rec':>7} {'vs 1st':>7} {'drv MB':>7} {'heap MB':>7}"
+        f" {'cpu s':>7} {'us/rec':>7} {'vs 1st':>7} {'driver':>7} {'jvm':>7} {'workers':>7}"
+        f" {'drv MB':>7} {'heap MB':>7} {'load':>5}"
         + (f" {'python s':>9} {'sp/py':>6}" if args.python else ""),
         flush=True,
     )
@@ -214,17 +203,20 @@ def main() -> None:
         on_spark = spark_answers(spark, folder)
         on_python = python_answers(folder)
         for name in answers:
-            wall, cpu = timed(on_spark[name])
+            wall, parts = timed(on_spark[name], jvm_pid)
+            cpu = sum(parts)
             per_wall, per_cpu = wall / n * 1e6, cpu / n * 1e6
             first_wall, first_cpu = first.setdefault(name, (per_wall, per_cpu))
             line = (
                 f"{name:<16} {n:>11,} {shuffle:>4} {wall:>7.1f} {per_wall:>7.2f} "
                 f"{per_wall / first_wall:>6.2f}x {cpu:>7.1f} {per_cpu:>7.2f} "
                 f"{per_cpu / first_cpu if first_cpu else 0:>6.2f}x "
-                f"{driver_rss_mb():>7.0f} {jvm_heap_used_mb(spark):>7.0f}"
+                + "".join(f"{part:>7.1f} " for part in parts)
+                + f"{driver_rss_mb():>7.0f} {jvm_heap_used_mb(spark):>7.0f} "
+                f"{os.getloadavg()[0]:>5.1f}"
             )
             if args.python:
-                py, _ = timed(on_python[name])
+                py, _ = timed(on_python[name], jvm_pid)
                 line += f" {py:>9.1f} {wall / py:>6.2f}"
             print(line, flush=True)
     spark.stop()
