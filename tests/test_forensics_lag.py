@@ -551,13 +551,13 @@ def test_groups_come_a_partition_at_a_time(tmp_path: Path, monkeypatch: pytest.M
     dump = write_golden_dump(tmp_path / "dump")
     home = {r.group: r.partition for r in group_reports(dump)}
     read: list[Path] = []
-    original = lag_module._read_history
+    original = lag_module._read_commits
 
     def reading(files: list[Path], *args: Any) -> Any:
         read.extend(files)
         return original(files, *args)
 
-    monkeypatch.setattr(lag_module, "_read_history", reading)
+    monkeypatch.setattr(lag_module, "_read_commits", reading)
     chunks = lag_module.lag_chunks(dump, window=3)
     assert read == []  # nothing read before the chunks are taken
     seen: list[list[str]] = []

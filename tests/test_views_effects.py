@@ -27,7 +27,7 @@ from codegen.dumps.views.offsets import (
     latest_in_effect,
 )
 from codegen.runtime.backends import use_backend
-from tests.test_views_offsets import _decoded, _key, logs, write_log
+from tests.test_views_offsets import KEYS, _decoded, _key, logs, write_log
 
 pytestmark = pytest.mark.skipif(not native_enabled(), reason="the native engine is not built")
 
@@ -192,3 +192,119 @@ def test_commit_rows_of_a_group_longer_than_a_key_holds() -> None:
             *_buffers(group), *_buffers(topic), np.zeros(1, np.int32), np.ones(1, np.uint8),
             np.zeros(1, np.int64),
         )  # fmt: skip
+
+
+def _keyed_both(decoded: list[pa.Table]) -> tuple[Any, Any]:
+    """lag's commits by key from the engine's history (RecordHistory) and from the pure
+    backend's sorts (commit_rows, offsets.history, keyed_commits)."""
+    from codegen.dumps.views.effects import RecordHistory
+    from codegen.dumps.views.offsets import CommitHistory
+    from codegen.forensics.commits import keyed_commits, keyed_effects
+
+    native, pure = RecordHistory(), CommitHistory()
+    for table in decoded:
+        native.add(table)
+        pure.add(table)
+    return keyed_effects(native), keyed_commits(pure.table())
+
+
+def _assert_same_keyed(native: Any, pure: Any) -> None:
+    assert native.keys == pure.keys
+    assert native.deleted_at == pure.deleted_at
+    assert native.live == pure.live
+    for name in ("bounds", "record_offset", "commit_timestamp", "offset", "leader_epoch"):
+        assert getattr(native, name).tolist() == getattr(pure, name).tolist(), name
+    assert native.last_rows.tolist() == pure.last_rows.tolist()
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs, batch_rows=st.sampled_from([1, 3, 1000]))
+def test_history_by_key_equals_the_sorts(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
+) -> None:  # fmt: skip
+    """The engine's history mode (each commit and tombstone noted as it takes effect, grouped
+    by key in the engine) against offsets.history and keyed_commits, row for row."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    _assert_same_keyed(*_keyed_both(_decoded(path, batch_rows)))
+
+
+def test_history_of_a_large_dump_with_open_transactions(tmp_path: Path) -> None:
+    """Thousands of commits: the history grows, waiting rows are compacted, and tombstones
+    come before, between and after commits."""
+    rng = random.Random(11)
+    steps: list[tuple[Any, ...]] = []
+    for n in range(6000):
+        producer = rng.choice([None, None, 7, 8, 9])
+        if producer is not None and rng.random() < 0.1:
+            steps.append(("end", producer, rng.choice([0, 1])))
+        steps.append(
+            (
+                "commit",
+                rng.randrange(len(KEYS)),
+                rng.random() < 0.2,
+                3,
+                n,
+                producer,
+                rng.random() < 0.1,
+            )
+        )
+    steps.append(("end", 7, 1))  # 8 and 9 left open
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    native, pure = _keyed_both(_decoded(path, 512))
+    _assert_same_keyed(native, pure)
+    assert len(native.keys) == len(KEYS) and any(native.deleted_at)
+
+
+@pytest.mark.parametrize(
+    ("order", "message"),
+    [
+        (np.zeros(0, np.int64), "each of the 2 keys"),
+        (np.array([0, 0], np.int64), "given twice"),
+        (np.array([0, 2], np.int64), "out of range"),
+        (np.array([0, -1], np.int64), "out of range"),
+        (np.array([0, 1], np.int32), "each of the 2 keys"),
+    ],
+)
+def test_history_bad_key_orders_are_typed_errors(order: np.ndarray, message: str) -> None:
+    from codegen.native import _records
+
+    effects = _records.CommitEffects(history=True)
+    args = list(_rows(2))
+    key = pa.array([_key(False, "g", "t", 0), _key(False, "g", "t", 1)], pa.binary())
+    args[0], args[1] = _buffers(key)
+    effects.add_records(*args, np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(2, np.int64))
+    assert effects.key_count == 2
+    assert np.frombuffer(effects.key_rows(0), np.int64).tolist() == [0, 1]
+    with pytest.raises(ValueError, match=message):
+        effects.keyed(order)
+
+
+def test_history_mode_errors_are_typed() -> None:
+    from codegen.native import _records
+
+    plain, history = _records.CommitEffects(), _records.CommitEffects(history=True)
+    with pytest.raises(ValueError, match="needs CommitEffects\\(history=True\\)"):
+        plain.keyed(np.zeros(0, np.int64))
+    with pytest.raises(TypeError, match="in history mode"):
+        history.add_records(*_rows(1))  # without the decoded values
+    with pytest.raises(TypeError, match="add_records"):
+        plain.add_records(
+            *_rows(1), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
+        )
+    with pytest.raises(ValueError, match="not one length"):
+        history.add_records(
+            *_rows(2), np.zeros(2, np.int64), np.zeros(1, np.int64), np.zeros(2, np.int64)
+        )
+    empty = np.zeros(1, np.int32)
+    with pytest.raises(ValueError, match="history mode reads add_records"):
+        history.add_commit_rows(empty, b"", empty, b"", b"", b"", b"")
+    with pytest.raises(ValueError, match="give 0 to the keys' count"):
+        history.key_rows(1)
+    with pytest.raises(ValueError, match="give 0 to the keys' count"):
+        history.key_rows(-1)
+    keyed = history.keyed(np.zeros(0, np.int64))
+    assert [len(b) for b in keyed] == [0, 8, 0, 0, 0, 0, 8, 0, 0, 0]

@@ -1,6 +1,7 @@
 """Committed offsets by key, as numpy columns: the commits of one ``__consumer_offsets``
 partition that took effect, per (group, topic, partition), oldest first, with the tombstones
-that deleted an offset (:func:`keyed_commits`), and the record-by-record reference they are
+that deleted an offset (:func:`keyed_commits`, or :func:`keyed_effects` from the native
+engine's history), and the record-by-record reference they are
 tested against (:class:`OffsetsView`). :mod:`codegen.forensics.lag` adds log ends and lags,
 :mod:`codegen.forensics.burrow` judges them."""
 
@@ -16,6 +17,7 @@ from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.views.compacted import CommittedOffset, CompactedView
 from codegen.dumps.views.compaction import key_ids, stable_order
 from codegen.dumps.views.cut import AsOf
+from codegen.dumps.views.effects import RecordHistory
 
 __all__ = [
     "COMMIT_FIELDS",
@@ -24,6 +26,7 @@ __all__ = [
     "KeyedCommits",
     "OffsetsView",
     "keyed_commits",
+    "keyed_effects",
     "row_ranges",
 ]
 
@@ -157,14 +160,65 @@ class KeyedCommits:
 def keyed_commits(history: pa.Table) -> KeyedCommits:
     """:class:`KeyedCommits` of the history of one log partition
     (:data:`codegen.dumps.views.offsets.HISTORY_SCHEMA` rows, in the order they took effect)."""
-    n = history.num_rows
-    if not n:
+    if not history.num_rows:
         return KeyedCommits.empty()
     # The rows by key, then in the order they took effect.
     order, starts, sorted_keys = _by_key(history)
+    return _keyed(
+        order,
+        starts,
+        sorted_keys,
+        history.column("isTombstone").to_numpy(zero_copy_only=False),
+        _int64(history, "recordOffset"),
+        _int64(history, "commitTimestamp"),
+        _int64(history, "offset"),
+        _int64(history, "leaderEpoch"),
+    )
+
+
+def keyed_effects(history: RecordHistory) -> KeyedCommits:
+    """:func:`keyed_commits` of the native engine's history of one log partition: its keys
+    sorted as :func:`keyed_commits` sorts them (each key's strings read once), its rows put in
+    that order by the engine."""
+    keys = history.keys
+    nulls = any(None in key for key in keys)
+    order = sorted(
+        range(len(keys)), key=(lambda k: _null_last_key(keys[k])) if nulls else keys.__getitem__
+    )
+    kh = history.keyed(np.asarray(order, np.int64))
+    if not len(kh.keys):
+        return KeyedCommits.empty()
+    deleted = kh.deleted.tolist()
+    deleted_bounds = kh.deleted_bounds.tolist()
+    return KeyedCommits(
+        [history.keys[k] for k in kh.keys.tolist()],
+        kh.bounds,
+        kh.record_offset,
+        kh.commit_timestamp,
+        kh.offset,
+        kh.leader_epoch,
+        [deleted[deleted_bounds[k] : deleted_bounds[k + 1]] for k in range(len(kh.keys))],
+        kh.live.tolist(),
+        kh.last,
+    )
+
+
+def _keyed(
+    order: np.ndarray,
+    starts: np.ndarray,
+    sorted_keys: list[tuple[str, str, int]],
+    tombstones: np.ndarray,
+    record_offsets: np.ndarray,
+    commit_timestamps: np.ndarray,
+    offsets: np.ndarray,
+    leader_epochs: np.ndarray,
+) -> KeyedCommits:
+    """:class:`KeyedCommits` of history rows (their columns, in the order they took effect) put
+    in key order (``order``: stable; ``starts``: where each of ``sorted_keys`` starts in it)."""
+    n = len(order)
     ends = np.append(starts[1:], n)
     counts = ends - starts
-    tombstone = history.column("isTombstone").to_numpy(zero_copy_only=False)[order]
+    tombstone = tombstones[order]
     is_commit = ~tombstone
     before = np.cumsum(is_commit) - is_commit  # commits before each row (sorted)
     commits_of = np.append(before[starts], before[-1] + is_commit[-1])
@@ -173,17 +227,16 @@ def keyed_commits(history: pa.Table) -> KeyedCommits:
     segment = np.repeat(np.arange(len(sorted_keys)), counts)
     deleted_rows = np.flatnonzero(tombstone & (before > before[starts][segment]))
     deleted_bounds = np.searchsorted(deleted_rows, np.append(starts, n)).tolist()
-    record_offset = history.column("recordOffset").to_numpy()[order]
-    deleted_at = record_offset[deleted_rows].tolist()
+    deleted_at = record_offsets[order][deleted_rows].tolist()
     commit_rows = order[is_commit]
     kept = keep.tolist()
     return KeyedCommits(
         [sorted_keys[k] for k in kept],
         np.append(commits_of[keep], commits_of[-1]) if len(keep) else np.zeros(1, np.int64),
-        _int64(history, "recordOffset")[commit_rows],
-        _int64(history, "commitTimestamp")[commit_rows],
-        _int64(history, "offset")[commit_rows],
-        _int64(history, "leaderEpoch")[commit_rows],
+        record_offsets[commit_rows],
+        commit_timestamps[commit_rows],
+        offsets[commit_rows],
+        leader_epochs[commit_rows],
         [deleted_at[deleted_bounds[k] : deleted_bounds[k + 1]] for k in kept],
         (~tombstone[ends[keep] - 1]).tolist(),
         order[ends[keep] - 1],
@@ -240,7 +293,12 @@ def _starts(ordered: np.ndarray) -> np.ndarray:
 
 
 def _null_last(row: dict[str, Any]) -> tuple[tuple[bool, Any], ...]:
-    return tuple((row[c] is None, row[c] or 0) for c in _KEY_COLUMNS)
+    return _null_last_key(tuple(row[c] for c in _KEY_COLUMNS))
+
+
+def _null_last_key(key: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
+    """A key's place in Arrow's ascending sort (nulls last)."""
+    return tuple((v is None, v or 0) for v in key)
 
 
 def _int64(table: pa.Table, name: str) -> np.ndarray:

@@ -42,9 +42,10 @@ from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
-from codegen.dumps.views import consumer_offsets
+from codegen.dumps.views import consumer_offsets, effects
 from codegen.dumps.views.consumer_offsets import batches_kept, decode_commits
 from codegen.dumps.views.cut import AsOf, kept_positions, newest_batch_time
+from codegen.dumps.views.effects import RecordHistory
 from codegen.dumps.views.offsets import CommitHistory
 from codegen.forensics.burrow import (
     DEFAULT_MIN_COMMITS,
@@ -53,7 +54,14 @@ from codegen.forensics.burrow import (
     window_statuses,
 )
 from codegen.forensics.cluster import cluster_metadata
-from codegen.forensics.commits import Commit, CommitColumns, KeyedCommits, keyed_commits, row_ranges
+from codegen.forensics.commits import (
+    Commit,
+    CommitColumns,
+    KeyedCommits,
+    keyed_commits,
+    keyed_effects,
+    row_ranges,
+)
 from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions
 from codegen.forensics.inputs import (
     InputError,
@@ -181,12 +189,13 @@ _HISTORY_CHUNKS: Final = 4
 anyway, and fewer steps per record cost less (one 1 M-record partition: 0.80 -> 0.75 s CPU)."""
 
 
-def _read_history(
+def _read_commits(
     files: list[StoragePath], as_of: AsOf | None, errors: list[SegmentError] | None
-) -> pa.Table:
-    """One log partition's history from the engine's columns
-    (``codegen.dumps.views.offsets.history``)."""
-    commits = CommitHistory()
+) -> KeyedCommits:
+    """One log partition's commits by key from the engine's columns: with the native engine, its
+    one pass noting each commit as it takes effect (:class:`RecordHistory`); else the pure
+    backend's sorts (``codegen.dumps.views.offsets.history``)."""
+    commits = RecordHistory() if effects.native_enabled() else CommitHistory()
     for f in files:
         found: list[SegmentError] = []
         kept = None if as_of is None else kept_positions(f, as_of)
@@ -201,7 +210,9 @@ def _read_history(
             commits.add(decode_commits(rb)[0])
         if errors is not None:
             errors.extend(found)
-    return commits.table()
+    if isinstance(commits, RecordHistory):
+        return keyed_effects(commits)
+    return keyed_commits(commits.table())
 
 
 def newest_time(
@@ -397,7 +408,7 @@ def _chunks(
 ) -> Iterator[list[GroupLag]]:
     found = False
     for _, files in partitions:
-        kc = _selected(keyed_commits(_read_history(files, as_of, errors)), group)
+        kc = _selected(_read_commits(files, as_of, errors), group)
         reports = partition_lags(
             kc, [ends.of(t, p) for _, t, p in kc.keys], now, window, min_commits
         )

@@ -21,12 +21,21 @@
  * add_commit_rows: commit rows (decoded group, topic, partition columns), numbered from 0 in
  * the order added; the row numbers are the answer.
  *
+ * History mode (CommitEffects(history=True), add_records only, given each row's decoded
+ * committed offset, commit timestamp and leader epoch too): every row that takes effect is
+ * also noted, as it does, with its key's number; keyed(order) gives them by key (the keys in
+ * the caller's order, each key's rows in the order they took effect): what lag reads
+ * (codegen.forensics.commits.keyed_effects). key_rows(start) says where each key was first
+ * seen, so the caller decodes a key's strings once per key, not once per row.
+ *
  * Keys are hashed by superseded_commits.h's commit_key_hash (included before this part).
  */
 
 typedef struct {
     int64_t row;    /* record offset (add_records) or row number; -1: no committed offset */
     int64_t time;   /* timestamp */
+    int64_t committed, commit_time; /* history mode: the decoded committed offset, commit time */
+    int32_t epoch;                  /* and leader epoch */
     size_t value;   /* the value's bytes in the value arena */
     int32_t length; /* their length */
     uint16_t type;  /* the key's record type */
@@ -35,6 +44,7 @@ typedef struct {
 typedef struct {
     size_t at; /* the key's bytes in the key arena */
     int32_t size;
+    int64_t first; /* the row number the key was first seen at */
     EffectRow live;
 } EffectKey;
 
@@ -53,6 +63,12 @@ typedef struct {
     int64_t key;
     EffectRow row;
 } Deleted;
+
+typedef struct {
+    int64_t key, row, committed, commit_time; /* key number, record offset, decoded value */
+    int32_t epoch;
+    uint8_t tombstone;
+} HistoryRow;
 
 typedef struct {
     int64_t producer;
@@ -78,8 +94,11 @@ typedef struct {
     size_t deleted_len, deleted_cap;
     uint8_t *scratch; /* a key built from decoded columns */
     size_t scratch_cap;
-    int64_t rows; /* rows added by add_commit_rows */
+    int64_t rows; /* rows added */
     int mode;     /* 0 none yet, 1 add_records, 2 add_commit_rows */
+    int keep_history;
+    HistoryRow *history; /* the rows that took effect, in the order they did */
+    size_t history_len, history_cap;
 } EffectsObject;
 
 /* *items grown to hold need items (of item_size bytes), doubling. */
@@ -122,9 +141,10 @@ static int effects_grow_slots(EffectsObject *e) {
     return 0;
 }
 
-/* The number of the key of these bytes (added if new; h: their commit_key_hash, the hash
-   superseded_commits.h keys its table by), -1 on no memory. */
-static int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size, uint64_t h) {
+/* The number of the key of these bytes (added if new, first seen at row number `index`; h:
+   their commit_key_hash, the hash superseded_commits.h keys its table by), -1 on no memory. */
+static int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size, uint64_t h,
+                           int64_t index) {
     if (e->used * 2 >= e->mask && effects_grow_slots(e) < 0) return -1;
     size_t at = (size_t)h & e->mask;
     for (;; at = (at + 1) & e->mask) {
@@ -140,7 +160,7 @@ static int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size, 
         grow_array((void **)&e->arena, &e->arena_cap, e->arena_len + size, 1) < 0)
         return -1;
     if (size) memcpy(e->arena + e->arena_len, bytes, size);
-    e->keys[e->key_count] = (EffectKey){e->arena_len, (int32_t)size, {.row = -1}};
+    e->keys[e->key_count] = (EffectKey){e->arena_len, (int32_t)size, index, {.row = -1}};
     e->arena_len += size;
     e->slots[at] = (EffectSlot){h, (int64_t)e->key_count + 1};
     e->used++;
@@ -258,6 +278,13 @@ static int effects_keep_value(EffectsObject *e, EffectRow *r, const uint8_t *val
 
 /* Row r of key `key` takes effect. */
 static int effects_apply(EffectsObject *e, int64_t key, const EffectRow *r, int tombstone) {
+    if (e->keep_history) {
+        if (grow_array((void **)&e->history, &e->history_cap, e->history_len + 1,
+                       sizeof(HistoryRow)) < 0)
+            return -1;
+        e->history[e->history_len++] = (HistoryRow){
+            key, r->row, r->committed, r->commit_time, r->epoch, (uint8_t)(tombstone != 0)};
+    }
     EffectKey *k = &e->keys[key];
     if (k->live.row >= 0 && k->live.length > 0) e->values_live -= (size_t)k->live.length;
     if (!tombstone) {
@@ -330,7 +357,7 @@ static Py_ssize_t commit_key_end(const uint8_t *key, Py_ssize_t size) {
     return at + 4 <= size ? at + 4 : -1;
 }
 
-#define EFFECT_MAX_BUFFERS 8
+#define EFFECT_MAX_BUFFERS 11
 
 typedef struct {
     Py_buffer views[EFFECT_MAX_BUFFERS];
@@ -389,24 +416,33 @@ static int effects_mode(EffectsObject *e, int mode) {
 }
 
 /* add_records(key_offsets, key_data, value_offsets, value_data, kinds, producers, offsets,
-   timestamps): rows of the engine's columns, in log order: binary key and value (int32
-   offsets, rows + 1 of them from the first row, and data), uint8 kinds, int64 producer ids,
-   record offsets and timestamps. */
+   timestamps[, committed, commit_times, epochs]): rows of the engine's columns, in log order:
+   binary key and value (int32 offsets, rows + 1 of them from the first row, and data), uint8
+   kinds, int64 producer ids, record offsets and timestamps; in history mode (only), each
+   row's decoded committed offset, commit timestamp and leader epoch (int64). */
 static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
                                      Py_ssize_t nargs) {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "add_records(key_offsets, key_data, value_offsets, "
-                                         "value_data, kinds, producers, offsets, timestamps)");
+    if (nargs != (e->keep_history ? 11 : 8)) {
+        PyErr_SetString(PyExc_TypeError,
+                        e->keep_history
+                            ? "add_records(key_offsets, key_data, value_offsets, value_data, "
+                              "kinds, producers, offsets, timestamps, committed, commit_times, "
+                              "epochs) in history mode"
+                            : "add_records(key_offsets, key_data, value_offsets, value_data, "
+                              "kinds, producers, offsets, timestamps)");
         return NULL;
     }
     if (effects_mode(e, 1) < 0) return NULL;
     BufferSet b = {.count = 0};
-    if (buffers_get(&b, args, 8) < 0) return NULL;
+    if (buffers_get(&b, args, (int)nargs) < 0) return NULL;
     PyObject *result = NULL;
     uint64_t *hashes = NULL;
     int32_t *sizes = NULL;
     Py_ssize_t n = b.views[4].len;
-    if (!rows_valid(&b.views[4], n, &b.views[5], 3)) goto done;
+    if (!rows_valid(&b.views[4], n, &b.views[5], (int)nargs - 5)) goto done;
+    const int64_t *values[3] = {NULL, NULL, NULL};
+    if (nargs == 11)
+        for (int v = 0; v < 3; v++) values[v] = b.views[8 + v].buf;
     if (!offsets_valid(&b.views[0], n, b.views[1].len) ||
         !offsets_valid(&b.views[2], n, b.views[3].len)) {
         PyErr_SetString(PyExc_ValueError, "a key's or value's offsets are outside its data");
@@ -452,14 +488,21 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
         if (!kind[i]) continue;
         int64_t key = -1;
         EffectRow r = {.row = offset[i], .time = time[i]};
+        if (values[0]) {
+            r.committed = values[0][i];
+            r.commit_time = values[1][i];
+            r.epoch = (int32_t)values[2][i];
+        }
         if (kind[i] <= 4) {
             const uint8_t *k = kdata + koff[i];
             r.type = (uint16_t)(k[0] << 8 | k[1]);
             r.length = voff[i + 1] - voff[i];
-            if ((key = effects_key(e, k + 2, (size_t)sizes[i], hashes[i])) < 0) goto done;
+            if ((key = effects_key(e, k + 2, (size_t)sizes[i], hashes[i], e->rows + i)) < 0)
+                goto done;
         }
         if (effects_row(e, kind[i], key, producer[i], r, vdata + voff[i]) < 0) goto done;
     }
+    e->rows += n;
     result = Py_NewRef(Py_None);
 done:
     PyMem_Free(hashes);
@@ -479,6 +522,10 @@ static PyObject *Effects_add_commit_rows(EffectsObject *e, PyObject *const *args
         PyErr_SetString(PyExc_TypeError, "add_commit_rows(group_offsets, group_data, "
                                          "topic_offsets, topic_data, partitions, kinds, "
                                          "producers)");
+        return NULL;
+    }
+    if (e->keep_history) {
+        PyErr_SetString(PyExc_ValueError, "CommitEffects: history mode reads add_records' rows");
         return NULL;
     }
     if (effects_mode(e, 2) < 0) return NULL;
@@ -520,7 +567,7 @@ static PyObject *Effects_add_commit_rows(EffectsObject *e, PyObject *const *args
             s[0] = (uint8_t)(p >> 24), s[1] = (uint8_t)(p >> 16), s[2] = (uint8_t)(p >> 8);
             s[3] = (uint8_t)p;
             uint64_t h = commit_key_hash(e->scratch, (Py_ssize_t)size);
-            if ((key = effects_key(e, e->scratch, size, h)) < 0) goto done;
+            if ((key = effects_key(e, e->scratch, size, h, row)) < 0) goto done;
         }
         EffectRow r = {.row = row};
         if (effects_row(e, kind[i], key, producer[i], r, NULL) < 0) goto done;
@@ -644,13 +691,162 @@ static PyObject *Effects_take_deleted(EffectsObject *e, PyObject *unused) {
     return out;
 }
 
-static PyObject *Effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    if (PyTuple_GET_SIZE(args) || (kwargs && PyDict_GET_SIZE(kwargs))) {
-        PyErr_SetString(PyExc_TypeError, "CommitEffects() takes no arguments");
+typedef struct {
+    int64_t commits, deleted; /* counts, then (second pass) where the next one is written */
+    int64_t last;             /* the place of the key's last row in the history */
+    uint8_t last_tombstone, seen; /* seen: 1 given in the order, 2 a commit of it written */
+} KeyTally;
+
+#define KEYED_OUTPUTS 10
+
+/* keyed(order) -> (keys, bounds, rows, commit_times, committed, epochs, deleted_bounds,
+   deleted, live, last), history mode: the rows that took effect by key. order: int64 key
+   numbers, each of the keys once, in the order wanted. Of each key with a commit among them
+   (keys: their numbers, in that order; bytes of int64 unless said), its commits are rows
+   bounds[k]:bounds[k + 1] of rows (record offsets), commit_times, committed (offsets) and
+   epochs, in the order they took effect; the record offsets of its tombstones after its first
+   commit are deleted[deleted_bounds[k]:deleted_bounds[k + 1]]; live (uint8) whether its last
+   row is a commit, last that row's place in the history. */
+static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
+    if (!e->keep_history) {
+        PyErr_SetString(PyExc_ValueError,
+                        "CommitEffects: keyed() needs CommitEffects(history=True)");
         return NULL;
     }
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    size_t nk = e->key_count, n = e->history_len;
+    PyObject *out[KEYED_OUTPUTS] = {NULL};
+    PyObject *result = NULL;
+    KeyTally *tally = NULL;
+    if ((size_t)view.len != nk * sizeof(int64_t)) {
+        PyErr_Format(PyExc_ValueError, "keyed(order): give each of the %zu keys' numbers once "
+                                       "(int64)", nk);
+        goto done;
+    }
+    const int64_t *order = view.buf;
+    if (!(tally = PyMem_Calloc(nk ? nk : 1, sizeof(KeyTally)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t i = 0; i < nk; i++) {
+        int64_t k = order[i];
+        if (k < 0 || (size_t)k >= nk || tally[k].seen) {
+            PyErr_Format(PyExc_ValueError, "keyed(order): key number %lld is out of range or "
+                                           "given twice (%zu keys)", (long long)k, nk);
+            goto done;
+        }
+        tally[k].seen = 1;
+    }
+    size_t commits = 0, deleted = 0, kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const HistoryRow *h = &e->history[i];
+        KeyTally *t = &tally[h->key];
+        if (h->tombstone)
+            t->deleted += t->commits > 0;
+        else
+            t->commits++;
+        t->last = (int64_t)i;
+        t->last_tombstone = h->tombstone;
+    }
+    for (size_t i = 0; i < nk; i++) {
+        const KeyTally *t = &tally[order[i]];
+        kept += t->commits > 0;
+        commits += (size_t)t->commits;
+        deleted += (size_t)(t->commits > 0 ? t->deleted : 0);
+    }
+    /* at most one output item per history row or key: the sizes below cannot overflow as the
+       history and key arrays of larger items are held already */
+    Py_ssize_t sizes[KEYED_OUTPUTS] = {
+        (Py_ssize_t)(kept * 8),       (Py_ssize_t)((kept + 1) * 8), (Py_ssize_t)(commits * 8),
+        (Py_ssize_t)(commits * 8),    (Py_ssize_t)(commits * 8),    (Py_ssize_t)(commits * 8),
+        (Py_ssize_t)((kept + 1) * 8), (Py_ssize_t)(deleted * 8),    (Py_ssize_t)kept,
+        (Py_ssize_t)(kept * 8),
+    };
+    for (int o = 0; o < KEYED_OUTPUTS; o++)
+        if (!(out[o] = PyBytes_FromStringAndSize(NULL, sizes[o]))) goto done;
+    int64_t *keys = (int64_t *)PyBytes_AS_STRING(out[0]), *bounds = (int64_t *)PyBytes_AS_STRING(out[1]);
+    int64_t *rows = (int64_t *)PyBytes_AS_STRING(out[2]), *times = (int64_t *)PyBytes_AS_STRING(out[3]);
+    int64_t *committed = (int64_t *)PyBytes_AS_STRING(out[4]);
+    int64_t *epochs = (int64_t *)PyBytes_AS_STRING(out[5]);
+    int64_t *deleted_bounds = (int64_t *)PyBytes_AS_STRING(out[6]);
+    int64_t *deleted_at = (int64_t *)PyBytes_AS_STRING(out[7]);
+    uint8_t *live = (uint8_t *)PyBytes_AS_STRING(out[8]);
+    int64_t *last = (int64_t *)PyBytes_AS_STRING(out[9]);
+    size_t c = 0, d = 0, k = 0;
+    bounds[0] = deleted_bounds[0] = 0;
+    for (size_t i = 0; i < nk; i++) {
+        KeyTally *t = &tally[order[i]];
+        if (!t->commits) continue;
+        keys[k] = order[i];
+        live[k] = !t->last_tombstone;
+        last[k] = t->last;
+        int64_t key_commits = t->commits, key_deleted = t->deleted;
+        t->commits = (int64_t)c; /* now where the key's next commit and deletion are written */
+        t->deleted = (int64_t)d;
+        c += (size_t)key_commits;
+        d += (size_t)key_deleted;
+        bounds[++k] = (int64_t)c;
+        deleted_bounds[k] = (int64_t)d;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const HistoryRow *h = &e->history[i];
+        KeyTally *t = &tally[h->key];
+        if (h->tombstone) {
+            /* after the key's first commit (seen 2: one of its commits written) */
+            if (t->seen == 2) deleted_at[t->deleted++] = h->row;
+            continue;
+        }
+        rows[t->commits] = h->row;
+        times[t->commits] = h->commit_time;
+        committed[t->commits] = h->committed;
+        epochs[t->commits++] = h->epoch;
+        t->seen = 2;
+    }
+    result = PyTuple_New(KEYED_OUTPUTS);
+    if (!result) goto done;
+    for (int o = 0; o < KEYED_OUTPUTS; o++) {
+        PyTuple_SET_ITEM(result, o, out[o]);
+        out[o] = NULL;
+    }
+done:
+    for (int o = 0; o < KEYED_OUTPUTS; o++) Py_XDECREF(out[o]);
+    PyMem_Free(tally);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* key_rows(start) -> int64 bytes: the row number each key from number `start` on was first
+   seen at. */
+static PyObject *Effects_key_rows(EffectsObject *e, PyObject *arg) {
+    Py_ssize_t start = PyLong_AsSsize_t(arg);
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    if (start < 0 || (size_t)start > e->key_count) {
+        PyErr_Format(PyExc_ValueError, "key_rows(%zd): give 0 to the keys' count (%zu)", start,
+                     e->key_count);
+        return NULL;
+    }
+    size_t n = e->key_count - (size_t)start;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)));
+    if (!out) return NULL;
+    int64_t *first = (int64_t *)PyBytes_AS_STRING(out);
+    for (size_t i = 0; i < n; i++) first[i] = e->keys[(size_t)start + i].first;
+    return out;
+}
+
+static PyObject *Effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"history", NULL};
+    int keep_history = 0;
+    if (PyTuple_GET_SIZE(args)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "CommitEffects() takes no arguments but the keyword history");
+        return NULL;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:CommitEffects", names, &keep_history))
+        return NULL;
     EffectsObject *e = (EffectsObject *)type->tp_alloc(type, 0);
     if (!e) return NULL;
+    e->keep_history = keep_history;
     e->mask = 4095;
     e->producer_mask = 63;
     e->slots = PyMem_Calloc(e->mask + 1, sizeof(EffectSlot));
@@ -671,6 +867,7 @@ static void Effects_dealloc(EffectsObject *e) {
     PyMem_Free(e->waiting);
     PyMem_Free(e->deleted);
     PyMem_Free(e->scratch);
+    PyMem_Free(e->history);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
@@ -682,11 +879,16 @@ static PyObject *Effects_deleted_count(EffectsObject *e, void *closure) {
     return PyLong_FromSize_t(e->deleted_len);
 }
 
+static PyObject *Effects_key_count(EffectsObject *e, void *closure) {
+    return PyLong_FromSize_t(e->key_count);
+}
+
 static PyGetSetDef Effects_getset[] = {
     {"kept_bytes", (getter)Effects_kept_bytes, NULL,
      "The bytes of the keys and values held (superseded values until compacted).", NULL},
     {"deleted_count", (getter)Effects_deleted_count, NULL,
      "The deleting tombstones take_deleted() would give.", NULL},
+    {"key_count", (getter)Effects_key_count, NULL, "The keys seen so far.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -703,6 +905,11 @@ static PyMethodDef Effects_methods[] = {
     {"take_deleted", (PyCFunction)Effects_take_deleted, METH_NOARGS,
      "take_deleted() -> (rows, times, key offsets, key data, value offsets, value data): the "
      "deleting tombstones since the last call."},
+    {"keyed", (PyCFunction)Effects_keyed, METH_O,
+     "keyed(order) -> (keys, bounds, rows, commit_times, committed, epochs, deleted_bounds, "
+     "deleted, live, last): the rows that took effect, by key (CommitEffects(history=True))."},
+    {"key_rows", (PyCFunction)Effects_key_rows, METH_O,
+     "key_rows(start) -> the row number each key from number start on was first seen at."},
     {NULL, NULL, 0, NULL},
 };
 

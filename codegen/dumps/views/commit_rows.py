@@ -35,6 +35,8 @@ __all__ = [
     "COMMIT_ROW_SCHEMA",
     "LOG_COMMIT_KEY",
     "OFFSET_SCHEMA",
+    "commit_keys",
+    "commit_numbers",
     "commit_rows",
     "commit_rows_by_log",
     "commit_rows_left",
@@ -133,6 +135,34 @@ def _valid_only(arr: pa.Array, valid: npt.NDArray[np.bool_]) -> pa.Array:
 _KEY_MEMBERS: Final = ("OffsetCommitKey", "LegacyOffsetCommitKey")
 _VALUE_MEMBERS: Final = ("OffsetCommitValue", "LegacyOffsetCommitValue")
 _COMMIT_NAME_ARRAY: Final = pa.array(sorted(COMMIT_NAMES), pa.string())
+
+
+def commit_keys(decoded_keys: pa.Array) -> list[tuple[str | None, str | None, int | None]]:
+    """The (group, topic, partition) of decoded commit keys (``decodedKey`` values, legacy or
+    current), as :func:`commit_rows` reads them: for the few rows where a key is first seen."""
+    columns = (
+        _either(decoded_keys, _KEY_MEMBERS, name, typ).to_pylist()
+        for name, typ in (("group", pa.string()), ("topic", pa.string()), ("partition", pa.int32()))
+    )
+    return list(zip(*columns, strict=True))
+
+
+def commit_numbers(
+    decoded: pa.Table,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Each decoded row's committed ``offset``, ``commitTimestamp`` and ``leaderEpoch`` (-1 for a
+    legacy value), as :func:`commit_rows` reads them; 0 where a row has no value."""
+    value = single_array(decoded.column("decodedValue"))
+
+    def number(field: str, typ: pa.DataType, null: int) -> npt.NDArray[np.int64]:
+        out = _either(value, _VALUE_MEMBERS, field, typ).fill_null(pa.scalar(null, typ))
+        return np.asarray(out.to_numpy(), np.int64)
+
+    return (
+        number("offset", pa.int64(), 0),
+        number("commitTimestamp", pa.int64(), 0),
+        number("leaderEpoch", pa.int32(), -1),
+    )
 
 
 def offset_commits(

@@ -10,17 +10,23 @@ Two inputs, one definition:
   reads a file. The engine keeps each key's committed offset as its key, value bytes, offset
   and timestamp, so memory is bounded by the keys, not the rows; the few rows of the answer
   are decoded again at the end (:func:`codegen.dumps.views.commits.decode_commits`).
+* :class:`RecordHistory`: the same rows and pass, noting every row as it takes effect with its
+  decoded numbers (committed offset, commit timestamp, leader epoch), then grouped by key in
+  the engine (the history ``lag`` reads): each key's strings are decoded once, at the row it
+  is first seen, so no string column is built per row.
 * :func:`commit_row_effects`: commit rows (:data:`codegen.dumps.views.offsets
   .COMMIT_ROW_SCHEMA`) of one log partition in log order, as Spark's ``applyInArrow`` step
   gives them: the rows of the answer by number.
 
 The pure backend's reference is :func:`codegen.dumps.compaction.apply_offsets` with the sorts of
-:mod:`codegen.dumps.views.offsets`; both are held to it by the tests.
+:mod:`codegen.dumps.views.offsets` (:func:`~codegen.dumps.views.offsets.history` for
+:class:`RecordHistory`); all are held to it by the tests.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -30,6 +36,8 @@ import pyarrow as pa
 from codegen.columnar.package import SHIPPED
 from codegen.dumps.views.commit_rows import (
     COMMIT_ROW_SCHEMA,
+    commit_keys,
+    commit_numbers,
     commit_rows,
     offset_commits,
     single_array,
@@ -46,7 +54,9 @@ __all__ = [
     "PLAIN_TOMBSTONE",
     "TRANSACTIONAL_COMMIT",
     "TRANSACTIONAL_TOMBSTONE",
+    "KeyedHistory",
     "RecordEffects",
+    "RecordHistory",
     "commit_row_effects",
     "native_enabled",
     "record_kinds",
@@ -121,23 +131,10 @@ class RecordEffects:
         self._deleted: list[pa.Table] = []
 
     def add(self, decoded: pa.Table) -> None:
-        n = decoded.num_rows
-        if not n:
+        if not decoded.num_rows:
             return
-        key_offsets, key_data = _binary_buffers(single_array(decoded.column("key")))
-        value_offsets, value_data = _binary_buffers(single_array(decoded.column("value")))
-        timestamps = decoded.column("timestamp")
-        self._timestamp_type = timestamps.type
-        self._effects.add_records(
-            key_offsets,
-            key_data,
-            value_offsets,
-            value_data,
-            record_kinds(decoded),
-            _int64(decoded.column("producerId"), -1),
-            _int64(decoded.column("offset"), -1),
-            _int64(timestamps.cast(pa.int64()), 0),
-        )
+        self._timestamp_type = decoded.column("timestamp").type
+        _add_records(self._effects, decoded)
         if self._effects.deleted_count >= DELETED_HELD:
             self._take_deleted()
 
@@ -185,6 +182,82 @@ class RecordEffects:
     def live(self) -> pa.Table:
         """The commit rows of the keys' committed offsets, by record offset."""
         return self._commit_rows(self._effects.live(), tombstones=False)
+
+
+def _add_records(effects: Any, decoded: pa.Table, *values: npt.NDArray[np.int64]) -> None:
+    """Decoded rows to the engine (``CommitEffects.add_records``; ``values``: in history mode,
+    the rows' committed offsets, commit timestamps and leader epochs)."""
+    key_offsets, key_data = _binary_buffers(single_array(decoded.column("key")))
+    value_offsets, value_data = _binary_buffers(single_array(decoded.column("value")))
+    effects.add_records(
+        key_offsets,
+        key_data,
+        value_offsets,
+        value_data,
+        record_kinds(decoded),
+        _int64(decoded.column("producerId"), -1),
+        _int64(decoded.column("offset"), -1),
+        _int64(decoded.column("timestamp").cast(pa.int64()), 0),
+        *values,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedHistory:
+    """Every commit of one log partition that took effect, by key (:meth:`RecordHistory.keyed`):
+    the commits of ``keys[k]`` (a key number) are rows ``bounds[k]:bounds[k + 1]`` of the
+    columns, in the order they took effect."""
+
+    keys: npt.NDArray[np.int64]
+    """The numbers of the keys with a commit, in the order asked."""
+    bounds: npt.NDArray[np.int64]
+    record_offset: npt.NDArray[np.int64]
+    commit_timestamp: npt.NDArray[np.int64]
+    offset: npt.NDArray[np.int64]
+    leader_epoch: npt.NDArray[np.int64]
+    deleted_bounds: npt.NDArray[np.int64]
+    """The tombstones of ``keys[k]`` after its first commit are ``deleted[deleted_bounds[k]:
+    deleted_bounds[k + 1]]`` (record offsets)."""
+    deleted: npt.NDArray[np.int64]
+    live: npt.NDArray[np.bool_]
+    """Whether the key's last row is a commit."""
+    last: npt.NDArray[np.int64]
+    """The place of the key's last row among all rows that took effect, in that order."""
+
+
+class RecordHistory:
+    """The commits and tombstones of one log partition that took effect, from its decoded
+    ``__consumer_offsets`` rows (as :class:`RecordEffects` takes them) added in log order: the
+    history of :func:`codegen.dumps.views.offsets.history`, by key (:meth:`keyed`)."""
+
+    def __init__(self) -> None:
+        self._effects = _engine_type()(history=True)
+        self._rows = 0
+        self.keys: list[tuple[str | None, str | None, int | None]] = []
+        """(group, topic, partition) by key number, decoded once per key."""
+
+    def add(self, decoded: pa.Table) -> None:
+        n = decoded.num_rows
+        if not n:
+            return
+        _add_records(self._effects, decoded, *commit_numbers(decoded))
+        first = np.frombuffer(self._effects.key_rows(len(self.keys)), np.int64) - self._rows
+        if len(first):
+            taken = single_array(decoded.column("decodedKey")).take(pa.array(first))
+            self.keys += commit_keys(taken)
+        self._rows += n
+
+    def keyed(self, order: npt.NDArray[np.int64]) -> KeyedHistory:
+        """The rows by key, the keys in ``order`` (every key number once)."""
+        out = self._effects.keyed(np.ascontiguousarray(order, np.int64))
+        keys, bounds, rows, times, offsets, epochs, deleted_bounds, deleted = (
+            np.frombuffer(b, np.int64) for b in out[:8]
+        )
+        live = np.frombuffer(out[8], np.uint8).astype(np.bool_)
+        last = np.frombuffer(out[9], np.int64)
+        return KeyedHistory(
+            keys, bounds, rows, times, offsets, epochs, deleted_bounds, deleted, live, last
+        )
 
 
 def commit_row_effects(
