@@ -306,5 +306,8 @@ def test_history_mode_errors_are_typed() -> None:
         history.key_rows(1)
     with pytest.raises(ValueError, match="give 0 to the keys' count"):
         history.key_rows(-1)
+    for kept in (history.live, history.take_deleted):
+        with pytest.raises(ValueError, match="not kept in history mode"):
+            kept()
     keyed = history.keyed(np.zeros(0, np.int64))
     assert [len(b) for b in keyed] == [0, 8, 0, 0, 0, 0, 8, 0, 0, 0]

@@ -22,8 +22,9 @@
  * the order added; the row numbers are the answer.
  *
  * History mode (CommitEffects(history=True), add_records only, given each row's decoded
- * committed offset, commit timestamp and leader epoch too): every row that takes effect is
- * also noted, as it does, with its key's number; keyed(order) gives them by key (the keys in
+ * committed offset, commit timestamp and leader epoch too, and keeping no value bytes, so no
+ * live() or take_deleted()): every row that takes effect is noted, as it does, with its key's
+ * number; keyed(order) gives them by key (the keys in
  * the caller's order, each key's rows in the order they took effect): what lag reads
  * (codegen.forensics.commits.keyed_effects). key_rows(start) says where each key was first
  * seen, so the caller decodes a key's strings once per key, not once per row.
@@ -262,8 +263,8 @@ static int effects_compact_waiting(EffectsObject *e) {
 static int effects_keep_value(EffectsObject *e, EffectRow *r, const uint8_t *value,
                               int32_t length) {
     r->value = 0;
-    r->length = length;
-    if (length <= 0) return 0;
+    r->length = e->keep_history ? 0 : length; /* the history keeps the decoded numbers only */
+    if (r->length <= 0) return 0;
     if (e->values_len + (size_t)length > e->values_cap && e->values_len > 2 * e->values_live &&
         effects_compact_values(e) < 0)
         return -1;
@@ -292,7 +293,7 @@ static int effects_apply(EffectsObject *e, int64_t key, const EffectRow *r, int 
         if (r->length > 0) e->values_live += (size_t)r->length;
         return 0;
     }
-    if (k->live.row >= 0) {
+    if (k->live.row >= 0 && !e->keep_history) { /* the history holds the tombstones */
         if (grow_array((void **)&e->deleted, &e->deleted_cap, e->deleted_len + 1,
                        sizeof(Deleted)) < 0)
             return -1;
@@ -642,7 +643,15 @@ static int compare_live(const void *a, const void *b) {
 
 /* live() -> (rows, times, key offsets, key data, value offsets, value data): the keys'
    committed offsets, by row (record offset or row number) ascending. */
+static int effects_not_history(EffectsObject *e, const char *what) {
+    if (!e->keep_history) return 0;
+    PyErr_Format(PyExc_ValueError, "CommitEffects: %s() is not kept in history mode (keyed() "
+                                   "gives the commits and tombstones)", what);
+    return -1;
+}
+
 static PyObject *Effects_live(EffectsObject *e, PyObject *unused) {
+    if (effects_not_history(e, "live") < 0) return NULL;
     size_t n = 0;
     for (size_t k = 0; k < e->key_count; k++) n += e->keys[k].live.row >= 0;
     const EffectKey **live = PyMem_Malloc((n ? n : 1) * sizeof(EffectKey *));
@@ -673,6 +682,7 @@ done:
    tombstones that deleted a committed offset since the last call, in the order they took
    effect. */
 static PyObject *Effects_take_deleted(EffectsObject *e, PyObject *unused) {
+    if (effects_not_history(e, "take_deleted") < 0) return NULL;
     size_t n = e->deleted_len;
     const EffectRow **rows = PyMem_Malloc((n ? n : 1) * sizeof(EffectRow *));
     int64_t *keys = PyMem_Malloc((n ? n : 1) * sizeof(int64_t));
