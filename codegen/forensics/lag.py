@@ -255,6 +255,8 @@ def commit_lags(
     for k, end in enumerate(ends):
         if end is not None and end.history:
             by_end.setdefault(id(end), []).append(k)
+    if not by_end:  # nothing known: the lag is meaningless, left 0 (not computed per commit)
+        return log_end, np.zeros(n, np.int64), known
     found = {id(e): e for e in ends if e is not None}
     for end_id, members in by_end.items():
         end = found[end_id]
