@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from codegen.dumps.views.commit_rows import commit_rows
 from codegen.dumps.views.committed import CommittedOffsets
-from codegen.dumps.views.effects import commit_row_effects, native_enabled
+from codegen.dumps.views.effects import commit_row_effects, commit_row_history, native_enabled
 from codegen.dumps.views.offsets import (
     deletions,
     deletions_in_effect,
@@ -299,9 +299,8 @@ def test_history_mode_errors_are_typed() -> None:
         history.add_records(
             *_rows(2), np.zeros(2, np.int64), np.zeros(1, np.int64), np.zeros(2, np.int64)
         )
-    empty = np.zeros(1, np.int32)
-    with pytest.raises(ValueError, match="history mode reads add_records"):
-        history.add_commit_rows(empty, b"", empty, b"", b"", b"", b"")
+    with pytest.raises(ValueError, match="needs CommitEffects\\(history=True\\)"):
+        plain.effect_rows()
     with pytest.raises(ValueError, match="give 0 to the keys' count"):
         history.key_rows(1)
     with pytest.raises(ValueError, match="give 0 to the keys' count"):
@@ -311,3 +310,34 @@ def test_history_mode_errors_are_typed() -> None:
             kept()
     keyed = history.keyed(np.zeros(0, np.int64))
     assert [len(b) for b in keyed] == [0, 8, 0, 0, 0, 0, 8, 0, 0, 0]
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs, seed=st.randoms(use_true_random=False))
+def test_history_of_commit_rows_equals_the_sorts(
+    tmp_path: Path, steps: list[tuple[Any, ...]], seed: random.Random
+) -> None:  # fmt: skip
+    """Spark's step for lag: offsets.history of a log partition's commit rows (shuffled) by the
+    engine's history mode and by the pure backend's sorts, row for row."""
+    from codegen.dumps.views.offsets import history
+
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    tables = [commit_rows(t) for t in _decoded(path, 1000)]
+    if not tables:  # no steps
+        return
+    rows = pa.concat_tables(tables)
+    order = list(range(rows.num_rows))
+    seed.shuffle(order)
+    rows = rows.take(pa.array(order, pa.int64()))
+    assert commit_row_history(rows.sort_by("recordOffset")) is not None
+    answers = []
+    for backend in ("native", "pure"):
+        use_backend(backend)
+        try:
+            answers.append(history(rows))
+        finally:
+            use_backend(None)
+    assert answers[0].equals(answers[1])

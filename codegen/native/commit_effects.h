@@ -21,10 +21,10 @@
  * add_commit_rows: commit rows (decoded group, topic, partition columns), numbered from 0 in
  * the order added; the row numbers are the answer.
  *
- * History mode (CommitEffects(history=True), add_records only, given each row's decoded
- * committed offset, commit timestamp and leader epoch too, and keeping no value bytes, so no
+ * History mode (CommitEffects(history=True); add_records then takes each row's decoded
+ * committed offset, commit timestamp and leader epoch too; no value bytes are kept, so no
  * live() or take_deleted()): every row that takes effect is noted, as it does, with its key's
- * number; keyed(order) gives them by key (the keys in
+ * number; effect_rows() gives their rows (record offsets or row numbers) in that order; keyed(order) gives them by key (the keys in
  * the caller's order, each key's rows in the order they took effect): what lag reads
  * (codegen.forensics.commits.keyed_effects). key_rows(start) says where each key was first
  * seen, so the caller decodes a key's strings once per key, not once per row.
@@ -525,10 +525,6 @@ static PyObject *Effects_add_commit_rows(EffectsObject *e, PyObject *const *args
                                          "producers)");
         return NULL;
     }
-    if (e->keep_history) {
-        PyErr_SetString(PyExc_ValueError, "CommitEffects: history mode reads add_records' rows");
-        return NULL;
-    }
     if (effects_mode(e, 2) < 0) return NULL;
     BufferSet b = {.count = 0};
     if (buffers_get(&b, args, 7) < 0) return NULL;
@@ -826,6 +822,21 @@ done:
     return result;
 }
 
+/* effect_rows() -> int64 bytes, history mode: the rows that took effect (record offsets, or
+   row numbers of add_commit_rows), in the order they did. */
+static PyObject *Effects_effect_rows(EffectsObject *e, PyObject *unused) {
+    if (!e->keep_history) {
+        PyErr_SetString(PyExc_ValueError,
+                        "CommitEffects: effect_rows() needs CommitEffects(history=True)");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(e->history_len * 8));
+    if (!out) return NULL;
+    int64_t *row = (int64_t *)PyBytes_AS_STRING(out);
+    for (size_t i = 0; i < e->history_len; i++) row[i] = e->history[i].row;
+    return out;
+}
+
 /* key_rows(start) -> int64 bytes: the row number each key from number `start` on was first
    seen at. */
 static PyObject *Effects_key_rows(EffectsObject *e, PyObject *arg) {
@@ -918,6 +929,9 @@ static PyMethodDef Effects_methods[] = {
     {"keyed", (PyCFunction)Effects_keyed, METH_O,
      "keyed(order) -> (keys, bounds, rows, commit_times, committed, epochs, deleted_bounds, "
      "deleted, live, last): the rows that took effect, by key (CommitEffects(history=True))."},
+    {"effect_rows", (PyCFunction)Effects_effect_rows, METH_NOARGS,
+     "effect_rows() -> the rows that took effect, in the order they did "
+     "(CommitEffects(history=True))."},
     {"key_rows", (PyCFunction)Effects_key_rows, METH_O,
      "key_rows(start) -> the row number each key from number start on was first seen at."},
     {NULL, NULL, 0, NULL},

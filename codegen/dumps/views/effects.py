@@ -58,6 +58,7 @@ __all__ = [
     "RecordEffects",
     "RecordHistory",
     "commit_row_effects",
+    "commit_row_history",
     "native_enabled",
     "record_kinds",
 ]
@@ -260,12 +261,9 @@ class RecordHistory:
         )
 
 
-def commit_row_effects(
-    rows: pa.Table,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
-    """Of commit rows of one log partition in log order, the rows of the committed offsets
-    (ascending) and of the tombstones that deleted one (in the order they took effect); None
-    when the engine is not asked (:func:`native_enabled`) or a commit's key has a null."""
+def _commit_rows_effects(rows: pa.Table, history: bool) -> Any:
+    """The engine fed commit rows of one log partition in log order (rows numbered from 0);
+    None when the engine is not asked (:func:`native_enabled`) or a commit's key has a null."""
     if not native_enabled():
         return None
     marker = np.asarray(rows.column("marker").to_numpy(), np.int8)
@@ -284,7 +282,7 @@ def commit_row_effects(
         flags(rows.column("isTombstone")),
         marker,
     )
-    effects = _engine_type()()
+    effects = _engine_type()(history=history)
     effects.add_commit_rows(
         *_string_buffers(group),
         *_string_buffers(topic),
@@ -292,9 +290,29 @@ def commit_row_effects(
         kinds,
         _int64(rows.column("producerId"), -1),
     )
+    return effects
+
+
+def commit_row_effects(
+    rows: pa.Table,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """Of commit rows of one log partition in log order, the rows of the committed offsets
+    (ascending) and of the tombstones that deleted one (in the order they took effect); None
+    when the engine is not asked (:func:`native_enabled`) or a commit's key has a null."""
+    effects = _commit_rows_effects(rows, history=False)
+    if effects is None:
+        return None
     live = np.frombuffer(effects.live()[0], np.int64)
     deleted = np.frombuffer(effects.take_deleted()[0], np.int64)
     return live, deleted
+
+
+def commit_row_history(rows: pa.Table) -> npt.NDArray[np.int64] | None:
+    """Of commit rows of one log partition in log order, the rows of the commits and
+    tombstones that took effect, in the order they did (what
+    :func:`codegen.dumps.views.offsets.history` takes); None as :func:`commit_row_effects`."""
+    effects = _commit_rows_effects(rows, history=True)
+    return None if effects is None else np.frombuffer(effects.effect_rows(), np.int64)
 
 
 def _string_buffers(column: pa.Array) -> tuple[npt.NDArray[np.int32], Any]:

@@ -7,9 +7,9 @@ Log-compaction semantics, as the group coordinator loads the topic: per (group, 
 partition) the last commit wins and a tombstone deletes the key; a record of a transactional
 batch (a transactional offset commit) takes effect at its producer's next end-transaction
 marker in the same log partition if that is a COMMIT, and is dropped if it is an ABORT or if no
-marker follows (a transaction still open). With the native engine, :func:`latest` and
-:func:`deletions` are one pass (:mod:`codegen.dumps.views.effects`); the sorts here are the
-pure backend's reference.
+marker follows (a transaction still open). With the native engine, :func:`latest`,
+:func:`deletions` and :func:`history` are one pass (:mod:`codegen.dumps.views.effects`); the
+sorts here are the pure backend's reference.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from codegen.dumps.views.commit_rows import (
     commit_rows,
 )
 from codegen.dumps.views.compaction import apply_offsets, key_ids, last_per_key, stable_order
-from codegen.dumps.views.effects import commit_row_effects
+from codegen.dumps.views.effects import commit_row_effects, commit_row_history
 
 __all__ = [
     "DELETION_SCHEMA",
@@ -150,22 +150,31 @@ def history(rows: pa.Table) -> pa.Table:
     # transactional commits take effect later, at their markers).
     if not ascending(rows.column("recordOffset").to_numpy()):
         rows = rows.sort_by("recordOffset")
-    # Which rows take effect, and in what order, from the few columns that say it; then the
-    # history's columns taken once.
+    out = rows.select(HISTORY_SCHEMA.names)
+    in_order = commit_row_history(rows)  # the engine's one pass, where it is asked
+    if in_order is not None:
+        return _taken(out, in_order)
+    # The pure backend's reference: which rows take effect, and in what order, from the few
+    # columns that say it, by sorts; then the history's columns taken once.
     narrow = rows.select(["marker", "isTransactional", "recordOffset", "producerId"])
     effective = apply_offsets(narrow.append_column("_row", pa.array(np.arange(rows.num_rows))))
     taken = effective.column("_row").to_numpy()
     apply = effective.column("applyOffset").to_numpy()
-    out = rows.select(HISTORY_SCHEMA.names)
     if not ascending(apply):
         taken = taken[np.lexsort((effective.column("recordOffset").to_numpy(), apply))]
-        return out.take(pa.array(taken))
-    # in log order: the rows kept, chunk by chunk (a take of chunked columns copies them whole)
+    return _taken(out, taken)
+
+
+def _taken(rows: pa.Table, taken: np.ndarray) -> pa.Table:
+    """Rows ``taken`` of ``rows``: kept chunk by chunk where they are in order (a take of
+    chunked columns copies them whole)."""
+    if not ascending(taken):
+        return rows.take(pa.array(taken))
     if len(taken) == rows.num_rows:
-        return out
+        return rows
     kept = np.zeros(rows.num_rows, np.bool_)
     kept[taken] = True
-    return out.filter(pa.array(kept))
+    return rows.filter(pa.array(kept))
 
 
 class CommitHistory:
