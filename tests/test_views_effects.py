@@ -16,9 +16,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.dumps.views.commit_rows import commit_rows
+from codegen.dumps.views.commit_rows import commit_rows, offset_commits
+from codegen.dumps.views.commits import decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
-from codegen.dumps.views.effects import commit_row_effects, commit_row_history, native_enabled
+from codegen.dumps.views.compaction import end_markers, flags
+from codegen.dumps.views.effects import (
+    ABORT_MARKER,
+    NOTHING,
+    PLAIN_COMMIT,
+    commit_row_effects,
+    commit_row_history,
+    native_enabled,
+    record_kinds,
+)
 from codegen.dumps.views.offsets import (
     deletions,
     deletions_in_effect,
@@ -27,7 +37,7 @@ from codegen.dumps.views.offsets import (
     latest_in_effect,
 )
 from codegen.runtime.backends import use_backend
-from tests.test_views_offsets import KEYS, _decoded, _key, logs, write_log
+from tests.test_views_offsets import KEYS, _decoded, _key, logs, logs_with_groups, write_log
 
 pytestmark = pytest.mark.skipif(not native_enabled(), reason="the native engine is not built")
 
@@ -312,6 +322,15 @@ def test_history_mode_errors_are_typed() -> None:
     assert [len(b) for b in keyed] == [0, 8, 0, 0, 0, 0, 8, 0, 0, 0]
 
 
+def _commit_rows_kinds(table: pa.Table) -> list[int]:
+    """Each row's kind as commit_rows reads the rows (the pure backend's reading)."""
+    commit, control, transactional = offset_commits(table)
+    is_marker, marker = end_markers(table.column("key"), control, transactional)
+    tombstone = ~is_marker & flags(table.column("isTombstone"))
+    kinds = np.where(commit, PLAIN_COMMIT + tombstone + 2 * transactional, NOTHING)
+    return np.where(is_marker, ABORT_MARKER + marker, kinds).tolist()  # type: ignore[no-any-return]
+
+
 @settings(
     max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -341,3 +360,67 @@ def test_history_of_commit_rows_equals_the_sorts(
         finally:
             use_backend(None)
     assert answers[0].equals(answers[1])
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs_with_groups, batch_rows=st.sampled_from([1, 3, 1000]))
+def test_the_engine_kinds_are_the_commit_rows_reading(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
+) -> None:  # fmt: skip
+    """commit_kinds.h against commit_rows' reading (offset_commits, end_markers) of a log."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    for table in _decoded(path, batch_rows):
+        assert record_kinds(table).tolist() == _commit_rows_kinds(table)
+
+
+_ANY_KEY = st.one_of(
+    st.none(),
+    st.binary(max_size=6),
+    st.sampled_from([_key(False, "g", "t", 1), _key(True, "g", "t", 2), b"\x00\x00\x00\x01"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            _ANY_KEY, st.one_of(st.none(), st.binary(max_size=8)), st.booleans(), st.booleans()
+        ),
+        max_size=12,
+    )
+)
+def test_the_engine_kinds_of_any_key_bytes(rows: list[tuple[Any, ...]]) -> None:
+    """Keys too short, of other record types or cut short, values that do not decode, control
+    records and markers: the engine's kinds are commit_rows' reading."""
+    table = pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "isControl": pa.array([r[2] for r in rows], pa.bool_()),
+            "isTransactional": pa.array([r[3] for r in rows], pa.bool_()),
+        }
+    )
+    decoded, _ = decode_commits(table)
+    assert record_kinds(decoded).tolist() == _commit_rows_kinds(decoded)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((np.zeros(2, np.int32), b""), TypeError, "commit_kinds"),
+        ((np.zeros(2, np.int32), b"", np.zeros(2, np.uint8)), ValueError, "one more"),
+        ((np.array([0, 3], np.int32), b"\x00", np.zeros(1, np.uint8)), ValueError, "outside"),
+        ((np.array([1, 0], np.int32), b"\x00", np.zeros(1, np.uint8)), ValueError, "outside"),
+        ((np.zeros(2, np.int32), None, np.zeros(1, np.uint8)), TypeError, "bytes-like"),
+    ],
+)
+def test_bad_kinds_arguments_are_typed_errors(
+    args: tuple[Any, ...], error: type[Exception], message: str
+) -> None:
+    from codegen.native import _records
+
+    with pytest.raises(error, match=message):
+        _records.commit_kinds(*args)

@@ -10,6 +10,7 @@
  * - batch_header_columns (batch_columns.h): the header pass, as columns;
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
+ * - commit_kinds (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass.
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
@@ -29,6 +30,7 @@
 #include "record_columns.h"
 #include "batch_columns.h"
 #include "superseded_commits.h"
+#include "commit_kinds.h"
 #include "commit_effects.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
@@ -77,6 +79,9 @@ static PyMethodDef records_functions[] = {
     {"superseded_commits", (PyCFunction)superseded_commits, METH_O,
      "superseded_commits(chunks) -> bool | None: mark the plain offset commits a later plain "
      "commit of the same key supersedes (see superseded_commits.h)."},
+    {"commit_kinds", (PyCFunction)(void (*)(void))commit_kinds, METH_FASTCALL,
+     "commit_kinds(key_offsets, key_data, flags) -> bytes: each row's kind for CommitEffects "
+     "(see commit_kinds.h)."},
     {NULL, NULL, 0, NULL},
 };
 

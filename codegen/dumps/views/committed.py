@@ -10,6 +10,8 @@ pile up (:func:`~codegen.dumps.views.reduction.reduce_plain`) and sorts what is 
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.columnar.package import SHIPPED
@@ -43,15 +45,16 @@ class CommittedOffsets:
         self._done: list[pa.Table] = []
         self._deleted: list[pa.Table] = []
 
-    def add(self, decoded: pa.Table | pa.RecordBatch) -> None:
-        """Add decoded rows of the current log partition."""
+    def add(self, decoded: pa.Table | pa.RecordBatch) -> npt.NDArray[np.uint8] | None:
+        """Add decoded rows of the current log partition; with the engine, each row's kind
+        (:data:`~codegen.dumps.views.effects.PLAIN_COMMIT`, ...)."""
         rows = decoded if isinstance(decoded, pa.Table) else pa.Table.from_batches([decoded])
         if self._effects is None and native_enabled():
             self._effects = RecordEffects(self._package)
         if self._effects is not None:
-            self._effects.add(rows)
-        else:
-            self._rows.add(commit_rows(rows))
+            return self._effects.add(rows)
+        self._rows.add(commit_rows(rows))
+        return None
 
     def end_partition(self) -> None:
         """The current log partition is complete."""

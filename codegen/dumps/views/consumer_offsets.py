@@ -27,6 +27,7 @@ from codegen.dumps.views.commits import commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.cut import AsOf, kept_positions
+from codegen.dumps.views.effects import PLAIN_COMMIT, TRANSACTIONAL_TOMBSTONE
 from codegen.dumps.views.records import log_batches
 
 __all__ = ["CHUNK_ROWS", "FileChunk", "batches_kept", "decode_commits", "read_compacted"]
@@ -105,22 +106,26 @@ def _chunk(
     readable = np.asarray(rb.column("_error").is_null().to_numpy(zero_copy_only=False), np.bool_)
     control = np.asarray(rb.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
-    commit = readable & commit_keys(rb.column("key"), control)
     chunk = FileChunk(
         batches=_distinct_count(positions[readable]),
         records=int(readable.sum()),
         position=int(positions.max()) if n else 0,
     )
     table, errors = decode_commits(rb, decoder.package)
-    offsets.add(table)
+    kinds = offsets.add(table)
     failed = np.zeros(n, np.bool_)
-    failed[list(errors)] = True
-    failed &= commit
+    if kinds is None or errors:
+        commit = readable & commit_keys(rb.column("key"), control)
+        failed[list(errors)] = True
+        failed &= commit
+        applied = commit & ~failed
+    else:  # the engine's kinds: the offset commits that decoded
+        applied = (kinds >= PLAIN_COMMIT) & (kinds <= TRANSACTIONAL_TOMBSTONE)
     newer = table.column("isNewerVersion").fill_null(False).to_numpy(zero_copy_only=False)
-    chunk.newer = int((np.asarray(newer) & commit & ~failed).sum())
+    chunk.newer = int((np.asarray(newer) & applied).sum())
     # Everything else, record by record (few records), and the offset commits that did not
     # decode (counted, nothing to apply), in file order.
-    others = np.nonzero(readable & (~commit | failed))[0]
+    others = np.nonzero(readable & ~applied)[0]
     if not len(others):
         return chunk
     taken = pa.array(others)

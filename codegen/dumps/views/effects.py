@@ -7,9 +7,11 @@ Two inputs, one definition:
 
 * :class:`RecordEffects`: the engine's columns of a log partition's records (key and value
   bytes, decoded for which rows are offset commits), a chunk at a time, as the command line
-  reads a file. The engine keeps each key's committed offset as its key, value bytes, offset
-  and timestamp, so memory is bounded by the keys, not the rows; the few rows of the answer
-  are decoded again at the end (:func:`codegen.dumps.views.commits.decode_commits`).
+  reads a file; each row's kind is read from its key bytes and flags by the engine
+  (:func:`record_kinds`, ``commit_kinds.h``). The engine keeps each key's committed offset as
+  its key, value bytes, offset and timestamp, so memory is bounded by the keys, not the rows;
+  the few rows of the answer are decoded again at the end
+  (:func:`codegen.dumps.views.commits.decode_commits`).
 * :class:`RecordHistory`: the same rows and pass, noting every row as it takes effect with its
   decoded numbers (committed offset, commit timestamp, leader epoch), then grouped by key in
   the engine (the history ``lag`` reads): each key's strings are decoded once, at the row it
@@ -39,11 +41,10 @@ from codegen.dumps.views.commit_rows import (
     commit_keys,
     commit_numbers,
     commit_rows,
-    offset_commits,
     single_array,
 )
 from codegen.dumps.views.commits import decode_commits
-from codegen.dumps.views.compaction import NO_MARKER, end_markers, flags
+from codegen.dumps.views.compaction import NO_MARKER, flags
 from codegen.runtime import backends
 
 __all__ = [
@@ -75,10 +76,16 @@ ABORT_MARKER: Final = 5
 COMMIT_MARKER: Final = 6
 
 
-def _engine_type() -> Any:
+def _engine_module() -> Any:
     try:
-        module = importlib.import_module("codegen.native._records")
+        return importlib.import_module("codegen.native._records")
     except ImportError:
+        return None
+
+
+def _engine_type() -> Any:
+    module = _engine_module()
+    if module is None or not hasattr(module, "commit_kinds"):
         return None
     return getattr(module, "CommitEffects", None)
 
@@ -99,13 +106,34 @@ def _kinds(
     return kinds.astype(np.uint8)
 
 
+CONTROL: Final = 1
+TRANSACTIONAL: Final = 2
+TOMBSTONE: Final = 4
+DECODED: Final = 8
+"""A row's flags for the engine's ``commit_kinds`` (``commit_kinds.h``): a control record, of a
+transactional batch, without a value, read and (an offset commit) decoded without an error."""
+
+
+def _is_null(rows: pa.Table, name: str) -> npt.NDArray[np.bool_] | bool:
+    if name not in rows.column_names or rows.column(name).null_count == rows.num_rows:
+        return True
+    return flags(rows.column(name).is_null())
+
+
 def record_kinds(decoded: pa.Table) -> npt.NDArray[np.uint8]:
     """Each decoded ``__consumer_offsets`` row's kind (:data:`PLAIN_COMMIT`, ...), as
-    :func:`~codegen.dumps.views.commit_rows.commit_rows` reads the rows."""
-    commit, control, transactional = offset_commits(decoded)
-    is_marker, marker = end_markers(decoded.column("key"), control, transactional)
-    tombstone = ~is_marker & flags(decoded.column("isTombstone"))
-    return _kinds(commit, transactional, tombstone, marker)
+    :func:`~codegen.dumps.views.commit_rows.commit_rows` reads the rows, by the engine from
+    each key's record type and the row's flags (``commit_kinds.h``)."""
+    read = _is_null(decoded, "_error") & _is_null(decoded, "_decode_error")
+    row_flags = (
+        flags(decoded.column("isControl")).view(np.uint8) * CONTROL
+        | flags(decoded.column("isTransactional")).view(np.uint8) * TRANSACTIONAL
+        | flags(decoded.column("isTombstone")).view(np.uint8) * TOMBSTONE
+        | np.asarray(read, np.uint8) * DECODED
+    )
+    key_offsets, key_data = _binary_buffers(single_array(decoded.column("key")))
+    kinds = _engine_module().commit_kinds(key_offsets, key_data, row_flags.astype(np.uint8))
+    return np.frombuffer(kinds, np.uint8)
 
 
 def _int64(column: pa.ChunkedArray | pa.Array, null: int) -> npt.NDArray[np.int64]:
@@ -131,13 +159,15 @@ class RecordEffects:
         self._timestamp_type: pa.DataType = pa.int64()
         self._deleted: list[pa.Table] = []
 
-    def add(self, decoded: pa.Table) -> None:
+    def add(self, decoded: pa.Table) -> npt.NDArray[np.uint8]:
+        """Add the rows; their kinds (:data:`PLAIN_COMMIT`, ...)."""
         if not decoded.num_rows:
-            return
+            return np.zeros(0, np.uint8)
         self._timestamp_type = decoded.column("timestamp").type
-        _add_records(self._effects, decoded)
+        kinds = _add_records(self._effects, decoded)
         if self._effects.deleted_count >= DELETED_HELD:
             self._take_deleted()
+        return kinds
 
     def _take_deleted(self) -> None:
         deleted = self._commit_rows(self._effects.take_deleted(), tombstones=True)
@@ -185,22 +215,26 @@ class RecordEffects:
         return self._commit_rows(self._effects.live(), tombstones=False)
 
 
-def _add_records(effects: Any, decoded: pa.Table, *values: npt.NDArray[np.int64]) -> None:
+def _add_records(
+    effects: Any, decoded: pa.Table, *values: npt.NDArray[np.int64]
+) -> npt.NDArray[np.uint8]:
     """Decoded rows to the engine (``CommitEffects.add_records``; ``values``: in history mode,
-    the rows' committed offsets, commit timestamps and leader epochs)."""
+    the rows' committed offsets, commit timestamps and leader epochs); their kinds."""
     key_offsets, key_data = _binary_buffers(single_array(decoded.column("key")))
     value_offsets, value_data = _binary_buffers(single_array(decoded.column("value")))
+    kinds = record_kinds(decoded)
     effects.add_records(
         key_offsets,
         key_data,
         value_offsets,
         value_data,
-        record_kinds(decoded),
+        kinds,
         _int64(decoded.column("producerId"), -1),
         _int64(decoded.column("offset"), -1),
         _int64(decoded.column("timestamp").cast(pa.int64()), 0),
         *values,
     )
+    return kinds
 
 
 @dataclass(frozen=True, slots=True)
