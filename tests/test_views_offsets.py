@@ -376,3 +376,38 @@ def test_chunks_with_no_byte_to_read_have_no_commit(keys: list[bytes | None]) ->
     short for a record type: its data buffer may hold no byte at all."""
     found = commit_keys(pa.array(keys, pa.binary()), np.zeros(len(keys), np.bool_))
     assert found.tolist() == [False] * len(keys)
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            _TEXT,
+            _TEXT,
+            st.integers(-(2**31), 2**31 - 1),
+            st.integers(-(2**63), 2**63 - 1),
+            st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)),
+            st.one_of(st.none(), _TEXT),
+            st.integers(-(2**63), 2**63 - 1),
+        ),
+        max_size=8,
+    ),
+    split=st.integers(0, 8),
+)
+def test_offset_lines_are_compact_json_of_each_row(rows: list[tuple[Any, ...]], split: int) -> None:
+    """``dump --compacted``'s offset lines, made a column at a time, are the lines
+    ``compact_json`` writes row by row: quotes, backslashes, control characters, any Unicode,
+    nulls, the integers' bounds; tables of one chunk or several."""
+    from codegen.dumps.jsonl import offset_lines
+    from codegen.dumps.record_json import compact_json
+
+    table = pa.Table.from_pylist(
+        [dict(zip(OFFSET_SCHEMA.names, (*r[:6], r[6], r[6], r[3]), strict=True)) for r in rows],
+        schema=OFFSET_SCHEMA,
+    )
+    table = pa.concat_tables([table.slice(0, split), table.slice(split)])
+    expected = b"".join(compact_json({"view": "offset", **r}) + b"\n" for r in table.to_pylist())
+    assert offset_lines(table) == expected

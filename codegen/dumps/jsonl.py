@@ -34,6 +34,8 @@ from codegen.dumps.user_topics import BatchBytes, UserRecord, UserTopicDecoder
 from codegen.naming import camel_case
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
     from codegen.dumps.views.compacted import GroupState
 
@@ -293,14 +295,62 @@ def _as_json(obj: Any) -> dict[str, Any]:
     return {camel_case(name): getattr(obj, name) for name in obj.__slots__ if name != "members"}
 
 
+def offset_lines(offsets: pa.Table) -> bytes:
+    """A ``"view": "offset"`` line per row of a table of committed offsets (``codegen.dumps
+    .views.commit_rows.OFFSET_SCHEMA``), as :func:`compact_json` writes ``{"view": "offset",
+    **row}``: made a column at a time (Arrow's string kernels), a row with a null or a control
+    character (which JSON escapes otherwise) by :func:`compact_json` itself."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not offsets.num_rows:
+        return b""
+    parts: list[Any] = []
+    odd: Any = None  # the rows compact_json writes
+    for i, name in enumerate(offsets.column_names):
+        column = offsets.column(name)
+        parts.append(('{"view":"offset",' if i == 0 else ",") + orjson.dumps(name).decode() + ":")
+        if pa.types.is_string(column.type):
+            escaped = pc.replace_substring(pc.replace_substring(column, "\\", "\\\\"), '"', '\\"')
+            parts.append(pc.binary_join_element_wise('"', escaped, '"', ""))
+            control = pc.match_substring_regex(column, "[[:cntrl:]]").fill_null(True)
+            odd = control if odd is None else pc.or_(odd, control)
+        elif pa.types.is_integer(column.type):
+            parts.append(pc.cast(column, pa.string()))
+        else:
+            raise TypeError(f"offset_lines: a column {name!r} of {column.type}")
+    lines = pc.binary_join_element_wise(*parts, "}\n", "")
+    odd = lines.is_null() if odd is None else pc.or_(odd, lines.is_null())
+    if not pc.any(odd).as_py():
+        return b"".join(_string_data(chunk) for chunk in lines.chunks)
+    texts = lines.to_pylist()
+    flagged = odd.to_pylist()
+    rows = offsets.to_pylist()
+    return "".join(
+        compact_json({"view": "offset", **rows[i]}).decode() + "\n" if flagged[i] else text
+        for i, text in enumerate(texts)
+    ).encode()
+
+
+def _string_data(chunk: pa.Array) -> bytes:
+    """The bytes of a string array's values, one after the other."""
+    import numpy as np
+
+    offsets = np.frombuffer(chunk.buffers()[1], np.int32, len(chunk) + 1, chunk.offset * 4)
+    data = chunk.buffers()[2]
+    return b"" if data is None else data.to_pybytes()[offsets[0] : offsets[-1]]
+
+
 def compacted_lines(
-    out: TextIO, offsets: list[dict[str, Any]], groups: list[GroupState], damage: Damage, topic: str
+    out: TextIO, offsets: pa.Table, groups: list[GroupState], damage: Damage, topic: str
 ) -> None:
     """``--compacted`` of ``__consumer_offsets``: the errors, then a line per committed offset
-    (``"view": "offset"``) and per group (``"view": "group"``, its members in it)."""
+    (``"view": "offset"``, :func:`offset_lines`) and per group (``"view": "group"``, its
+    members in it)."""
     for item in damage:
         out.write(damage_line(item, topic))
-    lines = [compact_json({"view": "offset", **o}) for o in offsets]
+    out.write(offset_lines(offsets).decode())
+    lines = []
     for g in groups:
         row = _as_json(g)
         row["members"] = [_as_json(m) for m in g.members.values()]

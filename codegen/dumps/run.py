@@ -519,12 +519,11 @@ def _print_compacted(
 ) -> None:
     """The committed offsets (``codegen.dumps.views.commit_rows.OFFSET_SCHEMA`` rows) and the
     groups."""
-    offsets = offset_table.to_pylist()
     groups = view.group_rows(offset_table.column("group").unique().to_pylist())
     if fmt == "jsonl":
-        jsonl.compacted_lines(out, offsets, groups, damage, topic)
+        jsonl.compacted_lines(out, offset_table, groups, damage, topic)
     else:
-        table.compacted_tables(out, offsets, groups, damage, topic)
+        table.compacted_tables(out, offset_table.to_pylist(), groups, damage, topic)
 
 
 def remote_log_compacted(files: Sequence[StoragePath], counts: Counts, fmt: str) -> None:
