@@ -493,9 +493,7 @@ def group_reports(
         events_of: dict[str, list[GroupEvent]] = {}
         for e in view.events:
             events_of.setdefault(e.group, []).append(e)
-        offsets_of: dict[str, int] = {}
-        for k in view.offsets:
-            offsets_of[k[0]] = offsets_of.get(k[0], 0) + 1
+        offsets_of = view.offset_counts()
         names = set(events_of) | set(view.groups) | set(offsets_of)
         for name in sorted(names):
             if group is not None and name != group:

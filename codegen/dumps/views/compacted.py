@@ -113,13 +113,46 @@ class CompactedView:
     """Feed records or batches in log order; read :attr:`offsets` and :attr:`groups`."""
 
     def __init__(self) -> None:
-        self.offsets: dict[tuple[str, str, int], CommittedOffset] = {}
+        self._offsets: dict[tuple[str, str, int], CommittedOffset] | None = {}
+        self._offset_table: Any = None
+        """The columnar view's committed offsets (:meth:`take_offsets`), until read as
+        :attr:`offsets`."""
         self.groups: dict[str, GroupState] = {}
         self.pending: dict[int, list[DecodedRecord]] = {}
         """Records of open transactions, by producer id."""
         self.records = 0
         self.errors = 0
         self.unknown = 0
+
+    @property
+    def offsets(self) -> dict[tuple[str, str, int], CommittedOffset]:
+        """The committed offsets by (group, topic, partition)."""
+        if self._offsets is None:
+            self._offsets = {
+                (o.group, o.topic, o.partition): o
+                for o in CommittedOffset.from_table(self._offset_table)
+            }
+            self._offset_table = None
+        return self._offsets
+
+    def offset_counts(self) -> dict[str, int]:
+        """The committed offsets per group (counted on the columnar view's table, when the
+        offsets came from it and were not read as :attr:`offsets`)."""
+        if self._offsets is None:
+            import pyarrow.compute as pc
+
+            counts = pc.value_counts(self._offset_table.column("group"))
+            return dict(
+                zip(
+                    counts.field("values").to_pylist(),
+                    counts.field("counts").to_pylist(),
+                    strict=True,
+                )
+            )
+        out: dict[str, int] = {}
+        for group, _, _ in self._offsets:
+            out[group] = out.get(group, 0) + 1
+        return out
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -152,9 +185,8 @@ class CompactedView:
     def take_offsets(self, offsets: CommittedOffsets) -> None:
         """The committed offsets from the columnar view (:mod:`codegen.dumps.views.committed`),
         for a view fed every record but the offset commits."""
-        self.offsets = {
-            (o.group, o.topic, o.partition): o for o in CommittedOffset.from_table(offsets.table())
-        }
+        self._offset_table = offsets.table()
+        self._offsets = None  # made when read: a group report counts them only
 
     def end_transaction(self, producer_id: int, committed: bool) -> None:
         records = self.pending.pop(producer_id, [])
