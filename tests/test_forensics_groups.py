@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import struct
 import uuid
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ from click.testing import CliRunner
 
 from codegen.dumps import SegmentWriter
 from codegen.forensics.command import groups_command
-from codegen.forensics.groups import AsOf, group_reports, parse_as_of
+from codegen.forensics.groups import AsOf, AssignorInventory, group_reports, parse_as_of
+from codegen.naming import camel_keys
 from generated import MESSAGES
 from generated.consumer_group_current_member_assignment_value import TopicPartitions
 from generated.consumer_protocol_assignment import ConsumerProtocolAssignment
@@ -161,6 +163,13 @@ def test_assignor_inventory(tmp_path: Path) -> None:
     assert reports["new"].advertised == {"c": None}  # not in the log
     assert reports["done"] is not None and reports["done"].cooperative_switch == "done"
     assert reports["done"].chosen == "cooperative-sticky"
+    for inventory in reports.values():  # the JSON the reports print: the dataclass's fields
+        assert inventory is not None
+        assert inventory.to_json() == camel_keys(asdict(inventory))
+    consumer = AssignorInventory(
+        "uniform", ["uniform"], {"m": ["uniform"]}, ["uniform"], {}, None, ""
+    )
+    assert consumer.to_json() == camel_keys(asdict(consumer))
 
 
 def test_conversion_to_consumer_group_and_epochs(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -68,7 +68,6 @@ from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
-from codegen.naming import camel_keys
 
 __all__ = [
     "AsOf",
@@ -323,6 +322,19 @@ class AssignorInventory:
     groups that never chose an assignor)."""
     why: str
 
+    def to_json(self) -> dict[str, Any]:
+        """The inventory under its JSON names, as ``camel_keys(asdict(self))`` has it (a
+        report's thousand groups each print one: ``asdict`` walks every value)."""
+        return {
+            "chosen": self.chosen,
+            "chosenOverTime": list(self.chosen_over_time),
+            "advertised": {m: None if a is None else list(a) for m, a in self.advertised.items()},
+            "common": None if self.common is None else list(self.common),
+            "subscriptionVersions": dict(self.subscription_versions),
+            "cooperativeSwitch": self.cooperative_switch,
+            "why": self.why,
+        }
+
 
 STREAMS_ASSIGNOR: Final = "stream"
 """The assignor name of Kafka Streams applications in classic groups."""
@@ -421,7 +433,7 @@ class GroupReport:
             "epoch": self.epoch,
             "members": self.members,
             "committedOffsets": self.committed_offsets,
-            "assignors": None if self.inventory is None else camel_keys(asdict(self.inventory)),
+            "assignors": None if self.inventory is None else self.inventory.to_json(),
             "timeline": [e.to_json() for e in self.events],
         }
         if self.type == "share" or self.share_partitions:
