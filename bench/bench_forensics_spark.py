@@ -45,7 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from timing import process_cpu
+from timing import TreeCpu
 
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import group_reports
@@ -98,10 +98,11 @@ def transaction_state_of(folder: Path) -> Path:
     return state
 
 
-def cpu_seconds(jvm_pid: int) -> tuple[float, float, float]:
+def cpu_seconds(tree: TreeCpu) -> tuple[float, float, float]:
     """CPU seconds used so far by the driver (this process), the JVM (in ``local[2]`` the
-    executors too) and the Python workers (the JVM's children), from ``/proc`` (Linux)."""
-    jvm, workers = process_cpu(jvm_pid)
+    executors too) and the Python workers (the JVM's descendants, those that ended too), from
+    ``/proc`` (Linux)."""
+    jvm, workers = tree.seconds()
     return time.process_time(), jvm, workers
 
 
@@ -117,11 +118,11 @@ def jvm_heap_used_mb(spark: Any) -> float:
     return float(runtime.totalMemory() - runtime.freeMemory()) / 2**20
 
 
-def timed(fn: Callable[[], object], jvm_pid: int) -> tuple[float, tuple[float, ...]]:
+def timed(fn: Callable[[], object], tree: TreeCpu) -> tuple[float, tuple[float, ...]]:
     """Wall seconds of ``fn()`` and its CPU seconds in the driver, the JVM and the workers."""
-    started, cpu = time.perf_counter(), cpu_seconds(jvm_pid)
+    started, cpu = time.perf_counter(), cpu_seconds(tree)
     fn()
-    after = cpu_seconds(jvm_pid)
+    after = cpu_seconds(tree)
     return time.perf_counter() - started, tuple(b - a for a, b in zip(cpu, after, strict=True))
 
 
@@ -188,7 +189,7 @@ def main() -> None:
             transaction_state_of(folder)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = get_session("local[2]", app_name="bench-forensics")
-    jvm_pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
+    tree = TreeCpu(int(spark._jvm.java.lang.ProcessHandle.current().pid()))
     first: dict[str, tuple[float, float]] = {}
     print(
         f"{'answer':<16} {'records':>11} {'shuf':>4} {'wall s':>7} {'us/rec':>7} {'vs 1st':>7}"
@@ -203,7 +204,7 @@ def main() -> None:
         on_spark = spark_answers(spark, folder)
         on_python = python_answers(folder)
         for name in answers:
-            wall, parts = timed(on_spark[name], jvm_pid)
+            wall, parts = timed(on_spark[name], tree)
             cpu = sum(parts)
             per_wall, per_cpu = wall / n * 1e6, cpu / n * 1e6
             first_wall, first_cpu = first.setdefault(name, (per_wall, per_cpu))
@@ -216,9 +217,10 @@ def main() -> None:
                 f"{os.getloadavg()[0]:>5.1f}"
             )
             if args.python:
-                py, _ = timed(on_python[name], jvm_pid)
+                py, _ = timed(on_python[name], tree)
                 line += f" {py:>9.1f} {wall / py:>6.2f}"
             print(line, flush=True)
+    tree.stop()
     spark.stop()
 
 

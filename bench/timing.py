@@ -1,11 +1,13 @@
 """How the benchmarks time their jobs: wall and CPU seconds, the best of a few runs for a
 one-core job; for Spark jobs, the median of rounds run in turn with the CPU seconds of the
-driver JVM and of its Python workers (read from /proc)."""
+driver JVM and of its Python workers (read from /proc; :class:`TreeCpu` keeps the time of
+workers that end)."""
 
 from __future__ import annotations
 
 import os
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -72,3 +74,59 @@ def timed(
         }
         for name in jobs
     }
+
+
+class TreeCpu:
+    """CPU seconds of the driver JVM and of its descendants (the Python workers), counted so
+    that processes which end are not lost: the Python daemon ignores SIGCHLD, so a worker that
+    exits (an idle one is stopped after a minute) is reaped without adding its time to any
+    parent's. A thread reads ``/proc`` every ``interval`` seconds and keeps each process's last
+    user + system time; what a process spends after its last reading is lost (at most
+    ``interval`` seconds each)."""
+
+    def __init__(self, jvm_pid: int, interval: float = 0.25) -> None:
+        self.jvm_pid = jvm_pid
+        self.interval = interval
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._seen: dict[tuple[int, int], tuple[bool, int]] = {}  # (pid, start) -> (jvm?, ticks)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        procs: dict[int, tuple[int, int, int]] = {}  # pid -> parent, start, user + system
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            procs[int(entry)] = (int(fields[1]), int(fields[19]), int(fields[11]) + int(fields[12]))
+        tree, todo = [], [self.jvm_pid]
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            todo += [c for c, (parent, _, _) in procs.items() if parent == pid]
+        with self._lock:
+            for pid in tree:
+                if pid in procs:
+                    _, start, ticks = procs[pid]
+                    self._seen[pid, start] = (pid == self.jvm_pid, ticks)
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._read()
+
+    def seconds(self) -> tuple[float, float]:
+        """CPU seconds so far of the JVM and of the Python workers (every one seen)."""
+        self._read()
+        with self._lock:
+            jvm = sum(t for is_jvm, t in self._seen.values() if is_jvm)
+            workers = sum(t for is_jvm, t in self._seen.values() if not is_jvm)
+        return jvm / self._tick, workers / self._tick
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
