@@ -21,6 +21,7 @@ import click
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, RECORD_BATCH_OVERHEAD
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, SHARE_GROUP_STATE, TRANSACTION_STATE
+from codegen.dumps.entry_format import DEFAULT_MAX_MESSAGE_SIZE
 from codegen.dumps.log_dirs import (
     LOG_FOLDER_SUFFIXES,
     TXN_INDEX,
@@ -32,13 +33,6 @@ from codegen.dumps.log_dirs import (
 from codegen.dumps.metadata import CLUSTER_METADATA, REMOTE_LOG_METADATA
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
 from codegen.dumps.recognize import require_kafka_data
-from codegen.dumps.run import (
-    DEFAULT_MAX_MESSAGE_SIZE,
-    Counts,
-    decode_files,
-    dump_log_run,
-    remote_log_compacted,
-)
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.storage_params import StoragePathParam
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
@@ -285,6 +279,10 @@ def dump_command(
     topics: list[tuple[StoragePath, str | None]] = []
     for f in files:
         topics.append((f, None if topic == PLAIN else chosen or guess_topic(f)))
+    # Imported here for start-up: dump's loop and its printers (jsonl, table, orjson) are
+    # not loaded for --help or a usage error (tests/test_cli_startup.py).
+    from codegen.dumps.run import Counts, decode_files, dump_log_run, remote_log_compacted
+
     counts = Counts(quiet)
     try:
         with _codecs(package, specs) as codecs:

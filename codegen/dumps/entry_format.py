@@ -21,6 +21,7 @@ __all__ = [
     "CODECS",
     "CRC32C",
     "DEFAULT_MAX_BATCH_RECORDS",
+    "DEFAULT_MAX_MESSAGE_SIZE",
     "ENTRY_HEADER",
     "I32",
     "I64",
@@ -84,6 +85,8 @@ DEFAULT_MAX_BATCH_RECORDS: Final = 1_000_000
 (1 MiB by default; KRaft 8 MiB), whose records take 15 bytes or more, so real batches stay well
 below it; a batch claiming more is read only when the caller raises the cap, which bounds the
 memory one batch takes (each record becomes objects of about 100-200 bytes)."""
+DEFAULT_MAX_MESSAGE_SIZE: Final = 5 * 1024 * 1024
+"""kafka-dump-log's ``--max-message-size`` default: the bytes read at each ``.index`` entry."""
 # The record loops do not check a record's length up front: every read either stays inside the
 # (de)compressed records or raises IndexError, slices never allocate past the end of the data,
 # and the position must land exactly on the record's end, so a wrong length is always caught.

@@ -27,6 +27,7 @@ from codegen.dumps.decoded import (
     DecodedRecord,
     control_record,
 )
+from codegen.dumps.entry_format import DEFAULT_MAX_MESSAGE_SIZE
 from codegen.dumps.log_dirs import LOG_FOLDER_SUFFIXES, TXN_INDEX, RowSource
 from codegen.dumps.metadata import METADATA_TOPICS, decode_metadata_batches
 from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
@@ -69,8 +70,6 @@ PROGRESS_MIN_BYTES: Final = 32 << 20
 STDERR_ERROR_LINES: Final = 100
 """Errors echoed one per line on stderr before the rest are only counted (all are in the
 output)."""
-DEFAULT_MAX_MESSAGE_SIZE: Final = 5 * 1024 * 1024
-"""kafka-dump-log's ``--max-message-size`` default."""
 WRITE_SIZE: Final = 1 << 20
 """Bytes :class:`ByteOutput` gathers before it writes."""
 
