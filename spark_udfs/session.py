@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from codegen import native
 from spark_udfs.connect import add_python_file, default_parallelism, is_connect
 
 if TYPE_CHECKING:
@@ -146,23 +147,30 @@ def _start_local_connect_server(master: str, conf: dict[str, str], app_name: str
 
 
 def build_package_zip(target: Path | None = None) -> Path:
-    """Zip ``codegen`` (runtime and dumps), ``generated`` and ``spark_udfs`` for ``addPyFile``."""
+    """Zip ``codegen`` (runtime and dumps), ``generated`` and ``spark_udfs`` for ``addPyFile``,
+    with the digest of the engine's C sources: the zip's ``codegen.native`` uses the compiled
+    engine of a copy of the package installed on a worker when it was built from the same
+    sources (Python imports none from a zip)."""
     if target is None:
         target = Path(tempfile.mkdtemp(prefix="kafka-specgen-")) / "kafka_specgen.zip"
+    digest = native.sources_digest(_ROOT / "codegen" / "native")
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
         for package in _PACKAGES:
             for path in sorted((_ROOT / package).rglob("*.py")):
                 if "__pycache__" not in path.parts:
                     zf.write(path, path.relative_to(_ROOT).as_posix())
+        if digest is not None:
+            zf.writestr(f"codegen/native/{native.SHIPPED_DIGEST}", digest + "\n")
     return target
 
 
 def ship_package(spark: SparkSession) -> Path:
     """Send the package to every executor: ``SparkContext.addPyFile``, or over Spark Connect
     (no ``SparkContext``) ``addArtifacts(pyfile=True)``, the session's own artifacts. A zip
-    carries no compiled engine, so the executors then read with the pure-Python backend: a
-    :class:`~codegen.runtime.backends.NativeFallbackWarning` here says so to the client
-    (:func:`spark_udfs.workers.warn_pure_workers`, one small job)."""
+    carries no compiled engine: the executors use the one of the package installed there when
+    it was built from the same C sources (:func:`build_package_zip`), else they read with the
+    pure-Python backend, and a :class:`~codegen.runtime.backends.NativeFallbackWarning` here
+    says so to the client (:func:`spark_udfs.workers.warn_pure_workers`, one small job)."""
     from spark_udfs.workers import warn_pure_workers
 
     path = build_package_zip()

@@ -3,8 +3,10 @@
 A worker that cannot import the native engine (``codegen.native._engine``) or the native record
 loop (``codegen.native._records``) reads with the pure-Python backend: the same rows, several
 times slower, and the one warning it gives goes to that worker's log, on the server or cluster,
-which the client never sees. A package sent with ``ship=True`` (``ship_package``) always does:
-a zip carries Python files only, and Python imports no compiled module from a zip.
+which the client never sees. A package sent with ``ship=True`` (``ship_package``) carries Python
+files only (Python imports no compiled module from a zip): it uses the engine of the package
+installed in the workers' Python when that was built from the same C sources, and reads with the
+pure-Python backend otherwise.
 
 :func:`worker_backends` asks the workers (a small job of one row per partition) and
 :func:`warn_pure_workers` turns a worker without the engine into a
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from codegen import native
 from codegen.runtime.backends import NativeFallbackWarning
 from spark_udfs.connect import default_parallelism
 
@@ -43,6 +46,8 @@ def native_problem() -> str | None:
     problem = backends.native_problem()
     if problem is None and not native_columns_enabled():
         problem = "the native record loop (codegen.native._records) does not import"
+    if problem is not None and native.installed_engine_problem is not None:
+        problem += f" ({native.installed_engine_problem})"  # a shipped zip's copy
     return problem
 
 
@@ -78,8 +83,9 @@ def warn_pure_workers(spark: SparkSession, partitions: int | None = None) -> dic
         warnings.warn(
             f"kafka-specgen: the Python workers on {hosts} read with the pure-Python backend "
             f"(the same rows, several times slower): {next(iter(pure.values()))}. A package "
-            "sent with ship=True has no compiled engine (a zip carries Python files only): "
-            "install kafka-specgen in the workers' Python (PYSPARK_PYTHON) instead",
+            "sent with ship=True carries no compiled engine (a zip holds Python files only) "
+            "and uses the one installed with the same version in the workers' Python "
+            "(PYSPARK_PYTHON): install kafka-specgen there",
             NativeFallbackWarning,
             stacklevel=2,
         )

@@ -5,9 +5,10 @@ folder and the extension suffix; ``CC`` in the environment wins) at -O2, then an
 ``SPECGEN_NATIVE_CFLAGS`` adds (``make sanitize`` adds AddressSanitizer and
 UndefinedBehaviorSanitizer there), and writes each module
 (``_engine<suffix>`` from ``engine.c``, ``_records<suffix>`` from ``records.c``,
-``_jsontext<suffix>`` from ``jsontext.c``) next to its
-source. The wheel build (codegen/hatch_hook.py) calls :func:`build` for each module the same way;
-``pip install -e`` builds them in place. ``SPECGEN_NATIVE_BUILD`` tells the wheel build what to do
+``_jsontext<suffix>`` from ``jsontext.c``) next to its source, the digest of the C sources in
+it (``SOURCES_DIGEST``: :func:`codegen.native.sources_digest`). The wheel build
+(codegen/hatch_hook.py) calls :func:`build` for each module the same way; ``pip install -e``
+builds them in place. ``SPECGEN_NATIVE_BUILD`` tells the wheel build what to do
 (:func:`native_build_mode`): ``auto`` builds the engine where a compiler works and makes a pure
 wheel otherwise, ``required`` fails without the engine, ``skip`` makes the pure wheel.
 """
@@ -23,6 +24,8 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+
+from codegen.native import sources_digest
 
 HERE = Path(__file__).resolve().parent
 MODULES = {
@@ -108,6 +111,7 @@ def build_command(
         "-Wno-unused-parameter",
         "-Wno-missing-field-initializers",
         "-shared",
+        f'-DSPECGEN_SOURCES_DIGEST="{sources_digest(HERE)}"',
         *shlex.split(os.environ.get(EXTRA_FLAGS, "")),
         "-I",
         include,

@@ -154,7 +154,8 @@ PyMODINIT_FUNC PyInit__engine(void) {
         return NULL;
     }
     if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0 ||
-        PyModule_AddIntConstant(m, "FORMAT_VERSION", FORMAT_VERSION) < 0) {
+        PyModule_AddIntConstant(m, "FORMAT_VERSION", FORMAT_VERSION) < 0 ||
+        PyModule_AddStringConstant(m, "SOURCES_DIGEST", SPECGEN_SOURCES_DIGEST) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -224,6 +224,7 @@ PyMODINIT_FUNC PyInit__jsontext(void) {
     PyObject *m = PyModule_Create(&jsontext_module);
     if (!m) return NULL;
     if (PyModule_AddObjectRef(m, "Plan", (PyObject *)&PlanType) < 0 ||
+        PyModule_AddStringConstant(m, "SOURCES_DIGEST", SPECGEN_SOURCES_DIGEST) < 0 ||
         PyModule_AddObjectRef(m, "Writer", (PyObject *)&WriterType) < 0 ||
         PyModule_AddObjectRef(m, "WirePlan", (PyObject *)&WirePlanType) < 0 ||
         PyModule_AddIntConstant(m, "D_NONE", D_NONE) < 0 ||

@@ -119,7 +119,8 @@ PyMODINIT_FUNC PyInit__records(void) {
     if (PyModule_AddObject(m, "ColumnBuilder", (PyObject *)&ColumnsType) < 0 ||
         PyModule_AddObject(m, "CommitEffects", (PyObject *)&EffectsType) < 0 ||
         PyModule_AddObject(m, "RecordLoop", (PyObject *)&LoopType) < 0 ||
-        PyModule_AddObject(m, "MalformedRecords", MalformedRecords) < 0) {
+        PyModule_AddObject(m, "MalformedRecords", MalformedRecords) < 0 ||
+        PyModule_AddStringConstant(m, "SOURCES_DIGEST", SPECGEN_SOURCES_DIGEST) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -9,6 +9,13 @@
 #ifndef SPECGEN_NATIVE_SHARED_H
 #define SPECGEN_NATIVE_SHARED_H
 
+/* The SHA-256 of the C sources the module was built from (codegen/native/__init__.py's
+   sources_digest; build.py defines it), its SOURCES_DIGEST: a package shipped to Spark's
+   workers in a zip uses an installed engine only when the digests agree. */
+#ifndef SPECGEN_SOURCES_DIGEST
+#define SPECGEN_SOURCES_DIGEST ""
+#endif
+
 #include <Python.h>
 #include <structmember.h>
 

@@ -113,20 +113,27 @@ def test_the_workers_say_whether_they_have_the_native_engine(spark: Any) -> None
 
 @pytest.mark.connect_only  # a shipped zip on the shared classic session would stay for the run
 def test_a_shipped_package_tells_the_client_its_workers_read_without_the_engine(
-    spark_connect_url: str,
+    spark_connect_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``ship=True``'s zip has no compiled engine: the server's workers read with the pure
-    backend, and the client is told so (before, only the server's log said it)."""
+    """``ship=True``'s zip has no compiled engine: the server's workers use the engine installed
+    in their Python only when it was built from the zip's C sources. A zip of other sources (as
+    from another version of the package) makes them read with the pure backend, and the client
+    is told so (before, only the server's log said it). tests/spark/test_spark.py's local
+    cluster has a zip of the same sources, whose workers use the installed engine."""
     from pyspark.sql.connect.session import SparkSession as RemoteSession
 
+    from codegen import native
     from codegen.runtime.backends import NativeFallbackWarning
     from spark_udfs.session import ship_package
 
+    monkeypatch.setattr(native, "sources_digest", lambda folder: "0" * 64)
     session = RemoteSession.builder.remote(spark_connect_url).create()
     try:
         with pytest.warns(NativeFallbackWarning, match=r"pure-Python backend.*ship=True") as told:
             ship_package(session)  # the session's own artifacts: other sessions keep theirs
-        assert "the native engine is not built" in str(told[0].message)
+        said = str(told[0].message)
+        assert "the native engine is not built" in said
+        assert "was not built from the shipped package's C sources" in said
         rows = session.read.format("kafka-log").load(str(REAL_DATA / "aibulb")).count()
         assert rows > 0  # the same rows, read the slow way
     finally:
