@@ -16,8 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
+from codegen.columnar.decode import Rows
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord
@@ -26,8 +28,14 @@ from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.commits import commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
+from codegen.dumps.views.compaction import flags
 from codegen.dumps.views.cut import AsOf, kept_positions
-from codegen.dumps.views.effects import PLAIN_COMMIT, TRANSACTIONAL_TOMBSTONE
+from codegen.dumps.views.effects import (
+    ABORT_MARKER,
+    COMMIT_MARKER,
+    PLAIN_COMMIT,
+    TRANSACTIONAL_TOMBSTONE,
+)
 from codegen.dumps.views.records import log_batches
 
 __all__ = ["CHUNK_ROWS", "FileChunk", "batches_kept", "decode_commits", "read_compacted"]
@@ -126,6 +134,8 @@ def _chunk(
     # Everything else, record by record (few records), and the offset commits that did not
     # decode (counted, nothing to apply), in file order.
     others = np.nonzero(readable & ~applied)[0]
+    if kinds is not None and len(others):
+        others = others[~_idle_markers(rb, kinds, others, control, view)]
     if not len(others):
         return chunk
     taken = pa.array(others)
@@ -156,6 +166,38 @@ def _chunk(
         if records:
             view.add_records(records, batch.producer_id, batch.transactional, batch.control)
     return chunk
+
+
+def _idle_markers(
+    rb: pa.RecordBatch,
+    kinds: npt.NDArray[np.uint8],
+    rows: npt.NDArray[np.intp],
+    control: npt.NDArray[np.bool_],
+    view: CompactedView,
+) -> npt.NDArray[np.bool_]:
+    """Which of ``rows`` are end-transaction markers the view does nothing with: their producer
+    has no record waiting in the view (offset commits wait in the engine) nor among ``rows``,
+    and they decode without an error (a key version and a value version of 0 or more, a value
+    of 6 bytes or more, as :func:`codegen.dumps.decoded.control_record` reads them). A
+    transactional batch of offset commits ends with one: most of the rows left."""
+    kind = kinds[rows]
+    marker: npt.NDArray[np.bool_] = (kind == ABORT_MARKER) | (kind == COMMIT_MARKER)
+    if not marker.any():
+        return marker
+    producers = np.asarray(rb.column("producerId").fill_null(-1).to_numpy(), np.int64)[rows]
+    transactional = flags(rb.column("isTransactional"))[rows]
+    waiting = set(view.pending)
+    waiting.update(producers[transactional & ~control[rows]].tolist())
+    if waiting:
+        marker &= ~np.isin(producers, list(waiting))
+    at = rows[marker]
+    keys, values = Rows(rb.column("key")), Rows(rb.column("value"))
+    key_version = keys.data[keys.starts[at]]  # kinds 5 and 6 have keys of 4 bytes or more
+    sized = values.valid[at] & (values.ends[at] - values.starts[at] >= 6)
+    value_version = np.zeros(len(at), np.uint8)
+    value_version[sized] = values.data[values.starts[at][sized]]
+    marker[marker] = (key_version < 0x80) & sized & (value_version < 0x80)
+    return marker
 
 
 def _distinct_count(values: np.ndarray) -> int:
