@@ -60,6 +60,8 @@ def get_session(
     What a local session starts (the driver's ports, a web UI turned on in ``extra_conf``, a
     local Connect server) listens on 127.0.0.1 only, unless ``SPARK_LOCAL_IP`` or
     ``extra_conf`` say otherwise: a machine's other users and its network see none of it.
+    A Python worker that crashes (killed by a signal its Python code does not catch) reports
+    its traceback in the task's error (Spark's faulthandler settings, on).
     """
     from pyspark.sql import SparkSession
 
@@ -71,6 +73,10 @@ def get_session(
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": str(shuffle_partitions or os.cpu_count() or 2),
         "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
+        # A Python worker that crashes (a signal: SIGSEGV, SIGABRT, ...) reports its Python
+        # traceback, not only "Python worker exited unexpectedly".
+        "spark.python.worker.faulthandler.enabled": "true",
+        "spark.sql.execution.pyspark.udf.faulthandler.enabled": "true",
         **(extra_conf or {}),
     }
     builder: Any  # the classic builder, or the Connect one (a subtype of neither)
