@@ -299,6 +299,13 @@ def test_object_arrays_check_what_they_are_given() -> None:
     values = rows.tolist()
     objects = [{"a": v, "b": v if k else None} for v, k in zip(values, known.tolist(), strict=True)]
     assert got == [orjson.dumps(objects[a:b]) for a, b in [(0, 1), (1, 1), (1, 4)]]
+    # every width, at each power of ten and beside it, both signs
+    edges = sorted({s * (10**w + d) for w in range(19) for d in (-1, 0, 1) for s in (1, -1)})
+    many = np.array([v for v in edges if -(2**63) <= v < 2**63], np.int64)
+    ends = np.array([0, len(many)], np.int64)
+    longest = "x" * 28  # a prefix of 32 bytes, the most
+    (text,) = module.object_arrays((b'{"' + longest.encode() + b'":',), (many,), (None,), ends)
+    assert text == orjson.dumps([{longest: v} for v in many.tolist()])
     bad = [
         ((prefixes, (rows,), (None,), bounds), ValueError),  # fewer columns than prefixes
         ((prefixes, (rows, rows[:3]), (None, None), bounds), ValueError),  # lengths differ
@@ -310,6 +317,7 @@ def test_object_arrays_check_what_they_are_given() -> None:
         ((prefixes, (rows, rows), (None, None), np.zeros(0, np.int64)), ValueError),
         (((b"{", "not bytes"), (rows, rows), (None, None), bounds), TypeError),
         (((b"{",) * 17, (rows,) * 17, (None,) * 17, bounds), ValueError),
+        (((b"{" + b" " * 32, b","), (rows, rows), (None, None), bounds), ValueError),  # 33 bytes
         ((prefixes, [rows, rows], (None, None), bounds), TypeError),
     ]
     for args, error in bad:

@@ -62,6 +62,46 @@ static PyObject *S_bytes;
 
 #define MAX_OBJECT_FIELDS 16
 
+/* The longest prefix (what comes before a member's value) object_arrays takes. */
+#define PREFIX_MAX 32
+
+/* The most characters int64_text writes: a sign and 19 digits. */
+#define INT64_TEXT_MAX 20
+
+static const unsigned long long POWERS_OF_TEN[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
+
+/* v in decimal at o (room for INT64_TEXT_MAX characters there); returns the end. Its width
+   first (bits * log10(2), then one comparison), so the digits go to their place directly. */
+static inline char *int64_text(char *o, long long v) {
+    unsigned long long u = (unsigned long long)v;
+    if (v < 0) {
+        *o++ = '-';
+        u = 0ULL - u;
+    }
+    const int bits = 64 - __builtin_clzll(u | 1);
+    int width = (bits * 1233) >> 12;
+    width += u >= POWERS_OF_TEN[width];
+    if (width == 0) width = 1;
+    char *end = o + width, *w = end;
+    while (u >= 100) {
+        const unsigned d = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--w = DIGIT_PAIRS[d + 1];
+        *--w = DIGIT_PAIRS[d];
+    }
+    if (u >= 10) {
+        *--w = DIGIT_PAIRS[u * 2 + 1];
+        *--w = DIGIT_PAIRS[u * 2];
+    } else {
+        *--w = (char)('0' + u);
+    }
+    return end;
+}
+
 /* object_arrays(prefixes, columns, masks, bounds) -> list of bytes: per k, the JSON array of
    the objects of rows bounds[k]:bounds[k + 1]: each row prefixes[0], columns[0][row],
    prefixes[1], columns[1][row], ... then "}" (prefixes: b'{"a":', b',"b":', ...). columns are
@@ -124,23 +164,45 @@ static PyObject *object_arrays(PyObject *module, PyObject *const *args, Py_ssize
             goto done;
         }
     }
+    /* A row's text is at most "," + per field PREFIX_MAX and INT64_TEXT_MAX characters + "}":
+       room for it is made once per row, then written without a check per value; each prefix
+       is copied as PREFIX_MAX bytes (a fixed size: no call), the output advanced by its
+       length. */
+    char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
+    Py_ssize_t prefix_len[MAX_OBJECT_FIELDS];
+    const Py_ssize_t row_room = 2 + nf * (PREFIX_MAX + INT64_TEXT_MAX);
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        PyObject *given = PyTuple_GET_ITEM(args[0], i);
+        prefix_len[i] = PyBytes_GET_SIZE(given);
+        if (prefix_len[i] > PREFIX_MAX) {
+            PyErr_Format(PyExc_ValueError, "object_arrays: a prefix of %zd bytes (at most %d)",
+                         prefix_len[i], PREFIX_MAX);
+            goto done;
+        }
+        memset(prefix[i], 0, PREFIX_MAX);
+        memcpy(prefix[i], PyBytes_AS_STRING(given), (size_t)prefix_len[i]);
+    }
     out = PyList_New(groups);
     if (!out) goto done;
     for (Py_ssize_t k = 0; k < groups; k++) {
         b.len = 0;
         if (PUT_LITERAL(&b, "[") < 0) goto fail;
         for (int64_t row = at[k]; row < at[k + 1]; row++) {
-            if (row > at[k] && PUT_LITERAL(&b, ",") < 0) goto fail;
+            if (buf_reserve(&b, row_room) < 0) goto fail;
+            char *o = b.p + b.len;
+            if (row > at[k]) *o++ = ',';
             for (Py_ssize_t i = 0; i < nf; i++) {
-                PyObject *prefix = PyTuple_GET_ITEM(args[0], i);
-                if (buf_put(&b, PyBytes_AS_STRING(prefix), PyBytes_GET_SIZE(prefix)) < 0)
-                    goto fail;
-                const int null = held_masks[i] && !((const char *)masks[i].buf)[row];
-                if (null ? PUT_LITERAL(&b, "null") < 0
-                         : buf_int64(&b, ((const int64_t *)cols[i].buf)[row]) < 0)
-                    goto fail;
+                memcpy(o, prefix[i], PREFIX_MAX);
+                o += prefix_len[i];
+                if (held_masks[i] && !((const char *)masks[i].buf)[row]) {
+                    memcpy(o, "null", 4);
+                    o += 4;
+                } else {
+                    o = int64_text(o, ((const int64_t *)cols[i].buf)[row]);
+                }
             }
-            if (PUT_LITERAL(&b, "}") < 0) goto fail;
+            *o++ = '}';
+            b.len = o - b.p;
         }
         if (PUT_LITERAL(&b, "]") < 0) goto fail;
         PyObject *text = PyBytes_FromStringAndSize(b.p, b.len);
