@@ -472,6 +472,7 @@ def test_share_partitions_in_groups_and_lag(tmp_path: Path) -> None:
     from codegen.forensics.command import groups_command, lag_command
     from codegen.forensics.groups import group_reports
     from codegen.forensics.lag import lag_reports
+    from codegen.forensics.output import json_line
 
     image = cluster(tmp_path, {"__consumer_offsets": 1, "__share_group_state": 1, "orders": 1}, 27)
     orders = uuid.UUID(int=3)  # the third topic by name: __consumer_offsets, __share..., orders
@@ -510,7 +511,9 @@ def test_share_partitions_in_groups_and_lag(tmp_path: Path) -> None:
     (share,) = lag.share_partitions
     # Lag as listShareGroupOffsets gives it (KIP-1226): end 20 - start 8 - 2 acknowledged.
     assert (share.log_end_offset, share.lag, lag.status) == (20, 10, None)
-    doc = json.loads(CliRunner().invoke(lag_command, [str(image), "--format", "jsonl"]).output)
+    line = CliRunner().invoke(lag_command, [str(image), "--format", "jsonl"]).output
+    assert line == json_line(lag.to_json()) + "\n"  # the line joined from its parts
+    doc = json.loads(line)
     assert doc["sharePartitions"][0]["startOffset"] == 8
     assert doc["sharePartitions"][0]["inFlight"][1]["deliveryState"] == "Available"
     table = CliRunner().invoke(groups_command, [str(image)]).output

@@ -22,7 +22,7 @@ from codegen.forensics.command import lag_command
 from codegen.forensics.commits import Commit
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnds, discover
-from codegen.forensics.lag import lag_reports
+from codegen.forensics.lag import GroupLag, lag_reports
 from codegen.forensics.lag_json import commits_json
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
@@ -248,6 +248,22 @@ def test_commit_arrays_are_the_commits_json(folder: str, log_folder: Path) -> No
     assert commits_json(backwards) == expected[::-1]
     if folder == "scenarios":
         assert any(b"null" in e for e in expected) and any(b'"lag":0' in e for e in expected)
+
+
+@pytest.mark.parametrize("folder", ["scenarios", "aibulb", "ldi-poc"])
+def test_lag_lines_are_the_groups_json(folder: str, log_folder: Path) -> None:
+    """Each jsonl line joined from its parts is what orjson writes of the group's JSON: share
+    partitions, groups without committed offsets and unknown log ends included."""
+    import orjson
+
+    from codegen.forensics.command import lag_json_lines
+
+    path = log_folder if folder == "scenarios" else REAL.parent / folder
+    reports = lag_reports(path)
+    assert reports
+    assert list(lag_json_lines(reports)) == [orjson.dumps(g.to_json()) for g in reports]
+    alone = GroupLag("g", None, [], 5, reports[0].share_partitions)
+    assert list(lag_json_lines([alone])) == [orjson.dumps(alone.to_json())]
 
 
 def test_log_ends_follow_batch_times(log_folder: Path) -> None:

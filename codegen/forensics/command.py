@@ -17,7 +17,7 @@ from codegen.forensics.lag import (
     lag_chunks,
     lag_reports,
 )
-from codegen.forensics.lag_json import commits_json
+from codegen.forensics.lag_json import commits_json, group_line
 from codegen.forensics.output import (
     OUTPUT_OPTION,
     LineOutput,
@@ -26,6 +26,7 @@ from codegen.forensics.output import (
     json_line,
 )
 from codegen.forensics.shares import DELIVERY_STATES, InFlightBatch
+from codegen.gc_pause import gc_paused
 from codegen.text import plural, utc_text
 
 __all__ = [
@@ -348,20 +349,27 @@ _JSON_COMMITS: Final = 1 << 16
 def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
     """One compact JSON line per group (UTF-8, no newline), as :func:`jsonl` writes
     ``GroupLag.to_json()``; the commits are encoded from their columns, a few hundred
-    thousand at a time (:func:`codegen.forensics.lag_json.commits_json`)."""
-    import orjson
-
+    thousand at a time (:func:`codegen.forensics.lag_json.commits_json`), and each line joined
+    from its parts (:func:`codegen.forensics.lag_json.group_line`)."""
     batch: list[GroupLag] = []
     size = 0
     for n, g in enumerate(reports):
         batch.append(g)
         size += sum(len(p.history) for p in g.partitions)
         if size >= _JSON_COMMITS or n == len(reports) - 1:
-            arrays = iter(commits_json([p for b in batch for p in b.partitions]))
-            for b in batch:
-                texts = [orjson.Fragment(next(arrays)) for _ in b.partitions]
-                try:
-                    yield orjson.dumps(b.to_json(texts))
-                except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
-                    yield json_line(b.to_json()).encode()
+            with gc_paused():  # the lines' parts: many small objects, no cycles
+                lines = _group_lines(batch)
+            yield from lines
             batch, size = [], 0
+
+
+def _group_lines(groups: list[GroupLag]) -> list[bytes]:
+    arrays = iter(commits_json([p for g in groups for p in g.partitions]))
+    lines: list[bytes] = []
+    for g in groups:
+        texts = [next(arrays) for _ in g.partitions]
+        try:
+            lines.append(group_line(g, texts))
+        except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
+            lines.append(json_line(g.to_json()).encode())
+    return lines

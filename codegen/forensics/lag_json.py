@@ -12,9 +12,9 @@ import orjson
 
 from codegen.dumps.json_text import native_printer
 from codegen.forensics.commits import COMMIT_FIELDS, CommitColumns
-from codegen.forensics.lag import PartitionLag
+from codegen.forensics.lag import GroupLag, PartitionLag
 
-__all__ = ["commits_json"]
+__all__ = ["commits_json", "group_line"]
 
 
 def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
@@ -57,6 +57,28 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
         np.append(starts, stops[-1]) - starts[0],
     )
     return texts
+
+
+def group_line(group: GroupLag, commits: Sequence[bytes]) -> bytes:
+    """``orjson.dumps(group.to_json(commits))`` with ``commits`` (each partition's commits'
+    JSON array text, :func:`commits_json`) as they are, joined once: orjson writes only the
+    small objects around them (given whole groups, it grew and copied its buffer as it took
+    the texts: 0.23 G of lag's 7.3 G instructions at 1 M records). TypeError where orjson
+    refuses a value."""
+    parts = [orjson.dumps({"group": group.group, "status": group.status, "now": group.now})]
+    parts[0] = parts[0][:-1]
+    opening = b',"partitions":['
+    for p, text in zip(group.partitions, commits, strict=True):
+        parts += (opening, orjson.dumps(p.summary_json())[:-1], b',"commits":', text, b"}")
+        opening = b","
+    parts.append(b',"partitions":[]' if opening != b"," else b"]")
+    if group.share_partitions:
+        parts += (
+            b',"sharePartitions":',
+            orjson.dumps([s.to_json() for s in group.share_partitions]),
+        )
+    parts.append(b"}")
+    return b"".join(parts)
 
 
 _COMMIT_PREFIXES: Final = tuple(
