@@ -266,6 +266,30 @@ def test_lag_lines_are_the_groups_json(folder: str, log_folder: Path) -> None:
     assert list(lag_json_lines([alone])) == [orjson.dumps(alone.to_json())]
 
 
+def test_now_skips_a_broken_newest_batch(tmp_path: Path) -> None:
+    """*now* is the newest time of the whole batches: the headers walked without checksums,
+    the newest batches checked, and one whose records are broken left for the next newest;
+    it is what the checked headers give."""
+    from codegen.dumps.batch_rows import batch_rows
+    from codegen.dumps.views.cut import newest_batch_time
+
+    segment = tmp_path / "00000000000000000000.log"
+    with SegmentWriter(segment) as w:
+        for at in (T0, T0 + 3, T0 + 3, T0 + 2, T0 + 5):
+            w.write_batch([(b"k", b"v" * 10)], timestamp=at)
+    rows = batch_rows(segment).to_pylist()
+    data = bytearray(segment.read_bytes())
+    for broken in (rows[1], rows[4]):  # one of the two at T0 + 3, and the newest
+        data[broken["batchPosition"] + broken["size"] - 1] ^= 1
+    segment.write_bytes(bytes(data))
+    assert newest_batch_time(batch_rows(segment, verify_crc=False)) == T0 + 5
+    assert newest_batch_time(batch_rows(segment)) == T0 + 3
+    assert newest_batch_time(lag_module.newest_batches(segment)) == T0 + 3
+    data[rows[2]["batchPosition"] + rows[2]["size"] - 1] ^= 1  # both at T0 + 3 broken
+    segment.write_bytes(bytes(data))
+    assert newest_batch_time(lag_module.newest_batches(segment)) == T0 + 2
+
+
 def test_log_ends_follow_batch_times(log_folder: Path) -> None:
     ends = LogEnds(discover([log_folder]))
     end = ends.of("t", 0)

@@ -72,6 +72,7 @@ from codegen.forensics.inputs import (
     resolve_cut,
 )
 from codegen.forensics.shares import SharePartitionState, share_states
+from codegen.gc_pause import gc_paused
 
 __all__ = [
     "GroupLag",
@@ -233,6 +234,32 @@ def newest_time(
     return newest
 
 
+def newest_batches(path: StoragePath | bytes) -> pa.Table:
+    """Batch rows of a segment of which :func:`newest_batch_time` gives what it gives of all
+    of :func:`batch_rows`: the newest time of its whole batches with records. The headers are
+    walked without their checksums (the records' pass checks every batch and reports a broken
+    one: one pass of checks over the segment is enough), then the batches of the newest time
+    are read again with them; where none is whole, the next newest time is tried (one
+    checked re-read per broken batch of a newest time)."""
+    rows = batch_rows(path, verify_crc=False)
+    while True:
+        newest = newest_batch_time(rows)
+        if newest < 0:
+            return rows.slice(0, 0)
+        times = np.asarray(rows.column("maxTimestamp").fill_null(-1).to_numpy(), np.int64)
+        at = np.flatnonzero(times == newest)
+        starts = rows.column("batchPosition").to_numpy()[at]
+        sizes = rows.column("size").fill_null(0).to_numpy()[at]
+        checked = [
+            batch_rows(path, start=int(p), end=int(p + n), verify_crc=True)
+            for p, n in zip(starts, sizes, strict=True)
+        ]
+        whole = pa.concat_tables(checked)
+        if newest_batch_time(whole) == newest:
+            return whole
+        rows = rows.filter(pa.array(times != newest))
+
+
 def log_folder_of(path: StoragePath) -> StoragePath:
     """The broker log folder a dump path belongs to (where the data topics' folders are)."""
     if path.is_file():
@@ -372,7 +399,7 @@ def lag_chunks(
     if cut.now is not None:
         now = cut.now
     else:
-        headers = [batch_rows(f) for _, fs in partitions for f in fs]
+        headers = [newest_batches(f) for _, fs in partitions for f in fs]
         batches = pa.concat_tables(headers) if headers else None
         now = newest_time(batches, ends.data_ends())
     shares: dict[str, list[SharePartitionLag]] = {}
@@ -410,22 +437,23 @@ def _chunks(
 ) -> Iterator[list[GroupLag]]:
     found = False
     for _, files in partitions:
-        kc = _selected(_read_commits(files, as_of, errors), group)
-        reports = partition_lags(
-            kc, [ends.of(t, p) for _, t, p in kc.keys], now, window, min_commits
-        )
-        chunk = [
-            GroupLag(
-                g,
-                group_status(p.status for p in parts),
-                parts,
-                now,
-                shares.pop(g, []),
+        with gc_paused():  # a partition's reports: many small objects, no cycles
+            kc = _selected(_read_commits(files, as_of, errors), group)
+            reports = partition_lags(
+                kc, [ends.of(t, p) for _, t, p in kc.keys], now, window, min_commits
             )
-            for g, parts in (
-                (g, list(ps)) for g, ps in itertools.groupby(reports, key=lambda r: r.group)
-            )
-        ]
+            chunk = [
+                GroupLag(
+                    g,
+                    group_status(p.status for p in parts),
+                    parts,
+                    now,
+                    shares.pop(g, []),
+                )
+                for g, parts in (
+                    (g, list(ps)) for g, ps in itertools.groupby(reports, key=lambda r: r.group)
+                )
+            ]
         found = found or bool(chunk)
         yield chunk
     rest = [GroupLag(g, None, [], now, shares[g]) for g in sorted(shares)]

@@ -237,9 +237,10 @@ static int header_at(const Segment *seg, int64_t pos, const HeaderPass *hp, Pars
     if (codec != 0 && bound > 0 && (stored > INT64_MAX / bound || count > bound * stored / 7))
         return 0;
     if (control && codec != 0) return 0;
-    int crc_ok = crc_matches(hp->crc32c, seg->bytes_view, e, (Py_ssize_t)pos, total);
-    if (crc_ok < 0) return -1;
-    if (hp->verify_crc && !crc_ok) return 0;
+    if (hp->verify_crc) { /* unverified, the sum is never read: not computed */
+        const int crc_ok = crc_matches(hp->crc32c, seg->bytes_view, e, (Py_ssize_t)pos, total);
+        if (crc_ok <= 0) return crc_ok;
+    }
     h->total = total;
     h->attrs = attrs;
     h->count = count;
