@@ -29,7 +29,8 @@
  * (codegen.forensics.commits.keyed_effects). key_rows(start) says where each key was first
  * seen, so the caller decodes a key's strings once per key, not once per row.
  *
- * Keys are hashed by superseded_commits.h's commit_key_hash (included before this part).
+ * Keys are found in a KeyStore (key_store.h, included before this part), the key table
+ * superseded_commits.h uses too; each key's entry holds its committed offset.
  */
 
 typedef struct {
@@ -43,16 +44,10 @@ typedef struct {
 } EffectRow;
 
 typedef struct {
-    size_t at; /* the key's bytes in the key arena */
-    int32_t size;
+    KeyEntry key;  /* its entry in the KeyStore */
     int64_t first; /* the row number the key was first seen at */
     EffectRow live;
 } EffectKey;
-
-typedef struct {
-    uint64_t hash;
-    int64_t key; /* its number + 1; 0 a free slot */
-} EffectSlot;
 
 typedef struct {
     int64_t key, next; /* next: the producer's next waiting row, -1 after the last */
@@ -79,12 +74,7 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    EffectSlot *slots;
-    size_t mask, used;
-    EffectKey *keys;
-    size_t key_count, key_cap;
-    uint8_t *arena; /* the keys' bytes */
-    size_t arena_len, arena_cap;
+    KeyStore store; /* the keys, each entry an EffectKey */
     uint8_t *values; /* the bytes of the values kept (and of superseded ones until compacted) */
     size_t values_len, values_cap, values_live;
     ProducerSlot *producers;
@@ -102,70 +92,21 @@ typedef struct {
     size_t history_len, history_cap;
 } EffectsObject;
 
-/* *items grown to hold need items (of item_size bytes), doubling. */
-static int grow_array(void **items, size_t *cap, size_t need, size_t item_size) {
-    if (need <= *cap) return 0;
-    size_t cap2 = *cap ? *cap : 256;
-    while (cap2 < need) {
-        if (cap2 > PY_SSIZE_T_MAX / 2 / item_size) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        cap2 *= 2;
-    }
-    void *grown = PyMem_Realloc(*items, cap2 * item_size);
-    if (!grown) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *items = grown;
-    *cap = cap2;
-    return 0;
-}
-
-static int effects_grow_slots(EffectsObject *e) {
-    size_t size = (e->mask + 1) * 2;
-    EffectSlot *slots = PyMem_Calloc(size, sizeof(EffectSlot));
-    if (!slots) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (size_t i = 0; i <= e->mask; i++) {
-        if (!e->slots[i].key) continue;
-        size_t at = (size_t)e->slots[i].hash & (size - 1);
-        while (slots[at].key) at = (at + 1) & (size - 1);
-        slots[at] = e->slots[i];
-    }
-    PyMem_Free(e->slots);
-    e->slots = slots;
-    e->mask = size - 1;
-    return 0;
+static HOT_INLINE EffectKey *effect_keys(EffectsObject *e) {
+    return (EffectKey *)e->store.entries;
 }
 
 /* The number of the key of these bytes (added if new, first seen at row number `index`; h:
-   their commit_key_hash, the hash superseded_commits.h keys its table by), -1 on no memory. */
+   their commit_key_hash), -1 with an error set. */
 static int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size, uint64_t h,
                            int64_t index) {
-    if (e->used * 2 >= e->mask && effects_grow_slots(e) < 0) return -1;
-    size_t at = (size_t)h & e->mask;
-    for (;; at = (at + 1) & e->mask) {
-        EffectSlot *slot = &e->slots[at];
-        if (!slot->key) break;
-        if (slot->hash == h) {
-            EffectKey *k = &e->keys[slot->key - 1];
-            if ((size_t)k->size == size && memcmp(e->arena + k->at, bytes, size) == 0)
-                return slot->key - 1;
-        }
+    int added;
+    int64_t k = key_store_find_or_add(&e->store, bytes, (int32_t)size, h, &added);
+    if (k >= 0 && added) {
+        effect_keys(e)[k].first = index;
+        effect_keys(e)[k].live.row = -1;
     }
-    if (grow_array((void **)&e->keys, &e->key_cap, e->key_count + 1, sizeof(EffectKey)) < 0 ||
-        grow_array((void **)&e->arena, &e->arena_cap, e->arena_len + size, 1) < 0)
-        return -1;
-    if (size) memcpy(e->arena + e->arena_len, bytes, size);
-    e->keys[e->key_count] = (EffectKey){e->arena_len, (int32_t)size, index, {.row = -1}};
-    e->arena_len += size;
-    e->slots[at] = (EffectSlot){h, (int64_t)e->key_count + 1};
-    e->used++;
-    return (int64_t)e->key_count++;
+    return k;
 }
 
 static int effects_grow_producers(EffectsObject *e) {
@@ -205,9 +146,10 @@ static ProducerSlot *effects_producer(EffectsObject *e, int64_t producer) {
 /* The value arena without the superseded values: each key's committed offset's and each
    waiting row's value copied into a new one (a row no longer waiting has length 0). */
 static int effects_compact_values(EffectsObject *e) {
-    size_t size = 0, at = 0, n = e->key_count + e->waiting_len;
+    size_t size = 0, at = 0, n = e->store.count + e->waiting_len;
     for (size_t i = 0; i < n; i++) {
-        EffectRow *r = i < e->key_count ? &e->keys[i].live : &e->waiting[i - e->key_count].row;
+        EffectRow *r = i < e->store.count ? &effect_keys(e)[i].live
+                                          : &e->waiting[i - e->store.count].row;
         if (r->row >= 0 && r->length > 0) size += (size_t)r->length;
     }
     uint8_t *values = PyMem_Malloc(size ? size : 1);
@@ -216,7 +158,8 @@ static int effects_compact_values(EffectsObject *e) {
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        EffectRow *r = i < e->key_count ? &e->keys[i].live : &e->waiting[i - e->key_count].row;
+        EffectRow *r = i < e->store.count ? &effect_keys(e)[i].live
+                                          : &e->waiting[i - e->store.count].row;
         if (r->row < 0 || r->length <= 0) continue;
         memcpy(values + at, e->values + r->value, (size_t)r->length);
         r->value = at;
@@ -286,7 +229,7 @@ static int effects_apply(EffectsObject *e, int64_t key, const EffectRow *r, int 
         e->history[e->history_len++] = (HistoryRow){
             key, r->row, r->committed, r->commit_time, r->epoch, (uint8_t)(tombstone != 0)};
     }
-    EffectKey *k = &e->keys[key];
+    EffectKey *k = &effect_keys(e)[key];
     if (k->live.row >= 0 && k->live.length > 0) e->values_live -= (size_t)k->live.length;
     if (!tombstone) {
         k->live = *r;
@@ -476,16 +419,10 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t ahead = i + 16;
         if (ahead < n && kind[ahead] >= 1 && kind[ahead] <= 4)
-            __builtin_prefetch(&e->slots[hashes[ahead] & e->mask]);
+            key_store_prefetch(&e->store, hashes[ahead]);
         ahead = i + 8;
-        if (ahead < n && kind[ahead] >= 1 && kind[ahead] <= 4) {
-            const EffectSlot *slot = &e->slots[hashes[ahead] & e->mask];
-            if (slot->key) {
-                const EffectKey *k = &e->keys[slot->key - 1];
-                __builtin_prefetch(k);
-                __builtin_prefetch(e->arena + k->at);
-            }
-        }
+        if (ahead < n && kind[ahead] >= 1 && kind[ahead] <= 4)
+            key_store_prefetch_entry(&e->store, hashes[ahead]);
         if (!kind[i]) continue;
         int64_t key = -1;
         EffectRow r = {.row = offset[i], .time = time[i]};
@@ -582,7 +519,7 @@ static PyObject *effects_rows_out(EffectsObject *e, size_t n, const EffectRow *c
                                   const int64_t *keys) {
     size_t key_bytes = 0, value_bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        key_bytes += 2 + (size_t)e->keys[keys[i]].size;
+        key_bytes += 2 + (size_t)effect_keys(e)[keys[i]].key.size;
         value_bytes += (size_t)(rows[i]->length > 0 ? rows[i]->length : 0);
     }
     if (key_bytes > INT32_MAX || value_bytes > INT32_MAX) {
@@ -607,12 +544,12 @@ static PyObject *effects_rows_out(EffectsObject *e, size_t n, const EffectRow *c
     koff[0] = voff[0] = 0;
     for (size_t i = 0; i < n; i++) {
         const EffectRow *r = rows[i];
-        const EffectKey *k = &e->keys[keys[i]];
+        const EffectKey *k = &effect_keys(e)[keys[i]];
         row[i] = r->row;
         time[i] = r->time;
         kdata[ka] = (uint8_t)(r->type >> 8), kdata[ka + 1] = (uint8_t)r->type;
-        if (k->size) memcpy(kdata + ka + 2, e->arena + k->at, (size_t)k->size);
-        ka += 2 + (size_t)k->size;
+        if (k->key.size) memcpy(kdata + ka + 2, e->store.arena + k->key.at, (size_t)k->key.size);
+        ka += 2 + (size_t)k->key.size;
         koff[i + 1] = (int32_t)ka;
         if (r->length > 0) {
             memcpy(vdata + va, e->values + r->value, (size_t)r->length);
@@ -649,7 +586,8 @@ static int effects_not_history(EffectsObject *e, const char *what) {
 static PyObject *Effects_live(EffectsObject *e, PyObject *unused) {
     if (effects_not_history(e, "live") < 0) return NULL;
     size_t n = 0;
-    for (size_t k = 0; k < e->key_count; k++) n += e->keys[k].live.row >= 0;
+    EffectKey *all = effect_keys(e);
+    for (size_t k = 0; k < e->store.count; k++) n += all[k].live.row >= 0;
     const EffectKey **live = PyMem_Malloc((n ? n : 1) * sizeof(EffectKey *));
     const EffectRow **rows = PyMem_Malloc((n ? n : 1) * sizeof(EffectRow *));
     int64_t *keys = PyMem_Malloc((n ? n : 1) * sizeof(int64_t));
@@ -659,12 +597,12 @@ static PyObject *Effects_live(EffectsObject *e, PyObject *unused) {
         goto done;
     }
     size_t i = 0;
-    for (size_t k = 0; k < e->key_count; k++)
-        if (e->keys[k].live.row >= 0) live[i++] = &e->keys[k];
+    for (size_t k = 0; k < e->store.count; k++)
+        if (all[k].live.row >= 0) live[i++] = &all[k];
     if (n) qsort(live, n, sizeof(EffectKey *), compare_live);
     for (i = 0; i < n; i++) {
         rows[i] = &live[i]->live;
-        keys[i] = live[i] - e->keys;
+        keys[i] = live[i] - all;
     }
     out = effects_rows_out(e, n, rows, keys);
 done:
@@ -721,7 +659,7 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
     }
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    size_t nk = e->key_count, n = e->history_len;
+    size_t nk = e->store.count, n = e->history_len;
     PyObject *out[KEYED_OUTPUTS] = {NULL};
     PyObject *result = NULL;
     KeyTally *tally = NULL;
@@ -842,16 +780,16 @@ static PyObject *Effects_effect_rows(EffectsObject *e, PyObject *unused) {
 static PyObject *Effects_key_rows(EffectsObject *e, PyObject *arg) {
     Py_ssize_t start = PyLong_AsSsize_t(arg);
     if (start == -1 && PyErr_Occurred()) return NULL;
-    if (start < 0 || (size_t)start > e->key_count) {
+    if (start < 0 || (size_t)start > e->store.count) {
         PyErr_Format(PyExc_ValueError, "key_rows(%zd): give 0 to the keys' count (%zu)", start,
-                     e->key_count);
+                     e->store.count);
         return NULL;
     }
-    size_t n = e->key_count - (size_t)start;
+    size_t n = e->store.count - (size_t)start;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)));
     if (!out) return NULL;
     int64_t *first = (int64_t *)PyBytes_AS_STRING(out);
-    for (size_t i = 0; i < n; i++) first[i] = e->keys[(size_t)start + i].first;
+    for (size_t i = 0; i < n; i++) first[i] = effect_keys(e)[(size_t)start + i].first;
     return out;
 }
 
@@ -868,11 +806,13 @@ static PyObject *Effects_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     EffectsObject *e = (EffectsObject *)type->tp_alloc(type, 0);
     if (!e) return NULL;
     e->keep_history = keep_history;
-    e->mask = 4095;
     e->producer_mask = 63;
-    e->slots = PyMem_Calloc(e->mask + 1, sizeof(EffectSlot));
+    if (key_store_init(&e->store, sizeof(EffectKey)) < 0) {
+        Py_DECREF(e);
+        return NULL;
+    }
     e->producers = PyMem_Calloc(e->producer_mask + 1, sizeof(ProducerSlot));
-    if (!e->slots || !e->producers) {
+    if (!e->producers) {
         Py_DECREF(e);
         return PyErr_NoMemory();
     }
@@ -880,9 +820,7 @@ static PyObject *Effects_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 }
 
 static void Effects_dealloc(EffectsObject *e) {
-    PyMem_Free(e->slots);
-    PyMem_Free(e->keys);
-    PyMem_Free(e->arena);
+    key_store_free(&e->store);
     PyMem_Free(e->values);
     PyMem_Free(e->producers);
     PyMem_Free(e->waiting);
@@ -893,7 +831,7 @@ static void Effects_dealloc(EffectsObject *e) {
 }
 
 static PyObject *Effects_kept_bytes(EffectsObject *e, void *closure) {
-    return PyLong_FromSize_t(e->arena_len + e->values_len);
+    return PyLong_FromSize_t(e->store.arena_len + e->values_len);
 }
 
 static PyObject *Effects_deleted_count(EffectsObject *e, void *closure) {
@@ -901,7 +839,7 @@ static PyObject *Effects_deleted_count(EffectsObject *e, void *closure) {
 }
 
 static PyObject *Effects_key_count(EffectsObject *e, void *closure) {
-    return PyLong_FromSize_t(e->key_count);
+    return PyLong_FromSize_t(e->store.count);
 }
 
 static PyGetSetDef Effects_getset[] = {

@@ -8,6 +8,7 @@
  * - ColumnBuilder (record_columns.h): the kafka-log raw columns as Arrow buffers;
  * - batch_headers (log_entries.h): the header pass, as objects;
  * - batch_header_columns (batch_columns.h): the header pass, as columns;
+ * - KeyStore (key_store.h): the key table superseded_commits and CommitEffects share;
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
  * - commit_kinds (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
@@ -29,6 +30,7 @@
 #include "record_loop.h"
 #include "record_columns.h"
 #include "batch_columns.h"
+#include "key_store.h"
 #include "superseded_commits.h"
 #include "commit_kinds.h"
 #include "commit_effects.h"

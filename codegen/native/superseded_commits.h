@@ -11,94 +11,18 @@
  * (transactional commits, markers, other records, rows that did not decode) are passed over. The key of an offset commit is int16 record type (0 or 1, one layout), string
  * group, string topic, int32 partition: equal decoded keys are equal bytes after the type,
  * which is what is hashed. A key of another shape (trailing bytes, a negative length) answers
- * None: the caller reduces those rows without this step.
+ * None: the caller reduces those rows without this step. Keys are found in a KeyStore
+ * (key_store.h), the key table CommitEffects uses too.
  */
 
+/* A key's entry in the KeyStore (key_store.h). */
 typedef struct {
-    uint64_t hash;
-    size_t at; /* the key's bytes in the table's arena */
-    int32_t size;
+    KeyEntry key;
     int32_t chunk;
     int32_t row; /* the key's last plain row so far, in chunk */
     uint8_t kind;
-    uint8_t used;
     uint8_t kept; /* a transactional tombstone's key */
 } CommitSlot;
-
-/* The keys seen, by open addressing, grown to stay at most half full, each key's bytes copied
-   once into an arena: sized by the keys (tens of thousands), not the rows, so that a lookup
-   stays in the caches rather than comparing with an older row's bytes. */
-typedef struct {
-    CommitSlot *slots;
-    size_t mask, used;
-    uint8_t *arena;
-    size_t arena_len, arena_cap;
-} CommitTable;
-
-static HOT_INLINE CommitSlot *commit_slot(CommitTable *t, uint64_t h, const uint8_t *key,
-                                          int32_t size) {
-    for (size_t at = (size_t)h & t->mask;; at = (at + 1) & t->mask) {
-        CommitSlot *slot = &t->slots[at];
-        if (!slot->used || (slot->hash == h && slot->size == size &&
-                            memcmp(t->arena + slot->at, key, (size_t)size) == 0))
-            return slot;
-    }
-}
-
-static int commit_table_grow(CommitTable *t) {
-    size_t size = (t->mask + 1) * 2, old_size = t->mask + 1;
-    CommitSlot *old = t->slots, *slots = PyMem_Calloc(size, sizeof(CommitSlot));
-    if (!slots) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    t->slots = slots;
-    t->mask = size - 1;
-    for (size_t i = 0; i < old_size; i++) {
-        if (!old[i].used) continue;
-        size_t at = (size_t)old[i].hash & t->mask;
-        while (slots[at].used) at = (at + 1) & t->mask;
-        slots[at] = old[i];
-    }
-    PyMem_Free(old);
-    return 0;
-}
-
-/* A new key's slot (free until now): its bytes copied into the arena. */
-static int commit_key_add(CommitTable *t, CommitSlot *slot, const uint8_t *key, int32_t size) {
-    if (t->arena_len + (size_t)size > t->arena_cap) {
-        size_t cap = t->arena_cap ? t->arena_cap * 2 : 1 << 16;
-        while (cap < t->arena_len + (size_t)size) cap *= 2;
-        uint8_t *arena = PyMem_Realloc(t->arena, cap);
-        if (!arena) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        t->arena = arena;
-        t->arena_cap = cap;
-    }
-    memcpy(t->arena + t->arena_len, key, (size_t)size);
-    slot->at = t->arena_len;
-    t->arena_len += (size_t)size;
-    t->used++;
-    return 0;
-}
-
-static HOT_INLINE uint64_t commit_key_hash(const uint8_t *p, Py_ssize_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
-    }
-    uint64_t tail = 0;
-    memcpy(&tail, p, (size_t)n);
-    h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
-    return h ^ (h >> 32);
-}
 
 /* Whether key[0:size] is an offset commit key with nothing after it. */
 static HOT_INLINE int commit_key_shape(const uint8_t *key, Py_ssize_t size) {
@@ -136,7 +60,7 @@ static PyObject *superseded_commits(PyObject *module, PyObject *arg) {
     if (!seq) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     CommitChunk *chunks = PyMem_Calloc((size_t)(n ? n : 1), sizeof(CommitChunk));
-    CommitTable table = {NULL, 0, 0, NULL, 0, 0};
+    KeyStore store = {.slots = NULL};
     PyObject *result = NULL;
     if (!chunks) {
         PyErr_NoMemory();
@@ -177,11 +101,7 @@ static PyObject *superseded_commits(PyObject *module, PyObject *arg) {
             }
         }
     }
-    table.mask = 4095;
-    if (!(table.slots = PyMem_Calloc(table.mask + 1, sizeof(CommitSlot)))) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    if (key_store_init(&store, sizeof(CommitSlot)) < 0) goto done;
     /* first the transactional tombstones' keys, then the plain rows in order */
     for (int pass = 0; pass < 2; pass++) {
         for (Py_ssize_t c = 0; c < n; c++) {
@@ -192,21 +112,12 @@ static PyObject *superseded_commits(PyObject *module, PyObject *arg) {
                 if (kind[i] == 0 || (kind[i] == 3) != (pass == 0)) continue;
                 const uint8_t *key = data + off[i] + 2;
                 int32_t size = off[i + 1] - off[i] - 2;
-                uint64_t h = commit_key_hash(key, size);
-                CommitSlot *slot = commit_slot(&table, h, key, size);
-                if (!slot->used) {
-                    if (table.used * 2 >= table.mask) {
-                        if (commit_table_grow(&table) < 0) goto done;
-                        slot = commit_slot(&table, h, key, size);
-                    }
-                    if (commit_key_add(&table, slot, key, size) < 0) goto done;
-                    slot->hash = h;
-                    slot->size = size;
-                    slot->used = 1;
-                    slot->kind = 0;
-                } else if (slot->kept) {
-                    continue;
-                }
+                int added;
+                int64_t k = key_store_find_or_add(&store, key, size, commit_key_hash(key, size),
+                                                  &added);
+                if (k < 0) goto done;
+                CommitSlot *slot = &((CommitSlot *)store.entries)[k];
+                if (!added && slot->kept) continue;
                 if (pass == 0) {
                     slot->kept = 1;
                     continue;
@@ -221,8 +132,7 @@ static PyObject *superseded_commits(PyObject *module, PyObject *arg) {
     }
     result = Py_NewRef(Py_True);
 done:
-    PyMem_Free(table.slots);
-    PyMem_Free(table.arena);
+    key_store_free(&store);
     if (chunks) release_commit_chunks(chunks, n);
     Py_DECREF(seq);
     return result;
