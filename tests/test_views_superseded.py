@@ -119,6 +119,20 @@ def test_the_later_commit_of_a_key_supersedes_the_one_before() -> None:
     assert dropped.tolist() == [True, False, False, False, True, False]
 
 
+def test_more_keys_than_the_first_table_holds() -> None:
+    # The engine's key table starts at 4,096 slots and grows at half full: 5,000 keys, each
+    # committed twice, grow it twice (under make sanitize too). Every first commit is
+    # superseded by its key's second, in another chunk for the odd keys.
+    keys = [_key(False, "g", "t", p) for p in range(5_000)]
+    first = pa.array(keys, pa.binary())
+    second = pa.array(keys[::2], pa.binary())
+    third = pa.array(keys[1::2], pa.binary())
+    ones = [np.ones(len(k), np.uint8) for k in (first, second, third)]
+    dropped = superseded(list(zip((first, second, third), ones, strict=True)))
+    assert dropped is not None
+    assert [d.tolist() for d in dropped] == [[True] * 5_000, [False] * 2_500, [False] * 2_500]
+
+
 def test_a_transactional_tombstones_key_keeps_its_rows() -> None:
     """Before and after the tombstone: its marker, perhaps not read yet, decides which
     commit it deletes."""
