@@ -407,6 +407,54 @@ def test_the_engine_kinds_of_any_key_bytes(rows: list[tuple[Any, ...]]) -> None:
     assert record_kinds(decoded).tolist() == _commit_rows_kinds(decoded)
 
 
+_FLAGS = ("isControl", "isTransactional", "isTombstone")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            _ANY_KEY, st.one_of(st.none(), st.binary(max_size=8)), st.booleans(), st.booleans()
+        ),
+        max_size=20,
+    ),
+    start=st.integers(0, 19),
+    null_flags=st.sets(st.sampled_from(_FLAGS)),
+    errors=st.sampled_from([None, "_error", "_decode_error"]),
+)
+def test_the_engine_kinds_of_sliced_and_null_flags(
+    rows: list[tuple[Any, ...]], start: int, null_flags: set[str], errors: str | None
+) -> None:
+    """The flags read from their columns' bitmaps: a table sliced off a byte boundary, flags
+    with nulls (read as false), rows with a read error: the engine's kinds are commit_rows'
+    reading."""
+    table = pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "isControl": pa.array([r[2] for r in rows], pa.bool_()),
+            "isTransactional": pa.array([r[3] for r in rows], pa.bool_()),
+        }
+    )
+    decoded, _ = decode_commits(table)
+    n = decoded.num_rows
+    for name in null_flags:
+        values = decoded.column(name).to_pylist()
+        # a false flag made null: the same row, as decode_commits read it
+        nulled = [None if i % 3 == 0 and not v else v for i, v in enumerate(values)]
+        decoded = decoded.set_column(
+            decoded.column_names.index(name), name, pa.array(nulled, pa.bool_())
+        )
+    if errors is not None:
+        error = pa.array([None if i % 2 else "broken" for i in range(n)], pa.string())
+        if errors in decoded.column_names:
+            decoded = decoded.set_column(decoded.column_names.index(errors), errors, error)
+        else:
+            decoded = decoded.append_column(errors, error)
+    sliced = decoded.slice(min(start, n))
+    assert record_kinds(sliced).tolist() == _commit_rows_kinds(sliced)
+
+
 @pytest.mark.parametrize(
     ("args", "error", "message"),
     [

@@ -114,25 +114,50 @@ DECODED: Final = 8
 transactional batch, without a value, read and (an offset commit) decoded without an error."""
 
 
-def _is_null(rows: pa.Table, name: str) -> npt.NDArray[np.bool_] | bool:
+def _bits(buffer: pa.Buffer, offset: int, n: int) -> npt.NDArray[np.uint8]:
+    """Bits ``offset:offset + n`` of an Arrow bitmap as bytes 0 or 1."""
+    packed = np.frombuffer(buffer, np.uint8, (offset + n + 7) // 8)
+    return np.unpackbits(packed, count=offset + n, bitorder="little")[offset:]
+
+
+def _true(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.uint8]:
+    """Where a boolean column is true (null as false), as bytes 0 or 1, read from its bitmaps:
+    no conversion of each value to numpy."""
+    array = single_array(column)
+    n = len(array)
+    if array.null_count == n:  # none, or all null (of type null too)
+        return np.zeros(n, np.uint8)
+    validity, data = array.buffers()
+    out = _bits(data, array.offset, n)
+    if array.null_count:
+        out &= _bits(validity, array.offset, n)
+    return out
+
+
+def _set(rows: pa.Table, name: str) -> npt.NDArray[np.uint8] | int:
+    """Where column ``name`` is not null (bytes 0 or 1); 0 when it is absent or all null."""
     if name not in rows.column_names or rows.column(name).null_count == rows.num_rows:
-        return True
-    return flags(rows.column(name).is_null())
+        return 0
+    array = single_array(rows.column(name))
+    if not array.null_count:
+        return 1
+    return _bits(array.buffers()[0], array.offset, len(array))
 
 
 def record_kinds(decoded: pa.Table) -> npt.NDArray[np.uint8]:
     """Each decoded ``__consumer_offsets`` row's kind (:data:`PLAIN_COMMIT`, ...), as
     :func:`~codegen.dumps.views.commit_rows.commit_rows` reads the rows, by the engine from
-    each key's record type and the row's flags (``commit_kinds.h``)."""
-    read = _is_null(decoded, "_error") & _is_null(decoded, "_decode_error")
+    each key's record type and the row's flags (``commit_kinds.h``), read from the flag
+    columns' bitmaps."""
+    failed = _set(decoded, "_error") | _set(decoded, "_decode_error")
     row_flags = (
-        flags(decoded.column("isControl")).view(np.uint8) * CONTROL
-        | flags(decoded.column("isTransactional")).view(np.uint8) * TRANSACTIONAL
-        | flags(decoded.column("isTombstone")).view(np.uint8) * TOMBSTONE
-        | np.asarray(read, np.uint8) * DECODED
+        _true(decoded.column("isControl")) * np.uint8(CONTROL)
+        | _true(decoded.column("isTransactional")) * np.uint8(TRANSACTIONAL)
+        | _true(decoded.column("isTombstone")) * np.uint8(TOMBSTONE)
+        | (np.uint8(1) - failed) * np.uint8(DECODED)
     )
     key_offsets, key_data = _binary_buffers(single_array(decoded.column("key")))
-    kinds = _engine_module().commit_kinds(key_offsets, key_data, row_flags.astype(np.uint8))
+    kinds = _engine_module().commit_kinds(key_offsets, key_data, row_flags)
     return np.frombuffer(kinds, np.uint8)
 
 
