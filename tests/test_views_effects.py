@@ -42,6 +42,22 @@ from tests.test_views_offsets import KEYS, _decoded, _key, logs, logs_with_group
 pytestmark = pytest.mark.skipif(not native_enabled(), reason="the native engine is not built")
 
 
+def _shuffled_commit_rows(
+    tmp_path: Path, steps: list[tuple[Any, ...]], seed: random.Random
+) -> pa.Table | None:  # fmt: skip
+    """The commit rows of a log partition written from ``steps``, in an order ``seed`` draws
+    (as Spark's tasks may hand them); None when the log has no commit rows."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    tables = [commit_rows(t) for t in _decoded(path, 1000)]
+    if not tables:
+        return None
+    rows = pa.concat_tables(tables)
+    order = list(range(rows.num_rows))
+    seed.shuffle(order)
+    return rows.take(pa.array(order, pa.int64()))
+
+
 def _both(decoded: list[pa.Table]) -> list[tuple[pa.Table, pa.Table]]:
     answers = []
     for backend in ("native", "pure"):
@@ -78,15 +94,9 @@ def test_commit_rows_in_any_order_equal_the_sorts(
     tmp_path: Path, steps: list[tuple[Any, ...]], seed: random.Random
 ) -> None:  # fmt: skip
     """Spark's step: the commit rows of a log partition, shuffled, to latest and deletions."""
-    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
-    write_log(path, steps)
-    tables = [commit_rows(t) for t in _decoded(path, 1000)]
-    if not tables:  # no steps
+    rows = _shuffled_commit_rows(tmp_path, steps, seed)
+    if rows is None:  # no steps
         return
-    rows = pa.concat_tables(tables)
-    order = list(range(rows.num_rows))
-    seed.shuffle(order)
-    rows = rows.take(pa.array(order, pa.int64()))
     assert commit_row_effects(rows.sort_by("recordOffset")) is not None
     ordered = in_effect(rows)
     assert latest(rows).equals(latest_in_effect(ordered))
@@ -342,15 +352,9 @@ def test_history_of_commit_rows_equals_the_sorts(
     engine's history mode and by the pure backend's sorts, row for row."""
     from codegen.dumps.views.offsets import history
 
-    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
-    write_log(path, steps)
-    tables = [commit_rows(t) for t in _decoded(path, 1000)]
-    if not tables:  # no steps
+    rows = _shuffled_commit_rows(tmp_path, steps, seed)
+    if rows is None:  # no steps
         return
-    rows = pa.concat_tables(tables)
-    order = list(range(rows.num_rows))
-    seed.shuffle(order)
-    rows = rows.take(pa.array(order, pa.int64()))
     assert commit_row_history(rows.sort_by("recordOffset")) is not None
     answers = []
     for backend in ("native", "pure"):
