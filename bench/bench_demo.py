@@ -23,31 +23,9 @@ import threading
 import time
 from pathlib import Path
 
+from timing import TreeCpu
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _tree_cpu(root: int, seen: dict[int, float]) -> None:
-    """Record in ``seen`` the CPU seconds so far of ``root`` and of every process below it
-    (each its own, not its children's: a process that ends keeps its last reading, so one
-    that lives less than a polling interval is missed)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, list[int]] = {}
-    used: dict[int, float] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents.setdefault(int(fields[1]), []).append(int(entry))
-        used[int(entry)] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        if pid in used:
-            seen[pid] = max(seen.get(pid, 0.0), used[pid])
-        todo.extend(parents.get(pid, []))
 
 
 _PHASE = re.compile(r"^\[\d\d:\d\d:\d\d\] (.*)$")
@@ -67,7 +45,7 @@ def run_once(demo_args: list[str]) -> tuple[float, float, int, list[tuple[str, f
             text=True,
             start_new_session=True,
         )
-        seen: dict[int, float] = {}
+        tree = TreeCpu(proc.pid, interval=0.2)
         marks: list[tuple[str, float, float]] = []
         lines: queue.Queue[str | None] = queue.Queue()
 
@@ -80,7 +58,6 @@ def run_once(demo_args: list[str]) -> tuple[float, float, int, list[tuple[str, f
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         while True:
-            _tree_cpu(proc.pid, seen)
             try:
                 line = lines.get(timeout=0.2)
             except queue.Empty:
@@ -89,9 +66,10 @@ def run_once(demo_args: list[str]) -> tuple[float, float, int, list[tuple[str, f
                 break
             m = _PHASE.match(line)
             if m:
-                marks.append((m[1][:60], time.perf_counter() - started, sum(seen.values())))
+                marks.append((m[1][:60], time.perf_counter() - started, sum(tree.seconds())))
         proc.wait()
-        wall, cpu = time.perf_counter() - started, sum(seen.values())
+        tree.stop()
+        wall, cpu = time.perf_counter() - started, sum(tree.seconds())
         phases = [
             (name, end_wall - wall0, end_cpu - cpu0)
             for (name, wall0, cpu0), (_, end_wall, end_cpu) in zip(

@@ -25,10 +25,9 @@ def best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
     return min(walls), min(cpus)
 
 
-def process_cpu(jvm_pid: int) -> tuple[float, float]:
-    """CPU seconds used so far by the driver JVM and by its descendants (the Python workers)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    procs: dict[int, tuple[int, int]] = {}
+def process_table() -> dict[int, tuple[int, int, int]]:
+    """Every process now: pid -> (parent pid, start time, user + system ticks of its own)."""
+    procs: dict[int, tuple[int, int, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -36,14 +35,8 @@ def process_cpu(jvm_pid: int) -> tuple[float, float]:
             fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        # parent pid; utime + stime + cutime + cstime
-        procs[int(entry)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
-    workers, todo = 0, [c for c, (parent, _) in procs.items() if parent == jvm_pid]
-    while todo:
-        pid = todo.pop()
-        workers += procs[pid][1]
-        todo += [c for c, (parent, _) in procs.items() if parent == pid]
-    return procs.get(jvm_pid, (0, 0))[1] / tick, workers / tick
+        procs[int(entry)] = (int(fields[1]), int(fields[19]), int(fields[11]) + int(fields[12]))
+    return procs
 
 
 def timed(
@@ -57,14 +50,18 @@ def timed(
             job()
     times: dict[str, list[float]] = {name: [] for name in jobs}
     cpu: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
-    for _ in range(runs):
-        for name, job in jobs.items():
-            jvm0, py0 = process_cpu(jvm_pid)
-            t = time.perf_counter()
-            job()
-            times[name].append(time.perf_counter() - t)
-            jvm1, py1 = process_cpu(jvm_pid)
-            cpu[name].append((jvm1 - jvm0, py1 - py0))
+    tree = TreeCpu(jvm_pid)
+    try:
+        for _ in range(runs):
+            for name, job in jobs.items():
+                jvm0, py0 = tree.seconds()
+                t = time.perf_counter()
+                job()
+                times[name].append(time.perf_counter() - t)
+                jvm1, py1 = tree.seconds()
+                cpu[name].append((jvm1 - jvm0, py1 - py0))
+    finally:
+        tree.stop()
     return {
         name: {
             "median_s": statistics.median(times[name]),
@@ -98,15 +95,7 @@ class TreeCpu:
 
     def _read(self) -> None:
         started = time.thread_time()
-        procs: dict[int, tuple[int, int, int]] = {}  # pid -> parent, start, user + system
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            procs[int(entry)] = (int(fields[1]), int(fields[19]), int(fields[11]) + int(fields[12]))
+        procs = process_table()
         tree, todo = [], [self.jvm_pid]
         while todo:
             pid = todo.pop()
