@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.dumps.views.commit_rows import commit_rows, offset_commits
+from codegen.dumps.views.commit_rows import _either, commit_numbers, commit_rows, offset_commits
 from codegen.dumps.views.commits import decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compaction import end_markers, flags
@@ -476,3 +476,54 @@ def test_bad_kinds_arguments_are_typed_errors(
 
     with pytest.raises(error, match=message):
         _records.commit_kinds(*args)
+
+
+_NUMBER = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))
+_EPOCH = st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1))
+_MEMBER = st.one_of(
+    st.none(),
+    st.fixed_dictionaries({"offset": _NUMBER, "leaderEpoch": _EPOCH, "commitTimestamp": _NUMBER}),
+)
+_LEGACY = st.one_of(
+    st.none(), st.fixed_dictionaries({"offset": _NUMBER, "commitTimestamp": _NUMBER})
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.one_of(st.none(), st.fixed_dictionaries({"current": _MEMBER, "legacy": _LEGACY})),
+        max_size=40,
+    ),
+    start=st.integers(0, 20),
+    only=st.sampled_from([None, "current", "legacy"]),
+)
+def test_numbers_read_from_buffers_are_the_kernels(
+    rows: list[dict[str, Any] | None], start: int, only: str | None
+) -> None:
+    """commit_numbers reads the value struct's buffers: on structs sliced off a byte boundary,
+    with nulls at every level (value, member, field), a member missing, or both set (the
+    first wins), it gives what the kernels (_either, fill_null) give."""
+    current = pa.struct(
+        [("offset", pa.int64()), ("leaderEpoch", pa.int32()), ("commitTimestamp", pa.int64())]
+    )
+    legacy = pa.struct([("offset", pa.int64()), ("commitTimestamp", pa.int64())])
+    fields = [("OffsetCommitValue", current), ("LegacyOffsetCommitValue", legacy)]
+    if only is not None:
+        fields = [fields[0] if only == "current" else fields[1]]
+    names = {"OffsetCommitValue": "current", "LegacyOffsetCommitValue": "legacy"}
+    values = [None if r is None else {name: r[names[name]] for name, _ in fields} for r in rows]
+    value = pa.array(values, pa.struct(fields))
+    decoded = pa.table({"decodedValue": value}).slice(min(start, len(rows)))
+    got = commit_numbers(decoded)
+    array = decoded.column("decodedValue").combine_chunks()
+    members = ("OffsetCommitValue", "LegacyOffsetCommitValue")
+    readings = [
+        ("offset", pa.int64(), 0),
+        ("commitTimestamp", pa.int64(), 0),
+        ("leaderEpoch", pa.int32(), -1),
+    ]
+    for column, (field, typ, null) in zip(got, readings, strict=True):
+        want = _either(array, members, field, typ).fill_null(pa.scalar(null, typ))
+        assert column.dtype == np.int64
+        assert column.tolist() == want.to_pylist()

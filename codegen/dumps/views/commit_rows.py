@@ -13,7 +13,7 @@ later one of the same key supersedes (:mod:`codegen.dumps.views.superseded`), fo
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -35,11 +35,13 @@ __all__ = [
     "COMMIT_ROW_SCHEMA",
     "LOG_COMMIT_KEY",
     "OFFSET_SCHEMA",
+    "bitmap_bits",
     "commit_keys",
     "commit_numbers",
     "commit_rows",
     "commit_rows_by_log",
     "commit_rows_left",
+    "either_int64",
     "offset_commits",
     "single_array",
 ]
@@ -151,18 +153,73 @@ def commit_numbers(
     decoded: pa.Table,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Each decoded row's committed ``offset``, ``commitTimestamp`` and ``leaderEpoch`` (-1 for a
-    legacy value), as :func:`commit_rows` reads them; 0 where a row has no value."""
+    legacy value), as :func:`commit_rows` reads them; 0 where a row has no value. Read from the
+    value struct's buffers (:func:`either_int64`): no Arrow kernel per field."""
     value = single_array(decoded.column("decodedValue"))
-
-    def number(field: str, typ: pa.DataType, null: int) -> npt.NDArray[np.int64]:
-        out = _either(value, _VALUE_MEMBERS, field, typ).fill_null(pa.scalar(null, typ))
-        return np.asarray(out.to_numpy(), np.int64)
-
     return (
-        number("offset", pa.int64(), 0),
-        number("commitTimestamp", pa.int64(), 0),
-        number("leaderEpoch", pa.int32(), -1),
+        either_int64(value, _VALUE_MEMBERS, "offset", 0),
+        either_int64(value, _VALUE_MEMBERS, "commitTimestamp", 0),
+        either_int64(value, _VALUE_MEMBERS, "leaderEpoch", -1),
     )
+
+
+_INTEGERS: Final[dict[pa.DataType, np.dtype[np.signedinteger[Any]]]] = {
+    pa.int64(): np.dtype(np.int64),
+    pa.int32(): np.dtype(np.int32),
+}
+
+
+def bitmap_bits(buffer: pa.Buffer, offset: int, n: int) -> npt.NDArray[np.uint8]:
+    """Bits ``offset:offset + n`` of an Arrow bitmap as bytes 0 or 1."""
+    packed = np.frombuffer(buffer, np.uint8, (offset + n + 7) // 8)
+    return np.unpackbits(packed, count=offset + n, bitorder="little")[offset:]
+
+
+def _valid(array: pa.Array) -> npt.NDArray[np.uint8] | None:
+    """Where ``array`` is valid (bytes 0 or 1); None when it has no null."""
+    if not array.null_count:
+        return None
+    return bitmap_bits(array.buffers()[0], array.offset, len(array))
+
+
+def either_int64(
+    union: pa.StructArray, members: tuple[str, str], field: str, null: int
+) -> npt.NDArray[np.int64]:
+    """``_either(union, members, field, typ).fill_null(null)`` as int64 (``typ`` the field's
+    integer type), read from the buffers: the field's values where the struct, the member and
+    the field are valid (the first member wins), ``null`` elsewhere."""
+    n = len(union)
+    out = np.full(n, null, np.int64)
+    outer = _valid(union)
+    for member in reversed(members):  # the first member written last: it wins
+        i = union.type.get_field_index(member)
+        if i < 0:
+            continue
+        part = union.field(i)  # sliced as the union is
+        if part.null_count == n:
+            continue
+        j = part.type.get_field_index(field)
+        if j < 0:
+            continue
+        column = part.field(j)
+        dtype = _INTEGERS.get(column.type)
+        if dtype is None:  # not a plain integer: the kernels' way
+            return np.asarray(
+                _either(union, members, field, column.type)
+                .fill_null(pa.scalar(null, column.type))
+                .to_numpy(),
+                np.int64,
+            )
+        values = np.frombuffer(column.buffers()[1], dtype, n, column.offset * dtype.itemsize)
+        valid = None
+        for v in (outer, _valid(part), _valid(column)):
+            if v is not None:
+                valid = v if valid is None else valid & v
+        if valid is None:
+            out[:] = values
+        else:
+            np.copyto(out, values, where=valid.view(np.bool_))
+    return out
 
 
 def offset_commits(

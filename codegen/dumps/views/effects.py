@@ -38,6 +38,7 @@ import pyarrow as pa
 from codegen.columnar.package import SHIPPED
 from codegen.dumps.views.commit_rows import (
     COMMIT_ROW_SCHEMA,
+    bitmap_bits,
     commit_keys,
     commit_numbers,
     commit_rows,
@@ -114,12 +115,6 @@ DECODED: Final = 8
 transactional batch, without a value, read and (an offset commit) decoded without an error."""
 
 
-def _bits(buffer: pa.Buffer, offset: int, n: int) -> npt.NDArray[np.uint8]:
-    """Bits ``offset:offset + n`` of an Arrow bitmap as bytes 0 or 1."""
-    packed = np.frombuffer(buffer, np.uint8, (offset + n + 7) // 8)
-    return np.unpackbits(packed, count=offset + n, bitorder="little")[offset:]
-
-
 def _true(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.uint8]:
     """Where a boolean column is true (null as false), as bytes 0 or 1, read from its bitmaps:
     no conversion of each value to numpy."""
@@ -128,9 +123,9 @@ def _true(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.uint8]:
     if array.null_count == n:  # none, or all null (of type null too)
         return np.zeros(n, np.uint8)
     validity, data = array.buffers()
-    out = _bits(data, array.offset, n)
+    out = bitmap_bits(data, array.offset, n)
     if array.null_count:
-        out &= _bits(validity, array.offset, n)
+        out &= bitmap_bits(validity, array.offset, n)
     return out
 
 
@@ -141,7 +136,7 @@ def _set(rows: pa.Table, name: str) -> npt.NDArray[np.uint8] | int:
     array = single_array(rows.column(name))
     if not array.null_count:
         return 1
-    return _bits(array.buffers()[0], array.offset, len(array))
+    return bitmap_bits(array.buffers()[0], array.offset, len(array))
 
 
 def record_kinds(decoded: pa.Table) -> npt.NDArray[np.uint8]:
@@ -162,7 +157,14 @@ def record_kinds(decoded: pa.Table) -> npt.NDArray[np.uint8]:
 
 
 def _int64(column: pa.ChunkedArray | pa.Array, null: int) -> npt.NDArray[np.int64]:
-    return np.ascontiguousarray(column.fill_null(null).to_numpy(), np.int64)
+    """An int64 (or 64-bit timestamp) column as int64 numbers, ``null`` where null: its buffer
+    as it is when it has no null."""
+    array = single_array(column)
+    if not len(array):
+        return np.zeros(0, np.int64)
+    if not array.null_count and (array.type == pa.int64() or pa.types.is_timestamp(array.type)):
+        return np.frombuffer(array.buffers()[1], np.int64, len(array), array.offset * 8)
+    return np.ascontiguousarray(array.cast(pa.int64()).fill_null(null).to_numpy(), np.int64)
 
 
 def _binary_buffers(column: pa.Array) -> tuple[npt.NDArray[np.int32], Any]:
@@ -256,7 +258,7 @@ def _add_records(
         kinds,
         _int64(decoded.column("producerId"), -1),
         _int64(decoded.column("offset"), -1),
-        _int64(decoded.column("timestamp").cast(pa.int64()), 0),
+        _int64(decoded.column("timestamp"), 0),
         *values,
     )
     return kinds
