@@ -160,7 +160,8 @@ def groups_command(
     else:  # a group at a time: a large report is never one string
         out = LineOutput(output)
         text = (json_line(r.to_json()) if fmt == "jsonl" else _group_block(r) for r in reports)
-        out.write_lines(t.encode() for t in text)
+        with gc_paused():  # the reports and their lines' parts: many objects, no cycles
+            out.write_lines(t.encode() for t in text)
         out.close()
 
 

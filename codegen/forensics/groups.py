@@ -54,9 +54,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
-from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder, coordinator_decoder
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
@@ -68,6 +72,7 @@ from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
+from codegen.gc_pause import gc_paused
 
 __all__ = [
     "AsOf",
@@ -146,6 +151,27 @@ def _group_id(rec: DecodedRecord) -> str | None:
     return str(gid) if gid is not None else None
 
 
+def _strings(column: pa.ChunkedArray) -> list[str]:
+    """A string column's values, one str object per distinct value (deletions repeat their
+    groups and topics)."""
+    encoded = column.combine_chunks().dictionary_encode(null_encoding="encode")
+    names = encoded.dictionary.to_pylist()
+    return [names[i] for i in encoded.indices.to_numpy(zero_copy_only=False).tolist()]
+
+
+def _offsets(events: list[GroupEvent]) -> npt.NDArray[np.int64]:
+    return np.fromiter((e.offset for e in events), np.int64, len(events))
+
+
+def _ascending(values: npt.NDArray[np.int64]) -> bool:
+    return bool((values[1:] >= values[:-1]).all())
+
+
+def _by_offset(events: list[GroupEvent], offsets: npt.NDArray[np.int64]) -> list[GroupEvent]:
+    """``events`` by ``offsets`` (their offsets), ties in the order given."""
+    return [events[i] for i in np.argsort(offsets, kind="stable").tolist()]
+
+
 class GroupsView(CompactedView):
     """The compacted view of one partition, also recording each group's timeline."""
 
@@ -173,20 +199,15 @@ class GroupsView(CompactedView):
         .read_compacted`)."""
         super().take_offsets(offsets)
         table = offsets.deleted()
-        names: dict[str, str] = {}  # one string per name: deletions repeat groups and topics
-        groups = [names.setdefault(g, g) for g in table.column("group").to_pylist()]
-        topics = [names.setdefault(t, t) for t in table.column("topic").to_pylist()]
+        if not table.num_rows:
+            return
+        groups, topics = _strings(table.column("group")), _strings(table.column("topic"))
+        at = table.column("recordOffset").to_numpy()
+        kind = "offset-deleted"
         deleted = [
-            GroupEvent(
-                self.partition,
-                offset,
-                timestamp,
-                group,
-                "offset-deleted",
-                {"topic": topic, "partition": partition},
-            )
-            for offset, timestamp, group, topic, partition in zip(
-                table.column("recordOffset").to_pylist(),
+            GroupEvent(self.partition, offset, timestamp, group, kind, {"topic": t, "partition": p})
+            for offset, timestamp, group, t, p in zip(
+                at.tolist(),
                 table.column("timestamp").to_pylist(),
                 groups,
                 topics,
@@ -194,8 +215,11 @@ class GroupsView(CompactedView):
                 strict=True,
             )
         ]
-        if deleted:
-            self.events = sorted(self.events + deleted, key=lambda e: e.offset)
+        if not self.events:
+            self.events = deleted if _ascending(at) else _by_offset(deleted, at)
+            return
+        events = self.events + deleted
+        self.events = _by_offset(events, np.concatenate([_offsets(self.events), at]))
 
     def _event(self, rec: DecodedRecord, group: str, kind: str, **detail: Any) -> None:
         self.events.append(
@@ -464,24 +488,35 @@ def group_views(
     folders, segment files, globs: :mod:`codegen.forensics.inputs`) up to ``as_of``."""
     views: list[GroupsView] = []
     decoder = coordinator_decoder(CONSUMER_OFFSETS)
-    for partition, files in dump_partitions(path):
-        view = GroupsView(partition, as_of)
-        offsets = CommittedOffsets()
-        for f in files:
-            for chunk in read_compacted(
-                f,
-                view,
-                offsets,
-                decoder,
-                max_batch_size=DEFAULT_MAX_DECOMPRESSED_SIZE,
-                max_batch_records=DEFAULT_MAX_BATCH_RECORDS,
-                up_to=as_of,
-            ):
-                if errors is not None:
-                    errors.extend(chunk.segment_errors)
-        view.take_offsets(offsets)
-        views.append(view)
+    with gc_paused():  # the views' records, states and events: many objects, no cycles
+        for partition, files in dump_partitions(path):
+            views.append(_group_view(partition, files, decoder, as_of, errors))
     return views
+
+
+def _group_view(
+    partition: int,
+    files: list[StoragePath],
+    decoder: CoordinatorDecoder,
+    as_of: AsOf | None,
+    errors: list[SegmentError] | None,
+) -> GroupsView:
+    view = GroupsView(partition, as_of)
+    offsets = CommittedOffsets()
+    for f in files:
+        for chunk in read_compacted(
+            f,
+            view,
+            offsets,
+            decoder,
+            max_batch_size=DEFAULT_MAX_DECOMPRESSED_SIZE,
+            max_batch_records=DEFAULT_MAX_BATCH_RECORDS,
+            up_to=as_of,
+        ):
+            if errors is not None:
+                errors.extend(chunk.segment_errors)
+    view.take_offsets(offsets)
+    return view
 
 
 def group_reports(
