@@ -96,6 +96,8 @@ def window_statuses(
       move over the window, else WARN;
     - else OK.
     """
+    if not known.any():  # no lag known anywhere (no log end history): no status, rule 1
+        return [(None, _NO_LOG_END)] * len(starts)
     sizes = stops - starts
     rows = row_ranges(starts, stops)
     if len(rows) < len(offset):  # the windows' rows only, one after another

@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -320,29 +321,38 @@ def partition_lags(
     )
     newest_offsets = kc.offset[stops - 1].tolist()
     bounds = kc.bounds.tolist()
-    out: list[PartitionLag] = []
-    for k, key in enumerate(kc.keys):
-        end, end_now = ends[k], ends_now[k]
-        status, reason = statuses[k]
-        if end is not None and not end.history:
-            reason = (
-                "log end only from a replication-offset-checkpoint (the segments are not "
-                "here): lag now is known, its history and the status are not"
-            )
-        out.append(
-            PartitionLag(
-                *key,
-                CommitColumns(*columns, known, bounds[k], bounds[k + 1]),
-                kc.deleted_at[k],
-                kc.live[k],
-                end_now,
-                None if end is None else f"{end.source}: {end.where}",
-                None if end_now is None else max(end_now - newest_offsets[k], 0),
-                status,
-                reason,
-            )
+    # each list made at once, the objects by map: no Python loop per key
+    sources = [None if e is None else f"{e.source}: {e.where}" for e in ends]
+    lags_now = [
+        None if e is None else max(e - n, 0) for e, n in zip(ends_now, newest_offsets, strict=True)
+    ]
+    reasons = [
+        _CHECKPOINT_ONLY if e is not None and not e.history else reason
+        for e, (_, reason) in zip(ends, statuses, strict=True)
+    ]
+    groups, topics, partitions = zip(*kc.keys, strict=True)
+    return list(
+        map(
+            PartitionLag,
+            groups,
+            topics,
+            partitions,
+            map(partial(CommitColumns, *columns, known), bounds[:-1], bounds[1:]),
+            kc.deleted_at,
+            kc.live,
+            ends_now,
+            sources,
+            lags_now,
+            [status for status, _ in statuses],
+            reasons,
         )
-    return out
+    )
+
+
+_CHECKPOINT_ONLY: Final = (
+    "log end only from a replication-offset-checkpoint (the segments are not here): lag now "
+    "is known, its history and the status are not"
+)
 
 
 def _selected(kc: KeyedCommits, group: str | None) -> KeyedCommits:
