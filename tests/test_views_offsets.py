@@ -411,3 +411,32 @@ def test_offset_lines_are_compact_json_of_each_row(rows: list[tuple[Any, ...]], 
     table = pa.concat_tables([table.slice(0, split), table.slice(split)])
     expected = b"".join(compact_json({"view": "offset", **r}) + b"\n" for r in table.to_pylist())
     assert offset_lines(table) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.booleans()), max_size=40),
+    start=st.integers(0, 40),
+    split=st.integers(0, 40),
+)
+def test_flags_read_from_bitmaps_are_the_values_with_null_as_false(
+    values: list[bool | None], start: int, split: int
+) -> None:
+    """flags reads a boolean column's bitmaps: arrays sliced off a byte boundary, nulls,
+    chunked columns of any split, no chunk at all."""
+    from codegen.dumps.views.compaction import flags
+
+    array = pa.array(values, pa.bool_())
+    start = min(start, len(values))
+    split = min(split, len(values))
+    expected = [bool(v) for v in values]
+    for column, wanted in [
+        (array, expected),
+        (array.slice(start), expected[start:]),
+        (pa.chunked_array([array.slice(0, split), array.slice(split)], pa.bool_()), expected),
+        (pa.chunked_array([], pa.bool_()), []),
+        (pa.nulls(len(values)), [False] * len(values)),
+    ]:
+        got = flags(column)
+        assert got.dtype == np.bool_
+        assert got.tolist() == wanted

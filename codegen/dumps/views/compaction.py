@@ -22,6 +22,7 @@ __all__ = [
     "NO_MARKER",
     "ReducedChunks",
     "apply_offsets",
+    "bits",
     "end_markers",
     "first_after",
     "flags",
@@ -40,8 +41,28 @@ NO_MARKER: Final = -1
 
 
 def flags(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.bool_]:
-    """A boolean column as numpy, null as False."""
-    return np.asarray(column.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
+    """A boolean column as numpy, null as False, read from its bitmaps (a conversion of each
+    value costs several times more)."""
+    if isinstance(column, pa.ChunkedArray):
+        if column.num_chunks == 1:
+            return flags(column.chunk(0))
+        return np.concatenate([flags(c) for c in column.chunks] or [np.zeros(0, np.bool_)])
+    n = len(column)
+    if column.null_count == n:  # none, or all null (of type null too)
+        return np.zeros(n, np.bool_)
+    if column.type != pa.bool_():
+        return np.asarray(column.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
+    validity, data = column.buffers()
+    out = bits(data, column.offset, n)
+    if column.null_count:
+        out &= bits(validity, column.offset, n)
+    return out.view(np.bool_)
+
+
+def bits(buffer: pa.Buffer, offset: int, n: int) -> npt.NDArray[np.uint8]:
+    """Bits ``offset:offset + n`` of an Arrow bitmap as bytes 0 or 1."""
+    packed = np.frombuffer(buffer, np.uint8, (offset + n + 7) // 8)
+    return np.unpackbits(packed, count=offset + n, bitorder="little")[offset:]
 
 
 def end_markers(

@@ -111,11 +111,11 @@ def _chunk(
     decoder: CoordinatorDecoder,
 ) -> FileChunk:
     n = rb.num_rows
-    readable = np.asarray(rb.column("_error").is_null().to_numpy(zero_copy_only=False), np.bool_)
-    control = np.asarray(rb.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))
+    readable = flags(rb.column("_error").is_null())
+    control = flags(rb.column("isControl"))
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
     chunk = FileChunk(
-        batches=_distinct_count(positions[readable]),
+        batches=_distinct_count(positions if readable.all() else positions[readable]),
         records=int(readable.sum()),
         position=int(positions.max()) if n else 0,
     )
@@ -129,8 +129,7 @@ def _chunk(
         applied = commit & ~failed
     else:  # the engine's kinds: the offset commits that decoded
         applied = (kinds >= PLAIN_COMMIT) & (kinds <= TRANSACTIONAL_TOMBSTONE)
-    newer = table.column("isNewerVersion").fill_null(False).to_numpy(zero_copy_only=False)
-    chunk.newer = int((np.asarray(newer) & applied).sum())
+    chunk.newer = int(np.count_nonzero(flags(table.column("isNewerVersion")) & applied))
     # Everything else, record by record (few records), and the offset commits that did not
     # decode (counted, nothing to apply), in file order.
     others = np.nonzero(readable & ~applied)[0]
@@ -147,7 +146,7 @@ def _chunk(
         "key": rb.column("key").take(taken).to_pylist(),
         "value": rb.column("value").take(taken).to_pylist(),
         "producerId": rb.column("producerId").take(taken).to_pylist(),
-        "isTransactional": rb.column("isTransactional").fill_null(False).take(taken).to_pylist(),
+        "isTransactional": flags(rb.column("isTransactional"))[others].tolist(),
         "isControl": control[others].tolist(),
         "batchPosition": positions[others].tolist(),
     }
@@ -191,13 +190,34 @@ def _idle_markers(
     if waiting:
         marker &= ~np.isin(producers, list(waiting))
     at = rows[marker]
-    keys, values = Rows(rb.column("key")), Rows(rb.column("value"))
-    key_version = keys.data[keys.starts[at]]  # kinds 5 and 6 have keys of 4 bytes or more
-    sized = values.valid[at] & (values.ends[at] - values.starts[at] >= 6)
+    key_starts, _, _, key_data = _binary_rows(rb.column("key"), at)
+    key_version = key_data[key_starts]  # kinds 5 and 6 have keys of 4 bytes or more
+    value_starts, value_sizes, valid, value_data = _binary_rows(rb.column("value"), at)
+    sized = valid & (value_sizes >= 6)
     value_version = np.zeros(len(at), np.uint8)
-    value_version[sized] = values.data[values.starts[at][sized]]
+    value_version[sized] = value_data[value_starts[sized]]
     marker[marker] = (key_version < 0x80) & sized & (value_version < 0x80)
     return marker
+
+
+def _binary_rows(
+    column: pa.Array | pa.ChunkedArray, at: npt.NDArray[np.intp]
+) -> tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.uint8]
+]:
+    """Where rows ``at`` of a binary column start in its data, their sizes, whether they are
+    set, and the data: read at those rows only (the engine's columns are one binary array)."""
+    offsets = None
+    if isinstance(column, pa.Array) and column.type == pa.binary():
+        _, offsets, data = column.buffers()
+    if offsets is None:
+        rows = Rows(column)
+        return rows.starts[at], rows.ends[at] - rows.starts[at], rows.valid[at], rows.data
+    ends = np.frombuffer(offsets, np.int32, len(column) + 1, column.offset * 4)
+    starts = ends[at].astype(np.int64)
+    valid = flags(column.is_valid())[at] if column.null_count else np.ones(len(at), np.bool_)
+    payload = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
+    return starts, ends[at + 1] - starts, valid, payload
 
 
 def _distinct_count(values: np.ndarray) -> int:
