@@ -52,7 +52,7 @@ import datetime as _dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -126,8 +126,8 @@ class GroupEvent:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Shape:
+class _Shape(NamedTuple):  # a tuple: made twice per group record, where a frozen dataclass's
+    # init costs several times more
     type: str
     generation: int | None
     epoch: int | None

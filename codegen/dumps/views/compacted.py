@@ -94,10 +94,21 @@ class GroupState:
 
 def _kind_of(name: str) -> tuple[str, str] | None:
     """('consumer'|'share'|'streams', rest of the record name) for group sub-records."""
+    try:
+        return _KINDS[name]
+    except KeyError:
+        pass
+    found = None
     for prefix, kind in _GROUP_KINDS.items():
         if name.startswith(prefix):
-            return kind, name[len(prefix) :]
-    return None
+            found = kind, name[len(prefix) :]
+            break
+    _KINDS[name] = found
+    return found
+
+
+_KINDS: dict[str, tuple[str, str] | None] = {}
+""":func:`_kind_of` of the record names met (a few dozen)."""
 
 
 def _topic_partitions(items: Iterable[Any]) -> dict[str, list[int]]:
@@ -284,10 +295,11 @@ class CompactedView:
     def _derived_state(g: GroupState) -> str:
         if not g.members:
             return "Empty"
-        if g.epoch is not None and any(
-            m.member_epoch is not None and m.member_epoch < g.epoch for m in g.members.values()
-        ):
-            return "Reconciling"
+        epoch = g.epoch
+        if epoch is not None:
+            for m in g.members.values():
+                if m.member_epoch is not None and m.member_epoch < epoch:
+                    return "Reconciling"
         return "Stable"
 
     def _classic(self, rec: DecodedRecord, group: str, value: Any) -> None:
