@@ -266,6 +266,42 @@ def test_lag_lines_are_the_groups_json(folder: str, log_folder: Path) -> None:
     assert list(lag_json_lines([alone])) == [orjson.dumps(alone.to_json())]
 
 
+def test_lines_in_parts_are_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines given in parts (lag's jsonl) reach a file as the joined lines, after what was
+    written through the buffer, when os.writev writes only a few bytes a call and when there
+    are more parts than one call gathers; an in-memory stream gets them joined."""
+    import io
+    import os
+    import sys
+
+    from codegen.forensics import output
+
+    lines = [[b"{", b"a" * 10, b"", b"}"], [bytes([i % 256]) for i in range(3000)], [b""]]
+    joined = b"".join(b"".join(parts) + b"\n" for parts in lines)
+    real_writev = os.writev
+    calls: list[int] = []
+
+    def short_writev(fd: int, parts: list[bytes]) -> int:
+        calls.append(len(parts))
+        return real_writev(fd, [b"".join(parts)[:7]])
+
+    for writev in (real_writev, short_writev):
+        monkeypatch.setattr(os, "writev", writev)
+        out = output.LineOutput(tmp_path / "out.jsonl")
+        out.write_lines([b"first"])
+        out.write_parted_lines([list(parts) for parts in lines])
+        out.close()
+        assert (tmp_path / "out.jsonl").read_bytes() == b"first\n" + joined
+        assert out.lines == 1 + len(lines)
+    assert max(calls) == 1024
+    memory = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(memory))
+    out = output.LineOutput(None)
+    out.write_parted_lines([list(parts) for parts in lines])
+    out.close()
+    assert memory.getvalue() == joined
+
+
 def test_now_skips_a_broken_newest_batch(tmp_path: Path) -> None:
     """*now* is the newest time of the whole batches: the headers walked without checksums,
     the newest batches checked, and one whose records are broken left for the next newest;

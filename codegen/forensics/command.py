@@ -17,7 +17,7 @@ from codegen.forensics.lag import (
     lag_chunks,
     lag_reports,
 )
-from codegen.forensics.lag_json import commits_json, group_line
+from codegen.forensics.lag_json import commits_json, group_parts
 from codegen.forensics.output import (
     OUTPUT_OPTION,
     LineOutput,
@@ -326,7 +326,7 @@ def lag_command(
             chunks = [_chunks_of(chunks, groups)]
         for chunk in chunks:
             if fmt == "jsonl":
-                out.write_lines(lag_json_lines(chunk))
+                out.write_parted_lines(_lag_json_parts(chunk))
             elif chunk:
                 out.write_lines([render_lag_table(chunk).encode()])
         if not out.lines:
@@ -351,7 +351,14 @@ def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
     """One compact JSON line per group (UTF-8, no newline), as :func:`jsonl` writes
     ``GroupLag.to_json()``; the commits are encoded from their columns, a few hundred
     thousand at a time (:func:`codegen.forensics.lag_json.commits_json`), and each line joined
-    from its parts (:func:`codegen.forensics.lag_json.group_line`)."""
+    from its parts (:func:`codegen.forensics.lag_json.group_parts`)."""
+    for parts in _lag_json_parts(reports):
+        yield b"".join(parts)
+
+
+def _lag_json_parts(reports: list[GroupLag]) -> Iterator[list[bytes]]:
+    """:func:`lag_json_lines`' lines, each in its parts (:meth:`LineOutput.write_parted_lines`
+    writes them without joining)."""
     batch: list[GroupLag] = []
     size = 0
     for n, g in enumerate(reports):
@@ -364,13 +371,13 @@ def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
             batch, size = [], 0
 
 
-def _group_lines(groups: list[GroupLag]) -> list[bytes]:
+def _group_lines(groups: list[GroupLag]) -> list[list[bytes]]:
     arrays = iter(commits_json([p for g in groups for p in g.partitions]))
-    lines: list[bytes] = []
+    lines: list[list[bytes]] = []
     for g in groups:
         texts = [next(arrays) for _ in g.partitions]
         try:
-            lines.append(group_line(g, texts))
+            lines.append(group_parts(g, texts))
         except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
-            lines.append(json_line(g.to_json()).encode())
+            lines.append([json_line(g.to_json()).encode()])
     return lines

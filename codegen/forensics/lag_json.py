@@ -14,7 +14,7 @@ from codegen.dumps.json_text import native_printer
 from codegen.forensics.commits import COMMIT_FIELDS, CommitColumns
 from codegen.forensics.lag import GroupLag, PartitionLag
 
-__all__ = ["commits_json", "group_line"]
+__all__ = ["commits_json", "group_line", "group_parts"]
 
 
 def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
@@ -61,9 +61,15 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
 
 def group_line(group: GroupLag, commits: Sequence[bytes]) -> bytes:
     """``orjson.dumps(group.to_json(commits))`` with ``commits`` (each partition's commits'
-    JSON array text, :func:`commits_json`) as they are, joined once: orjson writes only the
-    small objects around them (given whole groups, it grew and copied its buffer as it took
-    the texts: 0.23 G of lag's 7.3 G instructions at 1 M records). TypeError where orjson
+    JSON array text, :func:`commits_json`) as they are: :func:`group_parts` joined."""
+    return b"".join(group_parts(group, commits))
+
+
+def group_parts(group: GroupLag, commits: Sequence[bytes]) -> list[bytes]:
+    """The text of :func:`group_line` in parts, ``commits`` among them as they are: orjson
+    writes only the small objects around them (given whole groups, it grew and copied its
+    buffer as it took the texts: 0.23 G of lag's 7.3 G instructions at 1 M records), and a
+    writer given the parts copies the texts no more (``os.writev``). TypeError where orjson
     refuses a value."""
     parts = [orjson.dumps({"group": group.group, "status": group.status, "now": group.now})]
     parts[0] = parts[0][:-1]
@@ -78,7 +84,7 @@ def group_line(group: GroupLag, commits: Sequence[bytes]) -> bytes:
             orjson.dumps([s.to_json() for s in group.share_partitions]),
         )
     parts.append(b"}")
-    return b"".join(parts)
+    return parts
 
 
 _COMMIT_PREFIXES: Final = tuple(
