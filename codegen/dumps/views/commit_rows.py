@@ -20,7 +20,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codegen.dumps.views.compaction import end_markers, flags, key_groups, millis
+from codegen.dumps.views.compaction import bits, end_markers, flags, key_groups, millis
 from codegen.dumps.views.superseded import (
     NOT_PLAIN,
     PLAIN_COMMIT,
@@ -35,7 +35,6 @@ __all__ = [
     "COMMIT_ROW_SCHEMA",
     "LOG_COMMIT_KEY",
     "OFFSET_SCHEMA",
-    "bitmap_bits",
     "commit_keys",
     "commit_numbers",
     "commit_rows",
@@ -169,17 +168,11 @@ _INTEGERS: Final[dict[pa.DataType, np.dtype[np.signedinteger[Any]]]] = {
 }
 
 
-def bitmap_bits(buffer: pa.Buffer, offset: int, n: int) -> npt.NDArray[np.uint8]:
-    """Bits ``offset:offset + n`` of an Arrow bitmap as bytes 0 or 1."""
-    packed = np.frombuffer(buffer, np.uint8, (offset + n + 7) // 8)
-    return np.unpackbits(packed, count=offset + n, bitorder="little")[offset:]
-
-
 def _valid(array: pa.Array) -> npt.NDArray[np.uint8] | None:
     """Where ``array`` is valid (bytes 0 or 1); None when it has no null."""
     if not array.null_count:
         return None
-    return bitmap_bits(array.buffers()[0], array.offset, len(array))
+    return bits(array.buffers()[0], array.offset, len(array))
 
 
 def either_int64(

@@ -38,14 +38,13 @@ import pyarrow as pa
 from codegen.columnar.package import SHIPPED
 from codegen.dumps.views.commit_rows import (
     COMMIT_ROW_SCHEMA,
-    bitmap_bits,
     commit_keys,
     commit_numbers,
     commit_rows,
     single_array,
 )
 from codegen.dumps.views.commits import decode_commits
-from codegen.dumps.views.compaction import NO_MARKER, flags
+from codegen.dumps.views.compaction import NO_MARKER, bits, flags
 from codegen.runtime import backends
 
 __all__ = [
@@ -116,17 +115,8 @@ transactional batch, without a value, read and (an offset commit) decoded withou
 
 
 def _true(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.uint8]:
-    """Where a boolean column is true (null as false), as bytes 0 or 1, read from its bitmaps:
-    no conversion of each value to numpy."""
-    array = single_array(column)
-    n = len(array)
-    if array.null_count == n:  # none, or all null (of type null too)
-        return np.zeros(n, np.uint8)
-    validity, data = array.buffers()
-    out = bitmap_bits(data, array.offset, n)
-    if array.null_count:
-        out &= bitmap_bits(validity, array.offset, n)
-    return out
+    """Where a boolean column is true (null as false), as bytes 0 or 1 (:func:`flags`)."""
+    return flags(column).view(np.uint8)
 
 
 def _set(rows: pa.Table, name: str) -> npt.NDArray[np.uint8] | int:
@@ -136,7 +126,7 @@ def _set(rows: pa.Table, name: str) -> npt.NDArray[np.uint8] | int:
     array = single_array(rows.column(name))
     if not array.null_count:
         return 1
-    return bitmap_bits(array.buffers()[0], array.offset, len(array))
+    return bits(array.buffers()[0], array.offset, len(array))
 
 
 def record_kinds(decoded: pa.Table) -> npt.NDArray[np.uint8]:
