@@ -7,6 +7,7 @@ tested against (:class:`OffsetsView`). :mod:`codegen.forensics.lag` adds log end
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -181,10 +182,10 @@ def keyed_effects(history: RecordHistory) -> KeyedCommits:
     sorted as :func:`keyed_commits` sorts them (each key's strings read once), its rows put in
     that order by the engine."""
     keys = history.keys
-    nulls = any(None in key for key in keys)
-    order = sorted(
-        range(len(keys)), key=(lambda k: _null_last_key(keys[k])) if nulls else keys.__getitem__
-    )
+    if any(None in key for key in keys):
+        order = np.asarray(sorted(range(len(keys)), key=lambda k: _null_last_key(keys[k])))
+    else:
+        order = _key_order(keys)
     kh = history.keyed(np.asarray(order, np.int64))
     if not len(kh.keys):
         return KeyedCommits.empty()
@@ -201,6 +202,21 @@ def keyed_effects(history: RecordHistory) -> KeyedCommits:
         kh.live.tolist(),
         kh.last,
     )
+
+
+def _key_order(keys: Sequence[tuple[Any, Any, Any]]) -> np.ndarray:
+    """The order of ``sorted(keys)`` (no null among them): one sort of the ranks of each key's
+    group and topic among the distinct ones (few) and its partition, not a comparison of
+    tuples of strings per step (75 M of lag's instructions at 1 M records, 24 k keys)."""
+    if not keys:
+        return np.zeros(0, np.int64)
+    groups, topics, partitions = zip(*keys, strict=True)
+    columns = []
+    for names in (groups, topics):
+        rank = {name: r for r, name in enumerate(sorted(set(names)))}
+        columns.append(np.fromiter(map(rank.__getitem__, names), np.int64, len(names)))
+    columns.append(np.fromiter(partitions, np.int64, len(partitions)))
+    return np.lexsort(columns[::-1])  # stable: equal keys (none here) keep their order
 
 
 def _keyed(
