@@ -28,7 +28,7 @@ from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.commits import commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
-from codegen.dumps.views.compaction import flags
+from codegen.dumps.views.compaction import bits, flags
 from codegen.dumps.views.cut import AsOf, kept_positions
 from codegen.dumps.views.effects import (
     ABORT_MARKER,
@@ -183,7 +183,7 @@ def _idle_markers(
     marker: npt.NDArray[np.bool_] = (kind == ABORT_MARKER) | (kind == COMMIT_MARKER)
     if not marker.any():
         return marker
-    producers = np.asarray(rb.column("producerId").fill_null(-1).to_numpy(), np.int64)[rows]
+    producers = _int64_rows(rb.column("producerId"), rows, -1)
     transactional = flags(rb.column("isTransactional"))[rows]
     waiting = set(view.pending)
     waiting.update(producers[transactional & ~control[rows]].tolist())
@@ -200,6 +200,16 @@ def _idle_markers(
     return marker
 
 
+def _int64_rows(
+    column: pa.Array | pa.ChunkedArray, at: npt.NDArray[np.intp], null: int
+) -> npt.NDArray[np.int64]:
+    """Rows ``at`` of an int64 column, ``null`` where null: read in place when it has no null
+    (a conversion of the whole column per chunk cost more than the rest of the markers' test)."""
+    if isinstance(column, pa.Array) and column.type == pa.int64() and not column.null_count:
+        return np.frombuffer(column.buffers()[1], np.int64, len(column), column.offset * 8)[at]
+    return np.asarray(column.fill_null(null).to_numpy(), np.int64)[at]
+
+
 def _binary_rows(
     column: pa.Array | pa.ChunkedArray, at: npt.NDArray[np.intp]
 ) -> tuple[
@@ -209,13 +219,15 @@ def _binary_rows(
     set, and the data: read at those rows only (the engine's columns are one binary array)."""
     offsets = None
     if isinstance(column, pa.Array) and column.type == pa.binary():
-        _, offsets, data = column.buffers()
+        validity, offsets, data = column.buffers()
     if offsets is None:
         rows = Rows(column)
         return rows.starts[at], rows.ends[at] - rows.starts[at], rows.valid[at], rows.data
     ends = np.frombuffer(offsets, np.int32, len(column) + 1, column.offset * 4)
     starts = ends[at].astype(np.int64)
-    valid = flags(column.is_valid())[at] if column.null_count else np.ones(len(at), np.bool_)
+    valid = np.ones(len(at), np.bool_)
+    if column.null_count:
+        valid = bits(validity, column.offset, len(column))[at].view(np.bool_)
     payload = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
     return starts, ends[at + 1] - starts, valid, payload
 
