@@ -10,8 +10,8 @@ must give the same value, or the same error class and text, for:
   2, 4 and 8, a 2-D view, and non-contiguous views; lengths and offsets count bytes;
 - the C-level helpers' own arguments: ``pair_reader`` keeps what it reads with after the
   caller's dict is emptied, ``columns`` reads misaligned index buffers and refuses row bounds
-  outside the data (near 2^63 too), ``add_entries`` hands ``crc32c`` views that own their
-  memory.
+  outside the data (near 2^63 too), ``add_entries`` hands ``decompress`` views that own
+  their memory.
 
 ``make sanitize`` runs this file under AddressSanitizer and UndefinedBehaviorSanitizer.
 """
@@ -319,31 +319,32 @@ def test_columns_reads_misaligned_index_buffers(engine: ModuleType) -> None:
         engine.columns((reader,), kinds, data, starts, ends, b"\x00" * 7, False)
 
 
-def test_add_entries_hands_crc32c_views_that_own_their_memory(
+def test_add_entries_hands_decompress_views_that_own_their_memory(
     records_module: ModuleType,
 ) -> None:
-    """A crc32c that keeps its views: they stay readable after the call and after the
-    caller drops the data (they hold it), and a bytearray stays locked while they live."""
-    import crc32c
-
+    """A decompress function that keeps its views: they stay readable after the call and
+    after the caller drops the data (they hold it), and a bytearray stays locked while they
+    live."""
+    from codegen.dumps import Codec
+    from codegen.dumps.compression import decompress
     from codegen.dumps.writer import encode_record_batch
 
-    batch = encode_record_batch([(b"k", b"v")] * 3, timestamp=1_700_000_000_000)
+    batch = encode_record_batch([(b"k", b"v")] * 3, timestamp=1_700_000_000_000, codec=Codec.GZIP)
     kept: list[memoryview] = []
 
-    def keeping(view: memoryview) -> int:
+    def keeping(codec: int, view: memoryview, max_size: int) -> bytes:
         kept.append(view)
-        return int(crc32c.crc32c(view))
+        return decompress(codec, view, max_size)
 
     for data in (bytes(batch) * 2, bytearray(batch) * 2, _array("H", bytes(batch) * 2)):
         kept.clear()
         builder = records_module.ColumnBuilder(False)
-        expected = [bytes(batch[21:])] * 2
-        end = builder.add_entries(data, 0, 0, True, 1 << 30, 1 << 20, 10000, 1 << 30, keeping, None)
+        expected = [bytes(batch[61:])] * 2
+        end = builder.add_entries(data, 0, 0, True, 1 << 30, 1 << 20, 10000, 1 << 30, keeping)
         assert end == 2 * len(batch) and builder.rows == 6
         if isinstance(data, bytearray):
             with pytest.raises(BufferError):
-                data.extend(b"x")  # still exported to the views crc32c kept
+                data.extend(b"x")  # still exported to the views decompress kept
         del data
         gc.collect()
         assert [bytes(v) for v in kept] == expected
@@ -355,20 +356,18 @@ def test_column_builder_positions_outside_the_data_are_refused(
 ) -> None:
     """add_entries's position, near 2^63 and negative: refused with a ValueError (or an
     OverflowError above 2^63 - 1), never read."""
-    import crc32c
-
     from codegen.dumps.writer import encode_record_batch
 
     batch = encode_record_batch([(b"k", b"v")], timestamp=1_700_000_000_000)
     builder = records_module.ColumnBuilder(False)
-    limits = (True, 1 << 30, 1 << 20, 10, 1 << 30, crc32c.crc32c, None)
+    limits = (True, 1 << 30, 1 << 20, 10, 1 << 30, None)
     for pos in (len(batch) + 1, 2**63 - 1, -1, -(2**63)):
         with pytest.raises(ValueError, match="outside"):
             builder.add_entries(batch, pos, 0, *limits)
     with pytest.raises(OverflowError):
         builder.add_entries(batch, 2**63, 0, *limits)
     assert builder.rows == 0
-    end = builder.add_entries(batch, len(batch), 0, True, 1, 1, 1, 1, crc32c.crc32c, None)
+    end = builder.add_entries(batch, len(batch), 0, True, 1, 1, 1, 1, None)
     assert end == len(batch)
 
 
@@ -377,9 +376,7 @@ def test_empty_values_first_in_a_column(records_module: ModuleType) -> None:
     from codegen.dumps.writer import encode_record_batch
 
     batch = encode_record_batch([(b"", b""), (b"k", None), (b"", b"v")], timestamp=1)
-    import crc32c
-
     builder = records_module.ColumnBuilder(False)
-    builder.add_entries(batch, 0, 0, True, 1 << 30, 1 << 20, 10, 1 << 30, crc32c.crc32c, None)
+    builder.add_entries(batch, 0, 0, True, 1 << 30, 1 << 20, 10, 1 << 30, None)
     count, _, _ = builder.finish()
     assert count == 3

@@ -48,7 +48,7 @@ from codegen.dumps import (
     coordinator_types,
     encode_record_batch,
 )
-from codegen.dumps.batches import CRC32C, parse_v2_raw
+from codegen.dumps.batches import parse_v2_raw
 from codegen.dumps.compression import decompress
 from codegen.dumps.coordinator import (
     CONSUMER_OFFSETS,
@@ -633,7 +633,7 @@ def test_runs_of_batches_stop_where_the_reader_must_read(
     assert fallbacks.count > before  # the batch cut short: only the reference says why
     decoder = CoordinatorDecoder(CONSUMER_OFFSETS, native=True)
     loop = decoder.native_loop
-    args = (True, 1 << 20, 1 << 20, CRC32C, RecordBatch, "f", _CODECS)
+    args = (True, 1 << 20, 1 << 20, RecordBatch, "f", _CODECS)
     types = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
     got, pos = loop.batches(data, 0, *args, types, run, None)  # 3 records a batch
     assert [b.base_offset for b, _ in got] == ([0] if run <= 3 else [0, 10])
@@ -649,9 +649,9 @@ def test_runs_of_batches_stop_where_the_reader_must_read(
 def test_runs_check_what_they_are_given(native: ModuleType) -> None:
     loop = CoordinatorDecoder(CONSUMER_OFFSETS, native=True).native_loop
     data = _batch([NewRecord(_oc_key("g", "t", 1), _oc_value(3))])
-    args = (True, 1 << 20, 1 << 20, CRC32C, RecordBatch, "f", _CODECS)
+    args = (True, 1 << 20, 1 << 20, RecordBatch, "f", _CODECS)
     types = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
-    with pytest.raises(TypeError, match="12 arguments"):
+    with pytest.raises(TypeError, match="11 arguments"):
         loop.batches(data, 0)
     with pytest.raises(TypeError, match="tuple of 2"):
         loop.batches(data, 0, *args, (), 10, None)

@@ -39,7 +39,6 @@ except ModuleNotFoundError as exc:
 from codegen.dumps import storage
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, decode_entry, decode_entry_raw
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompress
-from codegen.dumps.entry_format import CRC32C
 from codegen.dumps.model import RecordBatch, SegmentError, increment_sequence
 from codegen.dumps.segments import SegmentReader, frame_at
 from codegen.dumps.storage import RemotePath
@@ -201,7 +200,6 @@ def _native_batches(
             max_records,
             batch_rows,
             _FLUSH_BYTES,
-            CRC32C,
             decompress,
         )
         if builder.rows >= batch_rows or builder.nbytes > _FLUSH_BYTES:

@@ -50,7 +50,6 @@ from codegen.dumps.compression import (
     decompress,
     decompressed_size_bound,
 )
-from codegen.dumps.entry_format import CRC32C
 from codegen.dumps.model import (
     BatchHeader,
     ErrorKind,
@@ -401,11 +400,11 @@ class SegmentReader:
             "max_records": self.max_batch_records,
         }
 
-    def _header_pass_checks(self) -> tuple[bool, int, int, Any, tuple[int, ...]]:
+    def _header_pass_checks(self) -> tuple[bool, int, int, tuple[int, ...]]:
         """The reader's checks as the native header passes take them after ``data, pos``: CRC
-        verification, the batch size and record count limits, the CRC function, and each
-        codec's expansion bound."""
-        return (self.verify_crc, self.max_batch_size, self.max_batch_records, CRC32C, _EXPANSION)
+        verification (the passes compute CRC-32C in C), the batch size and record count limits,
+        and each codec's expansion bound."""
+        return (self.verify_crc, self.max_batch_size, self.max_batch_records, _EXPANSION)
 
     def __iter__(self) -> Iterator[RecordBatch | SegmentError]:
         limits = self._limits()
@@ -442,7 +441,6 @@ class SegmentReader:
                 self.verify_crc,
                 self.max_batch_size,
                 self.max_batch_records,
-                CRC32C,
                 RecordBatch,
                 self.name,
                 _CODECS,

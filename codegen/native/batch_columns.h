@@ -57,7 +57,7 @@ static int column_room(Column *c, Py_ssize_t more) {
 
 #define COLUMN_PUT(c, type, value) (((type *)(c)->data)[(c)->len++] = (type)(value))
 
-/* batch_header_columns(data, pos, verify_crc, max_size, max_records, crc32c, expansion, limit)
+/* batch_header_columns(data, pos, verify_crc, max_size, max_records, expansion, limit)
    -> (columns, pos): the headers batch_headers gives with the same arguments (but its
    header_type), as a tuple of 12 bytes objects of native-endian arrays, one item per batch:
    position, size, baseOffset, lastOffset, maxTimestamp, producerId (int64), producerEpoch,
@@ -66,15 +66,15 @@ static int column_room(Column *c, Py_ssize_t more) {
    their offsets (int64) and control types (int16). It stops where batch_headers stops. */
 static PyObject *batch_header_columns(PyObject *module, PyObject *const *args,
                                       Py_ssize_t nargs) {
-    if (nargs != 8) {
+    if (nargs != 7) {
         PyErr_SetString(PyExc_TypeError,
                         "batch_header_columns(data, pos, verify_crc, max_size, max_records, "
-                        "crc32c, expansion, limit) takes 8 arguments");
+                        "expansion, limit) takes 7 arguments");
         return NULL;
     }
     HeaderPass hp;
     int64_t pos;
-    if (header_pass_args(&hp, args, 7, &pos, "batch_header_columns") < 0) return NULL;
+    if (header_pass_args(&hp, args, 6, &pos, "batch_header_columns") < 0) return NULL;
     Segment seg;
     if (segment_hold(&seg, args[0], pos, "batch_header_columns") < 0) return NULL;
     const unsigned char *d = seg.buf.buf;

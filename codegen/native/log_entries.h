@@ -7,21 +7,11 @@
 #define SPECGEN_LOG_ENTRIES_H
 
 #include "v2_records.h"
+#include "crc32c.h"
 
-/* The entry at data[at:at + total] has the stored CRC-32C crc32c(entry[21:]) gives (the
-   function the pure loop calls). crc32c gets a slice of a memoryview of the caller's object,
-   which keeps that object alive for as long as the callable keeps the view. */
-static int crc_matches(PyObject *crc32c, PyObject *bytes_view, const unsigned char *e,
-                       Py_ssize_t at, Py_ssize_t total) {
-    PyObject *view = PySequence_GetSlice(bytes_view, at + 21, at + total);
-    if (!view) return -1;
-    PyObject *computed = PyObject_CallOneArg(crc32c, view);
-    Py_DECREF(view);
-    if (!computed) return -1;
-    unsigned long value = PyLong_AsUnsignedLong(computed);
-    Py_DECREF(computed);
-    if (value == (unsigned long)-1 && PyErr_Occurred()) return -1;
-    return value == (uint32_t)be32(e + 17);
+/* Whether the entry e of total bytes has the CRC-32C of e[21:total] it stores (crc32c.h). */
+static inline int crc_matches(const unsigned char *e, Py_ssize_t total) {
+    return crc32c_sum(e + 21, (size_t)(total - 21), 0) == (uint32_t)be32(e + 17);
 }
 
 /* The size of the entry at d[pos:n] (its 12-byte header included) when the segment reader's
@@ -44,8 +34,8 @@ static Py_ssize_t v2_entry_size(const unsigned char *d, Py_ssize_t n, int64_t po
    with an error set. crc_ok receives whether its CRC matches. A compressed batch's record
    count is checked against its decompressed bytes later (decompressed_records). */
 static Py_ssize_t v2_size(const unsigned char *d, Py_ssize_t n, int64_t pos, int64_t max_size,
-                          int64_t max_records, int verify_crc, PyObject *crc32c,
-                          PyObject *bytes_view, int compressed_too, int *crc_ok) {
+                          int64_t max_records, int verify_crc, int compressed_too,
+                          int *crc_ok) {
     const unsigned char *e = d + pos;
     const Py_ssize_t total = v2_entry_size(d, n, pos, max_size);
     if (!total) return 0;
@@ -54,8 +44,7 @@ static Py_ssize_t v2_size(const unsigned char *d, Py_ssize_t n, int64_t pos, int
     const int32_t count = be32(e + 57);
     if (count < 0 || count > max_size / 7 || count > max_records) return 0;
     if (!codec && count > (total - 61) / 7) return 0;
-    *crc_ok = crc_matches(crc32c, bytes_view, e, (Py_ssize_t)pos, total);
-    if (*crc_ok < 0) return -1;
+    *crc_ok = crc_matches(e, total);
     return verify_crc && !*crc_ok ? 0 : total;
 }
 
@@ -117,7 +106,7 @@ static int batch_records(BatchRecords *r, PyObject *decompress, PyObject *bytes_
 }
 
 /* A segment's bytes held for a loop over its entries: its buffer, and a memoryview of its
-   bytes (whatever the buffer's item format) for the slices crc32c is given. */
+   bytes (whatever the buffer's item format) for the slices decompress is given. */
 typedef struct {
     Py_buffer buf;
     PyObject *bytes_view;
@@ -185,11 +174,10 @@ static PyObject *control_pairs(int32_t count, int64_t base_offset, const Parsed 
 typedef struct {
     int verify_crc;
     int64_t max_size, max_records, limit, expansion[5];
-    PyObject *crc32c; /* borrowed */
 } HeaderPass;
 
-/* HeaderPass from the arguments (data, pos, verify_crc, max_size, max_records, crc32c,
-   expansion, ..., limit) both passes take, the limit at args[limit_at]: 0, or -1 with an
+/* HeaderPass from the arguments (data, pos, verify_crc, max_size, max_records, expansion,
+   ..., limit) both passes take, the limit at args[limit_at]: 0, or -1 with an
    error. *pos receives args[1]. */
 static int header_pass_args(HeaderPass *hp, PyObject *const *args, Py_ssize_t limit_at,
                             int64_t *pos, const char *who) {
@@ -198,13 +186,12 @@ static int header_pass_args(HeaderPass *hp, PyObject *const *args, Py_ssize_t li
         return -1;
     hp->verify_crc = PyObject_IsTrue(args[2]);
     if (hp->verify_crc < 0) return -1;
-    hp->crc32c = args[5];
-    if (!PyTuple_Check(args[6]) || PyTuple_GET_SIZE(args[6]) != 5) {
+    if (!PyTuple_Check(args[5]) || PyTuple_GET_SIZE(args[5]) != 5) {
         PyErr_Format(PyExc_TypeError, "%s: expansion must be a tuple of 5 ints", who);
         return -1;
     }
     for (int i = 0; i < 5; i++)
-        if (as_int64(PyTuple_GET_ITEM(args[6], i), &hp->expansion[i]) < 0) return -1;
+        if (as_int64(PyTuple_GET_ITEM(args[5], i), &hp->expansion[i]) < 0) return -1;
     return 0;
 }
 
@@ -238,8 +225,7 @@ static int header_at(const Segment *seg, int64_t pos, const HeaderPass *hp, Pars
         return 0;
     if (control && codec != 0) return 0;
     if (hp->verify_crc) { /* unverified, the sum is never read: not computed */
-        const int crc_ok = crc_matches(hp->crc32c, seg->bytes_view, e, (Py_ssize_t)pos, total);
-        if (crc_ok <= 0) return crc_ok;
+        if (!crc_matches(e, total)) return 0;
     }
     h->total = total;
     h->attrs = attrs;
@@ -253,30 +239,29 @@ static int header_at(const Segment *seg, int64_t pos, const HeaderPass *hp, Pars
 
 #define N_HEADER_FIELDS 13
 
-/* batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, expansion, header_type,
-   limit) -> (headers, pos): the headers of the v2 batches of data from pos on that header_at
+/* batch_headers(data, pos, verify_crc, max_size, max_records, expansion, header_type, limit) -> (headers, pos): the headers of the v2 batches of data from pos on that header_at
    takes, as header_type (a tuple subclass of 13 fields: codegen.dumps.model.BatchHeader). It
    stops before the first entry the caller must read with the reference, and after limit
    headers. */
 static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 9) {
+    if (nargs != 8) {
         PyErr_SetString(PyExc_TypeError,
-                        "batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, "
-                        "expansion, header_type, limit) takes 9 arguments");
+                        "batch_headers(data, pos, verify_crc, max_size, max_records, expansion, "
+                        "header_type, limit) takes 8 arguments");
         return NULL;
     }
     HeaderPass hp;
     int64_t pos;
-    if (header_pass_args(&hp, args, 8, &pos, "batch_headers") < 0) return NULL;
+    if (header_pass_args(&hp, args, 7, &pos, "batch_headers") < 0) return NULL;
     /* Its instances are filled here and left untracked by the cyclic collector: a tuple
        subclass without a __dict__ that could make a cycle. */
-    if (!PyType_Check(args[7]) || !PyType_IsSubtype((PyTypeObject *)args[7], &PyTuple_Type) ||
-        ((PyTypeObject *)args[7])->tp_dictoffset != 0) {
+    if (!PyType_Check(args[6]) || !PyType_IsSubtype((PyTypeObject *)args[6], &PyTuple_Type) ||
+        ((PyTypeObject *)args[6])->tp_dictoffset != 0) {
         PyErr_SetString(PyExc_TypeError,
                         "batch_headers: header_type must be a tuple subclass without a __dict__");
         return NULL;
     }
-    PyTypeObject *header_type = (PyTypeObject *)args[7];
+    PyTypeObject *header_type = (PyTypeObject *)args[6];
     Segment seg;
     if (segment_hold(&seg, args[0], pos, "batch_headers") < 0) return NULL;
     const unsigned char *d = seg.buf.buf;

@@ -184,18 +184,22 @@ static int bits_fill(Buf *b, Py_ssize_t start, Py_ssize_t n, int on) {
         memset(b->p + b->len, 0, (size_t)(bytes - b->len));
         b->len = bytes;
     }
+    unsigned char *p = (unsigned char *)b->p;
     Py_ssize_t i = start;
-    for (; i < end && (i & 7); i++) {
-        if (on) b->p[i >> 3] |= (char)(1 << (i & 7));
-        else b->p[i >> 3] &= (char)~(1 << (i & 7));
-    }
-    if (end - i >= 8) { /* whole bytes */
-        memset(b->p + (i >> 3), on ? 0xFF : 0, (size_t)((end - i) >> 3));
-        i += (end - i) & ~(Py_ssize_t)7;
-    }
-    for (; i < end; i++) {
-        if (on) b->p[i >> 3] |= (char)(1 << (i & 7));
-        else b->p[i >> 3] &= (char)~(1 << (i & 7));
+    while (i < end) {
+        const int bit = (int)(i & 7);
+        if (bit == 0 && end - i >= 8) { /* whole bytes */
+            const Py_ssize_t whole = (end - i) >> 3;
+            memset(p + (i >> 3), on ? 0xFF : 0, (size_t)whole);
+            i += whole << 3;
+            continue;
+        }
+        /* the bits of byte i >> 3 from bit on, up to end */
+        const int upto = end - i < 8 - bit ? bit + (int)(end - i) : 8;
+        const unsigned char mask = (unsigned char)(((1u << (upto - bit)) - 1u) << bit);
+        if (on) p[i >> 3] |= mask;
+        else p[i >> 3] &= (unsigned char)~mask;
+        i += upto - bit;
     }
     return 0;
 }
@@ -207,7 +211,28 @@ static int fill_fixed(Col *c, Py_ssize_t row, Py_ssize_t n, int valid, const voi
     if (bits_fill(&c->valid, row, n, valid) < 0 || buf_reserve(&c->data, n * (Py_ssize_t)size) < 0)
         return -1;
     char *out = c->data.p + c->data.len;
-    for (Py_ssize_t i = 0; i < n; i++) memcpy(out + i * (Py_ssize_t)size, v, size);
+    switch (size) { /* a constant size per loop: stores, not a memcpy call per value */
+    case 8: {
+        uint64_t x;
+        memcpy(&x, v, 8);
+        for (Py_ssize_t i = 0; i < n; i++) memcpy(out + 8 * i, &x, 8);
+        break;
+    }
+    case 4: {
+        uint32_t x;
+        memcpy(&x, v, 4);
+        for (Py_ssize_t i = 0; i < n; i++) memcpy(out + 4 * i, &x, 4);
+        break;
+    }
+    case 2: {
+        uint16_t x;
+        memcpy(&x, v, 2);
+        for (Py_ssize_t i = 0; i < n; i++) memcpy(out + 2 * i, &x, 2);
+        break;
+    }
+    default:
+        for (Py_ssize_t i = 0; i < n; i++) memcpy(out + i * (Py_ssize_t)size, v, size);
+    }
     c->data.len += n * (Py_ssize_t)size;
     return 0;
 }
@@ -317,7 +342,7 @@ static Py_ssize_t Columns_nbytes(const Columns *C) {
 }
 
 /* add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows,
-   flush_bytes, crc32c, decompress) -> pos: the v2 batches of data from pos on (compressed
+   flush_bytes, decompress) -> pos: the v2 batches of data from pos on (compressed
    data batches too when decompress, the reader's decompress function, is not None), with the
    checks of the segment reader's framing and _open_v2 (and, for an uncompressed control
    batch, decode_entry's checks of its keys and markers). It stops before the first entry that
@@ -327,11 +352,10 @@ static Py_ssize_t Columns_nbytes(const Columns *C) {
    data are held, and after the entry that brings the rows to batch_rows; it returns where it
    stopped. */
 static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 10) {
+    if (nargs != 9) {
         PyErr_SetString(PyExc_TypeError,
                         "add_entries(data, pos, position_base, verify_crc, max_size, "
-                        "max_records, batch_rows, flush_bytes, crc32c, decompress) takes 10 "
-                        "arguments");
+                        "max_records, batch_rows, flush_bytes, decompress) takes 9 arguments");
         return NULL;
     }
     int64_t pos, base, max_size, max_records, batch_rows, flush_bytes;
@@ -341,7 +365,7 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
         return NULL;
     int verify_crc = PyObject_IsTrue(args[3]);
     if (verify_crc < 0) return NULL;
-    PyObject *crc32c = args[8], *decompress = args[9];
+    PyObject *decompress = args[8];
     Segment seg;
     if (segment_hold(&seg, args[0], pos, "add_entries") < 0) return NULL;
     const unsigned char *d = seg.buf.buf;
@@ -351,8 +375,8 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
     PyObject *out = NULL;
     while (pos < n && Columns_nbytes(C) <= flush_bytes && !Columns_full(C)) {
         int crc_ok = 0;
-        const Py_ssize_t total = v2_size(d, n, pos, max_size, max_records, verify_crc, crc32c,
-                                         seg.bytes_view, decompress != Py_None, &crc_ok);
+        const Py_ssize_t total = v2_size(d, n, pos, max_size, max_records, verify_crc,
+                                         decompress != Py_None, &crc_ok);
         if (total < 0) goto done;
         if (total == 0) break;
         const unsigned char *e = d + pos;
@@ -631,7 +655,7 @@ static void Columns_dealloc(Columns *C) {
 static PyMethodDef Columns_methods[] = {
     {"add_entries", (PyCFunction)(void (*)(void))Columns_add_entries, METH_FASTCALL,
      "add_entries(data, pos, position_base, verify_crc, max_size, max_records, batch_rows, "
-     "flush_bytes, crc32c, decompress) -> pos: the v2 batches from pos on, up to the first "
+     "flush_bytes, decompress) -> pos: the v2 batches from pos on, up to the first "
      "entry the caller must read, or until an Arrow batch is due."},
     {"add_rows", (PyCFunction)(void (*)(void))Columns_add_rows, METH_FASTCALL,
      "add_rows(rows, position, timestamp_type, producer_id, producer_epoch, "

@@ -397,7 +397,7 @@ static PyObject *record_batch(PyObject *batch_class, PyObject *file, PyObject *c
     return batch;
 }
 
-/* batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codecs,
+/* batches(data, pos, verify_crc, max_size, max_records, batch_class, file, codecs,
    timestamp_types, limit, decompress) -> (items, pos): the v2 data batches of data from pos
    on, each as (record_batch(...), the loop's records of it), read as
    SegmentReader.decoded_batches reads them with this loop, a batch at a time; compressed ones
@@ -408,11 +408,10 @@ static PyObject *record_batch(PyObject *batch_class, PyObject *file, PyObject *c
    where it stopped. codecs are the Codec members by id, timestamp_types the two types by
    attribute bit 3. */
 static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 12) {
+    if (nargs != 11) {
         PyErr_SetString(PyExc_TypeError,
-                        "batches(data, pos, verify_crc, max_size, max_records, crc32c, "
-                        "batch_class, file, codecs, timestamp_types, limit, decompress) takes "
-                        "12 arguments");
+                        "batches(data, pos, verify_crc, max_size, max_records, batch_class, "
+                        "file, codecs, timestamp_types, limit, decompress) takes 11 arguments");
         return NULL;
     }
     if (!L->slow) {
@@ -421,12 +420,12 @@ static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) 
     }
     int64_t pos, max_size, max_records, limit;
     if (as_int64(args[1], &pos) < 0 || as_int64(args[3], &max_size) < 0 ||
-        as_int64(args[4], &max_records) < 0 || as_int64(args[10], &limit) < 0)
+        as_int64(args[4], &max_records) < 0 || as_int64(args[9], &limit) < 0)
         return NULL;
     int verify_crc = PyObject_IsTrue(args[2]);
     if (verify_crc < 0) return NULL;
-    PyObject *crc32c = args[5], *batch_class = args[6], *file = args[7], *codecs = args[8];
-    PyObject *ts_types = args[9], *decompress = args[11];
+    PyObject *batch_class = args[5], *file = args[6], *codecs = args[7];
+    PyObject *ts_types = args[8], *decompress = args[10];
     if (!PyTuple_Check(ts_types) || PyTuple_GET_SIZE(ts_types) != 2) {
         PyErr_SetString(PyExc_TypeError, "batches: timestamp_types must be a tuple of 2");
         return NULL;
@@ -445,8 +444,8 @@ static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) 
     if (!items) goto done;
     while (pos < n && records < limit) {
         int crc_ok = 0;
-        const Py_ssize_t total = v2_size(d, n, pos, max_size, max_records, verify_crc, crc32c,
-                                         seg.bytes_view, compressed_too, &crc_ok);
+        const Py_ssize_t total =
+            v2_size(d, n, pos, max_size, max_records, verify_crc, compressed_too, &crc_ok);
         if (total < 0) goto done;
         const unsigned char *e = d + pos;
         if (total == 0 || (e[22] & 0x20)) break;
@@ -506,7 +505,7 @@ done:
 static PyMethodDef Loop_methods[] = {
     {"clear_keys", (PyCFunction)Loop_clear_keys, METH_NOARGS, "Forget the decoded keys."},
     {"batches", (PyCFunction)(void (*)(void))Loop_batches, METH_FASTCALL,
-     "batches(data, pos, verify_crc, max_size, max_records, crc32c, batch_class, file, codecs, "
+     "batches(data, pos, verify_crc, max_size, max_records, batch_class, file, codecs, "
      "timestamp_types, limit, decompress) -> (items, pos): (batch, records) of the v2 data "
      "batches from pos on, up to the first entry the caller must read itself."},
     {NULL, NULL, 0, NULL},

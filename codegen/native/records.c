@@ -6,7 +6,7 @@
  *   its topic map says (user_loop.h); both on the loop's object and shared helpers
  *   (loop_state.h);
  * - ColumnBuilder (record_columns.h): the kafka-log raw columns as Arrow buffers;
- * - batch_headers (log_entries.h): the header pass, as objects;
+ * - batch_headers (log_entries.h): the header pass, as objects; CRC-32C in C (crc32c.h);
  * - batch_header_columns (batch_columns.h): the header pass, as columns;
  * - KeyStore (key_store.h): the key table superseded_commits and CommitEffects share;
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
@@ -72,12 +72,14 @@ static PyMethodDef records_functions[] = {
      "records_parse(data, start, end, count) -> bool: whether the records of one v2 data "
      "batch parse as the record loop parses them (else the reference says what is wrong)."},
     {"batch_headers", (PyCFunction)(void (*)(void))batch_headers, METH_FASTCALL,
-     "batch_headers(data, pos, verify_crc, max_size, max_records, crc32c, expansion, "
-     "header_type, limit) -> (headers, pos): the v2 batch headers from pos on, up to the first "
+     "batch_headers(data, pos, verify_crc, max_size, max_records, expansion, header_type, "
+     "limit) -> (headers, pos): the v2 batch headers from pos on, up to the first "
      "entry the caller must read with the reference, or limit headers."},
     {"batch_header_columns", (PyCFunction)(void (*)(void))batch_header_columns, METH_FASTCALL,
-     "batch_header_columns(data, pos, verify_crc, max_size, max_records, crc32c, expansion, "
-     "limit) -> (columns, pos): batch_headers' headers as 12 native-endian arrays (bytes)."},
+     "batch_header_columns(data, pos, verify_crc, max_size, max_records, expansion, limit) -> (columns, pos): batch_headers' headers as 12 native-endian arrays (bytes)."},
+    {"crc32c", (PyCFunction)(void (*)(void))crc32c_function, METH_FASTCALL,
+     "crc32c(data, by_tables=False) -> int: the CRC-32C of a buffer, as the loops check a "
+     "batch's (by_tables: without the CPU's crc32 instruction)."},
     {"superseded_commits", (PyCFunction)superseded_commits, METH_O,
      "superseded_commits(chunks) -> bool | None: mark the plain offset commits a later plain "
      "commit of the same key supersedes (see superseded_commits.h)."},
