@@ -5,7 +5,8 @@ definitions.
 The input (:func:`read_transactions`) is the batch rows (``kafka-log`` with ``rows=batches``)
 of the data partitions and of ``__consumer_offsets``, the decoded ``__transaction_state``, and
 the offset commits of ``__consumer_offsets``, cut at ``as_of``. Nothing is collected to the
-driver but the file listing and one number (*now*).
+driver but the file listing, one number (*now*) and the partitions with open transactions
+(:func:`open_transactions` reads the commits of those only).
 
 - :func:`partition_summaries`: per partition, at the cut, its log end, last stable offset,
   committed count, open transactions and aborted ranges: :func:`codegen.dumps.views.transactions
@@ -498,6 +499,21 @@ def _pending_of(key: tuple[pa.Scalar, ...], opened: pa.Table, commits: pa.Table)
     return groups.add_column(0, "partition", where)
 
 
+def _holding_open(opened: DataFrame) -> set[tuple[str, int]]:
+    """The partitions with open transactions (``topic, partition``; a few rows, collected).
+
+    ``open_transactions`` joins the open transactions with the coordinator's records and, per
+    ``__consumer_offsets`` partition, with its commits. Were those joins planned whatever the
+    open transactions, Spark's adaptive execution would start the stages of every side at
+    once, and when the open side came out empty it would drop the join and end the answer with
+    the other sides' stages still running: nobody waits for them, they take the cores of what
+    runs next, and stopping the session kills their Python workers ("Python worker exited
+    unexpectedly"). Joining the commits of the partitions with open transactions only, and
+    nothing when none is open, starts only the work the answer uses."""
+    rows = opened.select("topic", "partition").distinct().collect()
+    return {(str(r[0]), int(r[1])) for r in rows}
+
+
 def open_transactions(
     inputs: TransactionInputs,
     now: int,
@@ -519,6 +535,11 @@ def open_transactions(
     summaries = partition_summaries(inputs)
     opened = summaries.select("topic", "partition", F.explode("openTransactions").alias("_t"))
     opened = opened.select("topic", "partition", "_t.*")
+    holding = _holding_open(opened)
+    if not holding:
+        # Nothing is open: the plan below on no rows, which Spark plans to nothing (no job
+        # reads the coordinator's records or the commits for an empty answer).
+        opened = opened.limit(0)
     coordinator = inputs.coordinator
     if coordinator is None:
         joined = opened.select(
@@ -551,12 +572,14 @@ def open_transactions(
     )
     out = judged.drop("state", "coordinatorProducerId", "coordinatorTimeoutMs",
                       "coordinatorStartTimestamp", "partitions")  # fmt: skip
-    if inputs.commits is None:
+    with_open = sorted(p for topic, p in holding if topic == CONSUMER_OFFSETS)
+    if inputs.commits is None or not with_open:
         return out.withColumn("pendingGroups", F.lit(None).cast("array<string>"))
     offsets = opened.filter(F.col("topic") == CONSUMER_OFFSETS).select(
         "partition", "producerId", "firstOffset", "lastOffset"
     )
     commits = inputs.commits.withColumn("partition", F.col("partition").cast("int"))
+    commits = commits.filter(F.col("partition").isin(with_open))
     pending = (
         offsets.groupBy("partition")
         .cogroup(commits.groupBy("partition"))

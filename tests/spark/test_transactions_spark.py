@@ -340,3 +340,20 @@ def test_spark_and_python_take_the_same_now(spark: Any, tmp_path: Path) -> None:
     inputs = transactions.read_transactions(spark, log)
     assert transactions.newest_timestamp(inputs) == report.now
     assert _spark(spark, log, max_timeout_ms=30 * S) == _python(report)
+
+
+def test_spark_open_transactions_read_nothing_when_none_is_open(spark: Any, tmp_path: Path) -> None:
+    """With no transaction open at the cut, the answer is planned on no rows: no job reads the
+    commits or the coordinator's records. Planned as joins on an empty side, Spark's adaptive
+    execution started those reads with the rest and, once the open side came out empty, ended
+    the answer with them still running (killed with the session: "Python worker exited
+    unexpectedly")."""
+    log = write_offset_transactions(tmp_path)
+    before_open = AsOf(timestamp_ms=T0 + 3 * S)  # tx-done committed; pids 30, 31 not begun
+    expected = _python(transaction_report(log, as_of=before_open, max_timeout_ms=30 * S))
+    assert expected["open"] == [] and expected["ids"]
+    inputs = transactions.read_transactions(spark, log, before_open)
+    answer = transactions.open_transactions(inputs, T0 + 3 * S, max_timeout_ms=30 * S)
+    plan = answer._jdf.queryExecution().optimizedPlan().toString()
+    assert "decode_consumer_offsets" not in plan and "decode_transaction_state" not in plan
+    assert _spark(spark, log, before_open, max_timeout_ms=30 * S) == expected
