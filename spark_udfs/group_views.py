@@ -103,7 +103,9 @@ def replayed(
     """``answer(partition, rows)`` of each ``__consumer_offsets`` partition of ``decoded``
     (:func:`spark_udfs.functions.decode_consumer_offsets` over ``kafka-log`` rows, or rows of
     the Kafka source with :func:`spark_udfs.live.as_log_rows`), as a DataFrame of ``schema``.
-    Only the raw columns travel: the executors decode the records as the command line does."""
+    Only the raw columns travel: the executors decode the records as the command line does.
+    Each partition's rows come sorted by offset: Spark sorts them by partition for the groups
+    anyway, and the offset as a second key spares the executors a sort of the whole table."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -129,7 +131,9 @@ def replayed(
 
         return pa.Table.from_pylist(answer(int(key[1].as_py()), table), schema=arrow_schema)
 
-    return rows.select(*wanted).groupBy("topic", "partition").applyInArrow(run, schema)
+    by = ("topic", "partition")
+    ordered = rows.select(*wanted).repartition(*by).sortWithinPartitions(*by, "offset")
+    return ordered.groupBy(*by).applyInArrow(run, schema)
 
 
 # ------------------------------------------------------------------------ on the executors

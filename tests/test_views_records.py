@@ -88,6 +88,10 @@ def test_rows_in_any_order_replay_to_the_command_lines_groups(name: str, tmp_pat
         for n in [len(rows_of(files))]
     ]
     assert as_json(columnar) == expected
+    in_order = [
+        replayed_as_the_command_line(p, rows_of(f), chunk=5) for p, f in dump_partitions(path)
+    ]
+    assert as_json(in_order) == expected
 
 
 def test_transactions_apply_at_their_commit_marker(tmp_path: Path) -> None:

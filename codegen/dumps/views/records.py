@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import DecodedRecord, control_record
+from codegen.dumps.views.commit_rows import ascending
 from codegen.dumps.views.commits import commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 
@@ -108,8 +109,14 @@ def split_commits(
     """A ``__consumer_offsets`` partition's rows (any order): its offset commits and
     transaction markers as the columnar view the command line reads
     (:class:`~codegen.dumps.views.committed.CommittedOffsets`), and the other rows, offset-ordered
-    chunks for :func:`log_batches` (the few records a group view decodes one by one)."""
-    rows = rows.sort_by("offset")
+    chunks for :func:`log_batches` (the few records a group view decodes one by one).
+
+    Rows already in offset order (as :func:`spark_udfs.group_views.replayed` asks Spark to give
+    them) are not sorted again: sorting a partition's table moves all its keys and values, the
+    largest step at millions of rows. The commits are decoded ``chunk`` rows at a time, as the
+    command line decodes them batch by batch: the same rows, in arrays that stay small."""
+    if not ascending(rows.column("offset").to_numpy()):
+        rows = rows.sort_by("offset")
     control = np.asarray(rows.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))
     commit = commit_keys(rows.column("key"), control)
     offsets = CommittedOffsets()
@@ -120,6 +127,7 @@ def split_commits(
         stamped = with_markers.rename_columns(
             ["timestamp" if c == "timestampMs" else c for c in with_markers.column_names]
         )
-        offsets.add(decode_commits(stamped, decoder.package)[0])
+        for part in stamped.to_batches(max_chunksize=chunk):
+            offsets.add(decode_commits(part, decoder.package)[0])
     others = rows.filter(pa.array(~commit))
     return offsets, (b.to_pydict() for b in others.to_batches(max_chunksize=chunk))
