@@ -14,6 +14,10 @@ partitions' summaries and the open transactions judged) then runs from the segme
 keeps what it reads on the executors). The shuffle partitions scale with the input (one per
 ``--records-per-shuffle-partition`` records, at least 4; adaptive execution merges small ones).
 
+An answer's time ends when the stages it started have ended: a stage still running once the
+answer returned (which adaptive execution no longer needed) is waited for and named in a
+``#`` line, so that its CPU is not counted in the next answer.
+
 Prints each answer's wall time and its CPU time, in all and apart: the driver (this process),
 the JVM (in ``local[2]`` the executors too) and the Python workers, read from ``/proc`` (the
 machine is shared, so CPU time is the steadier figure); the times per record and how the time
@@ -40,6 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +135,24 @@ def run(df: Any) -> None:
     df.write.format("noop").mode("overwrite").save()
 
 
+def left_running(spark: Any) -> list[int]:
+    """The stages still running once an answer returned (none expected: a stage adaptive
+    execution no longer needs keeps running unwaited, takes the cores of what runs next, and
+    stopping the session kills its Python workers), after waiting for them to end, so that
+    their CPU time is the answer's and not the next one's."""
+    tracker = spark.sparkContext.statusTracker()
+    running = list(tracker.getActiveStageIds())
+    while tracker.getActiveStageIds():
+        time.sleep(0.2)
+    return running
+
+
+def answer_and_wait(answer: Callable[[], None], spark: Any, leftover: list[int]) -> None:
+    """``answer()``, then wait for the stages it left running, listed in ``leftover``."""
+    answer()
+    leftover.extend(left_running(spark))
+
+
 def spark_answers(spark: Any, folder: Path) -> dict[str, Callable[[], None]]:
     def answer(*builds: Callable[[Any], Any]) -> Callable[[], None]:
         def go() -> None:
@@ -204,7 +227,10 @@ def main() -> None:
         on_spark = spark_answers(spark, folder)
         on_python = python_answers(folder)
         for name in answers:
-            wall, parts = timed(on_spark[name], tree)
+            leftover: list[int] = []
+            wall, parts = timed(partial(answer_and_wait, on_spark[name], spark, leftover), tree)
+            if leftover:
+                print(f"# {name}: stages {leftover} still ran after the answer (waited for)")
             cpu = sum(parts)
             per_wall, per_cpu = wall / n * 1e6, cpu / n * 1e6
             first_wall, first_cpu = first.setdefault(name, (per_wall, per_cpu))
