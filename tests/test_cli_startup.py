@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from test_forensics_transactions import write_cluster
 
 from codegen.cli import SUBCOMMANDS, cli, load_subcommand
 from codegen.dumps.coordinator import COORDINATOR_TOPICS
@@ -59,6 +60,11 @@ def dump(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("dump")
     write_consumer_offsets(folder, records=300, partitions=1, groups=4)
     yield folder
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_cluster(tmp_path_factory.mktemp("cluster"))
 
 
 def _run(tmp_path: Path, *args: str, ok: tuple[int, ...] = (0,)) -> dict[str, Any]:
@@ -126,12 +132,24 @@ def test_help_lists_every_command_with_its_own_summary() -> None:
     [
         (["dump", "{dump}", "-q", "--compacted"], (0,), ["codegen.forensics", "codegen.lint"]),
         (["dump", "{dump}", "-q", "--format", "jsonl"], (0,), ["codegen.forensics", "pyarrow"]),
+        # the HTML report (and its plotting) for --format html only
         (
             ["groups", "{dump}", "--format", "jsonl"],
             (0,),
-            ["codegen.lint", "codegen.dumps.command"],
+            ["codegen.lint", "codegen.dumps.command", "codegen.forensics.report"],
         ),
-        (["lag", "{dump}", "--format", "jsonl"], (0,), ["codegen.lint", "codegen.dumps.command"]),
+        (
+            ["lag", "{dump}", "--format", "jsonl"],
+            (0,),
+            ["codegen.lint", "codegen.dumps.command", "codegen.forensics.report"],
+        ),
+        # groups' --as-of parser, and the group and share readers it brings, for --as-of only
+        # (34 M of 1.51 G instructions on the broker run's logs)
+        (
+            ["transactions", "{cluster}", "--format", "jsonl"],
+            (0, 1),
+            ["codegen.lint", "codegen.dumps.command", "codegen.forensics.groups"],
+        ),
         (
             ["downgrade-check", "{dump}", "--to", "3.9", "--format", "json"],
             (0, 1, 3),
@@ -144,13 +162,27 @@ def test_help_lists_every_command_with_its_own_summary() -> None:
         ),
         (["lint", "--help"], (0,), ["codegen.dumps", "codegen.forensics", "pyarrow", "crc32c"]),
     ],
-    ids=["dump --compacted", "dump jsonl", "groups", "lag", "downgrade-check", "dump-log", "lint"],
+    ids=[
+        "dump --compacted",
+        "dump jsonl",
+        "groups",
+        "lag",
+        "transactions",
+        "downgrade-check",
+        "dump-log",
+        "lint",
+    ],
 )
 def test_a_command_imports_its_own_module_only_and_never_pandas(
-    tmp_path: Path, dump: Path, args: list[str], ok: tuple[int, ...], not_imported: list[str]
+    tmp_path: Path,
+    dump: Path,
+    cluster: Path,
+    args: list[str],
+    ok: tuple[int, ...],
+    not_imported: list[str],
 ) -> None:
     segment = dump / "__consumer_offsets-0" / "00000000000000000000.log"
-    argv = [a.format(dump=dump, segment=segment) for a in args]
+    argv = [a.format(dump=dump, segment=segment, cluster=cluster) for a in args]
     modules = _imported(tmp_path, *argv, ok=ok)
     assert SUBCOMMANDS[argv[0]].module in modules
     for name in [*not_imported, *NEVER_ON_THE_DUMP_PATH]:
