@@ -103,7 +103,7 @@ def test_the_original_crash_would_now_read_as_a_bug(
     def strides(*_: Any) -> Any:
         return np.ndarray(shape=(-1,), dtype=">i2", buffer=b"", strides=(1,))
 
-    monkeypatch.setattr(decode, "_read", strides)
+    monkeypatch.setattr(decode, "_int16_read", strides)
     result = _run(["groups", str(AIBULB), "--as-of", "1"], tmp_path)
     assert result.exit_code == EXIT_INTERNAL_ERROR
     assert result.stderr.startswith("groups: internal error: ValueError: strides")

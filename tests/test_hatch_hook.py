@@ -206,6 +206,7 @@ def test_readme_recipe_builds_a_wheel_with_the_codecs(built: Built) -> None:
         "codegen/native/column_values.h",
         "codegen/native/columns.h",
         "codegen/native/v2_records.h",
+        "codegen/native/crc32c.h",
         "codegen/native/log_entries.h",
         "codegen/native/record_loop.h",
         "codegen/native/record_columns.h",

@@ -13,7 +13,10 @@
  * kafka-log raw columns; finish() hands the buffers over and starts again. Batch-level fields
  * are written per record here. codegen/dumps/arrow.py drives it and wraps the buffers. */
 
+/* A growable buffer held in a bytes object of cap bytes (NULL until it grows), which
+   finish() hands over as it is: no copy of the columns. */
 typedef struct {
+    PyObject *obj;
     char *p;
     Py_ssize_t len, cap;
 } Buf;
@@ -27,11 +30,11 @@ static COLD int buf_grow(Buf *b, Py_ssize_t need) {
         }
         cap *= 2;
     }
-    char *p = PyMem_Realloc(b->p, cap);
-    if (!p) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    PyObject *obj = PyBytes_FromStringAndSize(NULL, cap);
+    if (!obj) return -1;
+    char *p = PyBytes_AS_STRING(obj);
+    if (b->len) memcpy(p, b->p, (size_t)b->len);
+    Py_XSETREF(b->obj, obj);
     b->p = p;
     b->cap = cap;
     return 0;
@@ -556,8 +559,29 @@ static PyObject *Columns_add_error(Columns *C, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+/* The buffer's bytes (its bytes object, cut to them); the buffer starts again empty, in a new
+   bytes object as large (the next Arrow batch needs as much). NULL with an error, the buffer
+   emptied all the same. */
 static PyObject *buf_take(Buf *b) {
-    return PyBytes_FromStringAndSize(b->p ? b->p : "", b->len);
+    PyObject *out = b->obj;
+    const Py_ssize_t len = b->len;
+    b->len = 0;
+    if (!out) return PyBytes_FromStringAndSize("", 0);
+    b->obj = PyBytes_FromStringAndSize(NULL, b->cap);
+    b->p = b->obj ? PyBytes_AS_STRING(b->obj) : NULL;
+    if (!b->obj) {
+        b->cap = 0;
+        Py_DECREF(out);
+        return NULL;
+    }
+    /* A view of its first len bytes: the bytes object is not cut, so when Arrow frees it the
+       allocator keeps a block as large for the next one (no new pages to fault in). */
+    PyObject *view = PyMemoryView_FromObject(out);
+    Py_DECREF(out);
+    if (!view) return NULL;
+    PyObject *cut = PySequence_GetSlice(view, 0, len);
+    Py_DECREF(view);
+    return cut;
 }
 
 /* (null count, validity or None, data[, offsets]) of one column. */
@@ -617,7 +641,7 @@ static PyObject *Columns_finish(Columns *C, PyObject *unused) {
         PyTuple_SET_ITEM(cols, i, c);
     }
     PyObject *out = Py_BuildValue("(nnN)", C->rows, C->headers, cols);
-    if (out) Columns_reset(C);
+    Columns_reset(C); /* the buffers taken are gone: after an error too */
     return out;
 }
 
@@ -645,9 +669,9 @@ static PyObject *Columns_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 
 static void Columns_dealloc(Columns *C) {
     for (int i = 0; i < N_COLS; i++) {
-        PyMem_Free(C->cols[i].valid.p);
-        PyMem_Free(C->cols[i].data.p);
-        PyMem_Free(C->cols[i].offs.p);
+        Py_XDECREF(C->cols[i].valid.obj);
+        Py_XDECREF(C->cols[i].data.obj);
+        Py_XDECREF(C->cols[i].offs.obj);
     }
     Py_TYPE(C)->tp_free((PyObject *)C);
 }
