@@ -349,6 +349,17 @@ static void col_unplan(ColReader *cr) {
     PyMem_Free(cr->tagged_ready);
 }
 
+/* The end offsets of rows (from, to] of the variable-length columns: rows that added no
+   bytes (null rows), so each ends where the column's bytes end now. */
+static void col_offsets_fill(Column *cols, const Py_ssize_t *varcols, Py_ssize_t nvar,
+                             Py_ssize_t from, Py_ssize_t to) {
+    for (Py_ssize_t j = 0; j < nvar; j++) {
+        Column *col = &cols[varcols[j]];
+        const int32_t end = (int32_t)col->len; /* checked when the last row was added */
+        for (Py_ssize_t row = from + 1; row <= to; row++) col->offsets[row] = end;
+    }
+}
+
 static PyObject *columns(PyObject *module, PyObject *args) {
     PyObject *readers, *kinds, *data_obj, *starts_obj, *ends_obj, *index_obj;
     int trailing_ok;
@@ -414,46 +425,48 @@ static PyObject *columns(PyObject *module, PyObject *args) {
     }
     if (col_buffer((n + 7) / 8, &valid_obj, &valid) < 0) goto done;
     if (!(failed = PyList_New(0))) goto done;
+    Py_ssize_t ended = 0; /* the variable-length columns' offsets are written up to row ended */
     for (Py_ssize_t row = 0; row < n; row++) {
         int32_t k = idx[row];
-        if (k < 0) {
+        if (k < 0) { /* a null row: its offsets are written with the next row read */
             struct_nulls++;
+            continue;
+        }
+        if (k >= nreaders || st[row] < 0 || st[row] > en[row] || en[row] > data.len) {
+            PyErr_Format(PyExc_ValueError,
+                         "columns: row %zd: reader %d, bytes [%lld, %lld) of %zd", row, (int)k,
+                         (long long)st[row], (long long)en[row], data.len);
+            goto done;
+        }
+        col_offsets_fill(cols, varcols, nvar, ended, row); /* where this row starts */
+        Ctx c = {(const unsigned char *)data.buf + st[row], (Py_ssize_t)(en[row] - st[row]),
+                 crs[k].r};
+        RowOut o = {cols, pending, 0, row};
+        int rc = col_row(&c, &crs[k], &o, trailing_ok);
+        if (rc == -2) goto done;
+        if (rc == 0) {
+            for (Py_ssize_t j = 0; o.npending && j < ncols; j++) {
+                if (!pending[j]) continue;
+                PyObject *v = pending[j];
+                pending[j] = NULL;
+                o.npending--;
+                if (col_store(&cols[j], row, v, n) < 0) goto done;
+            }
+            BIT_SET(valid, row);
         } else {
-            if (k >= nreaders || st[row] < 0 || st[row] > en[row] || en[row] > data.len) {
-                PyErr_Format(PyExc_ValueError,
-                             "columns: row %zd: reader %d, bytes [%lld, %lld) of %zd", row, (int)k,
-                             (long long)st[row], (long long)en[row], data.len);
-                goto done;
+            if (PyErr_Occurred()) {
+                if (!PyErr_ExceptionMatches(PyExc_Exception)) goto done;
+                PyErr_Clear();
             }
-            Ctx c = {(const unsigned char *)data.buf + st[row], (Py_ssize_t)(en[row] - st[row]),
-                     crs[k].r};
-            RowOut o = {cols, pending, 0, row};
-            int rc = col_row(&c, &crs[k], &o, trailing_ok);
-            if (rc == -2) goto done;
-            if (rc == 0) {
-                for (Py_ssize_t j = 0; o.npending && j < ncols; j++) {
-                    if (!pending[j]) continue;
-                    PyObject *v = pending[j];
-                    pending[j] = NULL;
-                    o.npending--;
-                    if (col_store(&cols[j], row, v, n) < 0) goto done;
-                }
-                BIT_SET(valid, row);
-            } else {
-                if (PyErr_Occurred()) {
-                    if (!PyErr_ExceptionMatches(PyExc_Exception)) goto done;
-                    PyErr_Clear();
-                }
-                for (Py_ssize_t j = 0; j < ncols; j++) {
-                    Py_CLEAR(pending[j]);
-                    if (cols[j].validity) BIT_CLEAR(cols[j].validity, row);
-                    if (cols[j].offsets) cols[j].len = cols[j].offsets[row];
-                }
-                struct_nulls++;
-                PyObject *at = PyLong_FromSsize_t(row);
-                if (!at || PyList_Append(failed, at) < 0) { Py_XDECREF(at); goto done; }
-                Py_DECREF(at);
+            for (Py_ssize_t j = 0; j < ncols; j++) {
+                Py_CLEAR(pending[j]);
+                if (cols[j].validity) BIT_CLEAR(cols[j].validity, row);
+                if (cols[j].offsets) cols[j].len = cols[j].offsets[row];
             }
+            struct_nulls++;
+            PyObject *at = PyLong_FromSsize_t(row);
+            if (!at || PyList_Append(failed, at) < 0) { Py_XDECREF(at); goto done; }
+            Py_DECREF(at);
         }
         for (Py_ssize_t j = 0; j < nvar; j++) {
             Column *col = &cols[varcols[j]];
@@ -465,7 +478,9 @@ static PyObject *columns(PyObject *module, PyObject *args) {
             }
             col->offsets[row + 1] = (int32_t)col->len;
         }
+        ended = row + 1;
     }
+    col_offsets_fill(cols, varcols, nvar, ended, n);
     for (Py_ssize_t j = 0; j < ncols; j++) {
         if (cols[j].follows) memcpy(cols[j].validity, valid, (size_t)((n + 7) / 8));
         if (cols[j].constant && col_fill(&cols[j], n) < 0) goto done;
