@@ -13,7 +13,6 @@ from codegen.forensics import lag as lag_views
 from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, group_status
 from codegen.forensics.commits import KeyedCommits, keyed_commits
 from codegen.forensics.inputs import LogEnd
-from spark_udfs.compacted import commit_columns
 from spark_udfs.forensics.inputs import ENDS_DDL, SHARE_STATE_SCHEMA, arrow_schema, batch_rows
 
 if TYPE_CHECKING:
@@ -45,23 +44,49 @@ _PARTITION_LAG_DDL: Final = (
 )
 
 
+_RAW_COLUMNS: Final = (
+    "topic",
+    "partition",
+    "offset",
+    "timestamp",
+    "key",
+    "value",
+    "producerId",
+    "isTransactional",
+    "isControl",
+)
+
+
 def _commit_history(decoded: DataFrame) -> DataFrame:
     """Every commit and tombstone that took effect (:func:`codegen.dumps.views.offsets.history`, one
-    log partition per call), with ``applyIndex``, its place in its log partition's history."""
-    return (
-        commit_columns(decoded)
-        .groupBy("topic", "partition")
-        .applyInArrow(_history_of, _HISTORY_DDL)
-    )
+    log partition per call), with ``applyIndex``, its place in its log partition's history.
+
+    Only the raw columns travel, sorted by offset within each log partition: the executors
+    decode the commits as the command line does (:func:`codegen.dumps.views.commits
+    .decode_commits`), where shuffling the decoded structs made the JVM turn every commit into
+    rows and back into Arrow."""
+    from pyspark.sql import functions as F
+
+    rows = decoded
+    if "_error" in decoded.columns:  # a damaged batch: no commit of it takes effect
+        rows = rows.filter(F.col("_error").isNull())
+    by = ("topic", "partition")
+    ordered = rows.select(*_RAW_COLUMNS).repartition(*by).sortWithinPartitions(*by, "offset")
+    return ordered.groupBy(*by).applyInArrow(_history_of, _HISTORY_DDL)
 
 
 def _history_of(key: tuple[pa.Scalar, ...], rows: pa.Table) -> pa.Table:
+    import numpy as np
     import pyarrow as pa
 
     from codegen.dumps.views.commit_rows import commit_rows
+    from codegen.dumps.views.commits import commit_keys, decode_commits
     from codegen.dumps.views.offsets import history
 
-    done = history(commit_rows(rows))
+    control = np.asarray(rows.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))
+    wanted = rows.filter(pa.array(commit_keys(rows.column("key"), control) | control))
+    parts = [commit_rows(decode_commits(b)[0]) for b in wanted.to_batches(max_chunksize=65_536)]
+    done = history(pa.concat_tables(parts) if parts else commit_rows(decode_commits(wanted)[0]))
     n = done.num_rows
     return done.add_column(0, "applyIndex", pa.array(range(n), pa.int64())).add_column(
         0, "logPartition", pa.repeat(key[1].cast(pa.int32()), n)
