@@ -387,6 +387,19 @@ _ANY_KEY = st.one_of(
 )
 
 
+def _decoded_rows(rows: list[tuple[Any, ...]]) -> pa.Table:
+    """(key, value, isControl, isTransactional) rows as decode_commits reads them."""
+    table = pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "isControl": pa.array([r[2] for r in rows], pa.bool_()),
+            "isTransactional": pa.array([r[3] for r in rows], pa.bool_()),
+        }
+    )
+    return decode_commits(table)[0]
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     rows=st.lists(
@@ -399,15 +412,7 @@ _ANY_KEY = st.one_of(
 def test_the_engine_kinds_of_any_key_bytes(rows: list[tuple[Any, ...]]) -> None:
     """Keys too short, of other record types or cut short, values that do not decode, control
     records and markers: the engine's kinds are commit_rows' reading."""
-    table = pa.table(
-        {
-            "key": pa.array([r[0] for r in rows], pa.binary()),
-            "value": pa.array([r[1] for r in rows], pa.binary()),
-            "isControl": pa.array([r[2] for r in rows], pa.bool_()),
-            "isTransactional": pa.array([r[3] for r in rows], pa.bool_()),
-        }
-    )
-    decoded, _ = decode_commits(table)
+    decoded = _decoded_rows(rows)
     assert record_kinds(decoded).tolist() == _commit_rows_kinds(decoded)
 
 
@@ -432,15 +437,7 @@ def test_the_engine_kinds_of_sliced_and_null_flags(
     """The flags read from their columns' bitmaps: a table sliced off a byte boundary, flags
     with nulls (read as false), rows with a read error: the engine's kinds are commit_rows'
     reading."""
-    table = pa.table(
-        {
-            "key": pa.array([r[0] for r in rows], pa.binary()),
-            "value": pa.array([r[1] for r in rows], pa.binary()),
-            "isControl": pa.array([r[2] for r in rows], pa.bool_()),
-            "isTransactional": pa.array([r[3] for r in rows], pa.bool_()),
-        }
-    )
-    decoded, _ = decode_commits(table)
+    decoded = _decoded_rows(rows)
     n = decoded.num_rows
     for name in null_flags:
         values = decoded.column(name).to_pylist()
