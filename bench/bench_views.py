@@ -8,7 +8,12 @@ broker rolls segments long before 16 M records, so no one file holds them all).
 ``transactions`` reads the dump and, in a folder of its own, the ``__transaction_state`` its
 transactional offset commits imply (:func:`write_transaction_state`: an id per producer, its
 transactions committed or aborted as their markers say, some ids expired, a few still open).
-Every command runs whole, stdout to /dev/null, timed in CPU (user + system) with its peak
+``lag`` runs twice: on the dump alone (no log end is known: no lag, no status), and as ``lag
+(data partitions)`` with, in a folder of its own, the data partitions its commits name
+(:func:`write_data_partitions`: 96 partitions of one-record batches, their offsets growing
+over the dump's time to twice the mean committed one), so the log ends are read from
+their batch headers and every commit's lag and each partition's status are computed; its
+records and its floor are the dump's. Every command runs whole, stdout to /dev/null, timed in CPU (user + system) with its peak
 resident memory; the best of ``--repeat`` rounds, each round running every row. The targets:
 each view within 1.5x its floor at 1 M and at 16 M records, and 2 M records per CPU second at
 16 M; peak memory at 16 M within 2x of 1 M's (``lag`` keeps every commit: its history is the
@@ -66,6 +71,8 @@ COMMANDS = {
 }
 TRANSACTIONS = "transactions"
 TRANSACTIONS_FLOOR = "floor (transactions)"
+LAG = "lag"
+LAG_DATA = "lag (data partitions)"
 
 
 FLOOR = "floor"
@@ -175,6 +182,40 @@ def write_transaction_state(dump: Path, out: Path, seed: int = 7) -> int:
     return written
 
 
+DATA_TOPICS = tuple(f"orders-{t}" for t in range(8))
+DATA_PARTITIONS = 12
+"""The data partitions ``spark_udfs.synth`` commits offsets of: topics ``orders-0..7``, 12
+partitions each."""
+
+
+def write_data_partitions(dump: Path, out: Path, records: int, groups: int) -> int:
+    """The data partitions (in ``out``, one folder each) the offset commits of ``dump`` are
+    taken against: per partition ``max(100, records // 2000)`` batches of one record, their
+    timestamps spread evenly over the dump's time and their offsets growing evenly (with gaps,
+    as a compacted topic's) to twice a key's mean committed offset at the end (each
+    commit moves its key's offset 250 on average; a group commits 2 of the 8 topics on
+    average, 12 partitions each), so each group's lag and status vary. Returns the batches
+    written."""
+    times: list[int] = []
+    for f in sorted(dump.glob(f"{CONSUMER_OFFSETS}-*/*.log")):
+        for h in SegmentReader(f).batch_headers():
+            if not isinstance(h, SegmentError) and h.record_count:
+                times.append(h.max_timestamp)
+    first, last = min(times), max(times)
+    batches = max(100, records // 2000)
+    final = max(batches, int(2 * 250 * records / (groups * 2 * DATA_PARTITIONS)))
+    written = 0
+    for topic in DATA_TOPICS:
+        for p in range(DATA_PARTITIONS):
+            path = _mkdir(out / f"{topic}-{p}") / "00000000000000000000.log"
+            with SegmentWriter(path) as w:
+                for b in range(1, batches + 1):
+                    at = first + (last - first) * b // batches
+                    w.write_batch([(None, b"x")], base_offset=final * b // batches, timestamp=at)
+                    written += 1
+    return written
+
+
 def _mkdir(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -207,6 +248,20 @@ def _dump(where: Path, n: int, groups: int) -> tuple[Path, int]:
     done.write_text(str(stats.records))  # written last: the dump is complete
     print(f"{stats.records:,} records in {len(stats.files)} partition(s)", flush=True)
     return folder, stats.records
+
+
+def _data_partitions(where: Path, dump: Path, n: int, groups: int) -> Path:
+    """The data partitions of the ``n``-record dump (:func:`write_data_partitions`), in a
+    folder of their own under ``where`` (the other views read the dump alone)."""
+    folder = where / f"dump-{n}-{groups}-data"
+    done = where / f"dump-{n}-{groups}-data.batches"
+    if done.exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    batches = write_data_partitions(dump, folder, n, groups)
+    done.write_text(str(batches))
+    print(f"{batches:,} data partition batches beside it", flush=True)
+    return folder
 
 
 def _transaction_state(where: Path, dump: Path, n: int, groups: int) -> tuple[Path, int]:
@@ -254,12 +309,17 @@ def main() -> None:
                 state, more = _transaction_state(where, folder, n, args.groups)
                 for name in (TRANSACTIONS_FLOOR, TRANSACTIONS):
                     inputs[name, n] = ([folder, state], records + more)
+            if LAG in commands:  # the records counted are the dump's, as the floor's
+                data = _data_partitions(where, folder, n, args.groups)
+                inputs[LAG_DATA, n] = ([folder, data], records)
         argvs = {FLOOR: ["-c", _FLOOR_SCRIPT, "commits"]}
         if TRANSACTIONS in commands:
             argvs[TRANSACTIONS_FLOOR] = ["-c", _FLOOR_SCRIPT, "transactions"]
         argvs |= {
             name: ["-m", "codegen", argv[0], "{}", *argv[1:]] for name, argv in commands.items()
         }
+        if LAG in commands:
+            argvs[LAG_DATA] = argvs[LAG]
         small = _small_dump(Path(tmp))
         for name, argv in argvs.items():  # once on 1,000 records: the module cache filled
             measure(_command(name, argv, small[name in (TRANSACTIONS_FLOOR, TRANSACTIONS)]), env)
@@ -273,7 +333,7 @@ def main() -> None:
                     was = results.get((name, n), (cpu, mem))
                     results[name, n] = (min(cpu, was[0]), max(mem, was[1]))
         first = args.sizes[0]
-        print(f"\n{'command':20} {'records':>12} {'cpu s':>8} {'records/s':>11} "
+        print(f"\n{'command':22} {'records':>12} {'cpu s':>8} {'records/s':>11} "
               f"{'per record':>11} {'peak MB':>8} {'memory':>7} {'of floor':>9}")  # fmt: skip
         for name in argvs:
             floor = TRANSACTIONS_FLOOR if name == TRANSACTIONS else FLOOR
@@ -284,7 +344,7 @@ def main() -> None:
                 cpu, mem = results[name, n]
                 rate = records / cpu
                 print(
-                    f"{name:20} {records:>12,} {cpu:8.2f} {rate:>11,.0f} "
+                    f"{name:22} {records:>12,} {cpu:8.2f} {rate:>11,.0f} "
                     f"{base_rate / rate:10.2f}x {mem:8} {mem / base_mem:6.2f}x "
                     f"{cpu / results[floor, n][0]:8.2f}x"
                 )
