@@ -16,7 +16,8 @@
  * - interpreter.h: reading a message by its tables, and the errors it raises;
  * - table_loader.h: the Python tables into tables.h's structs;
  * - readers.h: Reader and PairReader, what Python calls;
- * - column_values.h, columns.h: columns(), many messages into Arrow buffers.
+ * - column_values.h, columns.h: columns(), many messages into Arrow buffers;
+ * - commit_columns.h: commit_columns(), the offset commits of __consumer_offsets rows.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -49,6 +50,7 @@ static PyObject *S_tagged_fields, *S_field, *S_offset, *S_located, *S_unknown_ta
 #include "readers.h"
 #include "column_values.h"
 #include "columns.h"
+#include "commit_columns.h"
 
 static PyMethodDef module_methods[] = {
     {"columns", (PyCFunction)columns, METH_VARARGS,
@@ -60,6 +62,10 @@ static PyMethodDef module_methods[] = {
      "column is (validity, null_count, values), (validity, null_count, offsets, data) or, for "
      "object and tagged columns, (list of objects, non-null count); failed lists the rows "
      "the reader refuses, whose errors the caller gets by decoding them again."},
+    {"commit_columns", (PyCFunction)commit_columns, METH_VARARGS,
+     "commit_columns(n, key, value, control, names) -> (buffers..., failed)\n\n"
+     "The offset commits of n __consumer_offsets rows decoded in one pass into Arrow buffers "
+     "(commit_columns.h; codegen.dumps.views.commits reads the tuple)."},
     {"pair_reader", (PyCFunction)(void (*)(void))make_pair_reader, METH_FASTCALL,
      "pair_reader(types, slow) -> PairReader\n\n"
      "types: record type -> (key reader, tuple of value readers or None by version, newest "

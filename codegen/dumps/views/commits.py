@@ -1,7 +1,8 @@
 """The offset commits among ``__consumer_offsets`` rows: which rows they are (by the key's
-record type) and their decoding into the topic decoder's columns. Shared by the file reader
-(:mod:`codegen.dumps.views.consumer_offsets`) and the rows Spark gives
-(:mod:`codegen.dumps.views.records`).
+record type) and their decoding into the topic decoder's columns: by the native engine in one
+pass (:mod:`codegen.dumps.views.commit_columns`) where it can, else by the topic decoder (the
+reference). Shared by the file reader (:mod:`codegen.dumps.views.consumer_offsets`) and the rows
+Spark gives (:mod:`codegen.dumps.views.records`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import pyarrow as pa
 from codegen.columnar.decode import Rows
 from codegen.columnar.package import SHIPPED
 from codegen.columnar.schema import DECODE_ERROR
-from codegen.columnar.topics import decode_topic_arrays
+from codegen.columnar.topics import TopicDecoded, decode_topic_arrays
+from codegen.dumps.views.commit_columns import native_commit_columns
 from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 
-__all__ = ["commit_keys", "decode_commits"]
+__all__ = ["commit_keys", "decode_commits", "decode_commits_reference"]
 
 _COMMIT_TYPES: Final = (0, 1)  # the record types of LegacyOffsetCommitKey and OffsetCommitKey
 
@@ -37,15 +39,10 @@ def decode_commits(
 ) -> tuple[pa.Table, dict[int, str]]:
     """``__consumer_offsets`` rows with their offset commits decoded (the topic decoder's
     columns, and ``_decode_error``), and the decode errors by row."""
-    decoded = decode_topic_arrays(
-        "consumer_offsets",
-        rb.column("key"),
-        rb.column("value"),
-        rb.column("isControl"),
-        names=COMMIT_NAMES,
-        package=package,
-        fields=COMMIT_FIELDS,
-    )
+    key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
+    decoded = native_commit_columns(key, value, control, package)
+    if decoded is None:
+        decoded = decode_commits_reference(key, value, control, package)
     table = rb if isinstance(rb, pa.Table) else pa.Table.from_batches([rb])
     for name, column in decoded.columns.items():
         table = table.append_column(name, column)
@@ -57,3 +54,22 @@ def decode_commits(
             text[row] = reason
         reasons = pa.array(text, pa.string())
     return table.append_column(DECODE_ERROR, reasons), decoded.errors
+
+
+def decode_commits_reference(
+    key: pa.Array | pa.ChunkedArray,
+    value: pa.Array | pa.ChunkedArray,
+    control: pa.Array | pa.ChunkedArray,
+    package: str = SHIPPED,
+) -> TopicDecoded:
+    """The commit columns of ``decode_commits`` as the topic decoder gives them: the reference
+    the native pass is held to."""
+    return decode_topic_arrays(
+        "consumer_offsets",
+        key,
+        value,
+        control,
+        names=COMMIT_NAMES,
+        package=package,
+        fields=COMMIT_FIELDS,
+    )

@@ -1,0 +1,223 @@
+"""The offset commits of ``__consumer_offsets`` rows decoded by the native engine in one pass
+over the key and value columns (``commit_columns.h``), into the columns the topic decoder
+gives them (:func:`codegen.columnar.topics.decode_topic_arrays` with the commit names and
+fields, the reference): the same types, values, nulls and refused rows, whose error texts the
+reference gives (it decodes those rows again). :func:`native_commit_columns` returns None where
+the engine cannot: the pure backend, or a package whose commit specs are not the layouts the
+engine reads.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Final
+
+import pyarrow as pa
+
+from codegen.columnar.decode import _nulls
+from codegen.columnar.package import codecs
+from codegen.columnar.topics import TOPICS, TopicDecoded, decode_topic_arrays, union_type
+from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
+from codegen.runtime.backends import NATIVE, backend, native_engine
+
+__all__ = ["native_commit_columns"]
+
+_FAMILY: Final = "consumer_offsets"
+
+_LAYOUTS: Final = {
+    "LegacyOffsetCommitKey": (0, "0", "none", "group:string:0 topic:string:0 partition:int32:0"),
+    "OffsetCommitKey": (1, "0", "none", "group:string:0 topic:string:0 partition:int32:0"),
+    "LegacyOffsetCommitValue": (
+        0,
+        "0",
+        "none",
+        "offset:int64:0 metadata:string:0 commitTimestamp:int64:0",
+    ),
+    "OffsetCommitValue": (
+        1,
+        "0-4",
+        "4+",
+        "offset:int64:0+ leaderEpoch:int32:3+ metadata:string:0+ commitTimestamp:int64:0+ "
+        "expireTimestamp:int64:1 topicId:uuid:4+ _unknown_tagged_fields:tagged:",
+    ),
+}
+"""The commit specs as the engine reads them (the shipped ones): record type, versions,
+flexible versions, fields (name, Kafka type, versions)."""
+
+
+@cache
+def _engine_reads(package: str) -> bool:
+    """Whether ``package``'s offset-commit specs are the layouts ``commit_columns`` reads."""
+    found = codecs(package)
+    topic = TOPICS[_FAMILY]
+    keys, values = topic.keys(package), topic.values(package)
+    for name, (api_key, versions, flexible, fields) in _LAYOUTS.items():
+        cls = found.messages.get(name)
+        schema = found.schemas.get(name)
+        if cls is None or schema is None:
+            return False
+        spec_fields = " ".join(
+            f"{f['name']}:{f['metadata'].get('kafkaType')}:{f['metadata'].get('versions', '')}"
+            for f in schema["fields"]
+        )
+        if (cls.API_KEY, str(cls.VALID_VERSIONS), str(cls.FLEXIBLE_VERSIONS), spec_fields) != (
+            api_key,
+            versions,
+            flexible,
+            fields,
+        ):
+            return False
+        if (keys if name.endswith("Key") else values).get(api_key) != name:
+            return False
+    return True
+
+
+@cache
+def _record_names(package: str) -> tuple[bytes | None, ...]:
+    """``recordName`` (UTF-8) by record type, from 0 to the highest the package knows."""
+    topic = TOPICS[_FAMILY]
+    types = [t for t in topic.keys(package) if t >= 0]
+    out: list[bytes | None] = [None] * (max(types, default=-1) + 1)
+    for t in types:
+        name = topic.record_name(t, package)
+        out[t] = None if name is None else name.encode()
+    return tuple(out)
+
+
+def _binary(arr: pa.Array) -> tuple[int, pa.Buffer | None, pa.Buffer, pa.Buffer | None, bool]:
+    """A binary array's buffers as ``commit_columns`` takes them."""
+    if pa.types.is_null(arr.type):
+        arr = pa.nulls(len(arr), pa.binary())
+    wide = pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type)
+    validity, offsets, data = arr.buffers()[:3]
+    if offsets is None:  # an empty array
+        offsets = pa.py_buffer(bytes(8 if wide else 4))
+    return arr.offset, validity if arr.null_count else None, offsets, data, wide
+
+
+def _single(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(column, pa.ChunkedArray):
+        return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    return column
+
+
+def _array(typ: pa.DataType, n: int, *buffers: bytes | None) -> pa.Array:
+    return pa.Array.from_buffers(typ, n, [None if b is None else pa.py_buffer(b) for b in buffers])
+
+
+def _struct(
+    typ: pa.StructType, n: int, validity: bytes, children: dict[str, pa.Array]
+) -> pa.StructArray:
+    arrays = [children.get(f.name) for f in typ]
+    return pa.Array.from_buffers(
+        typ,
+        n,
+        [pa.py_buffer(validity)],
+        children=[_nulls(f.type, n) if a is None else a for f, a in zip(typ, arrays, strict=True)],
+    )
+
+
+def native_commit_columns(
+    key: pa.Array | pa.ChunkedArray,
+    value: pa.Array | pa.ChunkedArray,
+    control: pa.Array | pa.ChunkedArray,
+    package: str,
+) -> TopicDecoded | None:
+    """The commit columns of one batch of ``__consumer_offsets`` rows, as
+    ``decode_topic_arrays(..., names=COMMIT_NAMES, fields=COMMIT_FIELDS)`` gives them, decoded
+    by the engine; None where it cannot (the pure backend, other commit specs)."""
+    engine = native_engine()
+    if (
+        engine is None
+        or not hasattr(engine, "commit_columns")
+        or backend() != NATIVE
+        or not _engine_reads(package)
+    ):
+        return None
+    keys, values, controls = _single(key), _single(value), _single(control)
+    n = len(keys)
+    control_spec = None
+    if not pa.types.is_null(controls.type):
+        control_spec = (
+            controls.offset,
+            controls.buffers()[0] if controls.null_count else None,
+            controls.buffers()[1],
+        )
+    out = engine.commit_columns(
+        n, _binary(keys), _binary(values), control_spec, _record_names(package)
+    )
+    (type_valid, rtype, name_valid, name_offsets, name_data) = out[0:5]
+    (key_valid, key0, key1, group_offsets, group_data, topic_offsets, topic_data) = out[5:12]
+    (partition, value_valid, value0, value1, offset, epoch, meta_offsets, meta_data) = out[12:20]
+    (commit_ts, expire_ts, version_valid, version, tombstone, newer, failed) = out[20:27]
+
+    def key_member(validity: bytes) -> dict[str, pa.Array]:
+        return {
+            "group": _array(pa.string(), n, validity, group_offsets, group_data),
+            "topic": _array(pa.string(), n, validity, topic_offsets, topic_data),
+            "partition": _array(pa.int32(), n, validity, partition),
+        }
+
+    def value_member(validity: bytes) -> dict[str, pa.Array]:
+        return {
+            "offset": _array(pa.int64(), n, validity, offset),
+            "leaderEpoch": _array(pa.int32(), n, validity, epoch),
+            "metadata": _array(pa.string(), n, validity, meta_offsets, meta_data),
+            "commitTimestamp": _array(pa.int64(), n, validity, commit_ts),
+            "expireTimestamp": _array(pa.int64(), n, validity, expire_ts),
+        }
+
+    # the members share their children's values; each has its own validity
+    members = {
+        "LegacyOffsetCommitKey": (key0, key_member(key0)),
+        "OffsetCommitKey": (key1, key_member(key1)),
+        "LegacyOffsetCommitValue": (value0, value_member(value0)),
+        "OffsetCommitValue": (value1, value_member(value1)),
+    }
+
+    def union(typ: pa.StructType, validity: bytes) -> pa.StructArray:
+        return _struct(
+            typ, n, validity, {f.name: _struct(f.type, n, *members[f.name]) for f in typ}
+        )
+
+    columns = {
+        "recordType": _array(pa.int16(), n, type_valid, rtype),
+        "recordName": _array(pa.string(), n, name_valid, name_offsets, name_data),
+        "decodedKey": union(
+            union_type(_FAMILY, "coordinator-key", package, COMMIT_NAMES), key_valid
+        ),
+        "decodedValue": union(
+            union_type(_FAMILY, "coordinator-value", package, COMMIT_NAMES), value_valid
+        ),
+        "valueVersion": _array(pa.int16(), n, version_valid, version),
+        "isTombstone": _array(pa.bool_(), n, None, tombstone),
+        "isNewerVersion": _array(pa.bool_(), n, None, newer),
+    }
+    errors: dict[int, str] = {}
+    if failed:
+        errors = _reasons(keys, values, controls, failed, package)
+    return TopicDecoded(columns, errors)
+
+
+def _reasons(
+    keys: pa.Array, values: pa.Array, controls: pa.Array, failed: list[int], package: str
+) -> dict[int, str]:
+    """The error texts of the rows the engine refused: the reference decoder's, on those rows."""
+    rows = pa.array(failed, pa.int64())
+    again = decode_topic_arrays(
+        _FAMILY,
+        keys.take(rows),
+        values.take(rows),
+        controls.take(rows),
+        package=package,
+        names=COMMIT_NAMES,
+        fields=COMMIT_FIELDS,
+        wanted=frozenset(),
+    )
+    if sorted(again.errors) != list(range(len(failed))):
+        accepted = sorted(set(range(len(failed))) - set(again.errors))
+        raise RuntimeError(
+            "the native commit decoder refused rows the reference decodes "
+            f"({[failed[j] for j in accepted]}): please report this"
+        )
+    return {failed[j]: reason for j, reason in again.errors.items()}

@@ -1,0 +1,109 @@
+"""``__consumer_offsets`` rows for the tests of the native commit decoder
+(:mod:`codegen.dumps.views.commit_columns`): offset-commit keys and values of every version the
+specs have, written with our codecs, and the comparison with the reference decoder."""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+import pyarrow as pa
+
+from codegen.dumps.views.commit_columns import native_commit_columns
+from codegen.dumps.views.commits import decode_commits_reference
+from generated.group_metadata_key import GroupMetadataKey
+from generated.legacy_offset_commit_key import LegacyOffsetCommitKey
+from generated.legacy_offset_commit_value import LegacyOffsetCommitValue
+from generated.offset_commit_key import OffsetCommitKey
+from generated.offset_commit_value import OffsetCommitValue
+
+Row = tuple[bytes | None, bytes | None, bool | None]
+"""(key, value, isControl)."""
+
+TOPIC_ID = uuid.UUID("0b5e3c1a-7d7e-4f6e-9a43-2b8f1c0d9e11")
+
+
+def commit_key(
+    record_type: int = 1, group: str = "g", topic: str = "t", partition: int = 0
+) -> bytes:
+    cls = LegacyOffsetCommitKey if record_type == 0 else OffsetCommitKey
+    return struct.pack(">h", record_type) + cls(
+        group=group, topic=topic, partition=partition
+    ).encode(0)
+
+
+def commit_value(
+    version: int, record_type: int = 1, metadata: str = "m", offset: int = 7, tags: bytes = b""
+) -> bytes:
+    """A value of ``version`` (above 4: version 4's bytes, as a newer broker writes them with
+    nothing new); ``tags``, when given, replaces a version-4 value's tagged section."""
+    if record_type == 0:
+        body = LegacyOffsetCommitValue(offset=offset, metadata=metadata, commit_timestamp=5).encode(
+            0
+        )
+    else:
+        fields = {"leader_epoch": 3} if version >= 3 else {}
+        if version == 1:
+            fields["expire_timestamp"] = 99
+        if version >= 4:
+            fields["topic_id"] = TOPIC_ID
+        message = OffsetCommitValue(offset=offset, metadata=metadata, commit_timestamp=5, **fields)
+        body = message.encode(min(version, 4))
+        if tags and version >= 4:
+            body = body[: -(1 + 1 + 1 + 16)] + tags  # the topicId tag was the whole section
+    return struct.pack(">h", version) + body
+
+
+def seeds() -> list[Row]:
+    """Rows of every kind: commits of both record types at every value version, newer
+    versions, tombstones, other record types, control records, null keys and values."""
+    rows: list[Row] = []
+    for version in range(0, 7):
+        rows.append((commit_key(1, "group-é", "topic", version), commit_value(version), False))
+    rows.append((commit_key(0, "legacy", "t", 3), commit_value(0, record_type=0), False))
+    rows.append((commit_key(0), commit_value(1, record_type=0), False))  # no legacy v1
+    rows.append((commit_key(1), None, False))  # tombstones
+    rows.append((commit_key(0), None, False))
+    rows.append(
+        (commit_key(1), commit_value(4, tags=b"\x02\x05\x02ab\x00\x10" + TOPIC_ID.bytes), False)
+    )
+    rows.append(
+        (struct.pack(">h", 2) + GroupMetadataKey(group="g").encode(0), b"\x00\x03xyz", False)
+    )
+    rows.append((struct.pack(">h", 99) + b"anything", b"\x00\x00", False))
+    rows.append((struct.pack(">h", -1), None, False))
+    rows.append((b"\x00\x00\x00\x00\x00\x00", b"\x00\x01\x00\x00\x00", True))  # a control record
+    rows.append((None, commit_value(3), False))  # a value without a key
+    rows.append((None, None, None))
+    rows.append((b"\x00", commit_value(3), False))  # a key too short for its record type
+    rows.append((commit_key(1), b"\x00", False))  # a value too short for its version
+    rows.append((commit_key(1), struct.pack(">h", -3) + commit_value(3)[2:], False))
+    return rows
+
+
+def arrays(rows: list[Row], large: bool = False) -> tuple[pa.Array, pa.Array, pa.Array]:
+    binary = pa.large_binary() if large else pa.binary()
+    return (
+        pa.array([r[0] for r in rows], binary),
+        pa.array([r[1] for r in rows], binary),
+        pa.array([r[2] for r in rows], pa.bool_()),
+    )
+
+
+def assert_same_as_reference(
+    key: pa.Array | pa.ChunkedArray,
+    value: pa.Array | pa.ChunkedArray,
+    control: pa.Array | pa.ChunkedArray,
+) -> None:
+    """The native pass gives the reference's columns (types, values, nulls) and errors."""
+    native = native_commit_columns(key, value, control, "generated")
+    assert native is not None, "the native engine is not built"
+    reference = decode_commits_reference(key, value, control)
+    assert native.errors == reference.errors
+    assert list(native.columns) == list(reference.columns)
+    for name, expected in reference.columns.items():
+        got = native.columns[name]
+        got.validate(full=True)
+        assert got.type == expected.type, name
+        assert got.to_pylist() == expected.to_pylist(), name
+        assert got.equals(expected), name
