@@ -76,6 +76,20 @@ static inline int binary_valid(const BinaryIn *b, Py_ssize_t i) {
     return !b->has_validity || bit_at(&b->validity, b->offset + i);
 }
 
+/* Python's strict UTF-8 (column_values.h's utf8_valid) with the usual case inline: the short
+   ASCII names of groups and topics, checked a word at a time (the last word may overlap). */
+static HOT_INLINE int commit_utf8(const unsigned char *s, Py_ssize_t n) {
+    uint64_t high = 0, w;
+    if (n >= 8) {
+        for (Py_ssize_t i = 0; i + 8 <= n; i += 8) { memcpy(&w, s + i, 8); high |= w; }
+        memcpy(&w, s + n - 8, 8);
+        high |= w;
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++) high |= s[i];
+    }
+    return LIKELY(!(high & UINT64_C(0x8080808080808080))) || utf8_valid(s, n);
+}
+
 /* An int16-length string at d[*pos:len]: its start and length, 0; -1 where the reader refuses it
    (too short, negative, past the end, not UTF-8). */
 static inline int commit_string16(const unsigned char *d, Py_ssize_t len, Py_ssize_t *pos,
@@ -84,7 +98,7 @@ static inline int commit_string16(const unsigned char *d, Py_ssize_t len, Py_ssi
     if (len - o < 2) return -1;
     int64_t n = (int16_t)load16(d + o);
     o += 2;
-    if (n < 0 || n > len - o || !utf8_valid(d + o, (Py_ssize_t)n)) return -1;
+    if (n < 0 || n > len - o || !commit_utf8(d + o, (Py_ssize_t)n)) return -1;
     *start = o;
     *size = (Py_ssize_t)n;
     *pos = o + (Py_ssize_t)n;
@@ -98,7 +112,7 @@ static inline int commit_compact_string(const unsigned char *d, Py_ssize_t len, 
     int64_t n;
     if (read_varint(d, &o, len, MAX_VARINT32, &n) < 0) return -1;
     n -= 1;
-    if (n > MAX_STRING_LENGTH || n < 0 || n > len - o || !utf8_valid(d + o, (Py_ssize_t)n))
+    if (n > MAX_STRING_LENGTH || n < 0 || n > len - o || !commit_utf8(d + o, (Py_ssize_t)n))
         return -1;
     *start = o;
     *size = (Py_ssize_t)n;
