@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import shutil
 import struct
@@ -19,9 +20,9 @@ from codegen.dumps.model import ControlType
 from codegen.forensics import lag as lag_module
 from codegen.forensics.burrow import burrow_status, window_statuses
 from codegen.forensics.command import lag_command
-from codegen.forensics.commits import Commit
+from codegen.forensics.commits import Commit, KeyedCommits
 from codegen.forensics.groups import AsOf, group_reports
-from codegen.forensics.inputs import LogEnds, discover
+from codegen.forensics.inputs import LogEnd, LogEnds, discover
 from codegen.forensics.lag import GroupLag, lag_reports
 from codegen.forensics.lag_json import commits_json
 from generated.offset_commit_key import OffsetCommitKey
@@ -335,6 +336,75 @@ def test_log_ends_follow_batch_times(log_folder: Path) -> None:
     assert end.at(T0 + 15 * S) == 20
     assert end.at(T0 + 10_000 * S) == 110
     assert ends.of("nope", 0) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_commit_lags_by_the_engine_are_the_reference(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """commit_lags by the engine (log_end_lags.h: a search from the last step found) against
+    its numpy form: log ends shared by keys, checkpoints without a history, keys without one,
+    commit times rising, falling, equal to a step's and out of the steps' range."""
+    if lag_module.effects.engine_function("commit_log_ends") is None:
+        pytest.skip("the native engine is not built")
+    rnd = np.random.default_rng(seed)
+
+    def log_end(steps: int, history: bool = True) -> LogEnd:
+        times = np.maximum.accumulate(rnd.integers(0, 1000, steps)).tolist()
+        ends = np.maximum.accumulate(rnd.integers(0, 10_000, steps)).tolist()
+        return LogEnd(times, ends, "segments", "here", history)
+
+    shared = [log_end(int(rnd.integers(1, 40))) for _ in range(4)]
+    choices = [*shared, None, log_end(1, history=False), log_end(int(rnd.integers(1, 3)))]
+    keys = int(rnd.integers(0, 30))
+    ends = [choices[int(rnd.integers(0, len(choices)))] for _ in range(keys)]
+    counts = rnd.integers(0, 20, keys)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    n = int(bounds[-1])
+    times = rnd.integers(-50, 1100, n)
+    if seed % 2:  # each key's commits in time order, as they mostly are
+        times = np.concatenate([np.sort(times[a:b]) for a, b in itertools.pairwise(bounds)])
+    column = np.asarray(times, np.int64)
+    kc = KeyedCommits(
+        [("g", "t", k) for k in range(keys)],
+        bounds,
+        np.arange(n, dtype=np.int64),
+        column,
+        rnd.integers(-5, 12_000, n),
+        np.zeros(n, np.int64),
+        [[] for _ in range(keys)],
+        [True] * keys,
+        np.arange(keys, dtype=np.int64),
+    )
+    by_engine = lag_module.commit_lags(kc, ends)
+    monkeypatch.setattr(lag_module.effects, "engine_function", lambda name: None)
+    reference = lag_module.commit_lags(kc, ends)
+    for got, want in zip(by_engine, reference, strict=True):
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+def test_commit_log_ends_checks_its_buffers() -> None:
+    engine = lag_module.effects.engine_function("commit_log_ends")
+    if engine is None:
+        pytest.skip("the native engine is not built")
+    i64 = lambda *v: np.asarray(v, np.int64)  # noqa: E731
+    fine = (i64(1, 5), i64(10, 20), i64(0, 2), i64(0), i64(0, 2), i64(0, 7))
+    log_end, known = engine(*fine)
+    assert np.frombuffer(log_end, np.int64).tolist() == [0, 20]
+    assert np.frombuffer(known, np.uint8).tolist() == [1, 1]
+    for at, bad in [
+        (2, i64(0, 3)),  # the steps' bounds past the steps
+        (3, i64(1)),  # a key's steps not among the log ends
+        (4, i64(0, 3)),  # the commits' bounds past the commits
+        (4, i64(1, 0)),  # falling bounds
+        (1, i64(10)),  # fewer ends than times
+    ]:
+        with pytest.raises(ValueError):
+            engine(*fine[:at], bad, *fine[at + 1 :])
+    with pytest.raises(ValueError):
+        engine(*fine[:5], b"\x00" * 7)
+    with pytest.raises(TypeError):
+        engine(*fine[:5])
 
 
 def test_real_consumer_caught_up() -> None:

@@ -277,6 +277,9 @@ def commit_lags(
     the log end of each key's data partition; unknown without a log end history: none, or
     only a checkpoint's). The lag is the log end minus the committed offset, never below 0."""
     n = len(kc.offset)
+    engine = effects.engine_function("commit_log_ends")
+    if engine is not None:
+        return _engine_lags(engine, kc, ends)
     log_end = np.zeros(n, np.int64)
     known = np.zeros(n, np.bool_)
     by_end: dict[int, list[int]] = {}
@@ -297,6 +300,41 @@ def commit_lags(
         known[rows] = True
     lag = np.maximum(log_end - kc.offset, 0)
     return log_end, lag, known
+
+
+def _engine_lags(
+    engine: Any, kc: KeyedCommits, ends: Sequence[LogEnd | None]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`commit_lags` by the engine (``commit_log_ends``, ``log_end_lags.h``): every
+    commit's log end in one pass over the keys, each distinct log end's steps given once."""
+    n = len(kc.offset)
+    index: dict[int, int] = {}
+    steps: list[LogEnd] = []
+    key_steps = np.full(len(ends), -1, np.int64)
+    for k, end in enumerate(ends):
+        if end is None or not end.history:
+            continue
+        at = index.get(id(end))
+        if at is None:
+            at = index[id(end)] = len(steps)
+            steps.append(end)
+        key_steps[k] = at
+    if not steps:  # nothing known: the lag is meaningless, left 0 (not computed per commit)
+        return np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
+    sizes = np.fromiter((len(e.times) for e in steps), np.int64, len(steps))
+    times = np.fromiter(itertools.chain.from_iterable(e.times for e in steps), np.int64)
+    values = np.fromiter(itertools.chain.from_iterable(e.ends for e in steps), np.int64)
+    out, known_bytes = engine(
+        times,
+        values,
+        np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        key_steps,
+        np.ascontiguousarray(kc.bounds, np.int64),
+        np.ascontiguousarray(kc.commit_timestamp, np.int64),
+    )
+    log_end = np.frombuffer(out, np.int64)
+    known = np.frombuffer(known_bytes, np.bool_)
+    return log_end, np.maximum(log_end - kc.offset, 0), known
 
 
 def partition_lags(

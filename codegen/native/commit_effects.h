@@ -220,15 +220,23 @@ static int effects_keep_value(EffectsObject *e, EffectRow *r, const uint8_t *val
     return 0;
 }
 
+/* A row of key `key` noted in the history as it takes effect (history mode). */
+static HOT_INLINE int effects_note(EffectsObject *e, int64_t key, int64_t row, int64_t committed,
+                                   int64_t commit_time, int32_t epoch, int tombstone) {
+    if (e->history_len == e->history_cap &&
+        grow_array((void **)&e->history, &e->history_cap, e->history_len + 1,
+                   sizeof(HistoryRow)) < 0)
+        return -1;
+    e->history[e->history_len++] =
+        (HistoryRow){key, row, committed, commit_time, epoch, (uint8_t)(tombstone != 0)};
+    return 0;
+}
+
 /* Row r of key `key` takes effect. */
 static int effects_apply(EffectsObject *e, int64_t key, const EffectRow *r, int tombstone) {
-    if (e->keep_history) {
-        if (grow_array((void **)&e->history, &e->history_cap, e->history_len + 1,
-                       sizeof(HistoryRow)) < 0)
-            return -1;
-        e->history[e->history_len++] = (HistoryRow){
-            key, r->row, r->committed, r->commit_time, r->epoch, (uint8_t)(tombstone != 0)};
-    }
+    if (e->keep_history &&
+        effects_note(e, key, r->row, r->committed, r->commit_time, r->epoch, tombstone) < 0)
+        return -1;
     EffectKey *k = &effect_keys(e)[key];
     if (k->live.row >= 0 && k->live.length > 0) e->values_live -= (size_t)k->live.length;
     if (!tombstone) {
@@ -425,6 +433,15 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
             key_store_prefetch_entry(&e->store, hashes[ahead]);
         if (!kind[i]) continue;
         int64_t key = -1;
+        if (values[0] && kind[i] <= 2) {
+            /* a plain row in history mode takes effect at once: only noted (the keys' live
+               rows and the values are not kept in history mode) */
+            key = effects_key(e, kdata + koff[i] + 2, (size_t)sizes[i], hashes[i], e->rows + i);
+            if (key < 0 || effects_note(e, key, offset[i], values[0][i], values[1][i],
+                                        (int32_t)values[2][i], kind[i] == 2) < 0)
+                goto done;
+            continue;
+        }
         EffectRow r = {.row = offset[i], .time = time[i]};
         if (values[0]) {
             r.committed = values[0][i];

@@ -12,7 +12,8 @@
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
  * - commit_kinds (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
- * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass.
+ * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
+ * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time (lag).
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
  */
@@ -34,6 +35,7 @@
 #include "superseded_commits.h"
 #include "commit_kinds.h"
 #include "commit_effects.h"
+#include "log_end_lags.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
    data[start:end] parse (v2_records.h's first pass), as the record loop needs them to. */
@@ -86,6 +88,9 @@ static PyMethodDef records_functions[] = {
     {"commit_kinds", (PyCFunction)(void (*)(void))commit_kinds, METH_FASTCALL,
      "commit_kinds(key_offsets, key_data, flags) -> bytes: each row's kind for CommitEffects "
      "(see commit_kinds.h)."},
+    {"commit_log_ends", (PyCFunction)(void (*)(void))commit_log_ends, METH_FASTCALL,
+     "commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times) -> "
+     "(log_end, known): each commit's log end offset at its time (see log_end_lags.h)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -60,6 +60,7 @@ __all__ = [
     "RecordHistory",
     "commit_row_effects",
     "commit_row_history",
+    "engine_function",
     "native_enabled",
     "record_kinds",
 ]
@@ -88,6 +89,12 @@ def _engine_type() -> Any:
     if module is None or not hasattr(module, "commit_kinds"):
         return None
     return getattr(module, "CommitEffects", None)
+
+
+def engine_function(name: str) -> Any:
+    """The engine's function ``name`` (``codegen.native._records``), None where the engine is
+    not asked (:func:`native_enabled`) or has no such function."""
+    return getattr(_engine_module(), name, None) if native_enabled() else None
 
 
 def native_enabled() -> bool:

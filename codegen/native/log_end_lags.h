@@ -1,0 +1,105 @@
+/* commit_log_ends: each commit's log end offset at its time, in one pass over the commits of
+ * one log partition by key (codegen.forensics.lag.commit_lags; its numpy form is the
+ * reference the tests hold this to).
+ *
+ * The log ends of the data partitions are steps: end e's are rows step_bounds[e] to
+ * step_bounds[e + 1] of step_times (sorted: running maxima) and step_ends. Key k's commits are
+ * rows bounds[k] to bounds[k + 1] of commit_times, its data partition's log end is
+ * key_steps[k] (-1: none known over time). A commit's log end is the end of the last step at
+ * or before its time (0 before the first step): LogEnd.at's bisect_right. A key's commits are
+ * mostly in time order, so each search starts from the step the last one found when it can.
+ */
+
+/* The steps of times[0:n] at or before t (bisect_right), given a hint: the answer for an
+   earlier time of the same key (searching from it costs a step or two when times rise). */
+static HOT_INLINE Py_ssize_t steps_at_or_before(const int64_t *times, Py_ssize_t n, int64_t t,
+                                                Py_ssize_t hint) {
+    Py_ssize_t lo = 0, hi = n;
+    if (hint > 0 && hint <= n && times[hint - 1] <= t) {
+        lo = hint; /* the answer is hint or after: gallop forward */
+        Py_ssize_t step = 1;
+        while (lo + step <= n && times[lo + step - 1] <= t) {
+            lo += step;
+            step *= 2;
+        }
+        hi = lo + step <= n ? lo + step - 1 : n;
+    }
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (times[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Whether `bounds` (count + 1 int64s) rise from 0 to at most `total`. */
+static int bounds_valid(const int64_t *bounds, Py_ssize_t count, Py_ssize_t total) {
+    if (bounds[0] < 0) return 0;
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (bounds[i + 1] < bounds[i]) return 0;
+    return bounds[count] <= total;
+}
+
+/* commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times) ->
+   (log_end, known): int64 buffers as above (step_bounds: ends + 1 of them, bounds: keys + 1);
+   log_end int64 per commit (0 where its key has no steps), known uint8 (1 where it has). */
+static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "commit_log_ends(step_times, step_ends, step_bounds, "
+                                         "key_steps, bounds, commit_times)");
+        return NULL;
+    }
+    Py_buffer b[6];
+    int held = 0;
+    PyObject *out[2] = {NULL, NULL}, *result = NULL;
+    for (; held < 6; held++)
+        if (PyObject_GetBuffer(args[held], &b[held], PyBUF_SIMPLE) < 0) goto done;
+    for (int i = 0; i < 6; i++)
+        if (b[i].len % 8) {
+            PyErr_SetString(PyExc_ValueError, "commit_log_ends: int64 buffers");
+            goto done;
+        }
+    const Py_ssize_t steps = b[0].len / 8, ends = b[2].len / 8 - 1, keys = b[3].len / 8,
+                     rows = b[5].len / 8;
+    const int64_t *times = b[0].buf, *step_end = b[1].buf, *step_bounds = b[2].buf,
+                  *key_steps = b[3].buf, *bounds = b[4].buf, *commit_time = b[5].buf;
+    if (b[1].len != b[0].len || ends < 0 || b[4].len != (keys + 1) * 8 ||
+        !bounds_valid(step_bounds, ends, steps) || !bounds_valid(bounds, keys, rows)) {
+        PyErr_SetString(PyExc_ValueError, "commit_log_ends: the steps' or the commits' bounds "
+                                          "do not fit their rows");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < keys; k++)
+        if (key_steps[k] < -1 || key_steps[k] >= ends) {
+            PyErr_SetString(PyExc_ValueError, "commit_log_ends: a key's steps are not among "
+                                              "the log ends given");
+            goto done;
+        }
+    if (!(out[0] = PyBytes_FromStringAndSize(NULL, rows * 8)) ||
+        !(out[1] = PyBytes_FromStringAndSize(NULL, rows)))
+        goto done;
+    int64_t *log_end = (int64_t *)PyBytes_AS_STRING(out[0]);
+    uint8_t *known = (uint8_t *)PyBytes_AS_STRING(out[1]);
+    memset(log_end, 0, (size_t)rows * 8);
+    memset(known, 0, (size_t)rows);
+    for (Py_ssize_t k = 0; k < keys; k++) {
+        if (key_steps[k] < 0) continue;
+        const int64_t *t = times + step_bounds[key_steps[k]];
+        const int64_t *e = step_end + step_bounds[key_steps[k]];
+        const Py_ssize_t n = step_bounds[key_steps[k] + 1] - step_bounds[key_steps[k]];
+        Py_ssize_t at = 0;
+        for (int64_t r = bounds[k]; r < bounds[k + 1]; r++) {
+            at = steps_at_or_before(t, n, commit_time[r], at);
+            log_end[r] = at > 0 ? e[at - 1] : 0;
+            known[r] = 1;
+        }
+    }
+    result = PyTuple_Pack(2, out[0], out[1]);
+done:
+    Py_XDECREF(out[0]);
+    Py_XDECREF(out[1]);
+    for (int i = 0; i < held; i++) PyBuffer_Release(&b[i]);
+    return result;
+}
