@@ -171,7 +171,8 @@ def spark_answers(spark: Any, folder: Path) -> dict[str, Callable[[], None]]:
     return {
         # group_reports gives the states, inventories and timelines together
         "groups": answer(forensics.group_states, forensics.group_timelines),
-        "lag": answer(forensics.partition_lag),
+        # *now* from the batch headers (lag_now), as the command line finds it
+        "lag": answer(lambda d: forensics.partition_lag(d, now=forensics.lag_now(spark, folder))),
         "downgrade-check": answer(lambda d: forensics.downgrade_findings(d, "3.4")),
         "transactions": transactions,
     }

@@ -25,9 +25,10 @@ semantics are those of the Python API, row for row (a test compares them):
   :func:`member_epochs`, the member and assignment epochs over time (KAFKA-19779).
 - :func:`offset_history`, :func:`partition_lag`, :func:`group_lag`: every commit that took
   effect with the log end offset and lag at its time, and the Burrow-like status per
-  partition and group of :mod:`codegen.forensics.lag`, against the log ends of
-  :func:`read_log_ends` (segments, empty segments and ``replication-offset-checkpoint``
-  files, the highest replica, each partition saying where its end came from).
+  partition and group of :mod:`codegen.forensics.lag` at *now* (:func:`lag_now`), against
+  the log ends of :func:`read_log_ends` (segments, empty segments and
+  ``replication-offset-checkpoint`` files, the highest replica, each partition saying where
+  its end came from).
 - :func:`read_share_states`, :func:`share_lag`: share groups' partitions from
   ``__share_group_state`` (replayed on the driver by :mod:`codegen.forensics.shares`) and
   their lag (KIP-1226).
@@ -48,6 +49,7 @@ from spark_udfs.forensics.inputs import (
 )
 from spark_udfs.forensics.lag import (
     group_lag,
+    lag_now,
     offset_history,
     partition_lag,
     share_lag,
@@ -60,6 +62,7 @@ __all__ = [
     "group_states",
     "group_timelines",
     "kept_batches",
+    "lag_now",
     "live_records",
     "log_ends",
     "member_epochs",

@@ -6,22 +6,32 @@ groups' partitions from ``__share_group_state`` (replayed on the driver by
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from codegen.dumps.storage import StoragePath
 from codegen.forensics import lag as lag_views
 from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, group_status
 from codegen.forensics.commits import KeyedCommits, keyed_commits
+from codegen.forensics.coordinator_partitions import dump_partitions
+from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import LogEnd
-from spark_udfs.forensics.inputs import ENDS_DDL, SHARE_STATE_SCHEMA, arrow_schema, batch_rows
+from spark_udfs.forensics.inputs import (
+    ENDS_DDL,
+    SHARE_STATE_SCHEMA,
+    arrow_schema,
+    batch_rows,
+    resolve_cut,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 
 __all__ = [
     "group_lag",
+    "lag_now",
     "offset_history",
     "partition_lag",
     "share_lag",
@@ -217,16 +227,32 @@ def _newest_time_of(part: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[
     return newest
 
 
-def _newest_time(decoded: DataFrame, ends: DataFrame | None) -> DataFrame:
-    """One row, ``_now``: :func:`codegen.forensics.lag.newest_time` of the batch rows of the
-    batches ``decoded``'s records come from and of ``ends``, per Arrow batch (``mapInArrow``),
-    then the newest of those. The listing of ``decoded``'s files is collected."""
+def _newest_of(batches: DataFrame | None, ends: DataFrame | None, spark: SparkSession) -> DataFrame:
+    """One row, ``_now``: :func:`codegen.forensics.lag.newest_time` of ``batches`` (batch rows)
+    and of ``ends`` (:func:`read_log_ends` rows), per Arrow batch (``mapInArrow``), then the
+    newest of those; -1 without either."""
     from functools import reduce
 
     from pyspark.sql import functions as F
 
-    spark = decoded.sparkSession
     parts = [spark.range(1).select(F.lit(-1).cast("long").alias("_now"))]
+    if batches is not None:
+        newest = batches.select("maxTimestamp", "recordCount", "_error")
+        parts.append(newest.mapInArrow(_newest_time_of("batches"), "_now long"))
+    if ends is not None:
+        newest = ends.select("endTime", "history")
+        parts.append(newest.mapInArrow(_newest_time_of("ends"), "_now long"))
+    return reduce(lambda a, b: a.unionByName(b), parts).agg(F.max("_now").alias("_now"))
+
+
+def _newest_time(decoded: DataFrame, ends: DataFrame | None) -> DataFrame:
+    """:func:`_newest_of` the batches ``decoded``'s records come from (their files' batch rows
+    joined with ``decoded``'s ``file, batchPosition``: ``decoded`` is read twice more) and
+    ``ends``. The listing of ``decoded``'s files is collected."""
+    from pyspark.sql import functions as F
+
+    spark = decoded.sparkSession
+    batches = None
     files = sorted(r[0] for r in decoded.select("file").distinct().collect() if r[0] is not None)
     if files:
         read = decoded.select(
@@ -234,16 +260,30 @@ def _newest_time(decoded: DataFrame, ends: DataFrame | None) -> DataFrame:
         ).distinct()
         on = (F.col("file") == F.col("_read")) & (F.col("batchPosition") == F.col("_at"))
         batches = batch_rows(spark, files).join(read, on, "left_semi")
-        parts.append(
-            batches.select("maxTimestamp", "recordCount", "_error").mapInArrow(
-                _newest_time_of("batches"), "_now long"
-            )
-        )
-    if ends is not None:
-        parts.append(
-            ends.select("endTime", "history").mapInArrow(_newest_time_of("ends"), "_now long")
-        )
-    return reduce(lambda a, b: a.unionByName(b), parts).agg(F.max("_now").alias("_now"))
+    return _newest_of(batches, ends, spark)
+
+
+def lag_now(
+    spark: SparkSession,
+    path: StoragePath | Sequence[StoragePath | str],
+    ends: DataFrame | None = None,
+    as_of: AsOf | None = None,
+) -> int:
+    """*now* of the lag of the dump under ``path``, as the command line finds it
+    (:func:`codegen.forensics.lag.lag_chunks`): the moment of the cut at ``as_of``
+    (:func:`resolve_cut`), else :func:`codegen.forensics.lag.newest_time` of the batch rows of
+    every ``__consumer_offsets`` file under ``path`` (``kafka-log`` ``rows=batches``: the
+    headers, not the records) and of ``ends`` (:func:`read_log_ends`), one number the executors
+    compute. :func:`partition_lag`'s ``now`` for the records of :func:`read_dump` on the same
+    ``path`` and ``as_of``: without it, :func:`partition_lag` reads those records twice more to
+    find the batches they come from."""
+    cut = resolve_cut(spark, path, as_of)
+    if cut.now is not None:
+        return cut.now
+    files = [f for _, found in dump_partitions(path) for f in found]
+    batches = batch_rows(spark, files) if files else None
+    newest = _newest_of(batches, ends, spark).first()
+    return -1 if newest is None or newest[0] is None else int(newest[0])
 
 
 def partition_lag(
@@ -254,8 +294,10 @@ def partition_lag(
     min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> DataFrame:
     """Per (group, topic, partition): ``live, deletedAt, windowCommits, logEndOffset,
-    logEndSource, lag, status`` at *now* (given, else :func:`codegen.forensics.lag.newest_time`
-    of the batches of ``decoded`` and of ``ends``, as the command line's) over the last
+    logEndSource, lag, status`` at *now* (given: :func:`lag_now` when ``decoded`` is
+    :func:`read_dump`'s, one pass over the batch headers; else
+    :func:`codegen.forensics.lag.newest_time` of the batches of ``decoded`` and of ``ends``, as
+    the command line's, which reads ``decoded`` twice more) over the last
     ``window`` commits, by the rules of :func:`codegen.forensics.burrow.window_statuses`. A
     partition whose log end is only a checkpoint's (``history`` false in ``ends``) has its lag
     now and no status. The command line's definitions

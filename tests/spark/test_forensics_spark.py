@@ -511,7 +511,8 @@ def spark_lag(
 ) -> tuple[list[Any], list[Any], dict[str, Any]]:
     decoded = forensics.read_dump(spark, path)
     ends = forensics.read_log_ends(spark, path)
-    lag = forensics.partition_lag(decoded, ends, window=window).cache()
+    now = forensics.lag_now(spark, path, ends)
+    lag = forensics.partition_lag(decoded, ends, window=window, now=now).cache()
     parts = sorted(
         (
             *(r.group, r.topic, r.partition, r.live, r.deletedAt),
@@ -547,10 +548,10 @@ def test_lag_matches_the_python_api(spark: Any, synth: Path, name: str) -> None:
 def test_lag_now_is_the_newest_batch_header_on_both_paths(
     spark: Any, tmp_path: Path, newest: str
 ) -> None:
-    """Without ``now``, Spark's partition_lag takes *now* as the command line does
-    (codegen.forensics.lag.newest_time): the newest header time of the __consumer_offsets
-    batches with records: a COMMIT marker's, or a compacted batch's whose newest record is
-    gone (no record has that time)."""
+    """Spark's lag_now, and partition_lag without ``now``, take *now* as the command line
+    does (codegen.forensics.lag.newest_time): the newest header time of the
+    __consumer_offsets batches with records: a COMMIT marker's, or a compacted batch's whose
+    newest record is gone (no record has that time)."""
     log = tmp_path / "kafka-logs"
     offsets, orders = log / "__consumer_offsets-0", log / "orders-0"
     for d in (offsets, orders):
@@ -575,6 +576,8 @@ def test_lag_now_is_the_newest_batch_header_on_both_paths(
     ends = forensics.read_log_ends(spark, log)
     rows = forensics.partition_lag(decoded, ends, window=3).collect()
     assert {r.now for r in rows} == {marked}
+    assert forensics.lag_now(spark, log, ends) == marked
+    assert forensics.lag_now(spark, log) == marked
     assert spark_lag(spark, log, window=3) == python_lag(log, window=3)
 
 
