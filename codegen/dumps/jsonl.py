@@ -298,8 +298,11 @@ def _as_json(obj: Any) -> dict[str, Any]:
 def offset_lines(offsets: pa.Table) -> bytes:
     """A ``"view": "offset"`` line per row of a table of committed offsets (``codegen.dumps
     .views.commit_rows.OFFSET_SCHEMA``), as :func:`compact_json` writes ``{"view": "offset",
-    **row}``: made a column at a time (Arrow's string kernels), a row with a null or a control
-    character (which JSON escapes otherwise) by :func:`compact_json` itself."""
+    **row}``: made a column at a time (one join of Arrow's string kernels, the quotes of the
+    strings in its constant parts), a row with a null or a control character (which JSON
+    escapes otherwise) by :func:`compact_json` itself. The string columns are escaped and
+    searched for control characters only where their bytes hold a quote, a backslash or a byte
+    outside printable ASCII (committed offsets' groups, topics and metadata seldom do)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -307,19 +310,28 @@ def offset_lines(offsets: pa.Table) -> bytes:
         return b""
     parts: list[Any] = []
     odd: Any = None  # the rows compact_json writes
+    constant = '{"view":"offset",'
     for i, name in enumerate(offsets.column_names):
         column = offsets.column(name)
-        parts.append(('{"view":"offset",' if i == 0 else ",") + orjson.dumps(name).decode() + ":")
+        constant += ("" if i == 0 else ",") + orjson.dumps(name).decode() + ":"
         if pa.types.is_string(column.type):
-            escaped = pc.replace_substring(pc.replace_substring(column, "\\", "\\\\"), '"', '\\"')
-            parts.append(pc.binary_join_element_wise('"', escaped, '"', ""))
-            control = pc.match_substring_regex(column, "[[:cntrl:]]").fill_null(True)
-            odd = control if odd is None else pc.or_(odd, control)
+            quoted, unprintable = _string_bytes(column)
+            if quoted:
+                column = pc.replace_substring(
+                    pc.replace_substring(column, "\\", "\\\\"), '"', '\\"'
+                )
+            if unprintable:
+                original = offsets.column(name)
+                control = pc.match_substring_regex(original, "[[:cntrl:]]").fill_null(True)
+                odd = control if odd is None else pc.or_(odd, control)
+            parts.extend((constant + '"', column))
+            constant = '"'
         elif pa.types.is_integer(column.type):
-            parts.append(pc.cast(column, pa.string()))
+            parts.extend((constant, pc.cast(column, pa.string())))
+            constant = ""
         else:
             raise TypeError(f"offset_lines: a column {name!r} of {column.type}")
-    lines = pc.binary_join_element_wise(*parts, "}\n", "")
+    lines = pc.binary_join_element_wise(*parts, constant + "}\n", "")
     odd = lines.is_null() if odd is None else pc.or_(odd, lines.is_null())
     if not pc.any(odd).as_py():
         return b"".join(_string_data(chunk) for chunk in lines.chunks)
@@ -330,6 +342,25 @@ def offset_lines(offsets: pa.Table) -> bytes:
         compact_json({"view": "offset", **rows[i]}).decode() + "\n" if flagged[i] else text
         for i, text in enumerate(texts)
     ).encode()
+
+
+def _string_bytes(column: pa.ChunkedArray) -> tuple[bool, bool]:
+    """Whether a string column's bytes hold a quote or a backslash (JSON escapes them), and a
+    byte outside printable ASCII (a control character, or a character that may be one)."""
+    import numpy as np
+
+    quoted = unprintable = False
+    for chunk in column.chunks:
+        if not len(chunk):
+            continue
+        ends = np.frombuffer(chunk.buffers()[1], np.int32, len(chunk) + 1, chunk.offset * 4)
+        data = chunk.buffers()[2]
+        if data is None or ends[-1] == ends[0]:
+            continue
+        values = np.frombuffer(data, np.uint8, ends[-1] - ends[0], ends[0])
+        quoted = quoted or bool(((values == 0x22) | (values == 0x5C)).any())
+        unprintable = unprintable or bool(((values < 0x20) | (values >= 0x7F)).any())
+    return quoted, unprintable
 
 
 def _string_data(chunk: pa.Array) -> bytes:
@@ -349,14 +380,18 @@ def compacted_lines(
     members in it)."""
     for item in damage:
         out.write(damage_line(item, topic))
-    out.write(offset_lines(offsets).decode())
-    lines = []
+    lines = [offset_lines(offsets)]
     for g in groups:
         row = _as_json(g)
         row["members"] = [_as_json(m) for m in g.members.values()]
-        lines.append(compact_json({"view": "group", **row}))
-    if lines:
-        out.write(b"\n".join(lines).decode() + "\n")
+        lines.append(compact_json({"view": "group", **row}) + b"\n")
+    text = b"".join(lines)
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(text.decode())
+    else:  # the bytes as they are, not decoded and encoded again
+        out.flush()
+        buffer.write(text)
 
 
 def latest_lines(out: TextIO, rows: list[tuple[DecodedRecord, RowSource]], damage: Damage) -> None:
