@@ -111,7 +111,8 @@ def _chunk(
     decoder: CoordinatorDecoder,
 ) -> FileChunk:
     n = rb.num_rows
-    readable = flags(rb.column("_error").is_null())
+    error = rb.column("_error")
+    readable = np.ones(n, np.bool_) if error.null_count == n else flags(error.is_null())
     control = flags(rb.column("isControl"))
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
     chunk = FileChunk(
@@ -139,7 +140,7 @@ def _chunk(
         return chunk
     taken = pa.array(others)
     rows = iter(others.tolist())
-    timestamps = rb.column("timestamp").cast(pa.int64()).take(taken).to_numpy(zero_copy_only=False)
+    timestamps = rb.column("timestamp").take(taken).cast(pa.int64()).to_numpy(zero_copy_only=False)
     columns = {
         "offset": rb.column("offset").take(taken).to_pylist(),
         "timestampMs": (timestamps // 1000).tolist(),
