@@ -267,6 +267,77 @@ def test_lag_lines_are_the_groups_json(folder: str, log_folder: Path) -> None:
     assert list(lag_json_lines([alone])) == [orjson.dumps(alone.to_json())]
 
 
+def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
+    """Lines the native printer writes whole (lag_lines.h) are orjson's of the group's JSON
+    for any string (quotes, backslashes, control characters, non-ASCII), null keys and
+    integers at the 64-bit edges; a value it does not print (a lone surrogate, an integer past
+    64 bits) leaves that group's line to the reference, the others'
+    still its own; share partitions' text is put in as given."""
+    import dataclasses
+
+    import orjson
+
+    from codegen.forensics import lag_json
+
+    reports = lag_reports(log_folder)
+    assert len(reports) >= 2 and all(g.partitions for g in reports)
+    odd = [
+        'q"uo\\te\n\t\x00\x1f\x7f',
+        "ünï ✓ 𝄞",
+        None,
+        "",
+    ]
+    groups = []
+    for i, text in enumerate(odd):
+        g = reports[i % len(reports)]
+        parts = [
+            dataclasses.replace(
+                p,
+                group=text if text is not None else p.group,
+                topic=text,
+                log_end_source=text,
+                reason=text or "",
+                status=text,
+                deleted_at=[-(2**63), 2**63 - 1, 0],
+                log_end_offset=None if i % 2 else 2**63 - 1,
+            )
+            for p in g.partitions
+        ]
+        groups.append(GroupLag(text or "g", text, parts, -(2**63), g.share_partitions))
+    refused = [
+        GroupLag("big", None, [dataclasses.replace(reports[1].partitions[0], lag=2**64)], 5),
+    ]
+    every = [*groups, *refused, *reports]
+    lines = lag_json.group_lines(every)
+    assert [b"".join(parts) for parts in lines[: len(groups)]] == [
+        orjson.dumps(g.to_json()) for g in groups
+    ]
+    assert [b"".join(parts) for parts in lines[len(groups) + len(refused) :]] == [
+        orjson.dumps(g.to_json()) for g in reports
+    ]
+    from codegen.forensics.output import json_line
+
+    assert [b"".join(parts) for parts in lines[len(groups) : len(groups) + len(refused)]] == [
+        json_line(g.to_json()).encode() for g in refused
+    ]
+    printer = lag_json.native_printer()
+    if printer is not None:
+        shares = [None] * len(every)
+        columns, masks, bounds = lag_json._commit_rows([p for g in every for p in g.partitions])
+        natively = printer.lag_lines(
+            every, shares, lag_json._COMMIT_PREFIXES, columns, masks, bounds
+        )
+        assert natively[len(groups) : len(groups) + len(refused)] == [None] * len(refused)
+        lone = [dataclasses.replace(reports[0], group="lone \ud800")]  # the reference fails too
+        columns, masks, bounds = lag_json._commit_rows(lone[0].partitions)
+        again = printer.lag_lines(lone, [None], lag_json._COMMIT_PREFIXES, columns, masks, bounds)
+        assert again == [None]
+        with pytest.raises(ValueError):
+            printer.lag_lines(every, shares, lag_json._COMMIT_PREFIXES, columns, masks, bounds[1:])
+        with pytest.raises(TypeError):
+            printer.lag_lines(every, shares[1:], lag_json._COMMIT_PREFIXES, columns, masks, bounds)
+
+
 def test_lines_in_parts_are_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Lines given in parts (lag's jsonl) reach a file as the joined lines, after what was
     written through the buffer, when os.writev writes only a few bytes a call and when there

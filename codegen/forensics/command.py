@@ -17,7 +17,7 @@ from codegen.forensics.lag import (
     lag_chunks,
     lag_reports,
 )
-from codegen.forensics.lag_json import commits_json, group_parts
+from codegen.forensics.lag_json import group_lines
 from codegen.forensics.output import (
     OUTPUT_OPTION,
     LineOutput,
@@ -349,9 +349,8 @@ _JSON_COMMITS: Final = 1 << 16
 
 def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
     """One compact JSON line per group (UTF-8, no newline), as :func:`jsonl` writes
-    ``GroupLag.to_json()``; the commits are encoded from their columns, a few hundred
-    thousand at a time (:func:`codegen.forensics.lag_json.commits_json`), and each line joined
-    from its parts (:func:`codegen.forensics.lag_json.group_parts`)."""
+    ``GroupLag.to_json()``; the groups are printed a few hundred thousand commits at a time,
+    their commits from their columns (:func:`codegen.forensics.lag_json.group_lines`)."""
     for parts in _lag_json_parts(reports):
         yield b"".join(parts)
 
@@ -366,18 +365,6 @@ def _lag_json_parts(reports: list[GroupLag]) -> Iterator[list[bytes]]:
         size += sum(p.history.stop - p.history.start for p in g.partitions)
         if size >= _JSON_COMMITS or n == len(reports) - 1:
             with gc_paused():  # the lines' parts: many small objects, no cycles
-                lines = _group_lines(batch)
+                lines = group_lines(batch)
             yield from lines
             batch, size = [], 0
-
-
-def _group_lines(groups: list[GroupLag]) -> list[list[bytes]]:
-    arrays = iter(commits_json([p for g in groups for p in g.partitions]))
-    lines: list[list[bytes]] = []
-    for g in groups:
-        texts = [next(arrays) for _ in g.partitions]
-        try:
-            lines.append(group_parts(g, texts))
-        except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
-            lines.append([json_line(g.to_json()).encode()])
-    return lines

@@ -4,7 +4,7 @@ commit columns by the native printer where it is built (an output of the lag vie
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 import numpy as np
@@ -13,8 +13,9 @@ import orjson
 from codegen.dumps.json_text import native_printer
 from codegen.forensics.commits import COMMIT_FIELDS, CommitColumns
 from codegen.forensics.lag import GroupLag, PartitionLag
+from codegen.forensics.output import json_line
 
-__all__ = ["commits_json", "group_line", "group_parts"]
+__all__ = ["commits_json", "group_line", "group_lines", "group_parts"]
 
 
 def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
@@ -27,6 +28,52 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
     printer = native_printer()
     if printer is None:
         return [orjson.dumps([c.to_json() for c in p.commits]) for p in partitions]
+    texts: list[bytes] = printer.object_arrays(_COMMIT_PREFIXES, *_commit_rows(partitions))
+    return texts
+
+
+def group_lines(groups: Sequence[GroupLag]) -> list[list[bytes]]:
+    """Each group's line of ``lag --format jsonl`` (:func:`group_line`), in parts: by the
+    native printer whole (``lag_lines``, ``codegen/native/lag_lines.h``) where it prints every
+    value, else by :func:`group_parts` (the reference; also for what orjson refuses: integers
+    past 64 bits, lone surrogates)."""
+    printer = native_printer()
+    partitions = [p for g in groups for p in g.partitions]
+    if printer is None or not partitions:
+        return _reference_lines(groups, iter(commits_json(partitions)))
+    shares = [
+        orjson.dumps([s.to_json() for s in g.share_partitions]) if g.share_partitions else None
+        for g in groups
+    ]
+    lines: list[bytes | None] = printer.lag_lines(
+        list(groups), shares, _COMMIT_PREFIXES, *_commit_rows(partitions)
+    )
+    if all(line is not None for line in lines):
+        return [[line] for line in lines if line is not None]
+    texts = iter(commits_json(partitions))
+    out: list[list[bytes]] = []
+    for g, line in zip(groups, lines, strict=True):
+        commits = [next(texts) for _ in g.partitions]
+        out += [[line]] if line is not None else _reference_lines([g], iter(commits))
+    return out
+
+
+def _reference_lines(groups: Sequence[GroupLag], texts: Iterator[bytes]) -> list[list[bytes]]:
+    lines: list[list[bytes]] = []
+    for g in groups:
+        commits = [next(texts) for _ in g.partitions]
+        try:
+            lines.append(group_parts(g, commits))
+        except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
+            lines.append([json_line(g.to_json()).encode()])
+    return lines
+
+
+def _commit_rows(
+    partitions: Sequence[PartitionLag],
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray | None, ...], np.ndarray]:
+    """The partitions' commits as the printer reads them: int64 columns (:data:`COMMIT_FIELDS`),
+    their masks (null where 0) and each partition's bounds in them."""
     first = partitions[0].history
     starts = np.fromiter((p.history.start for p in partitions), np.int64, len(partitions))
     stops = np.fromiter((p.history.stop for p in partitions), np.int64, len(partitions))
@@ -50,13 +97,11 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
         columns.lag,
     )
     masks = tuple(known if name in ("logEndOffset", "lag") else None for name in COMMIT_FIELDS)
-    texts: list[bytes] = printer.object_arrays(
-        _COMMIT_PREFIXES,
+    return (
         tuple(np.ascontiguousarray(v[rows], np.int64) for v in values),
         masks,
         np.append(starts, stops[-1]) - starts[0],
     )
-    return texts
 
 
 def group_line(group: GroupLag, commits: Sequence[bytes]) -> bytes:

@@ -25,7 +25,7 @@
  * topic's batches in jsonl, dump-log and table forms), table_text.h (a table's text from its
  * cells, for dump --format table), table_cells.h (the cells of a coordinator topic's records
  * in that table); the JSON
- * arrays of integer rows (object_arrays) and the module follow.
+ * arrays of integer rows (object_arrays), lag's lines (lag_lines.h) and the module follow.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -102,126 +102,186 @@ static inline char *int64_text(char *o, long long v) {
     return end;
 }
 
+/* The int64 rows' objects, as object_arrays reads them: nf fields, each a prefix (what comes
+   before its value: at most PREFIX_MAX bytes, zero-padded to that), int64 column and mask
+   (NULL: none; a 0 byte: null). */
+typedef struct {
+    Py_ssize_t nf;
+    char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
+    Py_ssize_t prefix_len[MAX_OBJECT_FIELDS];
+    const int64_t *column[MAX_OBJECT_FIELDS];
+    const char *mask[MAX_OBJECT_FIELDS];
+} ObjectRows;
+
+/* "[" + the objects of rows [from, to) joined by "," + "]". A row's text is at most "," + per
+   field PREFIX_MAX and INT64_TEXT_MAX characters + "}": room for it is made once per row, then
+   written without a check per value; each prefix is copied as PREFIX_MAX bytes (a fixed size:
+   no call), the output advanced by its length. */
+static int put_object_rows(Buf *b, const ObjectRows *r, int64_t from, int64_t to) {
+    const Py_ssize_t row_room = 2 + r->nf * (PREFIX_MAX + INT64_TEXT_MAX);
+    if (PUT_LITERAL(b, "[") < 0) return -1;
+    for (int64_t row = from; row < to; row++) {
+        if (buf_reserve(b, row_room) < 0) return -1;
+        char *o = b->p + b->len;
+        if (row > from) *o++ = ',';
+        for (Py_ssize_t i = 0; i < r->nf; i++) {
+            memcpy(o, r->prefix[i], PREFIX_MAX);
+            o += r->prefix_len[i];
+            if (r->mask[i] && !r->mask[i][row]) {
+                memcpy(o, "null", 4);
+                o += 4;
+            } else {
+                o = int64_text(o, r->column[i][row]);
+            }
+        }
+        *o++ = '}';
+        b->len = o - b->p;
+    }
+    return PUT_LITERAL(b, "]");
+}
+
+/* object_arrays(prefixes, columns, masks, bounds) -> list of bytes: per k, the JSON array of
+   the objects of rows bounds[k]:bounds[k + 1]: each row prefixes[0], columns[0][row],
+   prefixes[1], columns[1][row], ... then "}" (prefixes: b'{"a":', b',"b":', ...). columns are
+   int64 buffers of one length; masks, per column, a buffer of one byte per row (the value is
+   null where it is 0) or None. What orjson writes of the same lists of dicts. */
+/* The buffers an ObjectRows reads, held until released. */
+typedef struct {
+    Py_buffer cols[MAX_OBJECT_FIELDS], masks[MAX_OBJECT_FIELDS];
+    int held_cols, held_masks[MAX_OBJECT_FIELDS];
+    Py_ssize_t nf;
+} RowBuffers;
+
+static void row_buffers_release(RowBuffers *h) {
+    for (Py_ssize_t i = 0; i < h->nf; i++)
+        if (h->held_masks[i]) PyBuffer_Release(&h->masks[i]);
+    for (int i = 0; i < h->held_cols; i++) PyBuffer_Release(&h->cols[i]);
+    h->held_cols = 0;
+    memset(h->held_masks, 0, sizeof h->held_masks);
+}
+
+/* The rows of (prefixes, columns, masks) (object_arrays' first three arguments) into r, their
+   buffers held in h (released by row_buffers_release, also after an error); their count, -1
+   with an error set. `name` names the caller in errors. */
+static Py_ssize_t object_rows(const char *name, PyObject *prefixes, PyObject *columns,
+                              PyObject *masks, ObjectRows *r, RowBuffers *h) {
+    memset(h, 0, sizeof *h);
+    if (!PyTuple_Check(prefixes) || !PyTuple_Check(columns) || !PyTuple_Check(masks)) {
+        PyErr_Format(PyExc_TypeError, "%s: prefixes, columns and masks are tuples", name);
+        return -1;
+    }
+    const Py_ssize_t nf = PyTuple_GET_SIZE(prefixes);
+    if (nf < 1 || nf > MAX_OBJECT_FIELDS || PyTuple_GET_SIZE(columns) != nf ||
+        PyTuple_GET_SIZE(masks) != nf) {
+        PyErr_Format(PyExc_ValueError, "%s: 1 to %d fields, as many of each", name,
+                     MAX_OBJECT_FIELDS);
+        return -1;
+    }
+    h->nf = r->nf = nf;
+    Py_ssize_t n = -1;
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        PyObject *given = PyTuple_GET_ITEM(prefixes, i);
+        if (!PyBytes_Check(given)) {
+            PyErr_Format(PyExc_TypeError, "%s: prefixes must be bytes", name);
+            return -1;
+        }
+        r->prefix_len[i] = PyBytes_GET_SIZE(given);
+        if (r->prefix_len[i] > PREFIX_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s: a prefix of %zd bytes (at most %d)", name,
+                         r->prefix_len[i], PREFIX_MAX);
+            return -1;
+        }
+        memset(r->prefix[i], 0, PREFIX_MAX);
+        memcpy(r->prefix[i], PyBytes_AS_STRING(given), (size_t)r->prefix_len[i]);
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(columns, i), &h->cols[i], PyBUF_C_CONTIGUOUS) <
+            0)
+            return -1;
+        h->held_cols++;
+        if (h->cols[i].itemsize != 8 || (n >= 0 && h->cols[i].len / 8 != n)) {
+            PyErr_Format(PyExc_ValueError, "%s: int64 columns of one length", name);
+            return -1;
+        }
+        n = h->cols[i].len / 8;
+        r->column[i] = h->cols[i].buf;
+        r->mask[i] = NULL;
+        PyObject *mask = PyTuple_GET_ITEM(masks, i);
+        if (mask != Py_None) {
+            if (PyObject_GetBuffer(mask, &h->masks[i], PyBUF_C_CONTIGUOUS) < 0) return -1;
+            h->held_masks[i] = 1;
+            if (h->masks[i].itemsize != 1 || h->masks[i].len != n) {
+                PyErr_Format(PyExc_ValueError, "%s: a byte of mask per row", name);
+                return -1;
+            }
+            r->mask[i] = h->masks[i].buf;
+        }
+    }
+    return n;
+}
+
+/* Bounds (an int64 buffer, held in view): rising, within [0, rows]; their count - 1 (the runs),
+   -1 with an error set. */
+static Py_ssize_t row_bounds(const char *name, PyObject *given, Py_buffer *view, Py_ssize_t rows) {
+    if (PyObject_GetBuffer(given, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const int64_t *at = view->buf;
+    const Py_ssize_t runs = view->len / 8 - 1;
+    if (view->itemsize != 8 || view->len < 8) {
+        PyErr_Format(PyExc_ValueError, "%s: int64 bounds, the end last", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k <= runs; k++) {
+        if (at[k] < 0 || at[k] > rows || (k && at[k] < at[k - 1])) {
+            PyErr_Format(PyExc_ValueError, "%s: bounds outside the rows", name);
+            PyBuffer_Release(view);
+            return -1;
+        }
+    }
+    return runs;
+}
+
 /* object_arrays(prefixes, columns, masks, bounds) -> list of bytes: per k, the JSON array of
    the objects of rows bounds[k]:bounds[k + 1]: each row prefixes[0], columns[0][row],
    prefixes[1], columns[1][row], ... then "}" (prefixes: b'{"a":', b',"b":', ...). columns are
    int64 buffers of one length; masks, per column, a buffer of one byte per row (the value is
    null where it is 0) or None. What orjson writes of the same lists of dicts. */
 static PyObject *object_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
-        !PyTuple_Check(args[2])) {
+    if (nargs != 4) {
         PyErr_SetString(PyExc_TypeError,
                         "object_arrays(prefixes, columns, masks, bounds): three tuples and a "
                         "buffer");
         return NULL;
     }
-    const Py_ssize_t nf = PyTuple_GET_SIZE(args[0]);
-    if (nf < 1 || nf > MAX_OBJECT_FIELDS || PyTuple_GET_SIZE(args[1]) != nf ||
-        PyTuple_GET_SIZE(args[2]) != nf) {
-        PyErr_Format(PyExc_ValueError, "object_arrays: 1 to %d fields, as many of each",
-                     MAX_OBJECT_FIELDS);
-        return NULL;
-    }
-    Py_buffer cols[MAX_OBJECT_FIELDS], masks[MAX_OBJECT_FIELDS], bounds;
-    int held_cols = 0, held_masks[MAX_OBJECT_FIELDS] = {0}, held_bounds = 0;
+    ObjectRows rows;
+    RowBuffers held;
+    Py_buffer bounds;
     PyObject *out = NULL;
     Buf b = {NULL, 0, 0, NULL};
-    Py_ssize_t n = -1;
-    for (Py_ssize_t i = 0; i < nf; i++) {
-        if (!PyBytes_Check(PyTuple_GET_ITEM(args[0], i))) {
-            PyErr_SetString(PyExc_TypeError, "object_arrays: prefixes must be bytes");
-            goto done;
-        }
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(args[1], i), &cols[i], PyBUF_C_CONTIGUOUS) < 0)
-            goto done;
-        held_cols++;
-        if (cols[i].itemsize != 8 || (n >= 0 && cols[i].len / 8 != n)) {
-            PyErr_SetString(PyExc_ValueError, "object_arrays: int64 columns of one length");
-            goto done;
-        }
-        n = cols[i].len / 8;
-        PyObject *mask = PyTuple_GET_ITEM(args[2], i);
-        if (mask != Py_None) {
-            if (PyObject_GetBuffer(mask, &masks[i], PyBUF_C_CONTIGUOUS) < 0) goto done;
-            held_masks[i] = 1;
-            if (masks[i].itemsize != 1 || masks[i].len != n) {
-                PyErr_SetString(PyExc_ValueError, "object_arrays: a byte of mask per row");
-                goto done;
-            }
-        }
-    }
-    if (PyObject_GetBuffer(args[3], &bounds, PyBUF_C_CONTIGUOUS) < 0) goto done;
-    held_bounds = 1;
-    if (bounds.itemsize != 8 || bounds.len < 8) {
-        PyErr_SetString(PyExc_ValueError, "object_arrays: int64 bounds, the end last");
-        goto done;
-    }
+    Py_ssize_t n = object_rows("object_arrays", args[0], args[1], args[2], &rows, &held);
+    Py_ssize_t runs = n < 0 ? -1 : row_bounds("object_arrays", args[3], &bounds, n);
+    if (runs < 0) goto done;
     const int64_t *at = bounds.buf;
-    const Py_ssize_t groups = bounds.len / 8 - 1;
-    for (Py_ssize_t k = 0; k <= groups; k++) {
-        if (at[k] < 0 || at[k] > n || (k && at[k] < at[k - 1])) {
-            PyErr_SetString(PyExc_ValueError, "object_arrays: bounds outside the rows");
-            goto done;
-        }
-    }
-    /* A row's text is at most "," + per field PREFIX_MAX and INT64_TEXT_MAX characters + "}":
-       room for it is made once per row, then written without a check per value; each prefix
-       is copied as PREFIX_MAX bytes (a fixed size: no call), the output advanced by its
-       length. */
-    char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
-    Py_ssize_t prefix_len[MAX_OBJECT_FIELDS];
-    const Py_ssize_t row_room = 2 + nf * (PREFIX_MAX + INT64_TEXT_MAX);
-    for (Py_ssize_t i = 0; i < nf; i++) {
-        PyObject *given = PyTuple_GET_ITEM(args[0], i);
-        prefix_len[i] = PyBytes_GET_SIZE(given);
-        if (prefix_len[i] > PREFIX_MAX) {
-            PyErr_Format(PyExc_ValueError, "object_arrays: a prefix of %zd bytes (at most %d)",
-                         prefix_len[i], PREFIX_MAX);
-            goto done;
-        }
-        memset(prefix[i], 0, PREFIX_MAX);
-        memcpy(prefix[i], PyBytes_AS_STRING(given), (size_t)prefix_len[i]);
-    }
-    out = PyList_New(groups);
-    if (!out) goto done;
-    for (Py_ssize_t k = 0; k < groups; k++) {
+    out = PyList_New(runs);
+    for (Py_ssize_t k = 0; out && k < runs; k++) {
         b.len = 0;
-        if (PUT_LITERAL(&b, "[") < 0) goto fail;
-        for (int64_t row = at[k]; row < at[k + 1]; row++) {
-            if (buf_reserve(&b, row_room) < 0) goto fail;
-            char *o = b.p + b.len;
-            if (row > at[k]) *o++ = ',';
-            for (Py_ssize_t i = 0; i < nf; i++) {
-                memcpy(o, prefix[i], PREFIX_MAX);
-                o += prefix_len[i];
-                if (held_masks[i] && !((const char *)masks[i].buf)[row]) {
-                    memcpy(o, "null", 4);
-                    o += 4;
-                } else {
-                    o = int64_text(o, ((const int64_t *)cols[i].buf)[row]);
-                }
-            }
-            *o++ = '}';
-            b.len = o - b.p;
-        }
-        if (PUT_LITERAL(&b, "]") < 0) goto fail;
-        PyObject *text = PyBytes_FromStringAndSize(b.p, b.len);
-        if (!text) goto fail;
-        PyList_SET_ITEM(out, k, text);
+        PyObject *text = put_object_rows(&b, &rows, at[k], at[k + 1]) < 0
+                             ? NULL
+                             : PyBytes_FromStringAndSize(b.p, b.len);
+        if (!text) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, k, text);
     }
-    goto done;
-fail:
-    Py_CLEAR(out);
+    PyBuffer_Release(&bounds);
 done:
     PyMem_Free(b.p);
-    if (held_bounds) PyBuffer_Release(&bounds);
-    for (Py_ssize_t i = 0; i < nf; i++)
-        if (held_masks[i]) PyBuffer_Release(&masks[i]);
-    for (int i = 0; i < held_cols; i++) PyBuffer_Release(&cols[i]);
+    row_buffers_release(&held);
     return out;
 }
 
+#include "lag_lines.h"
+
 static PyMethodDef module_methods[] = {
+    {"lag_lines", (PyCFunction)(void (*)(void))lag_lines, METH_FASTCALL,
+     "lag_lines(groups, shares, prefixes, columns, masks, bounds) -> list of bytes | None: "
+     "lag's jsonl line of each group (see lag_lines.h)."},
     {"object_arrays", (PyCFunction)(void (*)(void))object_arrays, METH_FASTCALL,
      "object_arrays(prefixes, columns, masks, bounds) -> list of bytes: JSON arrays of objects "
      "of int64 columns (null where a mask is 0), one per run of rows."},

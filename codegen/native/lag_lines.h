@@ -1,0 +1,171 @@
+/* lag_lines: the lines of `lag --format jsonl`, a group per line, printed here from the groups'
+ * objects and their partitions' commit columns (codegen.forensics.lag_json.group_lines; the
+ * reference is orjson of GroupLag.to_json, what lag_json.group_parts joins): each group's
+ * {"group","status","now","partitions":[...]} (and "sharePartitions", its text given), each
+ * partition's members as PartitionLag.to_json names them, its commits as object_arrays prints
+ * them. A group with a value not printed here (a string with a lone surrogate, an integer past
+ * 64 bits, a type the views do not make) gets None: the caller prints that line by the
+ * reference. Included by jsontext.c after object_arrays (ObjectRows, put_object_rows).
+ */
+
+enum { LG_GROUP, LG_STATUS, LG_NOW, LG_PARTITIONS, N_GROUP_ATTRS };
+static const char *const GROUP_ATTRS[N_GROUP_ATTRS] = {"group", "status", "now", "partitions"};
+
+enum {
+    LP_GROUP, LP_TOPIC, LP_PARTITION, LP_LIVE, LP_LOG_END_OFFSET, LP_LOG_END_SOURCE, LP_LAG,
+    LP_STATUS, LP_REASON, LP_DELETED_AT, N_PARTITION_ATTRS,
+};
+static const char *const PARTITION_ATTRS[N_PARTITION_ATTRS] = {
+    "group", "topic", "partition", "live", "log_end_offset", "log_end_source", "lag", "status",
+    "reason", "deleted_at",
+};
+/* What comes before each partition member's value (PartitionLag.summary_json's keys). */
+static const char *const PARTITION_KEYS[N_PARTITION_ATTRS] = {
+    "{\"group\":", ",\"topic\":", ",\"partition\":", ",\"live\":", ",\"logEndOffset\":",
+    ",\"logEndSource\":", ",\"lag\":", ",\"status\":", ",\"reason\":", ",\"deletedAt\":",
+};
+
+static PyObject *S_group_attrs[N_GROUP_ATTRS], *S_partition_attrs[N_PARTITION_ATTRS];
+
+static int lag_names(void) {
+    for (int i = 0; i < N_GROUP_ATTRS; i++)
+        if (!S_group_attrs[i] && !(S_group_attrs[i] = PyUnicode_InternFromString(GROUP_ATTRS[i])))
+            return -1;
+    for (int i = 0; i < N_PARTITION_ATTRS; i++)
+        if (!S_partition_attrs[i] &&
+            !(S_partition_attrs[i] = PyUnicode_InternFromString(PARTITION_ATTRS[i])))
+            return -1;
+    return 0;
+}
+
+/* A member's value as orjson prints it: None, True, False, an exact int or str, or a list of
+   exact ints; 0, NOT_HERE or -1. */
+static int put_lag_value(Buf *b, PyObject *v) {
+    if (v == Py_None) return PUT_LITERAL(b, "null");
+    if (v == Py_True) return PUT_LITERAL(b, "true");
+    if (v == Py_False) return PUT_LITERAL(b, "false");
+    if (PyUnicode_CheckExact(v)) return put_string(b, v);
+    if (PyLong_CheckExact(v)) return put_int(b, v);
+    if (!PyList_CheckExact(v)) return NOT_HERE;
+    if (PUT_LITERAL(b, "[") < 0) return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+        if (i && PUT_LITERAL(b, ",") < 0) return -1;
+        int done = put_int(b, PyList_GET_ITEM(v, i));
+        if (done) return done;
+    }
+    return PUT_LITERAL(b, "]");
+}
+
+/* obj.name printed after `key`: 0, NOT_HERE or -1. */
+static int put_member(Buf *b, const char *key, PyObject *obj, PyObject *name) {
+    if (buf_put(b, key, (Py_ssize_t)strlen(key)) < 0) return -1;
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (!v) return -1;
+    int done = put_lag_value(b, v);
+    Py_DECREF(v);
+    return done;
+}
+
+/* One group's line: 0, NOT_HERE or -1; its partitions' commits are rows at[p]:at[p + 1]. */
+static int put_group_line(Buf *b, PyObject *g, PyObject *partitions, PyObject *share,
+                          const ObjectRows *rows, const int64_t *at) {
+    static const char *const keys[3] = {"{\"group\":", ",\"status\":", ",\"now\":"};
+    for (int i = 0; i < 3; i++) {
+        int done = put_member(b, keys[i], g, S_group_attrs[i]);
+        if (done) return done;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(partitions);
+    if (PUT_LITERAL(b, ",\"partitions\":[") < 0) return -1;
+    for (Py_ssize_t p = 0; p < n; p++) {
+        PyObject *part = PyList_GET_ITEM(partitions, p);
+        if (p && PUT_LITERAL(b, ",") < 0) return -1;
+        for (int i = 0; i < N_PARTITION_ATTRS; i++) {
+            int done = put_member(b, PARTITION_KEYS[i], part, S_partition_attrs[i]);
+            if (done) return done;
+        }
+        if (PUT_LITERAL(b, ",\"commits\":") < 0 || put_object_rows(b, rows, at[p], at[p + 1]) < 0 ||
+            PUT_LITERAL(b, "}") < 0)
+            return -1;
+    }
+    if (PUT_LITERAL(b, "]") < 0) return -1;
+    if (share != Py_None && (PUT_LITERAL(b, ",\"sharePartitions\":") < 0 ||
+                             buf_put(b, PyBytes_AS_STRING(share), PyBytes_GET_SIZE(share)) < 0))
+        return -1;
+    return PUT_LITERAL(b, "}");
+}
+
+/* lag_lines(groups, shares, prefixes, columns, masks, bounds) -> list: per group (a list of
+   GroupLag) its line (bytes, no newline) or None (printed by the reference). shares: per
+   group its "sharePartitions" text (bytes) or None. The commits of the p-th partition of the
+   groups (counted in order) are rows bounds[p]:bounds[p + 1] of object_arrays' columns. */
+static PyObject *lag_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) ||
+        PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "lag_lines(groups, shares, prefixes, columns, masks, "
+                                         "bounds): two lists of one length, three tuples and "
+                                         "a buffer");
+        return NULL;
+    }
+    if (lag_names() < 0) return NULL;
+    const Py_ssize_t ng = PyList_GET_SIZE(args[0]);
+    ObjectRows rows;
+    RowBuffers held;
+    memset(&held, 0, sizeof held);
+    Py_buffer bounds;
+    int held_bounds = 0;
+    PyObject *out = NULL, *parts = PyList_New(ng);
+    Buf b = {NULL, 0, 0, NULL};
+    if (!parts) return NULL;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        PyObject *share = PyList_GET_ITEM(args[1], g);
+        if (share != Py_None && !PyBytes_Check(share)) {
+            PyErr_SetString(PyExc_TypeError, "lag_lines: a group's shares are bytes or None");
+            goto done;
+        }
+        PyObject *ps = PyObject_GetAttr(PyList_GET_ITEM(args[0], g), S_group_attrs[LG_PARTITIONS]);
+        if (!ps) goto done;
+        PyList_SET_ITEM(parts, g, ps);
+        if (!PyList_CheckExact(ps)) {
+            PyErr_SetString(PyExc_TypeError, "lag_lines: a group's partitions are a list");
+            goto done;
+        }
+        total += PyList_GET_SIZE(ps);
+    }
+    Py_ssize_t n = object_rows("lag_lines", args[2], args[3], args[4], &rows, &held);
+    Py_ssize_t runs = n < 0 ? -1 : row_bounds("lag_lines", args[5], &bounds, n);
+    if (runs < 0) goto done;
+    held_bounds = 1;
+    if (runs != total) {
+        PyErr_Format(PyExc_ValueError, "lag_lines: %zd bounds' runs for %zd partitions", runs,
+                     total);
+        goto done;
+    }
+    const int64_t *at = bounds.buf;
+    if (!(out = PyList_New(ng))) goto done;
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        PyObject *ps = PyList_GET_ITEM(parts, g);
+        b.len = 0;
+        int done = put_group_line(&b, PyList_GET_ITEM(args[0], g), ps, PyList_GET_ITEM(args[1], g),
+                                  &rows, at);
+        at += PyList_GET_SIZE(ps);
+        if (done == -1) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        if (done == NOT_HERE && PyErr_Occurred()) PyErr_Clear();
+        PyObject *line = done == NOT_HERE ? Py_NewRef(Py_None)
+                                          : PyBytes_FromStringAndSize(b.p, b.len);
+        if (!line) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, g, line);
+    }
+done:
+    PyMem_Free(b.p);
+    if (held_bounds) PyBuffer_Release(&bounds);
+    row_buffers_release(&held);
+    Py_DECREF(parts);
+    return out;
+}
