@@ -287,6 +287,98 @@ static COLD int out_of_range(const char *what, Py_ssize_t index) {
     return -1;
 }
 
+/* put_v2 without headers, in room reserved for the whole batch (put_v2_room): the same
+   columns, bits and errors, without a capacity check per value. */
+static inline void bit_put_room(Buf *b, Py_ssize_t i, int on) {
+    if ((i & 7) == 0) b->p[b->len++] = 0;
+    if (on) b->p[i >> 3] |= (char)(1 << (i & 7));
+    else b->p[i >> 3] &= (char)~(1 << (i & 7));
+}
+
+static inline void fixed_room(Col *c, Py_ssize_t row, int valid, const void *v, size_t size) {
+    if (!valid) c->nulls++;
+    bit_put_room(&c->valid, row, valid);
+    memcpy(c->data.p + c->data.len, v, size);
+    c->data.len += (Py_ssize_t)size;
+}
+
+static inline void var_room(Col *c, Py_ssize_t row, const unsigned char *v, int64_t len) {
+    if (len < 0) c->nulls++;
+    bit_put_room(&c->valid, row, len >= 0);
+    if (len > 0) {
+        memcpy(c->data.p + c->data.len, v, (size_t)len);
+        c->data.len += (Py_ssize_t)len;
+    }
+    int32_t e = (int32_t)c->data.len;
+    memcpy(c->offs.p + c->offs.len, &e, 4);
+    c->offs.len += 4;
+}
+
+/* Room for count more rows of a batch without headers: 1, or 0 where an offset column would
+   pass 2 GiB (put_v2's checked path raises then), -1 on a memory error. */
+static int put_v2_room(Columns *C, const Parsed *recs, Py_ssize_t count) {
+    int64_t keys = 0, values = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (recs[i].key_len > 0) keys += recs[i].key_len;
+        if (recs[i].value_len > 0) values += recs[i].value_len;
+    }
+    Col *c = C->cols;
+    if (c[C_KEY].data.len + keys > INT32_MAX || c[C_VALUE].data.len + values > INT32_MAX ||
+        C->headers > INT32_MAX)
+        return 0;
+    const Py_ssize_t bits = count / 8 + 1;
+    static const int fixed[][2] = {{C_OFFSET, 8}, {C_TIMESTAMP, 8}, {C_SEQUENCE, 4}};
+    for (int k = 0; k < 3; k++) {
+        Col *f = &c[fixed[k][0]];
+        if (buf_reserve(&f->valid, bits) < 0 || buf_reserve(&f->data, count * fixed[k][1]) < 0)
+            return -1;
+    }
+    if (buf_reserve(&c[C_KEY].valid, bits) < 0 || buf_reserve(&c[C_KEY].data, (Py_ssize_t)keys) < 0 ||
+        buf_reserve(&c[C_KEY].offs, 4 * count) < 0 || buf_reserve(&c[C_VALUE].valid, bits) < 0 ||
+        buf_reserve(&c[C_VALUE].data, (Py_ssize_t)values) < 0 ||
+        buf_reserve(&c[C_VALUE].offs, 4 * count) < 0 ||
+        buf_reserve(&c[C_HEADERS].valid, bits) < 0 || buf_reserve(&c[C_HEADERS].offs, 4 * count) < 0)
+        return -1;
+    return 1;
+}
+
+static int put_v2_plain(Columns *C, const unsigned char *entry, const Parsed *recs,
+                        Py_ssize_t count, const BatchFields *b) {
+    const int64_t base_offset = be64(entry), base_ts = be64(entry + 27),
+                  max_ts = be64(entry + 35);
+    const int log_append = ((entry[21] << 8) | entry[22]) & 0x08;
+    const int32_t base_seq = be32(entry + 53);
+    const int32_t headers = (int32_t)C->headers;
+    Col *c = C->cols;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Parsed *r = &recs[i];
+        const Py_ssize_t row = C->rows;
+        int64_t offset, ts;
+        if (__builtin_add_overflow(base_offset, r->off_delta, &offset))
+            return out_of_range("offset", i);
+        if (log_append) ts = max_ts;
+        else if (__builtin_add_overflow(base_ts, r->ts_delta, &ts))
+            return out_of_range("timestamp", i);
+        int64_t us = (int64_t)((uint64_t)ts * 1000u);
+        int has_seq = base_seq >= 0;
+        int64_t seq = (int64_t)base_seq + r->off_delta;
+        if (seq > INT32_MAX) seq -= 0x80000000LL;
+        int32_t seq32 = has_seq ? (int32_t)seq : 0;
+        fixed_room(&c[C_OFFSET], row, 1, &offset, 8);
+        fixed_room(&c[C_TIMESTAMP], row, 1, &us, 8);
+        var_room(&c[C_KEY], row, r->key, r->key_len);
+        var_room(&c[C_VALUE], row, r->value, r->value_len);
+        Col *list = &c[C_HEADERS]; /* a null list */
+        list->nulls++;
+        bit_put_room(&list->valid, row, 0);
+        memcpy(list->offs.p + list->offs.len, &headers, 4);
+        list->offs.len += 4;
+        fixed_room(&c[C_SEQUENCE], row, has_seq, &seq32, 4);
+        C->rows++;
+    }
+    return put_batch_fields(C, b, C->rows - count, count);
+}
+
 /* Append the parsed records of one v2 data batch whose header is entry[0:61]. */
 static int put_v2(Columns *C, const unsigned char *entry, const Parsed *recs, Py_ssize_t count,
                   int64_t position) {
@@ -298,6 +390,11 @@ static int put_v2(Columns *C, const unsigned char *entry, const Parsed *recs, Py
     BatchFields b = {1, 1, (attrs & 0x10) != 0, (attrs & 0x20) != 0, (attrs >> 3) & 1,
                      be64(entry + 43), position, (int16_t)((entry[51] << 8) | entry[52])};
     Col *c = C->cols;
+    if (!C->with_headers) {
+        int fast = put_v2_room(C, recs, count);
+        if (fast < 0) return -1;
+        if (fast) return put_v2_plain(C, entry, recs, count, &b);
+    }
     for (Py_ssize_t i = 0; i < count; i++) {
         const Parsed *r = &recs[i];
         const Py_ssize_t row = C->rows;
