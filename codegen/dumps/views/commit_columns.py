@@ -136,8 +136,12 @@ def native_commit_columns(
         return None
     keys, values, controls = _single(key), _single(value), _single(control)
     n = len(keys)
-    control_spec = None
-    if not pa.types.is_null(controls.type):
+    control_spec = None  # no control record (a null isControl is not one)
+    if (
+        not pa.types.is_null(controls.type)
+        and controls.null_count != n
+        and controls.buffers()[1] is not None
+    ):
         control_spec = (
             controls.offset,
             controls.buffers()[0] if controls.null_count else None,
