@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+import numpy as np
 import pyarrow as pa
 
 from codegen.dumps import storage
@@ -391,10 +392,21 @@ class LogEnd:
     """The folder or checkpoint file read (and how many replicas were compared)."""
     history: bool
     """False when only the end at the image's time is known (a checkpoint)."""
+    _arrays: tuple[np.ndarray, np.ndarray] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def last(self) -> int:
         return self.ends[-1]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """:attr:`times` and :attr:`ends` as int64 arrays, made once."""
+        if self._arrays is None:
+            arrays = (np.asarray(self.times, np.int64), np.asarray(self.ends, np.int64))
+            object.__setattr__(self, "_arrays", arrays)
+            return arrays
+        return self._arrays
 
     def at(self, timestamp: int) -> int:
         i = bisect.bisect_right(self.times, timestamp)

@@ -294,8 +294,8 @@ def commit_lags(
         chosen = np.asarray(members)
         rows = row_ranges(kc.bounds[chosen], kc.bounds[chosen + 1])
         # LogEnd.at, for every commit at once.
-        at = np.searchsorted(np.asarray(end.times), kc.commit_timestamp[rows], side="right")
-        values = np.asarray(end.ends, np.int64)
+        times, values = end.arrays()
+        at = np.searchsorted(times, kc.commit_timestamp[rows], side="right")
         log_end[rows] = np.where(at > 0, values[np.maximum(at - 1, 0)], 0)
         known[rows] = True
     lag = np.maximum(log_end - kc.offset, 0)
@@ -321,12 +321,11 @@ def _engine_lags(
         key_steps[k] = at
     if not steps:  # nothing known: the lag is meaningless, left 0 (not computed per commit)
         return np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
-    sizes = np.fromiter((len(e.times) for e in steps), np.int64, len(steps))
-    times = np.fromiter(itertools.chain.from_iterable(e.times for e in steps), np.int64)
-    values = np.fromiter(itertools.chain.from_iterable(e.ends for e in steps), np.int64)
+    arrays = [e.arrays() for e in steps]
+    sizes = np.fromiter((len(t) for t, _ in arrays), np.int64, len(arrays))
     out, known_bytes = engine(
-        times,
-        values,
+        np.concatenate([t for t, _ in arrays]),
+        np.concatenate([e for _, e in arrays]),
         np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
         key_steps,
         np.ascontiguousarray(kc.bounds, np.int64),
