@@ -145,25 +145,36 @@ static PyObject *lag_lines(PyObject *module, PyObject *const *args, Py_ssize_t n
     if (!(out = PyList_New(ng))) goto done;
     for (Py_ssize_t g = 0; g < ng; g++) {
         PyObject *ps = PyList_GET_ITEM(parts, g);
+        /* the line is written into its bytes object (sized for about its text: a commit's is
+           near 120 bytes), grown if it must be and cut to its length at the end: no copy */
+        Py_ssize_t size = 256, np = PyList_GET_SIZE(ps);
+        for (Py_ssize_t p = 0; p < np && size < PY_SSIZE_T_MAX / 4; p++)
+            size += 512 + 128 * (Py_ssize_t)(at[p + 1] - at[p]);
+        if (!(b.owner = PyBytes_FromStringAndSize(NULL, size))) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        b.p = PyBytes_AS_STRING(b.owner);
         b.len = 0;
+        b.cap = size;
         int done = put_group_line(&b, PyList_GET_ITEM(args[0], g), ps, PyList_GET_ITEM(args[1], g),
                                   &rows, at);
-        at += PyList_GET_SIZE(ps);
-        if (done == -1) {
+        at += np;
+        if (done == -1 || (done == 0 && _PyBytes_Resize(&b.owner, b.len) < 0)) {
             Py_CLEAR(out);
             goto done;
         }
         if (done == NOT_HERE && PyErr_Occurred()) PyErr_Clear();
-        PyObject *line = done == NOT_HERE ? Py_NewRef(Py_None)
-                                          : PyBytes_FromStringAndSize(b.p, b.len);
-        if (!line) {
-            Py_CLEAR(out);
-            goto done;
+        PyObject *line = b.owner;
+        b.owner = NULL;
+        if (done == NOT_HERE) {
+            Py_DECREF(line);
+            line = Py_NewRef(Py_None);
         }
         PyList_SET_ITEM(out, g, line);
     }
 done:
-    PyMem_Free(b.p);
+    Py_XDECREF(b.owner);
     if (held_bounds) PyBuffer_Release(&bounds);
     row_buffers_release(&held);
     Py_DECREF(parts);
