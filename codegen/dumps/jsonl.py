@@ -324,14 +324,16 @@ def offset_lines(offsets: pa.Table) -> bytes:
                 original = offsets.column(name)
                 control = pc.match_substring_regex(original, "[[:cntrl:]]").fill_null(True)
                 odd = control if odd is None else pc.or_(odd, control)
-            parts.extend((constant + '"', column))
+            parts.extend((pa.scalar(constant + '"', pa.string()), column))
             constant = '"'
         elif pa.types.is_integer(column.type):
-            parts.extend((constant, pc.cast(column, pa.string())))
+            parts.extend((pa.scalar(constant, pa.string()), pc.cast(column, pa.string())))
             constant = ""
         else:
             raise TypeError(f"offset_lines: a column {name!r} of {column.type}")
-    lines = pc.binary_join_element_wise(*parts, constant + "}\n", "")
+    # typed scalars: a str's type is inferred by a conversion that imports dateutil
+    end, separator = pa.scalar(constant + "}\n", pa.string()), pa.scalar("", pa.string())
+    lines = pc.binary_join_element_wise(*parts, end, separator)
     odd = lines.is_null() if odd is None else pc.or_(odd, lines.is_null())
     if not pc.any(odd).as_py():
         return b"".join(_string_data(chunk) for chunk in lines.chunks)

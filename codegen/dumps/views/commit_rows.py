@@ -20,7 +20,14 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codegen.dumps.views.compaction import bits, end_markers, flags, key_groups, millis
+from codegen.dumps.views.compaction import (
+    arrow_array,
+    bits,
+    end_markers,
+    flags,
+    key_groups,
+    millis,
+)
 from codegen.dumps.views.superseded import (
     NOT_PLAIN,
     PLAIN_COMMIT,
@@ -129,7 +136,7 @@ def _valid_only(arr: pa.Array, valid: npt.NDArray[np.bool_]) -> pa.Array:
         return arr
     if arr.offset:
         arr = pa.concat_arrays([arr])
-    bitmap = pa.array(valid).buffers()[1]
+    bitmap = arrow_array(valid).buffers()[1]
     return pa.Array.from_buffers(arr.type, len(arr), [bitmap, arr.buffers()[1]])
 
 
@@ -268,9 +275,9 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
         "recordOffset": rows.column("offset"),
         "timestamp": millis(_column(rows, "timestamp", pa.int64())),
         "producerId": rows.column("producerId"),
-        "isTransactional": pa.array(transactional),
-        "marker": pa.array(marker_column),
-        "isTombstone": pa.array(tombstone),
+        "isTransactional": arrow_array(transactional),
+        "marker": arrow_array(marker_column),
+        "isTombstone": arrow_array(tombstone),
     }
     out = pa.table(columns, schema=COMMIT_ROW_SCHEMA)
     keep = commit | marker

@@ -28,7 +28,7 @@ from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.commits import commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
-from codegen.dumps.views.compaction import bits, flags
+from codegen.dumps.views.compaction import arrow_array, bits, flags
 from codegen.dumps.views.cut import AsOf, kept_positions
 from codegen.dumps.views.effects import (
     ABORT_MARKER,
@@ -138,7 +138,7 @@ def _chunk(
         others = others[~_idle_markers(rb, kinds, others, control, view)]
     if not len(others):
         return chunk
-    taken = pa.array(others)
+    taken = arrow_array(others)
     rows = iter(others.tolist())
     timestamps = rb.column("timestamp").take(taken).cast(pa.int64()).to_numpy(zero_copy_only=False)
     columns = {

@@ -44,7 +44,7 @@ from codegen.dumps.views.commit_rows import (
     single_array,
 )
 from codegen.dumps.views.commits import decode_commits
-from codegen.dumps.views.compaction import NO_MARKER, bits, flags
+from codegen.dumps.views.compaction import NO_MARKER, arrow_array, bits, flags
 from codegen.runtime import backends
 
 __all__ = [
@@ -215,13 +215,13 @@ class RecordEffects:
             )
         table = pa.table(
             {
-                "offset": pa.array(np.frombuffer(rows, np.int64)),
-                "timestamp": pa.array(np.frombuffer(times, np.int64)).cast(self._timestamp_type),
+                "offset": arrow_array(np.frombuffer(rows, np.int64)),
+                "timestamp": arrow_array(np.frombuffer(times, np.int64)).cast(self._timestamp_type),
                 "key": key,
                 "value": value,
-                "producerId": pa.array(np.full(n, -1, np.int64)),
-                "isTransactional": pa.array(np.zeros(n, np.bool_)),
-                "isControl": pa.array(np.zeros(n, np.bool_)),
+                "producerId": arrow_array(np.full(n, -1, np.int64)),
+                "isTransactional": arrow_array(np.zeros(n, np.bool_)),
+                "isControl": arrow_array(np.zeros(n, np.bool_)),
             }
         )
         decoded, _ = decode_commits(table, self._package)
