@@ -18,6 +18,11 @@ static PyObject *MalformedRecords, *Two, *MinusOne;
 
 static inline int read_zigzag32(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit,
                                 int64_t *out) {
+    if (LIKELY(*pos < limit && d[*pos] < 0x80)) { /* one byte: most lengths and deltas */
+        const unsigned b = d[(*pos)++];
+        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
+        return 0;
+    }
     int64_t bits;
     if (read_varint(d, pos, limit, MAX_VARINT32, &bits) < 0) return -1;
     uint64_t u = (uint64_t)bits & 0xFFFFFFFFu;
@@ -27,6 +32,11 @@ static inline int read_zigzag32(const unsigned char *d, Py_ssize_t *pos, Py_ssiz
 
 static inline int read_zigzag64(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit,
                                 int64_t *out) {
+    if (LIKELY(*pos < limit && d[*pos] < 0x80)) {
+        const unsigned b = d[(*pos)++];
+        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
+        return 0;
+    }
     int64_t bits;
     if (read_varint(d, pos, limit, MAX_VARINT64, &bits) < 0) return -1;
     uint64_t u = (uint64_t)bits;
