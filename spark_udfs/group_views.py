@@ -1,10 +1,11 @@
 """The group views of the command line, run by Spark: one replay per ``__consumer_offsets``
 partition, in ``groupBy("topic", "partition").applyInArrow(...)``.
 
-Each partition's rows are turned back into its batches and records
-(:mod:`codegen.dumps.views.records`) and fed, in offset order, to the view the command line uses
-(:class:`codegen.forensics.groups.GroupsView`,
-:class:`codegen.dumps.views.compacted.CompactedView`); its answers come back as Arrow rows. The
+Each partition's rows are fed, in offset order and a chunk at a time, to the view the command
+line uses (:class:`codegen.forensics.groups.GroupsView`,
+:class:`codegen.dumps.views.compacted.CompactedView`) by the command line's own step
+(:func:`codegen.dumps.views.consumer_offsets.apply_chunk`: the offset commits decoded by the
+engine as columns, the few other records one by one); its answers come back as Arrow rows. The
 semantics are those views', defined once.
 """
 
@@ -15,8 +16,12 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Final
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+from codegen.dumps.decoded import DecodedRecord
+from codegen.dumps.views.commit_rows import ascending
+from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
-from codegen.dumps.views.records import BATCH_COLUMNS, RECORD_COLUMNS, log_batches, split_commits
+from codegen.dumps.views.consumer_offsets import CHUNK_ROWS, apply_chunk
+from codegen.dumps.views.records import BATCH_COLUMNS
 from codegen.forensics.groups import GroupEvent, GroupsView, group_reports
 
 if TYPE_CHECKING:
@@ -38,8 +43,17 @@ __all__ = [
     "replayed",
 ]
 
-_CHUNK: Final = 65_536
-"""Rows turned into Python objects at a time."""
+_RECORD_COLUMNS: Final = (
+    "offset",
+    "timestamp",
+    "key",
+    "value",
+    "producerId",
+    "isTransactional",
+    "isControl",
+)
+"""The columns of a partition's rows :func:`codegen.dumps.views.consumer_offsets.apply_chunk`
+reads, as ``kafka-log`` gives them (``batchPosition`` too where the rows have it)."""
 
 MEMBER_TYPE: Final = (
     "struct<memberId:string,clientId:string,clientHost:string,instanceId:string,"
@@ -110,18 +124,13 @@ def replayed(
     from pyspark.sql.pandas.types import to_arrow_schema
 
     columns = set(decoded.columns)
-    timestamp = (
-        F.col("timestampMs")
-        if "timestampMs" in columns
-        else F.floor(F.unix_micros(F.col("timestamp")) / 1000).cast("long").alias("timestampMs")
-    )
     rows = decoded
     if "_error" in columns:  # a damaged batch: the command line reports it and reads on
         rows = rows.filter(F.col("_error").isNull())
     wanted: list[Column | str] = [
         "topic",
         "partition",
-        *(timestamp if c == "timestampMs" else F.col(c) for c in RECORD_COLUMNS),
+        *(c for c in _RECORD_COLUMNS),
         *(c for c in BATCH_COLUMNS if c in columns),
     ]
     arrow_schema = to_arrow_schema(decoded.sparkSession.createDataFrame([], schema).schema)
@@ -139,25 +148,40 @@ def replayed(
 # ------------------------------------------------------------------------ on the executors
 
 
-def _replay(view: CompactedView, rows: pa.Table) -> list[int]:
-    """Feed the partition's rows to ``view`` as the command line does: the offset commits as
-    columns (:func:`codegen.dumps.views.records.split_commits`), the other records one by one; for
-    a :class:`GroupsView`, each event's apply offset (its record's offset, or for a
-    transactional record the offset of the marker that committed it)."""
+class _AppliedView(GroupsView):
+    """:class:`GroupsView` noting each event's apply offset as its records come: the record's
+    offset, or for a transactional record the offset of the marker that committed it."""
+
+    def __init__(self, partition: int) -> None:
+        super().__init__(partition)
+        self.applied: dict[int, int] = {}
+
+    def add_records(
+        self, records: list[DecodedRecord], producer_id: int, transactional: bool, control: bool
+    ) -> None:
+        before = len(self.events)
+        super().add_records(records, producer_id, transactional, control)
+        for event in self.events[before:]:
+            self.applied[id(event)] = records[-1].offset if control else event.offset
+
+
+def _replay(view: CompactedView, rows: pa.Table) -> None:
+    """Feed the partition's rows to ``view`` as the command line does, a chunk at a time
+    (:func:`codegen.dumps.views.consumer_offsets.apply_chunk`: the offset commits as columns,
+    the other records one by one), then the offset commits (``take_offsets``: for a
+    :class:`GroupsView`, the offset-deleted events, by offset)."""
+    import pyarrow as pa
+
+    if not ascending(rows.column("offset").to_numpy()):
+        rows = rows.sort_by("offset")
+    if "batchPosition" not in rows.column_names:  # each record a batch of its own
+        rows = rows.append_column("batchPosition", rows.column("offset"))
+    rows = rows.append_column("_error", pa.nulls(rows.num_rows, pa.string()))
     decoder = coordinator_decoder(CONSUMER_OFFSETS)
-    offsets, chunks = split_commits(rows, decoder, _CHUNK)
-    applied: list[int] = []
-    events = view.events if isinstance(view, GroupsView) else []
-    for batch in log_batches(chunks, decoder):
-        view.add_records(batch.records, batch.producer_id, batch.transactional, batch.control)
-        for event in events[len(applied) :]:
-            applied.append(batch.records[-1].offset if batch.control else event.offset)
-    if not isinstance(view, GroupsView):
-        view.take_offsets(offsets)
-        return applied
-    apply_offset = {id(e): a for e, a in zip(view.events, applied, strict=True)}
-    view.take_offsets(offsets)  # adds the offset-deleted events, by offset
-    return [apply_offset.get(id(e), e.offset) for e in view.events]
+    offsets = CommittedOffsets()
+    for chunk in rows.to_batches(max_chunksize=CHUNK_ROWS):
+        apply_chunk(chunk, view, offsets, decoder)
+    view.take_offsets(offsets)
 
 
 def _pairs(mapping: Mapping[str, Any] | None) -> list[tuple[str, Any]] | None:
@@ -204,8 +228,9 @@ def group_rows(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
 
 def _timeline(partition: int, rows: pa.Table) -> Iterator[tuple[int, int, GroupEvent]]:
     """``(apply offset, index among its record's events, event)`` of the partition's events."""
-    view = GroupsView(partition)
-    applied = _replay(view, rows)
+    view = _AppliedView(partition)
+    _replay(view, rows)
+    applied = [view.applied.get(id(e), e.offset) for e in view.events]
     index = 0
     for n, (event, apply_offset) in enumerate(zip(view.events, applied, strict=True)):
         before = view.events[n - 1] if n else None

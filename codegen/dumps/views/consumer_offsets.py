@@ -38,7 +38,14 @@ from codegen.dumps.views.effects import (
 )
 from codegen.dumps.views.records import log_batches
 
-__all__ = ["CHUNK_ROWS", "FileChunk", "batches_kept", "decode_commits", "read_compacted"]
+__all__ = [
+    "CHUNK_ROWS",
+    "FileChunk",
+    "apply_chunk",
+    "batches_kept",
+    "decode_commits",
+    "read_compacted",
+]
 
 CHUNK_ROWS = 32768
 """Rows of a ``__consumer_offsets`` file read at a time (one Arrow batch of the engine's
@@ -88,7 +95,7 @@ def read_compacted(
     ):
         if kept is not None:
             rb = rb.filter(pa.array(batches_kept(rb, kept)))
-        chunk = _chunk(rb, view, offsets, decoder)
+        chunk = apply_chunk(rb, view, offsets, decoder)
         chunk.segment_errors, found = found, []
         yield chunk
     if found:
@@ -104,12 +111,17 @@ def batches_kept(rb: pa.RecordBatch, positions: np.ndarray) -> np.ndarray:
     return keep
 
 
-def _chunk(
+def apply_chunk(
     rb: pa.RecordBatch,
     view: CompactedView,
     offsets: CommittedOffsets,
     decoder: CoordinatorDecoder,
 ) -> FileChunk:
+    """Feed one chunk of a log partition's rows, in offset order (``record_batches``'
+    ``_error, isControl, batchPosition, offset, timestamp, key, value, producerId,
+    isTransactional``), to ``view`` (all but offset commits) and ``offsets`` (offset commits
+    and transaction markers): what :func:`read_compacted` does with each chunk it reads, and
+    Spark with each chunk of a partition's rows (:mod:`spark_udfs.group_views`)."""
     n = rb.num_rows
     error = rb.column("_error")
     readable = np.ones(n, np.bool_) if error.null_count == n else flags(error.is_null())
