@@ -154,15 +154,18 @@ def groups_command(
         return
     point = parse_as_of(as_of) if as_of is not None else None
     one = groups[0] if len(groups) == 1 else None
-    reports = _only(group_reports(list(paths), one, point), groups)
-    if not reports:
-        emit("" if fmt == "jsonl" else _no_groups(paths), output)
-    else:  # a group at a time: a large report is never one string
-        out = LineOutput(output)
-        text = (json_line(r.to_json()) if fmt == "jsonl" else _group_block(r) for r in reports)
-        with gc_paused():  # the reports and their lines' parts: many objects, no cycles
+    # The replay's objects, the reports and their lines' parts: many objects, no cycles; the
+    # collector paused from the replay to the last line (a collection between them walked them
+    # all: about 20 ms at 1 M records).
+    with gc_paused():
+        reports = _only(group_reports(list(paths), one, point), groups)
+        if not reports:
+            emit("" if fmt == "jsonl" else _no_groups(paths), output)
+        else:  # a group at a time: a large report is never one string
+            out = LineOutput(output)
+            text = (json_line(r.to_json()) if fmt == "jsonl" else _group_block(r) for r in reports)
             out.write_lines(t.encode() for t in text)
-        out.close()
+            out.close()
 
 
 def _require_groups(wanted: Iterable[str], found: set[str]) -> None:
