@@ -40,6 +40,7 @@ __all__ = [
     "group_events",
     "group_rows",
     "member_epoch_rows",
+    "replay_rows",
     "replayed",
 ]
 
@@ -165,22 +166,23 @@ class _AppliedView(GroupsView):
             self.applied[id(event)] = records[-1].offset if control else event.offset
 
 
-def _replay(view: CompactedView, rows: pa.Table) -> None:
-    """Feed the partition's rows to ``view`` as the command line does, a chunk at a time
-    (:func:`codegen.dumps.views.consumer_offsets.apply_chunk`: the offset commits as columns,
-    the other records one by one), then the offset commits (``take_offsets``: for a
-    :class:`GroupsView`, the offset-deleted events, by offset)."""
+def replay_rows(view: CompactedView, rows: pa.Table, chunk: int = CHUNK_ROWS) -> None:
+    """Feed a partition's rows (any order) to ``view`` as the command line does, ``chunk``
+    rows at a time (:func:`codegen.dumps.views.consumer_offsets.apply_chunk`: the offset
+    commits as columns, the other records one by one), then the offset commits
+    (``take_offsets``: for a :class:`GroupsView`, the offset-deleted events, by offset)."""
     import pyarrow as pa
 
     if not ascending(rows.column("offset").to_numpy()):
         rows = rows.sort_by("offset")
     if "batchPosition" not in rows.column_names:  # each record a batch of its own
         rows = rows.append_column("batchPosition", rows.column("offset"))
-    rows = rows.append_column("_error", pa.nulls(rows.num_rows, pa.string()))
+    if "_error" not in rows.column_names:  # the rows read (Spark leaves out damaged batches)
+        rows = rows.append_column("_error", pa.nulls(rows.num_rows, pa.string()))
     decoder = coordinator_decoder(CONSUMER_OFFSETS)
     offsets = CommittedOffsets()
-    for chunk in rows.to_batches(max_chunksize=CHUNK_ROWS):
-        apply_chunk(chunk, view, offsets, decoder)
+    for part in rows.to_batches(max_chunksize=chunk):
+        apply_chunk(part, view, offsets, decoder)
     view.take_offsets(offsets)
 
 
@@ -193,7 +195,7 @@ def group_rows(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
     """The rows of :func:`spark_udfs.forensics.group_states`: the reports of
     :func:`codegen.forensics.groups.group_reports`."""
     view = GroupsView(partition)
-    _replay(view, rows)
+    replay_rows(view, rows)
     out: list[dict[str, Any]] = []
     for r in group_reports([view]):
         inventory = None
@@ -229,7 +231,7 @@ def group_rows(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
 def _timeline(partition: int, rows: pa.Table) -> Iterator[tuple[int, int, GroupEvent]]:
     """``(apply offset, index among its record's events, event)`` of the partition's events."""
     view = _AppliedView(partition)
-    _replay(view, rows)
+    replay_rows(view, rows)
     applied = [view.applied.get(id(e), e.offset) for e in view.events]
     index = 0
     for n, (event, apply_offset) in enumerate(zip(view.events, applied, strict=True)):
@@ -306,7 +308,7 @@ def compacted_groups(partition: int, rows: pa.Table) -> list[dict[str, Any]]:
     """The rows of :func:`spark_udfs.compacted.group_states`: the classic and consumer groups
     of :meth:`codegen.dumps.views.compacted.CompactedView.group_rows`."""
     view = CompactedView()
-    _replay(view, rows)
+    replay_rows(view, rows)
     return [
         {
             "group": g.group,

@@ -12,9 +12,10 @@ import pytest
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
-from codegen.dumps.views.records import log_batches, split_commits
+from codegen.dumps.views.records import log_batches
 from codegen.forensics.coordinator_partitions import dump_partitions
 from codegen.forensics.groups import GroupsView, group_reports
+from spark_udfs.group_views import replay_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 AIBULB = ROOT / "tests" / "data" / "forensics" / "aibulb"
@@ -43,13 +44,10 @@ def replayed(partition: int, table: pa.Table, chunk: int) -> GroupsView:
 
 
 def replayed_as_the_command_line(partition: int, table: pa.Table, chunk: int) -> GroupsView:
-    """What Spark's group views do: commits as columns, the other records one by one."""
+    """What Spark's group views do: the command line's step (commits as columns, the other
+    records one by one), a chunk at a time."""
     view = GroupsView(partition)
-    decoder = coordinator_decoder(CONSUMER_OFFSETS)
-    offsets, chunks = split_commits(table, decoder, chunk)
-    for batch in log_batches(chunks, decoder):
-        view.add_records(batch.records, batch.producer_id, batch.transactional, batch.control)
-    view.take_offsets(offsets)
+    replay_rows(view, table, chunk)
     return view
 
 

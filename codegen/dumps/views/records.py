@@ -15,21 +15,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import numpy as np
-import pyarrow as pa
-
 from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import DecodedRecord, control_record
-from codegen.dumps.views.commit_rows import ascending
-from codegen.dumps.views.commits import commit_keys, decode_commits
-from codegen.dumps.views.committed import CommittedOffsets
 
 __all__ = [
     "BATCH_COLUMNS",
     "RECORD_COLUMNS",
     "LogBatch",
     "log_batches",
-    "split_commits",
 ]
 
 RECORD_COLUMNS: Final = (
@@ -101,33 +94,3 @@ def log_batches(
             )
     if current is not None:
         yield current
-
-
-def split_commits(
-    rows: pa.Table, decoder: CoordinatorDecoder, chunk: int = 65_536
-) -> tuple[CommittedOffsets, Iterator[Mapping[str, Sequence[Any]]]]:
-    """A ``__consumer_offsets`` partition's rows (any order): its offset commits and
-    transaction markers as the columnar view the command line reads
-    (:class:`~codegen.dumps.views.committed.CommittedOffsets`), and the other rows, offset-ordered
-    chunks for :func:`log_batches` (the few records a group view decodes one by one).
-
-    Rows already in offset order (as :func:`spark_udfs.group_views.replayed` asks Spark to give
-    them) are not sorted again: sorting a partition's table moves all its keys and values, the
-    largest step at millions of rows. The commits are decoded ``chunk`` rows at a time, as the
-    command line decodes them batch by batch: the same rows, in arrays that stay small."""
-    if not ascending(rows.column("offset").to_numpy()):
-        rows = rows.sort_by("offset")
-    control = np.asarray(rows.column("isControl").fill_null(False).to_numpy(zero_copy_only=False))
-    commit = commit_keys(rows.column("key"), control)
-    offsets = CommittedOffsets()
-    with_markers = rows.filter(pa.array(commit | control))
-    if with_markers.num_rows:
-        if "timestamp" in with_markers.column_names:
-            with_markers = with_markers.drop_columns(["timestamp"])
-        stamped = with_markers.rename_columns(
-            ["timestamp" if c == "timestampMs" else c for c in with_markers.column_names]
-        )
-        for part in stamped.to_batches(max_chunksize=chunk):
-            offsets.add(decode_commits(part, decoder.package)[0])
-    others = rows.filter(pa.array(~commit))
-    return offsets, (b.to_pydict() for b in others.to_batches(max_chunksize=chunk))
