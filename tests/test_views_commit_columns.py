@@ -7,6 +7,9 @@ written wrong, sliced, chunked and large arrays. The fuzz round: tests/fuzz/test
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -20,7 +23,7 @@ from commit_rows_data import (
 )
 
 from codegen.dumps.views.commit_columns import native_commit_columns
-from codegen.dumps.views.commits import decode_commits
+from codegen.dumps.views.commits import decode_commits, decode_commits_reference
 from codegen.runtime.backends import native_engine
 
 pytestmark = pytest.mark.skipif(
@@ -109,3 +112,48 @@ def test_decode_commits_names_each_refused_row() -> None:
     reasons = table.column("_decode_error").to_pylist()
     assert errors and {i: r for i, r in enumerate(reasons) if r is not None} == errors
     assert errors[rows.index((None, commit_value(3), False))] == "record has no key"
+
+
+def _generated(tmp_path: Path, package: str, nullable_metadata: bool) -> None:
+    """The shipped consumer-offsets specs generated as ``package``, with OffsetCommitValue's
+    metadata nullable if asked."""
+    specs = tmp_path / "consumer_offsets"  # the folder names the topic the specs belong to
+    specs.mkdir()
+    shipped = Path(__file__).resolve().parents[1] / "message_specs" / "consumer_offsets"
+    for spec in shipped.glob("*.json"):
+        text = spec.read_text(encoding="utf-8")
+        if spec.name == "OffsetCommitValue.json" and nullable_metadata:
+            field = '{ "name": "metadata", "type": "string", "versions": "0+",'
+            assert text.count(field) == 1
+            text = text.replace(field, field[:-1] + ', "nullableVersions": "0+",')
+        (specs / spec.name).write_text(text, encoding="utf-8")
+    generate = [sys.executable, "-m", "codegen", "generate", "--specs", str(specs)]
+    generate += ["--out", str(tmp_path / "out"), "--package", package]
+    done = subprocess.run(generate, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("package", "nullable_metadata"), [("same_commits", False), ("nullable_metadata", True)]
+)
+def test_a_package_with_another_commit_layout_goes_to_the_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package: str, nullable_metadata: bool
+) -> None:
+    """The engine reads the shipped layouts: a package generated from the same specs is read
+    natively; one whose OffsetCommitValue differs only in a nullable field (same names, types
+    and versions) is decoded by the reference, which reads its null metadata."""
+    _generated(tmp_path, package, nullable_metadata)
+    monkeypatch.syspath_prepend(str(tmp_path / "out"))
+    value = __import__(f"{package}.offset_commit_value", fromlist=["OffsetCommitValue"])
+    metadata = None if nullable_metadata else "m"
+    message = value.OffsetCommitValue(
+        offset=7, metadata=metadata, commit_timestamp=5, leader_epoch=3, topic_id=TOPIC_ID
+    )
+    rows = arrays([(commit_key(1, "g", "t", 4), struct.pack(">h", 4) + message.encode(4), False)])
+    assert (native_commit_columns(*rows, package) is None) is nullable_metadata
+    batch = pa.table(dict(zip(("key", "value", "isControl"), rows, strict=True)))
+    table, errors = decode_commits(batch, package)
+    reference = decode_commits_reference(*rows, package)
+    assert not errors and not reference.errors
+    for name, column in reference.columns.items():
+        assert table.column(name).to_pylist() == column.to_pylist(), name

@@ -15,7 +15,7 @@ from typing import Final
 import pyarrow as pa
 
 from codegen.columnar.decode import _nulls
-from codegen.columnar.package import codecs
+from codegen.columnar.package import SHIPPED, codecs
 from codegen.columnar.topics import TOPICS, TopicDecoded, decode_topic_arrays, union_type
 from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 from codegen.runtime.backends import NATIVE, backend, native_engine
@@ -69,7 +69,15 @@ def _engine_reads(package: str) -> bool:
             return False
         if (keys if name.endswith("Key") else values).get(api_key) != name:
             return False
+        if package != SHIPPED and _layout(cls) != _layout(codecs(SHIPPED).messages.get(name)):
+            return False
     return True
+
+
+def _layout(cls: object) -> object:
+    """What else decides a message's bytes: its fields' nullable versions, and its reading
+    tables (tags and tagged versions), which the names, types and versions above leave out."""
+    return getattr(cls, "_FIELDS", None), getattr(cls, "_NATIVE_TABLES", None)
 
 
 @cache
