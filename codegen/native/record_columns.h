@@ -342,27 +342,51 @@ static int put_v2_room(Columns *C, const Parsed *recs, Py_ssize_t count) {
     return 1;
 }
 
+/* What a v2 batch header gives each of its records' coordinates. */
+typedef struct {
+    int64_t base_offset, base_ts, max_ts;
+    int32_t base_seq;
+    int log_append;
+} V2Base;
+
+static V2Base v2_base(const unsigned char *entry) {
+    V2Base h = {be64(entry), be64(entry + 27), be64(entry + 35), be32(entry + 53),
+                ((entry[21] << 8) | entry[22]) & 0x08};
+    return h;
+}
+
+/* Record i's offset, timestamp (milliseconds to microseconds, wrapping as numpy's int64
+   does) and increment_sequence's sequence (the base sequence plus the offset delta, wrapped
+   past INT32_MAX; meaningful only with a base sequence); -1 with the error set. */
+static inline int v2_coordinates(const V2Base *h, const Parsed *r, Py_ssize_t i,
+                                 int64_t *offset, int64_t *us, int64_t *seq) {
+    int64_t ts;
+    if (__builtin_add_overflow(h->base_offset, r->off_delta, offset)) {
+        out_of_range("offset", i);
+        return -1;
+    }
+    if (h->log_append) ts = h->max_ts;
+    else if (__builtin_add_overflow(h->base_ts, r->ts_delta, &ts)) {
+        out_of_range("timestamp", i);
+        return -1;
+    }
+    *us = (int64_t)((uint64_t)ts * 1000u);
+    *seq = (int64_t)h->base_seq + r->off_delta;
+    if (*seq > INT32_MAX) *seq -= 0x80000000LL;
+    return 0;
+}
+
 static int put_v2_plain(Columns *C, const unsigned char *entry, const Parsed *recs,
                         Py_ssize_t count, const BatchFields *b) {
-    const int64_t base_offset = be64(entry), base_ts = be64(entry + 27),
-                  max_ts = be64(entry + 35);
-    const int log_append = ((entry[21] << 8) | entry[22]) & 0x08;
-    const int32_t base_seq = be32(entry + 53);
+    const V2Base h = v2_base(entry);
+    const int has_seq = h.base_seq >= 0;
     const int32_t headers = (int32_t)C->headers;
     Col *c = C->cols;
     for (Py_ssize_t i = 0; i < count; i++) {
         const Parsed *r = &recs[i];
         const Py_ssize_t row = C->rows;
-        int64_t offset, ts;
-        if (__builtin_add_overflow(base_offset, r->off_delta, &offset))
-            return out_of_range("offset", i);
-        if (log_append) ts = max_ts;
-        else if (__builtin_add_overflow(base_ts, r->ts_delta, &ts))
-            return out_of_range("timestamp", i);
-        int64_t us = (int64_t)((uint64_t)ts * 1000u);
-        int has_seq = base_seq >= 0;
-        int64_t seq = (int64_t)base_seq + r->off_delta;
-        if (seq > INT32_MAX) seq -= 0x80000000LL;
+        int64_t offset, us, seq;
+        if (v2_coordinates(&h, r, i, &offset, &us, &seq) < 0) return -1;
         int32_t seq32 = has_seq ? (int32_t)seq : 0;
         fixed_room(&c[C_OFFSET], row, 1, &offset, 8);
         fixed_room(&c[C_TIMESTAMP], row, 1, &us, 8);
@@ -382,11 +406,8 @@ static int put_v2_plain(Columns *C, const unsigned char *entry, const Parsed *re
 /* Append the parsed records of one v2 data batch whose header is entry[0:61]. */
 static int put_v2(Columns *C, const unsigned char *entry, const Parsed *recs, Py_ssize_t count,
                   int64_t position) {
-    const int64_t base_offset = be64(entry), base_ts = be64(entry + 27),
-                  max_ts = be64(entry + 35);
+    const V2Base h = v2_base(entry);
     const int attrs = (entry[21] << 8) | entry[22];
-    const int32_t base_seq = be32(entry + 53);
-    const int log_append = attrs & 0x08;
     BatchFields b = {1, 1, (attrs & 0x10) != 0, (attrs & 0x20) != 0, (attrs >> 3) & 1,
                      be64(entry + 43), position, (int16_t)((entry[51] << 8) | entry[52])};
     Col *c = C->cols;
@@ -398,19 +419,11 @@ static int put_v2(Columns *C, const unsigned char *entry, const Parsed *recs, Py
     for (Py_ssize_t i = 0; i < count; i++) {
         const Parsed *r = &recs[i];
         const Py_ssize_t row = C->rows;
-        int64_t offset, ts;
-        if (__builtin_add_overflow(base_offset, r->off_delta, &offset))
-            return out_of_range("offset", i);
-        if (log_append) ts = max_ts;
-        else if (__builtin_add_overflow(base_ts, r->ts_delta, &ts))
-            return out_of_range("timestamp", i);
-        /* Milliseconds to microseconds, wrapping as numpy's int64 does. */
-        int64_t us = (int64_t)((uint64_t)ts * 1000u);
+        int64_t offset, us, seq;
+        if (v2_coordinates(&h, r, i, &offset, &us, &seq) < 0) return -1;
         /* The sequence: Record.sequence (null when negative) with headers, else
            increment_sequence (null only without a base sequence). */
-        int has_seq = base_seq >= 0;
-        int64_t seq = (int64_t)base_seq + r->off_delta;
-        if (seq > INT32_MAX) seq -= 0x80000000LL;
+        int has_seq = h.base_seq >= 0;
         if (C->with_headers && seq < 0) has_seq = 0;
         if (put_i64(&c[C_OFFSET], row, 1, offset) < 0 ||
             put_i64(&c[C_TIMESTAMP], row, 1, us) < 0 ||
