@@ -12,17 +12,25 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
+from codegen.dumps.views.log_ends import (
+    best_log_end,
+    candidate_rows,
+    checkpoint_rows,
+    log_end_steps,
+    segments_at,
+)
 from codegen.forensics import lag as lag_module
 from codegen.forensics.burrow import burrow_status, window_statuses
 from codegen.forensics.command import lag_command
 from codegen.forensics.commits import Commit, KeyedCommits
 from codegen.forensics.groups import AsOf, group_reports
-from codegen.forensics.inputs import LogEnd, LogEnds, discover
+from codegen.forensics.inputs import LogEnd, LogEnds, discover, replica_rows
 from codegen.forensics.lag import GroupLag, lag_reports
 from codegen.forensics.lag_json import commits_json
 from generated.offset_commit_key import OffsetCommitKey
@@ -407,6 +415,42 @@ def test_log_ends_follow_batch_times(log_folder: Path) -> None:
     assert end.at(T0 + 15 * S) == 20
     assert end.at(T0 + 10_000 * S) == 110
     assert ends.of("nope", 0) is None
+
+
+@pytest.mark.parametrize("cut", [None, AsOf(timestamp_ms=T0 + 45 * S), AsOf(offset=3)])
+def test_log_end_views_read_rows_in_any_order(tmp_path: Path, cut: AsOf | None) -> None:
+    """segments_at and best_log_end sort the rows they are given (rows already in order are
+    taken as they are): shuffled rows, an unreadable stretch among them, give what the rows
+    in order give."""
+    folder = tmp_path / "t-0"
+    folder.mkdir()
+    for base in (0, 60):
+        with SegmentWriter(folder / f"{base:020d}.log", base_offset=base) as w:
+            for k in range(6):
+                w.write_batch([(None, b"x")] * 10, timestamp=T0 + (base + k * 10) * S)
+    segments, batches = replica_rows(sorted(folder.glob("*.log")))
+    error = batches.slice(0, 1).to_pylist()[0] | {"batchPosition": 9_999, "_error": "corrupt: x"}
+    batches = pa.concat_tables([batches, pa.Table.from_pylist([error], schema=batches.schema)])
+    shuffled = np.random.default_rng(3).permutation(batches.num_rows)
+    ordered = segments_at(segments, batches.filter(batches.column("_error").is_null()), cut)
+    at = segments_at(segments.take([1, 0]), batches.take(shuffled), cut)
+    assert at.whole == ordered.whole
+    assert at.segments.to_pylist() == ordered.segments.to_pylist()
+    assert at.batches.to_pylist() == ordered.batches.to_pylist()
+    steps = log_end_steps(ordered)
+    assert steps is not None
+    given = [
+        candidate_rows(0, "a", steps),
+        checkpoint_rows(1, "b", 7),
+        candidate_rows(2, "c", steps),
+    ]
+    best = best_log_end(pa.concat_tables(given))
+    assert best is not None
+    assert best[1:] == ("segments", "a; the highest of 3 replicas/checkpoints", True, 3)
+    assert best[0].equals(steps.table())
+    unordered = best_log_end(pa.concat_tables(given[::-1]))  # each one's steps in order
+    assert unordered is not None
+    assert unordered[0].equals(best[0]) and unordered[1:] == best[1:]
 
 
 @pytest.mark.parametrize("seed", range(6))

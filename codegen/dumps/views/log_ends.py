@@ -91,12 +91,18 @@ def segments_at(segments: pa.Table, batches: pa.Table, cut: AsOf | None) -> Segm
     none of whose batches the cut keeps is left out, unless it is the first (the partition
     existed, empty: its log end is that segment's base offset) or holds no batch at all while
     every batch before it is kept (an empty active segment)."""
-    segments = segments.sort_by("segment")
-    readable = batches.filter(batches.column("_error").is_null())
-    readable = readable.sort_by([("segment", "ascending"), ("batchPosition", "ascending")])
-    n = segments.num_rows
     index = _int64(segments, "segment")
-    of_batch = np.searchsorted(index, _int64(readable, "segment"))
+    if not _ascending(index):
+        segments = segments.sort_by("segment")
+        index = _int64(segments, "segment")
+    errors = batches.column("_error")
+    readable = batches if errors.null_count == len(errors) else batches.filter(errors.is_null())
+    of_segment = _int64(readable, "segment")
+    if not _ascending(of_segment, _int64(readable, "batchPosition")):
+        readable = readable.sort_by([("segment", "ascending"), ("batchPosition", "ascending")])
+        of_segment = _int64(readable, "segment")
+    n = segments.num_rows
+    of_batch = np.searchsorted(index, of_segment)
     keep = np.ones(readable.num_rows, np.bool_)
     if cut is not None:
         keep = cut.keeps(_int64(readable, "baseOffset"), _int64(readable, "maxTimestamp"))
@@ -108,10 +114,19 @@ def segments_at(segments: pa.Table, batches: pa.Table, cut: AsOf | None) -> Segm
         file_kept[0] = True
     whole = bool(keep.all() and file_kept.all())
     return SegmentsAt(
-        segments.filter(pa.array(file_kept)),
-        readable.filter(pa.array(keep)),
+        segments if file_kept.all() else segments.filter(pa.array(file_kept)),
+        readable if keep.all() else readable.filter(pa.array(keep)),
         whole,
     )
+
+
+def _ascending(first: I64, second: I64 | None = None) -> bool:
+    """Whether rows are in order of ``first``, then ``second`` (their sort would keep them:
+    Arrow's sorts are stable), so the sort is left out."""
+    if second is None:
+        return bool((first[1:] >= first[:-1]).all())
+    after, same = first[1:] > first[:-1], first[1:] == first[:-1]
+    return bool((after | (same & (second[1:] >= second[:-1]))).all())
 
 
 class LogEndSteps(NamedTuple):
@@ -185,8 +200,11 @@ def best_log_end(candidates: pa.Table) -> tuple[pa.Table, str, str, bool, int] |
     there were several), whether it has a history, and the number compared; None without any."""
     if not candidates.num_rows:
         return None
-    ordered = candidates.sort_by("candidate")
+    ordered = candidates
     numbers = _int64(ordered, "candidate")
+    if not _ascending(numbers):
+        ordered = candidates.sort_by("candidate")
+        numbers = _int64(ordered, "candidate")
     firsts = np.flatnonzero(np.r_[True, numbers[1:] != numbers[:-1]])
     lasts = np.r_[firsts[1:], len(numbers)] - 1
     last_end = _int64(ordered, "endOffset")[lasts]
