@@ -1,20 +1,23 @@
-"""The live records from columns (``codegen.dumps.views.live``, what ``downgrade-check`` judges)
-against the record-by-record view (``codegen.forensics.coordinator_partitions.LiveRecords``), on real
-segments with commits, tombstones, group records and transactions."""
+"""The live records from columns (``codegen.dumps.views.live``, what ``downgrade-check`` judges),
+by the engine (``live_keys.h``) and by the reference, against the record-by-record view
+(``codegen.forensics.coordinator_partitions.LiveRecords``), on real segments with commits,
+tombstones, group records and transactions."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_views_offsets import logs, write_log
+from test_views_offsets import logs_with_groups, write_log
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import coordinator_decoder, decode_batches
 from codegen.dumps.views.live import LiveKeys
-from codegen.forensics.coordinator_partitions import LiveRecords
+from codegen.forensics.coordinator_partitions import LiveRecords, scan_partition
 
 
 def _record_view(path: Path) -> list[Any]:
@@ -23,12 +26,13 @@ def _record_view(path: Path) -> list[Any]:
     return sorted(view.live.values(), key=lambda r: r.offset)
 
 
-def _column_view(path: Path, batch_rows: int, reduce_every: int) -> list[Any]:
-    keys = LiveKeys(reduce_every=reduce_every)
+def _column_view(path: Path, batch_rows: int, reduce_every: int, native: bool) -> list[Any]:
+    keys = LiveKeys(reduce_every=reduce_every, native=native)
     for rb in record_batches(path, batch_rows=batch_rows):
         keys.add(rb)
     view = LiveRecords(0)
-    view.take_live(keys.table(), coordinator_decoder("__consumer_offsets"))
+    assert keys.complete
+    view.take_live(keys.records(), coordinator_decoder("__consumer_offsets"))
     return sorted(view.live.values(), key=lambda r: r.offset)
 
 
@@ -36,7 +40,7 @@ def _column_view(path: Path, batch_rows: int, reduce_every: int) -> list[Any]:
     max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    steps=logs,
+    steps=logs_with_groups,
     batch_rows=st.sampled_from([1, 4, 1000]),
     reduce_every=st.sampled_from([1, 3, 1 << 18]),
 )
@@ -45,11 +49,56 @@ def test_live_records_from_columns_equal_the_record_view(
 ) -> None:  # fmt: skip
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
     write_log(path, steps)
-    assert _column_view(path, batch_rows, reduce_every) == _record_view(path)
+    expected = _record_view(path)
+    assert _column_view(path, batch_rows, reduce_every, native=True) == expected
+    assert _column_view(path, batch_rows, reduce_every, native=False) == expected
+
+
+def test_the_engine_reads_the_live_records() -> None:
+    """The native case above is the engine's, not the reference's again."""
+    assert LiveKeys(native=True).native
+    assert not LiveKeys(native=False).native
+
+
+def test_rows_out_of_log_order_are_read_by_the_reference(tmp_path: Path) -> None:
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    steps = [("commit", k % 4, False, 3, k, None, False) for k in range(12)]
+    steps += [("group", "g1", 4, 7), ("commit", 1, False, 3, 99, 7, True), ("end", 7, 1)]
+    write_log(path, steps)
+    backwards = list(reversed(list(record_batches(path, batch_rows=5))))
+    keys = LiveKeys(native=True)
+    for rb in backwards:
+        keys.add(rb)
+    assert not keys.complete
+    with pytest.raises(ValueError, match="out of log order"):
+        keys.records()
+    decoder = coordinator_decoder("__consumer_offsets")
+    view = scan_partition("__consumer_offsets", 0, lambda: iter(backwards), decoder)
+    assert sorted(view.live.values(), key=lambda r: r.offset) == _record_view(path)
+
+
+def test_the_engine_checks_its_buffers() -> None:
+    from codegen.native import _records
+
+    engine = _records.LiveKeys()
+    offsets = np.array([0, 4], np.int32)
+    one = np.ones(1, np.int64)
+    kinds = np.ones(1, np.uint8)
+    with pytest.raises(ValueError, match="outside its data"):
+        engine.add(offsets, b"abc", offsets, b"abcd", kinds, one, one)
+    with pytest.raises(ValueError, match="0 to 6"):
+        engine.add(offsets, b"abcd", offsets, b"abcd", kinds * 7, one, one)
+    with pytest.raises(ValueError, match="one length"):
+        engine.add(offsets, b"abcd", offsets, b"abcd", kinds, one, np.ones(2, np.int64))
+    with pytest.raises(TypeError):
+        engine.add(offsets, b"abcd")
+    assert engine.add(offsets, b"abcd", offsets, b"\x00\x05xy", kinds, one, one)
+    assert engine.live() == [(1, 5, b"abcd")]
 
 
 def test_a_real_dump_has_the_same_live_records() -> None:
     folder = Path(__file__).parent / "data" / "kafka-data" / "aibulb" / "__consumer_offsets-0"
     (segment,) = sorted(folder.glob("*.log"))[:1]
     expected = _record_view(segment)
-    assert expected and _column_view(segment, 100, 50) == expected
+    assert expected and _column_view(segment, 100, 50, native=True) == expected
+    assert _column_view(segment, 100, 50, native=False) == expected

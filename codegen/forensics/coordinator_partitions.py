@@ -15,7 +15,7 @@ from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedReco
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views.compacted import CompactedView
-from codegen.dumps.views.live import LiveKeys
+from codegen.dumps.views.live import LiveKeys, LiveRow
 from codegen.forensics.inputs import InputError, LogDirs, discover
 from codegen.forensics.loaded import LoadedPartition, group_of
 
@@ -87,16 +87,12 @@ class LiveRecords(CompactedView):
             group_of(rec.key),
         )
 
-    def take_live(self, live: pa.Table, decoder: CoordinatorDecoder) -> None:
-        """The live records from the columnar view (``codegen.dumps.views.live`` rows), for a view
-        fed no records: only :attr:`live` is filled, and only the keys are decoded (a live
-        record is judged by its type, its value's version and its group)."""
-        keys = live.column("key").to_pylist()
-        values = live.column("value").to_pylist()
-        offsets = live.column("recordOffset").to_pylist()
-        for key, value, offset in zip(keys, values, offsets, strict=True):
+    def take_live(self, live: list[LiveRow], decoder: CoordinatorDecoder) -> None:
+        """The live records from the columnar view (:meth:`codegen.dumps.views.live.LiveKeys
+        .records`), for a view fed no records: only :attr:`live` is filled, and only the keys
+        are decoded (a live record is judged by its type, its value's version and its group)."""
+        for offset, version, key in live:
             rtype, name, key_obj = decoder.decode_key(key)
-            version = int.from_bytes(value[:2], "big", signed=True) if len(value) >= 2 else -1
             self.live[key] = LiveRecord(
                 self.partition, offset, rtype, name or "unknown", version, group_of(key_obj)
             )
@@ -151,7 +147,11 @@ def scan_partition(
     for rb in source():
         keys.add(rb)
         loaded.add(rb, decoder)
-    view.take_live(keys.table(), decoder)
+    if not keys.complete:  # rows out of log order: the reference orders them
+        keys = LiveKeys(native=False)
+        for rb in source():
+            keys.add(rb)
+    view.take_live(keys.records(), decoder)
     view.loaded = loaded
     return view
 

@@ -13,6 +13,7 @@
  *   same key supersedes, on the key bytes of the columns;
  * - commit_kinds (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
+ * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time (lag).
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
@@ -35,6 +36,7 @@
 #include "superseded_commits.h"
 #include "commit_kinds.h"
 #include "commit_effects.h"
+#include "live_keys.h"
 #include "log_end_lags.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
@@ -117,7 +119,7 @@ PyMODINIT_FUNC PyInit__records(void) {
     Engine = PyCapsule_Import("codegen.native._engine._C_API", 0);
     if (!Engine) PyErr_Clear(); /* not built: readers are called */
     if (PyType_Ready(&LoopType) < 0 || PyType_Ready(&ColumnsType) < 0 ||
-        PyType_Ready(&EffectsType) < 0)
+        PyType_Ready(&EffectsType) < 0 || PyType_Ready(&LiveKeysType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&records_module);
     if (!m) return NULL;
@@ -125,8 +127,10 @@ PyMODINIT_FUNC PyInit__records(void) {
     Py_INCREF(MalformedRecords);
     Py_INCREF(&ColumnsType);
     Py_INCREF(&EffectsType);
+    Py_INCREF(&LiveKeysType);
     if (PyModule_AddObject(m, "ColumnBuilder", (PyObject *)&ColumnsType) < 0 ||
         PyModule_AddObject(m, "CommitEffects", (PyObject *)&EffectsType) < 0 ||
+        PyModule_AddObject(m, "LiveKeys", (PyObject *)&LiveKeysType) < 0 ||
         PyModule_AddObject(m, "RecordLoop", (PyObject *)&LoopType) < 0 ||
         PyModule_AddObject(m, "MalformedRecords", MalformedRecords) < 0 ||
         PyModule_AddStringConstant(m, "SOURCES_DIGEST", SPECGEN_SOURCES_DIGEST) < 0) {

@@ -5,14 +5,21 @@ wins and a tombstone deletes the key; a record of a transactional batch takes ef
 producer's next COMMIT marker and never after an ABORT or without a marker. The records left
 are the ones a release must be able to load (``downgrade-check``). Only those few are decoded.
 
+:class:`LiveKeys` reads a log partition's batches: with the native engine in one pass
+(``live_keys.h``: a key table, each producer's transactional rows waiting for its marker), else
+(the pure backend, and rows out of log order) by :func:`live_rows`, :func:`reduce_live` and
+:func:`live`, the reference the tests hold the engine to.
+
 Input: the ``kafka-log`` columns (:data:`codegen.dumps.arrow.RECORD_SCHEMA`) of one log
 partition, in log order.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import importlib
+from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
 
 from codegen.dumps.views.compaction import (
@@ -25,8 +32,9 @@ from codegen.dumps.views.compaction import (
     last_per_key,
     last_rows,
 )
+from codegen.runtime import backends
 
-__all__ = ["LIVE_ROW_SCHEMA", "LiveKeys", "live", "live_rows", "reduce_live"]
+__all__ = ["LIVE_ROW_SCHEMA", "LiveKeys", "LiveRow", "live", "live_rows", "reduce_live"]
 
 LIVE_ROW_SCHEMA: Final = pa.schema(
     [
@@ -40,6 +48,10 @@ LIVE_ROW_SCHEMA: Final = pa.schema(
     ]
 )
 """A record with a key (``marker`` -1), or an end-transaction marker (0 ABORT, 1 COMMIT)."""
+
+LiveRow = tuple[int, int, bytes]
+"""A live record: its offset, its value's version (the value's first two bytes, big-endian;
+-1 when it has fewer) and its key."""
 
 
 def live_rows(rb: pa.RecordBatch) -> pa.Table:
@@ -89,17 +101,99 @@ def live(rows: pa.Table) -> pa.Table:
     return kept.select(LIVE_ROW_SCHEMA.names).sort_by("recordOffset")
 
 
-class LiveKeys:
-    """:func:`live_rows`, :func:`reduce_live` and :func:`live` over the batches of one log
-    partition in log order, in bounded memory."""
+def _native_type() -> Any:
+    """The engine's ``LiveKeys`` type, or None when the pure backend is asked for or the engine
+    is not built."""
+    if backends.requested() == backends.PURE:
+        return None
+    try:
+        module = importlib.import_module("codegen.native._records")
+    except ImportError:
+        return None
+    return getattr(module, "LiveKeys", None)
 
-    def __init__(self, reduce_every: int = 1 << 18) -> None:
+
+def _kinds(rb: pa.RecordBatch) -> np.ndarray:
+    """Each row's kind for the engine (``live_keys.h``): 0 passed over, 1 a plain record, 2 a
+    plain tombstone, 3 and 4 the same of a transactional batch, 5 ABORT, 6 COMMIT; the rows
+    :func:`live_rows` keeps, as it reads them."""
+    readable = flags(rb.column("_error").is_null())
+    control = flags(rb.column("isControl"))
+    transactional = flags(rb.column("isTransactional"))
+    is_marker, marker = end_markers(rb.column("key"), control, transactional)
+    record = readable & ~control & flags(rb.column("key").is_valid())
+    tombstone = ~flags(rb.column("value").is_valid())
+    kinds = np.where(record, 1 + tombstone + 2 * transactional, 0).astype(np.uint8)
+    kinds[readable & is_marker] = 5 + marker[readable & is_marker]
+    return kinds
+
+
+def _buffers(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Any]:
+    """The int32 offsets (from the first row) and data of a binary column."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if column.type != pa.binary():
+        column = column.cast(pa.binary())
+    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
+    return offsets, column.buffers()[2] or b""
+
+
+def _int64(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return np.ascontiguousarray(column.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+
+
+class LiveKeys:
+    """The live records of one log partition from its batches in log order, in bounded memory:
+    by the engine's ``LiveKeys`` when it is built and asked for, else (and when the engine
+    meets rows out of log order) by :func:`live_rows`, :func:`reduce_live` and :func:`live`."""
+
+    def __init__(self, reduce_every: int = 1 << 18, native: bool = True) -> None:
         self._rows = ReducedChunks(reduce_live, reduce_every)
+        engine = _native_type() if native else None
+        self._engine = None if engine is None else engine()
+        self.complete = True
+        """False once the engine met rows out of log order: it keeps nothing then, and the
+        caller reads the batches again into ``LiveKeys(native=False)``."""
+
+    @property
+    def native(self) -> bool:
+        """Whether the engine reads the batches."""
+        return self._engine is not None
 
     def add(self, rb: pa.RecordBatch) -> None:
-        self._rows.add(live_rows(rb))
+        if self._engine is None:
+            self._rows.add(live_rows(rb))
+            return
+        if not self.complete:
+            return
+        key, value = _buffers(rb.column("key")), _buffers(rb.column("value"))
+        producers, offsets = _int64(rb.column("producerId")), _int64(rb.column("offset"))
+        self.complete = self._engine.add(*key, *value, _kinds(rb), producers, offsets)
+
+    def records(self) -> list[LiveRow]:
+        """The live records of what was added, by offset (then a fresh start)."""
+        if self._engine is not None:
+            if not self.complete:
+                raise ValueError("rows out of log order: read them into LiveKeys(native=False)")
+            out: list[LiveRow] = self._engine.live()
+            self._engine, self.complete = type(self._engine)(), True
+            return out
+        rows = self.table()
+        values = rows.column("value").to_pylist()
+        versions = (
+            int.from_bytes(v[:2], "big", signed=True) if len(v) >= 2 else -1 for v in values
+        )
+        return list(
+            zip(
+                rows.column("recordOffset").to_pylist(),
+                versions,
+                rows.column("key").to_pylist(),
+                strict=True,
+            )
+        )
 
     def table(self) -> pa.Table:
-        """The live records of what was added (then a fresh start)."""
+        """The live records of what was added, as :data:`LIVE_ROW_SCHEMA` rows (then a fresh
+        start); by the reference only."""
         rows = self._rows.take()
         return LIVE_ROW_SCHEMA.empty_table() if rows is None else live(rows)
