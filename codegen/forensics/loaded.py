@@ -73,7 +73,7 @@ class LoadedPartition:
         types = np.where(keys.valid & typed, types, NO_KEY)
         versions = np.where(values.valid, np.where(versioned, versions, -2), _TOMBSTONE)
         codes = (types[rows] + 32768) * 65536 + (versions[rows] + 32768)
-        distinct, first, counts = np.unique(codes, return_index=True, return_counts=True)
+        distinct, first, counts = _kinds_of(codes)
         row_offsets = offsets[rows]
         key_column = rb.column("key")
         row_index = np.flatnonzero(rows)
@@ -144,6 +144,21 @@ class LoadedPartition:
                     continue
                 rec = decoder.decode(key, value, offsets[i])
                 yield offsets[i], rec.name or "unknown", rec.key, rec.value
+
+
+_FEW_KINDS: Final = 64
+"""Up to this many kinds in a chunk, each one's first row is found by a pass of its own."""
+
+
+def _kinds_of(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_index=True, return_counts=True)``: a chunk holds few kinds,
+    so each one's first row is found by a comparison over the chunk rather than by the stable
+    sort of every row that ``return_index`` makes."""
+    distinct, counts = np.unique(codes, return_counts=True)
+    if len(distinct) > _FEW_KINDS:
+        return np.unique(codes, return_index=True, return_counts=True)
+    first = np.array([int(np.argmax(codes == code)) for code in distinct.tolist()], np.intp)
+    return distinct, first, counts
 
 
 def group_of(key: object) -> str | None:
