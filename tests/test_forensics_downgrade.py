@@ -531,3 +531,14 @@ def test_a_partition_on_two_replicas_is_read_once_and_said(tmp_path: Path) -> No
     assert report.safe and report.live_records == 1
     summary = next(c for c in report.checks if c.name == "group coordinator").summary
     assert "1 on several replicas: the one holding the most was read" in summary
+
+
+def test_a_blocker_reads_as_json_as_its_fields_do() -> None:
+    from dataclasses import asdict
+
+    from codegen.forensics.verdict import Blocker
+    from codegen.naming import camel_keys
+
+    blocker = Blocker("ignored", 3, 17, 5, "ConsumerGroupMetadata", 0, None, "skipped")
+    assert blocker.to_json() == camel_keys(asdict(blocker))
+    assert list(blocker.to_json())[3:6] == ["recordType", "name", "valueVersion"]

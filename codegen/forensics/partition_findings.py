@@ -96,10 +96,14 @@ def partition_findings(
             )
         )
     failed_at = {f[0].first_offset for f in failures}
+    actions: dict[tuple[int, int], str] = {}  # by record type and value version: few
     for rec in live:
         if rec.offset in failed_at:
             continue
-        action = loader.read(rec.record_type, rec.value_version).action
+        read = (rec.record_type, rec.value_version)
+        action = actions.get(read)
+        if action is None:
+            action = actions[read] = loader.read(*read).action
         unread = rec.record_type not in loader.types
         if topic == CONSUMER_OFFSETS and unread and _is_group_state(rec.name):
             rule = "group-conversion"

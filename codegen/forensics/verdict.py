@@ -7,11 +7,11 @@ beside it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
-from codegen.naming import camel_keys
+from codegen.naming import camel_case
 
 __all__ = [
     "BLOCKED",
@@ -59,6 +59,14 @@ class Blocker:
     fails_load: bool = False
     """The release's loader fails on this record (the first such record of its partition, or
     one after it): the partition does not load in full."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields under their JSON names, as ``camel_keys(asdict(self))`` has them (a
+        report lists thousands: ``asdict`` copies every value)."""
+        return {name: getattr(self, attribute) for attribute, name in _BLOCKER_NAMES}
+
+
+_BLOCKER_NAMES: Final = tuple((f.name, camel_case(f.name)) for f in fields(Blocker))
 
 
 @dataclass(slots=True)
@@ -140,7 +148,7 @@ class DowngradeReport:
             "checks": [c.to_json() for c in self.checks],
             "steps": self.steps(),
             "liveRecords": self.live_records,
-            "blockers": [camel_keys(asdict(b)) for b in self.blockers],
-            "ignored": [camel_keys(asdict(b)) for b in self.ignored],
+            "blockers": [b.to_json() for b in self.blockers],
+            "ignored": [b.to_json() for b in self.ignored],
             "segmentErrors": self.segment_errors,
         }
