@@ -6,6 +6,7 @@ lines of errors, ``.txnindex`` entries and the ``--compacted`` views.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from itertools import groupby
@@ -292,7 +293,14 @@ def transaction_index_error_line(exc: TxnIndexError, file_fields: dict[str, Any]
 
 def _as_json(obj: Any) -> dict[str, Any]:
     """A view row's slots under their JSON names (``leader_epoch`` -> ``leaderEpoch``)."""
-    return {camel_case(name): getattr(obj, name) for name in obj.__slots__ if name != "members"}
+    return {key: getattr(obj, name) for name, key in _json_names(obj.__class__)}
+
+
+@functools.cache
+def _json_names(cls: Any) -> tuple[tuple[str, str], ...]:
+    """A view row class's slots but ``members``, each with its JSON name: camel-cased once per
+    class, not once per row."""
+    return tuple((name, camel_case(name)) for name in cls.__slots__ if name != "members")
 
 
 def offset_lines(offsets: pa.Table) -> bytes:
