@@ -52,7 +52,7 @@ SUBCOMMANDS: Final[Mapping[str, Subcommand]] = {
         "dumps",
     ),
     "groups": Subcommand(
-        "codegen.forensics.command",
+        "codegen.forensics.groups_command",
         "groups_command",
         "Each group of a __consumer_offsets dump at a point in time, and its timeline.",
         "dumps",

@@ -154,7 +154,7 @@ def test_the_program_reports_a_bug_with_its_exit_code(tmp_path: Path) -> None:
         "def broken(*a, **k):\n"
         "    raise KeyError('a bug')\n"
         "g.group_reports = broken\n"
-        "import codegen.forensics.command as c\n"
+        "import codegen.forensics.groups_command as c\n"
         "c.group_reports = broken\n"
     )
     env = {

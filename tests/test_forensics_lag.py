@@ -601,7 +601,7 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
 
 
 def test_cli_html_from_groups_and_lag(log_folder: Path) -> None:
-    from codegen.forensics.command import groups_command
+    from codegen.forensics.groups_command import groups_command
 
     by_lag = run(str(log_folder), "--window", "3", "--format", "html")
     assert by_lag.exit_code == 0, by_lag.output
@@ -622,7 +622,7 @@ def test_cli_html_from_groups_and_lag(log_folder: Path) -> None:
 def test_cli_several_groups(log_folder: Path) -> None:
     """--group repeated: those groups only, in every format of lag and groups; one not in the
     dump is exit 2 before any line is written."""
-    from codegen.forensics.command import groups_command
+    from codegen.forensics.groups_command import groups_command
 
     two = ["--group", "g-stall", "--group", "g-warn"]
     table = run(str(log_folder), "--window", "3", *two)

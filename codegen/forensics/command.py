@@ -1,4 +1,4 @@
-"""``python -m codegen groups`` and ``python -m codegen lag``."""
+"""``python -m codegen lag``."""
 
 from __future__ import annotations
 
@@ -10,218 +10,29 @@ import click
 
 from codegen.failures import GuardedCommand
 from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
-from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
-from codegen.forensics.inputs import InputError, discover
-from codegen.forensics.lag import (
-    GroupLag,
-    lag_chunks,
-    lag_reports,
-)
+from codegen.forensics.groups import parse_as_of
+from codegen.forensics.lag import GroupLag, lag_chunks
 from codegen.forensics.lag_json import group_lines
 from codegen.forensics.output import (
     OUTPUT_OPTION,
     LineOutput,
-    emit,
     group_cell,
-    json_line,
+    no_groups,
+    require_groups,
+    time_cell,
 )
-from codegen.forensics.shares import DELIVERY_STATES, InFlightBatch
+from codegen.forensics.shares import in_flight_text
 from codegen.gc_pause import gc_paused
-from codegen.text import plural, utc_text
+from codegen.text import plural
 
-__all__ = [
-    "groups_command",
-    "lag_command",
-    "lag_json_lines",
-    "render_groups_table",
-    "render_lag_table",
-]
-
-
-def _format_event(e: GroupEvent) -> str:
-    detail = " ".join(f"{k}={v}" for k, v in e.detail.items())
-    return f"    {e.offset:>8}  {_time(e.timestamp)}  {e.kind:<19} {detail}".rstrip()
-
-
-def _time(ms: int) -> str:
-    return utc_text(ms, none="-".ljust(24))
-
-
-def render_groups_table(reports: list[GroupReport]) -> str:
-    """One block per group: its state, members, assignors and timeline."""
-    return "\n".join(map(_group_block, reports))
-
-
-def _group_block(r: GroupReport) -> str:
-    """A group's block of :func:`render_groups_table`."""
-    out: list[str] = []
-    gen = f"generation {r.generation}" if r.type == "classic" else f"epoch {r.epoch}"
-    kind = r.type or "deleted"
-    out.append(
-        f"{group_cell(r.group)}  (partition {r.partition}, {kind}, {r.state}, "
-        f"protocol {r.protocol or '-'}, {gen if r.type else '-'}, "
-        f"{plural(len(r.members), 'member')}, "
-        f"{plural(r.committed_offsets, 'committed offset')})"
-    )
-    for m in r.members:
-        assignment = ", ".join(
-            f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(m["assignment"].items())
-        )
-        epoch = "" if m["memberEpoch"] is None else f" epoch {m['memberEpoch']}"
-        out.append(
-            f"  member {m['memberId']}  client {m['clientId']}@{m['clientHost']}{epoch}"
-            f"  [{assignment}]"
-        )
-    if r.inventory is not None:
-        inv = r.inventory
-        switch = f"; cooperative switch: {inv.cooperative_switch}" if inv.cooperative_switch else ""
-        out.append(
-            f"  assignors: chosen {inv.chosen or '-'} (over time: "
-            f"{', '.join(inv.chosen_over_time) or '-'}){switch}: {inv.why}"
-        )
-    for sp in r.share_partitions:
-        out.append(
-            f"  share partition {sp.topic_label}-{sp.partition}  start offset "
-            f"{sp.start_offset}  state epoch {sp.state_epoch}  leader epoch "
-            f"{sp.leader_epoch}  {_in_flight(sp.in_flight)}"
-        )
-    out.append("  timeline:")
-    out.extend(_format_event(e) for e in r.events)
-    return "\n".join(out)
-
-
-def _no_groups(paths: tuple[str, ...]) -> str:
-    return (
-        f"no group in {', '.join(paths)}: its __consumer_offsets partitions hold no group "
-        "record and no committed offset"
-    )
-
-
-@click.command("groups", cls=GuardedCommand)
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option(
-    "--group",
-    "groups",
-    metavar="G",
-    multiple=True,
-    help="Only this group (repeatable: only these groups).",
-)
-@click.option(
-    "--as-of",
-    "as_of",
-    metavar="TIME|OFFSET",
-    help="Replay up to a log offset (digits) or an ISO-8601 time (UTC unless a zone is given). "
-    "Default: the end of the dump.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "jsonl", "html"]),
-    default="table",
-    show_default=True,
-    help="table: one block per group; jsonl: one JSON object per group; html: the report "
-    "(groups, offsets and lag with plots) as one self-contained file.",
-)
-@OUTPUT_OPTION
-def groups_command(
-    paths: tuple[str, ...],
-    groups: tuple[str, ...],
-    as_of: str | None,
-    fmt: str,
-    output: Path | None,
-) -> None:
-    """Each group of a __consumer_offsets dump at a point in time, and its timeline.
-
-    Type (classic, consumer, share, streams), state, protocol or assignor, generation or
-    epoch, members, the assignor inventory (KIP-726) and the timeline: rebalances, members
-    joining and leaving, protocol conversions, assignor changes, offset deletions, group
-    deletion, and consumer-protocol member epochs with per-partition assignment epochs
-    (KAFKA-19779). PATH... are broker log dirs, __consumer_offsets-N folders or segments, and
-    globs (several brokers' dirs are merged). See docs/forensics.md.
-
-    Exit status: 0, or 2 when PATH holds no __consumer_offsets (the error says what it holds).
-
-    \b
-    Examples:
-      python -m codegen groups /var/kafka-logs
-      python -m codegen groups /var/kafka-logs/__consumer_offsets-7 --group my-app --as-of 1200
-      python -m codegen groups 'images/broker-*/kafka-logs' --format jsonl
-      python -m codegen groups /var/kafka-logs --as-of 2024-05-01T12:00:00Z --format jsonl
-      python -m codegen groups /var/kafka-logs --format html --output report.html
-    """
-    if fmt == "html":
-        _html_report(paths, groups, as_of, DEFAULT_WINDOW, output)
-        return
-    point = parse_as_of(as_of) if as_of is not None else None
-    one = groups[0] if len(groups) == 1 else None
-    # The replay's objects, the reports and their lines' parts: many objects, no cycles; the
-    # collector paused from the replay to the last line (a collection between them walked them
-    # all: about 20 ms at 1 M records).
-    with gc_paused():
-        reports = _only(group_reports(list(paths), one, point), groups)
-        if not reports:
-            emit("" if fmt == "jsonl" else _no_groups(paths), output)
-        else:  # a group at a time: a large report is never one string
-            out = LineOutput(output)
-            text = (json_line(r.to_json()) if fmt == "jsonl" else _group_block(r) for r in reports)
-            out.write_lines(t.encode() for t in text)
-            out.close()
-
-
-def _require_groups(wanted: Iterable[str], found: set[str]) -> None:
-    """An InputError for a ``--group`` not among the groups found."""
-    missing = [g for g in wanted if g not in found]
-    if missing:
-        names = ", ".join(repr(g) for g in missing)
-        raise InputError(f"group {names} is not in the dump; run without --group to list them")
-
-
-def _only(reports: list[GroupReport], wanted: tuple[str, ...]) -> list[GroupReport]:
-    """The reports of the ``--group`` groups (all without one)."""
-    if not wanted:
-        return reports
-    _require_groups(wanted, {r.group for r in reports})
-    return [r for r in reports if r.group in wanted]
-
-
-def _html_report(
-    paths: tuple[str, ...],
-    wanted: tuple[str, ...],
-    as_of: str | None,
-    window: int,
-    output: Path | None,
-) -> None:
-    from codegen.forensics.report import render_html, require_plotting  # --format html only
-
-    require_plotting()  # before the work: a missing extra is said at once
-    point = parse_as_of(as_of) if as_of is not None else None
-    dirs = discover(list(paths))
-    lags = lag_reports(dirs, None, point, window)
-    groups = group_reports(dirs, None, point)
-    if wanted:
-        _require_groups(wanted, {g.group for g in lags} | {g.group for g in groups})
-        lags = [g for g in lags if g.group in wanted]
-        groups = [g for g in groups if g.group in wanted]
-    names = ", ".join(Path(p).name for p in paths)
-    emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
-
-
-def _in_flight(batches: list[InFlightBatch]) -> str:
-    if not batches:
-        return "no in-flight record"
-    parts = [
-        f"{b.first_offset}-{b.last_offset} "
-        f"{DELIVERY_STATES.get(b.delivery_state, b.delivery_state)} x{b.delivery_count}"
-        for b in batches
-    ]
-    return "in flight: " + ", ".join(parts)
+__all__ = ["lag_command", "lag_json_lines", "render_lag_table"]
 
 
 def render_lag_table(reports: list[GroupLag]) -> str:
     """One line per group, one per partition under it."""
     out: list[str] = []
     for g in reports:
-        out.append(f"{group_cell(g.group)}  {g.status or 'no status'}  (now {_time(g.now)})")
+        out.append(f"{group_cell(g.group)}  {g.status or 'no status'}  (now {time_cell(g.now)})")
         for p in g.partitions:
             last = p.history.newest()
             end = "-" if p.log_end_offset is None else str(p.log_end_offset)
@@ -230,7 +41,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
             source = f" from {p.log_end_source}" if p.log_end_source else ""
             out.append(
                 f"  {p.topic}-{p.partition}  {p.status or '-':<5}  committed {last.offset} "
-                f"at {_time(last.commit_timestamp)}  log end {end}{source}  lag {lag}  "
+                f"at {time_cell(last.commit_timestamp)}  log end {end}{source}  lag {lag}  "
                 f"{plural(len(p.history), 'commit')}{deleted}  ({p.reason})"
             )
         for sp in g.share_partitions:
@@ -240,7 +51,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
             out.append(
                 f"  {sp.state.topic_label}-{sp.state.partition}  share  start offset "
                 f"{sp.state.start_offset}  log end {end}{source}  lag {lag}  "
-                f"{_in_flight(sp.state.in_flight)}"
+                f"{in_flight_text(sp.state.in_flight)}"
             )
     return "\n".join(out)
 
@@ -316,7 +127,9 @@ def lag_command(
       python -m codegen lag /var/kafka-logs --format html --output report.html
     """
     if fmt == "html":
-        _html_report(paths, groups, as_of, window, output)
+        from codegen.forensics.report import html_report  # --format html only
+
+        html_report(paths, groups, as_of, window, output)
         return
     out = LineOutput(output)
     try:
@@ -333,7 +146,7 @@ def lag_command(
             elif chunk:
                 out.write_lines([render_lag_table(chunk).encode()])
         if not out.lines:
-            out.write_lines([b"" if fmt == "jsonl" else _no_groups(paths).encode()])
+            out.write_lines([b"" if fmt == "jsonl" else no_groups(paths).encode()])
     finally:  # an --output file written so far is closed on an error too
         out.close()
 
@@ -342,7 +155,7 @@ def _chunks_of(chunks: Iterable[list[GroupLag]], wanted: tuple[str, ...]) -> lis
     """The groups of ``wanted`` among the chunks'; a group named that is in none is an
     InputError."""
     kept = [g for chunk in chunks for g in chunk if g.group in wanted]
-    _require_groups(wanted, {g.group for g in kept})
+    require_groups(wanted, {g.group for g in kept})
     return kept
 
 

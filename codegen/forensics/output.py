@@ -14,6 +14,8 @@ from typing import Any, BinaryIO, Final
 import click
 
 from codegen.failures import EXIT_BAD_INPUT as FAILURE_EXIT_BAD_INPUT
+from codegen.forensics.inputs import InputError
+from codegen.text import utc_text
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -23,6 +25,9 @@ __all__ = [
     "group_cell",
     "json_line",
     "jsonl",
+    "no_groups",
+    "require_groups",
+    "time_cell",
 ]
 
 EXIT_BAD_INPUT: Final = FAILURE_EXIT_BAD_INPUT
@@ -34,6 +39,27 @@ def group_cell(group: str | None) -> str:
     if group is None:
         return "-"
     return '"" (empty group id)' if group == "" else group
+
+
+def time_cell(ms: int) -> str:
+    """A time in a table: UTC text, ``-`` (padded to a time's width) for none."""
+    return utc_text(ms, none="-".ljust(24))
+
+
+def no_groups(paths: tuple[str, ...]) -> str:
+    """What ``groups`` and ``lag`` say of a dump without a group."""
+    return (
+        f"no group in {', '.join(paths)}: its __consumer_offsets partitions hold no group "
+        "record and no committed offset"
+    )
+
+
+def require_groups(wanted: Iterable[str], found: set[str]) -> None:
+    """An InputError for a ``--group`` not among the groups found."""
+    missing = [g for g in wanted if g not in found]
+    if missing:
+        names = ", ".join(repr(g) for g in missing)
+        raise InputError(f"group {names} is not in the dump; run without --group to list them")
 
 
 OUTPUT_OPTION = click.option(

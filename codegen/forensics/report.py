@@ -15,18 +15,21 @@ import datetime as _dt
 import html
 import io
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from codegen.extras import missing_extra
-from codegen.forensics.groups import GroupReport
-from codegen.forensics.lag import GroupLag, PartitionLag
+from codegen.forensics.groups import GroupReport, group_reports, parse_as_of
+from codegen.forensics.inputs import discover
+from codegen.forensics.lag import GroupLag, PartitionLag, lag_reports
+from codegen.forensics.output import emit, require_groups
 from codegen.forensics.shares import DELIVERY_STATES
 from codegen.text import utc_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["render_html", "require_plotting"]
+__all__ = ["html_report", "render_html", "require_plotting"]
 
 _STATUS_COLOURS: Final = {
     "OK": "#2e7d32",
@@ -58,6 +61,28 @@ td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-al
 .status { color: #fff; padding: 1px 6px; border-radius: 3px; font-weight: bold; }
 .plot svg { max-width: 100%; height: auto; }
 """
+
+
+def html_report(
+    paths: tuple[str, ...],
+    wanted: tuple[str, ...],
+    as_of: str | None,
+    window: int,
+    output: Path | None,
+) -> None:
+    """``groups`` and ``lag`` with ``--format html``: the report of the groups of ``paths``
+    (``wanted``: only these), lag judged over ``window`` commits, to ``output``."""
+    require_plotting()  # before the work: a missing extra is said at once
+    point = parse_as_of(as_of) if as_of is not None else None
+    dirs = discover(list(paths))
+    lags = lag_reports(dirs, None, point, window)
+    groups = group_reports(dirs, None, point)
+    if wanted:
+        require_groups(wanted, {g.group for g in lags} | {g.group for g in groups})
+        lags = [g for g in lags if g.group in wanted]
+        groups = [g for g in groups if g.group in wanted]
+    names = ", ".join(Path(p).name for p in paths)
+    emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
 
 
 def require_plotting() -> None:

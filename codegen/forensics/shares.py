@@ -28,7 +28,14 @@ from codegen.dumps.views.cut import AsOf
 from codegen.forensics.cluster import ClusterMetadata
 from codegen.forensics.inputs import LogDirs
 
-__all__ = ["DELIVERY_STATES", "InFlightBatch", "SharePartitionState", "share_lag", "share_states"]
+__all__ = [
+    "DELIVERY_STATES",
+    "InFlightBatch",
+    "SharePartitionState",
+    "in_flight_text",
+    "share_lag",
+    "share_states",
+]
 
 DELIVERY_STATES: Final = {0: "Available", 1: "Acquired", 2: "Acknowledged", 4: "Archived"}
 """Kafka's ``RecordState`` ids as the share coordinator persists them."""
@@ -49,6 +56,18 @@ class InFlightBatch:
             "deliveryState": DELIVERY_STATES.get(self.delivery_state, str(self.delivery_state)),
             "deliveryCount": self.delivery_count,
         }
+
+
+def in_flight_text(batches: list[InFlightBatch]) -> str:
+    """A share partition's in-flight batches as the tables of ``groups`` and ``lag`` say them."""
+    if not batches:
+        return "no in-flight record"
+    parts = [
+        f"{b.first_offset}-{b.last_offset} "
+        f"{DELIVERY_STATES.get(b.delivery_state, b.delivery_state)} x{b.delivery_count}"
+        for b in batches
+    ]
+    return "in flight: " + ", ".join(parts)
 
 
 @dataclass(slots=True)
