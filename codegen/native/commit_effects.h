@@ -98,8 +98,8 @@ static HOT_INLINE EffectKey *effect_keys(EffectsObject *e) {
 
 /* The number of the key of these bytes (added if new, first seen at row number `index`; h:
    their commit_key_hash), -1 with an error set. */
-static int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size, uint64_t h,
-                           int64_t index) {
+static HOT_INLINE int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size,
+                                      uint64_t h, int64_t index) {
     int added;
     int64_t k = key_store_find_or_add(&e->store, bytes, (int32_t)size, h, &added);
     if (k >= 0 && added) {
@@ -144,7 +144,9 @@ static ProducerSlot *effects_producer(EffectsObject *e, int64_t producer) {
 }
 
 /* The value arena without the superseded values: each key's committed offset's and each
-   waiting row's value copied into a new one (a row no longer waiting has length 0). */
+   waiting row's value copied into a new one (a row no longer waiting has length 0), of 4
+   times their size: the arena fills up to twice the values kept before it is compacted
+   again, and is not grown (each growth a copy) in between. */
 static int effects_compact_values(EffectsObject *e) {
     size_t size = 0, at = 0, n = e->store.count + e->waiting_len;
     for (size_t i = 0; i < n; i++) {
@@ -152,7 +154,8 @@ static int effects_compact_values(EffectsObject *e) {
                                           : &e->waiting[i - e->store.count].row;
         if (r->row >= 0 && r->length > 0) size += (size_t)r->length;
     }
-    uint8_t *values = PyMem_Malloc(size ? size : 1);
+    size_t cap = size < 4096 ? 4096 : size <= PY_SSIZE_T_MAX / 4 ? 4 * size : size;
+    uint8_t *values = PyMem_Malloc(cap);
     if (!values) {
         PyErr_NoMemory();
         return -1;
@@ -167,7 +170,7 @@ static int effects_compact_values(EffectsObject *e) {
     }
     PyMem_Free(e->values);
     e->values = values;
-    e->values_cap = size ? size : 1;
+    e->values_cap = cap;
     e->values_len = e->values_live = at;
     return 0;
 }
@@ -367,11 +370,74 @@ static int effects_mode(EffectsObject *e, int mode) {
     return 0;
 }
 
+/* Room in the value arena for `length` more bytes: compacted first when superseded values fill
+   most of it, else grown; -1 with MemoryError. */
+static int effects_value_room(EffectsObject *e, size_t length) {
+    if (e->values_len > 2 * e->values_live && effects_compact_values(e) < 0) return -1;
+    return grow_array((void **)&e->values, &e->values_cap, e->values_len + length, 1);
+}
+
+/* n bytes copied from src to dst (no overlap), short ones without a call: two words that may
+   overlap, as a row's value is a few dozen bytes. */
+static HOT_INLINE void copy_short(uint8_t *dst, const uint8_t *src, size_t n) {
+    uint64_t a, b;
+    if (n >= 8 && n <= 16) {
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n > 16 && n <= 32) {
+        uint64_t c, d;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + 8, 8);
+        memcpy(&c, src + n - 16, 8);
+        memcpy(&d, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + 8, &b, 8);
+        memcpy(dst + n - 16, &c, 8);
+        memcpy(dst + n - 8, &d, 8);
+    } else if (n) {
+        memcpy(dst, src, n);
+    }
+}
+
+/* A plain commit (kind 1) of key `key`, not in history mode, takes effect: what effects_row
+   does with it (its value kept, then effects_apply), without building and copying the row. */
+static HOT_INLINE int effects_plain_commit(EffectsObject *e, int64_t key, int64_t row,
+                                           int64_t time, uint16_t type, const uint8_t *value,
+                                           int32_t length) {
+    size_t n = length > 0 ? (size_t)length : 0;
+    if (UNLIKELY(e->values_len + n > e->values_cap) && effects_value_room(e, n) < 0) return -1;
+    EffectKey *k = &effect_keys(e)[key];
+    if (k->live.row >= 0 && k->live.length > 0) e->values_live -= (size_t)k->live.length;
+    copy_short(e->values + e->values_len, value, n);
+    k->live.row = row; /* the history's fields are never read here */
+    k->live.time = time;
+    k->live.value = e->values_len;
+    k->live.length = length;
+    k->live.type = type;
+    e->values_len += n;
+    e->values_live += n;
+    return 0;
+}
+
+/* Whether a row's offsets (rows i and i + 1 of a binary column's) bound bytes of its data, of
+   `limit` bytes (at most INT32_MAX): as unsigned numbers, the end within the limit (so not
+   negative) and the start not past it. */
+static HOT_INLINE int row_in_data(const int32_t *off, Py_ssize_t i, uint32_t limit) {
+    uint32_t start = (uint32_t)off[i], end = (uint32_t)off[i + 1];
+    return start <= end && end <= limit;
+}
+
+#define EFFECTS_AHEAD 16 /* rows ahead whose key's slot is fetched (half of it: its entry) */
+
 /* add_records(key_offsets, key_data, value_offsets, value_data, kinds, producers, offsets,
    timestamps[, committed, commit_times, epochs]): rows of the engine's columns, in log order:
    binary key and value (int32 offsets, rows + 1 of them from the first row, and data), uint8
    kinds, int64 producer ids, record offsets and timestamps; in history mode (only), each
-   row's decoded committed offset, commit timestamp and leader epoch (int64). */
+   row's decoded committed offset, commit timestamp and leader epoch (int64). Every row is
+   checked before any takes effect: its kind, and the offsets of the bytes it is read by (the
+   key of kinds 1 to 4, the value of kinds 1 and 3). */
 static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
                                      Py_ssize_t nargs) {
     if (nargs != (e->keep_history ? 11 : 8)) {
@@ -391,27 +457,46 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
     uint64_t *hashes = NULL;
     int32_t *sizes = NULL;
     Py_ssize_t n = b.views[4].len;
-    if (!rows_valid(&b.views[4], n, &b.views[5], (int)nargs - 5)) goto done;
+    for (int c = 5; c < (int)nargs; c++)
+        if (b.views[c].len != n * (Py_ssize_t)sizeof(int64_t)) {
+            PyErr_SetString(PyExc_ValueError, "a chunk's columns are not one length");
+            goto done;
+        }
     const int64_t *values[3] = {NULL, NULL, NULL};
     if (nargs == 11)
         for (int v = 0; v < 3; v++) values[v] = b.views[8 + v].buf;
-    if (!offsets_valid(&b.views[0], n, b.views[1].len) ||
-        !offsets_valid(&b.views[2], n, b.views[3].len)) {
+    if (b.views[0].len != (n + 1) * (Py_ssize_t)sizeof(int32_t) ||
+        b.views[2].len != (n + 1) * (Py_ssize_t)sizeof(int32_t)) {
         PyErr_SetString(PyExc_ValueError, "a key's or value's offsets are outside its data");
         goto done;
     }
     const int32_t *koff = b.views[0].buf, *voff = b.views[2].buf;
     const uint8_t *kdata = b.views[1].buf, *vdata = b.views[3].buf, *kind = b.views[4].buf;
     const int64_t *producer = b.views[5].buf, *offset = b.views[6].buf, *time = b.views[7].buf;
-    /* each key's hash and size first, so that the table's slots, keys and key bytes of the
-       rows a little ahead are fetched while a row is applied (a key is rarely in the cache) */
-    if (!(hashes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint64_t))) ||
+    uint32_t klen = (uint32_t)(b.views[1].len < INT32_MAX ? b.views[1].len : INT32_MAX);
+    uint32_t vlen = (uint32_t)(b.views[3].len < INT32_MAX ? b.views[3].len : INT32_MAX);
+    /* First each row checked, and each key's hash and size, so that the table's slots, keys
+       and key bytes of the rows a little ahead are fetched while a row is applied (a key is
+       rarely in the cache); the rows past the end and those without a key have hash 0. */
+    if (!(hashes = PyMem_Malloc(((size_t)n + EFFECTS_AHEAD) * sizeof(uint64_t))) ||
         !(sizes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int32_t)))) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (kind[i] < 1 || kind[i] > 4) continue;
+        uint8_t ki = kind[i];
+        if (ki < 1 || ki > 4) {
+            if (ki > 6) {
+                PyErr_SetString(PyExc_ValueError, "a row's kind is 0 to 6");
+                goto done;
+            }
+            hashes[i] = 0;
+            continue;
+        }
+        if (!row_in_data(koff, i, klen) || ((ki & 1) && !row_in_data(voff, i, vlen))) {
+            PyErr_SetString(PyExc_ValueError, "a key's or value's offsets are outside its data");
+            goto done;
+        }
         const uint8_t *k = kdata + koff[i];
         Py_ssize_t size = koff[i + 1] - koff[i];
         if (size < 2) {
@@ -424,23 +509,32 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
         sizes[i] = (int32_t)((end < 0 ? size : end) - 2);
         hashes[i] = commit_key_hash(k + 2, sizes[i]);
     }
+    memset(hashes + n, 0, EFFECTS_AHEAD * sizeof(uint64_t));
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t ahead = i + 16;
-        if (ahead < n && kind[ahead] >= 1 && kind[ahead] <= 4)
-            key_store_prefetch(&e->store, hashes[ahead]);
-        ahead = i + 8;
-        if (ahead < n && kind[ahead] >= 1 && kind[ahead] <= 4)
-            key_store_prefetch_entry(&e->store, hashes[ahead]);
-        if (!kind[i]) continue;
+        key_store_prefetch(&e->store, hashes[i + EFFECTS_AHEAD]);
+        key_store_prefetch_entry(&e->store, hashes[i + EFFECTS_AHEAD / 2]);
+        uint8_t ki = kind[i];
+        if (!ki) continue;
         int64_t key = -1;
-        if (values[0] && kind[i] <= 2) {
-            /* a plain row in history mode takes effect at once: only noted (the keys' live
-               rows and the values are not kept in history mode) */
-            key = effects_key(e, kdata + koff[i] + 2, (size_t)sizes[i], hashes[i], e->rows + i);
-            if (key < 0 || effects_note(e, key, offset[i], values[0][i], values[1][i],
-                                        (int32_t)values[2][i], kind[i] == 2) < 0)
+        if (ki <= 4) {
+            const uint8_t *k = kdata + koff[i];
+            if ((key = effects_key(e, k + 2, (size_t)sizes[i], hashes[i], e->rows + i)) < 0)
                 goto done;
-            continue;
+            if (ki == 1 && !values[0]) { /* a plain commit: nearly every row */
+                if (effects_plain_commit(e, key, offset[i], time[i],
+                                         (uint16_t)(k[0] << 8 | k[1]), vdata + voff[i],
+                                         voff[i + 1] - voff[i]) < 0)
+                    goto done;
+                continue;
+            }
+            if (values[0] && ki <= 2) {
+                /* a plain row in history mode takes effect at once: only noted (the keys'
+                   live rows and the values are not kept in history mode) */
+                if (effects_note(e, key, offset[i], values[0][i], values[1][i],
+                                 (int32_t)values[2][i], ki == 2) < 0)
+                    goto done;
+                continue;
+            }
         }
         EffectRow r = {.row = offset[i], .time = time[i]};
         if (values[0]) {
@@ -448,14 +542,16 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
             r.commit_time = values[1][i];
             r.epoch = (int32_t)values[2][i];
         }
-        if (kind[i] <= 4) {
+        const uint8_t *value = NULL;
+        if (ki <= 4) {
             const uint8_t *k = kdata + koff[i];
             r.type = (uint16_t)(k[0] << 8 | k[1]);
-            r.length = voff[i + 1] - voff[i];
-            if ((key = effects_key(e, k + 2, (size_t)sizes[i], hashes[i], e->rows + i)) < 0)
-                goto done;
+            if (ki & 1) {
+                r.length = voff[i + 1] - voff[i];
+                value = vdata + voff[i];
+            }
         }
-        if (effects_row(e, kind[i], key, producer[i], r, vdata + voff[i]) < 0) goto done;
+        if (effects_row(e, ki, key, producer[i], r, value) < 0) goto done;
     }
     e->rows += n;
     result = Py_NewRef(Py_None);

@@ -127,22 +127,48 @@ static int key_store_grow(KeyStore *s) {
     return 0;
 }
 
-/* The number of the key of bytes[0:size] (h: their commit_key_hash); a new key is added with
-   its entry's caller fields zeroed and *added set. -1 with an error set (MemoryError, or
-   OverflowError past KEY_STORE_MAX_KEYS keys). Entries may move when a key is added. */
-static int64_t key_store_find_or_add(KeyStore *s, const uint8_t *bytes, int32_t size, uint64_t h,
-                                     int *added) {
-    *added = 0;
+/* Whether n bytes at a and b are equal: 8 bytes at a time, the last word overlapping the one
+   before it (keys are a few dozen bytes: a call to memcmp costs more than the compare). */
+static HOT_INLINE int key_bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+    uint64_t x, y;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return 0;
+        return 1;
+    }
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return 0;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y;
+}
+
+/* Where the probe for a key of hash h ends: the slot holding the key of bytes[0:size], or the
+   free slot where it would be added (*found 0). */
+static HOT_INLINE size_t key_store_probe(const KeyStore *s, const uint8_t *bytes, int32_t size,
+                                         uint64_t h, int *found) {
     uint64_t tag = h & KEY_STORE_TAG;
-    size_t at = (size_t)h & s->mask;
-    for (;; at = (at + 1) & s->mask) {
+    for (size_t at = (size_t)h & s->mask;; at = (at + 1) & s->mask) {
         uint64_t slot = s->slots[at];
-        if (!slot) break;
+        if (!slot) {
+            *found = 0;
+            return at;
+        }
         if ((slot & KEY_STORE_TAG) != tag) continue;
         const KeyEntry *e = key_store_entry(s, (uint32_t)slot - 1);
-        if (e->size == size && memcmp(s->arena + e->at, bytes, (size_t)size) == 0)
-            return (int64_t)(uint32_t)slot - 1;
+        if (e->size == size && key_bytes_equal(s->arena + e->at, bytes, (size_t)size)) {
+            *found = 1;
+            return at;
+        }
     }
+}
+
+/* A new key of bytes[0:size] (hash h) in free slot `at`: its number, -1 with an error set. */
+static int64_t key_store_add(KeyStore *s, const uint8_t *bytes, int32_t size, uint64_t h,
+                             size_t at) {
     if (s->count >= KEY_STORE_MAX_KEYS) {
         PyErr_SetString(PyExc_OverflowError, "more distinct offset commit keys in one log "
                                              "partition than the key table numbers (2^32 - 2)");
@@ -159,9 +185,21 @@ static int64_t key_store_find_or_add(KeyStore *s, const uint8_t *bytes, int32_t 
     memset(e, 0, s->entry_size);
     *e = (KeyEntry){h, s->arena_len, size};
     s->arena_len += (size_t)size;
-    s->slots[at] = tag | (uint64_t)(s->count + 1);
-    *added = 1;
+    s->slots[at] = (h & KEY_STORE_TAG) | (uint64_t)(s->count + 1);
     int64_t k = (int64_t)s->count++;
     if (s->count * 2 > s->mask && key_store_grow(s) < 0) return -1;
     return k;
+}
+
+/* The number of the key of bytes[0:size] (h: their commit_key_hash); a new key is added with
+   its entry's caller fields zeroed and *added set. -1 with an error set (MemoryError, or
+   OverflowError past KEY_STORE_MAX_KEYS keys). Entries may move when a key is added. Inline:
+   a key seen before (nearly every row) costs a probe and a compare. */
+static HOT_INLINE int64_t key_store_find_or_add(KeyStore *s, const uint8_t *bytes, int32_t size,
+                                                uint64_t h, int *added) {
+    int found;
+    size_t at = key_store_probe(s, bytes, size, h, &found);
+    *added = !found;
+    if (LIKELY(found)) return (int64_t)(uint32_t)s->slots[at] - 1;
+    return key_store_add(s, bytes, size, h, at);
 }
