@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codegen.dumps.views import effects
 from codegen.dumps.views.commit_rows import _either, commit_numbers, commit_rows, offset_commits
 from codegen.dumps.views.commits import decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
@@ -24,6 +26,7 @@ from codegen.dumps.views.effects import (
     ABORT_MARKER,
     NOTHING,
     PLAIN_COMMIT,
+    TRANSACTIONAL_COMMIT,
     commit_row_effects,
     commit_row_history,
     native_enabled,
@@ -378,6 +381,60 @@ def test_the_engine_kinds_are_the_commit_rows_reading(
     write_log(path, steps)
     for table in _decoded(path, batch_rows):
         assert record_kinds(table).tolist() == _commit_rows_kinds(table)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs_with_groups, batch_rows=st.sampled_from([1, 3, 1000]), start=st.integers(0, 5))
+def test_history_numbers_read_in_place_are_commit_numbers(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int, start: int
+) -> None:  # fmt: skip
+    """The numbers history mode takes (_effect_numbers) of the engine's decoding, read from the
+    value struct's shared buffers (commit_numbers not called), are commit_numbers' on every
+    commit (kinds 1 and 3: plain and transactional, legacy values' epochs -1), in chunks of
+    any size and sliced off their start."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    for table in _decoded(path, batch_rows):
+        table = table.slice(min(start, table.num_rows))
+        want = commit_numbers(table)
+        with mock.patch.object(effects, "commit_numbers", side_effect=AssertionError):
+            got = effects._effect_numbers(table) if table.num_rows else want
+        commit = np.isin(record_kinds(table), [PLAIN_COMMIT, TRANSACTIONAL_COMMIT])
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == np.int64
+            assert g[commit].tolist() == w[commit].tolist()
+
+
+def test_history_numbers_of_the_reference_decoding_are_commit_numbers() -> None:
+    """Value structs whose members hold their fields in buffers of their own (the topic
+    decoder's) are read by commit_numbers."""
+    value = pa.array(
+        [{"OffsetCommitValue": {"offset": 5, "leaderEpoch": 2, "commitTimestamp": 9}}, None],
+        pa.struct(
+            [
+                (
+                    "OffsetCommitValue",
+                    pa.struct(
+                        [
+                            ("offset", pa.int64()),
+                            ("leaderEpoch", pa.int32()),
+                            ("commitTimestamp", pa.int64()),
+                        ]
+                    ),
+                ),
+                (
+                    "LegacyOffsetCommitValue",
+                    pa.struct([("offset", pa.int64()), ("commitTimestamp", pa.int64())]),
+                ),
+            ]
+        ),
+    )
+    table = pa.table({"decodedValue": value})
+    got = effects._effect_numbers(table)
+    assert [g.tolist() for g in got] == [g.tolist() for g in commit_numbers(table)]
+    assert [g.tolist() for g in got] == [[5, 0], [9, 0], [2, -1]]
 
 
 _ANY_KEY = st.one_of(

@@ -261,6 +261,65 @@ def _add_records(
     return kinds
 
 
+_NUMBERS: Final = (
+    ("offset", pa.int64(), 0),
+    ("commitTimestamp", pa.int64(), 0),
+    ("leaderEpoch", pa.int32(), -1),
+)
+
+
+def _effect_numbers(
+    decoded: pa.Table,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The committed offset, commit timestamp and leader epoch history mode notes of each
+    commit (kinds :data:`PLAIN_COMMIT` and :data:`TRANSACTIONAL_COMMIT`: a value decoded, in one
+    member of the value struct): :func:`~codegen.dumps.views.commit_rows.commit_numbers`' on
+    those rows (the other rows' numbers are never read). Where the members that have a field
+    hold it in one buffer, each under its own validity (the engine's decoding,
+    ``commit_columns.h``: the members share their children's values), that buffer is read as it
+    is, ``null`` where no such member is valid when a member lacks the field (a legacy value's
+    leader epoch); else :func:`~codegen.dumps.views.commit_rows.commit_numbers`."""
+    value = single_array(decoded.column("decodedValue"))
+    n = len(value)
+    out: list[npt.NDArray[np.int64]] = []
+    for name, typ, null in _NUMBERS:
+        having = [value.field(m) for m in range(value.type.num_fields)]
+        having = [m for m in having if m.type.get_field_index(name) >= 0]
+        columns = [m.field(m.type.get_field_index(name)) for m in having]
+        if (
+            not n
+            or not columns
+            or not all(
+                _shares_values(m, c, columns[0], typ) for m, c in zip(having, columns, strict=True)
+            )
+        ):
+            return commit_numbers(decoded)
+        dtype = np.dtype(np.int64 if typ == pa.int64() else np.int32)
+        first = columns[0]
+        values = np.frombuffer(first.buffers()[1], dtype, n, first.offset * dtype.itemsize)
+        if len(having) < value.type.num_fields and any(m.null_count for m in having):
+            valid = np.zeros(n, np.uint8)
+            for m in having:
+                valid |= bits(m.buffers()[0], m.offset, n) if m.null_count else np.uint8(1)
+            values = np.where(valid.view(np.bool_), values, null)
+        out.append(np.asarray(values, np.int64))
+    return out[0], out[1], out[2]
+
+
+def _shares_values(member: pa.Array, column: pa.Array, first: pa.Array, typ: pa.DataType) -> bool:
+    """Whether ``column`` (a field of ``member``, of type ``typ``) is null only where ``member``
+    is (no validity of its own, or the member's) and holds its values in ``first``'s buffer."""
+    if column.type != typ or (column.buffers()[1].address, column.offset) != (
+        first.buffers()[1].address,
+        first.offset,
+    ):
+        return False
+    own, members = column.buffers()[0], member.buffers()[0]
+    return own is None or (
+        members is not None and (own.address, column.offset) == (members.address, member.offset)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class KeyedHistory:
     """Every commit of one log partition that took effect, by key (:meth:`RecordHistory.keyed`):
@@ -299,7 +358,7 @@ class RecordHistory:
         n = decoded.num_rows
         if not n:
             return
-        _add_records(self._effects, decoded, *commit_numbers(decoded))
+        _add_records(self._effects, decoded, *_effect_numbers(decoded))
         first = np.frombuffer(self._effects.key_rows(len(self.keys)), np.int64) - self._rows
         if len(first):
             taken = single_array(decoded.column("decodedKey")).take(pa.array(first))
