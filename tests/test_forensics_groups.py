@@ -228,6 +228,68 @@ def test_conversion_to_consumer_group_and_epochs(tmp_path: Path) -> None:
     assert report.members[0]["assignors"] == ["uniform"]
 
 
+def consumer_member(group: str, member_id: str) -> Any:
+    return (
+        key("ConsumerGroupMemberMetadataKey", group_id=group, member_id=member_id),
+        value(
+            "ConsumerGroupMemberMetadataValue",
+            0,
+            client_id="c",
+            client_host="/h",
+            subscribed_topic_names=["t"],
+            server_assignor="uniform",
+        ),
+    )
+
+
+def test_members_of_a_consumer_group_and_a_type_replaced_in_place(tmp_path: Path) -> None:
+    """A consumer group's members join and leave by their own records (a tombstone of one
+    member's record: that member alone leaves; its assignment's tombstone keeps it), and a
+    group id written as another type with no tombstone between converts from the type it had."""
+    member_key = key("ConsumerGroupMemberMetadataKey", group_id="g", member_id="m")
+    assignment_key = key("ConsumerGroupCurrentMemberAssignmentKey", group_id="g", member_id="n")
+    folder = write(
+        tmp_path,
+        [classic("g", 7, "range", member("a"))],  # 0
+        [consumer_member("g", "m")],  # 1: converted in place
+        [consumer_member("g", "n")],  # 2
+        [
+            (
+                key("ConsumerGroupMetadataKey", group_id="g"),
+                value("ConsumerGroupMetadataValue", 0, epoch=2),
+            )
+        ],  # 3
+        [(assignment_key, None)],  # 4: n stays
+        [(member_key, None)],  # 5: m leaves
+        [(member_key, None)],  # 6: m left already
+        [classic("g", 8, "range", member("b"))],  # 7: back to classic, in place
+    )
+    (report,) = group_reports(folder)
+    assert kinds(report) == [
+        (0, "created"),
+        (0, "member-joined"),
+        (1, "created"),
+        (1, "protocol-conversion"),
+        (1, "member-joined"),
+        (2, "member-joined"),
+        (3, "rebalance"),
+        (5, "member-left"),
+        (7, "created"),
+        (7, "protocol-conversion"),
+        (7, "member-joined"),
+    ]
+    details = [(e.kind, e.detail) for e in report.events]
+    assert details[3] == ("protocol-conversion", {"from": "classic", "to": "consumer"})
+    assert details[6] == ("rebalance", {"epoch": 2, "previous": None})
+    assert details[7] == ("member-left", {"member": "m"})
+    assert details[9] == ("protocol-conversion", {"from": "consumer", "to": "classic"})
+    assert (report.type, report.generation, [m["memberId"] for m in report.members]) == (
+        "classic",
+        8,
+        ["b"],
+    )
+
+
 def test_real_group_created_emptied_and_deleted() -> None:
     reports = {r.group: r for r in group_reports(REAL)}
     deleted = reports["console-consumer-54765"]

@@ -52,7 +52,7 @@ import datetime as _dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, NamedTuple, cast
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -126,19 +126,12 @@ class GroupEvent:
         }
 
 
-class _Shape(NamedTuple):  # a tuple: made twice per group record, where a frozen dataclass's
-    # init costs several times more
-    type: str
-    generation: int | None
-    epoch: int | None
-    protocol: str | None
-    members: frozenset[str]
+_Fields = tuple[str, int | None, int | None, str | None]
+"""A group's type, generation, epoch and protocol, as one record found them."""
 
 
-def _shape(g: GroupState | None) -> _Shape | None:
-    if g is None:
-        return None
-    return _Shape(g.type, g.generation, g.epoch, g.protocol, frozenset(g.members))
+def _fields(g: GroupState) -> _Fields:
+    return g.type, g.generation, g.epoch, g.protocol
 
 
 def _group_id(rec: DecodedRecord) -> str | None:
@@ -242,47 +235,72 @@ class GroupsView(CompactedView):
             if rec.value is None and existed:
                 self._event(rec, group, "offset-deleted", topic=key.topic, partition=key.partition)
             return
-        before = _shape(self.groups.get(group))
+        g = self.groups.get(group)
+        before = None if g is None else _fields(g)
+        # A record changes the members of the group it finds by its own member at most (a
+        # member record); a group made or replaced by it is compared member by member.
+        member: str | None = None
+        had = False
+        if g is not None:
+            member = getattr(rec.key, "member_id", None)
+            had = member is not None and member in g.members
         super().add(rec)
-        after = _shape(self.groups.get(group))
-        self._diff(rec, group, before, after)
+        after = self.groups.get(group)
+        if after is None:
+            if g is not None:
+                self._event(rec, group, "group-deleted", type=g.type)
+        elif after is g:
+            changed = [member] if member is not None and (member in after.members) != had else []
+            joined, left = ([], changed) if had else (changed, [])
+            if changed or before != _fields(after):
+                self._diff(rec, group, before, after, joined, left)
+        elif before is None or before[0] != after.type:
+            replaced = None if before is None else before[0]
+            self._diff(rec, group, None, after, sorted(after.members), [], replaced)
+        else:
+            assert g is not None
+            joined = sorted(after.members.keys() - g.members.keys())
+            left = sorted(g.members.keys() - after.members.keys())
+            if joined or left or before != _fields(after):
+                self._diff(rec, group, before, after, joined, left)
         if rec.name == "GroupMetadata" and rec.value is not None:
             self._classic_inventory(rec, group)
         if rec.name.endswith("CurrentMemberAssignment") and rec.value is not None:
             self._member_epoch(rec, group)
 
     def _diff(
-        self, rec: DecodedRecord, group: str, before: _Shape | None, after: _Shape | None
+        self,
+        rec: DecodedRecord,
+        group: str,
+        before: _Fields | None,
+        after: GroupState,
+        joined: list[str],
+        left: list[str],
+        replaced: str | None = None,
     ) -> None:
-        if before == after:
-            return
-        if after is None:
-            assert before is not None
-            self._event(rec, group, "group-deleted", type=before.type)
-            return
-        if before is None or before.type != after.type:
-            previous = self.last_type.get(group)
-            if before is not None:
-                previous = before.type
+        """The events of a record that changed the group: ``before`` its fields as the record
+        found it, None where the record made the group, or made it anew as another type than
+        ``replaced`` (the type it had)."""
+        if before is None:
+            previous = self.last_type.get(group) if replaced is None else replaced
             self._event(rec, group, "created", type=after.type)
             if previous is not None and previous != after.type:
                 self._event(
                     rec, group, "protocol-conversion", **{"from": previous, "to": after.type}
                 )
             self.last_type[group] = after.type
-            before = None
-        old_gen = None if before is None else (before.generation, before.epoch)
-        new_gen = (after.generation, after.epoch)
-        if old_gen is not None and old_gen != new_gen:
-            field_name = "generation" if after.type == "classic" else "epoch"
-            old = old_gen[0] if after.type == "classic" else old_gen[1]
-            new = new_gen[0] if after.type == "classic" else new_gen[1]
-            if old != new:
-                self._event(rec, group, "rebalance", **{field_name: new, "previous": old})
-        old_members = frozenset() if before is None else before.members
-        for m in sorted(after.members - old_members):
+        else:
+            old_gen = (before[1], before[2])
+            new_gen = (after.generation, after.epoch)
+            if old_gen != new_gen:
+                field_name = "generation" if after.type == "classic" else "epoch"
+                old = old_gen[0] if after.type == "classic" else old_gen[1]
+                new = new_gen[0] if after.type == "classic" else new_gen[1]
+                if old != new:
+                    self._event(rec, group, "rebalance", **{field_name: new, "previous": old})
+        for m in joined:
             self._event(rec, group, "member-joined", member=m)
-        for m in sorted(old_members - after.members):
+        for m in left:
             self._event(rec, group, "member-left", member=m)
         # An empty classic group has no protocol: compare with the last one it had.
         last = self.last_protocol.get(group)
