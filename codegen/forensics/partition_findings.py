@@ -96,30 +96,25 @@ def partition_findings(
             )
         )
     failed_at = {f[0].first_offset for f in failures}
-    actions: dict[tuple[int, int], str] = {}  # by record type and value version: few
+    rules: dict[tuple[int, int, str], str | None] = {}  # by type, version and name: few
     for rec in live:
-        if rec.offset in failed_at:
+        of = (rec.record_type, rec.value_version, rec.name)
+        live_rule = (
+            rules[of] if of in rules else rules.setdefault(of, _live_rule(*of, topic, loader))
+        )
+        if live_rule is None or rec.offset in failed_at:
             continue
-        read = (rec.record_type, rec.value_version)
-        action = actions.get(read)
-        if action is None:
-            action = actions[read] = loader.read(*read).action
-        unread = rec.record_type not in loader.types
-        if topic == CONSUMER_OFFSETS and unread and _is_group_state(rec.name):
-            rule = "group-conversion"
+        if live_rule == _GROUP_CONVERSION:
             reason = _group_advice(rec.record_type, rec.name, rec.group, target)
-        elif action == SKIP:
-            rule = "ignored"
+        else:
             reason = f"{loader.name} of Kafka {target.label} skips " + (
                 f"unknown record type {rec.record_type} (KIP-915)"
-                if unread
+                if rec.record_type not in loader.types
                 else f"{rec.name}Value v{rec.value_version}"
             )
-        else:
-            continue
         found.append(
             Blocker(
-                rule,
+                live_rule,
                 rec.partition,
                 rec.offset,
                 rec.record_type,
@@ -131,6 +126,24 @@ def partition_findings(
             )
         )
     return found
+
+
+_GROUP_CONVERSION: Final = "group-conversion"
+_IGNORED: Final = "ignored"
+
+
+def _live_rule(
+    record_type: int, value_version: int, name: str, topic: str, loader: Loader
+) -> str | None:
+    """The rule a live record of this type, value version and name falls under where the
+    loader does not fail on it: :data:`_GROUP_CONVERSION` (group state the loader does not
+    read), :data:`_IGNORED` (skipped), or None (read)."""
+    unread = record_type not in loader.types
+    if topic == CONSUMER_OFFSETS and unread and _is_group_state(name):
+        return _GROUP_CONVERSION
+    if loader.read(record_type, value_version).action == SKIP:
+        return _IGNORED
+    return None
 
 
 def _failures(
