@@ -10,18 +10,21 @@ first control batch (transaction markers). Only the first record of each kind is
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
 
 from codegen.columnar.decode import Rows
 from codegen.dumps.views.compaction import flags
+from codegen.runtime import backends
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
     from codegen.dumps.coordinator import CoordinatorDecoder
 
 __all__ = ["NO_KEY", "LoadedPartition", "RecordKind", "group_of"]
@@ -29,6 +32,8 @@ __all__ = ["NO_KEY", "LoadedPartition", "RecordKind", "group_of"]
 NO_KEY: Final = -1
 """The record type of a record without a key (or with a key too short to hold one)."""
 _TOMBSTONE: Final = -1
+_NO_VERSION: Final = -2
+"""The value version of a value too short to hold one."""
 
 
 @dataclass(slots=True)
@@ -67,11 +72,8 @@ class LoadedPartition:
         rows = readable & ~control
         if not rows.any():
             return
-        keys, values = Rows(rb.column("key")), Rows(rb.column("value"))
-        types, typed = keys.int16_at(keys.starts, keys.ends)
-        versions, versioned = values.int16_at(values.starts, values.ends)
-        types = np.where(keys.valid & typed, types, NO_KEY)
-        versions = np.where(values.valid, np.where(versioned, versions, -2), _TOMBSTONE)
+        types = _heads(rb.column("key"), NO_KEY, NO_KEY)
+        versions = _heads(rb.column("value"), _TOMBSTONE, _NO_VERSION)
         codes = (types[rows] + 32768) * 65536 + (versions[rows] + 32768)
         distinct, first, counts = _kinds_of(codes)
         row_offsets = offsets[rows]
@@ -144,6 +146,37 @@ class LoadedPartition:
                     continue
                 rec = decoder.decode(key, value, offsets[i])
                 yield offsets[i], rec.name or "unknown", rec.key, rec.value
+
+
+def _native() -> ModuleType | None:
+    """The engine's record module when it is built and asked for (the backend is not pure)."""
+    if backends.requested() == backends.PURE:
+        return None
+    try:
+        module = importlib.import_module("codegen.native._records")
+    except ImportError:
+        return None
+    return module if hasattr(module, "int16_heads") else None
+
+
+def _heads(column: pa.Array | pa.ChunkedArray, null: int, short: int) -> npt.NDArray[np.int64]:
+    """The big-endian int16 each row of a binary column starts with (a key's record type, a
+    value's version), ``null`` where the row is null and ``short`` where it holds fewer than
+    two bytes: by the engine in one pass (``row_heads.h``) where it is built and asked for,
+    else by :meth:`~codegen.columnar.decode.Rows.int16_at`, the reference."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    module = _native()
+    if module is not None and column.type == pa.binary():
+        validity, offsets, data = column.buffers()
+        ends = np.frombuffer(offsets, np.int32, len(column) + 1, column.offset * 4)
+        heads = module.int16_heads(
+            ends, data or b"", validity if column.null_count else None, column.offset, null, short
+        )
+        return np.frombuffer(heads, np.int64)
+    rows = Rows(column)
+    values, read = rows.int16_at(rows.starts, rows.ends)
+    return np.where(rows.valid, np.where(read, values, short), null)
 
 
 _FEW_KINDS: Final = 64

@@ -14,6 +14,7 @@
  * - commit_kinds (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
+ * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
  * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time (lag).
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
@@ -37,6 +38,7 @@
 #include "commit_kinds.h"
 #include "commit_effects.h"
 #include "live_keys.h"
+#include "row_heads.h"
 #include "log_end_lags.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
@@ -90,6 +92,9 @@ static PyMethodDef records_functions[] = {
     {"commit_kinds", (PyCFunction)(void (*)(void))commit_kinds, METH_FASTCALL,
      "commit_kinds(key_offsets, key_data, flags) -> bytes: each row's kind for CommitEffects "
      "(see commit_kinds.h)."},
+    {"int16_heads", (PyCFunction)(void (*)(void))int16_heads, METH_FASTCALL,
+     "int16_heads(offsets, data, validity, bit_offset, null, short) -> bytes: the big-endian "
+     "int16 each row of a binary column starts with, as int64 (see row_heads.h)."},
     {"commit_log_ends", (PyCFunction)(void (*)(void))commit_log_ends, METH_FASTCALL,
      "commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times) -> "
      "(log_end, known): each commit's log end offset at its time (see log_end_lags.h)."},
