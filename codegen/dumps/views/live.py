@@ -26,6 +26,7 @@ from codegen.dumps.views.compaction import (
     NO_MARKER,
     ReducedChunks,
     apply_offsets,
+    arrow_array,
     end_markers,
     flags,
     in_log_order,
@@ -120,11 +121,15 @@ def _kinds(rb: pa.RecordBatch) -> np.ndarray:
     readable = flags(rb.column("_error").is_null())
     control = flags(rb.column("isControl"))
     transactional = flags(rb.column("isTransactional"))
-    is_marker, marker = end_markers(rb.column("key"), control, transactional)
     record = readable & ~control & flags(rb.column("key").is_valid())
     tombstone = ~flags(rb.column("value").is_valid())
     kinds = np.where(record, 1 + tombstone + 2 * transactional, 0).astype(np.uint8)
-    kinds[readable & is_marker] = 5 + marker[readable & is_marker]
+    ends = np.flatnonzero(readable & control & transactional)  # the few that may be markers
+    if len(ends):
+        keys = rb.column("key").take(arrow_array(ends))
+        every = np.ones(len(ends), np.bool_)
+        is_marker, marker = end_markers(keys, every, every)
+        kinds[ends[is_marker]] = 5 + marker[is_marker]
     return kinds
 
 
