@@ -56,15 +56,20 @@ static PyObject *commit_kinds(PyObject *module, PyObject *const *args, Py_ssize_
                                           "the rows' flags");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (off[i] < 0 || off[i + 1] < off[i] || off[i + 1] > data.len) {
-            PyErr_SetString(PyExc_ValueError, "commit_kinds: a key's offsets are outside its data");
-            goto done;
-        }
     if (!(out = PyBytes_FromStringAndSize(NULL, n))) goto done;
     uint8_t *kind = (uint8_t *)PyBytes_AS_STRING(out);
-    for (Py_ssize_t i = 0; i < n; i++)
-        kind[i] = commit_kind(keys + off[i], off[i + 1] - off[i], flag[i]);
+    /* each row's offsets checked as it is read, as unsigned numbers: its end within the data
+       (so not negative, as the data is at most INT32_MAX bytes here) and its start not past it */
+    uint32_t limit = (uint32_t)(data.len < INT32_MAX ? data.len : INT32_MAX);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t start = (uint32_t)off[i], end = (uint32_t)off[i + 1];
+        if (start > end || end > limit) {
+            PyErr_SetString(PyExc_ValueError, "commit_kinds: a key's offsets are outside its data");
+            Py_CLEAR(out);
+            goto done;
+        }
+        kind[i] = commit_kind(keys + start, (int32_t)(end - start), flag[i]);
+    }
 done:
     PyBuffer_Release(&flags);
     PyBuffer_Release(&data);
