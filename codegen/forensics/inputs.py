@@ -28,13 +28,13 @@ out.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.dumps import storage
@@ -379,38 +379,35 @@ def replica_at(
     return segments_at(*replica_rows(logs, errors), cut)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class LogEnd:
     """A partition's log end over time, and where it was read."""
 
-    times: list[int]
-    """Running maxima of batch timestamps (sorted, for bisection)."""
-    ends: list[int]
+    times: npt.NDArray[np.int64]
+    """Running maxima of batch timestamps (sorted, for bisection); int64, as given."""
+    ends: npt.NDArray[np.int64]
     source: str
     """``segments``, ``empty segments`` or ``replication-offset-checkpoint``."""
     where: str
     """The folder or checkpoint file read (and how many replicas were compared)."""
     history: bool
     """False when only the end at the image's time is known (a checkpoint)."""
-    _arrays: tuple[np.ndarray, np.ndarray] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "times", np.asarray(self.times, np.int64))
+        object.__setattr__(self, "ends", np.asarray(self.ends, np.int64))
 
     @property
     def last(self) -> int:
-        return self.ends[-1]
+        return int(self.ends[-1])
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """:attr:`times` and :attr:`ends` as int64 arrays, made once."""
-        if self._arrays is None:
-            arrays = (np.asarray(self.times, np.int64), np.asarray(self.ends, np.int64))
-            object.__setattr__(self, "_arrays", arrays)
-            return arrays
-        return self._arrays
+    def arrays(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """:attr:`times` and :attr:`ends`."""
+        return self.times, self.ends
 
     def at(self, timestamp: int) -> int:
-        i = bisect.bisect_right(self.times, timestamp)
-        return self.ends[i - 1] if i else 0
+        i = int(np.searchsorted(self.times, timestamp, side="right"))
+        return int(self.ends[i - 1]) if i else 0
 
 
 class LogEnds:
@@ -438,9 +435,9 @@ class LogEnds:
             for k in sorted({*self.dirs.replicas, *self.dirs.neighbours}):
                 if not k[0].startswith("__"):
                     self.of(*k)
-        found = [e for e in self._found.values() if e is not None and e.times]
+        found = [e for e in self._found.values() if e is not None and len(e.times)]
         return pa.table(
-            {"endTime": [e.times[-1] for e in found], "history": [e.history for e in found]},
+            {"endTime": [int(e.times[-1]) for e in found], "history": [e.history for e in found]},
             schema=pa.schema([pa.field("endTime", pa.int64()), pa.field("history", pa.bool_())]),
         )
 
@@ -461,8 +458,8 @@ class LogEnds:
             return None
         steps_table, source, where, history, _ = found
         return LogEnd(
-            steps_table.column("endTime").to_pylist(),
-            steps_table.column("endOffset").to_pylist(),
+            steps_table.column("endTime").to_numpy(),
+            steps_table.column("endOffset").to_numpy(),
             source,
             where,
             history,

@@ -353,14 +353,21 @@ def partition_lags(
     columns = (kc.record_offset, kc.commit_timestamp, kc.offset, kc.leader_epoch, log_end, lag)
     stops = kc.bounds[1:]
     starts = np.maximum(kc.bounds[:-1], stops - window)
-    ends_now = [None if e is None else end_at(e, now) for e in ends]
+    # each distinct log end's end now and source once (the keys of a data partition share
+    # its log end, a LogEnd hashes as itself), then looked up per key (none without one)
+    at_now: dict[LogEnd | None, int] = {e: end_at(e, now) for e in set(ends) if e is not None}
+    source_of: dict[LogEnd | None, str] = {
+        e: f"{e.source}: {e.where}" for e in at_now if e is not None
+    }
+    none = [None] * len(ends)
+    ends_now = list(map(at_now.get, ends)) if at_now else none
     statuses = window_statuses(
         kc.commit_timestamp, kc.offset, lag, known, starts, stops, now, ends_now, min_commits
     )
     newest_offsets = kc.offset[stops - 1].tolist()
     bounds = kc.bounds.tolist()
     # each list made at once, the objects by map: no Python loop per key
-    sources = [None if e is None else f"{e.source}: {e.where}" for e in ends]
+    sources = list(map(source_of.get, ends)) if source_of else none
     lags_now = [
         None if e is None else max(e - n, 0) for e, n in zip(ends_now, newest_offsets, strict=True)
     ]

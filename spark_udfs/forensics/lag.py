@@ -122,8 +122,8 @@ def _log_end(ends: pa.Table) -> LogEnd | None:
     ordered = ends.sort_by([("endTime", "ascending"), ("endOffset", "ascending")])
     source, _, where = str(ordered.column("logEndSource")[0].as_py()).partition(": ")
     return LogEnd(
-        ordered.column("endTime").to_pylist(),
-        ordered.column("endOffset").to_pylist(),
+        ordered.column("endTime").to_numpy(),
+        ordered.column("endOffset").to_numpy(),
         source,
         where,
         bool(ordered.column("history")[0].as_py()),
