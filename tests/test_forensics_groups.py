@@ -371,3 +371,13 @@ def test_protocol_type_as_list_groups_gives_it(tmp_path: Path) -> None:
     assert (cg.type, cg.protocol_type) == ("consumer", "consumer")
     assert cg.inventory is not None and cg.inventory.cooperative_switch is None
     assert cg.inventory.why == "consumer groups are assigned by the coordinator's server assignor"
+
+
+def test_json_bytes_are_the_json_line_encoded() -> None:
+    """groups writes its lines as orjson makes them (bytes), the standard encoder's where
+    orjson refuses a value: the text of ``json_line``, UTF-8."""
+    from codegen.forensics.output import json_bytes, json_line
+
+    for doc in ({"group": "g", "members": [{"id": "é"}]}, {"offset": 2**64}, {1: None}):
+        assert json_bytes(doc) == json_line(doc).encode()
+    assert json_bytes({"offset": 2**64}) == b'{"offset":18446744073709551616}'

@@ -14,7 +14,7 @@ from codegen.forensics.output import (
     LineOutput,
     emit,
     group_cell,
-    json_line,
+    json_bytes,
     no_groups,
     require_groups,
     time_cell,
@@ -143,8 +143,10 @@ def groups_command(
             emit("" if fmt == "jsonl" else no_groups(paths), output)
         else:  # a group at a time: a large report is never one string
             out = LineOutput(output)
-            text = (json_line(r.to_json()) if fmt == "jsonl" else _group_block(r) for r in reports)
-            out.write_lines(t.encode() for t in text)
+            if fmt == "jsonl":
+                out.write_lines(json_bytes(r.to_json()) for r in reports)
+            else:
+                out.write_lines(_group_block(r).encode() for r in reports)
             out.close()
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "LineOutput",
     "emit",
     "group_cell",
+    "json_bytes",
     "json_line",
     "jsonl",
     "no_groups",
@@ -79,12 +80,29 @@ def jsonl(docs: Iterable[Any]) -> str:
 
 def json_line(doc: Any) -> str:
     """One compact JSON line (no newline), as :func:`jsonl` writes each."""
+    encoded = _orjson(doc)
+    return _standard_json(doc) if encoded is None else encoded.decode()
+
+
+def json_bytes(doc: Any) -> bytes:
+    """:func:`json_line` as UTF-8 bytes, for a command that writes bytes (orjson makes them:
+    no decoding to text and encoding back)."""
+    encoded = _orjson(doc)
+    return _standard_json(doc).encode() if encoded is None else encoded
+
+
+def _orjson(doc: Any) -> bytes | None:
+    """``doc`` by orjson; None where it refuses it (integers past 64 bits, lone surrogates)."""
     import orjson  # the dumps extra; the lint's hook runs this CLI without it
 
     try:
-        return orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+        return None
+
+
+def _standard_json(doc: Any) -> str:
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
 
 _GATHERED: Final = 1024
