@@ -359,6 +359,37 @@ def test_key_groupings_group_equal_keys(rows: list[tuple[Any, ...]], among: list
             assert sorted(groups) == sorted(expected.values())
 
 
+_SORT_ROWS = st.lists(
+    st.tuples(
+        st.none() | st.sampled_from(["", "a", "A", "ab", "b", "\u00e9", "z\x00", "\U0001f600"]),
+        st.none() | st.sampled_from(["", "t", "t-1", "\u00fc"]),
+        st.none() | st.integers(-(2**31), 2**31 - 1) | st.integers(-2, 2),
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=_SORT_ROWS, split=st.integers(0, 120))
+def test_by_key_is_arrows_sort_by_the_commit_key(rows: list[tuple[Any, ...]], split: int) -> None:
+    """``by_key`` orders rows as Arrow's ``sort_by`` group, topic, partition ascending: strings
+    by their bytes, nulls last, equal keys in row order, over chunked columns too."""
+    from codegen.dumps.views.commit_rows import COMMIT_KEY
+    from codegen.dumps.views.offsets import by_key
+
+    table = pa.table(
+        {
+            "group": pa.array([r[0] for r in rows], pa.string()),
+            "topic": pa.array([r[1] for r in rows], pa.string()),
+            "partition": pa.array([r[2] for r in rows], pa.int32()),
+            "row": pa.array(range(len(rows)), pa.int64()),
+        }
+    )
+    split = min(split, len(rows))
+    for t in (table, pa.concat_tables([table.slice(0, split), table.slice(split)])):
+        assert by_key(t).equals(t.sort_by([(k, "ascending") for k in COMMIT_KEY]))
+
+
 def test_committed_offsets_are_the_schema_columns_in_order() -> None:
     """``CommittedOffset.from_table`` takes the columns by position: the fields and the
     columnar view's columns are the same, in the same order."""

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -27,13 +28,21 @@ from codegen.dumps.views.commit_rows import (
     ascending,
     commit_rows,
 )
-from codegen.dumps.views.compaction import apply_offsets, key_ids, last_per_key, stable_order
+from codegen.dumps.views.compaction import (
+    apply_offsets,
+    arrow_array,
+    flags,
+    key_ids,
+    last_per_key,
+    stable_order,
+)
 from codegen.dumps.views.effects import commit_row_effects, commit_row_history
 
 __all__ = [
     "DELETION_SCHEMA",
     "HISTORY_SCHEMA",
     "CommitHistory",
+    "by_key",
     "deletions",
     "deletions_in_effect",
     "history",
@@ -92,7 +101,44 @@ def latest_in_effect(ordered: pa.Table) -> pa.Table:
 
 def offsets_of(live: pa.Table) -> pa.Table:
     """The commit rows of committed offsets, one per key, as :data:`OFFSET_SCHEMA` rows."""
-    return live.select(OFFSET_SCHEMA.names).sort_by([(k, "ascending") for k in COMMIT_KEY])
+    return by_key(live.select(OFFSET_SCHEMA.names))
+
+
+def by_key(rows: pa.Table) -> pa.Table:
+    """``rows.sort_by`` group, topic and partition ascending (nulls last, equal keys in row
+    order): each row's key as one number, the ranks of its group and topic among the column's
+    distinct values (a dictionary's, sorted) and its partition's above the least, joined in
+    mixed radix, sorted stably by numpy, where Arrow's sort compares the strings of the rows."""
+    if rows.num_rows < 2:
+        return rows
+    code = np.zeros(rows.num_rows, np.int64)
+    for name in COMMIT_KEY:
+        ranks, size = _ranks(rows.column(name))
+        if (int(code.max()) + 1) * size >= 1 << 62:  # too wide to join: Arrow's sort
+            return rows.sort_by([(k, "ascending") for k in COMMIT_KEY])
+        code = code * size + ranks
+    return rows.take(arrow_array(stable_order(code)))
+
+
+def _ranks(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.int64], int]:
+    """A non-negative number per value, ordered as Arrow's ascending sort orders the values (a
+    null after every value), and a bound of them."""
+    array = column.combine_chunks()
+    if pa.types.is_integer(array.type) and array.type.bit_width <= 32:
+        values = np.asarray(array.fill_null(0).to_numpy(), np.int64)
+        low = int(values.min())
+        high = int(values.max()) + 1
+        if array.null_count:
+            values[~flags(array.is_valid())] = high
+        return values - low, high - low + 1
+    if not pa.types.is_string(array.type):
+        raise TypeError(f"by_key: a key column of {array.type}")
+    encoded = pc.dictionary_encode(array)
+    order = np.asarray(pc.sort_indices(encoded.dictionary), np.int64)
+    rank = np.empty(len(order) + 1, np.int64)  # the last: a null's
+    rank[order] = np.arange(len(order))
+    rank[-1] = len(order)
+    return rank[encoded.indices.fill_null(len(order)).to_numpy()], len(order) + 1
 
 
 def deletions(rows: pa.Table) -> pa.Table:
@@ -209,5 +255,4 @@ def merge_partitions(parts: Iterable[pa.Table]) -> pa.Table:
         return OFFSET_SCHEMA.empty_table()
     if len(tables) == 1:
         return tables[0]
-    last = last_per_key(pa.concat_tables(tables), COMMIT_KEY)
-    return last.sort_by([(k, "ascending") for k in COMMIT_KEY])
+    return by_key(last_per_key(pa.concat_tables(tables), COMMIT_KEY))
