@@ -10,10 +10,8 @@ first control batch (transaction markers). Only the first record of each kind is
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -22,7 +20,7 @@ import pyarrow as pa
 
 from codegen.columnar.decode import Rows
 from codegen.dumps.views.compaction import flags
-from codegen.runtime import backends
+from codegen.dumps.views.effects import engine_function
 
 if TYPE_CHECKING:
     from codegen.dumps.coordinator import CoordinatorDecoder
@@ -148,17 +146,6 @@ class LoadedPartition:
                 yield offsets[i], rec.name or "unknown", rec.key, rec.value
 
 
-def _native() -> ModuleType | None:
-    """The engine's record module when it is built and asked for (the backend is not pure)."""
-    if backends.requested() == backends.PURE:
-        return None
-    try:
-        module = importlib.import_module("codegen.native._records")
-    except ImportError:
-        return None
-    return module if hasattr(module, "int16_heads") else None
-
-
 def _heads(column: pa.Array | pa.ChunkedArray, null: int, short: int) -> npt.NDArray[np.int64]:
     """The big-endian int16 each row of a binary column starts with (a key's record type, a
     value's version), ``null`` where the row is null and ``short`` where it holds fewer than
@@ -166,11 +153,11 @@ def _heads(column: pa.Array | pa.ChunkedArray, null: int, short: int) -> npt.NDA
     else by :meth:`~codegen.columnar.decode.Rows.int16_at`, the reference."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    module = _native()
-    if module is not None and column.type == pa.binary():
+    int16_heads = engine_function("int16_heads")
+    if int16_heads is not None and column.type == pa.binary():
         validity, offsets, data = column.buffers()
         ends = np.frombuffer(offsets, np.int32, len(column) + 1, column.offset * 4)
-        heads = module.int16_heads(
+        heads = int16_heads(
             ends, data or b"", validity if column.null_count else None, column.offset, null, short
         )
         return np.frombuffer(heads, np.int64)

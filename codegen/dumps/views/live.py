@@ -16,7 +16,6 @@ partition, in log order.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Final
 
 import numpy as np
@@ -33,7 +32,7 @@ from codegen.dumps.views.compaction import (
     last_per_key,
     last_rows,
 )
-from codegen.runtime import backends
+from codegen.dumps.views.effects import engine_function
 
 __all__ = ["LIVE_ROW_SCHEMA", "LiveKeys", "LiveRow", "live", "live_rows", "reduce_live"]
 
@@ -102,18 +101,6 @@ def live(rows: pa.Table) -> pa.Table:
     return kept.select(LIVE_ROW_SCHEMA.names).sort_by("recordOffset")
 
 
-def _native_type() -> Any:
-    """The engine's ``LiveKeys`` type, or None when the pure backend is asked for or the engine
-    is not built."""
-    if backends.requested() == backends.PURE:
-        return None
-    try:
-        module = importlib.import_module("codegen.native._records")
-    except ImportError:
-        return None
-    return getattr(module, "LiveKeys", None)
-
-
 def _kinds(rb: pa.RecordBatch) -> np.ndarray:
     """Each row's kind for the engine (``live_keys.h``): 0 passed over, 1 a plain record, 2 a
     plain tombstone, 3 and 4 the same of a transactional batch, 5 ABORT, 6 COMMIT; the rows
@@ -154,7 +141,7 @@ class LiveKeys:
 
     def __init__(self, reduce_every: int = 1 << 18, native: bool = True) -> None:
         self._rows = ReducedChunks(reduce_live, reduce_every)
-        engine = _native_type() if native else None
+        engine = engine_function("LiveKeys") if native else None
         self._engine = None if engine is None else engine()
         self.complete = True
         """False once the engine met rows out of log order: it keeps nothing then, and the
