@@ -13,7 +13,7 @@ import orjson
 from codegen.dumps.json_text import native_printer
 from codegen.forensics.commits import COMMIT_FIELDS, CommitColumns
 from codegen.forensics.lag import GroupLag, PartitionLag
-from codegen.forensics.output import json_line
+from codegen.forensics.output import json_bytes
 
 __all__ = ["commits_json", "group_line", "group_lines", "group_parts"]
 
@@ -65,7 +65,7 @@ def _reference_lines(groups: Sequence[GroupLag], texts: Iterator[bytes]) -> list
         try:
             lines.append(group_parts(g, commits))
         except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
-            lines.append([json_line(g.to_json()).encode()])
+            lines.append([json_bytes(g.to_json())])
     return lines
 
 
