@@ -14,6 +14,7 @@ from codegen.forensics.groups import parse_as_of
 from codegen.forensics.lag import GroupLag, lag_chunks
 from codegen.forensics.lag_json import group_lines
 from codegen.forensics.output import (
+    GROUP_OPTION,
     OUTPUT_OPTION,
     LineOutput,
     group_cell,
@@ -58,13 +59,7 @@ def render_lag_table(reports: list[GroupLag]) -> str:
 
 @click.command("lag", cls=GuardedCommand)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option(
-    "--group",
-    "groups",
-    metavar="G",
-    multiple=True,
-    help="Only this group (repeatable: only these groups).",
-)
+@GROUP_OPTION
 @click.option(
     "--as-of",
     "as_of",

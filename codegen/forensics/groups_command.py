@@ -10,6 +10,7 @@ import click
 from codegen.failures import GuardedCommand
 from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
 from codegen.forensics.output import (
+    GROUP_OPTION,
     OUTPUT_OPTION,
     LineOutput,
     emit,
@@ -76,13 +77,7 @@ def _group_block(r: GroupReport) -> str:
 
 @click.command("groups", cls=GuardedCommand)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option(
-    "--group",
-    "groups",
-    metavar="G",
-    multiple=True,
-    help="Only this group (repeatable: only these groups).",
-)
+@GROUP_OPTION
 @click.option(
     "--as-of",
     "as_of",

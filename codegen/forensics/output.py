@@ -19,6 +19,7 @@ from codegen.text import utc_text
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "GROUP_OPTION",
     "OUTPUT_OPTION",
     "LineOutput",
     "emit",
@@ -62,6 +63,14 @@ def require_groups(wanted: Iterable[str], found: set[str]) -> None:
         names = ", ".join(repr(g) for g in missing)
         raise InputError(f"group {names} is not in the dump; run without --group to list them")
 
+
+GROUP_OPTION = click.option(
+    "--group",
+    "groups",
+    metavar="G",
+    multiple=True,
+    help="Only this group (repeatable: only these groups).",
+)
 
 OUTPUT_OPTION = click.option(
     "--output",
