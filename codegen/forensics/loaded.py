@@ -19,8 +19,9 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.columnar.decode import Rows
+from codegen.dumps.views.commit_rows import single_array
 from codegen.dumps.views.compaction import flags
-from codegen.dumps.views.effects import engine_function
+from codegen.dumps.views.effects import binary_buffers, engine_function
 
 if TYPE_CHECKING:
     from codegen.dumps.coordinator import CoordinatorDecoder
@@ -151,15 +152,12 @@ def _heads(column: pa.Array | pa.ChunkedArray, null: int, short: int) -> npt.NDA
     value's version), ``null`` where the row is null and ``short`` where it holds fewer than
     two bytes: by the engine in one pass (``row_heads.h``) where it is built and asked for,
     else by :meth:`~codegen.columnar.decode.Rows.int16_at`, the reference."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    column = single_array(column)
     int16_heads = engine_function("int16_heads")
     if int16_heads is not None and column.type == pa.binary():
-        validity, offsets, data = column.buffers()
-        ends = np.frombuffer(offsets, np.int32, len(column) + 1, column.offset * 4)
-        heads = int16_heads(
-            ends, data or b"", validity if column.null_count else None, column.offset, null, short
-        )
+        ends, data = binary_buffers(column)
+        validity = column.buffers()[0] if column.null_count else None
+        heads = int16_heads(ends, data, validity, column.offset, null, short)
         return np.frombuffer(heads, np.int64)
     rows = Rows(column)
     values, read = rows.int16_at(rows.starts, rows.ends)

@@ -58,9 +58,11 @@ __all__ = [
     "KeyedHistory",
     "RecordEffects",
     "RecordHistory",
+    "binary_buffers",
     "commit_row_effects",
     "commit_row_history",
     "engine_function",
+    "int64_numbers",
     "native_enabled",
     "record_kinds",
 ]
@@ -148,12 +150,12 @@ def record_kinds(decoded: pa.Table) -> npt.NDArray[np.uint8]:
         | _true(decoded.column("isTombstone")) * np.uint8(TOMBSTONE)
         | (np.uint8(1) - failed) * np.uint8(DECODED)
     )
-    key_offsets, key_data = _binary_buffers(single_array(decoded.column("key")))
+    key_offsets, key_data = binary_buffers(decoded.column("key"))
     kinds = _engine_module().commit_kinds(key_offsets, key_data, row_flags)
     return np.frombuffer(kinds, np.uint8)
 
 
-def _int64(column: pa.ChunkedArray | pa.Array, null: int) -> npt.NDArray[np.int64]:
+def int64_numbers(column: pa.ChunkedArray | pa.Array, null: int) -> npt.NDArray[np.int64]:
     """An int64 (or 64-bit timestamp) column as int64 numbers, ``null`` where null: its buffer
     as it is when it has no null."""
     array = single_array(column)
@@ -164,8 +166,10 @@ def _int64(column: pa.ChunkedArray | pa.Array, null: int) -> npt.NDArray[np.int6
     return np.ascontiguousarray(array.cast(pa.int64()).fill_null(null).to_numpy(), np.int64)
 
 
-def _binary_buffers(column: pa.Array) -> tuple[npt.NDArray[np.int32], Any]:
-    """The int32 offsets (from the first row) and data of a binary column."""
+def binary_buffers(column: pa.ChunkedArray | pa.Array) -> tuple[npt.NDArray[np.int32], Any]:
+    """The int32 offsets (from the first row) and data of a binary column, as the engine reads
+    them."""
+    column = single_array(column)
     if column.type != pa.binary():
         raise TypeError(f"a key or value column of type {column.type}, not binary")
     offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
@@ -244,8 +248,8 @@ def _add_records(
 ) -> npt.NDArray[np.uint8]:
     """Decoded rows to the engine (``CommitEffects.add_records``; ``values``: in history mode,
     the rows' committed offsets, commit timestamps and leader epochs); their kinds."""
-    key_offsets, key_data = _binary_buffers(single_array(decoded.column("key")))
-    value_offsets, value_data = _binary_buffers(single_array(decoded.column("value")))
+    key_offsets, key_data = binary_buffers(decoded.column("key"))
+    value_offsets, value_data = binary_buffers(decoded.column("value"))
     kinds = record_kinds(decoded)
     effects.add_records(
         key_offsets,
@@ -253,9 +257,9 @@ def _add_records(
         value_offsets,
         value_data,
         kinds,
-        _int64(decoded.column("producerId"), -1),
-        _int64(decoded.column("offset"), -1),
-        _int64(decoded.column("timestamp"), 0),
+        int64_numbers(decoded.column("producerId"), -1),
+        int64_numbers(decoded.column("offset"), -1),
+        int64_numbers(decoded.column("timestamp"), 0),
         *values,
     )
     return kinds
@@ -405,7 +409,7 @@ def _commit_rows_effects(rows: pa.Table, history: bool) -> Any:
         *_string_buffers(topic),
         np.ascontiguousarray(partition.fill_null(0).to_numpy(), np.int32),
         kinds,
-        _int64(rows.column("producerId"), -1),
+        int64_numbers(rows.column("producerId"), -1),
     )
     return effects
 

@@ -16,7 +16,7 @@ partition, in log order.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import pyarrow as pa
@@ -32,7 +32,7 @@ from codegen.dumps.views.compaction import (
     last_per_key,
     last_rows,
 )
-from codegen.dumps.views.effects import engine_function
+from codegen.dumps.views.effects import binary_buffers, engine_function, int64_numbers
 
 __all__ = ["LIVE_ROW_SCHEMA", "LiveKeys", "LiveRow", "live", "live_rows", "reduce_live"]
 
@@ -120,20 +120,6 @@ def _kinds(rb: pa.RecordBatch) -> np.ndarray:
     return kinds
 
 
-def _buffers(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Any]:
-    """The int32 offsets (from the first row) and data of a binary column."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    if column.type != pa.binary():
-        column = column.cast(pa.binary())
-    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
-    return offsets, column.buffers()[2] or b""
-
-
-def _int64(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    return np.ascontiguousarray(column.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
-
-
 class LiveKeys:
     """The live records of one log partition from its batches in log order, in bounded memory:
     by the engine's ``LiveKeys`` when it is built and asked for, else (and when the engine
@@ -158,8 +144,9 @@ class LiveKeys:
             return
         if not self.complete:
             return
-        key, value = _buffers(rb.column("key")), _buffers(rb.column("value"))
-        producers, offsets = _int64(rb.column("producerId")), _int64(rb.column("offset"))
+        key, value = binary_buffers(rb.column("key")), binary_buffers(rb.column("value"))
+        producers = int64_numbers(rb.column("producerId"), -1)
+        offsets = int64_numbers(rb.column("offset"), -1)
         self.complete = self._engine.add(*key, *value, _kinds(rb), producers, offsets)
 
     def records(self) -> list[LiveRow]:
