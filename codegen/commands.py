@@ -58,7 +58,7 @@ SUBCOMMANDS: Final[Mapping[str, Subcommand]] = {
         "dumps",
     ),
     "lag": Subcommand(
-        "codegen.forensics.command",
+        "codegen.forensics.lag_command",
         "lag_command",
         "Committed offsets over time, lag and a Burrow-like status (OK, WARN, ERR, STOP, "
         "REWIND, STALL).",

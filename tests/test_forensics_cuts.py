@@ -22,9 +22,9 @@ from click.testing import CliRunner
 from cuts import answers, as_of_text, batch_cuts, prefix_copy, sample
 from test_forensics_transactions import write_cluster, write_offset_transactions
 
-from codegen.forensics.command import lag_command
 from codegen.forensics.groups import AsOf
 from codegen.forensics.groups_command import groups_command
+from codegen.forensics.lag_command import lag_command
 from codegen.forensics.transactions_command import transactions_command
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -469,10 +469,10 @@ def write_share_state(image: Path, topic_id: uuid.UUID) -> None:
 
 
 def test_share_partitions_in_groups_and_lag(tmp_path: Path) -> None:
-    from codegen.forensics.command import lag_command
     from codegen.forensics.groups import group_reports
     from codegen.forensics.groups_command import groups_command
     from codegen.forensics.lag import lag_reports
+    from codegen.forensics.lag_command import lag_command
     from codegen.forensics.output import json_line
 
     image = cluster(tmp_path, {"__consumer_offsets": 1, "__share_group_state": 1, "orders": 1}, 27)

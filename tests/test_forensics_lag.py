@@ -27,11 +27,11 @@ from codegen.dumps.views.log_ends import (
 )
 from codegen.forensics import lag as lag_module
 from codegen.forensics.burrow import burrow_status, window_statuses
-from codegen.forensics.command import lag_command
 from codegen.forensics.commits import Commit, KeyedCommits
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnd, LogEnds, discover, replica_rows
 from codegen.forensics.lag import GroupLag, lag_reports
+from codegen.forensics.lag_command import lag_command
 from codegen.forensics.lag_json import commits_json
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
@@ -265,7 +265,7 @@ def test_lag_lines_are_the_groups_json(folder: str, log_folder: Path) -> None:
     partitions, groups without committed offsets and unknown log ends included."""
     import orjson
 
-    from codegen.forensics.command import lag_json_lines
+    from codegen.forensics.lag_command import lag_json_lines
 
     path = log_folder if folder == "scenarios" else REAL.parent / folder
     reports = lag_reports(path)
