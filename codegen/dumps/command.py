@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import click
 
@@ -36,11 +36,13 @@ from codegen.dumps.recognize import require_kafka_data
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.storage_params import StoragePathParam
 from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
-from codegen.dumps.user_topics import UserTopicDecoder, user_decoders
 from codegen.errors import NoSpecsError, SpecErrors
 from codegen.extras import MissingExtraError
 from codegen.failures import GuardedCommand
 from codegen.text import plural
+
+if TYPE_CHECKING:
+    from codegen.dumps.user_topics import UserTopicDecoder
 
 __all__ = ["EXIT_CLEAN", "EXIT_DAMAGE", "EXIT_USAGE", "PLAIN", "TOPIC_CHOICES", "dump_command"]
 
@@ -357,6 +359,8 @@ def _user_topics(
         if topic_map is None or not auto:
             return {}, topics
         named = [(f, RowSource.of(f, None).topic if t is None else None) for f, t in topics]
+        from codegen.dumps.user_topics import user_decoders  # for a map only
+
         user = user_decoders(topic_map, [t for _, t in named])
     except TopicMapError as exc:
         raise click.BadParameter(str(exc), param_hint="--topics") from None

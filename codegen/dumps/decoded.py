@@ -5,7 +5,7 @@ batches, ``codegen.dumps.model``) and below both decoders, which do not import e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from codegen.dumps.batches import parse_control_key, parse_end_txn_marker
 from codegen.dumps.model import ControlType, RawRecord, RecordBatch
@@ -25,6 +25,7 @@ __all__ = [
     "EndTxnMarker",
     "MetadataFrame",
     "control_record",
+    "version_of",
 ]
 
 # Record kinds (``DecodedRecord.kind``).
@@ -92,6 +93,10 @@ class DecodedRecord:
     error: str | None = None
     note: str | None = None
     members: list[ConsumerMember] | None = None
+    of_user_topic: ClassVar[bool] = False
+    """True for a user topic's record (:class:`codegen.dumps.user_topics.UserRecord`): the
+    printers ask this, not ``isinstance``, so a dump of no user topic does not import that
+    module (its dataclass alone costs some 6 M instructions at start-up)."""
 
     @property
     def is_tombstone(self) -> bool:
@@ -139,3 +144,10 @@ def control_record(row: RawRecord) -> DecodedRecord:
             offset, ts, KIND_CONTROL, ctype, name, None, marker, version, key, value
         )
     return DecodedRecord(offset, ts, KIND_CONTROL, ctype, name, None, None, version, key, value)
+
+
+def version_of(message: KafkaMessage, version: int | None) -> int:
+    """The version to print ``message`` at: the one it was read with (the newest known one for
+    a version newer than the spec)."""
+    assert version is not None  # a decoded side was read at a version
+    return min(version, type(message).HIGHEST_VERSION)

@@ -10,7 +10,7 @@ import functools
 import json
 from collections.abc import Callable
 from itertools import groupby
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO, TypeGuard
 
 import orjson
 
@@ -31,19 +31,20 @@ from codegen.dumps.record_json import (
     segment_error_to_json,
     value_json,
 )
-from codegen.dumps.user_topics import BatchBytes, UserRecord, UserTopicDecoder
 from codegen.naming import camel_case
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
+    from codegen.dumps.user_topics import BatchBytes, UserTopicDecoder
     from codegen.dumps.views.compacted import GroupState
 
 __all__ = [
     "NOTED_KINDS",
     "JsonlLines",
     "aborted_txn_line",
+    "batch_bytes",
     "compacted_lines",
     "damage_line",
     "latest_lines",
@@ -119,7 +120,7 @@ class JsonlLines:
                 self._closes.clear()
             self._closes[known] = close
         self._close = close
-        if isinstance(records, BatchBytes):
+        if batch_bytes(records):
             printed: tuple[bytes, int] | None = (
                 None
                 if self._bytes_printer is None
@@ -222,8 +223,26 @@ def _native_writer(lines: JsonlLines) -> Any:
         value_plans,
         value_data_text,
         lines.line,
-        UserRecord if lines.user_topic else None,
+        _user_record() if lines.user_topic else None,
     )
+
+
+def batch_bytes(records: list[DecodedRecord]) -> TypeGuard[BatchBytes]:
+    """Whether a batch's records are a user topic's :class:`~codegen.dumps.user_topics
+    .BatchBytes` (its record bytes): that module is imported for those only, so a dump of no
+    user topic does not load it."""
+    if type(records) is list:
+        return False
+    from codegen.dumps.user_topics import BatchBytes
+
+    return isinstance(records, BatchBytes)
+
+
+def _user_record() -> type[DecodedRecord]:
+    """The class of a user topic's records, for the native writer of their lines."""
+    from codegen.dumps.user_topics import UserRecord
+
+    return UserRecord
 
 
 def _bytes_printer(decoder: UserTopicDecoder) -> Any:

@@ -16,7 +16,7 @@ import json
 import re
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import orjson
 
@@ -28,11 +28,14 @@ from codegen.dumps.decoded import (
     UNKNOWN,
     DecodedRecord,
     EndTxnMarker,
+    version_of,
 )
 from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import RecordBatch, SegmentError
-from codegen.dumps.user_topics import UserRecord, version_of
 from codegen.runtime import KafkaMessage
+
+if TYPE_CHECKING:
+    from codegen.dumps.user_topics import UserRecord
 
 __all__ = [
     "ABORTED_TXN",
@@ -237,7 +240,7 @@ def record_to_json(
         "offset": rec.offset,
         "timestamp": rec.timestamp,
         "kind": rec.kind,
-        "recordType": None if isinstance(rec, UserRecord) else rec.record_type,
+        "recordType": None if rec.of_user_topic else rec.record_type,
         "recordName": rec.name,
     }
     if rec.kind == KIND_CONTROL:
@@ -246,7 +249,7 @@ def record_to_json(
         elif rec.value is not None:
             obj["value"] = rec.value.to_json(getattr(rec.value, "version", 0))
         return obj
-    if isinstance(rec, UserRecord):  # the version written, None where there is none
+    if rec.of_user_topic:  # the version written, None where there is none
         obj["valueVersion"] = rec.value_version
     elif rec.kind != UNKNOWN:
         obj["valueVersion"] = rec.value_version if rec.value_version >= 0 else None
@@ -258,8 +261,8 @@ def record_to_json(
             obj["file"] = batch.file
             obj["batchPosition"] = batch.position
         return obj
-    if isinstance(rec, UserRecord):
-        return {**obj, **user_record_json(rec)}
+    if rec.of_user_topic:
+        return {**obj, **user_record_json(cast("UserRecord", rec))}
     key, value = record_json(rec, topic)
     if key is not None:
         obj["key"] = key

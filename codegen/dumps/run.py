@@ -36,7 +36,6 @@ from codegen.dumps.record_json import BatchPlace, Damage, compact_json
 from codegen.dumps.segments import SegmentReader
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.text_table import table_text
-from codegen.dumps.user_topics import BatchBytes, UserTopicDecoder
 from codegen.gc_pause import gc_paused
 from codegen.text import plural
 
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from codegen.dumps.dumplog_json import NonConsecutive
+    from codegen.dumps.user_topics import UserTopicDecoder
     from codegen.dumps.views.committed import CommittedOffsets
     from codegen.dumps.views.compacted import CompactedView
     from codegen.dumps.views.latest import LatestByKey
@@ -474,7 +474,7 @@ def decode_files(
                         counts.add_records(noted)
                     write(text)
                     continue
-                if isinstance(item.records, BatchBytes):  # a user topic's, for the table
+                if jsonl.batch_bytes(item.records):  # a user topic's, for the table
                     made = None if cells is None else cells(item.records)
                     if made is not None:
                         counts.add_newer(made[1])

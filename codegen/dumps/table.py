@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterator
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final, TextIO, TypeAlias, cast
 
-from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
+from codegen.dumps.decoded import (
+    ERROR,
+    RECORD,
+    TOMBSTONE,
+    UNKNOWN,
+    DecodedRecord,
+    version_of,
+)
 from codegen.dumps.json_text import native_printer, value_plans, wire_sides
 from codegen.dumps.jsonl import value_data_text
 from codegen.dumps.log_dirs import RowSource
@@ -27,12 +34,12 @@ from codegen.dumps.record_json import (
     value_json,
 )
 from codegen.dumps.text_table import columns_text, table_text
-from codegen.dumps.user_topics import BatchBytes, UserRecord, UserTopicDecoder, version_of
 from codegen.runtime import KafkaMessage
 from codegen.text import utc_text
 
 if TYPE_CHECKING:
     from codegen.dumps.log_files import AbortedTxnEntry, TxnIndexError
+    from codegen.dumps.user_topics import BatchBytes, UserRecord, UserTopicDecoder
     from codegen.dumps.views.compacted import GroupMember, GroupState
 
 __all__ = [
@@ -265,12 +272,12 @@ class _RecordCells:
         if time is None:
             time = self.times[rec.timestamp] = utc_text(rec.timestamp)
         when = (str(rec.offset), str(rec.timestamp), time)
-        if isinstance(rec, UserRecord) and rec.kind in (RECORD, TOMBSTONE):
+        if rec.of_user_topic and rec.kind in (RECORD, TOMBSTONE):
             return (
                 *where,
                 *when,
                 rec.name or str(rec.record_type),
-                *_user_cells(rec, self.messages),
+                *_user_cells(cast("UserRecord", rec), self.messages),
             )
         if (
             topic is not None and topic not in METADATA_TOPICS and plainly_keyed(rec)
@@ -293,7 +300,7 @@ class _RecordCells:
         obj = record_to_json(rec, topic or "")
         key = obj.get("key", {}).get("data") if isinstance(obj.get("key"), dict) else ""
         value = obj.get("value")
-        if isinstance(rec, UserRecord):  # an error: the text of its key
+        if rec.of_user_topic:  # an error: the text of its key
             key = obj.get("keyText")
         if rec.kind in (ERROR, UNKNOWN):
             value = f"{rec.kind}: {rec.error}"

@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS, parse_v2_raw
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
@@ -34,6 +34,7 @@ from codegen.dumps.decoded import (
     DecodedBatch,
     DecodedRecord,
     control_record,
+    version_of,
 )
 from codegen.dumps.model import RawRecord, Record, RecordBatch, SegmentError
 from codegen.dumps.packages import package_messages
@@ -70,6 +71,7 @@ class UserRecord(DecodedRecord):
     key_version: int | None = None
     key_mapped: bool = False
     value_mapped: bool = False
+    of_user_topic: ClassVar[bool] = True
 
 
 class _SideReader:
@@ -509,10 +511,3 @@ def decode_user_records(
                 errors.append(item)
         elif include_control or not item.batch.is_control:
             yield from item.records
-
-
-def version_of(message: KafkaMessage, version: int | None) -> int:
-    """The version to print ``message`` at: the one it was read with (the newest known one for
-    a version newer than the spec)."""
-    assert version is not None  # a decoded side was read at a version
-    return min(version, type(message).HIGHEST_VERSION)
