@@ -172,6 +172,20 @@ def test_assignor_inventory(tmp_path: Path) -> None:
     assert consumer.to_json() == camel_keys(asdict(consumer))
 
 
+def consumer_member(group: str, member_id: str) -> Any:
+    return (
+        key("ConsumerGroupMemberMetadataKey", group_id=group, member_id=member_id),
+        value(
+            "ConsumerGroupMemberMetadataValue",
+            0,
+            client_id="c",
+            client_host="/h",
+            subscribed_topic_names=["t"],
+            server_assignor="uniform",
+        ),
+    )
+
+
 def test_conversion_to_consumer_group_and_epochs(tmp_path: Path) -> None:
     assigned = TopicPartitions(topic_id=TOPIC_ID, partitions=[0, 1], assignment_epochs=[3, 4])
     folder = write(
@@ -179,17 +193,7 @@ def test_conversion_to_consumer_group_and_epochs(tmp_path: Path) -> None:
         [classic("g", 7, "range", member("a"))],  # 0
         [(key("GroupMetadataKey", group="g"), None)],  # 1
         [  # 2..4: the same group id as a consumer group
-            (
-                key("ConsumerGroupMemberMetadataKey", group_id="g", member_id="m"),
-                value(
-                    "ConsumerGroupMemberMetadataValue",
-                    0,
-                    client_id="c",
-                    client_host="/h",
-                    subscribed_topic_names=["t"],
-                    server_assignor="uniform",
-                ),
-            ),
+            consumer_member("g", "m"),
             (
                 key("ConsumerGroupMetadataKey", group_id="g"),
                 value("ConsumerGroupMetadataValue", 0, epoch=4),
@@ -226,20 +230,6 @@ def test_conversion_to_consumer_group_and_epochs(tmp_path: Path) -> None:
     assert report.inventory is not None and report.inventory.chosen == "uniform"
     assert report.inventory.cooperative_switch is None
     assert report.members[0]["assignors"] == ["uniform"]
-
-
-def consumer_member(group: str, member_id: str) -> Any:
-    return (
-        key("ConsumerGroupMemberMetadataKey", group_id=group, member_id=member_id),
-        value(
-            "ConsumerGroupMemberMetadataValue",
-            0,
-            client_id="c",
-            client_host="/h",
-            subscribed_topic_names=["t"],
-            server_assignor="uniform",
-        ),
-    )
 
 
 def test_members_of_a_consumer_group_and_a_type_replaced_in_place(tmp_path: Path) -> None:
