@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ports import free_port
+
 VERSION = "4.1.0"
 FETCH_COMMAND = "tests/s3/fetch.sh"
 START_TIMEOUT_S = 60.0
@@ -108,12 +110,6 @@ class S3Server:
                 self.process.wait()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start(folder: Path) -> S3Server:
     """Start s3proxy serving ``folder/data`` on a free port of 127.0.0.1."""
     reason = missing_reason()
@@ -123,7 +119,7 @@ def start(folder: Path) -> S3Server:
     assert java is not None
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = free_port()
     access_key, secret_key = "specgen-" + secrets.token_hex(4), secrets.token_urlsafe(24)
     conf = folder / "s3proxy.conf"
     conf.write_text(

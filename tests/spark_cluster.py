@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,17 +22,13 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ports import free_port, free_ports
+
 START_TIMEOUT_S = 120.0
 IDENT = "specgen-tests"
 """``SPARK_IDENT_STRING``: names the daemons' pid and log files."""
 MASTER = "org.apache.spark.deploy.master.Master"
 WORKER = "org.apache.spark.deploy.worker.Worker"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def spark_home() -> Path:
@@ -132,7 +127,7 @@ def start(folder: Path, workers: int = 2) -> Cluster:
         "SPARK_IDENT_STRING": IDENT,
         "PYSPARK_PYTHON": sys.executable,
     }
-    cluster = Cluster(folder, _free_port(), _free_port(), env)
+    cluster = Cluster(folder, *free_ports(2), env)
     try:
         _daemon(
             cluster,
@@ -157,7 +152,7 @@ def start(folder: Path, workers: int = 2) -> Cluster:
                 n,
                 [
                     *("--host", "127.0.0.1", "--cores", "1", "--memory", "768m"),
-                    *("--work-dir", str(work), "--webui-port", str(_free_port()), cluster.url),
+                    *("--work-dir", str(work), "--webui-port", str(free_port()), cluster.url),
                 ],
                 {"SPARK_WORKER_DIR": str(work)},
             )

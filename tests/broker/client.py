@@ -27,12 +27,13 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ports import free_ports
 
 KAFKA_VERSION = "4.4.0"
 FETCH_COMMAND = "tests/broker/fetch.sh"
@@ -130,13 +131,6 @@ class BrokerRun:
         """``<log_dir>/<topic>-<n>`` folders, by partition number."""
         found = [p for p in self.log_dir.glob(f"{topic}-*") if p.name[len(topic) + 1 :].isdigit()]
         return sorted(found, key=lambda p: int(p.name[len(topic) + 1 :]))
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 OFFSETS_PARTITIONS_ENV = "KAFKA_SPECGEN_BROKER_OFFSETS_PARTITIONS"
@@ -253,7 +247,7 @@ def run_broker(folder: Path, cache: Path | None = None) -> BrokerRun:
     folder.mkdir(parents=True, exist_ok=True)
     log_dir = folder / "logs"
     config = folder / "server.properties"
-    broker_port, controller_port = _free_port(), _free_port()
+    broker_port, controller_port = free_ports(2)
     config.write_text(server_properties(log_dir, broker_port, controller_port))
     quiet = "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
     broker_jars = _classpath(cache / "broker-jars")

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ports import free_ports
+
 from broker.client import (
     BrokerError,
-    _free_port,
     _stop,
     _tail,
     cache_dir,
@@ -140,7 +141,7 @@ def write_log(folder: Path, metadata_version: str) -> WrittenLog:
     folder.mkdir(parents=True, exist_ok=True)
     log_dir = folder / "logs"
     config = folder / "server.properties"
-    broker_port, controller_port = _free_port(), _free_port()
+    broker_port, controller_port = free_ports(2)
     config.write_text(_properties(log_dir, broker_port, controller_port))
     jars = f"{cache_dir() / 'broker-jars'}/*"
     level = tuple(int(p) for p in metadata_version.split("-")[0].split("."))
@@ -172,7 +173,7 @@ def start_old(release: str, log_dir: Path, folder: Path) -> OldBroker:
     copy = folder / "logs"
     shutil.copytree(log_dir, copy)
     config = folder / "server.properties"
-    broker_port, controller_port = _free_port(), _free_port()
+    broker_port, controller_port = free_ports(2)
     config.write_text(_properties(copy, broker_port, controller_port))
     slf4j = next((cache_dir() / "broker-jars").glob("slf4j-simple-*.jar"))
     classpath = os.pathsep.join([*(str(j) for j in jar_set(release).jars), str(slf4j)])

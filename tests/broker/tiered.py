@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ports import free_ports
+
 from broker.client import (
     FEATURES,
     FETCH_COMMAND,
@@ -41,7 +43,6 @@ from broker.client import (
     STOP_TIMEOUT_S,
     BrokerError,
     _classpath,
-    _free_port,
     _start,
     _stop,
     _tail,
@@ -149,7 +150,7 @@ def run_tiered_broker(folder: Path, cache: Path | None = None) -> TieredRun:
     log_dir, remote = folder / "logs", folder / "remote"
     remote.mkdir(exist_ok=True)
     config = folder / "server.properties"
-    broker_port, controller_port = _free_port(), _free_port()
+    broker_port, controller_port = free_ports(2)
     config.write_text(tiered_properties(log_dir, remote, broker_port, controller_port))
     broker_jars = _classpath(
         cache / "broker-jars",
