@@ -54,10 +54,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
-import numpy as np
-import numpy.typing as npt
-import pyarrow as pa
-
 from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder, coordinator_decoder
@@ -70,6 +66,7 @@ from codegen.dumps.views.consumer_offsets import read_compacted
 from codegen.dumps.views.cut import AsOf
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions, is_paths
+from codegen.forensics.group_timelines import OFFSET_DELETED, GroupEvent, Timelines
 from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.gc_pause import gc_paused
@@ -106,26 +103,6 @@ def parse_as_of(text: str) -> AsOf:
     return AsOf(timestamp_ms=int(moment.timestamp() * 1000))
 
 
-@dataclass(slots=True)  # not frozen: frozen init is slower (tens of thousands per dump)
-class GroupEvent:
-    partition: int
-    offset: int
-    timestamp: int
-    group: str
-    kind: str
-    detail: dict[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        """The event as a group's timeline lists it (its group and partition are the
-        group's). ``detail`` holds JSON values already: shared, not copied."""
-        return {
-            "offset": self.offset,
-            "timestamp": self.timestamp,
-            "kind": self.kind,
-            "detail": self.detail,
-        }
-
-
 _Fields = tuple[str, int | None, int | None, str | None]
 """A group's type, generation, epoch and protocol, as one record found them."""
 
@@ -144,27 +121,6 @@ def _group_id(rec: DecodedRecord) -> str | None:
     return str(gid) if gid is not None else None
 
 
-def _strings(column: pa.ChunkedArray) -> list[str]:
-    """A string column's values, one str object per distinct value (deletions repeat their
-    groups and topics)."""
-    encoded = column.combine_chunks().dictionary_encode(null_encoding="encode")
-    names = encoded.dictionary.to_pylist()
-    return [names[i] for i in encoded.indices.to_numpy(zero_copy_only=False).tolist()]
-
-
-def _offsets(events: list[GroupEvent]) -> npt.NDArray[np.int64]:
-    return np.fromiter((e.offset for e in events), np.int64, len(events))
-
-
-def _ascending(values: npt.NDArray[np.int64]) -> bool:
-    return bool((values[1:] >= values[:-1]).all())
-
-
-def _by_offset(events: list[GroupEvent], offsets: npt.NDArray[np.int64]) -> list[GroupEvent]:
-    """``events`` by ``offsets`` (their offsets), ties in the order given."""
-    return [events[i] for i in np.argsort(offsets, kind="stable").tolist()]
-
-
 class GroupsView(CompactedView):
     """The compacted view of one partition, also recording each group's timeline."""
 
@@ -172,7 +128,9 @@ class GroupsView(CompactedView):
         super().__init__()
         self.partition = partition
         self.as_of = as_of
-        self.events: list[GroupEvent] = []
+        self.record_events: list[GroupEvent] = []
+        """The events of the records, as they take effect."""
+        self.timelines = Timelines(partition, self.record_events)
         self.last_type: dict[str, str] = {}
         self.last_protocol: dict[str, str] = {}
         self.subscription_versions: dict[str, dict[str, int]] = {}
@@ -186,36 +144,20 @@ class GroupsView(CompactedView):
             return
         super().add_batch(item)
 
+    @property
+    def events(self) -> list[GroupEvent]:
+        """Every event of the partition's groups (:meth:`Timelines.events`)."""
+        return self.timelines.events()
+
     def take_offsets(self, offsets: CommittedOffsets) -> None:
         """The committed offsets and their deletions from the columnar view, for a view fed
         every record but the offset commits (:func:`codegen.dumps.views.consumer_offsets
         .read_compacted`)."""
         super().take_offsets(offsets)
-        table = offsets.deleted()
-        if not table.num_rows:
-            return
-        groups, topics = _strings(table.column("group")), _strings(table.column("topic"))
-        at = table.column("recordOffset").to_numpy()
-        kind = "offset-deleted"
-        deleted = [
-            GroupEvent(self.partition, offset, timestamp, group, kind, {"topic": t, "partition": p})
-            for offset, timestamp, group, t, p in zip(
-                at.tolist(),
-                table.column("timestamp").to_pylist(),
-                groups,
-                topics,
-                table.column("partition").to_pylist(),
-                strict=True,
-            )
-        ]
-        if not self.events:
-            self.events = deleted if _ascending(at) else _by_offset(deleted, at)
-            return
-        events = self.events + deleted
-        self.events = _by_offset(events, np.concatenate([_offsets(self.events), at]))
+        self.timelines.add_deleted(offsets.deleted())
 
     def _event(self, rec: DecodedRecord, group: str, kind: str, **detail: Any) -> None:
-        self.events.append(
+        self.record_events.append(
             GroupEvent(self.partition, rec.offset, rec.timestamp, group, kind, detail)
         )
 
@@ -233,7 +175,7 @@ class GroupsView(CompactedView):
             existed = (key.group, key.topic, key.partition) in self.offsets
             super().add(rec)
             if rec.value is None and existed:
-                self._event(rec, group, "offset-deleted", topic=key.topic, partition=key.partition)
+                self._event(rec, group, OFFSET_DELETED, topic=key.topic, partition=key.partition)
             return
         g = self.groups.get(group)
         before = None if g is None else _fields(g)
@@ -458,12 +400,23 @@ class GroupReport:
     members: list[dict[str, Any]]
     inventory: AssignorInventory | None
     committed_offsets: int
-    events: list[GroupEvent] = field(default_factory=list)
+    timelines: Timelines | None = None
+    """The timelines of the group's partition, the group's among them (:attr:`events`)."""
     share_partitions: list[SharePartitionState] = field(default_factory=list)
     """A share group's partitions from ``__share_group_state`` (start offset, epochs,
     in-flight batches), when the input holds it."""
 
+    @property
+    def events(self) -> list[GroupEvent]:
+        """The group's timeline: its events, by offset."""
+        return [] if self.timelines is None else self.timelines.of(self.group)
+
     def to_json(self) -> dict[str, Any]:
+        return self.json_with([e.to_json() for e in self.events])
+
+    def json_with(self, timeline: Any) -> dict[str, Any]:
+        """The report's JSON object, ``timeline`` its timeline (:meth:`to_json`: the events'
+        JSON objects)."""
         doc = {
             "group": self.group,
             "partition": self.partition,
@@ -476,7 +429,7 @@ class GroupReport:
             "members": self.members,
             "committedOffsets": self.committed_offsets,
             "assignors": None if self.inventory is None else self.inventory.to_json(),
-            "timeline": [e.to_json() for e in self.events],
+            "timeline": timeline,
         }
         if self.type == "share" or self.share_partitions:
             doc["sharePartitions"] = [s.to_json() for s in self.share_partitions]
@@ -567,18 +520,16 @@ def _group_reports(
         views = list(cast("Iterable[GroupsView]", source))
     reports: list[GroupReport] = []
     for view in views:
-        events_of: dict[str, list[GroupEvent]] = {}
-        for e in view.events:
-            events_of.setdefault(e.group, []).append(e)
+        timelines = view.timelines
+        created = timelines.created()
         offsets_of = view.offset_counts()
-        names = set(events_of) | set(view.groups) | set(offsets_of)
+        names = timelines.groups() | set(view.groups) | set(offsets_of)
         for name in sorted(names):
             if group is not None and name != group:
                 continue
             g = view.groups.get(name)
-            events = events_of.get(name, [])
             offsets = offsets_of.get(name, 0)
-            if g is None and offsets and not any(e.kind == "created" for e in events):
+            if g is None and offsets and name not in created:
                 # Only committed offsets (e.g. a consumer using assign()): Kafka loads such a
                 # group as an empty classic group.
                 g = GroupState(name, "classic")
@@ -596,7 +547,7 @@ def _group_reports(
                         [],
                         None,
                         offsets,
-                        events,
+                        timelines,
                     )
                 )
                 continue
@@ -613,7 +564,7 @@ def _group_reports(
                     [_member_json(g.members[m], g.type) for m in sorted(g.members)],
                     assignor_inventory(view, g),
                     offsets,
-                    events,
+                    timelines,
                     shares.get(name, []) if g.type == "share" else [],
                 )
             )

@@ -15,7 +15,6 @@ from codegen.forensics.output import (
     LineOutput,
     emit,
     group_cell,
-    json_bytes,
     no_groups,
     require_groups,
     time_cell,
@@ -139,7 +138,9 @@ def groups_command(
         else:  # a group at a time: a large report is never one string
             out = LineOutput(output)
             if fmt == "jsonl":
-                out.write_lines(json_bytes(r.to_json()) for r in reports)
+                from codegen.forensics.groups_json import group_lines  # jsonl only
+
+                out.write_lines(group_lines(reports))
             else:
                 out.write_lines(_group_block(r).encode() for r in reports)
             out.close()
