@@ -176,7 +176,7 @@ SANITIZE_CC := $(or $(CC),cc)
 SANITIZE_TESTS := tests/test_native_arguments.py tests/test_read_limits.py \
   tests/test_native_engine.py tests/test_native_records.py tests/test_native_columns.py \
   tests/test_record_pair_reader.py tests/test_buffers.py tests/test_arrow_columnar.py \
-  tests/test_batch_headers.py tests/test_jsonl_native.py tests/test_native_user_topics.py \
+  tests/test_batch_headers.py tests/test_log_ends.py tests/test_jsonl_native.py tests/test_native_user_topics.py \
   tests/test_jsonl_wire.py tests/test_text_table.py tests/test_table_native.py \
   tests/test_user_wire_fallback.py tests/test_views_superseded.py tests/test_views_live.py \
   tests/test_forensics_loaded.py \

@@ -66,6 +66,7 @@ __all__ = [
     "SegmentFileInfo",
     "SegmentReader",
     "Source",
+    "header_pass_for",
     "iter_raw_records",
     "native_headers_enabled",
     "read_segment",
@@ -109,7 +110,7 @@ def native_headers_enabled() -> bool:
     return backends.requested() != backends.PURE and _native_header_pass() is not None
 
 
-def _header_pass_for(native: bool | None) -> ModuleType | None:
+def header_pass_for(native: bool | None) -> ModuleType | None:
     """The native header pass a call asked for (``native`` as in
     :meth:`SegmentReader.batch_headers`), or None for the reference."""
     if native is None:
@@ -336,7 +337,7 @@ class SegmentReader:
         s.last_offset = batch.last_offset
 
     @contextmanager
-    def _open(self) -> Iterator[_Buffer]:
+    def opened(self) -> Iterator[_Buffer]:
         """Yield the source's bytes once (a read-only map for a file), closing it afterwards."""
         src = self._source
         if isinstance(src, bytes):
@@ -371,7 +372,7 @@ class SegmentReader:
         framing errors (errors noted in :attr:`summary`). ``native_run(data, pos)`` reads the
         entries it can from ``pos`` on in one call, up to one it leaves to ``read``: ``(what it
         read, where it stopped)``."""
-        with self._open() as data:
+        with self.opened() as data:
             self._reset(len(data))
             pos, n = 0, len(data)
             while pos < n:
@@ -400,7 +401,7 @@ class SegmentReader:
             "max_records": self.max_batch_records,
         }
 
-    def _header_pass_checks(self) -> tuple[bool, int, int, tuple[int, ...]]:
+    def header_pass_checks(self) -> tuple[bool, int, int, tuple[int, ...]]:
         """The reader's checks as the native header passes take them after ``data, pos``: CRC
         verification (the passes compute CRC-32C in C), the batch size and record count limits,
         and each codec's expansion bound."""
@@ -467,9 +468,9 @@ class SegmentReader:
         :func:`native_headers_enabled`; True requires it (ImportError when it is not built);
         False reads every entry with the reference. Both give the same headers and errors.
         """
-        module = _header_pass_for(native)
+        module = header_pass_for(native)
         limits = self._limits()
-        checks = self._header_pass_checks()
+        checks = self.header_pass_checks()
 
         def native_run(data: _Buffer, pos: int) -> tuple[list[Any], int]:
             # The plain v2 batches in C, up to an entry it leaves to the reference.
@@ -490,9 +491,9 @@ class SegmentReader:
         as :class:`HeaderColumns` (no object per batch), the entries it leaves to the reference
         as their headers or errors. Without the native pass (``native`` as in
         :meth:`batch_headers`), every entry is one of those."""
-        module = _header_pass_for(native)
+        module = header_pass_for(native)
         limits = self._limits()
-        checks = self._header_pass_checks()
+        checks = self.header_pass_checks()
 
         def native_run(data: _Buffer, pos: int) -> tuple[list[Any], int]:
             assert module is not None

@@ -40,6 +40,7 @@ import pyarrow as pa
 from codegen.dumps import storage
 from codegen.dumps.batch_rows import batch_rows, header_rows
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
+from codegen.dumps.header_ends import batch_ends
 from codegen.dumps.model import SegmentError
 from codegen.dumps.partition_folders import is_partition_folder, partition_of
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
@@ -47,14 +48,16 @@ from codegen.dumps.segments import SegmentReader, segment_file_info, segment_fil
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views.cut import AsOf, kept_batches, newest_batch_time
 from codegen.dumps.views.log_ends import (
+    EARLIEST,
     REPLICATION_CHECKPOINT,
     SEGMENT_SCHEMA,
+    LogEndSteps,
     SegmentsAt,
-    best_log_end,
-    candidate_rows,
-    checkpoint_rows,
+    best_candidate,
+    compared_where,
     log_end_steps,
     segments_at,
+    steps_of,
 )
 from codegen.errors import BadInputError
 
@@ -413,7 +416,13 @@ class LogEnd:
 class LogEnds:
     """Log end offsets of data partitions, from a :class:`LogDirs`' replicas and checkpoints;
     with a ``cut``, from the segments as they were then (:func:`segments_at`): the
-    checkpoints, written at the end, are left out."""
+    checkpoints, written at the end, are left out.
+
+    Without a cut, the batches of every replica asked for at once are read by the native
+    header pass in one call (:func:`codegen.dumps.header_ends.batch_ends`); a replica with a
+    file the pass leaves to the reference (or any, without the pass or with a cut) is read from
+    its batch rows (:func:`replica_at`). Both give the steps of
+    :func:`codegen.dumps.views.log_ends.steps_of`."""
 
     def __init__(self, dirs: LogDirs | None, cut: AsOf | None = None) -> None:
         self.dirs = dirs
@@ -422,45 +431,76 @@ class LogEnds:
 
     def of(self, topic: str, partition: int) -> LogEnd | None:
         k = (topic, partition)
-        if k in self._found:
-            return self._found[k]
-        found = self._load(k)
-        self._found[k] = found
-        return found
+        if k not in self._found:
+            self._load([k])
+        return self._found[k]
 
     def data_ends(self) -> pa.Table:
         """``endTime, history``: the newest step of the log end of every data partition found
         (not the internal topics') and of every partition asked for."""
         if self.dirs is not None:
-            for k in sorted({*self.dirs.replicas, *self.dirs.neighbours}):
-                if not k[0].startswith("__"):
-                    self.of(*k)
+            keys = sorted({*self.dirs.replicas, *self.dirs.neighbours})
+            self._load([k for k in keys if not k[0].startswith("__") and k not in self._found])
         found = [e for e in self._found.values() if e is not None and len(e.times)]
         return pa.table(
             {"endTime": [int(e.times[-1]) for e in found], "history": [e.history for e in found]},
             schema=pa.schema([pa.field("endTime", pa.int64()), pa.field("history", pa.bool_())]),
         )
 
-    def _load(self, k: tuple[str, int]) -> LogEnd | None:
+    def _load(self, keys: list[tuple[str, int]]) -> None:
         if self.dirs is None:
-            return None
-        replicas = self.dirs.replicas.get(k) or self.dirs.neighbours.get(k) or []
-        tables = []
-        for n, r in enumerate(replicas):
-            steps = log_end_steps(replica_at(r.logs(), self.cut))
-            if steps is not None:
-                tables.append(candidate_rows(n, str(r.folder), steps))
-        if self.cut is None:
-            for m, (hw, path) in enumerate(self.dirs.checkpoints.get(k, [])):
-                tables.append(checkpoint_rows(len(replicas) + m, str(path), hw))
-        found = best_log_end(pa.concat_tables(tables)) if tables else None
-        if found is None:
-            return None
-        steps_table, source, where, history, _ = found
-        return LogEnd(
-            steps_table.column("endTime").to_numpy(),
-            steps_table.column("endOffset").to_numpy(),
-            source,
-            where,
-            history,
-        )
+            self._found.update(dict.fromkeys(keys))
+            return
+        dirs = self.dirs
+        replicas = {k: dirs.replicas.get(k) or dirs.neighbours.get(k) or [] for k in keys}
+        steps = self._replica_steps([r for rs in replicas.values() for r in rs])
+        at = 0
+        for k, rs in replicas.items():
+            candidates = [
+                LogEnd(s.times, s.ends, s.source, str(r.folder), True)
+                for r, s in zip(rs, steps[at : at + len(rs)], strict=True)
+                if s is not None
+            ]
+            at += len(rs)
+            if self.cut is None:
+                candidates += [
+                    LogEnd(_one(EARLIEST), _one(hw), REPLICATION_CHECKPOINT, str(path), False)
+                    for hw, path in dirs.checkpoints.get(k, [])
+                ]
+            self._found[k] = _best(candidates)
+
+    def _replica_steps(self, replicas: list[PartitionFolder]) -> list[LogEndSteps | None]:
+        """Each replica's log end over time (:func:`log_end_steps`)."""
+        logs = [r.logs() for r in replicas]
+        files = [f for fs in logs for f in fs]
+        ends = batch_ends(files) if self.cut is None and files else None
+        found: list[LogEndSteps | None] = []
+        at = 0
+        for fs in logs:
+            read = [] if ends is None else [e for e in ends[at : at + len(fs)] if e is not None]
+            at += len(fs)
+            if fs and len(read) == len(fs):
+                times = np.concatenate([t for t, _ in read])
+                lasts = np.concatenate([last for _, last in read])
+                found.append(steps_of(times, lasts, segment_file_info(fs[-1]).base_offset))
+            else:
+                found.append(log_end_steps(replica_at(fs, self.cut)))
+        return found
+
+
+def _one(value: int) -> npt.NDArray[np.int64]:
+    return np.array([value], np.int64)
+
+
+def _best(candidates: list[LogEnd]) -> LogEnd | None:
+    """A partition's log end among its candidates, in the order they are compared
+    (:func:`codegen.dumps.views.log_ends.best_candidate`)."""
+    if not candidates:
+        return None
+    chosen = candidates[
+        best_candidate([c.last for c in candidates], [c.history for c in candidates])
+    ]
+    if len(candidates) == 1:
+        return chosen
+    where = compared_where(chosen.where, len(candidates))
+    return LogEnd(chosen.times, chosen.ends, chosen.source, where, chosen.history)

@@ -176,23 +176,29 @@ typedef struct {
     int64_t max_size, max_records, limit, expansion[5];
 } HeaderPass;
 
-/* HeaderPass from the arguments (data, pos, verify_crc, max_size, max_records, expansion,
-   ..., limit) both passes take, the limit at args[limit_at]: 0, or -1 with an
-   error. *pos receives args[1]. */
-static int header_pass_args(HeaderPass *hp, PyObject *const *args, Py_ssize_t limit_at,
-                            int64_t *pos, const char *who) {
-    if (as_int64(args[1], pos) < 0 || as_int64(args[3], &hp->max_size) < 0 ||
-        as_int64(args[4], &hp->max_records) < 0 || as_int64(args[limit_at], &hp->limit) < 0)
+/* The checks of HeaderPass from checks[0:4], the arguments (verify_crc, max_size, max_records,
+   expansion) every header pass takes: 0, or -1 with an error. */
+static int header_checks(HeaderPass *hp, PyObject *const *checks, const char *who) {
+    if (as_int64(checks[1], &hp->max_size) < 0 || as_int64(checks[2], &hp->max_records) < 0)
         return -1;
-    hp->verify_crc = PyObject_IsTrue(args[2]);
+    hp->verify_crc = PyObject_IsTrue(checks[0]);
     if (hp->verify_crc < 0) return -1;
-    if (!PyTuple_Check(args[5]) || PyTuple_GET_SIZE(args[5]) != 5) {
+    if (!PyTuple_Check(checks[3]) || PyTuple_GET_SIZE(checks[3]) != 5) {
         PyErr_Format(PyExc_TypeError, "%s: expansion must be a tuple of 5 ints", who);
         return -1;
     }
     for (int i = 0; i < 5; i++)
-        if (as_int64(PyTuple_GET_ITEM(args[5], i), &hp->expansion[i]) < 0) return -1;
+        if (as_int64(PyTuple_GET_ITEM(checks[3], i), &hp->expansion[i]) < 0) return -1;
     return 0;
+}
+
+/* HeaderPass from the arguments (data, pos, verify_crc, max_size, max_records, expansion,
+   ..., limit) both passes over one buffer take, the limit at args[limit_at]: 0, or -1 with an
+   error. *pos receives args[1]. */
+static int header_pass_args(HeaderPass *hp, PyObject *const *args, Py_ssize_t limit_at,
+                            int64_t *pos, const char *who) {
+    if (as_int64(args[1], pos) < 0 || as_int64(args[limit_at], &hp->limit) < 0) return -1;
+    return header_checks(hp, args + 2, who);
 }
 
 /* What the header pass reads of one v2 batch. */

@@ -8,6 +8,8 @@
  * - ColumnBuilder (record_columns.h): the kafka-log raw columns as Arrow buffers;
  * - batch_headers (log_entries.h): the header pass, as objects; CRC-32C in C (crc32c.h);
  * - batch_header_columns (batch_columns.h): the header pass, as columns;
+ * - batch_header_ends (header_ends.h): the header pass over many files in one call, what log
+ *   ends are made of;
  * - KeyStore (key_store.h): the key table superseded_commits and CommitEffects share;
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
@@ -33,6 +35,7 @@
 #include "record_loop.h"
 #include "record_columns.h"
 #include "batch_columns.h"
+#include "header_ends.h"
 #include "key_store.h"
 #include "superseded_commits.h"
 #include "commit_kinds.h"
@@ -83,6 +86,11 @@ static PyMethodDef records_functions[] = {
      "entry the caller must read with the reference, or limit headers."},
     {"batch_header_columns", (PyCFunction)(void (*)(void))batch_header_columns, METH_FASTCALL,
      "batch_header_columns(data, pos, verify_crc, max_size, max_records, expansion, limit) -> (columns, pos): batch_headers' headers as 12 native-endian arrays (bytes)."},
+    {"batch_header_ends", (PyCFunction)(void (*)(void))batch_header_ends, METH_FASTCALL,
+     "batch_header_ends(buffers, verify_crc, max_size, max_records, expansion) -> "
+     "(max_timestamp, last_offset, counts, stops): the maxTimestamp and lastOffset of the v2 "
+     "batches of every buffer, per buffer up to the first entry the caller must read with the "
+     "reference (see header_ends.h)."},
     {"crc32c", (PyCFunction)(void (*)(void))crc32c_function, METH_FASTCALL,
      "crc32c(data, by_tables=False) -> int: the CRC-32C of a buffer, as the loops check a "
      "batch's (by_tables: without the CPU's crc32 instruction)."},

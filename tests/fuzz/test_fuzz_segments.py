@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
@@ -33,8 +34,9 @@ from codegen.dumps.coordinator import (
 )
 from codegen.dumps.decoded import ERROR, KIND_CONTROL, RECORD, TOMBSTONE, UNKNOWN, DecodedBatch
 from codegen.dumps.metadata import CLUSTER_METADATA, decode_metadata_batches
+from codegen.dumps.model import BatchHeader
 from codegen.dumps.recognize import not_kafka_reason
-from codegen.dumps.segments import native_headers_enabled
+from codegen.dumps.segments import header_pass_for, native_headers_enabled
 from codegen.dumps.views.cut import newest_batch_time
 from codegen.forensics.lag import newest_batches
 from generated import MESSAGES
@@ -212,6 +214,7 @@ def test_the_header_pass_agrees_with_its_reference_on_mutated_segments(
                 expected = None
             if expected is not None:
                 assert header_rows(runs).to_pylist() == expected
+            check_header_ends(data, reader().header_pass_checks(), fast)
     pos = 0
     for item in pure:
         if isinstance(item, SegmentError):
@@ -219,6 +222,26 @@ def test_the_header_pass_agrees_with_its_reference_on_mutated_segments(
         assert (item.position, item.size > 0) == (pos, True), item
         pos += item.size
     assert pos == len(data)
+
+
+def check_header_ends(
+    data: bytes, checks: tuple[object, ...], fast: list[BatchHeader | SegmentError]
+) -> None:
+    """The pass over many files (header_ends.h), given the segment twice, reads each as far as
+    the header pass reads it natively, the fields of the same headers."""
+    module = header_pass_for(True)
+    assert module is not None
+    times, lasts, counts, stops = (
+        np.frombuffer(b, np.int64).tolist() for b in module.batch_header_ends([data, data], *checks)
+    )
+    read, stop = counts[0], stops[0]
+    assert counts == [read, read] and stops == [stop, stop]
+    heads = [h for h in fast[:read] if isinstance(h, BatchHeader)]
+    assert len(heads) == read
+    assert times == [h.max_timestamp for h in heads] * 2
+    assert lasts == [h.last_offset for h in heads] * 2
+    assert stop == sum(h.size for h in heads)
+    assert (stop == len(data)) == (read == len(fast))
 
 
 @given(data=SEGMENTS)

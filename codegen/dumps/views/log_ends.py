@@ -20,6 +20,7 @@ highest end wins, segments before a checkpoint at the same end, then the first g
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 import numpy as np
@@ -35,11 +36,14 @@ __all__ = [
     "STEPS_SCHEMA",
     "LogEndSteps",
     "SegmentsAt",
+    "best_candidate",
     "best_log_end",
     "candidate_rows",
     "checkpoint_rows",
+    "compared_where",
     "log_end_steps",
     "segments_at",
+    "steps_of",
 ]
 
 EARLIEST: Final = -(1 << 63)
@@ -146,15 +150,25 @@ def log_end_steps(at: SegmentsAt) -> LogEndSteps | None:
     segment (or with only segments whose names hold no base offset and no batch)."""
     if not at.segments.num_rows:
         return None
-    active_base = at.segments.column("baseOffset")[-1].as_py()
-    if not at.batches.num_rows:
+    return steps_of(
+        _int64(at.batches, "maxTimestamp"),
+        _int64(at.batches, "lastOffset"),
+        at.segments.column("baseOffset")[-1].as_py(),
+    )
+
+
+def steps_of(max_timestamp: I64, last_offset: I64, active_base: int | None) -> LogEndSteps | None:
+    """The log end over time of a replica's batches (their ``maxTimestamp`` and ``lastOffset``,
+    in log order) and the base offset of its active segment (None: its name holds none); None
+    without either."""
+    if not len(max_timestamp):
         if active_base is None:
             return None
         return LogEndSteps(
             np.array([EARLIEST], np.int64), np.array([active_base], np.int64), EMPTY_SEGMENTS
         )
-    times = np.maximum.accumulate(_int64(at.batches, "maxTimestamp"))
-    ends = np.maximum.accumulate(np.maximum(_int64(at.batches, "lastOffset") + 1, 0))
+    times = np.maximum.accumulate(max_timestamp)
+    ends = np.maximum.accumulate(np.maximum(last_offset + 1, 0))
     if active_base is not None and active_base > ends[-1]:
         times = np.append(times, times[-1])
         ends = np.append(ends, active_base)
@@ -209,17 +223,26 @@ def best_log_end(candidates: pa.Table) -> tuple[pa.Table, str, str, bool, int] |
     lasts = np.r_[firsts[1:], len(numbers)] - 1
     last_end = _int64(ordered, "endOffset")[lasts]
     history = np.asarray(ordered.column("history").to_numpy(zero_copy_only=False), np.bool_)
-    # lexsort: the last key is the primary one; the first of equal ones wins.
-    rank = np.lexsort((np.arange(len(lasts)), ~history[lasts], -last_end))
-    chosen = int(rank[0])
+    chosen = best_candidate(last_end.tolist(), history[lasts].tolist())
     rows = ordered.slice(int(firsts[chosen]), int(lasts[chosen] - firsts[chosen] + 1))
-    where = str(rows.column("where")[0].as_py())
-    if len(lasts) > 1:
-        where = f"{where}; the highest of {len(lasts)} replicas/checkpoints"
     return (
         rows.select(["endTime", "endOffset"]),
         str(rows.column("source")[0].as_py()),
-        where,
+        compared_where(str(rows.column("where")[0].as_py()), len(lasts)),
         bool(history[firsts[chosen]]),
         len(lasts),
     )
+
+
+def best_candidate(last_ends: Sequence[int], history: Sequence[bool]) -> int:
+    """Which of a partition's candidate log ends (given in the order they are compared: their
+    last ends, whether each has a history) is its log end: the highest last end, segments
+    (``history``) before a checkpoint at the same end, then the first."""
+    return min(range(len(last_ends)), key=lambda i: (-last_ends[i], not history[i], i))
+
+
+def compared_where(where: str, compared: int) -> str:
+    """Where the chosen log end was read, and of how many candidates when there were several."""
+    if compared > 1:
+        return f"{where}; the highest of {compared} replicas/checkpoints"
+    return where

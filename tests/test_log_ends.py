@@ -1,0 +1,175 @@
+"""Log ends of data partitions read by the native header pass over every file at once
+(codegen.dumps.header_ends, header_ends.h) against the reference (each replica's batch rows):
+the same steps, sources and wheres, with the files the pass leaves to the reference among them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codegen.dumps import SegmentWriter
+from codegen.dumps.batch_rows import batch_rows
+from codegen.dumps.header_ends import batch_ends
+from codegen.dumps.model import ControlType
+from codegen.dumps.segments import SegmentReader, header_pass_for
+from codegen.dumps.views.cut import AsOf
+from codegen.forensics import inputs
+from codegen.forensics.inputs import LogEnd, LogEnds, discover
+from codegen.runtime import backends
+
+T0 = 1_700_000_000_000
+
+
+def native_pass() -> object:
+    if backends.requested() == backends.PURE or header_pass_for(None) is None:
+        pytest.skip("the native header pass is not built or not asked for")
+    return header_pass_for(None)
+
+
+def write_partition(folder: Path, bases: list[int], batches: int, step: int = 10) -> None:
+    """Segments of ``batches`` batches each from each base offset, timestamps that go back now
+    and then (the steps are running maxima), a transaction and its marker in the first."""
+    folder.mkdir(parents=True)
+    for n, base in enumerate(bases):
+        with SegmentWriter(folder / f"{base:020d}.log", base_offset=base) as w:
+            for k in range(batches):
+                back = 5_000 if k % 3 == 1 else 0
+                w.write_batch([(None, b"x")] * step, timestamp=T0 + (base + k) * 1000 - back)
+            if n == 0:
+                w.write_batch(
+                    [(b"k", b"v")],
+                    timestamp=T0 + (base + batches) * 1000,
+                    producer_id=7,
+                    producer_epoch=0,
+                    transactional=True,
+                )
+                w.write_control(ControlType.COMMIT, producer_id=7, producer_epoch=0)
+
+
+def write_disks(root: Path) -> list[Path]:
+    """Two broker images: partitions with one or several segments, an empty active segment
+    past the batches, only empty segments, a broken batch, legacy entries, a folder without
+    segments, the same partition on both (one behind), and checkpoints."""
+    one, two = root / "broker-1", root / "broker-2"
+    write_partition(one / "t-0", [0], 7)
+    write_partition(one / "t-1", [0, 200, 400], 5)
+    write_partition(one / "t-2", [0], 4)
+    (one / "t-2" / f"{900:020d}.log").write_bytes(b"")  # the active segment, past the batches
+    (one / "t-3").mkdir()
+    (one / "t-3" / f"{42:020d}.log").write_bytes(b"")  # retention removed every record
+    write_partition(one / "t-4", [0, 100], 6)
+    broken = one / "t-4" / f"{0:020d}.log"
+    data = bytearray(broken.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # a batch whose CRC fails: the reference reads the replica
+    broken.write_bytes(bytes(data))
+    (one / "t-5").mkdir()
+    with SegmentWriter(one / "t-5" / f"{0:020d}.log") as w:
+        w.write_batch([(None, b"x")] * 3, timestamp=T0)
+        w.write_legacy([(None, b"old")], magic=1, timestamp=T0 + 1000)
+        w.write_batch([(None, b"x")] * 3, timestamp=T0 + 2000)
+    (one / "t-6").mkdir()  # no segment at all
+    write_partition(two / "t-1", [0, 200], 5)  # behind broker-1's
+    write_partition(two / "t-7", [0], 3)
+    (one / "replication-offset-checkpoint").write_text("0\n2\nt 0 70\nt 3 50\n")
+    (two / "replication-offset-checkpoint").write_text("0\n2\nt 7 1000\nt 8 9\n")
+    return [one, two]
+
+
+def log_ends(
+    paths: list[Path], backend: str, cut: AsOf | None, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, object]:
+    with monkeypatch.context() as patched:
+        patched.setenv(backends.ENVIRONMENT_VARIABLE, backend)
+        ends = LogEnds(discover(paths), cut)
+        ends.data_ends()
+        keys = [*ends._found, ("nope", 0), ("t", 6), ("t", 8)]
+        return {f"{t}-{p}": summary(ends.of(t, p)) for t, p in keys}
+
+
+def summary(end: LogEnd | None) -> object:
+    if end is None:
+        return None
+    assert end.times.dtype == np.int64 and end.ends.dtype == np.int64
+    return (end.times.tolist(), end.ends.tolist(), end.source, end.where, end.history)
+
+
+@pytest.mark.parametrize("cut", [None, AsOf(timestamp_ms=T0 + 150_000)])
+def test_log_ends_by_the_native_pass_are_the_reference(
+    tmp_path: Path, cut: AsOf | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    native_pass()
+    paths = write_disks(tmp_path)
+    calls: list[int] = []
+
+    def counted(files: list[Path]) -> object:
+        calls.append(len(files))
+        return batch_ends(files)
+
+    monkeypatch.setattr(inputs, "batch_ends", counted)
+    natively = log_ends(paths, "native", cut, monkeypatch)
+    # without a cut, one pass over the 13 files of every replica; with one, the reference alone
+    assert calls == ([13] if cut is None else [])
+    reference = log_ends(paths, "pure", cut, monkeypatch)
+    assert natively == reference
+    # what the disks hold, so that the comparison compares something
+    assert set(reference) >= {f"t-{p}" for p in range(9)}
+    if cut is None:
+        t0, t1, t2, t3, t4 = (natively[f"t-{p}"] for p in range(5))
+        assert isinstance(t0, tuple) and t0[1][-1] == 72 and "the highest of 2" in t0[3]
+        assert isinstance(t1, tuple) and t1[1][-1] == 450 and "the highest of 2" in t1[3]
+        assert isinstance(t2, tuple) and t2[1][-2:] == [42, 900] and t2[2] == "segments"
+        assert isinstance(t3, tuple) and t3[1] == [50] and t3[2] == "replication-offset-checkpoint"
+        assert isinstance(t4, tuple) and t4[1][-1] == 160
+        assert natively["t-6"] is None and natively["nope-0"] is None
+        assert natively["t-8"] == (
+            [-(1 << 63)],
+            [9],
+            "replication-offset-checkpoint",
+            str(paths[1] / "replication-offset-checkpoint"),
+            False,
+        )
+
+
+def test_batch_ends_leave_a_file_to_the_reference(tmp_path: Path) -> None:
+    native_pass()
+    paths = write_disks(tmp_path)
+    files = [
+        paths[0] / "t-1" / f"{200:020d}.log",
+        paths[0] / "t-4" / f"{0:020d}.log",  # a broken batch
+        paths[0] / "t-3" / f"{42:020d}.log",  # empty
+        paths[0] / "t-5" / f"{0:020d}.log",  # legacy entries
+        paths[0] / "t-0" / f"{0:020d}.log",
+    ]
+    found = batch_ends(files)
+    assert found is not None and [e is None for e in found] == [False, True, False, True, False]
+    for f, e in zip(files, found, strict=True):
+        if e is None:
+            continue
+        rows = batch_rows(f)
+        assert e[0].tolist() == rows.column("maxTimestamp").to_pylist()
+        assert e[1].tolist() == rows.column("lastOffset").to_pylist()
+    assert batch_ends([]) == []
+
+
+def test_batch_header_ends_checks_its_arguments(tmp_path: Path) -> None:
+    module = native_pass()
+    checks = SegmentReader(b"").header_pass_checks()
+    call = module.batch_header_ends  # type: ignore[attr-defined]
+    assert [np.frombuffer(b, np.int64).tolist() for b in call([b"", b""], *checks)] == [
+        [],
+        [],
+        [0, 0],
+        [0, 0],
+    ]
+    # a truncated entry: nothing read, the pass stops at its start
+    assert np.frombuffer(call([b"\x00" * 30], *checks)[3], np.int64).tolist() == [0]
+    with pytest.raises(TypeError):
+        call([b""], *checks[:3])
+    with pytest.raises(TypeError):
+        call(7, *checks)
+    with pytest.raises(TypeError):
+        call([b""], *checks[:3], (0, 0))
+    with pytest.raises(TypeError):
+        call([7], *checks)
