@@ -63,6 +63,7 @@ __all__ = [
     "commit_row_history",
     "engine_function",
     "int64_numbers",
+    "kinds_of",
     "native_enabled",
     "record_kinds",
 ]
@@ -104,12 +105,14 @@ def native_enabled() -> bool:
     return backends.requested() != backends.PURE and _engine_type() is not None
 
 
-def _kinds(
+def kinds_of(
     commit: npt.NDArray[np.bool_],
     transactional: npt.NDArray[np.bool_],
     tombstone: npt.NDArray[np.bool_],
     marker: npt.NDArray[np.int8],
 ) -> npt.NDArray[np.uint8]:
+    """Each row's kind (:data:`PLAIN_COMMIT`, ...) from where it is a commit (or a record),
+    of a transactional batch, a tombstone, and its ``marker`` column."""
     kinds = np.where(commit, PLAIN_COMMIT + tombstone + 2 * transactional, NOTHING)
     kinds = np.where(marker != NO_MARKER, ABORT_MARKER + marker, kinds)
     return kinds.astype(np.uint8)
@@ -397,7 +400,7 @@ def _commit_rows_effects(rows: pa.Table, history: bool) -> Any:
             return None
     if group.type != pa.string() or topic.type != pa.string():
         return None
-    kinds = _kinds(
+    kinds = kinds_of(
         commit,
         flags(rows.column("isTransactional")),
         flags(rows.column("isTombstone")),

@@ -32,7 +32,7 @@ from codegen.dumps.views.compaction import (
     last_per_key,
     last_rows,
 )
-from codegen.dumps.views.effects import binary_buffers, engine_function, int64_numbers
+from codegen.dumps.views.effects import binary_buffers, engine_function, int64_numbers, kinds_of
 
 __all__ = ["LIVE_ROW_SCHEMA", "LiveKeys", "LiveRow", "live", "live_rows", "reduce_live"]
 
@@ -102,22 +102,22 @@ def live(rows: pa.Table) -> pa.Table:
 
 
 def _kinds(rb: pa.RecordBatch) -> np.ndarray:
-    """Each row's kind for the engine (``live_keys.h``): 0 passed over, 1 a plain record, 2 a
-    plain tombstone, 3 and 4 the same of a transactional batch, 5 ABORT, 6 COMMIT; the rows
+    """Each row's kind for the engine (``live_keys.h``), numbered as
+    :func:`codegen.dumps.views.effects.kinds_of` numbers them: 0 passed over, 1 a plain record,
+    2 a plain tombstone, 3 and 4 the same of a transactional batch, 5 ABORT, 6 COMMIT; the rows
     :func:`live_rows` keeps, as it reads them."""
     readable = flags(rb.column("_error").is_null())
     control = flags(rb.column("isControl"))
     transactional = flags(rb.column("isTransactional"))
     record = readable & ~control & flags(rb.column("key").is_valid())
     tombstone = ~flags(rb.column("value").is_valid())
-    kinds = np.where(record, 1 + tombstone + 2 * transactional, 0).astype(np.uint8)
+    marker = np.full(rb.num_rows, NO_MARKER, np.int8)
     ends = np.flatnonzero(readable & control & transactional)  # the few that may be markers
     if len(ends):
         keys = rb.column("key").take(arrow_array(ends))
         every = np.ones(len(ends), np.bool_)
-        is_marker, marker = end_markers(keys, every, every)
-        kinds[ends[is_marker]] = 5 + marker[is_marker]
-    return kinds
+        marker[ends] = end_markers(keys, every, every)[1]
+    return kinds_of(record, transactional, tombstone, marker)
 
 
 class LiveKeys:
