@@ -131,7 +131,7 @@ def replayed(
     wanted: list[Column | str] = [
         "topic",
         "partition",
-        *(c for c in _RECORD_COLUMNS),
+        *_RECORD_COLUMNS,
         *(c for c in BATCH_COLUMNS if c in columns),
     ]
     arrow_schema = to_arrow_schema(decoded.sparkSession.createDataFrame([], schema).schema)
