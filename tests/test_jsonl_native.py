@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import random
 import sys
 from pathlib import Path
 from typing import Any, Final
@@ -306,6 +307,15 @@ def test_object_arrays_check_what_they_are_given() -> None:
     longest = "x" * 28  # a prefix of 32 bytes, the most
     (text,) = module.object_arrays((b'{"' + longest.encode() + b'":',), (many,), (None,), ends)
     assert text == orjson.dumps([{longest: v} for v in many.tolist()])
+    # digits of every kind in every place: random values of every width (the printer's blocks
+    # of eight digits, their leading zeros dropped or kept), both signs
+    rnd = random.Random(7)
+    spread = [
+        s * rnd.randrange(10 ** (w - 1), 10**w) for w in range(1, 19) for s in (1, -1)
+    ] * 50 + [rnd.randrange(-(2**63), 2**63) for _ in range(2_000)]
+    column = np.array(spread, np.int64)
+    (text,) = module.object_arrays((b'{"v":',), (column,), (None,), np.array([0, len(column)]))
+    assert text == orjson.dumps([{"v": v} for v in spread])
     bad = [
         ((prefixes, (rows,), (None,), bounds), ValueError),  # fewer columns than prefixes
         ((prefixes, (rows, rows[:3]), (None, None), bounds), ValueError),  # lengths differ

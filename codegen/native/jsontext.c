@@ -68,58 +68,69 @@ static PyObject *S_bytes;
 /* The most characters int64_text writes: a sign and 19 digits. */
 #define INT64_TEXT_MAX 20
 
-static const unsigned long long POWERS_OF_TEN[20] = {
-    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
-    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
-    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
-
-/* The four digits of each number below 10000, filled when the module loads (digit_quads). */
-static char DIGIT_QUADS[10000][4];
+/* The four digits of each number below 10000, one after another (n's at 4 * n), filled when
+   the module loads (digit_quads). A 4-byte read from n's last `width` digits on ends at
+   4 * n + 8 - width: at most 4 * 10^width + 4 - width, inside the table. */
+static char DIGIT_QUADS[4 * 10000];
 
 static void digit_quads(void) {
     for (int n = 0; n < 10000; n++) {
-        DIGIT_QUADS[n][0] = (char)('0' + n / 1000);
-        DIGIT_QUADS[n][1] = (char)('0' + n / 100 % 10);
-        DIGIT_QUADS[n][2] = (char)('0' + n / 10 % 10);
-        DIGIT_QUADS[n][3] = (char)('0' + n % 10);
+        DIGIT_QUADS[4 * n] = (char)('0' + n / 1000);
+        DIGIT_QUADS[4 * n + 1] = (char)('0' + n / 100 % 10);
+        DIGIT_QUADS[4 * n + 2] = (char)('0' + n / 10 % 10);
+        DIGIT_QUADS[4 * n + 3] = (char)('0' + n % 10);
     }
 }
 
-/* v in decimal at o (room for INT64_TEXT_MAX characters there); returns the end. Its width
-   first (bits * log10(2), then one comparison), so the digits go to their place directly:
-   four per step from the right (a timestamp's 13 in three steps and one digit), then the one
-   to three left two at a time. */
+/* u (below 10000) in decimal at o, no leading zero; returns the end. Its width by three
+   comparisons (no branch), its digits the last `width` of its quad: one 4-byte copy, the bytes
+   past the end left for the next write. */
+static HOT_INLINE char *quad_text(char *o, unsigned u) {
+    const unsigned width = 1 + (u >= 10) + (u >= 100) + (u >= 1000);
+    memcpy(o, DIGIT_QUADS + 4 * u + 4 - width, 4);
+    return o + width;
+}
+
+/* u (below 10000) as four digits at o, leading zeros kept. */
+static HOT_INLINE char *quad_digits(char *o, unsigned u) {
+    memcpy(o, DIGIT_QUADS + 4 * u, 4);
+    return o + 4;
+}
+
+/* u (below 10^8) in decimal at o, no leading zero. */
+static HOT_INLINE char *octet_text(char *o, unsigned u) {
+    if (u < 10000) return quad_text(o, u);
+    const unsigned hi = u / 10000;
+    return quad_digits(quad_text(o, hi), u - hi * 10000);
+}
+
+/* u (below 10^8) as eight digits at o, leading zeros kept. */
+static HOT_INLINE char *octet_digits(char *o, unsigned u) {
+    const unsigned hi = u / 10000;
+    return quad_digits(quad_digits(o, hi), u - hi * 10000);
+}
+
+/* v in decimal at o (room for INT64_TEXT_MAX characters there); returns the end. Blocks of
+   up to eight digits from the left, each of one or two quads from the table: what the number's
+   size costs (a small offset or lag one quad, a millisecond timestamp's 13 digits four), no
+   division chain over all its digits. At most INT64_TEXT_MAX bytes are written: a copy past
+   the end is at most the 3 bytes of the last quad's, and a 19-digit number's first block has 3
+   digits (below 2^63 + 1). */
 static inline char *int64_text(char *o, long long v) {
     unsigned long long u = (unsigned long long)v;
     if (v < 0) {
         *o++ = '-';
         u = 0ULL - u;
     }
-    const int bits = 64 - __builtin_clzll(u | 1);
-    int width = (bits * 1233) >> 12;
-    width += u >= POWERS_OF_TEN[width];
-    if (width == 0) width = 1;
-    char *end = o + width, *w = end;
-    while (u >= 10000) {
-        const unsigned long long q = u / 10000;
-        w -= 4;
-        memcpy(w, DIGIT_QUADS[u - q * 10000], 4);
-        u = q;
+    const unsigned long long e8 = 100000000ULL;
+    if (u < e8) return octet_text(o, (unsigned)u);
+    if (u < e8 * e8) {
+        const unsigned long long hi = u / e8;
+        return octet_digits(octet_text(o, (unsigned)hi), (unsigned)(u - hi * e8));
     }
-    if (u >= 100) {
-        const unsigned d = (unsigned)(u % 100) * 2;
-        u /= 100;
-        *--w = DIGIT_PAIRS[d + 1];
-        *--w = DIGIT_PAIRS[d];
-    }
-    if (u >= 10) {
-        *--w = DIGIT_PAIRS[u * 2 + 1];
-        *--w = DIGIT_PAIRS[u * 2];
-    } else {
-        *--w = (char)('0' + u);
-    }
-    return end;
+    const unsigned long long top = u / (e8 * e8), rest = u - top * (e8 * e8), mid = rest / e8;
+    o = octet_digits(quad_text(o, (unsigned)top), (unsigned)mid);
+    return octet_digits(o, (unsigned)(rest - mid * e8));
 }
 
 /* The int64 rows' objects, as object_arrays reads them: nf fields, each a prefix (what comes
