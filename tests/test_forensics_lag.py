@@ -459,7 +459,8 @@ def test_commit_lags_by_the_engine_are_the_reference(
 ) -> None:
     """commit_lags by the engine (log_end_lags.h: a search from the last step found) against
     its numpy form: log ends shared by keys, checkpoints without a history, keys without one,
-    commit times rising, falling, equal to a step's and out of the steps' range."""
+    commit times rising, falling, equal to a step's and out of the steps' range, a few steps
+    apart and many, offsets past the log end (no lag) and at the int64 ends."""
     if lag_module.effects.engine_function("commit_log_ends") is None:
         pytest.skip("the native engine is not built")
     rnd = np.random.default_rng(seed)
@@ -469,8 +470,19 @@ def test_commit_lags_by_the_engine_are_the_reference(
         ends = np.maximum.accumulate(rnd.integers(0, 10_000, steps)).tolist()
         return LogEnd(times, ends, "segments", "here", history)
 
+    def dense(steps: int) -> LogEnd:  # many steps between two commits
+        times = np.sort(rnd.integers(0, 1000, steps)).tolist()
+        ends = np.sort(rnd.integers(0, 10_000, steps)).tolist()
+        return LogEnd(times, ends, "segments", "here", True)
+
     shared = [log_end(int(rnd.integers(1, 40))) for _ in range(4)]
-    choices = [*shared, None, log_end(1, history=False), log_end(int(rnd.integers(1, 3)))]
+    choices = [
+        *shared,
+        None,
+        log_end(1, history=False),
+        log_end(int(rnd.integers(1, 3))),
+        dense(int(rnd.integers(100, 600))),
+    ]
     keys = int(rnd.integers(0, 30))
     ends = [choices[int(rnd.integers(0, len(choices)))] for _ in range(keys)]
     counts = rnd.integers(0, 20, keys)
@@ -480,12 +492,17 @@ def test_commit_lags_by_the_engine_are_the_reference(
     if seed % 2:  # each key's commits in time order, as they mostly are
         times = np.concatenate([np.sort(times[a:b]) for a, b in itertools.pairwise(bounds)])
     column = np.asarray(times, np.int64)
+    offsets = rnd.integers(-5, 12_000, n)
+    if seed % 3 == 2 and n:  # offsets at the int64 ends: the lag's difference wraps as numpy's
+        offsets[rnd.integers(0, n, max(n // 4, 1))] = rnd.choice(
+            np.array([-(2**63), -(2**63) + 1, 2**63 - 1, 2**62], np.int64), max(n // 4, 1)
+        )
     kc = KeyedCommits(
         [("g", "t", k) for k in range(keys)],
         bounds,
         np.arange(n, dtype=np.int64),
         column,
-        rnd.integers(-5, 12_000, n),
+        offsets,
         np.zeros(n, np.int64),
         [[] for _ in range(keys)],
         [True] * keys,
@@ -503,9 +520,10 @@ def test_commit_log_ends_checks_its_buffers() -> None:
     if engine is None:
         pytest.skip("the native engine is not built")
     i64 = lambda *v: np.asarray(v, np.int64)  # noqa: E731
-    fine = (i64(1, 5), i64(10, 20), i64(0, 2), i64(0), i64(0, 2), i64(0, 7))
-    log_end, known = engine(*fine)
+    fine = (i64(1, 5), i64(10, 20), i64(0, 2), i64(0), i64(0, 2), i64(0, 7), i64(3, 30))
+    log_end, lag, known = engine(*fine)
     assert np.frombuffer(log_end, np.int64).tolist() == [0, 20]
+    assert np.frombuffer(lag, np.int64).tolist() == [0, 0]  # before the steps; past the end
     assert np.frombuffer(known, np.uint8).tolist() == [1, 1]
     for at, bad in [
         (2, i64(0, 3)),  # the steps' bounds past the steps
@@ -513,13 +531,23 @@ def test_commit_log_ends_checks_its_buffers() -> None:
         (4, i64(0, 3)),  # the commits' bounds past the commits
         (4, i64(1, 0)),  # falling bounds
         (1, i64(10)),  # fewer ends than times
+        (6, i64(3)),  # fewer offsets than commit times
     ]:
         with pytest.raises(ValueError):
             engine(*fine[:at], bad, *fine[at + 1 :])
     with pytest.raises(ValueError):
-        engine(*fine[:5], b"\x00" * 7)
+        engine(*fine[:5], b"\x00" * 7, fine[6])
     with pytest.raises(TypeError):
-        engine(*fine[:5])
+        engine(*fine[:6])
+    # no keys, no commits; a key with no steps (-1) among keys with some
+    empty = engine(i64(1), i64(10), i64(0, 1), i64(), i64(0), i64(), i64())
+    assert [len(b) for b in empty] == [0, 0, 0]
+    log_end, lag, known = engine(
+        i64(1, 5), i64(10, 20), i64(0, 2), i64(-1, 0), i64(0, 1, 3), i64(9, 4, 6), i64(-4, 3, 25)
+    )
+    assert np.frombuffer(log_end, np.int64).tolist() == [0, 10, 20]
+    assert np.frombuffer(lag, np.int64).tolist() == [4, 7, 0]
+    assert np.frombuffer(known, np.uint8).tolist() == [0, 1, 1]
 
 
 def test_real_consumer_caught_up() -> None:

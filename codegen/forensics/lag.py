@@ -307,34 +307,39 @@ def _engine_lags(
     engine: Any, kc: KeyedCommits, ends: Sequence[LogEnd | None]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`commit_lags` by the engine (``commit_log_ends``, ``log_end_lags.h``): every
-    commit's log end in one pass over the keys, each distinct log end's steps given once."""
+    commit's log end and lag in one pass over the keys, each distinct log end's steps given
+    once."""
     n = len(kc.offset)
     index: dict[int, int] = {}
     steps: list[LogEnd] = []
-    key_steps = np.full(len(ends), -1, np.int64)
-    for k, end in enumerate(ends):
+    numbers: list[int] = []
+    for end in ends:
         if end is None or not end.history:
+            numbers.append(-1)
             continue
         at = index.get(id(end))
         if at is None:
             at = index[id(end)] = len(steps)
             steps.append(end)
-        key_steps[k] = at
+        numbers.append(at)
     if not steps:  # nothing known: the lag is meaningless, left 0 (not computed per commit)
         return np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
     arrays = [e.arrays() for e in steps]
     sizes = np.fromiter((len(t) for t, _ in arrays), np.int64, len(arrays))
-    out, known_bytes = engine(
+    log_end, lag, known = engine(
         np.concatenate([t for t, _ in arrays]),
         np.concatenate([e for _, e in arrays]),
         np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-        key_steps,
+        np.array(numbers, np.int64),
         np.ascontiguousarray(kc.bounds, np.int64),
         np.ascontiguousarray(kc.commit_timestamp, np.int64),
+        np.ascontiguousarray(kc.offset, np.int64),
     )
-    log_end = np.frombuffer(out, np.int64)
-    known = np.frombuffer(known_bytes, np.bool_)
-    return log_end, np.maximum(log_end - kc.offset, 0), known
+    return (
+        np.frombuffer(log_end, np.int64),
+        np.frombuffer(lag, np.int64),
+        np.frombuffer(known, np.bool_),
+    )
 
 
 def partition_lags(

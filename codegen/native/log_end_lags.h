@@ -1,13 +1,15 @@
-/* commit_log_ends: each commit's log end offset at its time, in one pass over the commits of
- * one log partition by key (codegen.forensics.lag.commit_lags; its numpy form is the
+/* commit_log_ends: each commit's log end offset at its time and its lag, in one pass over the
+ * commits of one log partition by key (codegen.forensics.lag.commit_lags; its numpy form is the
  * reference the tests hold this to).
  *
  * The log ends of the data partitions are steps: end e's are rows step_bounds[e] to
  * step_bounds[e + 1] of step_times (sorted: running maxima) and step_ends. Key k's commits are
- * rows bounds[k] to bounds[k + 1] of commit_times, its data partition's log end is
- * key_steps[k] (-1: none known over time). A commit's log end is the end of the last step at
- * or before its time (0 before the first step): LogEnd.at's bisect_right. A key's commits are
- * mostly in time order, so each search starts from the step the last one found when it can.
+ * rows bounds[k] to bounds[k + 1] of commit_times and committed (their offsets), its data
+ * partition's log end is key_steps[k] (-1: none known over time). A commit's log end is the
+ * end of the last step at or before its time (0 before the first step): LogEnd.at's
+ * bisect_right; its lag the log end minus its offset, never below 0 (numpy's int64 difference:
+ * wrapped past the int64 range, not undefined). A key's commits are mostly in time order, so
+ * each search starts from the step the last one found when it can.
  */
 
 /* The steps of times[0:n] at or before t (bisect_right), given a hint: the answer for an
@@ -42,21 +44,23 @@ static int bounds_valid(const int64_t *bounds, Py_ssize_t count, Py_ssize_t tota
     return bounds[count] <= total;
 }
 
-/* commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times) ->
-   (log_end, known): int64 buffers as above (step_bounds: ends + 1 of them, bounds: keys + 1);
-   log_end int64 per commit (0 where its key has no steps), known uint8 (1 where it has). */
+/* commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times,
+   committed) -> (log_end, lag, known): int64 buffers as above (step_bounds: ends + 1 of them,
+   bounds: keys + 1, committed: one per commit); log_end int64 per commit (0 where its key has
+   no steps), lag int64 (max(log_end - committed, 0)), known uint8 (1 where the key has steps). */
 static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6) {
+    enum { N_ARGS = 7, N_OUT = 3 };
+    if (nargs != N_ARGS) {
         PyErr_SetString(PyExc_TypeError, "commit_log_ends(step_times, step_ends, step_bounds, "
-                                         "key_steps, bounds, commit_times)");
+                                         "key_steps, bounds, commit_times, committed)");
         return NULL;
     }
-    Py_buffer b[6];
+    Py_buffer b[N_ARGS];
     int held = 0;
-    PyObject *out[2] = {NULL, NULL}, *result = NULL;
-    for (; held < 6; held++)
+    PyObject *out[N_OUT] = {NULL, NULL, NULL}, *result = NULL;
+    for (; held < N_ARGS; held++)
         if (PyObject_GetBuffer(args[held], &b[held], PyBUF_SIMPLE) < 0) goto done;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < N_ARGS; i++)
         if (b[i].len % 8) {
             PyErr_SetString(PyExc_ValueError, "commit_log_ends: int64 buffers");
             goto done;
@@ -64,8 +68,9 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
     const Py_ssize_t steps = b[0].len / 8, ends = b[2].len / 8 - 1, keys = b[3].len / 8,
                      rows = b[5].len / 8;
     const int64_t *times = b[0].buf, *step_end = b[1].buf, *step_bounds = b[2].buf,
-                  *key_steps = b[3].buf, *bounds = b[4].buf, *commit_time = b[5].buf;
-    if (b[1].len != b[0].len || ends < 0 || b[4].len != (keys + 1) * 8 ||
+                  *key_steps = b[3].buf, *bounds = b[4].buf, *commit_time = b[5].buf,
+                  *committed = b[6].buf;
+    if (b[1].len != b[0].len || b[6].len != b[5].len || ends < 0 || b[4].len != (keys + 1) * 8 ||
         !bounds_valid(step_bounds, ends, steps) || !bounds_valid(bounds, keys, rows)) {
         PyErr_SetString(PyExc_ValueError, "commit_log_ends: the steps' or the commits' bounds "
                                           "do not fit their rows");
@@ -78,10 +83,13 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
             goto done;
         }
     if (!(out[0] = PyBytes_FromStringAndSize(NULL, rows * 8)) ||
-        !(out[1] = PyBytes_FromStringAndSize(NULL, rows)))
+        !(out[1] = PyBytes_FromStringAndSize(NULL, rows * 8)) ||
+        !(out[2] = PyBytes_FromStringAndSize(NULL, rows)))
         goto done;
     int64_t *log_end = (int64_t *)PyBytes_AS_STRING(out[0]);
-    uint8_t *known = (uint8_t *)PyBytes_AS_STRING(out[1]);
+    int64_t *lag = (int64_t *)PyBytes_AS_STRING(out[1]);
+    uint8_t *known = (uint8_t *)PyBytes_AS_STRING(out[2]);
+    /* rows outside every key's (bounds[0] > 0 or bounds[keys] < rows): log end 0, unknown */
     memset(log_end, 0, (size_t)rows * 8);
     memset(known, 0, (size_t)rows);
     for (Py_ssize_t k = 0; k < keys; k++) {
@@ -96,10 +104,14 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
             known[r] = 1;
         }
     }
-    result = PyTuple_Pack(2, out[0], out[1]);
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        /* the difference wrapped as numpy wraps it (unsigned, then back: no overflow) */
+        const int64_t d = (int64_t)((uint64_t)log_end[r] - (uint64_t)committed[r]);
+        lag[r] = d > 0 ? d : 0;
+    }
+    result = PyTuple_Pack(N_OUT, out[0], out[1], out[2]);
 done:
-    Py_XDECREF(out[0]);
-    Py_XDECREF(out[1]);
+    for (int i = 0; i < N_OUT; i++) Py_XDECREF(out[i]);
     for (int i = 0; i < held; i++) PyBuffer_Release(&b[i]);
     return result;
 }

@@ -17,7 +17,7 @@
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
- * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time (lag).
+ * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time, and lag.
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
  */
@@ -104,8 +104,9 @@ static PyMethodDef records_functions[] = {
      "int16_heads(offsets, data, validity, bit_offset, null, short) -> bytes: the big-endian "
      "int16 each row of a binary column starts with, as int64 (see row_heads.h)."},
     {"commit_log_ends", (PyCFunction)(void (*)(void))commit_log_ends, METH_FASTCALL,
-     "commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times) -> "
-     "(log_end, known): each commit's log end offset at its time (see log_end_lags.h)."},
+     "commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times, "
+     "committed) -> (log_end, lag, known): each commit's log end offset at its time and its "
+     "lag (see log_end_lags.h)."},
     {NULL, NULL, 0, NULL},
 };
 
