@@ -470,9 +470,10 @@ def test_commit_lags_by_the_engine_are_the_reference(
         ends = np.maximum.accumulate(rnd.integers(0, 10_000, steps)).tolist()
         return LogEnd(times, ends, "segments", "here", history)
 
-    def dense(steps: int) -> LogEnd:  # many steps between two commits
-        times = np.sort(rnd.integers(0, 1000, steps)).tolist()
-        ends = np.sort(rnd.integers(0, 10_000, steps)).tolist()
+    def dense(steps: int, within: int = 1000) -> LogEnd:  # many steps between two commits
+        # within < 1000: most steps in a short time, two far after (uneven times per step)
+        times = np.sort(np.append(rnd.integers(0, within, steps), [998, 999])).tolist()
+        ends = np.sort(rnd.integers(0, 10_000, steps + 2)).tolist()
         return LogEnd(times, ends, "segments", "here", True)
 
     shared = [log_end(int(rnd.integers(1, 40))) for _ in range(4)]
@@ -482,6 +483,7 @@ def test_commit_lags_by_the_engine_are_the_reference(
         log_end(1, history=False),
         log_end(int(rnd.integers(1, 3))),
         dense(int(rnd.integers(100, 600))),
+        dense(int(rnd.integers(100, 600)), within=int(rnd.integers(1, 20))),
     ]
     keys = int(rnd.integers(0, 30))
     ends = [choices[int(rnd.integers(0, len(choices)))] for _ in range(keys)]
@@ -548,6 +550,16 @@ def test_commit_log_ends_checks_its_buffers() -> None:
     assert np.frombuffer(log_end, np.int64).tolist() == [0, 10, 20]
     assert np.frombuffer(lag, np.int64).tolist() == [4, 7, 0]
     assert np.frombuffer(known, np.uint8).tolist() == [0, 1, 1]
+    # steps over all of int64 (their span past 2^63), one step, no step; times at their ends
+    lo, hi = -(2**63), 2**63 - 1
+    for steps in (i64(lo, -5, -5, 0, hi), i64(lo, hi), i64(7), i64()):
+        times = i64(lo, lo + 1, -6, -5, -4, 0, 6, 7, 8, hi - 1, hi)
+        log_end, _, _ = engine(
+            steps, steps + 1, i64(0, len(steps)), i64(0), i64(0, len(times)), times, times
+        )
+        at = np.searchsorted(steps, times, side="right")
+        want = np.where(at > 0, (steps + 1)[np.maximum(at - 1, 0)] if len(steps) else 0, 0)
+        assert np.frombuffer(log_end, np.int64).tolist() == want.tolist()
 
 
 def test_real_consumer_caught_up() -> None:

@@ -8,24 +8,54 @@
  * partition's log end is key_steps[k] (-1: none known over time). A commit's log end is the
  * end of the last step at or before its time (0 before the first step): LogEnd.at's
  * bisect_right; its lag the log end minus its offset, never below 0 (numpy's int64 difference:
- * wrapped past the int64 range, not undefined). A key's commits are mostly in time order, so
- * each search starts from the step the last one found when it can.
+ * wrapped past the int64 range, not undefined). Each log end's steps are indexed by time
+ * once (StepIndex), so a commit's step is looked up in its bucket's few.
  */
 
-/* The steps of times[0:n] at or before t (bisect_right), given a hint: the answer for an
-   earlier time of the same key (searching from it costs a step or two when times rise). */
-static HOT_INLINE Py_ssize_t steps_at_or_before(const int64_t *times, Py_ssize_t n, int64_t t,
-                                                Py_ssize_t hint) {
-    Py_ssize_t lo = 0, hi = n;
-    if (hint > 0 && hint <= n && times[hint - 1] <= t) {
-        lo = hint; /* the answer is hint or after: gallop forward */
-        Py_ssize_t step = 1;
-        while (lo + step <= n && times[lo + step - 1] <= t) {
-            lo += step;
-            step *= 2;
-        }
-        hi = lo + step <= n ? lo + step - 1 : n;
+/* A log end's steps indexed by time, so a commit's step is found in the few steps of its
+   bucket (a gallop and bisection over all of them took some 70 instructions and a few
+   mispredicted branches a commit). Bucket b holds the times t0 + (b << shift) to
+   t0 + ((b + 1) << shift) - 1, t0 the first step's time; below[b] is how many steps come before
+   the bucket's first time, below[buckets] = n. shift is the least that makes the buckets at most
+   n (2 when n is 1 and the steps span more than 2^63), so below needs at most n + 2 entries. */
+typedef struct {
+    const int64_t *times;
+    Py_ssize_t n, buckets;
+    int shift;
+    Py_ssize_t *below;
+} StepIndex;
+
+/* The index of times[0:n] (sorted) into below (room for n + 2). */
+static void step_index(StepIndex *x, const int64_t *times, Py_ssize_t n, Py_ssize_t *below) {
+    x->times = times;
+    x->n = n;
+    x->below = below;
+    x->shift = 0;
+    x->buckets = 0;
+    if (n == 0) return;
+    /* the span as unsigned: the times may cover all of int64 */
+    const uint64_t span = (uint64_t)times[n - 1] - (uint64_t)times[0];
+    while (x->shift < 63 && (span >> x->shift) >= (uint64_t)n) x->shift++;
+    x->buckets = (Py_ssize_t)(span >> x->shift) + 1;
+    Py_ssize_t i = 0;
+    for (Py_ssize_t bucket = 0; bucket < x->buckets; bucket++) {
+        const uint64_t first = (uint64_t)bucket << x->shift; /* at most span: no overflow */
+        while (i < n && (uint64_t)times[i] - (uint64_t)times[0] < first) i++;
+        below[bucket] = i;
     }
+    below[x->buckets] = n;
+}
+
+/* The steps at or before t (bisect_right of the times): 0 before the first, n from the last
+   on, else a bisection of t's bucket's steps (the answer is between the steps before the
+   bucket and those before the next one). */
+static HOT_INLINE Py_ssize_t steps_at_or_before(const StepIndex *x, int64_t t) {
+    const int64_t *times = x->times;
+    if (x->n == 0 || t < times[0]) return 0;
+    if (t >= times[x->n - 1]) return x->n;
+    /* times[0] <= t < times[n - 1]: its bucket is below span >> shift, one of the buckets */
+    const Py_ssize_t bucket = (Py_ssize_t)(((uint64_t)t - (uint64_t)times[0]) >> x->shift);
+    Py_ssize_t lo = x->below[bucket], hi = x->below[bucket + 1];
     while (lo < hi) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
         if (times[mid] <= t)
@@ -58,6 +88,8 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
     Py_buffer b[N_ARGS];
     int held = 0;
     PyObject *out[N_OUT] = {NULL, NULL, NULL}, *result = NULL;
+    StepIndex *index = NULL;
+    Py_ssize_t *below = NULL;
     for (; held < N_ARGS; held++)
         if (PyObject_GetBuffer(args[held], &b[held], PyBUF_SIMPLE) < 0) goto done;
     for (int i = 0; i < N_ARGS; i++)
@@ -92,14 +124,22 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
     /* rows outside every key's (bounds[0] > 0 or bounds[keys] < rows): log end 0, unknown */
     memset(log_end, 0, (size_t)rows * 8);
     memset(known, 0, (size_t)rows);
+    /* each log end's index: n + 2 entries of below per end (steps + 2 * ends in all) */
+    if (steps > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(Py_ssize_t) - 2 * ends - 1 ||
+        !(index = PyMem_Malloc(sizeof(StepIndex) * (size_t)(ends ? ends : 1))) ||
+        !(below = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(steps + 2 * ends + 1)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t end = 0; end < ends; end++)
+        step_index(&index[end], times + step_bounds[end], step_bounds[end + 1] - step_bounds[end],
+                   below + step_bounds[end] + 2 * end);
     for (Py_ssize_t k = 0; k < keys; k++) {
         if (key_steps[k] < 0) continue;
-        const int64_t *t = times + step_bounds[key_steps[k]];
+        const StepIndex *x = &index[key_steps[k]];
         const int64_t *e = step_end + step_bounds[key_steps[k]];
-        const Py_ssize_t n = step_bounds[key_steps[k] + 1] - step_bounds[key_steps[k]];
-        Py_ssize_t at = 0;
         for (int64_t r = bounds[k]; r < bounds[k + 1]; r++) {
-            at = steps_at_or_before(t, n, commit_time[r], at);
+            const Py_ssize_t at = steps_at_or_before(x, commit_time[r]);
             log_end[r] = at > 0 ? e[at - 1] : 0;
             known[r] = 1;
         }
@@ -111,6 +151,8 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
     }
     result = PyTuple_Pack(N_OUT, out[0], out[1], out[2]);
 done:
+    PyMem_Free(index);
+    PyMem_Free(below);
     for (int i = 0; i < N_OUT; i++) Py_XDECREF(out[i]);
     for (int i = 0; i < held; i++) PyBuffer_Release(&b[i]);
     return result;
