@@ -151,6 +151,30 @@ def test_many_keys_and_producers_grow_the_tables() -> None:
     assert rows.tolist() == sorted(last.values())
 
 
+@pytest.mark.parametrize("mask", [0, 0xFFFF_FFFF_0000_0000, 0x3, (1 << 64) - 1])
+def test_keys_whose_hashes_collide_are_told_apart_by_their_bytes(mask: int) -> None:
+    """The key table (key_store.h) with its hashes cut to ``mask``'s bits (0: one hash for
+    every key, so each probe walks past the others and compares their bytes): keys of every
+    size up to 70 bytes, pairs one byte apart at every place, numbered as first seen."""
+    from codegen.native import _records
+
+    rng = random.Random(mask & 0xFFFF)
+    keys = []
+    for size in range(71):
+        base = rng.randbytes(size)
+        keys.append(base)
+        for at in range(size):  # the same bytes but one
+            keys.append(base[:at] + bytes([base[at] ^ 0x80]) + base[at + 1 :])
+    keys = keys[:600] if mask == 0 else keys  # every probe is linear when all collide
+    rows = keys + rng.sample(keys, len(keys)) + keys[::-1]
+    column = pa.array(rows, pa.binary())
+    numbers = np.frombuffer(_records.key_numbers(*_buffers(column), mask), np.int64)
+    first: dict[bytes, int] = {}
+    expected = [first.setdefault(k, len(first)) for k in rows]
+    assert numbers.tolist() == expected
+    assert len(first) == len(set(keys))
+
+
 def _buffers(column: pa.Array) -> tuple[np.ndarray, Any]:
     return np.frombuffer(column.buffers()[1], np.int32, len(column) + 1), column.buffers()[2]
 

@@ -300,16 +300,18 @@ static int effects_row(EffectsObject *e, uint8_t kind, int64_t key, int64_t prod
 }
 
 /* Where an offset commit key's part after the type ends, -1 if the bytes are not one (too
-   short, a length below -1). */
-static Py_ssize_t commit_key_end(const uint8_t *key, Py_ssize_t size) {
-    Py_ssize_t at = 2;
-    for (int s = 0; s < 2; s++) {
-        if (at + 2 > size) return -1;
-        Py_ssize_t len = (int16_t)(key[at] << 8 | key[at + 1]);
-        if (len < -1) return -1;
-        at += 2 + (len > 0 ? len : 0);
-    }
-    return at + 4 <= size ? at + 4 : -1;
+   short, a length below -1): int16 type, int16-length group, int16-length topic (a length of
+   -1 or 0 holds no bytes), int32 partition, so 10 bytes at least. */
+static HOT_INLINE Py_ssize_t commit_key_end(const uint8_t *key, Py_ssize_t size) {
+    if (size < 10) return -1;
+    Py_ssize_t group = (int16_t)(key[2] << 8 | key[3]);
+    if (group < -1) return -1;
+    Py_ssize_t at = 4 + (group > 0 ? group : 0); /* the topic's length */
+    if (at + 6 > size) return -1;                /* it and the partition, the topic empty */
+    Py_ssize_t topic = (int16_t)(key[at] << 8 | key[at + 1]);
+    if (topic < -1) return -1;
+    at += 6 + (topic > 0 ? topic : 0);
+    return at <= size ? at : -1;
 }
 
 #define EFFECT_MAX_BUFFERS 11

@@ -29,28 +29,46 @@ typedef struct {
 #define KEY_STORE_TAG 0xFFFFFFFF00000000ull
 #define KEY_STORE_MAX_KEYS 0xFFFFFFFEull /* a key's number + 1 fits the slot's low 32 bits */
 
-/* The hash of a key's bytes (murmur3's mixing over 8-byte words; the last word overlaps the
-   one before it rather than copying a tail of a variable size). */
+/* a * b as 128 bits, the two halves xor-ed (wyhash's "mum"): one multiply mixes every bit of
+   both words into every bit of the answer. */
+static HOT_INLINE uint64_t key_mum(uint64_t a, uint64_t b) {
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+#define KEY_SEED0 0xA0761D6478BD642Full /* wyhash's constants */
+#define KEY_SEED1 0xE7037ED1A0B428DBull
+
+/* The hash of a key's bytes, wyhash's way: 16 bytes a multiply (the last 16 overlapping the
+   ones before rather than copying a tail of a variable size; a key of 4 to 15 bytes read as
+   two overlapping words), the size in the seed. A commit key (30 to 40 bytes) takes two or
+   three multiplies. */
 static HOT_INLINE uint64_t commit_key_hash(const uint8_t *p, Py_ssize_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
-    Py_ssize_t left = n;
-    while (left > 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 29;
-        p += 8;
-        left -= 8;
+    uint64_t h = KEY_SEED0 ^ (uint64_t)n, a, b;
+    if (n >= 16) {
+        Py_ssize_t left = n;
+        while (left > 16) {
+            memcpy(&a, p, 8);
+            memcpy(&b, p + 8, 8);
+            h = key_mum(a ^ KEY_SEED1, b ^ h);
+            p += 16;
+            left -= 16;
+        }
+        memcpy(&a, p + left - 16, 8); /* the last 16 bytes */
+        memcpy(&b, p + left - 8, 8);
+    } else if (n >= 8) {
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, p, 4);
+        memcpy(&y, p + n - 4, 4);
+        a = x, b = y;
+    } else {
+        a = n ? (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1] : 0;
+        b = 0;
     }
-    uint64_t tail = 0;
-    if (n >= 8) /* the last 8 bytes */
-        memcpy(&tail, p + left - 8, 8);
-    else
-        for (Py_ssize_t i = 0; i < left; i++) tail |= (uint64_t)p[i] << (8 * i);
-    h ^= tail; /* murmur3's finalizer: every input bit reaches the low bits a table indexes by */
-    h = (h ^ (h >> 33)) * 0xFF51AFD7ED558CCDull;
-    h = (h ^ (h >> 33)) * 0xC4CEB9FE1A85EC53ull;
-    return h ^ (h >> 33);
+    return key_mum(a ^ KEY_SEED1, b ^ h);
 }
 
 /* *items grown to hold need items (of item_size bytes), doubling; -1 with MemoryError. */
@@ -127,23 +145,40 @@ static int key_store_grow(KeyStore *s) {
     return 0;
 }
 
-/* Whether n bytes at a and b are equal: 8 bytes at a time, the last word overlapping the one
-   before it (keys are a few dozen bytes: a call to memcmp costs more than the compare). */
+/* Whether n bytes at a and b are equal: 16 bytes a step until 32 or fewer are left, then the
+   first 16 and the last 16 of those (overlapping when fewer than 32): keys are a few dozen
+   bytes, and a call to memcmp costs more than the compare. */
 static HOT_INLINE int key_bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
-    uint64_t x, y;
-    if (n < 8) {
-        for (size_t i = 0; i < n; i++)
-            if (a[i] != b[i]) return 0;
-        return 1;
+    uint64_t x0, x1, x2, x3, y0, y1, y2, y3;
+    if (n >= 16) {
+        size_t i = 0;
+        for (; i + 32 < n; i += 16) {
+            memcpy(&x0, a + i, 8);
+            memcpy(&x1, a + i + 8, 8);
+            memcpy(&y0, b + i, 8);
+            memcpy(&y1, b + i + 8, 8);
+            if ((x0 ^ y0) | (x1 ^ y1)) return 0;
+        }
+        memcpy(&x0, a + i, 8);
+        memcpy(&x1, a + i + 8, 8);
+        memcpy(&x2, a + n - 16, 8);
+        memcpy(&x3, a + n - 8, 8);
+        memcpy(&y0, b + i, 8);
+        memcpy(&y1, b + i + 8, 8);
+        memcpy(&y2, b + n - 16, 8);
+        memcpy(&y3, b + n - 8, 8);
+        return !((x0 ^ y0) | (x1 ^ y1) | (x2 ^ y2) | (x3 ^ y3));
     }
-    for (size_t i = 0; i + 8 < n; i += 8) {
-        memcpy(&x, a + i, 8);
-        memcpy(&y, b + i, 8);
-        if (x != y) return 0;
+    if (n >= 8) {
+        memcpy(&x0, a, 8);
+        memcpy(&x1, a + n - 8, 8);
+        memcpy(&y0, b, 8);
+        memcpy(&y1, b + n - 8, 8);
+        return !((x0 ^ y0) | (x1 ^ y1));
     }
-    memcpy(&x, a + n - 8, 8);
-    memcpy(&y, b + n - 8, 8);
-    return x == y;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
 }
 
 /* Where the probe for a key of hash h ends: the slot holding the key of bytes[0:size], or the
@@ -202,4 +237,56 @@ static HOT_INLINE int64_t key_store_find_or_add(KeyStore *s, const uint8_t *byte
     *added = !found;
     if (LIKELY(found)) return (int64_t)(uint32_t)s->slots[at] - 1;
     return key_store_add(s, bytes, size, h, at);
+}
+
+/* key_numbers(key_offsets, key_data, hash_mask) -> int64 bytes: each key's number in a KeyStore
+   (binary column: int32 offsets, rows + 1 of them from the first row, and data), its
+   commit_key_hash anded with hash_mask: the tests' way to make keys collide (mask 0: every
+   key has one hash) and to read the table's numbering, not a step of any view. */
+static PyObject *key_numbers(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    unsigned long long mask;
+    if (nargs != 3 || !PyLong_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "key_numbers(key_offsets, key_data, hash_mask)");
+        return NULL;
+    }
+    if ((mask = PyLong_AsUnsignedLongLong(args[2])) == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer offsets, data;
+    if (PyObject_GetBuffer(args[0], &offsets, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(args[1], &data, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&offsets);
+        return NULL;
+    }
+    PyObject *out = NULL;
+    KeyStore store = {.slots = NULL};
+    Py_ssize_t n = offsets.len / (Py_ssize_t)sizeof(int32_t) - 1;
+    const int32_t *off = offsets.buf;
+    if (n < 0 || offsets.len != (n + 1) * (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "key_numbers: the offsets are not int32");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (off[i] < 0 || off[i + 1] < off[i] || off[i + 1] > data.len) {
+            PyErr_SetString(PyExc_ValueError, "key_numbers: a key's offsets are outside its data");
+            goto done;
+        }
+    if (key_store_init(&store, sizeof(KeyEntry)) < 0 ||
+        !(out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t))))
+        goto done;
+    int64_t *number = (int64_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *k = (const uint8_t *)data.buf + off[i];
+        int32_t size = off[i + 1] - off[i];
+        int added;
+        uint64_t h = commit_key_hash(k, size) & (uint64_t)mask;
+        if ((number[i] = key_store_find_or_add(&store, k, size, h, &added)) < 0) {
+            Py_CLEAR(out);
+            goto done;
+        }
+    }
+done:
+    if (store.slots) key_store_free(&store);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    return out;
 }

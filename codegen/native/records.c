@@ -10,7 +10,8 @@
  * - batch_header_columns (batch_columns.h): the header pass, as columns;
  * - batch_header_ends (header_ends.h): the header pass over many files in one call, what log
  *   ends are made of;
- * - KeyStore (key_store.h): the key table superseded_commits and CommitEffects share;
+ * - KeyStore (key_store.h): the key table superseded_commits and CommitEffects share
+ *   (key_numbers: its numbering of keys whose hashes collide, for the tests);
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
  * - commit_kinds (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
@@ -94,6 +95,9 @@ static PyMethodDef records_functions[] = {
     {"crc32c", (PyCFunction)(void (*)(void))crc32c_function, METH_FASTCALL,
      "crc32c(data, by_tables=False) -> int: the CRC-32C of a buffer, as the loops check a "
      "batch's (by_tables: without the CPU's crc32 instruction)."},
+    {"key_numbers", (PyCFunction)(void (*)(void))key_numbers, METH_FASTCALL,
+     "key_numbers(key_offsets, key_data, hash_mask) -> int64 bytes: each key's number in a "
+     "key table whose hashes are anded with hash_mask (for the tests; see key_store.h)."},
     {"superseded_commits", (PyCFunction)superseded_commits, METH_O,
      "superseded_commits(chunks) -> bool | None: mark the plain offset commits a later plain "
      "commit of the same key supersedes (see superseded_commits.h)."},
