@@ -151,6 +151,64 @@ def test_many_keys_and_producers_grow_the_tables() -> None:
     assert rows.tolist() == sorted(last.values())
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_values_written_over_and_moved_are_each_keys_last(seed: int) -> None:
+    """Plain commits whose value is as long as their key's committed one are written over it,
+    the others appended (and the arena compacted): each key's committed value is its last
+    commit's bytes, through tombstones, transactional commits taking effect in between, and
+    chunks of any size."""
+    from codegen.native import _records
+
+    rng = random.Random(seed)
+    keys = [_key(False, f"g{i}", "topic", i % 4) for i in range(300)]
+    rows: list[tuple[int, bytes, bytes | None, int]] = []  # kind, key, value, producer
+    for _ in range(20_000):
+        key = rng.choice(keys)
+        roll = rng.random()
+        if roll < 0.05:
+            rows.append((2, key, None, -1))
+        elif roll < 0.1:
+            rows.append((3, key, rng.randbytes(rng.choice([0, 9, 24])), 7))
+        elif roll < 0.12:
+            rows.append((6, b"\x00\x00\x00\x01", None, 7))
+        else:  # mostly one length per key, at times another
+            size = 24 if rng.random() < 0.9 else rng.choice([0, 9, 17, 40])
+            rows.append((1, key, rng.randbytes(size), -1))
+    rows.append((6, b"\x00\x00\x00\x01", None, 7))
+    live: dict[bytes, tuple[int, bytes]] = {}
+    waiting: list[tuple[bytes, int, bytes]] = []
+    for i, (kind, key, value, _) in enumerate(rows):
+        if kind == 1:
+            live[key[2:]] = (i, value or b"")
+        elif kind == 2:
+            live.pop(key[2:], None)
+        elif kind == 3:
+            waiting.append((key[2:], i, value or b""))
+        else:
+            live.update((k, (row, v)) for k, row, v in waiting)
+            waiting = []
+    effects = _records.CommitEffects()
+    start = 0
+    while start < len(rows):
+        chunk = rows[start : start + rng.choice([1, 7, 500, 4096])]
+        key = pa.array([r[1] for r in chunk], pa.binary())
+        value = pa.array([r[2] for r in chunk], pa.binary())
+        effects.add_records(
+            *_buffers(key), *_buffers(value), np.array([r[0] for r in chunk], np.uint8),
+            np.array([r[3] for r in chunk], np.int64),
+            np.arange(start, start + len(chunk), dtype=np.int64), np.zeros(len(chunk), np.int64),
+        )  # fmt: skip
+        start += len(chunk)
+    out_rows, _, key_offsets, key_data, value_offsets, value_data = effects.live()
+    got = {}
+    n = len(out_rows) // 8
+    k_off, v_off = np.frombuffer(key_offsets, np.int32), np.frombuffer(value_offsets, np.int32)
+    for j, row in enumerate(np.frombuffer(out_rows, np.int64).tolist()):
+        got[key_data[k_off[j] + 2 : k_off[j + 1]]] = (row, value_data[v_off[j] : v_off[j + 1]])
+    assert n == len(live)
+    assert got == live
+
+
 @pytest.mark.parametrize("mask", [0, 0xFFFF_FFFF_0000_0000, 0x3, (1 << 64) - 1])
 def test_keys_whose_hashes_collide_are_told_apart_by_their_bytes(mask: int) -> None:
     """The key table (key_store.h) with its hashes cut to ``mask``'s bits (0: one hash for

@@ -14,7 +14,8 @@
  *
  * Two ways to feed it. add_records: the engine's columns (key and value bytes, record offset,
  * timestamp); each committed offset's row is kept as its key's record type, value bytes,
- * offset and timestamp (values in an arena compacted as it fills with superseded ones), so the
+ * offset and timestamp (values in an arena: a value as long as its key's committed one written
+ * over it, others appended and the arena compacted as it fills with superseded ones), so the
  * caller decodes the few rows of the answer again and memory is bounded by the keys. A key is
  * an offset commit key's bytes after the type up to its partition (bytes after that are no
  * part of it, as the decoder reads none); a key of another shape is its bytes after the type.
@@ -404,13 +405,23 @@ static HOT_INLINE void copy_short(uint8_t *dst, const uint8_t *src, size_t n) {
 }
 
 /* A plain commit (kind 1) of key `key`, not in history mode, takes effect: what effects_row
-   does with it (its value kept, then effects_apply), without building and copying the row. */
+   does with it (its value kept, then effects_apply), without building and copying the row. A
+   value as long as the key's committed one (the same consumer committing again: nearly every
+   row) is written over it, which only the key held: the arena does not grow, and is compacted
+   only when values change length. */
 static HOT_INLINE int effects_plain_commit(EffectsObject *e, int64_t key, int64_t row,
                                            int64_t time, uint16_t type, const uint8_t *value,
                                            int32_t length) {
     size_t n = length > 0 ? (size_t)length : 0;
-    if (UNLIKELY(e->values_len + n > e->values_cap) && effects_value_room(e, n) < 0) return -1;
     EffectKey *k = &effect_keys(e)[key];
+    if (LIKELY(k->live.row >= 0 && k->live.length == length)) {
+        copy_short(e->values + k->live.value, value, n);
+        k->live.row = row;
+        k->live.time = time;
+        k->live.type = type;
+        return 0;
+    }
+    if (UNLIKELY(e->values_len + n > e->values_cap) && effects_value_room(e, n) < 0) return -1;
     if (k->live.row >= 0 && k->live.length > 0) e->values_live -= (size_t)k->live.length;
     copy_short(e->values + e->values_len, value, n);
     k->live.row = row; /* the history's fields are never read here */
