@@ -1,22 +1,28 @@
 """Coordinator partitions as a downgrade reads them: the partitions of a topic among the paths
-given (one replica each), and per partition its live records (after compaction, by key) and
-every record it holds by kind (what a release's loader meets, :mod:`codegen.forensics.loaded`)."""
+given (one replica each: :mod:`codegen.forensics.coordinator_logs`), and per partition its live
+records (after compaction, by key) and every record it holds by kind (what a release's loader
+meets, :mod:`codegen.forensics.loaded`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder, coordinator_decoder
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
-from codegen.dumps.storage import RemotePath, StoragePath
+from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.live import LiveKeys, LiveRow
-from codegen.forensics.inputs import InputError, LogDirs, discover
+from codegen.forensics.coordinator_logs import (
+    DumpInputError,
+    dump_partitions,
+    is_paths,
+    log_dirs_of,
+)
+from codegen.forensics.inputs import LogDirs
 from codegen.forensics.loaded import LoadedPartition, group_of
 
 if TYPE_CHECKING:
@@ -33,9 +39,6 @@ __all__ = [
     "scan_partition",
     "scan_partitions",
 ]
-
-DumpInputError = InputError
-"""The input is not what the command reads (kept under its former name)."""
 
 
 @dataclass(slots=True)  # not frozen: one per record, and frozen init is slower
@@ -98,29 +101,6 @@ class LiveRecords(CompactedView):
             )
 
 
-def log_dirs_of(path: StoragePath | Sequence[StoragePath | str] | LogDirs) -> LogDirs:
-    if isinstance(path, LogDirs):
-        return path
-    return discover([path] if isinstance(path, str | Path | RemotePath) else list(path))
-
-
-def dump_partitions(
-    path: StoragePath | Sequence[StoragePath | str] | LogDirs, topic: str = CONSUMER_OFFSETS
-) -> list[tuple[int, list[StoragePath]]]:
-    """(partition, segment files) of ``topic`` to read from broker log dirs, partition folders
-    or segment files (see :mod:`codegen.forensics.inputs`); one replica per partition.
-
-    Raises :class:`~codegen.forensics.inputs.InputError` when the paths hold none."""
-    dirs = log_dirs_of(path)
-    dirs.require(topic, command=f"reading {topic}")
-    found = dirs.coordinator_segments(topic)
-    if not found:
-        raise InputError(
-            f"{', '.join(map(str, dirs.given))}: the {topic} partition folders hold no .log segment"
-        )
-    return found
-
-
 def live_records(
     path: StoragePath | Sequence[StoragePath | str] | LogDirs,
     errors: list[SegmentError] | None = None,
@@ -175,14 +155,3 @@ def scan_partitions(
             errors.extend(found)
             found.clear()
     return views
-
-
-def is_paths(value: object) -> bool:
-    """A list or tuple of paths (rather than of views)."""
-    return _is_paths(value)
-
-
-def _is_paths(value: object) -> bool:
-    return isinstance(value, list | tuple) and all(
-        isinstance(v, str | Path | RemotePath) for v in value
-    )

@@ -65,7 +65,7 @@ from codegen.dumps.views.compacted import CompactedView, GroupState
 from codegen.dumps.views.consumer_offsets import read_compacted
 from codegen.dumps.views.cut import AsOf
 from codegen.forensics.cluster import cluster_metadata
-from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions, is_paths
+from codegen.forensics.coordinator_logs import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.group_timelines import OFFSET_DELETED, GroupEvent, Timelines
 from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
