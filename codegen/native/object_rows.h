@@ -1,0 +1,254 @@
+/* object_arrays: JSON arrays of objects of int64 rows (lag's commits, for
+ * codegen.forensics.lag_json.commits_json and lag_lines.h): each row's members a prefix (what
+ * comes before the value: b'{"a":', b',"b":', ...) and its int64 column's value, or null where
+ * its mask says so, as orjson prints the same dicts. int64_text writes an integer; ObjectRows
+ * holds the rows as object_rows reads them from their buffers, put_object_rows prints a run of
+ * them. Included by jsontext.c after the values' text (json_values.h: Buf, PUT_LITERAL), before
+ * lag_lines.h, which prints its commits with put_object_rows.
+ */
+#define MAX_OBJECT_FIELDS 16
+
+/* The longest prefix (what comes before a member's value) object_arrays takes. */
+#define PREFIX_MAX 32
+
+/* The most characters int64_text writes: a sign and 19 digits. */
+#define INT64_TEXT_MAX 20
+
+/* The four digits of each number below 10000, one after another (n's at 4 * n), filled when
+   the module loads (digit_quads). A 4-byte read from n's last `width` digits on ends at
+   4 * n + 8 - width: at most 4 * 10^width + 4 - width, inside the table. */
+static char DIGIT_QUADS[4 * 10000];
+
+static void digit_quads(void) {
+    for (int n = 0; n < 10000; n++) {
+        DIGIT_QUADS[4 * n] = (char)('0' + n / 1000);
+        DIGIT_QUADS[4 * n + 1] = (char)('0' + n / 100 % 10);
+        DIGIT_QUADS[4 * n + 2] = (char)('0' + n / 10 % 10);
+        DIGIT_QUADS[4 * n + 3] = (char)('0' + n % 10);
+    }
+}
+
+/* u (below 10000) in decimal at o, no leading zero; returns the end. Its width by three
+   comparisons (no branch), its digits the last `width` of its quad: one 4-byte copy, the bytes
+   past the end left for the next write. */
+static HOT_INLINE char *quad_text(char *o, unsigned u) {
+    const unsigned width = 1 + (u >= 10) + (u >= 100) + (u >= 1000);
+    memcpy(o, DIGIT_QUADS + 4 * u + 4 - width, 4);
+    return o + width;
+}
+
+/* u (below 10000) as four digits at o, leading zeros kept. */
+static HOT_INLINE char *quad_digits(char *o, unsigned u) {
+    memcpy(o, DIGIT_QUADS + 4 * u, 4);
+    return o + 4;
+}
+
+/* u (below 10^8) in decimal at o, no leading zero. */
+static HOT_INLINE char *octet_text(char *o, unsigned u) {
+    if (u < 10000) return quad_text(o, u);
+    const unsigned hi = u / 10000;
+    return quad_digits(quad_text(o, hi), u - hi * 10000);
+}
+
+/* u (below 10^8) as eight digits at o, leading zeros kept. */
+static HOT_INLINE char *octet_digits(char *o, unsigned u) {
+    const unsigned hi = u / 10000;
+    return quad_digits(quad_digits(o, hi), u - hi * 10000);
+}
+
+/* v in decimal at o (room for INT64_TEXT_MAX characters there); returns the end. Blocks of
+   up to eight digits from the left, each of one or two quads from the table: what the number's
+   size costs (a small offset or lag one quad, a millisecond timestamp's 13 digits four), no
+   division chain over all its digits. At most INT64_TEXT_MAX bytes are written: a copy past
+   the end is at most the 3 bytes of the last quad's, and a 19-digit number's first block has 3
+   digits (below 2^63 + 1). */
+static inline char *int64_text(char *o, long long v) {
+    unsigned long long u = (unsigned long long)v;
+    if (v < 0) {
+        *o++ = '-';
+        u = 0ULL - u;
+    }
+    const unsigned long long e8 = 100000000ULL;
+    if (u < e8) return octet_text(o, (unsigned)u);
+    if (u < e8 * e8) {
+        const unsigned long long hi = u / e8;
+        return octet_digits(octet_text(o, (unsigned)hi), (unsigned)(u - hi * e8));
+    }
+    const unsigned long long top = u / (e8 * e8), rest = u - top * (e8 * e8), mid = rest / e8;
+    o = octet_digits(quad_text(o, (unsigned)top), (unsigned)mid);
+    return octet_digits(o, (unsigned)(rest - mid * e8));
+}
+
+/* The int64 rows' objects, as object_arrays reads them: nf fields, each a prefix (what comes
+   before its value: at most PREFIX_MAX bytes, zero-padded to that), int64 column and mask
+   (NULL: none; a 0 byte: null). */
+typedef struct {
+    Py_ssize_t nf;
+    char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
+    Py_ssize_t prefix_len[MAX_OBJECT_FIELDS];
+    const int64_t *column[MAX_OBJECT_FIELDS];
+    const char *mask[MAX_OBJECT_FIELDS];
+} ObjectRows;
+
+/* "[" + the objects of rows [from, to) joined by "," + "]". A row's text is at most "," + per
+   field PREFIX_MAX and INT64_TEXT_MAX characters + "}": room for it is made once per row, then
+   written without a check per value; each prefix is copied as PREFIX_MAX bytes (a fixed size:
+   no call), the output advanced by its length. */
+static int put_object_rows(Buf *b, const ObjectRows *r, int64_t from, int64_t to) {
+    const Py_ssize_t row_room = 2 + r->nf * (PREFIX_MAX + INT64_TEXT_MAX);
+    if (PUT_LITERAL(b, "[") < 0) return -1;
+    for (int64_t row = from; row < to; row++) {
+        if (buf_reserve(b, row_room) < 0) return -1;
+        char *o = b->p + b->len;
+        if (row > from) *o++ = ',';
+        for (Py_ssize_t i = 0; i < r->nf; i++) {
+            memcpy(o, r->prefix[i], PREFIX_MAX);
+            o += r->prefix_len[i];
+            if (r->mask[i] && !r->mask[i][row]) {
+                memcpy(o, "null", 4);
+                o += 4;
+            } else {
+                o = int64_text(o, r->column[i][row]);
+            }
+        }
+        *o++ = '}';
+        b->len = o - b->p;
+    }
+    return PUT_LITERAL(b, "]");
+}
+
+/* object_arrays(prefixes, columns, masks, bounds) -> list of bytes: per k, the JSON array of
+   the objects of rows bounds[k]:bounds[k + 1]: each row prefixes[0], columns[0][row],
+   prefixes[1], columns[1][row], ... then "}" (prefixes: b'{"a":', b',"b":', ...). columns are
+   int64 buffers of one length; masks, per column, a buffer of one byte per row (the value is
+   null where it is 0) or None. What orjson writes of the same lists of dicts. */
+/* The buffers an ObjectRows reads, held until released. */
+typedef struct {
+    Py_buffer cols[MAX_OBJECT_FIELDS], masks[MAX_OBJECT_FIELDS];
+    int held_cols, held_masks[MAX_OBJECT_FIELDS];
+    Py_ssize_t nf;
+} RowBuffers;
+
+static void row_buffers_release(RowBuffers *h) {
+    for (Py_ssize_t i = 0; i < h->nf; i++)
+        if (h->held_masks[i]) PyBuffer_Release(&h->masks[i]);
+    for (int i = 0; i < h->held_cols; i++) PyBuffer_Release(&h->cols[i]);
+    h->held_cols = 0;
+    memset(h->held_masks, 0, sizeof h->held_masks);
+}
+
+/* The rows of (prefixes, columns, masks) (object_arrays' first three arguments) into r, their
+   buffers held in h (released by row_buffers_release, also after an error); their count, -1
+   with an error set. `name` names the caller in errors. */
+static Py_ssize_t object_rows(const char *name, PyObject *prefixes, PyObject *columns,
+                              PyObject *masks, ObjectRows *r, RowBuffers *h) {
+    memset(h, 0, sizeof *h);
+    if (!PyTuple_Check(prefixes) || !PyTuple_Check(columns) || !PyTuple_Check(masks)) {
+        PyErr_Format(PyExc_TypeError, "%s: prefixes, columns and masks are tuples", name);
+        return -1;
+    }
+    const Py_ssize_t nf = PyTuple_GET_SIZE(prefixes);
+    if (nf < 1 || nf > MAX_OBJECT_FIELDS || PyTuple_GET_SIZE(columns) != nf ||
+        PyTuple_GET_SIZE(masks) != nf) {
+        PyErr_Format(PyExc_ValueError, "%s: 1 to %d fields, as many of each", name,
+                     MAX_OBJECT_FIELDS);
+        return -1;
+    }
+    h->nf = r->nf = nf;
+    Py_ssize_t n = -1;
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        PyObject *given = PyTuple_GET_ITEM(prefixes, i);
+        if (!PyBytes_Check(given)) {
+            PyErr_Format(PyExc_TypeError, "%s: prefixes must be bytes", name);
+            return -1;
+        }
+        r->prefix_len[i] = PyBytes_GET_SIZE(given);
+        if (r->prefix_len[i] > PREFIX_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s: a prefix of %zd bytes (at most %d)", name,
+                         r->prefix_len[i], PREFIX_MAX);
+            return -1;
+        }
+        memset(r->prefix[i], 0, PREFIX_MAX);
+        memcpy(r->prefix[i], PyBytes_AS_STRING(given), (size_t)r->prefix_len[i]);
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(columns, i), &h->cols[i], PyBUF_C_CONTIGUOUS) <
+            0)
+            return -1;
+        h->held_cols++;
+        if (h->cols[i].itemsize != 8 || (n >= 0 && h->cols[i].len / 8 != n)) {
+            PyErr_Format(PyExc_ValueError, "%s: int64 columns of one length", name);
+            return -1;
+        }
+        n = h->cols[i].len / 8;
+        r->column[i] = h->cols[i].buf;
+        r->mask[i] = NULL;
+        PyObject *mask = PyTuple_GET_ITEM(masks, i);
+        if (mask != Py_None) {
+            if (PyObject_GetBuffer(mask, &h->masks[i], PyBUF_C_CONTIGUOUS) < 0) return -1;
+            h->held_masks[i] = 1;
+            if (h->masks[i].itemsize != 1 || h->masks[i].len != n) {
+                PyErr_Format(PyExc_ValueError, "%s: a byte of mask per row", name);
+                return -1;
+            }
+            r->mask[i] = h->masks[i].buf;
+        }
+    }
+    return n;
+}
+
+/* Bounds (an int64 buffer, held in view): rising, within [0, rows]; their count - 1 (the runs),
+   -1 with an error set. */
+static Py_ssize_t row_bounds(const char *name, PyObject *given, Py_buffer *view, Py_ssize_t rows) {
+    if (PyObject_GetBuffer(given, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const int64_t *at = view->buf;
+    const Py_ssize_t runs = view->len / 8 - 1;
+    if (view->itemsize != 8 || view->len < 8) {
+        PyErr_Format(PyExc_ValueError, "%s: int64 bounds, the end last", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k <= runs; k++) {
+        if (at[k] < 0 || at[k] > rows || (k && at[k] < at[k - 1])) {
+            PyErr_Format(PyExc_ValueError, "%s: bounds outside the rows", name);
+            PyBuffer_Release(view);
+            return -1;
+        }
+    }
+    return runs;
+}
+
+/* object_arrays(prefixes, columns, masks, bounds) -> list of bytes: per k, the JSON array of
+   the objects of rows bounds[k]:bounds[k + 1]: each row prefixes[0], columns[0][row],
+   prefixes[1], columns[1][row], ... then "}" (prefixes: b'{"a":', b',"b":', ...). columns are
+   int64 buffers of one length; masks, per column, a buffer of one byte per row (the value is
+   null where it is 0) or None. What orjson writes of the same lists of dicts. */
+static PyObject *object_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "object_arrays(prefixes, columns, masks, bounds): three tuples and a "
+                        "buffer");
+        return NULL;
+    }
+    ObjectRows rows;
+    RowBuffers held;
+    Py_buffer bounds;
+    PyObject *out = NULL;
+    Buf b = {NULL, 0, 0, NULL};
+    Py_ssize_t n = object_rows("object_arrays", args[0], args[1], args[2], &rows, &held);
+    Py_ssize_t runs = n < 0 ? -1 : row_bounds("object_arrays", args[3], &bounds, n);
+    if (runs < 0) goto done;
+    const int64_t *at = bounds.buf;
+    out = PyList_New(runs);
+    for (Py_ssize_t k = 0; out && k < runs; k++) {
+        b.len = 0;
+        PyObject *text = put_object_rows(&b, &rows, at[k], at[k + 1]) < 0
+                             ? NULL
+                             : PyBytes_FromStringAndSize(b.p, b.len);
+        if (!text) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, k, text);
+    }
+    PyBuffer_Release(&bounds);
+done:
+    PyMem_Free(b.p);
+    row_buffers_release(&held);
+    return out;
+}
