@@ -4,7 +4,9 @@
  * Each key is numbered from 0 in the order first seen and has an entry of the caller's size: a
  * KeyEntry (its hash, where its bytes are, their size) and then the caller's fields, all
  * entries in one array, so `(T *)store.entries` is an array of the caller's struct T (whose
- * first member is a KeyEntry). A key's bytes are copied once into an arena. Keys are found by
+ * first member is a KeyEntry), starting at a cache line. A key's bytes are copied once, into
+ * its entry at inline_at when they are at most inline_cap bytes (the caller's room for them;
+ * none unless it sets these after key_store_init), else into an arena. Keys are found by
  * open addressing on commit_key_hash in a table of 8-byte slots (the hash's high 32 bits and
  * the key's number + 1; 0 a free slot), grown to stay at most half full: a lookup reads a slot,
  * compares the key's bytes only where the high bits agree, and the caller's fields are in the
@@ -22,11 +24,14 @@ typedef struct {
     size_t mask, count;
     uint8_t *entries; /* count entries of entry_size bytes, each a KeyEntry first */
     size_t entry_size, entry_cap;
+    void *entries_block; /* the allocation entries lie in, at its first cache line boundary */
+    size_t inline_at, inline_cap; /* a key of at most inline_cap bytes: in its entry, there */
     uint8_t *arena;
     size_t arena_len, arena_cap;
 } KeyStore;
 
 #define KEY_STORE_TAG 0xFFFFFFFF00000000ull
+#define KEY_STORE_LINE 64 /* the entries start at a cache line, so one of 64 bytes is one line */
 #define KEY_STORE_MAX_KEYS 0xFFFFFFFEull /* a key's number + 1 fits the slot's low 32 bits */
 
 /* a * b as 128 bits, the two halves xor-ed (wyhash's "mum"): one multiply mixes every bit of
@@ -92,6 +97,33 @@ static int grow_array(void **items, size_t *cap, size_t need, size_t item_size) 
     return 0;
 }
 
+/* Room for need entries, doubling, in a block whose entries start at a cache line (the
+   count entries copied); -1 with MemoryError. */
+static int key_store_grow_entries(KeyStore *s, size_t need) {
+    if (need <= s->entry_cap) return 0;
+    size_t cap = s->entry_cap ? s->entry_cap : 256;
+    while (cap < need) {
+        if (cap > (PY_SSIZE_T_MAX - KEY_STORE_LINE) / 2 / s->entry_size) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap *= 2;
+    }
+    void *block = PyMem_Malloc(cap * s->entry_size + KEY_STORE_LINE - 1);
+    if (!block) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    uintptr_t at = ((uintptr_t)block + KEY_STORE_LINE - 1) & ~(uintptr_t)(KEY_STORE_LINE - 1);
+    uint8_t *entries = (uint8_t *)block + (at - (uintptr_t)block);
+    if (s->count) memcpy(entries, s->entries, s->count * s->entry_size);
+    PyMem_Free(s->entries_block);
+    s->entries_block = block;
+    s->entries = entries;
+    s->entry_cap = cap;
+    return 0;
+}
+
 /* An empty store of entries of entry_size bytes (a KeyEntry first); -1 with MemoryError. */
 static int key_store_init(KeyStore *s, size_t entry_size) {
     *s = (KeyStore){.mask = 4095, .entry_size = entry_size};
@@ -104,13 +136,19 @@ static int key_store_init(KeyStore *s, size_t entry_size) {
 
 static void key_store_free(KeyStore *s) {
     PyMem_Free(s->slots);
-    PyMem_Free(s->entries);
+    PyMem_Free(s->entries_block);
     PyMem_Free(s->arena);
     *s = (KeyStore){.entry_size = s->entry_size};
 }
 
 static HOT_INLINE KeyEntry *key_store_entry(const KeyStore *s, size_t k) {
     return (KeyEntry *)(s->entries + k * s->entry_size);
+}
+
+/* Where the bytes of the key of entry e are: in the entry, or (longer) in the arena. */
+static HOT_INLINE const uint8_t *key_store_bytes(const KeyStore *s, const KeyEntry *e) {
+    return (size_t)e->size <= s->inline_cap ? (const uint8_t *)e + s->inline_at
+                                             : s->arena + e->at;
 }
 
 /* Fetch ahead the slot of a hash, and (prefetch_entry) the entry and bytes of the key in it. */
@@ -123,7 +161,7 @@ static HOT_INLINE void key_store_prefetch_entry(const KeyStore *s, uint64_t h) {
     if (!slot) return;
     const KeyEntry *e = key_store_entry(s, (uint32_t)slot - 1);
     __builtin_prefetch(e);
-    __builtin_prefetch(s->arena + e->at);
+    __builtin_prefetch(key_store_bytes(s, e));
 }
 
 static int key_store_grow(KeyStore *s) {
@@ -194,7 +232,7 @@ static HOT_INLINE size_t key_store_probe(const KeyStore *s, const uint8_t *bytes
         }
         if ((slot & KEY_STORE_TAG) != tag) continue;
         const KeyEntry *e = key_store_entry(s, (uint32_t)slot - 1);
-        if (e->size == size && key_bytes_equal(s->arena + e->at, bytes, (size_t)size)) {
+        if (e->size == size && key_bytes_equal(key_store_bytes(s, e), bytes, (size_t)size)) {
             *found = 1;
             return at;
         }
@@ -210,16 +248,22 @@ static int64_t key_store_add(KeyStore *s, const uint8_t *bytes, int32_t size, ui
         return -1;
     }
     if (size < 0 ||
-        grow_array((void **)&s->entries, &s->entry_cap, s->count + 1, s->entry_size) < 0 ||
-        grow_array((void **)&s->arena, &s->arena_cap, s->arena_len + (size_t)size, 1) < 0) {
+        key_store_grow_entries(s, s->count + 1) < 0 ||
+        ((size_t)size > s->inline_cap &&
+         grow_array((void **)&s->arena, &s->arena_cap, s->arena_len + (size_t)size, 1) < 0)) {
         if (size < 0) PyErr_SetString(PyExc_ValueError, "a key of a negative size");
         return -1;
     }
-    if (size) memcpy(s->arena + s->arena_len, bytes, (size_t)size);
     KeyEntry *e = key_store_entry(s, s->count);
     memset(e, 0, s->entry_size);
-    *e = (KeyEntry){h, s->arena_len, size};
-    s->arena_len += (size_t)size;
+    if ((size_t)size <= s->inline_cap) {
+        *e = (KeyEntry){h, 0, size};
+        if (size) memcpy((uint8_t *)e + s->inline_at, bytes, (size_t)size);
+    } else {
+        *e = (KeyEntry){h, s->arena_len, size};
+        memcpy(s->arena + s->arena_len, bytes, (size_t)size);
+        s->arena_len += (size_t)size;
+    }
     s->slots[at] = (h & KEY_STORE_TAG) | (uint64_t)(s->count + 1);
     int64_t k = (int64_t)s->count++;
     if (s->count * 2 > s->mask && key_store_grow(s) < 0) return -1;

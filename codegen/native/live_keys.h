@@ -196,7 +196,7 @@ static PyObject *LiveKeys_live(LiveKeysObject *s, PyObject *unused) {
     for (size_t i = 0; out && i < n; i++) {
         const LiveKey *k = &live_keys_entries(s)[order[2 * i + 1]];
         PyObject *item = Py_BuildValue("(Liy#)", (long long)k->offset, (int)k->version,
-                                       (const char *)s->store.arena + k->key.at,
+                                       (const char *)key_store_bytes(&s->store, &k->key),
                                        (Py_ssize_t)k->key.size);
         if (!item) Py_CLEAR(out);
         else PyList_SET_ITEM(out, (Py_ssize_t)i, item);
