@@ -4,12 +4,16 @@ the same steps, sources and wheres, with the files the pass leaves to the refere
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from codegen.dumps import SegmentWriter
+from codegen.dumps import SegmentWriter, header_ends, segments
 from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.header_ends import batch_ends
 from codegen.dumps.model import ControlType
@@ -151,6 +155,49 @@ def test_batch_ends_leave_a_file_to_the_reference(tmp_path: Path) -> None:
         assert e[0].tolist() == rows.column("maxTimestamp").to_pylist()
         assert e[1].tolist() == rows.column("lastOffset").to_pylist()
     assert batch_ends([]) == []
+
+
+@pytest.mark.parametrize("remote", [False, True])
+def test_batch_ends_in_several_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remote: bool
+) -> None:
+    """At most FILES_PER_CALL files a call, and a file read whole (as a remote segment is) past
+    BYTES_PER_CALL bytes ends a call: the same as in one call."""
+    module = native_pass()
+    paths = write_disks(tmp_path)
+    logs = sorted(f for p in paths for f in p.glob("*/*.log"))
+    whole = batch_ends(logs)
+    calls: list[int] = []
+
+    def counted(buffers: list[object], *checks: object) -> object:
+        assert all(isinstance(b, bytes) for b in buffers) == remote
+        calls.append(len(buffers))
+        return module.batch_header_ends(buffers, *checks)  # type: ignore[attr-defined]
+
+    class Remote(SegmentReader):
+        @contextmanager
+        def opened(self) -> Iterator[bytes]:
+            yield Path(str(self.name)).read_bytes()
+
+    monkeypatch.setattr(
+        segments, "_native_header_pass", lambda: SimpleNamespace(batch_header_ends=counted)
+    )
+    if remote:  # every file read whole, and a call ends past 0 bytes: after each non-empty one
+        monkeypatch.setattr(header_ends, "SegmentReader", Remote)
+        monkeypatch.setattr(header_ends, "BYTES_PER_CALL", 0)
+        sizes = [f.stat().st_size for f in logs]
+        ends = [n + 1 for n, size in enumerate(sizes) if size] + [len(logs)]
+        expected = [b - a for a, b in itertools.pairwise([0, *ends]) if b > a]
+    else:
+        monkeypatch.setattr(header_ends, "FILES_PER_CALL", 2)
+        expected = [2] * 6 + [1]
+    parts = batch_ends(logs)
+    assert whole is not None and parts is not None and len(parts) == len(whole) == 13
+    for a, b in zip(whole, parts, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None and b is not None:
+            assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
+    assert calls == expected
 
 
 def test_batch_header_ends_checks_its_arguments(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """What a log end over time is made of, read from many segment files at once: each batch's
 newest timestamp and last offset (:func:`codegen.dumps.views.log_ends.steps_of`), by the native
 header pass over all the files in one call (``batch_header_ends``,
-``codegen/native/header_ends.h``), without the rows of
+``codegen/native/header_ends.h``; one per :data:`FILES_PER_CALL` files or
+:data:`BYTES_PER_CALL` bytes read whole), without the rows of
 :func:`codegen.dumps.batch_rows.batch_rows` that the reference reads them from.
 
 The native pass reads a file whole or leaves it to the reference: a file holding an entry the
@@ -11,6 +12,7 @@ rows are read as every file's are without the native pass.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import Final
@@ -25,9 +27,11 @@ __all__ = ["BatchEnds", "batch_ends"]
 
 FILES_PER_CALL: Final = 256
 """Most files one call of the native pass holds open (each map holds a file descriptor)."""
+BYTES_PER_CALL: Final = 1 << 26
+"""Most bytes of files read whole (remote segments; local ones are mapped) one call holds, but
+for its last file's."""
 
 I64 = npt.NDArray[np.int64]
-
 
 BatchEnds = tuple[I64, I64]
 """A segment file's batches' ``maxTimestamp`` and ``lastOffset``, in file order."""
@@ -41,19 +45,28 @@ def batch_ends(files: Sequence[StoragePath]) -> list[BatchEnds | None] | None:
     if module is None:
         return None
     found: list[BatchEnds | None] = []
-    for start in range(0, len(files), FILES_PER_CALL):
-        readers = [SegmentReader(f) for f in files[start : start + FILES_PER_CALL]]
+    at = 0
+    while at < len(files):
         with ExitStack() as stack:
-            data = [stack.enter_context(r.opened()) for r in readers]
+            readers: list[SegmentReader] = []
+            data: list[bytes | mmap.mmap] = []
+            held = 0
+            while at < len(files) and len(data) < FILES_PER_CALL and held <= BYTES_PER_CALL:
+                readers.append(SegmentReader(files[at]))
+                data.append(stack.enter_context(readers[-1].opened()))
+                held += 0 if isinstance(data[-1], mmap.mmap) else len(data[-1])
+                at += 1
             sizes = [len(d) for d in data]
-            times, lasts, counts, stops = module.batch_header_ends(
-                data, *readers[0].header_pass_checks()
-            )
-        bounds = np.concatenate([[0], np.cumsum(np.frombuffer(counts, np.int64))])
-        all_times = np.frombuffer(times, np.int64)
-        all_lasts = np.frombuffer(lasts, np.int64)
-        for n, stop in enumerate(np.frombuffer(stops, np.int64).tolist()):
-            a, b = int(bounds[n]), int(bounds[n + 1])
-            whole = stop == sizes[n]
-            found.append((all_times[a:b], all_lasts[a:b]) if whole else None)
+            read = module.batch_header_ends(data, *readers[0].header_pass_checks())
+        found += _per_file(read, sizes)
     return found
+
+
+def _per_file(read: tuple[bytes, bytes, bytes, bytes], sizes: list[int]) -> list[BatchEnds | None]:
+    """What one call read, per file: its batches, None where it stopped before the end."""
+    times, lasts, counts, stops = (np.frombuffer(b, np.int64) for b in read)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    return [
+        (times[a:b], lasts[a:b]) if stop == size else None
+        for a, b, stop, size in zip(bounds[:-1], bounds[1:], stops.tolist(), sizes, strict=True)
+    ]
