@@ -241,6 +241,19 @@ def test_windows_judged_together_as_one_by_one() -> None:
     assert nothing == []
 
 
+def test_window_times_at_the_int64_ends_are_exact() -> None:
+    # differences of times past int64: the idle time and the span as integers, not wrapped
+    low, high = -(1 << 63), (1 << 63) - 1
+    late = [c(low, 1, 3), c(low + 10, 2, 3)]
+    assert burrow_status(late, high, 10) == (
+        "STOP",
+        f"no commit for {high - low - 10} ms, longer than the window spans (10 ms)",
+    )
+    wide = [c(low, 1, 3), c(high, 2, 4)]  # a span of 2^64 - 1 ms: not idle longer
+    assert burrow_status(wide, high, 10)[0] == "WARN"
+    assert burrow_status(wide, (1 << 70), 10)[0] == "STOP"  # a now past int64 too
+
+
 @pytest.mark.parametrize("folder", ["scenarios", "aibulb", "ldi-poc"])
 def test_commit_arrays_are_the_commits_json(folder: str, log_folder: Path) -> None:
     """The commits' JSON arrays written from the columns are what the objects encode to, with

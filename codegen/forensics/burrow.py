@@ -23,8 +23,8 @@ else ``WARN`` when any is ``WARN``, else ``OK`` (and none when no partition has 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Final
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Final
 
 import numpy as np
 
@@ -123,66 +123,83 @@ def window_statuses(
     back[1:] = offset[1:] < offset[:-1]
     shrank = step.copy()
     shrank[1:] = lag[1:] < lag[:-1]
-    unknown = count(~known, starts).tolist()
-    zero_lag = count(known & (lag == 0), starts).tolist()
-    went_back = count(back, starts + 1).tolist()
-    never_shrinks = (count(shrank, starts + 1) == 0).tolist()
+    unknown = count(~known, starts)
+    zero_lag = count(known & (lag == 0), starts)
+    went_back = count(back, starts + 1)
+    never_shrinks = count(shrank, starts + 1) == 0
     # the last step back of each window: the greatest row with one, by a running maximum
     last_back = np.maximum.accumulate(np.where(back, np.arange(n), -1))
     # what the rules read of each window, at its newest and oldest commits and last step back
     back_at = np.clip(last_back[newest], min(1, n - 1), n - 1)
-    ts_new, ts_old = commit_timestamp[newest].tolist(), commit_timestamp[oldest].tolist()
-    off_new, off_old = offset[newest].tolist(), offset[oldest].tolist()
-    off_back = offset[back_at].tolist()
-    off_before = offset[np.maximum(back_at - 1, 0)].tolist()
-    out: list[tuple[str | None, str]] = []
-    for k, size in enumerate(sizes.tolist()):
-        if not size or unknown[k]:
-            out.append((None, _NO_LOG_END))
-            continue
-        if size < min_commits:
-            out.append(
-                (
-                    "OK",
-                    f"incomplete: {plural(size, 'commit')}, {min_commits} needed before the "
-                    "partition is judged",
-                )
-            )
-            continue
-        if zero_lag[k]:
-            out.append(("OK", "a lag of 0 in the window"))
-            continue
-        idle, span = now - ts_new[k], ts_new[k] - ts_old[k]
+    # times as Python integers where a difference could leave int64: exact either way
+    times = (
+        commit_timestamp if _fits_twice(commit_timestamp, now) else commit_timestamp.astype(object)
+    )
+    ts_new = times[newest]
+    idle, span = now - ts_new, ts_new - times[oldest]
+    # each window's rule, the first that holds (np.select takes the first condition true)
+    rule = np.select(
+        [
+            ~has | (unknown > 0),
+            sizes < min_commits,
+            zero_lag > 0,
+            idle > span,
+            went_back > 0,
+            (sizes > 1) & never_shrinks & (offset[newest] == offset[oldest]),
+            (sizes > 1) & never_shrinks,
+        ],
+        [_NONE, _INCOMPLETE, _ZERO, _IDLE, _REWIND, _STALL, _WARN],
+        _SHRINKS,
+    )
+    out = list(map(_FIXED.__getitem__, rule.tolist()))
+    # the reasons with numbers, made for their windows only
+    for k, size in _at(rule == _INCOMPLETE, sizes):
+        out[k] = (
+            "OK",
+            f"incomplete: {plural(size, 'commit')}, {min_commits} needed before the "
+            "partition is judged",
+        )
+    for k, off, ms, spans in _at(rule == _IDLE, offset[newest], idle, span):
         end = end_now[k]
-        if idle > span:
-            if end is not None and off_new[k] >= end:
-                out.append(("OK", "no commit lately, but the committed offset is at the log end"))
-            else:
-                out.append(
-                    (
-                        "STOP",
-                        f"no commit for {idle} ms, longer than the window spans ({span} ms)",
-                    )
-                )
-            continue
-        if went_back[k]:
-            went = f"the committed offset went back from {off_before[k]} to {off_back[k]}"
-            out.append(("REWIND", went))
-            continue
-        if size > 1 and never_shrinks[k]:
-            if off_new[k] == off_old[k]:
-                out.append(
-                    (
-                        "STALL",
-                        "the committed offset did not move over the window and the lag did "
-                        "not shrink",
-                    )
-                )
-            else:
-                out.append(("WARN", "the offset moves but the lag never shrank over the window"))
-            continue
-        out.append(("OK", "the lag shrinks"))
+        if end is not None and off >= end:
+            out[k] = ("OK", "no commit lately, but the committed offset is at the log end")
+        else:
+            out[k] = ("STOP", f"no commit for {ms} ms, longer than the window spans ({spans} ms)")
+    before = offset[np.maximum(back_at - 1, 0)]
+    for k, off_before, off_back in _at(rule == _REWIND, before, offset[back_at]):
+        out[k] = ("REWIND", f"the committed offset went back from {off_before} to {off_back}")
     return out
+
+
+_NONE, _INCOMPLETE, _ZERO, _IDLE, _REWIND, _STALL, _WARN, _SHRINKS = range(8)
+_FIXED: Final[tuple[tuple[str | None, str], ...]] = (
+    (None, _NO_LOG_END),
+    ("OK", ""),  # incomplete: its reason made per window
+    ("OK", "a lag of 0 in the window"),
+    ("STOP", ""),  # STOP or OK at the log end: made per window
+    ("REWIND", ""),  # made per window
+    ("STALL", "the committed offset did not move over the window and the lag did not shrink"),
+    ("WARN", "the offset moves but the lag never shrank over the window"),
+    ("OK", "the lag shrinks"),
+)
+"""Each rule's status and reason, by the number :func:`window_statuses` gives it."""
+
+_HALF: Final = 1 << 62
+
+
+def _at(where: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[Any, ...]]:
+    """Each row where ``where`` holds: its number and its values of ``columns`` (as Python
+    objects)."""
+    rows = np.flatnonzero(where)
+    return zip(rows.tolist(), *(c[rows].tolist() for c in columns), strict=True)
+
+
+def _fits_twice(times: np.ndarray, now: int) -> bool:
+    """Whether every difference of two of ``times`` and ``now`` fits in int64."""
+    return bool(
+        -_HALF < now < _HALF
+        and (not len(times) or -_HALF < int(times.min()) <= int(times.max()) < _HALF)
+    )
 
 
 def group_status(statuses: Iterable[str | None]) -> str | None:

@@ -29,6 +29,7 @@ commits by key come from :mod:`codegen.forensics.commits`.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -373,13 +374,21 @@ def partition_lags(
     bounds = kc.bounds.tolist()
     # each list made at once, the objects by map: no Python loop per key
     sources = list(map(source_of.get, ends)) if source_of else none
-    lags_now = [
-        None if e is None else max(e - n, 0) for e, n in zip(ends_now, newest_offsets, strict=True)
-    ]
-    reasons = [
-        _CHECKPOINT_ONLY if e is not None and not e.history else reason
-        for e, (_, reason) in zip(ends, statuses, strict=True)
-    ]
+    lags_now = (
+        [
+            None if e is None else max(e - n, 0)
+            for e, n in zip(ends_now, newest_offsets, strict=True)
+        ]
+        if at_now
+        else none
+    )
+    status_of, reason_of = zip(*statuses, strict=True)
+    reasons = list(reason_of)
+    if any(not e.history for e in at_now if e is not None):  # some ends from a checkpoint only
+        reasons = [
+            _CHECKPOINT_ONLY if e is not None and not e.history else reason
+            for e, reason in zip(ends, reasons, strict=True)
+        ]
     groups, topics, partitions = zip(*kc.keys, strict=True)
     return list(
         map(
@@ -393,7 +402,7 @@ def partition_lags(
             ends_now,
             sources,
             lags_now,
-            [status for status, _ in statuses],
+            status_of,
             reasons,
         )
     )
@@ -484,6 +493,10 @@ def end_at(end: LogEnd, now: int) -> int:
     return end.at(now) if end.history else end.last
 
 
+_GROUP: Final = operator.attrgetter("group")
+_STATUS: Final = operator.attrgetter("status")
+
+
 def _chunks(
     partitions: list[tuple[int, list[StoragePath]]],
     ends: LogEnds,
@@ -505,14 +518,12 @@ def _chunks(
             chunk = [
                 GroupLag(
                     g,
-                    group_status(p.status for p in parts),
+                    group_status(map(_STATUS, parts)),
                     parts,
                     now,
                     shares.pop(g, []),
                 )
-                for g, parts in (
-                    (g, list(ps)) for g, ps in itertools.groupby(reports, key=lambda r: r.group)
-                )
+                for g, parts in ((g, list(ps)) for g, ps in itertools.groupby(reports, key=_GROUP))
             ]
         found = found or bool(chunk)
         yield chunk

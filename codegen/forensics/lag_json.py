@@ -4,6 +4,7 @@ commit columns by the native printer where it is built (an output of the lag vie
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Sequence
 from typing import Final
 
@@ -69,15 +70,22 @@ def _reference_lines(groups: Sequence[GroupLag], texts: Iterator[bytes]) -> list
     return lines
 
 
+_HISTORY: Final = operator.attrgetter("history")
+_START: Final = operator.attrgetter("start")
+_STOP: Final = operator.attrgetter("stop")
+_RECORD_OFFSET: Final = operator.attrgetter("record_offset")
+
+
 def _commit_rows(
     partitions: Sequence[PartitionLag],
 ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray | None, ...], np.ndarray]:
     """The partitions' commits as the printer reads them: int64 columns (:data:`COMMIT_FIELDS`),
     their masks (null where 0) and each partition's bounds in them."""
-    first = partitions[0].history
-    starts = np.fromiter((p.history.start for p in partitions), np.int64, len(partitions))
-    stops = np.fromiter((p.history.stop for p in partitions), np.int64, len(partitions))
-    shared = all(p.history.record_offset is first.record_offset for p in partitions)
+    histories = list(map(_HISTORY, partitions))  # attributes read by map: no Python step a key
+    first = histories[0]
+    starts = np.fromiter(map(_START, histories), np.int64, len(histories))
+    stops = np.fromiter(map(_STOP, histories), np.int64, len(histories))
+    shared = len(set(map(id, map(_RECORD_OFFSET, histories)))) == 1
     if shared and np.array_equal(starts[1:], stops[:-1]):
         rows = slice(int(starts[0]), int(stops[-1]))
         columns = first
