@@ -25,6 +25,7 @@ __all__ = [
     "ConsumerMember",
     "DecodedAssignment",
     "DecodedSubscription",
+    "PayloadCache",
     "decode_assignment",
     "decode_subscription",
     "group_members",
@@ -32,6 +33,9 @@ __all__ = [
 ]
 
 CONSUMER_PROTOCOL_TYPE: Final = "consumer"
+
+_PAYLOADS_KEPT: Final = 1024
+"""Distinct subscriptions (and as many assignments) a :class:`PayloadCache` keeps."""
 
 
 @dataclass(slots=True)
@@ -152,10 +156,52 @@ def decode_assignment(data: bytes) -> DecodedAssignment:
     return DecodedAssignment(data, version, obj, read_as, error, note)
 
 
-def group_members(value: GroupMetadataValue) -> list[ConsumerMember] | None:
-    """Members with decoded payloads when the group's protocol type is ``consumer``."""
+class PayloadCache:
+    """Subscriptions and assignments decoded once per distinct bytes: a group's records repeat
+    its members' payloads from one generation to the next. The decoded payloads are shared by
+    every member whose bytes they are, so nothing changes them once decoded. Bounded: each kind
+    is emptied when it holds ``kept`` payloads."""
+
+    def __init__(self, kept: int = _PAYLOADS_KEPT) -> None:
+        self._kept = kept
+        self._subscriptions: dict[bytes, DecodedSubscription] = {}
+        self._assignments: dict[bytes, DecodedAssignment] = {}
+
+    def subscription(self, data: bytes) -> DecodedSubscription:
+        """:func:`decode_subscription` of ``data``."""
+        found = self._subscriptions.get(data)
+        if found is None:
+            if len(self._subscriptions) >= self._kept:
+                self._subscriptions.clear()
+            found = self._subscriptions[data] = decode_subscription(data)
+        return found
+
+    def assignment(self, data: bytes) -> DecodedAssignment:
+        """:func:`decode_assignment` of ``data``."""
+        found = self._assignments.get(data)
+        if found is None:
+            if len(self._assignments) >= self._kept:
+                self._assignments.clear()
+            found = self._assignments[data] = decode_assignment(data)
+        return found
+
+    def members(self, value: GroupMetadataValue) -> list[ConsumerMember] | None:
+        """:func:`group_members` of ``value``, its payloads decoded through this cache."""
+        return group_members(value, self)
+
+
+def group_members(
+    value: GroupMetadataValue, payloads: PayloadCache | None = None
+) -> list[ConsumerMember] | None:
+    """Members with decoded payloads when the group's protocol type is ``consumer``; through
+    ``payloads`` (shared, unchanged decoded payloads) when given."""
     if value.protocol_type != CONSUMER_PROTOCOL_TYPE:
         return None
+    subscription, assignment = (
+        (decode_subscription, decode_assignment)
+        if payloads is None
+        else (payloads.subscription, payloads.assignment)
+    )
     return [
         ConsumerMember(
             m.member_id,
@@ -164,8 +210,8 @@ def group_members(value: GroupMetadataValue) -> list[ConsumerMember] | None:
             m.client_host,
             m.rebalance_timeout,
             m.session_timeout,
-            decode_subscription(m.subscription),
-            decode_assignment(m.assignment),
+            subscription(m.subscription),
+            assignment(m.assignment),
         )
         for m in value.members
     ]

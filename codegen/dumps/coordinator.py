@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from itertools import chain
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from codegen.dumps.batches import (
     DEFAULT_MAX_BATCH_RECORDS,
@@ -56,6 +56,9 @@ from codegen.dumps.segments import SegmentReader, Source, segment_sources
 from codegen.gc_pause import gc_paused
 from codegen.runtime import BytesLike, DecodeError, KafkaMessage, backends
 from codegen.runtime.wire import buffer_bytes
+
+if TYPE_CHECKING:
+    from codegen.dumps.consumer_protocol import PayloadCache
 
 __all__ = [
     "CONSUMER_OFFSETS",
@@ -233,6 +236,8 @@ class CoordinatorDecoder:
         self.package = package_name(package)
         self.types = record_types(topic, self.package)  # classes imported on first use
         self._key_cache: dict[bytes, _KnownKey] = {}
+        self._payloads: PayloadCache | None = None
+        """Group members' decoded payloads (made on the first group metadata value)."""
         # Group metadata (__consumer_offsets' record type 2) gets its members attached.
         self._group_metadata = 2 if topic == CONSUMER_OFFSETS and 2 in self.types else None
         # The value readers the inline paths may use, by type and version < 256 (None: take
@@ -416,11 +421,14 @@ class CoordinatorDecoder:
         return rec
 
     def _attach_members(self, rec: DecodedRecord) -> None:
-        # imported for the groups that have members: it loads three generated modules, which
-        # every dump would pay for at start-up
-        from codegen.dumps.consumer_protocol import group_members
+        payloads = self._payloads
+        if payloads is None:
+            # imported for the groups that have members: it loads three generated modules,
+            # which every dump would pay for at start-up
+            from codegen.dumps.consumer_protocol import PayloadCache
 
-        rec.members = group_members(rec.value)
+            payloads = self._payloads = PayloadCache()
+        rec.members = payloads.members(rec.value)
 
     # -- many records ----------------------------------------------------------------------
 
