@@ -32,7 +32,6 @@ import itertools
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -95,8 +94,11 @@ class PartitionLag:
     group: str
     topic: str
     partition: int
-    history: CommitColumns
-    """Every commit that took effect, oldest first, with its log end offset and lag."""
+    columns: CommitColumns
+    """The commits' columns, shared by the keys of a ``__consumer_offsets`` partition: this
+    partition's are rows ``start:stop`` (:attr:`history`)."""
+    start: int
+    stop: int
     deleted_at: list[int] = field(default_factory=list)
     """Record offsets of the tombstones that deleted this offset."""
     live: bool = True
@@ -109,6 +111,23 @@ class PartitionLag:
     """At *now*: log end offset minus the last committed offset."""
     status: str | None = None
     reason: str = ""
+
+    @property
+    def history(self) -> CommitColumns:
+        """Every commit that took effect, oldest first, with its log end offset and lag (made
+        on each call: only the outputs that read one partition's commits ask for it)."""
+        c = self.columns
+        return CommitColumns(
+            c.record_offset,
+            c.commit_timestamp,
+            c.offset,
+            c.leader_epoch,
+            c.log_end_offset,
+            c.lag,
+            c.known,
+            self.start,
+            self.stop,
+        )
 
     @property
     def commits(self) -> list[Commit]:
@@ -356,7 +375,17 @@ def partition_lags(
     if not kc.keys:
         return []
     log_end, lag, known = commit_lags(kc, ends)
-    columns = (kc.record_offset, kc.commit_timestamp, kc.offset, kc.leader_epoch, log_end, lag)
+    columns = CommitColumns(
+        kc.record_offset,
+        kc.commit_timestamp,
+        kc.offset,
+        kc.leader_epoch,
+        log_end,
+        lag,
+        known,
+        0,
+        len(kc.offset),
+    )
     stops = kc.bounds[1:]
     starts = np.maximum(kc.bounds[:-1], stops - window)
     # each distinct log end's end now and source once (the keys of a data partition share
@@ -396,7 +425,9 @@ def partition_lags(
             groups,
             topics,
             partitions,
-            map(partial(CommitColumns, *columns, known), bounds[:-1], bounds[1:]),
+            itertools.repeat(columns),
+            bounds[:-1],
+            bounds[1:],
             kc.deleted_at,
             kc.live,
             ends_now,

@@ -173,7 +173,7 @@ def _lag_json_parts(reports: list[GroupLag]) -> Iterator[list[bytes]]:
     size = 0
     for n, g in enumerate(reports):
         batch.append(g)
-        size += sum(p.history.stop - p.history.start for p in g.partitions)
+        size += sum(p.stop - p.start for p in g.partitions)
         if size >= _JSON_COMMITS or n == len(reports) - 1:
             with gc_paused():  # the lines' parts: many small objects, no cycles
                 lines = group_lines(batch)

@@ -70,10 +70,9 @@ def _reference_lines(groups: Sequence[GroupLag], texts: Iterator[bytes]) -> list
     return lines
 
 
-_HISTORY: Final = operator.attrgetter("history")
+_COLUMNS: Final = operator.attrgetter("columns")
 _START: Final = operator.attrgetter("start")
 _STOP: Final = operator.attrgetter("stop")
-_RECORD_OFFSET: Final = operator.attrgetter("record_offset")
 
 
 def _commit_rows(
@@ -81,11 +80,11 @@ def _commit_rows(
 ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray | None, ...], np.ndarray]:
     """The partitions' commits as the printer reads them: int64 columns (:data:`COMMIT_FIELDS`),
     their masks (null where 0) and each partition's bounds in them."""
-    histories = list(map(_HISTORY, partitions))  # attributes read by map: no Python step a key
-    first = histories[0]
-    starts = np.fromiter(map(_START, histories), np.int64, len(histories))
-    stops = np.fromiter(map(_STOP, histories), np.int64, len(histories))
-    shared = len(set(map(id, map(_RECORD_OFFSET, histories)))) == 1
+    # attributes read by map (no Python step a key), the columns by identity
+    first = partitions[0].columns
+    starts = np.fromiter(map(_START, partitions), np.int64, len(partitions))
+    stops = np.fromiter(map(_STOP, partitions), np.int64, len(partitions))
+    shared = len(set(map(id, map(_COLUMNS, partitions)))) == 1
     if shared and np.array_equal(starts[1:], stops[:-1]):
         rows = slice(int(starts[0]), int(stops[-1]))
         columns = first
