@@ -254,7 +254,7 @@ class CompactedView:
             if value is None:
                 g.members.pop(key.member_id, None)
             else:
-                m = g.members.setdefault(key.member_id, GroupMember(key.member_id))
+                m = self._member(g, key.member_id)
                 m.client_id = value.client_id
                 m.client_host = value.client_host
                 m.instance_id = getattr(value, "instance_id", None)
@@ -270,7 +270,7 @@ class CompactedView:
                     member.assignment = {}
                     member.member_epoch = None
             else:
-                m = g.members.setdefault(key.member_id, GroupMember(key.member_id))
+                m = self._member(g, key.member_id)
                 m.member_epoch = value.member_epoch
                 if group_type == "streams":
                     m.assignment = {
@@ -290,6 +290,15 @@ class CompactedView:
             g = GroupState(group_id, group_type)
             self.groups[group_id] = g
         return g
+
+    @staticmethod
+    def _member(g: GroupState, member_id: str) -> GroupMember:
+        """The group's member, added when new (made only then: a member costs three fields'
+        default factories)."""
+        m = g.members.get(member_id)
+        if m is None:
+            m = g.members[member_id] = GroupMember(member_id)
+        return m
 
     @staticmethod
     def _derived_state(g: GroupState) -> str:
