@@ -13,8 +13,9 @@ sent version 1 without the ``ownedPartitions`` array); a payload decoded that wa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from codegen.runtime import DecodeError
 from generated.consumer_protocol_assignment import ConsumerProtocolAssignment
@@ -35,6 +36,7 @@ __all__ = [
 CONSUMER_PROTOCOL_TYPE: Final = "consumer"
 
 _PAYLOADS_KEPT: Final = 1024
+_P = TypeVar("_P")
 """Distinct subscriptions (and as many assignments) a :class:`PayloadCache` keeps."""
 
 
@@ -169,20 +171,18 @@ class PayloadCache:
 
     def subscription(self, data: bytes) -> DecodedSubscription:
         """:func:`decode_subscription` of ``data``."""
-        found = self._subscriptions.get(data)
-        if found is None:
-            if len(self._subscriptions) >= self._kept:
-                self._subscriptions.clear()
-            found = self._subscriptions[data] = decode_subscription(data)
-        return found
+        return self._decoded(self._subscriptions, data, decode_subscription)
 
     def assignment(self, data: bytes) -> DecodedAssignment:
         """:func:`decode_assignment` of ``data``."""
-        found = self._assignments.get(data)
+        return self._decoded(self._assignments, data, decode_assignment)
+
+    def _decoded(self, kept: dict[bytes, _P], data: bytes, decode: Callable[[bytes], _P]) -> _P:
+        found = kept.get(data)
         if found is None:
-            if len(self._assignments) >= self._kept:
-                self._assignments.clear()
-            found = self._assignments[data] = decode_assignment(data)
+            if len(kept) >= self._kept:
+                kept.clear()
+            found = kept[data] = decode(data)
         return found
 
     def members(self, value: GroupMetadataValue) -> list[ConsumerMember] | None:
