@@ -28,7 +28,7 @@ from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.consumer_offsets import read_compacted
-from codegen.forensics.coordinator_partitions import dump_partitions
+from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import group_reports
 from codegen.forensics.lag import lag_reports

@@ -194,7 +194,7 @@ def _records_read(partition: dict[str, object]) -> int:
 
 
 def _partitions(dump: Path) -> list[tuple[int, list[Path]]]:
-    from codegen.forensics.coordinator_partitions import dump_partitions
+    from codegen.forensics.coordinator_logs import dump_partitions
 
     return [(p, list(fs)) for p, fs in dump_partitions(dump)]  # type: ignore[misc]
 

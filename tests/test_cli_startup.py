@@ -161,10 +161,17 @@ def test_help_lists_every_command_with_its_own_summary() -> None:
                 "dateutil",
             ],
         ),
+        # downgrade's live records (views.live, forensics.loaded) for downgrade-check only
         (
             ["lag", "{dump}", "--format", "jsonl"],
             (0,),
-            ["codegen.lint", "codegen.dumps.command", "codegen.forensics.report"],
+            [
+                "codegen.lint",
+                "codegen.dumps.command",
+                "codegen.forensics.report",
+                "codegen.forensics.coordinator_partitions",
+                "codegen.dumps.views.live",
+            ],
         ),
         # groups' --as-of parser, and the group and share readers it brings, for --as-of only
         # (34 M of 1.51 G instructions on the broker run's logs)

@@ -13,7 +13,7 @@ import pytest
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
 from codegen.dumps.views.records import log_batches
-from codegen.forensics.coordinator_partitions import dump_partitions
+from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.groups import GroupsView, group_reports
 from spark_udfs.group_views import replay_rows
 

@@ -16,12 +16,7 @@ from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.live import LiveKeys, LiveRow
-from codegen.forensics.coordinator_logs import (
-    DumpInputError,
-    dump_partitions,
-    is_paths,
-    log_dirs_of,
-)
+from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.inputs import LogDirs
 from codegen.forensics.loaded import LoadedPartition, group_of
 
@@ -29,13 +24,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "DumpInputError",
     "LiveRecord",
     "LiveRecords",
-    "dump_partitions",
-    "is_paths",
     "live_records",
-    "log_dirs_of",
     "scan_partition",
     "scan_partitions",
 ]

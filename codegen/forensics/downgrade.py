@@ -60,12 +60,8 @@ from codegen.forensics.cluster_checks import (
     features_check,
     metadata_records_check,
 )
-from codegen.forensics.coordinator_partitions import (
-    LiveRecords,
-    is_paths,
-    log_dirs_of,
-    scan_partitions,
-)
+from codegen.forensics.coordinator_logs import is_paths, log_dirs_of
+from codegen.forensics.coordinator_partitions import LiveRecords, scan_partitions
 from codegen.forensics.inputs import LogDirs
 from codegen.forensics.loaders import Loader
 from codegen.forensics.partition_findings import (

@@ -63,7 +63,7 @@ from codegen.forensics.commits import (
     keyed_effects,
     row_ranges,
 )
-from codegen.forensics.coordinator_partitions import DumpInputError, dump_partitions
+from codegen.forensics.coordinator_logs import DumpInputError, dump_partitions
 from codegen.forensics.inputs import (
     InputError,
     LogDirs,

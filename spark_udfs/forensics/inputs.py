@@ -14,9 +14,7 @@ from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.log_ends import EARLIEST, REPLICATION_CHECKPOINT
 from codegen.forensics.cluster import cluster_metadata
-from codegen.forensics.coordinator_partitions import (
-    dump_partitions,
-)
+from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import NO_CUT, Cut, as_log_dirs
 from codegen.forensics.shares import DELIVERY_STATES, share_states

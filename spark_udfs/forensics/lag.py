@@ -13,7 +13,7 @@ from codegen.dumps.storage import StoragePath
 from codegen.forensics import lag as lag_views
 from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW, group_status
 from codegen.forensics.commits import KeyedCommits, keyed_commits
-from codegen.forensics.coordinator_partitions import dump_partitions
+from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import LogEnd
 from spark_udfs.forensics.inputs import (

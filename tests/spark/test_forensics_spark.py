@@ -18,7 +18,7 @@ from v2_batches import with_newer_header
 from codegen.dumps import SegmentWriter
 from codegen.dumps.coordinator import decode_batches
 from codegen.dumps.model import ControlType
-from codegen.forensics.coordinator_partitions import dump_partitions
+from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import AsOf, GroupsView, group_reports
 from codegen.forensics.lag import lag_reports
