@@ -380,3 +380,57 @@ def test_empty_values_first_in_a_column(records_module: ModuleType) -> None:
     builder.add_entries(batch, 0, 0, True, 1 << 30, 1 << 20, 10, 1 << 30, None)
     count, _, _ = builder.finish()
     assert count == 3
+
+
+# ------------------------------------------------------------------------ argument counts
+
+ENTRY_POINTS = [
+    ("_records", "records_parse"),
+    ("_records", "batch_headers"),
+    ("_records", "batch_header_columns"),
+    ("_records", "batch_header_ends"),
+    ("_records", "crc32c"),
+    ("_records", "key_numbers"),
+    ("_records", "commit_kinds"),
+    ("_records", "int16_heads"),
+    ("_records", "commit_log_ends"),
+    ("_jsontext", "lag_lines"),
+    ("_jsontext", "object_arrays"),
+    ("_jsontext", "user_lines"),
+    ("_jsontext", "user_dump_log"),
+    ("_jsontext", "user_table_cells"),
+    ("_jsontext", "table_text"),
+    ("_jsontext", "record_cells"),
+]
+
+
+@pytest.fixture(scope="module")
+def entry_modules(
+    records_module: ModuleType, compiled_native: Callable[[str], ModuleType]
+) -> dict[str, ModuleType]:
+    return {"_records": records_module, "_jsontext": compiled_native("_jsontext")}
+
+
+@pytest.mark.parametrize(("module", "name"), ENTRY_POINTS, ids=[n for _, n in ENTRY_POINTS])
+def test_a_wrong_argument_count_is_refused_with_the_usage(
+    entry_modules: dict[str, ModuleType], module: str, name: str
+) -> None:
+    """Too few or too many arguments: a TypeError whose text is the entry point's usage,
+    before any argument is read."""
+    entry = getattr(entry_modules[module], name)
+    for count in (0, 20):
+        with pytest.raises(TypeError) as refused:
+            entry(*[None] * count)
+        assert str(refused.value).startswith(f"{name}("), (count, str(refused.value))
+
+
+def test_a_method_called_with_a_wrong_count_names_its_usage(records_module: ModuleType) -> None:
+    effects = records_module.CommitEffects()
+    with pytest.raises(TypeError) as refused:
+        effects.add_records(None)
+    assert str(refused.value) == (
+        "add_records(key_offsets, key_data, value_offsets, value_data, kinds, producers, "
+        "offsets, timestamps)"
+    )
+    with pytest.raises(TypeError, match=r"^add_commit_rows\(group_offsets, "):
+        effects.add_commit_rows()

@@ -66,12 +66,10 @@ static int column_room(Column *c, Py_ssize_t more) {
    their offsets (int64) and control types (int16). It stops where batch_headers stops. */
 static PyObject *batch_header_columns(PyObject *module, PyObject *const *args,
                                       Py_ssize_t nargs) {
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError,
-                        "batch_header_columns(data, pos, verify_crc, max_size, max_records, "
-                        "expansion, limit) takes 7 arguments");
+    if (!arity_ok(nargs, 7,
+                  "batch_header_columns(data, pos, verify_crc, max_size, max_records, expansion, "
+                  "limit) takes 7 arguments"))
         return NULL;
-    }
     HeaderPass hp;
     int64_t pos;
     if (header_pass_args(&hp, args, 6, &pos, "batch_header_columns") < 0) return NULL;

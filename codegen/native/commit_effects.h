@@ -494,16 +494,14 @@ static HOT_INLINE int row_in_data(const int32_t *off, Py_ssize_t i, uint32_t lim
    key of kinds 1 to 4, the value of kinds 1 and 3). */
 static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
                                      Py_ssize_t nargs) {
-    if (nargs != (e->keep_history ? 11 : 8)) {
-        PyErr_SetString(PyExc_TypeError,
-                        e->keep_history
-                            ? "add_records(key_offsets, key_data, value_offsets, value_data, "
-                              "kinds, producers, offsets, timestamps, committed, commit_times, "
-                              "epochs) in history mode"
-                            : "add_records(key_offsets, key_data, value_offsets, value_data, "
-                              "kinds, producers, offsets, timestamps)");
+    if (!arity_ok(nargs, e->keep_history ? 11 : 8,
+                  e->keep_history
+                      ? "add_records(key_offsets, key_data, value_offsets, value_data, "
+                        "kinds, producers, offsets, timestamps, committed, commit_times, "
+                        "epochs) in history mode"
+                      : "add_records(key_offsets, key_data, value_offsets, value_data, "
+                        "kinds, producers, offsets, timestamps)"))
         return NULL;
-    }
     if (effects_mode(e, 1) < 0) return NULL;
     BufferSet b = {.count = 0};
     if (buffers_get(&b, args, (int)nargs) < 0) return NULL;
@@ -620,12 +618,10 @@ done:
    0 in the order added, and so is the answer. */
 static PyObject *Effects_add_commit_rows(EffectsObject *e, PyObject *const *args,
                                          Py_ssize_t nargs) {
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "add_commit_rows(group_offsets, group_data, "
-                                         "topic_offsets, topic_data, partitions, kinds, "
-                                         "producers)");
+    if (!arity_ok(nargs, 7,
+                  "add_commit_rows(group_offsets, group_data, topic_offsets, topic_data, "
+                  "partitions, kinds, producers)"))
         return NULL;
-    }
     if (effects_mode(e, 2) < 0) return NULL;
     BufferSet b = {.count = 0};
     if (buffers_get(&b, args, 7) < 0) return NULL;

@@ -32,10 +32,7 @@ static HOT_INLINE uint8_t commit_kind(const uint8_t *key, int32_t size, uint8_t 
    binary key column (int32 offsets, rows + 1 of them from the first row, and data) and a
    uint8 of flags per row. */
 static PyObject *commit_kinds(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "commit_kinds(key_offsets, key_data, flags)");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 3, "commit_kinds(key_offsets, key_data, flags)")) return NULL;
     Py_buffer offsets, data, flags;
     if (PyObject_GetBuffer(args[0], &offsets, PyBUF_SIMPLE) < 0) return NULL;
     if (PyObject_GetBuffer(args[1], &data, PyBUF_SIMPLE) < 0) {

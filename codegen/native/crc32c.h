@@ -88,10 +88,8 @@ static uint32_t crc32c_sum(const unsigned char *p, size_t n, int by_tables) {
 /* crc32c(data, by_tables=False) -> int: the CRC-32C of a buffer, as the batches' CRC is
    checked (the tests compare it with the crc32c package). */
 static PyObject *crc32c_function(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "crc32c(data, by_tables=False) takes 1 or 2 arguments");
-        return NULL;
-    }
+    if (nargs < 1 || nargs > 2)
+        return usage_error("crc32c(data, by_tables=False) takes 1 or 2 arguments");
     int by_tables = nargs == 2 ? PyObject_IsTrue(args[1]) : 0;
     if (by_tables < 0) return NULL;
     Py_buffer view;

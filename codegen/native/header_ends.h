@@ -47,12 +47,10 @@ static int header_ends_of(PyObject *data, const HeaderPass *hp, Parsed **recs, P
    buffer, how many batches were read of it and where the pass stopped (its length when it
    read every entry). */
 static PyObject *batch_header_ends(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError,
-                        "batch_header_ends(buffers, verify_crc, max_size, max_records, "
-                        "expansion) takes 5 arguments");
+    if (!arity_ok(nargs, 5,
+                  "batch_header_ends(buffers, verify_crc, max_size, max_records, expansion) "
+                  "takes 5 arguments"))
         return NULL;
-    }
     HeaderPass hp = {0};
     if (header_checks(&hp, args + 1, "batch_header_ends") < 0) return NULL;
     PyObject *buffers = PySequence_Fast(args[0], "batch_header_ends: buffers must be a sequence");

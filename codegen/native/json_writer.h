@@ -547,10 +547,8 @@ static void prefetch_middles(Writer *w, PyObject *records, Py_ssize_t start, Py_
 
 static PyObject *Writer_batch(Writer *w, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3 || !PyList_CheckExact(args[0]) || !PyBytes_CheckExact(args[1]) ||
-        !PyList_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "batch(records: list, close: bytes, noted: list)");
-        return NULL;
-    }
+        !PyList_CheckExact(args[2]))
+        return usage_error("batch(records: list, close: bytes, noted: list)");
     PyObject *records = args[0], *close = args[1], *noted_list = args[2];
     if (w->busy) {
         PyErr_SetString(PyExc_RuntimeError, "Writer.batch called again from its own callbacks");

@@ -324,10 +324,8 @@ static HOT_INLINE int64_t key_store_find_or_add(KeyStore *s, const uint8_t *byte
    key has one hash) and to read the table's numbering, not a step of any view. */
 static PyObject *key_numbers(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     unsigned long long mask;
-    if (nargs != 3 || !PyLong_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "key_numbers(key_offsets, key_data, hash_mask)");
-        return NULL;
-    }
+    if (nargs != 3 || !PyLong_Check(args[2]))
+        return usage_error("key_numbers(key_offsets, key_data, hash_mask)");
     if ((mask = PyLong_AsUnsignedLongLong(args[2])) == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
     Py_buffer offsets, data;

@@ -100,12 +100,9 @@ static int put_group_line(Buf *b, PyObject *g, PyObject *partitions, PyObject *s
    groups (counted in order) are rows bounds[p]:bounds[p + 1] of object_arrays' columns. */
 static PyObject *lag_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 6 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) ||
-        PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "lag_lines(groups, shares, prefixes, columns, masks, "
-                                         "bounds): two lists of one length, three tuples and "
-                                         "a buffer");
-        return NULL;
-    }
+        PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1]))
+        return usage_error("lag_lines(groups, shares, prefixes, columns, masks, bounds): two "
+                           "lists of one length, three tuples and a buffer");
     if (lag_names() < 0) return NULL;
     const Py_ssize_t ng = PyList_GET_SIZE(args[0]);
     ObjectRows rows;

@@ -123,11 +123,10 @@ static int live_row(LiveKeysObject *s, uint8_t kind, int64_t key, int64_t produc
    and data), uint8 kinds (0 to 6), int64 producer ids and record offsets. False when a row's
    offset is not above the last one's (nothing of this chunk or a later one is kept then). */
 static PyObject *LiveKeys_add(LiveKeysObject *s, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "add(key_offsets, key_data, value_offsets, value_data, "
-                                         "kinds, producers, offsets)");
+    if (!arity_ok(nargs, 7,
+                  "add(key_offsets, key_data, value_offsets, value_data, kinds, producers, "
+                  "offsets)"))
         return NULL;
-    }
     if (s->disordered) Py_RETURN_FALSE;
     BufferSet b = {.count = 0};
     if (buffers_get(&b, args, 7) < 0) return NULL;

@@ -80,11 +80,10 @@ static int bounds_valid(const int64_t *bounds, Py_ssize_t count, Py_ssize_t tota
    no steps), lag int64 (max(log_end - committed, 0)), known uint8 (1 where the key has steps). */
 static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     enum { N_ARGS = 7, N_OUT = 3 };
-    if (nargs != N_ARGS) {
-        PyErr_SetString(PyExc_TypeError, "commit_log_ends(step_times, step_ends, step_bounds, "
-                                         "key_steps, bounds, commit_times, committed)");
+    if (!arity_ok(nargs, N_ARGS,
+                  "commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, "
+                  "commit_times, committed)"))
         return NULL;
-    }
     Py_buffer b[N_ARGS];
     int held = 0;
     PyObject *out[N_OUT] = {NULL, NULL, NULL}, *result = NULL;

@@ -250,12 +250,10 @@ static int header_at(const Segment *seg, int64_t pos, const HeaderPass *hp, Pars
    stops before the first entry the caller must read with the reference, and after limit
    headers. */
 static PyObject *batch_headers(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError,
-                        "batch_headers(data, pos, verify_crc, max_size, max_records, expansion, "
-                        "header_type, limit) takes 8 arguments");
+    if (!arity_ok(nargs, 8,
+                  "batch_headers(data, pos, verify_crc, max_size, max_records, expansion, "
+                  "header_type, limit) takes 8 arguments"))
         return NULL;
-    }
     HeaderPass hp;
     int64_t pos;
     if (header_pass_args(&hp, args, 7, &pos, "batch_headers") < 0) return NULL;

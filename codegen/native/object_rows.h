@@ -222,12 +222,9 @@ static Py_ssize_t row_bounds(const char *name, PyObject *given, Py_buffer *view,
    int64 buffers of one length; masks, per column, a buffer of one byte per row (the value is
    null where it is 0) or None. What orjson writes of the same lists of dicts. */
 static PyObject *object_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError,
-                        "object_arrays(prefixes, columns, masks, bounds): three tuples and a "
-                        "buffer");
+    if (!arity_ok(nargs, 4,
+                  "object_arrays(prefixes, columns, masks, bounds): three tuples and a buffer"))
         return NULL;
-    }
     ObjectRows rows;
     RowBuffers held;
     Py_buffer bounds;

@@ -128,14 +128,10 @@ static EngineCAPI engine_capi = {NULL, reader_read_raw};
 static PyObject *Reader_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
-        PyErr_SetString(PyExc_TypeError, "reader(buf, offset) takes no keyword arguments");
-        return NULL;
-    }
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "reader(buf, offset) takes one or two arguments");
-        return NULL;
-    }
+    if (kwnames && PyTuple_GET_SIZE(kwnames))
+        return usage_error("reader(buf, offset) takes no keyword arguments");
+    if (nargs < 1 || nargs > 2)
+        return usage_error("reader(buf, offset) takes one or two arguments");
     Py_ssize_t pos, len;
     PyObject *obj = reader_read((Reader *)self, args[0], nargs == 2 ? args[1] : NULL, &pos, &len);
     if (!obj) return NULL;
@@ -347,10 +343,8 @@ static PyObject *pair_part(Reader *r, PyObject *buf) {
 static PyObject *PairReader_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                        PyObject *kwnames) {
     PairReader *p = (PairReader *)self;
-    if (PyVectorcall_NARGS(nargsf) != 2 || (kwnames && PyTuple_GET_SIZE(kwnames))) {
-        PyErr_SetString(PyExc_TypeError, "read_pair(key, value) takes two arguments");
-        return NULL;
-    }
+    if (PyVectorcall_NARGS(nargsf) != 2 || (kwnames && PyTuple_GET_SIZE(kwnames)))
+        return usage_error("read_pair(key, value) takes two arguments");
     PyObject *key = args[0], *value = args[1], *k = NULL, *v = NULL;
     if (!PyBytes_CheckExact(key) || PyBytes_GET_SIZE(key) < 2) goto slow;
     if (value != Py_None && (!PyBytes_CheckExact(value) || PyBytes_GET_SIZE(value) < 2)) goto slow;

@@ -465,12 +465,10 @@ static Py_ssize_t Columns_nbytes(const Columns *C) {
    data are held, and after the entry that brings the rows to batch_rows; it returns where it
    stopped. */
 static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError,
-                        "add_entries(data, pos, position_base, verify_crc, max_size, "
-                        "max_records, batch_rows, flush_bytes, decompress) takes 9 arguments");
+    if (!arity_ok(nargs, 9,
+                  "add_entries(data, pos, position_base, verify_crc, max_size, max_records, "
+                  "batch_rows, flush_bytes, decompress) takes 9 arguments"))
         return NULL;
-    }
     int64_t pos, base, max_size, max_records, batch_rows, flush_bytes;
     if (as_int64(args[1], &pos) < 0 || as_int64(args[2], &base) < 0 ||
         as_int64(args[4], &max_size) < 0 || as_int64(args[5], &max_records) < 0 ||
@@ -613,12 +611,9 @@ static int put_row(Columns *C, PyObject *row, const BatchFields *b) {
    is_control): rows of (offset, timestamp, key, value, headers, sequence) tuples, headers
    None or a list of (name, value), sequence None or an int; timestamp_type None or an int. */
 static PyObject *Columns_add_rows(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 7 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "add_rows(rows: list, position, timestamp_type, producer_id, "
-                        "producer_epoch, is_transactional, is_control) takes 7 arguments");
-        return NULL;
-    }
+    if (nargs != 7 || !PyList_Check(args[0]))
+        return usage_error("add_rows(rows: list, position, timestamp_type, producer_id, "
+                           "producer_epoch, is_transactional, is_control) takes 7 arguments");
     BatchFields b = {1, 0, 0, 0, 0, 0, 0, 0};
     int64_t ts_type, epoch;
     int has;
@@ -643,10 +638,7 @@ static PyObject *Columns_add_rows(Columns *C, PyObject *const *args, Py_ssize_t 
 /* add_error(base_offset, position): a row of nulls but its offset (null when None or
    negative) and position; the caller keeps the error text. */
 static PyObject *Columns_add_error(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "add_error(base_offset, position) takes 2 arguments");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 2, "add_error(base_offset, position) takes 2 arguments")) return NULL;
     int has_offset;
     int64_t offset;
     BatchFields b = {0, 0, 0, 0, 0, 0, 0, 0};

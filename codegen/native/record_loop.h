@@ -214,12 +214,9 @@ static PyObject *Loop_vectorcall(PyObject *self, PyObject *const *args, size_t n
                                  PyObject *kwnames) {
     Loop *L = (Loop *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if ((kwnames && PyTuple_GET_SIZE(kwnames)) || nargs != 8) {
-        PyErr_SetString(PyExc_TypeError,
-                        "loop(data, start, end, count, base_offset, base_timestamp, log_append, "
-                        "append_timestamp) takes 8 positional arguments");
-        return NULL;
-    }
+    if ((kwnames && PyTuple_GET_SIZE(kwnames)) || nargs != 8)
+        return usage_error("loop(data, start, end, count, base_offset, base_timestamp, "
+                           "log_append, append_timestamp) takes 8 positional arguments");
     if (!L->slow) {
         PyErr_SetString(PyExc_RuntimeError, "this record loop has been cleared");
         return NULL;
@@ -408,12 +405,10 @@ static PyObject *record_batch(PyObject *batch_class, PyObject *file, PyObject *c
    where it stopped. codecs are the Codec members by id, timestamp_types the two types by
    attribute bit 3. */
 static PyObject *Loop_batches(Loop *L, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError,
-                        "batches(data, pos, verify_crc, max_size, max_records, batch_class, "
-                        "file, codecs, timestamp_types, limit, decompress) takes 11 arguments");
+    if (!arity_ok(nargs, 11,
+                  "batches(data, pos, verify_crc, max_size, max_records, batch_class, file, "
+                  "codecs, timestamp_types, limit, decompress) takes 11 arguments"))
         return NULL;
-    }
     if (!L->slow) {
         PyErr_SetString(PyExc_RuntimeError, "this record loop has been cleared");
         return NULL;

@@ -48,10 +48,7 @@
 /* records_parse(data, start, end, count) -> bool: whether the count records of
    data[start:end] parse (v2_records.h's first pass), as the record loop needs them to. */
 static PyObject *records_parse(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "records_parse(data, start, end, count)");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 4, "records_parse(data, start, end, count)")) return NULL;
     Py_ssize_t start = PyLong_AsSsize_t(args[1]);
     Py_ssize_t end = start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
     Py_ssize_t count = end == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[3]);

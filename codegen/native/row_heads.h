@@ -11,11 +11,9 @@
    null), `short` where it holds fewer than 2 bytes, else its first two bytes as a big-endian
    int16. */
 static PyObject *int16_heads(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError,
-                        "int16_heads(offsets, data, validity, bit_offset, null, short)");
+    if (!arity_ok(nargs, 6,
+                  "int16_heads(offsets, data, validity, bit_offset, null, short)"))
         return NULL;
-    }
     Py_ssize_t bit_offset = PyLong_AsSsize_t(args[3]);
     if (bit_offset == -1 && PyErr_Occurred()) return NULL;
     long long null = PyLong_AsLongLong(args[4]);

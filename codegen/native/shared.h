@@ -31,6 +31,21 @@
 #define UNLIKELY(x) (x)
 #endif
 
+/* An entry point's refusal of the arguments it was called with: a TypeError whose text is its
+   usage (tests match it), and NULL to return. */
+static COLD PyObject *usage_error(const char *usage) {
+    PyErr_SetString(PyExc_TypeError, usage);
+    return NULL;
+}
+
+/* Whether an entry point was called with its n positional arguments; when not, usage_error's
+   TypeError is set (the caller returns NULL). */
+static inline int arity_ok(Py_ssize_t nargs, Py_ssize_t n, const char *usage) {
+    if (LIKELY(nargs == n)) return 1;
+    usage_error(usage);
+    return 0;
+}
+
 /* cls's own __slots__ (borrowed) when its instances can be written slot by slot: made by
    tp_alloc, no __dict__, a tuple of n names (any number when n < 0). NULL otherwise, with an
    error set only when the lookup itself failed. */

@@ -137,13 +137,10 @@ static PyObject *record_cells(PyObject *module, PyObject *const *args, Py_ssize_
     if (nargs != 10 || Py_TYPE(args[0]) != &WriterType || !PyList_Check(args[1]) ||
         !PyUnicode_Check(args[2]) || !PyUnicode_Check(args[3]) || !PyList_Check(args[4]) ||
         PyList_GET_SIZE(args[4]) != N_CELLS || !PyDict_Check(args[5]) ||
-        !PyDict_Check(args[6]) || !PyUnicode_Check(args[9])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "record_cells(writer, records, partition, file, columns, keys, times, "
-                        "time_text, row, tombstone): a Writer, a list, two str, a list of eight "
-                        "lists, two dicts, two callables and a str");
-        return NULL;
-    }
+        !PyDict_Check(args[6]) || !PyUnicode_Check(args[9]))
+        return usage_error("record_cells(writer, records, partition, file, columns, keys, times, "
+                           "time_text, row, tombstone): a Writer, a list, two str, a list of "
+                           "eight lists, two dicts, two callables and a str");
     Writer *w = (Writer *)args[0];
     PyObject *records = args[1], *columns = args[4], *keys = args[5], *times = args[6];
     PyObject *time_text = args[7], *row = args[8], *tombstone = args[9];

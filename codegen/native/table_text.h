@@ -251,12 +251,9 @@ static void table_column_widths(const Py_ssize_t *natural, Py_ssize_t *widths, P
 static PyObject *table_text(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
     if (nargs != 6 || !PyTuple_Check(args[0]) || !PyList_Check(args[1]) ||
-        (args[2] != Py_None && !PyUnicode_Check(args[2])) || !PyLong_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "table_text(header, columns, title, width, width_of, fit): a tuple of "
-                        "str, a list of lists of str, a str or None, an int and two callables");
-        return NULL;
-    }
+        (args[2] != Py_None && !PyUnicode_Check(args[2])) || !PyLong_Check(args[3]))
+        return usage_error("table_text(header, columns, title, width, width_of, fit): a tuple of "
+                           "str, a list of lists of str, a str or None, an int and two callables");
     PyObject *header = args[0], *columns = args[1], *title = args[2];
     PyObject *width_of = args[4], *fit = args[5];
     const Py_ssize_t ncol = PyTuple_GET_SIZE(header);

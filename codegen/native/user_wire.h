@@ -228,13 +228,10 @@ static int wire_positions_ok(const WireBatch *w) {
 static PyObject *user_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 13 || !PyBytes_CheckExact(args[8]) || !PyTuple_Check(args[9]) ||
         PyTuple_GET_SIZE(args[9]) != 2 || !PyBytes_CheckExact(PyTuple_GET_ITEM(args[9], 0)) ||
-        !PyBytes_CheckExact(PyTuple_GET_ITEM(args[9], 1))) {
-        PyErr_SetString(PyExc_TypeError,
-                        "user_lines(data, start, end, count, base_offset, base_timestamp, "
-                        "log_append, append_timestamp, close: bytes, heads: (bytes, bytes), "
-                        "key_side, value_side, fallback)");
-        return NULL;
-    }
+        !PyBytes_CheckExact(PyTuple_GET_ITEM(args[9], 1)))
+        return usage_error("user_lines(data, start, end, count, base_offset, base_timestamp, "
+                           "log_append, append_timestamp, close: bytes, heads: (bytes, bytes), "
+                           "key_side, value_side, fallback)");
     WireSide key, value;
     if (wire_side(args[10], &key) < 0 || wire_side(args[11], &value) < 0) return NULL;
     WireBatch w;
@@ -349,13 +346,10 @@ static int64_t next_sequence(int64_t sequence, int64_t increment) {
    where the reference prints them: a record with headers, offsets that do not follow each
    other, a record the engine would refuse, a raw side one_line would change. */
 static PyObject *user_dump_log(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 13 || !PyBytes_CheckExact(args[9])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "user_dump_log(data, start, end, count, base_offset, base_timestamp, "
-                        "log_append, append_timestamp, base_sequence, ts_name: bytes, key_side, "
-                        "value_side, fallback)");
-        return NULL;
-    }
+    if (nargs != 13 || !PyBytes_CheckExact(args[9]))
+        return usage_error("user_dump_log(data, start, end, count, base_offset, base_timestamp, "
+                           "log_append, append_timestamp, base_sequence, ts_name: bytes, "
+                           "key_side, value_side, fallback)");
     int64_t base_seq;
     if (as_int64(args[8], &base_seq) < 0) return NULL;
     WireSide key, value;
@@ -477,12 +471,10 @@ static PyObject *decimal(int64_t v) {
    "<tombstone>" when null), or what fallback(i) gives for a record they cannot be made of;
    None where the reference makes them all. */
 static PyObject *user_table_cells(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError,
-                        "user_table_cells(data, start, end, count, base_offset, base_timestamp, "
-                        "log_append, append_timestamp, key_side, value_side, fallback)");
+    if (!arity_ok(nargs, 11,
+                  "user_table_cells(data, start, end, count, base_offset, base_timestamp, "
+                  "log_append, append_timestamp, key_side, value_side, fallback)"))
         return NULL;
-    }
     WireSide key, value;
     if (wire_side(args[8], &key) < 0 || wire_side(args[9], &value) < 0) return NULL;
     WireBatch w;
