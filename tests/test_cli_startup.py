@@ -171,9 +171,12 @@ def test_help_lists_every_command_with_its_own_summary() -> None:
                 "codegen.forensics.report",
                 "codegen.forensics.coordinator_partitions",
                 "codegen.dumps.views.live",
+                # the groups' replay (--as-of's parser is the inputs')
+                "codegen.forensics.groups",
+                "codegen.forensics.group_timelines",
             ],
         ),
-        # groups' --as-of parser, and the group and share readers it brings, for --as-of only
+        # the groups' replay and the share readers it brings
         # (34 M of 1.51 G instructions on the broker run's logs)
         (
             ["transactions", "{cluster}", "--format", "jsonl"],

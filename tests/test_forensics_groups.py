@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from codegen.dumps import SegmentWriter
-from codegen.forensics.groups import AsOf, AssignorInventory, group_reports, parse_as_of
+from codegen.forensics.groups import AsOf, AssignorInventory, group_reports
 from codegen.forensics.groups_command import groups_command
+from codegen.forensics.inputs import parse_as_of
 from codegen.naming import camel_keys
 from generated import MESSAGES
 from generated.consumer_group_current_member_assignment_value import TopicPartitions

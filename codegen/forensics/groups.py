@@ -48,7 +48,6 @@ The protocol type is the one Kafka's ``listGroups`` gives: a classic group's own
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,7 +66,7 @@ from codegen.dumps.views.cut import AsOf
 from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.coordinator_logs import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.group_timelines import OFFSET_DELETED, GroupEvent, Timelines
-from codegen.forensics.inputs import InputError, LogDirs, as_log_dirs, resolve_cut
+from codegen.forensics.inputs import LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.gc_pause import gc_paused
 
@@ -80,27 +79,9 @@ __all__ = [
     "assignor_inventory",
     "group_reports",
     "group_views",
-    "parse_as_of",
 ]
 
 COOPERATIVE: Final = "cooperative-sticky"
-
-
-def parse_as_of(text: str) -> AsOf:
-    """``123`` (a log offset) or an ISO-8601 time (``2024-05-01T12:00:00Z``; UTC if no zone)."""
-    text = text.strip()
-    if text.isdigit():
-        return AsOf(offset=int(text))
-    try:
-        moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError(
-            f"--as-of {text!r} is neither a log offset (digits) nor an ISO-8601 time such as "
-            "2024-05-01T12:00:00Z"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=_dt.UTC)
-    return AsOf(timestamp_ms=int(moment.timestamp() * 1000))
 
 
 _Fields = tuple[str, int | None, int | None, str | None]

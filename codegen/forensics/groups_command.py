@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from codegen.failures import GuardedCommand
-from codegen.forensics.groups import GroupEvent, GroupReport, group_reports, parse_as_of
+from codegen.forensics.groups import GroupEvent, GroupReport, group_reports
+from codegen.forensics.inputs import parse_as_of
 from codegen.forensics.output import (
     GROUP_OPTION,
     OUTPUT_OPTION,

@@ -28,6 +28,7 @@ out.
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,7 @@ __all__ = [
     "as_log_dirs",
     "discover",
     "expand",
+    "parse_as_of",
     "read_offset_checkpoint",
     "replica_at",
     "replica_rows",
@@ -325,6 +327,23 @@ class Cut:
 
 
 NO_CUT: Final = Cut(None, None, None)
+
+
+def parse_as_of(text: str) -> AsOf:
+    """``123`` (a log offset) or an ISO-8601 time (``2024-05-01T12:00:00Z``; UTC if no zone)."""
+    text = text.strip()
+    if text.isdigit():
+        return AsOf(offset=int(text))
+    try:
+        moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(
+            f"--as-of {text!r} is neither a log offset (digits) nor an ISO-8601 time such as "
+            "2024-05-01T12:00:00Z"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.UTC)
+    return AsOf(timestamp_ms=int(moment.timestamp() * 1000))
 
 
 def resolve_cut(dirs: LogDirs, as_of: AsOf | None) -> Cut:

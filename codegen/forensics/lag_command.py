@@ -10,7 +10,7 @@ import click
 
 from codegen.failures import GuardedCommand
 from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
-from codegen.forensics.groups import parse_as_of
+from codegen.forensics.inputs import parse_as_of
 from codegen.forensics.lag import GroupLag, lag_chunks
 from codegen.forensics.lag_json import group_lines
 from codegen.forensics.output import (

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from codegen.extras import missing_extra
-from codegen.forensics.groups import GroupReport, group_reports, parse_as_of
-from codegen.forensics.inputs import discover
+from codegen.forensics.groups import GroupReport, group_reports
+from codegen.forensics.inputs import discover, parse_as_of
 from codegen.forensics.lag import GroupLag, PartitionLag, lag_reports
 from codegen.forensics.output import emit, require_groups
 from codegen.forensics.shares import DELIVERY_STATES

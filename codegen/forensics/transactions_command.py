@@ -11,6 +11,7 @@ import click
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.dumps.views.transactions import DEFAULT_MAX_TIMEOUT_MS, FIND_HANGING, RULES
 from codegen.failures import EXIT_BAD_INPUT, GuardedCommand
+from codegen.forensics.inputs import parse_as_of
 from codegen.forensics.output import OUTPUT_OPTION, emit, jsonl
 from codegen.forensics.partition_transactions import OpenTransaction
 from codegen.forensics.transactions import (
@@ -351,11 +352,7 @@ def transactions_command(
       python -m codegen transactions /var/kafka-logs --format html --output txns.html
     """
     with gc_paused():  # the report's objects make no cycles (see transaction_report)
-        point = None
-        if as_of is not None:  # groups' parser, imported for --as-of only
-            from codegen.forensics.groups import parse_as_of
-
-            point = parse_as_of(as_of)
+        point = None if as_of is None else parse_as_of(as_of)
         report = transaction_report(list(paths), transactional_id, point, max_timeout_ms, rule)
         if fmt == "jsonl":
             text = jsonl(report.lines())

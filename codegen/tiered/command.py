@@ -14,8 +14,7 @@ import click
 
 from codegen.dumps.text_table import table_text
 from codegen.failures import GuardedCommand
-from codegen.forensics.groups import parse_as_of
-from codegen.forensics.inputs import InputError
+from codegen.forensics.inputs import InputError, parse_as_of
 from codegen.forensics.output import OUTPUT_OPTION, emit, jsonl
 from codegen.tiered.report import DEFAULT_STUCK_AFTER_MS, TieredReport, tiered_report
 
