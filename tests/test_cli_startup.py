@@ -159,6 +159,8 @@ def test_help_lists_every_command_with_its_own_summary() -> None:
                 "codegen.forensics.report",
                 "numpy.ma",
                 "dateutil",
+                # the cluster's metadata, read for a share group's topic names only
+                "codegen.forensics.cluster",
             ],
         ),
         # downgrade's live records (views.live, forensics.loaded) for downgrade-check only
@@ -174,6 +176,7 @@ def test_help_lists_every_command_with_its_own_summary() -> None:
                 # the groups' replay (--as-of's parser is the inputs')
                 "codegen.forensics.groups",
                 "codegen.forensics.group_timelines",
+                "codegen.forensics.cluster",
             ],
         ),
         # the groups' replay and the share readers it brings

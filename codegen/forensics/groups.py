@@ -63,7 +63,6 @@ from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView, GroupState
 from codegen.dumps.views.consumer_offsets import read_compacted
 from codegen.dumps.views.cut import AsOf
-from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.coordinator_logs import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.group_timelines import OFFSET_DELETED, GroupEvent, Timelines
 from codegen.forensics.inputs import LogDirs, as_log_dirs, resolve_cut
@@ -495,7 +494,7 @@ def _group_reports(
         dirs = as_log_dirs(cast("StoragePath | Sequence[StoragePath | str] | LogDirs", source))
         cut = resolve_cut(dirs, as_of)
         views = group_views(dirs, cut.consumer_offsets)
-        for state in share_states(dirs, lambda: cluster_metadata(dirs), cut=cut.others):
+        for state in share_states(dirs, cut=cut.others):
             shares.setdefault(state.group, []).append(state)
     else:
         views = list(cast("Iterable[GroupsView]", source))

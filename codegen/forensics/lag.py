@@ -54,7 +54,6 @@ from codegen.forensics.burrow import (
     group_status,
     window_statuses,
 )
-from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.commits import (
     Commit,
     CommitColumns,
@@ -503,7 +502,7 @@ def lag_chunks(
         batches = pa.concat_tables(headers) if headers else None
         now = newest_time(batches, ends.data_ends())
     shares: dict[str, list[SharePartitionLag]] = {}
-    for state in share_states(dirs, lambda: cluster_metadata(dirs), errors, cut.others):
+    for state in share_states(dirs, errors, cut.others):
         if group is not None and state.group != group:
             continue
         end = None if state.topic is None else ends.of(state.topic, state.partition)

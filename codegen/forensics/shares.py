@@ -17,7 +17,6 @@ the in-flight batches.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -25,7 +24,6 @@ from codegen.dumps.coordinator import SHARE_GROUP_STATE, decode_batches
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.views.cut import AsOf
-from codegen.forensics.cluster import ClusterMetadata
 from codegen.forensics.inputs import LogDirs
 
 __all__ = [
@@ -217,19 +215,24 @@ def share_lag(log_end: int, start_offset: int, delivered: int) -> int:
 
 def share_states(
     dirs: LogDirs,
-    meta: ClusterMetadata | Callable[[], ClusterMetadata | None] | None = None,
     errors: list[SegmentError] | None = None,
     cut: AsOf | None = None,
+    *,
+    named: bool = True,
 ) -> list[SharePartitionState]:
     """Every share partition's state at the end of the ``__share_group_state`` partitions
     among ``dirs`` (empty when there are none), or at ``cut``, by group, topic and partition.
-    Topic names are those of ``meta`` (a topic id names one topic for good); given as a
-    function, it is called only when there are share partitions to name."""
+    Topic names are those of the cluster's metadata among ``dirs`` (a topic id names one topic
+    for good; :func:`codegen.forensics.cluster.cluster_metadata`), read (and its reader
+    imported) only when there are share partitions to name; none when not ``named``."""
     if not dirs.partitions(SHARE_GROUP_STATE):
         return []
-    if callable(meta):
-        meta = meta()
-    topics = {} if meta is None else dict(meta.topics)
+    topics: dict[str, str] = {}
+    if named:
+        from codegen.forensics.cluster import cluster_metadata
+
+        meta = cluster_metadata(dirs)
+        topics = {} if meta is None else dict(meta.topics)
     states: dict[tuple[str, str, int], SharePartitionState] = {}
     for _, files in dirs.coordinator_segments(SHARE_GROUP_STATE):
         for f in files:

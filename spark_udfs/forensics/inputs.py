@@ -13,7 +13,6 @@ from codegen.dumps import storage
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.log_ends import EARLIEST, REPLICATION_CHECKPOINT
-from codegen.forensics.cluster import cluster_metadata
 from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.groups import AsOf
 from codegen.forensics.inputs import NO_CUT, Cut, as_log_dirs
@@ -403,6 +402,6 @@ def read_share_states(
                 for b in s.in_flight
             ],
         )
-        for s in share_states(dirs, lambda: cluster_metadata(dirs), cut=cut)
+        for s in share_states(dirs, cut=cut)
     ]
     return spark.createDataFrame(rows, SHARE_STATE_SCHEMA)

@@ -274,6 +274,6 @@ def current_state(dirs: LogDirs) -> ClusterState:
                 last.state,
             )
     if dirs.coordinator_segments(SHARE_GROUP_STATE):
-        for s in share_states(dirs):
+        for s in share_states(dirs, named=False):  # by topic id: no names needed
             state.share_states.add((s.group, kafka_uuid(s.topic_id), s.partition))
     return state
