@@ -153,38 +153,41 @@ def test_many_keys_and_producers_grow_the_tables() -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_values_written_over_and_moved_are_each_keys_last(seed: int) -> None:
-    """Plain commits whose value is as long as their key's committed one are written over it,
-    the others appended (and the arena compacted): each key's committed value is its last
+    """Plain commits whose value (in the value arena: 120 bytes and more beside a key of 15 to
+    17) is as long as their key's committed one are written over it, the others appended (and
+    the arena compacted) or kept beside the key: each key's committed value is its last
     commit's bytes, through tombstones, transactional commits taking effect in between, and
     chunks of any size."""
     rng = random.Random(seed)
     keys = [_key(False, f"g{i}", "topic", i % 4) for i in range(300)]
-    _assert_each_keys_last_value(rng, keys, 20_000, [0, 9, 17, 40])
+    _assert_each_keys_last_value(rng, keys, 20_000, [0, 9, 17, 40, 130, 200], usual=120)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_keys_in_their_entries_or_apart_and_values_beside_them_or_apart(seed: int) -> None:
-    """A key of up to 64 bytes (after its type) is held in its table entry, a longer one
+    """A key of up to 128 bytes (after its type) is held in its table entry, a longer one
     apart; a plain commit's value is kept beside its key in the entry when both fit in those
-    64 bytes, else in the value arena: keys of 0 (a key of another shape, its type only) to 133
-    bytes, at and around 64, values whose sum with their key's size is 63, 64 and 65, a key's
+    128 bytes, else in the value arena: keys of 0 (a key of another shape, its type only) to
+    133 bytes, at and around 64 and 128, values of every length copy_short copies its own way
+    (up to 64 bytes) and longer, whose sum with their key's size is 127, 128 and 129, a key's
     value moving between the entry and the arena, and enough keys (2,600) that the table's
     entries and slots grow several times."""
     rng = random.Random(seed)
-    # keys of another shape (a group's length below -1): their bytes after the type, 0 to 65
-    keys = [b"\x00\x05"] + [b"\x00\x07\xff\xfe" + bytes(n) for n in (0, 60, 62, 63)]
-    for i in range(2_600):  # sizes after the type 13 + group: 14 to 133, 64 and 65 among them
-        group = f"g{i}".ljust(rng.choice([1, 21, 27, 28, 51, 52, 120]), "x")
+    # keys of another shape (a group's length below -1): their bytes after the type, 0 to 129
+    keys = [b"\x00\x05"] + [b"\x00\x07\xff\xfe" + bytes(n) for n in (0, 60, 62, 63, 126, 127)]
+    for i in range(2_600):  # sizes after the type 13 + group: 14 to 133, 64, 65, 128, 129 among
+        group = f"g{i}".ljust(rng.choice([1, 21, 27, 28, 51, 52, 115, 116, 120]), "x")
         keys.append(_key(False, group, "topic", i % 4))
-    _assert_each_keys_last_value(rng, keys, 40_000, [0, 1, 9, 23, 24, 30, 40, 50, 63, 64])
+    sizes = [0, 1, 9, 16, 17, 23, 24, 30, 32, 33, 40, 50, 63, 64, 65, 87, 88, 89, 104]
+    _assert_each_keys_last_value(rng, keys, 40_000, sizes)
 
 
 def _assert_each_keys_last_value(
-    rng: random.Random, keys: list[bytes], n: int, other_sizes: list[int]
+    rng: random.Random, keys: list[bytes], n: int, other_sizes: list[int], usual: int = 24
 ) -> None:
-    """n random rows of these keys (plain commits of 24-byte values mostly, else of one of
-    other_sizes; tombstones; transactional commits committed) through the engine in chunks of
-    random sizes: each key's committed row and value are its last commit's."""
+    """n random rows of these keys (plain commits of ``usual``-byte values mostly, else of one
+    of other_sizes; tombstones; transactional commits committed) through the engine in chunks
+    of random sizes: each key's committed row and value are its last commit's."""
     from codegen.native import _records
 
     rows: list[tuple[int, bytes, bytes | None, int]] = []  # kind, key, value, producer
@@ -198,7 +201,7 @@ def _assert_each_keys_last_value(
         elif roll < 0.12:
             rows.append((6, b"\x00\x00\x00\x01", None, 7))
         else:  # mostly one length per key, at times another
-            size = 24 if rng.random() < 0.9 else rng.choice(other_sizes)
+            size = usual if rng.random() < 0.9 else rng.choice(other_sizes)
             rows.append((1, key, rng.randbytes(size), -1))
     rows.append((6, b"\x00\x00\x00\x01", None, 7))
     live: dict[bytes, tuple[int, bytes]] = {}

@@ -51,15 +51,18 @@ typedef struct {
     int32_t epoch;
 } Decoded;
 
-/* A key's entry is two cache lines (the KeyStore starts its entries at one): the first its
+/* A key's entry is three cache lines (the KeyStore starts its entries at one): the first its
    KeyEntry, first row and committed offset (the history's numbers are kept in the waiting rows
-   and the history, not here), the second its bytes when they are at most EFFECT_KEY_INLINE
-   (an offset commit key's are some 30 to 40) and, after them, its committed value's when both
-   fit (a commit value is 24 bytes without metadata). Finding a key and applying a plain commit
-   to it then read these two neighbouring lines, where the key bytes and the value were each
-   a line elsewhere (in the KeyStore's arena and the value arena): some 7% less time a row
-   over the 1 M dump's rows, for a few more instructions (choosing where by the sizes). */
-#define EFFECT_KEY_INLINE 64
+   and the history, not here), then its bytes when they are at most EFFECT_KEY_INLINE (an
+   offset commit key's are some 30 to 40) and, after them, its committed value's when both fit.
+   Finding a key and applying a plain commit to it then read neighbouring lines, where the key
+   bytes and the value were each a line elsewhere (in the KeyStore's arena and the value
+   arena). A commit value is 24 bytes without metadata, so key and value nearly always end in
+   the second line; the third holds the values with metadata (some 40 to 60 bytes, a fifth of
+   a real dump's commits), which in two lines went to the value arena: a copy there, and the
+   arena compacted as the values of a key change length (some 30 instructions a row of the
+   whole pass, and a line elsewhere). */
+#define EFFECT_KEY_INLINE 128
 
 typedef struct {
     KeyEntry key;  /* its entry in the KeyStore */
@@ -68,7 +71,7 @@ typedef struct {
     uint8_t bytes[EFFECT_KEY_INLINE]; /* a key of at most this many bytes */
 } EffectKey;
 
-_Static_assert(sizeof(EffectKey) == 2 * KEY_STORE_LINE, "a key's entry is two cache lines");
+_Static_assert(sizeof(EffectKey) == 3 * KEY_STORE_LINE, "a key's entry is three cache lines");
 
 typedef struct {
     int64_t key, next; /* next: the producer's next waiting row, -1 after the last */
@@ -167,8 +170,11 @@ static ProducerSlot *effects_producer(EffectsObject *e, int64_t producer) {
 
 /* The value arena without the superseded values: each key's committed offset's and each
    waiting row's value copied into a new one (a row no longer waiting has length 0), of 4
-   times their size: the arena fills up to twice the values kept before it is compacted
-   again, and is not grown (each growth a copy) in between. */
+   times their size or of 64 bytes for each key and waiting row if more: the arena fills up to
+   twice the values kept before it is compacted again, and is not grown (each growth a copy)
+   in between; and a compaction, which reads every key and waiting row, comes after some
+   values' bytes for each, not after a few values where most are beside their keys (the
+   transactional commits' values, and the few too long for an entry). */
 static int effects_compact_values(EffectsObject *e) {
     size_t size = 0, at = 0, n = e->store.count + e->waiting_len;
     for (size_t i = 0; i < n; i++) {
@@ -176,7 +182,8 @@ static int effects_compact_values(EffectsObject *e) {
                                           : &e->waiting[i - e->store.count].row;
         if (r->row >= 0 && r->length > 0 && !r->beside) size += (size_t)r->length;
     }
-    size_t cap = size < 4096 ? 4096 : size <= PY_SSIZE_T_MAX / 4 ? 4 * size : size;
+    size_t want = size > 16 * n ? size : 16 * n; /* n: entries held, so 16 * n fits */
+    size_t cap = want < 1024 ? 4096 : want <= PY_SSIZE_T_MAX / 4 ? 4 * want : want;
     uint8_t *values = PyMem_Malloc(cap);
     if (!values) {
         PyErr_NoMemory();
@@ -330,11 +337,11 @@ static int effects_row(EffectsObject *e, uint8_t kind, int64_t key, int64_t prod
    -1 or 0 holds no bytes), int32 partition, so 10 bytes at least. */
 static HOT_INLINE Py_ssize_t commit_key_end(const uint8_t *key, Py_ssize_t size) {
     if (size < 10) return -1;
-    Py_ssize_t group = (int16_t)(key[2] << 8 | key[3]);
+    Py_ssize_t group = (int16_t)load16(key + 2);
     if (group < -1) return -1;
     Py_ssize_t at = 4 + (group > 0 ? group : 0); /* the topic's length */
     if (at + 6 > size) return -1;                /* it and the partition, the topic empty */
-    Py_ssize_t topic = (int16_t)(key[at] << 8 | key[at + 1]);
+    Py_ssize_t topic = (int16_t)load16(key + at);
     if (topic < -1) return -1;
     at += 6 + (topic > 0 ? topic : 0);
     return at <= size ? at : -1;
@@ -405,25 +412,25 @@ static int effects_value_room(EffectsObject *e, size_t length) {
     return grow_array((void **)&e->values, &e->values_cap, e->values_len + length, 1);
 }
 
-/* n bytes copied from src to dst (no overlap), short ones without a call: two words that may
-   overlap, as a row's value is a few dozen bytes. */
+/* n bytes copied from src to dst (no overlap), short ones without a call: words from the
+   front and from the back that may overlap, as a row's value is a few dozen bytes. */
 static HOT_INLINE void copy_short(uint8_t *dst, const uint8_t *src, size_t n) {
-    uint64_t a, b;
+    uint64_t w[8];
     if (n >= 8 && n <= 16) {
-        memcpy(&a, src, 8);
-        memcpy(&b, src + n - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + n - 8, &b, 8);
+        memcpy(&w[0], src, 8);
+        memcpy(&w[1], src + n - 8, 8);
+        memcpy(dst, &w[0], 8);
+        memcpy(dst + n - 8, &w[1], 8);
     } else if (n > 16 && n <= 32) {
-        uint64_t c, d;
-        memcpy(&a, src, 8);
-        memcpy(&b, src + 8, 8);
-        memcpy(&c, src + n - 16, 8);
-        memcpy(&d, src + n - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + 8, &b, 8);
-        memcpy(dst + n - 16, &c, 8);
-        memcpy(dst + n - 8, &d, 8);
+        memcpy(w, src, 16);
+        memcpy(&w[2], src + n - 16, 16);
+        memcpy(dst, w, 16);
+        memcpy(dst + n - 16, &w[2], 16);
+    } else if (n > 32 && n <= 64) {
+        memcpy(w, src, 32);
+        memcpy(&w[4], src + n - 32, 32);
+        memcpy(dst, w, 32);
+        memcpy(dst + n - 32, &w[4], 32);
     } else if (n) {
         memcpy(dst, src, n);
     }
@@ -442,7 +449,7 @@ static HOT_INLINE int effects_plain_commit(EffectsObject *e, int64_t key, int64_
     EffectKey *k = &effect_keys(e)[key];
     size_t key_size = (size_t)k->key.size;
     if (LIKELY(key_size + n <= EFFECT_KEY_INLINE)) { /* beside the key, in its entry */
-        if (k->live.row >= 0 && k->live.length > 0 && !k->live.beside)
+        if (!k->live.beside && k->live.row >= 0 && k->live.length > 0) /* beside: nearly always */
             e->values_live -= (size_t)k->live.length;
         copy_short(k->bytes + key_size, value, n);
         k->live.row = row;
