@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import sys
@@ -316,6 +317,26 @@ def test_object_arrays_check_what_they_are_given() -> None:
     column = np.array(spread, np.int64)
     (text,) = module.object_arrays((b'{"v":',), (column,), (None,), np.array([0, len(column)]))
     assert text == orjson.dumps([{"v": v} for v in spread])
+    # six fields (lag's commits: the fields' loop unrolled), two with masks, in runs empty,
+    # short and long (the buffer grown within a run: 300 rows' room passes its first 64 KiB)
+    six = [column[k : k + 300] for k in range(0, 1800, 300)]
+    names = ("r", "t", "o", "e", "l", "g")
+    masks = (None, None, None, None, six[4] % 3 != 0, six[5] % 2 != 0)
+    cuts = np.array([0, 0, 1, 64, 65, 200, 200, 300], np.int64)
+    texts = module.object_arrays(
+        tuple((b"{" if i == 0 else b",") + orjson.dumps(n) + b":" for i, n in enumerate(names)),
+        tuple(six),
+        masks,
+        cuts,
+    )
+    dicts = [
+        {
+            n: (None if m is not None and not m[row] else int(c[row]))
+            for n, c, m in zip(names, six, masks, strict=True)
+        }
+        for row in range(300)
+    ]
+    assert texts == [orjson.dumps(dicts[a:b]) for a, b in itertools.pairwise(cuts.tolist())]
     bad = [
         ((prefixes, (rows,), (None,), bounds), ValueError),  # fewer columns than prefixes
         ((prefixes, (rows, rows[:3]), (None, None), bounds), ValueError),  # lengths differ

@@ -62,7 +62,7 @@ static HOT_INLINE char *octet_digits(char *o, unsigned u) {
    division chain over all its digits. At most INT64_TEXT_MAX bytes are written: a copy past
    the end is at most the 3 bytes of the last quad's, and a 19-digit number's first block has 3
    digits (below 2^63 + 1). */
-static inline char *int64_text(char *o, long long v) {
+static HOT_INLINE char *int64_text(char *o, long long v) {
     unsigned long long u = (unsigned long long)v;
     if (v < 0) {
         *o++ = '-';
@@ -90,31 +90,62 @@ typedef struct {
     const char *mask[MAX_OBJECT_FIELDS];
 } ObjectRows;
 
-/* "[" + the objects of rows [from, to) joined by "," + "]". A row's text is at most "," + per
-   field PREFIX_MAX and INT64_TEXT_MAX characters + "}": room for it is made once per row, then
-   written without a check per value; each prefix is copied as PREFIX_MAX bytes (a fixed size:
-   no call), the output advanced by its length. */
-static int put_object_rows(Buf *b, const ObjectRows *r, int64_t from, int64_t to) {
-    const Py_ssize_t row_room = 2 + r->nf * (PREFIX_MAX + INT64_TEXT_MAX);
+/* The field count the loop is unrolled for: lag's commits (COMMIT_FIELDS in
+   codegen.forensics.commits). */
+#define UNROLLED_FIELDS 6
+
+/* put_object_rows with nf fields (a constant where inlined with one: the fields' loop unrolled).
+   The prefixes, columns and masks are read into locals first: the output is written through a
+   char pointer, which may alias any memory the compiler cannot see is apart, so fields read
+   through r would be read again after every write. */
+static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int64_t to,
+                                  Py_ssize_t nf) {
+    char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
+    Py_ssize_t len[MAX_OBJECT_FIELDS];
+    const int64_t *column[MAX_OBJECT_FIELDS];
+    const char *mask[MAX_OBJECT_FIELDS];
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        memcpy(prefix[i], r->prefix[i], PREFIX_MAX);
+        len[i] = r->prefix_len[i];
+        column[i] = r->column[i];
+        mask[i] = r->mask[i];
+    }
+    const Py_ssize_t row_room = 2 + nf * (PREFIX_MAX + INT64_TEXT_MAX);
     if (PUT_LITERAL(b, "[") < 0) return -1;
-    for (int64_t row = from; row < to; row++) {
+    for (int64_t row = from; row < to;) {
+        /* the rows that fit in the room there is (grown only when one does not: a buffer
+           sized for its text is not grown, and copied, for room it does not use) */
         if (buf_reserve(b, row_room) < 0) return -1;
+        const int64_t fit = (b->cap - b->len) / row_room;
+        const int64_t block_end = to - row > fit ? row + fit : to;
         char *o = b->p + b->len;
-        if (row > from) *o++ = ',';
-        for (Py_ssize_t i = 0; i < r->nf; i++) {
-            memcpy(o, r->prefix[i], PREFIX_MAX);
-            o += r->prefix_len[i];
-            if (r->mask[i] && !r->mask[i][row]) {
-                memcpy(o, "null", 4);
-                o += 4;
-            } else {
-                o = int64_text(o, r->column[i][row]);
+        for (; row < block_end; row++) {
+            if (row > from) *o++ = ',';
+#pragma GCC unroll 16
+            for (Py_ssize_t i = 0; i < nf; i++) {
+                memcpy(o, prefix[i], PREFIX_MAX);
+                o += len[i];
+                if (mask[i] && !mask[i][row]) {
+                    memcpy(o, "null", 4);
+                    o += 4;
+                } else {
+                    o = int64_text(o, column[i][row]);
+                }
             }
+            *o++ = '}';
         }
-        *o++ = '}';
         b->len = o - b->p;
     }
     return PUT_LITERAL(b, "]");
+}
+
+/* "[" + the objects of rows [from, to) joined by "," + "]". A row's text is at most "," + per
+   field PREFIX_MAX and INT64_TEXT_MAX characters + "}": the rows that fit in the room left
+   are written without a check per row or value; each prefix is copied as PREFIX_MAX
+   bytes (a fixed size: no call), the output advanced by its length. */
+static int put_object_rows(Buf *b, const ObjectRows *r, int64_t from, int64_t to) {
+    if (r->nf == UNROLLED_FIELDS) return put_rows_of(b, r, from, to, UNROLLED_FIELDS);
+    return put_rows_of(b, r, from, to, r->nf);
 }
 
 /* object_arrays(prefixes, columns, masks, bounds) -> list of bytes: per k, the JSON array of
