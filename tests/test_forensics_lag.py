@@ -884,3 +884,30 @@ def test_groups_come_a_partition_at_a_time(tmp_path: Path, monkeypatch: pytest.M
     assert len(seen) == 4
     merged = lag_reports(dump, window=3)
     assert [g.group for g in merged] == sorted(g for names in seen for g in names)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lags_now_are_each_key_s_exact_difference(seed: int) -> None:
+    """Each key's lag now (log end now minus its newest committed offset, never below 0, none
+    without a log end) in numpy where no difference can leave int64, else exact: keys without a
+    log end among those with one, ends shared, offsets and ends at the int64 ends and
+    negative."""
+    rnd = np.random.default_rng(seed)
+    extreme = np.array([-(2**63), -1, 0, 2**63 - 1], np.int64)
+    ends: list[LogEnd | None] = [
+        LogEnd([0], [int(rnd.integers(0, 10_000))], "segments", "here", True) for _ in range(3)
+    ]
+    if seed % 2:  # a log end now at an int64 end
+        ends.append(LogEnd([0], [int(rnd.choice(extreme))], "segments", "here", True))
+    ends.append(None)
+    keys = [ends[int(rnd.integers(0, len(ends)))] for _ in range(int(rnd.integers(1, 40)))]
+    newest = rnd.integers(0, 12_000, len(keys))
+    if seed % 3 == 2:  # newest offsets at the int64 ends and below 0
+        newest[rnd.integers(0, len(keys), max(len(keys) // 3, 1))] = rnd.choice(extreme)
+    at_now: dict[LogEnd | None, int] = {e: e.last for e in ends if e is not None}
+    ends_now = [at_now.get(e) for e in keys]
+    got = lag_module._lags_now(keys, at_now, ends_now, np.asarray(newest, np.int64))
+    want = [
+        None if e is None else max(e - n, 0) for e, n in zip(ends_now, newest.tolist(), strict=True)
+    ]
+    assert got == want and all(type(v) in (int, type(None)) for v in got)

@@ -329,27 +329,20 @@ def _engine_lags(
     commit's log end and lag in one pass over the keys, each distinct log end's steps given
     once."""
     n = len(kc.offset)
-    index: dict[int, int] = {}
-    steps: list[LogEnd] = []
-    numbers: list[int] = []
-    for end in ends:
-        if end is None or not end.history:
-            numbers.append(-1)
-            continue
-        at = index.get(id(end))
-        if at is None:
-            at = index[id(end)] = len(steps)
-            steps.append(end)
-        numbers.append(at)
+    # the distinct log ends with a history, numbered in the order met (a LogEnd hashes as
+    # itself); each key's number looked up by map: no Python step a key
+    steps = [e for e in dict.fromkeys(ends) if e is not None and e.history]
     if not steps:  # nothing known: the lag is meaningless, left 0 (not computed per commit)
         return np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
+    number: dict[LogEnd | None, int] = {e: at for at, e in enumerate(steps)}
+    numbers = np.fromiter(map(number.get, ends, itertools.repeat(-1)), np.int64, len(ends))
     arrays = [e.arrays() for e in steps]
     sizes = np.fromiter((len(t) for t, _ in arrays), np.int64, len(arrays))
     log_end, lag, known = engine(
         np.concatenate([t for t, _ in arrays]),
         np.concatenate([e for _, e in arrays]),
         np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-        np.array(numbers, np.int64),
+        numbers,
         np.ascontiguousarray(kc.bounds, np.int64),
         np.ascontiguousarray(kc.commit_timestamp, np.int64),
         np.ascontiguousarray(kc.offset, np.int64),
@@ -393,23 +386,15 @@ def partition_lags(
     source_of: dict[LogEnd | None, str] = {
         e: f"{e.source}: {e.where}" for e in at_now if e is not None
     }
-    none = [None] * len(ends)
-    ends_now = list(map(at_now.get, ends)) if at_now else none
+    none: list[Any] = [None] * len(ends)
+    ends_now: list[int | None] = list(map(at_now.get, ends)) if at_now else none
     statuses = window_statuses(
         kc.commit_timestamp, kc.offset, lag, known, starts, stops, now, ends_now, min_commits
     )
-    newest_offsets = kc.offset[stops - 1].tolist()
     bounds = kc.bounds.tolist()
     # each list made at once, the objects by map: no Python loop per key
     sources = list(map(source_of.get, ends)) if source_of else none
-    lags_now = (
-        [
-            None if e is None else max(e - n, 0)
-            for e, n in zip(ends_now, newest_offsets, strict=True)
-        ]
-        if at_now
-        else none
-    )
+    lags_now = _lags_now(ends, at_now, ends_now, kc.offset[stops - 1]) if at_now else none
     status_of, reason_of = zip(*statuses, strict=True)
     reasons = list(reason_of)
     if any(not e.history for e in at_now if e is not None):  # some ends from a checkpoint only
@@ -436,6 +421,28 @@ def partition_lags(
             reasons,
         )
     )
+
+
+def _lags_now(
+    ends: Sequence[LogEnd | None],
+    at_now: dict[LogEnd | None, int],
+    ends_now: list[int | None],
+    newest: np.ndarray,
+) -> list[int | None]:
+    """Each key's lag now: its log end now (``ends_now``: ``at_now`` of its log end, none
+    without one) minus its newest committed offset, never below 0. In numpy where no
+    difference can leave int64 (every value at least 0), else one exact Python integer a key."""
+    values = np.fromiter(map(at_now.get, ends, itertools.repeat(0)), np.int64, len(ends))
+    if len(values) and min(int(values.min()), int(newest.min())) < 0:
+        return [
+            None if e is None else max(e - n, 0)
+            for e, n in zip(ends_now, newest.tolist(), strict=True)
+        ]
+    lags: list[int | None] = np.maximum(values - newest, 0).tolist()
+    unknown = np.fromiter(map(operator.is_, ends_now, itertools.repeat(None)), np.bool_, len(ends))
+    for k in np.flatnonzero(unknown).tolist():
+        lags[k] = None
+    return lags
 
 
 _CHECKPOINT_ONLY: Final = (
@@ -524,6 +531,8 @@ def end_at(end: LogEnd, now: int) -> int:
 
 
 _GROUP: Final = operator.attrgetter("group")
+_DATA_PARTITION: Final = operator.itemgetter(1, 2)
+"""A key's (topic, partition)."""
 _STATUS: Final = operator.attrgetter("status")
 
 
@@ -542,8 +551,11 @@ def _chunks(
     for _, files in partitions:
         with gc_paused():  # a partition's reports: many small objects, no cycles
             kc = _selected(_read_commits(files, as_of, errors), group)
+            # each data partition's log end found once, then given to its keys by map
+            data = list(map(_DATA_PARTITION, kc.keys))
+            end_of = {k: ends.of(*k) for k in dict.fromkeys(data)}
             reports = partition_lags(
-                kc, [ends.of(t, p) for _, t, p in kc.keys], now, window, min_commits
+                kc, list(map(end_of.__getitem__, data)), now, window, min_commits
             )
             chunk = [
                 GroupLag(
