@@ -142,12 +142,19 @@ def test_help_lists_every_command_with_its_own_summary() -> None:
                 "numpy.ma",
                 "dateutil",
                 "codegen.dumps.user_topics",
+                # the map's model and parser, for a map only (17 M instructions)
+                "codegen.dumps.topic_map",
             ],
         ),
         (
             ["dump", "{dump}", "-q", "--format", "jsonl"],
             (0,),
-            ["codegen.forensics", "pyarrow", "codegen.dumps.user_topics"],
+            [
+                "codegen.forensics",
+                "pyarrow",
+                "codegen.dumps.user_topics",
+                "codegen.dumps.topic_map",
+            ],
         ),
         # the HTML report (and its plotting) for --format html only
         (

@@ -119,7 +119,7 @@ def test_every_python_block_compiles() -> None:
 
 @pytest.mark.parametrize(("doc", "index", "code"), _all_blocks({"toml"}))
 def test_toml_blocks_parse(doc: str, index: int, code: str) -> None:
-    from codegen.dumps.topic_map import PYPROJECT_TABLE
+    from codegen.dumps.pyproject_map import PYPROJECT_TABLE
 
     document = tomllib.loads(code)
     table: Any = document

@@ -32,10 +32,10 @@ from codegen.dumps.log_dirs import (
 )
 from codegen.dumps.metadata import CLUSTER_METADATA, REMOTE_LOG_METADATA
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
+from codegen.dumps.pyproject_map import pyproject_with_map
 from codegen.dumps.recognize import require_kafka_data
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.storage_params import StoragePathParam
-from codegen.dumps.topic_map import TopicMap, TopicMapError, find_topic_map, load_topic_map
 from codegen.errors import NoSpecsError, SpecErrors
 from codegen.extras import MissingExtraError
 from codegen.failures import GuardedCommand
@@ -352,11 +352,15 @@ def _user_topics(
     """The decoders of the user topics among ``topics`` (the map of ``--topics``, else of the
     current folder's pyproject.toml, its messages in ``package`` unless the map names its own),
     and ``topics`` with theirs named (with ``--topic auto``: files of other topics stay plain)."""
+    path = pyproject_with_map(".") if path is None else path
+    if path is None:
+        return {}, topics
+    # the map's model and parser, for a map only
+    from codegen.dumps.topic_map import TopicMapError, load_topic_map
+
     try:
-        topic_map: TopicMap | None = (
-            load_topic_map(path, package) if path is not None else find_topic_map(".", package)
-        )
-        if topic_map is None or not auto:
+        topic_map = load_topic_map(path, package)
+        if not auto:
             return {}, topics
         named = [(f, RowSource.of(f, None).topic if t is None else None) for f, t in topics]
         from codegen.dumps.user_topics import user_decoders  # for a map only

@@ -46,13 +46,13 @@ from typing import Any, Final
 
 from codegen.dumps import storage
 from codegen.dumps.packages import SHIPPED_PACKAGE, PackageError, package_messages
+from codegen.dumps.pyproject_map import PYPROJECT_TABLE, pyproject_with_map
 from codegen.dumps.storage import RemotePath
 from codegen.runtime import KafkaMessage
 
 __all__ = [
     "PREFIX",
     "PREFIX_SIZE",
-    "PYPROJECT_TABLE",
     "HeaderShapeError",
     "MessageSide",
     "TopicEntry",
@@ -71,9 +71,6 @@ __all__ = [
 
 PREFIX: Final = "prefix"
 """``version = "prefix"``: an int16 version in front of the message."""
-PYPROJECT_TABLE: Final = ("tool", "kafka-specgen")
-"""Where ``pyproject.toml`` holds the map: ``[tool.kafka-specgen]`` (``package``) and
-``[tool.kafka-specgen.topics]``."""
 _SIDES: Final = ("key", "value")
 _SIDE_KEYS: Final = frozenset({"message", "version", "header"})
 _ROOT_KEYS: Final = frozenset({"package", "topics"})
@@ -349,20 +346,9 @@ def load_topic_map(path: str | Path | RemotePath, default_package: str | None = 
 
 def find_topic_map(folder: str | Path = ".", default_package: str | None = None) -> TopicMap | None:
     """The map of ``folder``'s ``pyproject.toml`` when it has a ``[tool.kafka-specgen.topics]``
-    table, else None."""
-    path = Path(folder) / "pyproject.toml"
-    if not path.is_file():
-        return None
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return None  # not ours to judge: no map there
-    table: Any = document
-    for part in (*PYPROJECT_TABLE, "topics"):
-        table = table.get(part) if isinstance(table, Mapping) else None
-    if table is None:
-        return None
-    return load_topic_map(path, default_package)
+    table (:func:`codegen.dumps.pyproject_map.pyproject_with_map`), else None."""
+    path = pyproject_with_map(folder)
+    return None if path is None else load_topic_map(path, default_package)
 
 
 def topic_map_option(text: str, default_package: str | None = None) -> TopicMap:
