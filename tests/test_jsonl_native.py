@@ -317,6 +317,15 @@ def test_object_arrays_check_what_they_are_given() -> None:
     column = np.array(spread, np.int64)
     (text,) = module.object_arrays((b'{"v":',), (column,), (None,), np.array([0, len(column)]))
     assert text == orjson.dumps([{"v": v} for v in spread])
+    # the digits above the last eight kept while they repeat: values sharing them, of either
+    # sign, one after another, and changing them by one
+    tops = [1_700_000_001_517, -1_700_000_001_517, 1_700_000_001_518, 1_700_099_999_999]
+    tops += [1_700_100_000_000, 10**8, -(10**8), 10**8 - 1, 2**63 - 1, -(2**63), -(2**63) + 1]
+    tops += [2**63 - 2, 10**16, 10**16 + 7, 99_999_999_00_000_001]
+    (text,) = module.object_arrays(
+        (b'{"t":',), (np.array(tops, np.int64),), (None,), np.array([0, len(tops)])
+    )
+    assert text == orjson.dumps([{"t": v} for v in tops])
     # six fields (lag's commits: the fields' loop unrolled), two with masks, in runs empty,
     # short and long (the buffer grown within a run: 300 rows' room passes its first 64 KiB)
     six = [column[k : k + 300] for k in range(0, 1800, 300)]

@@ -79,6 +79,35 @@ static HOT_INLINE char *int64_text(char *o, long long v) {
     return octet_digits(o, (unsigned)(rest - mid * e8));
 }
 
+/* A column's digits above its last eight, as last written: the text of hi = |v| / 10^8 (up
+   to 11 digits), kept while the values' hi repeats (a millisecond timestamp's first five
+   digits change once in 10^8 ms: its column's rows, in time order, share them). */
+typedef struct {
+    unsigned long long hi;
+    Py_ssize_t len;
+    char text[32];
+} TopDigits;
+
+/* v in decimal at o as int64_text writes it, the digits above the last eight copied from
+   *top when its hi is v's (else written there first); room as int64_text's (the copy of the
+   top digits writes 16 bytes: at most 17 with the sign, within INT64_TEXT_MAX). */
+static HOT_INLINE char *int64_text_topped(char *o, long long v, TopDigits *top) {
+    unsigned long long u = (unsigned long long)v;
+    if (v < 0) {
+        *o++ = '-';
+        u = 0ULL - u;
+    }
+    const unsigned long long e8 = 100000000ULL;
+    if (u < e8) return octet_text(o, (unsigned)u);
+    const unsigned long long hi = u / e8;
+    if (UNLIKELY(hi != top->hi)) {
+        top->hi = hi;
+        top->len = int64_text(top->text, (long long)hi) - top->text; /* hi < 2^63 / 10^8 */
+    }
+    memcpy(o, top->text, 16);
+    return octet_digits(o + top->len, (unsigned)(u - hi * e8));
+}
+
 /* The int64 rows' objects, as object_arrays reads them: nf fields, each a prefix (what comes
    before its value: at most PREFIX_MAX bytes, zero-padded to that), int64 column and mask
    (NULL: none; a 0 byte: null). */
@@ -104,11 +133,14 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
     Py_ssize_t len[MAX_OBJECT_FIELDS];
     const int64_t *column[MAX_OBJECT_FIELDS];
     const char *mask[MAX_OBJECT_FIELDS];
+    TopDigits top[MAX_OBJECT_FIELDS];
     for (Py_ssize_t i = 0; i < nf; i++) {
         memcpy(prefix[i], r->prefix[i], PREFIX_MAX);
         len[i] = r->prefix_len[i];
         column[i] = r->column[i];
         mask[i] = r->mask[i];
+        top[i].hi = ~0ULL; /* no hi: none is written yet */
+        top[i].len = 0;
     }
     const Py_ssize_t row_room = 2 + nf * (PREFIX_MAX + INT64_TEXT_MAX);
     if (PUT_LITERAL(b, "[") < 0) return -1;
@@ -129,7 +161,7 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
                     memcpy(o, "null", 4);
                     o += 4;
                 } else {
-                    o = int64_text(o, column[i][row]);
+                    o = int64_text_topped(o, column[i][row], &top[i]);
                 }
             }
             *o++ = '}';
