@@ -3,8 +3,8 @@
 Offset commits (about 99 % of a real dump) stay columns: they go to
 :class:`~codegen.dumps.views.committed.CommittedOffsets`, the one definition of committed offsets
 the command line and Spark share. The few other records (group metadata, members, assignments,
-transaction markers) are decoded one by one, as :class:`~codegen.dumps.coordinator
-.CoordinatorDecoder` decodes every record, and go to the group view
+transaction markers) of a chunk are decoded in one call of :class:`~codegen.dumps.coordinator
+.CoordinatorDecoder`'s pure loop, as it decodes a segment's batch, and go to the group view
 (:class:`~codegen.dumps.views.compacted.CompactedView`) with their batch's producer id and flags.
 Records that do not decode are decoded once more by the same decoder, so their errors read as
 every other command's.
@@ -22,7 +22,7 @@ import pyarrow as pa
 from codegen.columnar.decode import Rows
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CoordinatorDecoder
-from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord
+from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord, control_record
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.commits import commit_keys, decode_commits
@@ -36,7 +36,6 @@ from codegen.dumps.views.effects import (
     PLAIN_COMMIT,
     TRANSACTIONAL_TOMBSTONE,
 )
-from codegen.dumps.views.records import log_batches
 
 __all__ = [
     "CHUNK_ROWS",
@@ -143,41 +142,77 @@ def apply_chunk(
     else:  # the engine's kinds: the offset commits that decoded
         applied = (kinds >= PLAIN_COMMIT) & (kinds <= TRANSACTIONAL_TOMBSTONE)
     chunk.newer = int(np.count_nonzero(flags(table.column("isNewerVersion")) & applied))
-    # Everything else, record by record (few records), and the offset commits that did not
-    # decode (counted, nothing to apply), in file order.
+    # Everything else (few records), and the offset commits that did not decode (counted,
+    # nothing to apply), in file order.
     others = np.nonzero(readable & ~applied)[0]
     if kinds is not None and len(others):
         others = others[~_idle_markers(rb, kinds, others, control, view)]
-    if not len(others):
-        return chunk
-    taken = arrow_array(others)
-    rows = iter(others.tolist())
-    timestamps = rb.column("timestamp").take(taken).cast(pa.int64()).to_numpy(zero_copy_only=False)
-    columns = {
-        "offset": rb.column("offset").take(taken).to_pylist(),
-        "timestampMs": (timestamps // 1000).tolist(),
-        "key": rb.column("key").take(taken).to_pylist(),
-        "value": rb.column("value").take(taken).to_pylist(),
-        "producerId": rb.column("producerId").take(taken).to_pylist(),
-        "isTransactional": flags(rb.column("isTransactional"))[others].tolist(),
-        "isControl": control[others].tolist(),
-        "batchPosition": positions[others].tolist(),
-    }
-    for batch in log_batches([columns], decoder, offset_order=False):
-        records = []
-        for rec in batch.records:
-            i = next(rows)
-            if rec.kind == ERROR:
-                chunk.errors.append((int(positions[i]), rec))
-            elif rec.kind == UNKNOWN:
-                chunk.unknown += 1
-            if rec.newer_than_spec:
-                chunk.newer += 1
-            if not failed[i]:
-                records.append(rec)
-        if records:
-            view.add_records(records, batch.producer_id, batch.transactional, batch.control)
+    if len(others):
+        _apply_others(rb, others, failed[others], control, positions, view, decoder, chunk)
     return chunk
+
+
+def _apply_others(
+    rb: pa.RecordBatch,
+    rows: npt.NDArray[np.intp],
+    failed: npt.NDArray[np.bool_],
+    control: npt.NDArray[np.bool_],
+    positions: npt.NDArray[np.int64],
+    view: CompactedView,
+    decoder: CoordinatorDecoder,
+    chunk: FileChunk,
+) -> None:
+    """Decode ``rows`` of ``rb`` (data records in one call of the decoder, control records as
+    :func:`codegen.dumps.decoded.control_record` reads them), count their errors, unknown and
+    newer records in ``chunk``, and feed ``view`` those not ``failed``, in runs of rows with the
+    same producer id and flags: what the view does with a record depends on those alone
+    (:meth:`CompactedView.add_records`)."""
+    taken = arrow_array(rows)
+    timestamps = rb.column("timestamp").take(taken).cast(pa.int64()).to_numpy(zero_copy_only=False)
+    raw = list(
+        zip(
+            rb.column("offset").take(taken).to_pylist(),
+            (timestamps // 1000).tolist(),
+            rb.column("key").take(taken).to_pylist(),
+            rb.column("value").take(taken).to_pylist(),
+            strict=True,
+        )
+    )
+    controls = control[rows]
+    if controls.any():
+        records = [control_record(row) for row in raw]
+        data = np.nonzero(~controls)[0].tolist()
+        for i, rec in zip(data, decoder.decode_raw([raw[i] for i in data]), strict=True):
+            records[i] = rec
+    else:
+        records = decoder.decode_raw(raw)
+    for i, rec in enumerate(records):
+        if rec.kind == ERROR:
+            chunk.errors.append((int(positions[rows[i]]), rec))
+        elif rec.kind == UNKNOWN:
+            chunk.unknown += 1
+        if rec.newer_than_spec:
+            chunk.newer += 1
+    producers = rb.column("producerId").take(taken)
+    producer_ids = producers.to_pylist()
+    transactional = flags(rb.column("isTransactional"))[rows]
+    # Where the producer id (or whether it is null) or a flag changes: the runs' starts.
+    ids = np.asarray(producers.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
+    nulls = flags(producers.is_null())
+    change = np.zeros(len(rows), np.bool_)
+    change[0] = True
+    for column in (ids, nulls, transactional, controls):
+        change[1:] |= column[1:] != column[:-1]
+    starts = np.nonzero(change)[0].tolist()
+    kept = None if not failed.any() else (~failed).tolist()
+    for start, stop in zip(starts, [*starts[1:], len(rows)], strict=True):
+        run = records[start:stop]
+        if kept is not None:
+            run = [rec for rec, keep in zip(run, kept[start:stop], strict=True) if keep]
+        if run:
+            view.add_records(
+                run, producer_ids[start], bool(transactional[start]), bool(controls[start])
+            )
 
 
 def _idle_markers(
