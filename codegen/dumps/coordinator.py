@@ -240,6 +240,9 @@ class CoordinatorDecoder:
         """Group members' decoded payloads (made on the first group metadata value)."""
         # Group metadata (__consumer_offsets' record type 2) gets its members attached.
         self._group_metadata = 2 if topic == CONSUMER_OFFSETS and 2 in self.types else None
+        self._members_readers: tuple[Reader | None, ...] = ()
+        """Group metadata's value readers by version < 256 (None: take decode()), which the
+        pure loop reads and attaches the members of; made on its first key."""
         # The value readers the inline paths may use, by type and version < 256 (None: take
         # decode()), made on a type's first key. Group metadata values have none.
         self._inline_readers: dict[
@@ -456,12 +459,15 @@ class CoordinatorDecoder:
             raise LookupError
         inline = self._inline_readers.get(rt.id)
         if inline is None:
-            members = rt.id == self._group_metadata  # decode() attaches their members
-            by_version = [(None, False) if members else rt.value_reader(v) for v in range(256)]
-            inline = self._inline_readers[rt.id] = (
+            by_version = [rt.value_reader(v) for v in range(256)]
+            inline = (
                 tuple(None if newer else reader for reader, newer in by_version),
                 tuple(reader if newer else None for reader, newer in by_version),
             )
+            if rt.id == self._group_metadata:  # the native loop leaves them to decode()
+                self._members_readers = inline[0]
+                inline = ((None,) * 256, (None,) * 256)
+            self._inline_readers[rt.id] = inline
         return (key, rt.id, rt.name, key_obj, *inline)
 
     def _known_key(self, key: bytes) -> _KnownKey:
@@ -482,6 +488,7 @@ class CoordinatorDecoder:
         self._trim_key_cache()
         known_keys = self._key_cache.get
         new_key = self._known_key
+        members = self._group_metadata  # read here, its members attached
         for offset, ts, key, value in rows:
             try:
                 # Internal topics repeat keys (one per group/partition): decode each key once.
@@ -495,15 +502,20 @@ class CoordinatorDecoder:
                 version = value[1]
                 reader = readers[version]
                 if reader is None:
-                    raise LookupError  # a version newer than the specs
+                    if type_id != members:
+                        raise LookupError  # a version newer than the specs
+                    reader = self._members_readers[version]
+                    if reader is None:
+                        raise LookupError
                 value_obj, end = reader(value, 2)
                 if end != len(value):
                     raise LookupError
-                add(
-                    rec_cls(
-                        offset, ts, RECORD, type_id, name, key_obj, value_obj, version, key, value
-                    )
+                rec = rec_cls(
+                    offset, ts, RECORD, type_id, name, key_obj, value_obj, version, key, value
                 )
+                if type_id == members:
+                    self._attach_members(rec)
+                add(rec)
             except (LookupError, DecodeError):  # not the common case: decode() tells what it is
                 add(slow(key, value, offset, ts))
         return out

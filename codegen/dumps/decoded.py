@@ -76,7 +76,7 @@ class DecodedRecord:
     ``key_bytes``/``value_bytes`` are the raw record key and value. ``note`` says something
     worth knowing about a record that still decoded (bytes left over, a lenient fallback).
     ``members`` holds the decoded consumer-protocol payloads of a ``GroupMetadataValue`` of
-    protocol type ``consumer``.
+    protocol type ``consumer``, one per member of the value, in its order.
     """
 
     offset: int

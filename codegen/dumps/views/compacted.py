@@ -327,21 +327,21 @@ class CompactedView:
             {},
             rec.offset,
         )
-        decoded = {m.member_id: m for m in rec.members or ()}
-        for m in value.members:
-            member = GroupMember(
+        assignors = [value.protocol] if value.protocol else []
+        members = g.members
+        decoded = rec.members  # None, or the members' payloads in the same order
+        for i, m in enumerate(value.members):
+            d = None if decoded is None else decoded[i]
+            members[m.member_id] = GroupMember(
                 m.member_id,
                 m.client_id,
                 m.client_host,
                 m.group_instance_id,
-                assignors=[value.protocol] if value.protocol else [],
+                None if d is None else d.subscription.rack_id,
+                list(assignors),
+                [] if d is None else d.subscription.topics,
+                {} if d is None else d.assignment.partitions,
             )
-            d = decoded.get(m.member_id)
-            if d is not None:
-                member.assignment = d.assignment.partitions
-                member.subscribed_topics = d.subscription.topics
-                member.rack_id = d.subscription.rack_id
-            g.members[m.member_id] = member
         self.groups[group] = g
 
     # -- reading -------------------------------------------------------------------------
