@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -193,17 +194,21 @@ def _apply_others(
             chunk.unknown += 1
         if rec.newer_than_spec:
             chunk.newer += 1
-    producers = rb.column("producerId").take(taken)
-    producer_ids = producers.to_pylist()
     transactional = flags(rb.column("isTransactional"))[rows]
-    # Where the producer id (or whether it is null) or a flag changes: the runs' starts.
-    ids = np.asarray(producers.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
-    nulls = flags(producers.is_null())
-    change = np.zeros(len(rows), np.bool_)
-    change[0] = True
-    for column in (ids, nulls, transactional, controls):
-        change[1:] |= column[1:] != column[:-1]
-    starts = np.nonzero(change)[0].tolist()
+    producer_ids: list[Any] = [-1]
+    starts = [0]
+    if transactional.any() or controls.any():
+        producers = rb.column("producerId").take(taken)
+        producer_ids = producers.to_pylist()
+        # Where the producer id (or whether it is null) or a flag changes: the runs' starts.
+        ids = np.asarray(producers.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
+        nulls = flags(producers.is_null())
+        change = np.zeros(len(rows), np.bool_)
+        change[0] = True
+        for column in (ids, nulls, transactional, controls):
+            change[1:] |= column[1:] != column[:-1]
+        starts = np.nonzero(change)[0].tolist()
+    # else one run: the view reads no producer id of a plain batch's records
     kept = None if not failed.any() else (~failed).tolist()
     for start, stop in zip(starts, [*starts[1:], len(rows)], strict=True):
         run = records[start:stop]
