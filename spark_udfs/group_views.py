@@ -21,7 +21,6 @@ from codegen.dumps.views.commit_rows import ascending
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.consumer_offsets import CHUNK_ROWS, apply_chunk
-from codegen.dumps.views.records import BATCH_COLUMNS
 from codegen.forensics.groups import GroupEvent, GroupsView, group_reports
 
 if TYPE_CHECKING:
@@ -132,7 +131,7 @@ def replayed(
         "topic",
         "partition",
         *_RECORD_COLUMNS,
-        *(c for c in BATCH_COLUMNS if c in columns),
+        *(["batchPosition"] if "batchPosition" in columns else []),
     ]
     arrow_schema = to_arrow_schema(decoded.sparkSession.createDataFrame([], schema).schema)
 

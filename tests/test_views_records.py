@@ -1,4 +1,4 @@
-"""Records rebuilt from rows (as Spark gives them) replay to the command line's group views."""
+"""Rows of a log partition, as Spark gives them, replay to the command line's group views."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import pyarrow.compute as pc
 import pytest
 
 from codegen.dumps.arrow import record_batches
-from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
-from codegen.dumps.views.records import log_batches
+from codegen.dumps.coordinator import decode_batches
 from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.groups import GroupsView, group_reports
 from spark_udfs.group_views import replay_rows
@@ -36,14 +35,6 @@ def rows_of(files: list[Path]) -> pa.Table:
 
 
 def replayed(partition: int, table: pa.Table, chunk: int) -> GroupsView:
-    view = GroupsView(partition)
-    chunks = (b.to_pydict() for b in table.sort_by("offset").to_batches(max_chunksize=chunk))
-    for batch in log_batches(chunks, coordinator_decoder(CONSUMER_OFFSETS)):
-        view.add_records(batch.records, batch.producer_id, batch.transactional, batch.control)
-    return view
-
-
-def replayed_as_the_command_line(partition: int, table: pa.Table, chunk: int) -> GroupsView:
     """What Spark's group views do: the command line's step (commits as columns, the other
     records one by one), a chunk at a time."""
     view = GroupsView(partition)
@@ -80,15 +71,7 @@ def test_rows_in_any_order_replay_to_the_command_lines_groups(name: str, tmp_pat
         ]
     assert as_json(views) == expected
     assert expected and any(r["timeline"] for r in expected)
-    columnar = [
-        replayed_as_the_command_line(p, rows_of(files).take(rng.sample(range(n), n)), chunk=5)
-        for p, files in dump_partitions(path)
-        for n in [len(rows_of(files))]
-    ]
-    assert as_json(columnar) == expected
-    in_order = [
-        replayed_as_the_command_line(p, rows_of(f), chunk=5) for p, f in dump_partitions(path)
-    ]
+    in_order = [replayed(p, rows_of(f), chunk=5) for p, f in dump_partitions(path)]
     assert as_json(in_order) == expected
 
 
@@ -104,17 +87,3 @@ def test_transactions_apply_at_their_commit_marker(tmp_path: Path) -> None:
         b for f in partitions[0][1] for b in decode_batches(f)
     )
     assert view.offsets == cli.offsets and view.pending.keys() == cli.pending.keys()
-
-
-def test_rows_out_of_order_are_refused() -> None:
-    columns = {
-        "offset": [2, 1],
-        "timestampMs": [0, 0],
-        "key": [None, None],
-        "value": [None, None],
-        "producerId": [-1, -1],
-        "isTransactional": [False, False],
-        "isControl": [False, False],
-    }
-    with pytest.raises(ValueError, match="out of offset order: 1 after 2"):
-        list(log_batches([columns], coordinator_decoder(CONSUMER_OFFSETS)))

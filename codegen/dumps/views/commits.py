@@ -2,7 +2,7 @@
 record type) and their decoding into the topic decoder's columns: by the native engine in one
 pass (:mod:`codegen.dumps.views.commit_columns`) where it can, else by the topic decoder (the
 reference). Shared by the file reader (:mod:`codegen.dumps.views.consumer_offsets`) and the rows
-Spark gives (:mod:`codegen.dumps.views.records`).
+Spark gives (:func:`spark_udfs.group_views.replay_rows`).
 """
 
 from __future__ import annotations
