@@ -430,14 +430,13 @@ def _lags_now(
     newest: np.ndarray,
 ) -> list[int | None]:
     """Each key's lag now: its log end now (``ends_now``: ``at_now`` of its log end, none
-    without one) minus its newest committed offset, never below 0. In numpy where no
-    difference can leave int64 (every value at least 0), else one exact Python integer a key."""
-    values = np.fromiter(map(at_now.get, ends, itertools.repeat(0)), np.int64, len(ends))
+    without one) minus its newest committed offset, never below 0. In int64 where no difference
+    can leave it (every value at least 0), else in exact Python integers: one expression."""
+    values: np.ndarray = np.fromiter(
+        map(at_now.get, ends, itertools.repeat(0)), np.int64, len(ends)
+    )
     if len(values) and min(int(values.min()), int(newest.min())) < 0:
-        return [
-            None if e is None else max(e - n, 0)
-            for e, n in zip(ends_now, newest.tolist(), strict=True)
-        ]
+        values, newest = values.astype(object), newest.astype(object)
     lags: list[int | None] = np.maximum(values - newest, 0).tolist()
     unknown = np.fromiter(map(operator.is_, ends_now, itertools.repeat(None)), np.bool_, len(ends))
     for k in np.flatnonzero(unknown).tolist():
