@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from codegen.dumps import SegmentWriter
+from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.model import ControlType
 from codegen.dumps.views.log_ends import (
     best_log_end,
@@ -25,6 +26,7 @@ from codegen.dumps.views.log_ends import (
     log_end_steps,
     segments_at,
 )
+from codegen.dumps.writer import encode_record_batch
 from codegen.forensics import lag as lag_module
 from codegen.forensics.burrow import burrow_status, window_statuses
 from codegen.forensics.commits import Commit, KeyedCommits
@@ -399,7 +401,6 @@ def test_now_skips_a_broken_newest_batch(tmp_path: Path) -> None:
     """*now* is the newest time of the whole batches: the headers walked without checksums,
     the newest batches checked, and one whose records are broken left for the next newest;
     it is what the checked headers give."""
-    from codegen.dumps.batch_rows import batch_rows
     from codegen.dumps.views.cut import newest_batch_time
 
     segment = tmp_path / "00000000000000000000.log"
@@ -417,6 +418,111 @@ def test_now_skips_a_broken_newest_batch(tmp_path: Path) -> None:
     data[rows[2]["batchPosition"] + rows[2]["size"] - 1] ^= 1  # both at T0 + 3 broken
     segment.write_bytes(bytes(data))
     assert newest_batch_time(lag_module.newest_batches(segment)) == T0 + 2
+
+
+def _newest_cases(folder: Path) -> dict[str, tuple[Path, bool]]:
+    """Segments for *now*'s walk, by name: each file and whether the native walk reads it whole
+    (else it is left to the reference)."""
+    from codegen.dumps.writer import frame_v2_batch
+
+    folder.mkdir()
+    cases: dict[str, tuple[Path, bool]] = {}
+
+    def segment(name: str, whole: bool) -> SegmentWriter:
+        path = folder / f"{name}.log"
+        cases[name] = (path, whole)
+        return SegmentWriter(path)
+
+    segment("empty", True).close()
+    with segment("controls-only", True) as w:
+        w.write_control(ControlType.COMMIT, timestamp=T0 + 4, producer_id=3, producer_epoch=0)
+        w.write_control(ControlType.ABORT, timestamp=T0 + 2, producer_id=3, producer_epoch=0)
+    with segment("no-records", True) as w:  # a batch without records is not counted
+        w.write_batch([(b"k", b"v")], timestamp=T0)
+        w.write_bytes(
+            frame_v2_batch(
+                b"",
+                attributes=0,
+                record_count=0,
+                last_offset_delta=0,
+                base_offset=1,
+                base_timestamp=T0 + 9,
+                max_timestamp=T0 + 9,
+            )
+        )
+    with segment("only-empty-batches", True) as w:
+        w.write_batch([], timestamp=T0)
+    with segment("below-zero", True) as w:  # a newest time below 0: none, as the reference
+        w.write_batch([(b"k", b"v")], timestamp=-5)
+    for name, whole in (("several-newest", True), ("one-newest-broken", True)):
+        with segment(name, whole) as w:
+            for at in (T0 + 3, T0 + 1, T0 + 3, T0 + 2):
+                w.write_batch([(b"k", b"v" * 10)] * 2, timestamp=at)
+    for name in ("every-newest-broken", "torn-tail", "bad-magic", "legacy"):
+        with segment(name, False) as w:
+            for at in (T0 + 3, T0 + 1, T0 + 3, T0 + 2):
+                w.write_batch([(b"k", b"v" * 10)] * 2, timestamp=at)
+            if name == "legacy":
+                w.write_legacy([(None, b"old")], magic=1, timestamp=T0 + 8)
+            if name == "torn-tail":
+                w.write_bytes(encode_record_batch([(b"k", b"v")], timestamp=T0 + 9)[:40])
+    rows = batch_rows(cases["several-newest"][0]).to_pylist()
+
+    def flip(name: str, *at: int) -> None:
+        data = bytearray(cases[name][0].read_bytes())
+        for i in at:
+            data[i] ^= 1
+        cases[name][0].write_bytes(bytes(data))
+
+    last = [r["batchPosition"] + r["size"] - 1 for r in rows]
+    flip("one-newest-broken", last[0])
+    flip("every-newest-broken", last[0], last[2])
+    flip("bad-magic", rows[1]["batchPosition"] + 16)
+    return cases
+
+
+def test_now_by_the_native_walk_is_the_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newest time of each segment's whole batches with records, by the walk of the header
+    chains (several files in turn, one or two a call) where it reads a file, by the reference
+    where it leaves one to it: what the checked batch rows give, file by file and of all."""
+    from codegen.dumps import header_ends
+    from codegen.dumps.segments import header_pass_for
+    from codegen.dumps.views.cut import newest_batch_time
+
+    cases = _newest_cases(tmp_path / "segments")
+    files = [path for path, _ in cases.values()]
+    meant = [newest_batch_time(batch_rows(f)) for f in files]
+    reference = [newest_batch_time(lag_module.newest_batches(f)) for f in files]
+    assert reference == [max(m, -1) for m in meant]  # a time below 0 is none
+    assert dict(zip(cases, meant, strict=True)) == {
+        "empty": -1,
+        "controls-only": T0 + 4,
+        "no-records": T0,
+        "only-empty-batches": -1,
+        "below-zero": -5,
+        "several-newest": T0 + 3,
+        "one-newest-broken": T0 + 3,
+        "every-newest-broken": T0 + 2,
+        "torn-tail": T0 + 3,
+        "bad-magic": T0 + 3,
+        "legacy": T0 + 8,
+    }
+    for per_call in (header_ends.FILES_PER_CALL, 2, 1):
+        monkeypatch.setattr(header_ends, "FILES_PER_CALL", per_call)
+        found = header_ends.newest_times(files)
+        if header_pass_for(None) is None:
+            assert found is None
+        else:
+            assert found is not None
+            assert [t is not None for t in found] == [whole for _, whole in cases.values()]
+            for t, r in zip(found, reference, strict=True):
+                assert t is None or t == r
+        for f, r in zip(files, reference, strict=True):
+            assert lag_module.newest_segment_time([f]) == r
+        assert lag_module.newest_segment_time(files) == max(meant)
+    assert lag_module.newest_segment_time([]) == -1
 
 
 def test_log_ends_follow_batch_times(log_folder: Path) -> None:

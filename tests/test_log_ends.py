@@ -220,3 +220,24 @@ def test_batch_header_ends_checks_its_arguments(tmp_path: Path) -> None:
         call([b""], *checks[:3], (0, 0))
     with pytest.raises(TypeError):
         call([7], *checks)
+
+
+def test_newest_batches_checks_its_arguments() -> None:
+    module = native_pass()
+    checks = SegmentReader(b"").header_pass_checks()
+    call = module.newest_batches  # type: ignore[attr-defined]
+    assert [np.frombuffer(b, np.int64).tolist() for b in call([b"", b""], *checks)] == [
+        [-1, -1],
+        [1, 1],
+    ]
+    assert [np.frombuffer(b, np.int64).tolist() for b in call([], *checks)] == [[], []]
+    # a truncated entry: left to the reference
+    assert np.frombuffer(call([b"\x00" * 30], *checks)[1], np.int64).tolist() == [0]
+    with pytest.raises(TypeError):
+        call([b""], *checks[:3])
+    with pytest.raises(TypeError):
+        call(7, *checks)
+    with pytest.raises(TypeError):
+        call([b""], *checks[:3], (0, 0))
+    with pytest.raises(TypeError):
+        call([7], *checks)

@@ -389,6 +389,7 @@ ENTRY_POINTS = [
     ("_records", "batch_headers"),
     ("_records", "batch_header_columns"),
     ("_records", "batch_header_ends"),
+    ("_records", "newest_batches"),
     ("_records", "crc32c"),
     ("_records", "key_numbers"),
     ("_records", "commit_kinds"),

@@ -5,6 +5,10 @@ header pass over all the files in one call (``batch_header_ends``,
 :data:`BYTES_PER_CALL` bytes read whole), without the rows of
 :func:`codegen.dumps.batch_rows.batch_rows` that the reference reads them from.
 
+The newest time of the batches with records of many files (:func:`newest_times`, the lag's
+*now*) is read the same way, by a walk of the files' header chains (``newest_batches``,
+``codegen/native/newest_batches.h``) that keeps that one number of each.
+
 The native pass reads a file whole or leaves it to the reference: a file holding an entry the
 pass leaves to the reference (an error, a legacy entry...) is given as None, and its batch
 rows are read as every file's are without the native pass.
@@ -13,9 +17,9 @@ rows are read as every file's are without the native pass.
 from __future__ import annotations
 
 import mmap
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +27,7 @@ import numpy.typing as npt
 from codegen.dumps.segments import SegmentReader, header_pass_for
 from codegen.dumps.storage import StoragePath
 
-__all__ = ["BatchEnds", "batch_ends"]
+__all__ = ["BatchEnds", "batch_ends", "newest_times"]
 
 FILES_PER_CALL: Final = 256
 """Most files one call of the native pass holds open (each map holds a file descriptor)."""
@@ -45,6 +49,31 @@ def batch_ends(files: Sequence[StoragePath]) -> list[BatchEnds | None] | None:
     if module is None:
         return None
     found: list[BatchEnds | None] = []
+    for read, sizes in _calls(module.batch_header_ends, files):
+        found += _per_file(read, sizes)
+    return found
+
+
+def newest_times(files: Sequence[StoragePath]) -> list[int | None] | None:
+    """Per file, the newest timestamp of its batches with records, as
+    ``codegen.forensics.lag.newest_batches`` gives it (-1 without one), by the native walk of
+    the files' header chains (``newest_batches``, ``codegen/native/newest_batches.h``); None
+    for a file the reference must read (an entry the walk leaves to it, or no whole batch of
+    the newest time). None without the native header pass."""
+    module = header_pass_for(None)
+    if module is None:
+        return None
+    found: list[int | None] = []
+    for read, _ in _calls(module.newest_batches, files):
+        newest, whole = (np.frombuffer(b, np.int64).tolist() for b in read)
+        found += [t if w else None for t, w in zip(newest, whole, strict=True)]
+    return found
+
+
+def _calls(function: Any, files: Sequence[StoragePath]) -> Iterator[tuple[Any, list[int]]]:
+    """``function(buffers, *checks)`` of the native header pass over the files, at most
+    :data:`FILES_PER_CALL` files or :data:`BYTES_PER_CALL` bytes read whole a call: what each
+    call gave, and the sizes of its files."""
     at = 0
     while at < len(files):
         with ExitStack() as stack:
@@ -57,9 +86,7 @@ def batch_ends(files: Sequence[StoragePath]) -> list[BatchEnds | None] | None:
                 held += 0 if isinstance(data[-1], mmap.mmap) else len(data[-1])
                 at += 1
             sizes = [len(d) for d in data]
-            read = module.batch_header_ends(data, *readers[0].header_pass_checks())
-        found += _per_file(read, sizes)
-    return found
+            yield function(data, *readers[0].header_pass_checks()), sizes
 
 
 def _per_file(read: tuple[bytes, bytes, bytes, bytes], sizes: list[int]) -> list[BatchEnds | None]:

@@ -41,6 +41,7 @@ import pyarrow as pa
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
+from codegen.dumps.header_ends import newest_times
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views import consumer_offsets, effects
@@ -83,6 +84,7 @@ __all__ = [
     "lag_chunks",
     "lag_reports",
     "log_folder_of",
+    "newest_segment_time",
     "newest_time",
     "partition_lags",
 ]
@@ -279,6 +281,19 @@ def newest_batches(path: StoragePath | bytes) -> pa.Table:
         if newest_batch_time(whole) == newest:
             return whole
         rows = rows.filter(pa.array(times != newest))
+
+
+def newest_segment_time(files: Sequence[StoragePath]) -> int:
+    """The newest time of the segments' whole batches with records (-1 without one): what
+    :func:`newest_batch_time` gives of their :func:`newest_batches`, by the native walk of their
+    header chains (:func:`codegen.dumps.header_ends.newest_times`) where it reads a file, by
+    :func:`newest_batches` where it does not."""
+    found = newest_times(files)
+    times = (
+        newest_batch_time(newest_batches(f)) if t is None else t
+        for f, t in zip(files, found if found is not None else [None] * len(files), strict=True)
+    )
+    return max(times, default=-1)
 
 
 def log_folder_of(path: StoragePath) -> StoragePath:
@@ -504,9 +519,8 @@ def lag_chunks(
     if cut.now is not None:
         now = cut.now
     else:
-        headers = [newest_batches(f) for _, fs in partitions for f in fs]
-        batches = pa.concat_tables(headers) if headers else None
-        now = newest_time(batches, ends.data_ends())
+        files = [f for _, fs in partitions for f in fs]
+        now = max(newest_segment_time(files), newest_time(ends=ends.data_ends()))
     shares: dict[str, list[SharePartitionLag]] = {}
     for state in share_states(dirs, errors, cut.others):
         if group is not None and state.group != group:

@@ -10,6 +10,8 @@
  * - batch_header_columns (batch_columns.h): the header pass, as columns;
  * - batch_header_ends (header_ends.h): the header pass over many files in one call, what log
  *   ends are made of;
+ * - newest_batches (newest_batches.h): the newest time of many files' batches with records,
+ *   their header chains walked in turn;
  * - KeyStore (key_store.h): the key table superseded_commits and CommitEffects share
  *   (key_numbers: its numbering of keys whose hashes collide, for the tests);
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
@@ -37,6 +39,7 @@
 #include "record_columns.h"
 #include "batch_columns.h"
 #include "header_ends.h"
+#include "newest_batches.h"
 #include "key_store.h"
 #include "superseded_commits.h"
 #include "commit_kinds.h"
@@ -89,6 +92,10 @@ static PyMethodDef records_functions[] = {
      "(max_timestamp, last_offset, counts, stops): the maxTimestamp and lastOffset of the v2 "
      "batches of every buffer, per buffer up to the first entry the caller must read with the "
      "reference (see header_ends.h)."},
+    {"newest_batches", (PyCFunction)(void (*)(void))newest_batches, METH_FASTCALL,
+     "newest_batches(buffers, verify_crc, max_size, max_records, expansion) -> (newest, whole): "
+     "per buffer, the newest maxTimestamp of its v2 batches with records, and whether the "
+     "reference gives the same (else it must read the buffer; see newest_batches.h)."},
     {"crc32c", (PyCFunction)(void (*)(void))crc32c_function, METH_FASTCALL,
      "crc32c(data, by_tables=False) -> int: the CRC-32C of a buffer, as the loops check a "
      "batch's (by_tables: without the CPU's crc32 instruction)."},

@@ -1,0 +1,159 @@
+/* The newest time of many segment files' batches with records, in one call (newest_batches):
+ * what codegen.forensics.lag.newest_batches and codegen.dumps.views.cut.newest_batch_time give
+ * of a segment's batch rows, without the rows. Each file's chain of v2 batch headers is walked
+ * as header_at takes it (log_entries.h: the same checks and stops) without checksums, keeping
+ * only the newest maxTimestamp of the batches with records and where the batches of that time
+ * lie; then those are checked with their CRC, as the reference reads them again. The files'
+ * chains are walked in turn, a header of each, the next header of each asked for ahead
+ * (prefetched): one header per 1 KB or so is a cache miss, and the misses of the files overlap.
+ * Part of the _records module (records.c).
+ */
+#ifndef SPECGEN_NEWEST_BATCHES_H
+#define SPECGEN_NEWEST_BATCHES_H
+
+#include "batch_columns.h"
+
+/* One file's walk. */
+typedef struct {
+    Segment seg;
+    int held;       /* seg is held (released at the end) */
+    int64_t pos;    /* the next header */
+    int walking;    /* pos is still to read */
+    int whole;      /* every entry read (pos reached the end) */
+    int found;      /* a batch with records was read */
+    int64_t newest; /* the newest maxTimestamp of the batches with records */
+    Column at;      /* the positions of the batches of time newest (int64) */
+} NewestWalk;
+
+/* One step of walk w: the header at w->pos as header_at takes it (checks hp, no CRC), noted if
+   it has records. 0, or -1 with an error. Ends the walk at the end of the buffer or at an entry
+   the reference must read. */
+static int newest_step(NewestWalk *w, const HeaderPass *hp, Parsed **recs, Py_ssize_t *cap) {
+    const unsigned char *d = w->seg.buf.buf;
+    const Py_ssize_t n = w->seg.buf.len;
+    if (w->pos >= n) {
+        w->walking = 0;
+        w->whole = 1;
+        return 0;
+    }
+    HeaderRead h;
+    const int taken = header_at(&w->seg, w->pos, hp, recs, cap, &h);
+    if (taken < 0) return -1;
+    if (taken == 0) {
+        w->walking = 0;
+        return 0;
+    }
+    if (h.count > 0) {
+        const int64_t t = be64(d + w->pos + 35);
+        if (!w->found || t > w->newest) {
+            w->found = 1;
+            w->newest = t;
+            w->at.len = 0;
+        }
+        if (t == w->newest) {
+            if (column_room(&w->at, 1) < 0) return -1;
+            COLUMN_PUT(&w->at, int64_t, w->pos);
+        }
+    }
+    w->pos += h.total;
+    if (w->pos < n) { /* the next header: its size (byte 8) and its count (byte 57 on) */
+        __builtin_prefetch(d + w->pos);
+        __builtin_prefetch(d + w->pos + 60);
+    }
+    return 0;
+}
+
+/* The time a walked file gives: -1 without a batch with records or when the newest time is
+   below 0 (as the reference: no newest batches then), else the newest time when one of its
+   batches passes header_at with its CRC checked (hp_checked); *whole receives 0 when none does
+   (the reference then tries the next newest time) or when the walk stopped before the end. */
+static int newest_of(NewestWalk *w, const HeaderPass *hp_checked, Parsed **recs,
+                     Py_ssize_t *cap, int64_t *newest, int64_t *whole) {
+    *newest = -1;
+    *whole = w->whole;
+    if (!w->whole || !w->found || w->newest < 0) return 0;
+    for (Py_ssize_t i = 0; i < w->at.len; i++) {
+        HeaderRead h;
+        const int taken =
+            header_at(&w->seg, ((const int64_t *)w->at.data)[i], hp_checked, recs, cap, &h);
+        if (taken < 0) return -1;
+        if (taken > 0) {
+            *newest = w->newest;
+            return 0;
+        }
+    }
+    *whole = 0;
+    return 0;
+}
+
+/* newest_batches(buffers, verify_crc, max_size, max_records, expansion) -> (newest, whole): per
+   buffer, the newest maxTimestamp of its v2 batches with records (-1 without one, or when it is
+   below 0), and whether that is what the reference gives (1), or the caller must read the buffer
+   with the reference (0: the walk stopped before its end, at an entry header_at leaves to the
+   reference, or no batch of the newest time is whole). Two bytes objects of native-endian int64
+   arrays. The walk reads without checksums; verify_crc says whether the newest batches' are
+   checked (the reference's re-read: yes). */
+static PyObject *newest_batches(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (!arity_ok(nargs, 5,
+                  "newest_batches(buffers, verify_crc, max_size, max_records, expansion) "
+                  "takes 5 arguments"))
+        return NULL;
+    HeaderPass checked = {0};
+    if (header_checks(&checked, args + 1, "newest_batches") < 0) return NULL;
+    HeaderPass walk = checked;
+    walk.verify_crc = 0;
+    PyObject *buffers = PySequence_Fast(args[0], "newest_batches: buffers must be a sequence");
+    if (!buffers) return NULL;
+    const Py_ssize_t files = PySequence_Fast_GET_SIZE(buffers);
+    PyObject *out = NULL, *newest_bytes = NULL, *whole_bytes = NULL;
+    Parsed *recs = NULL;
+    Py_ssize_t cap = 0;
+    NewestWalk *walks = NULL;
+    if ((size_t)files > PY_SSIZE_T_MAX / sizeof(NewestWalk)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    walks = PyMem_Calloc(files ? (size_t)files : 1, sizeof(NewestWalk));
+    newest_bytes = PyBytes_FromStringAndSize(NULL, files * 8);
+    whole_bytes = PyBytes_FromStringAndSize(NULL, files * 8);
+    if (!walks) PyErr_NoMemory();
+    if (!walks || !newest_bytes || !whole_bytes) goto done;
+    Py_ssize_t walking = 0;
+    for (Py_ssize_t f = 0; f < files; f++) {
+        NewestWalk *w = &walks[f];
+        w->at.width = 8;
+        if (segment_hold(&w->seg, PySequence_Fast_GET_ITEM(buffers, f), 0, "newest_batches") < 0)
+            goto done;
+        w->held = 1;
+        w->walking = 1;
+        walking++;
+    }
+    while (walking) { /* a header of each file in turn */
+        for (Py_ssize_t f = 0; f < files; f++) {
+            NewestWalk *w = &walks[f];
+            if (!w->walking) continue;
+            if (newest_step(w, &walk, &recs, &cap) < 0) goto done;
+            walking -= !w->walking;
+        }
+    }
+    int64_t *newest = (int64_t *)PyBytes_AS_STRING(newest_bytes);
+    int64_t *whole = (int64_t *)PyBytes_AS_STRING(whole_bytes);
+    for (Py_ssize_t f = 0; f < files; f++)
+        if (newest_of(&walks[f], &checked, &recs, &cap, &newest[f], &whole[f]) < 0) goto done;
+    out = PyTuple_Pack(2, newest_bytes, whole_bytes);
+done:
+    if (walks) {
+        for (Py_ssize_t f = 0; f < files; f++) {
+            if (walks[f].held) segment_release(&walks[f].seg);
+            PyMem_Free(walks[f].at.data);
+        }
+        PyMem_Free(walks);
+    }
+    Py_XDECREF(newest_bytes);
+    Py_XDECREF(whole_bytes);
+    PyMem_Free(recs);
+    Py_DECREF(buffers);
+    return out;
+}
+
+#endif /* SPECGEN_NEWEST_BATCHES_H */
