@@ -86,19 +86,11 @@ COOPERATIVE: Final = "cooperative-sticky"
 _Fields = tuple[str, int | None, int | None, str | None]
 """A group's type, generation, epoch and protocol, as one record found them."""
 
+_OFFSET_COMMITS: Final = ("OffsetCommit", "LegacyOffsetCommit")
+
 
 def _fields(g: GroupState) -> _Fields:
     return g.type, g.generation, g.epoch, g.protocol
-
-
-def _group_id(rec: DecodedRecord) -> str | None:
-    key: Any = rec.key
-    if key is None:
-        return None
-    if rec.name in ("OffsetCommit", "LegacyOffsetCommit", "GroupMetadata"):
-        return str(key.group)
-    gid = getattr(key, "group_id", None)
-    return str(gid) if gid is not None else None
 
 
 class GroupsView(CompactedView):
@@ -136,59 +128,75 @@ class GroupsView(CompactedView):
         super().take_offsets(offsets)
         self.timelines.add_deleted(offsets.deleted())
 
-    def _event(self, rec: DecodedRecord, group: str, kind: str, **detail: Any) -> None:
+    def _event(self, rec: DecodedRecord, group: str, kind: str, detail: dict[str, Any]) -> None:
         self.record_events.append(
             GroupEvent(self.partition, rec.offset, rec.timestamp, group, kind, detail)
         )
 
     def add(self, rec: DecodedRecord) -> None:
-        if rec.kind not in (RECORD, TOMBSTONE):
+        key: Any = rec.key
+        if key is None or rec.kind not in (RECORD, TOMBSTONE):
             super().add(rec)
             return
-        group = _group_id(rec)
-        if group is None:
-            super().add(rec)
-            return
-        is_offset = rec.name in ("OffsetCommit", "LegacyOffsetCommit")
-        if is_offset:
-            key: Any = rec.key
+        name = rec.name
+        if name in _OFFSET_COMMITS:  # the pure backend's (the engine's stay columns)
+            group = str(key.group)
             existed = (key.group, key.topic, key.partition) in self.offsets
             super().add(rec)
             if rec.value is None and existed:
-                self._event(rec, group, OFFSET_DELETED, topic=key.topic, partition=key.partition)
+                self._event(
+                    rec, group, OFFSET_DELETED, {"topic": key.topic, "partition": key.partition}
+                )
             return
-        g = self.groups.get(group)
-        before = None if g is None else _fields(g)
-        # A record changes the members of the group it finds by its own member at most (a
-        # member record); a group made or replaced by it is compared member by member.
         member: str | None = None
-        had = False
-        if g is not None:
-            member = getattr(rec.key, "member_id", None)
-            had = member is not None and member in g.members
+        if name == "GroupMetadata":
+            group = str(key.group)
+        else:
+            gid = getattr(key, "group_id", None)
+            if gid is None:
+                super().add(rec)
+                return
+            group = str(gid)
+            member = getattr(key, "member_id", None)
+        g = self.groups.get(group)
+        if g is None:
+            super().add(rec)
+            after = self.groups.get(group)
+            if after is not None:
+                self._diff(rec, group, None, after, sorted(after.members), [])
+        else:
+            self._changed(rec, group, g, member)
+        if rec.value is not None:
+            if name == "GroupMetadata":
+                self._classic_inventory(rec, group)
+            elif name.endswith("CurrentMemberAssignment"):
+                self._member_epoch(rec, group)
+
+    def _changed(self, rec: DecodedRecord, group: str, g: GroupState, member: str | None) -> None:
+        """Apply ``rec``, which finds ``group`` as ``g``, and record what it changed. A record
+        changes the members of the group it finds by its own ``member`` at most (a member
+        record); a group made or replaced by it is compared member by member."""
+        before = _fields(g)
+        had = member is not None and member in g.members
         super().add(rec)
         after = self.groups.get(group)
         if after is None:
-            if g is not None:
-                self._event(rec, group, "group-deleted", type=g.type)
+            self._event(rec, group, "group-deleted", {"type": g.type})
         elif after is g:
             changed = [member] if member is not None and (member in after.members) != had else []
             joined, left = ([], changed) if had else (changed, [])
             if changed or before != _fields(after):
                 self._diff(rec, group, before, after, joined, left)
-        elif before is None or before[0] != after.type:
-            replaced = None if before is None else before[0]
-            self._diff(rec, group, None, after, sorted(after.members), [], replaced)
+        elif before[0] != after.type:
+            self._diff(rec, group, None, after, sorted(after.members), [], before[0])
         else:
-            assert g is not None
-            joined = sorted(after.members.keys() - g.members.keys())
-            left = sorted(g.members.keys() - after.members.keys())
+            old, new = g.members.keys(), after.members.keys()
+            joined = left = []
+            if old != new:  # most records keep the members: no set arithmetic
+                joined = sorted(new - old)
+                left = sorted(old - new)
             if joined or left or before != _fields(after):
                 self._diff(rec, group, before, after, joined, left)
-        if rec.name == "GroupMetadata" and rec.value is not None:
-            self._classic_inventory(rec, group)
-        if rec.name.endswith("CurrentMemberAssignment") and rec.value is not None:
-            self._member_epoch(rec, group)
 
     def _diff(
         self,
@@ -205,30 +213,34 @@ class GroupsView(CompactedView):
         ``replaced`` (the type it had)."""
         if before is None:
             previous = self.last_type.get(group) if replaced is None else replaced
-            self._event(rec, group, "created", type=after.type)
+            self._event(rec, group, "created", {"type": after.type})
             if previous is not None and previous != after.type:
-                self._event(
-                    rec, group, "protocol-conversion", **{"from": previous, "to": after.type}
-                )
+                self._event(rec, group, "protocol-conversion", {"from": previous, "to": after.type})
             self.last_type[group] = after.type
-        else:
-            old_gen = (before[1], before[2])
-            new_gen = (after.generation, after.epoch)
-            if old_gen != new_gen:
-                field_name = "generation" if after.type == "classic" else "epoch"
-                old = old_gen[0] if after.type == "classic" else old_gen[1]
-                new = new_gen[0] if after.type == "classic" else new_gen[1]
-                if old != new:
-                    self._event(rec, group, "rebalance", **{field_name: new, "previous": old})
+        elif after.type == "classic":
+            if before[1] != after.generation:
+                self._event(
+                    rec,
+                    group,
+                    "rebalance",
+                    {"generation": after.generation, "previous": before[1]},
+                )
+        elif before[2] != after.epoch:
+            self._event(rec, group, "rebalance", {"epoch": after.epoch, "previous": before[2]})
         for m in joined:
-            self._event(rec, group, "member-joined", member=m)
+            self._event(rec, group, "member-joined", {"member": m})
         for m in left:
-            self._event(rec, group, "member-left", member=m)
+            self._event(rec, group, "member-left", {"member": m})
         # An empty classic group has no protocol: compare with the last one it had.
-        last = self.last_protocol.get(group)
         if after.protocol:
+            last = self.last_protocol.get(group)
             if last is not None and last != after.protocol:
-                self._event(rec, group, "assignor-changed", previous=last, protocol=after.protocol)
+                self._event(
+                    rec,
+                    group,
+                    "assignor-changed",
+                    {"previous": last, "protocol": after.protocol},
+                )
             self.last_protocol[group] = after.protocol
 
     def _classic_inventory(self, rec: DecodedRecord, group: str) -> None:
@@ -262,10 +274,12 @@ class GroupsView(CompactedView):
             rec,
             group,
             "member-epoch",
-            member=key.member_id,
-            memberEpoch=value.member_epoch,
-            previousMemberEpoch=getattr(value, "previous_member_epoch", None),
-            assigned=partitions,
+            {
+                "member": key.member_id,
+                "memberEpoch": value.member_epoch,
+                "previousMemberEpoch": getattr(value, "previous_member_epoch", None),
+                "assigned": partitions,
+            },
         )
 
 
