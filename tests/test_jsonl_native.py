@@ -317,6 +317,11 @@ def test_object_arrays_check_what_they_are_given() -> None:
     column = np.array(spread, np.int64)
     (text,) = module.object_arrays((b'{"v":',), (column,), (None,), np.array([0, len(column)]))
     assert text == orjson.dumps([{"v": v} for v in spread])
+    # every number below 10^4 (the digit tables' every entry), alone and as the first digits
+    # of a larger one
+    quads = np.array([*range(10_000), *(v * 10_000 + 7 for v in range(10_000))], np.int64)
+    (text,) = module.object_arrays((b'{"q":',), (quads,), (None,), np.array([0, len(quads)]))
+    assert text == orjson.dumps([{"q": v} for v in quads.tolist()])
     # the digits above the last eight kept while they repeat: values sharing them, of either
     # sign, one after another, and changing them by one
     tops = [1_700_000_001_517, -1_700_000_001_517, 1_700_000_001_518, 1_700_099_999_999]
