@@ -186,8 +186,34 @@ class PayloadCache:
         return found
 
     def members(self, value: GroupMetadataValue) -> list[ConsumerMember] | None:
-        """:func:`group_members` of ``value``, its payloads decoded through this cache."""
-        return group_members(value, self)
+        """Members with decoded payloads when the group's protocol type is ``consumer``, their
+        payloads decoded through this cache."""
+        if value.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return None
+        subscriptions, assignments = self._subscriptions, self._assignments
+        out = []
+        for m in value.members:
+            raw = m.subscription
+            subscription = subscriptions.get(raw)
+            if subscription is None:
+                subscription = self._decoded(subscriptions, raw, decode_subscription)
+            raw = m.assignment
+            assignment = assignments.get(raw)
+            if assignment is None:
+                assignment = self._decoded(assignments, raw, decode_assignment)
+            out.append(
+                ConsumerMember(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout,
+                    m.session_timeout,
+                    subscription,
+                    assignment,
+                )
+            )
+        return out
 
 
 def group_members(
@@ -195,26 +221,7 @@ def group_members(
 ) -> list[ConsumerMember] | None:
     """Members with decoded payloads when the group's protocol type is ``consumer``; through
     ``payloads`` (shared, unchanged decoded payloads) when given."""
-    if value.protocol_type != CONSUMER_PROTOCOL_TYPE:
-        return None
-    subscription, assignment = (
-        (decode_subscription, decode_assignment)
-        if payloads is None
-        else (payloads.subscription, payloads.assignment)
-    )
-    return [
-        ConsumerMember(
-            m.member_id,
-            m.group_instance_id,
-            m.client_id,
-            m.client_host,
-            m.rebalance_timeout,
-            m.session_timeout,
-            subscription(m.subscription),
-            assignment(m.assignment),
-        )
-        for m in value.members
-    ]
+    return (PayloadCache() if payloads is None else payloads).members(value)
 
 
 def kafka_payload_json(data: bytes, assignment: bool) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ otherwise ``Stable``; a consumer, share or streams group is ``Empty`` without me
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,81 +208,87 @@ class CompactedView:
     def add(self, rec: DecodedRecord) -> None:
         """Apply one (committed) record."""
         self.records += 1
-        if rec.kind not in (RECORD, TOMBSTONE):
-            if rec.kind == "unknown":
+        kind = rec.kind
+        if kind != RECORD and kind != TOMBSTONE:
+            if kind == "unknown":
                 self.unknown += 1
-            elif rec.kind == "error":
+            elif kind == "error":
                 self.errors += 1
             return
         name = rec.name
+        try:
+            apply = _APPLY[name]
+        except KeyError:
+            apply = _APPLY[name] = _apply_of(name)
+        if apply is not None:
+            apply[0](self, rec, apply[1])
+
+    def _offset_commit(self, rec: DecodedRecord, _: str) -> None:
         key: Any = rec.key
         value: Any = rec.value
-        if name in ("OffsetCommit", "LegacyOffsetCommit"):
-            k = (key.group, key.topic, key.partition)
-            if value is None:
-                self.offsets.pop(k, None)
-            else:
-                self.offsets[k] = CommittedOffset(
-                    key.group,
-                    key.topic,
-                    key.partition,
-                    value.offset,
-                    getattr(value, "leader_epoch", -1),
-                    value.metadata,
-                    value.commit_timestamp,
-                    getattr(value, "expire_timestamp", -1),
-                    rec.offset,
-                )
-            return
-        if name == "GroupMetadata":
-            self._classic(rec, key.group, value)
-            return
-        kind = _kind_of(name)
-        if kind is None:
-            return
-        group_type, part = kind
-        group_id = key.group_id
-        if part == "Metadata":
-            if value is None:
-                self.groups.pop(group_id, None)
-                return
-            g = self._group(group_id, group_type)
-            g.epoch = value.epoch
-            g.record_offset = rec.offset
-        elif part == "MemberMetadata":
-            g = self._group(group_id, group_type)
-            if value is None:
-                g.members.pop(key.member_id, None)
-            else:
-                m = self._member(g, key.member_id)
-                m.client_id = value.client_id
-                m.client_host = value.client_host
-                m.instance_id = getattr(value, "instance_id", None)
-                m.rack_id = value.rack_id
-                m.subscribed_topics = list(getattr(value, "subscribed_topic_names", ()) or ())
-                assignor = getattr(value, "server_assignor", None)
-                m.assignors = [assignor] if assignor else []
-        elif part == "CurrentMemberAssignment":
-            g = self._group(group_id, group_type)
-            if value is None:
-                member = g.members.get(key.member_id)
-                if member is not None:
-                    member.assignment = {}
-                    member.member_epoch = None
-            else:
-                m = self._member(g, key.member_id)
-                m.member_epoch = value.member_epoch
-                if group_type == "streams":
-                    m.assignment = {
-                        t.subtopology_id: list(t.partitions) for t in value.active_tasks
-                    }
-                else:
-                    m.assignment = _topic_partitions(value.assigned_partitions)
+        k = (key.group, key.topic, key.partition)
+        if value is None:
+            self.offsets.pop(k, None)
         else:
+            self.offsets[k] = CommittedOffset(
+                key.group,
+                key.topic,
+                key.partition,
+                value.offset,
+                getattr(value, "leader_epoch", -1),
+                value.metadata,
+                value.commit_timestamp,
+                getattr(value, "expire_timestamp", -1),
+                rec.offset,
+            )
+
+    def _group_metadata(self, rec: DecodedRecord, group_type: str) -> None:
+        """A consumer, share or streams group's metadata record."""
+        key: Any = rec.key
+        group_id = key.group_id
+        value: Any = rec.value
+        if value is None:
+            self.groups.pop(group_id, None)
             return
-        current = self.groups.get(group_id)
-        if current is not None:
-            current.state = self._derived_state(current)
+        g = self._group(group_id, group_type)
+        g.epoch = value.epoch
+        g.record_offset = rec.offset
+        g.state = self._derived_state(g)
+
+    def _member_metadata(self, rec: DecodedRecord, group_type: str) -> None:
+        key: Any = rec.key
+        value: Any = rec.value
+        g = self._group(key.group_id, group_type)
+        if value is None:
+            g.members.pop(key.member_id, None)
+        else:
+            m = self._member(g, key.member_id)
+            m.client_id = value.client_id
+            m.client_host = value.client_host
+            m.instance_id = getattr(value, "instance_id", None)
+            m.rack_id = value.rack_id
+            m.subscribed_topics = list(getattr(value, "subscribed_topic_names", ()) or ())
+            assignor = getattr(value, "server_assignor", None)
+            m.assignors = [assignor] if assignor else []
+        g.state = self._derived_state(g)
+
+    def _member_assignment(self, rec: DecodedRecord, group_type: str) -> None:
+        key: Any = rec.key
+        value: Any = rec.value
+        g = self._group(key.group_id, group_type)
+        if value is None:
+            member = g.members.get(key.member_id)
+            if member is not None:
+                member.assignment = {}
+                member.member_epoch = None
+        else:
+            m = self._member(g, key.member_id)
+            m.member_epoch = value.member_epoch
+            if group_type == "streams":
+                m.assignment = {t.subtopology_id: list(t.partitions) for t in value.active_tasks}
+            else:
+                m.assignment = _topic_partitions(value.assigned_partitions)
+        g.state = self._derived_state(g)
 
     def _group(self, group_id: str, group_type: str) -> GroupState:
         g = self.groups.get(group_id)
@@ -311,7 +317,11 @@ class CompactedView:
                     return "Reconciling"
         return "Stable"
 
-    def _classic(self, rec: DecodedRecord, group: str, value: Any) -> None:
+    def _classic(self, rec: DecodedRecord, _: str) -> None:
+        """A classic group's metadata record: the group and its members as it lists them."""
+        key: Any = rec.key
+        group = key.group
+        value: Any = rec.value
         if value is None:
             self.groups.pop(group, None)
             return
@@ -327,20 +337,33 @@ class CompactedView:
             {},
             rec.offset,
         )
-        assignors = [value.protocol] if value.protocol else []
+        protocol = value.protocol
         members = g.members
         decoded = rec.members  # None, or the members' payloads in the same order
         for i, m in enumerate(value.members):
-            d = None if decoded is None else decoded[i]
+            rack_id = None
+            topics: list[str] = []
+            assignment: dict[str, list[int]] = {}
+            if decoded is not None:
+                payloads = decoded[i]
+                subscription = payloads.subscription.message
+                if subscription is not None:
+                    rack_id = subscription.rack_id
+                    topics = list(subscription.topics)
+                assigned = payloads.assignment.message
+                if assigned is not None:
+                    assignment = {
+                        tp.topic: list(tp.partitions) for tp in assigned.assigned_partitions
+                    }
             members[m.member_id] = GroupMember(
                 m.member_id,
                 m.client_id,
                 m.client_host,
                 m.group_instance_id,
-                None if d is None else d.subscription.rack_id,
-                list(assignors),
-                [] if d is None else d.subscription.topics,
-                {} if d is None else d.assignment.partitions,
+                rack_id,
+                [protocol] if protocol else [],
+                topics,
+                assignment,
             )
         self.groups[group] = g
 
@@ -360,6 +383,34 @@ class CompactedView:
             if group not in groups:
                 groups[group] = GroupState(group, "classic")
         return [groups[k] for k in sorted(groups)]
+
+
+_Apply = tuple[Callable[[CompactedView, DecodedRecord, str], None], str]
+
+_PARTS: dict[str, Callable[[CompactedView, DecodedRecord, str], None]] = {
+    "Metadata": CompactedView._group_metadata,
+    "MemberMetadata": CompactedView._member_metadata,
+    "CurrentMemberAssignment": CompactedView._member_assignment,
+}
+"""What a consumer, share or streams group's record of each kind (its name after the group
+type) changes; the other kinds (target assignments, topologies) change nothing here."""
+
+
+def _apply_of(name: str) -> _Apply | None:
+    """What :meth:`CompactedView.add` does with a record named ``name`` (and the group type it
+    passes), or None where the view keeps nothing of it."""
+    if name in ("OffsetCommit", "LegacyOffsetCommit"):
+        return CompactedView._offset_commit, ""
+    if name == "GroupMetadata":
+        return CompactedView._classic, "classic"
+    kind = _kind_of(name)
+    if kind is None or kind[1] not in _PARTS:
+        return None
+    return _PARTS[kind[1]], kind[0]
+
+
+_APPLY: dict[str, _Apply | None] = {}
+""":func:`_apply_of` of the record names met (a few dozen)."""
 
 
 def compact(items: Iterable[DecodedBatch | SegmentError]) -> CompactedView:
