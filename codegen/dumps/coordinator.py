@@ -88,6 +88,11 @@ _KnownKey = tuple[bytes, int, str, Any, tuple[Reader | None, ...], tuple[Reader 
 version, and the readers of the versions newer than the specs: the newest flexible one's)."""
 
 
+_KeyType = tuple[Reader, int, str, tuple[Reader | None, ...], tuple[Reader | None, ...]]
+"""What a record type's keys are read with: (key reader, record type id, name, inline readers
+by version, and the readers of the versions newer than the specs: the newest flexible one's)."""
+
+
 class RecordPairError(ValueError):
     """A coordinator record's key and value that cannot be read; the text is the one
     :class:`DecodedRecord` gives as ``error`` for the same bytes."""
@@ -243,11 +248,10 @@ class CoordinatorDecoder:
         self._members_readers: tuple[Reader | None, ...] = ()
         """Group metadata's value readers by version < 256 (None: take decode()), which the
         pure loop reads and attaches the members of; made on its first key."""
-        # The value readers the inline paths may use, by type and version < 256 (None: take
-        # decode()), made on a type's first key. Group metadata values have none.
-        self._inline_readers: dict[
-            int, tuple[tuple[Reader | None, ...], tuple[Reader | None, ...]]
-        ] = {}
+        # By record type: its key reader, id, name and the value readers the inline paths may
+        # use, by version < 256 (None: take decode()), made on a type's first key. Group
+        # metadata values have none.
+        self._key_types: dict[int, _KeyType] = {}
         if native is None:
             native = native_record_loop_enabled()
         self._native_loop: Callable[..., list[DecodedRecord]] | None = None
@@ -424,14 +428,16 @@ class CoordinatorDecoder:
         return rec
 
     def _attach_members(self, rec: DecodedRecord) -> None:
-        payloads = self._payloads
-        if payloads is None:
-            # imported for the groups that have members: it loads three generated modules,
-            # which every dump would pay for at start-up
-            from codegen.dumps.consumer_protocol import PayloadCache
+        rec.members = (self._payloads or self._payload_cache()).members(rec.value)
 
-            payloads = self._payloads = PayloadCache()
-        rec.members = payloads.members(rec.value)
+    def _payload_cache(self) -> PayloadCache:
+        """The cache of members' payloads, made on the first group metadata value."""
+        # imported for the groups that have members: it loads three generated modules,
+        # which every dump would pay for at start-up
+        from codegen.dumps.consumer_protocol import PayloadCache
+
+        self._payloads = PayloadCache()
+        return self._payloads
 
     # -- many records ----------------------------------------------------------------------
 
@@ -451,24 +457,30 @@ class CoordinatorDecoder:
         if key is None or len(key) < 2:
             raise LookupError
         # Inline int16: record types are small non-negative numbers.
-        rt = self.types.get((key[0] << 8) | key[1])
-        if rt is None:
-            raise LookupError
-        key_obj, end = rt.key_reader(key, 2)
+        type_id = (key[0] << 8) | key[1]
+        entry = self._key_types.get(type_id)
+        if entry is None:
+            entry = self._key_type(type_id)
+        key_reader, type_id, name, readers, newer = entry
+        key_obj, end = key_reader(key, 2)
         if end != len(key):
             raise LookupError
-        inline = self._inline_readers.get(rt.id)
-        if inline is None:
-            by_version = [rt.value_reader(v) for v in range(256)]
-            inline = (
-                tuple(None if newer else reader for reader, newer in by_version),
-                tuple(reader if newer else None for reader, newer in by_version),
-            )
-            if rt.id == self._group_metadata:  # the native loop leaves them to decode()
-                self._members_readers = inline[0]
-                inline = ((None,) * 256, (None,) * 256)
-            self._inline_readers[rt.id] = inline
-        return (key, rt.id, rt.name, key_obj, *inline)
+        return (key, type_id, name, key_obj, readers, newer)
+
+    def _key_type(self, type_id: int) -> _KeyType:
+        """What :meth:`_key_entry` reads a key of a record type with (LookupError for a type
+        the specs lack), made on the type's first key."""
+        rt = self.types.get(type_id)
+        if rt is None:
+            raise LookupError
+        by_version = [rt.value_reader(v) for v in range(256)]
+        readers = tuple(None if newer else reader for reader, newer in by_version)
+        newer = tuple(reader if newer else None for reader, newer in by_version)
+        if rt.id == self._group_metadata:  # the native loop leaves them to decode()
+            self._members_readers = readers
+            readers = newer = (None,) * 256
+        entry = self._key_types[type_id] = (rt.key_reader, rt.id, rt.name, readers, newer)
+        return entry
 
     def _known_key(self, key: bytes) -> _KnownKey:
         """Decode a key not seen before and cache it; as :meth:`_key_entry`."""
@@ -514,7 +526,8 @@ class CoordinatorDecoder:
                     offset, ts, RECORD, type_id, name, key_obj, value_obj, version, key, value
                 )
                 if type_id == members:
-                    self._attach_members(rec)
+                    payloads = self._payloads or self._payload_cache()
+                    rec.members = payloads.members(value_obj)
                 add(rec)
             except (LookupError, DecodeError):  # not the common case: decode() tells what it is
                 add(slow(key, value, offset, ts))
