@@ -180,6 +180,8 @@ def test_help_lists_every_command_with_its_own_summary() -> None:
                 "codegen.forensics.report",
                 "codegen.forensics.coordinator_partitions",
                 "codegen.dumps.views.live",
+                # pa.array of a numpy array imports it (44 M instructions)
+                "numpy.ma",
                 # the groups' replay (--as-of's parser is the inputs')
                 "codegen.forensics.groups",
                 "codegen.forensics.group_timelines",

@@ -368,7 +368,7 @@ class RecordHistory:
         _add_records(self._effects, decoded, *_effect_numbers(decoded))
         first = np.frombuffer(self._effects.key_rows(len(self.keys)), np.int64) - self._rows
         if len(first):
-            taken = single_array(decoded.column("decodedKey")).take(pa.array(first))
+            taken = single_array(decoded.column("decodedKey")).take(arrow_array(first))
             self.keys += commit_keys(taken)
         self._rows += n
 
