@@ -392,7 +392,6 @@ ENTRY_POINTS = [
     ("_records", "newest_batches"),
     ("_records", "crc32c"),
     ("_records", "key_numbers"),
-    ("_records", "commit_kinds"),
     ("_records", "int16_heads"),
     ("_records", "commit_log_ends"),
     ("_jsontext", "lag_lines"),
@@ -430,7 +429,7 @@ def test_a_method_called_with_a_wrong_count_names_its_usage(records_module: Modu
     with pytest.raises(TypeError) as refused:
         effects.add_records(None)
     assert str(refused.value) == (
-        "add_records(key_offsets, key_data, value_offsets, value_data, kinds, producers, "
+        "add_records(key_offsets, key_data, value_offsets, value_data, flags, producers, "
         "offsets, timestamps)"
     )
     with pytest.raises(TypeError, match=r"^add_commit_rows\(group_offsets, "):

@@ -24,13 +24,16 @@ from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compaction import end_markers, flags
 from codegen.dumps.views.effects import (
     ABORT_MARKER,
+    CONTROL,
+    DECODED,
     NOTHING,
     PLAIN_COMMIT,
+    TOMBSTONE,
+    TRANSACTIONAL,
     TRANSACTIONAL_COMMIT,
     commit_row_effects,
     commit_row_history,
     native_enabled,
-    record_kinds,
 )
 from codegen.dumps.views.offsets import (
     deletions,
@@ -139,10 +142,11 @@ def test_many_keys_and_producers_grow_the_tables() -> None:
     kinds = np.where(np.arange(n) % 2, 3, 1).astype(np.uint8)  # every other transactional
     producers = np.arange(n, dtype=np.int64)  # each its own producer, never ended
     effects = _records.CommitEffects()
-    effects.add_records(
-        *_buffers(key), *_buffers(value), kinds, producers, np.arange(n, dtype=np.int64),
-        np.zeros(n, np.int64),
+    got = effects.add_records(
+        *_buffers(key), *_buffers(value), _flags_of(kinds), producers,
+        np.arange(n, dtype=np.int64), np.zeros(n, np.int64),
     )  # fmt: skip
+    assert got == kinds.tobytes()
     rows = np.frombuffer(effects.live()[0], np.int64)
     # the plain commits only, the last of each key
     last: dict[bytes, int] = {}
@@ -173,8 +177,9 @@ def test_keys_in_their_entries_or_apart_and_values_beside_them_or_apart(seed: in
     value moving between the entry and the arena, and enough keys (2,600) that the table's
     entries and slots grow several times."""
     rng = random.Random(seed)
-    # keys of another shape (a group's length below -1): their bytes after the type, 0 to 129
-    keys = [b"\x00\x05"] + [b"\x00\x07\xff\xfe" + bytes(n) for n in (0, 60, 62, 63, 126, 127)]
+    # keys of another shape (too short, a group's length below -1): their bytes after the
+    # type, 0 to 129
+    keys = [b"\x00\x01"] + [b"\x00\x01\xff\xfe" + bytes(n) for n in (0, 60, 62, 63, 126, 127)]
     for i in range(2_600):  # sizes after the type 13 + group: 14 to 133, 64, 65, 128, 129 among
         group = f"g{i}".ljust(rng.choice([1, 21, 27, 28, 51, 52, 115, 116, 120]), "x")
         keys.append(_key(False, group, "topic", i % 4))
@@ -222,11 +227,13 @@ def _assert_each_keys_last_value(
         chunk = rows[start : start + rng.choice([1, 7, 500, 4096])]
         key = pa.array([r[1] for r in chunk], pa.binary())
         value = pa.array([r[2] for r in chunk], pa.binary())
-        effects.add_records(
-            *_buffers(key), *_buffers(value), np.array([r[0] for r in chunk], np.uint8),
+        kinds = np.array([r[0] for r in chunk], np.uint8)
+        got = effects.add_records(
+            *_buffers(key), *_buffers(value), _flags_of(kinds),
             np.array([r[3] for r in chunk], np.int64),
             np.arange(start, start + len(chunk), dtype=np.int64), np.zeros(len(chunk), np.int64),
         )  # fmt: skip
+        assert got == kinds.tobytes()
         start += len(chunk)
     out_rows, _, key_offsets, key_data, value_offsets, value_data = effects.live()
     got = {}
@@ -266,11 +273,31 @@ def _buffers(column: pa.Array) -> tuple[np.ndarray, Any]:
     return np.frombuffer(column.buffers()[1], np.int32, len(column) + 1), column.buffers()[2]
 
 
+_KIND_FLAGS = np.array(
+    [
+        0,
+        DECODED,
+        DECODED | TOMBSTONE,
+        DECODED | TRANSACTIONAL,
+        DECODED | TRANSACTIONAL | TOMBSTONE,
+        CONTROL | TRANSACTIONAL,
+        CONTROL | TRANSACTIONAL,
+    ],
+    np.uint8,
+)
+
+
+def _flags_of(kinds: np.ndarray) -> np.ndarray:
+    """The flags that make rows of these kinds (1 to 4 of an offset commit key, 5 and 6 of a
+    marker's key, type 0 or 1): what add_records takes."""
+    return _KIND_FLAGS[kinds]
+
+
 def _rows(n: int) -> tuple[Any, ...]:
     key = pa.array([_key(False, "g", "t", 0)] * n, pa.binary())
     value = pa.array([b"v"] * n, pa.binary())
     return (
-        *_buffers(key), *_buffers(value), np.ones(n, np.uint8), np.zeros(n, np.int64),
+        *_buffers(key), *_buffers(value), np.full(n, DECODED, np.uint8), np.zeros(n, np.int64),
         np.arange(n, dtype=np.int64), np.zeros(n, np.int64),
     )  # fmt: skip
 
@@ -281,8 +308,9 @@ def _rows(n: int) -> tuple[Any, ...]:
         (lambda a: a[:7], TypeError, "add_records"),
         (lambda a: (a[0][:-1], *a[1:]), ValueError, "outside its data"),
         (lambda a: (a[0], a[1][:3], *a[2:]), ValueError, "outside its data"),
+        (lambda a: (np.array([0, 30, 29], np.int32), *a[1:]), ValueError, "outside its data"),
         (lambda a: (*a[:2], a[2], b"", *a[4:]), ValueError, "outside its data"),
-        (lambda a: (*a[:4], np.full(2, 7, np.uint8), *a[5:]), ValueError, "kind is 0 to 6"),
+        (lambda a: (*a[:4], a[4][:1], *a[5:]), ValueError, "not one length"),
         (lambda a: (*a[:5], a[5][:1], *a[6:]), ValueError, "not one length"),
         (lambda a: (*a[:7], a[7].astype(np.int32)), ValueError, "not one length"),
         (lambda a: (*a[:4], a[4], None, *a[6:]), TypeError, "bytes-like"),
@@ -295,13 +323,21 @@ def test_bad_arguments_are_typed_errors(change: Any, error: type[Exception], mes
         _records.CommitEffects().add_records(*change(_rows(2)))
 
 
-def test_a_commit_key_too_short_is_an_error_with_its_offset() -> None:
+def test_every_rows_key_offsets_are_checked_and_a_short_key_is_no_commit() -> None:
+    """A key's offsets outside its data are an error on a row of any flags (its kind is read
+    from its key); a key too short for a record type (or a marker's) is of kind 0."""
     from codegen.native import _records
 
-    args = list(_rows(1))
-    args[0], args[1] = np.array([0, 1], np.int32), b"\x00"
-    with pytest.raises(ValueError, match="offset 0 has a key of 1 bytes"):
+    args = list(_rows(2))
+    args[0], args[4] = np.array([0, 9, 8], np.int32), np.zeros(2, np.uint8)
+    with pytest.raises(ValueError, match="outside its data"):
         _records.CommitEffects().add_records(*args)
+    args = list(_rows(2))
+    args[0], args[1] = np.array([0, 1, 3], np.int32), b"\x00\x00\x00"
+    args[4] = np.array([DECODED, CONTROL | TRANSACTIONAL], np.uint8)
+    effects = _records.CommitEffects()
+    assert effects.add_records(*args) == bytes([NOTHING, NOTHING])
+    assert effects.key_count == 0
 
 
 def test_commit_rows_and_records_do_not_mix() -> None:
@@ -446,6 +482,21 @@ def test_history_mode_errors_are_typed() -> None:
     assert [len(b) for b in keyed] == [0, 8, 0, 0, 0, 0, 8, 0, 0, 0]
 
 
+def _engine_kinds(table: pa.Table) -> np.ndarray:
+    """Each row's kind as the engine reads it from its key and flags (what
+    RecordEffects.add returns), of a table with no more than key, value and flag columns."""
+    from codegen.native import _records
+
+    n = table.num_rows
+    kinds = _records.CommitEffects().add_records(
+        *effects.binary_buffers(table.column("key")),
+        *effects.binary_buffers(table.column("value")),
+        effects._row_flags(table), np.full(n, 7, np.int64), np.arange(n, dtype=np.int64),
+        np.zeros(n, np.int64),
+    )  # fmt: skip
+    return np.frombuffer(kinds, np.uint8)
+
+
 def _commit_rows_kinds(table: pa.Table) -> list[int]:
     """Each row's kind as commit_rows reads the rows (the pure backend's reading)."""
     commit, control, transactional = offset_commits(table)
@@ -487,11 +538,12 @@ def test_history_of_commit_rows_equals_the_sorts(
 def test_the_engine_kinds_are_the_commit_rows_reading(
     tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
 ) -> None:  # fmt: skip
-    """commit_kinds.h against commit_rows' reading (offset_commits, end_markers) of a log."""
+    """commit_kinds.h (the kinds add_records returns) against commit_rows' reading
+    (offset_commits, end_markers) of a log."""
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
     write_log(path, steps)
     for table in _decoded(path, batch_rows):
-        assert record_kinds(table).tolist() == _commit_rows_kinds(table)
+        assert _engine_kinds(table).tolist() == _commit_rows_kinds(table)
 
 
 @settings(
@@ -512,7 +564,7 @@ def test_history_numbers_read_in_place_are_commit_numbers(
         want = commit_numbers(table)
         with mock.patch.object(effects, "commit_numbers", side_effect=AssertionError):
             got = effects._effect_numbers(table) if table.num_rows else want
-        commit = np.isin(record_kinds(table), [PLAIN_COMMIT, TRANSACTIONAL_COMMIT])
+        commit = np.isin(_engine_kinds(table), [PLAIN_COMMIT, TRANSACTIONAL_COMMIT])
         for g, w in zip(got, want, strict=True):
             assert g.dtype == np.int64
             assert g[commit].tolist() == w[commit].tolist()
@@ -581,7 +633,7 @@ def test_the_engine_kinds_of_any_key_bytes(rows: list[tuple[Any, ...]]) -> None:
     """Keys too short, of other record types or cut short, values that do not decode, control
     records and markers: the engine's kinds are commit_rows' reading."""
     decoded = _decoded_rows(rows)
-    assert record_kinds(decoded).tolist() == _commit_rows_kinds(decoded)
+    assert _engine_kinds(decoded).tolist() == _commit_rows_kinds(decoded)
 
 
 _FLAGS = ("isControl", "isTransactional", "isTombstone")
@@ -621,26 +673,7 @@ def test_the_engine_kinds_of_sliced_and_null_flags(
         else:
             decoded = decoded.append_column(errors, error)
     sliced = decoded.slice(min(start, n))
-    assert record_kinds(sliced).tolist() == _commit_rows_kinds(sliced)
-
-
-@pytest.mark.parametrize(
-    ("args", "error", "message"),
-    [
-        ((np.zeros(2, np.int32), b""), TypeError, "commit_kinds"),
-        ((np.zeros(2, np.int32), b"", np.zeros(2, np.uint8)), ValueError, "one more"),
-        ((np.array([0, 3], np.int32), b"\x00", np.zeros(1, np.uint8)), ValueError, "outside"),
-        ((np.array([1, 0], np.int32), b"\x00", np.zeros(1, np.uint8)), ValueError, "outside"),
-        ((np.zeros(2, np.int32), None, np.zeros(1, np.uint8)), TypeError, "bytes-like"),
-    ],
-)
-def test_bad_kinds_arguments_are_typed_errors(
-    args: tuple[Any, ...], error: type[Exception], message: str
-) -> None:
-    from codegen.native import _records
-
-    with pytest.raises(error, match=message):
-        _records.commit_kinds(*args)
+    assert _engine_kinds(sliced).tolist() == _commit_rows_kinds(sliced)
 
 
 _NUMBER = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))

@@ -492,27 +492,29 @@ static HOT_INLINE int row_in_data(const int32_t *off, Py_ssize_t i, uint32_t lim
 
 #define EFFECTS_AHEAD 16 /* rows ahead whose key's slot is fetched (half of it: its entry) */
 
-/* add_records(key_offsets, key_data, value_offsets, value_data, kinds, producers, offsets,
-   timestamps[, committed, commit_times, epochs]): rows of the engine's columns, in log order:
-   binary key and value (int32 offsets, rows + 1 of them from the first row, and data), uint8
-   kinds, int64 producer ids, record offsets and timestamps; in history mode (only), each
-   row's decoded committed offset, commit timestamp and leader epoch (int64). Every row is
-   checked before any takes effect: its kind, and the offsets of the bytes it is read by (the
-   key of kinds 1 to 4, the value of kinds 1 and 3). */
+/* add_records(key_offsets, key_data, value_offsets, value_data, flags, producers, offsets,
+   timestamps[, committed, commit_times, epochs]) -> bytes: rows of the engine's columns, in
+   log order: binary key and value (int32 offsets, rows + 1 of them from the first row, and
+   data), uint8 flags (commit_kinds.h), int64 producer ids, record offsets and timestamps; in
+   history mode (only), each row's decoded committed offset, commit timestamp and leader epoch
+   (int64). Returns each row's kind (uint8, commit_kinds.h), read from its key bytes and flags
+   in the first loop, which reads each key anyway. Every row is checked before any takes
+   effect: the offsets of the bytes it is read by (every row's key; the value of kinds 1 and
+   3). */
 static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
                                      Py_ssize_t nargs) {
     if (!arity_ok(nargs, e->keep_history ? 11 : 8,
                   e->keep_history
                       ? "add_records(key_offsets, key_data, value_offsets, value_data, "
-                        "kinds, producers, offsets, timestamps, committed, commit_times, "
+                        "flags, producers, offsets, timestamps, committed, commit_times, "
                         "epochs) in history mode"
                       : "add_records(key_offsets, key_data, value_offsets, value_data, "
-                        "kinds, producers, offsets, timestamps)"))
+                        "flags, producers, offsets, timestamps)"))
         return NULL;
     if (effects_mode(e, 1) < 0) return NULL;
     BufferSet b = {.count = 0};
     if (buffers_get(&b, args, (int)nargs) < 0) return NULL;
-    PyObject *result = NULL;
+    PyObject *result = NULL, *kinds = NULL;
     uint64_t *hashes = NULL;
     int32_t *sizes = NULL;
     Py_ssize_t n = b.views[4].len;
@@ -530,38 +532,35 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
         goto done;
     }
     const int32_t *koff = b.views[0].buf, *voff = b.views[2].buf;
-    const uint8_t *kdata = b.views[1].buf, *vdata = b.views[3].buf, *kind = b.views[4].buf;
+    const uint8_t *kdata = b.views[1].buf, *vdata = b.views[3].buf, *flag = b.views[4].buf;
     const int64_t *producer = b.views[5].buf, *offset = b.views[6].buf, *time = b.views[7].buf;
     uint32_t klen = (uint32_t)(b.views[1].len < INT32_MAX ? b.views[1].len : INT32_MAX);
     uint32_t vlen = (uint32_t)(b.views[3].len < INT32_MAX ? b.views[3].len : INT32_MAX);
-    /* First each row checked, and each key's hash and size, so that the table's slots, keys
-       and key bytes of the rows a little ahead are fetched while a row is applied (a key is
-       rarely in the cache); the rows past the end and those without a key have hash 0. */
+    /* First each row's kind, each row checked, and each key's hash and size, so that the
+       table's slots, keys and key bytes of the rows a little ahead are fetched while a row is
+       applied (a key is rarely in the cache); the rows past the end and those without a key
+       have hash 0. */
+    if (!(kinds = PyBytes_FromStringAndSize(NULL, n))) goto done;
+    uint8_t *kind = (uint8_t *)PyBytes_AS_STRING(kinds);
     if (!(hashes = PyMem_Malloc(((size_t)n + EFFECTS_AHEAD) * sizeof(uint64_t))) ||
         !(sizes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int32_t)))) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        uint8_t ki = kind[i];
-        if (ki < 1 || ki > 4) {
-            if (ki > 6) {
-                PyErr_SetString(PyExc_ValueError, "a row's kind is 0 to 6");
-                goto done;
-            }
-            hashes[i] = 0;
-            continue;
-        }
-        if (!row_in_data(koff, i, klen) || ((ki & 1) && !row_in_data(voff, i, vlen))) {
+        if (!row_in_data(koff, i, klen)) {
             PyErr_SetString(PyExc_ValueError, "a key's or value's offsets are outside its data");
             goto done;
         }
         const uint8_t *k = kdata + koff[i];
-        Py_ssize_t size = koff[i + 1] - koff[i];
-        if (size < 2) {
-            PyErr_Format(PyExc_ValueError,
-                         "the offset commit at offset %lld has a key of %zd bytes",
-                         (long long)offset[i], size);
+        Py_ssize_t size = koff[i + 1] - koff[i]; /* 2 or more for kinds 1 to 4 */
+        uint8_t ki = kind[i] = commit_kind(k, (int32_t)size, flag[i]);
+        if (ki < 1 || ki > 4) {
+            hashes[i] = 0;
+            continue;
+        }
+        if ((ki & 1) && !row_in_data(voff, i, vlen)) {
+            PyErr_SetString(PyExc_ValueError, "a key's or value's offsets are outside its data");
             goto done;
         }
         Py_ssize_t end = commit_key_end(k, size);
@@ -610,8 +609,10 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
         if (effects_row(e, ki, key, producer[i], r, d, value) < 0) goto done;
     }
     e->rows += n;
-    result = Py_NewRef(Py_None);
+    result = kinds;
+    kinds = NULL;
 done:
+    Py_XDECREF(kinds);
     PyMem_Free(hashes);
     PyMem_Free(sizes);
     buffers_release(&b);
@@ -1026,8 +1027,8 @@ static PyGetSetDef Effects_getset[] = {
 
 static PyMethodDef Effects_methods[] = {
     {"add_records", (PyCFunction)(void (*)(void))Effects_add_records, METH_FASTCALL,
-     "add_records(key_offsets, key_data, value_offsets, value_data, kinds, producers, "
-     "offsets, timestamps): rows of the engine's columns, in log order."},
+     "add_records(key_offsets, key_data, value_offsets, value_data, flags, producers, "
+     "offsets, timestamps) -> kinds: rows of the engine's columns, in log order."},
     {"add_commit_rows", (PyCFunction)(void (*)(void))Effects_add_commit_rows, METH_FASTCALL,
      "add_commit_rows(group_offsets, group_data, topic_offsets, topic_data, partitions, "
      "kinds, producers): commit rows in log order, by their decoded key."},

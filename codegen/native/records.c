@@ -16,7 +16,7 @@
  *   (key_numbers: its numbering of keys whose hashes collide, for the tests);
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
- * - commit_kinds (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
+ * - commit_kind (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
@@ -105,9 +105,6 @@ static PyMethodDef records_functions[] = {
     {"superseded_commits", (PyCFunction)superseded_commits, METH_O,
      "superseded_commits(chunks) -> bool | None: mark the plain offset commits a later plain "
      "commit of the same key supersedes (see superseded_commits.h)."},
-    {"commit_kinds", (PyCFunction)(void (*)(void))commit_kinds, METH_FASTCALL,
-     "commit_kinds(key_offsets, key_data, flags) -> bytes: each row's kind for CommitEffects "
-     "(see commit_kinds.h)."},
     {"int16_heads", (PyCFunction)(void (*)(void))int16_heads, METH_FASTCALL,
      "int16_heads(offsets, data, validity, bit_offset, null, short) -> bytes: the big-endian "
      "int16 each row of a binary column starts with, as int64 (see row_heads.h)."},

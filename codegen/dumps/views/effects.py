@@ -7,11 +7,11 @@ Two inputs, one definition:
 
 * :class:`RecordEffects`: the engine's columns of a log partition's records (key and value
   bytes, decoded for which rows are offset commits), a chunk at a time, as the command line
-  reads a file; each row's kind is read from its key bytes and flags by the engine
-  (:func:`record_kinds`, ``commit_kinds.h``). The engine keeps each key's committed offset as
-  its key, value bytes, offset and timestamp, so memory is bounded by the keys, not the rows;
-  the few rows of the answer are decoded again at the end
-  (:func:`codegen.dumps.views.commits.decode_commits`).
+  reads a file; each row's kind is read from its key bytes and flags by the engine as it
+  reads the row (``commit_kinds.h``; :meth:`RecordEffects.add` returns them). The engine
+  keeps each key's committed offset as its key, value bytes, offset and timestamp, so memory
+  is bounded by the keys, not the rows; the few rows of the answer are decoded again at the
+  end (:func:`codegen.dumps.views.commits.decode_commits`).
 * :class:`RecordHistory`: the same rows and pass, noting every row as it takes effect with its
   decoded numbers (committed offset, commit timestamp, leader epoch), then grouped by key in
   the engine (the history ``lag`` reads): each key's strings are decoded once, at the row it
@@ -65,7 +65,6 @@ __all__ = [
     "int64_numbers",
     "kinds_of",
     "native_enabled",
-    "record_kinds",
 ]
 
 DELETED_HELD: Final = 1 << 16
@@ -88,10 +87,7 @@ def _engine_module() -> Any:
 
 
 def _engine_type() -> Any:
-    module = _engine_module()
-    if module is None or not hasattr(module, "commit_kinds"):
-        return None
-    return getattr(module, "CommitEffects", None)
+    return getattr(_engine_module(), "CommitEffects", None)
 
 
 def engine_function(name: str) -> Any:
@@ -122,7 +118,7 @@ CONTROL: Final = 1
 TRANSACTIONAL: Final = 2
 TOMBSTONE: Final = 4
 DECODED: Final = 8
-"""A row's flags for the engine's ``commit_kinds`` (``commit_kinds.h``): a control record, of a
+"""A row's flags for the engine's ``add_records`` (``commit_kinds.h``): a control record, of a
 transactional batch, without a value, read and (an offset commit) decoded without an error."""
 
 
@@ -141,21 +137,19 @@ def _set(rows: pa.Table, name: str) -> npt.NDArray[np.uint8] | int:
     return bits(array.buffers()[0], array.offset, len(array))
 
 
-def record_kinds(decoded: pa.Table) -> npt.NDArray[np.uint8]:
-    """Each decoded ``__consumer_offsets`` row's kind (:data:`PLAIN_COMMIT`, ...), as
-    :func:`~codegen.dumps.views.commit_rows.commit_rows` reads the rows, by the engine from
-    each key's record type and the row's flags (``commit_kinds.h``), read from the flag
+def _row_flags(decoded: pa.Table) -> npt.NDArray[np.uint8]:
+    """Each decoded ``__consumer_offsets`` row's flags (:data:`CONTROL`, ...), from which and
+    its key's record type the engine reads its kind (``commit_kinds.h``), as
+    :func:`~codegen.dumps.views.commit_rows.commit_rows` reads the rows: read from the flag
     columns' bitmaps."""
     failed = _set(decoded, "_error") | _set(decoded, "_decode_error")
-    row_flags = (
+    row_flags: npt.NDArray[np.uint8] = (
         _true(decoded.column("isControl")) * np.uint8(CONTROL)
         | _true(decoded.column("isTransactional")) * np.uint8(TRANSACTIONAL)
         | _true(decoded.column("isTombstone")) * np.uint8(TOMBSTONE)
         | (np.uint8(1) - failed) * np.uint8(DECODED)
     )
-    key_offsets, key_data = binary_buffers(decoded.column("key"))
-    kinds = _engine_module().commit_kinds(key_offsets, key_data, row_flags)
-    return np.frombuffer(kinds, np.uint8)
+    return row_flags
 
 
 def int64_numbers(column: pa.ChunkedArray | pa.Array, null: int) -> npt.NDArray[np.int64]:
@@ -250,22 +244,23 @@ def _add_records(
     effects: Any, decoded: pa.Table, *values: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.uint8]:
     """Decoded rows to the engine (``CommitEffects.add_records``; ``values``: in history mode,
-    the rows' committed offsets, commit timestamps and leader epochs); their kinds."""
+    the rows' committed offsets, commit timestamps and leader epochs); their kinds
+    (:data:`PLAIN_COMMIT`, ...), read by the engine from each key's record type and the row's
+    flags as it reads the row."""
     key_offsets, key_data = binary_buffers(decoded.column("key"))
     value_offsets, value_data = binary_buffers(decoded.column("value"))
-    kinds = record_kinds(decoded)
-    effects.add_records(
+    kinds = effects.add_records(
         key_offsets,
         key_data,
         value_offsets,
         value_data,
-        kinds,
+        _row_flags(decoded),
         int64_numbers(decoded.column("producerId"), -1),
         int64_numbers(decoded.column("offset"), -1),
         int64_numbers(decoded.column("timestamp"), 0),
         *values,
     )
-    return kinds
+    return np.frombuffer(kinds, np.uint8)
 
 
 _NUMBERS: Final = (
