@@ -157,12 +157,14 @@ def test_batch_ends_leave_a_file_to_the_reference(tmp_path: Path) -> None:
     assert batch_ends([]) == []
 
 
-@pytest.mark.parametrize("remote", [False, True])
+@pytest.mark.parametrize("held", ["files", "remote", "mapped"])
 def test_batch_ends_in_several_calls(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remote: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: str
 ) -> None:
-    """At most FILES_PER_CALL files a call, and a file read whole (as a remote segment is) past
-    BYTES_PER_CALL bytes ends a call: the same as in one call."""
+    """At most FILES_PER_CALL files a call, and a file read whole (as a remote segment is) or
+    mapped past BYTES_PER_CALL bytes ends a call (the pages a walk touches stay in the
+    process's memory until its call ends): the same as in one call."""
+    remote = held == "remote"
     module = native_pass()
     paths = write_disks(tmp_path)
     logs = sorted(f for p in paths for f in p.glob("*/*.log"))
@@ -182,8 +184,9 @@ def test_batch_ends_in_several_calls(
     monkeypatch.setattr(
         segments, "_native_header_pass", lambda: SimpleNamespace(batch_header_ends=counted)
     )
-    if remote:  # every file read whole, and a call ends past 0 bytes: after each non-empty one
-        monkeypatch.setattr(header_ends, "SegmentReader", Remote)
+    if held != "files":  # a call ends past 0 bytes: after each non-empty file
+        if remote:  # every file read whole
+            monkeypatch.setattr(header_ends, "SegmentReader", Remote)
         monkeypatch.setattr(header_ends, "BYTES_PER_CALL", 0)
         sizes = [f.stat().st_size for f in logs]
         ends = [n + 1 for n, size in enumerate(sizes) if size] + [len(logs)]

@@ -2,7 +2,7 @@
 newest timestamp and last offset (:func:`codegen.dumps.views.log_ends.steps_of`), by the native
 header pass over all the files in one call (``batch_header_ends``,
 ``codegen/native/header_ends.h``; one per :data:`FILES_PER_CALL` files or
-:data:`BYTES_PER_CALL` bytes read whole), without the rows of
+:data:`BYTES_PER_CALL` bytes), without the rows of
 :func:`codegen.dumps.batch_rows.batch_rows` that the reference reads them from.
 
 The newest time of the batches with records of many files (:func:`newest_times`, the lag's
@@ -32,8 +32,9 @@ __all__ = ["BatchEnds", "batch_ends", "newest_times"]
 FILES_PER_CALL: Final = 256
 """Most files one call of the native pass holds open (each map holds a file descriptor)."""
 BYTES_PER_CALL: Final = 1 << 26
-"""Most bytes of files read whole (remote segments; local ones are mapped) one call holds, but
-for its last file's."""
+"""Most bytes of files one call holds, but for its last file's: read whole (remote segments) or
+mapped (local ones: the pages of a map the pass touches count in the process's memory until
+the call ends, and a header walk touches every page)."""
 
 I64 = npt.NDArray[np.int64]
 
@@ -72,7 +73,7 @@ def newest_times(files: Sequence[StoragePath]) -> list[int | None] | None:
 
 def _calls(function: Any, files: Sequence[StoragePath]) -> Iterator[tuple[Any, list[int]]]:
     """``function(buffers, *checks)`` of the native header pass over the files, at most
-    :data:`FILES_PER_CALL` files or :data:`BYTES_PER_CALL` bytes read whole a call: what each
+    :data:`FILES_PER_CALL` files or :data:`BYTES_PER_CALL` bytes a call: what each
     call gave, and the sizes of its files."""
     at = 0
     while at < len(files):
@@ -83,7 +84,7 @@ def _calls(function: Any, files: Sequence[StoragePath]) -> Iterator[tuple[Any, l
             while at < len(files) and len(data) < FILES_PER_CALL and held <= BYTES_PER_CALL:
                 readers.append(SegmentReader(files[at]))
                 data.append(stack.enter_context(readers[-1].opened()))
-                held += 0 if isinstance(data[-1], mmap.mmap) else len(data[-1])
+                held += len(data[-1])
                 at += 1
             sizes = [len(d) for d in data]
             yield function(data, *readers[0].header_pass_checks()), sizes
