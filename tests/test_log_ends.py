@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -215,14 +216,7 @@ def test_batch_header_ends_checks_its_arguments(tmp_path: Path) -> None:
     ]
     # a truncated entry: nothing read, the pass stops at its start
     assert np.frombuffer(call([b"\x00" * 30], *checks)[3], np.int64).tolist() == [0]
-    with pytest.raises(TypeError):
-        call([b""], *checks[:3])
-    with pytest.raises(TypeError):
-        call(7, *checks)
-    with pytest.raises(TypeError):
-        call([b""], *checks[:3], (0, 0))
-    with pytest.raises(TypeError):
-        call([7], *checks)
+    _refuses_what_is_not_its_arguments(call, checks)
 
 
 def test_newest_batches_checks_its_arguments() -> None:
@@ -236,6 +230,11 @@ def test_newest_batches_checks_its_arguments() -> None:
     assert [np.frombuffer(b, np.int64).tolist() for b in call([], *checks)] == [[], []]
     # a truncated entry: left to the reference
     assert np.frombuffer(call([b"\x00" * 30], *checks)[1], np.int64).tolist() == [0]
+    _refuses_what_is_not_its_arguments(call, checks)
+
+
+def _refuses_what_is_not_its_arguments(call: Any, checks: tuple[Any, ...]) -> None:
+    """A header pass's entry point refuses a wrong count, a non-sequence and a non-buffer."""
     with pytest.raises(TypeError):
         call([b""], *checks[:3])
     with pytest.raises(TypeError):
