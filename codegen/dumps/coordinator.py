@@ -428,7 +428,10 @@ class CoordinatorDecoder:
         return rec
 
     def _attach_members(self, rec: DecodedRecord) -> None:
-        rec.members = (self._payloads or self._payload_cache()).members(rec.value)
+        payloads = self._payloads
+        if payloads is None:
+            payloads = self._payload_cache()
+        rec.members = payloads.members(rec.value)
 
     def _payload_cache(self) -> PayloadCache:
         """The cache of members' payloads, made on the first group metadata value."""
@@ -526,8 +529,7 @@ class CoordinatorDecoder:
                     offset, ts, RECORD, type_id, name, key_obj, value_obj, version, key, value
                 )
                 if type_id == members:
-                    payloads = self._payloads or self._payload_cache()
-                    rec.members = payloads.members(value_obj)
+                    self._attach_members(rec)
                 add(rec)
             except (LookupError, DecodeError):  # not the common case: decode() tells what it is
                 add(slow(key, value, offset, ts))
