@@ -1,5 +1,6 @@
-"""groups --format jsonl: timelines written from the deletion columns
-(:mod:`codegen.forensics.groups_json`) against the events' JSON (the reference)."""
+"""groups --format jsonl: timelines printed by the native printer from the deletion columns and
+the record events (:mod:`codegen.forensics.groups_json`, ``codegen/native/timeline_arrays.h``)
+against the events' JSON (the reference)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,44 @@ import itertools
 import random
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pytest
 from test_forensics_groups import REAL, classic, commit, key, member, write
 
+from codegen.dumps.json_text import jsontext_module
 from codegen.dumps.views.offsets import DELETION_SCHEMA
 from codegen.forensics.group_timelines import GroupEvent, Timelines
 from codegen.forensics.groups import GroupReport, group_reports
 from codegen.forensics.groups_json import group_lines, timeline_texts
 from codegen.forensics.output import json_bytes
+from codegen.runtime import backends
+
+NATIVE = jsontext_module() is not None and backends.requested() != backends.PURE
+native_only = pytest.mark.skipif(
+    not NATIVE, reason="the native printer is not built or not asked for"
+)
 
 GROUPS = ["g", "", 'q"uote', "é-ünïcode", "g\\b"]
-TOPICS = ["t", 't"q', "back\\slash", "tab\tnew\nline", "日本", "\x01ctl"]
+TOPICS = [
+    "t",
+    't"q',
+    "back\\slash",
+    "tab\tnew\nline",
+    "日本",
+    "\x01ctl",
+    "\x7f\u2028😀",
+    "\x1f\x00",
+]
+DETAILS: list[dict[str, object]] = [
+    {},
+    {"member": "m-1"},
+    {"generation": 7, "previous": None},
+    {"assigned": {"x": 1}},
+    {"member": 'q"\\\n\x02é😀', "flag": True, "off": False, "n": -(2**63)},
+    {"assigned": {"t-id": {"partitions": [0, 3], "assignmentEpochs": None}}, "e": [[], [1, [2]]]},
+]
 
 
 def reference(t: Timelines, group: str) -> bytes:
@@ -50,9 +76,7 @@ def random_timelines(rng: random.Random) -> Timelines:
             rng.choice([-1, 1_700_000_000_000 + rng.randrange(10**6)]),
             rng.choice(GROUPS),
             rng.choice(["created", "rebalance", "member-joined", "offset-deleted"]),
-            rng.choice(
-                [{}, {"member": "m-1"}, {"generation": 7, "previous": None}, {"assigned": {"x": 1}}]
-            ),
+            rng.choice(DETAILS),
         )
         for _ in range(rng.randrange(12))
     ]
@@ -71,6 +95,7 @@ def random_timelines(rng: random.Random) -> Timelines:
     return t
 
 
+@native_only
 def test_timeline_texts_are_the_events_json() -> None:
     rng = random.Random(45)
     for _ in range(300):
@@ -82,6 +107,7 @@ def test_timeline_texts_are_the_events_json() -> None:
             assert texts[group] == reference(t, group), group
 
 
+@native_only
 def test_ties_keep_the_records_events_first_and_each_lot_in_order() -> None:
     records = [
         GroupEvent(0, 5, 1, "g", "member-left", {"member": "b"}),
@@ -104,7 +130,8 @@ def test_ties_keep_the_records_events_first_and_each_lot_in_order() -> None:
 
 
 def test_left_to_the_reference() -> None:
-    """No deletions, a null among them, an event orjson refuses: no text (the events')."""
+    """No deletions, a null among them, an event orjson refuses or the printer leaves to it:
+    no text (the events')."""
     t = Timelines(0, [GroupEvent(0, 1, 1, "g", "created", {})])
     assert timeline_texts(t) is None
     nulls = pa.table(
@@ -119,11 +146,17 @@ def test_left_to_the_reference() -> None:
     )
     t.add_deleted(nulls)
     assert timeline_texts(t) is None
-    t = Timelines(0, [GroupEvent(0, 1, 1, "g", "member-joined", {"generation": 2**70})])
-    t.add_deleted(deletions([("g", "t", 0, 2, 3)], 1))
-    assert timeline_texts(t) is None
-    report = GroupReport("g", 0, None, "Dead", None, None, None, None, [], None, 0, t)
-    assert list(group_lines([report])) == [json_bytes(report.to_json())]
+    odd: list[object] = [2**70, "lone \ud800", 1.5, {1: "int key"}, (1, 2)]
+    for value in odd:
+        t = Timelines(0, [GroupEvent(0, 1, 1, "g", "member-joined", {"v": value})])
+        t.add_deleted(deletions([("g", "t", 0, 2, 3)], 1))
+        assert timeline_texts(t) is None, value
+        report = GroupReport("g", 0, None, "Dead", None, None, None, None, [], None, 0, t)
+        if isinstance(value, str):  # the reference cannot write a lone surrogate either
+            with pytest.raises(UnicodeEncodeError):
+                list(group_lines([report]))
+            continue
+        assert list(group_lines([report])) == [json_bytes(report.to_json())]
 
 
 @pytest.mark.parametrize("backend", ["auto", "pure"])
@@ -149,3 +182,93 @@ def test_lines_are_the_reports_json(
         for r in group_reports(folder)
     }
     assert deleted == {"g": [4, 8], "h": [7], "o": [10]}
+
+
+@native_only
+def test_many_deletions_in_one_group_and_long_texts() -> None:
+    """Thousands of deletions in one group, offsets out of order (the sort's merges), topics and
+    details long enough to grow the buffers, and groups of no event at all."""
+    rng = random.Random(7)
+    rows = [
+        ("big", rng.choice([*TOPICS, "t" * 70_000]), rng.randrange(100), rng.randrange(3000), i)
+        for i in range(5000)
+    ]
+    records = [
+        GroupEvent(0, rng.randrange(3000), i, "big", "member-joined", {"member": "m" * n})
+        for i, n in enumerate([0, 1, 200_000, 5, 70_000] * 40)
+    ]
+    t = Timelines(0, records)
+    t.add_deleted(deletions(rows, 3))
+    texts = timeline_texts(t)
+    assert texts is not None
+    assert texts == {"big": reference(t, "big")}
+    printer = jsontext_module()
+    assert printer is not None
+    names = ["big", "none", "other"]
+    empty = np.zeros(0, np.int64)
+    ordered = sorted(records[:5], key=lambda e: e.offset)
+    out = printer.timeline_arrays(
+        names,
+        {"big": 0, "none": 1, "other": 2},
+        np.zeros(0, np.int32),
+        empty,
+        empty,
+        np.zeros(0, np.int32),
+        np.zeros(1, np.int32),
+        b"",
+        ordered,
+    )  # no deletions
+    assert names == ["big", "none", "other"]
+    assert out == [reference(Timelines(0, ordered), "big"), b"[]", b"[]"]
+
+
+@native_only
+def test_timeline_arrays_checks_its_arguments() -> None:
+    printer = jsontext_module()
+    assert printer is not None
+    n32, n64 = np.zeros(2, np.int32), np.zeros(2, np.int64)
+    topics = np.array([0, 1, 2], np.int32)
+    good = (["g"], {"g": 0}, n32, n64, n64, n32, topics, b"ab", [])
+    assert printer.timeline_arrays(*good) == [
+        b'[{"offset":0,"timestamp":0,"kind":"offset-deleted","detail":{"topic":"a","partition":0}},'
+        b'{"offset":0,"timestamp":0,"kind":"offset-deleted","detail":{"topic":"b","partition":0}}]'
+    ]
+    with pytest.raises(TypeError, match="timeline_arrays"):
+        printer.timeline_arrays(*good[:8])
+    with pytest.raises(TypeError, match="timeline_arrays"):
+        printer.timeline_arrays(("g",), *good[1:])
+    with pytest.raises(TypeError, match="timeline_arrays"):
+        printer.timeline_arrays(*good[:8], ())
+    bad: list[tuple[int, object]] = [
+        (2, np.array([0, 1], np.int32)),  # a code past the names
+        (2, np.array([-1, 0], np.int32)),
+        (2, n64),  # not int32
+        (3, n64[:1]),  # a column's length
+        (5, n64),
+        (6, np.array([0, 2, 1], np.int32)),  # falling
+        (6, np.array([0, 1, 3], np.int32)),  # past the data
+        (6, np.array([-1, 1, 2], np.int32)),
+    ]
+    for at, value in bad:
+        args = list(good)
+        args[at] = value
+        with pytest.raises(ValueError, match="timeline_arrays"):
+            printer.timeline_arrays(*args)
+    event = GroupEvent(0, 1, 1, "g", "created", {})
+    with pytest.raises(ValueError, match="code out of range"):
+        printer.timeline_arrays(["g"], {"g": 5}, *good[2:8], [event])
+    names = ["g"]
+    codes = {"g": 0}
+    fresh = GroupEvent(0, 1, 1, "new", "created", {})
+    assert printer.timeline_arrays(names, codes, *good[2:8], [fresh, event])[1] == (
+        b'[{"offset":1,"timestamp":1,"kind":"created","detail":{}}]'
+    )
+    assert names == ["g", "new"]
+    assert codes == {"g": 0, "new": 1}
+    deep: dict[str, object] = {}
+    for _ in range(20):
+        deep = {"d": deep}
+    assert (
+        printer.timeline_arrays(["g"], {"g": 0}, *good[2:8], [GroupEvent(0, 1, 1, "g", "x", deep)])
+        is None
+    )

@@ -5,7 +5,8 @@ columns of :meth:`codegen.dumps.views.committed.CommittedOffsets.deleted` until 
 Read as events (:meth:`Timelines.events`, :meth:`Timelines.of`), the two are merged by
 offset, a record's events before the deletions at the same offset, each in the order found:
 the reference, which the table, the HTML report and Spark read. ``groups --format jsonl``
-writes the deletions' JSON from the columns instead (:mod:`codegen.forensics.groups_json`).
+prints them from the deletion columns and the record events in one pass instead
+(:mod:`codegen.forensics.groups_json`).
 """
 
 from __future__ import annotations

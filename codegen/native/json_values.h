@@ -101,15 +101,10 @@ static int put_int(Buf *b, PyObject *v) {
 
 static const char HEX[] = "0123456789abcdef";
 
-/* A JSON string as orjson writes it: '"' and '\\' escaped, the control characters below
-   0x20 as \b \t \n \f \r or \u00xx, everything else (non-ASCII too) as its UTF-8 bytes. */
-static int put_text(Buf *b, const char *s, Py_ssize_t n) {
-    if (n > (PY_SSIZE_T_MAX - 2) / 6) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (buf_reserve(b, 6 * n + 2) < 0) return -1;
-    char *o = b->p + b->len;
+/* s[0:n] as a JSON string at o, as orjson writes it: '"' and '\\' escaped, the control
+   characters below 0x20 as \b \t \n \f \r or \u00xx, everything else (non-ASCII too) as its
+   UTF-8 bytes; at most 6 * n + 2 bytes. Returns the end. */
+static char *escaped_text(char *o, const char *s, Py_ssize_t n) {
     *o++ = '"';
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -135,7 +130,17 @@ static int put_text(Buf *b, const char *s, Py_ssize_t n) {
         }
     }
     *o++ = '"';
-    b->len = o - b->p;
+    return o;
+}
+
+/* A JSON string as orjson writes it (escaped_text). */
+static int put_text(Buf *b, const char *s, Py_ssize_t n) {
+    if (n > (PY_SSIZE_T_MAX - 2) / 6) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (buf_reserve(b, 6 * n + 2) < 0) return -1;
+    b->len = escaped_text(b->p + b->len, s, n) - b->p;
     return 0;
 }
 

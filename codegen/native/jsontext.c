@@ -25,8 +25,8 @@
  * topic's batches in jsonl, dump-log and table forms), table_text.h (a table's text from its
  * cells, for dump --format table), table_cells.h (the cells of a coordinator topic's records
  * in that table); the JSON
- * arrays of integer rows (object_rows.h: object_arrays), lag's lines (lag_lines.h) and the
- * module follow.
+ * arrays of integer rows (object_rows.h: object_arrays), lag's lines (lag_lines.h), the groups'
+ * timelines (timeline_arrays.h) and the module follow.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -61,6 +61,7 @@ static PyObject *S_bytes;
 
 #include "object_rows.h"
 #include "lag_lines.h"
+#include "timeline_arrays.h"
 
 static PyMethodDef module_methods[] = {
     {"lag_lines", (PyCFunction)(void (*)(void))lag_lines, METH_FASTCALL,
@@ -69,6 +70,10 @@ static PyMethodDef module_methods[] = {
     {"object_arrays", (PyCFunction)(void (*)(void))object_arrays, METH_FASTCALL,
      "object_arrays(prefixes, columns, masks, bounds) -> list of bytes: JSON arrays of objects "
      "of int64 columns (null where a mask is 0), one per run of rows."},
+    {"timeline_arrays", (PyCFunction)(void (*)(void))timeline_arrays, METH_FASTCALL,
+     "timeline_arrays(names, code_of, group, at, timestamp, partition, topic_offsets, "
+     "topic_data, events) -> list of bytes | None: each group's timeline as a JSON array, "
+     "from its deletion columns and its record events, by offset (timeline_arrays.h)."},
     {"user_lines", (PyCFunction)(void (*)(void))user_lines, METH_FASTCALL,
      "user_lines(data, start, end, count, base_offset, base_timestamp, log_append, "
      "append_timestamp, close, heads, key_side, value_side) -> (bytes, newer) | None: a user "
