@@ -351,6 +351,34 @@ def test_object_arrays_check_what_they_are_given() -> None:
         for row in range(300)
     ]
     assert texts == [orjson.dumps(dicts[a:b]) for a, b in itertools.pairwise(cuts.tolist())]
+    # masks set in every row (read as none) and clear in every row: the trailing fields null
+    # in every row printed as one tail while it fits in 32 bytes (lag's commits without log
+    # ends), the others each by its mask; runs of 0 to 70 rows (the masks' 64-byte words)
+    for clear, kept in [((4, 5), ()), ((3, 4, 5), ()), ((0, 4), (1,)), ((5,), (0, 3))]:
+        for length in (0, 1, 63, 64, 65, 70):
+            cols = tuple(c[:length] for c in six)
+            folded = tuple(
+                np.zeros(length, np.bool_)
+                if i in clear
+                else (np.ones(length, np.bool_) if i in kept else None)
+                for i in range(6)
+            )
+            names_long = ("r", "t", "o", "e", "l" * 20, "g") if clear == (3, 4, 5) else names
+            pre = tuple(
+                (b"{" if i == 0 else b",") + orjson.dumps(n) + b":"
+                for i, n in enumerate(names_long)
+            )
+            whole = np.array([0, length], np.int64)
+            (text,) = module.object_arrays(pre, cols, folded, whole)
+            expected = [
+                {n: (None if i in clear else int(cols[i][row])) for i, n in enumerate(names_long)}
+                for row in range(length)
+            ]
+            assert text == orjson.dumps(expected)
+    # every field null in every row: each row the tail alone
+    nulls = tuple(np.zeros(3, np.bool_) for _ in range(2))
+    (text,) = module.object_arrays(prefixes, (rows[:3], rows[:3]), nulls, np.array([0, 3]))
+    assert text == orjson.dumps([{"a": None, "b": None}] * 3)
     bad = [
         ((prefixes, (rows,), (None,), bounds), ValueError),  # fewer columns than prefixes
         ((prefixes, (rows, rows[:3]), (None, None), bounds), ValueError),  # lengths differ

@@ -114,20 +114,70 @@ static HOT_INLINE char *int64_text_topped(char *o, long long v, TopDigits *top) 
     return octet_digits(o + top->len, (unsigned)(u - hi * e8));
 }
 
-/* The int64 rows' objects, as object_arrays reads them: nf fields, each a prefix (what comes
-   before its value: at most PREFIX_MAX bytes, zero-padded to that), int64 column and mask
-   (NULL: none; a 0 byte: null). */
+/* The int64 rows' objects, as object_arrays reads them: nf fields printed per row, each a
+   prefix (what comes before its value: at most PREFIX_MAX bytes, zero-padded to that), int64
+   column and mask (NULL: none; a 0 byte: null), then the tail (PREFIX_MAX bytes, zero-padded):
+   "}", after the text of the trailing fields null in every row (fold_masks). */
 typedef struct {
     Py_ssize_t nf;
     char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
     Py_ssize_t prefix_len[MAX_OBJECT_FIELDS];
     const int64_t *column[MAX_OBJECT_FIELDS];
     const char *mask[MAX_OBJECT_FIELDS];
+    char tail[PREFIX_MAX];
+    Py_ssize_t tail_len;
 } ObjectRows;
 
-/* The field count the loop is unrolled for: lag's commits (COMMIT_FIELDS in
-   codegen.forensics.commits). */
+/* The field counts the loop is unrolled for: lag's commits (COMMIT_FIELDS in
+   codegen.forensics.commits), with log ends and without (their two fields null in every row,
+   folded into the tail). */
 #define UNROLLED_FIELDS 6
+#define UNROLLED_FIELDS_FOLDED 4
+
+/* Whether m[0:n] has no 0 byte. */
+static int mask_all_set(const char *m, Py_ssize_t n) {
+    return n == 0 || memchr(m, 0, (size_t)n) == NULL;
+}
+
+/* Whether m[0:n] is all 0 bytes: 64 at a time, OR-ed as words. */
+static int mask_all_clear(const char *m, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        uint64_t acc = 0;
+        for (int j = 0; j < 64; j += 8) {
+            uint64_t w;
+            memcpy(&w, m + i + j, 8);
+            acc |= w;
+        }
+        if (acc) return 0;
+    }
+    for (; i < n; i++)
+        if (m[i]) return 0;
+    return 1;
+}
+
+/* The masks of r's n rows made what the rows need read: one set in every row dropped (its
+   value always printed), the trailing fields whose masks are clear in every row folded into
+   the tail as their text ("prefix" "null"), while the tail fits in PREFIX_MAX bytes (lag's
+   commits without log ends: ',"logEndOffset":null,"lag":null}', 32). A field null in every
+   row before a printed one keeps its mask. */
+static void fold_masks(ObjectRows *r, Py_ssize_t n) {
+    memset(r->tail, 0, PREFIX_MAX);
+    r->tail[0] = '}';
+    r->tail_len = 1;
+    for (Py_ssize_t i = 0; i < r->nf; i++)
+        if (r->mask[i] && mask_all_set(r->mask[i], n)) r->mask[i] = NULL;
+    while (r->nf > 0) {
+        const Py_ssize_t i = r->nf - 1, len = r->prefix_len[i];
+        if (!r->mask[i] || len + 4 + r->tail_len > PREFIX_MAX || !mask_all_clear(r->mask[i], n))
+            break;
+        memmove(r->tail + len + 4, r->tail, (size_t)r->tail_len);
+        memcpy(r->tail, r->prefix[i], (size_t)len);
+        memcpy(r->tail + len, "null", 4);
+        r->tail_len += len + 4;
+        r->nf--;
+    }
+}
 
 /* put_object_rows with nf fields (a constant where inlined with one: the fields' loop unrolled).
    The prefixes, columns and masks are read into locals first: the output is written through a
@@ -140,6 +190,9 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
     const int64_t *column[MAX_OBJECT_FIELDS];
     const char *mask[MAX_OBJECT_FIELDS];
     TopDigits top[MAX_OBJECT_FIELDS];
+    char tail[PREFIX_MAX];
+    const Py_ssize_t tail_len = r->tail_len;
+    memcpy(tail, r->tail, PREFIX_MAX);
     for (Py_ssize_t i = 0; i < nf; i++) {
         memcpy(prefix[i], r->prefix[i], PREFIX_MAX);
         len[i] = r->prefix_len[i];
@@ -148,7 +201,7 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
         top[i].hi = ~0ULL; /* no hi: none is written yet */
         top[i].len = 0;
     }
-    const Py_ssize_t row_room = 2 + nf * (PREFIX_MAX + INT64_TEXT_MAX);
+    const Py_ssize_t row_room = 1 + nf * (PREFIX_MAX + INT64_TEXT_MAX) + PREFIX_MAX;
     if (PUT_LITERAL(b, "[") < 0) return -1;
     for (int64_t row = from; row < to;) {
         /* the rows that fit in the room there is (grown only when one does not: a buffer
@@ -170,7 +223,8 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
                     o = int64_text_topped(o, column[i][row], &top[i]);
                 }
             }
-            *o++ = '}';
+            memcpy(o, tail, PREFIX_MAX);
+            o += tail_len;
         }
         b->len = o - b->p;
     }
@@ -178,11 +232,12 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
 }
 
 /* "[" + the objects of rows [from, to) joined by "," + "]". A row's text is at most "," + per
-   field PREFIX_MAX and INT64_TEXT_MAX characters + "}": the rows that fit in the room left
-   are written without a check per row or value; each prefix is copied as PREFIX_MAX
-   bytes (a fixed size: no call), the output advanced by its length. */
+   field PREFIX_MAX and INT64_TEXT_MAX characters + the tail's PREFIX_MAX: the rows that fit in
+   the room left are written without a check per row or value; each prefix and the tail are
+   copied as PREFIX_MAX bytes (a fixed size: no call), the output advanced by their length. */
 static int put_object_rows(Buf *b, const ObjectRows *r, int64_t from, int64_t to) {
     if (r->nf == UNROLLED_FIELDS) return put_rows_of(b, r, from, to, UNROLLED_FIELDS);
+    if (r->nf == UNROLLED_FIELDS_FOLDED) return put_rows_of(b, r, from, to, UNROLLED_FIELDS_FOLDED);
     return put_rows_of(b, r, from, to, r->nf);
 }
 
@@ -261,6 +316,7 @@ static Py_ssize_t object_rows(const char *name, PyObject *prefixes, PyObject *co
             r->mask[i] = h->masks[i].buf;
         }
     }
+    fold_masks(r, n);
     return n;
 }
 
