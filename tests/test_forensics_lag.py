@@ -32,7 +32,7 @@ from codegen.forensics.burrow import burrow_status, window_statuses
 from codegen.forensics.commits import Commit, KeyedCommits
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnd, LogEnds, discover, replica_rows
-from codegen.forensics.lag import GroupLag, lag_reports
+from codegen.forensics.lag import GroupLag, PartitionLag, lag_reports
 from codegen.forensics.lag_command import lag_command
 from codegen.forensics.lag_json import commits_json
 from generated.offset_commit_key import OffsetCommitKey
@@ -359,6 +359,76 @@ def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
             printer.lag_lines(every, shares, lag_json._COMMIT_PREFIXES, columns, masks, bounds[1:])
         with pytest.raises(TypeError):
             printer.lag_lines(every, shares[1:], lag_json._COMMIT_PREFIXES, columns, masks, bounds)
+
+
+def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
+    """The texts lag_lines keeps (a partition's group, topic, log end source and status, by
+    hash) are printed again only for an equal string: equal strings made apart, strings of one
+    hash slot, texts too long to keep, escapes; a str subclass leaves its group to the
+    reference; partitions of another type are read by name, one without a member raises."""
+    import dataclasses
+
+    import orjson
+
+    from codegen.forensics import lag_json
+
+    printer = lag_json.native_printer()
+    if printer is None:
+        pytest.skip("the native printer is not built")
+    reports = lag_reports(log_folder)
+    base = reports[0].partitions[0]
+    # ASCII strings in one of the 64 slots (the low bits of their hash), made apart
+    same_slot = [s for s in (f"t-{i}" for i in range(5_000)) if hash(s) % 64 == 0][:3]
+    texts = [
+        *same_slot,
+        "".join(["t-", "0"]),  # equal to an earlier one, another object
+        "x" * 119,  # its text 121 bytes: not kept
+        'q"' * 30,  # kept with its escapes (92 bytes)
+        "e\\n" * 10,
+        "".join(["x" * 119]),
+        *same_slot[::-1],
+    ]
+    parts = [
+        dataclasses.replace(
+            base, group="".join(["g", str(i % 2)]), topic=t, log_end_source=t, status=t
+        )
+        for i, t in enumerate(texts)
+    ]
+    groups = [
+        GroupLag("g", "OK", parts[: len(parts) // 2], 1),
+        GroupLag("g", "OK", parts[len(parts) // 2 :], 1),
+    ]
+
+    @dataclasses.dataclass(slots=True)
+    class Other(PartitionLag):
+        extra: int = 0
+
+    class Text(str):
+        pass
+
+    other = [Other(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})]
+    odd = [
+        GroupLag("o", None, [*other, base], 2),
+        GroupLag("s", None, [dataclasses.replace(base, topic=Text("t-1"))], 3),
+    ]
+    every = [*groups, *odd]
+    columns, masks, bounds = lag_json._commit_rows([p for g in every for p in g.partitions])
+    lines = printer.lag_lines(
+        every, [None] * len(every), lag_json._COMMIT_PREFIXES, columns, masks, bounds
+    )
+    assert lines[:-1] == [orjson.dumps(g.to_json()) for g in every[:-1]]
+    assert lines[-1] is None  # a str subclass: the reference's
+    unset = object.__new__(PartitionLag)
+    columns, masks, bounds = lag_json._commit_rows([base])
+    with pytest.raises(AttributeError):
+        printer.lag_lines(
+            [GroupLag("u", None, [unset], 4)],
+            [None],
+            lag_json._COMMIT_PREFIXES,
+            columns,
+            masks,
+            bounds,
+        )
 
 
 def test_lines_in_parts_are_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,9 +66,93 @@ static int put_member(Buf *b, const char *key, PyObject *obj, PyObject *name) {
     return done;
 }
 
+/* The partitions' strings whose texts repeat (a group's name in each of its partitions, a
+   topic's in its keys', a log end's source in its keys', the few statuses): the text of each
+   kept, by hash, while the call lasts. A reason is mostly new (its numbers): not kept. */
+enum { KEPT_FIELDS = 4, KEPT_SLOTS = 64, KEPT_TEXT_MAX = 120 };
+static const int KEPT_ATTRS[KEPT_FIELDS] = {LP_GROUP, LP_TOPIC, LP_LOG_END_SOURCE, LP_STATUS};
+
+typedef struct {
+    PyObject *str; /* held: an ASCII str, NULL for none */
+    Py_ssize_t len;
+    char text[KEPT_TEXT_MAX]; /* its JSON text, quotes and escapes */
+} KeptText;
+
+/* How PartitionLag's members are read (their slots' offsets: no attribute lookup a member, a
+   partition of another type looked up by name) and the texts kept. */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t offset[N_PARTITION_ATTRS];
+    int kept_of[N_PARTITION_ATTRS]; /* its KeptText table, or -1 */
+    KeptText kept[KEPT_FIELDS][KEPT_SLOTS];
+} PartitionReader;
+
+/* r for partitions of `type` (the first one's): offsets where every member is a slot that
+   type defines and reads by the generic lookup, else none (every member looked up). */
+static void partition_reader(PartitionReader *r, PyTypeObject *type) {
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < N_PARTITION_ATTRS; i++) r->kept_of[i] = -1;
+    for (int f = 0; f < KEPT_FIELDS; f++) r->kept_of[KEPT_ATTRS[f]] = f;
+    if (type->tp_getattro != PyObject_GenericGetAttr) return;
+    for (int i = 0; i < N_PARTITION_ATTRS; i++) {
+        r->offset[i] = member_offset(type, S_partition_attrs[i]);
+        if (r->offset[i] < 0) {
+            PyErr_Clear();
+            return;
+        }
+    }
+    r->type = type;
+}
+
+static void partition_reader_release(PartitionReader *r) {
+    for (int f = 0; f < KEPT_FIELDS; f++)
+        for (int s = 0; s < KEPT_SLOTS; s++) Py_CLEAR(r->kept[f][s].str);
+}
+
+/* Whether the ASCII strs a and b are equal. */
+static HOT_INLINE int same_ascii(PyObject *a, PyObject *b) {
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(a);
+    return a == b || (n == PyUnicode_GET_LENGTH(b) &&
+                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)n) == 0);
+}
+
+/* v (field f's) printed: its kept text where an equal str was printed before and kept, else
+   put_lag_value's (kept when it fits); 0, NOT_HERE or -1. */
+static int put_kept(Buf *b, KeptText *kept, PyObject *v) {
+    if (!PyUnicode_CheckExact(v) || !PyUnicode_IS_COMPACT_ASCII(v)) return put_lag_value(b, v);
+    const Py_hash_t h = PyObject_Hash(v);
+    if (h == -1) return -1;
+    KeptText *k = &kept[(size_t)h & (KEPT_SLOTS - 1)];
+    if (k->str && same_ascii(k->str, v)) return buf_put(b, k->text, k->len);
+    const Py_ssize_t at = b->len;
+    if (put_string(b, v) < 0) return -1;
+    const Py_ssize_t len = b->len - at;
+    if (len <= KEPT_TEXT_MAX) {
+        Py_XSETREF(k->str, Py_NewRef(v));
+        k->len = len;
+        memcpy(k->text, b->p + at, (size_t)len);
+    }
+    return 0;
+}
+
+/* Member i of partition part printed after its key: 0, NOT_HERE or -1. */
+static HOT_INLINE int put_partition_member(Buf *b, PartitionReader *r, PyObject *part, int i) {
+    if (buf_put(b, PARTITION_KEYS[i], (Py_ssize_t)strlen(PARTITION_KEYS[i])) < 0) return -1;
+    PyObject *v = Py_TYPE(part) == r->type ? *(PyObject **)((char *)part + r->offset[i]) : NULL;
+    if (!v) { /* another type, or a slot not set (the lookup raises) */
+        if (!(v = PyObject_GetAttr(part, S_partition_attrs[i]))) return -1;
+    } else {
+        Py_INCREF(v);
+    }
+    const int f = r->kept_of[i];
+    const int done = f >= 0 ? put_kept(b, r->kept[f], v) : put_lag_value(b, v);
+    Py_DECREF(v);
+    return done;
+}
+
 /* One group's line: 0, NOT_HERE or -1; its partitions' commits are rows at[p]:at[p + 1]. */
 static int put_group_line(Buf *b, PyObject *g, PyObject *partitions, PyObject *share,
-                          const ObjectRows *rows, const int64_t *at) {
+                          const ObjectRows *rows, const int64_t *at, PartitionReader *reader) {
     static const char *const keys[3] = {"{\"group\":", ",\"status\":", ",\"now\":"};
     for (int i = 0; i < 3; i++) {
         int done = put_member(b, keys[i], g, S_group_attrs[i]);
@@ -80,7 +164,7 @@ static int put_group_line(Buf *b, PyObject *g, PyObject *partitions, PyObject *s
         PyObject *part = PyList_GET_ITEM(partitions, p);
         if (p && PUT_LITERAL(b, ",") < 0) return -1;
         for (int i = 0; i < N_PARTITION_ATTRS; i++) {
-            int done = put_member(b, PARTITION_KEYS[i], part, S_partition_attrs[i]);
+            int done = put_partition_member(b, reader, part, i);
             if (done) return done;
         }
         if (PUT_LITERAL(b, ",\"commits\":") < 0 || put_object_rows(b, rows, at[p], at[p + 1]) < 0 ||
@@ -110,6 +194,7 @@ static PyObject *lag_lines(PyObject *module, PyObject *const *args, Py_ssize_t n
     memset(&held, 0, sizeof held);
     Py_buffer bounds;
     int held_bounds = 0;
+    PartitionReader *reader = NULL;
     PyObject *out = NULL, *parts = PyList_New(ng);
     Buf b = {NULL, 0, 0, NULL};
     if (!parts) return NULL;
@@ -139,6 +224,15 @@ static PyObject *lag_lines(PyObject *module, PyObject *const *args, Py_ssize_t n
         goto done;
     }
     const int64_t *at = bounds.buf;
+    if (!(reader = PyMem_Malloc(sizeof *reader))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyTypeObject *first = NULL;
+    for (Py_ssize_t g = 0; g < ng && !first; g++)
+        if (PyList_GET_SIZE(PyList_GET_ITEM(parts, g)))
+            first = Py_TYPE(PyList_GET_ITEM(PyList_GET_ITEM(parts, g), 0));
+    partition_reader(reader, first ? first : &PyBaseObject_Type);
     if (!(out = PyList_New(ng))) goto done;
     for (Py_ssize_t g = 0; g < ng; g++) {
         PyObject *ps = PyList_GET_ITEM(parts, g);
@@ -155,7 +249,7 @@ static PyObject *lag_lines(PyObject *module, PyObject *const *args, Py_ssize_t n
         b.len = 0;
         b.cap = size;
         int done = put_group_line(&b, PyList_GET_ITEM(args[0], g), ps, PyList_GET_ITEM(args[1], g),
-                                  &rows, at);
+                                  &rows, at, reader);
         at += np;
         if (done == -1 || (done == 0 && _PyBytes_Resize(&b.owner, b.len) < 0)) {
             Py_CLEAR(out);
@@ -171,6 +265,8 @@ static PyObject *lag_lines(PyObject *module, PyObject *const *args, Py_ssize_t n
         PyList_SET_ITEM(out, g, line);
     }
 done:
+    if (reader) partition_reader_release(reader);
+    PyMem_Free(reader);
     Py_XDECREF(b.owner);
     if (held_bounds) PyBuffer_Release(&bounds);
     row_buffers_release(&held);
