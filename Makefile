@@ -179,7 +179,7 @@ SANITIZE_TESTS := tests/test_native_arguments.py tests/test_read_limits.py \
   tests/test_batch_headers.py tests/test_log_ends.py tests/test_jsonl_native.py tests/test_native_user_topics.py \
   tests/test_jsonl_wire.py tests/test_text_table.py tests/test_table_native.py \
   tests/test_user_wire_fallback.py tests/test_views_superseded.py tests/test_views_live.py \
-  tests/test_forensics_loaded.py \
+  tests/test_forensics_loaded.py tests/test_record_slices.py \
   tests/test_views_effects.py tests/test_views_offsets.py tests/test_views_commit_columns.py \
   tests/test_forensics_lag.py::test_history_and_lag_over_time \
   tests/test_forensics_lag.py::test_now_by_the_native_walk_is_the_reference \

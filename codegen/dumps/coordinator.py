@@ -88,6 +88,11 @@ _KnownKey = tuple[bytes, int, str, Any, tuple[Reader | None, ...], tuple[Reader 
 version, and the readers of the versions newer than the specs: the newest flexible one's)."""
 
 
+Int64s = Any
+"""An int64 numpy array (this module does not import numpy)."""
+Buffer = Any
+"""Bytes, or any object with a buffer of them."""
+
 _KeyType = tuple[Reader, int, str, tuple[Reader | None, ...], tuple[Reader | None, ...]]
 """What a record type's keys are read with: (key reader, record type id, name, inline readers
 by version, and the readers of the versions newer than the specs: the newest flexible one's)."""
@@ -255,6 +260,9 @@ class CoordinatorDecoder:
         if native is None:
             native = native_record_loop_enabled()
         self._native_loop: Callable[..., list[DecodedRecord]] | None = None
+        self._rows_loop: Any = None
+        """A second record loop, for :meth:`decode_slices`: its keys of group metadata carry
+        their value readers, the members attached after the call."""
         self._malformed: type[Exception] = _NotRaised
         """The native loop's MalformedRecords: what hands a batch to the reference (and only
         that: any other exception from the loop is a bug, and propagates)."""
@@ -268,6 +276,9 @@ class CoordinatorDecoder:
                 DecodedRecord, self._key_entry, self.decode, RECORD, TOMBSTONE
             )
             self._malformed = module.MalformedRecords
+            self._rows_loop = module.RecordLoop(
+                DecodedRecord, self._rows_key_entry, self.decode, RECORD, TOMBSTONE
+            )
 
     @property
     def native_loop(self) -> Any:
@@ -470,6 +481,15 @@ class CoordinatorDecoder:
             raise LookupError
         return (key, type_id, name, key_obj, readers, newer)
 
+    def _rows_key_entry(self, key: bytes | None) -> _KnownKey:
+        """:meth:`_key_entry`, with the value readers of group metadata (the rows loop's
+        caller attaches their members)."""
+        known = self._key_entry(key)
+        if known[1] != self._group_metadata:
+            return known
+        key, type_id, name, key_obj, _, newer = known
+        return (key, type_id, name, key_obj, self._members_readers, newer)
+
     def _key_type(self, type_id: int) -> _KeyType:
         """What :meth:`_key_entry` reads a key of a record type with (LookupError for a type
         the specs lack), made on the type's first key."""
@@ -535,6 +555,43 @@ class CoordinatorDecoder:
                 add(slow(key, value, offset, ts))
         return out
 
+    def decode_slices(
+        self,
+        keys: Buffer,
+        key_starts: Int64s,
+        key_sizes: Int64s,
+        values: Buffer,
+        value_starts: Int64s,
+        value_sizes: Int64s,
+        offsets: Int64s,
+        timestamps: Int64s,
+    ) -> list[DecodedRecord]:
+        """The records of rows whose keys and values are slices of ``keys`` and ``values``
+        (``starts``, ``sizes``: int64 arrays, a size of -1 for a null), with their offsets and
+        timestamps: what :meth:`decode_raw` gives of the same ``(offset, timestamp, key,
+        value)`` rows, in one call of the native loop when :attr:`native`."""
+        if self._rows_loop is None:
+            key_data, value_data = memoryview(keys).cast("B"), memoryview(values).cast("B")
+            return self.decode_raw(
+                zip(
+                    offsets.tolist(),
+                    timestamps.tolist(),
+                    _slices(key_data, key_starts.tolist(), key_sizes.tolist()),
+                    _slices(value_data, value_starts.tolist(), value_sizes.tolist()),
+                    strict=True,
+                )
+            )
+        with gc_paused():
+            records: list[DecodedRecord] = self._rows_loop.rows(
+                keys, key_starts, key_sizes, values, value_starts, value_sizes, offsets, timestamps
+            )
+            members = self._group_metadata
+            if members is not None:
+                for rec in records:
+                    if rec.record_type == members and rec.kind == RECORD:
+                        self._attach_members(rec)
+        return records
+
     def decode_v2_records(
         self, data: bytes, pos: int, end: int, batch: RecordBatch
     ) -> list[DecodedRecord]:
@@ -593,6 +650,11 @@ class CoordinatorDecoder:
     def decode_control(self, batch: RecordBatch, rows: list[RawRecord]) -> list[DecodedRecord]:
         """Control records of a coordinator topic (transaction markers)."""
         return [control_record(row) for row in rows]
+
+
+def _slices(data: memoryview, starts: list[int], sizes: list[int]) -> Iterator[bytes | None]:
+    for start, size in zip(starts, sizes, strict=True):
+        yield None if size < 0 else bytes(data[start : start + size])
 
 
 def coordinator_decoder(

@@ -27,6 +27,10 @@
  * own function) from a segment's bytes in one call, as SegmentReader.decoded_batches reads
  * them a batch at a time with this loop.
  *
+ * rows(...) decodes records whose keys and values are slices of two buffers (the columns of
+ * the compacted views' chunks: CoordinatorDecoder.decode_slices), record by record as above;
+ * every slice is checked against its buffer before the first is decoded.
+ *
  * DecodedRecord objects are allocated with tp_alloc and their slots written at the offsets of
  * their member descriptors, checked when the loop is built.
  */
@@ -497,12 +501,119 @@ done:
     return out;
 }
 
+/* One int64 array argument of rows(): its buffer, checked to hold n values (n < 0: any count,
+   set from this one). */
+static int int64_rows(PyObject *o, Py_buffer *view, Py_ssize_t *n, const char *what) {
+    if (PyObject_GetBuffer(o, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    const char *f = view->format ? view->format : "B";
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
+    if (view->itemsize != 8 || (f[0] != 'q' && f[0] != 'l') || f[1] != '\0' ||
+        (*n >= 0 && view->len / 8 != *n)) {
+        if (*n < 0)
+            PyErr_Format(PyExc_ValueError, "rows: %s must be int64 values", what);
+        else
+            PyErr_Format(PyExc_ValueError, "rows: %s must be %zd int64 values", what, *n);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    *n = view->len / 8;
+    return 0;
+}
+
+/* Where row i's bytes are in data (size -1: null), or -1 with ValueError when they are not
+   all inside it. */
+static int row_bytes(const Py_buffer *data, const int64_t *starts, const int64_t *sizes,
+                     Py_ssize_t i, const char *what, const unsigned char **at, int64_t *len) {
+    const int64_t start = starts[i], size = sizes[i];
+    *at = (const unsigned char *)data->buf;
+    *len = size;
+    if (size == -1) return 0;
+    if (start < 0 || size < 0 || start > data->len || size > data->len - start) {
+        PyErr_Format(PyExc_ValueError,
+                     "rows: %s of row %zd (start %lld, size %lld) is outside its %zd bytes", what,
+                     i, (long long)start, (long long)size, data->len);
+        return -1;
+    }
+    if (start) *at += start; /* (an empty buffer's pointer may be NULL) */
+    return 0;
+}
+
+/* rows(keys, key_starts, key_sizes, values, value_starts, value_sizes, offsets, timestamps):
+   the records of rows whose keys and values are slices of two buffers (a size of -1: null),
+   decoded as the loop decodes a batch's records, one per row in order (what
+   CoordinatorDecoder.decode_raw gives of the same (offset, timestamp, key, value) rows). The
+   six arrays are int64 and of one length; every slice is checked against its buffer first. */
+static PyObject *Loop_rows(Loop *L, PyObject *const *args, Py_ssize_t nargs) {
+    static const char usage[] =
+        "rows(keys, key_starts, key_sizes, values, value_starts, value_sizes, offsets, "
+        "timestamps) takes 8 arguments";
+    static const char *names[] = {"key_starts", "key_sizes", "value_starts",
+                                  "value_sizes", "offsets", "timestamps"};
+    if (!arity_ok(nargs, 8, usage)) return NULL;
+    if (!L->slow) {
+        PyErr_SetString(PyExc_RuntimeError, "this record loop has been cleared");
+        return NULL;
+    }
+    if (L->user) {
+        PyErr_SetString(PyExc_TypeError, "rows reads coordinator records only");
+        return NULL;
+    }
+    PyObject *const arrays[6] = {args[1], args[2], args[4], args[5], args[6], args[7]};
+    Py_buffer keys, values, v[6];
+    int held = 0, have_keys = 0, have_values = 0;
+    PyObject *out = NULL;
+    Py_ssize_t n = -1;
+    for (; held < 6; held++)
+        if (int64_rows(arrays[held], &v[held], &n, names[held]) < 0) goto done;
+    if (PyObject_GetBuffer(args[0], &keys, PyBUF_SIMPLE) < 0) goto done;
+    have_keys = 1;
+    if (PyObject_GetBuffer(args[3], &values, PyBUF_SIMPLE) < 0) goto done;
+    have_values = 1;
+    const int64_t *key_starts = v[0].buf, *key_sizes = v[1].buf, *value_starts = v[2].buf,
+                  *value_sizes = v[3].buf, *offsets = v[4].buf, *timestamps = v[5].buf;
+    Parsed r;
+    memset(&r, 0, sizeof r);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (row_bytes(&keys, key_starts, key_sizes, i, "the key", &r.key, &r.key_len) < 0 ||
+            row_bytes(&values, value_starts, value_sizes, i, "the value", &r.value,
+                      &r.value_len) < 0)
+            goto done;
+    }
+    out = PyList_New(n);
+    if (!out) goto done;
+    if (L->used > KEY_CACHE_SIZE) cache_clear(L);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        row_bytes(&keys, key_starts, key_sizes, i, "the key", &r.key, &r.key_len);
+        row_bytes(&values, value_starts, value_sizes, i, "the value", &r.value, &r.value_len);
+        if (r.key_len >= 0) r.key_hash = HASH_BYTES(r.key, (Py_ssize_t)r.key_len);
+        PyObject *offset = PyLong_FromLongLong(offsets[i]);
+        PyObject *ts = offset ? PyLong_FromLongLong(timestamps[i]) : NULL;
+        PyObject *rec = ts ? decode_one(L, &r, offset, ts) : NULL;
+        Py_XDECREF(offset);
+        Py_XDECREF(ts);
+        if (!rec) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, rec);
+    }
+done:
+    if (have_values) PyBuffer_Release(&values);
+    if (have_keys) PyBuffer_Release(&keys);
+    while (held > 0) PyBuffer_Release(&v[--held]);
+    return out;
+}
+
 static PyMethodDef Loop_methods[] = {
     {"clear_keys", (PyCFunction)Loop_clear_keys, METH_NOARGS, "Forget the decoded keys."},
     {"batches", (PyCFunction)(void (*)(void))Loop_batches, METH_FASTCALL,
      "batches(data, pos, verify_crc, max_size, max_records, batch_class, file, codecs, "
      "timestamp_types, limit, decompress) -> (items, pos): (batch, records) of the v2 data "
      "batches from pos on, up to the first entry the caller must read itself."},
+    {"rows", (PyCFunction)(void (*)(void))Loop_rows, METH_FASTCALL,
+     "rows(keys, key_starts, key_sizes, values, value_starts, value_sizes, offsets, "
+     "timestamps) -> records: the records of rows whose keys and values are slices of two "
+     "buffers (size -1: null), decoded as a batch's records are."},
     {NULL, NULL, 0, NULL},
 };
 

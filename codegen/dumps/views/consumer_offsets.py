@@ -169,24 +169,23 @@ def _apply_others(
     same producer id and flags: what the view does with a record depends on those alone
     (:meth:`CompactedView.add_records`)."""
     taken = arrow_array(rows)
-    timestamps = rb.column("timestamp").take(taken).cast(pa.int64()).to_numpy(zero_copy_only=False)
-    raw = list(
-        zip(
-            rb.column("offset").take(taken).to_pylist(),
-            (timestamps // 1000).tolist(),
-            rb.column("key").take(taken).to_pylist(),
-            rb.column("value").take(taken).to_pylist(),
-            strict=True,
-        )
-    )
+    micros = rb.column("timestamp").take(taken).cast(pa.int64()).to_numpy(zero_copy_only=False)
+    timestamps = micros // 1000
+    offsets = np.asarray(rb.column("offset").take(taken).to_numpy(zero_copy_only=False), np.int64)
     controls = control[rows]
     if controls.any():
-        records = [control_record(row) for row in raw]
-        data = np.nonzero(~controls)[0].tolist()
-        for i, rec in zip(data, decoder.decode_raw([raw[i] for i in data]), strict=True):
-            records[i] = rec
+        records: list[DecodedRecord] = []
+        data = ~controls
+        decoded = iter(_decoded_rows(rb, rows[data], offsets[data], timestamps[data], decoder))
+        keys, values = rb.column("key"), rb.column("value")
+        for i, row in enumerate(rows.tolist()):
+            if data[i]:
+                records.append(next(decoded))
+            else:
+                raw = (int(offsets[i]), int(timestamps[i]), keys[row].as_py(), values[row].as_py())
+                records.append(control_record(raw))
     else:
-        records = decoder.decode_raw(raw)
+        records = _decoded_rows(rb, rows, offsets, timestamps, decoder)
     for i, rec in enumerate(records):
         if rec.kind == ERROR:
             chunk.errors.append((int(positions[rows[i]]), rec))
@@ -218,6 +217,29 @@ def _apply_others(
             view.add_records(
                 run, producer_ids[start], bool(transactional[start]), bool(controls[start])
             )
+
+
+def _decoded_rows(
+    rb: pa.RecordBatch,
+    rows: npt.NDArray[np.intp],
+    offsets: npt.NDArray[np.int64],
+    timestamps: npt.NDArray[np.int64],
+    decoder: CoordinatorDecoder,
+) -> list[DecodedRecord]:
+    """The data records at ``rows`` of ``rb`` (with their ``offsets`` and ``timestamps`` in
+    milliseconds), decoded where they lie in the key and value columns' data."""
+    key_starts, key_sizes, key_valid, key_data = _binary_rows(rb.column("key"), rows)
+    value_starts, value_sizes, value_valid, value_data = _binary_rows(rb.column("value"), rows)
+    return decoder.decode_slices(
+        key_data,
+        np.ascontiguousarray(key_starts, np.int64),
+        np.where(key_valid, key_sizes, -1).astype(np.int64),
+        value_data,
+        np.ascontiguousarray(value_starts, np.int64),
+        np.where(value_valid, value_sizes, -1).astype(np.int64),
+        np.ascontiguousarray(offsets),
+        np.ascontiguousarray(timestamps, np.int64),
+    )
 
 
 def _idle_markers(
