@@ -568,6 +568,7 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
         hashes[i] = commit_key_hash(k + 2, sizes[i]);
     }
     memset(hashes + n, 0, EFFECTS_AHEAD * sizeof(uint64_t));
+    const int64_t rows = e->rows; /* the chunk's first row number (read once, not each row) */
     for (Py_ssize_t i = 0; i < n; i++) {
         key_store_prefetch(&e->store, hashes[i + EFFECTS_AHEAD]);
         key_store_prefetch_entry(&e->store, hashes[i + EFFECTS_AHEAD / 2]);
@@ -576,7 +577,7 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
         int64_t key = -1;
         if (ki <= 4) {
             const uint8_t *k = kdata + koff[i];
-            if ((key = effects_key(e, k + 2, (size_t)sizes[i], hashes[i], e->rows + i)) < 0)
+            if ((key = effects_key(e, k + 2, (size_t)sizes[i], hashes[i], rows + i)) < 0)
                 goto done;
             if (ki == 1 && !values[0]) { /* a plain commit: nearly every row */
                 if (effects_plain_commit(e, key, offset[i], time[i],
