@@ -48,7 +48,7 @@ The protocol type is the one Kafka's ``listGroups`` gives: a classic group's own
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
@@ -135,57 +135,59 @@ class GroupsView(CompactedView):
 
     def add(self, rec: DecodedRecord) -> None:
         key: Any = rec.key
-        if key is None or rec.kind not in (RECORD, TOMBSTONE):
-            super().add(rec)
+        kind = rec.kind
+        if key is None or (kind != RECORD and kind != TOMBSTONE):
+            _apply(self, rec)
             return
         name = rec.name
-        if name in _OFFSET_COMMITS:  # the pure backend's (the engine's stay columns)
+        try:
+            role, then = _ROLES[name]
+        except KeyError:
+            role, then = _ROLES[name] = _role_of(name)
+        if role is _OFFSETS:  # the pure backend's (the engine's stay columns)
             group = str(key.group)
             existed = (key.group, key.topic, key.partition) in self.offsets
-            super().add(rec)
+            _apply(self, rec)
             if rec.value is None and existed:
                 self._event(
                     rec, group, OFFSET_DELETED, {"topic": key.topic, "partition": key.partition}
                 )
             return
         member: str | None = None
-        if name == "GroupMetadata":
+        if role is _CLASSIC:
             group = str(key.group)
         else:
             gid = getattr(key, "group_id", None)
             if gid is None:
-                super().add(rec)
+                _apply(self, rec)
                 return
             group = str(gid)
             member = getattr(key, "member_id", None)
         g = self.groups.get(group)
         if g is None:
-            super().add(rec)
+            _apply(self, rec)
             after = self.groups.get(group)
             if after is not None:
                 self._diff(rec, group, None, after, sorted(after.members), [])
         else:
             self._changed(rec, group, g, member)
-        if rec.value is not None:
-            if name == "GroupMetadata":
-                self._classic_inventory(rec, group)
-            elif name.endswith("CurrentMemberAssignment"):
-                self._member_epoch(rec, group)
+        if then is not None and rec.value is not None:
+            then(self, rec, group)
 
     def _changed(self, rec: DecodedRecord, group: str, g: GroupState, member: str | None) -> None:
         """Apply ``rec``, which finds ``group`` as ``g``, and record what it changed. A record
         changes the members of the group it finds by its own ``member`` at most (a member
         record); a group made or replaced by it is compared member by member."""
-        before = _fields(g)
+        before = (g.type, g.generation, g.epoch, g.protocol)  # _fields(g), without the call
         had = member is not None and member in g.members
-        super().add(rec)
+        _apply(self, rec)
         after = self.groups.get(group)
         if after is None:
             self._event(rec, group, "group-deleted", {"type": g.type})
         elif after is g:
             changed = [member] if member is not None and (member in after.members) != had else []
             joined, left = ([], changed) if had else (changed, [])
-            if changed or before != _fields(after):
+            if changed or before != (g.type, g.generation, g.epoch, g.protocol):
                 self._diff(rec, group, before, after, joined, left)
         elif before[0] != after.type:
             self._diff(rec, group, None, after, sorted(after.members), [], before[0])
@@ -281,6 +283,32 @@ class GroupsView(CompactedView):
                 "assigned": partitions,
             },
         )
+
+
+_apply: Final = CompactedView.add
+"""The compacted view's own apply (what ``super().add`` calls, without the lookup)."""
+
+_OFFSETS: Final = "offsets"
+_CLASSIC: Final = "classic"
+_KEYED: Final = "keyed"
+_Role = tuple[str, Callable[[GroupsView, DecodedRecord, str], None] | None]
+
+
+def _role_of(name: str) -> _Role:
+    """How :meth:`GroupsView.add` reads a record named ``name``: an offset commit's key, a
+    classic group's, or a key with ``group_id`` (and ``member_id``); and what it reads of
+    the record's value after applying it."""
+    if name in _OFFSET_COMMITS:
+        return _OFFSETS, None
+    if name == "GroupMetadata":
+        return _CLASSIC, GroupsView._classic_inventory
+    if name.endswith("CurrentMemberAssignment"):
+        return _KEYED, GroupsView._member_epoch
+    return _KEYED, None
+
+
+_ROLES: dict[str, _Role] = {}
+""":func:`_role_of` of the record names met."""
 
 
 @dataclass(slots=True)
