@@ -739,6 +739,13 @@ def test_commit_log_ends_checks_its_buffers() -> None:
     assert np.frombuffer(log_end, np.int64).tolist() == [0, 10, 20]
     assert np.frombuffer(lag, np.int64).tolist() == [4, 7, 0]
     assert np.frombuffer(known, np.uint8).tolist() == [0, 1, 1]
+    # rows before the first key's and after the last's: log end 0, their lag from it, unknown
+    log_end, lag, known = engine(
+        i64(1, 5), i64(10, 20), i64(0, 2), i64(0), i64(1, 2), i64(9, 4, 6, 7), i64(-4, 3, -6, 1)
+    )
+    assert np.frombuffer(log_end, np.int64).tolist() == [0, 10, 0, 0]
+    assert np.frombuffer(lag, np.int64).tolist() == [4, 7, 6, 0]
+    assert np.frombuffer(known, np.uint8).tolist() == [0, 1, 0, 0]
     # steps over all of int64 (their span past 2^63), one step, no step; times at their ends
     lo, hi = -(2**63), 2**63 - 1
     for steps in (i64(lo, -5, -5, 0, hi), i64(lo, hi), i64(7), i64()):

@@ -46,9 +46,13 @@ static void step_index(StepIndex *x, const int64_t *times, Py_ssize_t n, Py_ssiz
     below[x->buckets] = n;
 }
 
+/* The steps of a bucket walked one by one (at most n buckets: a bucket mostly holds one step
+   or two, where a bisection spent more); a bucket of more is halved down to these first. */
+#define BUCKET_WALK 8
+
 /* The steps at or before t (bisect_right of the times): 0 before the first, n from the last
-   on, else a bisection of t's bucket's steps (the answer is between the steps before the
-   bucket and those before the next one). */
+   on, else those before t's bucket and its steps at or before t (the answer is between the
+   steps before the bucket and those before the next one). */
 static HOT_INLINE Py_ssize_t steps_at_or_before(const StepIndex *x, int64_t t) {
     const int64_t *times = x->times;
     if (x->n == 0 || t < times[0]) return 0;
@@ -56,14 +60,32 @@ static HOT_INLINE Py_ssize_t steps_at_or_before(const StepIndex *x, int64_t t) {
     /* times[0] <= t < times[n - 1]: its bucket is below span >> shift, one of the buckets */
     const Py_ssize_t bucket = (Py_ssize_t)(((uint64_t)t - (uint64_t)times[0]) >> x->shift);
     Py_ssize_t lo = x->below[bucket], hi = x->below[bucket + 1];
-    while (lo < hi) {
-        Py_ssize_t mid = lo + (hi - lo) / 2;
+    while (hi - lo > BUCKET_WALK) { /* a crowded bucket (steps close in time): halved first */
+        const Py_ssize_t mid = lo + (hi - lo) / 2;
         if (times[mid] <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
+    while (lo < hi && times[lo] <= t) lo++;
     return lo;
+}
+
+/* A commit's lag: its log end minus its offset, never below 0, the difference wrapped as
+   numpy wraps it (unsigned, then back: no overflow). */
+static HOT_INLINE int64_t lag_of(int64_t log_end, int64_t committed) {
+    const int64_t d = (int64_t)((uint64_t)log_end - (uint64_t)committed);
+    return d > 0 ? d : 0;
+}
+
+/* Rows [from, to) of no known log end: log end 0, lag from it, unknown. */
+static void unknown_rows(int64_t *log_end, int64_t *lag, uint8_t *known, const int64_t *committed,
+                         int64_t from, int64_t to) {
+    for (int64_t r = from; r < to; r++) {
+        log_end[r] = 0;
+        lag[r] = lag_of(0, committed[r]);
+        known[r] = 0;
+    }
 }
 
 /* Whether `bounds` (count + 1 int64s) rise from 0 to at most `total`. */
@@ -120,9 +142,6 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
     int64_t *log_end = (int64_t *)PyBytes_AS_STRING(out[0]);
     int64_t *lag = (int64_t *)PyBytes_AS_STRING(out[1]);
     uint8_t *known = (uint8_t *)PyBytes_AS_STRING(out[2]);
-    /* rows outside every key's (bounds[0] > 0 or bounds[keys] < rows): log end 0, unknown */
-    memset(log_end, 0, (size_t)rows * 8);
-    memset(known, 0, (size_t)rows);
     /* each log end's index: n + 2 entries of below per end (steps + 2 * ends in all) */
     if (steps > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(Py_ssize_t) - 2 * ends - 1 ||
         !(index = PyMem_Malloc(sizeof(StepIndex) * (size_t)(ends ? ends : 1))) ||
@@ -133,20 +152,23 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
     for (Py_ssize_t end = 0; end < ends; end++)
         step_index(&index[end], times + step_bounds[end], step_bounds[end + 1] - step_bounds[end],
                    below + step_bounds[end] + 2 * end);
+    /* rows outside every key's (bounds[0] > 0 or bounds[keys] < rows): log end 0, unknown */
+    unknown_rows(log_end, lag, known, committed, 0, bounds[0]);
+    unknown_rows(log_end, lag, known, committed, bounds[keys], rows);
     for (Py_ssize_t k = 0; k < keys; k++) {
-        if (key_steps[k] < 0) continue;
+        if (key_steps[k] < 0) {
+            unknown_rows(log_end, lag, known, committed, bounds[k], bounds[k + 1]);
+            continue;
+        }
         const StepIndex *x = &index[key_steps[k]];
         const int64_t *e = step_end + step_bounds[key_steps[k]];
         for (int64_t r = bounds[k]; r < bounds[k + 1]; r++) {
             const Py_ssize_t at = steps_at_or_before(x, commit_time[r]);
-            log_end[r] = at > 0 ? e[at - 1] : 0;
+            const int64_t end = at > 0 ? e[at - 1] : 0;
+            log_end[r] = end;
+            lag[r] = lag_of(end, committed[r]);
             known[r] = 1;
         }
-    }
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        /* the difference wrapped as numpy wraps it (unsigned, then back: no overflow) */
-        const int64_t d = (int64_t)((uint64_t)log_end[r] - (uint64_t)committed[r]);
-        lag[r] = d > 0 ? d : 0;
     }
     result = PyTuple_Pack(N_OUT, out[0], out[1], out[2]);
 done:
