@@ -66,6 +66,27 @@ def deletions(rows: list[tuple[str, str, int, int, int]], chunks: int) -> pa.Tab
     return pa.concat_tables(parts)
 
 
+def test_rows_are_made_events_once() -> None:
+    """Events added as rows are the records' events, made once; groups and created read the
+    rows and the events alike."""
+    t = Timelines(1, [GroupEvent(1, 0, 5, "a", "created", {"type": "classic"})])
+    t.rows.append((3, 6, "b", "created", {"type": "consumer"}))
+    t.rows.append((4, 7, "a", "member-joined", {"member": "m"}))
+    assert t.groups() == {"a", "b"} and t.created() == {"a", "b"}
+    rows = t.event_rows()
+    assert rows[0] == (0, 5, "a", "created", {"type": "classic"}) and rows[1:] == t.rows
+    records = t.records
+    assert [(e.partition, e.offset, e.group) for e in records] == [
+        (1, 0, "a"),
+        (1, 3, "b"),
+        (1, 4, "a"),
+    ]
+    assert not t.rows and t.records is records and t.records[1] is records[1]
+    assert t.event_rows() == rows
+    t.rows.append((9, 9, "c", "created", {}))
+    assert t.records[:3] == records[:3] and t.records[3].group == "c"
+
+
 def random_timelines(rng: random.Random) -> Timelines:
     """Record events in the order applied (offsets not ascending: transactional records take
     effect at their marker), deletions in the order they took effect, offsets that tie."""
@@ -90,7 +111,9 @@ def random_timelines(rng: random.Random) -> Timelines:
         )
         for _ in range(rng.randrange(1, 30))
     ]
-    t = Timelines(3, records)
+    made = rng.randrange(len(records) + 1)  # the rest as rows, as a replay adds them
+    t = Timelines(3, records[:made])
+    t.rows.extend((e.offset, e.timestamp, e.group, e.kind, e.detail) for e in records[made:])
     t.add_deleted(deletions(rows, rng.randrange(1, 4)))
     return t
 
@@ -216,7 +239,7 @@ def test_many_deletions_in_one_group_and_long_texts() -> None:
         np.zeros(0, np.int32),
         np.zeros(1, np.int32),
         b"",
-        ordered,
+        [(e.offset, e.timestamp, e.group, e.kind, e.detail) for e in ordered],
     )  # no deletions
     assert names == ["big", "none", "other"]
     assert out == [reference(Timelines(0, ordered), "big"), b"[]", b"[]"]
@@ -254,12 +277,12 @@ def test_timeline_arrays_checks_its_arguments() -> None:
         args[at] = value
         with pytest.raises(ValueError, match="timeline_arrays"):
             printer.timeline_arrays(*args)
-    event = GroupEvent(0, 1, 1, "g", "created", {})
+    event = (1, 1, "g", "created", {})
     with pytest.raises(ValueError, match="code out of range"):
         printer.timeline_arrays(["g"], {"g": 5}, *good[2:8], [event])
     names = ["g"]
     codes = {"g": 0}
-    fresh = GroupEvent(0, 1, 1, "new", "created", {})
+    fresh = (1, 1, "new", "created", {})
     assert printer.timeline_arrays(names, codes, *good[2:8], [fresh, event])[1] == (
         b'[{"offset":1,"timestamp":1,"kind":"created","detail":{}}]'
     )

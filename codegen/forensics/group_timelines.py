@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-__all__ = ["OFFSET_DELETED", "GroupEvent", "Timelines"]
+__all__ = ["OFFSET_DELETED", "EventRow", "GroupEvent", "Timelines"]
 
 OFFSET_DELETED: Final = "offset-deleted"
 """The kind of a deleted committed offset's event."""
@@ -44,18 +44,42 @@ class GroupEvent:
         }
 
 
+EventRow = tuple[int, int, str, str, dict[str, Any]]
+"""A record's event not yet made a :class:`GroupEvent`: offset, timestamp, group, kind, detail
+(the partition is its timelines')."""
+
+
 class Timelines:
     """The events of one partition's groups: ``records`` (the events of its records, appended
-    as they take effect) and the deleted committed offsets given to :meth:`add_deleted`."""
+    as they take effect: as rows to :attr:`rows`, made events when read) and the deleted
+    committed offsets given to :meth:`add_deleted`."""
 
-    def __init__(self, partition: int, records: list[GroupEvent]) -> None:
+    def __init__(self, partition: int, records: list[GroupEvent] | None = None) -> None:
         self.partition = partition
-        self.records = records
+        self._records: list[GroupEvent] = [] if records is None else records
+        self.rows: list[EventRow] = []
+        """Events of the records after ``records``, as rows (a replay makes thousands: a tuple
+        each, not an object; ``groups --format jsonl`` prints them as rows)."""
         self.deleted: pa.Table | None = None
         """The deletions not yet merged into events (``DELETION_SCHEMA``: group, topic,
         partition, recordOffset, timestamp; in the order they took effect); None: none."""
         self._merged: list[GroupEvent] | None = None
         self._by_group: dict[str, list[GroupEvent]] | None = None
+
+    @property
+    def records(self) -> list[GroupEvent]:
+        """The events of the records, in the order they took effect: :attr:`rows` made events
+        here, once (an event read twice is the same object)."""
+        if self.rows:
+            partition = self.partition
+            self._records.extend([GroupEvent(partition, *row) for row in self.rows])
+            self.rows.clear()
+        return self._records
+
+    def event_rows(self) -> list[EventRow]:
+        """The events of the records as rows, in the order of :attr:`records`."""
+        made = [(e.offset, e.timestamp, e.group, e.kind, e.detail) for e in self._records]
+        return made + self.rows if made else list(self.rows)
 
     def add_deleted(self, table: pa.Table) -> None:
         """Deletions of committed offsets (rows of ``DELETION_SCHEMA``), after the records."""
@@ -85,14 +109,16 @@ class Timelines:
 
     def groups(self) -> set[str]:
         """The groups with an event."""
-        names = {e.group for e in self.records}
+        names = {e.group for e in self._records}
+        names.update(row[2] for row in self.rows)
         if self.deleted is not None:
             names.update(self.deleted.column("group").unique().to_pylist())
         return names
 
     def created(self) -> set[str]:
         """The groups with a ``created`` event."""
-        return {e.group for e in self.records if e.kind == "created"}
+        made = {e.group for e in self._records if e.kind == "created"}
+        return made | {row[2] for row in self.rows if row[3] == "created"}
 
 
 def _merged(partition: int, records: list[GroupEvent], table: pa.Table) -> list[GroupEvent]:

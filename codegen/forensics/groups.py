@@ -100,9 +100,9 @@ class GroupsView(CompactedView):
         super().__init__()
         self.partition = partition
         self.as_of = as_of
-        self.record_events: list[GroupEvent] = []
-        """The events of the records, as they take effect."""
-        self.timelines = Timelines(partition, self.record_events)
+        self.timelines = Timelines(partition)
+        self._rows = self.timelines.rows
+        """The events of the records, as they take effect (rows of :class:`Timelines`)."""
         self.last_type: dict[str, str] = {}
         self.last_protocol: dict[str, str] = {}
         self.subscription_versions: dict[str, dict[str, int]] = {}
@@ -129,9 +129,7 @@ class GroupsView(CompactedView):
         self.timelines.add_deleted(offsets.deleted())
 
     def _event(self, rec: DecodedRecord, group: str, kind: str, detail: dict[str, Any]) -> None:
-        self.record_events.append(
-            GroupEvent(self.partition, rec.offset, rec.timestamp, group, kind, detail)
-        )
+        self._rows.append((rec.offset, rec.timestamp, group, kind, detail))
 
     def add(self, rec: DecodedRecord) -> None:
         key: Any = rec.key

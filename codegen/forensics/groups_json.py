@@ -76,7 +76,7 @@ def timeline_texts(timelines: Timelines) -> dict[str, bytes] | None:
         _values(partition, np.int32),
         np.frombuffer(topic.buffers()[1], np.int32, n + 1, topic.offset * 4),
         topic.buffers()[2] or b"",
-        timelines.records,
+        timelines.event_rows(),
     )
     return None if texts is None else dict(zip(names, texts, strict=True))
 

@@ -1,5 +1,5 @@
 /* timeline_arrays: the timelines of `groups --format jsonl`, a JSON array per group, printed in
- * one pass from a partition's deletion columns and its record events (GroupEvent objects) (for
+ * one pass from a partition's deletion columns and its record events' rows (EventRow) (for
  * codegen.forensics.groups_json.timeline_texts; the reference is orjson of
  * [e.to_json() for e in Timelines.of(group)]). A group's events are its record events and its
  * deleted committed offsets, by offset, a record's events first at a tie and each lot in the
@@ -202,70 +202,57 @@ static int deletion_columns(PyObject *const *args, Py_ssize_t groups, TimelineCo
     return 0;
 }
 
-enum { EV_OFFSET, EV_TIMESTAMP, EV_GROUP, EV_KIND, EV_DETAIL, N_EVENT_ATTRS };
-static const char *const EVENT_ATTRS[N_EVENT_ATTRS] = {
-    "offset", "timestamp", "group", "kind", "detail",
-};
-/* What comes before each printed member's value (GroupEvent.to_json's keys; no group). */
-static const char *const EVENT_KEYS[N_EVENT_ATTRS] = {
+/* A record event's row (codegen.forensics.group_timelines.EventRow): its items. */
+enum { EV_OFFSET, EV_TIMESTAMP, EV_GROUP, EV_KIND, EV_DETAIL, N_EVENT_ITEMS };
+/* What comes before each printed item's value (GroupEvent.to_json's keys; no group). */
+static const char *const EVENT_KEYS[N_EVENT_ITEMS] = {
     "{\"offset\":", ",\"timestamp\":", NULL, ",\"kind\":", ",\"detail\":",
 };
-static PyObject *S_event_attrs[N_EVENT_ATTRS];
 
-/* Record event e printed into b (GroupEvent.to_json), its offset in *offset and its group's
-   code in *code (a group not in code_of added to it and to names): 0, NOT_HERE or -1. */
+/* Record event row e printed into b (GroupEvent.to_json), its offset in *offset and its
+   group's code in *code (a group not in code_of added to it and to names): 0, NOT_HERE (not
+   a row of five, an offset not an int of 64 bits, a group not a str, a value not printed
+   here) or -1. */
 static int put_event(Buf *b, PyObject *e, PyObject *code_of, PyObject *names, int64_t *offset,
                      Py_ssize_t *code) {
-    PyObject *v[N_EVENT_ATTRS] = {NULL};
-    int done = -1;
-    for (int a = 0; a < N_EVENT_ATTRS; a++)
-        if (!(v[a] = PyObject_GetAttr(e, S_event_attrs[a]))) goto out;
-    done = NOT_HERE;
-    if (!PyLong_CheckExact(v[EV_OFFSET]) || !PyUnicode_CheckExact(v[EV_GROUP])) goto out;
+    if (!PyTuple_CheckExact(e) || PyTuple_GET_SIZE(e) != N_EVENT_ITEMS) return NOT_HERE;
+    PyObject *at = PyTuple_GET_ITEM(e, EV_OFFSET), *group = PyTuple_GET_ITEM(e, EV_GROUP);
+    if (!PyLong_CheckExact(at) || !PyUnicode_CheckExact(group)) return NOT_HERE;
     int overflow = 0;
-    *offset = PyLong_AsLongLongAndOverflow(v[EV_OFFSET], &overflow);
-    if (overflow) goto out;
-    done = -1;
-    if (*offset == -1 && PyErr_Occurred()) goto out;
-    PyObject *found = PyDict_GetItemWithError(code_of, v[EV_GROUP]);
+    *offset = PyLong_AsLongLongAndOverflow(at, &overflow);
+    if (overflow) return NOT_HERE;
+    if (*offset == -1 && PyErr_Occurred()) return -1;
+    PyObject *found = PyDict_GetItemWithError(code_of, group);
     if (found) {
-        if ((*code = PyLong_AsSsize_t(found)) == -1 && PyErr_Occurred()) goto out;
+        if ((*code = PyLong_AsSsize_t(found)) == -1 && PyErr_Occurred()) return -1;
         if (*code < 0 || *code >= PyList_GET_SIZE(names)) {
             PyErr_SetString(PyExc_ValueError, "timeline_arrays: a group code out of range");
-            goto out;
+            return -1;
         }
     } else {
-        if (PyErr_Occurred()) goto out;
+        if (PyErr_Occurred()) return -1;
         *code = PyList_GET_SIZE(names);
         PyObject *number = PyLong_FromSsize_t(*code);
-        int failed = !number || PyDict_SetItem(code_of, v[EV_GROUP], number) < 0 ||
-                     PyList_Append(names, v[EV_GROUP]) < 0;
+        int failed = !number || PyDict_SetItem(code_of, group, number) < 0 ||
+                     PyList_Append(names, group) < 0;
         Py_XDECREF(number);
-        if (failed) goto out;
+        if (failed) return -1;
     }
-    for (int a = 0; a < N_EVENT_ATTRS; a++) {
+    for (int a = 0; a < N_EVENT_ITEMS; a++) {
         if (a == EV_GROUP) continue;
-        if (buf_put(b, EVENT_KEYS[a], (Py_ssize_t)strlen(EVENT_KEYS[a])) < 0) {
-            done = -1;
-            goto out;
-        }
-        if ((done = a == EV_DETAIL ? put_detail(b, v[a], 0) : put_detail(b, v[a], DETAIL_DEPTH)))
-            goto out;
+        if (buf_put(b, EVENT_KEYS[a], (Py_ssize_t)strlen(EVENT_KEYS[a])) < 0) return -1;
+        /* the offset, timestamp and kind scalars (no list or dict), the detail any value */
+        int done = put_detail(b, PyTuple_GET_ITEM(e, a), a == EV_DETAIL ? 0 : DETAIL_DEPTH);
+        if (done) return done;
     }
-    done = PUT_LITERAL(b, "}");
-out:
-    for (int a = 0; a < N_EVENT_ATTRS; a++) Py_XDECREF(v[a]);
-    return done;
+    return PUT_LITERAL(b, "}");
 }
 
-/* The record events (a list) printed one after another into b, their ends into *ends (room
-   for events + 1, 0 first), their offsets into key and group codes into code: 0, NOT_HERE or
-   -1. */
+/* The record events (a list of rows) printed one after another into b, their ends into *ends
+   (room for events + 1, 0 first), their offsets into key and group codes into code: 0,
+   NOT_HERE or -1. */
 static int put_events(Buf *b, PyObject *events, PyObject *code_of, PyObject *names,
                       Py_ssize_t *ends, int64_t *key, Py_ssize_t *code) {
-    for (int a = 0; a < N_EVENT_ATTRS; a++)
-        if (!S_event_attrs[a] && !(S_event_attrs[a] = PyUnicode_InternFromString(EVENT_ATTRS[a])))
-            return -1;
     ends[0] = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(events); i++) {
         int done = put_event(b, PyList_GET_ITEM(events, i), code_of, names, &key[i], &code[i]);
@@ -280,8 +267,9 @@ static int put_events(Buf *b, PyObject *events, PyObject *code_of, PyObject *nam
    of its events; None where an event holds a value not printed here. The deletions: group
    (int32 codes), at (their record offsets, int64), timestamp (int64), partition (int32),
    their topics as an Arrow string column's offsets (int32, one more than the rows) and data
-   (UTF-8); the record events: a list of GroupEvent, whose groups not in code_of (name ->
-   code, names' index) are added to it and to names, in the order met. */
+   (UTF-8); the record events: a list of rows (offset, timestamp, group, kind, detail:
+   Timelines.event_rows), whose groups not in code_of (name -> code, names' index) are added to
+   it and to names, in the order met. */
 static PyObject *timeline_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     static const char usage[] =
         "timeline_arrays(names, code_of, group, at, timestamp, partition, topic_offsets, "
