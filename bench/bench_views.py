@@ -80,7 +80,7 @@ _FLOOR_SCRIPT = """
 import sys
 from pathlib import Path
 import codegen.cli
-codegen.cli._native_library_settings()  # as a command starts, and without pandas as it runs
+codegen.cli._native_library_settings("dump")  # as a command starts, and without pandas as it runs
 sys.meta_path.insert(0, codegen.cli.WithoutPandas())
 from codegen.columnar.topics import decode_topic_arrays
 from codegen.dumps.arrow import record_batches

@@ -9,6 +9,7 @@ shows here.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -393,3 +394,51 @@ def test_a_package_without_kinds_gives_the_same_record_types() -> None:
     assert sorted(lazy) == sorted(imported) == sorted(COORDINATOR_FOLDERS)
     for folder in imported:
         assert dict(lazy[folder]) == dict(imported[folder]), folder
+
+
+# --------------------------------------------------------------------------- the allocator
+
+HEAP_GROWTH_OF_A_16_MIB_BLOCK = """\
+import ctypes, sys
+import codegen.cli
+codegen.cli._native_library_settings(sys.argv[1])
+libc = ctypes.CDLL(None)
+libc.sbrk.restype = ctypes.c_void_p
+libc.sbrk.argtypes = [ctypes.c_ssize_t]
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+before = libc.sbrk(0)
+block = libc.malloc(16 << 20)
+print(libc.sbrk(0) - before)
+"""
+
+
+def _heap_growth(command: str, **env: str) -> int:
+    """How far the heap grows for a 16 MiB block once ``command``'s settings are made: glibc
+    maps a block that size on its own by default (no growth), and takes it from the heap where
+    a command keeps the memory it frees."""
+    proc = subprocess.run(
+        [sys.executable, "-c", HEAP_GROWTH_OF_A_16_MIB_BLOCK, command],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")} | env,
+    )
+    return int(proc.stdout)
+
+
+@pytest.mark.skipif(
+    not (
+        getattr(os, "confstr", None)
+        and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    ),
+    reason="glibc's allocator",
+)
+def test_a_command_reading_logs_keeps_the_memory_it_frees() -> None:
+    for command in ("dump", "lag", "groups", "transactions"):
+        assert _heap_growth(command) >= 16 << 20, command
+    for command in ("generate", "lint", ""):  # no logs: the allocator as it comes
+        assert _heap_growth(command) == 0, command
+    # the user's own tuning wins
+    assert _heap_growth("lag", MALLOC_ARENA_MAX="2") == 0
+    assert _heap_growth("lag", GLIBC_TUNABLES="glibc.malloc.check=0") == 0
