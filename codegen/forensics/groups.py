@@ -176,7 +176,7 @@ class GroupsView(CompactedView):
         """Apply ``rec``, which finds ``group`` as ``g``, and record what it changed. A record
         changes the members of the group it finds by its own ``member`` at most (a member
         record); a group made or replaced by it is compared member by member."""
-        before = (g.type, g.generation, g.epoch, g.protocol)  # _fields(g), without the call
+        before = _fields(g)
         had = member is not None and member in g.members
         _apply(self, rec)
         after = self.groups.get(group)
@@ -185,7 +185,7 @@ class GroupsView(CompactedView):
         elif after is g:
             changed = [member] if member is not None and (member in after.members) != had else []
             joined, left = ([], changed) if had else (changed, [])
-            if changed or before != (g.type, g.generation, g.epoch, g.protocol):
+            if changed or before != _fields(g):
                 self._diff(rec, group, before, after, joined, left)
         elif before[0] != after.type:
             self._diff(rec, group, None, after, sorted(after.members), [], before[0])
