@@ -181,6 +181,20 @@ done:
 
 /* The records of d[pos:end], count of them: a list, or NULL with MalformedRecords (or another
    error) set. The whole batch is parsed before any reader runs. */
+/* Item i of out: the record r at offset and ts, whose references this takes (either NULL after a
+   failed allocation, with its exception set); -1 when the record could not be made. */
+static inline int put_record(Loop *L, PyObject *out, Py_ssize_t i, const Parsed *r,
+                             PyObject *offset, PyObject *ts) {
+    PyObject *rec = !(offset && ts) ? NULL
+                    : L->user       ? decode_user(L, r, offset, ts)
+                                    : decode_one(L, r, offset, ts);
+    Py_XDECREF(offset);
+    Py_XDECREF(ts);
+    if (!rec) return -1;
+    PyList_SET_ITEM(out, i, rec);
+    return 0;
+}
+
 static PyObject *run(Loop *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t end,
                      Py_ssize_t count, int64_t base_offset, PyObject *base_offset_obj,
                      int64_t base_ts, PyObject *base_ts_obj, PyObject *append_ts_obj) {
@@ -197,16 +211,10 @@ static PyObject *run(Loop *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t
         PyObject *offset = sum(base_offset, r->off_delta, base_offset_obj);
         PyObject *ts = append_ts_obj ? Py_NewRef(append_ts_obj)
                                      : sum(base_ts, r->ts_delta, base_ts_obj);
-        PyObject *rec = !(offset && ts) ? NULL
-                        : L->user       ? decode_user(L, r, offset, ts)
-                                        : decode_one(L, r, offset, ts);
-        Py_XDECREF(offset);
-        Py_XDECREF(ts);
-        if (!rec) {
+        if (put_record(L, out, i, r, offset, ts) < 0) {
             Py_CLEAR(out);
             goto done;
         }
-        PyList_SET_ITEM(out, i, rec);
     }
 done:
     PyMem_Free(recs);
@@ -588,14 +596,10 @@ static PyObject *Loop_rows(Loop *L, PyObject *const *args, Py_ssize_t nargs) {
         if (r.key_len >= 0) r.key_hash = HASH_BYTES(r.key, (Py_ssize_t)r.key_len);
         PyObject *offset = PyLong_FromLongLong(offsets[i]);
         PyObject *ts = offset ? PyLong_FromLongLong(timestamps[i]) : NULL;
-        PyObject *rec = ts ? decode_one(L, &r, offset, ts) : NULL;
-        Py_XDECREF(offset);
-        Py_XDECREF(ts);
-        if (!rec) {
+        if (put_record(L, out, i, &r, offset, ts) < 0) {
             Py_CLEAR(out);
             goto done;
         }
-        PyList_SET_ITEM(out, i, rec);
     }
 done:
     if (have_values) PyBuffer_Release(&values);
