@@ -187,6 +187,46 @@ def test_keys_in_their_entries_or_apart_and_values_beside_them_or_apart(seed: in
     _assert_each_keys_last_value(rng, keys, 40_000, sizes)
 
 
+@pytest.mark.parametrize("size", [0, 1, 8, 9, 24, 40, 63, 64, 65])
+def test_values_at_the_end_of_a_chunks_data_are_copied_as_long_as_they_are(size: int) -> None:
+    """A plain commit's value of up to 64 bytes beside a key of up to 64 is copied as 64 bytes
+    where the chunk's value data holds that many from the value's start, else as long as it
+    is: rows of values of one size, the last ones within 64 bytes of the data's end (an exact
+    bytes object, so that a read past it is the sanitizers' error, as Arrow pads its buffers),
+    of keys of 10, 64 and 65 bytes after their type, each key committed twice (the second
+    value written over the first beside the key) in chunks of 1 to 5 rows."""
+    from codegen.native import _records
+
+    rng = random.Random(size)
+    keys = [_key(False, "g", "t", 0), _key(False, "g".ljust(55, "x"), "t", 1)]
+    keys.append(_key(False, "g".ljust(56, "x"), "t", 2))
+    assert [len(k) - 2 for k in keys] == [10, 64, 65]
+    effects = _records.CommitEffects()
+    live: dict[bytes, tuple[int, bytes]] = {}
+    row = 0
+    for chunk_size in (1, 2, 3, 4, 5, 3, 2, 1):
+        chunk_keys = [keys[(row + j) % len(keys)] for j in range(chunk_size)]
+        values = [rng.randbytes(size) for _ in chunk_keys]
+        ends = np.cumsum([0] + [len(v) for v in values], dtype=np.int32)
+        key_column = pa.array(chunk_keys, pa.binary())
+        got = effects.add_records(
+            *_buffers(key_column), ends, b"".join(values),
+            _flags_of(np.ones(chunk_size, np.uint8)), np.full(chunk_size, -1, np.int64),
+            np.arange(row, row + chunk_size, dtype=np.int64), np.zeros(chunk_size, np.int64),
+        )  # fmt: skip
+        assert got == bytes([PLAIN_COMMIT] * chunk_size)
+        pairs = enumerate(zip(chunk_keys, values, strict=True))
+        live.update((k[2:], (row + j, v)) for j, (k, v) in pairs)
+        row += chunk_size
+    out_rows, _, key_offsets, key_data, value_offsets, value_data = effects.live()
+    k_off, v_off = np.frombuffer(key_offsets, np.int32), np.frombuffer(value_offsets, np.int32)
+    got_live = {
+        key_data[k_off[j] + 2 : k_off[j + 1]]: (r, value_data[v_off[j] : v_off[j + 1]])
+        for j, r in enumerate(np.frombuffer(out_rows, np.int64).tolist())
+    }
+    assert got_live == live
+
+
 def _assert_each_keys_last_value(
     rng: random.Random, keys: list[bytes], n: int, other_sizes: list[int], usual: int = 24
 ) -> None:

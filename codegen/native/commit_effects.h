@@ -63,6 +63,7 @@ typedef struct {
    arena compacted as the values of a key change length (some 30 instructions a row of the
    whole pass, and a line elsewhere). */
 #define EFFECT_KEY_INLINE 128
+#define EFFECT_COPY 64 /* the bytes a plain commit's value is copied as, when they fit */
 
 typedef struct {
     KeyEntry key;  /* its entry in the KeyStore */
@@ -441,17 +442,26 @@ static HOT_INLINE void copy_short(uint8_t *dst, const uint8_t *src, size_t n) {
    value that fits beside the key's bytes in its entry is written there (nearly every row);
    else one as long as the key's committed one in the arena (the same consumer committing
    again) is written over it, which only the key held: the arena does not grow, and is
-   compacted only when values change length. */
+   compacted only when values change length. The value's bytes end at or before `data_end`
+   (the end of the chunk's value data). */
 static HOT_INLINE int effects_plain_commit(EffectsObject *e, int64_t key, int64_t row,
                                            int64_t time, uint16_t type, const uint8_t *value,
-                                           int32_t length) {
+                                           int32_t length, const uint8_t *data_end) {
     size_t n = length > 0 ? (size_t)length : 0;
     EffectKey *k = &effect_keys(e)[key];
     size_t key_size = (size_t)k->key.size;
     if (LIKELY(key_size + n <= EFFECT_KEY_INLINE)) { /* beside the key, in its entry */
         if (!k->live.beside && k->live.row >= 0 && k->live.length > 0) /* beside: nearly always */
             e->values_live -= (size_t)k->live.length;
-        copy_short(k->bytes + key_size, value, n);
+        /* A value of at most EFFECT_COPY bytes (a commit's 24, or 40 to 60 with metadata) is
+           copied as EFFECT_COPY bytes where the chunk's data and the entry hold that many
+           (the bytes past it are never read): one branch that goes the same way nearly every
+           row, where copy_short's choice between sizes mispredicted a quarter of the rows. */
+        if (LIKELY(n <= EFFECT_COPY && key_size <= EFFECT_KEY_INLINE - EFFECT_COPY &&
+                   (size_t)(data_end - value) >= EFFECT_COPY))
+            memcpy(k->bytes + key_size, value, EFFECT_COPY);
+        else
+            copy_short(k->bytes + key_size, value, n);
         k->live.row = row;
         k->live.time = time;
         k->live.value = 0;
@@ -582,7 +592,7 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
             if (ki == 1 && !values[0]) { /* a plain commit: nearly every row */
                 if (effects_plain_commit(e, key, offset[i], time[i],
                                          (uint16_t)(k[0] << 8 | k[1]), vdata + voff[i],
-                                         voff[i + 1] - voff[i]) < 0)
+                                         voff[i + 1] - voff[i], vdata + vlen) < 0)
                     goto done;
                 continue;
             }
