@@ -394,6 +394,7 @@ ENTRY_POINTS = [
     ("_records", "key_numbers"),
     ("_records", "int16_heads"),
     ("_records", "commit_log_ends"),
+    ("_records", "window_rules"),
     ("_jsontext", "lag_lines"),
     ("_jsontext", "object_arrays"),
     ("_jsontext", "user_lines"),

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from codegen.dumps.views import effects
 from codegen.forensics.commits import Commit, row_ranges
 from codegen.text import plural
 
@@ -96,8 +97,65 @@ def window_statuses(
       move over the window, else WARN;
     - else OK.
     """
-    if not known.any():  # no lag known anywhere (no log end history): no status, rule 1
+    # no lag known anywhere (no log end history): no status, rule 1 (counted: numpy's any()
+    # of a million bools took some 7.5 M instructions, count_nonzero 0.8 M)
+    if not np.count_nonzero(known):
         return [(None, _NO_LOG_END)] * len(starts)
+    engine = effects.engine_function("window_rules")
+    if engine is not None and -_INT64 <= now < _INT64 and min_commits < _INT64:
+        rules, backs = engine(
+            *(np.ascontiguousarray(c, np.int64) for c in (commit_timestamp, offset, lag)),
+            np.ascontiguousarray(known, np.bool_),
+            *(np.ascontiguousarray(c, np.int64) for c in (starts, stops)),
+            now,
+            min_commits,
+        )
+        rule, back = np.frombuffer(rules, np.uint8), np.frombuffer(backs, np.int64)
+    else:
+        rule, back = _numpy_rules(
+            commit_timestamp, offset, lag, known, starts, stops, now, min_commits
+        )
+    # each window's fixed status and reason, taken from an object array (by a tuple's
+    # __getitem__, some 500 instructions a window)
+    out: list[tuple[str | None, str]] = _FIXED_ARRAY.take(rule).tolist()
+    # the reasons with numbers, made for their windows only (exact: Python integers)
+    sizes = stops - starts
+    for k, size in _at(rule == _INCOMPLETE, sizes):
+        out[k] = (
+            "OK",
+            f"incomplete: {plural(size, 'commit')}, {min_commits} needed before the "
+            "partition is judged",
+        )
+    # rows of the windows (an empty one's clipped to the columns': its rule is _NONE)
+    last = len(offset) - 1
+    newest, oldest = np.clip(stops - 1, 0, last), np.minimum(starts, last)
+    for k, off, ts_new, ts_old in _at(
+        rule == _IDLE, offset[newest], commit_timestamp[newest], commit_timestamp[oldest]
+    ):
+        end = end_now[k]
+        if end is not None and off >= end:
+            out[k] = ("OK", "no commit lately, but the committed offset is at the log end")
+        else:
+            ms, spans = now - ts_new, ts_new - ts_old
+            out[k] = ("STOP", f"no commit for {ms} ms, longer than the window spans ({spans} ms)")
+    for k, off_before, off_back in _at(rule == _REWIND, offset[back - 1], offset[back]):
+        out[k] = ("REWIND", f"the committed offset went back from {off_before} to {off_back}")
+    return out
+
+
+def _numpy_rules(
+    commit_timestamp: np.ndarray,
+    offset: np.ndarray,
+    lag: np.ndarray,
+    known: np.ndarray,
+    starts: np.ndarray,
+    stops: np.ndarray,
+    now: int,
+    min_commits: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which rule judges each window (:data:`_NONE` ... :data:`_SHRINKS`), and the row of its
+    last step back where that is :data:`_REWIND`: the reference of the engine's
+    ``window_rules`` (``codegen/native/burrow_windows.h``)."""
     sizes = stops - starts
     rows = row_ranges(starts, stops)
     if len(rows) < len(offset):  # the windows' rows only, one after another
@@ -106,9 +164,11 @@ def window_statuses(
         )
         stops = np.cumsum(sizes)
         starts = stops - sizes
+    else:
+        rows = np.arange(len(offset))
     n = len(offset)
     if not n:  # no commit: every window empty
-        return [(None, _NO_LOG_END)] * len(starts)
+        return np.zeros(len(starts), np.uint8), np.zeros(len(starts), np.int64)
     has = sizes > 0
     newest, oldest = np.maximum(stops - 1, 0), np.minimum(starts, n - 1)
 
@@ -129,8 +189,6 @@ def window_statuses(
     never_shrinks = count(shrank, starts + 1) == 0
     # the last step back of each window: the greatest row with one, by a running maximum
     last_back = np.maximum.accumulate(np.where(back, np.arange(n), -1))
-    # what the rules read of each window, at its newest and oldest commits and last step back
-    back_at = np.clip(last_back[newest], min(1, n - 1), n - 1)
     # times as Python integers where a difference could leave int64: exact either way
     times = (
         commit_timestamp if _fits_twice(commit_timestamp, now) else commit_timestamp.astype(object)
@@ -150,25 +208,10 @@ def window_statuses(
         ],
         [_NONE, _INCOMPLETE, _ZERO, _IDLE, _REWIND, _STALL, _WARN],
         _SHRINKS,
-    )
-    out = list(map(_FIXED.__getitem__, rule.tolist()))
-    # the reasons with numbers, made for their windows only
-    for k, size in _at(rule == _INCOMPLETE, sizes):
-        out[k] = (
-            "OK",
-            f"incomplete: {plural(size, 'commit')}, {min_commits} needed before the "
-            "partition is judged",
-        )
-    for k, off, ms, spans in _at(rule == _IDLE, offset[newest], idle, span):
-        end = end_now[k]
-        if end is not None and off >= end:
-            out[k] = ("OK", "no commit lately, but the committed offset is at the log end")
-        else:
-            out[k] = ("STOP", f"no commit for {ms} ms, longer than the window spans ({spans} ms)")
-    before = offset[np.maximum(back_at - 1, 0)]
-    for k, off_before, off_back in _at(rule == _REWIND, before, offset[back_at]):
-        out[k] = ("REWIND", f"the committed offset went back from {off_before} to {off_back}")
-    return out
+    ).astype(np.uint8)
+    # the row (of the columns given) of each rewound window's last step back
+    back_row = np.where(rule == _REWIND, rows[np.maximum(last_back[newest], 0)], 0)
+    return rule, back_row.astype(np.int64)
 
 
 _NONE, _INCOMPLETE, _ZERO, _IDLE, _REWIND, _STALL, _WARN, _SHRINKS = range(8)
@@ -183,8 +226,11 @@ _FIXED: Final[tuple[tuple[str | None, str], ...]] = (
     ("OK", "the lag shrinks"),
 )
 """Each rule's status and reason, by the number :func:`window_statuses` gives it."""
+_FIXED_ARRAY: Final = np.empty(len(_FIXED), object)
+_FIXED_ARRAY[:] = _FIXED
 
 _HALF: Final = 1 << 62
+_INT64: Final = 1 << 63
 
 
 def _at(where: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[Any, ...]]:

@@ -20,7 +20,8 @@
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
- * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time, and lag.
+ * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time, and lag;
+ * - window_rules (burrow_windows.h): which of Burrow's rules judges each window of commits.
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
  */
@@ -47,6 +48,7 @@
 #include "live_keys.h"
 #include "row_heads.h"
 #include "log_end_lags.h"
+#include "burrow_windows.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
    data[start:end] parse (v2_records.h's first pass), as the record loop needs them to. */
@@ -112,6 +114,10 @@ static PyMethodDef records_functions[] = {
      "commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times, "
      "committed) -> (log_end, lag, known): each commit's log end offset at its time and its "
      "lag (see log_end_lags.h)."},
+    {"window_rules", (PyCFunction)(void (*)(void))window_rules, METH_FASTCALL,
+     "window_rules(commit_times, offsets, lags, known, starts, stops, now, min_commits) -> "
+     "(rules, back): which of Burrow's rules judges each window of commits (see "
+     "burrow_windows.h)."},
     {NULL, NULL, 0, NULL},
 };
 
