@@ -34,7 +34,7 @@ AbortTransactionRecordRow: _TypeAlias = tuple[str | None, _Mapping[int, bytes]]
 """A row of AbortTransactionRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AbortTransactionRecord(_rt.KafkaMessage):
     """AbortTransactionRecord: versions 0."""
 
@@ -62,6 +62,21 @@ class AbortTransactionRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, reason: str | None = None, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.reason = reason
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(reason={self.reason!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.reason, self.unknown_tags) == (that.reason, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -35,7 +35,7 @@ AbortedTxnRow: _TypeAlias = tuple[int, int, int, int, _Mapping[int, bytes]]
 """A row of AbortedTxn (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AbortedTxn(_rt.KafkaMessage):
     """AbortedTxn: versions 0."""
 
@@ -72,6 +72,49 @@ class AbortedTxn(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        producer_id: int = 0,
+        first_offset: int = 0,
+        last_offset: int = 0,
+        last_stable_offset: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.producer_id = producer_id
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+        self.last_stable_offset = last_stable_offset
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"producer_id={self.producer_id!r}, "
+            f"first_offset={self.first_offset!r}, "
+            f"last_offset={self.last_offset!r}, "
+            f"last_stable_offset={self.last_stable_offset!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.producer_id,
+            self.first_offset,
+            self.last_offset,
+            self.last_stable_offset,
+            self.unknown_tags,
+        ) == (
+            that.producer_id,
+            that.first_offset,
+            that.last_offset,
+            that.last_stable_offset,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -43,7 +43,7 @@ AccessControlEntryRecordRow: _TypeAlias = tuple[
 """A row of AccessControlEntryRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AccessControlEntryRecord(_rt.KafkaMessage):
     """AccessControlEntryRecord: versions 0."""
 
@@ -92,6 +92,69 @@ class AccessControlEntryRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        id: _UUID = _ZERO_UUID,
+        resource_type: int = 0,
+        resource_name: str = "",
+        pattern_type: int = 0,
+        principal: str = "",
+        host: str = "",
+        operation: int = 0,
+        permission_type: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.id = id
+        self.resource_type = resource_type
+        self.resource_name = resource_name
+        self.pattern_type = pattern_type
+        self.principal = principal
+        self.host = host
+        self.operation = operation
+        self.permission_type = permission_type
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"id={self.id!r}, "
+            f"resource_type={self.resource_type!r}, "
+            f"resource_name={self.resource_name!r}, "
+            f"pattern_type={self.pattern_type!r}, "
+            f"principal={self.principal!r}, "
+            f"host={self.host!r}, "
+            f"operation={self.operation!r}, "
+            f"permission_type={self.permission_type!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.id,
+            self.resource_type,
+            self.resource_name,
+            self.pattern_type,
+            self.principal,
+            self.host,
+            self.operation,
+            self.permission_type,
+            self.unknown_tags,
+        ) == (
+            that.id,
+            that.resource_type,
+            that.resource_name,
+            that.pattern_type,
+            that.principal,
+            that.host,
+            that.operation,
+            that.permission_type,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

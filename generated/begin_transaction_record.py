@@ -34,7 +34,7 @@ BeginTransactionRecordRow: _TypeAlias = tuple[str | None, _Mapping[int, bytes]]
 """A row of BeginTransactionRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BeginTransactionRecord(_rt.KafkaMessage):
     """BeginTransactionRecord: versions 0."""
 
@@ -62,6 +62,21 @@ class BeginTransactionRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, name: str | None = None, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.name = name
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.name, self.unknown_tags) == (that.name, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

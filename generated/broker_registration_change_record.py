@@ -44,7 +44,7 @@ BrokerRegistrationChangeRecordRow: _TypeAlias = tuple[
 """A row of BrokerRegistrationChangeRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BrokerRegistrationChangeRecord(_rt.KafkaMessage):
     """BrokerRegistrationChangeRecord: versions 0-3."""
 
@@ -89,6 +89,59 @@ class BrokerRegistrationChangeRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        broker_id: int = 0,
+        broker_epoch: int = 0,
+        fenced: int = 0,
+        in_controlled_shutdown: int = 0,
+        log_dirs: list[_UUID] = _MISSING,
+        cordoned_log_dirs: list[_UUID] | None = None,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.broker_id = broker_id
+        self.broker_epoch = broker_epoch
+        self.fenced = fenced
+        self.in_controlled_shutdown = in_controlled_shutdown
+        self.log_dirs = [] if log_dirs is _MISSING else log_dirs
+        self.cordoned_log_dirs = cordoned_log_dirs
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"broker_id={self.broker_id!r}, "
+            f"broker_epoch={self.broker_epoch!r}, "
+            f"fenced={self.fenced!r}, "
+            f"in_controlled_shutdown={self.in_controlled_shutdown!r}, "
+            f"log_dirs={self.log_dirs!r}, "
+            f"cordoned_log_dirs={self.cordoned_log_dirs!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.broker_id,
+            self.broker_epoch,
+            self.fenced,
+            self.in_controlled_shutdown,
+            self.log_dirs,
+            self.cordoned_log_dirs,
+            self.unknown_tags,
+        ) == (
+            that.broker_id,
+            that.broker_epoch,
+            that.fenced,
+            that.in_controlled_shutdown,
+            that.log_dirs,
+            that.cordoned_log_dirs,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

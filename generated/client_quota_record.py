@@ -44,7 +44,7 @@ ClientQuotaRecordRow: _TypeAlias = tuple[
 """A row of ClientQuotaRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EntityData(_rt.KafkaStruct):
     """EntityData: versions 0+."""
 
@@ -57,6 +57,35 @@ class EntityData(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        entity_type: str = "",
+        entity_name: str | None = "",
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.entity_type = entity_type
+        self.entity_name = entity_name
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"entity_type={self.entity_type!r}, "
+            f"entity_name={self.entity_name!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.entity_type, self.entity_name, self.unknown_tags) == (
+            that.entity_type,
+            that.entity_name,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -86,7 +115,7 @@ class EntityData(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClientQuotaRecord(_rt.KafkaMessage):
     """ClientQuotaRecord: versions 0."""
 
@@ -124,6 +153,43 @@ class ClientQuotaRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        entity: list[EntityData] = _MISSING,
+        key: str = "",
+        value: float = 0.0,
+        remove: bool = False,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.entity = [] if entity is _MISSING else entity
+        self.key = key
+        self.value = value
+        self.remove = remove
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"entity={self.entity!r}, "
+            f"key={self.key!r}, "
+            f"value={self.value!r}, "
+            f"remove={self.remove!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.entity, self.key, self.value, self.remove, self.unknown_tags) == (
+            that.entity,
+            that.key,
+            that.value,
+            that.remove,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

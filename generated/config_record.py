@@ -36,7 +36,7 @@ ConfigRecordRow: _TypeAlias = tuple[int, str, str, str | None, _Mapping[int, byt
 """A row of ConfigRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConfigRecord(_rt.KafkaMessage):
     """ConfigRecord: versions 0."""
 
@@ -73,6 +73,43 @@ class ConfigRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        resource_type: int = 0,
+        resource_name: str = "",
+        name: str = "",
+        value: str | None = "",
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.resource_type = resource_type
+        self.resource_name = resource_name
+        self.name = name
+        self.value = value
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"resource_type={self.resource_type!r}, "
+            f"resource_name={self.resource_name!r}, "
+            f"name={self.name!r}, "
+            f"value={self.value!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.resource_type,
+            self.resource_name,
+            self.name,
+            self.value,
+            self.unknown_tags,
+        ) == (that.resource_type, that.resource_name, that.name, that.value, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -33,7 +33,7 @@ ConsumerGroupCurrentMemberAssignmentKeyRow: _TypeAlias = tuple[str, str, _Mappin
 """A row of ConsumerGroupCurrentMemberAssignmentKey (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConsumerGroupCurrentMemberAssignmentKey(_rt.KafkaMessage):
     """ConsumerGroupCurrentMemberAssignmentKey: versions 0."""
 
@@ -68,6 +68,35 @@ class ConsumerGroupCurrentMemberAssignmentKey(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        group_id: str = "",
+        member_id: str = "",
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.group_id = group_id
+        self.member_id = member_id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"group_id={self.group_id!r}, "
+            f"member_id={self.member_id!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.group_id, self.member_id, self.unknown_tags) == (
+            that.group_id,
+            that.member_id,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -54,7 +54,7 @@ ConsumerGroupMemberMetadataValueRow: _TypeAlias = tuple[
 """A row of ConsumerGroupMemberMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClassicProtocol(_rt.KafkaStruct):
     """ClassicProtocol: versions 0+."""
 
@@ -67,6 +67,30 @@ class ClassicProtocol(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        metadata: bytes = b"",
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.metadata = metadata
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, metadata={self.metadata!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.name, self.metadata, self.unknown_tags) == (
+            that.name,
+            that.metadata,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -96,7 +120,7 @@ class ClassicProtocol(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClassicMemberMetadata(_rt.KafkaStruct):
     """ClassicMemberMetadata: versions 0+."""
 
@@ -109,6 +133,35 @@ class ClassicMemberMetadata(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        session_timeout_ms: int = 0,
+        supported_protocols: list[ClassicProtocol] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.session_timeout_ms = session_timeout_ms
+        self.supported_protocols = [] if supported_protocols is _MISSING else supported_protocols
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"session_timeout_ms={self.session_timeout_ms!r}, "
+            f"supported_protocols={self.supported_protocols!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.session_timeout_ms, self.supported_protocols, self.unknown_tags) == (
+            that.session_timeout_ms,
+            that.supported_protocols,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -148,7 +201,7 @@ class ClassicMemberMetadata(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConsumerGroupMemberMetadataValue(_rt.KafkaMessage):
     """ConsumerGroupMemberMetadataValue: versions 0."""
 
@@ -205,6 +258,80 @@ class ConsumerGroupMemberMetadataValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        instance_id: str | None = "",
+        rack_id: str | None = "",
+        client_id: str = "",
+        client_host: str = "",
+        subscribed_topic_names: list[str] = _MISSING,
+        subscribed_topic_regex: str | None = "",
+        rebalance_timeout_ms: int = -1,
+        server_assignor: str | None = "",
+        classic_member_metadata: ClassicMemberMetadata | None = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.instance_id = instance_id
+        self.rack_id = rack_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.subscribed_topic_names = (
+            [] if subscribed_topic_names is _MISSING else subscribed_topic_names
+        )
+        self.subscribed_topic_regex = subscribed_topic_regex
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.server_assignor = server_assignor
+        self.classic_member_metadata = (
+            ClassicMemberMetadata()
+            if classic_member_metadata is _MISSING
+            else classic_member_metadata
+        )
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"instance_id={self.instance_id!r}, "
+            f"rack_id={self.rack_id!r}, "
+            f"client_id={self.client_id!r}, "
+            f"client_host={self.client_host!r}, "
+            f"subscribed_topic_names={self.subscribed_topic_names!r}, "
+            f"subscribed_topic_regex={self.subscribed_topic_regex!r}, "
+            f"rebalance_timeout_ms={self.rebalance_timeout_ms!r}, "
+            f"server_assignor={self.server_assignor!r}, "
+            f"classic_member_metadata={self.classic_member_metadata!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.instance_id,
+            self.rack_id,
+            self.client_id,
+            self.client_host,
+            self.subscribed_topic_names,
+            self.subscribed_topic_regex,
+            self.rebalance_timeout_ms,
+            self.server_assignor,
+            self.classic_member_metadata,
+            self.unknown_tags,
+        ) == (
+            that.instance_id,
+            that.rack_id,
+            that.client_id,
+            that.client_host,
+            that.subscribed_topic_names,
+            that.subscribed_topic_regex,
+            that.rebalance_timeout_ms,
+            that.server_assignor,
+            that.classic_member_metadata,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -50,7 +50,7 @@ ConsumerGroupPartitionMetadataValueRow: _TypeAlias = tuple[
 """A row of ConsumerGroupPartitionMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PartitionMetadata(_rt.KafkaStruct):
     """PartitionMetadata: versions 0+."""
 
@@ -63,6 +63,30 @@ class PartitionMetadata(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        partition: int = 0,
+        racks: list[str] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.partition = partition
+        self.racks = [] if racks is _MISSING else racks
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition={self.partition!r}, racks={self.racks!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.partition, self.racks, self.unknown_tags) == (
+            that.partition,
+            that.racks,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -100,7 +124,7 @@ class PartitionMetadata(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicMetadata(_rt.KafkaStruct):
     """TopicMetadata: versions 0+."""
 
@@ -119,6 +143,49 @@ class TopicMetadata(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic_id: _UUID = _ZERO_UUID,
+        topic_name: str = "",
+        num_partitions: int = 0,
+        partition_metadata: list[PartitionMetadata] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic_id = topic_id
+        self.topic_name = topic_name
+        self.num_partitions = num_partitions
+        self.partition_metadata = [] if partition_metadata is _MISSING else partition_metadata
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topic_id={self.topic_id!r}, "
+            f"topic_name={self.topic_name!r}, "
+            f"num_partitions={self.num_partitions!r}, "
+            f"partition_metadata={self.partition_metadata!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.topic_id,
+            self.topic_name,
+            self.num_partitions,
+            self.partition_metadata,
+            self.unknown_tags,
+        ) == (
+            that.topic_id,
+            that.topic_name,
+            that.num_partitions,
+            that.partition_metadata,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -172,7 +239,7 @@ class TopicMetadata(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConsumerGroupPartitionMetadataValue(_rt.KafkaMessage):
     """ConsumerGroupPartitionMetadataValue: versions 0."""
 
@@ -205,6 +272,24 @@ class ConsumerGroupPartitionMetadataValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topics: list[TopicMetadata] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topics = [] if topics is _MISSING else topics
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topics={self.topics!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topics, self.unknown_tags) == (that.topics, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

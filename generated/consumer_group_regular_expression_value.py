@@ -41,7 +41,7 @@ ConsumerGroupRegularExpressionValueRow: _TypeAlias = tuple[
 """A row of ConsumerGroupRegularExpressionValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConsumerGroupRegularExpressionValue(_rt.KafkaMessage):
     """ConsumerGroupRegularExpressionValue: versions 0."""
 
@@ -79,6 +79,39 @@ class ConsumerGroupRegularExpressionValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topics: list[str] = _MISSING,
+        version: int = 0,
+        timestamp: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topics = [] if topics is _MISSING else topics
+        self.version = version
+        self.timestamp = timestamp
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topics={self.topics!r}, "
+            f"version={self.version!r}, "
+            f"timestamp={self.timestamp!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topics, self.version, self.timestamp, self.unknown_tags) == (
+            that.topics,
+            that.version,
+            that.timestamp,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -43,7 +43,7 @@ ConsumerProtocolAssignmentRow: _TypeAlias = tuple[
 """A row of ConsumerProtocolAssignment (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicPartition(_rt.KafkaStruct):
     """TopicPartition: versions 0+."""
 
@@ -56,6 +56,32 @@ class TopicPartition(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic: str = "",
+        partitions: list[int] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic = topic
+        self.partitions = [] if partitions is _MISSING else partitions
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic, self.partitions, self.unknown_tags) == (
+            that.topic,
+            that.partitions,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -93,7 +119,7 @@ class TopicPartition(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConsumerProtocolAssignment(_rt.KafkaMessage):
     """ConsumerProtocolAssignment: versions 0-3."""
 
@@ -125,6 +151,35 @@ class ConsumerProtocolAssignment(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        assigned_partitions: list[TopicPartition] = _MISSING,
+        user_data: bytes | None = None,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.assigned_partitions = [] if assigned_partitions is _MISSING else assigned_partitions
+        self.user_data = user_data
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"assigned_partitions={self.assigned_partitions!r}, "
+            f"user_data={self.user_data!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.assigned_partitions, self.user_data, self.unknown_tags) == (
+            that.assigned_partitions,
+            that.user_data,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -43,7 +43,7 @@ ConsumerProtocolSubscriptionRow: _TypeAlias = tuple[
 """A row of ConsumerProtocolSubscription (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicPartition(_rt.KafkaStruct):
     """TopicPartition: versions 1+."""
 
@@ -56,6 +56,32 @@ class TopicPartition(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic: str = "",
+        partitions: list[int] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic = topic
+        self.partitions = [] if partitions is _MISSING else partitions
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic, self.partitions, self.unknown_tags) == (
+            that.topic,
+            that.partitions,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -103,7 +129,7 @@ class TopicPartition(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConsumerProtocolSubscription(_rt.KafkaMessage):
     """ConsumerProtocolSubscription: versions 0-3."""
 
@@ -146,6 +172,54 @@ class ConsumerProtocolSubscription(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topics: list[str] = _MISSING,
+        user_data: bytes | None = None,
+        owned_partitions: list[TopicPartition] = _MISSING,
+        generation_id: int = -1,
+        rack_id: str | None = None,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topics = [] if topics is _MISSING else topics
+        self.user_data = user_data
+        self.owned_partitions = [] if owned_partitions is _MISSING else owned_partitions
+        self.generation_id = generation_id
+        self.rack_id = rack_id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topics={self.topics!r}, "
+            f"user_data={self.user_data!r}, "
+            f"owned_partitions={self.owned_partitions!r}, "
+            f"generation_id={self.generation_id!r}, "
+            f"rack_id={self.rack_id!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.topics,
+            self.user_data,
+            self.owned_partitions,
+            self.generation_id,
+            self.rack_id,
+            self.unknown_tags,
+        ) == (
+            that.topics,
+            that.user_data,
+            that.owned_partitions,
+            that.generation_id,
+            that.rack_id,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

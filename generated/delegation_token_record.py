@@ -41,7 +41,7 @@ DelegationTokenRecordRow: _TypeAlias = tuple[
 """A row of DelegationTokenRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DelegationTokenRecord(_rt.KafkaMessage):
     """DelegationTokenRecord: versions 0."""
 
@@ -87,6 +87,64 @@ class DelegationTokenRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        owner: str = "",
+        requester: str = "",
+        renewers: list[str] = _MISSING,
+        issue_timestamp: int = 0,
+        max_timestamp: int = 0,
+        expiration_timestamp: int = 0,
+        token_id: str = "",
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.owner = owner
+        self.requester = requester
+        self.renewers = [] if renewers is _MISSING else renewers
+        self.issue_timestamp = issue_timestamp
+        self.max_timestamp = max_timestamp
+        self.expiration_timestamp = expiration_timestamp
+        self.token_id = token_id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"owner={self.owner!r}, "
+            f"requester={self.requester!r}, "
+            f"renewers={self.renewers!r}, "
+            f"issue_timestamp={self.issue_timestamp!r}, "
+            f"max_timestamp={self.max_timestamp!r}, "
+            f"expiration_timestamp={self.expiration_timestamp!r}, "
+            f"token_id={self.token_id!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.owner,
+            self.requester,
+            self.renewers,
+            self.issue_timestamp,
+            self.max_timestamp,
+            self.expiration_timestamp,
+            self.token_id,
+            self.unknown_tags,
+        ) == (
+            that.owner,
+            that.requester,
+            that.renewers,
+            that.issue_timestamp,
+            that.max_timestamp,
+            that.expiration_timestamp,
+            that.token_id,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -32,7 +32,7 @@ EndTransactionRecordRow: _TypeAlias = tuple[_Mapping[int, bytes]]
 """A row of EndTransactionRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EndTransactionRecord(_rt.KafkaMessage):
     """EndTransactionRecord: versions 0."""
 
@@ -57,6 +57,18 @@ class EndTransactionRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(self, *, unknown_tags: _Mapping[int, bytes] = _NO_TAGS) -> None:
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}()"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.unknown_tags,) == (that.unknown_tags,)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -35,7 +35,7 @@ FenceBrokerRecordRow: _TypeAlias = tuple[int, int, _Mapping[int, bytes]]
 """A row of FenceBrokerRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class FenceBrokerRecord(_rt.KafkaMessage):
     """FenceBrokerRecord: versions 0."""
 
@@ -66,6 +66,22 @@ class FenceBrokerRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, id: int = 0, epoch: int = 0, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.id = id
+        self.epoch = epoch
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, epoch={self.epoch!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.id, self.epoch, self.unknown_tags) == (that.id, that.epoch, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -52,7 +52,7 @@ GroupMetadataValueRow: _TypeAlias = tuple[
 """A row of GroupMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MemberMetadata(_rt.KafkaStruct):
     """MemberMetadata (common struct): versions 0+."""
 
@@ -83,6 +83,69 @@ class MemberMetadata(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+        client_id: str = "",
+        client_host: str = "",
+        rebalance_timeout: int = -1,
+        session_timeout: int = 0,
+        subscription: bytes = b"",
+        assignment: bytes = b"",
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.rebalance_timeout = rebalance_timeout
+        self.session_timeout = session_timeout
+        self.subscription = subscription
+        self.assignment = assignment
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"member_id={self.member_id!r}, "
+            f"group_instance_id={self.group_instance_id!r}, "
+            f"client_id={self.client_id!r}, "
+            f"client_host={self.client_host!r}, "
+            f"rebalance_timeout={self.rebalance_timeout!r}, "
+            f"session_timeout={self.session_timeout!r}, "
+            f"subscription={self.subscription!r}, "
+            f"assignment={self.assignment!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.member_id,
+            self.group_instance_id,
+            self.client_id,
+            self.client_host,
+            self.rebalance_timeout,
+            self.session_timeout,
+            self.subscription,
+            self.assignment,
+            self.unknown_tags,
+        ) == (
+            that.member_id,
+            that.group_instance_id,
+            that.client_id,
+            that.client_host,
+            that.rebalance_timeout,
+            that.session_timeout,
+            that.subscription,
+            that.assignment,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -172,7 +235,7 @@ class MemberMetadata(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class GroupMetadataValue(_rt.KafkaMessage):
     """GroupMetadataValue: versions 0-4."""
 
@@ -216,6 +279,59 @@ class GroupMetadataValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        protocol_type: str = "",
+        generation: int = 0,
+        protocol: str | None = "",
+        leader: str | None = "",
+        current_state_timestamp: int = -1,
+        members: list[MemberMetadata] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.protocol_type = protocol_type
+        self.generation = generation
+        self.protocol = protocol
+        self.leader = leader
+        self.current_state_timestamp = current_state_timestamp
+        self.members = [] if members is _MISSING else members
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"protocol_type={self.protocol_type!r}, "
+            f"generation={self.generation!r}, "
+            f"protocol={self.protocol!r}, "
+            f"leader={self.leader!r}, "
+            f"current_state_timestamp={self.current_state_timestamp!r}, "
+            f"members={self.members!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.protocol_type,
+            self.generation,
+            self.protocol,
+            self.leader,
+            self.current_state_timestamp,
+            self.members,
+            self.unknown_tags,
+        ) == (
+            that.protocol_type,
+            that.generation,
+            that.protocol,
+            that.leader,
+            that.current_state_timestamp,
+            that.members,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

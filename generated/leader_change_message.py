@@ -47,7 +47,7 @@ LeaderChangeMessageRow: _TypeAlias = tuple[
 """A row of LeaderChangeMessage (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Voter(_rt.KafkaStruct):
     """Voter (common struct): versions 0+."""
 
@@ -60,6 +60,35 @@ class Voter(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        voter_id: int = 0,
+        voter_directory_id: _UUID = _ZERO_UUID,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.voter_id = voter_id
+        self.voter_directory_id = voter_directory_id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"voter_id={self.voter_id!r}, "
+            f"voter_directory_id={self.voter_directory_id!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.voter_id, self.voter_directory_id, self.unknown_tags) == (
+            that.voter_id,
+            that.voter_directory_id,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -92,7 +121,7 @@ class Voter(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LeaderChangeMessage(_rt.KafkaMessage):
     """LeaderChangeMessage: versions 0-1."""
 
@@ -130,6 +159,43 @@ class LeaderChangeMessage(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        version: int = 0,
+        leader_id: int = 0,
+        voters: list[Voter] = _MISSING,
+        granting_voters: list[Voter] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.version = version
+        self.leader_id = leader_id
+        self.voters = [] if voters is _MISSING else voters
+        self.granting_voters = [] if granting_voters is _MISSING else granting_voters
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"version={self.version!r}, "
+            f"leader_id={self.leader_id!r}, "
+            f"voters={self.voters!r}, "
+            f"granting_voters={self.granting_voters!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.version,
+            self.leader_id,
+            self.voters,
+            self.granting_voters,
+            self.unknown_tags,
+        ) == (that.version, that.leader_id, that.voters, that.granting_voters, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

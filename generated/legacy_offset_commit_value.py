@@ -37,7 +37,7 @@ LegacyOffsetCommitValueRow: _TypeAlias = tuple[int, str, int, _Mapping[int, byte
 """A row of LegacyOffsetCommitValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LegacyOffsetCommitValue(_rt.KafkaMessage):
     """LegacyOffsetCommitValue: versions 0."""
 
@@ -71,6 +71,39 @@ class LegacyOffsetCommitValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        offset: int = 0,
+        metadata: str = "",
+        commit_timestamp: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.offset = offset
+        self.metadata = metadata
+        self.commit_timestamp = commit_timestamp
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"offset={self.offset!r}, "
+            f"metadata={self.metadata!r}, "
+            f"commit_timestamp={self.commit_timestamp!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.offset, self.metadata, self.commit_timestamp, self.unknown_tags) == (
+            that.offset,
+            that.metadata,
+            that.commit_timestamp,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

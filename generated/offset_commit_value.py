@@ -48,7 +48,7 @@ OffsetCommitValueRow: _TypeAlias = tuple[int, int, str, int, int, _UUID, _Mappin
 """A row of OffsetCommitValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OffsetCommitValue(_rt.KafkaMessage):
     """OffsetCommitValue: versions 0-4."""
 
@@ -91,6 +91,59 @@ class OffsetCommitValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        offset: int = 0,
+        leader_epoch: int = -1,
+        metadata: str = "",
+        commit_timestamp: int = 0,
+        expire_timestamp: int = -1,
+        topic_id: _UUID = _ZERO_UUID,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.offset = offset
+        self.leader_epoch = leader_epoch
+        self.metadata = metadata
+        self.commit_timestamp = commit_timestamp
+        self.expire_timestamp = expire_timestamp
+        self.topic_id = topic_id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"offset={self.offset!r}, "
+            f"leader_epoch={self.leader_epoch!r}, "
+            f"metadata={self.metadata!r}, "
+            f"commit_timestamp={self.commit_timestamp!r}, "
+            f"expire_timestamp={self.expire_timestamp!r}, "
+            f"topic_id={self.topic_id!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.offset,
+            self.leader_epoch,
+            self.metadata,
+            self.commit_timestamp,
+            self.expire_timestamp,
+            self.topic_id,
+            self.unknown_tags,
+        ) == (
+            that.offset,
+            that.leader_epoch,
+            that.metadata,
+            that.commit_timestamp,
+            that.expire_timestamp,
+            that.topic_id,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

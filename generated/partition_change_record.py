@@ -57,7 +57,7 @@ PartitionChangeRecordRow: _TypeAlias = tuple[
 """A row of PartitionChangeRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PartitionChangeRecord(_rt.KafkaMessage):
     """PartitionChangeRecord: versions 0-2."""
 
@@ -115,6 +115,84 @@ class PartitionChangeRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        partition_id: int = -1,
+        topic_id: _UUID = _ZERO_UUID,
+        isr: list[int] | None = None,
+        leader: int = -2,
+        replicas: list[int] | None = None,
+        removing_replicas: list[int] | None = None,
+        adding_replicas: list[int] | None = None,
+        leader_recovery_state: int = -1,
+        directories: list[_UUID] | None = None,
+        eligible_leader_replicas: list[int] | None = None,
+        last_known_elr: list[int] | None = None,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.partition_id = partition_id
+        self.topic_id = topic_id
+        self.isr = isr
+        self.leader = leader
+        self.replicas = replicas
+        self.removing_replicas = removing_replicas
+        self.adding_replicas = adding_replicas
+        self.leader_recovery_state = leader_recovery_state
+        self.directories = directories
+        self.eligible_leader_replicas = eligible_leader_replicas
+        self.last_known_elr = last_known_elr
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"partition_id={self.partition_id!r}, "
+            f"topic_id={self.topic_id!r}, "
+            f"isr={self.isr!r}, "
+            f"leader={self.leader!r}, "
+            f"replicas={self.replicas!r}, "
+            f"removing_replicas={self.removing_replicas!r}, "
+            f"adding_replicas={self.adding_replicas!r}, "
+            f"leader_recovery_state={self.leader_recovery_state!r}, "
+            f"directories={self.directories!r}, "
+            f"eligible_leader_replicas={self.eligible_leader_replicas!r}, "
+            f"last_known_elr={self.last_known_elr!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.partition_id,
+            self.topic_id,
+            self.isr,
+            self.leader,
+            self.replicas,
+            self.removing_replicas,
+            self.adding_replicas,
+            self.leader_recovery_state,
+            self.directories,
+            self.eligible_leader_replicas,
+            self.last_known_elr,
+            self.unknown_tags,
+        ) == (
+            that.partition_id,
+            that.topic_id,
+            that.isr,
+            that.leader,
+            that.replicas,
+            that.removing_replicas,
+            that.adding_replicas,
+            that.leader_recovery_state,
+            that.directories,
+            that.eligible_leader_replicas,
+            that.last_known_elr,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

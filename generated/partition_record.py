@@ -61,7 +61,7 @@ PartitionRecordRow: _TypeAlias = tuple[
 """A row of PartitionRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PartitionRecord(_rt.KafkaMessage):
     """PartitionRecord: versions 0-2."""
 
@@ -125,6 +125,94 @@ class PartitionRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        partition_id: int = -1,
+        topic_id: _UUID = _ZERO_UUID,
+        replicas: list[int] = _MISSING,
+        isr: list[int] = _MISSING,
+        removing_replicas: list[int] = _MISSING,
+        adding_replicas: list[int] = _MISSING,
+        leader: int = -1,
+        leader_recovery_state: int = 0,
+        leader_epoch: int = -1,
+        partition_epoch: int = -1,
+        directories: list[_UUID] = _MISSING,
+        eligible_leader_replicas: list[int] | None = None,
+        last_known_elr: list[int] | None = None,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.partition_id = partition_id
+        self.topic_id = topic_id
+        self.replicas = [] if replicas is _MISSING else replicas
+        self.isr = [] if isr is _MISSING else isr
+        self.removing_replicas = [] if removing_replicas is _MISSING else removing_replicas
+        self.adding_replicas = [] if adding_replicas is _MISSING else adding_replicas
+        self.leader = leader
+        self.leader_recovery_state = leader_recovery_state
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+        self.directories = [] if directories is _MISSING else directories
+        self.eligible_leader_replicas = eligible_leader_replicas
+        self.last_known_elr = last_known_elr
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"partition_id={self.partition_id!r}, "
+            f"topic_id={self.topic_id!r}, "
+            f"replicas={self.replicas!r}, "
+            f"isr={self.isr!r}, "
+            f"removing_replicas={self.removing_replicas!r}, "
+            f"adding_replicas={self.adding_replicas!r}, "
+            f"leader={self.leader!r}, "
+            f"leader_recovery_state={self.leader_recovery_state!r}, "
+            f"leader_epoch={self.leader_epoch!r}, "
+            f"partition_epoch={self.partition_epoch!r}, "
+            f"directories={self.directories!r}, "
+            f"eligible_leader_replicas={self.eligible_leader_replicas!r}, "
+            f"last_known_elr={self.last_known_elr!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.partition_id,
+            self.topic_id,
+            self.replicas,
+            self.isr,
+            self.removing_replicas,
+            self.adding_replicas,
+            self.leader,
+            self.leader_recovery_state,
+            self.leader_epoch,
+            self.partition_epoch,
+            self.directories,
+            self.eligible_leader_replicas,
+            self.last_known_elr,
+            self.unknown_tags,
+        ) == (
+            that.partition_id,
+            that.topic_id,
+            that.replicas,
+            that.isr,
+            that.removing_replicas,
+            that.adding_replicas,
+            that.leader,
+            that.leader_recovery_state,
+            that.leader_epoch,
+            that.partition_epoch,
+            that.directories,
+            that.eligible_leader_replicas,
+            that.last_known_elr,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

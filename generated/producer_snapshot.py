@@ -43,7 +43,7 @@ ProducerSnapshotRow: _TypeAlias = tuple[int, list[ProducerEntryRow], _Mapping[in
 """A row of ProducerSnapshot (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ProducerEntry(_rt.KafkaStruct):
     """ProducerEntry: versions 1."""
 
@@ -74,6 +74,69 @@ class ProducerEntry(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        producer_id: int = 0,
+        epoch: int = 0,
+        last_sequence: int = 0,
+        last_offset: int = 0,
+        offset_delta: int = 0,
+        timestamp: int = 0,
+        coordinator_epoch: int = 0,
+        current_txn_first_offset: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.producer_id = producer_id
+        self.epoch = epoch
+        self.last_sequence = last_sequence
+        self.last_offset = last_offset
+        self.offset_delta = offset_delta
+        self.timestamp = timestamp
+        self.coordinator_epoch = coordinator_epoch
+        self.current_txn_first_offset = current_txn_first_offset
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"producer_id={self.producer_id!r}, "
+            f"epoch={self.epoch!r}, "
+            f"last_sequence={self.last_sequence!r}, "
+            f"last_offset={self.last_offset!r}, "
+            f"offset_delta={self.offset_delta!r}, "
+            f"timestamp={self.timestamp!r}, "
+            f"coordinator_epoch={self.coordinator_epoch!r}, "
+            f"current_txn_first_offset={self.current_txn_first_offset!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.producer_id,
+            self.epoch,
+            self.last_sequence,
+            self.last_offset,
+            self.offset_delta,
+            self.timestamp,
+            self.coordinator_epoch,
+            self.current_txn_first_offset,
+            self.unknown_tags,
+        ) == (
+            that.producer_id,
+            that.epoch,
+            that.last_sequence,
+            that.last_offset,
+            that.offset_delta,
+            that.timestamp,
+            that.coordinator_epoch,
+            that.current_txn_first_offset,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -193,7 +256,7 @@ class ProducerEntry(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ProducerSnapshot(_rt.KafkaMessage):
     """ProducerSnapshot: versions 1."""
 
@@ -225,6 +288,35 @@ class ProducerSnapshot(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        crc: int = 0,
+        producer_entries: list[ProducerEntry] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.crc = crc
+        self.producer_entries = [] if producer_entries is _MISSING else producer_entries
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"crc={self.crc!r}, "
+            f"producer_entries={self.producer_entries!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.crc, self.producer_entries, self.unknown_tags) == (
+            that.crc,
+            that.producer_entries,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -69,7 +69,7 @@ RegisterBrokerRecordRow: _TypeAlias = tuple[
 """A row of RegisterBrokerRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BrokerFeature(_rt.KafkaStruct):
     """BrokerFeature: versions 0+."""
 
@@ -85,6 +85,39 @@ class BrokerFeature(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        min_supported_version: int = 0,
+        max_supported_version: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.min_supported_version = min_supported_version
+        self.max_supported_version = max_supported_version
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"min_supported_version={self.min_supported_version!r}, "
+            f"max_supported_version={self.max_supported_version!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.name,
+            self.min_supported_version,
+            self.max_supported_version,
+            self.unknown_tags,
+        ) == (that.name, that.min_supported_version, that.max_supported_version, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -126,7 +159,7 @@ class BrokerFeature(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BrokerEndpoint(_rt.KafkaStruct):
     """BrokerEndpoint: versions 0+."""
 
@@ -145,6 +178,43 @@ class BrokerEndpoint(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        host: str = "",
+        port: int = 0,
+        security_protocol: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.host = host
+        self.port = port
+        self.security_protocol = security_protocol
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"host={self.host!r}, "
+            f"port={self.port!r}, "
+            f"security_protocol={self.security_protocol!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.name, self.host, self.port, self.security_protocol, self.unknown_tags) == (
+            that.name,
+            that.host,
+            that.port,
+            that.security_protocol,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -192,7 +262,7 @@ class BrokerEndpoint(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RegisterBrokerRecord(_rt.KafkaMessage):
     """RegisterBrokerRecord: versions 0-4."""
 
@@ -251,6 +321,84 @@ class RegisterBrokerRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        broker_id: int = 0,
+        is_migrating_zk_broker: bool = False,
+        incarnation_id: _UUID = _ZERO_UUID,
+        broker_epoch: int = 0,
+        end_points: list[BrokerEndpoint] = _MISSING,
+        features: list[BrokerFeature] = _MISSING,
+        rack: str | None = "",
+        fenced: bool = True,
+        in_controlled_shutdown: bool = False,
+        log_dirs: list[_UUID] = _MISSING,
+        cordoned_log_dirs: list[_UUID] | None = None,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.broker_id = broker_id
+        self.is_migrating_zk_broker = is_migrating_zk_broker
+        self.incarnation_id = incarnation_id
+        self.broker_epoch = broker_epoch
+        self.end_points = [] if end_points is _MISSING else end_points
+        self.features = [] if features is _MISSING else features
+        self.rack = rack
+        self.fenced = fenced
+        self.in_controlled_shutdown = in_controlled_shutdown
+        self.log_dirs = [] if log_dirs is _MISSING else log_dirs
+        self.cordoned_log_dirs = cordoned_log_dirs
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"broker_id={self.broker_id!r}, "
+            f"is_migrating_zk_broker={self.is_migrating_zk_broker!r}, "
+            f"incarnation_id={self.incarnation_id!r}, "
+            f"broker_epoch={self.broker_epoch!r}, "
+            f"end_points={self.end_points!r}, "
+            f"features={self.features!r}, "
+            f"rack={self.rack!r}, "
+            f"fenced={self.fenced!r}, "
+            f"in_controlled_shutdown={self.in_controlled_shutdown!r}, "
+            f"log_dirs={self.log_dirs!r}, "
+            f"cordoned_log_dirs={self.cordoned_log_dirs!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.broker_id,
+            self.is_migrating_zk_broker,
+            self.incarnation_id,
+            self.broker_epoch,
+            self.end_points,
+            self.features,
+            self.rack,
+            self.fenced,
+            self.in_controlled_shutdown,
+            self.log_dirs,
+            self.cordoned_log_dirs,
+            self.unknown_tags,
+        ) == (
+            that.broker_id,
+            that.is_migrating_zk_broker,
+            that.incarnation_id,
+            that.broker_epoch,
+            that.end_points,
+            that.features,
+            that.rack,
+            that.fenced,
+            that.in_controlled_shutdown,
+            that.log_dirs,
+            that.cordoned_log_dirs,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -52,7 +52,7 @@ RegisterControllerRecordRow: _TypeAlias = tuple[
 """A row of RegisterControllerRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ControllerFeature(_rt.KafkaStruct):
     """ControllerFeature: versions 0+."""
 
@@ -68,6 +68,39 @@ class ControllerFeature(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        min_supported_version: int = 0,
+        max_supported_version: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.min_supported_version = min_supported_version
+        self.max_supported_version = max_supported_version
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"min_supported_version={self.min_supported_version!r}, "
+            f"max_supported_version={self.max_supported_version!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.name,
+            self.min_supported_version,
+            self.max_supported_version,
+            self.unknown_tags,
+        ) == (that.name, that.min_supported_version, that.max_supported_version, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -109,7 +142,7 @@ class ControllerFeature(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ControllerEndpoint(_rt.KafkaStruct):
     """ControllerEndpoint: versions 0+."""
 
@@ -128,6 +161,43 @@ class ControllerEndpoint(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        host: str = "",
+        port: int = 0,
+        security_protocol: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.host = host
+        self.port = port
+        self.security_protocol = security_protocol
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"host={self.host!r}, "
+            f"port={self.port!r}, "
+            f"security_protocol={self.security_protocol!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.name, self.host, self.port, self.security_protocol, self.unknown_tags) == (
+            that.name,
+            that.host,
+            that.port,
+            that.security_protocol,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -175,7 +245,7 @@ class ControllerEndpoint(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RegisterControllerRecord(_rt.KafkaMessage):
     """RegisterControllerRecord: versions 0."""
 
@@ -216,6 +286,54 @@ class RegisterControllerRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        controller_id: int = 0,
+        incarnation_id: _UUID = _ZERO_UUID,
+        zk_migration_ready: bool = False,
+        end_points: list[ControllerEndpoint] = _MISSING,
+        features: list[ControllerFeature] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.controller_id = controller_id
+        self.incarnation_id = incarnation_id
+        self.zk_migration_ready = zk_migration_ready
+        self.end_points = [] if end_points is _MISSING else end_points
+        self.features = [] if features is _MISSING else features
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"controller_id={self.controller_id!r}, "
+            f"incarnation_id={self.incarnation_id!r}, "
+            f"zk_migration_ready={self.zk_migration_ready!r}, "
+            f"end_points={self.end_points!r}, "
+            f"features={self.features!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.controller_id,
+            self.incarnation_id,
+            self.zk_migration_ready,
+            self.end_points,
+            self.features,
+            self.unknown_tags,
+        ) == (
+            that.controller_id,
+            that.incarnation_id,
+            that.zk_migration_ready,
+            that.end_points,
+            that.features,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -74,7 +74,7 @@ RemoteLogSegmentMetadataRecordRow: _TypeAlias = tuple[
 """A row of RemoteLogSegmentMetadataRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SegmentLeaderEpochEntry(_rt.KafkaStruct):
     """SegmentLeaderEpochEntry: versions 0+."""
 
@@ -87,6 +87,35 @@ class SegmentLeaderEpochEntry(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        leader_epoch: int = 0,
+        offset: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.leader_epoch = leader_epoch
+        self.offset = offset
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"leader_epoch={self.leader_epoch!r}, "
+            f"offset={self.offset!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.leader_epoch, self.offset, self.unknown_tags) == (
+            that.leader_epoch,
+            that.offset,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -124,7 +153,7 @@ class SegmentLeaderEpochEntry(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicIdPartitionEntry(_rt.KafkaStruct):
     """TopicIdPartitionEntry: versions 0+."""
 
@@ -140,6 +169,39 @@ class TopicIdPartitionEntry(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        id: _UUID = _ZERO_UUID,
+        partition: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.id = id
+        self.partition = partition
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"id={self.id!r}, "
+            f"partition={self.partition!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.name, self.id, self.partition, self.unknown_tags) == (
+            that.name,
+            that.id,
+            that.partition,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -179,7 +241,7 @@ class TopicIdPartitionEntry(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemoteLogSegmentIdEntry(_rt.KafkaStruct):
     """RemoteLogSegmentIdEntry: versions 0+."""
 
@@ -192,6 +254,37 @@ class RemoteLogSegmentIdEntry(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic_id_partition: TopicIdPartitionEntry = _MISSING,
+        id: _UUID = _ZERO_UUID,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic_id_partition = (
+            TopicIdPartitionEntry() if topic_id_partition is _MISSING else topic_id_partition
+        )
+        self.id = id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topic_id_partition={self.topic_id_partition!r}, "
+            f"id={self.id!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic_id_partition, self.id, self.unknown_tags) == (
+            that.topic_id_partition,
+            that.id,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -224,7 +317,7 @@ class RemoteLogSegmentIdEntry(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemoteLogSegmentMetadataRecord(_rt.KafkaMessage):
     """RemoteLogSegmentMetadataRecord: versions 0."""
 
@@ -285,6 +378,90 @@ class RemoteLogSegmentMetadataRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        remote_log_segment_id: RemoteLogSegmentIdEntry = _MISSING,
+        start_offset: int = 0,
+        end_offset: int = 0,
+        broker_id: int = 0,
+        max_timestamp_ms: int = 0,
+        event_timestamp_ms: int = 0,
+        segment_leader_epochs: list[SegmentLeaderEpochEntry] = _MISSING,
+        segment_size_in_bytes: int = 0,
+        custom_metadata: bytes | None = None,
+        remote_log_segment_state: int = 0,
+        txn_index_empty: bool = False,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.remote_log_segment_id = (
+            RemoteLogSegmentIdEntry()
+            if remote_log_segment_id is _MISSING
+            else remote_log_segment_id
+        )
+        self.start_offset = start_offset
+        self.end_offset = end_offset
+        self.broker_id = broker_id
+        self.max_timestamp_ms = max_timestamp_ms
+        self.event_timestamp_ms = event_timestamp_ms
+        self.segment_leader_epochs = (
+            [] if segment_leader_epochs is _MISSING else segment_leader_epochs
+        )
+        self.segment_size_in_bytes = segment_size_in_bytes
+        self.custom_metadata = custom_metadata
+        self.remote_log_segment_state = remote_log_segment_state
+        self.txn_index_empty = txn_index_empty
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"remote_log_segment_id={self.remote_log_segment_id!r}, "
+            f"start_offset={self.start_offset!r}, "
+            f"end_offset={self.end_offset!r}, "
+            f"broker_id={self.broker_id!r}, "
+            f"max_timestamp_ms={self.max_timestamp_ms!r}, "
+            f"event_timestamp_ms={self.event_timestamp_ms!r}, "
+            f"segment_leader_epochs={self.segment_leader_epochs!r}, "
+            f"segment_size_in_bytes={self.segment_size_in_bytes!r}, "
+            f"custom_metadata={self.custom_metadata!r}, "
+            f"remote_log_segment_state={self.remote_log_segment_state!r}, "
+            f"txn_index_empty={self.txn_index_empty!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.remote_log_segment_id,
+            self.start_offset,
+            self.end_offset,
+            self.broker_id,
+            self.max_timestamp_ms,
+            self.event_timestamp_ms,
+            self.segment_leader_epochs,
+            self.segment_size_in_bytes,
+            self.custom_metadata,
+            self.remote_log_segment_state,
+            self.txn_index_empty,
+            self.unknown_tags,
+        ) == (
+            that.remote_log_segment_id,
+            that.start_offset,
+            that.end_offset,
+            that.broker_id,
+            that.max_timestamp_ms,
+            that.event_timestamp_ms,
+            that.segment_leader_epochs,
+            that.segment_size_in_bytes,
+            that.custom_metadata,
+            that.remote_log_segment_state,
+            that.txn_index_empty,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

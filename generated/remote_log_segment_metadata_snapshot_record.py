@@ -62,7 +62,7 @@ RemoteLogSegmentMetadataSnapshotRecordRow: _TypeAlias = tuple[
 """A row of RemoteLogSegmentMetadataSnapshotRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SegmentLeaderEpochEntry(_rt.KafkaStruct):
     """SegmentLeaderEpochEntry: versions 0+."""
 
@@ -75,6 +75,35 @@ class SegmentLeaderEpochEntry(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        leader_epoch: int = 0,
+        offset: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.leader_epoch = leader_epoch
+        self.offset = offset
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"leader_epoch={self.leader_epoch!r}, "
+            f"offset={self.offset!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.leader_epoch, self.offset, self.unknown_tags) == (
+            that.leader_epoch,
+            that.offset,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -112,7 +141,7 @@ class SegmentLeaderEpochEntry(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemoteLogSegmentMetadataSnapshotRecord(_rt.KafkaMessage):
     """RemoteLogSegmentMetadataSnapshotRecord: versions 0."""
 
@@ -175,6 +204,86 @@ class RemoteLogSegmentMetadataSnapshotRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        segment_id: _UUID = _ZERO_UUID,
+        start_offset: int = 0,
+        end_offset: int = 0,
+        broker_id: int = 0,
+        max_timestamp_ms: int = 0,
+        event_timestamp_ms: int = 0,
+        segment_leader_epochs: list[SegmentLeaderEpochEntry] = _MISSING,
+        segment_size_in_bytes: int = 0,
+        custom_metadata: bytes | None = None,
+        remote_log_segment_state: int = 0,
+        txn_index_empty: bool = False,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.segment_id = segment_id
+        self.start_offset = start_offset
+        self.end_offset = end_offset
+        self.broker_id = broker_id
+        self.max_timestamp_ms = max_timestamp_ms
+        self.event_timestamp_ms = event_timestamp_ms
+        self.segment_leader_epochs = (
+            [] if segment_leader_epochs is _MISSING else segment_leader_epochs
+        )
+        self.segment_size_in_bytes = segment_size_in_bytes
+        self.custom_metadata = custom_metadata
+        self.remote_log_segment_state = remote_log_segment_state
+        self.txn_index_empty = txn_index_empty
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"segment_id={self.segment_id!r}, "
+            f"start_offset={self.start_offset!r}, "
+            f"end_offset={self.end_offset!r}, "
+            f"broker_id={self.broker_id!r}, "
+            f"max_timestamp_ms={self.max_timestamp_ms!r}, "
+            f"event_timestamp_ms={self.event_timestamp_ms!r}, "
+            f"segment_leader_epochs={self.segment_leader_epochs!r}, "
+            f"segment_size_in_bytes={self.segment_size_in_bytes!r}, "
+            f"custom_metadata={self.custom_metadata!r}, "
+            f"remote_log_segment_state={self.remote_log_segment_state!r}, "
+            f"txn_index_empty={self.txn_index_empty!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.segment_id,
+            self.start_offset,
+            self.end_offset,
+            self.broker_id,
+            self.max_timestamp_ms,
+            self.event_timestamp_ms,
+            self.segment_leader_epochs,
+            self.segment_size_in_bytes,
+            self.custom_metadata,
+            self.remote_log_segment_state,
+            self.txn_index_empty,
+            self.unknown_tags,
+        ) == (
+            that.segment_id,
+            that.start_offset,
+            that.end_offset,
+            that.broker_id,
+            that.max_timestamp_ms,
+            that.event_timestamp_ms,
+            that.segment_leader_epochs,
+            that.segment_size_in_bytes,
+            that.custom_metadata,
+            that.remote_log_segment_state,
+            that.txn_index_empty,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -56,7 +56,7 @@ RemoteLogSegmentMetadataUpdateRecordRow: _TypeAlias = tuple[
 """A row of RemoteLogSegmentMetadataUpdateRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicIdPartitionEntry(_rt.KafkaStruct):
     """TopicIdPartitionEntry: versions 0+."""
 
@@ -72,6 +72,39 @@ class TopicIdPartitionEntry(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        id: _UUID = _ZERO_UUID,
+        partition: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.id = id
+        self.partition = partition
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"id={self.id!r}, "
+            f"partition={self.partition!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.name, self.id, self.partition, self.unknown_tags) == (
+            that.name,
+            that.id,
+            that.partition,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -111,7 +144,7 @@ class TopicIdPartitionEntry(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemoteLogSegmentIdEntry(_rt.KafkaStruct):
     """RemoteLogSegmentIdEntry: versions 0+."""
 
@@ -124,6 +157,37 @@ class RemoteLogSegmentIdEntry(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic_id_partition: TopicIdPartitionEntry = _MISSING,
+        id: _UUID = _ZERO_UUID,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic_id_partition = (
+            TopicIdPartitionEntry() if topic_id_partition is _MISSING else topic_id_partition
+        )
+        self.id = id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topic_id_partition={self.topic_id_partition!r}, "
+            f"id={self.id!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic_id_partition, self.id, self.unknown_tags) == (
+            that.topic_id_partition,
+            that.id,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -156,7 +220,7 @@ class RemoteLogSegmentIdEntry(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemoteLogSegmentMetadataUpdateRecord(_rt.KafkaMessage):
     """RemoteLogSegmentMetadataUpdateRecord: versions 0."""
 
@@ -200,6 +264,58 @@ class RemoteLogSegmentMetadataUpdateRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        remote_log_segment_id: RemoteLogSegmentIdEntry = _MISSING,
+        broker_id: int = 0,
+        event_timestamp_ms: int = 0,
+        custom_metadata: bytes | None = None,
+        remote_log_segment_state: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.remote_log_segment_id = (
+            RemoteLogSegmentIdEntry()
+            if remote_log_segment_id is _MISSING
+            else remote_log_segment_id
+        )
+        self.broker_id = broker_id
+        self.event_timestamp_ms = event_timestamp_ms
+        self.custom_metadata = custom_metadata
+        self.remote_log_segment_state = remote_log_segment_state
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"remote_log_segment_id={self.remote_log_segment_id!r}, "
+            f"broker_id={self.broker_id!r}, "
+            f"event_timestamp_ms={self.event_timestamp_ms!r}, "
+            f"custom_metadata={self.custom_metadata!r}, "
+            f"remote_log_segment_state={self.remote_log_segment_state!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.remote_log_segment_id,
+            self.broker_id,
+            self.event_timestamp_ms,
+            self.custom_metadata,
+            self.remote_log_segment_state,
+            self.unknown_tags,
+        ) == (
+            that.remote_log_segment_id,
+            that.broker_id,
+            that.event_timestamp_ms,
+            that.custom_metadata,
+            that.remote_log_segment_state,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

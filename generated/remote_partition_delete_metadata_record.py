@@ -47,7 +47,7 @@ RemotePartitionDeleteMetadataRecordRow: _TypeAlias = tuple[
 """A row of RemotePartitionDeleteMetadataRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicIdPartitionEntry(_rt.KafkaStruct):
     """TopicIdPartitionEntry: versions 0+."""
 
@@ -63,6 +63,39 @@ class TopicIdPartitionEntry(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        id: _UUID = _ZERO_UUID,
+        partition: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.id = id
+        self.partition = partition
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"id={self.id!r}, "
+            f"partition={self.partition!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.name, self.id, self.partition, self.unknown_tags) == (
+            that.name,
+            that.id,
+            that.partition,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -102,7 +135,7 @@ class TopicIdPartitionEntry(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemotePartitionDeleteMetadataRecord(_rt.KafkaMessage):
     """RemotePartitionDeleteMetadataRecord: versions 0."""
 
@@ -143,6 +176,51 @@ class RemotePartitionDeleteMetadataRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic_id_partition: TopicIdPartitionEntry = _MISSING,
+        broker_id: int = 0,
+        event_timestamp_ms: int = 0,
+        remote_partition_delete_state: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic_id_partition = (
+            TopicIdPartitionEntry() if topic_id_partition is _MISSING else topic_id_partition
+        )
+        self.broker_id = broker_id
+        self.event_timestamp_ms = event_timestamp_ms
+        self.remote_partition_delete_state = remote_partition_delete_state
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topic_id_partition={self.topic_id_partition!r}, "
+            f"broker_id={self.broker_id!r}, "
+            f"event_timestamp_ms={self.event_timestamp_ms!r}, "
+            f"remote_partition_delete_state={self.remote_partition_delete_state!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.topic_id_partition,
+            self.broker_id,
+            self.event_timestamp_ms,
+            self.remote_partition_delete_state,
+            self.unknown_tags,
+        ) == (
+            that.topic_id_partition,
+            that.broker_id,
+            that.event_timestamp_ms,
+            that.remote_partition_delete_state,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -36,7 +36,7 @@ RemoveAccessControlEntryRecordRow: _TypeAlias = tuple[_UUID, _Mapping[int, bytes
 """A row of RemoveAccessControlEntryRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemoveAccessControlEntryRecord(_rt.KafkaMessage):
     """RemoveAccessControlEntryRecord: versions 0."""
 
@@ -66,6 +66,21 @@ class RemoveAccessControlEntryRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, id: _UUID = _ZERO_UUID, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.id = id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.id, self.unknown_tags) == (that.id, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -33,7 +33,7 @@ RemoveDelegationTokenRecordRow: _TypeAlias = tuple[str, _Mapping[int, bytes]]
 """A row of RemoveDelegationTokenRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemoveDelegationTokenRecord(_rt.KafkaMessage):
     """RemoveDelegationTokenRecord: versions 0."""
 
@@ -63,6 +63,21 @@ class RemoveDelegationTokenRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, token_id: str = "", unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.token_id = token_id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(token_id={self.token_id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.token_id, self.unknown_tags) == (that.token_id, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

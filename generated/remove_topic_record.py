@@ -36,7 +36,7 @@ RemoveTopicRecordRow: _TypeAlias = tuple[_UUID, _Mapping[int, bytes]]
 """A row of RemoveTopicRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemoveTopicRecord(_rt.KafkaMessage):
     """RemoveTopicRecord: versions 0."""
 
@@ -64,6 +64,21 @@ class RemoveTopicRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, topic_id: _UUID = _ZERO_UUID, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.topic_id = topic_id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic_id={self.topic_id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic_id, self.unknown_tags) == (that.topic_id, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

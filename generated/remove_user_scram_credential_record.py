@@ -36,7 +36,7 @@ RemoveUserScramCredentialRecordRow: _TypeAlias = tuple[str, int, _Mapping[int, b
 """A row of RemoveUserScramCredentialRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RemoveUserScramCredentialRecord(_rt.KafkaMessage):
     """RemoveUserScramCredentialRecord: versions 0."""
 
@@ -69,6 +69,26 @@ class RemoveUserScramCredentialRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, name: str = "", mechanism: int = 0, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.name = name
+        self.mechanism = mechanism
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, mechanism={self.mechanism!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.name, self.mechanism, self.unknown_tags) == (
+            that.name,
+            that.mechanism,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -49,7 +49,7 @@ ShareGroupCurrentMemberAssignmentValueRow: _TypeAlias = tuple[
 """A row of ShareGroupCurrentMemberAssignmentValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicPartitions(_rt.KafkaStruct):
     """TopicPartitions (common struct): versions 0+."""
 
@@ -62,6 +62,35 @@ class TopicPartitions(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic_id: _UUID = _ZERO_UUID,
+        partitions: list[int] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is _MISSING else partitions
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topic_id={self.topic_id!r}, "
+            f"partitions={self.partitions!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic_id, self.partitions, self.unknown_tags) == (
+            that.topic_id,
+            that.partitions,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -99,7 +128,7 @@ class TopicPartitions(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ShareGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
     """ShareGroupCurrentMemberAssignmentValue: versions 0."""
 
@@ -141,6 +170,49 @@ class ShareGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        member_epoch: int = 0,
+        previous_member_epoch: int = 0,
+        state: int = 0,
+        assigned_partitions: list[TopicPartitions] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.member_epoch = member_epoch
+        self.previous_member_epoch = previous_member_epoch
+        self.state = state
+        self.assigned_partitions = [] if assigned_partitions is _MISSING else assigned_partitions
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"member_epoch={self.member_epoch!r}, "
+            f"previous_member_epoch={self.previous_member_epoch!r}, "
+            f"state={self.state!r}, "
+            f"assigned_partitions={self.assigned_partitions!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.member_epoch,
+            self.previous_member_epoch,
+            self.state,
+            self.assigned_partitions,
+            self.unknown_tags,
+        ) == (
+            that.member_epoch,
+            that.previous_member_epoch,
+            that.state,
+            that.assigned_partitions,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

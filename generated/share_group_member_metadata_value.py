@@ -38,7 +38,7 @@ ShareGroupMemberMetadataValueRow: _TypeAlias = tuple[
 """A row of ShareGroupMemberMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ShareGroupMemberMetadataValue(_rt.KafkaMessage):
     """ShareGroupMemberMetadataValue: versions 0."""
 
@@ -77,6 +77,51 @@ class ShareGroupMemberMetadataValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        rack_id: str | None = "",
+        client_id: str = "",
+        client_host: str = "",
+        subscribed_topic_names: list[str] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.rack_id = rack_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.subscribed_topic_names = (
+            [] if subscribed_topic_names is _MISSING else subscribed_topic_names
+        )
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"rack_id={self.rack_id!r}, "
+            f"client_id={self.client_id!r}, "
+            f"client_host={self.client_host!r}, "
+            f"subscribed_topic_names={self.subscribed_topic_names!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.rack_id,
+            self.client_id,
+            self.client_host,
+            self.subscribed_topic_names,
+            self.unknown_tags,
+        ) == (
+            that.rack_id,
+            that.client_id,
+            that.client_host,
+            that.subscribed_topic_names,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

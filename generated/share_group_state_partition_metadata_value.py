@@ -53,7 +53,7 @@ ShareGroupStatePartitionMetadataValueRow: _TypeAlias = tuple[
 """A row of ShareGroupStatePartitionMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicInfo(_rt.KafkaStruct):
     """TopicInfo (common struct): versions 0+."""
 
@@ -66,6 +66,35 @@ class TopicInfo(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic_id: _UUID = _ZERO_UUID,
+        topic_name: str = "",
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic_id = topic_id
+        self.topic_name = topic_name
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topic_id={self.topic_id!r}, "
+            f"topic_name={self.topic_name!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic_id, self.topic_name, self.unknown_tags) == (
+            that.topic_id,
+            that.topic_name,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -95,7 +124,7 @@ class TopicInfo(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicPartitionsInfo(_rt.KafkaStruct):
     """TopicPartitionsInfo (common struct): versions 0+."""
 
@@ -111,6 +140,39 @@ class TopicPartitionsInfo(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic_id: _UUID = _ZERO_UUID,
+        topic_name: str = "",
+        partitions: list[int] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic_id = topic_id
+        self.topic_name = topic_name
+        self.partitions = [] if partitions is _MISSING else partitions
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topic_id={self.topic_id!r}, "
+            f"topic_name={self.topic_name!r}, "
+            f"partitions={self.partitions!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic_id, self.topic_name, self.partitions, self.unknown_tags) == (
+            that.topic_id,
+            that.topic_name,
+            that.partitions,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -158,7 +220,7 @@ class TopicPartitionsInfo(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ShareGroupStatePartitionMetadataValue(_rt.KafkaMessage):
     """ShareGroupStatePartitionMetadataValue: versions 0."""
 
@@ -197,6 +259,44 @@ class ShareGroupStatePartitionMetadataValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        initializing_topics: list[TopicPartitionsInfo] = _MISSING,
+        initialized_topics: list[TopicPartitionsInfo] = _MISSING,
+        deleting_topics: list[TopicInfo] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.initializing_topics = [] if initializing_topics is _MISSING else initializing_topics
+        self.initialized_topics = [] if initialized_topics is _MISSING else initialized_topics
+        self.deleting_topics = [] if deleting_topics is _MISSING else deleting_topics
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"initializing_topics={self.initializing_topics!r}, "
+            f"initialized_topics={self.initialized_topics!r}, "
+            f"deleting_topics={self.deleting_topics!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.initializing_topics,
+            self.initialized_topics,
+            self.deleting_topics,
+            self.unknown_tags,
+        ) == (
+            that.initializing_topics,
+            that.initialized_topics,
+            that.deleting_topics,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -47,7 +47,7 @@ ShareGroupTargetAssignmentMemberValueRow: _TypeAlias = tuple[
 """A row of ShareGroupTargetAssignmentMemberValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicPartition(_rt.KafkaStruct):
     """TopicPartition: versions 0+."""
 
@@ -60,6 +60,35 @@ class TopicPartition(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic_id: _UUID = _ZERO_UUID,
+        partitions: list[int] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is _MISSING else partitions
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topic_id={self.topic_id!r}, "
+            f"partitions={self.partitions!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic_id, self.partitions, self.unknown_tags) == (
+            that.topic_id,
+            that.partitions,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -97,7 +126,7 @@ class TopicPartition(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ShareGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
     """ShareGroupTargetAssignmentMemberValue: versions 0."""
 
@@ -130,6 +159,27 @@ class ShareGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic_partitions: list[TopicPartition] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic_partitions = [] if topic_partitions is _MISSING else topic_partitions
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic_partitions={self.topic_partitions!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic_partitions, self.unknown_tags) == (
+            that.topic_partitions,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -36,7 +36,7 @@ ShareGroupTargetAssignmentMetadataValueRow: _TypeAlias = tuple[int, int, _Mappin
 """A row of ShareGroupTargetAssignmentMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ShareGroupTargetAssignmentMetadataValue(_rt.KafkaMessage):
     """ShareGroupTargetAssignmentMetadataValue: versions 0."""
 
@@ -71,6 +71,35 @@ class ShareGroupTargetAssignmentMetadataValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        assignment_epoch: int = 0,
+        assignment_timestamp: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.assignment_epoch = assignment_epoch
+        self.assignment_timestamp = assignment_timestamp
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"assignment_epoch={self.assignment_epoch!r}, "
+            f"assignment_timestamp={self.assignment_timestamp!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.assignment_epoch, self.assignment_timestamp, self.unknown_tags) == (
+            that.assignment_epoch,
+            that.assignment_timestamp,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -36,7 +36,7 @@ ShareUpdateKeyRow: _TypeAlias = tuple[str, _UUID, int, _Mapping[int, bytes]]
 """A row of ShareUpdateKey (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ShareUpdateKey(_rt.KafkaMessage):
     """ShareUpdateKey: versions 0."""
 
@@ -70,6 +70,39 @@ class ShareUpdateKey(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        group_id: str = "",
+        topic_id: _UUID = _ZERO_UUID,
+        partition: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.group_id = group_id
+        self.topic_id = topic_id
+        self.partition = partition
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"group_id={self.group_id!r}, "
+            f"topic_id={self.topic_id!r}, "
+            f"partition={self.partition!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.group_id, self.topic_id, self.partition, self.unknown_tags) == (
+            that.group_id,
+            that.topic_id,
+            that.partition,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -46,7 +46,7 @@ ShareUpdateValueRow: _TypeAlias = tuple[
 """A row of ShareUpdateValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateBatch(_rt.KafkaStruct):
     """StateBatch: versions 0+."""
 
@@ -65,6 +65,49 @@ class StateBatch(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        first_offset: int = 0,
+        last_offset: int = 0,
+        delivery_state: int = 0,
+        delivery_count: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+        self.delivery_state = delivery_state
+        self.delivery_count = delivery_count
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"first_offset={self.first_offset!r}, "
+            f"last_offset={self.last_offset!r}, "
+            f"delivery_state={self.delivery_state!r}, "
+            f"delivery_count={self.delivery_count!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.first_offset,
+            self.last_offset,
+            self.delivery_state,
+            self.delivery_count,
+            self.unknown_tags,
+        ) == (
+            that.first_offset,
+            that.last_offset,
+            that.delivery_state,
+            that.delivery_count,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -114,7 +157,7 @@ class StateBatch(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ShareUpdateValue(_rt.KafkaMessage):
     """ShareUpdateValue: versions 0."""
 
@@ -155,6 +198,54 @@ class ShareUpdateValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        snapshot_epoch: int = 0,
+        leader_epoch: int = 0,
+        start_offset: int = 0,
+        delivery_complete_count: int = -1,
+        state_batches: list[StateBatch] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.snapshot_epoch = snapshot_epoch
+        self.leader_epoch = leader_epoch
+        self.start_offset = start_offset
+        self.delivery_complete_count = delivery_complete_count
+        self.state_batches = [] if state_batches is _MISSING else state_batches
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"snapshot_epoch={self.snapshot_epoch!r}, "
+            f"leader_epoch={self.leader_epoch!r}, "
+            f"start_offset={self.start_offset!r}, "
+            f"delivery_complete_count={self.delivery_complete_count!r}, "
+            f"state_batches={self.state_batches!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.snapshot_epoch,
+            self.leader_epoch,
+            self.start_offset,
+            self.delivery_complete_count,
+            self.state_batches,
+            self.unknown_tags,
+        ) == (
+            that.snapshot_epoch,
+            that.leader_epoch,
+            that.start_offset,
+            that.delivery_complete_count,
+            that.state_batches,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -35,7 +35,7 @@ SnapshotHeaderRecordRow: _TypeAlias = tuple[int, int, _Mapping[int, bytes]]
 """A row of SnapshotHeaderRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SnapshotHeaderRecord(_rt.KafkaMessage):
     """SnapshotHeaderRecord: versions 0."""
 
@@ -66,6 +66,35 @@ class SnapshotHeaderRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        version: int = 0,
+        last_contained_log_timestamp: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.version = version
+        self.last_contained_log_timestamp = last_contained_log_timestamp
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"version={self.version!r}, "
+            f"last_contained_log_timestamp={self.last_contained_log_timestamp!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.version, self.last_contained_log_timestamp, self.unknown_tags) == (
+            that.version,
+            that.last_contained_log_timestamp,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -55,7 +55,7 @@ StreamsGroupCurrentMemberAssignmentValueRow: _TypeAlias = tuple[
 """A row of StreamsGroupCurrentMemberAssignmentValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TaskIds(_rt.KafkaStruct):
     """TaskIds (common struct): versions 0+."""
 
@@ -71,6 +71,39 @@ class TaskIds(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        subtopology_id: str = "",
+        partitions: list[int] = _MISSING,
+        assignment_epochs: list[int] | None = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.subtopology_id = subtopology_id
+        self.partitions = [] if partitions is _MISSING else partitions
+        self.assignment_epochs = [] if assignment_epochs is _MISSING else assignment_epochs
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"subtopology_id={self.subtopology_id!r}, "
+            f"partitions={self.partitions!r}, "
+            f"assignment_epochs={self.assignment_epochs!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.subtopology_id,
+            self.partitions,
+            self.assignment_epochs,
+            self.unknown_tags,
+        ) == (that.subtopology_id, that.partitions, that.assignment_epochs, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -129,7 +162,7 @@ class TaskIds(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StreamsGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
     """StreamsGroupCurrentMemberAssignmentValue: versions 0."""
 
@@ -186,6 +219,80 @@ class StreamsGroupCurrentMemberAssignmentValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        member_epoch: int = 0,
+        previous_member_epoch: int = 0,
+        state: int = 0,
+        active_tasks: list[TaskIds] = _MISSING,
+        standby_tasks: list[TaskIds] = _MISSING,
+        warmup_tasks: list[TaskIds] = _MISSING,
+        active_tasks_pending_revocation: list[TaskIds] = _MISSING,
+        standby_tasks_pending_revocation: list[TaskIds] = _MISSING,
+        warmup_tasks_pending_revocation: list[TaskIds] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.member_epoch = member_epoch
+        self.previous_member_epoch = previous_member_epoch
+        self.state = state
+        self.active_tasks = [] if active_tasks is _MISSING else active_tasks
+        self.standby_tasks = [] if standby_tasks is _MISSING else standby_tasks
+        self.warmup_tasks = [] if warmup_tasks is _MISSING else warmup_tasks
+        self.active_tasks_pending_revocation = (
+            [] if active_tasks_pending_revocation is _MISSING else active_tasks_pending_revocation
+        )
+        self.standby_tasks_pending_revocation = (
+            [] if standby_tasks_pending_revocation is _MISSING else standby_tasks_pending_revocation
+        )
+        self.warmup_tasks_pending_revocation = (
+            [] if warmup_tasks_pending_revocation is _MISSING else warmup_tasks_pending_revocation
+        )
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"member_epoch={self.member_epoch!r}, "
+            f"previous_member_epoch={self.previous_member_epoch!r}, "
+            f"state={self.state!r}, "
+            f"active_tasks={self.active_tasks!r}, "
+            f"standby_tasks={self.standby_tasks!r}, "
+            f"warmup_tasks={self.warmup_tasks!r}, "
+            f"active_tasks_pending_revocation={self.active_tasks_pending_revocation!r}, "
+            f"standby_tasks_pending_revocation={self.standby_tasks_pending_revocation!r}, "
+            f"warmup_tasks_pending_revocation={self.warmup_tasks_pending_revocation!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.member_epoch,
+            self.previous_member_epoch,
+            self.state,
+            self.active_tasks,
+            self.standby_tasks,
+            self.warmup_tasks,
+            self.active_tasks_pending_revocation,
+            self.standby_tasks_pending_revocation,
+            self.warmup_tasks_pending_revocation,
+            self.unknown_tags,
+        ) == (
+            that.member_epoch,
+            that.previous_member_epoch,
+            that.state,
+            that.active_tasks,
+            that.standby_tasks,
+            that.warmup_tasks,
+            that.active_tasks_pending_revocation,
+            that.standby_tasks_pending_revocation,
+            that.warmup_tasks_pending_revocation,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

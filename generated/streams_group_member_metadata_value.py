@@ -60,7 +60,7 @@ StreamsGroupMemberMetadataValueRow: _TypeAlias = tuple[
 """A row of StreamsGroupMemberMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class KeyValue(_rt.KafkaStruct):
     """KeyValue (common struct): versions 0+."""
 
@@ -73,6 +73,26 @@ class KeyValue(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, key: str = "", value: str = "", unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.key = key
+        self.value = value
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(key={self.key!r}, value={self.value!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.key, self.value, self.unknown_tags) == (
+            that.key,
+            that.value,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -102,7 +122,7 @@ class KeyValue(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Endpoint(_rt.KafkaStruct):
     """Endpoint (common struct): versions 0+."""
 
@@ -115,6 +135,26 @@ class Endpoint(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, host: str = "", port: int = 0, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(host={self.host!r}, port={self.port!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.host, self.port, self.unknown_tags) == (
+            that.host,
+            that.port,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -144,7 +184,7 @@ class Endpoint(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StreamsGroupMemberMetadataValue(_rt.KafkaMessage):
     """StreamsGroupMemberMetadataValue: versions 0."""
 
@@ -199,6 +239,74 @@ class StreamsGroupMemberMetadataValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        instance_id: str | None = "",
+        rack_id: str | None = "",
+        client_id: str = "",
+        client_host: str = "",
+        rebalance_timeout_ms: int = -1,
+        topology_epoch: int = 0,
+        process_id: str = "",
+        user_endpoint: Endpoint | None = None,
+        client_tags: list[KeyValue] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.instance_id = instance_id
+        self.rack_id = rack_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.topology_epoch = topology_epoch
+        self.process_id = process_id
+        self.user_endpoint = user_endpoint
+        self.client_tags = [] if client_tags is _MISSING else client_tags
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"instance_id={self.instance_id!r}, "
+            f"rack_id={self.rack_id!r}, "
+            f"client_id={self.client_id!r}, "
+            f"client_host={self.client_host!r}, "
+            f"rebalance_timeout_ms={self.rebalance_timeout_ms!r}, "
+            f"topology_epoch={self.topology_epoch!r}, "
+            f"process_id={self.process_id!r}, "
+            f"user_endpoint={self.user_endpoint!r}, "
+            f"client_tags={self.client_tags!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.instance_id,
+            self.rack_id,
+            self.client_id,
+            self.client_host,
+            self.rebalance_timeout_ms,
+            self.topology_epoch,
+            self.process_id,
+            self.user_endpoint,
+            self.client_tags,
+            self.unknown_tags,
+        ) == (
+            that.instance_id,
+            that.rack_id,
+            that.client_id,
+            that.client_host,
+            that.rebalance_timeout_ms,
+            that.topology_epoch,
+            that.process_id,
+            that.user_endpoint,
+            that.client_tags,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

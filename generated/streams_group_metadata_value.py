@@ -44,7 +44,7 @@ StreamsGroupMetadataValueRow: _TypeAlias = tuple[
 """A row of StreamsGroupMetadataValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LastAssignmentConfig(_rt.KafkaStruct):
     """LastAssignmentConfig (common struct): versions 0+."""
 
@@ -57,6 +57,26 @@ class LastAssignmentConfig(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, key: str = "", value: str = "", unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.key = key
+        self.value = value
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(key={self.key!r}, value={self.value!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.key, self.value, self.unknown_tags) == (
+            that.key,
+            that.value,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -86,7 +106,7 @@ class LastAssignmentConfig(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StreamsGroupMetadataValue(_rt.KafkaMessage):
     """StreamsGroupMetadataValue: versions 0."""
 
@@ -130,6 +150,61 @@ class StreamsGroupMetadataValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        epoch: int = 0,
+        metadata_hash: int = 0,
+        validated_topology_epoch: int = -1,
+        last_assignment_configs: list[LastAssignmentConfig] | None = _MISSING,
+        stored_description_topology_epoch: int = -1,
+        failed_description_topology_epoch: int = -1,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.epoch = epoch
+        self.metadata_hash = metadata_hash
+        self.validated_topology_epoch = validated_topology_epoch
+        self.last_assignment_configs = (
+            [] if last_assignment_configs is _MISSING else last_assignment_configs
+        )
+        self.stored_description_topology_epoch = stored_description_topology_epoch
+        self.failed_description_topology_epoch = failed_description_topology_epoch
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"epoch={self.epoch!r}, "
+            f"metadata_hash={self.metadata_hash!r}, "
+            f"validated_topology_epoch={self.validated_topology_epoch!r}, "
+            f"last_assignment_configs={self.last_assignment_configs!r}, "
+            f"stored_description_topology_epoch={self.stored_description_topology_epoch!r}, "
+            f"failed_description_topology_epoch={self.failed_description_topology_epoch!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.epoch,
+            self.metadata_hash,
+            self.validated_topology_epoch,
+            self.last_assignment_configs,
+            self.stored_description_topology_epoch,
+            self.failed_description_topology_epoch,
+            self.unknown_tags,
+        ) == (
+            that.epoch,
+            that.metadata_hash,
+            that.validated_topology_epoch,
+            that.last_assignment_configs,
+            that.stored_description_topology_epoch,
+            that.failed_description_topology_epoch,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -43,7 +43,7 @@ StreamsGroupTargetAssignmentMemberValueRow: _TypeAlias = tuple[
 """A row of StreamsGroupTargetAssignmentMemberValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TaskIds(_rt.KafkaStruct):
     """TaskIds (common struct): versions 0+."""
 
@@ -56,6 +56,35 @@ class TaskIds(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        subtopology_id: str = "",
+        partitions: list[int] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.subtopology_id = subtopology_id
+        self.partitions = [] if partitions is _MISSING else partitions
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"subtopology_id={self.subtopology_id!r}, "
+            f"partitions={self.partitions!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.subtopology_id, self.partitions, self.unknown_tags) == (
+            that.subtopology_id,
+            that.partitions,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -93,7 +122,7 @@ class TaskIds(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StreamsGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
     """StreamsGroupTargetAssignmentMemberValue: versions 0."""
 
@@ -132,6 +161,39 @@ class StreamsGroupTargetAssignmentMemberValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        active_tasks: list[TaskIds] = _MISSING,
+        standby_tasks: list[TaskIds] = _MISSING,
+        warmup_tasks: list[TaskIds] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.active_tasks = [] if active_tasks is _MISSING else active_tasks
+        self.standby_tasks = [] if standby_tasks is _MISSING else standby_tasks
+        self.warmup_tasks = [] if warmup_tasks is _MISSING else warmup_tasks
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"active_tasks={self.active_tasks!r}, "
+            f"standby_tasks={self.standby_tasks!r}, "
+            f"warmup_tasks={self.warmup_tasks!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.active_tasks, self.standby_tasks, self.warmup_tasks, self.unknown_tags) == (
+            that.active_tasks,
+            that.standby_tasks,
+            that.warmup_tasks,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -62,7 +62,7 @@ StreamsGroupTopologyValueRow: _TypeAlias = tuple[int, list[SubtopologyRow], _Map
 """A row of StreamsGroupTopologyValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CopartitionGroup(_rt.KafkaStruct):
     """CopartitionGroup: versions 0+."""
 
@@ -78,6 +78,46 @@ class CopartitionGroup(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        source_topics: list[int] = _MISSING,
+        source_topic_regex: list[int] = _MISSING,
+        repartition_source_topics: list[int] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.source_topics = [] if source_topics is _MISSING else source_topics
+        self.source_topic_regex = [] if source_topic_regex is _MISSING else source_topic_regex
+        self.repartition_source_topics = (
+            [] if repartition_source_topics is _MISSING else repartition_source_topics
+        )
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"source_topics={self.source_topics!r}, "
+            f"source_topic_regex={self.source_topic_regex!r}, "
+            f"repartition_source_topics={self.repartition_source_topics!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.source_topics,
+            self.source_topic_regex,
+            self.repartition_source_topics,
+            self.unknown_tags,
+        ) == (
+            that.source_topics,
+            that.source_topic_regex,
+            that.repartition_source_topics,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -143,7 +183,7 @@ class CopartitionGroup(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicConfig(_rt.KafkaStruct):
     """TopicConfig (common struct): versions 0+."""
 
@@ -156,6 +196,26 @@ class TopicConfig(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, key: str = "", value: str = "", unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.key = key
+        self.value = value
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(key={self.key!r}, value={self.value!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.key, self.value, self.unknown_tags) == (
+            that.key,
+            that.value,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -185,7 +245,7 @@ class TopicConfig(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicInfo(_rt.KafkaStruct):
     """TopicInfo (common struct): versions 0+."""
 
@@ -204,6 +264,49 @@ class TopicInfo(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        partitions: int = 0,
+        replication_factor: int = 0,
+        topic_configs: list[TopicConfig] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.partitions = partitions
+        self.replication_factor = replication_factor
+        self.topic_configs = [] if topic_configs is _MISSING else topic_configs
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"partitions={self.partitions!r}, "
+            f"replication_factor={self.replication_factor!r}, "
+            f"topic_configs={self.topic_configs!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.name,
+            self.partitions,
+            self.replication_factor,
+            self.topic_configs,
+            self.unknown_tags,
+        ) == (
+            that.name,
+            that.partitions,
+            that.replication_factor,
+            that.topic_configs,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -259,7 +362,7 @@ class TopicInfo(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Subtopology(_rt.KafkaStruct):
     """Subtopology: versions 0+."""
 
@@ -287,6 +390,70 @@ class Subtopology(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        subtopology_id: str = "",
+        source_topics: list[str] = _MISSING,
+        source_topic_regex: list[str] = _MISSING,
+        state_changelog_topics: list[TopicInfo] = _MISSING,
+        repartition_sink_topics: list[str] = _MISSING,
+        repartition_source_topics: list[TopicInfo] = _MISSING,
+        copartition_groups: list[CopartitionGroup] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.subtopology_id = subtopology_id
+        self.source_topics = [] if source_topics is _MISSING else source_topics
+        self.source_topic_regex = [] if source_topic_regex is _MISSING else source_topic_regex
+        self.state_changelog_topics = (
+            [] if state_changelog_topics is _MISSING else state_changelog_topics
+        )
+        self.repartition_sink_topics = (
+            [] if repartition_sink_topics is _MISSING else repartition_sink_topics
+        )
+        self.repartition_source_topics = (
+            [] if repartition_source_topics is _MISSING else repartition_source_topics
+        )
+        self.copartition_groups = [] if copartition_groups is _MISSING else copartition_groups
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"subtopology_id={self.subtopology_id!r}, "
+            f"source_topics={self.source_topics!r}, "
+            f"source_topic_regex={self.source_topic_regex!r}, "
+            f"state_changelog_topics={self.state_changelog_topics!r}, "
+            f"repartition_sink_topics={self.repartition_sink_topics!r}, "
+            f"repartition_source_topics={self.repartition_source_topics!r}, "
+            f"copartition_groups={self.copartition_groups!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.subtopology_id,
+            self.source_topics,
+            self.source_topic_regex,
+            self.state_changelog_topics,
+            self.repartition_sink_topics,
+            self.repartition_source_topics,
+            self.copartition_groups,
+            self.unknown_tags,
+        ) == (
+            that.subtopology_id,
+            that.source_topics,
+            that.source_topic_regex,
+            that.state_changelog_topics,
+            that.repartition_sink_topics,
+            that.repartition_source_topics,
+            that.copartition_groups,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -402,7 +569,7 @@ class Subtopology(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StreamsGroupTopologyValue(_rt.KafkaMessage):
     """StreamsGroupTopologyValue: versions 0."""
 
@@ -434,6 +601,35 @@ class StreamsGroupTopologyValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        epoch: int = 0,
+        subtopologies: list[Subtopology] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.epoch = epoch
+        self.subtopologies = [] if subtopologies is _MISSING else subtopologies
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"epoch={self.epoch!r}, "
+            f"subtopologies={self.subtopologies!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.epoch, self.subtopologies, self.unknown_tags) == (
+            that.epoch,
+            that.subtopologies,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

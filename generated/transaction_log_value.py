@@ -61,7 +61,7 @@ TransactionLogValueRow: _TypeAlias = tuple[
 """A row of TransactionLogValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PartitionsSchema(_rt.KafkaStruct):
     """PartitionsSchema: versions 0+."""
 
@@ -74,6 +74,35 @@ class PartitionsSchema(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        topic: str = "",
+        partition_ids: list[int] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.topic = topic
+        self.partition_ids = [] if partition_ids is _MISSING else partition_ids
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"topic={self.topic!r}, "
+            f"partition_ids={self.partition_ids!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.topic, self.partition_ids, self.unknown_tags) == (
+            that.topic,
+            that.partition_ids,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -113,7 +142,7 @@ class PartitionsSchema(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TransactionLogValue(_rt.KafkaMessage):
     """TransactionLogValue: versions 0-1."""
 
@@ -172,6 +201,86 @@ class TransactionLogValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        producer_id: int = 0,
+        previous_producer_id: int = -1,
+        next_producer_id: int = -1,
+        producer_epoch: int = 0,
+        next_producer_epoch: int = -1,
+        transaction_timeout_ms: int = 0,
+        transaction_status: int = 0,
+        transaction_partitions: list[PartitionsSchema] | None = _MISSING,
+        transaction_last_update_timestamp_ms: int = 0,
+        transaction_start_timestamp_ms: int = 0,
+        client_transaction_version: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.producer_id = producer_id
+        self.previous_producer_id = previous_producer_id
+        self.next_producer_id = next_producer_id
+        self.producer_epoch = producer_epoch
+        self.next_producer_epoch = next_producer_epoch
+        self.transaction_timeout_ms = transaction_timeout_ms
+        self.transaction_status = transaction_status
+        self.transaction_partitions = (
+            [] if transaction_partitions is _MISSING else transaction_partitions
+        )
+        self.transaction_last_update_timestamp_ms = transaction_last_update_timestamp_ms
+        self.transaction_start_timestamp_ms = transaction_start_timestamp_ms
+        self.client_transaction_version = client_transaction_version
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"producer_id={self.producer_id!r}, "
+            f"previous_producer_id={self.previous_producer_id!r}, "
+            f"next_producer_id={self.next_producer_id!r}, "
+            f"producer_epoch={self.producer_epoch!r}, "
+            f"next_producer_epoch={self.next_producer_epoch!r}, "
+            f"transaction_timeout_ms={self.transaction_timeout_ms!r}, "
+            f"transaction_status={self.transaction_status!r}, "
+            f"transaction_partitions={self.transaction_partitions!r}, "
+            f"transaction_last_update_timestamp_ms={self.transaction_last_update_timestamp_ms!r}, "
+            f"transaction_start_timestamp_ms={self.transaction_start_timestamp_ms!r}, "
+            f"client_transaction_version={self.client_transaction_version!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.producer_id,
+            self.previous_producer_id,
+            self.next_producer_id,
+            self.producer_epoch,
+            self.next_producer_epoch,
+            self.transaction_timeout_ms,
+            self.transaction_status,
+            self.transaction_partitions,
+            self.transaction_last_update_timestamp_ms,
+            self.transaction_start_timestamp_ms,
+            self.client_transaction_version,
+            self.unknown_tags,
+        ) == (
+            that.producer_id,
+            that.previous_producer_id,
+            that.next_producer_id,
+            that.producer_epoch,
+            that.next_producer_epoch,
+            that.transaction_timeout_ms,
+            that.transaction_status,
+            that.transaction_partitions,
+            that.transaction_last_update_timestamp_ms,
+            that.transaction_start_timestamp_ms,
+            that.client_transaction_version,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

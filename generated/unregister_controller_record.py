@@ -33,7 +33,7 @@ UnregisterControllerRecordRow: _TypeAlias = tuple[int, _Mapping[int, bytes]]
 """A row of UnregisterControllerRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class UnregisterControllerRecord(_rt.KafkaMessage):
     """UnregisterControllerRecord: versions 0."""
 
@@ -61,6 +61,21 @@ class UnregisterControllerRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, controller_id: int = 0, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.controller_id = controller_id
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(controller_id={self.controller_id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.controller_id, self.unknown_tags) == (that.controller_id, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -38,7 +38,7 @@ UserScramCredentialRecordRow: _TypeAlias = tuple[
 """A row of UserScramCredentialRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class UserScramCredentialRecord(_rt.KafkaMessage):
     """UserScramCredentialRecord: versions 0."""
 
@@ -81,6 +81,59 @@ class UserScramCredentialRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        mechanism: int = 0,
+        salt: bytes = b"",
+        stored_key: bytes = b"",
+        server_key: bytes = b"",
+        iterations: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.mechanism = mechanism
+        self.salt = salt
+        self.stored_key = stored_key
+        self.server_key = server_key
+        self.iterations = iterations
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"mechanism={self.mechanism!r}, "
+            f"salt={self.salt!r}, "
+            f"stored_key={self.stored_key!r}, "
+            f"server_key={self.server_key!r}, "
+            f"iterations={self.iterations!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.name,
+            self.mechanism,
+            self.salt,
+            self.stored_key,
+            self.server_key,
+            self.iterations,
+            self.unknown_tags,
+        ) == (
+            that.name,
+            that.mechanism,
+            that.salt,
+            that.stored_key,
+            that.server_key,
+            that.iterations,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

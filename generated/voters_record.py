@@ -55,7 +55,7 @@ VotersRecordRow: _TypeAlias = tuple[int, list[VoterRow], _Mapping[int, bytes]]
 """A row of VotersRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class KRaftVersionFeature(_rt.KafkaStruct):
     """KRaftVersionFeature: versions 0+."""
 
@@ -68,6 +68,35 @@ class KRaftVersionFeature(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        min_supported_version: int = 0,
+        max_supported_version: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.min_supported_version = min_supported_version
+        self.max_supported_version = max_supported_version
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"min_supported_version={self.min_supported_version!r}, "
+            f"max_supported_version={self.max_supported_version!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.min_supported_version, self.max_supported_version, self.unknown_tags) == (
+            that.min_supported_version,
+            that.max_supported_version,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -101,7 +130,7 @@ class KRaftVersionFeature(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Endpoint(_rt.KafkaStruct):
     """Endpoint: versions 0+."""
 
@@ -117,6 +146,39 @@ class Endpoint(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        host: str = "",
+        port: int = 0,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.name = name
+        self.host = host
+        self.port = port
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"host={self.host!r}, "
+            f"port={self.port!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.name, self.host, self.port, self.unknown_tags) == (
+            that.name,
+            that.host,
+            that.port,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -154,7 +216,7 @@ class Endpoint(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Voter(_rt.KafkaStruct):
     """Voter: versions 0+."""
 
@@ -173,6 +235,51 @@ class Voter(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        voter_id: int = 0,
+        voter_directory_id: _UUID = _ZERO_UUID,
+        endpoints: list[Endpoint] = _MISSING,
+        k_raft_version_feature: KRaftVersionFeature = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.voter_id = voter_id
+        self.voter_directory_id = voter_directory_id
+        self.endpoints = [] if endpoints is _MISSING else endpoints
+        self.k_raft_version_feature = (
+            KRaftVersionFeature() if k_raft_version_feature is _MISSING else k_raft_version_feature
+        )
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"voter_id={self.voter_id!r}, "
+            f"voter_directory_id={self.voter_directory_id!r}, "
+            f"endpoints={self.endpoints!r}, "
+            f"k_raft_version_feature={self.k_raft_version_feature!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.voter_id,
+            self.voter_directory_id,
+            self.endpoints,
+            self.k_raft_version_feature,
+            self.unknown_tags,
+        ) == (
+            that.voter_id,
+            that.voter_directory_id,
+            that.endpoints,
+            that.k_raft_version_feature,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -227,7 +334,7 @@ class Voter(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class VotersRecord(_rt.KafkaMessage):
     """VotersRecord: versions 0."""
 
@@ -259,6 +366,30 @@ class VotersRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        version: int = 0,
+        voters: list[Voter] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.version = version
+        self.voters = [] if voters is _MISSING else voters
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(version={self.version!r}, voters={self.voters!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.version, self.voters, self.unknown_tags) == (
+            that.version,
+            that.voters,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

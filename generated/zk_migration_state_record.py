@@ -35,7 +35,7 @@ ZkMigrationStateRecordRow: _TypeAlias = tuple[int, _Mapping[int, bytes]]
 """A row of ZkMigrationStateRecord (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ZkMigrationStateRecord(_rt.KafkaMessage):
     """ZkMigrationStateRecord: versions 0."""
 
@@ -63,6 +63,24 @@ class ZkMigrationStateRecord(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, zk_migration_state: int = 0, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.zk_migration_state = zk_migration_state
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(zk_migration_state={self.zk_migration_state!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.zk_migration_state, self.unknown_tags) == (
+            that.zk_migration_state,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

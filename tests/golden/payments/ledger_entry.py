@@ -37,7 +37,7 @@ LedgerEntryRow: _TypeAlias = tuple[str, int, str, _Mapping[int, bytes]]
 """A row of LedgerEntry (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LedgerEntry(_rt.KafkaMessage):
     """LedgerEntry: versions 1-2."""
 
@@ -71,6 +71,39 @@ class LedgerEntry(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        account: str = "",
+        balance: int = 0,
+        note: str = "",
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.account = account
+        self.balance = balance
+        self.note = note
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"account={self.account!r}, "
+            f"balance={self.balance!r}, "
+            f"note={self.note!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.account, self.balance, self.note, self.unknown_tags) == (
+            that.account,
+            that.balance,
+            that.note,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

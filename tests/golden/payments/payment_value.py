@@ -50,7 +50,7 @@ PaymentValueRow: _TypeAlias = tuple[
 """A row of PaymentValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PaymentLine(_rt.KafkaStruct):
     """PaymentLine: versions 0+."""
 
@@ -66,6 +66,39 @@ class PaymentLine(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        item: str = "",
+        cents: int = 0,
+        tags: list[str] = _MISSING,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.item = item
+        self.cents = cents
+        self.tags = [] if tags is _MISSING else tags
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"item={self.item!r}, "
+            f"cents={self.cents!r}, "
+            f"tags={self.tags!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.item, self.cents, self.tags, self.unknown_tags) == (
+            that.item,
+            that.cents,
+            that.tags,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -109,7 +142,7 @@ class PaymentLine(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PaymentValue(_rt.KafkaMessage):
     """PaymentValue: versions 0-3."""
 
@@ -147,6 +180,43 @@ class PaymentValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        amount: int = 0,
+        currency: str = "EUR",
+        lines: list[PaymentLine] = _MISSING,
+        reference: str | None = None,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.amount = amount
+        self.currency = currency
+        self.lines = [] if lines is _MISSING else lines
+        self.reference = reference
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"amount={self.amount!r}, "
+            f"currency={self.currency!r}, "
+            f"lines={self.lines!r}, "
+            f"reference={self.reference!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.amount, self.currency, self.lines, self.reference, self.unknown_tags) == (
+            that.amount,
+            that.currency,
+            that.lines,
+            that.reference,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -42,7 +42,7 @@ ReadingValueRow: _TypeAlias = tuple[str, float, ExtraRow | None, _Mapping[int, b
 """A row of ReadingValue (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Extra(_rt.KafkaStruct):
     """Extra: versions 0+."""
 
@@ -52,6 +52,19 @@ class Extra(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(self, *, note: str = "", unknown_tags: _Mapping[int, bytes] = _NO_TAGS) -> None:
+        self.note = note
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(note={self.note!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.note, self.unknown_tags) == (that.note, that.unknown_tags)
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -73,7 +86,7 @@ class Extra(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ReadingValue(_rt.KafkaMessage):
     """ReadingValue: versions 0-1."""
 
@@ -107,6 +120,39 @@ class ReadingValue(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        sensor: str = "",
+        level: float = 0.0,
+        extra: Extra | None = None,
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.sensor = sensor
+        self.level = level
+        self.extra = extra
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"sensor={self.sensor!r}, "
+            f"level={self.level!r}, "
+            f"extra={self.extra!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.sensor, self.level, self.extra, self.unknown_tags) == (
+            that.sensor,
+            that.level,
+            that.extra,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}

@@ -62,7 +62,7 @@ TaggedDemoRow: _TypeAlias = tuple[
 """A row of TaggedDemo (``decode_row``, ``row_reader``): the values of ROW_FIELDS, in order."""
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Party(_rt.KafkaStruct):
     """Party (common struct): versions 0+."""
 
@@ -75,6 +75,26 @@ class Party(_rt.KafkaStruct):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self, *, host: str = "", port: int = 0, unknown_tags: _Mapping[int, bytes] = _NO_TAGS
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(host={self.host!r}, port={self.port!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (self.host, self.port, self.unknown_tags) == (
+            that.host,
+            that.port,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -104,7 +124,7 @@ class Party(_rt.KafkaStruct):
         return self
 
 
-@_dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TaggedDemo(_rt.KafkaMessage):
     """TaggedDemo: versions 0-2."""
 
@@ -157,6 +177,74 @@ class TaggedDemo(_rt.KafkaMessage):
     unknown_tags: _Mapping[int, bytes] = _field(default=_NO_TAGS, repr=False)
     """Tagged fields this spec does not know: an UnknownTags after a decode (every tag with its
     raw bytes, in wire order); any mapping of tag to bytes may be set."""
+
+    def __init__(
+        self,
+        *,
+        id: int = 0,
+        name: str | None = "",
+        weights: list[int] = _MISSING,
+        owner: Party | None = None,
+        members: list[Party] = _MISSING,
+        topic_id: _UUID = _ZERO_UUID,
+        note: str | None = None,
+        epoch: int = -1,
+        blob: bytes = b"",
+        unknown_tags: _Mapping[int, bytes] = _NO_TAGS,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.weights = [] if weights is _MISSING else weights
+        self.owner = owner
+        self.members = [] if members is _MISSING else members
+        self.topic_id = topic_id
+        self.note = note
+        self.epoch = epoch
+        self.blob = blob
+        self.unknown_tags = unknown_tags
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"id={self.id!r}, "
+            f"name={self.name!r}, "
+            f"weights={self.weights!r}, "
+            f"owner={self.owner!r}, "
+            f"members={self.members!r}, "
+            f"topic_id={self.topic_id!r}, "
+            f"note={self.note!r}, "
+            f"epoch={self.epoch!r}, "
+            f"blob={self.blob!r}"
+            ")"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        that: Any = other
+        return (
+            self.id,
+            self.name,
+            self.weights,
+            self.owner,
+            self.members,
+            self.topic_id,
+            self.note,
+            self.epoch,
+            self.blob,
+            self.unknown_tags,
+        ) == (
+            that.id,
+            that.name,
+            that.weights,
+            that.owner,
+            that.members,
+            that.topic_id,
+            that.note,
+            that.epoch,
+            that.blob,
+            that.unknown_tags,
+        )
 
     def to_json(self, version: int) -> dict[str, Any]:
         obj: dict[str, Any] = {}
