@@ -25,8 +25,8 @@ from codegen.dumps.views.consumer_offsets import decode_commits, read_compacted
 from codegen.dumps.views.offsets import CommitHistory, deletions, latest
 from codegen.dumps.views.reduction import reduce_plain
 from codegen.dumps.writer import SegmentWriter
-from codegen.forensics.commits import OffsetsView
 from codegen.forensics.groups import GroupsView
+from codegen.forensics.offsets_view import OffsetsView
 from generated import MESSAGES
 
 _H = struct.Struct(">h")

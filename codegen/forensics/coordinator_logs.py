@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen.dumps.coordinator import CONSUMER_OFFSETS
+from codegen.dumps.coordinator_types import CONSUMER_OFFSETS
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.forensics.inputs import InputError, LogDirs, discover
 

@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from codegen.dumps import storage
 from codegen.dumps.batch_rows import batch_rows, header_rows
-from codegen.dumps.coordinator import CONSUMER_OFFSETS
+from codegen.dumps.coordinator_types import CONSUMER_OFFSETS
 from codegen.dumps.header_ends import batch_ends
 from codegen.dumps.model import SegmentError
 from codegen.dumps.partition_folders import is_partition_folder, partition_of

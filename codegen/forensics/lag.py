@@ -40,13 +40,14 @@ import pyarrow as pa
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.batch_rows import batch_rows
-from codegen.dumps.coordinator import CONSUMER_OFFSETS
+from codegen.dumps.coordinator_types import CONSUMER_OFFSETS
 from codegen.dumps.header_ends import newest_times
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
-from codegen.dumps.views import consumer_offsets, effects
-from codegen.dumps.views.consumer_offsets import batches_kept, decode_commits
-from codegen.dumps.views.cut import AsOf, kept_positions, newest_batch_time
+from codegen.dumps.views import commits as commit_views
+from codegen.dumps.views import effects
+from codegen.dumps.views.commits import decode_commits
+from codegen.dumps.views.cut import AsOf, batches_kept, kept_positions, newest_batch_time
 from codegen.dumps.views.effects import RecordHistory
 from codegen.dumps.views.offsets import CommitHistory
 from codegen.forensics.burrow import (
@@ -208,7 +209,7 @@ class GroupLag:
 
 _HISTORY_CHUNKS: Final = 1
 """Records read and made commit rows at a time, in the other views' chunks
-(:data:`codegen.dumps.views.consumer_offsets.CHUNK_ROWS`): the columnar loop's buffers grown
+(:data:`codegen.dumps.views.commits.CHUNK_ROWS`): the columnar loop's buffers grown
 and filled for four chunks at once cost more than the steps saved (one 1 M-record partition,
 4 -> 1: 3.971 -> 3.893 G instructions, 0.91 -> 0.86 s CPU)."""
 
@@ -226,7 +227,7 @@ def _read_commits(
         for rb in record_batches(
             f,
             headers=False,
-            batch_rows=_HISTORY_CHUNKS * consumer_offsets.CHUNK_ROWS,
+            batch_rows=_HISTORY_CHUNKS * commit_views.CHUNK_ROWS,
             segment_errors=found,
         ):
             if kept is not None:

@@ -18,13 +18,15 @@ the in-flight batches.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from codegen.dumps.coordinator import SHARE_GROUP_STATE, decode_batches
-from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedRecord
+from codegen.dumps.coordinator_types import SHARE_GROUP_STATE
 from codegen.dumps.model import SegmentError
 from codegen.dumps.views.cut import AsOf
 from codegen.forensics.inputs import LogDirs
+
+if TYPE_CHECKING:
+    from codegen.dumps.decoded import DecodedRecord
 
 __all__ = [
     "DELIVERY_STATES",
@@ -167,6 +169,8 @@ def _apply(
     rec: DecodedRecord,
     topics: dict[str, str],
 ) -> None:
+    from codegen.dumps.decoded import TOMBSTONE  # imported by share_states
+
     key: Any = rec.key
     if key is None:
         return
@@ -227,6 +231,10 @@ def share_states(
     imported) only when there are share partitions to name; none when not ``named``."""
     if not dirs.partitions(SHARE_GROUP_STATE):
         return []
+    # The record decoder imported only here: lag calls this on every dump, most have no shares.
+    from codegen.dumps.coordinator import decode_batches
+    from codegen.dumps.decoded import RECORD, TOMBSTONE
+
     topics: dict[str, str] = {}
     if named:
         from codegen.forensics.cluster import cluster_metadata

@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_forensics_cuts import check_cli
 
-from codegen.dumps.views import consumer_offsets
+from codegen.dumps.views import commits as commit_views
 from codegen.forensics.groups import AsOf
 
 
@@ -58,12 +58,12 @@ def test_the_answers_do_not_depend_on_how_many_rows_are_read_at_a_time(
         log = write(history, compaction, Path(tmp))
         cut = _cuts(log, data)[0]
         expected = answers(log, cut)
-        saved = consumer_offsets.CHUNK_ROWS
-        consumer_offsets.CHUNK_ROWS = rows
+        saved = commit_views.CHUNK_ROWS
+        commit_views.CHUNK_ROWS = rows
         try:
             assert answers(log, cut) == expected
         finally:
-            consumer_offsets.CHUNK_ROWS = saved
+            commit_views.CHUNK_ROWS = saved
 
 
 @given(history=steps, compaction=compactions, data=st.data())

@@ -20,7 +20,12 @@ from codegen.columnar.topics import TopicDecoded, decode_topic_arrays
 from codegen.dumps.views.commit_columns import native_commit_columns
 from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 
-__all__ = ["commit_keys", "decode_commits", "decode_commits_reference"]
+__all__ = ["CHUNK_ROWS", "commit_keys", "decode_commits", "decode_commits_reference"]
+
+CHUNK_ROWS = 32768
+"""Rows of a ``__consumer_offsets`` file read at a time (one Arrow batch of the engine's
+columnar loop) by the views and ``lag``: the answers do not depend on it (the fuzz tests read
+with a few). Read as ``commits.CHUNK_ROWS`` where it is used, so that a test may set it."""
 
 _COMMIT_TYPES: Final = (0, 1)  # the record types of LegacyOffsetCommitKey and OffsetCommitKey
 

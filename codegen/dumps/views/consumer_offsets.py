@@ -26,11 +26,12 @@ from codegen.dumps.coordinator import CoordinatorDecoder
 from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord, control_record
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
-from codegen.dumps.views.commits import commit_keys, decode_commits
+from codegen.dumps.views import commits
+from codegen.dumps.views.commits import CHUNK_ROWS, commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.compaction import arrow_array, bits, flags
-from codegen.dumps.views.cut import AsOf, kept_positions
+from codegen.dumps.views.cut import AsOf, batches_kept, kept_positions
 from codegen.dumps.views.effects import (
     ABORT_MARKER,
     COMMIT_MARKER,
@@ -46,10 +47,6 @@ __all__ = [
     "decode_commits",
     "read_compacted",
 ]
-
-CHUNK_ROWS = 32768
-"""Rows of a ``__consumer_offsets`` file read at a time (one Arrow batch of the engine's
-columnar loop): the views' answers do not depend on it (the fuzz tests read with a few)."""
 
 
 @dataclass(slots=True)
@@ -88,7 +85,7 @@ def read_compacted(
     for rb in record_batches(
         path,
         headers=False,
-        batch_rows=CHUNK_ROWS if batch_rows is None else batch_rows,
+        batch_rows=commits.CHUNK_ROWS if batch_rows is None else batch_rows,
         max_batch_size=max_batch_size,
         max_batch_records=max_batch_records,
         segment_errors=found,
@@ -100,15 +97,6 @@ def read_compacted(
         yield chunk
     if found:
         yield FileChunk(0, 0, found[-1].position + found[-1].size, found)
-
-
-def batches_kept(rb: pa.RecordBatch, positions: np.ndarray) -> np.ndarray:
-    """The rows of the log batches at ``positions`` (ascending; :func:`codegen.dumps.views.cut
-    .kept_positions`), and the rows that could not be read (reported, never cut)."""
-    at = rb.column("batchPosition").to_numpy(zero_copy_only=False)
-    keep = np.isin(at, positions, assume_unique=False)
-    keep |= ~np.asarray(rb.column("_error").is_null().to_numpy(zero_copy_only=False), np.bool_)
-    return keep
 
 
 def apply_chunk(

@@ -17,7 +17,7 @@ import pyarrow as pa
 from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.storage import StoragePath
 
-__all__ = ["AsOf", "kept_batches", "kept_positions", "newest_batch_time"]
+__all__ = ["AsOf", "batches_kept", "kept_batches", "kept_positions", "newest_batch_time"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +81,12 @@ def newest_batch_time(batches: pa.Table | pa.RecordBatch) -> int:
     times = np.asarray(batches.column("maxTimestamp").fill_null(-1).to_numpy(), np.int64)
     kept = times[counted & readable]
     return int(kept.max()) if len(kept) else -1
+
+
+def batches_kept(rb: pa.RecordBatch, positions: np.ndarray) -> np.ndarray:
+    """The rows of the log batches at ``positions`` (ascending; :func:`kept_positions`), and
+    the rows that could not be read (reported, never cut)."""
+    at = rb.column("batchPosition").to_numpy(zero_copy_only=False)
+    keep = np.isin(at, positions, assume_unique=False)
+    keep |= ~np.asarray(rb.column("_error").is_null().to_numpy(zero_copy_only=False), np.bool_)
+    return keep
