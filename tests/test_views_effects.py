@@ -493,6 +493,73 @@ def test_history_bad_key_orders_are_typed_errors(order: np.ndarray, message: str
         effects.keyed(order)
 
 
+_KEY_TEXT = st.lists(
+    st.sampled_from(["a", "b", "\x00", "\xe9", "\xff", "\u0100", "\U0001f600", "cg-group-00"]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pool=st.lists(_KEY_TEXT, min_size=1, max_size=6),
+    picks=st.lists(
+        st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(-(1 << 63), (1 << 63) - 1)),
+        max_size=60,
+    ),
+    small=st.booleans(),
+)
+def test_key_order_is_sorted(
+    pool: list[str], picks: list[tuple[int, int, int]], small: bool
+) -> None:
+    """The engine's order of commit keys is sorted()'s, equal keys in the order given: strs of
+    one byte a character compared by words (shorter than, as long as and longer than 16,
+    sharing heads, NULs at their ends), wide ones and mixed, partitions of any int64."""
+    from codegen.native import _records
+
+    keys = [(pool[g % len(pool)], pool[t % len(pool)], p % 3 if small else p) for g, t, p in picks]
+    order = np.frombuffer(_records.key_order(keys), np.int64).tolist()
+    assert order == sorted(range(len(keys)), key=keys.__getitem__)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        ("g", None, 0),
+        (None, "t", 0),
+        ("g", "t", None),
+        ("g", "t", 1 << 63),
+        ("g", "t"),
+        ["g", "t", 0],
+    ],
+)
+def test_key_order_leaves_other_keys_to_python(key: Any) -> None:
+    """A key with a null, a partition past int64 or not a tuple of three: None (keyed_effects
+    sorts in Python); a keys argument not a list: TypeError."""
+    from codegen.native import _records
+
+    assert _records.key_order([("g", "t", 0), key]) is None
+    assert _records.key_order([]) == b""
+    with pytest.raises(TypeError, match="a list of"):
+        _records.key_order((("g", "t", 0),))
+
+
+def test_keyed_effects_with_a_null_in_a_key_sorts_nulls_last() -> None:
+    """keyed_effects' order where the engine gives none (a key with a null): nulls last."""
+    from codegen.forensics.commits import keyed_effects
+
+    history = mock.Mock()
+    history.keys = [("g", "t", 1), ("g", None, 0), ("a", "t", 2)]
+    seen: list[list[int]] = []
+
+    def keyed(order: np.ndarray) -> Any:
+        seen.append(order.tolist())
+        return mock.Mock(keys=np.zeros(0, np.int64))
+
+    history.keyed = keyed
+    keyed_effects(history)
+    assert seen == [[2, 0, 1]]
+
+
 def test_history_mode_errors_are_typed() -> None:
     from codegen.native import _records
 
@@ -519,7 +586,7 @@ def test_history_mode_errors_are_typed() -> None:
         with pytest.raises(ValueError, match="not kept in history mode"):
             kept()
     keyed = history.keyed(np.zeros(0, np.int64))
-    assert [len(b) for b in keyed] == [0, 8, 0, 0, 0, 0, 8, 0, 0, 0]
+    assert [len(b) for b in keyed] == [0, 8, 0, 0, 0, 0, 8, 0, 0, 0]  # deleted: a list, of no key
 
 
 def _engine_kinds(table: pa.Table) -> np.ndarray:

@@ -7,13 +7,13 @@ and lags, :mod:`codegen.forensics.burrow` judges them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
 
+from codegen.dumps.views import effects
 from codegen.dumps.views.compaction import key_ids, stable_order
 from codegen.dumps.views.effects import RecordHistory
 
@@ -174,44 +174,31 @@ def keyed_commits(history: pa.Table) -> KeyedCommits:
 
 def keyed_effects(history: RecordHistory) -> KeyedCommits:
     """:func:`keyed_commits` of the native engine's history of one log partition: its keys
-    sorted as :func:`keyed_commits` sorts them (each key's strings read once), its rows put in
-    that order by the engine."""
+    sorted as :func:`keyed_commits` sorts them (by the engine, ``key_order``; in Python where a
+    key has a null), its rows put in that order by the engine."""
     keys = history.keys
-    if any(None in key for key in keys):
-        order = np.asarray(sorted(range(len(keys)), key=lambda k: _null_last_key(keys[k])))
+    order_of = effects.engine_function("key_order")
+    found = None if order_of is None else order_of(keys)
+    if found is None:  # a key with a null: Arrow's order, nulls last
+        order = np.asarray(
+            sorted(range(len(keys)), key=lambda k: _null_last_key(keys[k])), np.int64
+        )
     else:
-        order = _key_order(keys)
-    kh = history.keyed(np.asarray(order, np.int64))
+        order = np.frombuffer(found, np.int64)
+    kh = history.keyed(order)
     if not len(kh.keys):
         return KeyedCommits.empty()
-    deleted = kh.deleted.tolist()
-    deleted_bounds = kh.deleted_bounds.tolist()
     return KeyedCommits(
-        [history.keys[k] for k in kh.keys.tolist()],
+        [keys[k] for k in kh.keys.tolist()],
         kh.bounds,
         kh.record_offset,
         kh.commit_timestamp,
         kh.offset,
         kh.leader_epoch,
-        [deleted[deleted_bounds[k] : deleted_bounds[k + 1]] for k in range(len(kh.keys))],
+        kh.deleted,
         kh.live.tolist(),
         kh.last,
     )
-
-
-def _key_order(keys: Sequence[tuple[Any, Any, Any]]) -> np.ndarray:
-    """The order of ``sorted(keys)`` (no null among them): one sort of the ranks of each key's
-    group and topic among the distinct ones (few) and its partition, not a comparison of
-    tuples of strings per step (75 M of lag's instructions at 1 M records, 24 k keys)."""
-    if not keys:
-        return np.zeros(0, np.int64)
-    groups, topics, partitions = zip(*keys, strict=True)
-    columns = []
-    for names in (groups, topics):
-        rank = {name: r for r, name in enumerate(sorted(set(names)))}
-        columns.append(np.fromiter(map(rank.__getitem__, names), np.int64, len(names)))
-    columns.append(np.fromiter(partitions, np.int64, len(partitions)))
-    return np.lexsort(columns[::-1])  # stable: equal keys (none here) keep their order
 
 
 def _keyed(

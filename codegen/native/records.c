@@ -21,7 +21,8 @@
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
  * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time, and lag;
- * - window_rules (burrow_windows.h): which of Burrow's rules judges each window of commits.
+ * - window_rules (burrow_windows.h): which of Burrow's rules judges each window of commits;
+ * - key_order (key_order.h): the order of sorted() of lag's (group, topic, partition) keys.
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
  */
@@ -49,6 +50,7 @@
 #include "row_heads.h"
 #include "log_end_lags.h"
 #include "burrow_windows.h"
+#include "key_order.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
    data[start:end] parse (v2_records.h's first pass), as the record loop needs them to. */
@@ -118,6 +120,10 @@ static PyMethodDef records_functions[] = {
      "window_rules(commit_times, offsets, lags, known, starts, stops, now, min_commits) -> "
      "(rules, back): which of Burrow's rules judges each window of commits (see "
      "burrow_windows.h)."},
+    {"key_order", (PyCFunction)key_order, METH_O,
+     "key_order(keys) -> bytes | None: int64 indices of keys (a list of (group, topic, "
+     "partition)) in the order of sorted(keys); None where a key is of another shape (see "
+     "key_order.h)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -336,9 +336,9 @@ class KeyedHistory:
     offset: npt.NDArray[np.int64]
     leader_epoch: npt.NDArray[np.int64]
     deleted_bounds: npt.NDArray[np.int64]
-    """The tombstones of ``keys[k]`` after its first commit are ``deleted[deleted_bounds[k]:
-    deleted_bounds[k + 1]]`` (record offsets)."""
-    deleted: npt.NDArray[np.int64]
+    deleted: list[list[int]]
+    """The record offsets of the tombstones of ``keys[k]`` after its first commit
+    (``deleted_bounds[k]:deleted_bounds[k + 1]`` of them all)."""
     live: npt.NDArray[np.bool_]
     """Whether the key's last row is a commit."""
     last: npt.NDArray[np.int64]
@@ -370,9 +370,10 @@ class RecordHistory:
     def keyed(self, order: npt.NDArray[np.int64]) -> KeyedHistory:
         """The rows by key, the keys in ``order`` (every key number once)."""
         out = self._effects.keyed(np.ascontiguousarray(order, np.int64))
-        keys, bounds, rows, times, offsets, epochs, deleted_bounds, deleted = (
-            np.frombuffer(b, np.int64) for b in out[:8]
+        keys, bounds, rows, times, offsets, epochs, deleted_bounds = (
+            np.frombuffer(b, np.int64) for b in out[:7]
         )
+        deleted: list[list[int]] = out[7]
         live = np.frombuffer(out[8], np.uint8).astype(np.bool_)
         last = np.frombuffer(out[9], np.int64)
         return KeyedHistory(
