@@ -189,6 +189,8 @@ SANITIZE_TESTS := tests/test_native_arguments.py tests/test_read_limits.py \
   tests/test_forensics_lag.py::test_lag_lines_are_the_groups_json \
   tests/test_forensics_lag.py::test_lag_lines_of_odd_values_are_orjson_s \
   tests/test_forensics_lag.py::test_lag_lines_keep_repeated_texts_apart \
+  tests/test_forensics_lag.py::test_partition_objects_are_the_dataclass_s \
+  tests/test_forensics_lag.py::test_slot_objects_refuses_what_it_cannot_make \
   tests/test_forensics_groups_json.py
 SANITIZE_ENV = SPECGEN_NATIVE_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1" \
   LD_PRELOAD="$$($(SANITIZE_CC) -print-file-name=libasan.so)" PYTHONMALLOC=malloc \

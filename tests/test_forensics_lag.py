@@ -1094,3 +1094,52 @@ def test_lags_now_are_each_key_s_exact_difference(seed: int) -> None:
         None if e is None else max(e - n, 0) for e, n in zip(ends_now, newest.tolist(), strict=True)
     ]
     assert got == want and all(type(v) in (int, type(None)) for v in got)
+
+
+def test_partition_objects_are_the_dataclass_s() -> None:
+    """PartitionLag objects made by the engine's slot_objects are those its __init__ makes
+    (every field given, no __post_init__), field by field and by identity of each value."""
+    from codegen.native import _records
+
+    assert not hasattr(PartitionLag, "__post_init__")
+    names = tuple(p for p in PartitionLag.__init__.__code__.co_varnames[1:14])
+    assert names == lag_module._PARTITION_FIELDS
+    columns = KeyedCommits.empty()
+    rows = [
+        ("g", "t", 0, columns, 0, 3, [5], True, 10, "segments: x", 2, "OK", "fine"),
+        ("g", "é", 1 << 70, None, 3, 3, [], False, None, None, None, None, ""),
+    ]
+    made = _records.slot_objects(
+        PartitionLag, lag_module._PARTITION_FIELDS, tuple(zip(*rows, strict=True))
+    )
+    assert made == [PartitionLag(*row) for row in rows]
+    for obj, row in zip(made, rows, strict=True):
+        assert type(obj) is PartitionLag
+        assert all(getattr(obj, n) is v for n, v in zip(names, row, strict=True))
+    assert _records.slot_objects(PartitionLag, ("group",), ([],)) == []
+    assert lag_module._partition_objects(tuple(zip(*rows, strict=True))) == made
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((PartitionLag, ("group",)), TypeError, "slot_objects\\(cls, names, columns\\)"),
+        ((1, ("group",), ([1],)), TypeError, "a class"),
+        ((PartitionLag, ["group"], ([1],)), TypeError, "a class"),
+        ((PartitionLag, ("group", "topic"), ([1],)), TypeError, "a class"),
+        ((PartitionLag, (), ()), TypeError, "a class"),
+        ((PartitionLag, ("history",), ([1],)), TypeError, "not a writable object slot"),
+        ((PartitionLag, ("nothing",), ([1],)), TypeError, "not a writable object slot"),
+        ((PartitionLag, (7,), ([1],)), TypeError, "not a writable object slot"),
+        ((PartitionLag, ("group", "group"), ([1], [2])), ValueError, "named twice"),
+        ((PartitionLag, ("group",), (iter([1]),)), TypeError, "not a list or a tuple"),
+        ((PartitionLag, ("group", "topic"), ([1], (2, 3))), ValueError, "holds 2 values"),
+    ],
+)
+def test_slot_objects_refuses_what_it_cannot_make(
+    args: tuple[Any, ...], error: type[Exception], message: str
+) -> None:
+    from codegen.native import _records
+
+    with pytest.raises(error, match=message):
+        _records.slot_objects(*args)

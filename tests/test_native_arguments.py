@@ -395,6 +395,7 @@ ENTRY_POINTS = [
     ("_records", "int16_heads"),
     ("_records", "commit_log_ends"),
     ("_records", "window_rules"),
+    ("_records", "slot_objects"),
     ("_jsontext", "lag_lines"),
     ("_jsontext", "object_arrays"),
     ("_jsontext", "user_lines"),

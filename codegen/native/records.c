@@ -22,7 +22,8 @@
  * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
  * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time, and lag;
  * - window_rules (burrow_windows.h): which of Burrow's rules judges each window of commits;
- * - key_order (key_order.h): the order of sorted() of lag's (group, topic, partition) keys.
+ * - key_order (key_order.h): the order of sorted() of lag's (group, topic, partition) keys;
+ * - slot_objects (slot_objects.h): objects of a slots dataclass made from columns.
  *
  * One translation unit: the parts are included here, in that order, and share static helpers.
  */
@@ -51,6 +52,7 @@
 #include "log_end_lags.h"
 #include "burrow_windows.h"
 #include "key_order.h"
+#include "slot_objects.h"
 
 /* records_parse(data, start, end, count) -> bool: whether the count records of
    data[start:end] parse (v2_records.h's first pass), as the record loop needs them to. */
@@ -124,6 +126,9 @@ static PyMethodDef records_functions[] = {
      "key_order(keys) -> bytes | None: int64 indices of keys (a list of (group, topic, "
      "partition)) in the order of sorted(keys); None where a key is of another shape (see "
      "key_order.h)."},
+    {"slot_objects", (PyCFunction)(void (*)(void))slot_objects, METH_FASTCALL,
+     "slot_objects(cls, names, columns) -> list: objects of a slots class, the i-th with slot "
+     "names[j] set to columns[j][i], no __init__ run (see slot_objects.h)."},
     {NULL, NULL, 0, NULL},
 };
 
