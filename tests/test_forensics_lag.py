@@ -1087,9 +1087,11 @@ def test_lags_now_are_each_key_s_exact_difference(seed: int) -> None:
     newest = rnd.integers(0, 12_000, len(keys))
     if seed % 3 == 2:  # newest offsets at the int64 ends and below 0
         newest[rnd.integers(0, len(keys), max(len(keys) // 3, 1))] = rnd.choice(extreme)
-    at_now: dict[LogEnd | None, int] = {e: e.last for e in ends if e is not None}
-    ends_now = [at_now.get(e) for e in keys]
-    got = lag_module._lags_now(keys, at_now, ends_now, np.asarray(newest, np.int64))
+    distinct, numbers = lag_module._numbered(keys)
+    assert [distinct[n] if n >= 0 else None for n in numbers.tolist()] == keys
+    ends_now = [None if e is None else e.last for e in keys]
+    assert lag_module._per_key([e.last for e in distinct], numbers) == ends_now
+    got = lag_module._lags_now([e.last for e in distinct], numbers, np.asarray(newest, np.int64))
     want = [
         None if e is None else max(e - n, 0) for e, n in zip(ends_now, newest.tolist(), strict=True)
     ]

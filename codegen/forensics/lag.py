@@ -312,53 +312,79 @@ def commit_lags(
     """Each commit's log end offset and lag at its time, and where they are known (``ends``:
     the log end of each key's data partition; unknown without a log end history: none, or
     only a checkpoint's). The lag is the log end minus the committed offset, never below 0."""
+    return _numbered_lags(kc, *_numbered(ends))
+
+
+def _numbered(ends: Sequence[LogEnd | None]) -> tuple[list[LogEnd], np.ndarray]:
+    """The keys' distinct log ends, in the order met (a LogEnd hashes as itself: the keys of a
+    data partition share its log end), and each key's number among them (-1: none). What is
+    read of a key's log end is then taken from the few distinct ones by number (a Python step
+    a key, such as a dict's lookup, took some 300 instructions)."""
+    distinct = [e for e in dict.fromkeys(ends) if e is not None]
+    if not distinct:
+        return distinct, np.full(len(ends), -1, np.int64)
+    number: dict[LogEnd | None, int] = {e: at for at, e in enumerate(distinct)}
+    return distinct, np.fromiter(map(number.get, ends, itertools.repeat(-1)), np.int64, len(ends))
+
+
+def _per_key(values: Sequence[Any], numbers: np.ndarray) -> list[Any]:
+    """Each key's value of its log end (``values``: one per distinct log end, ``numbers``: each
+    key's, :func:`_numbered`), None for a key without one."""
+    table = np.empty(len(values) + 1, object)
+    for at, value in enumerate(values):
+        table[at] = value
+    table[-1] = None  # number -1
+    taken: list[Any] = table.take(numbers).tolist()
+    return taken
+
+
+def _numbered_lags(
+    kc: KeyedCommits, distinct: list[LogEnd], numbers: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`commit_lags` of the keys' log ends numbered (:func:`_numbered`)."""
     n = len(kc.offset)
     engine = effects.engine_function("commit_log_ends")
     if engine is not None:
-        return _engine_lags(engine, kc, ends)
+        return _engine_lags(engine, kc, distinct, numbers)
     log_end = np.zeros(n, np.int64)
     known = np.zeros(n, np.bool_)
-    by_end: dict[int, list[int]] = {}
-    for k, end in enumerate(ends):
-        if end is not None and end.history:
-            by_end.setdefault(id(end), []).append(k)
-    if not by_end:  # nothing known: the lag is meaningless, left 0 (not computed per commit)
+    if not any(e.history for e in distinct):
+        # nothing known: the lag is meaningless, left 0 (not computed per commit)
         return log_end, np.zeros(n, np.int64), known
-    found = {id(e): e for e in ends if e is not None}
-    for end_id, members in by_end.items():
-        end = found[end_id]
-        chosen = np.asarray(members)
+    for at, end in enumerate(distinct):
+        if not end.history:
+            continue
+        chosen = np.flatnonzero(numbers == at)
         rows = row_ranges(kc.bounds[chosen], kc.bounds[chosen + 1])
         # LogEnd.at, for every commit at once.
         times, values = end.arrays()
-        at = np.searchsorted(times, kc.commit_timestamp[rows], side="right")
-        log_end[rows] = np.where(at > 0, values[np.maximum(at - 1, 0)], 0)
+        found = np.searchsorted(times, kc.commit_timestamp[rows], side="right")
+        log_end[rows] = np.where(found > 0, values[np.maximum(found - 1, 0)], 0)
         known[rows] = True
     lag = np.maximum(log_end - kc.offset, 0)
     return log_end, lag, known
 
 
 def _engine_lags(
-    engine: Any, kc: KeyedCommits, ends: Sequence[LogEnd | None]
+    engine: Any, kc: KeyedCommits, distinct: list[LogEnd], numbers: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`commit_lags` by the engine (``commit_log_ends``, ``log_end_lags.h``): every
-    commit's log end and lag in one pass over the keys, each distinct log end's steps given
-    once."""
+    commit's log end and lag in one pass over the keys, each distinct log end with a history
+    given once."""
     n = len(kc.offset)
-    # the distinct log ends with a history, numbered in the order met (a LogEnd hashes as
-    # itself); each key's number looked up by map: no Python step a key
-    steps = [e for e in dict.fromkeys(ends) if e is not None and e.history]
-    if not steps:  # nothing known: the lag is meaningless, left 0 (not computed per commit)
+    history = [e.history for e in distinct]
+    if not any(history):  # nothing known: the lag is meaningless, left 0 (not computed per commit)
         return np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
-    number: dict[LogEnd | None, int] = {e: at for at, e in enumerate(steps)}
-    numbers = np.fromiter(map(number.get, ends, itertools.repeat(-1)), np.int64, len(ends))
-    arrays = [e.arrays() for e in steps]
+    # each key's number among the log ends with a history (-1: none, the table's last entry)
+    step_numbers = np.cumsum(history) - 1
+    table = np.append(np.where(history, step_numbers, -1), -1).astype(np.int64)
+    arrays = [e.arrays() for e in distinct if e.history]
     sizes = np.fromiter((len(t) for t, _ in arrays), np.int64, len(arrays))
     log_end, lag, known = engine(
         np.concatenate([t for t, _ in arrays]),
         np.concatenate([e for _, e in arrays]),
         np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-        numbers,
+        table.take(numbers),
         np.ascontiguousarray(kc.bounds, np.int64),
         np.ascontiguousarray(kc.commit_timestamp, np.int64),
         np.ascontiguousarray(kc.offset, np.int64),
@@ -382,7 +408,8 @@ def partition_lags(
     are judged by :func:`window_statuses` (``min_commits`` at most ``window``)."""
     if not kc.keys:
         return []
-    log_end, lag, known = commit_lags(kc, ends)
+    distinct, numbers = _numbered(ends)
+    log_end, lag, known = _numbered_lags(kc, distinct, numbers)
     columns = CommitColumns(
         kc.record_offset,
         kc.commit_timestamp,
@@ -396,24 +423,23 @@ def partition_lags(
     )
     stops = kc.bounds[1:]
     starts = np.maximum(kc.bounds[:-1], stops - window)
-    # each distinct log end's end now and source once (the keys of a data partition share
-    # its log end, a LogEnd hashes as itself), then looked up per key (none without one)
-    at_now: dict[LogEnd | None, int] = {e: end_at(e, now) for e in set(ends) if e is not None}
-    source_of: dict[LogEnd | None, str] = {
-        e: f"{e.source}: {e.where}" for e in at_now if e is not None
-    }
+    # each distinct log end's end now and source once, then taken per key by its number
+    # (none without one)
+    at_now = [end_at(e, now) for e in distinct]
     none: list[Any] = [None] * len(ends)
-    ends_now: list[int | None] = list(map(at_now.get, ends)) if at_now else none
+    ends_now: list[int | None] = _per_key(at_now, numbers) if distinct else none
     statuses = window_statuses(
         kc.commit_timestamp, kc.offset, lag, known, starts, stops, now, ends_now, min_commits
     )
     bounds = kc.bounds.tolist()
     # each list made at once, the objects by map: no Python loop per key
-    sources = list(map(source_of.get, ends)) if source_of else none
-    lags_now = _lags_now(ends, at_now, ends_now, kc.offset[stops - 1]) if at_now else none
+    sources: list[str | None] = (
+        _per_key([f"{e.source}: {e.where}" for e in distinct], numbers) if distinct else none
+    )
+    lags_now = _lags_now(at_now, numbers, kc.offset[stops - 1]) if distinct else none
     status_of, reason_of = zip(*statuses, strict=True)
     reasons = list(reason_of)
-    if any(not e.history for e in at_now if e is not None):  # some ends from a checkpoint only
+    if any(not e.history for e in distinct):  # some ends from a checkpoint only
         reasons = [
             _CHECKPOINT_ONLY if e is not None and not e.history else reason
             for e, reason in zip(ends, reasons, strict=True)
@@ -452,23 +478,16 @@ def _partition_objects(values: tuple[Sequence[Any], ...]) -> list[PartitionLag]:
     return made
 
 
-def _lags_now(
-    ends: Sequence[LogEnd | None],
-    at_now: dict[LogEnd | None, int],
-    ends_now: list[int | None],
-    newest: np.ndarray,
-) -> list[int | None]:
-    """Each key's lag now: its log end now (``ends_now``: ``at_now`` of its log end, none
-    without one) minus its newest committed offset, never below 0. In int64 where no difference
-    can leave it (every value at least 0), else in exact Python integers: one expression."""
-    values: np.ndarray = np.fromiter(
-        map(at_now.get, ends, itertools.repeat(0)), np.int64, len(ends)
-    )
+def _lags_now(at_now: list[int], numbers: np.ndarray, newest: np.ndarray) -> list[int | None]:
+    """Each key's lag now: its log end now (``at_now`` of its log end, by its number
+    (:func:`_numbered`); none without one) minus its newest committed offset, never below 0. In
+    int64 where no difference can leave it (every value at least 0), else in exact Python
+    integers: one expression."""
+    values: np.ndarray = np.append(np.asarray(at_now, np.int64), 0).take(numbers)
     if len(values) and min(int(values.min()), int(newest.min())) < 0:
         values, newest = values.astype(object), newest.astype(object)
     lags: list[int | None] = np.maximum(values - newest, 0).tolist()
-    unknown = np.fromiter(map(operator.is_, ends_now, itertools.repeat(None)), np.bool_, len(ends))
-    for k in np.flatnonzero(unknown).tolist():
+    for k in np.flatnonzero(numbers < 0).tolist():
         lags[k] = None
     return lags
 
