@@ -127,26 +127,21 @@ def lag_command(
         html_report(paths, groups, as_of, window, output)
         return
     out = LineOutput(output)
-    # The histories, the reports and their lines' parts: many objects, no cycles. The
-    # collector is paused from the first partition read to the last line: a collection as a
-    # partition's reports were made walked them and every object of the imports (43 M
-    # instructions at 1 M records).
     try:
-        with gc_paused():
-            point = parse_as_of(as_of) if as_of is not None else None
-            one = groups[0] if len(groups) == 1 else None
-            chunks: Iterable[list[GroupLag]] = lag_chunks(
-                list(paths), one, point, window, min_commits=min_commits
-            )
-            if len(groups) > 1:  # a few groups: all found before a line is written
-                chunks = [_chunks_of(chunks, groups)]
-            for chunk in chunks:
-                if fmt == "jsonl":
-                    out.write_parted_lines(_lag_json_parts(chunk))
-                elif chunk:
-                    out.write_lines([render_lag_table(chunk).encode()])
-            if not out.lines:
-                out.write_lines([b"" if fmt == "jsonl" else no_groups(paths).encode()])
+        point = parse_as_of(as_of) if as_of is not None else None
+        one = groups[0] if len(groups) == 1 else None
+        chunks: Iterable[list[GroupLag]] = lag_chunks(
+            list(paths), one, point, window, min_commits=min_commits
+        )
+        if len(groups) > 1:  # a few groups: all found before a line is written
+            chunks = [_chunks_of(chunks, groups)]
+        for chunk in chunks:
+            if fmt == "jsonl":
+                out.write_parted_lines(_lag_json_parts(chunk))
+            elif chunk:
+                out.write_lines([render_lag_table(chunk).encode()])
+        if not out.lines:
+            out.write_lines([b"" if fmt == "jsonl" else no_groups(paths).encode()])
     finally:  # an --output file written so far is closed on an error too
         out.close()
 
