@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, Final
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
 from codegen.dumps.decoded import DecodedRecord
 from codegen.dumps.views.commit_rows import ascending
+from codegen.dumps.views.commits import CHUNK_ROWS
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
-from codegen.dumps.views.consumer_offsets import CHUNK_ROWS, apply_chunk
+from codegen.dumps.views.consumer_offsets import apply_chunk
 from codegen.forensics.groups import GroupEvent, GroupsView, group_reports
 
 if TYPE_CHECKING:

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
 from codegen.dumps.views.commit_rows import COMMIT_ROW_SCHEMA, OFFSET_SCHEMA, commit_rows
-from codegen.dumps.views.commits import commit_keys
+from codegen.dumps.views.commits import commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
-from codegen.dumps.views.consumer_offsets import decode_commits, read_compacted
+from codegen.dumps.views.consumer_offsets import read_compacted
 from codegen.dumps.views.offsets import CommitHistory, deletions, latest
 from codegen.dumps.views.reduction import reduce_plain
 from codegen.dumps.writer import SegmentWriter

@@ -26,8 +26,8 @@ from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import segment_file_info
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.commit_rows import commit_rows
-from codegen.dumps.views.consumer_offsets import batches_kept, decode_commits
-from codegen.dumps.views.cut import AsOf, kept_positions
+from codegen.dumps.views.commits import decode_commits
+from codegen.dumps.views.cut import AsOf, batches_kept, kept_positions
 from codegen.dumps.views.transactions import (
     abort_command,
     pending_commits,

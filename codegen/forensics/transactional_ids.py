@@ -22,8 +22,7 @@ from codegen.dumps.arrow import record_batches
 from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.coordinator import TRANSACTION_STATE
 from codegen.dumps.model import SegmentError
-from codegen.dumps.views.consumer_offsets import batches_kept
-from codegen.dumps.views.cut import AsOf, kept_batches, newest_batch_time
+from codegen.dumps.views.cut import AsOf, batches_kept, kept_batches, newest_batch_time
 from codegen.forensics.inputs import LogDirs
 
 __all__ = [

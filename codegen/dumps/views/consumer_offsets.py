@@ -27,7 +27,7 @@ from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord, control_record
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views import commits
-from codegen.dumps.views.commits import CHUNK_ROWS, commit_keys, decode_commits
+from codegen.dumps.views.commits import commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.compaction import arrow_array, bits, flags
@@ -39,14 +39,7 @@ from codegen.dumps.views.effects import (
     TRANSACTIONAL_TOMBSTONE,
 )
 
-__all__ = [
-    "CHUNK_ROWS",
-    "FileChunk",
-    "apply_chunk",
-    "batches_kept",
-    "decode_commits",
-    "read_compacted",
-]
+__all__ = ["FileChunk", "apply_chunk", "read_compacted"]
 
 
 @dataclass(slots=True)
