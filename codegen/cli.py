@@ -21,7 +21,7 @@ from codegen.commands import SUBCOMMANDS, extra_of
 from codegen.errors import NoSpecsError, SpecErrors, display_path
 from codegen.extras import MissingExtraError
 from codegen.failures import GuardedCommand, InternalError, save_traceback
-from codegen.gc_pause import gc_paused
+from codegen.gc_pause import Program, gc_paused
 from codegen.project import (
     CONFIG_TABLE,
     DEFAULT_OUT,
@@ -61,14 +61,6 @@ class LazyGroup(click.Group):
                 formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in shown])
 
 
-class _Program:
-    """Whether the command line runs as the process's program (:func:`main`), where it may
-    set up the process for itself; a caller in process (``cli`` invoked from Python) keeps its
-    own garbage collector and import system."""
-
-    running = False
-
-
 @contextmanager
 def _long_lived_imports() -> Iterator[None]:
     """As the process's program, imports with the cyclic garbage collector off, and what they
@@ -76,7 +68,7 @@ def _long_lived_imports() -> Iterator[None]:
     oldest generation during a run walked all their objects (on a 1 M-record dump, 60-70 ms
     of the collector's 80-90 ms in ``groups`` and ``lag``; 15 ms of a small dump's
     ``groups`` at import). A caller's objects are never frozen."""
-    if not _Program.running:
+    if not Program.running:
         yield
         return
     with gc_paused():
@@ -362,7 +354,7 @@ def main() -> None:
     finder = WithoutPandas()
     if "pandas" not in sys.modules:
         sys.meta_path.insert(0, finder)
-    was_running, _Program.running = _Program.running, True
+    was_running, Program.running = Program.running, True
     try:
         cli()
     except MissingExtraError as exc:  # e.g. generate without jinja2
@@ -381,6 +373,6 @@ def main() -> None:
         click.echo(f"Error: {error}", err=True)
         sys.exit(1)
     finally:
-        _Program.running = was_running
+        Program.running = was_running
         if finder in sys.meta_path:  # an in-process caller gets its import system back
             sys.meta_path.remove(finder)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 from types import TracebackType
 
-__all__ = ["gc_paused"]
+__all__ = ["Program", "freeze_survivors", "gc_paused"]
 
 
 class gc_paused:
@@ -35,3 +35,20 @@ class gc_paused:
     ) -> None:
         if self._resume:
             gc.enable()
+
+
+class Program:
+    """Whether the command line runs as the process's program (``codegen.cli.main``), where it
+    may set up the process for itself; a caller in process (``cli`` invoked from Python) keeps
+    its own garbage collector and import system."""
+
+    running = False
+
+
+def freeze_survivors() -> None:
+    """As the process's program, every object alive now moved out of the collector's reach
+    (``gc.freeze``): objects made while it was paused (a partition's reports) are all young,
+    and the next collection after the pause walked each of them once more, though they make
+    no cycles; reference counting still frees them. In process, nothing is frozen."""
+    if Program.running:
+        gc.freeze()

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from codegen.gc_pause import gc_paused
+from codegen.gc_pause import Program, freeze_survivors, gc_paused
 
 
 @pytest.fixture
@@ -48,3 +48,18 @@ def test_a_collector_turned_off_by_the_caller_stays_off() -> None:
     with gc_paused():
         assert not gc.isenabled()
     assert not gc.isenabled()
+
+
+def test_survivors_frozen_only_as_the_program() -> None:
+    was = gc.get_freeze_count()
+    alive = [[] for _ in range(3)]  # objects the collector tracks, alive now
+    freeze_survivors()  # in process: the caller's objects are left as they are
+    assert gc.get_freeze_count() == was and gc.is_tracked(alive[0])
+    Program.running = True
+    try:
+        freeze_survivors()
+        assert gc.get_freeze_count() > was
+    finally:
+        Program.running = False
+        if not was:  # this test's freeze undone (an earlier one's is left)
+            gc.unfreeze()

@@ -23,7 +23,7 @@ from codegen.forensics.output import (
     time_cell,
 )
 from codegen.forensics.shares import in_flight_text
-from codegen.gc_pause import gc_paused
+from codegen.gc_pause import freeze_survivors, gc_paused
 from codegen.text import plural
 
 __all__ = ["lag_command", "lag_json_lines", "render_lag_table"]
@@ -136,6 +136,8 @@ def lag_command(
         if len(groups) > 1:  # a few groups: all found before a line is written
             chunks = [_chunks_of(chunks, groups)]
         for chunk in chunks:
+            # a partition's reports, made with the collector paused: none walked by it again
+            freeze_survivors()
             if fmt == "jsonl":
                 out.write_parted_lines(_lag_json_parts(chunk))
             elif chunk:
