@@ -746,9 +746,10 @@ def test_commit_log_ends_checks_its_buffers() -> None:
     assert np.frombuffer(log_end, np.int64).tolist() == [0, 10, 0, 0]
     assert np.frombuffer(lag, np.int64).tolist() == [4, 7, 6, 0]
     assert np.frombuffer(known, np.uint8).tolist() == [0, 1, 0, 0]
-    # steps over all of int64 (their span past 2^63), one step, no step; times at their ends
+    # steps over all of int64 (their span past 2^63), one step, steps at one time (no span), no
+    # step; times at their ends
     lo, hi = -(2**63), 2**63 - 1
-    for steps in (i64(lo, -5, -5, 0, hi), i64(lo, hi), i64(7), i64()):
+    for steps in (i64(lo, -5, -5, 0, hi), i64(lo, hi), i64(7), i64(-5, -5, -5), i64()):
         times = i64(lo, lo + 1, -6, -5, -4, 0, 6, 7, 8, hi - 1, hi)
         log_end, _, _ = engine(
             steps, steps + 1, i64(0, len(steps)), i64(0), i64(0, len(times)), times, times

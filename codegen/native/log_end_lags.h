@@ -9,7 +9,7 @@
  * end of the last step at or before its time (0 before the first step): LogEnd.at's
  * bisect_right; its lag the log end minus its offset, never below 0 (numpy's int64 difference:
  * wrapped past the int64 range, not undefined). Each log end's steps are indexed by time
- * once (StepIndex), so a commit's step is looked up in its bucket's few.
+ * once (StepIndex), so a commit's step is looked up in its bucket's few (key_log_ends).
  */
 
 /* A log end's steps indexed by time, so a commit's step is found in the few steps of its
@@ -50,24 +50,16 @@ static void step_index(StepIndex *x, const int64_t *times, Py_ssize_t n, Py_ssiz
    or two, where a bisection spent more); a bucket of more is halved down to these first. */
 #define BUCKET_WALK 8
 
-/* The steps at or before t (bisect_right of the times): 0 before the first, n from the last
-   on, else those before t's bucket and its steps at or before t (the answer is between the
-   steps before the bucket and those before the next one). */
-static HOT_INLINE Py_ssize_t steps_at_or_before(const StepIndex *x, int64_t t) {
-    const int64_t *times = x->times;
-    if (x->n == 0 || t < times[0]) return 0;
-    if (t >= times[x->n - 1]) return x->n;
-    /* times[0] <= t < times[n - 1]: its bucket is below span >> shift, one of the buckets */
-    const Py_ssize_t bucket = (Py_ssize_t)(((uint64_t)t - (uint64_t)times[0]) >> x->shift);
-    Py_ssize_t lo = x->below[bucket], hi = x->below[bucket + 1];
-    while (hi - lo > BUCKET_WALK) { /* a crowded bucket (steps close in time): halved first */
+/* A crowded bucket's steps [lo, hi) (steps close in time) halved until at most BUCKET_WALK
+   are left that may be at or before t; the first of them. */
+static inline Py_ssize_t halved(const int64_t *times, Py_ssize_t lo, Py_ssize_t hi, int64_t t) {
+    while (hi - lo > BUCKET_WALK) {
         const Py_ssize_t mid = lo + (hi - lo) / 2;
         if (times[mid] <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    while (lo < hi && times[lo] <= t) lo++;
     return lo;
 }
 
@@ -85,6 +77,54 @@ static void unknown_rows(int64_t *log_end, int64_t *lag, uint8_t *known, const i
         log_end[r] = 0;
         lag[r] = lag_of(0, committed[r]);
         known[r] = 0;
+    }
+}
+
+/* The `count` rows of a key whose log end's steps are x (their ends e), the outputs and
+   inputs given from its first row: each row's log end at its time, its lag, known. The steps
+   at or before a time t (bisect_right of the times): none before the first, all from the last
+   on, else those before t's bucket and its steps at or before t (the answer lies between the
+   steps before the bucket and those before the next). A time inside the steps' span, t0 <= t <
+   the last time, is told from the others by one unsigned comparison of t - t0 with the span
+   (a time before t0 wraps past it); there the first step is at or before t, so its end is
+   e[at - 1], and the last is after t, so the walk stops at a step after t without a bound.
+   Not inlined, the index read into locals and the rows counted from 0, known set by one
+   memset: the loop's values fit in registers (inlined into commit_log_ends, the output
+   pointers were read from the stack a row). */
+static NOINLINE void key_log_ends(const StepIndex *x, const int64_t *e, const int64_t *commit_time,
+                                  const int64_t *committed, int64_t count, int64_t *log_end,
+                                  int64_t *lag, uint8_t *known) {
+    memset(known, 1, (size_t)count);
+    const Py_ssize_t n = x->n;
+    if (n == 0) { /* no step: log end 0 at any time */
+        for (int64_t r = 0; r < count; r++) {
+            log_end[r] = 0;
+            lag[r] = lag_of(0, committed[r]);
+        }
+        return;
+    }
+    const int64_t *times = x->times;
+    const Py_ssize_t *below = x->below;
+    const int shift = x->shift;
+    const int64_t t0 = times[0], last = e[n - 1];
+    const uint64_t span = (uint64_t)times[n - 1] - (uint64_t)t0;
+    for (int64_t r = 0; r < count; r++) {
+        const int64_t t = commit_time[r];
+        const uint64_t d = (uint64_t)t - (uint64_t)t0;
+        int64_t end;
+        if (LIKELY(d < span)) {
+            const uint64_t bucket = d >> shift; /* below span >> shift: one of the buckets */
+            Py_ssize_t lo = below[bucket];
+            const Py_ssize_t hi = below[bucket + 1];
+            if (UNLIKELY(hi - lo > BUCKET_WALK)) lo = halved(times, lo, hi, t);
+            /* no lo < hi: the step at hi (past the answer) is after t, and so is the last */
+            while (times[lo] <= t) lo++;
+            end = e[lo - 1]; /* lo >= 1: times[0] <= t */
+        } else {
+            end = t < t0 ? 0 : last; /* before the first step, or from the last on */
+        }
+        log_end[r] = end;
+        lag[r] = lag_of(end, committed[r]);
     }
 }
 
@@ -160,15 +200,10 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
             unknown_rows(log_end, lag, known, committed, bounds[k], bounds[k + 1]);
             continue;
         }
-        const StepIndex *x = &index[key_steps[k]];
-        const int64_t *e = step_end + step_bounds[key_steps[k]];
-        for (int64_t r = bounds[k]; r < bounds[k + 1]; r++) {
-            const Py_ssize_t at = steps_at_or_before(x, commit_time[r]);
-            const int64_t end = at > 0 ? e[at - 1] : 0;
-            log_end[r] = end;
-            lag[r] = lag_of(end, committed[r]);
-            known[r] = 1;
-        }
+        const int64_t from = bounds[k];
+        key_log_ends(&index[key_steps[k]], step_end + step_bounds[key_steps[k]],
+                     commit_time + from, committed + from, bounds[k + 1] - from, log_end + from,
+                     lag + from, known + from);
     }
     result = PyTuple_Pack(N_OUT, out[0], out[1], out[2]);
 done:

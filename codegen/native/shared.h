@@ -22,11 +22,13 @@
 #if defined(__GNUC__)
 #define COLD __attribute__((cold, noinline))
 #define HOT_INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define COLD
 #define HOT_INLINE inline
+#define NOINLINE
 #define LIKELY(x) (x)
 #define UNLIKELY(x) (x)
 #endif
