@@ -351,6 +351,23 @@ def test_object_arrays_check_what_they_are_given() -> None:
         for row in range(300)
     ]
     assert texts == [orjson.dumps(dicts[a:b]) for a, b in itertools.pairwise(cuts.tolist())]
+    # the unrolled counts without any mask (six: every log end known; four: lag's commits
+    # without log ends) and four with one (a mask clear in some rows before the folded tail)
+    header = tuple((b"{" if i == 0 else b",") + orjson.dumps(n) + b":" for i, n in enumerate(names))
+    for some, mask in [(6, None), (4, None), (4, six[5] % 2 != 0)]:
+        given = [None, mask, None, None, None, None]
+        given[some:] = [np.zeros(300, np.bool_)] * (6 - some)  # null in every row: folded
+        texts = module.object_arrays(header, tuple(six), tuple(given), cuts)
+        dicts = [
+            {
+                n: None
+                if (i >= some or (i == 1 and mask is not None and not mask[row]))
+                else int(six[i][row])
+                for i, n in enumerate(names)
+            }
+            for row in range(300)
+        ]
+        assert texts == [orjson.dumps(dicts[a:b]) for a, b in itertools.pairwise(cuts.tolist())]
     # masks set in every row (read as none) and clear in every row: the trailing fields null
     # in every row printed as one tail while it fits in 32 bytes (lag's commits without log
     # ends), the others each by its mask; runs of 0 to 70 rows (the masks' 64-byte words)

@@ -87,16 +87,19 @@ static HOT_INLINE char *int64_text(char *o, long long v) {
 
 /* A column's digits above its last eight, as last written: the text of hi = |v| / 10^8 (up
    to 11 digits), kept while the values' hi repeats (a millisecond timestamp's first five
-   digits change once in 10^8 ms: its column's rows, in time order, share them). */
+   digits change once in 10^8 ms: its column's rows, in time order, share them). base is
+   hi * 10^8, 0 before any is written (a value given here is at least 10^8). */
 typedef struct {
-    unsigned long long hi;
+    unsigned long long base;
     Py_ssize_t len;
     char text[32];
 } TopDigits;
 
 /* v in decimal at o as int64_text writes it, the digits above the last eight copied from
    *top when its hi is v's (else written there first); room as int64_text's (the copy of the
-   top digits writes 16 bytes: at most 17 with the sign, within INT64_TEXT_MAX). */
+   top digits writes 16 bytes: at most 17 with the sign, within INT64_TEXT_MAX). Whether hi is
+   the kept one is asked of |v| - base (below 10^8: one subtraction, which then leaves the
+   last eight digits), where a division by 10^8 took some five instructions a value. */
 static HOT_INLINE char *int64_text_topped(char *o, long long v, TopDigits *top) {
     unsigned long long u = (unsigned long long)v;
     if (v < 0) {
@@ -105,13 +108,13 @@ static HOT_INLINE char *int64_text_topped(char *o, long long v, TopDigits *top) 
     }
     const unsigned long long e8 = 100000000ULL;
     if (u < e8) return octet_text(o, (unsigned)u);
-    const unsigned long long hi = u / e8;
-    if (UNLIKELY(hi != top->hi)) {
-        top->hi = hi;
+    if (UNLIKELY(u - top->base >= e8)) { /* base 0 (none yet): u is at least e8 */
+        const unsigned long long hi = u / e8;
+        top->base = hi * e8;
         top->len = int64_text(top->text, (long long)hi) - top->text; /* hi < 2^63 / 10^8 */
     }
     memcpy(o, top->text, 16);
-    return octet_digits(o + top->len, (unsigned)(u - hi * e8));
+    return octet_digits(o + top->len, (unsigned)(u - top->base));
 }
 
 /* The int64 rows' objects, as object_arrays reads them: nf fields printed per row, each a
@@ -126,11 +129,13 @@ typedef struct {
     const char *mask[MAX_OBJECT_FIELDS];
     char tail[PREFIX_MAX];
     Py_ssize_t tail_len;
+    int masked; /* whether a field of the nf has a mask (fold_masks) */
 } ObjectRows;
 
 /* The field counts the loop is unrolled for: lag's commits (COMMIT_FIELDS in
-   codegen.forensics.commits), with log ends and without (their two fields null in every row,
-   folded into the tail). */
+   codegen.forensics.commits), with log ends (masked where some are unknown, no mask where all
+   are known) and without (their two fields null in every row, folded into the tail: no mask
+   left). */
 #define UNROLLED_FIELDS 6
 #define UNROLLED_FIELDS_FOLDED 4
 
@@ -177,14 +182,17 @@ static void fold_masks(ObjectRows *r, Py_ssize_t n) {
         r->tail_len += len + 4;
         r->nf--;
     }
+    r->masked = 0;
+    for (Py_ssize_t i = 0; i < r->nf; i++) r->masked |= r->mask[i] != NULL;
 }
 
-/* put_object_rows with nf fields (a constant where inlined with one: the fields' loop unrolled).
+/* put_object_rows with nf fields (a constant where inlined with one: the fields' loop unrolled)
+   and masked 0 where no field has a mask (a constant: no mask asked of in the loop).
    The prefixes, columns and masks are read into locals first: the output is written through a
    char pointer, which may alias any memory the compiler cannot see is apart, so fields read
    through r would be read again after every write. */
 static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int64_t to,
-                                  Py_ssize_t nf) {
+                                  Py_ssize_t nf, int masked) {
     char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
     Py_ssize_t len[MAX_OBJECT_FIELDS];
     const int64_t *column[MAX_OBJECT_FIELDS];
@@ -198,7 +206,7 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
         len[i] = r->prefix_len[i];
         column[i] = r->column[i];
         mask[i] = r->mask[i];
-        top[i].hi = ~0ULL; /* no hi: none is written yet */
+        top[i].base = 0; /* none written yet */
         top[i].len = 0;
     }
     const Py_ssize_t row_room = 1 + nf * (PREFIX_MAX + INT64_TEXT_MAX) + PREFIX_MAX;
@@ -216,7 +224,7 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
             for (Py_ssize_t i = 0; i < nf; i++) {
                 memcpy(o, prefix[i], PREFIX_MAX);
                 o += len[i];
-                if (mask[i] && !mask[i][row]) {
+                if (masked && mask[i] && !mask[i][row]) {
                     memcpy(o, "null", 4);
                     o += 4;
                 } else {
@@ -236,9 +244,12 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
    the room left are written without a check per row or value; each prefix and the tail are
    copied as PREFIX_MAX bytes (a fixed size: no call), the output advanced by their length. */
 static int put_object_rows(Buf *b, const ObjectRows *r, int64_t from, int64_t to) {
-    if (r->nf == UNROLLED_FIELDS) return put_rows_of(b, r, from, to, UNROLLED_FIELDS);
-    if (r->nf == UNROLLED_FIELDS_FOLDED) return put_rows_of(b, r, from, to, UNROLLED_FIELDS_FOLDED);
-    return put_rows_of(b, r, from, to, r->nf);
+    if (r->nf == UNROLLED_FIELDS && r->masked)
+        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 1);
+    if (r->nf == UNROLLED_FIELDS) return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 0);
+    if (r->nf == UNROLLED_FIELDS_FOLDED && !r->masked)
+        return put_rows_of(b, r, from, to, UNROLLED_FIELDS_FOLDED, 0);
+    return put_rows_of(b, r, from, to, r->nf, 1);
 }
 
 /* object_arrays(prefixes, columns, masks, bounds) -> list of bytes: per k, the JSON array of
