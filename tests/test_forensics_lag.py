@@ -309,6 +309,10 @@ def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
         "ünï ✓ 𝄞",
         None,
         "",
+        # a byte to escape (or not) at each place of the printer's eight-byte words, and
+        # plain texts of every length around them
+        *("x" * k + c + "y" * (17 - k) for c in '"\\\x00\x1f\n\x7f é' for k in range(18)),
+        *("z" * n for n in range(1, 25)),
     ]
     groups = []
     for i, text in enumerate(odd):
