@@ -367,9 +367,10 @@ def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
 
 def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
     """The texts lag_lines keeps (a partition's group, topic, log end source and status, by
-    hash) are printed again only for an equal string: equal strings made apart, strings of one
-    hash slot, texts too long to keep, escapes; a str subclass leaves its group to the
-    reference; partitions of another type are read by name, one without a member raises."""
+    hash; its reason, the last one by identity) are printed again only for an equal string:
+    equal strings made apart, strings of one hash slot, texts too long to keep, escapes; a
+    str subclass leaves its group to the reference; partitions of another type are read by
+    name, one without a member raises."""
     import dataclasses
 
     import orjson
@@ -392,9 +393,19 @@ def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
         "".join(["x" * 119]),
         *same_slot[::-1],
     ]
+    # reasons: one str in a row, an equal one made apart, the first again after it, one too
+    # long to keep (its text 302 bytes), with escapes, twice each
+    shared, long = "no commits in the window", "r" * 300
+    reasons = [shared, shared, "".join(["no commits", " in the window"]), shared, long, long]
+    reasons += ['a "why"\n' * 3] * 2 + [shared] * 2
     parts = [
         dataclasses.replace(
-            base, group="".join(["g", str(i % 2)]), topic=t, log_end_source=t, status=t
+            base,
+            group="".join(["g", str(i % 2)]),
+            topic=t,
+            log_end_source=t,
+            status=t,
+            reason=reasons[i % len(reasons)],
         )
         for i, t in enumerate(texts)
     ]

@@ -78,13 +78,22 @@ typedef struct {
     char text[KEPT_TEXT_MAX]; /* its JSON text, quotes and escapes */
 } KeptText;
 
+/* The longest reason text kept (a reason of the status rules is some 60 to 150 bytes). */
+enum { REASON_TEXT_MAX = 256 };
+
 /* How PartitionLag's members are read (their slots' offsets: no attribute lookup a member, a
-   partition of another type looked up by name) and the texts kept. */
+   partition of another type looked up by name) and the texts kept. The last reason printed is
+   kept by identity (the status rules give the keys of a partition one str where their reason
+   is one, e.g. without log ends: some 400 instructions each to escape again), not by hash
+   (a reason with numbers is mostly new: its hash would be taken for nothing). */
 typedef struct {
     PyTypeObject *type;
     Py_ssize_t offset[N_PARTITION_ATTRS];
     int kept_of[N_PARTITION_ATTRS]; /* its KeptText table, or -1 */
     KeptText kept[KEPT_FIELDS][KEPT_SLOTS];
+    PyObject *reason; /* held: the last reason printed, an exact str, or NULL */
+    Py_ssize_t reason_len;
+    char reason_text[REASON_TEXT_MAX];
 } PartitionReader;
 
 /* r for partitions of `type` (the first one's): offsets where every member is a slot that
@@ -107,6 +116,21 @@ static void partition_reader(PartitionReader *r, PyTypeObject *type) {
 static void partition_reader_release(PartitionReader *r) {
     for (int f = 0; f < KEPT_FIELDS; f++)
         for (int s = 0; s < KEPT_SLOTS; s++) Py_CLEAR(r->kept[f][s].str);
+    Py_CLEAR(r->reason);
+}
+
+/* A reason v printed: its kept text where v is the last one printed, else put_lag_value's
+   (kept when it is an exact str's and fits); 0, NOT_HERE or -1. */
+static int put_reason(Buf *b, PartitionReader *r, PyObject *v) {
+    if (v == r->reason) return buf_put(b, r->reason_text, r->reason_len);
+    const Py_ssize_t at = b->len;
+    const int done = put_lag_value(b, v);
+    if (done == 0 && PyUnicode_CheckExact(v) && b->len - at <= REASON_TEXT_MAX) {
+        Py_XSETREF(r->reason, Py_NewRef(v));
+        r->reason_len = b->len - at;
+        memcpy(r->reason_text, b->p + at, (size_t)r->reason_len);
+    }
+    return done;
 }
 
 /* Whether the ASCII strs a and b are equal. */
@@ -145,7 +169,9 @@ static HOT_INLINE int put_partition_member(Buf *b, PartitionReader *r, PyObject 
         Py_INCREF(v);
     }
     const int f = r->kept_of[i];
-    const int done = f >= 0 ? put_kept(b, r->kept[f], v) : put_lag_value(b, v);
+    const int done = f >= 0           ? put_kept(b, r->kept[f], v)
+                     : i == LP_REASON ? put_reason(b, r, v)
+                                      : put_lag_value(b, v);
     Py_DECREF(v);
     return done;
 }
